@@ -1,0 +1,27 @@
+// Shared jest settings: swc transforms TypeScript with decorator metadata (NestJS DI needs it),
+// and also NestJS 12 / PGlite inside node_modules, which ship ESM that jest 30 on Node 20 cannot load.
+const path = require('node:path');
+
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(ts|js|mjs|cjs)$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql)/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  moduleNameMapper: {
+    '^@crawlgate/core$': path.join(__dirname, 'libs/core/src/index.ts'),
+    '^@crawlgate/devchain$': path.join(__dirname, 'libs/devchain/src/index.ts'),
+  },
+  testMatch: ['**/*.spec.ts'],
+};

@@ -17,7 +17,7 @@ const swc = [
 module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.(ts|js|mjs|cjs)$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql|content-disposition)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
     '^@crawlgate/core$': path.join(__dirname, 'libs/core/src/index.ts'),

@@ -1,0 +1,59 @@
+import type { LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
+import type { AppConfig } from '../config/config';
+import { resolveMasterKey } from '../crypto/master-key';
+import type { Database } from '../db/database';
+import { ExceptionToDetailFilter } from '../http/exception.filter';
+import { BodyValidationPipe } from '../http/validation.pipe';
+import { setupOpenApi } from '../openapi/openapi';
+import { RedisThrottlerStorage } from '../rate-limit/redis-throttler.storage';
+import { AppModule } from './app.module';
+
+export interface CreateAppOptions {
+  config: AppConfig;
+  database: Database;
+  /** Overrides the master key lookup (tests pass a fixed key). */
+  masterKey?: Buffer;
+  /** Redis key prefix for shared rate limits; tests isolate runs with it. */
+  redisPrefix?: string;
+}
+
+const LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
+  silent: [],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+};
+
+/** Builds the configured, not yet listening, Nest application on Fastify. */
+export async function createApp(options: CreateAppOptions): Promise<NestFastifyApplication> {
+  const { config, database } = options;
+  const masterKey = options.masterKey ?? resolveMasterKey(config.masterKey, config.dataDir).key;
+  const limiterStorage: ThrottlerStorage = config.redisUrl
+    ? await RedisThrottlerStorage.connect(config.redisUrl, options.redisPrefix ?? 'crawlgate:')
+    : new ThrottlerStorageService();
+
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, masterKey, limiterStorage }), adapter, {
+    logger: LOG_LEVELS[config.logLevel],
+    abortOnError: false,
+    // Fastify's own JSON parser only: any other content type is answered 415.
+    bodyParser: false,
+  });
+  app.setGlobalPrefix('v1');
+  app.useGlobalFilters(new ExceptionToDetailFilter());
+  app.useGlobalPipes(new BodyValidationPipe());
+
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('onClose', async () => {
+    if (limiterStorage instanceof RedisThrottlerStorage) await limiterStorage.close();
+    else (limiterStorage as ThrottlerStorageService).onApplicationShutdown();
+  });
+
+  setupOpenApi(app);
+  return app;
+}

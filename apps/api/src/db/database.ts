@@ -1,0 +1,69 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../generated/prisma/client';
+import { pgDriver, pgliteDriver, type SqlDriver } from './sql-driver';
+
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: PrismaClient;
+  sql: SqlDriver;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; without it, PGlite. */
+  databaseUrl?: string;
+  /** PostgreSQL schema to use (tests isolate by schema). */
+  schema?: string;
+  /** PGlite data directory; the folder `pglite` inside it is used. */
+  dataDir?: string;
+  /** An already-open PGlite (tests load one from a migrated template). */
+  pglite?: PGlite;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.schema);
+  const db = options.pglite ?? (await openPgliteDir(options.dataDir));
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  return {
+    kind: 'pglite',
+    prisma,
+    sql: pgliteDriver(db),
+    async close() {
+      await prisma.$disconnect();
+      if (!db.closed) await db.close();
+    },
+  };
+}
+
+async function openPgliteDir(dataDir: string | undefined): Promise<PGlite> {
+  if (!dataDir) return PGlite.create();
+  const dir = join(dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  return PGlite.create(dir);
+}
+
+function openPostgres(url: string, schema: string | undefined): Database {
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    ...(schema ? { options: `-c search_path="${schema}"` } : {}),
+  });
+  // An idle client losing its server (PostgreSQL restarted) must not crash the process.
+  pool.on('error', () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+  return {
+    kind: 'postgres',
+    prisma,
+    sql: pgDriver(pool),
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}

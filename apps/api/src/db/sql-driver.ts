@@ -1,0 +1,40 @@
+import type { PGlite } from '@electric-sql/pglite';
+import type { Pool, PoolClient } from 'pg';
+
+/** The few raw-SQL operations the migrator and health check need, on PGlite or PostgreSQL alike. */
+export interface SqlSession {
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements (no parameters). */
+  exec(script: string): Promise<void>;
+}
+
+export interface SqlDriver extends SqlSession {
+  /** Runs `work` on one connection, so session-level locks and transactions hold. */
+  session<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+}
+
+export function pgliteDriver(db: PGlite): SqlDriver {
+  const session: SqlSession = {
+    query: async (text, params) => (await db.query(text, params)).rows as never,
+    exec: async (script) => void (await db.exec(script)),
+  };
+  return { ...session, session: (work) => work(session) };
+}
+
+export function pgDriver(pool: Pool): SqlDriver {
+  const onClient = (client: Pool | PoolClient): SqlSession => ({
+    query: async (text, params) => (await client.query(text, params)).rows,
+    exec: async (script) => void (await client.query(script)),
+  });
+  return {
+    ...onClient(pool),
+    async session(work) {
+      const client = await pool.connect();
+      try {
+        return await work(onClient(client));
+      } finally {
+        client.release();
+      }
+    },
+  };
+}

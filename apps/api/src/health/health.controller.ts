@@ -1,0 +1,44 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle, ThrottlerStorage } from '@nestjs/throttler';
+import type { FastifyReply } from 'fastify';
+import type { Database } from '../db/database';
+import { DATABASE } from '../db/tokens';
+import { RedisThrottlerStorage } from '../rate-limit/redis-throttler.storage';
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(ThrottlerStorage) private readonly limiterStorage: ThrottlerStorage,
+  ) {}
+
+  @Get()
+  @SkipThrottle()
+  @ApiResponse({ status: 200, description: 'Everything needed to serve requests is up' })
+  @ApiResponse({ status: 503, description: 'The database is unreachable' })
+  async health(@Res({ passthrough: true }) reply: FastifyReply) {
+    const database = await this.pingDatabase();
+    const rateLimits = this.limiterStorage instanceof RedisThrottlerStorage ? this.limiterStorage.status : 'in-process';
+    const ok = database.status === 'up';
+    reply.status(ok ? 200 : 503);
+    return { status: ok ? (rateLimits === 'in-process-fallback' ? 'degraded' : 'ok') : 'unavailable', version: '0.1.0', database, rate_limits: rateLimits };
+  }
+
+  private async pingDatabase(): Promise<{ status: 'up' | 'down'; kind: Database['kind']; latency_ms?: number; error?: string }> {
+    const started = performance.now();
+    try {
+      await withTimeout(this.db.sql.query('SELECT 1'), 2000);
+      return { status: 'up', kind: this.db.kind, latency_ms: Math.round((performance.now() - started) * 10) / 10 };
+    } catch (error) {
+      return { status: 'down', kind: this.db.kind, error: (error as Error).message };
+    }
+  }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

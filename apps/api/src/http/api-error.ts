@@ -1,0 +1,19 @@
+import { HttpException } from '@nestjs/common';
+
+/** An error answered as `{detail, ...extra}` with `status`; every handled failure is one of these. */
+export class ApiError extends HttpException {
+  constructor(
+    status: number,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super({ detail, ...extra }, status);
+  }
+}
+
+export const badRequest = (detail: string) => new ApiError(400, detail);
+export const unauthorized = (detail: string) => new ApiError(401, detail);
+export const notFound = (detail: string) => new ApiError(404, detail);
+export const conflict = (detail: string) => new ApiError(409, detail);
+export const unavailable = (detail: string) => new ApiError(503, detail);

@@ -1,0 +1,46 @@
+import { registerPublisher } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('HTTP error handling', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { bodyLimitBytes: 4096 } });
+  });
+  afterAll(() => app.close());
+
+  it('answers malformed JSON with 400 and a detail', async () => {
+    const response = await app.call('POST', '/v1/publishers/register', { body: '{"email": ', rawBody: true });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ detail: 'Request body is not valid JSON' });
+  });
+
+  it('answers an oversized body with 413 and a detail', async () => {
+    const response = await app.call('POST', '/v1/publishers/register', { body: { email: 'a@example.com', password: 'x'.repeat(5000) } });
+    expect(response.status).toBe(413);
+    expect(response.body.detail).toMatch(/too large/);
+  });
+
+  it('answers a non-JSON content type with 415 and a detail', async () => {
+    const response = await app.call('POST', '/v1/publishers/register', { body: 'email=a', rawBody: true, headers: { 'content-type': 'text/plain' } });
+    expect(response.status).toBe(415);
+    expect(response.body.detail).toMatch(/application\/json/);
+  });
+
+  it('answers an unknown route with 404 and a detail', async () => {
+    const response = await app.call('GET', '/v1/nothing-here');
+    expect(response.status).toBe(404);
+    expect(response.body.detail).toMatch(/Cannot GET \/v1\/nothing-here/);
+  });
+
+  it('limits other endpoints to 100 a minute per credential, with Retry-After', async () => {
+    const publisher = await registerPublisher(app);
+    const other = await registerPublisher(app);
+    const statuses: number[] = [];
+    for (let i = 0; i < 101; i++) statuses.push((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status);
+    expect(statuses.slice(0, 100).every((status) => status === 200)).toBe(true);
+    const limited = await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: other.auth })).status).toBe(200);
+  });
+});

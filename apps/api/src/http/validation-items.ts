@@ -1,0 +1,73 @@
+import { HttpException } from '@nestjs/common';
+import { parsePriceUsd, validatePathPattern } from '@crawlgate/core';
+import type { ValidationError } from 'class-validator';
+
+/** One entry of a 422 body, shaped like the spec's validation error items. */
+export interface ValidationItem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export class ValidationFailed extends HttpException {
+  constructor(readonly items: ValidationItem[]) {
+    super({ detail: items }, 422);
+  }
+}
+
+/** class-validator constraint names → stable machine-readable `type`s. */
+const TYPES: Record<string, string> = {
+  isDefined: 'missing',
+  isNotEmpty: 'missing',
+  isString: 'string_type',
+  isInt: 'int_type',
+  isBoolean: 'bool_type',
+  isArray: 'list_type',
+  isObject: 'dict_type',
+  isEmail: 'email_format',
+  isUrl: 'url_format',
+  minLength: 'string_too_short',
+  maxLength: 'string_too_long',
+  arrayMaxSize: 'too_long',
+  min: 'greater_than_equal',
+  max: 'less_than_equal',
+  whitelistValidation: 'extra_forbidden',
+  nestedValidation: 'dict_type',
+  evmAddress: 'evm_address',
+};
+
+/** Custom constraints whose type and context come from the parser that rejected the value. */
+const DETAILED: Record<string, (value: unknown) => Pick<ValidationItem, 'type' | 'ctx'> | undefined> = {
+  priceUsd: (value) => {
+    const parsed = parsePriceUsd(value);
+    return parsed.ok ? undefined : { type: parsed.type, ctx: parsed.ctx };
+  },
+  pathPattern: (value) => {
+    const problem = typeof value === 'string' ? validatePathPattern(value) : null;
+    return problem ? { type: problem.type } : undefined;
+  },
+};
+
+/** Which failure to report when a field fails several checks: absence, then wrong type, then the rest. */
+const rank = (name: string) => (name === 'isDefined' ? 0 : TYPES[name]?.endsWith('_type') ? 1 : 2);
+
+/** One item per failing field, the most basic failure, so `"abc"` for a list says "list_type", not "too_long". */
+export function toValidationItems(errors: ValidationError[], loc: (string | number)[] = ['body']): ValidationItem[] {
+  return errors.flatMap((error) => {
+    const here = [...loc, /^\d+$/.test(error.property) ? Number(error.property) : error.property];
+    const [first] = Object.entries(error.constraints ?? {}).sort(([a], [b]) => rank(a) - rank(b));
+    const own = (first ? [first] : []).map(([name, msg]): ValidationItem => {
+      const detailed = DETAILED[name]?.(error.value);
+      return {
+        loc: here,
+        msg,
+        type: detailed?.type ?? TYPES[name] ?? name,
+        ...(error.value === undefined ? {} : { input: error.value }),
+        ...(detailed?.ctx ? { ctx: detailed.ctx } : {}),
+      };
+    });
+    return [...own, ...toValidationItems(error.children ?? [], here)];
+  });
+}

@@ -1,0 +1,56 @@
+import { isEvmAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
+import { registerDecorator, ValidationOptions } from 'class-validator';
+
+/*
+ * class-validator decorators backed by @crawlgate/core's parsers, so the API accepts exactly
+ * what core accepts. Their constraint names are looked up in validation-items.ts for the 422 type.
+ */
+
+export function IsPriceUsd(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'priceUsd',
+      target: target.constructor,
+      propertyName: String(property),
+      options,
+      validator: {
+        validate: (value) => parsePriceUsd(value).ok,
+        defaultMessage: (args) => {
+          const parsed = parsePriceUsd(args?.value);
+          return parsed.ok ? '' : parsed.msg;
+        },
+      },
+    });
+}
+
+export function IsPathPattern(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'pathPattern',
+      target: target.constructor,
+      propertyName: String(property),
+      options,
+      validator: {
+        validate: (value) => typeof value === 'string' && validatePathPattern(value) === null,
+        defaultMessage: (args) =>
+          (typeof args?.value === 'string' && validatePathPattern(args.value)?.msg) || 'Path pattern must be a string starting with "/"',
+      },
+    });
+}
+
+export function IsEvmAddressString(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'evmAddress',
+      target: target.constructor,
+      propertyName: String(property),
+      options,
+      validator: {
+        validate: (value) => isEvmAddress(value),
+        defaultMessage: () => 'Must be an EVM address: 0x followed by 40 hexadecimal characters',
+      },
+    });
+}
+
+/** A host name as a site is known by: lower-case labels, optional port, no scheme or path. */
+export const DOMAIN_PATTERN = /^(?=.{1,253}(:|$))([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/;

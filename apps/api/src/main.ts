@@ -1,0 +1,34 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app/create-app';
+import { loadConfig } from './config/config';
+import { openDatabase } from './db/database';
+import { migrate } from './db/migrator';
+
+/** `npm start`: migrate the database, then serve. */
+async function main(): Promise<void> {
+  const logger = new Logger('Crawlgate');
+  const config = loadConfig();
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const { applied } = await migrate(database.sql);
+  logger.log(`Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`);
+
+  const app = await createApp({ config, database });
+  await app.listen({ port: config.port, host: config.host });
+  const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  logger.log(`Crawlgate API listening on http://${shown}:${config.port}/v1 (docs: http://${shown}:${config.port}/docs)`);
+
+  const shutdown = async (signal: string) => {
+    logger.log(`${signal}: shutting down`);
+    await app.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+import { loadConfig } from './config/config';
+import { openDatabase } from './db/database';
+import { migrate } from './db/migrator';
+
+/** `npm run migrate`: apply pending SQL migrations to DATABASE_URL, or to the embedded PGlite. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const { applied } = await migrate(database.sql);
+    console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

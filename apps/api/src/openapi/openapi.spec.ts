@@ -1,0 +1,47 @@
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('OpenAPI document and docs page', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('serves OpenAPI 3.1 at /v1/openapi.json with version 0.1.0 and every endpoint', async () => {
+    const response = await app.call('GET', '/v1/openapi.json');
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toBe('3.1.0');
+    expect(response.body.info.version).toBe('0.1.0');
+    const operations = Object.entries(response.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'POST /v1/publishers/register',
+        'POST /v1/publishers/login',
+        'GET /v1/publishers/me',
+        'PATCH /v1/publishers/me',
+        'POST /v1/publishers/me/api-key/rotate',
+        'POST /v1/sites',
+        'GET /v1/sites',
+        'GET /v1/sites/{site_id}',
+        'PATCH /v1/sites/{site_id}',
+        'DELETE /v1/sites/{site_id}',
+        'POST /v1/sites/{site_id}/site-token/rotate',
+        'POST /v1/sites/{site_id}/secret/rotate',
+        'PUT /v1/sites/{site_id}/pricing',
+        'GET /v1/sites/{site_id}/pricing',
+        'GET /v1/health',
+      ]),
+    );
+    const pricingBody = response.body.components.schemas.PricingDto;
+    expect(pricingBody.required).toContain('default_price_usd');
+  });
+
+  it('serves a docs page at /docs', async () => {
+    const response = await fetch(`${app.baseUrl}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await response.text()).toMatch(/Crawlgate API docs/);
+  });
+});

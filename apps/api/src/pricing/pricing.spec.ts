@@ -1,0 +1,151 @@
+import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('pricing API', () => {
+  let app: TestApp;
+  let publisher: TestPublisher;
+  let site: TestSite;
+  beforeAll(async () => {
+    app = await startTestApp();
+    publisher = await registerPublisher(app);
+    site = await createSite(app, publisher);
+  });
+  afterAll(() => app.close());
+
+  const put = (body: unknown, target = site) => app.call('PUT', `/v1/sites/${target.siteId}/pricing`, { body, headers: publisher.auth });
+  const resolve = async (path: string) => (await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=${encodeURIComponent(path)}`, { headers: publisher.auth })).body;
+
+  describe('accepted prices', () => {
+    it.each([
+      [0, '0'],
+      [1, '1'],
+      ['0', '0'],
+      ['0.000001', '0.000001'],
+      ['00.5', '0.5'],
+      ['+0.5', '0.5'],
+      [0.005, '0.005'],
+      ['0.0050', '0.005'],
+    ])('default_price_usd %p is stored as %p', async (input, stored) => {
+      expect((await put({ default_price_usd: input })).status).toBe(200);
+      expect((await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body.default_price_usd).toBe(stored);
+    });
+  });
+
+  describe('rejected prices answer 422 with the spec’s item shape', () => {
+    it.each([['1.0000001'], ['-0.1'], ['.'], ['+-'], [1.5], ['abc'], [null], [true], [{}], ['1e-3'], [' 0.5']])('default_price_usd %p', async (input) => {
+      const response = await put({ default_price_usd: input });
+      expect(response.status).toBe(422);
+      const [item, ...rest] = response.body.detail;
+      expect(rest).toEqual([]);
+      expect(item.loc).toEqual(['body', 'default_price_usd']);
+      expect(typeof item.msg).toBe('string');
+      expect(item.type).toMatch(/^(price_\w+|missing)$/);
+      if (input !== null) expect(item.input).toEqual(input);
+    });
+
+    it('a rule price, located by index', async () => {
+      const response = await put({ default_price_usd: '0.01', rules: [{ path: '/a', price_usd: '0.1' }, { path: '/b', price_usd: '2' }] });
+      expect(response.status).toBe(422);
+      expect(response.body.detail).toEqual([{ loc: ['body', 'rules', 1, 'price_usd'], msg: expect.any(String), type: 'price_range', input: '2', ctx: expect.any(Object) }]);
+    });
+
+    it('a missing default price', async () => {
+      const response = await put({ rules: [] });
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['body', 'default_price_usd']);
+    });
+
+    it('leaves the previous pricing untouched', async () => {
+      await put({ default_price_usd: '0.02', rules: [{ path: '/keep', price_usd: '0.03' }] });
+      await put({ default_price_usd: '0.01', rules: [{ path: '/x', price_usd: 'oops' }] });
+      const current = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
+      expect(current.body).toMatchObject({ default_price_usd: '0.02', rules: [{ path: '/keep', price_usd: '0.03' }] });
+    });
+  });
+
+  describe('rules', () => {
+    it('accepts the pattern as `path` and as `path_pattern`, and replaces all rules', async () => {
+      const first = await put({ default_price_usd: '0.001', rules: [{ path: '/a/*', price_usd: 0.01 }, { path_pattern: '/b/*', price_usd: '0.02' }] });
+      expect(first).toMatchObject({ status: 200, body: { rules_applied: 2 } });
+      const second = await put({ default_price_usd: '0.001', rules: [{ path_pattern: '/c', price_usd: '0' }] });
+      expect(second.body).toEqual({ rules_applied: 1 });
+      const current = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
+      expect(current.body).toEqual({
+        site_id: site.siteId,
+        default_price_usd: '0.001',
+        rules: [{ path: '/c', price_usd: '0' }],
+        version: expect.any(Number),
+        updated_at: expect.any(String),
+      });
+    });
+
+    it('treats no rules as an empty list', async () => {
+      expect((await put({ default_price_usd: '0.5' })).body).toEqual({ rules_applied: 0 });
+    });
+
+    it('rejects `**`, a missing pattern, a relative pattern and conflicting aliases', async () => {
+      const globstar = await put({ default_price_usd: '0', rules: [{ path: '/blog/**', price_usd: '0.1' }] });
+      expect(globstar.status).toBe(422);
+      expect(globstar.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_globstar', input: '/blog/**' });
+      const missing = await put({ default_price_usd: '0', rules: [{ price_usd: '0.1' }] });
+      expect(missing.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'missing' });
+      const relative = await put({ default_price_usd: '0', rules: [{ path: 'blog', price_usd: '0.1' }] });
+      expect(relative.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
+      const conflicting = await put({ default_price_usd: '0', rules: [{ path: '/a', path_pattern: '/b', price_usd: '0.1' }] });
+      expect(conflicting.status).toBe(422);
+      expect(conflicting.body.detail[0].loc).toEqual(['body', 'rules', 0, 'path_pattern']);
+    });
+
+    it('rejects rules that are not a list of objects', async () => {
+      expect((await put({ default_price_usd: '0', rules: 'nope' })).body.detail[0]).toMatchObject({ loc: ['body', 'rules'], type: 'list_type' });
+      expect((await put({ default_price_usd: '0', rules: [7] })).status).toBe(422);
+    });
+
+    it('accepts 1,000 rules and rejects 1,001', async () => {
+      const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `/r/${i}/*`, price_usd: '0.001' }));
+      expect((await put({ default_price_usd: '0', rules: rules(1000) })).body).toEqual({ rules_applied: 1000 });
+      const tooMany = await put({ default_price_usd: '0', rules: rules(1001) });
+      expect(tooMany.status).toBe(422);
+      expect(tooMany.body.detail[0]).toMatchObject({ loc: ['body', 'rules'], type: 'too_long' });
+    });
+  });
+
+  describe('resolution: first match wins, else the default', () => {
+    beforeAll(async () => {
+      const response = await put({
+        default_price_usd: '0.001',
+        rules: [
+          { path: '/blog/free', price_usd: '0' },
+          { path: '/blog/*', price_usd: '0.01' },
+          { path: '/a?c', price_usd: '0.02' },
+          { path: '/[ab]x', price_usd: '0.03' },
+          { path: '/blog/free', price_usd: '0.9' },
+        ],
+      });
+      expect(response.status).toBe(200);
+    });
+
+    it.each([
+      ['/blog/a', '0.01', 1],
+      ['/blog/a/b', '0.001', null],
+      ['/blog/free', '0', 0],
+      ['/abc', '0.02', 2],
+      ['/ac', '0.001', null],
+      ['/a/c', '0.001', null],
+      ['/ax', '0.03', 3],
+      ['/bx', '0.03', 3],
+      ['/cx', '0.001', null],
+      ['/blog/a?page=2', '0.01', 1],
+      ['https://example.com/blog/a#top', '0.01', 1],
+      ['/elsewhere', '0.001', null],
+    ])('%s costs %s (rule %p)', async (path, price, rule) => {
+      expect(await resolve(path)).toMatchObject({ price_usd: price, rule });
+    });
+  });
+
+  it('answers 401 without a key and 422 for a body that is not JSON object', async () => {
+    expect((await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0' } })).status).toBe(401);
+    const notObject = await put('just a string');
+    expect(notObject.status).toBe(422);
+  });
+});

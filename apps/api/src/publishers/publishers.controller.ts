@@ -1,0 +1,60 @@
+import { Body, Controller, Get, Headers, HttpCode, Patch, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { PublisherAuthGuard } from '../auth/guards';
+import { CurrentPublisher } from '../auth/request-context';
+import type { Publisher } from '../generated/prisma/client';
+import { LimitPerIp } from '../rate-limit/limits';
+import { ApiKeyView, LoginDto, PublisherView, RegisteredPublisherView, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
+import { PublishersService, publisherView } from './publishers.service';
+
+@ApiTags('publishers')
+@Controller('publishers')
+export class PublishersController {
+  constructor(private readonly publishers: PublishersService) {}
+
+  @Post('register')
+  @LimitPerIp(5)
+  @ApiResponse({ status: 201, type: RegisteredPublisherView, description: 'The API key is shown only here.' })
+  @ApiResponse({ status: 409, description: 'Email already registered' })
+  register(@Body() body: RegisterPublisherDto): Promise<RegisteredPublisherView> {
+    return this.publishers.register(body);
+  }
+
+  @Post('login')
+  @HttpCode(200)
+  @LimitPerIp(5)
+  @ApiResponse({ status: 200, type: ApiKeyView, description: 'Logging in rotates the API key: the previous one stops working.' })
+  login(@Body() body: LoginDto): Promise<ApiKeyView> {
+    return this.publishers.login(body);
+  }
+
+  @Get('me')
+  @UseGuards(PublisherAuthGuard)
+  @ApiBearerAuth()
+  @ApiResponse({ status: 200, type: PublisherView })
+  me(@CurrentPublisher() publisher: Publisher): PublisherView {
+    return publisherView(publisher);
+  }
+
+  @Patch('me')
+  @UseGuards(PublisherAuthGuard)
+  @ApiBearerAuth()
+  @ApiHeader({ name: 'X-Confirm-Password', required: false, description: 'Required when payout_address changes' })
+  @ApiResponse({ status: 200, type: PublisherView })
+  update(
+    @CurrentPublisher() publisher: Publisher,
+    @Body() body: UpdatePublisherDto,
+    @Headers('x-confirm-password') confirmPassword: string | undefined,
+  ): Promise<PublisherView> {
+    return this.publishers.update(publisher, body, confirmPassword);
+  }
+
+  @Post('me/api-key/rotate')
+  @HttpCode(200)
+  @UseGuards(PublisherAuthGuard)
+  @ApiBearerAuth()
+  @ApiResponse({ status: 200, type: ApiKeyView })
+  rotateApiKey(@CurrentPublisher() publisher: Publisher): Promise<ApiKeyView> {
+    return this.publishers.rotateApiKey(publisher);
+  }
+}

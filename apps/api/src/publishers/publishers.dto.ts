@@ -1,0 +1,64 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsEvmAddressString } from '../http/validators';
+
+const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+
+export class RegisterPublisherDto {
+  @ApiProperty({ example: 'editor@example.com', maxLength: 254 })
+  @Transform(trimLower)
+  @IsDefined() @IsString() @MaxLength(254) @IsEmail({}, { message: 'Must be an email address' })
+  email!: string;
+
+  @ApiProperty({ minLength: 8, maxLength: 256, example: 'correct horse battery staple' })
+  @IsDefined() @IsString() @MinLength(8) @MaxLength(256)
+  password!: string;
+
+  @ApiPropertyOptional({ maxLength: 200, example: 'Example News' })
+  @IsOptional() @IsString() @MaxLength(200)
+  name?: string;
+}
+
+export class LoginDto {
+  @ApiProperty({ example: 'editor@example.com' })
+  @Transform(trimLower)
+  @IsDefined() @IsString() @MaxLength(254)
+  email!: string;
+
+  @ApiProperty()
+  @IsDefined() @IsString() @MaxLength(256)
+  password!: string;
+}
+
+export class UpdatePublisherDto {
+  @ApiPropertyOptional({ maxLength: 200, nullable: true })
+  @IsOptional() @IsString() @MaxLength(200)
+  name?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'EVM address that receives payments. Changing it requires the X-Confirm-Password header. null clears it.',
+    example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    nullable: true,
+  })
+  @ValidateIf((body: UpdatePublisherDto) => body.payout_address !== null && body.payout_address !== undefined)
+  @IsEvmAddressString()
+  payout_address?: string | null;
+}
+
+export class PublisherView {
+  @ApiProperty({ format: 'uuid' }) publisher_id!: string;
+  @ApiProperty() email!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+  @ApiProperty({ nullable: true, type: String }) payout_address!: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+}
+
+export class ApiKeyView {
+  @ApiProperty({ format: 'uuid' }) publisher_id!: string;
+  @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
+}
+
+export class RegisteredPublisherView extends PublisherView {
+  @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
+}

@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { generateApiKey, sha256Hex } from '@crawlgate/core';
+import { getAddress } from 'viem';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
+import type { Database } from '../db/database';
+import { isUniqueViolation } from '../db/prisma-errors';
+import { DATABASE } from '../db/tokens';
+import { conflict, unauthorized } from '../http/api-error';
+import type { Publisher } from '../generated/prisma/client';
+import type { ApiKeyView, LoginDto, PublisherView, RegisterPublisherDto, RegisteredPublisherView, UpdatePublisherDto } from './publishers.dto';
+
+@Injectable()
+export class PublishersService {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  async register(input: RegisterPublisherDto): Promise<RegisteredPublisherView> {
+    const apiKey = generateApiKey();
+    try {
+      const publisher = await this.db.prisma.publisher.create({
+        data: { email: input.email, name: input.name ?? null, passwordHash: await hashPassword(input.password), apiKeyHash: sha256Hex(apiKey) },
+      });
+      return { ...publisherView(publisher), api_key: apiKey };
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('A publisher with this email is already registered');
+      throw error;
+    }
+  }
+
+  /** Checks the password and issues a fresh key; the previous key stops working. */
+  async login(input: LoginDto): Promise<ApiKeyView> {
+    const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
+    const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
+    if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
+    return this.rotateApiKey(publisher);
+  }
+
+  async rotateApiKey(publisher: Publisher): Promise<ApiKeyView> {
+    const apiKey = generateApiKey();
+    await this.db.prisma.publisher.update({ where: { id: publisher.id }, data: { apiKeyHash: sha256Hex(apiKey) } });
+    return { publisher_id: publisher.id, api_key: apiKey };
+  }
+
+  async update(publisher: Publisher, input: UpdatePublisherDto, confirmPassword: string | undefined): Promise<PublisherView> {
+    const changesPayout = input.payout_address !== undefined;
+    if (changesPayout) {
+      if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
+      if (!(await verifyPassword(confirmPassword, publisher.passwordHash))) throw unauthorized('X-Confirm-Password does not match');
+    }
+    const updated = await this.db.prisma.publisher.update({
+      where: { id: publisher.id },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(changesPayout ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null } : {}),
+      },
+    });
+    return publisherView(updated);
+  }
+}
+
+export function publisherView(publisher: Publisher): PublisherView {
+  return {
+    publisher_id: publisher.id,
+    email: publisher.email,
+    name: publisher.name,
+    payout_address: publisher.payoutAddress,
+    created_at: publisher.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,184 @@
+import { sha256Hex } from '@crawlgate/core';
+import { freshIp, registerPublisher } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('publishers API', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  describe('POST /v1/publishers/register', () => {
+    it('creates a publisher and shows an xk_pub_ key once', async () => {
+      const response = await app.call('POST', '/v1/publishers/register', {
+        body: { email: '  New@Example.com ', password: 'long enough pw', name: 'News' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({ email: 'new@example.com', name: 'News', payout_address: null });
+      expect(response.body.api_key).toMatch(/^xk_pub_[A-Za-z0-9_-]{43}$/);
+      expect(response.body.publisher_id).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
+    it('answers 409 for an email already registered, whatever its case', async () => {
+      const first = await registerPublisher(app);
+      const again = await app.call('POST', '/v1/publishers/register', {
+        body: { email: first.email.toUpperCase(), password: 'another password' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.detail).toMatch(/already registered/);
+    });
+
+    it('answers 422 with loc/msg/type items for bad fields', async () => {
+      const response = await app.call('POST', '/v1/publishers/register', {
+        body: { email: 'not-an-email', password: 'short' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(response.status).toBe(422);
+      expect(response.body.detail).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ loc: ['body', 'email'], type: 'email_format', input: 'not-an-email' }),
+          expect.objectContaining({ loc: ['body', 'password'], type: 'string_too_short' }),
+        ]),
+      );
+      for (const item of response.body.detail) expect(typeof item.msg).toBe('string');
+    });
+
+    it('answers 422 for a missing field and for a body that is not an object', async () => {
+      const missing = await app.call('POST', '/v1/publishers/register', { body: { password: 'long enough pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      expect(missing.status).toBe(422);
+      expect(missing.body.detail[0]).toMatchObject({ loc: ['body', 'email'], type: 'missing' });
+      const list = await app.call('POST', '/v1/publishers/register', { body: [1, 2], headers: { 'x-forwarded-for': freshIp() } });
+      expect(list.status).toBe(422);
+      expect(list.body.detail[0]).toMatchObject({ loc: ['body'], type: 'dict_type' });
+    });
+
+    it('limits registrations to 5 a minute per IP, with Retry-After', async () => {
+      const ip = freshIp();
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 6; i++) {
+        last = await app.call('POST', '/v1/publishers/register', { body: { email: `rl-${i}-${ip}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': ip } });
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
+      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(last!.body.detail).toMatch(/Rate limit/);
+      const otherIp = await app.call('POST', '/v1/publishers/register', { body: { email: `rl-other-${ip}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      expect(otherIp.status).toBe(201);
+    });
+  });
+
+  describe('POST /v1/publishers/login', () => {
+    it('rotates the key: the new one works, the old one is 401', async () => {
+      const publisher = await registerPublisher(app);
+      const login = await app.call('POST', '/v1/publishers/login', { body: { email: publisher.email, password: publisher.password }, headers: { 'x-forwarded-for': freshIp() } });
+      expect(login.status).toBe(200);
+      expect(login.body.api_key).toMatch(/^xk_pub_/);
+      expect(login.body.api_key).not.toBe(publisher.apiKey);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${login.body.api_key}` } })).status).toBe(200);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(401);
+    });
+
+    it('answers 401 for a wrong password or an unknown email, with one message', async () => {
+      const publisher = await registerPublisher(app);
+      const wrong = await app.call('POST', '/v1/publishers/login', { body: { email: publisher.email, password: 'wrong password' }, headers: { 'x-forwarded-for': freshIp() } });
+      const unknown = await app.call('POST', '/v1/publishers/login', { body: { email: 'nobody@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      expect([wrong.status, unknown.status]).toEqual([401, 401]);
+      expect(wrong.body.detail).toBe(unknown.body.detail);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+    });
+
+    it('limits logins to 5 a minute per IP', async () => {
+      const ip = freshIp();
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        statuses.push((await app.call('POST', '/v1/publishers/login', { body: { email: 'x@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': ip } })).status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    });
+  });
+
+  describe('GET /v1/publishers/me', () => {
+    it('shows the publisher without secrets', async () => {
+      const publisher = await registerPublisher(app, { name: 'Daily' });
+      const me = await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
+      expect(me.status).toBe(200);
+      expect(me.body).toEqual({ publisher_id: publisher.publisherId, email: publisher.email, name: 'Daily', payout_address: null, created_at: expect.any(String) });
+    });
+
+    it.each([
+      ['no header', {}],
+      ['a wrong scheme', { authorization: 'Basic abc' }],
+      ['a malformed key', { authorization: 'Bearer xk_pub_short' }],
+      ['an unknown key', { authorization: `Bearer xk_pub_${'A'.repeat(43)}` }],
+      ['a site token', { authorization: `Bearer st_${'A'.repeat(43)}` }],
+    ])('answers 401 with a detail for %s', async (_, headers) => {
+      const response = await app.call('GET', '/v1/publishers/me', { headers });
+      expect(response.status).toBe(401);
+      expect(typeof response.body.detail).toBe('string');
+    });
+  });
+
+  describe('PATCH /v1/publishers/me', () => {
+    const payout = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+
+    it('changes the name without a password', async () => {
+      const publisher = await registerPublisher(app);
+      const response = await app.call('PATCH', '/v1/publishers/me', { body: { name: 'Renamed' }, headers: publisher.auth });
+      expect(response.status).toBe(200);
+      expect(response.body.name).toBe('Renamed');
+    });
+
+    it('requires X-Confirm-Password to change payout_address', async () => {
+      const publisher = await registerPublisher(app);
+      const without = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payout }, headers: publisher.auth });
+      expect(without.status).toBe(401);
+      expect(without.body.detail).toMatch(/X-Confirm-Password/);
+      const wrong = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payout }, headers: { ...publisher.auth, 'x-confirm-password': 'nope nope' } });
+      expect(wrong.status).toBe(401);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).body.payout_address).toBeNull();
+
+      const right = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: payout.toLowerCase() },
+        headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+      });
+      expect(right.status).toBe(200);
+      expect(right.body.payout_address).toBe(payout);
+    });
+
+    it('answers 422 for an invalid payout address', async () => {
+      const publisher = await registerPublisher(app);
+      const response = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: '0x123' }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'payout_address'], type: 'evm_address', input: '0x123' });
+    });
+  });
+
+  describe('POST /v1/publishers/me/api-key/rotate', () => {
+    it('issues a new key and retires the old one at once', async () => {
+      const publisher = await registerPublisher(app);
+      const rotated = await app.call('POST', '/v1/publishers/me/api-key/rotate', { headers: publisher.auth });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.api_key).toMatch(/^xk_pub_/);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(401);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${rotated.body.api_key}` } })).status).toBe(200);
+    });
+
+    it('answers 401 without a key', async () => {
+      expect((await app.call('POST', '/v1/publishers/me/api-key/rotate')).status).toBe(401);
+    });
+  });
+
+  it('stores keys and passwords only as hashes', async () => {
+    const publisher = await registerPublisher(app);
+    const rows = await app.database.sql.query<Record<string, unknown>>('SELECT * FROM publishers WHERE id = $1', [publisher.publisherId]);
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain(publisher.apiKey);
+    expect(stored).not.toContain(publisher.password);
+    expect(rows[0].api_key_hash).toBe(sha256Hex(publisher.apiKey));
+    expect(String(rows[0].password_hash)).toMatch(/^scrypt\$/);
+  });
+});

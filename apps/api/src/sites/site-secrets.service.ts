@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { base64urlEncode, generateAccessTokenSecret, randomBytes } from '@crawlgate/core';
+import type { AppConfig } from '../config/config';
+import type { SecretBox } from '../crypto/secret-box';
+import type { Database } from '../db/database';
+import { CONFIG, DATABASE, SECRET_BOX } from '../db/tokens';
+import type { Prisma } from '../generated/prisma/client';
+
+export interface SiteSecret {
+  kid: string;
+  secret: string;
+  /** null for the current secret. */
+  retiresAt: Date | null;
+}
+
+/**
+ * A site's access-token signing secrets, stored sealed (AES-256-GCM, bound to site and kid).
+ * The newest signs; rotated ones keep verifying until their grace period ends.
+ */
+@Injectable()
+export class SiteSecretsService {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Creates a secret inside the caller's transaction and returns its plaintext, once. */
+  async create(tx: Prisma.TransactionClient, siteId: string): Promise<{ kid: string; secret: string }> {
+    const kid = base64urlEncode(randomBytes(6));
+    const secret = generateAccessTokenSecret();
+    await tx.siteSecret.create({ data: { siteId, kid, ciphertext: new Uint8Array(this.box.seal(secret, aad(siteId, kid))) } });
+    return { kid, secret };
+  }
+
+  async rotate(siteId: string): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
+    const now = new Date();
+    const retiresAt = new Date(now.getTime() + this.config.secretGraceSeconds * 1000);
+    return this.db.prisma.$transaction(async (tx) => {
+      await tx.siteSecret.deleteMany({ where: { siteId, retiresAt: { lte: now } } });
+      await tx.siteSecret.updateMany({ where: { siteId, retiresAt: null }, data: { retiresAt } });
+      const previous = await tx.siteSecret.findMany({ where: { siteId }, select: { kid: true } });
+      const created = await this.create(tx, siteId);
+      return { ...created, previousKids: previous.map((row) => row.kid), previousValidUntil: previous.length ? retiresAt : null };
+    });
+  }
+
+  /** Secrets that may verify a token now: the current one and those still in their grace period. */
+  async usable(siteId: string): Promise<SiteSecret[]> {
+    const rows = await this.db.prisma.siteSecret.findMany({
+      where: { siteId, OR: [{ retiresAt: null }, { retiresAt: { gt: new Date() } }] },
+      orderBy: { createdAt: 'desc' },
+    });
+    return rows.map((row) => ({ kid: row.kid, secret: this.box.open(row.ciphertext, aad(siteId, row.kid)), retiresAt: row.retiresAt }));
+  }
+
+  /** The secret new tokens are signed with. */
+  async current(siteId: string): Promise<SiteSecret> {
+    const current = (await this.usable(siteId)).find((secret) => secret.retiresAt === null);
+    if (!current) throw new Error(`Site ${siteId} has no current access-token secret`);
+    return current;
+  }
+}
+
+const aad = (siteId: string, kid: string) => `site-secret:${siteId}:${kid}`;

@@ -1,0 +1,68 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { DOMAIN_PATTERN } from '../http/validators';
+
+const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
+const DOMAIN_MESSAGE = 'Must be a host name such as example.com (optionally with :port), without scheme or path';
+
+export class CreateSiteDto {
+  @ApiProperty({ example: 'news.example.com' })
+  @Transform(normalizeDomain)
+  @IsDefined() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
+  domain!: string;
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional() @IsString() @MaxLength(200)
+  name?: string;
+}
+
+export class UpdateSiteDto {
+  @ApiPropertyOptional({ example: 'news.example.com' })
+  @Transform(normalizeDomain)
+  @IsOptional() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
+  domain?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, nullable: true })
+  @IsOptional() @IsString() @MaxLength(200)
+  name?: string | null;
+}
+
+export class SiteView {
+  @ApiProperty({ format: 'uuid' }) site_id!: string;
+  @ApiProperty() domain!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+  @ApiProperty({ example: '0.005' }) default_price_usd!: string;
+  @ApiProperty() rules_count!: number;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+  @ApiProperty({ format: 'date-time' }) updated_at!: string;
+}
+
+export class SiteListView {
+  @ApiProperty({ type: [SiteView] }) items!: SiteView[];
+}
+
+export class CreatedSiteView extends SiteView {
+  @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'st_…' }) site_token!: string;
+  @ApiProperty({ description: 'HMAC key for local access-token verification. Shown once.', example: 'cgsec_…' })
+  access_token_secret!: string;
+  @ApiProperty({ description: 'Key id of the secret, carried in tokens as `kid`.' }) kid!: string;
+}
+
+export class SiteTokenView {
+  @ApiProperty({ format: 'uuid' }) site_id!: string;
+  @ApiProperty({ description: 'Shown once. The previous token stops working at once.' }) site_token!: string;
+}
+
+export class SecretRotationView {
+  @ApiProperty({ format: 'uuid' }) site_id!: string;
+  @ApiProperty({ description: 'Shown once.' }) access_token_secret!: string;
+  @ApiProperty() kid!: string;
+  @ApiProperty({ type: [String], description: 'Key ids that still verify tokens until previous_valid_until.' }) previous_kids!: string[];
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) previous_valid_until!: string | null;
+}
+
+export class DeletedSiteView {
+  @ApiProperty({ format: 'uuid' }) site_id!: string;
+  @ApiProperty() deleted!: true;
+}

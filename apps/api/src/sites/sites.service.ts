@@ -1,0 +1,108 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { formatMicrosUsd, generateSiteToken, sha256Hex } from '@crawlgate/core';
+import type { Database } from '../db/database';
+import { isUniqueViolation } from '../db/prisma-errors';
+import { DATABASE } from '../db/tokens';
+import type { Publisher, Site } from '../generated/prisma/client';
+import { conflict, notFound } from '../http/api-error';
+import { SiteSecretsService } from './site-secrets.service';
+import type { CreatedSiteView, CreateSiteDto, SecretRotationView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DOMAIN_TAKEN = 'You already have a site with this domain';
+
+@Injectable()
+export class SitesService {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly secrets: SiteSecretsService,
+  ) {}
+
+  async create(publisher: Publisher, input: CreateSiteDto): Promise<CreatedSiteView> {
+    const siteToken = generateSiteToken();
+    try {
+      return await this.db.prisma.$transaction(async (tx) => {
+        const site = await tx.site.create({
+          data: { publisherId: publisher.id, domain: input.domain, name: input.name ?? null, siteTokenHash: sha256Hex(siteToken) },
+        });
+        const { kid, secret } = await this.secrets.create(tx, site.id);
+        return { ...siteView(site, 0), site_token: siteToken, access_token_secret: secret, kid };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(DOMAIN_TAKEN);
+      throw error;
+    }
+  }
+
+  async list(publisher: Publisher): Promise<SiteView[]> {
+    const sites = await this.db.prisma.site.findMany({
+      where: { publisherId: publisher.id },
+      orderBy: { createdAt: 'asc' },
+      include: { _count: { select: { rules: true } } },
+    });
+    return sites.map((site) => siteView(site, site._count.rules));
+  }
+
+  /** The publisher's own site; anyone else's is reported exactly like a missing one. */
+  async owned(publisher: Publisher, siteId: string): Promise<Site> {
+    const site = UUID.test(siteId) ? await this.db.prisma.site.findUnique({ where: { id: siteId } }) : null;
+    if (!site || site.publisherId !== publisher.id) throw notFound('Site not found');
+    return site;
+  }
+
+  async get(publisher: Publisher, siteId: string): Promise<SiteView> {
+    const site = await this.owned(publisher, siteId);
+    return siteView(site, await this.db.prisma.priceRule.count({ where: { siteId: site.id } }));
+  }
+
+  async update(publisher: Publisher, siteId: string, input: UpdateSiteDto): Promise<SiteView> {
+    const site = await this.owned(publisher, siteId);
+    try {
+      const updated = await this.db.prisma.site.update({
+        where: { id: site.id },
+        data: { ...(input.domain !== undefined ? { domain: input.domain } : {}), ...(input.name !== undefined ? { name: input.name } : {}) },
+      });
+      return siteView(updated, await this.db.prisma.priceRule.count({ where: { siteId: site.id } }));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(DOMAIN_TAKEN);
+      throw error;
+    }
+  }
+
+  async remove(publisher: Publisher, siteId: string): Promise<{ site_id: string; deleted: true }> {
+    const site = await this.owned(publisher, siteId);
+    await this.db.prisma.site.delete({ where: { id: site.id } });
+    return { site_id: site.id, deleted: true };
+  }
+
+  async rotateSiteToken(publisher: Publisher, siteId: string): Promise<SiteTokenView> {
+    const site = await this.owned(publisher, siteId);
+    const siteToken = generateSiteToken();
+    await this.db.prisma.site.update({ where: { id: site.id }, data: { siteTokenHash: sha256Hex(siteToken) } });
+    return { site_id: site.id, site_token: siteToken };
+  }
+
+  async rotateSecret(publisher: Publisher, siteId: string): Promise<SecretRotationView> {
+    const site = await this.owned(publisher, siteId);
+    const rotated = await this.secrets.rotate(site.id);
+    return {
+      site_id: site.id,
+      access_token_secret: rotated.secret,
+      kid: rotated.kid,
+      previous_kids: rotated.previousKids,
+      previous_valid_until: rotated.previousValidUntil?.toISOString() ?? null,
+    };
+  }
+}
+
+export function siteView(site: Site, rulesCount: number): SiteView {
+  return {
+    site_id: site.id,
+    domain: site.domain,
+    name: site.name,
+    default_price_usd: formatMicrosUsd(site.defaultPriceMicros),
+    rules_count: rulesCount,
+    created_at: site.createdAt.toISOString(),
+    updated_at: site.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import type { TestApp } from './test-app';
+
+export interface TestPublisher {
+  publisherId: string;
+  email: string;
+  password: string;
+  apiKey: string;
+  auth: { authorization: string };
+}
+
+export interface TestSite {
+  siteId: string;
+  domain: string;
+  siteToken: string;
+  secret: string;
+  kid: string;
+}
+
+/** A client address of its own per call, so fixtures never share the per-IP register limit. */
+export const freshIp = () => `10.${rand255()}.${rand255()}.${rand255()}`;
+const rand255 = () => Math.floor(Math.random() * 255);
+
+export async function registerPublisher(app: TestApp, overrides: { email?: string; password?: string; name?: string } = {}): Promise<TestPublisher> {
+  const email = overrides.email ?? `p-${randomUUID()}@example.com`;
+  const password = overrides.password ?? 'correct horse battery';
+  const response = await app.call('POST', '/v1/publishers/register', {
+    body: { email, password, name: overrides.name ?? 'Test Publisher' },
+    headers: { 'x-forwarded-for': freshIp() },
+  });
+  if (response.status !== 201) throw new Error(`register failed: ${response.status} ${JSON.stringify(response.body)}`);
+  const apiKey = response.body.api_key as string;
+  return { publisherId: response.body.publisher_id, email, password, apiKey, auth: { authorization: `Bearer ${apiKey}` } };
+}
+
+export async function createSite(app: TestApp, publisher: TestPublisher, domain = `${randomUUID().slice(0, 8)}.example.com`): Promise<TestSite> {
+  const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: publisher.auth });
+  if (response.status !== 201) throw new Error(`create site failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return { siteId: response.body.site_id, domain, siteToken: response.body.site_token, secret: response.body.access_token_secret, kid: response.body.kid };
+}

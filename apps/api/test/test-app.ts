@@ -1,0 +1,74 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomBytes } from 'node:crypto';
+import { createApp } from '../src/app/create-app';
+import { loadConfig, type AppConfig } from '../src/config/config';
+import type { Database } from '../src/db/database';
+import { createTestDatabase } from './test-database';
+
+export interface TestApp {
+  /** e.g. http://127.0.0.1:41234 — a real listening server on loopback. */
+  baseUrl: string;
+  app: NestFastifyApplication;
+  database: Database;
+  config: AppConfig;
+  /** fetch against the app: JSON in, parsed JSON out. */
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as is (not JSON-encoded) when a string with rawBody: true. */
+  rawBody?: boolean;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface TestAppOptions {
+  config?: Partial<AppConfig>;
+  /** Share a database with another app (scale-out tests). */
+  database?: Database;
+  redisPrefix?: string;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const owned = options.database ? undefined : await createTestDatabase();
+  const database = options.database ?? owned!.database;
+  const config: AppConfig = { ...loadConfig({}), logLevel: 'silent', redisUrl: undefined, trustProxy: true, ...options.config };
+  const app = await createApp({ config, database, masterKey: randomBytes(32), redisPrefix: options.redisPrefix });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.getHttpServer().address() as { port: number };
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+
+  return {
+    baseUrl,
+    app,
+    database,
+    config,
+    async call(method, path, { body, rawBody, headers = {} } = {}) {
+      const hasBody = body !== undefined;
+      const response = await fetch(baseUrl + path, {
+        method,
+        headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: hasBody ? (rawBody ? (body as string) : JSON.stringify(body)) : undefined,
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body: parsed };
+    },
+    async close() {
+      await app.close();
+      await owned?.dispose();
+    },
+  };
+}

@@ -1,0 +1,289 @@
+import { createHmac } from 'node:crypto';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  type AccessTokenPayload,
+  MAX_ACCESS_TOKEN_LENGTH,
+  peekAccessTokenPayload,
+  signAccessToken,
+  verifyAccessToken,
+} from './access-token';
+import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
+
+const SECRET = 'cgsec_current-secret-for-tests';
+const OLD_SECRET = 'cgsec_previous-secret-for-tests';
+const NOW = 1_750_000_000;
+const payload: AccessTokenPayload = {
+  gate_id: 'gate_123',
+  site_id: '6f1c2a3e-0000-4000-8000-000000000001',
+  url: '/blog/a',
+  kid: 'k1',
+  iat: NOW,
+  exp: NOW + ACCESS_TOKEN_TTL_SECONDS,
+};
+const opts = { secret: SECRET, siteId: payload.site_id, now: NOW };
+const reasonOf = (token: string, options: Parameters<typeof verifyAccessToken>[1] = opts) => {
+  const check = verifyAccessToken(token, options);
+  return check.valid ? 'valid' : check.reason;
+};
+/** A token over any payload text, signed with SECRET: reaches the checks after the signature. */
+const signRaw = (json: string, secret = SECRET) => {
+  const segment = base64urlEncode(utf8Encode(json));
+  return `${segment}.${base64urlEncode(createHmac('sha256', secret).update(segment).digest())}`;
+};
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** Changes the character at `index` by 4 positions in the alphabet: the low 2 bits stay as they were. */
+const flip = (text: string, index: number) =>
+  text.slice(0, index) + ALPHABET[(ALPHABET.indexOf(text[index]) + 4) % 64] + text.slice(index + 1);
+/** Sets the lowest bit of the last character: unused in a text whose length is not a multiple of 4. */
+const nonCanonicalEnd = (text: string) => text.slice(0, -1) + ALPHABET[ALPHABET.indexOf(text[text.length - 1]) | 1];
+
+describe('signAccessToken', () => {
+  const token = signAccessToken(payload, SECRET);
+
+  it('writes base64url(JSON payload).base64url(HMAC-SHA256(secret, payload segment))', () => {
+    const [segment, signature] = token.split('.');
+    expect(utf8Decode(base64urlDecode(segment)!)).toBe(JSON.stringify(payload));
+    expect(signature).toBe(createHmac('sha256', SECRET).update(segment).digest('base64url'));
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('signs exactly the payload fields, in a fixed order', () => {
+    const richer = { exp: payload.exp, iat: payload.iat, kid: 'k1', url: '/blog/a', site_id: payload.site_id, gate_id: 'gate_123', extra: 'x' };
+    expect(signAccessToken(richer as AccessTokenPayload, SECRET)).toBe(token);
+  });
+
+  it('is deterministic and depends on the secret', () => {
+    expect(signAccessToken(payload, SECRET)).toBe(token);
+    expect(signAccessToken(payload, OLD_SECRET)).not.toBe(token);
+  });
+
+  it('keeps non-ASCII paths intact', () => {
+    const unicode = signAccessToken({ ...payload, url: '/café/😀' }, SECRET);
+    expect(verifyAccessToken(unicode, { ...opts, url: '/caf%C3%A9/%F0%9F%98%80' })).toEqual({
+      valid: true,
+      payload: { ...payload, url: '/café/😀' },
+    });
+  });
+
+  it.each<[string, Partial<Record<keyof AccessTokenPayload, unknown>>]>([
+    ['an empty gate_id', { gate_id: '' }],
+    ['an empty site_id', { site_id: '' }],
+    ['an empty kid', { kid: '' }],
+    ['a url not starting with "/"', { url: 'blog/a' }],
+    ['a numeric gate_id', { gate_id: 5 }],
+    ['fractional seconds', { iat: NOW + 0.5 }],
+    ['milliseconds', { exp: Date.now() }],
+    ['a negative time', { iat: -1 }],
+    ['a string time', { exp: String(NOW) }],
+    ['a missing field', { kid: undefined }],
+  ])('refuses a payload with %s', (_, change) => {
+    expect(() => signAccessToken({ ...payload, ...change } as AccessTokenPayload, SECRET)).toThrow(TypeError);
+  });
+
+  it('refuses a non-object payload and an empty secret', () => {
+    expect(() => signAccessToken(null as unknown as AccessTokenPayload, SECRET)).toThrow(TypeError);
+    expect(() => signAccessToken([] as unknown as AccessTokenPayload, SECRET)).toThrow(TypeError);
+    expect(() => signAccessToken(payload, '')).toThrow(TypeError);
+    expect(() => signAccessToken(payload, undefined as unknown as string)).toThrow(TypeError);
+  });
+
+  it('refuses to sign a token longer than verification accepts', () => {
+    expect(() => signAccessToken({ ...payload, url: '/' + 'a'.repeat(MAX_ACCESS_TOKEN_LENGTH) }, SECRET)).toThrow(TypeError);
+    const longest = signAccessToken({ ...payload, url: '/' + 'a'.repeat(2900) }, SECRET);
+    expect(longest.length).toBeLessThanOrEqual(MAX_ACCESS_TOKEN_LENGTH);
+    expect(reasonOf(longest)).toBe('valid');
+  });
+});
+
+describe('verifyAccessToken', () => {
+  const token = signAccessToken(payload, SECRET);
+
+  it('accepts a fresh token for its site and path', () => {
+    expect(verifyAccessToken(token, { ...opts, url: '/blog/a' })).toEqual({ valid: true, payload });
+    expect(verifyAccessToken(token, opts)).toEqual({ valid: true, payload });
+  });
+
+  it('compares the path as requestPath() reads it', () => {
+    expect(reasonOf(token, { ...opts, url: 'https://example.com/blog/a?utm=x#y' })).toBe('valid');
+    expect(reasonOf(token, { ...opts, url: '/blog/x/../a' })).toBe('valid');
+    expect(reasonOf(token, { ...opts, url: '/blog/%61' })).toBe('valid');
+  });
+
+  describe('malformed', () => {
+    const [segment, signature] = token.split('.');
+
+    it.each([
+      ['an empty string', ''],
+      ['one segment', segment],
+      ['three segments', `${token}.x`],
+      ['an empty payload segment', `.${signature}`],
+      ['an empty signature', `${segment}.`],
+      ['a padded payload', `${segment}==.${signature}`],
+      ['a padded signature', `${segment}.${signature}=`],
+      ['standard base64 characters', `${segment.replace(/./, '+')}.${signature}`],
+      ['whitespace', ` ${token}`],
+      ['a short signature', `${segment}.${signature.slice(0, 40)}`],
+      ['a long signature', `${segment}.${signature}AAAA`],
+      ['an over-long token', `${segment}.${signature}`.padStart(MAX_ACCESS_TOKEN_LENGTH + 1, 'A')],
+    ])('rejects %s', (_, text) => {
+      expect(reasonOf(text)).toBe('malformed');
+    });
+
+    it('rejects a non-canonical last character of the signature', () => {
+      // 32 bytes use 256 of the last 258 bits: the final character's two low bits must be zero.
+      expect(reasonOf(`${segment}.${nonCanonicalEnd(signature)}`)).toBe('malformed');
+    });
+
+    it('rejects a non-canonical last character of the payload', () => {
+      const odd = signAccessToken({ ...payload, gate_id: 'gate_1234' }, SECRET).split('.');
+      expect(odd[0].length % 4).not.toBe(0);
+      expect(reasonOf(odd.join('.'))).toBe('valid');
+      expect(reasonOf(`${nonCanonicalEnd(odd[0])}.${odd[1]}`)).toBe('malformed');
+    });
+
+    it.each([
+      ['not JSON', '{gate_id'],
+      ['a JSON array', JSON.stringify([payload])],
+      ['JSON null', 'null'],
+      ['a JSON string', '"token"'],
+      ['a missing field', JSON.stringify({ ...payload, kid: undefined })],
+      ['a numeric site_id', JSON.stringify({ ...payload, site_id: 7 })],
+      ['a string exp', JSON.stringify({ ...payload, exp: String(payload.exp) })],
+      ['a fractional exp', JSON.stringify({ ...payload, exp: payload.exp + 0.5 })],
+      ['a url without a leading slash', JSON.stringify({ ...payload, url: 'blog/a' })],
+      ['a byte order mark', '\uFEFF' + JSON.stringify(payload)],
+    ])('rejects a correctly signed payload that is %s', (_, json) => {
+      expect(reasonOf(signRaw(json))).toBe('malformed');
+    });
+
+    it('rejects a payload that is not UTF-8', () => {
+      const segmentBytes = base64urlEncode(Uint8Array.from([0x7b, 0xff, 0x7d]));
+      const mac = createHmac('sha256', SECRET).update(segmentBytes).digest('base64url');
+      expect(reasonOf(`${segmentBytes}.${mac}`)).toBe('malformed');
+    });
+
+    it('rejects a non-string token', () => {
+      expect(reasonOf(undefined as unknown as string)).toBe('malformed');
+      expect(reasonOf({ toString: () => token } as unknown as string)).toBe('malformed');
+    });
+  });
+
+  describe('bad_signature', () => {
+    it('rejects a token signed with another secret', () => {
+      expect(reasonOf(signAccessToken(payload, 'cgsec_someone-else'))).toBe('bad_signature');
+    });
+
+    it('rejects a tampered payload character', () => {
+      const [segment, signature] = token.split('.');
+      // Flipped characters make invalid JSON (malformed) or another payload (bad_signature); never valid.
+      for (let index = 0; index < segment.length; index++) {
+        expect(reasonOf(`${flip(segment, index)}.${signature}`)).toMatch(/^(bad_signature|malformed)$/);
+      }
+      // A payload edited into another valid payload, keeping the old signature.
+      const forged = base64urlEncode(utf8Encode(JSON.stringify({ ...payload, url: '/premium' })));
+      expect(reasonOf(`${forged}.${signature}`)).toBe('bad_signature');
+      const extended = base64urlEncode(utf8Encode(JSON.stringify({ ...payload, exp: payload.exp + 86_400 })));
+      expect(reasonOf(`${extended}.${signature}`)).toBe('bad_signature');
+    });
+
+    it('rejects a tampered signature character, the last one included', () => {
+      const [segment, signature] = token.split('.');
+      for (const index of [0, 10, 21, 41, 42]) expect(reasonOf(`${segment}.${flip(signature, index)}`)).toBe('bad_signature');
+    });
+
+    it("rejects another token's signature", () => {
+      const other = signAccessToken({ ...payload, gate_id: 'gate_456' }, SECRET);
+      expect(reasonOf(`${token.split('.')[0]}.${other.split('.')[1]}`)).toBe('bad_signature');
+    });
+
+    it('checks the signature before expiry, site and path', () => {
+      const stale = signAccessToken({ ...payload, exp: NOW - 1 }, 'cgsec_someone-else');
+      expect(reasonOf(stale, { secret: SECRET, siteId: 'other-site', url: '/elsewhere', now: NOW })).toBe('bad_signature');
+    });
+
+    it('never verifies with an empty secret or an empty secret list', () => {
+      const unsigned = `${token.split('.')[0]}.${createHmac('sha256', '').update(token.split('.')[0]).digest('base64url')}`;
+      expect(reasonOf(unsigned, { ...opts, secret: '' })).toBe('bad_signature');
+      expect(reasonOf(unsigned, { ...opts, secret: [''] })).toBe('bad_signature');
+      expect(reasonOf(token, { ...opts, secret: [] })).toBe('bad_signature');
+    });
+  });
+
+  describe('secret rotation', () => {
+    const oldToken = signAccessToken({ ...payload, kid: 'k0' }, OLD_SECRET);
+
+    it('accepts a token signed with any of the given secrets', () => {
+      expect(reasonOf(oldToken, { ...opts, secret: [SECRET, OLD_SECRET] })).toBe('valid');
+      expect(reasonOf(token, { ...opts, secret: [SECRET, OLD_SECRET] })).toBe('valid');
+      expect(reasonOf(token, { ...opts, secret: [OLD_SECRET, SECRET] })).toBe('valid');
+    });
+
+    it('rejects the old secret once it is dropped', () => {
+      expect(reasonOf(oldToken, { ...opts, secret: [SECRET] })).toBe('bad_signature');
+      expect(reasonOf(oldToken, opts)).toBe('bad_signature');
+    });
+  });
+
+  describe('expired', () => {
+    it('is valid up to the second before exp and expired from exp on', () => {
+      expect(reasonOf(token, { ...opts, now: payload.exp - 1 })).toBe('valid');
+      expect(reasonOf(token, { ...opts, now: payload.exp - 0.001 })).toBe('valid');
+      expect(reasonOf(token, { ...opts, now: payload.exp })).toBe('expired');
+      expect(reasonOf(token, { ...opts, now: payload.exp + 1 })).toBe('expired');
+    });
+
+    it('uses the current time by default', () => {
+      const now = Math.floor(Date.now() / 1000);
+      const live = signAccessToken({ ...payload, iat: now, exp: now + 60 }, SECRET);
+      const dead = signAccessToken({ ...payload, iat: now - 120, exp: now - 60 }, SECRET);
+      expect(reasonOf(live, { secret: SECRET, siteId: payload.site_id })).toBe('valid');
+      expect(reasonOf(dead, { secret: SECRET, siteId: payload.site_id })).toBe('expired');
+    });
+
+    it('treats a NaN clock as expired, never as forever valid', () => {
+      expect(reasonOf(token, { ...opts, now: NaN })).toBe('expired');
+    });
+
+    it('is checked before site and path', () => {
+      expect(reasonOf(token, { secret: SECRET, siteId: 'other', url: '/elsewhere', now: payload.exp })).toBe('expired');
+    });
+  });
+
+  describe('wrong_site and wrong_path', () => {
+    it('rejects a token of another site', () => {
+      expect(reasonOf(token, { ...opts, siteId: 'another-site' })).toBe('wrong_site');
+      expect(reasonOf(token, { ...opts, siteId: 'another-site', url: '/elsewhere' })).toBe('wrong_site');
+    });
+
+    it('rejects a token used for another path', () => {
+      expect(reasonOf(token, { ...opts, url: '/blog/b' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...opts, url: '/blog/a/' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...opts, url: '/blog' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...opts, url: '/blog/a%2Fx' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...opts, url: '/BLOG/A' })).toBe('wrong_path');
+    });
+
+    it('checks the path only when a url is given', () => {
+      expect(reasonOf(token, { ...opts, url: undefined })).toBe('valid');
+      expect(reasonOf(token, { ...opts, url: '' })).toBe('wrong_path');
+    });
+  });
+});
+
+describe('peekAccessTokenPayload', () => {
+  it('reads the payload without the secret, to find the key id', () => {
+    expect(peekAccessTokenPayload(signAccessToken(payload, SECRET))?.kid).toBe('k1');
+    expect(peekAccessTokenPayload(signAccessToken(payload, 'cgsec_unknown'))).toEqual(payload);
+  });
+
+  it('returns only the known fields', () => {
+    expect(peekAccessTokenPayload(signRaw(JSON.stringify({ ...payload, scope: 'all' })))).toEqual(payload);
+  });
+
+  it('returns null for a malformed token', () => {
+    expect(peekAccessTokenPayload('')).toBeNull();
+    expect(peekAccessTokenPayload('a.b')).toBeNull();
+    expect(peekAccessTokenPayload(signRaw('[]'))).toBeNull();
+    expect(peekAccessTokenPayload(signAccessToken(payload, SECRET) + '.x')).toBeNull();
+  });
+});

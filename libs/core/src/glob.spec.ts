@@ -1,0 +1,350 @@
+import { compilePriceTable, MAX_PATTERN_LENGTH, PatternError, type PriceRule, validatePathPattern } from './glob';
+
+/** Whether `pattern` prices `url`, through a one-rule table. */
+const matches = (pattern: string, url: string) => compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0;
+const problemType = (pattern: string) => validatePathPattern(pattern)?.type ?? null;
+
+describe('validatePathPattern', () => {
+  it.each(['/', '/blog/*', '/a?c', '/[ab]x', '/[!ab]x', '/[^ab]x', '/[a-z0-9_-]*', '/a\\*b', '/docs/*/edit', '/*.pdf', '/café', '/...'])(
+    'accepts %j',
+    (pattern) => {
+      expect(validatePathPattern(pattern)).toBeNull();
+    },
+  );
+
+  it('rejects an empty pattern', () => {
+    expect(validatePathPattern('')).toEqual({ type: 'pattern_empty', msg: 'Path pattern must not be empty' });
+  });
+
+  it.each(['/**', '/blog/**', '/**/x', '/a**b', '/***', '/x/**.html'])('rejects the globstar in %j', (pattern) => {
+    expect(validatePathPattern(pattern)).toEqual({
+      type: 'pattern_globstar',
+      msg: '`**` is not supported; `*` matches one path segment',
+    });
+  });
+
+  it('reads escaped stars and stars in a class as literal, not as a globstar', () => {
+    expect(validatePathPattern('/\\*\\*')).toBeNull();
+    expect(validatePathPattern('/\\**')).toBeNull();
+    expect(validatePathPattern('/[**]')).toBeNull();
+  });
+
+  it.each([
+    ['no leading slash', 'blog/*'],
+    ['a leading space', ' /blog'],
+    ['a leading star', '*/x'],
+    ['an unterminated class', '/[ab'],
+    ['an unterminated negated class', '/[!'],
+    ['an unterminated class after an escape', '/[a\\'],
+    ['an unterminated range', '/[a-\\'],
+    ['an empty class', '/[]'],
+    ['an empty negated class', '/[!]'],
+    ['an empty caret class', '/[^]x'],
+    ['a reversed range', '/[z-a]'],
+    ['a class listing "/"', '/a[/]b'],
+    ['a class listing an escaped "/"', '/a[\\/]b'],
+    ['a range ending in "/"', '/[+-/]'],
+    ['a range starting at "/"', '/[/-9]'],
+    ['a lone trailing backslash', '/a\\'],
+    ['"//"', '/a//b'],
+    ['a trailing "//"', '/a//'],
+    ['an escaped "/" after "/"', '/a/\\/b'],
+    ['"//" around a wildcard run', '/*//x'],
+    ['a "." segment', '/a/./b'],
+    ['a ".." segment', '/a/../b'],
+    ['a trailing ".." segment', '/a/..'],
+    ['a "." segment spelled %2E', '/a/%2E/b'],
+    ['a lone "."', '/.'],
+  ])('rejects %s as a syntax error', (_, pattern) => {
+    expect(problemType(pattern)).toBe('pattern_syntax');
+  });
+
+  it('allows dots that are not a whole segment', () => {
+    for (const pattern of ['/a/.b', '/a/..b', '/a/.*', '/a/..?', '/a.', '/.well-known/*']) expect(validatePathPattern(pattern)).toBeNull();
+  });
+
+  it('limits the length', () => {
+    expect(validatePathPattern('/' + 'a'.repeat(MAX_PATTERN_LENGTH - 1))).toBeNull();
+    expect(validatePathPattern('/' + 'a'.repeat(MAX_PATTERN_LENGTH))).toEqual({
+      type: 'pattern_syntax',
+      msg: 'Path pattern must be at most 1024 characters',
+    });
+  });
+
+  it('rejects a non-string', () => {
+    expect(problemType(42 as unknown as string)).toBe('pattern_syntax');
+  });
+
+  it('explains the problem in a sentence', () => {
+    expect(validatePathPattern('blog')?.msg).toBe('Path pattern must start with "/"');
+    expect(validatePathPattern('/[ab')?.msg).toBe('Unterminated "[" in path pattern');
+    expect(validatePathPattern('/[]')?.msg).toBe('Empty character class "[]" in path pattern');
+  });
+});
+
+describe('pattern matching: must-pass cases', () => {
+  it('"*" stays within one segment', () => {
+    expect(matches('/blog/*', '/blog/a')).toBe(true);
+    expect(matches('/blog/*', '/blog/a/b')).toBe(false);
+  });
+
+  it('"?" is exactly one character other than "/"', () => {
+    expect(matches('/a?c', '/abc')).toBe(true);
+    expect(matches('/a?c', '/ac')).toBe(false);
+    expect(matches('/a?c', '/a/c')).toBe(false);
+  });
+
+  it('"[ab]" is one character of the class', () => {
+    expect(matches('/[ab]x', '/ax')).toBe(true);
+    expect(matches('/[ab]x', '/bx')).toBe(true);
+    expect(matches('/[ab]x', '/cx')).toBe(false);
+  });
+
+  it('ignores the query', () => {
+    expect(matches('/blog/a', '/blog/a?x=1')).toBe(true);
+    expect(matches('/blog/*', '/blog/a?x=1/2')).toBe(true);
+  });
+});
+
+describe('pattern matching', () => {
+  it('"*" may be empty, so "/blog/*" matches "/blog/" but not "/blog"', () => {
+    expect(matches('/blog/*', '/blog/')).toBe(true);
+    expect(matches('/blog/*', '/blog')).toBe(false);
+    expect(matches('/blog*', '/blog')).toBe(true);
+    expect(matches('/blog*', '/blogging')).toBe(true);
+  });
+
+  it('treats the trailing slash as significant', () => {
+    expect(matches('/blog', '/blog/')).toBe(false);
+    expect(matches('/blog/', '/blog')).toBe(false);
+    expect(matches('/blog/', '/blog/')).toBe(true);
+  });
+
+  it('matches the whole path only', () => {
+    expect(matches('/a', '/a/b')).toBe(false);
+    expect(matches('/b', '/a/b')).toBe(false);
+    expect(matches('/*', '/a/b')).toBe(false);
+    expect(matches('/*/*', '/a/b')).toBe(true);
+    expect(matches('/*.pdf', '/report.pdf')).toBe(true);
+    expect(matches('/*.pdf', '/report.pdf.html')).toBe(false);
+    expect(matches('/*.pdf', '/reportXpdf')).toBe(false);
+  });
+
+  it('is case-sensitive', () => {
+    expect(matches('/Blog/*', '/blog/a')).toBe(false);
+    expect(matches('/[A-Z]', '/a')).toBe(false);
+  });
+
+  it('supports ranges and negation, which never match "/"', () => {
+    expect(matches('/v[0-9]', '/v7')).toBe(true);
+    expect(matches('/v[0-9]', '/vx')).toBe(false);
+    expect(matches('/[!ab]x', '/cx')).toBe(true);
+    expect(matches('/[!ab]x', '/ax')).toBe(false);
+    expect(matches('/[^ab]x', '/cx')).toBe(true);
+    expect(matches('/a[!b]c', '/a/c')).toBe(false);
+    expect(matches('/a[ -~]c', '/a/c')).toBe(false);
+    expect(matches('/a[ -~]c', '/a.c')).toBe(true);
+    expect(matches('/[a-]', '/-')).toBe(true);
+    expect(matches('/[-a]', '/-')).toBe(true);
+    expect(matches('/[a-]', '/b')).toBe(false);
+  });
+
+  it('reads class members literally, escapes included', () => {
+    expect(matches('/[*?]', '/*')).toBe(true);
+    expect(matches('/[*?]', '/a')).toBe(false);
+    expect(matches('/[\\]]', '/]')).toBe(true);
+    expect(matches('/[\\-a]', '/-')).toBe(true);
+    expect(matches('/[a\\-z]', '/m')).toBe(false);
+    expect(matches('/[[]', '/[')).toBe(true);
+    expect(matches('/[\\!a]', '/!')).toBe(true);
+    expect(matches('/[!!]', '/!')).toBe(false);
+    expect(matches('/[.]', '/.x')).toBe(false);
+  });
+
+  it('reads escaped characters and regex syntax literally', () => {
+    expect(matches('/a\\*b', '/a*b')).toBe(true);
+    expect(matches('/a\\*b', '/axb')).toBe(false);
+    expect(matches('/a\\?', '/a?')).toBe(false); // "?" never reaches the path: it starts the query
+    expect(matches('/a\\?', '/a%3F')).toBe(true);
+    expect(matches('/a.b', '/axb')).toBe(false);
+    expect(matches('/(a|b)+$^{1}', '/(a|b)+$^{1}')).toBe(true);
+    expect(matches('/a\\\\b', '/a%5Cb')).toBe(true);
+    expect(matches('/[a]\\[b]', '/a[b]')).toBe(true);
+    expect(matches('/*(x)', '/y(x)')).toBe(true);
+  });
+
+  it('counts characters, not UTF-16 units', () => {
+    expect(matches('/?', '/😀')).toBe(true);
+    expect(matches('/??', '/😀')).toBe(false);
+    expect(matches('/[😀😎]', '/😎')).toBe(true);
+    expect(matches('/[😀-😎]', '/😃')).toBe(true);
+  });
+
+  it('percent-decodes the pattern like the path', () => {
+    expect(matches('/café', '/caf%C3%A9')).toBe(true);
+    expect(matches('/caf%C3%A9', '/café')).toBe(true);
+    expect(matches('/caf%c3%a9/*', '/caf%C3%A9/x')).toBe(true);
+    expect(matches('/my%20page', '/my page')).toBe(true);
+    expect(matches('/a%2Fb', '/a%2fb')).toBe(true);
+    expect(matches('/a%2Fb', '/a/b')).toBe(false);
+    expect(matches('/*%2F*', '/a%2Fb')).toBe(true);
+    expect(matches('/100%25', '/100%25')).toBe(true);
+    expect(matches('/%2A', '/*')).toBe(true);
+    expect(matches('/%2A', '/x')).toBe(false);
+  });
+
+  it('matches normalised paths', () => {
+    expect(matches('/b', '/a/../b')).toBe(true);
+    expect(matches('/blog/*', 'https://example.com/blog/a?x=1#f')).toBe(true);
+    expect(matches('/paid/*', '/paid//x')).toBe(true);
+    expect(matches('/paid/*', '//paid/x')).toBe(true);
+  });
+
+  it('is not fooled into crossing a segment by an encoded slash', () => {
+    expect(matches('/blog/*', '/blog/a%2Fb')).toBe(true);
+    expect(matches('/blog/*/b', '/blog/a%2Fb')).toBe(false);
+  });
+});
+
+describe('compilePriceTable', () => {
+  const rules: PriceRule[] = [
+    { pattern: '/blog/free', micros: 0n },
+    { pattern: '/blog/*', micros: 5_000n },
+    { pattern: '/blog/special', micros: 900_000n },
+    { pattern: '/docs/*', micros: 1_000n },
+    { pattern: '/docs/a', micros: 2_000n },
+    { pattern: '/docs/a', micros: 3_000n },
+  ];
+  const table = compilePriceTable(rules, 10_000n);
+
+  it('counts its rules', () => {
+    expect(table.size).toBe(6);
+    expect(compilePriceTable([], 0n).size).toBe(0);
+  });
+
+  it('applies the first matching rule', () => {
+    expect(table.resolve('/blog/free')).toEqual({ micros: 0n, rule: 0, pattern: '/blog/free' });
+    expect(table.resolve('/blog/post')).toEqual({ micros: 5_000n, rule: 1, pattern: '/blog/*' });
+    // "/blog/*" comes first, so the later literal rule never applies.
+    expect(table.resolve('/blog/special')).toEqual({ micros: 5_000n, rule: 1, pattern: '/blog/*' });
+    expect(table.resolve('/docs/a')).toEqual({ micros: 1_000n, rule: 3, pattern: '/docs/*' });
+  });
+
+  it('prefers an earlier literal rule over a later wildcard, and the first of duplicate rules', () => {
+    const ordered = compilePriceTable(
+      [
+        { pattern: '/x/a', micros: 1n },
+        { pattern: '/x/*', micros: 2n },
+        { pattern: '/y/a', micros: 3n },
+        { pattern: '/y/a', micros: 4n },
+      ],
+      0n,
+    );
+    expect(ordered.resolve('/x/a').rule).toBe(0);
+    expect(ordered.resolve('/x/b').rule).toBe(1);
+    expect(ordered.resolve('/y/a')).toEqual({ micros: 3n, rule: 2, pattern: '/y/a' });
+  });
+
+  it('keeps list order between rules with a literal first segment and rules without', () => {
+    const mixed = compilePriceTable(
+      [
+        { pattern: '/*.pdf', micros: 1n },
+        { pattern: '/docs/*', micros: 2n },
+        { pattern: '/d*/x', micros: 3n },
+        { pattern: '/docs/x', micros: 4n },
+        { pattern: '/*/y', micros: 5n },
+        { pattern: '/docs/?', micros: 6n },
+        { pattern: '/docs*', micros: 7n },
+      ],
+      0n,
+    );
+    expect(mixed.resolve('/docs.pdf').rule).toBe(0);
+    expect(mixed.resolve('/docs/a.pdf').rule).toBe(1);
+    expect(mixed.resolve('/docs/x').rule).toBe(1);
+    expect(mixed.resolve('/dx/x').rule).toBe(2);
+    expect(mixed.resolve('/docs/a/y').rule).toBe(null);
+    expect(mixed.resolve('/blog/y').rule).toBe(4);
+    expect(mixed.resolve('/docs/z/y').rule).toBe(null);
+    expect(mixed.resolve('/docs').rule).toBe(6);
+    expect(mixed.resolve('/docsy').rule).toBe(6);
+    expect(mixed.resolve('/').rule).toBe(null);
+  });
+
+  it('agrees with trying every rule in order', () => {
+    const patterns = ['/a/*', '/*', '/a/b', '/?/b', '/a*', '/a/?', '/b/*/c', '/*/*', '/a/b/c', '/[ab]/*'];
+    const paths = ['/', '/a', '/b', '/a/', '/a/b', '/b/b', '/ab', '/a/b/c', '/b/x/c', '/c/d', '/a/bc'];
+    for (let n = 0; n < 200; n++) {
+      // A deterministic shuffle of a subset of the patterns.
+      const picked = patterns.filter((_, i) => (n >> i) % 3 !== 0 || (n + i) % 4 === 0).sort((x, y) => ((x.length * 31 + n) % 7) - ((y.length * 31 + n) % 7));
+      const rules = picked.map((pattern, i) => ({ pattern, micros: BigInt(i) }));
+      const compiled = compilePriceTable(rules, 999n);
+      for (const path of paths) {
+        const expected = rules.findIndex((rule) => compilePriceTable([rule], 0n).resolve(path).rule === 0);
+        expect(compiled.resolve(path).rule).toBe(expected < 0 ? null : expected);
+      }
+    }
+  });
+
+  it('applies the default when no rule matches', () => {
+    expect(table.resolve('/about')).toEqual({ micros: 10_000n, rule: null, pattern: null });
+    expect(table.resolve('/blog')).toEqual({ micros: 10_000n, rule: null, pattern: null });
+    expect(table.resolve('/blog/a/b')).toEqual({ micros: 10_000n, rule: null, pattern: null });
+    expect(compilePriceTable([], 0n).resolve('/anything')).toEqual({ micros: 0n, rule: null, pattern: null });
+  });
+
+  it('prices the path, not the query or the host', () => {
+    expect(table.resolve('/blog/a?x=1')).toEqual(table.resolve('/blog/a'));
+    expect(table.resolve('https://other.example/blog/free?x#y')).toEqual(table.resolve('/blog/free'));
+  });
+
+  it('is not affected by later changes to the rule list', () => {
+    const list: PriceRule[] = [{ pattern: '/a', micros: 1n }];
+    const compiled = compilePriceTable(list, 0n);
+    list[0] = { pattern: '/b', micros: 2n };
+    list.push({ pattern: '/c', micros: 3n });
+    expect(compiled.resolve('/a')).toEqual({ micros: 1n, rule: 0, pattern: '/a' });
+    expect(compiled.size).toBe(1);
+  });
+
+  it('throws PatternError with the index and type of the first invalid pattern', () => {
+    const attempt = () =>
+      compilePriceTable(
+        [
+          { pattern: '/ok', micros: 1n },
+          { pattern: '/bad/**', micros: 1n },
+          { pattern: '', micros: 1n },
+        ],
+        0n,
+      );
+    expect(attempt).toThrow(PatternError);
+    try {
+      attempt();
+    } catch (error) {
+      expect(error).toBeInstanceOf(Error);
+      expect(error).toMatchObject({ name: 'PatternError', index: 1, type: 'pattern_globstar', pattern: '/bad/**' });
+      expect((error as Error).message).toBe('Rule 1: `**` is not supported; `*` matches one path segment');
+    }
+  });
+
+  it('throws RangeError on a price outside 0..1 USD', () => {
+    expect(() => compilePriceTable([], -1n)).toThrow(RangeError);
+    expect(() => compilePriceTable([], 1_000_001n)).toThrow(RangeError);
+    expect(() => compilePriceTable([{ pattern: '/a', micros: -5n }], 0n)).toThrow(RangeError);
+    expect(() => compilePriceTable([{ pattern: '/a', micros: 0.5 as unknown as bigint }], 0n)).toThrow(RangeError);
+    expect(() => compilePriceTable([{ pattern: '/a', micros: 1_000_000n }], 1_000_000n)).not.toThrow();
+  });
+
+  it('resolves 1,000 rules quickly', () => {
+    const many: PriceRule[] = [];
+    for (let i = 0; i < 1000; i++) {
+      many.push({ pattern: i % 2 ? `/section${i}/*/page-?` : `/section${i}/index.html`, micros: BigInt(i) });
+    }
+    const big = compilePriceTable(many, 7n);
+    expect(big.resolve('/section999/x/page-1')).toEqual({ micros: 999n, rule: 999, pattern: '/section999/*/page-?' });
+    expect(big.resolve('/section998/index.html').rule).toBe(998);
+    expect(big.resolve('/nowhere')).toEqual({ micros: 7n, rule: null, pattern: null });
+    const started = performance.now();
+    for (let i = 0; i < 2000; i++) big.resolve(`/section${i % 1200}/x/page-1?q=${i}`);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

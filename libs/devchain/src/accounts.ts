@@ -1,0 +1,48 @@
+import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
+import { toHex, type Address, type Hex } from 'viem';
+import { DEV_MNEMONIC } from './mnemonic';
+
+export { DEV_MNEMONIC };
+
+/**
+ * What each of the ten funded dev accounts is for, so tests and `npm start` never collide:
+ * - 0 relayer: submits settlement transactions (pays gas for EIP-3009 transfers)
+ * - 1 publisher: the publisher's payout address (`payTo`)
+ * - 2..5 agent: crawling agents that sign payments
+ * - 6..8 spare: free for ad-hoc tests
+ * - 9 deployer: deploys TestUSDC at nonce 0 and owns it (mints); used for nothing else, so the
+ *   token address is the same on every fresh chain
+ */
+export type DevRole = 'relayer' | 'publisher' | 'agent' | 'spare' | 'deployer';
+
+export interface DevAccount {
+  readonly index: number;
+  readonly role: DevRole;
+  readonly address: Address;
+  readonly privateKey: Hex;
+  /** viem local account: pass to wallet clients or `signTypedData`. */
+  readonly account: HDAccount;
+}
+
+const ROLES: readonly DevRole[] = [
+  'relayer', 'publisher', 'agent', 'agent', 'agent', 'agent', 'spare', 'spare', 'spare', 'deployer',
+];
+
+function devAccount(index: number): DevAccount {
+  const account = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
+  const key = account.getHdKey().privateKey;
+  if (!key) throw new Error(`devchain: no private key derived for dev account ${index}`);
+  return { index, role: ROLES[index], address: account.address, privateKey: toHex(key), account };
+}
+
+/** The default mnemonic's first ten accounts (m/44'/60'/0'/0/0..9), each funded with 10 000 ETH by anvil. */
+export const DEV_ACCOUNTS: readonly DevAccount[] = Object.freeze(ROLES.map((_, i) => devAccount(i)));
+
+/** The same accounts by role. */
+export const DEV_ROLES = Object.freeze({
+  relayer: DEV_ACCOUNTS[0],
+  publisher: DEV_ACCOUNTS[1],
+  agents: Object.freeze(DEV_ACCOUNTS.slice(2, 6)),
+  spare: Object.freeze(DEV_ACCOUNTS.slice(6, 9)),
+  deployer: DEV_ACCOUNTS[9],
+});

@@ -1,0 +1,30 @@
+import type { Hex } from 'viem';
+import { devTestClient } from './clients';
+
+// Test-only controls of an anvil chain. A snapshot id can be reverted to once: anvil deletes it
+// (and every later snapshot) on revert, so take a new snapshot after each revert.
+
+/** evm_snapshot: returns the id to pass to `revert`. */
+export async function snapshot(rpcUrl: string): Promise<Hex> {
+  return devTestClient(rpcUrl).snapshot();
+}
+
+/** evm_revert: restores the chain to `id`; throws if anvil does not know the id. */
+export async function revert(rpcUrl: string, id: Hex): Promise<void> {
+  // viem types the result as void; anvil answers a boolean.
+  const ok: unknown = await devTestClient(rpcUrl).request({ method: 'evm_revert', params: [id] });
+  if (ok !== true) throw new Error(`devchain: evm_revert(${id}) failed: unknown or already used snapshot`);
+}
+
+/** Mines `n` empty blocks at once. */
+export async function mineBlocks(rpcUrl: string, n: number): Promise<void> {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`devchain: cannot mine ${n} blocks`);
+  await devTestClient(rpcUrl).mine({ blocks: n });
+}
+
+/** Moves the chain clock forward by `seconds` and mines a block so `latest` shows the new time. */
+export async function increaseTime(rpcUrl: string, seconds: number): Promise<void> {
+  const client = devTestClient(rpcUrl);
+  await client.increaseTime({ seconds });
+  await client.mine({ blocks: 1 });
+}

@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@crawlgate/core';
 import { DEFAULT_USDC_NAME, DEFAULT_USDC_VERSION } from './deploy';
 
 // Signing side of EIP-3009 for tests: what an agent's wallet does before it pays.
 
-export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
+export { TRANSFER_WITH_AUTHORIZATION_TYPES };
 
 export const RECEIVE_WITH_AUTHORIZATION_TYPES = {
   ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization,

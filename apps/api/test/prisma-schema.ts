@@ -40,6 +40,7 @@ const NATIVE: Record<string, string> = {
   Char: 'character',
   VarChar: 'character varying',
   Timestamptz: 'timestamp with time zone',
+  Date: 'date',
   Text: 'text',
 };
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app/create-app';
+import { connectChain } from './chain/connect-chain';
 import { loadConfig } from './config/config';
 import { openDatabase } from './db/database';
 import { migrate } from './db/migrator';
@@ -13,7 +14,10 @@ async function main(): Promise<void> {
   const { applied } = await migrate(database.sql);
   logger.log(`Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`);
 
-  const app = await createApp({ config, database });
+  const chain = await connectChain(config.chain);
+  logger.log(`Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${chain.context.rpcUrl}, USDC ${chain.context.usdc}`);
+
+  const app = await createApp({ config, database, chain: chain.context });
   await app.listen({ port: config.port, host: config.host });
   const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.log(`Crawlgate API listening on http://${shown}:${config.port}/v1 (docs: http://${shown}:${config.port}/docs)`);
@@ -22,6 +26,7 @@ async function main(): Promise<void> {
     logger.log(`${signal}: shutting down`);
     await app.close();
     await database.close();
+    await chain.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -1,17 +1,31 @@
 import { PGlite } from '@electric-sql/pglite';
+// Relative imports: jest's moduleNameMapper does not apply to global set-up, only to test files.
+import { startAnvil, type AnvilInstance } from '../../../libs/devchain/src/anvil';
+import { deployTestUsdc } from '../../../libs/devchain/src/deploy';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pgliteDriver } from '../src/db/sql-driver';
 import { migrate } from '../src/db/migrator';
+import { pgliteDriver } from '../src/db/sql-driver';
+
+export interface TestChain {
+  rpcUrl: string;
+  usdc: `0x${string}`;
+}
 
 /**
- * Builds one migrated PGlite once per run and dumps it; each test file then loads the dump
- * (about 1 s) instead of starting and migrating a fresh database (3–6 s).
+ * Once per run: one local chain per jest worker (so one worker's evm_revert never undoes another's
+ * payments), each with the test USDC deployed, and one migrated PGlite dumped as a template that
+ * each test file loads in about 1 s instead of starting and migrating its own (3–6 s).
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  const workers = Math.max(1, globalConfig.maxWorkers);
+  const anvils: AnvilInstance[] = await Promise.all(Array.from({ length: workers }, () => startAnvil()));
+  (globalThis as { crawlgateAnvils?: AnvilInstance[] }).crawlgateAnvils = anvils;
+  const chains: TestChain[] = await Promise.all(anvils.map(async (anvil) => ({ rpcUrl: anvil.rpcUrl, usdc: (await deployTestUsdc({ rpcUrl: anvil.rpcUrl })).usdc })));
+  process.env.CRAWLGATE_TEST_CHAINS = JSON.stringify(chains);
+
   if (process.env.DATABASE_URL) return;
-  const started = Date.now();
   const db = await PGlite.create();
   await migrate(pgliteDriver(db));
   const dump = await db.dumpDataDir('none');
@@ -21,5 +35,4 @@ export default async function globalSetup(): Promise<void> {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await db.close();
   process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE = file;
-  if (process.env.CRAWLGATE_TEST_VERBOSE) console.log(`\nPGlite template built in ${Date.now() - started} ms`);
 }

@@ -2,7 +2,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../src/app/create-app';
 import { loadConfig, type AppConfig } from '../src/config/config';
+import type { ChainContext } from '../src/chain/chain-context';
 import type { Database } from '../src/db/database';
+import { testChainConfig, testChainContext } from './test-chain';
 import { createTestDatabase } from './test-database';
 
 export interface TestApp {
@@ -11,6 +13,7 @@ export interface TestApp {
   app: NestFastifyApplication;
   database: Database;
   config: AppConfig;
+  chain: ChainContext;
   /** fetch against the app: JSON in, parsed JSON out. */
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   close(): Promise<void>;
@@ -30,7 +33,9 @@ export interface CallResult {
 }
 
 export interface TestAppOptions {
-  config?: Partial<AppConfig>;
+  config?: Partial<Omit<AppConfig, 'chain'>> & { chain?: Partial<AppConfig['chain']> };
+  /** Share a master key with another app on the same database (restart tests). */
+  masterKey?: Buffer;
   /** Share a database with another app (scale-out tests). */
   database?: Database;
   redisPrefix?: string;
@@ -39,8 +44,10 @@ export interface TestAppOptions {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const owned = options.database ? undefined : await createTestDatabase();
   const database = options.database ?? owned!.database;
-  const config: AppConfig = { ...loadConfig({}), logLevel: 'silent', redisUrl: undefined, trustProxy: true, ...options.config };
-  const app = await createApp({ config, database, masterKey: randomBytes(32), redisPrefix: options.redisPrefix });
+  const { chain: chainOverrides, ...overrides } = options.config ?? {};
+  const config: AppConfig = { ...loadConfig({}), logLevel: 'silent', redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
+  const chain = testChainContext(config.chain);
+  const app = await createApp({ config, database, chain, masterKey: options.masterKey ?? randomBytes(32), redisPrefix: options.redisPrefix });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
@@ -50,6 +57,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     database,
     config,
+    chain,
     async call(method, path, { body, rawBody, headers = {} } = {}) {
       const hasBody = body !== undefined;
       const response = await fetch(baseUrl + path, {

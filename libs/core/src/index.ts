@@ -7,3 +7,4 @@ export * from './access-token';
 export * from './keys';
 export * from './networks';
 export * from './x402';
+export * from './usdc-abi';

@@ -1,17 +1,30 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerModule, ThrottlerStorage } from '@nestjs/throttler';
+import { AccessTokenService } from '../access-tokens/access-token.service';
+import { AccessTokensController } from '../access-tokens/access-tokens.controller';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE, SECRET_BOX } from '../db/tokens';
+import { FaucetController } from '../dev/faucet.controller';
+import { GateSweeperService } from '../gates/gate-sweeper.service';
+import { GatesController } from '../gates/gates.controller';
+import { GatesService } from '../gates/gates.service';
 import { HealthController } from '../health/health.controller';
+import { BackgroundJobs } from '../payments/background-jobs';
+import { PaymentsController } from '../payments/payments.controller';
+import { PaymentsService } from '../payments/payments.service';
+import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
 import { PricingService } from '../pricing/pricing.service';
 import { PublishersController } from '../publishers/publishers.controller';
 import { PublishersService } from '../publishers/publishers.service';
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
 import { trackByCredential } from '../rate-limit/trackers';
+import { ReportingModule } from '../reporting/reporting.module';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { SitesController } from '../sites/sites.controller';
 import { SitesService } from '../sites/sites.service';
@@ -19,33 +32,63 @@ import { SitesService } from '../sites/sites.service';
 export interface AppDependencies {
   config: AppConfig;
   database: Database;
+  chain: ChainContext;
   masterKey: Buffer;
   /** Rate-limit storage; in-process unless Redis is configured. */
   limiterStorage: ThrottlerStorage;
 }
 
+/** What every module may inject: configuration, database, chain, secrets, sites and tokens. */
+@Module({})
+class FoundationModule {
+  static create(deps: AppDependencies): DynamicModule {
+    const providers = [
+      { provide: CONFIG, useValue: deps.config },
+      { provide: DATABASE, useValue: deps.database },
+      { provide: CHAIN, useValue: deps.chain },
+      { provide: SECRET_BOX, useValue: new SecretBox(deps.masterKey) },
+      SiteSecretsService,
+      SitesService,
+      AccessTokenService,
+    ];
+    return { module: FoundationModule, global: true, providers, exports: providers.map((p) => ('provide' in p ? p.provide : p)) };
+  }
+}
+
 @Module({})
 export class AppModule {
   static create(deps: AppDependencies): DynamicModule {
+    const devControllers: Type[] = deps.chain.network.name === 'local' ? [FaucetController] : [];
     return {
       module: AppModule,
       imports: [
+        FoundationModule.create(deps),
         ThrottlerModule.forRoot({
           throttlers: [{ name: 'default', ...DEFAULT_LIMIT }],
           getTracker: trackByCredential,
           storage: deps.limiterStorage,
         }),
+        ReportingModule,
       ],
-      controllers: [HealthController, PublishersController, SitesController, PricingController],
+      controllers: [
+        HealthController,
+        PublishersController,
+        SitesController,
+        PricingController,
+        GatesController,
+        PaymentsController,
+        AccessTokensController,
+        ...devControllers,
+      ],
       providers: [
-        { provide: CONFIG, useValue: deps.config },
-        { provide: DATABASE, useValue: deps.database },
-        { provide: SECRET_BOX, useValue: new SecretBox(deps.masterKey) },
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         PublishersService,
-        SitesService,
-        SiteSecretsService,
         PricingService,
+        GatesService,
+        PaymentsService,
+        ReconcilerService,
+        GateSweeperService,
+        BackgroundJobs,
       ],
     };
   }

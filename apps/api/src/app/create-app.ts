@@ -2,6 +2,7 @@ import type { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
+import type { ChainContext } from '../chain/chain-context';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
@@ -14,6 +15,7 @@ import { AppModule } from './app.module';
 export interface CreateAppOptions {
   config: AppConfig;
   database: Database;
+  chain: ChainContext;
   /** Overrides the master key lookup (tests pass a fixed key). */
   masterKey?: Buffer;
   /** Redis key prefix for shared rate limits; tests isolate runs with it. */
@@ -30,14 +32,14 @@ const LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
 
 /** Builds the configured, not yet listening, Nest application on Fastify. */
 export async function createApp(options: CreateAppOptions): Promise<NestFastifyApplication> {
-  const { config, database } = options;
+  const { config, database, chain } = options;
   const masterKey = options.masterKey ?? resolveMasterKey(config.masterKey, config.dataDir).key;
   const limiterStorage: ThrottlerStorage = config.redisUrl
     ? await RedisThrottlerStorage.connect(config.redisUrl, options.redisPrefix ?? 'crawlgate:')
     : new ThrottlerStorageService();
 
   const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, masterKey, limiterStorage }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, chain, masterKey, limiterStorage }), adapter, {
     logger: LOG_LEVELS[config.logLevel],
     abortOnError: false,
     // Fastify's own JSON parser only: any other content type is answered 415.

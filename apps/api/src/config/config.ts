@@ -1,3 +1,4 @@
+import { isNetworkName, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
 import { resolve } from 'node:path';
 
 /** Everything the API reads from its environment, parsed once at start-up. */
@@ -17,6 +18,31 @@ export interface AppConfig {
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
   trustProxy: boolean;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  chain: ChainConfig;
+  /** How long an unpaid gate stays payable. */
+  gateTtlSeconds: number;
+  /** How long expired unpaid gates are kept before the sweeper purges them. */
+  gateRetentionSeconds: number;
+  /** Base URL the API is reached at, for `verify_url`; unset means taken from each request. */
+  publicBaseUrl: string | undefined;
+}
+
+export interface ChainConfig {
+  network: NetworkName;
+  /** JSON-RPC endpoint; on `local` without one, `npm start` runs its own anvil. */
+  rpcUrl: string | undefined;
+  /** Overrides the network's USDC address (a test token on a local chain posing as Base Sepolia). */
+  usdcAddress: `0x${string}` | undefined;
+  /** Key of the account that pays gas to settle authorizations; on `local`, an anvil dev account. */
+  relayerPrivateKey: `0x${string}` | undefined;
+  confirmations: number;
+  /** How long a verify request waits for its settlement before answering 202 settlement_pending. */
+  settlementTimeoutMs: number;
+  /** How often the reconciler looks for unfinished settlements; 0 turns it off. */
+  reconcileIntervalMs: number;
+  /** How often the gate sweeper runs; 0 turns it off. */
+  sweepIntervalMs: number;
+  pollingIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -34,7 +60,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1', 'false', 'true'] as const, '0').match(/^(1|true)$/) !== null,
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
+    chain: loadChainConfig(env),
+    gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', 15 * 60, 10, 24 * 3600),
+    gateRetentionSeconds: integer(env, 'GATE_RETENTION_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
+    publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/+$/, ''),
   };
+}
+
+function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
+  const network = nonEmpty(env.CRAWLGATE_NETWORK) ?? 'local';
+  if (!isNetworkName(network)) throw new ConfigError(`CRAWLGATE_NETWORK must be one of ${NETWORK_NAMES.join(', ')}, got "${network}"`);
+  const rpcUrl = nonEmpty(env.RPC_URL);
+  if (network !== 'local' && !rpcUrl) throw new ConfigError(`RPC_URL is required on ${network}`);
+  const relayerPrivateKey = hex(env, 'RELAYER_PRIVATE_KEY', 64);
+  if (network !== 'local' && !relayerPrivateKey) throw new ConfigError(`RELAYER_PRIVATE_KEY is required on ${network}`);
+  return {
+    network,
+    rpcUrl,
+    usdcAddress: hex(env, 'USDC_ADDRESS', 40),
+    relayerPrivateKey,
+    confirmations: integer(env, 'CONFIRMATIONS', network === 'base' ? 2 : 1, 1, 64),
+    settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
+    reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
+    sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 0, 3_600_000),
+    pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
+  };
+}
+
+function hex(env: NodeJS.ProcessEnv, name: string, digits: number): `0x${string}` | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return undefined;
+  if (!new RegExp(`^0x[0-9a-fA-F]{${digits}}$`).test(raw)) throw new ConfigError(`${name} must be 0x followed by ${digits} hex digits`);
+  return raw as `0x${string}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

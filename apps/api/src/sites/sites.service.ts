@@ -5,10 +5,10 @@ import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import type { Publisher, Site } from '../generated/prisma/client';
 import { conflict, notFound } from '../http/api-error';
+import { isUuid } from '../http/ids';
 import { SiteSecretsService } from './site-secrets.service';
 import type { CreatedSiteView, CreateSiteDto, SecretRotationView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DOMAIN_TAKEN = 'You already have a site with this domain';
 
 @Injectable()
@@ -45,7 +45,7 @@ export class SitesService {
 
   /** The publisher's own site; anyone else's is reported exactly like a missing one. */
   async owned(publisher: Publisher, siteId: string): Promise<Site> {
-    const site = UUID.test(siteId) ? await this.db.prisma.site.findUnique({ where: { id: siteId } }) : null;
+    const site = isUuid(siteId) ? await this.db.prisma.site.findUnique({ where: { id: siteId } }) : null;
     if (!site || site.publisherId !== publisher.id) throw notFound('Site not found');
     return site;
   }

@@ -1,0 +1,61 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { peekAccessTokenPayload, signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
+import type { AppConfig } from '../config/config';
+import { CONFIG } from '../db/tokens';
+import { SiteSecretsService } from '../sites/site-secrets.service';
+
+export interface IssuedToken {
+  token: string;
+  kid: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+export interface TokenGrant {
+  gateId: string;
+  siteId: string;
+  url: string;
+}
+
+/** Signs access tokens with a site's current secret and checks them against its usable ones. */
+@Injectable()
+export class AccessTokenService {
+  constructor(
+    private readonly secrets: SiteSecretsService,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async issue(grant: TokenGrant, now = Date.now()): Promise<IssuedToken> {
+    const iat = Math.floor(now / 1000);
+    return this.sign(grant, iat, iat + this.config.accessTokenTtlSeconds);
+  }
+
+  /**
+   * The token a settled payment was given, rebuilt from what was stored: a repeated verify gets
+   * the same token (same kid, iat and exp), never a longer-lived one.
+   */
+  async reissue(grant: TokenGrant, kid: string, issuedAt: Date, expiresAt: Date): Promise<IssuedToken> {
+    const iat = Math.floor(issuedAt.getTime() / 1000);
+    const exp = Math.floor(expiresAt.getTime() / 1000);
+    const usable = await this.secrets.usable(grant.siteId);
+    const original = usable.find((secret) => secret.kid === kid);
+    return original ? this.signWith(grant, original, iat, exp) : this.sign(grant, iat, exp);
+  }
+
+  /** Verifies for the site that owns the site token; `url` additionally checks the path binding. */
+  async verify(siteId: string, token: string, url?: string): Promise<TokenCheck> {
+    const kid = peekAccessTokenPayload(token)?.kid;
+    const secrets = (await this.secrets.usable(siteId)).filter((secret) => secret.kid === kid).map((secret) => secret.secret);
+    // No secret with that kid: still run the check (it reports malformed or bad_signature).
+    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url });
+  }
+
+  private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {
+    return this.signWith(grant, await this.secrets.current(grant.siteId), iat, exp);
+  }
+
+  private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {
+    const token = signAccessToken({ gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp }, secret.secret);
+    return { token, kid: secret.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+  }
+}

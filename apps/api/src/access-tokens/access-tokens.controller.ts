@@ -1,0 +1,23 @@
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { SiteTokenGuard } from '../auth/guards';
+import { CurrentSite } from '../auth/request-context';
+import type { Site } from '../generated/prisma/client';
+import { AccessTokenCheckView, VerifyAccessTokenDto } from './access-tokens.dto';
+import { AccessTokenService } from './access-token.service';
+
+@ApiTags('access tokens')
+@Controller('access-tokens')
+export class AccessTokensController {
+  constructor(private readonly tokens: AccessTokenService) {}
+
+  @Post('verify')
+  @HttpCode(200)
+  @UseGuards(SiteTokenGuard)
+  @ApiSecurity('site-token')
+  @ApiResponse({ status: 200, type: AccessTokenCheckView, description: 'Whether the token is valid for the site that owns the site token.' })
+  async verify(@CurrentSite() site: Site, @Body() body: VerifyAccessTokenDto): Promise<AccessTokenCheckView> {
+    const check = await this.tokens.verify(site.id, body.token, body.url);
+    return check.valid ? { valid: true, gate_id: check.payload.gate_id, url: check.payload.url, exp: check.payload.exp } : { valid: false, reason: check.reason };
+  }
+}

@@ -1,0 +1,20 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
+
+export class VerifyAccessTokenDto {
+  @ApiProperty({ description: 'The access token: base64url(payload).base64url(signature)' })
+  @IsDefined() @IsString() @MaxLength(4096)
+  token!: string;
+
+  @ApiPropertyOptional({ description: 'When given, the token must be bound to this path (or URL).', example: '/blog/post-1' })
+  @IsOptional() @IsString() @MaxLength(2048)
+  url?: string;
+}
+
+export class AccessTokenCheckView {
+  @ApiProperty() valid!: boolean;
+  @ApiPropertyOptional({ format: 'uuid' }) gate_id?: string;
+  @ApiPropertyOptional() url?: string;
+  @ApiPropertyOptional({ description: 'Unix seconds' }) exp?: number;
+  @ApiPropertyOptional({ enum: ['malformed', 'bad_signature', 'expired', 'wrong_site', 'wrong_path'] }) reason?: string;
+}

@@ -1,0 +1,2 @@
+/** Injection token of the ChainContext. */
+export const CHAIN = Symbol('CHAIN');

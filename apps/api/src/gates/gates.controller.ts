@@ -1,0 +1,51 @@
+import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SiteTokenGuard } from '../auth/guards';
+import { CurrentSite } from '../auth/request-context';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
+import type { AppConfig } from '../config/config';
+import { CONFIG } from '../db/tokens';
+import type { Site } from '../generated/prisma/client';
+import { LimitPerSiteToken } from '../rate-limit/limits';
+import { paymentRequiredHeader, type GateOffer } from './gate-offer';
+import { CreateGateDto, FreePathView } from './gates.dto';
+import { GatesService } from './gates.service';
+import { requestBaseUrl } from './request-base-url';
+
+@ApiTags('gates')
+@Controller('gates')
+export class GatesController {
+  constructor(
+    private readonly gates: GatesService,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(CHAIN) private readonly chain: ChainContext,
+  ) {}
+
+  @Post()
+  @UseGuards(SiteTokenGuard)
+  @LimitPerSiteToken(200)
+  @ApiSecurity('site-token')
+  @ApiResponse({ status: 402, description: 'Priced path: the gate, with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.' })
+  @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate is created.' })
+  @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
+  async create(
+    @CurrentSite() site: Site,
+    @Body() body: CreateGateDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<GateOffer | FreePathView> {
+    const created = await this.gates.create(site, body.url, requestBaseUrl(this.config, request));
+    if (created.kind === 'free') return { status: 'free', price_usd: '0', url: created.url };
+    void reply.status(402).headers({ 'payment-required': paymentRequiredHeader(created.offer, this.chain), 'cache-control': 'no-store' });
+    return created.offer;
+  }
+
+  @Get(':id')
+  @ApiResponse({ status: 200, description: 'The gate and its status: open, settling or paid.' })
+  @ApiResponse({ status: 404, description: 'Gate not found or expired' })
+  view(@Param('id') id: string, @Req() request: FastifyRequest) {
+    return this.gates.view(id, requestBaseUrl(this.config, request));
+  }
+}

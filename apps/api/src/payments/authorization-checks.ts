@@ -1,0 +1,101 @@
+import { TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, X402_REASONS, type ExactEvmPayload } from '@crawlgate/core';
+import { getAddress, parseSignature, recoverTypedDataAddress, size, type Hex } from 'viem';
+import type { ChainContext } from '../chain/chain-context';
+import type { Gate } from '../generated/prisma/client';
+import { ApiError } from '../http/api-error';
+import { onChain, revertMessage } from './chain-errors';
+import { PaymentRejected } from './payment-rejected';
+
+/** x402 clients sign validBefore = now + maxTimeoutSeconds; settlement needs a few seconds of that. */
+const SETTLEMENT_MARGIN_SECONDS = 6n;
+
+export interface SignedAuthorization {
+  from: Hex;
+  to: Hex;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+  signature: Hex;
+}
+
+export function toSignedAuthorization(payload: ExactEvmPayload): SignedAuthorization {
+  const { authorization: a, signature } = payload;
+  return {
+    from: getAddress(a.from.toLowerCase()),
+    to: getAddress(a.to.toLowerCase()),
+    value: BigInt(a.value),
+    validAfter: BigInt(a.validAfter),
+    validBefore: BigInt(a.validBefore),
+    nonce: a.nonce.toLowerCase() as Hex,
+    signature,
+  };
+}
+
+/** The checks that need no chain: scheme, network, recipient, amount and time window. */
+export function checkTerms(gate: Gate, chain: ChainContext, scheme: string, network: string, auth: SignedAuthorization, nowSeconds: bigint): void {
+  if (scheme !== 'exact') throw new PaymentRejected(X402_REASONS.invalid_scheme, `Scheme "${scheme}" is not supported; use "exact"`);
+  if (network !== chain.network.x402Network && network !== chain.network.caip2) {
+    throw new PaymentRejected(X402_REASONS.invalid_network, `Network "${network}" is not this gate's (${chain.network.x402Network} / ${chain.network.caip2})`);
+  }
+  if (auth.to.toLowerCase() !== gate.payTo.toLowerCase()) {
+    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The authorization pays ${auth.to}, not the gate's pay_to ${gate.payTo}`);
+  }
+  if (auth.value !== gate.priceMicros) {
+    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The authorization is for ${auth.value} atomic units; the gate costs exactly ${gate.priceMicros}`);
+  }
+  if (auth.validAfter > nowSeconds) {
+    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_after, 'The authorization is not valid yet (validAfter is in the future)');
+  }
+  if (auth.validBefore < nowSeconds + SETTLEMENT_MARGIN_SECONDS) {
+    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_before, 'The authorization expires too soon to settle (validBefore must be at least 6 s ahead)');
+  }
+}
+
+/** EIP-712 signature by `from`: recovered locally for EOAs, asked of the wallet (ERC-1271/6492) otherwise. */
+export async function checkSignature(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
+  const typedData = {
+    domain: { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: 'TransferWithAuthorization' as const,
+    message: { from: auth.from, to: auth.to, value: auth.value, validAfter: auth.validAfter, validBefore: auth.validBefore, nonce: auth.nonce },
+  };
+  if (size(auth.signature) === 65) {
+    const recovered = await recoverTypedDataAddress({ ...typedData, signature: auth.signature }).catch(() => undefined);
+    if (recovered === auth.from) return;
+  }
+  const valid = await onChain(() => chain.publicClient.verifyTypedData({ ...typedData, address: auth.from, signature: auth.signature }));
+  if (!valid) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_signature, 'The signature is not a valid EIP-3009 authorization by `from` for this token');
+}
+
+/** Arguments of transferWithAuthorization: the (v, r, s) overload for 65-byte signatures, `bytes` otherwise. */
+export function settlementCall(chain: ChainContext, auth: SignedAuthorization) {
+  const base = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce] as const;
+  if (size(auth.signature) === 65) {
+    const { r, s, v, yParity } = parseSignature(auth.signature);
+    const vByte = Number(v ?? BigInt(yParity + 27));
+    return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, vByte, r, s] as const };
+  }
+  return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, auth.signature] as const };
+}
+
+const SIMULATION_REASONS: [RegExp, string, string][] = [
+  [/authorization is used or canceled/i, X402_REASONS.invalid_exact_evm_nonce_already_used, 'This authorization nonce was already used or canceled'],
+  [/exceeds balance/i, X402_REASONS.insufficient_funds, 'The payer does not hold enough USDC'],
+  [/invalid signature/i, X402_REASONS.invalid_exact_evm_payload_signature, 'The token rejected the signature'],
+  [/not yet valid/i, X402_REASONS.invalid_exact_evm_payload_authorization_valid_after, 'The authorization is not valid yet'],
+  [/authorization is expired/i, X402_REASONS.invalid_exact_evm_payload_authorization_valid_before, 'The authorization has expired'],
+];
+
+/** Dry-runs the settlement: balance, nonce state and the token's own checks, without spending gas. */
+export async function simulateSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
+  try {
+    await onChain(() => chain.publicClient.simulateContract({ ...settlementCall(chain, auth), account: chain.relayer.account } as never));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    const message = revertMessage(error);
+    const known = SIMULATION_REASONS.find(([pattern]) => pattern.test(message));
+    if (known) throw new PaymentRejected(known[1], known[2]);
+    throw new PaymentRejected(X402_REASONS.invalid_payload, `The token refused this authorization: ${message.split(' | ')[0]}`);
+  }
+}

@@ -1,0 +1,41 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { AppConfig } from '../config/config';
+import { CONFIG } from '../db/tokens';
+import { GateSweeperService } from '../gates/gate-sweeper.service';
+import { ReconcilerService } from './reconciler.service';
+
+/** Runs the reconciler and the gate sweeper on their intervals; a run never overlaps the previous one. */
+@Injectable()
+export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Jobs');
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly reconciler: ReconcilerService,
+    private readonly sweeper: GateSweeperService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
+    this.every(this.config.chain.sweepIntervalMs, 'gate sweeper', () => this.sweeper.runOnce());
+  }
+
+  onApplicationShutdown(): void {
+    for (const timer of this.timers) clearInterval(timer);
+  }
+
+  private every(intervalMs: number, name: string, job: () => Promise<unknown>): void {
+    if (intervalMs <= 0) return;
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      job()
+        .catch((error: Error) => this.logger.warn(`${name} failed: ${error.message}`))
+        .finally(() => (running = false));
+    }, intervalMs);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

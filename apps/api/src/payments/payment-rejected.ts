@@ -1,0 +1,19 @@
+import { ApiError } from '../http/api-error';
+
+/** 402 with an x402-style `reason`: the proof does not pay this gate; nothing was charged. */
+export class PaymentRejected extends ApiError {
+  constructor(
+    readonly reason: string,
+    detail: string,
+  ) {
+    super(402, detail, { reason });
+  }
+}
+
+/** Reasons of the tx-hash path, which x402 has no names for. */
+export const TRANSFER_REASONS = {
+  transactionNotFound: 'transaction_not_found',
+  transactionFailed: 'transaction_failed',
+  noUsdcTransfer: 'invalid_asset',
+  predatesGate: 'transaction_predates_gate',
+} as const;

@@ -1,0 +1,273 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { formatMicrosUsd, parsePaymentPayload } from '@crawlgate/core';
+import type { Hash, TransactionReceipt } from 'viem';
+import { AccessTokenService } from '../access-tokens/access-token.service';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
+import type { Database } from '../db/database';
+import { isUniqueViolation } from '../db/prisma-errors';
+import { DATABASE } from '../db/tokens';
+import { GatesService, isExpired, GATE_NOT_FOUND } from '../gates/gates.service';
+import type { Gate, Payment, Prisma } from '../generated/prisma/client';
+import { ApiError, conflict, notFound } from '../http/api-error';
+import { ValidationFailed } from '../http/validation-items';
+import { checkSignature, checkTerms, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
+import { chainUnavailable, isChainUnreachable } from './chain-errors';
+import { PaymentRejected } from './payment-rejected';
+import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
+import { sendSettlement, waitForReceipt } from './settlement';
+import { checkTransfer } from './transfer-checks';
+
+export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
+
+/**
+ * Verifies a proof of payment for a gate and, for an authorization, settles it on chain before
+ * answering: settle first, then serve. One proof pays one gate (unique nonce / tx hash), the gate
+ * moves open → settling → paid in single-row conditional updates, and a repeated proof gets the
+ * stored result back instead of a second transfer.
+ */
+@Injectable()
+export class PaymentsService {
+  private readonly logger = new Logger('Payments');
+
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    private readonly gates: GatesService,
+    private readonly tokens: AccessTokenService,
+  ) {}
+
+  async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
+    if ((body.payment === undefined) === (body.tx_hash === undefined)) {
+      throw new ValidationFailed([{ loc: ['body'], msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`', type: 'value_error', input: body }]);
+    }
+    const gate = await this.gates.findLive(gateId);
+    return body.payment !== undefined ? this.verifyAuthorization(gate, body.payment) : this.verifyTransfer(gate, body.tx_hash!.toLowerCase() as Hash);
+  }
+
+  private async verifyAuthorization(gate: Gate, raw: unknown): Promise<VerifyOutcome> {
+    const parsed = parsePaymentPayload(raw);
+    if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
+    const auth = toSignedAuthorization(parsed.payload);
+    const payer = auth.from.toLowerCase();
+
+    const existing = await this.db.prisma.payment.findUnique({
+      where: { chainId_asset_payer_nonce: { chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce } },
+    });
+    if (existing) return this.outcomeOf(existing, gate);
+    this.assertPayable(gate);
+
+    checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
+    await checkSignature(this.chain, auth);
+    await simulateSettlement(this.chain, auth);
+
+    const claim = await this.claim(gate, {
+      method: 'authorization',
+      status: 'submitting',
+      payer,
+      nonce: auth.nonce,
+      authorization: serializeAuthorization(auth),
+    });
+    if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
+
+    let hash: Hash;
+    try {
+      hash = await sendSettlement(this.chain, auth);
+    } catch (error) {
+      if (isChainUnreachable(error)) {
+        // Nothing reached the chain: free the gate so the agent can retry once it is back.
+        await this.release(claim.payment.id);
+        throw chainUnavailable();
+      }
+      // The node may or may not have taken the transaction: the reconciler asks the token.
+      this.logger.warn(`Settlement of gate ${gate.id} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`);
+      return pending(gate.id, null);
+    }
+    await this.db.prisma.payment.update({ where: { id: claim.payment.id }, data: { status: 'submitted', txHash: hash } });
+    return this.awaitSettlement(claim.payment.id, gate.id, hash);
+  }
+
+  private async verifyTransfer(gate: Gate, hash: Hash): Promise<VerifyOutcome> {
+    const existing = await this.db.prisma.payment.findUnique({ where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } } });
+    if (existing) return this.outcomeOf(existing, gate);
+    this.assertPayable(gate);
+
+    const check = await checkTransfer(this.chain, gate, hash);
+    if (check.kind === 'pending') return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
+    const { receipt, payer } = check.transfer;
+    const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
+    if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
+    return { kind: 'paid', body: await this.paidView(await this.finalize(claim.payment.id, receipt)) };
+  }
+
+  /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
+  private async awaitSettlement(paymentId: string, gateId: string, hash: Hash): Promise<VerifyOutcome> {
+    let receipt: TransactionReceipt | null;
+    try {
+      receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    } catch (error) {
+      if (!isChainUnreachable(error)) throw error;
+      receipt = null;
+    }
+    if (!receipt) return pending(gateId, hash);
+    if (receipt.status !== 'success') {
+      await this.release(paymentId);
+      throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
+    }
+    return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt)) };
+  }
+
+  /** Moves the gate to settling (or paid) and records the payment, atomically; a lost race returns the winner's row. */
+  private async claim(
+    gate: Gate,
+    data: Pick<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization'>,
+  ): Promise<{ kind: 'claimed'; payment: Payment } | { kind: 'taken'; payment: Payment }> {
+    try {
+      const payment = await this.db.prisma.$transaction(async (tx) => {
+        const moved = await tx.gate.updateMany({
+          where: { id: gate.id, status: 'open', expiresAt: { gt: new Date() } },
+          data: { status: 'settling' },
+        });
+        if (moved.count !== 1) return null;
+        const site = await tx.site.findUniqueOrThrow({ where: { id: gate.siteId }, select: { publisherId: true } });
+        return tx.payment.create({
+          data: {
+            ...data,
+            gateId: gate.id,
+            siteId: gate.siteId,
+            publisherId: site.publisherId,
+            url: gate.url,
+            chainId: gate.chainId,
+            asset: gate.asset,
+            payTo: gate.payTo.toLowerCase(),
+            amount: gate.priceMicros,
+          },
+        });
+      });
+      if (payment) return { kind: 'claimed', payment };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    // Lost the race: the same proof is already recorded (ours to wait for), or the gate moved on.
+    const winner = await this.db.prisma.payment.findFirst({
+      where: data.txHash ? { chainId: gate.chainId, txHash: data.txHash } : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
+    });
+    if (winner) return { kind: 'taken', payment: winner };
+    const current = await this.db.prisma.gate.findUnique({ where: { id: gate.id } });
+    if (!current || isExpired(current)) throw notFound(GATE_NOT_FOUND);
+    this.assertPayable(current);
+    throw conflict('The gate changed while this payment was checked; try again');
+  }
+
+  /** A gate another proof has paid, or is paying, cannot take this one. */
+  private assertPayable(gate: Gate): void {
+    if (gate.status === 'paid') throw conflict('This gate is already paid with another proof');
+    if (gate.status === 'settling') throw conflict('This gate is being settled with another payment');
+  }
+
+  /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */
+  private async outcomeOf(payment: Payment, gate: Gate): Promise<VerifyOutcome> {
+    if (payment.gateId !== gate.id) throw conflict('This payment proof was already used for another gate');
+    if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment) };
+    const settled = await this.waitForRecorded(payment.id);
+    if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled) };
+    if (!settled) throw new PaymentRejected('unexpected_settle_error', 'The settlement of this proof failed; nothing was charged');
+    return pending(gate.id, settled.txHash);
+  }
+
+  /** Waits for a settlement another request (or the reconciler) is running to finish. */
+  private async waitForRecorded(paymentId: string): Promise<Payment | null> {
+    const deadline = Date.now() + this.chain.settlementTimeoutMs;
+    for (;;) {
+      const payment = await this.db.prisma.payment.findUnique({ where: { id: paymentId } });
+      if (!payment || payment.status === 'confirmed' || Date.now() >= deadline) return payment;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** Marks a payment confirmed and its gate paid, and fixes the token it grants; idempotent. */
+  async finalize(paymentId: string, receipt: TransactionReceipt): Promise<Payment> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
+      if (payment.status === 'confirmed') return payment;
+      const token = await this.tokens.issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }).catch((error: Error) => {
+        this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
+        return null;
+      });
+      const now = new Date();
+      await tx.gate.updateMany({ where: { id: payment.gateId }, data: { status: 'paid', paidAt: now } });
+      return tx.payment.update({
+        where: { id: paymentId },
+        data: {
+          status: 'confirmed',
+          txHash: receipt.transactionHash.toLowerCase(),
+          blockNumber: receipt.blockNumber,
+          confirmedAt: now,
+          tokenKid: token?.kid ?? null,
+          tokenIssuedAt: token?.issuedAt ?? null,
+          tokenExpiresAt: token?.expiresAt ?? null,
+        },
+      });
+    });
+  }
+
+  /** Forgets a settlement that never happened and makes the gate payable again. */
+  async release(paymentId: string): Promise<void> {
+    await this.db.prisma.$transaction(async (tx) => {
+      const payment = await tx.payment.findUnique({ where: { id: paymentId } });
+      if (!payment || payment.status === 'confirmed') return;
+      await tx.payment.delete({ where: { id: paymentId } });
+      await tx.gate.updateMany({ where: { id: payment.gateId, status: 'settling' }, data: { status: 'open' } });
+    });
+  }
+
+  private async paidView(payment: Payment): Promise<PaidView> {
+    if (!payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
+      throw new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');
+    }
+    const grant = { gateId: payment.gateId, siteId: payment.siteId, url: payment.url };
+    const token = await this.tokens.reissue(grant, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt);
+    return {
+      status: 'paid',
+      access_token: token.token,
+      expires_at: token.expiresAt.toISOString(),
+      gate_id: payment.gateId,
+      url: payment.url,
+      tx_hash: payment.txHash!,
+      payer: payment.payer,
+      amount: payment.amount.toString(),
+      price_usd: formatMicrosUsd(payment.amount),
+      network: this.chain.network.name,
+    };
+  }
+}
+
+function pending(gateId: string, txHash: string | null, detail = 'The settlement is not confirmed yet; it will be finished in the background. Ask again with the same proof.'): VerifyOutcome {
+  return { kind: 'pending', body: { status: 'settlement_pending', gate_id: gateId, tx_hash: txHash, detail } };
+}
+
+/** What the reconciler needs to resubmit or look up an authorization, as JSON (bigints as strings). */
+export function serializeAuthorization(auth: SignedAuthorization): Prisma.InputJsonObject {
+  return {
+    from: auth.from,
+    to: auth.to,
+    value: auth.value.toString(),
+    validAfter: auth.validAfter.toString(),
+    validBefore: auth.validBefore.toString(),
+    nonce: auth.nonce,
+    signature: auth.signature,
+  };
+}
+
+export function deserializeAuthorization(json: unknown): SignedAuthorization {
+  const a = json as Record<string, string>;
+  return {
+    from: a.from as `0x${string}`,
+    to: a.to as `0x${string}`,
+    value: BigInt(a.value),
+    validAfter: BigInt(a.validAfter),
+    validBefore: BigInt(a.validBefore),
+    nonce: a.nonce as `0x${string}`,
+    signature: a.signature as `0x${string}`,
+  };
+}

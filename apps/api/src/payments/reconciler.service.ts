@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { USDC_ABI } from '@crawlgate/core';
+import type { Hash, TransactionReceipt } from 'viem';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
+import type { Database } from '../db/database';
+import { DATABASE } from '../db/tokens';
+import type { Payment } from '../generated/prisma/client';
+import { sendSettlement } from './settlement';
+import { deserializeAuthorization, PaymentsService } from './payments.service';
+
+/** How far back to look for the AuthorizationUsed event of a settlement whose hash was lost. */
+const LOG_LOOKBACK_BLOCKS = 10_000n;
+
+export interface ReconcileReport {
+  finalized: number;
+  released: number;
+  resubmitted: number;
+  waiting: number;
+}
+
+/**
+ * Finishes settlements their request did not: a timeout answered 202, or the process died after
+ * claiming the gate. The token is the ground truth: if the authorization's nonce is used, the
+ * transfer happened (find it and record it); if not, submit it again while it is still valid
+ * (EIP-3009 nonces make a second charge impossible), else release the gate.
+ */
+@Injectable()
+export class ReconcilerService {
+  private readonly logger = new Logger('Reconciler');
+
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    private readonly payments: PaymentsService,
+  ) {}
+
+  async runOnce(): Promise<ReconcileReport> {
+    const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0 };
+    // A row without a hash may belong to a request that is broadcasting right now: give it time.
+    const claimedBefore = new Date(Date.now() - Math.max(2_000, this.chain.settlementTimeoutMs));
+    const open = await this.db.prisma.payment.findMany({
+      where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
+      orderBy: { createdAt: 'asc' },
+      take: 100,
+    });
+    for (const payment of open) {
+      try {
+        report[await this.reconcile(payment)] += 1;
+      } catch (error) {
+        report.waiting += 1;
+        this.logger.warn(`Payment ${payment.id} stays open for now: ${(error as Error).message}`);
+      }
+    }
+    return report;
+  }
+
+  private async reconcile(payment: Payment): Promise<keyof ReconcileReport> {
+    if (payment.txHash) {
+      const receipt = await this.receipt(payment.txHash as Hash);
+      if (receipt?.status === 'success') {
+        if (!(await this.confirmed(receipt))) return 'waiting';
+        await this.payments.finalize(payment.id, receipt);
+        return 'finalized';
+      }
+      if (!receipt && (await this.isPending(payment.txHash as Hash))) return 'waiting';
+      if (payment.method === 'transfer') return 'waiting';
+    }
+    if (!payment.authorization || !payment.nonce) return 'waiting';
+    const auth = deserializeAuthorization(payment.authorization);
+    const used = await this.chain.publicClient.readContract({
+      address: this.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'authorizationState',
+      args: [auth.from, auth.nonce],
+    });
+    if (used) {
+      const receipt = await this.findSettlement(auth.from, auth.nonce);
+      if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
+      await this.payments.finalize(payment.id, receipt);
+      return 'finalized';
+    }
+    if (auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n) {
+      const hash = await sendSettlement(this.chain, auth);
+      await this.db.prisma.payment.update({ where: { id: payment.id }, data: { status: 'submitted', txHash: hash } });
+      this.logger.log(`Resubmitted the settlement of gate ${payment.gateId}: ${hash}`);
+      return 'resubmitted';
+    }
+    await this.payments.release(payment.id);
+    this.logger.log(`Released gate ${payment.gateId}: its authorization expired unsettled, nothing was charged`);
+    return 'released';
+  }
+
+  private async receipt(hash: Hash): Promise<TransactionReceipt | null> {
+    return this.chain.publicClient.getTransactionReceipt({ hash }).catch((error: { name?: string }) => {
+      if (error.name === 'TransactionReceiptNotFoundError') return null;
+      throw error;
+    });
+  }
+
+  private async isPending(hash: Hash): Promise<boolean> {
+    return this.chain.publicClient.getTransaction({ hash }).then(
+      () => true,
+      (error: { name?: string }) => {
+        if (error.name === 'TransactionNotFoundError') return false;
+        throw error;
+      },
+    );
+  }
+
+  private async confirmed(receipt: TransactionReceipt): Promise<boolean> {
+    const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    return head - receipt.blockNumber + 1n >= BigInt(this.chain.confirmations);
+  }
+
+  /** The transaction that used (authorizer, nonce), found by the token's AuthorizationUsed event. */
+  private async findSettlement(authorizer: `0x${string}`, nonce: `0x${string}`): Promise<TransactionReceipt | null> {
+    const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const [log] = await this.chain.publicClient.getContractEvents({
+      address: this.chain.usdc,
+      abi: USDC_ABI,
+      eventName: 'AuthorizationUsed',
+      args: { authorizer, nonce },
+      fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
+      toBlock: head,
+    });
+    return log ? this.receipt(log.transactionHash) : null;
+  }
+}

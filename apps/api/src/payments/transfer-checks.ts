@@ -1,0 +1,50 @@
+import { USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import { parseEventLogs, type Hash, type TransactionReceipt } from 'viem';
+import type { ChainContext } from '../chain/chain-context';
+import type { Gate } from '../generated/prisma/client';
+import { onChain } from './chain-errors';
+import { PaymentRejected, TRANSFER_REASONS } from './payment-rejected';
+
+export interface ProvenTransfer {
+  receipt: TransactionReceipt;
+  payer: `0x${string}`;
+}
+
+export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kind: 'pending' };
+
+/**
+ * Proof by a USDC transfer the agent sent itself: the receipt succeeded and holds a Transfer of
+ * exactly the price to pay_to from our USDC contract, with enough confirmations, mined after
+ * the gate was created. Not yet mined or confirmed: pending, and the agent asks again.
+ */
+export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash): Promise<TransferCheck> {
+  const receipt = await onChain(() => chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
+  if (!receipt) {
+    const transaction = await onChain(() => chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull));
+    if (transaction) return { kind: 'pending' };
+    throw new PaymentRejected(TRANSFER_REASONS.transactionNotFound, `Transaction ${hash} is not known on ${chain.network.name}`);
+  }
+  if (receipt.status !== 'success') throw new PaymentRejected(TRANSFER_REASONS.transactionFailed, 'The transaction reverted on chain');
+
+  const transfers = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs, strict: true });
+  const usdc = transfers.filter((log) => log.address.toLowerCase() === chain.usdc.toLowerCase());
+  if (usdc.length === 0) throw new PaymentRejected(TRANSFER_REASONS.noUsdcTransfer, `The transaction holds no transfer of the gate's asset ${chain.usdc}`);
+  const toPayee = usdc.filter((log) => log.args.to.toLowerCase() === gate.payTo.toLowerCase());
+  if (toPayee.length === 0) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`);
+  const exact = toPayee.find((log) => log.args.value === gate.priceMicros);
+  if (!exact) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The transfer to pay_to is not exactly the gate's ${gate.priceMicros} atomic units`);
+
+  const head = await onChain(() => chain.publicClient.getBlockNumber({ cacheTime: 0 }));
+  if (head - receipt.blockNumber + 1n < BigInt(chain.confirmations)) return { kind: 'pending' };
+  const block = await onChain(() => chain.publicClient.getBlock({ blockNumber: receipt.blockNumber }));
+  if (block.timestamp < BigInt(Math.floor(gate.createdAt.getTime() / 1000))) {
+    throw new PaymentRejected(TRANSFER_REASONS.predatesGate, 'The transfer was mined before this gate was created; it cannot pay for it');
+  }
+  return { kind: 'proven', transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}` } };
+}
+
+function notFoundAsNull(error: unknown): null {
+  const name = (error as { name?: unknown })?.name;
+  if (name === 'TransactionReceiptNotFoundError' || name === 'TransactionNotFoundError') return null;
+  throw error;
+}

@@ -2,4 +2,6 @@
 module.exports = {
   projects: ['<rootDir>/libs/core', '<rootDir>/libs/devchain', '<rootDir>/apps/api'],
   maxWorkers: 2,
+  // A global option (ignored in project configs): PGlite start-up and chain round trips on 2 cores.
+  testTimeout: 30_000,
 };

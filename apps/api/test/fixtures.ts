@@ -38,3 +38,23 @@ export async function createSite(app: TestApp, publisher: TestPublisher, domain 
   if (response.status !== 201) throw new Error(`create site failed: ${response.status} ${JSON.stringify(response.body)}`);
   return { siteId: response.body.site_id, domain, siteToken: response.body.site_token, secret: response.body.access_token_secret, kid: response.body.kid };
 }
+
+/** A publisher with a fresh payout address and one site priced: default 0.01, /free/* free, /cheap/* 0.001. */
+export async function pricedSite(app: TestApp, payTo: `0x${string}`): Promise<{ publisher: TestPublisher; site: TestSite }> {
+  const publisher = await registerPublisher(app);
+  const payout = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+  if (payout.status !== 200) throw new Error(`payout failed: ${JSON.stringify(payout.body)}`);
+  const site = await createSite(app, publisher);
+  const pricing = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+    body: { default_price_usd: '0.01', rules: [{ path: '/free/*', price_usd: '0' }, { path: '/cheap/*', price_usd: '0.001' }] },
+    headers: publisher.auth,
+  });
+  if (pricing.status !== 200) throw new Error(`pricing failed: ${JSON.stringify(pricing.body)}`);
+  return { publisher, site };
+}
+
+export async function openGate(app: TestApp, site: TestSite, url: string) {
+  const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
+  if (response.status !== 402) throw new Error(`gate not opened: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}

@@ -45,7 +45,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const owned = options.database ? undefined : await createTestDatabase();
   const database = options.database ?? owned!.database;
   const { chain: chainOverrides, ...overrides } = options.config ?? {};
-  const config: AppConfig = { ...loadConfig({}), logLevel: 'silent', redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
+  const config: AppConfig = { ...loadConfig({}), logLevel: testLogLevel(), redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
   const chain = testChainContext(config.chain);
   const app = await createApp({ config, database, chain, masterKey: options.masterKey ?? randomBytes(32), redisPrefix: options.redisPrefix });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -79,4 +79,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await owned?.dispose();
     },
   };
+}
+
+/** Tests are silent; CRAWLGATE_TEST_LOG=error (or warn, info, debug) shows the app's logs while debugging. */
+function testLogLevel(): AppConfig['logLevel'] {
+  const level = process.env.CRAWLGATE_TEST_LOG;
+  return level === 'error' || level === 'warn' || level === 'info' || level === 'debug' ? level : 'silent';
 }

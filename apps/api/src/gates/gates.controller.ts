@@ -37,7 +37,10 @@ export class GatesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<GateOffer | FreePathView> {
     const created = await this.gates.create(site, body.url, requestBaseUrl(this.config, request));
-    if (created.kind === 'free') return { status: 'free', price_usd: '0', url: created.url };
+    if (created.kind === 'free') {
+      void reply.status(200);
+      return { status: 'free', price_usd: '0', url: created.url };
+    }
     void reply.status(402).headers({ 'payment-required': paymentRequiredHeader(created.offer, this.chain), 'cache-control': 'no-store' });
     return created.offer;
   }

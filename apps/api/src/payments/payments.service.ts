@@ -185,19 +185,22 @@ export class PaymentsService {
     }
   }
 
-  /** Marks a payment confirmed and its gate paid, and fixes the token it grants; idempotent. */
+  /**
+   * Marks a payment confirmed and its gate paid, and fixes the token it grants. Idempotent: the
+   * conditional updates let only the first of several finalizers (request, reconciler) write.
+   * The token is signed before the transaction, which must not wait on other queries.
+   */
   async finalize(paymentId: string, receipt: TransactionReceipt): Promise<Payment> {
-    return this.db.prisma.$transaction(async (tx) => {
-      const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
-      if (payment.status === 'confirmed') return payment;
-      const token = await this.tokens.issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }).catch((error: Error) => {
-        this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
-        return null;
-      });
-      const now = new Date();
-      await tx.gate.updateMany({ where: { id: payment.gateId }, data: { status: 'paid', paidAt: now } });
-      return tx.payment.update({
-        where: { id: paymentId },
+    const payment = await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
+    if (payment.status === 'confirmed') return payment;
+    const token = await this.tokens.issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }).catch((error: Error) => {
+      this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
+      return null;
+    });
+    const now = new Date();
+    await this.db.prisma.$transaction([
+      this.db.prisma.payment.updateMany({
+        where: { id: paymentId, status: { not: 'confirmed' } },
         data: {
           status: 'confirmed',
           txHash: receipt.transactionHash.toLowerCase(),
@@ -207,8 +210,10 @@ export class PaymentsService {
           tokenIssuedAt: token?.issuedAt ?? null,
           tokenExpiresAt: token?.expiresAt ?? null,
         },
-      });
-    });
+      }),
+      this.db.prisma.gate.updateMany({ where: { id: payment.gateId, status: { not: 'paid' } }, data: { status: 'paid', paidAt: now } }),
+    ]);
+    return this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
   }
 
   /** Forgets a settlement that never happened and makes the gate payable again. */

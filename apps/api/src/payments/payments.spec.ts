@@ -1,0 +1,259 @@
+import { signAccessToken, USDC_ABI } from '@crawlgate/core';
+import { revert, snapshot, testUsdcAbi, testUsdcBytecode } from '@crawlgate/devchain';
+import { createWalletClient, http, type Hex } from 'viem';
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('paying a gate', () => {
+  let app: TestApp;
+  let chainSnapshot: Hex;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const agent = newWallet();
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, agent.address, '5');
+  });
+  afterAll(async () => {
+    await revert(app.chain.rpcUrl, chainSnapshot);
+    await app.close();
+  });
+
+  const verify = (gateId: string, body: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body });
+  const checkToken = (token: string, url?: string, siteToken = site.siteToken) =>
+    app.call('POST', '/v1/access-tokens/verify', { body: { token, ...(url ? { url } : {}) }, headers: { 'x-site-token': siteToken } });
+
+  describe('with an EIP-3009 authorization (x402 "exact")', () => {
+    it('settles on chain first, then answers 200 with a token that verifies', async () => {
+      const gate = await openGate(app, site, '/article/paid');
+      const agentBefore = await usdcBalance(app, agent.address);
+      const payToBefore = await usdcBalance(app, payTo);
+
+      const paid = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      expect(paid.status).toBe(200);
+      expect(paid.headers.get('cache-control')).toBe('no-store');
+      expect(paid.body).toEqual({
+        status: 'paid',
+        access_token: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
+        expires_at: expect.any(String),
+        gate_id: gate.id,
+        url: '/article/paid',
+        tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        payer: agent.address.toLowerCase(),
+        amount: '10000',
+        price_usd: '0.01',
+        network: 'local',
+      });
+      const lifetime = Date.parse(paid.body.expires_at) - Date.now();
+      expect(lifetime).toBeGreaterThan(29 * 60_000);
+      expect(lifetime).toBeLessThanOrEqual(30 * 60_000);
+
+      expect(await usdcBalance(app, agent.address)).toBe(agentBefore - 10_000n);
+      expect(await usdcBalance(app, payTo)).toBe(payToBefore + 10_000n);
+      const receipt = await app.chain.publicClient.getTransactionReceipt({ hash: paid.body.tx_hash });
+      expect(receipt.status).toBe('success');
+
+      expect((await checkToken(paid.body.access_token)).body).toEqual({ valid: true, gate_id: gate.id, url: '/article/paid', exp: expect.any(Number) });
+      expect((await checkToken(paid.body.access_token, '/article/paid?x=1')).body.valid).toBe(true);
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body).toMatchObject({ status: 'paid', tx_hash: paid.body.tx_hash, paid_at: expect.any(String) });
+    });
+
+    it('is idempotent: the same proof again returns the same token and moves no money', async () => {
+      const gate = await openGate(app, site, '/article/twice');
+      const payment = await signPayment(app, agent, gate);
+      const first = await verify(gate.id, { payment });
+      const second = await verify(gate.id, { payment });
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual(first.body);
+      const transfers = (await transfersTo(app, payTo)).filter((t) => t.hash === first.body.tx_hash);
+      expect(transfers).toHaveLength(1);
+    });
+
+    it('settles once under 20 concurrent verifies of one gate', async () => {
+      const gate = await openGate(app, site, '/article/rush');
+      const payment = await signPayment(app, agent, gate);
+      const before = (await transfersTo(app, payTo)).length;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => verify(gate.id, { payment })));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
+      const tokens = new Set(answers.filter((answer) => answer.status === 200).map((answer) => answer.body.access_token));
+      expect(tokens.size).toBe(1);
+      expect((await transfersTo(app, payTo)).length).toBe(before + 1);
+    });
+
+    it('refuses a proof already used for another gate with 409', async () => {
+      const first = await openGate(app, site, '/article/one');
+      const second = await openGate(app, site, '/article/two');
+      const payment = await signPayment(app, agent, first);
+      expect((await verify(first.id, { payment })).status).toBe(200);
+      const replay = await verify(second.id, { payment });
+      expect(replay.status).toBe(409);
+      expect(replay.body.detail).toMatch(/another gate/);
+      expect((await app.call('GET', `/v1/gates/${second.id}`)).body.status).toBe('open');
+    });
+
+    it('refuses a second, different proof for a gate already paid with 409', async () => {
+      const gate = await openGate(app, site, '/article/paid-once');
+      expect((await verify(gate.id, { payment: await signPayment(app, agent, gate) })).status).toBe(200);
+      const again = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      expect(again.status).toBe(409);
+    });
+
+    describe('rejects with 402 {detail, reason} and charges nothing', () => {
+      const now = () => BigInt(Math.floor(Date.now() / 1000));
+      const cases: [string, (gate: any) => Promise<unknown>, string][] = [
+        ['the wrong recipient', (gate) => signPayment(app, agent, gate, { to: newWallet().address }), 'invalid_exact_evm_payload_recipient_mismatch'],
+        ['the wrong amount', (gate) => signPayment(app, agent, gate, { value: 9_999n }), 'invalid_exact_evm_payload_authorization_value'],
+        ['an expired window', (gate) => signPayment(app, agent, gate, { validBefore: now() - 1n }), 'invalid_exact_evm_payload_authorization_valid_before'],
+        ['a window closing within 6 s', (gate) => signPayment(app, agent, gate, { validBefore: now() + 3n }), 'invalid_exact_evm_payload_authorization_valid_before'],
+        ['a window not open yet', (gate) => signPayment(app, agent, gate, { validAfter: now() + 120n }), 'invalid_exact_evm_payload_authorization_valid_after'],
+        ['a signature by someone else', (gate) => signPayment(app, agent, gate, { signer: newWallet() }), 'invalid_exact_evm_payload_signature'],
+        ['another network', (gate) => signPayment(app, agent, gate, { network: 'base' }), 'invalid_network'],
+        ['an insufficient balance', (gate) => signPayment(app, newWallet(), gate), 'insufficient_funds'],
+      ];
+      it.each(cases)('%s', async (_, sign, reason) => {
+        const gate = await openGate(app, site, `/reject/${reason}`);
+        const before = await usdcBalance(app, payTo);
+        const response = await verify(gate.id, { payment: await sign(gate) });
+        expect(response.status).toBe(402);
+        expect(response.body).toEqual({ detail: expect.any(String), reason });
+        expect(await usdcBalance(app, payTo)).toBe(before);
+        expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+      });
+
+      it('a malformed payload', async () => {
+        const gate = await openGate(app, site, '/reject/malformed');
+        const response = await verify(gate.id, { payment: { x402Version: 1, scheme: 'exact', network: 'local', payload: { signature: 'nope' } } });
+        expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_payload' } });
+      });
+
+      it('a nonce the agent already used on chain', async () => {
+        const gate = await openGate(app, site, '/reject/nonce');
+        const payment = await signPayment(app, agent, gate);
+        const auth = payment.payload.authorization;
+        const relayer = createWalletClient({ account: newWallet(), chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+        await fundEth(app, relayer.account.address);
+        const hash = await relayer.writeContract({
+          address: app.chain.usdc,
+          abi: USDC_ABI,
+          functionName: 'transferWithAuthorization',
+          args: [auth.from, auth.to, BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce, payment.payload.signature],
+        });
+        await app.chain.publicClient.waitForTransactionReceipt({ hash });
+        const response = await verify(gate.id, { payment });
+        expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_nonce_already_used' } });
+      });
+    });
+
+    it('answers 422 unless exactly one of payment or tx_hash is sent', async () => {
+      const gate = await openGate(app, site, '/article/bad-body');
+      expect((await verify(gate.id, {})).status).toBe(422);
+      expect((await verify(gate.id, { payment: await signPayment(app, agent, gate), tx_hash: `0x${'a'.repeat(64)}` })).status).toBe(422);
+      expect((await verify(gate.id, { tx_hash: '0x1234' })).body.detail[0]).toMatchObject({ loc: ['body', 'tx_hash'] });
+    });
+  });
+
+  describe('with the hash of a USDC transfer the agent sent', () => {
+    const payer = newWallet();
+    beforeAll(async () => {
+      await fundUsdc(app, payer.address, '1');
+      await fundEth(app, payer.address);
+    });
+    const wallet = () => createWalletClient({ account: payer, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    const send = async (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc) => {
+      const hash = await wallet().writeContract({ address: asset, abi: USDC_ABI, functionName: 'transfer', args: [to, value] });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash });
+      return hash;
+    };
+
+    it('verifies a transfer of exactly the price to pay_to, mined after the gate', async () => {
+      const gate = await openGate(app, site, '/tx/paid');
+      const hash = await send(payTo, 10_000n);
+      const paid = await verify(gate.id, { tx_hash: hash });
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'paid', tx_hash: hash, payer: payer.address.toLowerCase(), url: '/tx/paid' });
+      expect((await checkToken(paid.body.access_token)).body.valid).toBe(true);
+      expect((await verify(gate.id, { tx_hash: hash })).body).toEqual(paid.body);
+      const other = await openGate(app, site, '/tx/other');
+      expect((await verify(other.id, { tx_hash: hash })).status).toBe(409);
+    });
+
+    it('rejects a transfer to another address', async () => {
+      const gate = await openGate(app, site, '/tx/elsewhere');
+      const response = await verify(gate.id, { tx_hash: await send(newWallet().address, 10_000n) });
+      expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_payload_recipient_mismatch' } });
+    });
+
+    it('rejects a transfer of another amount', async () => {
+      const gate = await openGate(app, site, '/tx/short');
+      const response = await verify(gate.id, { tx_hash: await send(payTo, 9_000n) });
+      expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_payload_authorization_value' } });
+    });
+
+    it('rejects a transfer of another token', async () => {
+      const deployHash = await wallet().deployContract({ abi: testUsdcAbi, bytecode: testUsdcBytecode, args: ['USD Coin', '2'] } as never);
+      const { contractAddress } = await app.chain.publicClient.waitForTransactionReceipt({ hash: deployHash });
+      const mintHash = await wallet().writeContract({ address: contractAddress!, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 1_000_000n] } as never);
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: mintHash });
+      const gate = await openGate(app, site, '/tx/fake-token');
+      const response = await verify(gate.id, { tx_hash: await send(payTo, 10_000n, contractAddress!) });
+      expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_asset' } });
+    });
+
+    it('rejects a transfer mined before the gate was created', async () => {
+      const hash = await send(payTo, 10_000n);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const gate = await openGate(app, site, '/tx/too-early');
+      const response = await verify(gate.id, { tx_hash: hash });
+      expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_predates_gate' } });
+    });
+
+    it('rejects an unknown transaction hash', async () => {
+      const gate = await openGate(app, site, '/tx/unknown');
+      const response = await verify(gate.id, { tx_hash: `0x${'ab'.repeat(32)}` });
+      expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_not_found' } });
+    });
+  });
+
+  describe('access tokens', () => {
+    it('bind to the paid path: a cheap path’s token does not open another path', async () => {
+      const gate = await openGate(app, site, '/cheap/teaser');
+      expect(gate.price_usd).toBe('0.001');
+      const paid = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      expect((await checkToken(paid.body.access_token, '/cheap/teaser')).body.valid).toBe(true);
+      expect((await checkToken(paid.body.access_token, '/premium/report')).body).toEqual({ valid: false, reason: 'wrong_path' });
+    });
+
+    it('are invalid once expired, tampered with, or shown to another site', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const expired = signAccessToken({ gate_id: '00000000-0000-4000-8000-000000000000', site_id: site.siteId, url: '/a', kid: site.kid, iat: now - 3600, exp: now - 1 }, site.secret);
+      expect((await checkToken(expired)).body).toEqual({ valid: false, reason: 'expired' });
+
+      const gate = await openGate(app, site, '/article/tokens');
+      const paid = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      const [payload, signature] = paid.body.access_token.split('.');
+      const flipped = `${payload}.${signature.slice(0, -2)}${signature.slice(-2) === 'AA' ? 'BA' : 'AA'}`;
+      expect((await checkToken(flipped)).body).toEqual({ valid: false, reason: 'bad_signature' });
+      expect((await checkToken('not.a.token')).body).toEqual({ valid: false, reason: 'malformed' });
+
+      const { site: otherSite } = await pricedSite(app, payTo);
+      expect((await checkToken(paid.body.access_token, undefined, otherSite.siteToken)).body.valid).toBe(false);
+    });
+
+    it('keep verifying through a secret rotation, and tokens from the new secret verify too', async () => {
+      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const gate = await openGate(app, rotating, '/article/rotate');
+      const before = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, { headers: publisher.auth });
+      expect((await checkToken(before.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
+      const next = await openGate(app, rotating, '/article/rotate-2');
+      const after = await verify(next.id, { payment: await signPayment(app, agent, next) });
+      expect((await checkToken(after.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
+    });
+  });
+});

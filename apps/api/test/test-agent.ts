@@ -1,0 +1,68 @@
+import { buildAuthorization, devTestClient, signAuthorization, usdcDomain, type TransferAuthorization } from '@crawlgate/devchain';
+import { USDC_ABI } from '@crawlgate/core';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { TestApp } from './test-app';
+
+/** A fresh wallet with no history: balances and nonces start from zero in every test. */
+export function newWallet(): PrivateKeyAccount {
+  return privateKeyToAccount(generatePrivateKey());
+}
+
+/** Mints test USDC through the API's local faucet. */
+export async function fundUsdc(app: TestApp, address: string, amountUsd: string): Promise<void> {
+  const response = await app.call('POST', '/v1/dev/faucet', { body: { address, amount_usd: amountUsd } });
+  if (response.status !== 200) throw new Error(`faucet failed: ${response.status} ${JSON.stringify(response.body)}`);
+}
+
+/** Gas money, for agents that send their own transfer (the tx-hash path). */
+export async function fundEth(app: TestApp, address: `0x${string}`): Promise<void> {
+  await devTestClient(app.chain.rpcUrl).setBalance({ address, value: 10n ** 18n });
+}
+
+export async function usdcBalance(app: TestApp, address: `0x${string}`): Promise<bigint> {
+  return app.chain.publicClient.readContract({ address: app.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [address] });
+}
+
+export interface GateOfferBody {
+  id: string;
+  amount: string;
+  pay_to: `0x${string}`;
+  accepts: { network: string; payTo: string; maxAmountRequired: string }[];
+}
+
+/** What an x402 v1 client sends in X-PAYMENT for an offer (decoded), with optional tampering. */
+export async function signPayment(
+  app: TestApp,
+  wallet: PrivateKeyAccount,
+  offer: GateOfferBody,
+  tamper: Partial<TransferAuthorization> & { network?: string; signer?: PrivateKeyAccount } = {},
+) {
+  const { network, signer, ...fields } = tamper;
+  const authorization: TransferAuthorization = {
+    ...buildAuthorization({ from: wallet.address, to: offer.pay_to, value: BigInt(offer.amount), validForSeconds: 300 }),
+    ...fields,
+  };
+  const signature = await signAuthorization(signer ?? wallet, usdcDomain(app.chain.chainId, app.chain.usdc), authorization);
+  return {
+    x402Version: 1,
+    scheme: 'exact',
+    network: network ?? offer.accepts[0].network,
+    payload: {
+      signature,
+      authorization: {
+        from: authorization.from,
+        to: authorization.to,
+        value: authorization.value.toString(),
+        validAfter: authorization.validAfter.toString(),
+        validBefore: authorization.validBefore.toString(),
+        nonce: authorization.nonce,
+      },
+    },
+  };
+}
+
+/** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */
+export async function transfersTo(app: TestApp, to: `0x${string}`): Promise<{ from: string; value: bigint; hash: string }[]> {
+  const logs = await app.chain.publicClient.getContractEvents({ address: app.chain.usdc, abi: USDC_ABI, eventName: 'Transfer', args: { to }, fromBlock: 0n });
+  return logs.map((log) => ({ from: log.args.from!, value: log.args.value!, hash: log.transactionHash }));
+}

@@ -36,6 +36,8 @@ export interface TestAppOptions {
   config?: Partial<Omit<AppConfig, 'chain'>> & { chain?: Partial<AppConfig['chain']> };
   /** Share a master key with another app on the same database (restart tests). */
   masterKey?: Buffer;
+  /** Talk to the chain through this RPC URL instead of the worker's chain. */
+  chainRpcUrl?: string;
   /** Share a database with another app (scale-out tests). */
   database?: Database;
   redisPrefix?: string;
@@ -46,7 +48,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const database = options.database ?? owned!.database;
   const { chain: chainOverrides, ...overrides } = options.config ?? {};
   const config: AppConfig = { ...loadConfig({}), logLevel: testLogLevel(), redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
-  const chain = testChainContext(config.chain);
+  const chain = testChainContext(config.chain, options.chainRpcUrl);
   const app = await createApp({ config, database, chain, masterKey: options.masterKey ?? randomBytes(32), redisPrefix: options.redisPrefix });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };

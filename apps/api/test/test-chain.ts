@@ -15,7 +15,7 @@ export function testChainConfig(overrides: Partial<ChainConfig> = {}): ChainConf
   return { ...loadConfig({}).chain, pollingIntervalMs: 20, reconcileIntervalMs: 0, sweepIntervalMs: 0, settlementTimeoutMs: 20_000, ...overrides };
 }
 
-export function testChainContext(config: ChainConfig = testChainConfig()): ChainContext {
-  const { rpcUrl, usdc } = workerChain();
-  return createChainContext({ config, rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc });
+/** A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). */
+export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl = workerChain().rpcUrl): ChainContext {
+  return createChainContext({ config, rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: workerChain().usdc });
 }

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { revert, snapshot } from '@crawlgate/devchain';
+import type { Hex } from 'viem';
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database';
+import { toSignedAuthorization } from './authorization-checks';
+import { ReconcilerService } from './reconciler.service';
+import { serializeAuthorization } from './payments.service';
+
+describe('settlements that outlive their request', () => {
+  let db: TestDatabase;
+  let app: TestApp;
+  let chainSnapshot: Hex;
+  let site: TestSite;
+  const masterKey = randomBytes(32);
+  const payTo = newWallet().address;
+  const agent = newWallet();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({ database: db.database, masterKey });
+    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, agent.address, '1');
+  });
+  afterAll(async () => {
+    await revert(app.chain.rpcUrl, chainSnapshot);
+    await app.app.close();
+    await db.dispose();
+  });
+
+  const reconcile = (on: TestApp) => on.app.get(ReconcilerService).runOnce();
+
+  it('finishes a settlement whose request gave up after broadcasting, once, without a second charge', async () => {
+    // An instance that answers as soon as the transaction is sent, then dies.
+    const dying = await startTestApp({ database: db.database, masterKey, config: { chain: { settlementTimeoutMs: 0 } } });
+    const gate = await openGate(dying, site, '/reconcile/sent');
+    const payment = await signPayment(dying, agent, gate);
+    const pending = await dying.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(pending.status).toBe(202);
+    expect(pending.headers.get('retry-after')).toBe('5');
+    expect(pending.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id, tx_hash: expect.stringMatching(/^0x/) });
+    await dying.app.close();
+
+    // A fresh instance on the same database; its background reconciler completes the payment.
+    const survivor = await startTestApp({ database: db.database, masterKey, config: { chain: { reconcileIntervalMs: 100 } } });
+    let status = 'settling';
+    for (let i = 0; i < 100 && status !== 'paid'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = (await survivor.call('GET', `/v1/gates/${gate.id}`)).body.status;
+    }
+    expect(status).toBe('paid');
+    const again = await survivor.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status).toBe(200);
+    expect(again.body.tx_hash).toBe(pending.body.tx_hash);
+    expect((await transfersTo(survivor, payTo)).filter((t) => t.hash === pending.body.tx_hash)).toHaveLength(1);
+    await survivor.app.close();
+  });
+
+  /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
+  async function claimedButNeverSent(url: string, validForSeconds = 300) {
+    const gate = await openGate(app, site, url);
+    const signed = await signPayment(app, agent, gate, { validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds) });
+    const auth = toSignedAuthorization(signed.payload as never);
+    await app.database.prisma.gate.update({ where: { id: gate.id }, data: { status: 'settling' } });
+    await app.database.prisma.payment.create({
+      data: {
+        gateId: gate.id,
+        siteId: site.siteId,
+        publisherId: (await app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } })).publisherId,
+        url,
+        method: 'authorization',
+        status: 'submitting',
+        chainId: app.chain.chainId,
+        asset: app.chain.usdc,
+        payer: agent.address.toLowerCase(),
+        payTo: payTo.toLowerCase(),
+        amount: BigInt(gate.amount),
+        nonce: auth.nonce,
+        authorization: serializeAuthorization(auth),
+        createdAt: new Date(Date.now() - 60_000),
+      },
+    });
+    return { gate, signed };
+  }
+
+  it('submits a claimed but never broadcast authorization, then records it', async () => {
+    const { gate, signed } = await claimedButNeverSent('/reconcile/never-sent');
+    expect(await reconcile(app)).toMatchObject({ resubmitted: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await reconcile(app)).toMatchObject({ finalized: 1 });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+    expect(paid.status).toBe(200);
+    expect((await transfersTo(app, payTo)).filter((t) => t.hash === paid.body.tx_hash)).toHaveLength(1);
+  });
+
+  it('releases the gate when the unsent authorization has expired: nothing charged, gate payable again', async () => {
+    const { gate } = await claimedButNeverSent('/reconcile/expired', 3);
+    const before = (await transfersTo(app, payTo)).length;
+    expect(await reconcile(app)).toMatchObject({ released: 1 });
+    expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.id } })).toBe(0);
+    expect((await transfersTo(app, payTo)).length).toBe(before);
+  });
+
+  it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {
+    const offline = await startTestApp({ database: db.database, masterKey, chainRpcUrl: 'http://127.0.0.1:9' });
+    const gate = await openGate(offline, site, '/reconcile/offline');
+    const response = await offline.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    expect(response.status).toBe(503);
+    expect(response.body.detail).toMatch(/unreachable/);
+    expect((await offline.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.id } })).toBe(0);
+    await offline.app.close();
+
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    expect(paid.status).toBe(200);
+  });
+});

@@ -7,10 +7,10 @@
 export function toBigInt(value: unknown): bigint {
   if (value === null || value === undefined) return 0n;
   if (typeof value === 'bigint') return value;
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
-  const text = String(value);
+  // A number past 2^53 has already lost digits: refuse it rather than report a rounded sum.
+  const text = typeof value === 'number' && !Number.isSafeInteger(value) ? '' : String(value);
   if (/^-?\d+$/.test(text)) return BigInt(text);
-  throw new TypeError(`Expected an integer from the database, got ${text}`);
+  throw new TypeError(`Expected an integer from the database, got ${String(value)}`);
 }
 
 export const toCount = (value: unknown): number => Number(toBigInt(value));

@@ -56,3 +56,18 @@ export async function addGatesCreated(app: TestApp, site: TestSite, day: string,
     update: { gatesCreated: { increment: count } },
   });
 }
+
+/** Follows next_cursor from the newest page to the last: each page's size, and every payment id in order. */
+export async function walkPages(app: TestApp, path: string, headers: Record<string, string>, limit: number): Promise<{ sizes: number[]; ids: string[] }> {
+  const sizes: number[] = [];
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const response = await app.call('GET', `${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { headers });
+    if (response.status !== 200) throw new Error(`page failed: ${response.status} ${JSON.stringify(response.body)}`);
+    sizes.push(response.body.items.length);
+    ids.push(...response.body.items.map((item: { payment_id: string }) => item.payment_id));
+    cursor = response.body.next_cursor;
+  } while (cursor && sizes.length < 20);
+  return { sizes, ids };
+}

@@ -21,6 +21,8 @@ export interface SchemaTable {
   columns: SchemaColumn[];
   /** Column sets that must carry a unique index or primary key. */
   uniques: string[][];
+  /** Column lists, in order, that must carry a (non-unique) index. */
+  indexes: string[][];
 }
 
 const SCALARS: Record<string, string> = {
@@ -56,6 +58,7 @@ export function readPrismaSchema(file = join(__dirname, '../../../prisma/schema.
     const columnOf = new Map<string, string>();
     const columns: SchemaColumn[] = [];
     const uniques: string[][] = [];
+    const indexes: string[][] = [];
 
     for (const line of lines.filter((l) => !l.startsWith('@@'))) {
       const [name, rawType] = line.split(/\s+/);
@@ -73,6 +76,9 @@ export function readPrismaSchema(file = join(__dirname, '../../../prisma/schema.
     for (const match of body.matchAll(/@@(?:id|unique)\(\[([^\]]+)\]/g)) {
       uniques.push(match[1].split(',').map((field) => columnOf.get(field.trim()) ?? field.trim()));
     }
-    return { model, table, columns, uniques };
+    for (const match of body.matchAll(/@@index\(\[([^\]]+)\]/g)) {
+      indexes.push(match[1].split(',').map((field) => columnOf.get(field.trim()) ?? field.trim()));
+    }
+    return { model, table, columns, uniques, indexes };
   });
 }

@@ -47,6 +47,24 @@ describe('migrations', () => {
     }
   });
 
+  it('create every @@index with its columns in order', async () => {
+    const rows = await db.database.sql.query<{ table: string; columns: string[] | string }>(
+      `SELECT t.relname AS table, array_agg(a.attname ORDER BY k.ord) AS columns
+         FROM pg_index i
+         JOIN pg_class t ON t.oid = i.indrelid
+         JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema()
+         CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+         JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+        WHERE NOT i.indisunique
+        GROUP BY i.indexrelid, t.relname`,
+    );
+    const have = new Set(rows.map((row) => `${row.table}:${toArray(row.columns).join(',')}`));
+    const wanted = readPrismaSchema().flatMap((model) => model.indexes.map((columns) => `${model.table}:${columns.join(',')}`));
+    expect(wanted.length).toBeGreaterThan(0);
+    for (const index of wanted) expect(have).toContain(index);
+    expect(have.size).toBe(wanted.length);
+  });
+
   it('record each migration in _prisma_migrations as Prisma does, and apply nothing twice', async () => {
     const migrations = readMigrations();
     const rows = await db.database.sql.query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(

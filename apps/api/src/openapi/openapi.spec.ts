@@ -32,6 +32,15 @@ describe('OpenAPI document and docs page', () => {
         'PUT /v1/sites/{site_id}/pricing',
         'GET /v1/sites/{site_id}/pricing',
         'GET /v1/health',
+        'POST /v1/gates',
+        'GET /v1/gates/{id}',
+        'POST /v1/gates/{id}/verify',
+        'POST /v1/access-tokens/verify',
+        'GET /v1/agents/me',
+        'GET /v1/agents/me/payments',
+        'GET /v1/sites/{site_id}/stats',
+        'GET /v1/sites/{site_id}/payments',
+        'POST /v1/dev/faucet',
       ]),
     );
     const pricingBody = response.body.components.schemas.PricingDto;

@@ -1,5 +1,3 @@
-import { revert, snapshot } from '@crawlgate/devchain';
-import type { Hex } from 'viem';
 import { freshIp } from '../test/fixtures';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
@@ -7,15 +5,10 @@ import { startTestApp, type TestApp } from '../test/test-app';
 /** The whole story through HTTP: a publisher prices a page, a bot pays in USDC, everyone sees it. */
 describe('full flow over HTTP on the local chain', () => {
   let app: TestApp;
-  let chainSnapshot: Hex;
   beforeAll(async () => {
-    app = await startTestApp();
-    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    app = await startTestApp({ isolateChain: true });
   });
-  afterAll(async () => {
-    await revert(app.chain.rpcUrl, chainSnapshot);
-    await app.close();
-  });
+  afterAll(() => app.close());
 
   it('register → site → pricing → payout → 402 → signed authorization → paid → token → profile and stats', async () => {
     const registered = await app.call('POST', '/v1/publishers/register', {

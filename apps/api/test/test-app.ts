@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { revert, snapshot } from '@crawlgate/devchain';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../src/app/create-app';
 import { loadConfig, type AppConfig } from '../src/config/config';
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   masterKey?: Buffer;
   /** Talk to the chain through this RPC URL instead of the worker's chain. */
   chainRpcUrl?: string;
+  /** Snapshot the worker's chain at start and revert it at close, so balances never leak between files. */
+  isolateChain?: boolean;
   /** Share a database with another app (scale-out tests). */
   database?: Database;
   redisPrefix?: string;
@@ -49,6 +52,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const { chain: chainOverrides, ...overrides } = options.config ?? {};
   const config: AppConfig = { ...loadConfig({}), logLevel: testLogLevel(), redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
   const chain = testChainContext(config.chain, options.chainRpcUrl);
+  const chainSnapshot = options.isolateChain ? await snapshot(chain.rpcUrl) : undefined;
   const app = await createApp({ config, database, chain, masterKey: options.masterKey ?? randomBytes(32), redisPrefix: options.redisPrefix });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
@@ -78,6 +82,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async close() {
       await app.close();
+      if (chainSnapshot) await revert(chain.rpcUrl, chainSnapshot);
       await owned?.dispose();
     },
   };

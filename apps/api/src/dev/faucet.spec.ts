@@ -1,19 +1,12 @@
-import { revert, snapshot } from '@crawlgate/devchain';
-import type { Hex } from 'viem';
 import { newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('POST /v1/dev/faucet', () => {
   let app: TestApp;
-  let chainSnapshot: Hex;
   beforeAll(async () => {
-    app = await startTestApp();
-    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    app = await startTestApp({ isolateChain: true });
   });
-  afterAll(async () => {
-    await revert(app.chain.rpcUrl, chainSnapshot);
-    await app.close();
-  });
+  afterAll(() => app.close());
 
   it('mints test USDC on the local network', async () => {
     const wallet = newWallet();

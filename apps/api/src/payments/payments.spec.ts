@@ -1,27 +1,22 @@
 import { signAccessToken, USDC_ABI } from '@crawlgate/core';
-import { revert, snapshot, testUsdcAbi, testUsdcBytecode } from '@crawlgate/devchain';
-import { createWalletClient, http, type Hex } from 'viem';
+import { testUsdcAbi, testUsdcBytecode } from '@crawlgate/devchain';
+import { createWalletClient, http } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('paying a gate', () => {
   let app: TestApp;
-  let chainSnapshot: Hex;
   let site: TestSite;
   const payTo = newWallet().address;
   const agent = newWallet();
 
   beforeAll(async () => {
-    app = await startTestApp();
-    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    app = await startTestApp({ isolateChain: true });
     ({ site } = await pricedSite(app, payTo));
     await fundUsdc(app, agent.address, '5');
   });
-  afterAll(async () => {
-    await revert(app.chain.rpcUrl, chainSnapshot);
-    await app.close();
-  });
+  afterAll(() => app.close());
 
   const verify = (gateId: string, body: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body });
   const checkToken = (token: string, url?: string, siteToken = site.siteToken) =>

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { revert, snapshot } from '@crawlgate/devchain';
-import type { Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -12,7 +10,6 @@ import { serializeAuthorization } from './payments.service';
 describe('settlements that outlive their request', () => {
   let db: TestDatabase;
   let app: TestApp;
-  let chainSnapshot: Hex;
   let site: TestSite;
   const masterKey = randomBytes(32);
   const payTo = newWallet().address;
@@ -20,14 +17,12 @@ describe('settlements that outlive their request', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ database: db.database, masterKey });
-    chainSnapshot = await snapshot(app.chain.rpcUrl);
+    app = await startTestApp({ database: db.database, masterKey, isolateChain: true });
     ({ site } = await pricedSite(app, payTo));
     await fundUsdc(app, agent.address, '1');
   });
   afterAll(async () => {
-    await revert(app.chain.rpcUrl, chainSnapshot);
-    await app.app.close();
+    await app.close();
     await db.dispose();
   });
 

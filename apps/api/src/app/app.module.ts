@@ -20,6 +20,7 @@ import { PaymentsService } from '../payments/payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
 import { PricingService } from '../pricing/pricing.service';
+import { SiteOfferController } from '../pricing/site-offer.controller';
 import { PublishersController } from '../publishers/publishers.controller';
 import { PublishersService } from '../publishers/publishers.service';
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
@@ -75,6 +76,7 @@ export class AppModule {
         PublishersController,
         SitesController,
         PricingController,
+        SiteOfferController,
         GatesController,
         PaymentsController,
         AccessTokensController,

@@ -149,3 +149,33 @@ describe('pricing API', () => {
     expect(notObject.status).toBe(422);
   });
 });
+
+describe('GET /v1/site (site token)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('shows the site’s prices and how to pay, to its own middleware only', async () => {
+    const publisher = await registerPublisher(app);
+    const site = await createSite(app, publisher);
+    await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0.002', rules: [{ path: '/a/*', price_usd: '0.01' }] }, headers: publisher.auth });
+    const before = await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } });
+    expect(before.status).toBe(200);
+    expect(before.body).toEqual({
+      site_id: site.siteId,
+      domain: site.domain,
+      default_price_usd: '0.002',
+      rules: [{ path: '/a/*', price_usd: '0.01' }],
+      pricing_version: 1,
+      network: 'local',
+      caip2: 'eip155:31337',
+      chain_id: 31337,
+      asset: app.chain.usdc,
+      pay_to: null,
+    });
+    expect((await app.call('GET', '/v1/site')).status).toBe(401);
+    expect((await app.call('GET', '/v1/site', { headers: publisher.auth })).status).toBe(401);
+  });
+});

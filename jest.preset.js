@@ -22,6 +22,8 @@ module.exports = {
   moduleNameMapper: {
     '^@crawlgate/core$': path.join(__dirname, 'libs/core/src/index.ts'),
     '^@crawlgate/devchain$': path.join(__dirname, 'libs/devchain/src/index.ts'),
+    '^@crawlgate/middleware$': path.join(__dirname, 'libs/middleware/src/index.ts'),
+    '^@crawlgate/middleware/(.*)$': path.join(__dirname, 'libs/middleware/src/adapters/$1.ts'),
   },
   testMatch: ['**/*.spec.ts'],
 };

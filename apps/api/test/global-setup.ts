@@ -19,6 +19,8 @@ export interface TestChain {
  * each test file loads in about 1 s instead of starting and migrating its own (3–6 s).
  */
 export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  // Several jest projects share this set-up; the first one to run prepares everything for all.
+  if ((globalThis as { crawlgateAnvils?: unknown }).crawlgateAnvils) return;
   const workers = Math.max(1, globalConfig.maxWorkers);
   const anvils: AnvilInstance[] = await Promise.all(Array.from({ length: workers }, () => startAnvil()));
   (globalThis as { crawlgateAnvils?: AnvilInstance[] }).crawlgateAnvils = anvils;

@@ -1,6 +1,8 @@
 import type { AnvilInstance } from '../../../libs/devchain/src/anvil';
 
 export default async function globalTeardown(): Promise<void> {
-  const anvils = (globalThis as { crawlgateAnvils?: AnvilInstance[] }).crawlgateAnvils ?? [];
+  const state = globalThis as { crawlgateAnvils?: AnvilInstance[] };
+  const anvils = state.crawlgateAnvils ?? [];
+  state.crawlgateAnvils = [];
   await Promise.all(anvils.map((anvil) => anvil.stop()));
 }

@@ -215,7 +215,26 @@ describe('paying a gate', () => {
     });
   });
 
+  it('limits verify to 50 a minute per gate, with Retry-After', async () => {
+    const gate = await openGate(app, site, '/article/hammered');
+    const statuses = [];
+    for (let i = 0; i < 51; i++) statuses.push((await verify(gate.id, {})).status);
+    expect(statuses.slice(0, 50).every((status) => status === 422)).toBe(true);
+    const limited = await verify(gate.id, {});
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const other = await openGate(app, site, '/article/calm');
+    expect((await verify(other.id, {})).status).toBe(422);
+  });
+
   describe('access tokens', () => {
+    it('are checked only with a valid site token', async () => {
+      expect((await app.call('POST', '/v1/access-tokens/verify', { body: { token: 'x.y' } })).status).toBe(401);
+      expect((await checkToken('x.y', undefined, `st_${'A'.repeat(43)}`)).status).toBe(401);
+      expect((await app.call('POST', '/v1/access-tokens/verify', { body: {}, headers: { 'x-site-token': site.siteToken } })).status).toBe(422);
+    });
+
+
     it('bind to the paid path: a cheap path’s token does not open another path', async () => {
       const gate = await openGate(app, site, '/cheap/teaser');
       expect(gate.price_usd).toBe('0.001');

@@ -11,12 +11,16 @@ import { deserializeAuthorization, PaymentsService } from './payments.service';
 
 /** How far back to look for the AuthorizationUsed event of a settlement whose hash was lost. */
 const LOG_LOOKBACK_BLOCKS = 10_000n;
+/** Session advisory lock held by the one instance reconciling at a time (Prisma Migrate's id + 1). */
+const RECONCILER_LOCK = 72707370;
 
 export interface ReconcileReport {
   finalized: number;
   released: number;
   resubmitted: number;
   waiting: number;
+  /** Another instance held the lock, so this one did nothing. */
+  skipped: boolean;
 }
 
 /**
@@ -35,8 +39,21 @@ export class ReconcilerService {
     private readonly payments: PaymentsService,
   ) {}
 
+  /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
   async runOnce(): Promise<ReconcileReport> {
-    const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0 };
+    return this.db.sql.session(async (session) => {
+      const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RECONCILER_LOCK]);
+      if (!locked) return { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: true };
+      try {
+        return await this.reconcileOpenPayments();
+      } finally {
+        await session.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
+      }
+    });
+  }
+
+  private async reconcileOpenPayments(): Promise<ReconcileReport> {
+    const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: false };
     // A row without a hash may belong to a request that is broadcasting right now: give it time.
     const claimedBefore = new Date(Date.now() - Math.max(2_000, this.chain.settlementTimeoutMs));
     const open = await this.db.prisma.payment.findMany({
@@ -55,7 +72,7 @@ export class ReconcilerService {
     return report;
   }
 
-  private async reconcile(payment: Payment): Promise<keyof ReconcileReport> {
+  private async reconcile(payment: Payment): Promise<'finalized' | 'released' | 'resubmitted' | 'waiting'> {
     if (payment.txHash) {
       const receipt = await this.receipt(payment.txHash as Hash);
       if (receipt?.status === 'success') {

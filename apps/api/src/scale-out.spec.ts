@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { openGate, pricedSite } from '../test/fixtures';
+import { fundUsdc, newWallet, signPayment, transfersTo } from '../test/test-agent';
+import { startTestApp, type TestApp } from '../test/test-app';
+import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { ReconcilerService } from './payments/reconciler.service';
+
+/** Two API instances on one database behave as one service. (Shared rate limits: rate-limit/redis-throttler.spec.ts.) */
+describe('two API instances on one database', () => {
+  let db: TestDatabase;
+  let first: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const masterKey = randomBytes(32);
+    first = await startTestApp({ database: db.database, masterKey, isolateChain: true });
+    second = await startTestApp({ database: db.database, masterKey });
+  });
+  afterAll(async () => {
+    await second.close();
+    await first.close();
+    await db.dispose();
+  });
+
+  it('settle a proof replayed to both instances at once exactly once', async () => {
+    const payTo = newWallet().address;
+    const agent = newWallet();
+    const { site } = await pricedSite(first, payTo);
+    await fundUsdc(first, agent.address, '1');
+    const gate = await openGate(first, site, '/scale/replay');
+    const payment = await signPayment(first, agent, gate);
+    const answers = await Promise.all(
+      [first, second, first, second].map((instance) => instance.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })),
+    );
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 409)).toBe(true);
+    expect(new Set(answers.filter((a) => a.status === 200).map((a) => a.body.tx_hash)).size).toBe(1);
+    expect(await transfersTo(first, payTo)).toHaveLength(1);
+
+    const other = await openGate(second, site, '/scale/other');
+    expect((await second.call('POST', `/v1/gates/${other.id}/verify`, { body: { payment } })).status).toBe(409);
+  });
+
+  it('serve a pricing change made through one instance from the other at once', async () => {
+    const { publisher, site } = await pricedSite(first, newWallet().address);
+    const priceOn = async (instance: TestApp) => (await openGate(instance, site, '/scale/price')).price_usd;
+    expect(await priceOn(second)).toBe('0.01');
+    await first.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0.07' }, headers: publisher.auth });
+    const changedAt = Date.now();
+    expect(await priceOn(second)).toBe('0.07');
+    expect(Date.now() - changedAt).toBeLessThan(1000);
+  });
+
+  it('let only one instance reconcile at a time (PostgreSQL: a session advisory lock)', async () => {
+    if (db.database.kind !== 'postgres') {
+      // PGlite is one process on one connection: there is no other instance to exclude.
+      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: false });
+      return;
+    }
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock(72707370)');
+      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: true });
+      await holder.query('SELECT pg_advisory_unlock(72707370)');
+      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: false });
+    } finally {
+      await holder.end();
+    }
+  });
+});

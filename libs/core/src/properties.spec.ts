@@ -1,0 +1,143 @@
+import fc from 'fast-check';
+import { signAccessToken, verifyAccessToken, peekAccessTokenPayload } from './access-token';
+import { compilePriceTable, validatePathPattern } from './glob';
+import { formatMicrosUsd, MAX_PRICE_MICROS, parsePriceUsd } from './price';
+import { requestPath } from './request-path';
+import { parsePaymentPayload } from './x402';
+
+/*
+ * Properties over random input: the parsers face the open internet, so whatever arrives they must
+ * answer (never throw), and what they accept must round-trip. Runs are bounded to keep the suite fast.
+ */
+
+const RUNS = { numRuns: 300 };
+const anyText = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
+
+describe('price parser', () => {
+  it('answers any JSON value without throwing, and accepts only 0..1 USD', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.double(), anyText), (input) => {
+        const parsed = parsePriceUsd(input);
+        if (parsed.ok) expect(parsed.micros >= 0n && parsed.micros <= MAX_PRICE_MICROS).toBe(true);
+        else expect(typeof parsed.msg).toBe('string');
+      }),
+      RUNS,
+    );
+  });
+
+  it('round-trips every micro-USD amount through its decimal string', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: MAX_PRICE_MICROS }), (micros) => {
+        const parsed = parsePriceUsd(formatMicrosUsd(micros));
+        expect(parsed).toEqual({ ok: true, micros });
+      }),
+      RUNS,
+    );
+  });
+
+  it('reads a number and its decimal string alike', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000_000 }), (micros) => {
+        const number = micros / 1_000_000;
+        expect(parsePriceUsd(number)).toEqual(parsePriceUsd(String(number)));
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('glob compiler and request paths', () => {
+  it('judges any pattern without throwing, and compiles every pattern it accepts', () => {
+    fc.assert(
+      fc.property(anyText, (body) => {
+        const pattern = `/${body}`;
+        if (validatePathPattern(pattern) === null) {
+          const table = compilePriceTable([{ pattern, micros: 1n }], 0n);
+          expect([0n, 1n]).toContain(table.resolve(pattern).micros);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('normalises any input to a path starting with "/"', () => {
+    fc.assert(
+      fc.property(anyText, (url) => expect(requestPath(url).startsWith('/')).toBe(true)),
+      RUNS,
+    );
+  });
+
+  it('prices a web path the same whatever its query and fragment', () => {
+    fc.assert(
+      fc.property(fc.webPath(), fc.webQueryParameters(), fc.webFragments(), (path, query, fragment) => {
+        const base = `/${path.replace(/^\//, '')}`;
+        expect(requestPath(`${base}?${query}#${fragment}`)).toBe(requestPath(base));
+        expect(requestPath(`https://example.com${base}?${query}`)).toBe(requestPath(base));
+      }),
+      RUNS,
+    );
+  });
+
+  it('never lets `*` cross a segment', () => {
+    const segment = fc.stringMatching(/^[a-z0-9-]{1,12}$/);
+    fc.assert(
+      fc.property(segment, segment, segment, (a, b, c) => {
+        const table = compilePriceTable([{ pattern: `/${a}/*`, micros: 5n }], 0n);
+        expect(table.resolve(`/${a}/${b}`).micros).toBe(5n);
+        expect(table.resolve(`/${a}/${b}/${c}`).micros).toBe(0n);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('access tokens', () => {
+  const payload = fc.record({
+    gate_id: fc.uuid(),
+    site_id: fc.uuid(),
+    // The raw URL a bot asked for; the token carries its normalised path, as the API signs it.
+    rawUrl: fc.webPath().map((path) => `/${path.replace(/^\//, '')}`),
+    kid: fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/),
+    iat: fc.integer({ min: 1_700_000_000, max: 1_900_000_000 }),
+  });
+
+  it('answers any string without throwing', () => {
+    fc.assert(
+      fc.property(anyText, (token) => {
+        const check = verifyAccessToken(token, { secret: 'cgsec_x', siteId: 'site' });
+        expect(check.valid).toBe(false);
+        peekAccessTokenPayload(token);
+      }),
+      RUNS,
+    );
+  });
+
+  it('verifies what it signed, and rejects it after any one-character change', () => {
+    fc.assert(
+      fc.property(payload, fc.nat(), fc.constantFrom(...'ABCxyz019-_.'), (generated, position, replacement) => {
+        const { rawUrl, ...rest } = generated;
+        const fields = { ...rest, url: requestPath(rawUrl), exp: rest.iat + 1800 };
+        const token = signAccessToken(fields, 'cgsec_secret');
+        const options = { secret: 'cgsec_secret', siteId: fields.site_id, url: rawUrl, now: fields.iat + 1 };
+        expect(verifyAccessToken(token, options)).toEqual({ valid: true, payload: fields });
+        const at = position % token.length;
+        if (token[at] === replacement) return;
+        const mutated = token.slice(0, at) + replacement + token.slice(at + 1);
+        expect(verifyAccessToken(mutated, options).valid).toBe(false);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('x402 payment payload parser', () => {
+  it('answers any JSON value without throwing', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (input) => {
+        const parsed = parsePaymentPayload(input);
+        if (!parsed.ok) expect(parsed.reason).toBe('invalid_payload');
+      }),
+      RUNS,
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsDefined, IsString, MaxLength } from 'class-validator';
+import { Optional } from '../http/validators';
 
 export class VerifyAccessTokenDto {
   @ApiProperty({ description: 'The access token: base64url(payload).base64url(signature)' })
@@ -7,7 +8,7 @@ export class VerifyAccessTokenDto {
   token!: string;
 
   @ApiPropertyOptional({ description: 'When given, the token must be bound to this path (or URL).', example: '/blog/post-1' })
-  @IsOptional() @IsString() @MaxLength(2048)
+  @Optional() @IsString() @MaxLength(2048)
   url?: string;
 }
 

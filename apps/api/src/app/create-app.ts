@@ -6,7 +6,9 @@ import type { ChainContext } from '../chain/chain-context';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
+import { badRequest } from '../http/api-error';
 import { ExceptionToDetailFilter } from '../http/exception.filter';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-depth';
 import { BodyValidationPipe } from '../http/validation.pipe';
 import { setupOpenApi } from '../openapi/openapi';
 import { RedisThrottlerStorage } from '../rate-limit/redis-throttler.storage';
@@ -51,6 +53,9 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('preValidation', async (request) => {
+    if (jsonDepthExceeds(request.body)) throw badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+  });
   fastify.addHook('onClose', async () => {
     if (limiterStorage instanceof RedisThrottlerStorage) await limiterStorage.close();
     else (limiterStorage as ThrottlerStorageService).onApplicationShutdown();

@@ -1,5 +1,5 @@
 import { isEvmAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 /*
  * class-validator decorators backed by @crawlgate/core's parsers, so the API accepts exactly
@@ -54,3 +54,9 @@ export function IsEvmAddressString(options?: ValidationOptions): PropertyDecorat
 
 /** A host name as a site is known by: lower-case labels, optional port, no scheme or path. */
 export const DOMAIN_PATTERN = /^(?=.{1,253}(:|$))([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/;
+
+/**
+ * The field may be left out, but `null` is a value like any other and must pass the field's
+ * checks (class-validator's IsOptional lets null through, which would reach the database).
+ */
+export const Optional = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);

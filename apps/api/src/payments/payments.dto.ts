@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import { IsObject, IsString, Matches } from 'class-validator';
+import { Optional } from '../http/validators';
 
 export class VerifyPaymentDto {
   @ApiPropertyOptional({
@@ -7,11 +8,11 @@ export class VerifyPaymentDto {
     type: 'object',
     additionalProperties: true,
   })
-  @IsOptional() @IsObject()
+  @Optional() @IsObject()
   payment?: Record<string, unknown>;
 
   @ApiPropertyOptional({ description: 'Hash of a USDC transfer to pay_to that the agent already sent.', example: '0x…' })
-  @IsOptional() @IsString() @Matches(/^0x[0-9a-fA-F]{64}$/, { message: 'tx_hash must be 0x followed by 64 hex characters' })
+  @Optional() @IsString() @Matches(/^0x[0-9a-fA-F]{64}$/, { message: 'tx_hash must be 0x followed by 64 hex characters' })
   tx_hash?: string;
 }
 

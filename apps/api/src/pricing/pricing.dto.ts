@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsOptional, IsString, ValidateIf, ValidateNested } from 'class-validator';
-import { IsPathPattern, IsPriceUsd } from '../http/validators';
+import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
+import { IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 
 export const MAX_RULES_PER_SITE = 1000;
 
@@ -36,7 +36,7 @@ export class PricingDto {
   default_price_usd!: number | string;
 
   @ApiPropertyOptional({ type: [PriceRuleDto], maxItems: MAX_RULES_PER_SITE, description: 'Ordered; the first matching rule sets the price.' })
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMaxSize(MAX_RULES_PER_SITE)
   @ValidateNested({ each: true })

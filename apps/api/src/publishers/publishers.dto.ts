@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { IsEvmAddressString } from '../http/validators';
+import { IsEvmAddressString, Optional } from '../http/validators';
 
 const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 
@@ -16,7 +16,7 @@ export class RegisterPublisherDto {
   password!: string;
 
   @ApiPropertyOptional({ maxLength: 200, example: 'Example News' })
-  @IsOptional() @IsString() @MaxLength(200)
+  @Optional() @IsString() @MaxLength(200)
   name?: string;
 }
 

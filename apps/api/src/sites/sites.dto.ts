@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { DOMAIN_PATTERN } from '../http/validators';
+import { DOMAIN_PATTERN, Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
 const DOMAIN_MESSAGE = 'Must be a host name such as example.com (optionally with :port), without scheme or path';
@@ -13,14 +13,14 @@ export class CreateSiteDto {
   domain!: string;
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional() @IsString() @MaxLength(200)
+  @Optional() @IsString() @MaxLength(200)
   name?: string;
 }
 
 export class UpdateSiteDto {
   @ApiPropertyOptional({ example: 'news.example.com' })
   @Transform(normalizeDomain)
-  @IsOptional() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
+  @Optional() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
   domain?: string;
 
   @ApiPropertyOptional({ maxLength: 200, nullable: true })

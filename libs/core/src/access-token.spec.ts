@@ -287,3 +287,16 @@ describe('peekAccessTokenPayload', () => {
     expect(peekAccessTokenPayload(signAccessToken(payload, SECRET) + '.x')).toBeNull();
   });
 });
+
+describe('keyed HMAC state cache', () => {
+  it('keeps verifying correctly past its bound, with more secrets than it holds', () => {
+    const now = 1_800_000_000;
+    const secrets = Array.from({ length: 150 }, (_, i) => `cgsec_bound_${i}`);
+    const claims = { gate_id: 'g', site_id: 's', url: '/x', kid: 'k', iat: now, exp: now + 60 };
+    for (const secret of secrets) {
+      const token = signAccessToken(claims, secret);
+      expect(verifyAccessToken(token, { secret, siteId: 's', now }).valid).toBe(true);
+      expect(verifyAccessToken(token, { secret: secret + 'x', siteId: 's', now })).toEqual({ valid: false, reason: 'bad_signature' });
+    }
+  });
+});

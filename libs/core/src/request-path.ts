@@ -21,8 +21,17 @@ import { utf8Decode } from './base64url';
 const ORIGIN = 'http://localhost';
 const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
 
+/**
+ * A path already in its canonical form: ASCII path characters the URL parser leaves alone, no
+ * escapes, query, fragment, backslash, doubled slash or dot segment. Most requests look like this,
+ * and for them the full normalisation below would return the input unchanged.
+ */
+const SEGMENT = String.raw`(?!\.\.?(?:/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]+`;
+const CANONICAL_PATH = new RegExp(String.raw`^/(?:${SEGMENT}(?:/${SEGMENT})*/?)?$`);
+
 /** The request path used for pricing and token binding. Never throws; '/' for an empty input. */
 export function requestPath(url: string): string {
+  if (typeof url === 'string' && CANONICAL_PATH.test(url)) return url;
   const pathname = pathnameOf(typeof url === 'string' ? url : '');
   return decodePathEscapes(pathname.replace(/\/{2,}/g, '/'));
 }

@@ -1,0 +1,23 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { priceLookupBench } from './price-lookup.bench';
+import { tokenVerifyBench } from './token-verify.bench';
+
+/** `npm run bench`: every benchmark, each against its baseline in the same run; `-- --write` updates RESULTS.md. */
+async function main(): Promise<void> {
+  const sections = [await tokenVerifyBench(), priceLookupBench()];
+  const header = [
+    '# Benchmark results',
+    '',
+    `Produced by \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${require('node:os').cpus().length} cores.`,
+    'Each ratio compares ours with a baseline measured in the same process and run; above 1 means ours is faster.',
+  ].join('\n');
+  const report = [header, ...sections].join('\n\n') + '\n';
+  console.log(report);
+  if (process.argv.includes('--write')) writeFileSync(join(__dirname, 'RESULTS.md'), report);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,11 +1,22 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { apiBench } from './api.bench';
 import { priceLookupBench } from './price-lookup.bench';
 import { tokenVerifyBench } from './token-verify.bench';
 
-/** `npm run bench`: every benchmark, each against its baseline in the same run; `-- --write` updates RESULTS.md. */
+/**
+ * `npm run bench`: every benchmark, each against its baseline in the same run; `-- --write` updates
+ * RESULTS.md; `-- api` (or token, price, …) runs only those named.
+ */
 async function main(): Promise<void> {
-  const sections = [await tokenVerifyBench(), priceLookupBench()];
+  const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  const benches: [string, () => string | Promise<string>][] = [
+    ['token', tokenVerifyBench],
+    ['price', priceLookupBench],
+    ['api', apiBench],
+  ];
+  const sections = [];
+  for (const [name, bench] of benches) if (only.length === 0 || only.includes(name)) sections.push(await bench());
   const header = [
     '# Benchmark results',
     '',

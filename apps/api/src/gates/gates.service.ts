@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { requestPath } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -33,9 +34,12 @@ export class GatesService {
     if (!publisher.payoutAddress) {
       throw conflict('This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)');
     }
-    const gate = await this.db.prisma.$transaction(async (tx) => {
-      const created = await tx.gate.create({
+    const id = randomUUID();
+    // A batch transaction: one round trip of statements, not Prisma's interactive protocol.
+    const [gate] = await this.db.prisma.$transaction([
+      this.db.prisma.gate.create({
         data: {
+          id,
           siteId: site.id,
           url: path,
           resource: /^https?:\/\//.test(url) ? url : `https://${site.domain}${url}`,
@@ -43,16 +47,15 @@ export class GatesService {
           network: this.chain.network.name,
           chainId: this.chain.chainId,
           asset: this.chain.usdc,
-          payTo: publisher.payoutAddress!,
+          payTo: publisher.payoutAddress,
           expiresAt: new Date(Date.now() + this.config.gateTtlSeconds * 1000),
         },
-      });
-      await tx.$executeRaw`
+      }),
+      this.db.prisma.$executeRaw`
         INSERT INTO site_daily_counts (site_id, day, gates_created)
         VALUES (${site.id}::uuid, (now() AT TIME ZONE 'UTC')::date, 1)
-        ON CONFLICT (site_id, day) DO UPDATE SET gates_created = site_daily_counts.gates_created + 1`;
-      return created;
-    });
+        ON CONFLICT (site_id, day) DO UPDATE SET gates_created = site_daily_counts.gates_created + 1`,
+    ]);
     return { kind: 'priced', offer: this.offer(gate, site.domain, baseUrl) };
   }
 

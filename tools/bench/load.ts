@@ -1,0 +1,33 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+}
+
+/**
+ * Drives an HTTP endpoint with autocannon for `seconds`, cycling through `requests`
+ * (different credentials, so per-credential rate limits are not what is measured).
+ */
+export async function load(
+  name: string,
+  url: string,
+  requests: { method: 'POST' | 'GET'; path: string; headers: Record<string, string>; body?: string }[],
+  seconds = 8,
+): Promise<LoadResult> {
+  const statuses: Record<string, number> = {};
+  const instance = autocannon({
+    url,
+    connections: 16,
+    duration: seconds,
+    requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
+  });
+  instance.on('response', (_client: unknown, statusCode: number) => {
+    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+  });
+  const result = await instance;
+  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, statuses };
+}

@@ -19,15 +19,19 @@ export async function load(
   seconds = 8,
 ): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
-  const instance = autocannon({
-    url,
-    connections: 16,
-    duration: seconds,
-    requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url,
+        connections: 16,
+        duration: seconds,
+        requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
+      },
+      (error, finished) => (error ? reject(error) : resolve(finished)),
+    );
+    instance.on('response', (_client: unknown, statusCode: number) => {
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+    });
   });
-  instance.on('response', (_client: unknown, statusCode: number) => {
-    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-  });
-  const result = await instance;
   return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, statuses };
 }

@@ -41,7 +41,10 @@ export class SiteTokenGuard implements CanActivate {
     const token = header(request, 'x-site-token');
     if (!token) throw unauthorized('Missing X-Site-Token header');
     if (!isSiteTokenFormat(token)) throw unauthorized('Invalid site token');
-    const site = await this.db.prisma.site.findUnique({ where: { siteTokenHash: sha256Hex(token) } });
+    const site = await this.db.prisma.site.findUnique({
+      where: { siteTokenHash: sha256Hex(token) },
+      include: { publisher: { select: { payoutAddress: true } } },
+    });
     if (!site) throw unauthorized('Invalid site token');
     request.site = site;
     return true;

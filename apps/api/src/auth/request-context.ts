@@ -3,9 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Publisher, Site } from '../generated/prisma/client';
 
 /** What the guards attach to a request once a credential checks out. */
+/** A site as the site-token guard loads it: with the payout address gates need, in the same query. */
+export type SiteWithPayout = Site & { publisher: { payoutAddress: string | null } };
+
 export interface AuthedRequest extends FastifyRequest {
   publisher?: Publisher;
-  site?: Site;
+  site?: SiteWithPayout;
   wallet?: `0x${string}`;
 }
 

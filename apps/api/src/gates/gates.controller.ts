@@ -2,12 +2,11 @@ import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from 
 import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SiteTokenGuard } from '../auth/guards';
-import { CurrentSite } from '../auth/request-context';
+import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
-import type { Site } from '../generated/prisma/client';
 import { LimitPerSiteToken } from '../rate-limit/limits';
 import { paymentRequiredHeader, type GateOffer } from './gate-offer';
 import { CreateGateDto, FreePathView } from './gates.dto';
@@ -31,7 +30,7 @@ export class GatesController {
   @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate is created.' })
   @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
   async create(
-    @CurrentSite() site: Site,
+    @CurrentSite() site: SiteWithPayout,
     @Body() body: CreateGateDto,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -6,11 +6,13 @@ import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
-import type { Gate, Site } from '../generated/prisma/client';
+import type { SiteWithPayout } from '../auth/request-context';
+import type { Gate } from '../generated/prisma/client';
 import { conflict, notFound } from '../http/api-error';
 import { isUuid } from '../http/ids';
 import { PricingService } from '../pricing/pricing.service';
 import { gateOffer, type GateOffer } from './gate-offer';
+import { insertGate } from './gate-store';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
 
@@ -25,37 +27,24 @@ export class GatesService {
     private readonly pricing: PricingService,
   ) {}
 
-  async create(site: Site, url: string, baseUrl: string): Promise<GateCreation> {
+  async create(site: SiteWithPayout, url: string, baseUrl: string): Promise<GateCreation> {
     const path = requestPath(url);
     const { micros } = (await this.pricing.table(site)).resolve(path);
     if (micros === 0n) return { kind: 'free', url: path };
-
-    const publisher = await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: site.publisherId }, select: { payoutAddress: true } });
-    if (!publisher.payoutAddress) {
-      throw conflict('This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)');
-    }
-    const id = randomUUID();
-    // A batch transaction: one round trip of statements, not Prisma's interactive protocol.
-    const [gate] = await this.db.prisma.$transaction([
-      this.db.prisma.gate.create({
-        data: {
-          id,
-          siteId: site.id,
-          url: path,
-          resource: /^https?:\/\//.test(url) ? url : `https://${site.domain}${url}`,
-          priceMicros: micros,
-          network: this.chain.network.name,
-          chainId: this.chain.chainId,
-          asset: this.chain.usdc,
-          payTo: publisher.payoutAddress,
-          expiresAt: new Date(Date.now() + this.config.gateTtlSeconds * 1000),
-        },
-      }),
-      this.db.prisma.$executeRaw`
-        INSERT INTO site_daily_counts (site_id, day, gates_created)
-        VALUES (${site.id}::uuid, (now() AT TIME ZONE 'UTC')::date, 1)
-        ON CONFLICT (site_id, day) DO UPDATE SET gates_created = site_daily_counts.gates_created + 1`,
-    ]);
+    const payTo = site.publisher.payoutAddress;
+    if (!payTo) throw conflict('This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)');
+    const gate = await insertGate(this.db.sql, {
+      id: randomUUID(),
+      siteId: site.id,
+      url: path,
+      resource: /^https?:\/\//.test(url) ? url : `https://${site.domain}${url}`,
+      priceMicros: micros,
+      network: this.chain.network.name,
+      chainId: this.chain.chainId,
+      asset: this.chain.usdc,
+      payTo,
+      expiresAt: new Date(Date.now() + this.config.gateTtlSeconds * 1000),
+    });
     return { kind: 'priced', offer: this.offer(gate, site.domain, baseUrl) };
   }
 

@@ -1,12 +1,9 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { SiteTokenGuard } from '../auth/guards';
-import { CurrentSite } from '../auth/request-context';
+import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
-import type { Database } from '../db/database';
-import { DATABASE } from '../db/tokens';
-import type { Site } from '../generated/prisma/client';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
 
@@ -29,7 +26,6 @@ export class SiteOfferView {
 export class SiteOfferController {
   constructor(
     private readonly pricing: PricingService,
-    @Inject(DATABASE) private readonly db: Database,
     @Inject(CHAIN) private readonly chain: ChainContext,
   ) {}
 
@@ -37,11 +33,8 @@ export class SiteOfferController {
   @UseGuards(SiteTokenGuard)
   @ApiSecurity('site-token')
   @ApiResponse({ status: 200, type: SiteOfferView, description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.' })
-  async offer(@CurrentSite() site: Site): Promise<SiteOfferView> {
-    const [pricing, publisher] = await Promise.all([
-      this.pricing.view(site),
-      this.db.prisma.publisher.findUniqueOrThrow({ where: { id: site.publisherId }, select: { payoutAddress: true } }),
-    ]);
+  async offer(@CurrentSite() site: SiteWithPayout): Promise<SiteOfferView> {
+    const pricing = await this.pricing.view(site);
     return {
       site_id: site.id,
       domain: site.domain,
@@ -52,7 +45,7 @@ export class SiteOfferController {
       caip2: this.chain.network.caip2,
       chain_id: this.chain.chainId,
       asset: this.chain.usdc,
-      pay_to: publisher.payoutAddress,
+      pay_to: site.publisher.payoutAddress,
     };
   }
 }

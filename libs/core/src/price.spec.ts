@@ -5,6 +5,7 @@ import {
   MAX_PRICE_STRING_LENGTH,
   MICROS_PER_USD,
   parsePriceUsd,
+  parseUsdAmount,
   PRICE_DECIMALS,
   type PriceParse,
 } from './price';
@@ -258,5 +259,15 @@ describe('formatMicrosUsd', () => {
         expect(micros(formatMicrosUsd(n))).toBe(n);
       }),
     );
+  });
+});
+
+describe('parseUsdAmount', () => {
+  it('reads amounts above 1 USD up to the given bound, by the same rules as prices', () => {
+    expect(parseUsdAmount('250.5', 1_000_000_000n)).toEqual({ ok: true, micros: 250_500_000n });
+    expect(parseUsdAmount(1000, 1_000_000_000n)).toEqual({ ok: true, micros: 1_000_000_000n });
+    expect(parseUsdAmount('1000.000001', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_range', msg: 'Amount must be between 0 and 1000 USD', ctx: { max: '1000' } });
+    expect(parseUsdAmount('1.1234567', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_precision' });
+    expect(parseUsdAmount('-1', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_range' });
   });
 });

@@ -27,9 +27,17 @@ const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
 
 /** Parses a price in USD (JSON number or decimal string) into micro-USD, within 0..1 USD. */
 export function parsePriceUsd(input: unknown): PriceParse {
+  return parseUsdAmount(input, MAX_PRICE_MICROS);
+}
+
+/**
+ * The same rules for any USD amount from 0 to `maxMicros` (budgets, faucet amounts): one parser,
+ * so every amount in the product is read the same way.
+ */
+export function parseUsdAmount(input: unknown, maxMicros: bigint): PriceParse {
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) return fail('price_type', 'Price must be a finite number');
-    return fromNumberText(String(input));
+    return fromNumberText(String(input), maxMicros);
   }
   if (typeof input !== 'string') return fail('price_type', 'Price must be a number or a decimal string');
   if (input.length > MAX_PRICE_STRING_LENGTH) {
@@ -43,7 +51,7 @@ export function parsePriceUsd(input: unknown): PriceParse {
   if (!m || whole.length + fraction.length === 0) {
     return fail('price_format', 'Price must be a decimal number such as "0.005"');
   }
-  return fromDigits(m[1] === '-', whole, fraction);
+  return fromDigits(m[1] === '-', whole, fraction, maxMicros);
 }
 
 /** Renders micro-USD as the shortest decimal string: 5000n → "0.005", 1000000n → "1". */
@@ -56,16 +64,16 @@ export function formatMicrosUsd(micros: bigint): string {
 }
 
 /** Shifts the decimal point of String(n) by its exponent, in text, so 5e-7 stays exactly 5e-7. */
-function fromNumberText(text: string): PriceParse {
+function fromNumberText(text: string, maxMicros: bigint): PriceParse {
   const [, sign, whole, fraction = '', exponent = '0'] = NUMBER_TEXT.exec(text)!;
   const digits = whole + fraction;
   const point = whole.length + Number(exponent);
-  if (point <= 0) return fromDigits(sign === '-', '', '0'.repeat(-point) + digits);
-  if (point >= digits.length) return fromDigits(sign === '-', digits + '0'.repeat(point - digits.length), '');
-  return fromDigits(sign === '-', digits.slice(0, point), digits.slice(point));
+  if (point <= 0) return fromDigits(sign === '-', '', '0'.repeat(-point) + digits, maxMicros);
+  if (point >= digits.length) return fromDigits(sign === '-', digits + '0'.repeat(point - digits.length), '', maxMicros);
+  return fromDigits(sign === '-', digits.slice(0, point), digits.slice(point), maxMicros);
 }
 
-function fromDigits(negative: boolean, whole: string, fraction: string): PriceParse {
+function fromDigits(negative: boolean, whole: string, fraction: string, maxMicros: bigint): PriceParse {
   const significant = trimTrailingZeros(fraction);
   if (significant.length > PRICE_DECIMALS) {
     return fail('price_precision', `Price must have at most ${PRICE_DECIMALS} decimal places`, {
@@ -74,8 +82,9 @@ function fromDigits(negative: boolean, whole: string, fraction: string): PricePa
   }
   const micros = BigInt(whole || '0') * MICROS_PER_USD + BigInt(significant.padEnd(PRICE_DECIMALS, '0'));
   // "-0" and "-0.000" are zero, hence fine; any other negative is out of range.
-  if ((negative && micros !== 0n) || micros > MAX_PRICE_MICROS) {
-    return fail('price_range', 'Price must be between 0 and 1 USD', { min: '0', max: '1' });
+  if ((negative && micros !== 0n) || micros > maxMicros) {
+    const max = formatMicrosUsd(maxMicros);
+    return fail('price_range', `${maxMicros === MAX_PRICE_MICROS ? 'Price' : 'Amount'} must be between 0 and ${max} USD`, { min: '0', max });
   }
   return { ok: true, micros };
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { USDC_ABI } from '@crawlgate/core';
+import { parseUsdAmount, USDC_ABI } from '@crawlgate/core';
 import { mintTestUsdc } from '@crawlgate/devchain';
 import { IsDefined } from 'class-validator';
 import { getAddress } from 'viem';
@@ -31,7 +31,7 @@ export class FaucetController {
   @HttpCode(200)
   @ApiResponse({ status: 200, description: 'Minted; the balance afterwards is returned.' })
   async mint(@Body() body: FaucetDto) {
-    const amount = parseUsdAmount(body.amount_usd);
+    const amount = faucetAmount(body.amount_usd);
     const to = getAddress(body.address.toLowerCase());
     const txHash = await mintTestUsdc({ rpcUrl: this.chain.rpcUrl, usdc: this.chain.usdc, to, amount });
     const balance = await this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [to] });
@@ -39,12 +39,10 @@ export class FaucetController {
   }
 }
 
-function parseUsdAmount(value: unknown): bigint {
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  const match = typeof text === 'string' ? /^(\d{1,5})(?:\.(\d{1,6}))?$/.exec(text) : null;
-  const micros = match ? BigInt(match[1]) * 1_000_000n + BigInt((match[2] ?? '').padEnd(6, '0')) : -1n;
-  if (micros <= 0n || micros > MAX_FAUCET_MICROS) {
-    throw new ValidationFailed([{ loc: ['body', 'amount_usd'], msg: 'amount_usd must be more than 0 and at most 10000, with at most 6 decimals', type: 'value_error', input: value }]);
+function faucetAmount(value: unknown): bigint {
+  const parsed = parseUsdAmount(value, MAX_FAUCET_MICROS);
+  if (!parsed.ok || parsed.micros === 0n) {
+    throw new ValidationFailed([{ loc: ['body', 'amount_usd'], msg: 'amount_usd must be more than 0 and at most 10000, with at most 6 decimals', type: parsed.ok ? 'greater_than' : parsed.type, input: value }]);
   }
-  return micros;
+  return parsed.micros;
 }

@@ -24,6 +24,8 @@ module.exports = {
     '^@crawlgate/devchain$': path.join(__dirname, 'libs/devchain/src/index.ts'),
     '^@crawlgate/middleware$': path.join(__dirname, 'libs/middleware/src/index.ts'),
     '^@crawlgate/middleware/(.*)$': path.join(__dirname, 'libs/middleware/src/adapters/$1.ts'),
+    '^@crawlgate/agent$': path.join(__dirname, 'libs/agent-sdk/src/index.ts'),
+    '^@crawlgate/publisher$': path.join(__dirname, 'libs/publisher-sdk/src/index.ts'),
   },
   testMatch: ['**/*.spec.ts'],
 };

@@ -1,0 +1,188 @@
+import { decodeBase64Json, formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
+import type { LocalAccount, WalletClient } from 'viem';
+import { Budget } from './budget';
+import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
+import { readOffers, type Offer } from './offers';
+import { createPayer } from './payer';
+import { TokenCache } from './token-cache';
+
+export interface AgentOptions {
+  /** The wallet that pays: a viem LocalAccount (e.g. privateKeyToAccount) or a WalletClient with an account. */
+  account: LocalAccount | WalletClient;
+  /** The most the agent pays for one page, in USD (at most 1). */
+  maxPriceUsd: string | number;
+  /** The most the agent pays in total, in USD. */
+  budgetUsd: string | number;
+  /** "authorization" (default): sign EIP-3009 and let the site settle; "transfer": send USDC, then prove it (Crawlgate sites). */
+  payMode?: 'authorization' | 'transfer';
+  /** JSON-RPC endpoint; needed for payMode "transfer" with a LocalAccount. */
+  rpcUrl?: string;
+  /** Crawlgate API base URL for profile() and payments(); learned from the first Crawlgate 402 when unset. */
+  apiUrl?: string;
+  /** Called after every payment. */
+  onPayment?: (payment: PaymentEvent) => void;
+  fetch?: typeof fetch;
+  /** How often to poll for a transfer's receipt. */
+  pollingIntervalMs?: number;
+}
+
+export interface PaymentEvent {
+  url: string;
+  priceUsd: string;
+  amount: string;
+  network: string;
+  payer: string;
+  txHash: string | null;
+  mode: 'authorization' | 'transfer';
+}
+
+export interface Agent {
+  /** fetch, except that a 402 within the limits is paid and the request retried. */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  spent(): { usd: string; micros: bigint; payments: number; remainingUsd: string };
+  profile(): Promise<unknown>;
+  payments(query?: { limit?: number; cursor?: string }): Promise<unknown>;
+}
+
+const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
+const PENDING_RETRIES = 6;
+
+/**
+ * One line for agent builders: `const agent = createAgent({ account, maxPriceUsd: '0.05', budgetUsd: '1' })`,
+ * then `agent.fetch(url)`. Pays x402 v1/v2 402s within the limits, reuses tokens until they expire,
+ * and pays once for concurrent fetches of one page.
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const maxPrice = amount(options.maxPriceUsd, MAX_PRICE_MICROS, 'maxPriceUsd');
+  const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'));
+  const mode = options.payMode ?? 'authorization';
+  const payer = createPayer(options.account, options.rpcUrl, options.pollingIntervalMs ?? 250);
+  const http = options.fetch ?? globalThis.fetch;
+  const tokens = new TokenCache();
+  const inflight = new Map<string, Promise<string | undefined>>();
+  let apiUrl = options.apiUrl?.replace(/\/+$/, '');
+
+  const send = (input: string | URL | Request, init: RequestInit | undefined, extra: Record<string, string>) => {
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+    return http(input instanceof Request ? input.clone() : input, { ...init, headers });
+  };
+
+  /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
+  async function pay(url: string, challenge: Response, retry: (extra: Record<string, string>) => Promise<Response>): Promise<{ response: Response; token?: string }> {
+    const offer = choose(url, await readOffers(challenge));
+    if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
+    if (offer.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
+    if (!budget.reserve(offer.amount)) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(budget.remaining()));
+    let charged = false;
+    try {
+      const result = mode === 'transfer' ? await payByTransfer(url, offer, retry, () => (charged = true)) : await payByAuthorization(url, offer, retry, () => (charged = true));
+      return result;
+    } finally {
+      if (charged) budget.commit(offer.amount);
+      else budget.release(offer.amount);
+    }
+  }
+
+  async function payByAuthorization(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: () => void) {
+    const [name, value] = await payer.paymentHeader(offer);
+    let response = await retry({ [name]: value });
+    // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
+    for (let attempt = 0; response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES; attempt++) {
+      await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
+      response = await retry({ [name]: value });
+    }
+    const settlement = decodeBase64Json(response.headers.get('x-payment-response') ?? response.headers.get('payment-response') ?? '') as
+      | { success?: boolean; errorReason?: string; transaction?: string }
+      | undefined;
+    if (response.status === 402 || settlement?.success === false) {
+      const body = (await response.clone().json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
+      throw new PaymentFailedError(url, settlement?.errorReason ?? body?.reason ?? 'payment_refused', body?.detail ?? `the site answered ${response.status}`);
+    }
+    if (response.status === 503) throw new PaymentFailedError(url, 'settlement_pending', 'the settlement was still pending after several retries; the same payment can be retried later');
+    markCharged();
+    report(url, offer, settlement?.transaction ?? null, 'authorization');
+    return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
+  }
+
+  async function payByTransfer(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: () => void) {
+    if (!offer.verifyUrl) throw new UnsupportedPaymentError(`${url}: payMode "transfer" needs a Crawlgate gate (verify_url); use "authorization"`);
+    const txHash = await payer.transfer(offer);
+    markCharged(); // the USDC has moved, whatever happens next
+    let verified = await http(offer.verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: txHash }) });
+    for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
+      await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
+      verified = await http(offer.verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: txHash }) });
+    }
+    const body = (await verified.json().catch(() => ({}))) as { access_token?: string; reason?: string; detail?: string };
+    if (verified.status !== 200 || !body.access_token) throw new PaymentFailedError(url, body.reason ?? `verify_${verified.status}`, body.detail ?? `sent ${txHash}, but the gate was not opened`);
+    report(url, offer, txHash, 'transfer');
+    return { response: await retry({ 'x-crawlgate-token': body.access_token }), token: body.access_token };
+  }
+
+  function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
+    options.onPayment?.({ url, priceUsd: formatMicrosUsd(offer.amount), amount: offer.amount.toString(), network: offer.network, payer: payer.address, txHash, mode: how });
+  }
+
+  async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const key = TokenCache.key(url);
+    const cached = tokens.get(key);
+    const first = await send(input, init, cached ? { 'x-crawlgate-token': cached } : {});
+    if (first.status !== 402) return first;
+
+    // Concurrent fetches of one page share one payment, then use its token.
+    const running = inflight.get(key);
+    if (running) {
+      const token = await running;
+      return token ? send(input, init, { 'x-crawlgate-token': token }) : first;
+    }
+    let done!: (token: string | undefined) => void;
+    inflight.set(key, new Promise((resolve) => (done = resolve)));
+    try {
+      const { response, token } = await pay(url.href, first, (extra) => send(input, init, extra));
+      if (token) tokens.set(key, token);
+      done(token);
+      return response;
+    } catch (error) {
+      done(undefined);
+      throw error;
+    } finally {
+      inflight.delete(key);
+    }
+  }
+
+  async function api(path: string): Promise<unknown> {
+    if (!apiUrl) throw new Error('The Crawlgate API URL is unknown: pass apiUrl to createAgent');
+    const response = await http(`${apiUrl}${path}`, { headers: { 'x-wallet-address': payer.address } });
+    const body = await response.json();
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${(body as { detail?: unknown }).detail}`);
+    return body;
+  }
+
+  return {
+    fetch: agentFetch,
+    spent: () => budget.summary(),
+    profile: () => api('/v1/agents/me'),
+    payments: (query = {}) => {
+      const params = new URLSearchParams();
+      if (query.limit !== undefined) params.set('limit', String(query.limit));
+      if (query.cursor !== undefined) params.set('cursor', query.cursor);
+      return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`);
+    },
+  };
+}
+
+function choose(url: string, offers: Offer[]): Offer {
+  const offer = offers[0];
+  if (!offer) throw new UnsupportedPaymentError(`${url} asks for payment, but offers no "exact" USDC payment on an EVM chain this agent knows`);
+  return offer;
+}
+
+function amount(value: string | number, max: bigint, name: string): bigint {
+  const parsed = parseUsdAmount(value, max);
+  if (!parsed.ok) throw new RangeError(`${name}: ${parsed.msg}`);
+  return parsed.micros;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

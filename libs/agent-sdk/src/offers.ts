@@ -1,0 +1,69 @@
+import { decodeBase64Json, findNetworkByX402, isEvmAddress, type PaymentRequirementsV1, type PaymentRequirementsV2, type ResourceInfo } from '@crawlgate/core';
+
+/** One way to pay a 402, normalised from a Crawlgate gate body, an x402 v1 body or a v2 PAYMENT-REQUIRED header. */
+export interface Offer {
+  version: 1 | 2;
+  /** The network as the server named it (v1 name or CAIP-2), echoed back in the payment. */
+  network: string;
+  chainId: number;
+  amount: bigint;
+  asset: `0x${string}`;
+  payTo: `0x${string}`;
+  maxTimeoutSeconds: number;
+  /** The token's EIP-712 domain, from `extra`. */
+  domain: { name: string; version: string };
+  /** Crawlgate gates only: where a transfer's hash can be posted. */
+  verifyUrl?: string;
+  v2?: { accepted: PaymentRequirementsV2; resource: ResourceInfo };
+}
+
+/** Every "exact" EVM offer of a 402 response that names a chain we can sign for, v1 first. */
+export async function readOffers(response: Response): Promise<Offer[]> {
+  const body = (await response.json().catch(() => undefined)) as { accepts?: unknown; verify_url?: unknown } | undefined;
+  const verifyUrl = typeof body?.verify_url === 'string' ? body.verify_url : undefined;
+  const v1 = Array.isArray(body?.accepts) ? (body.accepts as PaymentRequirementsV1[]).map((r) => fromV1(r, verifyUrl)) : [];
+  const header = response.headers.get('payment-required');
+  const required = header ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined) : undefined;
+  const v2 = Array.isArray(required?.accepts) ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl)) : [];
+  return [...v1, ...v2].filter((offer): offer is Offer => offer !== null);
+}
+
+function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer | null {
+  const chainId = chainIdOf(r?.network);
+  if (r?.scheme !== 'exact' || chainId === null || !isAmount(r.maxAmountRequired)) return null;
+  return base(1, r.network, chainId, r.maxAmountRequired, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
+}
+
+function fromV2(r: PaymentRequirementsV2, resource: ResourceInfo, verifyUrl: string | undefined): Offer | null {
+  const chainId = chainIdOf(r?.network);
+  if (r?.scheme !== 'exact' || chainId === null || !isAmount(r.amount)) return null;
+  const offer = base(2, r.network, chainId, r.amount, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
+  return offer && { ...offer, v2: { accepted: r, resource } };
+}
+
+function base(
+  version: 1 | 2,
+  network: string,
+  chainId: number,
+  amount: string,
+  asset: unknown,
+  payTo: unknown,
+  maxTimeoutSeconds: unknown,
+  extra: Record<string, unknown> | undefined,
+  verifyUrl: string | undefined,
+): Offer | null {
+  if (!isAddress(asset) || !isAddress(payTo) || typeof extra?.name !== 'string' || typeof extra?.version !== 'string') return null;
+  const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.floor(maxTimeoutSeconds) : 60;
+  return { version, network, chainId, amount: BigInt(amount), asset, payTo, maxTimeoutSeconds: timeout, domain: { name: extra.name, version: extra.version }, verifyUrl };
+}
+
+/** Named x402 networks through core's registry; any CAIP-2 `eip155:<id>` directly. */
+function chainIdOf(network: unknown): number | null {
+  if (typeof network !== 'string') return null;
+  const caip = /^eip155:(\d+)$/.exec(network);
+  if (caip) return Number(caip[1]);
+  return findNetworkByX402(network)?.chainId ?? null;
+}
+
+const isAddress = (value: unknown): value is `0x${string}` => isEvmAddress(value);
+const isAmount = (value: unknown): value is string => typeof value === 'string' && /^\d{1,30}$/.test(value);

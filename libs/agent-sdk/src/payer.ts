@@ -1,0 +1,56 @@
+import { encodeBase64Json, randomHex32, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI } from '@crawlgate/core';
+import { createPublicClient, createWalletClient, http, type Account, type Hash, type LocalAccount, type WalletClient } from 'viem';
+import type { Offer } from './offers';
+
+/** What paying needs from the agent's wallet, whether it came as a viem LocalAccount or a WalletClient. */
+export interface Payer {
+  address: `0x${string}`;
+  /** An x402 payment header (name and base64 value) carrying a signed EIP-3009 authorization. */
+  paymentHeader(offer: Offer): Promise<[name: string, value: string]>;
+  /** Sends USDC to the offer's pay_to and waits for the receipt. */
+  transfer(offer: Offer): Promise<Hash>;
+}
+
+export function createPayer(account: LocalAccount | WalletClient, rpcUrl: string | undefined, pollingIntervalMs: number): Payer {
+  const signer: Account | undefined = 'signTypedData' in account && 'address' in account && !('transport' in account) ? (account as LocalAccount) : (account as WalletClient).account;
+  if (!signer) throw new Error('createAgent: the WalletClient has no account');
+  const address = signer.address;
+
+  const wallet = (): WalletClient => {
+    if ('transport' in account) return account as WalletClient;
+    if (!rpcUrl) throw new Error('createAgent: payMode "transfer" with a LocalAccount needs rpcUrl');
+    return createWalletClient({ account: signer, transport: http(rpcUrl) });
+  };
+
+  return {
+    address,
+    async paymentHeader(offer) {
+      const now = BigInt(Math.floor(Date.now() / 1000));
+      // As x402 clients do: valid from 10 minutes ago (clock skew) until the offer's timeout.
+      const authorization = { from: address, to: offer.payTo, value: offer.amount, validAfter: now - 600n, validBefore: now + BigInt(offer.maxTimeoutSeconds), nonce: randomHex32() };
+      const typedData = {
+        domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+        primaryType: 'TransferWithAuthorization' as const,
+        message: authorization,
+      };
+      const signature = 'transport' in account ? await (account as WalletClient).signTypedData({ ...typedData, account: signer }) : await (account as LocalAccount).signTypedData(typedData);
+      const payload = {
+        signature,
+        authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() },
+      };
+      if (offer.version === 2 && offer.v2) {
+        return ['PAYMENT-SIGNATURE', encodeBase64Json({ x402Version: 2, accepted: offer.v2.accepted, resource: offer.v2.resource, payload })];
+      }
+      return ['X-PAYMENT', encodeBase64Json({ x402Version: 1, scheme: 'exact', network: offer.network, payload })];
+    },
+    async transfer(offer) {
+      const client = wallet();
+      const hash = await client.writeContract({ address: offer.asset, abi: USDC_ABI, functionName: 'transfer', args: [offer.payTo, offer.amount], account: signer, chain: null });
+      const rpc = rpcUrl ?? client.transport.url;
+      const receipt = await createPublicClient({ transport: http(rpc) }).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
+      if (receipt.status !== 'success') throw new Error(`USDC transfer ${hash} reverted`);
+      return hash;
+    },
+  };
+}

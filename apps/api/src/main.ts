@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp } from './app/create-app';
+import { createApp, LOG_LEVELS } from './app/create-app';
 import { connectChain } from './chain/connect-chain';
 import { loadConfig } from './config/config';
 import { openDatabase } from './db/database';
@@ -8,8 +8,9 @@ import { migrate } from './db/migrator';
 
 /** `npm start`: migrate the database, then serve. */
 async function main(): Promise<void> {
-  const logger = new Logger('Crawlgate');
   const config = loadConfig();
+  Logger.overrideLogger(LOG_LEVELS[config.logLevel]);
+  const logger = new Logger('Crawlgate');
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const { applied } = await migrate(database.sql);
   logger.log(`Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`);

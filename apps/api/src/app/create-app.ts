@@ -24,7 +24,7 @@ export interface CreateAppOptions {
   redisPrefix?: string;
 }
 
-const LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
+export const LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
   silent: [],
   error: ['fatal', 'error'],
   warn: ['fatal', 'error', 'warn'],

@@ -1,0 +1,59 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors';
+import type { CliIo } from './io';
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+export type Values = Record<string, string | boolean | undefined>;
+
+/** Accepted by every command. */
+export const GLOBAL_OPTIONS = {
+  api: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies OptionSpec;
+
+export interface CommandInput {
+  values: Values;
+  /** Named as in Command.positionals, in order. */
+  args: string[];
+  io: CliIo;
+}
+
+export interface Command {
+  /** The words that select it, e.g. "sites create". */
+  name: string;
+  /** Shown after the name in usage lines, e.g. "<domain> [--name <name>]". */
+  usage: string;
+  summary: string;
+  /** Extra help text: options and notes. */
+  help?: string;
+  options: OptionSpec;
+  positionals: string[];
+  run(input: CommandInput): Promise<void>;
+}
+
+/** Strict parsing: an unknown option or a missing argument is a usage error, never ignored. */
+export function parseCommandLine(command: Command, argv: string[]): { values: Values; args: string[] } {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (error) {
+    throw new UsageError((error as Error).message, command.name);
+  }
+  const { values, positionals } = parsed;
+  if (!values.help && positionals.length !== command.positionals.length) {
+    const expected = command.positionals.length === 0 ? 'no arguments' : command.positionals.map((name) => `<${name}>`).join(' ');
+    throw new UsageError(`Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`, command.name);
+  }
+  return { values, args: positionals };
+}
+
+/** The table of results: --json prints the API's answer as is, otherwise the readable form. */
+export function print(input: CommandInput, data: unknown, text: () => string): void {
+  input.io.stdout(input.values.json ? `${JSON.stringify(data, null, 2)}\n` : text());
+}
+
+export function stringValue(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,188 @@
+import { apiBaseUrl, send, type Call, type FetchLike } from './http';
+import type {
+  CreatedSite,
+  CreateSiteInput,
+  DeletedSite,
+  IssuedApiKey,
+  LoginInput,
+  PageQuery,
+  PriceResolution,
+  Pricing,
+  PricingApplied,
+  PricingInput,
+  Publisher,
+  RegisteredPublisher,
+  RegisterInput,
+  RotatedSiteToken,
+  SecretRotation,
+  Site,
+  SiteList,
+  SitePayment,
+  SitePaymentPage,
+  SiteStats,
+  StatsQuery,
+  UpdatePublisherInput,
+  UpdateSiteInput,
+} from './types';
+
+export interface PublisherClientOptions {
+  /** The API's base URL, e.g. `https://api.crawlgate.example` (a trailing `/v1` is accepted). */
+  apiUrl: string;
+  /** `xk_pub_…`. Optional: register() and login() set it. */
+  apiKey?: string;
+  /** Per attempt. Default 10 000. */
+  timeoutMs?: number;
+  /** Retries of a 429 (any method) and of a network failure (GET only). Default 2. */
+  maxRetries?: number;
+  /** Longest Retry-After the client waits out. Default 30 000. */
+  maxRetryWaitMs?: number;
+  /** Defaults to the global fetch. */
+  fetch?: FetchLike;
+}
+
+export interface UpdateMeOptions {
+  /** The account password; required when `payout_address` changes. */
+  password?: string;
+}
+
+/** Typed access to every endpoint a publisher's API key opens. Methods throw ApiError on failure. */
+export class PublisherClient {
+  // A private field, so the key never shows in console.log(client) or JSON.stringify(client).
+  #apiKey: string | undefined;
+  readonly #send: (call: Call) => Promise<unknown>;
+
+  constructor(options: PublisherClientOptions) {
+    const transport = {
+      baseUrl: apiBaseUrl(options.apiUrl),
+      timeoutMs: options.timeoutMs ?? 10_000,
+      retry: { maxRetries: options.maxRetries ?? 2, maxWaitMs: options.maxRetryWaitMs ?? 30_000 },
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    };
+    this.#apiKey = options.apiKey;
+    this.#send = (call) => send(transport, call);
+  }
+
+  /** Whether calls that need a key have one (the key itself is not readable back). */
+  get hasApiKey(): boolean {
+    return this.#apiKey !== undefined;
+  }
+
+  // Publisher account
+
+  /** Creates the account; the returned key is shown once and used by this client from now on. */
+  async register(input: RegisterInput): Promise<RegisteredPublisher> {
+    const publisher = (await this.#send({ method: 'POST', path: '/publishers/register', body: input })) as RegisteredPublisher;
+    this.#apiKey = publisher.api_key;
+    return publisher;
+  }
+
+  /** Logging in rotates the key: the previous one stops working. This client uses the new one. */
+  async login(input: LoginInput): Promise<IssuedApiKey> {
+    const issued = (await this.#send({ method: 'POST', path: '/publishers/login', body: input })) as IssuedApiKey;
+    this.#apiKey = issued.api_key;
+    return issued;
+  }
+
+  me(): Promise<Publisher> {
+    return this.#authed({ method: 'GET', path: '/publishers/me' });
+  }
+
+  /** Changing `payout_address` needs `options.password`, sent as X-Confirm-Password. */
+  updateMe(changes: UpdatePublisherInput, options: UpdateMeOptions = {}): Promise<Publisher> {
+    const headers = options.password === undefined ? undefined : { 'x-confirm-password': options.password };
+    return this.#authed({ method: 'PATCH', path: '/publishers/me', body: changes, headers });
+  }
+
+  /** The previous key stops working at once; this client uses the new one. */
+  async rotateApiKey(): Promise<IssuedApiKey> {
+    const issued = await this.#authed<IssuedApiKey>({ method: 'POST', path: '/publishers/me/api-key/rotate' });
+    this.#apiKey = issued.api_key;
+    return issued;
+  }
+
+  // Sites
+
+  /** site_token and access_token_secret are in this answer only: store them now. */
+  createSite(input: CreateSiteInput): Promise<CreatedSite> {
+    return this.#authed({ method: 'POST', path: '/sites', body: input });
+  }
+
+  listSites(): Promise<SiteList> {
+    return this.#authed({ method: 'GET', path: '/sites' });
+  }
+
+  getSite(siteId: string): Promise<Site> {
+    return this.#authed({ method: 'GET', path: sitePath(siteId) });
+  }
+
+  updateSite(siteId: string, changes: UpdateSiteInput): Promise<Site> {
+    return this.#authed({ method: 'PATCH', path: sitePath(siteId), body: changes });
+  }
+
+  deleteSite(siteId: string): Promise<DeletedSite> {
+    return this.#authed({ method: 'DELETE', path: sitePath(siteId) });
+  }
+
+  /** The previous site token stops working at once: update the middleware's configuration. */
+  rotateSiteToken(siteId: string): Promise<RotatedSiteToken> {
+    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/site-token/rotate` });
+  }
+
+  /** Tokens signed with the previous secret keep verifying until `previous_valid_until`. */
+  rotateSecret(siteId: string): Promise<SecretRotation> {
+    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/secret/rotate` });
+  }
+
+  // Pricing
+
+  /** Replaces the default price and every rule. */
+  setPricing(siteId: string, pricing: PricingInput): Promise<PricingApplied> {
+    return this.#authed({ method: 'PUT', path: `${sitePath(siteId)}/pricing`, body: pricing });
+  }
+
+  getPricing(siteId: string): Promise<Pricing> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/pricing` });
+  }
+
+  /** Which rule wins for a path (or URL), and its price. */
+  resolvePrice(siteId: string, path: string): Promise<PriceResolution> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/pricing/resolve`, query: { path } });
+  }
+
+  // Reporting
+
+  siteStats(siteId: string, range: StatsQuery = {}): Promise<SiteStats> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/stats`, query: { from: dayParam(range.from), to: dayParam(range.to) } });
+  }
+
+  /** One page of confirmed payments, newest first. */
+  sitePayments(siteId: string, page: PageQuery = {}): Promise<SitePaymentPage> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/payments`, query: { limit: page.limit, cursor: page.cursor } });
+  }
+
+  /** Every confirmed payment, newest first, fetching pages of `limit` as the loop advances. */
+  async *iterateSitePayments(siteId: string, options: { limit?: number } = {}): AsyncGenerator<SitePayment, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.sitePayments(siteId, { limit: options.limit, cursor });
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  #authed<T>(call: Call): Promise<T> {
+    // Without a key the API answers 401 with its own detail, which is the one error to report.
+    const headers: Record<string, string> = { ...call.headers };
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    return this.#send({ ...call, headers }) as Promise<T>;
+  }
+}
+
+/** Encoded, so an id can never step into another path (`../`, `?`). */
+function sitePath(siteId: string): string {
+  return `/sites/${encodeURIComponent(siteId)}`;
+}
+
+function dayParam(value: string | Date | undefined): string | undefined {
+  return value instanceof Date ? value.toISOString() : value;
+}

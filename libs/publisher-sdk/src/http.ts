@@ -1,0 +1,108 @@
+import { ApiError, TimeoutError } from './errors';
+import { parseRetryAfter, retryDelay, sleep, type Failure, type RetryPolicy } from './retry';
+import type { ValidationItem } from './types';
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Transport {
+  /** Base URL ending in /v1, no trailing slash. */
+  baseUrl: string;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  fetch: FetchLike;
+}
+
+export interface Call {
+  method: Method;
+  /** Below /v1, e.g. `/sites/…/pricing`; path parameters already encoded. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Attempt = { ok: true; body: unknown } | { ok: false; error: ApiError; failure?: Failure };
+
+/** `https://api.example.com`, `…/` and `…/v1` all mean the same API. */
+export function apiBaseUrl(apiUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    throw new TypeError(`apiUrl must be an absolute http(s) URL, got ${JSON.stringify(apiUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`apiUrl must use http or https, got ${url.protocol}`);
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return `${url.origin}${path}/v1`;
+}
+
+/** One API call, retried per the transport's policy; resolves to the parsed JSON body or throws ApiError. */
+export async function send<T>(transport: Transport, call: Call): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const result = await attemptOnce(transport, call);
+    if (result.ok) return result.body as T;
+    const delay = result.failure ? retryDelay(transport.retry, result.failure, call.method, attempt) : null;
+    if (delay === null) throw result.error;
+    await sleep(delay);
+  }
+}
+
+async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
+  const hasBody = call.body !== undefined;
+  const signal = AbortSignal.timeout(transport.timeoutMs);
+  let response: Response;
+  let text: string;
+  try {
+    response = await transport.fetch(urlFor(transport.baseUrl, call), {
+      method: call.method,
+      // No content-type without a body: the API answers an empty JSON body with 400.
+      headers: { accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}), ...call.headers },
+      body: hasBody ? JSON.stringify(call.body) : undefined,
+      signal,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (signal.aborted) {
+      throw new TimeoutError({ status: 0, detail: `No answer within ${transport.timeoutMs} ms: ${call.method} ${call.path}`, cause: error });
+    }
+    return { ok: false, error: new ApiError({ status: 0, detail: `Could not reach ${transport.baseUrl}: ${reason(error)}`, cause: error }), failure: { kind: 'network' } };
+  }
+
+  const body = parseBody(text);
+  if (response.ok) return { ok: true, body };
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+  const error = new ApiError({ status: response.status, detail: detailOf(body, response), retryAfter, body });
+  return { ok: false, error, failure: response.status === 429 ? { kind: 'rate-limited', retryAfterSeconds: retryAfter } : undefined };
+}
+
+function urlFor(baseUrl: string, call: Call): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) query.set(name, String(value));
+  const search = query.toString();
+  return `${baseUrl}${call.path}${search ? `?${search}` : ''}`;
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The API's `detail`, or a stand-in when something else (a proxy, say) answered. */
+function detailOf(body: unknown, response: Response): string | ValidationItem[] {
+  const detail = (body as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail === 'string' || Array.isArray(detail)) return detail as string | ValidationItem[];
+  return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+}
+
+/** Node's fetch says only "fetch failed"; the useful part (ECONNREFUSED, ENOTFOUND) is in its cause. */
+function reason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}

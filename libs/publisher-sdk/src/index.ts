@@ -1,0 +1,5 @@
+export { PublisherClient, type PublisherClientOptions, type UpdateMeOptions } from './client';
+export { ApiError, TimeoutError, type ApiErrorInit } from './errors';
+export type { FetchLike } from './http';
+export * from './verify';
+export type * from './types';

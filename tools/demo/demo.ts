@@ -69,11 +69,11 @@ async function main(): Promise<void> {
 
     step('An SEO crawler tries the site');
     const seo = await fetch(`${siteUrl}/news/launch`, { headers: { 'user-agent': AHREFS } });
-    say(`${seo.status} blocked: ${(await seo.json()).detail}`);
+    say(`${seo.status} blocked: ${((await seo.json()) as { detail: string }).detail}`);
 
     step('An AI crawler without a wallet gets 402 Payment Required');
     const unpaid = await fetch(`${siteUrl}/news/launch`, { headers: { 'user-agent': GPTBOT } });
-    say(`${unpaid.status}, crawler-price: ${unpaid.headers.get('crawler-price')}, x402 offer on ${(await unpaid.json()).accepts[0].network}`);
+    say(`${unpaid.status}, crawler-price: ${unpaid.headers.get('crawler-price')}, x402 offer on ${((await unpaid.json()) as { accepts: { network: string }[] }).accepts[0].network}`);
 
     step('An agent gets test USDC from the faucet and a budget of 0.005 USD (at most 0.01 a page)');
     const wallet = DEV_ROLES.agents[0].account;

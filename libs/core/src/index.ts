@@ -8,3 +8,4 @@ export * from './keys';
 export * from './networks';
 export * from './x402';
 export * from './usdc-abi';
+export * from './api-errors';

@@ -224,12 +224,4 @@ export interface SitePaymentPage {
 
 // Errors
 
-/** One entry of a 422 body. */
-export interface ValidationItem {
-  /** Where the problem is, e.g. ["body", "rules", 0, "price_usd"] or ["query", "limit"]. */
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+export type { ValidationItem } from '@crawlgate/core';

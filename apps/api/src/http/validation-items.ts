@@ -1,15 +1,8 @@
 import { HttpException } from '@nestjs/common';
-import { parsePriceUsd, validatePathPattern } from '@crawlgate/core';
+import { parsePriceUsd, validatePathPattern, type ValidationItem } from '@crawlgate/core';
 import type { ValidationError } from 'class-validator';
 
-/** One entry of a 422 body, shaped like the spec's validation error items. */
-export interface ValidationItem {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+export type { ValidationItem };
 
 export class ValidationFailed extends HttpException {
   constructor(readonly items: ValidationItem[]) {

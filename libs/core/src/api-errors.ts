@@ -1,0 +1,13 @@
+/**
+ * One entry of a 422 body, `{detail: ValidationItem[]}`: the API writes them and the SDKs read
+ * them, so the shape lives here once.
+ */
+export interface ValidationItem {
+  /** Where the problem is, e.g. ["body", "rules", 0, "price_usd"] or ["query", "limit"]. */
+  loc: (string | number)[];
+  msg: string;
+  /** A stable machine-readable kind, e.g. "missing", "price_range", "pattern_globstar". */
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}

@@ -9,3 +9,4 @@ export * from './networks';
 export * from './x402';
 export * from './usdc-abi';
 export * from './api-errors';
+export * from './api-types';

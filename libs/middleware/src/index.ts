@@ -1,1 +1,18 @@
-export {};
+// @crawlgate/middleware: the framework-free gate. Adapters live in @crawlgate/middleware/{express,fastify,fetch,nest}.
+export { createCrawlgate, PAY_JSON_PATH, type Crawlgate, type CrawlgateOptions, type CrawlgateRequest, type CrawlgateLogger } from './crawlgate';
+export type { Decision } from './decision';
+export { CrawlgateApiError, type SiteOffer, type GateOffer, type PaidGate } from './api-client';
+export {
+  classifyVisitor,
+  isAlwaysFreePath,
+  botPolicyProblems,
+  BOT_CATALOGUE,
+  ALWAYS_FREE_PATHS,
+  DEFAULT_CATEGORY_ACTIONS,
+  type BotAction,
+  type BotCategory,
+  type BotPolicy,
+  type BotSignature,
+  type Visitor,
+} from './bots';
+export { buildPayJson, type PayJson } from './pay-json';

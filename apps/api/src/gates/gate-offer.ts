@@ -1,28 +1,12 @@
-import { encodeBase64Json, formatMicrosUsd, type PaymentRequiredV2, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { encodeBase64Json, formatMicrosUsd, type GateOffer, type PaymentRequiredV2 } from '@crawlgate/core';
+
+export type { GateOffer };
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../generated/prisma/client';
 
 /** Authorizations may be valid for at most this long, and never past the gate's expiry. */
 const MAX_AUTHORIZATION_SECONDS = 300;
 
-export interface GateOffer {
-  id: string;
-  site_id: string;
-  url: string;
-  status: Gate['status'];
-  price_usd: string;
-  /** Atomic USDC units (6 decimals), a decimal string. */
-  amount: string;
-  asset: string;
-  network: string;
-  chain_id: number;
-  pay_to: string;
-  expires_at: string;
-  verify_url: string;
-  x402Version: 1;
-  error: string;
-  accepts: PaymentRequirementsV1[];
-}
 
 /** The 402 body: our gate fields plus x402 v1's, so middleware can forward it unchanged. */
 export function gateOffer(gate: Gate, chain: ChainContext, baseUrl: string, description: string, now = Date.now()): GateOffer {

@@ -1,3 +1,4 @@
+import type { PaidGate } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsString, Matches } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -16,7 +17,7 @@ export class VerifyPaymentDto {
   tx_hash?: string;
 }
 
-export class PaidView {
+export class PaidView implements PaidGate {
   @ApiProperty({ example: 'paid' }) status!: 'paid';
   @ApiProperty({ description: 'base64url(payload).base64url(HMAC-SHA256)' }) access_token!: string;
   @ApiProperty({ format: 'date-time' }) expires_at!: string;

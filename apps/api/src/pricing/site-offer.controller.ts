@@ -1,3 +1,4 @@
+import type { SiteOffer } from '@crawlgate/core';
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { SiteTokenGuard } from '../auth/guards';
@@ -7,7 +8,7 @@ import { CHAIN } from '../chain/tokens';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
 
-export class SiteOfferView {
+export class SiteOfferView implements SiteOffer {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty() domain!: string;
   @ApiProperty() default_price_usd!: string;

@@ -1,0 +1,23 @@
+/*
+ * Fastify: `await app.register(crawlgateFastify, options)`. An onRequest hook on the whole app:
+ * the plugin skips Fastify's encapsulation (what fastify-plugin does), so routes registered in
+ * sibling plugins are gated too.
+ */
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
+
+export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
+  const gate = createCrawlgate(options);
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const decision = await gate.handle({ method: request.method, url: request.url, headers: request.headers, ip: request.ip });
+    if (decision.kind === 'respond') return reply.code(decision.status).headers(decision.headers).send(decision.body);
+    // Reply headers set now are sent with the route's answer.
+    if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
+  });
+}
+
+Object.assign(crawlgateFastify, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'crawlgate',
+});

@@ -1,0 +1,111 @@
+/*
+ * NestJS (Express or Fastify platform):
+ *
+ *   @Module({ imports: [CrawlgateModule.forRoot(options)] })
+ *
+ * registers CrawlgateGuard for every route (APP_GUARD) and serves /.well-known/pay.json. Or
+ * provide CRAWLGATE yourself and put `@UseGuards(CrawlgateGuard)` on the controllers to gate.
+ * A guard only runs for routes Nest has, so unknown paths are 404 for everyone. 402/403/503 are
+ * thrown as HttpException with the gate's JSON as the response: Nest's default filter sends it
+ * as is (a custom global filter must do the same). With a global prefix, exclude the pay.json
+ * route from it: `app.setGlobalPrefix('api', { exclude: ['.well-known/pay.json'] })`.
+ *
+ * The only module of the package that imports @nestjs/common (an optional peer dependency).
+ */
+
+import {
+  Controller,
+  Get,
+  HttpException,
+  Inject,
+  Injectable,
+  Module,
+  NotFoundException,
+  Req,
+  Res,
+  type CanActivate,
+  type DynamicModule,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { requestPath } from '@crawlgate/core';
+import { createCrawlgate, PAY_JSON_PATH, type Crawlgate, type CrawlgateOptions, type CrawlgateRequest } from '../crawlgate';
+import type { Decision } from '../decision';
+
+/** Injection token of the Crawlgate instance. */
+export const CRAWLGATE = Symbol('CRAWLGATE');
+
+/** Express request or Fastify request: both have these. */
+interface PlatformRequest {
+  method: string;
+  url: string;
+  originalUrl?: string;
+  headers: CrawlgateRequest['headers'];
+  ip?: string;
+}
+
+/** Express response or Fastify reply: both have header(name, value). */
+interface PlatformResponse {
+  header(name: string, value: string): unknown;
+}
+
+@Injectable()
+export class CrawlgateGuard implements CanActivate {
+  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<PlatformRequest>();
+    if (requestPath(urlOf(request)) === PAY_JSON_PATH) return true; // CrawlgatePayJsonController answers it
+    const decision = await this.gate.handle(toCrawlgateRequest(request));
+    if (decision.kind === 'pass') return true;
+    setHeaders(http.getResponse<PlatformResponse>(), decision.headers);
+    if (decision.kind === 'pass-after-payment') return true;
+    throw asException(decision);
+  }
+}
+
+@Controller()
+export class CrawlgatePayJsonController {
+  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+
+  @Get(PAY_JSON_PATH.slice(1))
+  async payJson(@Req() request: PlatformRequest, @Res({ passthrough: true }) response: PlatformResponse): Promise<unknown> {
+    const decision = await this.gate.handle({ ...toCrawlgateRequest(request), url: PAY_JSON_PATH });
+    // pass: the API is down and failMode is open; there is nothing to publish.
+    if (decision.kind !== 'respond') throw new NotFoundException();
+    setHeaders(response, decision.headers);
+    if (decision.status !== 200) throw asException(decision);
+    return JSON.parse(decision.body);
+  }
+}
+
+@Module({})
+export class CrawlgateModule {
+  static forRoot(options: CrawlgateOptions): DynamicModule {
+    return {
+      module: CrawlgateModule,
+      controllers: [CrawlgatePayJsonController],
+      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(options) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
+      exports: [CRAWLGATE],
+    };
+  }
+}
+
+function urlOf(request: PlatformRequest): string {
+  // Express strips mount paths from url; originalUrl keeps them. Fastify's url is the full one.
+  return request.originalUrl ?? request.url;
+}
+
+function toCrawlgateRequest(request: PlatformRequest): CrawlgateRequest {
+  return { method: request.method, url: urlOf(request), headers: request.headers, ip: request.ip };
+}
+
+function setHeaders(response: PlatformResponse, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) response.header(name, value);
+}
+
+function asException(decision: Extract<Decision, { kind: 'respond' }>): HttpException {
+  return new HttpException(JSON.parse(decision.body) as Record<string, unknown>, decision.status);
+}

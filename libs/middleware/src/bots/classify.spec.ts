@@ -1,0 +1,45 @@
+import { ANY_CATALOGUED_BOT, BOT_CATALOGUE } from './catalogue';
+import { classifyVisitor } from './classify';
+import { BOT_USER_AGENTS, BROWSER_USER_AGENTS } from './user-agents.test-data';
+
+describe('classifyVisitor', () => {
+  it.each(BOT_USER_AGENTS)('%s → %s (%s)', (ua, name, category) => {
+    expect(classifyVisitor(ua)).toMatchObject({ kind: 'bot', name, category });
+  });
+
+  it.each(BROWSER_USER_AGENTS)('%s is a person (%s)', (ua) => {
+    expect(classifyVisitor(ua)).toEqual({ kind: 'human' });
+  });
+
+  it.each([[undefined], [''], ['   ']])('a missing or blank User-Agent (%p) is unknown automation', (ua) => {
+    expect(classifyVisitor(ua)).toEqual({ kind: 'bot', name: 'unknown-automation', category: 'automation', action: 'charge' });
+  });
+
+  it('matches tokens in any case, but only whole', () => {
+    expect(classifyVisitor('mozilla/5.0 (compatible; gptbot/1.2)')).toMatchObject({ name: 'GPTBot' });
+    expect(classifyVisitor('MOZILLA/5.0 (COMPATIBLE; CLAUDEBOT/1.0)')).toMatchObject({ name: 'ClaudeBot' });
+    // "curl" inside a word, "node" inside a sentence and "Java/" past the start are not the tools.
+    for (const ua of ['Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36 Curlew/1.0', 'Mozilla/5.0 node Firefox/133.0', 'Mozilla/5.0 Java/17 Firefox/133.0']) {
+      expect(classifyVisitor(ua)).toEqual({ kind: 'human' });
+    }
+  });
+
+  it('prefers the more specific of two tokens in one User-Agent', () => {
+    expect(classifyVisitor('Mozilla/5.0 (compatible; Googlebot-Video/1.0)')).toMatchObject({ name: 'Googlebot-Video' });
+    expect(classifyVisitor('Mozilla/5.0 (compatible; Googlebot-Mobile/2.1)')).toMatchObject({ name: 'Googlebot' });
+    expect(classifyVisitor('Mozilla/5.0 (compatible; Applebot-Extended/0.1)')).toMatchObject({ name: 'Applebot-Extended', category: 'ai-training' });
+    expect(classifyVisitor('Mozilla/5.0 (compatible; SemrushBot-OCOB/1.0)')).toMatchObject({ name: 'SemrushBot-OCOB', category: 'ai-assistant' });
+  });
+
+  it('reads only the first kilobyte of a User-Agent, so hostile headers stay cheap', () => {
+    const started = performance.now();
+    expect(classifyVisitor('a'.repeat(1_000_000))).toEqual({ kind: 'human' });
+    expect(classifyVisitor('x'.repeat(2000) + ' GPTBot/1.0')).toEqual({ kind: 'human' });
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  it('has a prefilter that agrees with the signatures one by one', () => {
+    const uas = [...BOT_USER_AGENTS.map(([ua]) => ua), ...BROWSER_USER_AGENTS.map(([ua]) => ua), ...BOT_CATALOGUE.map((bot) => bot.name)];
+    for (const ua of uas) expect([ua, ANY_CATALOGUED_BOT.test(ua)]).toEqual([ua, BOT_CATALOGUE.some((bot) => bot.pattern.test(ua))]);
+  });
+});

@@ -1,0 +1,41 @@
+/*
+ * Who is asking: a person, or which bot. Only the User-Agent is read, so this is identification,
+ * not verification: a scraper can claim to be a browser, and one that claims to be Googlebot is
+ * treated as Googlebot. The failure we refuse is the other one: a person must never be charged,
+ * so everything that matches no signature and no crawler hint is human.
+ */
+
+import { ANY_CATALOGUED_BOT, BOT_CATALOGUE } from './catalogue';
+import { resolveBotAction, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from './policy';
+import type { BotCategory, BotPolicy, Visitor } from './types';
+
+/** Real User-Agents stay under a few hundred characters; the cap bounds regex work on hostile headers. */
+const MAX_USER_AGENT_LENGTH = 1024;
+
+/**
+ * A crawler that is in no catalogue but says what it is: a word ending in bot, crawler, spider,
+ * scraper or fetcher, followed by a version, ";" or ")" ("(compatible; FooBot/1.0; …)"), or
+ * contact details, which browsers never send ("+https://example.com/bot.html", "bot@example.com").
+ * The lookbehind lets a word match start only at the word's start, which keeps this linear.
+ */
+const SELF_DECLARED_CRAWLER =
+  /(?<![a-z0-9._-])[a-z0-9._-]*(?:bot|crawler|spider|scraper|fetcher)(?:[/;)]|$)|https?:\/\/|mailto:|@[a-z0-9-]+\.[a-z]{2,}/i;
+
+/** Classifies a request by its User-Agent header and applies the site's policy to bots. */
+export function classifyVisitor(userAgent: string | undefined, policy?: BotPolicy): Visitor {
+  const found = identify(userAgent);
+  if (!found) return { kind: 'human' };
+  return { kind: 'bot', ...found, action: resolveBotAction(found.name, found.category, policy) };
+}
+
+function identify(userAgent: string | undefined): { name: string; category: BotCategory } | null {
+  const ua = typeof userAgent === 'string' ? userAgent.slice(0, MAX_USER_AGENT_LENGTH).trim() : '';
+  // Every browser sends a User-Agent; its absence is a script.
+  if (ua === '') return { name: UNKNOWN_AUTOMATION, category: 'automation' };
+  if (ANY_CATALOGUED_BOT.test(ua)) {
+    for (const bot of BOT_CATALOGUE) {
+      if (bot.pattern.test(ua)) return { name: bot.name, category: bot.category };
+    }
+  }
+  return SELF_DECLARED_CRAWLER.test(ua) ? { name: UNKNOWN_CRAWLER, category: 'automation' } : null;
+}

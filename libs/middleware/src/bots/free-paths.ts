@@ -1,0 +1,37 @@
+/*
+ * Paths no bot ever pays for: how a site describes itself to crawlers (robots.txt, sitemaps),
+ * the /.well-known/ documents (security.txt, pay.json: a bot must be able to read the prices
+ * before paying), and the favicon. As with Cloudflare's pay per crawl, charging for these would
+ * only make bots blind to the rules.
+ */
+
+import { requestPath } from '@crawlgate/core';
+
+/** The same set as globs, for pay.json: `*` stays within one path segment, `**` spans segments. */
+export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
+  '/robots.txt',
+  '/sitemap*.xml',
+  '/wp-sitemap*.xml',
+  '/.well-known/**',
+  '/security.txt',
+  '/favicon.ico',
+]);
+
+const FREE_FILES = new Set(['/robots.txt', '/security.txt', '/favicon.ico']);
+// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml.
+const SITEMAP = /^\/(?:wp-)?sitemap[^/]*\.xml$/;
+const WELL_KNOWN = '/.well-known/';
+
+/**
+ * True for the free paths above. Takes the request target as received (path and query, or a full
+ * URL) and reads it the way pricing does (core's requestPath: no query, "/a/../b" is "/b",
+ * escapes decoded), so "/.well-known/../premium" is "/premium" and is not free. Matching is
+ * case-sensitive, as robots.txt's location is.
+ */
+export function isAlwaysFreePath(path: string): boolean {
+  const normalized = requestPath(path);
+  // An escaped slash or a backslash is a segment break to some file servers ("/.well-known/..%2Fpaid.html"
+  // is paid.html to serve-static) but not to us: never free.
+  if (normalized.includes('%2F') || normalized.includes('\\')) return false;
+  return FREE_FILES.has(normalized) || SITEMAP.test(normalized) || normalized.startsWith(WELL_KNOWN);
+}

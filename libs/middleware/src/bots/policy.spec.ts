@@ -1,0 +1,88 @@
+import { classifyVisitor } from './classify';
+import { botPolicyProblems, DEFAULT_CATEGORY_ACTIONS } from './policy';
+import type { BotPolicy } from './types';
+
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+const CHATGPT_USER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
+const TWITTER = 'Twitterbot/1.0';
+
+const action = (ua: string | undefined, policy?: BotPolicy) => {
+  const visitor = classifyVisitor(ua, policy);
+  return visitor.kind === 'bot' ? visitor.action : 'human';
+};
+
+describe('bot policy', () => {
+  it('charges AI and unknown automation, and lets search, SEO and social previews pass, by default', () => {
+    expect(DEFAULT_CATEGORY_ACTIONS).toEqual({
+      'ai-training': 'charge',
+      'ai-assistant': 'charge',
+      'ai-search': 'charge',
+      'search-engine': 'allow',
+      seo: 'allow',
+      'social-preview': 'allow',
+      automation: 'charge',
+    });
+    expect([GPTBOT, CHATGPT_USER, GOOGLEBOT, AHREFS, TWITTER, 'curl/8.4.0', undefined].map((ua) => action(ua))).toEqual([
+      'charge', 'charge', 'allow', 'allow', 'allow', 'charge', 'charge',
+    ]);
+  });
+
+  it('applies a category override to every bot of the category', () => {
+    const policy: BotPolicy = { categories: { 'ai-training': 'allow', seo: 'block', 'social-preview': 'charge' } };
+    expect([GPTBOT, CLAUDEBOT, CHATGPT_USER, AHREFS, TWITTER].map((ua) => action(ua, policy))).toEqual(['allow', 'allow', 'charge', 'block', 'charge']);
+  });
+
+  it('lets a per-bot override, in any case, win over its category', () => {
+    const policy: BotPolicy = { categories: { 'ai-training': 'allow' }, bots: { gptbot: 'block', 'GOOGLEBOT': 'charge', curl: 'allow' } };
+    expect([GPTBOT, CLAUDEBOT, GOOGLEBOT, 'curl/8.4.0', 'Wget/1.21'].map((ua) => action(ua, policy))).toEqual(['block', 'allow', 'charge', 'allow', 'charge']);
+  });
+
+  it('prefers the exact spelling when two keys differ only in case', () => {
+    expect(action(GPTBOT, { bots: { gptbot: 'allow', GPTBot: 'block' } })).toBe('block');
+  });
+
+  it('names visitors outside the catalogue so policies can address them', () => {
+    const policy: BotPolicy = { bots: { 'unknown-automation': 'block', 'unknown-crawler': 'allow' } };
+    expect([undefined, 'Mozilla/5.0 (compatible; NewBot/1.0)'].map((ua) => action(ua, policy))).toEqual(['block', 'allow']);
+  });
+
+  it('never applies a policy to people', () => {
+    expect(action('Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0', { categories: { automation: 'block' } })).toBe('human');
+  });
+
+  it('refuses an action that is not one of the three, rather than guess', () => {
+    expect(() => classifyVisitor(GPTBOT, { bots: { GPTBot: 'deny' as never } })).toThrow(/policy.bots\["GPTBot"\] is "deny"/);
+    expect(() => classifyVisitor(GPTBOT, { categories: { 'ai-training': 'free' as never } })).toThrow(TypeError);
+  });
+
+  describe('botPolicyProblems', () => {
+    it('finds nothing wrong with a good policy or none', () => {
+      expect(botPolicyProblems(undefined)).toEqual([]);
+      expect(botPolicyProblems({ categories: { seo: 'block' }, bots: { claudebot: 'allow', 'unknown-crawler': 'block' } })).toEqual([]);
+    });
+
+    it('reports typos, unknown names, bad actions and robots.txt-only tokens', () => {
+      expect(
+        botPolicyProblems({
+          categories: { 'ai-train': 'allow', seo: 'deny' },
+          bots: { 'GPT-Bot': 'allow', 'Google-Extended': 'block' },
+          bot: {},
+        }),
+      ).toEqual([
+        'policy.bot is not an option: use "categories" and "bots"',
+        'policy.categories["ai-train"]: no such category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
+        'policy.categories["seo"] is "deny": use "allow", "charge" or "block"',
+        'policy.bots["GPT-Bot"]: no bot of that name in the catalogue',
+        'policy.bots["Google-Extended"]: Google-Extended is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies',
+      ]);
+    });
+
+    it('reports a policy of the wrong shape', () => {
+      expect(botPolicyProblems('charge')).toEqual(['policy must be an object with optional "categories" and "bots"']);
+      expect(botPolicyProblems({ bots: [] })).toEqual(['policy.bots must be an object']);
+    });
+  });
+});

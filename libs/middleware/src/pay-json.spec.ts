@@ -1,0 +1,79 @@
+import type { SiteOffer } from '@crawlgate/core';
+import { buildPayJson } from './pay-json';
+
+const SITE: SiteOffer = {
+  site_id: '7d1e3f8a-4b2c-4c1d-9e0f-123456789abc',
+  domain: 'news.example',
+  default_price_usd: '0.002',
+  rules: [
+    { path: '/premium/*', price_usd: '0.01' },
+    { path: '/free/*', price_usd: '0' },
+  ],
+  pricing_version: 4,
+  network: 'base-sepolia',
+  caip2: 'eip155:84532',
+  chain_id: 84532,
+  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  pay_to: '0x1111111111111111111111111111111111111111',
+};
+
+describe('buildPayJson', () => {
+  it('publishes version 1 of the document, field for field', () => {
+    expect(buildPayJson(SITE, 'https://api.crawlgate.example/')).toEqual({
+      version: 1,
+      site: { id: SITE.site_id, domain: 'news.example' },
+      currency: 'USD',
+      default_price_usd: '0.002',
+      rules: [
+        { path: '/premium/*', price_usd: '0.01' },
+        { path: '/free/*', price_usd: '0' },
+      ],
+      pricing_version: 4,
+      payment: {
+        protocols: ['x402'],
+        x402Version: [1, 2],
+        scheme: 'exact',
+        network: 'base-sepolia',
+        caip2: 'eip155:84532',
+        chain_id: 84532,
+        asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        asset_symbol: 'USDC',
+        asset_decimals: 6,
+        pay_to: '0x1111111111111111111111111111111111111111',
+      },
+      gate: {
+        how_to: expect.stringContaining('X-PAYMENT'),
+        payment_headers: ['X-PAYMENT', 'PAYMENT-SIGNATURE'],
+        token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'],
+        token_ttl_seconds: 1800,
+      },
+      api: 'https://api.crawlgate.example',
+      free_paths: ['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico'],
+    });
+  });
+
+  it('explains the whole gate in how_to', () => {
+    const { how_to } = buildPayJson(SITE, 'https://api.crawlgate.example').gate;
+    for (const word of ['402', 'PAYMENT-REQUIRED', 'crawler-price', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'verify_url', 'tx_hash', 'X-Crawlgate-Token', 'Authorization: Bearer']) {
+      expect(how_to).toContain(word);
+    }
+  });
+
+  it('keeps pay_to null for a site that cannot be paid yet', () => {
+    expect(buildPayJson({ ...SITE, pay_to: null }, 'https://api.crawlgate.example').payment.pay_to).toBeNull();
+  });
+
+  it('copies what it publishes, so later changes to the offer do not leak into a served document', () => {
+    const offer = { ...SITE, rules: SITE.rules.map((rule) => ({ ...rule })) };
+    const doc = buildPayJson(offer, 'https://api.crawlgate.example');
+    offer.rules[0].price_usd = '0.5';
+    expect(doc.rules[0].price_usd).toBe('0.01');
+    expect(JSON.parse(JSON.stringify(doc))).toEqual(doc);
+  });
+
+  it('publishes only the fields it documents, even when the offer has more', () => {
+    const doc = buildPayJson({ ...SITE, secret: 'x' } as SiteOffer, 'https://api.crawlgate.example');
+    expect(Object.keys(doc)).toEqual(['version', 'site', 'currency', 'default_price_usd', 'rules', 'pricing_version', 'payment', 'gate', 'api', 'free_paths']);
+    expect(JSON.stringify(doc)).not.toContain('secret');
+  });
+});

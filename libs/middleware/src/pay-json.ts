@@ -1,0 +1,93 @@
+/*
+ * /.well-known/pay.json: what a site charges bots and how to pay, readable before any 402 (the
+ * path itself is always free). Version 1 of the document; fields are only ever added to it: a
+ * change that removes or retypes one is version 2.
+ *
+ *   version            1
+ *   site               { id, domain }
+ *   currency           "USD": every price below is a decimal string of US dollars
+ *   default_price_usd  the price of a path that no rule matches ("0": free)
+ *   rules              [{ path, price_usd }], first match wins; `*` within one segment, `?` one character
+ *   pricing_version    increases with every pricing change
+ *   payment            how to pay: x402 "exact" in USDC on `network` (x402 v1 name) / `caip2` (v2) to `pay_to`
+ *                      (null: the publisher has no payout address yet, so nothing can be paid)
+ *   gate               how the gate answers: how_to (prose), the headers to pay with and to present a token in
+ *   api                the Crawlgate API behind the gate (verify_url in each 402 body lives there)
+ *   free_paths         never charged, as globs (`**` spans segments)
+ */
+
+import { ACCESS_TOKEN_TTL_SECONDS } from '@crawlgate/core';
+import { ALWAYS_FREE_PATHS } from './bots/free-paths';
+import type { SiteOffer } from '@crawlgate/core';
+
+
+export interface PayJson {
+  version: 1;
+  site: { id: string; domain: string };
+  currency: 'USD';
+  default_price_usd: string;
+  rules: { path: string; price_usd: string }[];
+  pricing_version: number;
+  payment: {
+    protocols: ['x402'];
+    x402Version: [1, 2];
+    scheme: 'exact';
+    network: string;
+    caip2: string;
+    chain_id: number;
+    asset: string;
+    asset_symbol: 'USDC';
+    asset_decimals: 6;
+    pay_to: string | null;
+  };
+  gate: {
+    how_to: string;
+    /** Request headers that carry an x402 payment: v1's, then v2's. */
+    payment_headers: ['X-PAYMENT', 'PAYMENT-SIGNATURE'];
+    /** Where to present the access token a payment returns. */
+    token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'];
+    token_ttl_seconds: number;
+  };
+  api: string;
+  free_paths: string[];
+}
+
+const HOW_TO =
+  'Request the page. A bot that has not paid gets HTTP 402 with the price and x402 payment requirements ' +
+  '(in the body and, base64, in the PAYMENT-REQUIRED header; the crawler-price header repeats the price). ' +
+  'Pay by sending the same request again with an X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (x402 v2) header ' +
+  'signing a USDC transferWithAuthorization to pay_to, or POST the payment or a USDC transfer\'s tx_hash to ' +
+  'the 402 body\'s verify_url. The paid response carries X-Crawlgate-Token: send it again as ' +
+  '"Authorization: Bearer <token>" or X-Crawlgate-Token to read the same path until it expires.';
+
+/** The pay.json document of a site, from its offer and the API base URL. */
+export function buildPayJson(site: SiteOffer, apiUrl: string): PayJson {
+  return {
+    version: 1,
+    site: { id: site.site_id, domain: site.domain },
+    currency: 'USD',
+    default_price_usd: site.default_price_usd,
+    rules: site.rules.map(({ path, price_usd }) => ({ path, price_usd })),
+    pricing_version: site.pricing_version,
+    payment: {
+      protocols: ['x402'],
+      x402Version: [1, 2],
+      scheme: 'exact',
+      network: site.network,
+      caip2: site.caip2,
+      chain_id: site.chain_id,
+      asset: site.asset,
+      asset_symbol: 'USDC',
+      asset_decimals: 6,
+      pay_to: site.pay_to,
+    },
+    gate: {
+      how_to: HOW_TO,
+      payment_headers: ['X-PAYMENT', 'PAYMENT-SIGNATURE'],
+      token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'],
+      token_ttl_seconds: ACCESS_TOKEN_TTL_SECONDS,
+    },
+    api: apiUrl.replace(/\/+$/, ''),
+    free_paths: [...ALWAYS_FREE_PATHS],
+  };
+}

@@ -1,0 +1,47 @@
+/*
+ * Reading the few request headers the gate cares about, from Node's header record (lower-case
+ * names, repeated headers as arrays) or anything shaped like it.
+ */
+
+import { MAX_PRICE_MICROS, parsePriceUsd, peekAccessTokenPayload } from '@crawlgate/core';
+
+export type HeaderRecord = Record<string, string | string[] | undefined>;
+
+/** The first value of a header, case-insensitively; undefined when absent or empty. */
+export function headerValue(headers: HeaderRecord, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  let value = headers[wanted];
+  if (value === undefined) {
+    // Node lower-cases names, but a hand-built record may not.
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) value = headers[key];
+  }
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === '' ? undefined : first;
+}
+
+/**
+ * The access token a request presents: X-Crawlgate-Token, else an `Authorization: Bearer` value
+ * shaped like a Crawlgate token. Other bearer values belong to the site's own auth, so they
+ * neither count as a token nor mark the request as an agent's.
+ */
+export function presentedToken(headers: HeaderRecord): string | undefined {
+  const explicit = headerValue(headers, 'x-crawlgate-token');
+  if (explicit) return explicit.trim();
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headerValue(headers, 'authorization') ?? '')?.[1];
+  return bearer && peekAccessTokenPayload(bearer) ? bearer : undefined;
+}
+
+/**
+ * A Cloudflare-style price header, `USD 0.01` (the currency may be omitted), as micro-USD.
+ * Null when absent, undefined when present but unreadable.
+ */
+export function crawlerPrice(headers: HeaderRecord, name: 'crawler-max-price' | 'crawler-exact-price'): bigint | null | undefined {
+  const raw = headerValue(headers, name);
+  if (raw === undefined) return null;
+  const m = /^\s*(?:USD\s+)?([0-9.]+)\s*$/i.exec(raw);
+  if (!m) return undefined;
+  // Prices end at 1 USD, so a larger cap means "any price"; a larger exact price matches none.
+  if (Number(m[1]) > 1) return name === 'crawler-max-price' ? MAX_PRICE_MICROS : -1n;
+  const parsed = parsePriceUsd(m[1]);
+  return parsed.ok ? parsed.micros : undefined;
+}

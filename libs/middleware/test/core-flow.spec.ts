@@ -1,0 +1,106 @@
+/*
+ * The gate's payment flow against the real API and chain, at the level of createCrawlgate().handle():
+ * what moves on chain, what is stored, and which calls reach the API.
+ */
+
+import { decodeBase64Json, encodeBase64Json, type PaymentRequiredV2 } from '@crawlgate/core';
+import { signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
+import { createCrawlgate, type CrawlgateOptions } from '../src/crawlgate';
+import type { Decision } from '../src/decision';
+import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+
+let site: GatedSite;
+beforeAll(async () => {
+  site = await startGatedSite();
+});
+afterAll(() => site?.close());
+
+function gate(overrides: Partial<CrawlgateOptions> = {}) {
+  const apiCalls: string[] = [];
+  const countingFetch: typeof fetch = (input, init) => {
+    apiCalls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+    return fetch(input, init);
+  };
+  const crawlgate = createCrawlgate(site.options({ fetch: countingFetch, ...overrides }));
+  const handle = (url: string, headers: Record<string, string> = {}) => crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip: '127.0.0.1' });
+  return { handle, apiCalls };
+}
+
+function response(decision: Decision) {
+  if (decision.kind !== 'respond') throw new Error(`expected a response, got ${decision.kind}`);
+  return { ...decision, json: JSON.parse(decision.body) };
+}
+
+function paidHeaders(decision: Decision): Record<string, string> {
+  if (decision.kind !== 'pass-after-payment') throw new Error(`expected pass-after-payment, got ${JSON.stringify(decision)}`);
+  return decision.headers;
+}
+
+it('settles an X-PAYMENT once on chain, and the same proof again gets the same token without a second transfer', async () => {
+  const { handle } = gate();
+  const offer = response(await handle('/articles/x-payment'));
+  const xPayment = await site.xPayment(offer.json);
+
+  const headers = paidHeaders(await handle('/articles/x-payment', { 'x-payment': xPayment }));
+  const settlement = decodeBase64Json(headers['x-payment-response']) as { transaction: string };
+  expect(settlement).toMatchObject({ success: true, network: offer.json.accepts[0].network, payer: site.agent.address.toLowerCase() });
+  expect(headers['crawler-charged']).toBe('USD 0.01');
+  expect(await transfersTo(site.app, site.payTo)).toEqual([{ from: site.agent.address, value: 10_000n, hash: settlement.transaction }]);
+
+  const replay = paidHeaders(await handle('/articles/x-payment', { 'x-payment': xPayment }));
+  expect(replay['x-crawlgate-token']).toBe(headers['x-crawlgate-token']);
+  expect(await transfersTo(site.app, site.payTo)).toHaveLength(1);
+  expect(await handle('/articles/x-payment', { 'x-crawlgate-token': headers['x-crawlgate-token'] })).toEqual({ kind: 'pass' });
+});
+
+it('settles an x402 v2 PAYMENT-SIGNATURE and answers with PAYMENT-RESPONSE', async () => {
+  const { handle } = gate();
+  const offer = response(await handle('/cheap/v2'));
+  expect(offer.headers['crawler-price']).toBe('USD 0.001');
+  const required = decodeBase64Json(offer.headers['payment-required']) as PaymentRequiredV2;
+  const { payload } = await signPayment(site.app, site.agent, offer.json);
+  const signature = encodeBase64Json({ x402Version: 2, resource: required.resource, accepted: required.accepts[0], payload });
+
+  const headers = paidHeaders(await handle('/cheap/v2', { 'payment-signature': signature }));
+  expect(headers['x-payment-response']).toBeUndefined();
+  expect(decodeBase64Json(headers['payment-response'])).toMatchObject({ success: true, network: required.accepts[0].network });
+  expect(headers['crawler-charged']).toBe('USD 0.001');
+});
+
+it('refuses a price above crawler-max-price with 402 before anything is paid', async () => {
+  const { handle, apiCalls } = gate();
+  const offer = response(await handle('/articles/capped'));
+  const before = await transfersTo(site.app, site.payTo);
+  const capped = response(await handle('/articles/capped', { 'crawler-max-price': 'USD 0.005', 'x-payment': await site.xPayment(offer.json) }));
+  expect(capped.status).toBe(402);
+  expect(capped.headers['crawler-price']).toBe('USD 0.01');
+  expect(capped.headers['crawler-error']).toMatch(/crawler-max-price/);
+  expect(apiCalls.filter((call) => call.endsWith('/verify'))).toEqual([]);
+  expect(await transfersTo(site.app, site.payTo)).toEqual(before);
+});
+
+it('answers a payment the API rejects with 402 and the x402 reason', async () => {
+  const { handle } = gate();
+  const offer = response(await handle('/articles/broke'));
+  const rejected = response(await handle('/articles/broke', { 'x-payment': await site.xPayment(offer.json, newWallet()) }));
+  expect(rejected.status).toBe(402);
+  expect(rejected.json.id).toBe(offer.json.id);
+  expect(decodeBase64Json(rejected.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'insufficient_funds' });
+});
+
+it('opens one gate for repeated 402s of one path, and none for a free path', async () => {
+  const { handle } = gate();
+  const before = await site.gateCount();
+  const first = response(await handle('/articles/cached'));
+  const second = response(await handle('/articles/cached?utm=x'));
+  expect(second.json.id).toBe(first.json.id);
+  expect(await handle('/free/page')).toEqual({ kind: 'pass' });
+  expect(await site.gateCount()).toBe(before + 1);
+});
+
+it('makes no API call for a request with a valid token', async () => {
+  const { handle, apiCalls } = gate();
+  const token = await site.payThroughApi(response(await gate().handle('/articles/token')).json);
+  expect(await handle('/articles/token?page=2', { authorization: `Bearer ${token}` })).toEqual({ kind: 'pass' });
+  expect(apiCalls).toEqual([]);
+});

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiBench } from './api.bench';
+import { middlewareBench } from './middleware.bench';
 import { priceLookupBench } from './price-lookup.bench';
 import { tokenVerifyBench } from './token-verify.bench';
 
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   const benches: [string, () => string | Promise<string>][] = [
     ['token', tokenVerifyBench],
     ['price', priceLookupBench],
+    ['middleware', middlewareBench],
     ['api', apiBench],
   ];
   const sections = [];

@@ -1,13 +1,7 @@
 import { signAccessToken } from '@crawlgate/core';
-import { DEV_ROLES, deployTestUsdc, startAnvil } from '@crawlgate/devchain';
 import Fastify from 'fastify';
-import { randomBytes } from 'node:crypto';
-import { Client, Pool } from 'pg';
-import { createApp } from '../../apps/api/src/app/create-app';
-import { createChainContext } from '../../apps/api/src/chain/chain-context';
-import { loadConfig } from '../../apps/api/src/config/config';
-import { openDatabase } from '../../apps/api/src/db/database';
-import { migrate } from '../../apps/api/src/db/migrator';
+import { Pool } from 'pg';
+import { benchPublisher, benchSite, startBenchApi } from './bench-api';
 import { format } from './measure';
 import { load, type LoadResult } from './load';
 
@@ -19,28 +13,19 @@ const SITES = 300; // 300 site tokens: 60,000 gates and 30,000 verifies a minute
  * process (and its 2 cores), for ours and the baseline alike.
  */
 export async function apiBench(): Promise<string> {
-  const url = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA "${schema}"`);
-  const anvil = await startAnvil();
-  const { usdc } = await deployTestUsdc({ rpcUrl: anvil.rpcUrl });
-  const database = await openDatabase({ databaseUrl: url, schema });
+  const api = await startBenchApi();
   try {
-    await migrate(database.sql);
-    const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxy: true };
-    const chain = createChainContext({ config: config.chain, rpcUrl: anvil.rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc });
-    const app = await createApp({ config, database, chain, masterKey: randomBytes(32) });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-    const sites = await setUp(base);
-
-    const gates = await load('crawlgate POST /v1/gates', base, sites.map((site, i) => ({ method: 'POST', path: '/v1/gates', headers: { 'x-site-token': site.token }, body: JSON.stringify({ url: `/article/${i}` }) })));
+    const publisher = await benchPublisher(api);
+    const sites = [];
+    for (let i = 0; i < SITES; i++) {
+      if (i > 0 && i % 45 === 0) await publisher.relogin();
+      sites.push(await benchSite(api, publisher, `site-${i}.example.com`));
+    }
+    const gates = await load('crawlgate POST /v1/gates', api.baseUrl, sites.map((site, i) => ({ method: 'POST', path: '/v1/gates', headers: { 'x-site-token': site.token }, body: JSON.stringify({ url: `/article/${i}` }) })));
     const now = Math.floor(Date.now() / 1000);
     const verifies = await load(
       'crawlgate POST /v1/access-tokens/verify',
-      base,
+      api.baseUrl,
       sites.map((site) => ({
         method: 'POST',
         path: '/v1/access-tokens/verify',
@@ -49,9 +34,7 @@ export async function apiBench(): Promise<string> {
       })),
     );
     const rss = process.memoryUsage().rss;
-    await app.close();
-
-    const baseline = await bareInsertBaseline(url, schema);
+    const baseline = await bareInsertBaseline(api.databaseUrl, api.schema);
     return [
       '### API on PostgreSQL',
       '',
@@ -63,34 +46,11 @@ export async function apiBench(): Promise<string> {
         `RSS of the process (API + load generator) after the runs: ${format(rss / 1024 / 1024)} MiB.`,
     ].join('\n');
   } finally {
-    await database.close();
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-    await admin.end();
-    await anvil.stop();
+    await api.close();
   }
 }
 
 const row = (r: LoadResult) => `| ${r.name} | ${format(r.requestsPerSecond)} | ${r.p50Ms} | ${r.p99Ms} | ${Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ')} |`;
-
-async function setUp(base: string): Promise<{ id: string; token: string; secret: string; kid: string }[]> {
-  const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<any> => {
-    const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.9.9.9', ...headers }, body: JSON.stringify(body) });
-    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  const publisher = await call('POST', '/v1/publishers/register', { email: 'bench@example.com', password: 'benchmark password' });
-  const auth = { authorization: `Bearer ${publisher.api_key}`, 'x-confirm-password': 'benchmark password' };
-  await call('PATCH', '/v1/publishers/me', { payout_address: DEV_ROLES.publisher.address }, auth);
-  const sites = [];
-  for (let i = 0; i < SITES; i++) {
-    // 100 calls a minute per key: re-login (rotating the key) keeps set-up within the spec's limits.
-    if (i > 0 && i % 45 === 0) auth.authorization = `Bearer ${(await call('POST', '/v1/publishers/login', { email: 'bench@example.com', password: 'benchmark password' }, { 'x-forwarded-for': `10.8.${i}.1` })).api_key}`;
-    const site = await call('POST', '/v1/sites', { domain: `site-${i}.example.com` }, auth);
-    await call('PUT', `/v1/sites/${site.site_id}/pricing`, { default_price_usd: '0.01' }, auth);
-    sites.push({ id: site.site_id, token: site.site_token, secret: site.access_token_secret, kid: site.kid });
-  }
-  return sites;
-}
 
 /** The least a gate endpoint can do: one INSERT of a comparable row, answered 402 with its id. */
 async function bareInsertBaseline(url: string, schema: string): Promise<LoadResult> {

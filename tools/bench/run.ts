@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiBench } from './api.bench';
 import { middlewareBench } from './middleware.bench';
+import { paymentBench } from './payment.bench';
+import { loadTest } from './load-test.bench';
 import { priceLookupBench } from './price-lookup.bench';
 import { tokenVerifyBench } from './token-verify.bench';
 
@@ -16,6 +18,8 @@ async function main(): Promise<void> {
     ['price', priceLookupBench],
     ['middleware', middlewareBench],
     ['api', apiBench],
+    ['payment', paymentBench],
+    ['load', loadTest],
   ];
   const sections = [];
   for (const [name, bench] of benches) if (only.length === 0 || only.includes(name)) sections.push(await bench());

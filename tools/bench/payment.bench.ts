@@ -1,0 +1,89 @@
+import { createAgent } from '@crawlgate/agent';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI } from '@crawlgate/core';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { parseSignature } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { benchPublisher, benchSite, startBenchApi } from './bench-api';
+import { format } from './measure';
+
+const ROUNDS = 20;
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
+
+/**
+ * What paying costs in wall time: an agent's fetch of a gated page from 402 to paid content
+ * (middleware → API gate → EIP-3009 signature → verify, settle, receipt → token → content),
+ * against the bare chain round trip the payment cannot avoid: sign, transferWithAuthorization,
+ * receipt. Same local chain, same relayer, one payment at a time.
+ */
+export async function paymentBench(): Promise<string> {
+  const api = await startBenchApi();
+  const server = await new Promise<import('node:http').Server>(async (resolve) => {
+    const publisher = await benchPublisher(api);
+    const site = await benchSite(api, publisher, 'pay.example.com');
+    const app = express();
+    app.use(crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret }));
+    app.get('/{*path}', (request, response) => void response.send(`paid content ${request.path}`));
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  try {
+    const siteUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const fund = async () => {
+      const account = privateKeyToAccount(generatePrivateKey());
+      await api.call('POST', '/v1/dev/faucet', { address: account.address, amount_usd: '5' });
+      return account;
+    };
+
+    const agent = createAgent({ account: await fund(), maxPriceUsd: '0.05', budgetUsd: '5' });
+    await agent.fetch(`${siteUrl}/warm-up`, { headers: { 'user-agent': GPTBOT } });
+    const ours: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const started = performance.now();
+      const response = await agent.fetch(`${siteUrl}/article/${i}`, { headers: { 'user-agent': GPTBOT } });
+      if (response.status !== 200) throw new Error(`paid fetch answered ${response.status}`);
+      await response.text();
+      ours.push(performance.now() - started);
+    }
+
+    const payer = await fund();
+    const { chain } = api;
+    const baseline: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const started = performance.now();
+      const now = BigInt(Math.floor(Date.now() / 1000));
+      const message = { from: payer.address, to: payer.address, value: 10_000n, validAfter: now - 600n, validBefore: now + 300n, nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as const };
+      const signature = await payer.signTypedData({
+        domain: { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc },
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+        primaryType: 'TransferWithAuthorization',
+        message,
+      });
+      const { r, s, yParity } = parseSignature(signature);
+      const hash = await chain.relayer.writeContract({
+        address: chain.usdc,
+        abi: USDC_ABI,
+        functionName: 'transferWithAuthorization',
+        args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, yParity + 27, r, s],
+      });
+      await chain.publicClient.waitForTransactionReceipt({ hash });
+      baseline.push(performance.now() - started);
+    }
+
+    const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    return [
+      '### Payment: 402 → paid content',
+      '',
+      `| case | mean ms | p50 ms | rounds |`,
+      '|---|---:|---:|---:|',
+      `| agent.fetch of a gated page (middleware, API, settlement, token) | ${format(mean(ours), 1)} | ${format(p50(ours), 1)} | ${ROUNDS} |`,
+      `| raw sign + transferWithAuthorization + receipt (baseline) | ${format(mean(baseline), 1)} | ${format(p50(baseline), 1)} | ${ROUNDS} |`,
+      '',
+      `Ratio of wall time, ours ÷ baseline: **${format(mean(ours) / mean(baseline), 2)}** (the rest is HTTP, checks, simulation and bookkeeping around the same settlement).`,
+    ].join('\n');
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await api.close();
+  }
+}

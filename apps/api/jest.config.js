@@ -1,7 +1,5 @@
 module.exports = {
-  ...require('../../jest.preset.js'),
+  ...require('../../jest.api.preset.js'),
   displayName: 'api',
   rootDir: __dirname,
-  globalSetup: '<rootDir>/test/global-setup.ts',
-  globalTeardown: '<rootDir>/test/global-teardown.ts',
 };

@@ -1,8 +1,6 @@
-// Agent tests pay real gated sites through the real API and local chain: the API suites' global set-up.
+// Agent tests pay real gated sites through the real API and local chain.
 module.exports = {
-  ...require('../../jest.preset.js'),
+  ...require('../../jest.api.preset.js'),
   displayName: 'agent-sdk',
   rootDir: __dirname,
-  globalSetup: '<rootDir>/../../apps/api/test/global-setup.ts',
-  globalTeardown: '<rootDir>/../../apps/api/test/global-teardown.ts',
 };

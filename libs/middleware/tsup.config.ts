@@ -1,8 +1,7 @@
 /*
  * The published package: one entry per import path (".", "./express", "./fastify", "./fetch",
- * "./nest") as ESM (.mjs), CommonJS (.cjs) and types (.d.mts, .d.ts). @crawlgate/core is bundled
- * in, code and types, so the package installs on its own; its one runtime dependency,
- * @noble/hashes, stays external. Frameworks are peers the site already has.
+ * "./nest"), built like every @crawlgate/* package (tools/build/tsup-library.ts). Frameworks are
+ * peers the site already has.
  *
  *   npx tsup --config libs/middleware/tsup.config.ts      (from the workspace root)
  *
@@ -13,8 +12,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig } from 'tsup';
-
-const ROOT = join(__dirname, '..', '..');
+import { libraryBuild } from '../../tools/build/tsup-library';
 
 const ENTRIES: Record<string, string> = {
   index: 'src/index.ts',
@@ -26,30 +24,10 @@ const ENTRIES: Record<string, string> = {
 
 // Only those that exist, so the package builds while adapters are being written; the packaging
 // spec checks the full list.
-const entry = Object.fromEntries(
-  Object.entries(ENTRIES)
-    .map(([name, file]) => [name, join(__dirname, file)] as const)
-    .filter(([, file]) => existsSync(file)),
-);
+const entry = Object.fromEntries(Object.entries(ENTRIES).filter(([, file]) => existsSync(join(__dirname, file))));
 
 export default defineConfig({
-  entry,
-  outDir: join(__dirname, 'dist'),
-  tsconfig: join(__dirname, 'tsconfig.lib.json'),
-  format: ['esm', 'cjs'],
-  outExtension: ({ format }) => ({ js: format === 'esm' ? '.mjs' : '.cjs' }),
-  platform: 'neutral',
-  target: 'es2022',
-  // tsup hands the tsconfig's relative baseUrl and rootDir to the d.ts build as if relative to the
-  // working directory; absolute ones make the build work from any directory.
-  dts: { resolve: [/^@crawlgate\//], compilerOptions: { baseUrl: ROOT, rootDir: ROOT } },
+  ...libraryBuild(__dirname, entry, ['@nestjs/common', '@nestjs/core', 'express', 'fastify', 'hono']),
   // Shared code lives in chunks both ways, so the adapters and the main entry share one copy (and its state).
   splitting: true,
-  treeshake: true,
-  clean: true,
-  sourcemap: false,
-  noExternal: [/^@crawlgate\//],
-  // tsup would strip "node:" from imports; Deno and Workers (nodejs_compat) need it.
-  removeNodeProtocol: false,
-  external: ['@noble/hashes', /^@noble\/hashes\//, '@nestjs/common', '@nestjs/core', 'express', 'fastify', 'hono', /^node:/],
 });

@@ -1,9 +1,6 @@
-// The client and CLI are tested against the real API in-process, so this project shares the API
-// suites' global set-up (one chain per worker, a migrated PGlite template).
+// The client and CLI are tested against the real API in-process.
 module.exports = {
-  ...require('../../jest.preset.js'),
+  ...require('../../jest.api.preset.js'),
   displayName: 'publisher-sdk',
   rootDir: __dirname,
-  globalSetup: '<rootDir>/../../apps/api/test/global-setup.ts',
-  globalTeardown: '<rootDir>/../../apps/api/test/global-teardown.ts',
 };

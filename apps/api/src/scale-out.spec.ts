@@ -15,7 +15,7 @@ describe('two API instances on one database', () => {
     db = await createTestDatabase();
     const masterKey = randomBytes(32);
     first = await startTestApp({ database: db.database, masterKey, isolateChain: true });
-    second = await startTestApp({ database: db.database, masterKey });
+    second = await startTestApp({ database: await db.connectAnother(), masterKey });
   });
   afterAll(async () => {
     await second.close();

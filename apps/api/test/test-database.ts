@@ -7,24 +7,43 @@ import { pgliteDriver } from '../src/db/sql-driver';
 
 export interface TestDatabase {
   database: Database;
+  /**
+   * Another connection to the same database, as a second API instance would have: its own
+   * PostgreSQL pool on the same schema. PGlite belongs to one process, so there it is shared.
+   */
+  connectAnother(): Promise<Database>;
   /** Drops what the test created (the PostgreSQL schema) and closes connections. */
   dispose(): Promise<void>;
+}
+
+export interface TestDatabaseOptions {
+  /** PostgreSQL even on a PGlite run (fault tests need a server to lose). Default: DATABASE_URL. */
+  postgresUrl?: string;
+  /** The URL the database's pool connects with, e.g. through a fault-injection proxy; the schema is made and dropped at postgresUrl. */
+  poolUrl?: string;
 }
 
 /**
  * A fresh, migrated database for one test file: a PostgreSQL schema of its own when
  * DATABASE_URL is set, else a PGlite loaded from the run's migrated template.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const url = process.env.DATABASE_URL;
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const url = options.postgresUrl ?? process.env.DATABASE_URL;
   if (url) {
     const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
     await withClient(url, (client) => client.query(`CREATE SCHEMA "${schema}"`));
-    const database = await openDatabase({ databaseUrl: url, schema });
+    const database = await openDatabase({ databaseUrl: options.poolUrl ?? url, schema });
     await migrate(database.sql);
+    const others: Database[] = [];
     return {
       database,
+      async connectAnother() {
+        const other = await openDatabase({ databaseUrl: options.poolUrl ?? url, schema });
+        others.push(other);
+        return other;
+      },
       async dispose() {
+        await Promise.all(others.map((other) => other.close()));
         await database.close();
         await withClient(url, (client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));
       },
@@ -34,7 +53,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const pglite = template ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)]) }) : await PGlite.create();
   if (!template) await migrate(pgliteDriver(pglite));
   const database = await openDatabase({ pglite });
-  return { database, dispose: () => database.close() };
+  return { database, connectAnother: async () => database, dispose: () => database.close() };
 }
 
 async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {

@@ -1,0 +1,167 @@
+/*
+ * A publishable @crawlgate/* package as a user installs it, for its packaging spec. The package is
+ * built with its own tsup config into a temporary node_modules/<name> (never the package's dist,
+ * which a developer may be building), beside only its declared dependencies and peers and the
+ * extra packages a user would have, outside the workspace so nothing else resolves. Then the spec
+ * loads it with plain Node, reads what the built files import, checks the `exports` map and
+ * type-checks a consumer through it.
+ */
+
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = join(__dirname, '..', '..');
+
+export interface Manifest {
+  name: string;
+  main: string;
+  module: string;
+  types: string;
+  files: string[];
+  bin?: Record<string, string>;
+  exports: Record<string, string | Record<string, Record<string, string>>>;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+export interface InstalledPackage {
+  manifest: Manifest;
+  /** Dependencies and peers: all the package may import at run time. */
+  declared: Set<string>;
+  /** The temporary project the package is installed in. */
+  site: string;
+  /** site/node_modules/<name> */
+  installed: string;
+  dist: string;
+}
+
+/** Symlinks a package from the workspace's node_modules into the site's. */
+function link(site: string, name: string): void {
+  const target = join(ROOT, 'node_modules', name);
+  if (!existsSync(target)) throw new Error(`${name} is not installed in the workspace`);
+  const at = join(site, 'node_modules', name);
+  mkdirSync(dirname(at), { recursive: true });
+  symlinkSync(target, at, 'dir');
+}
+
+/**
+ * Builds the package in `packageDir` into a fresh site and links its declared dependencies and
+ * peers, @types/node (for the consumer type-check) and `extraPackages`.
+ */
+function installBuilt(packageDir: string, extraPackages: string[] = []): InstalledPackage {
+  const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as Manifest;
+  const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const site = mkdtempSync(join(tmpdir(), `${manifest.name.replace('@crawlgate/', 'crawlgate-')}-`));
+  const installed = join(site, 'node_modules', manifest.name);
+  const dist = join(installed, 'dist');
+  mkdirSync(installed, { recursive: true });
+  // From the workspace root: tsup finds typescript and @swc/core from the working directory.
+  const tsup = join(ROOT, 'node_modules/tsup/dist/cli-default.js');
+  execFileSync(process.execPath, [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'], { cwd: ROOT, stdio: 'pipe' });
+  copyFileSync(join(packageDir, 'package.json'), join(installed, 'package.json'));
+  for (const name of new Set([...declared, '@types/node', ...extraPackages])) link(site, name);
+  return { manifest, declared, site, installed, dist };
+}
+
+/**
+ * For a spec file: the package installed by beforeAll (the build takes a while) and removed by
+ * afterAll. The object returned is filled in once beforeAll has run.
+ */
+export function installedForSpec(packageDir: string, extraPackages: string[] = []): InstalledPackage {
+  const pkg = {} as InstalledPackage;
+  beforeAll(() => void Object.assign(pkg, installBuilt(packageDir, extraPackages)), 120_000);
+  afterAll(() => {
+    if (pkg.site) rmSync(pkg.site, { recursive: true, force: true });
+  });
+  return pkg;
+}
+
+/** Plain Node in the site, with nothing from the test run's environment but PATH. */
+export function runNode(pkg: InstalledPackage, args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, args, { cwd: pkg.site, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: pkg.site, ...env } });
+}
+
+/**
+ * Loads `specifier` with require() or import() in plain Node and returns `expression` (JSON), in
+ * which `m` is the module: by default its export names.
+ */
+export async function loadEntry(pkg: InstalledPackage, how: 'require' | 'import', specifier: string, expression = 'Object.keys(m)'): Promise<unknown> {
+  const print = `console.log(JSON.stringify(${expression}))`;
+  const args =
+    how === 'require'
+      ? ['-e', `const m = require(${JSON.stringify(specifier)}); ${print}`]
+      : ['--input-type=module', '-e', `const m = await import(${JSON.stringify(specifier)}); ${print}`];
+  return JSON.parse((await runNode(pkg, args)).stdout);
+}
+
+/** The packages a built file imports or requires; a bare builtin ("fs") counts, as Deno and Workers need "node:". */
+function importedPackages(code: string): string[] {
+  const specifiers = [...code.matchAll(/(?:[}\s]from\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])([^"'\s,()]+)\1/g)].map((m) => m[2]);
+  return specifiers
+    .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]));
+}
+
+/** "file: package" for every package the built code (.mjs, .cjs) imports that package.json does not declare. */
+export function undeclaredImports(pkg: InstalledPackage): string[] {
+  const code = readdirSync(pkg.dist).filter((file) => /\.[cm]js$/.test(file));
+  return code.flatMap((file) =>
+    [...new Set(importedPackages(readFileSync(join(pkg.dist, file), 'utf8')))].filter((name) => !pkg.declared.has(name)).map((name) => `${file}: ${name}`),
+  );
+}
+
+/** The files in dist (code and declarations) whose text contains `text`. */
+export function distFilesContaining(pkg: InstalledPackage, text: string): string[] {
+  return readdirSync(pkg.dist).filter((file) => readFileSync(join(pkg.dist, file), 'utf8').includes(text));
+}
+
+/**
+ * What is wrong with package.json's entry points: `exports` must have exactly `paths` and
+ * ./package.json, each path import and require conditions, each exactly { types, default }; every
+ * file that main, module, types, exports and bin name must be a file in dist.
+ */
+export function exportsMapProblems(pkg: InstalledPackage, paths: string[]): string[] {
+  const { manifest } = pkg;
+  const problems: string[] = [];
+  const expected = [...paths, './package.json'].sort().join(', ');
+  if (Object.keys(manifest.exports).sort().join(', ') !== expected) problems.push(`exports: not ${expected}`);
+  const targets = [manifest.main, manifest.module, manifest.types, ...Object.values(manifest.bin ?? {})];
+  for (const [path, conditions] of Object.entries(manifest.exports)) {
+    if (path === './package.json') continue;
+    for (const condition of ['import', 'require']) {
+      const files = typeof conditions === 'object' ? conditions[condition] : undefined;
+      if (!files || Object.keys(files).join() !== 'types,default') problems.push(`${path} ${condition}: not { types, default }`);
+      else targets.push(files.types, files.default);
+    }
+  }
+  for (const file of targets) {
+    if (!file.startsWith('./dist/') || !existsSync(join(pkg.installed, file)) || !statSync(join(pkg.installed, file)).isFile()) problems.push(`${file}: not shipped`);
+  }
+  return problems;
+}
+
+/**
+ * Type-checks `source` as an ES module (.mts) and as CommonJS (.cts) against the emitted
+ * declarations, through the `exports` map, under each of the Node module settings `modules` (by
+ * default both a consumer may use). Returns tsc's output: empty when it is clean.
+ */
+export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules: Array<'node16' | 'node20'> = ['node16', 'node20']): string {
+  writeFileSync(join(pkg.site, 'consumer.mts'), source);
+  writeFileSync(join(pkg.site, 'consumer.cts'), source);
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  return modules
+    .map((module) => {
+      const config = join(pkg.site, `tsconfig.${module}.json`);
+      const compilerOptions = { module, moduleResolution: 'node16', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+      writeFileSync(config, JSON.stringify({ compilerOptions, files: ['consumer.mts', 'consumer.cts'] }));
+      try {
+        return execFileSync(process.execPath, [tsc, '-p', config], { cwd: pkg.site, encoding: 'utf8' });
+      } catch (error) {
+        return `${module}:\n${String((error as { stdout?: string }).stdout ?? error)}`;
+      }
+    })
+    .join('');
+}

@@ -33,10 +33,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     kind: 'pglite',
     prisma,
     sql: pgliteDriver(db),
-    async close() {
+    close: once(async () => {
       await prisma.$disconnect();
       if (!db.closed) await db.close();
-    },
+    }),
   };
 }
 
@@ -61,9 +61,15 @@ function openPostgres(url: string, schema: string | undefined): Database {
     kind: 'postgres',
     prisma,
     sql: pgDriver(pool),
-    async close() {
+    close: once(async () => {
       await prisma.$disconnect();
       await pool.end();
-    },
+    }),
   };
+}
+
+/** Closing twice is harmless: the second call waits for the first. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
 }

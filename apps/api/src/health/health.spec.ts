@@ -24,6 +24,6 @@ describe('GET /v1/health', () => {
     const response = await other.call('GET', '/v1/health');
     expect(response.status).toBe(503);
     expect(response.body).toMatchObject({ status: 'unavailable', database: { status: 'down' } });
-    await other.app.close();
+    await other.close();
   });
 });

@@ -21,7 +21,7 @@ export interface TestSite {
 export const freshIp = () => `10.${rand255()}.${rand255()}.${rand255()}`;
 const rand255 = () => Math.floor(Math.random() * 255);
 
-export async function registerPublisher(app: TestApp, overrides: { email?: string; password?: string; name?: string } = {}): Promise<TestPublisher> {
+export async function registerPublisher(app: Pick<TestApp, 'call'>, overrides: { email?: string; password?: string; name?: string } = {}): Promise<TestPublisher> {
   const email = overrides.email ?? `p-${randomUUID()}@example.com`;
   const password = overrides.password ?? 'correct horse battery';
   const response = await app.call('POST', '/v1/publishers/register', {
@@ -33,14 +33,14 @@ export async function registerPublisher(app: TestApp, overrides: { email?: strin
   return { publisherId: response.body.publisher_id, email, password, apiKey, auth: { authorization: `Bearer ${apiKey}` } };
 }
 
-export async function createSite(app: TestApp, publisher: TestPublisher, domain = `${randomUUID().slice(0, 8)}.example.com`): Promise<TestSite> {
+export async function createSite(app: Pick<TestApp, 'call'>, publisher: TestPublisher, domain = `${randomUUID().slice(0, 8)}.example.com`): Promise<TestSite> {
   const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: publisher.auth });
   if (response.status !== 201) throw new Error(`create site failed: ${response.status} ${JSON.stringify(response.body)}`);
   return { siteId: response.body.site_id, domain, siteToken: response.body.site_token, secret: response.body.access_token_secret, kid: response.body.kid };
 }
 
 /** A publisher with a fresh payout address and one site priced: default 0.01, /free/* free, /cheap/* 0.001. */
-export async function pricedSite(app: TestApp, payTo: `0x${string}`): Promise<{ publisher: TestPublisher; site: TestSite }> {
+export async function pricedSite(app: Pick<TestApp, 'call'>, payTo: `0x${string}`): Promise<{ publisher: TestPublisher; site: TestSite }> {
   const publisher = await registerPublisher(app);
   const payout = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
   if (payout.status !== 200) throw new Error(`payout failed: ${JSON.stringify(payout.body)}`);
@@ -53,7 +53,7 @@ export async function pricedSite(app: TestApp, payTo: `0x${string}`): Promise<{ 
   return { publisher, site };
 }
 
-export async function openGate(app: TestApp, site: TestSite, url: string) {
+export async function openGate(app: Pick<TestApp, 'call'>, site: TestSite, url: string) {
   const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
   if (response.status !== 402) throw new Error(`gate not opened: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;

@@ -9,17 +9,17 @@ export function newWallet(): PrivateKeyAccount {
 }
 
 /** Mints test USDC through the API's local faucet. */
-export async function fundUsdc(app: TestApp, address: string, amountUsd: string): Promise<void> {
+export async function fundUsdc(app: Pick<TestApp, 'call'>, address: string, amountUsd: string): Promise<void> {
   const response = await app.call('POST', '/v1/dev/faucet', { body: { address, amount_usd: amountUsd } });
   if (response.status !== 200) throw new Error(`faucet failed: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
 /** Gas money, for agents that send their own transfer (the tx-hash path). */
-export async function fundEth(app: TestApp, address: `0x${string}`): Promise<void> {
+export async function fundEth(app: Pick<TestApp, 'chain'>, address: `0x${string}`): Promise<void> {
   await devTestClient(app.chain.rpcUrl).setBalance({ address, value: 10n ** 18n });
 }
 
-export async function usdcBalance(app: TestApp, address: `0x${string}`): Promise<bigint> {
+export async function usdcBalance(app: Pick<TestApp, 'chain'>, address: `0x${string}`): Promise<bigint> {
   return app.chain.publicClient.readContract({ address: app.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [address] });
 }
 
@@ -32,7 +32,7 @@ export interface GateOfferBody {
 
 /** What an x402 v1 client sends in X-PAYMENT for an offer (decoded), with optional tampering. */
 export async function signPayment(
-  app: TestApp,
+  app: Pick<TestApp, 'chain'>,
   wallet: PrivateKeyAccount,
   offer: GateOfferBody,
   tamper: Partial<TransferAuthorization> & { network?: string; signer?: PrivateKeyAccount } = {},
@@ -62,7 +62,7 @@ export async function signPayment(
 }
 
 /** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */
-export async function transfersTo(app: TestApp, to: `0x${string}`): Promise<{ from: string; value: bigint; hash: string }[]> {
+export async function transfersTo(app: Pick<TestApp, 'chain'>, to: `0x${string}`): Promise<{ from: string; value: bigint; hash: string }[]> {
   const logs = await app.chain.publicClient.getContractEvents({ address: app.chain.usdc, abi: USDC_ABI, eventName: 'Transfer', args: { to }, fromBlock: 0n });
   return logs.map((log) => ({ from: log.args.from!, value: log.args.value!, hash: log.transactionHash }));
 }

@@ -5,8 +5,11 @@ import { createApp } from '../src/app/create-app';
 import { loadConfig, type AppConfig } from '../src/config/config';
 import type { ChainContext } from '../src/chain/chain-context';
 import type { Database } from '../src/db/database';
+import { httpCaller, type Call } from './http-call';
 import { testChainConfig, testChainContext } from './test-chain';
 import { createTestDatabase } from './test-database';
+
+export type { CallOptions, CallResult } from './http-call';
 
 export interface TestApp {
   /** e.g. http://127.0.0.1:41234 — a real listening server on loopback. */
@@ -16,21 +19,8 @@ export interface TestApp {
   config: AppConfig;
   chain: ChainContext;
   /** fetch against the app: JSON in, parsed JSON out. */
-  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  call: Call;
   close(): Promise<void>;
-}
-
-export interface CallOptions {
-  body?: unknown;
-  /** Sent as is (not JSON-encoded) when a string with rawBody: true. */
-  rawBody?: boolean;
-  headers?: Record<string, string>;
-}
-
-export interface CallResult {
-  status: number;
-  headers: Headers;
-  body: any;
 }
 
 export interface TestAppOptions {
@@ -64,22 +54,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     database,
     config,
     chain,
-    async call(method, path, { body, rawBody, headers = {} } = {}) {
-      const hasBody = body !== undefined;
-      const response = await fetch(baseUrl + path, {
-        method,
-        headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...headers },
-        body: hasBody ? (rawBody ? (body as string) : JSON.stringify(body)) : undefined,
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        // not JSON: keep the text
-      }
-      return { status: response.status, headers: response.headers, body: parsed };
-    },
+    call: httpCaller(baseUrl),
     async close() {
       await app.close();
       if (chainSnapshot) await revert(chain.rpcUrl, chainSnapshot);

@@ -18,6 +18,7 @@ const UNAVAILABLE_CODES = new Set([
 
 const UNAVAILABLE_MESSAGES = [
   /Connection terminated/i,
+  /Client has encountered a connection error/i, // pg: a statement (the ROLLBACK, say) on a client whose connection already broke
   /connect(ion)? timeout/i,
   /Can't reach database server/i,
   /database system is (shutting down|starting up)/i,

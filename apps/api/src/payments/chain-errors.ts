@@ -16,6 +16,24 @@ export function isChainUnreachable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the node may have taken the transaction although the call failed: the broadcast itself
+ * failed after its request could have arrived (a reset, a timeout, a lost answer). Releasing the
+ * gate then would lose a payment the chain made, and let the agent pay a second time.
+ */
+export function broadcastMayHaveLanded(error: unknown): boolean {
+  let broadcast = false;
+  let refused = false;
+  const seen = new Set<unknown>();
+  for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
+    seen.add(current);
+    const { body, code } = current as { body?: { method?: unknown }; code?: unknown };
+    if (body?.method === 'eth_sendRawTransaction') broadcast = true;
+    if (code === 'ECONNREFUSED') refused = true; // never connected: nothing was sent
+  }
+  return broadcast && !refused;
+}
+
 export const chainUnavailable = () =>
   unavailable('The payment network is unreachable; nothing was charged and the gate stays payable. Try again shortly.');
 

@@ -12,7 +12,7 @@ import type { Gate, Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import { checkSignature, checkTerms, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
-import { chainUnavailable, isChainUnreachable } from './chain-errors';
+import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable } from './chain-errors';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { sendSettlement, waitForReceipt } from './settlement';
@@ -74,7 +74,7 @@ export class PaymentsService {
     try {
       hash = await sendSettlement(this.chain, auth);
     } catch (error) {
-      if (isChainUnreachable(error)) {
+      if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) {
         // Nothing reached the chain: free the gate so the agent can retry once it is back.
         await this.release(claim.payment.id);
         throw chainUnavailable();
@@ -250,6 +250,7 @@ export class PaymentsService {
 function pending(gateId: string, txHash: string | null, detail = 'The settlement is not confirmed yet; it will be finished in the background. Ask again with the same proof.'): VerifyOutcome {
   return { kind: 'pending', body: { status: 'settlement_pending', gate_id: gateId, tx_hash: txHash, detail } };
 }
+
 
 /** What the reconciler needs to resubmit or look up an authorization, as JSON (bigints as strings). */
 export function serializeAuthorization(auth: SignedAuthorization): Prisma.InputJsonObject {

@@ -37,19 +37,30 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
    */
   static async connect(url: string, prefix: string): Promise<RedisThrottlerStorage> {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
-    redis.on('error', () => undefined); // surfaced through increment() and status
+    let lastError: Error | undefined;
+    redis.on('error', (error: Error) => (lastError = error)); // surfaced through increment() and status
     const storage = new RedisThrottlerStorage(redis, prefix);
     try {
       await redis.connect();
     } catch (error) {
       storage.markDegraded(error);
     }
+    // Health follows the connection too, so a Redis lost or back while no request came is reported.
+    redis.on('close', () => storage.closing || storage.markDegraded(lastError ?? new Error('connection closed')));
+    redis.on('ready', () => storage.markRecovered());
     return storage;
   }
+
+  private closing = false;
 
   private markDegraded(error: unknown): void {
     if (!this.degraded) this.logger.warn(`Redis unavailable, rate limits are per process until it returns: ${(error as Error).message}`);
     this.degraded = true;
+  }
+
+  private markRecovered(): void {
+    if (this.degraded) this.logger.log('Redis is back: rate limits are shared again');
+    this.degraded = false;
   }
 
   get status(): 'redis' | 'in-process-fallback' {
@@ -60,8 +71,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     try {
       const base = `${this.prefix}rl:${throttlerName}:${key}`;
       const [totalHits, left, blocked, blockLeft] = (await this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration)) as number[];
-      if (this.degraded) this.logger.log('Redis is back: rate limits are shared again');
-      this.degraded = false;
+      this.markRecovered();
       return { totalHits, timeToExpire: seconds(left), isBlocked: blocked === 1, timeToBlockExpire: seconds(blockLeft) };
     } catch (error) {
       this.markDegraded(error);
@@ -70,6 +80,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.local.onApplicationShutdown();
     this.redis.disconnect();
   }

@@ -1,0 +1,115 @@
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { workerChain } from '../../test/test-chain';
+import { startTcpProxy, type Direction, type TcpProxy } from '../../test/tcp-proxy';
+import { ReconcilerService } from '../payments/reconciler.service';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the chain RPC going away and coming back', () => {
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const agent = newWallet();
+  /** Sees the JSON-RPC traffic; a test sets it to cut at an exact moment of a settlement. */
+  let onRpc: ((text: string, direction: Direction, connection: number) => boolean | void) | undefined;
+
+  beforeAll(async () => {
+    const rpc = new URL(workerChain().rpcUrl);
+    proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), { tap: (chunk, direction, connection) => onRpc?.(chunk.toString(), direction, connection) });
+    // A short settlement timeout, so a claim whose broadcast went unanswered is the reconciler's after 2 s.
+    app = await startTestApp({ chainRpcUrl: `http://127.0.0.1:${proxy.port}`, isolateChain: true, config: { chain: { settlementTimeoutMs: 1_000 } } });
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, agent.address, '1');
+  });
+  afterAll(async () => {
+    onRpc = undefined;
+    await proxy.restore();
+    await app.close();
+    await proxy.close();
+  });
+  afterEach(async () => {
+    onRpc = undefined;
+    await proxy.restore();
+  });
+
+  const verify = (gateId: string, payment: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
+  const paymentRows = (gateId: string) => app.database.prisma.payment.count({ where: { gateId } });
+  const reconcile = () => app.app.get(ReconcilerService).runOnce();
+
+  /** Cuts the RPC once the relayer's broadcast reached the node: before its answer, or just after it. */
+  function cutAroundBroadcast(when: 'answer-lost' | 'receipt-lost'): void {
+    let broadcastOn: number | undefined;
+    let answered = false;
+    onRpc = (text, direction, connection) => {
+      if (direction === 'to-target' && text.includes('eth_sendRawTransaction')) broadcastOn = connection;
+      else if (direction === 'to-client' && connection === broadcastOn && when === 'answer-lost') return cut();
+      else if (direction === 'to-client' && connection === broadcastOn) answered = true;
+      // The first request after the hash came back (the receipt poll) finds the chain gone.
+      else if (direction === 'to-target' && answered) return cut();
+    };
+    const cut = () => {
+      onRpc = undefined;
+      void proxy.cut();
+      return false;
+    };
+  }
+
+  /** Runs the reconciler until it has finished this gate's payment (a claim without a hash waits 2 s first). */
+  async function reconcileUntilPaid(gateId: string): Promise<void> {
+    for (const started = Date.now(); Date.now() - started < 8_000; await sleep(250)) {
+      await reconcile();
+      if ((await app.call('GET', `/v1/gates/${gateId}`)).body.status === 'paid') return;
+    }
+    throw new Error(`gate ${gateId} was not paid by the reconciler`);
+  }
+
+  it('answers 503 while the RPC is down: nothing charged, the gate stays open, gates can still be created; the same proof pays once it is back', async () => {
+    const gate = await openGate(app, site, '/outage/before');
+    const payment = await signPayment(app, agent, gate);
+    const balance = await usdcBalance(app, agent.address);
+    const transfers = (await transfersTo(app, payTo)).length;
+
+    await proxy.cut();
+    const refused = await verify(gate.id, payment);
+    expect(refused.status).toBe(503);
+    expect(refused.body.detail).toMatch(/unreachable/);
+    expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+    expect(await paymentRows(gate.id)).toBe(0);
+    await openGate(app, site, '/outage/during'); // creating a gate needs no RPC
+
+    await proxy.restore();
+    const paid = await verify(gate.id, payment);
+    expect(paid.status).toBe(200);
+    const after = await transfersTo(app, payTo);
+    expect(after).toHaveLength(transfers + 1);
+    expect(after.filter((t) => t.hash === paid.body.tx_hash)).toEqual([{ from: agent.address, value: BigInt(gate.amount), hash: paid.body.tx_hash }]);
+    expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount));
+  });
+
+  it.each(['receipt-lost', 'answer-lost'] as const)(
+    'never loses a payment when the RPC goes down after the broadcast (%s): 202, then the reconciler records it, once',
+    async (when) => {
+      const gate = await openGate(app, site, `/outage/${when}`);
+      const payment = await signPayment(app, agent, gate);
+      const balance = await usdcBalance(app, agent.address);
+
+      cutAroundBroadcast(when);
+      const pending = await verify(gate.id, payment);
+      expect(pending.status).toBe(202);
+      expect(pending.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id });
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('settling');
+      expect(await paymentRows(gate.id)).toBe(1);
+
+      await proxy.restore();
+      await reconcileUntilPaid(gate.id);
+      const paid = await verify(gate.id, payment);
+      expect(paid.status).toBe(200);
+      if (pending.body.tx_hash) expect(paid.body.tx_hash).toBe(pending.body.tx_hash);
+      expect((await transfersTo(app, payTo)).filter((t) => t.hash === paid.body.tx_hash)).toHaveLength(1);
+      expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount));
+    },
+  );
+});

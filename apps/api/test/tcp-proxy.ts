@@ -1,0 +1,87 @@
+import { connect, createServer, type Socket } from 'node:net';
+
+/** Which way a chunk travels through the proxy. */
+export type Direction = 'to-target' | 'to-client';
+
+export interface TcpProxyOptions {
+  /**
+   * Sees every chunk before it is forwarded, with the number of its connection; returning false
+   * drops it. Fault tests use it to cut at an exact moment (mid-transaction, after a broadcast).
+   */
+  tap?: (chunk: Buffer, direction: Direction, connection: number) => boolean | void;
+}
+
+export interface TcpProxy {
+  /** Listens on 127.0.0.1:port. */
+  port: number;
+  /** Resets every live connection and, until restore(), every new one: the target looks down. */
+  cut(): Promise<void>;
+  /** Forwards new connections again. */
+  restore(): Promise<void>;
+  /** Resets everything and stops listening. */
+  close(): Promise<void>;
+}
+
+/**
+ * A fault-injection TCP proxy for tests, so shared services (PostgreSQL, Redis, the chain's RPC)
+ * can "go down" for one app without being stopped. While cut, connections are accepted and reset
+ * at once rather than refused: the port stays ours, so restore() can never lose it to another process.
+ */
+export async function startTcpProxy(targetHost: string, targetPort: number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  let down = false;
+  let connections = 0;
+  const live = new Set<Socket>();
+  const track = (socket: Socket) => {
+    live.add(socket);
+    socket.on('error', () => undefined); // a reset is the point here, not a failure
+    socket.once('close', () => live.delete(socket));
+  };
+
+  const server = createServer((client) => {
+    track(client);
+    if (down) return reset(client);
+    const id = ++connections;
+    const target = connect(targetPort, targetHost);
+    track(target);
+    forward(client, target, 'to-target', id, options);
+    forward(target, client, 'to-client', id, options);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
+
+  const resetAll = () => Promise.all([...live].map((socket) => new Promise<void>((resolve) => (socket.once('close', () => resolve()), reset(socket)))));
+  return {
+    port: (server.address() as { port: number }).port,
+    async cut() {
+      down = true;
+      await resetAll();
+    },
+    async restore() {
+      down = false;
+    },
+    async close() {
+      down = true;
+      await resetAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Copies `from` into `to` through the tap; an end is passed on as an end, anything else as a reset. */
+function forward(from: Socket, to: Socket, direction: Direction, id: number, { tap }: TcpProxyOptions): void {
+  from.on('data', (chunk: Buffer) => {
+    if (tap?.(chunk, direction, id) === false || to.destroyed) return;
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  from.once('end', () => to.end());
+  from.once('close', (hadError) => (hadError ? reset(to) : to.end()));
+}
+
+function reset(socket: Socket): void {
+  if (socket.destroyed) return;
+  // An RST, as a crashed or restarted server gives; a socket still connecting can only be destroyed.
+  if (socket.connecting) socket.destroy();
+  else socket.resetAndDestroy();
+}

@@ -86,3 +86,25 @@ describe('bad input never breaks the API', () => {
     );
   });
 });
+
+describe('header injection', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('never turns a CR/LF in a URL into a response header', async () => {
+    const { site } = await pricedSite(app, newWallet().address);
+    for (const url of ['/a%0d%0aSet-Cookie:%20stolen=1', '/a\r\nSet-Cookie: stolen=1', 'https://x.example/a%0D%0AX-Injected:%201']) {
+      const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
+      expect([402, 422]).toContain(response.status);
+      expect(response.headers.get('set-cookie')).toBeNull();
+      expect(response.headers.get('x-injected')).toBeNull();
+      if (response.status === 402) {
+        // The v2 header carries the URL base64-encoded: nothing of it can break the header line.
+        expect(response.headers.get('payment-required')).toMatch(/^[A-Za-z0-9+/=]+$/);
+      }
+    }
+  });
+});

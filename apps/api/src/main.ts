@@ -4,6 +4,7 @@ import { createApp, LOG_LEVELS } from './app/create-app';
 import { connectChain } from './chain/connect-chain';
 import { loadConfig } from './config/config';
 import { openDatabase } from './db/database';
+import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
 
 /** `npm start`: migrate the database, then serve. */
@@ -22,6 +23,11 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.log(`Crawlgate API listening on http://${shown}:${config.port}/v1 (docs: http://${shown}:${config.port}/docs)`);
+  logger.log(
+    dashboardBuilt(config.dashboardDir)
+      ? `Publisher dashboard: http://${shown}:${config.port}/dashboard/`
+      : `Publisher dashboard not built (${config.dashboardDir}): run npm run build:dashboard`,
+  );
 
   const shutdown = async (signal: string) => {
     logger.log(`${signal}: shutting down`);

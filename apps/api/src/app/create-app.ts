@@ -10,6 +10,7 @@ import { badRequest } from '../http/api-error';
 import { ExceptionToDetailFilter } from '../http/exception.filter';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-depth';
 import { BodyValidationPipe } from '../http/validation.pipe';
+import { serveDashboard } from '../dashboard/serve-dashboard';
 import { setupOpenApi } from '../openapi/openapi';
 import { RedisThrottlerStorage } from '../rate-limit/redis-throttler.storage';
 import { AppModule } from './app.module';
@@ -62,5 +63,6 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
   });
 
   setupOpenApi(app);
+  serveDashboard(app, config.dashboardDir);
   return app;
 }

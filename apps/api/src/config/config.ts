@@ -25,6 +25,8 @@ export interface AppConfig {
   gateRetentionSeconds: number;
   /** Base URL the API is reached at, for `verify_url`; unset means taken from each request. */
   publicBaseUrl: string | undefined;
+  /** The built publisher dashboard, served at /dashboard/ (`npm start` builds it there). */
+  dashboardDir: string;
 }
 
 export interface ChainConfig {
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', 15 * 60, 10, 24 * 3600),
     gateRetentionSeconds: integer(env, 'GATE_RETENTION_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/+$/, ''),
+    dashboardDir: resolve(env.CRAWLGATE_DASHBOARD_DIR ?? 'dist/apps/dashboard'),
   };
 }
 

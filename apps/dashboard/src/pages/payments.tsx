@@ -1,0 +1,90 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Site, SitePayment } from '@crawlgate/publisher';
+import { useSession } from '../api-context';
+import { ErrorNote } from '../components/error-note';
+import { NoSites } from '../components/no-sites';
+import { SitePicker } from '../components/site-picker';
+import { explorerTxUrl } from '../explorer';
+import { formatUsd } from '../money';
+import { routeHref } from '../routes';
+
+const PAGE_SIZE = 50;
+
+export function PaymentsPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
+  const site = sites.find((s) => s.site_id === siteId) ?? sites[0];
+  if (!site) return <NoSites title="Payments" />;
+  return (
+    <section>
+      <h2>Payments</h2>
+      <div class="toolbar">
+        <SitePicker sites={sites} value={site.site_id} onChange={(id) => (location.hash = routeHref({ page: 'payments', siteId: id }))} />
+      </div>
+      <PaymentTable key={site.site_id} site={site} />
+    </section>
+  );
+}
+
+/** Newest first, a page at a time through the API's cursor. */
+function PaymentTable({ site }: { site: Site }) {
+  const { client } = useSession();
+  const [items, setItems] = useState<SitePayment[]>([]);
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(false);
+
+  const loadPage = async (after?: string) => {
+    setLoading(true);
+    setError(undefined);
+    try {
+      const page = await client.sitePayments(site.site_id, { limit: PAGE_SIZE, cursor: after });
+      setItems((previous) => (after ? [...previous, ...page.items] : page.items));
+      setCursor(page.next_cursor);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setLoading(false);
+    }
+  };
+  useEffect(() => void loadPage(), [site.site_id]);
+
+  return (
+    <>
+      <ErrorNote error={error} />
+      <table aria-label="Payments">
+        <thead>
+          <tr><th>Paid at (UTC)</th><th>Path</th><th class="num">Amount</th><th>Agent wallet</th><th>Transaction</th></tr>
+        </thead>
+        <tbody>
+          {items.length === 0 && !loading && <tr><td colSpan={5} class="muted">No payments yet.</td></tr>}
+          {items.map((payment) => {
+            const link = explorerTxUrl(payment.network, payment.tx_hash);
+            return (
+              <tr key={payment.payment_id}>
+                <td>{payment.paid_at.replace('T', ' ').slice(0, 19)}</td>
+                <td><code>{payment.url}</code></td>
+                <td class="num">{formatUsd(BigInt(payment.amount))}</td>
+                <td><code>{payment.payer}</code></td>
+                <td>
+                  {link ? (
+                    <a href={link} target="_blank" rel="noopener noreferrer">{shortHash(payment.tx_hash!)}</a>
+                  ) : (
+                    <code title={payment.tx_hash ?? ''}>{payment.tx_hash ? shortHash(payment.tx_hash) : '–'}</code>
+                  )}
+                  <span class="muted"> {payment.network}</span>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <div class="row">
+        {cursor && <button type="button" class="secondary" disabled={loading} onClick={() => void loadPage(cursor)}>Load older payments</button>}
+        {loading && <span class="muted">Loading…</span>}
+      </div>
+    </>
+  );
+}
+
+function shortHash(hash: string): string {
+  return `${hash.slice(0, 10)}…${hash.slice(-8)}`;
+}

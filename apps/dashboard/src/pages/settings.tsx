@@ -1,0 +1,136 @@
+import { useState } from 'preact/hooks';
+import type { Publisher } from '@crawlgate/publisher';
+import { useSession } from '../api-context';
+import { ErrorNote } from '../components/error-note';
+import { FieldError, FormErrors } from '../components/form-errors';
+import { OnceOnly } from '../components/once-only';
+import { useDialogFocus } from '../use-dialog-focus';
+import { useFormSubmit } from '../use-form-submit';
+import { useLoad } from '../use-load';
+
+export function SettingsPage() {
+  const { client } = useSession();
+  const me = useLoad(() => client.me(), [client]);
+  if (!me.data) return <section><h2>Settings</h2>{me.loading ? <p class="muted">Loading…</p> : <ErrorNote error={me.error} />}</section>;
+  return (
+    <section>
+      <h2>Settings</h2>
+      <p class="muted">Signed in as {me.data.email}</p>
+      <PayoutForm publisher={me.data} onSaved={me.reload} />
+      <NameForm publisher={me.data} onSaved={me.reload} />
+      <ApiKeyPanel />
+    </section>
+  );
+}
+
+/** Payments go straight to this address, so changing it takes the account password too. */
+function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): void }) {
+  const { client } = useSession();
+  const [address, setAddress] = useState(publisher.payout_address ?? '');
+  const [password, setPassword] = useState('');
+  const form = useFormSubmit();
+  const [status, setStatus] = useState<string | null>(null);
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    setStatus(null);
+    return form.run(async () => {
+      const updated = await client.updateMe({ payout_address: address.trim() || null }, { password });
+      setPassword('');
+      setStatus(updated.payout_address ? `Payments now go to ${updated.payout_address}.` : 'Payout address cleared: your sites cannot charge until you set one.');
+      onSaved();
+    });
+  };
+
+  return (
+    <form class="panel" aria-label="Payout address" onSubmit={(event) => void submit(event)}>
+      <h3>Payout address</h3>
+      <p class="muted">Agents pay USDC straight to this wallet; Crawlgate never holds your money. Without one, your sites cannot charge.</p>
+      <label>
+        Wallet address
+        <input name="payout_address" value={address} onInput={(e) => setAddress((e.target as HTMLInputElement).value)} placeholder="0x…" spellcheck={false} aria-invalid={Boolean(form.fields.byField.payout_address)} />
+        <FieldError form={form} field="payout_address" />
+      </label>
+      <label>
+        Your password, to confirm
+        <input name="confirm_password" type="password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} autoComplete="current-password" required />
+      </label>
+      <button type="submit" disabled={form.busy}>Save payout address</button>
+      {status && <p class="ok" role="status">{status}</p>}
+      <FormErrors form={form} />
+    </form>
+  );
+}
+
+function NameForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): void }) {
+  const { client } = useSession();
+  const [name, setName] = useState(publisher.name ?? '');
+  const form = useFormSubmit();
+  const [status, setStatus] = useState<string | null>(null);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    setStatus(null);
+    return form.run(async () => {
+      await client.updateMe({ name: name.trim() || null });
+      setStatus('Saved.');
+      onSaved();
+    });
+  };
+  return (
+    <form class="panel" aria-label="Account name" onSubmit={(event) => void submit(event)}>
+      <h3>Account name</h3>
+      <label>
+        Name
+        <input name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <FieldError form={form} field="name" />
+      </label>
+      <button type="submit" disabled={form.busy}>Save name</button>
+      {status && <span class="ok" role="status">{status}</span>}
+      <FormErrors form={form} />
+    </form>
+  );
+}
+
+/** A new key replaces the session's at once; the old one stops working everywhere (CLI, scripts). */
+function ApiKeyPanel() {
+  const { client, replaceApiKey } = useSession();
+  const [confirming, setConfirming] = useState(false);
+  const [issued, setIssued] = useState<string | null>(null);
+  const action = useFormSubmit();
+  const rotate = () => {
+    setConfirming(false);
+    return action.run(async () => {
+      const { api_key } = await client.rotateApiKey();
+      replaceApiKey(api_key);
+      setIssued(api_key);
+    });
+  };
+  return (
+    <div class="panel" aria-label="API key">
+      <h3>API key</h3>
+      {issued ? (
+        <OnceOnly
+          title="Your new API key"
+          values={[{ label: 'API key', value: issued, hint: 'The previous key has stopped working: update any script or CLI that used it.' }]}
+          onDone={() => setIssued(null)}
+        />
+      ) : confirming ? (
+        <ConfirmRotation onConfirm={() => void rotate()} onCancel={() => setConfirming(false)} />
+      ) : (
+        <button type="button" class="secondary" onClick={() => setConfirming(true)}>Rotate API key…</button>
+      )}
+      <FormErrors form={action} />
+    </div>
+  );
+}
+
+function ConfirmRotation({ onConfirm, onCancel }: { onConfirm(): void; onCancel(): void }) {
+  const box = useDialogFocus<HTMLDivElement>(onCancel);
+  return (
+    <div class="row" role="dialog" aria-label="Confirm key rotation" ref={box}>
+      <span>The current key stops working at once, for this dashboard and anything else using it.</span>
+      <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
+      <button type="button" class="danger" onClick={onConfirm}>Rotate API key</button>
+    </div>
+  );
+}

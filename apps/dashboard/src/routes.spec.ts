@@ -1,0 +1,18 @@
+import { parseRoute, routeHref } from './routes';
+
+describe('routes', () => {
+  it('reads the page and site from the fragment', () => {
+    expect(parseRoute('')).toEqual({ page: 'overview' });
+    expect(parseRoute('#/sites')).toEqual({ page: 'sites' });
+    expect(parseRoute('#/pricing/4b1c')).toEqual({ page: 'pricing', siteId: '4b1c' });
+    expect(parseRoute('#/payments')).toEqual({ page: 'payments', siteId: null });
+    expect(parseRoute('#/settings')).toEqual({ page: 'settings' });
+    expect(parseRoute('#/nowhere')).toEqual({ page: 'overview' });
+  });
+
+  it('writes fragments that read back to the same route', () => {
+    for (const route of [{ page: 'sites' }, { page: 'pricing', siteId: 'a/b?c' }, { page: 'payments', siteId: null }] as const) {
+      expect(parseRoute(routeHref(route))).toEqual(route);
+    }
+  });
+});

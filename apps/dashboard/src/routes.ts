@@ -1,0 +1,30 @@
+/** The dashboard's pages, addressed by the URL fragment (#/sites), so the API serves one file. */
+export type Route =
+  | { page: 'overview' }
+  | { page: 'sites' }
+  | { page: 'pricing'; siteId: string | null }
+  | { page: 'payments'; siteId: string | null }
+  | { page: 'settings' };
+
+export const PAGES = ['overview', 'sites', 'pricing', 'payments', 'settings'] as const;
+
+/** "#/pricing/<site id>" → { page: 'pricing', siteId }. Anything unknown is the overview. */
+export function parseRoute(hash: string): Route {
+  const [page, siteId = null] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  switch (page) {
+    case 'sites':
+      return { page: 'sites' };
+    case 'pricing':
+    case 'payments':
+      return { page, siteId: siteId || null };
+    case 'settings':
+      return { page: 'settings' };
+    default:
+      return { page: 'overview' };
+  }
+}
+
+export function routeHref(route: Route): string {
+  const siteId = 'siteId' in route && route.siteId ? `/${encodeURIComponent(route.siteId)}` : '';
+  return `#/${route.page}${siteId}`;
+}

@@ -1,0 +1,369 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
+import { startTestApp, type TestApp } from '../../api/test/test-app';
+import { CHROMIUM_ARGS, chromiumPath } from '../../../tools/testing/chromium';
+
+/*
+ * A publisher's whole day in the dashboard, in Debian's Chromium: the built page (Vite), served
+ * by a real API on PGlite, with a real payment on the local chain in the middle.
+ */
+/** Screenshots of every page, for people to look at (git-ignored). */
+const SCREENSHOTS = join(__dirname, '../../../test-output/dashboard');
+
+describe('the publisher dashboard in a browser', () => {
+  const repo = join(__dirname, '../../..');
+  let outDir: string;
+  let app: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const password = 'correct horse battery';
+  const email = `dash-${Date.now()}@example.com`;
+  const payout = newWallet().address;
+  const domain = `dash-${Date.now()}.example.com`;
+  let siteToken = '';
+
+  beforeAll(async () => {
+    outDir = mkdtempSync(join(tmpdir(), 'dashboard-build-'));
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    execFileSync(process.execPath, ['tools/build-dashboard.mjs'], { cwd: repo, env: { ...process.env, CRAWLGATE_DASHBOARD_OUT: outDir }, stdio: 'pipe' });
+    app = await startTestApp({ config: { dashboardDir: outDir }, isolateChain: true });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+    page = await browser.newPage();
+    // A CSP violation or an uncaught error shows up here, so the page's own failures fail the test.
+    page.on('console', (message) => message.type() === 'error' && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()));
+    page.on('pageerror', (error) => problems.push(error.message));
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    rmSync(outDir, { recursive: true, force: true });
+  });
+
+  const url = (fragment = '') => `${app.baseUrl}/dashboard/${fragment}`;
+  const apiKeyInTab = () => page.evaluate(() => sessionStorage.getItem('crawlgate.api_key'));
+
+  it('creates an account, shows the key once and keeps it only in the tab', async () => {
+    await page.goto(url());
+    await page.getByRole('tab', { name: 'Create account' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).last().click();
+    // The API's 422 for the password appears next to the password field.
+    await expectText(page.locator('[data-field="password"]'), /8/);
+
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Create account' }).last().click();
+    const shownKey = await page.locator('[data-secret="API key"]').textContent();
+    expect(shownKey).toMatch(/^xk_pub_/);
+    await page.getByRole('button', { name: 'I have stored them' }).click();
+    await expectText(page.locator('main'), /No sites yet/);
+    expect(await apiKeyInTab()).toBe(shownKey);
+    expect(page.url()).not.toContain(shownKey!);
+  });
+
+  it('sets the payout address only with the right password', async () => {
+    await page.goto(url('#/settings'));
+    await page.getByLabel('Wallet address').fill(payout);
+    await page.getByLabel('Your password, to confirm').fill('not my password');
+    await page.getByRole('button', { name: 'Save payout address' }).click();
+    await expectText(page.getByRole('alert'), /password/i);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBeNull();
+
+    await page.getByLabel('Your password, to confirm').fill(password);
+    await page.getByRole('button', { name: 'Save payout address' }).click();
+    await expectText(page.getByRole('status'), new RegExp(payout, 'i'));
+    expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBe(payout);
+  });
+
+  it('adds a site, with the server’s 422 next to the field and the credentials shown once', async () => {
+    await page.goto(url('#/sites'));
+    await page.getByLabel('Domain').fill('https://bad/domain');
+    await page.getByRole('button', { name: 'Add site' }).click();
+    await expectText(page.locator('form[aria-label="Add a site"] .field-error'), /host name/);
+
+    await page.getByLabel('Domain').fill(domain);
+    await page.getByLabel('Name (optional)').fill('Dashboard News');
+    await page.getByRole('button', { name: 'Add site' }).click();
+    siteToken = (await page.locator('[data-secret="Site token"]').textContent())!;
+    expect(siteToken).toMatch(/^st_/);
+    expect(await page.locator('[data-secret="Access-token secret"]').textContent()).toMatch(/^cgsec_/);
+    await expectText(page.locator('.once-only'), /Shown once/);
+    await page.getByRole('button', { name: 'I have stored them' }).click();
+    expect(await page.locator('.once-only').count()).toBe(0);
+    await expectText(page.locator(`tr[data-site="${domain}"]`), /Dashboard News/);
+  });
+
+  it('edits pricing: server errors by field, reordering, a path tester, then saves', async () => {
+    await page.locator(`tr[data-site="${domain}"]`).getByRole('link', { name: 'Pricing' }).click();
+    await page.getByLabel('Default price (USD per request)').fill('0.001');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.locator('input[name="rules.0.path"]').fill('/blog/**');
+    await page.locator('input[name="rules.0.price_usd"]').fill('0.05');
+    await page.locator('input[name="rules.1.path"]').fill('/blog/free-*');
+    await page.locator('input[name="rules.1.price_usd"]').fill('2');
+    await page.getByRole('button', { name: 'Save pricing' }).click();
+    await expectText(page.locator('[data-field="rules.0.path"]'), /\*\*/);
+    await expectText(page.locator('[data-field="rules.1.price_usd"]'), /1/);
+    expect((await app.call('GET', `/v1/sites/${await siteId()}/pricing`, { headers: await authHeader() })).body.rules).toEqual([]);
+
+    await page.locator('input[name="rules.0.path"]').fill('/blog/*');
+    await page.locator('input[name="rules.1.price_usd"]').fill('0');
+    await page.getByLabel('Path or URL').fill('/blog/free-post?ref=feed');
+    await expectText(page.getByTestId('path-result'), /\$0\.05 by rule 1/);
+    await page.getByRole('button', { name: 'Move rule 2 up' }).click();
+    await expectText(page.getByTestId('path-result'), /\$0 by rule 1 \(\/blog\/free-\*\)/);
+    await page.getByLabel('Path or URL').fill('/about');
+    await expectText(page.getByTestId('path-result'), /\$0\.001 by the default price/);
+
+    await page.getByRole('button', { name: 'Save pricing' }).click();
+    await expectText(page.getByRole('status').first(), /2 rules are live/);
+    const saved = await app.call('GET', `/v1/sites/${await siteId()}/pricing`, { headers: await authHeader() });
+    expect(saved.body).toMatchObject({ default_price_usd: '0.001', rules: [{ path: '/blog/free-*', price_usd: '0' }, { path: '/blog/*', price_usd: '0.05' }] });
+  });
+
+  it('shows a real payment on the overview and in the payments table', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await app.call('POST', '/v1/gates', { body: { url: '/blog/post-1' }, headers: { 'x-site-token': siteToken } });
+    expect(gate.status).toBe(402);
+    await app.call('POST', '/v1/gates', { body: { url: '/blog/post-2' }, headers: { 'x-site-token': siteToken } });
+    const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, { body: { payment: await signPayment(app, agent, gate.body) } });
+    expect(paid.status).toBe(200);
+
+    await page.goto(url('#/overview'));
+    await expectText(page.getByTestId('revenue'), /\$0\.05/);
+    await expectText(page.getByTestId('paid-crawls'), /1/);
+    await expectText(page.getByTestId('conversion'), /50\.0%/);
+    await expectText(page.getByRole('table', { name: 'Top paths' }), /\/blog\/post-1/);
+    await expectText(page.getByRole('table', { name: 'Top agents' }), new RegExp(agent.address, 'i'));
+    expect(await page.getByTestId('revenue-chart').locator('canvas').count()).toBeGreaterThan(0);
+
+    await page.goto(url('#/payments'));
+    const row = page.getByRole('table', { name: 'Payments' }).locator('tbody tr').first();
+    await expectText(row, /\/blog\/post-1/);
+    await expectText(row, /\$0\.05/);
+    await expectText(row, new RegExp(agent.address, 'i'));
+    await expectText(row, new RegExp(`${paid.body.tx_hash.slice(0, 10)}.*local`));
+    // The local chain has no explorer: the hash is shown, not linked.
+    expect(await row.locator('a').count()).toBe(0);
+  });
+
+  it('lays out every page at 1280 and 375 px: labelled controls, no sideways scrolling, a screenshot each', async () => {
+    const id = await siteId();
+    const pages: [name: string, fragment: string, loaded: () => Promise<void>][] = [
+      ['overview', '#/overview', () => expectText(page.getByTestId('revenue'), /\$0\.05/)],
+      ['sites', '#/sites', () => expectText(page.getByRole('table', { name: 'Sites' }), new RegExp(domain))],
+      ['pricing', `#/pricing/${id}`, () => expectText(page.getByTestId('path-result'), /costs/)],
+      ['payments', `#/payments/${id}`, () => expectText(page.getByRole('table', { name: 'Payments' }), /\/blog\/post-1/)],
+      ['settings', '#/settings', () => expectText(page.locator('main'), /Signed in as/)],
+    ];
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [name, fragment, loaded] of pages) {
+        await page.goto(url(fragment));
+        await loaded();
+        expect({ name, width, unlabelled: await unlabelledControls(page) }).toEqual({ name, width, unlabelled: [] });
+        expect({ name, width, ...(await sidewaysOverflow(page)) }).toEqual({ name, width, overflow: 0, stickingOut: [] });
+        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 720 });
+
+    // The sign-in page, in a tab of its own: the key lives in each tab's sessionStorage.
+    const signedOut = await browser.newPage({ viewport: { width: 375, height: 800 } });
+    await signedOut.goto(url());
+    await expectText(signedOut.locator('main'), /Publisher dashboard/);
+    expect(await unlabelledControls(signedOut)).toEqual([]);
+    expect(await sidewaysOverflow(signedOut)).toEqual({ overflow: 0, stickingOut: [] });
+    await signedOut.screenshot({ path: join(SCREENSHOTS, 'login-375.png'), fullPage: true });
+    await signedOut.close();
+  });
+
+  it('works from the keyboard: links, a form sent with Enter, dialogs that take focus and close on Escape', async () => {
+    const kbdDomain = `kbd-${Date.now()}.example.com`;
+    await page.goto(url('#/overview'));
+    await expectText(page.getByTestId('revenue'), /\$/);
+    await tabTo((el) => el.text === 'Sites');
+    await page.keyboard.press('Enter');
+    await expectText(page.locator('main h2'), /Sites/);
+
+    await tabTo((el) => el.name === 'domain');
+    await page.keyboard.type(kbdDomain);
+    await page.keyboard.press('Enter');
+    await expectText(page.locator('.once-only'), /Shown once/);
+    // What just appeared has the focus, so the values are one Tab away.
+    await expectFocus((el) => el.text === 'Copy');
+    await tabTo((el) => el.text === 'I have stored them');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('.once-only').count()).toBe(0);
+
+    const row = page.locator(`tr[data-site="${kbdDomain}"]`);
+    await row.getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await expectFocus((el) => el.name === 'confirm-domain');
+    await page.keyboard.press('Escape');
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await expectFocus((el) => el.text === 'Delete');
+
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(kbdDomain);
+    await tabTo((el) => el.text === 'Delete site');
+    await page.keyboard.press('Enter');
+    await row.waitFor({ state: 'detached', timeout: 10_000 });
+    expect((await app.call('GET', '/v1/sites', { headers: await authHeader() })).body.items.map((site: { domain: string }) => site.domain)).toEqual([domain]);
+  });
+
+  it('rotates the site token after asking, and the old one stops working', async () => {
+    await page.goto(url('#/sites'));
+    await page.locator(`tr[data-site="${domain}"]`).getByRole('button', { name: 'Rotate token' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const rotated = (await page.locator('[data-secret="Site token"]').textContent())!;
+    expect(rotated).toMatch(/^st_/);
+    expect(rotated).not.toBe(siteToken);
+    expect((await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': siteToken } })).status).toBe(401);
+    expect((await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': rotated } })).status).toBe(402);
+    await page.getByRole('button', { name: 'I have stored them' }).click();
+  });
+
+  it('deletes a site only once its domain is typed', async () => {
+    await page.locator(`tr[data-site="${domain}"]`).getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.getByRole('button', { name: 'Delete site' });
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByLabel(/to confirm/).fill('other.example.com');
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByLabel(/to confirm/).fill(domain);
+    await confirm.click();
+    await expectText(page.getByRole('table', { name: 'Sites' }), /No sites yet/);
+    expect((await app.call('GET', '/v1/sites', { headers: await authHeader() })).body.items).toEqual([]);
+  });
+
+  it('rotates the API key: the new one is shown once and the dashboard keeps working with it', async () => {
+    const before = await authHeader();
+    await page.goto(url('#/settings'));
+    await page.getByRole('button', { name: 'Rotate API key…' }).click();
+    await page.getByRole('button', { name: 'Rotate API key' }).click();
+    const shown = await page.locator('[data-secret="API key"]').textContent();
+    expect(shown).toMatch(/^xk_pub_/);
+    expect(await apiKeyInTab()).toBe(shown);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: before })).status).toBe(401);
+    await page.getByRole('button', { name: 'I have stored them' }).click();
+    await page.reload();
+    await expectText(page.locator('main'), new RegExp(email));
+  });
+
+  it('signs out, and signs in again with email and password (which issues a new key)', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    expect(await apiKeyInTab()).toBeNull();
+    await expectText(page.locator('main'), /Signing in issues a new API key/);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    await expectText(page.getByRole('alert'), /./);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    // Back on the page it left: the settings.
+    await expectText(page.locator('main'), new RegExp(`Signed in as ${email}`));
+    expect(await apiKeyInTab()).toMatch(/^xk_pub_/);
+  });
+
+  it('logged no error and broke no content-security rule along the way', () => {
+    expect(problems).toEqual([]);
+  });
+
+  /** The element with the focus, as the tests ask about it; `outline` shows that the focus is visible. */
+  async function focused(): Promise<FocusedElement> {
+    return page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return { tag: el?.tagName.toLowerCase() ?? '', text: el?.textContent?.trim() ?? '', name: el?.getAttribute('name') ?? '', outline: el ? getComputedStyle(el).outlineStyle : '' };
+    });
+  }
+
+  /** Presses Tab (at most 60 times) until the focused element is the one wanted; each stop must show its focus. */
+  async function tabTo(wanted: (el: FocusedElement) => boolean): Promise<void> {
+    for (let presses = 0; presses < 60; presses++) {
+      await page.keyboard.press('Tab');
+      const el = await focused();
+      if (el.tag !== 'body') expect({ ...el, outline: el.outline === 'none' ? 'none' : 'visible' }).toEqual({ ...el, outline: 'visible' });
+      if (wanted(el)) return;
+    }
+    throw new Error(`Tab never reached the element wanted (last: ${JSON.stringify(await focused())})`);
+  }
+
+  /** Waits (up to 5 s) for the focus to land on the element wanted. */
+  async function expectFocus(wanted: (el: FocusedElement) => boolean): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    let el = await focused();
+    while (!wanted(el) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      el = await focused();
+    }
+    expect(wanted(el) ? 'focused' : `focus is on ${JSON.stringify(el)}`).toBe('focused');
+  }
+
+  async function authHeader(): Promise<{ authorization: string }> {
+    return { authorization: `Bearer ${await apiKeyInTab()}` };
+  }
+
+  async function siteId(): Promise<string> {
+    const sites = await app.call('GET', '/v1/sites', { headers: await authHeader() });
+    return (sites.body.items as { site_id: string; domain: string }[]).find((site) => site.domain === domain)!.site_id;
+  }
+});
+
+interface FocusedElement {
+  tag: string;
+  text: string;
+  name: string;
+  outline: string;
+}
+
+/** Inputs, selects and buttons that a screen reader could not name. */
+function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('input, select, textarea, button')]
+      .filter((el) => {
+        const named = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+        const labels = (el as HTMLInputElement).labels;
+        return el.tagName === 'BUTTON' ? !named && !el.textContent?.trim() : !named && !labels?.length;
+      })
+      .map((el) => el.outerHTML.slice(0, 160)),
+  );
+}
+
+/**
+ * How far the page scrolls sideways (a phone-width page should not at all), and the elements that
+ * stick out past the window other than inside a box that scrolls on its own (a wide table).
+ */
+function sidewaysOverflow(page: Page): Promise<{ overflow: number; stickingOut: string[] }> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const scrollsItself = (el: Element) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX);
+    const insideScroller = (el: Element) => {
+      for (let parent = el.parentElement; parent && parent !== document.body; parent = parent.parentElement) if (scrollsItself(parent)) return true;
+      return false;
+    };
+    const stickingOut = [...document.body.querySelectorAll('*')]
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !insideScroller(el))
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).replace(/ /g, '.') : ''} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`);
+    return { overflow: document.documentElement.scrollWidth - width, stickingOut };
+  });
+}
+
+/** Waits (up to 10 s) for the element to exist and its text to match; fails with what it saw. */
+async function expectText(locator: import('playwright-core').Locator, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let seen = '';
+  while (Date.now() < deadline) {
+    seen = (await locator.first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
+    if (pattern.test(seen)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`expected ${pattern} in ${locator}, saw ${JSON.stringify(seen)}`);
+}

@@ -2,7 +2,7 @@ import { createAgent, BudgetExceededError, PriceTooHighError } from '@crawlgate/
 import { DEV_ROLES } from '@crawlgate/devchain';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { PublisherClient } from '@crawlgate/publisher';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,12 +13,15 @@ import express from 'express';
  * `npm run demo`: the whole story on the embedded defaults. Starts the API as `npm start` would
  * (PGlite, its own local chain), sets up a publisher and a priced site with @crawlgate/publisher,
  * gates a small Express site with @crawlgate/middleware, and lets an @crawlgate/agent crawl it.
+ * `npm run demo -- --serve` then keeps the API running, so the dashboard shows the demo's data.
  */
 
 const ROOT = join(__dirname, '..', '..');
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
 const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+
+const SERVE = process.argv.includes('--serve');
 
 const step = (text: string) => console.log(`\n▶ ${text}`);
 const say = (text: string) => console.log(`  ${text}`);
@@ -28,8 +31,10 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlgate-demo-'));
   const cleanups: (() => Promise<void> | void)[] = [() => rmSync(dataDir, { recursive: true, force: true })];
   try {
+    if (SERVE) buildDashboard();
     step('Starting the Crawlgate API on the embedded defaults (PGlite, local chain)');
-    const apiPort = await freePort();
+    // Served for a person to open: the usual port (or PORT); otherwise any free one.
+    const apiPort = SERVE ? Number(process.env.PORT || 3000) : await freePort();
     const api = spawnApi(apiPort, dataDir);
     cleanups.unshift(() => stop(api));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -123,9 +128,27 @@ async function main(): Promise<void> {
     }
 
     console.log(`\n✔ Demo finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    if (SERVE) {
+      step('The API keeps running with the demo’s data (Ctrl-C stops it and deletes the data)');
+      say(`dashboard: ${apiUrl}/dashboard/  sign in as editor@demo.example, password "${password}"`);
+      await untilInterrupted();
+    }
   } finally {
     for (const cleanup of cleanups) await cleanup();
   }
+}
+
+/** `npm run demo` builds only the API; the dashboard is built here when it will be looked at. */
+function buildDashboard(): void {
+  step('Building the dashboard (Vite)');
+  execFileSync(process.execPath, [join(ROOT, 'tools/build-dashboard.mjs')], { cwd: ROOT, stdio: 'inherit' });
+}
+
+function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
 }
 
 async function expectRefusal(attempt: () => Promise<unknown>, kind: new (...args: never[]) => Error): Promise<void> {

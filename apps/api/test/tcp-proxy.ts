@@ -6,9 +6,10 @@ export type Direction = 'to-target' | 'to-client';
 export interface TcpProxyOptions {
   /**
    * Sees every chunk before it is forwarded, with the number of its connection; returning false
-   * drops it. Fault tests use it to cut at an exact moment (mid-transaction, after a broadcast).
+   * drops it, 'reset' drops it and resets that connection alone. Fault tests use it to cut at an
+   * exact moment (mid-transaction, after a broadcast) or to fail one request among many.
    */
-  tap?: (chunk: Buffer, direction: Direction, connection: number) => boolean | void;
+  tap?: (chunk: Buffer, direction: Direction, connection: number) => boolean | 'reset' | void;
 }
 
 export interface TcpProxy {
@@ -69,7 +70,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number, opti
 /** Copies `from` into `to` through the tap; an end is passed on as an end, anything else as a reset. */
 function forward(from: Socket, to: Socket, direction: Direction, id: number, { tap }: TcpProxyOptions): void {
   from.on('data', (chunk: Buffer) => {
-    if (tap?.(chunk, direction, id) === false || to.destroyed) return;
+    const verdict = tap?.(chunk, direction, id);
+    if (verdict === 'reset') return (reset(from), reset(to));
+    if (verdict === false || to.destroyed) return;
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());

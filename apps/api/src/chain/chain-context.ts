@@ -12,8 +12,9 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { ChainConfig } from '../config/config';
+import { createRelayerNonces, type RelayerNonces } from './relayer-nonces';
 
 /** Everything the API needs to talk to the chain payments settle on. */
 export interface ChainContext {
@@ -25,8 +26,10 @@ export interface ChainContext {
   usdcName: string;
   usdcVersion: string;
   publicClient: PublicClient<Transport, Chain>;
-  /** Pays gas to settle authorizations; its nonces are managed locally so settlements can overlap. */
+  /** Pays gas to settle authorizations; its transactions take their nonce from `relayerNonces`. */
   relayer: WalletClient<Transport, Chain, Account>;
+  /** The one place the relayer's nonces are assigned, so overlapping settlements never collide or leave gaps. */
+  relayerNonces: RelayerNonces;
   confirmations: number;
   settlementTimeoutMs: number;
 }
@@ -50,6 +53,10 @@ export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc }: 
     rpcUrls: { default: { http: [rpcUrl] } },
   });
   const transport = http(rpcUrl, { timeout: 10_000, retryCount: 1 });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs });
+  // No viem nonce manager: its default is one per process that remembers nonces across chains
+  // (a restarted anvil with the same id got nonces far ahead of its count, and every settlement stuck).
+  const account = privateKeyToAccount(relayerPrivateKey);
   return {
     network,
     rpcUrl,
@@ -57,13 +64,9 @@ export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc }: 
     usdc: getAddress(address),
     usdcName: network.usdc.name,
     usdcVersion: network.usdc.version,
-    publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs }),
-    relayer: createWalletClient({
-      account: privateKeyToAccount(relayerPrivateKey, { nonceManager }),
-      chain,
-      transport,
-      pollingInterval: config.pollingIntervalMs,
-    }),
+    publicClient,
+    relayer: createWalletClient({ account, chain, transport, pollingInterval: config.pollingIntervalMs }),
+    relayerNonces: createRelayerNonces(() => publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })),
     confirmations: config.confirmations,
     settlementTimeoutMs: config.settlementTimeoutMs,
   };

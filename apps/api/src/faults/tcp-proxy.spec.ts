@@ -72,6 +72,17 @@ describe('startTcpProxy', () => {
     expect(seen).toEqual(['1:to-target:keep me', '1:to-client:keep me', '2:to-target:drop me']);
   });
 
+  it('lets a tap reset one connection and leave the others alone', async () => {
+    await proxy.close();
+    proxy = await startTcpProxy('127.0.0.1', echoPort, { tap: (chunk) => (chunk.toString() === 'reset me' ? 'reset' : true) });
+    const bystander = await openConnection(proxy.port);
+    await expect(roundTrip(proxy.port, 'reset me')).rejects.toThrow(/ECONNRESET|closed without an answer/);
+    const answer = new Promise((resolve) => bystander.socket.once('data', (data) => resolve(data.toString())));
+    bystander.socket.write('still here');
+    expect(await answer).toBe('still here');
+    bystander.socket.end();
+  });
+
   it('stops listening on close', async () => {
     await proxy.close();
     await expect(roundTrip(proxy.port, 'gone')).rejects.toThrow(/ECONNREFUSED/);

@@ -1,10 +1,19 @@
-import type { Hash, TransactionReceipt } from 'viem';
+import { encodeFunctionData, type Hash, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 
 /** Broadcasts transferWithAuthorization from the relayer; the hash is known once the node accepts it. */
-export function sendSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<Hash> {
-  return chain.relayer.writeContract(settlementCall(chain, auth) as never);
+export async function sendSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<Hash> {
+  const { relayer } = chain;
+  // Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast.
+  const request = await relayer.prepareTransactionRequest({
+    to: chain.usdc,
+    data: encodeFunctionData(settlementCall(chain, auth)),
+    parameters: ['chainId', 'fees', 'gas', 'type'],
+  });
+  return chain.relayerNonces.send(async (nonce) =>
+    relayer.sendRawTransaction({ serializedTransaction: await relayer.signTransaction({ ...request, nonce }) }),
+  );
 }
 
 /** The receipt once it has enough confirmations, or null when `timeoutMs` passes first. */

@@ -25,10 +25,11 @@ const WORKERS = 4;
 const AGENTS = 8;
 /** Gates are limited to 200 a minute per site token: spread them. */
 const SITES = 4;
-const KILL_EVERY_MS = [500, 3_000] as const;
+/** A restart takes about 4 s (PGlite, migrations check, Nest): the API is up about 40% of the drive. */
+const KILL_EVERY_MS = [1_000, 4_000] as const;
 /** Bounds the settlements, then the whole run, so it always stops by itself. */
-const DRIVE_LIMIT_MS = 150_000;
-const RUN_LIMIT_MS = 240_000;
+const DRIVE_LIMIT_MS = 200_000;
+const RUN_LIMIT_MS = 320_000;
 const SETTLEMENT_TIMEOUT_MS = 5_000;
 const RECONCILE_INTERVAL_MS = 500;
 /** One proof is retried this long at most, so a stuck one is reported rather than stalling its worker. */
@@ -91,15 +92,25 @@ async function main(): Promise<number> {
     const answers = new Map<string, number>();
     const jobs = Array.from({ length: SETTLEMENTS }, (_, i) => ({ i, site: sites[i % SITES], agent: agents[i % AGENTS] }));
     const attempts: Attempt[] = [];
+    const proofs = new Map<string, Proof>();
     await Promise.all(
       Array.from({ length: WORKERS }, async () => {
         for (let job = jobs.shift(); job && !over(); job = jobs.shift()) {
-          const attempt = await settle(client, job.site, job.agent, `/article/${job.i}`, over, answers);
-          if (attempt) attempts.push(attempt);
+          const proof = await openAndSign(client, job.site, job.agent, `/article/${job.i}`, over);
+          if (!proof) continue;
+          proofs.set(proof.attempt.gateId, proof);
+          attempts.push(await askUntilPaid(client, proof, Date.now() + SETTLEMENT_LIMIT_MS, over, answers));
         }
       }),
     );
     const { kills, meanRestartMs } = await killer.stop();
+
+    // The kills are over: an agent whose answer a kill (or the deadline) cut off asks again with
+    // the same proof, as a real one would, and must now be told 200.
+    const collectBy = Date.now() + SETTLEMENT_LIMIT_MS;
+    for (const [index, attempt] of attempts.entries()) {
+      if (!attempt.txHash) attempts[index] = await askUntilPaid(client, proofs.get(attempt.gateId)!, collectBy, () => false, answers);
+    }
 
     // Let the reconciler finish anything still open, then read the data the API left.
     await sleep(SETTLEMENT_TIMEOUT_MS + 2 * RECONCILE_INTERVAL_MS);
@@ -172,22 +183,31 @@ function killLoop(api: ApiProcess) {
 
 type Client = Parameters<typeof openGate>[0] & Parameters<typeof signPayment>[0];
 
-/**
- * One settlement as an agent does it across restarts: open the gate, sign once, and post the SAME
- * proof until it answers 200 (a repeated proof never pays twice). Undefined: no gate before the run was over.
- */
-async function settle(client: Client, site: TestSite, agent: PrivateKeyAccount, url: string, over: () => boolean, answers: Map<string, number>): Promise<Attempt | undefined> {
-  const seen = (key: string) => answers.set(key, (answers.get(key) ?? 0) + 1);
+/** A gate and the one proof an agent signed for it. */
+interface Proof {
+  attempt: Attempt;
+  payment: Awaited<ReturnType<typeof signPayment>>;
+}
+
+/** Opens the gate (across restarts) and signs once. Undefined: no gate before the run was over. */
+async function openAndSign(client: Client, site: TestSite, agent: PrivateKeyAccount, url: string, over: () => boolean): Promise<Proof | undefined> {
   let gate: Awaited<ReturnType<typeof openGate>> | undefined;
   while (!gate && !over()) gate = await openGate(client, site, url).catch(() => sleep(100).then(() => undefined));
   if (!gate) return undefined;
   if (BigInt(gate.amount) !== PRICE) throw new Error(`gate ${gate.id} asks ${gate.amount}, not ${PRICE}`);
   const payment = await signPayment(client, agent, gate);
-  const attempt: Attempt = { gateId: gate.id, payer: agent.address, nonce: payment.payload.authorization.nonce as `0x${string}` };
-  const giveUp = Date.now() + SETTLEMENT_LIMIT_MS;
+  return { attempt: { gateId: gate.id, payer: agent.address, nonce: payment.payload.authorization.nonce as `0x${string}` }, payment };
+}
+
+/**
+ * Posts the SAME proof until it answers 200 (a repeated proof never pays twice), until `giveUp`
+ * or `over()`; the attempt comes back with the tx hash of its 200, or without one.
+ */
+async function askUntilPaid(client: Client, { attempt, payment }: Proof, giveUp: number, over: () => boolean, answers: Map<string, number>): Promise<Attempt> {
+  const seen = (key: string) => answers.set(key, (answers.get(key) ?? 0) + 1);
   let told = false;
   while (Date.now() < giveUp && !over()) {
-    const answer = await client.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } }).catch((error: Error) => {
+    const answer = await client.call('POST', `/v1/gates/${attempt.gateId}/verify`, { body: { payment } }).catch((error: Error) => {
       // Refused: the API was down before we asked. Anything else: it died while answering us.
       seen((error.cause as { code?: string })?.code === 'ECONNREFUSED' ? 'verify refused (API down)' : 'verify cut mid-request (API killed)');
       return undefined;
@@ -196,7 +216,7 @@ async function settle(client: Client, site: TestSite, agent: PrivateKeyAccount, 
     if (answer?.status === 200) return { ...attempt, txHash: answer.body.tx_hash as string };
     if (answer && ![202, 429, 503].includes(answer.status) && !told) {
       told = true;
-      console.log(`unexpected answer for gate ${gate.id} (retrying): ${answer.status} ${JSON.stringify(answer.body)}`);
+      console.log(`unexpected answer for gate ${attempt.gateId} (retrying): ${answer.status} ${JSON.stringify(answer.body)}`);
     }
     await sleep(answer?.status === 429 ? 1_000 : 150);
   }

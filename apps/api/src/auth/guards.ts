@@ -4,6 +4,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { unauthorized } from '../http/api-error';
 import type { AuthedRequest } from './request-context';
+import { findSiteByTokenHash } from './site-by-token';
 
 /*
  * Keys and tokens are looked up by their SHA-256 hash: the plaintext is never stored, and an
@@ -41,10 +42,7 @@ export class SiteTokenGuard implements CanActivate {
     const token = header(request, 'x-site-token');
     if (!token) throw unauthorized('Missing X-Site-Token header');
     if (!isSiteTokenFormat(token)) throw unauthorized('Invalid site token');
-    const site = await this.db.prisma.site.findUnique({
-      where: { siteTokenHash: sha256Hex(token) },
-      include: { publisher: { select: { payoutAddress: true } } },
-    });
+    const site = await findSiteByTokenHash(this.db.sql, sha256Hex(token));
     if (!site) throw unauthorized('Invalid site token');
     request.site = site;
     return true;

@@ -83,7 +83,10 @@ function SignedIn() {
         {!list ? (
           sites.loading ? <p class="muted">Loading…</p> : <ErrorNote error={sites.error} />
         ) : (
-          <Page route={route} sites={list} onSitesChanged={sites.reload} />
+          <>
+            <ErrorNote error={sites.error} />
+            <Page route={route} sites={list} onSitesChanged={sites.reload} />
+          </>
         )}
       </main>
     </div>

@@ -10,6 +10,10 @@ describe('routes', () => {
     expect(parseRoute('#/nowhere')).toEqual({ page: 'overview' });
   });
 
+  it('keeps a broken escape as typed instead of failing', () => {
+    expect(parseRoute('#/pricing/%E0')).toEqual({ page: 'pricing', siteId: '%E0' });
+  });
+
   it('writes fragments that read back to the same route', () => {
     for (const route of [{ page: 'sites' }, { page: 'pricing', siteId: 'a/b?c' }, { page: 'payments', siteId: null }] as const) {
       expect(parseRoute(routeHref(route))).toEqual(route);

@@ -10,7 +10,7 @@ export const PAGES = ['overview', 'sites', 'pricing', 'payments', 'settings'] as
 
 /** "#/pricing/<site id>" → { page: 'pricing', siteId }. Anything unknown is the overview. */
 export function parseRoute(hash: string): Route {
-  const [page, siteId = null] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const [page, siteId = null] = hash.replace(/^#\/?/, '').split('/').map(decodeSegment);
   switch (page) {
     case 'sites':
       return { page: 'sites' };
@@ -27,4 +27,13 @@ export function parseRoute(hash: string): Route {
 export function routeHref(route: Route): string {
   const siteId = 'siteId' in route && route.siteId ? `/${encodeURIComponent(route.siteId)}` : '';
   return `#/${route.page}${siteId}`;
+}
+
+/** A hand-typed fragment may hold a broken escape (#/pricing/%E0): keep it as typed rather than fail. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

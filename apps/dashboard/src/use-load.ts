@@ -9,7 +9,10 @@ export interface Loaded<T> {
   reload(): void;
 }
 
-/** Loads once per change of `deps`; an answer for stale deps is dropped, a 401 signs out. */
+/**
+ * Loads once per change of `deps`; an answer for stale deps is dropped, a 401 signs out. A failed
+ * reload keeps the data it had, so a page (and whatever it shows once, like new credentials) stays.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const { signOut } = useSession();
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
@@ -23,7 +26,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       (error: unknown) => {
         if (!current) return;
         if (error instanceof ApiError && error.status === 401) signOut();
-        setState({ error, loading: false });
+        setState((previous) => ({ data: previous.data, error, loading: false }));
       },
     );
     return () => {

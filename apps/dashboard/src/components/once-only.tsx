@@ -13,12 +13,13 @@ export interface OnceOnlyValue {
  * and kept on screen until the publisher says they are stored.
  */
 export function OnceOnly({ title, values, onDone }: { title: string; values: OnceOnlyValue[]; onDone(): void }) {
-  const [copied, setCopied] = useState<string | null>(null);
+  const [copied, setCopied] = useState<{ label: string; ok: boolean } | null>(null);
   // No Escape: the values cannot be shown again, so only an explicit "stored" closes it.
   const box = useDialogFocus<HTMLElement>();
+  // Only a copy that worked says so: without a clipboard (plain http off localhost) the text must be copied by hand.
   const copy = async (item: OnceOnlyValue) => {
-    await navigator.clipboard?.writeText(item.value).catch(() => undefined);
-    setCopied(item.label);
+    const ok = await (navigator.clipboard?.writeText(item.value).then(() => true, () => false) ?? Promise.resolve(false));
+    setCopied({ label: item.label, ok });
   };
   return (
     <section class="once-only" aria-label={title} ref={box}>
@@ -33,8 +34,9 @@ export function OnceOnly({ title, values, onDone }: { title: string; values: Onc
             <dd>
               <code data-secret={item.label}>{item.value}</code>
               <button type="button" class="small" onClick={() => void copy(item)}>
-                {copied === item.label ? 'Copied' : 'Copy'}
+                {copied?.label === item.label && copied.ok ? 'Copied' : 'Copy'}
               </button>
+              {copied?.label === item.label && !copied.ok && <small class="error" role="alert">Copying is not available here: select the value and copy it by hand.</small>}
               {item.hint && <small>{item.hint}</small>}
             </dd>
           </div>

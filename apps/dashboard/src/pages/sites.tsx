@@ -34,7 +34,7 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
   return (
     <section>
       <h2>Sites</h2>
-      {reveal && <OnceOnly title={reveal.title} values={reveal.values} onDone={() => setReveal(null)} />}
+      {reveal && <OnceOnly key={reveal.values[0].value} title={reveal.title} values={reveal.values} onDone={() => setReveal(null)} />}
       <CreateSiteForm
         onCreated={(site) => {
           setReveal({

@@ -99,3 +99,8 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
     throw new PaymentRejected(X402_REASONS.invalid_payload, `The token refused this authorization: ${message.split(' | ')[0]}`);
   }
 }
+
+/** The token's own record: true once (from, nonce) was used by any transaction, ours or not, or canceled. */
+export function isAuthorizationUsed(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<boolean> {
+  return chain.publicClient.readContract({ address: chain.usdc, abi: USDC_ABI, functionName: 'authorizationState', args: [from, nonce] });
+}

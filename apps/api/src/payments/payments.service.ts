@@ -11,7 +11,7 @@ import { GatesService, isExpired, GATE_NOT_FOUND } from '../gates/gates.service'
 import type { Gate, Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
-import { checkSignature, checkTerms, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
+import { checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
 import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable } from './chain-errors';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
@@ -84,7 +84,7 @@ export class PaymentsService {
       return pending(gate.id, null);
     }
     await this.db.prisma.payment.update({ where: { id: claim.payment.id }, data: { status: 'submitted', txHash: hash } });
-    return this.awaitSettlement(claim.payment.id, gate.id, hash);
+    return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
   }
 
   private async verifyTransfer(gate: Gate, hash: Hash): Promise<VerifyOutcome> {
@@ -101,7 +101,7 @@ export class PaymentsService {
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
-  private async awaitSettlement(paymentId: string, gateId: string, hash: Hash): Promise<VerifyOutcome> {
+  private async awaitSettlement(paymentId: string, gateId: string, hash: Hash, auth: SignedAuthorization): Promise<VerifyOutcome> {
     let receipt: TransactionReceipt | null;
     try {
       receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
@@ -111,6 +111,9 @@ export class PaymentsService {
     }
     if (!receipt) return pending(gateId, hash);
     if (receipt.status !== 'success') {
+      // Ours reverted, but the authorization may have been used by another transaction (a copy of
+      // it sent ahead of ours): then the agent did pay. The reconciler finds that transaction.
+      if (await isAuthorizationUsed(this.chain, auth.from, auth.nonce)) return pending(gateId, hash);
       await this.release(paymentId);
       throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
     }

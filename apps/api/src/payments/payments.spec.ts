@@ -170,7 +170,7 @@ describe('paying a gate', () => {
       const gate = await openGate(app, site, '/tx/paid');
       const hash = await send(payTo, 10_000n);
       const paid = await verify(gate.id, { tx_hash: hash });
-      expect(paid).toMatchObject({ status: 200 }); // on failure, jest shows the whole answer
+      expect(paid.status === 200 ? 200 : paid).toBe(200); // on failure, the whole answer is shown
       expect(paid.body).toMatchObject({ status: 'paid', tx_hash: hash, payer: payer.address.toLowerCase(), url: '/tx/paid' });
       expect((await checkToken(paid.body.access_token)).body.valid).toBe(true);
       expect((await verify(gate.id, { tx_hash: hash })).body).toEqual(paid.body);

@@ -6,6 +6,7 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
+import { isAuthorizationUsed } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 
@@ -85,13 +86,7 @@ export class ReconcilerService {
     }
     if (!payment.authorization || !payment.nonce) return 'waiting';
     const auth = deserializeAuthorization(payment.authorization);
-    const used = await this.chain.publicClient.readContract({
-      address: this.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'authorizationState',
-      args: [auth.from, auth.nonce],
-    });
-    if (used) {
+    if (await isAuthorizationUsed(this.chain, auth.from, auth.nonce)) {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
       await this.payments.finalize(payment.id, receipt);
@@ -99,7 +94,8 @@ export class ReconcilerService {
     }
     if (auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n) {
       const hash = await sendSettlement(this.chain, auth);
-      await this.db.prisma.payment.update({ where: { id: payment.id }, data: { status: 'submitted', txHash: hash } });
+      // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
+      await this.db.prisma.payment.updateMany({ where: { id: payment.id, status: { not: 'confirmed' } }, data: { status: 'submitted', txHash: hash } });
       this.logger.log(`Resubmitted the settlement of gate ${payment.gateId}: ${hash}`);
       return 'resubmitted';
     }

@@ -1,0 +1,72 @@
+import { USDC_ABI } from '@crawlgate/core';
+import { devTestClient } from '@crawlgate/devchain';
+import { createWalletClient, http } from 'viem';
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { ReconcilerService } from './reconciler.service';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An EIP-3009 authorization can be sent by anyone who sees it. When a copy is mined ahead of our
+ * relayer's transaction, ours reverts, yet the agent has paid: the answer must not be "nothing was
+ * charged" (the agent would pay again), and the payment must end recorded with the copy's transaction.
+ */
+describe('an authorization settled by someone else ahead of our relayer', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it('answers 202, not "nothing was charged", and the reconciler records the copy that paid: charged once', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/front-run');
+    const payment = await signPayment(app, agent, gate);
+    const chain = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await pendingCount();
+
+    await chain.setAutomine(false);
+    const answer = app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    for (const started = Date.now(); (await pendingCount()) === sentBefore; await sleep(20)) {
+      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlement');
+    }
+    // Our settlement waits in the mempool; a copy of the same authorization with a higher tip goes first.
+    const copier = newWallet();
+    await fundEth(app, copier.address);
+    const auth = payment.payload.authorization;
+    const copy = await createWalletClient({ account: copier, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) }).writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transferWithAuthorization',
+      args: [auth.from, auth.to, BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce, payment.payload.signature],
+      gas: 200_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 50_000_000_000n,
+    });
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+
+    const result = await answer;
+    expect(result.status === 202 ? 202 : result).toBe(202);
+    expect(result.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id });
+
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status === 200 ? 200 : again).toBe(200);
+    expect(again.body.tx_hash).toBe(copy.toLowerCase());
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+  });
+});

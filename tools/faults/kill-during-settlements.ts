@@ -150,7 +150,7 @@ function buildApi(cleanups: (() => unknown)[]): string {
   return join(dir, 'main.js');
 }
 
-/** SIGKILLs the API 0.5–3 s after each start, and starts it again, until stopped or a restart fails. */
+/** SIGKILLs the API 1–4 s after each start, and starts it again, until stopped or a restart fails. */
 function killLoop(api: ApiProcess) {
   let running = true;
   let failure: Error | undefined;

@@ -4,10 +4,9 @@
  * binds one gate's payment to one site and one path (as requestPath() spells it) until `exp`.
  */
 
-import { hmac } from '@noble/hashes/hmac';
-import { sha256 } from '@noble/hashes/sha2';
 import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
 import { constantTimeEqual } from './constant-time';
+import { hmacSha256 } from './hmac';
 import { requestPath } from './request-path';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
@@ -49,7 +48,7 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
   if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Access token secret must be a non-empty string');
   // Fixed field order, and nothing but the fields: callers may pass richer objects.
   const segment = base64urlEncode(utf8Encode(JSON.stringify(fields)));
-  const token = `${segment}.${base64urlEncode(mac(secret, segment))}`;
+  const token = `${segment}.${base64urlEncode(hmacSha256(secret, segment))}`;
   if (token.length > MAX_ACCESS_TOKEN_LENGTH) throw new TypeError(`Access token would exceed ${MAX_ACCESS_TOKEN_LENGTH} characters`);
   return token;
 }
@@ -67,7 +66,7 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   let signed = false;
   for (const secret of secrets) {
     // An empty secret is a configuration slip, never a key that verifies.
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature)) signed = true;
+    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(hmacSha256(secret, segment), signature)) signed = true;
   }
   if (!signed) return { valid: false, reason: 'bad_signature' };
 
@@ -82,24 +81,6 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
 /** The payload of a well-formed token, signature NOT checked: only to pick the key (`kid`). */
 export function peekAccessTokenPayload(token: string): AccessTokenPayload | null {
   return decode(token)?.payload ?? null;
-}
-
-/**
- * HMAC states already keyed with a secret: keying hashes two pad blocks, so cloning a keyed state
- * halves the work of each verification. Bounded, because secrets are few (a site's current and
- * rotated ones) and a caller must not be able to grow it without limit.
- */
-const keyedStates = new Map<string, ReturnType<typeof hmac.create>>();
-const MAX_KEYED_STATES = 64;
-
-function mac(secret: string, segment: string): Uint8Array {
-  let keyed = keyedStates.get(secret);
-  if (!keyed) {
-    if (keyedStates.size >= MAX_KEYED_STATES) keyedStates.clear();
-    keyed = hmac.create(sha256, utf8Encode(secret));
-    keyedStates.set(secret, keyed);
-  }
-  return keyed.clone().update(utf8Encode(segment)).digest();
 }
 
 function decode(token: unknown): { segment: string; signature: Uint8Array; payload: AccessTokenPayload } | null {

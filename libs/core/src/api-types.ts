@@ -7,7 +7,10 @@ import type { PaymentRequirementsV1 } from './x402';
 
 /** The 402 body of POST /v1/gates (and GET /v1/gates/{id}): the gate, plus x402 v1's fields so middleware can forward it as is. */
 export interface GateOffer {
+  /** The signed offer (core's signGate): what verify_url and GET /v1/gates/{id} take. */
   id: string;
+  /** The gate's name in payments, access tokens and histories. */
+  ref: string;
   site_id: string;
   /** The path the payment unlocks, normalised (core's requestPath). */
   url: string;
@@ -41,6 +44,14 @@ export interface PaidGate {
   network: string;
 }
 
+/** 202 of POST /v1/gates/{id}/verify: sent to the chain, not confirmed yet; the same proof for the same gate again gets the final answer. */
+export interface PendingPayment {
+  status: 'settlement_pending';
+  gate_id: string;
+  tx_hash: string | null;
+  detail: string;
+}
+
 /** GET /v1/site: what a site's middleware publishes about itself (prices and how to pay). */
 export interface SiteOffer {
   site_id: string;
@@ -52,6 +63,24 @@ export interface SiteOffer {
   caip2: string;
   chain_id: number;
   asset: string;
+  /** The x402 v1 name of the network. */
+  x402_network: string;
+  /** The asset's EIP-712 domain, as x402 `extra` carries it. */
+  asset_name: string;
+  asset_version: string;
   /** Null until the publisher sets a payout address. */
   pay_to: string | null;
+  /** How long a gate the middleware mints stays payable. */
+  gate_ttl_seconds: number;
+  /** How long the API waits for a settlement before answering "pending": the middleware's verify waits a little longer. */
+  settlement_timeout_seconds: number;
+  /** The longest URL a gate is opened for. */
+  max_url_length: number;
+  /** The API's public base URL: verify_url of every gate is under it. */
+  api_base_url: string;
+}
+
+/** POST /v1/site/gate-counts: the 402s a middleware answered, per UTC day, since its last report. */
+export interface GateCountsReport {
+  counts: { day: string; gates: number }[];
 }

@@ -1,0 +1,97 @@
+/*
+ * The 402 a gate answers with, built the same way by the API (POST /v1/gates, GET /v1/gates/{id})
+ * and by the middleware (every unpaid bot request): our gate fields plus x402 v1's in the body, and
+ * x402 v2's form in the PAYMENT-REQUIRED header. Both carry the gate id in the requirement's
+ * `extra.gate_id`, which a v2 payment echoes back in `accepted`, so a payment names its gate.
+ */
+
+import type { GateOffer } from './api-types';
+import { encodeBase64Json } from './base64url';
+import type { GateTerms } from './gate';
+import { MAX_AUTHORIZATION_SECONDS } from './limits';
+import { formatMicrosUsd } from './price';
+import type { PaymentRequiredV2 } from './x402';
+
+/** How one deployment takes payments: its chain and token, as both v1 and v2 name them. */
+export interface PaymentTerms {
+  /** Our network name ("base", "local"). */
+  network: string;
+  /** The x402 v1 network name. */
+  x402Network: string;
+  caip2: string;
+  /** The token's EIP-712 domain. */
+  assetName: string;
+  assetVersion: string;
+}
+
+export interface OfferContext {
+  /** The site's own domain: `resource` is always on it, whatever URL the request named. */
+  domain: string;
+  /** The API's public base URL, for verify_url. */
+  apiBaseUrl: string;
+  /** Path and query of the request, for `resource`; default the gate's path. */
+  pathAndQuery?: string;
+  status?: GateOffer['status'];
+  /** Unix seconds; default now. */
+  now?: number;
+}
+
+export const GATE_OFFER_ERROR = 'Payment required: send an X-PAYMENT header, or POST the payment to verify_url';
+
+export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms, context: OfferContext): GateOffer {
+  const amount = gate.micros.toString();
+  const now = context.now ?? Math.floor(Date.now() / 1000);
+  return {
+    id,
+    ref: gate.ref,
+    site_id: gate.siteId,
+    url: gate.path,
+    status: context.status ?? 'open',
+    price_usd: formatMicrosUsd(gate.micros),
+    amount,
+    asset: gate.asset,
+    network: terms.network,
+    chain_id: gate.chainId,
+    pay_to: gate.payTo,
+    expires_at: new Date(gate.exp * 1000).toISOString(),
+    verify_url: `${context.apiBaseUrl}/v1/gates/${id}/verify`,
+    x402Version: 1,
+    error: GATE_OFFER_ERROR,
+    accepts: [
+      {
+        scheme: 'exact',
+        network: terms.x402Network,
+        maxAmountRequired: amount,
+        resource: `https://${context.domain}${context.pathAndQuery ?? gate.path}`,
+        description: `Access to ${gate.path} on ${context.domain}`,
+        mimeType: '',
+        payTo: gate.payTo,
+        maxTimeoutSeconds: Math.max(1, Math.min(MAX_AUTHORIZATION_SECONDS, gate.exp - now)),
+        asset: gate.asset,
+        extra: { name: terms.assetName, version: terms.assetVersion, gate_id: id },
+      },
+    ],
+  };
+}
+
+/** x402 v2's form of the same requirements, base64 JSON for the PAYMENT-REQUIRED header. */
+export function paymentRequiredHeader(offer: GateOffer, caip2: string): string {
+  const [v1] = offer.accepts;
+  const required: PaymentRequiredV2 = {
+    x402Version: 2,
+    error: offer.error,
+    resource: { url: v1.resource, description: v1.description, mimeType: v1.mimeType },
+    accepts: [
+      {
+        scheme: 'exact',
+        network: caip2,
+        amount: offer.amount,
+        asset: offer.asset,
+        payTo: offer.pay_to,
+        maxTimeoutSeconds: v1.maxTimeoutSeconds,
+        extra: v1.extra,
+      },
+    ],
+  };
+  return encodeBase64Json(required);
+}

@@ -1,0 +1,143 @@
+/*
+ * Gates are signed offers, not database rows. A gate id carries everything the API needs to take
+ * a payment for it, MAC'ed with the site's access-token secret, so whoever holds the secret mints
+ * gates (the middleware, locally, for every 402; POST /v1/gates for other middleware) and nobody
+ * else can:
+ *
+ *   "g1." base64url(JSON payload) "." base64url(HMAC-SHA256(secret, GATE_MAC_DOMAIN + payload segment))
+ *   payload: [1, site_id, ref, path, price micros, chain_id, asset, pay_to, iat, exp]
+ *
+ * The MAC input starts with a domain tag that no base64url segment can spell, so a gate's MAC never
+ * verifies as an access token's and the other way round. `ref` is a random UUID naming the gate in
+ * payments, access tokens and histories (the id itself is long: it carries the path). Whoever knows
+ * a gate's id is the visitor it was offered to: histories and other public views show only `ref`.
+ */
+
+import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
+import { constantTimeEqual } from './constant-time';
+import { hmacSha256 } from './hmac';
+import { isEvmAddress } from './keys';
+import { MAX_PRICE_MICROS } from './price';
+
+/** Everything a gate offers: pay `micros` of `asset` on `chainId` to `payTo`, for `path` of `siteId`, until `exp`. */
+export interface GateTerms {
+  siteId: string;
+  /** A random UUID: the gate's name in payments, tokens and histories. */
+  ref: string;
+  /** The path the payment unlocks, as core's requestPath() spells it. */
+  path: string;
+  micros: bigint;
+  chainId: number;
+  asset: `0x${string}`;
+  payTo: `0x${string}`;
+  /** Unix seconds. */
+  iat: number;
+  exp: number;
+}
+
+export type GateInvalidReason = 'malformed' | 'bad_signature' | 'expired' | 'wrong_site';
+
+export type GateCheck = { valid: true; gate: GateTerms } | { valid: false; reason: GateInvalidReason };
+
+export interface VerifyGateOptions {
+  /** The site's usable access-token secrets; a gate signed with any of them passes. */
+  secret: string | readonly string[];
+  /** When given, the gate must be this site's. */
+  siteId?: string;
+  /** Unix seconds; default now. */
+  now?: number;
+}
+
+const VERSION = 1;
+const PREFIX = 'g1.';
+const GATE_MAC_DOMAIN = 'crawlgate gate v1\n';
+const MAC_BYTES = 32;
+/** A 2,048-character URL whose path is all escaped control characters still fits. */
+export const MAX_GATE_ID_LENGTH = 8192;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A fresh random gate ref (UUID v4). */
+export function newGateRef(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** Throws TypeError for terms that readGate() would call malformed, or an empty secret. */
+export function signGate(terms: GateTerms, secret: string): string {
+  if (!isGateTerms(terms)) throw new TypeError('Invalid gate terms');
+  if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Gate secret must be a non-empty string');
+  const { siteId, ref, path, micros, chainId, asset, payTo, iat, exp } = terms;
+  const payload = [VERSION, siteId, ref, path, micros.toString(), chainId, asset.toLowerCase(), payTo.toLowerCase(), iat, exp];
+  const segment = base64urlEncode(utf8Encode(JSON.stringify(payload)));
+  const id = `${PREFIX}${segment}.${base64urlEncode(hmacSha256(secret, GATE_MAC_DOMAIN + segment))}`;
+  if (id.length > MAX_GATE_ID_LENGTH) throw new TypeError(`Gate id would exceed ${MAX_GATE_ID_LENGTH} characters`);
+  return id;
+}
+
+/** The terms of a well-formed gate id, MAC NOT checked: only to find the site whose secrets check it. */
+export function readGate(id: unknown): GateTerms | null {
+  return decode(id)?.terms ?? null;
+}
+
+/** Checks, in order: malformed, bad_signature, wrong_site, expired (now >= exp). */
+export function verifyGate(id: string, options: VerifyGateOptions): GateCheck {
+  const decoded = decode(id);
+  if (!decoded) return { valid: false, reason: 'malformed' };
+  const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
+  let signed = false;
+  for (const secret of secrets) {
+    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(hmacSha256(secret, GATE_MAC_DOMAIN + decoded.segment), decoded.mac)) signed = true;
+  }
+  if (!signed) return { valid: false, reason: 'bad_signature' };
+  if (options.siteId !== undefined && decoded.terms.siteId !== options.siteId) return { valid: false, reason: 'wrong_site' };
+  const now = options.now ?? Date.now() / 1000;
+  // !(now < exp): a NaN clock counts as expired.
+  if (!(now < decoded.terms.exp)) return { valid: false, reason: 'expired' };
+  return { valid: true, gate: decoded.terms };
+}
+
+function decode(id: unknown): { segment: string; mac: Uint8Array; terms: GateTerms } | null {
+  if (typeof id !== 'string' || id.length > MAX_GATE_ID_LENGTH || !id.startsWith(PREFIX)) return null;
+  const parts = id.slice(PREFIX.length).split('.');
+  if (parts.length !== 2) return null;
+  const [segment, macText] = parts;
+  const mac = base64urlDecode(macText);
+  const bytes = base64urlDecode(segment);
+  const json = bytes && utf8Decode(bytes);
+  if (mac?.length !== MAC_BYTES || json == null) return null;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(payload) || payload.length !== 10 || payload[0] !== VERSION) return null;
+  const [, siteId, ref, path, micros, chainId, asset, payTo, iat, exp] = payload;
+  if (typeof micros !== 'string' || !/^\d{1,7}$/.test(micros)) return null;
+  const terms = { siteId, ref, path, micros: BigInt(micros), chainId, asset, payTo, iat, exp };
+  return isGateTerms(terms) ? { segment, mac, terms } : null;
+}
+
+function isGateTerms(t: Record<string, unknown>): t is GateTerms & Record<string, unknown> {
+  return (
+    typeof t.siteId === 'string' &&
+    UUID.test(t.siteId) &&
+    typeof t.ref === 'string' &&
+    UUID.test(t.ref) &&
+    typeof t.path === 'string' &&
+    t.path.startsWith('/') &&
+    typeof t.micros === 'bigint' &&
+    t.micros > 0n &&
+    t.micros <= MAX_PRICE_MICROS &&
+    Number.isSafeInteger(t.chainId) &&
+    (t.chainId as number) > 0 &&
+    isEvmAddress(t.asset) &&
+    isEvmAddress(t.payTo) &&
+    isUnixSeconds(t.iat) &&
+    isUnixSeconds(t.exp)
+  );
+}
+
+function isUnixSeconds(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_UNIX_SECONDS;
+}

@@ -1,6 +1,6 @@
 export interface CallOptions {
   body?: unknown;
-  /** Sent as is (not JSON-encoded) when a string with rawBody: true. */
+  /** Sent as is (not JSON-encoded) with rawBody: true: text, or bytes (which need not be valid UTF-8). */
   rawBody?: boolean;
   headers?: Record<string, string>;
 }
@@ -20,7 +20,7 @@ export function httpCaller(baseUrl: string): Call {
     const response = await fetch(baseUrl + path, {
       method,
       headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: hasBody ? (rawBody ? (body as string) : JSON.stringify(body)) : undefined,
+      body: hasBody ? (rawBody ? (body as RequestInit['body']) : JSON.stringify(body)) : undefined,
     });
     const text = await response.text();
     let parsed: unknown = text;

@@ -6,6 +6,11 @@ const urlish = fc.string({
   unit: fc.constantFrom('/', '\\', '?', '#', '%', '.', ':', '@', '[', ']', ' ', 'a', 'F', '2', '5', 'C', '3', 'é', '😀', 'http://', '%2F', '%2e', '%C3', '%A9', '%FF'),
   maxLength: 30,
 });
+// URL-ish text with control characters and lone surrogates, raw and percent-encoded.
+const controlish = fc.string({
+  unit: fc.constantFrom('/', 'a', ' ', 'http://', '%00', '%0A', '%1F', '%7F', '%C2%85', '\u0000', '\u0085', '\u007f', '\ud800', '\udc00', '\t'),
+  maxLength: 20,
+});
 // fc.webUrl() is slow to generate: fewer runs keep the suite fast.
 const URL_RUNS = { numRuns: 40 };
 
@@ -91,7 +96,14 @@ describe('requestPath', () => {
     expect(requestPath('/%80%C3%A9')).toBe('/%80é');
     expect(requestPath('/%C0%AF')).toBe('/%C0%AF');
     expect(requestPath('/%ED%A0%80')).toBe('/%ED%A0%80');
-    expect(requestPath('/%0a')).toBe('/\n');
+  });
+
+  it('keeps control characters escaped, so no path holds one (PostgreSQL refuses NUL in text)', () => {
+    expect(requestPath('/a%00b')).toBe('/a%00b');
+    expect(requestPath('/%0a%0D%1f%7F')).toBe('/%0A%0D%1F%7F');
+    expect(requestPath('/%C2%85%C2%9F%C2%A0')).toBe('/%C2%85%C2%9F\u00a0');
+    expect(requestPath('http://a b/x\u0000y\u0085')).toBe('/http:/a b/x%00y%C2%85');
+    expect(requestPath('http://a b/\ud800x')).toBe('/http:/a b/\ufffdx');
   });
 
   it('keeps invalid escapes as written', () => {
@@ -112,10 +124,11 @@ describe('requestPath', () => {
 
   it('never throws and always returns a path', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), urlish), (input) => {
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), urlish, controlish), (input) => {
         const path = requestPath(input);
         expect(path.startsWith('/')).toBe(true);
         expect(path).not.toMatch(/\/\//);
+        expect(path).not.toMatch(/[\p{Cc}\p{Cs}]/u);
       }),
       { numRuns: 1000 },
     );

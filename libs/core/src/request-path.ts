@@ -11,7 +11,9 @@
  *   - %2F stays "%2F": an encoded slash never becomes a new segment ("/a%2Fb" is one segment);
  *   - %25 stays "%25": otherwise "%252F" would decode to text equal to an encoded slash;
  *   - bytes that are not valid UTF-8 stay escaped, and escapes that are not "%" + two hex digits
- *     stay as written.
+ *     stay as written;
+ *   - control characters (C0, DEL, C1) stay escaped: no path holds one (PostgreSQL refuses NUL in
+ *     text, and a decoded CR/LF has no business in a key).
  * Escapes that stay are upper-cased ("%2f" → "%2F"), so every spelling of a path reads the same.
  * The result is a key to compare, not a URL: a decoded "%3F" is a "?", so do not parse it again.
  */
@@ -20,6 +22,8 @@ import { utf8Decode } from './base64url';
 
 const ORIGIN = 'http://localhost';
 const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+const CONTROL = /\p{Cc}/gu;
+const LONE_SURROGATE = /\p{Cs}/gu;
 
 /**
  * A path already in its canonical form: ASCII path characters the URL parser leaves alone, no
@@ -51,8 +55,10 @@ function pathnameOf(url: string): string {
   }
   // Opaque ("mailto:x") or unparsable input is taken as path text, so it never shares "/"'s price or token.
   // (Input starting with "/" always parses, so it never gets here.)
+  // Controls are escaped and lone surrogates replaced, as the URL parser does for a path it parses.
   const end = url.search(/[?#]/);
-  return '/' + (end < 0 ? url : url.slice(0, end));
+  const text = end < 0 ? url : url.slice(0, end);
+  return '/' + text.replace(LONE_SURROGATE, '\ufffd').replace(CONTROL, encodeURIComponent);
 }
 
 function decodeRun(run: string): string {
@@ -64,7 +70,7 @@ function decodeRun(run: string): string {
     const size = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
     // The fatal decoder rejects stray continuation bytes, overlong forms, surrogates and cut-off sequences.
     const text = b === 0x2f || b === 0x25 ? null : utf8Decode(bytes.subarray(i, i + size));
-    if (text === null) {
+    if (text === null || isControl(text)) {
       out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
       i += 1;
     } else {
@@ -74,3 +80,5 @@ function decodeRun(run: string): string {
   }
   return out;
 }
+
+const isControl = (text: string) => text.search(CONTROL) >= 0;

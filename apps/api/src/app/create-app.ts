@@ -1,14 +1,18 @@
-import type { LogLevel } from '@nestjs/common';
+import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChainContext } from '../chain/chain-context';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
 import { badRequest } from '../http/api-error';
-import { ExceptionToDetailFilter } from '../http/exception.filter';
+import { answerFor, ExceptionToDetailFilter } from '../http/exception.filter';
+import { forbiddenCharacterItems } from '../http/forbidden-characters';
+import { parseJsonBodiesAsStrictUtf8 } from '../http/json-body-parser';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-depth';
+import { ValidationFailed } from '../http/validation-items';
 import { BodyValidationPipe } from '../http/validation.pipe';
 import { serveDashboard } from '../dashboard/serve-dashboard';
 import { setupOpenApi } from '../openapi/openapi';
@@ -41,7 +45,15 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     ? await RedisThrottlerStorage.connect(config.redisUrl, options.redisPrefix ?? 'crawlgate:')
     : new ThrottlerStorageService();
 
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const { status, body, headers } = answerFor(error, new Logger('HTTP'));
+      void reply.status(status).headers(headers).send(body);
+    },
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, chain, masterKey, limiterStorage }), adapter, {
     logger: LOG_LEVELS[config.logLevel],
     abortOnError: false,
@@ -54,8 +66,11 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  parseJsonBodiesAsStrictUtf8(fastify);
   fastify.addHook('preValidation', async (request) => {
     if (jsonDepthExceeds(request.body)) throw badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+    const forbidden = forbiddenCharacterItems(request);
+    if (forbidden.length > 0) throw new ValidationFailed(forbidden);
   });
   fastify.addHook('onClose', async () => {
     if (limiterStorage instanceof RedisThrottlerStorage) await limiterStorage.close();

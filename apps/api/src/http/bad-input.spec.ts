@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createSite, freshIp, openGate, pricedSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
-import { startTestApp, type TestApp } from '../../test/test-app';
+import { startTestApp, type CallResult, type TestApp } from '../../test/test-app';
 
 /*
  * Random and hostile bodies against every endpoint that reads one: never a 500, every error
@@ -10,10 +10,36 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 
 const RUNS = 25;
 
+/** Characters no field accepts: NUL and the other C0 and C1 controls, DEL, lone surrogates. */
+const FORBIDDEN = ['\u0000', '\u0001', '\u0007', '\t', '\n', '\r', '\u001b', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f', '\ud800', '\udbff', '\udc00', '\udfff'];
+/** Byte sequences that are not UTF-8: bad lead and stray continuation bytes, overlong forms, encoded surrogates, cut-off sequences. */
+const NOT_UTF8 = [[0xff], [0xfe], [0x80], [0xbf], [0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe2, 0x82], [0xc3]].map((bytes) => Uint8Array.from(bytes));
+
+/** Any text, hostile characters included. */
+const anyText = (maxLength?: number) => fc.string({ unit: fc.oneof(fc.constantFrom(...FORBIDDEN), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength });
+/** Text holding at least one character no field accepts. */
+const forbiddenText = fc.tuple(anyText(20), fc.constantFrom(...FORBIDDEN), anyText(20)).map(([before, bad, after]) => before + bad + after);
+
 /** Bodies shaped like ours (the right field names) with anything in them, plus any JSON at all. */
 function bodies(fields: string[]) {
-  const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.string({ maxLength: 5000 }), fc.double(), fc.constant(null));
-  return fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.dictionary(fc.constantFrom(...fields), value), fc.array(fc.dictionary(fc.constantFrom(...fields), value)));
+  const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText(5000), fc.double(), fc.constant(null));
+  const key = fc.oneof(fc.constantFrom(...fields), anyText(10));
+  return fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.dictionary(key, value), fc.array(fc.dictionary(key, value)));
+}
+
+/** Our field names, at least one of them holding a forbidden character (or a key that does). */
+function bodiesWithForbiddenText(fields: string[]) {
+  const withBadValue = fc.tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), fc.constantFrom(...fields), forbiddenText).map(([body, field, bad]) => ({ ...body, [field]: bad }));
+  const withBadKey = fc.tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), forbiddenText).map(([body, bad]) => ({ ...body, [bad]: 'x' }));
+  const nested = fc.tuple(fc.constantFrom(...fields), fc.constantFrom(...fields), forbiddenText).map(([outer, inner, bad]) => ({ [outer]: [{ [inner]: bad }] }));
+  return fc.oneof(withBadValue, withBadKey, nested);
+}
+
+/** A JSON object `{field: "…"}` whose string holds raw bytes that are not UTF-8. */
+function bodiesNotUtf8(fields: string[]) {
+  return fc.tuple(fc.constantFrom(...fields), fc.string(), fc.constantFrom(...NOT_UTF8), fc.string()).map(([field, before, bytes, after]) =>
+    Buffer.concat([Buffer.from(`{${JSON.stringify(field)}:${JSON.stringify(before).slice(0, -1)}`), bytes, Buffer.from(`${JSON.stringify(after).slice(1)}}`)]),
+  );
 }
 
 function deeplyNested(depth: number): string {
@@ -62,6 +88,27 @@ describe('bad input never breaks the API', () => {
       );
     });
 
+    it('answers NUL, lone surrogates and control characters anywhere in the body with a 4xx', async () => {
+      await fc.assert(
+        fc.asyncProperty(bodiesWithForbiddenText(fields), async (body) => {
+          const response = await expectHandled(method, path(), body, headers());
+          expect(response.status).toBeGreaterThanOrEqual(400);
+        }),
+        { numRuns: RUNS },
+      );
+    });
+
+    it('answers a body that is not UTF-8 with 400, never reading it as U+FFFD', async () => {
+      await fc.assert(
+        fc.asyncProperty(bodiesNotUtf8(fields), async (body) => {
+          const response = await expectHandled(method, path(), body, headers(), true);
+          expect(response.status).toBe(400);
+          expect(response.body.detail).toMatch(/UTF-8/);
+        }),
+        { numRuns: RUNS },
+      );
+    });
+
     it('answers deep nesting, a huge string and a non-JSON body with a 4xx', async () => {
       for (const raw of [deeplyNested(5000), `{"${fields[0]}": "${'x'.repeat(300_000)}"}`, '{"unterminated": ', '\u0000\u0001']) {
         const response = await expectHandled(method, path(), raw, headers(), true);
@@ -84,6 +131,86 @@ describe('bad input never breaks the API', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe('characters no field accepts', () => {
+  let app: TestApp;
+  let publisher: TestPublisher;
+  let site: TestSite;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ({ publisher, site } = await pricedSite(app, newWallet().address));
+  });
+  afterAll(() => app.close());
+
+  const rejected = (response: CallResult, loc: (string | number)[]) => {
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([expect.objectContaining({ loc, type: 'forbidden_character', msg: expect.stringMatching(/U\+[0-9A-F]{4}/) })]);
+  };
+
+  it.each([
+    ['NUL', 'a\u0000b'],
+    ['a lone high surrogate', 'a\ud800b'],
+    ['a lone low surrogate', '\udc00'],
+    ['a C0 control', 'a\u001bb'],
+    ['DEL', 'a\u007f'],
+    ['a C1 control', 'a\u0085b'],
+    ['a newline', 'a\nb'],
+  ])('answers %s in the publisher name with 422, and stores nothing', async (_, name) => {
+    rejected(await app.call('PATCH', '/v1/publishers/me', { body: { name }, headers: publisher.auth }), ['body', 'name']);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).body.name).toBe('Test Publisher');
+  });
+
+  it('answers NUL in a site name, on creation and on update, with 422', async () => {
+    rejected(await app.call('POST', '/v1/sites', { body: { domain: 'nul.example.com', name: 'Blog\u0000' }, headers: publisher.auth }), ['body', 'name']);
+    const sites = (await app.call('GET', '/v1/sites', { headers: publisher.auth })).body.items;
+    expect(sites.map((item: { domain: string }) => item.domain)).not.toContain('nul.example.com');
+    rejected(await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { name: '\u0000' }, headers: publisher.auth }), ['body', 'name']);
+  });
+
+  it('answers NUL in a pricing rule path with 422 and keeps the stored rules', async () => {
+    const before = (await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body;
+    const body = { default_price_usd: '0.5', rules: [{ path: '/ok/*', price_usd: '0' }, { path: '/a\u0000', price_usd: '0' }] };
+    rejected(await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body, headers: publisher.auth }), ['body', 'rules', 1, 'path']);
+    expect((await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body).toEqual(before);
+  });
+
+  it('answers NUL in the login email with 422, before any credential is checked', async () => {
+    const response = await app.call('POST', '/v1/publishers/login', { body: { email: 'a\u0000@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': freshIp() } });
+    rejected(response, ['body', 'email']);
+  });
+
+  it('answers NUL in a gate URL with 422', async () => {
+    rejected(await app.call('POST', '/v1/gates', { body: { url: '/a\u0000' }, headers: { 'x-site-token': site.siteToken } }), ['body', 'url']);
+  });
+
+  it('prices a gate URL with %00 as the path "/a%00": the escape is kept, never decoded to NUL', async () => {
+    const response = await app.call('POST', '/v1/gates', { body: { url: '/a%00' }, headers: { 'x-site-token': site.siteToken } });
+    expect(response.status).toBe(402);
+    expect(response.body.url).toBe('/a%00');
+  });
+
+  it('answers a field name holding NUL with 422', async () => {
+    rejected(await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { 'na\u0000me': 'x' }, headers: publisher.auth }), ['body', 'na\u0000me']);
+  });
+
+  it('answers NUL in a query parameter and in a path parameter with 422', async () => {
+    rejected(await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=/a%00`, { headers: publisher.auth }), ['query', 'path']);
+    rejected(await app.call('GET', '/v1/gates/a%00b'), ['path', 'id']);
+  });
+
+  it('answers a path that is not UTF-8 once decoded with 400 and a detail', async () => {
+    const response = await app.call('GET', '/v1/gates/a%ffb');
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ detail: expect.stringMatching(/URL/) });
+  });
+
+  it('answers invalid UTF-8 in a body with 400, on an endpoint that needs no credential too', async () => {
+    const body = Buffer.concat([Buffer.from('{"email":"a'), Buffer.from([0xc0, 0x80]), Buffer.from('@example.com","password":"whatever pw"}')]);
+    const response = await app.call('POST', '/v1/publishers/login', { body, rawBody: true, headers: { 'x-forwarded-for': freshIp() } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ detail: 'Request body is not valid UTF-8' });
   });
 });
 

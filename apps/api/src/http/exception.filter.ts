@@ -11,6 +11,8 @@ const FASTIFY_ERRORS: Record<string, [number, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Request body is empty but Content-Type is application/json'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Request body is not valid JSON'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
+  FST_ERR_BAD_URL: [400, 'Request URL has a percent-escape that does not decode (not UTF-8, or not %XX)'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'A path parameter of the request URL is too long'],
 };
 
 export interface ErrorAnswer {

@@ -1,9 +1,11 @@
 import { decodeBase64Json, formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
 import { Budget } from './budget';
+import { allowList, chooseOffer, type AllowedNetwork } from './allow-list';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { createPayer } from './payer';
+import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
 
 export interface AgentOptions {
@@ -13,6 +15,14 @@ export interface AgentOptions {
   maxPriceUsd: string | number;
   /** The most the agent pays in total, in USD. */
   budgetUsd: string | number;
+  /**
+   * What the agent pays with; offers in any other network, token or EIP-712 domain are ignored.
+   * Default: USDC on "base" and "base-sepolia". The local devchain's USDC is deployed at run time:
+   * allow it as `{ network: 'local', asset: '0x…' }`.
+   */
+  networks?: AllowedNetwork[];
+  /** The longest a signed authorization stays valid, in seconds: 10 to 300 (default 300), whatever the site asks. */
+  maxAuthorizationSeconds?: number;
   /** "authorization" (default): sign EIP-3009 and let the site settle; "transfer": send USDC, then prove it (Crawlgate sites). */
   payMode?: 'authorization' | 'transfer';
   /** JSON-RPC endpoint; needed for payMode "transfer" with a LocalAccount. */
@@ -46,6 +56,10 @@ export interface Agent {
 
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
+/** A signed authorization can be settled by whoever holds it until it expires: keep that short. */
+const MAX_AUTHORIZATION_SECONDS = 300;
+/** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
+const MIN_AUTHORIZATION_SECONDS = 10;
 
 /**
  * One line for agent builders: `const agent = createAgent({ account, maxPriceUsd: '0.05', budgetUsd: '1' })`,
@@ -56,21 +70,27 @@ export function createAgent(options: AgentOptions): Agent {
   const maxPrice = amount(options.maxPriceUsd, MAX_PRICE_MICROS, 'maxPriceUsd');
   const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'));
   const mode = options.payMode ?? 'authorization';
-  const payer = createPayer(options.account, options.rpcUrl, options.pollingIntervalMs ?? 250);
+  const allowed = allowList(options.networks);
+  const payer = createPayer(options.account, {
+    rpcUrl: options.rpcUrl,
+    pollingIntervalMs: options.pollingIntervalMs ?? 250,
+    maxAuthorizationSeconds: authorizationCap(options.maxAuthorizationSeconds),
+  });
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const inflight = new Map<string, Promise<string | undefined>>();
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
 
-  const send = (input: string | URL | Request, init: RequestInit | undefined, extra: Record<string, string>) => {
-    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-    return http(input instanceof Request ? input.clone() : input, { ...init, headers });
+  /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
+  const tokenFor = (url: URL): Record<string, string> => {
+    const token = tokens.get(TokenCache.key(url));
+    return token ? { 'x-crawlgate-token': token } : {};
   };
+  const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor);
 
   /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
   async function pay(url: string, challenge: Response, retry: (extra: Record<string, string>) => Promise<Response>): Promise<{ response: Response; token?: string }> {
-    const offer = choose(url, await readOffers(challenge));
+    const offer = chooseOffer(url, await readOffers(challenge), allowed);
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
     if (!budget.reserve(offer.amount)) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(budget.remaining()));
@@ -125,22 +145,22 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    const key = TokenCache.key(url);
-    const cached = tokens.get(key);
-    const first = await send(input, init, cached ? { 'x-crawlgate-token': cached } : {});
+    const { response: first, hop } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
 
-    // Concurrent fetches of one page share one payment, then use its token.
+    // The page that asked (perhaps a redirect away from the one requested) is the one paid for and
+    // retried: the payment goes only to its origin. Concurrent fetches of it share one payment.
+    const key = TokenCache.key(hop.url);
+    const retry = async (extra: Record<string, string>) => (await send(hop, extra)).response;
     const running = inflight.get(key);
     if (running) {
       const token = await running;
-      return token ? send(input, init, { 'x-crawlgate-token': token }) : first;
+      return token ? retry({ 'x-crawlgate-token': token }) : first;
     }
     let done!: (token: string | undefined) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     try {
-      const { response, token } = await pay(url.href, first, (extra) => send(input, init, extra));
+      const { response, token } = await pay(hop.url.href, first, retry);
       if (token) tokens.set(key, token);
       done(token);
       return response;
@@ -173,10 +193,11 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
-function choose(url: string, offers: Offer[]): Offer {
-  const offer = offers[0];
-  if (!offer) throw new UnsupportedPaymentError(`${url} asks for payment, but offers no "exact" USDC payment on an EVM chain this agent knows`);
-  return offer;
+function authorizationCap(seconds = MAX_AUTHORIZATION_SECONDS): number {
+  if (!Number.isInteger(seconds) || seconds < MIN_AUTHORIZATION_SECONDS || seconds > MAX_AUTHORIZATION_SECONDS) {
+    throw new RangeError(`maxAuthorizationSeconds: a whole number of seconds from ${MIN_AUTHORIZATION_SECONDS} to ${MAX_AUTHORIZATION_SECONDS}, got ${seconds}`);
+  }
+  return seconds;
 }
 
 function amount(value: string | number, max: bigint, name: string): bigint {

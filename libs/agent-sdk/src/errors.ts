@@ -38,3 +38,22 @@ export class PaymentFailedError extends Error {
 export class UnsupportedPaymentError extends Error {
   override readonly name = 'UnsupportedPaymentError';
 }
+
+/** One offer the agent would not pay, and why. */
+export interface RefusedOffer {
+  network: string;
+  asset: string;
+  amount: string;
+  reason: 'network_not_allowed' | 'asset_not_allowed' | 'domain_mismatch';
+}
+
+/** The agent refused to pay: every offer was in a network, token or EIP-712 domain outside its `networks`. Nothing was signed. */
+export class PaymentNotAllowedError extends Error {
+  override readonly name = 'PaymentNotAllowedError';
+  constructor(
+    readonly url: string,
+    readonly refused: RefusedOffer[],
+  ) {
+    super(`${url} asks for payment only in what this agent does not pay with: ${refused.map((offer) => `${offer.amount} of ${offer.asset} on ${offer.network} (${offer.reason})`).join('; ')}`);
+  }
+}

@@ -1,3 +1,4 @@
 export { createAgent, type Agent, type AgentOptions, type PaymentEvent } from './agent';
-export { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
+export type { AllowedAsset, AllowedNetwork } from './allow-list';
+export { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError, type RefusedOffer } from './errors';
 export type { Offer } from './offers';

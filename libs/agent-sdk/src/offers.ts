@@ -17,7 +17,10 @@ export interface Offer {
   v2?: { accepted: PaymentRequirementsV2; resource: ResourceInfo };
 }
 
-/** Every "exact" EVM offer of a 402 response that names a chain we can sign for, v1 first. */
+/**
+ * Every "exact" EVM offer of a 402 response that names a chain we can sign for, v2 first: a v2
+ * payment echoes its requirement (with Crawlgate's `extra.gate_id`), so a retry reaches the same gate.
+ */
 export async function readOffers(response: Response): Promise<Offer[]> {
   const body = (await response.json().catch(() => undefined)) as { accepts?: unknown; verify_url?: unknown } | undefined;
   const verifyUrl = typeof body?.verify_url === 'string' ? body.verify_url : undefined;
@@ -25,7 +28,7 @@ export async function readOffers(response: Response): Promise<Offer[]> {
   const header = response.headers.get('payment-required');
   const required = header ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined) : undefined;
   const v2 = Array.isArray(required?.accepts) ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl)) : [];
-  return [...v1, ...v2].filter((offer): offer is Offer => offer !== null);
+  return [...v2, ...v1].filter((offer): offer is Offer => offer !== null);
 }
 
 function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer | null {
@@ -58,7 +61,7 @@ function base(
 }
 
 /** Named x402 networks through core's registry; any CAIP-2 `eip155:<id>` directly. */
-function chainIdOf(network: unknown): number | null {
+export function chainIdOf(network: unknown): number | null {
   if (typeof network !== 'string') return null;
   const caip = /^eip155:(\d+)$/.exec(network);
   if (caip) return Number(caip[1]);

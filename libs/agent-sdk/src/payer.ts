@@ -11,7 +11,14 @@ export interface Payer {
   transfer(offer: Offer): Promise<Hash>;
 }
 
-export function createPayer(account: LocalAccount | WalletClient, rpcUrl: string | undefined, pollingIntervalMs: number): Payer {
+export interface PayerOptions {
+  rpcUrl: string | undefined;
+  pollingIntervalMs: number;
+  /** The longest an authorization stays valid, whatever the site's maxTimeoutSeconds. */
+  maxAuthorizationSeconds: number;
+}
+
+export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, pollingIntervalMs, maxAuthorizationSeconds }: PayerOptions): Payer {
   const signer: Account | undefined = 'signTypedData' in account && 'address' in account && !('transport' in account) ? (account as LocalAccount) : (account as WalletClient).account;
   if (!signer) throw new Error('createAgent: the WalletClient has no account');
   const address = signer.address;
@@ -26,8 +33,10 @@ export function createPayer(account: LocalAccount | WalletClient, rpcUrl: string
     address,
     async paymentHeader(offer) {
       const now = BigInt(Math.floor(Date.now() / 1000));
-      // As x402 clients do: valid from 10 minutes ago (clock skew) until the offer's timeout.
-      const authorization = { from: address, to: offer.payTo, value: offer.amount, validAfter: now - 600n, validBefore: now + BigInt(offer.maxTimeoutSeconds), nonce: randomHex32() };
+      // As x402 clients do: valid from 10 minutes ago (clock skew) until the offer's timeout, but never
+      // longer than our cap: a signed authorization is spendable by whoever holds it until validBefore.
+      const lifetime = BigInt(Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds));
+      const authorization = { from: address, to: offer.payTo, value: offer.amount, validAfter: now - 600n, validBefore: now + lifetime, nonce: randomHex32() };
       const typedData = {
         domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
         types: TRANSFER_WITH_AUTHORIZATION_TYPES,

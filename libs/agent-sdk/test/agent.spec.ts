@@ -26,6 +26,8 @@ describe('@crawlgate/agent', () => {
 
   /** Agents identify as a crawler the site charges (their own user agent is the builder's choice). */
   const asBot = { headers: { 'user-agent': GPTBOT } };
+  /** The devchain's USDC is deployed at run time, so agents must be told to pay with it. */
+  const localUsdc = () => [{ network: 'local' as const, asset: gated.app.chain.usdc }];
 
   async function fundedAgent(options: { maxPriceUsd?: string; budgetUsd?: string; payMode?: 'authorization' | 'transfer' } = {}) {
     const wallet = newWallet();
@@ -36,6 +38,7 @@ describe('@crawlgate/agent', () => {
       maxPriceUsd: options.maxPriceUsd ?? '0.05',
       budgetUsd: options.budgetUsd ?? '1',
       payMode: options.payMode,
+      networks: localUsdc(),
       rpcUrl: gated.app.chain.rpcUrl,
       pollingIntervalMs: 20,
       onPayment: (event) => events.push(event),
@@ -98,7 +101,7 @@ describe('@crawlgate/agent', () => {
   });
 
   it('reports a refused payment as PaymentFailedError with the reason, and keeps the budget', async () => {
-    const broke = createAgent({ account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1' });
+    const broke = createAgent({ account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1', networks: localUsdc() });
     const attempt = broke.fetch(`${siteUrl}/article/unaffordable`, asBot);
     await expect(attempt).rejects.toBeInstanceOf(PaymentFailedError);
     await expect(attempt).rejects.toMatchObject({ reason: 'insufficient_funds' });

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 
-const EXPORTS = ['createAgent', 'PriceTooHighError', 'BudgetExceededError', 'PaymentFailedError', 'UnsupportedPaymentError'];
+const EXPORTS = ['createAgent', 'PriceTooHighError', 'BudgetExceededError', 'PaymentFailedError', 'PaymentNotAllowedError', 'UnsupportedPaymentError'];
 
 const pkg = installedForSpec(join(__dirname, '..'));
 
@@ -26,14 +26,17 @@ describe('the published package', () => {
   });
 
   it('type-checks a consumer, ESM and CommonJS, against the emitted declarations', () => {
-    const consumer = `import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError, type Agent, type PaymentEvent } from '${pkg.manifest.name}';
+    const consumer = `import { BudgetExceededError, createAgent, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError, type Agent, type AllowedNetwork, type PaymentEvent } from '${pkg.manifest.name}';
 import { privateKeyToAccount } from 'viem/accounts';
 
 const payments: PaymentEvent[] = [];
+const networks: AllowedNetwork[] = ['base', { network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }];
 const agent: Agent = createAgent({
   account: privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'),
   maxPriceUsd: '0.05',
   budgetUsd: '1',
+  networks,
+  maxAuthorizationSeconds: 120,
   onPayment: (payment) => payments.push(payment),
 });
 export async function run(): Promise<[number, string, bigint, number, string]> {
@@ -42,7 +45,7 @@ export async function run(): Promise<[number, string, bigint, number, string]> {
     const { usd, micros, payments: count } = agent.spent();
     return [response.status, usd, micros, count, agent.spent().remainingUsd];
   } catch (error) {
-    const known = [PriceTooHighError, BudgetExceededError, PaymentFailedError, UnsupportedPaymentError].some((type) => error instanceof type);
+    const known = [PriceTooHighError, BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, UnsupportedPaymentError].some((type) => error instanceof type);
     throw known ? error : new Error('unexpected', { cause: error });
   }
 }

@@ -1,0 +1,74 @@
+/*
+ * Redirects followed by hand (redirect: "manual"). fetch itself would forward X-PAYMENT,
+ * PAYMENT-SIGNATURE and X-Crawlgate-Token to whatever origin a site redirects to, and those are
+ * worth money to whoever receives them: here they reach only the origin they were meant for.
+ */
+
+/** Dropped once a redirect leaves the origin: payments, access tokens, and what fetch drops itself. */
+const CREDENTIAL_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization', 'cookie', 'proxy-authorization'];
+const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Fewer than fetch's 20: a paid request has no business bouncing around. */
+export const MAX_REDIRECTS = 10;
+
+/** One request as sent, so that the next hop or a paid retry can send it again. */
+export interface Hop {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: BodyInit | null;
+  redirect: RequestRedirect;
+  /** The caller's other init fields (signal, credentials, …). */
+  init: RequestInit;
+}
+
+/** The caller's request, with a Request's body read once so it can be resent. */
+export async function firstHop(input: string | URL | Request, init: RequestInit = {}): Promise<Hop> {
+  const request = input instanceof Request ? input : undefined;
+  const { method, headers, body, redirect, ...rest } = init;
+  return {
+    url: new URL(request ? request.url : String(input)),
+    method: method ?? request?.method ?? 'GET',
+    headers: new Headers(headers ?? request?.headers),
+    body: body !== undefined ? body : request?.body ? await request.clone().arrayBuffer() : null,
+    redirect: redirect ?? request?.redirect ?? 'follow',
+    init: { ...rest, signal: rest.signal ?? request?.signal },
+  };
+}
+
+/**
+ * Sends `start` and follows its redirects. `extra` (a payment) goes only to `start`'s origin, and
+ * not again once a hop has left it; `bound(url)` adds headers meant for exactly that URL (its
+ * access token). Returns the last answer and the request that got it.
+ */
+export async function follow(
+  http: typeof fetch,
+  start: Hop,
+  extra: Record<string, string>,
+  bound: (url: URL) => Record<string, string>,
+): Promise<{ response: Response; hop: Hop }> {
+  let hop = start;
+  let left = false;
+  for (let redirects = 0; ; redirects++) {
+    left ||= hop.url.origin !== start.url.origin;
+    const headers = new Headers(hop.headers);
+    for (const [name, value] of Object.entries({ ...bound(hop.url), ...(left ? {} : extra) })) headers.set(name, value);
+    const response = await http(hop.url, { ...hop.init, method: hop.method, headers, body: hop.body, redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual') return { response, hop };
+    await response.body?.cancel().catch(() => undefined);
+    if (hop.redirect === 'error') throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);
+    if (redirects === MAX_REDIRECTS) throw new TypeError(`${start.url.href} redirected more than ${MAX_REDIRECTS} times`);
+    hop = redirected(hop, new URL(location, hop.url), response.status);
+  }
+}
+
+/** The request a redirect asks for, as fetch would make it. */
+function redirected(hop: Hop, url: URL, status: number): Hop {
+  const headers = new Headers(hop.headers);
+  if (url.origin !== hop.url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+  const toGet = (status === 303 && hop.method !== 'GET' && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST');
+  if (!toGet) return { ...hop, url, headers };
+  for (const name of BODY_HEADERS) headers.delete(name);
+  return { ...hop, url, headers, method: 'GET', body: null };
+}

@@ -20,6 +20,7 @@ interface Seen {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
+  body: string;
 }
 
 interface Site {
@@ -37,8 +38,9 @@ afterEach(async () => {
 async function startSite(handle: (request: IncomingMessage, response: ServerResponse, site: Site) => void): Promise<Site> {
   const seen: Seen[] = [];
   const server = createServer((request, response) => {
-    seen.push({ method: request.method!, path: request.url!, headers: request.headers });
-    request.resume();
+    const entry = { method: request.method!, path: request.url!, headers: request.headers, body: '' };
+    seen.push(entry);
+    request.setEncoding('utf8').on('data', (chunk: string) => (entry.body += chunk));
     request.on('end', () => handle(request, response, site));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -286,6 +288,29 @@ describe('payment and token headers stay with their origin', () => {
       ['/old', false],
       ['/old', true],
       ['/new', true],
+    ]);
+  });
+
+  it('sends the payment to the origin whose 402 asked for it, not to the one that redirected there', async () => {
+    const payee = await payingSite({ v2: [v2()] });
+    const redirector = await startSite((_, response) => void response.writeHead(302, { location: `${payee.url}/page` }).end());
+    expect(await (await agentWith().fetch(`${redirector.url}/page`)).text()).toBe('paid');
+    expect(redirector.seen.map((request) => paymentOf(request.headers))).toEqual([undefined]);
+    expect(payee.seen.map((request) => paymentOf(request.headers) !== undefined)).toEqual([false, true]);
+  });
+
+  it('resends a Request\'s method and body on the paid retry and through a 307', async () => {
+    const site = await startSite((request, response) => {
+      if (request.url === '/form' && paymentOf(request.headers)) response.writeHead(307, { location: '/form/next' }).end();
+      else if (request.url === '/form/next') response.end('posted');
+      else ask(response, { v2: [v2()] });
+    });
+    const response = await agentWith().fetch(new Request(`${site.url}/form`, { method: 'POST', body: 'q=1', headers: { 'content-type': 'text/plain' } }));
+    expect(await response.text()).toBe('posted');
+    expect(site.seen.map((request) => [request.method, request.path, request.body, request.headers['content-type']])).toEqual([
+      ['POST', '/form', 'q=1', 'text/plain'],
+      ['POST', '/form', 'q=1', 'text/plain'],
+      ['POST', '/form/next', 'q=1', 'text/plain'],
     ]);
   });
 

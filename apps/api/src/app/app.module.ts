@@ -1,6 +1,6 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerGuard, ThrottlerModule, ThrottlerStorage } from '@nestjs/throttler';
+import { ThrottlerModule, ThrottlerStorage } from '@nestjs/throttler';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import { AccessTokensController } from '../access-tokens/access-tokens.controller';
 import type { ChainContext } from '../chain/chain-context';
@@ -23,6 +23,7 @@ import { PricingService } from '../pricing/pricing.service';
 import { SiteOfferController } from '../pricing/site-offer.controller';
 import { PublishersController } from '../publishers/publishers.controller';
 import { PublishersService } from '../publishers/publishers.service';
+import { CredentialThrottlerGuard } from '../rate-limit/credential-throttler.guard';
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
 import { trackByCredential } from '../rate-limit/trackers';
 import { ReportingModule } from '../reporting/reporting.module';
@@ -83,7 +84,7 @@ export class AppModule {
         ...devControllers,
       ],
       providers: [
-        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
         PublishersService,
         PricingService,
         GatesService,

@@ -1,32 +1,24 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { isApiKeyFormat, isEvmAddress, isSiteTokenFormat, normalizeEvmAddress, sha256Hex } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { unauthorized } from '../http/api-error';
+import { authenticatePublisher, authenticateSite, headerText, walletOf, type CredentialKind } from './credentials';
 import type { AuthedRequest } from './request-context';
-import { findSiteByTokenHash } from './site-by-token';
 
 /*
- * Keys and tokens are looked up by their SHA-256 hash: the plaintext is never stored, and an
- * index lookup on a hash reveals nothing about how close a guess came.
+ * Each guard names the kind of credential it checks (`credential`), so the rate limiter counts a
+ * route's requests by that credential (rate-limit/credential-throttler.guard.ts).
  */
-
-function header(request: AuthedRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value.trim() : undefined;
-}
 
 @Injectable()
 export class PublisherAuthGuard implements CanActivate {
+  static readonly credential: CredentialKind = 'publisher';
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const authorization = header(request, 'authorization');
-    if (!authorization) throw unauthorized('Missing Authorization header; send "Bearer xk_pub_..."');
-    const key = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-    if (!key || !isApiKeyFormat(key)) throw unauthorized('Invalid API key');
-    const publisher = await this.db.prisma.publisher.findUnique({ where: { apiKeyHash: sha256Hex(key) } });
+    if (!headerText(request, 'authorization')) throw unauthorized('Missing Authorization header; send "Bearer xk_pub_..."');
+    const publisher = await authenticatePublisher(this.db, request);
     if (!publisher) throw unauthorized('Invalid API key');
     request.publisher = publisher;
     return true;
@@ -35,14 +27,13 @@ export class PublisherAuthGuard implements CanActivate {
 
 @Injectable()
 export class SiteTokenGuard implements CanActivate {
+  static readonly credential: CredentialKind = 'site';
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const token = header(request, 'x-site-token');
-    if (!token) throw unauthorized('Missing X-Site-Token header');
-    if (!isSiteTokenFormat(token)) throw unauthorized('Invalid site token');
-    const site = await findSiteByTokenHash(this.db.sql, sha256Hex(token));
+    if (!headerText(request, 'x-site-token')) throw unauthorized('Missing X-Site-Token header');
+    const site = await authenticateSite(this.db, request);
     if (!site) throw unauthorized('Invalid site token');
     request.site = site;
     return true;
@@ -52,12 +43,14 @@ export class SiteTokenGuard implements CanActivate {
 /** Agents are identified by address only: a lookup key, not proof of ownership (see the spec). */
 @Injectable()
 export class WalletGuard implements CanActivate {
+  static readonly credential: CredentialKind = 'wallet';
+
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const address = header(request, 'x-wallet-address');
-    if (!address) throw unauthorized('Missing X-Wallet-Address header');
-    if (!isEvmAddress(address)) throw unauthorized('X-Wallet-Address must be 0x followed by 40 hexadecimal characters');
-    request.wallet = normalizeEvmAddress(address);
+    if (!headerText(request, 'x-wallet-address')) throw unauthorized('Missing X-Wallet-Address header');
+    const wallet = walletOf(request);
+    if (!wallet) throw unauthorized('X-Wallet-Address must be 0x followed by 40 hexadecimal characters');
+    request.wallet = wallet;
     return true;
   }
 }

@@ -1,26 +1,25 @@
+import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp } from '@nestjs/throttler';
+
 /*
  * Who a request counts against, per the spec's scopes. The throttler hashes the tracker into its
- * key, so credentials never reach the limiter's storage in plaintext.
+ * key, and a credential is tracked by the id it authenticates as, never by its text: so neither
+ * another spelling of a header nor a made-up value opens a fresh bucket.
  */
 
 /** The throttler hands trackers the raw request object (a FastifyRequest here). */
 type Request = Record<string, any>;
 
-const headerValue = (request: Request, name: string): string | undefined => {
-  const value: unknown = request.headers?.[name];
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
-};
+const subjects = new WeakMap<object, string | undefined>();
 
-export const trackByIp = async (request: Request): Promise<string> => `ip:${request.ip}`;
+/** Set by CredentialThrottlerGuard: who the request is by its route's credential, undefined if it does not authenticate. */
+export function setCredentialSubject(request: object, subject: string | undefined): void {
+  subjects.set(request, subject);
+}
 
-export const trackBySiteToken = async (request: Request): Promise<string> =>
-  headerValue(request, 'x-site-token') ? `site-token:${headerValue(request, 'x-site-token')}` : trackByIp(request);
+/** An IPv6 client holds a whole /64, so it counts as one, as the throttler's own tracker does. */
+export const trackByIp = async (request: Request): Promise<string> => `ip:${normalizeIp(request.ip, DEFAULT_IPV6_SUBNET_PREFIX)}`;
 
 export const trackByGate = async (request: Request): Promise<string> => `gate:${request.params?.id ?? ''}`;
 
-/** The default scope: whichever credential the request carries, else its IP. */
-export const trackByCredential = async (request: Request): Promise<string> => {
-  const credential =
-    headerValue(request, 'authorization') ?? headerValue(request, 'x-site-token') ?? headerValue(request, 'x-wallet-address')?.toLowerCase();
-  return credential ? `credential:${credential}` : trackByIp(request);
-};
+/** The default scope: the credential the route checks, once it authenticates; else the IP. */
+export const trackByCredential = async (request: Request): Promise<string> => subjects.get(request) ?? trackByIp(request);

@@ -37,6 +37,9 @@ export const LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
   debug: ['fatal', 'error', 'warn', 'log', 'debug'],
 };
 
+/** Headers on every answer, errors and static files included: none may be sniffed into another content type. */
+const EVERY_ANSWER = { 'x-content-type-options': 'nosniff' };
+
 /** Builds the configured, not yet listening, Nest application on Fastify. */
 export async function createApp(options: CreateAppOptions): Promise<NestFastifyApplication> {
   const { config, database, chain } = options;
@@ -51,7 +54,7 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body, headers } = answerFor(error, new Logger('HTTP'));
-      void reply.status(status).headers(headers).send(body);
+      void reply.status(status).headers({ ...headers, ...EVERY_ANSWER }).send(body); // no onSend hook runs here
     },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, chain, masterKey, limiterStorage }), adapter, {
@@ -71,6 +74,9 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     if (jsonDepthExceeds(request.body)) throw badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
     const forbidden = forbiddenCharacterItems(request);
     if (forbidden.length > 0) throw new ValidationFailed(forbidden);
+  });
+  fastify.addHook('onSend', async (_request, reply) => {
+    void reply.headers(EVERY_ANSWER);
   });
   fastify.addHook('onClose', async () => {
     if (limiterStorage instanceof RedisThrottlerStorage) await limiterStorage.close();

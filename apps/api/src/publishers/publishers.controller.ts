@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger'
 import { PublisherAuthGuard } from '../auth/guards';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
+import { NoStore } from '../http/no-store';
 import { LimitPerIp } from '../rate-limit/limits';
 import { ApiKeyView, LoginDto, PublisherView, RegisteredPublisherView, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 import { PublishersService, publisherView } from './publishers.service';
@@ -13,6 +14,7 @@ export class PublishersController {
   constructor(private readonly publishers: PublishersService) {}
 
   @Post('register')
+  @NoStore()
   @LimitPerIp(5)
   @ApiResponse({ status: 201, type: RegisteredPublisherView, description: 'The API key is shown only here.' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
@@ -21,6 +23,7 @@ export class PublishersController {
   }
 
   @Post('login')
+  @NoStore()
   @HttpCode(200)
   @LimitPerIp(5)
   @ApiResponse({ status: 200, type: ApiKeyView, description: 'Logging in rotates the API key: the previous one stops working.' })
@@ -29,6 +32,7 @@ export class PublishersController {
   }
 
   @Get('me')
+  @NoStore()
   @UseGuards(PublisherAuthGuard)
   @ApiBearerAuth()
   @ApiResponse({ status: 200, type: PublisherView })
@@ -37,6 +41,7 @@ export class PublishersController {
   }
 
   @Patch('me')
+  @NoStore()
   @UseGuards(PublisherAuthGuard)
   @ApiBearerAuth()
   @ApiHeader({ name: 'X-Confirm-Password', required: false, description: 'Required when payout_address changes' })
@@ -50,6 +55,7 @@ export class PublishersController {
   }
 
   @Post('me/api-key/rotate')
+  @NoStore()
   @HttpCode(200)
   @UseGuards(PublisherAuthGuard)
   @ApiBearerAuth()

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublisherAuthGuard } from '../auth/guards';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
+import { NoStore } from '../http/no-store';
 import { CreatedSiteView, CreateSiteDto, DeletedSiteView, SecretRotationView, SiteListView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
 import { SitesService } from './sites.service';
 
@@ -14,6 +15,7 @@ export class SitesController {
   constructor(private readonly sites: SitesService) {}
 
   @Post()
+  @NoStore()
   @ApiResponse({ status: 201, type: CreatedSiteView, description: 'site_token and access_token_secret are shown only here.' })
   @ApiResponse({ status: 409, description: 'You already have a site with this domain' })
   create(@CurrentPublisher() publisher: Publisher, @Body() body: CreateSiteDto): Promise<CreatedSiteView> {
@@ -45,6 +47,7 @@ export class SitesController {
   }
 
   @Post(':site_id/site-token/rotate')
+  @NoStore()
   @HttpCode(200)
   @ApiResponse({ status: 200, type: SiteTokenView })
   rotateSiteToken(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string): Promise<SiteTokenView> {
@@ -52,6 +55,7 @@ export class SitesController {
   }
 
   @Post(':site_id/secret/rotate')
+  @NoStore()
   @HttpCode(200)
   @ApiResponse({ status: 200, type: SecretRotationView })
   rotateSecret(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string): Promise<SecretRotationView> {

@@ -15,9 +15,16 @@ export class BodyValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isDto = metadata.type === 'body' && typeof metadata.metatype === 'function' && metadata.metatype !== Object;
-    if (isDto && (typeof value !== 'object' || value === null || Array.isArray(value))) {
-      throw new ValidationFailed([{ loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null }]);
+    const notAnObject = () => new ValidationFailed([{ loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null }]);
+    // No body at all is `{}` to a DTO whose fields may all be left out, and not an object to any other.
+    if (isDto && value === undefined) {
+      try {
+        return await super.transform({}, metadata);
+      } catch {
+        throw notAnObject();
+      }
     }
+    if (isDto && (typeof value !== 'object' || value === null || Array.isArray(value))) throw notAnObject();
     return super.transform(value, metadata);
   }
 }

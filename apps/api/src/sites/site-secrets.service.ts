@@ -33,15 +33,22 @@ export class SiteSecretsService {
     return { kid, secret };
   }
 
-  async rotate(siteId: string): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
-    const now = new Date();
-    const retiresAt = new Date(now.getTime() + this.config.secretGraceSeconds * 1000);
+  /**
+   * A new current secret. The one it replaces keeps verifying for `graceSeconds` (0: not at all,
+   * for a leaked secret); any older one stops at once, so a second rotation ends the first grace.
+   */
+  async rotate(siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
+    const retiresAt = new Date(Date.now() + graceSeconds * 1000);
     return this.db.prisma.$transaction(async (tx) => {
-      await tx.siteSecret.deleteMany({ where: { siteId, retiresAt: { lte: now } } });
-      await tx.siteSecret.updateMany({ where: { siteId, retiresAt: null }, data: { retiresAt } });
-      const previous = await tx.siteSecret.findMany({ where: { siteId }, select: { kid: true } });
+      // One rotation of a site at a time: two at once would each keep a "current" secret.
+      await tx.$executeRaw`SELECT 1 FROM sites WHERE id = ${siteId}::uuid FOR UPDATE`;
+      await tx.siteSecret.deleteMany({ where: { siteId, retiresAt: { not: null } } });
+      const previous = await tx.siteSecret.findMany({ where: { siteId, retiresAt: null }, select: { kid: true } });
+      if (graceSeconds > 0) await tx.siteSecret.updateMany({ where: { siteId, retiresAt: null }, data: { retiresAt } });
+      else await tx.siteSecret.deleteMany({ where: { siteId, retiresAt: null } });
       const created = await this.create(tx, siteId);
-      return { ...created, previousKids: previous.map((row) => row.kid), previousValidUntil: previous.length ? retiresAt : null };
+      const inGrace = graceSeconds > 0 ? previous.map((row) => row.kid) : [];
+      return { ...created, previousKids: inGrace, previousValidUntil: inGrace.length ? retiresAt : null };
     });
   }
 

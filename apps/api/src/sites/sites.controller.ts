@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublisherAuthGuard } from '../auth/guards';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
-import { CreatedSiteView, CreateSiteDto, DeletedSiteView, SecretRotationView, SiteListView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
+import { CreatedSiteView, CreateSiteDto, DeletedSiteView, RotateSecretDto, SecretRotationView, SiteListView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
 import { SitesService } from './sites.service';
 
 @ApiTags('sites')
@@ -57,8 +57,9 @@ export class SitesController {
   @Post(':site_id/secret/rotate')
   @NoStore()
   @HttpCode(200)
+  @ApiBody({ type: RotateSecretDto, required: false })
   @ApiResponse({ status: 200, type: SecretRotationView })
-  rotateSecret(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string): Promise<SecretRotationView> {
-    return this.sites.rotateSecret(publisher, siteId);
+  rotateSecret(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Body() body: RotateSecretDto): Promise<SecretRotationView> {
+    return this.sites.rotateSecret(publisher, siteId, body.grace_seconds);
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { DOMAIN_PATTERN, Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
@@ -26,6 +26,19 @@ export class UpdateSiteDto {
   @ApiPropertyOptional({ maxLength: 200, nullable: true })
   @IsOptional() @IsString() @MaxLength(200)
   name?: string | null;
+}
+
+export class RotateSecretDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    example: 0,
+    description:
+      'How long the previous secret keeps verifying tokens it signed, in seconds: 0 revokes it at once (a leaked secret). ' +
+      'At most SECRET_GRACE_SECONDS (3600 unless configured), which is also the default. Any older secret stops verifying at once.',
+  })
+  @Optional() @IsInt() @Min(0)
+  grace_seconds?: number;
 }
 
 export class SiteView {
@@ -58,7 +71,8 @@ export class SecretRotationView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once.' }) access_token_secret!: string;
   @ApiProperty() kid!: string;
-  @ApiProperty({ type: [String], description: 'Key ids that still verify tokens until previous_valid_until.' }) previous_kids!: string[];
+  @ApiProperty({ type: [String], description: 'The previous key id, which still verifies tokens until previous_valid_until; empty when it was revoked at once.' })
+  previous_kids!: string[];
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) previous_valid_until!: string | null;
 }
 

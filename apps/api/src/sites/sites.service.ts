@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMicrosUsd, generateSiteToken, sha256Hex } from '@crawlgate/core';
+import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
-import { DATABASE } from '../db/tokens';
+import { CONFIG, DATABASE } from '../db/tokens';
 import type { Publisher, Site } from '../generated/prisma/client';
 import { conflict, notFound } from '../http/api-error';
 import { isUuid } from '../http/ids';
+import { ValidationFailed } from '../http/validation-items';
 import { SiteSecretsService } from './site-secrets.service';
 import type { CreatedSiteView, CreateSiteDto, SecretRotationView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
 
@@ -15,6 +17,7 @@ const DOMAIN_TAKEN = 'You already have a site with this domain';
 export class SitesService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
+    @Inject(CONFIG) private readonly config: AppConfig,
     private readonly secrets: SiteSecretsService,
   ) {}
 
@@ -82,9 +85,15 @@ export class SitesService {
     return { site_id: site.id, site_token: siteToken };
   }
 
-  async rotateSecret(publisher: Publisher, siteId: string): Promise<SecretRotationView> {
+  async rotateSecret(publisher: Publisher, siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<SecretRotationView> {
+    if (graceSeconds > this.config.secretGraceSeconds) {
+      const max = this.config.secretGraceSeconds;
+      throw new ValidationFailed([
+        { loc: ['body', 'grace_seconds'], msg: `grace_seconds must not be greater than ${max} (SECRET_GRACE_SECONDS)`, type: 'less_than_equal', input: graceSeconds, ctx: { le: max } },
+      ]);
+    }
     const site = await this.owned(publisher, siteId);
-    const rotated = await this.secrets.rotate(site.id);
+    const rotated = await this.secrets.rotate(site.id, graceSeconds);
     return {
       site_id: site.id,
       access_token_secret: rotated.secret,

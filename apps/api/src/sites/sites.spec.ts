@@ -1,5 +1,6 @@
-import { sha256Hex } from '@crawlgate/core';
-import { createSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
+import { sha256Hex, signAccessToken } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
+import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('sites API', () => {
@@ -125,6 +126,83 @@ describe('sites API', () => {
     const graceEnds = Date.parse(rotated.body.previous_valid_until) - Date.now();
     expect(graceEnds).toBeGreaterThan(590_000);
     expect(graceEnds).toBeLessThanOrEqual(600_000);
+  });
+
+  describe('access-token secret rotation', () => {
+    /** A token for the site signed with `secret` under `kid`, as the API would issue it. */
+    const tokenSignedBy = (site: TestSite, kid: string, secret: string) => {
+      const iat = Math.floor(Date.now() / 1000);
+      return signAccessToken({ gate_id: randomUUID(), site_id: site.siteId, url: '/paid', kid, iat, exp: iat + 600 }, secret);
+    };
+    const isValid = async (site: TestSite, token: string) =>
+      (await app.call('POST', '/v1/access-tokens/verify', { body: { token }, headers: { 'x-site-token': site.siteToken } })).body.valid;
+    const rotate = (site: TestSite, body?: unknown) => app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { body, headers: owner.auth });
+
+    it('revokes the previous secret at once with grace_seconds 0: its tokens are invalid straight away', async () => {
+      const site = await createSite(app, owner);
+      const leaked = tokenSignedBy(site, site.kid, site.secret);
+      expect(await isValid(site, leaked)).toBe(true);
+      const rotated = await rotate(site, { grace_seconds: 0 });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body).toMatchObject({ previous_kids: [], previous_valid_until: null });
+      expect(await isValid(site, leaked)).toBe(false);
+      expect(await isValid(site, tokenSignedBy(site, rotated.body.kid, rotated.body.access_token_secret))).toBe(true);
+    });
+
+    it('keeps the previous secret for grace_seconds when given', async () => {
+      const site = await createSite(app, owner);
+      const rotated = await rotate(site, { grace_seconds: 30 });
+      expect(rotated.body.previous_kids).toEqual([site.kid]);
+      const graceEnds = Date.parse(rotated.body.previous_valid_until) - Date.now();
+      expect(graceEnds).toBeGreaterThan(25_000);
+      expect(graceEnds).toBeLessThanOrEqual(30_000);
+      expect(await isValid(site, tokenSignedBy(site, site.kid, site.secret))).toBe(true);
+    });
+
+    it('ends the first grace at a second rotation: only the newest previous secret still verifies', async () => {
+      const site = await createSite(app, owner);
+      const first = await rotate(site);
+      const second = await rotate(site);
+      expect(second.status).toBe(200);
+      expect(second.body.previous_kids).toEqual([first.body.kid]);
+      expect(await isValid(site, tokenSignedBy(site, site.kid, site.secret))).toBe(false);
+      expect(await isValid(site, tokenSignedBy(site, first.body.kid, first.body.access_token_secret))).toBe(true);
+      expect(await isValid(site, tokenSignedBy(site, second.body.kid, second.body.access_token_secret))).toBe(true);
+    });
+
+    it('serialises concurrent rotations: one current secret, one in grace', async () => {
+      const site = await createSite(app, owner);
+      const rotations = await Promise.all([rotate(site), rotate(site), rotate(site)]);
+      expect(rotations.map((rotation) => rotation.status)).toEqual([200, 200, 200]);
+      const rows = await app.database.prisma.siteSecret.findMany({ where: { siteId: site.siteId } });
+      expect(rows.filter((row) => row.retiresAt === null)).toHaveLength(1);
+      expect(rows).toHaveLength(2);
+    });
+
+    it.each([
+      [{ grace_seconds: 601 }, 'less_than_equal'],
+      [{ grace_seconds: -1 }, 'greater_than_equal'],
+      [{ grace_seconds: 1.5 }, 'int_type'],
+      [{ grace_seconds: '0' }, 'int_type'],
+      [{ grace_seconds: null }, 'int_type'],
+    ])('answers %j with 422 and rotates nothing', async (body, type) => {
+      const site = await createSite(app, owner);
+      const response = await rotate(site, body);
+      expect(response.status).toBe(422);
+      expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'grace_seconds'], type })]);
+      expect(await app.database.prisma.siteSecret.count({ where: { siteId: site.siteId } })).toBe(1);
+      expect(await isValid(site, tokenSignedBy(site, site.kid, site.secret))).toBe(true);
+    });
+
+    it('documents grace_seconds in the OpenAPI document', async () => {
+      const document = (await app.call('GET', '/v1/openapi.json')).body;
+      const operation = document.paths['/v1/sites/{site_id}/secret/rotate'].post;
+      const ref: string = operation.requestBody.content['application/json'].schema.$ref;
+      const schema = document.components.schemas[ref.split('/').pop()!];
+      expect(schema.properties.grace_seconds).toMatchObject({ type: 'integer', minimum: 0 });
+      expect(schema.properties.grace_seconds.description).toMatch(/SECRET_GRACE_SECONDS/);
+      expect(operation.requestBody.required).toBe(false);
+    });
   });
 
   it('stores no plaintext site token or secret in any table', async () => {

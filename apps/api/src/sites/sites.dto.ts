@@ -4,7 +4,7 @@ import { IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 
 import { DOMAIN_PATTERN, Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
-const DOMAIN_MESSAGE = 'Must be a host name such as example.com (optionally with :port), without scheme or path';
+const DOMAIN_MESSAGE = 'Must be a host name such as example.com, optionally with a port from 1 to 65535 (example.com:8080), without scheme or path';
 
 export class CreateSiteDto {
   @ApiProperty({ example: 'news.example.com' })

@@ -42,6 +42,23 @@ describe('sites API', () => {
     expect(response.body.detail[0].loc).toEqual(['body', 'domain']);
   });
 
+  it.each([['example.com:99999'], ['example.com:65536'], ['example.com:0'], ['example.com:080'], ['example.com:'], ['example.com:-1'], ['example.com:8080:1'], ['example.com:80a']])(
+    'answers 422 for the domain %p: a port must be 1 to 65535',
+    async (domain) => {
+      const created = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
+      expect(created.status).toBe(422);
+      expect(created.body.detail[0]).toMatchObject({ loc: ['body', 'domain'], msg: expect.stringMatching(/1 to 65535/) });
+      const site = await createSite(app, owner);
+      expect((await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { domain }, headers: owner.auth })).status).toBe(422);
+    },
+  );
+
+  it.each([['ports.example.com:1'], ['ports.example.com:8080'], ['ports.example.com:65535'], ['localhost:3000']])('accepts the domain %p with its port', async (domain) => {
+    const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
+    expect(response.status).toBe(201);
+    expect(response.body.domain).toBe(domain);
+  });
+
   it('lists only the publisher’s own sites', async () => {
     const publisher = await registerPublisher(app);
     const a = await createSite(app, publisher);

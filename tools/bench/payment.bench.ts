@@ -19,9 +19,11 @@ const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; G
  */
 export async function paymentBench(): Promise<string> {
   const api = await startBenchApi();
+  let siteToken = '';
   const server = await new Promise<import('node:http').Server>(async (resolve) => {
     const publisher = await benchPublisher(api);
     const site = await benchSite(api, publisher, 'pay.example.com');
+    siteToken = site.token;
     const app = express();
     app.use(crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret }));
     app.get('/{*path}', (request, response) => void response.send(`paid content ${request.path}`));
@@ -35,7 +37,8 @@ export async function paymentBench(): Promise<string> {
       return account;
     };
 
-    const agent = createAgent({ account: await fund(), maxPriceUsd: '0.05', budgetUsd: '5' });
+    const { asset } = (await api.call('GET', '/v1/site', undefined, { 'x-site-token': siteToken })) as { asset: `0x${string}` };
+    const agent = createAgent({ account: await fund(), networks: [{ network: 'local', asset }], maxPriceUsd: '0.05', budgetUsd: '5' });
     await agent.fetch(`${siteUrl}/warm-up`, { headers: { 'user-agent': GPTBOT } });
     const ours: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {

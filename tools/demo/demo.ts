@@ -60,7 +60,9 @@ async function main(): Promise<void> {
 
     step('The publisher’s site goes live behind @crawlgate/middleware (Express)');
     const app = express();
-    app.use(crawlgateExpress({ apiUrl, siteId: site.site_id, siteToken: site.site_token, secret: site.access_token_secret, policy: { categories: { seo: 'block' } } }));
+    const gate = crawlgateExpress({ apiUrl, siteId: site.site_id, siteToken: site.site_token, secret: site.access_token_secret, policy: { categories: { seo: 'block' } } });
+    cleanups.unshift(() => gate.close());
+    app.use(gate);
     app.get('/{*path}', (request, response) => void response.type('text/plain').send(`Demo News: ${request.path}`));
     const sitePort = await freePort();
     const server = await listen(app, sitePort);
@@ -83,8 +85,11 @@ async function main(): Promise<void> {
     step('An agent gets test USDC from the faucet and a budget of 0.005 USD (at most 0.01 a page)');
     const wallet = DEV_ROLES.agents[0].account;
     await fetch(`${apiUrl}/v1/dev/faucet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: wallet.address, amount_usd: '1' }) });
+    // Agents pay only in assets they allow: here the local chain's test USDC, as the site's terms name it.
+    const { asset } = (await (await fetch(`${apiUrl}/v1/site`, { headers: { 'x-site-token': site.site_token } })).json()) as { asset: `0x${string}` };
     const agent = createAgent({
       account: wallet,
+      networks: [{ network: 'local', asset }],
       maxPriceUsd: '0.01',
       budgetUsd: '0.005',
       apiUrl,
@@ -121,6 +126,8 @@ async function main(): Promise<void> {
     step('What the agent and the publisher see');
     const profile = (await agent.profile()) as { payments_count: number; total_spent_usd: string };
     say(`agent ${wallet.address}: ${profile.payments_count} payments, ${profile.total_spent_usd} USD`);
+    // The gate reports the 402s it answered every 10 s; report the rest now, as it does on shutdown.
+    await gate.close();
     const stats = await publisher.siteStats(site.site_id);
     say(`site: revenue ${stats.revenue_usd} USD, ${stats.paid_gates} paid gates of ${stats.gates_created} created (conversion ${stats.conversion})`);
     if (profile.payments_count !== agent.spent().payments || stats.revenue_usd !== agent.spent().usd) {

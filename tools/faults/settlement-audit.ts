@@ -1,4 +1,4 @@
-import { USDC_ABI } from '@crawlgate/core';
+import { readGate, USDC_ABI } from '@crawlgate/core';
 import type { ChainContext } from '../../apps/api/src/chain/chain-context';
 import type { Database } from '../../apps/api/src/db/database';
 import { transfersTo, usdcBalance } from '../../apps/api/test/test-agent';
@@ -34,7 +34,7 @@ export interface AuditReport {
 
 /**
  * Compares the chain (Transfer and AuthorizationUsed events, balances), the ground truth of what
- * was charged, with the database the API left (gates, payments) and with what the agents were told.
+ * was charged, with the database the API left (payments: gates have no rows) and with what the agents were told.
  */
 export async function auditSettlements(input: AuditInput): Promise<AuditReport> {
   const { chain, db, amount } = input;
@@ -45,7 +45,6 @@ export async function auditSettlements(input: AuditInput): Promise<AuditReport> 
   const transfers = await transfersTo({ chain }, input.payTo);
   const authorizations = await chain.publicClient.getContractEvents({ address: chain.usdc, abi: USDC_ABI, eventName: 'AuthorizationUsed', fromBlock: 0n });
   const proofByTx = new Map(authorizations.map((log) => [log.transactionHash.toLowerCase(), proof(log.args.authorizer!, log.args.nonce!)]));
-  const gates = await db.prisma.gate.findMany({ where: { siteId: { in: input.siteIds } } });
   const payments = await db.prisma.payment.findMany({ where: { siteId: { in: input.siteIds } } });
   const confirmed = payments.filter((p) => p.status === 'confirmed');
 
@@ -61,27 +60,25 @@ export async function auditSettlements(input: AuditInput): Promise<AuditReport> 
     if (recorded.length > 1) flag('phantom', key, `transfer ${hash} is recorded for ${recorded.length} gates`);
     for (const p of recorded) {
       if (proof(p.payer, p.nonce ?? '') !== key) flag('phantom', key, `transfer ${hash} is recorded under another proof than the one it used`);
-      if (gates.find((g) => g.id === p.gateId)?.status !== 'paid') flag('lost', key, `transfer ${hash} is recorded, but gate ${p.gateId} is not paid`);
     }
   }
   for (const [key, count] of charged) if (count > 1) flag('doubled', key, `proof ${key} was charged ${count} times`);
 
   // No gate is paid without its transfer, nor twice; nothing is left half-settled.
   const transferHashes = new Set(transfers.map((t) => t.hash.toLowerCase()));
-  for (const gate of gates.filter((g) => g.status === 'paid')) {
-    const paidWith = confirmed.filter((p) => p.gateId === gate.id);
-    if (paidWith.length === 0) flag('phantom', gate.id, `gate ${gate.id} is paid with no confirmed payment`);
-    if (paidWith.length > 1) flag('doubled', gate.id, `gate ${gate.id} has ${paidWith.length} confirmed payments`);
-    for (const p of paidWith) if (!transferHashes.has(p.txHash!)) flag('phantom', gate.id, `gate ${gate.id} is paid by ${p.txHash}, no transfer to pay_to`);
+  for (const gateRef of new Set(confirmed.map((p) => p.gateId))) {
+    const paidWith = confirmed.filter((p) => p.gateId === gateRef);
+    if (paidWith.length > 1) flag('doubled', gateRef, `gate ${gateRef} has ${paidWith.length} confirmed payments`);
+    for (const p of paidWith) if (!transferHashes.has(p.txHash!)) flag('phantom', gateRef, `gate ${gateRef} is paid by ${p.txHash}, no transfer to pay_to`);
   }
   for (const p of payments.filter((p) => p.status !== 'confirmed')) flag('lost', proof(p.payer, p.nonce ?? p.id), `payment for gate ${p.gateId} left ${p.status}`);
-  for (const gate of gates.filter((g) => g.status === 'settling')) flag('lost', gate.id, `gate ${gate.id} left settling`);
 
   // Every agent was answered 200 with the transfer that is recorded for its gate.
   for (const attempt of input.attempts) {
     const key = proof(attempt.payer, attempt.nonce);
-    const row = confirmed.find((p) => p.gateId === attempt.gateId);
-    if (!attempt.txHash) flag('lost', key, `the verify of gate ${attempt.gateId} never answered 200 (gate ${gates.find((g) => g.id === attempt.gateId)?.status})`);
+    const ref = readGate(attempt.gateId)?.ref;
+    const row = confirmed.find((p) => p.gateId === ref);
+    if (!attempt.txHash) flag('lost', key, `the verify of gate ${ref} never answered 200 (payment ${payments.find((p) => p.gateId === ref)?.status ?? 'none'})`);
     else if (row?.txHash !== attempt.txHash.toLowerCase()) flag('phantom', key, `gate ${attempt.gateId} answered ${attempt.txHash} but records ${row?.txHash}`);
   }
 

@@ -1,3 +1,4 @@
+import { GateCounterService } from './gates/gate-counter.service';
 import { freshIp } from '../test/fixtures';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
@@ -45,15 +46,17 @@ describe('full flow over HTTP on the local chain', () => {
     expect(await usdcBalance(app, agent.address)).toBe(950_000n);
 
     const check = await app.call('POST', '/v1/access-tokens/verify', { body: { token: paid.body.access_token, url: '/premium/report' }, headers: siteToken });
-    expect(check.body).toEqual({ valid: true, gate_id: gate.body.id, url: '/premium/report', exp: expect.any(Number) });
+    expect(check.body).toEqual({ valid: true, gate_id: gate.body.ref, url: '/premium/report', exp: expect.any(Number) });
 
     const profile = await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': agent.address.toLowerCase() } });
     expect(profile.body).toMatchObject({ address: agent.address, payments_count: 1, total_spent_usd: '0.05', sites_count: 1 });
     const history = await app.call('GET', '/v1/agents/me/payments', { headers: { 'x-wallet-address': agent.address } });
-    expect(history.body.items).toEqual([expect.objectContaining({ gate_id: gate.body.id, url: '/premium/report', tx_hash: paid.body.tx_hash, price_usd: '0.05' })]);
+    expect(history.body.items).toEqual([expect.objectContaining({ gate_id: gate.body.ref, url: '/premium/report', tx_hash: paid.body.tx_hash, price_usd: '0.05' })]);
 
     // A second gate that nobody pays: it counts as created, not as paid.
     await app.call('POST', '/v1/gates', { body: { url: '/article/1' }, headers: siteToken });
+    // Gates offered are counted in memory and written in batches (every 10 s and at shutdown): write them now.
+    await app.app.get(GateCounterService).flush();
     const stats = await app.call('GET', `/v1/sites/${site.body.site_id}/stats`, { headers: auth });
     expect(stats.body).toMatchObject({
       revenue_usd: '0.05',

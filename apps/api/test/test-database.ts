@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { openDatabase, type Database } from '../src/db/database';
-import { migrate } from '../src/db/migrator';
+import { migrate, type Migration } from '../src/db/migrator';
 import { pgliteDriver } from '../src/db/sql-driver';
 
 export interface TestDatabase {
@@ -21,6 +21,8 @@ export interface TestDatabaseOptions {
   postgresUrl?: string;
   /** The URL the database's pool connects with, e.g. through a fault-injection proxy; the schema is made and dropped at postgresUrl. */
   poolUrl?: string;
+  /** Apply only these migrations (a migration's own test starts from the schema before it). Default: all. */
+  migrations?: Migration[];
 }
 
 /**
@@ -33,7 +35,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
     await withClient(url, (client) => client.query(`CREATE SCHEMA "${schema}"`));
     const database = await openDatabase({ databaseUrl: options.poolUrl ?? url, schema });
-    await migrate(database.sql);
+    await migrate(database.sql, options.migrations);
     const others: Database[] = [];
     return {
       database,
@@ -49,9 +51,9 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       },
     };
   }
-  const template = process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
+  const template = options.migrations ? undefined : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
   const pglite = template ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)]) }) : await PGlite.create();
-  if (!template) await migrate(pgliteDriver(pglite));
+  if (!template) await migrate(pgliteDriver(pglite), options.migrations);
   const database = await openDatabase({ pglite });
   return { database, connectAnother: async () => database, dispose: () => database.close() };
 }

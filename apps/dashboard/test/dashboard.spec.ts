@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
+import { GateCounterService } from '../../api/src/gates/gate-counter.service';
 import { startTestApp, type TestApp } from '../../api/test/test-app';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../tools/testing/chromium';
 
@@ -135,6 +136,8 @@ describe('the publisher dashboard in a browser', () => {
     await app.call('POST', '/v1/gates', { body: { url: '/blog/post-2' }, headers: { 'x-site-token': siteToken } });
     const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, { body: { payment: await signPayment(app, agent, gate.body) } });
     expect(paid.status).toBe(200);
+    // Gates offered are counted in memory and written in batches: write them now.
+    await app.app.get(GateCounterService).flush();
 
     await page.goto(url('#/overview'));
     await expectText(page.getByTestId('revenue'), /\$0\.05/);

@@ -118,7 +118,8 @@ function decode(id: unknown): { segment: string; mac: Uint8Array; terms: GateTer
   return isGateTerms(terms) ? { segment, mac, terms } : null;
 }
 
-function isGateTerms(t: Record<string, unknown>): t is GateTerms & Record<string, unknown> {
+function isGateTerms(terms: object): terms is GateTerms {
+  const t = terms as Record<string, unknown>;
   return (
     typeof t.siteId === 'string' &&
     UUID.test(t.siteId) &&

@@ -1,20 +1,15 @@
 /*
- * The three Crawlgate API calls the middleware makes, over global fetch with a timeout each.
- * Every answer the gate can act on comes back as a value; anything else (unreachable, timed out,
- * 5xx, a status or body it cannot use) is a CrawlgateApiError, which the failMode decides about.
- * Error messages name the call and the cause, never the site token or the API URL (which may
- * carry credentials).
+ * The three Crawlgate API calls the middleware makes, over global fetch with a timeout each: the
+ * site's terms (in the background), a payment's verification, and batched gate counts. Every
+ * answer the gate can act on comes back as a value; anything else (unreachable, timed out, 5xx,
+ * 429, a status or body it cannot use) is a CrawlgateApiError, which the gate answers 402 or 503
+ * for, never with the page. Error messages name the call and the cause, never the site token or
+ * the API URL (which may carry credentials).
  */
 
-import type { GateOffer, PaidGate, SiteOffer } from '@crawlgate/core';
+import type { GateCountsReport, GateOffer, PaidGate, SiteOffer } from '@crawlgate/core';
 
 export type { GateOffer, PaidGate, SiteOffer };
-
-export type GateAnswer =
-  | { kind: 'free' }
-  /** `paymentRequired`: the API's PAYMENT-REQUIRED header (x402 v2), base64 JSON. */
-  | { kind: 'priced'; offer: GateOffer; paymentRequired: string | undefined };
-
 
 export type VerifyAnswer =
   | { kind: 'paid'; paid: PaidGate }
@@ -31,19 +26,26 @@ export interface ApiClientOptions {
   apiUrl: string;
   siteToken: string;
   timeoutMs: number;
-  /** verify waits for the settlement on chain, so it gets longer than the other calls. */
-  verifyTimeoutMs: number;
   fetch?: typeof fetch;
 }
 
 export interface ApiClient {
   site(): Promise<SiteOffer>;
-  createGate(url: string): Promise<GateAnswer>;
-  verify(gateId: string, payment: Record<string, unknown>): Promise<VerifyAnswer>;
+  /** `timeoutMs`: verify waits for the settlement on chain, so it gets longer than the other calls. */
+  verify(gateId: string, payment: Record<string, unknown>, timeoutMs: number): Promise<VerifyAnswer>;
+  reportGateCounts(report: GateCountsReport): Promise<void>;
 }
 
 export class CrawlgateApiError extends Error {
   override name = 'CrawlgateApiError';
+
+  /** The API's HTTP status; undefined when it did not answer (unreachable, timed out). */
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
 }
 
 interface Answer {
@@ -84,23 +86,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     async site() {
       const label = 'GET /v1/site';
       const answer = await call('GET', '/v1/site', undefined, options.timeoutMs, label);
-      if (answer.status === 200 && typeof answer.body?.site_id === 'string') return answer.body as unknown as SiteOffer;
+      if (answer.status === 200 && isSiteOffer(answer.body)) return answer.body;
       throw unexpected(label, answer);
     },
 
-    async createGate(url) {
-      const label = 'POST /v1/gates';
-      const answer = await call('POST', '/v1/gates', { url }, options.timeoutMs, label);
-      if (answer.status === 200 && answer.body?.status === 'free') return { kind: 'free' };
-      if (answer.status === 402 && isGateOffer(answer.body)) {
-        return { kind: 'priced', offer: answer.body, paymentRequired: answer.headers.get('payment-required') ?? undefined };
-      }
-      throw unexpected(label, answer);
-    },
-
-    async verify(gateId, payment) {
+    async verify(gateId, payment, timeoutMs) {
       const label = 'POST /v1/gates/{id}/verify';
-      const answer = await call('POST', `/v1/gates/${encodeURIComponent(gateId)}/verify`, { payment }, options.verifyTimeoutMs, label);
+      const answer = await call('POST', `/v1/gates/${encodeURIComponent(gateId)}/verify`, { payment }, timeoutMs, label);
       const { status, body } = answer;
       if (status === 200 && typeof body?.access_token === 'string') return { kind: 'paid', paid: body as unknown as PaidGate };
       if (status === 202) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
@@ -109,16 +101,25 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (status === 409) return { kind: 'conflict', detail: detailOf(body) };
       throw unexpected(label, answer);
     },
+
+    async reportGateCounts(report) {
+      const label = 'POST /v1/site/gate-counts';
+      const answer = await call('POST', '/v1/site/gate-counts', report, options.timeoutMs, label);
+      if (answer.status !== 204) throw unexpected(label, answer);
+    },
   };
 }
 
-function isGateOffer(body: Record<string, unknown> | undefined): body is Record<string, unknown> & GateOffer {
+function isSiteOffer(body: Record<string, unknown> | undefined): body is Record<string, unknown> & SiteOffer {
   return (
-    typeof body?.id === 'string' &&
-    typeof body.price_usd === 'string' &&
-    typeof body.url === 'string' &&
-    !Number.isNaN(Date.parse(String(body.expires_at))) &&
-    Array.isArray(body.accepts)
+    typeof body?.site_id === 'string' &&
+    typeof body.domain === 'string' &&
+    typeof body.default_price_usd === 'string' &&
+    Array.isArray(body.rules) &&
+    Number.isSafeInteger(body.chain_id) &&
+    typeof body.asset === 'string' &&
+    typeof body.api_base_url === 'string' &&
+    Number.isSafeInteger(body.gate_ttl_seconds)
   );
 }
 
@@ -134,7 +135,7 @@ function retryAfter(headers: Headers): number {
 function unexpected(label: string, answer: Answer): CrawlgateApiError {
   // The API's details are about the request (bad token, no payout address), never secrets.
   const detail = typeof answer.body?.detail === 'string' ? `: ${answer.body.detail.slice(0, 200)}` : '';
-  return new CrawlgateApiError(`${label}: unexpected HTTP ${answer.status}${detail}`);
+  return new CrawlgateApiError(`${label}: unexpected HTTP ${answer.status}${detail}`, answer.status);
 }
 
 function describeFetchError(error: unknown, timeoutMs: number): string {

@@ -1,4 +1,4 @@
-import { decodeBase64Json, encodeBase64Json, signAccessToken } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, readGate, signAccessToken, signGate, verifyGate } from '@crawlgate/core';
 import { FAKE_API_URL, FAKE_SITE_ID, fakeApi, paid, type FakeAnswer, type FakeApiOptions } from '../test/support/fake-api';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
@@ -7,6 +7,11 @@ const SECRET = 'secret-of-the-site';
 const SITE_TOKEN = 'st_site_token_never_logged';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+
+const gates: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(gates.splice(0).map((gate) => gate.close()));
+});
 
 function setup(options: Partial<CrawlgateOptions> = {}, api: FakeApiOptions = {}) {
   const fake = fakeApi(api);
@@ -20,8 +25,9 @@ function setup(options: Partial<CrawlgateOptions> = {}, api: FakeApiOptions = {}
     logger: { warn: (message) => warnings.push(message) },
     ...options,
   });
+  gates.push(gate);
   const handle = (url: string, headers: CrawlgateRequest['headers'] = {}, ip = '10.0.0.1') => gate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip });
-  return { fake, warnings, handle };
+  return { fake, warnings, handle, gate };
 }
 
 function token(url: string, { secret = SECRET, siteId = FAKE_SITE_ID, gateId = 'gate-1' } = {}) {
@@ -29,22 +35,18 @@ function token(url: string, { secret = SECRET, siteId = FAKE_SITE_ID, gateId = '
   return signAccessToken({ gate_id: gateId, site_id: siteId, url, kid: 'k1', iat: now, exp: now + 1800 }, secret);
 }
 
-/** A well-formed x402 payment (the fake API does not check signatures). */
-function payment(version: 1 | 2, nonceDigit = '1') {
-  const payload = {
-    signature: '0x' + 'ab'.repeat(65),
-    authorization: {
-      from: '0x' + '3'.repeat(40),
-      to: '0x' + '2'.repeat(40),
-      value: '10000',
-      validAfter: '0',
-      validBefore: '9999999999',
-      nonce: '0x' + nonceDigit.repeat(64),
-    },
-  };
-  if (version === 1) return encodeBase64Json({ x402Version: 1, scheme: 'exact', network: 'local', payload });
-  const accepted = { scheme: 'exact', network: 'eip155:31337', amount: '10000', asset: '0x' + '1'.repeat(40), payTo: '0x' + '2'.repeat(40), maxTimeoutSeconds: 300 };
-  return encodeBase64Json({ x402Version: 2, accepted, payload });
+const PAYLOAD = {
+  signature: '0x' + 'ab'.repeat(65),
+  authorization: { from: '0x' + '3'.repeat(40), to: '0x' + '2'.repeat(40), value: '10000', validAfter: '0', validBefore: '9999999999', nonce: '0x' + '1'.repeat(64) },
+};
+
+/** A well-formed x402 v1 payment (the fake API does not check signatures): it cannot name its gate. */
+const paymentV1 = () => encodeBase64Json({ x402Version: 1, scheme: 'exact', network: 'local', payload: PAYLOAD });
+
+/** A v2 payment echoing the requirement of `offer`, whose extra.gate_id names the gate. */
+function paymentV2(offer: { accepts: { extra?: Record<string, unknown> }[] }) {
+  const accepted = { scheme: 'exact', network: 'eip155:31337', amount: '10000', asset: '0x' + '1'.repeat(40), payTo: '0x' + '2'.repeat(40), maxTimeoutSeconds: 300, extra: offer.accepts[0].extra };
+  return encodeBase64Json({ x402Version: 2, accepted, payload: PAYLOAD });
 }
 
 function respond(decision: Decision) {
@@ -52,244 +54,242 @@ function respond(decision: Decision) {
   return { ...decision, json: JSON.parse(decision.body) };
 }
 
+/** Verify answers: paid with a token for `url`, for whichever gate the payment was sent to. */
+const paysFor = (url: string): FakeApiOptions => ({ verify: (gateId) => paid(gateId, token(url), url) });
+
 describe('createCrawlgate', () => {
   it('refuses a configuration without credentials', () => {
-    expect(() => createCrawlgate({ apiUrl: FAKE_API_URL, siteId: FAKE_SITE_ID, siteToken: '', secret: SECRET })).toThrow(/siteToken/);
-    expect(() => createCrawlgate({ apiUrl: FAKE_API_URL, siteId: FAKE_SITE_ID, siteToken: SITE_TOKEN, secret: [] })).toThrow(/secret/);
+    expect(() => createCrawlgate({ apiUrl: '', siteId: 'x', siteToken: 'y', secret: 'z' })).toThrow(/apiUrl/);
+    expect(() => createCrawlgate({ apiUrl: FAKE_API_URL, siteId: 'x', siteToken: 'y', secret: [] })).toThrow(/secret/);
   });
 
-  it('lets people and always-free paths through without calling the API', async () => {
+  it('loads the site’s terms once at start-up, then lets people and always-free paths through with no API call', async () => {
     const { fake, handle } = setup();
     expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
     expect(await handle('/robots.txt')).toEqual({ kind: 'pass' });
-    expect(await handle('/sitemap.xml')).toEqual({ kind: 'pass' });
-    expect(fake.calls).toEqual([]);
+    expect(await handle('/free/post')).toEqual({ kind: 'pass' });
+    expect(fake.calls).toEqual(['GET /v1/site']);
   });
 
-  it('answers a charged bot 402 with the gate, its PAYMENT-REQUIRED header, the price and no-store', async () => {
-    const { handle } = setup();
-    const answer = respond(await handle('https://example.com/post/1?ref=feed'));
+  it('answers a charged bot 402 with a gate it signs itself: this path, this price, PAYMENT-REQUIRED, no-store', async () => {
+    const { fake, handle } = setup();
+    const answer = respond(await handle('/post/1?utm=x'));
     expect(answer.status).toBe(402);
-    expect(answer.json).toMatchObject({ id: 'gate-1', url: '/post/1?ref=feed', price_usd: '0.01', x402Version: 1 });
-    expect(answer.headers).toMatchObject({ 'crawler-price': 'USD 0.01', 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' });
-    expect(decodeBase64Json(answer.headers['payment-required'])).toEqual({ x402Version: 2, gate: 1 });
+    expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'crawler-price': 'USD 0.01' });
+    expect(answer.json).toMatchObject({ url: '/post/1', price_usd: '0.01', site_id: FAKE_SITE_ID, verify_url: `${FAKE_API_URL}/v1/gates/${answer.json.id}/verify` });
+    expect(answer.json.accepts[0]).toMatchObject({ resource: 'https://example.com/post/1?utm=x', extra: { gate_id: answer.json.id } });
+    expect(verifyGate(answer.json.id, { secret: SECRET, siteId: FAKE_SITE_ID })).toMatchObject({ valid: true, gate: { path: '/post/1', micros: 10_000n } });
+    expect(decodeBase64Json(answer.headers['payment-required'])).toMatchObject({ x402Version: 2, accepts: [{ network: 'eip155:31337', extra: { gate_id: answer.json.id } }] });
+    // Each 402 is a fresh gate: two visitors never race to pay one.
+    expect(respond(await handle('/post/1')).json.id).not.toBe(answer.json.id);
+    expect(fake.calls).toEqual(['GET /v1/site']);
   });
 
-  describe('gate cache', () => {
-    it('reuses one gate per path and visitor, and opens another for another visitor', async () => {
-      const { fake, handle } = setup();
-      expect(respond(await handle('/post/1')).json.id).toBe('gate-1');
-      expect(respond(await handle('/post/1?page=2')).json.id).toBe('gate-1');
-      expect(respond(await handle('/post/1', {}, '10.0.0.2')).json.id).toBe('gate-2');
-      expect(respond(await handle('/post/2')).json.id).toBe('gate-3');
-      expect(fake.count('POST /v1/gates')).toBe(3);
-    });
+  it('reports the 402s it answered in one batch, and loses only counts when the report fails', async () => {
+    const { fake, handle, gate, warnings } = setup();
+    for (let i = 0; i < 5; i++) await handle(`/post/${i}`);
+    await handle('/free/x');
+    await gate.close();
+    expect(fake.reports).toEqual([{ counts: [{ day: new Date().toISOString().slice(0, 10), gates: 5 }] }]);
 
-    it('shares one API call between concurrent requests', async () => {
-      const { fake, handle } = setup();
-      const answers = await Promise.all([handle('/post/1'), handle('/post/1'), handle('/post/1')]);
-      expect(answers.map((a) => respond(a).json.id)).toEqual(['gate-1', 'gate-1', 'gate-1']);
-      expect(fake.count('POST /v1/gates')).toBe(1);
-    });
+    const failing = setup();
+    failing.fake.answerWith((call) => (call === 'POST /v1/site/gate-counts' ? { status: 500 } : undefined));
+    await failing.handle('/post/1');
+    await failing.gate.close();
+    expect(failing.warnings.join()).toMatch(/gate counts not reported/);
+    expect(warnings).toEqual([]);
+  });
 
-    it('never hands out a gate about to expire, and can be turned off', async () => {
-      const expiring = setup({}, { gateTtlMs: 5_000 });
-      await expiring.handle('/post/1');
-      await expiring.handle('/post/1');
-      expect(expiring.fake.count('POST /v1/gates')).toBe(2);
-
-      const uncached = setup({ gateCacheMs: 0 });
-      await uncached.handle('/post/1');
-      await uncached.handle('/post/1');
-      expect(uncached.fake.count('POST /v1/gates')).toBe(2);
-    });
-
-    it('forgets the gate once the visitor shows its token (paid straight at verify_url)', async () => {
-      const { handle } = setup();
-      expect(respond(await handle('/post/1')).json.id).toBe('gate-1');
-      expect(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { gateId: 'gate-1' }) })).toEqual({ kind: 'pass' });
-      expect(respond(await handle('/post/1')).json.id).toBe('gate-2');
-    });
-
-    it('remembers free paths too', async () => {
-      const { fake, handle } = setup();
-      expect(await handle('/free/a')).toEqual({ kind: 'pass' });
-      expect(await handle('/free/a')).toEqual({ kind: 'pass' });
-      expect(fake.count('POST /v1/gates')).toBe(1);
-    });
+  it('follows a pricing change at the next refresh, and keeps the last pricing when a refresh fails', async () => {
+    const { fake, handle } = setup({ refreshMs: 20 });
+    expect(respond(await handle('/post/1')).json.price_usd).toBe('0.01');
+    fake.setSite({ default_price_usd: '0.5' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(respond(await handle('/post/1')).json.price_usd).toBe('0.5');
+    fake.answerWith(() => ({ status: 503 }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(respond(await handle('/post/1')).json.price_usd).toBe('0.5');
   });
 
   describe('access tokens', () => {
     it('lets a token of this path through with no API call, from either header', async () => {
       const { fake, handle } = setup();
-      expect(await handle('/post/1?x=1', { authorization: `Bearer ${token('/post/1')}` })).toEqual({ kind: 'pass' });
       expect(await handle('/post/1', { 'x-crawlgate-token': token('/post/1') })).toEqual({ kind: 'pass' });
-      expect(fake.calls).toEqual([]);
+      expect(await handle('/post/1', { authorization: `Bearer ${token('/post/1')}` })).toEqual({ kind: 'pass' });
+      expect(fake.calls).toEqual(['GET /v1/site']);
     });
 
     it('accepts any secret of a rotation, and nothing signed for another path or site', async () => {
       const { handle } = setup({ secret: ['new-secret', SECRET] });
-      expect(await handle('/post/1', { authorization: `Bearer ${token('/post/1')}` })).toEqual({ kind: 'pass' });
-      expect(respond(await handle('/post/1', { authorization: `Bearer ${token('/post/2')}` })).status).toBe(402);
-      expect(respond(await handle('/post/1', { authorization: `Bearer ${token('/post/1', { siteId: 'another-site' })}` })).status).toBe(402);
-      expect(respond(await handle('/post/1', { authorization: `Bearer ${token('/post/1', { secret: 'wrong' })}` })).status).toBe(402);
+      expect(await handle('/post/1', { 'x-crawlgate-token': token('/post/1') })).toEqual({ kind: 'pass' });
+      expect(respond(await handle('/post/2', { 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
+      expect(respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { siteId: '22222222-2222-4222-8222-222222222222' }) })).status).toBe(402);
+      expect(respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { secret: 'guessed' }) })).status).toBe(402);
     });
 
     it('treats a person presenting a Crawlgate token as an agent, but not one using the site’s own bearer auth', async () => {
       const { handle } = setup();
-      expect(respond(await handle('/post/1', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/2') })).status).toBe(402);
-      expect(respond(await handle('/post/1', { 'user-agent': BROWSER, authorization: `Bearer ${token('/post/2')}` })).status).toBe(402);
-      expect(await handle('/post/1', { 'user-agent': BROWSER, authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig' })).toEqual({ kind: 'pass' });
+      expect(respond(await handle('/post/2', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
+      expect(await handle('/post/2', { 'user-agent': BROWSER, authorization: 'Bearer site-session-abc' })).toEqual({ kind: 'pass' });
     });
   });
 
   describe('who pays', () => {
     it('follows isBot when it has an opinion, the catalogue otherwise', async () => {
-      const { handle } = setup({ isBot: (request) => (request.headers['x-internal'] ? false : request.url.startsWith('/api') || undefined) });
-      expect(respond(await handle('/api/x', { 'user-agent': BROWSER })).status).toBe(402);
-      expect(await handle('/post/1', { 'x-internal': '1' })).toEqual({ kind: 'pass' });
+      const { handle } = setup({ isBot: (request) => (request.headers['x-test'] === 'bot' ? true : request.headers['x-test'] === 'person' ? false : undefined) });
+      expect(respond(await handle('/post/1', { 'user-agent': BROWSER, 'x-test': 'bot' })).status).toBe(402);
+      expect(await handle('/post/1', { 'x-test': 'person' })).toEqual({ kind: 'pass' });
       expect(respond(await handle('/post/1')).status).toBe(402);
     });
 
     it('blocks with 403 and allows per the policy, without calling the API', async () => {
-      const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block' }, categories: { 'ai-assistant': 'allow' } } });
-      const blocked = respond(await handle('/post/1'));
-      expect(blocked.status).toBe(403);
-      expect(blocked.json.detail).toMatch(/GPTBot/);
-      expect(await handle('/post/1', { 'user-agent': 'Mozilla/5.0 (compatible; ChatGPT-User/1.0; +https://openai.com/bot)' })).toEqual({ kind: 'pass' });
-      expect(fake.calls).toEqual([]);
+      const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block', ClaudeBot: 'allow' } } });
+      expect(respond(await handle('/post/1')).status).toBe(403);
+      expect(await handle('/post/1', { 'user-agent': 'ClaudeBot/1.0' })).toEqual({ kind: 'pass' });
+      expect(fake.calls).toEqual(['GET /v1/site']);
     });
   });
 
   describe('payments', () => {
-    it('settles an X-PAYMENT through the API and passes with X-PAYMENT-RESPONSE, the price and the token', async () => {
-      const accessToken = token('/post/1');
-      const { fake, handle, warnings } = setup({}, { verify: (id) => paid(id, accessToken) });
-      await handle('/post/1');
-      const decision = await handle('/post/1', { 'x-payment': payment(1) });
-      expect(fake.calls).toEqual(['POST /v1/gates', 'POST /v1/gates/gate-1/verify']);
-      expect(decision).toEqual({
-        kind: 'pass-after-payment',
-        headers: { 'x-payment-response': expect.any(String), 'crawler-charged': 'USD 0.01', 'x-crawlgate-token': accessToken, 'cache-control': 'no-store' },
-      });
-      const headers = (decision as Extract<Decision, { kind: 'pass-after-payment' }>).headers;
-      expect(decodeBase64Json(headers['x-payment-response'])).toEqual({ success: true, transaction: '0xabc', network: 'local', payer: '0xpayer' });
-      expect(warnings).toEqual([]);
-      // The paid gate leaves the cache: the next unpaid request gets a gate of its own.
-      expect(respond(await handle('/post/1')).json.id).toBe('gate-2');
+    it('settles an X-PAYMENT at a gate minted for this path and passes with X-PAYMENT-RESPONSE, the price and the token', async () => {
+      const { fake, handle } = setup({}, paysFor('/post/1'));
+      const decision = await handle('/post/1', { 'x-payment': paymentV1() });
+      expect(decision.kind).toBe('pass-after-payment');
+      const headers = (decision as { headers: Record<string, string> }).headers;
+      expect(decodeBase64Json(headers['x-payment-response'])).toMatchObject({ success: true, transaction: '0xabc', network: 'local' });
+      expect(headers).toMatchObject({ 'crawler-charged': 'USD 0.01', 'x-crawlgate-token': token('/post/1'), 'cache-control': 'no-store' });
+      const [verify] = fake.calls.filter((call) => call.includes('/verify'));
+      expect(readGate(decodeURIComponent(verify.split('/')[3]))).toMatchObject({ path: '/post/1' });
     });
 
-    it('answers a v2 PAYMENT-SIGNATURE with PAYMENT-RESPONSE in CAIP-2 terms', async () => {
-      const { handle } = setup({}, { verify: (id) => paid(id, token('/post/1')) });
-      const decision = await handle('/post/1', { 'payment-signature': payment(2) });
-      const headers = (decision as Extract<Decision, { kind: 'pass-after-payment' }>).headers;
-      expect(headers['x-payment-response']).toBeUndefined();
-      expect(decodeBase64Json(headers['payment-response'])).toMatchObject({ success: true, network: 'eip155:31337' });
+    it('settles a v2 PAYMENT-SIGNATURE at the gate it names, with PAYMENT-RESPONSE', async () => {
+      const seen: string[] = [];
+      const { handle } = setup({}, { verify: (gateId) => (seen.push(gateId), paid(gateId, token('/post/1'), '/post/1')) });
+      const offer = respond(await handle('/post/1')).json;
+      const decision = await handle('/post/1', { 'payment-signature': paymentV2(offer) });
+      expect(decision.kind).toBe('pass-after-payment');
+      expect(decodeBase64Json((decision as { headers: Record<string, string> }).headers['payment-response'])).toMatchObject({ success: true });
+      expect(seen).toEqual([offer.id]);
     });
 
-    it('warns when the token the API issued does not verify with the configured secret', async () => {
-      const { handle, warnings } = setup({}, { verify: (id) => paid(id, token('/post/1', { secret: 'rotated-elsewhere' })) });
-      expect((await handle('/post/1', { 'x-payment': payment(1) })).kind).toBe('pass-after-payment');
-      expect(warnings).toEqual([expect.stringMatching(/check the secret option/)]);
+    it('refuses a v2 payment naming a gate of another path, or a gate it did not sign, without asking the API', async () => {
+      const { fake, handle } = setup({}, paysFor('/post/1'));
+      const other = respond(await handle('/post/other')).json;
+      const forged = { accepts: [{ extra: { gate_id: signGate({ ...readGate(other.id)!, path: '/post/1' }, 'not-the-secret') } }] };
+      for (const offer of [other, forged]) {
+        const answer = respond(await handle('/post/1', { 'payment-signature': paymentV2(offer) }));
+        expect(answer.status).toBe(402);
+        expect(decodeBase64Json(answer.headers['payment-response'])).toMatchObject({ success: false, errorReason: 'invalid_payload' });
+      }
+      expect(fake.count('POST /v1/gates')).toBe(0);
     });
 
-    it('answers a settlement still pending with 503 and Retry-After, and sends the same proof to the same gate again', async () => {
-      const { fake, handle } = setup({}, { verify: () => ({ status: 202, body: { status: 'settlement_pending' }, headers: { 'retry-after': '7' } }) });
-      const answer = respond(await handle('/post/1', { 'x-payment': payment(1) }));
+    it('never serves when the API confirms a payment whose token does not open this path', async () => {
+      const { handle, warnings } = setup({}, paysFor('/post/cheap'));
+      expect(respond(await handle('/post/1', { 'x-payment': paymentV1() })).status).toBe(402);
+      expect(warnings.join()).toMatch(/does not open \/post\/1/);
+    });
+
+    it('answers a settlement still pending with 503, Retry-After and the gate to ask for the token', async () => {
+      const { handle } = setup({}, { verify: () => ({ status: 202, headers: { 'retry-after': '7' }, body: { status: 'settlement_pending' } }) });
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('7');
-      expect(answer.json.detail).toMatch(/never charged twice/);
-      await handle('/post/1', { 'x-payment': payment(1) });
-      expect(fake.calls.filter((c) => c.endsWith('/verify'))).toEqual(['POST /v1/gates/gate-1/verify', 'POST /v1/gates/gate-1/verify']);
+      expect(answer.json.verify_url).toBe(`${FAKE_API_URL}/v1/gates/${answer.json.gate_id}/verify`);
+      expect(readGate(answer.json.gate_id)?.path).toBe('/post/1');
     });
 
-    it('answers a rejected payment 402 with the gate and a failed settlement header', async () => {
-      const { handle } = setup({}, { verify: () => ({ status: 402, body: { detail: 'Insufficient funds', reason: 'insufficient_funds' } }) });
-      const answer = respond(await handle('/post/1', { 'x-payment': payment(1) }));
+    it.each([
+      ['rejected', { status: 402, body: { detail: 'bad signature', reason: 'invalid_exact_evm_payload_signature' } }, 'invalid_exact_evm_payload_signature'],
+      ['used for another gate', { status: 409, body: { detail: 'used' } }, 'duplicate_settlement'],
+      ['gone', { status: 404, body: { detail: 'Gate not found or expired' } }, 'duplicate_settlement'],
+      ['refused by the rate limit', { status: 429, headers: { 'retry-after': '30' }, body: { detail: 'slow down' } }, 'unexpected_settle_error'],
+      ['refused as bad input', { status: 400, body: { detail: 'nested too deep' } }, 'unexpected_settle_error'],
+    ] as [string, FakeAnswer, string][])('answers a payment the API %s 402 with a fresh gate and the reason', async (_name, verify, reason) => {
+      const { handle } = setup({}, { verify: () => verify });
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
       expect(answer.status).toBe(402);
-      expect(answer.json.id).toBe('gate-1');
-      expect(answer.headers['crawler-price']).toBe('USD 0.01');
-      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'insufficient_funds', transaction: '' });
+      expect(answer.json.url).toBe('/post/1');
+      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: reason });
     });
 
-    it('pays a fresh gate when the cached one expired or was paid by another proof meanwhile', async () => {
-      const gone = setup({}, { verify: (id) => (id === 'gate-1' ? { status: 404, body: { detail: 'Gate not found or expired' } } : paid(id, token('/post/1'))) });
-      await gone.handle('/post/1');
-      expect((await gone.handle('/post/1', { 'x-payment': payment(1) })).kind).toBe('pass-after-payment');
-      expect(gone.fake.calls).toEqual(['POST /v1/gates', 'POST /v1/gates/gate-1/verify', 'POST /v1/gates', 'POST /v1/gates/gate-2/verify']);
-
-      const taken = setup({}, { verify: () => ({ status: 409, body: { detail: 'This payment proof was already used for another gate' } }) });
-      const answer = respond(await taken.handle('/post/1', { 'x-payment': payment(1) }));
-      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
-      expect(taken.fake.count('POST /v1/gates/')).toBe(2);
+    it.each([
+      ['fails', () => ({ status: 500 })],
+      ['is unreachable', () => Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }))],
+      ['is slow', () => new Promise<never>(() => {})],
+    ] as [string, () => FakeAnswer | Promise<FakeAnswer>][])('answers 503 with Retry-After when the API %s while settling: never the page', async (_name, failure) => {
+      const { fake, handle } = setup({ verifyTimeoutMs: 50 });
+      await handle('/warm-up', { 'user-agent': BROWSER });
+      fake.answerWith((call) => (call.includes('/verify') ? failure() : undefined));
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('30');
     });
 
     it('answers an unreadable payment header 402 without asking the API to verify it', async () => {
       const { fake, handle } = setup();
-      for (const bad of ['not base64!', encodeBase64Json({ x402Version: 1, scheme: 'exact' })]) {
-        const answer = respond(await handle('/post/1', { 'x-payment': bad }));
-        expect(answer.status).toBe(402);
-        expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'invalid_payload' });
-      }
+      const answer = respond(await handle('/post/1', { 'x-payment': 'not base64 json' }));
+      expect(answer.status).toBe(402);
+      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'invalid_payload' });
       expect(fake.count('POST /v1/gates/')).toBe(0);
     });
 
     it('honours crawler-max-price and crawler-exact-price before any payment', async () => {
       const { fake, handle } = setup();
-      const capped = respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': payment(1) }));
-      expect(capped.status).toBe(402);
-      expect(capped.headers['crawler-error']).toMatch(/crawler-max-price/);
-      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02', 'x-payment': payment(1) })).status).toBe(402);
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'ten dollars' })).status).toBe(400);
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': paymentV1() })).headers['crawler-error']).toMatch(/above crawler-max-price/);
+      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02' })).headers['crawler-error']).toMatch(/not the price/);
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'lots' })).status).toBe(400);
       expect(fake.count('POST /v1/gates/')).toBe(0);
-      expect((await handle('/post/1', { 'crawler-max-price': 'USD 5', 'x-payment': payment(1) })).kind).toBe('pass-after-payment');
+    });
+
+    it('answers 503 while the publisher has no payout address: nothing can be paid, nothing is given away', async () => {
+      const { fake, handle, warnings } = setup({ refreshMs: 20 });
+      fake.setSite({ pay_to: null });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(respond(await handle('/post/1')).status).toBe(503);
+      expect(warnings.join()).toMatch(/no payout address/);
     });
   });
 
-  describe('when the API fails', () => {
-    const failures: [string, () => FakeAnswer | Promise<FakeAnswer>][] = [
-      ['unreachable', () => Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }))],
-      ['failing', () => ({ status: 500 })],
-      ['slow', () => new Promise<never>(() => {})],
-    ];
-
-    it.each(failures)('serves when failMode is open and the API is %s, and warns without secrets', async (_name, failure) => {
+  describe('when the pricing never loaded (the API down at start-up)', () => {
+    it('serves with failMode open and warns without secrets', async () => {
       const { fake, handle, warnings } = setup({ timeoutMs: 50 });
-      fake.answerWith(failure);
+      fake.answerWith(() => ({ status: 500 }));
       expect(await handle('/post/1', { authorization: `Bearer ${token('/post/2')}` })).toEqual({ kind: 'pass' });
-      expect(warnings).toEqual([expect.stringMatching(/^crawlgate: POST \/v1\/gates: .*failMode open: serving the request$/)]);
+      expect(warnings.join()).toMatch(/never loaded; failMode open: serving/);
       expect(warnings.join()).not.toMatch(new RegExp([SITE_TOKEN, SECRET, token('/post/2').split('.')[0]].join('|')));
     });
 
-    it('answers 503 when failMode is closed', async () => {
-      const { fake, handle, warnings } = setup({ failMode: 'closed' });
-      fake.answerWith(() => ({ status: 503 }));
+    it('answers 503 with failMode closed, also to a misconfigured site (401)', async () => {
+      const { fake, handle } = setup({ failMode: 'closed' });
+      fake.answerWith(() => ({ status: 401, body: { detail: 'Invalid site token' } }));
       const answer = respond(await handle('/post/1'));
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('30');
-      expect(warnings).toEqual([expect.stringMatching(/unexpected HTTP 503.*answering 503/)]);
     });
 
-    it('treats a misconfigured site (401 from the API) as a failure, not as a free path', async () => {
-      const { fake, handle, warnings } = setup({ failMode: 'closed' });
-      fake.answerWith(() => ({ status: 401, body: { detail: 'Invalid site token' } }));
-      expect(respond(await handle('/post/1')).status).toBe(503);
-      expect(warnings[0]).toMatch(/unexpected HTTP 401: Invalid site token/);
+    it('charges once a later refresh loads the pricing', async () => {
+      const { fake, handle } = setup({ refreshMs: 20 });
+      fake.answerWith(() => ({ status: 502 }));
+      await handle('/warm-up');
+      fake.answerWith(undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(respond(await handle('/post/1')).status).toBe(402);
     });
   });
 
   describe('/.well-known/pay.json', () => {
-    it('publishes the site offer, asking the API once a minute at most', async () => {
+    it('publishes the site offer from the loaded terms, with no API call of its own', async () => {
       const { fake, handle } = setup();
       const answer = respond(await handle('/.well-known/pay.json', { 'user-agent': BROWSER }));
       expect(answer.status).toBe(200);
       expect(answer.headers['cache-control']).toBe('public, max-age=60');
-      expect(answer.json).toEqual(expect.any(Object));
+      expect(answer.json.site).toEqual({ id: FAKE_SITE_ID, domain: 'example.com' });
       await handle('/.well-known/pay.json');
       expect(fake.calls).toEqual(['GET /v1/site']);
     });
 
-    it('follows the failMode when the API is down', async () => {
+    it('follows the failMode while nothing has loaded', async () => {
       const open = setup();
       open.fake.answerWith(() => ({ status: 502 }));
       expect(await open.handle('/.well-known/pay.json')).toEqual({ kind: 'pass' });

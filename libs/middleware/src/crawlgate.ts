@@ -4,27 +4,51 @@
  *
  *   /.well-known/pay.json → the site's offer; always-free paths (/robots.txt, ...) → pass;
  *   a valid access token for this path → pass, with no network call; people and allowed bots →
- *   pass; blocked bots → 403; an x402 payment header → verify and settle through the API, then
- *   pass with the settlement headers; anything else → 402 with a gate.
+ *   pass; blocked bots → 403; an x402 payment for a gate of this path → settle through the API,
+ *   then pass with the settlement headers; anything else → 402 with a gate minted here.
  *
- * The API unreachable, slow or failing: failMode 'open' serves, 'closed' answers 503; both warn.
+ * The site's pricing and terms load at start-up and refresh in the background, so a 402 costs no
+ * API call. The money path fails closed: for a visitor that must pay, only a token for this exact
+ * path or a payment the API confirmed for a gate of this exact path serves the page. Every other
+ * answer or failure of the API is 402 (a fresh gate, the settlement header saying why) or 503 with
+ * Retry-After while a settlement may be in flight. failMode decides only while the pricing has
+ * never loaded.
  */
 
-import { parsePriceUsd, requestPath, verifyAccessToken, type SettleResponse } from '@crawlgate/core';
-import { createApiClient, CrawlgateApiError, type ApiClient, type GateAnswer, type GateOffer, type SiteOffer, type VerifyAnswer } from './api-client';
-import { botPolicyProblems, classifyVisitor, isAlwaysFreePath, type BotAction, type BotPolicy } from './bots';
+import {
+  buildGateOffer,
+  MAX_URL_LENGTH,
+  newGateRef,
+  paymentRequiredHeader,
+  readGate,
+  signGate,
+  verifyAccessToken,
+  verifyGate,
+  X402_REASONS,
+  type GateOffer,
+  type SettleResponse,
+  type SiteOffer,
+} from '@crawlgate/core';
+import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
+import { botPolicyProblems, classifyVisitor, type BotAction, type BotPolicy } from './bots';
 import { PASS, respondJson, type Decision } from './decision';
-import { createTtlCache } from './gate-cache';
+import { createGateCounter } from './gate-counts';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, presentedToken, type HeaderRecord } from './request-headers';
+import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
+import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
+
+export type { RoutingOptions };
 
 export interface CrawlgateRequest {
   method: string;
-  /** Path and query ("/post/1?x=y") or an absolute URL. */
+  /** Path and query ("/post/1?x=y") or an absolute URL, as the request wrote it. */
   url: string;
   headers: HeaderRecord;
   ip?: string;
+  /** What the router serving this request treats as the same route, when the adapter knows (overrides options.routing). */
+  routing?: RoutingOptions;
 }
 
 export interface CrawlgateLogger {
@@ -35,22 +59,30 @@ export interface CrawlgateOptions {
   /** Where the Crawlgate API is, e.g. "https://api.crawlgate.dev". */
   apiUrl: string;
   siteId: string;
-  /** The site's `st_…` token: opens gates. Never logged. */
+  /** The site's `st_…` token: reads the site's terms, settles payments. Never logged. */
   siteToken: string;
-  /** The site's access-token secret; several during a rotation (a token signed with any passes). */
+  /** The site's access-token secret; several during a rotation (the first mints gates; a token signed with any passes). */
   secret: string | readonly string[];
   /** Which bots pay, pass or are blocked; the catalogue's defaults otherwise. */
   policy?: BotPolicy;
-  /** What to do when the API cannot answer: 'open' (default) serves, 'closed' answers 503. */
+  /**
+   * What to do while the site's pricing has never loaded (the API down at start-up): 'open'
+   * (default) serves, 'closed' answers 503. Once it has loaded, an API failure never serves a
+   * visitor that must pay.
+   */
   failMode?: 'open' | 'closed';
   /** Per API call; default 3000 ms. */
   timeoutMs?: number;
-  /** For verifying a payment, which waits for the chain; default 35 000 ms (the API waits up to 30 s, then answers "pending"). */
+  /** For verifying a payment, which waits for the chain; default the API's settlement timeout + 5 s. */
   verifyTimeoutMs?: number;
+  /** How often the pricing is refreshed; default 15 000 ms, at most 30 000. */
+  refreshMs?: number;
+  /** How often the 402s answered are reported for the site's stats; default and minimum 10 000 ms. */
+  reportIntervalMs?: number;
+  /** What the router treats as the same route; adapters fill it in where they can read it. Unknown is priced leniently. */
+  routing?: RoutingOptions;
   /** Your own bot detection: true = a bot that pays, false = never gated, undefined = use the catalogue. */
   isBot?: (request: CrawlgateRequest) => boolean | undefined;
-  /** How long a gate (or a free answer) is reused for the same path and visitor; default 30 000 ms, 0 = never. */
-  gateCacheMs?: number;
   /** Default console. Messages never contain tokens, payments or secrets. */
   logger?: CrawlgateLogger;
   /** The fetch used for API calls; default the global one. */
@@ -59,16 +91,19 @@ export interface CrawlgateOptions {
 
 export interface Crawlgate {
   handle(request: CrawlgateRequest): Promise<Decision>;
+  /** Resolves once the first load of the site's terms has succeeded or failed. */
+  ready(): Promise<void>;
+  /** Stops the background refresh and sends the gate counts not yet reported. */
+  close(): Promise<void>;
 }
 
 export const PAY_JSON_PATH = '/.well-known/pay.json';
-const PAY_JSON_CACHE_MS = 60_000;
-/** A cached gate is not handed out in its last seconds, so the agent has time to pay it. */
-const GATE_EXPIRY_MARGIN_MS = 10_000;
-/** How long a payment proof is remembered with the gate it was sent for (the API's gate lifetime). */
-const PROOF_MEMORY_MS = 15 * 60_000;
-/** POST /v1/gates takes at most this many characters of URL. */
-const MAX_GATE_URL_LENGTH = 2048;
+const PAY_JSON_CACHE_SECONDS = 60;
+const DEFAULT_REFRESH_MS = 15_000;
+const MAX_REFRESH_MS = 30_000;
+const MIN_REPORT_INTERVAL_MS = 10_000;
+/** verify waits this much longer than the API waits for its settlement, so the API answers first. */
+const VERIFY_MARGIN_MS = 5_000;
 
 type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; action: BotAction };
 
@@ -81,31 +116,18 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     throw new TypeError('createCrawlgate: secret must be a non-empty string or a list of them');
   }
   const failMode = options.failMode ?? 'open';
-  const gateCacheMs = options.gateCacheMs ?? 30_000;
+  const routing = options.routing ?? {};
   const logger = options.logger ?? console;
-  const api: ApiClient = createApiClient({
-    apiUrl: options.apiUrl,
-    siteToken: options.siteToken,
-    timeoutMs: options.timeoutMs ?? 3000,
-    verifyTimeoutMs: options.verifyTimeoutMs ?? 35_000,
-    fetch: options.fetch,
-  });
-
-  const siteOffer = createTtlCache<SiteOffer>({ ttlMs: () => PAY_JSON_CACHE_MS });
-  const gates = createTtlCache<GateAnswer>({
-    ttlMs: (answer) => (answer.kind === 'free' ? gateCacheMs : Math.min(gateCacheMs, Date.parse(answer.offer.expires_at) - GATE_EXPIRY_MARGIN_MS - Date.now())),
-  });
-  // A proof sent again (a lost answer, a 503 while settling) must reach the same gate: the API
-  // then returns the same result instead of 409 "used for another gate".
-  const proofs = createTtlCache<string>({ ttlMs: () => PROOF_MEMORY_MS });
-
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
+  const api: ApiClient = createApiClient({ apiUrl: options.apiUrl, siteToken: options.siteToken, timeoutMs: options.timeoutMs ?? 3000, fetch: options.fetch });
+  const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), onError: warn });
+  const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
+
   // A typo in the policy would otherwise charge or free bots silently, request after request.
   for (const problem of botPolicyProblems(options.policy)) warn(problem);
 
-  function tokenOpens(token: string, url: string): string | undefined {
-    const check = verifyAccessToken(token, { secret: secrets, siteId: options.siteId, url });
-    return check.valid ? check.payload.gate_id : undefined;
+  function tokenOpens(token: string, path: string): boolean {
+    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, url: path }).valid;
   }
 
   function classify(request: CrawlgateRequest, token: string | undefined): Visitor {
@@ -118,166 +140,187 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return agent ? { kind: 'bot', name: 'unlisted agent', action: 'charge' } : { kind: 'person' };
   }
 
-  async function payJson(): Promise<Decision> {
-    const site = await siteOffer.get('site', () => api.site());
-    return respondJson(200, buildPayJson(site, options.apiUrl), { 'cache-control': `public, max-age=${PAY_JSON_CACHE_MS / 1000}` });
+  /** A gate for this route at this price, signed here, and the 402 that offers it. */
+  function mintGate(terms: SiteTerms & { offer: { pay_to: string } }, route: Route, target: string, micros: bigint): { offer: GateOffer; paymentRequired: string } {
+    const { offer: site } = terms;
+    const now = Math.floor(Date.now() / 1000);
+    const gate = {
+      siteId: options.siteId,
+      ref: newGateRef(),
+      path: route.path,
+      micros,
+      chainId: site.chain_id,
+      asset: site.asset as `0x${string}`,
+      payTo: site.pay_to as `0x${string}`,
+      iat: now,
+      exp: now + site.gate_ttl_seconds,
+    };
+    const id = signGate(gate, secrets[0]);
+    const offer = buildGateOffer(id, gate, paymentTermsOf(site), { domain: site.domain, apiBaseUrl: site.api_base_url, pathAndQuery: resourceTarget(target, route), now });
+    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2) };
   }
 
-  async function charge(request: CrawlgateRequest, path: string): Promise<Decision> {
+  function paymentRequired(gate: { offer: GateOffer; paymentRequired: string }, headers: Record<string, string> = {}): Decision {
+    gateCounts.count();
+    return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...headers });
+  }
+
+  async function charge(request: CrawlgateRequest, route: Route, terms: SiteTerms, micros: bigint): Promise<Decision> {
     const maxPrice = crawlerPrice(request.headers, 'crawler-max-price');
     const exactPrice = crawlerPrice(request.headers, 'crawler-exact-price');
     if (maxPrice === undefined || exactPrice === undefined) {
       const detail = 'crawler-max-price and crawler-exact-price must read like "USD 0.01"';
       return respondJson(400, { detail }, { 'crawler-error': detail });
     }
-    const target = gateUrl(request.url);
-    if (!target) return respondJson(414, { detail: `URL longer than ${MAX_GATE_URL_LENGTH} characters` });
-
-    const key = visitorKey(path, request);
-    const openGate = () => gates.get(key, () => api.createGate(target));
-    const gate = await openGate();
-    if (gate.kind === 'free') return PASS;
+    if (!hasPayTo(terms)) {
+      warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
+      return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
+    }
+    if (request.url.length > MAX_URL_LENGTH && route.path.length > MAX_URL_LENGTH) {
+      return respondJson(414, { detail: `URL longer than ${MAX_URL_LENGTH} characters` });
+    }
+    const fresh = mintGate(terms, route, request.url, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
-    const price = priceMicros(gate.offer);
-    if (maxPrice !== null && price > maxPrice) return paymentRequired(gate, { 'crawler-error': 'The price is above crawler-max-price' });
-    if (exactPrice !== null && price !== exactPrice) return paymentRequired(gate, { 'crawler-error': 'crawler-exact-price is not the price' });
+    if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'The price is above crawler-max-price' });
+    if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'crawler-exact-price is not the price' });
 
     const payment = presentedPayment(request.headers);
-    if (!payment) return paymentRequired(gate);
-    if (!payment.ok) return paymentRequired(gate, settlementHeader(payment.via, failedSettlement('invalid_payload')));
+    if (!payment) return paymentRequired(fresh);
+    if (!payment.ok) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
-    const proof = `${payment.parsed.payload.authorization.from.toLowerCase()}:${payment.parsed.payload.authorization.nonce}`;
-    let offered = gate;
-    let answer: VerifyAnswer = { kind: 'gone' };
-    // The cached gate may have expired or been paid by another proof meanwhile: then one fresh gate.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (attempt > 0) {
-        proofs.drop(proof);
-        gates.drop(key);
-        const fresh = await openGate();
-        if (fresh.kind === 'free') return PASS;
-        offered = fresh;
-      }
-      const gateId = await proofs.get(proof, async () => offered.offer.id);
-      answer = await api.verify(gateId, payment.payment);
-      if (answer.kind !== 'gone' && answer.kind !== 'conflict') break;
+    const named = namedGate(payment, route);
+    if (named.kind === 'refused') return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(named.reason, payment.parsed.network, payment.parsed.payload.authorization.from)));
+    // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path.
+    const gateId = named.kind === 'named' ? named.gateId : fresh.offer.id;
+    let answer: VerifyAnswer;
+    try {
+      answer = await api.verify(gateId, payment.payment, options.verifyTimeoutMs ?? terms.offer.settlement_timeout_seconds * 1000 + VERIFY_MARGIN_MS);
+    } catch (error) {
+      if (!(error instanceof CrawlgateApiError)) throw error;
+      warn(`${error.message}; the page is not served`);
+      // The API refused the call (4xx, 429): nothing was settled. No answer or a 5xx: a settlement may be in flight.
+      if (error.status !== undefined && error.status < 500) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.parsed.network)));
+      return settlementPending(gateId, terms, 30);
     }
-    return settled(answer, offered, payment, key, request.url);
+    return settled(answer, fresh, gateId, payment, route, terms);
   }
 
-  function settled(answer: VerifyAnswer, gate: Priced, payment: Extract<PresentedPayment, { ok: true }>, key: string, url: string): Decision {
+  function settled(answer: VerifyAnswer, fresh: { offer: GateOffer; paymentRequired: string }, gateId: string, payment: Extract<PresentedPayment, { ok: true }>, route: Route, terms: SiteTerms): Decision {
     const { via, parsed } = payment;
+    const from = parsed.payload.authorization.from;
     switch (answer.kind) {
       case 'paid': {
         const { paid } = answer;
-        gates.drop(key, (cached) => cached.kind === 'priced' && cached.offer.id === paid.gate_id);
-        if (!tokenOpens(paid.access_token, url)) {
-          warn(`the API issued an access token for gate ${paid.gate_id} that the configured secret does not verify for ${requestPath(url)}: check the secret option`);
+        // Served only with a token that opens this very path: whatever the API said, a payment for another path never serves.
+        if (!tokenOpens(paid.access_token, route.path)) {
+          warn(`the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`);
+          return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, parsed.network, from)));
         }
         const settlement: SettleResponse = { success: true, transaction: paid.tx_hash, network: parsed.network, payer: paid.payer };
         return {
           kind: 'pass-after-payment',
-          headers: {
-            ...settlementHeader(via, settlement),
-            'crawler-charged': `USD ${paid.price_usd}`,
-            'x-crawlgate-token': paid.access_token,
-            'cache-control': 'no-store',
-          },
+          headers: { ...settlementHeader(via, settlement), 'crawler-charged': `USD ${paid.price_usd}`, 'x-crawlgate-token': paid.access_token, 'cache-control': 'no-store' },
         };
       }
       case 'pending':
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
-        gates.drop(key);
-        return respondJson(
-          503,
-          { detail: 'Payment sent to the chain, not confirmed yet. Retry with the same payment header after Retry-After seconds; it is never charged twice.' },
-          { 'retry-after': String(answer.retryAfterSeconds) },
-        );
+        return settlementPending(gateId, terms, answer.retryAfterSeconds);
       case 'rejected':
-        return paymentRequired(gate, settlementHeader(via, failedSettlement(answer.reason, parsed.network, parsed.payload.authorization.from)));
+        return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, parsed.network, from)));
       case 'conflict':
       case 'gone':
-        return paymentRequired(gate, settlementHeader(via, failedSettlement('duplicate_settlement', parsed.network, parsed.payload.authorization.from)));
+        return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, parsed.network, from)));
     }
   }
 
-  function failed(error: CrawlgateApiError): Decision {
-    warn(`${error.message}; failMode ${failMode}: ${failMode === 'open' ? 'serving the request' : 'answering 503'}`);
+  /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */
+  function settlementPending(gateId: string, terms: SiteTerms, retryAfterSeconds: number): Decision {
+    return respondJson(
+      503,
+      {
+        detail: 'Payment sent to the chain, not confirmed yet. Retry with the same payment (x402 v2), or POST it to verify_url for the token; it is never charged twice.',
+        gate_id: gateId,
+        verify_url: `${terms.offer.api_base_url}/v1/gates/${gateId}/verify`,
+      },
+      { 'retry-after': String(retryAfterSeconds) },
+    );
+  }
+
+  function namedGate(payment: Extract<PresentedPayment, { ok: true }>, route: Route): { kind: 'named'; gateId: string } | { kind: 'unnamed' } | { kind: 'refused'; reason: string } {
+    const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
+    const gateId = accepted?.extra?.gate_id;
+    if (gateId === undefined) return { kind: 'unnamed' };
+    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId });
+    // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
+    // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
+    if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };
+    const path = check.valid ? check.gate.path : readGate(String(gateId))?.path;
+    if (path !== route.path) return { kind: 'refused', reason: X402_REASONS.invalid_payload };
+    return { kind: 'named', gateId: String(gateId) };
+  }
+
+  function notLoaded(): Decision {
+    warn(`the site's pricing has never loaded; failMode ${failMode}: ${failMode === 'open' ? 'serving the request' : 'answering 503'}`);
     if (failMode === 'open') return PASS;
     return respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
   }
 
+  async function decide(request: CrawlgateRequest): Promise<Decision> {
+    await site.ready();
+    const terms = site.current();
+    const route = readRoute(request.url);
+    if (route.path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
+      if (!terms) return notLoaded();
+      return respondJson(200, buildPayJson(terms.offer, options.apiUrl), { 'cache-control': `public, max-age=${PAY_JSON_CACHE_SECONDS}` });
+    }
+    if (isAlwaysFreeRoute(route)) return PASS;
+
+    const token = presentedToken(request.headers);
+    if (token !== undefined && tokenOpens(token, route.path)) return PASS;
+
+    const visitor = classify(request, token);
+    if (visitor.kind === 'person' || visitor.action === 'allow') return PASS;
+    if (visitor.action === 'block') return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
+    if (!terms) return notLoaded();
+    const micros = priceRoute(terms.prices, route, request.routing ?? routing);
+    if (micros === 0n) return PASS;
+    return charge(request, route, terms, micros);
+  }
+
   return {
     async handle(request) {
-      const path = requestPath(request.url);
       try {
-        if (path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) return await payJson();
-        // Given the raw target: it normalises it as pricing does (normalising twice could read a decoded "?" as a query).
-        if (isAlwaysFreePath(request.url)) return PASS;
-
-        const token = presentedToken(request.headers);
-        const paidGate = token === undefined ? undefined : tokenOpens(token, request.url);
-        if (paidGate) {
-          // Paid (perhaps straight at verify_url): the gate this visitor was offered is spent.
-          gates.drop(visitorKey(path, request), (cached) => cached.kind === 'priced' && cached.offer.id === paidGate);
-          return PASS;
-        }
-
-        const visitor = classify(request, token);
-        if (visitor.kind === 'person' || visitor.action === 'allow') return PASS;
-        if (visitor.action === 'block') return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
-        return await charge(request, path);
+        return await decide(request);
       } catch (error) {
-        if (error instanceof CrawlgateApiError) return failed(error);
-        throw error;
+        // A bug must not serve a page that must be paid for, nor leak what went wrong.
+        warn(`internal error, answering 503: ${(error as Error).message}`);
+        return respondJson(503, { detail: 'The payment gate failed; retry later' }, { 'retry-after': '5' });
       }
+    },
+    ready: () => site.ready(),
+    async close() {
+      site.close();
+      await gateCounts.close();
     },
   };
 }
 
-type Priced = Extract<GateAnswer, { kind: 'priced' }>;
-
-/**
- * Gates are cached per path and visitor, not per path alone: two agents handed one gate would
- * race to pay it, and the loser's payment would be refused (409) for the rest of the cache time.
- */
-function visitorKey(path: string, request: CrawlgateRequest): string {
-  return `${path}\n${request.ip ?? ''}\n${headerValue(request.headers, 'user-agent') ?? ''}`;
+function hasPayTo(terms: SiteTerms): terms is SiteTerms & { offer: { pay_to: string } } {
+  return typeof terms.offer.pay_to === 'string';
 }
 
-/** 402 with the API's gate as the body, its x402 v2 header, and the price in Cloudflare's form. */
-function paymentRequired(gate: Priced, headers: Record<string, string> = {}): Decision {
-  return respondJson(402, gate.offer, {
-    ...(gate.paymentRequired ? { 'payment-required': gate.paymentRequired } : {}),
-    'crawler-price': `USD ${gate.offer.price_usd}`,
-    ...headers,
-  });
+function paymentTermsOf(site: SiteOffer) {
+  return { network: site.network, x402Network: site.x402_network, caip2: site.caip2, assetName: site.asset_name, assetVersion: site.asset_version };
+}
+
+/** Path and query for the offer's `resource`, on the site's own domain; the path alone when too long. */
+function resourceTarget(target: string, route: Route): string {
+  const query = /\?[^#]*/.exec(target.startsWith('/') ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, ''))?.[0] ?? '';
+  const pathAndQuery = rawPath(target) + query;
+  return pathAndQuery.length <= MAX_URL_LENGTH && !/[\s"<>\\^`{|}]/.test(pathAndQuery) ? pathAndQuery : route.path;
 }
 
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {
   return { success: false, errorReason: reason, transaction: '', network, payer };
 }
-
-function priceMicros(offer: GateOffer): bigint {
-  const parsed = parsePriceUsd(offer.price_usd);
-  if (!parsed.ok) throw new CrawlgateApiError(`POST /v1/gates: unreadable price_usd ${JSON.stringify(offer.price_usd).slice(0, 40)}`);
-  return parsed.micros;
-}
-
-/** What POST /v1/gates gets: path and query; the path alone when that is too long (the query never changes the price). */
-function gateUrl(url: string): string | undefined {
-  let pathAndQuery = url;
-  if (!url.startsWith('/')) {
-    try {
-      const parsed = new URL(url);
-      pathAndQuery = parsed.pathname + parsed.search;
-    } catch {
-      pathAndQuery = '/' + url;
-    }
-  }
-  if (pathAndQuery.length <= MAX_GATE_URL_LENGTH) return pathAndQuery;
-  const pathOnly = pathAndQuery.replace(/[?#].*$/s, '');
-  return pathOnly.length <= MAX_GATE_URL_LENGTH ? pathOnly : undefined;
-}
-

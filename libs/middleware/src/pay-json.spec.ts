@@ -14,7 +14,14 @@ const SITE: SiteOffer = {
   caip2: 'eip155:84532',
   chain_id: 84532,
   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  x402_network: 'base-sepolia',
+  asset_name: 'USDC',
+  asset_version: '2',
   pay_to: '0x1111111111111111111111111111111111111111',
+  gate_ttl_seconds: 900,
+  settlement_timeout_seconds: 30,
+  max_url_length: 2048,
+  api_base_url: 'https://api.crawlgate.test',
 };
 
 describe('buildPayJson', () => {

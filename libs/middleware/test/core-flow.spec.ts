@@ -22,9 +22,15 @@ function gate(overrides: Partial<CrawlgateOptions> = {}) {
     return fetch(input, init);
   };
   const crawlgate = createCrawlgate(site.options({ fetch: countingFetch, ...overrides }));
+  opened.push(crawlgate);
   const handle = (url: string, headers: Record<string, string> = {}) => crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip: '127.0.0.1' });
-  return { handle, apiCalls };
+  return { handle, apiCalls, crawlgate };
 }
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((crawlgate) => crawlgate.close()));
+});
 
 function response(decision: Decision) {
   if (decision.kind !== 'respond') throw new Error(`expected a response, got ${decision.kind}`);
@@ -36,7 +42,7 @@ function paidHeaders(decision: Decision): Record<string, string> {
   return decision.headers;
 }
 
-it('settles an X-PAYMENT once on chain, and the same proof again gets the same token without a second transfer', async () => {
+it('settles an X-PAYMENT once on chain; the same header again, which cannot name its gate, is refused without a second transfer', async () => {
   const { handle } = gate();
   const offer = response(await handle('/articles/x-payment'));
   const xPayment = await site.xPayment(offer.json);
@@ -47,8 +53,10 @@ it('settles an X-PAYMENT once on chain, and the same proof again gets the same t
   expect(headers['crawler-charged']).toBe('USD 0.01');
   expect(await transfersTo(site.app, site.payTo)).toEqual([{ from: site.agent.address, value: 10_000n, hash: settlement.transaction }]);
 
-  const replay = paidHeaders(await handle('/articles/x-payment', { 'x-payment': xPayment }));
-  expect(replay['x-crawlgate-token']).toBe(headers['x-crawlgate-token']);
+  // Anyone can rebuild a v1 X-PAYMENT from the chain's calldata: replayed, it opens nothing.
+  const replay = response(await handle('/articles/x-payment', { 'x-payment': xPayment }));
+  expect(replay.status).toBe(402);
+  expect(decodeBase64Json(replay.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
   expect(await transfersTo(site.app, site.payTo)).toHaveLength(1);
   expect(await handle('/articles/x-payment', { 'x-crawlgate-token': headers['x-crawlgate-token'] })).toEqual({ kind: 'pass' });
 });
@@ -84,23 +92,28 @@ it('answers a payment the API rejects with 402 and the x402 reason', async () =>
   const offer = response(await handle('/articles/broke'));
   const rejected = response(await handle('/articles/broke', { 'x-payment': await site.xPayment(offer.json, newWallet()) }));
   expect(rejected.status).toBe(402);
-  expect(rejected.json.id).toBe(offer.json.id);
+  expect(rejected.json.url).toBe(offer.json.url);
   expect(decodeBase64Json(rejected.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'insufficient_funds' });
 });
 
-it('opens one gate for repeated 402s of one path, and none for a free path', async () => {
-  const { handle } = gate();
+it('counts every 402 it answers in the site’s stats (reported in a batch), and none for a free path', async () => {
+  const { handle, crawlgate, apiCalls } = gate();
   const before = await site.gateCount();
-  const first = response(await handle('/articles/cached'));
-  const second = response(await handle('/articles/cached?utm=x'));
-  expect(second.json.id).toBe(first.json.id);
+  const first = response(await handle('/articles/counted'));
+  const second = response(await handle('/articles/counted?utm=x'));
+  expect(second.json.id).not.toBe(first.json.id);
   expect(await handle('/free/page')).toEqual({ kind: 'pass' });
-  expect(await site.gateCount()).toBe(before + 1);
+  await crawlgate.close();
+  expect(apiCalls.filter((call) => call === 'POST /v1/site/gate-counts')).toHaveLength(1);
+  expect(await site.gateCount()).toBe(before + 2);
+  const stats = await site.app.call('GET', `/v1/sites/${site.site.siteId}/stats`, { headers: site.publisher.auth });
+  expect(stats.body.gates_created).toBeGreaterThanOrEqual(2);
 });
 
 it('makes no API call for a request with a valid token', async () => {
   const { handle, apiCalls } = gate();
   const token = await site.payThroughApi(response(await gate().handle('/articles/token')).json);
   expect(await handle('/articles/token?page=2', { authorization: `Bearer ${token}` })).toEqual({ kind: 'pass' });
-  expect(apiCalls).toEqual([]);
+  // Only the start-up load of the site's terms.
+  expect(apiCalls).toEqual(['GET /v1/site']);
 });

@@ -10,7 +10,8 @@ import { SecretBox } from '../crypto/secret-box';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE, SECRET_BOX } from '../db/tokens';
 import { FaucetController } from '../dev/faucet.controller';
-import { GateSweeperService } from '../gates/gate-sweeper.service';
+import { GateCounterService } from '../gates/gate-counter.service';
+import { GateCountsController } from '../gates/gate-counts.controller';
 import { GatesController } from '../gates/gates.controller';
 import { GatesService } from '../gates/gates.service';
 import { HealthController } from '../health/health.controller';
@@ -79,6 +80,7 @@ export class AppModule {
         PricingController,
         SiteOfferController,
         GatesController,
+        GateCountsController,
         PaymentsController,
         AccessTokensController,
         ...devControllers,
@@ -90,7 +92,7 @@ export class AppModule {
         GatesService,
         PaymentsService,
         ReconcilerService,
-        GateSweeperService,
+        GateCounterService,
         BackgroundJobs,
       ],
     };

@@ -1,3 +1,4 @@
+import { MAX_GATE_ID_LENGTH } from '@crawlgate/core';
 import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -51,6 +52,8 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
+    // A gate id carries its path, so /v1/gates/{id} takes ids far longer than Fastify's default 100.
+    routerOptions: { maxParamLength: MAX_GATE_ID_LENGTH },
     // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body, headers } = answerFor(error, new Logger('HTTP'));

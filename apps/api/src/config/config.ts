@@ -1,4 +1,4 @@
-import { isNetworkName, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
+import { DEFAULT_GATE_TTL_SECONDS, isNetworkName, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
 import { resolve } from 'node:path';
 
 /** Everything the API reads from its environment, parsed once at start-up. */
@@ -21,8 +21,6 @@ export interface AppConfig {
   chain: ChainConfig;
   /** How long an unpaid gate stays payable. */
   gateTtlSeconds: number;
-  /** How long expired unpaid gates are kept before the sweeper purges them. */
-  gateRetentionSeconds: number;
   /** Base URL the API is reached at, for `verify_url`; unset means taken from each request. */
   publicBaseUrl: string | undefined;
   /** The built publisher dashboard, served at /dashboard/ (`npm start` builds it there). */
@@ -42,8 +40,6 @@ export interface ChainConfig {
   settlementTimeoutMs: number;
   /** How often the reconciler looks for unfinished settlements; 0 turns it off. */
   reconcileIntervalMs: number;
-  /** How often the gate sweeper runs; 0 turns it off. */
-  sweepIntervalMs: number;
   pollingIntervalMs: number;
 }
 
@@ -63,8 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1', 'false', 'true'] as const, '0').match(/^(1|true)$/) !== null,
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain: loadChainConfig(env),
-    gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', 15 * 60, 10, 24 * 3600),
-    gateRetentionSeconds: integer(env, 'GATE_RETENTION_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
+    gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', DEFAULT_GATE_TTL_SECONDS, 10, 24 * 3600),
     publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/+$/, ''),
     dashboardDir: resolve(env.CRAWLGATE_DASHBOARD_DIR ?? 'dist/apps/dashboard'),
   };
@@ -85,7 +80,6 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     confirmations: integer(env, 'CONFIRMATIONS', network === 'base' ? 2 : 1, 1, 64),
     settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
-    sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 0, 3_600_000),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
   };
 }

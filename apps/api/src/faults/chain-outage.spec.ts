@@ -1,3 +1,4 @@
+import { readGate } from '@crawlgate/core';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -36,7 +37,7 @@ describe('the chain RPC going away and coming back', () => {
   });
 
   const verify = (gateId: string, payment: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
-  const paymentRows = (gateId: string) => app.database.prisma.payment.count({ where: { gateId } });
+  const paymentRows = (gateId: string) => app.database.prisma.payment.count({ where: { gateId: readGate(gateId)!.ref } });
   const reconcile = () => app.app.get(ReconcilerService).runOnce();
 
   /** Cuts the RPC once the relayer's broadcast reached the node: before its answer, or just after it. */

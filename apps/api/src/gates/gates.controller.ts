@@ -3,12 +3,10 @@ import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SiteTokenGuard } from '../auth/guards';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
-import type { ChainContext } from '../chain/chain-context';
-import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { LimitPerSiteToken } from '../rate-limit/limits';
-import { paymentRequiredHeader, type GateOffer } from './gate-offer';
+import type { GateOffer } from '@crawlgate/core';
 import { CreateGateDto, FreePathView } from './gates.dto';
 import { GatesService } from './gates.service';
 import { requestBaseUrl } from './request-base-url';
@@ -19,15 +17,14 @@ export class GatesController {
   constructor(
     private readonly gates: GatesService,
     @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(CHAIN) private readonly chain: ChainContext,
   ) {}
 
   @Post()
   @UseGuards(SiteTokenGuard)
   @LimitPerSiteToken(200)
   @ApiSecurity('site-token')
-  @ApiResponse({ status: 402, description: 'Priced path: the gate, with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.' })
-  @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate is created.' })
+  @ApiResponse({ status: 402, description: 'Priced path: a gate (a signed offer; nothing is stored), with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.' })
+  @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate.' })
   @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
   async create(
     @CurrentSite() site: SiteWithPayout,
@@ -40,12 +37,12 @@ export class GatesController {
       void reply.status(200);
       return { status: 'free', price_usd: '0', url: created.url };
     }
-    void reply.status(402).headers({ 'payment-required': paymentRequiredHeader(created.offer, this.chain), 'cache-control': 'no-store' });
+    void reply.status(402).headers({ 'payment-required': created.paymentRequired, 'cache-control': 'no-store' });
     return created.offer;
   }
 
   @Get(':id')
-  @ApiResponse({ status: 200, description: 'The gate and its status: open, settling or paid.' })
+  @ApiResponse({ status: 200, description: 'The gate and its status: open, settling or paid. The id is the signed offer; forged, tampered, other-site and expired unpaid gates are 404.' })
   @ApiResponse({ status: 404, description: 'Gate not found or expired' })
   view(@Param('id') id: string, @Req() request: FastifyRequest) {
     return this.gates.view(id, requestBaseUrl(this.config, request));

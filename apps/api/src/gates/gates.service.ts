@@ -1,23 +1,42 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { requestPath } from '@crawlgate/core';
-import { randomUUID } from 'node:crypto';
+import {
+  buildGateOffer,
+  newGateRef,
+  paymentRequiredHeader,
+  readGate,
+  requestPath,
+  signGate,
+  verifyGate,
+  type GateOffer,
+  type GateTerms,
+  type PaymentTerms,
+} from '@crawlgate/core';
+import type { SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
-import type { SiteWithPayout } from '../auth/request-context';
-import type { Gate } from '../generated/prisma/client';
+import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound } from '../http/api-error';
-import { isUuid } from '../http/ids';
 import { PricingService } from '../pricing/pricing.service';
-import { gateOffer, type GateOffer } from './gate-offer';
-import { insertGate } from './gate-store';
+import { SiteSecretsService } from '../sites/site-secrets.service';
+import { GateCounterService } from './gate-counter.service';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
 
-export type GateCreation = { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer };
+/** A gate whose MAC checked out: its signed id and its terms. */
+export interface Gate extends GateTerms {
+  id: string;
+}
 
+export type GateCreation = { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer; paymentRequired: string };
+
+/**
+ * Gates are signed offers (core's signGate): minted here for POST /v1/gates, as the middleware mints
+ * them locally, and checked (MAC under the site's secrets, this chain and token) whenever one is
+ * read or paid. Nothing is written per gate but a counter; the payment row is the only state.
+ */
 @Injectable()
 export class GatesService {
   constructor(
@@ -25,51 +44,71 @@ export class GatesService {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly pricing: PricingService,
+    private readonly secrets: SiteSecretsService,
+    private readonly counter: GateCounterService,
   ) {}
 
-  async create(site: SiteWithPayout, url: string, baseUrl: string): Promise<GateCreation> {
+  /** How this API takes payments, as gate offers state it. */
+  paymentTerms(): PaymentTerms {
+    const { network } = this.chain;
+    return { network: network.name, x402Network: network.x402Network, caip2: network.caip2, assetName: this.chain.usdcName, assetVersion: this.chain.usdcVersion };
+  }
+
+  async create(site: SiteWithPayout, url: string, apiBaseUrl: string): Promise<GateCreation> {
     const path = requestPath(url);
     const { micros } = (await this.pricing.table(site)).resolve(path);
     if (micros === 0n) return { kind: 'free', url: path };
     const payTo = site.publisher.payoutAddress;
     if (!payTo) throw conflict('This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)');
-    const gate = await insertGate(this.db.sql, {
-      id: randomUUID(),
+    const now = Math.floor(Date.now() / 1000);
+    const gate: GateTerms = {
       siteId: site.id,
-      url: path,
-      resource: /^https?:\/\//.test(url) ? url : `https://${site.domain}${url}`,
-      priceMicros: micros,
-      network: this.chain.network.name,
+      ref: newGateRef(),
+      path,
+      micros,
       chainId: this.chain.chainId,
       asset: this.chain.usdc,
-      payTo,
-      expiresAt: new Date(Date.now() + this.config.gateTtlSeconds * 1000),
-    });
-    return { kind: 'priced', offer: this.offer(gate, site.domain, baseUrl) };
+      payTo: payTo as `0x${string}`,
+      iat: now,
+      exp: now + this.config.gateTtlSeconds,
+    };
+    const id = signGate(gate, (await this.secrets.current(site.id)).secret);
+    this.counter.count(site.id);
+    // `resource` names the site's own domain whatever host the caller wrote.
+    const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });
+    return { kind: 'priced', offer, paymentRequired: paymentRequiredHeader(offer, this.chain.network.caip2) };
   }
 
-  /** A gate that can still be paid or was paid; unknown and expired ones are 404 alike. */
-  async findLive(id: string): Promise<Gate> {
-    const gate = isUuid(id) ? await this.db.prisma.gate.findUnique({ where: { id } }) : null;
-    if (!gate || isExpired(gate)) throw notFound(GATE_NOT_FOUND);
-    return gate;
+  /**
+   * A gate that can still be paid, or that a payment holds: unknown, forged, tampered, another
+   * chain's, and expired-and-unpaid are 404 alike.
+   */
+  async findLive(id: string): Promise<{ gate: Gate; payment: Payment | null }> {
+    const terms = readGate(id);
+    if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase()) throw notFound(GATE_NOT_FOUND);
+    const secrets = (await this.secrets.usable(terms.siteId).catch(() => [])).map((secret) => secret.secret);
+    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId });
+    if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
+    const payment = await this.db.prisma.payment.findUnique({ where: { gateId: terms.ref } });
+    // Expired, yet paid or being paid: the payer may still ask for its result.
+    if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
+    // The chain's own spelling of the asset, as payments have always stored it.
+    return { gate: { ...terms, asset: this.chain.usdc, id }, payment };
   }
 
-  offer(gate: Gate, domain: string, baseUrl: string): GateOffer {
-    return gateOffer(gate, this.chain, baseUrl, `Access to ${gate.url} on ${domain}`);
-  }
-
-  async view(id: string, baseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {
-    const gate = await this.findLive(id);
-    const [site, payment] = await Promise.all([
-      this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { domain: true } }),
-      gate.status === 'paid' ? this.db.prisma.payment.findUnique({ where: { gateId: gate.id }, select: { txHash: true } }) : null,
-    ]);
-    return { ...this.offer(gate, site?.domain ?? '', baseUrl), paid_at: gate.paidAt?.toISOString() ?? null, tx_hash: payment?.txHash ?? null };
+  async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {
+    const { gate, payment } = await this.findLive(id);
+    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { domain: true } });
+    const status = !payment ? 'open' : payment.status === 'confirmed' ? 'paid' : 'settling';
+    const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site?.domain ?? '', apiBaseUrl, status });
+    const paid = payment?.status === 'confirmed';
+    return { ...offer, paid_at: paid ? (payment.confirmedAt?.toISOString() ?? null) : null, tx_hash: paid ? payment.txHash : null };
   }
 }
 
-/** Unpaid gates past their expiry are expired even before the sweeper marks them. */
-export function isExpired(gate: Pick<Gate, 'status' | 'expiresAt'>, now = Date.now()): boolean {
-  return gate.status === 'expired' || (gate.status === 'open' && gate.expiresAt.getTime() <= now);
+/** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */
+function pathAndQuery(url: string): string {
+  if (url.startsWith('/')) return url;
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
 }

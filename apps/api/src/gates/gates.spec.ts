@@ -2,7 +2,8 @@ import { decodeBase64Json } from '@crawlgate/core';
 import { createSite, openGate, pricedSite, registerPublisher, type TestSite } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { GateSweeperService } from './gate-sweeper.service';
+import { readGate, signGate, type GateTerms } from '@crawlgate/core';
+import { GateCounterService } from './gate-counter.service';
 
 describe('gates API', () => {
   let app: TestApp;
@@ -58,11 +59,34 @@ describe('gates API', () => {
     });
   });
 
+  /** Rows of every table of ours, counted. */
+  async function rowCounts(): Promise<Record<string, number>> {
+    const tables = await app.database.sql.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { table_name } of tables) counts[table_name] = Number((await app.database.sql.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "${table_name}"`))[0].n);
+    return counts;
+  }
+
   it('answers a free path with 200 and stores nothing', async () => {
-    const before = await app.database.prisma.gate.count();
+    const before = await rowCounts();
     const response = await create('/free/post');
     expect(response).toMatchObject({ status: 200, body: { status: 'free', price_usd: '0', url: '/free/post' } });
-    expect(await app.database.prisma.gate.count()).toBe(before);
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it('writes no row for a gate: it is a signed offer, counted in memory and written in batches', async () => {
+    const counter = app.app.get(GateCounterService);
+    await counter.flush();
+    const before = await rowCounts();
+    const gates = await Promise.all(Array.from({ length: 20 }, (_, i) => create(`/no-row/${i}`)));
+    expect(gates.map((g) => g.status)).toEqual(gates.map(() => 402));
+    expect(await rowCounts()).toEqual(before);
+    await counter.flush();
+    const today = new Date().toISOString().slice(0, 10);
+    const counted = await app.database.prisma.siteDailyCount.findUnique({ where: { siteId_day: { siteId: site.siteId, day: new Date(today) } } });
+    expect(counted?.gatesCreated).toBeGreaterThanOrEqual(20);
   });
 
   it('prices by the site’s rules and follows pricing changes at once', async () => {
@@ -96,30 +120,56 @@ describe('gates API', () => {
     expect((await create('/a', `st_${'A'.repeat(43)}`)).status).toBe(401);
   });
 
-  it('shows a gate by id, and reports unknown or expired ones as 404 "Gate not found or expired"', async () => {
+  it('shows a gate by id, whoever minted it: the API, or the middleware with the site’s secret', async () => {
     const gate = await openGate(app, site, '/status/1');
     const shown = await app.call('GET', `/v1/gates/${gate.id}`);
-    expect(shown).toMatchObject({ status: 200, body: { id: gate.id, status: 'open', paid_at: null, tx_hash: null } });
+    expect(shown).toMatchObject({ status: 200, body: { id: gate.id, ref: gate.ref, url: '/status/1', status: 'open', price_usd: '0.01', paid_at: null, tx_hash: null } });
 
-    await app.database.prisma.gate.update({ where: { id: gate.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    for (const id of [gate.id, '00000000-0000-0000-0000-000000000000', 'not-a-uuid']) {
-      const response = await app.call('GET', `/v1/gates/${id}`);
-      expect(response).toMatchObject({ status: 404, body: { detail: 'Gate not found or expired' } });
-    }
-    const verify = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { tx_hash: `0x${'1'.repeat(64)}` } });
-    expect(verify).toMatchObject({ status: 404, body: { detail: 'Gate not found or expired' } });
+    const minted = signGate({ ...readGate(gate.id)!, ref: crypto.randomUUID(), path: '/minted/elsewhere' }, site.secret);
+    expect(await app.call('GET', `/v1/gates/${minted}`)).toMatchObject({ status: 200, body: { id: minted, url: '/minted/elsewhere', status: 'open' } });
   });
 
-  it('sweeps expired unpaid gates: marked expired, purged after retention, counted in daily stats still', async () => {
-    const gate = await openGate(app, site, '/sweep/1');
-    const past = new Date(Date.now() - 2 * 24 * 3600 * 1000);
-    await app.database.prisma.gate.update({ where: { id: gate.id }, data: { expiresAt: past } });
-    const sweeper = app.app.get(GateSweeperService);
-    const first = await sweeper.runOnce();
-    expect(first.expired).toBeGreaterThanOrEqual(1);
-    expect(await app.database.prisma.gate.findUnique({ where: { id: gate.id } })).toBeNull();
-    const counts = await app.database.prisma.siteDailyCount.findMany({ where: { siteId: site.siteId } });
-    expect(counts.reduce((sum, row) => sum + row.gatesCreated, 0)).toBeGreaterThanOrEqual(1);
+  it('reports forged, tampered, expired, other-site, other-chain and unknown gates as 404 "Gate not found or expired", on read and on pay', async () => {
+    const gate = await openGate(app, site, '/status/2');
+    const terms = readGate(gate.id)!;
+    const now = Math.floor(Date.now() / 1000);
+    const other = await createSite(app, await registerPublisher(app));
+    const [, segment, mac] = gate.id.split('.');
+    const tampered = `g1.${Buffer.from(Buffer.from(segment, 'base64url').toString().replace('/status/2', '/status/3')).toString('base64url')}.${mac}`;
+    const cases: [string, string][] = [
+      ['forged with another secret', signGate(terms, `cgsec_${'x'.repeat(43)}`)],
+      ['tampered path', tampered],
+      ['expired', signGate({ ...terms, iat: now - 1000, exp: now - 1 }, site.secret)],
+      ['another site’s id under this secret', signGate({ ...terms, siteId: other.siteId }, site.secret)],
+      ['another chain', signGate({ ...terms, chainId: 1 } as GateTerms, site.secret)],
+      ['unknown', '00000000-0000-0000-0000-000000000000'],
+      ['not a gate', 'not-a-gate'],
+    ];
+    for (const [name, id] of cases) {
+      const read = await app.call('GET', `/v1/gates/${encodeURIComponent(id)}`);
+      const pay = await app.call('POST', `/v1/gates/${encodeURIComponent(id)}/verify`, { body: { tx_hash: `0x${'1'.repeat(64)}` } });
+      expect({ name, read: [read.status, read.body.detail], pay: [pay.status, pay.body.detail] }).toEqual({
+        name,
+        read: [404, 'Gate not found or expired'],
+        pay: [404, 'Gate not found or expired'],
+      });
+    }
+  });
+
+  it('takes the middleware’s batched gate counts for today and the two days before, and refuses others with 422', async () => {
+    const publisher = await registerPublisher(app);
+    const counted = await createSite(app, publisher);
+    const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+    const report = (counts: unknown) => app.call('POST', '/v1/site/gate-counts', { body: { counts }, headers: { 'x-site-token': counted.siteToken } });
+    expect((await report([{ day: day(0), gates: 5 }, { day: day(0), gates: 2 }, { day: day(2), gates: 1 }])).status).toBe(204);
+    expect((await report([{ day: day(0), gates: 3 }])).status).toBe(204);
+    for (const bad of [[{ day: day(3), gates: 1 }], [{ day: day(-1), gates: 1 }], [{ day: '2026-02-30', gates: 1 }], [{ day: day(0), gates: 0 }], [{ day: day(0), gates: 1.5 }], Array(4).fill({ day: day(0), gates: 1 })]) {
+      const response = await report(bad);
+      expect({ bad, status: response.status, detail: Array.isArray(response.body.detail) }).toEqual({ bad, status: 422, detail: true });
+    }
+    expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [] } })).status).toBe(401);
+    const rows = await app.database.prisma.siteDailyCount.findMany({ where: { siteId: counted.siteId }, orderBy: { day: 'asc' } });
+    expect(rows.map((row) => [row.day.toISOString().slice(0, 10), row.gatesCreated])).toEqual([[day(2), 1], [day(0), 10]]);
   });
 
   it('limits gate creation to 200 a minute per site token', async () => {

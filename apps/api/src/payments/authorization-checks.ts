@@ -1,7 +1,7 @@
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, X402_REASONS, type ExactEvmPayload } from '@crawlgate/core';
 import { getAddress, parseSignature, recoverTypedDataAddress, size, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import type { Gate } from '../generated/prisma/client';
+import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
 import { onChain, revertMessage } from './chain-errors';
 import { PaymentRejected } from './payment-rejected';
@@ -33,7 +33,7 @@ export function toSignedAuthorization(payload: ExactEvmPayload): SignedAuthoriza
 }
 
 /** The checks that need no chain: scheme, network, recipient, amount and time window. */
-export function checkTerms(gate: Gate, chain: ChainContext, scheme: string, network: string, auth: SignedAuthorization, nowSeconds: bigint): void {
+export function checkTerms(gate: Pick<Gate, 'payTo' | 'micros'>, chain: ChainContext, scheme: string, network: string, auth: SignedAuthorization, nowSeconds: bigint): void {
   if (scheme !== 'exact') throw new PaymentRejected(X402_REASONS.invalid_scheme, `Scheme "${scheme}" is not supported; use "exact"`);
   if (network !== chain.network.x402Network && network !== chain.network.caip2) {
     throw new PaymentRejected(X402_REASONS.invalid_network, `Network "${network}" is not this gate's (${chain.network.x402Network} / ${chain.network.caip2})`);
@@ -41,8 +41,8 @@ export function checkTerms(gate: Gate, chain: ChainContext, scheme: string, netw
   if (auth.to.toLowerCase() !== gate.payTo.toLowerCase()) {
     throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The authorization pays ${auth.to}, not the gate's pay_to ${gate.payTo}`);
   }
-  if (auth.value !== gate.priceMicros) {
-    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The authorization is for ${auth.value} atomic units; the gate costs exactly ${gate.priceMicros}`);
+  if (auth.value !== gate.micros) {
+    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The authorization is for ${auth.value} atomic units; the gate costs exactly ${gate.micros}`);
   }
   if (auth.validAfter > nowSeconds) {
     throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_after, 'The authorization is not valid yet (validAfter is in the future)');

@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
-import { GateSweeperService } from '../gates/gate-sweeper.service';
 import { ReconcilerService } from './reconciler.service';
 
-/** Runs the reconciler and the gate sweeper on their intervals; a run never overlaps the previous one. */
+/** Runs the reconciler on its interval; a run never overlaps the previous one. */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Jobs');
@@ -13,12 +12,10 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly reconciler: ReconcilerService,
-    private readonly sweeper: GateSweeperService,
   ) {}
 
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
-    this.every(this.config.chain.sweepIntervalMs, 'gate sweeper', () => this.sweeper.runOnce());
   }
 
   onApplicationShutdown(): void {

@@ -7,8 +7,8 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import { GatesService, isExpired, GATE_NOT_FOUND } from '../gates/gates.service';
-import type { Gate, Payment, Prisma } from '../generated/prisma/client';
+import { GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service';
+import type { Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import { checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
@@ -22,9 +22,12 @@ export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'
 
 /**
  * Verifies a proof of payment for a gate and, for an authorization, settles it on chain before
- * answering: settle first, then serve. One proof pays one gate (unique nonce / tx hash), the gate
- * moves open → settling → paid in single-row conditional updates, and a repeated proof gets the
- * stored result back instead of a second transfer.
+ * answering: settle first, then serve. A gate is a signed offer with no row: its payment row is
+ * the only state. One proof pays one gate and one gate takes one proof (unique nonce / tx hash,
+ * unique gate ref), so the claim is a single insert; a repeated proof for the same gate gets the
+ * stored result back instead of a second transfer, and for any other gate 409. Only the holder of
+ * the gate's id (the visitor it was offered to) can ask: public data (histories, calldata) never
+ * names it.
  */
 @Injectable()
 export class PaymentsService {
@@ -41,11 +44,11 @@ export class PaymentsService {
     if ((body.payment === undefined) === (body.tx_hash === undefined)) {
       throw new ValidationFailed([{ loc: ['body'], msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`', type: 'value_error', input: body }]);
     }
-    const gate = await this.gates.findLive(gateId);
-    return body.payment !== undefined ? this.verifyAuthorization(gate, body.payment) : this.verifyTransfer(gate, body.tx_hash!.toLowerCase() as Hash);
+    const { gate, payment } = await this.gates.findLive(gateId);
+    return body.payment !== undefined ? this.verifyAuthorization(gate, payment, body.payment) : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash);
   }
 
-  private async verifyAuthorization(gate: Gate, raw: unknown): Promise<VerifyOutcome> {
+  private async verifyAuthorization(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<VerifyOutcome> {
     const parsed = parsePaymentPayload(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const auth = toSignedAuthorization(parsed.payload);
@@ -55,7 +58,7 @@ export class PaymentsService {
       where: { chainId_asset_payer_nonce: { chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce } },
     });
     if (existing) return this.outcomeOf(existing, gate);
-    this.assertPayable(gate);
+    assertPayable(gatePayment);
 
     checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
     await checkSignature(this.chain, auth);
@@ -80,24 +83,24 @@ export class PaymentsService {
         throw chainUnavailable();
       }
       // The node may or may not have taken the transaction: the reconciler asks the token.
-      this.logger.warn(`Settlement of gate ${gate.id} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`);
+      this.logger.warn(`Settlement of gate ${gate.ref} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`);
       return pending(gate.id, null);
     }
     await this.db.prisma.payment.update({ where: { id: claim.payment.id }, data: { status: 'submitted', txHash: hash } });
     return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
   }
 
-  private async verifyTransfer(gate: Gate, hash: Hash): Promise<VerifyOutcome> {
+  private async verifyTransfer(gate: Gate, gatePayment: Payment | null, hash: Hash): Promise<VerifyOutcome> {
     const existing = await this.db.prisma.payment.findUnique({ where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } } });
     if (existing) return this.outcomeOf(existing, gate);
-    this.assertPayable(gate);
+    assertPayable(gatePayment);
 
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending') return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, payer } = check.transfer;
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
-    return { kind: 'paid', body: await this.paidView(await this.finalize(claim.payment.id, receipt)) };
+    return { kind: 'paid', body: await this.paidView(await this.finalize(claim.payment.id, receipt), gate.id) };
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
@@ -117,63 +120,52 @@ export class PaymentsService {
       await this.release(paymentId);
       throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
     }
-    return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt)) };
+    return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt), gateId) };
   }
 
-  /** Moves the gate to settling (or paid) and records the payment, atomically; a lost race returns the winner's row. */
+  /**
+   * Records the payment of a live gate: one insert, which the unique gate ref and proof keys make
+   * atomic. A lost race returns the winner's row when it is this proof, else 409.
+   */
   private async claim(
     gate: Gate,
     data: Pick<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization'>,
   ): Promise<{ kind: 'claimed'; payment: Payment } | { kind: 'taken'; payment: Payment }> {
+    if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
+    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
+    if (!site) throw notFound(GATE_NOT_FOUND);
     try {
-      const payment = await this.db.prisma.$transaction(async (tx) => {
-        const moved = await tx.gate.updateMany({
-          where: { id: gate.id, status: 'open', expiresAt: { gt: new Date() } },
-          data: { status: 'settling' },
-        });
-        if (moved.count !== 1) return null;
-        const site = await tx.site.findUniqueOrThrow({ where: { id: gate.siteId }, select: { publisherId: true } });
-        return tx.payment.create({
-          data: {
-            ...data,
-            gateId: gate.id,
-            siteId: gate.siteId,
-            publisherId: site.publisherId,
-            url: gate.url,
-            chainId: gate.chainId,
-            asset: gate.asset,
-            payTo: gate.payTo.toLowerCase(),
-            amount: gate.priceMicros,
-          },
-        });
+      const payment = await this.db.prisma.payment.create({
+        data: {
+          ...data,
+          gateId: gate.ref,
+          siteId: gate.siteId,
+          publisherId: site.publisherId,
+          url: gate.path,
+          chainId: gate.chainId,
+          asset: gate.asset,
+          payTo: gate.payTo.toLowerCase(),
+          amount: gate.micros,
+        },
       });
-      if (payment) return { kind: 'claimed', payment };
+      return { kind: 'claimed', payment };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
-    // Lost the race: the same proof is already recorded (ours to wait for), or the gate moved on.
     const winner = await this.db.prisma.payment.findFirst({
       where: data.txHash ? { chainId: gate.chainId, txHash: data.txHash } : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
     });
     if (winner) return { kind: 'taken', payment: winner };
-    const current = await this.db.prisma.gate.findUnique({ where: { id: gate.id } });
-    if (!current || isExpired(current)) throw notFound(GATE_NOT_FOUND);
-    this.assertPayable(current);
+    assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
     throw conflict('The gate changed while this payment was checked; try again');
-  }
-
-  /** A gate another proof has paid, or is paying, cannot take this one. */
-  private assertPayable(gate: Gate): void {
-    if (gate.status === 'paid') throw conflict('This gate is already paid with another proof');
-    if (gate.status === 'settling') throw conflict('This gate is being settled with another payment');
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */
   private async outcomeOf(payment: Payment, gate: Gate): Promise<VerifyOutcome> {
-    if (payment.gateId !== gate.id) throw conflict('This payment proof was already used for another gate');
-    if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment) };
+    if (payment.gateId !== gate.ref) throw conflict('This payment proof was already used for another gate');
+    if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment, gate.id) };
     const settled = await this.waitForRecorded(payment.id);
-    if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled) };
+    if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled, gate.id) };
     if (!settled) throw new PaymentRejected('unexpected_settle_error', 'The settlement of this proof failed; nothing was charged');
     return pending(gate.id, settled.txHash);
   }
@@ -189,8 +181,8 @@ export class PaymentsService {
   }
 
   /**
-   * Marks a payment confirmed and its gate paid, and fixes the token it grants. Idempotent: the
-   * conditional updates let only the first of several finalizers (request, reconciler) write.
+   * Marks a payment confirmed and fixes the token it grants. Idempotent: the conditional update
+   * lets only the first of several finalizers (request, reconciler) write.
    * The token is signed before the transaction, which must not wait on other queries.
    */
   async finalize(paymentId: string, receipt: TransactionReceipt): Promise<Payment> {
@@ -200,36 +192,28 @@ export class PaymentsService {
       this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
       return null;
     });
-    const now = new Date();
-    await this.db.prisma.$transaction([
-      this.db.prisma.payment.updateMany({
-        where: { id: paymentId, status: { not: 'confirmed' } },
-        data: {
-          status: 'confirmed',
-          txHash: receipt.transactionHash.toLowerCase(),
-          blockNumber: receipt.blockNumber,
-          confirmedAt: now,
-          tokenKid: token?.kid ?? null,
-          tokenIssuedAt: token?.issuedAt ?? null,
-          tokenExpiresAt: token?.expiresAt ?? null,
-        },
-      }),
-      this.db.prisma.gate.updateMany({ where: { id: payment.gateId, status: { not: 'paid' } }, data: { status: 'paid', paidAt: now } }),
-    ]);
+    await this.db.prisma.payment.updateMany({
+      where: { id: paymentId, status: { not: 'confirmed' } },
+      data: {
+        status: 'confirmed',
+        txHash: receipt.transactionHash.toLowerCase(),
+        blockNumber: receipt.blockNumber,
+        confirmedAt: new Date(),
+        tokenKid: token?.kid ?? null,
+        tokenIssuedAt: token?.issuedAt ?? null,
+        tokenExpiresAt: token?.expiresAt ?? null,
+      },
+    });
     return this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
   }
 
-  /** Forgets a settlement that never happened and makes the gate payable again. */
+  /** Forgets a settlement that never happened: the gate is payable again. */
   async release(paymentId: string): Promise<void> {
-    await this.db.prisma.$transaction(async (tx) => {
-      const payment = await tx.payment.findUnique({ where: { id: paymentId } });
-      if (!payment || payment.status === 'confirmed') return;
-      await tx.payment.delete({ where: { id: paymentId } });
-      await tx.gate.updateMany({ where: { id: payment.gateId, status: 'settling' }, data: { status: 'open' } });
-    });
+    await this.db.prisma.payment.deleteMany({ where: { id: paymentId, status: { not: 'confirmed' } } });
   }
 
-  private async paidView(payment: Payment): Promise<PaidView> {
+  /** `gateId`: the signed id the caller asked with (the payment holds the gate's ref). */
+  private async paidView(payment: Payment, gateId: string): Promise<PaidView> {
     if (!payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');
     }
@@ -239,7 +223,7 @@ export class PaymentsService {
       status: 'paid',
       access_token: token.token,
       expires_at: token.expiresAt.toISOString(),
-      gate_id: payment.gateId,
+      gate_id: gateId,
       url: payment.url,
       tx_hash: payment.txHash!,
       payer: payment.payer,
@@ -248,6 +232,12 @@ export class PaymentsService {
       network: this.chain.network.name,
     };
   }
+}
+
+/** A gate another proof has paid, or is paying, cannot take this one. */
+function assertPayable(payment: Payment | null): void {
+  if (payment?.status === 'confirmed') throw conflict('This gate is already paid with another proof');
+  if (payment) throw conflict('This gate is being settled with another payment');
 }
 
 function pending(gateId: string, txHash: string | null, detail = 'The settlement is not confirmed yet; it will be finished in the background. Ask again with the same proof.'): VerifyOutcome {

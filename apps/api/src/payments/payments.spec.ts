@@ -1,4 +1,4 @@
-import { signAccessToken, USDC_ABI } from '@crawlgate/core';
+import { signAccessToken, USDC_ABI, readGate, signGate } from '@crawlgate/core';
 import { testUsdcAbi, testUsdcBytecode } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
@@ -52,7 +52,7 @@ describe('paying a gate', () => {
       const receipt = await app.chain.publicClient.getTransactionReceipt({ hash: paid.body.tx_hash });
       expect(receipt.status).toBe('success');
 
-      expect((await checkToken(paid.body.access_token)).body).toEqual({ valid: true, gate_id: gate.id, url: '/article/paid', exp: expect.any(Number) });
+      expect((await checkToken(paid.body.access_token)).body).toEqual({ valid: true, gate_id: gate.ref, url: '/article/paid', exp: expect.any(Number) });
       expect((await checkToken(paid.body.access_token, '/article/paid?x=1')).body.valid).toBe(true);
       expect((await app.call('GET', `/v1/gates/${gate.id}`)).body).toMatchObject({ status: 'paid', tx_hash: paid.body.tx_hash, paid_at: expect.any(String) });
     });
@@ -200,11 +200,12 @@ describe('paying a gate', () => {
       expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_asset' } });
     });
 
-    it('rejects a transfer mined before the gate was created', async () => {
+    it('rejects a transfer mined before the gate was offered (beyond the chain clock’s allowed skew)', async () => {
       const hash = await send(payTo, 10_000n);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      const gate = await openGate(app, site, '/tx/too-early');
-      const response = await verify(gate.id, { tx_hash: hash });
+      // A gate offered a minute after the transfer, as the middleware mints it with the site's secret.
+      const now = Math.floor(Date.now() / 1000);
+      const later = signGate({ ...readGate((await openGate(app, site, '/tx/too-early')).id)!, iat: now + 60, exp: now + 900 }, site.secret);
+      const response = await verify(later, { tx_hash: hash });
       expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_predates_gate' } });
     });
 

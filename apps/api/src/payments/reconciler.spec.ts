@@ -59,10 +59,9 @@ describe('settlements that outlive their request', () => {
     const gate = await openGate(app, site, url);
     const signed = await signPayment(app, agent, gate, { validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds) });
     const auth = toSignedAuthorization(signed.payload as never);
-    await app.database.prisma.gate.update({ where: { id: gate.id }, data: { status: 'settling' } });
     await app.database.prisma.payment.create({
       data: {
-        gateId: gate.id,
+        gateId: gate.ref,
         siteId: site.siteId,
         publisherId: (await app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } })).publisherId,
         url,
@@ -96,7 +95,7 @@ describe('settlements that outlive their request', () => {
     const before = (await transfersTo(app, payTo)).length;
     expect(await reconcile(app)).toMatchObject({ released: 1 });
     expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
-    expect(await app.database.prisma.payment.count({ where: { gateId: gate.id } })).toBe(0);
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     expect((await transfersTo(app, payTo)).length).toBe(before);
   });
 
@@ -107,7 +106,7 @@ describe('settlements that outlive their request', () => {
     expect(response.status).toBe(503);
     expect(response.body.detail).toMatch(/unreachable/);
     expect((await offline.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
-    expect(await app.database.prisma.payment.count({ where: { gateId: gate.id } })).toBe(0);
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     await offline.app.close();
 
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });

@@ -1,9 +1,12 @@
 import { USDC_ABI, X402_REASONS } from '@crawlgate/core';
 import { parseEventLogs, type Hash, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import type { Gate } from '../generated/prisma/client';
+import type { Gate } from '../gates/gates.service';
 import { onChain } from './chain-errors';
 import { PaymentRejected, TRANSFER_REASONS } from './payment-rejected';
+
+/** The chain's clock and ours may disagree by a little: a block stamped this much before the gate still counts as after it. */
+const CHAIN_CLOCK_SKEW_SECONDS = 30n;
 
 export interface ProvenTransfer {
   receipt: TransactionReceipt;
@@ -15,7 +18,7 @@ export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kin
 /**
  * Proof by a USDC transfer the agent sent itself: the receipt succeeded and holds a Transfer of
  * exactly the price to pay_to from our USDC contract, with enough confirmations, mined after
- * the gate was created. Not yet mined or confirmed: pending, and the agent asks again.
+ * the gate was offered (its iat). Not yet mined or confirmed: pending, and the agent asks again.
  */
 export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash): Promise<TransferCheck> {
   const receipt = await onChain(() => chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
@@ -31,13 +34,13 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   if (usdc.length === 0) throw new PaymentRejected(TRANSFER_REASONS.noUsdcTransfer, `The transaction holds no transfer of the gate's asset ${chain.usdc}`);
   const toPayee = usdc.filter((log) => log.args.to.toLowerCase() === gate.payTo.toLowerCase());
   if (toPayee.length === 0) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`);
-  const exact = toPayee.find((log) => log.args.value === gate.priceMicros);
-  if (!exact) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The transfer to pay_to is not exactly the gate's ${gate.priceMicros} atomic units`);
+  const exact = toPayee.find((log) => log.args.value === gate.micros);
+  if (!exact) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The transfer to pay_to is not exactly the gate's ${gate.micros} atomic units`);
 
   const head = await onChain(() => chain.publicClient.getBlockNumber({ cacheTime: 0 }));
   if (head - receipt.blockNumber + 1n < BigInt(chain.confirmations)) return { kind: 'pending' };
   const block = await onChain(() => chain.publicClient.getBlock({ blockNumber: receipt.blockNumber }));
-  if (block.timestamp < BigInt(Math.floor(gate.createdAt.getTime() / 1000))) {
+  if (block.timestamp + CHAIN_CLOCK_SKEW_SECONDS < BigInt(gate.iat)) {
     throw new PaymentRejected(TRANSFER_REASONS.predatesGate, 'The transfer was mined before this gate was created; it cannot pay for it');
   }
   return { kind: 'proven', transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}` } };

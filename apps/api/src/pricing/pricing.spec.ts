@@ -173,7 +173,14 @@ describe('GET /v1/site (site token)', () => {
       caip2: 'eip155:31337',
       chain_id: 31337,
       asset: app.chain.usdc,
+      x402_network: 'local',
+      asset_name: 'USD Coin',
+      asset_version: '2',
       pay_to: null,
+      gate_ttl_seconds: app.config.gateTtlSeconds,
+      settlement_timeout_seconds: Math.ceil(app.chain.settlementTimeoutMs / 1000),
+      max_url_length: 2048,
+      api_base_url: app.baseUrl,
     });
     expect((await app.call('GET', '/v1/site')).status).toBe(401);
     expect((await app.call('GET', '/v1/site', { headers: publisher.auth })).status).toBe(401);

@@ -1,10 +1,14 @@
-import type { SiteOffer } from '@crawlgate/core';
-import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
+import { MAX_URL_LENGTH, type SiteOffer } from '@crawlgate/core';
+import { Controller, Get, Inject, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiProperty, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { SiteTokenGuard } from '../auth/guards';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
+import type { AppConfig } from '../config/config';
+import { CONFIG } from '../db/tokens';
+import { requestBaseUrl } from '../gates/request-base-url';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
 
@@ -18,23 +22,35 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ example: 'eip155:84532' }) caip2!: string;
   @ApiProperty() chain_id!: number;
   @ApiProperty() asset!: string;
+  @ApiProperty({ example: 'base-sepolia', description: 'The x402 v1 name of the network' }) x402_network!: string;
+  @ApiProperty({ example: 'USDC', description: 'The asset’s EIP-712 domain name' }) asset_name!: string;
+  @ApiProperty({ example: '2' }) asset_version!: string;
   @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' }) pay_to!: string | null;
+  @ApiProperty({ description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
+  @ApiProperty({ description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
+  @ApiProperty() max_url_length!: number;
+  @ApiProperty({ description: 'The API’s public base URL; every verify_url is under it' }) api_base_url!: string;
 }
 
-/** What a site's middleware publishes about itself (e.g. /.well-known/pay.json): its prices and how to pay. */
+/**
+ * A site's terms for its middleware: its prices, how to pay, and the gate settings, so the
+ * middleware prices requests and mints gates itself (no API call per 402) and copies no API default.
+ * Also what it publishes at /.well-known/pay.json.
+ */
 @ApiTags('gates')
 @Controller('site')
 export class SiteOfferController {
   constructor(
     private readonly pricing: PricingService,
     @Inject(CHAIN) private readonly chain: ChainContext,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get()
   @UseGuards(SiteTokenGuard)
   @ApiSecurity('site-token')
   @ApiResponse({ status: 200, type: SiteOfferView, description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.' })
-  async offer(@CurrentSite() site: SiteWithPayout): Promise<SiteOfferView> {
+  async offer(@CurrentSite() site: SiteWithPayout, @Req() request: FastifyRequest): Promise<SiteOfferView> {
     const pricing = await this.pricing.view(site);
     return {
       site_id: site.id,
@@ -46,7 +62,14 @@ export class SiteOfferController {
       caip2: this.chain.network.caip2,
       chain_id: this.chain.chainId,
       asset: this.chain.usdc,
+      x402_network: this.chain.network.x402Network,
+      asset_name: this.chain.usdcName,
+      asset_version: this.chain.usdcVersion,
       pay_to: site.publisher.payoutAddress,
+      gate_ttl_seconds: this.config.gateTtlSeconds,
+      settlement_timeout_seconds: Math.ceil(this.chain.settlementTimeoutMs / 1000),
+      max_url_length: MAX_URL_LENGTH,
+      api_base_url: requestBaseUrl(this.config, request),
     };
   }
 }

@@ -4,16 +4,25 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
+import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
 
-type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string };
+/** Express's app settings; absent in a plain Connect stack. */
+interface ExpressApp {
+  get(setting: string): unknown;
+}
 
-export function crawlgateExpress(options: CrawlgateOptions) {
+type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string; app?: ExpressApp };
+
+/** The middleware, and close(): stop the gate's background refresh and report its last counts. */
+export type CrawlgateExpressMiddleware = ((req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void) => void) & { close(): Promise<void> };
+
+export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(options);
-  return function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
+  const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
-    gate.handle({ method: req.method ?? 'GET', url, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress }).then((decision) => {
+    const routing = options.routing ?? expressRouting(req.app);
+    gate.handle({ method: req.method ?? 'GET', url, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress, routing }).then((decision) => {
       if (decision.kind === 'respond') {
         res.writeHead(decision.status, decision.headers).end(decision.body);
         return;
@@ -23,4 +32,11 @@ export function crawlgateExpress(options: CrawlgateOptions) {
       next();
     }, next);
   };
+  return Object.assign(middleware, { close: () => gate.close() });
+}
+
+/** Express routes case-insensitively and ignores a trailing slash unless told otherwise; Connect: unknown, so lenient. */
+function expressRouting(app: ExpressApp | undefined): RoutingOptions {
+  if (typeof app?.get !== 'function') return {};
+  return { caseSensitive: app.get('case sensitive routing') === true, strictTrailingSlash: app.get('strict routing') === true };
 }

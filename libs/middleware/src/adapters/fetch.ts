@@ -16,11 +16,19 @@ export type CrawlgateFetchResult =
   | { response: Response; headers?: undefined }
   | { response?: undefined; headers: Headers };
 
-export function crawlgateFetch(options: CrawlgateOptions): (request: Request, ip?: string) => Promise<CrawlgateFetchResult> {
+/** The gate, and close(): stop its background refresh and report its last counts. */
+export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<CrawlgateFetchResult>) & { close(): Promise<void> };
+
+/**
+ * Routers here are unknown to the gate, so it prices leniently unless `options.routing` says the
+ * router is case-sensitive and strict about trailing slashes (Hono's default; not `strict: false`).
+ */
+export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
-  return async (request, ip) => {
+  const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
     const decision = await gate.handle({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), ip });
     if (decision.kind === 'respond') return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
     return { headers: new Headers(decision.kind === 'pass-after-payment' ? decision.headers : {}) };
   };
+  return Object.assign(handle, { close: () => gate.close() });
 }

@@ -26,6 +26,7 @@ import {
   type CanActivate,
   type DynamicModule,
   type ExecutionContext,
+  type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { requestPath } from '@crawlgate/core';
@@ -82,7 +83,14 @@ export class CrawlgatePayJsonController {
 }
 
 @Module({})
-export class CrawlgateModule {
+export class CrawlgateModule implements OnApplicationShutdown {
+  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+
+  /** Stops the background refresh and reports the last gate counts (needs app.enableShutdownHooks() for signals). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.gate.close();
+  }
+
   static forRoot(options: CrawlgateOptions): DynamicModule {
     return {
       module: CrawlgateModule,

@@ -3,8 +3,6 @@
  * that the real API only reaches through timing or faults (pending settlements, 5xx, timeouts).
  */
 
-import { encodeBase64Json } from '@crawlgate/core';
-
 export interface FakeAnswer {
   status: number;
   body?: unknown;
@@ -12,20 +10,19 @@ export interface FakeAnswer {
 }
 
 export interface FakeApiOptions {
-  /** Price of every path except those starting with /free; default "0.01". */
-  price?: string;
-  /** Gate lifetime; default 15 minutes. */
-  gateTtlMs?: number;
-  /** Answers to verify calls, in order; default a paid answer. */
+  /** Answers to verify calls; default a paid answer for `paidUrl`. */
   verify?: (gateId: string, payment: unknown) => FakeAnswer;
 }
 
 export const FAKE_API_URL = 'https://api.test';
 export const FAKE_SITE_ID = '11111111-1111-4111-8111-111111111111';
+export const FAKE_ASSET = '0x0000000000000000000000000000000000000001';
+export const FAKE_PAY_TO = '0x0000000000000000000000000000000000000002';
 
 export function fakeApi(options: FakeApiOptions = {}) {
   const calls: string[] = [];
-  let gates = 0;
+  const reports: unknown[] = [];
+  let site = siteOffer();
   let answer: ((call: string, body: any) => FakeAnswer | undefined | Promise<FakeAnswer | undefined>) | undefined;
 
   const fetch = (async (input: string | URL | Request, init: RequestInit = {}) => {
@@ -38,40 +35,24 @@ export function fakeApi(options: FakeApiOptions = {}) {
   }) as typeof globalThis.fetch;
 
   function route(call: string, body: any): FakeAnswer {
-    if (call === 'GET /v1/site') return { status: 200, body: siteOffer() };
-    if (call === 'POST /v1/gates') {
-      if (String(body.url).startsWith('/free')) return { status: 200, body: { status: 'free', price_usd: '0', url: body.url } };
-      gates++;
-      return { status: 402, body: gateOffer(`gate-${gates}`, body.url), headers: { 'payment-required': encodeBase64Json({ x402Version: 2, gate: gates }) } };
+    if (call === 'GET /v1/site') return { status: 200, body: site };
+    if (call === 'POST /v1/site/gate-counts') {
+      reports.push(body);
+      return { status: 204 };
     }
     const verify = /^POST \/v1\/gates\/([^/]+)\/verify$/.exec(call);
-    if (verify) return options.verify?.(verify[1], body.payment) ?? paid(verify[1]);
+    if (verify) return options.verify?.(decodeURIComponent(verify[1]), body.payment) ?? { status: 500 };
     return { status: 404, body: { detail: 'Not found' } };
-  }
-
-  function gateOffer(id: string, url: string) {
-    return {
-      id,
-      site_id: FAKE_SITE_ID,
-      url,
-      status: 'open',
-      price_usd: options.price ?? '0.01',
-      amount: '10000',
-      asset: '0x0000000000000000000000000000000000000001',
-      network: 'local',
-      chain_id: 31337,
-      pay_to: '0x0000000000000000000000000000000000000002',
-      expires_at: new Date(Date.now() + (options.gateTtlMs ?? 15 * 60_000)).toISOString(),
-      verify_url: `${FAKE_API_URL}/v1/gates/${id}/verify`,
-      x402Version: 1,
-      error: 'Payment required',
-      accepts: [],
-    };
   }
 
   return {
     fetch,
     calls,
+    reports,
+    /** Replaces what GET /v1/site answers from now on. */
+    setSite(changes: Partial<ReturnType<typeof siteOffer>>) {
+      site = { ...site, ...changes, pricing_version: site.pricing_version + 1 };
+    },
     /** Overrides every answer while set (return undefined to fall through to the normal routes). */
     answerWith(fn: typeof answer) {
       answer = fn;
@@ -90,10 +71,10 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | null | undefine
   });
 }
 
-export function paid(gateId: string, accessToken = 'token-of-' + gateId): FakeAnswer {
+export function paid(gateId: string, accessToken: string, url = '/'): FakeAnswer {
   return {
     status: 200,
-    body: { status: 'paid', access_token: accessToken, expires_at: new Date().toISOString(), gate_id: gateId, url: '/', tx_hash: '0xabc', payer: '0xpayer', amount: '10000', price_usd: '0.01', network: 'local' },
+    body: { status: 'paid', access_token: accessToken, expires_at: new Date().toISOString(), gate_id: gateId, url, tx_hash: '0xabc', payer: '0xpayer', amount: '10000', price_usd: '0.01', network: 'local' },
   };
 }
 
@@ -107,7 +88,14 @@ function siteOffer() {
     network: 'local',
     caip2: 'eip155:31337',
     chain_id: 31337,
-    asset: '0x0000000000000000000000000000000000000001',
-    pay_to: '0x0000000000000000000000000000000000000002',
+    asset: FAKE_ASSET,
+    x402_network: 'local',
+    asset_name: 'USD Coin',
+    asset_version: '2',
+    pay_to: FAKE_PAY_TO as string | null,
+    gate_ttl_seconds: 900,
+    settlement_timeout_seconds: 30,
+    max_url_length: 2048,
+    api_base_url: FAKE_API_URL,
   };
 }

@@ -5,7 +5,7 @@
 
 import { encodeBase64Json } from '@crawlgate/core';
 import { createServer, type AddressInfo } from 'node:net';
-import { pricedSite, type TestSite } from '../../../../apps/api/test/fixtures';
+import { pricedSite, type TestPublisher, type TestSite } from '../../../../apps/api/test/fixtures';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../../../apps/api/test/test-app';
 import { fundUsdc, newWallet, signPayment, type GateOfferBody } from '../../../../apps/api/test/test-agent';
 import type { CrawlgateOptions } from '../../src/crawlgate';
@@ -29,6 +29,7 @@ export async function deadApiUrl(): Promise<string> {
 export interface GatedSite {
   app: TestApp;
   site: TestSite;
+  publisher: TestPublisher;
   payTo: `0x${string}`;
   agent: ReturnType<typeof newWallet>;
   /** Gate options for this site; the logger keeps warnings in `warnings`. */
@@ -38,7 +39,10 @@ export interface GatedSite {
   payThroughApi(offer: GateOfferBody & { verify_url: string }): Promise<string>;
   /** The X-PAYMENT header value an x402 v1 client would send for this offer. */
   xPayment(offer: GateOfferBody, wallet?: ReturnType<typeof newWallet>): Promise<string>;
+  /** Gates offered to this site so far (the daily counts the API keeps). */
   gateCount(): Promise<number>;
+  /** Replaces the site's pricing (PUT /v1/sites/{id}/pricing). */
+  setPricing(pricing: { default_price_usd: string; rules: { path: string; price_usd: string }[] }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,7 +56,7 @@ export interface GatedSiteOptions {
 export async function startGatedSite({ app: appOptions = { isolateChain: true }, fundAgent = (app, address) => fundUsdc(app, address, '1') }: GatedSiteOptions = {}): Promise<GatedSite> {
   const app = await startTestApp(appOptions);
   const payTo = newWallet().address;
-  const { site } = await pricedSite(app, payTo);
+  const { site, publisher } = await pricedSite(app, payTo);
   const agent = newWallet();
   await fundAgent(app, agent.address);
   const warnings: string[] = [];
@@ -60,6 +64,7 @@ export async function startGatedSite({ app: appOptions = { isolateChain: true },
   return {
     app,
     site,
+    publisher,
     payTo,
     agent,
     warnings,
@@ -84,7 +89,14 @@ export async function startGatedSite({ app: appOptions = { isolateChain: true },
     async xPayment(offer, wallet = agent) {
       return encodeBase64Json(await signPayment(app, wallet, offer));
     },
-    gateCount: () => app.database.prisma.gate.count({ where: { siteId: site.siteId } }),
+    async setPricing(pricing) {
+      const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: pricing, headers: publisher.auth });
+      if (response.status !== 200) throw new Error(`pricing failed: ${response.status} ${JSON.stringify(response.body)}`);
+    },
+    async gateCount() {
+      const rows = await app.database.prisma.siteDailyCount.findMany({ where: { siteId: site.siteId } });
+      return rows.reduce((sum, row) => sum + row.gatesCreated, 0);
+    },
     close: () => app.close(),
   };
 }

@@ -3,7 +3,7 @@
  * /articles/:id (the content) and /robots.txt. Real servers on loopback, port chosen by the OS.
  */
 
-import { Controller, Get, Module, Param } from '@nestjs/common';
+import { Controller, Get, Module, Param, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { serve } from '@hono/node-server';
@@ -89,14 +89,19 @@ export const FRAMEWORKS: Framework[] = [
       @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })
       class SiteModule {}
 
-      const app = await NestFactory.create(SiteModule, new FastifyAdapter(), { logger: false });
-      await app.listen(0, '127.0.0.1');
-      return { url: `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`, close: () => app.close() };
+      return listenNest(await NestFactory.create(SiteModule, new FastifyAdapter(), { logger: false }));
     },
   },
 ];
 
-async function listening(server: Server): Promise<SiteServer> {
+/** A Nest app listening on loopback, as a SiteServer. */
+export async function listenNest(app: INestApplication): Promise<SiteServer> {
+  await app.listen(0, '127.0.0.1');
+  return { url: `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`, close: () => app.close() };
+}
+
+/** A Node server once it listens, as a SiteServer. */
+export async function listening(server: Server): Promise<SiteServer> {
   if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -1,0 +1,122 @@
+/*
+ * Price what is served. Rules match core's requestPath() spelling exactly, but routers are more
+ * lenient: Express by default serves /PREMIUM/a and /premium/a/ from the /premium/:id route,
+ * static file servers decode %2F into a new segment, Fastify can cut the path at ";", and few routers
+ * resolve dot segments the way requestPath() does. So a request is charged the highest price of
+ * every spelling its router may treat as the same route:
+ *
+ *   - the path, and the path cut at the first ";" (Fastify's useSemicolonDelimiter, matrix params);
+ *   - with %2F and %5C read as "/" (express.static, @fastify/static);
+ *   - each priced twice: as written, and as the router keys it, against rules keyed the same way
+ *     (lower-cased unless the router is known to be case-sensitive, a trailing slash dropped unless
+ *     it is known to be strict), so /PREMIUM/a/ pays /premium/*'s price and /free/x/ is still free
+ *     to a lenient router;
+ *   - a target with a dot segment ("/a/../b", "/a/.", "%2e%2e") is priced at the site's highest
+ *     price: no client sends one (every HTTP client resolves them), and routers disagree on them.
+ *
+ * A path is always free only if every spelling of it is.
+ */
+
+import { compilePriceTable, requestPath, type PriceRule, type PriceTable } from '@crawlgate/core';
+import { isAlwaysFreePath } from './bots';
+
+/** What the adapter knows of its router. Unknown (undefined) is read as lenient: the conservative choice. */
+export interface RoutingOptions {
+  /** true: /PREMIUM/a is not /premium/a to the router. */
+  caseSensitive?: boolean;
+  /** true: /premium/a/ is not /premium/a to the router. */
+  strictTrailingSlash?: boolean;
+}
+
+export interface SitePrices {
+  readonly exact: PriceTable;
+  /** The highest price of the site: a rule's or the default. */
+  readonly highest: bigint;
+  /** The rules keyed as a router with these options keys paths (built on first use). */
+  keyed(routing: RoutingOptions): PriceTable;
+}
+
+export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bigint): SitePrices {
+  const exact = compilePriceTable(rules, defaultMicros);
+  const keyedTables = new Map<string, PriceTable>();
+  return {
+    exact,
+    highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
+    keyed(routing) {
+      const name = `${routing.caseSensitive === true}${routing.strictTrailingSlash === true}`;
+      let table = keyedTables.get(name);
+      if (!table) {
+        table = compilePriceTable(
+          rules.map((rule) => ({ pattern: routeKey(rule.pattern, routing), micros: rule.micros })),
+          defaultMicros,
+        );
+        keyedTables.set(name, table);
+      }
+      return table;
+    },
+  };
+}
+
+/** A path (or a rule's pattern) as the router keys it: lower-cased unless case-sensitive, no trailing slash unless strict. */
+function routeKey(path: string, routing: RoutingOptions): string {
+  const cased = routing.caseSensitive ? path : path.toLowerCase();
+  return routing.strictTrailingSlash || cased.length <= 1 || !cased.endsWith('/') ? cased : cased.slice(0, -1);
+}
+
+const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\]|$)/;
+const ESCAPED_SEPARATOR = /%(?:2f|5c)/gi;
+const ESCAPED_DOT = /%2e/gi;
+
+/** A request target read every way a router may read it. */
+export interface Route {
+  /** core's requestPath(): the path a gate and a token bind to. */
+  path: string;
+  /** path, and the spellings a lenient router may take for the same route. */
+  spellings: readonly string[];
+  /** The target has a dot segment: priced at the site's highest price, never free. */
+  odd: boolean;
+}
+
+/** Reads a request target (path and query, or an absolute URL). */
+export function readRoute(target: string): Route {
+  const path = requestPath(target);
+  const raw = rawPath(target);
+  const separated = raw.replace(ESCAPED_SEPARATOR, '/');
+  const odd = DOT_SEGMENT.test(separated.replace(ESCAPED_DOT, '.'));
+  const spellings = new Set([path]);
+  const semicolon = raw.indexOf(';');
+  if (semicolon >= 0) spellings.add(requestPath(raw.slice(0, semicolon) || '/'));
+  if (separated !== raw) spellings.add(requestPath(separated));
+  return { path, spellings: [...spellings], odd };
+}
+
+/** Never charged: every spelling is an always-free path (robots.txt, /.well-known/, ...). */
+export function isAlwaysFreeRoute(route: Route): boolean {
+  return !route.odd && route.spellings.every(isAlwaysFreePath);
+}
+
+/** The price of serving the route: the highest of its spellings', as written and as the router keys them; 0n is free. */
+export function priceRoute(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
+  if (route.odd) return prices.highest;
+  const lenient = !routing.caseSensitive || !routing.strictTrailingSlash;
+  const keyed = lenient ? prices.keyed(routing) : undefined;
+  let micros = 0n;
+  for (const spelling of route.spellings) {
+    micros = max(micros, prices.exact.resolve(spelling).micros);
+    if (keyed) micros = max(micros, keyed.resolve(routeKey(spelling, routing)).micros);
+  }
+  return micros;
+}
+
+/** The path as the request wrote it: no query or fragment, no scheme or host. */
+export function rawPath(target: string): string {
+  let path = target;
+  if (!target.startsWith('/')) {
+    const afterScheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+    path = afterScheme ? target.slice(afterScheme[0].length) : '/' + target;
+  }
+  const end = path.search(/[?#]/);
+  return end < 0 ? path : path.slice(0, end);
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -1,0 +1,75 @@
+/*
+ * The site's pricing and payment terms (GET /v1/site), loaded at start-up and refreshed in the
+ * background, so the gate prices and mints gates with no API call per request. A failed refresh
+ * keeps the last terms that loaded (a pricing change waits, money does not); until the first load
+ * succeeds there are none, and the gate's failMode decides.
+ */
+
+import { parsePriceUsd, type PriceRule, type SiteOffer } from '@crawlgate/core';
+import type { ApiClient } from './api-client';
+import { compileSitePrices, type SitePrices } from './route-pricing';
+
+export interface SiteTerms {
+  offer: SiteOffer;
+  prices: SitePrices;
+}
+
+export interface SiteTermsSource {
+  /** The terms last loaded; undefined until the first load succeeds. */
+  current(): SiteTerms | undefined;
+  /** Resolves once the first load has succeeded or failed (the gate waits for it once, at start-up). */
+  ready(): Promise<void>;
+  close(): void;
+}
+
+export interface SiteTermsOptions {
+  api: ApiClient;
+  /** How often to refresh; at most 30 s, so a pricing change is in effect within 30 s. */
+  refreshMs: number;
+  onError(message: string): void;
+}
+
+export function loadSiteTerms({ api, refreshMs, onError }: SiteTermsOptions): SiteTermsSource {
+  let terms: SiteTerms | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+
+  async function load(): Promise<void> {
+    try {
+      const offer = await api.site();
+      if (!terms || offer.pricing_version !== terms.offer.pricing_version || offer.pay_to !== terms.offer.pay_to || offer.api_base_url !== terms.offer.api_base_url) {
+        terms = { offer, prices: compileSitePrices(rulesOf(offer), micros(offer.default_price_usd)) };
+      } else {
+        terms = { ...terms, offer };
+      }
+    } catch (error) {
+      onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
+    } finally {
+      if (!closed) {
+        timer = setTimeout(() => void load(), refreshMs);
+        // A gate must never keep a process alive on its own.
+        (timer as { unref?: () => void }).unref?.();
+      }
+    }
+  }
+
+  const first = load();
+  return {
+    current: () => terms,
+    ready: () => first,
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+function rulesOf(offer: SiteOffer): PriceRule[] {
+  return offer.rules.map((rule) => ({ pattern: rule.path, micros: micros(rule.price_usd) }));
+}
+
+function micros(price: string): bigint {
+  const parsed = parsePriceUsd(price);
+  if (!parsed.ok) throw new Error(`GET /v1/site: unreadable price ${JSON.stringify(price).slice(0, 40)}`);
+  return parsed.micros;
+}

@@ -12,5 +12,6 @@ describe('USDC_ABI', () => {
     expect(named('balanceOf')).toHaveLength(1);
     expect(named('Transfer').map((entry) => entry.type)).toEqual(['event']);
     expect(named('AuthorizationUsed').map((entry) => entry.type)).toEqual(['event']);
+    expect(named('AuthorizationCanceled').map((entry) => entry.type)).toEqual(['event']);
   });
 });

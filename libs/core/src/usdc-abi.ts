@@ -79,4 +79,12 @@ export const USDC_ABI = [
       { name: 'nonce', type: 'bytes32', indexed: true },
     ],
   },
+  {
+    type: 'event',
+    name: 'AuthorizationCanceled',
+    inputs: [
+      { name: 'authorizer', type: 'address', indexed: true },
+      { name: 'nonce', type: 'bytes32', indexed: true },
+    ],
+  },
 ] as const;

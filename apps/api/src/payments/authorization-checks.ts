@@ -100,7 +100,29 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
   }
 }
 
+/** How far back to look for the events of an authorization. */
+export const LOG_LOOKBACK_BLOCKS = 10_000n;
+
 /** The token's own record: true once (from, nonce) was used by any transaction, ours or not, or canceled. */
 export function isAuthorizationUsed(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<boolean> {
   return chain.publicClient.readContract({ address: chain.usdc, abi: USDC_ABI, functionName: 'authorizationState', args: [from, nonce] });
+}
+
+/**
+ * What became of an authorization: still 'unused', 'used' by a transfer (ours or a copy: the payer
+ * paid), or 'canceled' by its authorizer (cancelAuthorization: nothing was charged, ever). The
+ * token's state says used-or-canceled alike; its AuthorizationCanceled event tells them apart.
+ */
+export async function authorizationOutcome(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<'unused' | 'used' | 'canceled'> {
+  if (!(await isAuthorizationUsed(chain, from, nonce))) return 'unused';
+  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  const canceled = await chain.publicClient.getContractEvents({
+    address: chain.usdc,
+    abi: USDC_ABI,
+    eventName: 'AuthorizationCanceled',
+    args: { authorizer: from, nonce },
+    fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
+    toBlock: head,
+  });
+  return canceled.length > 0 ? 'canceled' : 'used';
 }

@@ -1,5 +1,5 @@
 import { USDC_ABI } from '@crawlgate/core';
-import { devTestClient } from '@crawlgate/devchain';
+import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
@@ -69,4 +69,63 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
   });
+
+  it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/front-run/canceled');
+    const payment = await signPayment(app, agent, gate);
+    const chain = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await pendingCount();
+
+    await chain.setAutomine(false);
+    const answer = app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    for (const started = Date.now(); (await pendingCount()) === sentBefore; await sleep(20)) {
+      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlement');
+    }
+    // The payer itself cancels the authorization, with a higher tip than our relayer's transaction.
+    await fundEth(app, agent.address);
+    const nonce = payment.payload.authorization.nonce as `0x${string}`;
+    const cancelSignature = await signCancelAuthorization(agent, usdcDomain(app.chain.chainId, app.chain.usdc), agent.address, nonce);
+    await createWalletClient({ account: agent, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) }).writeContract({
+      address: app.chain.usdc,
+      abi: CANCEL_ABI,
+      functionName: 'cancelAuthorization',
+      args: [agent.address, nonce, cancelSignature],
+      gas: 200_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 50_000_000_000n,
+    });
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+
+    const result = await answer;
+    expect({ status: result.status, reason: result.body.reason }).toEqual({ status: 402, reason: 'invalid_exact_evm_nonce_already_used' });
+    expect(result.body.detail).toMatch(/canceled/);
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n);
+    expect(await app.database.prisma.payment.count({ where: { nonce } })).toBe(0);
+
+    // Payable again: another agent pays the same gate.
+    const other = newWallet();
+    await fundUsdc(app, other.address, '1');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, other, gate) } });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+  });
 });
+
+/** cancelAuthorization(address,bytes32,bytes): on our test USDC as on Circle's FiatTokenV2_2. */
+const CANCEL_ABI = [
+  {
+    type: 'function',
+    name: 'cancelAuthorization',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'authorizer', type: 'address' },
+      { name: 'nonce', type: 'bytes32' },
+      { name: 'signature', type: 'bytes' },
+    ],
+    outputs: [],
+  },
+] as const;

@@ -1,6 +1,6 @@
 import { revert, snapshot } from '@crawlgate/devchain';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { createSite, openGate, pricedSite, registerPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
@@ -110,4 +110,25 @@ describe('overlapping settlements from one relayer', () => {
     expect(paid.status).toBe(200);
     expect(await transfersOf(paid.body.tx_hash)).toHaveLength(1);
   }, 15_000);
+
+  it('broadcasts only what the payer’s balance, less what it already has in flight, can cover: no gas for doomed settlements', async () => {
+    const publisher = await registerPublisher(app);
+    await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+    const dear = await createSite(app, publisher);
+    await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, { body: { default_price_usd: '0.5' }, headers: publisher.auth });
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const gates = await Promise.all(Array.from({ length: 5 }, (_, i) => openGate(app, dear, `/dear/${i}`)));
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
+    const relayer = app.chain.relayer.account.address;
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+
+    const answers = await Promise.all(gates.map((gate, i) => verify(gate.id, payments[i])));
+
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402]);
+    for (const refused of answers.filter((a) => a.status === 402)) expect(refused.body.reason).toBe('insufficient_funds');
+    expect((await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore).toBe(1);
+    expect(await usdcBalance(app, agent.address)).toBe(0n);
+    expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
+  });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { formatMicrosUsd, parsePaymentPayload } from '@crawlgate/core';
-import type { Hash, TransactionReceipt } from 'viem';
+import { formatMicrosUsd, parsePaymentPayload, USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import type { Hash, Hex, TransactionReceipt } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -11,8 +11,8 @@ import { GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service'
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
-import { checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
-import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable } from './chain-errors';
+import { authorizationOutcome, checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
+import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain } from './chain-errors';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { sendSettlement, waitForReceipt } from './settlement';
@@ -72,6 +72,15 @@ export class PaymentsService {
       authorization: serializeAuthorization(auth),
     });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
+    // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is released.
+    const covered = await this.balanceCovers(claim.payment, auth).catch(async (error: unknown) => {
+      await this.release(claim.payment.id);
+      throw error;
+    });
+    if (!covered) {
+      await this.release(claim.payment.id);
+      throw new PaymentRejected(X402_REASONS.insufficient_funds, 'The payer’s USDC, less what its other payments in flight will take, does not cover this one; nothing was charged');
+    }
 
     let hash: Hash;
     try {
@@ -115,9 +124,12 @@ export class PaymentsService {
     if (!receipt) return pending(gateId, hash);
     if (receipt.status !== 'success') {
       // Ours reverted, but the authorization may have been used by another transaction (a copy of
-      // it sent ahead of ours): then the agent did pay. The reconciler finds that transaction.
-      if (await isAuthorizationUsed(this.chain, auth.from, auth.nonce)) return pending(gateId, hash);
+      // it sent ahead of ours): then the agent did pay, and the reconciler finds that transaction.
+      // Canceled by the payer instead: nothing was charged, and the gate is payable again.
+      const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
+      if (outcome === 'used') return pending(gateId, hash);
       await this.release(paymentId);
+      if (outcome === 'canceled') throw new PaymentRejected(X402_REASONS.invalid_exact_evm_nonce_already_used, 'The payer canceled this authorization before it settled; nothing was charged');
       throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
     }
     return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt), gateId) };
@@ -158,6 +170,31 @@ export class PaymentsService {
     if (winner) return { kind: 'taken', payment: winner };
     assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
     throw conflict('The gate changed while this payment was checked; try again');
+  }
+
+  /**
+   * True when the payer's balance covers this claim and every claim of the same payer made before
+   * it that has not yet moved money: the relayer never pays gas for a settlement bound to revert
+   * (five concurrent payments of a payer holding enough for one broadcast one). A claim ahead
+   * whose authorization is used already took its money from the balance, so it is not counted twice.
+   */
+  private async balanceCovers(claim: Payment, auth: SignedAuthorization): Promise<boolean> {
+    const ahead = await this.db.prisma.payment.findMany({
+      where: {
+        payer: claim.payer,
+        chainId: claim.chainId,
+        asset: claim.asset,
+        method: 'authorization',
+        status: { in: ['submitting', 'submitted'] },
+        OR: [{ createdAt: { lt: claim.createdAt } }, { createdAt: claim.createdAt, id: { lt: claim.id } }],
+      },
+      select: { amount: true, nonce: true },
+    });
+    const [balance, unsettled] = await Promise.all([
+      onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [auth.from] })),
+      Promise.all(ahead.map(async (row) => ((await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount))),
+    ]);
+    return balance >= unsettled.reduce((sum, amount) => sum + amount, claim.amount);
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */

@@ -6,12 +6,12 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
-import { isAuthorizationUsed } from './authorization-checks';
+import { authorizationOutcome, LOG_LOOKBACK_BLOCKS } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 
-/** How far back to look for the AuthorizationUsed event of a settlement whose hash was lost. */
-const LOG_LOOKBACK_BLOCKS = 10_000n;
+/** Open payments looked at per pass; the least recently checked first, so none waits behind stuck ones. */
+const BATCH = 100;
 /** Session advisory lock held by the one instance reconciling at a time (Prisma Migrate's id + 1). */
 const RECONCILER_LOCK = 72707370;
 
@@ -57,11 +57,14 @@ export class ReconcilerService {
     const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: false };
     // A row without a hash may belong to a request that is broadcasting right now: give it time.
     const claimedBefore = new Date(Date.now() - Math.max(2_000, this.chain.settlementTimeoutMs));
+    // Round robin: the rows least recently checked come first, and are stamped now, so every open
+    // payment is reached within ceil(open / BATCH) passes however many others stay open.
     const open = await this.db.prisma.payment.findMany({
       where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
-      orderBy: { createdAt: 'asc' },
-      take: 100,
+      orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],
+      take: BATCH,
     });
+    await this.db.prisma.payment.updateMany({ where: { id: { in: open.map((payment) => payment.id) } }, data: { checkedAt: new Date() } });
     for (const payment of open) {
       try {
         report[await this.reconcile(payment)] += 1;
@@ -86,7 +89,13 @@ export class ReconcilerService {
     }
     if (!payment.authorization || !payment.nonce) return 'waiting';
     const auth = deserializeAuthorization(payment.authorization);
-    if (await isAuthorizationUsed(this.chain, auth.from, auth.nonce)) {
+    const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
+    if (outcome === 'canceled') {
+      await this.payments.release(payment.id);
+      this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);
+      return 'released';
+    }
+    if (outcome === 'used') {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
       await this.payments.finalize(payment.id, receipt);

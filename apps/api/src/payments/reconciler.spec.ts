@@ -112,4 +112,36 @@ describe('settlements that outlive their request', () => {
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
     expect(paid.status).toBe(200);
   });
+
+  it('reaches every open payment within a bounded number of passes, however many others stay open', async () => {
+    const publisherId = (await app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } })).publisherId;
+    // 150 older claims it can never finish (their authorization is unreadable), ahead of an honest one.
+    await app.database.prisma.payment.createMany({
+      data: Array.from({ length: 150 }, (_, i) => ({
+        gateId: crypto.randomUUID(),
+        siteId: site.siteId,
+        publisherId,
+        url: `/reconcile/stuck/${i}`,
+        method: 'authorization' as const,
+        status: 'submitting' as const,
+        chainId: app.chain.chainId,
+        asset: app.chain.usdc,
+        payer: newWallet().address.toLowerCase(),
+        payTo: payTo.toLowerCase(),
+        amount: 10_000n,
+        nonce: `0x${crypto.randomUUID().replace(/-/g, '').padEnd(64, '0')}`,
+        authorization: { from: 'not an address' },
+        createdAt: new Date(Date.now() - 3_600_000),
+      })),
+    });
+    const { gate, signed } = await claimedButNeverSent('/reconcile/behind-stuck');
+    let resubmitted = false;
+    for (let pass = 0; pass < 3 && !resubmitted; pass++) resubmitted = (await reconcile(app)).resubmitted > 0;
+    expect(resubmitted).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let pass = 0; pass < 3; pass++) await reconcile(app);
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    await app.database.prisma.payment.deleteMany({ where: { url: { startsWith: '/reconcile/stuck/' } } });
+  });
 });

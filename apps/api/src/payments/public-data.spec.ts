@@ -1,0 +1,67 @@
+import { USDC_ABI } from '@crawlgate/core';
+import { decodeFunctionData, type Hash } from 'viem';
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+/*
+ * Nobody but the payer may obtain its access token from public data: the wallet-addressed views
+ * (anyone can send X-Wallet-Address), the chain's calldata and logs. A token needs the gate's id,
+ * a signed offer only its visitor was shown; public views name the gate by its ref alone.
+ */
+describe('a payer’s token from public data', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const victim = newWallet();
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, victim.address, '1');
+  });
+  afterAll(() => app.close());
+
+  it('cannot be had with the history’s gate and hash, nor with the authorization read back from calldata', async () => {
+    const gate = await openGate(app, site, '/public/report');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, victim, gate) } });
+    expect(paid.status).toBe(200);
+
+    // What a stranger sees by the victim's public address.
+    const history = await app.call('GET', '/v1/agents/me/payments', { headers: { 'x-wallet-address': victim.address } });
+    const [item] = history.body.items;
+    expect(item).toMatchObject({ gate_id: gate.ref, tx_hash: paid.body.tx_hash });
+    expect(JSON.stringify(history.body)).not.toContain(gate.id);
+
+    // The settled authorization, rebuilt from the transaction's calldata.
+    const transaction = await app.chain.publicClient.getTransaction({ hash: item.tx_hash as Hash });
+    const { args } = decodeFunctionData({ abi: USDC_ABI, data: transaction.input });
+    const [from, to, value, validAfter, validBefore, nonce, ...signatureParts] = args as readonly unknown[];
+    const signature =
+      signatureParts.length === 1
+        ? (signatureParts[0] as `0x${string}`)
+        : (`0x${(signatureParts[1] as string).slice(2)}${(signatureParts[2] as string).slice(2)}${Number(signatureParts[0]).toString(16).padStart(2, '0')}` as const);
+    const replayed = {
+      x402Version: 1,
+      scheme: 'exact',
+      network: 'local',
+      payload: { signature, authorization: { from, to, value: String(value), validAfter: String(validAfter), validBefore: String(validBefore), nonce } },
+    };
+
+    // At the gate the history names: not a gate at all.
+    for (const body of [{ tx_hash: item.tx_hash }, { payment: replayed }]) {
+      const answer = await app.call('POST', `/v1/gates/${item.gate_id}/verify`, { body });
+      expect({ status: answer.status, token: answer.body.access_token }).toEqual({ status: 404, token: undefined });
+    }
+    // At a fresh gate of the same path, as the site offers any visitor: the proof paid another gate.
+    const fresh = await openGate(app, site, '/public/report');
+    for (const body of [{ tx_hash: item.tx_hash }, { payment: replayed }]) {
+      const answer = await app.call('POST', `/v1/gates/${fresh.id}/verify`, { body });
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.body.access_token).toBeUndefined();
+    }
+    // The payer, with its gate, still gets its token back.
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: replayed } });
+    expect(again.body.access_token).toBe(paid.body.access_token);
+  });
+});

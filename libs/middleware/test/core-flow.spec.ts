@@ -117,3 +117,23 @@ it('makes no API call for a request with a valid token', async () => {
   // Only the start-up load of the site's terms.
   expect(apiCalls).toEqual(['GET /v1/site']);
 });
+
+it('leaves the site’s conversion right after a crawl through the middleware: paid gates ÷ gates offered', async () => {
+  const { handle, crawlgate } = gate();
+  const stats = async () => (await site.app.call('GET', `/v1/sites/${site.site.siteId}/stats`, { headers: site.publisher.auth })).body;
+  const before = await stats();
+  // A crawler is offered four pages and pays for one of them.
+  const offers = [];
+  for (const page of ['a', 'b', 'c', 'd']) offers.push(response(await handle(`/articles/crawl-${page}`)));
+  paidHeaders(await handle('/articles/crawl-a', { 'x-payment': await site.xPayment(offers[0].json) }));
+  await crawlgate.close();
+
+  const after = await stats();
+  const created = before.gates_created + 4;
+  const paidGates = before.paid_gates + 1;
+  expect({ gates_created: after.gates_created, paid_gates: after.paid_gates, conversion: after.conversion }).toEqual({
+    gates_created: created,
+    paid_gates: paidGates,
+    conversion: (paidGates / created).toFixed(4),
+  });
+});

@@ -1,0 +1,77 @@
+import { compileSitePrices, isAlwaysFreeRoute, priceRoute, readRoute, type RoutingOptions } from './route-pricing';
+
+const prices = compileSitePrices(
+  [
+    { pattern: '/premium/*', micros: 500_000n },
+    { pattern: '/free/*', micros: 0n },
+    { pattern: '/blog/', micros: 20_000n },
+    { pattern: '/static/premium/*', micros: 500_000n },
+  ],
+  10_000n,
+);
+const LENIENT: RoutingOptions = {};
+const STRICT: RoutingOptions = { caseSensitive: true, strictTrailingSlash: true };
+const price = (target: string, routing: RoutingOptions = LENIENT) => priceRoute(prices, readRoute(target), routing);
+
+describe('readRoute', () => {
+  it('reads the path as requestPath does, and the spellings a lenient router may take for it', () => {
+    expect(readRoute('/premium/a?x=1')).toEqual({ path: '/premium/a', spellings: ['/premium/a'], odd: false });
+    expect(readRoute('https://example.com/premium/a;v=1').spellings).toEqual(['/premium/a;v=1', '/premium/a']);
+    expect(readRoute('/static/premium%2fa').spellings).toEqual(['/static/premium%2Fa', '/static/premium/a']);
+  });
+
+  it.each(['/premium/a/.', '/premium/a/x/..', '/free/../premium/a', '/static/free/..%2fpremium/a', '/static/free/%2e%2e%2fpremium/a', '/a/%2E/b', '/a\\..\\b'])(
+    'calls %s odd: it has a dot segment',
+    (target) => {
+      expect(readRoute(target).odd).toBe(true);
+    },
+  );
+
+  it.each(['/premium/a', '/premium/a.b', '/.well-known/pay.json', '/a/...', '/a/..b'])('does not call %s odd', (target) => {
+    expect(readRoute(target).odd).toBe(false);
+  });
+});
+
+describe('priceRoute', () => {
+  it('prices an ordinary path by its rule, as written', () => {
+    expect(price('/premium/a')).toBe(500_000n);
+    expect(price('/free/x')).toBe(0n);
+    expect(price('/other')).toBe(10_000n);
+  });
+
+  it('charges case and trailing-slash spellings the route’s price when the router may fold them, and only then', () => {
+    for (const spelling of ['/PREMIUM/a', '/Premium/a', '/premium/a/']) {
+      expect({ spelling, lenient: price(spelling), strict: price(spelling, STRICT) }).toEqual({ spelling, lenient: 500_000n, strict: 10_000n });
+    }
+    // A rule written with a trailing slash covers the spelling without one, for a lenient router.
+    expect(price('/blog')).toBe(20_000n);
+    expect(price('/blog', STRICT)).toBe(10_000n);
+  });
+
+  it('keeps a free rule free for the spellings a lenient router folds into it, and never lowers a price', () => {
+    expect(price('/free/x/')).toBe(10_000n); // as written it matches no rule: the higher price stands
+    expect(price('/FREE/x')).toBe(10_000n);
+    expect(price('/free/x')).toBe(0n);
+  });
+
+  it('prices the path cut at ";" and with escaped slashes read as "/"', () => {
+    expect(price('/premium/a;jsessionid=1')).toBe(500_000n);
+    expect(price('/static/premium%2fa')).toBe(500_000n);
+    expect(price('/static/premium%5ca')).toBe(500_000n);
+  });
+
+  it('charges a target with a dot segment the site’s highest price', () => {
+    expect(price('/free/../other')).toBe(500_000n);
+    expect(price('/free/x/.')).toBe(500_000n);
+  });
+});
+
+describe('isAlwaysFreeRoute', () => {
+  it('frees robots.txt and /.well-known/, but no spelling that could reach another route', () => {
+    expect(isAlwaysFreeRoute(readRoute('/robots.txt'))).toBe(true);
+    expect(isAlwaysFreeRoute(readRoute('/.well-known/pay.json'))).toBe(true);
+    for (const target of ['/premium/a;/../../robots.txt', '/robots.txt;/../premium/a', '/.well-known/../premium', '/.well-known/..%2fpremium', '/robots.txt%2f..%2fpremium']) {
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
+    }
+  });
+});

@@ -43,9 +43,10 @@ export class AccessTokenService {
   }
 
   /** Verifies for the site that owns the site token; `url` additionally checks the path binding. */
-  async verify(siteId: string, token: string, url?: string): Promise<TokenCheck> {
+  async verify(site: { id: string; secretsVersion: number }, token: string, url?: string): Promise<TokenCheck> {
+    const siteId = site.id;
     const kid = peekAccessTokenPayload(token)?.kid;
-    const secrets = (await this.secrets.usable(siteId)).filter((secret) => secret.kid === kid).map((secret) => secret.secret);
+    const secrets = (await this.secrets.usable(siteId, site.secretsVersion)).filter((secret) => secret.kid === kid).map((secret) => secret.secret);
     // No secret with that kid: still run the check (it reports malformed or bad_signature).
     return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url });
   }

@@ -17,7 +17,7 @@ export class AccessTokensController {
   @ApiSecurity('site-token')
   @ApiResponse({ status: 200, type: AccessTokenCheckView, description: 'Whether the token is valid for the site that owns the site token.' })
   async verify(@CurrentSite() site: Site, @Body() body: VerifyAccessTokenDto): Promise<AccessTokenCheckView> {
-    const check = await this.tokens.verify(site.id, body.token, body.url);
+    const check = await this.tokens.verify(site, body.token, body.url);
     return check.valid ? { valid: true, gate_id: check.payload.gate_id, url: check.payload.url, exp: check.payload.exp } : { valid: false, reason: check.reason };
   }
 }

@@ -72,7 +72,7 @@ export class GatesService {
       iat: now,
       exp: now + this.config.gateTtlSeconds,
     };
-    const id = signGate(gate, (await this.secrets.current(site.id)).secret);
+    const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret);
     this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
     const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });

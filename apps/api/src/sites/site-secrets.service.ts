@@ -13,9 +13,16 @@ export interface SiteSecret {
   retiresAt: Date | null;
 }
 
+/** Sites whose decrypted secrets one instance keeps; the least recently loaded go first. */
+const MAX_CACHED_SITES = 10_000;
+
 /**
  * A site's access-token signing secrets, stored sealed (AES-256-GCM, bound to site and kid).
  * The newest signs; rotated ones keep verifying until their grace period ends.
+ *
+ * Every token check and gate read needs them, so they are cached decrypted per site, keyed by the
+ * site's secrets_version: a rotation bumps it in its own transaction, and each use reads it (with
+ * the site row the guard loads anyway, or alone), so every instance sees a rotation at once.
  */
 @Injectable()
 export class SiteSecretsService {
@@ -24,6 +31,8 @@ export class SiteSecretsService {
     @Inject(SECRET_BOX) private readonly box: SecretBox,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
+
+  private readonly cache = new Map<string, { version: number; secrets: SiteSecret[] }>();
 
   /** Creates a secret inside the caller's transaction and returns its plaintext, once. */
   async create(tx: Prisma.TransactionClient, siteId: string): Promise<{ kid: string; secret: string }> {
@@ -40,8 +49,9 @@ export class SiteSecretsService {
   async rotate(siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
     const retiresAt = new Date(Date.now() + graceSeconds * 1000);
     return this.db.prisma.$transaction(async (tx) => {
-      // One rotation of a site at a time: two at once would each keep a "current" secret.
-      await tx.$executeRaw`SELECT 1 FROM sites WHERE id = ${siteId}::uuid FOR UPDATE`;
+      // One rotation of a site at a time (two at once would each keep a "current" secret), and a new
+      // version, so every instance drops what it cached.
+      await tx.$executeRaw`UPDATE sites SET secrets_version = secrets_version + 1 WHERE id = ${siteId}::uuid`;
       await tx.siteSecret.deleteMany({ where: { siteId, retiresAt: { not: null } } });
       const previous = await tx.siteSecret.findMany({ where: { siteId, retiresAt: null }, select: { kid: true } });
       if (graceSeconds > 0) await tx.siteSecret.updateMany({ where: { siteId, retiresAt: null }, data: { retiresAt } });
@@ -52,18 +62,34 @@ export class SiteSecretsService {
     });
   }
 
-  /** Secrets that may verify a token now: the current one and those still in their grace period. */
-  async usable(siteId: string): Promise<SiteSecret[]> {
-    const rows = await this.db.prisma.siteSecret.findMany({
-      where: { siteId, OR: [{ retiresAt: null }, { retiresAt: { gt: new Date() } }] },
-      orderBy: { createdAt: 'desc' },
-    });
-    return rows.map((row) => ({ kid: row.kid, secret: this.box.open(row.ciphertext, aad(siteId, row.kid)), retiresAt: row.retiresAt }));
+  /**
+   * Secrets that may verify a token now: the current one and those still in their grace period.
+   * `secretsVersion`: the site's, when the caller has the site row; read here otherwise.
+   */
+  async usable(siteId: string, secretsVersion?: number): Promise<SiteSecret[]> {
+    const version = secretsVersion ?? (await this.versionOf(siteId));
+    if (version === null) return [];
+    let cached = this.cache.get(siteId);
+    if (cached?.version !== version) {
+      const rows = await this.db.prisma.siteSecret.findMany({ where: { siteId }, orderBy: { createdAt: 'desc' } });
+      cached = { version, secrets: rows.map((row) => ({ kid: row.kid, secret: this.box.open(row.ciphertext, aad(siteId, row.kid)), retiresAt: row.retiresAt })) };
+      this.cache.delete(siteId);
+      this.cache.set(siteId, cached);
+      if (this.cache.size > MAX_CACHED_SITES) this.cache.delete(this.cache.keys().next().value!);
+    }
+    const now = Date.now();
+    return cached.secrets.filter((secret) => secret.retiresAt === null || secret.retiresAt.getTime() > now);
+  }
+
+  /** Null for a site that does not exist (deleted). */
+  private async versionOf(siteId: string): Promise<number | null> {
+    const [row] = await this.db.sql.query<{ secrets_version: number }>('SELECT secrets_version FROM sites WHERE id = $1::uuid', [siteId]);
+    return row ? Number(row.secrets_version) : null;
   }
 
   /** The secret new tokens are signed with. */
-  async current(siteId: string): Promise<SiteSecret> {
-    const current = (await this.usable(siteId)).find((secret) => secret.retiresAt === null);
+  async current(siteId: string, secretsVersion?: number): Promise<SiteSecret> {
+    const current = (await this.usable(siteId, secretsVersion)).find((secret) => secret.retiresAt === null);
     if (!current) throw new Error(`Site ${siteId} has no current access-token secret`);
     return current;
   }

@@ -1,6 +1,6 @@
 import { compilePriceTable, requestPath, type PriceRule } from '@crawlgate/core';
 import picomatch from 'picomatch';
-import { measureSync, ratioTable } from './measure';
+import { format, measureSync, ratioTable } from './measure';
 
 /**
  * Price lookup for one request path with 1, 100 and 1,000 rules: our compiled table (which also
@@ -28,5 +28,19 @@ export function priceLookupBench(): string {
     const baseline = measureSync(`picomatch loop, ${count} rule(s)`, () => picomatchResolve(paths[j++ & 511]));
     return { ours, baseline };
   });
-  return ratioTable('Price lookup (one request path)', rows);
+  return [ratioTable('Price lookup (one request path)', rows), '', worstCaseLine()].join('\n');
+}
+
+/**
+ * One rule at the size limits built to make a backtracking matcher try every way its stars could
+ * split the path: 511 stars, and a 2,048-character path that fails only at its last character.
+ * No baseline: picomatch compiles the rule to a backtracking RegExp, which would not finish.
+ */
+function worstCaseLine(): string {
+  const pattern = '/' + '*a'.repeat(510) + '*b'; // 1,023 characters
+  const path = '/' + 'a'.repeat(2047);
+  const table = compilePriceTable([{ pattern, micros: 5n }], 1n);
+  if (table.resolve(path).micros !== 1n || table.resolve(path.slice(0, -1) + 'b').micros !== 5n) throw new Error('worst-case rule misread');
+  const measured = measureSync('worst case', () => table.resolve(path), { batch: 100 });
+  return `Worst case at the size limits (rule "/*a*a…*a*b" of ${format(pattern.length)} characters, path of ${format(path.length)} "a"s, no match): ${format(measured.nsPerOp / 1000, 1)} µs per lookup (goal: under 50 µs).`;
 }

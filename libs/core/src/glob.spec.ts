@@ -1,4 +1,4 @@
-import { compilePriceTable, MAX_PATTERN_LENGTH, PatternError, type PriceRule, validatePathPattern } from './glob';
+import { compilePriceTable, globSteps, MAX_PATTERN_LENGTH, PatternError, type PriceRule, validatePathPattern } from './glob';
 
 /** Whether `pattern` prices `url`, through a one-rule table. */
 const matches = (pattern: string, url: string) => compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0;
@@ -203,6 +203,43 @@ describe('pattern matching', () => {
   it('is not fooled into crossing a segment by an encoded slash', () => {
     expect(matches('/blog/*', '/blog/a%2Fb')).toBe(true);
     expect(matches('/blog/*/b', '/blog/a%2Fb')).toBe(false);
+  });
+});
+
+describe('matching work', () => {
+  // Counted in matcher steps, not timed. The RegExp compilation backtracked for 11.5 s on "/*a*a*a*a*b"
+  // against 200 characters; on the first cases here it would not finish, and globSteps() did not exist.
+  const work = (pattern: string, url: string) => {
+    const before = globSteps();
+    const matched = matches(pattern, url);
+    return { matched, steps: globSteps() - before };
+  };
+  const bound = (pattern: string, path: string) => (path.length + 2) * (pattern.length + 1);
+  const longest = '/' + 'a'.repeat(2047); // the URL limit
+  const endsInB = longest.slice(0, -1) + 'b';
+  const starsAtLimit = '/' + '*a'.repeat(510) + '*b'; // 1,023 characters
+
+  it.each([
+    ['/*a*a*a*a*a*a*b', longest, false],
+    ['/*a*a*a*a*a*a*b', endsInB, true],
+    [starsAtLimit, longest, false],
+    [starsAtLimit, endsInB, true],
+    ['/*?a*?a*?a*?a*[ab]*b', longest, false],
+    ['/*a*a*a/*b', '/' + 'a'.repeat(1000) + '/' + 'a'.repeat(1000), false],
+    ['/*?' + 'a'.repeat(1000) + 'b*', longest, false], // a long run tried at every position
+    ['/*' + '?a'.repeat(500) + '?b*', longest, false],
+    ['/*' + '[ab]'.repeat(250) + 'b', longest, false],
+  ])('%#: answers within (path + 2) × (pattern + 1) steps', (pattern, path, expected) => {
+    expect(validatePathPattern(pattern)).toBeNull();
+    const { matched, steps } = work(pattern, path);
+    expect(matched).toBe(expected);
+    expect(steps).toBeLessThanOrEqual(bound(pattern, path));
+  });
+
+  it('takes steps linear in path + pattern on stars that each match one character', () => {
+    for (const path of [longest, endsInB]) {
+      for (const pattern of ['/*a*a*a*a*a*a*b', starsAtLimit]) expect(work(pattern, path).steps).toBeLessThanOrEqual(2 * (path.length + pattern.length));
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 /*
- * fnmatch-style price rules, compiled once to anchored RegExps.
+ * fnmatch-style price rules, compiled once and matched without backtracking.
  *
  *   *        any run of characters within one segment, including none ("/blog/*" matches "/blog/")
  *   ?        exactly one character other than "/"
@@ -11,6 +11,12 @@
  * collapses and resolves them, so such a rule could never match. Literal text is percent-decoded like request paths
  * (see request-path.ts), so "/caf%C3%A9" and "/café" are the same pattern. Matching is
  * case-sensitive and covers the whole path; a trailing slash is significant ("/blog" ≠ "/blog/").
+ *
+ * A pattern is split at its stars into chunks: the first must start the path, the last must end it,
+ * and each one between is placed at its leftmost match after the one before, within the segment
+ * the star before it is in. Leftmost is never worse (the next star can still reach any later place),
+ * so nothing is retried: a match takes O(path × pattern) steps, where a backtracking RegExp took
+ * 11.5 s for "/*a*a*a*a*b" against 200 characters. Paths are read by code point, as a "u" RegExp does.
  */
 
 import { MAX_PRICE_MICROS } from './price';
@@ -56,12 +62,40 @@ export class PatternError extends Error {
 }
 
 /**
- * A compiled pattern. Without wildcards, `regex` is null and `literal` is the whole (decoded)
- * pattern; otherwise `literal` is the text before the first wildcard, a cheap startsWith() pre-check.
+ * A compiled pattern. Without wildcards, `glob` is null and `literal` is the whole (decoded)
+ * pattern; otherwise `literal` is the text before the first wildcard, which files the rule by its first segment.
  */
 interface CompiledPattern {
-  regex: RegExp | null;
+  glob: Chunk[] | null;
   literal: string;
+}
+
+/**
+ * The pattern between two stars (or an end), as one entry per UTF-16 unit of decoded literal text
+ * (to equal the path's unit) or per test (~i for tests[i], which reads one code point). It matches
+ * a fixed number of code points, `points`.
+ */
+interface Chunk {
+  units: number[];
+  tests: CharTest[];
+  points: number;
+}
+
+/** "?" or a class: one code point other than "/", in `ranges` (pairs of first, last) unless negated. */
+interface CharTest {
+  negated: boolean;
+  ranges: number[];
+}
+
+const ANY_CHAR: CharTest = { negated: true, ranges: [] };
+const SLASH = 0x2f;
+
+/** Matcher work so far, in steps (a pattern character compared, or a start position passed over); tests bound it. */
+let steps = 0;
+
+/** Total matcher steps since the module loaded: tests take differences to check that work stays O(path × pattern). */
+export function globSteps(): number {
+  return steps;
 }
 
 /** Null when the pattern is valid, else why not. */
@@ -86,7 +120,7 @@ export function compilePriceTable(rules: readonly PriceRule[], defaultMicros: bi
   const bySegment = new Map<string, WildcardRule[]>();
   const anySegment: WildcardRule[] = [];
   for (const rule of table) {
-    if (!rule.regex) {
+    if (!rule.glob) {
       if (!exact.has(rule.literal)) exact.set(rule.literal, rule.index);
       continue;
     }
@@ -107,7 +141,7 @@ export function compilePriceTable(rules: readonly PriceRule[], defaultMicros: bi
         // The next rule in list order from either list.
         const rule = j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
         if (rule === undefined || rule.index > limit) break;
-        if (path.startsWith(rule.literal) && rule.regex.test(path)) return matchOf(rule);
+        if (matchGlob(rule.glob, path)) return matchOf(rule);
       }
       return limit < table.length ? matchOf(table[limit]) : { micros: defaultMicros, rule: null, pattern: null };
     },
@@ -118,7 +152,7 @@ interface WildcardRule {
   index: number;
   pattern: string;
   micros: bigint;
-  regex: RegExp;
+  glob: Chunk[];
   literal: string;
 }
 
@@ -130,6 +164,91 @@ function firstSegment(text: string): string | null {
 
 function matchOf(rule: { index: number; pattern: string; micros: bigint }): PriceMatch {
   return { micros: rule.micros, rule: rule.index, pattern: rule.pattern };
+}
+
+/** Whether the pattern split at its stars into `chunks` matches the whole path. */
+function matchGlob(chunks: Chunk[], path: string): boolean {
+  let at = matchChunkAt(chunks[0], path, 0);
+  if (at < 0) return false;
+  if (chunks.length === 1) return at === path.length;
+  let segmentEnd = nextSlash(path, at); // no star may pass it
+  for (let i = 1; i < chunks.length - 1; i++) {
+    at = findChunk(chunks[i], path, at, segmentEnd);
+    if (at < 0) return false;
+    if (at > segmentEnd) segmentEnd = nextSlash(path, at);
+  }
+  return endsWithChunk(chunks[chunks.length - 1], path, at, segmentEnd);
+}
+
+/**
+ * The end of the chunk's leftmost match starting in from..last (after a star, before the next "/"),
+ * or -1. Each start is tried once, so this costs at most (path × chunk) steps.
+ */
+function findChunk(chunk: Chunk, path: string, from: number, last: number): number {
+  const first = chunk.units[0];
+  for (let at = from; at <= last; at++) {
+    steps++;
+    // A literal first unit is never the second half of a surrogate pair (see addText), a test may be.
+    if (first >= 0 ? path.charCodeAt(at) !== first : !isBoundary(path, at)) continue;
+    const end = matchChunkAt(chunk, path, at);
+    if (end >= 0) return end;
+  }
+  return -1;
+}
+
+/** Whether the last chunk ends the path, after a star from `from` to at most `last`: its width places it. */
+function endsWithChunk(chunk: Chunk, path: string, from: number, last: number): boolean {
+  const start = chunk.tests.length === 0 ? path.length - chunk.units.length : codePointsBack(path, chunk.points);
+  return start >= from && start <= last && matchChunkAt(chunk, path, start) === path.length;
+}
+
+/** Where the last `count` code points of the path start (-1 if it has fewer): where a test reads one, the width varies. */
+function codePointsBack(path: string, count: number): number {
+  let start = path.length;
+  steps += count;
+  for (; count > 0 && start > 0; count--) start -= isBoundary(path, start - 1) ? 1 : 2;
+  return count === 0 ? start : -1;
+}
+
+/** Where the chunk ends when it starts at `at` (a code point boundary), or -1. */
+function matchChunkAt(chunk: Chunk, path: string, at: number): number {
+  const { units, tests } = chunk;
+  steps += units.length;
+  for (let k = 0; k < units.length; k++) {
+    const unit = units[k];
+    if (unit >= 0) {
+      if (path.charCodeAt(at) !== unit) return -1; // NaN past the end
+      at++;
+    } else {
+      const c = path.codePointAt(at);
+      if (c === undefined || !accepts(tests[~unit], c)) return -1;
+      at += c > 0xffff ? 2 : 1;
+    }
+  }
+  return at;
+}
+
+function accepts(test: CharTest, c: number): boolean {
+  if (c === SLASH) return false;
+  const { ranges } = test;
+  let inside = false;
+  for (let i = 0; i < ranges.length && !inside; i += 2) inside = c >= ranges[i] && c <= ranges[i + 1];
+  return inside !== test.negated;
+}
+
+/** False between the two halves of a surrogate pair: a "u" RegExp never starts or ends a match there. */
+function isBoundary(text: string, at: number): boolean {
+  const low = text.charCodeAt(at);
+  const high = text.charCodeAt(at - 1);
+  return !(low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff);
+}
+
+/** The index of the first "/" at or after `from`, else the path's length. */
+function nextSlash(path: string, from: number): number {
+  let end = from;
+  while (end < path.length && path.charCodeAt(end) !== SLASH) end++; // a loop: cheaper than indexOf() on short segments
+  steps += end - from;
+  return end;
 }
 
 function checkMicros(micros: bigint): void {
@@ -146,12 +265,15 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
 
   const chars = Array.from(pattern); // code points: "?" and classes take one character, not one UTF-16 unit
   const literals: string[] = []; // decoded literal runs, one before each wildcard and one after the last
-  let source = '';
+  const chunks: Chunk[] = [emptyChunk()];
   let run = ''; // literal text met since the last wildcard
-  const wildcard = (regex: string) => {
+  // Ends the literal run; `test` follows it in the same chunk, or a star starts a new chunk.
+  const wildcard = (test: CharTest | 'star') => {
     const text = decodePathEscapes(run);
     literals.push(text);
-    source += escapeRegExp(text) + regex;
+    addText(chunks[chunks.length - 1], text);
+    if (test === 'star') chunks.push(emptyChunk());
+    else addTest(chunks[chunks.length - 1], test);
     run = '';
   };
 
@@ -164,13 +286,13 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
       if (chars[i + 1] === '*') {
         return { type: 'pattern_globstar', msg: '`**` is not supported; `*` matches one path segment' };
       }
-      wildcard('[^/]*');
+      wildcard('star');
     } else if (c === '?') {
-      wildcard('[^/]');
+      wildcard(ANY_CHAR);
     } else if (c === '[') {
       const cls = parseClass(chars, i);
       if ('type' in cls) return cls;
-      wildcard(cls.source);
+      wildcard(cls.test);
       i = cls.end;
     } else {
       run += c;
@@ -182,16 +304,40 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
   if (/\/\/|\/\.{1,2}(?:\/|$)/.test(literals.join('\0'))) {
     return syntax('Path pattern must not contain "//" or "." / ".." segments: request paths never do');
   }
-  if (literals.length === 1) return { regex: null, literal: tail };
-  return { regex: new RegExp(`^${source}${escapeRegExp(tail)}$`, 'u'), literal: literals[0] };
+  if (literals.length === 1) return { glob: null, literal: tail };
+  addText(chunks[chunks.length - 1], tail);
+  return { glob: chunks, literal: literals[0] };
+}
+
+function emptyChunk(): Chunk {
+  return { units: [], tests: [], points: 0 };
+}
+
+function addText(chunk: Chunk, text: string): void {
+  for (const c of text) {
+    const point = c.codePointAt(0)!;
+    if (point >= 0xd800 && point <= 0xdfff) {
+      // A lone surrogate must not match half of a pair: it is tested as a whole code point instead.
+      addTest(chunk, { negated: false, ranges: [point, point] });
+      continue;
+    }
+    for (let k = 0; k < c.length; k++) chunk.units.push(c.charCodeAt(k));
+    chunk.points++;
+  }
+}
+
+function addTest(chunk: Chunk, test: CharTest): void {
+  chunk.units.push(~chunk.tests.length);
+  chunk.tests.push(test);
+  chunk.points++;
 }
 
 /** Parses the class opening at chars[start] ("["); `end` is the index of its "]". */
-function parseClass(chars: string[], start: number): { source: string; end: number } | PatternProblem {
+function parseClass(chars: string[], start: number): { test: CharTest; end: number } | PatternProblem {
   let i = start + 1;
   const negated = chars[i] === '!' || chars[i] === '^';
   if (negated) i++;
-  let members = '';
+  const ranges: number[] = [];
   // Reads one class character at i, honouring "\" escapes; null at the end of the pattern.
   const read = (): string | null => {
     if (chars[i] === '\\') i++;
@@ -209,20 +355,12 @@ function parseClass(chars: string[], start: number): { source: string; end: numb
       high = end;
     }
     if (low === '/' || high === '/') return syntax('A character class cannot contain "/"');
-    members += high === low ? codePointEscape(low) : `${codePointEscape(low)}-${codePointEscape(high)}`;
+    ranges.push(low.codePointAt(0)!, high.codePointAt(0)!);
   }
   if (i >= chars.length) return syntax('Unterminated "[" in path pattern');
-  if (members === '') return syntax('Empty character class "[]" in path pattern');
-  // "/" is excluded explicitly: a range such as "[ -~]" spans it.
-  return { source: negated ? `[^/${members}]` : `(?!/)[${members}]`, end: i };
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
-}
-
-function codePointEscape(c: string): string {
-  return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  if (ranges.length === 0) return syntax('Empty character class "[]" in path pattern');
+  // accepts() refuses "/" whatever the ranges: one such as "[ -~]" spans it.
+  return { test: { negated, ranges }, end: i };
 }
 
 function syntax(msg: string): PatternProblem {

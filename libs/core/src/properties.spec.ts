@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { signAccessToken, verifyAccessToken, peekAccessTokenPayload } from './access-token';
-import { compilePriceTable, validatePathPattern } from './glob';
+import { compilePriceTable, globSteps, validatePathPattern } from './glob';
 import { formatMicrosUsd, MAX_PRICE_MICROS, parsePriceUsd } from './price';
 import { requestPath } from './request-path';
 import { parsePaymentPayload } from './x402';
@@ -99,6 +99,82 @@ describe('glob compiler and request paths', () => {
         expect(table.resolve(`/${a}/${b}/${c}`).micros).toBe(0n);
       }),
       RUNS,
+    );
+  });
+});
+
+describe('glob matcher against a backtracking reference', () => {
+  /*
+   * Patterns are built from pieces, each with the RegExp the old compiler made of it, and paths from
+   * samples of the same pieces (so that many of them match), sometimes changed in one place. The
+   * reference is that RegExp, which backtracks: inputs stay small enough for it. A URL that is not
+   * a URL ("x:…") is taken as raw path text, so lone surrogates reach the matcher that way.
+   */
+  interface Piece {
+    glob: string;
+    regex: string;
+    sample: fc.Arbitrary<string>;
+  }
+  const char = fc.constantFrom('a', 'b', 'a', 'b', '-', '.', 'é', '😀', '😃', '*', '\uD83D', '\uDE00');
+  const literal = (glob: string, regex: string, ...samples: string[]): Piece => ({ glob, regex, sample: fc.constantFrom(...samples) });
+  const oneOf = (glob: string, regex: string): Piece => ({ glob, regex, sample: char });
+  const a = literal('a', 'a', 'a');
+  const any = oneOf('?', '[^/]');
+  const ab = oneOf('[ab]', '[ab]');
+  const star: Piece = { glob: '*', regex: '[^/]*', sample: fc.string({ unit: char, maxLength: 4 }) };
+  const pieces: Piece[] = [
+    a,
+    literal('b', 'b', 'b'),
+    literal('aab', 'aab', 'aab'),
+    literal('abab', 'abab', 'abab'),
+    literal('/', '\\/', '/'),
+    literal('-', '-', '-'),
+    literal('.', '\\.', '.'),
+    literal('é', 'é', 'é', '%C3%A9'),
+    literal('😀', '😀', '😀'),
+    literal('\uD83D', '\uD83D', '\uD83D'),
+    literal('\uDE00', '\uDE00', '\uDE00'),
+    literal('%61', 'a', 'a', '%61'),
+    literal('%C3%A9', 'é', 'é'),
+    literal('%2f', '%2F', '%2F', '%2f'),
+    literal('\\*', '\\*', '*'),
+    literal('\\[', '\\[', '['),
+    any,
+    ab,
+    oneOf('[!a]', '[^/a]'),
+    oneOf('[^b-z]', '[^/b-z]'),
+    oneOf('[a-é]', '(?!/)[a-é]'),
+    oneOf('[😀-😎]', '[😀-😎]'),
+    oneOf('[*?]', '[*?]'),
+    oneOf('[ -~]', '(?!/)[ -~]'),
+    star,
+  ];
+  // Stars and one-character pieces weigh more: they are what backtracking trips on.
+  const piece = fc.oneof({ arbitrary: fc.constantFrom(...pieces), weight: 3 }, { arbitrary: fc.constant(star), weight: 2 }, { arbitrary: fc.constantFrom(a, any, ab), weight: 2 });
+  const edit = fc.record({ at: fc.nat(), kind: fc.constantFrom('insert', 'replace', 'delete'), text: fc.oneof(char, fc.constant('/')) });
+  const input = fc
+    .array(piece, { maxLength: 10 })
+    .chain((parts) => fc.tuple(fc.constant(parts), fc.tuple(...parts.map((part) => part.sample)), fc.option(edit), fc.boolean()));
+
+  it('answers as the RegExp compilation does, within (path + 2) × (pattern + 1) steps', () => {
+    fc.assert(
+      fc.property(input, ([parts, samples, change, opaque]) => {
+        const head = opaque ? 'x:' : '';
+        const pattern = '/' + head + parts.map((part) => part.glob).join('');
+        fc.pre(validatePathPattern(pattern) === null);
+        let body = samples.join('');
+        if (change) {
+          const at = change.at % (body.length + 1);
+          body = body.slice(0, at) + (change.kind === 'delete' ? '' : change.text) + body.slice(change.kind === 'insert' ? at : at + 1);
+        }
+        const url = (opaque ? 'x:' : '/') + body;
+        const path = requestPath(url);
+        const expected = new RegExp(`^\\/${head}${parts.map((part) => part.regex).join('')}$`, 'u').test(path);
+        const before = globSteps();
+        expect(compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0).toBe(expected);
+        expect(globSteps() - before).toBeLessThanOrEqual((path.length + 2) * (pattern.length + 1));
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -23,7 +23,7 @@ export interface AgentOptions {
   networks?: AllowedNetwork[];
   /** The longest a signed authorization stays valid, in seconds: 10 to 300 (default 300), whatever the site asks. */
   maxAuthorizationSeconds?: number;
-  /** "authorization" (default): sign EIP-3009 and let the site settle; "transfer": send USDC, then prove it (Crawlgate sites). */
+  /** "authorization" (default): sign EIP-3009 and let the site settle; "transfer": send USDC, then post its hash signed for the gate (Crawlgate sites). */
   payMode?: 'authorization' | 'transfer';
   /** JSON-RPC endpoint; needed for payMode "transfer" with a LocalAccount. */
   rpcUrl?: string;
@@ -126,13 +126,17 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function payByTransfer(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: () => void) {
-    if (!offer.verifyUrl) throw new UnsupportedPaymentError(`${url}: payMode "transfer" needs a Crawlgate gate (verify_url); use "authorization"`);
+    const { verifyUrl, gateRef } = offer;
+    if (!verifyUrl || !gateRef) throw new UnsupportedPaymentError(`${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`);
     const txHash = await payer.transfer(offer);
     markCharged(); // the USDC has moved, whatever happens next
-    let verified = await http(offer.verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: txHash }) });
+    // Signed by the payer for this gate: the hash is public on chain, so it alone would let anyone claim the transfer.
+    const proof = JSON.stringify({ tx_hash: txHash, signature: await payer.signTransferProof(gateRef, txHash) });
+    const post = () => http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: proof });
+    let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
-      verified = await http(offer.verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx_hash: txHash }) });
+      verified = await post();
     }
     const body = (await verified.json().catch(() => ({}))) as { access_token?: string; reason?: string; detail?: string };
     if (verified.status !== 200 || !body.access_token) throw new PaymentFailedError(url, body.reason ?? `verify_${verified.status}`, body.detail ?? `sent ${txHash}, but the gate was not opened`);

@@ -1,4 +1,4 @@
-import { decodeBase64Json, findNetworkByX402, isEvmAddress, type PaymentRequirementsV1, type PaymentRequirementsV2, type ResourceInfo } from '@crawlgate/core';
+import { decodeBase64Json, findNetworkByX402, isEvmAddress, readGate, type PaymentRequirementsV1, type PaymentRequirementsV2, type ResourceInfo } from '@crawlgate/core';
 
 /** One way to pay a 402, normalised from a Crawlgate gate body, an x402 v1 body or a v2 PAYMENT-REQUIRED header. */
 export interface Offer {
@@ -14,6 +14,8 @@ export interface Offer {
   domain: { name: string; version: string };
   /** Crawlgate gates only: where a transfer's hash can be posted. */
   verifyUrl?: string;
+  /** Crawlgate gates only: the ref of the gate verifyUrl posts to, which a transfer proof is signed for. */
+  gateRef?: string;
   v2?: { accepted: PaymentRequirementsV2; resource: ResourceInfo };
 }
 
@@ -28,7 +30,19 @@ export async function readOffers(response: Response): Promise<Offer[]> {
   const header = response.headers.get('payment-required');
   const required = header ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined) : undefined;
   const v2 = Array.isArray(required?.accepts) ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl)) : [];
-  return [...v2, ...v1].filter((offer): offer is Offer => offer !== null);
+  const gateRef = gateRefOf(verifyUrl);
+  return [...v2, ...v1].filter((offer): offer is Offer => offer !== null).map((offer) => (gateRef ? { ...offer, gateRef } : offer));
+}
+
+/** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */
+function gateRefOf(verifyUrl: string | undefined): string | undefined {
+  if (!verifyUrl || !URL.canParse(verifyUrl)) return undefined;
+  const id = /\/v1\/gates\/([^/]+)\/verify$/.exec(new URL(verifyUrl).pathname)?.[1];
+  try {
+    return readGate(id && decodeURIComponent(id))?.ref;
+  } catch {
+    return undefined; // a malformed escape: not a gate we can prove a transfer to
+  }
 }
 
 function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer | null {

@@ -1,5 +1,5 @@
-import { encodeBase64Json, randomHex32, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI } from '@crawlgate/core';
-import { createPublicClient, createWalletClient, http, type Account, type Hash, type LocalAccount, type WalletClient } from 'viem';
+import { encodeBase64Json, randomHex32, TRANSFER_WITH_AUTHORIZATION_TYPES, transferProofMessage, USDC_ABI } from '@crawlgate/core';
+import { createPublicClient, createWalletClient, http, type Account, type Hash, type Hex, type LocalAccount, type WalletClient } from 'viem';
 import type { Offer } from './offers';
 
 /** What paying needs from the agent's wallet, whether it came as a viem LocalAccount or a WalletClient. */
@@ -9,6 +9,8 @@ export interface Payer {
   paymentHeader(offer: Offer): Promise<[name: string, value: string]>;
   /** Sends USDC to the offer's pay_to and waits for the receipt. */
   transfer(offer: Offer): Promise<Hash>;
+  /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
+  signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
 }
 
 export interface PayerOptions {
@@ -60,6 +62,10 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
       const receipt = await createPublicClient({ transport: http(rpc) }).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new Error(`USDC transfer ${hash} reverted`);
       return hash;
+    },
+    signTransferProof(gateRef, txHash) {
+      const message = transferProofMessage(gateRef, txHash);
+      return 'transport' in account ? (account as WalletClient).signMessage({ account: signer, message }) : (account as LocalAccount).signMessage({ message });
     },
   };
 }

@@ -1,6 +1,7 @@
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { Server } from 'node:http';
+import { createWalletClient, http } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../../middleware/test/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
 import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError, type PaymentEvent } from '../src';
@@ -98,6 +99,17 @@ describe('@crawlgate/agent', () => {
     const response = await agent.fetch(`${siteUrl}/article/by-transfer`, asBot);
     expect(response.status).toBe(200);
     expect(events).toEqual([expect.objectContaining({ mode: 'transfer', priceUsd: '0.01' })]);
+  });
+
+  it('signs its transfer proof through a WalletClient too', async () => {
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    await fundEth(gated.app, wallet.address);
+    const client = createWalletClient({ account: wallet, chain: gated.app.chain.relayer.chain, transport: http(gated.app.chain.rpcUrl) });
+    const agent = createAgent({ account: client, maxPriceUsd: '0.05', budgetUsd: '1', payMode: 'transfer', networks: localUsdc(), pollingIntervalMs: 20 });
+    const response = await agent.fetch(`${siteUrl}/article/by-wallet-client`, asBot);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('content of /article/by-wallet-client');
   });
 
   it('reports a refused payment as PaymentFailedError with the reason, and keeps the budget', async () => {

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createAgent, PaymentNotAllowedError, type AgentOptions } from '../src';
+import { createAgent, PaymentNotAllowedError, UnsupportedPaymentError, type AgentOptions } from '../src';
 
 /*
  * Sites that ask for more than they should: crafted 402s from real HTTP servers on loopback. No
@@ -321,5 +321,16 @@ describe('payment and token headers stay with their origin', () => {
     });
     await expect(agentWith().fetch(`${site.url}/page`)).rejects.toThrow(/redirect/);
     expect(site.seen.length).toBeLessThanOrEqual(2 + 10);
+  });
+});
+
+describe('paying by transfer', () => {
+  it('sends no USDC for a verify_url that names no gate, since no proof could be signed for it', async () => {
+    const site = await startSite((_, response) => {
+      response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: 'http://api.example/v1/gates/not-a-gate/verify' }));
+    });
+    // No rpcUrl: reaching the transfer would fail with another error.
+    await expect(agentWith({ payMode: 'transfer' }).fetch(`${site.url}/page`)).rejects.toBeInstanceOf(UnsupportedPaymentError);
+    expect(site.seen).toHaveLength(1);
   });
 });

@@ -36,6 +36,7 @@ const CONTRACT = [
   'X402_REASONS',
   'TRANSFER_WITH_AUTHORIZATION_TYPES',
   'parsePaymentPayload',
+  'transferProofMessage',
 ];
 
 describe('@crawlgate/core', () => {

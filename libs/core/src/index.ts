@@ -8,6 +8,7 @@ export * from './access-token';
 export * from './limits';
 export * from './gate';
 export * from './gate-offer';
+export * from './transfer-proof';
 export * from './keys';
 export * from './networks';
 export * from './x402';

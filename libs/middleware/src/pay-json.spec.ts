@@ -61,7 +61,7 @@ describe('buildPayJson', () => {
 
   it('explains the whole gate in how_to', () => {
     const { how_to } = buildPayJson(SITE, 'https://api.crawlgate.example').gate;
-    for (const word of ['402', 'PAYMENT-REQUIRED', 'crawler-price', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'verify_url', 'tx_hash', 'X-Crawlgate-Token', 'Authorization: Bearer']) {
+    for (const word of ['402', 'PAYMENT-REQUIRED', 'crawler-price', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'verify_url', 'tx_hash', 'transfer proof', 'X-Crawlgate-Token', 'Authorization: Bearer']) {
       expect(how_to).toContain(word);
     }
   });

@@ -21,7 +21,7 @@ export interface AppConfig {
   chain: ChainConfig;
   /** How long an unpaid gate stays payable. */
   gateTtlSeconds: number;
-  /** Base URL the API is reached at, for `verify_url`; unset means taken from each request. */
+  /** Base URL the API is reached at, for `verify_url`; required off `local`, where unset means taken from each request. */
   publicBaseUrl: string | undefined;
   /** The built publisher dashboard, served at /dashboard/ (`npm start` builds it there). */
   dashboardDir: string;
@@ -46,6 +46,7 @@ export interface ChainConfig {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const chain = loadChainConfig(env);
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST ?? '0.0.0.0',
@@ -58,9 +59,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1', 'false', 'true'] as const, '0').match(/^(1|true)$/) !== null,
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
-    chain: loadChainConfig(env),
+    chain,
     gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', DEFAULT_GATE_TTL_SECONDS, 10, 24 * 3600),
-    publicBaseUrl: nonEmpty(env.PUBLIC_BASE_URL)?.replace(/\/+$/, ''),
+    publicBaseUrl: publicBaseUrl(env, chain.network),
     dashboardDir: resolve(env.CRAWLGATE_DASHBOARD_DIR ?? 'dist/apps/dashboard'),
   };
 }
@@ -82,6 +83,23 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
   };
+}
+
+/**
+ * Off `local`, verify_url must not be built from a request's Host header, which the client
+ * chooses: a gate body would send agents (and their payment proofs) wherever the header says.
+ */
+function publicBaseUrl(env: NodeJS.ProcessEnv, network: NetworkName): string | undefined {
+  const raw = nonEmpty(env.PUBLIC_BASE_URL);
+  if (raw === undefined) {
+    if (network !== 'local') throw new ConfigError(`PUBLIC_BASE_URL is required on ${network} (the API's public base URL, for verify_url)`);
+    return undefined;
+  }
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || /[?#]/.test(raw)) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL with no query or fragment, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
 }
 
 function hex(env: NodeJS.ProcessEnv, name: string, digits: number): `0x${string}` | undefined {

@@ -73,7 +73,7 @@ describe('bad input never breaks the API', () => {
     ['PATCH', 'site', () => `/v1/sites/${site.siteId}`, ['domain', 'name'], () => publisher.auth],
     ['PUT', 'pricing', () => `/v1/sites/${site.siteId}/pricing`, ['default_price_usd', 'rules', 'path', 'path_pattern', 'price_usd'], () => publisher.auth],
     ['POST', 'gate', () => '/v1/gates', ['url'], () => ({ 'x-site-token': site.siteToken })],
-    ['POST', 'verify', () => `/v1/gates/${gateId}/verify`, ['payment', 'tx_hash'], () => ({})],
+    ['POST', 'verify', () => `/v1/gates/${gateId}/verify`, ['payment', 'tx_hash', 'signature'], () => ({})],
     ['POST', 'token check', () => '/v1/access-tokens/verify', ['token', 'url'], () => ({ 'x-site-token': site.siteToken })],
     ['POST', 'faucet', () => '/v1/dev/faucet', ['address', 'amount_usd'], () => ({})],
   ];

@@ -1,4 +1,4 @@
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, X402_REASONS, type ExactEvmPayload } from '@crawlgate/core';
+import { MAX_AUTHORIZATION_SECONDS, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, X402_REASONS, type ExactEvmPayload } from '@crawlgate/core';
 import { getAddress, parseSignature, recoverTypedDataAddress, size, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
@@ -8,6 +8,8 @@ import { PaymentRejected } from './payment-rejected';
 
 /** x402 clients sign validBefore = now + maxTimeoutSeconds; settlement needs a few seconds of that. */
 const SETTLEMENT_MARGIN_SECONDS = 6n;
+/** The agent's clock may run a little ahead of ours: its now + MAX_AUTHORIZATION_SECONDS still passes. */
+const AGENT_CLOCK_SKEW_SECONDS = 60n;
 
 export interface SignedAuthorization {
   from: Hex;
@@ -49,6 +51,13 @@ export function checkTerms(gate: Pick<Gate, 'payTo' | 'micros'>, chain: ChainCon
   }
   if (auth.validBefore < nowSeconds + SETTLEMENT_MARGIN_SECONDS) {
     throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_before, 'The authorization expires too soon to settle (validBefore must be at least 6 s ahead)');
+  }
+  // Whoever holds a signed authorization can settle it until validBefore: one valid for ever is a standing debit.
+  if (auth.validBefore > nowSeconds + BigInt(MAX_AUTHORIZATION_SECONDS) + AGENT_CLOCK_SKEW_SECONDS) {
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_authorization_valid_before,
+      `The authorization is valid for too long: validBefore may be at most ${MAX_AUTHORIZATION_SECONDS} s ahead (${AGENT_CLOCK_SKEW_SECONDS} s more for clock skew), since whoever holds it can settle it until then`,
+    );
   }
 }
 

@@ -1,7 +1,11 @@
-import type { PaidGate } from '@crawlgate/core';
+import { transferProofMessage, type PaidGate } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsString, Matches } from 'class-validator';
+import { IsObject, IsString, Matches, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
+
+/** Room for an ERC-6492 signature of a wallet not deployed yet (factory calldata included); an EOA's is 65 bytes. */
+const MAX_SIGNATURE_BYTES = 4096;
+const MAX_SIGNATURE_HEX_LENGTH = 2 + 2 * MAX_SIGNATURE_BYTES;
 
 export class VerifyPaymentDto {
   @ApiPropertyOptional({
@@ -12,9 +16,21 @@ export class VerifyPaymentDto {
   @Optional() @IsObject()
   payment?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Hash of a USDC transfer to pay_to that the agent already sent.', example: '0x…' })
+  @ApiPropertyOptional({ description: 'Hash of a USDC transfer to pay_to that the agent already sent; goes with `signature`.', example: '0x…' })
   @Optional() @IsString() @Matches(/^0x[0-9a-fA-F]{64}$/, { message: 'tx_hash must be 0x followed by 64 hex characters' })
   tx_hash?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'With `tx_hash`, required: the transfer payer\'s EIP-191 (personal_sign) signature of the message ' +
+      `${JSON.stringify(transferProofMessage('<gate ref>', '<tx_hash>'))} (the gate's \`ref\` and the hash in lower case; core's transferProofMessage). ` +
+      'Smart wallets may answer with an ERC-1271 or ERC-6492 signature. Without it a transfer proves nothing about who presents it: 402.',
+    example: '0x…',
+    maxLength: MAX_SIGNATURE_HEX_LENGTH,
+  })
+  @Optional() @IsString() @MaxLength(MAX_SIGNATURE_HEX_LENGTH, { message: `signature must be at most ${MAX_SIGNATURE_BYTES} bytes` })
+  @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'signature must be 0x followed by an even number of hex characters' })
+  signature?: string;
 }
 
 export class PaidView implements PaidGate {

@@ -16,7 +16,7 @@ import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain }
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { sendSettlement, waitForReceipt } from './settlement';
-import { checkTransfer } from './transfer-checks';
+import { checkPayerSignature, checkTransfer } from './transfer-checks';
 
 export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
 
@@ -45,7 +45,7 @@ export class PaymentsService {
       throw new ValidationFailed([{ loc: ['body'], msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`', type: 'value_error', input: body }]);
     }
     const { gate, payment } = await this.gates.findLive(gateId);
-    return body.payment !== undefined ? this.verifyAuthorization(gate, payment, body.payment) : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash);
+    return body.payment !== undefined ? this.verifyAuthorization(gate, payment, body.payment) : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash, body.signature as Hex | undefined);
   }
 
   private async verifyAuthorization(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<VerifyOutcome> {
@@ -99,14 +99,17 @@ export class PaymentsService {
     return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
   }
 
-  private async verifyTransfer(gate: Gate, gatePayment: Payment | null, hash: Hash): Promise<VerifyOutcome> {
+  /** `signature`: the payer's over this gate and hash, checked before anything is recorded or given back. */
+  private async verifyTransfer(gate: Gate, gatePayment: Payment | null, hash: Hash, signature: Hex | undefined): Promise<VerifyOutcome> {
     const existing = await this.db.prisma.payment.findUnique({ where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } } });
+    if (existing?.gateId === gate.ref) await checkPayerSignature(this.chain, gate.ref, hash, existing.payer as Hex, signature);
     if (existing) return this.outcomeOf(existing, gate);
     assertPayable(gatePayment);
 
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending') return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, payer } = check.transfer;
+    await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
     return { kind: 'paid', body: await this.paidView(await this.finalize(claim.payment.id, receipt), gate.id) };

@@ -1,6 +1,7 @@
-import { signAccessToken, USDC_ABI, readGate, signGate } from '@crawlgate/core';
-import { testUsdcAbi, testUsdcBytecode } from '@crawlgate/devchain';
-import { createWalletClient, http } from 'viem';
+import { signAccessToken, transferProofMessage, USDC_ABI, readGate, signGate } from '@crawlgate/core';
+import { testUsdcAbi, testUsdcBytecode, testWalletAbi, testWalletBytecode } from '@crawlgate/devchain';
+import { createWalletClient, encodeFunctionData, http } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -106,6 +107,8 @@ describe('paying a gate', () => {
         ['the wrong amount', (gate) => signPayment(app, agent, gate, { value: 9_999n }), 'invalid_exact_evm_payload_authorization_value'],
         ['an expired window', (gate) => signPayment(app, agent, gate, { validBefore: now() - 1n }), 'invalid_exact_evm_payload_authorization_valid_before'],
         ['a window closing within 6 s', (gate) => signPayment(app, agent, gate, { validBefore: now() + 3n }), 'invalid_exact_evm_payload_authorization_valid_before'],
+        ['a window open for ever (validBefore 2^255)', (gate) => signPayment(app, agent, gate, { validBefore: 2n ** 255n }), 'invalid_exact_evm_payload_authorization_valid_before'],
+        ['a window open longer than 300 s and the clock skew', (gate) => signPayment(app, agent, gate, { validBefore: now() + 300n + 120n }), 'invalid_exact_evm_payload_authorization_valid_before'],
         ['a window not open yet', (gate) => signPayment(app, agent, gate, { validAfter: now() + 120n }), 'invalid_exact_evm_payload_authorization_valid_after'],
         ['a signature by someone else', (gate) => signPayment(app, agent, gate, { signer: newWallet() }), 'invalid_exact_evm_payload_signature'],
         ['another network', (gate) => signPayment(app, agent, gate, { network: 'base' }), 'invalid_network'],
@@ -119,6 +122,15 @@ describe('paying a gate', () => {
         expect(response.body).toEqual({ detail: expect.any(String), reason });
         expect(await usdcBalance(app, payTo)).toBe(before);
         expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+      });
+
+      it('says why a window too long is refused, and takes one of the longest allowed', async () => {
+        const tooLong = await openGate(app, site, '/reject/long-window');
+        const refused = await verify(tooLong.id, { payment: await signPayment(app, agent, tooLong, { validBefore: 2n ** 255n }) });
+        expect(refused.body.detail).toMatch(/at most 300 s/);
+        const longest = await openGate(app, site, '/accept/longest-window');
+        const paid = await verify(longest.id, { payment: await signPayment(app, agent, longest, { validBefore: now() + 300n }) });
+        expect(paid.status === 200 ? 200 : paid).toBe(200);
       });
 
       it('a malformed payload', async () => {
@@ -159,34 +171,120 @@ describe('paying a gate', () => {
       await fundUsdc(app, payer.address, '1');
       await fundEth(app, payer.address);
     });
-    const wallet = () => createWalletClient({ account: payer, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-    const send = async (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc) => {
-      const hash = await wallet().writeContract({ address: asset, abi: USDC_ABI, functionName: 'transfer', args: [to, value] });
+    const walletOf = (account: PrivateKeyAccount) => createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    const wallet = () => walletOf(payer);
+    const send = async (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc, from = payer) => {
+      const hash = await walletOf(from).writeContract({ address: asset, abi: USDC_ABI, functionName: 'transfer', args: [to, value] });
       await app.chain.publicClient.waitForTransactionReceipt({ hash });
       return hash;
     };
+    /** The body an agent posts: its transfer's hash and its signature binding that transfer to this gate. */
+    const proof = async (gate: { ref: string }, hash: `0x${string}`, signer: PrivateKeyAccount = payer) => ({
+      tx_hash: hash,
+      signature: await signer.signMessage({ message: transferProofMessage(gate.ref, hash) }),
+    });
+    const recorded = (hash: string) => app.database.prisma.payment.count({ where: { txHash: hash.toLowerCase() } });
 
-    it('verifies a transfer of exactly the price to pay_to, mined after the gate', async () => {
+    it('verifies a transfer of exactly the price to pay_to, mined after the gate, signed by its payer', async () => {
       const gate = await openGate(app, site, '/tx/paid');
       const hash = await send(payTo, 10_000n);
-      const paid = await verify(gate.id, { tx_hash: hash });
+      const body = await proof(gate, hash);
+      const paid = await verify(gate.id, body);
       expect(paid.status === 200 ? 200 : paid).toBe(200); // on failure, the whole answer is shown
       expect(paid.body).toMatchObject({ status: 'paid', tx_hash: hash, payer: payer.address.toLowerCase(), url: '/tx/paid' });
       expect((await checkToken(paid.body.access_token)).body.valid).toBe(true);
-      expect((await verify(gate.id, { tx_hash: hash })).body).toEqual(paid.body);
+      expect((await verify(gate.id, body)).body).toEqual(paid.body);
       const other = await openGate(app, site, '/tx/other');
-      expect((await verify(other.id, { tx_hash: hash })).status).toBe(409);
+      expect((await verify(other.id, body)).status).toBe(409);
+      expect((await verify(other.id, await proof(other, hash))).status).toBe(409);
+    });
+
+    it('gives the token of a paid transfer again only with its payer’s signature', async () => {
+      const gate = await openGate(app, site, '/tx/replayed');
+      const hash = await send(payTo, 10_000n);
+      expect((await verify(gate.id, await proof(gate, hash))).status).toBe(200);
+      for (const replay of [{ tx_hash: hash }, await proof(gate, hash, newWallet())]) {
+        const response = await verify(gate.id, replay);
+        expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature', detail: expect.any(String) } });
+        expect(response.body.access_token).toBeUndefined();
+      }
+    });
+
+    describe('posted by someone other than its payer', () => {
+      it('is refused with 402 and records nothing, so the payer still gets its token', async () => {
+        const victim = newWallet();
+        await fundUsdc(app, victim.address, '1');
+        await fundEth(app, victim.address);
+        const victimGate = await openGate(app, site, '/tx/victim');
+        const thiefGate = await openGate(app, site, '/tx/thief');
+        const hash = await send(payTo, 10_000n, app.chain.usdc, victim);
+
+        const unsigned = await verify(thiefGate.id, { tx_hash: hash });
+        expect(unsigned).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+        expect(unsigned.body.detail).toMatch(/sign/i);
+        const selfSigned = await verify(thiefGate.id, await proof(thiefGate, hash, newWallet()));
+        expect(selfSigned).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+        for (const garbage of ['0xabcdef', `0x${'11'.repeat(65)}`, `0x${'00'.repeat(65)}`]) {
+          expect(await verify(thiefGate.id, { tx_hash: hash, signature: garbage })).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+        }
+        expect(await recorded(hash)).toBe(0);
+        expect((await app.call('GET', `/v1/gates/${thiefGate.id}`)).body.status).toBe('open');
+
+        const paid = await verify(victimGate.id, await proof(victimGate, hash, victim));
+        expect(paid.status === 200 ? 200 : paid).toBe(200);
+        expect(paid.body).toMatchObject({ status: 'paid', payer: victim.address.toLowerCase(), url: '/tx/victim' });
+        expect((await checkToken(paid.body.access_token, '/tx/victim')).body.valid).toBe(true);
+      });
+
+      it('cannot reuse the payer’s signature over another gate’s ref', async () => {
+        const victimGate = await openGate(app, site, '/tx/signed-for-mine');
+        const thiefGate = await openGate(app, site, '/tx/signed-for-yours');
+        const hash = await send(payTo, 10_000n);
+        const forVictimGate = await proof(victimGate, hash);
+        const response = await verify(thiefGate.id, forVictimGate);
+        expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+        expect(await recorded(hash)).toBe(0);
+        expect((await verify(victimGate.id, forVictimGate)).status).toBe(200);
+      });
+    });
+
+    it('takes a smart wallet’s ERC-1271 signature for the transfer it made', async () => {
+      const owner = newWallet();
+      await fundEth(app, owner.address);
+      const deployed = await walletOf(owner).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+      const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+      await fundUsdc(app, smartWallet, '1');
+      const gate = await openGate(app, site, '/tx/smart-wallet');
+      const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
+      const hash = await walletOf(owner).writeContract({ address: smartWallet, abi: testWalletAbi, functionName: 'execute', args: [app.chain.usdc, transfer] } as never);
+      await app.chain.publicClient.waitForTransactionReceipt({ hash });
+
+      // The wallet's isValidSignature accepts its owner's signature of the EIP-191 digest, and no one else's.
+      expect(await verify(gate.id, await proof(gate, hash, newWallet()))).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+      const paid = await verify(gate.id, await proof(gate, hash, owner));
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body.payer).toBe(smartWallet.toLowerCase());
+    });
+
+    it('answers 422 for a signature that is not 0x-hex bytes, or too long', async () => {
+      const gate = await openGate(app, site, '/tx/bad-signature');
+      const hash = `0x${'cd'.repeat(32)}`;
+      for (const signature of ['nope', '0x123', `0x${'ab'.repeat(5000)}`, 42]) {
+        const response = await verify(gate.id, { tx_hash: hash, signature });
+        expect(response.status).toBe(422);
+        expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'signature'] });
+      }
     });
 
     it('rejects a transfer to another address', async () => {
       const gate = await openGate(app, site, '/tx/elsewhere');
-      const response = await verify(gate.id, { tx_hash: await send(newWallet().address, 10_000n) });
+      const response = await verify(gate.id, await proof(gate, await send(newWallet().address, 10_000n)));
       expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_payload_recipient_mismatch' } });
     });
 
     it('rejects a transfer of another amount', async () => {
       const gate = await openGate(app, site, '/tx/short');
-      const response = await verify(gate.id, { tx_hash: await send(payTo, 9_000n) });
+      const response = await verify(gate.id, await proof(gate, await send(payTo, 9_000n)));
       expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_payload_authorization_value' } });
     });
 
@@ -196,7 +294,7 @@ describe('paying a gate', () => {
       const mintHash = await wallet().writeContract({ address: contractAddress!, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 1_000_000n] } as never);
       await app.chain.publicClient.waitForTransactionReceipt({ hash: mintHash });
       const gate = await openGate(app, site, '/tx/fake-token');
-      const response = await verify(gate.id, { tx_hash: await send(payTo, 10_000n, contractAddress!) });
+      const response = await verify(gate.id, await proof(gate, await send(payTo, 10_000n, contractAddress!)));
       expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_asset' } });
     });
 
@@ -205,13 +303,13 @@ describe('paying a gate', () => {
       // A gate offered a minute after the transfer, as the middleware mints it with the site's secret.
       const now = Math.floor(Date.now() / 1000);
       const later = signGate({ ...readGate((await openGate(app, site, '/tx/too-early')).id)!, iat: now + 60, exp: now + 900 }, site.secret);
-      const response = await verify(later, { tx_hash: hash });
+      const response = await verify(later, await proof(readGate(later)!, hash));
       expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_predates_gate' } });
     });
 
     it('rejects an unknown transaction hash', async () => {
       const gate = await openGate(app, site, '/tx/unknown');
-      const response = await verify(gate.id, { tx_hash: `0x${'ab'.repeat(32)}` });
+      const response = await verify(gate.id, await proof(gate, `0x${'ab'.repeat(32)}`));
       expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_not_found' } });
     });
   });

@@ -1,5 +1,5 @@
-import { USDC_ABI, X402_REASONS } from '@crawlgate/core';
-import { parseEventLogs, type Hash, type TransactionReceipt } from 'viem';
+import { transferProofMessage, USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import { parseEventLogs, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { onChain } from './chain-errors';
@@ -44,6 +44,19 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
     throw new PaymentRejected(TRANSFER_REASONS.predatesGate, 'The transfer was mined before this gate was created; it cannot pay for it');
   }
   return { kind: 'proven', transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}` } };
+}
+
+/**
+ * The transfer's payer signed this gate and hash (EIP-191; ERC-1271/6492 for smart wallets), so
+ * only the payer can spend its transfer: the hash alone is public on the chain. Checked before
+ * anything is recorded, so a refused proof leaves the transfer to its payer.
+ */
+export async function checkPayerSignature(chain: ChainContext, gateRef: string, hash: Hash, payer: `0x${string}`, signature: Hex | undefined): Promise<void> {
+  const message = transferProofMessage(gateRef, hash);
+  const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
+  if (signature === undefined) throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
+  const valid = await onChain(() => chain.publicClient.verifyMessage({ address: payer, message, signature, mode: 'eoa' }));
+  if (!valid) throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
 }
 
 function notFoundAsNull(error: unknown): null {

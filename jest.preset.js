@@ -25,6 +25,7 @@ module.exports = {
     '^@crawlgate/middleware$': path.join(__dirname, 'libs/middleware/src/index.ts'),
     '^@crawlgate/middleware/(.*)$': path.join(__dirname, 'libs/middleware/src/adapters/$1.ts'),
     '^@crawlgate/agent$': path.join(__dirname, 'libs/agent-sdk/src/index.ts'),
+    '^@crawlgate/mcp$': path.join(__dirname, 'libs/mcp/src/index.ts'),
     '^@crawlgate/publisher$': path.join(__dirname, 'libs/publisher-sdk/src/index.ts'),
   },
   testMatch: ['**/*.spec.ts'],

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/*
+ * crawlgate-mcp: the MCP server as a process. MCP on stdin/stdout by default (stdout is the
+ * protocol's, so everything for the operator goes to stderr), or streamable HTTP on 127.0.0.1.
+ */
+
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { parseCliArgs, USAGE, UsageError } from './cli-args';
+import { ConfigError, readConfig, VERSION, type Env } from './config';
+import { startHttpServer } from './http';
+import { createMcpServer } from './server';
+import { createWalletSession, describeSession } from './session';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+/** A server that is up; `stdio` says whether its host is at the other end of stdin. */
+export interface Running {
+  stdio: boolean;
+  close(): Promise<void>;
+}
+
+const PROCESS_IO: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
+
+/**
+ * Starts the server as the command line says. Resolves to an exit code when there is nothing to
+ * serve (help, version, a refusal to start), or to the running server.
+ */
+export async function main(argv: readonly string[], env: Env, io: CliIo = PROCESS_IO): Promise<number | Running> {
+  let command: ReturnType<typeof parseCliArgs>;
+  try {
+    command = parseCliArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`crawlgate-mcp: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (command.kind === 'help' || command.kind === 'version') {
+    io.stdout(command.kind === 'help' ? USAGE : `${VERSION}\n`);
+    return 0;
+  }
+
+  let session: ReturnType<typeof createWalletSession>;
+  try {
+    session = createWalletSession(readConfig(env), { log: (line) => io.stderr(`${line}\n`) });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr(`${error.message}\n\nRun crawlgate-mcp --help for the settings.\n`);
+    return 2;
+  }
+  // Read once; gone from the environment so nothing this process runs later can read or print it.
+  delete env.CRAWLGATE_WALLET_KEY;
+
+  try {
+    if (command.kind === 'http') {
+      const http = await startHttpServer(session, { port: command.port });
+      session.log(`${describeSession(session)}; MCP over HTTP at ${http.url}`);
+      return { stdio: false, close: http.close };
+    }
+    const server = createMcpServer(session);
+    await server.connect(new StdioServerTransport());
+    session.log(`${describeSession(session)}; MCP on stdio`);
+    return { stdio: true, close: () => server.close() };
+  } catch (error) {
+    session.log(`crawlgate-mcp: could not start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+// Run when executed as the binary; stay inert when imported.
+if (require.main === module) {
+  main(process.argv.slice(2), process.env).then(
+    (running) => {
+      if (typeof running === 'number') {
+        process.exitCode = running;
+        return;
+      }
+      const stop = () => void running.close().finally(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      // The host closing our stdin is the end of a stdio session.
+      if (running.stdio) process.stdin.once('end', stop);
+    },
+    (error: unknown) => {
+      process.stderr.write(`crawlgate-mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,66 @@
+import { privateKeyToAccount } from 'viem/accounts';
+import { ConfigError, DEFAULT_MAX_CHARS, DEFAULT_USER_AGENT, readConfig, type Env } from './config';
+
+const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+const BASE: Env = { CRAWLGATE_WALLET_KEY: KEY, CRAWLGATE_MAX_PRICE_USD: '0.01', CRAWLGATE_BUDGET_USD: '1.50' };
+
+function problemsOf(env: Env): string[] {
+  try {
+    readConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('readConfig accepted it');
+}
+
+describe('readConfig', () => {
+  it('reads the wallet and limits, with defaults for the rest', () => {
+    const config = readConfig(BASE);
+    expect(config.account.address).toBe(privateKeyToAccount(KEY).address);
+    expect(config).toMatchObject({ maxPriceUsd: '0.01', budgetUsd: '1.5', networks: ['base', 'base-sepolia'], payMode: 'authorization', rpcUrl: undefined, userAgent: DEFAULT_USER_AGENT, maxChars: DEFAULT_MAX_CHARS });
+    expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
+  });
+
+  it('takes a key without 0x or in upper case, and the optional settings', () => {
+    const config = readConfig({
+      ...BASE,
+      CRAWLGATE_WALLET_KEY: ` ${KEY.slice(2).toUpperCase()} `,
+      CRAWLGATE_NETWORKS: '[{"network":"local","asset":"0x5FbDB2315678afecb367f032d93F642f64180aa3"}]',
+      CRAWLGATE_PAY_MODE: 'transfer',
+      CRAWLGATE_RPC_URL: 'http://127.0.0.1:8545',
+      CRAWLGATE_USER_AGENT: 'MyAssistantBot/2.0',
+      CRAWLGATE_MAX_CHARS: '500',
+    });
+    expect(config.account.address).toBe(privateKeyToAccount(KEY).address);
+    expect(config).toMatchObject({ networks: [{ network: 'local', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }], payMode: 'transfer', rpcUrl: 'http://127.0.0.1:8545', userAgent: 'MyAssistantBot/2.0', maxChars: 500 });
+  });
+
+  it('refuses to start without the wallet and both limits, naming each', () => {
+    const problems = problemsOf({ CRAWLGATE_BUDGET_USD: ' ' });
+    expect(problems).toEqual([expect.stringMatching(/^CRAWLGATE_WALLET_KEY is not set/), expect.stringMatching(/^CRAWLGATE_MAX_PRICE_USD is not set/), expect.stringMatching(/^CRAWLGATE_BUDGET_USD is not set/)]);
+    expect(() => readConfig({})).toThrow(/^crawlgate-mcp cannot start:\n {2}- CRAWLGATE_WALLET_KEY/);
+  });
+
+  it('never quotes a malformed key back', () => {
+    for (const key of [`${KEY}0`, KEY.slice(0, -1), `${KEY.slice(0, -1)}g`, `0x${'0'.repeat(64)}`, `0x${'f'.repeat(64)}`]) {
+      const problems = problemsOf({ ...BASE, CRAWLGATE_WALLET_KEY: key });
+      expect(problems).toEqual([expect.stringMatching(/^CRAWLGATE_WALLET_KEY is not a/)]);
+      expect(problems.join()).not.toContain(key.slice(2, 20));
+    }
+  });
+
+  it.each<[Env, RegExp]>([
+    [{ CRAWLGATE_MAX_PRICE_USD: '2' }, /^CRAWLGATE_MAX_PRICE_USD: /],
+    [{ CRAWLGATE_MAX_PRICE_USD: 'ten cents' }, /^CRAWLGATE_MAX_PRICE_USD: /],
+    [{ CRAWLGATE_BUDGET_USD: '-1' }, /^CRAWLGATE_BUDGET_USD: /],
+    [{ CRAWLGATE_NETWORKS: '[{"network":"local"}]' }, /^CRAWLGATE_NETWORKS entry 0: /],
+    [{ CRAWLGATE_PAY_MODE: 'cash' }, /^CRAWLGATE_PAY_MODE must be/],
+    [{ CRAWLGATE_PAY_MODE: 'transfer' }, /^CRAWLGATE_RPC_URL is not set/],
+    [{ CRAWLGATE_RPC_URL: 'ws://127.0.0.1:8545' }, /^CRAWLGATE_RPC_URL must be an http\(s\) URL/],
+    [{ CRAWLGATE_MAX_CHARS: '0' }, /^CRAWLGATE_MAX_CHARS must be/],
+    [{ CRAWLGATE_MAX_CHARS: '1e3' }, /^CRAWLGATE_MAX_CHARS must be/],
+  ])('refuses %j', (override, problem) => {
+    expect(problemsOf({ ...BASE, ...override })).toEqual([expect.stringMatching(problem)]);
+  });
+});

@@ -1,0 +1,125 @@
+/*
+ * The server's configuration, read once from the environment at start-up. Everything that spends
+ * money must be set explicitly (the wallet and both limits); a missing or malformed value stops
+ * the start with one message listing every problem. The wallet key never leaves this module as
+ * text: what goes on is the viem account (which cannot be printed back into the key) and a
+ * redactor that blanks the key out of output.
+ */
+
+import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
+import type { AllowedNetwork } from '@crawlgate/agent';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import packageJson from '../package.json';
+import { parseNetworksSetting } from './networks-setting';
+import { secretRedactor } from './redact';
+
+export type Env = Record<string, string | undefined>;
+
+export interface McpConfig {
+  /** The paying wallet. */
+  account: PrivateKeyAccount;
+  /** Blanks the wallet key out of a text. */
+  redact: (text: string) => string;
+  /** The most paid for one page, in USD (a minimal decimal string). */
+  maxPriceUsd: string;
+  /** The most paid while the server runs, in USD. */
+  budgetUsd: string;
+  /** What the agent pays with. */
+  networks: AllowedNetwork[];
+  payMode: 'authorization' | 'transfer';
+  rpcUrl: string | undefined;
+  /** Sent with every request: sites charge crawlers, so the server says it is one. */
+  userAgent: string;
+  /** The most characters of page text a tool result carries. */
+  maxChars: number;
+}
+
+/** The configuration cannot be used; `problems` are sentences naming the variable, never its secret value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`crawlgate-mcp cannot start:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
+}
+
+export const VERSION: string = packageJson.version;
+/** Self-declared (a URL in the User-Agent): the middleware classes it as a crawler and charges it, as it should. */
+export const DEFAULT_USER_AGENT = `CrawlgateMCP/${VERSION} (AI assistant fetcher; +https://www.npmjs.com/package/@crawlgate/mcp)`;
+/** The agent SDK's own default: USDC on Base and Base Sepolia. */
+export const DEFAULT_NETWORKS = 'base,base-sepolia';
+/** About 5,000 tokens of English: a page's worth without flooding the assistant's context. */
+export const DEFAULT_MAX_CHARS = 20_000;
+const MAX_MAX_CHARS = 1_000_000;
+/** The agent SDK's sanity bound on a budget: 1,000,000 USD. */
+const MAX_BUDGET_MICROS = 1_000_000_000_000n;
+const KEY = /^(?:0x)?[0-9a-fA-F]{64}$/;
+
+export function readConfig(env: Env): McpConfig {
+  const problems: string[] = [];
+  const value = (name: string) => {
+    const text = env[name]?.trim();
+    return text === '' ? undefined : text;
+  };
+
+  const account = readAccount(value('CRAWLGATE_WALLET_KEY'), problems);
+  const maxPriceUsd = readUsd('CRAWLGATE_MAX_PRICE_USD', value('CRAWLGATE_MAX_PRICE_USD'), MAX_PRICE_MICROS, 'the most to pay for one page, e.g. 0.01', problems);
+  const budgetUsd = readUsd('CRAWLGATE_BUDGET_USD', value('CRAWLGATE_BUDGET_USD'), MAX_BUDGET_MICROS, 'the most to pay while the server runs, e.g. 1', problems);
+
+  const networks = parseNetworksSetting(value('CRAWLGATE_NETWORKS') ?? DEFAULT_NETWORKS);
+  if ('problem' in networks) problems.push(`CRAWLGATE_NETWORKS ${networks.problem}: use a comma list (base,base-sepolia) or JSON ([{"network":"local","asset":"0x…"}])`);
+
+  const payMode = value('CRAWLGATE_PAY_MODE') ?? 'authorization';
+  if (payMode !== 'authorization' && payMode !== 'transfer') problems.push(`CRAWLGATE_PAY_MODE must be "authorization" or "transfer", not ${JSON.stringify(payMode)}`);
+  const rpcUrl = value('CRAWLGATE_RPC_URL');
+  if (rpcUrl !== undefined && !/^https?:$/.test(URL.canParse(rpcUrl) ? new URL(rpcUrl).protocol : '')) problems.push('CRAWLGATE_RPC_URL must be an http(s) URL');
+  if (payMode === 'transfer' && rpcUrl === undefined) problems.push('CRAWLGATE_RPC_URL is not set: CRAWLGATE_PAY_MODE=transfer sends USDC itself and needs a JSON-RPC endpoint');
+
+  const maxCharsText = value('CRAWLGATE_MAX_CHARS') ?? String(DEFAULT_MAX_CHARS);
+  const maxChars = /^\d{1,7}$/.test(maxCharsText) ? Number(maxCharsText) : NaN;
+  if (!(maxChars >= 1 && maxChars <= MAX_MAX_CHARS)) problems.push(`CRAWLGATE_MAX_CHARS must be a whole number from 1 to ${MAX_MAX_CHARS}`);
+
+  if (problems.length > 0 || !account || maxPriceUsd === undefined || budgetUsd === undefined || 'problem' in networks) throw new ConfigError(problems);
+  return {
+    ...account,
+    maxPriceUsd,
+    budgetUsd,
+    networks: networks.networks,
+    payMode: payMode as McpConfig['payMode'],
+    rpcUrl,
+    userAgent: value('CRAWLGATE_USER_AGENT') ?? DEFAULT_USER_AGENT,
+    maxChars,
+  };
+}
+
+/** The account and its redactor; problems never quote the value, which may be most of a key. */
+function readAccount(key: string | undefined, problems: string[]): Pick<McpConfig, 'account' | 'redact'> | undefined {
+  if (key === undefined) {
+    problems.push('CRAWLGATE_WALLET_KEY is not set: the private key (0x followed by 64 hex digits) of the wallet that pays');
+    return undefined;
+  }
+  if (!KEY.test(key)) {
+    problems.push('CRAWLGATE_WALLET_KEY is not a private key: expected 0x followed by 64 hex digits');
+    return undefined;
+  }
+  const hex = `0x${key.replace(/^0x/, '').toLowerCase()}` as const;
+  try {
+    return { account: privateKeyToAccount(hex), redact: secretRedactor(hex) };
+  } catch {
+    // Out of the curve's range (zero, say); viem's message is not passed on, in case it quotes the key.
+    problems.push('CRAWLGATE_WALLET_KEY is not a valid secp256k1 private key');
+    return undefined;
+  }
+}
+
+function readUsd(name: string, text: string | undefined, max: bigint, meaning: string, problems: string[]): string | undefined {
+  if (text === undefined) {
+    problems.push(`${name} is not set: ${meaning} (USD)`);
+    return undefined;
+  }
+  const parsed = parseUsdAmount(text, max);
+  if (!parsed.ok) {
+    problems.push(`${name}: ${parsed.msg}`);
+    return undefined;
+  }
+  return formatMicrosUsd(parsed.micros);
+}

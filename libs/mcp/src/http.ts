@@ -1,0 +1,73 @@
+/*
+ * The streamable HTTP transport, on 127.0.0.1 only: whoever can reach this server spends the
+ * wallet's budget, so it is for MCP hosts on the same machine. Two browser-borne attacks are
+ * refused: a page on another site posting to it (its Origin is not loopback) and DNS rebinding
+ * (a Host that is not loopback; the SDK's Express app checks that).
+ *
+ * Stateless: every POST gets a fresh MCP server and transport, all sharing the one wallet session,
+ * so there is no per-connection state to keep, and no connection gets a budget of its own.
+ */
+
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { NextFunction, Request, Response } from 'express';
+import type { AddressInfo } from 'node:net';
+import { createMcpServer } from './server';
+import type { WalletSession } from './session';
+
+export interface HttpServer {
+  /** http://127.0.0.1:<port>/mcp */
+  url: string;
+  close(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Listens on 127.0.0.1:`port` (0: any free port; `url` says which). */
+export async function startHttpServer(session: WalletSession, { port }: { port: number }): Promise<HttpServer> {
+  const app = createMcpExpressApp({ host: HOST });
+  app.use(loopbackOriginsOnly);
+  app.post('/mcp', async (req: Request, res: Response) => {
+    const server = createMcpServer(session);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (error) {
+      session.log(`crawlgate-mcp: HTTP request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) res.status(500).json(rpcError(-32603, 'Internal server error'));
+    }
+  });
+  // Stateless: no server-sent stream to open (GET) and no session to end (DELETE).
+  app.all('/mcp', (_req: Request, res: Response) => void res.status(405).set('allow', 'POST').json(rpcError(-32000, 'Method not allowed: POST MCP messages to this URL')));
+
+  const listener = app.listen(port, HOST);
+  await new Promise<void>((resolve, reject) => {
+    listener.once('listening', resolve);
+    listener.once('error', reject);
+  });
+  return {
+    url: `http://${HOST}:${(listener.address() as AddressInfo).port}/mcp`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        listener.close(() => resolve());
+        listener.closeAllConnections();
+      }),
+  };
+}
+
+/** A request a browser sends on behalf of a page carries its Origin: only pages on this machine may talk to us. */
+function loopbackOriginsOnly(req: Request, res: Response, next: NextFunction): void {
+  const origin = req.headers.origin;
+  if (origin === undefined || (URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname))) return next();
+  res.status(403).json(rpcError(-32000, `Origin ${origin} may not use this server`));
+}
+
+function rpcError(code: number, message: string) {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}

@@ -1,0 +1,52 @@
+import { priceFromPayJson } from './pay-json-price';
+
+const ASSET = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
+const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const DOC = {
+  version: 1,
+  site: { id: 's', domain: 'news.example' },
+  currency: 'USD',
+  default_price_usd: '0.002',
+  rules: [
+    { path: '/free/*', price_usd: '0' },
+    { path: '/premium/*', price_usd: '0.01' },
+  ],
+  payment: { network: 'base-sepolia', caip2: 'eip155:84532', asset: ASSET, pay_to: PAY_TO },
+  free_paths: ['/robots.txt', '/sitemap*.xml', '/.well-known/**'],
+};
+const priced = (price_usd: string, amount: string) => ({ free: false, offer: { x402_version: null, network: 'base-sepolia', asset: ASSET, pay_to: PAY_TO, amount, price_usd } });
+
+describe('priceFromPayJson', () => {
+  it('prices a path by its first matching rule, else the default, reading the path as pricing does', () => {
+    expect(priceFromPayJson(DOC, 'https://news.example/premium/story?ref=x')).toEqual(priced('0.01', '10000'));
+    expect(priceFromPayJson(DOC, 'https://news.example/free/../premium/x')).toEqual(priced('0.01', '10000'));
+    expect(priceFromPayJson(DOC, 'https://news.example/elsewhere')).toEqual(priced('0.002', '2000'));
+    expect(priceFromPayJson(DOC, 'https://news.example/free/post')).toEqual({ free: true });
+  });
+
+  it('frees the free paths, "/**" covering everything below, but never a path with an escaped slash', () => {
+    expect(priceFromPayJson(DOC, 'https://news.example/robots.txt')).toEqual({ free: true });
+    expect(priceFromPayJson(DOC, 'https://news.example/sitemap-posts.xml')).toEqual({ free: true });
+    expect(priceFromPayJson(DOC, 'https://news.example/.well-known/a/b')).toEqual({ free: true });
+    expect(priceFromPayJson(DOC, 'https://news.example/.well-known/..%2Fpremium')).toEqual(priced('0.002', '2000'));
+    expect(priceFromPayJson({ ...DOC, free_paths: ['/a/**/b', '[', '/x*'] }, 'https://news.example/a/z/b')).toEqual(priced('0.002', '2000'));
+    expect(priceFromPayJson({ ...DOC, free_paths: ['/x*'] }, 'https://news.example/xyz')).toEqual({ free: true });
+  });
+
+  it('says nothing can be paid when the site has no pay_to yet', () => {
+    expect(() => priceFromPayJson({ ...DOC, payment: { ...DOC.payment, pay_to: null } }, 'https://news.example/premium/x')).toThrow(/no pay_to/);
+  });
+
+  it.each([
+    [null, /version 1/],
+    [{ ...DOC, version: 2 }, /version 1/],
+    [{ ...DOC, rules: [{ path: '/a' }] }, /rules/],
+    [{ ...DOC, default_price_usd: 0.002 }, /default_price_usd/],
+    [{ ...DOC, default_price_usd: '5' }, /price "5"/],
+    [{ ...DOC, payment: { network: 'base' } }, /payment/],
+    [{ ...DOC, free_paths: '/robots.txt' }, /free_paths/],
+    [{ ...DOC, rules: [{ path: '/a/**', price_usd: '0.1' }] }, /\*\*/],
+  ])('refuses a document it cannot read (%#)', (document, problem) => {
+    expect(() => priceFromPayJson(document, 'https://news.example/premium/x')).toThrow(problem);
+  });
+});

@@ -1,0 +1,72 @@
+/*
+ * A path's price from a site's /.well-known/pay.json (version 1, as @crawlgate/middleware serves
+ * it): the first matching rule, else the default; nothing on the free paths. This is the
+ * published table, read without asking the page (so no gate is offered and nothing is counted);
+ * the page's own 402 stays the word that counts, since the site's bot policy is not in the table.
+ */
+
+import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath } from '@crawlgate/core';
+import type { QuotedOffer } from './quoted-offers';
+
+export type PayJsonPrice = { free: true } | { free: false; offer: QuotedOffer };
+
+interface PayJsonV1 {
+  version: 1;
+  default_price_usd: string;
+  rules: { path: string; price_usd: string }[];
+  payment: { network: string; asset: string; pay_to: string | null };
+  free_paths?: string[];
+}
+
+/** The price of `url`'s path in `document`; throws a TypeError saying what is wrong with a document it cannot read. */
+export function priceFromPayJson(document: unknown, url: string): PayJsonPrice {
+  const doc = checked(document);
+  const path = requestPath(url);
+  if (isFreePath(doc.free_paths ?? [], path)) return { free: true };
+  const micros = (text: string) => {
+    const parsed = parsePriceUsd(text);
+    if (!parsed.ok) throw new TypeError(`pay.json: price ${JSON.stringify(text)}: ${parsed.msg}`);
+    return parsed.micros;
+  };
+  const table = compilePriceTable(
+    doc.rules.map((rule) => ({ pattern: rule.path, micros: micros(rule.price_usd) })),
+    micros(doc.default_price_usd),
+  );
+  const price = table.resolve(path).micros;
+  if (price === 0n) return { free: true };
+  if (doc.payment.pay_to === null) throw new TypeError('pay.json: the site has no pay_to yet, so nothing can be paid');
+  return { free: false, offer: { x402_version: null, network: doc.payment.network, asset: doc.payment.asset, pay_to: doc.payment.pay_to, amount: price.toString(), price_usd: formatMicrosUsd(price) } };
+}
+
+function checked(document: unknown): PayJsonV1 {
+  const doc = document as Partial<PayJsonV1> | null;
+  if (typeof doc !== 'object' || doc === null || doc.version !== 1) throw new TypeError('pay.json: not a version 1 document');
+  const rules = doc.rules;
+  if (!Array.isArray(rules) || !rules.every((rule) => typeof rule?.path === 'string' && typeof rule?.price_usd === 'string')) throw new TypeError('pay.json: rules must be [{path, price_usd}]');
+  if (typeof doc.default_price_usd !== 'string') throw new TypeError('pay.json: default_price_usd must be a string');
+  const payment = doc.payment;
+  if (typeof payment?.network !== 'string' || typeof payment.asset !== 'string' || (payment.pay_to !== null && typeof payment.pay_to !== 'string')) throw new TypeError('pay.json: payment must name network, asset and pay_to');
+  if (doc.free_paths !== undefined && !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob) => typeof glob === 'string'))) throw new TypeError('pay.json: free_paths must be strings');
+  return doc as PayJsonV1;
+}
+
+/**
+ * Whether a free_paths glob covers `path`. `**` is honoured only as a whole last segment
+ * ("/.well-known/**": everything below), which is how the middleware writes it; the rest use the
+ * pricing syntax, matched by core's linear matcher, so a hostile document cannot make matching slow.
+ */
+function isFreePath(globs: readonly string[], path: string): boolean {
+  // An escaped slash is a segment break to some file servers: the middleware never frees such a path, nor do we.
+  if (path.includes('%2F') || path.includes('\\')) return false;
+  const plain: string[] = [];
+  for (const glob of globs) {
+    if (glob.endsWith('/**') && !glob.slice(0, -3).includes('*')) {
+      if (path.startsWith(glob.slice(0, -2))) return true;
+    } else if (!glob.includes('**')) plain.push(glob);
+  }
+  try {
+    return compilePriceTable(plain.map((pattern) => ({ pattern, micros: 0n })), 1n).resolve(path).micros === 0n;
+  } catch {
+    return false; // a glob that is not a pattern frees nothing
+  }
+}

@@ -1,0 +1,38 @@
+import type { PaymentEvent } from '@crawlgate/agent';
+import { PaymentLedger } from './payments-ledger';
+
+const event = (url: string, amount: string, txHash: string | null = null): PaymentEvent => ({ url, amount, priceUsd: '', network: 'base', payer: '0x1', txHash, mode: 'authorization' });
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('PaymentLedger', () => {
+  it('sums payments by page, newest first, within a limit', () => {
+    let clock = 0;
+    const ledger = new PaymentLedger(() => new Date(Date.UTC(2026, 0, 1, 0, 0, clock++)));
+    ledger.record(event('https://a.example/1', '1000', '0xa'));
+    ledger.record(event('https://a.example/2', '2500'));
+    ledger.record(event('https://a.example/1', '1000', '0xb'));
+    expect(ledger.pages(10)).toEqual({
+      pages: [
+        { url: 'https://a.example/1', spent_usd: '0.002', payments: 2, last_paid_at: '2026-01-01T00:00:02.000Z', last_tx_hash: '0xb' },
+        { url: 'https://a.example/2', spent_usd: '0.0025', payments: 1, last_paid_at: '2026-01-01T00:00:01.000Z', last_tx_hash: null },
+      ],
+      total: 2,
+    });
+    expect(ledger.pages(1)).toMatchObject({ pages: [{ url: 'https://a.example/1' }], total: 2 });
+  });
+
+  it('tells each of two concurrent calls what it paid, and nothing to a call that paid nothing', async () => {
+    const ledger = new PaymentLedger();
+    const paying = (url: string) => async () => {
+      await tick();
+      ledger.record(event(url, '1000'));
+      await tick();
+      return url;
+    };
+    const [one, two, none] = await Promise.all([ledger.during(paying('https://a.example/1')), ledger.during(paying('https://a.example/2')), ledger.during(async () => tick())]);
+    expect(one.payments.map((payment) => payment.url)).toEqual(['https://a.example/1']);
+    expect(two.payments.map((payment) => payment.url)).toEqual(['https://a.example/2']);
+    expect(none.payments).toEqual([]);
+    expect(one.value).toBe('https://a.example/1');
+  });
+});

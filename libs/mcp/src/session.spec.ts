@@ -1,0 +1,29 @@
+import { ConfigError, readConfig } from './config';
+import { createWalletSession, describeSession } from './session';
+
+const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+const ENV = { CRAWLGATE_WALLET_KEY: KEY, CRAWLGATE_MAX_PRICE_USD: '0.01', CRAWLGATE_BUDGET_USD: '2' };
+
+describe('createWalletSession', () => {
+  it('holds the limits and the whole budget before anything is paid', () => {
+    const session = createWalletSession(readConfig(ENV));
+    expect(session).toMatchObject({ maxPriceUsd: '0.01', budgetUsd: '2', networks: ['base', 'base-sepolia'] });
+    expect(session.remainingMicros()).toBe(2_000_000n);
+    expect(session.ledger.pages(10)).toEqual({ pages: [], total: 0 });
+    expect(describeSession(session)).toBe(`crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`);
+  });
+
+  it("turns the agent's refusal of a network into a configuration problem naming the variable", () => {
+    const attempt = () => createWalletSession(readConfig({ ...ENV, CRAWLGATE_NETWORKS: 'local' }));
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/CRAWLGATE_NETWORKS: the USDC of "local" is deployed at run time/);
+    expect(() => createWalletSession(readConfig({ ...ENV, CRAWLGATE_NETWORKS: 'base,mainnet' }))).toThrow(/CRAWLGATE_NETWORKS: unknown network "mainnet"/);
+  });
+
+  it('blanks the key out of every line it logs', () => {
+    const lines: string[] = [];
+    const session = createWalletSession(readConfig(ENV), { log: (line) => lines.push(line) });
+    session.log(`leaked ${KEY}`);
+    expect(lines).toEqual(['leaked [redacted]']);
+  });
+});

@@ -1,0 +1,98 @@
+/*
+ * One wallet, its limits and what it has spent: the state every MCP connection of a server
+ * shares. The budget belongs to the process, not to a connection, so a host cannot get a fresh
+ * budget by connecting again (over HTTP, each request may be a new connection).
+ */
+
+import { parseUsdAmount } from '@crawlgate/core';
+import { createAgent, type Agent, type AllowedNetwork } from '@crawlgate/agent';
+import { ConfigError, type McpConfig } from './config';
+import { PaymentLedger } from './payments-ledger';
+
+export interface WalletSession {
+  /** The paying wallet's address (public: it is on every payment). */
+  address: `0x${string}`;
+  agent: Agent;
+  ledger: PaymentLedger;
+  maxPriceUsd: string;
+  maxPriceMicros: bigint;
+  budgetUsd: string;
+  networks: readonly AllowedNetwork[];
+  /** Sent with every request to a site: who we are (a crawler, which sites charge) and what we read. */
+  headers: Record<string, string>;
+  maxChars: number;
+  /** Unpaid requests (quotes, pay.json). */
+  fetch: typeof fetch;
+  /** Blanks the wallet key out of a text. */
+  redact(text: string): string;
+  /** One line for the operator (stderr in the binary), the key blanked out. */
+  log(line: string): void;
+  /** The budget left, in micro-USD: what is not spent nor reserved by a payment under way. */
+  remainingMicros(): bigint;
+}
+
+export interface SessionOptions {
+  log?: (line: string) => void;
+  fetch?: typeof fetch;
+}
+
+/** The agent's option names, as the variables that set them. */
+/** Text first: the tools return text, and a binary body is not read. */
+const ACCEPT = 'text/html, text/plain;q=0.9, application/json;q=0.9, */*;q=0.5';
+
+const VARIABLES: Record<string, string> = { networks: 'CRAWLGATE_NETWORKS', maxPriceUsd: 'CRAWLGATE_MAX_PRICE_USD', budgetUsd: 'CRAWLGATE_BUDGET_USD' };
+
+export function createWalletSession(config: McpConfig, options: SessionOptions = {}): WalletSession {
+  const write = options.log ?? (() => undefined);
+  const log = (line: string) => write(config.redact(line));
+  const ledger = new PaymentLedger();
+  let agent: Agent;
+  try {
+    agent = createAgent({
+      account: config.account,
+      maxPriceUsd: config.maxPriceUsd,
+      budgetUsd: config.budgetUsd,
+      networks: config.networks,
+      payMode: config.payMode,
+      rpcUrl: config.rpcUrl,
+      fetch: options.fetch,
+      onPayment: (event) => {
+        ledger.record(event);
+        log(`crawlgate-mcp: paid ${event.priceUsd} USD for ${event.url} on ${event.network}${event.txHash ? ` (tx ${event.txHash})` : ''}`);
+      },
+    });
+  } catch (error) {
+    // The agent checks networks (known chains, asset addresses) itself: its refusal is a configuration problem.
+    if (!(error instanceof RangeError)) throw error;
+    const option = /^(\w+):/.exec(error.message)?.[1] ?? '';
+    throw new ConfigError([VARIABLES[option] ? `${VARIABLES[option]}${error.message.slice(option.length)}` : error.message]);
+  }
+  return {
+    address: config.account.address,
+    agent,
+    ledger,
+    maxPriceUsd: config.maxPriceUsd,
+    maxPriceMicros: usdMicros(config.maxPriceUsd),
+    budgetUsd: config.budgetUsd,
+    networks: config.networks,
+    headers: { 'user-agent': config.userAgent, accept: ACCEPT },
+    maxChars: config.maxChars,
+    fetch: options.fetch ?? globalThis.fetch,
+    redact: config.redact,
+    log,
+    remainingMicros: () => usdMicros(agent.spent().remainingUsd),
+  };
+}
+
+/** An amount this package wrote itself (a minimal decimal string), in micro-USD. */
+function usdMicros(usd: string): bigint {
+  const parsed = parseUsdAmount(usd, BigInt(Number.MAX_SAFE_INTEGER));
+  if (!parsed.ok) throw new RangeError(`${usd}: ${parsed.msg}`);
+  return parsed.micros;
+}
+
+/** One line saying who pays, how much at most, and with what; for the operator at start-up. */
+export function describeSession(session: WalletSession): string {
+  const networks = session.networks.map((entry) => (typeof entry === 'string' ? entry : `${entry.network} (${entry.asset})`)).join(', ');
+  return `crawlgate-mcp: wallet ${session.address}, at most ${session.maxPriceUsd} USD a page, budget ${session.budgetUsd} USD, networks ${networks}`;
+}

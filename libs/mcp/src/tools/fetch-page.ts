@@ -1,0 +1,72 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { readBodyText } from '../body-text';
+import { pageUrl } from '../page-url';
+import type { WalletSession } from '../session';
+import { answer } from '../tool-result';
+
+export interface FetchedPage {
+  /** The page read, after redirects. */
+  url: string;
+  status: number;
+  content_type: string | null;
+  /** null for a binary body (not shown). */
+  text: string | null;
+  truncated: boolean;
+  /** What this call paid; null when it paid nothing (free, or read on a token paid before). */
+  paid: { price_usd: string; amount: string; network: string; tx_hash: string | null; mode: 'authorization' | 'transfer' } | null;
+  spent_usd: string;
+  remaining_usd: string;
+}
+
+/** Reads a page, paying within the limits; a refusal is thrown (the agent's errors). */
+export async function fetchPage(session: WalletSession, url: URL, maxChars: number): Promise<FetchedPage> {
+  const { value: response, payments } = await session.ledger.during(() => session.agent.fetch(url, { headers: session.headers }));
+  const { text, truncated } = await readBodyText(response, maxChars);
+  const payment = payments.at(-1);
+  const spent = session.agent.spent();
+  return {
+    url: response.url || url.href,
+    status: response.status,
+    content_type: response.headers.get('content-type'),
+    text,
+    truncated,
+    paid: payment ? { price_usd: payment.priceUsd, amount: payment.amount, network: payment.network, tx_hash: payment.txHash, mode: payment.mode } : null,
+    spent_usd: spent.usd,
+    remaining_usd: spent.remainingUsd,
+  };
+}
+
+export function registerFetchPage(server: McpServer, session: WalletSession): void {
+  server.registerTool(
+    'fetch_page',
+    {
+      title: 'Fetch a page, paying for it if it asks',
+      description:
+        `Fetches a web page (GET) and returns its status, content type and text. If the site asks for payment (HTTP 402, x402 or Crawlgate), ` +
+        `it is paid in USDC from the configured wallet, within limits: at most ${session.maxPriceUsd} USD for one page and ${session.budgetUsd} USD ` +
+        `while this server runs. A page already paid is read again on its access token without paying. Refusals (price_too_high, ` +
+        `budget_exceeded, network_not_allowed, payment_failed, …) come back as errors with a code; nothing is paid then. ` +
+        `Use quote_price first to see a price without paying.`,
+      inputSchema: {
+        url: z.string().describe('Absolute http(s) URL of the page'),
+        max_chars: z.number().int().positive().optional().describe(`The most characters of text to return (default and upper bound: ${session.maxChars})`),
+      },
+      outputSchema: {
+        url: z.string(),
+        status: z.number().int(),
+        content_type: z.string().nullable(),
+        text: z.string().nullable().describe('The body as text, up to max_chars; null when the body is binary (not shown)'),
+        truncated: z.boolean(),
+        paid: z
+          .object({ price_usd: z.string(), amount: z.string(), network: z.string(), tx_hash: z.string().nullable(), mode: z.enum(['authorization', 'transfer']) })
+          .nullable()
+          .describe('What this call paid; null when it paid nothing'),
+        spent_usd: z.string(),
+        remaining_usd: z.string(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ url, max_chars }) => answer(session, 'fetch_page', url, async () => ({ ...(await fetchPage(session, pageUrl(url), Math.min(max_chars ?? session.maxChars, session.maxChars))) })),
+  );
+}

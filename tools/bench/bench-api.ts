@@ -62,19 +62,13 @@ export async function startBenchApi(): Promise<BenchApi> {
 }
 
 /** A publisher with a payout address, for setting up sites. */
-export async function benchPublisher(api: BenchApi): Promise<{ auth: Record<string, string>; relogin(): Promise<void> }> {
+export async function benchPublisher(api: BenchApi): Promise<{ auth: Record<string, string> }> {
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'benchmark password';
   const registered = await api.call('POST', '/v1/publishers/register', { email, password });
   const auth = { authorization: `Bearer ${registered.api_key}`, 'x-confirm-password': password };
   await api.call('PATCH', '/v1/publishers/me', { payout_address: DEV_ROLES.publisher.address }, auth);
-  return {
-    auth,
-    // 100 calls a minute per key: logging in again (which rotates the key) keeps long set-ups within the limits.
-    async relogin() {
-      auth.authorization = `Bearer ${(await api.call('POST', '/v1/publishers/login', { email, password })).api_key}`;
-    },
-  };
+  return { auth };
 }
 
 export async function benchSite(api: BenchApi, publisher: { auth: Record<string, string> }, domain: string, price = '0.01') {

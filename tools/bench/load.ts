@@ -6,6 +6,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   statuses: Record<string, number>;
+  /** Connection errors and timeouts: a round with any measured something other than the server's answers. */
+  errors: number;
 }
 
 /**
@@ -17,13 +19,14 @@ export async function load(
   url: string,
   requests: { method: 'POST' | 'GET'; path: string; headers: Record<string, string>; body?: string }[],
   seconds = 8,
+  connections = 16,
 ): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
         url,
-        connections: 16,
+        connections,
         duration: seconds,
         requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
       },
@@ -33,5 +36,5 @@ export async function load(
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     });
   });
-  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, statuses };
+  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, statuses, errors: result.errors };
 }

@@ -1,64 +1,156 @@
 import { signAccessToken } from '@crawlgate/core';
-import { crawlgateExpress } from '@crawlgate/middleware/express';
-import { crawlgateFastify } from '@crawlgate/middleware/fastify';
-import express from 'express';
-import Fastify from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { format } from './measure';
-import { load, type LoadResult } from './load';
+import type { CrawlgateOptions } from '@crawlgate/middleware';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchPublisher, benchSite, startBenchApi } from './bench-api';
+import { FRAMEWORKS, type Framework } from './bench-servers';
+import { startChild } from './child';
+import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
+import { startLoadGenerator, type LoadGenerator } from './load-generator';
+import { alternate, median, meetsGoal, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type ServerTime } from './paired';
+import { pinning, SERVER_CPU } from './pinning';
+import { cpuTimes } from './process-cpu';
 
+const CONNECTIONS = 32;
+const WARM_UP_SECONDS = 2;
+const PROFILE_SECONDS = 10;
+const PATH = '/article/42';
+const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
 
+interface Visitor {
+  name: string;
+  headers: Record<string, string>;
+  /** What the gated route answers (the bare route answers everyone 200). */
+  status: number;
+  goals: Partial<Record<Framework, number>>;
+}
+
+/** Issue 13's three visitors, with their goals; the token is the site's own, for this path. */
+function visitorsOf(site: { id: string; secret: string; kid: string }): Visitor[] {
+  const now = Math.floor(Date.now() / 1000);
+  const token = signAccessToken({ gate_id: randomUUID(), site_id: site.id, url: PATH, kid: site.kid, iat: now, exp: now + 3600 }, site.secret);
+  return [
+    { name: 'person (browser User-Agent)', headers: { 'user-agent': BROWSER }, status: 200, goals: { Express: 0.97, Fastify: 0.97, Hono: 0.97 } },
+    { name: 'bot with a valid access token', headers: { 'user-agent': GPTBOT, 'x-crawlgate-token': token }, status: 200, goals: { Express: 0.95, Fastify: 0.85, Hono: 0.85 } },
+    { name: 'unpaid bot, answered 402 (gate minted locally)', headers: { 'user-agent': GPTBOT }, status: 402, goals: { Fastify: 0.8 } },
+  ];
+}
+
 /**
- * What the gate costs a paid request: an AI crawler presenting a valid access token, checked
- * locally (no API call), on an Express and a Fastify route, against the same route without it.
+ * What the gate costs each kind of visitor, on Express, Fastify and Hono (@hono/node-server):
+ * the same route bare and gated, each server a process of its own, loaded by autocannon in
+ * another process. The gate runs against a real Crawlgate API (PostgreSQL, local chain) started
+ * here: it loads the site's terms once, then answers with no API call per request.
  */
 export async function middlewareBench(): Promise<string> {
-  const siteId = '0b8e8f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
-  const secret = 'cgsec_' + 's'.repeat(43);
-  const now = Math.floor(Date.now() / 1000);
-  const token = signAccessToken({ gate_id: siteId, site_id: siteId, url: '/article/42', kid: 'k1', iat: now, exp: now + 1800 }, secret);
-  // Nothing listens there: a request that reached the API would fail the run (failMode closed).
-  const options = { apiUrl: 'http://127.0.0.1:9', siteId, siteToken: 'st_' + 't'.repeat(43), secret, failMode: 'closed' as const };
-  const request = [{ method: 'GET' as const, path: '/article/42', headers: { 'user-agent': GPTBOT, 'x-crawlgate-token': token } }];
-
-  const rows: [LoadResult, LoadResult][] = [];
-  for (const [name, start] of [
-    ['Express', startExpress],
-    ['Fastify', startFastify],
-  ] as const) {
-    const bare = await start(undefined);
-    const baseline = await load(`${name} route, no middleware`, bare.url, request, 6);
-    await bare.close();
-    const gated = await start(options);
-    const ours = await load(`${name} route + crawlgate (paid request)`, gated.url, request, 6);
-    await gated.close();
-    if (Object.keys(ours.statuses).some((status) => status !== '200')) throw new Error(`gated ${name} answered ${JSON.stringify(ours.statuses)}`);
-    rows.push([ours, baseline]);
+  const api = await startBenchApi();
+  const loadgen = startLoadGenerator();
+  try {
+    const site = await benchSite(api, await benchPublisher(api), 'bench.example.com');
+    const gate: CrawlgateOptions = { apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret, failMode: 'closed' };
+    const visitors = visitorsOf(site);
+    const rows: (PairedRow & { visitor: number; framework: Framework })[] = [];
+    for (const framework of FRAMEWORKS) {
+      const bare = await startMiddlewareServer(framework);
+      const gated = await startMiddlewareServer(framework, gate);
+      try {
+        for (const [index, visitor] of visitors.entries()) rows.push({ ...(await figure(loadgen, framework, visitor, bare, gated)), visitor: index, framework });
+      } finally {
+        await Promise.all([bare.close(), gated.close()]);
+      }
+    }
+    rows.sort((a, b) => a.visitor - b.visitor);
+    const noiseFloor = await noiseFloorRow(loadgen, visitors[0]);
+    const profiles = [];
+    for (const row of rows.filter((r) => !meetsGoal(r))) profiles.push(await profileGated(loadgen, row.framework, visitors[row.visitor], gate));
+    return [
+      pairedTable('Middleware: the gated route ÷ the same route bare (servers in their own processes)', 'req/s', [...rows, noiseFloor]),
+      '',
+      `Each server runs alone in a Node process (\`node -r @swc-node/register\`), autocannon in another; ${pinning.note}. ` +
+        `${CONNECTIONS} connections, GET ${PATH}; per figure a ${WARM_UP_SECONDS} s warm-up of each server, then ${PAIRS} pairs of ${ROUND_SECONDS} s rounds, bare then gated. ` +
+        'The gated servers load the site\'s terms from the Crawlgate API started for the run, then answer with no API call per request (402 counts are reported every 10 s). ' +
+        'Server busy: its CPU time (all threads, from /proc) over the round\'s length; waiting: its time runnable while other work held the CPU. ' +
+        'Busy near 1, the server set the pace; well under 1 with little waiting, the load generator could not keep it busy and the ratio compares against a baseline the load generator held down. ' +
+        'The noise-floor row loads two identical bare servers the same way: its spread is what the machine alone does to a ratio.',
+      ...(profiles.length ? ['', `#### Missed goals: top 5 self-time functions of the gated server (\`node --cpu-prof\`, only the samples of a ${PROFILE_SECONDS} s round of load, idle excluded)`, '', ...profiles] : []),
+    ].join('\n');
+  } finally {
+    await loadgen.close();
+    await api.close();
   }
-  return [
-    '### Middleware overhead (paid request, token checked locally)',
-    '',
-    '| case | req/s | p99 ms | baseline | req/s | p99 ms | ratio (ours/baseline) |',
-    '|---|---:|---:|---|---:|---:|---:|',
-    ...rows.map(([ours, base]) => `| ${ours.name} | ${format(ours.requestsPerSecond)} | ${ours.p99Ms} | ${base.name} | ${format(base.requestsPerSecond)} | ${base.p99Ms} | ${format(ours.requestsPerSecond / base.requestsPerSecond, 2)} |`),
-  ].join('\n');
 }
 
-async function startExpress(options: Parameters<typeof crawlgateExpress>[0] | undefined) {
-  const app = express();
-  if (options) app.use(crawlgateExpress(options));
-  app.get('/article/:id', (request, response) => void response.send(`article ${request.params.id}`));
-  const server = await new Promise<import('node:http').Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+/** Two identical bare Fastify servers measured as a figure: whatever their ratio shows is the harness and the machine. */
+async function noiseFloorRow(loadgen: LoadGenerator, person: Visitor): Promise<PairedRow> {
+  const first = await startMiddlewareServer('Fastify');
+  const second = await startMiddlewareServer('Fastify');
+  try {
+    const row = await figure(loadgen, 'Fastify', { ...person, goals: {} }, first, second);
+    return { ...row, figure: 'noise floor: a second bare Fastify server, same request (person)' };
+  } finally {
+    await Promise.all([first.close(), second.close()]);
+  }
 }
 
-async function startFastify(options: Parameters<typeof crawlgateExpress>[0] | undefined) {
-  const app = Fastify();
-  if (options) await app.register(crawlgateFastify, options);
-  app.get('/article/:id', async (request) => `article ${(request.params as { id: string }).id}`);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+interface Server {
+  url: string;
+  pid: number;
+  close(): Promise<void>;
+}
+
+/** One figure: warm both servers, then alternate bare and gated rounds with this visitor's request. */
+async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, bare: Server, gated: Server): Promise<PairedRow> {
+  const times: Record<'bare' | 'gated', ServerTime[]> = { bare: [], gated: [] };
+  const measured = (side: 'bare' | 'gated', server: Server, status: number) => async () => {
+    const result = await round(loadgen, server, visitor, status, ROUND_SECONDS);
+    times[side].push(result.server);
+    return result.rate;
+  };
+  await round(loadgen, bare, visitor, 200, WARM_UP_SECONDS);
+  await round(loadgen, gated, visitor, visitor.status, WARM_UP_SECONDS);
+  const paired = await alternate(measured('bare', bare, 200), measured('gated', gated, visitor.status));
+  const server = { baseline: medianTime(times.bare), ours: medianTime(times.gated) };
+  return { figure: `${framework}: ${visitor.name}`, baselineName: `${framework} route, bare`, paired, server: Number.isNaN(server.ours.busy) ? undefined : server, goal: visitor.goals[framework] };
+}
+
+const medianTime = (times: ServerTime[]): ServerTime => ({ busy: median(times.map((t) => t.busy)), waiting: median(times.map((t) => t.waiting)) });
+
+/**
+ * One autocannon run: the server's req/s, and what it did with the round's time. A round that
+ * met any other answer than `status`, or a connection error, fails the run.
+ */
+async function round(loadgen: LoadGenerator, server: Server, visitor: Visitor, status: number, seconds: number) {
+  const before = cpuTimes(server.pid);
+  const result = await loadgen.run({ name: visitor.name, url: server.url, requests: [{ method: 'GET', path: PATH, headers: visitor.headers }], seconds, connections: CONNECTIONS });
+  const after = cpuTimes(server.pid);
+  if (result.errors > 0 || Object.keys(result.statuses).some((answered) => Number(answered) !== status)) {
+    throw new Error(`${visitor.name} at ${server.url}: expected only ${status}, got ${JSON.stringify(result.statuses)} and ${result.errors} connection errors`);
+  }
+  return { rate: result.requestsPerSecond, server: { busy: (after.running - before.running) / seconds, waiting: (after.waiting - before.waiting) / seconds } };
+}
+
+async function startMiddlewareServer(framework: Framework, gate?: CrawlgateOptions, nodeArgs: string[] = []): Promise<Server> {
+  const child = startChild('middleware-server.ts', { cpu: SERVER_CPU, args: [framework], nodeArgs, env: { BENCH_GATE: gate ? JSON.stringify(gate) : '' } });
+  const port = Number(await child.readLine());
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.close() };
+}
+
+/** A fresh gated server run under `node --cpu-prof` with this visitor's load; its top self-time functions. */
+async function profileGated(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, gate: CrawlgateOptions): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlgate-cpu-prof-'));
+  const server = await startMiddlewareServer(framework, gate, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  let from = 0;
+  let to = 0;
+  try {
+    await round(loadgen, server, visitor, visitor.status, WARM_UP_SECONDS);
+    from = profileClock();
+    await round(loadgen, server, visitor, visitor.status, PROFILE_SECONDS);
+    to = profileClock();
+  } finally {
+    await server.close();
+  }
+  return [`${framework}, ${visitor.name} (profile in ${dir}):`, '', selfTimeList(summarizeProfile(dir, from, to)), ''].join('\n');
 }

@@ -19,13 +19,13 @@ const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; G
  */
 export async function paymentBench(): Promise<string> {
   const api = await startBenchApi();
-  let siteToken = '';
-  const server = await new Promise<import('node:http').Server>(async (resolve) => {
-    const publisher = await benchPublisher(api);
-    const site = await benchSite(api, publisher, 'pay.example.com');
-    siteToken = site.token;
+  const publisher = await benchPublisher(api);
+  const site = await benchSite(api, publisher, 'pay.example.com');
+  const siteToken = site.token;
+  const gate = crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret });
+  const server = await new Promise<import('node:http').Server>((resolve) => {
     const app = express();
-    app.use(crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret }));
+    app.use(gate);
     app.get('/{*path}', (request, response) => void response.send(`paid content ${request.path}`));
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -87,6 +87,7 @@ export async function paymentBench(): Promise<string> {
     ].join('\n');
   } finally {
     await new Promise((resolve) => server.close(resolve));
+    await gate.close(); // else its refresh keeps calling the API closed below
     await api.close();
   }
 }

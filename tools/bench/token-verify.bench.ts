@@ -1,12 +1,14 @@
 import { signAccessToken, verifyAccessToken } from '@crawlgate/core';
 import { createSigner, createVerifier } from 'fast-jwt';
 import { jwtVerify, SignJWT } from 'jose';
-import { measure, measureSync, ratioTable } from './measure';
+import { measure, measureSync } from './measure';
+import { alternate, pairedTable, PAIRS, ROUND_SECONDS } from './paired';
 
 /**
  * Local access-token verification, as middleware does on every paid request: ours (HMAC-SHA256 in
  * pure JS via @noble/hashes, plus site and path checks) against HS256 JWT verification of the same
- * claims by fast-jwt (node:crypto) and jose (WebCrypto, async).
+ * claims by fast-jwt (node:crypto) and jose (WebCrypto, async). A function benchmark, so it runs
+ * in this process, but in alternating rounds like the server benchmarks.
  */
 export async function tokenVerifyBench(): Promise<string> {
   const secret = 'cgsec_' + 'k'.repeat(43);
@@ -22,11 +24,16 @@ export async function tokenVerifyBench(): Promise<string> {
   const key = new TextEncoder().encode(secret);
   const joseToken = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(key);
 
-  const oursMeasured = measureSync('crawlgate verifyAccessToken', () => verifyAccessToken(ours, options));
-  const fastJwt = measureSync('fast-jwt HS256 verify', () => fastJwtVerify(fastJwtToken));
-  const jose = await measure('jose jwtVerify HS256', () => jwtVerify(joseToken, key), { batch: 200 });
-  return ratioTable('Local token verification', [
-    { ours: oursMeasured, baseline: fastJwt },
-    { ours: oursMeasured, baseline: jose },
-  ]);
+  const durationMs = ROUND_SECONDS * 1000;
+  const oursRound = () => measureSync('ours', () => verifyAccessToken(ours, options), { durationMs }).opsPerSecond;
+  const fastJwt = await alternate(() => measureSync('fast-jwt', () => fastJwtVerify(fastJwtToken), { durationMs }).opsPerSecond, oursRound);
+  const jose = await alternate(async () => (await measure('jose', () => jwtVerify(joseToken, key), { durationMs, batch: 200 })).opsPerSecond, oursRound);
+  return [
+    pairedTable('Local token verification (in-process function benchmark)', 'ops/s', [
+      { figure: 'crawlgate verifyAccessToken', baselineName: 'fast-jwt HS256 verify', paired: fastJwt },
+      { figure: 'crawlgate verifyAccessToken', baselineName: 'jose jwtVerify HS256', paired: jose },
+    ]),
+    '',
+    `${PAIRS} pairs of ${ROUND_SECONDS} s rounds per row, baseline then ours, after a warm-up; one thread, unpinned.`,
+  ].join('\n');
 }

@@ -1,0 +1,70 @@
+import { serve } from '@hono/node-server';
+import type { CrawlgateOptions } from '@crawlgate/middleware';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import { crawlgateFastify } from '@crawlgate/middleware/fastify';
+import { crawlgateFetch } from '@crawlgate/middleware/fetch';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * One route, /article/:id, per framework: bare when `gate` is undefined, else behind the
+ * Crawlgate adapter set up as libs/middleware/README.md tells a publisher to.
+ */
+export type Framework = 'Express' | 'Fastify' | 'Hono';
+export const FRAMEWORKS: Framework[] = ['Express', 'Fastify', 'Hono'];
+
+export interface Listening {
+  port: number;
+  /** Closes the server, and the gate (which reports its last 402 counts). */
+  close(): Promise<void>;
+}
+
+const article = (id: string) => `article ${id}`;
+
+export const startServer: Record<Framework, (gate: CrawlgateOptions | undefined) => Promise<Listening>> = {
+  async Express(gate) {
+    const app = express();
+    const middleware = gate && crawlgateExpress(gate);
+    if (middleware) app.use(middleware);
+    app.get('/article/:id', (request, response) => void response.send(article(request.params.id)));
+    return listening(app.listen(0, '127.0.0.1'), () => middleware?.close());
+  },
+
+  async Fastify(gate) {
+    const app = Fastify();
+    if (gate) await app.register(crawlgateFastify, gate);
+    app.get<{ Params: { id: string } }>('/article/:id', async (request) => article(request.params.id));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
+  },
+
+  async Hono(gate) {
+    const app = new Hono();
+    // Hono routes strictly (case and trailing slash): the README says to tell the gate so.
+    const fetchGate = gate && crawlgateFetch({ ...gate, routing: { caseSensitive: true, strictTrailingSlash: true } });
+    if (fetchGate) {
+      app.use('*', async (c, next) => {
+        const { response, headers } = await fetchGate(c.req.raw);
+        if (response) return response;
+        await next();
+        headers.forEach((value, name) => c.res.headers.set(name, value));
+      });
+    }
+    app.get('/article/:id', (c) => c.text(article(c.req.param('id'))));
+    return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server, () => fetchGate?.close());
+  },
+};
+
+async function listening(server: Server, closeGate: () => Promise<void> | undefined): Promise<Listening> {
+  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close() {
+      await closeGate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

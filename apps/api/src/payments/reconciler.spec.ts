@@ -135,11 +135,20 @@ describe('settlements that outlive their request', () => {
       })),
     });
     const { gate, signed } = await claimedButNeverSent('/reconcile/behind-stuck');
-    let resubmitted = false;
-    for (let pass = 0; pass < 3 && !resubmitted; pass++) resubmitted = (await reconcile(app)).resubmitted > 0;
-    expect(resubmitted).toBe(true);
+    // Passes that ran: on PostgreSQL another test file's reconciler may hold the (database-wide) lock.
+    const passes = async (count: number) => {
+      const reports: Awaited<ReturnType<typeof reconcile>>[] = [];
+      for (const started = Date.now(); reports.length < count && Date.now() - started < 30_000; ) {
+        const report = await reconcile(app);
+        if (report.skipped) await new Promise((resolve) => setTimeout(resolve, 50));
+        else reports.push(report);
+      }
+      return reports;
+    };
+    // 151 open rows, 100 a pass: the honest one is reached by the second pass that runs.
+    expect((await passes(2)).some((report) => report.resubmitted > 0)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    for (let pass = 0; pass < 3; pass++) await reconcile(app);
+    await passes(2);
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
     await app.database.prisma.payment.deleteMany({ where: { url: { startsWith: '/reconcile/stuck/' } } });

@@ -214,10 +214,23 @@ describe('matching work', () => {
     const matched = matches(pattern, url);
     return { matched, steps: globSteps() - before };
   };
-  const bound = (pattern: string, path: string) => (path.length + 2) * (pattern.length + 1);
+  // Each path character is read by one chunk search, as ⌈chunk / 32⌉ state words (3 more of padding)
+  // and at most 12 probes of a sorted table, and by the scan for its segment's end; the other chunks
+  // are compared once (3 × pattern bounds that, and the steps back that place them).
+  const bound = (pattern: string, path: string) =>
+    Math.min((path.length + 2) * (pattern.length + 1), path.length * (Math.ceil(pattern.length / 32) + 16) + 3 * pattern.length);
   const longest = '/' + 'a'.repeat(2047); // the URL limit
   const endsInB = longest.slice(0, -1) + 'b';
   const starsAtLimit = '/' + '*a'.repeat(510) + '*b'; // 1,023 characters
+  // Long chunks between stars, 1,023 characters each: every place of a naive search compares most of the chunk.
+  const longChunks = [
+    '/*?' + 'a'.repeat(1018) + 'b*',
+    '/*' + '?a'.repeat(509) + '?b*',
+    '/*' + '[ab]a'.repeat(203) + '[ab]b*',
+    '/*' + 'a'.repeat(1019) + 'b*',
+  ];
+  // 1,019 literals above 127, each a range of its own in the sorted table: 10 probes a character.
+  const cjk = Array.from({ length: 1019 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
 
   it.each([
     ['/*a*a*a*a*a*a*b', longest, false],
@@ -229,8 +242,21 @@ describe('matching work', () => {
     ['/*?' + 'a'.repeat(1000) + 'b*', longest, false], // a long run tried at every position
     ['/*' + '?a'.repeat(500) + '?b*', longest, false],
     ['/*' + '[ab]'.repeat(250) + 'b', longest, false],
-  ])('%#: answers within (path + 2) × (pattern + 1) steps', (pattern, path, expected) => {
+    ...longChunks.flatMap((pattern) => [
+      [pattern, longest, false],
+      [pattern, endsInB, true],
+    ]),
+    ['/*a?' + 'a'.repeat(1017) + '/b*', '/' + 'a'.repeat(1023) + '/' + 'a'.repeat(1023), false], // a chunk across a "/"
+    ['/*a?' + 'a'.repeat(1017) + '/a*', '/' + 'a'.repeat(1023) + '/' + 'a'.repeat(1023), true],
+    // Half the partial matches live to the end on "baba…", so that every state word stays in use.
+    ['/*' + '?a'.repeat(509) + '?b*', '/' + 'ba'.repeat(1023) + 'c', false],
+    ['/*' + '?a'.repeat(509) + '?b*', '/' + 'ba'.repeat(1022) + 'bbc', true],
+    ['/*' + '[ab]a'.repeat(203) + '[ab]b*', '/' + 'ba'.repeat(1023) + 'c', false],
+    ['/*' + cjk + '*', '/' + cjk.slice(1) + cjk.slice(0, -1) + cjk.slice(0, 10), false],
+    ['/*' + cjk + '*', '/' + cjk.slice(1) + cjk + cjk.slice(0, 8), true],
+  ] as [string, string, boolean][])('%#: answers within min((path + 2) × (pattern + 1), path × (⌈pattern / 32⌉ + 16) + 3 × pattern) steps', (pattern, path, expected) => {
     expect(validatePathPattern(pattern)).toBeNull();
+    expect(pattern.length).toBeLessThanOrEqual(MAX_PATTERN_LENGTH);
     const { matched, steps } = work(pattern, path);
     expect(matched).toBe(expected);
     expect(steps).toBeLessThanOrEqual(bound(pattern, path));
@@ -240,6 +266,61 @@ describe('matching work', () => {
     for (const path of [longest, endsInB]) {
       for (const pattern of ['/*a*a*a*a*a*a*b', starsAtLimit]) expect(work(pattern, path).steps).toBeLessThanOrEqual(2 * (path.length + pattern.length));
     }
+  });
+});
+
+describe('long chunks between stars', () => {
+  it('finds the leftmost place across 32-character words', () => {
+    const run = 'ab'.repeat(40) + 'c'; // 81 places: three words
+    expect(matches('/*' + run + '*', '/' + 'ab'.repeat(45) + 'c')).toBe(true);
+    expect(matches('/*' + run + '*', '/' + 'ab'.repeat(45) + 'd')).toBe(false);
+    expect(matches('/*' + run + '*', '/' + 'ab'.repeat(39) + 'c')).toBe(false);
+    // The leftmost place leaves the rest for the next chunk.
+    expect(matches('/x*' + run + '*' + run + 'y', '/x' + run + run + 'y')).toBe(true);
+    expect(matches('/x*' + run + '*' + run + 'y', '/x' + run + 'abc' + run + 'y')).toBe(true);
+    expect(matches('/x*' + run + '*' + run + 'y', '/x' + run.slice(1) + run + 'y')).toBe(false);
+    // One character off at the 32nd and 33rd places of the chunk.
+    const a40 = 'a'.repeat(40);
+    expect(matches('/*' + a40 + '*', '/b' + 'a'.repeat(31) + 'b' + 'a'.repeat(8))).toBe(false);
+    expect(matches('/*' + a40 + '*', '/b' + 'a'.repeat(32) + 'b' + 'a'.repeat(7))).toBe(false);
+    expect(matches('/*' + a40 + '*', '/b' + 'a'.repeat(40) + 'b')).toBe(true);
+  });
+
+  it('reads "?", classes and literals by code point in long chunks', () => {
+    const run = '?é[😀-😎]'.repeat(12) + '[!a]'; // 37 characters
+    const text = 'xé😃'.repeat(12);
+    expect(matches('/*' + run + '*', '/a' + text + 'b')).toBe(true);
+    expect(matches('/*' + run + '*', '/a' + text + 'a')).toBe(false);
+    expect(matches('/*' + run + '*', '/a' + text + '😀z')).toBe(true);
+    expect(matches('/*' + run + '*', '/a' + text.replace('😃', '😏') + 'b')).toBe(false);
+    expect(matches('/*' + run + '*', '/a' + '😀é😃'.repeat(12) + 'b')).toBe(true); // "?" takes a whole emoji
+    expect(matches('/*' + '%C3%A9'.repeat(40) + '*', '/x' + 'é'.repeat(40))).toBe(true);
+  });
+
+  it('never lets "?" or a class match "/", in a chunk of any length', () => {
+    for (const n of [1, 31, 32, 33, 70]) {
+      // requestPath() collapses the "//" these make when n is 1.
+      expect(matches('/*' + '?'.repeat(n) + '*', '/' + 'a'.repeat(n - 1) + '/' + 'a'.repeat(n - 1))).toBe(false);
+      expect(matches('/*' + '[!a]'.repeat(n) + '*', '/' + 'b'.repeat(n))).toBe(true);
+      expect(matches('/*' + '[!a]'.repeat(n) + '*', '/' + 'b'.repeat(n - 1) + '/' + 'b'.repeat(n - 1))).toBe(false);
+    }
+  });
+
+  it('places a chunk holding a "/" where its first "/" meets the end of the segment', () => {
+    expect(matches('/*a/b*', '/xa/by')).toBe(true);
+    expect(matches('/*a/b*', '/a/b')).toBe(true);
+    expect(matches('/*a/b*', '/x/a/b')).toBe(false);
+    expect(matches('/*a/b*', '/xa/yb')).toBe(false);
+    expect(matches('/*?/x*', '/ab/xy')).toBe(true);
+    expect(matches('/*?/x*', '/a/b/xy')).toBe(false);
+    expect(matches('/*/x*', '/ab/xy')).toBe(true);
+    expect(matches('/x*a/b/c*', '/xza/b/cz')).toBe(true);
+    expect(matches('/x*a/b/c*', '/xza/b/c/z')).toBe(false);
+    expect(matches('/*a/*b*c', '/za/xbyc')).toBe(true);
+    expect(matches('/*a/*b*c', '/za/xcyb')).toBe(false);
+    expect(matches('/*😀/*', '/a😀/b')).toBe(true);
+    expect(matches('/*?😀/*', '/😀/b')).toBe(false);
+    expect(matches('/*?😀/*', '/😃😀/b')).toBe(true);
   });
 });
 

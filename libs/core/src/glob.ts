@@ -15,8 +15,14 @@
  * A pattern is split at its stars into chunks: the first must start the path, the last must end it,
  * and each one between is placed at its leftmost match after the one before, within the segment
  * the star before it is in. Leftmost is never worse (the next star can still reach any later place),
- * so nothing is retried: a match takes O(path × pattern) steps, where a backtracking RegExp took
- * 11.5 s for "/*a*a*a*a*b" against 200 characters. Paths are read by code point, as a "u" RegExp does.
+ * so nothing is retried, where a backtracking RegExp took 11.5 s for "/*a*a*a*a*b" against 200
+ * characters. A chunk between stars is found by one pass of bit-parallel Shift-And over its segment
+ * (a chunk holding a "/" has only one place, where its first "/" meets the segment's end), and the
+ * next chunk's pass starts where it ended: each path character is read once, updating at most
+ * ⌈chunk / 32⌉ state words, so a match takes O(path × pattern / 32) steps (the spec states the bound).
+ * Only words holding live partial matches that can still end before the segment does are updated:
+ * at the size limits that is ~40,000 word updates at worst, not 2,048 × 32.
+ * Paths are read by code point, as a "u" RegExp does.
  */
 
 import { MAX_PRICE_MICROS } from './price';
@@ -79,6 +85,29 @@ interface Chunk {
   units: number[];
   tests: CharTest[];
   points: number;
+  /** Code points before the chunk's first literal "/", -1 without one. */
+  slashAt: number;
+  /** The Shift-And tables of a chunk between two stars without a "/" (null on the others). */
+  scan: Scanner | null;
+}
+
+/**
+ * Bit j of the Shift-And state is set when the chunk's first j + 1 code points match the last ones
+ * read; each code point read shifts the state by one place and ANDs in the mask of the places that
+ * accept it. Masks are `words` 32-bit words (of 32 places each) at an offset in `masks`: `ascii`
+ * holds the offset for code points below 128, and the rest are ranges from `starts[i]` up that share
+ * `offsets[i]`, found by binary search. A match ends where the last place's bit is set.
+ */
+interface Scanner {
+  size: number;
+  words: number;
+  masks: Int32Array;
+  ascii: Int32Array;
+  starts: Int32Array;
+  offsets: Int32Array;
+  lastWord: number;
+  lastBit: number;
+  state: Int32Array;
 }
 
 /** "?" or a class: one code point other than "/", in `ranges` (pairs of first, last) unless negated. */
@@ -90,10 +119,13 @@ interface CharTest {
 const ANY_CHAR: CharTest = { negated: true, ranges: [] };
 const SLASH = 0x2f;
 
-/** Matcher work so far, in steps (a pattern character compared, or a start position passed over); tests bound it. */
+/**
+ * Matcher work so far, in steps (a pattern character compared, a path character passed over, a state
+ * word updated or a range table probed); tests bound it.
+ */
 let steps = 0;
 
-/** Total matcher steps since the module loaded: tests take differences to check that work stays O(path × pattern). */
+/** Total matcher steps since the module loaded: tests take differences to check that work stays O(path × pattern / 32). */
 export function globSteps(): number {
   return steps;
 }
@@ -180,33 +212,103 @@ function matchGlob(chunks: Chunk[], path: string): boolean {
   return endsWithChunk(chunks[chunks.length - 1], path, at, segmentEnd);
 }
 
-/**
- * The end of the chunk's leftmost match starting in from..last (after a star, before the next "/"),
- * or -1. Each start is tried once, so this costs at most (path × chunk) steps.
- */
+/** The end of the chunk's leftmost match starting in from..last (after a star; `last` is the next "/" or the end), or -1. */
 function findChunk(chunk: Chunk, path: string, from: number, last: number): number {
-  const first = chunk.units[0];
-  for (let at = from; at <= last; at++) {
+  if (chunk.scan) return scanChunk(chunk.scan, path, from, last);
+  // Whatever precedes the chunk's first "/" cannot hold one, so that "/" is the one at `last`.
+  if (last === path.length) return -1;
+  const start = codePointsBack(path, last, chunk.slashAt, from);
+  return start < 0 ? -1 : matchChunkAt(chunk, path, start);
+}
+
+/**
+ * One Shift-And pass over path[from..last), which holds no "/": the end of the first match, which
+ * is the leftmost since a chunk is a fixed number of code points, or -1. A code point costs a step
+ * per state word updated (at most ⌈chunk / 32⌉ + 3 with the padding), and up to 12 for a binary search.
+ */
+function scanChunk(scan: Scanner, path: string, from: number, last: number): number {
+  const { words, masks, ascii, lastBit } = scan;
+  if (words > 1) return scanWords(scan, path, from, last);
+  let state = 0; // the usual chunk, up to 32 code points, keeps its state out of memory
+  for (let at = from; at < last; ) {
+    const c = path.codePointAt(at)!;
+    at += c > 0xffff ? 2 : 1;
+    state = ((state << 1) | 1) & masks[c < 128 ? ascii[c] : maskOffset(scan, c)]; // a match may start at every code point
     steps++;
-    // A literal first unit is never the second half of a surrogate pair (see addText), a test may be.
-    if (first >= 0 ? path.charCodeAt(at) !== first : !isBoundary(path, at)) continue;
-    const end = matchChunkAt(chunk, path, at);
-    if (end >= 0) return end;
+    if ((state & lastBit) !== 0) return at;
   }
   return -1;
 }
 
+/** scanChunk() for a chunk longer than 32 code points. */
+function scanWords(scan: Scanner, path: string, from: number, last: number): number {
+  const { words, masks, ascii, size, lastWord, lastBit, state } = scan;
+  state.fill(0);
+  let top = 0; // words from `top` up are zero: while partial matches are short, a code point costs one group
+  for (let at = from; at < last; ) {
+    const c = path.codePointAt(at)!;
+    at += c > 0xffff ? 2 : 1;
+    const offset = c < 128 ? ascii[c] : maskOffset(scan, c);
+    // Four words a turn, unrolled (this loop is the worst case's time): the live groups and one more,
+    // from the lowest group holding a place that can still end a match before `last` (a code point
+    // takes a unit at least). `bottom` only rises, and the words left below it go stale: what they
+    // would carry up could not end a match in time either.
+    const end = top < words ? top + 4 : words;
+    const low = size - 1 - (last - at);
+    const bottom = low < 128 ? 0 : (low >>> 7) << 2;
+    if (bottom >= end) return -1;
+    let carry = bottom === 0 ? 1 : state[bottom - 1] >>> 31; // 1: a match may start at every code point
+    top = 0;
+    for (let w = bottom; w < end; w += 4) {
+      const w0 = state[w];
+      const w1 = state[w + 1];
+      const w2 = state[w + 2];
+      const w3 = state[w + 3];
+      const n0 = ((w0 << 1) | carry) & masks[offset + w];
+      const n1 = ((w1 << 1) | (w0 >>> 31)) & masks[offset + w + 1];
+      const n2 = ((w2 << 1) | (w1 >>> 31)) & masks[offset + w + 2];
+      const n3 = ((w3 << 1) | (w2 >>> 31)) & masks[offset + w + 3];
+      state[w] = n0;
+      state[w + 1] = n1;
+      state[w + 2] = n2;
+      state[w + 3] = n3;
+      carry = w3 >>> 31;
+      if ((n0 | n1 | n2 | n3) !== 0) top = w + 4;
+    }
+    steps += end - bottom;
+    if ((state[lastWord] & lastBit) !== 0) return at;
+  }
+  return -1;
+}
+
+/** The offset of the mask of a code point from 128 up: a binary search of at most 12 probes (≤ 4,096 ranges). */
+function maskOffset(scan: Scanner, c: number): number {
+  const { starts } = scan;
+  let low = 0; // starts[low] <= c < starts[high]
+  let high = starts.length;
+  while (high - low > 1) {
+    const mid = (low + high) >>> 1;
+    if (starts[mid] <= c) low = mid;
+    else high = mid;
+    steps++;
+  }
+  return scan.offsets[low];
+}
+
 /** Whether the last chunk ends the path, after a star from `from` to at most `last`: its width places it. */
 function endsWithChunk(chunk: Chunk, path: string, from: number, last: number): boolean {
-  const start = chunk.tests.length === 0 ? path.length - chunk.units.length : codePointsBack(path, chunk.points);
+  const start = chunk.tests.length === 0 ? path.length - chunk.units.length : codePointsBack(path, path.length, chunk.points, 0);
   return start >= from && start <= last && matchChunkAt(chunk, path, start) === path.length;
 }
 
-/** Where the last `count` code points of the path start (-1 if it has fewer): where a test reads one, the width varies. */
-function codePointsBack(path: string, count: number): number {
-  let start = path.length;
+/**
+ * Where the `count` code points before `end` start, or -1 if fewer lie between `from` (a code point
+ * boundary) and `end`: where a test reads one, the width varies.
+ */
+function codePointsBack(path: string, end: number, count: number, from: number): number {
+  let start = end;
   steps += count;
-  for (; count > 0 && start > 0; count--) start -= isBoundary(path, start - 1) ? 1 : 2;
+  for (; count > 0 && start > from; count--) start -= isBoundary(path, start - 1) ? 1 : 2;
   return count === 0 ? start : -1;
 }
 
@@ -306,11 +408,98 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
   }
   if (literals.length === 1) return { glob: null, literal: tail };
   addText(chunks[chunks.length - 1], tail);
+  // Only chunks between stars are searched for; the first and last are compared where they must be.
+  for (let i = 1; i < chunks.length - 1; i++) if (chunks[i].slashAt < 0) chunks[i].scan = scannerOf(chunks[i]);
   return { glob: chunks, literal: literals[0] };
 }
 
 function emptyChunk(): Chunk {
-  return { units: [], tests: [], points: 0 };
+  return { units: [], tests: [], points: 0, slashAt: -1, scan: null };
+}
+
+/**
+ * The Shift-And tables of a chunk without a "/" (which is never looked up). A sweep over code points
+ * keeps each place's count of ranges covering the point (a literal covers itself), so a mask is
+ * built once per range boundary, not once per code point and place: O(pattern) ranges, and masks
+ * of at most 32 words.
+ */
+function scannerOf(chunk: Chunk): Scanner {
+  const places: CharTest[] = [];
+  const { units } = chunk;
+  for (let k = 0; k < units.length; k++) {
+    if (units[k] < 0) {
+      places.push(chunk.tests[~units[k]]);
+    } else {
+      // A literal high surrogate is always followed by its low one (see addText).
+      const high = units[k] >= 0xd800 && units[k] <= 0xdbff;
+      const point = high ? String.fromCharCode(units[k], units[++k]).codePointAt(0)! : units[k];
+      places.push({ negated: false, ranges: [point, point] });
+    }
+  }
+  // One word, or a multiple of four for the unrolled loop.
+  const words = places.length <= 32 ? 1 : ((places.length + 127) >>> 7) << 2;
+  // Where a range of place j starts covering (point × 4096 + j × 2 + 1) or stops (+ 0), sorted by
+  // point; place 2047, which no chunk has, marks 128, where the ASCII table ends.
+  const events: number[] = [128 * 4096 + 2047 * 2];
+  places.forEach(({ ranges }, j) => {
+    for (let i = 0; i < ranges.length; i += 2) events.push(ranges[i] * 4096 + j * 2 + 1, (ranges[i + 1] + 1) * 4096 + j * 2);
+  });
+  const sorted = Float64Array.from(events).sort();
+  const covered = new Int32Array(2048);
+  const mask = new Int32Array(words);
+  places.forEach(({ negated }, j) => {
+    if (negated) mask[j >> 5] |= 1 << (j & 31);
+  });
+  const masks = new Int32Array((sorted.length + 1) * words); // room for a mask per range, cut to size below
+  let used = 0;
+  const known = new Map<number, number>(); // a mask's offset by its hash: ranges far apart often share one
+  const starts: number[] = [];
+  const offsets: number[] = [];
+  for (let e = 0, point = 0; ; point = Math.floor(sorted[e] / 4096)) {
+    for (; e < sorted.length && Math.floor(sorted[e] / 4096) === point; e++) {
+      const j = (sorted[e] % 4096) >> 1;
+      const was = covered[j] > 0;
+      covered[j] += sorted[e] % 2 === 1 ? 1 : -1;
+      if (was !== covered[j] > 0 && j < places.length) mask[j >> 5] ^= 1 << (j & 31);
+    }
+    let hash = 0;
+    for (let w = 0; w < words; w++) hash = Math.imul(hash ^ mask[w], 0x9e3779b1);
+    let offset = known.get(hash);
+    if (offset === undefined || !sameWords(mask, masks, offset)) {
+      offset = used;
+      known.set(hash, offset);
+      masks.set(mask, offset);
+      used += words;
+    }
+    if (offset !== offsets[offsets.length - 1] || point === 128) {
+      starts.push(point);
+      offsets.push(offset);
+    }
+    if (e === sorted.length) break;
+  }
+  const split = starts.indexOf(128);
+  const ascii = new Int32Array(128);
+  for (let c = 0, i = 0; c < 128; c++) {
+    while (starts[i + 1] <= c) i++;
+    ascii[c] = offsets[i];
+  }
+  const last = places.length - 1;
+  return {
+    size: places.length,
+    words,
+    masks: masks.slice(0, used),
+    ascii,
+    starts: Int32Array.from(starts.slice(split)),
+    offsets: Int32Array.from(offsets.slice(split)),
+    lastWord: last >> 5,
+    lastBit: 1 << (last & 31),
+    state: new Int32Array(words),
+  };
+}
+
+function sameWords(mask: Int32Array, masks: Int32Array, offset: number): boolean {
+  for (let w = 0; w < mask.length; w++) if (mask[w] !== masks[offset + w]) return false;
+  return true;
 }
 
 function addText(chunk: Chunk, text: string): void {
@@ -321,6 +510,7 @@ function addText(chunk: Chunk, text: string): void {
       addTest(chunk, { negated: false, ranges: [point, point] });
       continue;
     }
+    if (point === SLASH && chunk.slashAt < 0) chunk.slashAt = chunk.points;
     for (let k = 0; k < c.length; k++) chunk.units.push(c.charCodeAt(k));
     chunk.points++;
   }

@@ -27,21 +27,26 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     await app.close();
   });
 
-  it('answers 202, not "nothing was charged", and the reconciler records the copy that paid: charged once', async () => {
+  /** A funded agent's payment for a fresh gate, verified with automine off: our relayer's transaction waits in the mempool. */
+  async function settlementHeldInMempool(path: string) {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
-    const gate = await openGate(app, site, '/front-run');
+    const gate = await openGate(app, site, path);
     const payment = await signPayment(app, agent, gate);
     const chain = devTestClient(app.chain.rpcUrl);
     const relayer = app.chain.relayer.account.address;
     const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
     const sentBefore = await pendingCount();
-
     await chain.setAutomine(false);
     const answer = app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     for (const started = Date.now(); (await pendingCount()) === sentBefore; await sleep(20)) {
       if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlement');
     }
+    return { agent, gate, payment, chain, answer };
+  }
+
+  it('answers 202, not "nothing was charged", and the reconciler records the copy that paid: charged once', async () => {
+    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run');
     // Our settlement waits in the mempool; a copy of the same authorization with a higher tip goes first.
     const copier = newWallet();
     await fundEth(app, copier.address);
@@ -71,20 +76,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
   });
 
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '1');
-    const gate = await openGate(app, site, '/front-run/canceled');
-    const payment = await signPayment(app, agent, gate);
-    const chain = devTestClient(app.chain.rpcUrl);
-    const relayer = app.chain.relayer.account.address;
-    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
-    const sentBefore = await pendingCount();
-
-    await chain.setAutomine(false);
-    const answer = app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
-    for (const started = Date.now(); (await pendingCount()) === sentBefore; await sleep(20)) {
-      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlement');
-    }
+    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run/canceled');
     // The payer itself cancels the authorization, with a higher tip than our relayer's transaction.
     await fundEth(app, agent.address);
     const nonce = payment.payload.authorization.nonce as `0x${string}`;

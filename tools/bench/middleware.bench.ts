@@ -54,13 +54,8 @@ export async function middlewareBench(): Promise<string> {
     const visitors = visitorsOf(site);
     const rows: (PairedRow & { visitor: number; framework: Framework })[] = [];
     for (const framework of FRAMEWORKS) {
-      const bare = await startMiddlewareServer(framework);
-      const gated = await startMiddlewareServer(framework, gate);
-      try {
-        for (const [index, visitor] of visitors.entries()) rows.push({ ...(await figure(loadgen, framework, visitor, bare, gated)), visitor: index, framework });
-      } finally {
-        await Promise.all([bare.close(), gated.close()]);
-      }
+      const servers = { bare: () => startMiddlewareServer(framework), gated: () => startMiddlewareServer(framework, gate) };
+      for (const [index, visitor] of visitors.entries()) rows.push({ ...(await figure(loadgen, framework, visitor, servers)), visitor: index, framework });
     }
     rows.sort((a, b) => a.visitor - b.visitor);
     const noiseFloor = await noiseFloorRow(loadgen, visitors[0]);
@@ -70,7 +65,7 @@ export async function middlewareBench(): Promise<string> {
       pairedTable('Middleware: the gated route ÷ the same route bare (servers in their own processes)', 'req/s', [...rows, noiseFloor]),
       '',
       `Each server runs alone in a Node process (\`node -r @swc-node/register\`), autocannon in another; ${pinning.note}. ` +
-        `${CONNECTIONS} connections, GET ${PATH}; per figure a ${WARM_UP_SECONDS} s warm-up of each server, then ${PAIRS} pairs of ${ROUND_SECONDS} s rounds, bare then gated. ` +
+        `${CONNECTIONS} connections, GET ${PATH}; per figure ${PAIRS} pairs, each on a fresh bare and a fresh gated server process: a ${WARM_UP_SECONDS} s warm-up of each, then a ${ROUND_SECONDS} s round of each, bare then gated. ` +
         'The gated servers load the site\'s terms from the Crawlgate API started for the run, then answer with no API call per request (402 counts are reported every 10 s). ' +
         'Server busy: its CPU time (all threads, from /proc) over the round\'s length; waiting: its time runnable while other work held the CPU. ' +
         'Busy near 1, the server set the pace; well under 1 with little waiting, the load generator could not keep it busy and the ratio compares against a baseline the load generator held down. ' +
@@ -85,14 +80,9 @@ export async function middlewareBench(): Promise<string> {
 
 /** Two identical bare Fastify servers measured as a figure: whatever their ratio shows is the harness and the machine. */
 async function noiseFloorRow(loadgen: LoadGenerator, person: Visitor): Promise<PairedRow> {
-  const first = await startMiddlewareServer('Fastify');
-  const second = await startMiddlewareServer('Fastify');
-  try {
-    const row = await figure(loadgen, 'Fastify', { ...person, goals: {} }, first, second);
-    return { ...row, figure: 'noise floor: a second bare Fastify server, same request (person)' };
-  } finally {
-    await Promise.all([first.close(), second.close()]);
-  }
+  const bare = () => startMiddlewareServer('Fastify');
+  const row = await figure(loadgen, 'Fastify', { ...person, goals: {} }, { bare, gated: bare });
+  return { ...row, figure: 'noise floor: a second bare Fastify server, same request (person)' };
 }
 
 interface Server {
@@ -101,17 +91,27 @@ interface Server {
   close(): Promise<void>;
 }
 
-/** One figure: warm both servers, then alternate bare and gated rounds with this visitor's request. */
-async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, bare: Server, gated: Server): Promise<PairedRow> {
+/**
+ * One figure. Every pair gets two fresh server processes, each warmed up, then measured bare then
+ * gated: two identical bare servers, both fully busy, were seen to differ by a fifth in speed for
+ * as long as they lived; such a difference must land in the spread, not in every pair alike.
+ */
+async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, start: Record<'bare' | 'gated', () => Promise<Server>>): Promise<PairedRow> {
   const times: Record<'bare' | 'gated', ServerTime[]> = { bare: [], gated: [] };
-  const measured = (side: 'bare' | 'gated', server: Server, status: number) => async () => {
-    const result = await round(loadgen, server, visitor, status, ROUND_SECONDS);
-    times[side].push(result.server);
-    return result.rate;
-  };
-  await round(loadgen, bare, visitor, 200, WARM_UP_SECONDS);
-  await round(loadgen, gated, visitor, visitor.status, WARM_UP_SECONDS);
-  const paired = await alternate(measured('bare', bare, 200), measured('gated', gated, visitor.status));
+  const paired = await alternate(async () => {
+    const [bare, gated] = await Promise.all([start.bare(), start.gated()]);
+    try {
+      await round(loadgen, bare, visitor, 200, WARM_UP_SECONDS);
+      await round(loadgen, gated, visitor, visitor.status, WARM_UP_SECONDS);
+      const baseline = await round(loadgen, bare, visitor, 200, ROUND_SECONDS);
+      const ours = await round(loadgen, gated, visitor, visitor.status, ROUND_SECONDS);
+      times.bare.push(baseline.server);
+      times.gated.push(ours.server);
+      return { baseline: baseline.rate, ours: ours.rate };
+    } finally {
+      await Promise.all([bare.close(), gated.close()]);
+    }
+  });
   const server = { baseline: medianTime(times.bare), ours: medianTime(times.gated) };
   return { figure: `${framework}: ${visitor.name}`, baselineName: `${framework} route, bare`, paired, server: Number.isNaN(server.ours.busy) ? undefined : server, goal: visitor.goals[framework] };
 }

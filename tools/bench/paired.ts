@@ -2,8 +2,8 @@ import { format } from './measure';
 
 /**
  * Paired rounds: baseline and ours alternate (B, G, B, G, B, G), so a slow spell on a shared
- * machine hits both sides of a pair rather than one side of the comparison. Each adjacent pair
- * gives a ratio; the figure is the median of the ratios, printed with their spread.
+ * machine hits both sides of a pair rather than one side of the comparison. Each pair gives a
+ * ratio; the figure is the median of the ratios, printed with their spread.
  */
 export const PAIRS = 3;
 export const ROUND_SECONDS = 5;
@@ -18,13 +18,14 @@ export interface Paired {
   max: number;
 }
 
-/** Each round returns a rate (requests or operations per second); higher is better. */
-export async function alternate(baselineRound: () => Promise<number> | number, oursRound: () => Promise<number> | number, pairs = PAIRS): Promise<Paired> {
+/** `measurePair` runs the baseline's round, then ours, and returns their rates (per second; higher is better). */
+export async function alternate(measurePair: () => Promise<{ baseline: number; ours: number }>, pairs = PAIRS): Promise<Paired> {
   const baseline: number[] = [];
   const ours: number[] = [];
   for (let i = 0; i < pairs; i++) {
-    baseline.push(await baselineRound());
-    ours.push(await oursRound());
+    const rates = await measurePair();
+    baseline.push(rates.baseline);
+    ours.push(rates.ours);
   }
   const ratios = ours.map((rate, i) => rate / baseline[i]);
   return { baseline, ours, ratios, median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };

@@ -26,8 +26,8 @@ export async function tokenVerifyBench(): Promise<string> {
 
   const durationMs = ROUND_SECONDS * 1000;
   const oursRound = () => measureSync('ours', () => verifyAccessToken(ours, options), { durationMs }).opsPerSecond;
-  const fastJwt = await alternate(() => measureSync('fast-jwt', () => fastJwtVerify(fastJwtToken), { durationMs }).opsPerSecond, oursRound);
-  const jose = await alternate(async () => (await measure('jose', () => jwtVerify(joseToken, key), { durationMs, batch: 200 })).opsPerSecond, oursRound);
+  const fastJwt = await alternate(async () => ({ baseline: measureSync('fast-jwt', () => fastJwtVerify(fastJwtToken), { durationMs }).opsPerSecond, ours: oursRound() }));
+  const jose = await alternate(async () => ({ baseline: (await measure('jose', () => jwtVerify(joseToken, key), { durationMs, batch: 200 })).opsPerSecond, ours: oursRound() }));
   return [
     pairedTable('Local token verification (in-process function benchmark)', 'ops/s', [
       { figure: 'crawlgate verifyAccessToken', baselineName: 'fast-jwt HS256 verify', paired: fastJwt },

@@ -37,11 +37,9 @@ export function loadSiteTerms({ api, refreshMs, onError }: SiteTermsOptions): Si
   async function load(): Promise<void> {
     try {
       const offer = await api.site();
-      if (!terms || offer.pricing_version !== terms.offer.pricing_version || offer.pay_to !== terms.offer.pay_to || offer.api_base_url !== terms.offer.api_base_url) {
-        terms = { offer, prices: compileSitePrices(rulesOf(offer), micros(offer.default_price_usd)) };
-      } else {
-        terms = { ...terms, offer };
-      }
+      // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
+      const prices = terms?.offer.pricing_version === offer.pricing_version ? terms.prices : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
+      terms = { offer, prices };
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {

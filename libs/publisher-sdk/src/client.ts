@@ -40,6 +40,11 @@ export interface PublisherClientOptions {
   fetch?: FetchLike;
 }
 
+export interface RotateSecretOptions {
+  /** How long the previous secret keeps verifying, in seconds; 0 revokes it at once. */
+  graceSeconds?: number;
+}
+
 export interface UpdateMeOptions {
   /** The account password; required when `payout_address` changes. */
   password?: string;
@@ -128,9 +133,15 @@ export class PublisherClient {
     return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/site-token/rotate` });
   }
 
-  /** Tokens signed with the previous secret keep verifying until `previous_valid_until`. */
-  rotateSecret(siteId: string): Promise<SecretRotation> {
-    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/secret/rotate` });
+  /**
+   * Tokens signed with the previous secret keep verifying until `previous_valid_until`:
+   * `graceSeconds` from now (0 revokes it at once, for a leaked secret), by default the API's
+   * SECRET_GRACE_SECONDS, which is also the most it accepts.
+   */
+  rotateSecret(siteId: string, options: RotateSecretOptions = {}): Promise<SecretRotation> {
+    // No body unless asked: the API's default grace applies.
+    const body = options.graceSeconds === undefined ? undefined : { grace_seconds: options.graceSeconds };
+    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/secret/rotate`, body });
   }
 
   // Pricing

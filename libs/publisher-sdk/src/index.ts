@@ -1,4 +1,4 @@
-export { PublisherClient, type PublisherClientOptions, type UpdateMeOptions } from './client';
+export { PublisherClient, type PublisherClientOptions, type RotateSecretOptions, type UpdateMeOptions } from './client';
 export { ApiError, TimeoutError, type ApiErrorInit } from './errors';
 export type { FetchLike } from './http';
 export * from './verify';

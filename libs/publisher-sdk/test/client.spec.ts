@@ -164,6 +164,18 @@ describe('PublisherClient against the API', () => {
       expect(secret.kid).not.toBe(site.kid);
     });
 
+    it('rotateSecret with graceSeconds 0 revokes the previous secret at once; a grace past the limit is 422', async () => {
+      const revoked = await client.rotateSecret(site.site_id, { graceSeconds: 0 });
+      expect(revoked).toMatchObject({ previous_kids: [], previous_valid_until: null });
+      const before = Date.now();
+      const graced = await client.rotateSecret(site.site_id, { graceSeconds: 60 });
+      expect(graced.previous_kids).toEqual([revoked.kid]);
+      expect(Date.parse(graced.previous_valid_until!) - before).toBeGreaterThan(55_000);
+      expect(Date.parse(graced.previous_valid_until!) - before).toBeLessThan(65_000);
+      const tooLong = await failure(client.rotateSecret(site.site_id, { graceSeconds: 10 ** 9 }));
+      expect(tooLong.status).toBe(422);
+    });
+
     it('an unknown site is 404, and a crafted id cannot reach another path', async () => {
       expect((await failure(client.getSite('00000000-0000-4000-8000-000000000000'))).status).toBe(404);
       const crafted = await failure(client.getSite('../publishers/me'));

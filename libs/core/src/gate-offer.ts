@@ -9,6 +9,7 @@ import type { GateOffer } from './api-types';
 import { encodeBase64Json } from './base64url';
 import type { GateTerms } from './gate';
 import { MAX_AUTHORIZATION_SECONDS } from './limits';
+import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration } from './payment-identifier';
 import { formatMicrosUsd } from './price';
 import type { PaymentRequiredV2 } from './x402';
 
@@ -74,8 +75,12 @@ export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms,
   };
 }
 
-/** x402 v2's form of the same requirements, base64 JSON for the PAYMENT-REQUIRED header. */
-export function paymentRequiredHeader(offer: GateOffer, caip2: string): string {
+/**
+ * x402 v2's form of the same requirements, base64 JSON for the PAYMENT-REQUIRED header. Every gate
+ * declares `payment-identifier` (the API honours it on every payment); `extensions` adds others
+ * (the middleware's sign-in-with-x challenge).
+ */
+export function paymentRequiredHeader(offer: GateOffer, caip2: string, extensions: Record<string, unknown> = {}): string {
   const [v1] = offer.accepts;
   const required: PaymentRequiredV2 = {
     x402Version: 2,
@@ -92,6 +97,7 @@ export function paymentRequiredHeader(offer: GateOffer, caip2: string): string {
         extra: v1.extra,
       },
     ],
+    extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions },
   };
   return encodeBase64Json(required);
 }

@@ -16,7 +16,7 @@ export class PaymentsController {
   @ApiResponse({ status: 202, type: PendingView, description: 'Sent but not confirmed in time; finished in the background. Retry after Retry-After.' })
   @ApiResponse({ status: 402, description: 'The proof does not pay this gate: `{detail, reason}` with an x402 reason code.' })
   @ApiResponse({ status: 404, description: 'Gate not found or expired' })
-  @ApiResponse({ status: 409, description: 'The proof was used for another gate, or the gate is paid by another proof.' })
+  @ApiResponse({ status: 409, description: 'The proof was used for another gate, the gate is paid by another proof, or the x402 payment-identifier was used by this payer on this site with another payment.' })
   @ApiResponse({ status: 503, description: 'The chain is unreachable; nothing was charged and the gate stays payable.' })
   async verify(@Param('id') id: string, @Body() body: VerifyPaymentDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<PaidView | PendingView> {
     const outcome = await this.payments.verify(id, body);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { formatMicrosUsd, parsePaymentPayload, USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import { formatMicrosUsd, parsePaymentPayload, readPaymentIdentifier, USDC_ABI, X402_REASONS } from '@crawlgate/core';
 import type { Hash, Hex, TransactionReceipt } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
@@ -13,6 +13,7 @@ import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import { authorizationOutcome, checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
 import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain } from './chain-errors';
+import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { sendSettlement, waitForReceipt } from './settlement';
@@ -53,7 +54,14 @@ export class PaymentsService {
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const auth = toSignedAuthorization(parsed.payload);
     const payer = auth.from.toLowerCase();
+    const identifier = this.identifierOf(gate, raw);
 
+    if (identifier) {
+      const kept = await this.db.prisma.payment.findUnique({
+        where: { siteId_payer_paymentIdentifier: { siteId: gate.siteId, payer, paymentIdentifier: identifier.id } },
+      });
+      if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
+    }
     const existing = await this.db.prisma.payment.findUnique({
       where: { chainId_asset_payer_nonce: { chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce } },
     });
@@ -70,8 +78,10 @@ export class PaymentsService {
       payer,
       nonce: auth.nonce,
       authorization: serializeAuthorization(auth),
+      paymentIdentifier: identifier?.id ?? null,
+      paymentFingerprint: identifier?.fingerprint ?? null,
     });
-    if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
+    if (claim.kind === 'taken') return identifier ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth) : this.outcomeOf(claim.payment, gate);
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is released.
     const covered = await this.balanceCovers(claim.payment, auth).catch(async (error: unknown) => {
       await this.release(claim.payment.id);
@@ -97,6 +107,24 @@ export class PaymentsService {
     }
     await this.db.prisma.payment.update({ where: { id: claim.payment.id }, data: { status: 'submitted', txHash: hash } });
     return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
+  }
+
+  /** The payment's x402 payment-identifier with the fingerprint it is compared by; null without one. */
+  private identifierOf(gate: Gate, raw: unknown): { id: string; fingerprint: string } | null {
+    const read = readPaymentIdentifier(raw);
+    if (!read.ok) throw new PaymentRejected(X402_REASONS.invalid_payload, `Bad payment-identifier: ${read.msg}`);
+    return read.id === null ? null : { id: read.id, fingerprint: paymentFingerprint(gate.ref, raw) };
+  }
+
+  /**
+   * The answer for an id this payer already used on this site: the stored one for the same payment
+   * to the same gate, else 409. The 409 goes only to whoever signed this payment as the payer, so
+   * posing as a payer with its id learns nothing (the signature check refuses it first).
+   */
+  private async answerForIdentifier(kept: Payment, gate: Gate, fingerprint: string, auth: SignedAuthorization): Promise<VerifyOutcome> {
+    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && kept.gateId === gate.ref) return this.outcomeOf(kept, gate);
+    await checkSignature(this.chain, auth);
+    throw conflict('This payment identifier was already used with another payment; send a new id with a new payment, or the same payment again for its answer');
   }
 
   /** `signature`: the payer's over this gate and hash, checked before anything is recorded or given back. */
@@ -144,7 +172,7 @@ export class PaymentsService {
    */
   private async claim(
     gate: Gate,
-    data: Pick<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization'>,
+    data: Pick<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization' | 'paymentIdentifier' | 'paymentFingerprint'>,
   ): Promise<{ kind: 'claimed'; payment: Payment } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
@@ -171,6 +199,11 @@ export class PaymentsService {
       where: data.txHash ? { chainId: gate.chainId, txHash: data.txHash } : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
     });
     if (winner) return { kind: 'taken', payment: winner };
+    // Another payment under the same payment-identifier won the race: the caller answers 409.
+    const sameId = data.paymentIdentifier
+      ? await this.db.prisma.payment.findUnique({ where: { siteId_payer_paymentIdentifier: { siteId: gate.siteId, payer: data.payer, paymentIdentifier: data.paymentIdentifier } } })
+      : null;
+    if (sameId) return { kind: 'taken', payment: sameId };
     assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
     throw conflict('The gate changed while this payment was checked; try again');
   }

@@ -1,4 +1,4 @@
-import { compilePriceTable, globSteps, MAX_PATTERN_LENGTH, PatternError, type PriceRule, validatePathPattern } from './glob';
+import { compilePriceTable, globSteps, MAX_PATTERN_LENGTH, MAX_SEARCHED_WILDCARD_RUN, PatternError, type PriceRule, validatePathPattern } from './glob';
 
 /** Whether `pattern` prices `url`, through a one-rule table. */
 const matches = (pattern: string, url: string) => compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0;
@@ -214,23 +214,25 @@ describe('matching work', () => {
     const matched = matches(pattern, url);
     return { matched, steps: globSteps() - before };
   };
-  // Each path character is read by one chunk search, as ⌈chunk / 32⌉ state words (3 more of padding)
-  // and at most 12 probes of a sorted table, and by the scan for its segment's end; the other chunks
-  // are compared once (3 × pattern bounds that, and the steps back that place them).
-  const bound = (pattern: string, path: string) =>
-    Math.min((path.length + 2) * (pattern.length + 1), path.length * (Math.ceil(pattern.length / 32) + 16) + 3 * pattern.length);
+  // Each path character is read by one chunk search: by KMP in at most two steps, or as at most
+  // 4 state words and 12 probes of a sorted table; and by the scan for its segment's end. The other
+  // chunks are compared once (3 × pattern bounds that, and the steps back that place them).
+  const bound = (pattern: string, path: string) => path.length * 18 + 3 * pattern.length;
   const longest = '/' + 'a'.repeat(2047); // the URL limit
   const endsInB = longest.slice(0, -1) + 'b';
   const starsAtLimit = '/' + '*a'.repeat(510) + '*b'; // 1,023 characters
-  // Long chunks between stars, 1,023 characters each: every place of a naive search compares most of the chunk.
+  // The longest chunks a pattern may search for (128 characters with "?" or classes, any length of
+  // literal text): every place of a naive search compares most of the chunk.
+  const run = 'a'.repeat(MAX_SEARCHED_WILDCARD_RUN - 2);
   const longChunks = [
-    '/*?' + 'a'.repeat(1018) + 'b*',
-    '/*' + '?a'.repeat(509) + '?b*',
-    '/*' + '[ab]a'.repeat(203) + '[ab]b*',
+    '/*?' + run + 'b*',
+    '/*' + '?a'.repeat(MAX_SEARCHED_WILDCARD_RUN / 2 - 1) + '?b*',
+    '/*' + '[ab]a'.repeat(MAX_SEARCHED_WILDCARD_RUN / 2 - 1) + '[ab]b*',
     '/*' + 'a'.repeat(1019) + 'b*',
+    '/*' + 'a'.repeat(510) + 'b' + 'a'.repeat(510) + '*', // String.indexOf() took 270 µs on this one
   ];
-  // 1,019 literals above 127, each a range of its own in the sorted table: 10 probes a character.
-  const cjk = Array.from({ length: 1019 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
+  // "?" and 127 literals above 127, each a range of its own in the sorted table: 8 probes a character.
+  const cjk = Array.from({ length: MAX_SEARCHED_WILDCARD_RUN - 1 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
 
   it.each([
     ['/*a*a*a*a*a*a*b', longest, false],
@@ -239,22 +241,24 @@ describe('matching work', () => {
     [starsAtLimit, endsInB, true],
     ['/*?a*?a*?a*?a*[ab]*b', longest, false],
     ['/*a*a*a/*b', '/' + 'a'.repeat(1000) + '/' + 'a'.repeat(1000), false],
-    ['/*?' + 'a'.repeat(1000) + 'b*', longest, false], // a long run tried at every position
-    ['/*' + '?a'.repeat(500) + '?b*', longest, false],
-    ['/*' + '[ab]'.repeat(250) + 'b', longest, false],
+    ['/*' + '[ab]'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*', longest, false],
+    // Searched chunks one after the other up to the pattern's length limit, each found late.
+    ['/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7), '/' + ('a'.repeat(290) + 'b').repeat(6) + 'a'.repeat(300), false],
+    ['/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7), '/' + ('a'.repeat(290) + 'b').repeat(7) + 'a'.repeat(9), true],
     ...longChunks.flatMap((pattern) => [
       [pattern, longest, false],
-      [pattern, endsInB, true],
+      [pattern, endsInB, pattern.endsWith('b*')],
     ]),
     ['/*a?' + 'a'.repeat(1017) + '/b*', '/' + 'a'.repeat(1023) + '/' + 'a'.repeat(1023), false], // a chunk across a "/"
     ['/*a?' + 'a'.repeat(1017) + '/a*', '/' + 'a'.repeat(1023) + '/' + 'a'.repeat(1023), true],
-    // Half the partial matches live to the end on "baba…", so that every state word stays in use.
-    ['/*' + '?a'.repeat(509) + '?b*', '/' + 'ba'.repeat(1023) + 'c', false],
-    ['/*' + '?a'.repeat(509) + '?b*', '/' + 'ba'.repeat(1022) + 'bbc', true],
-    ['/*' + '[ab]a'.repeat(203) + '[ab]b*', '/' + 'ba'.repeat(1023) + 'c', false],
-    ['/*' + cjk + '*', '/' + cjk.slice(1) + cjk.slice(0, -1) + cjk.slice(0, 10), false],
-    ['/*' + cjk + '*', '/' + cjk.slice(1) + cjk + cjk.slice(0, 8), true],
-  ] as [string, string, boolean][])('%#: answers within min((path + 2) × (pattern + 1), path × (⌈pattern / 32⌉ + 16) + 3 × pattern) steps', (pattern, path, expected) => {
+    // Half the partial matches live to the end on "baba…".
+    ['/*' + '?a'.repeat(63) + '?b*', '/' + 'ba'.repeat(1023) + 'c', false],
+    ['/*' + '?a'.repeat(63) + '?b*', '/' + 'ba'.repeat(1022) + 'bbc', true],
+    ['/*' + '[ab]a'.repeat(63) + '[ab]b*', '/' + 'ba'.repeat(1023) + 'c', false],
+    ['/*' + 'ab'.repeat(250) + 'b' + 'ab'.repeat(250) + '*', '/' + 'ab'.repeat(1023) + 'c', false],
+    ['/*?' + cjk + '*', '/' + cjk.slice(1) + cjk.slice(0, -1) + cjk.slice(0, 10), false],
+    ['/*?' + cjk + '*', '/' + cjk.slice(1) + cjk + cjk.slice(0, 8), true],
+  ] as [string, string, boolean][])('%#: answers within 18 × path + 3 × pattern steps', (pattern, path, expected) => {
     expect(validatePathPattern(pattern)).toBeNull();
     expect(pattern.length).toBeLessThanOrEqual(MAX_PATTERN_LENGTH);
     const { matched, steps } = work(pattern, path);
@@ -266,6 +270,19 @@ describe('matching work', () => {
     for (const path of [longest, endsInB]) {
       for (const pattern of ['/*a*a*a*a*a*a*b', starsAtLimit]) expect(work(pattern, path).steps).toBeLessThanOrEqual(2 * (path.length + pattern.length));
     }
+  });
+
+  it('refuses a part between stars with "?" or a class above 128 characters, whatever literal text it has', () => {
+    const problem = { type: 'pattern_syntax', msg: 'Between two "*", a part holding "?" or "[…]" must be at most 128 characters long' };
+    expect(validatePathPattern('/*' + '?'.repeat(MAX_SEARCHED_WILDCARD_RUN) + '*')).toBeNull();
+    expect(validatePathPattern('/*?' + 'a'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + '*')).toBeNull();
+    expect(validatePathPattern('/*' + '?'.repeat(MAX_SEARCHED_WILDCARD_RUN + 1) + '*')).toEqual(problem);
+    expect(validatePathPattern('/*?' + 'a'.repeat(MAX_SEARCHED_WILDCARD_RUN) + '*')).toEqual(problem);
+    expect(validatePathPattern('/x*[ab]' + '%C3%A9'.repeat(MAX_SEARCHED_WILDCARD_RUN) + '*y')).toEqual(problem);
+    // Parts that are not searched for have no such limit: literal text, and the first and last parts.
+    expect(validatePathPattern('/*' + 'a'.repeat(1000) + '*')).toBeNull();
+    expect(validatePathPattern('/' + '?'.repeat(500) + '*' + '?'.repeat(500))).toBeNull();
+    expect(validatePathPattern('/*' + '?'.repeat(500) + '/*')).toBeNull(); // placed by its "/", not searched for
   });
 });
 

@@ -16,12 +16,14 @@
  * and each one between is placed at its leftmost match after the one before, within the segment
  * the star before it is in. Leftmost is never worse (the next star can still reach any later place),
  * so nothing is retried, where a backtracking RegExp took 11.5 s for "/*a*a*a*a*b" against 200
- * characters. A chunk between stars is found by one pass of bit-parallel Shift-And over its segment
- * (a chunk holding a "/" has only one place, where its first "/" meets the segment's end), and the
- * next chunk's pass starts where it ended: each path character is read once, updating at most
- * ⌈chunk / 32⌉ state words, so a match takes O(path × pattern / 32) steps (the spec states the bound).
- * Only words holding live partial matches that can still end before the segment does are updated:
- * at the size limits that is ~40,000 word updates at worst, not 2,048 × 32.
+ * characters. A chunk between stars is found by one pass over its segment (a chunk holding a "/" has
+ * only one place, where its first "/" meets the segment's end), and the next chunk's pass starts where
+ * it ended, so each path character is read by one pass: literal text by Knuth–Morris–Pratt (at most
+ * two steps a character), text with "?" or classes by bit-parallel Shift-And (⌈chunk / 32⌉ state
+ * words a character). Such a chunk may hold at most MAX_SEARCHED_WILDCARD_RUN (128) characters:
+ * Shift-And over a 1,019-character chunk took ~40,000 word updates on a 2,048-character path, over
+ * 100 µs, and no bit-parallel trick goes below chunk × (segment − chunk) / 32. So a lookup takes
+ * O(path × 4 + pattern) steps, a few thousand word updates at worst (the spec states the bound).
  * Paths are read by code point, as a "u" RegExp does.
  */
 
@@ -29,6 +31,13 @@ import { MAX_PRICE_MICROS } from './price';
 import { decodePathEscapes, requestPath } from './request-path';
 
 export const MAX_PATTERN_LENGTH = 1024;
+
+/**
+ * The most characters between two stars when they hold a "?" or a class: such a part is searched for
+ * by Shift-And, whose cost is path × ⌈part / 32⌉ word updates, so this keeps a lookup at a few
+ * thousand of them (literal parts are searched for by KMP, linear in the path whatever their length).
+ */
+export const MAX_SEARCHED_WILDCARD_RUN = 128;
 
 export type PatternErrorType = 'pattern_globstar' | 'pattern_syntax' | 'pattern_empty';
 
@@ -87,27 +96,28 @@ interface Chunk {
   points: number;
   /** Code points before the chunk's first literal "/", -1 without one. */
   slashAt: number;
-  /** The Shift-And tables of a chunk between two stars without a "/" (null on the others). */
+  /** The Shift-And tables of a chunk between two stars without a "/" that holds a "?" or a class (null on the others). */
   scan: Scanner | null;
+  /** The KMP failure table of a chunk between two stars of literal text only, without a "/" (null on the others). */
+  fail: Int32Array | null;
 }
 
 /**
  * Bit j of the Shift-And state is set when the chunk's first j + 1 code points match the last ones
  * read; each code point read shifts the state by one place and ANDs in the mask of the places that
- * accept it. Masks are `words` 32-bit words (of 32 places each) at an offset in `masks`: `ascii`
+ * accept it. Masks are one 32-bit word, or four (of 32 places each), at an offset in `masks`: `ascii`
  * holds the offset for code points below 128, and the rest are ranges from `starts[i]` up that share
  * `offsets[i]`, found by binary search. A match ends where the last place's bit is set.
  */
 interface Scanner {
-  size: number;
-  words: number;
   masks: Int32Array;
   ascii: Int32Array;
   starts: Int32Array;
   offsets: Int32Array;
-  lastWord: number;
+  /** The last place's bit in its word. */
   lastBit: number;
-  state: Int32Array;
+  /** Per state word, the last place's bit if it is in that word, else 0. */
+  lastBits: Int32Array;
 }
 
 /** "?" or a class: one code point other than "/", in `ranges` (pairs of first, last) unless negated. */
@@ -214,6 +224,7 @@ function matchGlob(chunks: Chunk[], path: string): boolean {
 
 /** The end of the chunk's leftmost match starting in from..last (after a star; `last` is the next "/" or the end), or -1. */
 function findChunk(chunk: Chunk, path: string, from: number, last: number): number {
+  if (chunk.fail) return findLiteral(chunk.units, chunk.fail, path, from, last);
   if (chunk.scan) return scanChunk(chunk.scan, path, from, last);
   // Whatever precedes the chunk's first "/" cannot hold one, so that "/" is the one at `last`.
   if (last === path.length) return -1;
@@ -222,13 +233,48 @@ function findChunk(chunk: Chunk, path: string, from: number, last: number): numb
 }
 
 /**
+ * Knuth–Morris–Pratt over path[from..last), which holds no "/": the end of the leftmost match of
+ * literal `units`, or -1. At most two steps a unit, whatever the text: String.indexOf() is not
+ * linear (V8 took 270 µs for "a"×500 + "b" + "a"×500 in 2,047 "a"s). Literal text never starts or
+ * ends inside a surrogate pair (lone surrogates are tests), so matching UTF-16 units is exact.
+ */
+function findLiteral(units: number[], fail: Int32Array, path: string, from: number, last: number): number {
+  const size = units.length;
+  let k = 0; // units matched so far
+  for (let at = from; at < last; at++) {
+    const c = path.charCodeAt(at);
+    while (k > 0 && units[k] !== c) {
+      k = fail[k - 1];
+      steps++;
+    }
+    if (units[k] === c && ++k === size) {
+      steps += at + 1 - from;
+      return at + 1;
+    }
+  }
+  steps += last - from;
+  return -1;
+}
+
+/** fail[i]: the length of the longest proper prefix of units[0..i] that is also its suffix. */
+function failureTable(units: number[]): Int32Array {
+  const fail = new Int32Array(units.length);
+  for (let i = 1, k = 0; i < units.length; i++) {
+    while (k > 0 && units[i] !== units[k]) k = fail[k - 1];
+    if (units[i] === units[k]) k++;
+    fail[i] = k;
+  }
+  return fail;
+}
+
+/**
  * One Shift-And pass over path[from..last), which holds no "/": the end of the first match, which
  * is the leftmost since a chunk is a fixed number of code points, or -1. A code point costs a step
- * per state word updated (at most ⌈chunk / 32⌉ + 3 with the padding), and up to 12 for a binary search.
+ * per state word updated (at most 4), and up to 12 for a binary search.
  */
 function scanChunk(scan: Scanner, path: string, from: number, last: number): number {
-  const { words, masks, ascii, lastBit } = scan;
-  if (words > 1) return scanWords(scan, path, from, last);
+  const { masks, ascii, lastBit } = scan;
+  if (scan.lastBits.length > 1) return scanWords(scan, path, from, last);
   let state = 0; // the usual chunk, up to 32 code points, keeps its state out of memory
   for (let at = from; at < last; ) {
     const c = path.codePointAt(at)!;
@@ -240,43 +286,27 @@ function scanChunk(scan: Scanner, path: string, from: number, last: number): num
   return -1;
 }
 
-/** scanChunk() for a chunk longer than 32 code points. */
+/**
+ * scanChunk() for a chunk of 33 to 128 code points: four state words, kept in locals (a mask has
+ * four words, those past the chunk zero). `lastBits` has the last place's bit in its word, 0 in the others.
+ */
 function scanWords(scan: Scanner, path: string, from: number, last: number): number {
-  const { words, masks, ascii, size, lastWord, lastBit, state } = scan;
-  state.fill(0);
-  let top = 0; // words from `top` up are zero: while partial matches are short, a code point costs one group
+  const { masks, ascii } = scan;
+  const [last0, last1, last2, last3] = scan.lastBits;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
   for (let at = from; at < last; ) {
     const c = path.codePointAt(at)!;
     at += c > 0xffff ? 2 : 1;
     const offset = c < 128 ? ascii[c] : maskOffset(scan, c);
-    // Four words a turn, unrolled (this loop is the worst case's time): the live groups and one more,
-    // from the lowest group holding a place that can still end a match before `last` (a code point
-    // takes a unit at least). `bottom` only rises, and the words left below it go stale: what they
-    // would carry up could not end a match in time either.
-    const end = top < words ? top + 4 : words;
-    const low = size - 1 - (last - at);
-    const bottom = low < 128 ? 0 : (low >>> 7) << 2;
-    if (bottom >= end) return -1;
-    let carry = bottom === 0 ? 1 : state[bottom - 1] >>> 31; // 1: a match may start at every code point
-    top = 0;
-    for (let w = bottom; w < end; w += 4) {
-      const w0 = state[w];
-      const w1 = state[w + 1];
-      const w2 = state[w + 2];
-      const w3 = state[w + 3];
-      const n0 = ((w0 << 1) | carry) & masks[offset + w];
-      const n1 = ((w1 << 1) | (w0 >>> 31)) & masks[offset + w + 1];
-      const n2 = ((w2 << 1) | (w1 >>> 31)) & masks[offset + w + 2];
-      const n3 = ((w3 << 1) | (w2 >>> 31)) & masks[offset + w + 3];
-      state[w] = n0;
-      state[w + 1] = n1;
-      state[w + 2] = n2;
-      state[w + 3] = n3;
-      carry = w3 >>> 31;
-      if ((n0 | n1 | n2 | n3) !== 0) top = w + 4;
-    }
-    steps += end - bottom;
-    if ((state[lastWord] & lastBit) !== 0) return at;
+    s3 = ((s3 << 1) | (s2 >>> 31)) & masks[offset + 3];
+    s2 = ((s2 << 1) | (s1 >>> 31)) & masks[offset + 2];
+    s1 = ((s1 << 1) | (s0 >>> 31)) & masks[offset + 1];
+    s0 = ((s0 << 1) | 1) & masks[offset]; // 1: a match may start at every code point
+    steps += 4;
+    if (((s0 & last0) | (s1 & last1) | (s2 & last2) | (s3 & last3)) !== 0) return at;
   }
   return -1;
 }
@@ -409,19 +439,26 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
   if (literals.length === 1) return { glob: null, literal: tail };
   addText(chunks[chunks.length - 1], tail);
   // Only chunks between stars are searched for; the first and last are compared where they must be.
-  for (let i = 1; i < chunks.length - 1; i++) if (chunks[i].slashAt < 0) chunks[i].scan = scannerOf(chunks[i]);
+  for (let i = 1; i < chunks.length - 1; i++) {
+    const chunk = chunks[i];
+    if (chunk.slashAt >= 0) continue;
+    if (chunk.tests.length === 0) chunk.fail = failureTable(chunk.units);
+    else if (chunk.points > MAX_SEARCHED_WILDCARD_RUN) {
+      return syntax(`Between two "*", a part holding "?" or "[…]" must be at most ${MAX_SEARCHED_WILDCARD_RUN} characters long`);
+    } else chunk.scan = scannerOf(chunk);
+  }
   return { glob: chunks, literal: literals[0] };
 }
 
 function emptyChunk(): Chunk {
-  return { units: [], tests: [], points: 0, slashAt: -1, scan: null };
+  return { units: [], tests: [], points: 0, slashAt: -1, scan: null, fail: null };
 }
 
 /**
  * The Shift-And tables of a chunk without a "/" (which is never looked up). A sweep over code points
  * keeps each place's count of ranges covering the point (a literal covers itself), so a mask is
  * built once per range boundary, not once per code point and place: O(pattern) ranges, and masks
- * of at most 32 words.
+ * of at most 4 words.
  */
 function scannerOf(chunk: Chunk): Scanner {
   const places: CharTest[] = [];
@@ -436,8 +473,7 @@ function scannerOf(chunk: Chunk): Scanner {
       places.push({ negated: false, ranges: [point, point] });
     }
   }
-  // One word, or a multiple of four for the unrolled loop.
-  const words = places.length <= 32 ? 1 : ((places.length + 127) >>> 7) << 2;
+  const words = places.length <= 32 ? 1 : 4; // see scanWords()
   // Where a range of place j starts covering (point × 4096 + j × 2 + 1) or stops (+ 0), sorted by
   // point; place 2047, which no chunk has, marks 128, where the ASCII table ends.
   const events: number[] = [128 * 4096 + 2047 * 2];
@@ -484,16 +520,15 @@ function scannerOf(chunk: Chunk): Scanner {
     ascii[c] = offsets[i];
   }
   const last = places.length - 1;
+  const lastBits = new Int32Array(words);
+  lastBits[last >> 5] = 1 << (last & 31);
   return {
-    size: places.length,
-    words,
     masks: masks.slice(0, used),
     ascii,
     starts: Int32Array.from(starts.slice(split)),
     offsets: Int32Array.from(offsets.slice(split)),
-    lastWord: last >> 5,
     lastBit: 1 << (last & 31),
-    state: new Int32Array(words),
+    lastBits,
   };
 }
 

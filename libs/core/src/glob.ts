@@ -475,13 +475,13 @@ function scannerOf(chunk: Chunk): Scanner {
   }
   const words = places.length <= 32 ? 1 : 4; // see scanWords()
   // Where a range of place j starts covering (point × 4096 + j × 2 + 1) or stops (+ 0), sorted by
-  // point; place 2047, which no chunk has, marks 128, where the ASCII table ends.
-  const events: number[] = [128 * 4096 + 2047 * 2];
+  // point; place `places.length`, past the last, marks 128, where the ASCII table ends.
+  const events: number[] = [128 * 4096 + places.length * 2];
   places.forEach(({ ranges }, j) => {
     for (let i = 0; i < ranges.length; i += 2) events.push(ranges[i] * 4096 + j * 2 + 1, (ranges[i + 1] + 1) * 4096 + j * 2);
   });
   const sorted = Float64Array.from(events).sort();
-  const covered = new Int32Array(2048);
+  const covered = new Int32Array(places.length + 1);
   const mask = new Int32Array(words);
   places.forEach(({ negated }, j) => {
     if (negated) mask[j >> 5] |= 1 << (j & 31);

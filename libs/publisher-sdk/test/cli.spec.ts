@@ -1,17 +1,9 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { registerPublisher, type TestPublisher } from '../../../apps/api/test/fixtures';
 import { startTestApp, type TestApp } from '../../../apps/api/test/test-app';
-import { main } from '../src/cli/main';
-import { fetchFromFreshIp, newDomain, pricingView, refusingUrl } from './support';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cliRunner, fakeTerminal, newDomain, pricingView, refusingUrl } from './support';
 
 describe('crawlgate CLI', () => {
   let app: TestApp;
@@ -24,19 +16,10 @@ describe('crawlgate CLI', () => {
   const configFile = () => join(home, 'crawlgate', 'config.json');
   const savedConfig = async () => JSON.parse(await readFile(configFile(), 'utf8')) as { apiUrl: string; apiKey: string };
 
-  async function crawlgate(args: string[], env: Record<string, string> = {}, stdin?: NodeJS.ReadStream): Promise<Run> {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(args, {
-      stdout: (text) => void (stdout += text),
-      stderr: (text) => void (stderr += text),
-      env: { XDG_CONFIG_HOME: home, HOME: home, ...env },
-      stdin,
-      fetch: fetchFromFreshIp(),
-    });
-    if (!args.includes('--show-key')) outputs.push(stdout + stderr);
-    return { code, stdout, stderr };
-  }
+  const crawlgate = cliRunner(
+    () => home,
+    (args, run) => void (args.includes('--show-key') || outputs.push(run.stdout + run.stderr)),
+  );
 
   const loginArgs = () => ['login', '--api', app.baseUrl, '--email', publisher.email, '--password', publisher.password];
 
@@ -55,23 +38,23 @@ describe('crawlgate CLI', () => {
     it('--help lists every command and exits 0', async () => {
       const run = await crawlgate(['--help']);
       expect(run.code).toBe(0);
-      for (const command of ['login', 'sites create <domain>', 'sites list', 'sites rotate-token <site_id>', 'pricing set <site_id>', 'pricing show <site_id>', 'stats <site_id>']) {
+      for (const command of ['login', 'sites create <domain>', 'sites list', 'sites rotate-token <site>', 'pricing set <site>', 'pricing show <site>', 'stats <site>']) {
         expect(run.stdout).toContain(command);
       }
     });
 
     it('has help for groups and commands', async () => {
-      expect((await crawlgate(['sites', '--help'])).stdout).toContain('crawlgate sites rotate-token <site_id>');
+      expect((await crawlgate(['sites', '--help'])).stdout).toContain('crawlgate sites rotate-token <site>');
       const pricing = await crawlgate(['pricing', 'set', '--help']);
       expect(pricing.code).toBe(0);
-      expect(pricing.stdout).toMatch(/Usage: crawlgate pricing set <site_id> --file/);
+      expect(pricing.stdout).toMatch(/Usage: crawlgate pricing set <site> --file/);
       expect(pricing.stdout).toContain('default_price_usd');
     });
 
     it.each([
       [[], /No command given/],
       [['publish'], /Unknown command "publish"/],
-      [['sites'], /sites needs a command: create, list, rotate-token/],
+      [['sites'], /sites needs a command: create, list, delete, rotate-token, rotate-secret/],
       [['sites', 'remove', 'x'], /Unknown command "sites remove"/],
       [['sites', 'list', '--verbose'], /Unknown option '--verbose'/],
       [['sites', 'create'], /Expected <domain>, got none/],
@@ -141,7 +124,7 @@ describe('crawlgate CLI', () => {
     });
 
     it('login prompts for the password on a terminal, on stderr, so --json output stays clean', async () => {
-      const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined }) as unknown as NodeJS.ReadStream & PassThrough;
+      const stdin = fakeTerminal();
       const running = crawlgate(['login', '--email', publisher.email, '--json'], {}, stdin);
       setImmediate(() => stdin.write(`${publisher.password}\r`));
       const run = await running;

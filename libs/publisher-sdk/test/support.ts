@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
 import { freshIp } from '../../../apps/api/test/fixtures';
+import { main } from '../src/cli/main';
 import type { FetchLike } from '../src/http';
 
 /**
@@ -35,4 +37,41 @@ export function pricingView(siteId: string, defaultPrice: string, rules: [path: 
     version: expect.any(Number),
     updated_at: expect.any(String),
   };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the CLI in-process (main(argv, io)) with its config under `home()`, every request from a
+ * fresh client address, and hands each run to `seen` (to check, say, that no output holds a key).
+ */
+export function cliRunner(home: () => string, seen: (args: string[], run: CliRun) => void = () => undefined) {
+  return async (args: string[], env: Record<string, string> = {}, stdin?: NodeJS.ReadStream): Promise<CliRun> => {
+    let stdout = '';
+    let stderr = '';
+    const code = await main(args, {
+      stdout: (text) => void (stdout += text),
+      stderr: (text) => void (stderr += text),
+      env: { XDG_CONFIG_HOME: home(), HOME: home(), ...env },
+      stdin,
+      fetch: fetchFromFreshIp(),
+    });
+    const run = { code, stdout, stderr };
+    seen(args, run);
+    return run;
+  };
+}
+
+/** A terminal's stdin as the CLI sees it: isTTY, raw mode accepted; the test types into it. */
+export function fakeTerminal(): NodeJS.ReadStream & PassThrough {
+  return Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined }) as unknown as NodeJS.ReadStream & PassThrough;
+}
+
+/** Piped stdin holding `text` (not a terminal). */
+export function pipedStdin(text: string): NodeJS.ReadStream {
+  return Readable.from([Buffer.from(text)]) as unknown as NodeJS.ReadStream;
 }

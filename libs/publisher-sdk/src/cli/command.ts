@@ -3,7 +3,8 @@ import { UsageError } from './errors';
 import type { CliIo } from './io';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
-export type Values = Record<string, string | boolean | undefined>;
+/** Parsed options: a string, a flag, or the strings of an option given `multiple: true`. */
+export type Values = Record<string, string | boolean | string[] | undefined>;
 
 /** Accepted by every command. */
 export const GLOBAL_OPTIONS = {
@@ -29,6 +30,8 @@ export interface Command {
   help?: string;
   options: OptionSpec;
   positionals: string[];
+  /** The values the first positional takes, when it is one of a few words (offered by shell completion). */
+  choices?: string[];
   run(input: CommandInput): Promise<void>;
 }
 
@@ -56,4 +59,10 @@ export function print(input: CommandInput, data: unknown, text: () => string): v
 export function stringValue(values: Values, name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Every value of an option declared with `multiple: true`, in the order given. */
+export function stringList(values: Values, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value : [];
 }

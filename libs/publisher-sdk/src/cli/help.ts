@@ -7,7 +7,7 @@ const GLOBAL_HELP = `Options of every command:
 `;
 
 const FOOTER = `Environment: CRAWLGATE_API_URL, CRAWLGATE_API_KEY (used instead of the saved key),
-CRAWLGATE_PASSWORD (for login), XDG_CONFIG_HOME (where config.json lives).
+CRAWLGATE_PASSWORD (login, register, payout), XDG_CONFIG_HOME (where config.json lives).
 Exit codes: 0 done, 1 failed (the API's detail on stderr), 2 bad command line.
 `;
 

@@ -1,16 +1,41 @@
 #!/usr/bin/env node
 import packageJson from '../../package.json';
 import { parseCommandLine, type Command } from './command';
+import { apiKeyRotate, me, payoutClear, payoutSet } from './commands/account';
+import { completionCommand } from './commands/completion';
 import { login } from './commands/login';
+import { payments } from './commands/payments';
+import { policySet, policyShow } from './commands/policy';
 import { pricingSet, pricingShow } from './commands/pricing';
-import { sitesCreate, sitesList, sitesRotateToken } from './commands/sites';
+import { register } from './commands/register';
+import { sitesCreate, sitesDelete, sitesList, sitesRotateSecret, sitesRotateToken } from './commands/sites';
 import { stats } from './commands/stats';
 import { UsageError } from './errors';
 import { commandHelp, groupHelp, topHelp } from './help';
 import { processIo, type CliIo } from './io';
 import { reportFailure } from './report';
 
-const COMMANDS: Command[] = [login, sitesCreate, sitesList, sitesRotateToken, pricingSet, pricingShow, stats];
+// In the order of a publisher's first session; help and completion list them so.
+const COMMANDS: Command[] = [
+  register,
+  login,
+  me,
+  payoutSet,
+  payoutClear,
+  apiKeyRotate,
+  sitesCreate,
+  sitesList,
+  sitesDelete,
+  sitesRotateToken,
+  sitesRotateSecret,
+  pricingSet,
+  pricingShow,
+  policyShow,
+  policySet,
+  payments,
+  stats,
+  completionCommand(() => COMMANDS),
+];
 
 /** Runs one command line and resolves to its exit code; never throws, never exits the process. */
 export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {

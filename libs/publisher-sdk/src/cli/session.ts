@@ -7,16 +7,31 @@ import { stringValue, type Values } from './command';
 
 const LOGIN_HINT = 'run `crawlgate login --api <url> --email <email>` (or set CRAWLGATE_API_URL and CRAWLGATE_API_KEY)';
 
+export interface Session {
+  client: PublisherClient;
+  /** As given (--api, CRAWLGATE_API_URL or the saved URL), without trailing slashes. */
+  apiUrl: string;
+  /** Where the key came from: CRAWLGATE_API_KEY, or the config file (for the API it was saved for). */
+  keyFrom: 'env' | 'config';
+  configPath: string;
+}
+
 /** A client for commands that need the key: --api, CRAWLGATE_API_URL or the saved URL; CRAWLGATE_API_KEY or the saved key. */
-export async function authedClient(values: Values, io: CliIo): Promise<PublisherClient> {
-  const config = await readConfig(configPath(io.env));
+export async function openSession(values: Values, io: CliIo): Promise<Session> {
+  const path = configPath(io.env);
+  const config = await readConfig(path);
   const apiUrl = stringValue(values, 'api') ?? (io.env.CRAWLGATE_API_URL || undefined) ?? config.apiUrl;
   if (apiUrl === undefined) throw new CliError(`No API URL: ${LOGIN_HINT}`);
   // The saved key belongs to the saved API: never send it to another server named by --api.
   const savedKey = config.apiKey && config.apiUrl && sameApi(apiUrl, config.apiUrl) ? config.apiKey : undefined;
-  const apiKey = io.env.CRAWLGATE_API_KEY || savedKey;
+  const envKey = io.env.CRAWLGATE_API_KEY || undefined;
+  const apiKey = envKey ?? savedKey;
   if (apiKey === undefined) throw new CliError(`Not logged in to ${apiUrl}: ${LOGIN_HINT}`);
-  return newClient(apiUrl, io, apiKey);
+  return { client: newClient(apiUrl, io, apiKey), apiUrl: apiUrl.replace(/\/+$/, ''), keyFrom: envKey ? 'env' : 'config', configPath: path };
+}
+
+export async function authedClient(values: Values, io: CliIo): Promise<PublisherClient> {
+  return (await openSession(values, io)).client;
 }
 
 export function newClient(apiUrl: string, io: CliIo, apiKey?: string): PublisherClient {

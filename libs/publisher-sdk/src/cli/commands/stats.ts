@@ -1,17 +1,17 @@
 import { print, stringValue, type Command } from '../command';
-import { authedClient } from '../session';
+import { openSite, SITE_HELP } from '../site-ref';
 import { fields, table } from '../table';
 
 export const stats: Command = {
   name: 'stats',
-  usage: '<site_id> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>]',
+  usage: '<site> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>]',
   summary: 'Revenue, gates, conversion, top paths and agents of a site, by UTC day',
-  help: 'Days are UTC; both ends are included. Default: the last 30 days. At most 366 days.',
+  help: `Days are UTC; both ends are included. Default: the last 30 days. At most 366 days.\n${SITE_HELP}`,
   options: { from: { type: 'string' }, to: { type: 'string' } },
-  positionals: ['site_id'],
+  positionals: ['site'],
   async run(input) {
-    const client = await authedClient(input.values, input.io);
-    const report = await client.siteStats(input.args[0], { from: stringValue(input.values, 'from'), to: stringValue(input.values, 'to') });
+    const { client, siteId } = await openSite(input);
+    const report = await client.siteStats(siteId, { from: stringValue(input.values, 'from'), to: stringValue(input.values, 'to') });
     print(input, report, () =>
       [
         fields([

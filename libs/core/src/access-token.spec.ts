@@ -263,10 +263,38 @@ describe('verifyAccessToken', () => {
       expect(reasonOf(token, { ...opts, url: '/BLOG/A' })).toBe('wrong_path');
     });
 
+    it('compares a path already spelled by requestPath() as is: a decoded "?" stays part of it', () => {
+      const questionable = signAccessToken({ ...payload, url: '/blog/a?x' }, SECRET);
+      expect(reasonOf(token, { ...opts, path: '/blog/a' })).toBe('valid');
+      expect(reasonOf(token, { ...opts, path: '/blog/a?x' })).toBe('wrong_path');
+      expect(reasonOf(questionable, { ...opts, path: '/blog/a?x' })).toBe('valid');
+      // The same text as a url is a URL: its query is dropped.
+      expect(reasonOf(token, { ...opts, url: '/blog/a?x' })).toBe('valid');
+      expect(reasonOf(token, { ...opts, path: '/blog/a/' })).toBe('wrong_path');
+    });
+
     it('checks the path only when a url is given', () => {
       expect(reasonOf(token, { ...opts, url: undefined })).toBe('valid');
       expect(reasonOf(token, { ...opts, url: '' })).toBe('wrong_path');
     });
+  });
+});
+
+describe('verifyAccessToken with another HMAC implementation', () => {
+  const nodeHmac = (secret: string, message: string) => createHmac('sha256', secret).update(message).digest();
+  const token = signAccessToken(payload, SECRET);
+
+  it('gives the same answer with node:crypto as with the pure-JS default, reason for reason', () => {
+    const tokens = [token, signAccessToken(payload, OLD_SECRET), signAccessToken(payload, 'cgsec_other'), flip(token, 3), signRaw('[]'), signRaw('{"x":1}', 'cgsec_other'), token + '.x', 'a.b'];
+    for (const candidate of tokens) {
+      for (const options of [opts, { ...opts, secret: [SECRET, OLD_SECRET] }, { ...opts, url: '/blog/b' }, { ...opts, now: NOW + ACCESS_TOKEN_TTL_SECONDS }]) {
+        expect(reasonOf(candidate, { ...options, hmac: nodeHmac })).toBe(reasonOf(candidate, options));
+      }
+    }
+  });
+
+  it('uses the HMAC it is given: one that disagrees makes every token a bad signature', () => {
+    expect(reasonOf(token, { ...opts, hmac: () => new Uint8Array(32) })).toBe('bad_signature');
   });
 });
 

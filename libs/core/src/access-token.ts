@@ -2,11 +2,12 @@
  * Access tokens: base64url(JSON payload) "." base64url(HMAC-SHA256(utf8(secret), payload segment)).
  * The MAC covers the segment exactly as sent, so verification never re-serialises JSON. A token
  * binds one gate's payment to one site and one path (as requestPath() spells it) until `exp`.
+ * Verification checks the MAC before it reads the payload's UTF-8 and JSON.
  */
 
 import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
 import { constantTimeEqual } from './constant-time';
-import { hmacSha256 } from './hmac';
+import { hmacSha256, type HmacSha256 } from './hmac';
 import { requestPath } from './request-path';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
@@ -35,10 +36,18 @@ export interface VerifyAccessTokenOptions {
   /** Several secrets during a rotation: a token signed with any of them passes. */
   secret: string | readonly string[];
   siteId: string;
-  /** The requested URL or path; when given, it must be the path the token was paid for. */
+  /** The requested URL or path; when given, its requestPath() must be the path the token was paid for. */
   url?: string;
+  /**
+   * Instead of url: the request's path as requestPath() already spelled it (a caller that priced
+   * the request has it), compared as is. requestPath() of its own output is not always the same
+   * path ("/a%3Fb" is "/a?b", which would read as "/a"), so a path must not be spelled twice.
+   */
+  path?: string;
   /** Unix seconds; defaults to the current time. */
   now?: number;
+  /** The HMAC to check with; default core's pure-JS hmacSha256 (on Node, node:crypto's is faster). */
+  hmac?: HmacSha256;
 }
 
 /** Throws TypeError for a payload that verifyAccessToken() would call malformed, or an empty secret. */
@@ -58,43 +67,53 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
  * (only when opts.url is given).
  */
 export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions): TokenCheck {
-  const decoded = decode(token);
-  if (!decoded) return { valid: false, reason: 'malformed' };
-  const { segment, signature, payload } = decoded;
+  const parts = split(token);
+  if (!parts) return { valid: false, reason: 'malformed' };
+  const { segment, signature, bytes } = parts;
 
+  const mac = opts.hmac ?? hmacSha256;
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
   let signed = false;
   for (const secret of secrets) {
     // An empty secret is a configuration slip, never a key that verifies.
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(hmacSha256(secret, segment), signature)) signed = true;
+    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature)) signed = true;
   }
+  // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.
+  const payload = readPayload(bytes);
+  if (!payload) return { valid: false, reason: 'malformed' };
   if (!signed) return { valid: false, reason: 'bad_signature' };
 
   const now = opts.now ?? Date.now() / 1000;
   // Written as !(now < exp) so that a NaN clock counts as expired, not as forever valid.
   if (!(now < payload.exp)) return { valid: false, reason: 'expired' };
   if (payload.site_id !== opts.siteId) return { valid: false, reason: 'wrong_site' };
-  if (opts.url !== undefined && requestPath(opts.url) !== payload.url) return { valid: false, reason: 'wrong_path' };
+  const path = opts.path ?? (opts.url !== undefined ? requestPath(opts.url) : undefined);
+  if (path !== undefined && path !== payload.url) return { valid: false, reason: 'wrong_path' };
   return { valid: true, payload };
 }
 
 /** The payload of a well-formed token, signature NOT checked: only to pick the key (`kid`). */
 export function peekAccessTokenPayload(token: string): AccessTokenPayload | null {
-  return decode(token)?.payload ?? null;
+  const parts = split(token);
+  return parts && readPayload(parts.bytes);
 }
 
-function decode(token: unknown): { segment: string; signature: Uint8Array; payload: AccessTokenPayload } | null {
+/** The two segments of a token, base64url-decoded (the MAC 32 bytes long); null when anything is off. */
+function split(token: unknown): { segment: string; signature: Uint8Array; bytes: Uint8Array } | null {
   if (typeof token !== 'string' || token.length > MAX_ACCESS_TOKEN_LENGTH) return null;
-  const parts = token.split('.');
-  if (parts.length !== 2) return null;
-  const [segment, signatureText] = parts;
-  const signature = base64urlDecode(signatureText);
+  const dot = token.indexOf('.');
+  if (dot < 0 || token.indexOf('.', dot + 1) >= 0) return null;
+  const segment = token.slice(0, dot);
+  const signature = base64urlDecode(token.slice(dot + 1));
   const bytes = base64urlDecode(segment);
-  const json = bytes && utf8Decode(bytes);
-  if (signature?.length !== MAC_BYTES || json == null) return null;
+  return signature?.length === MAC_BYTES && bytes ? { segment, signature, bytes } : null;
+}
+
+function readPayload(bytes: Uint8Array): AccessTokenPayload | null {
+  const json = utf8Decode(bytes);
+  if (json === null) return null;
   try {
-    const payload = toPayload(JSON.parse(json));
-    return payload && { segment, signature, payload };
+    return toPayload(JSON.parse(json));
   } catch {
     return null;
   }

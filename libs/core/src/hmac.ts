@@ -8,10 +8,17 @@ import { hmac } from '@noble/hashes/hmac';
 import { sha256 } from '@noble/hashes/sha2';
 import { utf8Encode } from './base64url';
 
+/**
+ * HMAC-SHA256 of the UTF-8 of `message` under the UTF-8 of `secret`. Token and gate checks take
+ * one, so a runtime with native crypto (Node's node:crypto) can supply its own; the default is
+ * hmacSha256 below, pure JS, for every runtime.
+ */
+export type HmacSha256 = (secret: string, message: string) => Uint8Array;
+
 const keyedStates = new Map<string, ReturnType<typeof hmac.create>>();
 const MAX_KEYED_STATES = 64;
 
-export function hmacSha256(secret: string, message: string): Uint8Array {
+export const hmacSha256: HmacSha256 = (secret, message) => {
   let keyed = keyedStates.get(secret);
   if (!keyed) {
     if (keyedStates.size >= MAX_KEYED_STATES) keyedStates.clear();
@@ -19,4 +26,4 @@ export function hmacSha256(secret: string, message: string): Uint8Array {
     keyedStates.set(secret, keyed);
   }
   return keyed.clone().update(utf8Encode(message)).digest();
-}
+};

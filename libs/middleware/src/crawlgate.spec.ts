@@ -127,6 +127,17 @@ describe('createCrawlgate', () => {
       expect(respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { secret: 'guessed' }) })).status).toBe(402);
     });
 
+    it('binds a token to the path as requestPath() spells it once: an escaped "?" or "#" is part of the path, never a cut', async () => {
+      // requestPath('/post/1%3Fx') is '/post/1?x'; spelling that path again would cut it to '/post/1'.
+      const { handle } = setup({}, paysFor('/post/1?x'));
+      for (const url of ['/post/1%3Fx', '/post/1%3fx', '/post/1%23x']) {
+        expect(respond(await handle(url, { 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
+      }
+      expect(await handle('/post/1%3Fx', { 'x-crawlgate-token': token('/post/1?x') })).toEqual({ kind: 'pass' });
+      // The paid visitor of such a path gets it: the API's token binds the gate's path, '/post/1?x'.
+      expect((await handle('/post/1%3Fx', { 'x-payment': paymentV1() })).kind).toBe('pass-after-payment');
+    });
+
     it('treats a person presenting a Crawlgate token as an agent, but not one using the site’s own bearer auth', async () => {
       const { handle } = setup();
       expect(respond(await handle('/post/2', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') })).status).toBe(402);

@@ -26,6 +26,7 @@ import {
   verifyGate,
   X402_REASONS,
   type GateOffer,
+  type HmacSha256,
   type SettleResponse,
   type SiteOffer,
 } from '@crawlgate/core';
@@ -36,6 +37,7 @@ import { createGateCounter } from './gate-counts';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, presentedToken, type HeaderRecord } from './request-headers';
 import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
+import { runtimeHmacSha256 } from './runtime-hmac';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
 
@@ -107,7 +109,8 @@ const VERIFY_MARGIN_MS = 5_000;
 
 type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; action: BotAction };
 
-export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
+/** `hmac` checks tokens and signs gates: the Node adapters pass node:crypto's; the default asks the runtime (runtime-hmac.ts). */
+export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = runtimeHmacSha256()): Crawlgate {
   for (const name of ['apiUrl', 'siteId', 'siteToken'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') throw new TypeError(`createCrawlgate: ${name} is required`);
   }
@@ -126,8 +129,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   // A typo in the policy would otherwise charge or free bots silently, request after request.
   for (const problem of botPolicyProblems(options.policy)) warn(problem);
 
+  /** `path` is route.path, already requestPath()'s spelling: not spelled again. */
   function tokenOpens(token: string, path: string): boolean {
-    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, url: path }).valid;
+    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path, hmac }).valid;
   }
 
   function classify(request: CrawlgateRequest, token: string | undefined): Visitor {
@@ -155,7 +159,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       iat: now,
       exp: now + site.gate_ttl_seconds,
     };
-    const id = signGate(gate, secrets[0]);
+    const id = signGate(gate, secrets[0], hmac);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), { domain: site.domain, apiBaseUrl: site.api_base_url, pathAndQuery: resourceTarget(target, route), now });
     return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2) };
   }
@@ -251,7 +255,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
     if (gateId === undefined) return { kind: 'unnamed' };
-    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId });
+    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId, hmac });
     // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
     // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };

@@ -5,6 +5,7 @@
  * type-check a consumer against the emitted declarations through the `exports` map.
  */
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 
@@ -45,6 +46,16 @@ describe('the published package', () => {
     expect(offending).toEqual([]);
   });
 
+  it('keeps node:crypto out of what edge runtimes bundle: the fetch and main entries and every chunk they load', () => {
+    // The Node-only adapters import it; the others ask the runtime for it (src/runtime-hmac.ts).
+    const nodeCrypto = /(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']node:crypto["']/;
+    for (const entry of ['fetch.mjs', 'fetch.cjs', 'index.mjs', 'index.cjs']) {
+      expect({ entry, importers: loadedFiles(entry).filter((file) => nodeCrypto.test(readDist(file))) }).toEqual({ entry, importers: [] });
+    }
+    // The check can fail: the Express entry's chunks do import it.
+    expect(loadedFiles('express.mjs').some((file) => nodeCrypto.test(readDist(file)))).toBe(true);
+  });
+
   it.each(Object.entries(ENTRIES))('require("%s") works in plain Node and exports what it should', async (path, names) => {
     expect(await loadEntry(pkg, 'require', join(NAME, path))).toEqual(expect.arrayContaining(names));
   });
@@ -78,3 +89,17 @@ export const checks = [
     expect(typeCheckConsumer(pkg, consumer, ['node20'])).toBe('');
   });
 });
+
+const readDist = (file: string) => readFileSync(join(pkg.dist, file), 'utf8');
+
+/** A dist file and every file of dist it imports or requires, transitively. */
+function loadedFiles(entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const [, relative] of readDist(file).matchAll(/(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']\.\/([^"']+)["']/g)) visit(relative);
+  };
+  visit(entry);
+  return [...seen];
+}

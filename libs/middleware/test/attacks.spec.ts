@@ -156,6 +156,17 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     }
   });
 
+  it('never opens a path with an escaped "?" or "#" with the token of the path before it', async () => {
+    const page = `/cheap/cut-${tag}`;
+    const token = await site.payThroughApi(json(await get(server, page, { 'user-agent': GPTBOT })) as never);
+    expect(served(await get(server, page, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(true);
+    // The routers hand these to the route as ids "cut-…?x" and "cut-…#x": other pages, not paid for.
+    for (const path of [`${page}%3Fx`, `${page}%3fx`, `${page}%23x`]) {
+      const answer = await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+      expect({ path, status: answer.status, served: served(answer) }).toEqual({ path, status: 402, served: false });
+    }
+  });
+
   it('still serves free pages and people', async () => {
     expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
     expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);

@@ -5,6 +5,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import { nodeHmacSha256 } from '../node-hmac';
 
 /** Express's app settings; absent in a plain Connect stack. */
 interface ExpressApp {
@@ -17,7 +18,7 @@ type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string; app?: 
 export type CrawlgateExpressMiddleware = ((req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void) => void) & { close(): Promise<void> };
 
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
-  const gate = createCrawlgate(options);
+  const gate = createCrawlgate(options, nodeHmacSha256);
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';

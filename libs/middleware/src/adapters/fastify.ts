@@ -6,9 +6,10 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import { nodeHmacSha256 } from '../node-hmac';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
-  const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) });
+  const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) }, nodeHmacSha256);
   fastify.addHook('onClose', () => gate.close());
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const decision = await gate.handle({ method: request.method, url: request.url, headers: request.headers, ip: request.ip });

@@ -31,6 +31,7 @@ import {
 import { APP_GUARD } from '@nestjs/core';
 import { requestPath } from '@crawlgate/core';
 import { createCrawlgate, PAY_JSON_PATH, type Crawlgate, type CrawlgateOptions, type CrawlgateRequest } from '../crawlgate';
+import { nodeHmacSha256 } from '../node-hmac';
 import type { Decision } from '../decision';
 
 /** Injection token of the Crawlgate instance. */
@@ -95,7 +96,7 @@ export class CrawlgateModule implements OnApplicationShutdown {
     return {
       module: CrawlgateModule,
       controllers: [CrawlgatePayJsonController],
-      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(options) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
+      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(options, nodeHmacSha256) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
       exports: [CRAWLGATE],
     };
   }

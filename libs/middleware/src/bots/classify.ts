@@ -21,21 +21,51 @@ const MAX_USER_AGENT_LENGTH = 1024;
 const SELF_DECLARED_CRAWLER =
   /(?<![a-z0-9._-])[a-z0-9._-]*(?:bot|crawler|spider|scraper|fetcher)(?:[/;)]|$)|https?:\/\/|mailto:|@[a-z0-9-]+\.[a-z]{2,}/i;
 
+/**
+ * One case-insensitive pass that says whether a User-Agent is any bot at all: a catalogue
+ * signature or a self-declared crawler. Most requests come from people, and for them this one
+ * scan is all the work; only a match pays for finding which signature comes first.
+ */
+const ANY_BOT = new RegExp(`${ANY_CATALOGUED_BOT.source}|${SELF_DECLARED_CRAWLER.source}`, 'i');
+
+/**
+ * What identify() said of recent User-Agents. A site sees few distinct ones, each again and again
+ * (a crawler's, the common browsers'), so most requests are a lookup. Bounded: a client inventing
+ * User-Agents only empties it and pays the scan each time.
+ */
+const identified = new Map<string, Identity | null>();
+const MAX_IDENTIFIED = 512;
+
+type Identity = { readonly name: string; readonly category: BotCategory };
+
 /** Classifies a request by its User-Agent header and applies the site's policy to bots. */
 export function classifyVisitor(userAgent: string | undefined, policy?: BotPolicy): Visitor {
   const found = identify(userAgent);
   if (!found) return { kind: 'human' };
-  return { kind: 'bot', ...found, action: resolveBotAction(found.name, found.category, policy) };
+  return { kind: 'bot', name: found.name, category: found.category, action: resolveBotAction(found.name, found.category, policy) };
 }
 
-function identify(userAgent: string | undefined): { name: string; category: BotCategory } | null {
+function identify(userAgent: string | undefined): Identity | null {
   const ua = typeof userAgent === 'string' ? userAgent.slice(0, MAX_USER_AGENT_LENGTH).trim() : '';
   // Every browser sends a User-Agent; its absence is a script.
-  if (ua === '') return { name: UNKNOWN_AUTOMATION, category: 'automation' };
-  if (ANY_CATALOGUED_BOT.test(ua)) {
-    for (const bot of BOT_CATALOGUE) {
-      if (bot.pattern.test(ua)) return { name: bot.name, category: bot.category };
-    }
+  if (ua === '') return UNKNOWN;
+  let found = identified.get(ua);
+  if (found === undefined) {
+    found = scan(ua);
+    if (identified.size >= MAX_IDENTIFIED) identified.clear();
+    identified.set(ua, found);
   }
-  return SELF_DECLARED_CRAWLER.test(ua) ? { name: UNKNOWN_CRAWLER, category: 'automation' } : null;
+  return found;
+}
+
+const UNKNOWN: Identity = Object.freeze({ name: UNKNOWN_AUTOMATION, category: 'automation' });
+const CRAWLER: Identity = Object.freeze({ name: UNKNOWN_CRAWLER, category: 'automation' });
+
+function scan(ua: string): Identity | null {
+  if (!ANY_BOT.test(ua)) return null;
+  // The first signature in the catalogue's order names the bot, wherever in the text it matched.
+  for (const bot of BOT_CATALOGUE) {
+    if (bot.pattern.test(ua)) return Object.freeze({ name: bot.name, category: bot.category });
+  }
+  return SELF_DECLARED_CRAWLER.test(ua) ? CRAWLER : null;
 }

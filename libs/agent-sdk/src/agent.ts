@@ -1,6 +1,7 @@
 import { decodeBase64Json, formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
-import { Budget } from './budget';
+import { Budget, type BudgetSummary } from './budget';
+import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, type AllowedNetwork } from './allow-list';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
@@ -13,8 +14,13 @@ export interface AgentOptions {
   account: LocalAccount | WalletClient;
   /** The most the agent pays for one page, in USD (at most 1). */
   maxPriceUsd: string | number;
-  /** The most the agent pays in total, in USD. */
+  /** The most the agent pays in total, in USD (counted in `budgetStore` when given). */
   budgetUsd: string | number;
+  /**
+   * Where spending is kept: default this process's memory. createFileBudgetStore(path) shares one
+   * budget between processes and keeps it across restarts; any BudgetStore of your own works.
+   */
+  budgetStore?: BudgetStore;
   /**
    * What the agent pays with; offers in any other network, token or EIP-712 domain are ignored.
    * Default: USDC on "base" and "base-sepolia". The local devchain's USDC is deployed at run time:
@@ -49,7 +55,10 @@ export interface PaymentEvent {
 export interface Agent {
   /** fetch, except that a 402 within the limits is paid and the request retried. */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
-  spent(): { usd: string; micros: bigint; payments: number; remainingUsd: string };
+  /** Spending as this process last saw it in the budget store (no I/O). */
+  spent(): BudgetSummary;
+  /** Spending read from the budget store now, other processes' included. */
+  spending(): Promise<BudgetSummary>;
   profile(): Promise<unknown>;
   payments(query?: { limit?: number; cursor?: string }): Promise<unknown>;
 }
@@ -68,7 +77,7 @@ const MIN_AUTHORIZATION_SECONDS = 10;
  */
 export function createAgent(options: AgentOptions): Agent {
   const maxPrice = amount(options.maxPriceUsd, MAX_PRICE_MICROS, 'maxPriceUsd');
-  const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'));
+  const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'), options.budgetStore);
   const mode = options.payMode ?? 'authorization';
   const allowed = allowList(options.networks);
   const payer = createPayer(options.account, {
@@ -93,14 +102,14 @@ export function createAgent(options: AgentOptions): Agent {
     const offer = chooseOffer(url, await readOffers(challenge), allowed);
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
-    if (!budget.reserve(offer.amount)) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(budget.remaining()));
+    const reservation = await budget.reserve(offer.amount);
+    if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     let charged = false;
     try {
       const result = mode === 'transfer' ? await payByTransfer(url, offer, retry, () => (charged = true)) : await payByAuthorization(url, offer, retry, () => (charged = true));
       return result;
     } finally {
-      if (charged) budget.commit(offer.amount);
-      else budget.release(offer.amount);
+      await budget.settle(reservation, charged);
     }
   }
 
@@ -187,6 +196,7 @@ export function createAgent(options: AgentOptions): Agent {
   return {
     fetch: agentFetch,
     spent: () => budget.summary(),
+    spending: () => budget.current(),
     profile: () => api('/v1/agents/me'),
     payments: (query = {}) => {
       const params = new URLSearchParams();

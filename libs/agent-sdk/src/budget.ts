@@ -1,39 +1,55 @@
 import { formatMicrosUsd } from '@crawlgate/core';
+import { createMemoryBudgetStore, type BudgetState, type BudgetStore, type Reservation } from './budget-store';
+
+export interface BudgetSummary {
+  usd: string;
+  micros: bigint;
+  payments: number;
+  remainingUsd: string;
+}
 
 /**
- * Spending in micro-USD. A payment reserves its amount before anything is signed, so concurrent
- * fetches can never together exceed the budget; the reservation is kept when the payment
- * succeeds and released when it fails.
+ * Spending in micro-USD against a limit. A payment reserves its amount in the store before
+ * anything is signed, so concurrent fetches (of this process or of others sharing the store) can
+ * never together exceed the budget; the reservation is kept when the payment succeeds and
+ * released when it fails.
  */
 export class Budget {
-  private spentMicros = 0n;
-  private reservedMicros = 0n;
-  private count = 0;
+  constructor(
+    private readonly limitMicros: bigint,
+    private readonly store: BudgetStore = createMemoryBudgetStore(),
+  ) {}
 
-  constructor(private readonly limitMicros: bigint) {}
-
-  remaining(): bigint {
-    return this.limitMicros - this.spentMicros - this.reservedMicros;
+  /** A reservation of `micros` if it fits; null otherwise. */
+  async reserve(micros: bigint): Promise<Reservation | null> {
+    return (await this.store.reserve(micros, this.limitMicros))?.reservation ?? null;
   }
 
-  /** Reserves `micros` if it fits; false otherwise. */
-  reserve(micros: bigint): boolean {
-    if (micros > this.remaining()) return false;
-    this.reservedMicros += micros;
-    return true;
+  async settle(reservation: Reservation, charged: boolean): Promise<void> {
+    await this.store.settle(reservation, charged);
   }
 
-  commit(micros: bigint): void {
-    this.reservedMicros -= micros;
-    this.spentMicros += micros;
-    this.count += 1;
+  /** What is left, as the store says now. */
+  async remaining(): Promise<bigint> {
+    return this.remainingOf(await this.store.read());
   }
 
-  release(micros: bigint): void {
-    this.reservedMicros -= micros;
+  /** As this process last saw the store (other processes' spending since then not included). */
+  summary(): BudgetSummary {
+    return this.summaryOf(this.store.lastSeen());
   }
 
-  summary(): { usd: string; micros: bigint; payments: number; remainingUsd: string } {
-    return { usd: formatMicrosUsd(this.spentMicros), micros: this.spentMicros, payments: this.count, remainingUsd: formatMicrosUsd(this.remaining()) };
+  /** Read from the store now. */
+  async current(): Promise<BudgetSummary> {
+    return this.summaryOf(await this.store.read());
+  }
+
+  private remainingOf(state: BudgetState): bigint {
+    const left = this.limitMicros - state.spentMicros - state.reservedMicros;
+    return left > 0n ? left : 0n;
+  }
+
+  private summaryOf(state: BudgetState): BudgetSummary {
+    return { usd: formatMicrosUsd(state.spentMicros), micros: state.spentMicros, payments: state.payments, remainingUsd: formatMicrosUsd(this.remainingOf(state)) };
   }
 }

@@ -2,3 +2,6 @@ export { createAgent, type Agent, type AgentOptions, type PaymentEvent } from '.
 export type { AllowedAsset, AllowedNetwork } from './allow-list';
 export { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError, type RefusedOffer } from './errors';
 export type { Offer } from './offers';
+export type { BudgetSummary } from './budget';
+export { createMemoryBudgetStore, type BudgetState, type BudgetStore, type Reservation } from './budget-store';
+export { createFileBudgetStore, type FileBudgetStoreOptions } from './file-budget-store';

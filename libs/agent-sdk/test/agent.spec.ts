@@ -4,7 +4,10 @@ import type { Server } from 'node:http';
 import { createWalletClient, http } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../../middleware/test/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
-import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError, type PaymentEvent } from '../src';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BudgetExceededError, createAgent, createFileBudgetStore, PaymentFailedError, PriceTooHighError, type PaymentEvent } from '../src';
 
 /** Agents paying a real Express site gated by our middleware, through the real API and local chain. */
 describe('@crawlgate/agent', () => {
@@ -30,8 +33,8 @@ describe('@crawlgate/agent', () => {
   /** The devchain's USDC is deployed at run time, so agents must be told to pay with it. */
   const localUsdc = () => [{ network: 'local' as const, asset: gated.app.chain.usdc }];
 
-  async function fundedAgent(options: { maxPriceUsd?: string; budgetUsd?: string; payMode?: 'authorization' | 'transfer' } = {}) {
-    const wallet = newWallet();
+  async function fundedAgent(options: { maxPriceUsd?: string; budgetUsd?: string; payMode?: 'authorization' | 'transfer'; budgetFile?: string; wallet?: ReturnType<typeof newWallet> } = {}) {
+    const wallet = options.wallet ?? newWallet();
     await fundUsdc(gated.app, wallet.address, '1');
     const events: PaymentEvent[] = [];
     const agent = createAgent({
@@ -39,6 +42,7 @@ describe('@crawlgate/agent', () => {
       maxPriceUsd: options.maxPriceUsd ?? '0.05',
       budgetUsd: options.budgetUsd ?? '1',
       payMode: options.payMode,
+      budgetStore: options.budgetFile ? createFileBudgetStore(options.budgetFile) : undefined,
       networks: localUsdc(),
       rpcUrl: gated.app.chain.rpcUrl,
       pollingIntervalMs: 20,
@@ -82,6 +86,25 @@ describe('@crawlgate/agent', () => {
     await expect(refusal).rejects.toBeInstanceOf(BudgetExceededError);
     await expect(refusal).rejects.toMatchObject({ remainingUsd: '0.005' });
     expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+  });
+
+  it('keeps its budget in a file across a restart: the restarted agent pays only what is left', async () => {
+    const budgetFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'budget.json');
+    const wallet = newWallet();
+    const before = await fundedAgent({ budgetUsd: '0.025', budgetFile, wallet });
+    expect((await before.agent.fetch(`${siteUrl}/article/run-1`, asBot)).status).toBe(200);
+    expect((await before.agent.fetch(`${siteUrl}/article/run-2`, asBot)).status).toBe(200);
+
+    const transfers = (await transfersTo(gated.app, gated.payTo)).length;
+    const restarted = createAgent({ account: wallet, maxPriceUsd: '0.05', budgetUsd: '0.025', budgetStore: createFileBudgetStore(budgetFile), networks: localUsdc(), pollingIntervalMs: 20 });
+    expect(restarted.spent()).toMatchObject({ usd: '0.02', payments: 2, remainingUsd: '0.005' });
+    const refusal = restarted.fetch(`${siteUrl}/article/run-3`, asBot);
+    await expect(refusal).rejects.toBeInstanceOf(BudgetExceededError);
+    await expect(refusal).rejects.toMatchObject({ remainingUsd: '0.005' });
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(transfers);
+    // The first agent, still running, sees the same budget.
+    await expect(before.agent.fetch(`${siteUrl}/article/run-4`, asBot)).rejects.toBeInstanceOf(BudgetExceededError);
+    expect(await before.agent.spending()).toMatchObject({ usd: '0.02', payments: 2 });
   });
 
   it('pays once for ten concurrent fetches of one unpaid page', async () => {

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFileBudgetStore } from './file-budget-store';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const CHILD = join(__dirname, '..', 'test', 'support', 'spend-from-file.ts');
+const ENV = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.base.json'), PATH: process.env.PATH ?? '' };
+
+/** A real Node process running the store from source; resolves with its stdout once it prints `until` (or exits). */
+function child(args: string[], until?: string): Promise<{ output: string; pid: number; kill: () => void }> {
+  const proc = spawn(process.execPath, ['-r', '@swc-node/register', CHILD, ...args], { cwd: ROOT, env: ENV });
+  let output = '';
+  let errors = '';
+  return new Promise((resolve, reject) => {
+    const done = () => resolve({ output: output.trim(), pid: proc.pid!, kill: () => proc.kill('SIGKILL') });
+    proc.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (until && output.includes(until)) done();
+    });
+    proc.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    proc.on('exit', (code) => (code === 0 ? done() : until ? reject(new Error(`child exited ${code}: ${errors}`)) : reject(new Error(`child exited ${code}: ${errors}`))));
+  });
+}
+
+const exited = (pid: number) =>
+  new Promise<void>((resolve) => {
+    const poll = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 20);
+  });
+
+describe('createFileBudgetStore', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'crawlgate-budget-'));
+  });
+
+  it('lets two processes draining one file spend exactly the budget between them, never more', async () => {
+    const file = join(dir, 'budget.json');
+    const [a, b] = await Promise.all([child([file, '60000', '1000', 'drain']), child([file, '60000', '1000', 'drain'])]);
+    const paid = [Number(a.output), Number(b.output)];
+    expect(paid[0] + paid[1]).toBe(60);
+    // Both took turns: neither had the file to itself.
+    expect(paid.every((count) => count > 0)).toBe(true);
+    const state = await createFileBudgetStore(file).read();
+    expect(state).toEqual({ spentMicros: 60_000n, reservedMicros: 0n, payments: 60 });
+    expect(readdirSync(dir).sort()).toEqual(['budget.json']); // no lock or temporary file left
+  }, 60_000);
+
+  it('continues after a restart from what was spent', async () => {
+    const file = join(dir, 'budget.json');
+    expect((await child([file, '3000', '1000', 'drain'])).output).toBe('3');
+    // The same budget raised, as a restarted crawler would open it: only the rest is left.
+    const store = createFileBudgetStore(file);
+    expect(store.lastSeen()).toEqual({ spentMicros: 3000n, reservedMicros: 0n, payments: 3 });
+    expect(await store.reserve(2_001n, 5_000n)).toBeNull();
+    expect(await store.reserve(2_000n, 5_000n)).not.toBeNull();
+    expect((await child([file, '5000', '1', 'drain'])).output).toBe('0');
+  }, 60_000);
+
+  it('counts the reservation of a process killed mid-payment as spent: a crash frees no money', async () => {
+    const file = join(dir, 'budget.json');
+    const crashed = await child([file, '10000', '4000', 'crash'], 'reserved');
+    crashed.kill();
+    await exited(crashed.pid);
+    const store = createFileBudgetStore(file);
+    expect(await store.read()).toEqual({ spentMicros: 4000n, reservedMicros: 0n, payments: 0 });
+    expect(await store.reserve(6_001n, 10_000n)).toBeNull();
+  }, 60_000);
+
+  it('breaks a lock left by a dead process, and waits for a live one', async () => {
+    const file = join(dir, 'budget.json');
+    const dead = await child([file, '1', '1', 'drain']);
+    await exited(dead.pid);
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead.pid, host: require('node:os').hostname(), at: Date.now() }));
+    const store = createFileBudgetStore(file);
+    expect(await store.reserve(1n, 10n)).not.toBeNull();
+
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: require('node:os').hostname(), at: Date.now() }));
+    await expect(createFileBudgetStore(file, { lockTimeoutMs: 200 }).reserve(1n, 10n)).rejects.toThrow(/locked/);
+  });
+
+  it('refuses a file that is not a budget rather than starting from zero', () => {
+    const file = join(dir, 'budget.json');
+    writeFileSync(file, JSON.stringify({ version: 1, spent_micros: '-5', payments: 0, reservations: {} }));
+    expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
+    writeFileSync(file, '{"trunc');
+    expect(() => createFileBudgetStore(file)).toThrow();
+  });
+
+  it('keeps money as decimal strings of micro-USD in the file', async () => {
+    const file = join(dir, 'budget.json');
+    const store = createFileBudgetStore(file);
+    const reserved = await store.reserve(12_345n, 1_000_000n);
+    await store.settle(reserved!.reservation, true);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, spent_micros: '12345', payments: 1, reservations: {} });
+  });
+});

@@ -1,0 +1,183 @@
+/*
+ * A budget kept in one JSON file, shared by every process that opens it: a crawler restarted
+ * mid-run continues from what it spent, and two crawlers on one file never together exceed it.
+ * Every change holds a lock file (created with O_EXCL, so one holder at a time), reads the file,
+ * writes a temporary copy, fsyncs and renames it over the old one: a reader sees the old or the
+ * new budget, never half of one. A reservation of a process that died before settling stays
+ * counted (as spent: its payment may have gone through), so a crash never frees money.
+ */
+
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { BudgetState, BudgetStore, Reservation } from './budget-store';
+
+export interface FileBudgetStoreOptions {
+  /** How long to wait for another process's lock before failing (and not paying); default 10 000 ms. */
+  lockTimeoutMs?: number;
+  /** A lock older than this is taken to be left by a crashed process; default 30 000 ms. */
+  staleLockMs?: number;
+}
+
+interface StoredBudget {
+  version: 1;
+  spent_micros: string;
+  payments: number;
+  reservations: Record<string, { micros: string; pid: number; host: string }>;
+}
+
+const EMPTY: StoredBudget = { version: 1, spent_micros: '0', payments: 0, reservations: {} };
+
+export function createFileBudgetStore(path: string, options: FileBudgetStoreOptions = {}): BudgetStore {
+  const lockPath = `${path}.lock`;
+  const lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+  const staleLockMs = options.staleLockMs ?? 30_000;
+  const host = hostname();
+  let seen = stateOf(withDeadReservationsSpent(readStored(path), host));
+
+  /** Runs `change` on the file's content under the lock and writes back what it returns. */
+  async function update<T>(change: (stored: StoredBudget) => { next: StoredBudget; result: T }): Promise<T> {
+    await lock(lockPath, lockTimeoutMs, staleLockMs);
+    try {
+      const { next, result } = change(withDeadReservationsSpent(readStored(path), host));
+      writeAtomically(path, next);
+      seen = stateOf(next);
+      return result;
+    } finally {
+      unlinkSync(lockPath);
+    }
+  }
+
+  return {
+    reserve: (micros, limitMicros) =>
+      update((stored) => {
+        const state = stateOf(stored);
+        if (state.spentMicros + state.reservedMicros + micros > limitMicros) return { next: stored, result: null };
+        const reservation: Reservation = { id: `${host}:${process.pid}:${randomUUID()}`, micros };
+        const next = { ...stored, reservations: { ...stored.reservations, [reservation.id]: { micros: micros.toString(), pid: process.pid, host } } };
+        return { next, result: { reservation, state: stateOf(next) } };
+      }),
+    settle: (reservation, charged) =>
+      update((stored) => {
+        // Gone: counted as spent already (this process was taken for dead), or settled twice.
+        if (!stored.reservations[reservation.id]) return { next: stored, result: stateOf(stored) };
+        const { [reservation.id]: _settled, ...rest } = stored.reservations;
+        const next: StoredBudget = {
+          ...stored,
+          spent_micros: (BigInt(stored.spent_micros) + (charged ? reservation.micros : 0n)).toString(),
+          payments: stored.payments + (charged ? 1 : 0),
+          reservations: rest,
+        };
+        return { next, result: stateOf(next) };
+      }),
+    async read() {
+      seen = stateOf(withDeadReservationsSpent(readStored(path), host));
+      return seen;
+    },
+    lastSeen: () => seen,
+  };
+}
+
+function stateOf(stored: StoredBudget): BudgetState {
+  const reserved = Object.values(stored.reservations).reduce((sum, r) => sum + BigInt(r.micros), 0n);
+  return { spentMicros: BigInt(stored.spent_micros), reservedMicros: reserved, payments: stored.payments };
+}
+
+/** Reservations of processes of this host that no longer run become spending: they may have paid. */
+function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBudget {
+  let spent = BigInt(stored.spent_micros);
+  const reservations: StoredBudget['reservations'] = {};
+  for (const [id, r] of Object.entries(stored.reservations)) {
+    if (r.host === host && !isRunning(r.pid)) spent += BigInt(r.micros);
+    else reservations[id] = r;
+  }
+  return { ...stored, spent_micros: spent.toString(), reservations };
+}
+
+function readStored(path: string): StoredBudget {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY;
+    throw error;
+  }
+  const parsed = JSON.parse(text) as StoredBudget;
+  // A file we cannot read is not an empty budget: refuse to pay rather than start from zero.
+  if (parsed?.version !== 1 || !/^\d+$/.test(parsed.spent_micros) || !Number.isSafeInteger(parsed.payments) || typeof parsed.reservations !== 'object' || parsed.reservations === null) {
+    throw new Error(`${path} is not a Crawlgate budget file`);
+  }
+  return parsed;
+}
+
+function writeAtomically(path: string, stored: StoredBudget): void {
+  const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, JSON.stringify(stored, null, 2));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+}
+
+async function lock(lockPath: string, timeoutMs: number, staleMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600);
+      writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    breakIfAbandoned(lockPath, staleMs);
+    if (Date.now() >= deadline) throw new Error(`The budget file is locked by another process (${lockPath}); not paying`);
+    await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
+  }
+}
+
+/** A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted. */
+function breakIfAbandoned(lockPath: string, staleMs: number): void {
+  let text: string;
+  try {
+    text = readFileSync(lockPath, 'utf8');
+  } catch {
+    return; // gone: try again
+  }
+  let holder: { pid?: number; host?: string; at?: number };
+  try {
+    holder = JSON.parse(text);
+  } catch {
+    return; // being written this instant: look again next round
+  }
+  const abandoned = (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) || (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
+  if (!abandoned) return;
+  // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
+  // moved a newer lock instead (taken between its read and its rename) puts it back.
+  const moved = `${lockPath}.${process.pid}.${randomUUID()}.stale`;
+  try {
+    renameSync(lockPath, moved);
+  } catch {
+    return;
+  }
+  if (readFileSync(moved, 'utf8') !== text) {
+    try {
+      linkSync(moved, lockPath);
+    } catch {
+      // A third lock exists already; the live holder we moved finishes within milliseconds.
+    }
+  }
+  unlinkSync(moved);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

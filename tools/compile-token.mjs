@@ -20,6 +20,16 @@ const artifactsDir = join(root, 'libs/devchain/src/artifacts');
 const TARGETS = [
   { file: 'TestUSDC.sol', contract: 'TestUSDC', out: 'test-usdc.ts', prefix: 'testUsdc' },
   { file: 'TestWallet.sol', contract: 'TestWallet', out: 'test-wallet.ts', prefix: 'testWallet' },
+  // x402 batch-settlement escrow and its EIP-3009 deposit collector (README "Batch-settlement escrow").
+  { file: 'BatchSettlement.sol', contract: 'BatchSettlement', out: 'batch-settlement.ts', prefix: 'batchSettlement' },
+  {
+    file: 'Erc3009DepositCollector.sol',
+    contract: 'Erc3009DepositCollector',
+    out: 'erc3009-deposit-collector.ts',
+    prefix: 'erc3009DepositCollector',
+  },
+  // Test only: a token that calls back into the escrow mid-operation.
+  { file: 'HostileToken.sol', contract: 'HostileToken', out: 'hostile-token.ts', prefix: 'hostileToken' },
 ];
 
 // anvil 1.7 defaults to the latest hardfork; cancun keeps the bytecode valid on any post-Dencun chain.

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { toFunctionSignature, type AbiFunction } from 'viem';
 import { testUsdcAbi, testUsdcBytecode, testUsdcSourceSha256 } from './artifacts/test-usdc';
 import { testWalletAbi, testWalletBytecode, testWalletSourceSha256 } from './artifacts/test-wallet';
+import { batchSettlementAbi, batchSettlementSourceSha256 } from './artifacts/batch-settlement';
+import { erc3009DepositCollectorAbi, erc3009DepositCollectorSourceSha256 } from './artifacts/erc3009-deposit-collector';
+import { hostileTokenSourceSha256 } from './artifacts/hostile-token';
 
 // Canonical signatures, e.g. "transfer(address,uint256)".
 const signatures = (abi: readonly { type: string }[]): string[] =>
@@ -48,5 +51,62 @@ describe('TestUSDC artifact', () => {
     expect(testWalletSourceSha256).toBe(sourceHash('TestWallet.sol'));
     expect(testWalletBytecode).toMatch(/^0x[0-9a-f]+$/);
     expect(signatures(testWalletAbi)).toContain('isValidSignature(bytes32,bytes)');
+  });
+});
+
+describe('batch-settlement artifacts', () => {
+  it('are compiled from the current .sol files (else run `node tools/compile-token.mjs`)', () => {
+    expect(batchSettlementSourceSha256).toBe(sourceHash('BatchSettlement.sol'));
+    expect(erc3009DepositCollectorSourceSha256).toBe(sourceHash('Erc3009DepositCollector.sol'));
+    expect(hostileTokenSourceSha256).toBe(sourceHash('HostileToken.sol'));
+  });
+
+  // Every function of the escrow ABI that @x402/evm 2.27 (batch-settlement client and facilitator)
+  // encodes or reads, with its exact canonical signature and outputs.
+  const CONFIG = '(address,address,address,address,address,uint40,bytes32)';
+  const CLAIMS = `((${CONFIG},uint128),bytes,uint128)[]`;
+  it.each([
+    [`deposit(${CONFIG},uint128,address,bytes)`, ''],
+    [`claim(${CLAIMS})`, ''],
+    [`claimWithSignature(${CLAIMS},bytes)`, ''],
+    ['settle(address,address)', ''],
+    [`initiateWithdraw(${CONFIG},uint128)`, ''],
+    [`finalizeWithdraw(${CONFIG})`, ''],
+    [`refund(${CONFIG},uint128)`, ''],
+    [`refundWithSignature(${CONFIG},uint128,uint256,bytes)`, ''],
+    ['multicall(bytes[])', 'bytes[]'],
+    [`getChannelId(${CONFIG})`, 'bytes32'],
+    ['CHANNEL_CONFIG_TYPEHASH()', 'bytes32'],
+    ['channels(bytes32)', 'uint128,uint128'],
+    ['pendingWithdrawals(bytes32)', 'uint128,uint40'],
+    ['receivers(address,address)', 'uint128,uint128'],
+    ['getVoucherDigest(bytes32,uint128)', 'bytes32'],
+    ['getRefundDigest(bytes32,uint256,uint128)', 'bytes32'],
+    ['refundNonce(bytes32)', 'uint256'],
+    [`getClaimBatchDigest(${CLAIMS})`, 'bytes32'],
+  ])('escrow has %s returning (%s)', (signature, outputs) => {
+    const fn = batchSettlementAbi
+      .filter((item): item is AbiFunction => item.type === 'function')
+      .find((f) => toFunctionSignature(f).replace(/tuple/g, '') === signature);
+    expect(fn).toBeDefined();
+    expect(fn!.outputs.map((o) => o.type).join(',')).toBe(outputs);
+  });
+
+  it('has the events x402 defines, with x402’s Settled signature', () => {
+    const events = batchSettlementAbi.filter((i) => i.type === 'event');
+    expect(events.map((e) => e.name).sort()).toEqual(
+      ['ChannelClosed', 'ChannelCreated', 'Claimed', 'Deposited', 'Refunded', 'Settled', 'WithdrawFinalized', 'WithdrawInitiated'],
+    );
+    const settled = events.find((e) => e.name === 'Settled')!;
+    expect(settled.inputs.map((i) => [i.name, i.type, i.indexed])).toEqual([
+      ['receiver', 'address', true],
+      ['token', 'address', true],
+      ['sender', 'address', true],
+      ['amount', 'uint128', false],
+    ]);
+  });
+
+  it('has the collector entry point the escrow calls', () => {
+    expect(signatures(erc3009DepositCollectorAbi)).toContain('collect(address,address,uint256,bytes32,bytes)');
   });
 });

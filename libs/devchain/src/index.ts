@@ -29,3 +29,34 @@ export {
 } from './authorization';
 export { testUsdcAbi, testUsdcBytecode, testUsdcSolcVersion } from './artifacts/test-usdc';
 export { testWalletAbi, testWalletBytecode } from './artifacts/test-wallet';
+export {
+  placeBatchSettlement,
+  deployBatchSettlement,
+  BATCH_SETTLEMENT_ADDRESS,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  type BatchSettlementDeployment,
+} from './batch-settlement-deploy';
+export {
+  BATCH_SETTLEMENT_DOMAIN_NAME,
+  BATCH_SETTLEMENT_DOMAIN_VERSION,
+  MIN_WITHDRAW_DELAY,
+  MAX_WITHDRAW_DELAY,
+  CHANNEL_CONFIG_TYPES,
+  VOUCHER_TYPES,
+  REFUND_TYPES,
+  CLAIM_BATCH_TYPES,
+  batchSettlementDomain,
+  channelIdOf,
+  signVoucher,
+  signClaimBatch,
+  signRefund,
+  erc3009DepositNonce,
+  signErc3009Deposit,
+  erc3009CollectorData,
+  type ChannelConfig,
+  type VoucherClaim,
+  type BatchSettlementDomain,
+  type Erc3009Deposit,
+} from './batch-settlement-typed-data';
+export { batchSettlementAbi, batchSettlementBytecode } from './artifacts/batch-settlement';
+export { erc3009DepositCollectorAbi, erc3009DepositCollectorBytecode } from './artifacts/erc3009-deposit-collector';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { BaseError, ContractFunctionRevertedError } from 'viem';
 
-/** The Solidity revert string behind a failed viem call, or the error message when there is none. */
+/** The Solidity revert string (or custom error name) behind a failed viem call, else the error message. */
 export async function revertReason(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
@@ -10,6 +10,8 @@ export async function revertReason(promise: Promise<unknown>): Promise<string> {
     if (err instanceof BaseError) {
       const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
       if (reverted instanceof ContractFunctionRevertedError && reverted.reason) return reverted.reason;
+      // A custom error (`error Name()`), decoded with the contract's ABI: its name.
+      if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) return reverted.data.errorName;
     }
     return err instanceof Error ? err.message : String(err);
   }

@@ -5,7 +5,7 @@
  * Verification checks the MAC before it reads the payload's UTF-8 and JSON.
  */
 
-import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
+import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256, type HmacSha256 } from './hmac';
 import { requestPath } from './request-path';
@@ -56,7 +56,7 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
   if (!fields) throw new TypeError('Invalid access token payload: non-empty strings, url starting with "/", iat/exp in whole unix seconds');
   if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Access token secret must be a non-empty string');
   // Fixed field order, and nothing but the fields: callers may pass richer objects.
-  const segment = base64urlEncode(utf8Encode(JSON.stringify(fields)));
+  const segment = base64urlEncodeUtf8(JSON.stringify(fields));
   const token = `${segment}.${base64urlEncode(hmacSha256(secret, segment))}`;
   if (token.length > MAX_ACCESS_TOKEN_LENGTH) throw new TypeError(`Access token would exceed ${MAX_ACCESS_TOKEN_LENGTH} characters`);
   return token;
@@ -69,7 +69,7 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
 export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions): TokenCheck {
   const parts = split(token);
   if (!parts) return { valid: false, reason: 'malformed' };
-  const { segment, signature, bytes } = parts;
+  const { segment, signature, json } = parts;
 
   const mac = opts.hmac ?? hmacSha256;
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
@@ -79,7 +79,7 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
     if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature)) signed = true;
   }
   // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.
-  const payload = readPayload(bytes);
+  const payload = readPayload(json);
   if (!payload) return { valid: false, reason: 'malformed' };
   if (!signed) return { valid: false, reason: 'bad_signature' };
 
@@ -95,23 +95,21 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
 /** The payload of a well-formed token, signature NOT checked: only to pick the key (`kid`). */
 export function peekAccessTokenPayload(token: string): AccessTokenPayload | null {
   const parts = split(token);
-  return parts && readPayload(parts.bytes);
+  return parts && readPayload(parts.json);
 }
 
-/** The two segments of a token, base64url-decoded (the MAC 32 bytes long); null when anything is off. */
-function split(token: unknown): { segment: string; signature: Uint8Array; bytes: Uint8Array } | null {
+/** The two segments of a token, the payload's as JSON text (the MAC 32 bytes long); null when anything is off. */
+function split(token: unknown): { segment: string; signature: Uint8Array; json: string } | null {
   if (typeof token !== 'string' || token.length > MAX_ACCESS_TOKEN_LENGTH) return null;
   const dot = token.indexOf('.');
   if (dot < 0 || token.indexOf('.', dot + 1) >= 0) return null;
   const segment = token.slice(0, dot);
   const signature = base64urlDecode(token.slice(dot + 1));
-  const bytes = base64urlDecode(segment);
-  return signature?.length === MAC_BYTES && bytes ? { segment, signature, bytes } : null;
+  const json = base64urlDecodeUtf8(segment);
+  return signature?.length === MAC_BYTES && json !== null ? { segment, signature, json } : null;
 }
 
-function readPayload(bytes: Uint8Array): AccessTokenPayload | null {
-  const json = utf8Decode(bytes);
-  if (json === null) return null;
+function readPayload(json: string): AccessTokenPayload | null {
   try {
     return toPayload(JSON.parse(json));
   } catch {

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import {
   base64urlDecode,
+  base64urlDecodeUtf8,
+  base64urlEncodeUtf8,
   base64urlEncode,
   decodeBase64Json,
   encodeBase64Json,
@@ -167,3 +169,57 @@ describe('encodeBase64Json / decodeBase64Json', () => {
     expect(() => encodeBase64Json(1n)).toThrow(TypeError);
   });
 });
+
+describe('base64urlDecodeUtf8', () => {
+  const reference = (text: string) => {
+    const decoded = base64urlDecode(text);
+    return decoded && utf8Decode(decoded);
+  };
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+  it('is utf8Decode(base64urlDecode(text)): same text, same refusals', () => {
+    const encodedBytes = fc.uint8Array({ maxLength: 80 }).map((b) => base64urlEncode(b));
+    const encodedText = fc.string({ unit: 'binary', maxLength: 60 }).map((t) => base64urlEncode(utf8Encode(t)));
+    const nearMiss = fc.tuple(encodedText, fc.nat(), fc.constantFrom(...ALPHABET, '=', '+', '/', ' ', '.', 'é', '\u0000')).map(([t, i, c]) => {
+      const at = t.length === 0 ? 0 : i % (t.length + 1);
+      return t.slice(0, at) + c + t.slice(at + 1);
+    });
+    fc.assert(
+      fc.property(fc.oneof(encodedBytes, encodedText, nearMiss, fc.string({ maxLength: 40 })), (text) => {
+        expect(base64urlDecodeUtf8(text)).toBe(reference(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it.each([
+    ['', ''],
+    ['Zm9v', 'foo'],
+    ['Zg', 'f'],
+    ['Zh', null], // non-canonical last character
+    ['Zm9', null],
+    ['Zm8', 'fo'],
+    ['Z', null],
+    ['Zg==', null],
+    ['Zm9v+', null],
+    ['w6k', 'é'],
+    ['_w', null], // 0xFF: not UTF-8
+    ['77u_', '\ufeff'], // a BOM is kept
+  ])('%p → %p', (text, expected) => {
+    expect(base64urlDecodeUtf8(text)).toBe(expected);
+    expect(reference(text)).toBe(expected);
+  });
+});
+
+describe('base64urlEncodeUtf8', () => {
+  it('is base64urlEncode(utf8Encode(text)), ASCII or not', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.json()), (text) => {
+        expect(base64urlEncodeUtf8(text)).toBe(base64urlEncode(utf8Encode(text)));
+        expect(base64urlDecodeUtf8(base64urlEncodeUtf8(text))).toBe(utf8Decode(utf8Encode(text)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+

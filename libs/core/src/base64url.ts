@@ -22,6 +22,14 @@ export function base64urlEncode(bytes: Uint8Array): string {
   return encode(bytes, URL_SAFE);
 }
 
+/** base64urlEncode(utf8Encode(text)); ASCII text, its own UTF-8, goes to btoa as is. */
+export function base64urlEncodeUtf8(text: string): string {
+  if (NOT_ASCII.test(text)) return base64urlEncode(utf8Encode(text));
+  const encoded = btoa(text);
+  const end = encoded.indexOf('=');
+  return (end < 0 ? encoded : encoded.slice(0, end)).replaceAll('+', '-').replaceAll('/', '_');
+}
+
 /**
  * Strict base64url: only `[A-Za-z0-9_-]`, no padding, no whitespace, and the unused low bits of
  * the last character must be zero. Anything else is null.
@@ -29,6 +37,25 @@ export function base64urlEncode(bytes: Uint8Array): string {
 export function base64urlDecode(text: string): Uint8Array | null {
   return decode(text, URL_SAFE_VALUES);
 }
+
+/**
+ * utf8Decode(base64urlDecode(text)), with the same strictness, in fewer steps: checked here, then
+ * decoded by atob in native code; text that decodes to ASCII is its own UTF-8 (most JSON is).
+ */
+export function base64urlDecodeUtf8(text: string): string | null {
+  const rest = text.length % 4;
+  if (rest === 1 || !URL_SAFE_TEXT.test(text)) return null;
+  // The unused low bits of the last character must be zero (rest 2: four bits, rest 3: two).
+  if (rest !== 0 && (URL_SAFE_VALUES[text.charCodeAt(text.length - 1)] & (rest === 2 ? 15 : 3)) !== 0) return null;
+  const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
+  if (!NOT_ASCII.test(binary)) return binary;
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return utf8Decode(bytes);
+}
+
+const URL_SAFE_TEXT = /^[A-Za-z0-9_-]*$/;
+const NOT_ASCII = /[^\x00-\x7f]/;
 
 export function utf8Encode(s: string): Uint8Array {
   return encoder.encode(s);
@@ -85,11 +112,8 @@ function encode(bytes: Uint8Array, alphabet: string): string {
   const text = btoa(binaryString(bytes));
   const end = text.indexOf('=');
   const unpadded = end < 0 ? text : text.slice(0, end);
-  return alphabet === STANDARD ? unpadded : unpadded.replace(NOT_URL_SAFE, toUrlSafe);
+  return alphabet === STANDARD ? unpadded : unpadded.replaceAll('+', '-').replaceAll('/', '_');
 }
-
-const NOT_URL_SAFE = /[+/]/g;
-const toUrlSafe = (c: string) => (c === '+' ? '-' : '_');
 /** Bytes per String.fromCharCode call: well under any engine's argument limit. */
 const CHUNK = 8192;
 

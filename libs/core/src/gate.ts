@@ -13,7 +13,7 @@
  * a gate's id is the visitor it was offered to: histories and other public views show only `ref`.
  */
 
-import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
+import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256, type HmacSha256 } from './hmac';
 import { isEvmAddress } from './keys';
@@ -70,7 +70,7 @@ export function signGate(terms: GateTerms, secret: string, hmac: HmacSha256 = hm
   if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Gate secret must be a non-empty string');
   const { siteId, ref, path, micros, chainId, asset, payTo, iat, exp } = terms;
   const payload = [VERSION, siteId, ref, path, micros.toString(), chainId, asset.toLowerCase(), payTo.toLowerCase(), iat, exp];
-  const segment = base64urlEncode(utf8Encode(JSON.stringify(payload)));
+  const segment = base64urlEncodeUtf8(JSON.stringify(payload));
   const id = `${PREFIX}${segment}.${base64urlEncode(hmac(secret, GATE_MAC_DOMAIN + segment))}`;
   if (id.length > MAX_GATE_ID_LENGTH) throw new TypeError(`Gate id would exceed ${MAX_GATE_ID_LENGTH} characters`);
   return id;
@@ -105,9 +105,8 @@ function decode(id: unknown): { segment: string; mac: Uint8Array; terms: GateTer
   if (parts.length !== 2) return null;
   const [segment, macText] = parts;
   const mac = base64urlDecode(macText);
-  const bytes = base64urlDecode(segment);
-  const json = bytes && utf8Decode(bytes);
-  if (mac?.length !== MAC_BYTES || json == null) return null;
+  const json = base64urlDecodeUtf8(segment);
+  if (mac?.length !== MAC_BYTES || json === null) return null;
   let payload: unknown;
   try {
     payload = JSON.parse(json);

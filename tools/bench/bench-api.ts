@@ -1,25 +1,39 @@
 import { DEV_ROLES, deployTestUsdc, startAnvil } from '@crawlgate/devchain';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import type { Address } from 'viem';
 import { createApp } from '../../apps/api/src/app/create-app';
 import { createChainContext, type ChainContext } from '../../apps/api/src/chain/chain-context';
 import { loadConfig } from '../../apps/api/src/config/config';
 import { openDatabase } from '../../apps/api/src/db/database';
 import { migrate } from '../../apps/api/src/db/migrator';
+import { startChild } from './child';
+import { SERVER_CPU } from './pinning';
+
+/** Where a benchmark's API keeps its data: a PostgreSQL schema of its own, and its own local chain. */
+export interface BenchStack {
+  databaseUrl: string;
+  schema: string;
+  rpcUrl: string;
+  usdc: Address;
+  /** One key for every API started on this stack, so that each reads the others' sites. */
+  masterKey: string;
+  close(): Promise<void>;
+}
 
 export interface BenchApi {
   baseUrl: string;
-  chain: ChainContext;
   rpcUrl: string;
   databaseUrl: string;
   schema: string;
+  /** The API's process id, when it runs in a process of its own. */
+  pid?: number;
   /** JSON call with a client address of its own (the per-IP limits are the spec's, not the benchmark's). */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<any>;
   close(): Promise<void>;
 }
 
-/** The real API on PostgreSQL (a schema of its own) and its own local chain, in this process. */
-export async function startBenchApi(): Promise<BenchApi> {
+export async function startBenchStack(): Promise<BenchStack> {
   const databaseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: databaseUrl });
@@ -29,19 +43,71 @@ export async function startBenchApi(): Promise<BenchApi> {
   const { usdc } = await deployTestUsdc({ rpcUrl: anvil.rpcUrl });
   const database = await openDatabase({ databaseUrl, schema });
   await migrate(database.sql);
+  await database.close();
+  return {
+    databaseUrl,
+    schema,
+    rpcUrl: anvil.rpcUrl,
+    usdc,
+    masterKey: randomBytes(32).toString('hex'),
+    async close() {
+      await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await admin.end();
+      await anvil.stop();
+    },
+  };
+}
+
+/** The real API on a stack, listening on loopback, as the API's own main.ts builds it. */
+export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
+  const database = await openDatabase({ databaseUrl: stack.databaseUrl, schema: stack.schema });
   const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxy: true };
   config.chain = { ...config.chain, pollingIntervalMs: 20 };
-  const chain = createChainContext({ config: config.chain, rpcUrl: anvil.rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc });
-  const app = await createApp({ config, database, chain, masterKey: randomBytes(32) });
+  const chain: ChainContext = createChainContext({ config: config.chain, rpcUrl: stack.rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: stack.usdc });
+  const app = await createApp({ config, database, chain, masterKey: Buffer.from(stack.masterKey, 'hex') });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  const port = (app.getHttpServer().address() as { port: number }).port;
+  return {
+    port,
+    chain,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+export type InProcessBenchApi = BenchApi & { chain: ChainContext };
+
+/** The real API on PostgreSQL (a schema of its own) and its own local chain, in this process. */
+export async function startBenchApi(): Promise<InProcessBenchApi> {
+  const stack = await startBenchStack();
+  const app = await listenBenchApp(stack);
+  return {
+    ...apiClient(`http://127.0.0.1:${app.port}`, stack),
+    chain: app.chain,
+    async close() {
+      await app.close();
+      await stack.close();
+    },
+  };
+}
+
+/** The real API on `stack` in a process of its own (api-server.ts), pinned to the server's CPU. */
+export async function startBenchApiProcess(stack: BenchStack, nodeArgs: string[] = []): Promise<BenchApi> {
+  const { close: _close, ...settings } = stack;
+  const child = startChild('api-server.ts', { cpu: SERVER_CPU, nodeArgs, env: { BENCH_STACK: JSON.stringify(settings) } });
+  const port = Number(await child.readLine());
+  return { ...apiClient(`http://127.0.0.1:${port}`, stack), pid: child.pid, close: () => child.close() };
+}
+
+function apiClient(baseUrl: string, stack: Pick<BenchStack, 'rpcUrl' | 'databaseUrl' | 'schema'>): Omit<BenchApi, 'close'> {
   let ip = 0;
   return {
     baseUrl,
-    chain,
-    rpcUrl: anvil.rpcUrl,
-    databaseUrl,
-    schema,
+    rpcUrl: stack.rpcUrl,
+    databaseUrl: stack.databaseUrl,
+    schema: stack.schema,
     async call(method, path, body, headers = {}) {
       const response = await fetch(baseUrl + path, {
         method,
@@ -51,18 +117,11 @@ export async function startBenchApi(): Promise<BenchApi> {
       if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
       return response.json();
     },
-    async close() {
-      await app.close();
-      await database.close();
-      await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await admin.end();
-      await anvil.stop();
-    },
   };
 }
 
 /** A publisher with a payout address, for setting up sites. */
-export async function benchPublisher(api: BenchApi): Promise<{ auth: Record<string, string> }> {
+export async function benchPublisher(api: Pick<BenchApi, 'call'>): Promise<{ auth: Record<string, string> }> {
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'benchmark password';
   const registered = await api.call('POST', '/v1/publishers/register', { email, password });
@@ -71,7 +130,7 @@ export async function benchPublisher(api: BenchApi): Promise<{ auth: Record<stri
   return { auth };
 }
 
-export async function benchSite(api: BenchApi, publisher: { auth: Record<string, string> }, domain: string, price = '0.01') {
+export async function benchSite(api: Pick<BenchApi, 'call'>, publisher: { auth: Record<string, string> }, domain: string, price = '0.01') {
   const site = await api.call('POST', '/v1/sites', { domain }, publisher.auth);
   await api.call('PUT', `/v1/sites/${site.site_id}/pricing`, { default_price_usd: price }, publisher.auth);
   return { id: site.site_id as string, token: site.site_token as string, secret: site.access_token_secret as string, kid: site.kid as string, domain };

@@ -1,7 +1,7 @@
 import { signAccessToken, type GateOffer, type PaidGate, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, randomHex32 } from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { benchPublisher, benchSite, startBenchApi, type BenchApi } from './bench-api';
+import { benchPublisher, benchSite, startBenchApi, type InProcessBenchApi } from './bench-api';
 import { format } from './measure';
 
 /** Per second: gates stay under 200/min per site token across SITES tokens, checks under 100/min. */
@@ -99,7 +99,7 @@ export async function loadTest(): Promise<string> {
   }
 }
 
-async function signPayment(api: BenchApi, account: PrivateKeyAccount, gate: GateOffer) {
+async function signPayment(api: InProcessBenchApi, account: PrivateKeyAccount, gate: GateOffer) {
   const now = BigInt(Math.floor(Date.now() / 1000));
   const authorization = { from: account.address, to: gate.pay_to as `0x${string}`, value: BigInt(gate.amount), validAfter: now - 600n, validBefore: now + 300n, nonce: randomHex32() };
   const signature = await account.signTypedData({

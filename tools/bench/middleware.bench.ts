@@ -9,9 +9,10 @@ import { FRAMEWORKS, type Framework } from './bench-servers';
 import { startChild } from './child';
 import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
 import { startLoadGenerator, type LoadGenerator } from './load-generator';
-import { alternate, median, meetsGoal, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type ServerTime } from './paired';
+import type { LoadJob } from './load-worker';
+import { alternate, meetsGoal, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type ServerTime } from './paired';
 import { pinning, SERVER_CPU } from './pinning';
-import { cpuTimes } from './process-cpu';
+import { medianTime, round, type BenchServer } from './rounds';
 
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
@@ -27,6 +28,8 @@ interface Visitor {
   status: number;
   goals: Partial<Record<Framework, number>>;
 }
+
+const requestsOf = (visitor: Visitor): LoadJob['requests'] => [{ method: 'GET', path: PATH, headers: visitor.headers }];
 
 /** Issue 13's three visitors, with their goals; the token is the site's own, for this path. */
 function visitorsOf(site: { id: string; secret: string; kid: string }): Visitor[] {
@@ -85,26 +88,20 @@ async function noiseFloorRow(loadgen: LoadGenerator, person: Visitor): Promise<P
   return { ...row, figure: 'noise floor: a second bare Fastify server, same request (person)' };
 }
 
-interface Server {
-  url: string;
-  pid: number;
-  close(): Promise<void>;
-}
-
 /**
  * One figure. Every pair gets two fresh server processes, each warmed up, then measured bare then
  * gated: two identical bare servers, both fully busy, were seen to differ by a fifth in speed for
  * as long as they lived; such a difference must land in the spread, not in every pair alike.
  */
-async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, start: Record<'bare' | 'gated', () => Promise<Server>>): Promise<PairedRow> {
+async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, start: Record<'bare' | 'gated', () => Promise<BenchServer>>): Promise<PairedRow> {
   const times: Record<'bare' | 'gated', ServerTime[]> = { bare: [], gated: [] };
   const paired = await alternate(async () => {
     const [bare, gated] = await Promise.all([start.bare(), start.gated()]);
     try {
-      await round(loadgen, bare, visitor, 200, WARM_UP_SECONDS);
-      await round(loadgen, gated, visitor, visitor.status, WARM_UP_SECONDS);
-      const baseline = await round(loadgen, bare, visitor, 200, ROUND_SECONDS);
-      const ours = await round(loadgen, gated, visitor, visitor.status, ROUND_SECONDS);
+      await round(loadgen, bare, requestsOf(visitor), 200, WARM_UP_SECONDS, CONNECTIONS);
+      await round(loadgen, gated, requestsOf(visitor), visitor.status, WARM_UP_SECONDS, CONNECTIONS);
+      const baseline = await round(loadgen, bare, requestsOf(visitor), 200, ROUND_SECONDS, CONNECTIONS);
+      const ours = await round(loadgen, gated, requestsOf(visitor), visitor.status, ROUND_SECONDS, CONNECTIONS);
       times.bare.push(baseline.server);
       times.gated.push(ours.server);
       return { baseline: baseline.rate, ours: ours.rate };
@@ -116,23 +113,7 @@ async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Vis
   return { figure: `${framework}: ${visitor.name}`, baselineName: `${framework} route, bare`, paired, server: Number.isNaN(server.ours.busy) ? undefined : server, goal: visitor.goals[framework] };
 }
 
-const medianTime = (times: ServerTime[]): ServerTime => ({ busy: median(times.map((t) => t.busy)), waiting: median(times.map((t) => t.waiting)) });
-
-/**
- * One autocannon run: the server's req/s, and what it did with the round's time. A round that
- * met any other answer than `status`, or a connection error, fails the run.
- */
-async function round(loadgen: LoadGenerator, server: Server, visitor: Visitor, status: number, seconds: number) {
-  const before = cpuTimes(server.pid);
-  const result = await loadgen.run({ name: visitor.name, url: server.url, requests: [{ method: 'GET', path: PATH, headers: visitor.headers }], seconds, connections: CONNECTIONS });
-  const after = cpuTimes(server.pid);
-  if (result.errors > 0 || Object.keys(result.statuses).some((answered) => Number(answered) !== status)) {
-    throw new Error(`${visitor.name} at ${server.url}: expected only ${status}, got ${JSON.stringify(result.statuses)} and ${result.errors} connection errors`);
-  }
-  return { rate: result.requestsPerSecond, server: { busy: (after.running - before.running) / seconds, waiting: (after.waiting - before.waiting) / seconds } };
-}
-
-async function startMiddlewareServer(framework: Framework, gate?: CrawlgateOptions, nodeArgs: string[] = []): Promise<Server> {
+async function startMiddlewareServer(framework: Framework, gate?: CrawlgateOptions, nodeArgs: string[] = []): Promise<BenchServer> {
   const child = startChild('middleware-server.ts', { cpu: SERVER_CPU, args: [framework], nodeArgs, env: { BENCH_GATE: gate ? JSON.stringify(gate) : '' } });
   const port = Number(await child.readLine());
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.close() };
@@ -145,9 +126,9 @@ async function profileGated(loadgen: LoadGenerator, framework: Framework, visito
   let from = 0;
   let to = 0;
   try {
-    await round(loadgen, server, visitor, visitor.status, WARM_UP_SECONDS);
+    await round(loadgen, server, requestsOf(visitor), visitor.status, WARM_UP_SECONDS, CONNECTIONS);
     from = profileClock();
-    await round(loadgen, server, visitor, visitor.status, PROFILE_SECONDS);
+    await round(loadgen, server, requestsOf(visitor), visitor.status, PROFILE_SECONDS, CONNECTIONS);
     to = profileClock();
   } finally {
     await server.close();

@@ -85,9 +85,8 @@ describe('batch-settlement artifacts', () => {
     ['refundNonce(bytes32)', 'uint256'],
     [`getClaimBatchDigest(${CLAIMS})`, 'bytes32'],
   ])('escrow has %s returning (%s)', (signature, outputs) => {
-    const fn = batchSettlementAbi
-      .filter((item): item is AbiFunction => item.type === 'function')
-      .find((f) => toFunctionSignature(f).replace(/tuple/g, '') === signature);
+    const functions = (batchSettlementAbi as readonly { type: string }[]).filter((item): item is AbiFunction => item.type === 'function');
+    const fn = functions.find((f) => toFunctionSignature(f).replace(/tuple/g, '') === signature);
     expect(fn).toBeDefined();
     expect(fn!.outputs.map((o) => o.type).join(',')).toBe(outputs);
   });

@@ -28,7 +28,7 @@ import {
   type EscrowChain,
 } from './batch-settlement-test-kit';
 import { increaseTime } from './chain-control';
-import { devWalletClient } from './clients';
+import { devTestClient, devWalletClient } from './clients';
 import { revertReason } from './test-support';
 
 // The escrow on a real anvil chain, placed at x402's address: every scenario is a real transaction.
@@ -150,6 +150,37 @@ describe('claim and settle', () => {
     expect(await balanceOf(chain, config.receiver)).toBe(before + 3_000n);
     const [totalClaimed, totalSettled] = await escrowRead<[bigint, bigint]>(chain, 'receivers', [config.receiver, chain.usdc]);
     expect(totalSettled).toBe(totalClaimed);
+  });
+
+  it('counts a voucher once when two relays claim it in the same block', async () => {
+    const config = await openChannel(10_000n);
+    const row = await voucherClaim(chain, config, 2_500n);
+    const signature = await signClaimBatch(receiverAuthorizer.account, chain.domain, [row]);
+    const test = devTestClient(chain.anvil.rpcUrl);
+    await test.setAutomine(false);
+    try {
+      const hashes = await Promise.all(
+        [relayer, stranger].map((sender) =>
+          devWalletClient(chain.anvil.rpcUrl, chain.anvil.chainId, sender.account).writeContract({
+            address: chain.contracts.escrow,
+            abi: batchSettlementAbi,
+            functionName: 'claimWithSignature',
+            args: [[row], signature],
+            gas: 500_000n,
+          }),
+        ),
+      );
+      await test.mine({ blocks: 1 });
+      const receipts = await Promise.all(hashes.map((hash) => chain.client.waitForTransactionReceipt({ hash })));
+      expect(receipts[0].blockNumber).toBe(receipts[1].blockNumber);
+      expect(receipts.map((r) => r.status)).toEqual(['success', 'success']);
+      expect(receipts.flatMap((r) => eventsOf(r)).filter((e) => e.eventName === 'Claimed')).toHaveLength(1);
+    } finally {
+      await test.setAutomine(true);
+    }
+    expect(await channelState(chain, config)).toEqual({ balance: 10_000n, totalClaimed: 2_500n });
+    await settle(config.receiver);
+    expect(await balanceOf(chain, config.receiver)).toBe(2_500n);
   });
 
   it('refuses a claim above the voucher’s signed ceiling (a lower voucher stretched to a higher total)', async () => {

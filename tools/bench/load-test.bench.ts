@@ -1,12 +1,22 @@
 import { signAccessToken, type GateOffer, type PaidGate, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, randomHex32 } from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
+import type { CrawlgateOptions } from '@crawlgate/middleware';
+import { readFileSync } from 'node:fs';
+import { createPublicClient, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { benchPublisher, benchSite, startBenchApi, type InProcessBenchApi } from './bench-api';
+import { benchPublisher, benchSite, startBenchApiProcess, startBenchStack, type BenchApi } from './bench-api';
+import { startChild } from './child';
+import { startLoadGenerator } from './load-generator';
 import { format } from './measure';
+import { SERVER_CPU } from './pinning';
 
-/** Per second: gates stay under 200/min per site token across SITES tokens, checks under 100/min. */
-const RATES = { gate: 30, tokenCheck: 20, payment: 5 };
-const SITES = 20;
+/** Per second, issue 13's crawler scale: unpaid bots through the middleware, token checks and payments at the API. */
+const RATES = { unpaidBot: 1000, tokenCheck: 200, payment: 50 };
+// 100 token checks and 200 gates a minute per site token: 150 sites carry 12,000 checks and 3,000 gates a minute.
+const SITES = 150;
+const AGENTS = 16;
+const P99_GOAL_MS = 50;
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
 
 interface Outcome {
   ms: number;
@@ -14,38 +24,41 @@ interface Outcome {
 }
 
 /**
- * A fixed-rate mix for LOAD_SECONDS (default 60): gate creations, access-token checks and full
- * payments (gate → EIP-3009 signature → verify, settled on chain), fired on schedule whatever the
- * answers (open loop). Fails on any 5xx, and on any payment lost or doubled between the API's
- * answers and the chain's Transfer events.
+ * A fixed-rate mix for LOAD_SECONDS (default 60), open loop: unpaid GPTBot requests through a
+ * Fastify server gated by our middleware (autocannon, in its own process), access-token checks and
+ * full payments (gate → EIP-3009 signature → verify, settled on chain) against the API in its own
+ * process on PostgreSQL and the local chain. Fails on any 5xx, any page served to an unpaid bot, any
+ * payment lost or doubled between the API's answers and the chain's Transfer events. Reports p50/p99
+ * per operation, settlements per second and the API's peak resident memory.
  */
 export async function loadTest(): Promise<string> {
   const seconds = Number(process.env.LOAD_SECONDS ?? 60);
-  const api = await startBenchApi();
+  const stack = await startBenchStack();
+  const api = await startBenchApiProcess(stack);
+  const loadgen = startLoadGenerator();
+  let site: { close(): Promise<void> } | undefined;
   try {
-    const publisher = await benchPublisher(api);
-    const sites: Awaited<ReturnType<typeof benchSite>>[] = [];
-    for (let i = 0; i < SITES; i++) sites.push(await benchSite(api, publisher, `load-${i}.example.com`));
-    const agents: PrivateKeyAccount[] = [];
-    for (let i = 0; i < 8; i++) {
-      const account = privateKeyToAccount(generatePrivateKey());
-      await api.call('POST', '/v1/dev/faucet', { address: account.address, amount_usd: '50' });
-      agents.push(account);
-    }
+    const sites = await createSites(api);
+    const agents = await fundAgents(api);
+    const asset = stack.usdc;
+    const chainId = await createPublicClient({ transport: http(stack.rpcUrl) }).getChainId();
+    const gate: CrawlgateOptions = { apiUrl: api.baseUrl, siteId: sites[0].id, siteToken: sites[0].token, secret: sites[0].secret, failMode: 'closed' };
+    const middleware = startChild('middleware-server.ts', { cpu: SERVER_CPU, args: ['Fastify'], env: { BENCH_GATE: JSON.stringify(gate) } });
+    site = middleware;
+    const siteUrl = `http://127.0.0.1:${Number(await middleware.readLine())}`;
 
-    const outcomes: Record<keyof typeof RATES, Outcome[]> = { gate: [], tokenCheck: [], payment: [] };
-    const paidTxHashes: string[] = [];
-    const timed = async (kind: keyof typeof RATES, work: () => Promise<number>) => {
+    const outcomes: Record<'tokenCheck' | 'payment', Outcome[]> = { tokenCheck: [], payment: [] };
+    const paid: { tx: string }[] = [];
+    const pending: (() => Promise<Response>)[] = [];
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(api.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const timed = async (kind: keyof typeof outcomes, work: () => Promise<number>) => {
       const started = performance.now();
       const status = await work().catch(() => 599); // a failed request counts as a 5xx
       outcomes[kind].push({ ms: performance.now() - started, status });
     };
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(api.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-
     let n = 0;
-    const operations: Record<keyof typeof RATES, () => Promise<number>> = {
-      gate: async () => (await post('/v1/gates', { url: `/load/${n++}` }, { 'x-site-token': sites[n % SITES].token })).status,
+    const operations: Record<keyof typeof outcomes, () => Promise<number>> = {
       tokenCheck: async () => {
         const site = sites[n++ % SITES];
         const now = Math.floor(Date.now() / 1000);
@@ -54,56 +67,129 @@ export async function loadTest(): Promise<string> {
       },
       payment: async () => {
         const index = n++;
-        const gate = (await (await post('/v1/gates', { url: `/paid/${index}` }, { 'x-site-token': sites[index % SITES].token })).json()) as GateOffer;
-        const payment = await signPayment(api, agents[index % agents.length], gate);
-        const response = await post(`/v1/gates/${gate.id}/verify`, { payment });
-        if (response.status === 200) paidTxHashes.push(((await response.json()) as PaidGate).tx_hash);
+        const offer = (await (await post('/v1/gates', { url: `/paid/${index}` }, { 'x-site-token': sites[index % SITES].token })).json()) as GateOffer;
+        const payment = await signPayment(agents[index % AGENTS], offer, { asset, chainId });
+        const verify = () => post(`/v1/gates/${encodeURIComponent(offer.id)}/verify`, { payment });
+        const response = await verify();
+        if (response.status === 200) paid.push({ tx: ((await response.json()) as PaidGate).tx_hash });
+        else if (response.status === 202) pending.push(verify); // settling: asked again after the run
         return response.status;
       },
     };
 
+    let peakRss = 0;
+    const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, residentBytes(api.pid!))), 250);
+    const bots = loadgen.run({
+      name: 'unpaid bots',
+      url: siteUrl,
+      requests: Array.from({ length: 100 }, (_, i) => ({ method: 'GET', path: `/article/${i}`, headers: { 'user-agent': GPTBOT } })),
+      seconds,
+      connections: 64,
+      rate: RATES.unpaidBot,
+    });
     const inflight: Promise<void>[] = [];
-    const timers = (Object.keys(RATES) as (keyof typeof RATES)[]).map((kind) =>
-      setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]),
-    );
+    const timers = (Object.keys(outcomes) as (keyof typeof outcomes)[]).map((kind) => setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]));
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     timers.forEach(clearInterval);
+    const botResult = await bots;
     await Promise.all(inflight);
+    clearInterval(rssTimer);
+    const settledInWindow = paid.length;
+    for (const verify of pending) paid.push(...(await settleLater(verify)));
 
-    const transfers = await api.chain.publicClient.getContractEvents({ address: api.chain.usdc, abi: USDC_ABI, eventName: 'Transfer', args: { to: DEV_ROLES.publisher.address }, fromBlock: 0n });
+    const client = createPublicClient({ transport: http(stack.rpcUrl) });
+    const transfers = await client.getContractEvents({ address: asset, abi: USDC_ABI, eventName: 'Transfer', args: { to: DEV_ROLES.publisher.address }, fromBlock: 0n });
     const onChain = new Set(transfers.map((log) => log.transactionHash.toLowerCase()));
-    const answered = new Set(paidTxHashes.map((hash) => hash.toLowerCase()));
+    const answered = new Set(paid.map(({ tx }) => tx.toLowerCase()));
     const lost = [...onChain].filter((hash) => !answered.has(hash)).length;
-    const doubled = paidTxHashes.length - answered.size + [...answered].filter((hash) => !onChain.has(hash)).length;
-    const serverErrors = Object.values(outcomes).flat().filter((o) => o.status >= 500).length;
+    const doubled = paid.length - answered.size + [...answered].filter((hash) => !onChain.has(hash)).length;
+    const servedUnpaid = Object.entries(botResult.statuses).filter(([status]) => Number(status) < 300).reduce((sum, [, count]) => sum + count, 0);
+    const serverErrors =
+      Object.values(outcomes).flat().filter((o) => o.status >= 500).length +
+      Object.entries(botResult.statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, count]) => sum + count, 0) +
+      botResult.errors;
 
-    const rows = (Object.keys(outcomes) as (keyof typeof RATES)[]).map((kind) => {
-      const list = outcomes[kind];
-      const sorted = list.map((o) => o.ms).sort((a, b) => a - b);
-      const statuses = Object.entries(list.reduce<Record<number, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {}));
-      return `| ${kind} | ${RATES[kind]}/s | ${list.length} | ${format(sorted[Math.floor(sorted.length / 2)] ?? 0, 1)} | ${format(sorted[Math.floor(sorted.length * 0.99)] ?? 0, 1)} | ${statuses.map(([s, c]) => `${s}×${c}`).join(' ')} |`;
-    });
+    const p99Mark = (p99: number, kind: string) => (kind === 'payment' ? '—' : p99 < P99_GOAL_MS ? 'met' : '**missed**');
+    const botTotal = Object.values(botResult.statuses).reduce((a, b) => a + b, 0);
+    const rows = [
+      `| unpaid bot through the middleware (402) | ${RATES.unpaidBot}/s | ${botTotal} | ${format(botResult.p50Ms, 1)} | ${format(botResult.p99Ms, 1)} | ${statusList(botResult.statuses)} | ${p99Mark(botResult.p99Ms, 'bot')} |`,
+      ...(Object.keys(outcomes) as (keyof typeof outcomes)[]).map((kind) => {
+        const list = outcomes[kind];
+        const sorted = list.map((o) => o.ms).sort((a, b) => a - b);
+        const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
+        const statuses = list.reduce<Record<string, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {});
+        return `| ${kind === 'tokenCheck' ? 'POST /v1/access-tokens/verify' : 'payment (gate, sign, verify and settle)'} | ${RATES[kind]}/s | ${list.length} | ${format(sorted[Math.floor(sorted.length / 2)] ?? 0, 1)} | ${format(p99, 1)} | ${statusList(statuses)} | ${p99Mark(p99, kind)} |`;
+      }),
+    ];
     const report = [
-      `### Load test: ${seconds} s at a fixed rate (PostgreSQL, local chain)`,
+      `### Load test at crawler scale: ${seconds} s at fixed rates (API and gated Fastify server in their own processes, PostgreSQL, local chain)`,
       '',
-      '| operation | rate | requests | p50 ms | p99 ms | statuses |',
-      '|---|---:|---:|---:|---:|---|',
+      `| operation | rate | requests | p50 ms | p99 ms | statuses | p99 < ${P99_GOAL_MS} ms |`,
+      '|---|---:|---:|---:|---:|---|---|',
       ...rows,
       '',
-      `5xx: **${serverErrors}**. Payments answered 200: ${paidTxHashes.length}; transfers on chain: ${onChain.size}; lost: **${lost}**; doubled: **${doubled}**.`,
+      `5xx and connection errors: **${serverErrors}**. Pages served to an unpaid bot: **${servedUnpaid}**. ` +
+        `Payments answered 200: ${paid.length} (${settledInWindow} within the window, the rest settled after it); transfers on chain: ${onChain.size}; lost: **${lost}**; doubled: **${doubled}**. ` +
+        `Settlements per second within the window: **${format(settledInWindow / seconds, 1)}** (goal ≥ 50). API peak resident memory: **${format(peakRss / 1024 / 1024)} MiB** (goal ≤ 250).`,
     ].join('\n');
-    if (serverErrors > 0 || lost > 0 || doubled > 0) throw new Error(`load test failed:\n${report}`);
+    if (serverErrors > 0 || servedUnpaid > 0 || lost > 0 || doubled > 0) throw new Error(`load test failed:\n${report}`);
     return report;
   } finally {
+    await site?.close();
+    await loadgen.close();
     await api.close();
+    await stack.close();
   }
 }
 
-async function signPayment(api: InProcessBenchApi, account: PrivateKeyAccount, gate: GateOffer) {
+const statusList = (statuses: Record<string, number>) => Object.entries(statuses).map(([s, c]) => `${s}×${c}`).join(' ');
+
+async function createSites(api: BenchApi) {
+  const sites: Awaited<ReturnType<typeof benchSite>>[] = [];
+  let publisher = await benchPublisher(api);
+  for (let i = 0; i < SITES; i++) {
+    if (i > 0 && i % 45 === 0) publisher = await benchPublisher(api); // 100 calls a minute per publisher
+    sites.push(await benchSite(api, publisher, `load-${i}.example.com`));
+  }
+  return sites;
+}
+
+async function fundAgents(api: BenchApi): Promise<PrivateKeyAccount[]> {
+  const agents: PrivateKeyAccount[] = [];
+  for (let i = 0; i < AGENTS; i++) {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await api.call('POST', '/v1/dev/faucet', { address: account.address, amount_usd: '50' });
+    agents.push(account);
+  }
+  return agents;
+}
+
+/** A payment answered 202 (settling), asked again until it is final: its transfer, if paid. */
+async function settleLater(verify: () => Promise<Response>): Promise<{ tx: string }[]> {
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const response = await verify();
+    if (response.status === 200) return [{ tx: ((await response.json()) as PaidGate).tx_hash }];
+    if (response.status !== 202) return [];
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error('a payment was still settling two minutes after the load test');
+}
+
+function residentBytes(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return line ? Number(line.split(/\s+/)[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function signPayment(account: PrivateKeyAccount, gate: GateOffer, chain: { asset: Address; chainId: number }) {
   const now = BigInt(Math.floor(Date.now() / 1000));
   const authorization = { from: account.address, to: gate.pay_to as `0x${string}`, value: BigInt(gate.amount), validAfter: now - 600n, validBefore: now + 300n, nonce: randomHex32() };
+  const accepted = gate.accepts[0] as { extra?: { name?: string; version?: string } };
   const signature = await account.signTypedData({
-    domain: { name: api.chain.usdcName, version: api.chain.usdcVersion, chainId: api.chain.chainId, verifyingContract: api.chain.usdc },
+    domain: { name: accepted.extra?.name, version: accepted.extra?.version, chainId: chain.chainId, verifyingContract: chain.asset },
     types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: authorization,
@@ -111,4 +197,3 @@ async function signPayment(api: InProcessBenchApi, account: PrivateKeyAccount, g
   const payload = { signature, authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() } };
   return { x402Version: 1, scheme: 'exact', network: gate.accepts[0].network, payload };
 }
-

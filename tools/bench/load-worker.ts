@@ -12,13 +12,15 @@ export interface LoadJob {
   requests: Parameters<typeof load>[2];
   seconds: number;
   connections: number;
+  /** Requests per second over all connections; unset, as fast as the server answers. */
+  rate?: number;
 }
 
 async function main(): Promise<void> {
   onParentGone(async () => undefined);
   for await (const line of createInterface({ input: process.stdin })) {
     const job = JSON.parse(line) as LoadJob;
-    const result = await load(job.name, job.url, job.requests, job.seconds, job.connections);
+    const result = await load(job.name, job.url, job.requests, job.seconds, job.connections, job.rate);
     process.stdout.write(JSON.stringify(result) + '\n');
   }
 }

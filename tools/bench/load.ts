@@ -20,6 +20,8 @@ export async function load(
   requests: { method: 'POST' | 'GET'; path: string; headers: Record<string, string>; body?: string }[],
   seconds = 8,
   connections = 16,
+  /** Requests per second over all connections (open loop at that rate); unset, as fast as the server answers. */
+  rate?: number,
 ): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -28,6 +30,7 @@ export async function load(
         url,
         connections,
         duration: seconds,
+        ...(rate === undefined ? {} : { overallRate: rate }),
         requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
       },
       (error, finished) => (error ? reject(error) : resolve(finished)),

@@ -7,6 +7,7 @@ import {
   parsePriceUsd,
   parseUsdAmount,
   PRICE_DECIMALS,
+  PRICE_STRING_PATTERN,
   type PriceParse,
 } from './price';
 
@@ -54,6 +55,24 @@ describe('parsePriceUsd: must-pass cases', () => {
     [null, 'price_type'],
   ])('rejects %j with %s', (input, type) => {
     expect(errorType(input)).toBe(type);
+  });
+});
+
+describe('PRICE_STRING_PATTERN', () => {
+  const pattern = new RegExp(PRICE_STRING_PATTERN);
+  it('refuses what has no digit, as the parser does', () => {
+    for (const text of ['', '+', '-', '.', '+.', '-.', '..', '1..2', '1.2.3', ' 1', '1e-3', 'abc']) {
+      expect([text, pattern.test(text)]).toEqual([text, false]);
+      expect([text, errorType(text)]).toEqual([text, 'price_format']);
+    }
+  });
+  it('accepts every string the parser reads as well formed', () => {
+    for (const text of ['0', '1', '+0.5', '-0', '.5', '5.', '007', '0.000001', '1.0000001', '2']) expect([text, pattern.test(text)]).toEqual([text, true]);
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12, unit: fc.constantFrom('+', '-', '.', '0', '1', '9', 'e', ' ') }), (text) => {
+        expect(pattern.test(text)).toBe(errorType(text) !== 'price_format');
+      }),
+    );
   });
 });
 

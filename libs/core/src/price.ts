@@ -13,6 +13,11 @@ export const MAX_PRICE_MICROS = 1_000_000n;
 export const PRICE_DECIMALS = 6;
 /** Longer strings are a format error: keeps parsing and error bodies small whatever arrives. */
 export const MAX_PRICE_STRING_LENGTH = 100;
+/**
+ * The string form as a JSON Schema pattern (the OpenAPI document's): a sign, digits and one point,
+ * with at least one digit. It says nothing of range or precision, which the parser checks.
+ */
+export const PRICE_STRING_PATTERN = String.raw`^[+-]?(?:\d+\.?\d*|\.\d+)$`;
 
 export type PriceErrorType = 'price_type' | 'price_format' | 'price_range' | 'price_precision';
 

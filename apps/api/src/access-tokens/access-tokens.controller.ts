@@ -1,6 +1,6 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { SiteTokenGuard } from '../auth/guards';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite } from '../auth/request-context';
 import type { Site } from '../generated/prisma/client';
 import { AccessTokenCheckView, VerifyAccessTokenDto } from './access-tokens.dto';
@@ -13,8 +13,8 @@ export class AccessTokensController {
 
   @Post('verify')
   @HttpCode(200)
-  @UseGuards(SiteTokenGuard)
-  @ApiSecurity('site-token')
+  @SiteTokenAuth()
+  @ApiOperation({ summary: 'Check an access token for the site that owns the site token' })
   @ApiResponse({ status: 200, type: AccessTokenCheckView, description: 'Whether the token is valid for the site that owns the site token.' })
   async verify(@CurrentSite() site: Site, @Body() body: VerifyAccessTokenDto): Promise<AccessTokenCheckView> {
     const check = await this.tokens.verify(site, body.token, body.url);

@@ -16,6 +16,6 @@ export class AccessTokenCheckView {
   @ApiProperty() valid!: boolean;
   @ApiPropertyOptional({ format: 'uuid' }) gate_id?: string;
   @ApiPropertyOptional() url?: string;
-  @ApiPropertyOptional({ description: 'Unix seconds' }) exp?: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'Unix seconds' }) exp?: number;
   @ApiPropertyOptional({ enum: ['malformed', 'bad_signature', 'expired', 'wrong_site', 'wrong_path'] }) reason?: string;
 }

@@ -86,7 +86,7 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     else (limiterStorage as ThrottlerStorageService).onApplicationShutdown();
   });
 
-  setupOpenApi(app);
+  setupOpenApi(app, config);
   serveDashboard(app, config.dashboardDir);
   return app;
 }

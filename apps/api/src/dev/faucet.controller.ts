@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { parseUsdAmount, USDC_ABI } from '@crawlgate/core';
 import { mintTestUsdc } from '@crawlgate/devchain';
 import { IsDefined } from 'class-validator';
@@ -21,6 +21,13 @@ export class FaucetDto {
   amount_usd!: number | string;
 }
 
+export class FaucetView {
+  @ApiProperty({ description: 'EIP-55 checksummed' }) address!: string;
+  @ApiProperty({ description: 'Atomic USDC units minted (6 decimals), a decimal string', example: '10000000' }) minted!: string;
+  @ApiProperty({ description: 'Atomic USDC units held afterwards, a decimal string' }) balance!: string;
+  @ApiProperty() tx_hash!: string;
+}
+
 /** Mints test USDC on the `local` network only; the module is not loaded anywhere else. */
 @ApiTags('dev')
 @Controller('dev/faucet')
@@ -29,8 +36,9 @@ export class FaucetController {
 
   @Post()
   @HttpCode(200)
-  @ApiResponse({ status: 200, description: 'Minted; the balance afterwards is returned.' })
-  async mint(@Body() body: FaucetDto) {
+  @ApiOperation({ summary: 'Mint test USDC (local network only)' })
+  @ApiResponse({ status: 200, type: FaucetView, description: 'Minted; the balance afterwards is returned.' })
+  async mint(@Body() body: FaucetDto): Promise<FaucetView> {
     const amount = faucetAmount(body.amount_usd);
     const to = getAddress(body.address.toLowerCase());
     const txHash = await mintTestUsdc({ rpcUrl: this.chain.rpcUrl, usdc: this.chain.usdc, to, amount });

@@ -1,6 +1,6 @@
-import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
-import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { SiteTokenGuard } from '../auth/guards';
+import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
@@ -19,8 +19,8 @@ export class GateCountsController {
 
   @Post()
   @HttpCode(204)
-  @UseGuards(SiteTokenGuard)
-  @ApiSecurity('site-token')
+  @SiteTokenAuth()
+  @ApiOperation({ summary: 'Report the gates (402s) the middleware offered, per UTC day' })
   @ApiResponse({ status: 204, description: 'Added to the site’s daily gate counts.' })
   async report(@CurrentSite() site: SiteWithPayout, @Body() body: GateCountsDto): Promise<void> {
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());

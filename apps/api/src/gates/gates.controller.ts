@@ -1,13 +1,13 @@
-import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SiteTokenGuard } from '../auth/guards';
+import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { LimitPerSiteToken } from '../rate-limit/limits';
 import type { GateOffer } from '@crawlgate/core';
-import { CreateGateDto, FreePathView } from './gates.dto';
+import { CreateGateDto, FreePathView, GateOfferView, GateView } from './gates.dto';
 import { GatesService } from './gates.service';
 import { requestBaseUrl } from './request-base-url';
 
@@ -20,10 +20,15 @@ export class GatesController {
   ) {}
 
   @Post()
-  @UseGuards(SiteTokenGuard)
+  @SiteTokenAuth()
   @LimitPerSiteToken(200)
-  @ApiSecurity('site-token')
-  @ApiResponse({ status: 402, description: 'Priced path: a gate (a signed offer; nothing is stored), with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.' })
+  @ApiOperation({ summary: 'Open a gate for a URL of the site: its price and how to pay' })
+  @ApiResponse({
+    status: 402,
+    type: GateOfferView,
+    description: 'Priced path: a gate (a signed offer; nothing is stored), with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.',
+    headers: { 'PAYMENT-REQUIRED': { description: 'The x402 v2 PaymentRequired object, base64-encoded JSON', schema: { type: 'string' } } },
+  })
   @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate.' })
   @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
   async create(
@@ -42,7 +47,8 @@ export class GatesController {
   }
 
   @Get(':id')
-  @ApiResponse({ status: 200, description: 'The gate and its status: open, settling or paid. The id is the signed offer; forged, tampered, other-site and expired unpaid gates are 404.' })
+  @ApiOperation({ summary: 'Look up a gate and whether it is paid' })
+  @ApiResponse({ status: 200, type: GateView, description: 'The gate and its status: open, settling or paid. The id is the signed offer; forged, tampered, other-site and expired unpaid gates are 404.' })
   @ApiResponse({ status: 404, description: 'Gate not found or expired' })
   view(@Param('id') id: string, @Req() request: FastifyRequest) {
     return this.gates.view(id, requestBaseUrl(this.config, request));

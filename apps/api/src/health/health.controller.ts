@@ -1,10 +1,25 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { ApiResponse, ApiTags } from '@nestjs/swagger';
-import { SkipThrottle, ThrottlerStorage } from '@nestjs/throttler';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ThrottlerStorage } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
+import { Unlimited } from '../rate-limit/limits';
 import { RedisThrottlerStorage } from '../rate-limit/redis-throttler.storage';
+
+class DatabaseHealthView {
+  @ApiProperty({ enum: ['up', 'down'] }) status!: 'up' | 'down';
+  @ApiProperty({ enum: ['pglite', 'postgres'] }) kind!: Database['kind'];
+  @ApiPropertyOptional() latency_ms?: number;
+  @ApiPropertyOptional() error?: string;
+}
+
+class HealthView {
+  @ApiProperty({ enum: ['ok', 'degraded', 'unavailable'], description: 'degraded: shared rate limits fell back to this process' }) status!: string;
+  @ApiProperty({ example: '0.1.0' }) version!: string;
+  @ApiProperty({ type: DatabaseHealthView }) database!: DatabaseHealthView;
+  @ApiProperty({ enum: ['in-process', 'redis', 'in-process-fallback'] }) rate_limits!: string;
+}
 
 @ApiTags('health')
 @Controller('health')
@@ -15,10 +30,11 @@ export class HealthController {
   ) {}
 
   @Get()
-  @SkipThrottle()
-  @ApiResponse({ status: 200, description: 'Everything needed to serve requests is up' })
-  @ApiResponse({ status: 503, description: 'The database is unreachable' })
-  async health(@Res({ passthrough: true }) reply: FastifyReply) {
+  @Unlimited()
+  @ApiOperation({ summary: 'Whether the API can serve requests' })
+  @ApiResponse({ status: 200, type: HealthView, description: 'Everything needed to serve requests is up' })
+  @ApiResponse({ status: 503, type: HealthView, description: 'The database is unreachable' })
+  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthView> {
     const database = await this.pingDatabase();
     const rateLimits = this.limiterStorage instanceof RedisThrottlerStorage ? this.limiterStorage.status : 'in-process';
     const ok = database.status === 'up';

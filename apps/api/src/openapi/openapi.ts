@@ -1,11 +1,17 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { SECURITY_SCHEMES, UNAUTHORIZED } from '../auth/authenticated';
+import type { AppConfig } from '../config/config';
+import { requestBaseUrl } from '../gates/request-base-url';
+import { DEFAULT_LIMIT_DOC } from '../rate-limit/limits';
+import { documentStandardAnswers } from './standard-answers';
 
 export const API_VERSION = '0.1.0';
 
 /** OpenAPI 3.1 built from the controllers and DTOs, served at /v1/openapi.json with a docs page at /docs. */
-export function setupOpenApi(app: NestFastifyApplication): void {
-  const config = new DocumentBuilder()
+export function setupOpenApi(app: NestFastifyApplication, config: AppConfig): void {
+  const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Crawlgate API')
     .setDescription(
@@ -13,15 +19,21 @@ export function setupOpenApi(app: NestFastifyApplication): void {
         'agents pay in USDC and receive signed access tokens. Errors are `{detail}`; validation errors are 422 `{detail: [{loc, msg, type, input?, ctx?}]}`.',
     )
     .setVersion(API_VERSION)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Publisher API key: xk_pub_…' })
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Site-Token', description: 'Site token: st_…' }, 'site-token')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Wallet-Address', description: 'Agent wallet: 0x + 40 hex' }, 'wallet')
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
+    .setLicense('MIT', 'https://opensource.org/licenses/MIT');
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) builder.addSecurity(name, scheme);
+  const document = documentStandardAnswers(SwaggerModule.createDocument(app, builder.build()), {
+    defaultRateLimit: DEFAULT_LIMIT_DOC,
+    unauthorized: UNAUTHORIZED,
+  });
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'v1/openapi.json',
     yamlDocumentUrl: 'v1/openapi.yaml',
     useGlobalPrefix: false,
     customSiteTitle: 'Crawlgate API docs',
+    // PUBLIC_BASE_URL, or (on `local`) the address the document was asked for: paths already start with /v1.
+    patchDocumentOnRequest: <Request>(request: Request, _reply: unknown, built: OpenAPIObject) => ({
+      ...built,
+      servers: [{ url: requestBaseUrl(config, request as FastifyRequest) }],
+    }),
   });
 }

@@ -46,6 +46,11 @@ export class PaidView implements PaidGate {
   @ApiProperty() network!: string;
 }
 
+export class PaymentRejectedView {
+  @ApiProperty({ example: 'The authorization is for 1000 atomic units; the gate costs exactly 5000' }) detail!: string;
+  @ApiProperty({ description: 'An x402 reason code, or one of the tx-hash path’s', example: 'invalid_exact_evm_payload_authorization_value' }) reason!: string;
+}
+
 export class PendingView {
   @ApiProperty({ example: 'settlement_pending' }) status!: 'settlement_pending';
   @ApiProperty({ format: 'uuid' }) gate_id!: string;

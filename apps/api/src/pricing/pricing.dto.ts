@@ -1,3 +1,4 @@
+import { MAX_PRICE_STRING_LENGTH, PRICE_STRING_PATTERN } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
@@ -6,7 +7,10 @@ import { IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 export const MAX_RULES_PER_SITE = 1000;
 
 const PRICE_DOC = {
-  oneOf: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'string', pattern: '^[+-]?\\d*\\.?\\d*$' }],
+  oneOf: [
+    { type: 'number', minimum: 0, maximum: 1 },
+    { type: 'string', pattern: PRICE_STRING_PATTERN, maxLength: MAX_PRICE_STRING_LENGTH },
+  ],
   description: 'USD, 0..1, at most 6 decimals; a JSON number or a decimal string. "0" makes the path free.',
   example: '0.005',
 };
@@ -45,7 +49,7 @@ export class PricingDto {
 }
 
 export class PricingAppliedView {
-  @ApiProperty() rules_applied!: number;
+  @ApiProperty({ type: 'integer' }) rules_applied!: number;
 }
 
 export class PriceRuleView {
@@ -57,13 +61,13 @@ export class PricingView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ example: '0.001' }) default_price_usd!: string;
   @ApiProperty({ type: [PriceRuleView] }) rules!: PriceRuleView[];
-  @ApiProperty({ description: 'Increases with every change.' }) version!: number;
+  @ApiProperty({ type: 'integer', description: 'Increases with every change.' }) version!: number;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) updated_at!: string | null;
 }
 
 export class PriceResolutionView {
   @ApiProperty({ description: 'The path the rules were matched against (query removed, percent-decoded).' }) path!: string;
   @ApiProperty() price_usd!: string;
-  @ApiProperty({ nullable: true, type: Number, description: 'Index of the winning rule; null when the default applied.' }) rule!: number | null;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'Index of the winning rule; null when the default applied.' }) rule!: number | null;
   @ApiProperty({ nullable: true, type: String }) pattern!: string | null;
 }

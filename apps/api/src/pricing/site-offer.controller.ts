@@ -1,8 +1,8 @@
 import { MAX_URL_LENGTH, type SiteOffer } from '@crawlgate/core';
-import { Controller, Get, Inject, Req, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiProperty, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { SiteTokenGuard } from '../auth/guards';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -17,18 +17,18 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty() domain!: string;
   @ApiProperty() default_price_usd!: string;
   @ApiProperty({ type: [PriceRuleView] }) rules!: PriceRuleView[];
-  @ApiProperty() pricing_version!: number;
+  @ApiProperty({ type: 'integer' }) pricing_version!: number;
   @ApiProperty({ example: 'base-sepolia' }) network!: string;
   @ApiProperty({ example: 'eip155:84532' }) caip2!: string;
-  @ApiProperty() chain_id!: number;
+  @ApiProperty({ type: 'integer' }) chain_id!: number;
   @ApiProperty() asset!: string;
   @ApiProperty({ example: 'base-sepolia', description: 'The x402 v1 name of the network' }) x402_network!: string;
   @ApiProperty({ example: 'USDC', description: 'The asset’s EIP-712 domain name' }) asset_name!: string;
   @ApiProperty({ example: '2' }) asset_version!: string;
   @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' }) pay_to!: string | null;
-  @ApiProperty({ description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
-  @ApiProperty({ description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
-  @ApiProperty() max_url_length!: number;
+  @ApiProperty({ type: 'integer', description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
+  @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
+  @ApiProperty({ type: 'integer' }) max_url_length!: number;
   @ApiProperty({ description: 'The API’s public base URL; every verify_url is under it' }) api_base_url!: string;
 }
 
@@ -47,8 +47,8 @@ export class SiteOfferController {
   ) {}
 
   @Get()
-  @UseGuards(SiteTokenGuard)
-  @ApiSecurity('site-token')
+  @SiteTokenAuth()
+  @ApiOperation({ summary: 'The site’s terms for its middleware: prices, network, asset and pay-to' })
   @ApiResponse({ status: 200, type: SiteOfferView, description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.' })
   async offer(@CurrentSite() site: SiteWithPayout, @Req() request: FastifyRequest): Promise<SiteOfferView> {
     const pricing = await this.pricing.view(site);

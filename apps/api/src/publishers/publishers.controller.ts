@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Headers, HttpCode, Patch, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { PublisherAuthGuard } from '../auth/guards';
+import { Body, Controller, Get, Headers, HttpCode, Patch, Post } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { PublisherAuth } from '../auth/authenticated';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
@@ -16,6 +16,7 @@ export class PublishersController {
   @Post('register')
   @NoStore()
   @LimitPerIp(5)
+  @ApiOperation({ summary: 'Create a publisher account and its first API key' })
   @ApiResponse({ status: 201, type: RegisteredPublisherView, description: 'The API key is shown only here.' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
   register(@Body() body: RegisterPublisherDto): Promise<RegisteredPublisherView> {
@@ -26,15 +27,17 @@ export class PublishersController {
   @NoStore()
   @HttpCode(200)
   @LimitPerIp(5)
+  @ApiOperation({ summary: 'Log in with email and password: a new API key' })
   @ApiResponse({ status: 200, type: ApiKeyView, description: 'Logging in rotates the API key: the previous one stops working.' })
+  @ApiResponse({ status: 401, description: 'Invalid email or password' })
   login(@Body() body: LoginDto): Promise<ApiKeyView> {
     return this.publishers.login(body);
   }
 
   @Get('me')
   @NoStore()
-  @UseGuards(PublisherAuthGuard)
-  @ApiBearerAuth()
+  @PublisherAuth()
+  @ApiOperation({ summary: 'Your publisher account' })
   @ApiResponse({ status: 200, type: PublisherView })
   me(@CurrentPublisher() publisher: Publisher): PublisherView {
     return publisherView(publisher);
@@ -42,10 +45,11 @@ export class PublishersController {
 
   @Patch('me')
   @NoStore()
-  @UseGuards(PublisherAuthGuard)
-  @ApiBearerAuth()
+  @PublisherAuth()
+  @ApiOperation({ summary: 'Change your name or payout address' })
   @ApiHeader({ name: 'X-Confirm-Password', required: false, description: 'Required when payout_address changes' })
   @ApiResponse({ status: 200, type: PublisherView })
+  @ApiResponse({ status: 401, description: 'Missing or invalid API key, or payout_address changes without the right X-Confirm-Password' })
   update(
     @CurrentPublisher() publisher: Publisher,
     @Body() body: UpdatePublisherDto,
@@ -57,8 +61,8 @@ export class PublishersController {
   @Post('me/api-key/rotate')
   @NoStore()
   @HttpCode(200)
-  @UseGuards(PublisherAuthGuard)
-  @ApiBearerAuth()
+  @PublisherAuth()
+  @ApiOperation({ summary: 'Rotate your API key: the previous one stops working' })
   @ApiResponse({ status: 200, type: ApiKeyView })
   rotateApiKey(@CurrentPublisher() publisher: Publisher): Promise<ApiKeyView> {
     return this.publishers.rotateApiKey(publisher);

@@ -32,11 +32,12 @@ export class LoginDto {
 }
 
 export class UpdatePublisherDto {
-  @ApiPropertyOptional({ maxLength: 200, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
   @IsOptional() @IsString() @MaxLength(200)
   name?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
     description: 'EVM address that receives payments. Changing it requires the X-Confirm-Password header. null clears it.',
     example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
     nullable: true,

@@ -1,11 +1,25 @@
-import { Throttle } from '@nestjs/throttler';
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
+import { SkipThrottle, Throttle } from '@nestjs/throttler';
+import { RATE_LIMIT_EXTENSION, type RateLimitDoc } from '../openapi/standard-answers';
 import { trackByCredential, trackByGate, trackByIp } from './trackers';
 
 const MINUTE = 60_000;
 
 /** The spec's limits table; everything not named here gets the default, 100/min per credential. */
 export const DEFAULT_LIMIT = { limit: 100, ttl: MINUTE };
-export const LimitPerIp = (limit: number) => Throttle({ default: { limit, ttl: MINUTE, getTracker: trackByIp } });
+export const DEFAULT_LIMIT_DOC: RateLimitDoc = { limit: DEFAULT_LIMIT.limit, window_seconds: MINUTE / 1000, per: 'credential' };
+
+/** Each limit also documents itself on the route (the OpenAPI document's 429 and `x-rate-limit`). */
+const limitPer = (per: RateLimitDoc['per'], getTracker: typeof trackByIp) => (limit: number) =>
+  applyDecorators(
+    Throttle({ default: { limit, ttl: MINUTE, getTracker } }),
+    ApiExtension(RATE_LIMIT_EXTENSION, { limit, window_seconds: MINUTE / 1000, per } satisfies RateLimitDoc),
+  );
+
+export const LimitPerIp = limitPer('ip', trackByIp);
 /** For routes whose guard checks the site token: counted per site, as any route per its credential. */
-export const LimitPerSiteToken = (limit: number) => Throttle({ default: { limit, ttl: MINUTE, getTracker: trackByCredential } });
-export const LimitPerGate = (limit: number) => Throttle({ default: { limit, ttl: MINUTE, getTracker: trackByGate } });
+export const LimitPerSiteToken = limitPer('credential', trackByCredential);
+export const LimitPerGate = limitPer('gate', trackByGate);
+/** A route no limit applies to (health checks). */
+export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));

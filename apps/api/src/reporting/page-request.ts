@@ -46,6 +46,6 @@ function readCursor(text: string | undefined, problems: ValidationItem[]): Curso
 export const ApiPageQueries = () =>
   applyDecorators(
     ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } }),
-    ApiQuery({ name: 'cursor', required: false, description: 'next_cursor of the previous page; omit for the newest page.' }),
+    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' }, description: 'next_cursor of the previous page; omit for the newest page.' }),
     ApiResponse({ status: 422, description: 'Bad limit or cursor: `detail` is a list of {loc, msg, type, input?, ctx?}' }),
   );

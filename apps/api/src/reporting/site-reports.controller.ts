@@ -1,8 +1,9 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { PublisherAuthGuard } from '../auth/guards';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { PublisherAuth } from '../auth/authenticated';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
+import { ApiSiteIdParam } from '../sites/site-id.param';
 import { SitesService } from '../sites/sites.service';
 import { MAX_RANGE_DAYS, parseDateRange } from './date-range';
 import { ApiPageQueries, parsePageRequest } from './page-request';
@@ -15,8 +16,9 @@ import { SiteStatsService } from './site-stats.service';
 const DATE_QUERY = 'A date (YYYY-MM-DD) or an ISO 8601 date-time, taken as its UTC day.';
 
 @ApiTags('reporting')
-@ApiBearerAuth()
-@UseGuards(PublisherAuthGuard)
+@PublisherAuth()
+@ApiSiteIdParam()
+@ApiResponse({ status: 404, description: 'Site not found (or not yours)' })
 @Controller('sites/:site_id')
 export class SiteReportsController {
   constructor(
@@ -26,10 +28,10 @@ export class SiteReportsController {
   ) {}
 
   @Get('stats')
-  @ApiQuery({ name: 'from', required: false, description: `${DATE_QUERY} Default: 29 days before to.` })
-  @ApiQuery({ name: 'to', required: false, description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.` })
+  @ApiOperation({ summary: 'Revenue, gates and top paths and agents of a site over whole UTC days' })
+  @ApiQuery({ name: 'from', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Default: 29 days before to.` })
+  @ApiQuery({ name: 'to', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.` })
   @ApiResponse({ status: 200, type: SiteStatsView, description: 'Revenue and gates of the site over whole UTC days.' })
-  @ApiResponse({ status: 404, description: 'Site not found' })
   @ApiResponse({ status: 422, description: 'Bad from or to, to before from, or a range over 366 days.' })
   async stats(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Query('from') from: unknown, @Query('to') to: unknown): Promise<SiteStatsView> {
     const site = await this.sites.owned(publisher, siteId);
@@ -37,9 +39,9 @@ export class SiteReportsController {
   }
 
   @Get('payments')
+  @ApiOperation({ summary: 'Confirmed payments to a site, newest first' })
   @ApiPageQueries()
   @ApiResponse({ status: 200, type: SitePaymentPageView, description: 'Confirmed payments to the site, newest first.' })
-  @ApiResponse({ status: 404, description: 'Site not found' })
   async payments(
     @CurrentPublisher() publisher: Publisher,
     @Param('site_id') siteId: string,

@@ -23,7 +23,7 @@ export class UpdateSiteDto {
   @Optional() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
   domain?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
   @IsOptional() @IsString() @MaxLength(200)
   name?: string | null;
 }
@@ -46,7 +46,7 @@ export class SiteView {
   @ApiProperty() domain!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
   @ApiProperty({ example: '0.005' }) default_price_usd!: string;
-  @ApiProperty() rules_count!: number;
+  @ApiProperty({ type: 'integer' }) rules_count!: number;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }

@@ -1,0 +1,25 @@
+import { applyDecorators, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiSecurity, type SecuritySchemeObject } from '@nestjs/swagger';
+import { PublisherAuthGuard, SiteTokenGuard, WalletGuard } from './guards';
+
+/*
+ * A route's guard and its OpenAPI security requirement come from one decorator, so the document
+ * names a credential (and its 401) exactly where a guard checks one.
+ */
+export const PublisherAuth = () => applyDecorators(UseGuards(PublisherAuthGuard), ApiBearerAuth('bearer'));
+export const SiteTokenAuth = () => applyDecorators(UseGuards(SiteTokenGuard), ApiSecurity('site-token'));
+export const WalletAuth = () => applyDecorators(UseGuards(WalletGuard), ApiSecurity('wallet'));
+
+export const SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = {
+  // An opaque key, not a JWT: no bearerFormat.
+  bearer: { type: 'http', scheme: 'bearer', description: 'Publisher API key: `Authorization: Bearer xk_pub_…`' },
+  'site-token': { type: 'apiKey', in: 'header', name: 'X-Site-Token', description: 'Site token: st_…' },
+  wallet: { type: 'apiKey', in: 'header', name: 'X-Wallet-Address', description: 'Agent wallet: 0x + 40 hex. A lookup key, not a proof of ownership.' },
+};
+
+/** What each guard answers 401 for. */
+export const UNAUTHORIZED: Record<string, string> = {
+  bearer: 'Missing Authorization header, or not a valid publisher API key',
+  'site-token': 'Missing X-Site-Token header, or not a valid site token',
+  wallet: 'Missing X-Wallet-Address header, or not 0x followed by 40 hexadecimal characters',
+};

@@ -35,7 +35,7 @@ import { botPolicyProblems, classifyVisitor, type BotAction, type BotPolicy } fr
 import { PASS, respondJson, type Decision } from './decision';
 import { createGateCounter } from './gate-counts';
 import { buildPayJson } from './pay-json';
-import { crawlerPrice, headerValue, presentedToken, type HeaderRecord } from './request-headers';
+import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
 import { runtimeHmacSha256 } from './runtime-hmac';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
@@ -134,13 +134,14 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path, hmac }).valid;
   }
 
-  function classify(request: CrawlgateRequest, token: string | undefined): Visitor {
+  /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
+  function classify(request: CrawlgateRequest, headers: HeaderRecord, token: string | undefined): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
-    const visitor = classifyVisitor(headerValue(request.headers, 'user-agent'), options.policy);
+    const visitor = classifyVisitor(headerValue(headers, 'user-agent'), options.policy);
     if (visitor.kind === 'bot') return { kind: 'bot', name: visitor.name, action: visitor.action };
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
-    const agent = verdict === true || token !== undefined || hasPaymentHeader(request.headers);
+    const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
     return agent ? { kind: 'bot', name: 'unlisted agent', action: 'charge' } : { kind: 'person' };
   }
 
@@ -169,9 +170,9 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...headers });
   }
 
-  async function charge(request: CrawlgateRequest, route: Route, terms: SiteTerms, micros: bigint): Promise<Decision> {
-    const maxPrice = crawlerPrice(request.headers, 'crawler-max-price');
-    const exactPrice = crawlerPrice(request.headers, 'crawler-exact-price');
+  async function charge(request: CrawlgateRequest, headers: HeaderRecord, route: Route, terms: SiteTerms, micros: bigint): Promise<Decision> {
+    const maxPrice = crawlerPrice(headers, 'crawler-max-price');
+    const exactPrice = crawlerPrice(headers, 'crawler-exact-price');
     if (maxPrice === undefined || exactPrice === undefined) {
       const detail = 'crawler-max-price and crawler-exact-price must read like "USD 0.01"';
       return respondJson(400, { detail }, { 'crawler-error': detail });
@@ -189,7 +190,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'The price is above crawler-max-price' });
     if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'crawler-exact-price is not the price' });
 
-    const payment = presentedPayment(request.headers);
+    const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
     if (!payment.ok) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
@@ -280,16 +281,17 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     }
     if (isAlwaysFreeRoute(route)) return PASS;
 
-    const token = presentedToken(request.headers);
+    const headers = lowerCaseHeaders(request.headers);
+    const token = presentedToken(headers);
     if (token !== undefined && tokenOpens(token, route.path)) return PASS;
 
-    const visitor = classify(request, token);
+    const visitor = classify(request, headers, token);
     if (visitor.kind === 'person' || visitor.action === 'allow') return PASS;
     if (visitor.action === 'block') return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
     if (!terms) return notLoaded();
     const micros = priceRoute(terms.prices, route, request.routing ?? routing);
     if (micros === 0n) return PASS;
-    return charge(request, route, terms, micros);
+    return charge(request, headers, route, terms, micros);
   }
 
   return {

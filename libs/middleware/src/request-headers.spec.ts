@@ -1,5 +1,5 @@
 import { signAccessToken } from '@crawlgate/core';
-import { crawlerPrice, headerValue, presentedToken } from './request-headers';
+import { crawlerPrice, headersOfFetch, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 
 describe('request headers', () => {
   it('reads the first value of a header whatever the case of its name', () => {
@@ -32,4 +32,31 @@ describe('request headers', () => {
     expect(crawlerPrice({}, 'crawler-max-price')).toBeNull();
     expect(crawlerPrice({ 'crawler-exact-price': 'USD 2' }, 'crawler-exact-price')).toBe(-1n);
   });
+
+  it('reads a record made lower-case once exactly as it reads the record itself, whatever its spellings', () => {
+    const records: HeaderRecord[] = [
+      { 'user-agent': 'a', 'x-payment': ['p1', 'p2'] },
+      { 'User-Agent': 'a', 'user-agent': 'b' },
+      { 'user-agent': 'b', 'User-Agent': 'a' },
+      { 'User-Agent': 'a', 'USER-AGENT': 'c' },
+      { 'user-agent': undefined, 'User-Agent': 'a' },
+      { 'User-Agent': 'a', 'user-agent': undefined },
+      { 'X-Crawlgate-Token': 't', authorization: '' },
+      {},
+    ];
+    const names = ['user-agent', 'x-payment', 'x-crawlgate-token', 'authorization', 'payment-signature', 'crawler-max-price'];
+    for (const record of records) {
+      const once = lowerCaseHeaders(record);
+      expect(lowerCaseHeaders(once)).toBe(once);
+      for (const name of names) expect([record, name, headerValue(once, name)]).toEqual([record, name, headerValue(record, name)]);
+    }
+  });
+
+  it('reads a fetch Headers as the record Object.fromEntries made of it', () => {
+    const headers = new Headers([['User-Agent', 'GPTBot/1.0'], ['X-Payment', 'a'], ['x-payment', 'b'], ['Accept', 'text/html']]);
+    const record = headersOfFetch(headers);
+    expect(Object.entries(record)).toEqual(Object.entries(Object.fromEntries(headers)));
+    for (const name of ['user-agent', 'x-payment', 'accept', 'authorization']) expect(headerValue(record, name)).toBe(headerValue(Object.fromEntries(headers), name));
+  });
 });
+

@@ -7,11 +7,39 @@ import { MAX_PRICE_MICROS, parsePriceUsd, peekAccessTokenPayload } from '@crawlg
 
 export type HeaderRecord = Record<string, string | string[] | undefined>;
 
+/** Marks a record whose names are all lower-case: headerValue reads it with no scan of its names. */
+const LOWER_CASE_NAMES = Symbol('crawlgate: lower-case header names');
+type Marked = HeaderRecord & { [LOWER_CASE_NAMES]?: true };
+
+/**
+ * The headers under lower-case names, read as headerValue reads them (the lower-case name's value,
+ * else the last other spelling's), made once per request: every later lookup is then one property
+ * read, where each header absent from a hand-built record would cost a scan of all its names.
+ */
+export function lowerCaseHeaders(headers: HeaderRecord): HeaderRecord {
+  if ((headers as Marked)[LOWER_CASE_NAMES]) return headers;
+  const record: Marked = { [LOWER_CASE_NAMES]: true };
+  for (const key of Object.keys(headers)) {
+    const lower = key.toLowerCase();
+    if (lower === key || headers[lower] === undefined) record[lower] = headers[key];
+  }
+  return record;
+}
+
+/** A fetch Headers as a record for the gate (its names are lower-case already). */
+export function headersOfFetch(headers: Headers): HeaderRecord {
+  const record: Marked = { [LOWER_CASE_NAMES]: true };
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}
+
 /** The first value of a header, case-insensitively; undefined when absent or empty. */
 export function headerValue(headers: HeaderRecord, name: string): string | undefined {
   const wanted = name.toLowerCase();
   let value = headers[wanted];
-  if (value === undefined) {
+  if (value === undefined && !(headers as Marked)[LOWER_CASE_NAMES]) {
     // Node lower-cases names, but a hand-built record may not.
     for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) value = headers[key];
   }

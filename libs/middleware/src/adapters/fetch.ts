@@ -11,6 +11,7 @@
  */
 
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
+import { headersOfFetch } from '../request-headers';
 
 export type CrawlgateFetchResult =
   | { response: Response; headers?: undefined }
@@ -26,7 +27,7 @@ export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<Cra
 export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
   const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
-    const decision = await gate.handle({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), ip });
+    const decision = await gate.handle({ method: request.method, url: request.url, headers: headersOfFetch(request.headers), ip });
     if (decision.kind === 'respond') return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
     return { headers: new Headers(decision.kind === 'pass-after-payment' ? decision.headers : {}) };
   };

@@ -7,6 +7,7 @@ import { createChainContext, type ChainContext } from '../../apps/api/src/chain/
 import { loadConfig } from '../../apps/api/src/config/config';
 import { openDatabase } from '../../apps/api/src/db/database';
 import { migrate } from '../../apps/api/src/db/migrator';
+import { builtApiServer } from './built-api-server';
 import { startChild } from './child';
 import { SERVER_CPU } from './pinning';
 
@@ -93,10 +94,10 @@ export async function startBenchApi(): Promise<InProcessBenchApi> {
   };
 }
 
-/** The real API on `stack` in a process of its own (api-server.ts), pinned to the server's CPU. */
+/** The real API on `stack` in a process of its own (api-server.ts, built as for `npm start`), pinned to the server's CPU. */
 export async function startBenchApiProcess(stack: BenchStack, nodeArgs: string[] = []): Promise<BenchApi> {
   const { close: _close, ...settings } = stack;
-  const child = startChild('api-server.ts', { cpu: SERVER_CPU, nodeArgs, env: { BENCH_STACK: JSON.stringify(settings) } });
+  const child = startChild(await builtApiServer(), { cpu: SERVER_CPU, nodeArgs, env: { BENCH_STACK: JSON.stringify(settings) } });
   const port = Number(await child.readLine());
   return { ...apiClient(`http://127.0.0.1:${port}`, stack), pid: child.pid, close: () => child.close() };
 }

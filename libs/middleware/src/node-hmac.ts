@@ -5,6 +5,6 @@
  */
 
 import { createHmac } from 'node:crypto';
-import { hmacOf } from './runtime-hmac';
+import { hmacOf } from '@crawlgate/core';
 
 export const nodeHmacSha256 = hmacOf(createHmac);

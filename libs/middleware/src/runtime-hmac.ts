@@ -6,14 +6,7 @@
  * answer process.getBuiltinModule('node:crypto'); a runtime without it gets core's pure-JS HMAC.
  */
 
-import { hmacSha256, type HmacSha256 } from '@crawlgate/core';
-
-type CreateHmac = (algorithm: 'sha256', key: string) => { update(data: string): { digest(): Uint8Array } };
-
-/** HMAC-SHA256 through a node:crypto-compatible createHmac. */
-export function hmacOf(createHmac: CreateHmac): HmacSha256 {
-  return (secret, message) => createHmac('sha256', secret).update(message).digest();
-}
+import { hmacOf, hmacSha256, type CreateHmac, type HmacSha256 } from '@crawlgate/core';
 
 /** node:crypto's HMAC when the runtime hands out node:crypto without an import, else core's pure-JS one. */
 export function runtimeHmacSha256(): HmacSha256 {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { peekAccessTokenPayload, signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
+import { nodeHmacSha256 } from '../crypto/node-hmac';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { SiteSecretsService } from '../sites/site-secrets.service';
@@ -48,7 +49,7 @@ export class AccessTokenService {
     const kid = peekAccessTokenPayload(token)?.kid;
     const secrets = (await this.secrets.usable(siteId, site.secretsVersion)).filter((secret) => secret.kid === kid).map((secret) => secret.secret);
     // No secret with that kid: still run the check (it reports malformed or bad_signature).
-    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url });
+    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url, hmac: nodeHmacSha256 });
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {
@@ -56,7 +57,7 @@ export class AccessTokenService {
   }
 
   private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {
-    const token = signAccessToken({ gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp }, secret.secret);
+    const token = signAccessToken({ gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp }, secret.secret, nodeHmacSha256);
     return { token, kid: secret.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
   }
 }

@@ -14,6 +14,7 @@ import {
 import type { SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
+import { nodeHmacSha256 } from '../crypto/node-hmac';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
@@ -72,7 +73,7 @@ export class GatesService {
       iat: now,
       exp: now + this.config.gateTtlSeconds,
     };
-    const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret);
+    const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret, nodeHmacSha256);
     this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
     const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });
@@ -87,7 +88,7 @@ export class GatesService {
     const terms = readGate(id);
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase()) throw notFound(GATE_NOT_FOUND);
     const secrets = (await this.secrets.usable(terms.siteId).catch(() => [])).map((secret) => secret.secret);
-    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId });
+    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId, hmac: nodeHmacSha256 });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
     const payment = await this.db.prisma.payment.findUnique({ where: { gateId: terms.ref } });
     // Expired, yet paid or being paid: the payer may still ask for its result.

@@ -8,6 +8,8 @@ export interface Measurement {
   name: string;
   opsPerSecond: number;
   nsPerOp: number;
+  /** CPU time of the process per operation (measureSync only): on a shared machine, wall time also counts waiting for a core. */
+  cpuNsPerOp?: number;
 }
 
 export async function measure(name: string, op: () => unknown, { durationMs = 1500, batch = 1000 } = {}): Promise<Measurement> {
@@ -29,6 +31,7 @@ export async function measure(name: string, op: () => unknown, { durationMs = 15
 export function measureSync(name: string, op: () => unknown, { durationMs = 1500, batch = 1000 } = {}): Measurement {
   for (let i = 0; i < batch * 5; i++) op();
   let ops = 0;
+  const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(durationMs) * 1_000_000n;
   let now = started;
@@ -37,8 +40,9 @@ export function measureSync(name: string, op: () => unknown, { durationMs = 1500
     ops += batch;
     now = process.hrtime.bigint();
   }
+  const cpu = process.cpuUsage(cpuBefore);
   const seconds = Number(now - started) / 1e9;
-  return { name, opsPerSecond: ops / seconds, nsPerOp: (seconds * 1e9) / ops };
+  return { name, opsPerSecond: ops / seconds, nsPerOp: (seconds * 1e9) / ops, cpuNsPerOp: ((cpu.user + cpu.system) * 1000) / ops };
 }
 
 export const format = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -64,7 +64,7 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string, hma
 
 /**
  * Checks, in order: malformed, bad_signature, expired (now >= exp), wrong_site, wrong_path
- * (only when opts.url is given).
+ * (only when opts.path or opts.url is given; path wins when both are).
  */
 export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions): TokenCheck {
   const parts = split(token);

@@ -16,3 +16,11 @@ export {
   type Visitor,
 } from './bots';
 export { buildPayJson, type PayJson } from './pay-json';
+export {
+  buildRslDocument,
+  DEFAULT_LICENSE_PATH,
+  RSL_MEDIA_TYPE,
+  type LicensingOptions,
+  type UsagePreferences,
+} from './license';
+export { robotsTxt, type RobotsTxtSignals } from './robots';

@@ -55,7 +55,7 @@ describe('buildPayJson', () => {
         token_ttl_seconds: 1800,
       },
       api: 'https://api.crawlgate.example',
-      free_paths: ['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico'],
+      free_paths: ['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico', '/llms.txt'],
     });
   });
 

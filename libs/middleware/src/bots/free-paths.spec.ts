@@ -17,6 +17,7 @@ describe('isAlwaysFreePath', () => {
     '/security.txt',
     '/favicon.ico',
     '/favicon.ico?v=3',
+    '/llms.txt',
     'https://example.com/robots.txt',
     '//robots.txt',
     '/%2Ewell-known/pay.json',
@@ -29,6 +30,11 @@ describe('isAlwaysFreePath', () => {
     '/article',
     '/robots.txt/x',
     '/ROBOTS.TXT',
+    '/LLMS.TXT',
+    '/llms.txt/',
+    '/llms.txt;x',
+    '/llms-full.txt',
+    '/blog/llms.txt',
     '/blog/robots.txt',
     '/sitemap.xml.gz',
     '/sitemaps/posts.xml',
@@ -50,6 +56,6 @@ describe('isAlwaysFreePath', () => {
   });
 
   it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico']);
+    expect(ALWAYS_FREE_PATHS).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico', '/llms.txt']);
   });
 });

@@ -1,7 +1,7 @@
 /*
  * Paths no bot ever pays for: how a site describes itself to crawlers (robots.txt, sitemaps),
  * the /.well-known/ documents (security.txt, pay.json: a bot must be able to read the prices
- * before paying), and the favicon. As with Cloudflare's pay per crawl, charging for these would
+ * before paying), llms.txt (the index a site offers agents) and the favicon. As with Cloudflare's pay per crawl, charging for these would
  * only make bots blind to the rules.
  */
 
@@ -15,9 +15,11 @@ export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/.well-known/**',
   '/security.txt',
   '/favicon.ico',
+  '/llms.txt',
 ]);
 
-const FREE_FILES = new Set(['/robots.txt', '/security.txt', '/favicon.ico']);
+// llms.txt: the Markdown index a site offers agents (llmstxt.org), like a sitemap.
+const FREE_FILES = new Set(['/robots.txt', '/security.txt', '/favicon.ico', '/llms.txt']);
 // sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml.
 const SITEMAP = /^\/(?:wp-)?sitemap[^/]*\.xml$/;
 const WELL_KNOWN = '/.well-known/';

@@ -1,0 +1,291 @@
+import type { SiteOffer } from '@crawlgate/core';
+import { buildRslDocument, createLicensing, rslPattern } from './license';
+
+/*
+ * RSL 1.0 publishes no XML schema (none at rslstandard.org nor in github.com/rslstandard/rsl), so
+ * the document is checked against the specification's element tables (rslstandard.org/rsl: which
+ * element may hold which, required attributes, the payment types, the usage vocabulary, ISO 4217
+ * amounts) by the small checker below, and the checker against the specification's own examples.
+ */
+
+interface XmlElement {
+  name: string;
+  attributes: Record<string, string>;
+  children: XmlElement[];
+  text: string;
+}
+
+/** A strict reader for the XML we emit: elements, attributes, text, the declaration. Throws on anything malformed. */
+function parseXml(xml: string): XmlElement {
+  let at = 0;
+  const fail = (why: string): never => {
+    throw new Error(`${why} at ${at}: ${JSON.stringify(xml.slice(at, at + 30))}`);
+  };
+  const unescape = (text: string) => {
+    if (/&(?!(?:amp|lt|gt|quot|apos);)/.test(text)) fail('bad entity');
+    return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  };
+  const declaration = /^<\?xml version="1\.0" encoding="UTF-8"\?>\s*/i.exec(xml);
+  if (declaration) at = declaration[0].length;
+  function element(): XmlElement {
+    const open = /^<([A-Za-z][\w.-]*)((?:\s+[A-Za-z][\w:.-]*\s*=\s*"[^"<]*")*)\s*(\/?)>/.exec(xml.slice(at)) ?? fail('expected a start tag');
+    at += open[0].length;
+    const attributes: Record<string, string> = {};
+    for (const [, name, value] of open[2].matchAll(/([A-Za-z][\w:.-]*)\s*=\s*"([^"]*)"/g)) {
+      if (name in attributes) fail(`duplicate attribute ${name}`);
+      attributes[name] = unescape(value);
+    }
+    const node: XmlElement = { name: open[1], attributes, children: [], text: '' };
+    if (open[3] === '/') return node;
+    for (;;) {
+      const text = /^[^<]*/.exec(xml.slice(at))![0];
+      node.text += unescape(text);
+      at += text.length;
+      if (xml.startsWith(`</${node.name}>`, at)) {
+        at += node.name.length + 3;
+        return node;
+      }
+      if (xml.startsWith('</', at)) fail(`mismatched end tag in <${node.name}>`);
+      node.children.push(element());
+    }
+  }
+  const root = element();
+  if (xml.slice(at).trim() !== '') fail('content after the root element');
+  return root;
+}
+
+const CHILDREN: Record<string, readonly string[]> = {
+  rsl: ['content'],
+  content: ['license', 'schema', 'copyright', 'terms'],
+  license: ['permits', 'prohibits', 'payment', 'legal'],
+  payment: ['standard', 'custom', 'amount'],
+};
+const PAYMENT_TYPES = ['purchase', 'subscription', 'training', 'crawl', 'inference', 'attribution', 'free'];
+const USAGE = ['all', 'ai-all', 'ai-train', 'ai-input', 'ai-index', 'search'];
+
+/** The problems of an RSL 1.0 document, by the specification's element tables; [] when it conforms. */
+function rslProblems(xml: string): string[] {
+  const problems: string[] = [];
+  const root = parseXml(xml);
+  if (root.name !== 'rsl') problems.push(`root is <${root.name}>`);
+  if (root.attributes.xmlns !== 'https://rslstandard.org/rsl') problems.push('xmlns is not https://rslstandard.org/rsl');
+  if (!root.children.some((child) => child.name === 'content')) problems.push('no <content>');
+  const visit = (node: XmlElement) => {
+    const allowed = CHILDREN[node.name];
+    for (const child of node.children) {
+      if (!allowed?.includes(child.name)) problems.push(`<${child.name}> inside <${node.name}>`);
+      visit(child);
+    }
+    switch (node.name) {
+      case 'content':
+        if (!node.attributes.url) problems.push('<content> without url');
+        if (!node.children.some((child) => child.name === 'license')) problems.push('<content> without <license>');
+        break;
+      case 'permits':
+      case 'prohibits':
+        if (!['usage', 'user', 'geo'].includes(node.attributes.type)) problems.push(`<${node.name}> type ${node.attributes.type}`);
+        if (node.attributes.type === 'usage') for (const token of node.text.trim().split(/[\s,]+/)) if (!USAGE.includes(token)) problems.push(`usage ${token}`);
+        break;
+      case 'payment':
+        if (node.attributes.type !== undefined && !PAYMENT_TYPES.includes(node.attributes.type)) problems.push(`payment type ${node.attributes.type}`);
+        if (node.attributes.type !== 'free' && node.attributes.type !== undefined && node.children.length === 0) problems.push('a paid <payment> with no <amount>, <standard> or <custom>');
+        break;
+      case 'amount':
+        if (!/^[A-Z]{3}$/.test(node.attributes.currency ?? '')) problems.push('<amount> without an ISO 4217 currency');
+        if (!/^\d+(?:\.\d+)?$/.test(node.text.trim())) problems.push(`<amount> ${node.text}`);
+        break;
+      case 'terms':
+      case 'schema':
+      case 'standard':
+      case 'custom':
+        if (!/^https?:\/\/\S+$/.test(node.text.trim())) problems.push(`<${node.name}> is not a URL`);
+        break;
+    }
+  };
+  visit(root);
+  return problems;
+}
+
+// Examples from the RSL documentation (rslstandard.org: the Crawler Authorization Protocol guide; the
+// specification's <payment>/<amount> and <permits>/<prohibits> tables, as the RSL guides show them).
+const SPEC_EXAMPLES = [
+  `<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/" server="https://api.rslcollective.org">
+    <license>
+      <permits type="usage">all</permits>
+    </license>
+  </content>
+</rsl>`,
+  `<?xml version="1.0" encoding="UTF-8"?>
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="https://example.com/news/*" lastmod="2026-03-27T15:00:00Z">
+    <terms>https://example.com/licensing-terms</terms>
+    <license>
+      <permits type="usage">ai-input ai-index</permits>
+      <prohibits type="usage">ai-train</prohibits>
+      <payment type="crawl">
+        <amount currency="USD">0.001</amount>
+      </payment>
+    </license>
+  </content>
+  <content url="/open/">
+    <license>
+      <permits type="usage">all</permits>
+      <payment type="free"/>
+    </license>
+  </content>
+</rsl>`,
+];
+
+const offer = (overrides: Partial<SiteOffer> = {}): SiteOffer =>
+  ({
+    site_id: 'site_1',
+    domain: 'news.example.com',
+    default_price_usd: '0.01',
+    rules: [
+      { path: '/premium/*', price_usd: '0.5' },
+      { path: '/free/*', price_usd: '0' },
+      { path: '/about', price_usd: '0.002' },
+    ],
+    pricing_version: 3,
+    ...overrides,
+  }) as SiteOffer;
+
+describe('the RSL checker', () => {
+  it.each(SPEC_EXAMPLES.map((xml, i) => [i, xml]))('accepts the specification example %i', (_i, xml) => {
+    expect(rslProblems(xml)).toEqual([]);
+  });
+
+  it.each([
+    ['another namespace', SPEC_EXAMPLES[1].replace('https://rslstandard.org/rsl', 'https://example.com/rsl'), 'xmlns'],
+    ['an unknown payment type', SPEC_EXAMPLES[1].replace('type="crawl"', 'type="per-crawl"'), 'payment type'],
+    ['an amount without currency', SPEC_EXAMPLES[1].replace(' currency="USD"', ''), 'ISO 4217'],
+    ['an amount that is not a number', SPEC_EXAMPLES[1].replace('>0.001<', '>$0.001<'), '<amount>'],
+    ['a usage outside the vocabulary', SPEC_EXAMPLES[1].replace('ai-train<', 'training<'), 'usage training'],
+    ['<payment> outside <license>', SPEC_EXAMPLES[0].replace('<license>', '<payment type="free"/><license>'), '<payment> inside <content>'],
+    ['<content> without url', SPEC_EXAMPLES[0].replace(' url="/"', ''), 'without url'],
+  ])('rejects %s', (_name, xml, problem) => {
+    expect(rslProblems(xml).join('; ')).toContain(problem);
+  });
+
+  it('refuses malformed XML', () => {
+    expect(() => rslProblems('<rsl xmlns="https://rslstandard.org/rsl"><content url="/"></rsl>')).toThrow(/mismatched/);
+    expect(() => rslProblems('<rsl xmlns="https://rslstandard.org/rsl"><content url="/a&b"/></rsl>')).toThrow(/entity/);
+  });
+});
+
+describe('buildRslDocument', () => {
+  it('conforms to RSL 1.0 and states each rule then the default as payment type="crawl" in USD', () => {
+    const xml = buildRslDocument(offer(), { search: true, aiInput: true, aiTrain: false });
+    expect(rslProblems(xml)).toEqual([]);
+    const contents = parseXml(xml).children;
+    const read = contents.map((content) => {
+      const license = content.children.find((child) => child.name === 'license')!;
+      const payment = license.children.find((child) => child.name === 'payment')!;
+      return [content.attributes.url, payment.attributes.type, payment.children[0]?.text ?? null];
+    });
+    expect(read).toEqual([
+      ['https://news.example.com/premium/*', 'crawl', '0.5'],
+      ['https://news.example.com/free/*', 'free', null],
+      ['https://news.example.com/about$', 'crawl', '0.002'],
+      ['https://news.example.com/', 'crawl', '0.01'],
+    ]);
+    expect(xml).toContain('<permits type="usage">search ai-input</permits>');
+    expect(xml).toContain('<prohibits type="usage">ai-train</prohibits>');
+    expect(xml).toContain('<terms>https://news.example.com/.well-known/pay.json</terms>');
+  });
+
+  it('states no permits or prohibits when the publisher set no preference', () => {
+    const xml = buildRslDocument(offer());
+    expect(rslProblems(xml)).toEqual([]);
+    expect(xml).not.toMatch(/permits|prohibits/);
+  });
+
+  it('escapes what XML must, so a rule cannot inject elements', () => {
+    const xml = buildRslDocument(offer({ rules: [{ path: '/a"/><content url="/x', price_usd: '1' }, { path: '/b&c<d>', price_usd: '1' }] }));
+    expect(rslProblems(xml)).toEqual([]);
+    expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual(['https://news.example.com/a"/><content url="/x$', 'https://news.example.com/b&c<d>$', 'https://news.example.com/']);
+  });
+
+  it('writes a free default as payment type="free"', () => {
+    const xml = buildRslDocument(offer({ default_price_usd: '0', rules: [] }));
+    expect(rslProblems(xml)).toEqual([]);
+    expect(xml).toContain('<payment type="free"/>');
+  });
+});
+
+describe('rslPattern', () => {
+  it.each([
+    ['/premium/*', '/premium/*'],
+    ['/a/*/b', '/a/*/b'],
+    ['/post-?', '/post-*'],
+    ['/about', '/about$'],
+    ['/price$', '/price%24$'],
+  ])('%s reads as %s', (glob, pattern) => {
+    expect(rslPattern(glob)).toBe(pattern);
+  });
+});
+
+describe('createLicensing', () => {
+  it('serves the document at /license.xml for GET and HEAD, with its media type, and nothing else', () => {
+    const licensing = createLicensing();
+    const answer = licensing.answer('GET', '/license.xml', offer());
+    expect(answer).toMatchObject({ kind: 'respond', status: 200, headers: { 'content-type': 'application/rsl+xml; charset=utf-8' } });
+    expect(licensing.answer('HEAD', '/license.xml', offer())).toMatchObject({ status: 200 });
+    expect(licensing.answer('POST', '/license.xml', offer())).toBeUndefined();
+    expect(licensing.answer('GET', '/LICENSE.XML', offer())).toBeUndefined();
+    expect(licensing.answer('GET', '/license.xml/', offer())).toBeUndefined();
+    expect(licensing.answer('GET', '/robots.txt', offer())).toBeUndefined();
+  });
+
+  it('answers 503 while the terms have never loaded', () => {
+    expect(createLicensing().answer('GET', '/license.xml', undefined)).toMatchObject({ status: 503, headers: { 'retry-after': '30' } });
+  });
+
+  it('builds the document once per pricing version and domain', () => {
+    const licensing = createLicensing();
+    const first = licensing.document(offer());
+    expect(licensing.document(offer())).toBe(first);
+    const repriced = licensing.document(offer({ pricing_version: 4, default_price_usd: '0.02' }));
+    expect(repriced).not.toBe(first);
+    expect(repriced).toContain('<amount currency="USD">0.02</amount>');
+  });
+
+  it('links the license for 402s, and not when disabled or not loaded', () => {
+    expect(createLicensing().linkHeader(offer())).toEqual({ link: '<https://news.example.com/license.xml>; rel="license"; type="application/rsl+xml"' });
+    expect(createLicensing({ path: '/terms/rsl.xml' }).linkHeader(offer())).toEqual({ link: '<https://news.example.com/terms/rsl.xml>; rel="license"; type="application/rsl+xml"' });
+    expect(createLicensing({ path: false }).linkHeader(offer())).toEqual({});
+    expect(createLicensing({ path: false }).answer('GET', '/license.xml', offer())).toBeUndefined();
+    expect(createLicensing().linkHeader(undefined)).toEqual({});
+  });
+
+  it('serves /robots.txt only when given one, with the License and usage lines', () => {
+    expect(createLicensing().answer('GET', '/robots.txt', offer())).toBeUndefined();
+    const licensing = createLicensing({ robotsTxt: 'User-agent: *\nDisallow: /admin\n', usage: { aiTrain: false } });
+    const answer = licensing.answer('GET', '/robots.txt', offer());
+    expect(answer).toMatchObject({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    expect(answer && answer.kind === 'respond' && answer.body).toBe(
+      'License: https://news.example.com/license.xml\n\nUser-agent: *\nContent-Signal: ai-train=no\nContent-Usage: train-ai=n\nDisallow: /admin\n',
+    );
+    const early = licensing.answer('GET', '/robots.txt', undefined);
+    expect(early).toMatchObject({ status: 200, headers: { 'cache-control': 'no-store' } });
+    expect(early && early.kind === 'respond' && early.body).not.toContain('License:');
+    expect(licensing.answer('GET', '/ROBOTS.TXT', offer())).toBeUndefined();
+  });
+
+  it.each([
+    [{ path: 'license.xml' }, /licensing.path/],
+    [{ path: '/a/../license.xml' }, /licensing.path/],
+    [{ path: '/license%2Exml' }, /licensing.path/],
+    [{ path: '/license.xml;x' }, /licensing.path/],
+    [{ path: '//license.xml' }, /licensing.path/],
+    [{ path: '/li cense.xml' }, /licensing.path/],
+    [{ path: 7 }, /licensing.path/],
+    [{ usage: { aiTraining: false } }, /licensing.usage.aiTraining is unknown/],
+    [{ usage: { aiTrain: 'no' } }, /licensing.usage.aiTrain must be true or false/],
+    [{ usage: 'no-train' }, /licensing.usage must be an object/],
+    [{ robotsTxt: 'User-agent: *\nContent-Signal: ai-train=no\n', usage: { aiTrain: false } }, /already has Content-Signal/],
+  ])('refuses %j', (options, message) => {
+    expect(() => createLicensing(options as never)).toThrow(message);
+  });
+});

@@ -1,0 +1,164 @@
+/*
+ * Licensing and usage signals: the RSL 1.0 license document (rslstandard.org/rsl) generated from the
+ * site's pricing, the usage preferences the publisher sets (RSL <permits>/<prohibits>, Cloudflare's
+ * Content-Signal, IETF AIPREF Content-Usage), and the `Link: rel="license"` header on 402s.
+ *
+ * The document lives at /license.xml by default: the path the RSL specification's examples and the
+ * RSL tools use, so a crawler guessing finds it; robots.txt's `License:` line and the Link header
+ * name it anyway. Publishers whose app serves its own /license.xml pick another path or false.
+ *
+ * How our price rules read in RSL: a rule is a <content> whose url is the pattern in robots.txt's
+ * matching (RFC 9309). Our `*` stays within one path segment and `?` is one character; RFC 9309's
+ * `*` spans segments and it has no `?`, so both become `*`: the license may name a scope a little
+ * wider than the rule, never a narrower one. A pattern without wildcards ends in `$` (exact). The
+ * default price is the <content> for "/". The 402 of each request stays the price that binds.
+ */
+
+import { requestPath, type SiteOffer } from '@crawlgate/core';
+import { respondJson, type Decision } from './decision';
+import { robotsTxt } from './robots';
+
+export const RSL_NAMESPACE = 'https://rslstandard.org/rsl';
+export const RSL_MEDIA_TYPE = 'application/rsl+xml';
+export const DEFAULT_LICENSE_PATH = '/license.xml';
+const LICENSE_CACHE_SECONDS = 60;
+const ROBOTS_PATH = '/robots.txt';
+
+/** What the publisher lets crawlers do with the content; unset: no preference stated. */
+export interface UsagePreferences {
+  /** Building a search index and linking to the page. */
+  search?: boolean;
+  /** Feeding the content to an AI model as input (retrieval, grounding, answers). */
+  aiInput?: boolean;
+  /** Training or fine-tuning AI models. */
+  aiTrain?: boolean;
+}
+
+export interface LicensingOptions {
+  /** Where the gate serves the RSL license document; default "/license.xml". false: not served, and no Link header. */
+  path?: string | false;
+  /** Stated in the license (<permits>/<prohibits>), in robots.txt and in robotsTxt()'s lines. */
+  usage?: UsagePreferences;
+  /**
+   * Set this when the app serves no /robots.txt: the gate then answers GET /robots.txt itself with
+   * this text ('' for none) plus the License and usage lines (robots.ts). Unset: the app's own
+   * robots.txt is served as it is; build it with robotsTxt().
+   */
+  robotsTxt?: string;
+}
+
+export interface Licensing {
+  readonly path: string | undefined;
+  readonly usage: UsagePreferences;
+  /** The license's absolute URL on the site's domain; undefined when not served. */
+  url(offer: SiteOffer): string | undefined;
+  /** The RSL document for these terms; built once per pricing version and domain. */
+  document(offer: SiteOffer): string;
+  /** The gate's answer to GET/HEAD of the license path (and of /robots.txt when it serves it); undefined for any other request. */
+  answer(method: string, path: string, offer: SiteOffer | undefined): Decision | undefined;
+  /** The Link header naming the license, for 402 answers; empty when not served or not loaded. */
+  linkHeader(offer: SiteOffer | undefined): Record<string, string>;
+}
+
+const USAGE_KEYS: readonly (keyof UsagePreferences)[] = ['search', 'aiInput', 'aiTrain'];
+/** RSL 1.0's usage vocabulary for each preference. */
+const RSL_USAGE: Record<keyof UsagePreferences, string> = { search: 'search', aiInput: 'ai-input', aiTrain: 'ai-train' };
+/** A path the router and requestPath() read the same way: no escapes, dot segments, doubled slashes or `;`. */
+const PLAIN_PATH = /^\/(?:[A-Za-z0-9._~-]+\/?)*$/;
+
+/** Checks the options; a TypeError names what is wrong. */
+export function createLicensing(options: LicensingOptions = {}): Licensing {
+  if (typeof options !== 'object' || options === null) throw new TypeError('licensing must be an object');
+  const path = options.path === false ? undefined : (options.path ?? DEFAULT_LICENSE_PATH);
+  if (path !== undefined && (typeof path !== 'string' || !PLAIN_PATH.test(path) || /(?:^|\/)\.\.?(?:\/|$)/.test(path) || requestPath(path) !== path)) {
+    throw new TypeError(`licensing.path must be false or a plain absolute path such as "${DEFAULT_LICENSE_PATH}" (letters, digits, "._~-" and "/")`);
+  }
+  const usage = readUsage(options.usage);
+  const robotsBase = options.robotsTxt;
+  // Throws now, at start-up, for a base robotsTxt() refuses.
+  if (robotsBase !== undefined) robotsTxt(robotsBase, { usage });
+  let cached: { key: string; xml: string } | undefined;
+
+  const url = (offer: SiteOffer) => (path === undefined ? undefined : `https://${offer.domain}${path}`);
+  // Cached until the terms change: pricing_version increases with every pricing change.
+  const document = (offer: SiteOffer) => {
+    const key = `${offer.domain} ${offer.pricing_version}`;
+    if (cached?.key !== key) cached = { key, xml: buildRslDocument(offer, usage) };
+    return cached.xml;
+  };
+  return {
+    path,
+    usage,
+    url,
+    document,
+    answer(method, requested, offer) {
+      if (robotsBase !== undefined && requested === ROBOTS_PATH && (method === 'GET' || method === 'HEAD')) {
+        // Before the terms load, the usage lines alone: the License line needs the site's domain.
+        const text = robotsTxt(robotsBase, { usage, licenseUrl: offer && url(offer) });
+        return { kind: 'respond', status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': offer ? `public, max-age=${LICENSE_CACHE_SECONDS}` : 'no-store' }, body: text };
+      }
+      if (path === undefined || requested !== path || (method !== 'GET' && method !== 'HEAD')) return undefined;
+      if (!offer) return respondJson(503, { detail: "The site's license is not loaded yet; retry later" }, { 'retry-after': '30' });
+      return {
+        kind: 'respond',
+        status: 200,
+        headers: { 'content-type': `${RSL_MEDIA_TYPE}; charset=utf-8`, 'cache-control': `public, max-age=${LICENSE_CACHE_SECONDS}` },
+        body: document(offer),
+      };
+    },
+    linkHeader(offer): Record<string, string> {
+      const href = offer && url(offer);
+      return href ? { link: `<${href}>; rel="license"; type="${RSL_MEDIA_TYPE}"` } : {};
+    },
+  };
+}
+
+function readUsage(usage: unknown): UsagePreferences {
+  if (usage === undefined) return {};
+  if (typeof usage !== 'object' || usage === null) throw new TypeError('licensing.usage must be an object such as { search: true, aiInput: true, aiTrain: false }');
+  const read: UsagePreferences = {};
+  for (const [key, value] of Object.entries(usage)) {
+    if (!USAGE_KEYS.includes(key as keyof UsagePreferences)) throw new TypeError(`licensing.usage.${key} is unknown; use ${USAGE_KEYS.join(', ')}`);
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw new TypeError(`licensing.usage.${key} must be true or false`);
+    read[key as keyof UsagePreferences] = value;
+  }
+  return read;
+}
+
+/** The RSL 1.0 document of a site: one <content> per price rule in order, then the default price for "/". */
+export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
+  const origin = `https://${offer.domain}`;
+  const scopes = [...offer.rules.map((rule) => ({ url: origin + rslPattern(rule.path), price: rule.price_usd })), { url: `${origin}/`, price: offer.default_price_usd }];
+  const terms = `${origin}/.well-known/pay.json`;
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<rsl xmlns="${RSL_NAMESPACE}">`];
+  for (const scope of scopes) {
+    lines.push(`  <content url="${xmlEscape(scope.url)}">`, `    <terms>${xmlEscape(terms)}</terms>`, '    <license>', ...usageLines(usage), ...paymentLines(scope.price), '    </license>', '  </content>');
+  }
+  lines.push('</rsl>', '');
+  return lines.join('\n');
+}
+
+function usageLines(usage: UsagePreferences): string[] {
+  const tokens = (allowed: boolean) => USAGE_KEYS.filter((key) => usage[key] === allowed).map((key) => RSL_USAGE[key]);
+  const lines: string[] = [];
+  if (tokens(true).length > 0) lines.push(`      <permits type="usage">${tokens(true).join(' ')}</permits>`);
+  if (tokens(false).length > 0) lines.push(`      <prohibits type="usage">${tokens(false).join(' ')}</prohibits>`);
+  return lines;
+}
+
+function paymentLines(price: string): string[] {
+  // price_usd is the API's decimal string ("0.01"); "0" and "0.00" are free.
+  if (/^0*(?:\.0*)?$/.test(price)) return ['      <payment type="free"/>'];
+  return ['      <payment type="crawl">', `        <amount currency="USD">${xmlEscape(price)}</amount>`, '      </payment>'];
+}
+
+/** Our glob as an RFC 9309 pattern: wildcards widen to `*`, a literal `$` is escaped, an exact path ends in `$`. */
+export function rslPattern(glob: string): string {
+  const escaped = glob.replace(/\$/g, '%24').replace(/[*?]+/g, '*');
+  return escaped.includes('*') ? escaped : `${escaped}$`;
+}
+
+function xmlEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+}

@@ -105,16 +105,20 @@ export function createAgent(options: AgentOptions): Agent {
     const reservation = await budget.reserve(offer.amount);
     if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     let charged = false;
+    const markCharged = (value = true) => void (charged = value);
     try {
-      const result = mode === 'transfer' ? await payByTransfer(url, offer, retry, () => (charged = true)) : await payByAuthorization(url, offer, retry, () => (charged = true));
+      const result = mode === 'transfer' ? await payByTransfer(url, offer, retry, markCharged) : await payByAuthorization(url, offer, retry, markCharged);
       return result;
     } finally {
       await budget.settle(reservation, charged);
     }
   }
 
-  async function payByAuthorization(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: () => void) {
+  async function payByAuthorization(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: (value?: boolean) => void) {
     const [name, value] = await payer.paymentHeader(offer);
+    // Once sent, the signed authorization can be settled by whoever holds it, whatever answer we get
+    // (a settlement still pending, a dropped connection): it counts as spent unless refused outright.
+    markCharged();
     let response = await retry({ [name]: value });
     // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
     for (let attempt = 0; response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES; attempt++) {
@@ -125,11 +129,11 @@ export function createAgent(options: AgentOptions): Agent {
       | { success?: boolean; errorReason?: string; transaction?: string }
       | undefined;
     if (response.status === 402 || settlement?.success === false) {
+      markCharged(false); // the site says nothing was settled
       const body = (await response.clone().json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
       throw new PaymentFailedError(url, settlement?.errorReason ?? body?.reason ?? 'payment_refused', body?.detail ?? `the site answered ${response.status}`);
     }
-    if (response.status === 503) throw new PaymentFailedError(url, 'settlement_pending', 'the settlement was still pending after several retries; the same payment can be retried later');
-    markCharged();
+    if (response.status === 503) throw new PaymentFailedError(url, 'settlement_pending', 'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)');
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
   }

@@ -334,3 +334,41 @@ describe('paying by transfer', () => {
     expect(site.seen).toHaveLength(1);
   });
 });
+
+describe('a payment whose outcome is unknown stays counted against the budget', () => {
+  // The site holds the signed authorization: it (or its reconciler) can still settle it after the
+  // agent gave up, so freeing the reservation would let the next page be paid beyond the budget.
+  it('counts a settlement still pending after every retry, and pays no second page beyond the budget', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.writeHead(503, { 'retry-after': '0' }).end('settlement pending');
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(7); // the first page's payment, sent again on each retry; none for /two
+    expect(new Set(paymentsSent(site).map((payment) => payment.payload.authorization.nonce)).size).toBe(1);
+  }, 30_000);
+
+  it('counts a payment whose answer never came (connection dropped after the payment was sent)', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.socket?.destroy();
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toThrow();
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(1);
+  });
+
+  it('frees the reservation when the site refuses the payment outright (402)', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.writeHead(402, { 'payment-response': encodeBase64Json({ success: false, errorReason: 'invalid_exact_evm_payload_signature', transaction: '' }) }).end('{}');
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
+    expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
+  });
+});

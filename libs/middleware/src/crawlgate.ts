@@ -34,6 +34,7 @@ import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer }
 import { botPolicyProblems, classifyVisitor, type BotAction, type BotPolicy } from './bots';
 import { PASS, respondJson, type Decision } from './decision';
 import { createGateCounter } from './gate-counts';
+import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
@@ -89,6 +90,8 @@ export interface CrawlgateOptions {
   logger?: CrawlgateLogger;
   /** The fetch used for API calls; default the global one. */
   fetch?: typeof fetch;
+  /** The RSL license document, usage preferences, and /robots.txt when the app has none (license.ts). */
+  licensing?: LicensingOptions;
 }
 
 export interface Crawlgate {
@@ -124,6 +127,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
   const api: ApiClient = createApiClient({ apiUrl: options.apiUrl, siteToken: options.siteToken, timeoutMs: options.timeoutMs ?? 3000, fetch: options.fetch });
   const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), onError: warn });
+  const licensing = createLicensing(options.licensing);
   const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
 
   // A typo in the policy would otherwise charge or free bots silently, request after request.
@@ -167,7 +171,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
 
   function paymentRequired(gate: { offer: GateOffer; paymentRequired: string }, headers: Record<string, string> = {}): Decision {
     gateCounts.count();
-    return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...headers });
+    return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...licensing.linkHeader(site.current()?.offer), ...headers });
   }
 
   async function charge(request: CrawlgateRequest, headers: HeaderRecord, route: Route, terms: SiteTerms, micros: bigint): Promise<Decision> {
@@ -279,6 +283,9 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       if (!terms) return notLoaded();
       return respondJson(200, buildPayJson(terms.offer, options.apiUrl), { 'cache-control': `public, max-age=${PAY_JSON_CACHE_SECONDS}` });
     }
+    // The license document (and robots.txt if asked): the gate's own answers, never the app's, on route.path alone.
+    const licensed = licensing.answer(request.method, route.path, terms?.offer);
+    if (licensed) return licensed;
     if (isAlwaysFreeRoute(route)) return PASS;
 
     const headers = lowerCaseHeaders(request.headers);

@@ -6,12 +6,12 @@
  */
 
 import { decodeBase64Json, encodeBase64Json, type PaymentRequiredV2 } from '@crawlgate/core';
-import { request as httpRequest } from 'node:http';
 import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
 import { newWallet, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../src/crawlgate';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { content, LENIENT_FRAMEWORKS } from './support/lenient-sites';
+import { rawRequest, type Answer } from './support/raw-request';
 import type { SiteServer } from './support/site-servers';
 
 let site: GatedSite;
@@ -30,26 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => site?.close());
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-/** A raw GET: the path is sent byte for byte (fetch would resolve dot segments first). */
-function get(server: SiteServer, path: string, headers: Record<string, string>): Promise<Answer> {
-  const { hostname, port } = new URL(server.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, path, method: 'GET', headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = rawRequest;
 
 const json = (answer: Answer) => JSON.parse(answer.text) as Record<string, any>;
 const served = (answer: Answer) => answer.status === 200 && answer.text.includes('content');

@@ -96,10 +96,22 @@ export class CrawlgateModule implements OnApplicationShutdown {
     return {
       module: CrawlgateModule,
       controllers: [CrawlgatePayJsonController],
-      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(options, nodeHmacSha256) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
+      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options), nodeHmacSha256) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
       exports: [CRAWLGATE],
     };
   }
+}
+
+/**
+ * Not built on Nest yet: serving the RSL license document and robots.txt (a guard can only throw
+ * JSON, and a controller's path is fixed at compile time). Off by default here; asking for it throws.
+ */
+function withoutLicenseDocument(options: CrawlgateOptions): CrawlgateOptions {
+  const { path, robotsTxt } = options.licensing ?? {};
+  if ((path !== undefined && path !== false) || robotsTxt !== undefined) {
+    throw new TypeError('CrawlgateModule: licensing.path and licensing.robotsTxt are not supported on NestJS yet; serve the document from a controller (buildRslDocument) and set path: false');
+  }
+  return { ...options, licensing: { ...options.licensing, path: false } };
 }
 
 function urlOf(request: PlatformRequest): string {

@@ -1,4 +1,4 @@
-import { signAccessToken, type GateOffer, type PaidGate, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, randomHex32 } from '@crawlgate/core';
+import { exactAuthorization, exactPaymentV1, MAX_AUTHORIZATION_SECONDS, signAccessToken, transferWithAuthorizationTypedData, type GateOffer, type PaidGate, USDC_ABI } from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
 import type { CrawlgateOptions } from '@crawlgate/middleware';
 import { readFileSync } from 'node:fs';
@@ -185,15 +185,9 @@ function residentBytes(pid: number): number {
 }
 
 async function signPayment(account: PrivateKeyAccount, gate: GateOffer, chain: { asset: Address; chainId: number }) {
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  const authorization = { from: account.address, to: gate.pay_to as `0x${string}`, value: BigInt(gate.amount), validAfter: now - 600n, validBefore: now + 300n, nonce: randomHex32() };
-  const accepted = gate.accepts[0] as { extra?: { name?: string; version?: string } };
-  const signature = await account.signTypedData({
-    domain: { name: accepted.extra?.name, version: accepted.extra?.version, chainId: chain.chainId, verifyingContract: chain.asset },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message: authorization,
-  });
-  const payload = { signature, authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() } };
-  return { x402Version: 1, scheme: 'exact', network: gate.accepts[0].network, payload };
+  const authorization = exactAuthorization({ from: account.address, to: gate.pay_to as `0x${string}`, value: BigInt(gate.amount), validForSeconds: MAX_AUTHORIZATION_SECONDS });
+  const { name, version } = (gate.accepts[0].extra ?? {}) as { name?: string; version?: string };
+  if (!name || !version) throw new Error('the gate names no EIP-712 domain for its asset');
+  const signature = await account.signTypedData(transferWithAuthorizationTypedData({ name, version, chainId: chain.chainId, verifyingContract: chain.asset }, authorization));
+  return exactPaymentV1(gate.accepts[0].network, authorization, signature);
 }

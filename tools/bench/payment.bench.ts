@@ -1,5 +1,5 @@
 import { createAgent } from '@crawlgate/agent';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI } from '@crawlgate/core';
+import { exactAuthorization, MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI } from '@crawlgate/core';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
@@ -54,14 +54,9 @@ export async function paymentBench(): Promise<string> {
     const baseline: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const started = performance.now();
-      const now = BigInt(Math.floor(Date.now() / 1000));
-      const message = { from: payer.address, to: payer.address, value: 10_000n, validAfter: now - 600n, validBefore: now + 300n, nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as const };
-      const signature = await payer.signTypedData({
-        domain: { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc },
-        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-        primaryType: 'TransferWithAuthorization',
-        message,
-      });
+      const message = exactAuthorization({ from: payer.address, to: payer.address, value: 10_000n, validForSeconds: MAX_AUTHORIZATION_SECONDS });
+      const domain = { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc };
+      const signature = await payer.signTypedData(transferWithAuthorizationTypedData(domain, message));
       const { r, s, yParity } = parseSignature(signature);
       const hash = await chain.relayer.writeContract({
         address: chain.usdc,

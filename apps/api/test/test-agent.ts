@@ -1,5 +1,5 @@
 import { buildAuthorization, devTestClient, signAuthorization, usdcDomain, type TransferAuthorization } from '@crawlgate/devchain';
-import { USDC_ABI } from '@crawlgate/core';
+import { exactPaymentV1, MAX_AUTHORIZATION_SECONDS, USDC_ABI } from '@crawlgate/core';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
 
@@ -30,35 +30,23 @@ export interface GateOfferBody {
   accepts: { network: string; payTo: string; maxAmountRequired: string }[];
 }
 
-/** What an x402 v1 client sends in X-PAYMENT for an offer (decoded), with optional tampering. */
-export async function signPayment(
-  app: Pick<TestApp, 'chain'>,
-  wallet: PrivateKeyAccount,
-  offer: GateOfferBody,
-  tamper: Partial<TransferAuthorization> & { network?: string; signer?: PrivateKeyAccount } = {},
-) {
-  const { network, signer, ...fields } = tamper;
+export type Tamper = Partial<TransferAuthorization> & { network?: string; signer?: PrivateKeyAccount };
+
+/** An EIP-3009 authorization paying `offer`, as an x402 client signs it (valid for the longest we accept), with optional tampering. */
+export async function signOffer(app: Pick<TestApp, 'chain'>, wallet: PrivateKeyAccount, offer: GateOfferBody, tamper: Tamper = {}) {
+  const { network: _, signer, ...fields } = tamper;
   const authorization: TransferAuthorization = {
-    ...buildAuthorization({ from: wallet.address, to: offer.pay_to, value: BigInt(offer.amount), validForSeconds: 300 }),
+    ...buildAuthorization({ from: wallet.address, to: offer.pay_to, value: BigInt(offer.amount), validForSeconds: MAX_AUTHORIZATION_SECONDS }),
     ...fields,
   };
   const signature = await signAuthorization(signer ?? wallet, usdcDomain(app.chain.chainId, app.chain.usdc), authorization);
-  return {
-    x402Version: 1,
-    scheme: 'exact',
-    network: network ?? offer.accepts[0].network,
-    payload: {
-      signature,
-      authorization: {
-        from: authorization.from,
-        to: authorization.to,
-        value: authorization.value.toString(),
-        validAfter: authorization.validAfter.toString(),
-        validBefore: authorization.validBefore.toString(),
-        nonce: authorization.nonce,
-      },
-    },
-  };
+  return { authorization, signature };
+}
+
+/** What an x402 v1 client sends in X-PAYMENT for an offer (decoded), with optional tampering. */
+export async function signPayment(app: Pick<TestApp, 'chain'>, wallet: PrivateKeyAccount, offer: GateOfferBody, tamper: Tamper = {}) {
+  const { authorization, signature } = await signOffer(app, wallet, offer, tamper);
+  return exactPaymentV1(tamper.network ?? offer.accepts[0].network, authorization, signature);
 }
 
 /** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */

@@ -1,4 +1,4 @@
-import { encodeBase64Json, randomHex32, TRANSFER_WITH_AUTHORIZATION_TYPES, transferProofMessage, USDC_ABI } from '@crawlgate/core';
+import { encodeBase64Json, exactAuthorization, exactPaymentV1, exactPaymentV2, transferProofMessage, transferWithAuthorizationTypedData, USDC_ABI } from '@crawlgate/core';
 import { createPublicClient, createWalletClient, http, type Account, type Hash, type Hex, type LocalAccount, type WalletClient } from 'viem';
 import type { Offer } from './offers';
 
@@ -34,26 +34,16 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
   return {
     address,
     async paymentHeader(offer) {
-      const now = BigInt(Math.floor(Date.now() / 1000));
-      // As x402 clients do: valid from 10 minutes ago (clock skew) until the offer's timeout, but never
+      // As x402 clients do: valid from a little ago (clock skew) until the offer's timeout, but never
       // longer than our cap: a signed authorization is spendable by whoever holds it until validBefore.
-      const lifetime = BigInt(Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds));
-      const authorization = { from: address, to: offer.payTo, value: offer.amount, validAfter: now - 600n, validBefore: now + lifetime, nonce: randomHex32() };
-      const typedData = {
-        domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
-        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-        primaryType: 'TransferWithAuthorization' as const,
-        message: authorization,
-      };
+      const validForSeconds = Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds);
+      const authorization = exactAuthorization({ from: address, to: offer.payTo, value: offer.amount, validForSeconds });
+      const typedData = transferWithAuthorizationTypedData({ ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset }, authorization);
       const signature = 'transport' in account ? await (account as WalletClient).signTypedData({ ...typedData, account: signer }) : await (account as LocalAccount).signTypedData(typedData);
-      const payload = {
-        signature,
-        authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() },
-      };
       if (offer.version === 2 && offer.v2) {
-        return ['PAYMENT-SIGNATURE', encodeBase64Json({ x402Version: 2, accepted: offer.v2.accepted, resource: offer.v2.resource, payload })];
+        return ['PAYMENT-SIGNATURE', encodeBase64Json(exactPaymentV2(offer.v2.accepted, authorization, signature, { resource: offer.v2.resource }))];
       }
-      return ['X-PAYMENT', encodeBase64Json({ x402Version: 1, scheme: 'exact', network: offer.network, payload })];
+      return ['X-PAYMENT', encodeBase64Json(exactPaymentV1(offer.network, authorization, signature))];
     },
     async transfer(offer) {
       const client = wallet();

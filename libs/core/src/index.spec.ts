@@ -36,6 +36,11 @@ const CONTRACT = [
   'X402_REASONS',
   'TRANSFER_WITH_AUTHORIZATION_TYPES',
   'parsePaymentPayload',
+  'exactAuthorization',
+  'transferWithAuthorizationTypedData',
+  'exactEvmPayload',
+  'exactPaymentV1',
+  'exactPaymentV2',
   'transferProofMessage',
 ];
 

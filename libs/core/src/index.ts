@@ -12,6 +12,7 @@ export * from './transfer-proof';
 export * from './keys';
 export * from './networks';
 export * from './x402';
+export * from './exact-payment';
 export * from './payment-identifier';
 export * from './usdc-abi';
 export * from './api-errors';

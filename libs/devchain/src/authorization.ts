@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { toHex, type Address, type Hex, type LocalAccount } from 'viem';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@crawlgate/core';
+import { type Address, type Hex, type LocalAccount } from 'viem';
+import { exactAuthorization, randomHex32, TRANSFER_WITH_AUTHORIZATION_TYPES, transferWithAuthorizationTypedData, type TokenDomain, type TransferAuthorization } from '@crawlgate/core';
 import { DEFAULT_USDC_NAME, DEFAULT_USDC_VERSION } from './deploy';
 
 // Signing side of EIP-3009 for tests: what an agent's wallet does before it pays.
 
-export { TRANSFER_WITH_AUTHORIZATION_TYPES };
+export { TRANSFER_WITH_AUTHORIZATION_TYPES, type TransferAuthorization };
 
 export const RECEIVE_WITH_AUTHORIZATION_TYPES = {
   ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization,
@@ -18,21 +17,7 @@ export const CANCEL_AUTHORIZATION_TYPES = {
   ],
 } as const;
 
-export interface UsdcDomain {
-  name: string;
-  version: string;
-  chainId: number;
-  verifyingContract: Address;
-}
-
-export interface TransferAuthorization {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-}
+export type UsdcDomain = TokenDomain;
 
 /** The token's EIP-712 domain; defaults to the TestUSDC default "USD Coin" / "2". */
 export function usdcDomain(chainId: number, usdc: Address, name = DEFAULT_USDC_NAME, version = DEFAULT_USDC_VERSION): UsdcDomain {
@@ -40,30 +25,11 @@ export function usdcDomain(chainId: number, usdc: Address, name = DEFAULT_USDC_N
 }
 
 /** 32 random bytes, as x402 clients use for EIP-3009 nonces. */
-export function randomNonce(): Hex {
-  return toHex(randomBytes(32));
-}
+export const randomNonce: () => Hex = randomHex32;
 
-/**
- * An authorization shaped like an x402 client's: valid from 600 s ago until `validForSeconds`
- * from now, with a random nonce. `now` is unix seconds (default: the wall clock).
- */
-export function buildAuthorization(args: {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validForSeconds?: number;
-  now?: number;
-}): TransferAuthorization {
-  const now = BigInt(args.now ?? Math.floor(Date.now() / 1000));
-  return {
-    from: args.from,
-    to: args.to,
-    value: args.value,
-    validAfter: now - 600n,
-    validBefore: now + BigInt(args.validForSeconds ?? 60),
-    nonce: randomNonce(),
-  };
+/** An x402 client's authorization (core's exactAuthorization), valid for 60 s unless told. `now` is unix seconds. */
+export function buildAuthorization(args: { from: Address; to: Address; value: bigint; validForSeconds?: number; now?: number }): TransferAuthorization {
+  return exactAuthorization({ ...args, validForSeconds: args.validForSeconds ?? 60 });
 }
 
 /** Signs TransferWithAuthorization (or ReceiveWithAuthorization) as a 65-byte r‖s‖v hex. */
@@ -74,7 +40,7 @@ export function signAuthorization(
   kind: 'transfer' | 'receive' = 'transfer',
 ): Promise<Hex> {
   return kind === 'transfer'
-    ? signer.signTypedData({ domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: auth })
+    ? signer.signTypedData(transferWithAuthorizationTypedData(domain, auth))
     : signer.signTypedData({ domain, types: RECEIVE_WITH_AUTHORIZATION_TYPES, primaryType: 'ReceiveWithAuthorization', message: auth });
 }
 

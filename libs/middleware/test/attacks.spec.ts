@@ -5,9 +5,9 @@
  * Pricing: /premium/* 0.5, /cheap/* 0.001, /free/* 0, everything else 0.01.
  */
 
-import { decodeBase64Json, encodeBase64Json, type PaymentRequiredV2 } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
 import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
-import { newWallet, signPayment } from '../../../apps/api/test/test-agent';
+import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../src/crawlgate';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { content, LENIENT_FRAMEWORKS } from './support/lenient-sites';
@@ -102,8 +102,8 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     const page = `/cheap/replay-v2-${tag}`;
     const first = await get(server, page, { 'user-agent': GPTBOT });
     const required = decodeBase64Json(String(first.headers['payment-required'])) as PaymentRequiredV2;
-    const v1 = await signPayment(site.app, site.agent, json(first) as never);
-    const signature = encodeBase64Json({ x402Version: 2, accepted: required.accepts[0], resource: required.resource, payload: v1.payload });
+    const signed = await signOffer(site.app, site.agent, json(first) as never);
+    const signature = encodeBase64Json(exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }));
     expect(served(await get(server, page, { 'user-agent': GPTBOT, 'payment-signature': signature }))).toBe(true);
 
     for (const [path, agent] of [[`/premium/v2-${tag}`, GPTBOT], [`/cheap/v2-other-${tag}`, GPTBOT], [`/v2-other-${tag}`, CLAUDEBOT]]) {

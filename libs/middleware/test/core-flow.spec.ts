@@ -3,8 +3,8 @@
  * what moves on chain, what is stored, and which calls reach the API.
  */
 
-import { decodeBase64Json, encodeBase64Json, type PaymentRequiredV2 } from '@crawlgate/core';
-import { signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
+import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
+import { signOffer, signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
 import { createCrawlgate, type CrawlgateOptions } from '../src/crawlgate';
 import type { Decision } from '../src/decision';
 import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
@@ -66,8 +66,8 @@ it('settles an x402 v2 PAYMENT-SIGNATURE and answers with PAYMENT-RESPONSE', asy
   const offer = response(await handle('/cheap/v2'));
   expect(offer.headers['crawler-price']).toBe('USD 0.001');
   const required = decodeBase64Json(offer.headers['payment-required']) as PaymentRequiredV2;
-  const { payload } = await signPayment(site.app, site.agent, offer.json);
-  const signature = encodeBase64Json({ x402Version: 2, resource: required.resource, accepted: required.accepts[0], payload });
+  const signed = await signOffer(site.app, site.agent, offer.json);
+  const signature = encodeBase64Json(exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }));
 
   const headers = paidHeaders(await handle('/cheap/v2', { 'payment-signature': signature }));
   expect(headers['x-payment-response']).toBeUndefined();

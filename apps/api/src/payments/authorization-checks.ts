@@ -1,4 +1,4 @@
-import { MAX_AUTHORIZATION_SECONDS, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ABI, X402_REASONS, type ExactEvmPayload } from '@crawlgate/core';
+import { MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI, X402_REASONS, type ExactEvmPayload, type TransferAuthorization } from '@crawlgate/core';
 import { getAddress, parseSignature, recoverTypedDataAddress, size, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
@@ -11,13 +11,7 @@ const SETTLEMENT_MARGIN_SECONDS = 6n;
 /** The agent's clock may run a little ahead of ours: its now + MAX_AUTHORIZATION_SECONDS still passes. */
 const AGENT_CLOCK_SKEW_SECONDS = 60n;
 
-export interface SignedAuthorization {
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
+export interface SignedAuthorization extends TransferAuthorization {
   signature: Hex;
 }
 
@@ -63,12 +57,9 @@ export function checkTerms(gate: Pick<Gate, 'payTo' | 'micros'>, chain: ChainCon
 
 /** EIP-712 signature by `from`: recovered locally for EOAs, asked of the wallet (ERC-1271/6492) otherwise. */
 export async function checkSignature(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
-  const typedData = {
-    domain: { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization' as const,
-    message: { from: auth.from, to: auth.to, value: auth.value, validAfter: auth.validAfter, validBefore: auth.validBefore, nonce: auth.nonce },
-  };
+  const { signature: _, ...authorization } = auth;
+  const domain = { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc };
+  const typedData = transferWithAuthorizationTypedData(domain, authorization);
   if (size(auth.signature) === 65) {
     const recovered = await recoverTypedDataAddress({ ...typedData, signature: auth.signature }).catch(() => undefined);
     if (recovered === auth.from) return;

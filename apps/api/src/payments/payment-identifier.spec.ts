@@ -1,7 +1,8 @@
 import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, generatePaymentId } from '@x402/extensions/payment-identifier';
+import { exactPaymentV2 } from '@crawlgate/core';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { createSite, openGate, pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
+import { fundUsdc, newWallet, signOffer, transfersTo, type Tamper } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /**
@@ -28,17 +29,13 @@ describe('payment-identifier (x402 idempotency id)', () => {
   const chargesOf = async (hash: string) => (await transfersTo(app, payTo)).filter((t) => t.hash === hash).length;
 
   /** An x402 v2 payment, as @x402/fetch sends it, carrying `id` through x402's own client helper. */
-  async function v2Payment(wallet: PrivateKeyAccount, gate: Awaited<ReturnType<typeof openGate>>, id: string | undefined, tamper: Parameters<typeof signPayment>[3] = {}) {
-    const v1 = await signPayment(app, wallet, gate, tamper);
+  async function v2Payment(wallet: PrivateKeyAccount, gate: Awaited<ReturnType<typeof openGate>>, id: string | undefined, tamper: Tamper = {}) {
+    const { authorization, signature } = await signOffer(app, wallet, gate, tamper);
     const extensions: Record<string, unknown> = { 'payment-identifier': declarePaymentIdentifierExtension(false) };
     if (id !== undefined) appendPaymentIdentifierToExtensions(extensions, id);
     const [req] = gate.accepts;
-    return {
-      x402Version: 2,
-      accepted: { scheme: 'exact', network: `eip155:${gate.chain_id}`, amount: gate.amount, asset: gate.asset, payTo: gate.pay_to, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: req.extra },
-      payload: v1.payload,
-      extensions,
-    };
+    const accepted = { scheme: 'exact', network: `eip155:${gate.chain_id}`, amount: gate.amount, asset: gate.asset, payTo: gate.pay_to, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: req.extra };
+    return exactPaymentV2(accepted, authorization, signature, { extensions });
   }
 
   it('answers the same id and payment with the stored answer, settling once', async () => {
@@ -159,7 +156,7 @@ describe('payment-identifier (x402 idempotency id)', () => {
   it('refuses a malformed id with a 4xx and a detail, charging nothing', async () => {
     const gate = await openGate(app, site, '/pid/malformed');
     const payment = await v2Payment(agent, gate, undefined);
-    (payment.extensions['payment-identifier'] as { info: { id?: string } }).info.id = 'short!';
+    (payment.extensions!['payment-identifier'] as { info: { id?: string } }).info.id = 'short!';
     const before = (await transfersTo(app, payTo)).length;
     const answer = await verify(gate.id, { payment });
     expect(answer.status).toBe(402);

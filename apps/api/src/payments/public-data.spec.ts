@@ -1,4 +1,4 @@
-import { USDC_ABI } from '@crawlgate/core';
+import { exactPaymentV1, USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import { decodeFunctionData, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment } from '../../test/test-agent';
@@ -41,12 +41,8 @@ describe('a payer’s token from public data', () => {
       signatureParts.length === 1
         ? (signatureParts[0] as `0x${string}`)
         : (`0x${(signatureParts[1] as string).slice(2)}${(signatureParts[2] as string).slice(2)}${Number(signatureParts[0]).toString(16).padStart(2, '0')}` as const);
-    const replayed = {
-      x402Version: 1,
-      scheme: 'exact',
-      network: 'local',
-      payload: { signature, authorization: { from, to, value: String(value), validAfter: String(validAfter), validBefore: String(validBefore), nonce } },
-    };
+    const authorization = { from, to, value, validAfter, validBefore, nonce } as TransferAuthorization;
+    const replayed = exactPaymentV1('local', authorization, signature);
 
     // At the gate the history names: not a gate at all.
     for (const body of [{ tx_hash: item.tx_hash }, { payment: replayed }]) {

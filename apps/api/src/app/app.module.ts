@@ -28,6 +28,7 @@ import { CredentialThrottlerGuard } from '../rate-limit/credential-throttler.gua
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
 import { trackByCredential } from '../rate-limit/trackers';
 import { ReportingModule } from '../reporting/reporting.module';
+import { CrawlersModule } from '../crawlers/crawlers.module';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { SitesController } from '../sites/sites.controller';
 import { SitesService } from '../sites/sites.service';
@@ -72,6 +73,7 @@ export class AppModule {
           storage: deps.limiterStorage,
         }),
         ReportingModule,
+        CrawlersModule,
       ],
       controllers: [
         HealthController,

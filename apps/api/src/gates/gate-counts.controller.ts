@@ -5,13 +5,25 @@ import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { ValidationFailed } from '../http/validation-items';
+import { addCrawlerCounts, addCrawlerPaths } from '../crawlers/crawler-counts.store';
 import { addGateCounts } from './gate-counts.store';
 import { GateCountsDto } from './gates.dto';
 
 /** A report may name today and the two days before (a middleware's clock, a batch sent after midnight). */
 const REPORTABLE_DAYS = 3;
 
-/** The middleware's batched counts of the gates (402s) it offered, for the site's stats. */
+/** A real UTC date, today or one of the days before that a report may still name. */
+function isReportableDay(day: string, now = new Date()): boolean {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const at = Date.parse(`${day}T00:00:00Z`);
+  const real = !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
+  return real && at <= today && at > today - REPORTABLE_DAYS * 86_400_000;
+}
+
+/**
+ * The middleware's batched report, one call per interval: the gates (402s) it offered, for the
+ * site's stats, and what it did per crawler, for its crawler analytics.
+ */
 @ApiTags('gates')
 @Controller('site/gate-counts')
 export class GateCountsController {
@@ -20,17 +32,17 @@ export class GateCountsController {
   @Post()
   @HttpCode(204)
   @SiteTokenAuth()
-  @ApiOperation({ summary: 'Report the gates (402s) the middleware offered, per UTC day' })
-  @ApiResponse({ status: 204, description: 'Added to the site’s daily gate counts.' })
+  @ApiOperation({ summary: 'Report the gates (402s) the middleware offered and its requests per crawler, per UTC day' })
+  @ApiResponse({ status: 204, description: 'Added to the site’s daily gate counts and crawler analytics.' })
   async report(@CurrentSite() site: SiteWithPayout, @Body() body: GateCountsDto): Promise<void> {
-    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-    body.counts.forEach(({ day }, index) => {
-      const at = Date.parse(`${day}T00:00:00Z`);
-      const real = !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
-      if (!real || !(at <= today && at > today - REPORTABLE_DAYS * 86_400_000)) {
-        throw new ValidationFailed([{ loc: ['body', 'counts', index, 'day'], msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC)`, type: 'value_error', input: day }]);
-      }
-    });
-    await addGateCounts(this.db.sql, site.id, body.counts);
+    const lists = { counts: body.counts, crawlers: body.crawlers ?? [], paths: body.paths ?? [] };
+    const problems = Object.entries(lists).flatMap(([list, entries]) =>
+      entries.flatMap(({ day }, index) => (isReportableDay(day) ? [] : [{ loc: ['body', list, index, 'day'], msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC)`, type: 'value_error', input: day }])),
+    );
+    if (problems.length > 0) throw new ValidationFailed(problems);
+    // Gate counts first: they feed the stats; crawler counts are analytics only.
+    await addGateCounts(this.db.sql, site.id, lists.counts);
+    await addCrawlerCounts(this.db.sql, site.id, lists.crawlers);
+    await addCrawlerPaths(this.db.sql, site.id, lists.paths);
   }
 }

@@ -1,7 +1,8 @@
-import type { GateOffer, PaymentRequirementsV1 } from '@crawlgate/core';
+import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, type GateOffer, type PaymentRequirementsV1 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsInt, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { CrawlerCountDto, CrawlerPathCountDto } from '../crawlers/crawlers.dto';
 
 export class CreateGateDto {
   @ApiProperty({ description: 'Path (or absolute http(s) URL) of the requested resource; the query does not affect the price.', example: '/blog/post-1?ref=feed' })
@@ -67,8 +68,17 @@ export class DayGateCountDto {
   gates!: number;
 }
 
+/** The middleware's batched report: gates offered, and (optionally) what it did per crawler. */
 export class GateCountsDto {
   @ApiProperty({ type: [DayGateCountDto], maxItems: 3 })
   @IsDefined() @IsArray() @ArrayMaxSize(3) @ValidateNested({ each: true }) @Type(() => DayGateCountDto)
   counts!: DayGateCountDto[];
+
+  @ApiPropertyOptional({ type: [CrawlerCountDto], maxItems: MAX_CRAWLER_COUNTS_PER_REPORT, description: 'Requests per crawler, action and verification since the last report.' })
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_CRAWLER_COUNTS_PER_REPORT) @ValidateNested({ each: true }) @Type(() => CrawlerCountDto)
+  crawlers?: CrawlerCountDto[];
+
+  @ApiPropertyOptional({ type: [CrawlerPathCountDto], maxItems: MAX_CRAWLER_PATHS_PER_REPORT, description: 'Requests per crawler and path (its top paths) since the last report.' })
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_CRAWLER_PATHS_PER_REPORT) @ValidateNested({ each: true }) @Type(() => CrawlerPathCountDto)
+  paths?: CrawlerPathCountDto[];
 }

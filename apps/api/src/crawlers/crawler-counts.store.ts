@@ -1,0 +1,107 @@
+import { CRAWLER_ACTIONS, MAX_TOP_PATHS_PER_CRAWLER, type CrawlerAction, type CrawlerCount, type CrawlerPathCount } from '@crawlgate/core';
+import type { SqlSession } from '../db/sql-driver';
+
+/**
+ * Adds a report's crawler counts to the site's daily aggregates, in one statement however many
+ * entries (entries naming the same day, crawler, action and verification are summed; the latest
+ * category and operator win).
+ */
+export async function addCrawlerCounts(sql: SqlSession, siteId: string, counts: readonly CrawlerCount[]): Promise<void> {
+  if (counts.length === 0) return;
+  await sql.query(
+    `INSERT INTO crawler_daily_counts (site_id, day, crawler, action, verified, category, operator, requests, revenue_micros)
+     SELECT $1::uuid, day::date, crawler, action, verified, MAX(category), MAX(operator), SUM(requests), SUM(revenue)
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
+         AS c(day, crawler, action, verified, category, operator, requests, revenue)
+      GROUP BY day, crawler, action, verified
+     ON CONFLICT (site_id, day, crawler, action, verified) DO UPDATE SET
+       category = EXCLUDED.category,
+       operator = EXCLUDED.operator,
+       requests = crawler_daily_counts.requests + EXCLUDED.requests,
+       revenue_micros = crawler_daily_counts.revenue_micros + EXCLUDED.revenue_micros`,
+    [
+      siteId,
+      counts.map((c) => c.day),
+      counts.map((c) => c.crawler),
+      counts.map((c) => c.action),
+      counts.map((c) => c.verified),
+      counts.map((c) => c.category),
+      counts.map((c) => c.operator),
+      counts.map((c) => c.requests),
+      counts.map((c) => c.revenue_micros),
+    ],
+  );
+}
+
+/**
+ * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, so
+ * the table stays bounded whatever paths a crawler tries.
+ */
+export async function addCrawlerPaths(sql: SqlSession, siteId: string, paths: readonly CrawlerPathCount[]): Promise<void> {
+  if (paths.length === 0) return;
+  const days = [...new Set(paths.map((p) => p.day))];
+  await sql.query(
+    `INSERT INTO crawler_daily_paths (site_id, day, crawler, path, requests)
+     SELECT $1::uuid, day::date, crawler, path, SUM(requests)
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS p(day, crawler, path, requests)
+      GROUP BY day, crawler, path
+     ON CONFLICT (site_id, day, crawler, path) DO UPDATE SET requests = crawler_daily_paths.requests + EXCLUDED.requests`,
+    [siteId, paths.map((p) => p.day), paths.map((p) => p.crawler), paths.map((p) => p.path), paths.map((p) => p.requests)],
+  );
+  await sql.query(
+    `DELETE FROM crawler_daily_paths d
+      USING (SELECT day, crawler, path, ROW_NUMBER() OVER (PARTITION BY day, crawler ORDER BY requests DESC, path) AS rank
+               FROM crawler_daily_paths WHERE site_id = $1::uuid AND day = ANY($2::date[])) ranked
+      WHERE d.site_id = $1::uuid AND d.day = ranked.day AND d.crawler = ranked.crawler AND d.path = ranked.path AND ranked.rank > $3`,
+    [siteId, days, MAX_TOP_PATHS_PER_CRAWLER],
+  );
+}
+
+export interface CrawlerTotals {
+  crawler: string;
+  category: string;
+  operator: string | null;
+  action: CrawlerAction;
+  verified: boolean;
+  requests: bigint;
+  revenueMicros: bigint;
+}
+
+/** A site's counts over whole UTC days [from, to], summed per crawler, action and verification. */
+export async function crawlerTotals(sql: SqlSession, siteId: string, from: string, to: string): Promise<CrawlerTotals[]> {
+  const rows = await sql.query<{ crawler: string; category: string; operator: string | null; action: string; verified: boolean; requests: string; revenue: string }>(
+    `SELECT crawler, MAX(category) AS category, MAX(operator) AS operator, action, verified,
+            SUM(requests)::text AS requests, SUM(revenue_micros)::text AS revenue
+       FROM crawler_daily_counts WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
+      GROUP BY crawler, action, verified`,
+    [siteId, from, to],
+  );
+  return rows
+    .filter((row): row is typeof row & { action: CrawlerAction } => (CRAWLER_ACTIONS as readonly string[]).includes(row.action))
+    .map((row) => ({ ...row, requests: BigInt(row.requests), revenueMicros: BigInt(row.revenue) }));
+}
+
+/** Requests per day and action over every crawler, for the days of the range that have any. */
+export async function crawlerDays(sql: SqlSession, siteId: string, from: string, to: string): Promise<{ day: string; action: string; requests: bigint }[]> {
+  const rows = await sql.query<{ day: string; action: string; requests: string }>(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, action, SUM(requests)::text AS requests
+       FROM crawler_daily_counts WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
+      GROUP BY day, action`,
+    [siteId, from, to],
+  );
+  return rows.map((row) => ({ ...row, requests: BigInt(row.requests) }));
+}
+
+/** Each crawler's top paths over the range, at most MAX_TOP_PATHS_PER_CRAWLER each. */
+export async function crawlerTopPaths(sql: SqlSession, siteId: string, from: string, to: string): Promise<{ crawler: string; path: string; requests: bigint }[]> {
+  const rows = await sql.query<{ crawler: string; path: string; requests: string }>(
+    `SELECT crawler, path, requests::text FROM (
+       SELECT crawler, path, SUM(requests) AS requests,
+              ROW_NUMBER() OVER (PARTITION BY crawler ORDER BY SUM(requests) DESC, path) AS rank
+         FROM crawler_daily_paths WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
+        GROUP BY crawler, path) ranked
+      WHERE rank <= $4 ORDER BY crawler, rank`,
+    [siteId, from, to, MAX_TOP_PATHS_PER_CRAWLER],
+  );
+  return rows.map((row) => ({ ...row, requests: BigInt(row.requests) }));
+}

@@ -1,0 +1,127 @@
+import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_TOP_PATHS_PER_CRAWLER, type SiteCrawlersView } from '@crawlgate/core';
+import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+const count = (crawler: string, action: string, requests: number, extra: Record<string, unknown> = {}) => ({
+  day: day(0),
+  crawler,
+  category: crawler === 'person' ? 'person' : 'ai-crawler',
+  operator: crawler === 'GPTBot' ? 'OpenAI' : null,
+  action,
+  verified: false,
+  requests,
+  revenue_micros: '0',
+  ...extra,
+});
+
+describe('crawler analytics: reported with the gate counts, read per crawler', () => {
+  let app: TestApp;
+  let owner: TestPublisher;
+  let stranger: TestPublisher;
+  let site: TestSite;
+  beforeAll(async () => {
+    app = await startTestApp();
+    owner = await registerPublisher(app);
+    stranger = await registerPublisher(app);
+    site = await createSite(app, owner);
+  });
+  afterAll(() => app.close());
+
+  const report = (body: Record<string, unknown>, target = site) => app.call('POST', '/v1/site/gate-counts', { body: { counts: [], ...body }, headers: { 'x-site-token': target.siteToken } });
+  const crawlers = (target = site, query = '', publisher = owner) => app.call('GET', `/v1/sites/${target.siteId}/crawlers${query}`, { headers: publisher.auth });
+
+  it('sums reports per crawler and action, with revenue, verified share and requests per day', async () => {
+    const fresh = await createSite(app, owner);
+    expect((await report({ crawlers: [count('GPTBot', 'charged', 5), count('GPTBot', 'paid', 2, { revenue_micros: '20000' }), count('person', 'passed', 40)] }, fresh)).status).toBe(204);
+    expect((await report({ crawlers: [count('GPTBot', 'charged', 3, { verified: true }), count('GPTBot', 'token', 4), count('Bytespider', 'blocked', 7, { day: day(1) })] }, fresh)).status).toBe(204);
+
+    const response = await crawlers(fresh, `?from=${day(6)}&to=${day(0)}`);
+    expect(response.status).toBe(200);
+    const view = response.body as SiteCrawlersView;
+    expect(view.crawlers.map((c) => c.crawler)).toEqual(['person', 'GPTBot', 'Bytespider']);
+    expect(view.crawlers[1]).toEqual({
+      crawler: 'GPTBot',
+      category: 'ai-crawler',
+      operator: 'OpenAI',
+      requests: 14,
+      passed: 0,
+      allowed: 0,
+      blocked: 0,
+      charged: 8,
+      paid: 2,
+      token: 4,
+      revenue_usd: '0.02',
+      verified_share: '0.2143',
+      top_paths: [],
+    });
+    expect(view.days).toHaveLength(7);
+    expect(view.days[6]).toEqual({ day: day(0), passed: 40, allowed: 0, blocked: 0, charged: 8, paid: 2, token: 4 });
+    expect(view.days[5]).toEqual({ day: day(1), passed: 0, allowed: 0, blocked: 7, charged: 0, paid: 0, token: 0 });
+  });
+
+  it('keeps at most 20 top paths per crawler and day, by requests', async () => {
+    const fresh = await createSite(app, owner);
+    const paths = Array.from({ length: 30 }, (_, i) => ({ day: day(0), crawler: 'GPTBot', path: `/p/${i}`, requests: i + 1 }));
+    expect((await report({ crawlers: [count('GPTBot', 'charged', 465)], paths: paths.slice(0, 15) }, fresh)).status).toBe(204);
+    expect((await report({ paths: paths.slice(15) }, fresh)).status).toBe(204);
+    expect((await report({ paths: [{ day: day(0), crawler: 'GPTBot', path: '/p/0', requests: 100 }] }, fresh)).status).toBe(204);
+
+    const stored = await app.database.prisma.crawlerDailyPath.count({ where: { siteId: fresh.siteId } });
+    expect(stored).toBeLessThanOrEqual(MAX_TOP_PATHS_PER_CRAWLER + 1);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    const top = view.crawlers[0].top_paths;
+    expect(top).toHaveLength(MAX_TOP_PATHS_PER_CRAWLER);
+    expect(top[0]).toEqual({ path: '/p/0', requests: 100 });
+    expect(top[1]).toEqual({ path: '/p/29', requests: 30 });
+    expect(top.map((p) => p.requests)).toEqual([...top.map((p) => p.requests)].sort((a, b) => b - a));
+  });
+
+  it('refuses bad entries with 422 and a detail, and stores nothing of that report', async () => {
+    const fresh = await createSite(app, owner);
+    const bad = [
+      { crawlers: [count('GPTBot', 'stolen', 1)] },
+      { crawlers: [count('GPTBot', 'charged', 0)] },
+      { crawlers: [count('GPTBot', 'charged', 1.5)] },
+      { crawlers: [count('=HYPERLINK("x")', 'charged', 1)] },
+      { crawlers: [count('GPT\u0000Bot', 'charged', 1)] },
+      { crawlers: [count('x'.repeat(65), 'charged', 1)] },
+      { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: '-5' })] },
+      { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: 5 })] },
+      { crawlers: [count('GPTBot', 'charged', 1, { day: day(3) })] },
+      { crawlers: [count('GPTBot', 'charged', 1, { verified: 'yes' })] },
+      { crawlers: Array(MAX_CRAWLER_COUNTS_PER_REPORT + 1).fill(count('GPTBot', 'charged', 1)) },
+      { paths: [{ day: day(0), crawler: 'GPTBot', path: 'no-slash', requests: 1 }] },
+      { paths: [{ day: day(0), crawler: 'GPTBot', path: '/a', requests: 1 }], counts: [{ day: day(9), gates: 1 }] },
+    ];
+    for (const body of bad) {
+      const response = await report({ counts: [{ day: day(0), gates: 1 }], ...body }, fresh);
+      expect({ body: JSON.stringify(body).slice(0, 80), status: response.status, detail: response.body.detail !== undefined }).toEqual({ body: JSON.stringify(body).slice(0, 80), status: 422, detail: true });
+    }
+    expect(await app.database.prisma.crawlerDailyCount.count({ where: { siteId: fresh.siteId } })).toBe(0);
+    expect(await app.database.prisma.crawlerDailyPath.count({ where: { siteId: fresh.siteId } })).toBe(0);
+    expect(await app.database.prisma.siteDailyCount.count({ where: { siteId: fresh.siteId } })).toBe(0);
+  });
+
+  it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {
+    expect((await crawlers(site, '', stranger)).status).toBe(404);
+    expect((await app.call('GET', `/v1/sites/${site.siteId}/crawlers`)).status).toBe(401);
+    expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [], crawlers: [count('GPTBot', 'charged', 1)] } })).status).toBe(401);
+    expect((await crawlers(site, '?from=2026-13-01')).status).toBe(422);
+  });
+
+  it('exports the table as CSV, one row per crawler', async () => {
+    const fresh = await createSite(app, owner);
+    await report({ crawlers: [count('GPTBot', 'paid', 2, { revenue_micros: '20000', verified: true }), count('person', 'passed', 3)] }, fresh);
+    const response = await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: owner.auth });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(response.headers.get('content-disposition')).toBe('attachment; filename="crawlers.csv"');
+    expect(response.body).toBe(
+      'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\n' +
+        'person,person,,3,3,0,0,0,0,0,0,0.0000\r\n' +
+        'GPTBot,ai-crawler,OpenAI,2,0,0,0,0,2,0,0.02,1.0000\r\n',
+    );
+    expect((await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: stranger.auth })).status).toBe(404);
+  });
+});

@@ -1,0 +1,73 @@
+/*
+ * Crawler analytics on the wire: what a middleware reports about the requests it classified (with
+ * its gate counts, in the same batched call), and what the API answers a publisher. Counts only,
+ * never a row per request: per site, UTC day, crawler, action and whether its signature was verified.
+ */
+
+/** What the middleware did with a request. */
+export const CRAWLER_ACTIONS = ['passed', 'allowed', 'blocked', 'charged', 'paid', 'token'] as const;
+export type CrawlerAction = (typeof CRAWLER_ACTIONS)[number];
+
+/** A report's size limits, which bound what a middleware keeps between two reports too. */
+export const MAX_CRAWLER_COUNTS_PER_REPORT = 1_000;
+export const MAX_CRAWLER_PATHS_PER_REPORT = 1_000;
+/** Top paths kept per crawler and day, by the middleware and by the API. */
+export const MAX_TOP_PATHS_PER_CRAWLER = 20;
+export const MAX_CRAWLER_NAME_LENGTH = 64;
+
+/** Requests of one crawler with one outcome on one UTC day, since the last report. */
+export interface CrawlerCount {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** The bot's name ("GPTBot"), "person", or "unknown" for an agent we cannot name. */
+  crawler: string;
+  /** Its category ("ai-crawler", "search", "person", …). */
+  category: string;
+  /** Who runs it ("OpenAI"), null when unknown. */
+  operator: string | null;
+  action: CrawlerAction;
+  /** Whether the request carried a valid Web Bot Auth signature of that operator. */
+  verified: boolean;
+  requests: number;
+  /** Integer micro-USD of the pages served for pay (action "paid"), as a decimal string; "0" otherwise. */
+  revenue_micros: string;
+}
+
+/** Requests of one crawler to one path on one UTC day (the middleware's top paths per crawler). */
+export interface CrawlerPathCount {
+  day: string;
+  crawler: string;
+  path: string;
+  requests: number;
+}
+
+/** One crawler over a range of days, as GET /v1/sites/{id}/crawlers answers it. */
+export interface CrawlerView {
+  crawler: string;
+  category: string;
+  operator: string | null;
+  requests: number;
+  passed: number;
+  allowed: number;
+  blocked: number;
+  /** Answered 402. */
+  charged: number;
+  paid: number;
+  /** Served with an access token bought earlier. */
+  token: number;
+  revenue_usd: string;
+  /** Verified requests ÷ requests, four decimals ("0.5000"). */
+  verified_share: string;
+  top_paths: { path: string; requests: number }[];
+}
+
+/** Requests per action on one UTC day, over every crawler. */
+export type CrawlerDayView = { day: string } & Record<CrawlerAction, number>;
+
+export interface SiteCrawlersView {
+  site_id: string;
+  from: string;
+  to: string;
+  crawlers: CrawlerView[];
+  days: CrawlerDayView[];
+}

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { compilePriceTable, globSteps, MAX_PATTERN_LENGTH, MAX_SEARCHED_WILDCARD_RUN, PatternError, type PriceRule, validatePathPattern } from './glob';
 
 /** Whether `pattern` prices `url`, through a one-rule table. */
@@ -338,6 +339,43 @@ describe('long chunks between stars', () => {
     expect(matches('/*😀/*', '/a😀/b')).toBe(true);
     expect(matches('/*?😀/*', '/😀/b')).toBe(false);
     expect(matches('/*?😀/*', '/😃😀/b')).toBe(true);
+  });
+});
+
+describe('matching agrees with the RegExp the glob spells', () => {
+  // A wrong match is a wrong price. KMP (literal parts between stars), one- and four-word Shift-And
+  // ("?" and classes) and the fixed first and last chunks are each held to a backtracking "u" RegExp,
+  // on text made of few letters so that parts overlap themselves ("abab", "aab") and retries matter.
+  const toRegExp = (pattern: string) => {
+    let source = '';
+    for (const [c] of pattern.matchAll(/\[ab\]|\[!a\]|./gsu)) {
+      if (c === '*') source += '[^/]*';
+      else if (c === '?') source += '[^/]';
+      else if (c === '[ab]') source += '[ab]';
+      else if (c === '[!a]') source += '[^a/]';
+      else source += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    }
+    return new RegExp(`^${source}$`, 'u');
+  };
+  // Parts joined by stars, so that most parts lie between two stars, where they are searched for.
+  const PART_ATOMS = ['a', 'b', 'aab', 'abab', 'abaab', 'é', '😀', '/', '?', '[ab]', '[!a]', 'a'.repeat(40), '?'.repeat(33)];
+  const part = fc.array(fc.constantFrom(...PART_ATOMS), { minLength: 1, maxLength: 3 }).map((atoms) => atoms.join(''));
+  const pattern = fc
+    .tuple(fc.boolean(), fc.array(part, { minLength: 1, maxLength: 5 }), fc.boolean())
+    .map(([starFirst, parts, starLast]) => '/' + (starFirst ? '*' : '') + parts.join('*') + (starLast ? '*' : ''))
+    .filter((text) => !text.includes('//') && validatePathPattern(text) === null);
+  const PATH_ATOMS = ['a', 'a', 'b', 'ab', 'aab', 'é', '😀', '/', 'a'.repeat(40)];
+  const path = fc.array(fc.constantFrom(...PATH_ATOMS), { maxLength: 16 }).map((atoms) => ('/' + atoms.join('')).replace(/\/{2,}/g, '/'));
+
+  it('for every pattern and path', () => {
+    fc.assert(
+      fc.property(pattern, fc.array(path, { minLength: 1, maxLength: 12 }), (glob, paths) => {
+        const spelled = toRegExp(glob);
+        const table = compilePriceTable([{ pattern: glob, micros: 1n }], 0n);
+        for (const text of paths) expect([glob, text, table.resolve(text).rule === 0]).toEqual([glob, text, spelled.test(text)]);
+      }),
+      { numRuns: 1500 },
+    );
   });
 });
 

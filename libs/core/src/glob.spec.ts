@@ -507,7 +507,7 @@ describe('compilePriceTable', () => {
     expect(() => compilePriceTable([{ pattern: '/a', micros: 1_000_000n }], 1_000_000n)).not.toThrow();
   });
 
-  it('resolves 1,000 rules quickly', () => {
+  it('resolves 1,000 rules trying only the rules of the path\'s first segment', () => {
     const many: PriceRule[] = [];
     for (let i = 0; i < 1000; i++) {
       many.push({ pattern: i % 2 ? `/section${i}/*/page-?` : `/section${i}/index.html`, micros: BigInt(i) });
@@ -516,8 +516,9 @@ describe('compilePriceTable', () => {
     expect(big.resolve('/section999/x/page-1')).toEqual({ micros: 999n, rule: 999, pattern: '/section999/*/page-?' });
     expect(big.resolve('/section998/index.html').rule).toBe(998);
     expect(big.resolve('/nowhere')).toEqual({ micros: 7n, rule: null, pattern: null });
-    const started = performance.now();
+    // Counted in matcher steps, not timed: a lookup that tried all 500 wildcard rules would take thousands.
+    const before = globSteps();
     for (let i = 0; i < 2000; i++) big.resolve(`/section${i % 1200}/x/page-1?q=${i}`);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect((globSteps() - before) / 2000).toBeLessThan(50);
   });
 });

@@ -44,11 +44,8 @@ describe('anvil binary', () => {
 });
 
 describe('startAnvil', () => {
-  it('starts on a free port with chain id 31337 in well under a second', async () => {
-    const t0 = performance.now();
+  it('starts on a free port with chain id 31337', async () => {
     const anvil = await start();
-    const elapsed = performance.now() - t0;
-    expect(elapsed).toBeLessThan(1_500);
     expect(anvil.chainId).toBe(31337);
     expect(anvil.port).toBeGreaterThan(0);
     expect(anvil.rpcUrl).toBe(`http://127.0.0.1:${anvil.port}`);

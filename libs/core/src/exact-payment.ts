@@ -16,23 +16,26 @@ import {
  * signature, which parsePaymentPayload reads back.
  */
 
-/** EIP-3009 TransferWithAuthorization as a signer holds it: numbers as bigint (on the wire they are decimal strings). */
-export interface TransferAuthorization {
+/**
+ * EIP-3009 TransferWithAuthorization as a signer holds it: numbers as bigint (on the wire they are
+ * decimal strings). A type, not an interface: viem's typed-data calls need its implicit index signature.
+ */
+export type TransferAuthorization = {
   from: Hex;
   to: Hex;
   value: bigint;
   validAfter: bigint;
   validBefore: bigint;
   nonce: Hex;
-}
+};
 
 /** The token's EIP-712 domain: the asset's `{name, version}` (x402 `extra`), its chain and its address. */
-export interface TokenDomain {
+export type TokenDomain = {
   name: string;
   version: string;
   chainId: number;
   verifyingContract: Hex;
-}
+};
 
 /** How far back an authorization is valid from, as x402 clients sign it: room for a clock behind ours. */
 export const AUTHORIZATION_CLOCK_SKEW_SECONDS = 600;

@@ -3,8 +3,9 @@
  * built with its own tsup config into a temporary node_modules/<name> (never the package's dist,
  * which a developer may be building), beside only its declared dependencies and peers and the
  * extra packages a user would have, outside the workspace so nothing else resolves. Then the spec
- * loads it with plain Node, reads what the built files import, checks the `exports` map and
- * type-checks a consumer through it.
+ * loads it with plain Node, reads what the built files import, checks the `exports` map,
+ * type-checks a consumer through it, and packs it as npm publishes it for @arethetypeswrong/cli and
+ * publint to check.
  */
 
 import { execFile, execFileSync } from 'node:child_process';
@@ -25,6 +26,8 @@ export interface Manifest {
   exports: Record<string, string | Record<string, Record<string, string>>>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  engines?: Record<string, string>;
 }
 
 export interface InstalledPackage {
@@ -61,7 +64,8 @@ function installBuilt(packageDir: string, extraPackages: string[] = []): Install
   // From the workspace root: tsup finds typescript and @swc/core from the working directory.
   const tsup = join(ROOT, 'node_modules/tsup/dist/cli-default.js');
   execFileSync(process.execPath, [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'], { cwd: ROOT, stdio: 'pipe' });
-  copyFileSync(join(packageDir, 'package.json'), join(installed, 'package.json'));
+  // package.json and the files it lists beside dist (README.md), so `npm pack` packs what npm publishes.
+  for (const file of ['package.json', ...manifest.files.filter((file) => file !== 'dist')]) copyFileSync(join(packageDir, file), join(installed, file));
   for (const name of new Set([...declared, '@types/node', ...extraPackages])) link(site, name);
   return { manifest, declared, site, installed, dist };
 }
@@ -105,9 +109,13 @@ function importedPackages(code: string): string[] {
     .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]));
 }
 
-/** "file: package" for every package the built code (.mjs, .cjs) imports that package.json does not declare. */
+/**
+ * "file: package" for every package the built code (.mjs, .cjs) or declarations (.d.ts, .d.mts)
+ * import that package.json does not declare: a package only the types import must be declared too
+ * (as an optional peer when one entry needs it), or a consumer's type-check fails.
+ */
 export function undeclaredImports(pkg: InstalledPackage): string[] {
-  const code = readdirSync(pkg.dist).filter((file) => /\.[cm]js$/.test(file));
+  const code = readdirSync(pkg.dist).filter((file) => /\.(?:[cm]js|d\.m?ts)$/.test(file));
   return code.flatMap((file) =>
     [...new Set(importedPackages(readFileSync(join(pkg.dist, file), 'utf8')))].filter((name) => !pkg.declared.has(name)).map((name) => `${file}: ${name}`),
   );
@@ -143,20 +151,30 @@ export function exportsMapProblems(pkg: InstalledPackage, paths: string[]): stri
   return problems;
 }
 
+/** The module settings a consumer's tsconfig may have, and the files `source` is checked as under each. */
+const CONSUMER_SETTINGS = {
+  node16: { compilerOptions: { module: 'node16', moduleResolution: 'node16' }, files: ['consumer.mts', 'consumer.cts'] },
+  node20: { compilerOptions: { module: 'node20', moduleResolution: 'node16' }, files: ['consumer.mts', 'consumer.cts'] },
+  // What Next.js and classic NestJS projects still generate: no `exports`, subpaths by typesVersions.
+  // TypeScript 6 deprecates it, hence ignoreDeprecations.
+  node10: { compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' }, files: ['consumer.ts'] },
+} as const;
+
 /**
- * Type-checks `source` as an ES module (.mts) and as CommonJS (.cts) against the emitted
- * declarations, through the `exports` map, under each of the Node module settings `modules` (by
- * default both a consumer may use). Returns tsc's output: empty when it is clean.
+ * Type-checks `source` against the emitted declarations under each of the module settings
+ * `modules` (by default node16 and node20): under those as an ES module (.mts) and as CommonJS
+ * (.cts) through the `exports` map, under node10 as a .ts file. Returns tsc's output: empty when
+ * it is clean.
  */
-export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules: Array<'node16' | 'node20'> = ['node16', 'node20']): string {
-  writeFileSync(join(pkg.site, 'consumer.mts'), source);
-  writeFileSync(join(pkg.site, 'consumer.cts'), source);
+export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules: Array<keyof typeof CONSUMER_SETTINGS> = ['node16', 'node20']): string {
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
   return modules
     .map((module) => {
+      const { compilerOptions, files } = CONSUMER_SETTINGS[module];
+      for (const file of files) writeFileSync(join(pkg.site, file), source);
       const config = join(pkg.site, `tsconfig.${module}.json`);
-      const compilerOptions = { module, moduleResolution: 'node16', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
-      writeFileSync(config, JSON.stringify({ compilerOptions, files: ['consumer.mts', 'consumer.cts'] }));
+      const options = { ...compilerOptions, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+      writeFileSync(config, JSON.stringify({ compilerOptions: options, files }));
       try {
         return execFileSync(process.execPath, [tsc, '-p', config], { cwd: pkg.site, encoding: 'utf8' });
       } catch (error) {
@@ -164,4 +182,54 @@ export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules
       }
     })
     .join('');
+}
+
+/** `npm pack` of the installed package into the site, as `npm publish` would pack it: the tarball's path. */
+function pack(pkg: Pick<InstalledPackage, 'installed' | 'site'>): string {
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', pkg.site], { cwd: pkg.installed, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return join(pkg.site, (JSON.parse(out) as Array<{ filename: string }>)[0].filename);
+}
+
+interface AttwProblem {
+  kind: string;
+  entrypoint?: string;
+  resolutionKind?: string;
+}
+
+/** @arethetypeswrong/cli on the tarball, strict profile (node10, node16 from CJS and from ESM, bundler). */
+function attwProblems(tarball: string, cwd: string): string[] {
+  const cli = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+  let out: string;
+  try {
+    out = execFileSync(process.execPath, [cli, tarball, '--format', 'json', '--profile', 'strict'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    // Exit code 1 with the report on stdout when it finds problems; anything else is attw failing.
+    out = String((error as { stdout?: string }).stdout ?? '');
+    if (!out.trim().startsWith('{')) throw error;
+  }
+  const { analysis } = JSON.parse(out) as { analysis: { problems: AttwProblem[] } };
+  return analysis.problems.map((p) => `attw ${p.kind}: ${p.entrypoint ?? ''} ${p.resolutionKind ? `(${p.resolutionKind})` : ''}`.trim());
+}
+
+/** publint's errors and warnings on the tarball (its suggestions are matters of taste, not faults). */
+function publintProblems(tarball: string): string[] {
+  // publint is ES modules only, so it runs in a child Node rather than inside jest's CommonJS.
+  const script = `import { readFileSync } from 'node:fs';
+import { publint } from 'publint';
+import { formatMessage } from 'publint/utils';
+const data = readFileSync(process.argv[1]);
+const { messages, pkg } = await publint({ pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) }, level: 'warning' });
+console.log(JSON.stringify(messages.map((m) => \`publint \${m.type}: \${formatMessage(m, pkg, { color: false })}\`)));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, tarball], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return JSON.parse(out) as string[];
+}
+
+/**
+ * The package packed as npm publishes it, then checked by @arethetypeswrong/cli (types resolve and
+ * match the code under every module resolution a consumer may use) and publint (package.json
+ * agrees with the files). Every problem either reports; empty when both are clean.
+ */
+export function packedPackageProblems(pkg: Pick<InstalledPackage, 'installed' | 'site'>): string[] {
+  const tarball = pack(pkg);
+  return [...attwProblems(tarball, pkg.site), ...publintProblems(tarball)];
 }

@@ -5,7 +5,7 @@
  */
 
 import { join } from 'node:path';
-import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 
 const EXPORTS = ['createAgent', 'PriceTooHighError', 'BudgetExceededError', 'PaymentFailedError', 'PaymentNotAllowedError', 'UnsupportedPaymentError'];
 
@@ -16,7 +16,12 @@ describe('the published package', () => {
     expect(exportsMapProblems(pkg, ['.'])).toEqual([]);
   });
 
-  it('imports nothing at run time that package.json does not declare, and bundles @crawlgate/core', () => {
+  it('requires Node 20 and packs clean: @arethetypeswrong/cli (node10, node16 from CJS and ESM, bundler) and publint find nothing', () => {
+    expect(pkg.manifest.engines).toEqual({ node: '>=20' });
+    expect(packedPackageProblems(pkg)).toEqual([]);
+  }, 60_000);
+
+  it('imports nothing, in code or declarations, that package.json does not declare, and bundles @crawlgate/core', () => {
     expect(undeclaredImports(pkg)).toEqual([]);
     expect(distFilesContaining(pkg, '@crawlgate/')).toEqual([]);
   });

@@ -8,7 +8,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { join } from 'node:path';
-import { exportsMapProblems, installedForSpec, loadEntry, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import { exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 import { envFor, fundedKey, startPaidSite } from './support';
 
 const EXPORTS = ['ConfigError', 'DEFAULT_USER_AGENT', 'createMcpServer', 'createWalletSession', 'describeSession', 'readConfig', 'startHttpServer'];
@@ -21,6 +21,11 @@ describe('the published package', () => {
     expect(pkg.manifest.bin).toEqual({ 'crawlgate-mcp': './dist/cli.cjs' });
     expect(undeclaredImports(pkg)).toEqual([]);
   });
+
+  it('requires Node 20 and packs clean: @arethetypeswrong/cli (node10, node16 from CJS and ESM, bundler) and publint find nothing', () => {
+    expect(pkg.manifest.engines).toEqual({ node: '>=20' });
+    expect(packedPackageProblems(pkg)).toEqual([]);
+  }, 60_000);
 
   it.each(['require', 'import'] as const)('%s() works in plain Node and exports what it should', async (how) => {
     expect(((await loadEntry(pkg, how, pkg.manifest.name)) as string[]).sort()).toEqual(EXPORTS);

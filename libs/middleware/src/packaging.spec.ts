@@ -1,13 +1,15 @@
 /*
  * The package as a site owner installs it (tools/testing/published-package.ts): built once, beside
  * only its declared dependencies and the frameworks a site would have. Then: require() and
- * import() every entry with plain Node, check what the files import against package.json, and
- * type-check a consumer against the emitted declarations through the `exports` map.
+ * import() every entry with plain Node, check what the files import against package.json,
+ * type-check a consumer against the emitted declarations (through the `exports` map, and through
+ * typesVersions under the old node10 resolution), and pack it for @arethetypeswrong/cli and publint.
  */
 
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 
 const NAME = '@crawlgate/middleware';
 
@@ -31,8 +33,46 @@ describe('the published package', () => {
     expect(pkg.manifest.files).toEqual(['dist']);
   });
 
-  it('imports nothing at run time that package.json does not declare', () => {
+  it('imports nothing, in code or declarations, that package.json does not declare', () => {
     expect(undeclaredImports(pkg)).toEqual([]);
+  });
+
+  it('declares Node 20, and its frameworks as optional peers: a site installs only the one it uses', () => {
+    expect(pkg.manifest.engines).toEqual({ node: '>=20' });
+    const peers = Object.keys(pkg.manifest.peerDependencies ?? {}).sort();
+    expect(peers).toEqual(['@nestjs/common', '@nestjs/core', 'fastify']);
+    expect(peers.filter((name) => pkg.manifest.peerDependenciesMeta?.[name]?.optional !== true)).toEqual([]);
+  });
+
+  it('packs clean: @arethetypeswrong/cli (node10, node16 from CJS and ESM, bundler) and publint find nothing', () => {
+    expect(packedPackageProblems(pkg)).toEqual([]);
+  }, 60_000);
+
+  it('the pack check can fail: without typesVersions, attw finds no types for any subpath under node10', () => {
+    const site = mkdtempSync(join(tmpdir(), 'crawlgate-middleware-untyped-'));
+    try {
+      const installed = join(site, 'package');
+      cpSync(pkg.installed, installed, { recursive: true });
+      const { typesVersions, ...manifest } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+      expect(typesVersions).toBeDefined();
+      writeFileSync(join(installed, 'package.json'), JSON.stringify(manifest));
+      const subpaths = Object.keys(ENTRIES).filter((path) => path !== '.');
+      expect(packedPackageProblems({ installed, site })).toEqual(subpaths.map((path) => `attw NoResolution: ${path} (node10)`));
+    } finally {
+      rmSync(site, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('type-checks a consumer under moduleResolution node10 (Next.js, classic NestJS): subpaths through typesVersions', () => {
+    const consumer = `import { createCrawlgate, type CrawlgateOptions } from '${NAME}';
+import { crawlgateExpress } from '${NAME}/express';
+import { crawlgateFastify } from '${NAME}/fastify';
+import { crawlgateFetch } from '${NAME}/fetch';
+import { CrawlgateGuard } from '${NAME}/nest';
+
+export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), crawlgateExpress(options), crawlgateFetch(options)], crawlgateFastify, CrawlgateGuard];
+`;
+    expect(typeCheckConsumer(pkg, consumer, ['node10'])).toBe('');
   });
 
   it('bundles @crawlgate/core, keeps NestJS to the nest entry and never mentions Prisma', () => {

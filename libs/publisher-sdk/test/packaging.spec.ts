@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { signAccessToken } from '@crawlgate/core';
 import { registerPublisher } from '../../../apps/api/test/fixtures';
 import { startTestApp } from '../../../apps/api/test/test-app';
-import { exportsMapProblems, installedForSpec, loadEntry, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import { exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
 
 const pkg = installedForSpec(join(__dirname, '..'));
 
@@ -18,6 +18,11 @@ describe('the published package', () => {
     expect(pkg.manifest.bin).toEqual({ crawlgate: './dist/cli.cjs' });
     expect(undeclaredImports(pkg)).toEqual([]);
   });
+
+  it('requires Node 20 and packs clean: @arethetypeswrong/cli (node10, node16 from CJS and ESM, bundler) and publint find nothing', () => {
+    expect(pkg.manifest.engines).toEqual({ node: '>=20' });
+    expect(packedPackageProblems(pkg)).toEqual([]);
+  }, 60_000);
 
   it('loads with require() and import(), and verifies a token with the bundled core', async () => {
     const siteId = 'site-1';

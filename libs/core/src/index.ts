@@ -17,3 +17,4 @@ export * from './payment-identifier';
 export * from './usdc-abi';
 export * from './api-errors';
 export * from './api-types';
+export * from './publisher-views';

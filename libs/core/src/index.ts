@@ -18,3 +18,4 @@ export * from './usdc-abi';
 export * from './api-errors';
 export * from './api-types';
 export * from './publisher-views';
+export * from './crawler-report';

@@ -1,4 +1,3 @@
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type IssuedApiKey, type Publisher, type RegisteredPublisher } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
@@ -12,8 +11,8 @@ export class RegisterPublisherDto {
   @IsDefined() @IsString() @MaxLength(254) @IsEmail({}, { message: 'Must be an email address' })
   email!: string;
 
-  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, example: 'correct horse battery staple' })
-  @IsDefined() @IsString() @MinLength(MIN_PASSWORD_LENGTH) @MaxLength(MAX_PASSWORD_LENGTH)
+  @ApiProperty({ minLength: 8, maxLength: 256, example: 'correct horse battery staple' })
+  @IsDefined() @IsString() @MinLength(8) @MaxLength(256)
   password!: string;
 
   @ApiPropertyOptional({ maxLength: 200, example: 'Example News' })
@@ -28,7 +27,7 @@ export class LoginDto {
   email!: string;
 
   @ApiProperty()
-  @IsDefined() @IsString() @MaxLength(MAX_PASSWORD_LENGTH)
+  @IsDefined() @IsString() @MaxLength(256)
   password!: string;
 }
 
@@ -48,7 +47,7 @@ export class UpdatePublisherDto {
   payout_address?: string | null;
 }
 
-export class PublisherView implements Publisher {
+export class PublisherView {
   @ApiProperty({ format: 'uuid' }) publisher_id!: string;
   @ApiProperty() email!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
@@ -56,11 +55,11 @@ export class PublisherView implements Publisher {
   @ApiProperty({ format: 'date-time' }) created_at!: string;
 }
 
-export class ApiKeyView implements IssuedApiKey {
+export class ApiKeyView {
   @ApiProperty({ format: 'uuid' }) publisher_id!: string;
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
 }
 
-export class RegisteredPublisherView extends PublisherView implements RegisteredPublisher {
+export class RegisteredPublisherView extends PublisherView {
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
 }

@@ -1,4 +1,3 @@
-import type { SitePayment, SitePaymentPage } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class PaymentItemView {
@@ -14,7 +13,7 @@ export class PaymentItemView {
   @ApiProperty({ format: 'date-time', description: 'When the payment was confirmed on chain.' }) paid_at!: string;
 }
 
-export class SitePaymentItemView extends PaymentItemView implements SitePayment {
+export class SitePaymentItemView extends PaymentItemView {
   @ApiProperty({ description: 'The paying wallet, EIP-55 checksummed.' }) payer!: string;
 }
 
@@ -25,7 +24,7 @@ export class PaymentPageView {
   @ApiProperty(NEXT_CURSOR) next_cursor!: string | null;
 }
 
-export class SitePaymentPageView implements SitePaymentPage {
+export class SitePaymentPageView {
   @ApiProperty({ type: [SitePaymentItemView], description: 'Newest first.' }) items!: SitePaymentItemView[];
   @ApiProperty(NEXT_CURSOR) next_cursor!: string | null;
 }

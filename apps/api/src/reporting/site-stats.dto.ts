@@ -1,26 +1,25 @@
-import type { SiteStats, StatsDay, TopAgent, TopPath } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
-export class TopPathView implements TopPath {
+export class TopPathView {
   @ApiProperty({ example: '/articles/42' }) url!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ example: '0.05' }) revenue_usd!: string;
 }
 
-export class TopAgentView implements TopAgent {
+export class TopAgentView {
   @ApiProperty({ description: 'EIP-55 checksummed.' }) address!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ example: '0.05' }) revenue_usd!: string;
 }
 
-export class StatsDayView implements StatsDay {
+export class StatsDayView {
   @ApiProperty({ format: 'date', example: '2026-11-02' }) day!: string;
   @ApiProperty() revenue_usd!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ type: 'integer' }) gates_created!: number;
 }
 
-export class SiteStatsView implements SiteStats {
+export class SiteStatsView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ format: 'date', description: 'First UTC day of the range.' }) from!: string;
   @ApiProperty({ format: 'date', description: 'Last UTC day of the range, included.' }) to!: string;

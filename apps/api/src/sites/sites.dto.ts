@@ -1,4 +1,3 @@
-import type { CreatedSite, DeletedSite, RotatedSiteToken, SecretRotation, Site, SiteList } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
@@ -42,7 +41,7 @@ export class RotateSecretDto {
   grace_seconds?: number;
 }
 
-export class SiteView implements Site {
+export class SiteView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty() domain!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
@@ -52,23 +51,23 @@ export class SiteView implements Site {
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }
 
-export class SiteListView implements SiteList {
+export class SiteListView {
   @ApiProperty({ type: [SiteView] }) items!: SiteView[];
 }
 
-export class CreatedSiteView extends SiteView implements CreatedSite {
+export class CreatedSiteView extends SiteView {
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'st_…' }) site_token!: string;
   @ApiProperty({ description: 'HMAC key for local access-token verification. Shown once.', example: 'cgsec_…' })
   access_token_secret!: string;
   @ApiProperty({ description: 'Key id of the secret, carried in tokens as `kid`.' }) kid!: string;
 }
 
-export class SiteTokenView implements RotatedSiteToken {
+export class SiteTokenView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once. The previous token stops working at once.' }) site_token!: string;
 }
 
-export class SecretRotationView implements SecretRotation {
+export class SecretRotationView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once.' }) access_token_secret!: string;
   @ApiProperty() kid!: string;
@@ -77,7 +76,7 @@ export class SecretRotationView implements SecretRotation {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) previous_valid_until!: string | null;
 }
 
-export class DeletedSiteView implements DeletedSite {
+export class DeletedSiteView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty() deleted!: true;
 }

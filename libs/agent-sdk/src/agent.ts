@@ -1,4 +1,4 @@
-import { decodeBase64Json, formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
+import { decodeBase64Json, formatMicrosUsd, MAX_AUTHORIZATION_SECONDS, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
@@ -65,8 +65,6 @@ export interface Agent {
 
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
-/** A signed authorization can be settled by whoever holds it until it expires: keep that short. */
-const MAX_AUTHORIZATION_SECONDS = 300;
 /** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
 const MIN_AUTHORIZATION_SECONDS = 10;
 

@@ -8,3 +8,11 @@ export const MAX_URL_LENGTH = 2048;
 export const MAX_AUTHORIZATION_SECONDS = 300;
 /** Default lifetime of an unpaid gate (GATE_TTL_SECONDS overrides it in the API, which tells its middleware). */
 export const DEFAULT_GATE_TTL_SECONDS = 15 * 60;
+/** A publisher's password: at least this many characters (POST /v1/publishers)... */
+export const MIN_PASSWORD_LENGTH = 8;
+/** ...and at most this many, which bounds the work of hashing it. */
+export const MAX_PASSWORD_LENGTH = 256;
+/** Items per page of a list (`?limit=`) when none is asked for... */
+export const DEFAULT_PAGE_SIZE = 20;
+/** ...and the most a page holds. */
+export const MAX_PAGE_SIZE = 100;

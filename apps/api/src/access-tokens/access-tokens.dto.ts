@@ -1,3 +1,4 @@
+import { MAX_URL_LENGTH } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -8,7 +9,7 @@ export class VerifyAccessTokenDto {
   token!: string;
 
   @ApiPropertyOptional({ description: 'When given, the token must be bound to this path (or URL).', example: '/blog/post-1' })
-  @Optional() @IsString() @MaxLength(2048)
+  @Optional() @IsString() @MaxLength(MAX_URL_LENGTH)
   url?: string;
 }
 

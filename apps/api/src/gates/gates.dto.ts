@@ -1,4 +1,4 @@
-import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, type GateOffer, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, MAX_URL_LENGTH, type GateOffer, type PaymentRequirementsV1 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
@@ -6,7 +6,7 @@ import { CrawlerCountDto, CrawlerPathCountDto } from '../crawlers/crawlers.dto';
 
 export class CreateGateDto {
   @ApiProperty({ description: 'Path (or absolute http(s) URL) of the requested resource; the query does not affect the price.', example: '/blog/post-1?ref=feed' })
-  @IsDefined() @IsString() @MaxLength(2048)
+  @IsDefined() @IsString() @MaxLength(MAX_URL_LENGTH)
   @Matches(/^(\/|https?:\/\/[^\s/]+)(\S*)$/, { message: 'url must be a path starting with "/" or an absolute http(s) URL, without spaces' })
   url!: string;
 }

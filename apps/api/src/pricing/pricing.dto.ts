@@ -1,4 +1,4 @@
-import { MAX_PRICE_STRING_LENGTH, PRICE_STRING_PATTERN } from '@crawlgate/core';
+import { MAX_PRICE_STRING_LENGTH, PRICE_STRING_PATTERN, type PriceResolution, type Pricing, type PricingApplied, type PricingRule } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
@@ -48,16 +48,16 @@ export class PricingDto {
   rules?: PriceRuleDto[];
 }
 
-export class PricingAppliedView {
+export class PricingAppliedView implements PricingApplied {
   @ApiProperty({ type: 'integer' }) rules_applied!: number;
 }
 
-export class PriceRuleView {
+export class PriceRuleView implements PricingRule {
   @ApiProperty() path!: string;
   @ApiProperty({ example: '0.005' }) price_usd!: string;
 }
 
-export class PricingView {
+export class PricingView implements Pricing {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ example: '0.001' }) default_price_usd!: string;
   @ApiProperty({ type: [PriceRuleView] }) rules!: PriceRuleView[];
@@ -65,7 +65,7 @@ export class PricingView {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) updated_at!: string | null;
 }
 
-export class PriceResolutionView {
+export class PriceResolutionView implements PriceResolution {
   @ApiProperty({ description: 'The path the rules were matched against (query removed, percent-decoded).' }) path!: string;
   @ApiProperty() price_usd!: string;
   @ApiProperty({ nullable: true, type: 'integer', description: 'Index of the winning rule; null when the default applied.' }) rule!: number | null;

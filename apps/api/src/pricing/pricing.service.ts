@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath, type PriceTable } from '@crawlgate/core';
+import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath, type PriceResolution, type PriceTable, type Pricing, type PricingApplied } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ValidationFailed } from '../http/validation-items';
-import type { PriceResolutionView, PricingAppliedView, PricingDto, PricingView } from './pricing.dto';
+import type { PricingDto } from './pricing.dto';
 
 /** Parses a price the DTO already validated; a failure here is a bug, not bad input. */
 function micros(value: number | string): bigint {
@@ -20,7 +20,7 @@ export class PricingService {
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async replace(site: Site, input: PricingDto): Promise<PricingAppliedView> {
+  async replace(site: Site, input: PricingDto): Promise<PricingApplied> {
     const rules = (input.rules ?? []).map((rule, index) => {
       if (rule.path !== undefined && rule.path_pattern !== undefined && rule.path !== rule.path_pattern) {
         throw new ValidationFailed([
@@ -40,7 +40,7 @@ export class PricingService {
     return { rules_applied: rules.length };
   }
 
-  async view(site: Site): Promise<PricingView> {
+  async view(site: Site): Promise<Pricing> {
     const rules = await this.db.prisma.priceRule.findMany({ where: { siteId: site.id }, orderBy: { position: 'asc' } });
     return {
       site_id: site.id,
@@ -67,7 +67,7 @@ export class PricingService {
     return table;
   }
 
-  async resolve(site: Site, url: string): Promise<PriceResolutionView> {
+  async resolve(site: Site, url: string): Promise<PriceResolution> {
     const match = (await this.table(site)).resolve(url);
     return { path: requestPath(url), price_usd: formatMicrosUsd(match.micros), rule: match.rule, pattern: match.pattern };
   }

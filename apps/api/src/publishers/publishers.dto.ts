@@ -1,3 +1,4 @@
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type IssuedApiKey, type Publisher, type RegisteredPublisher } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
@@ -11,8 +12,8 @@ export class RegisterPublisherDto {
   @IsDefined() @IsString() @MaxLength(254) @IsEmail({}, { message: 'Must be an email address' })
   email!: string;
 
-  @ApiProperty({ minLength: 8, maxLength: 256, example: 'correct horse battery staple' })
-  @IsDefined() @IsString() @MinLength(8) @MaxLength(256)
+  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, example: 'correct horse battery staple' })
+  @IsDefined() @IsString() @MinLength(MIN_PASSWORD_LENGTH) @MaxLength(MAX_PASSWORD_LENGTH)
   password!: string;
 
   @ApiPropertyOptional({ maxLength: 200, example: 'Example News' })
@@ -27,7 +28,7 @@ export class LoginDto {
   email!: string;
 
   @ApiProperty()
-  @IsDefined() @IsString() @MaxLength(256)
+  @IsDefined() @IsString() @MaxLength(MAX_PASSWORD_LENGTH)
   password!: string;
 }
 
@@ -47,7 +48,7 @@ export class UpdatePublisherDto {
   payout_address?: string | null;
 }
 
-export class PublisherView {
+export class PublisherView implements Publisher {
   @ApiProperty({ format: 'uuid' }) publisher_id!: string;
   @ApiProperty() email!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
@@ -55,11 +56,11 @@ export class PublisherView {
   @ApiProperty({ format: 'date-time' }) created_at!: string;
 }
 
-export class ApiKeyView {
+export class ApiKeyView implements IssuedApiKey {
   @ApiProperty({ format: 'uuid' }) publisher_id!: string;
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
 }
 
-export class RegisteredPublisherView extends PublisherView {
+export class RegisteredPublisherView extends PublisherView implements RegisteredPublisher {
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'xk_pub_…' }) api_key!: string;
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { generateApiKey, sha256Hex } from '@crawlgate/core';
+import { generateApiKey, sha256Hex, type IssuedApiKey, type Publisher as PublisherBody, type RegisteredPublisher } from '@crawlgate/core';
 import { getAddress } from 'viem';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
 import type { Database } from '../db/database';
@@ -7,13 +7,13 @@ import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import { conflict, unauthorized } from '../http/api-error';
 import type { Publisher } from '../generated/prisma/client';
-import type { ApiKeyView, LoginDto, PublisherView, RegisterPublisherDto, RegisteredPublisherView, UpdatePublisherDto } from './publishers.dto';
+import type { LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
 export class PublishersService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async register(input: RegisterPublisherDto): Promise<RegisteredPublisherView> {
+  async register(input: RegisterPublisherDto): Promise<RegisteredPublisher> {
     const apiKey = generateApiKey();
     try {
       const publisher = await this.db.prisma.publisher.create({
@@ -27,20 +27,20 @@ export class PublishersService {
   }
 
   /** Checks the password and issues a fresh key; the previous key stops working. */
-  async login(input: LoginDto): Promise<ApiKeyView> {
+  async login(input: LoginDto): Promise<IssuedApiKey> {
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
     return this.rotateApiKey(publisher);
   }
 
-  async rotateApiKey(publisher: Publisher): Promise<ApiKeyView> {
+  async rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
     const apiKey = generateApiKey();
     await this.db.prisma.publisher.update({ where: { id: publisher.id }, data: { apiKeyHash: sha256Hex(apiKey) } });
     return { publisher_id: publisher.id, api_key: apiKey };
   }
 
-  async update(publisher: Publisher, input: UpdatePublisherDto, confirmPassword: string | undefined): Promise<PublisherView> {
+  async update(publisher: Publisher, input: UpdatePublisherDto, confirmPassword: string | undefined): Promise<PublisherBody> {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
@@ -57,7 +57,7 @@ export class PublishersService {
   }
 }
 
-export function publisherView(publisher: Publisher): PublisherView {
+export function publisherView(publisher: Publisher): PublisherBody {
   return {
     publisher_id: publisher.id,
     email: publisher.email,

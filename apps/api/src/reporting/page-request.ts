@@ -1,11 +1,11 @@
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '@crawlgate/core';
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery, ApiResponse } from '@nestjs/swagger';
 import { ValidationFailed, type ValidationItem } from '../http/validation-items';
 import { decodeCursor, type Cursor } from './cursor';
 import { queryProblem, queryText } from './query-params';
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE };
 
 /** A page of a newest-first list: at most `limit` items, all strictly older than `after`. */
 export interface PageRequest {

@@ -1,3 +1,4 @@
+import type { SitePayment, SitePaymentPage } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class PaymentItemView {
@@ -13,7 +14,7 @@ export class PaymentItemView {
   @ApiProperty({ format: 'date-time', description: 'When the payment was confirmed on chain.' }) paid_at!: string;
 }
 
-export class SitePaymentItemView extends PaymentItemView {
+export class SitePaymentItemView extends PaymentItemView implements SitePayment {
   @ApiProperty({ description: 'The paying wallet, EIP-55 checksummed.' }) payer!: string;
 }
 
@@ -24,7 +25,7 @@ export class PaymentPageView {
   @ApiProperty(NEXT_CURSOR) next_cursor!: string | null;
 }
 
-export class SitePaymentPageView {
+export class SitePaymentPageView implements SitePaymentPage {
   @ApiProperty({ type: [SitePaymentItemView], description: 'Newest first.' }) items!: SitePaymentItemView[];
   @ApiProperty(NEXT_CURSOR) next_cursor!: string | null;
 }

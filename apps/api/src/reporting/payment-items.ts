@@ -1,7 +1,6 @@
-import { caip2, formatMicrosUsd, NETWORK_NAMES, NETWORKS } from '@crawlgate/core';
+import { caip2, formatMicrosUsd, NETWORK_NAMES, NETWORKS, type SitePayment } from '@crawlgate/core';
 import { getAddress } from 'viem';
 import type { Prisma } from '../generated/prisma/client';
-import type { PaymentItemView, SitePaymentItemView } from './payment-history.dto';
 
 /** The columns a history item shows; the stored authorization and token fields stay unread. */
 export const PAYMENT_ITEM_COLUMNS = {
@@ -18,7 +17,8 @@ export const PAYMENT_ITEM_COLUMNS = {
 
 export type PaymentItemRow = Prisma.PaymentGetPayload<{ select: typeof PAYMENT_ITEM_COLUMNS }>;
 
-export function paymentItem(row: PaymentItemRow): PaymentItemView {
+/** A wallet's own history item: a site's payment item without the payer (the wallet asking). */
+export function paymentItem(row: PaymentItemRow): Omit<SitePayment, 'payer'> {
   return {
     payment_id: row.id,
     gate_id: row.gateId,
@@ -34,7 +34,7 @@ export function paymentItem(row: PaymentItemRow): PaymentItemView {
   };
 }
 
-export function sitePaymentItem(row: PaymentItemRow): SitePaymentItemView {
+export function sitePaymentItem(row: PaymentItemRow): SitePayment {
   return { ...paymentItem(row), payer: checksummed(row.payer) };
 }
 

@@ -1,25 +1,26 @@
+import type { SiteStats, StatsDay, TopAgent, TopPath } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
-export class TopPathView {
+export class TopPathView implements TopPath {
   @ApiProperty({ example: '/articles/42' }) url!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ example: '0.05' }) revenue_usd!: string;
 }
 
-export class TopAgentView {
+export class TopAgentView implements TopAgent {
   @ApiProperty({ description: 'EIP-55 checksummed.' }) address!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ example: '0.05' }) revenue_usd!: string;
 }
 
-export class StatsDayView {
+export class StatsDayView implements StatsDay {
   @ApiProperty({ format: 'date', example: '2026-11-02' }) day!: string;
   @ApiProperty() revenue_usd!: string;
   @ApiProperty({ type: 'integer' }) paid_gates!: number;
   @ApiProperty({ type: 'integer' }) gates_created!: number;
 }
 
-export class SiteStatsView {
+export class SiteStatsView implements SiteStats {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ format: 'date', description: 'First UTC day of the range.' }) from!: string;
   @ApiProperty({ format: 'date', description: 'Last UTC day of the range, included.' }) to!: string;

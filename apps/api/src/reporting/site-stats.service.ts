@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { formatMicrosUsd } from '@crawlgate/core';
+import { formatMicrosUsd, type SiteStats } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { Prisma, type Site } from '../generated/prisma/client';
@@ -7,7 +7,6 @@ import { formatConversion } from './conversion';
 import type { DateRange } from './date-range';
 import { PAID_SQL } from './paid-payments';
 import { checksummed } from './payment-items';
-import type { SiteStatsView } from './site-stats.dto';
 import { toBigInt, toCount } from './sql-values';
 
 const TOP = 10;
@@ -27,7 +26,7 @@ interface Group {
 export class SiteStatsService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async stats(site: Site, range: DateRange): Promise<SiteStatsView> {
+  async stats(site: Site, range: DateRange): Promise<SiteStats> {
     const paid = Prisma.sql`site_id = ${site.id}::uuid AND ${PAID_SQL}
       AND confirmed_at >= ${range.start}::timestamptz AND confirmed_at < ${range.end}::timestamptz`;
     const byRevenue = (key: Prisma.Sql) => Prisma.sql`ORDER BY SUM(amount) DESC, COUNT(*) DESC, ${key} ASC LIMIT ${TOP}`;

@@ -1,3 +1,4 @@
+import type { CreatedSite, DeletedSite, RotatedSiteToken, SecretRotation, Site, SiteList } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
@@ -41,7 +42,7 @@ export class RotateSecretDto {
   grace_seconds?: number;
 }
 
-export class SiteView {
+export class SiteView implements Site {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty() domain!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
@@ -51,23 +52,23 @@ export class SiteView {
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }
 
-export class SiteListView {
+export class SiteListView implements SiteList {
   @ApiProperty({ type: [SiteView] }) items!: SiteView[];
 }
 
-export class CreatedSiteView extends SiteView {
+export class CreatedSiteView extends SiteView implements CreatedSite {
   @ApiProperty({ description: 'Shown once; only its SHA-256 hash is stored.', example: 'st_…' }) site_token!: string;
   @ApiProperty({ description: 'HMAC key for local access-token verification. Shown once.', example: 'cgsec_…' })
   access_token_secret!: string;
   @ApiProperty({ description: 'Key id of the secret, carried in tokens as `kid`.' }) kid!: string;
 }
 
-export class SiteTokenView {
+export class SiteTokenView implements RotatedSiteToken {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once. The previous token stops working at once.' }) site_token!: string;
 }
 
-export class SecretRotationView {
+export class SecretRotationView implements SecretRotation {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once.' }) access_token_secret!: string;
   @ApiProperty() kid!: string;
@@ -76,7 +77,7 @@ export class SecretRotationView {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) previous_valid_until!: string | null;
 }
 
-export class DeletedSiteView {
+export class DeletedSiteView implements DeletedSite {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty() deleted!: true;
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { formatMicrosUsd, generateSiteToken, sha256Hex } from '@crawlgate/core';
+import { formatMicrosUsd, generateSiteToken, sha256Hex, type CreatedSite, type RotatedSiteToken, type SecretRotation, type Site as SiteBody } from '@crawlgate/core';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
@@ -9,7 +9,7 @@ import { conflict, notFound } from '../http/api-error';
 import { isUuid } from '../http/ids';
 import { ValidationFailed } from '../http/validation-items';
 import { SiteSecretsService } from './site-secrets.service';
-import type { CreatedSiteView, CreateSiteDto, SecretRotationView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
+import type { CreateSiteDto, UpdateSiteDto } from './sites.dto';
 
 const DOMAIN_TAKEN = 'You already have a site with this domain';
 
@@ -21,7 +21,7 @@ export class SitesService {
     private readonly secrets: SiteSecretsService,
   ) {}
 
-  async create(publisher: Publisher, input: CreateSiteDto): Promise<CreatedSiteView> {
+  async create(publisher: Publisher, input: CreateSiteDto): Promise<CreatedSite> {
     const siteToken = generateSiteToken();
     try {
       return await this.db.prisma.$transaction(async (tx) => {
@@ -37,7 +37,7 @@ export class SitesService {
     }
   }
 
-  async list(publisher: Publisher): Promise<SiteView[]> {
+  async list(publisher: Publisher): Promise<SiteBody[]> {
     const sites = await this.db.prisma.site.findMany({
       where: { publisherId: publisher.id },
       orderBy: { createdAt: 'asc' },
@@ -53,12 +53,12 @@ export class SitesService {
     return site;
   }
 
-  async get(publisher: Publisher, siteId: string): Promise<SiteView> {
+  async get(publisher: Publisher, siteId: string): Promise<SiteBody> {
     const site = await this.owned(publisher, siteId);
     return siteView(site, await this.db.prisma.priceRule.count({ where: { siteId: site.id } }));
   }
 
-  async update(publisher: Publisher, siteId: string, input: UpdateSiteDto): Promise<SiteView> {
+  async update(publisher: Publisher, siteId: string, input: UpdateSiteDto): Promise<SiteBody> {
     const site = await this.owned(publisher, siteId);
     try {
       const updated = await this.db.prisma.site.update({
@@ -78,14 +78,14 @@ export class SitesService {
     return { site_id: site.id, deleted: true };
   }
 
-  async rotateSiteToken(publisher: Publisher, siteId: string): Promise<SiteTokenView> {
+  async rotateSiteToken(publisher: Publisher, siteId: string): Promise<RotatedSiteToken> {
     const site = await this.owned(publisher, siteId);
     const siteToken = generateSiteToken();
     await this.db.prisma.site.update({ where: { id: site.id }, data: { siteTokenHash: sha256Hex(siteToken) } });
     return { site_id: site.id, site_token: siteToken };
   }
 
-  async rotateSecret(publisher: Publisher, siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<SecretRotationView> {
+  async rotateSecret(publisher: Publisher, siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<SecretRotation> {
     if (graceSeconds > this.config.secretGraceSeconds) {
       const max = this.config.secretGraceSeconds;
       throw new ValidationFailed([
@@ -104,7 +104,8 @@ export class SitesService {
   }
 }
 
-export function siteView(site: Site, rulesCount: number): SiteView {
+/** A site as the API shows it to its publisher. */
+export function siteView(site: Site, rulesCount: number): SiteBody {
   return {
     site_id: site.id,
     domain: site.domain,

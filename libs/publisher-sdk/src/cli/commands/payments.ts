@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '@crawlgate/core';
 import type { SitePayment, SitePaymentPage } from '../../types';
 import { print, stringValue, type Command } from '../command';
 import { UsageError } from '../errors';
@@ -9,7 +10,7 @@ export const payments: Command = {
   usage: '<site> [--limit <n>] [--cursor <cursor>] [--all]',
   summary: 'Confirmed payments to a site, newest first, a page at a time',
   help: [
-    '--limit <n>: payments per page, 1 to 100 (default 20). --cursor <cursor>: the page after the one',
+    `--limit <n>: payments per page, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). --cursor <cursor>: the page after the one`,
     'that printed it. --all: every payment, following the pages (with --json: {items, next_cursor: null}).',
     'These are the filters the API offers; for totals by day, path and agent, see `crawlgate stats`.',
     SITE_HELP,
@@ -18,7 +19,7 @@ export const payments: Command = {
   positionals: ['site'],
   async run(input) {
     const limitText = stringValue(input.values, 'limit');
-    if (limitText !== undefined && !/^\d{1,6}$/.test(limitText)) throw new UsageError(`--limit takes a whole number from 1 to 100, got ${JSON.stringify(limitText)}`, 'payments');
+    if (limitText !== undefined && !/^\d{1,6}$/.test(limitText)) throw new UsageError(`--limit takes a whole number from 1 to ${MAX_PAGE_SIZE}, got ${JSON.stringify(limitText)}`, 'payments');
     const limit = limitText === undefined ? undefined : Number(limitText);
     const cursor = stringValue(input.values, 'cursor');
     if (input.values.all === true && cursor !== undefined) throw new UsageError('--all starts from the newest payment: leave out --cursor', 'payments');

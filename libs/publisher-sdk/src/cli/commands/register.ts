@@ -1,3 +1,4 @@
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '@crawlgate/core';
 import { stringValue, type Command } from '../command';
 import { PASSWORD_HELP, readPassword } from '../password';
 import { SAVED_KEY_HELP, saveIssuedKey, SIGN_IN_OPTIONS, signInTarget } from '../sign-in';
@@ -8,7 +9,7 @@ export const register: Command = {
   summary: 'Create a publisher account and save the API URL and its API key',
   help: [
     PASSWORD_HELP,
-    'The prompt asks twice. The password is 8 to 256 characters.',
+    `The prompt asks twice. The password is ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters.`,
     SAVED_KEY_HELP,
     'Next: `crawlgate payout set <address>`, so priced sites can charge, then `crawlgate sites create`.',
   ].join('\n'),

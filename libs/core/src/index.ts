@@ -19,3 +19,4 @@ export * from './api-errors';
 export * from './api-types';
 export * from './publisher-views';
 export * from './crawler-report';
+export * from './sign-in-with-x';

@@ -1,13 +1,13 @@
 /*
- * The three Crawlgate API calls the middleware makes, over global fetch with a timeout each: the
- * site's terms (in the background), a payment's verification, and batched gate counts. Every
+ * The Crawlgate API calls the middleware makes, over global fetch with a timeout each: the site's
+ * terms (in the background), a payment's verification, batched gate counts, and sign-in-with-x proofs. Every
  * answer the gate can act on comes back as a value; anything else (unreachable, timed out, 5xx,
  * 429, a status or body it cannot use) is a CrawlgateApiError, which the gate answers 402 or 503
  * for, never with the page. Error messages name the call and the cause, never the site token or
  * the API URL (which may carry credentials).
  */
 
-import type { GateCountsReport, GateOffer, PaidGate, SiteOffer } from '@crawlgate/core';
+import type { GateCountsReport, GateOffer, PaidGate, SiteOffer, SiwxAccess, SiwxAccessRequest } from '@crawlgate/core';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
@@ -34,6 +34,8 @@ export interface ApiClient {
   /** `timeoutMs`: verify waits for the settlement on chain, so it gets longer than the other calls. */
   verify(gateId: string, payment: Record<string, unknown>, timeoutMs: number): Promise<VerifyAnswer>;
   reportGateCounts(report: GateCountsReport): Promise<void>;
+  /** A sign-in-with-x proof for a path: the paid token again, or null when the API refused the proof. */
+  siwx(request: SiwxAccessRequest): Promise<SiwxAccess | null>;
 }
 
 export class CrawlgateApiError extends Error {
@@ -106,6 +108,16 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const label = 'POST /v1/site/gate-counts';
       const answer = await call('POST', '/v1/site/gate-counts', report, options.timeoutMs, label);
       if (answer.status !== 204) throw unexpected(label, answer);
+    },
+
+    async siwx(request) {
+      const label = 'POST /v1/access-tokens/siwx';
+      const answer = await call('POST', '/v1/access-tokens/siwx', request, options.timeoutMs, label);
+      const { status, body } = answer;
+      if (status === 200 && typeof body?.access_token === 'string') return body as unknown as SiwxAccess;
+      // The proof's fault (malformed, not ours, not the payer, no live payment, replayed): not the API's.
+      if (status === 400 || status === 401 || status === 402 || status === 409 || status === 422) return null;
+      throw unexpected(label, answer);
     },
   };
 }

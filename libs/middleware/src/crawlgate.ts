@@ -4,7 +4,8 @@
  *
  *   /.well-known/pay.json → the site's offer; always-free paths (/robots.txt, ...) → pass;
  *   a valid access token for this path → pass, with no network call; people and allowed bots →
- *   pass; blocked bots → 403; an x402 payment for a gate of this path → settle through the API,
+ *   pass; blocked bots → 403; a sign-in-with-x proof the API accepts, whose paid token opens this
+ *   path → pass (siwx.ts); an x402 payment for a gate of this path → settle through the API,
  *   then pass with the settlement headers; anything else → 402 with a gate minted here.
  *
  * The site's pricing and terms load at start-up and refresh in the background, so a 402 costs no
@@ -40,6 +41,7 @@ import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type Heade
 import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
 import { runtimeHmacSha256 } from './runtime-hmac';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
+import { createSiwxGate } from './siwx';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
 
 export type { RoutingOptions };
@@ -127,6 +129,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
   const api: ApiClient = createApiClient({ apiUrl: options.apiUrl, siteToken: options.siteToken, timeoutMs: options.timeoutMs ?? 3000, fetch: options.fetch });
   const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), onError: warn });
+  const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
   const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
 
@@ -166,7 +169,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     };
     const id = signGate(gate, secrets[0], hmac);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), { domain: site.domain, apiBaseUrl: site.api_base_url, pathAndQuery: resourceTarget(target, route), now });
-    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2) };
+    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now)) };
   }
 
   function paymentRequired(gate: { offer: GateOffer; paymentRequired: string }, headers: Record<string, string> = {}): Decision {
@@ -194,6 +197,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'The price is above crawler-max-price' });
     if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'crawler-exact-price is not the price' });
 
+    const signedIn = await siwx.reaccess(headers, route.path);
+    if (signedIn) return signedIn;
     const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
     if (!payment.ok) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));

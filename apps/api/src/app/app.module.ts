@@ -32,6 +32,9 @@ import { CrawlersModule } from '../crawlers/crawlers.module';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { SitesController } from '../sites/sites.controller';
 import { SitesService } from '../sites/sites.service';
+import { SiwxController } from '../siwx/siwx.controller';
+import { SiwxService } from '../siwx/siwx.service';
+import { SiwxStore } from '../siwx/siwx.store';
 
 export interface AppDependencies {
   config: AppConfig;
@@ -85,6 +88,7 @@ export class AppModule {
         GateCountsController,
         PaymentsController,
         AccessTokensController,
+        SiwxController,
         ...devControllers,
       ],
       providers: [
@@ -96,6 +100,8 @@ export class AppModule {
         ReconcilerService,
         GateCounterService,
         BackgroundJobs,
+        SiwxService,
+        SiwxStore,
       ],
     };
   }

@@ -36,6 +36,7 @@ describe('OpenAPI document and docs page', () => {
         'GET /v1/gates/{id}',
         'POST /v1/gates/{id}/verify',
         'POST /v1/access-tokens/verify',
+        'POST /v1/access-tokens/siwx',
         'GET /v1/agents/me',
         'GET /v1/agents/me/payments',
         'GET /v1/sites/{site_id}/stats',
@@ -45,6 +46,8 @@ describe('OpenAPI document and docs page', () => {
     );
     const pricingBody = response.body.components.schemas.PricingDto;
     expect(pricingBody.required).toContain('default_price_usd');
+    expect(response.body.components.schemas.SiwxAccessDto.required).toEqual(['proof', 'url']);
+    expect(Object.keys(response.body.paths['/v1/access-tokens/siwx'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '409', '422', '503']));
   });
 
   it('serves a docs page at /docs', async () => {

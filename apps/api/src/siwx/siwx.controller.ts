@@ -1,0 +1,36 @@
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { SiteTokenGuard } from '../auth/guards';
+import { CurrentSite } from '../auth/request-context';
+import { NoStore } from '../http/no-store';
+import type { Site } from '../generated/prisma/client';
+import { SiwxAccessDto, SiwxAccessView } from './siwx.dto';
+import { SiwxService } from './siwx.service';
+
+/** Rate limit: the default, 100 per minute per site token, as POST /v1/access-tokens/verify. */
+@ApiTags('access tokens')
+@Controller('access-tokens')
+export class SiwxController {
+  constructor(private readonly siwx: SiwxService) {}
+
+  @Post('siwx')
+  @HttpCode(200)
+  @NoStore()
+  @UseGuards(SiteTokenGuard)
+  @ApiSecurity('site-token')
+  @ApiOperation({
+    summary: "Re-access with x402's sign-in-with-x: the token of a wallet's payment for this path, again",
+    description:
+      'The middleware forwards a SIGN-IN-WITH-X proof answering the challenge of its 402. Honoured once per challenge, only for the wallet that paid for exactly this path on this site, while that payment’s token is valid; the answer is that token, with its original expiry.',
+  })
+  @ApiResponse({ status: 200, type: SiwxAccessView, description: 'The proof holds: the payment’s access token.' })
+  @ApiResponse({ status: 400, description: 'The proof is not a SIGN-IN-WITH-X header.' })
+  @ApiResponse({ status: 401, description: 'Bad site token; or the nonce is not this site’s for this path, expired, or the signature does not hold.' })
+  @ApiResponse({ status: 402, description: 'This wallet has no payment for this path on this site with a valid token.' })
+  @ApiResponse({ status: 409, description: 'The proof was already used.' })
+  @ApiResponse({ status: 422, description: 'Invalid body.' })
+  @ApiResponse({ status: 503, description: 'The signature could not be checked on chain.' })
+  async reaccess(@CurrentSite() site: Site, @Body() body: SiwxAccessDto): Promise<SiwxAccessView> {
+    return this.siwx.reaccess(site, body.proof, body.url);
+  }
+}

@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { readSiwxProof, verifySiwxNonce, type SiwxAccess, type SiwxChallengeTerms } from '@crawlgate/core';
+import { getAddress } from 'viem';
+import { AccessTokenService } from '../access-tokens/access-token.service';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
+import type { Site } from '../generated/prisma/client';
+import { ApiError } from '../http/api-error';
+import { SiteSecretsService } from '../sites/site-secrets.service';
+import { expectedSiweMessage } from './siwx-message';
+import { SiwxStore } from './siwx.store';
+
+/**
+ * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
+ * gets that payment's token again, unchanged, so access never outlasts what was paid. Checks, cheap
+ * first: a nonce this site issued for this path and not expired, the signature over the message
+ * rebuilt from what we expect, a confirmed payment by that wallet for that path whose token lives,
+ * and last the nonce spent once (a replay is refused).
+ */
+@Injectable()
+export class SiwxService {
+  constructor(
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    private readonly store: SiwxStore,
+    private readonly secrets: SiteSecretsService,
+    private readonly tokens: AccessTokenService,
+  ) {}
+
+  async reaccess(site: Site, header: string, path: string, now = new Date()): Promise<SiwxAccess> {
+    const proof = readSiwxProof(header);
+    if (!proof) throw new ApiError(400, 'proof is not a SIGN-IN-WITH-X header: base64 JSON with address, signature, nonce, domain, uri and chainId');
+
+    const usable = await this.secrets.usable(site.id, site.secretsVersion);
+    const nonce = verifySiwxNonce(proof.nonce, { siteId: site.id, path }, usable.map((secret) => secret.secret), Math.floor(now.getTime() / 1000));
+    if (!nonce.valid) {
+      throw new ApiError(401, nonce.reason === 'expired' ? 'The sign-in challenge expired: answer a fresh 402' : 'The nonce was not issued by this site for this path');
+    }
+    const terms: SiwxChallengeTerms = { domain: site.domain, path, caip2: this.chain.network.caip2, nonce: proof.nonce, exp: nonce.exp };
+    if (proof.domain !== terms.domain || proof.uri !== `https://${site.domain}${path}` || proof.chainId !== terms.caip2) {
+      throw new ApiError(401, 'The proof is for another domain, URI or chain than this site, path and network');
+    }
+    const address = getAddress(proof.address);
+    const signed = await this.signedBy(terms, address, proof.signature);
+    if (signed === 'unchecked') throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
+    if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
+
+    const payment = await this.store.livePayment(site.id, address.toLowerCase(), path, now);
+    if (!payment || !payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
+      throw new ApiError(402, 'This wallet has no payment for this path on this site whose access token is still valid');
+    }
+    if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000), now))) {
+      throw new ApiError(409, 'This proof was already used: answer a fresh 402');
+    }
+    const token = await this.tokens.reissue({ gateId: payment.gateId, siteId: site.id, url: payment.url }, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt);
+    return { access_token: token.token, expires_at: token.expiresAt.toISOString(), url: payment.url, payer: payment.payer };
+  }
+
+  /** EOA (ECDSA) and smart wallets (ERC-1271, ERC-6492) alike, through the chain's verifyMessage. */
+  private async signedBy(terms: SiwxChallengeTerms, address: `0x${string}`, signature: `0x${string}`): Promise<boolean | 'unchecked'> {
+    let message: string;
+    try {
+      message = expectedSiweMessage(terms, this.chain.chainId, address);
+    } catch {
+      return false; // a path or domain EIP-4361 cannot carry: no proof can be for it
+    }
+    // It asks the chain (a contract wallet's isValidSignature): no answer is not a "no".
+    return this.chain.publicClient.verifyMessage({ address, message, signature }).catch(() => 'unchecked' as const);
+  }
+}

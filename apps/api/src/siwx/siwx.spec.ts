@@ -1,0 +1,159 @@
+/*
+ * POST /v1/access-tokens/siwx over HTTP, on the local chain: a wallet that paid for a path gets that
+ * payment's token again, once per challenge; every other proof is refused with a detail, by the
+ * check meant for it. Proofs come from @x402/extensions' client (createSIWxPayload), challenges
+ * from core as the middleware mints them.
+ */
+
+import { signSiwxNonce, siwxDeclaration, transferProofMessage, USDC_ABI, type SiwxChallengeTerms } from '@crawlgate/core';
+import { testWalletAbi, testWalletBytecode } from '@crawlgate/devchain';
+import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
+import { createWalletClient, encodeFunctionData, http } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+describe('POST /v1/access-tokens/siwx', () => {
+  let app: TestApp;
+  let site: TestSite;
+  let otherSite: TestSite;
+  const payTo = newWallet().address;
+  const agent = newWallet();
+  /** The token POST /v1/gates/{id}/verify gave for /articles/paid. */
+  let paidToken: { access_token: string; expires_at: string };
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+    ({ site: otherSite } = await pricedSite(app, payTo));
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/articles/paid');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    expect(paid.status).toBe(200);
+    paidToken = paid.body;
+  }, 60_000);
+  afterAll(() => app?.close());
+
+  const now = () => Math.floor(Date.now() / 1000);
+  const terms = (path: string, overrides: Partial<SiwxChallengeTerms> & { secret?: string; siteId?: string } = {}): SiwxChallengeTerms => {
+    const exp = overrides.exp ?? now() + 300;
+    const nonce = overrides.nonce ?? signSiwxNonce({ siteId: overrides.siteId ?? site.siteId, path }, exp, overrides.secret ?? site.secret);
+    return { domain: site.domain, path, caip2: `eip155:${app.chain.chainId}`, nonce, exp, ...overrides };
+  };
+  const prove = async (challenge: SiwxChallengeTerms, wallet: PrivateKeyAccount = agent) => {
+    const { info, supportedChains } = siwxDeclaration(challenge);
+    return encodeSIWxHeader(await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, info.uri));
+  };
+  const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken) =>
+    app.call('POST', '/v1/access-tokens/siwx', { body: { proof, url }, headers: { 'x-site-token': siteToken } });
+
+  it("answers the payer's proof with the payment's own token (same expiry), once", async () => {
+    const proof = await prove(terms('/articles/paid'));
+    const answer = await ask(proof);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.body).toEqual({ access_token: paidToken.access_token, expires_at: paidToken.expires_at, url: '/articles/paid', payer: agent.address.toLowerCase() });
+    const replay = await ask(proof);
+    expect(replay).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/already used/) } });
+  });
+
+  it('lets one of ten concurrent uses of a proof through', async () => {
+    const proof = await prove(terms('/articles/paid'));
+    const statuses = (await Promise.all(Array.from({ length: 10 }, () => ask(proof)))).map((answer) => answer.status);
+    expect(statuses.sort()).toEqual([200, ...Array(9).fill(409)]);
+  });
+
+  it('refuses a nonce not this site’s for this path, forged, or expired: 401', async () => {
+    const cases: [SiwxChallengeTerms, RegExp][] = [
+      [terms('/articles/paid', { nonce: 'f'.repeat(108) }), /not issued/],
+      [terms('/articles/paid', { secret: 'cgsec_not_the_sites' }), /not issued/],
+      [terms('/articles/paid', { secret: otherSite.secret, siteId: otherSite.siteId }), /not issued/],
+      [{ ...terms('/articles/other'), path: '/articles/paid' }, /not issued/],
+      [terms('/articles/paid', { exp: now() - 1 }), /expired/],
+    ];
+    for (const [challenge, detail] of cases) {
+      const answer = await ask(await prove(challenge));
+      expect({ status: answer.status, detail: answer.body.detail }).toEqual({ status: 401, detail: expect.stringMatching(detail) });
+    }
+  });
+
+  it('refuses a proof for another domain, URI or chain, or signed over another message: 401', async () => {
+    const challenge = terms('/articles/paid');
+    const { info, supportedChains } = siwxDeclaration(challenge);
+    const complete = { ...info, ...supportedChains[0] };
+    const signedOver = async (edit: Partial<typeof complete>, claim: Partial<typeof complete> = edit) => {
+      const signature = await agent.signMessage({ message: formatSIWEMessage({ ...complete, ...edit }, agent.address) });
+      return encodeSIWxHeader({ ...complete, ...claim, address: agent.address, signature });
+    };
+    for (const proof of [
+      await signedOver({ domain: 'evil.example.com' }),
+      await signedOver({ uri: `https://${site.domain}/articles/other` }),
+      await signedOver({ chainId: 'eip155:1' }),
+      // Signed over another expiry or statement while claiming the challenge's fields.
+      await signedOver({ expirationTime: new Date(Date.now() + 86_400_000).toISOString() }, {}),
+      await signedOver({ statement: 'Something else' }, {}),
+    ]) {
+      expect(await ask(proof)).toMatchObject({ status: 401, body: { detail: expect.any(String) } });
+    }
+  });
+
+  it("refuses another wallet's signature under the payer's address: 401; a wallet that never paid, or a path not paid: 402", async () => {
+    const stranger = newWallet();
+    const challenge = terms('/articles/paid');
+    const { info, supportedChains } = siwxDeclaration(challenge);
+    const posing = { ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, stranger, info.uri)), address: agent.address };
+    expect(await ask(encodeSIWxHeader(posing))).toMatchObject({ status: 401, body: { detail: expect.stringMatching(/signature/) } });
+    expect(await ask(await prove(terms('/articles/paid'), stranger))).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no payment/) } });
+    expect(await ask(await prove(terms('/articles/unpaid')), '/articles/unpaid')).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no payment/) } });
+  });
+
+  it('refuses once the paid token has expired: 402 (access never outlasts the payment)', async () => {
+    const gate = await openGate(app, site, '/articles/lapsed');
+    expect((await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } })).status).toBe(200);
+    const proof = await prove(terms('/articles/lapsed'));
+    await app.database.prisma.payment.updateMany({ where: { siteId: site.siteId, url: '/articles/lapsed' }, data: { tokenExpiresAt: new Date(Date.now() - 1000) } });
+    expect(await ask(proof, '/articles/lapsed')).toMatchObject({ status: 402 });
+  });
+
+  it('is the site token’s site only: 401 without it, another site’s token judges by its own secret', async () => {
+    const proof = await prove(terms('/articles/paid'));
+    expect((await app.call('POST', '/v1/access-tokens/siwx', { body: { proof, url: '/articles/paid' } })).status).toBe(401);
+    expect(await ask(proof, '/articles/paid', otherSite.siteToken)).toMatchObject({ status: 401, body: { detail: expect.stringMatching(/not issued/) } });
+    // Not spent by those attempts.
+    expect((await ask(proof)).status).toBe(200);
+  });
+
+  it('answers bad input with a detail: 400 for what is no proof, 422 for a bad body', async () => {
+    for (const proof of ['', 'not base64!', Buffer.from('{"address":"0x1"}').toString('base64')]) {
+      expect(await ask(proof)).toMatchObject({ status: 400, body: { detail: expect.any(String) } });
+    }
+    for (const [proof, url] of [[undefined, '/articles/paid'], [42, '/articles/paid'], ['x', 'articles/paid'], ['x', null], ['x'.repeat(9000), '/articles/paid']]) {
+      expect(await ask(proof, url)).toMatchObject({ status: 422, body: { detail: expect.any(Array) } });
+    }
+  });
+
+  it("takes a smart wallet's ERC-1271 signature (its owner's key), not a stranger's", async () => {
+    const owner = newWallet();
+    await fundEth(app, owner.address);
+    const walletOf = (account: PrivateKeyAccount) => createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    const deployed = await walletOf(owner).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+    const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+    await fundUsdc(app, smartWallet, '1');
+    const gate = await openGate(app, site, '/articles/smart');
+    const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
+    const hash = await walletOf(owner).writeContract({ address: smartWallet, abi: testWalletAbi, functionName: 'execute', args: [app.chain.usdc, transfer] } as never);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { tx_hash: hash, signature: await owner.signMessage({ message: transferProofMessage(gate.ref, hash) }) } });
+    expect(paid.status).toBe(200);
+
+    const signedFor = async (signer: PrivateKeyAccount) => {
+      const { info, supportedChains } = siwxDeclaration(terms('/articles/smart'));
+      const complete = { ...info, ...supportedChains[0] };
+      const signature = await signer.signMessage({ message: formatSIWEMessage(complete, smartWallet) });
+      return encodeSIWxHeader({ ...complete, address: smartWallet, signature });
+    };
+    expect(await ask(await signedFor(newWallet()), '/articles/smart')).toMatchObject({ status: 401 });
+    expect(await ask(await signedFor(owner), '/articles/smart')).toMatchObject({ status: 200, body: { access_token: paid.body.access_token, payer: smartWallet.toLowerCase() } });
+  });
+});

@@ -1,0 +1,59 @@
+/*
+ * Re-access with x402's sign-in-with-x: every 402 carries a challenge (a nonce MAC'ed with the
+ * site's secret for this site and path, five minutes to answer); a wallet that paid for the path
+ * answers it in a SIGN-IN-WITH-X header and the API gives back that payment's token. The page is
+ * served only when that token opens this very path by the local check; a refusal, an error, a
+ * timeout or any odd answer of the API falls through to the usual 402 (fail closed).
+ */
+
+import { MAX_SIWX_HEADER_LENGTH, SIGN_IN_WITH_X, SIGN_IN_WITH_X_HEADER, signSiwxNonce, siwxDeclaration, SIWX_CHALLENGE_SECONDS, type HmacSha256, type SiteOffer } from '@crawlgate/core';
+import { CrawlgateApiError, type ApiClient } from './api-client';
+import type { Decision } from './decision';
+import { headerValue, type HeaderRecord } from './request-headers';
+
+export interface SiwxOptions {
+  api: ApiClient;
+  siteId: string;
+  /** The secret that mints gates (the current one): the API checks the nonce with the site's usable ones. */
+  secret: string;
+  hmac: HmacSha256;
+  /** The local token check of the gate, for exactly this path. */
+  tokenOpens(token: string, path: string): boolean;
+  warn(message: string): void;
+}
+
+export interface SiwxGate {
+  /** `extensions` for the 402's PAYMENT-REQUIRED: the sign-in-with-x challenge for `path`. */
+  challenge(site: SiteOffer, path: string, now: number): Record<string, unknown>;
+  /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
+  reaccess(headers: HeaderRecord, path: string): Promise<Decision | undefined>;
+}
+
+export function createSiwxGate(options: SiwxOptions): SiwxGate {
+  return {
+    challenge(site, path, now) {
+      const exp = now + SIWX_CHALLENGE_SECONDS;
+      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secret, options.hmac);
+      return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
+    },
+
+    async reaccess(headers, path) {
+      const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);
+      if (!proof || proof.length > MAX_SIWX_HEADER_LENGTH) return undefined;
+      let access;
+      try {
+        access = await options.api.siwx({ proof, url: path });
+      } catch (error) {
+        if (!(error instanceof CrawlgateApiError)) throw error;
+        options.warn(`${error.message}; answering the sign-in with a 402`);
+        return undefined;
+      }
+      if (!access) return undefined;
+      if (!options.tokenOpens(access.access_token, path)) {
+        options.warn(`the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 402`);
+        return undefined;
+      }
+      return { kind: 'pass-after-payment', headers: { 'x-crawlgate-token': access.access_token, 'cache-control': 'no-store' } };
+    },
+  };
+}

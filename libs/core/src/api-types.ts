@@ -1,3 +1,4 @@
+import type { CrawlerCount, CrawlerPathCount } from './crawler-report';
 import type { PaymentRequirementsV1 } from './x402';
 
 /*
@@ -81,6 +82,9 @@ export interface SiteOffer {
 }
 
 /** POST /v1/site/gate-counts: the 402s a middleware answered, per UTC day, since its last report. */
+/** The middleware's batched report (POST /v1/site/gate-counts): gates offered, and what it did per crawler. */
 export interface GateCountsReport {
   counts: { day: string; gates: number }[];
+  crawlers?: CrawlerCount[];
+  paths?: CrawlerPathCount[];
 }

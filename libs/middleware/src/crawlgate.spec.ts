@@ -90,13 +90,18 @@ describe('createCrawlgate', () => {
     for (let i = 0; i < 5; i++) await handle(`/post/${i}`);
     await handle('/free/x');
     await gate.close();
-    expect(fake.reports).toEqual([{ counts: [{ day: new Date().toISOString().slice(0, 10), gates: 5 }] }]);
+    const day = new Date().toISOString().slice(0, 10);
+    expect(fake.reports).toHaveLength(1);
+    expect(fake.reports[0]).toMatchObject({ counts: [{ day, gates: 5 }] });
+    // The same call carries what it did per crawler: five 402s and a free page passed.
+    const crawlers = (fake.reports[0] as { crawlers: { action: string; requests: number }[] }).crawlers;
+    expect(crawlers.map(({ action, requests }) => [action, requests])).toEqual([['charged', 5], ['passed', 1]]);
 
     const failing = setup();
     failing.fake.answerWith((call) => (call === 'POST /v1/site/gate-counts' ? { status: 500 } : undefined));
     await failing.handle('/post/1');
     await failing.gate.close();
-    expect(failing.warnings.join()).toMatch(/gate counts not reported/);
+    expect(failing.warnings.join()).toMatch(/gate and crawler counts not reported/);
     expect(warnings).toEqual([]);
   });
 

@@ -26,6 +26,7 @@ import {
   verifyAccessToken,
   verifyGate,
   X402_REASONS,
+  type CrawlerAction,
   type GateOffer,
   type HmacSha256,
   type SettleResponse,
@@ -34,6 +35,7 @@ import {
 import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
 import { botPolicyProblems, classifyVisitor, type BotAction, type BotPolicy } from './bots';
 import { PASS, respondJson, type Decision } from './decision';
+import { operatorOf } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
@@ -112,7 +114,15 @@ const MIN_REPORT_INTERVAL_MS = 10_000;
 /** verify waits this much longer than the API waits for its settlement, so the API answers first. */
 const VERIFY_MARGIN_MS = 5_000;
 
-type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; action: BotAction };
+type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; category: string; action: BotAction };
+
+/** What decide() learned of a request, for the crawler counts; set only once the visitor is classified. */
+interface Seen {
+  outcome?: 'token' | 'passed' | 'allowed' | 'blocked' | 'charge';
+  visitor?: () => Visitor;
+  path?: string;
+  micros?: bigint;
+}
 
 /** `hmac` checks tokens and signs gates: the Node adapters pass node:crypto's; the default asks the runtime (runtime-hmac.ts). */
 export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = runtimeHmacSha256()): Crawlgate {
@@ -146,10 +156,10 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
     const visitor = classifyVisitor(headerValue(headers, 'user-agent'), options.policy);
-    if (visitor.kind === 'bot') return { kind: 'bot', name: visitor.name, action: visitor.action };
+    if (visitor.kind === 'bot') return { kind: 'bot', name: visitor.name, category: visitor.category, action: visitor.action };
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
-    return agent ? { kind: 'bot', name: 'unlisted agent', action: 'charge' } : { kind: 'person' };
+    return agent ? { kind: 'bot', name: 'unlisted agent', category: 'automation', action: 'charge' } : { kind: 'person' };
   }
 
   /** A gate for this route at this price, signed here, and the 402 that offers it. */
@@ -280,7 +290,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
   }
 
-  async function decide(request: CrawlgateRequest): Promise<Decision> {
+  async function decide(request: CrawlgateRequest, seen: Seen): Promise<Decision> {
     await site.ready();
     const terms = site.current();
     const route = readRoute(request.url);
@@ -295,21 +305,61 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
 
     const headers = lowerCaseHeaders(request.headers);
     const token = presentedToken(headers);
-    if (token !== undefined && tokenOpens(token, route.path)) return PASS;
+    seen.path = route.path;
+    if (token !== undefined && tokenOpens(token, route.path)) {
+      Object.assign(seen, { outcome: 'token', visitor: () => classify(request, headers, token) });
+      return PASS;
+    }
 
     const visitor = classify(request, headers, token);
-    if (visitor.kind === 'person' || visitor.action === 'allow') return PASS;
-    if (visitor.action === 'block') return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
+    seen.visitor = () => visitor;
+    if (visitor.kind === 'person' || visitor.action === 'allow') {
+      seen.outcome = visitor.kind === 'person' ? 'passed' : 'allowed';
+      return PASS;
+    }
+    if (visitor.action === 'block') {
+      seen.outcome = 'blocked';
+      return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
+    }
     if (!terms) return notLoaded();
     const micros = priceRoute(terms.prices, route, request.routing ?? routing);
+    Object.assign(seen, micros === 0n ? { outcome: 'passed' } : { outcome: 'charge', micros });
     if (micros === 0n) return PASS;
     return charge(request, headers, route, terms, micros);
+  }
+
+  /** Counts what the gate did with a classified visitor (crawler-counts.ts); a charge is counted by its answer. */
+  function countVisitor(seen: Seen, decision: Decision): void {
+    if (!seen.outcome || !seen.visitor) return;
+    let action: CrawlerAction;
+    if (seen.outcome !== 'charge') action = seen.outcome;
+    else if (decision.kind === 'pass-after-payment') action = 'paid';
+    else if (decision.kind === 'pass') action = 'token'; // re-access with sign-in-with-x
+    else if (decision.status === 402) action = 'charged';
+    else return; // a bad price header, a pending settlement, a site that cannot charge: not a visit's outcome
+    const visitor = seen.visitor();
+    const bot = visitor.kind === 'bot';
+    gateCounts.countCrawler({
+      crawler: bot ? visitor.name : 'person',
+      category: bot ? visitor.category : 'person',
+      operator: bot ? operatorOf(visitor.name) : null,
+      action,
+      path: bot ? (seen.path ?? null) : null,
+      revenueMicros: action === 'paid' ? (seen.micros ?? 0n) : 0n,
+    });
   }
 
   return {
     async handle(request) {
       try {
-        return await decide(request);
+        const seen: Seen = {};
+        const decision = await decide(request, seen);
+        try {
+          countVisitor(seen, decision);
+        } catch (error) {
+          warn(`crawler counts: ${(error as Error).message}`); // counting never changes an answer
+        }
+        return decision;
       } catch (error) {
         // A bug must not serve a page that must be paid for, nor leak what went wrong.
         warn(`internal error, answering 503: ${(error as Error).message}`);

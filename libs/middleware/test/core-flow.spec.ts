@@ -7,7 +7,7 @@ import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequire
 import { signOffer, signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
 import { createCrawlgate, type CrawlgateOptions } from '../src/crawlgate';
 import type { Decision } from '../src/decision';
-import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { AHREFSBOT, BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 
 let site: GatedSite;
 beforeAll(async () => {
@@ -136,4 +136,48 @@ it('leaves the site’s conversion right after a crawl through the middleware: p
     paid_gates: paidGates,
     conversion: (paidGates / created).toFixed(4),
   });
+});
+
+it('reports what it did with each kind of visitor in the same batched call, and the API shows it per crawler', async () => {
+  // A fresh site of its own, so the counts are only this crawl's.
+  const fresh = await startGatedSite();
+  try {
+    const apiCalls: string[] = [];
+    const countingFetch: typeof fetch = (input, init) => {
+      apiCalls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+      return fetch(input, init);
+    };
+    const crawlgate = createCrawlgate(fresh.options({ fetch: countingFetch, policy: { bots: { Googlebot: 'allow', AhrefsBot: 'block' } } }));
+    const visit = (url: string, ua: string, headers: Record<string, string> = {}) => crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': ua, ...headers }, ip: '127.0.0.1' });
+    const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+    expect(await visit('/articles/a', BROWSER)).toEqual({ kind: 'pass' });
+    expect(await visit('/articles/b', BROWSER)).toEqual({ kind: 'pass' });
+    expect(await visit('/articles/a', GOOGLEBOT)).toEqual({ kind: 'pass' });
+    expect(response(await visit('/articles/a', AHREFSBOT)).status).toBe(403);
+    const offer = response(await visit('/articles/paid', GPTBOT));
+    expect(offer.status).toBe(402);
+    expect(response(await visit('/articles/other', GPTBOT)).status).toBe(402);
+    const paid = paidHeaders(await visit('/articles/paid', GPTBOT, { 'x-payment': await fresh.xPayment(offer.json) }));
+    expect(await visit('/articles/paid', GPTBOT, { 'x-crawlgate-token': paid['x-crawlgate-token'] })).toEqual({ kind: 'pass' });
+    expect(await visit('/free/page', GPTBOT)).toEqual({ kind: 'pass' });
+
+    await crawlgate.close();
+    expect(apiCalls.filter((call) => call === 'POST /v1/site/gate-counts')).toHaveLength(1);
+    const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, { headers: fresh.publisher.auth });
+    expect(answer.status).toBe(200);
+    const byName = Object.fromEntries((answer.body.crawlers as { crawler: string }[]).map((crawler) => [crawler.crawler, crawler]));
+    expect(byName.person).toMatchObject({ category: 'person', operator: null, requests: 2, passed: 2, top_paths: [] });
+    expect(byName.Googlebot).toMatchObject({ operator: 'Google', requests: 1, allowed: 1 });
+    expect(byName.AhrefsBot).toMatchObject({ requests: 1, blocked: 1 });
+    // Two 402s, one paid page (0.01 USD), one token reuse, and a free page passed.
+    expect(byName.GPTBot).toMatchObject({ operator: 'OpenAI', requests: 5, charged: 2, paid: 1, token: 1, passed: 1, revenue_usd: '0.01', verified_share: '0.0000' });
+    expect(byName.GPTBot.top_paths).toEqual([
+      { path: '/articles/paid', requests: 3 },
+      { path: '/articles/other', requests: 1 },
+      { path: '/free/page', requests: 1 },
+    ]);
+  } finally {
+    await fresh.close();
+  }
 });

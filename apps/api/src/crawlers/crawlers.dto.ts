@@ -14,9 +14,9 @@ import { IsBoolean, IsDefined, IsIn, IsInt, IsString, Matches, Max, MaxLength, M
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'day must be a UTC date, YYYY-MM-DD';
-/** Names are shown in tables and CSV: printable ASCII without quotes, commas or angle brackets. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._\-/()+:]*$/;
-const NAME_MESSAGE = 'must start with a letter or digit and hold only letters, digits, spaces and . _ - / ( ) + :';
+/** Names are shown in tables and CSV: letters and digits of any script first ("Cốc Cốc"), then also spaces and . _ - / ( ) + : ! & ' ("Yahoo! Slurp"). */
+const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._\-/()+:!&']*$/u;
+const NAME_MESSAGE = "must start with a letter or digit and hold only letters, digits, spaces and . _ - / ( ) + : ! & '";
 
 export class CrawlerCountDto implements CrawlerCount {
   @ApiProperty({ description: 'UTC day, YYYY-MM-DD: today or one of the two days before.', example: '2026-11-23' })

@@ -35,6 +35,8 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     const fresh = await createSite(app, owner);
     expect((await report({ crawlers: [count('GPTBot', 'charged', 5), count('GPTBot', 'paid', 2, { revenue_micros: '20000' }), count('person', 'passed', 40)] }, fresh)).status).toBe(204);
     expect((await report({ crawlers: [count('GPTBot', 'charged', 3, { verified: true }), count('GPTBot', 'token', 4), count('Bytespider', 'blocked', 7, { day: day(1) })] }, fresh)).status).toBe(204);
+    // Catalogue names beyond ASCII letters and digits.
+    expect((await report({ crawlers: [count('Yahoo! Slurp', 'allowed', 1, { category: 'search-engine', operator: 'Yahoo' }), count('coccocbot', 'allowed', 1, { category: 'search-engine', operator: 'Cốc Cốc' })] }, await createSite(app, owner))).status).toBe(204);
 
     const response = await crawlers(fresh, `?from=${day(6)}&to=${day(0)}`);
     expect(response.status).toBe(200);

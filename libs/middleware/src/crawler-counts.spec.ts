@@ -1,0 +1,73 @@
+import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, MAX_TOP_PATHS_PER_CRAWLER } from '@crawlgate/core';
+import { createCrawlerCounter, operatorOf, type CrawlerSighting } from './crawler-counts';
+
+const sighting = (overrides: Partial<CrawlerSighting> = {}): CrawlerSighting => ({
+  crawler: 'GPTBot',
+  category: 'ai-training',
+  operator: 'OpenAI',
+  action: 'charged',
+  path: '/a',
+  revenueMicros: 0n,
+  ...overrides,
+});
+
+describe('createCrawlerCounter', () => {
+  let clock = Date.parse('2026-11-23T23:59:59Z');
+  const counter = () => createCrawlerCounter(() => clock);
+
+  it('counts per day, crawler and action, sums revenue as a decimal string, and starts again empty after a drain', () => {
+    const counts = counter();
+    expect(counts.pending).toBe(false);
+    counts.count(sighting());
+    counts.count(sighting());
+    counts.count(sighting({ action: 'paid', revenueMicros: 10_000n }));
+    counts.count(sighting({ action: 'paid', revenueMicros: 2_500n }));
+    clock += 1000; // past midnight: another day
+    counts.count(sighting());
+    expect(counts.pending).toBe(true);
+    const report = counts.drain();
+    expect(report.crawlers).toEqual([
+      { day: '2026-11-23', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'charged', verified: false, requests: 2, revenue_micros: '0' },
+      { day: '2026-11-23', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'paid', verified: false, requests: 2, revenue_micros: '12500' },
+      { day: '2026-11-24', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'charged', verified: false, requests: 1, revenue_micros: '0' },
+    ]);
+    expect(report.paths).toEqual([
+      { day: '2026-11-23', crawler: 'GPTBot', path: '/a', requests: 4 },
+      { day: '2026-11-24', crawler: 'GPTBot', path: '/a', requests: 1 },
+    ]);
+    expect(counts.pending).toBe(false);
+    expect(counts.drain()).toEqual({ crawlers: [], paths: [] });
+  });
+
+  it('keeps no path for people, nor paths the API would refuse', () => {
+    const counts = counter();
+    counts.count(sighting({ crawler: 'person', category: 'person', operator: null, action: 'passed', path: null }));
+    for (const path of ['/with space', 'no-slash', '/' + 'a'.repeat(2048)]) counts.count(sighting({ path }));
+    expect(counts.drain().paths).toEqual([]);
+  });
+
+  it('stays within what one report may carry, however many crawlers and paths it sees', () => {
+    const counts = counter();
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++) counts.count(sighting({ crawler: `bot-${i}`, path: `/p/${i}` }));
+    for (let i = 0; i < 100; i++) counts.count(sighting({ crawler: 'bot-0', path: `/q/${i}` }));
+    const report = counts.drain();
+    expect(report.crawlers).toHaveLength(MAX_CRAWLER_COUNTS_PER_REPORT);
+    expect(report.paths.length).toBeLessThanOrEqual(MAX_CRAWLER_PATHS_PER_REPORT);
+    expect(report.paths.filter((p) => p.crawler === 'bot-0').length).toBeLessThanOrEqual(2 * MAX_TOP_PATHS_PER_CRAWLER);
+    // A key already counted keeps counting when the table is full.
+    const again = counter();
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT; i++) again.count(sighting({ crawler: `bot-${i}` }));
+    again.count(sighting({ crawler: 'bot-0' }));
+    again.count(sighting({ crawler: 'late' }));
+    const crawlers = again.drain().crawlers;
+    expect(crawlers.find((c) => c.crawler === 'bot-0')?.requests).toBe(2);
+    expect(crawlers.some((c) => c.crawler === 'late')).toBe(false);
+  });
+});
+
+describe('operatorOf', () => {
+  it('names who runs a catalogued bot, and no one for others', () => {
+    expect(operatorOf('GPTBot')).toBe('OpenAI');
+    expect(operatorOf('unlisted agent')).toBeNull();
+  });
+});

@@ -1,0 +1,100 @@
+/*
+ * What the gate did with each visitor it classified, counted per UTC day, crawler and action (and
+ * each crawler's most requested paths), for the site's crawler analytics. The counts ride on the
+ * gate counts' batched report (gate-counts.ts): one call per interval, never a call per request.
+ * Memory is bounded by what one report may carry; past that, new keys are dropped until the next
+ * report (counts are lost, never money).
+ */
+
+import {
+  MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_CRAWLER_PATHS_PER_REPORT,
+  MAX_TOP_PATHS_PER_CRAWLER,
+  MAX_URL_LENGTH,
+  type CrawlerAction,
+  type CrawlerCount,
+  type CrawlerPathCount,
+} from '@crawlgate/core';
+import { BOT_CATALOGUE } from './bots';
+
+const OPERATORS = new Map(BOT_CATALOGUE.map((bot) => [bot.name, bot.operator]));
+
+/** Who runs a catalogued bot ("OpenAI" for GPTBot); null for the unknown ones. */
+export function operatorOf(name: string): string | null {
+  return OPERATORS.get(name) ?? null;
+}
+
+/** One request the gate classified, and what it did with it. */
+export interface CrawlerSighting {
+  crawler: string;
+  category: string;
+  operator: string | null;
+  action: CrawlerAction;
+  /** The priced path; counted among the crawler's top paths (people's paths are not kept). */
+  path: string | null;
+  /** Micro-USD of the page served for pay (action "paid"), else 0. */
+  revenueMicros: bigint;
+}
+
+export interface CrawlerReport {
+  crawlers: CrawlerCount[];
+  paths: CrawlerPathCount[];
+}
+
+export interface CrawlerCounter {
+  count(sighting: CrawlerSighting): void;
+  /** What was counted since the last drain, as a report carries it; the counters start again empty. */
+  drain(): CrawlerReport;
+  /** Whether anything waits to be reported. */
+  readonly pending: boolean;
+}
+
+/** Paths tracked per crawler and day: twice what the API keeps, so the top ones are rarely missed. */
+const PATHS_TRACKED_PER_CRAWLER = 2 * MAX_TOP_PATHS_PER_CRAWLER;
+/** The API's path rule (a "/" then no white space), within the URL limit. */
+const REPORTABLE_PATH = /^\/\S*$/;
+
+export function createCrawlerCounter(now: () => number = Date.now): CrawlerCounter {
+  let counts = new Map<string, { count: CrawlerCount; revenue: bigint }>();
+  let paths = new Map<string, CrawlerPathCount>();
+  let pathsPerCrawler = new Map<string, number>();
+
+  return {
+    count({ crawler, category, operator, action, path, revenueMicros }) {
+      const day = new Date(now()).toISOString().slice(0, 10);
+      const key = `${day}\n${crawler}\n${action}`;
+      const known = counts.get(key);
+      if (known) {
+        known.count.requests++;
+        known.revenue += revenueMicros;
+      } else if (counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
+        counts.set(key, { count: { day, crawler, category, operator, action, verified: false, requests: 1, revenue_micros: '0' }, revenue: revenueMicros });
+      }
+      if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
+      const pathKey = `${day}\n${crawler}\n${path}`;
+      const seen = paths.get(pathKey);
+      if (seen) {
+        seen.requests++;
+        return;
+      }
+      const crawlerKey = `${day}\n${crawler}`;
+      const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
+      if (tracked >= PATHS_TRACKED_PER_CRAWLER || paths.size >= MAX_CRAWLER_PATHS_PER_REPORT) return;
+      pathsPerCrawler.set(crawlerKey, tracked + 1);
+      paths.set(pathKey, { day, crawler, path, requests: 1 });
+    },
+    drain() {
+      const report = {
+        crawlers: [...counts.values()].map(({ count, revenue }) => ({ ...count, revenue_micros: revenue.toString() })),
+        paths: [...paths.values()],
+      };
+      counts = new Map();
+      paths = new Map();
+      pathsPerCrawler = new Map();
+      return report;
+    },
+    get pending() {
+      return counts.size > 0;
+    },
+  };
+}

@@ -3,7 +3,7 @@
  * what moves on chain, what is stored, and which calls reach the API.
  */
 
-import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type CrawlerView, type PaymentRequiredV2 } from '@crawlgate/core';
 import { signOffer, signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
 import { createCrawlgate, type CrawlgateOptions } from '../src/crawlgate';
 import type { Decision } from '../src/decision';
@@ -166,7 +166,7 @@ it('reports what it did with each kind of visitor in the same batched call, and 
     expect(apiCalls.filter((call) => call === 'POST /v1/site/gate-counts')).toHaveLength(1);
     const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, { headers: fresh.publisher.auth });
     expect(answer.status).toBe(200);
-    const byName = Object.fromEntries((answer.body.crawlers as { crawler: string }[]).map((crawler) => [crawler.crawler, crawler]));
+    const byName = Object.fromEntries((answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]));
     expect(byName.person).toMatchObject({ category: 'person', operator: null, requests: 2, passed: 2, top_paths: [] });
     expect(byName.Googlebot).toMatchObject({ operator: 'Google', requests: 1, allowed: 1 });
     expect(byName.AhrefsBot).toMatchObject({ requests: 1, blocked: 1 });

@@ -1,5 +1,5 @@
 import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, MAX_TOP_PATHS_PER_CRAWLER } from '@crawlgate/core';
-import { createCrawlerCounter, operatorOf, type CrawlerSighting } from './crawler-counts';
+import { createCrawlerCounter, operatorOf, utcDayClock, type CrawlerSighting } from './crawler-counts';
 
 const sighting = (overrides: Partial<CrawlerSighting> = {}): CrawlerSighting => ({
   crawler: 'GPTBot',
@@ -62,6 +62,20 @@ describe('createCrawlerCounter', () => {
     const crawlers = again.drain().crawlers;
     expect(crawlers.find((c) => c.crawler === 'bot-0')?.requests).toBe(2);
     expect(crawlers.some((c) => c.crawler === 'late')).toBe(false);
+  });
+});
+
+describe('utcDayClock', () => {
+  it('names the UTC day of each instant, across midnight, backwards and before 1970', () => {
+    let at = Date.parse('2026-11-23T23:59:59.999Z');
+    const day = utcDayClock(() => at);
+    expect(day()).toBe('2026-11-23');
+    at += 1;
+    expect(day()).toBe('2026-11-24');
+    at = Date.parse('2026-11-22T12:00:00Z');
+    expect(day()).toBe('2026-11-22');
+    at = Date.parse('1969-12-31T23:00:00Z');
+    expect(day()).toBe('1969-12-31');
   });
 });
 

@@ -20,6 +20,7 @@ const UNAVAILABLE_MESSAGES = [
   /Connection terminated/i,
   /Client has encountered a connection error/i, // pg: a statement (the ROLLBACK, say) on a client whose connection already broke
   /connect(ion)? timeout/i,
+  /timeout exceeded when trying to connect/i, // pg-pool: no connection free within connectionTimeoutMillis (overload: 503, not 500)
   /Can't reach database server/i,
   /database system is (shutting down|starting up)/i,
   /DatabaseNotReachable/,

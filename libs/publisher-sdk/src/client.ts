@@ -16,6 +16,7 @@ import type {
   RotatedSiteToken,
   SecretRotation,
   Site,
+  SiteCrawlersView,
   SiteList,
   SitePayment,
   SitePaymentPage,
@@ -163,7 +164,17 @@ export class PublisherClient {
   // Reporting
 
   siteStats(siteId: string, range: StatsQuery = {}): Promise<SiteStats> {
-    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/stats`, query: { from: dayParam(range.from), to: dayParam(range.to) } });
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/stats`, query: rangeQuery(range) });
+  }
+
+  /** Requests per crawler over whole UTC days (default: the last 30): what the gate did, revenue, verified share, top paths; and requests per day and action. */
+  siteCrawlers(siteId: string, range: StatsQuery = {}): Promise<SiteCrawlersView> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/crawlers`, query: rangeQuery(range) });
+  }
+
+  /** The same crawlers as CSV text (RFC 4180), one row per crawler, top paths left out. */
+  siteCrawlersCsv(siteId: string, range: StatsQuery = {}): Promise<string> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/crawlers.csv`, query: rangeQuery(range), acceptText: 'text/csv' });
   }
 
   /** One page of confirmed payments, newest first. */
@@ -192,6 +203,10 @@ export class PublisherClient {
 /** Encoded, so an id can never step into another path (`../`, `?`). */
 function sitePath(siteId: string): string {
   return `/sites/${encodeURIComponent(siteId)}`;
+}
+
+function rangeQuery(range: StatsQuery): Record<string, string | undefined> {
+  return { from: dayParam(range.from), to: dayParam(range.to) };
 }
 
 function dayParam(value: string | Date | undefined): string | undefined {

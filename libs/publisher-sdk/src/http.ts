@@ -20,6 +20,8 @@ export interface Call {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
+  /** For an answer that is not JSON (CSV): the media type asked for; the body comes back as sent. Errors are still read as JSON. */
+  acceptText?: string;
 }
 
 type Attempt = { ok: true; body: unknown } | { ok: false; error: ApiError; failure?: Failure };
@@ -57,7 +59,7 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
     response = await transport.fetch(urlFor(transport.baseUrl, call), {
       method: call.method,
       // No content-type without a body: the API answers an empty JSON body with 400.
-      headers: { accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}), ...call.headers },
+      headers: { accept: call.acceptText ?? 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}), ...call.headers },
       body: hasBody ? JSON.stringify(call.body) : undefined,
       signal,
     });
@@ -70,7 +72,7 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
   }
 
   const body = parseBody(text);
-  if (response.ok) return { ok: true, body };
+  if (response.ok) return { ok: true, body: call.acceptText ? text : body };
   const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
   const error = new ApiError({ status: response.status, detail: detailOf(body, response), retryAfter, body });
   return { ok: false, error, failure: response.status === 429 ? { kind: 'rate-limited', retryAfterSeconds: retryAfter } : undefined };

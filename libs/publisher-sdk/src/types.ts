@@ -34,6 +34,10 @@ export type {
   PageQuery,
   SitePayment,
   SitePaymentPage,
+  CrawlerAction,
+  CrawlerView,
+  CrawlerDayView,
+  SiteCrawlersView,
 } from '@crawlgate/core';
 
 // Errors

@@ -264,6 +264,31 @@ describe('PublisherClient against the API', () => {
       expect(error.items?.[0]).toMatchObject({ loc: ['query', 'from'], type: 'date_format' });
     });
 
+    it('siteCrawlers and siteCrawlersCsv read what the middleware reported, as JSON and as CSV text', async () => {
+      const site = await client.createSite({ domain: newDomain() });
+      const today = new Date().toISOString().slice(0, 10);
+      const reported = await app.call('POST', '/v1/site/gate-counts', {
+        headers: { 'x-site-token': site.site_token },
+        body: {
+          counts: [],
+          crawlers: [{ day: today, crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'paid', verified: false, requests: 3, revenue_micros: '15000' }],
+          paths: [{ day: today, crawler: 'GPTBot', path: '/a', requests: 3 }],
+        },
+      });
+      expect(reported.status).toBe(204);
+
+      const view = await client.siteCrawlers(site.site_id, { from: today, to: new Date() });
+      expect(view).toMatchObject({ site_id: site.site_id, from: today, to: today, days: [{ day: today, paid: 3, charged: 0 }] });
+      expect(view.crawlers).toEqual([expect.objectContaining({ crawler: 'GPTBot', operator: 'OpenAI', requests: 3, paid: 3, revenue_usd: '0.015', verified_share: '0.0000', top_paths: [{ path: '/a', requests: 3 }] })]);
+
+      const csv = await client.siteCrawlersCsv(site.site_id, { from: today });
+      expect(csv).toBe('crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\nGPTBot,ai-training,OpenAI,3,0,0,0,0,3,0,0.015,0.0000\r\n');
+      // A refusal is still read as the API's JSON detail.
+      const error = await failure(client.siteCrawlersCsv(site.site_id, { from: '2026-02-30' }));
+      expect(error.status).toBe(422);
+      expect(error.items?.[0]).toMatchObject({ loc: ['query', 'from'] });
+    });
+
     it('sitePayments of a new site is one empty page', async () => {
       expect(await client.sitePayments(siteId)).toEqual({ items: [], next_cursor: null });
       const all = [];

@@ -1,3 +1,4 @@
+import type { BotPolicyOffer } from './bot-policy';
 import type { CrawlerCount, CrawlerPathCount } from './crawler-report';
 import type { PaymentRequirementsV1 } from './x402';
 
@@ -79,6 +80,8 @@ export interface SiteOffer {
   max_url_length: number;
   /** The API's public base URL: verify_url of every gate is under it. */
   api_base_url: string;
+  /** The site's stored bot policy (bot-policy.ts); absent from APIs that store none. */
+  bot_policy?: BotPolicyOffer;
 }
 
 /** POST /v1/site/gate-counts: the 402s a middleware answered, per UTC day, since its last report. */

@@ -20,3 +20,5 @@ export * from './api-types';
 export * from './publisher-views';
 export * from './crawler-report';
 export * from './sign-in-with-x';
+export * from './bot-policy';
+export * from './bot-catalogue';

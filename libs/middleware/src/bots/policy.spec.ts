@@ -72,7 +72,7 @@ describe('bot policy', () => {
           bot: {},
         }),
       ).toEqual([
-        'policy.bot is not an option: use "categories" and "bots"',
+        'policy.bot is not an option: use "categories", "bots" and "requireSignature"',
         'policy.categories["ai-train"]: no such category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
         'policy.categories["seo"] is "deny": use "allow", "charge" or "block"',
         'policy.bots["GPT-Bot"]: no bot of that name in the catalogue',
@@ -80,8 +80,26 @@ describe('bot policy', () => {
       ]);
     });
 
+    it('checks requireSignature: known categories and catalogue names, as lists', () => {
+      expect(botPolicyProblems({ requireSignature: { categories: ['ai-assistant'], bots: ['chatgpt-user', 'unknown-crawler'] } })).toEqual([]);
+      expect(
+        botPolicyProblems({ requireSignature: { categories: ['ai-agents'], bots: ['GPT-Bot', 'Applebot-Extended', 7], verified: true } }),
+      ).toEqual([
+        'policy.requireSignature.verified is not an option: use "categories" and "bots"',
+        'policy.requireSignature.categories: "ai-agents" is no category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
+        'policy.requireSignature.bots["GPT-Bot"]: no bot of that name in the catalogue',
+        'policy.requireSignature.bots["Applebot-Extended"]: Applebot-Extended is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies',
+        'policy.requireSignature.bots["7"]: 7 is not a name',
+      ]);
+      expect(botPolicyProblems({ requireSignature: { categories: 'seo', bots: {} } })).toEqual([
+        'policy.requireSignature.categories must be a list',
+        'policy.requireSignature.bots must be a list',
+      ]);
+      expect(botPolicyProblems({ requireSignature: ['GPTBot'] })).toEqual(['policy.requireSignature must be an object with optional lists "categories" and "bots"']);
+    });
+
     it('reports a policy of the wrong shape', () => {
-      expect(botPolicyProblems('charge')).toEqual(['policy must be an object with optional "categories" and "bots"']);
+      expect(botPolicyProblems('charge')).toEqual(['policy must be an object with optional "categories", "bots" and "requireSignature"']);
       expect(botPolicyProblems({ bots: [] })).toEqual(['policy.bots must be an object']);
     });
   });

@@ -1,30 +1,13 @@
 /*
- * What happens to each kind of bot. Defaults follow what publishers ask of pay-per-crawl: AI
- * crawlers pay, whatever the purpose; so does anything that hides what it is. Crawlers that send
- * readers back (search engines) or draw a link card where someone shared the page (social
- * previews) pass.
- *
- * SEO crawlers pass too: they republish no content, they are often the site owner's own tools
- * (audits, Lighthouse, backlink checks), and a 402 would break those tools for the very people
- * who installed the gate. An owner who disagrees sets `categories: { seo: 'block' }`.
+ * What happens to each kind of bot: the site's policy applied to a classified visitor. The words
+ * and the defaults (AI crawlers and anonymous automation pay; search engines, SEO tools and social
+ * previews pass) are @crawlgate/core's, bot-policy.ts, where the reasons are written down.
  */
 
-import { BOT_CATALOGUE } from './catalogue';
-import { BOT_ACTIONS, BOT_CATEGORIES, type BotAction, type BotCategory, type BotPolicy } from './types';
+import { BOT_CATEGORIES, DEFAULT_CATEGORY_ACTIONS, isBotAction, isPlainObject, policyBotName, type BotAction, type BotCategory } from '@crawlgate/core';
+import type { BotPolicy } from './types';
 
-export const DEFAULT_CATEGORY_ACTIONS: Readonly<Record<BotCategory, BotAction>> = Object.freeze({
-  'ai-training': 'charge',
-  'ai-assistant': 'charge',
-  'ai-search': 'charge',
-  'search-engine': 'allow',
-  seo: 'allow',
-  'social-preview': 'allow',
-  automation: 'charge',
-});
-
-/** Names the classifier gives visitors that match no catalogue entry (both in category 'automation'). */
-export const UNKNOWN_CRAWLER = 'unknown-crawler';
-export const UNKNOWN_AUTOMATION = 'unknown-automation';
+export { DEFAULT_CATEGORY_ACTIONS, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from '@crawlgate/core';
 
 /** The per-bot override wins, then the category override, then the default. Names compare in any case. */
 export function resolveBotAction(name: string, category: BotCategory, policy: BotPolicy | undefined): BotAction {
@@ -48,18 +31,6 @@ function checkedAction(action: unknown, where: string): BotAction {
   throw new TypeError(`${where} is ${JSON.stringify(action)}: use "allow", "charge" or "block"`);
 }
 
-function isBotAction(value: unknown): value is BotAction {
-  return (BOT_ACTIONS as readonly unknown[]).includes(value);
-}
-
-const KNOWN_NAMES = new Map<string, { name: string; robotsTxtOnly: boolean }>(
-  [
-    ...BOT_CATALOGUE.map((bot) => ({ name: bot.name, robotsTxtOnly: bot.robotsTxtOnly === true })),
-    { name: UNKNOWN_CRAWLER, robotsTxtOnly: false },
-    { name: UNKNOWN_AUTOMATION, robotsTxtOnly: false },
-  ].map((entry) => [entry.name.toLowerCase(), entry]),
-);
-
 /**
  * Everything wrong with a policy, as sentences; empty when it is fine. Meant for start-up, so a
  * typo ("GPT-Bot") or a token no crawler sends ("Google-Extended") is reported once, not ignored
@@ -67,12 +38,12 @@ const KNOWN_NAMES = new Map<string, { name: string; robotsTxtOnly: boolean }>(
  */
 export function botPolicyProblems(policy: unknown): string[] {
   if (policy === undefined) return [];
-  if (!isPlainObject(policy)) return ['policy must be an object with optional "categories" and "bots"'];
+  if (!isPlainObject(policy)) return ['policy must be an object with optional "categories", "bots" and "requireSignature"'];
   const problems: string[] = [];
   for (const key of Object.keys(policy)) {
-    if (key !== 'categories' && key !== 'bots') problems.push(`policy.${key} is not an option: use "categories" and "bots"`);
+    if (key !== 'categories' && key !== 'bots' && key !== 'requireSignature') problems.push(`policy.${key} is not an option: use "categories", "bots" and "requireSignature"`);
   }
-  const { categories, bots } = policy as BotPolicy;
+  const { categories, bots, requireSignature } = policy as BotPolicy;
   if (categories !== undefined) {
     if (!isPlainObject(categories)) problems.push('policy.categories must be an object');
     else {
@@ -89,18 +60,46 @@ export function botPolicyProblems(policy: unknown): string[] {
     if (!isPlainObject(bots)) problems.push('policy.bots must be an object');
     else {
       for (const [name, action] of Object.entries(bots)) {
-        const known = KNOWN_NAMES.get(name.toLowerCase());
-        if (!known) problems.push(`policy.bots["${name}"]: no bot of that name in the catalogue`);
-        else if (known.robotsTxtOnly) {
-          problems.push(`policy.bots["${name}"]: ${known.name} is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies`);
-        }
+        const problem = nameProblem(name);
+        if (problem) problems.push(`policy.bots["${name}"]: ${problem}`);
         if (!isBotAction(action)) problems.push(`policy.bots["${name}"] is ${JSON.stringify(action)}: use "allow", "charge" or "block"`);
+      }
+    }
+  }
+  if (requireSignature !== undefined) problems.push(...requireSignatureProblems(requireSignature));
+  return problems;
+}
+
+function requireSignatureProblems(requireSignature: unknown): string[] {
+  if (!isPlainObject(requireSignature)) return ['policy.requireSignature must be an object with optional lists "categories" and "bots"'];
+  const problems: string[] = [];
+  for (const key of Object.keys(requireSignature)) {
+    if (key !== 'categories' && key !== 'bots') problems.push(`policy.requireSignature.${key} is not an option: use "categories" and "bots"`);
+  }
+  const { categories, bots } = requireSignature;
+  if (categories !== undefined) {
+    if (!Array.isArray(categories)) problems.push('policy.requireSignature.categories must be a list');
+    else {
+      for (const category of categories) {
+        if (!(BOT_CATEGORIES as readonly unknown[]).includes(category)) problems.push(`policy.requireSignature.categories: ${JSON.stringify(category)} is no category (${BOT_CATEGORIES.join(', ')})`);
+      }
+    }
+  }
+  if (bots !== undefined) {
+    if (!Array.isArray(bots)) problems.push('policy.requireSignature.bots must be a list');
+    else {
+      for (const name of bots) {
+        const problem = typeof name === 'string' ? nameProblem(name) : `${JSON.stringify(name)} is not a name`;
+        if (problem) problems.push(`policy.requireSignature.bots["${String(name)}"]: ${problem}`);
       }
     }
   }
   return problems;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+function nameProblem(name: string): string | undefined {
+  const known = policyBotName(name);
+  if (!known) return 'no bot of that name in the catalogue';
+  if (known.robotsTxtOnly) return `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies`;
+  return undefined;
 }

@@ -1,23 +1,22 @@
 /*
- * The words of the bot policy. Categories say what a crawler does with a page, because that is what
- * a site owner prices: training a model, answering one user's question, indexing for search.
+ * The words of the bot policy. Categories, actions and the catalogue's names are @crawlgate/core's
+ * (bot-policy.ts), shared with the API that stores a site's policy; this is the policy as code
+ * passes it to the middleware.
  */
 
-export type BotCategory =
-  | 'ai-training'
-  | 'ai-assistant'
-  | 'ai-search'
-  | 'search-engine'
-  | 'seo'
-  | 'social-preview'
-  | 'automation';
+import type { BotAction, BotCategory } from '@crawlgate/core';
 
-export type BotAction = 'allow' | 'charge' | 'block';
+export { BOT_ACTIONS, BOT_CATEGORIES, type BotAction, type BotCategory } from '@crawlgate/core';
 
 /** Category actions apply first; a per-bot action (keyed by catalogue name, any case) wins over them. */
 export interface BotPolicy {
   categories?: Partial<Record<BotCategory, BotAction>>;
   bots?: Record<string, BotAction>;
+  /**
+   * Crawlers that must carry a valid Web Bot Auth signature, by category and by catalogue name
+   * (any case): an unsigned request of one is never allowed.
+   */
+  requireSignature?: { categories?: BotCategory[]; bots?: string[] };
 }
 
 export type Visitor = { kind: 'human' } | { kind: 'bot'; name: string; category: BotCategory; action: BotAction };
@@ -39,15 +38,3 @@ export interface BotSignature {
    */
   readonly robotsTxtOnly?: true;
 }
-
-export const BOT_CATEGORIES: readonly BotCategory[] = [
-  'ai-training',
-  'ai-assistant',
-  'ai-search',
-  'search-engine',
-  'seo',
-  'social-preview',
-  'automation',
-];
-
-export const BOT_ACTIONS: readonly BotAction[] = ['allow', 'charge', 'block'];

@@ -1,0 +1,307 @@
+/*
+ * Known crawlers: their names, categories and operators, and the User-Agent token each sends. Our
+ * own list, checked against operators' documentation and the public lists (ai.robots.txt, Dark
+ * Visitors, Cloudflare's verified bots, server logs). Defined here once: the middleware compiles
+ * the tokens into its classifier (libs/middleware/src/bots/catalogue.ts), and the API accepts a
+ * bot policy naming exactly these crawlers.
+ *
+ * Order is priority: the first signature that matches names the visitor. So a longer token comes
+ * before any token it contains ("Applebot-Extended" before "Applebot", "Googlebot-Image" before
+ * "Googlebot", "TelegramBot (like TwitterBot)" before "Twitterbot"), AI groups come before the
+ * rest, and HTTP libraries come last because real crawlers often embed them ("LinkedInBot/1.0
+ * (compatible; Mozilla/5.0; Apache-HttpClient …)").
+ *
+ * A string `match` is a regular-expression source matched case-insensitively on a token
+ * boundary: no letter or digit may touch it on either side, so "-", "/", ";" and spaces do, and
+ * "Googlebot" also names "Googlebot-Mobile/2.1". Without `match`, the name itself is the token.
+ * A RegExp `match` is used as written (flags "i").
+ *
+ * Adding a crawler: put it above anything its token contains, and run libs/middleware/src/bots/*.spec.ts;
+ * every entry must classify its own name as itself.
+ */
+
+import type { BotCategory } from './bot-policy';
+
+/** One crawler of the catalogue. */
+export interface BotCatalogueEntry {
+  /** Stable name: what the middleware reports and what a bot policy is keyed by. */
+  readonly name: string;
+  readonly category: BotCategory;
+  /** Who runs it. */
+  readonly operator: string;
+  /** The User-Agent token (see above); the name itself when absent. */
+  readonly match?: string | RegExp;
+  /** The operator's documentation of the crawler. */
+  readonly url?: string;
+  /**
+   * A robots.txt product token that no crawler sends as its User-Agent (Google-Extended,
+   * Applebot-Extended): the operator crawls under its main agent and uses the token only to read
+   * robots.txt rules, so a User-Agent match can never tell these requests apart.
+   */
+  readonly robotsTxtOnly?: true;
+}
+
+type Row = Omit<BotCatalogueEntry, 'category'>;
+
+const OPENAI = 'https://platform.openai.com/docs/bots';
+const ANTHROPIC = 'https://support.claude.com/en/articles/8896518';
+const PERPLEXITY = 'https://docs.perplexity.ai/guides/bots';
+const GOOGLE = 'https://developers.google.com/search/docs/crawling-indexing/overview-google-crawlers';
+const META = 'https://developers.facebook.com/docs/sharing/webmasters/web-crawlers';
+const APPLE = 'https://support.apple.com/en-us/119829';
+const AMAZON = 'https://developer.amazon.com/amazonbot';
+const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0';
+
+/** Fetches a page because a person asked an assistant or agent about it, now. */
+const AI_ASSISTANT: Row[] = [
+  { name: 'ChatGPT-User', operator: 'OpenAI', url: OPENAI },
+  { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'Perplexity-User', operator: 'Perplexity', url: PERPLEXITY },
+  { name: 'MistralAI-User', operator: 'Mistral AI', url: 'https://docs.mistral.ai/robots' },
+  { name: 'Meta-ExternalFetcher', operator: 'Meta', url: META },
+  { name: 'Amzn-User', operator: 'Amazon' },
+  { name: 'NovaAct', operator: 'Amazon' },
+  { name: 'Google-NotebookLM', operator: 'Google', match: '(?:Google-)?NotebookLM', url: GOOGLE },
+  { name: 'Gemini-Deep-Research', operator: 'Google' },
+  { name: 'Google-CloudVertexBot', operator: 'Google', match: '(?:Google-)?CloudVertexBot', url: GOOGLE },
+  { name: 'cohere-ai', operator: 'Cohere' },
+  { name: 'Manus-User', operator: 'Manus' },
+  { name: 'kagi-fetcher', operator: 'Kagi' },
+  { name: 'FirecrawlAgent', operator: 'Firecrawl' },
+  { name: 'QuillBot', operator: 'QuillBot', match: 'QuillBot(?:\\.com)?' },
+  // Semrush's AI writing tools; must precede the SemrushBot SEO crawler, whose token they contain.
+  { name: 'SemrushBot-OCOB', operator: 'Semrush' },
+  { name: 'SemrushBot-SWA', operator: 'Semrush' },
+];
+
+/** Indexes pages for an AI answer engine, which cites and links them. */
+const AI_SEARCH: Row[] = [
+  { name: 'OAI-SearchBot', operator: 'OpenAI', url: OPENAI },
+  { name: 'Claude-SearchBot', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'PerplexityBot', operator: 'Perplexity', url: PERPLEXITY },
+  { name: 'DuckAssistBot', operator: 'DuckDuckGo', url: 'https://duckduckgo.com/duckassistbot' },
+  { name: 'YouBot', operator: 'You.com', url: 'https://about.you.com/youbot/' },
+  { name: 'meta-webindexer', operator: 'Meta', url: META },
+  { name: 'Amzn-SearchBot', operator: 'Amazon' },
+  { name: 'amazon-kendra', operator: 'Amazon' },
+  { name: 'bedrockbot', operator: 'Amazon' },
+  { name: 'AzureAI-SearchBot', operator: 'Microsoft' },
+  { name: 'YandexAdditional', operator: 'Yandex', match: 'YandexAdditional(?:Bot)?', url: 'https://yandex.com/bots' },
+  { name: 'PhindBot', operator: 'Phind' },
+  { name: 'iAskBot', operator: 'iAsk', match: 'iAskBot|iaskspider' },
+  { name: 'ExaBot', operator: 'Exa' },
+  { name: 'TavilyBot', operator: 'Tavily' },
+  { name: 'LinkupBot', operator: 'Linkup' },
+  { name: 'Andibot', operator: 'Andi' },
+  { name: 'Anomura', operator: 'Direqt' },
+  { name: 'Channel3Bot', operator: 'Channel3' },
+  { name: 'atlassian-bot', operator: 'Atlassian' },
+  { name: 'Cloudflare-AutoRAG', operator: 'Cloudflare' },
+];
+
+/** Collects pages for model training or for data sets sold or published for it. */
+const AI_TRAINING: Row[] = [
+  { name: 'GPTBot', operator: 'OpenAI', url: OPENAI },
+  { name: 'ClaudeBot', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'anthropic-ai', operator: 'Anthropic', url: ANTHROPIC },
+  // Control tokens only: Google and Apple fetch as Googlebot and Applebot and apply these tokens'
+  // robots.txt rules to what they may train on. Listed so that policies can name them knowingly.
+  { name: 'Google-Extended', operator: 'Google', url: GOOGLE, robotsTxtOnly: true },
+  { name: 'Applebot-Extended', operator: 'Apple', url: APPLE, robotsTxtOnly: true },
+  { name: 'Webzio-Extended', operator: 'Webz.io', robotsTxtOnly: true },
+  // Google's catch-all fetcher for research and non-Search products (and its -Image/-Video forms).
+  { name: 'GoogleOther', operator: 'Google', url: GOOGLE },
+  { name: 'meta-externalagent', operator: 'Meta', url: META },
+  // Meta documents FacebookBot as training its speech-recognition language models; previews are facebookexternalhit.
+  { name: 'FacebookBot', operator: 'Meta', url: META },
+  { name: 'Amazonbot', operator: 'Amazon', url: AMAZON },
+  { name: 'Bytespider', operator: 'ByteDance' },
+  { name: 'TikTokSpider', operator: 'ByteDance' },
+  { name: 'CCBot', operator: 'Common Crawl', url: 'https://commoncrawl.org/ccbot' },
+  { name: 'cohere-training-data-crawler', operator: 'Cohere' },
+  { name: 'DeepSeekBot', operator: 'DeepSeek' },
+  { name: 'AI2Bot', operator: 'Allen Institute for AI', url: 'https://allenai.org/crawler' },
+  { name: 'PanguBot', operator: 'Huawei' },
+  { name: 'ChatGLM-Spider', operator: 'Zhipu AI' },
+  { name: 'Diffbot', operator: 'Diffbot', url: 'https://www.diffbot.com' },
+  { name: 'ImagesiftBot', operator: 'Hive', url: 'https://imagesift.com/about' },
+  { name: 'Omgilibot', operator: 'Webz.io', match: 'omgili(?:bot)?' },
+  { name: 'Timpibot', operator: 'Timpi', url: 'https://timpi.io' },
+  { name: 'Kangaroo Bot', operator: 'Kangaroo LLM' },
+  { name: 'img2dataset', operator: 'LAION' },
+  { name: 'LAIONDownloader', operator: 'LAION' },
+  { name: 'laion-huggingface-processor', operator: 'LAION' },
+  { name: 'Cotoyogi', operator: 'ROIS-DS' },
+  { name: 'SBIntuitionsBot', operator: 'SB Intuitions' },
+  { name: 'ICC-Crawler', operator: 'NICT' },
+  { name: 'VelenPublicWebCrawler', operator: 'Velen' },
+  { name: 'Brightbot', operator: 'Bright Data' },
+  { name: 'FriendlyCrawler', operator: 'unknown' },
+  { name: 'Crawl4AI', operator: 'Crawl4AI (open source)' },
+  { name: 'aiHitBot', operator: 'aiHit' },
+  { name: 'Factset_spyderbot', operator: 'FactSet' },
+  { name: 'Sidetrade indexer bot', operator: 'Sidetrade' },
+  { name: 'Poseidon Research Crawler', operator: 'Poseidon Research' },
+  { name: 'Panscient', operator: 'Panscient', match: 'panscient(?:\\.com)?' },
+];
+
+/** Classic web search: sends readers back. Allowed by default. */
+const SEARCH_ENGINE: Row[] = [
+  { name: 'Googlebot-Image', operator: 'Google', url: GOOGLE },
+  { name: 'Googlebot-Video', operator: 'Google', url: GOOGLE },
+  { name: 'Googlebot-News', operator: 'Google', url: GOOGLE },
+  { name: 'Googlebot', operator: 'Google', url: GOOGLE },
+  { name: 'Storebot-Google', operator: 'Google', url: GOOGLE },
+  { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE },
+  { name: 'AdsBot-Google', operator: 'Google', url: GOOGLE },
+  { name: 'Mediapartners-Google', operator: 'Google', url: GOOGLE },
+  { name: 'APIs-Google', operator: 'Google', url: GOOGLE },
+  { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE },
+  { name: 'bingbot', operator: 'Microsoft', url: BING },
+  { name: 'BingPreview', operator: 'Microsoft', url: BING },
+  { name: 'msnbot', operator: 'Microsoft', url: BING },
+  { name: 'adidxbot', operator: 'Microsoft', url: BING },
+  { name: 'Applebot', operator: 'Apple', url: APPLE },
+  { name: 'DuckDuckGo-Favicons-Bot', operator: 'DuckDuckGo' },
+  { name: 'DuckDuckBot', operator: 'DuckDuckGo', url: 'https://duckduckgo.com/duckduckbot' },
+  // YandexBot, YandexMobileBot, YandexRenderResourcesBot…; YandexAdditional (AI) is listed above.
+  { name: 'YandexBot', operator: 'Yandex', match: 'Yandex[a-z]*Bot', url: 'https://yandex.com/bots' },
+  { name: 'YandexImages', operator: 'Yandex', url: 'https://yandex.com/bots' },
+  { name: 'Baiduspider', operator: 'Baidu', url: 'https://www.baidu.com/search/spider.html' },
+  { name: 'Yahoo! Slurp', operator: 'Yahoo', match: 'Slurp' },
+  { name: 'Sogou', operator: 'Sogou', match: 'Sogou [a-z]+ spider' },
+  { name: '360Spider', operator: 'Qihoo 360' },
+  { name: 'Yeti', operator: 'Naver' },
+  { name: 'Daum', operator: 'Kakao', match: 'Daum(?:oa)?' },
+  { name: 'SeznamBot', operator: 'Seznam' },
+  { name: 'coccocbot', operator: 'Cốc Cốc' },
+  { name: 'Qwantbot', operator: 'Qwant', match: 'Qwantbot|Qwantify' },
+  { name: 'MojeekBot', operator: 'Mojeek' },
+  { name: 'PetalBot', operator: 'Huawei', url: 'https://webmaster.petalsearch.com/site/petalbot' },
+  { name: 'Bravebot', operator: 'Brave' },
+  { name: 'SeekportBot', operator: 'Seekport' },
+];
+
+/** Link indexes and site audits. Allowed by default: see bot-policy.ts. */
+const SEO: Row[] = [
+  { name: 'AhrefsSiteAudit', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
+  { name: 'AhrefsBot', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
+  { name: 'SiteAuditBot', operator: 'Semrush', url: 'https://www.semrush.com/bot/' },
+  { name: 'SemrushBot', operator: 'Semrush', url: 'https://www.semrush.com/bot/' },
+  { name: 'MJ12bot', operator: 'Majestic', url: 'https://mj12bot.com/' },
+  { name: 'DotBot', operator: 'Moz', url: 'https://moz.com/help/moz-procedures/crawlers/dotbot' },
+  { name: 'rogerbot', operator: 'Moz' },
+  { name: 'BLEXBot', operator: 'WebMeUp' },
+  { name: 'DataForSeoBot', operator: 'DataForSEO' },
+  { name: 'serpstatbot', operator: 'Serpstat' },
+  { name: 'SeobilityBot', operator: 'Seobility' },
+  { name: 'Barkrowler', operator: 'Babbar' },
+  { name: 'SEOkicks', operator: 'SEOkicks' },
+  { name: 'MegaIndex', operator: 'MegaIndex', match: 'MegaIndex\\.ru' },
+  { name: 'linkdexbot', operator: 'Linkdex' },
+  { name: 'Screaming Frog SEO Spider', operator: 'Screaming Frog' },
+  { name: 'Sitebulb', operator: 'Sitebulb' },
+  { name: 'Chrome-Lighthouse', operator: 'Google (PageSpeed Insights)' },
+  { name: 'GTmetrix', operator: 'GTmetrix' },
+];
+
+/** Fetches one page to draw a link card where someone shared it. Allowed by default. */
+const SOCIAL_PREVIEW: Row[] = [
+  { name: 'facebookexternalhit', operator: 'Meta', match: 'facebookexternalhit|Facebot', url: META },
+  // Sends "TelegramBot (like TwitterBot)": must precede Twitterbot.
+  { name: 'TelegramBot', operator: 'Telegram' },
+  { name: 'Twitterbot', operator: 'X' },
+  { name: 'LinkedInBot', operator: 'LinkedIn' },
+  { name: 'Slackbot', operator: 'Slack', match: 'Slackbot|Slack-ImgProxy', url: 'https://api.slack.com/robots' },
+  { name: 'Discordbot', operator: 'Discord' },
+  { name: 'WhatsApp', operator: 'Meta' },
+  // The crawler says "Pinterest/0.2 (+https://www.pinterest.com/bot.html)"; the app says "Pinterest for Android".
+  { name: 'Pinterestbot', operator: 'Pinterest', match: /(?<![a-z0-9])Pinterestbot(?![a-z0-9])|^Pinterest\/\d/i },
+  { name: 'redditbot', operator: 'Reddit' },
+  { name: 'Embedly', operator: 'Embedly' },
+  { name: 'Iframely', operator: 'Iframely' },
+  { name: 'SkypeUriPreview', operator: 'Microsoft' },
+  { name: 'MicrosoftPreview', operator: 'Microsoft' },
+  { name: 'vkShare', operator: 'VK' },
+  { name: 'Mastodon', operator: 'Mastodon servers' },
+  { name: 'Bluesky Cardyb', operator: 'Bluesky', match: 'Cardyb' },
+];
+
+/**
+ * HTTP libraries, headless browsers and scraping frameworks: no crawler identity at all. Charged
+ * by default; a site whose own tools use one of these can allow it by name.
+ */
+const AUTOMATION: Row[] = [
+  { name: 'HeadlessChrome', operator: 'Chromium (headless)' },
+  { name: 'PhantomJS', operator: 'PhantomJS' },
+  { name: 'Scrapy', operator: 'Scrapy' },
+  { name: 'Apache Nutch', operator: 'Apache', match: 'Nutch' },
+  { name: 'Heritrix', operator: 'Internet Archive (open source)' },
+  { name: 'HTTrack', operator: 'HTTrack' },
+  { name: 'curl', operator: 'curl' },
+  { name: 'Wget', operator: 'GNU' },
+  { name: 'python-requests', operator: 'Python requests' },
+  { name: 'Python-urllib', operator: 'Python' },
+  { name: 'python-httpx', operator: 'Python httpx' },
+  { name: 'aiohttp', operator: 'Python aiohttp' },
+  { name: 'Go-http-client', operator: 'Go' },
+  { name: 'node-fetch', operator: 'node-fetch' },
+  { name: 'undici', operator: 'Node.js' },
+  // Node.js 21+ fetch sends the bare "node".
+  { name: 'node', operator: 'Node.js', match: /^node$/i },
+  { name: 'axios', operator: 'axios' },
+  { name: 'okhttp', operator: 'Square' },
+  { name: 'Apache-HttpClient', operator: 'Apache' },
+  { name: 'Java', operator: 'Java HttpURLConnection', match: /^Java\/\d/i },
+  { name: 'libwww-perl', operator: 'Perl' },
+  { name: 'GuzzleHttp', operator: 'Guzzle (PHP)' },
+  { name: 'Ruby', operator: 'Ruby Net::HTTP', match: /^Ruby$/i },
+  { name: 'Deno', operator: 'Deno', match: /^Deno\/\d/i },
+  { name: 'Bun', operator: 'Bun', match: /^Bun\/\d/i },
+  { name: 'Dart', operator: 'Dart', match: /^Dart\/[\d.]+ \(dart:io\)/i },
+  { name: 'HTTPie', operator: 'HTTPie' },
+  { name: 'PostmanRuntime', operator: 'Postman' },
+];
+
+const GROUPS: readonly [BotCategory, Row[]][] = [
+  ['ai-assistant', AI_ASSISTANT],
+  ['ai-search', AI_SEARCH],
+  ['ai-training', AI_TRAINING],
+  ['search-engine', SEARCH_ENGINE],
+  ['seo', SEO],
+  ['social-preview', SOCIAL_PREVIEW],
+  ['automation', AUTOMATION],
+];
+
+/** Every catalogued crawler, in priority order. */
+export const BOT_CATALOGUE_ENTRIES: readonly BotCatalogueEntry[] = Object.freeze(
+  GROUPS.flatMap(([category, rows]) => rows.map((row) => Object.freeze({ ...row, category }))),
+);
+
+/** Names the classifier gives visitors that match no catalogue entry (both in category 'automation'). */
+export const UNKNOWN_CRAWLER = 'unknown-crawler';
+export const UNKNOWN_AUTOMATION = 'unknown-automation';
+
+/** A name a bot policy may use: a catalogued crawler or one of the two unknown names. */
+export interface PolicyBotName {
+  /** As the catalogue spells it. */
+  readonly name: string;
+  readonly category: BotCategory;
+  readonly robotsTxtOnly: boolean;
+  /** Its place in the catalogue's order (the unknown names last), for listing a policy's bots. */
+  readonly rank: number;
+}
+
+const POLICY_NAMES = new Map<string, PolicyBotName>(
+  [
+    ...BOT_CATALOGUE_ENTRIES.map((bot) => ({ name: bot.name, category: bot.category, robotsTxtOnly: bot.robotsTxtOnly === true })),
+    { name: UNKNOWN_CRAWLER, category: 'automation' as const, robotsTxtOnly: false },
+    { name: UNKNOWN_AUTOMATION, category: 'automation' as const, robotsTxtOnly: false },
+  ].map((entry, rank) => [entry.name.toLowerCase(), Object.freeze({ ...entry, rank })]),
+);
+
+/** The crawler a policy name means, in any case ("gptbot" is GPTBot); undefined for a name we do not know. */
+export function policyBotName(name: string): PolicyBotName | undefined {
+  return POLICY_NAMES.get(name.toLowerCase());
+}

@@ -158,3 +158,20 @@ function decode(text: string, values: Int8Array): Uint8Array | null {
 }
 
 const value = (code: number, values: Int8Array) => (code < 128 ? values[code] : -1);
+
+/** Standard base64 with padding, as RFC 8941 byte sequences (and HTTP signatures) carry bytes. */
+export function base64Encode(bytes: Uint8Array): string {
+  return btoa(binaryString(bytes));
+}
+
+/**
+ * Standard base64; padding may be present (then it must be correct) or not. Null on any other
+ * character or a non-canonical ending, so one text means one byte string.
+ */
+export function base64Decode(text: string): Uint8Array | null {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x3d /* = */) end--;
+  const padding = text.length - end;
+  if (padding > 0 && (padding > 2 || text.length % 4 !== 0)) return null;
+  return decode(text.slice(0, end), STANDARD_VALUES);
+}

@@ -22,3 +22,7 @@ export * from './crawler-report';
 export * from './sign-in-with-x';
 export * from './bot-policy';
 export * from './bot-catalogue';
+export * from './structured-fields';
+export * from './http-message-signature';
+export * from './ed25519-jwk';
+export * from './web-bot-auth';

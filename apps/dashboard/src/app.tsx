@@ -3,19 +3,20 @@ import { PublisherClient, type Site } from '@crawlgate/publisher';
 import { SessionContext, useSession, type Session } from './api-context';
 import { ErrorNote } from './components/error-note';
 import { LoginPage } from './pages/login';
+import { CrawlersPage } from './pages/crawlers';
 import { OverviewPage } from './pages/overview';
 import { PaymentsPage } from './pages/payments';
 import { PricingPage } from './pages/pricing';
 import { SettingsPage } from './pages/settings';
 import { SitesPage } from './pages/sites';
 import { forgetApiKey, readApiKey, saveApiKey } from './session';
-import { PAGES, parseRoute, routeHref, type Route } from './routes';
+import { pageHref, PAGES, parseRoute, type Route } from './routes';
 import { useLoad } from './use-load';
 
 /** The dashboard is served by the API it talks to. */
 const API_URL = location.origin;
 
-const TITLES: Record<Route['page'], string> = { overview: 'Overview', sites: 'Sites', pricing: 'Pricing', payments: 'Payments', settings: 'Settings' };
+const TITLES: Record<Route['page'], string> = { overview: 'Overview', sites: 'Sites', pricing: 'Pricing', payments: 'Payments', crawlers: 'Crawlers', settings: 'Settings' };
 
 export function App() {
   const [apiKey, setApiKey] = useState(() => readApiKey(sessionStorage));
@@ -72,7 +73,7 @@ function SignedIn() {
         <strong class="brand">Crawlgate</strong>
         <nav>
           {PAGES.map((page) => (
-            <a key={page} href={routeHref(page === 'pricing' || page === 'payments' ? { page, siteId: null } : { page })} aria-current={route.page === page ? 'page' : undefined}>
+            <a key={page} href={pageHref(page)} aria-current={route.page === page ? 'page' : undefined}>
               {TITLES[page]}
             </a>
           ))}
@@ -101,6 +102,8 @@ function Page({ route, sites, onSitesChanged }: { route: Route; sites: Site[]; o
       return <PricingPage sites={sites} siteId={route.siteId} onChanged={onSitesChanged} />;
     case 'payments':
       return <PaymentsPage sites={sites} siteId={route.siteId} />;
+    case 'crawlers':
+      return <CrawlersPage sites={sites} siteId={route.siteId} />;
     case 'settings':
       return <SettingsPage />;
     default:

@@ -1,4 +1,4 @@
-import { parseRoute, routeHref } from './routes';
+import { pageHref, PAGES, parseRoute, routeHref } from './routes';
 
 describe('routes', () => {
   it('reads the page and site from the fragment', () => {
@@ -6,6 +6,7 @@ describe('routes', () => {
     expect(parseRoute('#/sites')).toEqual({ page: 'sites' });
     expect(parseRoute('#/pricing/4b1c')).toEqual({ page: 'pricing', siteId: '4b1c' });
     expect(parseRoute('#/payments')).toEqual({ page: 'payments', siteId: null });
+    expect(parseRoute('#/crawlers/4b1c')).toEqual({ page: 'crawlers', siteId: '4b1c' });
     expect(parseRoute('#/settings')).toEqual({ page: 'settings' });
     expect(parseRoute('#/nowhere')).toEqual({ page: 'overview' });
   });
@@ -15,8 +16,12 @@ describe('routes', () => {
   });
 
   it('writes fragments that read back to the same route', () => {
-    for (const route of [{ page: 'sites' }, { page: 'pricing', siteId: 'a/b?c' }, { page: 'payments', siteId: null }] as const) {
+    for (const route of [{ page: 'sites' }, { page: 'pricing', siteId: 'a/b?c' }, { page: 'payments', siteId: null }, { page: 'crawlers', siteId: 'x y' }] as const) {
       expect(parseRoute(routeHref(route))).toEqual(route);
     }
+  });
+
+  it('links every page with no site chosen', () => {
+    for (const page of PAGES) expect(parseRoute(pageHref(page))).toEqual(page === 'overview' || page === 'sites' || page === 'settings' ? { page } : { page, siteId: null });
   });
 });

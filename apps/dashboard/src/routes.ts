@@ -4,9 +4,10 @@ export type Route =
   | { page: 'sites' }
   | { page: 'pricing'; siteId: string | null }
   | { page: 'payments'; siteId: string | null }
+  | { page: 'crawlers'; siteId: string | null }
   | { page: 'settings' };
 
-export const PAGES = ['overview', 'sites', 'pricing', 'payments', 'settings'] as const;
+export const PAGES = ['overview', 'sites', 'pricing', 'payments', 'crawlers', 'settings'] as const;
 
 /** "#/pricing/<site id>" → { page: 'pricing', siteId }. Anything unknown is the overview. */
 export function parseRoute(hash: string): Route {
@@ -16,6 +17,7 @@ export function parseRoute(hash: string): Route {
       return { page: 'sites' };
     case 'pricing':
     case 'payments':
+    case 'crawlers':
       return { page, siteId: siteId || null };
     case 'settings':
       return { page: 'settings' };
@@ -27,6 +29,11 @@ export function parseRoute(hash: string): Route {
 export function routeHref(route: Route): string {
   const siteId = 'siteId' in route && route.siteId ? `/${encodeURIComponent(route.siteId)}` : '';
   return `#/${route.page}${siteId}`;
+}
+
+/** A page's own link, with no site chosen (a page on one site then shows the first). */
+export function pageHref(page: Route['page']): string {
+  return `#/${page}`;
 }
 
 /** A hand-typed fragment may hold a broken escape (#/pricing/%E0): keep it as typed rather than fail. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -157,6 +157,78 @@ describe('the publisher dashboard in a browser', () => {
     expect(await row.locator('a').count()).toBe(0);
   });
 
+  it('shows who crawls the site: the table, requests by day per action, top paths and a CSV download', async () => {
+    const id = await siteId();
+    await page.goto(url(`#/crawlers/${id}`));
+    await expectText(page.getByTestId('no-crawlers'), new RegExp(`No requests reported for ${domain.replace(/\./g, '\\.')}`));
+
+    // What a middleware reports with its gate counts (the batched POST /v1/site/gate-counts).
+    const today = new Date().toISOString().slice(0, 10);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const seen = (crawler: string, category: string, operator: string | null, action: string, requests: number, extra: Record<string, unknown> = {}) => ({
+      day: today, crawler, category, operator, action, verified: false, requests, revenue_micros: '0', ...extra,
+    });
+    const reported = await app.call('POST', '/v1/site/gate-counts', {
+      headers: { 'x-site-token': siteToken },
+      body: {
+        counts: [],
+        crawlers: [
+          seen('person', 'person', null, 'passed', 40),
+          seen('Googlebot', 'search-engine', 'Google', 'allowed', 6),
+          seen('Googlebot', 'search-engine', 'Google', 'allowed', 2, { day: yesterday }),
+          seen('AhrefsBot', 'seo', 'Ahrefs', 'blocked', 3),
+          seen('GPTBot', 'ai-training', 'OpenAI', 'charged', 5),
+          seen('GPTBot', 'ai-training', 'OpenAI', 'paid', 2, { verified: true, revenue_micros: '100000' }),
+          seen('GPTBot', 'ai-training', 'OpenAI', 'token', 1),
+        ],
+        paths: [
+          { day: today, crawler: 'GPTBot', path: '/blog/post-1', requests: 5 },
+          { day: today, crawler: 'GPTBot', path: '/blog/post-2', requests: 3 },
+          { day: today, crawler: 'Googlebot', path: '/about', requests: 8 },
+        ],
+      },
+    });
+    expect(reported.status).toBe(204);
+
+    await page.reload();
+    const table = page.getByRole('table', { name: 'Crawlers' });
+    const cell = (crawler: string, column: string) => table.locator(`tr[data-crawler="${crawler}"] [data-column="${column}"]`);
+    await expectText(cell('GPTBot', 'requests'), /^8$/);
+    const gptBot = table.locator('tr[data-crawler="GPTBot"]');
+    await expectText(gptBot, /OpenAI/);
+    await expectText(gptBot, /ai-training/);
+    expect(await Promise.all(['passed', 'allowed', 'blocked', 'charged', 'paid', 'token', 'revenue', 'verified'].map((column) => cell('GPTBot', column).textContent()))).toEqual(['0', '0', '0', '5', '2', '1', '$0.1', '25.0%']);
+    expect(await cell('person', 'passed').textContent()).toBe('40');
+    expect(await cell('Googlebot', 'allowed').textContent()).toBe('8');
+    expect(await cell('AhrefsBot', 'blocked').textContent()).toBe('3');
+    expect(await cell('AhrefsBot', 'revenue').textContent()).toBe('$0');
+
+    // The chart is drawn, and its numbers are there as a table too.
+    expect(await page.getByTestId('requests-chart').locator('canvas').count()).toBeGreaterThan(0);
+    await page.getByText('As a table').click();
+    const byDay = page.getByRole('table', { name: 'Requests by day' });
+    expect(await byDay.locator(`tr[data-day="${today}"] td`).allTextContents()).toEqual([today, '40', '6', '3', '5', '2', '1']);
+    expect(await byDay.locator(`tr[data-day="${yesterday}"] td`).allTextContents()).toEqual([yesterday, '0', '2', '0', '0', '0', '0']);
+    expect(await byDay.locator('tbody tr').count()).toBe(30);
+
+    // Top paths open under their crawler's row.
+    expect(await page.getByRole('table', { name: 'Top paths of GPTBot' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
+    const paths = page.getByRole('table', { name: 'Top paths of GPTBot' });
+    expect(await paths.locator('tbody tr').allTextContents()).toEqual(['/blog/post-15', '/blog/post-23']);
+    await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
+    expect(await paths.count()).toBe(0);
+
+    // The CSV is fetched with the key in a header and saved from a Blob: no key in any URL.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(download.url()).toMatch(/^blob:/);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^crawlers-${domain.replace(/\./g, '\\.')}-\\d{4}-\\d{2}-\\d{2}-${today}\\.csv$`));
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\r\n')[0]).toBe('crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share');
+    expect(csv).toContain('\r\nGPTBot,ai-training,OpenAI,8,0,0,0,5,2,1,0.1,0.2500\r\n');
+    expect(page.url()).not.toContain((await apiKeyInTab())!);
+  });
+
   it('lays out every page at 1280 and 375 px: labelled controls, no sideways scrolling, a screenshot each', async () => {
     const id = await siteId();
     const pages: [name: string, fragment: string, loaded: () => Promise<void>][] = [
@@ -164,6 +236,7 @@ describe('the publisher dashboard in a browser', () => {
       ['sites', '#/sites', () => expectText(page.getByRole('table', { name: 'Sites' }), new RegExp(domain))],
       ['pricing', `#/pricing/${id}`, () => expectText(page.getByTestId('path-result'), /costs/)],
       ['payments', `#/payments/${id}`, () => expectText(page.getByRole('table', { name: 'Payments' }), /\/blog\/post-1/)],
+      ['crawlers', `#/crawlers/${id}`, () => expectText(page.getByRole('table', { name: 'Crawlers' }), /GPTBot/)],
       ['settings', '#/settings', () => expectText(page.locator('main'), /Signed in as/)],
     ];
     for (const width of [1280, 375]) {

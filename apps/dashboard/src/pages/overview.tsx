@@ -3,18 +3,17 @@ import { useState } from 'preact/hooks';
 import type { Site } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
+import { RangePicker, type RangeDays } from '../components/range-picker';
 import { RevenueChart } from '../components/revenue-chart';
 import { SitePicker } from '../components/site-picker';
 import { formatRatio, formatUsd } from '../money';
 import { combineStats, lastDays } from '../overview-data';
 import { useLoad } from '../use-load';
 
-const RANGES = [7, 30, 90] as const;
-
 export function OverviewPage({ sites }: { sites: Site[] }) {
   const { client } = useSession();
   const [siteId, setSiteId] = useState('');
-  const [days, setDays] = useState<(typeof RANGES)[number]>(30);
+  const [days, setDays] = useState<RangeDays>(30);
   const chosen = siteId ? sites.filter((site) => site.site_id === siteId) : sites;
   const stats = useLoad(async () => {
     const range = lastDays(days);
@@ -38,16 +37,7 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
       <h2>Overview</h2>
       <div class="toolbar">
         <SitePicker sites={sites} value={siteId} onChange={setSiteId} allLabel="All sites" />
-        <label class="inline">
-          Range{' '}
-          <select value={String(days)} onChange={(event) => setDays(Number((event.target as HTMLSelectElement).value) as (typeof RANGES)[number])}>
-            {RANGES.map((n) => (
-              <option key={n} value={String(n)}>
-                Last {n} days
-              </option>
-            ))}
-          </select>
-        </label>
+        <RangePicker value={days} onChange={setDays} />
         {stats.loading && <span class="muted">Loading…</span>}
       </div>
       <ErrorNote error={stats.error} />

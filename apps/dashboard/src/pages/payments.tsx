@@ -2,25 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Site, SitePayment } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
-import { NoSites } from '../components/no-sites';
-import { SitePicker } from '../components/site-picker';
+import { OneSitePage } from '../components/one-site-page';
 import { explorerTxUrl } from '../explorer';
 import { formatUsd } from '../money';
-import { routeHref } from '../routes';
 
 const PAGE_SIZE = 50;
 
 export function PaymentsPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
-  const site = sites.find((s) => s.site_id === siteId) ?? sites[0];
-  if (!site) return <NoSites title="Payments" />;
   return (
-    <section>
-      <h2>Payments</h2>
-      <div class="toolbar">
-        <SitePicker sites={sites} value={site.site_id} onChange={(id) => (location.hash = routeHref({ page: 'payments', siteId: id }))} />
-      </div>
-      <PaymentTable key={site.site_id} site={site} />
-    </section>
+    <OneSitePage page="payments" title="Payments" sites={sites} siteId={siteId}>
+      {(site) => <PaymentTable key={site.site_id} site={site} />}
+    </OneSitePage>
   );
 }
 

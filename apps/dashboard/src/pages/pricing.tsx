@@ -3,24 +3,16 @@ import type { Site } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
 import { FieldError, FormErrors } from '../components/form-errors';
-import { NoSites } from '../components/no-sites';
-import { SitePicker } from '../components/site-picker';
+import { OneSitePage } from '../components/one-site-page';
 import { addRule, draftFromPricing, moveRule, previewPath, pricingInput, removeRule, updateRule, type PricingDraft } from '../pricing-draft';
-import { routeHref } from '../routes';
 import { useFormSubmit } from '../use-form-submit';
 import { useLoad } from '../use-load';
 
 export function PricingPage({ sites, siteId, onChanged }: { sites: Site[]; siteId: string | null; onChanged(): void }) {
-  const site = sites.find((s) => s.site_id === siteId) ?? sites[0];
-  if (!site) return <NoSites title="Pricing" />;
   return (
-    <section>
-      <h2>Pricing</h2>
-      <div class="toolbar">
-        <SitePicker sites={sites} value={site.site_id} onChange={(id) => (location.hash = routeHref({ page: 'pricing', siteId: id }))} />
-      </div>
-      <PricingEditor key={site.site_id} site={site} onSaved={onChanged} />
-    </section>
+    <OneSitePage page="pricing" title="Pricing" sites={sites} siteId={siteId}>
+      {(site) => <PricingEditor key={site.site_id} site={site} onSaved={onChanged} />}
+    </OneSitePage>
   );
 }
 

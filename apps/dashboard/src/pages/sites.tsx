@@ -65,6 +65,7 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
               <td class="actions">
                 <a class="button small" href={routeHref({ page: 'pricing', siteId: site.site_id })}>Pricing</a>
                 <a class="button small" href={routeHref({ page: 'payments', siteId: site.site_id })}>Payments</a>
+                <a class="button small" href={routeHref({ page: 'crawlers', siteId: site.site_id })}>Crawlers</a>
                 <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-token', site })}>Rotate token</button>
                 <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-secret', site })}>Rotate secret</button>
                 <button type="button" class="small danger" onClick={() => setConfirming({ kind: 'delete', site })}>Delete</button>

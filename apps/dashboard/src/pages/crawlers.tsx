@@ -1,0 +1,144 @@
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import type { Site } from '@crawlgate/publisher';
+import { useSession } from '../api-context';
+import { ErrorNote } from '../components/error-note';
+import { OneSitePage } from '../components/one-site-page';
+import { RangePicker, type RangeDays } from '../components/range-picker';
+import { RequestsChart } from '../components/requests-chart';
+import { ACTIONS, crawlerRows, csvFileName, totalRequests, type CrawlerRow } from '../crawlers-data';
+import { downloadText } from '../download';
+import { formatRatio, formatUsd } from '../money';
+import { lastDays } from '../overview-data';
+import { useLoad } from '../use-load';
+
+export function CrawlersPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
+  const [days, setDays] = useState<RangeDays>(30);
+  return (
+    <OneSitePage page="crawlers" title="Crawlers" sites={sites} siteId={siteId} tools={<RangePicker value={days} onChange={setDays} />}>
+      {(site) => <SiteCrawlers key={site.site_id} site={site} days={days} />}
+    </OneSitePage>
+  );
+}
+
+/** One site's crawlers over the last `days` UTC days, as its middleware reported them. */
+function SiteCrawlers({ site, days }: { site: Site; days: RangeDays }) {
+  const { client } = useSession();
+  const range = lastDays(days);
+  const view = useLoad(() => client.siteCrawlers(site.site_id, range), [client, site.site_id, range.from, range.to]);
+  const data = view.data;
+  return (
+    <>
+      <div class="row">
+        <CsvDownload site={site} range={range} />
+        {view.loading && <span class="muted">Loading…</span>}
+      </div>
+      <ErrorNote error={view.error} />
+      {data &&
+        (totalRequests(data.days) === 0 ? (
+          <p class="panel" data-testid="no-crawlers">
+            No requests reported for {site.domain} from {data.from} to {data.to}. The middleware reports what it sees with its gate counts, about every 10 seconds once it has traffic.
+          </p>
+        ) : (
+          <>
+            <RequestsChart days={data.days} />
+            <CrawlerTable rows={crawlerRows(data)} />
+          </>
+        ))}
+    </>
+  );
+}
+
+/** The CSV needs the API key, which the client sends in a header: fetched here, saved from a Blob. */
+function CsvDownload({ site, range }: { site: Site; range: { from: string; to: string } }) {
+  const { client } = useSession();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const download = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      downloadText(await client.siteCrawlersCsv(site.site_id, range), csvFileName(site.domain, range), 'text/csv');
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="secondary" disabled={busy} onClick={() => void download()}>
+        {busy ? 'Preparing CSV…' : 'Download CSV'}
+      </button>
+      <ErrorNote error={error} />
+    </>
+  );
+}
+
+function CrawlerTable({ rows }: { rows: CrawlerRow[] }) {
+  const [open, setOpen] = useState<string | null>(null);
+  const columns = 8 + ACTIONS.length;
+  return (
+    <table aria-label="Crawlers">
+      <thead>
+        <tr>
+          <th>Crawler</th>
+          <th>Operator</th>
+          <th>Category</th>
+          <th class="num">Requests</th>
+          {ACTIONS.map(({ action, label }) => <th key={action} class="num">{label}</th>)}
+          <th class="num">Revenue</th>
+          <th class="num">Verified</th>
+          <th>Top paths</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => {
+          const expanded = open === row.crawler;
+          const panelId = `paths-${row.crawler.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+          return (
+            <Fragment key={row.crawler}>
+              <tr data-crawler={row.crawler}>
+                <th scope="row">{row.crawler}</th>
+                <td>{row.operator ?? '–'}</td>
+                <td>{row.category}</td>
+                <td class="num" data-column="requests">{row.requests}</td>
+                {ACTIONS.map(({ action }) => <td key={action} class="num" data-column={action}>{row.counts[action]}</td>)}
+                <td class="num" data-column="revenue">{formatUsd(row.revenue)}</td>
+                <td class="num" data-column="verified">{formatRatio(row.verifiedShare)}</td>
+                <td>
+                  {row.topPaths.length === 0 ? (
+                    <span class="muted">–</span>
+                  ) : (
+                    <button type="button" class="secondary small" aria-expanded={expanded} aria-controls={panelId} aria-label={`Top paths of ${row.crawler}`} onClick={() => setOpen(expanded ? null : row.crawler)}>
+                      {expanded ? 'Hide' : `${row.topPaths.length} ${row.topPaths.length === 1 ? 'path' : 'paths'}`}
+                    </button>
+                  )}
+                </td>
+              </tr>
+              {expanded && (
+                <tr id={panelId} class="details-row">
+                  <td colSpan={columns}>
+                    <table aria-label={`Top paths of ${row.crawler}`}>
+                      <thead>
+                        <tr><th>Path</th><th class="num">Requests</th></tr>
+                      </thead>
+                      <tbody>
+                        {row.topPaths.map((path) => (
+                          <tr key={path.path}>
+                            <td><code>{path.path}</code></td>
+                            <td class="num">{path.requests}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </td>
+                </tr>
+              )}
+            </Fragment>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

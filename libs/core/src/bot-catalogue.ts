@@ -39,11 +39,21 @@ export interface BotCatalogueEntry {
    * robots.txt rules, so a User-Agent match can never tell these requests apart.
    */
   readonly robotsTxtOnly?: true;
+  /**
+   * The origin whose Web Bot Auth key directory signs this crawler's requests. A valid signature
+   * from it identifies the crawler whatever the User-Agent says; a request whose User-Agent names
+   * it without one is unverified, and never allowed.
+   */
+  readonly signatureAgent?: string;
+  /** Sends a browser's User-Agent: only its signature (signatureAgent) identifies it. */
+  readonly signedOnly?: true;
 }
 
 type Row = Omit<BotCatalogueEntry, 'category'>;
 
 const OPENAI = 'https://platform.openai.com/docs/bots';
+/** OpenAI signs ChatGPT's requests (help.openai.com/en/articles/11845367: Signature-Agent "https://chatgpt.com"). */
+const CHATGPT_SIGNER = 'https://chatgpt.com';
 const ANTHROPIC = 'https://support.claude.com/en/articles/8896518';
 const PERPLEXITY = 'https://docs.perplexity.ai/guides/bots';
 const GOOGLE = 'https://developers.google.com/search/docs/crawling-indexing/overview-google-crawlers';
@@ -54,7 +64,9 @@ const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-
 
 /** Fetches a page because a person asked an assistant or agent about it, now. */
 const AI_ASSISTANT: Row[] = [
-  { name: 'ChatGPT-User', operator: 'OpenAI', url: OPENAI },
+  { name: 'ChatGPT-User', operator: 'OpenAI', url: OPENAI, signatureAgent: CHATGPT_SIGNER },
+  // ChatGPT's browsing agent sends a Chrome User-Agent and signs every request.
+  { name: 'ChatGPT agent', operator: 'OpenAI', url: 'https://help.openai.com/en/articles/11845367', signatureAgent: CHATGPT_SIGNER, signedOnly: true },
   { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC },
   { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC },
   { name: 'Perplexity-User', operator: 'Perplexity', url: PERPLEXITY },

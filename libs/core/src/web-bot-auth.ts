@@ -29,6 +29,8 @@ export interface WebBotAuthSignerOptions {
   lifetimeSeconds?: number;
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number;
+  /** Tests only: a Signature-Agent of http://127.0.0.1:… (a key directory served on loopback). */
+  allowLoopbackAgent?: boolean;
 }
 
 export interface SignableRequest {
@@ -51,7 +53,7 @@ const LABEL = 'sig1';
 export function createWebBotAuthSigner(options: WebBotAuthSignerOptions): WebBotAuthSigner {
   const key = readEd25519PrivateJwk(options.key);
   if (!key) throw new TypeError('webBotAuth.key must be an Ed25519 private JWK ({kty: "OKP", crv: "Ed25519", x, d})');
-  const agent = signatureAgentOrigin(options.signatureAgent);
+  const agent = signatureAgentOrigin(options.signatureAgent, options.allowLoopbackAgent === true);
   if (!agent) throw new TypeError(`webBotAuth.signatureAgent must be an https origin such as "https://agent.example", got ${JSON.stringify(options.signatureAgent)}`);
   const lifetime = options.lifetimeSeconds ?? 60;
   if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS) {

@@ -21,7 +21,8 @@ function patternOf(entry: BotCatalogueEntry): RegExp | string {
   return entry.match instanceof RegExp ? entry.match : (entry.match ?? escapeRegExp(entry.name));
 }
 
-const ROWS = BOT_CATALOGUE_ENTRIES.map((entry) => ({ entry, pattern: patternOf(entry) }));
+// A signed-only crawler sends a browser's User-Agent: no pattern can name it (web-bot-auth/ does).
+const ROWS = BOT_CATALOGUE_ENTRIES.filter((entry) => !entry.signedOnly).map((entry) => ({ entry, pattern: patternOf(entry) }));
 
 export const BOT_CATALOGUE: readonly BotSignature[] = Object.freeze(
   ROWS.map(({ entry: { match: _match, ...rest }, pattern }) => Object.freeze({ ...rest, pattern: typeof pattern === 'string' ? tokenPattern(pattern) : pattern })),

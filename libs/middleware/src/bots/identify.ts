@@ -1,0 +1,74 @@
+/*
+ * Who is asking, with Web Bot Auth: the User-Agent says who a visitor claims to be, a verified
+ * signature says who it is.
+ *
+ * - A verified signature names the operator whose key directory signed it, whatever the
+ *   User-Agent says: its catalogue entry (the one the User-Agent names if that entry signs with
+ *   this origin, else the origin's signed-only entry, ChatGPT agent for chatgpt.com), or an
+ *   unknown agent run by that origin.
+ * - A request that claims a signing crawler (by its User-Agent or its Signature-Agent) or a
+ *   crawler the policy requires to sign (requireSignature), without a verified signature, is
+ *   unverified: the policy's action applies, except that "allow" becomes "charge". Block stays.
+ * - A signature that fails from an unknown origin still says "automated": never a person.
+ * - Without signature headers this is the User-Agent classification, unchanged: people pass.
+ */
+
+import { BOT_CATALOGUE_ENTRIES, UNKNOWN_AUTOMATION, type BotAction, type BotCatalogueEntry, type BotCategory } from '@crawlgate/core';
+import type { SignatureCheck } from '../web-bot-auth';
+import { classifyVisitor } from './classify';
+import { resolveBotAction } from './policy';
+import type { BotPolicy } from './types';
+
+export type Identified =
+  | { kind: 'human' }
+  | { kind: 'bot'; name: string; category: BotCategory; action: BotAction; operator: string | null; verified: boolean };
+
+const SIGNERS = BOT_CATALOGUE_ENTRIES.filter((entry) => entry.signatureAgent !== undefined);
+const BY_NAME = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry]));
+
+/** `signature`: the verifier's answer when the request claims a signature, else undefined. */
+export function identifyVisitor(userAgent: string | undefined, policy: BotPolicy | undefined, signature?: SignatureCheck): Identified {
+  const claimed = classifyVisitor(userAgent, policy);
+  const claimedEntry = claimed.kind === 'bot' ? BY_NAME.get(claimed.name) : undefined;
+
+  if (signature?.status === 'verified') {
+    const entry = signedEntry(signature.agent, claimedEntry);
+    if (entry) return bot(entry.name, entry.category, entry.operator, resolveBotAction(entry.name, entry.category, policy), true);
+    return bot(UNKNOWN_AUTOMATION, 'automation', new URL(signature.agent).host, resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy), true);
+  }
+
+  if (signature) {
+    // Signed, not verified: whom the Signature-Agent names (if we know it), else whom the User-Agent names.
+    const entry = signature.agent === null ? undefined : signedEntry(signature.agent, claimedEntry);
+    if (entry) return unverified(entry.name, entry.category, entry.operator, policy, true);
+    if (claimed.kind === 'human') return unverified(UNKNOWN_AUTOMATION, 'automation', null, policy, false);
+  }
+
+  if (claimed.kind === 'human') return claimed;
+  return unverified(claimed.name, claimed.category, claimedEntry?.operator ?? null, policy, claimedEntry?.signatureAgent !== undefined);
+}
+
+/** The entry a verified (or claimed) signature of `origin` stands for. */
+function signedEntry(origin: string, claimed: BotCatalogueEntry | undefined): BotCatalogueEntry | undefined {
+  if (claimed?.signatureAgent === origin) return claimed;
+  return SIGNERS.find((entry) => entry.signatureAgent === origin && entry.signedOnly) ?? SIGNERS.find((entry) => entry.signatureAgent === origin);
+}
+
+/** Not verified: the policy's action, except that a crawler that signs, or must, is never allowed. */
+function unverified(name: string, category: BotCategory, operator: string | null, policy: BotPolicy | undefined, signs: boolean): Identified {
+  const action = resolveBotAction(name, category, policy);
+  const mustSign = signs || requiresSignature(name, category, policy);
+  return bot(name, category, operator, mustSign && action === 'allow' ? 'charge' : action, false);
+}
+
+export function requiresSignature(name: string, category: BotCategory, policy: BotPolicy | undefined): boolean {
+  const required = policy?.requireSignature;
+  if (!required) return false;
+  if (required.categories?.includes(category)) return true;
+  const lower = name.toLowerCase();
+  return required.bots?.some((bot) => typeof bot === 'string' && bot.toLowerCase() === lower) ?? false;
+}
+
+function bot(name: string, category: BotCategory, operator: string | null, action: BotAction, verified: boolean): Identified {
+  return { kind: 'bot', name, category, action, operator, verified };
+}

@@ -1,0 +1,65 @@
+/*
+ * Web Bot Auth for the gate: one verifier per gate, its key directories and replay memory
+ * bounded as the options say. See verify-request.ts for what is checked.
+ */
+
+import { MAX_WEB_BOT_AUTH_LIFETIME_SECONDS } from '@crawlgate/core';
+import { createKeyDirectory } from './key-directory';
+import { createNonceMemory } from './nonce-memory';
+import { createSignatureVerifier, type SignatureCheck, type SignedRequest } from './verify-request';
+import type { HeaderRecord } from '../request-headers';
+
+export { claimsSignature, type SignatureCheck } from './verify-request';
+
+export interface WebBotAuthOptions {
+  /** How long a signed request waits for a key directory not cached yet; default 1000 ms. Past it, the request is unverified. */
+  directoryTimeoutMs?: number;
+  /** Largest key directory read; default 64 KiB. */
+  directoryMaxBytes?: number;
+  /** How long a key directory is used; default 1 h (its Cache-Control max-age, within 1 min – 24 h, wins). */
+  directoryTtlMs?: number;
+  /** Key directories kept; default 256. */
+  maxDirectories?: number;
+  /** Tolerated clock difference for created/expires; default 60 s. */
+  clockSkewSeconds?: number;
+  /** The longest signature accepted (expires − created); default 3600 s, at most 86 400. */
+  maxLifetimeSeconds?: number;
+  /** Signatures remembered against replay; default 100 000. */
+  maxNonces?: number;
+  /** The fetch for key directories; default the global one. */
+  fetch?: typeof fetch;
+  /** Tests only: accept http://127.0.0.1 (and localhost) Signature-Agents and fetch their directories. */
+  allowLoopbackDirectories?: boolean;
+  now?: () => number;
+}
+
+export interface WebBotAuth {
+  check(request: SignedRequest, headers: HeaderRecord): Promise<SignatureCheck>;
+}
+
+export function createWebBotAuth(options: WebBotAuthOptions = {}): WebBotAuth {
+  const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 3600;
+  if (!Number.isInteger(maxLifetimeSeconds) || maxLifetimeSeconds < 1 || maxLifetimeSeconds > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS) {
+    throw new RangeError(`webBotAuth.maxLifetimeSeconds: 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${maxLifetimeSeconds}`);
+  }
+  const now = options.now ?? Date.now;
+  const allowLoopback = options.allowLoopbackDirectories === true;
+  const directory = createKeyDirectory({
+    fetch: options.fetch,
+    timeoutMs: options.directoryTimeoutMs,
+    maxBytes: options.directoryMaxBytes,
+    ttlMs: options.directoryTtlMs,
+    maxOrigins: options.maxDirectories,
+    allowLoopback,
+    now,
+  });
+  const check = createSignatureVerifier({
+    directory,
+    nonces: createNonceMemory(options.maxNonces ?? 100_000, now),
+    clockSkewSeconds: options.clockSkewSeconds ?? 60,
+    maxLifetimeSeconds,
+    allowLoopback,
+    now,
+  });
+  return { check };
+}

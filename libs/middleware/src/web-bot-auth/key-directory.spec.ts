@@ -1,0 +1,186 @@
+import { generateEd25519Jwk, jwkThumbprint, webBotAuthKeyDirectory } from '@crawlgate/core';
+import { startAgentDirectory, type AgentDirectory } from '../../test/support/agent-directory';
+import { createKeyDirectory, refusedOrigin, type KeyDirectoryOptions } from './key-directory';
+
+let directories: AgentDirectory[] = [];
+afterEach(async () => {
+  await Promise.all(directories.map((d) => d.close()));
+  directories = [];
+});
+
+async function served(mode: Parameters<typeof startAgentDirectory>[0] = 'ok') {
+  const directory = await startAgentDirectory(mode);
+  directories.push(directory);
+  return directory;
+}
+
+/** A clock the test moves; fetches still take real time. */
+function clock(start = 1_700_000_000_000) {
+  const state = { at: start };
+  return Object.assign(() => state.at, { advance: (ms: number) => void (state.at += ms) });
+}
+
+const loopback = (options: KeyDirectoryOptions = {}) => createKeyDirectory({ allowLoopback: true, timeoutMs: 500, ...options });
+
+describe('createKeyDirectory', () => {
+  it('finds a listed key by its thumbprint and fetches the directory once while it is fresh', async () => {
+    const agent = await served();
+    const keys = loopback();
+    const keyid = jwkThumbprint(agent.key);
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('found');
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('found');
+    expect(agent.fetches).toBe(1);
+  });
+
+  it('shares one fetch between concurrent lookups', async () => {
+    const agent = await served();
+    const keys = loopback();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => keys.key(agent.origin, jwkThumbprint(agent.key))));
+    expect(answers.every((answer) => answer.kind === 'found')).toBe(true);
+    expect(agent.fetches).toBe(1);
+  });
+
+  it('answers absent for a key the directory does not list, and refetches for it (a rotation) at most once a minute', async () => {
+    const agent = await served();
+    const now = clock();
+    const keys = loopback({ now });
+    const next = await generateEd25519Jwk();
+    expect((await keys.key(agent.origin, jwkThumbprint(agent.key))).kind).toBe('found');
+    expect(await keys.key(agent.origin, jwkThumbprint(next))).toEqual({ kind: 'absent' });
+    expect(agent.fetches).toBe(1);
+    agent.listed = [next];
+    now.advance(60_000);
+    expect((await keys.key(agent.origin, jwkThumbprint(next))).kind).toBe('found');
+    // The new directory no longer lists the old key: it stops verifying.
+    expect(await keys.key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'absent' });
+    expect(agent.fetches).toBe(2);
+  });
+
+  it.each([
+    ['down (500)', 'down', /500/],
+    ['slow (no answer within the timeout)', 'slow', /timeout|abort/i],
+    ['huge (over the byte cap, no content-length)', 'huge', /larger than/],
+    ['not JSON', 'not-json', /not JSON/],
+    ['served as text/html', 'html', /text\/html/],
+    ['a redirect', 'redirect', /302/],
+  ] as const)('is unavailable when the directory is %s, and remembers the failure for a while', async (_what, mode, reason) => {
+    const agent = await served(mode);
+    const now = clock();
+    const keys = loopback({ now, maxBytes: 65_536 });
+    const answer = await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect(answer).toEqual({ kind: 'unavailable', reason: expect.stringMatching(reason) });
+    await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect(agent.fetches).toBe(1);
+    agent.mode = 'ok';
+    now.advance(60_000);
+    expect((await keys.key(agent.origin, jwkThumbprint(agent.key))).kind).toBe('found');
+  });
+
+  it('is unavailable when nothing listens', async () => {
+    const agent = await served();
+    const origin = agent.origin;
+    await agent.close();
+    directories = [];
+    expect((await loopback().key(origin, jwkThumbprint(agent.key))).kind).toBe('unavailable');
+  });
+
+  it('keeps keys that loaded before while a refresh fails, up to the staleness bound', async () => {
+    const agent = await served();
+    const now = clock();
+    const keys = loopback({ now, ttlMs: 60_000, maxStaleMs: 120_000 });
+    const keyid = jwkThumbprint(agent.key);
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('found');
+    agent.mode = 'down';
+    now.advance(61_000);
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('found');
+    expect(agent.fetches).toBe(2);
+    now.advance(180_000);
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('unavailable');
+  });
+
+  it('honours Cache-Control max-age within its bounds', async () => {
+    // The loopback server sends none: the default TTL applies (one fetch within it).
+    const agent = await served();
+    const now = clock();
+    const keys = loopback({ now, ttlMs: 120_000 });
+    await keys.key(agent.origin, jwkThumbprint(agent.key));
+    now.advance(119_000);
+    await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect(agent.fetches).toBe(1);
+    now.advance(2_000);
+    await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect(agent.fetches).toBe(2);
+  });
+
+  it('skips keys whose kid is not their thumbprint, and keys outside nbf/exp', async () => {
+    const agent = await served();
+    const [listed] = webBotAuthKeyDirectory([agent.key]).keys;
+    const seconds = 1_700_000_000;
+    const later = await generateEd25519Jwk();
+    const expired = await generateEd25519Jwk();
+    agent.body = {
+      keys: [
+        { ...listed, kid: 'not-the-thumbprint' },
+        { ...webBotAuthKeyDirectory([later]).keys[0], nbf: seconds + 3600 },
+        { ...webBotAuthKeyDirectory([expired]).keys[0], exp: seconds - 1 },
+        { kty: 'RSA', n: 'x', e: 'AQAB' },
+      ],
+    };
+    const keys = loopback({ now: () => seconds * 1000 });
+    expect(await keys.key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'absent' });
+    expect(await keys.key(agent.origin, jwkThumbprint(later))).toEqual({ kind: 'absent' });
+    expect(await keys.key(agent.origin, jwkThumbprint(expired))).toEqual({ kind: 'absent' });
+  });
+
+  it('refuses a directory listing more keys than allowed, or no key list', async () => {
+    const agent = await served();
+    agent.body = { keys: Array.from({ length: 33 }, () => webBotAuthKeyDirectory([agent.key]).keys[0]) };
+    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/more than 32 keys/) });
+    agent.body = { keys: 'none' };
+    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/no "keys" list/) });
+  });
+
+  it('keeps a bounded number of origins, least recently used dropped first', async () => {
+    const [a, b, c] = [await served(), await served(), await served()];
+    const keys = loopback({ maxOrigins: 2 });
+    for (const agent of [a, b, c, a]) await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect([a.fetches, b.fetches, c.fetches]).toEqual([2, 1, 1]);
+  });
+
+  it('never fetches a loopback directory unless allowed', async () => {
+    const agent = await served();
+    expect(await createKeyDirectory().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: 'a loopback address' });
+    expect(agent.fetches).toBe(0);
+  });
+});
+
+describe('refusedOrigin', () => {
+  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9'])('lets %s be fetched', (origin) => {
+    expect(refusedOrigin(origin, false)).toBeNull();
+  });
+
+  it.each([
+    'http://agent.example',
+    'https://127.0.0.1',
+    'https://localhost',
+    'https://[::1]',
+    'https://10.1.2.3',
+    'https://172.16.0.1',
+    'https://192.168.1.1',
+    'https://169.254.169.254',
+    'https://100.64.0.1',
+    'https://0.0.0.0',
+    'https://[fd00::1]',
+    'https://[fe80::1]',
+    'https://[::ffff:10.0.0.1]',
+    'https://metadata.internal',
+    'https://printer.local',
+  ])('refuses %s', (origin) => {
+    expect(refusedOrigin(origin, false)).not.toBeNull();
+  });
+
+  it('allows loopback (http too) only when asked, and still no private range', () => {
+    expect(refusedOrigin('http://127.0.0.1:4000', true)).toBeNull();
+    expect(refusedOrigin('http://10.0.0.1:4000', true)).not.toBeNull();
+  });
+});

@@ -1,0 +1,238 @@
+/*
+ * Web Bot Auth key directories: the Ed25519 keys an agent publishes at
+ * <Signature-Agent origin>/.well-known/http-message-signatures-directory, fetched when a signed
+ * request names an origin not cached yet, and kept in a bounded LRU with a TTL.
+ *
+ * A directory is untrusted input fetched because a client asked: https only (http on loopback
+ * only when a test allows it), no redirects, 200 only, a wall-clock timeout, a byte cap, a key
+ * cap, and no IP literal of a private, loopback or link-local range. A failed fetch is cached for
+ * a short while (no refetch storm) and never evicts keys that loaded before (the draft: an
+ * operator's outage must not revoke its keys everywhere), up to a bounded staleness. A directory
+ * that loads without a key is evidence, and that key stops verifying.
+ */
+
+import { importEd25519PublicKey, jwkThumbprint, KEY_DIRECTORY_MEDIA_TYPE, KEY_DIRECTORY_PATH, readEd25519PublicJwk } from '@crawlgate/core';
+
+export interface KeyDirectoryOptions {
+  fetch?: typeof fetch;
+  /** Per fetch, body included; default 1000 ms. */
+  timeoutMs?: number;
+  /** Default 64 KiB. */
+  maxBytes?: number;
+  /** Keys a directory may list; default 32. */
+  maxKeys?: number;
+  /** How long a directory is used before it is fetched again; default 1 h (Cache-Control max-age within 1 min – 24 h wins). */
+  ttlMs?: number;
+  /** How long a failed fetch is remembered; default 60 s. */
+  failureTtlMs?: number;
+  /** How long keys that loaded before keep verifying while refreshes fail; default 24 h. */
+  maxStaleMs?: number;
+  /** Origins kept (least recently used dropped first); default 256. */
+  maxOrigins?: number;
+  /** A key not in a fresh directory triggers a refetch (a rotation) at most this often per origin; default 60 s. */
+  minRefetchMs?: number;
+  /** Tests only: allow http:// and loopback directories. */
+  allowLoopback?: boolean;
+  now?: () => number;
+}
+
+export type KeyLookup =
+  | { kind: 'found'; key: CryptoKey }
+  /** The directory loaded and does not hold this key (or holds it outside its nbf/exp). */
+  | { kind: 'absent' }
+  /** No directory: fetch failed, timed out, too big, not a directory, refused origin. */
+  | { kind: 'unavailable'; reason: string };
+
+export interface KeyDirectory {
+  key(origin: string, keyid: string): Promise<KeyLookup>;
+}
+
+interface Key {
+  key: CryptoKey;
+  nbf?: number;
+  exp?: number;
+}
+
+interface Entry {
+  /** Undefined until a fetch succeeds. */
+  keys?: Map<string, Key>;
+  loadedAt: number;
+  freshUntil: number;
+  /** After a failure: no new fetch before this. */
+  retryAt: number;
+  failure?: string;
+  inflight?: Promise<void>;
+}
+
+const MIN_TTL_MS = 60_000;
+const MAX_TTL_MS = 86_400_000;
+
+export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirectory {
+  const http = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const maxBytes = options.maxBytes ?? 65_536;
+  const maxKeys = options.maxKeys ?? 32;
+  const ttlMs = options.ttlMs ?? 3_600_000;
+  const failureTtlMs = options.failureTtlMs ?? 60_000;
+  const maxStaleMs = options.maxStaleMs ?? 86_400_000;
+  const maxOrigins = options.maxOrigins ?? 256;
+  const minRefetchMs = options.minRefetchMs ?? 60_000;
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+
+  function entryOf(origin: string): Entry {
+    let entry = entries.get(origin);
+    if (entry) entries.delete(origin); // re-inserted last: most recently used
+    else entry = { loadedAt: 0, freshUntil: 0, retryAt: 0 };
+    entries.set(origin, entry);
+    while (entries.size > maxOrigins) entries.delete(entries.keys().next().value as string);
+    return entry;
+  }
+
+  function refresh(origin: string, entry: Entry): Promise<void> {
+    entry.inflight ??= load(origin)
+      .then(
+        ({ keys, ttl }) => {
+          const at = now();
+          Object.assign(entry, { keys, loadedAt: at, freshUntil: at + ttl, retryAt: at + minRefetchMs, failure: undefined });
+        },
+        (error: Error) => {
+          const at = now();
+          Object.assign(entry, { retryAt: at + failureTtlMs, failure: error.message });
+          // Keys that loaded before stay, within the staleness bound.
+          if (entry.keys && at - entry.freshUntil > maxStaleMs) entry.keys = undefined;
+        },
+      )
+      .finally(() => (entry.inflight = undefined));
+    return entry.inflight;
+  }
+
+  async function load(origin: string): Promise<{ keys: Map<string, Key>; ttl: number }> {
+    const refused = refusedOrigin(origin, options.allowLoopback === true);
+    if (refused) throw new Error(refused);
+    const response = await http(`${origin}${KEY_DIRECTORY_PATH}`, {
+      redirect: 'manual',
+      headers: { accept: `${KEY_DIRECTORY_MEDIA_TYPE}, application/json;q=0.9` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new Error(`the key directory answered ${response.status}`);
+    }
+    const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    if (type !== KEY_DIRECTORY_MEDIA_TYPE && type !== 'application/json') {
+      await response.body?.cancel().catch(() => undefined);
+      throw new Error(`the key directory is ${type || 'untyped'}, not JSON`);
+    }
+    const text = await cappedText(response, maxBytes);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error('the key directory is not JSON');
+    }
+    return { keys: await readKeys(body, maxKeys), ttl: ttlOf(response.headers.get('cache-control'), ttlMs) };
+  }
+
+  return {
+    async key(origin, keyid) {
+      const entry = entryOf(origin);
+      const at = now();
+      const due = at >= entry.freshUntil || (entry.keys !== undefined && !entry.keys.has(keyid) && at - entry.loadedAt >= minRefetchMs);
+      if (due && (at >= entry.retryAt || entry.inflight)) await refresh(origin, entry);
+      if (!entry.keys) return { kind: 'unavailable', reason: entry.failure ?? 'the key directory is not loaded' };
+      const found = entry.keys.get(keyid);
+      const seconds = now() / 1000;
+      if (!found || (found.nbf !== undefined && seconds < found.nbf) || (found.exp !== undefined && seconds >= found.exp)) return { kind: 'absent' };
+      return { kind: 'found', key: found.key };
+    },
+  };
+}
+
+/** Reads at most `maxBytes` of the body; more fails (and stops the download). */
+async function cappedText(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new Error(`the key directory is larger than ${maxBytes} bytes`);
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new Error(`the key directory is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** The Ed25519 keys of a JWKS by thumbprint. A listed kid must be the thumbprint (the draft); other keys are skipped. */
+async function readKeys(body: unknown, maxKeys: number): Promise<Map<string, Key>> {
+  const list = (body as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(list)) throw new Error('the key directory has no "keys" list');
+  if (list.length > maxKeys) throw new Error(`the key directory lists more than ${maxKeys} keys`);
+  const keys = new Map<string, Key>();
+  for (const item of list) {
+    const jwk = readEd25519PublicJwk(item);
+    if (!jwk) continue;
+    const thumbprint = jwkThumbprint(jwk);
+    const { kid, nbf, exp } = item as { kid?: unknown; nbf?: unknown; exp?: unknown };
+    if (kid !== undefined && kid !== thumbprint) continue;
+    keys.set(thumbprint, {
+      key: await importEd25519PublicKey(jwk),
+      nbf: typeof nbf === 'number' ? nbf : undefined,
+      exp: typeof exp === 'number' ? exp : undefined,
+    });
+  }
+  return keys;
+}
+
+function ttlOf(cacheControl: string | null, fallback: number): number {
+  const maxAge = /(?:^|[,\s])max-age=(\d{1,9})(?:$|[,\s])/i.exec(cacheControl ?? '')?.[1];
+  if (maxAge === undefined) return fallback;
+  return Math.min(Math.max(Number(maxAge) * 1000, MIN_TTL_MS), MAX_TTL_MS);
+}
+
+/**
+ * Why a directory origin is not fetched; null when it may be. Host names are not resolved here
+ * (edge runtimes cannot), so a public name pointing at a private address is not caught.
+ */
+export function refusedOrigin(origin: string, allowLoopback: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return 'not a URL';
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  if (loopback) return allowLoopback ? null : 'a loopback address';
+  if (url.protocol !== 'https:') return 'not https';
+  if (host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return 'a local name';
+  if (isPrivateIp(host)) return 'a private, link-local or reserved address';
+  return null;
+}
+
+function isPrivateIp(host: string): boolean {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 0 || a === 10 || a >= 224 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19));
+  }
+  if (!host.includes(':')) return false;
+  // IPv6: unique local fc00::/7, link-local fe80::/10, unspecified, and IPv4-mapped forms.
+  return /^(?:f[cd]|fe[89ab])/.test(host) || host === '::' || host.startsWith('::ffff:');
+}

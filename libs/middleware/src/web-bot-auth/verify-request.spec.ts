@@ -1,0 +1,133 @@
+import { createWebBotAuthSigner, generateEd25519Jwk, jwkThumbprint } from '@crawlgate/core';
+import { startAgentDirectory, type AgentDirectory } from '../../test/support/agent-directory';
+import { handSigned, type HandSigned } from '../../test/support/signing';
+import { lowerCaseHeaders } from '../request-headers';
+import { createWebBotAuth, type WebBotAuthOptions } from './index';
+import { claimsSignature, requestView } from './verify-request';
+
+let agent: AgentDirectory;
+beforeEach(async () => {
+  agent = await startAgentDirectory();
+});
+afterEach(() => agent.close());
+
+const SITE = 'https://site.example/articles/1';
+const verifier = (options: WebBotAuthOptions = {}) => createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 500, ...options });
+
+/** What the gate sees of a request to SITE sent with `headers` (Node's form: a path and a Host header). */
+function check(headers: Record<string, string>, web = verifier(), url = '/articles/1', host = 'site.example') {
+  return web.check({ method: 'GET', url }, lowerCaseHeaders({ host, ...headers }));
+}
+
+const signed = (options: Partial<HandSigned> = {}) => handSigned({ key: agent.key, agent: agent.origin, url: SITE, ...options });
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('web bot auth verification', () => {
+  it('verifies what the core signer sends, naming the agent origin and the key', async () => {
+    const signer = createWebBotAuthSigner({ key: agent.key, signatureAgent: agent.origin, allowLoopbackAgent: true });
+    const headers = await signer.sign({ method: 'GET', url: SITE, headers: new Headers() });
+    const answer = await check(headers);
+    expect(answer).toEqual({ status: 'verified', agent: agent.origin, keyid: jwkThumbprint(agent.key), covered: new Set(['@authority', '@method', '@path', 'signature-agent;key=sig1']) });
+  });
+
+  it('verifies the legacy Signature-Agent string form, signed whole (as ChatGPT agent sends it)', async () => {
+    const headers = await signed({ agentHeader: `"${agent.origin}"`, components: '("@authority" "@method" "@path" "signature-agent")' });
+    expect((await check(headers)).status).toBe('verified');
+  });
+
+  it('reads the authority from an absolute URL (the fetch adapter) as from a Host header (Node)', async () => {
+    const headers = await signed();
+    expect((await check(headers, verifier(), SITE, 'ignored.example')).status).toBe('verified');
+    expect((await check(await signed(), verifier(), '/articles/1', 'SITE.example:443')).status).toBe('verified');
+  });
+
+  it.each<[string, () => Promise<Record<string, string>>, RegExp]>([
+    ['expired', () => signed({ created: now() - 600, expires: now() - 120 }), /expired/],
+    ['created in the future', () => signed({ created: now() + 300, expires: now() + 360 }), /future/],
+    ['valid for too long', () => signed({ created: now(), expires: now() + 7200 }), /longer than 3600/],
+    ['expiring before it was created', () => signed({ created: now(), expires: now() - 1 }), /not after created/],
+    ['without created', () => signed({ params: `;expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }), /created and expires/],
+    ['without expires', () => signed({ params: `;created=${now()};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }), /created and expires/],
+    ['without keyid', () => signed({ params: `;created=${now()};expires=${now() + 60};tag="web-bot-auth"` }), /keyid/],
+    ['with another algorithm', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";alg="rsa-pss-sha512";tag="web-bot-auth"` }), /ed25519/],
+    ['with another tag', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="other"` }), /web-bot-auth/],
+    ['without @authority', () => signed({ components: '("@method" "@path" "signature-agent";key="sig1")' }), /@authority/],
+    ['with Signature-Agent not signed', () => signed({ components: '("@authority" "@method" "@path")' }), /not signed/],
+    ['naming an http, non-loopback agent', () => signed({ agent: 'http://agent.example' }), /https origin/],
+    ['naming an agent with a path', () => signed({ agent: `${agent.origin}/keys` }), /https origin/],
+  ])('refuses a signature %s', async (_what, make, reason) => {
+    const answer = await check(await make());
+    expect(answer).toMatchObject({ status: 'invalid', reason: expect.stringMatching(reason) });
+    expect(agent.fetches).toBe(0); // refused before any directory fetch
+  });
+
+  it('refuses a signature by a key the directory does not list, or a key it lists but that did not sign', async () => {
+    const stranger = await generateEd25519Jwk();
+    expect(await check(await signed({ key: stranger }))).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/not in the key directory/) });
+    const posing = await signed({ key: stranger, params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";nonce="x";tag="web-bot-auth"` });
+    expect(await check(posing)).toMatchObject({ status: 'invalid', reason: 'the signature does not verify' });
+  });
+
+  it.each<[string, (headers: Record<string, string>) => Record<string, string>, string, string]>([
+    ['another path', (h) => h, '/articles/2', 'site.example'],
+    ['another site', (h) => h, '/articles/1', 'other.example'],
+    ['another agent in Signature-Agent', (h) => ({ ...h, 'signature-agent': 'sig1="https://chatgpt.com"' }), '/articles/1', 'site.example'],
+    ['a changed signature', (h) => ({ ...h, signature: h.signature.replace(/:(.)/, (_m, c: string) => `:${c === 'A' ? 'B' : 'A'}`) }), '/articles/1', 'site.example'],
+  ])('refuses a signed request replayed to %s', async (_what, tamper, url, host) => {
+    const answer = await check(tamper(await signed()), verifier(), url, host);
+    expect(answer.status).not.toBe('verified');
+  });
+
+  it('refuses a replayed nonce, and a replayed signature without nonce, within the validity window', async () => {
+    const web = verifier();
+    const headers = await signed();
+    expect((await check(headers, web)).status).toBe('verified');
+    expect(await check(headers, web)).toMatchObject({ status: 'invalid', reason: 'the nonce was used before' });
+    const bare = await signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` });
+    expect((await check(bare, web)).status).toBe('verified');
+    expect((await check(bare, web)).status).toBe('invalid');
+  });
+
+  it('lets only one of concurrent copies of a signed request verify', async () => {
+    const web = verifier();
+    const headers = await signed();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => check(headers, web)));
+    expect(answers.filter((answer) => answer.status === 'verified')).toHaveLength(1);
+  });
+
+  it('is unverified, not invalid, when the key cannot be had: no Signature-Agent, directory down, another discovery type, replay memory full', async () => {
+    expect(await check(await signed({ agentHeader: null, components: '("@authority")' }))).toMatchObject({ status: 'unverified' });
+    agent.mode = 'down';
+    expect(await check(await signed())).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/500/) });
+    expect(await check(await signed({ agentHeader: `sig1="${agent.origin}";type=jwks_uri` }))).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/type=directory/) });
+    agent.mode = 'ok';
+    const full = verifier({ maxNonces: 1 });
+    expect((await check(await signed(), full)).status).toBe('verified');
+    expect(await check(await signed(), full)).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/too many/) });
+  });
+
+  it.each([
+    ['no Signature', { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"' }],
+    ['no Signature-Input', { signature: 'sig1=:AAAA:' }],
+    ['an unparsable Signature-Input', { 'signature-input': 'sig1=(', signature: 'sig1=:AAAA:' }],
+    ['a short signature', { 'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`, signature: 'sig1=:AAAA:' }],
+    ['a signature under another label', { 'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`, signature: `sig2=:${'A'.repeat(86)}==:` }],
+  ])('refuses %s', async (_what, headers) => {
+    expect((await check(headers)).status).toBe('invalid');
+  });
+});
+
+describe('claimsSignature', () => {
+  it('is true when any of the three headers is present, false for a plain request', () => {
+    expect(claimsSignature({ 'user-agent': 'x' })).toBe(false);
+    expect(claimsSignature({ 'signature-agent': '"https://chatgpt.com"' })).toBe(true);
+    expect(claimsSignature({ signature: 'x' })).toBe(true);
+  });
+});
+
+describe('requestView', () => {
+  it('splits path and query, drops a fragment, and joins repeated header lines', () => {
+    const view = requestView({ method: 'GET', url: '/a/b?x=1#f' }, { host: 'h.example', 'x-list': ['a', 'b'] });
+    expect([view.authority, view.path, view.query, view.header('x-list')]).toEqual(['h.example', '/a/b', '?x=1', 'a, b']);
+  });
+});

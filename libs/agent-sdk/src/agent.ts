@@ -8,6 +8,7 @@ import { readOffers, type Offer } from './offers';
 import { createPayer } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
+import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 
 export interface AgentOptions {
   /** The wallet that pays: a viem LocalAccount (e.g. privateKeyToAccount) or a WalletClient with an account. */
@@ -40,6 +41,12 @@ export interface AgentOptions {
   fetch?: typeof fetch;
   /** How often to poll for a transfer's receipt. */
   pollingIntervalMs?: number;
+  /**
+   * Sign every request (Web Bot Auth: RFC 9421, Ed25519): sites that verify it know this agent
+   * whatever its User-Agent. A price header the request carries is signed too. Each signature is
+   * made for one request to one URL (redirects included) and never sent again.
+   */
+  webBotAuth?: WebBotAuthOptions;
 }
 
 export interface PaymentEvent {
@@ -93,7 +100,8 @@ export function createAgent(options: AgentOptions): Agent {
     const token = tokens.get(TokenCache.key(url));
     return token ? { 'x-crawlgate-token': token } : {};
   };
-  const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor);
+  const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth) : undefined;
+  const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor, sign);
 
   /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
   async function pay(url: string, challenge: Response, retry: (extra: Record<string, string>) => Promise<Response>): Promise<{ response: Response; token?: string }> {

@@ -5,3 +5,13 @@ export type { Offer } from './offers';
 export type { BudgetSummary } from './budget';
 export { createMemoryBudgetStore, type BudgetState, type BudgetStore, type Reservation } from './budget-store';
 export { createFileBudgetStore, type FileBudgetStoreOptions } from './file-budget-store';
+export {
+  generateWebBotAuthKey,
+  webBotAuthDirectory,
+  webBotAuthDirectoryResponse,
+  WEB_BOT_AUTH_DIRECTORY_PATH,
+  type Ed25519PrivateJwk,
+  type Ed25519PublicJwk,
+  type KeyDirectoryEntry,
+  type WebBotAuthOptions,
+} from './web-bot-auth';

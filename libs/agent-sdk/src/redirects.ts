@@ -2,10 +2,16 @@
  * Redirects followed by hand (redirect: "manual"). fetch itself would forward X-PAYMENT,
  * PAYMENT-SIGNATURE and X-Crawlgate-Token to whatever origin a site redirects to, and those are
  * worth money to whoever receives them: here they reach only the origin they were meant for.
+ * A Web Bot Auth signature is made for each hop, for that hop's URL; none is ever resent.
  */
 
+import type { HopSigner } from './web-bot-auth';
+
+/** A Web Bot Auth signature's headers: made for one request, never sent again (a caller's own too, once a redirect leaves its origin). */
+const SIGNATURE_HEADERS = ['signature', 'signature-input', 'signature-agent'];
+
 /** Dropped once a redirect leaves the origin: payments, access tokens, and what fetch drops itself. */
-const CREDENTIAL_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization', 'cookie', 'proxy-authorization'];
+const CREDENTIAL_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization', 'cookie', 'proxy-authorization', ...SIGNATURE_HEADERS];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Fewer than fetch's 20: a paid request has no business bouncing around. */
@@ -46,6 +52,7 @@ export async function follow(
   start: Hop,
   extra: Record<string, string>,
   bound: (url: URL) => Record<string, string>,
+  sign?: HopSigner,
 ): Promise<{ response: Response; hop: Hop }> {
   let hop = start;
   let left = false;
@@ -53,6 +60,8 @@ export async function follow(
     left ||= hop.url.origin !== start.url.origin;
     const headers = new Headers(hop.headers);
     for (const [name, value] of Object.entries({ ...bound(hop.url), ...(left ? {} : extra) })) headers.set(name, value);
+    // Signed last, so that a price header this hop carries is among the signed components.
+    if (sign) for (const [name, value] of Object.entries(await sign({ method: hop.method, url: hop.url, headers }))) headers.set(name, value);
     const response = await http(hop.url, { ...hop.init, method: hop.method, headers, body: hop.body, redirect: 'manual' });
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual') return { response, hop };

@@ -20,6 +20,9 @@ export interface Ed25519PrivateJwk extends Ed25519PublicJwk {
 
 const ED25519 = { name: 'Ed25519' } as const;
 
+/** WebCrypto's key type, as the runtime's typings name it (DOM's CryptoKey, Node's webcrypto.CryptoKey). */
+export type WebCryptoKey = Awaited<ReturnType<typeof globalThis.crypto.subtle.importKey>>;
+
 /** The public key of a JWK that is exactly an Ed25519 key (other members ignored); null otherwise. */
 export function readEd25519PublicJwk(value: unknown): Ed25519PublicJwk | null {
   if (typeof value !== 'object' || value === null) return null;
@@ -41,29 +44,29 @@ export function jwkThumbprint(jwk: Ed25519PublicJwk): string {
   return base64urlEncode(sha256(utf8Encode(`{"crv":"${jwk.crv}","kty":"${jwk.kty}","x":"${jwk.x}"}`)));
 }
 
-export function importEd25519PublicKey(jwk: Ed25519PublicJwk): Promise<CryptoKey> {
+export function importEd25519PublicKey(jwk: Ed25519PublicJwk): Promise<WebCryptoKey> {
   return crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, ED25519, false, ['verify']);
 }
 
-export function importEd25519PrivateKey(jwk: Ed25519PrivateJwk): Promise<CryptoKey> {
+export function importEd25519PrivateKey(jwk: Ed25519PrivateJwk): Promise<WebCryptoKey> {
   return crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d }, ED25519, false, ['sign']);
 }
 
 /** A new key pair as a private JWK (keep it secret; its public part is `{kty, crv, x}`). */
 export async function generateEd25519Jwk(): Promise<Ed25519PrivateJwk> {
-  const pair = (await crypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as { privateKey: WebCryptoKey };
   const jwk = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const key = readEd25519PrivateJwk(jwk);
   if (!key) throw new Error('the runtime exported an Ed25519 key that is not one');
   return key;
 }
 
-export async function signEd25519(key: CryptoKey, message: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign(ED25519, key, utf8Encode(message) as BufferSource));
+export async function signEd25519(key: WebCryptoKey, message: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign(ED25519, key, new Uint8Array(utf8Encode(message))));
 }
 
 /** False for a wrong signature, and for one that is not 64 bytes. */
-export async function verifyEd25519(key: CryptoKey, message: string, signature: Uint8Array): Promise<boolean> {
+export async function verifyEd25519(key: WebCryptoKey, message: string, signature: Uint8Array): Promise<boolean> {
   if (signature.length !== 64) return false;
-  return crypto.subtle.verify(ED25519, key, signature as BufferSource, utf8Encode(message) as BufferSource);
+  return crypto.subtle.verify(ED25519, key, new Uint8Array(signature), new Uint8Array(utf8Encode(message)));
 }

@@ -11,7 +11,7 @@
  * that loads without a key is evidence, and that key stops verifying.
  */
 
-import { importEd25519PublicKey, jwkThumbprint, KEY_DIRECTORY_MEDIA_TYPE, KEY_DIRECTORY_PATH, readEd25519PublicJwk } from '@crawlgate/core';
+import { importEd25519PublicKey, jwkThumbprint, KEY_DIRECTORY_MEDIA_TYPE, KEY_DIRECTORY_PATH, readEd25519PublicJwk, type WebCryptoKey } from '@crawlgate/core';
 
 export interface KeyDirectoryOptions {
   fetch?: typeof fetch;
@@ -37,7 +37,7 @@ export interface KeyDirectoryOptions {
 }
 
 export type KeyLookup =
-  | { kind: 'found'; key: CryptoKey }
+  | { kind: 'found'; key: WebCryptoKey }
   /** The directory loaded and does not hold this key (or holds it outside its nbf/exp). */
   | { kind: 'absent' }
   /** No directory: fetch failed, timed out, too big, not a directory, refused origin. */
@@ -48,7 +48,7 @@ export interface KeyDirectory {
 }
 
 interface Key {
-  key: CryptoKey;
+  key: WebCryptoKey;
   nbf?: number;
   exp?: number;
 }

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 // Relative imports: jest's moduleNameMapper does not apply to global set-up, only to test files.
 import { startAnvil, type AnvilInstance } from '../../../libs/devchain/src/anvil';
 import { deployTestUsdc } from '../../../libs/devchain/src/deploy';
+import { placeBatchSettlement } from '../../../libs/devchain/src/batch-settlement-deploy';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,13 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
   const workers = Math.max(1, globalConfig.maxWorkers);
   const anvils: AnvilInstance[] = await Promise.all(Array.from({ length: workers }, () => startAnvil()));
   (globalThis as { crawlgateAnvils?: AnvilInstance[] }).crawlgateAnvils = anvils;
-  const chains: TestChain[] = await Promise.all(anvils.map(async (anvil) => ({ rpcUrl: anvil.rpcUrl, usdc: (await deployTestUsdc({ rpcUrl: anvil.rpcUrl })).usdc })));
+  const chains: TestChain[] = await Promise.all(
+    anvils.map(async (anvil) => {
+      // The batch-settlement escrow at x402's addresses, as `npm start` places it on `local`.
+      await placeBatchSettlement({ rpcUrl: anvil.rpcUrl });
+      return { rpcUrl: anvil.rpcUrl, usdc: (await deployTestUsdc({ rpcUrl: anvil.rpcUrl })).usdc };
+    }),
+  );
   process.env.CRAWLGATE_TEST_CHAINS = JSON.stringify(chains);
 
   if (process.env.DATABASE_URL) return;

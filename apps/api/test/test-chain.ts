@@ -1,5 +1,6 @@
 import { DEV_ROLES } from '@crawlgate/devchain';
 import { createChainContext, type ChainContext } from '../src/chain/chain-context';
+import { LOCAL_CLAIM_AUTHORIZER } from '../src/chain/local-chain';
 import { loadConfig, type ChainConfig } from '../src/config/config';
 import type { TestChain } from './global-setup';
 
@@ -17,5 +18,5 @@ export function testChainConfig(overrides: Partial<ChainConfig> = {}): ChainConf
 
 /** A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). */
 export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl = workerChain().rpcUrl): ChainContext {
-  return createChainContext({ config, rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: workerChain().usdc });
+  return createChainContext({ config, rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: workerChain().usdc, claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey });
 }

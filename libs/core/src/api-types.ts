@@ -1,4 +1,5 @@
 import type { BotPolicyOffer } from './bot-policy';
+import type { ChannelStateView, VoucherStateView } from './batch-settlement';
 import type { CrawlerCount, CrawlerPathCount } from './crawler-report';
 import type { PaymentRequirementsV1 } from './x402';
 
@@ -44,6 +45,29 @@ export interface PaidGate {
   amount: string;
   price_usd: string;
   network: string;
+  /** Present when a batch-settlement voucher paid: the charge and the channel as x402's PAYMENT-RESPONSE states them. */
+  batch_settlement?: VoucherPaid;
+}
+
+/** What a voucher payment tells the payer (x402's `extra.chargedAmount` / `extra.channelState`, and the deposit if one ran). */
+export interface VoucherPaid {
+  channel_id: string;
+  /** Atomic units this gate charged to the channel. */
+  charged_amount: string;
+  /** x402's channelState, field names as x402 spells them. */
+  channel_state: ChannelStateView;
+  /** The deposit this payment carried, once on chain; null for a voucher alone. */
+  deposit_tx_hash: string | null;
+  deposit_amount: string | null;
+}
+
+/** 402 of POST /v1/gates/{id}/verify when a voucher's running total is not the server's: x402's corrective 402. */
+export interface VoucherCorrection {
+  detail: string;
+  reason: string;
+  channel_state: ChannelStateView;
+  /** The last voucher the server holds for the channel; absent when it holds none (the chain's totalClaimed is the base). */
+  voucher_state?: VoucherStateView;
 }
 
 /** 202 of POST /v1/gates/{id}/verify: sent to the chain, not confirmed yet; the same proof for the same gate again gets the final answer. */
@@ -80,8 +104,17 @@ export interface SiteOffer {
   max_url_length: number;
   /** The API's public base URL: verify_url of every gate is under it. */
   api_base_url: string;
+  /** Set when the site takes x402 batch-settlement vouchers: the channel terms every gate offers; null or absent otherwise. */
+  batch_settlement?: BatchSettlementOffer | null;
   /** The site's stored bot policy (bot-policy.ts); absent from APIs that store none. */
   bot_policy?: BotPolicyOffer;
+}
+
+/** A site's batch-settlement terms, as GET /v1/site states them. */
+export interface BatchSettlementOffer {
+  escrow: string;
+  receiver_authorizer: string;
+  withdraw_delay_seconds: number;
 }
 
 /** POST /v1/site/gate-counts: the 402s a middleware answered, per UTC day, since its last report. */

@@ -7,6 +7,7 @@
 
 import type { GateOffer } from './api-types';
 import { encodeBase64Json } from './base64url';
+import { BATCH_SETTLEMENT_SCHEME, type BatchSettlementTerms, type ChannelStateView, type VoucherStateView } from './batch-settlement';
 import type { GateTerms } from './gate';
 import { MAX_AUTHORIZATION_SECONDS } from './limits';
 import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration } from './payment-identifier';
@@ -23,6 +24,8 @@ export interface PaymentTerms {
   /** The token's EIP-712 domain. */
   assetName: string;
   assetVersion: string;
+  /** Set when the site takes x402 `batch-settlement` vouchers beside `exact`. */
+  batchSettlement?: BatchSettlementTerms;
 }
 
 export interface OfferContext {
@@ -71,32 +74,66 @@ export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms,
         asset: gate.asset,
         extra: { name: terms.assetName, version: terms.assetVersion, gate_id: id },
       },
+      ...batchSettlementAccepts(id, gate, terms, context, now),
     ],
   };
+}
+
+/** `batch-settlement` beside `exact` when the site takes it, with the `extra` x402's client builds its channel from. */
+function batchSettlementAccepts(id: string, gate: GateTerms, terms: PaymentTerms, context: OfferContext, now: number): GateOffer['accepts'] {
+  const batch = terms.batchSettlement;
+  if (!batch) return [];
+  return [
+    {
+      scheme: BATCH_SETTLEMENT_SCHEME,
+      network: terms.x402Network,
+      maxAmountRequired: gate.micros.toString(),
+      resource: `https://${context.domain}${context.pathAndQuery ?? gate.path}`,
+      description: `Access to ${gate.path} on ${context.domain}`,
+      mimeType: '',
+      payTo: gate.payTo,
+      maxTimeoutSeconds: Math.max(1, Math.min(MAX_AUTHORIZATION_SECONDS, gate.exp - now)),
+      asset: gate.asset,
+      extra: {
+        name: terms.assetName,
+        version: terms.assetVersion,
+        receiverAuthorizer: batch.receiverAuthorizer,
+        withdrawDelay: batch.withdrawDelay,
+        escrow: batch.escrow,
+        gate_id: id,
+      },
+    },
+  ];
+}
+
+/** What a corrective 402 adds to the `batch-settlement` requirement: the server's channel and its last voucher. */
+export interface ChannelCorrection {
+  reason: string;
+  channelState: ChannelStateView;
+  voucherState?: VoucherStateView;
 }
 
 /**
  * x402 v2's form of the same requirements, base64 JSON for the PAYMENT-REQUIRED header. Every gate
  * declares `payment-identifier` (the API honours it on every payment); `extensions` adds others
- * (the middleware's sign-in-with-x challenge).
+ * (the middleware's sign-in-with-x challenge). `correction` makes it x402's corrective 402: its
+ * reason as `error` and the server's channel state in the batch-settlement requirement.
  */
-export function paymentRequiredHeader(offer: GateOffer, caip2: string, extensions: Record<string, unknown> = {}): string {
+export function paymentRequiredHeader(offer: GateOffer, caip2: string, extensions: Record<string, unknown> = {}, correction?: ChannelCorrection): string {
   const [v1] = offer.accepts;
   const required: PaymentRequiredV2 = {
     x402Version: 2,
-    error: offer.error,
+    error: correction?.reason ?? offer.error,
     resource: { url: v1.resource, description: v1.description, mimeType: v1.mimeType },
-    accepts: [
-      {
-        scheme: 'exact',
-        network: caip2,
-        amount: offer.amount,
-        asset: offer.asset,
-        payTo: offer.pay_to,
-        maxTimeoutSeconds: v1.maxTimeoutSeconds,
-        extra: v1.extra,
-      },
-    ],
+    accepts: offer.accepts.map((accept) => ({
+      scheme: accept.scheme,
+      network: caip2,
+      amount: offer.amount,
+      asset: offer.asset,
+      payTo: offer.pay_to,
+      maxTimeoutSeconds: accept.maxTimeoutSeconds,
+      extra: correction && accept.scheme === BATCH_SETTLEMENT_SCHEME ? { ...accept.extra, channelState: correction.channelState, ...(correction.voucherState ? { voucherState: correction.voucherState } : {}) } : accept.extra,
+    })),
     extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions },
   };
   return encodeBase64Json(required);

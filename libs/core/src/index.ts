@@ -22,6 +22,8 @@ export * from './crawler-report';
 export * from './sign-in-with-x';
 export * from './bot-policy';
 export * from './bot-catalogue';
+export * from './batch-settlement';
+export * from './batch-settlement-abi';
 export * from './structured-fields';
 export * from './http-message-signature';
 export * from './ed25519-jwk';

@@ -59,6 +59,8 @@ export interface CreateSiteInput {
 export interface UpdateSiteInput {
   domain?: string;
   name?: string | null;
+  /** Offer x402 batch-settlement beside exact (409 when the API has no claim authorizer). */
+  batch_settlement?: boolean;
 }
 
 export interface Site {
@@ -67,6 +69,8 @@ export interface Site {
   name: string | null;
   default_price_usd: string;
   rules_count: number;
+  /** Gates offer x402 batch-settlement (escrowed vouchers) beside exact. */
+  batch_settlement: boolean;
   created_at: string;
   updated_at: string;
 }

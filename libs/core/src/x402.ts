@@ -96,6 +96,10 @@ export interface SettleResponse {
   transaction: string;
   network: string;
   payer: string;
+  /** batch-settlement: what moved on chain ("" for a voucher alone, the deposit for a deposit). */
+  amount?: string;
+  /** batch-settlement: `chargedAmount` and `channelState`. */
+  extra?: Record<string, unknown>;
 }
 
 /** Answer of a facilitator's POST /verify. */

@@ -1,83 +1,31 @@
 import { encodeAbiParameters, hashTypedData, keccak256, type Address, type Hex, type LocalAccount } from 'viem';
+import { CHANNEL_CONFIG_TYPES, CLAIM_BATCH_TYPES, REFUND_TYPES, VOUCHER_TYPES, type BatchSettlementDomain, type ChannelConfig } from '@crawlgate/core';
 import { RECEIVE_WITH_AUTHORIZATION_TYPES, type UsdcDomain } from './authorization';
 
 // The EIP-712 side of x402's batch-settlement scheme, as the escrow (contracts/BatchSettlement.sol)
 // checks it: channel ids, payer vouchers, receiver claim batches and refunds, and the payer's
 // EIP-3009 deposit authorization for the ERC-3009 deposit collector.
 
-export const BATCH_SETTLEMENT_DOMAIN_NAME = 'x402 Batch Settlement';
-export const BATCH_SETTLEMENT_DOMAIN_VERSION = '1';
-
-/** x402's bounds on a channel's withdraw delay, in seconds (15 minutes to 30 days). */
-export const MIN_WITHDRAW_DELAY = 900;
-export const MAX_WITHDRAW_DELAY = 2_592_000;
-
-export interface ChannelConfig {
-  payer: Address;
-  /** EOA that signs vouchers; zero address: the payer signs (ECDSA or ERC-1271). */
-  payerAuthorizer: Address;
-  receiver: Address;
-  /** Signs claim batches and refunds; never zero. */
-  receiverAuthorizer: Address;
-  token: Address;
-  /** Seconds, MIN_WITHDRAW_DELAY..MAX_WITHDRAW_DELAY. */
-  withdrawDelay: number;
-  salt: Hex;
-}
+// The types, domain and bounds are core's (the API verifies with them); re-exported under their old names.
+export {
+  BATCH_SETTLEMENT_DOMAIN_NAME,
+  BATCH_SETTLEMENT_DOMAIN_VERSION,
+  MIN_WITHDRAW_DELAY,
+  MAX_WITHDRAW_DELAY,
+  CHANNEL_CONFIG_TYPES,
+  VOUCHER_TYPES,
+  REFUND_TYPES,
+  CLAIM_BATCH_TYPES,
+  batchSettlementDomain,
+  type ChannelConfig,
+  type BatchSettlementDomain,
+} from '@crawlgate/core';
 
 /** One row of `claim` / `claimWithSignature`: the payer's voucher and the cumulative total to record. */
 export interface VoucherClaim {
   voucher: { channel: ChannelConfig; maxClaimableAmount: bigint };
   signature: Hex;
   totalClaimed: bigint;
-}
-
-export const CHANNEL_CONFIG_TYPES = {
-  ChannelConfig: [
-    { name: 'payer', type: 'address' },
-    { name: 'payerAuthorizer', type: 'address' },
-    { name: 'receiver', type: 'address' },
-    { name: 'receiverAuthorizer', type: 'address' },
-    { name: 'token', type: 'address' },
-    { name: 'withdrawDelay', type: 'uint40' },
-    { name: 'salt', type: 'bytes32' },
-  ],
-} as const;
-
-export const VOUCHER_TYPES = {
-  Voucher: [
-    { name: 'channelId', type: 'bytes32' },
-    { name: 'maxClaimableAmount', type: 'uint128' },
-  ],
-} as const;
-
-export const REFUND_TYPES = {
-  Refund: [
-    { name: 'channelId', type: 'bytes32' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'amount', type: 'uint128' },
-  ],
-} as const;
-
-export const CLAIM_BATCH_TYPES = {
-  ClaimBatch: [{ name: 'claims', type: 'ClaimEntry[]' }],
-  ClaimEntry: [
-    { name: 'channelId', type: 'bytes32' },
-    { name: 'maxClaimableAmount', type: 'uint128' },
-    { name: 'totalClaimed', type: 'uint128' },
-  ],
-} as const;
-
-export interface BatchSettlementDomain {
-  name: string;
-  version: string;
-  chainId: number;
-  verifyingContract: Address;
-}
-
-/** The escrow's EIP-712 domain: bound to the chain and to where the escrow lives. */
-export function batchSettlementDomain(chainId: number, escrow: Address): BatchSettlementDomain {
-  return { name: BATCH_SETTLEMENT_DOMAIN_NAME, version: BATCH_SETTLEMENT_DOMAIN_VERSION, chainId, verifyingContract: escrow };
 }
 
 /** channelId = EIP-712 hash of the config under the escrow's domain. */

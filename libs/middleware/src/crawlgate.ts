@@ -29,6 +29,7 @@ import {
   type CrawlerAction,
   type GateOffer,
   type HmacSha256,
+  type PaymentTerms,
   type SettleResponse,
   type SiteOffer,
 } from '@crawlgate/core';
@@ -378,8 +379,11 @@ function hasPayTo(terms: SiteTerms): terms is SiteTerms & { offer: { pay_to: str
   return typeof terms.offer.pay_to === 'string';
 }
 
-function paymentTermsOf(site: SiteOffer) {
-  return { network: site.network, x402Network: site.x402_network, caip2: site.caip2, assetName: site.asset_name, assetVersion: site.asset_version };
+function paymentTermsOf(site: SiteOffer): PaymentTerms {
+  const terms: PaymentTerms = { network: site.network, x402Network: site.x402_network, caip2: site.caip2, assetName: site.asset_name, assetVersion: site.asset_version };
+  const batch = site.batch_settlement;
+  if (batch) terms.batchSettlement = { escrow: batch.escrow as `0x${string}`, receiverAuthorizer: batch.receiver_authorizer as `0x${string}`, withdrawDelay: batch.withdraw_delay_seconds };
+  return terms;
 }
 
 /** Path and query for the offer's `resource`, on the site's own domain; the path alone when too long. */

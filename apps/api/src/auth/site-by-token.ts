@@ -11,6 +11,7 @@ interface SiteRow {
   pricing_version: number;
   pricing_updated_at: Date | null;
   secrets_version: number;
+  batch_settlement: boolean;
   created_at: Date;
   updated_at: Date;
   payout_address: string | null;
@@ -24,7 +25,7 @@ interface SiteRow {
 export async function findSiteByTokenHash(sql: SqlSession, tokenHash: string): Promise<SiteWithPayout | null> {
   const [row] = await sql.query<SiteRow>(
     `SELECT s.id, s.publisher_id, s.domain, s.name, s.site_token_hash, s.default_price_micros, s.pricing_version,
-            s.pricing_updated_at, s.secrets_version, s.created_at, s.updated_at, p.payout_address
+            s.pricing_updated_at, s.secrets_version, s.batch_settlement, s.created_at, s.updated_at, p.payout_address
        FROM sites s JOIN publishers p ON p.id = s.publisher_id
       WHERE s.site_token_hash = $1`,
     [tokenHash],
@@ -40,6 +41,7 @@ export async function findSiteByTokenHash(sql: SqlSession, tokenHash: string): P
     pricingVersion: Number(row.pricing_version),
     pricingUpdatedAt: row.pricing_updated_at ? new Date(row.pricing_updated_at) : null,
     secretsVersion: Number(row.secrets_version),
+    batchSettlement: row.batch_settlement === true,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     publisher: { payoutAddress: row.payout_address },

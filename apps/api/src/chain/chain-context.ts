@@ -1,4 +1,4 @@
-import { getNetwork, type NetworkInfo } from '@crawlgate/core';
+import { getNetwork, X402_BATCH_SETTLEMENT_ADDRESS, X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS, type NetworkInfo } from '@crawlgate/core';
 import {
   createPublicClient,
   createWalletClient,
@@ -8,6 +8,7 @@ import {
   type Account,
   type Address,
   type Chain,
+  type LocalAccount,
   type PublicClient,
   type Transport,
   type WalletClient,
@@ -32,6 +33,17 @@ export interface ChainContext {
   relayerNonces: RelayerNonces;
   confirmations: number;
   settlementTimeoutMs: number;
+  /** x402 batch-settlement; null when this API has no claim authorizer (sites cannot turn it on). */
+  batchSettlement: BatchSettlementChain | null;
+}
+
+export interface BatchSettlementChain {
+  escrow: Address;
+  /** The EIP-3009 deposit collector deposits go through (x402's, next to x402's escrow). */
+  collector: Address;
+  /** Every channel's receiverAuthorizer: signs claim batches, which the relayer sends. */
+  authorizer: LocalAccount;
+  withdrawDelaySeconds: number;
 }
 
 export interface ChainContextOptions {
@@ -40,9 +52,11 @@ export interface ChainContextOptions {
   relayerPrivateKey: `0x${string}`;
   /** Where USDC lives; required on `local`, where it is deployed at start. */
   usdc?: Address;
+  /** Signs claim batches; without it batch settlement is off. */
+  claimAuthorizerPrivateKey?: `0x${string}`;
 }
 
-export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc }: ChainContextOptions): ChainContext {
+export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc, claimAuthorizerPrivateKey }: ChainContextOptions): ChainContext {
   const network = getNetwork(config.network);
   const address = config.usdcAddress ?? usdc ?? network.usdc.address;
   if (!address) throw new Error(`No USDC address for ${network.name}: set USDC_ADDRESS`);
@@ -69,6 +83,19 @@ export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc }: 
     relayerNonces: createRelayerNonces(() => publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })),
     confirmations: config.confirmations,
     settlementTimeoutMs: config.settlementTimeoutMs,
+    batchSettlement: batchSettlementChain(config, claimAuthorizerPrivateKey ?? config.batchSettlement.claimAuthorizerPrivateKey),
+  };
+}
+
+function batchSettlementChain(config: ChainConfig, authorizerKey: `0x${string}` | undefined): BatchSettlementChain | null {
+  if (!authorizerKey) return null;
+  const escrow = getAddress(config.batchSettlement.escrow ?? X402_BATCH_SETTLEMENT_ADDRESS);
+  return {
+    escrow,
+    // x402's collector only serves x402's escrow; ours (a normal deployment) would need its own.
+    collector: getAddress(X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS),
+    authorizer: privateKeyToAccount(authorizerKey),
+    withdrawDelaySeconds: config.batchSettlement.withdrawDelaySeconds,
   };
 }
 

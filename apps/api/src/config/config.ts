@@ -1,4 +1,4 @@
-import { DEFAULT_GATE_TTL_SECONDS, isNetworkName, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
+import { DEFAULT_GATE_TTL_SECONDS, isNetworkName, MAX_WITHDRAW_DELAY, MIN_WITHDRAW_DELAY, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
 import { resolve } from 'node:path';
 
 /** Everything the API reads from its environment, parsed once at start-up. */
@@ -41,6 +41,27 @@ export interface ChainConfig {
   /** How often the reconciler looks for unfinished settlements; 0 turns it off. */
   reconcileIntervalMs: number;
   pollingIntervalMs: number;
+  batchSettlement: BatchSettlementConfig;
+}
+
+/** x402 batch-settlement: where the escrow is, who authorizes claims, and when the claimer claims. */
+export interface BatchSettlementConfig {
+  /** The escrow; default x402's canonical address (where `@x402/evm` clients sign for it). */
+  escrow: `0x${string}` | undefined;
+  /**
+   * Signs claim batches as every channel's receiverAuthorizer (the relayer only relays them, so this
+   * key needs no gas and the relayer's cannot claim). On `local`, an anvil dev account; elsewhere,
+   * unset means sites cannot turn batch settlement on.
+   */
+  claimAuthorizerPrivateKey: `0x${string}` | undefined;
+  /** The channels' withdraw delay, which is also the claimer's deadline once a payer starts a withdrawal. */
+  withdrawDelaySeconds: number;
+  /** How often the claimer runs; 0 turns it off. */
+  claimIntervalMs: number;
+  /** A receiver's channels are claimed once their unclaimed total reaches this (micro-USD)... */
+  claimMinMicros: bigint;
+  /** ...or once the oldest unclaimed voucher is this old, or a withdrawal is pending. */
+  claimMaxAgeSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +103,14 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
+    batchSettlement: {
+      escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),
+      claimAuthorizerPrivateKey: hex(env, 'CLAIM_AUTHORIZER_PRIVATE_KEY', 64),
+      withdrawDelaySeconds: integer(env, 'BATCH_WITHDRAW_DELAY_SECONDS', 86_400, MIN_WITHDRAW_DELAY, MAX_WITHDRAW_DELAY),
+      claimIntervalMs: integer(env, 'CLAIM_INTERVAL_MS', 60_000, 0, 3_600_000),
+      claimMinMicros: BigInt(integer(env, 'CLAIM_MIN_MICROS', 1_000_000, 1, Number.MAX_SAFE_INTEGER)),
+      claimMaxAgeSeconds: integer(env, 'CLAIM_MAX_AGE_SECONDS', 3_600, 0, MAX_WITHDRAW_DELAY),
+    },
   };
 }
 

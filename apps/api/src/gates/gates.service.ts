@@ -7,6 +7,7 @@ import {
   requestPath,
   signGate,
   verifyGate,
+  type BatchSettlementTerms,
   type GateOffer,
   type GateTerms,
   type PaymentTerms,
@@ -49,10 +50,18 @@ export class GatesService {
     private readonly counter: GateCounterService,
   ) {}
 
-  /** How this API takes payments, as gate offers state it. */
-  paymentTerms(): PaymentTerms {
+  /** How this API takes payments for a site, as gate offers state it. */
+  paymentTerms(site: { batchSettlement: boolean }): PaymentTerms {
     const { network } = this.chain;
-    return { network: network.name, x402Network: network.x402Network, caip2: network.caip2, assetName: this.chain.usdcName, assetVersion: this.chain.usdcVersion };
+    const batchSettlement = site.batchSettlement ? batchSettlementTerms(this.chain) : undefined;
+    return {
+      network: network.name,
+      x402Network: network.x402Network,
+      caip2: network.caip2,
+      assetName: this.chain.usdcName,
+      assetVersion: this.chain.usdcVersion,
+      ...(batchSettlement ? { batchSettlement } : {}),
+    };
   }
 
   async create(site: SiteWithPayout, url: string, apiBaseUrl: string): Promise<GateCreation> {
@@ -76,7 +85,7 @@ export class GatesService {
     const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret, nodeHmacSha256);
     this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
-    const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });
+    const offer = buildGateOffer(id, gate, this.paymentTerms(site), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });
     return { kind: 'priced', offer, paymentRequired: paymentRequiredHeader(offer, this.chain.network.caip2) };
   }
 
@@ -99,12 +108,18 @@ export class GatesService {
 
   async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {
     const { gate, payment } = await this.findLive(id);
-    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { domain: true } });
+    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { domain: true, batchSettlement: true } });
     const status = !payment ? 'open' : payment.status === 'confirmed' ? 'paid' : 'settling';
-    const offer = buildGateOffer(id, gate, this.paymentTerms(), { domain: site?.domain ?? '', apiBaseUrl, status });
+    const offer = buildGateOffer(id, gate, this.paymentTerms({ batchSettlement: site?.batchSettlement ?? false }), { domain: site?.domain ?? '', apiBaseUrl, status });
     const paid = payment?.status === 'confirmed';
     return { ...offer, paid_at: paid ? (payment.confirmedAt?.toISOString() ?? null) : null, tx_hash: paid ? payment.txHash : null };
   }
+}
+
+/** The channel terms of this API's gates, when it can take vouchers at all. */
+export function batchSettlementTerms(chain: ChainContext): BatchSettlementTerms | undefined {
+  const batch = chain.batchSettlement;
+  return batch ? { escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address, withdrawDelay: batch.withdrawDelaySeconds } : undefined;
 }
 
 /** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */

@@ -3,6 +3,7 @@ import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SiteTokenAuth } from '../auth/authenticated';
+import { batchSettlementOffer, BatchSettlementOfferView } from '../batch-settlement/batch-settlement-offer';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -30,6 +31,8 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
   @ApiProperty({ type: 'integer' }) max_url_length!: number;
   @ApiProperty({ description: 'The API’s public base URL; every verify_url is under it' }) api_base_url!: string;
+  @ApiProperty({ type: BatchSettlementOfferView, nullable: true, description: 'The channel terms every gate offers with x402 batch-settlement; null while the site does not take vouchers' })
+  batch_settlement!: BatchSettlementOfferView | null;
 }
 
 /**
@@ -70,6 +73,7 @@ export class SiteOfferController {
       settlement_timeout_seconds: Math.ceil(this.chain.settlementTimeoutMs / 1000),
       max_url_length: MAX_URL_LENGTH,
       api_base_url: requestBaseUrl(this.config, request),
+      batch_settlement: batchSettlementOffer(this.chain, site),
     };
   }
 }

@@ -1,7 +1,7 @@
 import type { CreatedSite, DeletedSite, RotatedSiteToken, SecretRotation, Site, SiteList } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { DOMAIN_PATTERN, Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
@@ -27,6 +27,13 @@ export class UpdateSiteDto {
   @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
   @IsOptional() @IsString() @MaxLength(200)
   name?: string | null;
+
+  @ApiPropertyOptional({
+    description:
+      'Offer x402 `batch-settlement` beside `exact` in every gate: agents deposit once into an escrow channel and pay each page with a signed voucher, claimed in batches later. 409 when this API has no claim authorizer (CLAIM_AUTHORIZER_PRIVATE_KEY).',
+  })
+  @Optional() @IsBoolean()
+  batch_settlement?: boolean;
 }
 
 export class RotateSecretDto {
@@ -48,6 +55,7 @@ export class SiteView implements Site {
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
   @ApiProperty({ example: '0.005' }) default_price_usd!: string;
   @ApiProperty({ type: 'integer' }) rules_count!: number;
+  @ApiProperty({ description: 'Gates offer x402 batch-settlement (escrowed vouchers) beside exact' }) batch_settlement!: boolean;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }

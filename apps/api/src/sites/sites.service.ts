@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMicrosUsd, generateSiteToken, sha256Hex, type CreatedSite, type RotatedSiteToken, type SecretRotation, type Site as SiteBody } from '@crawlgate/core';
+import type { ChainContext } from '../chain/chain-context';
+import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
@@ -18,6 +20,7 @@ export class SitesService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly secrets: SiteSecretsService,
   ) {}
 
@@ -60,10 +63,17 @@ export class SitesService {
 
   async update(publisher: Publisher, siteId: string, input: UpdateSiteDto): Promise<SiteBody> {
     const site = await this.owned(publisher, siteId);
+    if (input.batch_settlement === true && !this.chain.batchSettlement) {
+      throw conflict('This API cannot take batch-settlement vouchers: it has no claim authorizer (CLAIM_AUTHORIZER_PRIVATE_KEY)');
+    }
     try {
       const updated = await this.db.prisma.site.update({
         where: { id: site.id },
-        data: { ...(input.domain !== undefined ? { domain: input.domain } : {}), ...(input.name !== undefined ? { name: input.name } : {}) },
+        data: {
+          ...(input.domain !== undefined ? { domain: input.domain } : {}),
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.batch_settlement !== undefined ? { batchSettlement: input.batch_settlement } : {}),
+        },
       });
       return siteView(updated, await this.db.prisma.priceRule.count({ where: { siteId: site.id } }));
     } catch (error) {
@@ -112,6 +122,7 @@ export function siteView(site: Site, rulesCount: number): SiteBody {
     name: site.name,
     default_price_usd: formatMicrosUsd(site.defaultPriceMicros),
     rules_count: rulesCount,
+    batch_settlement: site.batchSettlement,
     created_at: site.createdAt.toISOString(),
     updated_at: site.updatedAt.toISOString(),
   };

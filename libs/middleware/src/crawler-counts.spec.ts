@@ -8,6 +8,7 @@ const sighting = (overrides: Partial<CrawlerSighting> = {}): CrawlerSighting => 
   action: 'charged',
   path: '/a',
   revenueMicros: 0n,
+  verified: false,
   ...overrides,
 });
 
@@ -37,6 +38,17 @@ describe('createCrawlerCounter', () => {
     ]);
     expect(counts.pending).toBe(false);
     expect(counts.drain()).toEqual({ crawlers: [], paths: [] });
+  });
+
+  it('counts verified and unverified requests of one crawler apart, so the verified share is what was verified', () => {
+    const counts = counter();
+    counts.count(sighting({ crawler: 'ChatGPT agent', verified: true }));
+    counts.count(sighting({ crawler: 'ChatGPT agent', verified: true }));
+    counts.count(sighting({ crawler: 'ChatGPT agent' }));
+    expect(counts.drain().crawlers.map(({ verified, requests }) => ({ verified, requests }))).toEqual([
+      { verified: true, requests: 2 },
+      { verified: false, requests: 1 },
+    ]);
   });
 
   it('keeps no path for people, nor paths the API would refuse', () => {

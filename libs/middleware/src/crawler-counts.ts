@@ -34,6 +34,8 @@ export interface CrawlerSighting {
   path: string | null;
   /** Micro-USD of the page served for pay (action "paid"), else 0. */
   revenueMicros: bigint;
+  /** Whether a Web Bot Auth signature verified who it is (web-bot-auth/); false for the User-Agent alone. */
+  verified: boolean;
 }
 
 export interface CrawlerReport {
@@ -80,15 +82,15 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
   let pathsPerCrawler = new Map<string, number>();
 
   return {
-    count({ crawler, category, operator, action, path, revenueMicros }) {
+    count({ crawler, category, operator, action, path, revenueMicros, verified }) {
       const day = today();
-      const key = `${day}\n${crawler}\n${action}`;
+      const key = `${day}\n${crawler}\n${action}\n${verified}`;
       const known = counts.get(key);
       if (known) {
         known.count.requests++;
         known.revenue += revenueMicros;
       } else if (counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
-        counts.set(key, { count: { day, crawler, category, operator, action, verified: false, requests: 1, revenue_micros: '0' }, revenue: revenueMicros });
+        counts.set(key, { count: { day, crawler, category, operator, action, verified, requests: 1, revenue_micros: '0' }, revenue: revenueMicros });
       }
       if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
       const pathKey = `${day}\n${crawler}\n${path}`;

@@ -160,7 +160,7 @@ describe('createCrawlgate', () => {
 
     it('blocks with 403 and allows per the policy, without calling the API', async () => {
       const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block', ClaudeBot: 'allow' } } });
-      expect(respond(await handle('/post/1')).status).toBe(403);
+      expect(respond(await handle('/post/1'))).toMatchObject({ status: 403, headers: { 'crawler-error': 'CrawlerForbidden' } });
       expect(await handle('/post/1', { 'user-agent': 'ClaudeBot/1.0' })).toEqual({ kind: 'pass' });
       expect(fake.calls).toEqual(['GET /v1/site']);
     });
@@ -252,9 +252,11 @@ describe('createCrawlgate', () => {
 
     it('honours crawler-max-price and crawler-exact-price before any payment', async () => {
       const { fake, handle } = setup();
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': paymentV1() })).headers['crawler-error']).toMatch(/above crawler-max-price/);
-      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02' })).headers['crawler-error']).toMatch(/not the price/);
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'lots' })).status).toBe(400);
+      // Cloudflare's crawler-error codes.
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': paymentV1() })).headers['crawler-error']).toBe('InvalidCrawlerMaxPrice');
+      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02' })).headers['crawler-error']).toBe('InvalidCrawlerExactPrice');
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'lots' }))).toMatchObject({ status: 400, headers: { 'crawler-error': 'InvalidCrawlerPriceValue' } });
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.01', 'crawler-exact-price': 'USD 0.01' }))).toMatchObject({ status: 400, headers: { 'crawler-error': 'ConflictingPriceHeaders' } });
       expect(fake.count('POST /v1/gates/')).toBe(0);
     });
 

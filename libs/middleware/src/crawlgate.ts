@@ -26,6 +26,7 @@ import {
   verifyAccessToken,
   verifyGate,
   X402_REASONS,
+  CRAWLER_PRICE_HEADERS,
   type CrawlerAction,
   type GateOffer,
   type HmacSha256,
@@ -34,7 +35,8 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
-import { botPolicyProblems, classifyVisitor, type BotAction, type BotPolicy } from './bots';
+import { botPolicyProblems, type BotAction, type BotPolicy } from './bots';
+import { identifyVisitor } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
 import { operatorOf } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
@@ -45,6 +47,7 @@ import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type Rou
 import { runtimeHmacSha256 } from './runtime-hmac';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
+import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
 
 export type { RoutingOptions };
@@ -97,6 +100,11 @@ export interface CrawlgateOptions {
   fetch?: typeof fetch;
   /** The RSL license document, usage preferences, and /robots.txt when the app has none (license.ts). */
   licensing?: LicensingOptions;
+  /**
+   * Web Bot Auth verification of signed requests (web-bot-auth/): key directory timeout, size and
+   * cache, clock skew, signature lifetime, replay memory. Requests without signature headers skip it.
+   */
+  webBotAuth?: WebBotAuthOptions;
 }
 
 export interface Crawlgate {
@@ -115,7 +123,7 @@ const MIN_REPORT_INTERVAL_MS = 10_000;
 /** verify waits this much longer than the API waits for its settlement, so the API answers first. */
 const VERIFY_MARGIN_MS = 5_000;
 
-type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; category: string; action: BotAction };
+type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; category: string; action: BotAction; operator: string | null; verified: boolean };
 
 /** What decide() learned of a request, for the crawler counts; set only once the visitor is classified. */
 interface Seen {
@@ -142,6 +150,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), onError: warn });
   const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
+  const webBotAuth = createWebBotAuth(options.webBotAuth);
   const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
 
   // A typo in the policy would otherwise charge or free bots silently, request after request.
@@ -153,14 +162,15 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
-  function classify(request: CrawlgateRequest, headers: HeaderRecord, token: string | undefined): Visitor {
+  function classify(request: CrawlgateRequest, headers: HeaderRecord, token: string | undefined, signature: SignatureCheck | undefined): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
-    const visitor = classifyVisitor(headerValue(headers, 'user-agent'), options.policy);
-    if (visitor.kind === 'bot') return { kind: 'bot', name: visitor.name, category: visitor.category, action: visitor.action };
+    // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).
+    const visitor = identifyVisitor(headerValue(headers, 'user-agent'), options.policy, signature);
+    if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
-    return agent ? { kind: 'bot', name: 'unlisted agent', category: 'automation', action: 'charge' } : { kind: 'person' };
+    return agent ? { kind: 'bot', name: 'unlisted agent', category: 'automation', action: 'charge', operator: null, verified: false } : { kind: 'person' };
   }
 
   /** A gate for this route at this price, signed here, and the 402 that offers it. */
@@ -188,13 +198,16 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...licensing.linkHeader(site.current()?.offer), ...headers });
   }
 
-  async function charge(request: CrawlgateRequest, headers: HeaderRecord, route: Route, terms: SiteTerms, micros: bigint): Promise<Decision> {
+  async function charge(request: CrawlgateRequest, headers: HeaderRecord, route: Route, terms: SiteTerms, micros: bigint, signature: SignatureCheck | undefined): Promise<Decision> {
     const maxPrice = crawlerPrice(headers, 'crawler-max-price');
     const exactPrice = crawlerPrice(headers, 'crawler-exact-price');
     if (maxPrice === undefined || exactPrice === undefined) {
-      const detail = 'crawler-max-price and crawler-exact-price must read like "USD 0.01"';
-      return respondJson(400, { detail }, { 'crawler-error': detail });
+      return crawlerError(400, 'InvalidCrawlerPriceValue', 'crawler-max-price and crawler-exact-price must read like "USD 0.01"');
     }
+    if (maxPrice !== null && exactPrice !== null) return crawlerError(400, 'ConflictingPriceHeaders', 'Send crawler-max-price or crawler-exact-price, not both');
+    // Cloudflare's rule: a signed request's price header must be signed too, or anyone relaying it could change the price.
+    const unsigned = signature && CRAWLER_PRICE_HEADERS.find((name) => headers[name] !== undefined && !signature.covered.has(name));
+    if (unsigned) return crawlerError(400, 'InvalidSignature', `The request is signed but ${unsigned} is not among the signed components`);
     if (!hasPayTo(terms)) {
       warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
       return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
@@ -205,8 +218,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     const fresh = mintGate(terms, route, request.url, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
-    if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'The price is above crawler-max-price' });
-    if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'crawler-exact-price is not the price' });
+    if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerMaxPrice' });
+    if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
 
     const signedIn = await siwx.reaccess(headers, route.path);
     if (signedIn) return signedIn;
@@ -305,14 +318,16 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (isAlwaysFreeRoute(route)) return PASS;
 
     const headers = lowerCaseHeaders(request.headers);
+    // Only a request that claims a signature waits for its check (a key directory fetch at most, with a timeout).
+    const signature = claimsSignature(headers) ? await webBotAuth.check(request, headers) : undefined;
     const token = presentedToken(headers);
     seen.path = route.path;
     if (token !== undefined && tokenOpens(token, route.path)) {
-      Object.assign(seen, { outcome: 'token', visitor: () => classify(request, headers, token) });
+      Object.assign(seen, { outcome: 'token', visitor: () => classify(request, headers, token, signature) });
       return PASS;
     }
 
-    const visitor = classify(request, headers, token);
+    const visitor = classify(request, headers, token, signature);
     seen.visitor = () => visitor;
     if (visitor.kind === 'person' || visitor.action === 'allow') {
       seen.outcome = visitor.kind === 'person' ? 'passed' : 'allowed';
@@ -320,13 +335,13 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     }
     if (visitor.action === 'block') {
       seen.outcome = 'blocked';
-      return respondJson(403, { detail: `${visitor.name} may not crawl this site` });
+      return crawlerError(403, 'CrawlerForbidden', `${visitor.name} may not crawl this site`);
     }
     if (!terms) return notLoaded();
     const micros = priceRoute(terms.prices, route, request.routing ?? routing);
     Object.assign(seen, micros === 0n ? { outcome: 'passed' } : { outcome: 'charge', micros });
     if (micros === 0n) return PASS;
-    return charge(request, headers, route, terms, micros);
+    return charge(request, headers, route, terms, micros, signature);
   }
 
   /** Counts what the gate did with a classified visitor (crawler-counts.ts); a charge is counted by its answer. */
@@ -343,10 +358,11 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     gateCounts.countCrawler({
       crawler: bot ? visitor.name : 'person',
       category: bot ? visitor.category : 'person',
-      operator: bot ? operatorOf(visitor.name) : null,
+      operator: bot ? (visitor.operator ?? operatorOf(visitor.name)) : null,
       action,
       path: bot ? (seen.path ?? null) : null,
       revenueMicros: action === 'paid' ? (seen.micros ?? 0n) : 0n,
+      verified: bot && visitor.verified,
     });
   }
 
@@ -373,6 +389,11 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       await gateCounts.close();
     },
   };
+}
+
+/** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */
+function crawlerError(status: number, code: string, detail: string): Decision {
+  return respondJson(status, { detail }, { 'crawler-error': code });
 }
 
 function hasPayTo(terms: SiteTerms): terms is SiteTerms & { offer: { pay_to: string } } {

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiBench } from './api.bench';
 import { middlewareBench } from './middleware.bench';
+import { signedRequestBench } from './middleware-signature.bench';
 import { paymentBench } from './payment.bench';
 import { loadTest } from './load-test.bench';
 import { machineDescription } from './machine';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     ['token', tokenVerifyBench],
     ['price', priceLookupBench],
     ['middleware', middlewareBench],
+    ['signature', signedRequestBench],
     ['api', apiBench],
     ['payment', paymentBench],
     ['load', loadTest],

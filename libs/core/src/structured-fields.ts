@@ -64,10 +64,21 @@ function parseField<T>(text: string, top: (parser: Parser) => T): T | null {
   }
 }
 
-const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
-const KEY_FIRST = /[a-z*]/;
-const KEY_REST = /[a-z0-9_\-.*]/;
-const BASE64_CHAR = /[A-Za-z0-9+/=]/;
+/** Character classes by char code, so the hot loops test a table entry, not a regular expression. */
+function charTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  return table;
+}
+const DIGITS = '0123456789';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const ALPHA = LOWER + LOWER.toUpperCase();
+/** tchar, plus ":" and "/" (RFC 8941 sf-token). */
+const TOKEN_CHAR = charTable(`!#$%&'*+-.^_\`|~${DIGITS}${ALPHA}:/`);
+const KEY_FIRST = charTable(`${LOWER}*`);
+const KEY_REST = charTable(`${LOWER}${DIGITS}_-.*`);
+const BASE64_CHAR = charTable(`${ALPHA}${DIGITS}+/=`);
+const inTable = (table: Uint8Array, code: number) => code < 128 && table[code] === 1;
 
 class Parser {
   private at = 0;
@@ -151,9 +162,9 @@ class Parser {
   }
 
   private key(): string {
-    if (!KEY_FIRST.test(this.peek())) this.fail();
+    if (!inTable(KEY_FIRST, this.text.charCodeAt(this.at))) this.fail();
     const start = this.at++;
-    while (!this.done() && KEY_REST.test(this.peek())) this.at++;
+    while (inTable(KEY_REST, this.text.charCodeAt(this.at))) this.at++;
     return this.text.slice(start, this.at);
   }
 
@@ -161,7 +172,7 @@ class Parser {
     const c = this.peek();
     if (c === '-' || (c >= '0' && c <= '9')) return this.number();
     if (c === '"') return { type: 'string', value: this.string() };
-    if (c === '*' || /[A-Za-z]/.test(c)) return { type: 'token', value: this.token() };
+    if (c === '*' || (c.length === 1 && ALPHA.includes(c))) return { type: 'token', value: this.token() };
     if (c === ':') return { type: 'bytes', value: this.bytes() };
     if (c === '?') return { type: 'boolean', value: this.boolean() };
     if (c === '@') {
@@ -200,31 +211,36 @@ class Parser {
   private string(): string {
     this.at++; // opening quote
     let out = '';
+    let from = this.at; // start of the run of plain characters not yet copied to `out`
     for (;;) {
-      if (this.done()) this.fail();
-      const c = this.text[this.at++];
-      if (c === '\\') {
-        const next = this.text[this.at++];
-        if (next !== '"' && next !== '\\') this.fail();
-        out += next;
-      } else if (c === '"') return out;
-      else {
-        const code = c.charCodeAt(0);
-        if (code < 0x20 || code > 0x7e) this.fail();
-        out += c;
+      const code = this.text.charCodeAt(this.at);
+      if (code === 0x22 /* " */) {
+        out += this.text.slice(from, this.at++);
+        return out;
       }
+      if (code === 0x5c /* \ */) {
+        const next = this.text.charCodeAt(this.at + 1);
+        if (next !== 0x22 && next !== 0x5c) this.fail();
+        out += this.text.slice(from, this.at) + String.fromCharCode(next);
+        this.at += 2;
+        from = this.at;
+        continue;
+      }
+      // Also the end of the text (NaN): an unterminated string.
+      if (!(code >= 0x20 && code <= 0x7e)) this.fail();
+      this.at++;
     }
   }
 
   private token(): string {
     const start = this.at++;
-    while (!this.done() && (TCHAR.test(this.peek()) || this.peek() === ':' || this.peek() === '/')) this.at++;
+    while (inTable(TOKEN_CHAR, this.text.charCodeAt(this.at))) this.at++;
     return this.text.slice(start, this.at);
   }
 
   private bytes(): Uint8Array {
     const start = ++this.at;
-    while (!this.done() && BASE64_CHAR.test(this.peek())) this.at++;
+    while (inTable(BASE64_CHAR, this.text.charCodeAt(this.at))) this.at++;
     if (this.peek() !== ':') this.fail();
     const decoded = base64Decode(this.text.slice(start, this.at++));
     return decoded ?? this.fail();

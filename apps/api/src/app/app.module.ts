@@ -18,6 +18,8 @@ import { HealthController } from '../health/health.controller';
 import { BackgroundJobs } from '../payments/background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
+import { ChannelStore } from '../batch-settlement/channel.store';
+import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
 import { PricingService } from '../pricing/pricing.service';
@@ -99,6 +101,8 @@ export class AppModule {
         PaymentsService,
         ReconcilerService,
         GateCounterService,
+        VoucherPaymentsService,
+        ChannelStore,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

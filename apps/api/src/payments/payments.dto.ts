@@ -1,4 +1,4 @@
-import { transferProofMessage, type PaidGate } from '@crawlgate/core';
+import { transferProofMessage, type ChannelStateView, type PaidGate, type VoucherPaid, type VoucherStateView } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsString, Matches, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -33,6 +33,29 @@ export class VerifyPaymentDto {
   signature?: string;
 }
 
+/** x402's channelState, with x402's field names. */
+export class ChannelStateViewDto implements ChannelStateView {
+  @ApiProperty() channelId!: `0x${string}`;
+  @ApiProperty({ description: 'Atomic units on chain' }) balance!: string;
+  @ApiProperty() totalClaimed!: string;
+  @ApiProperty({ type: 'integer', description: 'Unix seconds; 0 when no withdrawal is pending' }) withdrawRequestedAt!: number;
+  @ApiProperty() refundNonce!: string;
+  @ApiProperty({ description: 'What this API has charged the channel in total' }) chargedCumulativeAmount!: string;
+}
+
+export class VoucherStateViewDto implements VoucherStateView {
+  @ApiProperty() signedMaxClaimable!: string;
+  @ApiProperty() signature!: `0x${string}`;
+}
+
+export class VoucherPaidView implements VoucherPaid {
+  @ApiProperty() channel_id!: string;
+  @ApiProperty({ description: 'Atomic units this gate charged' }) charged_amount!: string;
+  @ApiProperty({ type: ChannelStateViewDto }) channel_state!: ChannelStateViewDto;
+  @ApiProperty({ nullable: true, type: String }) deposit_tx_hash!: string | null;
+  @ApiProperty({ nullable: true, type: String }) deposit_amount!: string | null;
+}
+
 export class PaidView implements PaidGate {
   @ApiProperty({ example: 'paid' }) status!: 'paid';
   @ApiProperty({ description: 'base64url(payload).base64url(HMAC-SHA256)' }) access_token!: string;
@@ -44,11 +67,17 @@ export class PaidView implements PaidGate {
   @ApiProperty({ description: 'Atomic USDC units' }) amount!: string;
   @ApiProperty() price_usd!: string;
   @ApiProperty() network!: string;
+  @ApiPropertyOptional({ type: () => VoucherPaidView, description: 'When an x402 batch-settlement voucher paid: the charge and the channel (tx_hash is then the deposit’s, or empty for a voucher alone)' })
+  batch_settlement?: VoucherPaidView;
 }
 
 export class PaymentRejectedView {
   @ApiProperty({ example: 'The authorization is for 1000 atomic units; the gate costs exactly 5000' }) detail!: string;
   @ApiProperty({ description: 'An x402 reason code, or one of the tx-hash path’s', example: 'invalid_exact_evm_payload_authorization_value' }) reason!: string;
+  @ApiPropertyOptional({ type: ChannelStateViewDto, description: 'x402’s corrective 402 (reason invalid_batch_settlement_evm_cumulative_amount_mismatch): the channel as this API counts it' })
+  channel_state?: ChannelStateViewDto;
+  @ApiPropertyOptional({ type: VoucherStateViewDto, description: 'With channel_state, when this API holds a voucher for the channel: the payer’s own last one' })
+  voucher_state?: VoucherStateViewDto;
 }
 
 export class PendingView {

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { formatMicrosUsd, parsePaymentPayload, readPaymentIdentifier, USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import { formatMicrosUsd, isBatchSettlementPayment, parsePaymentPayload, readPaymentIdentifier, USDC_ABI, X402_REASONS } from '@crawlgate/core';
 import type { Hash, Hex, TransactionReceipt } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
+import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
@@ -39,6 +40,7 @@ export class PaymentsService {
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly gates: GatesService,
     private readonly tokens: AccessTokenService,
+    private readonly vouchers: VoucherPaymentsService,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -46,6 +48,7 @@ export class PaymentsService {
       throw new ValidationFailed([{ loc: ['body'], msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`', type: 'value_error', input: body }]);
     }
     const { gate, payment } = await this.gates.findLive(gateId);
+    if (body.payment !== undefined && isBatchSettlementPayment(body.payment)) return this.vouchers.verify(gate, payment, body.payment);
     return body.payment !== undefined ? this.verifyAuthorization(gate, payment, body.payment) : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash, body.signature as Hex | undefined);
   }
 

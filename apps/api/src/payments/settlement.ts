@@ -1,14 +1,18 @@
-import { encodeFunctionData, type Hash, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 
 /** Broadcasts transferWithAuthorization from the relayer; the hash is known once the node accepts it. */
 export async function sendSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<Hash> {
+  return sendFromRelayer(chain, chain.usdc, encodeFunctionData(settlementCall(chain, auth)));
+}
+
+/** Broadcasts a call from the relayer (settlements, escrow deposits, claims); the hash once the node accepts it. */
+export async function sendFromRelayer(chain: ChainContext, to: Address, data: Hex): Promise<Hash> {
   const { relayer } = chain;
-  const data = encodeFunctionData(settlementCall(chain, auth));
   // Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast.
-  const request = await relayer.prepareTransactionRequest({ to: chain.usdc, data, type: 'eip1559', parameters: ['fees', 'gas'] });
-  const transaction = { type: 'eip1559', chainId: chain.chainId, to: chain.usdc, data, gas: request.gas, maxFeePerGas: request.maxFeePerGas, maxPriorityFeePerGas: request.maxPriorityFeePerGas } as const;
+  const request = await relayer.prepareTransactionRequest({ to, data, type: 'eip1559', parameters: ['fees', 'gas'] });
+  const transaction = { type: 'eip1559', chainId: chain.chainId, to, data, gas: request.gas, maxFeePerGas: request.maxFeePerGas, maxPriorityFeePerGas: request.maxPriorityFeePerGas } as const;
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) =>

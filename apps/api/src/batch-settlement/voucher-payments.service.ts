@@ -1,0 +1,244 @@
+import {
+  BATCH_REASONS,
+  formatMicrosUsd,
+  parseBatchSettlementPayment,
+  USDC_ABI,
+  type BatchSettlementPayment,
+  type ChannelStateView,
+  type VoucherPaid,
+} from '@crawlgate/core';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
+import { AccessTokenService } from '../access-tokens/access-token.service';
+import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
+import { channelIdOf, depositCalldata, depositNonce, readChannel, voucherSigner, type OnChainChannel } from '../chain/escrow';
+import { CHAIN } from '../chain/tokens';
+import type { Database } from '../db/database';
+import { isUniqueViolation } from '../db/prisma-errors';
+import { DATABASE } from '../db/tokens';
+import type { Gate } from '../gates/gates.service';
+import type { Payment, PaymentChannel } from '../generated/prisma/client';
+import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
+import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain, revertMessage } from '../payments/chain-errors';
+import { PaymentRejected } from '../payments/payment-rejected';
+import type { PaidView } from '../payments/payments.dto';
+import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { ChannelStore } from './channel.store';
+
+/**
+ * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
+ * voucher must be for this API's channel terms (receiver = the gate's pay-to, our receiver
+ * authorizer, the chain's USDC, our withdraw delay), signed by the channel's payer authorizer as
+ * strictly as the escrow checks it, and carry exactly what the channel was charged plus this gate's
+ * price; a different total gets x402's corrective 402. It must fit the channel's balance on chain
+ * (a deposit runs first, through the relayer, and is confirmed). Accepting it records the voucher
+ * and the gate's payment in one transaction and issues the token at once: escrowed funds count as
+ * settled; the claimer collects them later.
+ */
+@Injectable()
+export class VoucherPaymentsService {
+  private readonly logger = new Logger('Vouchers');
+
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    private readonly store: ChannelStore,
+    private readonly tokens: AccessTokenService,
+  ) {}
+
+  async verify(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<{ kind: 'paid'; body: PaidView }> {
+    const parsed = parseBatchSettlementPayment(raw);
+    if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
+    const payment = parsed.payment;
+    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { batchSettlement: true, publisherId: true } });
+    if (!site) throw notFound('Gate not found or expired');
+    const batch = this.chain.batchSettlement;
+    if (!batch || !site.batchSettlement) throw new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
+    const channelId = this.checkChannel(gate, batch, payment);
+    const { voucher } = payment;
+    const signer = await voucherSigner(this.chain, batch, voucher);
+    if (!signer || !isAddressEqual(signer, payment.channelConfig.payerAuthorizer)) {
+      throw new PaymentRejected(BATCH_REASONS.voucherSignature, 'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)');
+    }
+
+    // The same voucher again: its payment's answer for this gate, 409 for any other.
+    const taken = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
+    if (taken) return this.answerFor(taken, gate, channelId);
+    if (gatePayment) throw conflict(gatePayment.status === 'confirmed' ? 'This gate is already paid with another proof' : 'This gate is being settled with another payment');
+
+    let state = await onChain(() => readChannel(this.chain, batch, channelId));
+    const row = await this.store.find(channelId);
+    const charged = chargedBase(row, state);
+    if (voucher.maxClaimableAmount !== charged + gate.micros) throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
+
+    let depositTx: Hash | null = null;
+    if (payment.deposit) {
+      depositTx = await this.deposit(batch, payment, channelId);
+      state = await onChain(() => readChannel(this.chain, batch, channelId));
+    }
+    if (state.balance === 0n) throw new PaymentRejected(BATCH_REASONS.channelNotFound, 'The channel holds nothing on chain: send a deposit with the voucher');
+    // A pending withdrawal may take its amount once its delay is over: what it may take is not spendable.
+    const spendable = state.balance - (state.withdrawal?.amount ?? 0n);
+    if (voucher.maxClaimableAmount > spendable) {
+      throw new PaymentRejected(BATCH_REASONS.cumulativeExceedsBalance, `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`);
+    }
+    return this.record(gate, site.publisherId, payment, channelId, charged, state, depositTx);
+  }
+
+  /** The channel config must be this API's terms for this gate; returns the channel id it hashes to. */
+  private checkChannel(gate: Gate, batch: BatchSettlementChain, payment: BatchSettlementPayment): Hex {
+    const { accepted, channelConfig: config, voucher } = payment;
+    const reject = (reason: string, detail: string): never => {
+      throw new PaymentRejected(reason, detail);
+    };
+    if (accepted.network !== this.chain.network.caip2) reject(BATCH_REASONS.networkMismatch, `This gate is paid on ${this.chain.network.caip2}`);
+    if (!isAddressEqual(config.receiver, gate.payTo)) reject(BATCH_REASONS.receiverMismatch, 'The channel’s receiver is not this gate’s pay-to');
+    if (!isAddressEqual(config.receiverAuthorizer, batch.authorizer.address)) reject(BATCH_REASONS.receiverAuthorizerMismatch, 'The channel’s receiverAuthorizer is not this API’s');
+    if (!isAddressEqual(config.token, this.chain.usdc)) reject(BATCH_REASONS.tokenMismatch, 'The channel’s token is not this gate’s asset');
+    if (config.withdrawDelay !== batch.withdrawDelaySeconds) reject(BATCH_REASONS.withdrawDelayMismatch, `The channel’s withdrawDelay must be ${batch.withdrawDelaySeconds}`);
+    // x402 lets a zero payerAuthorizer mean "the payer signs, maybe as a contract (ERC-1271)": not taken here.
+    if (isAddressEqual(config.payerAuthorizer, zeroAddress)) reject(BATCH_REASONS.voucherSignature, 'The channel needs a payerAuthorizer (an EOA that signs vouchers)');
+    const channelId = channelIdOf(this.chain, batch, config);
+    if (channelId !== voucher.channelId.toLowerCase()) reject(BATCH_REASONS.channelIdMismatch, 'The voucher’s channelId is not the hash of its channelConfig');
+    return channelId;
+  }
+
+  /** Runs the payment's deposit through the relayer and waits for it; null when this authorization already deposited (a retry). */
+  private async deposit(batch: BatchSettlementChain, payment: BatchSettlementPayment, channelId: Hex): Promise<Hash | null> {
+    const { deposit, channelConfig: config } = payment;
+    const nonce = depositNonce(channelId, deposit!.erc3009.salt);
+    const used = await onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'authorizationState', args: [config.payer, nonce] }));
+    if (used) return null;
+    const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
+    try {
+      await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
+    } catch (error) {
+      if (isChainUnreachable(error)) throw chainUnavailable();
+      throw new PaymentRejected(BATCH_REASONS.depositSimulationFailed, `The deposit would revert: ${revertMessage(error).slice(0, 200)}`);
+    }
+    let hash: Hash;
+    try {
+      hash = await sendFromRelayer(this.chain, batch.escrow, data);
+    } catch (error) {
+      if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
+      throw unavailable('The deposit may have been sent; send the same payment again shortly (it is never deposited twice)');
+    }
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
+      if (isChainUnreachable(error)) return null;
+      throw error;
+    });
+    if (!receipt) throw unavailable('The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)');
+    if (receipt.status !== 'success') throw new PaymentRejected(BATCH_REASONS.depositTransactionFailed, 'The deposit transaction reverted; nothing was charged');
+    return hash;
+  }
+
+  private async record(gate: Gate, publisherId: string, payment: BatchSettlementPayment, channelId: Hex, charged: bigint, state: OnChainChannel, depositTx: Hash | null) {
+    if (!(gate.exp > Date.now() / 1000)) throw notFound('Gate not found or expired');
+    const { voucher, channelConfig: config } = payment;
+    await this.store.open({ channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config }, state.totalClaimed);
+    const token = await this.tokens.issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path });
+    let result;
+    try {
+      result = await this.store.recordVoucher({
+        channelId,
+        expected: charged,
+        cumulative: voucher.maxClaimableAmount,
+        signature: voucher.signature.toLowerCase(),
+        payment: {
+          gateId: gate.ref,
+          siteId: gate.siteId,
+          publisherId,
+          url: gate.path,
+          chainId: gate.chainId,
+          asset: gate.asset,
+          payer: config.payer.toLowerCase(),
+          payTo: gate.payTo.toLowerCase(),
+          amount: gate.micros,
+          confirmedAt: new Date(),
+          tokenKid: token.kid,
+          tokenIssuedAt: token.issuedAt,
+          tokenExpiresAt: token.expiresAt,
+        },
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // Another request paid this gate, or took this very voucher, first; the channel did not move.
+      const same = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
+      if (same) return this.answerFor(same, gate, channelId);
+      throw conflict('This gate is already paid with another proof');
+    }
+    if (result.kind === 'stale') {
+      // Another voucher of this channel was accepted since this one was checked.
+      const row = await this.store.find(channelId);
+      throw this.correction(channelId, row?.charged ?? charged, row, state, gate.micros, voucher.maxClaimableAmount);
+    }
+    this.logger.debug?.(`voucher ${channelId} at ${voucher.maxClaimableAmount} paid gate ${gate.ref}`);
+    const paid: VoucherPaid = {
+      channel_id: channelId,
+      charged_amount: gate.micros.toString(),
+      channel_state: channelState(channelId, state, voucher.maxClaimableAmount),
+      deposit_tx_hash: depositTx,
+      deposit_amount: depositTx ? payment.deposit!.amount.toString() : null,
+    };
+    return { kind: 'paid' as const, body: await this.paidView(result.payment, gate.id, paid) };
+  }
+
+  /** The answer for a voucher already taken: the same token for its own gate, 409 for another. */
+  private async answerFor(taken: Payment, gate: Gate, channelId: Hex): Promise<{ kind: 'paid'; body: PaidView }> {
+    if (taken.gateId !== gate.ref) throw conflict('This voucher already paid another gate');
+    const batch = this.chain.batchSettlement!;
+    const state = await onChain(() => readChannel(this.chain, batch, channelId));
+    const paid: VoucherPaid = {
+      channel_id: channelId,
+      charged_amount: taken.amount.toString(),
+      channel_state: channelState(channelId, state, taken.cumulativeAmount!),
+      deposit_tx_hash: null,
+      deposit_amount: null,
+    };
+    return { kind: 'paid', body: await this.paidView(taken, gate.id, paid) };
+  }
+
+  private async paidView(payment: Payment, gateId: string, paid: VoucherPaid): Promise<PaidView> {
+    const token = await this.tokens.reissue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }, payment.tokenKid!, payment.tokenIssuedAt!, payment.tokenExpiresAt!);
+    return {
+      status: 'paid',
+      access_token: token.token,
+      expires_at: token.expiresAt.toISOString(),
+      gate_id: gateId,
+      url: payment.url,
+      tx_hash: paid.deposit_tx_hash ?? '',
+      payer: payment.payer,
+      amount: payment.amount.toString(),
+      price_usd: formatMicrosUsd(payment.amount),
+      network: this.chain.network.name,
+      batch_settlement: paid,
+    };
+  }
+
+  /** x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher. */
+  private correction(channelId: Hex, charged: bigint, row: PaymentChannel | null, state: OnChainChannel, price: bigint, sent: bigint): ApiError {
+    const voucherState = row?.signature && row.charged === charged ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex } : undefined;
+    return new ApiError(402, `The voucher's total is ${sent}; this channel has been charged ${charged}, so this gate takes a voucher for exactly ${charged + price}`, {
+      reason: BATCH_REASONS.cumulativeMismatch,
+      channel_state: channelState(channelId, state, charged),
+      ...(voucherState ? { voucher_state: voucherState } : {}),
+    });
+  }
+}
+
+/** What the channel has been charged: our record, never below what the chain says is claimed. */
+function chargedBase(row: PaymentChannel | null, state: OnChainChannel): bigint {
+  const stored = row?.charged ?? 0n;
+  return stored > state.totalClaimed ? stored : state.totalClaimed;
+}
+
+function channelState(channelId: Hex, state: OnChainChannel, charged: bigint): ChannelStateView {
+  return {
+    channelId,
+    balance: state.balance.toString(),
+    totalClaimed: state.totalClaimed.toString(),
+    withdrawRequestedAt: state.withdrawal?.initiatedAt ?? 0,
+    refundNonce: state.refundNonce.toString(),
+    chargedCumulativeAmount: charged.toString(),
+  };
+}

@@ -1,0 +1,178 @@
+import { BATCH_SETTLEMENT_ABI, BATCH_REASONS } from '@crawlgate/core';
+import { pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
+
+/*
+ * Paying gates with x402 batch-settlement vouchers, through POST /v1/gates/{id}/verify on the real
+ * local chain, as an attacker would try it: vouchers bound to other channels, receivers, tokens and
+ * delays, the wrong signer, a high-s twin, replays, totals below or above what the channel was
+ * charged or holds, and fifty vouchers at once on one channel.
+ */
+describe('voucher payments', () => {
+  let app: TestApp;
+  let site: TestSite;
+  let publisher: TestPublisher;
+  const payTo = newWallet().address;
+  const PRICE = 10_000n; // the site's default 0.01 USD
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site, publisher } = await pricedSite(app, payTo));
+    const on = await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+    expect(on.status).toBe(200);
+  });
+  afterAll(() => app.close());
+
+  const gate = async (path = `/article/${Math.random().toString(36).slice(2)}`): Promise<BatchOffer> =>
+    batchOffer(await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }));
+  const verify = (offer: BatchOffer, payment: unknown) => app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+  const channelOnChain = async (channelId: `0x${string}`) =>
+    (await app.chain.publicClient.readContract({ address: app.chain.batchSettlement!.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'channels', args: [channelId] })) as readonly [bigint, bigint];
+  const payments = () => app.database.prisma.payment.count({ where: { siteId: site.siteId, method: 'voucher' } });
+
+  async function openChannel(deposit: bigint) {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const channel = testChannel(app, payer, offer.accepted);
+    const response = await verify(offer, await channel.payment(offer, PRICE, { deposit }));
+    expect(response.status).toBe(200);
+    return { payer, channel, first: response };
+  }
+
+  it('takes a deposit with its first voucher: the deposit lands in the escrow, the gate is paid at once with a token', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate('/article/first');
+    const channel = testChannel(app, payer, offer.accepted);
+    const response = await verify(offer, await channel.payment(offer, PRICE, { deposit: 50_000n }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.body).toMatchObject({ status: 'paid', url: '/article/first', amount: '10000', payer: payer.address.toLowerCase() });
+    expect(response.body.access_token).toEqual(expect.any(String));
+    expect(response.body.batch_settlement).toMatchObject({
+      channel_id: channel.channelId,
+      charged_amount: '10000',
+      deposit_amount: '50000',
+      channel_state: { channelId: channel.channelId, balance: '50000', totalClaimed: '0', chargedCumulativeAmount: '10000', withdrawRequestedAt: 0 },
+    });
+    expect(response.body.tx_hash).toBe(response.body.batch_settlement.deposit_tx_hash);
+    expect(await channelOnChain(channel.channelId)).toEqual([50_000n, 0n]);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 50_000n);
+    // The token opens the gate's path.
+    const check = await app.call('POST', '/v1/access-tokens/verify', { body: { token: response.body.access_token, url: '/article/first' }, headers: { 'x-site-token': site.siteToken } });
+    expect(check.body).toMatchObject({ valid: true });
+  });
+
+  it('takes the next voucher alone; the same voucher again answers its gate the same, and pays no other gate', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const first = await verify(offer, payment);
+    expect(first.status).toBe(200);
+    expect(first.body.tx_hash).toBe('');
+    const again = await verify(offer, payment);
+    expect(again.status).toBe(200);
+    expect(again.body.access_token).toBe(first.body.access_token);
+
+    const other = await gate();
+    const replay = await verify(other, { ...payment, accepted: other.accepted });
+    expect(replay.status).toBe(409);
+    expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
+  });
+
+  it('answers a total below or above charged + price with x402’s corrective 402 holding the payer’s own last voucher; an equal one is a replay (409)', async () => {
+    const { channel } = await openChannel(50_000n);
+    const last = await channel.voucher(PRICE);
+    for (const total of [PRICE - 1n, PRICE + 1n, 3n * PRICE]) {
+      const offer = await gate();
+      const response = await verify(offer, await channel.payment(offer, total));
+      expect(response.status).toBe(402);
+      expect(response.body.reason).toBe(BATCH_REASONS.cumulativeMismatch);
+      expect(response.body.channel_state).toMatchObject({ channelId: channel.channelId, chargedCumulativeAmount: '10000', balance: '50000' });
+      expect(response.body.voucher_state).toEqual({ signedMaxClaimable: '10000', signature: last.signature });
+    }
+    const offer = await gate();
+    expect((await verify(offer, await channel.payment(offer, PRICE))).status).toBe(409);
+    expect((await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged).toBe(PRICE);
+  });
+
+  it('refuses vouchers bound to another receiver, authorizer, token, delay or channel, signed by another key, or a high-s twin', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const good = testChannel(app, payer, offer.accepted);
+    const stranger = newWallet();
+    const cases: [string, Promise<unknown>][] = [
+      [BATCH_REASONS.receiverMismatch, testChannel(app, payer, offer.accepted, { receiver: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
+      [BATCH_REASONS.receiverAuthorizerMismatch, testChannel(app, payer, offer.accepted, { receiverAuthorizer: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
+      [BATCH_REASONS.tokenMismatch, testChannel(app, payer, offer.accepted, { token: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
+      [BATCH_REASONS.withdrawDelayMismatch, testChannel(app, payer, offer.accepted, { withdrawDelay: 900 }).payment(offer, PRICE, { deposit: 50_000n })],
+      [BATCH_REASONS.voucherSignature, good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, stranger) })],
+      [BATCH_REASONS.channelIdMismatch, good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, payer, testChannel(app, payer, offer.accepted, { salt: `0x${'11'.repeat(32)}` }).channelId) })],
+      [BATCH_REASONS.voucherSignature, (async () => { const v = await good.voucher(PRICE); return good.payment(offer, PRICE, { deposit: 50_000n, voucher: { ...v, signature: malleate(v.signature) } }); })()],
+    ];
+    for (const [reason, payment] of cases) {
+      const response = await verify(offer, await payment);
+      expect({ reason, status: response.status }).toEqual({ reason: response.body.reason, status: 402 });
+    }
+    // Nothing was deposited or recorded by any of them; the honest payment still works.
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+    expect((await verify(offer, await good.payment(offer, PRICE, { deposit: 50_000n }))).status).toBe(200);
+  });
+
+  it('refuses a total above what the channel holds, and a voucher with no deposit behind it', async () => {
+    const { channel } = await openChannel(2n * PRICE);
+    const second = await gate();
+    expect((await verify(second, await channel.payment(second, 2n * PRICE))).status).toBe(200);
+    const third = await gate();
+    const over = await verify(third, await channel.payment(third, 3n * PRICE));
+    expect(over.status).toBe(402);
+    expect(over.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
+
+    const empty = testChannel(app, newWallet(), third.accepted);
+    const none = await verify(third, await empty.payment(third, PRICE));
+    expect(none.status).toBe(402);
+    expect(none.body.reason).toBe(BATCH_REASONS.channelNotFound);
+  });
+
+  it('never lets fifty concurrent vouchers on one channel spend more than it holds, nor pay a gate twice', async () => {
+    const { channel } = await openChannel(10n * PRICE); // room for nine more pages
+    const offers = await Promise.all(Array.from({ length: 50 }, () => gate()));
+    // Fifty distinct totals, as a payer racing itself would sign them, all at once.
+    const payments = await Promise.all(offers.map((offer, i) => channel.payment(offer, BigInt(i + 2) * PRICE)));
+    const answers = await Promise.all(offers.map((offer, i) => verify(offer, payments[i])));
+    const paid = answers.filter((a) => a.status === 200);
+    expect(answers.every((a) => [200, 402, 409].includes(a.status))).toBe(true);
+    const row = await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } });
+    const rows = await app.database.prisma.payment.findMany({ where: { channelId: channel.channelId } });
+    expect(row!.charged).toBeLessThanOrEqual(10n * PRICE);
+    expect(BigInt(rows.length) * PRICE).toBe(row!.charged);
+    expect(new Set(rows.map((r) => r.gateId)).size).toBe(rows.length);
+    expect(paid.length).toBe(rows.length - 1);
+
+    // And fifty copies of the one right next voucher, to fifty gates: one is taken.
+    const next = row!.charged + PRICE;
+    if (next <= 10n * PRICE) {
+      const more = await Promise.all(Array.from({ length: 50 }, () => gate()));
+      const voucher = await channel.voucher(next);
+      const copies = await Promise.all(more.map(async (offer) => verify(offer, await channel.payment(offer, next, { voucher }))));
+      expect(copies.filter((a) => a.status === 200)).toHaveLength(1);
+    }
+  });
+
+  it('refuses vouchers for a site that has batch settlement off', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: false }, headers: publisher.auth });
+    try {
+      const response = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect(response.status).toBe(402);
+      expect(response.body.reason).toBe(BATCH_REASONS.scheme);
+    } finally {
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+    }
+  });
+});

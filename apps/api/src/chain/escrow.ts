@@ -1,0 +1,117 @@
+import {
+  BATCH_SETTLEMENT_ABI,
+  batchSettlementDomain,
+  CHANNEL_CONFIG_TYPES,
+  CLAIM_BATCH_TYPES,
+  VOUCHER_TYPES,
+  type BatchVoucher,
+  type ChannelConfig,
+  type Erc3009DepositAuthorization,
+} from '@crawlgate/core';
+import { encodeAbiParameters, encodeFunctionData, hashTypedData, keccak256, recoverAddress, type Address, type Hex } from 'viem';
+import type { BatchSettlementChain, ChainContext } from './chain-context';
+
+/*
+ * The batch-settlement escrow as the API uses it: channel ids, the payer's voucher signature
+ * (checked as strictly as the contract checks it, so nothing accepted here fails at claim time),
+ * channel state, and the calldata of deposits, claims and settlements. Reads and encodings only;
+ * sending is the relayer's (payments/settlement.ts).
+ */
+
+/** Half the secp256k1 order: a signature with a larger `s` has a twin and the escrow refuses it. */
+const HALF_CURVE_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+export interface OnChainChannel {
+  balance: bigint;
+  totalClaimed: bigint;
+  /** A pending timed withdrawal: its amount and when it started (unix seconds); null when none. */
+  withdrawal: { amount: bigint; initiatedAt: number } | null;
+  refundNonce: bigint;
+}
+
+export function escrowDomain(chain: ChainContext, batch: BatchSettlementChain) {
+  return batchSettlementDomain(chain.chainId, batch.escrow);
+}
+
+export function channelIdOf(chain: ChainContext, batch: BatchSettlementChain, config: ChannelConfig): Hex {
+  return hashTypedData({ domain: escrowDomain(chain, batch), types: CHANNEL_CONFIG_TYPES, primaryType: 'ChannelConfig', message: config });
+}
+
+/**
+ * The EOA that signed a voucher, recovered only from a 65-byte signature with low `s` and v of 27
+ * or 28 (the escrow's `_recover`); null for anything else. A high-s twin of a valid signature is null.
+ */
+export async function voucherSigner(chain: ChainContext, batch: BatchSettlementChain, voucher: BatchVoucher): Promise<Address | null> {
+  const signature = voucher.signature;
+  if (signature.length !== 2 + 130) return null;
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  const v = Number.parseInt(signature.slice(130, 132), 16);
+  if (s > HALF_CURVE_ORDER || (v !== 27 && v !== 28)) return null;
+  const hash = hashTypedData({
+    domain: escrowDomain(chain, batch),
+    types: VOUCHER_TYPES,
+    primaryType: 'Voucher',
+    message: { channelId: voucher.channelId, maxClaimableAmount: voucher.maxClaimableAmount },
+  });
+  try {
+    return await recoverAddress({ hash, signature });
+  } catch {
+    return null;
+  }
+}
+
+export async function readChannel(chain: ChainContext, batch: BatchSettlementChain, channelId: Hex): Promise<OnChainChannel> {
+  const read = <T>(functionName: 'channels' | 'pendingWithdrawals' | 'refundNonce') =>
+    chain.publicClient.readContract({ address: batch.escrow, abi: BATCH_SETTLEMENT_ABI, functionName, args: [channelId] }) as Promise<T>;
+  const [[balance, totalClaimed], [amount, initiatedAt], refundNonce] = await Promise.all([
+    read<readonly [bigint, bigint]>('channels'),
+    read<readonly [bigint, number]>('pendingWithdrawals'),
+    read<bigint>('refundNonce'),
+  ]);
+  return { balance, totalClaimed, withdrawal: Number(initiatedAt) === 0 ? null : { amount, initiatedAt: Number(initiatedAt) }, refundNonce };
+}
+
+/** The EIP-3009 nonce of a deposit authorization: bound to one channel (the collector checks it). */
+export function depositNonce(channelId: Hex, salt: bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]));
+}
+
+/** `deposit(config, amount, collector, collectorData)` through the EIP-3009 collector. */
+export function depositCalldata(batch: BatchSettlementChain, config: ChannelConfig, amount: bigint, authorization: Erc3009DepositAuthorization): Hex {
+  const collectorData = encodeAbiParameters(
+    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
+    [authorization.validAfter, authorization.validBefore, authorization.salt, authorization.signature],
+  );
+  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'deposit', args: [config, amount, batch.collector, collectorData] });
+}
+
+export interface ClaimRow {
+  config: ChannelConfig;
+  /** The voucher's signed ceiling and its signature. */
+  maxClaimableAmount: bigint;
+  signature: Hex;
+  /** The cumulative total to record. */
+  totalClaimed: bigint;
+}
+
+/** `claimWithSignature(rows, sig)`, signed by the receiver authorizer over the whole batch. */
+export async function claimCalldata(chain: ChainContext, batch: BatchSettlementChain, rows: readonly ClaimRow[]): Promise<Hex> {
+  const signature = await batch.authorizer.signTypedData({
+    domain: escrowDomain(chain, batch),
+    types: CLAIM_BATCH_TYPES,
+    primaryType: 'ClaimBatch',
+    message: { claims: rows.map((row) => ({ channelId: channelIdOf(chain, batch, row.config), maxClaimableAmount: row.maxClaimableAmount, totalClaimed: row.totalClaimed })) },
+  });
+  const claims = rows.map((row) => ({ voucher: { channel: row.config, maxClaimableAmount: row.maxClaimableAmount }, signature: row.signature, totalClaimed: row.totalClaimed }));
+  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'claimWithSignature', args: [claims, signature] });
+}
+
+export function settleCalldata(receiver: Address, token: Address): Hex {
+  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'settle', args: [receiver, token] });
+}
+
+/** What the escrow holds claimed and not yet settled for a receiver and token. */
+export async function unsettled(chain: ChainContext, batch: BatchSettlementChain, receiver: Address, token: Address): Promise<bigint> {
+  const [claimed, settled] = (await chain.publicClient.readContract({ address: batch.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'receivers', args: [receiver, token] })) as readonly [bigint, bigint];
+  return claimed - settled;
+}

@@ -141,6 +141,14 @@ describe('unsigned requests claiming a crawler that signs, or must', () => {
   });
 });
 
+describe('other signatures', () => {
+  it('leaves a request with another kind of RFC 9421 signature (a webhook’s) to its User-Agent, with no directory fetch', async () => {
+    const webhook = { 'user-agent': BROWSER, 'signature-input': 'sig1=("@method" "content-digest");created=1;keyid="hook"', signature: 'sig1=:AAAA:' };
+    expect(await gate().visit('/articles/1', webhook)).toEqual({ kind: 'pass' });
+    expect(fetched).toEqual([]);
+  });
+});
+
 describe('a key directory that fails', () => {
   it.each(['down', 'slow', 'huge', 'not-json', 'html', 'redirect'] as const)('%s: the signed request is unverified and charged, a person passes without any directory fetch', async (mode) => {
     chatgpt.mode = mode;

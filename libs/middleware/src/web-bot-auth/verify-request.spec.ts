@@ -118,10 +118,13 @@ describe('web bot auth verification', () => {
 });
 
 describe('claimsSignature', () => {
-  it('is true when any of the three headers is present, false for a plain request', () => {
+  it('is true for a Signature-Agent or a web-bot-auth Signature-Input, false for a plain request or another signature (a webhook’s)', () => {
     expect(claimsSignature({ 'user-agent': 'x' })).toBe(false);
     expect(claimsSignature({ 'signature-agent': '"https://chatgpt.com"' })).toBe(true);
-    expect(claimsSignature({ signature: 'x' })).toBe(true);
+    expect(claimsSignature({ 'signature-input': 'sig1=("@authority");tag="web-bot-auth"', signature: 'sig1=:AA==:' })).toBe(true);
+    expect(claimsSignature({ 'signature-input': ['sig0=("@method")', 'sig1=("@authority");tag="web-bot-auth"'] })).toBe(true);
+    expect(claimsSignature({ 'signature-input': 'sig1=("@method" "content-digest");keyid="webhook"', signature: 'sig1=:AA==:' })).toBe(false);
+    expect(claimsSignature({ signature: 'x' })).toBe(false);
   });
 });
 

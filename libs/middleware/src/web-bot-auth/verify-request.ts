@@ -58,9 +58,15 @@ export interface SignedRequest {
 const MAX_NONCE_LENGTH = 512;
 const MAX_KEYID_LENGTH = 128;
 
-/** Whether a request claims a signature at all: only such requests pay for any of this. */
+/**
+ * Whether a request claims a Web Bot Auth signature: a Signature-Agent, or a Signature-Input that
+ * names the tag. Only such requests pay for any of this; other RFC 9421 signatures (a webhook's,
+ * say) are none of the gate's business.
+ */
 export function claimsSignature(headers: HeaderRecord): boolean {
-  return headers['signature-input'] !== undefined || headers['signature'] !== undefined || headers['signature-agent'] !== undefined;
+  if (headers['signature-agent'] !== undefined) return true;
+  const input = fieldValue(headers, 'signature-input');
+  return input !== undefined && input.includes(WEB_BOT_AUTH_TAG);
 }
 
 /** `headers` must have lower-case names (lowerCaseHeaders). */

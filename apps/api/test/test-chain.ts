@@ -13,7 +13,8 @@ export function workerChain(): TestChain {
 
 /** Chain settings for tests: fast polling, background jobs off unless a test turns them on. */
 export function testChainConfig(overrides: Partial<ChainConfig> = {}): ChainConfig {
-  return { ...loadConfig({}).chain, pollingIntervalMs: 20, reconcileIntervalMs: 0, settlementTimeoutMs: 20_000, ...overrides };
+  const base = loadConfig({}).chain;
+  return { ...base, pollingIntervalMs: 20, reconcileIntervalMs: 0, settlementTimeoutMs: 20_000, batchSettlement: { ...base.batchSettlement, claimIntervalMs: 0 }, ...overrides };
 }
 
 /** A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). */

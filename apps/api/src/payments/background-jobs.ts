@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
+import { ClaimerService } from '../batch-settlement/claimer.service';
 import { ReconcilerService } from './reconciler.service';
 
-/** Runs the reconciler on its interval; a run never overlaps the previous one. */
+/** Runs the reconciler and the voucher claimer on their intervals; a run never overlaps the previous one. */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Jobs');
@@ -12,10 +13,12 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly reconciler: ReconcilerService,
+    private readonly claimer: ClaimerService,
   ) {}
 
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
+    this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce());
   }
 
   onApplicationShutdown(): void {

@@ -1,0 +1,95 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Address, Hex } from 'viem';
+import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
+import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
+import { CHAIN } from '../chain/tokens';
+import type { AppConfig } from '../config/config';
+import { CONFIG } from '../db/tokens';
+import type { PaymentChannel } from '../generated/prisma/client';
+import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { ChannelStore } from './channel.store';
+
+export interface ClaimRun {
+  /** claimWithSignature transactions sent, and settle transactions sent. */
+  claims: Hex[];
+  settles: Hex[];
+}
+
+/**
+ * Collects accepted vouchers: per receiver and token, once the unclaimed total reaches a size, the
+ * oldest unclaimed voucher an age, or a payer starts a withdrawal (the withdraw delay is then the
+ * deadline), one claimWithSignature for all of that receiver's channels, signed by the receiver
+ * authorizer and sent by the relayer, then settle to the receiver. The chain is the truth: before
+ * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
+ * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
+ */
+@Injectable()
+export class ClaimerService {
+  private readonly logger = new Logger('Claimer');
+
+  constructor(
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly store: ChannelStore,
+  ) {}
+
+  /** `force`: claim whatever is unclaimed, due or not. */
+  async runOnce(options: { force?: boolean; now?: Date } = {}): Promise<ClaimRun> {
+    const run: ClaimRun = { claims: [], settles: [] };
+    const batch = this.chain.batchSettlement;
+    if (!batch) return run;
+    for (const { receiver, token } of await this.store.receiversWithUnclaimed()) {
+      await this.claimReceiver(batch, receiver as Address, token as Address, options, run).catch((error: Error) =>
+        this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`),
+      );
+    }
+    return run;
+  }
+
+  private async claimReceiver(batch: BatchSettlementChain, receiver: Address, token: Address, options: { force?: boolean; now?: Date }, run: ClaimRun): Promise<void> {
+    const now = options.now ?? new Date();
+    const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
+    let urgent = false;
+    for (const channel of await this.store.unclaimed(receiver, token)) {
+      const state = await readChannel(this.chain, batch, channel.channelId as Hex);
+      await this.store.markClaimed(channel.channelId, state.totalClaimed);
+      if (state.withdrawal) urgent = true;
+      if (channel.charged <= state.totalClaimed || !channel.signature) continue;
+      rows.push({ channel, from: state.totalClaimed, row: { config: configOf(channel), maxClaimableAmount: channel.charged, signature: channel.signature as Hex, totalClaimed: channel.charged } });
+    }
+    const amount = rows.reduce((sum, r) => sum + (r.row.totalClaimed - r.from), 0n);
+    const oldest = rows.reduce<Date | null>((min, r) => (r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min), null);
+    const { claimMinMicros, claimMaxAgeSeconds } = this.config.chain.batchSettlement;
+    const due = options.force || urgent || amount >= claimMinMicros || (oldest !== null && now.getTime() - oldest.getTime() >= claimMaxAgeSeconds * 1000);
+    if (rows.length > 0 && due) {
+      const hash = await sendFromRelayer(this.chain, batch.escrow, await claimCalldata(this.chain, batch, rows.map((r) => r.row)));
+      run.claims.push(hash);
+      const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+      if (!receipt || receipt.status !== 'success') throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      // Read back what the chain now says, rather than assume the rows applied.
+      for (const { channel } of rows) await this.store.markClaimed(channel.channelId, (await readChannel(this.chain, batch, channel.channelId as Hex)).totalClaimed);
+      await this.store.recordClaim({ chainId: this.chain.chainId, receiver, token, txHash: hash, channels: rows.length, amount, settleTxHash: null });
+      this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
+    }
+    if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
+      const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
+      run.settles.push(settle);
+      const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
+      if (!receipt || receipt.status !== 'success') throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      const claim = run.claims.at(-1);
+      if (claim) await this.store.recordClaim({ chainId: this.chain.chainId, receiver, token, txHash: claim, channels: rows.length, amount, settleTxHash: settle });
+    }
+  }
+}
+
+function configOf(channel: PaymentChannel) {
+  return {
+    payer: channel.payer as Hex,
+    payerAuthorizer: channel.payerAuthorizer as Hex,
+    receiver: channel.receiver as Hex,
+    receiverAuthorizer: channel.receiverAuthorizer as Hex,
+    token: channel.token as Hex,
+    withdrawDelay: channel.withdrawDelay,
+    salt: channel.salt as Hex,
+  };
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { pricedSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchOffer, testChannel } from '../../test/test-channel';
+import { createTestDatabase } from '../../test/test-database';
+import { ClaimerService } from './claimer.service';
+
+/*
+ * The claimer collects accepted vouchers for the receiver. The API is stopped after taking the
+ * vouchers and a new one started on the same database: it claims them all, once (totalClaimed is
+ * read back from the chain), and the receiver's balance is exactly the sum of the prices.
+ */
+describe('voucher claimer', () => {
+  it('claims what an API accepted before it restarted, settles it to the receiver exactly, and never twice', async () => {
+    const db = await createTestDatabase();
+    const masterKey = randomBytes(32);
+    const payTo = newWallet().address;
+    let first: TestApp | undefined = await startTestApp({ database: db.database, masterKey });
+    let second: TestApp | undefined;
+    try {
+      const { site, publisher } = await pricedSite(first, payTo);
+      await first.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+      const gate = async (app: TestApp, path: string) => batchOffer(await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }));
+
+      // Two payers, two channels, five pages between them at 0.01 and 0.001.
+      const paid: bigint[] = [];
+      for (const [payer, pages] of [[newWallet(), ['/a/1', '/cheap/1', '/a/2']], [newWallet(), ['/cheap/2', '/a/3']]] as const) {
+        await fundUsdc(first, payer.address, '1');
+        let total = 0n;
+        for (const [i, path] of pages.entries()) {
+          const offer = await gate(first, path);
+          const channel = testChannel(first, payer, offer.accepted);
+          total += BigInt(offer.accepted.amount);
+          const response = await first.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) } });
+          expect(response.status).toBe(200);
+          paid.push(BigInt(offer.accepted.amount));
+        }
+      }
+      const owed = paid.reduce((a, b) => a + b, 0n);
+      expect(owed).toBe(10_000n * 3n + 1_000n * 2n);
+      await first.close();
+      first = undefined;
+
+      second = await startTestApp({ database: db.database, masterKey });
+      const claimer = second.app.get(ClaimerService);
+      // Not due yet: below the size and younger than the age.
+      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [] });
+      expect(await usdcBalance(second, payTo)).toBe(0n);
+
+      const run = await claimer.runOnce({ force: true });
+      expect(run.claims).toHaveLength(1);
+      expect(run.settles).toHaveLength(1);
+      expect(await usdcBalance(second, payTo)).toBe(owed);
+      const claims = await second.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } });
+      expect(claims).toEqual([expect.objectContaining({ channels: 2, amount: owed, txHash: run.claims[0], settleTxHash: run.settles[0] })]);
+      for (const channel of await second.database.prisma.paymentChannel.findMany({ where: { receiver: payTo.toLowerCase() } })) {
+        expect(channel.unclaimedSince).toBeNull();
+        const [, totalClaimed] = (await second.chain.publicClient.readContract({ address: second.chain.batchSettlement!.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'channels', args: [channel.channelId as `0x${string}`] })) as readonly [bigint, bigint];
+        expect(totalClaimed).toBe(channel.charged);
+      }
+
+      // Again: nothing left to claim or settle.
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
+      // A stored row put back to "unclaimed" (a crash between the claim and its record) is reconciled from the chain, not claimed again.
+      await second.database.prisma.paymentChannel.updateMany({ where: { receiver: payTo.toLowerCase() }, data: { claimed: 0n, unclaimedSince: new Date(0) } });
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
+      expect(await usdcBalance(second, payTo)).toBe(owed);
+    } finally {
+      await first?.close();
+      await second?.close();
+      await db.dispose();
+    }
+  });
+});

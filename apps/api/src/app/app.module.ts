@@ -105,8 +105,6 @@ export class AppModule {
         VoucherPaymentsService,
         ChannelStore,
         ClaimerService,
-        ReconcilerService,
-        GateCounterService,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

@@ -184,8 +184,8 @@ function listProblems(value: unknown, loc: Loc, max: number, itemProblem: (item:
 }
 
 /**
- * A valid input (botPolicyInputProblems found nothing) as stored: bots under their catalogue
- * spelling, categories and bots in catalogue order, lists without repeats.
+ * A valid input (botPolicyInputProblems found nothing) as stored and shown: bots under their
+ * catalogue spelling, categories and bots in catalogue order, lists without repeats.
  */
 export function normalizeBotPolicy(input: BotPolicyInput): BotPolicyRules {
   const categories: Partial<Record<BotCategory, BotAction>> = {};
@@ -207,8 +207,7 @@ export function normalizeBotPolicy(input: BotPolicyInput): BotPolicyRules {
   };
 }
 
-function known(name: string): PolicyBotName {
-  const bot = policyBotName(name);
-  if (!bot) throw new TypeError(`normalizeBotPolicy: unvalidated bot name ${JSON.stringify(name)}`);
-  return bot;
+/** A name the catalogue no longer holds (a policy stored by an older version) keeps its spelling and goes last. */
+function known(name: string): Pick<PolicyBotName, 'name' | 'rank'> {
+  return policyBotName(name) ?? { name, rank: Number.POSITIVE_INFINITY };
 }

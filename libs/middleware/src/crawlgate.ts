@@ -74,7 +74,11 @@ export interface CrawlgateOptions {
   siteToken: string;
   /** The site's access-token secret; several during a rotation (the first mints gates; a token signed with any passes). */
   secret: string | readonly string[];
-  /** Which bots pay, pass or are blocked; the catalogue's defaults otherwise. */
+  /**
+   * Which bots pay, pass or are blocked; the catalogue's defaults otherwise. The policy stored in
+   * the API (dashboard, CLI, SDK) loads with the pricing and applies too; where both set the same
+   * category or bot, this one wins (stored-bot-policy.ts).
+   */
   policy?: BotPolicy;
   /**
    * What to do while the site's pricing has never loaded (the API down at start-up): 'open'
@@ -147,7 +151,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const logger = options.logger ?? console;
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
   const api: ApiClient = createApiClient({ apiUrl: options.apiUrl, siteToken: options.siteToken, timeoutMs: options.timeoutMs ?? 3000, fetch: options.fetch });
-  const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), onError: warn });
+  const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), policy: options.policy, onError: warn });
   const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
   const webBotAuth = createWebBotAuth(options.webBotAuth);
@@ -165,8 +169,10 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   function classify(request: CrawlgateRequest, headers: HeaderRecord, token: string | undefined, signature: SignatureCheck | undefined): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
+    // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); the code's until then.
+    const policy = site.current()?.botPolicy.effective ?? options.policy;
     // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).
-    const visitor = identifyVisitor(headerValue(headers, 'user-agent'), options.policy, signature);
+    const visitor = identifyVisitor(headerValue(headers, 'user-agent'), policy, signature);
     if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);

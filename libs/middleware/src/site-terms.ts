@@ -2,16 +2,21 @@
  * The site's pricing and payment terms (GET /v1/site), loaded at start-up and refreshed in the
  * background, so the gate prices and mints gates with no API call per request. A failed refresh
  * keeps the last terms that loaded (a pricing change waits, money does not); until the first load
- * succeeds there are none, and the gate's failMode decides.
+ * succeeds there are none, and the gate's failMode decides. The stored bot policy comes with the
+ * terms and meets the code's policy there (stored-bot-policy.ts).
  */
 
 import { parsePriceUsd, type PriceRule, type SiteOffer } from '@crawlgate/core';
 import type { ApiClient } from './api-client';
+import type { BotPolicy } from './bots';
 import { compileSitePrices, type SitePrices } from './route-pricing';
+import { refreshBotPolicy, type StoredBotPolicy } from './stored-bot-policy';
 
 export interface SiteTerms {
   offer: SiteOffer;
   prices: SitePrices;
+  /** `effective` is the bot policy the gate applies. */
+  botPolicy: StoredBotPolicy;
 }
 
 export interface SiteTermsSource {
@@ -26,10 +31,12 @@ export interface SiteTermsOptions {
   api: ApiClient;
   /** How often to refresh; at most 30 s, so a pricing change is in effect within 30 s. */
   refreshMs: number;
+  /** The policy passed in code, which wins over the stored one key by key. */
+  policy?: BotPolicy;
   onError(message: string): void;
 }
 
-export function loadSiteTerms({ api, refreshMs, onError }: SiteTermsOptions): SiteTermsSource {
+export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOptions): SiteTermsSource {
   let terms: SiteTerms | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
@@ -39,7 +46,7 @@ export function loadSiteTerms({ api, refreshMs, onError }: SiteTermsOptions): Si
       const offer = await api.site();
       // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
       const prices = terms?.offer.pricing_version === offer.pricing_version ? terms.prices : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
-      terms = { offer, prices };
+      terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {

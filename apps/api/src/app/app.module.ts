@@ -19,7 +19,6 @@ import { BackgroundJobs } from '../payments/background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { ChannelStore } from '../batch-settlement/channel.store';
-import { ClaimerService } from '../batch-settlement/claimer.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
@@ -32,6 +31,7 @@ import { DEFAULT_LIMIT } from '../rate-limit/limits';
 import { trackByCredential } from '../rate-limit/trackers';
 import { ReportingModule } from '../reporting/reporting.module';
 import { CrawlersModule } from '../crawlers/crawlers.module';
+import { BotPolicyModule } from '../bot-policy/bot-policy.module';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { SitesController } from '../sites/sites.controller';
 import { SitesService } from '../sites/sites.service';
@@ -80,6 +80,7 @@ export class AppModule {
         }),
         ReportingModule,
         CrawlersModule,
+        BotPolicyModule,
       ],
       controllers: [
         HealthController,
@@ -104,7 +105,6 @@ export class AppModule {
         GateCounterService,
         VoucherPaymentsService,
         ChannelStore,
-        ClaimerService,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

@@ -181,6 +181,8 @@ describe('GET /v1/site (site token)', () => {
       settlement_timeout_seconds: Math.ceil(app.chain.settlementTimeoutMs / 1000),
       max_url_length: 2048,
       api_base_url: app.baseUrl,
+      batch_settlement: null,
+      bot_policy: { categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 0 },
     });
     expect((await app.call('GET', '/v1/site')).status).toBe(401);
     expect((await app.call('GET', '/v1/site', { headers: publisher.auth })).status).toBe(401);

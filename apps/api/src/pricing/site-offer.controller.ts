@@ -1,10 +1,12 @@
-import { MAX_URL_LENGTH, type SiteOffer } from '@crawlgate/core';
+import { MAX_URL_LENGTH, type BotPolicyOffer, type SiteOffer } from '@crawlgate/core';
 import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SiteTokenAuth } from '../auth/authenticated';
 import { batchSettlementOffer, BatchSettlementOfferView } from '../batch-settlement/batch-settlement-offer';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
+import { BotPolicyOfferView } from '../bot-policy/bot-policy.dto';
+import { BotPolicyService } from '../bot-policy/bot-policy.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -31,13 +33,15 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
   @ApiProperty({ type: 'integer' }) max_url_length!: number;
   @ApiProperty({ description: 'The API’s public base URL; every verify_url is under it' }) api_base_url!: string;
+  @ApiProperty({ type: BotPolicyOfferView, description: 'The site’s bot policy (PUT /v1/sites/{id}/bot-policy); its version increases with every change' })
+  bot_policy!: BotPolicyOffer;
   @ApiProperty({ type: BatchSettlementOfferView, nullable: true, description: 'The channel terms every gate offers with x402 batch-settlement; null while the site does not take vouchers' })
   batch_settlement!: BatchSettlementOfferView | null;
 }
 
 /**
- * A site's terms for its middleware: its prices, how to pay, and the gate settings, so the
- * middleware prices requests and mints gates itself (no API call per 402) and copies no API default.
+ * A site's terms for its middleware: its prices, how to pay, the gate settings and the bot policy,
+ * so the middleware prices requests and mints gates itself (no API call per 402) and copies no API default.
  * Also what it publishes at /.well-known/pay.json.
  */
 @ApiTags('gates')
@@ -45,6 +49,7 @@ export class SiteOfferView implements SiteOffer {
 export class SiteOfferController {
   constructor(
     private readonly pricing: PricingService,
+    private readonly botPolicies: BotPolicyService,
     @Inject(CHAIN) private readonly chain: ChainContext,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
@@ -54,7 +59,7 @@ export class SiteOfferController {
   @ApiOperation({ summary: 'The site’s terms for its middleware: prices, network, asset and pay-to' })
   @ApiResponse({ status: 200, type: SiteOfferView, description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.' })
   async offer(@CurrentSite() site: SiteWithPayout, @Req() request: FastifyRequest): Promise<SiteOfferView> {
-    const pricing = await this.pricing.view(site);
+    const [pricing, botPolicy] = await Promise.all([this.pricing.view(site), this.botPolicies.offer(site.id)]);
     return {
       site_id: site.id,
       domain: site.domain,
@@ -73,6 +78,7 @@ export class SiteOfferController {
       settlement_timeout_seconds: Math.ceil(this.chain.settlementTimeoutMs / 1000),
       max_url_length: MAX_URL_LENGTH,
       api_base_url: requestBaseUrl(this.config, request),
+      bot_policy: botPolicy,
       batch_settlement: batchSettlementOffer(this.chain, site),
     };
   }

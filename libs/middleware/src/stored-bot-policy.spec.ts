@@ -1,0 +1,173 @@
+import { MAX_POLICY_BOTS } from '@crawlgate/core';
+import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../test/support/fake-api';
+import { createCrawlgate } from './crawlgate';
+import { classifyVisitor, type BotPolicy } from './bots';
+import { mergeBotPolicies, readStoredBotPolicy, refreshBotPolicy } from './stored-bot-policy';
+
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
+
+const stored = (changes: Record<string, unknown> = {}) => ({ categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 1, ...changes });
+const action = (ua: string, policy: BotPolicy | undefined) => {
+  const visitor = classifyVisitor(ua, policy);
+  return visitor.kind === 'bot' ? visitor.action : 'human';
+};
+
+describe('readStoredBotPolicy', () => {
+  it('reads what the API sends, in the catalogue spelling', () => {
+    expect(
+      readStoredBotPolicy(stored({ categories: { seo: 'block' }, bots: { gptbot: 'allow' }, require_signature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] }, version: 7 })),
+    ).toEqual({
+      ok: true,
+      version: 7,
+      policy: { categories: { seo: 'block' }, bots: { GPTBot: 'allow' }, requireSignature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] } },
+      skipped: [],
+    });
+  });
+
+  it('skips names from a newer catalogue, which no visitor it classifies can carry', () => {
+    const read = readStoredBotPolicy(stored({ categories: { 'ai-agent': 'block', seo: 'block' }, bots: { FutureBot: 'block' }, require_signature: { categories: ['ai-agent'], bots: ['FutureBot', 'GPTBot'] } }));
+    expect(read).toEqual({
+      ok: true,
+      version: 1,
+      policy: { categories: { seo: 'block' }, bots: {}, requireSignature: { categories: [], bots: ['GPTBot'] } },
+      skipped: ['category "ai-agent"', 'bot "FutureBot"', 'category "ai-agent"', 'bot "FutureBot"'],
+    });
+  });
+
+  it.each<[string, unknown]>([
+    ['not an object', 'block'],
+    ['null', null],
+    ['no version', { ...stored(), version: undefined }],
+    ['a negative version', stored({ version: -1 })],
+    ['a fractional version', stored({ version: 1.5 })],
+    ['categories as a list', stored({ categories: ['seo'] })],
+    ['bots missing', { ...stored(), bots: undefined }],
+    ['require_signature missing', { ...stored(), require_signature: undefined }],
+    ['require_signature lists that are not lists', stored({ require_signature: { categories: 'seo', bots: [] } })],
+    ['an unknown action for a category', stored({ categories: { seo: 'deny' } })],
+    ['an unknown action for a bot', stored({ bots: { GPTBot: 'free' } })],
+    ['an unknown action for an unknown bot', stored({ bots: { FutureBot: 'rate-limit' } })],
+    ['a non-string in a list', stored({ require_signature: { categories: [], bots: [{}] } })],
+    ['too many bots', stored({ bots: Object.fromEntries(Array.from({ length: MAX_POLICY_BOTS + 1 }, (_, i) => [`b${i}`, 'block'])) })],
+  ])('refuses a policy with %s, whole', (_, value) => {
+    expect(readStoredBotPolicy(value)).toEqual({ ok: false, problem: expect.any(String) });
+  });
+});
+
+describe('mergeBotPolicies: the code wins each key it sets', () => {
+  const fromApi: BotPolicy = { categories: { 'ai-training': 'block', seo: 'block' }, bots: { GPTBot: 'block', ClaudeBot: 'allow' }, requireSignature: { categories: ['ai-assistant'], bots: ['GPTBot'] } };
+
+  it('replaces the stored entry for a category or bot the code names, in any case, and keeps the rest', () => {
+    const merged = mergeBotPolicies(fromApi, { categories: { seo: 'allow' }, bots: { gptbot: 'charge' } });
+    expect(merged).toEqual({
+      categories: { 'ai-training': 'block', seo: 'allow' },
+      bots: { ClaudeBot: 'allow', gptbot: 'charge' },
+      requireSignature: { categories: ['ai-assistant'], bots: ['GPTBot'] },
+    });
+    expect([GPTBOT, CLAUDEBOT, AHREFS].map((ua) => action(ua, merged))).toEqual(['charge', 'allow', 'allow']);
+  });
+
+  it('keeps a stored bot’s own action over a category the code sets (a bot’s entry comes before its category’s)', () => {
+    const merged = mergeBotPolicies(fromApi, { categories: { 'ai-training': 'charge' } });
+    expect([GPTBOT, CLAUDEBOT].map((ua) => action(ua, merged))).toEqual(['block', 'allow']);
+  });
+
+  it('joins the signature requirements of both', () => {
+    expect(mergeBotPolicies(fromApi, { requireSignature: { categories: ['ai-search', 'ai-assistant'], bots: ['gptbot', 'ClaudeBot'] } }).requireSignature).toEqual({
+      categories: ['ai-assistant', 'ai-search'],
+      bots: ['GPTBot', 'ClaudeBot'],
+    });
+  });
+
+  it('is the stored policy when the code sets none', () => {
+    expect(mergeBotPolicies(fromApi, undefined)).toBe(fromApi);
+  });
+});
+
+describe('refreshBotPolicy', () => {
+  const code: BotPolicy = { bots: { AhrefsBot: 'block' } };
+
+  it('applies the code’s policy alone when the API sends none, and at start-up when it cannot read the stored one', () => {
+    const warnings: string[] = [];
+    expect(refreshBotPolicy(undefined, undefined, code, (m) => warnings.push(m))).toEqual({ version: undefined, effective: code });
+    expect(refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'deny' } }), code, (m) => warnings.push(m))).toEqual({ version: undefined, effective: code });
+    expect(warnings).toEqual(['the stored bot policy is unreadable (bots["GPTBot"] is no action); applying the policy in code and the defaults']);
+  });
+
+  it('keeps the last good policy when a later one cannot be read, and takes the next good one', () => {
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const good = refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'block' }, version: 3 }), code, warn);
+    expect(action(GPTBOT, good.effective)).toBe('block');
+    expect(refreshBotPolicy(good, stored({ bots: { GPTBot: 'allow' }, categories: 'seo', version: 4 }), code, warn)).toBe(good);
+    expect(warnings).toEqual(['the stored bot policy is unreadable (categories, bots or require_signature is not an object); keeping the one loaded before']);
+    const next = refreshBotPolicy(good, stored({ bots: { GPTBot: 'allow' }, version: 5 }), code, warn);
+    expect([action(GPTBOT, next.effective), action(AHREFS, next.effective)]).toEqual(['allow', 'block']);
+  });
+
+  it('reads a policy again only when its version moves', () => {
+    const first = refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'block' }, version: 2 }), undefined, () => undefined);
+    expect(refreshBotPolicy(first, stored({ bots: { GPTBot: 'block' }, version: 2 }), undefined, () => undefined)).toBe(first);
+    expect(refreshBotPolicy(first, stored({ bots: {}, version: 3 }), undefined, () => undefined)).not.toBe(first);
+  });
+
+  it('warns once per version about names it skipped', () => {
+    const warnings: string[] = [];
+    refreshBotPolicy(undefined, stored({ bots: { FutureBot: 'block' } }), undefined, (m) => warnings.push(m));
+    expect(warnings).toEqual(['the stored bot policy names bot "FutureBot", which this version of the middleware does not know; skipped']);
+  });
+});
+
+describe('the gate with a stored policy (in-memory API)', () => {
+  /** Resolves once `count` more GET /v1/site calls have started: the one before the last has been applied by then. */
+  async function refreshes(api: ReturnType<typeof fakeApi>, count: number): Promise<void> {
+    const target = api.count('GET /v1/site') + count;
+    for (let i = 0; i < 2000 && api.count('GET /v1/site') < target; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(api.count('GET /v1/site')).toBeGreaterThanOrEqual(target);
+  }
+
+  it('never lets an unreadable stored policy free a bot: start-up keeps the code’s, later ones keep the last good', async () => {
+    const api = fakeApi();
+    const offer = await (await api.fetch(`${FAKE_API_URL}/v1/site`)).json();
+    let botPolicy: unknown = stored({ bots: { GPTBot: 'allow' }, categories: { seo: 'nope' } });
+    api.answerWith((call) => (call === 'GET /v1/site' ? { status: 200, body: { ...offer, bot_policy: botPolicy } } : undefined));
+    const warnings: string[] = [];
+    const gate = createCrawlgate({
+      apiUrl: FAKE_API_URL,
+      siteId: FAKE_SITE_ID,
+      siteToken: 'st_test',
+      secret: 'secret',
+      fetch: api.fetch,
+      refreshMs: 10,
+      policy: { bots: { AhrefsBot: 'block' } },
+      logger: { warn: (message) => warnings.push(message) },
+    });
+    const status = async (ua: string) => {
+      const decision = await gate.handle({ method: 'GET', url: '/articles/1', headers: { 'user-agent': ua } });
+      return decision.kind === 'respond' ? decision.status : 200;
+    };
+    try {
+      await gate.ready();
+      expect([await status(GPTBOT), await status(AHREFS)]).toEqual([402, 403]);
+      expect(warnings[0]).toMatch(/stored bot policy is unreadable .*applying the policy in code/);
+
+      botPolicy = stored({ bots: { GPTBot: 'block' }, version: 2 });
+      await refreshes(api, 2);
+      expect([await status(GPTBOT), await status(AHREFS)]).toEqual([403, 403]);
+
+      botPolicy = { ...stored({ version: 3 }), bots: { GPTBot: 'allow', ClaudeBot: 'free' } };
+      await refreshes(api, 2);
+      expect(await status(GPTBOT)).toBe(403);
+      expect(warnings.at(-1)).toMatch(/unreadable .*keeping the one loaded before/);
+
+      // The code's own entry wins over the store's for the same bot.
+      botPolicy = stored({ bots: { GPTBot: 'allow', AhrefsBot: 'allow' }, version: 4 });
+      await refreshes(api, 2);
+      expect([await status(GPTBOT), await status(AHREFS)]).toEqual([200, 403]);
+    } finally {
+      await gate.close();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/*
+ * The bot policy the site stores in the API (GET /v1/site's `bot_policy`), and how it meets the
+ * `policy` option passed in code. Merged key by key, and the code wins each key it sets:
+ *
+ *   categories          the code's action for a category replaces the stored one for it;
+ *   bots                the code's action for a bot (any case) replaces the stored one for it;
+ *   requireSignature    both lists are joined: a signature required in either place is required.
+ *
+ * Then the usual order decides a visitor: its bot's action (from either), else its category's
+ * (from either), else the default. So a bot the dashboard sets keeps its action unless the code
+ * names that same bot, even where the code sets its category.
+ *
+ * Never a fail-open: a stored policy this middleware cannot read (not an object, an action it does
+ * not know, lists that are not lists) is refused whole, and the last one that read well stays in
+ * force (before any, the code's policy and the defaults). Names it does not know, a category or a
+ * crawler added to a newer catalogue than this one, are skipped with a warning: no visitor this
+ * middleware classifies can carry them, so skipping them changes no answer.
+ */
+
+import { isBotAction, isBotCategory, isPlainObject, MAX_POLICY_BOTS, policyBotName, type BotAction, type BotCategory } from '@crawlgate/core';
+import type { BotPolicy } from './bots';
+
+export interface StoredBotPolicy {
+  /** The stored policy's version; undefined when the API sent none (an API that stores no policy). */
+  version: number | undefined;
+  /** What the gate applies: the stored policy under the code's. */
+  effective: BotPolicy | undefined;
+}
+
+/**
+ * The policy after a refresh that brought `stored` (the offer's `bot_policy`): re-read only when
+ * its version moved; `previous` (the last good) when it cannot be read, with `warn` saying why.
+ */
+export function refreshBotPolicy(previous: StoredBotPolicy | undefined, stored: unknown, code: BotPolicy | undefined, warn: (message: string) => void): StoredBotPolicy {
+  if (stored === undefined) return { version: undefined, effective: code };
+  const version = isPlainObject(stored) ? stored.version : undefined;
+  if (previous && previous.version !== undefined && previous.version === version) return previous;
+  const read = readStoredBotPolicy(stored);
+  if (!read.ok) {
+    warn(`the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code and the defaults'}`);
+    return previous ?? { version: undefined, effective: code };
+  }
+  for (const name of read.skipped) warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
+  return { version: read.version, effective: mergeBotPolicies(read.policy, code) };
+}
+
+type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } | { ok: false; problem: string };
+
+/** A stored policy as the API sends it (core's BotPolicyOffer), checked as untrusted input. */
+export function readStoredBotPolicy(value: unknown): Read {
+  if (!isPlainObject(value)) return { ok: false, problem: 'not an object' };
+  const { version, categories, bots, require_signature: signature } = value;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) return { ok: false, problem: 'no version' };
+  if (!isPlainObject(categories) || !isPlainObject(bots) || !isPlainObject(signature)) return { ok: false, problem: 'categories, bots or require_signature is not an object' };
+  if (!Array.isArray(signature.categories) || !Array.isArray(signature.bots)) return { ok: false, problem: 'require_signature.categories or .bots is not a list' };
+  if (Object.keys(bots).length > MAX_POLICY_BOTS || signature.bots.length > MAX_POLICY_BOTS) return { ok: false, problem: `more than ${MAX_POLICY_BOTS} bots` };
+
+  const skipped: string[] = [];
+  const policy: Required<Pick<BotPolicy, 'categories' | 'bots'>> & { requireSignature: { categories: BotCategory[]; bots: string[] } } = {
+    categories: {},
+    bots: {},
+    requireSignature: { categories: [], bots: [] },
+  };
+  for (const [category, action] of Object.entries(categories)) {
+    if (!isBotAction(action)) return { ok: false, problem: `categories["${category.slice(0, 40)}"] is no action` };
+    if (isBotCategory(category)) policy.categories[category] = action;
+    else skipped.push(`category "${category.slice(0, 40)}"`);
+  }
+  for (const [name, action] of Object.entries(bots)) {
+    if (!isBotAction(action)) return { ok: false, problem: `bots["${name.slice(0, 40)}"] is no action` };
+    const known = policyBotName(name);
+    if (known) policy.bots[known.name] = action;
+    else skipped.push(`bot "${name.slice(0, 40)}"`);
+  }
+  for (const category of signature.categories) {
+    if (typeof category !== 'string') return { ok: false, problem: 'require_signature.categories holds a non-string' };
+    if (isBotCategory(category)) policy.requireSignature.categories.push(category);
+    else skipped.push(`category "${category.slice(0, 40)}"`);
+  }
+  for (const name of signature.bots) {
+    if (typeof name !== 'string') return { ok: false, problem: 'require_signature.bots holds a non-string' };
+    const known = policyBotName(name);
+    if (known) policy.requireSignature.bots.push(known.name);
+    else skipped.push(`bot "${name.slice(0, 40)}"`);
+  }
+  return { ok: true, version, policy, skipped };
+}
+
+/** The stored policy with the code's entries over it, key by key (see the top of this file). */
+export function mergeBotPolicies(stored: BotPolicy, code: BotPolicy | undefined): BotPolicy {
+  if (!code) return stored;
+  const codeBots = Object.entries(code.bots ?? {});
+  const codeNames = new Set(codeBots.map(([name]) => name.toLowerCase()));
+  const bots: Record<string, BotAction> = {};
+  for (const [name, action] of Object.entries(stored.bots ?? {})) if (!codeNames.has(name.toLowerCase())) bots[name] = action;
+  for (const [name, action] of codeBots) bots[name] = action;
+  return {
+    categories: { ...stored.categories, ...code.categories },
+    bots,
+    requireSignature: {
+      categories: [...new Set([...(stored.requireSignature?.categories ?? []), ...(code.requireSignature?.categories ?? [])])],
+      bots: unionIgnoringCase(stored.requireSignature?.bots ?? [], code.requireSignature?.bots ?? []),
+    },
+  };
+}
+
+function unionIgnoringCase(first: readonly string[], second: readonly string[]): string[] {
+  const seen = new Map<string, string>();
+  for (const name of [...first, ...second]) if (!seen.has(name.toLowerCase())) seen.set(name.toLowerCase(), name);
+  return [...seen.values()];
+}
+

@@ -19,6 +19,7 @@ import { BackgroundJobs } from '../payments/background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { ChannelStore } from '../batch-settlement/channel.store';
+import { ClaimerService } from '../batch-settlement/claimer.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
@@ -105,6 +106,7 @@ export class AppModule {
         GateCounterService,
         VoucherPaymentsService,
         ChannelStore,
+        ClaimerService,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

@@ -15,6 +15,8 @@ export {
   type BotSignature,
   type Visitor,
 } from './bots';
+export { identifyVisitor, type Identified } from './bots/identify';
+export { createWebBotAuth, type SignatureCheck, type WebBotAuth, type WebBotAuthOptions } from './web-bot-auth';
 export { buildPayJson, type PayJson } from './pay-json';
 export {
   buildRslDocument,

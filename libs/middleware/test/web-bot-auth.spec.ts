@@ -12,6 +12,7 @@
 
 import { createWebBotAuthSigner, generateEd25519Jwk, jwkThumbprint, type CrawlerView, type Ed25519PrivateJwk } from '@crawlgate/core';
 import { createAgent, type PaymentEvent } from '@crawlgate/agent';
+import { pricedSite } from '../../../apps/api/test/fixtures';
 import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import type { BotPolicy } from '../src/bots';
 import { createCrawlgate, type Crawlgate, type CrawlgateOptions } from '../src/crawlgate';
@@ -178,23 +179,27 @@ describe('Cloudflare’s rule: a signed request’s price header must be signed'
 
 describe('crawler analytics', () => {
   it('counts verified requests as verified, and spoofed ones as not', async () => {
-    const fresh = await startGatedSite();
-    try {
-      const crawlgate = createCrawlgate(fresh.options({ webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 300 } }));
-      const visit = (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: SITE, ...headers } });
-      expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
-      expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
-      expect(status(await visit({ 'user-agent': CHATGPT_USER }))).toBe(402);
-      expect(await visit({ 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
-      await crawlgate.close();
-      const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, { headers: fresh.publisher.auth });
-      const byName = Object.fromEntries((answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]));
-      expect(byName['ChatGPT agent']).toMatchObject({ operator: 'OpenAI', category: 'ai-assistant', requests: 2, charged: 2, verified_share: '1.0000' });
-      expect(byName['ChatGPT-User']).toMatchObject({ operator: 'OpenAI', requests: 1, charged: 1, verified_share: '0.0000' });
-      expect(byName.person).toMatchObject({ requests: 1, passed: 1 });
-    } finally {
-      await fresh.close();
-    }
+    // A site of its own on the same API, so the counts are only this crawl's.
+    const { site, publisher } = await pricedSite(gated.app, newWallet().address);
+    const crawlgate = createCrawlgate({
+      apiUrl: gated.app.baseUrl,
+      siteId: site.siteId,
+      siteToken: site.siteToken,
+      secret: site.secret,
+      logger: { warn: () => undefined },
+      webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 300 },
+    });
+    const visit = (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: SITE, ...headers } });
+    expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
+    expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
+    expect(status(await visit({ 'user-agent': CHATGPT_USER }))).toBe(402);
+    expect(await visit({ 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+    await crawlgate.close();
+    const answer = await gated.app.call('GET', `/v1/sites/${site.siteId}/crawlers`, { headers: publisher.auth });
+    const byName = Object.fromEntries((answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]));
+    expect(byName['ChatGPT agent']).toMatchObject({ operator: 'OpenAI', category: 'ai-assistant', requests: 2, charged: 2, verified_share: '1.0000' });
+    expect(byName['ChatGPT-User']).toMatchObject({ operator: 'OpenAI', requests: 1, charged: 1, verified_share: '0.0000' });
+    expect(byName.person).toMatchObject({ requests: 1, passed: 1 });
   });
 });
 

@@ -217,7 +217,7 @@ describe('@crawlgate/agent signing, through real framework servers', () => {
     });
   }
 
-  for (const name of ['Express', 'fetch (Hono)']) {
+  for (const name of ['Express', 'Fastify', 'fetch (Hono)', 'NestJS (Fastify)']) {
     it(`${name}: a signed agent is ChatGPT agent (allowed here, unpaid) whatever its User-Agent; unsigned, its GPTBot User-Agent pays (signature required)`, async () => {
       const server: SiteServer = await FRAMEWORKS.find((framework) => framework.name === name)!.start(
         gateOptions({ bots: { 'ChatGPT agent': 'allow', GPTBot: 'allow' }, requireSignature: { bots: ['GPTBot'] } }),

@@ -43,6 +43,12 @@ describe('identifyVisitor', () => {
     });
   });
 
+  it('reports no operator for a signer host the crawler counts could not carry', () => {
+    expect(identifyVisitor(BROWSER, undefined, verified('https://[2001:db8::1]'))).toMatchObject({ operator: null, verified: true });
+    expect(identifyVisitor(BROWSER, undefined, verified(`https://${'a'.repeat(60)}.example`))).toMatchObject({ operator: null });
+    expect(identifyVisitor(BROWSER, undefined, verified('https://agent.example:8443'))).toMatchObject({ operator: 'agent.example:8443' });
+  });
+
   it('never allows an unsigned request whose User-Agent names a signing crawler', () => {
     expect(identifyVisitor(CHATGPT_USER, { bots: { 'ChatGPT-User': 'allow' } })).toMatchObject({ name: 'ChatGPT-User', action: 'charge', verified: false });
     expect(identifyVisitor(CHATGPT_USER, { categories: { 'ai-assistant': 'block' } })).toMatchObject({ action: 'block' });

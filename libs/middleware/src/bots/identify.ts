@@ -13,7 +13,7 @@
  * - Without signature headers this is the User-Agent classification, unchanged: people pass.
  */
 
-import { BOT_CATALOGUE_ENTRIES, UNKNOWN_AUTOMATION, type BotAction, type BotCatalogueEntry, type BotCategory } from '@crawlgate/core';
+import { BOT_CATALOGUE_ENTRIES, MAX_CRAWLER_NAME_LENGTH, UNKNOWN_AUTOMATION, type BotAction, type BotCatalogueEntry, type BotCategory } from '@crawlgate/core';
 import type { SignatureCheck } from '../web-bot-auth';
 import { classifyVisitor } from './classify';
 import { resolveBotAction } from './policy';
@@ -34,7 +34,7 @@ export function identifyVisitor(userAgent: string | undefined, policy: BotPolicy
   if (signature?.status === 'verified') {
     const entry = signedEntry(signature.agent, claimedEntry);
     if (entry) return bot(entry.name, entry.category, entry.operator, resolveBotAction(entry.name, entry.category, policy), true);
-    return bot(UNKNOWN_AUTOMATION, 'automation', new URL(signature.agent).host, resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy), true);
+    return bot(UNKNOWN_AUTOMATION, 'automation', hostOf(signature.agent), resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy), true);
   }
 
   if (signature) {
@@ -67,6 +67,12 @@ export function requiresSignature(name: string, category: BotCategory, policy: B
   if (required.categories?.includes(category)) return true;
   const lower = name.toLowerCase();
   return required.bots?.some((bot) => typeof bot === 'string' && bot.toLowerCase() === lower) ?? false;
+}
+
+/** The signer's host as the crawler counts' operator; null where the API would refuse it (an IPv6 literal, a long name), which would lose the whole report. */
+function hostOf(origin: string): string | null {
+  const host = new URL(origin).host;
+  return host.length <= MAX_CRAWLER_NAME_LENGTH && /^[a-z0-9][a-z0-9.:-]*$/.test(host) ? host : null;
 }
 
 function bot(name: string, category: BotCategory, operator: string | null, action: BotAction, verified: boolean): Identified {

@@ -7,7 +7,7 @@
  * the API URL (which may carry credentials).
  */
 
-import type { GateCountsReport, GateOffer, PaidGate, SiteOffer, SiwxAccess, SiwxAccessRequest } from '@crawlgate/core';
+import type { ChannelCorrection, ChannelStateView, GateCountsReport, GateOffer, PaidGate, SiteOffer, SiwxAccess, SiwxAccessRequest, VoucherStateView } from '@crawlgate/core';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
@@ -15,8 +15,8 @@ export type VerifyAnswer =
   | { kind: 'paid'; paid: PaidGate }
   /** 202: sent to the chain, not confirmed yet; the same proof again gets the final answer. */
   | { kind: 'pending'; retryAfterSeconds: number }
-  /** 402: the proof does not pay this gate; `reason` is an x402 reason code. */
-  | { kind: 'rejected'; detail: string; reason: string }
+  /** 402: the proof does not pay this gate; `reason` is an x402 reason code; `correction` for x402's corrective 402 (batch-settlement). */
+  | { kind: 'rejected'; detail: string; reason: string; correction?: ChannelCorrection }
   /** 404: the gate expired (or never existed). */
   | { kind: 'gone' }
   /** 409: the proof paid another gate, or another proof paid (or is paying) this one. */
@@ -98,7 +98,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const { status, body } = answer;
       if (status === 200 && typeof body?.access_token === 'string') return { kind: 'paid', paid: body as unknown as PaidGate };
       if (status === 202) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
-      if (status === 402) return { kind: 'rejected', detail: detailOf(body), reason: typeof body?.reason === 'string' ? body.reason : 'invalid_payload' };
+      if (status === 402) {
+        const reason = typeof body?.reason === 'string' ? body.reason : 'invalid_payload';
+        const correction = correctionOf(reason, body);
+        return { kind: 'rejected', detail: detailOf(body), reason, ...(correction ? { correction } : {}) };
+      }
       if (status === 404) return { kind: 'gone' };
       if (status === 409) return { kind: 'conflict', detail: detailOf(body) };
       throw unexpected(label, answer);
@@ -133,6 +137,15 @@ function isSiteOffer(body: Record<string, unknown> | undefined): body is Record<
     typeof body.api_base_url === 'string' &&
     Number.isSafeInteger(body.gate_ttl_seconds)
   );
+}
+
+/** The channel state of x402's corrective 402, passed on as the API states it (the client checks the voucher against its own key). */
+function correctionOf(reason: string, body: Record<string, unknown> | undefined): ChannelCorrection | undefined {
+  const state = body?.channel_state as ChannelStateView | undefined;
+  if (typeof state !== 'object' || state === null || typeof state.chargedCumulativeAmount !== 'string' || typeof state.channelId !== 'string') return undefined;
+  const voucher = body?.voucher_state as VoucherStateView | undefined;
+  const voucherState = typeof voucher?.signedMaxClaimable === 'string' && typeof voucher.signature === 'string' ? voucher : undefined;
+  return { reason, channelState: state, ...(voucherState ? { voucherState } : {}) };
 }
 
 function detailOf(body: Record<string, unknown> | undefined): string {

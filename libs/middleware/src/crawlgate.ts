@@ -29,7 +29,9 @@ import {
   CRAWLER_PRICE_HEADERS,
   type CrawlerAction,
   type GateOffer,
+  type ChannelCorrection,
   type HmacSha256,
+  type PaidGate,
   type PaymentTerms,
   type SettleResponse,
   type SiteOffer,
@@ -180,7 +182,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   }
 
   /** A gate for this route at this price, signed here, and the 402 that offers it. */
-  function mintGate(terms: SiteTerms & { offer: { pay_to: string } }, route: Route, target: string, micros: bigint): { offer: GateOffer; paymentRequired: string } {
+  /** `correction`: x402's corrective 402 for a batch-settlement voucher whose running total is not the API's. */
+  function mintGate(terms: SiteTerms & { offer: { pay_to: string } }, route: Route, target: string, micros: bigint, correction?: ChannelCorrection): { offer: GateOffer; paymentRequired: string } {
     const { offer: site } = terms;
     const now = Math.floor(Date.now() / 1000);
     const gate = {
@@ -196,7 +199,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     };
     const id = signGate(gate, secrets[0], hmac);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), { domain: site.domain, apiBaseUrl: site.api_base_url, pathAndQuery: resourceTarget(target, route), now });
-    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now)) };
+    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction) };
   }
 
   function paymentRequired(gate: { offer: GateOffer; paymentRequired: string }, headers: Record<string, string> = {}): Decision {
@@ -234,7 +237,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (!payment.ok) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
     const named = namedGate(payment, route);
-    if (named.kind === 'refused') return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(named.reason, payment.parsed.network, payment.parsed.payload.authorization.from)));
+    if (named.kind === 'refused') return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)));
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path.
     const gateId = named.kind === 'named' ? named.gateId : fresh.offer.id;
     let answer: VerifyAnswer;
@@ -244,24 +247,27 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       if (!(error instanceof CrawlgateApiError)) throw error;
       warn(`${error.message}; the page is not served`);
       // The API refused the call (4xx, 429): nothing was settled. No answer or a 5xx: a settlement may be in flight.
-      if (error.status !== undefined && error.status < 500) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.parsed.network)));
+      if (error.status !== undefined && error.status < 500) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)));
       return settlementPending(gateId, terms, 30);
+    }
+    if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
+      // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
+      return paymentRequired(mintGate(terms, route, request.url, micros, answer.correction));
     }
     return settled(answer, fresh, gateId, payment, route, terms);
   }
 
   function settled(answer: VerifyAnswer, fresh: { offer: GateOffer; paymentRequired: string }, gateId: string, payment: Extract<PresentedPayment, { ok: true }>, route: Route, terms: SiteTerms): Decision {
-    const { via, parsed } = payment;
-    const from = parsed.payload.authorization.from;
+    const { via, network, payer: from } = payment;
     switch (answer.kind) {
       case 'paid': {
         const { paid } = answer;
         // Served only with a token that opens this very path: whatever the API said, a payment for another path never serves.
         if (!tokenOpens(paid.access_token, route.path)) {
           warn(`the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`);
-          return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, parsed.network, from)));
+          return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, network, from)));
         }
-        const settlement: SettleResponse = { success: true, transaction: paid.tx_hash, network: parsed.network, payer: paid.payer };
+        const settlement: SettleResponse = { success: true, transaction: paid.tx_hash, network, payer: paid.payer, ...voucherSettlement(paid) };
         return {
           kind: 'pass-after-payment',
           headers: { ...settlementHeader(via, settlement), 'crawler-charged': `USD ${paid.price_usd}`, 'x-crawlgate-token': paid.access_token, 'cache-control': 'no-store' },
@@ -271,10 +277,10 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
         return settlementPending(gateId, terms, answer.retryAfterSeconds);
       case 'rejected':
-        return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, parsed.network, from)));
+        return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, network, from)));
       case 'conflict':
       case 'gone':
-        return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, parsed.network, from)));
+        return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)));
     }
   }
 
@@ -418,6 +424,13 @@ function resourceTarget(target: string, route: Route): string {
   const query = /\?[^#]*/.exec(target.startsWith('/') ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, ''))?.[0] ?? '';
   const pathAndQuery = rawPath(target) + query;
   return pathAndQuery.length <= MAX_URL_LENGTH && !/[\s"<>\\^`{|}]/.test(pathAndQuery) ? pathAndQuery : route.path;
+}
+
+/** x402 batch-settlement's part of PAYMENT-RESPONSE: the deposit moved (or ""), the charge and the channel. */
+function voucherSettlement(paid: PaidGate): Partial<SettleResponse> {
+  const voucher = paid.batch_settlement;
+  if (!voucher) return {};
+  return { amount: voucher.deposit_amount ?? '', extra: { chargedAmount: voucher.charged_amount, channelState: voucher.channel_state } };
 }
 
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {

@@ -4,14 +4,14 @@
  * PAYMENT-RESPONSE. The answer always uses the pair the request used.
  */
 
-import { decodeBase64Json, encodeBase64Json, parsePaymentPayload, type ParsedPaymentPayload, type SettleResponse } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, isBatchSettlementPayment, parseBatchSettlementPayment, parsePaymentPayload, type SettleResponse } from '@crawlgate/core';
 import { headerValue, type HeaderRecord } from './request-headers';
 
 export type PaymentHeaderName = 'x-payment' | 'payment-signature';
 
 export type PresentedPayment =
-  /** `payment` is the decoded object, as the API's verify takes it. */
-  | { ok: true; via: PaymentHeaderName; payment: Record<string, unknown>; parsed: Extract<ParsedPaymentPayload, { ok: true }> }
+  /** `payment` is the decoded object, as the API's verify takes it; `network` and `payer` as it states them. */
+  | { ok: true; via: PaymentHeaderName; payment: Record<string, unknown>; network: string; payer: string; scheme: 'exact' | 'batch-settlement' }
   | { ok: false; via: PaymentHeaderName; msg: string };
 
 /** The payment header of a request (PAYMENT-SIGNATURE first), decoded and checked; undefined when there is none. */
@@ -20,9 +20,16 @@ export function presentedPayment(headers: HeaderRecord): PresentedPayment | unde
   if (!via) return undefined;
   const decoded = decodeBase64Json(headerValue(headers, via)!.trim());
   if (decoded === undefined) return { ok: false, via, msg: `${via} is not base64 JSON` };
+  const payment = decoded as Record<string, unknown>;
+  // An x402 batch-settlement voucher (with or without its deposit); the API checks the rest.
+  if (isBatchSettlementPayment(decoded)) {
+    const batch = parseBatchSettlementPayment(decoded);
+    if (!batch.ok) return { ok: false, via, msg: batch.msg };
+    return { ok: true, via, payment, network: batch.payment.accepted.network, payer: batch.payment.channelConfig.payer, scheme: 'batch-settlement' };
+  }
   const parsed = parsePaymentPayload(decoded);
   if (!parsed.ok) return { ok: false, via, msg: parsed.msg };
-  return { ok: true, via, payment: decoded as Record<string, unknown>, parsed };
+  return { ok: true, via, payment, network: parsed.network, payer: parsed.payload.authorization.from, scheme: 'exact' };
 }
 
 /** True when the request carries any x402 payment header, valid or not: it comes from an agent. */

@@ -61,9 +61,11 @@ export class VoucherPaymentsService {
       throw new PaymentRejected(BATCH_REASONS.voucherSignature, 'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)');
     }
 
-    // The same voucher again: its payment's answer for this gate, 409 for any other.
+    // The same voucher again for its gate: the same answer. For any other gate its total is behind
+    // the channel's, so it gets the corrective 402 below (a client restarted without its state
+    // signs exactly such a voucher; x402 has it recover from that answer).
     const taken = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
-    if (taken) return this.answerFor(taken, gate, channelId);
+    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId);
     if (gatePayment) throw conflict(gatePayment.status === 'confirmed' ? 'This gate is already paid with another proof' : 'This gate is being settled with another payment');
 
     let state = await onChain(() => readChannel(this.chain, batch, channelId));

@@ -1,17 +1,25 @@
 import { exactAuthorization, exactPaymentV1, MAX_AUTHORIZATION_SECONDS, signAccessToken, transferWithAuthorizationTypedData, type GateOffer, type PaidGate, USDC_ABI } from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
 import type { CrawlgateOptions } from '@crawlgate/middleware';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createPublicClient, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { benchPublisher, benchSite, startBenchApiProcess, startBenchStack, type BenchApi } from './bench-api';
 import { startChild } from './child';
+import type { LoadResult } from './load';
 import { startLoadGenerator } from './load-generator';
+import { cpuTimes } from './process-cpu';
+import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
 import { format } from './measure';
 import { SERVER_CPU } from './pinning';
 
-/** Per second, issue 13's crawler scale: unpaid bots through the middleware, token checks and payments at the API. */
-const RATES = { unpaidBot: 1000, tokenCheck: 200, payment: 50 };
+/**
+ * Per second, issue 13's crawler scale: unpaid bots through the middleware, token checks and payments
+ * at the API. LOAD_RATES (JSON, e.g. {"unpaidBot":0}) overrides some, to look at one kind alone.
+ */
+const RATES: Record<'unpaidBot' | 'tokenCheck' | 'payment', number> = { unpaidBot: 1000, tokenCheck: 200, payment: 50, ...JSON.parse(process.env.LOAD_RATES ?? '{}') };
 // 100 token checks and 200 gates a minute per site token: 150 sites carry 12,000 checks and 3,000 gates a minute.
 const SITES = 150;
 const AGENTS = 16;
@@ -33,8 +41,11 @@ interface Outcome {
  */
 export async function loadTest(): Promise<string> {
   const seconds = Number(process.env.LOAD_SECONDS ?? 60);
+  // LOAD_PROFILE=1: the API runs under `node --cpu-prof`, and the report adds its top self-time functions.
+  const profileDir = process.env.LOAD_PROFILE === '1' ? mkdtempSync(join(tmpdir(), 'crawlgate-load-prof-')) : undefined;
   const stack = await startBenchStack();
-  const api = await startBenchApiProcess(stack);
+  const api = await startBenchApiProcess(stack, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
+  let profileWindow: { from: number; to: number } | undefined;
   const loadgen = startLoadGenerator();
   let site: { close(): Promise<void> } | undefined;
   try {
@@ -79,7 +90,8 @@ export async function loadTest(): Promise<string> {
 
     let peakRss = 0;
     const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, residentBytes(api.pid!))), 250);
-    const bots = loadgen.run({
+    const noBots: LoadResult = { name: 'unpaid bots', requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, statuses: {}, errors: 0 };
+    const bots = RATES.unpaidBot <= 0 ? Promise.resolve(noBots) : loadgen.run({
       name: 'unpaid bots',
       url: siteUrl,
       requests: Array.from({ length: 100 }, (_, i) => ({ method: 'GET', path: `/article/${i}`, headers: { 'user-agent': GPTBOT } })),
@@ -88,9 +100,13 @@ export async function loadTest(): Promise<string> {
       rate: RATES.unpaidBot,
     });
     const inflight: Promise<void>[] = [];
-    const timers = (Object.keys(outcomes) as (keyof typeof outcomes)[]).map((kind) => setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]));
+    const loadStarted = profileClock();
+    const apiCpuBefore = cpuTimes(api.pid!);
+    const timers = (Object.keys(outcomes) as (keyof typeof outcomes)[]).filter((kind) => RATES[kind] > 0).map((kind) => setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]));
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     timers.forEach(clearInterval);
+    profileWindow = { from: loadStarted, to: profileClock() };
+    const apiCpuAfter = cpuTimes(api.pid!);
     const botResult = await bots;
     await Promise.all(inflight);
     clearInterval(rssTimer);
@@ -130,15 +146,17 @@ export async function loadTest(): Promise<string> {
       '',
       `5xx and connection errors: **${serverErrors}**. Pages served to an unpaid bot: **${servedUnpaid}**. ` +
         `Payments answered 200: ${paid.length} (${settledInWindow} within the window, the rest settled after it); transfers on chain: ${onChain.size}; lost: **${lost}**; doubled: **${doubled}**. ` +
-        `Settlements per second within the window: **${format(settledInWindow / seconds, 1)}** (goal ≥ 50). API peak resident memory: **${format(peakRss / 1024 / 1024)} MiB** (goal ≤ 250).`,
+        `Settlements per second within the window: **${format(settledInWindow / seconds, 1)}** (goal ≥ 50). API peak resident memory: **${format(peakRss / 1024 / 1024)} MiB** (goal ≤ 250). ` +
+        `The API ran on a CPU ${format(apiCpuAfter.running - apiCpuBefore.running, 1)} s of the ${seconds} s and waited for one ${format(apiCpuAfter.waiting - apiCpuBefore.waiting, 1)} s (other processes held it).`,
     ].join('\n');
     if (serverErrors > 0 || servedUnpaid > 0 || lost > 0 || doubled > 0) throw new Error(`load test failed:\n${report}`);
     return report;
   } finally {
     await site?.close();
     await loadgen.close();
-    await api.close();
+    await api.close(); // writes the profile
     await stack.close();
+    if (profileDir && profileWindow) console.log(`API profile of the load (${profileDir}, samples ${profileWindow.from}–${profileWindow.to} µs):\n\n${selfTimeList(summarizeProfile(profileDir, profileWindow.from, profileWindow.to, 15))}\n`);
   }
 }
 

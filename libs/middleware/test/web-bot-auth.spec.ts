@@ -55,7 +55,8 @@ afterEach(async () => {
 });
 
 function gateOptions(policy?: BotPolicy, overrides: Partial<CrawlgateOptions> = {}): CrawlgateOptions {
-  return gated.options({ policy, webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 300, allowLoopbackDirectories: true }, ...overrides });
+  // A timeout that never fires on a loaded machine; the slow directory's case sets a short one.
+  return gated.options({ policy, webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true }, ...overrides });
 }
 
 function gate(policy?: BotPolicy, overrides: Partial<CrawlgateOptions> = {}): Crawlgate & { visit(path: string, headers: Record<string, string>): Promise<Decision> } {
@@ -153,7 +154,7 @@ describe('other signatures', () => {
 describe('a key directory that fails', () => {
   it.each(['down', 'slow', 'huge', 'not-json', 'html', 'redirect'] as const)('%s: the signed request is unverified and charged, a person passes without any directory fetch', async (mode) => {
     chatgpt.mode = mode;
-    const crawlgate = gate(ALLOW_SIGNED, { webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 300, directoryMaxBytes: 65_536 } });
+    const crawlgate = gate(ALLOW_SIGNED, { webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: mode === 'slow' ? 1000 : 10_000, directoryMaxBytes: 65_536 } });
     const signed = crawlgate.visit('/articles/1', await asChatgptAgent('/articles/1'));
     expect(await crawlgate.visit('/articles/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
     expect(status(await signed)).toBe(402);
@@ -187,7 +188,7 @@ describe('crawler analytics', () => {
       siteToken: site.siteToken,
       secret: site.secret,
       logger: { warn: () => undefined },
-      webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 300 },
+      webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000 },
     });
     const visit = (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: SITE, ...headers } });
     expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);

@@ -1,5 +1,5 @@
 import { MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI, X402_REASONS, type ExactEvmPayload, type TransferAuthorization } from '@crawlgate/core';
-import { getAddress, parseSignature, recoverTypedDataAddress, size, type Hex } from 'viem';
+import { getAddress, hexToNumber, recoverTypedDataAddress, size, slice, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
@@ -72,9 +72,11 @@ export async function checkSignature(chain: ChainContext, auth: SignedAuthorizat
 export function settlementCall(chain: ChainContext, auth: SignedAuthorization) {
   const base = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce] as const;
   if (size(auth.signature) === 65) {
-    const { r, s, v, yParity } = parseSignature(auth.signature);
-    const vByte = Number(v ?? BigInt(yParity + 27));
-    return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, vByte, r, s] as const };
+    // Split, not parsed: the token judges r, s and v (and refuses them with its own reasons).
+    const r = slice(auth.signature, 0, 32);
+    const s = slice(auth.signature, 32, 64);
+    const v = hexToNumber(slice(auth.signature, 64, 65));
+    return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, v < 2 ? v + 27 : v, r, s] as const };
   }
   return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, auth.signature] as const };
 }

@@ -1,9 +1,9 @@
-import { signAccessToken, transferProofMessage, USDC_ABI, readGate, signGate } from '@crawlgate/core';
-import { testUsdcAbi, testUsdcBytecode, testWalletAbi, testWalletBytecode } from '@crawlgate/devchain';
-import { createWalletClient, encodeFunctionData, http } from 'viem';
+import { exactPaymentV1, signAccessToken, transferProofMessage, USDC_ABI, readGate, signGate } from '@crawlgate/core';
+import { buildAuthorization, signAuthorization, TRANSFER_WITH_AUTHORIZATION_TYPES, testUsdcAbi, testUsdcBytecode, testWalletAbi, testWalletBytecode, usdcDomain } from '@crawlgate/devchain';
+import { createWalletClient, encodeFunctionData, hashTypedData, http, parseSignature, serializeSignature, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, signOffer, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('paying a gate', () => {
@@ -22,6 +22,16 @@ describe('paying a gate', () => {
   const verify = (gateId: string, body: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body });
   const checkToken = (token: string, url?: string, siteToken = site.siteToken) =>
     app.call('POST', '/v1/access-tokens/verify', { body: { token, ...(url ? { url } : {}) }, headers: { 'x-site-token': siteToken } });
+
+  /** A copy of an x402 payment with some authorization fields changed after it was signed. */
+  const withAuthorization = (payment: any, fields: Record<string, string>) => ({ ...payment, payload: { ...payment.payload, authorization: { ...payment.payload.authorization, ...fields } } });
+  const withSignature = (payment: any, change: (signature: Hex) => Hex) => ({ ...payment, payload: { ...payment.payload, signature: change(payment.payload.signature) } });
+  /** The same payer's signature over the same authorization, but for another token's EIP-712 domain. */
+  const signForOtherToken = async (gate: any) => {
+    const { authorization } = await signOffer(app, agent, gate);
+    const signature = await signAuthorization(agent, usdcDomain(app.chain.chainId, newWallet().address), authorization);
+    return exactPaymentV1(gate.accepts[0].network, authorization, signature);
+  };
 
   describe('with an EIP-3009 authorization (x402 "exact")', () => {
     it('settles on chain first, then answers 200 with a token that verifies', async () => {
@@ -112,6 +122,12 @@ describe('paying a gate', () => {
         ['a window not open yet', (gate) => signPayment(app, agent, gate, { validAfter: now() + 120n }), 'invalid_exact_evm_payload_authorization_valid_after'],
         ['a signature by someone else', (gate) => signPayment(app, agent, gate, { signer: newWallet() }), 'invalid_exact_evm_payload_signature'],
         ['another network', (gate) => signPayment(app, agent, gate, { network: 'base' }), 'invalid_network'],
+        // The token itself judges the signature when the settlement is simulated: these reach it.
+        ['a nonce swapped after signing', async (gate) => withAuthorization(await signPayment(app, agent, gate), { nonce: `0x${'ab'.repeat(32)}` }), 'invalid_exact_evm_payload_signature'],
+        ['validBefore moved after signing', async (gate) => withAuthorization(await signPayment(app, agent, gate), { validBefore: String(now() + 200n) }), 'invalid_exact_evm_payload_signature'],
+        ['the malleable (high-s) twin of a valid signature', async (gate) => withSignature(await signPayment(app, agent, gate), highSTwin), 'invalid_exact_evm_payload_signature'],
+        ['a signature by the payer for another token', async (gate) => signForOtherToken(gate), 'invalid_exact_evm_payload_signature'],
+        ['a signature of zeros', async (gate) => withSignature(await signPayment(app, agent, gate), () => `0x${'00'.repeat(65)}`), 'invalid_exact_evm_payload_signature'],
         ['an insufficient balance', (gate) => signPayment(app, newWallet(), gate), 'insufficient_funds'],
       ];
       it.each(cases)('%s', async (_, sign, reason) => {
@@ -155,6 +171,27 @@ describe('paying a gate', () => {
         const response = await verify(gate.id, { payment });
         expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_nonce_already_used' } });
       });
+    });
+
+    it('settles a smart wallet’s ERC-1271 authorization, and refuses one its signer did not sign', async () => {
+      const owner = newWallet();
+      await fundEth(app, owner.address);
+      const deploy = createWalletClient({ account: owner, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+      const deployed = await deploy.deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+      const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+      await fundUsdc(app, smartWallet, '1');
+      // The wallet's isValidSignature takes its signer's ECDSA signature of the EIP-712 digest.
+      const signedBy = async (signer: PrivateKeyAccount, gate: any) => {
+        const authorization = buildAuthorization({ from: smartWallet, to: gate.pay_to, value: BigInt(gate.amount), validForSeconds: 300 });
+        const digest = hashTypedData({ domain: usdcDomain(app.chain.chainId, app.chain.usdc), types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: authorization });
+        return exactPaymentV1(gate.accepts[0].network, authorization, await signer.sign({ hash: digest }));
+      };
+      const forged = await openGate(app, site, '/smart-wallet/forged');
+      expect((await verify(forged.id, { payment: await signedBy(newWallet(), forged) })).body).toEqual({ detail: expect.any(String), reason: 'invalid_exact_evm_payload_signature' });
+      const gate = await openGate(app, site, '/smart-wallet/paid');
+      const paid = await verify(gate.id, { payment: await signedBy(owner, gate) });
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body.payer).toBe(smartWallet.toLowerCase());
     });
 
     it('answers 422 unless exactly one of payment or tx_hash is sent', async () => {
@@ -370,3 +407,12 @@ describe('paying a gate', () => {
     });
   });
 });
+
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** (r, n − s) with the other parity: recovers the same signer, and strict ECDSA (USDC's) refuses it. */
+function highSTwin(signature: Hex): Hex {
+  const { r, s, yParity } = parseSignature(signature);
+  const high = SECP256K1_N - BigInt(s);
+  return serializeSignature({ r, s: `0x${high.toString(16).padStart(64, '0')}`, yParity: yParity === 0 ? 1 : 0 });
+}

@@ -20,6 +20,8 @@ export interface WebBotAuthOptions {
   directoryTtlMs?: number;
   /** Key directories kept; default 256. */
   maxDirectories?: number;
+  /** Key directory fetches in flight at once (a client inventing Signature-Agent origins must not make the gate fetch without bound); default 8. */
+  maxConcurrentFetches?: number;
   /** Tolerated clock difference for created/expires; default 60 s. */
   clockSkewSeconds?: number;
   /** The longest signature accepted (expires − created); default 3600 s, at most 86 400. */
@@ -50,6 +52,7 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}): WebBotAuth {
     maxBytes: options.directoryMaxBytes,
     ttlMs: options.directoryTtlMs,
     maxOrigins: options.maxDirectories,
+    maxConcurrentFetches: options.maxConcurrentFetches,
     allowLoopback,
     now,
   });

@@ -20,7 +20,8 @@ function clock(start = 1_700_000_000_000) {
   return Object.assign(() => state.at, { advance: (ms: number) => void (state.at += ms) });
 }
 
-const loopback = (options: KeyDirectoryOptions = {}) => createKeyDirectory({ allowLoopback: true, timeoutMs: 500, ...options });
+// Long enough never to fire on a loaded machine; the slow directory's cases set a short one (it never answers).
+const loopback = (options: KeyDirectoryOptions = {}) => createKeyDirectory({ allowLoopback: true, timeoutMs: 10_000, ...options });
 
 describe('createKeyDirectory', () => {
   it('finds a listed key by its thumbprint and fetches the directory once while it is fresh', async () => {
@@ -66,7 +67,7 @@ describe('createKeyDirectory', () => {
   ] as const)('is unavailable when the directory is %s, and remembers the failure for a while', async (_what, mode, reason) => {
     const agent = await served(mode);
     const now = clock();
-    const keys = loopback({ now, maxBytes: 65_536 });
+    const keys = loopback({ now, maxBytes: 65_536, timeoutMs: mode === 'slow' ? 1000 : 10_000 });
     const answer = await keys.key(agent.origin, jwkThumbprint(agent.key));
     expect(answer).toEqual({ kind: 'unavailable', reason: expect.stringMatching(reason) });
     await keys.key(agent.origin, jwkThumbprint(agent.key));
@@ -145,6 +146,18 @@ describe('createKeyDirectory', () => {
     const keys = loopback({ maxOrigins: 2 });
     for (const agent of [a, b, c, a]) await keys.key(agent.origin, jwkThumbprint(agent.key));
     expect([a.fetches, b.fetches, c.fetches]).toEqual([2, 1, 1]);
+  });
+
+  it('starts no more than maxConcurrentFetches directory fetches at once: the others are unavailable, not queued', async () => {
+    const slow = await served('slow');
+    const others = [await served(), await served()];
+    const keys = loopback({ maxConcurrentFetches: 1, timeoutMs: 1000 });
+    const pending = keys.key(slow.origin, jwkThumbprint(slow.key));
+    expect(await keys.key(others[0].origin, jwkThumbprint(others[0].key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/too many fetches/) });
+    expect(others[0].fetches).toBe(0);
+    expect((await pending).kind).toBe('unavailable');
+    // Once the slot is free, the next origin is fetched.
+    expect((await keys.key(others[1].origin, jwkThumbprint(others[1].key))).kind).toBe('found');
   });
 
   it('never fetches a loopback directory unless allowed', async () => {

@@ -31,6 +31,8 @@ export interface KeyDirectoryOptions {
   maxOrigins?: number;
   /** A key not in a fresh directory triggers a refetch (a rotation) at most this often per origin; default 60 s. */
   minRefetchMs?: number;
+  /** Directory fetches in flight at once; a lookup that would start one more is unavailable. Default 8. */
+  maxConcurrentFetches?: number;
   /** Tests only: allow http:// and loopback directories. */
   allowLoopback?: boolean;
   now?: () => number;
@@ -77,8 +79,11 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
   const maxStaleMs = options.maxStaleMs ?? 86_400_000;
   const maxOrigins = options.maxOrigins ?? 256;
   const minRefetchMs = options.minRefetchMs ?? 60_000;
+  const maxConcurrentFetches = options.maxConcurrentFetches ?? 8;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  // Each new Signature-Agent origin costs an outbound fetch: a client inventing origins must not make the gate fetch without bound.
+  let fetching = 0;
 
   function entryOf(origin: string): Entry {
     let entry = entries.get(origin);
@@ -90,7 +95,10 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
   }
 
   function refresh(origin: string, entry: Entry): Promise<void> {
-    entry.inflight ??= load(origin)
+    if (entry.inflight) return entry.inflight;
+    if (fetching >= maxConcurrentFetches) return Promise.resolve();
+    fetching++;
+    entry.inflight = load(origin)
       .then(
         ({ keys, ttl }) => {
           const at = now();
@@ -103,7 +111,10 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
           if (entry.keys && at - entry.freshUntil > maxStaleMs) entry.keys = undefined;
         },
       )
-      .finally(() => (entry.inflight = undefined));
+      .finally(() => {
+        fetching--;
+        entry.inflight = undefined;
+      });
     return entry.inflight;
   }
 
@@ -140,7 +151,7 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
       const at = now();
       const due = at >= entry.freshUntil || (entry.keys !== undefined && !entry.keys.has(keyid) && at - entry.loadedAt >= minRefetchMs);
       if (due && (at >= entry.retryAt || entry.inflight)) await refresh(origin, entry);
-      if (!entry.keys) return { kind: 'unavailable', reason: entry.failure ?? 'the key directory is not loaded' };
+      if (!entry.keys) return { kind: 'unavailable', reason: entry.failure ?? 'the key directory is not loaded (too many fetches in flight)' };
       const found = entry.keys.get(keyid);
       const seconds = now() / 1000;
       if (!found || (found.nbf !== undefined && seconds < found.nbf) || (found.exp !== undefined && seconds >= found.exp)) return { kind: 'absent' };

@@ -12,7 +12,7 @@ beforeEach(async () => {
 afterEach(() => agent.close());
 
 const SITE = 'https://site.example/articles/1';
-const verifier = (options: WebBotAuthOptions = {}) => createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 500, ...options });
+const verifier = (options: WebBotAuthOptions = {}) => createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 10_000, ...options });
 
 /** What the gate sees of a request to SITE sent with `headers` (Node's form: a path and a Host header). */
 function check(headers: Record<string, string>, web = verifier(), url = '/articles/1', host = 'site.example') {

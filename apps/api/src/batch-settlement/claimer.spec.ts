@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { batchSettlementAbi, devWalletClient, increaseTime } from '@crawlgate/devchain';
 import { pricedSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
 import { createTestDatabase } from '../../test/test-database';
@@ -71,6 +72,49 @@ describe('voucher claimer', () => {
       await first?.close();
       await second?.close();
       await db.dispose();
+    }
+  });
+
+  it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
+    const app = await startTestApp({ isolateChain: true });
+    try {
+      const payTo = newWallet().address;
+      const { site, publisher } = await pricedSite(app, payTo);
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+      const payer = newWallet();
+      await fundUsdc(app, payer.address, '1');
+      await fundEth(app, payer.address);
+      let channel: ReturnType<typeof testChannel> | undefined;
+      for (const [i, total] of [10_000n, 20_000n, 30_000n].entries()) {
+        const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: `/w/${i}` }, headers: { 'x-site-token': site.siteToken } }));
+        channel ??= testChannel(app, payer, offer.accepted);
+        const response = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) } });
+        expect(response.status).toBe(200);
+      }
+      // Nothing is claimed yet, so the escrow lets the payer start withdrawing all of it.
+      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+      const escrow = app.chain.batchSettlement!.escrow;
+      const started = await wallet.writeContract({ address: escrow, abi: batchSettlementAbi, functionName: 'initiateWithdraw', args: [channel!.config, 100_000n] });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+
+      // A voucher now would draw on money that may leave: refused.
+      const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: '/w/3' }, headers: { 'x-site-token': site.siteToken } }));
+      const refused = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel!.payment(offer, 40_000n) } });
+      expect(refused.status).toBe(402);
+      expect(refused.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
+
+      // Not due by size or age, but urgent: the claimer claims and settles on its next run.
+      const run = await app.app.get(ClaimerService).runOnce();
+      expect(run.claims).toHaveLength(1);
+      expect(await usdcBalance(app, payTo)).toBe(30_000n);
+
+      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
+      const finished = await wallet.writeContract({ address: escrow, abi: batchSettlementAbi, functionName: 'finalizeWithdraw', args: [channel!.config] });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
+      // The payer gets back only what it did not spend.
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+    } finally {
+      await app.close();
     }
   });
 });

@@ -1,5 +1,7 @@
 import { apiBaseUrl, send, type Call, type FetchLike } from './http';
 import type {
+  BotAction,
+  BotPolicyInput,
   CreatedSite,
   CreateSiteInput,
   DeletedSite,
@@ -16,6 +18,7 @@ import type {
   RotatedSiteToken,
   SecretRotation,
   Site,
+  SiteBotPolicy,
   SiteCrawlersView,
   SiteList,
   SitePayment,
@@ -161,6 +164,28 @@ export class PublisherClient {
     return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/pricing/resolve`, query: { path } });
   }
 
+  // Bot policy: what the site's middleware does with each kind of crawler
+
+  /** The stored policy, with the middleware's default action per category. */
+  getBotPolicy(siteId: string): Promise<SiteBotPolicy> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/bot-policy` });
+  }
+
+  /** Replaces the whole policy: what `policy` leaves out is cleared. */
+  setBotPolicy(siteId: string, policy: BotPolicyInput): Promise<SiteBotPolicy> {
+    return this.#authed({ method: 'PUT', path: `${sitePath(siteId)}/bot-policy`, body: policy });
+  }
+
+  /** One crawler's own action (catalogue name, any case), keeping the rest; answers the whole policy. */
+  setBotAction(siteId: string, name: string, action: BotAction): Promise<SiteBotPolicy> {
+    return this.#authed({ method: 'PUT', path: botPath(siteId, name), body: { action } });
+  }
+
+  /** Drops a crawler's own action, so its category's (or the default) applies again; answers the whole policy. */
+  removeBotAction(siteId: string, name: string): Promise<SiteBotPolicy> {
+    return this.#authed({ method: 'DELETE', path: botPath(siteId, name) });
+  }
+
   // Reporting
 
   siteStats(siteId: string, range: StatsQuery = {}): Promise<SiteStats> {
@@ -203,6 +228,10 @@ export class PublisherClient {
 /** Encoded, so an id can never step into another path (`../`, `?`). */
 function sitePath(siteId: string): string {
   return `/sites/${encodeURIComponent(siteId)}`;
+}
+
+function botPath(siteId: string, name: string): string {
+  return `${sitePath(siteId)}/bot-policy/bots/${encodeURIComponent(name)}`;
 }
 
 function rangeQuery(range: StatsQuery): Record<string, string | undefined> {

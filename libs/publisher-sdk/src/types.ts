@@ -38,6 +38,10 @@ export type {
   CrawlerView,
   CrawlerDayView,
   SiteCrawlersView,
+  BotAction,
+  BotCategory,
+  BotPolicyInput,
+  SiteBotPolicy,
 } from '@crawlgate/core';
 
 // Errors

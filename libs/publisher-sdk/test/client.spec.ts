@@ -242,6 +242,33 @@ describe('PublisherClient against the API', () => {
     });
   });
 
+  describe('bot policy', () => {
+    let siteId: string;
+    beforeAll(async () => {
+      siteId = (await client.createSite({ domain: newDomain() })).site_id;
+    });
+
+    it('getBotPolicy of a new site: nothing set, the defaults to show', async () => {
+      const policy = await client.getBotPolicy(siteId);
+      expect(policy).toMatchObject({ site_id: siteId, categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 0 });
+      expect(policy.defaults).toMatchObject({ 'ai-training': 'charge', 'search-engine': 'allow' });
+    });
+
+    it('setBotAction and removeBotAction change one crawler and answer the whole policy', async () => {
+      await client.setBotPolicy(siteId, { categories: { seo: 'block' } });
+      const blocked = await client.setBotAction(siteId, 'gptbot', 'block');
+      expect(blocked).toMatchObject({ categories: { seo: 'block' }, bots: { GPTBot: 'block' } });
+      // A name that needs escaping in a path (a space, a "!") reaches the API whole.
+      expect((await client.setBotAction(siteId, 'Yahoo! Slurp', 'allow')).bots).toEqual({ GPTBot: 'block', 'Yahoo! Slurp': 'allow' });
+      expect((await client.removeBotAction(siteId, 'GPTBot')).bots).toEqual({ 'Yahoo! Slurp': 'allow' });
+      expect((await client.getBotPolicy(siteId)).bots).toEqual({ 'Yahoo! Slurp': 'allow' });
+
+      const error = await failure(client.setBotAction(siteId, 'GPTBot', 'maybe' as never));
+      expect(error.status).toBe(422);
+      expect((await failure(client.setBotAction(siteId, '../../pricing', 'block'))).status).toBe(422);
+    });
+  });
+
   describe('reporting', () => {
     let siteId: string;
     beforeAll(async () => {

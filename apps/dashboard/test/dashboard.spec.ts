@@ -229,6 +229,71 @@ describe('the publisher dashboard in a browser', () => {
     expect(page.url()).not.toContain((await apiKeyInTab())!);
   });
 
+  it('changes a crawler’s action with one click: the stored policy changes and the row shows what applies', async () => {
+    const id = await siteId();
+    const storedBots = async () => (await app.call('GET', `/v1/sites/${id}/bot-policy`, { headers: await authHeader() })).body.bots;
+    await page.goto(url(`#/crawlers/${id}`));
+    const row = (crawler: string) => page.getByRole('table', { name: 'Crawlers' }).locator(`tr[data-crawler="${crawler}"]`);
+    // Nothing stored yet: each crawler's category default applies; people have no action.
+    await expectPressed(page.getByRole('button', { name: 'Charge GPTBot' }));
+    await expectText(row('GPTBot').getByTestId('action-source'), /default for ai-training/);
+    await expectPressed(page.getByRole('button', { name: 'Allow Googlebot' }));
+    expect(await row('person').getByRole('button').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Block GPTBot' }).click();
+    await expectText(row('GPTBot').getByTestId('action-source'), /set for this crawler/);
+    await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
+    expect(await page.getByRole('button', { name: 'Charge GPTBot' }).getAttribute('aria-pressed')).toBe('false');
+    expect(await storedBots()).toEqual({ GPTBot: 'block' });
+    await page.reload();
+    await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
+
+    // A category's action, set elsewhere (the CLI, the SDK), shows as the category's.
+    expect((await app.call('PUT', `/v1/sites/${id}/bot-policy`, { body: { categories: { 'search-engine': 'charge' }, bots: { GPTBot: 'block' } }, headers: await authHeader() })).status).toBe(200);
+    await page.reload();
+    await expectPressed(page.getByRole('button', { name: 'Charge Googlebot' }));
+    await expectText(row('Googlebot').getByTestId('action-source'), /by category search-engine/);
+
+    // Reset drops the crawler's own action: its category's (here the default) applies again.
+    await page.getByRole('button', { name: 'Reset GPTBot to its category’s action' }).click();
+    await expectPressed(page.getByRole('button', { name: 'Charge GPTBot' }));
+    await expectText(row('GPTBot').getByTestId('action-source'), /default for ai-training/);
+    expect(await storedBots()).toEqual({});
+    await page.getByRole('button', { name: 'Block GPTBot' }).click();
+    await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
+    expect(await storedBots()).toEqual({ GPTBot: 'block' });
+  });
+
+  it('says so when a change or a load fails (here: the site was deleted in another tab)', async () => {
+    const auth = await authHeader();
+    const doomed = await app.call('POST', '/v1/sites', { body: { domain: `gone-${Date.now()}.example.com` }, headers: auth });
+    const today = new Date().toISOString().slice(0, 10);
+    const seen = { day: today, crawler: 'ClaudeBot', category: 'ai-training', operator: 'Anthropic', action: 'charged', verified: false, requests: 2, revenue_micros: '0' };
+    expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [], crawlers: [seen] }, headers: { 'x-site-token': doomed.body.site_token } })).status).toBe(204);
+    // A reload, so the dashboard lists the site just made over the API.
+    await page.goto(url(`#/crawlers/${doomed.body.site_id}`));
+    await page.reload();
+    await expectPressed(page.getByRole('button', { name: 'Charge ClaudeBot' }));
+
+    expect((await app.call('DELETE', `/v1/sites/${doomed.body.site_id}`, { headers: auth })).status).toBe(200);
+    await page.getByRole('button', { name: 'Block ClaudeBot' }).click();
+    await expectText(page.locator('tr[data-crawler="ClaudeBot"] [role="alert"]'), /not found/i);
+    // What was stored still shows: the click changed nothing.
+    await expectPressed(page.getByRole('button', { name: 'Charge ClaudeBot' }));
+    const failures = page.locator('main [role="alert"]', { hasText: /not found/i });
+    expect(await failures.count()).toBe(1);
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    await expectText(page.locator('.row [role="alert"]'), /not found/i);
+    // The page's own load fails too when the range changes; what it showed stays, under the error.
+    await page.getByLabel('Range').selectOption('7');
+    await expectText(page.locator('main > section > [role="alert"]'), /not found/i);
+    expect(await failures.count()).toBe(3);
+    expect(await page.getByRole('table', { name: 'Crawlers' }).locator('tr[data-crawler="ClaudeBot"]').count()).toBe(1);
+    // The next tests start from a tab that no longer lists the deleted site.
+    await page.goto(url('#/overview'));
+    await page.reload();
+  });
+
   it('lays out every page at 1280 and 375 px: labelled controls, no sideways scrolling, a screenshot each', async () => {
     const id = await siteId();
     const pages: [name: string, fragment: string, loaded: () => Promise<void>][] = [
@@ -430,6 +495,18 @@ function sidewaysOverflow(page: Page): Promise<{ overflow: number; stickingOut: 
       .map((el) => `${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).replace(/ /g, '.') : ''} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`);
     return { overflow: document.documentElement.scrollWidth - width, stickingOut };
   });
+}
+
+/** Waits (up to 10 s) for a toggle button to be pressed; fails with what it saw. */
+async function expectPressed(locator: import('playwright-core').Locator): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let seen: string | null = null;
+  while (Date.now() < deadline) {
+    seen = await locator.getAttribute('aria-pressed', { timeout: 1_000 }).catch(() => null);
+    if (seen === 'true') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`expected ${locator} to be pressed, saw aria-pressed=${JSON.stringify(seen)}`);
 }
 
 /** Waits (up to 10 s) for the element to exist and its text to match; fails with what it saw. */

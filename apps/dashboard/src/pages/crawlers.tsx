@@ -2,14 +2,16 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Site } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
-import { ErrorNote } from '../components/error-note';
+import { BotActionButtons } from '../components/bot-action-buttons';
+import { CsvDownload } from '../components/csv-download';
+import { ErrorNote, errorMessage } from '../components/error-note';
 import { OneSitePage } from '../components/one-site-page';
 import { RangePicker, type RangeDays } from '../components/range-picker';
 import { RequestsChart } from '../components/requests-chart';
-import { ACTIONS, crawlerRows, csvFileName, totalRequests, type CrawlerRow } from '../crawlers-data';
-import { downloadText } from '../download';
+import { ACTIONS, crawlerRows, totalRequests, type CrawlerRow } from '../crawlers-data';
 import { formatRatio, formatUsd } from '../money';
 import { lastDays } from '../overview-data';
+import { useBotPolicy, type BotPolicyState } from '../use-bot-policy';
 import { useLoad } from '../use-load';
 
 export function CrawlersPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
@@ -27,6 +29,7 @@ function SiteCrawlers({ site, days }: { site: Site; days: RangeDays }) {
   const range = lastDays(days);
   const view = useLoad(() => client.siteCrawlers(site.site_id, range), [client, site.site_id, range.from, range.to]);
   const data = view.data;
+  const policy = useBotPolicy(site.site_id);
   return (
     <>
       <div class="row">
@@ -42,103 +45,88 @@ function SiteCrawlers({ site, days }: { site: Site; days: RangeDays }) {
         ) : (
           <>
             <RequestsChart days={data.days} />
-            <CrawlerTable rows={crawlerRows(data)} />
+            {policy.loadError !== undefined && (
+              <p class="error" role="alert">
+                The bot policy could not be loaded, so the actions are not shown: {errorMessage(policy.loadError)}
+              </p>
+            )}
+            <CrawlerTable rows={crawlerRows(data)} policy={policy} />
           </>
         ))}
     </>
   );
 }
 
-/** The CSV needs the API key, which the client sends in a header: fetched here, saved from a Blob. */
-function CsvDownload({ site, range }: { site: Site; range: { from: string; to: string } }) {
-  const { client } = useSession();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const download = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      downloadText(await client.siteCrawlersCsv(site.site_id, range), csvFileName(site.domain, range), 'text/csv');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <>
-      <button type="button" class="secondary" disabled={busy} onClick={() => void download()}>
-        {busy ? 'Preparing CSV…' : 'Download CSV'}
-      </button>
-      <ErrorNote error={error} />
-    </>
-  );
-}
-
-function CrawlerTable({ rows }: { rows: CrawlerRow[] }) {
+function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyState }) {
   const [open, setOpen] = useState<string | null>(null);
-  const columns = 8 + ACTIONS.length;
+  const columns = 9 + ACTIONS.length;
   return (
-    <table aria-label="Crawlers">
-      <thead>
-        <tr>
-          <th>Crawler</th>
-          <th>Operator</th>
-          <th>Category</th>
-          <th class="num">Requests</th>
-          {ACTIONS.map(({ action, label }) => <th key={action} class="num">{label}</th>)}
-          <th class="num">Revenue</th>
-          <th class="num">Verified</th>
-          <th>Top paths</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => {
-          const expanded = open === row.crawler;
-          const panelId = `paths-${row.crawler.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-          return (
-            <Fragment key={row.crawler}>
-              <tr data-crawler={row.crawler}>
-                <th scope="row">{row.crawler}</th>
-                <td>{row.operator ?? '–'}</td>
-                <td>{row.category}</td>
-                <td class="num" data-column="requests">{row.requests}</td>
-                {ACTIONS.map(({ action }) => <td key={action} class="num" data-column={action}>{row.counts[action]}</td>)}
-                <td class="num" data-column="revenue">{formatUsd(row.revenue)}</td>
-                <td class="num" data-column="verified">{formatRatio(row.verifiedShare)}</td>
-                <td>
-                  {row.topPaths.length === 0 ? (
-                    <span class="muted">–</span>
-                  ) : (
-                    <button type="button" class="secondary small" aria-expanded={expanded} aria-controls={panelId} aria-label={`Top paths of ${row.crawler}`} onClick={() => setOpen(expanded ? null : row.crawler)}>
-                      {expanded ? 'Hide' : `${row.topPaths.length} ${row.topPaths.length === 1 ? 'path' : 'paths'}`}
-                    </button>
-                  )}
-                </td>
-              </tr>
-              {expanded && (
-                <tr id={panelId} class="details-row">
-                  <td colSpan={columns}>
-                    <table aria-label={`Top paths of ${row.crawler}`}>
-                      <thead>
-                        <tr><th>Path</th><th class="num">Requests</th></tr>
-                      </thead>
-                      <tbody>
-                        {row.topPaths.map((path) => (
-                          <tr key={path.path}>
-                            <td><code>{path.path}</code></td>
-                            <td class="num">{path.requests}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
+    <div class="table-scroll">
+      <table aria-label="Crawlers">
+        <thead>
+          <tr>
+            <th>Crawler</th>
+            <th>Operator</th>
+            <th>Category</th>
+            <th>Action</th>
+            <th class="num">Requests</th>
+            {ACTIONS.map(({ action, label }) => <th key={action} class="num">{label}</th>)}
+            <th class="num">Revenue</th>
+            <th class="num">Verified</th>
+            <th>Top paths</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => {
+            const expanded = open === row.crawler;
+            const panelId = `paths-${row.crawler.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+            return (
+              <Fragment key={row.crawler}>
+                <tr data-crawler={row.crawler}>
+                  <th scope="row">{row.crawler}</th>
+                  <td>{row.operator ?? '–'}</td>
+                  <td>{row.category}</td>
+                  <td data-column="action">
+                    <BotActionButtons row={row} policy={policy} />
+                  </td>
+                  <td class="num" data-column="requests">{row.requests}</td>
+                  {ACTIONS.map(({ action }) => <td key={action} class="num" data-column={action}>{row.counts[action]}</td>)}
+                  <td class="num" data-column="revenue">{formatUsd(row.revenue)}</td>
+                  <td class="num" data-column="verified">{formatRatio(row.verifiedShare)}</td>
+                  <td>
+                    {row.topPaths.length === 0 ? (
+                      <span class="muted">–</span>
+                    ) : (
+                      <button type="button" class="secondary small" aria-expanded={expanded} aria-controls={panelId} aria-label={`Top paths of ${row.crawler}`} onClick={() => setOpen(expanded ? null : row.crawler)}>
+                        {expanded ? 'Hide' : `${row.topPaths.length} ${row.topPaths.length === 1 ? 'path' : 'paths'}`}
+                      </button>
+                    )}
                   </td>
                 </tr>
-              )}
-            </Fragment>
-          );
-        })}
-      </tbody>
-    </table>
+                {expanded && (
+                  <tr id={panelId} class="details-row">
+                    <td colSpan={columns}>
+                      <table aria-label={`Top paths of ${row.crawler}`}>
+                        <thead>
+                          <tr><th>Path</th><th class="num">Requests</th></tr>
+                        </thead>
+                        <tbody>
+                          {row.topPaths.map((path) => (
+                            <tr key={path.path}>
+                              <td><code>{path.path}</code></td>
+                              <td class="num">{path.requests}</td>
+                            </tr>
+                          ))}
+                        </tbody>
+                      </table>
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -1,0 +1,46 @@
+import { isBotCategory, type BotAction, type SiteBotPolicy } from '@crawlgate/core';
+import { PERSON } from './crawlers-data';
+
+/** Where a crawler's action comes from: its own entry, its category's, or the middleware's default. */
+export type ActionSource = 'bot' | 'category' | 'default';
+
+export interface EffectiveAction {
+  action: BotAction;
+  source: ActionSource;
+}
+
+type PolicyRules = Pick<SiteBotPolicy, 'bots' | 'categories' | 'defaults'>;
+
+/**
+ * What the stored policy does with a crawler, the way the middleware resolves it: its own action
+ * (names compare in any case), else its category's, else the default. Null for people, whom no
+ * policy acts on, and for a category this dashboard does not know with no action of its own.
+ */
+export function effectiveAction(crawler: { crawler: string; category: string }, policy: PolicyRules): EffectiveAction | null {
+  if (crawler.crawler === PERSON) return null;
+  const own = ownAction(policy.bots, crawler.crawler);
+  if (own) return { action: own, source: 'bot' };
+  if (!isBotCategory(crawler.category)) return null;
+  const byCategory = policy.categories[crawler.category];
+  if (byCategory) return { action: byCategory, source: 'category' };
+  return { action: policy.defaults[crawler.category], source: 'default' };
+}
+
+function ownAction(bots: Record<string, BotAction>, name: string): BotAction | undefined {
+  if (Object.hasOwn(bots, name)) return bots[name];
+  const lower = name.toLowerCase();
+  const key = Object.keys(bots).find((candidate) => candidate.toLowerCase() === lower);
+  return key === undefined ? undefined : bots[key];
+}
+
+/** Said under the action, so the publisher sees why it applies. */
+export function describeSource(effective: EffectiveAction, category: string): string {
+  switch (effective.source) {
+    case 'bot':
+      return 'set for this crawler';
+    case 'category':
+      return `by category ${category}`;
+    default:
+      return `default for ${category}`;
+  }
+}

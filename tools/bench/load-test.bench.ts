@@ -78,7 +78,9 @@ export async function loadTest(): Promise<string> {
       },
       payment: async () => {
         const index = n++;
-        const offer = (await (await post('/v1/gates', { url: `/paid/${index}` }, { 'x-site-token': sites[index % SITES].token })).json()) as GateOffer;
+        const gateResponse = await post('/v1/gates', { url: `/paid/${index}` }, { 'x-site-token': sites[index % SITES].token });
+        if (gateResponse.status !== 402) return gateResponse.status; // no gate offered: its status is the outcome
+        const offer = (await gateResponse.json()) as GateOffer;
         const payment = await signPayment(agents[index % AGENTS], offer, { asset, chainId });
         const verify = () => post(`/v1/gates/${encodeURIComponent(offer.id)}/verify`, { payment });
         const response = await verify();

@@ -26,7 +26,7 @@ export interface WebBotAuthOptions {
   clockSkewSeconds?: number;
   /** The longest signature accepted (expires − created); default 3600 s, at most 86 400. */
   maxLifetimeSeconds?: number;
-  /** Signatures remembered against replay; default 100 000. */
+  /** Signatures remembered against replay; default 100 000, one Signature-Agent origin holding at most an eighth. */
   maxNonces?: number;
   /** The fetch for key directories; default the global one. */
   fetch?: typeof fetch;

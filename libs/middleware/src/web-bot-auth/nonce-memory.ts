@@ -2,8 +2,9 @@
  * The nonces of signatures already accepted, each kept until its signature expires, so a signed
  * request replayed within its validity window is refused. Bounded: when the memory is full of
  * nonces still valid, a new one cannot be remembered and its request is not verified (refusing is
- * safe; forgetting an old nonce would let its request be replayed). Keys are hashed, so a long
- * nonce costs the same as a short one.
+ * safe; forgetting an old nonce would let its request be replayed). One signer (a Signature-Agent
+ * origin) may hold only a share of the memory, so an agent with a key of its own cannot fill it
+ * and leave every other agent unverified. Keys are hashed, so a long nonce costs what a short one does.
  */
 
 import { base64urlEncode, utf8Encode } from '@crawlgate/core';
@@ -12,39 +13,51 @@ import { sha256 } from '@noble/hashes/sha2';
 export type NonceAnswer = 'fresh' | 'replayed' | 'full';
 
 export interface NonceMemory {
-  /** Remembers `key` until `expiresAtMs`; 'replayed' if it is remembered already, 'full' if it cannot be. */
-  remember(key: string, expiresAtMs: number): NonceAnswer;
+  /** Remembers `key` of `signer` until `expiresAtMs`; 'replayed' if it is remembered already, 'full' if it cannot be. */
+  remember(signer: string, key: string, expiresAtMs: number): NonceAnswer;
   readonly size: number;
 }
 
-export function createNonceMemory(capacity: number, now: () => number = Date.now): NonceMemory {
-  const expiries = new Map<string, number>();
+/** `signerShare`: the part of `capacity` one signer may hold (default an eighth). */
+export function createNonceMemory(capacity: number, now: () => number = Date.now, signerShare = 1 / 8): NonceMemory {
+  const perSigner = Math.max(1, Math.floor(capacity * signerShare));
+  const entries = new Map<string, { expiry: number; signer: string }>();
+  const held = new Map<string, number>();
   /** No entry expires before this: a sweep before then would free nothing. */
   let nextExpiry = Infinity;
 
   function sweep(at: number): void {
     if (at < nextExpiry) return;
     nextExpiry = Infinity;
-    for (const [key, expiry] of expiries) {
-      if (expiry <= at) expiries.delete(key);
-      else nextExpiry = Math.min(nextExpiry, expiry);
+    for (const [key, { expiry, signer }] of entries) {
+      if (expiry > at) {
+        nextExpiry = Math.min(nextExpiry, expiry);
+        continue;
+      }
+      entries.delete(key);
+      const left = (held.get(signer) ?? 1) - 1;
+      if (left > 0) held.set(signer, left);
+      else held.delete(signer);
     }
   }
 
   return {
-    remember(key, expiresAtMs) {
+    remember(signer, key, expiresAtMs) {
       const at = now();
-      const hashed = base64urlEncode(sha256(utf8Encode(key)));
-      const known = expiries.get(hashed);
-      if (known !== undefined && known > at) return 'replayed';
-      if (expiries.size >= capacity) sweep(at);
-      if (expiries.size >= capacity && known === undefined) return 'full';
-      expiries.set(hashed, expiresAtMs);
+      const hashed = base64urlEncode(sha256(utf8Encode(`${signer}\n${key}`)));
+      const known = entries.get(hashed);
+      if (known !== undefined && known.expiry > at) return 'replayed';
+      if (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner) sweep(at);
+      // An expired entry of this key was swept, or is overwritten below (its count carried over).
+      const again = entries.has(hashed);
+      if (!again && (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner)) return 'full';
+      entries.set(hashed, { expiry: expiresAtMs, signer });
+      if (!again) held.set(signer, (held.get(signer) ?? 0) + 1);
       nextExpiry = Math.min(nextExpiry, expiresAtMs);
       return 'fresh';
     },
     get size() {
-      return expiries.size;
+      return entries.size;
     },
   };
 }

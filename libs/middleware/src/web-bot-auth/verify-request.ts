@@ -122,7 +122,7 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
 
     // Without a nonce, the signature itself is what must not come twice.
     const once = nonce?.type === 'string' ? `nonce:${nonce.value}` : `signature:${base64Encode(signature.value.value)}`;
-    const remembered = options.nonces.remember(`${agent.origin}\n${keyid.value}\n${once}`, (expires + options.clockSkewSeconds) * 1000);
+    const remembered = options.nonces.remember(agent.origin, `${keyid.value}\n${once}`, (expires + options.clockSkewSeconds) * 1000);
     if (remembered === 'replayed') return fail('invalid', 'the nonce was used before', agent.origin);
     if (remembered === 'full') return fail('unverified', 'too many signatures are still valid to remember another', agent.origin);
     return { status: 'verified', agent: agent.origin, keyid: keyid.value, covered };

@@ -197,9 +197,11 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Site +${siteId} \\(${domain.replace(/\./g, '\\.')}\\)\nDefault USD +0\n`));
       expect(run.stdout).toContain(`Payout address  ${PAYOUT}\n`);
-      expect(run.stdout).toMatch(/Bot policy +the middleware's `policy` option/);
       expect(run.stdout).toContain('No rules: every path costs the default.\n');
-      expect(run.stdout).toMatch(/\nPath \/articles\/1: 0 USD \(the default\)\n$/);
+      expect(run.stdout).toContain('\nPath /articles/1: 0 USD (the default)\n');
+      expect(run.stdout).toMatch(/\nBot policy, version 0, updated never:\n\nCategory +Action\nai-training +charge \(default\)\n/);
+      expect(run.stdout).toMatch(/\nseo +allow \(default\)\n/);
+      expect(run.stdout).toContain('No crawler has an action of its own');
     });
 
     it('policy set --default and --rule, in order; --default alone keeps the rules', async () => {
@@ -218,10 +220,11 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
         version: expect.any(Number),
         updated_at: expect.any(String),
         payout_address: PAYOUT,
+        bot_policy: { categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, defaults: expect.objectContaining({ seo: 'allow' }), version: 0, updated_at: null },
         resolved: { path: '/articles/9', price_usd: '0.01', rule: 0, pattern: '/articles/*' },
       });
       const table = (await crawlgate(['policy', 'show', domain])).stdout;
-      expect(table).toMatch(/\n#  PATH +USD\n0  \/articles\/\* +0\.01\n1  \/a=b\/\* +0\n$/);
+      expect(table).toMatch(/\n#  PATH +USD\n0  \/articles\/\* +0\.01\n1  \/a=b\/\* +0\n\nBot policy/);
     });
 
     it('policy set --clear-rules keeps the default; a bad price is the 422 and changes nothing', async () => {
@@ -239,6 +242,27 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       [['policy', 'set', 'x.example.com', '--file', 'p.yaml', '--default', '0'], /--file replaces the whole pricing/],
     ])('%j is a usage error', async (args, message) => {
       expect(await crawlgate(args)).toMatchObject({ code: 2, stderr: expect.stringMatching(message) });
+    });
+
+    it('bots set and bots reset change one crawler, which policy show prints', async () => {
+      const set = await crawlgate(['bots', 'set', domain, 'gptbot', 'block']);
+      expect(set).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(new RegExp(`^GPTBot on ${domain.replace(/\./g, '\\.')}: block; the middleware applies it on its next refresh`)) });
+      expect(json(await crawlgate(['bots', 'set', siteId, 'Yahoo! Slurp', 'allow', '--json']))).toMatchObject({ bots: { GPTBot: 'block', 'Yahoo! Slurp': 'allow' }, version: 2 });
+      const shown = (await crawlgate(['policy', 'show', domain])).stdout;
+      expect(shown).toMatch(/\nCrawler +Action\nGPTBot +block\nYahoo! Slurp +allow\n$/);
+      expect(json(await crawlgate(['policy', 'show', domain, '--json'])).bot_policy).toMatchObject({ bots: { GPTBot: 'block', 'Yahoo! Slurp': 'allow' }, version: 2 });
+
+      const reset = await crawlgate(['bots', 'reset', domain, 'GPTBot']);
+      expect(reset).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^GPTBot on .*: no action of its own; its category's action applies \(ai-training charge, /) });
+      expect(json(await crawlgate(['bots', 'reset', domain, 'Yahoo! Slurp', '--json']))).toMatchObject({ bots: {}, version: 4 });
+    });
+
+    it('bots set: an unknown crawler is the API’s 422, an unknown action a usage error, and nothing changes', async () => {
+      const unknown = await crawlgate(['bots', 'set', domain, 'GPT-Bot', 'block']);
+      expect(unknown).toMatchObject({ code: 1, stderr: expect.stringMatching(/path\.name: "GPT-Bot" is no bot of the catalogue/) });
+      expect(await crawlgate(['bots', 'set', domain, 'GPTBot', 'deny'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/The action is one of allow, charge, block; got "deny"/) });
+      expect(await crawlgate(['bots', 'set', domain, 'GPTBot'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/Expected <site> <name> <action>/) });
+      expect(json(await crawlgate(['policy', 'show', domain, '--json'])).bot_policy).toMatchObject({ bots: {}, version: 4 });
     });
 
     it('pricing set --file - reads YAML from stdin; policy set --file - reads JSON', async () => {
@@ -375,7 +399,7 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
     it('bash: commands, a group’s commands, options and the shells', async () => {
       const run = await crawlgate(['completion', 'bash']);
       expect(run).toMatchObject({ code: 0, stderr: '' });
-      expect(bashCompletes(run.stdout, 'crawlgate ')).toEqual(['register', 'login', 'me', 'payout', 'api-key', 'sites', 'pricing', 'policy', 'payments', 'stats', 'completion']);
+      expect(bashCompletes(run.stdout, 'crawlgate ')).toEqual(['register', 'login', 'me', 'payout', 'api-key', 'sites', 'pricing', 'policy', 'bots', 'payments', 'stats', 'completion']);
       expect(bashCompletes(run.stdout, 'crawlgate sites ')).toEqual(['create', 'list', 'delete', 'rotate-token', 'rotate-secret']);
       expect(bashCompletes(run.stdout, 'crawlgate sites rotate-secret x.example.com --g')).toEqual(['--grace-seconds']);
       expect(bashCompletes(run.stdout, 'crawlgate policy set x --')).toEqual(['--default', '--rule', '--clear-rules', '--file', '--api', '--json', '--help']);

@@ -76,9 +76,12 @@ const EXPECTED: [start: string, check: (step: Step, app: TestApp) => void][] = [
       expect(step.stdout).toMatch(/^Site +[0-9a-f-]{36} \(news\.example\.com\)\nDefault USD +0\.002\n/);
       expect(step.stdout).toContain('Payout address  0x70997970C51812dc3A010C7d01b50e0d17dc79C8\n');
       expect(step.stdout).toMatch(/\n0  \/articles\/\* +0\.01\n1  \/about +0\n/);
-      expect(step.stdout).toMatch(/\nPath \/articles\/42: 0\.01 USD \(rule 0, \/articles\/\*\)\n$/);
+      expect(step.stdout).toContain('\nPath /articles/42: 0.01 USD (rule 0, /articles/*)\n');
+      expect(step.stdout).toMatch(/\nBot policy, version 0, updated never:\n\nCategory +Action\nai-training +charge \(default\)\n[\s\S]*No crawler has an action of its own/);
     },
   ],
+  ['crawlgate bots set ', (step) => expect(step.stdout).toMatch(/^GPTBot on news\.example\.com: block; the middleware applies it on its next refresh \(within 30 s\)/)],
+  ['crawlgate bots reset ', (step) => expect(step.stdout).toMatch(/^GPTBot on news\.example\.com: no action of its own; its category's action applies \(ai-training charge, /)],
   ['crawlgate payments ', (step) => expect(step.stdout).toBe('No payments yet.\n')],
   ['crawlgate stats ', (step) => expect(step.stdout).toMatch(/^Site +[0-9a-f-]{36}\nDays \(UTC\) +\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d\nRevenue USD +0\n[\s\S]*DAY +USD +PAID +GATES\n/)],
 ];

@@ -2,6 +2,7 @@
 import packageJson from '../../package.json';
 import { parseCommandLine, type Command } from './command';
 import { apiKeyRotate, me, payoutClear, payoutSet } from './commands/account';
+import { botsReset, botsSet } from './commands/bots';
 import { completionCommand } from './commands/completion';
 import { login } from './commands/login';
 import { payments } from './commands/payments';
@@ -32,6 +33,8 @@ const COMMANDS: Command[] = [
   pricingShow,
   policyShow,
   policySet,
+  botsSet,
+  botsReset,
   payments,
   stats,
   completionCommand(() => COMMANDS),

@@ -4,45 +4,46 @@ import { UsageError } from '../errors';
 import { readPricingFile } from '../pricing-file';
 import { openSite, SITE_HELP } from '../site-ref';
 import { fields } from '../table';
+import { botPolicyText } from './bots';
 import { PRICING_FILE_HELP, rulesTable } from './pricing';
 
 const NO_PAYOUT = 'none: bots that must pay cannot, until you run `crawlgate payout set <address>`';
-// The API stores prices; which visitors count as bots and which must pay is the middleware's own option.
-const BOT_POLICY = "the middleware's `policy` option (AI crawlers and unknown automation pay; search engines, SEO tools and link previews pass, unless you change it)";
 
 export const policyShow: Command = {
   name: 'policy show',
   usage: '<site> [--path <path>]',
-  summary: 'What a bot pays on a site: default price, rules, payout address; --path prices one path',
+  summary: 'What a bot pays on a site: default price, rules, payout address, bot policy; --path prices one path',
   help: [
     SITE_HELP,
     '--path <path> names the rule that wins for that path (or URL) and its price.',
-    'The bot policy (which bots pay, pass or are blocked) is not stored by the API: it is the',
-    "`policy` option of @crawlgate/middleware on your server. --json prints {site_id, domain,",
-    'default_price_usd, rules, version, updated_at, payout_address, resolved (with --path)}.',
+    'The bot policy is the one stored in the API (set with `crawlgate bots set`, or in the',
+    "dashboard): each category's action, each crawler's own; a `policy` option in the middleware's",
+    'code wins for the categories and crawlers it names. --json prints {site_id, domain,',
+    'default_price_usd, rules, version, updated_at, payout_address, bot_policy, resolved (with --path)}.',
   ].join('\n'),
   options: { path: { type: 'string' } },
   positionals: ['site'],
   async run(input) {
     const { client, siteId } = await openSite(input);
     const path = stringValue(input.values, 'path');
-    const [site, pricing, me, resolved] = await Promise.all([
+    const [site, pricing, me, botPolicy, resolved] = await Promise.all([
       client.getSite(siteId),
       client.getPricing(siteId),
       client.me(),
+      client.getBotPolicy(siteId),
       path === undefined ? undefined : client.resolvePrice(siteId, path),
     ]);
-    const policy = { ...pricing, domain: site.domain, payout_address: me.payout_address, ...(resolved ? { resolved } : {}) };
+    const { site_id: _siteId, ...bot_policy } = botPolicy;
+    const policy = { ...pricing, domain: site.domain, payout_address: me.payout_address, bot_policy, ...(resolved ? { resolved } : {}) };
     print(input, policy, () => {
       const summary = fields([
         ['Site', `${site.site_id} (${site.domain})`],
         ['Default USD', pricing.default_price_usd],
         ['Version', `${pricing.version}, updated ${pricing.updated_at ?? 'never'}`],
         ['Payout address', me.payout_address ?? NO_PAYOUT],
-        ['Bot policy', BOT_POLICY],
       ]);
       const winner = resolved && `Path ${resolved.path}: ${resolved.price_usd} USD (${resolved.rule === null ? 'the default' : `rule ${resolved.rule}, ${resolved.pattern}`})\n`;
-      return [summary, rulesTable(pricing), ...(winner ? [winner] : [])].join('\n');
+      return [summary, rulesTable(pricing), ...(winner ? [winner] : []), botPolicyText(botPolicy)].join('\n');
     });
   },
 };

@@ -3,6 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { encodeBase64Json } from '@crawlgate/core';
+import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
+import type { Decision } from '../../../libs/middleware/src/decision';
+import { AHREFSBOT, BROWSER, GPTBOT } from '../../../libs/middleware/test/support/gated-site';
 import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
 import { GateCounterService } from '../../api/src/gates/gate-counter.service';
 import { startTestApp, type TestApp } from '../../api/test/test-app';
@@ -264,6 +268,63 @@ describe('the publisher dashboard in a browser', () => {
     expect(await storedBots()).toEqual({ GPTBot: 'block' });
   });
 
+  it('shows a crawl through the middleware, and a Block clicked here reaches the running middleware as a 403 within 30 s', async () => {
+    const auth = await authHeader();
+    const created = await app.call('POST', '/v1/sites', { body: { domain: `crawled-${Date.now()}.example.com` }, headers: auth });
+    const crawled = created.body as { site_id: string; site_token: string; access_token_secret: string };
+    expect((await app.call('PUT', `/v1/sites/${crawled.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
+    // SEO crawlers are blocked by the stored policy, which the middleware pulls with the pricing.
+    expect((await app.call('PUT', `/v1/sites/${crawled.site_id}/bot-policy`, { body: { categories: { seo: 'block' } }, headers: auth })).status).toBe(200);
+    const options = { apiUrl: app.baseUrl, siteId: crawled.site_id, siteToken: crawled.site_token, secret: crawled.access_token_secret, logger: { warn: () => undefined } };
+    const visit = (gate: ReturnType<typeof createCrawlgate>, path: string, userAgent: string, headers: Record<string, string> = {}) =>
+      gate.handle({ method: 'GET', url: path, headers: { 'user-agent': userAgent, ...headers }, ip: '127.0.0.1' });
+    const status = (decision: Decision) => (decision.kind === 'respond' ? decision.status : decision.kind);
+
+    // One middleware crawls and reports as it closes; another keeps running, with the default refresh.
+    const crawler = createCrawlgate(options);
+    const running = createCrawlgate(options);
+    try {
+      expect(status(await visit(crawler, '/a', BROWSER))).toBe('pass');
+      expect(status(await visit(crawler, '/b', BROWSER))).toBe('pass');
+      expect(status(await visit(crawler, '/a', GOOGLEBOT))).toBe('pass');
+      expect(status(await visit(crawler, '/a', AHREFSBOT))).toBe(403);
+      const offer = await visit(crawler, '/paid', GPTBOT);
+      expect(status(offer)).toBe(402);
+      const agent = newWallet();
+      await fundUsdc(app, agent.address, '1');
+      const payment = encodeBase64Json(await signPayment(app, agent, JSON.parse((offer as { body: string }).body)));
+      expect(status(await visit(crawler, '/paid', GPTBOT, { 'x-payment': payment }))).toBe('pass-after-payment');
+      await crawler.close();
+
+      await page.goto(url(`#/crawlers/${crawled.site_id}`));
+      await page.reload();
+      const cell = (name: string, column: string) => page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
+      await expectText(cell('GPTBot', 'paid'), /^1$/);
+      expect(await Promise.all([cell('person', 'passed'), cell('Googlebot', 'allowed'), cell('AhrefsBot', 'blocked'), cell('GPTBot', 'charged'), cell('GPTBot', 'revenue')].map((c) => c.textContent()))).toEqual(['2', '1', '1', '1', '$0.01']);
+      await expectText(cell('AhrefsBot', 'action'), /by category seo/);
+
+      expect(status(await visit(running, '/paid', GPTBOT))).toBe(402);
+      await page.getByRole('button', { name: 'Block GPTBot' }).click();
+      await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
+      // No restart: the running middleware's next pull of the pricing (every 15 s by default) brings the block.
+      const deadline = Date.now() + 30_000;
+      let answered = status(await visit(running, '/paid', GPTBOT));
+      while (answered !== 403 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        answered = status(await visit(running, '/paid', GPTBOT));
+      }
+      expect(answered).toBe(403);
+    } finally {
+      await crawler.close();
+      await running.close();
+      await app.call('DELETE', `/v1/sites/${crawled.site_id}`, { headers: auth });
+    }
+    // The next tests start from a tab that no longer lists this site.
+    await page.goto(url('#/overview'));
+    await page.reload();
+    // The middleware's refresh may take its whole 30 s bound, on top of the crawl.
+  }, 90_000);
+
   it('says so when a change or a load fails (here: the site was deleted in another tab)', async () => {
     const auth = await authHeader();
     const doomed = await app.call('POST', '/v1/sites', { body: { domain: `gone-${Date.now()}.example.com` }, headers: auth });
@@ -496,6 +557,8 @@ function sidewaysOverflow(page: Page): Promise<{ overflow: number; stickingOut: 
     return { overflow: document.documentElement.scrollWidth - width, stickingOut };
   });
 }
+
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 /** Waits (up to 10 s) for a toggle button to be pressed; fails with what it saw. */
 async function expectPressed(locator: import('playwright-core').Locator): Promise<void> {

@@ -1,6 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 
 const DAY_SECONDS = 86_400;
 const HEIGHT = 260;

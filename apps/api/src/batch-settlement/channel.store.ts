@@ -11,6 +11,9 @@ export interface ChannelKey {
   config: ChannelConfig;
 }
 
+/** Rows in one claimWithSignature: well inside a block's gas (a row costs tens of thousands of gas); the rest waits for the next run. */
+export const MAX_CLAIM_ROWS = 100;
+
 export type VoucherPaymentData = Omit<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'channelId' | 'cumulativeAmount'>;
 
 /**
@@ -65,9 +68,9 @@ export class ChannelStore {
     });
   }
 
-  /** Channels of a receiver and token with vouchers not yet claimed, oldest first. */
-  unclaimed(receiver: string, token: string): Promise<PaymentChannel[]> {
-    return this.db.prisma.paymentChannel.findMany({ where: { receiver, token, unclaimedSince: { not: null } }, orderBy: { unclaimedSince: 'asc' } });
+  /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
+  unclaimed(receiver: string, token: string, limit = MAX_CLAIM_ROWS): Promise<PaymentChannel[]> {
+    return this.db.prisma.paymentChannel.findMany({ where: { receiver, token, unclaimedSince: { not: null } }, orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }], take: limit });
   }
 
   /** Receivers (and tokens) with anything unclaimed. */

@@ -9,6 +9,7 @@ import { decodeBase64Json } from '@crawlgate/core';
 import { parseAbiItem } from 'viem';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
 import { fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
@@ -138,5 +139,21 @@ describe('a voucher payment header taken elsewhere', () => {
     expect(again.status).toBe(200);
     const rows = await site.app.database.prisma.payment.count({ where: { payer: payer.address.toLowerCase(), method: 'voucher' } });
     expect(rows).toBe(2);
+  });
+});
+
+describe('a client that pays only with exact', () => {
+  it('still pays a site that also offers batch-settlement, with one on-chain transfer', async () => {
+    const payer = newWallet();
+    await fundUsdc(site.app, payer.address, '1');
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+    const response = await wrapFetchWithPayment(asGptBot, client)(`${server.url}/articles/exact`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(page('exact'));
+    const row = await site.app.database.prisma.payment.findFirst({ where: { payer: payer.address.toLowerCase() } });
+    expect(row).toMatchObject({ method: 'authorization', status: 'confirmed', url: '/articles/exact' });
+    expect(await usdcBalance(site.app, payer.address)).toBe(1_000_000n - PRICE);
   });
 });

@@ -156,7 +156,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), policy: options.policy, onError: warn });
   const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
-  const webBotAuth = createWebBotAuth(options.webBotAuth);
+  // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
+  const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
   const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
 
   // A typo in the policy would otherwise charge or free bots silently, request after request.

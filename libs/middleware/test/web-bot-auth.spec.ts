@@ -18,16 +18,19 @@ import type { BotPolicy } from '../src/bots';
 import { createCrawlgate, type Crawlgate, type CrawlgateOptions } from '../src/crawlgate';
 import type { Decision } from '../src/decision';
 import { startAgentDirectory, type AgentDirectory } from './support/agent-directory';
-import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { BROWSER, deadApiUrl, freePort, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { rawRequest } from './support/raw-request';
 import { handSigned, type HandSigned } from './support/signing';
 import { FRAMEWORKS, page, type SiteServer } from './support/site-servers';
 
 const CHATGPT = 'https://chatgpt.com';
 const CHATGPT_USER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
-const SITE = 'site.example';
+const ATTACKER = 'attacker.example';
 const ALLOW_SIGNED: BotPolicy = { bots: { 'ChatGPT agent': 'allow', 'ChatGPT-User': 'allow' } };
 
 let gated: GatedSite;
+/** The site's own domain, as the API holds it (the gate reads it with the site's terms). */
+let SITE: string;
 let chatgpt: AgentDirectory;
 /** Directory fetches the gate made, by origin. */
 const fetched: string[] = [];
@@ -42,6 +45,7 @@ const directoryFetch: typeof fetch = async (input, init) => {
 
 beforeAll(async () => {
   gated = await startGatedSite();
+  SITE = gated.site.domain;
 });
 afterAll(() => gated?.close());
 beforeEach(async () => {
@@ -67,7 +71,7 @@ function gate(policy?: BotPolicy, overrides: Partial<CrawlgateOptions> = {}): Cr
   });
 }
 
-/** A request to https://site.example<path> signed as ChatGPT agent signs (legacy string Signature-Agent, browser User-Agent). */
+/** A request to https://<SITE><path> signed as ChatGPT agent signs (legacy string Signature-Agent, browser User-Agent). */
 async function asChatgptAgent(path: string, options: Partial<HandSigned> = {}): Promise<Record<string, string>> {
   const headers = await handSigned({
     key: chatgpt.key,
@@ -78,6 +82,9 @@ async function asChatgptAgent(path: string, options: Partial<HandSigned> = {}): 
   });
   return { 'user-agent': BROWSER, ...headers };
 }
+
+/** What ChatGPT agent sent when it fetched https://<host><path> (the attacker's site records it). */
+const signedFor = (host: string, path: string, options: Partial<HandSigned> = {}) => asChatgptAgent(path, { url: `https://${host}${path}`, ...options });
 
 const status = (decision: Decision) => (decision.kind === 'respond' ? decision.status : decision.kind);
 const now = () => Math.floor(Date.now() / 1000);
@@ -108,6 +115,8 @@ describe('a signature that does not verify is never allowed (the policy allows C
     ['signed for another path (tampered @path)', async () => ({ path: '/articles/2', headers: await asChatgptAgent('/articles/1') })],
     ['signed for another site (tampered @authority)', async () => ({ path: '/articles/1', headers: await asChatgptAgent('/articles/1', { url: 'https://other.example/articles/1' }) })],
     ['with its Signature-Agent left unsigned', async () => ({ path: '/articles/1', headers: await asChatgptAgent('/articles/1', { components: '("@authority" "@method" "@path")' }) })],
+    ['not covering @path (usable on any path of the site)', async () => ({ path: '/articles/2', headers: await asChatgptAgent('/articles/1', { components: '("@authority" "signature-agent")' }) })],
+    ['not covering @path, on the path it was made for', async () => ({ path: '/articles/1', headers: await asChatgptAgent('/articles/1', { components: '("@authority" "@method" "signature-agent")' }) })],
   ])('%s', async (_what, make) => {
     const { path, headers } = await make();
     expect(status(await gate(ALLOW_SIGNED).visit(path, headers))).toBe(402);
@@ -128,6 +137,53 @@ describe('a signature that does not verify is never allowed (the policy allows C
   });
 });
 
+describe('a signature made for another site (its @authority is not one of this site’s hosts)', () => {
+  // ChatGPT agent fetched https://attacker.example/articles/7; the attacker replays what it sent,
+  // within its lifetime, to this site with `Host: attacker.example`, which the frameworks serve.
+  it('is charged when replayed here with the foreign Host; the site’s own host verifies', async () => {
+    const crawlgate = gate(ALLOW_SIGNED);
+    expect(status(await crawlgate.visit('/articles/7', { ...(await signedFor(ATTACKER, '/articles/7')), host: ATTACKER }))).toBe(402);
+    // The fetch adapter hands the gate an absolute URL: the same answer.
+    const recorded = await signedFor(ATTACKER, '/articles/7');
+    expect(status(await crawlgate.handle({ method: 'GET', url: `https://${ATTACKER}/articles/7`, headers: recorded }))).toBe(402);
+    expect(await crawlgate.visit('/articles/7', await signedFor(SITE, '/articles/7'))).toEqual({ kind: 'pass' });
+    // In any case, with the default port, with the root's dot.
+    expect(await crawlgate.visit('/articles/7', { ...(await signedFor(`${SITE.toUpperCase()}.:443`, '/articles/7')), host: `${SITE.toUpperCase()}.:443` })).toEqual({ kind: 'pass' });
+  });
+
+  it('verifies on an alias listed in webBotAuth.hosts, and on no other', async () => {
+    const hosts = [`WWW.${SITE}:443`, 'cdn.example:8443'];
+    const crawlgate = gate(ALLOW_SIGNED, { webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true, hosts } });
+    for (const alias of [`www.${SITE}`, 'cdn.example:8443', SITE]) {
+      expect(await crawlgate.visit('/articles/7', { ...(await signedFor(alias, '/articles/7')), host: alias })).toEqual({ kind: 'pass' });
+    }
+    for (const foreign of [ATTACKER, 'cdn.example', `cdn.example.${ATTACKER}`, `www.${SITE}:8443`, `${SITE}.${ATTACKER}`]) {
+      expect(status(await crawlgate.visit('/articles/7', { ...(await signedFor(foreign, '/articles/7')), host: foreign }))).toBe(402);
+    }
+    expect(() => gate(ALLOW_SIGNED, { webBotAuth: { hosts: ['https://www.example'] } })).toThrow(/webBotAuth.hosts/);
+  });
+
+  it('is never verified while the site’s domain is unknown (its terms never loaded), even signed for an alias', async () => {
+    const apiUrl = await deadApiUrl();
+    const webBotAuth = { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true, hosts: [SITE] };
+    const crawlgate = gate(ALLOW_SIGNED, { apiUrl, failMode: 'closed', webBotAuth });
+    expect(status(await crawlgate.visit('/articles/7', await signedFor(SITE, '/articles/7')))).toBe(503);
+    expect(fetched).toEqual([]);
+  });
+
+  for (const framework of FRAMEWORKS) {
+    it(`${framework.name}: the replay with Host ${ATTACKER} answers 402; the site’s own host is served`, async () => {
+      const server = await framework.start(gateOptions(ALLOW_SIGNED));
+      opened.push(server);
+      const replay = await rawRequest(server, '/articles/7', { ...(await signedFor(ATTACKER, '/articles/7')), host: ATTACKER });
+      expect(replay.status).toBe(402);
+      expect(replay.text).not.toContain(page('7'));
+      const own = await rawRequest(server, '/articles/7', { ...(await signedFor(SITE, '/articles/7')), host: SITE });
+      expect([own.status, own.text]).toEqual([200, page('7')]);
+    }, 60_000);
+  }
+});
+
 describe('unsigned requests claiming a crawler that signs, or must', () => {
   it('charges GPTBot’s User-Agent without a signature when the policy allows GPTBot but requires its signature', async () => {
     expect(await gate({ bots: { GPTBot: 'allow' } }).visit('/articles/1', { 'user-agent': GPTBOT })).toEqual({ kind: 'pass' });
@@ -142,14 +198,14 @@ describe('unsigned requests claiming a crawler that signs, or must', () => {
     const gateOfSite = () => {
       const crawlgate = createCrawlgate({ apiUrl: gated.app.baseUrl, siteId: site.siteId, siteToken: site.siteToken, secret: site.secret, logger: { warn: () => undefined }, webBotAuth: { fetch: directoryFetch } });
       opened.push(crawlgate);
-      return (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: SITE, ...headers } });
+      return (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: site.domain, ...headers } });
     };
     await store({ bots: { GPTBot: 'allow', 'ChatGPT agent': 'allow' } });
     expect(await gateOfSite()({ 'user-agent': GPTBOT })).toEqual({ kind: 'pass' });
     await store({ bots: { GPTBot: 'allow', 'ChatGPT agent': 'allow' }, require_signature: { bots: ['GPTBot'] } });
     const visit = gateOfSite();
     expect(status(await visit({ 'user-agent': GPTBOT }))).toBe(402);
-    expect(await visit(await asChatgptAgent('/articles/1'))).toEqual({ kind: 'pass' });
+    expect(await visit(await signedFor(site.domain, '/articles/1'))).toEqual({ kind: 'pass' });
   });
 
   it('charges ChatGPT-User’s User-Agent without a signature even when allowed; signed by chatgpt.com it is allowed', async () => {
@@ -206,9 +262,9 @@ describe('crawler analytics', () => {
       logger: { warn: () => undefined },
       webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000 },
     });
-    const visit = (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: SITE, ...headers } });
-    expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
-    expect(status(await visit(await asChatgptAgent('/articles/1')))).toBe(402);
+    const visit = (headers: Record<string, string>) => crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: site.domain, ...headers } });
+    expect(status(await visit(await signedFor(site.domain, '/articles/1')))).toBe(402);
+    expect(status(await visit(await signedFor(site.domain, '/articles/1')))).toBe(402);
     expect(status(await visit({ 'user-agent': CHATGPT_USER }))).toBe(402);
     expect(await visit({ 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
     await crawlgate.close();
@@ -234,12 +290,18 @@ describe('@crawlgate/agent signing, through real framework servers', () => {
     });
   }
 
+  /** The agent signs for http://127.0.0.1:<port>: that host is the site's alias here (webBotAuth.hosts). */
+  async function loopbackSite(name: string, policy?: BotPolicy): Promise<SiteServer> {
+    const port = await freePort();
+    const webBotAuth = { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true, hosts: [`127.0.0.1:${port}`] };
+    const server = await FRAMEWORKS.find((framework) => framework.name === name)!.start(gateOptions(policy, { webBotAuth }), port);
+    opened.push(server);
+    return server;
+  }
+
   for (const name of ['Express', 'Fastify', 'fetch (Hono)', 'NestJS (Fastify)']) {
     it(`${name}: a signed agent is ChatGPT agent (allowed here, unpaid) whatever its User-Agent; unsigned, its GPTBot User-Agent pays (signature required)`, async () => {
-      const server: SiteServer = await FRAMEWORKS.find((framework) => framework.name === name)!.start(
-        gateOptions({ bots: { 'ChatGPT agent': 'allow', GPTBot: 'allow' }, requireSignature: { bots: ['GPTBot'] } }),
-      );
-      opened.push(server);
+      const server = await loopbackSite(name, { bots: { 'ChatGPT agent': 'allow', GPTBot: 'allow' }, requireSignature: { bots: ['GPTBot'] } });
       const events: PaymentEvent[] = [];
       const signed = await (await agentFor(chatgpt.key, events)).fetch(`${server.url}/articles/7`, { headers: { 'user-agent': GPTBOT } });
       expect([signed.status, await signed.text(), events]).toEqual([200, page('7'), []]);
@@ -251,8 +313,7 @@ describe('@crawlgate/agent signing, through real framework servers', () => {
   }
 
   it('Express: a signed agent that must pay pays, and sends its price header signed', async () => {
-    const server = await FRAMEWORKS.find((framework) => framework.name === 'Express')!.start(gateOptions());
-    opened.push(server);
+    const server = await loopbackSite('Express');
     const events: PaymentEvent[] = [];
     const agent = await agentFor(chatgpt.key, events);
     const paid = await agent.fetch(`${server.url}/articles/8`, { headers: { 'crawler-max-price': 'USD 0.05' } });

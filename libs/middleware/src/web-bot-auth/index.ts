@@ -6,12 +6,18 @@
 import { MAX_WEB_BOT_AUTH_LIFETIME_SECONDS } from '@crawlgate/core';
 import { createKeyDirectory } from './key-directory';
 import { createNonceMemory } from './nonce-memory';
-import { createSignatureVerifier, type SignatureCheck, type SignedRequest } from './verify-request';
+import { createSignatureVerifier, siteAuthority, type SignatureCheck, type SignedRequest } from './verify-request';
 import type { HeaderRecord } from '../request-headers';
 
 export { claimsSignature, type SignatureCheck } from './verify-request';
 
 export interface WebBotAuthOptions {
+  /**
+   * The site's other hosts a signature may be made for, besides its domain in Crawlgate (a www.
+   * alias, a CDN name): host[:port], compared case-insensitively without :443/:80. A signature made
+   * for any other host does not verify.
+   */
+  hosts?: readonly string[];
   /** How long a signed request waits for a key directory not cached yet; default 1000 ms. Past it, the request is unverified. */
   directoryTimeoutMs?: number;
   /** Largest key directory read; default 64 KiB. */
@@ -39,7 +45,29 @@ export interface WebBotAuth {
   check(request: SignedRequest, headers: HeaderRecord): Promise<SignatureCheck>;
 }
 
-export function createWebBotAuth(options: WebBotAuthOptions = {}): WebBotAuth {
+/** host[:port]: a name, an IPv4 address or a bracketed IPv6 one; no scheme, path or credentials. */
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/i;
+
+/**
+ * `siteDomain`: the site's domain as its terms (GET /v1/site) give it, undefined until they load;
+ * while it is undefined nothing verifies. Without it (standalone use) the own hosts are `hosts`.
+ */
+export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: () => string | undefined): WebBotAuth {
+  const aliases = (options.hosts ?? []).map((host) => {
+    if (typeof host !== 'string' || !HOST.test(host)) throw new TypeError(`webBotAuth.hosts: host names such as "www.example.com" (a port allowed), got ${JSON.stringify(host)}`);
+    return siteAuthority(host);
+  });
+  const standaloneHosts: ReadonlySet<string> | null = aliases.length > 0 ? new Set(aliases) : null;
+  let domainHosts: { domain: string; hosts: ReadonlySet<string> } | undefined;
+  function ownHosts(): ReadonlySet<string> | null {
+    if (!siteDomain) return standaloneHosts;
+    const domain = siteDomain();
+    if (domain === undefined) return null;
+    // The domain can change with a refresh of the terms: the set follows it.
+    if (domainHosts?.domain !== domain) domainHosts = { domain, hosts: new Set([siteAuthority(domain), ...aliases]) };
+    return domainHosts.hosts;
+  }
+
   const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 3600;
   if (!Number.isInteger(maxLifetimeSeconds) || maxLifetimeSeconds < 1 || maxLifetimeSeconds > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS) {
     throw new RangeError(`webBotAuth.maxLifetimeSeconds: 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${maxLifetimeSeconds}`);
@@ -62,6 +90,7 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}): WebBotAuth {
     clockSkewSeconds: options.clockSkewSeconds ?? 60,
     maxLifetimeSeconds,
     allowLoopback,
+    ownHosts,
     now,
   });
   return { check };

@@ -3,7 +3,7 @@ import { startAgentDirectory, type AgentDirectory } from '../../test/support/age
 import { handSigned, type HandSigned } from '../../test/support/signing';
 import { lowerCaseHeaders } from '../request-headers';
 import { createWebBotAuth, type WebBotAuthOptions } from './index';
-import { claimsSignature, requestView } from './verify-request';
+import { claimsSignature, requestView, siteAuthority } from './verify-request';
 
 let agent: AgentDirectory;
 beforeEach(async () => {
@@ -12,7 +12,8 @@ beforeEach(async () => {
 afterEach(() => agent.close());
 
 const SITE = 'https://site.example/articles/1';
-const verifier = (options: WebBotAuthOptions = {}) => createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 10_000, ...options });
+const verifier = (options: WebBotAuthOptions = {}, siteDomain?: () => string | undefined) =>
+  createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 10_000, hosts: ['site.example'], ...options }, siteDomain);
 
 /** What the gate sees of a request to SITE sent with `headers` (Node's form: a path and a Host header). */
 function check(headers: Record<string, string>, web = verifier(), url = '/articles/1', host = 'site.example') {
@@ -52,6 +53,8 @@ describe('web bot auth verification', () => {
     ['with another algorithm', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";alg="rsa-pss-sha512";tag="web-bot-auth"` }), /ed25519/],
     ['with another tag', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="other"` }), /web-bot-auth/],
     ['without @authority', () => signed({ components: '("@method" "@path" "signature-agent";key="sig1")' }), /@authority/],
+    ['without @path', () => signed({ components: '("@authority" "@method" "signature-agent";key="sig1")' }), /@path/],
+    ['made for another host (replayed here with its Host)', () => signed({ url: 'https://other.example/articles/1' }).then((h) => ({ ...h, host: 'other.example' })), /another host/],
     ['with Signature-Agent not signed', () => signed({ components: '("@authority" "@method" "@path")' }), /not signed/],
     ['naming an http, non-loopback agent', () => signed({ agent: 'http://agent.example' }), /https origin/],
     ['naming an agent with a path', () => signed({ agent: `${agent.origin}/keys` }), /https origin/],
@@ -96,7 +99,7 @@ describe('web bot auth verification', () => {
   });
 
   it('is unverified, not invalid, when the key cannot be had: no Signature-Agent, directory down, another discovery type, replay memory full', async () => {
-    expect(await check(await signed({ agentHeader: null, components: '("@authority")' }))).toMatchObject({ status: 'unverified' });
+    expect(await check(await signed({ agentHeader: null, components: '("@authority" "@path")' }))).toMatchObject({ status: 'unverified' });
     agent.mode = 'down';
     expect(await check(await signed())).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/500/) });
     expect(await check(await signed({ agentHeader: `sig1="${agent.origin}";type=jwks_uri` }))).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/type=directory/) });
@@ -114,6 +117,43 @@ describe('web bot auth verification', () => {
     ['a signature under another label', { 'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`, signature: `sig2=:${'A'.repeat(86)}==:` }],
   ])('refuses %s', async (_what, headers) => {
     expect((await check(headers)).status).toBe('invalid');
+  });
+});
+
+describe("the site's own hosts", () => {
+  it('verifies only on the site domain (as its terms give it) or a listed alias, in any case, with or without the default port or the root dot', async () => {
+    let domain: string | undefined = 'Site.Example.';
+    const web = verifier({ hosts: ['www.site.example', 'cdn.example:8443'] }, () => domain);
+    for (const host of ['site.example', 'SITE.example:443', 'site.example.:80', 'www.site.example', 'cdn.example:8443']) {
+      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({ status: 'verified' });
+    }
+    for (const host of ['other.example', 'cdn.example', 'site.example:8443', 'site.example.other.example']) {
+      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/another host/) });
+    }
+    // A new domain (the terms refreshed) replaces the old one; none known: nothing verifies, not even an alias.
+    domain = 'new.example';
+    expect((await check(await signed(), web)).status).toBe('invalid');
+    expect((await check(await signed({ url: 'https://new.example/articles/1' }), web, '/articles/1', 'new.example')).status).toBe('verified');
+    domain = undefined;
+    expect(await check(await signed({ url: 'https://www.site.example/articles/1' }), web, '/articles/1', 'www.site.example')).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/domain is not known/) });
+    expect(agent.fetches).toBe(1);
+  });
+
+  it('standalone, without hosts: nothing verifies', async () => {
+    expect(await check(await signed(), verifier({ hosts: undefined }))).toMatchObject({ status: 'unverified' });
+  });
+
+  it('refuses hosts that are not host[:port]', () => {
+    for (const host of ['https://www.example', 'www.example/', 'user@www.example', '', ' www.example', 'www.example:port']) {
+      expect(() => verifier({ hosts: [host] })).toThrow(/webBotAuth.hosts/);
+    }
+    expect(() => verifier({ hosts: ['WWW.example.:443', '127.0.0.1:8080', '[::1]:3000'] })).not.toThrow();
+  });
+
+  it('siteAuthority: lower case, no default port, no root dot', () => {
+    expect(['Site.Example.:443', 'site.example:80', 'site.example:8080', 'site.example.:8080', '[::1]:443', '[::1]:8443'].map(siteAuthority)).toEqual([
+      'site.example', 'site.example', 'site.example:8080', 'site.example:8080', '[::1]', '[::1]:8443',
+    ]);
   });
 });
 

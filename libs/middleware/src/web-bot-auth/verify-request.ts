@@ -5,10 +5,15 @@
  *   verified    the signature, its parameters and its key check out: the request comes from a
  *               holder of a key the Signature-Agent origin publishes;
  *   invalid     it does not (malformed, expired, from the future, too long-lived, a required
- *               component not covered, a key the directory does not hold, a wrong signature, a
- *               replayed nonce);
- *   unverified  it cannot be told now (no Signature-Agent, its directory unreachable, slow, too
- *               big or not a directory, the replay memory full).
+ *               component not covered, made for another site's host, a key the directory does
+ *               not hold, a wrong signature, a replayed nonce);
+ *   unverified  it cannot be told now (the site's own hosts not known yet, no Signature-Agent,
+ *               its directory unreachable, slow, too big or not a directory, the replay memory full).
+ *
+ * A signature names the host it was made for (@authority) and the path (@path): both must be
+ * signed, and the host must be one of this site's own. Frameworks serve any Host header, so a
+ * signature an agent made fetching another site would otherwise verify here, replayed with that
+ * site's Host.
  *
  * Only `verified` identifies anyone; the caller treats the other two alike (never as verified).
  * The cheap checks run first, the directory fetch (awaited only for a request that claims a
@@ -18,6 +23,7 @@
 
 import {
   componentName,
+  normalizedAuthority,
   parseSfDictionary,
   parseSfItem,
   signatureAgentOrigin,
@@ -46,6 +52,8 @@ export interface SignatureVerifierOptions {
   maxLifetimeSeconds: number;
   /** Tests: a Signature-Agent of http://127.0.0.1:… */
   allowLoopback: boolean;
+  /** This site's own hosts, as siteAuthority() spells them; null while they are not known (nothing verifies then). */
+  ownHosts(): ReadonlySet<string> | null;
   now?: () => number;
 }
 
@@ -92,6 +100,11 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
 
     const agent = claimedAgent(fieldValue(headers, 'signature-agent'), covered, options.allowLoopback);
     if (!covered.has('@authority')) return fail('invalid', '@authority is not signed', agent.origin);
+    if (!covered.has('@path')) return fail('invalid', '@path is not signed', agent.origin);
+    const view = requestView(request, headers);
+    const ownHosts = options.ownHosts();
+    if (ownHosts === null) return fail('unverified', "the site's own domain is not known yet", agent.origin);
+    if (!ownHosts.has(siteAuthority(view.authority))) return fail('invalid', 'the signature was made for another host than this site’s', agent.origin);
     if (agent.problem) return fail(agent.status, agent.problem, agent.origin);
 
     const created = integerParam(params, 'created');
@@ -111,7 +124,7 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
 
     const signature = signatures.get(label);
     if (signature?.kind !== 'item' || signature.value.type !== 'bytes' || signature.value.value.length !== 64) return fail('invalid', 'no 64-byte Signature for the web-bot-auth label', agent.origin);
-    const base = signatureBase(requestView(request, headers), params);
+    const base = signatureBase(view, params);
     if (base === null) return fail('invalid', 'a signed component is missing, repeated or not supported', agent.origin);
     if (agent.origin === null) return fail('unverified', 'no Signature-Agent names where the key is');
 
@@ -177,6 +190,11 @@ function integerParam(params: SfInnerList, name: string): number | undefined {
 function fieldValue(headers: HeaderRecord, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** An authority as RFC 9421 compares it (normalizedAuthority), also without the root's trailing dot: the form own hosts are kept in. */
+export function siteAuthority(authority: string): string {
+  return normalizedAuthority(authority).replace(/\.(?=(?::\d*)?$)/, '');
 }
 
 /** The request as RFC 9421 sees it: authority from an absolute URL, else the Host header. */

@@ -19,11 +19,16 @@ export const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/53
  * (Not port 9 itself: fetch refuses "bad ports" before trying, which would test less.)
  */
 export async function deadApiUrl(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}`;
+}
+
+/** A loopback port that was just free (for a server that must know its address before it starts). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
+  return port;
 }
 
 export interface GatedSite {

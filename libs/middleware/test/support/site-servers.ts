@@ -27,7 +27,8 @@ export interface SiteServer {
 
 export interface Framework {
   name: string;
-  start(options: CrawlgateOptions): Promise<SiteServer>;
+  /** `port`: 0 (default) lets the OS choose. */
+  start(options: CrawlgateOptions, port?: number): Promise<SiteServer>;
 }
 
 export const page = (id: string) => `<h1>Article ${id}</h1>`;
@@ -36,17 +37,17 @@ const ROBOTS = 'User-agent: *\nAllow: /\n';
 export const FRAMEWORKS: Framework[] = [
   {
     name: 'Express',
-    async start(options) {
+    async start(options, port = 0) {
       const app = express();
       app.use(crawlgateExpress(options));
       app.get('/robots.txt', (_req, res) => void res.type('text/plain').send(ROBOTS));
       app.get('/articles/:id', (req, res) => void res.type('text/html').send(page(req.params.id)));
-      return listening(app.listen(0, '127.0.0.1'));
+      return listening(app.listen(port, '127.0.0.1'));
     },
   },
   {
     name: 'Fastify',
-    async start(options) {
+    async start(options, port = 0) {
       const app = Fastify();
       await app.register(crawlgateFastify, options);
       // Registered in a child context: the gate must still apply (skip-override).
@@ -54,13 +55,13 @@ export const FRAMEWORKS: Framework[] = [
         child.get('/robots.txt', async (_req, reply) => reply.type('text/plain').send(ROBOTS));
         child.get<{ Params: { id: string } }>('/articles/:id', async (req, reply) => reply.type('text/html').send(page(req.params.id)));
       });
-      await app.listen({ port: 0, host: '127.0.0.1' });
+      await app.listen({ port, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
   },
   {
     name: 'fetch (Hono)',
-    async start(options) {
+    async start(options, port = 0) {
       const gate = crawlgateFetch(options);
       const app = new Hono();
       app.use('*', async (c, next) => {
@@ -71,12 +72,12 @@ export const FRAMEWORKS: Framework[] = [
       });
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
-      return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+      return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
     },
   },
   {
     name: 'NestJS (Fastify)',
-    async start(options) {
+    async start(options, port = 0) {
       @Controller()
       class PagesController {
         @Get('robots.txt') robots() {
@@ -89,14 +90,14 @@ export const FRAMEWORKS: Framework[] = [
       @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })
       class SiteModule {}
 
-      return listenNest(await NestFactory.create(SiteModule, new FastifyAdapter(), { logger: false }));
+      return listenNest(await NestFactory.create(SiteModule, new FastifyAdapter(), { logger: false }), port);
     },
   },
 ];
 
 /** A Nest app listening on loopback, as a SiteServer. */
-export async function listenNest(app: INestApplication): Promise<SiteServer> {
-  await app.listen(0, '127.0.0.1');
+export async function listenNest(app: INestApplication, port = 0): Promise<SiteServer> {
+  await app.listen(port, '127.0.0.1');
   return { url: `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`, close: () => app.close() };
 }
 

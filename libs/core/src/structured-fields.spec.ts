@@ -70,6 +70,23 @@ describe('parseSfDictionary', () => {
     expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members }, (_, i) => `k${i}=1`).join(', '))).not.toBeNull();
   });
 
+  it('counts repeated parameter keys and members as parsed, not as distinct keys (a;b=1;b=1;… in 8 KB)', () => {
+    expect(parseSfDictionary(`a${';b=1'.repeat(SF_LIMITS.parameters + 1)}`)).toBeNull();
+    expect(parseSfDictionary(`a${';b=1'.repeat(2000)}`)).toBeNull();
+    expect(parseSfItem(`1${';b'.repeat(SF_LIMITS.parameters + 1)}`)).toBeNull();
+    expect(parseSfDictionary(`a=("x"${';b'.repeat(SF_LIMITS.parameters + 1)})`)).toBeNull();
+    expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members + 1 }, () => 'a;b').join(','))).toBeNull();
+    // At the bound, a repeated key still keeps its first place and its last value.
+    expect(parseSfDictionary(`a${';b=1'.repeat(SF_LIMITS.parameters - 1)};b=2`)?.get('a')?.params).toEqual(new Map([['b', { type: 'integer', value: 2 }]]));
+    expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members }, (_, i) => `a=${i}`).join(','))?.get('a')).toMatchObject({ value: { value: SF_LIMITS.members - 1 } });
+  });
+
+  it('unescapes a string made of escapes up to the field length', () => {
+    const escapes = (SF_LIMITS.fieldLength - 4) / 2;
+    expect(parseSfItem(`"${'\\"'.repeat(escapes)}"`)).toEqual({ kind: 'item', value: { type: 'string', value: '"'.repeat(escapes) }, params: new Map() });
+    expect(parseSfItem(`"${'\\\\'.repeat(escapes)}"`)?.value).toEqual({ type: 'string', value: '\\'.repeat(escapes) });
+  });
+
   it('answers null, never throws, for odd input', () => {
     expect(parseSfDictionary(undefined as unknown as string)).toBeNull();
     expect(parseSfDictionary('')).toEqual(new Map());

@@ -34,7 +34,10 @@ export interface SfInnerList {
 export type SfMember = SfItem | SfInnerList;
 export type SfDictionary = Map<string, SfMember>;
 
-/** Bounds for hostile input: far above what a signature header carries. */
+/**
+ * Bounds for hostile input: far above what a signature header carries. Members and parameters are
+ * counted as parsed, a repeated key each time (it costs a parse each time).
+ */
 export const SF_LIMITS = Object.freeze({ fieldLength: 8192, members: 32, innerListItems: 64, parameters: 32 });
 
 class SfError extends Error {}
@@ -99,6 +102,7 @@ class Parser {
 
   dictionary(): SfDictionary {
     const members: SfDictionary = new Map();
+    let parsed = 0;
     while (!this.done()) {
       const key = this.key();
       let member: SfMember;
@@ -109,7 +113,7 @@ class Parser {
         member = { kind: 'item', value: { type: 'boolean', value: true }, params: this.parameters() };
       }
       members.set(key, member);
-      if (members.size > SF_LIMITS.members) this.fail();
+      if (++parsed > SF_LIMITS.members) this.fail();
       this.skip(' \t');
       if (this.done()) return members;
       if (this.peek() !== ',') this.fail();
@@ -146,6 +150,7 @@ class Parser {
 
   private parameters(): SfParameters {
     const params: SfParameters = new Map();
+    let parsed = 0;
     while (this.peek() === ';') {
       this.at++;
       this.skip(' ');
@@ -156,7 +161,7 @@ class Parser {
         value = this.bareItem();
       }
       params.set(key, value);
-      if (params.size > SF_LIMITS.parameters) this.fail();
+      if (++parsed > SF_LIMITS.parameters) this.fail();
     }
     return params;
   }

@@ -188,6 +188,15 @@ describe('refusedOrigin', () => {
     'https://[::ffff:10.0.0.1]',
     'https://metadata.internal',
     'https://printer.local',
+    // The root's trailing dot names the same host.
+    'https://localhost.',
+    'https://LocalHost.:8443',
+    'https://localhost..',
+    'https://a.localhost.',
+    'https://printer.local.',
+    'https://metadata.internal.',
+    'https://127.0.0.1.',
+    'https://10.1.2.3.',
   ])('refuses %s', (origin) => {
     expect(refusedOrigin(origin, false)).not.toBeNull();
   });

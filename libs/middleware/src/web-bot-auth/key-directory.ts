@@ -228,7 +228,8 @@ export function refusedOrigin(origin: string, allowLoopback: boolean): string | 
   } catch {
     return 'not a URL';
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // Without the root's trailing dot(s): "localhost." is localhost.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
   const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
   if (loopback) return allowLoopback ? null : 'a loopback address';
   if (url.protocol !== 'https:') return 'not https';

@@ -31,7 +31,8 @@ export async function signedRequestBench(): Promise<string> {
       secret: 'cgsec_' + 'k'.repeat(43),
       fetch: api.fetch,
       policy: { bots: { 'unknown-automation': 'allow' } },
-      webBotAuth: { allowLoopbackDirectories: true },
+      // The signed requests are for HOST, not the in-memory API's domain: an alias of the site.
+      webBotAuth: { allowLoopbackDirectories: true, hosts: [HOST] },
       logger: { warn: () => undefined },
     },
     nodeHmacSha256,

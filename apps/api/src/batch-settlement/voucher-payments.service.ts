@@ -170,7 +170,10 @@ export class VoucherPaymentsService {
       throw conflict('This gate is already paid with another proof');
     }
     if (result.kind === 'stale') {
-      // Another voucher of this channel was accepted since this one was checked.
+      // Another voucher of this channel was accepted since this one was checked: this very one, for
+      // this gate, sent twice at once (the same answer), or another (the corrective 402).
+      const same = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
+      if (same?.gateId === gate.ref) return this.answerFor(same, gate, channelId);
       const row = await this.store.find(channelId);
       throw this.correction(channelId, row?.charged ?? charged, row, state, gate.micros, voucher.maxClaimableAmount);
     }

@@ -162,6 +162,16 @@ describe('voucher payments', () => {
     }
   });
 
+  it('answers the same voucher sent ten times at once to its gate with one payment and the same token', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => verify(offer, payment)));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
+    expect(await app.database.prisma.payment.count({ where: { channelId: channel.channelId } })).toBe(2);
+  });
+
   it('refuses vouchers for a site that has batch settlement off', async () => {
     const { channel } = await openChannel(50_000n);
     const offer = await gate();

@@ -107,8 +107,9 @@ export interface CrawlgateOptions {
   /** The RSL license document, usage preferences, and /robots.txt when the app has none (license.ts). */
   licensing?: LicensingOptions;
   /**
-   * Web Bot Auth verification of signed requests (web-bot-auth/): key directory timeout, size and
-   * cache, clock skew, signature lifetime, replay memory. Requests without signature headers skip it.
+   * Web Bot Auth verification of signed requests (web-bot-auth/): the site's other hosts (aliases of
+   * its domain), key directory timeout, size and cache, clock skew, signature lifetime, replay
+   * memory. Requests without signature headers skip it.
    */
   webBotAuth?: WebBotAuthOptions;
 }

@@ -75,12 +75,19 @@ export class VoucherPaymentsService {
 
     let depositTx: Hash | null = null;
     if (payment.deposit) {
+      // Judged before anything is sent: the relayer pays the deposit's gas, so a deposit for a
+      // voucher refused anyway, or one smaller than the page it comes with, is never sent.
+      if (voucher.maxClaimableAmount > spendableOf(state) + payment.deposit.amount) {
+        throw new PaymentRejected(BATCH_REASONS.cumulativeExceedsBalance, `The voucher's total ${voucher.maxClaimableAmount} is above what the channel would hold with this deposit; deposit more`);
+      }
+      if (payment.deposit.amount < gate.micros) {
+        throw new PaymentRejected(BATCH_REASONS.depositPayload, `A deposit must cover at least the page it comes with (${gate.micros} atomic units)`);
+      }
       depositTx = await this.deposit(batch, payment, channelId);
       state = await onChain(() => readChannel(this.chain, batch, channelId));
     }
     if (state.balance === 0n) throw new PaymentRejected(BATCH_REASONS.channelNotFound, 'The channel holds nothing on chain: send a deposit with the voucher');
-    // A pending withdrawal may take its amount once its delay is over: what it may take is not spendable.
-    const spendable = state.balance - (state.withdrawal?.amount ?? 0n);
+    const spendable = spendableOf(state);
     if (voucher.maxClaimableAmount > spendable) {
       throw new PaymentRejected(BATCH_REASONS.cumulativeExceedsBalance, `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`);
     }
@@ -246,4 +253,9 @@ function channelState(channelId: Hex, state: OnChainChannel, charged: bigint): C
     refundNonce: state.refundNonce.toString(),
     chargedCumulativeAmount: charged.toString(),
   };
+}
+
+/** A pending withdrawal may take its amount once its delay is over: what it may take is not spendable. */
+function spendableOf(state: OnChainChannel): bigint {
+  return state.balance - (state.withdrawal?.amount ?? 0n);
 }

@@ -137,6 +137,31 @@ describe('voucher payments', () => {
     expect(none.body.reason).toBe(BATCH_REASONS.channelNotFound);
   });
 
+  it('sends no deposit for a voucher it will refuse, nor a deposit smaller than the page: the relayer pays no gas for them', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const { channel: funded } = await openChannel(5n * PRICE);
+    const relayerNonce = () => app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const before = await relayerNonce();
+    // Each with a fresh deposit authorization (a new salt), as an attacker would send them.
+    for (let i = 0; i < 3; i++) {
+      const channel = testChannel(app, payer, offer.accepted);
+      const tooSmall = await verify(offer, await channel.payment(offer, PRICE, { deposit: 1n }));
+      expect(tooSmall.status).toBe(402);
+      expect(tooSmall.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
+    }
+    // A deposit smaller than the page, on a channel that already holds enough: a gas bill per page.
+    const next = await gate();
+    const dust = await verify(next, await funded.payment(next, 2n * PRICE, { deposit: PRICE - 1n }));
+    expect(dust.status).toBe(402);
+    expect(dust.body.reason).toBe(BATCH_REASONS.depositPayload);
+    expect(await relayerNonce()).toBe(before);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+    // A deposit of exactly the page's price pays it.
+    expect((await verify(offer, await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: PRICE }))).status).toBe(200);
+  });
+
   it('never lets fifty concurrent vouchers on one channel spend more than it holds, nor pay a gate twice', async () => {
     const { channel } = await openChannel(10n * PRICE); // room for nine more pages
     const offers = await Promise.all(Array.from({ length: 50 }, () => gate()));

@@ -123,6 +123,7 @@ describe('PublisherClient against the API', () => {
         name: 'Blog',
         default_price_usd: '0',
         rules_count: 0,
+        batch_settlement: false,
         created_at: expect.any(String),
         updated_at: expect.any(String),
         site_token: expect.stringMatching(/^st_/),

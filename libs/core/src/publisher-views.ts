@@ -213,13 +213,20 @@ export interface SitePayment {
   /** Atomic USDC units (6 decimals). */
   amount: string;
   price_usd: string;
+  /** The settlement transaction (exact); null for a voucher, whose money moves when its channel is claimed. */
   tx_hash: string | null;
+  /** How it was paid: one on-chain transfer (exact) or a voucher on an escrowed channel (batch-settlement). */
+  scheme: PaymentScheme;
+  /** The batch-settlement channel a voucher was drawn on; null for exact. */
+  channel_id: string | null;
   /** local, base-sepolia, base, or eip155:<chain id>. */
   network: string;
   paid_at: string;
   /** The paying wallet, EIP-55 checksummed. */
   payer: string;
 }
+
+export type PaymentScheme = 'exact' | 'batch-settlement';
 
 export interface SitePaymentPage {
   /** Newest first. */

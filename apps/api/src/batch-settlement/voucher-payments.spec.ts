@@ -66,6 +66,17 @@ describe('voucher payments', () => {
     expect(check.body).toMatchObject({ valid: true });
   });
 
+  it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {
+    const stats = async () => (await app.call('GET', `/v1/sites/${site.siteId}/stats`, { headers: publisher.auth })).body;
+    const before = await stats();
+    const { channel, first } = await openChannel(50_000n);
+    const after = await stats();
+    expect(BigInt(after.revenue_amount) - BigInt(before.revenue_amount)).toBe(PRICE);
+    expect(after.paid_gates - before.paid_gates).toBe(1);
+    const listed = (await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=1`, { headers: publisher.auth })).body.items[0];
+    expect(listed).toMatchObject({ url: first.body.url, amount: '10000', scheme: 'batch-settlement', channel_id: channel.channelId, tx_hash: null });
+  });
+
   it('takes the next voucher alone; the same voucher again answers its gate the same, and pays no other gate', async () => {
     const { channel } = await openChannel(50_000n);
     const offer = await gate();

@@ -121,6 +121,8 @@ describe('agents API', () => {
             amount: '5000',
             price_usd: '0.005',
             tx_hash: payment.txHash,
+            scheme: 'exact',
+            channel_id: null,
             network: 'local',
             paid_at: '2026-10-09T10:11:12.013Z',
           },

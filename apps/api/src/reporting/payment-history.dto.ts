@@ -1,4 +1,4 @@
-import type { SitePayment, SitePaymentPage } from '@crawlgate/core';
+import type { PaymentScheme, SitePayment, SitePaymentPage } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class PaymentItemView {
@@ -8,7 +8,12 @@ export class PaymentItemView {
   @ApiProperty({ description: 'The path the payment unlocked.', example: '/articles/42' }) url!: string;
   @ApiProperty({ description: 'Atomic USDC units (6 decimals), as a string.', example: '5000' }) amount!: string;
   @ApiProperty({ example: '0.005' }) price_usd!: string;
-  @ApiProperty({ nullable: true, type: String }) tx_hash!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The settlement transaction (exact); null for a voucher, whose money moves when its channel is claimed.' })
+  tx_hash!: string | null;
+  @ApiProperty({ enum: ['exact', 'batch-settlement'], description: 'One on-chain transfer (exact), or a voucher on an escrowed channel (batch-settlement).' })
+  scheme!: PaymentScheme;
+  @ApiProperty({ nullable: true, type: String, description: 'The batch-settlement channel a voucher was drawn on; null for exact.' })
+  channel_id!: string | null;
   @ApiProperty({ description: 'Network name (local, base-sepolia, base), or eip155:<chain id> for another chain.', example: 'base' })
   network!: string;
   @ApiProperty({ format: 'date-time', description: 'When the payment was confirmed on chain.' }) paid_at!: string;

@@ -10,6 +10,8 @@ export const PAYMENT_ITEM_COLUMNS = {
   url: true,
   amount: true,
   txHash: true,
+  method: true,
+  channelId: true,
   chainId: true,
   payer: true,
   confirmedAt: true,
@@ -28,6 +30,8 @@ export function paymentItem(row: PaymentItemRow): Omit<SitePayment, 'payer'> {
     // USDC's atomic unit is one micro-USD, so the amount is the price.
     price_usd: formatMicrosUsd(row.amount),
     tx_hash: row.txHash,
+    scheme: row.method === 'voucher' ? 'batch-settlement' : 'exact',
+    channel_id: row.channelId,
     network: networkName(row.chainId),
     // Rows come from PAID queries, where confirmedAt is never null.
     paid_at: row.confirmedAt!.toISOString(),

@@ -191,6 +191,8 @@ describe('site stats and payments API', () => {
         amount: '1004',
         price_usd: '0.001004',
         tx_hash: paid[4].txHash,
+        scheme: 'exact',
+        channel_id: null,
         network: 'local',
         paid_at: '2026-10-01T00:04:00.000Z',
         payer,

@@ -234,3 +234,30 @@ export interface SitePaymentPage {
   /** null on the last page. */
   next_cursor: string | null;
 }
+
+/**
+ * A site's x402 batch-settlement money (GET /v1/sites/{id}/channels): what its voucher payments
+ * made, claimed on chain (swept to the payout address) or still in the payers' channels. A
+ * channel's claims cover its vouchers in the order they were accepted.
+ */
+export interface SiteChannelsView {
+  site_id: string;
+  /** Atomic USDC units (6 decimals) of the site's voucher payments already claimed. */
+  claimed_amount: string;
+  claimed_usd: string;
+  /** Accepted (the pages were served) and not yet claimed: still in the payers' escrowed channels. */
+  unclaimed_amount: string;
+  unclaimed_usd: string;
+  /** Up to 100 channels with vouchers for this site, most recent voucher first. */
+  channels: SiteChannelView[];
+}
+
+export interface SiteChannelView {
+  channel_id: string;
+  /** The paying wallet, EIP-55 checksummed. */
+  payer: string;
+  claimed_amount: string;
+  unclaimed_amount: string;
+  /** When this site last accepted a voucher on the channel. */
+  last_voucher_at: string;
+}

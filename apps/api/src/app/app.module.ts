@@ -20,6 +20,7 @@ import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
+import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
@@ -94,6 +95,7 @@ export class AppModule {
         PaymentsController,
         AccessTokensController,
         SiwxController,
+        SiteChannelsController,
         ...devControllers,
       ],
       providers: [

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment, PaymentChannel, Prisma } from '../generated/prisma/client';
+import type { SiteChannelRow } from './site-channels';
 
 export interface ChannelKey {
   channelId: string;
@@ -24,6 +25,25 @@ export type VoucherPaymentData = Omit<Prisma.PaymentUncheckedCreateInput, 'metho
 @Injectable()
 export class ChannelStore {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /**
+   * A site's voucher payments per channel, split by what the channel's claims reached: a voucher for
+   * cumulative total T is claimed once the channel's claimed total (as last read from the chain) is
+   * at least T. Vouchers of one channel may pay several sites; each counts only for its own.
+   */
+  siteChannels(siteId: string): Promise<SiteChannelRow[]> {
+    return this.db.sql.query<SiteChannelRow>(
+      `SELECT c.channel_id, c.payer,
+              COALESCE(SUM(p.amount) FILTER (WHERE p.cumulative_amount <= c.claimed), 0)::text AS claimed,
+              COALESCE(SUM(p.amount) FILTER (WHERE p.cumulative_amount > c.claimed), 0)::text AS unclaimed,
+              MAX(p.confirmed_at) AS last_voucher_at
+         FROM payments p JOIN payment_channels c ON c.channel_id = p.channel_id
+        WHERE p.site_id = $1::uuid AND p.method = 'voucher' AND p.status = 'confirmed'
+        GROUP BY c.channel_id, c.payer
+        ORDER BY last_voucher_at DESC, c.channel_id`,
+      [siteId],
+    );
+  }
 
   find(channelId: string): Promise<PaymentChannel | null> {
     return this.db.prisma.paymentChannel.findUnique({ where: { channelId } });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import { batchSettlementAbi, devWalletClient, increaseTime } from '@crawlgate/devchain';
-import { pricedSite } from '../../test/fixtures';
+import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
@@ -46,6 +46,12 @@ describe('voucher claimer', () => {
 
       second = await startTestApp({ database: db.database, masterKey });
       const claimer = second.app.get(ClaimerService);
+      const channels = async () => (await second!.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: publisher.auth })).body;
+      // Served and paid, not claimed yet: all of it is still in the payers' channels.
+      expect(await channels()).toMatchObject({ site_id: site.siteId, claimed_amount: '0', unclaimed_amount: owed.toString(), unclaimed_usd: '0.032' });
+      expect((await channels()).channels).toHaveLength(2);
+      const stranger = await registerPublisher(second);
+      expect((await second.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: stranger.auth })).status).toBe(404);
       // Not due yet: below the size and younger than the age.
       expect(await claimer.runOnce()).toEqual({ claims: [], settles: [] });
       expect(await usdcBalance(second, payTo)).toBe(0n);
@@ -54,6 +60,7 @@ describe('voucher claimer', () => {
       expect(run.claims).toHaveLength(1);
       expect(run.settles).toHaveLength(1);
       expect(await usdcBalance(second, payTo)).toBe(owed);
+      expect(await channels()).toMatchObject({ claimed_amount: owed.toString(), claimed_usd: '0.032', unclaimed_amount: '0' });
       const claims = await second.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } });
       expect(claims).toEqual([expect.objectContaining({ channels: 2, amount: owed, txHash: run.claims[0], settleTxHash: run.settles[0] })]);
       for (const channel of await second.database.prisma.paymentChannel.findMany({ where: { receiver: payTo.toLowerCase() } })) {

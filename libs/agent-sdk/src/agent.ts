@@ -1,14 +1,16 @@
-import { decodeBase64Json, formatMicrosUsd, MAX_AUTHORIZATION_SECONDS, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
+import { BATCH_SETTLEMENT_SCHEME, decodeBase64Json, encodeBase64Json, formatMicrosUsd, MAX_AUTHORIZATION_SECONDS, MAX_PRICE_MICROS, parseUsdAmount, X402_BATCH_SETTLEMENT_ADDRESS, type Hex } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
-import { allowList, chooseOffer, type AllowedNetwork } from './allow-list';
+import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
+import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { createPayer } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
+import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
 
 export interface AgentOptions {
   /** The wallet that pays: a viem LocalAccount (e.g. privateKeyToAccount) or a WalletClient with an account. */
@@ -47,6 +49,21 @@ export interface AgentOptions {
    * made for one request to one URL (redirects included) and never sent again.
    */
   webBotAuth?: WebBotAuthOptions;
+  /**
+   * Off unless set. Pay sites that offer x402 `batch-settlement` (in an allowed network and token)
+   * with vouchers: the first page opens a channel with a deposit of `depositUsd` (or what is left of
+   * the budget, when less; at least the page), counted as spent at once; later pages are signed
+   * vouchers against it, and a short channel gets a new deposit. Sites offering only `exact` are
+   * paid as before. `withdraw…` takes back what the vouchers did not spend.
+   */
+  batchSettlement?: BatchSettlementOptions;
+}
+
+export interface BatchSettlementOptions {
+  /** How much one deposit puts in escrow, in USD. */
+  depositUsd: string | number;
+  /** The escrow contracts the agent deposits into; default x402's (where `@x402/evm` expects it). */
+  escrows?: `0x${string}`[];
 }
 
 export interface PaymentEvent {
@@ -56,7 +73,21 @@ export interface PaymentEvent {
   network: string;
   payer: string;
   txHash: string | null;
-  mode: 'authorization' | 'transfer';
+  /** "voucher": paid with a batch-settlement voucher (txHash is then its deposit's, or null). */
+  mode: 'authorization' | 'transfer' | 'voucher';
+  /** Voucher payments: the channel drawn on. */
+  channelId?: string;
+}
+
+/** A batch-settlement channel as the agent keeps it; amounts in atomic units (micro-USD). */
+export interface ChannelSummary {
+  channelId: Hex;
+  origin: string;
+  receiver: Hex;
+  escrow: Hex;
+  deposited: bigint;
+  charged: bigint;
+  withdrawing: boolean;
 }
 
 export interface Agent {
@@ -68,10 +99,18 @@ export interface Agent {
   spending(): Promise<BudgetSummary>;
   profile(): Promise<unknown>;
   payments(query?: { limit?: number; cursor?: string }): Promise<unknown>;
+  /** The batch-settlement channels this agent opened (in this process). */
+  channels(): ChannelSummary[];
+  /** Starts taking back what the vouchers did not spend, on every channel; those channels take no more vouchers. Needs rpcUrl (or a WalletClient) and gas. */
+  initiateWithdraw(): Promise<WithdrawalStep[]>;
+  /** Finishes the started withdrawals once each channel's withdrawDelay has passed (throws before). */
+  finalizeWithdraw(): Promise<WithdrawalStep[]>;
 }
 
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
+/** Corrective 402s followed for one page: a consistent site needs one. */
+const MAX_CORRECTIONS = 2;
 /** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
 const MIN_AUTHORIZATION_SECONDS = 10;
 
@@ -85,11 +124,10 @@ export function createAgent(options: AgentOptions): Agent {
   const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'), options.budgetStore);
   const mode = options.payMode ?? 'authorization';
   const allowed = allowList(options.networks);
-  const payer = createPayer(options.account, {
-    rpcUrl: options.rpcUrl,
-    pollingIntervalMs: options.pollingIntervalMs ?? 250,
-    maxAuthorizationSeconds: authorizationCap(options.maxAuthorizationSeconds),
-  });
+  const maxAuthorizationSeconds = authorizationCap(options.maxAuthorizationSeconds);
+  const payer = createPayer(options.account, { rpcUrl: options.rpcUrl, pollingIntervalMs: options.pollingIntervalMs ?? 250, maxAuthorizationSeconds });
+  const batch = batchOptions(options.batchSettlement);
+  const channels = new ChannelBook();
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const inflight = new Map<string, Promise<string | undefined>>();
@@ -105,7 +143,10 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
   async function pay(url: string, challenge: Response, retry: (extra: Record<string, string>) => Promise<Response>): Promise<{ response: Response; token?: string }> {
-    const offer = chooseOffer(url, await readOffers(challenge), allowed);
+    const offers = await readOffers(challenge);
+    const voucherOffer = batch && firstAllowed(offers.filter((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && batch.escrows.has(o.batch!.escrow.toLowerCase())), allowed);
+    if (voucherOffer) return payByVoucher(url, voucherOffer, retry);
+    const offer = chooseOffer(url, offers.filter((o) => o.scheme === 'exact'), allowed);
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
     const reservation = await budget.reserve(offer.amount);
@@ -163,6 +204,89 @@ export function createAgent(options: AgentOptions): Agent {
     return { response: await retry({ 'x-crawlgate-token': body.access_token }), token: body.access_token };
   }
 
+  /**
+   * Pays with a voucher on this origin's channel for the offer's terms (opening or topping it up
+   * within the budget), one page of a channel at a time. A corrective 402 is followed only when its
+   * numbers agree with the agent's own (checkedCorrection).
+   */
+  function payByVoucher(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>) {
+    const origin = new URL(url).origin;
+    const key = ChannelBook.key(origin, offer);
+    return channels.exclusive(key, async () => {
+      let current = offer;
+      for (let corrections = 0; ; corrections++) {
+        if (current.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
+        const channel = channels.get(key) ?? newChannel(origin, current, payer.address);
+        channels.set(key, channel);
+        const total = channel.charged + current.amount;
+        const deposit = total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
+        const voucher = { channelId: channel.channelId, maxClaimableAmount: total.toString(), signature: await signVoucher(payer, channel, total) };
+        const payload = { type: deposit ? 'deposit' : 'voucher', channelConfig: channel.config, voucher, ...(deposit ? { deposit: deposit.payload } : {}) };
+        const header = encodeBase64Json({ x402Version: 2, accepted: current.v2!.accepted, payload, resource: current.v2!.resource });
+        // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
+        if (total > channel.signed) channel.signed = total;
+        let response: Response;
+        try {
+          response = await retry({ 'PAYMENT-SIGNATURE': header });
+          for (let attempt = 0; response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES; attempt++) {
+            await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
+            response = await retry({ 'PAYMENT-SIGNATURE': header });
+          }
+        } catch (error) {
+          await deposit?.settle(true); // no answer: the deposit may have been made
+          throw error;
+        }
+        const settlement = decodeBase64Json(response.headers.get('payment-response') ?? '') as { success?: boolean; errorReason?: string; transaction?: string } | undefined;
+        if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
+          await deposit?.settle(true);
+          channel.charged = total;
+          options.onPayment?.({ url, priceUsd: formatMicrosUsd(current.amount), amount: current.amount.toString(), network: current.network, payer: payer.address, txHash: settlement?.transaction || null, mode: 'voucher', channelId: channel.channelId });
+          return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
+        }
+        if (response.status === 503) {
+          await deposit?.settle(true);
+          throw new PaymentFailedError(url, 'settlement_pending', 'the voucher payment was still pending after several retries (its deposit stays counted as spent)');
+        }
+        // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
+        await deposit?.settle(false);
+        const corrected = (await readOffers(response.clone())).find((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key);
+        if (corrected && corrections < MAX_CORRECTIONS) {
+          const check = await checkedCorrection(channel, corrected);
+          if (!check.ok) throw new PaymentFailedError(url, 'channel_state_refused', `the corrective 402 was not followed: ${check.detail}`);
+          channel.charged = check.charged;
+          current = corrected;
+          continue;
+        }
+        const body = (await response.json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
+        throw new PaymentFailedError(url, settlement?.errorReason ?? body?.reason ?? 'payment_refused', body?.detail ?? `the site answered ${response.status}`);
+      }
+    });
+  }
+
+  /**
+   * A deposit authorization of at least `needed` (the deposit option, or the rest of the budget when
+   * less), reserved in the budget before it is signed. `settle(true)` counts it as spent;
+   * `settle(false)`, for a deposit the site refused, frees it and takes it off the channel.
+   */
+  async function depositFor(url: string, channel: Channel, offer: Offer, needed: bigint) {
+    const remaining = await budget.remaining();
+    const amount = batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
+    const reservation = amount >= needed ? await budget.reserve(amount) : null;
+    if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(remaining));
+    const payload = await signDeposit(payer, channel, offer, amount, Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds));
+    channel.deposited += amount;
+    let done = false;
+    return {
+      payload,
+      settle: async (charged: boolean) => {
+        if (done) return;
+        done = true;
+        if (!charged) channel.deposited -= amount;
+        await budget.settle(reservation, charged);
+      },
+    };
+  }
+
   function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
     options.onPayment?.({ url, priceUsd: formatMicrosUsd(offer.amount), amount: offer.amount.toString(), network: offer.network, payer: payer.address, txHash, mode: how });
   }
@@ -214,7 +338,20 @@ export function createAgent(options: AgentOptions): Agent {
       if (query.cursor !== undefined) params.set('cursor', query.cursor);
       return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`);
     },
+    channels: () =>
+      channels.all().map((c) => ({ channelId: c.channelId, origin: c.origin, receiver: c.config.receiver, escrow: c.domain.verifyingContract, deposited: c.deposited, charged: c.charged, withdrawing: c.withdrawing })),
+    initiateWithdraw: () => initiateWithdrawals(payer, channels.all()),
+    finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all()),
   };
+}
+
+function batchOptions(options: BatchSettlementOptions | undefined): { depositMicros: bigint; escrows: Set<string> } | undefined {
+  if (!options) return undefined;
+  const depositMicros = amount(options.depositUsd, MAX_BUDGET_MICROS, 'batchSettlement.depositUsd');
+  if (depositMicros === 0n) throw new RangeError('batchSettlement.depositUsd: a deposit must be above 0');
+  const escrows = options.escrows ?? [X402_BATCH_SETTLEMENT_ADDRESS];
+  if (!Array.isArray(escrows) || escrows.length === 0 || !escrows.every((e) => /^0x[0-9a-fA-F]{40}$/.test(e))) throw new RangeError('batchSettlement.escrows: a list of escrow contract addresses');
+  return { depositMicros, escrows: new Set(escrows.map((e) => e.toLowerCase())) };
 }
 
 function authorizationCap(seconds = MAX_AUTHORIZATION_SECONDS): number {

@@ -60,6 +60,11 @@ function refusal(offer: Offer, allowed: readonly Allowed[]): RefusalReason | nul
   return null;
 }
 
+/** The first offer the agent may pay, or undefined: for an optional way to pay, where a refusal is no error. */
+export function firstAllowed(offers: readonly Offer[], allowed: readonly Allowed[]): Offer | undefined {
+  return offers.find((offer) => refusal(offer, allowed) === null);
+}
+
 /** The first offer the agent may pay (offers come v2 first); refuses with every reason when there is none. */
 export function chooseOffer(url: string, offers: readonly Offer[], allowed: readonly Allowed[]): Offer {
   if (offers.length === 0) throw new UnsupportedPaymentError(`${url} asks for payment, but offers no "exact" payment on an EVM chain this agent knows`);

@@ -1,4 +1,5 @@
-export { createAgent, type Agent, type AgentOptions, type PaymentEvent } from './agent';
+export { createAgent, type Agent, type AgentOptions, type BatchSettlementOptions, type ChannelSummary, type PaymentEvent } from './agent';
+export type { WithdrawalStep } from './withdrawals';
 export type { AllowedAsset, AllowedNetwork } from './allow-list';
 export { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError, type RefusedOffer } from './errors';
 export type { Offer } from './offers';

@@ -1,7 +1,21 @@
-import { decodeBase64Json, findNetworkByX402, isEvmAddress, readGate, type PaymentRequirementsV1, type PaymentRequirementsV2, type ResourceInfo } from '@crawlgate/core';
+import {
+  BATCH_SETTLEMENT_SCHEME,
+  decodeBase64Json,
+  findNetworkByX402,
+  isEvmAddress,
+  MAX_WITHDRAW_DELAY,
+  MIN_WITHDRAW_DELAY,
+  readGate,
+  type Hex,
+  type PaymentRequirementsV1,
+  type PaymentRequirementsV2,
+  type ResourceInfo,
+} from '@crawlgate/core';
 
 /** One way to pay a 402, normalised from a Crawlgate gate body, an x402 v1 body or a v2 PAYMENT-REQUIRED header. */
 export interface Offer {
+  /** "exact": one EIP-3009 authorization per page; "batch-settlement": a voucher on an escrowed channel (x402 v2 only). */
+  scheme: 'exact' | 'batch-settlement';
   version: 1 | 2;
   /** The network as the server named it (v1 name or CAIP-2), echoed back in the payment. */
   network: string;
@@ -17,10 +31,22 @@ export interface Offer {
   /** Crawlgate gates only: the ref of the gate verifyUrl posts to, which a transfer proof is signed for. */
   gateRef?: string;
   v2?: { accepted: PaymentRequirementsV2; resource: ResourceInfo };
+  /** batch-settlement offers only: the channel terms of `extra`, and a corrective 402's view of the channel. */
+  batch?: BatchTerms;
+}
+
+export interface BatchTerms {
+  escrow: Hex;
+  receiverAuthorizer: Hex;
+  withdrawDelay: number;
+  /** Set in x402's corrective 402: what the site says the channel has been charged. */
+  channelState?: { channelId: Hex; chargedCumulativeAmount: bigint };
+  /** Set in x402's corrective 402: the voucher the site says it holds for that total. */
+  voucherState?: { signedMaxClaimable: bigint; signature: Hex };
 }
 
 /**
- * Every "exact" EVM offer of a 402 response that names a chain we can sign for, v2 first: a v2
+ * Every "exact" and "batch-settlement" EVM offer of a 402 response that names a chain we can sign for, v2 first: a v2
  * payment echoes its requirement (with Crawlgate's `extra.gate_id`), so a retry reaches the same gate.
  */
 export async function readOffers(response: Response): Promise<Offer[]> {
@@ -53,9 +79,29 @@ function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer 
 
 function fromV2(r: PaymentRequirementsV2, resource: ResourceInfo, verifyUrl: string | undefined): Offer | null {
   const chainId = chainIdOf(r?.network);
-  if (r?.scheme !== 'exact' || chainId === null || !isAmount(r.amount)) return null;
+  if ((r?.scheme !== 'exact' && r?.scheme !== BATCH_SETTLEMENT_SCHEME) || chainId === null || !isAmount(r.amount)) return null;
   const offer = base(2, r.network, chainId, r.amount, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
-  return offer && { ...offer, v2: { accepted: r, resource } };
+  if (!offer) return null;
+  if (r.scheme === 'exact') return { ...offer, v2: { accepted: r, resource } };
+  const batch = batchTerms(r.extra);
+  return batch && { ...offer, scheme: BATCH_SETTLEMENT_SCHEME, batch, v2: { accepted: r, resource } };
+}
+
+/** x402's batch-settlement `extra`, strictly: a malformed one is no offer at all. */
+function batchTerms(extra: Record<string, unknown> | undefined): BatchTerms | null {
+  const { escrow, receiverAuthorizer, withdrawDelay, channelState, voucherState } = (extra ?? {}) as Record<string, unknown>;
+  if (!isAddress(escrow) || !isAddress(receiverAuthorizer) || !Number.isSafeInteger(withdrawDelay)) return null;
+  if ((withdrawDelay as number) < MIN_WITHDRAW_DELAY || (withdrawDelay as number) > MAX_WITHDRAW_DELAY) return null;
+  const terms: BatchTerms = { escrow, receiverAuthorizer, withdrawDelay: withdrawDelay as number };
+  const state = channelState as { channelId?: unknown; chargedCumulativeAmount?: unknown } | undefined;
+  if (state && typeof state.channelId === 'string' && /^0x[0-9a-fA-F]{64}$/.test(state.channelId) && isAmount(state.chargedCumulativeAmount)) {
+    terms.channelState = { channelId: state.channelId as Hex, chargedCumulativeAmount: BigInt(state.chargedCumulativeAmount) };
+  }
+  const voucher = voucherState as { signedMaxClaimable?: unknown; signature?: unknown } | undefined;
+  if (voucher && isAmount(voucher.signedMaxClaimable) && typeof voucher.signature === 'string' && /^0x[0-9a-fA-F]{130}$/.test(voucher.signature)) {
+    terms.voucherState = { signedMaxClaimable: BigInt(voucher.signedMaxClaimable), signature: voucher.signature as Hex };
+  }
+  return terms;
 }
 
 function base(
@@ -71,7 +117,7 @@ function base(
 ): Offer | null {
   if (!isAddress(asset) || !isAddress(payTo) || typeof extra?.name !== 'string' || typeof extra?.version !== 'string') return null;
   const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.floor(maxTimeoutSeconds) : 60;
-  return { version, network, chainId, amount: BigInt(amount), asset, payTo, maxTimeoutSeconds: timeout, domain: { name: extra.name, version: extra.version }, verifyUrl };
+  return { scheme: 'exact', version, network, chainId, amount: BigInt(amount), asset, payTo, maxTimeoutSeconds: timeout, domain: { name: extra.name, version: extra.version }, verifyUrl };
 }
 
 /** Named x402 networks through core's registry; any CAIP-2 `eip155:<id>` directly. */

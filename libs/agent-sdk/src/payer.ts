@@ -1,5 +1,5 @@
 import { encodeBase64Json, exactAuthorization, exactPaymentV1, exactPaymentV2, transferProofMessage, transferWithAuthorizationTypedData, USDC_ABI } from '@crawlgate/core';
-import { createPublicClient, createWalletClient, http, type Account, type Hash, type Hex, type LocalAccount, type WalletClient } from 'viem';
+import { createPublicClient, createWalletClient, http, type Account, type Hash, type Hex, type LocalAccount, type PublicClient, type TypedDataDefinition, type WalletClient } from 'viem';
 import type { Offer } from './offers';
 
 /** What paying needs from the agent's wallet, whether it came as a viem LocalAccount or a WalletClient. */
@@ -11,6 +11,10 @@ export interface Payer {
   transfer(offer: Offer): Promise<Hash>;
   /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
   signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
+  /** EIP-712 with the agent's key (a voucher, a deposit authorization). */
+  signTypedData(typedData: TypedDataDefinition): Promise<Hex>;
+  /** Clients that send the agent's own transactions (a withdrawal): rpcUrl or the WalletClient's transport. */
+  chain(): { wallet: WalletClient; public: PublicClient };
 }
 
 export interface PayerOptions {
@@ -27,9 +31,13 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
 
   const wallet = (): WalletClient => {
     if ('transport' in account) return account as WalletClient;
-    if (!rpcUrl) throw new Error('createAgent: payMode "transfer" with a LocalAccount needs rpcUrl');
+    if (!rpcUrl) throw new Error('createAgent: sending transactions (payMode "transfer", a withdrawal) with a LocalAccount needs rpcUrl');
     return createWalletClient({ account: signer, transport: http(rpcUrl) });
   };
+  const signTypedData = (typedData: TypedDataDefinition): Promise<Hex> =>
+    'transport' in account ? (account as WalletClient).signTypedData({ ...typedData, account: signer }) : (account as LocalAccount).signTypedData(typedData);
+
+  const publicFor = (client: WalletClient): PublicClient => createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
 
   return {
     address,
@@ -39,7 +47,7 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
       const validForSeconds = Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds);
       const authorization = exactAuthorization({ from: address, to: offer.payTo, value: offer.amount, validForSeconds });
       const typedData = transferWithAuthorizationTypedData({ ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset }, authorization);
-      const signature = 'transport' in account ? await (account as WalletClient).signTypedData({ ...typedData, account: signer }) : await (account as LocalAccount).signTypedData(typedData);
+      const signature = await signTypedData(typedData);
       if (offer.version === 2 && offer.v2) {
         return ['PAYMENT-SIGNATURE', encodeBase64Json(exactPaymentV2(offer.v2.accepted, authorization, signature, { resource: offer.v2.resource }))];
       }
@@ -48,10 +56,14 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
     async transfer(offer) {
       const client = wallet();
       const hash = await client.writeContract({ address: offer.asset, abi: USDC_ABI, functionName: 'transfer', args: [offer.payTo, offer.amount], account: signer, chain: null });
-      const rpc = rpcUrl ?? client.transport.url;
-      const receipt = await createPublicClient({ transport: http(rpc) }).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
+      const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new Error(`USDC transfer ${hash} reverted`);
       return hash;
+    },
+    signTypedData,
+    chain() {
+      const client = wallet();
+      return { wallet: client, public: publicFor(client) };
     },
     signTransferProof(gateRef, txHash) {
       const message = transferProofMessage(gateRef, txHash);

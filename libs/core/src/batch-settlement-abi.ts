@@ -1,7 +1,8 @@
 /**
  * The slice of the batch-settlement escrow's ABI (x402BatchSettlement, and our own
- * libs/devchain/contracts/BatchSettlement.sol) that the API calls: channel state, deposits through a
- * collector, claims under a receiver-authorizer signature, settlement, and the errors it reverts with.
+ * libs/devchain/contracts/BatchSettlement.sol) that the API and the agent call: channel state,
+ * deposits through a collector, claims under a receiver-authorizer signature, settlement, the
+ * payer's timed withdrawal, and the errors it reverts with.
  */
 export const BATCH_SETTLEMENT_ABI = [
   {
@@ -145,6 +146,94 @@ export const BATCH_SETTLEMENT_ABI = [
       {
         "name": "collectorData",
         "type": "bytes"
+      }
+    ],
+    "outputs": []
+  },
+  {
+    "type": "function",
+    "name": "initiateWithdraw",
+    "stateMutability": "nonpayable",
+    "inputs": [
+      {
+        "name": "config",
+        "type": "tuple",
+        "components": [
+          {
+            "name": "payer",
+            "type": "address"
+          },
+          {
+            "name": "payerAuthorizer",
+            "type": "address"
+          },
+          {
+            "name": "receiver",
+            "type": "address"
+          },
+          {
+            "name": "receiverAuthorizer",
+            "type": "address"
+          },
+          {
+            "name": "token",
+            "type": "address"
+          },
+          {
+            "name": "withdrawDelay",
+            "type": "uint40"
+          },
+          {
+            "name": "salt",
+            "type": "bytes32"
+          }
+        ]
+      },
+      {
+        "name": "amount",
+        "type": "uint128"
+      }
+    ],
+    "outputs": []
+  },
+  {
+    "type": "function",
+    "name": "finalizeWithdraw",
+    "stateMutability": "nonpayable",
+    "inputs": [
+      {
+        "name": "config",
+        "type": "tuple",
+        "components": [
+          {
+            "name": "payer",
+            "type": "address"
+          },
+          {
+            "name": "payerAuthorizer",
+            "type": "address"
+          },
+          {
+            "name": "receiver",
+            "type": "address"
+          },
+          {
+            "name": "receiverAuthorizer",
+            "type": "address"
+          },
+          {
+            "name": "token",
+            "type": "address"
+          },
+          {
+            "name": "withdrawDelay",
+            "type": "uint40"
+          },
+          {
+            "name": "salt",
+            "type": "bytes32"
+          }
+        ]
       }
     ],
     "outputs": []

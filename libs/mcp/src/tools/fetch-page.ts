@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { PaymentEvent } from '@crawlgate/agent';
 import { z } from 'zod';
 import { readBodyText } from '../body-text';
 import { pageUrl } from '../page-url';
@@ -14,7 +15,7 @@ export interface FetchedPage {
   text: string | null;
   truncated: boolean;
   /** What this call paid; null when it paid nothing (free, or read on a token paid before). */
-  paid: { price_usd: string; amount: string; network: string; tx_hash: string | null; mode: 'authorization' | 'transfer' } | null;
+  paid: { price_usd: string; amount: string; network: string; tx_hash: string | null; mode: PaymentEvent['mode'] } | null;
   spent_usd: string;
   remaining_usd: string;
 }
@@ -59,7 +60,7 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         text: z.string().nullable().describe('The body as text, up to max_chars; null when the body is binary (not shown)'),
         truncated: z.boolean(),
         paid: z
-          .object({ price_usd: z.string(), amount: z.string(), network: z.string(), tx_hash: z.string().nullable(), mode: z.enum(['authorization', 'transfer']) })
+          .object({ price_usd: z.string(), amount: z.string(), network: z.string(), tx_hash: z.string().nullable(), mode: z.enum(['authorization', 'transfer', 'voucher']) })
           .nullable()
           .describe('What this call paid; null when it paid nothing'),
         spent_usd: z.string(),

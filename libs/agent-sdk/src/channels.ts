@@ -1,0 +1,141 @@
+import {
+  AUTHORIZATION_CLOCK_SKEW_SECONDS,
+  batchSettlementDomain,
+  CHANNEL_CONFIG_TYPES,
+  randomHex32,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  VOUCHER_TYPES,
+  X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  type BatchSettlementDomain,
+  type ChannelConfig,
+  type Hex,
+} from '@crawlgate/core';
+import { encodeAbiParameters, hashTypedData, isAddressEqual, keccak256, recoverTypedDataAddress } from 'viem';
+import type { Offer } from './offers';
+import type { Payer } from './payer';
+
+/*
+ * The agent's x402 batch-settlement channels, in memory: one per site origin and channel terms,
+ * with what the agent deposited into it, what the site confirmed it charged, and the highest
+ * voucher the agent ever sent. Every voucher's total is checked here against those numbers, so a
+ * site can never have the agent sign beyond its deposits or below what the site already confirmed.
+ */
+
+export interface Channel {
+  /** The origin it was opened for: a voucher of this channel goes to that origin only. */
+  origin: string;
+  config: ChannelConfig;
+  channelId: Hex;
+  domain: BatchSettlementDomain;
+  /** Deposit authorizations sent, in atomic units: no voucher is ever signed above this. */
+  deposited: bigint;
+  /** The total the site last confirmed it charged (a paid answer, or a corrective 402 we could check). */
+  charged: bigint;
+  /** The highest voucher total sent: whoever got it can claim up to it. */
+  signed: bigint;
+  /** A withdrawal was started: the channel takes no more vouchers. */
+  withdrawing: boolean;
+}
+
+/** Channels by origin and terms; a key's operations run one at a time (a voucher's total depends on the one before). */
+export class ChannelBook {
+  private readonly channels = new Map<string, Channel>();
+  /** Every channel ever opened, those being withdrawn included. */
+  private readonly opened: Channel[] = [];
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  static key(origin: string, offer: Offer): string {
+    const b = offer.batch!;
+    return [origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay].join('|').toLowerCase();
+  }
+
+  get(key: string): Channel | undefined {
+    const channel = this.channels.get(key);
+    return channel && !channel.withdrawing ? channel : undefined;
+  }
+
+  set(key: string, channel: Channel): void {
+    if (!this.opened.includes(channel)) this.opened.push(channel);
+    this.channels.set(key, channel);
+  }
+
+  all(): Channel[] {
+    return [...this.opened];
+  }
+
+  /** Runs `task` after every earlier task of `key` has finished. */
+  async exclusive<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(key) ?? Promise.resolve();
+    const run = before.then(task, task);
+    const settled = run.catch(() => undefined);
+    this.queues.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    }
+  }
+}
+
+/** A new channel for `offer`'s terms: the agent is payer and voucher signer, with a random salt. */
+export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
+  const b = offer.batch!;
+  const config: ChannelConfig = { payer, payerAuthorizer: payer, receiver: offer.payTo, receiverAuthorizer: b.receiverAuthorizer, token: offer.asset, withdrawDelay: b.withdrawDelay, salt: randomHex32() };
+  const domain = batchSettlementDomain(offer.chainId, b.escrow);
+  const channelId = hashTypedData({ domain, types: CHANNEL_CONFIG_TYPES, primaryType: 'ChannelConfig', message: config });
+  return { origin, config, channelId, domain, deposited: 0n, charged: 0n, signed: 0n, withdrawing: false };
+}
+
+/**
+ * What a corrective 402 says the channel has been charged, if the agent can believe it; otherwise
+ * why not. Never below what the site already confirmed (it would have the agent pay again for money
+ * it already holds vouchers for); above what the agent ever sent only with the agent's own
+ * signature for exactly that total.
+ */
+export async function checkedCorrection(channel: Channel, offer: Offer): Promise<{ ok: true; charged: bigint } | { ok: false; detail: string }> {
+  const state = offer.batch?.channelState;
+  if (!state || state.channelId.toLowerCase() !== channel.channelId.toLowerCase()) return { ok: false, detail: 'the 402 states no charge for this channel' };
+  const claimed = state.chargedCumulativeAmount;
+  if (claimed < channel.charged) return { ok: false, detail: `the site says the channel was charged ${claimed}, below the ${channel.charged} it already confirmed` };
+  if (claimed > channel.deposited) return { ok: false, detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited} deposited` };
+  if (claimed > channel.signed) {
+    const voucher = offer.batch?.voucherState;
+    if (!voucher || voucher.signedMaxClaimable !== claimed || !(await isOurVoucher(channel, claimed, voucher.signature))) {
+      return { ok: false, detail: `the site says the channel was charged ${claimed}, above the ${channel.signed} this agent signed, without this agent's voucher for it` };
+    }
+  }
+  return { ok: true, charged: claimed };
+}
+
+async function isOurVoucher(channel: Channel, total: bigint, signature: Hex): Promise<boolean> {
+  try {
+    const signer = await recoverTypedDataAddress({ domain: channel.domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: channel.channelId, maxClaimableAmount: total }, signature });
+    return isAddressEqual(signer, channel.config.payerAuthorizer);
+  } catch {
+    return false;
+  }
+}
+
+export function signVoucher(payer: Payer, channel: Channel, total: bigint): Promise<Hex> {
+  return payer.signTypedData({ domain: channel.domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: channel.channelId, maxClaimableAmount: total } });
+}
+
+/**
+ * The payer's EIP-3009 ReceiveWithAuthorization of `amount` to x402's deposit collector, as x402's
+ * client signs it: its nonce binds it to this channel, and only the collector (called by the
+ * escrow it was built for) can receive it. Valid for at most `validForSeconds`.
+ */
+export async function signDeposit(payer: Payer, channel: Channel, offer: Offer, amount: bigint, validForSeconds: number) {
+  const salt = randomHex32();
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const validAfter = now - BigInt(AUTHORIZATION_CLOCK_SKEW_SECONDS);
+  const validBefore = now + BigInt(validForSeconds);
+  const nonce = keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channel.channelId, BigInt(salt)]));
+  const signature = await payer.signTypedData({
+    domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
+    types: { ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization },
+    primaryType: 'ReceiveWithAuthorization',
+    message: { from: channel.config.payer, to: X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value: amount, validAfter, validBefore, nonce },
+  });
+  return { amount: amount.toString(), authorization: { erc3009Authorization: { validAfter: validAfter.toString(), validBefore: validBefore.toString(), salt, signature } } };
+}

@@ -191,4 +191,24 @@ describe('another origin with the same terms', () => {
     expect(copycat.vouchers[0].voucher.channelId).not.toBe(ours);
     expect(copycat.vouchers[0].channelConfig.salt).not.toBe(first.vouchers[0].channelConfig.salt);
   });
+
+  it('never gets the voucher through a redirect: a paid retry sent elsewhere arrives there without it', async () => {
+    const elsewhere: (string | undefined)[] = [];
+    const other = createServer((request, response) => {
+      elsewhere.push(request.headers['payment-signature'] as string | undefined);
+      response.end('elsewhere');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const site = await startSite((_voucher, response) => response.writeHead(307, { location: `${otherUrl}/landing` }).end());
+      const agent = voucherAgent();
+      await agent.fetch(`${site.url}/one`).catch(() => undefined);
+      expect(site.vouchers).toHaveLength(1);
+      expect(elsewhere.length).toBeGreaterThan(0);
+      expect(elsewhere.filter(Boolean)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
 });

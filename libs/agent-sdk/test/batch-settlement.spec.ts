@@ -80,6 +80,18 @@ it('tops up within the budget, and stops paying vouchers once the budget is spen
   expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 50_000n);
 });
 
+it('pays concurrent fetches of one site one voucher after another: one deposit, every total once', async () => {
+  const { agent, events } = await voucherAgent({ batchSettlement: { depositUsd: '0.2' } });
+  const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => agent.fetch(`${server.url}/articles/together-${i}`, asBot)));
+  expect(await Promise.all(responses.map((r) => r.text()))).toEqual(Array.from({ length: 10 }, (_, i) => page(`together-${i}`)));
+  const [channel] = agent.channels();
+  expect(agent.channels()).toHaveLength(1);
+  expect(events).toHaveLength(10);
+  expect(await depositsOf(channel.channelId)).toHaveLength(1);
+  const rows = await site.app.database.prisma.payment.findMany({ where: { channelId: channel.channelId }, orderBy: { cumulativeAmount: 'asc' } });
+  expect(rows.map((row) => row.cumulativeAmount)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1) * PRICE));
+});
+
 describe('a site that rewrites the terms the API offered', () => {
   /** A proxy in front of the gated site that edits the batch-settlement offer of every 402 and records what it is sent. */
   async function rewritingProxy(edit: (accept: Record<string, unknown>) => void) {

@@ -12,8 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { parseAbiItem } from 'viem';
 import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
-import { GPTBOT, startGatedSite, type GatedSite } from '../../middleware/test/support/gated-site';
-import { FRAMEWORKS, page, type SiteServer } from '../../middleware/test/support/site-servers';
+import { GPTBOT, type GatedSite } from '../../middleware/test/support/gated-site';
+import { startVoucherSite } from '../../middleware/test/support/voucher-site';
+import { page, type SiteServer } from '../../middleware/test/support/site-servers';
 import { BudgetExceededError, createAgent, PaymentFailedError, UnsupportedPaymentError, type AgentOptions, type PaymentEvent } from '../src';
 
 const PAGES = 100;
@@ -24,16 +25,12 @@ const asBot = { headers: { 'user-agent': GPTBOT } };
 let site: GatedSite;
 let server: SiteServer;
 
+let close: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
-  site = await startGatedSite();
-  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, { body: { batch_settlement: true }, headers: site.publisher.auth });
-  expect(on.status).toBe(200);
-  server = await FRAMEWORKS[0].start(site.options());
+  ({ site, server, close } = await startVoucherSite());
 });
-afterAll(async () => {
-  await server?.close();
-  await site?.close();
-});
+afterAll(() => close?.());
 
 async function voucherAgent(options: Partial<AgentOptions> & { fundUsd?: string } = {}) {
   const wallet = newWallet();

@@ -13,8 +13,9 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
 import { fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
-import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
-import { FRAMEWORKS, page, type SiteServer } from './support/site-servers';
+import { GPTBOT, type GatedSite } from './support/gated-site';
+import { page, type SiteServer } from './support/site-servers';
+import { startVoucherSite } from './support/voucher-site';
 
 const PAGES = 100;
 const DEPOSITED = parseAbiItem('event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)');
@@ -23,16 +24,12 @@ const PRICE = 10_000n; // the site's default, 0.01 USD
 let site: GatedSite;
 let server: SiteServer;
 
+let close: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
-  site = await startGatedSite();
-  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, { body: { batch_settlement: true }, headers: site.publisher.auth });
-  expect(on.status).toBe(200);
-  server = await FRAMEWORKS[0].start(site.options());
+  ({ site, server, close } = await startVoucherSite());
 });
-afterAll(async () => {
-  await server?.close();
-  await site?.close();
-});
+afterAll(() => close?.());
 
 const asGptBot: typeof fetch = (input, init) => {
   const request = new Request(input, init);

@@ -1,7 +1,7 @@
 import { BATCH_SETTLEMENT_SCHEME, decodeBase64Json, encodeBase64Json, formatMicrosUsd, MAX_AUTHORIZATION_SECONDS, MAX_PRICE_MICROS, parseUsdAmount, X402_BATCH_SETTLEMENT_ADDRESS, type Hex } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
 import { Budget, type BudgetSummary } from './budget';
-import type { BudgetStore } from './budget-store';
+import type { BudgetStore, Reservation } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
@@ -111,6 +111,16 @@ const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, 
 const PENDING_RETRIES = 6;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
+/** A refused deposit authorization is resent only while it has this long left. */
+const DEPOSIT_REUSE_MARGIN_SECONDS = 30;
+
+/** A deposit authorization as sent, with its budget reservation. */
+interface SentDeposit {
+  payload: Awaited<ReturnType<typeof signDeposit>>;
+  amount: bigint;
+  reservation: Reservation;
+  validBefore: bigint;
+}
 /** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
 const MIN_AUTHORIZATION_SECONDS = 10;
 
@@ -128,6 +138,7 @@ export function createAgent(options: AgentOptions): Agent {
   const payer = createPayer(options.account, { rpcUrl: options.rpcUrl, pollingIntervalMs: options.pollingIntervalMs ?? 250, maxAuthorizationSeconds });
   const batch = batchOptions(options.batchSettlement);
   const channels = new ChannelBook();
+  const refusedDeposits = new WeakMap<Channel, SentDeposit>();
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const inflight = new Map<string, Promise<string | undefined>>();
@@ -233,22 +244,22 @@ export function createAgent(options: AgentOptions): Agent {
             response = await retry({ 'PAYMENT-SIGNATURE': header });
           }
         } catch (error) {
-          await deposit?.settle(true); // no answer: the deposit may have been made
+          await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
         const settlement = decodeBase64Json(response.headers.get('payment-response') ?? '') as { success?: boolean; errorReason?: string; transaction?: string } | undefined;
         if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
-          await deposit?.settle(true);
+          await deposit?.settle('spent');
           channel.charged = total;
           options.onPayment?.({ url, priceUsd: formatMicrosUsd(current.amount), amount: current.amount.toString(), network: current.network, payer: payer.address, txHash: settlement?.transaction || null, mode: 'voucher', channelId: channel.channelId });
           return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
         }
         if (response.status === 503) {
-          await deposit?.settle(true);
+          await deposit?.settle('spent');
           throw new PaymentFailedError(url, 'settlement_pending', 'the voucher payment was still pending after several retries (its deposit stays counted as spent)');
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
-        await deposit?.settle(false);
+        await deposit?.settle('refused');
         const corrected = (await readOffers(response.clone())).find((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key);
         if (corrected && corrections < MAX_CORRECTIONS) {
           const check = await checkedCorrection(channel, corrected);
@@ -265,24 +276,35 @@ export function createAgent(options: AgentOptions): Agent {
 
   /**
    * A deposit authorization of at least `needed` (the deposit option, or the rest of the budget when
-   * less), reserved in the budget before it is signed. `settle(true)` counts it as spent;
-   * `settle(false)`, for a deposit the site refused, frees it and takes it off the channel.
+   * less), reserved in the budget before it is signed. settle('spent') counts it as spent. A deposit
+   * the site refused is taken off the channel but stays reserved, and the next deposit of the
+   * channel resends that same authorization while it is valid: whoever holds it could still make
+   * it, so a site that keeps refusing gets one deposit's worth of budget, not one per attempt.
    */
   async function depositFor(url: string, channel: Channel, offer: Offer, needed: bigint) {
+    const kept = refusedDeposits.get(channel);
+    refusedDeposits.delete(channel);
+    if (kept && kept.amount >= needed && kept.validBefore > BigInt(Math.floor(Date.now() / 1000) + DEPOSIT_REUSE_MARGIN_SECONDS)) return tracked(channel, kept);
+    if (kept) await budget.settle(kept.reservation, true); // it may have been made: spent
     const remaining = await budget.remaining();
     const amount = batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
     const reservation = amount >= needed ? await budget.reserve(amount) : null;
     if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(remaining));
     const payload = await signDeposit(payer, channel, offer, amount, Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds));
-    channel.deposited += amount;
+    return tracked(channel, { payload, amount, reservation, validBefore: BigInt(payload.authorization.erc3009Authorization.validBefore) });
+  }
+
+  function tracked(channel: Channel, deposit: SentDeposit) {
+    channel.deposited += deposit.amount;
     let done = false;
     return {
-      payload,
-      settle: async (charged: boolean) => {
+      payload: deposit.payload,
+      settle: async (outcome: 'spent' | 'refused') => {
         if (done) return;
         done = true;
-        if (!charged) channel.deposited -= amount;
-        await budget.settle(reservation, charged);
+        if (outcome === 'spent') return budget.settle(deposit.reservation, true);
+        channel.deposited -= deposit.amount;
+        refusedDeposits.set(channel, deposit);
       },
     };
   }

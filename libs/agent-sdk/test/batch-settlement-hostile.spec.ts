@@ -159,7 +159,12 @@ describe('a corrective 402', () => {
     const agent = voucherAgent();
     await expect(agent.fetch(`${site.url}/one`)).rejects.toBeInstanceOf(PaymentFailedError);
     expect(site.vouchers).toHaveLength(3);
-    expect(agent.spent()).toMatchObject({ usd: '0' }); // every deposit was refused outright
+    // One deposit authorization, resent: refusing it again and again does not make the agent sign more.
+    expect(new Set(site.vouchers.map((v) => JSON.stringify(v.deposit)))).toHaveProperty('size', 1);
+    expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '0.95' }); // refused, so not spent, but held while it could be made
+    // The next page resends it too.
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toBeInstanceOf(PaymentFailedError);
+    expect(new Set(site.vouchers.map((v) => JSON.stringify(v.deposit)))).toHaveProperty('size', 1);
   });
 });
 

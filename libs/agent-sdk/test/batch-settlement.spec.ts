@@ -130,8 +130,8 @@ describe('a site that rewrites the terms the API offered', () => {
       expect(payment.payload.deposit.amount).toBe('1500000');
       expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n);
       expect(await depositsOf(agent.channels()[0].channelId)).toHaveLength(0);
-      // The site refused the deposit outright: the budget gets it back.
-      expect(agent.spent()).toMatchObject({ usd: '0', payments: 0 });
+      // Refused, yet the proxy holds a valid authorization: it stays reserved (not spent) until resent or replaced.
+      expect(agent.spent()).toMatchObject({ usd: '0', payments: 0, remainingUsd: '0.5' });
     } finally {
       await proxy.close();
     }

@@ -8,8 +8,10 @@ import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { AHREFSBOT, BROWSER, GPTBOT } from '../../../libs/middleware/test/support/gated-site';
 import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
+import { ClaimerService } from '../../api/src/batch-settlement/claimer.service';
 import { GateCounterService } from '../../api/src/gates/gate-counter.service';
 import { startTestApp, type TestApp } from '../../api/test/test-app';
+import { batchOffer, testChannel } from '../../api/test/test-channel';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../tools/testing/chromium';
 
 /*
@@ -159,6 +161,35 @@ describe('the publisher dashboard in a browser', () => {
     await expectText(row, new RegExp(`${paid.body.tx_hash.slice(0, 10)}.*local`));
     // The local chain has no explorer: the hash is shown, not linked.
     expect(await row.locator('a').count()).toBe(0);
+  });
+
+  it('shows voucher (batch-settlement) revenue: still in the payer’s channel, then claimed, and the voucher in the payments table', async () => {
+    const auth = await authHeader();
+    const created = await app.call('POST', '/v1/sites', { body: { domain: `vouchers-${Date.now()}.example.com` }, headers: auth });
+    const vouchers = created.body as { site_id: string; site_token: string };
+    expect((await app.call('PUT', `/v1/sites/${vouchers.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
+    expect((await app.call('PATCH', `/v1/sites/${vouchers.site_id}`, { body: { batch_settlement: true }, headers: auth })).status).toBe(200);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: '/paid-by-voucher' }, headers: { 'x-site-token': vouchers.site_token } }));
+    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    expect((await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } })).status).toBe(200);
+
+    await page.goto(url(`#/payments/${vouchers.site_id}`));
+    await page.reload(); // the dashboard loads the site list once: this site was added through the API
+    const totals = page.getByRole('region', { name: 'Batch settlement' });
+    await expectText(totals, /\$0 claimed to your payout address, \$0\.01 still in 1 payer channel/);
+    const row = page.getByRole('table', { name: 'Payments' }).locator('tbody tr').first();
+    await expectText(row, /\/paid-by-voucher/);
+    await expectText(row, /voucher/);
+
+    // The claimer sweeps the channel to the payout address: the page shows it claimed.
+    const run = await app.app.get(ClaimerService).runOnce({ force: true });
+    expect(run.claims).toHaveLength(1);
+    await page.reload();
+    await expectText(page.getByRole('region', { name: 'Batch settlement' }), /\$0\.01 claimed to your payout address, \$0 still in 0 payer channel/);
+    // The rest of this story counts one site and its one payment.
+    expect((await app.call('DELETE', `/v1/sites/${vouchers.site_id}`, { headers: auth })).status).toBe(200);
   });
 
   it('shows who crawls the site: the table, requests by day per action, top paths and a CSV download', async () => {

@@ -23,6 +23,7 @@ import type {
   SiteList,
   SitePayment,
   SitePaymentPage,
+  SiteChannelsView,
   SiteStats,
   StatsQuery,
   UpdatePublisherInput,
@@ -200,6 +201,11 @@ export class PublisherClient {
   /** The same crawlers as CSV text (RFC 4180), one row per crawler, top paths left out. */
   siteCrawlersCsv(siteId: string, range: StatsQuery = {}): Promise<string> {
     return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/crawlers.csv`, query: rangeQuery(range), acceptText: 'text/csv' });
+  }
+
+  /** The site's x402 batch-settlement voucher revenue: claimed on chain, and still in the payers' channels. */
+  siteChannels(siteId: string): Promise<SiteChannelsView> {
+    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/channels` });
   }
 
   /** One page of confirmed payments, newest first. */

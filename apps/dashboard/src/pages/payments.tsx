@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Site, SitePayment } from '@crawlgate/publisher';
+import type { Site, SiteChannelsView, SitePayment } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
 import { OneSitePage } from '../components/one-site-page';
@@ -11,8 +11,35 @@ const PAGE_SIZE = 50;
 export function PaymentsPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
   return (
     <OneSitePage page="payments" title="Payments" sites={sites} siteId={siteId}>
-      {(site) => <PaymentTable key={site.site_id} site={site} />}
+      {(site) => (
+        <>
+          <ChannelTotals key={`channels-${site.site_id}`} site={site} />
+          <PaymentTable key={site.site_id} site={site} />
+        </>
+      )}
     </OneSitePage>
+  );
+}
+
+/**
+ * x402 batch-settlement vouchers are revenue once accepted, but the USDC reaches the payout address
+ * only when the channels are claimed: the publisher sees both. Shown once the site takes vouchers
+ * or has any.
+ */
+function ChannelTotals({ site }: { site: Site }) {
+  const { client } = useSession();
+  const [view, setView] = useState<SiteChannelsView>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    client.siteChannels(site.site_id).then(setView, setError);
+  }, [site.site_id]);
+  if (error) return <ErrorNote error={error} />;
+  if (!view || (!site.batch_settlement && view.channels.length === 0)) return null;
+  return (
+    <section aria-label="Batch settlement">
+      Batch settlement: <strong>{formatUsd(BigInt(view.claimed_amount))}</strong> claimed to your payout address,{' '}
+      <strong>{formatUsd(BigInt(view.unclaimed_amount))}</strong> still in {view.channels.filter((channel) => channel.unclaimed_amount !== '0').length} payer channel(s), claimed in batches.
+    </section>
   );
 }
 
@@ -57,7 +84,9 @@ function PaymentTable({ site }: { site: Site }) {
                 <td class="num">{formatUsd(BigInt(payment.amount))}</td>
                 <td><code>{payment.payer}</code></td>
                 <td>
-                  {link ? (
+                  {payment.scheme === 'batch-settlement' ? (
+                    <span title={payment.channel_id ?? ''}>voucher</span>
+                  ) : link ? (
                     <a href={link} target="_blank" rel="noopener noreferrer">{shortHash(payment.tx_hash!)}</a>
                   ) : (
                     <code title={payment.tx_hash ?? ''}>{payment.tx_hash ? shortHash(payment.tx_hash) : '–'}</code>

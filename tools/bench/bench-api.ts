@@ -1,9 +1,11 @@
-import { DEV_ROLES, deployTestUsdc, startAnvil } from '@crawlgate/devchain';
+import { DEV_ROLES, deployTestUsdc, placeBatchSettlement, startAnvil } from '@crawlgate/devchain';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Address } from 'viem';
 import { createApp } from '../../apps/api/src/app/create-app';
+import { ClaimerService } from '../../apps/api/src/batch-settlement/claimer.service';
 import { createChainContext, type ChainContext } from '../../apps/api/src/chain/chain-context';
+import { LOCAL_CLAIM_AUTHORIZER } from '../../apps/api/src/chain/local-chain';
 import { loadConfig } from '../../apps/api/src/config/config';
 import { openDatabase } from '../../apps/api/src/db/database';
 import { migrate } from '../../apps/api/src/db/migrator';
@@ -42,6 +44,8 @@ export async function startBenchStack(): Promise<BenchStack> {
   await admin.query(`CREATE SCHEMA "${schema}"`);
   const anvil = await startAnvil();
   const { usdc } = await deployTestUsdc({ rpcUrl: anvil.rpcUrl });
+  // x402's batch-settlement escrow where @x402/evm and @crawlgate/agent expect it, as the API does on `local`.
+  await placeBatchSettlement({ rpcUrl: anvil.rpcUrl });
   const database = await openDatabase({ databaseUrl, schema });
   await migrate(database.sql);
   await database.close();
@@ -64,13 +68,21 @@ export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
   const database = await openDatabase({ databaseUrl: stack.databaseUrl, schema: stack.schema });
   const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxy: true };
   config.chain = { ...config.chain, pollingIntervalMs: 20 };
-  const chain: ChainContext = createChainContext({ config: config.chain, rpcUrl: stack.rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: stack.usdc });
+  const chain: ChainContext = createChainContext({
+    config: config.chain,
+    rpcUrl: stack.rpcUrl,
+    relayerPrivateKey: DEV_ROLES.relayer.privateKey,
+    usdc: stack.usdc,
+    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
+  });
   const app = await createApp({ config, database, chain, masterKey: Buffer.from(stack.masterKey, 'hex') });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.getHttpServer().address() as { port: number }).port;
   return {
     port,
     chain,
+    /** Claims and settles every channel with vouchers now, whatever the claimer's size and age thresholds. */
+    claim: () => app.get(ClaimerService).runOnce({ force: true }),
     async close() {
       await app.close();
       await database.close();
@@ -78,7 +90,7 @@ export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
   };
 }
 
-export type InProcessBenchApi = BenchApi & { chain: ChainContext };
+export type InProcessBenchApi = BenchApi & Pick<Awaited<ReturnType<typeof listenBenchApp>>, 'chain' | 'claim'>;
 
 /** The real API on PostgreSQL (a schema of its own) and its own local chain, in this process. */
 export async function startBenchApi(): Promise<InProcessBenchApi> {
@@ -87,6 +99,7 @@ export async function startBenchApi(): Promise<InProcessBenchApi> {
   return {
     ...apiClient(`http://127.0.0.1:${app.port}`, stack),
     chain: app.chain,
+    claim: app.claim,
     async close() {
       await app.close();
       await stack.close();

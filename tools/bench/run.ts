@@ -8,6 +8,7 @@ import { loadTest } from './load-test.bench';
 import { machineDescription } from './machine';
 import { priceLookupBench } from './price-lookup.bench';
 import { tokenVerifyBench } from './token-verify.bench';
+import { voucherBench } from './voucher.bench';
 
 /**
  * `npm run bench`: every benchmark, each against its baseline in the same run; `-- --write` updates
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     ['signature', signedRequestBench],
     ['api', apiBench],
     ['payment', paymentBench],
+    ['voucher', voucherBench],
     ['load', loadTest],
   ];
   const header = [

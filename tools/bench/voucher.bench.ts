@@ -1,12 +1,10 @@
 import { createAgent } from '@crawlgate/agent';
 import { exactAuthorization, MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI, X402_BATCH_SETTLEMENT_ADDRESS } from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
-import { crawlgateExpress } from '@crawlgate/middleware/express';
-import express from 'express';
-import type { AddressInfo } from 'node:net';
 import { parseSignature, type Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { benchPublisher, benchSite, startBenchApi } from './bench-api';
+import { startServer } from './bench-servers';
 import { format } from './measure';
 
 /** Pages paid from one channel: issue 14 judges gas per page at 100. */
@@ -29,15 +27,9 @@ export async function voucherBench(): Promise<string> {
   const publisher = await benchPublisher(api);
   const site = await benchSite(api, publisher, 'vouchers.example.com', PRICE_USD);
   await api.call('PATCH', `/v1/sites/${site.id}`, { batch_settlement: true }, publisher.auth);
-  const gate = crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret });
-  const server = await new Promise<import('node:http').Server>((resolve) => {
-    const app = express();
-    app.use(gate);
-    app.get('/{*path}', (request, response) => void response.send(`paid content ${request.path}`));
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server = await startServer.Express({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret });
   try {
-    const siteUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const siteUrl = `http://127.0.0.1:${server.port}`;
     const { chain } = api;
     const fund = async () => {
       const account = privateKeyToAccount(generatePrivateKey());
@@ -103,8 +95,7 @@ export async function voucherBench(): Promise<string> {
       `The first page also made the deposit: ${format(voucher[0], 1)} ms.`,
     ].join('\n');
   } finally {
-    await new Promise((resolve) => server.close(resolve));
-    await gate.close();
+    await server.close(); // the gate too: else its refresh keeps calling the API closed below
     await api.close();
   }
 }

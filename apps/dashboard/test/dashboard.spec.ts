@@ -3,10 +3,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { encodeBase64Json } from '@crawlgate/core';
+import { encodeBase64Json, type CrawlerView } from '@crawlgate/core';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import type { Decision } from '../../../libs/middleware/src/decision';
-import { AHREFSBOT, BROWSER, GPTBOT } from '../../../libs/middleware/test/support/gated-site';
+import { AHREFSBOT, BROWSER, freePort, GPTBOT } from '../../../libs/middleware/test/support/gated-site';
+import { startAgentDirectory } from '../../../libs/middleware/test/support/agent-directory';
+import { crawlgateExpress } from '../../../libs/middleware/src/adapters/express';
+import { createAgent, type PaymentEvent } from '@crawlgate/agent';
+import express from 'express';
 import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
 import { ClaimerService } from '../../api/src/batch-settlement/claimer.service';
 import { GateCounterService } from '../../api/src/gates/gate-counter.service';
@@ -356,6 +360,93 @@ describe('the publisher dashboard in a browser', () => {
     // The middleware's refresh may take its whole 30 s bound, on top of the crawl.
   }, 90_000);
 
+  it('counts six kinds of visitors crawling through the middleware, in the API and on the Crawlers page', async () => {
+    const auth = await authHeader();
+    const created = await app.call('POST', '/v1/sites', { body: { domain: `six-${Date.now()}.example.com` }, headers: auth });
+    const site = created.body as { site_id: string; site_token: string; access_token_secret: string };
+    expect((await app.call('PUT', `/v1/sites/${site.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
+    // Stored policy: SEO blocked; ChatGPT agent and ChatGPT-User allowed, which only a valid signature earns.
+    const policy = { categories: { seo: 'block' }, bots: { 'ChatGPT agent': 'allow', 'ChatGPT-User': 'allow' } };
+    expect((await app.call('PUT', `/v1/sites/${site.site_id}/bot-policy`, { body: policy, headers: auth })).status).toBe(200);
+    // https://chatgpt.com's key directory is a loopback server (no network here); the keys are ours.
+    const chatgpt = await startAgentDirectory();
+    const directoryFetch: typeof fetch = async (input, init) => {
+      const target = new URL(String(input));
+      if (target.origin !== CHATGPT) throw new TypeError(`not routed: ${target.origin}`);
+      return fetch(chatgpt.origin + target.pathname, init);
+    };
+    // One Express site behind createCrawlgate; the agent signs for http://127.0.0.1:<port>, the site's alias here.
+    const port = await freePort();
+    const gate = crawlgateExpress({
+      apiUrl: app.baseUrl, siteId: site.site_id, siteToken: site.site_token, secret: site.access_token_secret, logger: { warn: () => undefined },
+      webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true, hosts: [`127.0.0.1:${port}`] },
+    });
+    const server = express().use(gate).get('/:page', (req, res) => void res.type('text/html').send(`<h1>${req.params.page}</h1>`)).listen(port, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const origin = `http://127.0.0.1:${port}`;
+    const visit = (path: string, userAgent: string, headers: Record<string, string> = {}) => fetch(origin + path, { headers: { 'user-agent': userAgent, ...headers } });
+    try {
+      expect((await visit('/a', BROWSER)).status).toBe(200);
+      expect((await visit('/b', BROWSER)).status).toBe(200);
+      expect((await visit('/a', GOOGLEBOT)).status).toBe(200);
+      expect((await visit('/a', AHREFSBOT)).status).toBe(403);
+      const offer = await visit('/paid', GPTBOT);
+      expect(offer.status).toBe(402);
+      const payer = newWallet();
+      await fundUsdc(app, payer.address, '1');
+      const payment = encodeBase64Json(await signPayment(app, payer, await offer.json()));
+      expect((await visit('/paid', GPTBOT, { 'x-payment': payment })).status).toBe(200);
+      // ChatGPT-User's User-Agent without a signature: unverified, so charged although the policy allows ChatGPT-User.
+      expect((await visit('/spoof', CHATGPT_USER)).status).toBe(402);
+      // @crawlgate/agent signing as https://chatgpt.com: verified ChatGPT agent, allowed by the stored policy, never paying.
+      const payments: PaymentEvent[] = [];
+      const agent = createAgent({
+        account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1', networks: [{ network: 'local', asset: app.chain.usdc }],
+        onPayment: (event) => payments.push(event), webBotAuth: { key: chatgpt.key, signatureAgent: CHATGPT },
+      });
+      const signed = await agent.fetch(`${origin}/signed`);
+      expect([signed.status, await signed.text(), payments]).toEqual([200, '<h1>signed</h1>', []]);
+      // close() sends the counts at once instead of within the next 10 s.
+      await gate.close();
+      const crawlStopped = Date.now();
+
+      const answer = await app.call('GET', `/v1/sites/${site.site_id}/crawlers`, { headers: auth });
+      expect(answer.status).toBe(200);
+      const counts = (answer.body.crawlers as CrawlerView[])
+        .map(({ crawler, requests, passed, allowed, blocked, charged, paid, token, revenue_usd, verified_share }) => ({ crawler, requests, passed, allowed, blocked, charged, paid, token, revenue_usd, verified_share }))
+        .sort((a, b) => a.crawler.localeCompare(b.crawler));
+      const row = (crawler: string, requests: number, actions: Partial<Record<'passed' | 'allowed' | 'blocked' | 'charged' | 'paid', number>>, revenue_usd: string, verified_share: string) =>
+        ({ crawler, requests, passed: 0, allowed: 0, blocked: 0, charged: 0, paid: 0, token: 0, ...actions, revenue_usd, verified_share });
+      const expected = [
+        row('AhrefsBot', 1, { blocked: 1 }, '0', '0.0000'),
+        row('ChatGPT agent', 1, { allowed: 1 }, '0', '1.0000'),
+        row('ChatGPT-User', 1, { charged: 1 }, '0', '0.0000'),
+        row('Googlebot', 1, { allowed: 1 }, '0', '0.0000'),
+        row('GPTBot', 2, { charged: 1, paid: 1 }, '0.01', '0.0000'),
+        row('person', 2, { passed: 2 }, '0', '0.0000'),
+      ].sort((a, b) => a.crawler.localeCompare(b.crawler));
+      expect(counts).toEqual(expected);
+
+      // The page shows the same numbers; expectText waits at most 10 s for each, well inside 15 s of the crawl.
+      await page.goto(url(`#/crawlers/${site.site_id}`));
+      await page.reload();
+      const cell = (name: string, column: string) => page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
+      for (const crawler of expected) {
+        for (const column of ['requests', 'passed', 'allowed', 'blocked', 'charged', 'paid'] as const) await expectText(cell(crawler.crawler, column), new RegExp(`^${crawler[column]}$`));
+        await expectText(cell(crawler.crawler, 'revenue'), new RegExp(`^\\$${crawler.revenue_usd.replace('.', '\\.')}$`));
+        await expectText(cell(crawler.crawler, 'verified'), new RegExp(`^${(Number(crawler.verified_share) * 100).toFixed(1).replace('.', '\\.')}%$`));
+      }
+      expect(Date.now() - crawlStopped).toBeLessThan(15_000);
+    } finally {
+      await gate.close();
+      await new Promise((resolve) => server.close(resolve));
+      await chatgpt.close();
+      await app.call('DELETE', `/v1/sites/${site.site_id}`, { headers: auth });
+    }
+    await page.goto(url('#/overview'));
+    await page.reload();
+  }, 90_000);
+
   it('says so when a change or a load fails (here: the site was deleted in another tab)', async () => {
     const auth = await authHeader();
     const doomed = await app.call('POST', '/v1/sites', { body: { domain: `gone-${Date.now()}.example.com` }, headers: auth });
@@ -590,6 +681,8 @@ function sidewaysOverflow(page: Page): Promise<{ overflow: number; stickingOut: 
 }
 
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const CHATGPT = 'https://chatgpt.com';
+const CHATGPT_USER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
 
 /** Waits (up to 10 s) for a toggle button to be pressed; fails with what it saw. */
 async function expectPressed(locator: import('playwright-core').Locator): Promise<void> {

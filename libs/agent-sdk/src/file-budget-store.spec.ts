@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
@@ -44,10 +44,12 @@ describe('createFileBudgetStore', () => {
 
   it('lets two processes draining one file spend exactly the budget between them, never more', async () => {
     const file = join(dir, 'budget.json');
-    const [a, b] = await Promise.all([child([file, '60000', '1000', 'drain']), child([file, '60000', '1000', 'drain'])]);
+    const barrier = mkdtempSync(join(tmpdir(), 'crawlgate-budget-barrier-'));
+    const [a, b] = await Promise.all([child([file, '60000', '1000', 'drain', barrier, '2']), child([file, '60000', '1000', 'drain', barrier, '2'])]);
+    rmSync(barrier, { recursive: true, force: true });
     const paid = [Number(a.output), Number(b.output)];
     expect(paid[0] + paid[1]).toBe(60);
-    // Both took turns: neither had the file to itself.
+    // Both took turns (they started together): neither had the file to itself.
     expect(paid.every((count) => count > 0)).toBe(true);
     const state = await createFileBudgetStore(file).read();
     expect(state).toEqual({ spentMicros: 60_000n, reservedMicros: 0n, payments: 60 });

@@ -342,6 +342,8 @@ describe('PublisherClient against the API', () => {
         amount: '1000',
         price_usd: '0.001',
         tx_hash: inserted[4].txHash,
+        scheme: 'exact',
+        channel_id: null,
         network: expect.any(String),
         paid_at: '2026-01-01T00:04:00.000Z',
         payer: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),

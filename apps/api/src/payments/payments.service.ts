@@ -230,10 +230,11 @@ export class PaymentsService {
       },
       select: { amount: true, nonce: true },
     });
-    const [balance, unsettled] = await Promise.all([
-      onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [auth.from] })),
-      Promise.all(ahead.map(async (row) => ((await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount))),
-    ]);
+    // The claims ahead first, the balance after: a claim seen as used has left the balance read
+    // later. Read together (one batch), a transfer mined between the two reads was seen as used
+    // but not yet taken from the balance, and a doomed settlement was broadcast.
+    const unsettled = await onChain(() => Promise.all(ahead.map(async (row) => ((await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount))));
+    const balance = await onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [auth.from] }));
     return balance >= unsettled.reduce((sum, amount) => sum + amount, claim.amount);
   }
 

@@ -1,5 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { migrate, readMigrations } from './migrator';
+import { migrationUnderTest, SEEDED, seedSite } from '../../test/migration-under-test';
+import type { TestDatabase } from '../../test/test-database';
 
 /*
  * 20261129000000_batch_settlement: the site switch (off for sites already there), voucher payments
@@ -7,21 +7,17 @@ import { migrate, readMigrations } from './migrator';
  * a database of the schema before it, with a paid site in it.
  */
 describe('migration 20261129000000_batch_settlement', () => {
-  const all = readMigrations();
-  const index = all.findIndex((migration) => migration.name === '20261129000000_batch_settlement');
+  const migration = migrationUnderTest('20261129000000_batch_settlement');
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ migrations: all.slice(0, index) });
+    db = await migration.before();
   });
   afterAll(() => db?.dispose());
 
   it('keeps payments whole, leaves sites off, and takes one payment per voucher', async () => {
-    expect(index).toBeGreaterThan(0);
     const sql = db.database.sql;
-    const publisher = '10000000-0000-4000-8000-000000000001';
-    const site = '20000000-0000-4000-8000-000000000002';
-    await sql.query(`INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`, [publisher, 'a'.repeat(64)]);
-    await sql.query(`INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`, [site, publisher, 'b'.repeat(64)]);
+    const { publisher, site } = SEEDED;
+    await seedSite(sql);
     const address = (digit: string) => '0x' + digit.repeat(40);
     await sql.query(
       `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount, nonce, tx_hash, block_number, token_kid, confirmed_at)
@@ -31,7 +27,7 @@ describe('migration 20261129000000_batch_settlement', () => {
     const payments = () => sql.query('SELECT * FROM payments ORDER BY id');
     const before = await payments();
 
-    expect(await migrate(sql, all.slice(0, index + 1))).toEqual({ applied: ['20261129000000_batch_settlement'] });
+    expect(await migration.apply(sql)).toEqual({ applied: ['20261129000000_batch_settlement'] });
     expect((await payments()).map(({ channel_id: _c, cumulative_amount: _a, ...rest }) => rest)).toEqual(before);
     expect(await sql.query('SELECT batch_settlement FROM sites')).toEqual([{ batch_settlement: false }]);
 

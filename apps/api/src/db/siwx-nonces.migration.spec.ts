@@ -1,5 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { migrate, readMigrations } from './migrator';
+import { migrationUnderTest, SEEDED, seedSite } from '../../test/migration-under-test';
+import type { TestDatabase } from '../../test/test-database';
 
 /*
  * 20261127000000_siwx_nonces adds the table of spent sign-in-with-x nonces. Applied to a database of
@@ -7,21 +7,17 @@ import { migrate, readMigrations } from './migrator';
  * deleting the site deletes its nonces.
  */
 describe('migration 20261127000000_siwx_nonces', () => {
-  const all = readMigrations();
-  const index = all.findIndex((migration) => migration.name === '20261127000000_siwx_nonces');
+  const migration = migrationUnderTest('20261127000000_siwx_nonces');
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ migrations: all.slice(0, index) });
+    db = await migration.before();
   });
   afterAll(() => db?.dispose());
 
   it('keeps payments whole, takes each nonce once, and goes with its site', async () => {
-    expect(index).toBeGreaterThan(0);
     const sql = db.database.sql;
-    const publisher = '10000000-0000-4000-8000-000000000001';
-    const site = '20000000-0000-4000-8000-000000000002';
-    await sql.query(`INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`, [publisher, 'a'.repeat(64)]);
-    await sql.query(`INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`, [site, publisher, 'b'.repeat(64)]);
+    const { publisher, site } = SEEDED;
+    await seedSite(sql);
     await sql.query(
       `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount, nonce, tx_hash, block_number, token_kid, confirmed_at)
        VALUES ('40000000-0000-4000-8000-000000000004', '30000000-0000-4000-8000-000000000003', $1, $2, '/paid', 'authorization', 'confirmed', 31337, $3, $4, $5, 10000, $6, $7, 12, 'kid1', '2026-11-20T10:00:00Z')`,
@@ -30,7 +26,7 @@ describe('migration 20261127000000_siwx_nonces', () => {
     const payments = () => sql.query('SELECT * FROM payments ORDER BY id');
     const before = await payments();
 
-    expect(await migrate(sql, all.slice(0, index + 1))).toEqual({ applied: ['20261127000000_siwx_nonces'] });
+    expect(await migration.apply(sql)).toEqual({ applied: ['20261127000000_siwx_nonces'] });
     expect(await payments()).toEqual(before);
 
     const insert = () => sql.query(`INSERT INTO siwx_nonces (nonce, site_id, expires_at) VALUES ($1, $2, now() + interval '5 minutes')`, ['ab'.repeat(54), site]);

@@ -1,5 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { migrate, readMigrations } from './migrator';
+import { migrationUnderTest, SEEDED, seedSite } from '../../test/migration-under-test';
+import type { TestDatabase } from '../../test/test-database';
 
 /*
  * 20261123000000_stateless_gates drops the gates table: gates became signed offers. Applied to a
@@ -7,16 +7,14 @@ import { migrate, readMigrations } from './migrator';
  * and every count survives unchanged.
  */
 describe('migration 20261123000000_stateless_gates', () => {
-  const all = readMigrations();
-  const index = all.findIndex((migration) => migration.name === '20261123000000_stateless_gates');
+  const migration = migrationUnderTest('20261123000000_stateless_gates');
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ migrations: all.slice(0, index) });
+    db = await migration.before();
   });
   afterAll(() => db?.dispose());
 
   it('keeps every payment and daily count whole, and leaves no gates table', async () => {
-    expect(index).toBeGreaterThan(0);
     const sql = db.database.sql;
     const publisher = '10000000-0000-4000-8000-000000000001';
     const site = '20000000-0000-4000-8000-000000000002';
@@ -38,7 +36,7 @@ describe('migration 20261123000000_stateless_gates', () => {
     const counts = () => sql.query('SELECT * FROM site_daily_counts ORDER BY day');
     const [paymentsBefore, countsBefore] = [await payments(), await counts()];
 
-    expect(await migrate(sql, all.slice(0, index + 1))).toEqual({ applied: ['20261123000000_stateless_gates'] });
+    expect(await migration.apply(sql)).toEqual({ applied: ['20261123000000_stateless_gates'] });
 
     expect(await payments()).toEqual(paymentsBefore);
     expect(await counts()).toEqual(countsBefore);

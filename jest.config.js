@@ -1,6 +1,15 @@
 // `npm test` runs every project. DATABASE_URL selects PostgreSQL for the API suites; unset, PGlite.
 module.exports = {
-  projects: ['<rootDir>/libs/core', '<rootDir>/libs/devchain', '<rootDir>/libs/middleware', '<rootDir>/libs/publisher-sdk', '<rootDir>/libs/agent-sdk', '<rootDir>/libs/mcp', '<rootDir>/apps/api', '<rootDir>/apps/dashboard'],
+  projects: [
+    '<rootDir>/libs/core',
+    '<rootDir>/libs/devchain',
+    '<rootDir>/libs/middleware',
+    '<rootDir>/libs/publisher-sdk',
+    '<rootDir>/libs/agent-sdk',
+    '<rootDir>/libs/mcp',
+    '<rootDir>/apps/api',
+    '<rootDir>/apps/dashboard',
+  ],
   maxWorkers: 2,
   // A global option (ignored in project configs): PGlite start-up and chain round trips on 2 cores.
   testTimeout: 30_000,

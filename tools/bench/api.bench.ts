@@ -1,6 +1,13 @@
 import { signAccessToken } from '@crawlgate/core';
 import { Client } from 'pg';
-import { benchPublisher, benchSite, startBenchApiProcess, startBenchStack, type BenchApi, type BenchStack } from './bench-api';
+import {
+  benchPublisher,
+  benchSite,
+  startBenchApiProcess,
+  startBenchStack,
+  type BenchApi,
+  type BenchStack,
+} from './bench-api';
 import { startChild } from './child';
 import { startLoadGenerator, type LoadGenerator } from './load-generator';
 import type { LoadJob } from './load-worker';
@@ -27,12 +34,23 @@ export async function apiBench(): Promise<string> {
     await createBareTable(stack);
     const sites = await createSites(stack);
     const now = Math.floor(Date.now() / 1000);
-    const gates: LoadJob['requests'] = sites.map((site, i) => ({ method: 'POST', path: '/v1/gates', headers: { 'x-site-token': site.token }, body: JSON.stringify({ url: `/article/${i}` }) }));
+    const gates: LoadJob['requests'] = sites.map((site, i) => ({
+      method: 'POST',
+      path: '/v1/gates',
+      headers: { 'x-site-token': site.token },
+      body: JSON.stringify({ url: `/article/${i}` }),
+    }));
     const verifies: LoadJob['requests'] = sites.map((site) => ({
       method: 'POST',
       path: '/v1/access-tokens/verify',
       headers: { 'x-site-token': site.token },
-      body: JSON.stringify({ token: signAccessToken({ gate_id: site.id, site_id: site.id, url: '/a', kid: site.kid, iat: now, exp: now + 3600 }, site.secret), url: '/a' }),
+      body: JSON.stringify({
+        token: signAccessToken(
+          { gate_id: site.id, site_id: site.id, url: '/a', kid: site.kid, iat: now, exp: now + 3600 },
+          site.secret,
+        ),
+        url: '/a',
+      }),
     }));
     const bare = () => startBareInsert(stack);
     const api = async () => asServer(await startBenchApiProcess(stack));
@@ -45,7 +63,7 @@ export async function apiBench(): Promise<string> {
       '',
       `The API (Nest on Fastify, as \`npm start\` runs it, on a PostgreSQL schema of its own) and the baseline each run alone in a Node process, autocannon in another; ${pinning.note}. ` +
         `${CONNECTIONS} connections over ${SITES} site tokens; per figure ${PAIRS} pairs, each on a fresh baseline and a fresh API process: a ${WARM_UP_SECONDS} s warm-up of each, then a ${ROUND_SECONDS} s round of each, baseline then ours. ` +
-        'Baseline: Fastify and pg (10 connections, as the API\'s pool), one INSERT … RETURNING id into a table like the old gates table, answered 402. ' +
+        "Baseline: Fastify and pg (10 connections, as the API's pool), one INSERT … RETURNING id into a table like the old gates table, answered 402. " +
         'A round with any other answer than the expected one (a 429 included) fails the run.',
     ].join('\n');
   } finally {
@@ -75,14 +93,19 @@ async function createBareTable(stack: BenchStack): Promise<void> {
   const client = new Client({ connectionString: stack.databaseUrl, options: `-c search_path="${stack.schema}"` });
   await client.connect();
   try {
-    await client.query('CREATE TABLE bare_gates (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), site_id text NOT NULL, url text NOT NULL, price_micros bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+    await client.query(
+      'CREATE TABLE bare_gates (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), site_id text NOT NULL, url text NOT NULL, price_micros bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+    );
   } finally {
     await client.end();
   }
 }
 
 async function startBareInsert(stack: BenchStack): Promise<BenchServer> {
-  const child = startChild('bare-insert-server.ts', { cpu: SERVER_CPU, env: { BENCH_STACK: JSON.stringify({ databaseUrl: stack.databaseUrl, schema: stack.schema }) } });
+  const child = startChild('bare-insert-server.ts', {
+    cpu: SERVER_CPU,
+    env: { BENCH_STACK: JSON.stringify({ databaseUrl: stack.databaseUrl, schema: stack.schema }) },
+  });
   const port = Number(await child.readLine());
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.close() };
 }
@@ -90,9 +113,20 @@ async function startBareInsert(stack: BenchStack): Promise<BenchServer> {
 const asServer = (api: BenchApi): BenchServer => ({ url: api.baseUrl, pid: api.pid!, close: () => api.close() });
 
 /** One figure: pairs of fresh processes, each warmed up, then a round of the baseline and one of ours. */
-async function figure(loadgen: LoadGenerator, name: string, start: Record<'bare' | 'ours', () => Promise<BenchServer>>, requests: LoadJob['requests'], status: number, goal: number): Promise<PairedRow> {
+async function figure(
+  loadgen: LoadGenerator,
+  name: string,
+  start: Record<'bare' | 'ours', () => Promise<BenchServer>>,
+  requests: LoadJob['requests'],
+  status: number,
+  goal: number,
+): Promise<PairedRow> {
   const times: Record<'bare' | 'ours', ServerTime[]> = { bare: [], ours: [] };
-  const bareRequests = requests.map((request) => ({ ...request, path: '/gates', body: JSON.stringify({ url: '/article/1' }) }));
+  const bareRequests = requests.map((request) => ({
+    ...request,
+    path: '/gates',
+    body: JSON.stringify({ url: '/article/1' }),
+  }));
   const paired = await alternate(async () => {
     const [bare, ours] = await Promise.all([start.bare(), start.ours()]);
     try {
@@ -108,5 +142,11 @@ async function figure(loadgen: LoadGenerator, name: string, start: Record<'bare'
     }
   });
   const server = { baseline: medianTime(times.bare), ours: medianTime(times.ours) };
-  return { figure: name, baselineName: 'bare Fastify + pg INSERT', paired, server: Number.isNaN(server.ours.busy) ? undefined : server, goal };
+  return {
+    figure: name,
+    baselineName: 'bare Fastify + pg INSERT',
+    paired,
+    server: Number.isNaN(server.ours.busy) ? undefined : server,
+    goal,
+  };
 }

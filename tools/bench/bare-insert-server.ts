@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: databaseUrl, max: 10, options: `-c search_path="${schema}"` });
   const server = Fastify();
   server.post('/gates', async (request, reply) => {
-    const { rows } = await pool.query('INSERT INTO bare_gates (site_id, url, price_micros) VALUES ($1, $2, $3) RETURNING id', [request.headers['x-site-token'], (request.body as { url: string }).url, 10000]);
+    const { rows } = await pool.query(
+      'INSERT INTO bare_gates (site_id, url, price_micros) VALUES ($1, $2, $3) RETURNING id',
+      [request.headers['x-site-token'], (request.body as { url: string }).url, 10000],
+    );
     return reply.status(402).send({ id: rows[0].id });
   });
   await server.listen({ port: 0, host: '127.0.0.1' });

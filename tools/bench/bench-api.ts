@@ -110,12 +110,19 @@ export async function startBenchApi(): Promise<InProcessBenchApi> {
 /** The real API on `stack` in a process of its own (api-server.ts, built as for `npm start`), pinned to the server's CPU. */
 export async function startBenchApiProcess(stack: BenchStack, nodeArgs: string[] = []): Promise<BenchApi> {
   const { close: _close, ...settings } = stack;
-  const child = startChild(await builtApiServer(), { cpu: SERVER_CPU, nodeArgs, env: { BENCH_STACK: JSON.stringify(settings) } });
+  const child = startChild(await builtApiServer(), {
+    cpu: SERVER_CPU,
+    nodeArgs,
+    env: { BENCH_STACK: JSON.stringify(settings) },
+  });
   const port = Number(await child.readLine());
   return { ...apiClient(`http://127.0.0.1:${port}`, stack), pid: child.pid, close: () => child.close() };
 }
 
-function apiClient(baseUrl: string, stack: Pick<BenchStack, 'rpcUrl' | 'databaseUrl' | 'schema'>): Omit<BenchApi, 'close'> {
+function apiClient(
+  baseUrl: string,
+  stack: Pick<BenchStack, 'rpcUrl' | 'databaseUrl' | 'schema'>,
+): Omit<BenchApi, 'close'> {
   let ip = 0;
   return {
     baseUrl,
@@ -125,7 +132,11 @@ function apiClient(baseUrl: string, stack: Pick<BenchStack, 'rpcUrl' | 'database
     async call(method, path, body, headers = {}) {
       const response = await fetch(baseUrl + path, {
         method,
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.77.${(ip >> 8) & 255}.${ip++ & 255}`, ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'x-forwarded-for': `10.77.${(ip >> 8) & 255}.${ip++ & 255}`,
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
@@ -144,8 +155,19 @@ export async function benchPublisher(api: Pick<BenchApi, 'call'>): Promise<{ aut
   return { auth };
 }
 
-export async function benchSite(api: Pick<BenchApi, 'call'>, publisher: { auth: Record<string, string> }, domain: string, price = '0.01') {
+export async function benchSite(
+  api: Pick<BenchApi, 'call'>,
+  publisher: { auth: Record<string, string> },
+  domain: string,
+  price = '0.01',
+) {
   const site = await api.call('POST', '/v1/sites', { domain }, publisher.auth);
   await api.call('PUT', `/v1/sites/${site.site_id}/pricing`, { default_price_usd: price }, publisher.auth);
-  return { id: site.site_id as string, token: site.site_token as string, secret: site.access_token_secret as string, kid: site.kid as string, domain };
+  return {
+    id: site.site_id as string,
+    token: site.site_token as string,
+    secret: site.access_token_secret as string,
+    kid: site.kid as string,
+    domain,
+  };
 }

@@ -20,7 +20,15 @@ const CLOSE_TIMEOUT_MS = 10_000;
  * A TypeScript file of this folder run as its own Node process, as `npm run bench` runs run.ts, or
  * a built JavaScript file, pinned to `cpu` when possible. It talks in lines: stdin in, stdout out; stderr is ours.
  */
-export function startChild(file: string, { cpu, args = [], nodeArgs = [], env = {} }: { cpu: number; args?: string[]; nodeArgs?: string[]; env?: Record<string, string> }): Child {
+export function startChild(
+  file: string,
+  {
+    cpu,
+    args = [],
+    nodeArgs = [],
+    env = {},
+  }: { cpu: number; args?: string[]; nodeArgs?: string[]; env?: Record<string, string> },
+): Child {
   // A built .js file (an absolute path) runs as it is; a .ts file of this folder through swc.
   const script = file.endsWith('.js') ? [file] : ['-r', require.resolve('@swc-node/register'), join(__dirname, file)];
   const [command, ...argv] = onCpu(cpu, [process.execPath, ...nodeArgs, ...script, ...args]);

@@ -65,9 +65,17 @@ function frameName({ functionName, url, lineNumber }: ProfileNode['callFrame']):
   const name = functionName.length > 80 ? functionName.slice(0, 77) + '...' : functionName || '(anonymous)';
   if (!url) return name;
   const path = url.replace(/^file:\/\//, '');
-  const file = path.includes('/node_modules/') ? path.slice(path.lastIndexOf('/node_modules/') + 1) : path.startsWith('/') ? relative(process.cwd(), path) : path;
+  const file = path.includes('/node_modules/')
+    ? path.slice(path.lastIndexOf('/node_modules/') + 1)
+    : path.startsWith('/')
+      ? relative(process.cwd(), path)
+      : path;
   return `${name} ${file}:${lineNumber + 1}`;
 }
 
 export const selfTimeList = ({ busy, top }: ProfileSummary) =>
-  [`Busy in ${format(busy * 100)}% of the window's samples; share of the busy samples:`, '', ...top.map(({ name, share }, i) => `${i + 1}. \`${name}\` ${format(share * 100, 1)}%`)].join('\n');
+  [
+    `Busy in ${format(busy * 100)}% of the window's samples; share of the busy samples:`,
+    '',
+    ...top.map(({ name, share }, i) => `${i + 1}. \`${name}\` ${format(share * 100, 1)}%`),
+  ].join('\n');

@@ -1,4 +1,13 @@
-import { exactAuthorization, exactPaymentV1, MAX_AUTHORIZATION_SECONDS, signAccessToken, transferWithAuthorizationTypedData, type GateOffer, type PaidGate, USDC_ABI } from '@crawlgate/core';
+import {
+  exactAuthorization,
+  exactPaymentV1,
+  MAX_AUTHORIZATION_SECONDS,
+  signAccessToken,
+  transferWithAuthorizationTypedData,
+  type GateOffer,
+  type PaidGate,
+  USDC_ABI,
+} from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
 import type { CrawlgateOptions } from '@crawlgate/middleware';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -19,7 +28,12 @@ import { SERVER_CPU } from './pinning';
  * Per second, issue 13's crawler scale: unpaid bots through the middleware, token checks and payments
  * at the API. LOAD_RATES (JSON, e.g. {"unpaidBot":0}) overrides some, to look at one kind alone.
  */
-const RATES: Record<'unpaidBot' | 'tokenCheck' | 'payment', number> = { unpaidBot: 1000, tokenCheck: 200, payment: 50, ...JSON.parse(process.env.LOAD_RATES ?? '{}') };
+const RATES: Record<'unpaidBot' | 'tokenCheck' | 'payment', number> = {
+  unpaidBot: 1000,
+  tokenCheck: 200,
+  payment: 50,
+  ...JSON.parse(process.env.LOAD_RATES ?? '{}'),
+};
 // 100 token checks and 200 gates a minute per site token: 150 sites carry 12,000 checks and 3,000 gates a minute.
 const SITES = 150;
 const AGENTS = 16;
@@ -53,8 +67,18 @@ export async function loadTest(): Promise<string> {
     const agents = await fundAgents(api);
     const asset = stack.usdc;
     const chainId = await createPublicClient({ transport: http(stack.rpcUrl) }).getChainId();
-    const gate: CrawlgateOptions = { apiUrl: api.baseUrl, siteId: sites[0].id, siteToken: sites[0].token, secret: sites[0].secret, failMode: 'closed' };
-    const middleware = startChild('middleware-server.ts', { cpu: SERVER_CPU, args: ['Fastify'], env: { BENCH_GATE: JSON.stringify(gate) } });
+    const gate: CrawlgateOptions = {
+      apiUrl: api.baseUrl,
+      siteId: sites[0].id,
+      siteToken: sites[0].token,
+      secret: sites[0].secret,
+      failMode: 'closed',
+    };
+    const middleware = startChild('middleware-server.ts', {
+      cpu: SERVER_CPU,
+      args: ['Fastify'],
+      env: { BENCH_GATE: JSON.stringify(gate) },
+    });
     site = middleware;
     const siteUrl = `http://127.0.0.1:${Number(await middleware.readLine())}`;
 
@@ -62,7 +86,11 @@ export async function loadTest(): Promise<string> {
     const paid: { tx: string }[] = [];
     const pending: (() => Promise<Response>)[] = [];
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(api.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(api.baseUrl + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const timed = async (kind: keyof typeof outcomes, work: () => Promise<number>) => {
       const started = performance.now();
       const status = await work().catch(() => 599); // a failed request counts as a 5xx
@@ -73,12 +101,19 @@ export async function loadTest(): Promise<string> {
       tokenCheck: async () => {
         const site = sites[n++ % SITES];
         const now = Math.floor(Date.now() / 1000);
-        const token = signAccessToken({ gate_id: site.id, site_id: site.id, url: '/a', kid: site.kid, iat: now, exp: now + 600 }, site.secret);
+        const token = signAccessToken(
+          { gate_id: site.id, site_id: site.id, url: '/a', kid: site.kid, iat: now, exp: now + 600 },
+          site.secret,
+        );
         return (await post('/v1/access-tokens/verify', { token, url: '/a' }, { 'x-site-token': site.token })).status;
       },
       payment: async () => {
         const index = n++;
-        const gateResponse = await post('/v1/gates', { url: `/paid/${index}` }, { 'x-site-token': sites[index % SITES].token });
+        const gateResponse = await post(
+          '/v1/gates',
+          { url: `/paid/${index}` },
+          { 'x-site-token': sites[index % SITES].token },
+        );
         if (gateResponse.status !== 402) return gateResponse.status; // no gate offered: its status is the outcome
         const offer = (await gateResponse.json()) as GateOffer;
         const payment = await signPayment(agents[index % AGENTS], offer, { asset, chainId });
@@ -92,19 +127,35 @@ export async function loadTest(): Promise<string> {
 
     let peakRss = 0;
     const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, residentBytes(api.pid!))), 250);
-    const noBots: LoadResult = { name: 'unpaid bots', requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, statuses: {}, errors: 0 };
-    const bots = RATES.unpaidBot <= 0 ? Promise.resolve(noBots) : loadgen.run({
+    const noBots: LoadResult = {
       name: 'unpaid bots',
-      url: siteUrl,
-      requests: Array.from({ length: 100 }, (_, i) => ({ method: 'GET', path: `/article/${i}`, headers: { 'user-agent': GPTBOT } })),
-      seconds,
-      connections: 64,
-      rate: RATES.unpaidBot,
-    });
+      requestsPerSecond: 0,
+      p50Ms: 0,
+      p99Ms: 0,
+      statuses: {},
+      errors: 0,
+    };
+    const bots =
+      RATES.unpaidBot <= 0
+        ? Promise.resolve(noBots)
+        : loadgen.run({
+            name: 'unpaid bots',
+            url: siteUrl,
+            requests: Array.from({ length: 100 }, (_, i) => ({
+              method: 'GET',
+              path: `/article/${i}`,
+              headers: { 'user-agent': GPTBOT },
+            })),
+            seconds,
+            connections: 64,
+            rate: RATES.unpaidBot,
+          });
     const inflight: Promise<void>[] = [];
     const loadStarted = profileClock();
     const apiCpuBefore = cpuTimes(api.pid!);
-    const timers = (Object.keys(outcomes) as (keyof typeof outcomes)[]).filter((kind) => RATES[kind] > 0).map((kind) => setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]));
+    const timers = (Object.keys(outcomes) as (keyof typeof outcomes)[])
+      .filter((kind) => RATES[kind] > 0)
+      .map((kind) => setInterval(() => inflight.push(timed(kind, operations[kind])), 1000 / RATES[kind]));
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     timers.forEach(clearInterval);
     profileWindow = { from: loadStarted, to: profileClock() };
@@ -116,18 +167,31 @@ export async function loadTest(): Promise<string> {
     for (const verify of pending) paid.push(...(await settleLater(verify)));
 
     const client = createPublicClient({ transport: http(stack.rpcUrl) });
-    const transfers = await client.getContractEvents({ address: asset, abi: USDC_ABI, eventName: 'Transfer', args: { to: DEV_ROLES.publisher.address }, fromBlock: 0n });
+    const transfers = await client.getContractEvents({
+      address: asset,
+      abi: USDC_ABI,
+      eventName: 'Transfer',
+      args: { to: DEV_ROLES.publisher.address },
+      fromBlock: 0n,
+    });
     const onChain = new Set(transfers.map((log) => log.transactionHash.toLowerCase()));
     const answered = new Set(paid.map(({ tx }) => tx.toLowerCase()));
     const lost = [...onChain].filter((hash) => !answered.has(hash)).length;
     const doubled = paid.length - answered.size + [...answered].filter((hash) => !onChain.has(hash)).length;
-    const servedUnpaid = Object.entries(botResult.statuses).filter(([status]) => Number(status) < 300).reduce((sum, [, count]) => sum + count, 0);
+    const servedUnpaid = Object.entries(botResult.statuses)
+      .filter(([status]) => Number(status) < 300)
+      .reduce((sum, [, count]) => sum + count, 0);
     const serverErrors =
-      Object.values(outcomes).flat().filter((o) => o.status >= 500).length +
-      Object.entries(botResult.statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, count]) => sum + count, 0) +
+      Object.values(outcomes)
+        .flat()
+        .filter((o) => o.status >= 500).length +
+      Object.entries(botResult.statuses)
+        .filter(([status]) => Number(status) >= 500)
+        .reduce((sum, [, count]) => sum + count, 0) +
       botResult.errors;
 
-    const p99Mark = (p99: number, kind: string) => (kind === 'payment' ? '—' : p99 < P99_GOAL_MS ? 'met' : '**missed**');
+    const p99Mark = (p99: number, kind: string) =>
+      kind === 'payment' ? '—' : p99 < P99_GOAL_MS ? 'met' : '**missed**';
     const botTotal = Object.values(botResult.statuses).reduce((a, b) => a + b, 0);
     const rows = [
       `| unpaid bot through the middleware (402) | ${RATES.unpaidBot}/s | ${botTotal} | ${format(botResult.p50Ms, 1)} | ${format(botResult.p99Ms, 1)} | ${statusList(botResult.statuses)} | ${p99Mark(botResult.p99Ms, 'bot')} |`,
@@ -135,7 +199,10 @@ export async function loadTest(): Promise<string> {
         const list = outcomes[kind];
         const sorted = list.map((o) => o.ms).sort((a, b) => a - b);
         const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
-        const statuses = list.reduce<Record<string, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {});
+        const statuses = list.reduce<Record<string, number>>(
+          (acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }),
+          {},
+        );
         return `| ${kind === 'tokenCheck' ? 'POST /v1/access-tokens/verify' : 'payment (gate, sign, verify and settle)'} | ${RATES[kind]}/s | ${list.length} | ${format(sorted[Math.floor(sorted.length / 2)] ?? 0, 1)} | ${format(p99, 1)} | ${statusList(statuses)} | ${p99Mark(p99, kind)} |`;
       }),
     ];
@@ -151,18 +218,25 @@ export async function loadTest(): Promise<string> {
         `Settlements per second within the window: **${format(settledInWindow / seconds, 1)}** (goal ≥ 50). API peak resident memory: **${format(peakRss / 1024 / 1024)} MiB** (goal ≤ 250). ` +
         `The API ran on a CPU ${format(apiCpuAfter.running - apiCpuBefore.running, 1)} s of the ${seconds} s and waited for one ${format(apiCpuAfter.waiting - apiCpuBefore.waiting, 1)} s (other processes held it).`,
     ].join('\n');
-    if (serverErrors > 0 || servedUnpaid > 0 || lost > 0 || doubled > 0) throw new Error(`load test failed:\n${report}`);
+    if (serverErrors > 0 || servedUnpaid > 0 || lost > 0 || doubled > 0)
+      throw new Error(`load test failed:\n${report}`);
     return report;
   } finally {
     await site?.close();
     await loadgen.close();
     await api.close(); // writes the profile
     await stack.close();
-    if (profileDir && profileWindow) console.log(`API profile of the load (${profileDir}, samples ${profileWindow.from}–${profileWindow.to} µs):\n\n${selfTimeList(summarizeProfile(profileDir, profileWindow.from, profileWindow.to, 15))}\n`);
+    if (profileDir && profileWindow)
+      console.log(
+        `API profile of the load (${profileDir}, samples ${profileWindow.from}–${profileWindow.to} µs):\n\n${selfTimeList(summarizeProfile(profileDir, profileWindow.from, profileWindow.to, 15))}\n`,
+      );
   }
 }
 
-const statusList = (statuses: Record<string, number>) => Object.entries(statuses).map(([s, c]) => `${s}×${c}`).join(' ');
+const statusList = (statuses: Record<string, number>) =>
+  Object.entries(statuses)
+    .map(([s, c]) => `${s}×${c}`)
+    .join(' ');
 
 async function createSites(api: BenchApi) {
   const sites: Awaited<ReturnType<typeof benchSite>>[] = [];
@@ -197,7 +271,9 @@ async function settleLater(verify: () => Promise<Response>): Promise<{ tx: strin
 
 function residentBytes(pid: number): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
     return line ? Number(line.split(/\s+/)[1]) * 1024 : 0;
   } catch {
     return 0;
@@ -205,9 +281,19 @@ function residentBytes(pid: number): number {
 }
 
 async function signPayment(account: PrivateKeyAccount, gate: GateOffer, chain: { asset: Address; chainId: number }) {
-  const authorization = exactAuthorization({ from: account.address, to: gate.pay_to as `0x${string}`, value: BigInt(gate.amount), validForSeconds: MAX_AUTHORIZATION_SECONDS });
+  const authorization = exactAuthorization({
+    from: account.address,
+    to: gate.pay_to as `0x${string}`,
+    value: BigInt(gate.amount),
+    validForSeconds: MAX_AUTHORIZATION_SECONDS,
+  });
   const { name, version } = (gate.accepts[0].extra ?? {}) as { name?: string; version?: string };
   if (!name || !version) throw new Error('the gate names no EIP-712 domain for its asset');
-  const signature = await account.signTypedData(transferWithAuthorizationTypedData({ name, version, chainId: chain.chainId, verifyingContract: chain.asset }, authorization));
+  const signature = await account.signTypedData(
+    transferWithAuthorizationTypedData(
+      { name, version, chainId: chain.chainId, verifyingContract: chain.asset },
+      authorization,
+    ),
+  );
   return exactPaymentV1(gate.accepts[0].network, authorization, signature);
 }

@@ -31,7 +31,10 @@ export async function load(
         connections,
         duration: seconds,
         ...(rate === undefined ? {} : { overallRate: rate }),
-        requests: requests.map((request) => ({ ...request, headers: { 'content-type': 'application/json', ...request.headers } })),
+        requests: requests.map((request) => ({
+          ...request,
+          headers: { 'content-type': 'application/json', ...request.headers },
+        })),
       },
       (error, finished) => (error ? reject(error) : resolve(finished)),
     );
@@ -39,5 +42,12 @@ export async function load(
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     });
   });
-  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, statuses, errors: result.errors };
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    statuses,
+    errors: result.errors,
+  };
 }

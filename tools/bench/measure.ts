@@ -12,7 +12,11 @@ export interface Measurement {
   cpuNsPerOp?: number;
 }
 
-export async function measure(name: string, op: () => unknown, { durationMs = 1500, batch = 1000 } = {}): Promise<Measurement> {
+export async function measure(
+  name: string,
+  op: () => unknown,
+  { durationMs = 1500, batch = 1000 } = {},
+): Promise<Measurement> {
   for (let i = 0; i < batch * 5; i++) await op(); // warm-up: let the JIT settle
   let ops = 0;
   const started = process.hrtime.bigint();
@@ -42,16 +46,29 @@ export function measureSync(name: string, op: () => unknown, { durationMs = 1500
   }
   const cpu = process.cpuUsage(cpuBefore);
   const seconds = Number(now - started) / 1e9;
-  return { name, opsPerSecond: ops / seconds, nsPerOp: (seconds * 1e9) / ops, cpuNsPerOp: ((cpu.user + cpu.system) * 1000) / ops };
+  return {
+    name,
+    opsPerSecond: ops / seconds,
+    nsPerOp: (seconds * 1e9) / ops,
+    cpuNsPerOp: ((cpu.user + cpu.system) * 1000) / ops,
+  };
 }
 
-export const format = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const format = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** A markdown table: each row's ratio is ours ÷ baseline in ops/s (above 1: we are faster). */
 export function ratioTable(title: string, rows: { ours: Measurement; baseline: Measurement }[]): string {
-  const lines = [`### ${title}`, '', '| case | ours ops/s | baseline | baseline ops/s | ratio (ours/baseline) |', '|---|---:|---|---:|---:|'];
+  const lines = [
+    `### ${title}`,
+    '',
+    '| case | ours ops/s | baseline | baseline ops/s | ratio (ours/baseline) |',
+    '|---|---:|---|---:|---:|',
+  ];
   for (const { ours, baseline } of rows) {
-    lines.push(`| ${ours.name} | ${format(ours.opsPerSecond)} | ${baseline.name} | ${format(baseline.opsPerSecond)} | ${format(ours.opsPerSecond / baseline.opsPerSecond, 2)} |`);
+    lines.push(
+      `| ${ours.name} | ${format(ours.opsPerSecond)} | ${baseline.name} | ${format(baseline.opsPerSecond)} | ${format(ours.opsPerSecond / baseline.opsPerSecond, 2)} |`,
+    );
   }
   return lines.join('\n');
 }

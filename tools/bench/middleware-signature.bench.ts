@@ -6,7 +6,8 @@ import { startAgentDirectory } from '../../libs/middleware/test/support/agent-di
 import { format } from './measure';
 import { alternate, pairedTable, PAIRS } from './paired';
 
-const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const BROWSER =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const HOST = 'bench.example.com';
 const PATH = '/article/42';
 /** Requests per round: each signed one needs its own nonce, so they are signed before the round. */
@@ -37,10 +38,20 @@ export async function signedRequestBench(): Promise<string> {
     },
     nodeHmacSha256,
   );
-  const signer = createWebBotAuthSigner({ key: directory.key, signatureAgent: directory.origin, allowLoopbackAgent: true });
+  const signer = createWebBotAuthSigner({
+    key: directory.key,
+    signatureAgent: directory.origin,
+    allowLoopbackAgent: true,
+  });
   const url = `https://${HOST}${PATH}`;
   const signedPool = async () =>
-    Promise.all(Array.from({ length: PER_ROUND }, async () => ({ host: HOST, 'user-agent': BROWSER, ...(await signer.sign({ method: 'GET', url, headers: new Headers() })) })));
+    Promise.all(
+      Array.from({ length: PER_ROUND }, async () => ({
+        host: HOST,
+        'user-agent': BROWSER,
+        ...(await signer.sign({ method: 'GET', url, headers: new Headers() })),
+      })),
+    );
   const unsigned = Array.from({ length: PER_ROUND }, () => ({ host: HOST, 'user-agent': BROWSER }));
 
   /** Requests handled per second, one after another; every answer must be a pass. */
@@ -60,12 +71,21 @@ export async function signedRequestBench(): Promise<string> {
       const pool = await signedPool();
       return { baseline: await rate(unsigned), ours: await rate(pool) };
     });
-    const micros = (perSecond: number[]) => 1e6 / [...perSecond].sort((a, b) => a - b)[Math.floor(perSecond.length / 2)];
+    const micros = (perSecond: number[]) =>
+      1e6 / [...perSecond].sort((a, b) => a - b)[Math.floor(perSecond.length / 2)];
     const [signedUs, unsignedUs] = [micros(paired.ours), micros(paired.baseline)];
     return [
-      pairedTable('Middleware: a signed request (Web Bot Auth verified) ÷ the same request unsigned (in-process)', 'req/s', [
-        { figure: 'handle(): signed, verified, allowed agent', baselineName: 'handle(): unsigned person, same request', paired },
-      ]),
+      pairedTable(
+        'Middleware: a signed request (Web Bot Auth verified) ÷ the same request unsigned (in-process)',
+        'req/s',
+        [
+          {
+            figure: 'handle(): signed, verified, allowed agent',
+            baselineName: 'handle(): unsigned person, same request',
+            paired,
+          },
+        ],
+      ),
       '',
       `Verification cost: ${format(signedUs, 1)} µs per signed request against ${format(unsignedUs, 1)} µs unsigned (medians), ` +
         `${format(signedUs - unsignedUs, 1)} µs for parsing, the signature base, Ed25519 (WebCrypto) and the replay memory; the key directory is cached. ` +

@@ -18,7 +18,8 @@ const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
 const PROFILE_SECONDS = 10;
 const PATH = '/article/42';
-const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const BROWSER =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
 
 interface Visitor {
@@ -34,11 +35,29 @@ const requestsOf = (visitor: Visitor): LoadJob['requests'] => [{ method: 'GET', 
 /** Issue 13's three visitors, with their goals; the token is the site's own, for this path. */
 function visitorsOf(site: { id: string; secret: string; kid: string }): Visitor[] {
   const now = Math.floor(Date.now() / 1000);
-  const token = signAccessToken({ gate_id: randomUUID(), site_id: site.id, url: PATH, kid: site.kid, iat: now, exp: now + 3600 }, site.secret);
+  const token = signAccessToken(
+    { gate_id: randomUUID(), site_id: site.id, url: PATH, kid: site.kid, iat: now, exp: now + 3600 },
+    site.secret,
+  );
   return [
-    { name: 'person (browser User-Agent)', headers: { 'user-agent': BROWSER }, status: 200, goals: { Express: 0.97, Fastify: 0.97, Hono: 0.97 } },
-    { name: 'bot with a valid access token', headers: { 'user-agent': GPTBOT, 'x-crawlgate-token': token }, status: 200, goals: { Express: 0.95, Fastify: 0.85, Hono: 0.85 } },
-    { name: 'unpaid bot, answered 402 (gate minted locally)', headers: { 'user-agent': GPTBOT }, status: 402, goals: { Fastify: 0.8 } },
+    {
+      name: 'person (browser User-Agent)',
+      headers: { 'user-agent': BROWSER },
+      status: 200,
+      goals: { Express: 0.97, Fastify: 0.97, Hono: 0.97 },
+    },
+    {
+      name: 'bot with a valid access token',
+      headers: { 'user-agent': GPTBOT, 'x-crawlgate-token': token },
+      status: 200,
+      goals: { Express: 0.95, Fastify: 0.85, Hono: 0.85 },
+    },
+    {
+      name: 'unpaid bot, answered 402 (gate minted locally)',
+      headers: { 'user-agent': GPTBOT },
+      status: 402,
+      goals: { Fastify: 0.8 },
+    },
   ];
 }
 
@@ -53,27 +72,48 @@ export async function middlewareBench(): Promise<string> {
   const loadgen = startLoadGenerator();
   try {
     const site = await benchSite(api, await benchPublisher(api), 'bench.example.com');
-    const gate: CrawlgateOptions = { apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret, failMode: 'closed' };
+    const gate: CrawlgateOptions = {
+      apiUrl: api.baseUrl,
+      siteId: site.id,
+      siteToken: site.token,
+      secret: site.secret,
+      failMode: 'closed',
+    };
     const visitors = visitorsOf(site);
     const rows: (PairedRow & { visitor: number; framework: Framework })[] = [];
     for (const framework of FRAMEWORKS) {
-      const servers = { bare: () => startMiddlewareServer(framework), gated: () => startMiddlewareServer(framework, gate) };
-      for (const [index, visitor] of visitors.entries()) rows.push({ ...(await figure(loadgen, framework, visitor, servers)), visitor: index, framework });
+      const servers = {
+        bare: () => startMiddlewareServer(framework),
+        gated: () => startMiddlewareServer(framework, gate),
+      };
+      for (const [index, visitor] of visitors.entries())
+        rows.push({ ...(await figure(loadgen, framework, visitor, servers)), visitor: index, framework });
     }
     rows.sort((a, b) => a.visitor - b.visitor);
     const noiseFloor = await noiseFloorRow(loadgen, visitors[0]);
     const profiles = [];
-    for (const row of rows.filter((r) => !meetsGoal(r))) profiles.push(await profileGated(loadgen, row.framework, visitors[row.visitor], gate));
+    for (const row of rows.filter((r) => !meetsGoal(r)))
+      profiles.push(await profileGated(loadgen, row.framework, visitors[row.visitor], gate));
     return [
-      pairedTable('Middleware: the gated route ÷ the same route bare (servers in their own processes)', 'req/s', [...rows, noiseFloor]),
+      pairedTable('Middleware: the gated route ÷ the same route bare (servers in their own processes)', 'req/s', [
+        ...rows,
+        noiseFloor,
+      ]),
       '',
       `Each server runs alone in a Node process (\`node -r @swc-node/register\`), autocannon in another; ${pinning.note}. ` +
         `${CONNECTIONS} connections, GET ${PATH}; per figure ${PAIRS} pairs, each on a fresh bare and a fresh gated server process: a ${WARM_UP_SECONDS} s warm-up of each, then a ${ROUND_SECONDS} s round of each, bare then gated. ` +
-        'The gated servers load the site\'s terms from the Crawlgate API started for the run, then answer with no API call per request (402 counts are reported every 10 s). ' +
-        'Server busy: its CPU time (all threads, from /proc) over the round\'s length; waiting: its time runnable while other work held the CPU. ' +
+        "The gated servers load the site's terms from the Crawlgate API started for the run, then answer with no API call per request (402 counts are reported every 10 s). " +
+        "Server busy: its CPU time (all threads, from /proc) over the round's length; waiting: its time runnable while other work held the CPU. " +
         'Busy near 1, the server set the pace; well under 1 with little waiting, the load generator could not keep it busy and the ratio compares against a baseline the load generator held down. ' +
         'The noise-floor row loads two identical bare servers the same way: its spread is what the machine alone does to a ratio.',
-      ...(profiles.length ? ['', `#### Missed goals: top 5 self-time functions of the gated server (\`node --cpu-prof\`, only the samples of a ${PROFILE_SECONDS} s round of load, idle excluded)`, '', ...profiles] : []),
+      ...(profiles.length
+        ? [
+            '',
+            `#### Missed goals: top 5 self-time functions of the gated server (\`node --cpu-prof\`, only the samples of a ${PROFILE_SECONDS} s round of load, idle excluded)`,
+            '',
+            ...profiles,
+          ]
+        : []),
     ].join('\n');
   } finally {
     await loadgen.close();
@@ -93,7 +133,12 @@ async function noiseFloorRow(loadgen: LoadGenerator, person: Visitor): Promise<P
  * gated: two identical bare servers, both fully busy, were seen to differ by a fifth in speed for
  * as long as they lived; such a difference must land in the spread, not in every pair alike.
  */
-async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, start: Record<'bare' | 'gated', () => Promise<BenchServer>>): Promise<PairedRow> {
+async function figure(
+  loadgen: LoadGenerator,
+  framework: Framework,
+  visitor: Visitor,
+  start: Record<'bare' | 'gated', () => Promise<BenchServer>>,
+): Promise<PairedRow> {
   const times: Record<'bare' | 'gated', ServerTime[]> = { bare: [], gated: [] };
   const paired = await alternate(async () => {
     const [bare, gated] = await Promise.all([start.bare(), start.gated()]);
@@ -110,17 +155,37 @@ async function figure(loadgen: LoadGenerator, framework: Framework, visitor: Vis
     }
   });
   const server = { baseline: medianTime(times.bare), ours: medianTime(times.gated) };
-  return { figure: `${framework}: ${visitor.name}`, baselineName: `${framework} route, bare`, paired, server: Number.isNaN(server.ours.busy) ? undefined : server, goal: visitor.goals[framework] };
+  return {
+    figure: `${framework}: ${visitor.name}`,
+    baselineName: `${framework} route, bare`,
+    paired,
+    server: Number.isNaN(server.ours.busy) ? undefined : server,
+    goal: visitor.goals[framework],
+  };
 }
 
-async function startMiddlewareServer(framework: Framework, gate?: CrawlgateOptions, nodeArgs: string[] = []): Promise<BenchServer> {
-  const child = startChild('middleware-server.ts', { cpu: SERVER_CPU, args: [framework], nodeArgs, env: { BENCH_GATE: gate ? JSON.stringify(gate) : '' } });
+async function startMiddlewareServer(
+  framework: Framework,
+  gate?: CrawlgateOptions,
+  nodeArgs: string[] = [],
+): Promise<BenchServer> {
+  const child = startChild('middleware-server.ts', {
+    cpu: SERVER_CPU,
+    args: [framework],
+    nodeArgs,
+    env: { BENCH_GATE: gate ? JSON.stringify(gate) : '' },
+  });
   const port = Number(await child.readLine());
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.close() };
 }
 
 /** A fresh gated server run under `node --cpu-prof` with this visitor's load; its top self-time functions. */
-async function profileGated(loadgen: LoadGenerator, framework: Framework, visitor: Visitor, gate: CrawlgateOptions): Promise<string> {
+async function profileGated(
+  loadgen: LoadGenerator,
+  framework: Framework,
+  visitor: Visitor,
+  gate: CrawlgateOptions,
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'crawlgate-cpu-prof-'));
   const server = await startMiddlewareServer(framework, gate, ['--cpu-prof', '--cpu-prof-dir', dir]);
   let from = 0;
@@ -133,5 +198,10 @@ async function profileGated(loadgen: LoadGenerator, framework: Framework, visito
   } finally {
     await server.close();
   }
-  return [`${framework}, ${visitor.name} (profile in ${dir}):`, '', selfTimeList(summarizeProfile(dir, from, to)), ''].join('\n');
+  return [
+    `${framework}, ${visitor.name} (profile in ${dir}):`,
+    '',
+    selfTimeList(summarizeProfile(dir, from, to)),
+    '',
+  ].join('\n');
 }

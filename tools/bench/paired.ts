@@ -19,7 +19,10 @@ export interface Paired {
 }
 
 /** `measurePair` runs the baseline's round, then ours, and returns their rates (per second; higher is better). */
-export async function alternate(measurePair: () => Promise<{ baseline: number; ours: number }>, pairs = PAIRS): Promise<Paired> {
+export async function alternate(
+  measurePair: () => Promise<{ baseline: number; ours: number }>,
+  pairs = PAIRS,
+): Promise<Paired> {
   const baseline: number[] = [];
   const ours: number[] = [];
   for (let i = 0; i < pairs; i++) {

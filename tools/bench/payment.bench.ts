@@ -1,5 +1,10 @@
 import { createAgent } from '@crawlgate/agent';
-import { exactAuthorization, MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI } from '@crawlgate/core';
+import {
+  exactAuthorization,
+  MAX_AUTHORIZATION_SECONDS,
+  transferWithAuthorizationTypedData,
+  USDC_ABI,
+} from '@crawlgate/core';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
@@ -37,8 +42,15 @@ export async function paymentBench(): Promise<string> {
       return account;
     };
 
-    const { asset } = (await api.call('GET', '/v1/site', undefined, { 'x-site-token': siteToken })) as { asset: `0x${string}` };
-    const agent = createAgent({ account: await fund(), networks: [{ network: 'local', asset }], maxPriceUsd: '0.05', budgetUsd: '5' });
+    const { asset } = (await api.call('GET', '/v1/site', undefined, { 'x-site-token': siteToken })) as {
+      asset: `0x${string}`;
+    };
+    const agent = createAgent({
+      account: await fund(),
+      networks: [{ network: 'local', asset }],
+      maxPriceUsd: '0.05',
+      budgetUsd: '5',
+    });
     await agent.fetch(`${siteUrl}/warm-up`, { headers: { 'user-agent': GPTBOT } });
     const ours: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -54,15 +66,35 @@ export async function paymentBench(): Promise<string> {
     const baseline: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const started = performance.now();
-      const message = exactAuthorization({ from: payer.address, to: payer.address, value: 10_000n, validForSeconds: MAX_AUTHORIZATION_SECONDS });
-      const domain = { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc };
+      const message = exactAuthorization({
+        from: payer.address,
+        to: payer.address,
+        value: 10_000n,
+        validForSeconds: MAX_AUTHORIZATION_SECONDS,
+      });
+      const domain = {
+        name: chain.usdcName,
+        version: chain.usdcVersion,
+        chainId: chain.chainId,
+        verifyingContract: chain.usdc,
+      };
       const signature = await payer.signTypedData(transferWithAuthorizationTypedData(domain, message));
       const { r, s, yParity } = parseSignature(signature);
       const hash = await chain.relayer.writeContract({
         address: chain.usdc,
         abi: USDC_ABI,
         functionName: 'transferWithAuthorization',
-        args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, yParity + 27, r, s],
+        args: [
+          message.from,
+          message.to,
+          message.value,
+          message.validAfter,
+          message.validBefore,
+          message.nonce,
+          yParity + 27,
+          r,
+          s,
+        ],
       });
       await chain.publicClient.waitForTransactionReceipt({ hash });
       baseline.push(performance.now() - started);

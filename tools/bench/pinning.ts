@@ -21,7 +21,10 @@ function detect(): Pinning {
   try {
     execFileSync('sh', ['-c', 'command -v taskset'], { stdio: 'ignore' });
   } catch {
-    return { pinned: false, note: 'taskset not found: processes not pinned, server and load generator share the cores' };
+    return {
+      pinned: false,
+      note: 'taskset not found: processes not pinned, server and load generator share the cores',
+    };
   }
   return { pinned: true, note: `server on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU} (taskset -c)` };
 }

@@ -20,7 +20,8 @@ export function priceLookupBench(): string {
     const matchers = rules.map((rule) => ({ isMatch: picomatch(rule.pattern), micros: rule.micros }));
     const picomatchResolve = (path: string) => matchers.find((matcher) => matcher.isMatch(path))?.micros ?? 1n;
     for (const path of paths) {
-      if (table.resolve(path).micros !== picomatchResolve(requestPath(path))) throw new Error(`engines disagree on ${path}`);
+      if (table.resolve(path).micros !== picomatchResolve(requestPath(path)))
+        throw new Error(`engines disagree on ${path}`);
     }
     let i = 0;
     const ours = measureSync(`crawlgate, ${count} rule(s)`, () => table.resolve(paths[i++ & 511]));
@@ -53,7 +54,12 @@ function worstCaseLine(): string {
     ['"/*?a?a…?b*"', '/*' + '?a'.repeat(half) + '?b*', as, as.slice(0, -1) + 'b'],
     ['"/*[ab]a[ab]a…b*"', '/*' + '[ab]a'.repeat(half) + '[ab]b*', as, as.slice(0, -1) + 'b'],
     ['"/*aaa…ab*"', '/*' + 'a'.repeat(1019) + 'b*', as, as.slice(0, -1) + 'b'],
-    ['"/*a…aba…a*"', '/*' + 'a'.repeat(510) + 'b' + 'a'.repeat(510) + '*', as, as.slice(0, 1024) + 'b' + as.slice(1025)],
+    [
+      '"/*a…aba…a*"',
+      '/*' + 'a'.repeat(510) + 'b' + 'a'.repeat(510) + '*',
+      as,
+      as.slice(0, 1024) + 'b' + as.slice(1025),
+    ],
     ['"/*???…b*" ×7', '/*' + chain, sixBs, sixBs + 'b'],
     ['"/*?a?a…?b*" on "baba…"', '/*' + '?a'.repeat(half) + '?b*', babas, babas.slice(0, -2) + 'bc'],
     ['"/*[ab]a[ab]a…b*" on "baba…"', '/*' + '[ab]a'.repeat(half) + '[ab]b*', babas, babas.slice(0, -2) + 'bc'],
@@ -61,7 +67,8 @@ function worstCaseLine(): string {
   const timed = shapes.map(([name, pattern, path, hit]) => {
     const table = compilePriceTable([{ pattern, micros: 5n }], 1n);
     // The rule is read right (it matches the changed path), and only the miss is timed.
-    if (table.resolve(path).micros !== 1n || table.resolve(hit).micros !== 5n) throw new Error(`worst-case rule ${name} misread`);
+    if (table.resolve(path).micros !== 1n || table.resolve(hit).micros !== 5n)
+      throw new Error(`worst-case rule ${name} misread`);
     const measured = measureSync(name, () => table.resolve(path), { batch: 20, durationMs: 700 });
     return { name, micros: measured.cpuNsPerOp! / 1000, wallMicros: measured.nsPerOp / 1000 };
   });
@@ -69,6 +76,6 @@ function worstCaseLine(): string {
   return [
     `Worst case at the size limits (rules of up to 1,023 characters, searched parts with wildcards of ${MAX_SEARCHED_WILDCARD_RUN}, paths of 2,048 they miss): ${format(slowest.micros, 1)} µs of CPU per lookup (${format(slowest.wallMicros, 1)} µs wall), for ${slowest.name} (goal: under 50 µs).`,
     `Each, CPU (wall): ${timed.map(({ name, micros, wallMicros }) => `${name} ${format(micros, 1)} (${format(wallMicros, 1)}) µs`).join(', ')}.`,
-    'CPU time is the process\'s own; on a shared machine wall time also counts the time it waited for a core.',
+    "CPU time is the process's own; on a shared machine wall time also counts the time it waited for a core.",
   ].join('\n');
 }

@@ -14,14 +14,29 @@ export interface BenchServer {
  * One autocannon run against `server`: its req/s, and what it did with the round's time. A round
  * that met any other answer than `status` (a 429 included), or a connection error, fails the run.
  */
-export async function round(loadgen: LoadGenerator, server: BenchServer, requests: LoadJob['requests'], status: number, seconds: number, connections: number) {
+export async function round(
+  loadgen: LoadGenerator,
+  server: BenchServer,
+  requests: LoadJob['requests'],
+  status: number,
+  seconds: number,
+  connections: number,
+) {
   const before = cpuTimes(server.pid);
   const result = await loadgen.run({ name: server.url, url: server.url, requests, seconds, connections });
   const after = cpuTimes(server.pid);
   if (result.errors > 0 || Object.keys(result.statuses).some((answered) => Number(answered) !== status)) {
-    throw new Error(`${server.url}: expected only ${status}, got ${JSON.stringify(result.statuses)} and ${result.errors} connection errors`);
+    throw new Error(
+      `${server.url}: expected only ${status}, got ${JSON.stringify(result.statuses)} and ${result.errors} connection errors`,
+    );
   }
-  return { rate: result.requestsPerSecond, server: { busy: (after.running - before.running) / seconds, waiting: (after.waiting - before.waiting) / seconds } };
+  return {
+    rate: result.requestsPerSecond,
+    server: { busy: (after.running - before.running) / seconds, waiting: (after.waiting - before.waiting) / seconds },
+  };
 }
 
-export const medianTime = (times: ServerTime[]): ServerTime => ({ busy: median(times.map((t) => t.busy)), waiting: median(times.map((t) => t.waiting)) });
+export const medianTime = (times: ServerTime[]): ServerTime => ({
+  busy: median(times.map((t) => t.busy)),
+  waiting: median(times.map((t) => t.waiting)),
+});

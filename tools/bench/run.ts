@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     '',
     'Every ratio is ours ÷ a baseline measured in the same run; above 1 means ours is faster.',
     'The middleware and API figures run each server in a process of its own and the load generator in another,',
-    'with baseline and ours in alternating rounds (median of the pairs\' ratios, spread beside it).',
+    "with baseline and ours in alternating rounds (median of the pairs' ratios, spread beside it).",
     'Still in one process: the token and price function benchmarks, and the payment and load tests',
     '(their load generator shares the process and event loop with the API it measures).',
   ].join('\n');

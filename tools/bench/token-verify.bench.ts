@@ -15,14 +15,22 @@ import { alternate, pairedTable, PAIRS, ROUND_SECONDS } from './paired';
 export async function tokenVerifyBench(): Promise<string> {
   const secret = 'cgsec_' + 'k'.repeat(43);
   const now = Math.floor(Date.now() / 1000);
-  const claims = { gate_id: '6f1c1a4e-8d7b-4e57-9f3a-1f2b3c4d5e6f', site_id: '0b8e8f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b', url: '/premium/report', kid: 'k1', iat: now, exp: now + 1800 };
+  const claims = {
+    gate_id: '6f1c1a4e-8d7b-4e57-9f3a-1f2b3c4d5e6f',
+    site_id: '0b8e8f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+    url: '/premium/report',
+    kid: 'k1',
+    iat: now,
+    exp: now + 1800,
+  };
 
   const ours = signAccessToken(claims, secret);
   // The middleware passes the path it priced (requestPath() done once), as here.
   const optionsWith = (hmac: HmacSha256) => ({ secret, siteId: claims.site_id, path: '/premium/report', hmac });
   const native = optionsWith(nodeHmacSha256);
   const pureJs = optionsWith(hmacSha256);
-  for (const options of [native, pureJs]) if (!verifyAccessToken(ours, options).valid) throw new Error('bench token does not verify');
+  for (const options of [native, pureJs])
+    if (!verifyAccessToken(ours, options).valid) throw new Error('bench token does not verify');
 
   const fastJwtToken = createSigner({ key: secret, algorithm: 'HS256' })(claims);
   const fastJwtVerify = createVerifier({ key: secret, algorithms: ['HS256'], cache: false });
@@ -30,16 +38,33 @@ export async function tokenVerifyBench(): Promise<string> {
   const joseToken = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(key);
 
   const durationMs = ROUND_SECONDS * 1000;
-  const oursRound = (options: typeof native) => measureSync('ours', () => verifyAccessToken(ours, options), { durationMs }).opsPerSecond;
+  const oursRound = (options: typeof native) =>
+    measureSync('ours', () => verifyAccessToken(ours, options), { durationMs }).opsPerSecond;
   const fastJwtRound = () => measureSync('fast-jwt', () => fastJwtVerify(fastJwtToken), { durationMs }).opsPerSecond;
   const fastJwt = await alternate(async () => ({ baseline: fastJwtRound(), ours: oursRound(native) }));
   const fastJwtPureJs = await alternate(async () => ({ baseline: fastJwtRound(), ours: oursRound(pureJs) }));
-  const jose = await alternate(async () => ({ baseline: (await measure('jose', () => jwtVerify(joseToken, key), { durationMs, batch: 200 })).opsPerSecond, ours: oursRound(native) }));
+  const jose = await alternate(async () => ({
+    baseline: (await measure('jose', () => jwtVerify(joseToken, key), { durationMs, batch: 200 })).opsPerSecond,
+    ours: oursRound(native),
+  }));
   return [
     pairedTable('Local token verification (in-process function benchmark)', 'ops/s', [
-      { figure: 'crawlgate verifyAccessToken, node:crypto HMAC (Node adapters)', baselineName: 'fast-jwt HS256 verify', paired: fastJwt, goal: 2 },
-      { figure: 'crawlgate verifyAccessToken, pure-JS HMAC (edge runtimes)', baselineName: 'fast-jwt HS256 verify', paired: fastJwtPureJs },
-      { figure: 'crawlgate verifyAccessToken, node:crypto HMAC (Node adapters)', baselineName: 'jose jwtVerify HS256', paired: jose },
+      {
+        figure: 'crawlgate verifyAccessToken, node:crypto HMAC (Node adapters)',
+        baselineName: 'fast-jwt HS256 verify',
+        paired: fastJwt,
+        goal: 2,
+      },
+      {
+        figure: 'crawlgate verifyAccessToken, pure-JS HMAC (edge runtimes)',
+        baselineName: 'fast-jwt HS256 verify',
+        paired: fastJwtPureJs,
+      },
+      {
+        figure: 'crawlgate verifyAccessToken, node:crypto HMAC (Node adapters)',
+        baselineName: 'jose jwtVerify HS256',
+        paired: jose,
+      },
     ]),
     '',
     `${PAIRS} pairs of ${ROUND_SECONDS} s rounds per row, baseline then ours, after a warm-up; one thread, unpinned.`,

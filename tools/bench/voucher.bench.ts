@@ -1,5 +1,11 @@
 import { createAgent } from '@crawlgate/agent';
-import { exactAuthorization, MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI, X402_BATCH_SETTLEMENT_ADDRESS } from '@crawlgate/core';
+import {
+  exactAuthorization,
+  MAX_AUTHORIZATION_SECONDS,
+  transferWithAuthorizationTypedData,
+  USDC_ABI,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+} from '@crawlgate/core';
 import { DEV_ROLES } from '@crawlgate/devchain';
 import { parseSignature, type Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -27,7 +33,12 @@ export async function voucherBench(): Promise<string> {
   const publisher = await benchPublisher(api);
   const site = await benchSite(api, publisher, 'vouchers.example.com', PRICE_USD);
   await api.call('PATCH', `/v1/sites/${site.id}`, { batch_settlement: true }, publisher.auth);
-  const server = await startServer.Express({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret });
+  const server = await startServer.Express({
+    apiUrl: api.baseUrl,
+    siteId: site.id,
+    siteToken: site.token,
+    secret: site.secret,
+  });
   try {
     const siteUrl = `http://127.0.0.1:${server.port}`;
     const { chain } = api;
@@ -59,8 +70,12 @@ export async function voucherBench(): Promise<string> {
       token.push(await get(`/article/${i}`)); // the same path again: the agent sends its token
     }
     const claim = await api.claim();
-    if (claim.claims.length !== 1 || claim.settles.length !== 1) throw new Error(`expected one claim and one settle, got ${JSON.stringify(claim)}`);
-    const escrowLogs = await chain.publicClient.getLogs({ address: X402_BATCH_SETTLEMENT_ADDRESS, fromBlock: escrowBlock });
+    if (claim.claims.length !== 1 || claim.settles.length !== 1)
+      throw new Error(`expected one claim and one settle, got ${JSON.stringify(claim)}`);
+    const escrowLogs = await chain.publicClient.getLogs({
+      address: X402_BATCH_SETTLEMENT_ADDRESS,
+      fromBlock: escrowBlock,
+    });
     const escrowTxs = new Set<Hash>(escrowLogs.map((log) => log.transactionHash!));
     const gasOf = async (hash: Hash) => (await chain.publicClient.getTransactionReceipt({ hash })).gasUsed;
     let batchGas = 0n;
@@ -68,14 +83,36 @@ export async function voucherBench(): Promise<string> {
 
     // One exact settlement of the same price to the same publisher, relayed as the API relays them.
     const payer = await fund();
-    const message = exactAuthorization({ from: payer.address, to: DEV_ROLES.publisher.address, value: 1_000n, validForSeconds: MAX_AUTHORIZATION_SECONDS });
-    const domain = { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc };
-    const { r, s, yParity } = parseSignature(await payer.signTypedData(transferWithAuthorizationTypedData(domain, message)));
+    const message = exactAuthorization({
+      from: payer.address,
+      to: DEV_ROLES.publisher.address,
+      value: 1_000n,
+      validForSeconds: MAX_AUTHORIZATION_SECONDS,
+    });
+    const domain = {
+      name: chain.usdcName,
+      version: chain.usdcVersion,
+      chainId: chain.chainId,
+      verifyingContract: chain.usdc,
+    };
+    const { r, s, yParity } = parseSignature(
+      await payer.signTypedData(transferWithAuthorizationTypedData(domain, message)),
+    );
     const exactHash = await chain.relayer.writeContract({
       address: chain.usdc,
       abi: USDC_ABI,
       functionName: 'transferWithAuthorization',
-      args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, yParity + 27, r, s],
+      args: [
+        message.from,
+        message.to,
+        message.value,
+        message.validAfter,
+        message.validBefore,
+        message.nonce,
+        yParity + 27,
+        r,
+        s,
+      ],
     });
     await chain.publicClient.waitForTransactionReceipt({ hash: exactHash });
     const exactGas = await gasOf(exactHash);

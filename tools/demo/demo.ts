@@ -60,7 +60,13 @@ async function main(): Promise<void> {
 
     step('The publisher’s site goes live behind @crawlgate/middleware (Express)');
     const app = express();
-    const gate = crawlgateExpress({ apiUrl, siteId: site.site_id, siteToken: site.site_token, secret: site.access_token_secret, policy: { categories: { seo: 'block' } } });
+    const gate = crawlgateExpress({
+      apiUrl,
+      siteId: site.site_id,
+      siteToken: site.site_token,
+      secret: site.access_token_secret,
+      policy: { categories: { seo: 'block' } },
+    });
     cleanups.unshift(() => gate.close());
     app.use(gate);
     app.get('/{*path}', (request, response) => void response.type('text/plain').send(`Demo News: ${request.path}`));
@@ -80,20 +86,29 @@ async function main(): Promise<void> {
 
     step('An AI crawler without a wallet gets 402 Payment Required');
     const unpaid = await fetch(`${siteUrl}/news/launch`, { headers: { 'user-agent': GPTBOT } });
-    say(`${unpaid.status}, crawler-price: ${unpaid.headers.get('crawler-price')}, x402 offer on ${((await unpaid.json()) as { accepts: { network: string }[] }).accepts[0].network}`);
+    say(
+      `${unpaid.status}, crawler-price: ${unpaid.headers.get('crawler-price')}, x402 offer on ${((await unpaid.json()) as { accepts: { network: string }[] }).accepts[0].network}`,
+    );
 
     step('An agent gets test USDC from the faucet and a budget of 0.005 USD (at most 0.01 a page)');
     const wallet = DEV_ROLES.agents[0].account;
-    await fetch(`${apiUrl}/v1/dev/faucet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: wallet.address, amount_usd: '1' }) });
+    await fetch(`${apiUrl}/v1/dev/faucet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ address: wallet.address, amount_usd: '1' }),
+    });
     // Agents pay only in assets they allow: here the local chain's test USDC, as the site's terms name it.
-    const { asset } = (await (await fetch(`${apiUrl}/v1/site`, { headers: { 'x-site-token': site.site_token } })).json()) as { asset: `0x${string}` };
+    const { asset } = (await (
+      await fetch(`${apiUrl}/v1/site`, { headers: { 'x-site-token': site.site_token } })
+    ).json()) as { asset: `0x${string}` };
     const agent = createAgent({
       account: wallet,
       networks: [{ network: 'local', asset }],
       maxPriceUsd: '0.01',
       budgetUsd: '0.005',
       apiUrl,
-      onPayment: (payment) => say(`paid ${payment.priceUsd} USD for ${new URL(payment.url).pathname}, tx ${payment.txHash}`),
+      onPayment: (payment) =>
+        say(`paid ${payment.priceUsd} USD for ${new URL(payment.url).pathname}, tx ${payment.txHash}`),
     });
     const asBot = { headers: { 'user-agent': GPTBOT } };
 
@@ -129,9 +144,13 @@ async function main(): Promise<void> {
     // The gate reports the 402s it answered every 10 s; report the rest now, as it does on shutdown.
     await gate.close();
     const stats = await publisher.siteStats(site.site_id);
-    say(`site: revenue ${stats.revenue_usd} USD, ${stats.paid_gates} paid gates of ${stats.gates_created} created (conversion ${stats.conversion})`);
+    say(
+      `site: revenue ${stats.revenue_usd} USD, ${stats.paid_gates} paid gates of ${stats.gates_created} created (conversion ${stats.conversion})`,
+    );
     if (profile.payments_count !== agent.spent().payments || stats.revenue_usd !== agent.spent().usd) {
-      throw new Error(`books disagree: agent spent ${agent.spent().usd} USD in ${agent.spent().payments} payments; API says ${profile.total_spent_usd} / ${stats.revenue_usd}`);
+      throw new Error(
+        `books disagree: agent spent ${agent.spent().usd} USD in ${agent.spent().payments} payments; API says ${profile.total_spent_usd} / ${stats.revenue_usd}`,
+      );
     }
 
     console.log(`\n✔ Demo finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -171,7 +190,17 @@ async function expectRefusal(attempt: () => Promise<unknown>, kind: new (...args
 function spawnApi(port: number, dataDir: string): ChildProcess {
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps/api/main.js')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', CRAWLGATE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', CRAWLGATE_NETWORK: 'local', RPC_URL: '' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CRAWLGATE_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      CRAWLGATE_NETWORK: 'local',
+      RPC_URL: '',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   return child;
@@ -181,7 +210,10 @@ async function waitForHealth(apiUrl: string, api: ChildProcess): Promise<void> {
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
     if (api.exitCode !== null) throw new Error(`the API exited with code ${api.exitCode}`);
-    const ok = await fetch(`${apiUrl}/v1/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${apiUrl}/v1/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

@@ -67,8 +67,15 @@ export function apiProcess(options: ApiProcessOptions): ApiProcess {
 async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the API exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
-    if (await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)) return;
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the API exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
+    if (
+      await fetch(`${url}/v1/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`the API was not healthy within ${timeoutMs} ms`);

@@ -51,7 +51,12 @@ async function main(): Promise<number> {
     const anvil = await startAnvil();
     cleanups.unshift(() => anvil.stop());
     const { usdc } = await deployTestUsdc({ rpcUrl: anvil.rpcUrl });
-    const chain = createChainContext({ config: loadConfig({}).chain, rpcUrl: anvil.rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc });
+    const chain = createChainContext({
+      config: loadConfig({}).chain,
+      rpcUrl: anvil.rpcUrl,
+      relayerPrivateKey: DEV_ROLES.relayer.privateKey,
+      usdc,
+    });
 
     const dataDir = join(work, 'data');
     const api = apiProcess({
@@ -90,7 +95,11 @@ async function main(): Promise<number> {
     const deadline = Date.now() + DRIVE_LIMIT_MS;
     const over = () => Date.now() > deadline || killer.failed;
     const answers = new Map<string, number>();
-    const jobs = Array.from({ length: SETTLEMENTS }, (_, i) => ({ i, site: sites[i % SITES], agent: agents[i % AGENTS] }));
+    const jobs = Array.from({ length: SETTLEMENTS }, (_, i) => ({
+      i,
+      site: sites[i % SITES],
+      agent: agents[i % AGENTS],
+    }));
     const attempts: Attempt[] = [];
     const proofs = new Map<string, Proof>();
     await Promise.all(
@@ -109,19 +118,31 @@ async function main(): Promise<number> {
     // the same proof, as a real one would, and must now be told 200.
     const collectBy = Date.now() + SETTLEMENT_LIMIT_MS;
     for (const [index, attempt] of attempts.entries()) {
-      if (!attempt.txHash) attempts[index] = await askUntilPaid(client, proofs.get(attempt.gateId)!, collectBy, () => false, answers);
+      if (!attempt.txHash)
+        attempts[index] = await askUntilPaid(client, proofs.get(attempt.gateId)!, collectBy, () => false, answers);
     }
 
     // Let the reconciler finish anything still open, then read the data the API left.
     await sleep(SETTLEMENT_TIMEOUT_MS + 2 * RECONCILE_INTERVAL_MS);
     await api.stop();
     const db = await openDatabase({ dataDir });
-    const report = await auditSettlements({ chain, db, siteIds: sites.map((s) => s.siteId), payTo, amount: PRICE, balancesBefore, attempts }).finally(() => db.close());
+    const report = await auditSettlements({
+      chain,
+      db,
+      siteIds: sites.map((s) => s.siteId),
+      payTo,
+      amount: PRICE,
+      balancesBefore,
+      attempts,
+    }).finally(() => db.close());
 
     const settled = attempts.filter((a) => a.txHash).length;
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
-    console.log(`answers seen: ${[...answers].map(([key, n]) => `${key}×${n}`).join(', ')}; a restart took ${(meanRestartMs / 1000).toFixed(1)} s on average`);
-    for (const [kind, problems] of Object.entries(report)) for (const problem of problems.values()) console.log(`${kind}: ${problem}`);
+    console.log(
+      `answers seen: ${[...answers].map(([key, n]) => `${key}×${n}`).join(', ')}; a restart took ${(meanRestartMs / 1000).toFixed(1)} s on average`,
+    );
+    for (const [kind, problems] of Object.entries(report))
+      for (const problem of problems.values()) console.log(`${kind}: ${problem}`);
     console.log(
       `kill-during-settlements: ${settled} settlements, ${kills} kills, ${report.lost.size} lost, ${report.doubled.size} doubled, ${report.phantom.size} phantom (${seconds} s)`,
     );
@@ -176,7 +197,10 @@ function killLoop(api: ApiProcess) {
       running = false;
       await loop;
       if (failure) throw failure;
-      return { kills: restartsMs.length, meanRestartMs: restartsMs.reduce((a, b) => a + b, 0) / Math.max(1, restartsMs.length) };
+      return {
+        kills: restartsMs.length,
+        meanRestartMs: restartsMs.reduce((a, b) => a + b, 0) / Math.max(1, restartsMs.length),
+      };
     },
   };
 }
@@ -190,33 +214,56 @@ interface Proof {
 }
 
 /** Opens the gate (across restarts) and signs once. Undefined: no gate before the run was over. */
-async function openAndSign(client: Client, site: TestSite, agent: PrivateKeyAccount, url: string, over: () => boolean): Promise<Proof | undefined> {
+async function openAndSign(
+  client: Client,
+  site: TestSite,
+  agent: PrivateKeyAccount,
+  url: string,
+  over: () => boolean,
+): Promise<Proof | undefined> {
   let gate: Awaited<ReturnType<typeof openGate>> | undefined;
   while (!gate && !over()) gate = await openGate(client, site, url).catch(() => sleep(100).then(() => undefined));
   if (!gate) return undefined;
   if (BigInt(gate.amount) !== PRICE) throw new Error(`gate ${gate.id} asks ${gate.amount}, not ${PRICE}`);
   const payment = await signPayment(client, agent, gate);
-  return { attempt: { gateId: gate.id, payer: agent.address, nonce: payment.payload.authorization.nonce as `0x${string}` }, payment };
+  return {
+    attempt: { gateId: gate.id, payer: agent.address, nonce: payment.payload.authorization.nonce as `0x${string}` },
+    payment,
+  };
 }
 
 /**
  * Posts the SAME proof until it answers 200 (a repeated proof never pays twice), until `giveUp`
  * or `over()`; the attempt comes back with the tx hash of its 200, or without one.
  */
-async function askUntilPaid(client: Client, { attempt, payment }: Proof, giveUp: number, over: () => boolean, answers: Map<string, number>): Promise<Attempt> {
+async function askUntilPaid(
+  client: Client,
+  { attempt, payment }: Proof,
+  giveUp: number,
+  over: () => boolean,
+  answers: Map<string, number>,
+): Promise<Attempt> {
   const seen = (key: string) => answers.set(key, (answers.get(key) ?? 0) + 1);
   let told = false;
   while (Date.now() < giveUp && !over()) {
-    const answer = await client.call('POST', `/v1/gates/${attempt.gateId}/verify`, { body: { payment } }).catch((error: Error) => {
-      // Refused: the API was down before we asked. Anything else: it died while answering us.
-      seen((error.cause as { code?: string })?.code === 'ECONNREFUSED' ? 'verify refused (API down)' : 'verify cut mid-request (API killed)');
-      return undefined;
-    });
+    const answer = await client
+      .call('POST', `/v1/gates/${attempt.gateId}/verify`, { body: { payment } })
+      .catch((error: Error) => {
+        // Refused: the API was down before we asked. Anything else: it died while answering us.
+        seen(
+          (error.cause as { code?: string })?.code === 'ECONNREFUSED'
+            ? 'verify refused (API down)'
+            : 'verify cut mid-request (API killed)',
+        );
+        return undefined;
+      });
     if (answer) seen(`verify ${answer.status}`);
     if (answer?.status === 200) return { ...attempt, txHash: answer.body.tx_hash as string };
     if (answer && ![202, 429, 503].includes(answer.status) && !told) {
       told = true;
-      console.log(`unexpected answer for gate ${attempt.gateId} (retrying): ${answer.status} ${JSON.stringify(answer.body)}`);
+      console.log(
+        `unexpected answer for gate ${attempt.gateId} (retrying): ${answer.status} ${JSON.stringify(answer.body)}`,
+      );
     }
     await sleep(answer?.status === 429 ? 1_000 : 150);
   }

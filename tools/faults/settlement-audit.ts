@@ -39,12 +39,20 @@ export interface AuditReport {
 export async function auditSettlements(input: AuditInput): Promise<AuditReport> {
   const { chain, db, amount } = input;
   const report: AuditReport = { lost: new Map(), doubled: new Map(), phantom: new Map() };
-  const flag = (kind: keyof AuditReport, key: string, message: string) => report[kind].has(key) || report[kind].set(key, message);
+  const flag = (kind: keyof AuditReport, key: string, message: string) =>
+    report[kind].has(key) || report[kind].set(key, message);
   const proof = (payer: string, nonce: string) => `${payer.toLowerCase()}/${nonce.toLowerCase()}`;
 
   const transfers = await transfersTo({ chain }, input.payTo);
-  const authorizations = await chain.publicClient.getContractEvents({ address: chain.usdc, abi: USDC_ABI, eventName: 'AuthorizationUsed', fromBlock: 0n });
-  const proofByTx = new Map(authorizations.map((log) => [log.transactionHash.toLowerCase(), proof(log.args.authorizer!, log.args.nonce!)]));
+  const authorizations = await chain.publicClient.getContractEvents({
+    address: chain.usdc,
+    abi: USDC_ABI,
+    eventName: 'AuthorizationUsed',
+    fromBlock: 0n,
+  });
+  const proofByTx = new Map(
+    authorizations.map((log) => [log.transactionHash.toLowerCase(), proof(log.args.authorizer!, log.args.nonce!)]),
+  );
   const payments = await db.prisma.payment.findMany({ where: { siteId: { in: input.siteIds } } });
   const confirmed = payments.filter((p) => p.status === 'confirmed');
 
@@ -54,12 +62,14 @@ export async function auditSettlements(input: AuditInput): Promise<AuditReport> 
     const hash = transfer.hash.toLowerCase();
     const key = proofByTx.get(hash) ?? hash;
     charged.set(key, (charged.get(key) ?? 0) + 1);
-    if (transfer.value !== amount) flag('doubled', key, `transfer ${hash} moved ${transfer.value}, not the price ${amount}`);
+    if (transfer.value !== amount)
+      flag('doubled', key, `transfer ${hash} moved ${transfer.value}, not the price ${amount}`);
     const recorded = confirmed.filter((p) => p.txHash === hash);
     if (recorded.length === 0) flag('lost', key, `transfer ${hash} from ${transfer.from} pays no gate`);
     if (recorded.length > 1) flag('phantom', key, `transfer ${hash} is recorded for ${recorded.length} gates`);
     for (const p of recorded) {
-      if (proof(p.payer, p.nonce ?? '') !== key) flag('phantom', key, `transfer ${hash} is recorded under another proof than the one it used`);
+      if (proof(p.payer, p.nonce ?? '') !== key)
+        flag('phantom', key, `transfer ${hash} is recorded under another proof than the one it used`);
     }
   }
   for (const [key, count] of charged) if (count > 1) flag('doubled', key, `proof ${key} was charged ${count} times`);
@@ -69,26 +79,41 @@ export async function auditSettlements(input: AuditInput): Promise<AuditReport> 
   for (const gateRef of new Set(confirmed.map((p) => p.gateId))) {
     const paidWith = confirmed.filter((p) => p.gateId === gateRef);
     if (paidWith.length > 1) flag('doubled', gateRef, `gate ${gateRef} has ${paidWith.length} confirmed payments`);
-    for (const p of paidWith) if (!transferHashes.has(p.txHash!)) flag('phantom', gateRef, `gate ${gateRef} is paid by ${p.txHash}, no transfer to pay_to`);
+    for (const p of paidWith)
+      if (!transferHashes.has(p.txHash!))
+        flag('phantom', gateRef, `gate ${gateRef} is paid by ${p.txHash}, no transfer to pay_to`);
   }
-  for (const p of payments.filter((p) => p.status !== 'confirmed')) flag('lost', proof(p.payer, p.nonce ?? p.id), `payment for gate ${p.gateId} left ${p.status}`);
+  for (const p of payments.filter((p) => p.status !== 'confirmed'))
+    flag('lost', proof(p.payer, p.nonce ?? p.id), `payment for gate ${p.gateId} left ${p.status}`);
 
   // Every agent was answered 200 with the transfer that is recorded for its gate.
   for (const attempt of input.attempts) {
     const key = proof(attempt.payer, attempt.nonce);
     const ref = readGate(attempt.gateId)?.ref;
     const row = confirmed.find((p) => p.gateId === ref);
-    if (!attempt.txHash) flag('lost', key, `the verify of gate ${ref} never answered 200 (payment ${payments.find((p) => p.gateId === ref)?.status ?? 'none'})`);
-    else if (row?.txHash !== attempt.txHash.toLowerCase()) flag('phantom', key, `gate ${attempt.gateId} answered ${attempt.txHash} but records ${row?.txHash}`);
+    if (!attempt.txHash)
+      flag(
+        'lost',
+        key,
+        `the verify of gate ${ref} never answered 200 (payment ${payments.find((p) => p.gateId === ref)?.status ?? 'none'})`,
+      );
+    else if (row?.txHash !== attempt.txHash.toLowerCase())
+      flag('phantom', key, `gate ${attempt.gateId} answered ${attempt.txHash} but records ${row?.txHash}`);
   }
 
   // Each agent's balance dropped by exactly the price of its paid gates (a gap no proof above explains is flagged here).
   for (const [agent, before] of input.balancesBefore) {
     const paidGates = confirmed.filter((p) => p.payer === agent.toLowerCase()).length;
     const spent = before - (await usdcBalance({ chain }, agent));
-    const explained = [...report.lost.keys(), ...report.doubled.keys()].some((key) => key.startsWith(`${agent.toLowerCase()}/`));
+    const explained = [...report.lost.keys(), ...report.doubled.keys()].some((key) =>
+      key.startsWith(`${agent.toLowerCase()}/`),
+    );
     if (spent !== amount * BigInt(paidGates) && !explained) {
-      flag(spent > amount * BigInt(paidGates) ? 'doubled' : 'phantom', agent, `agent ${agent} spent ${spent} for ${paidGates} paid gates of ${amount}`);
+      flag(
+        spent > amount * BigInt(paidGates) ? 'doubled' : 'phantom',
+        agent,
+        `agent ${agent} spent ${spent} for ${paidGates} paid gates of ${amount}`,
+      );
     }
   }
   return report;

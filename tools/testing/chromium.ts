@@ -10,7 +10,10 @@ const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/
  */
 export function chromiumPath(): string {
   const found = findChromium();
-  if (!found) throw new Error(`No Chromium at ${chromiumCandidates().join(', ')}: install Debian's (apt-get install chromium) or set CHROMIUM_PATH`);
+  if (!found)
+    throw new Error(
+      `No Chromium at ${chromiumCandidates().join(', ')}: install Debian's (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   return found;
 }
 

@@ -10,7 +10,9 @@ function ensureChromium(): void {
   const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && !process.env.CHROMIUM_PATH;
   if (!canInstall) {
     console.error(`The dashboard's browser tests need Chromium (looked at ${chromiumCandidates().join(', ')}).`);
-    console.error('Install it (Debian/Ubuntu: sudo apt-get install chromium) or set CHROMIUM_PATH, then run npm test again.');
+    console.error(
+      'Install it (Debian/Ubuntu: sudo apt-get install chromium) or set CHROMIUM_PATH, then run npm test again.',
+    );
     process.exit(1);
   }
   console.log("Installing Debian's chromium for the dashboard's browser tests (apt-get install chromium)...");

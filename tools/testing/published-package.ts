@@ -9,7 +9,18 @@
  */
 
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -56,16 +67,24 @@ function link(site: string, name: string): void {
  */
 function installBuilt(packageDir: string, extraPackages: string[] = []): InstalledPackage {
   const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as Manifest;
-  const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const declared = new Set([
+    ...Object.keys(manifest.dependencies ?? {}),
+    ...Object.keys(manifest.peerDependencies ?? {}),
+  ]);
   const site = mkdtempSync(join(tmpdir(), `${manifest.name.replace('@crawlgate/', 'crawlgate-')}-`));
   const installed = join(site, 'node_modules', manifest.name);
   const dist = join(installed, 'dist');
   mkdirSync(installed, { recursive: true });
   // From the workspace root: tsup finds typescript and @swc/core from the working directory.
   const tsup = join(ROOT, 'node_modules/tsup/dist/cli-default.js');
-  execFileSync(process.execPath, [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'],
+    { cwd: ROOT, stdio: 'pipe' },
+  );
   // package.json and the files it lists beside dist (README.md), so `npm pack` packs what npm publishes.
-  for (const file of ['package.json', ...manifest.files.filter((file) => file !== 'dist')]) copyFileSync(join(packageDir, file), join(installed, file));
+  for (const file of ['package.json', ...manifest.files.filter((file) => file !== 'dist')])
+    copyFileSync(join(packageDir, file), join(installed, file));
   for (const name of new Set([...declared, '@types/node', ...extraPackages])) link(site, name);
   return { manifest, declared, site, installed, dist };
 }
@@ -84,15 +103,28 @@ export function installedForSpec(packageDir: string, extraPackages: string[] = [
 }
 
 /** Plain Node in the site, with nothing from the test run's environment but PATH. */
-export function runNode(pkg: InstalledPackage, args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, args, { cwd: pkg.site, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: pkg.site, ...env } });
+export function runNode(
+  pkg: InstalledPackage,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, args, {
+    cwd: pkg.site,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: pkg.site, ...env },
+  });
 }
 
 /**
  * Loads `specifier` with require() or import() in plain Node and returns `expression` (JSON), in
  * which `m` is the module: by default its export names.
  */
-export async function loadEntry(pkg: InstalledPackage, how: 'require' | 'import', specifier: string, expression = 'Object.keys(m)'): Promise<unknown> {
+export async function loadEntry(
+  pkg: InstalledPackage,
+  how: 'require' | 'import',
+  specifier: string,
+  expression = 'Object.keys(m)',
+): Promise<unknown> {
   const print = `console.log(JSON.stringify(${expression}))`;
   const args =
     how === 'require'
@@ -103,7 +135,9 @@ export async function loadEntry(pkg: InstalledPackage, how: 'require' | 'import'
 
 /** The packages a built file imports or requires; a bare builtin ("fs") counts, as Deno and Workers need "node:". */
 function importedPackages(code: string): string[] {
-  const specifiers = [...code.matchAll(/(?:[}\s]from\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])([^"'\s,()]+)\1/g)].map((m) => m[2]);
+  const specifiers = [
+    ...code.matchAll(/(?:[}\s]from\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])([^"'\s,()]+)\1/g),
+  ].map((m) => m[2]);
   return specifiers
     .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
     .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]));
@@ -117,7 +151,9 @@ function importedPackages(code: string): string[] {
 export function undeclaredImports(pkg: InstalledPackage): string[] {
   const code = readdirSync(pkg.dist).filter((file) => /\.(?:[cm]js|d\.m?ts)$/.test(file));
   return code.flatMap((file) =>
-    [...new Set(importedPackages(readFileSync(join(pkg.dist, file), 'utf8')))].filter((name) => !pkg.declared.has(name)).map((name) => `${file}: ${name}`),
+    [...new Set(importedPackages(readFileSync(join(pkg.dist, file), 'utf8')))]
+      .filter((name) => !pkg.declared.has(name))
+      .map((name) => `${file}: ${name}`),
   );
 }
 
@@ -141,23 +177,38 @@ export function exportsMapProblems(pkg: InstalledPackage, paths: string[]): stri
     if (path === './package.json') continue;
     for (const condition of ['import', 'require']) {
       const files = typeof conditions === 'object' ? conditions[condition] : undefined;
-      if (!files || Object.keys(files).join() !== 'types,default') problems.push(`${path} ${condition}: not { types, default }`);
+      if (!files || Object.keys(files).join() !== 'types,default')
+        problems.push(`${path} ${condition}: not { types, default }`);
       else targets.push(files.types, files.default);
     }
   }
   for (const file of targets) {
-    if (!file.startsWith('./dist/') || !existsSync(join(pkg.installed, file)) || !statSync(join(pkg.installed, file)).isFile()) problems.push(`${file}: not shipped`);
+    if (
+      !file.startsWith('./dist/') ||
+      !existsSync(join(pkg.installed, file)) ||
+      !statSync(join(pkg.installed, file)).isFile()
+    )
+      problems.push(`${file}: not shipped`);
   }
   return problems;
 }
 
 /** The module settings a consumer's tsconfig may have, and the files `source` is checked as under each. */
 const CONSUMER_SETTINGS = {
-  node16: { compilerOptions: { module: 'node16', moduleResolution: 'node16' }, files: ['consumer.mts', 'consumer.cts'] },
-  node20: { compilerOptions: { module: 'node20', moduleResolution: 'node16' }, files: ['consumer.mts', 'consumer.cts'] },
+  node16: {
+    compilerOptions: { module: 'node16', moduleResolution: 'node16' },
+    files: ['consumer.mts', 'consumer.cts'],
+  },
+  node20: {
+    compilerOptions: { module: 'node20', moduleResolution: 'node16' },
+    files: ['consumer.mts', 'consumer.cts'],
+  },
   // What Next.js and classic NestJS projects still generate: no `exports`, subpaths by typesVersions.
   // TypeScript 6 deprecates it, hence ignoreDeprecations.
-  node10: { compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' }, files: ['consumer.ts'] },
+  node10: {
+    compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+    files: ['consumer.ts'],
+  },
 } as const;
 
 /**
@@ -166,14 +217,25 @@ const CONSUMER_SETTINGS = {
  * (.cts) through the `exports` map, under node10 as a .ts file. Returns tsc's output: empty when
  * it is clean.
  */
-export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules: Array<keyof typeof CONSUMER_SETTINGS> = ['node16', 'node20']): string {
+export function typeCheckConsumer(
+  pkg: InstalledPackage,
+  source: string,
+  modules: Array<keyof typeof CONSUMER_SETTINGS> = ['node16', 'node20'],
+): string {
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
   return modules
     .map((module) => {
       const { compilerOptions, files } = CONSUMER_SETTINGS[module];
       for (const file of files) writeFileSync(join(pkg.site, file), source);
       const config = join(pkg.site, `tsconfig.${module}.json`);
-      const options = { ...compilerOptions, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+      const options = {
+        ...compilerOptions,
+        target: 'es2022',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+      };
       writeFileSync(config, JSON.stringify({ compilerOptions: options, files }));
       try {
         return execFileSync(process.execPath, [tsc, '-p', config], { cwd: pkg.site, encoding: 'utf8' });
@@ -186,7 +248,11 @@ export function typeCheckConsumer(pkg: InstalledPackage, source: string, modules
 
 /** `npm pack` of the installed package into the site, as `npm publish` would pack it: the tarball's path. */
 function pack(pkg: Pick<InstalledPackage, 'installed' | 'site'>): string {
-  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', pkg.site], { cwd: pkg.installed, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', pkg.site], {
+    cwd: pkg.installed,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return join(pkg.site, (JSON.parse(out) as Array<{ filename: string }>)[0].filename);
 }
 
@@ -201,14 +267,20 @@ function attwProblems(tarball: string, cwd: string): string[] {
   const cli = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
   let out: string;
   try {
-    out = execFileSync(process.execPath, [cli, tarball, '--format', 'json', '--profile', 'strict'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync(process.execPath, [cli, tarball, '--format', 'json', '--profile', 'strict'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     // Exit code 1 with the report on stdout when it finds problems; anything else is attw failing.
     out = String((error as { stdout?: string }).stdout ?? '');
     if (!out.trim().startsWith('{')) throw error;
   }
   const { analysis } = JSON.parse(out) as { analysis: { problems: AttwProblem[] } };
-  return analysis.problems.map((p) => `attw ${p.kind}: ${p.entrypoint ?? ''} ${p.resolutionKind ? `(${p.resolutionKind})` : ''}`.trim());
+  return analysis.problems.map((p) =>
+    `attw ${p.kind}: ${p.entrypoint ?? ''} ${p.resolutionKind ? `(${p.resolutionKind})` : ''}`.trim(),
+  );
 }
 
 /** publint's errors and warnings on the tarball (its suggestions are matters of taste, not faults). */
@@ -220,7 +292,11 @@ import { formatMessage } from 'publint/utils';
 const data = readFileSync(process.argv[1]);
 const { messages, pkg } = await publint({ pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) }, level: 'warning' });
 console.log(JSON.stringify(messages.map((m) => \`publint \${m.type}: \${formatMessage(m, pkg, { color: false })}\`)));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, tarball], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, tarball], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return JSON.parse(out) as string[];
 }
 

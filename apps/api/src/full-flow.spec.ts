@@ -24,13 +24,22 @@ describe('full flow over HTTP on the local chain', () => {
     const siteToken = { 'x-site-token': site.body.site_token };
 
     const pricing = await app.call('PUT', `/v1/sites/${site.body.site_id}/pricing`, {
-      body: { default_price_usd: '0.002', rules: [{ path_pattern: '/premium/*', price_usd: '0.05' }, { path: '/free/*', price_usd: '0' }] },
+      body: {
+        default_price_usd: '0.002',
+        rules: [
+          { path_pattern: '/premium/*', price_usd: '0.05' },
+          { path: '/free/*', price_usd: '0' },
+        ],
+      },
       headers: auth,
     });
     expect(pricing.body).toEqual({ rules_applied: 2 });
 
     const payTo = newWallet().address;
-    const payout = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...auth, 'x-confirm-password': 'correct horse battery' } });
+    const payout = await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: payTo },
+      headers: { ...auth, 'x-confirm-password': 'correct horse battery' },
+    });
     expect(payout.body.payout_address).toBe(payTo);
 
     const agent = newWallet();
@@ -40,18 +49,42 @@ describe('full flow over HTTP on the local chain', () => {
     expect(gate.status).toBe(402);
     expect(gate.body).toMatchObject({ url: '/premium/report', price_usd: '0.05', amount: '50000', pay_to: payTo });
 
-    const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, { body: { payment: await signPayment(app, agent, gate.body) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate.body) },
+    });
     expect(paid.status).toBe(200);
     expect(await usdcBalance(app, payTo)).toBe(50_000n);
     expect(await usdcBalance(app, agent.address)).toBe(950_000n);
 
-    const check = await app.call('POST', '/v1/access-tokens/verify', { body: { token: paid.body.access_token, url: '/premium/report' }, headers: siteToken });
-    expect(check.body).toEqual({ valid: true, gate_id: gate.body.ref, url: '/premium/report', exp: expect.any(Number) });
+    const check = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: paid.body.access_token, url: '/premium/report' },
+      headers: siteToken,
+    });
+    expect(check.body).toEqual({
+      valid: true,
+      gate_id: gate.body.ref,
+      url: '/premium/report',
+      exp: expect.any(Number),
+    });
 
-    const profile = await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': agent.address.toLowerCase() } });
-    expect(profile.body).toMatchObject({ address: agent.address, payments_count: 1, total_spent_usd: '0.05', sites_count: 1 });
+    const profile = await app.call('GET', '/v1/agents/me', {
+      headers: { 'x-wallet-address': agent.address.toLowerCase() },
+    });
+    expect(profile.body).toMatchObject({
+      address: agent.address,
+      payments_count: 1,
+      total_spent_usd: '0.05',
+      sites_count: 1,
+    });
     const history = await app.call('GET', '/v1/agents/me/payments', { headers: { 'x-wallet-address': agent.address } });
-    expect(history.body.items).toEqual([expect.objectContaining({ gate_id: gate.body.ref, url: '/premium/report', tx_hash: paid.body.tx_hash, price_usd: '0.05' })]);
+    expect(history.body.items).toEqual([
+      expect.objectContaining({
+        gate_id: gate.body.ref,
+        url: '/premium/report',
+        tx_hash: paid.body.tx_hash,
+        price_usd: '0.05',
+      }),
+    ]);
 
     // A second gate that nobody pays: it counts as created, not as paid.
     await app.call('POST', '/v1/gates', { body: { url: '/article/1' }, headers: siteToken });

@@ -14,15 +14,21 @@ async function main(): Promise<void> {
   const logger = new Logger('Crawlgate');
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const { applied } = await migrate(database.sql);
-  logger.log(`Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`);
+  logger.log(
+    `Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`,
+  );
 
   const chain = await connectChain(config.chain);
-  logger.log(`Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${chain.context.rpcUrl}, USDC ${chain.context.usdc}`);
+  logger.log(
+    `Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${chain.context.rpcUrl}, USDC ${chain.context.usdc}`,
+  );
 
   const app = await createApp({ config, database, chain: chain.context });
   await app.listen({ port: config.port, host: config.host });
   const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  logger.log(`Crawlgate API listening on http://${shown}:${config.port}/v1 (docs: http://${shown}:${config.port}/docs)`);
+  logger.log(
+    `Crawlgate API listening on http://${shown}:${config.port}/v1 (docs: http://${shown}:${config.port}/docs)`,
+  );
   logger.log(
     dashboardBuilt(config.dashboardDir)
       ? `Publisher dashboard: http://${shown}:${config.port}/dashboard/`

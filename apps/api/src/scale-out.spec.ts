@@ -32,7 +32,9 @@ describe('two API instances on one database', () => {
     const gate = await openGate(first, site, '/scale/replay');
     const payment = await signPayment(first, agent, gate);
     const answers = await Promise.all(
-      [first, second, first, second].map((instance) => instance.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })),
+      [first, second, first, second].map((instance) =>
+        instance.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } }),
+      ),
     );
     expect(answers.every((answer) => answer.status === 200 || answer.status === 409)).toBe(true);
     expect(new Set(answers.filter((a) => a.status === 200).map((a) => a.body.tx_hash)).size).toBe(1);
@@ -46,7 +48,10 @@ describe('two API instances on one database', () => {
     const { publisher, site } = await pricedSite(first, newWallet().address);
     const priceOn = async (instance: TestApp) => (await openGate(instance, site, '/scale/price')).price_usd;
     expect(await priceOn(second)).toBe('0.01');
-    await first.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0.07' }, headers: publisher.auth });
+    await first.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+      body: { default_price_usd: '0.07' },
+      headers: publisher.auth,
+    });
     const changedAt = Date.now();
     expect(await priceOn(second)).toBe('0.07');
     expect(Date.now() - changedAt).toBeLessThan(1000);
@@ -55,22 +60,49 @@ describe('two API instances on one database', () => {
   it('see a secret rotation made through one instance on the other at once, though each caches decrypted secrets', async () => {
     const { publisher, site } = await pricedSite(first, newWallet().address);
     const now = Math.floor(Date.now() / 1000);
-    const token = signAccessToken({ gate_id: crypto.randomUUID(), site_id: site.siteId, url: '/a', kid: site.kid, iat: now, exp: now + 600 }, site.secret);
-    const check = (instance: TestApp) => instance.call('POST', '/v1/access-tokens/verify', { body: { token, url: '/a' }, headers: { 'x-site-token': site.siteToken } });
+    const token = signAccessToken(
+      { gate_id: crypto.randomUUID(), site_id: site.siteId, url: '/a', kid: site.kid, iat: now, exp: now + 600 },
+      site.secret,
+    );
+    const check = (instance: TestApp) =>
+      instance.call('POST', '/v1/access-tokens/verify', {
+        body: { token, url: '/a' },
+        headers: { 'x-site-token': site.siteToken },
+      });
     // Both instances have checked a token with the old secret (and cached it).
     expect((await check(first)).body.valid).toBe(true);
     expect((await check(second)).body.valid).toBe(true);
     const gate = await openGate(second, site, '/scale/secret');
     expect((await first.call('GET', `/v1/gates/${gate.id}`)).status).toBe(200);
 
-    const revoked = await first.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { body: { grace_seconds: 0 }, headers: publisher.auth });
+    const revoked = await first.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, {
+      body: { grace_seconds: 0 },
+      headers: publisher.auth,
+    });
     expect(revoked.status).toBe(200);
     expect((await check(second)).body).toEqual({ valid: false, reason: 'bad_signature' });
     expect((await check(first)).body).toEqual({ valid: false, reason: 'bad_signature' });
     // Gates signed with the revoked secret are gone too, on both.
     expect((await second.call('GET', `/v1/gates/${gate.id}`)).status).toBe(404);
-    const fresh = signAccessToken({ gate_id: crypto.randomUUID(), site_id: site.siteId, url: '/a', kid: revoked.body.kid, iat: now, exp: now + 600 }, revoked.body.access_token_secret);
-    expect((await second.call('POST', '/v1/access-tokens/verify', { body: { token: fresh, url: '/a' }, headers: { 'x-site-token': site.siteToken } })).body.valid).toBe(true);
+    const fresh = signAccessToken(
+      {
+        gate_id: crypto.randomUUID(),
+        site_id: site.siteId,
+        url: '/a',
+        kid: revoked.body.kid,
+        iat: now,
+        exp: now + 600,
+      },
+      revoked.body.access_token_secret,
+    );
+    expect(
+      (
+        await second.call('POST', '/v1/access-tokens/verify', {
+          body: { token: fresh, url: '/a' },
+          headers: { 'x-site-token': site.siteToken },
+        })
+      ).body.valid,
+    ).toBe(true);
   });
 
   it('let only one instance reconcile at a time (PostgreSQL: a session advisory lock)', async () => {

@@ -21,7 +21,10 @@ export interface TestSite {
 export const freshIp = () => `10.${rand255()}.${rand255()}.${rand255()}`;
 const rand255 = () => Math.floor(Math.random() * 255);
 
-export async function registerPublisher(app: Pick<TestApp, 'call'>, overrides: { email?: string; password?: string; name?: string } = {}): Promise<TestPublisher> {
+export async function registerPublisher(
+  app: Pick<TestApp, 'call'>,
+  overrides: { email?: string; password?: string; name?: string } = {},
+): Promise<TestPublisher> {
   const email = overrides.email ?? `p-${randomUUID()}@example.com`;
   const password = overrides.password ?? 'correct horse battery';
   const response = await app.call('POST', '/v1/publishers/register', {
@@ -30,23 +33,52 @@ export async function registerPublisher(app: Pick<TestApp, 'call'>, overrides: {
   });
   if (response.status !== 201) throw new Error(`register failed: ${response.status} ${JSON.stringify(response.body)}`);
   const apiKey = response.body.api_key as string;
-  return { publisherId: response.body.publisher_id, email, password, apiKey, auth: { authorization: `Bearer ${apiKey}` } };
+  return {
+    publisherId: response.body.publisher_id,
+    email,
+    password,
+    apiKey,
+    auth: { authorization: `Bearer ${apiKey}` },
+  };
 }
 
-export async function createSite(app: Pick<TestApp, 'call'>, publisher: TestPublisher, domain = `${randomUUID().slice(0, 8)}.example.com`): Promise<TestSite> {
+export async function createSite(
+  app: Pick<TestApp, 'call'>,
+  publisher: TestPublisher,
+  domain = `${randomUUID().slice(0, 8)}.example.com`,
+): Promise<TestSite> {
   const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: publisher.auth });
-  if (response.status !== 201) throw new Error(`create site failed: ${response.status} ${JSON.stringify(response.body)}`);
-  return { siteId: response.body.site_id, domain, siteToken: response.body.site_token, secret: response.body.access_token_secret, kid: response.body.kid };
+  if (response.status !== 201)
+    throw new Error(`create site failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return {
+    siteId: response.body.site_id,
+    domain,
+    siteToken: response.body.site_token,
+    secret: response.body.access_token_secret,
+    kid: response.body.kid,
+  };
 }
 
 /** A publisher with a fresh payout address and one site priced: default 0.01, /free/* free, /cheap/* 0.001. */
-export async function pricedSite(app: Pick<TestApp, 'call'>, payTo: `0x${string}`): Promise<{ publisher: TestPublisher; site: TestSite }> {
+export async function pricedSite(
+  app: Pick<TestApp, 'call'>,
+  payTo: `0x${string}`,
+): Promise<{ publisher: TestPublisher; site: TestSite }> {
   const publisher = await registerPublisher(app);
-  const payout = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+  const payout = await app.call('PATCH', '/v1/publishers/me', {
+    body: { payout_address: payTo },
+    headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+  });
   if (payout.status !== 200) throw new Error(`payout failed: ${JSON.stringify(payout.body)}`);
   const site = await createSite(app, publisher);
   const pricing = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
-    body: { default_price_usd: '0.01', rules: [{ path: '/free/*', price_usd: '0' }, { path: '/cheap/*', price_usd: '0.001' }] },
+    body: {
+      default_price_usd: '0.01',
+      rules: [
+        { path: '/free/*', price_usd: '0' },
+        { path: '/cheap/*', price_usd: '0.001' },
+      ],
+    },
     headers: publisher.auth,
   });
   if (pricing.status !== 200) throw new Error(`pricing failed: ${JSON.stringify(pricing.body)}`);

@@ -3,13 +3,19 @@ import { migrate, readMigrations } from '../src/db/migrator';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 /** The ids of the publisher and site `seedSite` writes. */
-export const SEEDED = { publisher: '10000000-0000-4000-8000-000000000001', site: '20000000-0000-4000-8000-000000000002' } as const;
+export const SEEDED = {
+  publisher: '10000000-0000-4000-8000-000000000001',
+  site: '20000000-0000-4000-8000-000000000002',
+} as const;
 
 /**
  * One migration's spec: `before()` is a database of the schema just before `name`, and `apply(sql)`
  * runs the migrations up to `name` itself (answering what was applied).
  */
-export function migrationUnderTest(name: string): { before(): Promise<TestDatabase>; apply(sql: SqlDriver): ReturnType<typeof migrate> } {
+export function migrationUnderTest(name: string): {
+  before(): Promise<TestDatabase>;
+  apply(sql: SqlDriver): ReturnType<typeof migrate>;
+} {
   const all = readMigrations();
   const index = all.findIndex((migration) => migration.name === name);
   if (index <= 0) throw new Error(`${name} is not a migration after the first`);
@@ -21,6 +27,12 @@ export function migrationUnderTest(name: string): { before(): Promise<TestDataba
 
 /** A publisher and its site (SEEDED), written with the columns every schema since the first has. */
 export async function seedSite(sql: SqlDriver): Promise<void> {
-  await sql.query(`INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`, [SEEDED.publisher, 'a'.repeat(64)]);
-  await sql.query(`INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`, [SEEDED.site, SEEDED.publisher, 'b'.repeat(64)]);
+  await sql.query(
+    `INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`,
+    [SEEDED.publisher, 'a'.repeat(64)],
+  );
+  await sql.query(
+    `INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`,
+    [SEEDED.site, SEEDED.publisher, 'b'.repeat(64)],
+  );
 }

@@ -53,7 +53,10 @@ export function readPrismaSchema(file = join(__dirname, '../../../prisma/schema.
   const modelNames = new Set(models.map((match) => match[1]));
 
   return models.map(([, model, body]) => {
-    const lines = body.split('\n').map((line) => line.trim()).filter(Boolean);
+    const lines = body
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
     const table = /@@map\("([^"]+)"\)/.exec(body)?.[1] ?? model;
     const columnOf = new Map<string, string>();
     const columns: SchemaColumn[] = [];
@@ -67,9 +70,14 @@ export function readPrismaSchema(file = join(__dirname, '../../../prisma/schema.
       const column = /@map\("([^"]+)"\)/.exec(line)?.[1] ?? name;
       columnOf.set(name, column);
       const native = /@db\.(\w+)(?:\((\d+)(?:,\s*\d+)?\))?/.exec(line);
-      const dataType = enums.has(baseType) ? 'USER-DEFINED' : native && NATIVE[native[1]] ? NATIVE[native[1]] : SCALARS[baseType];
+      const dataType = enums.has(baseType)
+        ? 'USER-DEFINED'
+        : native && NATIVE[native[1]]
+          ? NATIVE[native[1]]
+          : SCALARS[baseType];
       if (!dataType) throw new Error(`prisma-schema reader: unknown type ${rawType} on ${model}.${name}`);
-      const length = native && (native[1] === 'Char' || native[1] === 'VarChar') && native[2] ? Number(native[2]) : undefined;
+      const length =
+        native && (native[1] === 'Char' || native[1] === 'VarChar') && native[2] ? Number(native[2]) : undefined;
       columns.push({ column, dataType, nullable: rawType.endsWith('?'), ...(length ? { length } : {}) });
       if (/@id\b/.test(line) || /@unique\b/.test(line)) uniques.push([column]);
     }

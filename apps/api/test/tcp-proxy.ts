@@ -28,7 +28,11 @@ export interface TcpProxy {
  * can "go down" for one app without being stopped. While cut, connections are accepted and reset
  * at once rather than refused: the port stays ours, so restore() can never lose it to another process.
  */
-export async function startTcpProxy(targetHost: string, targetPort: number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+export async function startTcpProxy(
+  targetHost: string,
+  targetPort: number,
+  options: TcpProxyOptions = {},
+): Promise<TcpProxy> {
   let down = false;
   let connections = 0;
   const live = new Set<Socket>();
@@ -49,7 +53,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number, opti
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
 
-  const resetAll = () => Promise.all([...live].map((socket) => new Promise<void>((resolve) => (socket.once('close', () => resolve()), reset(socket)))));
+  const resetAll = () =>
+    Promise.all(
+      [...live].map((socket) => new Promise<void>((resolve) => (socket.once('close', () => resolve()), reset(socket)))),
+    );
   return {
     port: (server.address() as { port: number }).port,
     async cut() {

@@ -1,4 +1,10 @@
-import { buildAuthorization, devTestClient, signAuthorization, usdcDomain, type TransferAuthorization } from '@crawlgate/devchain';
+import {
+  buildAuthorization,
+  devTestClient,
+  signAuthorization,
+  usdcDomain,
+  type TransferAuthorization,
+} from '@crawlgate/devchain';
 import { exactPaymentV1, MAX_AUTHORIZATION_SECONDS, USDC_ABI } from '@crawlgate/core';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
@@ -20,7 +26,12 @@ export async function fundEth(app: Pick<TestApp, 'chain'>, address: `0x${string}
 }
 
 export async function usdcBalance(app: Pick<TestApp, 'chain'>, address: `0x${string}`): Promise<bigint> {
-  return app.chain.publicClient.readContract({ address: app.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [address] });
+  return app.chain.publicClient.readContract({
+    address: app.chain.usdc,
+    abi: USDC_ABI,
+    functionName: 'balanceOf',
+    args: [address],
+  });
 }
 
 export interface GateOfferBody {
@@ -33,24 +44,52 @@ export interface GateOfferBody {
 export type Tamper = Partial<TransferAuthorization> & { network?: string; signer?: PrivateKeyAccount };
 
 /** An EIP-3009 authorization paying `offer`, as an x402 client signs it (valid for the longest we accept), with optional tampering. */
-export async function signOffer(app: Pick<TestApp, 'chain'>, wallet: PrivateKeyAccount, offer: GateOfferBody, tamper: Tamper = {}) {
+export async function signOffer(
+  app: Pick<TestApp, 'chain'>,
+  wallet: PrivateKeyAccount,
+  offer: GateOfferBody,
+  tamper: Tamper = {},
+) {
   const { network: _, signer, ...fields } = tamper;
   const authorization: TransferAuthorization = {
-    ...buildAuthorization({ from: wallet.address, to: offer.pay_to, value: BigInt(offer.amount), validForSeconds: MAX_AUTHORIZATION_SECONDS }),
+    ...buildAuthorization({
+      from: wallet.address,
+      to: offer.pay_to,
+      value: BigInt(offer.amount),
+      validForSeconds: MAX_AUTHORIZATION_SECONDS,
+    }),
     ...fields,
   };
-  const signature = await signAuthorization(signer ?? wallet, usdcDomain(app.chain.chainId, app.chain.usdc), authorization);
+  const signature = await signAuthorization(
+    signer ?? wallet,
+    usdcDomain(app.chain.chainId, app.chain.usdc),
+    authorization,
+  );
   return { authorization, signature };
 }
 
 /** What an x402 v1 client sends in X-PAYMENT for an offer (decoded), with optional tampering. */
-export async function signPayment(app: Pick<TestApp, 'chain'>, wallet: PrivateKeyAccount, offer: GateOfferBody, tamper: Tamper = {}) {
+export async function signPayment(
+  app: Pick<TestApp, 'chain'>,
+  wallet: PrivateKeyAccount,
+  offer: GateOfferBody,
+  tamper: Tamper = {},
+) {
   const { authorization, signature } = await signOffer(app, wallet, offer, tamper);
   return exactPaymentV1(tamper.network ?? offer.accepts[0].network, authorization, signature);
 }
 
 /** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */
-export async function transfersTo(app: Pick<TestApp, 'chain'>, to: `0x${string}`): Promise<{ from: string; value: bigint; hash: string }[]> {
-  const logs = await app.chain.publicClient.getContractEvents({ address: app.chain.usdc, abi: USDC_ABI, eventName: 'Transfer', args: { to }, fromBlock: 0n });
+export async function transfersTo(
+  app: Pick<TestApp, 'chain'>,
+  to: `0x${string}`,
+): Promise<{ from: string; value: bigint; hash: string }[]> {
+  const logs = await app.chain.publicClient.getContractEvents({
+    address: app.chain.usdc,
+    abi: USDC_ABI,
+    eventName: 'Transfer',
+    args: { to },
+    fromBlock: 0n,
+  });
   return logs.map((log) => ({ from: log.args.from!, value: log.args.value!, hash: log.transactionHash }));
 }

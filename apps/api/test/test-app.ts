@@ -40,10 +40,23 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const owned = options.database ? undefined : await createTestDatabase();
   const database = options.database ?? owned!.database;
   const { chain: chainOverrides, ...overrides } = options.config ?? {};
-  const config: AppConfig = { ...loadConfig({}), logLevel: testLogLevel(), redisUrl: undefined, trustProxy: true, ...overrides, chain: testChainConfig(chainOverrides) };
+  const config: AppConfig = {
+    ...loadConfig({}),
+    logLevel: testLogLevel(),
+    redisUrl: undefined,
+    trustProxy: true,
+    ...overrides,
+    chain: testChainConfig(chainOverrides),
+  };
   const chain = testChainContext(config.chain, options.chainRpcUrl);
   const chainSnapshot = options.isolateChain ? await snapshot(chain.rpcUrl) : undefined;
-  const app = await createApp({ config, database, chain, masterKey: options.masterKey ?? randomBytes(32), redisPrefix: options.redisPrefix });
+  const app = await createApp({
+    config,
+    database,
+    chain,
+    masterKey: options.masterKey ?? randomBytes(32),
+    redisPrefix: options.redisPrefix,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;

@@ -14,10 +14,23 @@ export function workerChain(): TestChain {
 /** Chain settings for tests: fast polling, background jobs off unless a test turns them on. */
 export function testChainConfig(overrides: Partial<ChainConfig> = {}): ChainConfig {
   const base = loadConfig({}).chain;
-  return { ...base, pollingIntervalMs: 20, reconcileIntervalMs: 0, settlementTimeoutMs: 20_000, batchSettlement: { ...base.batchSettlement, claimIntervalMs: 0 }, ...overrides };
+  return {
+    ...base,
+    pollingIntervalMs: 20,
+    reconcileIntervalMs: 0,
+    settlementTimeoutMs: 20_000,
+    batchSettlement: { ...base.batchSettlement, claimIntervalMs: 0 },
+    ...overrides,
+  };
 }
 
 /** A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). */
 export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl = workerChain().rpcUrl): ChainContext {
-  return createChainContext({ config, rpcUrl, relayerPrivateKey: DEV_ROLES.relayer.privateKey, usdc: workerChain().usdc, claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey });
+  return createChainContext({
+    config,
+    rpcUrl,
+    relayerPrivateKey: DEV_ROLES.relayer.privateKey,
+    usdc: workerChain().usdc,
+    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
+  });
 }

@@ -23,7 +23,12 @@ export function batchOffer(response: { body: any; headers: Headers }): BatchOffe
   return { id: response.body.id, accepted };
 }
 
-export function testChannel(app: Pick<TestApp, 'chain'>, payer: PrivateKeyAccount, accepted: PaymentRequirementsV2, overrides: Partial<ChannelConfig> = {}) {
+export function testChannel(
+  app: Pick<TestApp, 'chain'>,
+  payer: PrivateKeyAccount,
+  accepted: PaymentRequirementsV2,
+  overrides: Partial<ChannelConfig> = {},
+) {
   const batch = app.chain.batchSettlement!;
   const domain = batchSettlementDomain(app.chain.chainId, batch.escrow);
   const extra = accepted.extra as { receiverAuthorizer: Hex; withdrawDelay: number };
@@ -48,15 +53,41 @@ export function testChannel(app: Pick<TestApp, 'chain'>, payer: PrivateKeyAccoun
       signature: await signVoucher(signer, domain, id, amount),
     }),
     /** The PAYMENT-SIGNATURE object for `offer`: a voucher alone, or with a deposit of `deposit`. */
-    async payment(offer: BatchOffer, amount: bigint, options: { deposit?: bigint; voucher?: { channelId: Hex; maxClaimableAmount: string; signature: Hex }; salt?: bigint } = {}) {
+    async payment(
+      offer: BatchOffer,
+      amount: bigint,
+      options: {
+        deposit?: bigint;
+        voucher?: { channelId: Hex; maxClaimableAmount: string; signature: Hex };
+        salt?: bigint;
+      } = {},
+    ) {
       const voucher = options.voucher ?? (await this.voucher(amount));
-      const payload: Record<string, unknown> = { type: options.deposit ? 'deposit' : 'voucher', channelConfig: config, voucher };
+      const payload: Record<string, unknown> = {
+        type: options.deposit ? 'deposit' : 'voucher',
+        channelConfig: config,
+        voucher,
+      };
       if (options.deposit) {
         const salt = options.salt ?? BigInt(Date.now()) * 1000n + BigInt(Math.floor(Math.random() * 1000));
-        const d = await signErc3009Deposit({ payer, tokenDomain: usdcDomain(app.chain.chainId, app.chain.usdc), collector: batch.collector, channelId, amount: options.deposit, salt });
+        const d = await signErc3009Deposit({
+          payer,
+          tokenDomain: usdcDomain(app.chain.chainId, app.chain.usdc),
+          collector: batch.collector,
+          channelId,
+          amount: options.deposit,
+          salt,
+        });
         payload.deposit = {
           amount: options.deposit.toString(),
-          authorization: { erc3009Authorization: { validAfter: d.validAfter.toString(), validBefore: d.validBefore.toString(), salt: `0x${salt.toString(16).padStart(64, '0')}`, signature: d.signature } },
+          authorization: {
+            erc3009Authorization: {
+              validAfter: d.validAfter.toString(),
+              validBefore: d.validBefore.toString(),
+              salt: `0x${salt.toString(16).padStart(64, '0')}`,
+              signature: d.signature,
+            },
+          },
         };
       }
       return { x402Version: 2, accepted: offer.accepted, payload };

@@ -52,7 +52,9 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     };
   }
   const template = options.migrations ? undefined : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
-  const pglite = template ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)]) }) : await PGlite.create();
+  const pglite = template
+    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)]) })
+    : await PGlite.create();
   if (!template) await migrate(pgliteDriver(pglite), options.migrations);
   const database = await openDatabase({ pglite });
   return { database, connectAnother: async () => database, dispose: () => database.close() };

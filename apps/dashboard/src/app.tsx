@@ -16,7 +16,14 @@ import { useLoad } from './use-load';
 /** The dashboard is served by the API it talks to. */
 const API_URL = location.origin;
 
-const TITLES: Record<Route['page'], string> = { overview: 'Overview', sites: 'Sites', pricing: 'Pricing', payments: 'Payments', crawlers: 'Crawlers', settings: 'Settings' };
+const TITLES: Record<Route['page'], string> = {
+  overview: 'Overview',
+  sites: 'Sites',
+  pricing: 'Pricing',
+  payments: 'Payments',
+  crawlers: 'Crawlers',
+  settings: 'Settings',
+};
 
 export function App() {
   const [apiKey, setApiKey] = useState(() => readApiKey(sessionStorage));
@@ -78,11 +85,17 @@ function SignedIn() {
             </a>
           ))}
         </nav>
-        <button type="button" class="secondary small" onClick={session.signOut}>Sign out</button>
+        <button type="button" class="secondary small" onClick={session.signOut}>
+          Sign out
+        </button>
       </header>
       <main>
         {!list ? (
-          sites.loading ? <p class="muted">Loading…</p> : <ErrorNote error={sites.error} />
+          sites.loading ? (
+            <p class="muted">Loading…</p>
+          ) : (
+            <ErrorNote error={sites.error} />
+          )
         ) : (
           <>
             <ErrorNote error={sites.error} />

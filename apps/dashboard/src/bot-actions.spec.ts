@@ -19,28 +19,46 @@ describe('effectiveAction', () => {
   it('takes the default when nothing is set', () => {
     expect(effectiveAction(gptBot, policy())).toEqual({ action: 'charge', source: 'default' });
     expect(effectiveAction(googlebot, policy())).toEqual({ action: 'allow', source: 'default' });
-    expect(effectiveAction({ crawler: 'unknown-crawler', category: 'automation' }, policy())).toEqual({ action: 'charge', source: 'default' });
+    expect(effectiveAction({ crawler: 'unknown-crawler', category: 'automation' }, policy())).toEqual({
+      action: 'charge',
+      source: 'default',
+    });
   });
 
   it('takes the category’s action over the default, and the crawler’s own over both', () => {
-    const rules = policy({ categories: { 'ai-training': 'block', 'search-engine': 'charge' }, bots: { GPTBot: 'allow' } });
+    const rules = policy({
+      categories: { 'ai-training': 'block', 'search-engine': 'charge' },
+      bots: { GPTBot: 'allow' },
+    });
     expect(effectiveAction(gptBot, rules)).toEqual({ action: 'allow', source: 'bot' });
     expect(effectiveAction(googlebot, rules)).toEqual({ action: 'charge', source: 'category' });
-    expect(effectiveAction({ crawler: 'ClaudeBot', category: 'ai-training' }, rules)).toEqual({ action: 'block', source: 'category' });
+    expect(effectiveAction({ crawler: 'ClaudeBot', category: 'ai-training' }, rules)).toEqual({
+      action: 'block',
+      source: 'category',
+    });
   });
 
   it('matches the crawler’s name in any case, as the middleware does', () => {
-    expect(effectiveAction({ crawler: 'gptbot', category: 'ai-training' }, policy({ bots: { GPTBot: 'block' } }))).toEqual({ action: 'block', source: 'bot' });
+    expect(
+      effectiveAction({ crawler: 'gptbot', category: 'ai-training' }, policy({ bots: { GPTBot: 'block' } })),
+    ).toEqual({ action: 'block', source: 'bot' });
   });
 
   it('has nothing for people, nor for a category it does not know unless the crawler has its own action', () => {
-    expect(effectiveAction({ crawler: 'person', category: 'person' }, policy({ bots: { person: 'block' } }))).toBeNull();
+    expect(
+      effectiveAction({ crawler: 'person', category: 'person' }, policy({ bots: { person: 'block' } })),
+    ).toBeNull();
     expect(effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy())).toBeNull();
-    expect(effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy({ bots: { NewBot: 'block' } }))).toEqual({ action: 'block', source: 'bot' });
+    expect(
+      effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy({ bots: { NewBot: 'block' } })),
+    ).toEqual({ action: 'block', source: 'bot' });
   });
 
   it('does not take an inherited property for an action', () => {
-    expect(effectiveAction({ crawler: 'constructor', category: 'automation' }, policy())).toEqual({ action: 'charge', source: 'default' });
+    expect(effectiveAction({ crawler: 'constructor', category: 'automation' }, policy())).toEqual({
+      action: 'charge',
+      source: 'default',
+    });
   });
 });
 

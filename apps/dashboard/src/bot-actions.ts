@@ -16,7 +16,10 @@ type PolicyRules = Pick<SiteBotPolicy, 'bots' | 'categories' | 'defaults'>;
  * (names compare in any case), else its category's, else the default. Null for people, whom no
  * policy acts on, and for a category this dashboard does not know with no action of its own.
  */
-export function effectiveAction(crawler: { crawler: string; category: string }, policy: PolicyRules): EffectiveAction | null {
+export function effectiveAction(
+  crawler: { crawler: string; category: string },
+  policy: PolicyRules,
+): EffectiveAction | null {
   if (crawler.crawler === PERSON) return null;
   const own = ownAction(policy.bots, crawler.crawler);
   if (own) return { action: own, source: 'bot' };

@@ -17,7 +17,16 @@ const gptBot: CrawlerView = {
   top_paths: [{ path: '/a', requests: 9 }],
 };
 
-const day = (overrides: Partial<CrawlerDayView>): CrawlerDayView => ({ day: '2026-11-01', passed: 0, allowed: 0, blocked: 0, charged: 0, paid: 0, token: 0, ...overrides });
+const day = (overrides: Partial<CrawlerDayView>): CrawlerDayView => ({
+  day: '2026-11-01',
+  passed: 0,
+  allowed: 0,
+  blocked: 0,
+  charged: 0,
+  paid: 0,
+  token: 0,
+  ...overrides,
+});
 
 describe('crawlerRows', () => {
   it('keeps every count, turns revenue into micro-USD and the verified share into a number', () => {
@@ -44,13 +53,22 @@ describe('totalRequests', () => {
   it('adds every action of every day', () => {
     expect(totalRequests([])).toBe(0);
     expect(totalRequests([day({}), day({ day: '2026-11-02' })])).toBe(0);
-    expect(totalRequests([day({ passed: 1, token: 2 }), day({ day: '2026-11-02', blocked: 3, charged: 4, paid: 5, allowed: 6 })])).toBe(21);
+    expect(
+      totalRequests([
+        day({ passed: 1, token: 2 }),
+        day({ day: '2026-11-02', blocked: 3, charged: 4, paid: 5, allowed: 6 }),
+      ]),
+    ).toBe(21);
   });
 });
 
 describe('csvFileName', () => {
   it('names the site and the range, with nothing a file system would trip on', () => {
-    expect(csvFileName('news.example.com', { from: '2026-11-01', to: '2026-11-30' })).toBe('crawlers-news.example.com-2026-11-01-2026-11-30.csv');
-    expect(csvFileName('a/b\\c:d', { from: '2026-11-01', to: '2026-11-01' })).toBe('crawlers-a_b_c_d-2026-11-01-2026-11-01.csv');
+    expect(csvFileName('news.example.com', { from: '2026-11-01', to: '2026-11-30' })).toBe(
+      'crawlers-news.example.com-2026-11-01-2026-11-30.csv',
+    );
+    expect(csvFileName('a/b\\c:d', { from: '2026-11-01', to: '2026-11-01' })).toBe(
+      'crawlers-a_b_c_d-2026-11-01-2026-11-01.csv',
+    );
   });
 });

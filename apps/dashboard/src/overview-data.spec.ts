@@ -29,9 +29,18 @@ describe('combineStats', () => {
     paid_gates: 3,
     gates_created: 10,
     unique_agents: 2,
-    top_paths: [{ url: '/a', paid_gates: 2, revenue_usd: '0.2' }, { url: '/b', paid_gates: 1, revenue_usd: '0.1' }],
-    top_agents: [{ address: ALICE, paid_gates: 2, revenue_usd: '0.2' }, { address: BOB, paid_gates: 1, revenue_usd: '0.1' }],
-    by_day: [{ day: '2026-11-01', revenue_usd: '0.1', paid_gates: 1, gates_created: 4 }, { day: '2026-11-02', revenue_usd: '0.2', paid_gates: 2, gates_created: 6 }],
+    top_paths: [
+      { url: '/a', paid_gates: 2, revenue_usd: '0.2' },
+      { url: '/b', paid_gates: 1, revenue_usd: '0.1' },
+    ],
+    top_agents: [
+      { address: ALICE, paid_gates: 2, revenue_usd: '0.2' },
+      { address: BOB, paid_gates: 1, revenue_usd: '0.1' },
+    ],
+    by_day: [
+      { day: '2026-11-01', revenue_usd: '0.1', paid_gates: 1, gates_created: 4 },
+      { day: '2026-11-02', revenue_usd: '0.2', paid_gates: 2, gates_created: 6 },
+    ],
   });
   const blog = stats({
     revenue_usd: '0.25',
@@ -41,12 +50,21 @@ describe('combineStats', () => {
     unique_agents: 1,
     top_paths: [{ url: '/a', paid_gates: 1, revenue_usd: '0.25' }],
     top_agents: [{ address: BOB, paid_gates: 1, revenue_usd: '0.25' }],
-    by_day: [{ day: '2026-11-01', revenue_usd: '0', paid_gates: 0, gates_created: 1 }, { day: '2026-11-02', revenue_usd: '0.25', paid_gates: 1, gates_created: 1 }],
+    by_day: [
+      { day: '2026-11-01', revenue_usd: '0', paid_gates: 0, gates_created: 1 },
+      { day: '2026-11-02', revenue_usd: '0.25', paid_gates: 1, gates_created: 1 },
+    ],
   });
 
   it('shows one site as the API reported it', () => {
     const overview = combineStats([{ site: { domain: 'news.example' }, stats: news }]);
-    expect(overview).toMatchObject({ revenue: 300_000n, paidGates: 3, gatesCreated: 10, conversion: 0.3, uniqueAgents: 2 });
+    expect(overview).toMatchObject({
+      revenue: 300_000n,
+      paidGates: 3,
+      gatesCreated: 10,
+      conversion: 0.3,
+      uniqueAgents: 2,
+    });
     expect(overview.byDay.map((d) => d.revenue)).toEqual([100_000n, 200_000n]);
   });
 
@@ -65,7 +83,11 @@ describe('combineStats', () => {
       { address: BOB, paidGates: 2, revenue: 350_000n },
       { address: ALICE, paidGates: 2, revenue: 200_000n },
     ]);
-    expect(overview.topPaths.map((p) => `${p.site}${p.url}`)).toEqual(['blog.example/a', 'news.example/a', 'news.example/b']);
+    expect(overview.topPaths.map((p) => `${p.site}${p.url}`)).toEqual([
+      'blog.example/a',
+      'news.example/a',
+      'news.example/b',
+    ]);
   });
 
   it('has no conversion without gates, and no rows without sites', () => {

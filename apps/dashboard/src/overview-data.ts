@@ -32,12 +32,27 @@ export function combineStats(entries: readonly { site: Pick<Site, 'domain'>; sta
     gatesCreated += stats.gates_created;
     for (const day of stats.by_day) {
       const sum = byDay.get(day.day) ?? { day: day.day, revenue: 0n, paidGates: 0, gatesCreated: 0 };
-      byDay.set(day.day, { day: day.day, revenue: sum.revenue + usdToMicros(day.revenue_usd), paidGates: sum.paidGates + day.paid_gates, gatesCreated: sum.gatesCreated + day.gates_created });
+      byDay.set(day.day, {
+        day: day.day,
+        revenue: sum.revenue + usdToMicros(day.revenue_usd),
+        paidGates: sum.paidGates + day.paid_gates,
+        gatesCreated: sum.gatesCreated + day.gates_created,
+      });
     }
-    for (const path of stats.top_paths) paths.push({ site: site.domain, url: path.url, paidGates: path.paid_gates, revenue: usdToMicros(path.revenue_usd) });
+    for (const path of stats.top_paths)
+      paths.push({
+        site: site.domain,
+        url: path.url,
+        paidGates: path.paid_gates,
+        revenue: usdToMicros(path.revenue_usd),
+      });
     for (const agent of stats.top_agents) {
       const sum = agents.get(agent.address) ?? { address: agent.address, paidGates: 0, revenue: 0n };
-      agents.set(agent.address, { address: agent.address, paidGates: sum.paidGates + agent.paid_gates, revenue: sum.revenue + usdToMicros(agent.revenue_usd) });
+      agents.set(agent.address, {
+        address: agent.address,
+        paidGates: sum.paidGates + agent.paid_gates,
+        revenue: sum.revenue + usdToMicros(agent.revenue_usd),
+      });
     }
   }
 
@@ -54,7 +69,9 @@ export function combineStats(entries: readonly { site: Pick<Site, 'domain'>; sta
 }
 
 function byRevenue<T extends { revenue: bigint; paidGates: number }>(rows: T[]): T[] {
-  return rows.sort((a, b) => (a.revenue === b.revenue ? b.paidGates - a.paidGates : a.revenue > b.revenue ? -1 : 1)).slice(0, TOP);
+  return rows
+    .sort((a, b) => (a.revenue === b.revenue ? b.paidGates - a.paidGates : a.revenue > b.revenue ? -1 : 1))
+    .slice(0, TOP);
 }
 
 /** The last `days` whole UTC days, today included, as the stats endpoint's from/to. */

@@ -1,4 +1,12 @@
-import { addRule, draftFromPricing, moveRule, previewPath, pricingInput, removeRule, updateRule } from './pricing-draft';
+import {
+  addRule,
+  draftFromPricing,
+  moveRule,
+  previewPath,
+  pricingInput,
+  removeRule,
+  updateRule,
+} from './pricing-draft';
 
 const saved = {
   default_price_usd: '0.001',
@@ -37,8 +45,19 @@ describe('pricing draft', () => {
 
   it('previews which rule wins: order decides, the default applies when none match', () => {
     const draft = draftFromPricing(saved);
-    expect(previewPath(draft, '/blog/free-post?ref=x')).toEqual({ ok: true, path: '/blog/free-post', priceUsd: '0.01', rule: 0, pattern: '/blog/*' });
-    expect(previewPath(moveRule(draft, 1, -1), '/blog/free-post')).toMatchObject({ ok: true, priceUsd: '0', rule: 0, pattern: '/blog/free-*' });
+    expect(previewPath(draft, '/blog/free-post?ref=x')).toEqual({
+      ok: true,
+      path: '/blog/free-post',
+      priceUsd: '0.01',
+      rule: 0,
+      pattern: '/blog/*',
+    });
+    expect(previewPath(moveRule(draft, 1, -1), '/blog/free-post')).toMatchObject({
+      ok: true,
+      priceUsd: '0',
+      rule: 0,
+      pattern: '/blog/free-*',
+    });
     expect(previewPath(draft, 'https://example.com/report.pdf')).toMatchObject({ ok: true, priceUsd: '0.05', rule: 2 });
     // `*` stays within one segment.
     expect(previewPath(draft, '/files/report.pdf')).toMatchObject({ ok: true, rule: null });
@@ -47,8 +66,17 @@ describe('pricing draft', () => {
 
   it('says which rule makes the draft unusable instead of guessing', () => {
     const draft = draftFromPricing(saved);
-    expect(previewPath(updateRule(draft, 1, { path: '/blog/**' }), '/x')).toEqual({ ok: false, problem: expect.stringMatching(/^Rule 2: /) });
-    expect(previewPath(updateRule(draft, 2, { price: '2' }), '/x')).toEqual({ ok: false, problem: expect.stringMatching(/^Rule 3: .*1/) });
-    expect(previewPath({ ...draft, defaultPrice: 'abc' }, '/x')).toEqual({ ok: false, problem: expect.stringMatching(/^Default price: /) });
+    expect(previewPath(updateRule(draft, 1, { path: '/blog/**' }), '/x')).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^Rule 2: /),
+    });
+    expect(previewPath(updateRule(draft, 2, { price: '2' }), '/x')).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^Rule 3: .*1/),
+    });
+    expect(previewPath({ ...draft, defaultPrice: 'abc' }, '/x')).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^Default price: /),
+    });
   });
 });

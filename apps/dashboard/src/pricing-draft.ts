@@ -1,4 +1,11 @@
-import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath, validatePathPattern, type PriceRule } from '@crawlgate/core';
+import {
+  compilePriceTable,
+  formatMicrosUsd,
+  parsePriceUsd,
+  requestPath,
+  validatePathPattern,
+  type PriceRule,
+} from '@crawlgate/core';
 import type { Pricing, PricingInput } from '@crawlgate/publisher';
 
 /** The pricing editor's unsaved state: prices stay as typed until the API judges them. */
@@ -17,12 +24,18 @@ export interface DraftRule {
 let nextKey = 1;
 
 export function draftFromPricing(pricing: Pick<Pricing, 'default_price_usd' | 'rules'>): PricingDraft {
-  return { defaultPrice: pricing.default_price_usd, rules: pricing.rules.map((rule) => ({ key: nextKey++, path: rule.path, price: rule.price_usd })) };
+  return {
+    defaultPrice: pricing.default_price_usd,
+    rules: pricing.rules.map((rule) => ({ key: nextKey++, path: rule.path, price: rule.price_usd })),
+  };
 }
 
 /** The body of PUT /v1/sites/{id}/pricing; prices go as typed, so the API's 422 names the field. */
 export function pricingInput(draft: PricingDraft): PricingInput {
-  return { default_price_usd: draft.defaultPrice.trim(), rules: draft.rules.map((rule) => ({ path: rule.path, price_usd: rule.price.trim() })) };
+  return {
+    default_price_usd: draft.defaultPrice.trim(),
+    rules: draft.rules.map((rule) => ({ path: rule.path, price_usd: rule.price.trim() })),
+  };
 }
 
 export function addRule(draft: PricingDraft): PricingDraft {
@@ -33,7 +46,11 @@ export function removeRule(draft: PricingDraft, index: number): PricingDraft {
   return { ...draft, rules: draft.rules.filter((_, i) => i !== index) };
 }
 
-export function updateRule(draft: PricingDraft, index: number, change: Partial<Pick<DraftRule, 'path' | 'price'>>): PricingDraft {
+export function updateRule(
+  draft: PricingDraft,
+  index: number,
+  change: Partial<Pick<DraftRule, 'path' | 'price'>>,
+): PricingDraft {
   return { ...draft, rules: draft.rules.map((rule, i) => (i === index ? { ...rule, ...change } : rule)) };
 }
 
@@ -66,5 +83,11 @@ export function previewPath(draft: PricingDraft, url: string): PathPreview {
     rules.push({ pattern: rule.path, micros: price.micros });
   }
   const match = compilePriceTable(rules, defaultPrice.micros).resolve(url);
-  return { ok: true, path: requestPath(url), priceUsd: formatMicrosUsd(match.micros), rule: match.rule, pattern: match.pattern };
+  return {
+    ok: true,
+    path: requestPath(url),
+    priceUsd: formatMicrosUsd(match.micros),
+    rule: match.rule,
+    pattern: match.pattern,
+  };
 }

@@ -16,12 +16,20 @@ describe('routes', () => {
   });
 
   it('writes fragments that read back to the same route', () => {
-    for (const route of [{ page: 'sites' }, { page: 'pricing', siteId: 'a/b?c' }, { page: 'payments', siteId: null }, { page: 'crawlers', siteId: 'x y' }] as const) {
+    for (const route of [
+      { page: 'sites' },
+      { page: 'pricing', siteId: 'a/b?c' },
+      { page: 'payments', siteId: null },
+      { page: 'crawlers', siteId: 'x y' },
+    ] as const) {
       expect(parseRoute(routeHref(route))).toEqual(route);
     }
   });
 
   it('links every page with no site chosen', () => {
-    for (const page of PAGES) expect(parseRoute(pageHref(page))).toEqual(page === 'overview' || page === 'sites' || page === 'settings' ? { page } : { page, siteId: null });
+    for (const page of PAGES)
+      expect(parseRoute(pageHref(page))).toEqual(
+        page === 'overview' || page === 'sites' || page === 'settings' ? { page } : { page, siteId: null },
+      );
   });
 });

@@ -28,7 +28,9 @@ export function useBotPolicy(siteId: string): BotPolicyState {
     setSaving((names) => new Set(names).add(name));
     setErrors(({ [name]: _cleared, ...rest }) => rest);
     try {
-      const next = action ? await client.setBotAction(siteId, name, action) : await client.removeBotAction(siteId, name);
+      const next = action
+        ? await client.setBotAction(siteId, name, action)
+        : await client.removeBotAction(siteId, name);
       // Two changes in flight may answer out of order: the higher version is the later state.
       setAnswered((previous) => newer(next, previous));
     } catch (error) {

@@ -41,12 +41,20 @@ describe('the publisher dashboard in a browser', () => {
   beforeAll(async () => {
     outDir = mkdtempSync(join(tmpdir(), 'dashboard-build-'));
     mkdirSync(SCREENSHOTS, { recursive: true });
-    execFileSync(process.execPath, ['tools/build-dashboard.mjs'], { cwd: repo, env: { ...process.env, CRAWLGATE_DASHBOARD_OUT: outDir }, stdio: 'pipe' });
+    execFileSync(process.execPath, ['tools/build-dashboard.mjs'], {
+      cwd: repo,
+      env: { ...process.env, CRAWLGATE_DASHBOARD_OUT: outDir },
+      stdio: 'pipe',
+    });
     app = await startTestApp({ config: { dashboardDir: outDir }, isolateChain: true });
     browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     page = await browser.newPage();
     // A CSP violation or an uncaught error shows up here, so the page's own failures fail the test.
-    page.on('console', (message) => message.type() === 'error' && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()));
+    page.on(
+      'console',
+      (message) =>
+        message.type() === 'error' && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()),
+    );
     page.on('pageerror', (error) => problems.push(error.message));
   }, 120_000);
   afterAll(async () => {
@@ -83,12 +91,16 @@ describe('the publisher dashboard in a browser', () => {
     await page.getByLabel('Your password, to confirm').fill('not my password');
     await page.getByRole('button', { name: 'Save payout address' }).click();
     await expectText(page.getByRole('alert'), /password/i);
-    expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBeNull();
+    expect(
+      (await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address,
+    ).toBeNull();
 
     await page.getByLabel('Your password, to confirm').fill(password);
     await page.getByRole('button', { name: 'Save payout address' }).click();
     await expectText(page.getByRole('status'), new RegExp(payout, 'i'));
-    expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBe(payout);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBe(
+      payout,
+    );
   });
 
   it('adds a site, with the server’s 422 next to the field and the credentials shown once', async () => {
@@ -121,7 +133,9 @@ describe('the publisher dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Save pricing' }).click();
     await expectText(page.locator('[data-field="rules.0.path"]'), /\*\*/);
     await expectText(page.locator('[data-field="rules.1.price_usd"]'), /1/);
-    expect((await app.call('GET', `/v1/sites/${await siteId()}/pricing`, { headers: await authHeader() })).body.rules).toEqual([]);
+    expect(
+      (await app.call('GET', `/v1/sites/${await siteId()}/pricing`, { headers: await authHeader() })).body.rules,
+    ).toEqual([]);
 
     await page.locator('input[name="rules.0.path"]').fill('/blog/*');
     await page.locator('input[name="rules.1.price_usd"]').fill('0');
@@ -135,16 +149,27 @@ describe('the publisher dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Save pricing' }).click();
     await expectText(page.getByRole('status').first(), /2 rules are live/);
     const saved = await app.call('GET', `/v1/sites/${await siteId()}/pricing`, { headers: await authHeader() });
-    expect(saved.body).toMatchObject({ default_price_usd: '0.001', rules: [{ path: '/blog/free-*', price_usd: '0' }, { path: '/blog/*', price_usd: '0.05' }] });
+    expect(saved.body).toMatchObject({
+      default_price_usd: '0.001',
+      rules: [
+        { path: '/blog/free-*', price_usd: '0' },
+        { path: '/blog/*', price_usd: '0.05' },
+      ],
+    });
   });
 
   it('shows a real payment on the overview and in the payments table', async () => {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
-    const gate = await app.call('POST', '/v1/gates', { body: { url: '/blog/post-1' }, headers: { 'x-site-token': siteToken } });
+    const gate = await app.call('POST', '/v1/gates', {
+      body: { url: '/blog/post-1' },
+      headers: { 'x-site-token': siteToken },
+    });
     expect(gate.status).toBe(402);
     await app.call('POST', '/v1/gates', { body: { url: '/blog/post-2' }, headers: { 'x-site-token': siteToken } });
-    const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, { body: { payment: await signPayment(app, agent, gate.body) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.body.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate.body) },
+    });
     expect(paid.status).toBe(200);
     // Gates offered are counted in memory and written in batches: write them now.
     await app.app.get(GateCounterService).flush();
@@ -169,13 +194,31 @@ describe('the publisher dashboard in a browser', () => {
 
   it('shows voucher (batch-settlement) revenue: still in the payer’s channel, then claimed, and the voucher in the payments table', async () => {
     const auth = await authHeader();
-    const created = await app.call('POST', '/v1/sites', { body: { domain: `vouchers-${Date.now()}.example.com` }, headers: auth });
+    const created = await app.call('POST', '/v1/sites', {
+      body: { domain: `vouchers-${Date.now()}.example.com` },
+      headers: auth,
+    });
     const vouchers = created.body as { site_id: string; site_token: string };
-    expect((await app.call('PUT', `/v1/sites/${vouchers.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
-    expect((await app.call('PATCH', `/v1/sites/${vouchers.site_id}`, { body: { batch_settlement: true }, headers: auth })).status).toBe(200);
+    expect(
+      (
+        await app.call('PUT', `/v1/sites/${vouchers.site_id}/pricing`, {
+          body: { default_price_usd: '0.01', rules: [] },
+          headers: auth,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await app.call('PATCH', `/v1/sites/${vouchers.site_id}`, { body: { batch_settlement: true }, headers: auth }))
+        .status,
+    ).toBe(200);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
-    const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: '/paid-by-voucher' }, headers: { 'x-site-token': vouchers.site_token } }));
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/paid-by-voucher' },
+        headers: { 'x-site-token': vouchers.site_token },
+      }),
+    );
     const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
     expect((await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } })).status).toBe(200);
 
@@ -191,7 +234,10 @@ describe('the publisher dashboard in a browser', () => {
     const run = await app.app.get(ClaimerService).runOnce({ force: true });
     expect(run.claims).toHaveLength(1);
     await page.reload();
-    await expectText(page.getByRole('region', { name: 'Batch settlement' }), /\$0\.01 claimed to your payout address, \$0 still in 0 payer channel/);
+    await expectText(
+      page.getByRole('region', { name: 'Batch settlement' }),
+      /\$0\.01 claimed to your payout address, \$0 still in 0 payer channel/,
+    );
     // The rest of this story counts one site and its one payment.
     expect((await app.call('DELETE', `/v1/sites/${vouchers.site_id}`, { headers: auth })).status).toBe(200);
   });
@@ -199,13 +245,31 @@ describe('the publisher dashboard in a browser', () => {
   it('shows who crawls the site: the table, requests by day per action, top paths and a CSV download', async () => {
     const id = await siteId();
     await page.goto(url(`#/crawlers/${id}`));
-    await expectText(page.getByTestId('no-crawlers'), new RegExp(`No requests reported for ${domain.replace(/\./g, '\\.')}`));
+    await expectText(
+      page.getByTestId('no-crawlers'),
+      new RegExp(`No requests reported for ${domain.replace(/\./g, '\\.')}`),
+    );
 
     // What a middleware reports with its gate counts (the batched POST /v1/site/gate-counts).
     const today = new Date().toISOString().slice(0, 10);
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    const seen = (crawler: string, category: string, operator: string | null, action: string, requests: number, extra: Record<string, unknown> = {}) => ({
-      day: today, crawler, category, operator, action, verified: false, requests, revenue_micros: '0', ...extra,
+    const seen = (
+      crawler: string,
+      category: string,
+      operator: string | null,
+      action: string,
+      requests: number,
+      extra: Record<string, unknown> = {},
+    ) => ({
+      day: today,
+      crawler,
+      category,
+      operator,
+      action,
+      verified: false,
+      requests,
+      revenue_micros: '0',
+      ...extra,
     });
     const reported = await app.call('POST', '/v1/site/gate-counts', {
       headers: { 'x-site-token': siteToken },
@@ -231,12 +295,19 @@ describe('the publisher dashboard in a browser', () => {
 
     await page.reload();
     const table = page.getByRole('table', { name: 'Crawlers' });
-    const cell = (crawler: string, column: string) => table.locator(`tr[data-crawler="${crawler}"] [data-column="${column}"]`);
+    const cell = (crawler: string, column: string) =>
+      table.locator(`tr[data-crawler="${crawler}"] [data-column="${column}"]`);
     await expectText(cell('GPTBot', 'requests'), /^8$/);
     const gptBot = table.locator('tr[data-crawler="GPTBot"]');
     await expectText(gptBot, /OpenAI/);
     await expectText(gptBot, /ai-training/);
-    expect(await Promise.all(['passed', 'allowed', 'blocked', 'charged', 'paid', 'token', 'revenue', 'verified'].map((column) => cell('GPTBot', column).textContent()))).toEqual(['0', '0', '0', '5', '2', '1', '$0.1', '25.0%']);
+    expect(
+      await Promise.all(
+        ['passed', 'allowed', 'blocked', 'charged', 'paid', 'token', 'revenue', 'verified'].map((column) =>
+          cell('GPTBot', column).textContent(),
+        ),
+      ),
+    ).toEqual(['0', '0', '0', '5', '2', '1', '$0.1', '25.0%']);
     expect(await cell('person', 'passed').textContent()).toBe('40');
     expect(await cell('Googlebot', 'allowed').textContent()).toBe('8');
     expect(await cell('AhrefsBot', 'blocked').textContent()).toBe('3');
@@ -246,8 +317,24 @@ describe('the publisher dashboard in a browser', () => {
     expect(await page.getByTestId('requests-chart').locator('canvas').count()).toBeGreaterThan(0);
     await page.getByText('As a table').click();
     const byDay = page.getByRole('table', { name: 'Requests by day' });
-    expect(await byDay.locator(`tr[data-day="${today}"] td`).allTextContents()).toEqual([today, '40', '6', '3', '5', '2', '1']);
-    expect(await byDay.locator(`tr[data-day="${yesterday}"] td`).allTextContents()).toEqual([yesterday, '0', '2', '0', '0', '0', '0']);
+    expect(await byDay.locator(`tr[data-day="${today}"] td`).allTextContents()).toEqual([
+      today,
+      '40',
+      '6',
+      '3',
+      '5',
+      '2',
+      '1',
+    ]);
+    expect(await byDay.locator(`tr[data-day="${yesterday}"] td`).allTextContents()).toEqual([
+      yesterday,
+      '0',
+      '2',
+      '0',
+      '0',
+      '0',
+      '0',
+    ]);
     expect(await byDay.locator('tbody tr').count()).toBe(30);
 
     // Top paths open under their crawler's row.
@@ -259,20 +346,29 @@ describe('the publisher dashboard in a browser', () => {
     expect(await paths.count()).toBe(0);
 
     // The CSV is fetched with the key in a header and saved from a Blob: no key in any URL.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
     expect(download.url()).toMatch(/^blob:/);
-    expect(download.suggestedFilename()).toMatch(new RegExp(`^crawlers-${domain.replace(/\./g, '\\.')}-\\d{4}-\\d{2}-\\d{2}-${today}\\.csv$`));
+    expect(download.suggestedFilename()).toMatch(
+      new RegExp(`^crawlers-${domain.replace(/\./g, '\\.')}-\\d{4}-\\d{2}-\\d{2}-${today}\\.csv$`),
+    );
     const csv = readFileSync((await download.path())!, 'utf8');
-    expect(csv.split('\r\n')[0]).toBe('crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share');
+    expect(csv.split('\r\n')[0]).toBe(
+      'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share',
+    );
     expect(csv).toContain('\r\nGPTBot,ai-training,OpenAI,8,0,0,0,5,2,1,0.1,0.2500\r\n');
     expect(page.url()).not.toContain((await apiKeyInTab())!);
   });
 
   it('changes a crawler’s action with one click: the stored policy changes and the row shows what applies', async () => {
     const id = await siteId();
-    const storedBots = async () => (await app.call('GET', `/v1/sites/${id}/bot-policy`, { headers: await authHeader() })).body.bots;
+    const storedBots = async () =>
+      (await app.call('GET', `/v1/sites/${id}/bot-policy`, { headers: await authHeader() })).body.bots;
     await page.goto(url(`#/crawlers/${id}`));
-    const row = (crawler: string) => page.getByRole('table', { name: 'Crawlers' }).locator(`tr[data-crawler="${crawler}"]`);
+    const row = (crawler: string) =>
+      page.getByRole('table', { name: 'Crawlers' }).locator(`tr[data-crawler="${crawler}"]`);
     // Nothing stored yet: each crawler's category default applies; people have no action.
     await expectPressed(page.getByRole('button', { name: 'Charge GPTBot' }));
     await expectText(row('GPTBot').getByTestId('action-source'), /default for ai-training/);
@@ -288,7 +384,14 @@ describe('the publisher dashboard in a browser', () => {
     await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
 
     // A category's action, set elsewhere (the CLI, the SDK), shows as the category's.
-    expect((await app.call('PUT', `/v1/sites/${id}/bot-policy`, { body: { categories: { 'search-engine': 'charge' }, bots: { GPTBot: 'block' } }, headers: await authHeader() })).status).toBe(200);
+    expect(
+      (
+        await app.call('PUT', `/v1/sites/${id}/bot-policy`, {
+          body: { categories: { 'search-engine': 'charge' }, bots: { GPTBot: 'block' } },
+          headers: await authHeader(),
+        })
+      ).status,
+    ).toBe(200);
     await page.reload();
     await expectPressed(page.getByRole('button', { name: 'Charge Googlebot' }));
     await expectText(row('Googlebot').getByTestId('action-source'), /by category search-engine/);
@@ -305,14 +408,41 @@ describe('the publisher dashboard in a browser', () => {
 
   it('shows a crawl through the middleware, and a Block clicked here reaches the running middleware as a 403 within 30 s', async () => {
     const auth = await authHeader();
-    const created = await app.call('POST', '/v1/sites', { body: { domain: `crawled-${Date.now()}.example.com` }, headers: auth });
+    const created = await app.call('POST', '/v1/sites', {
+      body: { domain: `crawled-${Date.now()}.example.com` },
+      headers: auth,
+    });
     const crawled = created.body as { site_id: string; site_token: string; access_token_secret: string };
-    expect((await app.call('PUT', `/v1/sites/${crawled.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
+    expect(
+      (
+        await app.call('PUT', `/v1/sites/${crawled.site_id}/pricing`, {
+          body: { default_price_usd: '0.01', rules: [] },
+          headers: auth,
+        })
+      ).status,
+    ).toBe(200);
     // SEO crawlers are blocked by the stored policy, which the middleware pulls with the pricing.
-    expect((await app.call('PUT', `/v1/sites/${crawled.site_id}/bot-policy`, { body: { categories: { seo: 'block' } }, headers: auth })).status).toBe(200);
-    const options = { apiUrl: app.baseUrl, siteId: crawled.site_id, siteToken: crawled.site_token, secret: crawled.access_token_secret, logger: { warn: () => undefined } };
-    const visit = (gate: ReturnType<typeof createCrawlgate>, path: string, userAgent: string, headers: Record<string, string> = {}) =>
-      gate.handle({ method: 'GET', url: path, headers: { 'user-agent': userAgent, ...headers }, ip: '127.0.0.1' });
+    expect(
+      (
+        await app.call('PUT', `/v1/sites/${crawled.site_id}/bot-policy`, {
+          body: { categories: { seo: 'block' } },
+          headers: auth,
+        })
+      ).status,
+    ).toBe(200);
+    const options = {
+      apiUrl: app.baseUrl,
+      siteId: crawled.site_id,
+      siteToken: crawled.site_token,
+      secret: crawled.access_token_secret,
+      logger: { warn: () => undefined },
+    };
+    const visit = (
+      gate: ReturnType<typeof createCrawlgate>,
+      path: string,
+      userAgent: string,
+      headers: Record<string, string> = {},
+    ) => gate.handle({ method: 'GET', url: path, headers: { 'user-agent': userAgent, ...headers }, ip: '127.0.0.1' });
     const status = (decision: Decision) => (decision.kind === 'respond' ? decision.status : decision.kind);
 
     // One middleware crawls and reports as it closes; another keeps running, with the default refresh.
@@ -333,9 +463,20 @@ describe('the publisher dashboard in a browser', () => {
 
       await page.goto(url(`#/crawlers/${crawled.site_id}`));
       await page.reload();
-      const cell = (name: string, column: string) => page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
+      const cell = (name: string, column: string) =>
+        page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
       await expectText(cell('GPTBot', 'paid'), /^1$/);
-      expect(await Promise.all([cell('person', 'passed'), cell('Googlebot', 'allowed'), cell('AhrefsBot', 'blocked'), cell('GPTBot', 'charged'), cell('GPTBot', 'revenue')].map((c) => c.textContent()))).toEqual(['2', '1', '1', '1', '$0.01']);
+      expect(
+        await Promise.all(
+          [
+            cell('person', 'passed'),
+            cell('Googlebot', 'allowed'),
+            cell('AhrefsBot', 'blocked'),
+            cell('GPTBot', 'charged'),
+            cell('GPTBot', 'revenue'),
+          ].map((c) => c.textContent()),
+        ),
+      ).toEqual(['2', '1', '1', '1', '$0.01']);
       await expectText(cell('AhrefsBot', 'action'), /by category seo/);
 
       expect(status(await visit(running, '/paid', GPTBOT))).toBe(402);
@@ -362,12 +503,24 @@ describe('the publisher dashboard in a browser', () => {
 
   it('counts six kinds of visitors crawling through the middleware, in the API and on the Crawlers page', async () => {
     const auth = await authHeader();
-    const created = await app.call('POST', '/v1/sites', { body: { domain: `six-${Date.now()}.example.com` }, headers: auth });
+    const created = await app.call('POST', '/v1/sites', {
+      body: { domain: `six-${Date.now()}.example.com` },
+      headers: auth,
+    });
     const site = created.body as { site_id: string; site_token: string; access_token_secret: string };
-    expect((await app.call('PUT', `/v1/sites/${site.site_id}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: auth })).status).toBe(200);
+    expect(
+      (
+        await app.call('PUT', `/v1/sites/${site.site_id}/pricing`, {
+          body: { default_price_usd: '0.01', rules: [] },
+          headers: auth,
+        })
+      ).status,
+    ).toBe(200);
     // Stored policy: SEO blocked; ChatGPT agent and ChatGPT-User allowed, which only a valid signature earns.
     const policy = { categories: { seo: 'block' }, bots: { 'ChatGPT agent': 'allow', 'ChatGPT-User': 'allow' } };
-    expect((await app.call('PUT', `/v1/sites/${site.site_id}/bot-policy`, { body: policy, headers: auth })).status).toBe(200);
+    expect(
+      (await app.call('PUT', `/v1/sites/${site.site_id}/bot-policy`, { body: policy, headers: auth })).status,
+    ).toBe(200);
     // https://chatgpt.com's key directory is a loopback server (no network here); the keys are ours.
     const chatgpt = await startAgentDirectory();
     const directoryFetch: typeof fetch = async (input, init) => {
@@ -378,13 +531,26 @@ describe('the publisher dashboard in a browser', () => {
     // One Express site behind createCrawlgate; the agent signs for http://127.0.0.1:<port>, the site's alias here.
     const port = await freePort();
     const gate = crawlgateExpress({
-      apiUrl: app.baseUrl, siteId: site.site_id, siteToken: site.site_token, secret: site.access_token_secret, logger: { warn: () => undefined },
-      webBotAuth: { fetch: directoryFetch, directoryTimeoutMs: 10_000, allowLoopbackDirectories: true, hosts: [`127.0.0.1:${port}`] },
+      apiUrl: app.baseUrl,
+      siteId: site.site_id,
+      siteToken: site.site_token,
+      secret: site.access_token_secret,
+      logger: { warn: () => undefined },
+      webBotAuth: {
+        fetch: directoryFetch,
+        directoryTimeoutMs: 10_000,
+        allowLoopbackDirectories: true,
+        hosts: [`127.0.0.1:${port}`],
+      },
     });
-    const server = express().use(gate).get('/:page', (req, res) => void res.type('text/html').send(`<h1>${req.params.page}</h1>`)).listen(port, '127.0.0.1');
+    const server = express()
+      .use(gate)
+      .get('/:page', (req, res) => void res.type('text/html').send(`<h1>${req.params.page}</h1>`))
+      .listen(port, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const origin = `http://127.0.0.1:${port}`;
-    const visit = (path: string, userAgent: string, headers: Record<string, string> = {}) => fetch(origin + path, { headers: { 'user-agent': userAgent, ...headers } });
+    const visit = (path: string, userAgent: string, headers: Record<string, string> = {}) =>
+      fetch(origin + path, { headers: { 'user-agent': userAgent, ...headers } });
     try {
       expect((await visit('/a', BROWSER)).status).toBe(200);
       expect((await visit('/b', BROWSER)).status).toBe(200);
@@ -401,8 +567,12 @@ describe('the publisher dashboard in a browser', () => {
       // @crawlgate/agent signing as https://chatgpt.com: verified ChatGPT agent, allowed by the stored policy, never paying.
       const payments: PaymentEvent[] = [];
       const agent = createAgent({
-        account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1', networks: [{ network: 'local', asset: app.chain.usdc }],
-        onPayment: (event) => payments.push(event), webBotAuth: { key: chatgpt.key, signatureAgent: CHATGPT },
+        account: newWallet(),
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        networks: [{ network: 'local', asset: app.chain.usdc }],
+        onPayment: (event) => payments.push(event),
+        webBotAuth: { key: chatgpt.key, signatureAgent: CHATGPT },
       });
       const signed = await agent.fetch(`${origin}/signed`);
       expect([signed.status, await signed.text(), payments]).toEqual([200, '<h1>signed</h1>', []]);
@@ -413,10 +583,38 @@ describe('the publisher dashboard in a browser', () => {
       const answer = await app.call('GET', `/v1/sites/${site.site_id}/crawlers`, { headers: auth });
       expect(answer.status).toBe(200);
       const counts = (answer.body.crawlers as CrawlerView[])
-        .map(({ crawler, requests, passed, allowed, blocked, charged, paid, token, revenue_usd, verified_share }) => ({ crawler, requests, passed, allowed, blocked, charged, paid, token, revenue_usd, verified_share }))
+        .map(({ crawler, requests, passed, allowed, blocked, charged, paid, token, revenue_usd, verified_share }) => ({
+          crawler,
+          requests,
+          passed,
+          allowed,
+          blocked,
+          charged,
+          paid,
+          token,
+          revenue_usd,
+          verified_share,
+        }))
         .sort((a, b) => a.crawler.localeCompare(b.crawler));
-      const row = (crawler: string, requests: number, actions: Partial<Record<'passed' | 'allowed' | 'blocked' | 'charged' | 'paid', number>>, revenue_usd: string, verified_share: string) =>
-        ({ crawler, requests, passed: 0, allowed: 0, blocked: 0, charged: 0, paid: 0, token: 0, ...actions, revenue_usd, verified_share });
+      const row = (
+        crawler: string,
+        requests: number,
+        actions: Partial<Record<'passed' | 'allowed' | 'blocked' | 'charged' | 'paid', number>>,
+        revenue_usd: string,
+        verified_share: string,
+      ) => ({
+        crawler,
+        requests,
+        passed: 0,
+        allowed: 0,
+        blocked: 0,
+        charged: 0,
+        paid: 0,
+        token: 0,
+        ...actions,
+        revenue_usd,
+        verified_share,
+      });
       const expected = [
         row('AhrefsBot', 1, { blocked: 1 }, '0', '0.0000'),
         row('ChatGPT agent', 1, { allowed: 1 }, '0', '1.0000'),
@@ -430,11 +628,19 @@ describe('the publisher dashboard in a browser', () => {
       // The page shows the same numbers; expectText waits at most 10 s for each, well inside 15 s of the crawl.
       await page.goto(url(`#/crawlers/${site.site_id}`));
       await page.reload();
-      const cell = (name: string, column: string) => page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
+      const cell = (name: string, column: string) =>
+        page.locator(`tr[data-crawler="${name}"] [data-column="${column}"]`);
       for (const crawler of expected) {
-        for (const column of ['requests', 'passed', 'allowed', 'blocked', 'charged', 'paid'] as const) await expectText(cell(crawler.crawler, column), new RegExp(`^${crawler[column]}$`));
-        await expectText(cell(crawler.crawler, 'revenue'), new RegExp(`^\\$${crawler.revenue_usd.replace('.', '\\.')}$`));
-        await expectText(cell(crawler.crawler, 'verified'), new RegExp(`^${(Number(crawler.verified_share) * 100).toFixed(1).replace('.', '\\.')}%$`));
+        for (const column of ['requests', 'passed', 'allowed', 'blocked', 'charged', 'paid'] as const)
+          await expectText(cell(crawler.crawler, column), new RegExp(`^${crawler[column]}$`));
+        await expectText(
+          cell(crawler.crawler, 'revenue'),
+          new RegExp(`^\\$${crawler.revenue_usd.replace('.', '\\.')}$`),
+        );
+        await expectText(
+          cell(crawler.crawler, 'verified'),
+          new RegExp(`^${(Number(crawler.verified_share) * 100).toFixed(1).replace('.', '\\.')}%$`),
+        );
       }
       expect(Date.now() - crawlStopped).toBeLessThan(15_000);
     } finally {
@@ -449,10 +655,29 @@ describe('the publisher dashboard in a browser', () => {
 
   it('says so when a change or a load fails (here: the site was deleted in another tab)', async () => {
     const auth = await authHeader();
-    const doomed = await app.call('POST', '/v1/sites', { body: { domain: `gone-${Date.now()}.example.com` }, headers: auth });
+    const doomed = await app.call('POST', '/v1/sites', {
+      body: { domain: `gone-${Date.now()}.example.com` },
+      headers: auth,
+    });
     const today = new Date().toISOString().slice(0, 10);
-    const seen = { day: today, crawler: 'ClaudeBot', category: 'ai-training', operator: 'Anthropic', action: 'charged', verified: false, requests: 2, revenue_micros: '0' };
-    expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [], crawlers: [seen] }, headers: { 'x-site-token': doomed.body.site_token } })).status).toBe(204);
+    const seen = {
+      day: today,
+      crawler: 'ClaudeBot',
+      category: 'ai-training',
+      operator: 'Anthropic',
+      action: 'charged',
+      verified: false,
+      requests: 2,
+      revenue_micros: '0',
+    };
+    expect(
+      (
+        await app.call('POST', '/v1/site/gate-counts', {
+          body: { counts: [], crawlers: [seen] },
+          headers: { 'x-site-token': doomed.body.site_token },
+        })
+      ).status,
+    ).toBe(204);
     // A reload, so the dashboard lists the site just made over the API.
     await page.goto(url(`#/crawlers/${doomed.body.site_id}`));
     await page.reload();
@@ -483,7 +708,11 @@ describe('the publisher dashboard in a browser', () => {
       ['overview', '#/overview', () => expectText(page.getByTestId('revenue'), /\$0\.05/)],
       ['sites', '#/sites', () => expectText(page.getByRole('table', { name: 'Sites' }), new RegExp(domain))],
       ['pricing', `#/pricing/${id}`, () => expectText(page.getByTestId('path-result'), /costs/)],
-      ['payments', `#/payments/${id}`, () => expectText(page.getByRole('table', { name: 'Payments' }), /\/blog\/post-1/)],
+      [
+        'payments',
+        `#/payments/${id}`,
+        () => expectText(page.getByRole('table', { name: 'Payments' }), /\/blog\/post-1/),
+      ],
       ['crawlers', `#/crawlers/${id}`, () => expectText(page.getByRole('table', { name: 'Crawlers' }), /GPTBot/)],
       ['settings', '#/settings', () => expectText(page.locator('main'), /Signed in as/)],
     ];
@@ -493,7 +722,12 @@ describe('the publisher dashboard in a browser', () => {
         await page.goto(url(fragment));
         await loaded();
         expect({ name, width, unlabelled: await unlabelledControls(page) }).toEqual({ name, width, unlabelled: [] });
-        expect({ name, width, ...(await sidewaysOverflow(page)) }).toEqual({ name, width, overflow: 0, stickingOut: [] });
+        expect({ name, width, ...(await sidewaysOverflow(page)) }).toEqual({
+          name,
+          width,
+          overflow: 0,
+          stickingOut: [],
+        });
         await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
       }
     }
@@ -540,7 +774,11 @@ describe('the publisher dashboard in a browser', () => {
     await tabTo((el) => el.text === 'Delete site');
     await page.keyboard.press('Enter');
     await row.waitFor({ state: 'detached', timeout: 10_000 });
-    expect((await app.call('GET', '/v1/sites', { headers: await authHeader() })).body.items.map((site: { domain: string }) => site.domain)).toEqual([domain]);
+    expect(
+      (await app.call('GET', '/v1/sites', { headers: await authHeader() })).body.items.map(
+        (site: { domain: string }) => site.domain,
+      ),
+    ).toEqual([domain]);
   });
 
   it('rotates the site token after asking, and the old one stops working', async () => {
@@ -550,8 +788,12 @@ describe('the publisher dashboard in a browser', () => {
     const rotated = (await page.locator('[data-secret="Site token"]').textContent())!;
     expect(rotated).toMatch(/^st_/);
     expect(rotated).not.toBe(siteToken);
-    expect((await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': siteToken } })).status).toBe(401);
-    expect((await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': rotated } })).status).toBe(402);
+    expect(
+      (await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': siteToken } })).status,
+    ).toBe(401);
+    expect(
+      (await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': rotated } })).status,
+    ).toBe(402);
     await page.getByRole('button', { name: 'I have stored them' }).click();
   });
 
@@ -604,7 +846,12 @@ describe('the publisher dashboard in a browser', () => {
   async function focused(): Promise<FocusedElement> {
     return page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
-      return { tag: el?.tagName.toLowerCase() ?? '', text: el?.textContent?.trim() ?? '', name: el?.getAttribute('name') ?? '', outline: el ? getComputedStyle(el).outlineStyle : '' };
+      return {
+        tag: el?.tagName.toLowerCase() ?? '',
+        text: el?.textContent?.trim() ?? '',
+        name: el?.getAttribute('name') ?? '',
+        outline: el ? getComputedStyle(el).outlineStyle : '',
+      };
     });
   }
 
@@ -613,7 +860,8 @@ describe('the publisher dashboard in a browser', () => {
     for (let presses = 0; presses < 60; presses++) {
       await page.keyboard.press('Tab');
       const el = await focused();
-      if (el.tag !== 'body') expect({ ...el, outline: el.outline === 'none' ? 'none' : 'visible' }).toEqual({ ...el, outline: 'visible' });
+      if (el.tag !== 'body')
+        expect({ ...el, outline: el.outline === 'none' ? 'none' : 'visible' }).toEqual({ ...el, outline: 'visible' });
       if (wanted(el)) return;
     }
     throw new Error(`Tab never reached the element wanted (last: ${JSON.stringify(await focused())})`);
@@ -669,20 +917,25 @@ function sidewaysOverflow(page: Page): Promise<{ overflow: number; stickingOut: 
     const width = document.documentElement.clientWidth;
     const scrollsItself = (el: Element) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX);
     const insideScroller = (el: Element) => {
-      for (let parent = el.parentElement; parent && parent !== document.body; parent = parent.parentElement) if (scrollsItself(parent)) return true;
+      for (let parent = el.parentElement; parent && parent !== document.body; parent = parent.parentElement)
+        if (scrollsItself(parent)) return true;
       return false;
     };
     const stickingOut = [...document.body.querySelectorAll('*')]
       .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !insideScroller(el))
       .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).replace(/ /g, '.') : ''} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`);
+      .map(
+        (el) =>
+          `${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).replace(/ /g, '.') : ''} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`,
+      );
     return { overflow: document.documentElement.scrollWidth - width, stickingOut };
   });
 }
 
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const CHATGPT = 'https://chatgpt.com';
-const CHATGPT_USER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+const CHATGPT_USER =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
 
 /** Waits (up to 10 s) for a toggle button to be pressed; fails with what it saw. */
 async function expectPressed(locator: import('playwright-core').Locator): Promise<void> {
@@ -701,7 +954,11 @@ async function expectText(locator: import('playwright-core').Locator, pattern: R
   const deadline = Date.now() + 10_000;
   let seen = '';
   while (Date.now() < deadline) {
-    seen = (await locator.first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
+    seen =
+      (await locator
+        .first()
+        .textContent({ timeout: 1_000 })
+        .catch(() => null)) ?? '';
     if (pattern.test(seen)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -1,4 +1,14 @@
-import { BATCH_SETTLEMENT_SCHEME, decodeBase64Json, encodeBase64Json, formatMicrosUsd, MAX_AUTHORIZATION_SECONDS, MAX_PRICE_MICROS, parseUsdAmount, X402_BATCH_SETTLEMENT_ADDRESS, type Hex } from '@crawlgate/core';
+import {
+  BATCH_SETTLEMENT_SCHEME,
+  decodeBase64Json,
+  encodeBase64Json,
+  formatMicrosUsd,
+  MAX_AUTHORIZATION_SECONDS,
+  MAX_PRICE_MICROS,
+  parseUsdAmount,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  type Hex,
+} from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
@@ -135,7 +145,11 @@ export function createAgent(options: AgentOptions): Agent {
   const mode = options.payMode ?? 'authorization';
   const allowed = allowList(options.networks);
   const maxAuthorizationSeconds = authorizationCap(options.maxAuthorizationSeconds);
-  const payer = createPayer(options.account, { rpcUrl: options.rpcUrl, pollingIntervalMs: options.pollingIntervalMs ?? 250, maxAuthorizationSeconds });
+  const payer = createPayer(options.account, {
+    rpcUrl: options.rpcUrl,
+    pollingIntervalMs: options.pollingIntervalMs ?? 250,
+    maxAuthorizationSeconds,
+  });
   const batch = batchOptions(options.batchSettlement);
   const channels = new ChannelBook();
   const refusedDeposits = new WeakMap<Channel, SentDeposit>();
@@ -153,64 +167,121 @@ export function createAgent(options: AgentOptions): Agent {
   const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor, sign);
 
   /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
-  async function pay(url: string, challenge: Response, retry: (extra: Record<string, string>) => Promise<Response>): Promise<{ response: Response; token?: string }> {
+  async function pay(
+    url: string,
+    challenge: Response,
+    retry: (extra: Record<string, string>) => Promise<Response>,
+  ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
-    const voucherOffer = batch && firstAllowed(offers.filter((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && batch.escrows.has(o.batch!.escrow.toLowerCase())), allowed);
+    const voucherOffer =
+      batch &&
+      firstAllowed(
+        offers.filter((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && batch.escrows.has(o.batch!.escrow.toLowerCase())),
+        allowed,
+      );
     if (voucherOffer) return payByVoucher(url, voucherOffer, retry);
-    const offer = chooseOffer(url, offers.filter((o) => o.scheme === 'exact'), allowed);
+    const offer = chooseOffer(
+      url,
+      offers.filter((o) => o.scheme === 'exact'),
+      allowed,
+    );
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
-    if (offer.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
+    if (offer.amount > maxPrice)
+      throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
     const reservation = await budget.reserve(offer.amount);
-    if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
+    if (!reservation)
+      throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     let charged = false;
     const markCharged = (value = true) => void (charged = value);
     try {
-      const result = mode === 'transfer' ? await payByTransfer(url, offer, retry, markCharged) : await payByAuthorization(url, offer, retry, markCharged);
+      const result =
+        mode === 'transfer'
+          ? await payByTransfer(url, offer, retry, markCharged)
+          : await payByAuthorization(url, offer, retry, markCharged);
       return result;
     } finally {
       await budget.settle(reservation, charged);
     }
   }
 
-  async function payByAuthorization(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: (value?: boolean) => void) {
+  async function payByAuthorization(
+    url: string,
+    offer: Offer,
+    retry: (extra: Record<string, string>) => Promise<Response>,
+    markCharged: (value?: boolean) => void,
+  ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it, whatever answer we get
     // (a settlement still pending, a dropped connection): it counts as spent unless refused outright.
     markCharged();
     let response = await retry({ [name]: value });
     // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
-    for (let attempt = 0; response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES; attempt++) {
+    for (
+      let attempt = 0;
+      response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES;
+      attempt++
+    ) {
       await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
       response = await retry({ [name]: value });
     }
-    const settlement = decodeBase64Json(response.headers.get('x-payment-response') ?? response.headers.get('payment-response') ?? '') as
-      | { success?: boolean; errorReason?: string; transaction?: string }
-      | undefined;
+    const settlement = decodeBase64Json(
+      response.headers.get('x-payment-response') ?? response.headers.get('payment-response') ?? '',
+    ) as { success?: boolean; errorReason?: string; transaction?: string } | undefined;
     if (response.status === 402 || settlement?.success === false) {
       markCharged(false); // the site says nothing was settled
-      const body = (await response.clone().json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
-      throw new PaymentFailedError(url, settlement?.errorReason ?? body?.reason ?? 'payment_refused', body?.detail ?? `the site answered ${response.status}`);
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
+      throw new PaymentFailedError(
+        url,
+        settlement?.errorReason ?? body?.reason ?? 'payment_refused',
+        body?.detail ?? `the site answered ${response.status}`,
+      );
     }
-    if (response.status === 503) throw new PaymentFailedError(url, 'settlement_pending', 'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)');
+    if (response.status === 503)
+      throw new PaymentFailedError(
+        url,
+        'settlement_pending',
+        'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
+      );
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
   }
 
-  async function payByTransfer(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>, markCharged: () => void) {
+  async function payByTransfer(
+    url: string,
+    offer: Offer,
+    retry: (extra: Record<string, string>) => Promise<Response>,
+    markCharged: () => void,
+  ) {
     const { verifyUrl, gateRef } = offer;
-    if (!verifyUrl || !gateRef) throw new UnsupportedPaymentError(`${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`);
+    if (!verifyUrl || !gateRef)
+      throw new UnsupportedPaymentError(
+        `${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`,
+      );
     const txHash = await payer.transfer(offer);
     markCharged(); // the USDC has moved, whatever happens next
     // Signed by the payer for this gate: the hash is public on chain, so it alone would let anyone claim the transfer.
     const proof = JSON.stringify({ tx_hash: txHash, signature: await payer.signTransferProof(gateRef, txHash) });
-    const post = () => http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: proof });
+    const post = () =>
+      http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: proof });
     let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
       verified = await post();
     }
-    const body = (await verified.json().catch(() => ({}))) as { access_token?: string; reason?: string; detail?: string };
-    if (verified.status !== 200 || !body.access_token) throw new PaymentFailedError(url, body.reason ?? `verify_${verified.status}`, body.detail ?? `sent ${txHash}, but the gate was not opened`);
+    const body = (await verified.json().catch(() => ({}))) as {
+      access_token?: string;
+      reason?: string;
+      detail?: string;
+    };
+    if (verified.status !== 200 || !body.access_token)
+      throw new PaymentFailedError(
+        url,
+        body.reason ?? `verify_${verified.status}`,
+        body.detail ?? `sent ${txHash}, but the gate was not opened`,
+      );
     report(url, offer, txHash, 'transfer');
     return { response: await retry({ 'x-crawlgate-token': body.access_token }), token: body.access_token };
   }
@@ -226,20 +297,40 @@ export function createAgent(options: AgentOptions): Agent {
     return channels.exclusive(key, async () => {
       let current = offer;
       for (let corrections = 0; ; corrections++) {
-        if (current.amount > maxPrice) throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
+        if (current.amount > maxPrice)
+          throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
         const channel = channels.get(key) ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
         const total = channel.charged + current.amount;
-        const deposit = total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
-        const voucher = { channelId: channel.channelId, maxClaimableAmount: total.toString(), signature: await signVoucher(payer, channel, total) };
-        const payload = { type: deposit ? 'deposit' : 'voucher', channelConfig: channel.config, voucher, ...(deposit ? { deposit: deposit.payload } : {}) };
-        const header = encodeBase64Json({ x402Version: 2, accepted: current.v2!.accepted, payload, resource: current.v2!.resource });
+        const deposit =
+          total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
+        const voucher = {
+          channelId: channel.channelId,
+          maxClaimableAmount: total.toString(),
+          signature: await signVoucher(payer, channel, total),
+        };
+        const payload = {
+          type: deposit ? 'deposit' : 'voucher',
+          channelConfig: channel.config,
+          voucher,
+          ...(deposit ? { deposit: deposit.payload } : {}),
+        };
+        const header = encodeBase64Json({
+          x402Version: 2,
+          accepted: current.v2!.accepted,
+          payload,
+          resource: current.v2!.resource,
+        });
         // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
         if (total > channel.signed) channel.signed = total;
         let response: Response;
         try {
           response = await retry({ 'PAYMENT-SIGNATURE': header });
-          for (let attempt = 0; response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES; attempt++) {
+          for (
+            let attempt = 0;
+            response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES;
+            attempt++
+          ) {
             await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
             response = await retry({ 'PAYMENT-SIGNATURE': header });
           }
@@ -247,29 +338,54 @@ export function createAgent(options: AgentOptions): Agent {
           await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
-        const settlement = decodeBase64Json(response.headers.get('payment-response') ?? '') as { success?: boolean; errorReason?: string; transaction?: string } | undefined;
+        const settlement = decodeBase64Json(response.headers.get('payment-response') ?? '') as
+          { success?: boolean; errorReason?: string; transaction?: string } | undefined;
         if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
           await deposit?.settle('spent');
           channel.charged = total;
-          options.onPayment?.({ url, priceUsd: formatMicrosUsd(current.amount), amount: current.amount.toString(), network: current.network, payer: payer.address, txHash: settlement?.transaction || null, mode: 'voucher', channelId: channel.channelId });
+          options.onPayment?.({
+            url,
+            priceUsd: formatMicrosUsd(current.amount),
+            amount: current.amount.toString(),
+            network: current.network,
+            payer: payer.address,
+            txHash: settlement?.transaction || null,
+            mode: 'voucher',
+            channelId: channel.channelId,
+          });
           return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
         }
         if (response.status === 503) {
           await deposit?.settle('spent');
-          throw new PaymentFailedError(url, 'settlement_pending', 'the voucher payment was still pending after several retries (its deposit stays counted as spent)');
+          throw new PaymentFailedError(
+            url,
+            'settlement_pending',
+            'the voucher payment was still pending after several retries (its deposit stays counted as spent)',
+          );
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
         await deposit?.settle('refused');
-        const corrected = (await readOffers(response.clone())).find((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key);
+        const corrected = (await readOffers(response.clone())).find(
+          (o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
+        );
         if (corrected && corrections < MAX_CORRECTIONS) {
           const check = await checkedCorrection(channel, corrected);
-          if (!check.ok) throw new PaymentFailedError(url, 'channel_state_refused', `the corrective 402 was not followed: ${check.detail}`);
+          if (!check.ok)
+            throw new PaymentFailedError(
+              url,
+              'channel_state_refused',
+              `the corrective 402 was not followed: ${check.detail}`,
+            );
           channel.charged = check.charged;
           current = corrected;
           continue;
         }
         const body = (await response.json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
-        throw new PaymentFailedError(url, settlement?.errorReason ?? body?.reason ?? 'payment_refused', body?.detail ?? `the site answered ${response.status}`);
+        throw new PaymentFailedError(
+          url,
+          settlement?.errorReason ?? body?.reason ?? 'payment_refused',
+          body?.detail ?? `the site answered ${response.status}`,
+        );
       }
     });
   }
@@ -284,14 +400,31 @@ export function createAgent(options: AgentOptions): Agent {
   async function depositFor(url: string, channel: Channel, offer: Offer, needed: bigint) {
     const kept = refusedDeposits.get(channel);
     refusedDeposits.delete(channel);
-    if (kept && kept.amount >= needed && kept.validBefore > BigInt(Math.floor(Date.now() / 1000) + DEPOSIT_REUSE_MARGIN_SECONDS)) return tracked(channel, kept);
+    if (
+      kept &&
+      kept.amount >= needed &&
+      kept.validBefore > BigInt(Math.floor(Date.now() / 1000) + DEPOSIT_REUSE_MARGIN_SECONDS)
+    )
+      return tracked(channel, kept);
     if (kept) await budget.settle(kept.reservation, true); // it may have been made: spent
     const remaining = await budget.remaining();
-    const amount = batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
+    const amount =
+      batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
     const reservation = amount >= needed ? await budget.reserve(amount) : null;
     if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(remaining));
-    const payload = await signDeposit(payer, channel, offer, amount, Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds));
-    return tracked(channel, { payload, amount, reservation, validBefore: BigInt(payload.authorization.erc3009Authorization.validBefore) });
+    const payload = await signDeposit(
+      payer,
+      channel,
+      offer,
+      amount,
+      Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds),
+    );
+    return tracked(channel, {
+      payload,
+      amount,
+      reservation,
+      validBefore: BigInt(payload.authorization.erc3009Authorization.validBefore),
+    });
   }
 
   function tracked(channel: Channel, deposit: SentDeposit) {
@@ -310,7 +443,15 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
-    options.onPayment?.({ url, priceUsd: formatMicrosUsd(offer.amount), amount: offer.amount.toString(), network: offer.network, payer: payer.address, txHash, mode: how });
+    options.onPayment?.({
+      url,
+      priceUsd: formatMicrosUsd(offer.amount),
+      amount: offer.amount.toString(),
+      network: offer.network,
+      payer: payer.address,
+      txHash,
+      mode: how,
+    });
   }
 
   async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
@@ -361,24 +502,37 @@ export function createAgent(options: AgentOptions): Agent {
       return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`);
     },
     channels: () =>
-      channels.all().map((c) => ({ channelId: c.channelId, origin: c.origin, receiver: c.config.receiver, escrow: c.domain.verifyingContract, deposited: c.deposited, charged: c.charged, withdrawing: c.withdrawing })),
+      channels.all().map((c) => ({
+        channelId: c.channelId,
+        origin: c.origin,
+        receiver: c.config.receiver,
+        escrow: c.domain.verifyingContract,
+        deposited: c.deposited,
+        charged: c.charged,
+        withdrawing: c.withdrawing,
+      })),
     initiateWithdraw: () => initiateWithdrawals(payer, channels.all()),
     finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all()),
   };
 }
 
-function batchOptions(options: BatchSettlementOptions | undefined): { depositMicros: bigint; escrows: Set<string> } | undefined {
+function batchOptions(
+  options: BatchSettlementOptions | undefined,
+): { depositMicros: bigint; escrows: Set<string> } | undefined {
   if (!options) return undefined;
   const depositMicros = amount(options.depositUsd, MAX_BUDGET_MICROS, 'batchSettlement.depositUsd');
   if (depositMicros === 0n) throw new RangeError('batchSettlement.depositUsd: a deposit must be above 0');
   const escrows = options.escrows ?? [X402_BATCH_SETTLEMENT_ADDRESS];
-  if (!Array.isArray(escrows) || escrows.length === 0 || !escrows.every((e) => /^0x[0-9a-fA-F]{40}$/.test(e))) throw new RangeError('batchSettlement.escrows: a list of escrow contract addresses');
+  if (!Array.isArray(escrows) || escrows.length === 0 || !escrows.every((e) => /^0x[0-9a-fA-F]{40}$/.test(e)))
+    throw new RangeError('batchSettlement.escrows: a list of escrow contract addresses');
   return { depositMicros, escrows: new Set(escrows.map((e) => e.toLowerCase())) };
 }
 
 function authorizationCap(seconds = MAX_AUTHORIZATION_SECONDS): number {
   if (!Number.isInteger(seconds) || seconds < MIN_AUTHORIZATION_SECONDS || seconds > MAX_AUTHORIZATION_SECONDS) {
-    throw new RangeError(`maxAuthorizationSeconds: a whole number of seconds from ${MIN_AUTHORIZATION_SECONDS} to ${MAX_AUTHORIZATION_SECONDS}, got ${seconds}`);
+    throw new RangeError(
+      `maxAuthorizationSeconds: a whole number of seconds from ${MIN_AUTHORIZATION_SECONDS} to ${MAX_AUTHORIZATION_SECONDS}, got ${seconds}`,
+    );
   }
   return seconds;
 }

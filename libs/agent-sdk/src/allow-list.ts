@@ -36,16 +36,28 @@ export const DEFAULT_NETWORKS: readonly AllowedNetwork[] = ['base', 'base-sepoli
 export function allowList(networks: readonly AllowedNetwork[] = DEFAULT_NETWORKS): Allowed[] {
   if (!Array.isArray(networks) || networks.length === 0) throw new RangeError('networks: allow at least one network');
   return networks.map((entry) => {
-    const { network, asset, domain } = typeof entry === 'string' ? { network: entry, asset: undefined, domain: undefined } : entry;
+    const { network, asset, domain } =
+      typeof entry === 'string' ? { network: entry, asset: undefined, domain: undefined } : entry;
     const chainId = chainIdOf(network);
-    if (chainId === null || !Number.isSafeInteger(chainId) || chainId <= 0) throw new RangeError(`networks: unknown network "${String(network)}"; use one of base, base-sepolia, local, or "eip155:<chainId>"`);
+    if (chainId === null || !Number.isSafeInteger(chainId) || chainId <= 0)
+      throw new RangeError(
+        `networks: unknown network "${String(network)}"; use one of base, base-sepolia, local, or "eip155:<chainId>"`,
+      );
     const known = findNetworkByX402(network);
     const address = asset ?? known?.usdc.address;
-    if (!address) throw new RangeError(`networks: the USDC of "${network}" is deployed at run time; allow it as { network: '${network}', asset: '0x…' }`);
+    if (!address)
+      throw new RangeError(
+        `networks: the USDC of "${network}" is deployed at run time; allow it as { network: '${network}', asset: '0x…' }`,
+      );
     if (!isEvmAddress(address)) throw new RangeError(`networks: "${String(address)}" is not an EVM address`);
     // The registry's domain applies to its own USDC, and to whatever the local chain deployed as USDC.
-    const registryUsdc = known && (known.usdc.address === null || known.usdc.address.toLowerCase() === address.toLowerCase());
-    return { chainId, asset: address.toLowerCase(), domain: domain ?? (registryUsdc ? { name: known.usdc.name, version: known.usdc.version } : undefined) };
+    const registryUsdc =
+      known && (known.usdc.address === null || known.usdc.address.toLowerCase() === address.toLowerCase());
+    return {
+      chainId,
+      asset: address.toLowerCase(),
+      domain: domain ?? (registryUsdc ? { name: known.usdc.name, version: known.usdc.version } : undefined),
+    };
   });
 }
 
@@ -56,7 +68,8 @@ function refusal(offer: Offer, allowed: readonly Allowed[]): RefusalReason | nul
   const match = onChain.find((entry) => entry.asset === offer.asset.toLowerCase());
   if (!match) return 'asset_not_allowed';
   // Otherwise the site could have us sign under a domain of its choosing.
-  if (match.domain && (match.domain.name !== offer.domain.name || match.domain.version !== offer.domain.version)) return 'domain_mismatch';
+  if (match.domain && (match.domain.name !== offer.domain.name || match.domain.version !== offer.domain.version))
+    return 'domain_mismatch';
   return null;
 }
 
@@ -67,7 +80,10 @@ export function firstAllowed(offers: readonly Offer[], allowed: readonly Allowed
 
 /** The first offer the agent may pay (offers come v2 first); refuses with every reason when there is none. */
 export function chooseOffer(url: string, offers: readonly Offer[], allowed: readonly Allowed[]): Offer {
-  if (offers.length === 0) throw new UnsupportedPaymentError(`${url} asks for payment, but offers no "exact" payment on an EVM chain this agent knows`);
+  if (offers.length === 0)
+    throw new UnsupportedPaymentError(
+      `${url} asks for payment, but offers no "exact" payment on an EVM chain this agent knows`,
+    );
   const refused: RefusedOffer[] = [];
   for (const offer of offers) {
     const reason = refusal(offer, allowed);

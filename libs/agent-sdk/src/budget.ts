@@ -50,6 +50,11 @@ export class Budget {
   }
 
   private summaryOf(state: BudgetState): BudgetSummary {
-    return { usd: formatMicrosUsd(state.spentMicros), micros: state.spentMicros, payments: state.payments, remainingUsd: formatMicrosUsd(this.remainingOf(state)) };
+    return {
+      usd: formatMicrosUsd(state.spentMicros),
+      micros: state.spentMicros,
+      payments: state.payments,
+      remainingUsd: formatMicrosUsd(this.remainingOf(state)),
+    };
   }
 }

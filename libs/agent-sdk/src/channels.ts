@@ -46,7 +46,9 @@ export class ChannelBook {
 
   static key(origin: string, offer: Offer): string {
     const b = offer.batch!;
-    return [origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay].join('|').toLowerCase();
+    return [origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay]
+      .join('|')
+      .toLowerCase();
   }
 
   get(key: string): Channel | undefined {
@@ -80,9 +82,22 @@ export class ChannelBook {
 /** A new channel for `offer`'s terms: the agent is payer and voucher signer, with a random salt. */
 export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
   const b = offer.batch!;
-  const config: ChannelConfig = { payer, payerAuthorizer: payer, receiver: offer.payTo, receiverAuthorizer: b.receiverAuthorizer, token: offer.asset, withdrawDelay: b.withdrawDelay, salt: randomHex32() };
+  const config: ChannelConfig = {
+    payer,
+    payerAuthorizer: payer,
+    receiver: offer.payTo,
+    receiverAuthorizer: b.receiverAuthorizer,
+    token: offer.asset,
+    withdrawDelay: b.withdrawDelay,
+    salt: randomHex32(),
+  };
   const domain = batchSettlementDomain(offer.chainId, b.escrow);
-  const channelId = hashTypedData({ domain, types: CHANNEL_CONFIG_TYPES, primaryType: 'ChannelConfig', message: config });
+  const channelId = hashTypedData({
+    domain,
+    types: CHANNEL_CONFIG_TYPES,
+    primaryType: 'ChannelConfig',
+    message: config,
+  });
   return { origin, config, channelId, domain, deposited: 0n, charged: 0n, signed: 0n, withdrawing: false };
 }
 
@@ -92,16 +107,35 @@ export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
  * it already holds vouchers for); above what the agent ever sent only with the agent's own
  * signature for exactly that total.
  */
-export async function checkedCorrection(channel: Channel, offer: Offer): Promise<{ ok: true; charged: bigint } | { ok: false; detail: string }> {
+export async function checkedCorrection(
+  channel: Channel,
+  offer: Offer,
+): Promise<{ ok: true; charged: bigint } | { ok: false; detail: string }> {
   const state = offer.batch?.channelState;
-  if (!state || state.channelId.toLowerCase() !== channel.channelId.toLowerCase()) return { ok: false, detail: 'the 402 states no charge for this channel' };
+  if (!state || state.channelId.toLowerCase() !== channel.channelId.toLowerCase())
+    return { ok: false, detail: 'the 402 states no charge for this channel' };
   const claimed = state.chargedCumulativeAmount;
-  if (claimed < channel.charged) return { ok: false, detail: `the site says the channel was charged ${claimed}, below the ${channel.charged} it already confirmed` };
-  if (claimed > channel.deposited) return { ok: false, detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited} deposited` };
+  if (claimed < channel.charged)
+    return {
+      ok: false,
+      detail: `the site says the channel was charged ${claimed}, below the ${channel.charged} it already confirmed`,
+    };
+  if (claimed > channel.deposited)
+    return {
+      ok: false,
+      detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited} deposited`,
+    };
   if (claimed > channel.signed) {
     const voucher = offer.batch?.voucherState;
-    if (!voucher || voucher.signedMaxClaimable !== claimed || !(await isOurVoucher(channel, claimed, voucher.signature))) {
-      return { ok: false, detail: `the site says the channel was charged ${claimed}, above the ${channel.signed} this agent signed, without this agent's voucher for it` };
+    if (
+      !voucher ||
+      voucher.signedMaxClaimable !== claimed ||
+      !(await isOurVoucher(channel, claimed, voucher.signature))
+    ) {
+      return {
+        ok: false,
+        detail: `the site says the channel was charged ${claimed}, above the ${channel.signed} this agent signed, without this agent's voucher for it`,
+      };
     }
   }
   return { ok: true, charged: claimed };
@@ -109,7 +143,13 @@ export async function checkedCorrection(channel: Channel, offer: Offer): Promise
 
 async function isOurVoucher(channel: Channel, total: bigint, signature: Hex): Promise<boolean> {
   try {
-    const signer = await recoverTypedDataAddress({ domain: channel.domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: channel.channelId, maxClaimableAmount: total }, signature });
+    const signer = await recoverTypedDataAddress({
+      domain: channel.domain,
+      types: VOUCHER_TYPES,
+      primaryType: 'Voucher',
+      message: { channelId: channel.channelId, maxClaimableAmount: total },
+      signature,
+    });
     return isAddressEqual(signer, channel.config.payerAuthorizer);
   } catch {
     return false;
@@ -117,7 +157,12 @@ async function isOurVoucher(channel: Channel, total: bigint, signature: Hex): Pr
 }
 
 export function signVoucher(payer: Payer, channel: Channel, total: bigint): Promise<Hex> {
-  return payer.signTypedData({ domain: channel.domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: channel.channelId, maxClaimableAmount: total } });
+  return payer.signTypedData({
+    domain: channel.domain,
+    types: VOUCHER_TYPES,
+    primaryType: 'Voucher',
+    message: { channelId: channel.channelId, maxClaimableAmount: total },
+  });
 }
 
 /**
@@ -125,17 +170,37 @@ export function signVoucher(payer: Payer, channel: Channel, total: bigint): Prom
  * client signs it: its nonce binds it to this channel, and only the collector (called by the
  * escrow it was built for) can receive it. Valid for at most `validForSeconds`.
  */
-export async function signDeposit(payer: Payer, channel: Channel, offer: Offer, amount: bigint, validForSeconds: number) {
+export async function signDeposit(
+  payer: Payer,
+  channel: Channel,
+  offer: Offer,
+  amount: bigint,
+  validForSeconds: number,
+) {
   const salt = randomHex32();
   const now = BigInt(Math.floor(Date.now() / 1000));
   const validAfter = now - BigInt(AUTHORIZATION_CLOCK_SKEW_SECONDS);
   const validBefore = now + BigInt(validForSeconds);
-  const nonce = keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channel.channelId, BigInt(salt)]));
+  const nonce = keccak256(
+    encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channel.channelId, BigInt(salt)]),
+  );
   const signature = await payer.signTypedData({
     domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
     types: { ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization },
     primaryType: 'ReceiveWithAuthorization',
-    message: { from: channel.config.payer, to: X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value: amount, validAfter, validBefore, nonce },
+    message: {
+      from: channel.config.payer,
+      to: X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+      value: amount,
+      validAfter,
+      validBefore,
+      nonce,
+    },
   });
-  return { amount: amount.toString(), authorization: { erc3009Authorization: { validAfter: validAfter.toString(), validBefore: validBefore.toString(), salt, signature } } };
+  return {
+    amount: amount.toString(),
+    authorization: {
+      erc3009Authorization: { validAfter: validAfter.toString(), validBefore: validBefore.toString(), salt, signature },
+    },
+  };
 }

@@ -54,6 +54,8 @@ export class PaymentNotAllowedError extends Error {
     readonly url: string,
     readonly refused: RefusedOffer[],
   ) {
-    super(`${url} asks for payment only in what this agent does not pay with: ${refused.map((offer) => `${offer.amount} of ${offer.asset} on ${offer.network} (${offer.reason})`).join('; ')}`);
+    super(
+      `${url} asks for payment only in what this agent does not pay with: ${refused.map((offer) => `${offer.amount} of ${offer.asset} on ${offer.network} (${offer.reason})`).join('; ')}`,
+    );
   }
 }

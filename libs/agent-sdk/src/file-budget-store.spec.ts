@@ -20,7 +20,13 @@ function child(args: string[], until?: string): Promise<{ output: string; pid: n
       if (until && output.includes(until)) done();
     });
     proc.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-    proc.on('exit', (code) => (code === 0 ? done() : until ? reject(new Error(`child exited ${code}: ${errors}`)) : reject(new Error(`child exited ${code}: ${errors}`))));
+    proc.on('exit', (code) =>
+      code === 0
+        ? done()
+        : until
+          ? reject(new Error(`child exited ${code}: ${errors}`))
+          : reject(new Error(`child exited ${code}: ${errors}`)),
+    );
   });
 }
 
@@ -45,7 +51,10 @@ describe('createFileBudgetStore', () => {
   it('lets two processes draining one file spend exactly the budget between them, never more', async () => {
     const file = join(dir, 'budget.json');
     const barrier = mkdtempSync(join(tmpdir(), 'crawlgate-budget-barrier-'));
-    const [a, b] = await Promise.all([child([file, '60000', '1000', 'drain', barrier, '2']), child([file, '60000', '1000', 'drain', barrier, '2'])]);
+    const [a, b] = await Promise.all([
+      child([file, '60000', '1000', 'drain', barrier, '2']),
+      child([file, '60000', '1000', 'drain', barrier, '2']),
+    ]);
     rmSync(barrier, { recursive: true, force: true });
     const paid = [Number(a.output), Number(b.output)];
     expect(paid[0] + paid[1]).toBe(60);
@@ -81,11 +90,17 @@ describe('createFileBudgetStore', () => {
     const file = join(dir, 'budget.json');
     const dead = await child([file, '1', '1', 'drain']);
     await exited(dead.pid);
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead.pid, host: require('node:os').hostname(), at: Date.now() }));
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({ pid: dead.pid, host: require('node:os').hostname(), at: Date.now() }),
+    );
     const store = createFileBudgetStore(file);
     expect(await store.reserve(1n, 10n)).not.toBeNull();
 
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: require('node:os').hostname(), at: Date.now() }));
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({ pid: process.pid, host: require('node:os').hostname(), at: Date.now() }),
+    );
     await expect(createFileBudgetStore(file, { lockTimeoutMs: 200 }).reserve(1n, 10n)).rejects.toThrow(/locked/);
   });
 
@@ -102,6 +117,11 @@ describe('createFileBudgetStore', () => {
     const store = createFileBudgetStore(file);
     const reserved = await store.reserve(12_345n, 1_000_000n);
     await store.settle(reserved!.reservation, true);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, spent_micros: '12345', payments: 1, reservations: {} });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      version: 1,
+      spent_micros: '12345',
+      payments: 1,
+      reservations: {},
+    });
   });
 });

@@ -54,7 +54,13 @@ export function createFileBudgetStore(path: string, options: FileBudgetStoreOpti
         const state = stateOf(stored);
         if (state.spentMicros + state.reservedMicros + micros > limitMicros) return { next: stored, result: null };
         const reservation: Reservation = { id: `${host}:${process.pid}:${randomUUID()}`, micros };
-        const next = { ...stored, reservations: { ...stored.reservations, [reservation.id]: { micros: micros.toString(), pid: process.pid, host } } };
+        const next = {
+          ...stored,
+          reservations: {
+            ...stored.reservations,
+            [reservation.id]: { micros: micros.toString(), pid: process.pid, host },
+          },
+        };
         return { next, result: { reservation, state: stateOf(next) } };
       }),
     settle: (reservation, charged) =>
@@ -104,7 +110,13 @@ function readStored(path: string): StoredBudget {
   }
   const parsed = JSON.parse(text) as StoredBudget;
   // A file we cannot read is not an empty budget: refuse to pay rather than start from zero.
-  if (parsed?.version !== 1 || !/^\d+$/.test(parsed.spent_micros) || !Number.isSafeInteger(parsed.payments) || typeof parsed.reservations !== 'object' || parsed.reservations === null) {
+  if (
+    parsed?.version !== 1 ||
+    !/^\d+$/.test(parsed.spent_micros) ||
+    !Number.isSafeInteger(parsed.payments) ||
+    typeof parsed.reservations !== 'object' ||
+    parsed.reservations === null
+  ) {
     throw new Error(`${path} is not a Crawlgate budget file`);
   }
   return parsed;
@@ -134,7 +146,8 @@ async function lock(lockPath: string, timeoutMs: number, staleMs: number): Promi
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     breakIfAbandoned(lockPath, staleMs);
-    if (Date.now() >= deadline) throw new Error(`The budget file is locked by another process (${lockPath}); not paying`);
+    if (Date.now() >= deadline)
+      throw new Error(`The budget file is locked by another process (${lockPath}); not paying`);
     await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
   }
 }
@@ -153,7 +166,9 @@ function breakIfAbandoned(lockPath: string, staleMs: number): void {
   } catch {
     return; // being written this instant: look again next round
   }
-  const abandoned = (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) || (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
+  const abandoned =
+    (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
+    (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
   if (!abandoned) return;
   // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
   // moved a newer lock instead (taken between its read and its rename) puts it back.

@@ -1,7 +1,21 @@
-export { createAgent, type Agent, type AgentOptions, type BatchSettlementOptions, type ChannelSummary, type PaymentEvent } from './agent';
+export {
+  createAgent,
+  type Agent,
+  type AgentOptions,
+  type BatchSettlementOptions,
+  type ChannelSummary,
+  type PaymentEvent,
+} from './agent';
 export type { WithdrawalStep } from './withdrawals';
 export type { AllowedAsset, AllowedNetwork } from './allow-list';
-export { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError, type RefusedOffer } from './errors';
+export {
+  BudgetExceededError,
+  PaymentFailedError,
+  PaymentNotAllowedError,
+  PriceTooHighError,
+  UnsupportedPaymentError,
+  type RefusedOffer,
+} from './errors';
 export type { Offer } from './offers';
 export type { BudgetSummary } from './budget';
 export { createMemoryBudgetStore, type BudgetState, type BudgetStore, type Reservation } from './budget-store';

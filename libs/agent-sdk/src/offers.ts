@@ -50,14 +50,23 @@ export interface BatchTerms {
  * payment echoes its requirement (with Crawlgate's `extra.gate_id`), so a retry reaches the same gate.
  */
 export async function readOffers(response: Response): Promise<Offer[]> {
-  const body = (await response.json().catch(() => undefined)) as { accepts?: unknown; verify_url?: unknown } | undefined;
+  const body = (await response.json().catch(() => undefined)) as
+    { accepts?: unknown; verify_url?: unknown } | undefined;
   const verifyUrl = typeof body?.verify_url === 'string' ? body.verify_url : undefined;
-  const v1 = Array.isArray(body?.accepts) ? (body.accepts as PaymentRequirementsV1[]).map((r) => fromV1(r, verifyUrl)) : [];
+  const v1 = Array.isArray(body?.accepts)
+    ? (body.accepts as PaymentRequirementsV1[]).map((r) => fromV1(r, verifyUrl))
+    : [];
   const header = response.headers.get('payment-required');
-  const required = header ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined) : undefined;
-  const v2 = Array.isArray(required?.accepts) ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl)) : [];
+  const required = header
+    ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined)
+    : undefined;
+  const v2 = Array.isArray(required?.accepts)
+    ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl))
+    : [];
   const gateRef = gateRefOf(verifyUrl);
-  return [...v2, ...v1].filter((offer): offer is Offer => offer !== null).map((offer) => (gateRef ? { ...offer, gateRef } : offer));
+  return [...v2, ...v1]
+    .filter((offer): offer is Offer => offer !== null)
+    .map((offer) => (gateRef ? { ...offer, gateRef } : offer));
 }
 
 /** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */
@@ -79,7 +88,8 @@ function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer 
 
 function fromV2(r: PaymentRequirementsV2, resource: ResourceInfo, verifyUrl: string | undefined): Offer | null {
   const chainId = chainIdOf(r?.network);
-  if ((r?.scheme !== 'exact' && r?.scheme !== BATCH_SETTLEMENT_SCHEME) || chainId === null || !isAmount(r.amount)) return null;
+  if ((r?.scheme !== 'exact' && r?.scheme !== BATCH_SETTLEMENT_SCHEME) || chainId === null || !isAmount(r.amount))
+    return null;
   const offer = base(2, r.network, chainId, r.amount, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
   if (!offer) return null;
   if (r.scheme === 'exact') return { ...offer, v2: { accepted: r, resource } };
@@ -89,17 +99,36 @@ function fromV2(r: PaymentRequirementsV2, resource: ResourceInfo, verifyUrl: str
 
 /** x402's batch-settlement `extra`, strictly: a malformed one is no offer at all. */
 function batchTerms(extra: Record<string, unknown> | undefined): BatchTerms | null {
-  const { escrow, receiverAuthorizer, withdrawDelay, channelState, voucherState } = (extra ?? {}) as Record<string, unknown>;
+  const { escrow, receiverAuthorizer, withdrawDelay, channelState, voucherState } = (extra ?? {}) as Record<
+    string,
+    unknown
+  >;
   if (!isAddress(escrow) || !isAddress(receiverAuthorizer) || !Number.isSafeInteger(withdrawDelay)) return null;
   if ((withdrawDelay as number) < MIN_WITHDRAW_DELAY || (withdrawDelay as number) > MAX_WITHDRAW_DELAY) return null;
   const terms: BatchTerms = { escrow, receiverAuthorizer, withdrawDelay: withdrawDelay as number };
   const state = channelState as { channelId?: unknown; chargedCumulativeAmount?: unknown } | undefined;
-  if (state && typeof state.channelId === 'string' && /^0x[0-9a-fA-F]{64}$/.test(state.channelId) && isAmount(state.chargedCumulativeAmount)) {
-    terms.channelState = { channelId: state.channelId as Hex, chargedCumulativeAmount: BigInt(state.chargedCumulativeAmount) };
+  if (
+    state &&
+    typeof state.channelId === 'string' &&
+    /^0x[0-9a-fA-F]{64}$/.test(state.channelId) &&
+    isAmount(state.chargedCumulativeAmount)
+  ) {
+    terms.channelState = {
+      channelId: state.channelId as Hex,
+      chargedCumulativeAmount: BigInt(state.chargedCumulativeAmount),
+    };
   }
   const voucher = voucherState as { signedMaxClaimable?: unknown; signature?: unknown } | undefined;
-  if (voucher && isAmount(voucher.signedMaxClaimable) && typeof voucher.signature === 'string' && /^0x[0-9a-fA-F]{130}$/.test(voucher.signature)) {
-    terms.voucherState = { signedMaxClaimable: BigInt(voucher.signedMaxClaimable), signature: voucher.signature as Hex };
+  if (
+    voucher &&
+    isAmount(voucher.signedMaxClaimable) &&
+    typeof voucher.signature === 'string' &&
+    /^0x[0-9a-fA-F]{130}$/.test(voucher.signature)
+  ) {
+    terms.voucherState = {
+      signedMaxClaimable: BigInt(voucher.signedMaxClaimable),
+      signature: voucher.signature as Hex,
+    };
   }
   return terms;
 }
@@ -115,9 +144,21 @@ function base(
   extra: Record<string, unknown> | undefined,
   verifyUrl: string | undefined,
 ): Offer | null {
-  if (!isAddress(asset) || !isAddress(payTo) || typeof extra?.name !== 'string' || typeof extra?.version !== 'string') return null;
+  if (!isAddress(asset) || !isAddress(payTo) || typeof extra?.name !== 'string' || typeof extra?.version !== 'string')
+    return null;
   const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.floor(maxTimeoutSeconds) : 60;
-  return { scheme: 'exact', version, network, chainId, amount: BigInt(amount), asset, payTo, maxTimeoutSeconds: timeout, domain: { name: extra.name, version: extra.version }, verifyUrl };
+  return {
+    scheme: 'exact',
+    version,
+    network,
+    chainId,
+    amount: BigInt(amount),
+    asset,
+    payTo,
+    maxTimeoutSeconds: timeout,
+    domain: { name: extra.name, version: extra.version },
+    verifyUrl,
+  };
 }
 
 /** Named x402 networks through core's registry; any CAIP-2 `eip155:<id>` directly. */

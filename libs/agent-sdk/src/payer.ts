@@ -1,5 +1,24 @@
-import { encodeBase64Json, exactAuthorization, exactPaymentV1, exactPaymentV2, transferProofMessage, transferWithAuthorizationTypedData, USDC_ABI } from '@crawlgate/core';
-import { createPublicClient, createWalletClient, http, type Account, type Hash, type Hex, type LocalAccount, type PublicClient, type TypedDataDefinition, type WalletClient } from 'viem';
+import {
+  encodeBase64Json,
+  exactAuthorization,
+  exactPaymentV1,
+  exactPaymentV2,
+  transferProofMessage,
+  transferWithAuthorizationTypedData,
+  USDC_ABI,
+} from '@crawlgate/core';
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  type Account,
+  type Hash,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TypedDataDefinition,
+  type WalletClient,
+} from 'viem';
 import type { Offer } from './offers';
 
 /** What paying needs from the agent's wallet, whether it came as a viem LocalAccount or a WalletClient. */
@@ -24,20 +43,32 @@ export interface PayerOptions {
   maxAuthorizationSeconds: number;
 }
 
-export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, pollingIntervalMs, maxAuthorizationSeconds }: PayerOptions): Payer {
-  const signer: Account | undefined = 'signTypedData' in account && 'address' in account && !('transport' in account) ? (account as LocalAccount) : (account as WalletClient).account;
+export function createPayer(
+  account: LocalAccount | WalletClient,
+  { rpcUrl, pollingIntervalMs, maxAuthorizationSeconds }: PayerOptions,
+): Payer {
+  const signer: Account | undefined =
+    'signTypedData' in account && 'address' in account && !('transport' in account)
+      ? (account as LocalAccount)
+      : (account as WalletClient).account;
   if (!signer) throw new Error('createAgent: the WalletClient has no account');
   const address = signer.address;
 
   const wallet = (): WalletClient => {
     if ('transport' in account) return account as WalletClient;
-    if (!rpcUrl) throw new Error('createAgent: sending transactions (payMode "transfer", a withdrawal) with a LocalAccount needs rpcUrl');
+    if (!rpcUrl)
+      throw new Error(
+        'createAgent: sending transactions (payMode "transfer", a withdrawal) with a LocalAccount needs rpcUrl',
+      );
     return createWalletClient({ account: signer, transport: http(rpcUrl) });
   };
   const signTypedData = (typedData: TypedDataDefinition): Promise<Hex> =>
-    'transport' in account ? (account as WalletClient).signTypedData({ ...typedData, account: signer }) : (account as LocalAccount).signTypedData(typedData);
+    'transport' in account
+      ? (account as WalletClient).signTypedData({ ...typedData, account: signer })
+      : (account as LocalAccount).signTypedData(typedData);
 
-  const publicFor = (client: WalletClient): PublicClient => createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
+  const publicFor = (client: WalletClient): PublicClient =>
+    createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
 
   return {
     address,
@@ -45,17 +76,37 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
       // As x402 clients do: valid from a little ago (clock skew) until the offer's timeout, but never
       // longer than our cap: a signed authorization is spendable by whoever holds it until validBefore.
       const validForSeconds = Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds);
-      const authorization = exactAuthorization({ from: address, to: offer.payTo, value: offer.amount, validForSeconds });
-      const typedData = transferWithAuthorizationTypedData({ ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset }, authorization);
+      const authorization = exactAuthorization({
+        from: address,
+        to: offer.payTo,
+        value: offer.amount,
+        validForSeconds,
+      });
+      const typedData = transferWithAuthorizationTypedData(
+        { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
+        authorization,
+      );
       const signature = await signTypedData(typedData);
       if (offer.version === 2 && offer.v2) {
-        return ['PAYMENT-SIGNATURE', encodeBase64Json(exactPaymentV2(offer.v2.accepted, authorization, signature, { resource: offer.v2.resource }))];
+        return [
+          'PAYMENT-SIGNATURE',
+          encodeBase64Json(
+            exactPaymentV2(offer.v2.accepted, authorization, signature, { resource: offer.v2.resource }),
+          ),
+        ];
       }
       return ['X-PAYMENT', encodeBase64Json(exactPaymentV1(offer.network, authorization, signature))];
     },
     async transfer(offer) {
       const client = wallet();
-      const hash = await client.writeContract({ address: offer.asset, abi: USDC_ABI, functionName: 'transfer', args: [offer.payTo, offer.amount], account: signer, chain: null });
+      const hash = await client.writeContract({
+        address: offer.asset,
+        abi: USDC_ABI,
+        functionName: 'transfer',
+        args: [offer.payTo, offer.amount],
+        account: signer,
+        chain: null,
+      });
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new Error(`USDC transfer ${hash} reverted`);
       return hash;
@@ -67,7 +118,9 @@ export function createPayer(account: LocalAccount | WalletClient, { rpcUrl, poll
     },
     signTransferProof(gateRef, txHash) {
       const message = transferProofMessage(gateRef, txHash);
-      return 'transport' in account ? (account as WalletClient).signMessage({ account: signer, message }) : (account as LocalAccount).signMessage({ message });
+      return 'transport' in account
+        ? (account as WalletClient).signMessage({ account: signer, message })
+        : (account as LocalAccount).signMessage({ message });
     },
   };
 }

@@ -11,7 +11,15 @@ import type { HopSigner } from './web-bot-auth';
 const SIGNATURE_HEADERS = ['signature', 'signature-input', 'signature-agent'];
 
 /** Dropped once a redirect leaves the origin: payments, access tokens, and what fetch drops itself. */
-const CREDENTIAL_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization', 'cookie', 'proxy-authorization', ...SIGNATURE_HEADERS];
+const CREDENTIAL_HEADERS = [
+  'x-payment',
+  'payment-signature',
+  'x-crawlgate-token',
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+  ...SIGNATURE_HEADERS,
+];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Fewer than fetch's 20: a paid request has no business bouncing around. */
@@ -61,13 +69,23 @@ export async function follow(
     const headers = new Headers(hop.headers);
     for (const [name, value] of Object.entries({ ...bound(hop.url), ...(left ? {} : extra) })) headers.set(name, value);
     // Signed last, so that a price header this hop carries is among the signed components.
-    if (sign) for (const [name, value] of Object.entries(await sign({ method: hop.method, url: hop.url, headers }))) headers.set(name, value);
-    const response = await http(hop.url, { ...hop.init, method: hop.method, headers, body: hop.body, redirect: 'manual' });
+    if (sign)
+      for (const [name, value] of Object.entries(await sign({ method: hop.method, url: hop.url, headers })))
+        headers.set(name, value);
+    const response = await http(hop.url, {
+      ...hop.init,
+      method: hop.method,
+      headers,
+      body: hop.body,
+      redirect: 'manual',
+    });
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual') return { response, hop };
     await response.body?.cancel().catch(() => undefined);
-    if (hop.redirect === 'error') throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);
-    if (redirects === MAX_REDIRECTS) throw new TypeError(`${start.url.href} redirected more than ${MAX_REDIRECTS} times`);
+    if (hop.redirect === 'error')
+      throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);
+    if (redirects === MAX_REDIRECTS)
+      throw new TypeError(`${start.url.href} redirected more than ${MAX_REDIRECTS} times`);
     hop = redirected(hop, new URL(location, hop.url), response.status);
   }
 }
@@ -76,7 +94,9 @@ export async function follow(
 function redirected(hop: Hop, url: URL, status: number): Hop {
   const headers = new Headers(hop.headers);
   if (url.origin !== hop.url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-  const toGet = (status === 303 && hop.method !== 'GET' && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST');
+  const toGet =
+    (status === 303 && hop.method !== 'GET' && hop.method !== 'HEAD') ||
+    ((status === 301 || status === 302) && hop.method === 'POST');
   if (!toGet) return { ...hop, url, headers };
   for (const name of BODY_HEADERS) headers.delete(name);
   return { ...hop, url, headers, method: 'GET', body: null };

@@ -42,13 +42,18 @@ export function generateWebBotAuthKey(): Promise<Ed25519PrivateJwk> {
 }
 
 /** The key directory (JWKS) for these keys: public parts only, kid = JWK thumbprint. List the old and the new key while rotating. */
-export function webBotAuthDirectory(keys: Ed25519PublicJwk | readonly Ed25519PublicJwk[]): { keys: KeyDirectoryEntry[] } {
+export function webBotAuthDirectory(keys: Ed25519PublicJwk | readonly Ed25519PublicJwk[]): {
+  keys: KeyDirectoryEntry[];
+} {
   const list = Array.isArray(keys) ? keys : [keys as Ed25519PublicJwk];
   return webBotAuthKeyDirectory(list.map((key) => readEd25519PublicJwk(key) ?? key));
 }
 
 /** The directory as an HTTP answer, for any fetch-style server (Hono, Workers, Next.js, Deno, Bun). */
-export function webBotAuthDirectoryResponse(keys: Ed25519PublicJwk | readonly Ed25519PublicJwk[], maxAgeSeconds = 3600): Response {
+export function webBotAuthDirectoryResponse(
+  keys: Ed25519PublicJwk | readonly Ed25519PublicJwk[],
+  maxAgeSeconds = 3600,
+): Response {
   return new Response(JSON.stringify(webBotAuthDirectory(keys)), {
     headers: { 'content-type': KEY_DIRECTORY_MEDIA_TYPE, 'cache-control': `public, max-age=${maxAgeSeconds}` },
   });

@@ -24,12 +24,24 @@ export async function initiateWithdrawals(payer: Payer, channels: Channel[]): Pr
   const steps: WithdrawalStep[] = [];
   for (const channel of channels.filter((c) => !c.withdrawing)) {
     const escrow = channel.domain.verifyingContract;
-    const [balance, totalClaimed] = await reader.readContract({ address: escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'channels', args: [channel.channelId] });
+    const [balance, totalClaimed] = await reader.readContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'channels',
+      args: [channel.channelId],
+    });
     const kept = channel.signed > totalClaimed ? channel.signed : totalClaimed;
     const amount = balance - kept;
     channel.withdrawing = true; // from here on, no voucher: the site would refuse it anyway
     if (amount <= 0n) continue;
-    const txHash = await wallet.writeContract({ address: escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'initiateWithdraw', args: [channel.config, amount], account: wallet.account!, chain: null });
+    const txHash = await wallet.writeContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'initiateWithdraw',
+      args: [channel.config, amount],
+      account: wallet.account!,
+      chain: null,
+    });
     await confirmed(reader, txHash, 'initiateWithdraw');
     steps.push({ channelId: channel.channelId, amount: amount.toString(), txHash });
   }
@@ -42,9 +54,21 @@ export async function finalizeWithdrawals(payer: Payer, channels: Channel[]): Pr
   const steps: WithdrawalStep[] = [];
   for (const channel of channels.filter((c) => c.withdrawing)) {
     const escrow = channel.domain.verifyingContract;
-    const [pending, initiatedAt] = await reader.readContract({ address: escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'pendingWithdrawals', args: [channel.channelId] });
+    const [pending, initiatedAt] = await reader.readContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'pendingWithdrawals',
+      args: [channel.channelId],
+    });
     if (initiatedAt === 0) continue; // nothing started, or already finished
-    const txHash = await wallet.writeContract({ address: escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'finalizeWithdraw', args: [channel.config], account: wallet.account!, chain: null });
+    const txHash = await wallet.writeContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'finalizeWithdraw',
+      args: [channel.config],
+      account: wallet.account!,
+      chain: null,
+    });
     await confirmed(reader, txHash, 'finalizeWithdraw');
     steps.push({ channelId: channel.channelId, amount: pending.toString(), txHash });
   }

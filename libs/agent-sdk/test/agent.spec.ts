@@ -7,7 +7,14 @@ import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/tes
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BudgetExceededError, createAgent, createFileBudgetStore, PaymentFailedError, PriceTooHighError, type PaymentEvent } from '../src';
+import {
+  BudgetExceededError,
+  createAgent,
+  createFileBudgetStore,
+  PaymentFailedError,
+  PriceTooHighError,
+  type PaymentEvent,
+} from '../src';
 
 /** Agents paying a real Express site gated by our middleware, through the real API and local chain. */
 describe('@crawlgate/agent', () => {
@@ -33,7 +40,15 @@ describe('@crawlgate/agent', () => {
   /** The devchain's USDC is deployed at run time, so agents must be told to pay with it. */
   const localUsdc = () => [{ network: 'local' as const, asset: gated.app.chain.usdc }];
 
-  async function fundedAgent(options: { maxPriceUsd?: string; budgetUsd?: string; payMode?: 'authorization' | 'transfer'; budgetFile?: string; wallet?: ReturnType<typeof newWallet> } = {}) {
+  async function fundedAgent(
+    options: {
+      maxPriceUsd?: string;
+      budgetUsd?: string;
+      payMode?: 'authorization' | 'transfer';
+      budgetFile?: string;
+      wallet?: ReturnType<typeof newWallet>;
+    } = {},
+  ) {
     const wallet = options.wallet ?? newWallet();
     await fundUsdc(gated.app, wallet.address, '1');
     const events: PaymentEvent[] = [];
@@ -56,7 +71,16 @@ describe('@crawlgate/agent', () => {
     const first = await agent.fetch(`${siteUrl}/article/one`, asBot);
     expect(first.status).toBe(200);
     expect(await first.text()).toBe('content of /article/one');
-    expect(events).toEqual([expect.objectContaining({ url: `${siteUrl}/article/one`, priceUsd: '0.01', amount: '10000', mode: 'authorization', payer: wallet.address, txHash: expect.stringMatching(/^0x/) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        url: `${siteUrl}/article/one`,
+        priceUsd: '0.01',
+        amount: '10000',
+        mode: 'authorization',
+        payer: wallet.address,
+        txHash: expect.stringMatching(/^0x/),
+      }),
+    ]);
     expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
 
     const transfersBefore = (await transfersTo(gated.app, gated.payTo)).length;
@@ -96,7 +120,14 @@ describe('@crawlgate/agent', () => {
     expect((await before.agent.fetch(`${siteUrl}/article/run-2`, asBot)).status).toBe(200);
 
     const transfers = (await transfersTo(gated.app, gated.payTo)).length;
-    const restarted = createAgent({ account: wallet, maxPriceUsd: '0.05', budgetUsd: '0.025', budgetStore: createFileBudgetStore(budgetFile), networks: localUsdc(), pollingIntervalMs: 20 });
+    const restarted = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '0.025',
+      budgetStore: createFileBudgetStore(budgetFile),
+      networks: localUsdc(),
+      pollingIntervalMs: 20,
+    });
     expect(restarted.spent()).toMatchObject({ usd: '0.02', payments: 2, remainingUsd: '0.005' });
     const refusal = restarted.fetch(`${siteUrl}/article/run-3`, asBot);
     await expect(refusal).rejects.toBeInstanceOf(BudgetExceededError);
@@ -110,7 +141,9 @@ describe('@crawlgate/agent', () => {
   it('pays once for ten concurrent fetches of one unpaid page', async () => {
     const { agent } = await fundedAgent();
     const before = (await transfersTo(gated.app, gated.payTo)).length;
-    const responses = await Promise.all(Array.from({ length: 10 }, () => agent.fetch(`${siteUrl}/article/popular`, asBot)));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => agent.fetch(`${siteUrl}/article/popular`, asBot)),
+    );
     expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
     expect(agent.spent().payments).toBe(1);
     expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
@@ -128,8 +161,19 @@ describe('@crawlgate/agent', () => {
     const wallet = newWallet();
     await fundUsdc(gated.app, wallet.address, '1');
     await fundEth(gated.app, wallet.address);
-    const client = createWalletClient({ account: wallet, chain: gated.app.chain.relayer.chain, transport: http(gated.app.chain.rpcUrl) });
-    const agent = createAgent({ account: client, maxPriceUsd: '0.05', budgetUsd: '1', payMode: 'transfer', networks: localUsdc(), pollingIntervalMs: 20 });
+    const client = createWalletClient({
+      account: wallet,
+      chain: gated.app.chain.relayer.chain,
+      transport: http(gated.app.chain.rpcUrl),
+    });
+    const agent = createAgent({
+      account: client,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      payMode: 'transfer',
+      networks: localUsdc(),
+      pollingIntervalMs: 20,
+    });
     const response = await agent.fetch(`${siteUrl}/article/by-wallet-client`, asBot);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('content of /article/by-wallet-client');

@@ -1,4 +1,11 @@
-import { decodeBase64Json, encodeBase64Json, NETWORKS, VOUCHER_TYPES, X402_BATCH_SETTLEMENT_ADDRESS, batchSettlementDomain } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  NETWORKS,
+  VOUCHER_TYPES,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  batchSettlementDomain,
+} from '@crawlgate/core';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -42,7 +49,14 @@ function batchAccept(price = PRICE, extra: Record<string, unknown> = {}) {
     asset: BASE_USDC,
     payTo: PAY_TO,
     maxTimeoutSeconds: 300,
-    extra: { name: 'USD Coin', version: '2', receiverAuthorizer: RECEIVER_AUTHORIZER, withdrawDelay: 900, escrow: X402_BATCH_SETTLEMENT_ADDRESS, ...extra },
+    extra: {
+      name: 'USD Coin',
+      version: '2',
+      receiverAuthorizer: RECEIVER_AUTHORIZER,
+      withdrawDelay: 900,
+      escrow: X402_BATCH_SETTLEMENT_ADDRESS,
+      ...extra,
+    },
   };
 }
 
@@ -52,18 +66,49 @@ function answer402(response: ServerResponse, accepts: unknown[], error = 'paymen
 }
 
 function answerPaid(response: ServerResponse, voucher: Voucher) {
-  const settlement = { success: true, transaction: '', network: 'eip155:8453', payer: voucher.channelConfig.payer, extra: { chargedAmount: PRICE.toString(), channelState: { channelId: voucher.voucher.channelId, chargedCumulativeAmount: voucher.voucher.maxClaimableAmount } } };
+  const settlement = {
+    success: true,
+    transaction: '',
+    network: 'eip155:8453',
+    payer: voucher.channelConfig.payer,
+    extra: {
+      chargedAmount: PRICE.toString(),
+      channelState: {
+        channelId: voucher.voucher.channelId,
+        chargedCumulativeAmount: voucher.voucher.maxClaimableAmount,
+      },
+    },
+  };
   response.writeHead(200, { 'payment-response': encodeBase64Json(settlement) }).end('the page');
 }
 
 /** A corrective 402 stating `charged` for the channel of `voucher`, with `voucherState` when given. */
-function answerCorrection(response: ServerResponse, voucher: Voucher, charged: bigint, voucherState?: { signedMaxClaimable: string; signature: string }, price = PRICE) {
-  const channelState = { channelId: voucher.voucher.channelId, balance: '50000', totalClaimed: '0', withdrawRequestedAt: 0, refundNonce: '0', chargedCumulativeAmount: charged.toString() };
-  answer402(response, [batchAccept(price, { channelState, ...(voucherState ? { voucherState } : {}) })], 'invalid_batch_settlement_evm_cumulative_amount_mismatch');
+function answerCorrection(
+  response: ServerResponse,
+  voucher: Voucher,
+  charged: bigint,
+  voucherState?: { signedMaxClaimable: string; signature: string },
+  price = PRICE,
+) {
+  const channelState = {
+    channelId: voucher.voucher.channelId,
+    balance: '50000',
+    totalClaimed: '0',
+    withdrawRequestedAt: 0,
+    refundNonce: '0',
+    chargedCumulativeAmount: charged.toString(),
+  };
+  answer402(
+    response,
+    [batchAccept(price, { channelState, ...(voucherState ? { voucherState } : {}) })],
+    'invalid_batch_settlement_evm_cumulative_amount_mismatch',
+  );
 }
 
 /** A site that offers batch-settlement and hands each voucher it is sent (and its number) to `onVoucher`. */
-async function startSite(onVoucher: (voucher: Voucher, response: ServerResponse, index: number) => void): Promise<Site> {
+async function startSite(
+  onVoucher: (voucher: Voucher, response: ServerResponse, index: number) => void,
+): Promise<Site> {
   const vouchers: Voucher[] = [];
   const server = createServer((request, response) => {
     const header = request.headers['payment-signature'];
@@ -73,20 +118,32 @@ async function startSite(onVoucher: (voucher: Voucher, response: ServerResponse,
     onVoucher(voucher, response, vouchers.length - 1);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const site: Site = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, vouchers, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const site: Site = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    vouchers,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
   sites.push(site);
   return site;
 }
 
 function voucherAgent(budgetUsd = '1') {
-  return createAgent({ account: privateKeyToAccount(generatePrivateKey()), maxPriceUsd: '0.05', budgetUsd, networks: ['base'], batchSettlement: { depositUsd: '0.05' } });
+  return createAgent({
+    account: privateKeyToAccount(generatePrivateKey()),
+    maxPriceUsd: '0.05',
+    budgetUsd,
+    networks: ['base'],
+    batchSettlement: { depositUsd: '0.05' },
+  });
 }
 
 const totals = (site: Site) => site.vouchers.map((v) => BigInt(v.voucher.maxClaimableAmount));
 
 describe('a corrective 402', () => {
   it('asking for a higher total than the agent signed, without the agent’s voucher for it, is not followed', async () => {
-    const site = await startSite((voucher, response, i) => (i === 0 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 3n * PRICE)));
+    const site = await startSite((voucher, response, i) =>
+      i === 0 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 3n * PRICE),
+    );
     const agent = voucherAgent();
     expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
     const failure = await agent.fetch(`${site.url}/two`).catch((error: unknown) => error);
@@ -100,7 +157,12 @@ describe('a corrective 402', () => {
     const site = await startSite(async (voucher, response, i) => {
       if (i === 0) return answerPaid(response, voucher);
       const domain = batchSettlementDomain(8453, X402_BATCH_SETTLEMENT_ADDRESS);
-      const signature = await forger.signTypedData({ domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE } });
+      const signature = await forger.signTypedData({
+        domain,
+        types: VOUCHER_TYPES,
+        primaryType: 'Voucher',
+        message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE },
+      });
       answerCorrection(response, voucher, 4n * PRICE, { signedMaxClaimable: (4n * PRICE).toString(), signature });
     });
     const agent = voucherAgent();
@@ -110,7 +172,9 @@ describe('a corrective 402', () => {
   });
 
   it('naming a total below what the site already confirmed is not followed (it would have the agent pay again)', async () => {
-    const site = await startSite((voucher, response, i) => (i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n)));
+    const site = await startSite((voucher, response, i) =>
+      i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n),
+    );
     const agent = voucherAgent();
     expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
     expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
@@ -138,10 +202,21 @@ describe('a corrective 402', () => {
     const site = await startSite(async (voucher, response, i) => {
       if (i !== 1) return answerPaid(response, voucher);
       const domain = batchSettlementDomain(8453, X402_BATCH_SETTLEMENT_ADDRESS);
-      const signature = await account.signTypedData({ domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE } });
+      const signature = await account.signTypedData({
+        domain,
+        types: VOUCHER_TYPES,
+        primaryType: 'Voucher',
+        message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE },
+      });
       answerCorrection(response, voucher, 4n * PRICE, { signedMaxClaimable: (4n * PRICE).toString(), signature });
     });
-    const agent = createAgent({ account, maxPriceUsd: '0.05', budgetUsd: '1', networks: ['base'], batchSettlement: { depositUsd: '0.05' } });
+    const agent = createAgent({
+      account,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      networks: ['base'],
+      batchSettlement: { depositUsd: '0.05' },
+    });
     expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
     expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
     expect(totals(site)).toEqual([PRICE, 2n * PRICE, 5n * PRICE]);
@@ -206,7 +281,9 @@ describe('another origin with the same terms', () => {
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     try {
       const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-      const site = await startSite((_voucher, response) => response.writeHead(307, { location: `${otherUrl}/landing` }).end());
+      const site = await startSite((_voucher, response) =>
+        response.writeHead(307, { location: `${otherUrl}/landing` }).end(),
+      );
       const agent = voucherAgent();
       await agent.fetch(`${site.url}/one`).catch(() => undefined);
       expect(site.vouchers).toHaveLength(1);

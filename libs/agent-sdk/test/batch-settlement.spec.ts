@@ -15,11 +15,20 @@ import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/tes
 import { GPTBOT, type GatedSite } from '../../middleware/test/support/gated-site';
 import { startVoucherSite } from '../../middleware/test/support/voucher-site';
 import { page, type SiteServer } from '../../middleware/test/support/site-servers';
-import { BudgetExceededError, createAgent, PaymentFailedError, UnsupportedPaymentError, type AgentOptions, type PaymentEvent } from '../src';
+import {
+  BudgetExceededError,
+  createAgent,
+  PaymentFailedError,
+  UnsupportedPaymentError,
+  type AgentOptions,
+  type PaymentEvent,
+} from '../src';
 
 const PAGES = 100;
 const PRICE = 10_000n; // the site's default, 0.01 USD
-const DEPOSITED = parseAbiItem('event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)');
+const DEPOSITED = parseAbiItem(
+  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
+);
 const asBot = { headers: { 'user-agent': GPTBOT } };
 
 let site: GatedSite;
@@ -51,7 +60,13 @@ async function voucherAgent(options: Partial<AgentOptions> & { fundUsd?: string 
 }
 
 const depositsOf = async (channelId: string) =>
-  (await site.app.chain.publicClient.getLogs({ address: site.app.chain.batchSettlement!.escrow, event: DEPOSITED, fromBlock: 0n })).filter((log) => log.args.channelId === channelId);
+  (
+    await site.app.chain.publicClient.getLogs({
+      address: site.app.chain.batchSettlement!.escrow,
+      event: DEPOSITED,
+      fromBlock: 0n,
+    })
+  ).filter((log) => log.args.channelId === channelId);
 
 it('uses the escrow x402 clients expect, the default of batchSettlement.escrows', () => {
   expect(site.app.chain.batchSettlement!.escrow.toLowerCase()).toBe(X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase());
@@ -66,7 +81,8 @@ it('is off unless asked for: an agent without batchSettlement pays the same site
 
 it('tops up within the budget, and stops paying vouchers once the budget is spent', async () => {
   const { wallet, agent, events } = await voucherAgent({ budgetUsd: '0.05', batchSettlement: { depositUsd: '0.03' } });
-  for (let i = 1; i <= 5; i++) expect((await agent.fetch(`${server.url}/articles/budget-${i}`, asBot)).status).toBe(200);
+  for (let i = 1; i <= 5; i++)
+    expect((await agent.fetch(`${server.url}/articles/budget-${i}`, asBot)).status).toBe(200);
   await expect(agent.fetch(`${server.url}/articles/budget-6`, asBot)).rejects.toBeInstanceOf(BudgetExceededError);
   expect(events).toHaveLength(5);
   const [channel] = agent.channels();
@@ -79,13 +95,20 @@ it('tops up within the budget, and stops paying vouchers once the budget is spen
 
 it('pays concurrent fetches of one site one voucher after another: one deposit, every total once', async () => {
   const { agent, events } = await voucherAgent({ batchSettlement: { depositUsd: '0.2' } });
-  const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => agent.fetch(`${server.url}/articles/together-${i}`, asBot)));
-  expect(await Promise.all(responses.map((r) => r.text()))).toEqual(Array.from({ length: 10 }, (_, i) => page(`together-${i}`)));
+  const responses = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => agent.fetch(`${server.url}/articles/together-${i}`, asBot)),
+  );
+  expect(await Promise.all(responses.map((r) => r.text()))).toEqual(
+    Array.from({ length: 10 }, (_, i) => page(`together-${i}`)),
+  );
   const [channel] = agent.channels();
   expect(agent.channels()).toHaveLength(1);
   expect(events).toHaveLength(10);
   expect(await depositsOf(channel.channelId)).toHaveLength(1);
-  const rows = await site.app.database.prisma.payment.findMany({ where: { channelId: channel.channelId }, orderBy: { cumulativeAmount: 'asc' } });
+  const rows = await site.app.database.prisma.payment.findMany({
+    where: { channelId: channel.channelId },
+    orderBy: { cumulativeAmount: 'asc' },
+  });
   expect(rows.map((row) => row.cumulativeAmount)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1) * PRICE));
 });
 
@@ -95,7 +118,9 @@ describe('a site that rewrites the terms the API offered', () => {
     const seen: IncomingHttpHeaders[] = [];
     const proxy = createServer(async (request, response) => {
       seen.push(request.headers);
-      const forwarded = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const forwarded = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
       const upstream = await fetch(`${server.url}${request.url}`, { headers: forwarded });
       const headers = new Headers(upstream.headers);
       const required = headers.get('payment-required');
@@ -111,7 +136,11 @@ describe('a site that rewrites the terms the API offered', () => {
       response.end(upstream.status === 402 ? '{}' : await upstream.text());
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen, close: () => new Promise((resolve) => proxy.close(resolve)) };
+    return {
+      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      seen,
+      close: () => new Promise((resolve) => proxy.close(resolve)),
+    };
   }
 
   it('another receiver: the agent signs only what the offer says, the API refuses it, and no deposit is made', async () => {
@@ -124,7 +153,13 @@ describe('a site that rewrites the terms the API offered', () => {
       expect((failure as PaymentFailedError).reason).toBe('invalid_batch_settlement_evm_receiver_mismatch');
       const sent = proxy.seen.map((h) => h['payment-signature']).filter(Boolean) as string[];
       expect(sent).toHaveLength(1);
-      const payment = decodeBase64Json(sent[0]) as { payload: { channelConfig: { receiver: string }; voucher: { maxClaimableAmount: string }; deposit: { amount: string } } };
+      const payment = decodeBase64Json(sent[0]) as {
+        payload: {
+          channelConfig: { receiver: string };
+          voucher: { maxClaimableAmount: string };
+          deposit: { amount: string };
+        };
+      };
       expect(payment.payload.channelConfig.receiver).toBe(thief);
       expect(payment.payload.voucher.maxClaimableAmount).toBe(PRICE.toString());
       expect(payment.payload.deposit.amount).toBe('1500000');
@@ -138,13 +173,18 @@ describe('a site that rewrites the terms the API offered', () => {
   });
 
   it.each([
-    ['another escrow', (accept: Record<string, unknown>) => ((accept.extra as Record<string, unknown>).escrow = newWallet().address)],
+    [
+      'another escrow',
+      (accept: Record<string, unknown>) => ((accept.extra as Record<string, unknown>).escrow = newWallet().address),
+    ],
     ['another token', (accept: Record<string, unknown>) => (accept.asset = newWallet().address)],
   ])('%s: the agent does not pay at all (nothing signed is sent)', async (_name, edit) => {
     const proxy = await rewritingProxy(edit);
     try {
       const { agent } = await voucherAgent();
-      await expect(agent.fetch(`${proxy.url}/articles/elsewhere`, asBot)).rejects.toBeInstanceOf(UnsupportedPaymentError);
+      await expect(agent.fetch(`${proxy.url}/articles/elsewhere`, asBot)).rejects.toBeInstanceOf(
+        UnsupportedPaymentError,
+      );
       expect(proxy.seen.filter((h) => h['payment-signature'] || h['x-payment'])).toEqual([]);
       expect(agent.channels()).toEqual([]);
     } finally {
@@ -166,10 +206,17 @@ it(`pays ${PAGES} pages with one deposit, every page arrives, the claim pays the
     expect(await response.text()).toBe(page(String(i)));
   }
   expect(events).toHaveLength(PAGES);
-  expect(new Set(events.map((e) => `${e.mode} ${e.channelId} ${e.amount}`))).toEqual(new Set([`voucher ${events[0].channelId} ${PRICE}`]));
+  expect(new Set(events.map((e) => `${e.mode} ${e.channelId} ${e.amount}`))).toEqual(
+    new Set([`voucher ${events[0].channelId} ${PRICE}`]),
+  );
   const [channel] = agent.channels();
   expect(agent.channels()).toHaveLength(1);
-  expect(channel).toMatchObject({ channelId: events[0].channelId, deposited: 1_500_000n, charged: BigInt(PAGES) * PRICE, withdrawing: false });
+  expect(channel).toMatchObject({
+    channelId: events[0].channelId,
+    deposited: 1_500_000n,
+    charged: BigInt(PAGES) * PRICE,
+    withdrawing: false,
+  });
   expect(await depositsOf(channel.channelId)).toHaveLength(1);
   // The deposit is what left the wallet, and what the budget counts.
   expect(await usdcBalance(site.app, wallet.address)).toBe(500_000n);
@@ -193,7 +240,9 @@ it(`pays ${PAGES} pages with one deposit, every page arrives, the claim pays the
   // What is left of the budget (2 − 1.5), not the 1.5 asked: the budget still counts the first deposit.
   expect(reopened.deposited).toBe(500_000n);
   await increaseTime(site.app.chain.rpcUrl, site.app.chain.batchSettlement!.withdrawDelaySeconds);
-  expect(await agent.finalizeWithdraw()).toEqual([expect.objectContaining({ channelId: channel.channelId, amount: '500000' })]);
+  expect(await agent.finalizeWithdraw()).toEqual([
+    expect.objectContaining({ channelId: channel.channelId, amount: '500000' }),
+  ]);
   // 2 funded − 1.5 deposited − 0.5 into the second channel + 0.5 back.
   expect(await usdcBalance(site.app, wallet.address)).toBe(500_000n);
 });

@@ -1,4 +1,12 @@
-import { decodeBase64Json, encodeBase64Json, NETWORKS, signAccessToken, TRANSFER_WITH_AUTHORIZATION_TYPES, type PaymentRequirementsV1, type PaymentRequirementsV2 } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  NETWORKS,
+  signAccessToken,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  type PaymentRequirementsV1,
+  type PaymentRequirementsV2,
+} from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyTypedData } from 'viem';
@@ -35,7 +43,9 @@ afterEach(async () => {
 });
 
 /** A node:http server on loopback that records every request it receives. */
-async function startSite(handle: (request: IncomingMessage, response: ServerResponse, site: Site) => void): Promise<Site> {
+async function startSite(
+  handle: (request: IncomingMessage, response: ServerResponse, site: Site) => void,
+): Promise<Site> {
   const seen: Seen[] = [];
   const server = createServer((request, response) => {
     const entry = { method: request.method!, path: request.url!, headers: request.headers, body: '' };
@@ -79,43 +89,76 @@ const v2 = (overrides: Partial<PaymentRequirementsV2> = {}): PaymentRequirements
 });
 
 /** A 402 carrying x402 v1 offers in the body and v2 offers in PAYMENT-REQUIRED. */
-function ask(response: ServerResponse, offers: { v1?: PaymentRequirementsV1[]; v2?: PaymentRequirementsV2[] }, url = 'http://site/page'): void {
+function ask(
+  response: ServerResponse,
+  offers: { v1?: PaymentRequirementsV1[]; v2?: PaymentRequirementsV2[] },
+  url = 'http://site/page',
+): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (offers.v2) headers['payment-required'] = encodeBase64Json({ x402Version: 2, resource: { url }, accepts: offers.v2 });
-  response.writeHead(402, headers).end(JSON.stringify({ x402Version: 1, error: 'payment required', accepts: offers.v1 ?? [] }));
+  if (offers.v2)
+    headers['payment-required'] = encodeBase64Json({ x402Version: 2, resource: { url }, accepts: offers.v2 });
+  response
+    .writeHead(402, headers)
+    .end(JSON.stringify({ x402Version: 1, error: 'payment required', accepts: offers.v1 ?? [] }));
 }
 
-const paymentOf = (headers: IncomingHttpHeaders) => (headers['payment-signature'] ?? headers['x-payment']) as string | undefined;
+const paymentOf = (headers: IncomingHttpHeaders) =>
+  (headers['payment-signature'] ?? headers['x-payment']) as string | undefined;
 
 /** A site that asks with `offers` and answers 200 "paid" to any payment. */
 const payingSite = (offers: Parameters<typeof ask>[1]) =>
   startSite((request, response) => {
-    if (paymentOf(request.headers)) response.writeHead(200, { 'x-payment-response': encodeBase64Json({ success: true, transaction: '0x01' }) }).end('paid');
+    if (paymentOf(request.headers))
+      response
+        .writeHead(200, { 'x-payment-response': encodeBase64Json({ success: true, transaction: '0x01' }) })
+        .end('paid');
     else ask(response, offers);
   });
 
 const account = privateKeyToAccount(generatePrivateKey());
-const agentWith = (options: Partial<AgentOptions> = {}) => createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', ...options });
+const agentWith = (options: Partial<AgentOptions> = {}) =>
+  createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', ...options });
 
 interface SentPayment {
   x402Version: number;
   network?: string;
   accepted?: PaymentRequirementsV2;
-  payload: { signature: `0x${string}`; authorization: { from: `0x${string}`; to: `0x${string}`; value: string; validAfter: string; validBefore: string; nonce: `0x${string}` } };
+  payload: {
+    signature: `0x${string}`;
+    authorization: {
+      from: `0x${string}`;
+      to: `0x${string}`;
+      value: string;
+      validAfter: string;
+      validBefore: string;
+      nonce: `0x${string}`;
+    };
+  };
 }
-const paymentsSent = (site: Site) => site.seen.map((request) => paymentOf(request.headers)).filter((value) => value !== undefined).map((value) => decodeBase64Json(value) as SentPayment);
+const paymentsSent = (site: Site) =>
+  site.seen
+    .map((request) => paymentOf(request.headers))
+    .filter((value) => value !== undefined)
+    .map((value) => decodeBase64Json(value) as SentPayment);
 
 describe('the agent pays only in what it allows', () => {
   it('refuses a token it does not know, even on a chain it pays on, and signs nothing', async () => {
     const site = await payingSite({ v1: [v1({ asset: DEAD })] });
     const attempt = agentWith().fetch(`${site.url}/page`);
     await expect(attempt).rejects.toBeInstanceOf(PaymentNotAllowedError);
-    await expect(attempt).rejects.toMatchObject({ refused: [{ network: 'base', asset: DEAD, reason: 'asset_not_allowed' }] });
+    await expect(attempt).rejects.toMatchObject({
+      refused: [{ network: 'base', asset: DEAD, reason: 'asset_not_allowed' }],
+    });
     expect(site.seen).toHaveLength(1);
   });
 
   it('refuses chains it was not configured for', async () => {
-    const site = await payingSite({ v2: [v2({ network: 'eip155:1', asset: DEAD }), v2({ network: 'eip155:84532', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } })] });
+    const site = await payingSite({
+      v2: [
+        v2({ network: 'eip155:1', asset: DEAD }),
+        v2({ network: 'eip155:84532', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } }),
+      ],
+    });
     const attempt = agentWith({ networks: ['base'] }).fetch(`${site.url}/page`);
     await expect(attempt).rejects.toMatchObject({
       name: 'PaymentNotAllowedError',
@@ -127,27 +170,59 @@ describe('the agent pays only in what it allows', () => {
     expect(site.seen).toHaveLength(1);
   });
 
-  it('refuses the right token under an EIP-712 domain that is not the token\'s', async () => {
-    const site = await payingSite({ v1: [v1({ extra: { name: 'USDC', version: '2' } }), v1({ extra: { name: 'USD Coin', version: '3' } })] });
+  it("refuses the right token under an EIP-712 domain that is not the token's", async () => {
+    const site = await payingSite({
+      v1: [v1({ extra: { name: 'USDC', version: '2' } }), v1({ extra: { name: 'USD Coin', version: '3' } })],
+    });
     const attempt = agentWith().fetch(`${site.url}/page`);
-    await expect(attempt).rejects.toMatchObject({ name: 'PaymentNotAllowedError', refused: [{ reason: 'domain_mismatch' }, { reason: 'domain_mismatch' }] });
+    await expect(attempt).rejects.toMatchObject({
+      name: 'PaymentNotAllowedError',
+      refused: [{ reason: 'domain_mismatch' }, { reason: 'domain_mismatch' }],
+    });
     expect(site.seen).toHaveLength(1);
   });
 
   it('ignores hostile offers beside an allowed one, and signs for the real USDC domain', async () => {
-    const site = await payingSite({ v1: [v1({ asset: DEAD, maxAmountRequired: '1' }), v1({ network: 'base-sepolia', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } })] });
+    const site = await payingSite({
+      v1: [
+        v1({ asset: DEAD, maxAmountRequired: '1' }),
+        v1({ network: 'base-sepolia', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } }),
+      ],
+    });
     const response = await agentWith().fetch(`${site.url}/page`);
     expect(response.status).toBe(200);
     const [payment] = paymentsSent(site);
-    expect(payment).toMatchObject({ x402Version: 1, network: 'base-sepolia', payload: { authorization: { to: PAY_TO, value: '1000' } } });
+    expect(payment).toMatchObject({
+      x402Version: 1,
+      network: 'base-sepolia',
+      payload: { authorization: { to: PAY_TO, value: '1000' } },
+    });
     const { authorization, signature } = payment.payload;
-    const message = { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) };
+    const message = {
+      ...authorization,
+      value: BigInt(authorization.value),
+      validAfter: BigInt(authorization.validAfter),
+      validBefore: BigInt(authorization.validBefore),
+    };
     const domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: SEPOLIA_USDC };
-    expect(await verifyTypedData({ address: account.address, domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message, signature })).toBe(true);
+    expect(
+      await verifyTypedData({
+        address: account.address,
+        domain,
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+        primaryType: 'TransferWithAuthorization',
+        message,
+        signature,
+      }),
+    ).toBe(true);
   });
 
   it('pays a devchain USDC only when the caller allows that network and asset', async () => {
-    const offer = v2({ network: 'eip155:31337', asset: DEVCHAIN_USDC, extra: { name: 'USD Coin', version: '2', gate_id: 'gate_local' } });
+    const offer = v2({
+      network: 'eip155:31337',
+      asset: DEVCHAIN_USDC,
+      extra: { name: 'USD Coin', version: '2', gate_id: 'gate_local' },
+    });
     const refusing = await payingSite({ v2: [offer] });
     await expect(agentWith().fetch(`${refusing.url}/page`)).rejects.toBeInstanceOf(PaymentNotAllowedError);
     expect(refusing.seen).toHaveLength(1);
@@ -159,10 +234,18 @@ describe('the agent pays only in what it allows', () => {
   });
 
   it('names the asset of a custom network by CAIP-2, and checks the domain it is given', async () => {
-    const networks: AgentOptions['networks'] = [{ network: 'eip155:777', asset: DEVCHAIN_USDC, domain: { name: 'Test Dollar', version: '1' } }];
-    const wrong = await payingSite({ v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'USD Coin', version: '2' } })] });
-    await expect(agentWith({ networks }).fetch(`${wrong.url}/page`)).rejects.toMatchObject({ refused: [{ reason: 'domain_mismatch' }] });
-    const right = await payingSite({ v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'Test Dollar', version: '1' } })] });
+    const networks: AgentOptions['networks'] = [
+      { network: 'eip155:777', asset: DEVCHAIN_USDC, domain: { name: 'Test Dollar', version: '1' } },
+    ];
+    const wrong = await payingSite({
+      v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'USD Coin', version: '2' } })],
+    });
+    await expect(agentWith({ networks }).fetch(`${wrong.url}/page`)).rejects.toMatchObject({
+      refused: [{ reason: 'domain_mismatch' }],
+    });
+    const right = await payingSite({
+      v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'Test Dollar', version: '1' } })],
+    });
     expect((await agentWith({ networks }).fetch(`${right.url}/page`)).status).toBe(200);
   });
 
@@ -170,14 +253,19 @@ describe('the agent pays only in what it allows', () => {
     expect(() => agentWith({ networks: ['local'] })).toThrow(/local.*asset/);
     expect(() => agentWith({ networks: [] })).toThrow(RangeError);
     expect(() => agentWith({ networks: [{ network: 'mainnet' as 'base', asset: BASE_USDC }] })).toThrow(/mainnet/);
-    expect(() => agentWith({ networks: [{ network: 'base', asset: 'not an address' as `0x${string}` }] })).toThrow(/address/);
+    expect(() => agentWith({ networks: [{ network: 'base', asset: 'not an address' as `0x${string}` }] })).toThrow(
+      /address/,
+    );
   });
 });
 
 describe('an authorization lives a few minutes at most', () => {
   const lifetime = (payment: SentPayment) => {
     const now = Math.floor(Date.now() / 1000);
-    return { before: Number(payment.payload.authorization.validBefore) - now, after: Number(payment.payload.authorization.validAfter) - now };
+    return {
+      before: Number(payment.payload.authorization.validBefore) - now,
+      after: Number(payment.payload.authorization.validAfter) - now,
+    };
   };
 
   it('caps validBefore at 300 s however long the site asks for', async () => {
@@ -221,7 +309,9 @@ describe('x402 v2 first', () => {
     const site = await startSite((request, response) => {
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
       if (++attempts === 1) return void response.writeHead(503, { 'retry-after': '1' }).end('settlement pending');
-      response.writeHead(200, { 'payment-response': encodeBase64Json({ success: true, transaction: '0x02' }) }).end('paid');
+      response
+        .writeHead(200, { 'payment-response': encodeBase64Json({ success: true, transaction: '0x02' }) })
+        .end('paid');
     });
     expect((await agentWith().fetch(`${site.url}/page`)).status).toBe(200);
     const [first, second] = site.seen.slice(1).map((request) => request.headers['payment-signature']);
@@ -244,7 +334,7 @@ describe('x402 v2 first', () => {
 describe('payment and token headers stay with their origin', () => {
   const SECRET_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization'];
 
-  it('follows a redirect to another origin after paying, without the payment or the caller\'s Authorization', async () => {
+  it("follows a redirect to another origin after paying, without the payment or the caller's Authorization", async () => {
     const elsewhere = await startSite((_, response) => void response.end('landing'));
     const site = await startSite((request, response) => {
       if (paymentOf(request.headers)) response.writeHead(302, { location: `${elsewhere.url}/landing` }).end();
@@ -258,9 +348,12 @@ describe('payment and token headers stay with their origin', () => {
     expect(paymentOf(site.seen[1].headers)).toBeDefined();
   });
 
-  it('never sends a page\'s access token to the origin a later redirect points to', async () => {
+  it("never sends a page's access token to the origin a later redirect points to", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const token = signAccessToken({ gate_id: 'gate_1', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 }, 'secret');
+    const token = signAccessToken(
+      { gate_id: 'gate_1', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+      'secret',
+    );
     const elsewhere = await startSite((_, response) => void response.end('moved'));
     const site = await startSite((request, response) => {
       if (request.headers['x-crawlgate-token']) response.writeHead(301, { location: `${elsewhere.url}/page` }).end();
@@ -293,21 +386,28 @@ describe('payment and token headers stay with their origin', () => {
 
   it('sends the payment to the origin whose 402 asked for it, not to the one that redirected there', async () => {
     const payee = await payingSite({ v2: [v2()] });
-    const redirector = await startSite((_, response) => void response.writeHead(302, { location: `${payee.url}/page` }).end());
+    const redirector = await startSite(
+      (_, response) => void response.writeHead(302, { location: `${payee.url}/page` }).end(),
+    );
     expect(await (await agentWith().fetch(`${redirector.url}/page`)).text()).toBe('paid');
     expect(redirector.seen.map((request) => paymentOf(request.headers))).toEqual([undefined]);
     expect(payee.seen.map((request) => paymentOf(request.headers) !== undefined)).toEqual([false, true]);
   });
 
-  it('resends a Request\'s method and body on the paid retry and through a 307', async () => {
+  it("resends a Request's method and body on the paid retry and through a 307", async () => {
     const site = await startSite((request, response) => {
-      if (request.url === '/form' && paymentOf(request.headers)) response.writeHead(307, { location: '/form/next' }).end();
+      if (request.url === '/form' && paymentOf(request.headers))
+        response.writeHead(307, { location: '/form/next' }).end();
       else if (request.url === '/form/next') response.end('posted');
       else ask(response, { v2: [v2()] });
     });
-    const response = await agentWith().fetch(new Request(`${site.url}/form`, { method: 'POST', body: 'q=1', headers: { 'content-type': 'text/plain' } }));
+    const response = await agentWith().fetch(
+      new Request(`${site.url}/form`, { method: 'POST', body: 'q=1', headers: { 'content-type': 'text/plain' } }),
+    );
     expect(await response.text()).toBe('posted');
-    expect(site.seen.map((request) => [request.method, request.path, request.body, request.headers['content-type']])).toEqual([
+    expect(
+      site.seen.map((request) => [request.method, request.path, request.body, request.headers['content-type']]),
+    ).toEqual([
       ['POST', '/form', 'q=1', 'text/plain'],
       ['POST', '/form', 'q=1', 'text/plain'],
       ['POST', '/form/next', 'q=1', 'text/plain'],
@@ -327,10 +427,18 @@ describe('payment and token headers stay with their origin', () => {
 describe('paying by transfer', () => {
   it('sends no USDC for a verify_url that names no gate, since no proof could be signed for it', async () => {
     const site = await startSite((_, response) => {
-      response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: 'http://api.example/v1/gates/not-a-gate/verify' }));
+      response.writeHead(402, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          x402Version: 1,
+          accepts: [v1()],
+          verify_url: 'http://api.example/v1/gates/not-a-gate/verify',
+        }),
+      );
     });
     // No rpcUrl: reaching the transfer would fail with another error.
-    await expect(agentWith({ payMode: 'transfer' }).fetch(`${site.url}/page`)).rejects.toBeInstanceOf(UnsupportedPaymentError);
+    await expect(agentWith({ payMode: 'transfer' }).fetch(`${site.url}/page`)).rejects.toBeInstanceOf(
+      UnsupportedPaymentError,
+    );
     expect(site.seen).toHaveLength(1);
   });
 });
@@ -365,7 +473,15 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
   it('frees the reservation when the site refuses the payment outright (402)', async () => {
     const site = await startSite((request, response) => {
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
-      response.writeHead(402, { 'payment-response': encodeBase64Json({ success: false, errorReason: 'invalid_exact_evm_payload_signature', transaction: '' }) }).end('{}');
+      response
+        .writeHead(402, {
+          'payment-response': encodeBase64Json({
+            success: false,
+            errorReason: 'invalid_exact_evm_payload_signature',
+            transaction: '',
+          }),
+        })
+        .end('{}');
     });
     const agent = agentWith({ budgetUsd: '0.001' });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });

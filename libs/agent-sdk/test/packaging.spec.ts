@@ -5,9 +5,24 @@
  */
 
 import { join } from 'node:path';
-import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import {
+  distFilesContaining,
+  exportsMapProblems,
+  installedForSpec,
+  loadEntry,
+  packedPackageProblems,
+  typeCheckConsumer,
+  undeclaredImports,
+} from '../../../tools/testing/published-package';
 
-const EXPORTS = ['createAgent', 'PriceTooHighError', 'BudgetExceededError', 'PaymentFailedError', 'PaymentNotAllowedError', 'UnsupportedPaymentError'];
+const EXPORTS = [
+  'createAgent',
+  'PriceTooHighError',
+  'BudgetExceededError',
+  'PaymentFailedError',
+  'PaymentNotAllowedError',
+  'UnsupportedPaymentError',
+];
 
 const pkg = installedForSpec(join(__dirname, '..'));
 

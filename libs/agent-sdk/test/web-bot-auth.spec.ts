@@ -4,11 +4,26 @@
  * key), a price header is signed, and no signature is ever sent twice or to another origin.
  */
 
-import { base64Decode, importEd25519PublicKey, jwkThumbprint, KEY_DIRECTORY_MEDIA_TYPE, parseSfDictionary, signatureBase, verifyEd25519, type SfInnerList } from '@crawlgate/core';
+import {
+  base64Decode,
+  importEd25519PublicKey,
+  jwkThumbprint,
+  KEY_DIRECTORY_MEDIA_TYPE,
+  parseSfDictionary,
+  signatureBase,
+  verifyEd25519,
+  type SfInnerList,
+} from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createAgent, generateWebBotAuthKey, webBotAuthDirectory, webBotAuthDirectoryResponse, type Ed25519PrivateJwk } from '../src';
+import {
+  createAgent,
+  generateWebBotAuthKey,
+  webBotAuthDirectory,
+  webBotAuthDirectoryResponse,
+  type Ed25519PrivateJwk,
+} from '../src';
 
 interface Seen {
   method: string;
@@ -20,7 +35,9 @@ const servers: { close(): void }[] = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
 
 /** A site that records requests; `answer` picks the status and headers. */
-async function site(answer: (url: string) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })) {
+async function site(
+  answer: (url: string) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 }),
+) {
   const seen: Seen[] = [];
   const server = createServer((request, response) => {
     seen.push({ method: request.method!, url: request.url!, headers: request.headers });
@@ -82,7 +99,9 @@ describe('@crawlgate/agent with webBotAuth', () => {
   it('never sends a signature made for one origin to another: a redirect gets its own, and a caller’s own signature headers stay behind', async () => {
     const key = await generateWebBotAuthKey();
     const elsewhere = await site();
-    const first = await site((url) => (url === '/start' ? { status: 302, headers: { location: `${elsewhere.origin}/landed` } } : { status: 200 }));
+    const first = await site((url) =>
+      url === '/start' ? { status: 302, headers: { location: `${elsewhere.origin}/landed` } } : { status: 200 },
+    );
     const agent = await signingAgent(key);
     await agent.fetch(`${first.origin}/start`);
     const [hop1] = first.seen;
@@ -92,8 +111,14 @@ describe('@crawlgate/agent with webBotAuth', () => {
     expect(await verifies(hop1, new URL(elsewhere.origin).host, key)).toBe(false);
 
     // Without signing, a caller's own signature headers are not forwarded across origins either.
-    const plain = createAgent({ account: privateKeyToAccount(generatePrivateKey()), maxPriceUsd: '0.01', budgetUsd: '0.1' });
-    await plain.fetch(`${first.origin}/start`, { headers: { signature: 'sig1=:AAAA:', 'signature-input': 'sig1=()', 'signature-agent': '"https://x.example"' } });
+    const plain = createAgent({
+      account: privateKeyToAccount(generatePrivateKey()),
+      maxPriceUsd: '0.01',
+      budgetUsd: '0.1',
+    });
+    await plain.fetch(`${first.origin}/start`, {
+      headers: { signature: 'sig1=:AAAA:', 'signature-input': 'sig1=()', 'signature-agent': '"https://x.example"' },
+    });
     expect(first.seen[1].headers.signature).toBe('sig1=:AAAA:');
     expect(elsewhere.seen[1].headers.signature).toBeUndefined();
     expect(elsewhere.seen[1].headers['signature-input']).toBeUndefined();
@@ -103,8 +128,22 @@ describe('@crawlgate/agent with webBotAuth', () => {
   it('refuses a key or an agent origin it cannot sign with', async () => {
     const key = await generateWebBotAuthKey();
     const account = privateKeyToAccount(generatePrivateKey());
-    expect(() => createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', webBotAuth: { key, signatureAgent: 'http://agent.example' } })).toThrow(/https origin/);
-    expect(() => createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', webBotAuth: { key: { ...key, d: 'x' }, signatureAgent: 'https://agent.example' } })).toThrow(/private JWK/);
+    expect(() =>
+      createAgent({
+        account,
+        maxPriceUsd: '0.01',
+        budgetUsd: '1',
+        webBotAuth: { key, signatureAgent: 'http://agent.example' },
+      }),
+    ).toThrow(/https origin/);
+    expect(() =>
+      createAgent({
+        account,
+        maxPriceUsd: '0.01',
+        budgetUsd: '1',
+        webBotAuth: { key: { ...key, d: 'x' }, signatureAgent: 'https://agent.example' },
+      }),
+    ).toThrow(/private JWK/);
   });
 });
 

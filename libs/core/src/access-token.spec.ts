@@ -48,7 +48,15 @@ describe('signAccessToken', () => {
   });
 
   it('signs exactly the payload fields, in a fixed order', () => {
-    const richer = { exp: payload.exp, iat: payload.iat, kid: 'k1', url: '/blog/a', site_id: payload.site_id, gate_id: 'gate_123', extra: 'x' };
+    const richer = {
+      exp: payload.exp,
+      iat: payload.iat,
+      kid: 'k1',
+      url: '/blog/a',
+      site_id: payload.site_id,
+      gate_id: 'gate_123',
+      extra: 'x',
+    };
     expect(signAccessToken(richer as AccessTokenPayload, SECRET)).toBe(token);
   });
 
@@ -88,7 +96,9 @@ describe('signAccessToken', () => {
   });
 
   it('refuses to sign a token longer than verification accepts', () => {
-    expect(() => signAccessToken({ ...payload, url: '/' + 'a'.repeat(MAX_ACCESS_TOKEN_LENGTH) }, SECRET)).toThrow(TypeError);
+    expect(() => signAccessToken({ ...payload, url: '/' + 'a'.repeat(MAX_ACCESS_TOKEN_LENGTH) }, SECRET)).toThrow(
+      TypeError,
+    );
     const longest = signAccessToken({ ...payload, url: '/' + 'a'.repeat(2900) }, SECRET);
     expect(longest.length).toBeLessThanOrEqual(MAX_ACCESS_TOKEN_LENGTH);
     expect(reasonOf(longest)).toBe('valid');
@@ -188,7 +198,8 @@ describe('verifyAccessToken', () => {
 
     it('rejects a tampered signature character, the last one included', () => {
       const [segment, signature] = token.split('.');
-      for (const index of [0, 10, 21, 41, 42]) expect(reasonOf(`${segment}.${flip(signature, index)}`)).toBe('bad_signature');
+      for (const index of [0, 10, 21, 41, 42])
+        expect(reasonOf(`${segment}.${flip(signature, index)}`)).toBe('bad_signature');
     });
 
     it("rejects another token's signature", () => {
@@ -198,7 +209,9 @@ describe('verifyAccessToken', () => {
 
     it('checks the signature before expiry, site and path', () => {
       const stale = signAccessToken({ ...payload, exp: NOW - 1 }, 'cgsec_someone-else');
-      expect(reasonOf(stale, { secret: SECRET, siteId: 'other-site', url: '/elsewhere', now: NOW })).toBe('bad_signature');
+      expect(reasonOf(stale, { secret: SECRET, siteId: 'other-site', url: '/elsewhere', now: NOW })).toBe(
+        'bad_signature',
+      );
     });
 
     it('never verifies with an empty secret or an empty secret list', () => {
@@ -285,9 +298,23 @@ describe('verifyAccessToken with another HMAC implementation', () => {
   const token = signAccessToken(payload, SECRET);
 
   it('gives the same answer with node:crypto as with the pure-JS default, reason for reason', () => {
-    const tokens = [token, signAccessToken(payload, OLD_SECRET), signAccessToken(payload, 'cgsec_other'), flip(token, 3), signRaw('[]'), signRaw('{"x":1}', 'cgsec_other'), token + '.x', 'a.b'];
+    const tokens = [
+      token,
+      signAccessToken(payload, OLD_SECRET),
+      signAccessToken(payload, 'cgsec_other'),
+      flip(token, 3),
+      signRaw('[]'),
+      signRaw('{"x":1}', 'cgsec_other'),
+      token + '.x',
+      'a.b',
+    ];
     for (const candidate of tokens) {
-      for (const options of [opts, { ...opts, secret: [SECRET, OLD_SECRET] }, { ...opts, url: '/blog/b' }, { ...opts, now: NOW + ACCESS_TOKEN_TTL_SECONDS }]) {
+      for (const options of [
+        opts,
+        { ...opts, secret: [SECRET, OLD_SECRET] },
+        { ...opts, url: '/blog/b' },
+        { ...opts, now: NOW + ACCESS_TOKEN_TTL_SECONDS },
+      ]) {
         expect(reasonOf(candidate, { ...options, hmac: nodeHmac })).toBe(reasonOf(candidate, options));
       }
     }
@@ -324,7 +351,10 @@ describe('keyed HMAC state cache', () => {
     for (const secret of secrets) {
       const token = signAccessToken(claims, secret);
       expect(verifyAccessToken(token, { secret, siteId: 's', now }).valid).toBe(true);
-      expect(verifyAccessToken(token, { secret: secret + 'x', siteId: 's', now })).toEqual({ valid: false, reason: 'bad_signature' });
+      expect(verifyAccessToken(token, { secret: secret + 'x', siteId: 's', now })).toEqual({
+        valid: false,
+        reason: 'bad_signature',
+      });
     }
   });
 });

@@ -53,12 +53,17 @@ export interface VerifyAccessTokenOptions {
 /** Throws TypeError for a payload that verifyAccessToken() would call malformed, or an empty secret. */
 export function signAccessToken(payload: AccessTokenPayload, secret: string, hmac: HmacSha256 = hmacSha256): string {
   const fields = toPayload(payload);
-  if (!fields) throw new TypeError('Invalid access token payload: non-empty strings, url starting with "/", iat/exp in whole unix seconds');
-  if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Access token secret must be a non-empty string');
+  if (!fields)
+    throw new TypeError(
+      'Invalid access token payload: non-empty strings, url starting with "/", iat/exp in whole unix seconds',
+    );
+  if (typeof secret !== 'string' || secret.length === 0)
+    throw new TypeError('Access token secret must be a non-empty string');
   // Fixed field order, and nothing but the fields: callers may pass richer objects.
   const segment = base64urlEncodeUtf8(JSON.stringify(fields));
   const token = `${segment}.${base64urlEncode(hmac(secret, segment))}`;
-  if (token.length > MAX_ACCESS_TOKEN_LENGTH) throw new TypeError(`Access token would exceed ${MAX_ACCESS_TOKEN_LENGTH} characters`);
+  if (token.length > MAX_ACCESS_TOKEN_LENGTH)
+    throw new TypeError(`Access token would exceed ${MAX_ACCESS_TOKEN_LENGTH} characters`);
   return token;
 }
 
@@ -76,7 +81,8 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   let signed = false;
   for (const secret of secrets) {
     // An empty secret is a configuration slip, never a key that verifies.
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature)) signed = true;
+    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature))
+      signed = true;
   }
   // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.
   const payload = readPayload(json);

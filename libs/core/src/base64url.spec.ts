@@ -180,10 +180,12 @@ describe('base64urlDecodeUtf8', () => {
   it('is utf8Decode(base64urlDecode(text)): same text, same refusals', () => {
     const encodedBytes = fc.uint8Array({ maxLength: 80 }).map((b) => base64urlEncode(b));
     const encodedText = fc.string({ unit: 'binary', maxLength: 60 }).map((t) => base64urlEncode(utf8Encode(t)));
-    const nearMiss = fc.tuple(encodedText, fc.nat(), fc.constantFrom(...ALPHABET, '=', '+', '/', ' ', '.', 'é', '\u0000')).map(([t, i, c]) => {
-      const at = t.length === 0 ? 0 : i % (t.length + 1);
-      return t.slice(0, at) + c + t.slice(at + 1);
-    });
+    const nearMiss = fc
+      .tuple(encodedText, fc.nat(), fc.constantFrom(...ALPHABET, '=', '+', '/', ' ', '.', 'é', '\u0000'))
+      .map(([t, i, c]) => {
+        const at = t.length === 0 ? 0 : i % (t.length + 1);
+        return t.slice(0, at) + c + t.slice(at + 1);
+      });
     fc.assert(
       fc.property(fc.oneof(encodedBytes, encodedText, nearMiss, fc.string({ maxLength: 40 })), (text) => {
         expect(base64urlDecodeUtf8(text)).toBe(reference(text));
@@ -222,4 +224,3 @@ describe('base64urlEncodeUtf8', () => {
     );
   });
 });
-

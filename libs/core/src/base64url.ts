@@ -120,7 +120,8 @@ const CHUNK = 8192;
 function binaryString(bytes: Uint8Array): string {
   if (bytes.length <= CHUNK) return String.fromCharCode.apply(null, bytes as unknown as number[]);
   let out = '';
-  for (let i = 0; i < bytes.length; i += CHUNK) out += String.fromCharCode.apply(null, bytes.subarray(i, i + CHUNK) as unknown as number[]);
+  for (let i = 0; i < bytes.length; i += CHUNK)
+    out += String.fromCharCode.apply(null, bytes.subarray(i, i + CHUNK) as unknown as number[]);
   return out;
 }
 

@@ -6,425 +6,425 @@
  */
 export const BATCH_SETTLEMENT_ABI = [
   {
-    "type": "function",
-    "name": "channels",
-    "stateMutability": "view",
-    "inputs": [
+    type: 'function',
+    name: 'channels',
+    stateMutability: 'view',
+    inputs: [
       {
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        name: 'channelId',
+        type: 'bytes32',
+      },
     ],
-    "outputs": [
+    outputs: [
       {
-        "name": "balance",
-        "type": "uint128"
+        name: 'balance',
+        type: 'uint128',
       },
       {
-        "name": "totalClaimed",
-        "type": "uint128"
-      }
-    ]
+        name: 'totalClaimed',
+        type: 'uint128',
+      },
+    ],
   },
   {
-    "type": "function",
-    "name": "claimWithSignature",
-    "stateMutability": "nonpayable",
-    "inputs": [
+    type: 'function',
+    name: 'claimWithSignature',
+    stateMutability: 'nonpayable',
+    inputs: [
       {
-        "name": "voucherClaims",
-        "type": "tuple[]",
-        "components": [
+        name: 'voucherClaims',
+        type: 'tuple[]',
+        components: [
           {
-            "name": "voucher",
-            "type": "tuple",
-            "components": [
+            name: 'voucher',
+            type: 'tuple',
+            components: [
               {
-                "name": "channel",
-                "type": "tuple",
-                "components": [
+                name: 'channel',
+                type: 'tuple',
+                components: [
                   {
-                    "name": "payer",
-                    "type": "address"
+                    name: 'payer',
+                    type: 'address',
                   },
                   {
-                    "name": "payerAuthorizer",
-                    "type": "address"
+                    name: 'payerAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "name": "receiver",
-                    "type": "address"
+                    name: 'receiver',
+                    type: 'address',
                   },
                   {
-                    "name": "receiverAuthorizer",
-                    "type": "address"
+                    name: 'receiverAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "name": "token",
-                    "type": "address"
+                    name: 'token',
+                    type: 'address',
                   },
                   {
-                    "name": "withdrawDelay",
-                    "type": "uint40"
+                    name: 'withdrawDelay',
+                    type: 'uint40',
                   },
                   {
-                    "name": "salt",
-                    "type": "bytes32"
-                  }
-                ]
+                    name: 'salt',
+                    type: 'bytes32',
+                  },
+                ],
               },
               {
-                "name": "maxClaimableAmount",
-                "type": "uint128"
-              }
-            ]
+                name: 'maxClaimableAmount',
+                type: 'uint128',
+              },
+            ],
           },
           {
-            "name": "signature",
-            "type": "bytes"
+            name: 'signature',
+            type: 'bytes',
           },
           {
-            "name": "totalClaimed",
-            "type": "uint128"
-          }
-        ]
+            name: 'totalClaimed',
+            type: 'uint128',
+          },
+        ],
       },
       {
-        "name": "authorizerSignature",
-        "type": "bytes"
-      }
+        name: 'authorizerSignature',
+        type: 'bytes',
+      },
     ],
-    "outputs": []
+    outputs: [],
   },
   {
-    "type": "function",
-    "name": "deposit",
-    "stateMutability": "nonpayable",
-    "inputs": [
+    type: 'function',
+    name: 'deposit',
+    stateMutability: 'nonpayable',
+    inputs: [
       {
-        "name": "config",
-        "type": "tuple",
-        "components": [
+        name: 'config',
+        type: 'tuple',
+        components: [
           {
-            "name": "payer",
-            "type": "address"
+            name: 'payer',
+            type: 'address',
           },
           {
-            "name": "payerAuthorizer",
-            "type": "address"
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "name": "receiver",
-            "type": "address"
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "name": "receiverAuthorizer",
-            "type": "address"
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "name": "token",
-            "type": "address"
+            name: 'token',
+            type: 'address',
           },
           {
-            "name": "withdrawDelay",
-            "type": "uint40"
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "name": "salt",
-            "type": "bytes32"
-          }
-        ]
+            name: 'salt',
+            type: 'bytes32',
+          },
+        ],
       },
       {
-        "name": "amount",
-        "type": "uint128"
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "name": "collector",
-        "type": "address"
+        name: 'collector',
+        type: 'address',
       },
       {
-        "name": "collectorData",
-        "type": "bytes"
-      }
+        name: 'collectorData',
+        type: 'bytes',
+      },
     ],
-    "outputs": []
+    outputs: [],
   },
   {
-    "type": "function",
-    "name": "initiateWithdraw",
-    "stateMutability": "nonpayable",
-    "inputs": [
+    type: 'function',
+    name: 'initiateWithdraw',
+    stateMutability: 'nonpayable',
+    inputs: [
       {
-        "name": "config",
-        "type": "tuple",
-        "components": [
+        name: 'config',
+        type: 'tuple',
+        components: [
           {
-            "name": "payer",
-            "type": "address"
+            name: 'payer',
+            type: 'address',
           },
           {
-            "name": "payerAuthorizer",
-            "type": "address"
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "name": "receiver",
-            "type": "address"
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "name": "receiverAuthorizer",
-            "type": "address"
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "name": "token",
-            "type": "address"
+            name: 'token',
+            type: 'address',
           },
           {
-            "name": "withdrawDelay",
-            "type": "uint40"
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "name": "salt",
-            "type": "bytes32"
-          }
-        ]
+            name: 'salt',
+            type: 'bytes32',
+          },
+        ],
       },
       {
-        "name": "amount",
-        "type": "uint128"
-      }
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "outputs": []
+    outputs: [],
   },
   {
-    "type": "function",
-    "name": "finalizeWithdraw",
-    "stateMutability": "nonpayable",
-    "inputs": [
+    type: 'function',
+    name: 'finalizeWithdraw',
+    stateMutability: 'nonpayable',
+    inputs: [
       {
-        "name": "config",
-        "type": "tuple",
-        "components": [
+        name: 'config',
+        type: 'tuple',
+        components: [
           {
-            "name": "payer",
-            "type": "address"
+            name: 'payer',
+            type: 'address',
           },
           {
-            "name": "payerAuthorizer",
-            "type": "address"
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "name": "receiver",
-            "type": "address"
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "name": "receiverAuthorizer",
-            "type": "address"
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "name": "token",
-            "type": "address"
+            name: 'token',
+            type: 'address',
           },
           {
-            "name": "withdrawDelay",
-            "type": "uint40"
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "name": "salt",
-            "type": "bytes32"
-          }
-        ]
-      }
+            name: 'salt',
+            type: 'bytes32',
+          },
+        ],
+      },
     ],
-    "outputs": []
+    outputs: [],
   },
   {
-    "type": "function",
-    "name": "pendingWithdrawals",
-    "stateMutability": "view",
-    "inputs": [
+    type: 'function',
+    name: 'pendingWithdrawals',
+    stateMutability: 'view',
+    inputs: [
       {
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        name: 'channelId',
+        type: 'bytes32',
+      },
     ],
-    "outputs": [
+    outputs: [
       {
-        "name": "amount",
-        "type": "uint128"
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "name": "initiatedAt",
-        "type": "uint40"
-      }
-    ]
+        name: 'initiatedAt',
+        type: 'uint40',
+      },
+    ],
   },
   {
-    "type": "function",
-    "name": "receivers",
-    "stateMutability": "view",
-    "inputs": [
+    type: 'function',
+    name: 'receivers',
+    stateMutability: 'view',
+    inputs: [
       {
-        "name": "receiver",
-        "type": "address"
+        name: 'receiver',
+        type: 'address',
       },
       {
-        "name": "token",
-        "type": "address"
-      }
+        name: 'token',
+        type: 'address',
+      },
     ],
-    "outputs": [
+    outputs: [
       {
-        "name": "totalClaimed",
-        "type": "uint128"
+        name: 'totalClaimed',
+        type: 'uint128',
       },
       {
-        "name": "totalSettled",
-        "type": "uint128"
-      }
-    ]
-  },
-  {
-    "type": "function",
-    "name": "refundNonce",
-    "stateMutability": "view",
-    "inputs": [
-      {
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        name: 'totalSettled',
+        type: 'uint128',
+      },
     ],
-    "outputs": [
-      {
-        "name": "",
-        "type": "uint256"
-      }
-    ]
   },
   {
-    "type": "function",
-    "name": "settle",
-    "stateMutability": "nonpayable",
-    "inputs": [
+    type: 'function',
+    name: 'refundNonce',
+    stateMutability: 'view',
+    inputs: [
       {
-        "name": "receiver",
-        "type": "address"
+        name: 'channelId',
+        type: 'bytes32',
+      },
+    ],
+    outputs: [
+      {
+        name: '',
+        type: 'uint256',
+      },
+    ],
+  },
+  {
+    type: 'function',
+    name: 'settle',
+    stateMutability: 'nonpayable',
+    inputs: [
+      {
+        name: 'receiver',
+        type: 'address',
       },
       {
-        "name": "token",
-        "type": "address"
-      }
+        name: 'token',
+        type: 'address',
+      },
     ],
-    "outputs": []
+    outputs: [],
   },
   {
-    "type": "error",
-    "name": "ClaimExceedsBalance",
-    "inputs": []
+    type: 'error',
+    name: 'ClaimExceedsBalance',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "ClaimExceedsCeiling",
-    "inputs": []
+    type: 'error',
+    name: 'ClaimExceedsCeiling',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "DepositCollectionFailed",
-    "inputs": []
+    type: 'error',
+    name: 'DepositCollectionFailed',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "EmptyBatch",
-    "inputs": []
+    type: 'error',
+    name: 'EmptyBatch',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "InvalidChannel",
-    "inputs": []
+    type: 'error',
+    name: 'InvalidChannel',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "InvalidCollector",
-    "inputs": []
+    type: 'error',
+    name: 'InvalidCollector',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "InvalidRefundNonce",
-    "inputs": []
+    type: 'error',
+    name: 'InvalidRefundNonce',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "InvalidSignature",
-    "inputs": []
+    type: 'error',
+    name: 'InvalidSignature',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "NotAuthorizedToClaim",
-    "inputs": []
+    type: 'error',
+    name: 'NotAuthorizedToClaim',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "NotAuthorizedToRefund",
-    "inputs": []
+    type: 'error',
+    name: 'NotAuthorizedToRefund',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "NotAuthorizedToWithdraw",
-    "inputs": []
+    type: 'error',
+    name: 'NotAuthorizedToWithdraw',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "NotReceiverAuthorizer",
-    "inputs": []
+    type: 'error',
+    name: 'NotReceiverAuthorizer',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "NothingToWithdraw",
-    "inputs": []
+    type: 'error',
+    name: 'NothingToWithdraw',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "Reentrancy",
-    "inputs": []
+    type: 'error',
+    name: 'Reentrancy',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "TokenTransferFailed",
-    "inputs": []
+    type: 'error',
+    name: 'TokenTransferFailed',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "WithdrawAmountExceedsAvailable",
-    "inputs": []
+    type: 'error',
+    name: 'WithdrawAmountExceedsAvailable',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "WithdrawDelayNotElapsed",
-    "inputs": []
+    type: 'error',
+    name: 'WithdrawDelayNotElapsed',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "WithdrawDelayOutOfRange",
-    "inputs": []
+    type: 'error',
+    name: 'WithdrawDelayOutOfRange',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "WithdrawalAlreadyPending",
-    "inputs": []
+    type: 'error',
+    name: 'WithdrawalAlreadyPending',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "WithdrawalNotPending",
-    "inputs": []
+    type: 'error',
+    name: 'WithdrawalNotPending',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "ZeroDeposit",
-    "inputs": []
+    type: 'error',
+    name: 'ZeroDeposit',
+    inputs: [],
   },
   {
-    "type": "error",
-    "name": "ZeroRefund",
-    "inputs": []
-  }
+    type: 'error',
+    name: 'ZeroRefund',
+    inputs: [],
+  },
 ] as const;

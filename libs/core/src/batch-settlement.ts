@@ -79,7 +79,12 @@ export interface BatchSettlementDomain {
 
 /** The escrow's EIP-712 domain: bound to the chain and to where the escrow lives. */
 export function batchSettlementDomain(chainId: number, escrow: Hex): BatchSettlementDomain {
-  return { name: BATCH_SETTLEMENT_DOMAIN_NAME, version: BATCH_SETTLEMENT_DOMAIN_VERSION, chainId, verifyingContract: escrow };
+  return {
+    name: BATCH_SETTLEMENT_DOMAIN_NAME,
+    version: BATCH_SETTLEMENT_DOMAIN_VERSION,
+    chainId,
+    verifyingContract: escrow,
+  };
 }
 
 /** Reason codes of the scheme that we answer with (x402's names). */
@@ -149,7 +154,8 @@ export interface BatchSettlementPayment {
   deposit?: { amount: bigint; erc3009: Erc3009DepositAuthorization };
 }
 
-export type ParsedBatchSettlementPayment = { ok: true; payment: BatchSettlementPayment } | { ok: false; reason: string; msg: string };
+export type ParsedBatchSettlementPayment =
+  { ok: true; payment: BatchSettlementPayment } | { ok: false; reason: string; msg: string };
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
@@ -180,13 +186,18 @@ export function isBatchSettlementPayment(input: unknown): boolean {
 export function parseBatchSettlementPayment(input: unknown): ParsedBatchSettlementPayment {
   try {
     const root = object(input, 'payment', BATCH_REASONS.voucherPayload);
-    if (root.x402Version !== 2) throw new Invalid(BATCH_REASONS.voucherPayload, 'batch-settlement is x402 v2 only: x402Version must be 2');
+    if (root.x402Version !== 2)
+      throw new Invalid(BATCH_REASONS.voucherPayload, 'batch-settlement is x402 v2 only: x402Version must be 2');
     const acceptedRaw = object(root.accepted, 'accepted', BATCH_REASONS.voucherPayload);
-    if (acceptedRaw.scheme !== BATCH_SETTLEMENT_SCHEME) throw new Invalid(BATCH_REASONS.scheme, 'accepted.scheme must be batch-settlement');
+    if (acceptedRaw.scheme !== BATCH_SETTLEMENT_SCHEME)
+      throw new Invalid(BATCH_REASONS.scheme, 'accepted.scheme must be batch-settlement');
     const accepted = requirements(acceptedRaw);
     const payload = object(root.payload, 'payload', BATCH_REASONS.voucherPayload);
     if (payload.type !== 'deposit' && payload.type !== 'voucher') {
-      throw new Invalid(BATCH_REASONS.payloadType, 'payload.type must be "deposit" or "voucher" (refunds are not taken here)');
+      throw new Invalid(
+        BATCH_REASONS.payloadType,
+        'payload.type must be "deposit" or "voucher" (refunds are not taken here)',
+      );
     }
     const channelConfig = config(payload.channelConfig);
     const voucher = voucherOf(payload.voucher);
@@ -202,7 +213,8 @@ export function parseBatchSettlementPayment(input: unknown): ParsedBatchSettleme
 function requirements(req: Record<string, unknown>): PaymentRequirementsV2 {
   const why = BATCH_REASONS.voucherPayload;
   const timeout = req.maxTimeoutSeconds;
-  if (!Number.isSafeInteger(timeout) || (timeout as number) < 0) throw new Invalid(why, 'accepted.maxTimeoutSeconds must be a non-negative integer');
+  if (!Number.isSafeInteger(timeout) || (timeout as number) < 0)
+    throw new Invalid(why, 'accepted.maxTimeoutSeconds must be a non-negative integer');
   const accepted: PaymentRequirementsV2 = {
     scheme: BATCH_SETTLEMENT_SCHEME,
     network: text(req.network, 'accepted.network', why),
@@ -219,8 +231,15 @@ function config(value: unknown): ChannelConfig {
   const why = BATCH_REASONS.voucherPayload;
   const c = object(value, 'payload.channelConfig', why);
   const delay = c.withdrawDelay;
-  if (!Number.isSafeInteger(delay) || (delay as number) < MIN_WITHDRAW_DELAY || (delay as number) > MAX_WITHDRAW_DELAY) {
-    throw new Invalid(why, `payload.channelConfig.withdrawDelay must be an integer from ${MIN_WITHDRAW_DELAY} to ${MAX_WITHDRAW_DELAY}`);
+  if (
+    !Number.isSafeInteger(delay) ||
+    (delay as number) < MIN_WITHDRAW_DELAY ||
+    (delay as number) > MAX_WITHDRAW_DELAY
+  ) {
+    throw new Invalid(
+      why,
+      `payload.channelConfig.withdrawDelay must be an integer from ${MIN_WITHDRAW_DELAY} to ${MAX_WITHDRAW_DELAY}`,
+    );
   }
   return {
     payer: matching(c.payer, ADDRESS, 'payload.channelConfig.payer', why),
@@ -238,23 +257,32 @@ function voucherOf(value: unknown): BatchVoucher {
   const v = object(value, 'payload.voucher', why);
   const amount = BigInt(uintText(v.maxClaimableAmount, 'payload.voucher.maxClaimableAmount', why));
   if (amount > UINT128_MAX) throw new Invalid(why, 'payload.voucher.maxClaimableAmount must fit a uint128');
-  return { channelId: matching(v.channelId, BYTES32, 'payload.voucher.channelId', why), maxClaimableAmount: amount, signature: signature(v.signature, 'payload.voucher.signature', why) };
+  return {
+    channelId: matching(v.channelId, BYTES32, 'payload.voucher.channelId', why),
+    maxClaimableAmount: amount,
+    signature: signature(v.signature, 'payload.voucher.signature', why),
+  };
 }
 
 function depositOf(value: unknown): { amount: bigint; erc3009: Erc3009DepositAuthorization } {
   const why = BATCH_REASONS.depositPayload;
   const d = object(value, 'payload.deposit', why);
   const amount = BigInt(uintText(d.amount, 'payload.deposit.amount', why));
-  if (amount === 0n || amount > UINT128_MAX) throw new Invalid(why, 'payload.deposit.amount must be a positive uint128');
+  if (amount === 0n || amount > UINT128_MAX)
+    throw new Invalid(why, 'payload.deposit.amount must be a positive uint128');
   const authorization = object(d.authorization, 'payload.deposit.authorization', why);
   if (authorization.erc3009Authorization === undefined) {
-    throw new Invalid(why, 'payload.deposit.authorization.erc3009Authorization is required (Permit2 deposits are not taken)');
+    throw new Invalid(
+      why,
+      'payload.deposit.authorization.erc3009Authorization is required (Permit2 deposits are not taken)',
+    );
   }
   const a = object(authorization.erc3009Authorization, 'payload.deposit.authorization.erc3009Authorization', why);
   const field = (name: string) => `payload.deposit.authorization.erc3009Authorization.${name}`;
   const salt = a.salt;
   // x402's client sends the salt as 0x-hex bytes32; the collector takes it as a uint256.
-  const saltValue = typeof salt === 'string' && BYTES32.test(salt) ? BigInt(salt) : BigInt(uintText(salt, field('salt'), why));
+  const saltValue =
+    typeof salt === 'string' && BYTES32.test(salt) ? BigInt(salt) : BigInt(uintText(salt, field('salt'), why));
   return {
     amount,
     erc3009: {
@@ -267,7 +295,8 @@ function depositOf(value: unknown): { amount: bigint; erc3009: Erc3009DepositAut
 }
 
 function object(value: unknown, field: string, reason: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid(reason, `${field} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Invalid(reason, `${field} must be an object`);
   return value as Record<string, unknown>;
 }
 

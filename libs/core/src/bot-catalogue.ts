@@ -66,7 +66,13 @@ const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-
 const AI_ASSISTANT: Row[] = [
   { name: 'ChatGPT-User', operator: 'OpenAI', url: OPENAI, signatureAgent: CHATGPT_SIGNER },
   // ChatGPT's browsing agent sends a Chrome User-Agent and signs every request.
-  { name: 'ChatGPT agent', operator: 'OpenAI', url: 'https://help.openai.com/en/articles/11845367', signatureAgent: CHATGPT_SIGNER, signedOnly: true },
+  {
+    name: 'ChatGPT agent',
+    operator: 'OpenAI',
+    url: 'https://help.openai.com/en/articles/11845367',
+    signatureAgent: CHATGPT_SIGNER,
+    signedOnly: true,
+  },
   { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC },
   { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC },
   { name: 'Perplexity-User', operator: 'Perplexity', url: PERPLEXITY },
@@ -307,7 +313,11 @@ export interface PolicyBotName {
 
 const POLICY_NAMES = new Map<string, PolicyBotName>(
   [
-    ...BOT_CATALOGUE_ENTRIES.map((bot) => ({ name: bot.name, category: bot.category, robotsTxtOnly: bot.robotsTxtOnly === true })),
+    ...BOT_CATALOGUE_ENTRIES.map((bot) => ({
+      name: bot.name,
+      category: bot.category,
+      robotsTxtOnly: bot.robotsTxtOnly === true,
+    })),
     { name: UNKNOWN_CRAWLER, category: 'automation' as const, robotsTxtOnly: false },
     { name: UNKNOWN_AUTOMATION, category: 'automation' as const, robotsTxtOnly: false },
   ].map((entry, rank) => [entry.name.toLowerCase(), Object.freeze({ ...entry, rank })]),

@@ -1,5 +1,13 @@
 import { BOT_CATALOGUE_ENTRIES, policyBotName, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from './bot-catalogue';
-import { BOT_CATEGORIES, botActionProblem, botNameProblem, botPolicyInputProblems, DEFAULT_CATEGORY_ACTIONS, MAX_POLICY_BOTS, normalizeBotPolicy } from './bot-policy';
+import {
+  BOT_CATEGORIES,
+  botActionProblem,
+  botNameProblem,
+  botPolicyInputProblems,
+  DEFAULT_CATEGORY_ACTIONS,
+  MAX_POLICY_BOTS,
+  normalizeBotPolicy,
+} from './bot-policy';
 
 describe('bot policy words', () => {
   it('has a default action for every category and a category for every catalogued crawler', () => {
@@ -11,8 +19,16 @@ describe('bot policy words', () => {
     expect(policyBotName('gptbot')).toMatchObject({ name: 'GPTBot', category: 'ai-training', robotsTxtOnly: false });
     expect(policyBotName('YAHOO! SLURP')).toMatchObject({ name: 'Yahoo! Slurp', category: 'search-engine' });
     expect(policyBotName('Google-Extended')).toMatchObject({ robotsTxtOnly: true });
-    expect([policyBotName(UNKNOWN_CRAWLER)?.category, policyBotName(UNKNOWN_AUTOMATION)?.category]).toEqual(['automation', 'automation']);
-    expect([policyBotName('GPT-Bot'), policyBotName(''), policyBotName('__proto__'), policyBotName('constructor')]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([policyBotName(UNKNOWN_CRAWLER)?.category, policyBotName(UNKNOWN_AUTOMATION)?.category]).toEqual([
+      'automation',
+      'automation',
+    ]);
+    expect([
+      policyBotName('GPT-Bot'),
+      policyBotName(''),
+      policyBotName('__proto__'),
+      policyBotName('constructor'),
+    ]).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
 
@@ -32,7 +48,13 @@ describe('botPolicyInputProblems', () => {
     expect(
       botPolicyInputProblems({
         categories: { seo: 'free', robots: 'block' },
-        bots: { 'GPT-Bot': 'block', GPTBot: 'deny', 'Applebot-Extended': 'block', ClaudeBot: 'allow', claudebot: 'block' },
+        bots: {
+          'GPT-Bot': 'block',
+          GPTBot: 'deny',
+          'Applebot-Extended': 'block',
+          ClaudeBot: 'allow',
+          claudebot: 'block',
+        },
         require_signature: { categories: 'seo', bots: ['GPTBot', 42] },
       }).map(({ loc, type }) => [loc.join('.'), type]),
     ).toEqual([
@@ -49,13 +71,23 @@ describe('botPolicyInputProblems', () => {
 
   it('refuses the wrong shapes and more than the cap, before looking at entries', () => {
     expect(botPolicyInputProblems(null)).toEqual([expect.objectContaining({ loc: [], type: 'dict_type' })]);
-    expect(botPolicyInputProblems({ bots: [] })).toEqual([expect.objectContaining({ loc: ['bots'], type: 'dict_type' })]);
+    expect(botPolicyInputProblems({ bots: [] })).toEqual([
+      expect.objectContaining({ loc: ['bots'], type: 'dict_type' }),
+    ]);
     const many = Object.fromEntries(Array.from({ length: MAX_POLICY_BOTS + 1 }, (_, i) => [`x${i}`, 'block']));
-    expect(botPolicyInputProblems({ bots: many })).toEqual([expect.objectContaining({ loc: ['bots'], type: 'too_long', ctx: { max_length: MAX_POLICY_BOTS } })]);
+    expect(botPolicyInputProblems({ bots: many })).toEqual([
+      expect.objectContaining({ loc: ['bots'], type: 'too_long', ctx: { max_length: MAX_POLICY_BOTS } }),
+    ]);
   });
 
   it('says what is allowed', () => {
-    expect(botActionProblem('deny', ['action'])).toEqual({ loc: ['action'], msg: '"deny" is not an action: use "allow", "charge", "block"', type: 'enum', input: 'deny', ctx: { expected: ['allow', 'charge', 'block'] } });
+    expect(botActionProblem('deny', ['action'])).toEqual({
+      loc: ['action'],
+      msg: '"deny" is not an action: use "allow", "charge", "block"',
+      type: 'enum',
+      input: 'deny',
+      ctx: { expected: ['allow', 'charge', 'block'] },
+    });
     expect(botActionProblem('block', ['action'])).toBeNull();
     expect(botNameProblem('ClaudeBot', ['name'])).toBeNull();
   });
@@ -66,7 +98,10 @@ describe('normalizeBotPolicy', () => {
     const stored = normalizeBotPolicy({
       categories: { automation: 'block', 'ai-training': 'allow' },
       bots: { 'unknown-crawler': 'allow', googlebot: 'block', gptbot: 'charge' },
-      require_signature: { categories: ['seo', 'ai-assistant', 'seo'], bots: ['perplexitybot', 'ChatGPT-User', 'chatgpt-user'] },
+      require_signature: {
+        categories: ['seo', 'ai-assistant', 'seo'],
+        bots: ['perplexitybot', 'ChatGPT-User', 'chatgpt-user'],
+      },
     });
     expect(stored).toEqual({
       categories: { 'ai-training': 'allow', automation: 'block' },
@@ -74,10 +109,17 @@ describe('normalizeBotPolicy', () => {
       require_signature: { categories: ['ai-assistant', 'seo'], bots: ['ChatGPT-User', 'PerplexityBot'] },
     });
     expect(Object.keys(stored.bots)).toEqual(['GPTBot', 'Googlebot', 'unknown-crawler']);
-    expect(normalizeBotPolicy({})).toEqual({ categories: {}, bots: {}, require_signature: { categories: [], bots: [] } });
+    expect(normalizeBotPolicy({})).toEqual({
+      categories: {},
+      bots: {},
+      require_signature: { categories: [], bots: [] },
+    });
   });
 
   it('keeps, last, a name a newer catalogue dropped (a policy stored before)', () => {
-    expect(Object.keys(normalizeBotPolicy({ bots: { RetiredBot: 'block', GPTBot: 'allow' } }).bots)).toEqual(['GPTBot', 'RetiredBot']);
+    expect(Object.keys(normalizeBotPolicy({ bots: { RetiredBot: 'block', GPTBot: 'allow' } }).bots)).toEqual([
+      'GPTBot',
+      'RetiredBot',
+    ]);
   });
 });

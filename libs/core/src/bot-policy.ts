@@ -12,7 +12,15 @@
 import type { ValidationItem } from './api-errors';
 import { policyBotName, type PolicyBotName } from './bot-catalogue';
 
-export const BOT_CATEGORIES = ['ai-training', 'ai-assistant', 'ai-search', 'search-engine', 'seo', 'social-preview', 'automation'] as const;
+export const BOT_CATEGORIES = [
+  'ai-training',
+  'ai-assistant',
+  'ai-search',
+  'search-engine',
+  'seo',
+  'social-preview',
+  'automation',
+] as const;
 export type BotCategory = (typeof BOT_CATEGORIES)[number];
 
 export const BOT_ACTIONS = ['allow', 'charge', 'block'] as const;
@@ -97,23 +105,47 @@ const ACTION_MESSAGE = `use ${BOT_ACTIONS.map((action) => `"${action}"`).join(',
 /** Why `value` is not an action; null when it is one. */
 export function botActionProblem(value: unknown, loc: Loc): ValidationItem | null {
   if (isBotAction(value)) return null;
-  return { loc, msg: `${JSON.stringify(value) ?? 'nothing'} is not an action: ${ACTION_MESSAGE}`, type: 'enum', input: value ?? null, ctx: { expected: BOT_ACTIONS } };
+  return {
+    loc,
+    msg: `${JSON.stringify(value) ?? 'nothing'} is not an action: ${ACTION_MESSAGE}`,
+    type: 'enum',
+    input: value ?? null,
+    ctx: { expected: BOT_ACTIONS },
+  };
 }
 
 /** Why `name` names no crawler a policy can apply to; null when it names one. */
 export function botNameProblem(name: unknown, loc: Loc): ValidationItem | null {
-  if (typeof name !== 'string') return { loc, msg: 'A bot is named by a string', type: 'string_type', input: name ?? null };
+  if (typeof name !== 'string')
+    return { loc, msg: 'A bot is named by a string', type: 'string_type', input: name ?? null };
   const known = policyBotName(name);
-  if (!known) return { loc, msg: `"${name.slice(0, 80)}" is no bot of the catalogue (nor unknown-crawler or unknown-automation)`, type: 'bot_name', input: name };
+  if (!known)
+    return {
+      loc,
+      msg: `"${name.slice(0, 80)}" is no bot of the catalogue (nor unknown-crawler or unknown-automation)`,
+      type: 'bot_name',
+      input: name,
+    };
   if (known.robotsTxtOnly) {
-    return { loc, msg: `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so a policy for it never applies`, type: 'bot_robots_txt_only', input: name };
+    return {
+      loc,
+      msg: `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so a policy for it never applies`,
+      type: 'bot_robots_txt_only',
+      input: name,
+    };
   }
   return null;
 }
 
 function categoryProblem(name: unknown, loc: Loc): ValidationItem | null {
   if (isBotCategory(name)) return null;
-  return { loc, msg: `${JSON.stringify(name)} is no category: use ${BOT_CATEGORIES.join(', ')}`, type: 'enum', input: name ?? null, ctx: { expected: BOT_CATEGORIES } };
+  return {
+    loc,
+    msg: `${JSON.stringify(name)} is no category: use ${BOT_CATEGORIES.join(', ')}`,
+    type: 'enum',
+    input: name ?? null,
+    ctx: { expected: BOT_CATEGORIES },
+  };
 }
 
 /** A JSON object: not null, not a list. */
@@ -127,27 +159,53 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * (the API drops them like every body's).
  */
 export function botPolicyInputProblems(input: unknown): ValidationItem[] {
-  if (!isPlainObject(input)) return [{ loc: [], msg: 'A bot policy is a JSON object', type: 'dict_type', input: input ?? null }];
+  if (!isPlainObject(input))
+    return [{ loc: [], msg: 'A bot policy is a JSON object', type: 'dict_type', input: input ?? null }];
   const problems: ValidationItem[] = [];
   const { categories, bots, require_signature: signature } = input;
   if (categories !== undefined) {
-    if (!isPlainObject(categories)) problems.push({ loc: ['categories'], msg: 'categories is an object of category → action', type: 'dict_type', input: categories });
+    if (!isPlainObject(categories))
+      problems.push({
+        loc: ['categories'],
+        msg: 'categories is an object of category → action',
+        type: 'dict_type',
+        input: categories,
+      });
     else {
       for (const [category, action] of Object.entries(categories)) {
-        const problem = categoryProblem(category, ['categories', category]) ?? botActionProblem(action, ['categories', category]);
+        const problem =
+          categoryProblem(category, ['categories', category]) ?? botActionProblem(action, ['categories', category]);
         if (problem) problems.push(problem);
       }
     }
   }
   if (bots !== undefined) {
-    if (!isPlainObject(bots)) problems.push({ loc: ['bots'], msg: 'bots is an object of catalogue name → action', type: 'dict_type', input: bots });
+    if (!isPlainObject(bots))
+      problems.push({
+        loc: ['bots'],
+        msg: 'bots is an object of catalogue name → action',
+        type: 'dict_type',
+        input: bots,
+      });
     else problems.push(...botMapProblems(bots));
   }
   if (signature !== undefined) {
     if (!isPlainObject(signature)) {
-      problems.push({ loc: ['require_signature'], msg: 'require_signature is an object with optional lists "categories" and "bots"', type: 'dict_type', input: signature });
+      problems.push({
+        loc: ['require_signature'],
+        msg: 'require_signature is an object with optional lists "categories" and "bots"',
+        type: 'dict_type',
+        input: signature,
+      });
     } else {
-      problems.push(...listProblems(signature.categories, ['require_signature', 'categories'], BOT_CATEGORIES.length, categoryProblem));
+      problems.push(
+        ...listProblems(
+          signature.categories,
+          ['require_signature', 'categories'],
+          BOT_CATEGORIES.length,
+          categoryProblem,
+        ),
+      );
       problems.push(...listProblems(signature.bots, ['require_signature', 'bots'], MAX_POLICY_BOTS, botNameProblem));
     }
   }
@@ -157,7 +215,15 @@ export function botPolicyInputProblems(input: unknown): ValidationItem[] {
 function botMapProblems(bots: Record<string, unknown>): ValidationItem[] {
   const names = Object.keys(bots);
   if (names.length > MAX_POLICY_BOTS) {
-    return [{ loc: ['bots'], msg: `At most ${MAX_POLICY_BOTS} bots`, type: 'too_long', input: `${names.length} entries`, ctx: { max_length: MAX_POLICY_BOTS } }];
+    return [
+      {
+        loc: ['bots'],
+        msg: `At most ${MAX_POLICY_BOTS} bots`,
+        type: 'too_long',
+        input: `${names.length} entries`,
+        ctx: { max_length: MAX_POLICY_BOTS },
+      },
+    ];
   }
   const problems: ValidationItem[] = [];
   const seen = new Map<string, string>();
@@ -170,16 +236,36 @@ function botMapProblems(bots: Record<string, unknown>): ValidationItem[] {
     // Names compare in any case, so two spellings of one bot would leave its action to chance.
     const canonical = policyBotName(name)!.name;
     const first = seen.get(canonical);
-    if (first !== undefined) problems.push({ loc: ['bots', name], msg: `"${name}" and "${first}" name the same bot, ${canonical}`, type: 'bot_duplicate', input: name });
+    if (first !== undefined)
+      problems.push({
+        loc: ['bots', name],
+        msg: `"${name}" and "${first}" name the same bot, ${canonical}`,
+        type: 'bot_duplicate',
+        input: name,
+      });
     else seen.set(canonical, name);
   }
   return problems;
 }
 
-function listProblems(value: unknown, loc: Loc, max: number, itemProblem: (item: unknown, loc: Loc) => ValidationItem | null): ValidationItem[] {
+function listProblems(
+  value: unknown,
+  loc: Loc,
+  max: number,
+  itemProblem: (item: unknown, loc: Loc) => ValidationItem | null,
+): ValidationItem[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return [{ loc, msg: `${loc.join('.')} is a list`, type: 'list_type', input: value }];
-  if (value.length > max) return [{ loc, msg: `At most ${max} entries`, type: 'too_long', input: `${value.length} entries`, ctx: { max_length: max } }];
+  if (value.length > max)
+    return [
+      {
+        loc,
+        msg: `At most ${max} entries`,
+        type: 'too_long',
+        input: `${value.length} entries`,
+        ctx: { max_length: max },
+      },
+    ];
   return value.flatMap((item, index) => itemProblem(item, [...loc, index]) ?? []);
 }
 
@@ -202,7 +288,14 @@ export function normalizeBotPolicy(input: BotPolicyInput): BotPolicyRules {
     bots,
     require_signature: {
       categories: BOT_CATEGORIES.filter((category) => signedCategories.has(category)),
-      bots: [...new Set((input.require_signature?.bots ?? []).map(known).sort((a, b) => a.rank - b.rank).map((bot) => bot.name))],
+      bots: [
+        ...new Set(
+          (input.require_signature?.bots ?? [])
+            .map(known)
+            .sort((a, b) => a.rank - b.rank)
+            .map((bot) => bot.name),
+        ),
+      ],
     },
   };
 }

@@ -1,20 +1,37 @@
-import { generateEd25519Jwk, importEd25519PrivateKey, importEd25519PublicKey, jwkThumbprint, readEd25519PrivateJwk, readEd25519PublicJwk, signEd25519, verifyEd25519 } from './ed25519-jwk';
+import {
+  generateEd25519Jwk,
+  importEd25519PrivateKey,
+  importEd25519PublicKey,
+  jwkThumbprint,
+  readEd25519PrivateJwk,
+  readEd25519PublicJwk,
+  signEd25519,
+  verifyEd25519,
+} from './ed25519-jwk';
 
 describe('jwkThumbprint', () => {
   it('matches RFC 8037 A.3', () => {
-    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
+    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe(
+      'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
+    );
   });
 
   // The keyid of Cloudflare's Web Bot Auth examples; the draft's JSON example shows another kid for this key.
   it('matches the keyid Web Bot Auth examples give the RFC 9421 test key', () => {
-    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs' })).toBe('poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U');
+    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs' })).toBe(
+      'poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U',
+    );
   });
 });
 
 describe('readEd25519PublicJwk / readEd25519PrivateJwk', () => {
   const x = 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs';
   it('keeps only the key members', () => {
-    expect(readEd25519PublicJwk({ kty: 'OKP', crv: 'Ed25519', x, kid: 'k', use: 'sig' })).toEqual({ kty: 'OKP', crv: 'Ed25519', x });
+    expect(readEd25519PublicJwk({ kty: 'OKP', crv: 'Ed25519', x, kid: 'k', use: 'sig' })).toEqual({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x,
+    });
   });
 
   it.each([

@@ -44,8 +44,15 @@ export const AUTHORIZATION_CLOCK_SKEW_SECONDS = 600;
  * An authorization shaped like an x402 client's: valid from AUTHORIZATION_CLOCK_SKEW_SECONDS ago
  * until `validForSeconds` from `now` (unix seconds, default the wall clock), with a random nonce.
  */
-export function exactAuthorization(args: { from: Hex; to: Hex; value: bigint; validForSeconds: number; now?: number }): TransferAuthorization {
-  if (!Number.isSafeInteger(args.validForSeconds) || args.validForSeconds < 0) throw new RangeError(`validForSeconds must be a non-negative integer, got ${args.validForSeconds}`);
+export function exactAuthorization(args: {
+  from: Hex;
+  to: Hex;
+  value: bigint;
+  validForSeconds: number;
+  now?: number;
+}): TransferAuthorization {
+  if (!Number.isSafeInteger(args.validForSeconds) || args.validForSeconds < 0)
+    throw new RangeError(`validForSeconds must be a non-negative integer, got ${args.validForSeconds}`);
   const now = BigInt(args.now ?? Math.floor(Date.now() / 1000));
   return {
     from: args.from,
@@ -83,7 +90,11 @@ export function exactEvmPayload(authorization: TransferAuthorization, signature:
 }
 
 /** An x402 v1 payment (the decoded X-PAYMENT header, or `payment` of POST /v1/gates/{id}/verify). */
-export function exactPaymentV1(network: string, authorization: TransferAuthorization, signature: Hex): PaymentPayloadV1 {
+export function exactPaymentV1(
+  network: string,
+  authorization: TransferAuthorization,
+  signature: Hex,
+): PaymentPayloadV1 {
   return { x402Version: 1, scheme: 'exact', network, payload: exactEvmPayload(authorization, signature) };
 }
 

@@ -7,7 +7,12 @@
 
 import type { GateOffer } from './api-types';
 import { encodeBase64Json } from './base64url';
-import { BATCH_SETTLEMENT_SCHEME, type BatchSettlementTerms, type ChannelStateView, type VoucherStateView } from './batch-settlement';
+import {
+  BATCH_SETTLEMENT_SCHEME,
+  type BatchSettlementTerms,
+  type ChannelStateView,
+  type VoucherStateView,
+} from './batch-settlement';
 import type { GateTerms } from './gate';
 import { MAX_AUTHORIZATION_SECONDS } from './limits';
 import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration } from './payment-identifier';
@@ -80,7 +85,13 @@ export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms,
 }
 
 /** `batch-settlement` beside `exact` when the site takes it, with the `extra` x402's client builds its channel from. */
-function batchSettlementAccepts(id: string, gate: GateTerms, terms: PaymentTerms, context: OfferContext, now: number): GateOffer['accepts'] {
+function batchSettlementAccepts(
+  id: string,
+  gate: GateTerms,
+  terms: PaymentTerms,
+  context: OfferContext,
+  now: number,
+): GateOffer['accepts'] {
   const batch = terms.batchSettlement;
   if (!batch) return [];
   return [
@@ -119,7 +130,12 @@ export interface ChannelCorrection {
  * (the middleware's sign-in-with-x challenge). `correction` makes it x402's corrective 402: its
  * reason as `error` and the server's channel state in the batch-settlement requirement.
  */
-export function paymentRequiredHeader(offer: GateOffer, caip2: string, extensions: Record<string, unknown> = {}, correction?: ChannelCorrection): string {
+export function paymentRequiredHeader(
+  offer: GateOffer,
+  caip2: string,
+  extensions: Record<string, unknown> = {},
+  correction?: ChannelCorrection,
+): string {
   const [v1] = offer.accepts;
   const required: PaymentRequiredV2 = {
     x402Version: 2,
@@ -132,7 +148,14 @@ export function paymentRequiredHeader(offer: GateOffer, caip2: string, extension
       asset: offer.asset,
       payTo: offer.pay_to,
       maxTimeoutSeconds: accept.maxTimeoutSeconds,
-      extra: correction && accept.scheme === BATCH_SETTLEMENT_SCHEME ? { ...accept.extra, channelState: correction.channelState, ...(correction.voucherState ? { voucherState: correction.voucherState } : {}) } : accept.extra,
+      extra:
+        correction && accept.scheme === BATCH_SETTLEMENT_SCHEME
+          ? {
+              ...accept.extra,
+              channelState: correction.channelState,
+              ...(correction.voucherState ? { voucherState: correction.voucherState } : {}),
+            }
+          : accept.extra,
     })),
     extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions },
   };

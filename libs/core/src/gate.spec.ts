@@ -40,7 +40,10 @@ describe('gates', () => {
     const id = signGate(terms(), SECRET);
     expect(verifyGate(id, { secret: OTHER, now: NOW })).toEqual({ valid: false, reason: 'bad_signature' });
     expect(verifyGate(id, { secret: [''], now: NOW })).toEqual({ valid: false, reason: 'bad_signature' });
-    expect(verifyGate(id, { secret: SECRET, siteId: '33333333-3333-4333-8333-333333333333', now: NOW })).toEqual({ valid: false, reason: 'wrong_site' });
+    expect(verifyGate(id, { secret: SECRET, siteId: '33333333-3333-4333-8333-333333333333', now: NOW })).toEqual({
+      valid: false,
+      reason: 'wrong_site',
+    });
     expect(verifyGate(id, { secret: SECRET, now: NOW + 900 })).toEqual({ valid: false, reason: 'expired' });
     expect(verifyGate(id, { secret: SECRET, now: Number.NaN })).toEqual({ valid: false, reason: 'expired' });
   });
@@ -53,17 +56,31 @@ describe('gates', () => {
     ['the site', (p: unknown[]) => ((p[1] = '33333333-3333-4333-8333-333333333333'), p)],
   ])('refuses a gate whose %s was changed', (_name, edit) => {
     const id = signGate(terms(), SECRET);
-    expect(verifyGate(withPayload(id, edit), { secret: SECRET, now: NOW })).toEqual({ valid: false, reason: 'bad_signature' });
+    expect(verifyGate(withPayload(id, edit), { secret: SECRET, now: NOW })).toEqual({
+      valid: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('is never confused with an access token, either way', () => {
-    const token = signAccessToken({ gate_id: terms().ref, site_id: terms().siteId, url: '/premium/a', kid: 'k', iat: NOW, exp: NOW + 60 }, SECRET);
+    const token = signAccessToken(
+      { gate_id: terms().ref, site_id: terms().siteId, url: '/premium/a', kid: 'k', iat: NOW, exp: NOW + 60 },
+      SECRET,
+    );
     expect(verifyGate(`g1.${token}`, { secret: SECRET, now: NOW })).toEqual({ valid: false, reason: 'malformed' });
     const id = signGate(terms(), SECRET);
     expect(verifyAccessToken(id.slice(3), { secret: SECRET, siteId: terms().siteId, now: NOW }).valid).toBe(false);
   });
 
-  it.each([[''], ['g1.'], ['g1.a.b'], ['g2.' + 'a'.repeat(10) + '.' + 'b'.repeat(43)], [42], [null], ['g1.' + 'a'.repeat(MAX_GATE_ID_LENGTH)]])('calls %p malformed', (id) => {
+  it.each([
+    [''],
+    ['g1.'],
+    ['g1.a.b'],
+    ['g2.' + 'a'.repeat(10) + '.' + 'b'.repeat(43)],
+    [42],
+    [null],
+    ['g1.' + 'a'.repeat(MAX_GATE_ID_LENGTH)],
+  ])('calls %p malformed', (id) => {
     expect(readGate(id)).toBeNull();
     expect(verifyGate(id as string, { secret: SECRET, now: NOW })).toEqual({ valid: false, reason: 'malformed' });
   });
@@ -92,11 +109,22 @@ describe('gates', () => {
 });
 
 describe('gate offers', () => {
-  const paymentTerms = { network: 'local', x402Network: 'local', caip2: 'eip155:31337', assetName: 'USD Coin', assetVersion: '2' };
+  const paymentTerms = {
+    network: 'local',
+    x402Network: 'local',
+    caip2: 'eip155:31337',
+    assetName: 'USD Coin',
+    assetVersion: '2',
+  };
 
   it('carries the gate id in x402 v1 and v2 requirements, on the site’s own domain', () => {
     const id = signGate(terms(), SECRET);
-    const offer = buildGateOffer(id, terms(), paymentTerms, { domain: 'example.com', apiBaseUrl: 'https://api.test', pathAndQuery: '/premium/a?x=1', now: NOW });
+    const offer = buildGateOffer(id, terms(), paymentTerms, {
+      domain: 'example.com',
+      apiBaseUrl: 'https://api.test',
+      pathAndQuery: '/premium/a?x=1',
+      now: NOW,
+    });
     expect(offer).toMatchObject({
       id,
       ref: terms().ref,
@@ -107,13 +135,23 @@ describe('gate offers', () => {
       expires_at: new Date((NOW + 900) * 1000).toISOString(),
       verify_url: `https://api.test/v1/gates/${id}/verify`,
     });
-    expect(offer.accepts[0]).toMatchObject({ resource: 'https://example.com/premium/a?x=1', maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2', gate_id: id } });
-    const v2 = decodeBase64Json(paymentRequiredHeader(offer, 'eip155:31337')) as { accepts: { extra: unknown; network: string }[] };
+    expect(offer.accepts[0]).toMatchObject({
+      resource: 'https://example.com/premium/a?x=1',
+      maxTimeoutSeconds: 300,
+      extra: { name: 'USD Coin', version: '2', gate_id: id },
+    });
+    const v2 = decodeBase64Json(paymentRequiredHeader(offer, 'eip155:31337')) as {
+      accepts: { extra: unknown; network: string }[];
+    };
     expect(v2.accepts[0]).toMatchObject({ network: 'eip155:31337', extra: { gate_id: id } });
   });
 
   it('never lets an authorization outlive the gate', () => {
-    const offer = buildGateOffer('g', terms(), paymentTerms, { domain: 'example.com', apiBaseUrl: 'https://api.test', now: NOW + 880 });
+    const offer = buildGateOffer('g', terms(), paymentTerms, {
+      domain: 'example.com',
+      apiBaseUrl: 'https://api.test',
+      now: NOW + 880,
+    });
     expect(offer.accepts[0].maxTimeoutSeconds).toBe(20);
   });
 });

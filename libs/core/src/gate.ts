@@ -69,7 +69,18 @@ export function signGate(terms: GateTerms, secret: string, hmac: HmacSha256 = hm
   if (!isGateTerms(terms)) throw new TypeError('Invalid gate terms');
   if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Gate secret must be a non-empty string');
   const { siteId, ref, path, micros, chainId, asset, payTo, iat, exp } = terms;
-  const payload = [VERSION, siteId, ref, path, micros.toString(), chainId, asset.toLowerCase(), payTo.toLowerCase(), iat, exp];
+  const payload = [
+    VERSION,
+    siteId,
+    ref,
+    path,
+    micros.toString(),
+    chainId,
+    asset.toLowerCase(),
+    payTo.toLowerCase(),
+    iat,
+    exp,
+  ];
   const segment = base64urlEncodeUtf8(JSON.stringify(payload));
   const id = `${PREFIX}${segment}.${base64urlEncode(hmac(secret, GATE_MAC_DOMAIN + segment))}`;
   if (id.length > MAX_GATE_ID_LENGTH) throw new TypeError(`Gate id would exceed ${MAX_GATE_ID_LENGTH} characters`);
@@ -89,10 +100,16 @@ export function verifyGate(id: string, options: VerifyGateOptions): GateCheck {
   const mac = options.hmac ?? hmacSha256;
   let signed = false;
   for (const secret of secrets) {
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, GATE_MAC_DOMAIN + decoded.segment), decoded.mac)) signed = true;
+    if (
+      typeof secret === 'string' &&
+      secret.length > 0 &&
+      constantTimeEqual(mac(secret, GATE_MAC_DOMAIN + decoded.segment), decoded.mac)
+    )
+      signed = true;
   }
   if (!signed) return { valid: false, reason: 'bad_signature' };
-  if (options.siteId !== undefined && decoded.terms.siteId !== options.siteId) return { valid: false, reason: 'wrong_site' };
+  if (options.siteId !== undefined && decoded.terms.siteId !== options.siteId)
+    return { valid: false, reason: 'wrong_site' };
   const now = options.now ?? Date.now() / 1000;
   // !(now < exp): a NaN clock counts as expired.
   if (!(now < decoded.terms.exp)) return { valid: false, reason: 'expired' };

@@ -1,17 +1,36 @@
 import fc from 'fast-check';
-import { compilePriceTable, globSteps, MAX_PATTERN_LENGTH, MAX_SEARCHED_WILDCARD_RUN, PatternError, type PriceRule, validatePathPattern } from './glob';
+import {
+  compilePriceTable,
+  globSteps,
+  MAX_PATTERN_LENGTH,
+  MAX_SEARCHED_WILDCARD_RUN,
+  PatternError,
+  type PriceRule,
+  validatePathPattern,
+} from './glob';
 
 /** Whether `pattern` prices `url`, through a one-rule table. */
-const matches = (pattern: string, url: string) => compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0;
+const matches = (pattern: string, url: string) =>
+  compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0;
 const problemType = (pattern: string) => validatePathPattern(pattern)?.type ?? null;
 
 describe('validatePathPattern', () => {
-  it.each(['/', '/blog/*', '/a?c', '/[ab]x', '/[!ab]x', '/[^ab]x', '/[a-z0-9_-]*', '/a\\*b', '/docs/*/edit', '/*.pdf', '/café', '/...'])(
-    'accepts %j',
-    (pattern) => {
-      expect(validatePathPattern(pattern)).toBeNull();
-    },
-  );
+  it.each([
+    '/',
+    '/blog/*',
+    '/a?c',
+    '/[ab]x',
+    '/[!ab]x',
+    '/[^ab]x',
+    '/[a-z0-9_-]*',
+    '/a\\*b',
+    '/docs/*/edit',
+    '/*.pdf',
+    '/café',
+    '/...',
+  ])('accepts %j', (pattern) => {
+    expect(validatePathPattern(pattern)).toBeNull();
+  });
 
   it('rejects an empty pattern', () => {
     expect(validatePathPattern('')).toEqual({ type: 'pattern_empty', msg: 'Path pattern must not be empty' });
@@ -61,7 +80,8 @@ describe('validatePathPattern', () => {
   });
 
   it('allows dots that are not a whole segment', () => {
-    for (const pattern of ['/a/.b', '/a/..b', '/a/.*', '/a/..?', '/a.', '/.well-known/*']) expect(validatePathPattern(pattern)).toBeNull();
+    for (const pattern of ['/a/.b', '/a/..b', '/a/.*', '/a/..?', '/a.', '/.well-known/*'])
+      expect(validatePathPattern(pattern)).toBeNull();
   });
 
   it('limits the length', () => {
@@ -233,7 +253,9 @@ describe('matching work', () => {
     '/*' + 'a'.repeat(510) + 'b' + 'a'.repeat(510) + '*', // String.indexOf() took 270 µs on this one
   ];
   // "?" and 127 literals above 127, each a range of its own in the sorted table: 8 probes a character.
-  const cjk = Array.from({ length: MAX_SEARCHED_WILDCARD_RUN - 1 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
+  const cjk = Array.from({ length: MAX_SEARCHED_WILDCARD_RUN - 1 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join(
+    '',
+  );
 
   it.each([
     ['/*a*a*a*a*a*a*b', longest, false],
@@ -244,8 +266,16 @@ describe('matching work', () => {
     ['/*a*a*a/*b', '/' + 'a'.repeat(1000) + '/' + 'a'.repeat(1000), false],
     ['/*' + '[ab]'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*', longest, false],
     // Searched chunks one after the other up to the pattern's length limit, each found late.
-    ['/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7), '/' + ('a'.repeat(290) + 'b').repeat(6) + 'a'.repeat(300), false],
-    ['/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7), '/' + ('a'.repeat(290) + 'b').repeat(7) + 'a'.repeat(9), true],
+    [
+      '/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7),
+      '/' + ('a'.repeat(290) + 'b').repeat(6) + 'a'.repeat(300),
+      false,
+    ],
+    [
+      '/*' + ('?'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + 'b*').repeat(7),
+      '/' + ('a'.repeat(290) + 'b').repeat(7) + 'a'.repeat(9),
+      true,
+    ],
     ...longChunks.flatMap((pattern) => [
       [pattern, longest, false],
       [pattern, endsInB, pattern.endsWith('b*')],
@@ -269,12 +299,16 @@ describe('matching work', () => {
 
   it('takes steps linear in path + pattern on stars that each match one character', () => {
     for (const path of [longest, endsInB]) {
-      for (const pattern of ['/*a*a*a*a*a*a*b', starsAtLimit]) expect(work(pattern, path).steps).toBeLessThanOrEqual(2 * (path.length + pattern.length));
+      for (const pattern of ['/*a*a*a*a*a*a*b', starsAtLimit])
+        expect(work(pattern, path).steps).toBeLessThanOrEqual(2 * (path.length + pattern.length));
     }
   });
 
   it('refuses a part between stars with "?" or a class above 128 characters, whatever literal text it has', () => {
-    const problem = { type: 'pattern_syntax', msg: 'Between two "*", a part holding "?" or "[…]" must be at most 128 characters long' };
+    const problem = {
+      type: 'pattern_syntax',
+      msg: 'Between two "*", a part holding "?" or "[…]" must be at most 128 characters long',
+    };
     expect(validatePathPattern('/*' + '?'.repeat(MAX_SEARCHED_WILDCARD_RUN) + '*')).toBeNull();
     expect(validatePathPattern('/*?' + 'a'.repeat(MAX_SEARCHED_WILDCARD_RUN - 1) + '*')).toBeNull();
     expect(validatePathPattern('/*' + '?'.repeat(MAX_SEARCHED_WILDCARD_RUN + 1) + '*')).toEqual(problem);
@@ -358,21 +392,38 @@ describe('matching agrees with the RegExp the glob spells', () => {
     return new RegExp(`^${source}$`, 'u');
   };
   // Parts joined by stars, so that most parts lie between two stars, where they are searched for.
-  const PART_ATOMS = ['a', 'b', 'aab', 'abab', 'abaab', 'é', '😀', '/', '?', '[ab]', '[!a]', 'a'.repeat(40), '?'.repeat(33)];
+  const PART_ATOMS = [
+    'a',
+    'b',
+    'aab',
+    'abab',
+    'abaab',
+    'é',
+    '😀',
+    '/',
+    '?',
+    '[ab]',
+    '[!a]',
+    'a'.repeat(40),
+    '?'.repeat(33),
+  ];
   const part = fc.array(fc.constantFrom(...PART_ATOMS), { minLength: 1, maxLength: 3 }).map((atoms) => atoms.join(''));
   const pattern = fc
     .tuple(fc.boolean(), fc.array(part, { minLength: 1, maxLength: 5 }), fc.boolean())
     .map(([starFirst, parts, starLast]) => '/' + (starFirst ? '*' : '') + parts.join('*') + (starLast ? '*' : ''))
     .filter((text) => !text.includes('//') && validatePathPattern(text) === null);
   const PATH_ATOMS = ['a', 'a', 'b', 'ab', 'aab', 'é', '😀', '/', 'a'.repeat(40)];
-  const path = fc.array(fc.constantFrom(...PATH_ATOMS), { maxLength: 16 }).map((atoms) => ('/' + atoms.join('')).replace(/\/{2,}/g, '/'));
+  const path = fc
+    .array(fc.constantFrom(...PATH_ATOMS), { maxLength: 16 })
+    .map((atoms) => ('/' + atoms.join('')).replace(/\/{2,}/g, '/'));
 
   it('for every pattern and path', () => {
     fc.assert(
       fc.property(pattern, fc.array(path, { minLength: 1, maxLength: 12 }), (glob, paths) => {
         const spelled = toRegExp(glob);
         const table = compilePriceTable([{ pattern: glob, micros: 1n }], 0n);
-        for (const text of paths) expect([glob, text, table.resolve(text).rule === 0]).toEqual([glob, text, spelled.test(text)]);
+        for (const text of paths)
+          expect([glob, text, table.resolve(text).rule === 0]).toEqual([glob, text, spelled.test(text)]);
       }),
       { numRuns: 1500 },
     );
@@ -448,7 +499,9 @@ describe('compilePriceTable', () => {
     const paths = ['/', '/a', '/b', '/a/', '/a/b', '/b/b', '/ab', '/a/b/c', '/b/x/c', '/c/d', '/a/bc'];
     for (let n = 0; n < 200; n++) {
       // A deterministic shuffle of a subset of the patterns.
-      const picked = patterns.filter((_, i) => (n >> i) % 3 !== 0 || (n + i) % 4 === 0).sort((x, y) => ((x.length * 31 + n) % 7) - ((y.length * 31 + n) % 7));
+      const picked = patterns
+        .filter((_, i) => (n >> i) % 3 !== 0 || (n + i) % 4 === 0)
+        .sort((x, y) => ((x.length * 31 + n) % 7) - ((y.length * 31 + n) % 7));
       const rules = picked.map((pattern, i) => ({ pattern, micros: BigInt(i) }));
       const compiled = compilePriceTable(rules, 999n);
       for (const path of paths) {
@@ -507,7 +560,7 @@ describe('compilePriceTable', () => {
     expect(() => compilePriceTable([{ pattern: '/a', micros: 1_000_000n }], 1_000_000n)).not.toThrow();
   });
 
-  it('resolves 1,000 rules trying only the rules of the path\'s first segment', () => {
+  it("resolves 1,000 rules trying only the rules of the path's first segment", () => {
     const many: PriceRule[] = [];
     for (let i = 0; i < 1000; i++) {
       many.push({ pattern: i % 2 ? `/section${i}/*/page-?` : `/section${i}/index.html`, micros: BigInt(i) });

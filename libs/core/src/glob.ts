@@ -179,9 +179,10 @@ export function compilePriceTable(rules: readonly PriceRule[], defaultMicros: bi
       const path = requestPath(url);
       const limit = exact.get(path) ?? table.length;
       const own = bySegment.get(firstSegment(path + '/')!) ?? [];
-      for (let i = 0, j = 0; ; ) {
+      for (let i = 0, j = 0; ;) {
         // The next rule in list order from either list.
-        const rule = j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
+        const rule =
+          j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
         if (rule === undefined || rule.index > limit) break;
         if (matchGlob(rule.glob, path)) return matchOf(rule);
       }
@@ -276,7 +277,7 @@ function scanChunk(scan: Scanner, path: string, from: number, last: number): num
   const { masks, ascii, lastBit } = scan;
   if (scan.lastBits.length > 1) return scanWords(scan, path, from, last);
   let state = 0; // the usual chunk, up to 32 code points, keeps its state out of memory
-  for (let at = from; at < last; ) {
+  for (let at = from; at < last;) {
     const c = path.codePointAt(at)!;
     at += c > 0xffff ? 2 : 1;
     state = ((state << 1) | 1) & masks[c < 128 ? ascii[c] : maskOffset(scan, c)]; // a match may start at every code point
@@ -297,7 +298,7 @@ function scanWords(scan: Scanner, path: string, from: number, last: number): num
   let s1 = 0;
   let s2 = 0;
   let s3 = 0;
-  for (let at = from; at < last; ) {
+  for (let at = from; at < last;) {
     const c = path.codePointAt(at)!;
     at += c > 0xffff ? 2 : 1;
     const offset = c < 128 ? ascii[c] : maskOffset(scan, c);
@@ -327,7 +328,8 @@ function maskOffset(scan: Scanner, c: number): number {
 
 /** Whether the last chunk ends the path, after a star from `from` to at most `last`: its width places it. */
 function endsWithChunk(chunk: Chunk, path: string, from: number, last: number): boolean {
-  const start = chunk.tests.length === 0 ? path.length - chunk.units.length : codePointsBack(path, path.length, chunk.points, 0);
+  const start =
+    chunk.tests.length === 0 ? path.length - chunk.units.length : codePointsBack(path, path.length, chunk.points, 0);
   return start >= from && start <= last && matchChunkAt(chunk, path, start) === path.length;
 }
 
@@ -392,7 +394,8 @@ function checkMicros(micros: bigint): void {
 function compilePattern(pattern: string): CompiledPattern | PatternProblem {
   if (typeof pattern !== 'string') return syntax('Path pattern must be a string');
   if (pattern.length === 0) return { type: 'pattern_empty', msg: 'Path pattern must not be empty' };
-  if (pattern.length > MAX_PATTERN_LENGTH) return syntax(`Path pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    return syntax(`Path pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
   if (pattern[0] !== '/') return syntax('Path pattern must start with "/"');
 
   const chars = Array.from(pattern); // code points: "?" and classes take one character, not one UTF-16 unit
@@ -444,7 +447,9 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
     if (chunk.slashAt >= 0) continue;
     if (chunk.tests.length === 0) chunk.fail = failureTable(chunk.units);
     else if (chunk.points > MAX_SEARCHED_WILDCARD_RUN) {
-      return syntax(`Between two "*", a part holding "?" or "[…]" must be at most ${MAX_SEARCHED_WILDCARD_RUN} characters long`);
+      return syntax(
+        `Between two "*", a part holding "?" or "[…]" must be at most ${MAX_SEARCHED_WILDCARD_RUN} characters long`,
+      );
     } else chunk.scan = scannerOf(chunk);
   }
   return { glob: chunks, literal: literals[0] };
@@ -478,7 +483,8 @@ function scannerOf(chunk: Chunk): Scanner {
   // point; place `places.length`, past the last, marks 128, where the ASCII table ends.
   const events: number[] = [128 * 4096 + places.length * 2];
   places.forEach(({ ranges }, j) => {
-    for (let i = 0; i < ranges.length; i += 2) events.push(ranges[i] * 4096 + j * 2 + 1, (ranges[i + 1] + 1) * 4096 + j * 2);
+    for (let i = 0; i < ranges.length; i += 2)
+      events.push(ranges[i] * 4096 + j * 2 + 1, (ranges[i + 1] + 1) * 4096 + j * 2);
   });
   const sorted = Float64Array.from(events).sort();
   const covered = new Int32Array(places.length + 1);

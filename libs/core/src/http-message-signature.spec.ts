@@ -4,10 +4,27 @@ import { componentValue, signatureBase, type SignedRequestView } from './http-me
 import { parseSfDictionary, sf, type SfInnerList } from './structured-fields';
 
 /** RFC 9421 B.1.4 test-key-ed25519 and the B.2 request. */
-const RFC_KEY = { kty: 'OKP', crv: 'Ed25519', x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs', d: 'n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU' } as const;
-const B2_HEADERS: Record<string, string> = { host: 'example.com', date: 'Tue, 20 Apr 2021 02:07:55 GMT', 'content-type': 'application/json', 'content-length': '18' };
-const B2: SignedRequestView = { method: 'POST', authority: 'example.com', path: '/foo', query: '?param=Value&Pet=dog', header: (name) => B2_HEADERS[name] };
-const B26_INPUT = 'sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519"';
+const RFC_KEY = {
+  kty: 'OKP',
+  crv: 'Ed25519',
+  x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs',
+  d: 'n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU',
+} as const;
+const B2_HEADERS: Record<string, string> = {
+  host: 'example.com',
+  date: 'Tue, 20 Apr 2021 02:07:55 GMT',
+  'content-type': 'application/json',
+  'content-length': '18',
+};
+const B2: SignedRequestView = {
+  method: 'POST',
+  authority: 'example.com',
+  path: '/foo',
+  query: '?param=Value&Pet=dog',
+  header: (name) => B2_HEADERS[name],
+};
+const B26_INPUT =
+  'sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519"';
 const B26_SIGNATURE = 'wqcAqbmYJ2ji2glfAMaRy4gruYYnx2nEFN2HN6jrnDnQCK1u02Gb04v9EDgwUPiu4A0w6vuQv5lIp5WPpBKRCw==';
 const B26_BASE = [
   '"date": Tue, 20 Apr 2021 02:07:55 GMT',
@@ -34,7 +51,9 @@ describe('signatureBase', () => {
   });
 
   it('serializes a dictionary member named by key, and the whole field otherwise', () => {
-    const headers: Record<string, string> = { 'signature-agent': ' sig1="https://a.example";type=directory,  sig2="https://b.example" ' };
+    const headers: Record<string, string> = {
+      'signature-agent': ' sig1="https://a.example";type=directory,  sig2="https://b.example" ',
+    };
     const view = { ...B2, header: (name: string) => headers[name] };
     const params = paramsOf('s=("signature-agent";key="sig2" "signature-agent");created=1', 's');
     expect(signatureBase(view, params)).toBe(
@@ -69,7 +88,10 @@ describe('signatureBase', () => {
   });
 
   it('refuses a value carrying a line break, which could forge the lines after it', () => {
-    const view = { ...B2, header: (name: string) => (name === 'x-evil' ? 'a\n"@authority": other.example' : undefined) };
+    const view = {
+      ...B2,
+      header: (name: string) => (name === 'x-evil' ? 'a\n"@authority": other.example' : undefined),
+    };
     expect(signatureBase(view, paramsOf('s=("x-evil");created=1', 's'))).toBeNull();
   });
 });

@@ -6,7 +6,14 @@
  * unbuildable (null), so an unsupported signature never verifies.
  */
 
-import { parseSfDictionary, serializeSfInnerList, serializeSfItem, serializeSfMember, type SfInnerList, type SfItem } from './structured-fields';
+import {
+  parseSfDictionary,
+  serializeSfInnerList,
+  serializeSfItem,
+  serializeSfMember,
+  type SfInnerList,
+  type SfItem,
+} from './structured-fields';
 
 /** A request as the signature sees it. */
 export interface SignedRequestView {

@@ -29,7 +29,8 @@ describe('randomBytes', () => {
     const big = randomBytes(200_000);
     expect(big).toHaveLength(200_000);
     // Each 64 KiB chunk was filled: none is left all zero.
-    for (const start of [0, 65_536, 131_072, 196_608]) expect(big.subarray(start, start + 1024).some((b) => b !== 0)).toBe(true);
+    for (const start of [0, 65_536, 131_072, 196_608])
+      expect(big.subarray(start, start + 1024).some((b) => b !== 0)).toBe(true);
   });
 
   it.each([-1, 1.5, NaN, Infinity])('throws RangeError for %p', (n) => {

@@ -1,4 +1,12 @@
-import { caip2, findNetworkByX402, getNetwork, isNetworkName, NETWORK_NAMES, NETWORKS, type NetworkInfo } from './networks';
+import {
+  caip2,
+  findNetworkByX402,
+  getNetwork,
+  isNetworkName,
+  NETWORK_NAMES,
+  NETWORKS,
+  type NetworkInfo,
+} from './networks';
 
 describe('NETWORKS', () => {
   it('describes Base mainnet and its USDC ("USD Coin", version 2)', () => {

@@ -69,7 +69,8 @@ export function getNetwork(name: string): NetworkInfo {
 
 /** The CAIP-2 id of an EVM chain, as x402 v2 names networks: caip2(8453) → "eip155:8453". */
 export function caip2(chainId: number): `eip155:${number}` {
-  if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new RangeError(`Chain id must be a positive integer, got ${chainId}`);
+  if (!Number.isSafeInteger(chainId) || chainId <= 0)
+    throw new RangeError(`Chain id must be a positive integer, got ${chainId}`);
   return `eip155:${chainId}`;
 }
 

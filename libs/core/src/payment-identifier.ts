@@ -20,7 +20,12 @@ export function paymentIdentifierDeclaration() {
       type: 'object',
       properties: {
         required: { type: 'boolean' },
-        id: { type: 'string', minLength: PAYMENT_ID_MIN_LENGTH, maxLength: PAYMENT_ID_MAX_LENGTH, pattern: PAYMENT_ID_PATTERN.source },
+        id: {
+          type: 'string',
+          minLength: PAYMENT_ID_MIN_LENGTH,
+          maxLength: PAYMENT_ID_MAX_LENGTH,
+          pattern: PAYMENT_ID_PATTERN.source,
+        },
       },
       required: ['required'],
     },
@@ -39,11 +44,20 @@ export function readPaymentIdentifier(payment: unknown): PaymentIdentifierRead {
   if (!isObject(extensions)) return { ok: false, msg: 'extensions must be an object' };
   const extension = extensions[PAYMENT_IDENTIFIER];
   if (extension === undefined) return { ok: true, id: null };
-  if (!isObject(extension) || !isObject(extension.info)) return { ok: false, msg: `extensions.${PAYMENT_IDENTIFIER}.info must be an object` };
+  if (!isObject(extension) || !isObject(extension.info))
+    return { ok: false, msg: `extensions.${PAYMENT_IDENTIFIER}.info must be an object` };
   const id = extension.info.id;
   if (id === undefined) return { ok: true, id: null };
-  if (typeof id !== 'string' || id.length < PAYMENT_ID_MIN_LENGTH || id.length > PAYMENT_ID_MAX_LENGTH || !PAYMENT_ID_PATTERN.test(id)) {
-    return { ok: false, msg: `extensions.${PAYMENT_IDENTIFIER}.info.id must be ${PAYMENT_ID_MIN_LENGTH}–${PAYMENT_ID_MAX_LENGTH} letters, digits, "-" or "_"` };
+  if (
+    typeof id !== 'string' ||
+    id.length < PAYMENT_ID_MIN_LENGTH ||
+    id.length > PAYMENT_ID_MAX_LENGTH ||
+    !PAYMENT_ID_PATTERN.test(id)
+  ) {
+    return {
+      ok: false,
+      msg: `extensions.${PAYMENT_IDENTIFIER}.info.id must be ${PAYMENT_ID_MIN_LENGTH}–${PAYMENT_ID_MAX_LENGTH} letters, digits, "-" or "_"`,
+    };
   }
   return { ok: true, id };
 }

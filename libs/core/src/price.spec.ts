@@ -67,11 +67,15 @@ describe('PRICE_STRING_PATTERN', () => {
     }
   });
   it('accepts every string the parser reads as well formed', () => {
-    for (const text of ['0', '1', '+0.5', '-0', '.5', '5.', '007', '0.000001', '1.0000001', '2']) expect([text, pattern.test(text)]).toEqual([text, true]);
+    for (const text of ['0', '1', '+0.5', '-0', '.5', '5.', '007', '0.000001', '1.0000001', '2'])
+      expect([text, pattern.test(text)]).toEqual([text, true]);
     fc.assert(
-      fc.property(fc.string({ maxLength: 12, unit: fc.constantFrom('+', '-', '.', '0', '1', '9', 'e', ' ') }), (text) => {
-        expect(pattern.test(text)).toBe(errorType(text) !== 'price_format');
-      }),
+      fc.property(
+        fc.string({ maxLength: 12, unit: fc.constantFrom('+', '-', '.', '0', '1', '9', 'e', ' ') }),
+        (text) => {
+          expect(pattern.test(text)).toBe(errorType(text) !== 'price_format');
+        },
+      ),
     );
   });
 });
@@ -181,9 +185,12 @@ describe('parsePriceUsd: strings', () => {
     expect(errorType(input)).toBe('price_format');
   });
 
-  it.each(['1.0000001', '0.0000001', '0.1234567', '-0.0000001', '2.1234567'])('rejects %j: more than 6 decimals', (input) => {
-    expect(errorType(input)).toBe('price_precision');
-  });
+  it.each(['1.0000001', '0.0000001', '0.1234567', '-0.0000001', '2.1234567'])(
+    'rejects %j: more than 6 decimals',
+    (input) => {
+      expect(errorType(input)).toBe('price_precision');
+    },
+  );
 
   it.each(['1.000001', '2', '10', '-0.1', '-1', '-0.000001', '0001.1'])('rejects %j as out of range', (input) => {
     expect(errorType(input)).toBe('price_range');
@@ -245,8 +252,16 @@ describe('parsePriceUsd: messages', () => {
       msg: 'Price must have at most 6 decimal places',
       ctx: { max_decimals: 6 },
     });
-    expect(parsePriceUsd('abc')).toEqual({ ok: false, type: 'price_format', msg: 'Price must be a decimal number such as "0.005"' });
-    expect(parsePriceUsd(true)).toEqual({ ok: false, type: 'price_type', msg: 'Price must be a number or a decimal string' });
+    expect(parsePriceUsd('abc')).toEqual({
+      ok: false,
+      type: 'price_format',
+      msg: 'Price must be a decimal number such as "0.005"',
+    });
+    expect(parsePriceUsd(true)).toEqual({
+      ok: false,
+      type: 'price_type',
+      msg: 'Price must be a number or a decimal string',
+    });
     expect(parsePriceUsd(NaN)).toEqual({ ok: false, type: 'price_type', msg: 'Price must be a finite number' });
   });
 });
@@ -283,7 +298,12 @@ describe('parseUsdAmount', () => {
   it('reads amounts above 1 USD up to the given bound, by the same rules as prices', () => {
     expect(parseUsdAmount('250.5', 1_000_000_000n)).toEqual({ ok: true, micros: 250_500_000n });
     expect(parseUsdAmount(1000, 1_000_000_000n)).toEqual({ ok: true, micros: 1_000_000_000n });
-    expect(parseUsdAmount('1000.000001', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_range', msg: 'Amount must be between 0 and 1000 USD', ctx: { max: '1000' } });
+    expect(parseUsdAmount('1000.000001', 1_000_000_000n)).toMatchObject({
+      ok: false,
+      type: 'price_range',
+      msg: 'Amount must be between 0 and 1000 USD',
+      ctx: { max: '1000' },
+    });
     expect(parseUsdAmount('1.1234567', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_precision' });
     expect(parseUsdAmount('-1', 1_000_000_000n)).toMatchObject({ ok: false, type: 'price_range' });
   });

@@ -22,8 +22,7 @@ export const PRICE_STRING_PATTERN = String.raw`^[+-]?(?:\d+\.?\d*|\.\d+)$`;
 export type PriceErrorType = 'price_type' | 'price_format' | 'price_range' | 'price_precision';
 
 export type PriceParse =
-  | { ok: true; micros: bigint }
-  | { ok: false; type: PriceErrorType; msg: string; ctx?: Record<string, unknown> };
+  { ok: true; micros: bigint } | { ok: false; type: PriceErrorType; msg: string; ctx?: Record<string, unknown> };
 
 // Sign, integer digits, fraction digits. At least one digit is checked separately ("+." is not a price).
 const DECIMAL_STRING = /^([+-]?)(\d*)(?:\.(\d*))?$/;
@@ -74,7 +73,8 @@ function fromNumberText(text: string, maxMicros: bigint): PriceParse {
   const digits = whole + fraction;
   const point = whole.length + Number(exponent);
   if (point <= 0) return fromDigits(sign === '-', '', '0'.repeat(-point) + digits, maxMicros);
-  if (point >= digits.length) return fromDigits(sign === '-', digits + '0'.repeat(point - digits.length), '', maxMicros);
+  if (point >= digits.length)
+    return fromDigits(sign === '-', digits + '0'.repeat(point - digits.length), '', maxMicros);
   return fromDigits(sign === '-', digits.slice(0, point), digits.slice(point), maxMicros);
 }
 
@@ -89,7 +89,11 @@ function fromDigits(negative: boolean, whole: string, fraction: string, maxMicro
   // "-0" and "-0.000" are zero, hence fine; any other negative is out of range.
   if ((negative && micros !== 0n) || micros > maxMicros) {
     const max = formatMicrosUsd(maxMicros);
-    return fail('price_range', `${maxMicros === MAX_PRICE_MICROS ? 'Price' : 'Amount'} must be between 0 and ${max} USD`, { min: '0', max });
+    return fail(
+      'price_range',
+      `${maxMicros === MAX_PRICE_MICROS ? 'Price' : 'Amount'} must be between 0 and ${max} USD`,
+      { min: '0', max },
+    );
   }
   return { ok: true, micros };
 }

@@ -116,7 +116,11 @@ describe('glob matcher against a backtracking reference', () => {
     sample: fc.Arbitrary<string>;
   }
   const char = fc.constantFrom('a', 'b', 'a', 'b', '-', '.', 'é', '😀', '😃', '*', '\uD83D', '\uDE00');
-  const literal = (glob: string, regex: string, ...samples: string[]): Piece => ({ glob, regex, sample: fc.constantFrom(...samples) });
+  const literal = (glob: string, regex: string, ...samples: string[]): Piece => ({
+    glob,
+    regex,
+    sample: fc.constantFrom(...samples),
+  });
   const oneOf = (glob: string, regex: string): Piece => ({ glob, regex, sample: char });
   const a = literal('a', 'a', 'a');
   const any = oneOf('?', '[^/]');
@@ -150,11 +154,21 @@ describe('glob matcher against a backtracking reference', () => {
     star,
   ];
   // Stars and one-character pieces weigh more: they are what backtracking trips on.
-  const piece = fc.oneof({ arbitrary: fc.constantFrom(...pieces), weight: 3 }, { arbitrary: fc.constant(star), weight: 2 }, { arbitrary: fc.constantFrom(a, any, ab), weight: 2 });
-  const edit = fc.record({ at: fc.nat(), kind: fc.constantFrom('insert', 'replace', 'delete'), text: fc.oneof(char, fc.constant('/')) });
+  const piece = fc.oneof(
+    { arbitrary: fc.constantFrom(...pieces), weight: 3 },
+    { arbitrary: fc.constant(star), weight: 2 },
+    { arbitrary: fc.constantFrom(a, any, ab), weight: 2 },
+  );
+  const edit = fc.record({
+    at: fc.nat(),
+    kind: fc.constantFrom('insert', 'replace', 'delete'),
+    text: fc.oneof(char, fc.constant('/')),
+  });
   const input = fc
     .array(piece, { maxLength: 10 })
-    .chain((parts) => fc.tuple(fc.constant(parts), fc.tuple(...parts.map((part) => part.sample)), fc.option(edit), fc.boolean()));
+    .chain((parts) =>
+      fc.tuple(fc.constant(parts), fc.tuple(...parts.map((part) => part.sample)), fc.option(edit), fc.boolean()),
+    );
 
   it('answers as the RegExp compilation does, within (path + 2) × (pattern + 1) steps', () => {
     fc.assert(
@@ -165,7 +179,10 @@ describe('glob matcher against a backtracking reference', () => {
         let body = samples.join('');
         if (change) {
           const at = change.at % (body.length + 1);
-          body = body.slice(0, at) + (change.kind === 'delete' ? '' : change.text) + body.slice(change.kind === 'insert' ? at : at + 1);
+          body =
+            body.slice(0, at) +
+            (change.kind === 'delete' ? '' : change.text) +
+            body.slice(change.kind === 'insert' ? at : at + 1);
         }
         const url = (opaque ? 'x:' : '/') + body;
         const path = requestPath(url);
@@ -185,7 +202,11 @@ describe('glob matcher against a backtracking reference', () => {
    * fail late (the shapes that made the naive search slow), and are sometimes changed in a few places.
    */
   // Each place samples text it accepts, so that unchanged paths match.
-  const fits = (glob: string, regex: string, ...samples: string[]): Piece => ({ glob, regex, sample: fc.constantFrom(...samples) });
+  const fits = (glob: string, regex: string, ...samples: string[]): Piece => ({
+    glob,
+    regex,
+    sample: fc.constantFrom(...samples),
+  });
   const places = [
     fits('b', 'b', 'b'),
     fits('é', 'é', 'é', '%C3%A9'),
@@ -201,11 +222,24 @@ describe('glob matcher against a backtracking reference', () => {
     { arbitrary: fc.constantFrom(a, anyFit, fits('[ab]', '[ab]', 'a', 'b')), weight: 240 },
     { arbitrary: fc.constant(fits('/', '\\/', '/')), weight: 1 }, // about a chunk in four holds one: then it is placed, not searched
   );
-  const run = fc.tuple(fc.constantFrom('a', 'ab', 'ba', 'b', 'a😀'), fc.nat({ max: 90 })).map(([text, times]) => text.repeat(times));
+  const run = fc
+    .tuple(fc.constantFrom('a', 'ab', 'ba', 'b', 'a😀'), fc.nat({ max: 90 }))
+    .map(([text, times]) => text.repeat(times));
   const longInput = fc
-    .tuple(fc.array(place, { minLength: 28, maxLength: 170, size: 'max' }), fc.constantFrom(fits('', '', ''), anyFit, fits('b', 'b', 'b'), fits('.pdf', '\\.pdf', '.pdf')))
+    .tuple(
+      fc.array(place, { minLength: 28, maxLength: 170, size: 'max' }),
+      fc.constantFrom(fits('', '', ''), anyFit, fits('b', 'b', 'b'), fits('.pdf', '\\.pdf', '.pdf')),
+    )
     .chain(([parts, tail]) =>
-      fc.tuple(fc.constant(parts), fc.constant(tail), fc.tuple(...parts.map((part) => part.sample)), run, run, tail.sample, fc.array(edit, { maxLength: 3 })),
+      fc.tuple(
+        fc.constant(parts),
+        fc.constant(tail),
+        fc.tuple(...parts.map((part) => part.sample)),
+        run,
+        run,
+        tail.sample,
+        fc.array(edit, { maxLength: 3 }),
+      ),
     );
 
   it('answers as the RegExp compilation does on long chunks and adversarial paths, within the step bound', () => {
@@ -216,11 +250,17 @@ describe('glob matcher against a backtracking reference', () => {
         let body = before + samples.join('') + after + tailSample;
         for (const change of changes) {
           const at = change.at % (body.length + 1);
-          body = body.slice(0, at) + (change.kind === 'delete' ? '' : change.text) + body.slice(change.kind === 'insert' ? at : at + 1);
+          body =
+            body.slice(0, at) +
+            (change.kind === 'delete' ? '' : change.text) +
+            body.slice(change.kind === 'insert' ? at : at + 1);
         }
         const url = '/' + body;
         const path = requestPath(url);
-        const expected = new RegExp(`^\\/[^/]*${parts.map((part) => part.regex).join('')}[^/]*${tail.regex}$`, 'u').test(path);
+        const expected = new RegExp(
+          `^\\/[^/]*${parts.map((part) => part.regex).join('')}[^/]*${tail.regex}$`,
+          'u',
+        ).test(path);
         const started = globSteps();
         expect(compilePriceTable([{ pattern, micros: 1n }], 0n).resolve(url).rule === 0).toBe(expected);
         expect(globSteps() - started).toBeLessThanOrEqual(stepBound(pattern, path));
@@ -236,7 +276,10 @@ describe('glob matcher against a backtracking reference', () => {
  * segment's end; the other chunks are compared once.
  */
 function stepBound(pattern: string, path: string): number {
-  return Math.min((path.length + 2) * (pattern.length + 1), path.length * (Math.ceil(pattern.length / 32) + 16) + 3 * pattern.length);
+  return Math.min(
+    (path.length + 2) * (pattern.length + 1),
+    path.length * (Math.ceil(pattern.length / 32) + 16) + 3 * pattern.length,
+  );
 }
 
 describe('access tokens', () => {

@@ -3,12 +3,54 @@ import { decodePathEscapes, requestPath } from './request-path';
 
 // Strings made of the characters that matter to URL parsing and percent-decoding.
 const urlish = fc.string({
-  unit: fc.constantFrom('/', '\\', '?', '#', '%', '.', ':', '@', '[', ']', ' ', 'a', 'F', '2', '5', 'C', '3', 'é', '😀', 'http://', '%2F', '%2e', '%C3', '%A9', '%FF'),
+  unit: fc.constantFrom(
+    '/',
+    '\\',
+    '?',
+    '#',
+    '%',
+    '.',
+    ':',
+    '@',
+    '[',
+    ']',
+    ' ',
+    'a',
+    'F',
+    '2',
+    '5',
+    'C',
+    '3',
+    'é',
+    '😀',
+    'http://',
+    '%2F',
+    '%2e',
+    '%C3',
+    '%A9',
+    '%FF',
+  ),
   maxLength: 30,
 });
 // URL-ish text with control characters and lone surrogates, raw and percent-encoded.
 const controlish = fc.string({
-  unit: fc.constantFrom('/', 'a', ' ', 'http://', '%00', '%0A', '%1F', '%7F', '%C2%85', '\u0000', '\u0085', '\u007f', '\ud800', '\udc00', '\t'),
+  unit: fc.constantFrom(
+    '/',
+    'a',
+    ' ',
+    'http://',
+    '%00',
+    '%0A',
+    '%1F',
+    '%7F',
+    '%C2%85',
+    '\u0000',
+    '\u0085',
+    '\u007f',
+    '\ud800',
+    '\udc00',
+    '\t',
+  ),
   maxLength: 20,
 });
 // fc.webUrl() is slow to generate: fewer runs keep the suite fast.

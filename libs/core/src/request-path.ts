@@ -65,7 +65,7 @@ function decodeRun(run: string): string {
   const bytes = new Uint8Array(run.length / 3);
   for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
   let out = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i];
     const size = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
     // The fatal decoder rejects stray continuation bytes, overlong forms, surrogates and cut-off sequences.

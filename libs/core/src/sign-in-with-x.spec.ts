@@ -1,7 +1,19 @@
-import { createSIWxPayload, declareSIWxExtension, encodeSIWxHeader, parseSIWxHeader } from '@x402/extensions/sign-in-with-x';
+import {
+  createSIWxPayload,
+  declareSIWxExtension,
+  encodeSIWxHeader,
+  parseSIWxHeader,
+} from '@x402/extensions/sign-in-with-x';
 import { privateKeyToAccount } from 'viem/accounts';
 import { encodeBase64Json } from './base64url';
-import { readSiwxProof, signSiwxNonce, siwxDeclaration, SIWX_CHALLENGE_SECONDS, SIWX_NONCE_LENGTH, verifySiwxNonce } from './sign-in-with-x';
+import {
+  readSiwxProof,
+  signSiwxNonce,
+  siwxDeclaration,
+  SIWX_CHALLENGE_SECONDS,
+  SIWX_NONCE_LENGTH,
+  verifySiwxNonce,
+} from './sign-in-with-x';
 
 const scope = { siteId: '20000000-0000-4000-8000-000000000002', path: '/articles/1' };
 const secret = 'cgsec_first';
@@ -20,15 +32,28 @@ describe('SIWX nonces', () => {
 
   it('refuse another site, another path, another secret, an expired or edited nonce', () => {
     const nonce = signSiwxNonce(scope, exp, secret);
-    expect(verifySiwxNonce(nonce, { ...scope, siteId: '20000000-0000-4000-8000-000000000003' }, [secret], now)).toEqual({ valid: false, reason: 'bad_signature' });
-    expect(verifySiwxNonce(nonce, { ...scope, path: '/articles/2' }, [secret], now)).toEqual({ valid: false, reason: 'bad_signature' });
+    expect(verifySiwxNonce(nonce, { ...scope, siteId: '20000000-0000-4000-8000-000000000003' }, [secret], now)).toEqual(
+      { valid: false, reason: 'bad_signature' },
+    );
+    expect(verifySiwxNonce(nonce, { ...scope, path: '/articles/2' }, [secret], now)).toEqual({
+      valid: false,
+      reason: 'bad_signature',
+    });
     expect(verifySiwxNonce(nonce, scope, ['cgsec_other'], now)).toEqual({ valid: false, reason: 'bad_signature' });
     expect(verifySiwxNonce(nonce, scope, [''], now)).toEqual({ valid: false, reason: 'bad_signature' });
     expect(verifySiwxNonce(nonce, scope, [secret], exp)).toEqual({ valid: false, reason: 'expired' });
     // A later expiry written into the nonce breaks its MAC.
     const later = nonce.slice(0, 32) + (exp + 3600).toString(16).padStart(12, '0') + nonce.slice(44);
     expect(verifySiwxNonce(later, scope, [secret], now)).toEqual({ valid: false, reason: 'bad_signature' });
-    for (const bad of [undefined, 42, '', nonce + '0', nonce.toUpperCase(), nonce.slice(1), 'a'.repeat(SIWX_NONCE_LENGTH - 1) + 'g']) {
+    for (const bad of [
+      undefined,
+      42,
+      '',
+      nonce + '0',
+      nonce.toUpperCase(),
+      nonce.slice(1),
+      'a'.repeat(SIWX_NONCE_LENGTH - 1) + 'g',
+    ]) {
       expect(verifySiwxNonce(bad, scope, [secret], now)).toEqual({ valid: false, reason: 'malformed' });
     }
   });
@@ -40,10 +65,18 @@ describe('SIWX nonces', () => {
 });
 
 describe('SIWX declaration', () => {
-  const terms = { domain: 'blog.example.com', path: '/articles/1', caip2: 'eip155:8453', nonce: signSiwxNonce(scope, exp, secret), exp };
+  const terms = {
+    domain: 'blog.example.com',
+    path: '/articles/1',
+    caip2: 'eip155:8453',
+    nonce: signSiwxNonce(scope, exp, secret),
+    exp,
+  };
 
   it('has the shape and schema of @x402/extensions, with our challenge in info', () => {
-    const theirs = declareSIWxExtension({ network: 'eip155:8453', expirationSeconds: SIWX_CHALLENGE_SECONDS })['sign-in-with-x'];
+    const theirs = declareSIWxExtension({ network: 'eip155:8453', expirationSeconds: SIWX_CHALLENGE_SECONDS })[
+      'sign-in-with-x'
+    ];
     const ours = siwxDeclaration(terms);
     expect(ours.schema).toEqual(theirs.schema);
     expect(ours.supportedChains).toEqual(theirs.supportedChains);
@@ -61,14 +94,32 @@ describe('SIWX declaration', () => {
   it("is answered by @x402/extensions' client with a header readSiwxProof reads", async () => {
     const wallet = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
     const { info, supportedChains } = siwxDeclaration(terms);
-    const payload = await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, 'https://blog.example.com/articles/1');
+    const payload = await createSIWxPayload(
+      { ...info, ...supportedChains[0] },
+      wallet,
+      'https://blog.example.com/articles/1',
+    );
     const header = encodeSIWxHeader(payload);
     expect(parseSIWxHeader(header).signature).toBe(payload.signature);
-    expect(readSiwxProof(header)).toEqual({ address: wallet.address, signature: payload.signature, nonce: terms.nonce, domain: terms.domain, uri: info.uri, chainId: 'eip155:8453' });
+    expect(readSiwxProof(header)).toEqual({
+      address: wallet.address,
+      signature: payload.signature,
+      nonce: terms.nonce,
+      domain: terms.domain,
+      uri: info.uri,
+      chainId: 'eip155:8453',
+    });
   });
 
   it('reads no proof from what is not one', () => {
-    const good = { address: '0x' + '1'.repeat(40), signature: '0xabcd', nonce: 'n', domain: 'd', uri: 'u', chainId: 'eip155:1' };
+    const good = {
+      address: '0x' + '1'.repeat(40),
+      signature: '0xabcd',
+      nonce: 'n',
+      domain: 'd',
+      uri: 'u',
+      chainId: 'eip155:1',
+    };
     expect(readSiwxProof(encodeBase64Json(good))).not.toBeNull();
     for (const bad of [
       undefined,

@@ -44,23 +44,37 @@ export interface SiwxNonceScope {
 }
 
 /** A fresh nonce for `scope`, answerable until `exp` (Unix seconds). */
-export function signSiwxNonce(scope: SiwxNonceScope, exp: number, secret: string, hmac: HmacSha256 = hmacSha256): string {
+export function signSiwxNonce(
+  scope: SiwxNonceScope,
+  exp: number,
+  secret: string,
+  hmac: HmacSha256 = hmacSha256,
+): string {
   if (typeof secret !== 'string' || secret === '') throw new TypeError('SIWX nonce secret must be a non-empty string');
   if (!Number.isSafeInteger(exp) || exp < 0) throw new TypeError('SIWX nonce exp must be Unix seconds');
   const random = bytesToHex(randomBytes(RANDOM_HEX / 2));
   return random + exp.toString(16).padStart(EXP_HEX, '0') + bytesToHex(nonceMac(scope, random, exp, secret, hmac));
 }
 
-export type SiwxNonceCheck = { valid: true; exp: number } | { valid: false; reason: 'malformed' | 'bad_signature' | 'expired' };
+export type SiwxNonceCheck =
+  { valid: true; exp: number } | { valid: false; reason: 'malformed' | 'bad_signature' | 'expired' };
 
 /** Whether `nonce` was signed for `scope` with one of `secrets`, and is not past its `exp`. */
-export function verifySiwxNonce(nonce: unknown, scope: SiwxNonceScope, secrets: readonly string[], now = Math.floor(Date.now() / 1000), hmac: HmacSha256 = hmacSha256): SiwxNonceCheck {
+export function verifySiwxNonce(
+  nonce: unknown,
+  scope: SiwxNonceScope,
+  secrets: readonly string[],
+  now = Math.floor(Date.now() / 1000),
+  hmac: HmacSha256 = hmacSha256,
+): SiwxNonceCheck {
   const parts = typeof nonce === 'string' ? NONCE.exec(nonce) : null;
   if (!parts) return { valid: false, reason: 'malformed' };
   const [, random, expHex, macHex] = parts;
   const exp = parseInt(expHex, 16);
   const mac = hexToBytes(macHex);
-  const signed = secrets.some((secret) => secret !== '' && constantTimeEqual(nonceMac(scope, random, exp, secret, hmac), mac));
+  const signed = secrets.some(
+    (secret) => secret !== '' && constantTimeEqual(nonceMac(scope, random, exp, secret, hmac), mac),
+  );
   if (!signed) return { valid: false, reason: 'bad_signature' };
   if (exp <= now) return { valid: false, reason: 'expired' };
   return { valid: true, exp };
@@ -116,8 +130,10 @@ export function readSiwxProof(header: unknown): SiwxProof | null {
   const proof = decodeBase64Json(header.trim());
   if (typeof proof !== 'object' || proof === null || Array.isArray(proof)) return null;
   const { address, signature, nonce, domain, uri, chainId } = proof as Record<string, unknown>;
-  if (!isEvmAddress(address) || typeof signature !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature)) return null;
-  if (typeof nonce !== 'string' || typeof domain !== 'string' || typeof uri !== 'string' || typeof chainId !== 'string') return null;
+  if (!isEvmAddress(address) || typeof signature !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature))
+    return null;
+  if (typeof nonce !== 'string' || typeof domain !== 'string' || typeof uri !== 'string' || typeof chainId !== 'string')
+    return null;
   return { address: address as `0x${string}`, signature: signature as `0x${string}`, nonce, domain, uri, chainId };
 }
 

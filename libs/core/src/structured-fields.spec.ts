@@ -1,8 +1,16 @@
-import { parseSfDictionary, parseSfItem, serializeSfDictionary, serializeSfInnerList, SF_LIMITS, type SfInnerList } from './structured-fields';
+import {
+  parseSfDictionary,
+  parseSfItem,
+  serializeSfDictionary,
+  serializeSfInnerList,
+  SF_LIMITS,
+  type SfInnerList,
+} from './structured-fields';
 
 describe('parseSfDictionary', () => {
   it('reads a Signature-Input and serializes it back canonically', () => {
-    const text = 'sig1=("@authority" "signature-agent";key="sig1");created=1700000000;expires=1700000060;keyid="abc";nonce="n";tag="web-bot-auth"';
+    const text =
+      'sig1=("@authority" "signature-agent";key="sig1");created=1700000000;expires=1700000060;keyid="abc";nonce="n";tag="web-bot-auth"';
     const dictionary = parseSfDictionary(text)!;
     const sig1 = dictionary.get('sig1') as SfInnerList;
     expect(sig1.kind).toBe('inner-list');
@@ -65,8 +73,12 @@ describe('parseSfDictionary', () => {
   it('refuses fields beyond its bounds', () => {
     expect(parseSfDictionary(`a="${'x'.repeat(SF_LIMITS.fieldLength)}"`)).toBeNull();
     expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members + 1 }, (_, i) => `k${i}=1`).join(', '))).toBeNull();
-    expect(parseSfDictionary(`a=(${Array.from({ length: SF_LIMITS.innerListItems + 1 }, () => '1').join(' ')})`)).toBeNull();
-    expect(parseSfDictionary(`a=1${Array.from({ length: SF_LIMITS.parameters + 1 }, (_, i) => `;p${i}`).join('')}`)).toBeNull();
+    expect(
+      parseSfDictionary(`a=(${Array.from({ length: SF_LIMITS.innerListItems + 1 }, () => '1').join(' ')})`),
+    ).toBeNull();
+    expect(
+      parseSfDictionary(`a=1${Array.from({ length: SF_LIMITS.parameters + 1 }, (_, i) => `;p${i}`).join('')}`),
+    ).toBeNull();
     expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members }, (_, i) => `k${i}=1`).join(', '))).not.toBeNull();
   });
 
@@ -77,13 +89,21 @@ describe('parseSfDictionary', () => {
     expect(parseSfDictionary(`a=("x"${';b'.repeat(SF_LIMITS.parameters + 1)})`)).toBeNull();
     expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members + 1 }, () => 'a;b').join(','))).toBeNull();
     // At the bound, a repeated key still keeps its first place and its last value.
-    expect(parseSfDictionary(`a${';b=1'.repeat(SF_LIMITS.parameters - 1)};b=2`)?.get('a')?.params).toEqual(new Map([['b', { type: 'integer', value: 2 }]]));
-    expect(parseSfDictionary(Array.from({ length: SF_LIMITS.members }, (_, i) => `a=${i}`).join(','))?.get('a')).toMatchObject({ value: { value: SF_LIMITS.members - 1 } });
+    expect(parseSfDictionary(`a${';b=1'.repeat(SF_LIMITS.parameters - 1)};b=2`)?.get('a')?.params).toEqual(
+      new Map([['b', { type: 'integer', value: 2 }]]),
+    );
+    expect(
+      parseSfDictionary(Array.from({ length: SF_LIMITS.members }, (_, i) => `a=${i}`).join(','))?.get('a'),
+    ).toMatchObject({ value: { value: SF_LIMITS.members - 1 } });
   });
 
   it('unescapes a string made of escapes up to the field length', () => {
     const escapes = (SF_LIMITS.fieldLength - 4) / 2;
-    expect(parseSfItem(`"${'\\"'.repeat(escapes)}"`)).toEqual({ kind: 'item', value: { type: 'string', value: '"'.repeat(escapes) }, params: new Map() });
+    expect(parseSfItem(`"${'\\"'.repeat(escapes)}"`)).toEqual({
+      kind: 'item',
+      value: { type: 'string', value: '"'.repeat(escapes) },
+      params: new Map(),
+    });
     expect(parseSfItem(`"${'\\\\'.repeat(escapes)}"`)?.value).toEqual({ type: 'string', value: '\\'.repeat(escapes) });
   });
 
@@ -95,8 +115,15 @@ describe('parseSfDictionary', () => {
 
 describe('parseSfItem', () => {
   it('reads a string item (the legacy Signature-Agent form)', () => {
-    expect(parseSfItem('"https://chatgpt.com"')).toEqual({ kind: 'item', value: { type: 'string', value: 'https://chatgpt.com' }, params: new Map() });
-    expect(parseSfItem('"https://a.example";type=directory')?.params.get('type')).toEqual({ type: 'token', value: 'directory' });
+    expect(parseSfItem('"https://chatgpt.com"')).toEqual({
+      kind: 'item',
+      value: { type: 'string', value: 'https://chatgpt.com' },
+      params: new Map(),
+    });
+    expect(parseSfItem('"https://a.example";type=directory')?.params.get('type')).toEqual({
+      type: 'token',
+      value: 'directory',
+    });
   });
 
   it('refuses a dictionary or trailing text', () => {

@@ -276,14 +276,17 @@ export function serializeSfInnerList(list: SfInnerList): string {
 export function serializeSfDictionary(dictionary: SfDictionary): string {
   return [...dictionary]
     .map(([key, member]) =>
-      member.kind === 'item' && member.value.type === 'boolean' && member.value.value ? key + serializeParams(member.params) : `${key}=${serializeSfMember(member)}`,
+      member.kind === 'item' && member.value.type === 'boolean' && member.value.value
+        ? key + serializeParams(member.params)
+        : `${key}=${serializeSfMember(member)}`,
     )
     .join(', ');
 }
 
 function serializeParams(params: SfParameters): string {
   let out = '';
-  for (const [key, value] of params) out += value.type === 'boolean' && value.value ? `;${key}` : `;${key}=${serializeBareItem(value)}`;
+  for (const [key, value] of params)
+    out += value.type === 'boolean' && value.value ? `;${key}` : `;${key}=${serializeBareItem(value)}`;
   return out;
 }
 
@@ -310,7 +313,11 @@ function serializeBareItem(item: SfBareItem): string {
 
 /** Shorthands for building items. */
 export const sf = {
-  string: (value: string, params: SfParameters = new Map()): SfItem => ({ kind: 'item', value: { type: 'string', value }, params }),
+  string: (value: string, params: SfParameters = new Map()): SfItem => ({
+    kind: 'item',
+    value: { type: 'string', value },
+    params,
+  }),
   integer: (value: number): SfBareItem => ({ type: 'integer', value }),
   text: (value: string): SfBareItem => ({ type: 'string', value }),
 };

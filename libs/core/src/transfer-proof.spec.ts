@@ -9,6 +9,8 @@ describe('transferProofMessage', () => {
   });
 
   it('is the same text whatever the hex case, so a checksummed spelling signs the same proof', () => {
-    expect(transferProofMessage(ref.toUpperCase(), hash.toUpperCase().replace('0X', '0x'))).toBe(transferProofMessage(ref, hash));
+    expect(transferProofMessage(ref.toUpperCase(), hash.toUpperCase().replace('0X', '0x'))).toBe(
+      transferProofMessage(ref, hash),
+    );
   });
 });

@@ -4,7 +4,11 @@ describe('USDC_ABI', () => {
   const named = (name: string) => USDC_ABI.filter((entry) => entry.name === name);
 
   it('has both transferWithAuthorization forms: (v, r, s) and bytes', () => {
-    expect(named('transferWithAuthorization').map((entry) => entry.inputs.length).sort()).toEqual([7, 9]);
+    expect(
+      named('transferWithAuthorization')
+        .map((entry) => entry.inputs.length)
+        .sort(),
+    ).toEqual([7, 9]);
   });
 
   it('has the views and events that prove a payment', () => {

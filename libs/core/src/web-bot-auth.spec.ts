@@ -7,7 +7,12 @@ import { createWebBotAuthSigner, signatureAgentOrigin, webBotAuthKeyDirectory } 
 describe('createWebBotAuthSigner', () => {
   it('signs @authority, @method, @path and its Signature-Agent member, with created, expires, keyid, nonce and tag', async () => {
     const key = await generateEd25519Jwk();
-    const signer = createWebBotAuthSigner({ key, signatureAgent: 'https://agent.example', lifetimeSeconds: 30, now: () => 1_700_000_000_500 });
+    const signer = createWebBotAuthSigner({
+      key,
+      signatureAgent: 'https://agent.example',
+      lifetimeSeconds: 30,
+      now: () => 1_700_000_000_500,
+    });
     const headers = new Headers({ 'user-agent': 'test' });
     const signed = await signer.sign({ method: 'GET', url: 'https://site.example:8443/post/1?x=1', headers });
     expect(signed['signature-agent']).toBe('sig1="https://agent.example"');
@@ -17,13 +22,19 @@ describe('createWebBotAuthSigner', () => {
     );
     expect(params.params.get('keyid')).toEqual({ type: 'string', value: jwkThumbprint(key) });
     const all: Record<string, string> = { 'signature-agent': signed['signature-agent'] };
-    const base = signatureBase({ method: 'GET', authority: 'site.example:8443', path: '/post/1', query: '?x=1', header: (name) => all[name] }, params)!;
+    const base = signatureBase(
+      { method: 'GET', authority: 'site.example:8443', path: '/post/1', query: '?x=1', header: (name) => all[name] },
+      params,
+    )!;
     const signature = base64Decode(/^sig1=:(.*):$/.exec(signed.signature)![1])!;
     expect(await verifyEd25519(await importEd25519PublicKey(key), base, signature)).toBe(true);
   });
 
   it('covers the price headers the request carries, and a fresh nonce each time', async () => {
-    const signer = createWebBotAuthSigner({ key: await generateEd25519Jwk(), signatureAgent: 'https://agent.example/' });
+    const signer = createWebBotAuthSigner({
+      key: await generateEd25519Jwk(),
+      signatureAgent: 'https://agent.example/',
+    });
     const headers = new Headers({ 'crawler-max-price': 'USD 0.01', 'crawler-exact-price': 'USD 0.01' });
     const one = await signer.sign({ method: 'GET', url: 'https://site.example/', headers });
     const two = await signer.sign({ method: 'GET', url: 'https://site.example/', headers });
@@ -34,10 +45,16 @@ describe('createWebBotAuthSigner', () => {
   it('refuses keys, agents and lifetimes it cannot use', async () => {
     const key = await generateEd25519Jwk();
     const { d: _d, ...publicOnly } = key;
-    expect(() => createWebBotAuthSigner({ key: publicOnly as typeof key, signatureAgent: 'https://a.example' })).toThrow(/private JWK/);
+    expect(() =>
+      createWebBotAuthSigner({ key: publicOnly as typeof key, signatureAgent: 'https://a.example' }),
+    ).toThrow(/private JWK/);
     expect(() => createWebBotAuthSigner({ key, signatureAgent: 'http://a.example' })).toThrow(/https origin/);
-    expect(() => createWebBotAuthSigner({ key, signatureAgent: 'https://a.example', lifetimeSeconds: 0 })).toThrow(RangeError);
-    expect(() => createWebBotAuthSigner({ key, signatureAgent: 'https://a.example', lifetimeSeconds: 86_401 })).toThrow(RangeError);
+    expect(() => createWebBotAuthSigner({ key, signatureAgent: 'https://a.example', lifetimeSeconds: 0 })).toThrow(
+      RangeError,
+    );
+    expect(() => createWebBotAuthSigner({ key, signatureAgent: 'https://a.example', lifetimeSeconds: 86_401 })).toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -45,7 +62,9 @@ describe('webBotAuthKeyDirectory', () => {
   it('lists public keys with kid = thumbprint, never the private part', async () => {
     const key = await generateEd25519Jwk();
     const directory = webBotAuthKeyDirectory([key]);
-    expect(directory).toEqual({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: key.x, kid: jwkThumbprint(key), use: 'sig' }] });
+    expect(directory).toEqual({
+      keys: [{ kty: 'OKP', crv: 'Ed25519', x: key.x, kid: jwkThumbprint(key), use: 'sig' }],
+    });
     expect(JSON.stringify(directory)).not.toContain(key.d);
   });
 });
@@ -59,12 +78,20 @@ describe('signatureAgentOrigin', () => {
     expect(signatureAgentOrigin(value)).toBe(origin);
   });
 
-  it.each(['http://chatgpt.com', 'https://chatgpt.com/keys', 'https://chatgpt.com?x', 'https://u:p@chatgpt.com', 'https://CHATGPT.com', 'https://chatgpt.com#x', 'chatgpt.com', ' https://chatgpt.com', 'ftp://a.example', 'http://127.0.0.1:80'])(
-    'refuses %s',
-    (value) => {
-      expect(signatureAgentOrigin(value)).toBeNull();
-    },
-  );
+  it.each([
+    'http://chatgpt.com',
+    'https://chatgpt.com/keys',
+    'https://chatgpt.com?x',
+    'https://u:p@chatgpt.com',
+    'https://CHATGPT.com',
+    'https://chatgpt.com#x',
+    'chatgpt.com',
+    ' https://chatgpt.com',
+    'ftp://a.example',
+    'http://127.0.0.1:80',
+  ])('refuses %s', (value) => {
+    expect(signatureAgentOrigin(value)).toBeNull();
+  });
 
   it('admits http on loopback only when asked', () => {
     expect(signatureAgentOrigin('http://127.0.0.1:4000', true)).toBe('http://127.0.0.1:4000');

@@ -7,7 +7,15 @@
  */
 
 import { base64Encode } from './base64url';
-import { importEd25519PrivateKey, jwkThumbprint, readEd25519PrivateJwk, readEd25519PublicJwk, signEd25519, type Ed25519PrivateJwk, type Ed25519PublicJwk } from './ed25519-jwk';
+import {
+  importEd25519PrivateKey,
+  jwkThumbprint,
+  readEd25519PrivateJwk,
+  readEd25519PublicJwk,
+  signEd25519,
+  type Ed25519PrivateJwk,
+  type Ed25519PublicJwk,
+} from './ed25519-jwk';
 import { signatureBase, type SignedRequestView } from './http-message-signature';
 import { randomBytes } from './keys';
 import { serializeSfInnerList, serializeSfItem, sf, type SfInnerList, type SfItem } from './structured-fields';
@@ -54,10 +62,15 @@ export function createWebBotAuthSigner(options: WebBotAuthSignerOptions): WebBot
   const key = readEd25519PrivateJwk(options.key);
   if (!key) throw new TypeError('webBotAuth.key must be an Ed25519 private JWK ({kty: "OKP", crv: "Ed25519", x, d})');
   const agent = signatureAgentOrigin(options.signatureAgent, options.allowLoopbackAgent === true);
-  if (!agent) throw new TypeError(`webBotAuth.signatureAgent must be an https origin such as "https://agent.example", got ${JSON.stringify(options.signatureAgent)}`);
+  if (!agent)
+    throw new TypeError(
+      `webBotAuth.signatureAgent must be an https origin such as "https://agent.example", got ${JSON.stringify(options.signatureAgent)}`,
+    );
   const lifetime = options.lifetimeSeconds ?? 60;
   if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS) {
-    throw new RangeError(`webBotAuth.lifetimeSeconds: a whole number from 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${lifetime}`);
+    throw new RangeError(
+      `webBotAuth.lifetimeSeconds: a whole number from 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${lifetime}`,
+    );
   }
   const now = options.now ?? Date.now;
   const keyid = jwkThumbprint(key);
@@ -70,7 +83,12 @@ export function createWebBotAuthSigner(options: WebBotAuthSignerOptions): WebBot
     signatureAgent: agent,
     async sign({ method, url, headers }) {
       const target = new URL(url);
-      const covered: SfItem[] = [sf.string('@authority'), sf.string('@method'), sf.string('@path'), sf.string('signature-agent', new Map([['key', sf.text(LABEL)]]))];
+      const covered: SfItem[] = [
+        sf.string('@authority'),
+        sf.string('@method'),
+        sf.string('@path'),
+        sf.string('signature-agent', new Map([['key', sf.text(LABEL)]])),
+      ];
       for (const name of CRAWLER_PRICE_HEADERS) if (headers.has(name)) covered.push(sf.string(name));
       const created = Math.floor(now() / 1000);
       const params: SfInnerList = {
@@ -86,7 +104,13 @@ export function createWebBotAuthSigner(options: WebBotAuthSignerOptions): WebBot
       };
       const signed = new Headers(headers);
       signed.set('signature-agent', agentHeader);
-      const view: SignedRequestView = { method, authority: target.host, path: target.pathname, query: target.search, header: (name) => signed.get(name) ?? undefined };
+      const view: SignedRequestView = {
+        method,
+        authority: target.host,
+        path: target.pathname,
+        query: target.search,
+        header: (name) => signed.get(name) ?? undefined,
+      };
       const base = signatureBase(view, params);
       if (base === null) throw new Error('web bot auth: the request has no value for a covered component');
       const signature = await signEd25519(await privateKey, base);
@@ -131,7 +155,8 @@ export function signatureAgentOrigin(value: string, allowLoopbackHttp = false): 
   const https = url.protocol === 'https:';
   const loopbackHttp = allowLoopbackHttp && url.protocol === 'http:' && isLoopbackHost(url.hostname);
   if (!https && !loopbackHttp) return null;
-  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) return null;
+  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== ''))
+    return null;
   // The text must be the origin itself, not something the URL parser repaired into one.
   if (value !== url.origin && value !== `${url.origin}/`) return null;
   return url.origin;

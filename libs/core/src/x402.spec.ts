@@ -26,7 +26,12 @@ const authorization = {
 } as const;
 const signature =
   '0x2d6a7588d6acca505cbf0d9a4a227e0c52c6c34008c8e8986a1283259764173608a2ce6496642e377d6da8dbbf5836e9bd15092f9ecab05ded3d6293af148b571c';
-const v1: PaymentPayloadV1 = { x402Version: 1, scheme: 'exact', network: 'base-sepolia', payload: { signature, authorization } };
+const v1: PaymentPayloadV1 = {
+  x402Version: 1,
+  scheme: 'exact',
+  network: 'base-sepolia',
+  payload: { signature, authorization },
+};
 const accepted: PaymentRequirementsV2 = {
   scheme: 'exact',
   network: 'eip155:84532',
@@ -45,7 +50,10 @@ const v2: PaymentPayloadV2 = {
 };
 
 /** v1 with one field of the authorization replaced. */
-const withAuth = (change: Record<string, unknown>) => ({ ...v1, payload: { signature, authorization: { ...authorization, ...change } } });
+const withAuth = (change: Record<string, unknown>) => ({
+  ...v1,
+  payload: { signature, authorization: { ...authorization, ...change } },
+});
 const failure = (input: unknown) => {
   const parsed = parsePaymentPayload(input);
   return parsed.ok ? 'ok' : parsed.msg;
@@ -72,9 +80,20 @@ describe('wire types', () => {
         },
       ],
     };
-    const required2: PaymentRequiredV2 = { x402Version: 2, error: 'PAYMENT-SIGNATURE header is required', resource: v2.resource!, accepts: [accepted] };
-    const settled: SettleResponse = { success: true, transaction: '0x' + 'ab'.repeat(32), network: 'eip155:84532', payer: account.address };
-    for (const value of [required1, required2, settled, v1, v2]) expect(decodeBase64Json(encodeBase64Json(value))).toEqual(value);
+    const required2: PaymentRequiredV2 = {
+      x402Version: 2,
+      error: 'PAYMENT-SIGNATURE header is required',
+      resource: v2.resource!,
+      accepts: [accepted],
+    };
+    const settled: SettleResponse = {
+      success: true,
+      transaction: '0x' + 'ab'.repeat(32),
+      network: 'eip155:84532',
+      payer: account.address,
+    };
+    for (const value of [required1, required2, settled, v1, v2])
+      expect(decodeBase64Json(encodeBase64Json(value))).toEqual(value);
   });
 });
 
@@ -106,7 +125,9 @@ describe('X402_REASONS', () => {
 
 describe('TRANSFER_WITH_AUTHORIZATION_TYPES', () => {
   it('encodes the EIP-3009 type string', () => {
-    const fields = TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization.map(({ name, type }) => `${type} ${name}`);
+    const fields = TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization.map(
+      ({ name, type }) => `${type} ${name}`,
+    );
     const encoded = `TransferWithAuthorization(${fields.join(',')})`;
     expect(encoded).toBe(
       'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
@@ -118,7 +139,12 @@ describe('TRANSFER_WITH_AUTHORIZATION_TYPES', () => {
   it('signs and verifies with viem against a network’s USDC domain', async () => {
     const usdc = NETWORKS['base-sepolia'].usdc;
     const typedData = {
-      domain: { name: usdc.name, version: usdc.version, chainId: NETWORKS['base-sepolia'].chainId, verifyingContract: usdc.address! },
+      domain: {
+        name: usdc.name,
+        version: usdc.version,
+        chainId: NETWORKS['base-sepolia'].chainId,
+        verifyingContract: usdc.address!,
+      },
       types: TRANSFER_WITH_AUTHORIZATION_TYPES,
       primaryType: 'TransferWithAuthorization',
       message: {
@@ -169,7 +195,14 @@ describe('parsePaymentPayload', () => {
       accepted: { ...accepted, bonus: 1 },
       payload: { signature, authorization: { ...authorization, memo: 'x' }, more: true },
     });
-    expect(parsed).toEqual({ ok: true, version: 2, scheme: 'exact', network: 'eip155:84532', payload: { signature, authorization }, accepted });
+    expect(parsed).toEqual({
+      ok: true,
+      version: 2,
+      scheme: 'exact',
+      network: 'eip155:84532',
+      payload: { signature, authorization },
+      accepted,
+    });
     if (parsed.ok) expect(parsed.payload.authorization).not.toBe(authorization);
   });
 
@@ -180,13 +213,17 @@ describe('parsePaymentPayload', () => {
   });
 
   it('accepts any 0x hex signature: 65-byte ECDSA, or longer smart-wallet ones', () => {
-    expect(parsePaymentPayload({ ...v1, payload: { signature: '0x' + 'ab'.repeat(300), authorization } })).toMatchObject({ ok: true });
+    expect(
+      parsePaymentPayload({ ...v1, payload: { signature: '0x' + 'ab'.repeat(300), authorization } }),
+    ).toMatchObject({ ok: true });
     expect(parsePaymentPayload({ ...v1, payload: { signature: '0x00', authorization } })).toMatchObject({ ok: true });
   });
 
   it('accepts the uint256 bounds', () => {
     const max = ((1n << 256n) - 1n).toString();
-    expect(parsePaymentPayload(withAuth({ value: '0', validAfter: '0', validBefore: max }))).toMatchObject({ ok: true });
+    expect(parsePaymentPayload(withAuth({ value: '0', validAfter: '0', validBefore: max }))).toMatchObject({
+      ok: true,
+    });
   });
 
   it.each<[string, unknown, string]>([
@@ -200,14 +237,42 @@ describe('parsePaymentPayload', () => {
     ['v1 with an empty network', { ...v1, network: '' }, 'network must be a non-empty string'],
     ['v1 without payload', { ...v1, payload: undefined }, 'payload must be an object'],
     ['v2 without accepted', { ...v2, accepted: undefined }, 'accepted must be an object'],
-    ['v2 with a numeric amount', { ...v2, accepted: { ...accepted, amount: 10000 } }, 'accepted.amount must be a decimal integer string within uint256'],
-    ['v2 without payTo', { ...v2, accepted: { ...accepted, payTo: undefined } }, 'accepted.payTo must be a non-empty string'],
+    [
+      'v2 with a numeric amount',
+      { ...v2, accepted: { ...accepted, amount: 10000 } },
+      'accepted.amount must be a decimal integer string within uint256',
+    ],
+    [
+      'v2 without payTo',
+      { ...v2, accepted: { ...accepted, payTo: undefined } },
+      'accepted.payTo must be a non-empty string',
+    ],
     ['v2 without asset', { ...v2, accepted: { ...accepted, asset: '' } }, 'accepted.asset must be a non-empty string'],
-    ['v2 without scheme', { ...v2, accepted: { ...accepted, scheme: 1 } }, 'accepted.scheme must be a non-empty string'],
-    ['v2 without network', { ...v2, accepted: { ...accepted, network: null } }, 'accepted.network must be a non-empty string'],
-    ['v2 with a string timeout', { ...v2, accepted: { ...accepted, maxTimeoutSeconds: '60' } }, 'accepted.maxTimeoutSeconds must be a non-negative integer'],
-    ['v2 with a negative timeout', { ...v2, accepted: { ...accepted, maxTimeoutSeconds: -1 } }, 'accepted.maxTimeoutSeconds must be a non-negative integer'],
-    ['v2 with a fractional timeout', { ...v2, accepted: { ...accepted, maxTimeoutSeconds: 1.5 } }, 'accepted.maxTimeoutSeconds must be a non-negative integer'],
+    [
+      'v2 without scheme',
+      { ...v2, accepted: { ...accepted, scheme: 1 } },
+      'accepted.scheme must be a non-empty string',
+    ],
+    [
+      'v2 without network',
+      { ...v2, accepted: { ...accepted, network: null } },
+      'accepted.network must be a non-empty string',
+    ],
+    [
+      'v2 with a string timeout',
+      { ...v2, accepted: { ...accepted, maxTimeoutSeconds: '60' } },
+      'accepted.maxTimeoutSeconds must be a non-negative integer',
+    ],
+    [
+      'v2 with a negative timeout',
+      { ...v2, accepted: { ...accepted, maxTimeoutSeconds: -1 } },
+      'accepted.maxTimeoutSeconds must be a non-negative integer',
+    ],
+    [
+      'v2 with a fractional timeout',
+      { ...v2, accepted: { ...accepted, maxTimeoutSeconds: 1.5 } },
+      'accepted.maxTimeoutSeconds must be a non-negative integer',
+    ],
     ['v2 with a string extra', { ...v2, accepted: { ...accepted, extra: 'USDC' } }, 'accepted.extra must be an object'],
     ['v2 with a bad payload', { ...v2, payload: [] }, 'payload must be an object'],
   ])('rejects %s', (_, input, msg) => {
@@ -231,19 +296,63 @@ describe('parsePaymentPayload', () => {
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['a short from', { from: PAY_TO.slice(0, -1) }, 'payload.authorization.from must be an EVM address (0x followed by 40 hex characters)'],
-    ['a to without 0x', { to: PAY_TO.slice(2) }, 'payload.authorization.to must be an EVM address (0x followed by 40 hex characters)'],
-    ['a numeric value', { value: 10000 }, 'payload.authorization.value must be a decimal integer string within uint256'],
-    ['a negative value', { value: '-1' }, 'payload.authorization.value must be a decimal integer string within uint256'],
-    ['a fractional value', { value: '0.01' }, 'payload.authorization.value must be a decimal integer string within uint256'],
+    [
+      'a short from',
+      { from: PAY_TO.slice(0, -1) },
+      'payload.authorization.from must be an EVM address (0x followed by 40 hex characters)',
+    ],
+    [
+      'a to without 0x',
+      { to: PAY_TO.slice(2) },
+      'payload.authorization.to must be an EVM address (0x followed by 40 hex characters)',
+    ],
+    [
+      'a numeric value',
+      { value: 10000 },
+      'payload.authorization.value must be a decimal integer string within uint256',
+    ],
+    [
+      'a negative value',
+      { value: '-1' },
+      'payload.authorization.value must be a decimal integer string within uint256',
+    ],
+    [
+      'a fractional value',
+      { value: '0.01' },
+      'payload.authorization.value must be a decimal integer string within uint256',
+    ],
     ['a hex value', { value: '0x10' }, 'payload.authorization.value must be a decimal integer string within uint256'],
     ['an empty value', { value: '' }, 'payload.authorization.value must be a decimal integer string within uint256'],
-    ['a value above uint256', { value: (1n << 256n).toString() }, 'payload.authorization.value must be a decimal integer string within uint256'],
-    ['a 79-digit value', { value: '1'.repeat(79) }, 'payload.authorization.value must be a decimal integer string within uint256'],
-    ['a spaced validAfter', { validAfter: ' 1740672089' }, 'payload.authorization.validAfter must be a decimal integer string within uint256'],
-    ['a numeric validBefore', { validBefore: 1740672154 }, 'payload.authorization.validBefore must be a decimal integer string within uint256'],
-    ['a short nonce', { nonce: authorization.nonce.slice(0, -2) }, 'payload.authorization.nonce must be 0x followed by 64 hex characters'],
-    ['a nonce without 0x', { nonce: authorization.nonce.slice(2) }, 'payload.authorization.nonce must be 0x followed by 64 hex characters'],
+    [
+      'a value above uint256',
+      { value: (1n << 256n).toString() },
+      'payload.authorization.value must be a decimal integer string within uint256',
+    ],
+    [
+      'a 79-digit value',
+      { value: '1'.repeat(79) },
+      'payload.authorization.value must be a decimal integer string within uint256',
+    ],
+    [
+      'a spaced validAfter',
+      { validAfter: ' 1740672089' },
+      'payload.authorization.validAfter must be a decimal integer string within uint256',
+    ],
+    [
+      'a numeric validBefore',
+      { validBefore: 1740672154 },
+      'payload.authorization.validBefore must be a decimal integer string within uint256',
+    ],
+    [
+      'a short nonce',
+      { nonce: authorization.nonce.slice(0, -2) },
+      'payload.authorization.nonce must be 0x followed by 64 hex characters',
+    ],
+    [
+      'a nonce without 0x',
+      { nonce: authorization.nonce.slice(2) },
+      'payload.authorization.nonce must be 0x followed by 64 hex characters',
+    ],
   ])('rejects an authorization with %s', (_, change, msg) => {
     expect(failure(withAuth(change))).toBe(msg);
   });

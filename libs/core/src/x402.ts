@@ -143,7 +143,14 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
 } as const;
 
 export type ParsedPaymentPayload =
-  | { ok: true; version: 1 | 2; scheme: string; network: string; payload: ExactEvmPayload; accepted?: PaymentRequirementsV2 }
+  | {
+      ok: true;
+      version: 1 | 2;
+      scheme: string;
+      network: string;
+      payload: ExactEvmPayload;
+      accepted?: PaymentRequirementsV2;
+    }
   | { ok: false; reason: 'invalid_payload'; msg: string };
 
 // Above any plausible signature, ERC-6492 wrappers included; bounds the work spent on hostile input.
@@ -221,7 +228,8 @@ function requirementsV2(value: unknown): PaymentRequirementsV2 {
 }
 
 function object(value: unknown, field: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid(`${field} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Invalid(`${field} must be an object`);
   return value as Record<string, unknown>;
 }
 

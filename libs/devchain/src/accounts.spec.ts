@@ -20,7 +20,16 @@ describe('dev accounts', () => {
     expect(DEV_ROLES.spare.map((a) => a.index)).toEqual([6, 7, 8]);
     expect(DEV_ROLES.deployer.index).toBe(9);
     expect(DEV_ACCOUNTS.map((a) => a.role)).toEqual([
-      'relayer', 'publisher', 'agent', 'agent', 'agent', 'agent', 'spare', 'spare', 'spare', 'deployer',
+      'relayer',
+      'publisher',
+      'agent',
+      'agent',
+      'agent',
+      'agent',
+      'spare',
+      'spare',
+      'spare',
+      'deployer',
     ]);
   });
 });

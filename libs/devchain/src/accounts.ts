@@ -25,7 +25,16 @@ export interface DevAccount {
 }
 
 const ROLES: readonly DevRole[] = [
-  'relayer', 'publisher', 'agent', 'agent', 'agent', 'agent', 'spare', 'spare', 'spare', 'deployer',
+  'relayer',
+  'publisher',
+  'agent',
+  'agent',
+  'agent',
+  'agent',
+  'spare',
+  'spare',
+  'spare',
+  'deployer',
 ];
 
 function devAccount(index: number): DevAccount {

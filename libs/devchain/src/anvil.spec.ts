@@ -51,7 +51,9 @@ describe('startAnvil', () => {
     expect(anvil.rpcUrl).toBe(`http://127.0.0.1:${anvil.port}`);
     expect(await devPublicClient(anvil.rpcUrl).getChainId()).toBe(31337);
     // The default mnemonic's first account is funded.
-    const balance = await devPublicClient(anvil.rpcUrl).getBalance({ address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' });
+    const balance = await devPublicClient(anvil.rpcUrl).getBalance({
+      address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+    });
     expect(balance).toBe(10_000n * 10n ** 18n);
   });
 
@@ -125,7 +127,8 @@ describe('no orphans when the parent process ends', () => {
     expect(pid).toBeGreaterThan(0);
     if (mode === 'SIGTERM' || mode === 'SIGKILL') child.kill(mode);
     await exited;
-    if (!(await waitUntil(() => isProcessGone(pid), 3_000))) throw new Error(`anvil ${pid} outlived its parent (${mode})`);
+    if (!(await waitUntil(() => isProcessGone(pid), 3_000)))
+      throw new Error(`anvil ${pid} outlived its parent (${mode})`);
   }
 });
 

@@ -34,7 +34,9 @@ const SUPPORTED_PLATFORMS = new Set(['linux', 'darwin', 'win32']);
 export function anvilPackageName(platform: string = process.platform, arch: string = process.arch): string {
   const foundryArch = NODE_ARCH_TO_FOUNDRY[arch];
   if (!SUPPORTED_PLATFORMS.has(platform) || !foundryArch) {
-    throw new Error(`devchain: anvil has no npm build for ${platform}/${arch} (supported: linux, darwin, win32 on x64/arm64)`);
+    throw new Error(
+      `devchain: anvil has no npm build for ${platform}/${arch} (supported: linux, darwin, win32 on x64/arm64)`,
+    );
   }
   return `@foundry-rs/anvil-${platform}-${foundryArch}`;
 }
@@ -61,11 +63,23 @@ export async function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilIns
   const timeoutMs = opts.timeoutMs ?? 10_000;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`devchain: invalid port ${port}`);
   if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new Error(`devchain: invalid chainId ${chainId}`);
-  if (opts.blockTime !== undefined && !(opts.blockTime > 0)) throw new Error(`devchain: invalid blockTime ${opts.blockTime}`);
+  if (opts.blockTime !== undefined && !(opts.blockTime > 0))
+    throw new Error(`devchain: invalid blockTime ${opts.blockTime}`);
 
   // Port 0 goes to anvil itself, which binds it and prints the port it got: no window in which
   // another process could take a port we probed and released.
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--mnemonic', DEV_MNEMONIC, '--accounts', '10'];
+  const args = [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--chain-id',
+    String(chainId),
+    '--mnemonic',
+    DEV_MNEMONIC,
+    '--accounts',
+    '10',
+  ];
   if (opts.blockTime !== undefined) args.push('--block-time', String(opts.blockTime));
 
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });

@@ -13,33 +13,53 @@ const signatures = (abi: readonly { type: string }[]): string[] =>
   abi.filter((item): item is AbiFunction => item.type === 'function').map((f) => toFunctionSignature(f));
 
 const sourceHash = (file: string): string =>
-  createHash('sha256').update(readFileSync(join(__dirname, '../contracts', file), 'utf8')).digest('hex');
+  createHash('sha256')
+    .update(readFileSync(join(__dirname, '../contracts', file), 'utf8'))
+    .digest('hex');
 
 describe('TestUSDC artifact', () => {
   it.each([
     // ERC-20
-    'name()', 'symbol()', 'decimals()', 'totalSupply()', 'balanceOf(address)', 'allowance(address,address)',
-    'transfer(address,uint256)', 'transferFrom(address,address,uint256)', 'approve(address,uint256)',
+    'name()',
+    'symbol()',
+    'decimals()',
+    'totalSupply()',
+    'balanceOf(address)',
+    'allowance(address,address)',
+    'transfer(address,uint256)',
+    'transferFrom(address,address,uint256)',
+    'approve(address,uint256)',
     // EIP-712 / EIP-2612
-    'version()', 'DOMAIN_SEPARATOR()', 'nonces(address)',
-    'permit(address,address,uint256,uint256,uint8,bytes32,bytes32)', 'permit(address,address,uint256,uint256,bytes)',
+    'version()',
+    'DOMAIN_SEPARATOR()',
+    'nonces(address)',
+    'permit(address,address,uint256,uint256,uint8,bytes32,bytes32)',
+    'permit(address,address,uint256,uint256,bytes)',
     // EIP-3009, both signature forms
     'transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)',
     'transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)',
     'receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)',
     'receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)',
-    'cancelAuthorization(address,bytes32,uint8,bytes32,bytes32)', 'cancelAuthorization(address,bytes32,bytes)',
+    'cancelAuthorization(address,bytes32,uint8,bytes32,bytes32)',
+    'cancelAuthorization(address,bytes32,bytes)',
     'authorizationState(address,bytes32)',
     // minting
-    'mint(address,uint256)', 'burn(uint256)', 'configureMinter(address,uint256)', 'removeMinter(address)',
-    'isMinter(address)', 'minterAllowance(address)', 'owner()',
+    'mint(address,uint256)',
+    'burn(uint256)',
+    'configureMinter(address,uint256)',
+    'removeMinter(address)',
+    'isMinter(address)',
+    'minterAllowance(address)',
+    'owner()',
   ])('has %s', (signature) => {
     expect(signatures(testUsdcAbi)).toContain(signature);
   });
 
   it('has the EIP-3009 events', () => {
     const events = testUsdcAbi.filter((i) => i.type === 'event').map((e) => e.name);
-    expect(events).toEqual(expect.arrayContaining(['AuthorizationUsed', 'AuthorizationCanceled', 'Transfer', 'Approval']));
+    expect(events).toEqual(
+      expect.arrayContaining(['AuthorizationUsed', 'AuthorizationCanceled', 'Transfer', 'Approval']),
+    );
   });
 
   it('is compiled from the current TestUSDC.sol (else run `node tools/compile-token.mjs`)', () => {
@@ -85,7 +105,9 @@ describe('batch-settlement artifacts', () => {
     ['refundNonce(bytes32)', 'uint256'],
     [`getClaimBatchDigest(${CLAIMS})`, 'bytes32'],
   ])('escrow has %s returning (%s)', (signature, outputs) => {
-    const functions = (batchSettlementAbi as readonly { type: string }[]).filter((item): item is AbiFunction => item.type === 'function');
+    const functions = (batchSettlementAbi as readonly { type: string }[]).filter(
+      (item): item is AbiFunction => item.type === 'function',
+    );
     const fn = functions.find((f) => toFunctionSignature(f).replace(/tuple/g, '') === signature);
     expect(fn).toBeDefined();
     expect(fn!.outputs.map((o) => o.type).join(',')).toBe(outputs);
@@ -93,9 +115,16 @@ describe('batch-settlement artifacts', () => {
 
   it('has the events x402 defines, with x402’s Settled signature', () => {
     const events = batchSettlementAbi.filter((i) => i.type === 'event');
-    expect(events.map((e) => e.name).sort()).toEqual(
-      ['ChannelClosed', 'ChannelCreated', 'Claimed', 'Deposited', 'Refunded', 'Settled', 'WithdrawFinalized', 'WithdrawInitiated'],
-    );
+    expect(events.map((e) => e.name).sort()).toEqual([
+      'ChannelClosed',
+      'ChannelCreated',
+      'Claimed',
+      'Deposited',
+      'Refunded',
+      'Settled',
+      'WithdrawFinalized',
+      'WithdrawInitiated',
+    ]);
     const settled = events.find((e) => e.name === 'Settled')!;
     expect(settled.inputs.map((i) => [i.name, i.type, i.indexed])).toEqual([
       ['receiver', 'address', true],

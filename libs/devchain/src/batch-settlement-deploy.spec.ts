@@ -1,4 +1,7 @@
-import { BATCH_SETTLEMENT_ADDRESS as X402_ESCROW, ERC3009_DEPOSIT_COLLECTOR_ADDRESS as X402_COLLECTOR } from '@x402/evm';
+import {
+  BATCH_SETTLEMENT_ADDRESS as X402_ESCROW,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS as X402_COLLECTOR,
+} from '@x402/evm';
 import { DEV_ROLES } from './accounts';
 import { startAnvil, type AnvilInstance } from './anvil';
 import { erc3009DepositCollectorAbi } from './artifacts/erc3009-deposit-collector';
@@ -49,9 +52,16 @@ it('uses the addresses @x402/evm hard-codes', () => {
 
 it('places the escrow and collector at x402’s addresses; placing again keeps the channels', async () => {
   expect(await chain.client.getCode({ address: BATCH_SETTLEMENT_ADDRESS })).toBeUndefined();
-  expect(await placeBatchSettlement({ rpcUrl: anvil.rpcUrl })).toEqual({ escrow: X402_ESCROW, collector: X402_COLLECTOR });
+  expect(await placeBatchSettlement({ rpcUrl: anvil.rpcUrl })).toEqual({
+    escrow: X402_ESCROW,
+    collector: X402_COLLECTOR,
+  });
   expect(
-    await chain.client.readContract({ address: X402_COLLECTOR, abi: erc3009DepositCollectorAbi, functionName: 'escrow' }),
+    await chain.client.readContract({
+      address: X402_COLLECTOR,
+      abi: erc3009DepositCollectorAbi,
+      functionName: 'escrow',
+    }),
   ).toBe(X402_ESCROW);
 
   const config = channelConfig(chain);
@@ -64,9 +74,15 @@ it('places the escrow and collector at x402’s addresses; placing again keeps t
 it('deploys normally elsewhere, with its own domain (channel ids differ from the canonical escrow’s)', async () => {
   const contracts = await deployBatchSettlement({ rpcUrl: anvil.rpcUrl });
   expect(contracts.escrow).not.toBe(X402_ESCROW);
-  const elsewhere: EscrowChain = { ...chain, contracts, domain: batchSettlementDomain(anvil.chainId, contracts.escrow) };
+  const elsewhere: EscrowChain = {
+    ...chain,
+    contracts,
+    domain: batchSettlementDomain(anvil.chainId, contracts.escrow),
+  };
   const config = channelConfig(elsewhere);
-  expect(await escrowRead(elsewhere, 'getChannelId', [config])).not.toBe(await escrowRead(chain, 'getChannelId', [config]));
+  expect(await escrowRead(elsewhere, 'getChannelId', [config])).not.toBe(
+    await escrowRead(chain, 'getChannelId', [config]),
+  );
   await depositInto(elsewhere, config, 5_000n);
   await claimSigned(elsewhere, [await voucherClaim(elsewhere, config, 2_000n)]);
   expect(await channelState(elsewhere, config)).toEqual({ balance: 5_000n, totalClaimed: 2_000n });

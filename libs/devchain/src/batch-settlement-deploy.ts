@@ -26,12 +26,19 @@ export async function placeBatchSettlement(opts: { rpcUrl: string }): Promise<Ba
   const escrowCode = await runtimeCode(client, batchSettlementBytecode);
   const collectorCode = await runtimeCode(
     client,
-    encodeDeployData({ abi: erc3009DepositCollectorAbi, bytecode: erc3009DepositCollectorBytecode, args: [BATCH_SETTLEMENT_ADDRESS] }),
+    encodeDeployData({
+      abi: erc3009DepositCollectorAbi,
+      bytecode: erc3009DepositCollectorBytecode,
+      args: [BATCH_SETTLEMENT_ADDRESS],
+    }),
   );
   const test = devTestClient(opts.rpcUrl);
   await test.setCode({ address: BATCH_SETTLEMENT_ADDRESS, bytecode: escrowCode });
   await test.setCode({ address: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, bytecode: collectorCode });
-  for (const [address, code] of [[BATCH_SETTLEMENT_ADDRESS, escrowCode], [ERC3009_DEPOSIT_COLLECTOR_ADDRESS, collectorCode]] as const) {
+  for (const [address, code] of [
+    [BATCH_SETTLEMENT_ADDRESS, escrowCode],
+    [ERC3009_DEPOSIT_COLLECTOR_ADDRESS, collectorCode],
+  ] as const) {
     if ((await client.getCode({ address }))?.toLowerCase() !== code.toLowerCase()) {
       throw new Error(`devchain: anvil_setCode did not place the batch-settlement code at ${address}`);
     }
@@ -43,13 +50,23 @@ export async function placeBatchSettlement(opts: { rpcUrl: string }): Promise<Ba
  * Deploys the escrow and its collector with ordinary transactions (any EVM chain with EIP-1153;
  * x402 clients will not find it there, our own code can). Default sender: spare dev account 6.
  */
-export async function deployBatchSettlement(opts: { rpcUrl: string; account?: LocalAccount }): Promise<BatchSettlementDeployment> {
+export async function deployBatchSettlement(opts: {
+  rpcUrl: string;
+  account?: LocalAccount;
+}): Promise<BatchSettlementDeployment> {
   const client = devPublicClient(opts.rpcUrl);
   const wallet = devWalletClient(opts.rpcUrl, await client.getChainId(), opts.account ?? DEV_ROLES.spare[0].account);
-  const escrow = await mined(client, await wallet.deployContract({ abi: batchSettlementAbi, bytecode: batchSettlementBytecode }));
+  const escrow = await mined(
+    client,
+    await wallet.deployContract({ abi: batchSettlementAbi, bytecode: batchSettlementBytecode }),
+  );
   const collector = await mined(
     client,
-    await wallet.deployContract({ abi: erc3009DepositCollectorAbi, bytecode: erc3009DepositCollectorBytecode, args: [escrow] }),
+    await wallet.deployContract({
+      abi: erc3009DepositCollectorAbi,
+      bytecode: erc3009DepositCollectorBytecode,
+      args: [escrow],
+    }),
   );
   return { escrow, collector };
 }

@@ -37,7 +37,12 @@ it(`pays ${PAGES} pages through one channel for at most 1/20 of the gas of ${PAG
   await mint(chain, publisher.address, 1n);
   await mint(chain, config.receiver, 1n);
 
-  const auth = buildAuthorization({ from: agents[0].address, to: publisher.address, value: PRICE, now: await chainTime(chain) });
+  const auth = buildAuthorization({
+    from: agents[0].address,
+    to: publisher.address,
+    value: PRICE,
+    now: await chainTime(chain),
+  });
   const signature = await signAuthorization(agents[0].account, chain.tokenDomain, auth);
   const wallet = devWalletClient(chain.anvil.rpcUrl, chain.anvil.chainId, relayer.account);
   const hash = await wallet.writeContract({

@@ -67,7 +67,12 @@ beforeAll(async () => {
 afterAll(() => chain?.anvil.stop());
 
 const deposit = async (amount: bigint) =>
-  escrowWrite(chain, relayer, 'deposit', [config, amount, chain.contracts.collector, await signDeposit(chain, config, amount)]);
+  escrowWrite(chain, relayer, 'deposit', [
+    config,
+    amount,
+    chain.contracts.collector,
+    await signDeposit(chain, config, amount),
+  ]);
 
 it('a callback during the deposit’s pull cannot claim, settle or deposit again', async () => {
   const owed = await voucherClaim(chain, config, 5_000n);
@@ -120,8 +125,8 @@ it('a token that delivers less than the deposit credits nothing', async () => {
   await tokenWrite('setShortChange', [true]);
   const fresh = channelConfig(chain, { token });
   const data = await signDeposit(chain, fresh, 1_000n);
-  expect(await revertReason(escrowWrite(chain, relayer, 'deposit', [fresh, 1_000n, chain.contracts.collector, data]))).toBe(
-    'DepositCollectionFailed',
-  );
+  expect(
+    await revertReason(escrowWrite(chain, relayer, 'deposit', [fresh, 1_000n, chain.contracts.collector, data])),
+  ).toBe('DepositCollectionFailed');
   expect(await channelState(chain, fresh)).toEqual({ balance: 0n, totalClaimed: 0n });
 });

@@ -1,7 +1,15 @@
 // Shared by the batch-settlement specs (not exported from the package): a chain with TestUSDC and
 // the escrow placed at x402's address, and the few calls every scenario makes.
 import { randomBytes } from 'node:crypto';
-import { toHex, type Address, type Hash, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from 'viem';
+import {
+  toHex,
+  type Address,
+  type Hash,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DEV_ROLES, type DevAccount } from './accounts';
 import { startAnvil, type AnvilInstance } from './anvil';
@@ -89,11 +97,21 @@ export async function escrowWrite(
 }
 
 export function escrowRead<T>(chain: EscrowChain, functionName: string, args: readonly unknown[]): Promise<T> {
-  return chain.client.readContract({ address: chain.contracts.escrow, abi: batchSettlementAbi, functionName, args } as never) as Promise<T>;
+  return chain.client.readContract({
+    address: chain.contracts.escrow,
+    abi: batchSettlementAbi,
+    functionName,
+    args,
+  } as never) as Promise<T>;
 }
 
-export async function channelState(chain: EscrowChain, config: ChannelConfig): Promise<{ balance: bigint; totalClaimed: bigint }> {
-  const [balance, totalClaimed] = await escrowRead<[bigint, bigint]>(chain, 'channels', [channelIdOf(chain.domain, config)]);
+export async function channelState(
+  chain: EscrowChain,
+  config: ChannelConfig,
+): Promise<{ balance: bigint; totalClaimed: bigint }> {
+  const [balance, totalClaimed] = await escrowRead<[bigint, bigint]>(chain, 'channels', [
+    channelIdOf(chain.domain, config),
+  ]);
   return { balance, totalClaimed };
 }
 

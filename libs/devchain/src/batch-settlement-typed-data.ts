@@ -1,5 +1,12 @@
 import { encodeAbiParameters, hashTypedData, keccak256, type Address, type Hex, type LocalAccount } from 'viem';
-import { CHANNEL_CONFIG_TYPES, CLAIM_BATCH_TYPES, REFUND_TYPES, VOUCHER_TYPES, type BatchSettlementDomain, type ChannelConfig } from '@crawlgate/core';
+import {
+  CHANNEL_CONFIG_TYPES,
+  CLAIM_BATCH_TYPES,
+  REFUND_TYPES,
+  VOUCHER_TYPES,
+  type BatchSettlementDomain,
+  type ChannelConfig,
+} from '@crawlgate/core';
 import { RECEIVE_WITH_AUTHORIZATION_TYPES, type UsdcDomain } from './authorization';
 
 // The EIP-712 side of x402's batch-settlement scheme, as the escrow (contracts/BatchSettlement.sol)
@@ -34,12 +41,26 @@ export function channelIdOf(domain: BatchSettlementDomain, config: ChannelConfig
 }
 
 /** The payer authorizer's cumulative voucher: the receiver may claim up to `maxClaimableAmount` in total. */
-export function signVoucher(signer: LocalAccount, domain: BatchSettlementDomain, channelId: Hex, maxClaimableAmount: bigint): Promise<Hex> {
-  return signer.signTypedData({ domain, types: VOUCHER_TYPES, primaryType: 'Voucher', message: { channelId, maxClaimableAmount } });
+export function signVoucher(
+  signer: LocalAccount,
+  domain: BatchSettlementDomain,
+  channelId: Hex,
+  maxClaimableAmount: bigint,
+): Promise<Hex> {
+  return signer.signTypedData({
+    domain,
+    types: VOUCHER_TYPES,
+    primaryType: 'Voucher',
+    message: { channelId, maxClaimableAmount },
+  });
 }
 
 /** The receiver authorizer's signature over a whole claim batch (`claimWithSignature`). */
-export function signClaimBatch(signer: LocalAccount, domain: BatchSettlementDomain, claims: readonly VoucherClaim[]): Promise<Hex> {
+export function signClaimBatch(
+  signer: LocalAccount,
+  domain: BatchSettlementDomain,
+  claims: readonly VoucherClaim[],
+): Promise<Hex> {
   return signer.signTypedData({
     domain,
     types: CLAIM_BATCH_TYPES,
@@ -55,8 +76,19 @@ export function signClaimBatch(signer: LocalAccount, domain: BatchSettlementDoma
 }
 
 /** The receiver authorizer's relayable refund at the channel's current `refundNonce`. */
-export function signRefund(signer: LocalAccount, domain: BatchSettlementDomain, channelId: Hex, nonce: bigint, amount: bigint): Promise<Hex> {
-  return signer.signTypedData({ domain, types: REFUND_TYPES, primaryType: 'Refund', message: { channelId, nonce, amount } });
+export function signRefund(
+  signer: LocalAccount,
+  domain: BatchSettlementDomain,
+  channelId: Hex,
+  nonce: bigint,
+  amount: bigint,
+): Promise<Hex> {
+  return signer.signTypedData({
+    domain,
+    types: REFUND_TYPES,
+    primaryType: 'Refund',
+    message: { channelId, nonce, amount },
+  });
 }
 
 /** The EIP-3009 nonce a deposit must carry: it binds the payer's authorization to one channel. */

@@ -43,7 +43,11 @@ interface X402DepositPayload {
 }
 
 /** A claim row from a voucher the client signed. */
-const rowOf = (config: ChannelConfig, voucher: { maxClaimableAmount: string; signature: Hex }, totalClaimed: bigint): VoucherClaim => ({
+const rowOf = (
+  config: ChannelConfig,
+  voucher: { maxClaimableAmount: string; signature: Hex },
+  totalClaimed: bigint,
+): VoucherClaim => ({
   voucher: { channel: config, maxClaimableAmount: BigInt(voucher.maxClaimableAmount) },
   signature: voucher.signature,
   totalClaimed,
@@ -76,7 +80,14 @@ it('accepts the x402 client’s deposit and vouchers, and the client reads the c
   expect(await escrowRead(chain, 'getChannelId', [config])).toBe(channelId);
 
   // First page: deposit 0.1 USDC and the first voucher in one payload, as the client sends it.
-  const { payload } = await createBatchSettlementEIP3009DepositPayload(signer, 2, requirements, config, '100000', '1000');
+  const { payload } = await createBatchSettlementEIP3009DepositPayload(
+    signer,
+    2,
+    requirements,
+    config,
+    '100000',
+    '1000',
+  );
   const deposit = payload as unknown as X402DepositPayload;
   const auth = deposit.deposit.authorization.erc3009Authorization;
   const collectorData = erc3009CollectorData({
@@ -85,7 +96,12 @@ it('accepts the x402 client’s deposit and vouchers, and the client reads the c
     salt: BigInt(auth.salt),
     signature: auth.signature,
   });
-  await escrowWrite(chain, relayer, 'deposit', [config, BigInt(deposit.deposit.amount), chain.contracts.collector, collectorData]);
+  await escrowWrite(chain, relayer, 'deposit', [
+    config,
+    BigInt(deposit.deposit.amount),
+    chain.contracts.collector,
+    collectorData,
+  ]);
   expect(await readChannelBalanceAndTotalClaimed(signer, channelId)).toEqual([100_000n, 0n]);
 
   // The voucher inside the deposit payload is claimable...
@@ -94,7 +110,8 @@ it('accepts the x402 client’s deposit and vouchers, and the client reads the c
 
   // ...and so are pages 2..5, the client's own cumulative vouchers: the receiver claims the last one.
   let last = deposit.voucher;
-  for (let page = 2; page <= 5; page++) last = await signVoucher(signer, channelId, String(page * 1000), requirements.network);
+  for (let page = 2; page <= 5; page++)
+    last = await signVoucher(signer, channelId, String(page * 1000), requirements.network);
   await claimSigned(chain, [rowOf(config, last, 5_000n)]);
   expect(await channelState(chain, config)).toEqual({ balance: 100_000n, totalClaimed: 5_000n });
 

@@ -3,12 +3,7 @@ import { DEV_ROLES } from './accounts';
 import { batchSettlementAbi } from './artifacts/batch-settlement';
 import { erc3009DepositCollectorAbi } from './artifacts/erc3009-deposit-collector';
 import { testWalletAbi, testWalletBytecode } from './artifacts/test-wallet';
-import {
-  channelIdOf,
-  signClaimBatch,
-  signRefund,
-  type ChannelConfig,
-} from './batch-settlement-typed-data';
+import { channelIdOf, signClaimBatch, signRefund, type ChannelConfig } from './batch-settlement-typed-data';
 import {
   balanceOf,
   channelConfig,
@@ -59,7 +54,10 @@ async function openChannel(amount: bigint, overrides: Partial<ChannelConfig> = {
 describe('deposit', () => {
   it('credits the channel named by the EIP-712 hash of its config and moves the payer’s tokens into escrow', async () => {
     const config = channelConfig(chain);
-    const [payerBefore, escrowBefore] = await Promise.all([balanceOf(chain, payer.address), balanceOf(chain, chain.contracts.escrow)]);
+    const [payerBefore, escrowBefore] = await Promise.all([
+      balanceOf(chain, payer.address),
+      balanceOf(chain, chain.contracts.escrow),
+    ]);
 
     const receipt = await depositInto(chain, config, 5n * USDC);
 
@@ -70,7 +68,12 @@ describe('deposit', () => {
     expect(await balanceOf(chain, chain.contracts.collector)).toBe(0n);
     const events = eventsOf(receipt);
     expect(events.map((e) => e.eventName)).toEqual(['ChannelCreated', 'Deposited']);
-    expect(events[1].args).toEqual({ channelId: idOf(config), sender: relayer.address, amount: 5n * USDC, newBalance: 5n * USDC });
+    expect(events[1].args).toEqual({
+      channelId: idOf(config),
+      sender: relayer.address,
+      amount: 5n * USDC,
+      newBalance: 5n * USDC,
+    });
 
     const topUp = await depositInto(chain, config, 2n * USDC);
     expect(eventsOf(topUp).map((e) => e.eventName)).toEqual(['Deposited']);
@@ -82,16 +85,16 @@ describe('deposit', () => {
     const data = await signDeposit(chain, config, USDC);
     // Same signature, another receiver: the nonce binds it to the original channel id.
     const hijacked = { ...config, receiver: stranger.address };
-    expect(await revertReason(escrowWrite(chain, relayer, 'deposit', [hijacked, USDC, chain.contracts.collector, data]))).toBe(
-      'FiatTokenV2: invalid signature',
-    );
-    expect(await revertReason(escrowWrite(chain, relayer, 'deposit', [config, 2n * USDC, chain.contracts.collector, data]))).toBe(
-      'FiatTokenV2: invalid signature',
-    );
+    expect(
+      await revertReason(escrowWrite(chain, relayer, 'deposit', [hijacked, USDC, chain.contracts.collector, data])),
+    ).toBe('FiatTokenV2: invalid signature');
+    expect(
+      await revertReason(escrowWrite(chain, relayer, 'deposit', [config, 2n * USDC, chain.contracts.collector, data])),
+    ).toBe('FiatTokenV2: invalid signature');
     await escrowWrite(chain, relayer, 'deposit', [config, USDC, chain.contracts.collector, data]);
-    expect(await revertReason(escrowWrite(chain, relayer, 'deposit', [config, USDC, chain.contracts.collector, data]))).toBe(
-      'FiatTokenV2: authorization is used or canceled',
-    );
+    expect(
+      await revertReason(escrowWrite(chain, relayer, 'deposit', [config, USDC, chain.contracts.collector, data])),
+    ).toBe('FiatTokenV2: authorization is used or canceled');
     expect(await channelState(chain, config)).toEqual({ balance: USDC, totalClaimed: 0n });
   });
 
@@ -130,7 +133,9 @@ describe('claim and settle', () => {
     const vouchers = await Promise.all([1_000n, 2_000n, 3_000n].map((max) => voucherClaim(chain, config, max)));
 
     const first = await claimSigned(chain, [vouchers[2]]);
-    expect(eventsOf(first).map((e) => [e.eventName, (e.args as { claimAmount?: bigint }).claimAmount])).toEqual([['Claimed', 3_000n]]);
+    expect(eventsOf(first).map((e) => [e.eventName, (e.args as { claimAmount?: bigint }).claimAmount])).toEqual([
+      ['Claimed', 3_000n],
+    ]);
     expect(await channelState(chain, config)).toEqual({ balance: 10_000n, totalClaimed: 3_000n });
 
     // The same voucher again, and older (lower) ones: recorded already, no event, no value.
@@ -142,13 +147,21 @@ describe('claim and settle', () => {
 
     const before = await balanceOf(chain, config.receiver);
     const settled = await settle(config.receiver);
-    expect(eventsOf(settled)[0].args).toEqual({ receiver: config.receiver, token: chain.usdc, sender: stranger.address, amount: 3_000n });
+    expect(eventsOf(settled)[0].args).toEqual({
+      receiver: config.receiver,
+      token: chain.usdc,
+      sender: stranger.address,
+      amount: 3_000n,
+    });
     expect(await balanceOf(chain, config.receiver)).toBe(before + 3_000n);
     // Settled once: a second sweep, and a replayed claim, move nothing.
     await claimSigned(chain, [vouchers[2]]);
     await settle(config.receiver);
     expect(await balanceOf(chain, config.receiver)).toBe(before + 3_000n);
-    const [totalClaimed, totalSettled] = await escrowRead<[bigint, bigint]>(chain, 'receivers', [config.receiver, chain.usdc]);
+    const [totalClaimed, totalSettled] = await escrowRead<[bigint, bigint]>(chain, 'receivers', [
+      config.receiver,
+      chain.usdc,
+    ]);
     expect(totalSettled).toBe(totalClaimed);
   });
 
@@ -207,7 +220,11 @@ describe('claim and settle', () => {
 
     const receipt = await claimSigned(chain, rows);
     expect(eventsOf(receipt).filter((e) => e.eventName === 'Claimed')).toHaveLength(3);
-    expect(await Promise.all(configs.map(async (c) => (await channelState(chain, c)).totalClaimed))).toEqual([1_000n, 2_000n, 3_000n]);
+    expect(await Promise.all(configs.map(async (c) => (await channelState(chain, c)).totalClaimed))).toEqual([
+      1_000n,
+      2_000n,
+      3_000n,
+    ]);
   });
 
   it('refuses vouchers not signed by the payer authorizer and batches not signed by the receiver authorizer', async () => {
@@ -218,12 +235,18 @@ describe('claim and settle', () => {
     const good = await voucherClaim(chain, config, 1_000n);
     expect(await revertReason(claimSigned(chain, [good], stranger.account))).toBe('InvalidSignature');
     // A receiver-side signature over one batch cannot authorize another.
-    const sigForOther = await signClaimBatch(receiverAuthorizer.account, chain.domain, [{ ...good, totalClaimed: 500n }]);
-    expect(await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[good], sigForOther]))).toBe('InvalidSignature');
+    const sigForOther = await signClaimBatch(receiverAuthorizer.account, chain.domain, [
+      { ...good, totalClaimed: 500n },
+    ]);
+    expect(await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[good], sigForOther]))).toBe(
+      'InvalidSignature',
+    );
 
     // Rows under different receiver authorizers cannot share one signature.
     const foreign = await openChannel(1_000n, { receiverAuthorizer: stranger.address });
-    expect(await revertReason(claimSigned(chain, [good, await voucherClaim(chain, foreign, 500n)]))).toBe('NotReceiverAuthorizer');
+    expect(await revertReason(claimSigned(chain, [good, await voucherClaim(chain, foreign, 500n)]))).toBe(
+      'NotReceiverAuthorizer',
+    );
 
     // Direct `claim` only from the channel's receiver or receiver authorizer.
     expect(await revertReason(escrowWrite(chain, stranger, 'claim', [[good]]))).toBe('NotAuthorizedToClaim');
@@ -235,14 +258,18 @@ describe('claim and settle', () => {
   it('refuses the malleable high-s twin of a valid voucher or claim-batch signature', async () => {
     const config = await openChannel(10_000n);
     const row = await voucherClaim(chain, config, 1_000n);
-    expect(await revertReason(claimSigned(chain, [{ ...row, signature: highSTwin(row.signature) }]))).toBe('InvalidSignature');
-
-    const batchSig = await signClaimBatch(receiverAuthorizer.account, chain.domain, [row]);
-    expect(await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[row], highSTwin(batchSig)]))).toBe('InvalidSignature');
-    // Truncated signatures too.
-    expect(await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[row], batchSig.slice(0, 130) as Hex]))).toBe(
+    expect(await revertReason(claimSigned(chain, [{ ...row, signature: highSTwin(row.signature) }]))).toBe(
       'InvalidSignature',
     );
+
+    const batchSig = await signClaimBatch(receiverAuthorizer.account, chain.domain, [row]);
+    expect(await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[row], highSTwin(batchSig)]))).toBe(
+      'InvalidSignature',
+    );
+    // Truncated signatures too.
+    expect(
+      await revertReason(escrowWrite(chain, relayer, 'claimWithSignature', [[row], batchSig.slice(0, 130) as Hex])),
+    ).toBe('InvalidSignature');
 
     await escrowWrite(chain, relayer, 'claimWithSignature', [[row], batchSig]); // the low-s originals pass
     expect((await channelState(chain, config)).totalClaimed).toBe(1_000n);
@@ -250,7 +277,11 @@ describe('claim and settle', () => {
 
   it('accepts vouchers of a smart-wallet payer (payerAuthorizer zero) through ERC-1271 only', async () => {
     const ownerWallet = devWalletClient(chain.anvil.rpcUrl, chain.anvil.chainId, walletOwner.account);
-    const hash = await ownerWallet.deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [walletOwner.address] });
+    const hash = await ownerWallet.deployContract({
+      abi: testWalletAbi,
+      bytecode: testWalletBytecode,
+      args: [walletOwner.address],
+    });
     const wallet = (await chain.client.waitForTransactionReceipt({ hash })).contractAddress as Address;
     await mint(chain, wallet, 10n * USDC);
     const zero = '0x0000000000000000000000000000000000000000' as const;
@@ -259,9 +290,9 @@ describe('claim and settle', () => {
     const data = await signDeposit(chain, config, USDC, walletOwner.account);
     await escrowWrite(chain, relayer, 'deposit', [config, USDC, chain.contracts.collector, data]);
 
-    expect(await revertReason(claimSigned(chain, [await voucherClaim(chain, config, 1_000n, 1_000n, otherAgent.account)]))).toBe(
-      'InvalidSignature',
-    );
+    expect(
+      await revertReason(claimSigned(chain, [await voucherClaim(chain, config, 1_000n, 1_000n, otherAgent.account)])),
+    ).toBe('InvalidSignature');
     await claimSigned(chain, [await voucherClaim(chain, config, 1_000n, 1_000n, walletOwner.account)]);
     expect((await channelState(chain, config)).totalClaimed).toBe(1_000n);
   });
@@ -274,10 +305,16 @@ describe('claim and settle', () => {
       functionName: 'claimWithSignature',
       args: [[row], await signClaimBatch(receiverAuthorizer.account, chain.domain, [row])],
     });
-    const settleCall = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'settle', args: [config.receiver, chain.usdc] });
+    const settleCall = encodeFunctionData({
+      abi: batchSettlementAbi,
+      functionName: 'settle',
+      args: [config.receiver, chain.usdc],
+    });
     const refundCall = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'refund', args: [config, 1n] }); // stranger may not
 
-    expect(await revertReason(escrowWrite(chain, stranger, 'multicall', [[claimCall, refundCall]]))).toBe('NotAuthorizedToRefund');
+    expect(await revertReason(escrowWrite(chain, stranger, 'multicall', [[claimCall, refundCall]]))).toBe(
+      'NotAuthorizedToRefund',
+    );
     expect((await channelState(chain, config)).totalClaimed).toBe(0n);
 
     const before = await balanceOf(chain, config.receiver);
@@ -290,13 +327,23 @@ describe('timed withdrawal', () => {
   it('is started only by the payer side, for at most the unclaimed escrow, once at a time', async () => {
     const config = await openChannel(10_000n);
     await claimSigned(chain, [await voucherClaim(chain, config, 3_000n)]);
-    expect(await revertReason(escrowWrite(chain, stranger, 'initiateWithdraw', [config, 1n]))).toBe('NotAuthorizedToWithdraw');
+    expect(await revertReason(escrowWrite(chain, stranger, 'initiateWithdraw', [config, 1n]))).toBe(
+      'NotAuthorizedToWithdraw',
+    );
     expect(await revertReason(escrowWrite(chain, payer, 'initiateWithdraw', [config, 0n]))).toBe('NothingToWithdraw');
-    expect(await revertReason(escrowWrite(chain, payer, 'initiateWithdraw', [config, 7_001n]))).toBe('WithdrawAmountExceedsAvailable');
+    expect(await revertReason(escrowWrite(chain, payer, 'initiateWithdraw', [config, 7_001n]))).toBe(
+      'WithdrawAmountExceedsAvailable',
+    );
     const receipt = await escrowWrite(chain, payer, 'initiateWithdraw', [config, 7_000n]);
     const { timestamp } = await chain.client.getBlock({ blockNumber: receipt.blockNumber });
-    expect(eventsOf(receipt)[0].args).toEqual({ channelId: idOf(config), amount: 7_000n, finalizeAfter: Number(timestamp) + 900 });
-    expect(await revertReason(escrowWrite(chain, payer, 'initiateWithdraw', [config, 1n]))).toBe('WithdrawalAlreadyPending');
+    expect(eventsOf(receipt)[0].args).toEqual({
+      channelId: idOf(config),
+      amount: 7_000n,
+      finalizeAfter: Number(timestamp) + 900,
+    });
+    expect(await revertReason(escrowWrite(chain, payer, 'initiateWithdraw', [config, 1n]))).toBe(
+      'WithdrawalAlreadyPending',
+    );
   });
 
   it('refuses to finalize before the channel’s delay has passed, then pays the payer', async () => {
@@ -306,7 +353,9 @@ describe('timed withdrawal', () => {
     expect(await revertReason(escrowWrite(chain, payer, 'finalizeWithdraw', [config]))).toBe('WithdrawDelayNotElapsed');
     await increaseTime(chain.anvil.rpcUrl, 3_500);
     expect(await revertReason(escrowWrite(chain, payer, 'finalizeWithdraw', [config]))).toBe('WithdrawDelayNotElapsed');
-    expect(await revertReason(escrowWrite(chain, stranger, 'finalizeWithdraw', [config]))).toBe('NotAuthorizedToWithdraw');
+    expect(await revertReason(escrowWrite(chain, stranger, 'finalizeWithdraw', [config]))).toBe(
+      'NotAuthorizedToWithdraw',
+    );
 
     await increaseTime(chain.anvil.rpcUrl, 100);
     const before = await balanceOf(chain, payer.address);
@@ -325,7 +374,10 @@ describe('timed withdrawal', () => {
     await claimSigned(chain, [owed]); // inside the window
 
     await increaseTime(chain.anvil.rpcUrl, 300);
-    const [payerBefore, receiverBefore] = await Promise.all([balanceOf(chain, payer.address), balanceOf(chain, config.receiver)]);
+    const [payerBefore, receiverBefore] = await Promise.all([
+      balanceOf(chain, payer.address),
+      balanceOf(chain, config.receiver),
+    ]);
     const receipt = await escrowWrite(chain, payer, 'finalizeWithdraw', [config]);
     expect(eventsOf(receipt)[0].args).toMatchObject({ amount: 6_000n });
     await settle(config.receiver);
@@ -334,7 +386,9 @@ describe('timed withdrawal', () => {
     expect(await channelState(chain, config)).toEqual({ balance: 4_000n, totalClaimed: 4_000n });
 
     // A later voucher finds nothing left: the escrow never pays out more than was deposited.
-    expect(await revertReason(claimSigned(chain, [await voucherClaim(chain, config, 5_000n)]))).toBe('ClaimExceedsBalance');
+    expect(await revertReason(claimSigned(chain, [await voucherClaim(chain, config, 5_000n)]))).toBe(
+      'ClaimExceedsBalance',
+    );
   });
 
   it('a receiver that misses the window loses the unclaimed vouchers (the delay is its claim deadline)', async () => {
@@ -372,19 +426,23 @@ describe('cooperative refund', () => {
     const id = idOf(config);
     const nonce = await escrowRead<bigint>(chain, 'refundNonce', [id]);
     const signature = await signRefund(receiverAuthorizer.account, chain.domain, id, nonce, 1_000n);
-    expect(await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 2_000n, nonce, signature]))).toBe(
-      'InvalidSignature',
-    );
-    expect(await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, highSTwin(signature)]))).toBe(
-      'InvalidSignature',
-    );
+    expect(
+      await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 2_000n, nonce, signature])),
+    ).toBe('InvalidSignature');
+    expect(
+      await revertReason(
+        escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, highSTwin(signature)]),
+      ),
+    ).toBe('InvalidSignature');
     const forged = await signRefund(payer.account, chain.domain, id, nonce, 1_000n);
-    expect(await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, forged]))).toBe('InvalidSignature');
+    expect(
+      await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, forged])),
+    ).toBe('InvalidSignature');
 
     await escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, signature]);
-    expect(await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, signature]))).toBe(
-      'InvalidRefundNonce',
-    );
+    expect(
+      await revertReason(escrowWrite(chain, stranger, 'refundWithSignature', [config, 1_000n, nonce, signature])),
+    ).toBe('InvalidRefundNonce');
     expect((await channelState(chain, config)).balance).toBe(9_000n);
   });
 });
@@ -396,7 +454,11 @@ describe('domain and salt', () => {
     expect(elsewhere).not.toBe(idOf(config));
     expect(channelIdOf({ ...chain.domain, chainId: 8453 }, config)).not.toBe(idOf(config));
     expect(await escrowRead(chain, 'DOMAIN_SEPARATOR', [])).toMatch(/^0x[0-9a-f]{64}$/);
-    const [, name, version, chainId, verifyingContract] = await escrowRead<[Hex, string, string, bigint, Address]>(chain, 'eip712Domain', []);
+    const [, name, version, chainId, verifyingContract] = await escrowRead<[Hex, string, string, bigint, Address]>(
+      chain,
+      'eip712Domain',
+      [],
+    );
     expect({ name, version, chainId, verifyingContract }).toEqual({
       name: 'x402 Batch Settlement',
       version: '1',

@@ -22,7 +22,10 @@ export async function revert(rpcUrl: string, id: Hex): Promise<void> {
   if (ok !== true) throw new Error(`devchain: evm_revert(${id}) failed: unknown or already used snapshot`);
   const restored = (await devPublicClient(rpcUrl).getBlock({ blockTag: 'latest' })).timestamp;
   const wall = BigInt(Math.floor(Date.now() / 1000));
-  await client.request({ method: 'anvil_setTime' as never, params: [Number(wall > restored ? wall : restored)] as never });
+  await client.request({
+    method: 'anvil_setTime' as never,
+    params: [Number(wall > restored ? wall : restored)] as never,
+  });
 }
 
 /** Mines `n` empty blocks at once. */

@@ -34,7 +34,11 @@ export function devPublicClient(rpcUrl: string, chainId?: number): PublicClient 
   });
 }
 
-export function devWalletClient(rpcUrl: string, chainId: number, account: Account): WalletClient<Transport, Chain, Account> {
+export function devWalletClient(
+  rpcUrl: string,
+  chainId: number,
+  account: Account,
+): WalletClient<Transport, Chain, Account> {
   return createWalletClient({
     account,
     chain: devChain(rpcUrl, chainId),

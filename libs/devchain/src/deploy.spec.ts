@@ -23,8 +23,9 @@ afterAll(() => anvil?.stop());
 
 const balance = (account: Address): Promise<bigint> => usdcBalance({ rpcUrl: anvil.rpcUrl, usdc, account });
 const walletOf = (who: (typeof DEV_ROLES)['relayer']) => devWalletClient(anvil.rpcUrl, anvil.chainId, who.account);
-const read = <F extends 'name' | 'symbol' | 'decimals' | 'version' | 'DOMAIN_SEPARATOR' | 'owner' | 'totalSupply'>(functionName: F) =>
-  client.readContract({ address: usdc, abi: testUsdcAbi, functionName });
+const read = <F extends 'name' | 'symbol' | 'decimals' | 'version' | 'DOMAIN_SEPARATOR' | 'owner' | 'totalSupply'>(
+  functionName: F,
+) => client.readContract({ address: usdc, abi: testUsdcAbi, functionName });
 
 describe('deployTestUsdc', () => {
   it("deploys at the deployer's nonce-0 address", async () => {
@@ -51,7 +52,9 @@ describe('deployTestUsdc', () => {
   });
 
   it('refuses to reuse a token with another EIP-712 name, or a wrong chain id', async () => {
-    await expect(deployTestUsdc({ rpcUrl: anvil.rpcUrl, name: 'USDC' })).rejects.toThrow(/"USD Coin"\/"2", requested "USDC"\/"2"/);
+    await expect(deployTestUsdc({ rpcUrl: anvil.rpcUrl, name: 'USDC' })).rejects.toThrow(
+      /"USD Coin"\/"2", requested "USDC"\/"2"/,
+    );
     await expect(deployTestUsdc({ rpcUrl: anvil.rpcUrl, chainId: 1 })).rejects.toThrow(/chain id 31337, expected 1/);
   });
 
@@ -60,7 +63,11 @@ describe('deployTestUsdc', () => {
     try {
       const deployed = await deployTestUsdc({ rpcUrl: other.rpcUrl, name: 'USDC' });
       expect(deployed).toEqual({ rpcUrl: other.rpcUrl, chainId: 84532, usdc: TEST_USDC_ADDRESS });
-      const name = await devPublicClient(other.rpcUrl).readContract({ address: deployed.usdc, abi: testUsdcAbi, functionName: 'name' });
+      const name = await devPublicClient(other.rpcUrl).readContract({
+        address: deployed.usdc,
+        abi: testUsdcAbi,
+        functionName: 'name',
+      });
       expect(name).toBe('USDC');
     } finally {
       await other.stop();
@@ -89,11 +96,19 @@ describe('minting and ERC-20', () => {
 
   it('only lets the owner and configured minters mint, within their allowance', async () => {
     const mint = (amount: bigint) =>
-      walletOf(spare[0]).writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'mint', args: [spare[0].address, amount] });
+      walletOf(spare[0]).writeContract({
+        address: usdc,
+        abi: testUsdcAbi,
+        functionName: 'mint',
+        args: [spare[0].address, amount],
+      });
     expect(await revertReason(mint(1n))).toBe('FiatToken: caller is not a minter');
 
     const hash = await walletOf(deployer).writeContract({
-      address: usdc, abi: testUsdcAbi, functionName: 'configureMinter', args: [spare[0].address, 10n],
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'configureMinter',
+      args: [spare[0].address, 10n],
     });
     await client.waitForTransactionReceipt({ hash });
     await client.waitForTransactionReceipt({ hash: await mint(10n) });
@@ -101,15 +116,23 @@ describe('minting and ERC-20', () => {
     expect(await revertReason(mint(1n))).toBe('FiatToken: mint amount exceeds minterAllowance');
 
     const configure = walletOf(relayer).writeContract({
-      address: usdc, abi: testUsdcAbi, functionName: 'configureMinter', args: [relayer.address, 1n],
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'configureMinter',
+      args: [relayer.address, 1n],
     });
     expect(await revertReason(configure)).toBe('Ownable: caller is not the owner');
   });
 
-  it('transfers, and reverts with USDC\'s message beyond the balance', async () => {
+  it("transfers, and reverts with USDC's message beyond the balance", async () => {
     await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: agents[1].address, amount: 2n * USDC });
     const send = (amount: bigint) =>
-      walletOf(agents[1]).writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'transfer', args: [publisher.address, amount] });
+      walletOf(agents[1]).writeContract({
+        address: usdc,
+        abi: testUsdcAbi,
+        functionName: 'transfer',
+        args: [publisher.address, amount],
+      });
     const before = await balance(publisher.address);
     await client.waitForTransactionReceipt({ hash: await send(USDC) });
     expect(await balance(publisher.address)).toBe(before + USDC);

@@ -64,10 +64,17 @@ export async function deployTestUsdc(opts: DeployTestUsdcOptions): Promise<TestU
   }
 
   const wallet = devWalletClient(opts.rpcUrl, chainId, deployer.account);
-  const hash = await wallet.deployContract({ abi: testUsdcAbi, bytecode: testUsdcBytecode, args: [name, version], nonce: 0 });
+  const hash = await wallet.deployContract({
+    abi: testUsdcAbi,
+    bytecode: testUsdcBytecode,
+    args: [name, version],
+    nonce: 0,
+  });
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: DEV_POLLING_INTERVAL_MS });
   if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== TEST_USDC_ADDRESS.toLowerCase()) {
-    throw new Error(`devchain: TestUSDC deployment ${hash} failed (status ${receipt.status}, address ${receipt.contractAddress})`);
+    throw new Error(
+      `devchain: TestUSDC deployment ${hash} failed (status ${receipt.status}, address ${receipt.contractAddress})`,
+    );
   }
   return result;
 }
@@ -85,7 +92,12 @@ export async function mintTestUsdc(opts: MintTestUsdcOptions): Promise<Hash> {
   const client = devPublicClient(opts.rpcUrl);
   const chainId = await client.getChainId();
   const wallet = devWalletClient(opts.rpcUrl, chainId, DEV_ROLES.deployer.account);
-  const hash = await wallet.writeContract({ address: opts.usdc, abi: testUsdcAbi, functionName: 'mint', args: [opts.to, opts.amount] });
+  const hash = await wallet.writeContract({
+    address: opts.usdc,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [opts.to, opts.amount],
+  });
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: DEV_POLLING_INTERVAL_MS });
   if (receipt.status !== 'success') throw new Error(`devchain: mint ${hash} reverted`);
   return hash;

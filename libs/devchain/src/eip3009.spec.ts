@@ -63,10 +63,20 @@ async function submit(fn: Fn, form: Form, auth: TransferAuthorization, signature
   const base = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce] as const;
   let hash: Hash;
   if (form === 'bytes') {
-    hash = await wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: fn, args: [...base, signature] });
+    hash = await wallet.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: fn,
+      args: [...base, signature],
+    });
   } else {
     const { v, r, s } = parseSignature(signature);
-    hash = await wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: fn, args: [...base, Number(v), r, s] });
+    hash = await wallet.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: fn,
+      args: [...base, Number(v), r, s],
+    });
   }
   const receipt = await client.waitForTransactionReceipt({ hash });
   expect(receipt.status).toBe('success');
@@ -90,7 +100,14 @@ describe.each<Form>(['vrs', 'bytes'])('transferWithAuthorization (%s)', (form) =
     expect(events.map((e) => e.eventName)).toEqual(['AuthorizationUsed', 'Transfer']);
     expect(events[0].args).toEqual({ authorizer: agent.address, nonce: auth.nonce });
     expect(events[1].args).toEqual({ from: agent.address, to: publisher.address, value: USDC });
-    expect(await client.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'authorizationState', args: [agent.address, auth.nonce] })).toBe(true);
+    expect(
+      await client.readContract({
+        address: usdc,
+        abi: testUsdcAbi,
+        functionName: 'authorizationState',
+        args: [agent.address, auth.nonce],
+      }),
+    ).toBe(true);
   });
 
   it('rejects a replay: "authorization is used or canceled"', async () => {
@@ -120,7 +137,9 @@ describe.each<Form>(['vrs', 'bytes'])('transferWithAuthorization (%s)', (form) =
     const wrongName = await signAuthorization(agent.account, { ...domain, name: 'USDC' }, auth);
     expect(await revertReason(transfer(form, auth, wrongName))).toBe('FiatTokenV2: invalid signature');
     const tampered = await signAuthorization(agent.account, domain, auth);
-    expect(await revertReason(transfer(form, { ...auth, value: 2n * USDC }, tampered))).toBe('FiatTokenV2: invalid signature');
+    expect(await revertReason(transfer(form, { ...auth, value: 2n * USDC }, tampered))).toBe(
+      'FiatTokenV2: invalid signature',
+    );
   });
 
   it('rejects a malleable high-s twin of a valid signature', async () => {
@@ -186,10 +205,20 @@ describe.each<Form>(['vrs', 'bytes'])('cancelAuthorization (%s)', (form) => {
     const wallet = devWalletClient(anvil.rpcUrl, anvil.chainId, relayer.account);
     const hash =
       form === 'bytes'
-        ? await wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'cancelAuthorization', args: [authorizer, nonce, signature] })
+        ? await wallet.writeContract({
+            address: usdc,
+            abi: testUsdcAbi,
+            functionName: 'cancelAuthorization',
+            args: [authorizer, nonce, signature],
+          })
         : await (async () => {
             const { v, r, s } = parseSignature(signature);
-            return wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'cancelAuthorization', args: [authorizer, nonce, Number(v), r, s] });
+            return wallet.writeContract({
+              address: usdc,
+              abi: testUsdcAbi,
+              functionName: 'cancelAuthorization',
+              args: [authorizer, nonce, Number(v), r, s],
+            });
           })();
     return client.waitForTransactionReceipt({ hash });
   }
@@ -204,10 +233,12 @@ describe.each<Form>(['vrs', 'bytes'])('cancelAuthorization (%s)', (form) => {
     expect(event.args).toEqual({ authorizer: agent.address, nonce: auth.nonce });
 
     expect(await revertReason(transfer(form, auth, paySig))).toBe('FiatTokenV2: authorization is used or canceled');
-    expect(await revertReason(cancel(agent.address, auth.nonce, cancelSig))).toBe('FiatTokenV2: authorization is used or canceled');
+    expect(await revertReason(cancel(agent.address, auth.nonce, cancelSig))).toBe(
+      'FiatTokenV2: authorization is used or canceled',
+    );
   });
 
-  it('needs the authorizer\'s signature', async () => {
+  it("needs the authorizer's signature", async () => {
     const auth = authorize();
     const byOther = await signCancelAuthorization(otherAgent.account, domain, agent.address, auth.nonce);
     expect(await revertReason(cancel(agent.address, auth.nonce, byOther))).toBe('FiatTokenV2: invalid signature');

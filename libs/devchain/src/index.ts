@@ -1,7 +1,14 @@
 // @crawlgate/devchain: a local anvil chain with a USDC look-alike and the x402 batch-settlement
 // escrow, for tests and the `local` network.
 export { DEV_MNEMONIC, DEV_ACCOUNTS, DEV_ROLES, type DevAccount, type DevRole } from './accounts';
-export { startAnvil, anvilBinaryPath, anvilPackageName, DEFAULT_CHAIN_ID, type StartAnvilOptions, type AnvilInstance } from './anvil';
+export {
+  startAnvil,
+  anvilBinaryPath,
+  anvilPackageName,
+  DEFAULT_CHAIN_ID,
+  type StartAnvilOptions,
+  type AnvilInstance,
+} from './anvil';
 export {
   deployTestUsdc,
   mintTestUsdc,

@@ -38,7 +38,8 @@ beforeAll(async () => {
 afterAll(() => anvil?.stop());
 
 const now = (): bigint => BigInt(Math.floor(Date.now() / 1000));
-const nonceOf = (owner: Address) => client.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'nonces', args: [owner] });
+const nonceOf = (owner: Address) =>
+  client.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'nonces', args: [owner] });
 const allowanceOf = (owner: Address, spender: Address) =>
   client.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'allowance', args: [owner, spender] });
 
@@ -59,10 +60,20 @@ async function submitPermit(form: 'vrs' | 'bytes', p: Permit, signature: Hex) {
   const base = [p.owner, p.spender, p.value, p.deadline] as const;
   let hash: Hash;
   if (form === 'bytes') {
-    hash = await wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'permit', args: [...base, signature] });
+    hash = await wallet.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'permit',
+      args: [...base, signature],
+    });
   } else {
     const { v, r, s } = parseSignature(signature);
-    hash = await wallet.writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'permit', args: [...base, Number(v), r, s] });
+    hash = await wallet.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'permit',
+      args: [...base, Number(v), r, s],
+    });
   }
   return client.waitForTransactionReceipt({ hash });
 }
@@ -77,7 +88,10 @@ describe.each(['vrs', 'bytes'] as const)('permit (%s)', (form) => {
 
     const before = await usdcBalance({ rpcUrl: anvil.rpcUrl, usdc, account: publisher.address });
     const hash = await devWalletClient(anvil.rpcUrl, anvil.chainId, relayer.account).writeContract({
-      address: usdc, abi: testUsdcAbi, functionName: 'transferFrom', args: [holder.address, publisher.address, USDC],
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'transferFrom',
+      args: [holder.address, publisher.address, USDC],
     });
     await client.waitForTransactionReceipt({ hash });
     expect(await usdcBalance({ rpcUrl: anvil.rpcUrl, usdc, account: publisher.address })).toBe(before + USDC);
@@ -85,20 +99,34 @@ describe.each(['vrs', 'bytes'] as const)('permit (%s)', (form) => {
   });
 
   it('accepts deadline = max uint256 as "never expires"', async () => {
-    const p: Permit = { owner: holder.address, spender: publisher.address, value: 3n, nonce: await nonceOf(holder.address), deadline: maxUint256 };
+    const p: Permit = {
+      owner: holder.address,
+      spender: publisher.address,
+      value: 3n,
+      nonce: await nonceOf(holder.address),
+      deadline: maxUint256,
+    };
     await submitPermit(form, p, await signPermit(p));
     expect(await allowanceOf(holder.address, publisher.address)).toBe(3n);
   });
 
   it('rejects an expired permit: "permit is expired"', async () => {
-    const p: Permit = { owner: holder.address, spender: relayer.address, value: USDC, nonce: await nonceOf(holder.address), deadline: now() - 10n };
+    const p: Permit = {
+      owner: holder.address,
+      spender: relayer.address,
+      value: USDC,
+      nonce: await nonceOf(holder.address),
+      deadline: now() - 10n,
+    };
     expect(await revertReason(submitPermit(form, p, await signPermit(p)))).toBe('FiatTokenV2: permit is expired');
   });
 
   it('rejects a wrong signer or a stale nonce: "EIP2612: invalid signature"', async () => {
     const nonce = await nonceOf(holder.address);
     const p: Permit = { owner: holder.address, spender: relayer.address, value: USDC, nonce, deadline: now() + 600n };
-    expect(await revertReason(submitPermit(form, p, await signPermit(p, agents[0])))).toBe('EIP2612: invalid signature');
+    expect(await revertReason(submitPermit(form, p, await signPermit(p, agents[0])))).toBe(
+      'EIP2612: invalid signature',
+    );
     if (nonce > 0n) {
       const stale = { ...p, nonce: nonce - 1n };
       expect(await revertReason(submitPermit(form, stale, await signPermit(stale)))).toBe('EIP2612: invalid signature');
@@ -107,9 +135,12 @@ describe.each(['vrs', 'bytes'] as const)('permit (%s)', (form) => {
 });
 
 describe('allowances', () => {
-  it('transferFrom beyond the allowance reverts with USDC\'s message', async () => {
+  it("transferFrom beyond the allowance reverts with USDC's message", async () => {
     const call = devWalletClient(anvil.rpcUrl, anvil.chainId, publisher.account).writeContract({
-      address: usdc, abi: testUsdcAbi, functionName: 'transferFrom', args: [holder.address, publisher.address, 1_000n],
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'transferFrom',
+      args: [holder.address, publisher.address, 1_000n],
     });
     expect(await revertReason(call)).toBe('ERC20: transfer amount exceeds allowance');
   });

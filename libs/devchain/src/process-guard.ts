@@ -49,10 +49,14 @@ function installHooks(): void {
 
 function startWatchdog(child: ChildProcess): ChildProcess | undefined {
   if (process.platform === 'win32' || child.pid === undefined) return undefined;
-  const watchdog = spawn('/bin/sh', ['-c', 'read _ ; kill -9 "$1" 2>/dev/null', 'devchain-watchdog', String(child.pid)], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-    detached: false,
-  });
+  const watchdog = spawn(
+    '/bin/sh',
+    ['-c', 'read _ ; kill -9 "$1" 2>/dev/null', 'devchain-watchdog', String(child.pid)],
+    {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: false,
+    },
+  );
   watchdog.on('error', () => undefined); // no /bin/sh: the JS hooks still cover ordinary exits
   watchdog.stdin?.on('error', () => undefined); // EPIPE once the watchdog is gone
   // Neither the watchdog nor its pipe may keep the event loop alive.

@@ -3,12 +3,15 @@ import { isTextual, readBodyText } from './body-text';
 /** A response whose body comes in `chunks`, counting how many were pulled. */
 function streamed(chunks: Uint8Array[], contentType: string | null) {
   let pulled = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled === chunks.length) return controller.close();
-      controller.enqueue(chunks[pulled++]);
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled === chunks.length) return controller.close();
+        controller.enqueue(chunks[pulled++]);
+      },
     },
-  }, { highWaterMark: 0 }); // pulled only when read
+    { highWaterMark: 0 },
+  ); // pulled only when read
   const response = new Response(body, { headers: contentType === null ? {} : { 'content-type': contentType } });
   if (contentType === null) response.headers.delete('content-type');
   return { response, pulled: () => pulled };
@@ -18,30 +21,48 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 
 describe('readBodyText', () => {
   it('reads a short text body whole', async () => {
-    expect(await readBodyText(new Response('<h1>hi</h1>', { headers: { 'content-type': 'text/html; charset=utf-8' } }), 100)).toEqual({ text: '<h1>hi</h1>', truncated: false });
+    expect(
+      await readBodyText(new Response('<h1>hi</h1>', { headers: { 'content-type': 'text/html; charset=utf-8' } }), 100),
+    ).toEqual({ text: '<h1>hi</h1>', truncated: false });
   });
 
   it('stops reading once it has more than it will show', async () => {
-    const body = streamed(Array.from({ length: 1000 }, () => utf8('0123456789')), 'text/plain');
+    const body = streamed(
+      Array.from({ length: 1000 }, () => utf8('0123456789')),
+      'text/plain',
+    );
     expect(await readBodyText(body.response, 25)).toEqual({ text: '0123456789012345678901234', truncated: true });
     expect(body.pulled()).toBeLessThan(10);
   });
 
   it('says a body of exactly the bound is whole', async () => {
-    expect(await readBodyText(new Response('12345', { headers: { 'content-type': 'text/plain' } }), 5)).toEqual({ text: '12345', truncated: false });
+    expect(await readBodyText(new Response('12345', { headers: { 'content-type': 'text/plain' } }), 5)).toEqual({
+      text: '12345',
+      truncated: false,
+    });
   });
 
   it('decodes characters split across chunks, and never cuts a surrogate pair in two', async () => {
     const bytes = utf8('é😀x');
     const body = streamed([bytes.slice(0, 1), bytes.slice(1, 4), bytes.slice(4)], 'text/plain; charset=UTF-8');
     expect(await readBodyText(body.response, 10)).toEqual({ text: 'é😀x', truncated: false });
-    expect(await readBodyText(new Response('a😀b', { headers: { 'content-type': 'text/plain' } }), 2)).toEqual({ text: 'a', truncated: true });
+    expect(await readBodyText(new Response('a😀b', { headers: { 'content-type': 'text/plain' } }), 2)).toEqual({
+      text: 'a',
+      truncated: true,
+    });
   });
 
   it('decodes the charset the server names, and UTF-8 when it names none or one unknown', async () => {
     const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9]); // "café" in ISO-8859-1
-    expect(await readBodyText(new Response(latin1, { headers: { 'content-type': 'text/plain; charset="iso-8859-1"' } }), 10)).toEqual({ text: 'café', truncated: false });
-    expect(await readBodyText(new Response(utf8('café'), { headers: { 'content-type': 'text/plain; charset=no-such-charset' } }), 10)).toEqual({ text: 'café', truncated: false });
+    expect(
+      await readBodyText(new Response(latin1, { headers: { 'content-type': 'text/plain; charset="iso-8859-1"' } }), 10),
+    ).toEqual({ text: 'café', truncated: false });
+    expect(
+      await readBodyText(
+        new Response(utf8('café'), { headers: { 'content-type': 'text/plain; charset=no-such-charset' } }),
+        10,
+      ),
+    ).toEqual({ text: 'café', truncated: false });
   });
 
   it('does not decode a binary body, and does not read it', async () => {

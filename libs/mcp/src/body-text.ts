@@ -11,7 +11,8 @@ export interface BodyText {
   truncated: boolean;
 }
 
-const TEXTUAL = /^(?:text\/|application\/(?:[\w.+-]+\+)?(?:json|xml)\b|application\/(?:javascript|ecmascript|x-www-form-urlencoded)\b)/i;
+const TEXTUAL =
+  /^(?:text\/|application\/(?:[\w.+-]+\+)?(?:json|xml)\b|application\/(?:javascript|ecmascript|x-www-form-urlencoded)\b)/i;
 
 /** Whether a Content-Type is text to read; a missing one is taken as text (servers that omit it mostly serve text). */
 export function isTextual(contentType: string | null): boolean {

@@ -12,7 +12,14 @@ describe('parseCliArgs', () => {
     expect(parseCliArgs(argv)).toEqual(command);
   });
 
-  it.each([[['--http']], [['--http', '65536']], [['--http', '-1']], [['--http', 'eighty']], [['--port', '1']], [['serve']]])('refuses %j', (argv) => {
+  it.each([
+    [['--http']],
+    [['--http', '65536']],
+    [['--http', '-1']],
+    [['--http', 'eighty']],
+    [['--port', '1']],
+    [['serve']],
+  ])('refuses %j', (argv) => {
     expect(() => parseCliArgs(argv)).toThrow(UsageError);
   });
 });

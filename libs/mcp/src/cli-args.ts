@@ -30,7 +30,16 @@ Configuration comes from the environment:
 export function parseCliArgs(argv: readonly string[]): CliCommand {
   let values: { http?: string; help?: boolean; version?: boolean };
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { http: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        http: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -38,6 +47,7 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
   if (values.version) return { kind: 'version' };
   if (values.http === undefined) return { kind: 'stdio' };
   const port = /^\d{1,5}$/.test(values.http) ? Number(values.http) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--http takes a port from 0 to 65535, not ${JSON.stringify(values.http)}`);
+  if (!(port >= 0 && port <= 65535))
+    throw new UsageError(`--http takes a port from 0 to 65535, not ${JSON.stringify(values.http)}`);
   return { kind: 'http', port };
 }

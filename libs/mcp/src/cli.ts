@@ -22,7 +22,10 @@ export interface Running {
   close(): Promise<void>;
 }
 
-const PROCESS_IO: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
+const PROCESS_IO: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
 
 /**
  * Starts the server as the command line says. Resolves to an exit code when there is nothing to

@@ -18,7 +18,15 @@ describe('readConfig', () => {
   it('reads the wallet and limits, with defaults for the rest', () => {
     const config = readConfig(BASE);
     expect(config.account.address).toBe(privateKeyToAccount(KEY).address);
-    expect(config).toMatchObject({ maxPriceUsd: '0.01', budgetUsd: '1.5', networks: ['base', 'base-sepolia'], payMode: 'authorization', rpcUrl: undefined, userAgent: DEFAULT_USER_AGENT, maxChars: DEFAULT_MAX_CHARS });
+    expect(config).toMatchObject({
+      maxPriceUsd: '0.01',
+      budgetUsd: '1.5',
+      networks: ['base', 'base-sepolia'],
+      payMode: 'authorization',
+      rpcUrl: undefined,
+      userAgent: DEFAULT_USER_AGENT,
+      maxChars: DEFAULT_MAX_CHARS,
+    });
     expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
   });
 
@@ -33,17 +41,33 @@ describe('readConfig', () => {
       CRAWLGATE_MAX_CHARS: '500',
     });
     expect(config.account.address).toBe(privateKeyToAccount(KEY).address);
-    expect(config).toMatchObject({ networks: [{ network: 'local', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }], payMode: 'transfer', rpcUrl: 'http://127.0.0.1:8545', userAgent: 'MyAssistantBot/2.0', maxChars: 500 });
+    expect(config).toMatchObject({
+      networks: [{ network: 'local', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }],
+      payMode: 'transfer',
+      rpcUrl: 'http://127.0.0.1:8545',
+      userAgent: 'MyAssistantBot/2.0',
+      maxChars: 500,
+    });
   });
 
   it('refuses to start without the wallet and both limits, naming each', () => {
     const problems = problemsOf({ CRAWLGATE_BUDGET_USD: ' ' });
-    expect(problems).toEqual([expect.stringMatching(/^CRAWLGATE_WALLET_KEY is not set/), expect.stringMatching(/^CRAWLGATE_MAX_PRICE_USD is not set/), expect.stringMatching(/^CRAWLGATE_BUDGET_USD is not set/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^CRAWLGATE_WALLET_KEY is not set/),
+      expect.stringMatching(/^CRAWLGATE_MAX_PRICE_USD is not set/),
+      expect.stringMatching(/^CRAWLGATE_BUDGET_USD is not set/),
+    ]);
     expect(() => readConfig({})).toThrow(/^crawlgate-mcp cannot start:\n {2}- CRAWLGATE_WALLET_KEY/);
   });
 
   it('never quotes a malformed key back', () => {
-    for (const key of [`${KEY}0`, KEY.slice(0, -1), `${KEY.slice(0, -1)}g`, `0x${'0'.repeat(64)}`, `0x${'f'.repeat(64)}`]) {
+    for (const key of [
+      `${KEY}0`,
+      KEY.slice(0, -1),
+      `${KEY.slice(0, -1)}g`,
+      `0x${'0'.repeat(64)}`,
+      `0x${'f'.repeat(64)}`,
+    ]) {
       const problems = problemsOf({ ...BASE, CRAWLGATE_WALLET_KEY: key });
       expect(problems).toEqual([expect.stringMatching(/^CRAWLGATE_WALLET_KEY is not a/)]);
       expect(problems.join()).not.toContain(key.slice(2, 20));

@@ -62,23 +62,45 @@ export function readConfig(env: Env): McpConfig {
   };
 
   const account = readAccount(value('CRAWLGATE_WALLET_KEY'), problems);
-  const maxPriceUsd = readUsd('CRAWLGATE_MAX_PRICE_USD', value('CRAWLGATE_MAX_PRICE_USD'), MAX_PRICE_MICROS, 'the most to pay for one page, e.g. 0.01', problems);
-  const budgetUsd = readUsd('CRAWLGATE_BUDGET_USD', value('CRAWLGATE_BUDGET_USD'), MAX_BUDGET_MICROS, 'the most to pay while the server runs, e.g. 1', problems);
+  const maxPriceUsd = readUsd(
+    'CRAWLGATE_MAX_PRICE_USD',
+    value('CRAWLGATE_MAX_PRICE_USD'),
+    MAX_PRICE_MICROS,
+    'the most to pay for one page, e.g. 0.01',
+    problems,
+  );
+  const budgetUsd = readUsd(
+    'CRAWLGATE_BUDGET_USD',
+    value('CRAWLGATE_BUDGET_USD'),
+    MAX_BUDGET_MICROS,
+    'the most to pay while the server runs, e.g. 1',
+    problems,
+  );
 
   const networks = parseNetworksSetting(value('CRAWLGATE_NETWORKS') ?? DEFAULT_NETWORKS);
-  if ('problem' in networks) problems.push(`CRAWLGATE_NETWORKS ${networks.problem}: use a comma list (base,base-sepolia) or JSON ([{"network":"local","asset":"0x…"}])`);
+  if ('problem' in networks)
+    problems.push(
+      `CRAWLGATE_NETWORKS ${networks.problem}: use a comma list (base,base-sepolia) or JSON ([{"network":"local","asset":"0x…"}])`,
+    );
 
   const payMode = value('CRAWLGATE_PAY_MODE') ?? 'authorization';
-  if (payMode !== 'authorization' && payMode !== 'transfer') problems.push(`CRAWLGATE_PAY_MODE must be "authorization" or "transfer", not ${JSON.stringify(payMode)}`);
+  if (payMode !== 'authorization' && payMode !== 'transfer')
+    problems.push(`CRAWLGATE_PAY_MODE must be "authorization" or "transfer", not ${JSON.stringify(payMode)}`);
   const rpcUrl = value('CRAWLGATE_RPC_URL');
-  if (rpcUrl !== undefined && !/^https?:$/.test(URL.canParse(rpcUrl) ? new URL(rpcUrl).protocol : '')) problems.push('CRAWLGATE_RPC_URL must be an http(s) URL');
-  if (payMode === 'transfer' && rpcUrl === undefined) problems.push('CRAWLGATE_RPC_URL is not set: CRAWLGATE_PAY_MODE=transfer sends USDC itself and needs a JSON-RPC endpoint');
+  if (rpcUrl !== undefined && !/^https?:$/.test(URL.canParse(rpcUrl) ? new URL(rpcUrl).protocol : ''))
+    problems.push('CRAWLGATE_RPC_URL must be an http(s) URL');
+  if (payMode === 'transfer' && rpcUrl === undefined)
+    problems.push(
+      'CRAWLGATE_RPC_URL is not set: CRAWLGATE_PAY_MODE=transfer sends USDC itself and needs a JSON-RPC endpoint',
+    );
 
   const maxCharsText = value('CRAWLGATE_MAX_CHARS') ?? String(DEFAULT_MAX_CHARS);
   const maxChars = /^\d{1,7}$/.test(maxCharsText) ? Number(maxCharsText) : NaN;
-  if (!(maxChars >= 1 && maxChars <= MAX_MAX_CHARS)) problems.push(`CRAWLGATE_MAX_CHARS must be a whole number from 1 to ${MAX_MAX_CHARS}`);
+  if (!(maxChars >= 1 && maxChars <= MAX_MAX_CHARS))
+    problems.push(`CRAWLGATE_MAX_CHARS must be a whole number from 1 to ${MAX_MAX_CHARS}`);
 
-  if (problems.length > 0 || !account || maxPriceUsd === undefined || budgetUsd === undefined || 'problem' in networks) throw new ConfigError(problems);
+  if (problems.length > 0 || !account || maxPriceUsd === undefined || budgetUsd === undefined || 'problem' in networks)
+    throw new ConfigError(problems);
   return {
     ...account,
     maxPriceUsd,
@@ -94,7 +116,9 @@ export function readConfig(env: Env): McpConfig {
 /** The account and its redactor; problems never quote the value, which may be most of a key. */
 function readAccount(key: string | undefined, problems: string[]): Pick<McpConfig, 'account' | 'redact'> | undefined {
   if (key === undefined) {
-    problems.push('CRAWLGATE_WALLET_KEY is not set: the private key (0x followed by 64 hex digits) of the wallet that pays');
+    problems.push(
+      'CRAWLGATE_WALLET_KEY is not set: the private key (0x followed by 64 hex digits) of the wallet that pays',
+    );
     return undefined;
   }
   if (!KEY.test(key)) {
@@ -111,7 +135,13 @@ function readAccount(key: string | undefined, problems: string[]): Pick<McpConfi
   }
 }
 
-function readUsd(name: string, text: string | undefined, max: bigint, meaning: string, problems: string[]): string | undefined {
+function readUsd(
+  name: string,
+  text: string | undefined,
+  max: bigint,
+  meaning: string,
+  problems: string[],
+): string | undefined {
   if (text === undefined) {
     problems.push(`${name} is not set: ${meaning} (USD)`);
     return undefined;

@@ -44,7 +44,14 @@ export async function startHttpServer(session: WalletSession, { port }: { port: 
     }
   });
   // Stateless: no server-sent stream to open (GET) and no session to end (DELETE).
-  app.all('/mcp', (_req: Request, res: Response) => void res.status(405).set('allow', 'POST').json(rpcError(-32000, 'Method not allowed: POST MCP messages to this URL')));
+  app.all(
+    '/mcp',
+    (_req: Request, res: Response) =>
+      void res
+        .status(405)
+        .set('allow', 'POST')
+        .json(rpcError(-32000, 'Method not allowed: POST MCP messages to this URL')),
+  );
 
   const listener = app.listen(port, HOST);
   await new Promise<void>((resolve, reject) => {

@@ -9,7 +9,10 @@ import type { AllowedNetwork } from '@crawlgate/agent';
 export function parseNetworksSetting(text: string): { networks: AllowedNetwork[] } | { problem: string } {
   const trimmed = text.trim();
   if (!trimmed.startsWith('[')) {
-    const names = trimmed.split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const names = trimmed
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
     return names.length > 0 ? { networks: names as AllowedNetwork[] } : { problem: 'names no network' };
   }
   let parsed: unknown;
@@ -28,12 +31,15 @@ export function parseNetworksSetting(text: string): { networks: AllowedNetwork[]
 
 function entryProblem(entry: unknown): string | null {
   if (typeof entry === 'string') return null;
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return 'must be a network name or {"network", "asset", "domain"?}';
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+    return 'must be a network name or {"network", "asset", "domain"?}';
   const { network, asset, domain, ...rest } = entry as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) return `unknown field "${unknown[0]}"`;
   if (typeof network !== 'string' || typeof asset !== 'string') return '"network" and "asset" must be strings';
   if (domain === undefined) return null;
   const { name, version } = (domain ?? {}) as Record<string, unknown>;
-  return typeof name === 'string' && typeof version === 'string' ? null : '"domain" must be {"name", "version"}, both strings';
+  return typeof name === 'string' && typeof version === 'string'
+    ? null
+    : '"domain" must be {"name", "version"}, both strings';
 }

@@ -16,7 +16,15 @@ describe('pageUrl', () => {
     expect(pageUrl('http://127.0.0.1:8080/x').port).toBe('8080');
   });
 
-  it.each(['/relative', 'news.example/a', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,hi', 'ftp://a.example/', `https://a.example/${'x'.repeat(8200)}`])('refuses %s as invalid_url', (text) => {
+  it.each([
+    '/relative',
+    'news.example/a',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'data:text/plain,hi',
+    'ftp://a.example/',
+    `https://a.example/${'x'.repeat(8200)}`,
+  ])('refuses %s as invalid_url', (text) => {
     expect(refusal(text)).toMatchObject({ code: 'invalid_url' });
   });
 

@@ -14,7 +14,10 @@ const DOC = {
   payment: { network: 'base-sepolia', caip2: 'eip155:84532', asset: ASSET, pay_to: PAY_TO },
   free_paths: ['/robots.txt', '/sitemap*.xml', '/.well-known/**'],
 };
-const priced = (price_usd: string, amount: string) => ({ free: false, offer: { x402_version: null, network: 'base-sepolia', asset: ASSET, pay_to: PAY_TO, amount, price_usd } });
+const priced = (price_usd: string, amount: string) => ({
+  free: false,
+  offer: { x402_version: null, network: 'base-sepolia', asset: ASSET, pay_to: PAY_TO, amount, price_usd },
+});
 
 describe('priceFromPayJson', () => {
   it('prices a path by its first matching rule, else the default, reading the path as pricing does', () => {
@@ -29,12 +32,16 @@ describe('priceFromPayJson', () => {
     expect(priceFromPayJson(DOC, 'https://news.example/sitemap-posts.xml')).toEqual({ free: true });
     expect(priceFromPayJson(DOC, 'https://news.example/.well-known/a/b')).toEqual({ free: true });
     expect(priceFromPayJson(DOC, 'https://news.example/.well-known/..%2Fpremium')).toEqual(priced('0.002', '2000'));
-    expect(priceFromPayJson({ ...DOC, free_paths: ['/a/**/b', '[', '/x*'] }, 'https://news.example/a/z/b')).toEqual(priced('0.002', '2000'));
+    expect(priceFromPayJson({ ...DOC, free_paths: ['/a/**/b', '[', '/x*'] }, 'https://news.example/a/z/b')).toEqual(
+      priced('0.002', '2000'),
+    );
     expect(priceFromPayJson({ ...DOC, free_paths: ['/x*'] }, 'https://news.example/xyz')).toEqual({ free: true });
   });
 
   it('says nothing can be paid when the site has no pay_to yet', () => {
-    expect(() => priceFromPayJson({ ...DOC, payment: { ...DOC.payment, pay_to: null } }, 'https://news.example/premium/x')).toThrow(/no pay_to/);
+    expect(() =>
+      priceFromPayJson({ ...DOC, payment: { ...DOC.payment, pay_to: null } }, 'https://news.example/premium/x'),
+    ).toThrow(/no pay_to/);
   });
 
   it.each([

@@ -35,18 +35,42 @@ export function priceFromPayJson(document: unknown, url: string): PayJsonPrice {
   const price = table.resolve(path).micros;
   if (price === 0n) return { free: true };
   if (doc.payment.pay_to === null) throw new TypeError('pay.json: the site has no pay_to yet, so nothing can be paid');
-  return { free: false, offer: { x402_version: null, network: doc.payment.network, asset: doc.payment.asset, pay_to: doc.payment.pay_to, amount: price.toString(), price_usd: formatMicrosUsd(price) } };
+  return {
+    free: false,
+    offer: {
+      x402_version: null,
+      network: doc.payment.network,
+      asset: doc.payment.asset,
+      pay_to: doc.payment.pay_to,
+      amount: price.toString(),
+      price_usd: formatMicrosUsd(price),
+    },
+  };
 }
 
 function checked(document: unknown): PayJsonV1 {
   const doc = document as Partial<PayJsonV1> | null;
-  if (typeof doc !== 'object' || doc === null || doc.version !== 1) throw new TypeError('pay.json: not a version 1 document');
+  if (typeof doc !== 'object' || doc === null || doc.version !== 1)
+    throw new TypeError('pay.json: not a version 1 document');
   const rules = doc.rules;
-  if (!Array.isArray(rules) || !rules.every((rule) => typeof rule?.path === 'string' && typeof rule?.price_usd === 'string')) throw new TypeError('pay.json: rules must be [{path, price_usd}]');
+  if (
+    !Array.isArray(rules) ||
+    !rules.every((rule) => typeof rule?.path === 'string' && typeof rule?.price_usd === 'string')
+  )
+    throw new TypeError('pay.json: rules must be [{path, price_usd}]');
   if (typeof doc.default_price_usd !== 'string') throw new TypeError('pay.json: default_price_usd must be a string');
   const payment = doc.payment;
-  if (typeof payment?.network !== 'string' || typeof payment.asset !== 'string' || (payment.pay_to !== null && typeof payment.pay_to !== 'string')) throw new TypeError('pay.json: payment must name network, asset and pay_to');
-  if (doc.free_paths !== undefined && !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob) => typeof glob === 'string'))) throw new TypeError('pay.json: free_paths must be strings');
+  if (
+    typeof payment?.network !== 'string' ||
+    typeof payment.asset !== 'string' ||
+    (payment.pay_to !== null && typeof payment.pay_to !== 'string')
+  )
+    throw new TypeError('pay.json: payment must name network, asset and pay_to');
+  if (
+    doc.free_paths !== undefined &&
+    !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob) => typeof glob === 'string'))
+  )
+    throw new TypeError('pay.json: free_paths must be strings');
   return doc as PayJsonV1;
 }
 
@@ -65,7 +89,12 @@ function isFreePath(globs: readonly string[], path: string): boolean {
     } else if (!glob.includes('**')) plain.push(glob);
   }
   try {
-    return compilePriceTable(plain.map((pattern) => ({ pattern, micros: 0n })), 1n).resolve(path).micros === 0n;
+    return (
+      compilePriceTable(
+        plain.map((pattern) => ({ pattern, micros: 0n })),
+        1n,
+      ).resolve(path).micros === 0n
+    );
   } catch {
     return false; // a glob that is not a pattern frees nothing
   }

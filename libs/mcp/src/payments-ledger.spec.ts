@@ -1,7 +1,15 @@
 import type { PaymentEvent } from '@crawlgate/agent';
 import { PaymentLedger } from './payments-ledger';
 
-const event = (url: string, amount: string, txHash: string | null = null): PaymentEvent => ({ url, amount, priceUsd: '', network: 'base', payer: '0x1', txHash, mode: 'authorization' });
+const event = (url: string, amount: string, txHash: string | null = null): PaymentEvent => ({
+  url,
+  amount,
+  priceUsd: '',
+  network: 'base',
+  payer: '0x1',
+  txHash,
+  mode: 'authorization',
+});
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('PaymentLedger', () => {
@@ -13,8 +21,20 @@ describe('PaymentLedger', () => {
     ledger.record(event('https://a.example/1', '1000', '0xb'));
     expect(ledger.pages(10)).toEqual({
       pages: [
-        { url: 'https://a.example/1', spent_usd: '0.002', payments: 2, last_paid_at: '2026-01-01T00:00:02.000Z', last_tx_hash: '0xb' },
-        { url: 'https://a.example/2', spent_usd: '0.0025', payments: 1, last_paid_at: '2026-01-01T00:00:01.000Z', last_tx_hash: null },
+        {
+          url: 'https://a.example/1',
+          spent_usd: '0.002',
+          payments: 2,
+          last_paid_at: '2026-01-01T00:00:02.000Z',
+          last_tx_hash: '0xb',
+        },
+        {
+          url: 'https://a.example/2',
+          spent_usd: '0.0025',
+          payments: 1,
+          last_paid_at: '2026-01-01T00:00:01.000Z',
+          last_tx_hash: null,
+        },
       ],
       total: 2,
     });
@@ -29,7 +49,11 @@ describe('PaymentLedger', () => {
       await tick();
       return url;
     };
-    const [one, two, none] = await Promise.all([ledger.during(paying('https://a.example/1')), ledger.during(paying('https://a.example/2')), ledger.during(async () => tick())]);
+    const [one, two, none] = await Promise.all([
+      ledger.during(paying('https://a.example/1')),
+      ledger.during(paying('https://a.example/2')),
+      ledger.during(async () => tick()),
+    ]);
     expect(one.payments.map((payment) => payment.url)).toEqual(['https://a.example/1']);
     expect(two.payments.map((payment) => payment.url)).toEqual(['https://a.example/2']);
     expect(none.payments).toEqual([]);

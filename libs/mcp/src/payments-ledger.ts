@@ -36,7 +36,12 @@ export class PaymentLedger {
     const before = this.byPage.get(event.url);
     // Re-inserted, so the map stays ordered from the least to the most recently paid page.
     this.byPage.delete(event.url);
-    this.byPage.set(event.url, { micros: (before?.micros ?? 0n) + BigInt(event.amount), payments: (before?.payments ?? 0) + 1, lastPaidAt: this.now(), lastTxHash: event.txHash });
+    this.byPage.set(event.url, {
+      micros: (before?.micros ?? 0n) + BigInt(event.amount),
+      payments: (before?.payments ?? 0) + 1,
+      lastPaidAt: this.now(),
+      lastTxHash: event.txHash,
+    });
     this.currentCall.getStore()?.push(event);
   }
 
@@ -51,7 +56,13 @@ export class PaymentLedger {
   pages(limit: number): { pages: PageSpend[]; total: number } {
     const newest = [...this.byPage].reverse().slice(0, limit);
     return {
-      pages: newest.map(([url, entry]) => ({ url, spent_usd: formatMicrosUsd(entry.micros), payments: entry.payments, last_paid_at: entry.lastPaidAt.toISOString(), last_tx_hash: entry.lastTxHash })),
+      pages: newest.map(([url, entry]) => ({
+        url,
+        spent_usd: formatMicrosUsd(entry.micros),
+        payments: entry.payments,
+        last_paid_at: entry.lastPaidAt.toISOString(),
+        last_tx_hash: entry.lastTxHash,
+      })),
       total: this.byPage.size,
     };
   }

@@ -50,11 +50,19 @@ export async function quotePrice(session: WalletSession, url: URL, source: Quote
 }
 
 /** The price in the site's pay.json, as a quote's offers. */
-async function publishedPrice(session: WalletSession, url: URL, pageStatus?: number): Promise<{ free: boolean; offers: QuotedOffer[] }> {
+async function publishedPrice(
+  session: WalletSession,
+  url: URL,
+  pageStatus?: number,
+): Promise<{ free: boolean; offers: QuotedOffer[] }> {
   const where = `${url.origin}/.well-known/pay.json`;
   const page = pageStatus === undefined ? '' : `the page answered ${pageStatus} without a price we can read, and `;
-  const noPrice = (why: string) => new ToolError('no_price', `No price found: ${page}${why}`, pageStatus === undefined ? {} : { status: pageStatus });
-  const response = await session.fetch(where, { headers: { ...session.headers, accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  const noPrice = (why: string) =>
+    new ToolError('no_price', `No price found: ${page}${why}`, pageStatus === undefined ? {} : { status: pageStatus });
+  const response = await session.fetch(where, {
+    headers: { ...session.headers, accept: 'application/json' },
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
   if (!response.ok) {
     discardBody(response);
     throw noPrice(`${where} answered ${response.status}`);
@@ -62,7 +70,8 @@ async function publishedPrice(session: WalletSession, url: URL, pageStatus?: num
   const { text, truncated } = await readBodyText(response, MAX_PAY_JSON_CHARS);
   let price: PayJsonPrice;
   try {
-    if (text === null || truncated) throw new TypeError(`${where} is not a JSON document of at most ${MAX_PAY_JSON_CHARS} characters`);
+    if (text === null || truncated)
+      throw new TypeError(`${where} is not a JSON document of at most ${MAX_PAY_JSON_CHARS} characters`);
     price = priceFromPayJson(JSON.parse(text), url.href);
   } catch (error) {
     throw noPrice(`${where}: ${(error as Error).message}`);
@@ -71,7 +80,13 @@ async function publishedPrice(session: WalletSession, url: URL, pageStatus?: num
 }
 
 /** The quote, with how it stands against the limits now. */
-function judged(session: WalletSession, url: URL, source: QuoteSource, status: number | null, found: { free: boolean; offers: QuotedOffer[] }): Quote {
+function judged(
+  session: WalletSession,
+  url: URL,
+  source: QuoteSource,
+  status: number | null,
+  found: { free: boolean; offers: QuotedOffer[] },
+): Quote {
   const payable = found.offers.find((offer) => networkAllows(session.networks, offer));
   const chosen = payable ?? found.offers[0];
   const micros = chosen ? BigInt(chosen.amount) : 0n;

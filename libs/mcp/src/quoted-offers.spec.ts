@@ -6,9 +6,28 @@ const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
 describe('offersOf402', () => {
   it('reads the v2 header first, then the v1 body', async () => {
-    const v2 = { x402Version: 2, resource: { url: 'https://a.example/x' }, accepts: [{ scheme: 'exact', network: 'eip155:84532', amount: '10000', asset: ASSET, payTo: PAY_TO, maxTimeoutSeconds: 60 }] };
-    const v1 = { x402Version: 1, accepts: [{ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '10000', asset: ASSET, payTo: PAY_TO }] };
-    const response = new Response(JSON.stringify(v1), { status: 402, headers: { 'payment-required': encodeBase64Json(v2) } });
+    const v2 = {
+      x402Version: 2,
+      resource: { url: 'https://a.example/x' },
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'eip155:84532',
+          amount: '10000',
+          asset: ASSET,
+          payTo: PAY_TO,
+          maxTimeoutSeconds: 60,
+        },
+      ],
+    };
+    const v1 = {
+      x402Version: 1,
+      accepts: [{ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '10000', asset: ASSET, payTo: PAY_TO }],
+    };
+    const response = new Response(JSON.stringify(v1), {
+      status: 402,
+      headers: { 'payment-required': encodeBase64Json(v2) },
+    });
     expect(await offersOf402(response)).toEqual([
       { x402_version: 2, network: 'eip155:84532', asset: ASSET, pay_to: PAY_TO, amount: '10000', price_usd: '0.01' },
       { x402_version: 1, network: 'base-sepolia', asset: ASSET, pay_to: PAY_TO, amount: '10000', price_usd: '0.01' },
@@ -25,7 +44,11 @@ describe('offersOf402', () => {
       'exact',
     ];
     expect(await offersOf402(new Response(JSON.stringify({ accepts }), { status: 402 }))).toEqual([]);
-    expect(await offersOf402(new Response('Payment required', { status: 402, headers: { 'payment-required': 'not base64 json' } }))).toEqual([]);
+    expect(
+      await offersOf402(
+        new Response('Payment required', { status: 402, headers: { 'payment-required': 'not base64 json' } }),
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -41,19 +41,36 @@ function listOf(value: unknown): Requirement[] {
 }
 
 function offer(version: 1 | 2, r: Requirement, amount: unknown): QuotedOffer | null {
-  if (r.scheme !== 'exact' || typeof r.network !== 'string' || typeof r.asset !== 'string' || typeof r.payTo !== 'string') return null;
+  if (
+    r.scheme !== 'exact' ||
+    typeof r.network !== 'string' ||
+    typeof r.asset !== 'string' ||
+    typeof r.payTo !== 'string'
+  )
+    return null;
   if (typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return null;
-  return { x402_version: version, network: r.network, asset: r.asset, pay_to: r.payTo, amount, price_usd: formatMicrosUsd(BigInt(amount)) };
+  return {
+    x402_version: version,
+    network: r.network,
+    asset: r.asset,
+    pay_to: r.payTo,
+    amount,
+    price_usd: formatMicrosUsd(BigInt(amount)),
+  };
 }
 
 /**
  * Whether the agent's `networks` cover the offer's chain and token. (The agent also checks the
  * token's EIP-712 domain when it pays; a quote cannot see that refusal coming.)
  */
-export function networkAllows(networks: readonly AllowedNetwork[], offer: Pick<QuotedOffer, 'network' | 'asset'>): boolean {
+export function networkAllows(
+  networks: readonly AllowedNetwork[],
+  offer: Pick<QuotedOffer, 'network' | 'asset'>,
+): boolean {
   const chainId = chainIdOf(offer.network);
   return networks.some((entry) => {
-    const { network, asset } = typeof entry === 'string' ? { network: entry, asset: findNetworkByX402(entry)?.usdc.address } : entry;
+    const { network, asset } =
+      typeof entry === 'string' ? { network: entry, asset: findNetworkByX402(entry)?.usdc.address } : entry;
     return chainId !== null && chainIdOf(network) === chainId && asset?.toLowerCase() === offer.asset.toLowerCase();
   });
 }

@@ -6,7 +6,9 @@ describe('secretRedactor', () => {
   const redact = secretRedactor(KEY);
 
   it('blanks the key with or without 0x, in any case', () => {
-    expect(redact(`a ${KEY} b ${KEY.slice(2).toUpperCase()} c 0X${KEY.slice(2)}`)).toBe('a [redacted] b [redacted] c [redacted]');
+    expect(redact(`a ${KEY} b ${KEY.slice(2).toUpperCase()} c 0X${KEY.slice(2)}`)).toBe(
+      'a [redacted] b [redacted] c [redacted]',
+    );
   });
 
   it('leaves other text alone, addresses and hashes included', () => {
@@ -25,7 +27,9 @@ describe('redactJson', () => {
   it('blanks the key in every string of a value, and returns the same object when there is none', () => {
     const clean = { content: [{ type: 'text', text: 'nothing here' }] };
     expect(redactJson(clean, redact)).toBe(clean);
-    expect(redactJson({ content: [{ type: 'text', text: `oops ${KEY}` }], nested: { list: [KEY.slice(2)] } }, redact)).toEqual({
+    expect(
+      redactJson({ content: [{ type: 'text', text: `oops ${KEY}` }], nested: { list: [KEY.slice(2)] } }, redact),
+    ).toEqual({
       content: [{ type: 'text', text: 'oops [redacted]' }],
       nested: { list: ['[redacted]'] },
     });

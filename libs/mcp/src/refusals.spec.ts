@@ -1,27 +1,72 @@
-import { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError } from '@crawlgate/agent';
+import {
+  BudgetExceededError,
+  PaymentFailedError,
+  PaymentNotAllowedError,
+  PriceTooHighError,
+  UnsupportedPaymentError,
+} from '@crawlgate/agent';
 import { refusalOf, ToolError } from './refusals';
 
 const URL_ = 'https://news.example/a';
 
 describe('refusalOf', () => {
   it("keeps the agent's refusals' facts under stable codes", () => {
-    expect(refusalOf(new PriceTooHighError(URL_, '0.01', '0.005'))).toEqual({ code: 'price_too_high', message: expect.stringContaining('0.005'), url: URL_, price_usd: '0.01', max_price_usd: '0.005' });
-    expect(refusalOf(new BudgetExceededError(URL_, '0.01', '0.002'))).toEqual({ code: 'budget_exceeded', message: expect.any(String), url: URL_, price_usd: '0.01', remaining_usd: '0.002' });
+    expect(refusalOf(new PriceTooHighError(URL_, '0.01', '0.005'))).toEqual({
+      code: 'price_too_high',
+      message: expect.stringContaining('0.005'),
+      url: URL_,
+      price_usd: '0.01',
+      max_price_usd: '0.005',
+    });
+    expect(refusalOf(new BudgetExceededError(URL_, '0.01', '0.002'))).toEqual({
+      code: 'budget_exceeded',
+      message: expect.any(String),
+      url: URL_,
+      price_usd: '0.01',
+      remaining_usd: '0.002',
+    });
     const refused = [{ network: 'base', asset: '0x1', amount: '1000', reason: 'network_not_allowed' as const }];
-    expect(refusalOf(new PaymentNotAllowedError(URL_, refused))).toEqual({ code: 'network_not_allowed', message: expect.any(String), url: URL_, refused });
-    expect(refusalOf(new PaymentFailedError(URL_, 'insufficient_funds', 'no money'))).toEqual({ code: 'payment_failed', message: expect.stringContaining('no money'), url: URL_, reason: 'insufficient_funds' });
-    expect(refusalOf(new UnsupportedPaymentError('no exact offer'), URL_)).toEqual({ code: 'unsupported_payment', message: 'no exact offer', url: URL_ });
+    expect(refusalOf(new PaymentNotAllowedError(URL_, refused))).toEqual({
+      code: 'network_not_allowed',
+      message: expect.any(String),
+      url: URL_,
+      refused,
+    });
+    expect(refusalOf(new PaymentFailedError(URL_, 'insufficient_funds', 'no money'))).toEqual({
+      code: 'payment_failed',
+      message: expect.stringContaining('no money'),
+      url: URL_,
+      reason: 'insufficient_funds',
+    });
+    expect(refusalOf(new UnsupportedPaymentError('no exact offer'), URL_)).toEqual({
+      code: 'unsupported_payment',
+      message: 'no exact offer',
+      url: URL_,
+    });
   });
 
   it('says why a request failed, from the cause fetch gives', () => {
-    const failed = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+    const failed = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    });
     expect(refusalOf(failed, URL_)).toEqual({ code: 'fetch_failed', message: 'fetch failed: ECONNREFUSED', url: URL_ });
-    expect(refusalOf(new TypeError('redirected more than 10 times'), URL_)).toMatchObject({ code: 'fetch_failed', message: 'redirected more than 10 times' });
-    expect(refusalOf(new DOMException('The operation timed out.', 'TimeoutError'), URL_)).toMatchObject({ code: 'timeout', url: URL_ });
+    expect(refusalOf(new TypeError('redirected more than 10 times'), URL_)).toMatchObject({
+      code: 'fetch_failed',
+      message: 'redirected more than 10 times',
+    });
+    expect(refusalOf(new DOMException('The operation timed out.', 'TimeoutError'), URL_)).toMatchObject({
+      code: 'timeout',
+      url: URL_,
+    });
   });
 
   it("passes its own errors' code and details through, and anything else as internal_error", () => {
-    expect(refusalOf(new ToolError('no_price', 'no price', { status: 402 }), URL_)).toEqual({ code: 'no_price', message: 'no price', url: URL_, status: 402 });
+    expect(refusalOf(new ToolError('no_price', 'no price', { status: 402 }), URL_)).toEqual({
+      code: 'no_price',
+      message: 'no price',
+      url: URL_,
+      status: 402,
+    });
     expect(refusalOf(new Error('boom'))).toEqual({ code: 'internal_error', message: 'boom' });
     expect(refusalOf('thrown text')).toEqual({ code: 'internal_error', message: 'thrown text' });
   });

@@ -5,7 +5,13 @@
  * 0.01, your limit is 0.005") without parsing prose.
  */
 
-import { BudgetExceededError, PaymentFailedError, PaymentNotAllowedError, PriceTooHighError, UnsupportedPaymentError } from '@crawlgate/agent';
+import {
+  BudgetExceededError,
+  PaymentFailedError,
+  PaymentNotAllowedError,
+  PriceTooHighError,
+  UnsupportedPaymentError,
+} from '@crawlgate/agent';
 
 export type RefusalCode =
   | 'price_too_high'
@@ -41,21 +47,43 @@ export class ToolError extends Error {
 export function refusalOf(error: unknown, url?: string): Refusal {
   const at = url === undefined ? {} : { url };
   if (error instanceof ToolError) return { code: error.code, message: error.message, ...at, ...error.details };
-  if (error instanceof PriceTooHighError) return { code: 'price_too_high', message: error.message, url: error.url, price_usd: error.priceUsd, max_price_usd: error.maxPriceUsd };
-  if (error instanceof BudgetExceededError) return { code: 'budget_exceeded', message: error.message, url: error.url, price_usd: error.priceUsd, remaining_usd: error.remainingUsd };
-  if (error instanceof PaymentNotAllowedError) return { code: 'network_not_allowed', message: error.message, url: error.url, refused: error.refused };
-  if (error instanceof PaymentFailedError) return { code: 'payment_failed', message: error.message, url: error.url, reason: error.reason };
+  if (error instanceof PriceTooHighError)
+    return {
+      code: 'price_too_high',
+      message: error.message,
+      url: error.url,
+      price_usd: error.priceUsd,
+      max_price_usd: error.maxPriceUsd,
+    };
+  if (error instanceof BudgetExceededError)
+    return {
+      code: 'budget_exceeded',
+      message: error.message,
+      url: error.url,
+      price_usd: error.priceUsd,
+      remaining_usd: error.remainingUsd,
+    };
+  if (error instanceof PaymentNotAllowedError)
+    return { code: 'network_not_allowed', message: error.message, url: error.url, refused: error.refused };
+  if (error instanceof PaymentFailedError)
+    return { code: 'payment_failed', message: error.message, url: error.url, reason: error.reason };
   if (error instanceof UnsupportedPaymentError) return { code: 'unsupported_payment', message: error.message, ...at };
   // By name, not instanceof: fetch's errors and DOMExceptions may come from another realm (a test runner's, say).
   const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return { code: 'timeout', message: `${url ?? 'the request'} did not answer in time`, ...at };
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return { code: 'timeout', message: `${url ?? 'the request'} did not answer in time`, ...at };
   // fetch rejects with a TypeError for a network failure, its cause saying which (ECONNREFUSED, a DNS miss, …).
   if (name === 'TypeError') return { code: 'fetch_failed', message: describe(error as TypeError), ...at };
-  return { code: 'internal_error', message: (error as { message?: unknown } | null)?.message?.toString() ?? String(error), ...at };
+  return {
+    code: 'internal_error',
+    message: (error as { message?: unknown } | null)?.message?.toString() ?? String(error),
+    ...at,
+  };
 }
 
 function describe(error: TypeError): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+  const why =
+    typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
   return why ? `${error.message}: ${why}` : error.message;
 }

@@ -10,14 +10,18 @@ describe('createWalletSession', () => {
     expect(session).toMatchObject({ maxPriceUsd: '0.01', budgetUsd: '2', networks: ['base', 'base-sepolia'] });
     expect(session.remainingMicros()).toBe(2_000_000n);
     expect(session.ledger.pages(10)).toEqual({ pages: [], total: 0 });
-    expect(describeSession(session)).toBe(`crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`);
+    expect(describeSession(session)).toBe(
+      `crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`,
+    );
   });
 
   it("turns the agent's refusal of a network into a configuration problem naming the variable", () => {
     const attempt = () => createWalletSession(readConfig({ ...ENV, CRAWLGATE_NETWORKS: 'local' }));
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/CRAWLGATE_NETWORKS: the USDC of "local" is deployed at run time/);
-    expect(() => createWalletSession(readConfig({ ...ENV, CRAWLGATE_NETWORKS: 'base,mainnet' }))).toThrow(/CRAWLGATE_NETWORKS: unknown network "mainnet"/);
+    expect(() => createWalletSession(readConfig({ ...ENV, CRAWLGATE_NETWORKS: 'base,mainnet' }))).toThrow(
+      /CRAWLGATE_NETWORKS: unknown network "mainnet"/,
+    );
   });
 
   it('blanks the key out of every line it logs', () => {

@@ -40,7 +40,11 @@ export interface SessionOptions {
 /** Text first: the tools return text, and a binary body is not read. */
 const ACCEPT = 'text/html, text/plain;q=0.9, application/json;q=0.9, */*;q=0.5';
 
-const VARIABLES: Record<string, string> = { networks: 'CRAWLGATE_NETWORKS', maxPriceUsd: 'CRAWLGATE_MAX_PRICE_USD', budgetUsd: 'CRAWLGATE_BUDGET_USD' };
+const VARIABLES: Record<string, string> = {
+  networks: 'CRAWLGATE_NETWORKS',
+  maxPriceUsd: 'CRAWLGATE_MAX_PRICE_USD',
+  budgetUsd: 'CRAWLGATE_BUDGET_USD',
+};
 
 export function createWalletSession(config: McpConfig, options: SessionOptions = {}): WalletSession {
   const write = options.log ?? (() => undefined);
@@ -58,14 +62,18 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       fetch: options.fetch,
       onPayment: (event) => {
         ledger.record(event);
-        log(`crawlgate-mcp: paid ${event.priceUsd} USD for ${event.url} on ${event.network}${event.txHash ? ` (tx ${event.txHash})` : ''}`);
+        log(
+          `crawlgate-mcp: paid ${event.priceUsd} USD for ${event.url} on ${event.network}${event.txHash ? ` (tx ${event.txHash})` : ''}`,
+        );
       },
     });
   } catch (error) {
     // The agent checks networks (known chains, asset addresses) itself: its refusal is a configuration problem.
     if (!(error instanceof RangeError)) throw error;
     const option = /^(\w+):/.exec(error.message)?.[1] ?? '';
-    throw new ConfigError([VARIABLES[option] ? `${VARIABLES[option]}${error.message.slice(option.length)}` : error.message]);
+    throw new ConfigError([
+      VARIABLES[option] ? `${VARIABLES[option]}${error.message.slice(option.length)}` : error.message,
+    ]);
   }
   return {
     address: config.account.address,
@@ -93,6 +101,8 @@ function usdMicros(usd: string): bigint {
 
 /** One line saying who pays, how much at most, and with what; for the operator at start-up. */
 export function describeSession(session: WalletSession): string {
-  const networks = session.networks.map((entry) => (typeof entry === 'string' ? entry : `${entry.network} (${entry.asset})`)).join(', ');
+  const networks = session.networks
+    .map((entry) => (typeof entry === 'string' ? entry : `${entry.network} (${entry.asset})`))
+    .join(', ');
   return `crawlgate-mcp: wallet ${session.address}, at most ${session.maxPriceUsd} USD a page, budget ${session.budgetUsd} USD, networks ${networks}`;
 }

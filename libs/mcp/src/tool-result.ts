@@ -14,14 +14,21 @@ import type { WalletSession } from './session';
  * Runs a tool's work and makes its result. `about` is the URL the call is about, for refusals
  * that do not name one themselves.
  */
-export async function answer(session: WalletSession, tool: string, about: string | undefined, work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
+export async function answer(
+  session: WalletSession,
+  tool: string,
+  about: string | undefined,
+  work: () => Promise<Record<string, unknown>>,
+): Promise<CallToolResult> {
   let result: CallToolResult;
   try {
     const structured = await work();
     result = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (error) {
     const refusal = refusalOf(error, about);
-    session.log(`crawlgate-mcp: ${tool}${about === undefined ? '' : ` ${about}`} refused: ${refusal.code}: ${refusal.message}`);
+    session.log(
+      `crawlgate-mcp: ${tool}${about === undefined ? '' : ` ${about}`} refused: ${refusal.code}: ${refusal.message}`,
+    );
     // No structuredContent: clients check it against the tool's output schema, which describes success.
     result = { content: [{ type: 'text', text: JSON.stringify({ error: refusal }) }], isError: true };
   }

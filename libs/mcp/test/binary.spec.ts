@@ -27,7 +27,13 @@ describe('the crawlgate-mcp binary', () => {
 
   it('pays and refuses through its tools without ever showing its wallet key', async () => {
     const key = await fundedKey(site);
-    const transport = new StdioClientTransport({ command: COMMAND[0], args: COMMAND.slice(1), cwd: ROOT, env: { ...SOURCE_ENV, ...envFor(site, key, { max: '0.005', budget: '0.0015' }) }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: COMMAND[0],
+      args: COMMAND.slice(1),
+      cwd: ROOT,
+      env: { ...SOURCE_ENV, ...envFor(site, key, { max: '0.005', budget: '0.0015' }) },
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const client = new Client({ name: 'stdio-test', version: '1.0.0' });
@@ -39,7 +45,10 @@ describe('the crawlgate-mcp binary', () => {
         results.push(result);
         return result;
       };
-      expect((await call('fetch_page', { url: `${site.url}/cheap/one` })).structuredContent).toMatchObject({ status: 200, paid: { price_usd: '0.001' } });
+      expect((await call('fetch_page', { url: `${site.url}/cheap/one` })).structuredContent).toMatchObject({
+        status: 200,
+        paid: { price_usd: '0.001' },
+      });
       await call('fetch_page', { url: `${site.url}/cheap/one` });
       expect((await call('fetch_page', { url: `${site.url}/article/pricey` })).isError).toBe(true);
       expect((await call('fetch_page', { url: `${site.url}/cheap/two` })).isError).toBe(true); // over budget
@@ -63,18 +72,26 @@ describe('the crawlgate-mcp binary', () => {
     const run = promisify(execFile);
     const missing = run(COMMAND[0], COMMAND.slice(1), { cwd: ROOT, env: SOURCE_ENV });
     await expect(missing).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('CRAWLGATE_WALLET_KEY') });
-    await expect(missing).rejects.toMatchObject({ stderr: expect.stringMatching(/CRAWLGATE_MAX_PRICE_USD[\s\S]*CRAWLGATE_BUDGET_USD/) });
+    await expect(missing).rejects.toMatchObject({
+      stderr: expect.stringMatching(/CRAWLGATE_MAX_PRICE_USD[\s\S]*CRAWLGATE_BUDGET_USD/),
+    });
 
     // A mistyped key is refused without being echoed.
     const key = await fundedKey(site, '0');
-    const mistyped = run(COMMAND[0], COMMAND.slice(1), { cwd: ROOT, env: { ...SOURCE_ENV, ...envFor(site, `${key}ff`) } });
+    const mistyped = run(COMMAND[0], COMMAND.slice(1), {
+      cwd: ROOT,
+      env: { ...SOURCE_ENV, ...envFor(site, `${key}ff`) },
+    });
     await expect(mistyped).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('CRAWLGATE_WALLET_KEY') });
     const { stderr } = (await mistyped.catch((error: { stderr: string }) => error)) as { stderr: string };
     expect(stderr.toLowerCase()).not.toContain(key.slice(2, 40).toLowerCase());
   });
 
   it('serves streamable HTTP on 127.0.0.1 with --http, saying where on stderr', async () => {
-    const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--http', '0'], { cwd: ROOT, env: { ...SOURCE_ENV, ...envFor(site, await fundedKey(site, '0')) } });
+    const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--http', '0'], {
+      cwd: ROOT,
+      env: { ...SOURCE_ENV, ...envFor(site, await fundedKey(site, '0')) },
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let stderr = '';
@@ -88,7 +105,10 @@ describe('the crawlgate-mcp binary', () => {
       const client = new Client({ name: 'http-bin-test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       try {
-        expect((await client.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({ spent_usd: '0', budget_usd: '1' });
+        expect((await client.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({
+          spent_usd: '0',
+          budget_usd: '1',
+        });
       } finally {
         await client.close();
       }

@@ -15,7 +15,9 @@ describe('crawlgate-mcp over streamable HTTP', () => {
   const logs: string[] = [];
   beforeAll(async () => {
     site = await startPaidSite();
-    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site))), { log: (line) => logs.push(line) });
+    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site))), {
+      log: (line) => logs.push(line),
+    });
     server = await startHttpServer(session, { port: 0 });
   });
   afterAll(async () => {
@@ -33,7 +35,11 @@ describe('crawlgate-mcp over streamable HTTP', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const client = await httpClient();
     try {
-      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['fetch_page', 'quote_price', 'spending']);
+      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+        'fetch_page',
+        'quote_price',
+        'spending',
+      ]);
     } finally {
       await client.close();
     }
@@ -45,17 +51,25 @@ describe('crawlgate-mcp over streamable HTTP', () => {
     const second = await httpClient();
     try {
       const page = await first.callTool({ name: 'fetch_page', arguments: { url: `${site.url}/cheap/over-http` } });
-      expect(page.structuredContent).toMatchObject({ status: 200, text: 'content of /cheap/over-http', paid: { price_usd: '0.001' } });
+      expect(page.structuredContent).toMatchObject({
+        status: 200,
+        text: 'content of /cheap/over-http',
+        paid: { price_usd: '0.001' },
+      });
       expect((await site.transfers()).length).toBe(before + 1);
       // Another connection must not get a fresh budget: the limits are the wallet owner's, per server.
-      expect((await second.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({ spent_usd: '0.001', payments: 1, remaining_usd: '0.999' });
+      expect((await second.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({
+        spent_usd: '0.001',
+        payments: 1,
+        remaining_usd: '0.999',
+      });
     } finally {
       await first.close();
       await second.close();
     }
   });
 
-  it("turns away a browser page of another origin, and a request for another host (DNS rebinding)", async () => {
+  it('turns away a browser page of another origin, and a request for another host (DNS rebinding)', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     expect(await post(server.url, body, { ...headers, origin: 'https://evil.example' })).toBe(403);

@@ -25,7 +25,11 @@ describe('@crawlgate/mcp over a real MCP client', () => {
     const { tools } = await mcp.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['fetch_page', 'quote_price', 'spending']);
     const fetchPage = tools.find((tool) => tool.name === 'fetch_page')!;
-    expect(fetchPage.inputSchema).toMatchObject({ type: 'object', required: ['url'], properties: { url: expect.any(Object), max_chars: expect.any(Object) } });
+    expect(fetchPage.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['url'],
+      properties: { url: expect.any(Object), max_chars: expect.any(Object) },
+    });
     expect(fetchPage.description).toMatch(/pay/i);
     expect(tools.every((tool) => tool.outputSchema?.type === 'object')).toBe(true);
   });
@@ -45,7 +49,15 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       within_max_price: true,
       within_budget: true,
       network_allowed: true,
-      offers: expect.arrayContaining([expect.objectContaining({ network: 'local', asset: site.gated.app.chain.usdc, pay_to: site.gated.payTo, amount: '1000', price_usd: '0.001' })]),
+      offers: expect.arrayContaining([
+        expect.objectContaining({
+          network: 'local',
+          asset: site.gated.app.chain.usdc,
+          pay_to: site.gated.payTo,
+          amount: '1000',
+          price_usd: '0.001',
+        }),
+      ]),
     });
     expect(quote.json).toEqual(quote.structured);
     expect((await site.transfers()).length).toBe(before);
@@ -58,22 +70,43 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       content_type: expect.stringContaining('text/html'),
       text: 'content of /cheap/story',
       truncated: false,
-      paid: { price_usd: '0.001', amount: '1000', network: 'eip155:31337', mode: 'authorization', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) },
+      paid: {
+        price_usd: '0.001',
+        amount: '1000',
+        network: 'eip155:31337',
+        mode: 'authorization',
+        tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      },
       spent_usd: '0.001',
       remaining_usd: '0.999',
     });
     const afterFirst = await site.transfers();
     expect(afterFirst.length).toBe(before + 1);
-    expect(afterFirst.at(-1)).toMatchObject({ value: 1000n, hash: first.structured!.paid.tx_hash, from: mcp.session.address });
+    expect(afterFirst.at(-1)).toMatchObject({
+      value: 1000n,
+      hash: first.structured!.paid.tx_hash,
+      from: mcp.session.address,
+    });
 
     const again = await mcp.call('fetch_page', { url: page });
-    expect(again.structured).toMatchObject({ status: 200, text: 'content of /cheap/story', paid: null, spent_usd: '0.001' });
+    expect(again.structured).toMatchObject({
+      status: 200,
+      text: 'content of /cheap/story',
+      paid: null,
+      spent_usd: '0.001',
+    });
     expect((await site.transfers()).length).toBe(before + 1);
 
     const pricey = await mcp.call('fetch_page', { url: `${site.url}/article/pricey` });
     expect(pricey.isError).toBe(true);
     expect(pricey.json).toEqual({
-      error: { code: 'price_too_high', message: expect.stringContaining('0.01'), url: `${site.url}/article/pricey`, price_usd: '0.01', max_price_usd: '0.005' },
+      error: {
+        code: 'price_too_high',
+        message: expect.stringContaining('0.01'),
+        url: `${site.url}/article/pricey`,
+        price_usd: '0.01',
+        max_price_usd: '0.005',
+      },
     });
     expect((await site.transfers()).length).toBe(before + 1);
 
@@ -85,7 +118,15 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       budget_usd: '1',
       remaining_usd: '0.999',
       max_price_usd: '0.005',
-      pages: [{ url: page, spent_usd: '0.001', payments: 1, last_paid_at: expect.any(String), last_tx_hash: first.structured!.paid.tx_hash }],
+      pages: [
+        {
+          url: page,
+          spent_usd: '0.001',
+          payments: 1,
+          last_paid_at: expect.any(String),
+          last_tx_hash: first.structured!.paid.tx_hash,
+        },
+      ],
       pages_total: 1,
     });
     expect(mcp.logs.join('\n')).toContain(`paid 0.001 USD for ${page}`);
@@ -99,7 +140,12 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       within_budget: false,
       network_allowed: true,
     });
-    expect((await mcp.call('quote_price', { url: `${site.url}/free/post` })).structured).toMatchObject({ source: 'page', free: true, price_usd: '0', offers: [] });
+    expect((await mcp.call('quote_price', { url: `${site.url}/free/post` })).structured).toMatchObject({
+      source: 'page',
+      free: true,
+      price_usd: '0',
+      offers: [],
+    });
   });
 
   it("quotes from the site's /.well-known/pay.json without asking the page", async () => {
@@ -110,10 +156,23 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       source: 'pay.json',
       free: false,
       price_usd: '0.001',
-      offers: [{ network: 'local', asset: site.gated.app.chain.usdc, pay_to: site.gated.payTo, amount: '1000', price_usd: '0.001', x402_version: null }],
+      offers: [
+        {
+          network: 'local',
+          asset: site.gated.app.chain.usdc,
+          pay_to: site.gated.payTo,
+          amount: '1000',
+          price_usd: '0.001',
+          x402_version: null,
+        },
+      ],
     });
-    expect((await mcp.call('quote_price', { url: `${site.url}/robots.txt`, source: 'pay.json' })).structured).toMatchObject({ free: true, price_usd: '0' });
-    expect((await mcp.call('quote_price', { url: `${site.url}/anything/else`, source: 'pay.json' })).structured).toMatchObject({ price_usd: '0.01' });
+    expect(
+      (await mcp.call('quote_price', { url: `${site.url}/robots.txt`, source: 'pay.json' })).structured,
+    ).toMatchObject({ free: true, price_usd: '0' });
+    expect(
+      (await mcp.call('quote_price', { url: `${site.url}/anything/else`, source: 'pay.json' })).structured,
+    ).toMatchObject({ price_usd: '0.01' });
     // No page was asked, so no gate was offered (the publisher's conversion stats are untouched).
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await site.gated.gateCount()).toBe(gatesBefore);
@@ -121,42 +180,82 @@ describe('@crawlgate/mcp over a real MCP client', () => {
 
   it('refuses a payment over the budget left, as a structured error', async () => {
     mcp = await connect(envFor(site, await fundedKey(site), { budget: '0.0015' }));
-    expect((await mcp.call('fetch_page', { url: `${site.url}/cheap/one` })).structured).toMatchObject({ status: 200, paid: { price_usd: '0.001' } });
+    expect((await mcp.call('fetch_page', { url: `${site.url}/cheap/one` })).structured).toMatchObject({
+      status: 200,
+      paid: { price_usd: '0.001' },
+    });
     const before = (await site.transfers()).length;
     const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/two` });
-    expect(refused).toMatchObject({ isError: true, json: { error: { code: 'budget_exceeded', price_usd: '0.001', remaining_usd: '0.0005' } } });
+    expect(refused).toMatchObject({
+      isError: true,
+      json: { error: { code: 'budget_exceeded', price_usd: '0.001', remaining_usd: '0.0005' } },
+    });
     expect((await site.transfers()).length).toBe(before);
   });
 
   it('refuses to pay on a network it was not allowed, as a structured error', async () => {
     mcp = await connect(envFor(site, await fundedKey(site), { networks: 'base,base-sepolia' }));
     const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/elsewhere` });
-    expect(refused).toMatchObject({ isError: true, json: { error: { code: 'network_not_allowed', refused: expect.arrayContaining([expect.objectContaining({ network: 'local', reason: 'network_not_allowed' })]) } } });
-    expect((await mcp.call('quote_price', { url: `${site.url}/cheap/elsewhere` })).structured).toMatchObject({ network_allowed: false });
+    expect(refused).toMatchObject({
+      isError: true,
+      json: {
+        error: {
+          code: 'network_not_allowed',
+          refused: expect.arrayContaining([
+            expect.objectContaining({ network: 'local', reason: 'network_not_allowed' }),
+          ]),
+        },
+      },
+    });
+    expect((await mcp.call('quote_price', { url: `${site.url}/cheap/elsewhere` })).structured).toMatchObject({
+      network_allowed: false,
+    });
   });
 
   it('reports a payment the site refused as payment_failed with its reason, and spends nothing', async () => {
     mcp = await connect(envFor(site, await fundedKey(site, '0')));
     const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/broke` });
-    expect(refused).toMatchObject({ isError: true, json: { error: { code: 'payment_failed', reason: 'insufficient_funds' } } });
+    expect(refused).toMatchObject({
+      isError: true,
+      json: { error: { code: 'payment_failed', reason: 'insufficient_funds' } },
+    });
     expect((await mcp.call('spending')).structured).toMatchObject({ spent_usd: '0', payments: 0, remaining_usd: '1' });
   });
 
   it('truncates text to max_chars, and never above the configured bound', async () => {
     mcp = await connect({ ...envFor(site, await fundedKey(site, '0')), CRAWLGATE_MAX_CHARS: '20' });
     const page = `${site.url}/free/long-page`;
-    expect((await mcp.call('fetch_page', { url: page, max_chars: 7 })).structured).toMatchObject({ text: 'content', truncated: true, paid: null });
-    expect((await mcp.call('fetch_page', { url: page })).structured).toMatchObject({ text: 'content of /free/lon', truncated: true });
-    expect((await mcp.call('fetch_page', { url: page, max_chars: 1000 })).structured).toMatchObject({ text: 'content of /free/lon', truncated: true });
-    expect((await mcp.call('fetch_page', { url: `${site.url}/free/a` })).structured).toMatchObject({ text: 'content of /free/a', truncated: false });
+    expect((await mcp.call('fetch_page', { url: page, max_chars: 7 })).structured).toMatchObject({
+      text: 'content',
+      truncated: true,
+      paid: null,
+    });
+    expect((await mcp.call('fetch_page', { url: page })).structured).toMatchObject({
+      text: 'content of /free/lon',
+      truncated: true,
+    });
+    expect((await mcp.call('fetch_page', { url: page, max_chars: 1000 })).structured).toMatchObject({
+      text: 'content of /free/lon',
+      truncated: true,
+    });
+    expect((await mcp.call('fetch_page', { url: `${site.url}/free/a` })).structured).toMatchObject({
+      text: 'content of /free/a',
+      truncated: false,
+    });
   });
 
   it('answers bad input and unreachable sites with structured errors, never a crash', async () => {
     mcp = await connect(envFor(site, await fundedKey(site, '0')));
-    expect((await mcp.call('fetch_page', { url: 'file:///etc/passwd' })).json).toMatchObject({ error: { code: 'invalid_url' } });
-    expect((await mcp.call('quote_price', { url: 'not a url' })).json).toMatchObject({ error: { code: 'invalid_url' } });
+    expect((await mcp.call('fetch_page', { url: 'file:///etc/passwd' })).json).toMatchObject({
+      error: { code: 'invalid_url' },
+    });
+    expect((await mcp.call('quote_price', { url: 'not a url' })).json).toMatchObject({
+      error: { code: 'invalid_url' },
+    });
     const closed = `http://127.0.0.1:${await closedPort()}/x`;
-    expect((await mcp.call('fetch_page', { url: closed })).json).toMatchObject({ error: { code: 'fetch_failed', url: closed } });
+    expect((await mcp.call('fetch_page', { url: closed })).json).toMatchObject({
+      error: { code: 'fetch_failed', url: closed },
+    });
     expect((await mcp.call('quote_price', { url: closed })).json).toMatchObject({ error: { code: 'fetch_failed' } });
     expect((await mcp.call('spending')).isError).toBe(false);
   });

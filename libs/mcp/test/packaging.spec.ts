@@ -8,10 +8,26 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { join } from 'node:path';
-import { exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import {
+  exportsMapProblems,
+  installedForSpec,
+  loadEntry,
+  packedPackageProblems,
+  runNode,
+  typeCheckConsumer,
+  undeclaredImports,
+} from '../../../tools/testing/published-package';
 import { envFor, fundedKey, startPaidSite } from './support';
 
-const EXPORTS = ['ConfigError', 'DEFAULT_USER_AGENT', 'createMcpServer', 'createWalletSession', 'describeSession', 'readConfig', 'startHttpServer'];
+const EXPORTS = [
+  'ConfigError',
+  'DEFAULT_USER_AGENT',
+  'createMcpServer',
+  'createWalletSession',
+  'describeSession',
+  'readConfig',
+  'startHttpServer',
+];
 
 const pkg = installedForSpec(join(__dirname, '..'));
 
@@ -56,8 +72,14 @@ export function summary(quote: Quote, page: FetchedPage, refusal: Refusal): stri
     const bin = join(pkg.installed, pkg.manifest.bin!['crawlgate-mcp']);
     expect((await runNode(pkg, [bin, '--version'])).stdout).toBe(`${(await import('../package.json')).version}\n`);
     expect((await runNode(pkg, [bin, '--help'])).stdout).toContain('CRAWLGATE_WALLET_KEY');
-    await expect(runNode(pkg, [bin])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('CRAWLGATE_WALLET_KEY is not set') });
-    await expect(runNode(pkg, [bin, '--htp', '1'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: crawlgate-mcp') });
+    await expect(runNode(pkg, [bin])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('CRAWLGATE_WALLET_KEY is not set'),
+    });
+    await expect(runNode(pkg, [bin, '--htp', '1'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('Usage: crawlgate-mcp'),
+    });
   });
 
   it('the built binary serves an MCP client on stdio and pays a gated site', async () => {
@@ -65,13 +87,27 @@ export function summary(quote: Quote, page: FetchedPage, refusal: Refusal): stri
     try {
       const key = await fundedKey(site);
       const bin = join(pkg.installed, pkg.manifest.bin!['crawlgate-mcp']);
-      const transport = new StdioClientTransport({ command: process.execPath, args: [bin], cwd: pkg.site, env: { PATH: process.env.PATH ?? '', HOME: pkg.site, ...envFor(site, key) }, stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [bin],
+        cwd: pkg.site,
+        env: { PATH: process.env.PATH ?? '', HOME: pkg.site, ...envFor(site, key) },
+        stderr: 'pipe',
+      });
       const client = new Client({ name: 'packaging-test', version: '1.0.0' });
       await client.connect(transport);
       try {
-        expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['fetch_page', 'quote_price', 'spending']);
+        expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+          'fetch_page',
+          'quote_price',
+          'spending',
+        ]);
         const page = await client.callTool({ name: 'fetch_page', arguments: { url: `${site.url}/cheap/installed` } });
-        expect(page.structuredContent).toMatchObject({ status: 200, text: 'content of /cheap/installed', paid: { price_usd: '0.001' } });
+        expect(page.structuredContent).toMatchObject({
+          status: 200,
+          text: 'content of /cheap/installed',
+          paid: { price_usd: '0.001' },
+        });
       } finally {
         await client.close();
       }

@@ -57,7 +57,10 @@ export interface Connected {
   /** What the server logged (it logs to stderr in the binary). */
   logs: string[];
   /** Calls a tool and returns its result with the JSON of its first text block parsed. */
-  call(name: string, args?: Record<string, unknown>): Promise<{ isError: boolean; json: Record<string, any>; structured: Record<string, any> | undefined }>;
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+  ): Promise<{ isError: boolean; json: Record<string, any>; structured: Record<string, any> | undefined }>;
   close(): Promise<void>;
 }
 
@@ -77,7 +80,11 @@ export async function connect(env: Record<string, string>): Promise<Connected> {
     async call(name, args = {}) {
       const result = await client.callTool({ name, arguments: args });
       const [first] = result.content as { type: string; text: string }[];
-      return { isError: result.isError === true, json: JSON.parse(first.text), structured: result.structuredContent as Record<string, any> | undefined };
+      return {
+        isError: result.isError === true,
+        json: JSON.parse(first.text),
+        structured: result.structuredContent as Record<string, any> | undefined,
+      };
     },
     async close() {
       await client.close();
@@ -87,7 +94,11 @@ export async function connect(env: Record<string, string>): Promise<Connected> {
 }
 
 /** The environment the binary reads, for a wallet and limits. */
-export function envFor(site: PaidSite, key: string, limits: { max?: string; budget?: string; networks?: string } = {}): Record<string, string> {
+export function envFor(
+  site: PaidSite,
+  key: string,
+  limits: { max?: string; budget?: string; networks?: string } = {},
+): Record<string, string> {
   return {
     CRAWLGATE_WALLET_KEY: key,
     CRAWLGATE_MAX_PRICE_USD: limits.max ?? '0.005',

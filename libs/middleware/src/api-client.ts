@@ -7,7 +7,17 @@
  * the API URL (which may carry credentials).
  */
 
-import type { ChannelCorrection, ChannelStateView, GateCountsReport, GateOffer, PaidGate, SiteOffer, SiwxAccess, SiwxAccessRequest, VoucherStateView } from '@crawlgate/core';
+import type {
+  ChannelCorrection,
+  ChannelStateView,
+  GateCountsReport,
+  GateOffer,
+  PaidGate,
+  SiteOffer,
+  SiwxAccess,
+  SiwxAccessRequest,
+  VoucherStateView,
+} from '@crawlgate/core';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
@@ -60,13 +70,23 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const base = options.apiUrl.replace(/\/+$/, '');
   const doFetch = options.fetch ?? globalThis.fetch;
 
-  async function call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, label: string): Promise<Answer> {
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    label: string,
+  ): Promise<Answer> {
     let response: Response;
     let text: string;
     try {
       response = await doFetch(base + path, {
         method,
-        headers: { 'x-site-token': options.siteToken, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          'x-site-token': options.siteToken,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -80,7 +100,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     } catch {
       parsed = undefined;
     }
-    const record = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    const record =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : undefined;
     return { status: response.status, headers: response.headers, body: record };
   }
 
@@ -94,9 +117,16 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
     async verify(gateId, payment, timeoutMs) {
       const label = 'POST /v1/gates/{id}/verify';
-      const answer = await call('POST', `/v1/gates/${encodeURIComponent(gateId)}/verify`, { payment }, timeoutMs, label);
+      const answer = await call(
+        'POST',
+        `/v1/gates/${encodeURIComponent(gateId)}/verify`,
+        { payment },
+        timeoutMs,
+        label,
+      );
       const { status, body } = answer;
-      if (status === 200 && typeof body?.access_token === 'string') return { kind: 'paid', paid: body as unknown as PaidGate };
+      if (status === 200 && typeof body?.access_token === 'string')
+        return { kind: 'paid', paid: body as unknown as PaidGate };
       if (status === 202) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
       if (status === 402) {
         const reason = typeof body?.reason === 'string' ? body.reason : 'invalid_payload';
@@ -142,9 +172,16 @@ function isSiteOffer(body: Record<string, unknown> | undefined): body is Record<
 /** The channel state of x402's corrective 402, passed on as the API states it (the client checks the voucher against its own key). */
 function correctionOf(reason: string, body: Record<string, unknown> | undefined): ChannelCorrection | undefined {
   const state = body?.channel_state as ChannelStateView | undefined;
-  if (typeof state !== 'object' || state === null || typeof state.chargedCumulativeAmount !== 'string' || typeof state.channelId !== 'string') return undefined;
+  if (
+    typeof state !== 'object' ||
+    state === null ||
+    typeof state.chargedCumulativeAmount !== 'string' ||
+    typeof state.channelId !== 'string'
+  )
+    return undefined;
   const voucher = body?.voucher_state as VoucherStateView | undefined;
-  const voucherState = typeof voucher?.signedMaxClaimable === 'string' && typeof voucher.signature === 'string' ? voucher : undefined;
+  const voucherState =
+    typeof voucher?.signedMaxClaimable === 'string' && typeof voucher.signature === 'string' ? voucher : undefined;
   return { reason, channelState: state, ...(voucherState ? { voucherState } : {}) };
 }
 
@@ -165,7 +202,11 @@ function unexpected(label: string, answer: Answer): CrawlgateApiError {
 
 function describeFetchError(error: unknown, timeoutMs: number): string {
   // Duck-typed, not instanceof: fetch's errors may come from another realm (a test VM, a bundler's polyfill).
-  const { name, message, cause } = (error ?? {}) as { name?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const { name, message, cause } = (error ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    cause?: { code?: unknown; message?: unknown };
+  };
   if (name === 'TimeoutError' || name === 'AbortError') return `no answer within ${timeoutMs} ms`;
   if (typeof cause?.code === 'string') return `unreachable (${cause.code})`;
   const why = [message, cause?.message].filter((part) => typeof part === 'string').join(': ');

@@ -1,4 +1,8 @@
-import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_CRAWLER_PATHS_PER_REPORT, MAX_TOP_PATHS_PER_CRAWLER } from '@crawlgate/core';
+import {
+  MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_CRAWLER_PATHS_PER_REPORT,
+  MAX_TOP_PATHS_PER_CRAWLER,
+} from '@crawlgate/core';
 import { createCrawlerCounter, operatorOf, utcDayClock, type CrawlerSighting } from './crawler-counts';
 
 const sighting = (overrides: Partial<CrawlerSighting> = {}): CrawlerSighting => ({
@@ -28,9 +32,36 @@ describe('createCrawlerCounter', () => {
     expect(counts.pending).toBe(true);
     const report = counts.drain();
     expect(report.crawlers).toEqual([
-      { day: '2026-11-23', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'charged', verified: false, requests: 2, revenue_micros: '0' },
-      { day: '2026-11-23', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'paid', verified: false, requests: 2, revenue_micros: '12500' },
-      { day: '2026-11-24', crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'charged', verified: false, requests: 1, revenue_micros: '0' },
+      {
+        day: '2026-11-23',
+        crawler: 'GPTBot',
+        category: 'ai-training',
+        operator: 'OpenAI',
+        action: 'charged',
+        verified: false,
+        requests: 2,
+        revenue_micros: '0',
+      },
+      {
+        day: '2026-11-23',
+        crawler: 'GPTBot',
+        category: 'ai-training',
+        operator: 'OpenAI',
+        action: 'paid',
+        verified: false,
+        requests: 2,
+        revenue_micros: '12500',
+      },
+      {
+        day: '2026-11-24',
+        crawler: 'GPTBot',
+        category: 'ai-training',
+        operator: 'OpenAI',
+        action: 'charged',
+        verified: false,
+        requests: 1,
+        revenue_micros: '0',
+      },
     ]);
     expect(report.paths).toEqual([
       { day: '2026-11-23', crawler: 'GPTBot', path: '/a', requests: 4 },
@@ -60,7 +91,8 @@ describe('createCrawlerCounter', () => {
 
   it('stays within what one report may carry, however many crawlers and paths it sees', () => {
     const counts = counter();
-    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++) counts.count(sighting({ crawler: `bot-${i}`, path: `/p/${i}` }));
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++)
+      counts.count(sighting({ crawler: `bot-${i}`, path: `/p/${i}` }));
     for (let i = 0; i < 100; i++) counts.count(sighting({ crawler: 'bot-0', path: `/q/${i}` }));
     const report = counts.drain();
     expect(report.crawlers).toHaveLength(MAX_CRAWLER_COUNTS_PER_REPORT);

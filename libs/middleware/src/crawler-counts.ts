@@ -90,7 +90,10 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         known.count.requests++;
         known.revenue += revenueMicros;
       } else if (counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
-        counts.set(key, { count: { day, crawler, category, operator, action, verified, requests: 1, revenue_micros: '0' }, revenue: revenueMicros });
+        counts.set(key, {
+          count: { day, crawler, category, operator, action, verified, requests: 1, revenue_micros: '0' },
+          revenue: revenueMicros,
+        });
       }
       if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
       const pathKey = `${day}\n${crawler}\n${path}`;

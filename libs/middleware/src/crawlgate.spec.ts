@@ -1,12 +1,20 @@
 import { decodeBase64Json, encodeBase64Json, readGate, signAccessToken, signGate, verifyGate } from '@crawlgate/core';
-import { FAKE_API_URL, FAKE_SITE_ID, fakeApi, paid, type FakeAnswer, type FakeApiOptions } from '../test/support/fake-api';
+import {
+  FAKE_API_URL,
+  FAKE_SITE_ID,
+  fakeApi,
+  paid,
+  type FakeAnswer,
+  type FakeApiOptions,
+} from '../test/support/fake-api';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
 
 const SECRET = 'secret-of-the-site';
 const SITE_TOKEN = 'st_site_token_never_logged';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
-const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+const BROWSER =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 
 const gates: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -26,7 +34,8 @@ function setup(options: Partial<CrawlgateOptions> = {}, api: FakeApiOptions = {}
     ...options,
   });
   gates.push(gate);
-  const handle = (url: string, headers: CrawlgateRequest['headers'] = {}, ip = '10.0.0.1') => gate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip });
+  const handle = (url: string, headers: CrawlgateRequest['headers'] = {}, ip = '10.0.0.1') =>
+    gate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip });
   return { fake, warnings, handle, gate };
 }
 
@@ -37,7 +46,14 @@ function token(url: string, { secret = SECRET, siteId = FAKE_SITE_ID, gateId = '
 
 const PAYLOAD = {
   signature: '0x' + 'ab'.repeat(65),
-  authorization: { from: '0x' + '3'.repeat(40), to: '0x' + '2'.repeat(40), value: '10000', validAfter: '0', validBefore: '9999999999', nonce: '0x' + '1'.repeat(64) },
+  authorization: {
+    from: '0x' + '3'.repeat(40),
+    to: '0x' + '2'.repeat(40),
+    value: '10000',
+    validAfter: '0',
+    validBefore: '9999999999',
+    nonce: '0x' + '1'.repeat(64),
+  },
 };
 
 /** A well-formed x402 v1 payment (the fake API does not check signatures): it cannot name its gate. */
@@ -45,7 +61,15 @@ const paymentV1 = () => encodeBase64Json({ x402Version: 1, scheme: 'exact', netw
 
 /** A v2 payment echoing the requirement of `offer`, whose extra.gate_id names the gate. */
 function paymentV2(offer: { accepts: { extra?: Record<string, unknown> }[] }) {
-  const accepted = { scheme: 'exact', network: 'eip155:31337', amount: '10000', asset: '0x' + '1'.repeat(40), payTo: '0x' + '2'.repeat(40), maxTimeoutSeconds: 300, extra: offer.accepts[0].extra };
+  const accepted = {
+    scheme: 'exact',
+    network: 'eip155:31337',
+    amount: '10000',
+    asset: '0x' + '1'.repeat(40),
+    payTo: '0x' + '2'.repeat(40),
+    maxTimeoutSeconds: 300,
+    extra: offer.accepts[0].extra,
+  };
   return encodeBase64Json({ x402Version: 2, accepted, payload: PAYLOAD });
 }
 
@@ -76,10 +100,24 @@ describe('createCrawlgate', () => {
     const answer = respond(await handle('/post/1?utm=x'));
     expect(answer.status).toBe(402);
     expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'crawler-price': 'USD 0.01' });
-    expect(answer.json).toMatchObject({ url: '/post/1', price_usd: '0.01', site_id: FAKE_SITE_ID, verify_url: `${FAKE_API_URL}/v1/gates/${answer.json.id}/verify` });
-    expect(answer.json.accepts[0]).toMatchObject({ resource: 'https://example.com/post/1?utm=x', extra: { gate_id: answer.json.id } });
-    expect(verifyGate(answer.json.id, { secret: SECRET, siteId: FAKE_SITE_ID })).toMatchObject({ valid: true, gate: { path: '/post/1', micros: 10_000n } });
-    expect(decodeBase64Json(answer.headers['payment-required'])).toMatchObject({ x402Version: 2, accepts: [{ network: 'eip155:31337', extra: { gate_id: answer.json.id } }] });
+    expect(answer.json).toMatchObject({
+      url: '/post/1',
+      price_usd: '0.01',
+      site_id: FAKE_SITE_ID,
+      verify_url: `${FAKE_API_URL}/v1/gates/${answer.json.id}/verify`,
+    });
+    expect(answer.json.accepts[0]).toMatchObject({
+      resource: 'https://example.com/post/1?utm=x',
+      extra: { gate_id: answer.json.id },
+    });
+    expect(verifyGate(answer.json.id, { secret: SECRET, siteId: FAKE_SITE_ID })).toMatchObject({
+      valid: true,
+      gate: { path: '/post/1', micros: 10_000n },
+    });
+    expect(decodeBase64Json(answer.headers['payment-required'])).toMatchObject({
+      x402Version: 2,
+      accepts: [{ network: 'eip155:31337', extra: { gate_id: answer.json.id } }],
+    });
     // Each 402 is a fresh gate: two visitors never race to pay one.
     expect(respond(await handle('/post/1')).json.id).not.toBe(answer.json.id);
     expect(fake.calls).toEqual(['GET /v1/site']);
@@ -95,7 +133,10 @@ describe('createCrawlgate', () => {
     expect(fake.reports[0]).toMatchObject({ counts: [{ day, gates: 5 }] });
     // The same call carries what it did per crawler: five 402s and a free page passed.
     const crawlers = (fake.reports[0] as { crawlers: { action: string; requests: number }[] }).crawlers;
-    expect(crawlers.map(({ action, requests }) => [action, requests])).toEqual([['charged', 5], ['passed', 1]]);
+    expect(crawlers.map(({ action, requests }) => [action, requests])).toEqual([
+      ['charged', 5],
+      ['passed', 1],
+    ]);
 
     const failing = setup();
     failing.fake.answerWith((call) => (call === 'POST /v1/site/gate-counts' ? { status: 500 } : undefined));
@@ -128,8 +169,16 @@ describe('createCrawlgate', () => {
       const { handle } = setup({ secret: ['new-secret', SECRET] });
       expect(await handle('/post/1', { 'x-crawlgate-token': token('/post/1') })).toEqual({ kind: 'pass' });
       expect(respond(await handle('/post/2', { 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
-      expect(respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { siteId: '22222222-2222-4222-8222-222222222222' }) })).status).toBe(402);
-      expect(respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { secret: 'guessed' }) })).status).toBe(402);
+      expect(
+        respond(
+          await handle('/post/1', {
+            'x-crawlgate-token': token('/post/1', { siteId: '22222222-2222-4222-8222-222222222222' }),
+          }),
+        ).status,
+      ).toBe(402);
+      expect(
+        respond(await handle('/post/1', { 'x-crawlgate-token': token('/post/1', { secret: 'guessed' }) })).status,
+      ).toBe(402);
     });
 
     it('binds a token to the path as requestPath() spells it once: an escaped "?" or "#" is part of the path, never a cut', async () => {
@@ -145,14 +194,21 @@ describe('createCrawlgate', () => {
 
     it('treats a person presenting a Crawlgate token as an agent, but not one using the site’s own bearer auth', async () => {
       const { handle } = setup();
-      expect(respond(await handle('/post/2', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
-      expect(await handle('/post/2', { 'user-agent': BROWSER, authorization: 'Bearer site-session-abc' })).toEqual({ kind: 'pass' });
+      expect(
+        respond(await handle('/post/2', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') })).status,
+      ).toBe(402);
+      expect(await handle('/post/2', { 'user-agent': BROWSER, authorization: 'Bearer site-session-abc' })).toEqual({
+        kind: 'pass',
+      });
     });
   });
 
   describe('who pays', () => {
     it('follows isBot when it has an opinion, the catalogue otherwise', async () => {
-      const { handle } = setup({ isBot: (request) => (request.headers['x-test'] === 'bot' ? true : request.headers['x-test'] === 'person' ? false : undefined) });
+      const { handle } = setup({
+        isBot: (request) =>
+          request.headers['x-test'] === 'bot' ? true : request.headers['x-test'] === 'person' ? false : undefined,
+      });
       expect(respond(await handle('/post/1', { 'user-agent': BROWSER, 'x-test': 'bot' })).status).toBe(402);
       expect(await handle('/post/1', { 'x-test': 'person' })).toEqual({ kind: 'pass' });
       expect(respond(await handle('/post/1')).status).toBe(402);
@@ -160,7 +216,10 @@ describe('createCrawlgate', () => {
 
     it('blocks with 403 and allows per the policy, without calling the API', async () => {
       const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block', ClaudeBot: 'allow' } } });
-      expect(respond(await handle('/post/1'))).toMatchObject({ status: 403, headers: { 'crawler-error': 'CrawlerForbidden' } });
+      expect(respond(await handle('/post/1'))).toMatchObject({
+        status: 403,
+        headers: { 'crawler-error': 'CrawlerForbidden' },
+      });
       expect(await handle('/post/1', { 'user-agent': 'ClaudeBot/1.0' })).toEqual({ kind: 'pass' });
       expect(fake.calls).toEqual(['GET /v1/site']);
     });
@@ -172,30 +231,48 @@ describe('createCrawlgate', () => {
       const decision = await handle('/post/1', { 'x-payment': paymentV1() });
       expect(decision.kind).toBe('pass-after-payment');
       const headers = (decision as { headers: Record<string, string> }).headers;
-      expect(decodeBase64Json(headers['x-payment-response'])).toMatchObject({ success: true, transaction: '0xabc', network: 'local' });
-      expect(headers).toMatchObject({ 'crawler-charged': 'USD 0.01', 'x-crawlgate-token': token('/post/1'), 'cache-control': 'no-store' });
+      expect(decodeBase64Json(headers['x-payment-response'])).toMatchObject({
+        success: true,
+        transaction: '0xabc',
+        network: 'local',
+      });
+      expect(headers).toMatchObject({
+        'crawler-charged': 'USD 0.01',
+        'x-crawlgate-token': token('/post/1'),
+        'cache-control': 'no-store',
+      });
       const [verify] = fake.calls.filter((call) => call.includes('/verify'));
       expect(readGate(decodeURIComponent(verify.split('/')[3]))).toMatchObject({ path: '/post/1' });
     });
 
     it('settles a v2 PAYMENT-SIGNATURE at the gate it names, with PAYMENT-RESPONSE', async () => {
       const seen: string[] = [];
-      const { handle } = setup({}, { verify: (gateId) => (seen.push(gateId), paid(gateId, token('/post/1'), '/post/1')) });
+      const { handle } = setup(
+        {},
+        { verify: (gateId) => (seen.push(gateId), paid(gateId, token('/post/1'), '/post/1')) },
+      );
       const offer = respond(await handle('/post/1')).json;
       const decision = await handle('/post/1', { 'payment-signature': paymentV2(offer) });
       expect(decision.kind).toBe('pass-after-payment');
-      expect(decodeBase64Json((decision as { headers: Record<string, string> }).headers['payment-response'])).toMatchObject({ success: true });
+      expect(
+        decodeBase64Json((decision as { headers: Record<string, string> }).headers['payment-response']),
+      ).toMatchObject({ success: true });
       expect(seen).toEqual([offer.id]);
     });
 
     it('refuses a v2 payment naming a gate of another path, or a gate it did not sign, without asking the API', async () => {
       const { fake, handle } = setup({}, paysFor('/post/1'));
       const other = respond(await handle('/post/other')).json;
-      const forged = { accepts: [{ extra: { gate_id: signGate({ ...readGate(other.id)!, path: '/post/1' }, 'not-the-secret') } }] };
+      const forged = {
+        accepts: [{ extra: { gate_id: signGate({ ...readGate(other.id)!, path: '/post/1' }, 'not-the-secret') } }],
+      };
       for (const offer of [other, forged]) {
         const answer = respond(await handle('/post/1', { 'payment-signature': paymentV2(offer) }));
         expect(answer.status).toBe(402);
-        expect(decodeBase64Json(answer.headers['payment-response'])).toMatchObject({ success: false, errorReason: 'invalid_payload' });
+        expect(decodeBase64Json(answer.headers['payment-response'])).toMatchObject({
+          success: false,
+          errorReason: 'invalid_payload',
+        });
       }
       expect(fake.count('POST /v1/gates')).toBe(0);
     });
@@ -207,7 +284,10 @@ describe('createCrawlgate', () => {
     });
 
     it('answers a settlement still pending with 503, Retry-After and the gate to ask for the token', async () => {
-      const { handle } = setup({}, { verify: () => ({ status: 202, headers: { 'retry-after': '7' }, body: { status: 'settlement_pending' } }) });
+      const { handle } = setup(
+        {},
+        { verify: () => ({ status: 202, headers: { 'retry-after': '7' }, body: { status: 'settlement_pending' } }) },
+      );
       const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('7');
@@ -216,47 +296,78 @@ describe('createCrawlgate', () => {
     });
 
     it.each([
-      ['rejected', { status: 402, body: { detail: 'bad signature', reason: 'invalid_exact_evm_payload_signature' } }, 'invalid_exact_evm_payload_signature'],
+      [
+        'rejected',
+        { status: 402, body: { detail: 'bad signature', reason: 'invalid_exact_evm_payload_signature' } },
+        'invalid_exact_evm_payload_signature',
+      ],
       ['used for another gate', { status: 409, body: { detail: 'used' } }, 'duplicate_settlement'],
       ['gone', { status: 404, body: { detail: 'Gate not found or expired' } }, 'duplicate_settlement'],
-      ['refused by the rate limit', { status: 429, headers: { 'retry-after': '30' }, body: { detail: 'slow down' } }, 'unexpected_settle_error'],
+      [
+        'refused by the rate limit',
+        { status: 429, headers: { 'retry-after': '30' }, body: { detail: 'slow down' } },
+        'unexpected_settle_error',
+      ],
       ['refused as bad input', { status: 400, body: { detail: 'nested too deep' } }, 'unexpected_settle_error'],
-    ] as [string, FakeAnswer, string][])('answers a payment the API %s 402 with a fresh gate and the reason', async (_name, verify, reason) => {
-      const { handle } = setup({}, { verify: () => verify });
-      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
-      expect(answer.status).toBe(402);
-      expect(answer.json.url).toBe('/post/1');
-      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: reason });
-    });
+    ] as [string, FakeAnswer, string][])(
+      'answers a payment the API %s 402 with a fresh gate and the reason',
+      async (_name, verify, reason) => {
+        const { handle } = setup({}, { verify: () => verify });
+        const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+        expect(answer.status).toBe(402);
+        expect(answer.json.url).toBe('/post/1');
+        expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({
+          success: false,
+          errorReason: reason,
+        });
+      },
+    );
 
     it.each([
       ['fails', () => ({ status: 500 })],
       ['is unreachable', () => Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }))],
       ['is slow', () => new Promise<never>(() => {})],
-    ] as [string, () => FakeAnswer | Promise<FakeAnswer>][])('answers 503 with Retry-After when the API %s while settling: never the page', async (_name, failure) => {
-      const { fake, handle } = setup({ verifyTimeoutMs: 50 });
-      await handle('/warm-up', { 'user-agent': BROWSER });
-      fake.answerWith((call) => (call.includes('/verify') ? failure() : undefined));
-      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
-      expect(answer.status).toBe(503);
-      expect(answer.headers['retry-after']).toBe('30');
-    });
+    ] as [string, () => FakeAnswer | Promise<FakeAnswer>][])(
+      'answers 503 with Retry-After when the API %s while settling: never the page',
+      async (_name, failure) => {
+        const { fake, handle } = setup({ verifyTimeoutMs: 50 });
+        await handle('/warm-up', { 'user-agent': BROWSER });
+        fake.answerWith((call) => (call.includes('/verify') ? failure() : undefined));
+        const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+        expect(answer.status).toBe(503);
+        expect(answer.headers['retry-after']).toBe('30');
+      },
+    );
 
     it('answers an unreadable payment header 402 without asking the API to verify it', async () => {
       const { fake, handle } = setup();
       const answer = respond(await handle('/post/1', { 'x-payment': 'not base64 json' }));
       expect(answer.status).toBe(402);
-      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'invalid_payload' });
+      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({
+        success: false,
+        errorReason: 'invalid_payload',
+      });
       expect(fake.count('POST /v1/gates/')).toBe(0);
     });
 
     it('honours crawler-max-price and crawler-exact-price before any payment', async () => {
       const { fake, handle } = setup();
       // Cloudflare's crawler-error codes.
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': paymentV1() })).headers['crawler-error']).toBe('InvalidCrawlerMaxPrice');
-      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02' })).headers['crawler-error']).toBe('InvalidCrawlerExactPrice');
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'lots' }))).toMatchObject({ status: 400, headers: { 'crawler-error': 'InvalidCrawlerPriceValue' } });
-      expect(respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.01', 'crawler-exact-price': 'USD 0.01' }))).toMatchObject({ status: 400, headers: { 'crawler-error': 'ConflictingPriceHeaders' } });
+      expect(
+        respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.005', 'x-payment': paymentV1() })).headers[
+          'crawler-error'
+        ],
+      ).toBe('InvalidCrawlerMaxPrice');
+      expect(respond(await handle('/post/1', { 'crawler-exact-price': 'USD 0.02' })).headers['crawler-error']).toBe(
+        'InvalidCrawlerExactPrice',
+      );
+      expect(respond(await handle('/post/1', { 'crawler-max-price': 'lots' }))).toMatchObject({
+        status: 400,
+        headers: { 'crawler-error': 'InvalidCrawlerPriceValue' },
+      });
+      expect(
+        respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.01', 'crawler-exact-price': 'USD 0.01' })),
+      ).toMatchObject({ status: 400, headers: { 'crawler-error': 'ConflictingPriceHeaders' } });
       expect(fake.count('POST /v1/gates/')).toBe(0);
     });
 

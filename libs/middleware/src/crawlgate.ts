@@ -130,7 +130,9 @@ const MIN_REPORT_INTERVAL_MS = 10_000;
 /** verify waits this much longer than the API waits for its settlement, so the API answers first. */
 const VERIFY_MARGIN_MS = 5_000;
 
-type Visitor = { kind: 'person' } | { kind: 'bot'; name: string; category: string; action: BotAction; operator: string | null; verified: boolean };
+type Visitor =
+  | { kind: 'person' }
+  | { kind: 'bot'; name: string; category: string; action: BotAction; operator: string | null; verified: boolean };
 
 /** What decide() learned of a request, for the crawler counts; set only once the visitor is classified. */
 interface Seen {
@@ -143,7 +145,8 @@ interface Seen {
 /** `hmac` checks tokens and signs gates: the Node adapters pass node:crypto's; the default asks the runtime (runtime-hmac.ts). */
 export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = runtimeHmacSha256()): Crawlgate {
   for (const name of ['apiUrl', 'siteId', 'siteToken'] as const) {
-    if (typeof options[name] !== 'string' || options[name] === '') throw new TypeError(`createCrawlgate: ${name} is required`);
+    if (typeof options[name] !== 'string' || options[name] === '')
+      throw new TypeError(`createCrawlgate: ${name} is required`);
   }
   const secrets = typeof options.secret === 'string' ? [options.secret] : [...(options.secret ?? [])];
   if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
@@ -153,13 +156,27 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   const routing = options.routing ?? {};
   const logger = options.logger ?? console;
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
-  const api: ApiClient = createApiClient({ apiUrl: options.apiUrl, siteToken: options.siteToken, timeoutMs: options.timeoutMs ?? 3000, fetch: options.fetch });
-  const site = loadSiteTerms({ api, refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS), policy: options.policy, onError: warn });
+  const api: ApiClient = createApiClient({
+    apiUrl: options.apiUrl,
+    siteToken: options.siteToken,
+    timeoutMs: options.timeoutMs ?? 3000,
+    fetch: options.fetch,
+  });
+  const site = loadSiteTerms({
+    api,
+    refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS),
+    policy: options.policy,
+    onError: warn,
+  });
   const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
-  const gateCounts = createGateCounter({ api, intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS), onError: warn });
+  const gateCounts = createGateCounter({
+    api,
+    intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS),
+    onError: warn,
+  });
 
   // A typo in the policy would otherwise charge or free bots silently, request after request.
   for (const problem of botPolicyProblems(options.policy)) warn(problem);
@@ -170,7 +187,12 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
-  function classify(request: CrawlgateRequest, headers: HeaderRecord, token: string | undefined, signature: SignatureCheck | undefined): Visitor {
+  function classify(
+    request: CrawlgateRequest,
+    headers: HeaderRecord,
+    token: string | undefined,
+    signature: SignatureCheck | undefined,
+  ): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
     // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); the code's until then.
@@ -180,12 +202,27 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
-    return agent ? { kind: 'bot', name: 'unlisted agent', category: 'automation', action: 'charge', operator: null, verified: false } : { kind: 'person' };
+    return agent
+      ? {
+          kind: 'bot',
+          name: 'unlisted agent',
+          category: 'automation',
+          action: 'charge',
+          operator: null,
+          verified: false,
+        }
+      : { kind: 'person' };
   }
 
   /** A gate for this route at this price, signed here, and the 402 that offers it. */
   /** `correction`: x402's corrective 402 for a batch-settlement voucher whose running total is not the API's. */
-  function mintGate(terms: SiteTerms & { offer: { pay_to: string } }, route: Route, target: string, micros: bigint, correction?: ChannelCorrection): { offer: GateOffer; paymentRequired: string } {
+  function mintGate(
+    terms: SiteTerms & { offer: { pay_to: string } },
+    route: Route,
+    target: string,
+    micros: bigint,
+    correction?: ChannelCorrection,
+  ): { offer: GateOffer; paymentRequired: string } {
     const { offer: site } = terms;
     const now = Math.floor(Date.now() / 1000);
     const gate = {
@@ -200,25 +237,59 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       exp: now + site.gate_ttl_seconds,
     };
     const id = signGate(gate, secrets[0], hmac);
-    const offer = buildGateOffer(id, gate, paymentTermsOf(site), { domain: site.domain, apiBaseUrl: site.api_base_url, pathAndQuery: resourceTarget(target, route), now });
-    return { offer, paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction) };
+    const offer = buildGateOffer(id, gate, paymentTermsOf(site), {
+      domain: site.domain,
+      apiBaseUrl: site.api_base_url,
+      pathAndQuery: resourceTarget(target, route),
+      now,
+    });
+    return {
+      offer,
+      paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction),
+    };
   }
 
-  function paymentRequired(gate: { offer: GateOffer; paymentRequired: string }, headers: Record<string, string> = {}): Decision {
+  function paymentRequired(
+    gate: { offer: GateOffer; paymentRequired: string },
+    headers: Record<string, string> = {},
+  ): Decision {
     gateCounts.count();
-    return respondJson(402, gate.offer, { 'payment-required': gate.paymentRequired, 'crawler-price': `USD ${gate.offer.price_usd}`, ...licensing.linkHeader(site.current()?.offer), ...headers });
+    return respondJson(402, gate.offer, {
+      'payment-required': gate.paymentRequired,
+      'crawler-price': `USD ${gate.offer.price_usd}`,
+      ...licensing.linkHeader(site.current()?.offer),
+      ...headers,
+    });
   }
 
-  async function charge(request: CrawlgateRequest, headers: HeaderRecord, route: Route, terms: SiteTerms, micros: bigint, signature: SignatureCheck | undefined): Promise<Decision> {
+  async function charge(
+    request: CrawlgateRequest,
+    headers: HeaderRecord,
+    route: Route,
+    terms: SiteTerms,
+    micros: bigint,
+    signature: SignatureCheck | undefined,
+  ): Promise<Decision> {
     const maxPrice = crawlerPrice(headers, 'crawler-max-price');
     const exactPrice = crawlerPrice(headers, 'crawler-exact-price');
     if (maxPrice === undefined || exactPrice === undefined) {
-      return crawlerError(400, 'InvalidCrawlerPriceValue', 'crawler-max-price and crawler-exact-price must read like "USD 0.01"');
+      return crawlerError(
+        400,
+        'InvalidCrawlerPriceValue',
+        'crawler-max-price and crawler-exact-price must read like "USD 0.01"',
+      );
     }
-    if (maxPrice !== null && exactPrice !== null) return crawlerError(400, 'ConflictingPriceHeaders', 'Send crawler-max-price or crawler-exact-price, not both');
+    if (maxPrice !== null && exactPrice !== null)
+      return crawlerError(400, 'ConflictingPriceHeaders', 'Send crawler-max-price or crawler-exact-price, not both');
     // Cloudflare's rule: a signed request's price header must be signed too, or anyone relaying it could change the price.
-    const unsigned = signature && CRAWLER_PRICE_HEADERS.find((name) => headers[name] !== undefined && !signature.covered.has(name));
-    if (unsigned) return crawlerError(400, 'InvalidSignature', `The request is signed but ${unsigned} is not among the signed components`);
+    const unsigned =
+      signature && CRAWLER_PRICE_HEADERS.find((name) => headers[name] !== undefined && !signature.covered.has(name));
+    if (unsigned)
+      return crawlerError(
+        400,
+        'InvalidSignature',
+        `The request is signed but ${unsigned} is not among the signed components`,
+      );
     if (!hasPayTo(terms)) {
       warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
       return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
@@ -229,27 +300,42 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     const fresh = mintGate(terms, route, request.url, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
-    if (maxPrice !== null && micros > maxPrice) return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerMaxPrice' });
-    if (exactPrice !== null && micros !== exactPrice) return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
+    if (maxPrice !== null && micros > maxPrice)
+      return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerMaxPrice' });
+    if (exactPrice !== null && micros !== exactPrice)
+      return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
 
     const signedIn = await siwx.reaccess(headers, route.path);
     if (signedIn) return signedIn;
     const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
-    if (!payment.ok) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
+    if (!payment.ok)
+      return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
     const named = namedGate(payment, route);
-    if (named.kind === 'refused') return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)));
+    if (named.kind === 'refused')
+      return paymentRequired(
+        fresh,
+        settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
+      );
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path.
     const gateId = named.kind === 'named' ? named.gateId : fresh.offer.id;
     let answer: VerifyAnswer;
     try {
-      answer = await api.verify(gateId, payment.payment, options.verifyTimeoutMs ?? terms.offer.settlement_timeout_seconds * 1000 + VERIFY_MARGIN_MS);
+      answer = await api.verify(
+        gateId,
+        payment.payment,
+        options.verifyTimeoutMs ?? terms.offer.settlement_timeout_seconds * 1000 + VERIFY_MARGIN_MS,
+      );
     } catch (error) {
       if (!(error instanceof CrawlgateApiError)) throw error;
       warn(`${error.message}; the page is not served`);
       // The API refused the call (4xx, 429): nothing was settled. No answer or a 5xx: a settlement may be in flight.
-      if (error.status !== undefined && error.status < 500) return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)));
+      if (error.status !== undefined && error.status < 500)
+        return paymentRequired(
+          fresh,
+          settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)),
+        );
       return settlementPending(gateId, terms, 30);
     }
     if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
@@ -259,20 +345,43 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return settled(answer, fresh, gateId, payment, route, terms);
   }
 
-  function settled(answer: VerifyAnswer, fresh: { offer: GateOffer; paymentRequired: string }, gateId: string, payment: Extract<PresentedPayment, { ok: true }>, route: Route, terms: SiteTerms): Decision {
+  function settled(
+    answer: VerifyAnswer,
+    fresh: { offer: GateOffer; paymentRequired: string },
+    gateId: string,
+    payment: Extract<PresentedPayment, { ok: true }>,
+    route: Route,
+    terms: SiteTerms,
+  ): Decision {
     const { via, network, payer: from } = payment;
     switch (answer.kind) {
       case 'paid': {
         const { paid } = answer;
         // Served only with a token that opens this very path: whatever the API said, a payment for another path never serves.
         if (!tokenOpens(paid.access_token, route.path)) {
-          warn(`the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`);
-          return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, network, from)));
+          warn(
+            `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
+          );
+          return paymentRequired(
+            fresh,
+            settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, network, from)),
+          );
         }
-        const settlement: SettleResponse = { success: true, transaction: paid.tx_hash, network, payer: paid.payer, ...voucherSettlement(paid) };
+        const settlement: SettleResponse = {
+          success: true,
+          transaction: paid.tx_hash,
+          network,
+          payer: paid.payer,
+          ...voucherSettlement(paid),
+        };
         return {
           kind: 'pass-after-payment',
-          headers: { ...settlementHeader(via, settlement), 'crawler-charged': `USD ${paid.price_usd}`, 'x-crawlgate-token': paid.access_token, 'cache-control': 'no-store' },
+          headers: {
+            ...settlementHeader(via, settlement),
+            'crawler-charged': `USD ${paid.price_usd}`,
+            'x-crawlgate-token': paid.access_token,
+            'cache-control': 'no-store',
+          },
         };
       }
       case 'pending':
@@ -282,7 +391,10 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
         return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, network, from)));
       case 'conflict':
       case 'gone':
-        return paymentRequired(fresh, settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)));
+        return paymentRequired(
+          fresh,
+          settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)),
+        );
     }
   }
 
@@ -291,7 +403,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return respondJson(
       503,
       {
-        detail: 'Payment sent to the chain, not confirmed yet. Retry with the same payment (x402 v2), or POST it to verify_url for the token; it is never charged twice.',
+        detail:
+          'Payment sent to the chain, not confirmed yet. Retry with the same payment (x402 v2), or POST it to verify_url for the token; it is never charged twice.',
         gate_id: gateId,
         verify_url: `${terms.offer.api_base_url}/v1/gates/${gateId}/verify`,
       },
@@ -299,7 +412,10 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     );
   }
 
-  function namedGate(payment: Extract<PresentedPayment, { ok: true }>, route: Route): { kind: 'named'; gateId: string } | { kind: 'unnamed' } | { kind: 'refused'; reason: string } {
+  function namedGate(
+    payment: Extract<PresentedPayment, { ok: true }>,
+    route: Route,
+  ): { kind: 'named'; gateId: string } | { kind: 'unnamed' } | { kind: 'refused'; reason: string } {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
     if (gateId === undefined) return { kind: 'unnamed' };
@@ -313,7 +429,9 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   }
 
   function notLoaded(): Decision {
-    warn(`the site's pricing has never loaded; failMode ${failMode}: ${failMode === 'open' ? 'serving the request' : 'answering 503'}`);
+    warn(
+      `the site's pricing has never loaded; failMode ${failMode}: ${failMode === 'open' ? 'serving the request' : 'answering 503'}`,
+    );
     if (failMode === 'open') return PASS;
     return respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
   }
@@ -324,7 +442,9 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     const route = readRoute(request.url);
     if (route.path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
       if (!terms) return notLoaded();
-      return respondJson(200, buildPayJson(terms.offer, options.apiUrl), { 'cache-control': `public, max-age=${PAY_JSON_CACHE_SECONDS}` });
+      return respondJson(200, buildPayJson(terms.offer, options.apiUrl), {
+        'cache-control': `public, max-age=${PAY_JSON_CACHE_SECONDS}`,
+      });
     }
     // The license document (and robots.txt if asked): the gate's own answers, never the app's, on route.path alone.
     const licensed = licensing.answer(request.method, route.path, terms?.offer);
@@ -364,7 +484,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     let action: CrawlerAction;
     if (seen.outcome !== 'charge') action = seen.outcome;
     else if (decision.kind === 'pass-after-payment') action = 'paid';
-    else if (decision.kind === 'pass') action = 'token'; // re-access with sign-in-with-x
+    else if (decision.kind === 'pass')
+      action = 'token'; // re-access with sign-in-with-x
     else if (decision.status === 402) action = 'charged';
     else return; // a bad price header, a pending settlement, a site that cannot charge: not a visit's outcome
     const visitor = seen.visitor();
@@ -415,15 +536,27 @@ function hasPayTo(terms: SiteTerms): terms is SiteTerms & { offer: { pay_to: str
 }
 
 function paymentTermsOf(site: SiteOffer): PaymentTerms {
-  const terms: PaymentTerms = { network: site.network, x402Network: site.x402_network, caip2: site.caip2, assetName: site.asset_name, assetVersion: site.asset_version };
+  const terms: PaymentTerms = {
+    network: site.network,
+    x402Network: site.x402_network,
+    caip2: site.caip2,
+    assetName: site.asset_name,
+    assetVersion: site.asset_version,
+  };
   const batch = site.batch_settlement;
-  if (batch) terms.batchSettlement = { escrow: batch.escrow as `0x${string}`, receiverAuthorizer: batch.receiver_authorizer as `0x${string}`, withdrawDelay: batch.withdraw_delay_seconds };
+  if (batch)
+    terms.batchSettlement = {
+      escrow: batch.escrow as `0x${string}`,
+      receiverAuthorizer: batch.receiver_authorizer as `0x${string}`,
+      withdrawDelay: batch.withdraw_delay_seconds,
+    };
   return terms;
 }
 
 /** Path and query for the offer's `resource`, on the site's own domain; the path alone when too long. */
 function resourceTarget(target: string, route: Route): string {
-  const query = /\?[^#]*/.exec(target.startsWith('/') ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, ''))?.[0] ?? '';
+  const query =
+    /\?[^#]*/.exec(target.startsWith('/') ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, ''))?.[0] ?? '';
   const pathAndQuery = rawPath(target) + query;
   return pathAndQuery.length <= MAX_URL_LENGTH && !/[\s"<>\\^`{|}]/.test(pathAndQuery) ? pathAndQuery : route.path;
 }
@@ -432,7 +565,10 @@ function resourceTarget(target: string, route: Route): string {
 function voucherSettlement(paid: PaidGate): Partial<SettleResponse> {
   const voucher = paid.batch_settlement;
   if (!voucher) return {};
-  return { amount: voucher.deposit_amount ?? '', extra: { chargedAmount: voucher.charged_amount, channelState: voucher.channel_state } };
+  return {
+    amount: voucher.deposit_amount ?? '',
+    extra: { chargedAmount: voucher.charged_amount, channelState: voucher.channel_state },
+  };
 }
 
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {

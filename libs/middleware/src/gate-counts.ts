@@ -37,7 +37,11 @@ export function createGateCounter({ api, intervalMs, onError, now = Date.now }: 
     if (counts.size === 0 && !crawlers.pending) return;
     const batch = [...counts].map(([day, gates]) => ({ day, gates }));
     counts = new Map();
-    await api.reportGateCounts({ counts: batch, ...crawlers.drain() }).catch((error: Error) => onError(`gate and crawler counts not reported (${error.message}); they are lost, payments are not affected`));
+    await api
+      .reportGateCounts({ counts: batch, ...crawlers.drain() })
+      .catch((error: Error) =>
+        onError(`gate and crawler counts not reported (${error.message}); they are lost, payments are not affected`),
+      );
   }
 
   function startTimer(): void {

@@ -1,5 +1,12 @@
 // @crawlgate/middleware: the framework-free gate. Adapters live in @crawlgate/middleware/{express,fastify,fetch,nest}.
-export { createCrawlgate, PAY_JSON_PATH, type Crawlgate, type CrawlgateOptions, type CrawlgateRequest, type CrawlgateLogger } from './crawlgate';
+export {
+  createCrawlgate,
+  PAY_JSON_PATH,
+  type Crawlgate,
+  type CrawlgateOptions,
+  type CrawlgateRequest,
+  type CrawlgateLogger,
+} from './crawlgate';
 export type { Decision } from './decision';
 export { CrawlgateApiError, type SiteOffer, type GateOffer, type PaidGate } from './api-client';
 export {

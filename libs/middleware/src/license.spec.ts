@@ -23,12 +23,19 @@ function parseXml(xml: string): XmlElement {
   };
   const unescape = (text: string) => {
     if (/&(?!(?:amp|lt|gt|quot|apos);)/.test(text)) fail('bad entity');
-    return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+    return text
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&amp;/g, '&');
   };
   const declaration = /^<\?xml version="1\.0" encoding="UTF-8"\?>\s*/i.exec(xml);
   if (declaration) at = declaration[0].length;
   function element(): XmlElement {
-    const open = /^<([A-Za-z][\w.-]*)((?:\s+[A-Za-z][\w:.-]*\s*=\s*"[^"<]*")*)\s*(\/?)>/.exec(xml.slice(at)) ?? fail('expected a start tag');
+    const open =
+      /^<([A-Za-z][\w.-]*)((?:\s+[A-Za-z][\w:.-]*\s*=\s*"[^"<]*")*)\s*(\/?)>/.exec(xml.slice(at)) ??
+      fail('expected a start tag');
     at += open[0].length;
     const attributes: Record<string, string> = {};
     for (const [, name, value] of open[2].matchAll(/([A-Za-z][\w:.-]*)\s*=\s*"([^"]*)"/g)) {
@@ -68,7 +75,8 @@ function rslProblems(xml: string): string[] {
   const problems: string[] = [];
   const root = parseXml(xml);
   if (root.name !== 'rsl') problems.push(`root is <${root.name}>`);
-  if (root.attributes.xmlns !== 'https://rslstandard.org/rsl') problems.push('xmlns is not https://rslstandard.org/rsl');
+  if (root.attributes.xmlns !== 'https://rslstandard.org/rsl')
+    problems.push('xmlns is not https://rslstandard.org/rsl');
   if (!root.children.some((child) => child.name === 'content')) problems.push('no <content>');
   const visit = (node: XmlElement) => {
     const allowed = CHILDREN[node.name];
@@ -83,12 +91,17 @@ function rslProblems(xml: string): string[] {
         break;
       case 'permits':
       case 'prohibits':
-        if (!['usage', 'user', 'geo'].includes(node.attributes.type)) problems.push(`<${node.name}> type ${node.attributes.type}`);
-        if (node.attributes.type === 'usage') for (const token of node.text.trim().split(/[\s,]+/)) if (!USAGE.includes(token)) problems.push(`usage ${token}`);
+        if (!['usage', 'user', 'geo'].includes(node.attributes.type))
+          problems.push(`<${node.name}> type ${node.attributes.type}`);
+        if (node.attributes.type === 'usage')
+          for (const token of node.text.trim().split(/[\s,]+/))
+            if (!USAGE.includes(token)) problems.push(`usage ${token}`);
         break;
       case 'payment':
-        if (node.attributes.type !== undefined && !PAYMENT_TYPES.includes(node.attributes.type)) problems.push(`payment type ${node.attributes.type}`);
-        if (node.attributes.type !== 'free' && node.attributes.type !== undefined && node.children.length === 0) problems.push('a paid <payment> with no <amount>, <standard> or <custom>');
+        if (node.attributes.type !== undefined && !PAYMENT_TYPES.includes(node.attributes.type))
+          problems.push(`payment type ${node.attributes.type}`);
+        if (node.attributes.type !== 'free' && node.attributes.type !== undefined && node.children.length === 0)
+          problems.push('a paid <payment> with no <amount>, <standard> or <custom>');
         break;
       case 'amount':
         if (!/^[A-Z]{3}$/.test(node.attributes.currency ?? '')) problems.push('<amount> without an ISO 4217 currency');
@@ -162,7 +175,11 @@ describe('the RSL checker', () => {
     ['an amount without currency', SPEC_EXAMPLES[1].replace(' currency="USD"', ''), 'ISO 4217'],
     ['an amount that is not a number', SPEC_EXAMPLES[1].replace('>0.001<', '>$0.001<'), '<amount>'],
     ['a usage outside the vocabulary', SPEC_EXAMPLES[1].replace('ai-train<', 'training<'), 'usage training'],
-    ['<payment> outside <license>', SPEC_EXAMPLES[0].replace('<license>', '<payment type="free"/><license>'), '<payment> inside <content>'],
+    [
+      '<payment> outside <license>',
+      SPEC_EXAMPLES[0].replace('<license>', '<payment type="free"/><license>'),
+      '<payment> inside <content>',
+    ],
     ['<content> without url', SPEC_EXAMPLES[0].replace(' url="/"', ''), 'without url'],
   ])('rejects %s', (_name, xml, problem) => {
     expect(rslProblems(xml).join('; ')).toContain(problem);
@@ -202,9 +219,20 @@ describe('buildRslDocument', () => {
   });
 
   it('escapes what XML must, so a rule cannot inject elements', () => {
-    const xml = buildRslDocument(offer({ rules: [{ path: '/a"/><content url="/x', price_usd: '1' }, { path: '/b&c<d>', price_usd: '1' }] }));
+    const xml = buildRslDocument(
+      offer({
+        rules: [
+          { path: '/a"/><content url="/x', price_usd: '1' },
+          { path: '/b&c<d>', price_usd: '1' },
+        ],
+      }),
+    );
     expect(rslProblems(xml)).toEqual([]);
-    expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual(['https://news.example.com/a"/><content url="/x$', 'https://news.example.com/b&c<d>$', 'https://news.example.com/']);
+    expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual([
+      'https://news.example.com/a"/><content url="/x$',
+      'https://news.example.com/b&c<d>$',
+      'https://news.example.com/',
+    ]);
   });
 
   it('writes a free default as payment type="free"', () => {
@@ -230,7 +258,11 @@ describe('createLicensing', () => {
   it('serves the document at /license.xml for GET and HEAD, with its media type, and nothing else', () => {
     const licensing = createLicensing();
     const answer = licensing.answer('GET', '/license.xml', offer());
-    expect(answer).toMatchObject({ kind: 'respond', status: 200, headers: { 'content-type': 'application/rsl+xml; charset=utf-8' } });
+    expect(answer).toMatchObject({
+      kind: 'respond',
+      status: 200,
+      headers: { 'content-type': 'application/rsl+xml; charset=utf-8' },
+    });
     expect(licensing.answer('HEAD', '/license.xml', offer())).toMatchObject({ status: 200 });
     expect(licensing.answer('POST', '/license.xml', offer())).toBeUndefined();
     expect(licensing.answer('GET', '/LICENSE.XML', offer())).toBeUndefined();
@@ -239,7 +271,10 @@ describe('createLicensing', () => {
   });
 
   it('answers 503 while the terms have never loaded', () => {
-    expect(createLicensing().answer('GET', '/license.xml', undefined)).toMatchObject({ status: 503, headers: { 'retry-after': '30' } });
+    expect(createLicensing().answer('GET', '/license.xml', undefined)).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '30' },
+    });
   });
 
   it('builds the document once per pricing version and domain', () => {
@@ -252,8 +287,12 @@ describe('createLicensing', () => {
   });
 
   it('links the license for 402s, and not when disabled or not loaded', () => {
-    expect(createLicensing().linkHeader(offer())).toEqual({ link: '<https://news.example.com/license.xml>; rel="license"; type="application/rsl+xml"' });
-    expect(createLicensing({ path: '/terms/rsl.xml' }).linkHeader(offer())).toEqual({ link: '<https://news.example.com/terms/rsl.xml>; rel="license"; type="application/rsl+xml"' });
+    expect(createLicensing().linkHeader(offer())).toEqual({
+      link: '<https://news.example.com/license.xml>; rel="license"; type="application/rsl+xml"',
+    });
+    expect(createLicensing({ path: '/terms/rsl.xml' }).linkHeader(offer())).toEqual({
+      link: '<https://news.example.com/terms/rsl.xml>; rel="license"; type="application/rsl+xml"',
+    });
     expect(createLicensing({ path: false }).linkHeader(offer())).toEqual({});
     expect(createLicensing({ path: false }).answer('GET', '/license.xml', offer())).toBeUndefined();
     expect(createLicensing().linkHeader(undefined)).toEqual({});
@@ -284,7 +323,10 @@ describe('createLicensing', () => {
     [{ usage: { aiTraining: false } }, /licensing.usage.aiTraining is unknown/],
     [{ usage: { aiTrain: 'no' } }, /licensing.usage.aiTrain must be true or false/],
     [{ usage: 'no-train' }, /licensing.usage must be an object/],
-    [{ robotsTxt: 'User-agent: *\nContent-Signal: ai-train=no\n', usage: { aiTrain: false } }, /already has Content-Signal/],
+    [
+      { robotsTxt: 'User-agent: *\nContent-Signal: ai-train=no\n', usage: { aiTrain: false } },
+      /already has Content-Signal/,
+    ],
   ])('refuses %j', (options, message) => {
     expect(() => createLicensing(options as never)).toThrow(message);
   });

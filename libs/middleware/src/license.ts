@@ -62,7 +62,11 @@ export interface Licensing {
 
 const USAGE_KEYS: readonly (keyof UsagePreferences)[] = ['search', 'aiInput', 'aiTrain'];
 /** RSL 1.0's usage vocabulary for each preference. */
-const RSL_USAGE: Record<keyof UsagePreferences, string> = { search: 'search', aiInput: 'ai-input', aiTrain: 'ai-train' };
+const RSL_USAGE: Record<keyof UsagePreferences, string> = {
+  search: 'search',
+  aiInput: 'ai-input',
+  aiTrain: 'ai-train',
+};
 /** A path the router and requestPath() read the same way: no escapes, dot segments, doubled slashes or `;`. */
 const PLAIN_PATH = /^\/(?:[A-Za-z0-9._~-]+\/?)*$/;
 
@@ -70,8 +74,16 @@ const PLAIN_PATH = /^\/(?:[A-Za-z0-9._~-]+\/?)*$/;
 export function createLicensing(options: LicensingOptions = {}): Licensing {
   if (typeof options !== 'object' || options === null) throw new TypeError('licensing must be an object');
   const path = options.path === false ? undefined : (options.path ?? DEFAULT_LICENSE_PATH);
-  if (path !== undefined && (typeof path !== 'string' || !PLAIN_PATH.test(path) || /(?:^|\/)\.\.?(?:\/|$)/.test(path) || requestPath(path) !== path)) {
-    throw new TypeError(`licensing.path must be false or a plain absolute path such as "${DEFAULT_LICENSE_PATH}" (letters, digits, "._~-" and "/")`);
+  if (
+    path !== undefined &&
+    (typeof path !== 'string' ||
+      !PLAIN_PATH.test(path) ||
+      /(?:^|\/)\.\.?(?:\/|$)/.test(path) ||
+      requestPath(path) !== path)
+  ) {
+    throw new TypeError(
+      `licensing.path must be false or a plain absolute path such as "${DEFAULT_LICENSE_PATH}" (letters, digits, "._~-" and "/")`,
+    );
   }
   const usage = readUsage(options.usage);
   const robotsBase = options.robotsTxt;
@@ -95,14 +107,30 @@ export function createLicensing(options: LicensingOptions = {}): Licensing {
       if (robotsBase !== undefined && requested === ROBOTS_PATH && (method === 'GET' || method === 'HEAD')) {
         // Before the terms load, the usage lines alone: the License line needs the site's domain.
         const text = robotsTxt(robotsBase, { usage, licenseUrl: offer && url(offer) });
-        return { kind: 'respond', status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': offer ? `public, max-age=${LICENSE_CACHE_SECONDS}` : 'no-store' }, body: text };
+        return {
+          kind: 'respond',
+          status: 200,
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'cache-control': offer ? `public, max-age=${LICENSE_CACHE_SECONDS}` : 'no-store',
+          },
+          body: text,
+        };
       }
       if (path === undefined || requested !== path || (method !== 'GET' && method !== 'HEAD')) return undefined;
-      if (!offer) return respondJson(503, { detail: "The site's license is not loaded yet; retry later" }, { 'retry-after': '30' });
+      if (!offer)
+        return respondJson(
+          503,
+          { detail: "The site's license is not loaded yet; retry later" },
+          { 'retry-after': '30' },
+        );
       return {
         kind: 'respond',
         status: 200,
-        headers: { 'content-type': `${RSL_MEDIA_TYPE}; charset=utf-8`, 'cache-control': `public, max-age=${LICENSE_CACHE_SECONDS}` },
+        headers: {
+          'content-type': `${RSL_MEDIA_TYPE}; charset=utf-8`,
+          'cache-control': `public, max-age=${LICENSE_CACHE_SECONDS}`,
+        },
         body: document(offer),
       };
     },
@@ -115,10 +143,12 @@ export function createLicensing(options: LicensingOptions = {}): Licensing {
 
 function readUsage(usage: unknown): UsagePreferences {
   if (usage === undefined) return {};
-  if (typeof usage !== 'object' || usage === null) throw new TypeError('licensing.usage must be an object such as { search: true, aiInput: true, aiTrain: false }');
+  if (typeof usage !== 'object' || usage === null)
+    throw new TypeError('licensing.usage must be an object such as { search: true, aiInput: true, aiTrain: false }');
   const read: UsagePreferences = {};
   for (const [key, value] of Object.entries(usage)) {
-    if (!USAGE_KEYS.includes(key as keyof UsagePreferences)) throw new TypeError(`licensing.usage.${key} is unknown; use ${USAGE_KEYS.join(', ')}`);
+    if (!USAGE_KEYS.includes(key as keyof UsagePreferences))
+      throw new TypeError(`licensing.usage.${key} is unknown; use ${USAGE_KEYS.join(', ')}`);
     if (value === undefined) continue;
     if (typeof value !== 'boolean') throw new TypeError(`licensing.usage.${key} must be true or false`);
     read[key as keyof UsagePreferences] = value;
@@ -129,11 +159,22 @@ function readUsage(usage: unknown): UsagePreferences {
 /** The RSL 1.0 document of a site: one <content> per price rule in order, then the default price for "/". */
 export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
   const origin = `https://${offer.domain}`;
-  const scopes = [...offer.rules.map((rule) => ({ url: origin + rslPattern(rule.path), price: rule.price_usd })), { url: `${origin}/`, price: offer.default_price_usd }];
+  const scopes = [
+    ...offer.rules.map((rule) => ({ url: origin + rslPattern(rule.path), price: rule.price_usd })),
+    { url: `${origin}/`, price: offer.default_price_usd },
+  ];
   const terms = `${origin}/.well-known/pay.json`;
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<rsl xmlns="${RSL_NAMESPACE}">`];
   for (const scope of scopes) {
-    lines.push(`  <content url="${xmlEscape(scope.url)}">`, `    <terms>${xmlEscape(terms)}</terms>`, '    <license>', ...usageLines(usage), ...paymentLines(scope.price), '    </license>', '  </content>');
+    lines.push(
+      `  <content url="${xmlEscape(scope.url)}">`,
+      `    <terms>${xmlEscape(terms)}</terms>`,
+      '    <license>',
+      ...usageLines(usage),
+      ...paymentLines(scope.price),
+      '    </license>',
+      '  </content>',
+    );
   }
   lines.push('</rsl>', '');
   return lines.join('\n');
@@ -150,7 +191,11 @@ function usageLines(usage: UsagePreferences): string[] {
 function paymentLines(price: string): string[] {
   // price_usd is the API's decimal string ("0.01"); "0" and "0.00" are free.
   if (/^0*(?:\.0*)?$/.test(price)) return ['      <payment type="free"/>'];
-  return ['      <payment type="crawl">', `        <amount currency="USD">${xmlEscape(price)}</amount>`, '      </payment>'];
+  return [
+    '      <payment type="crawl">',
+    `        <amount currency="USD">${xmlEscape(price)}</amount>`,
+    '      </payment>',
+  ];
 }
 
 /** Our glob as an RFC 9309 pattern: wildcards widen to `*`, a literal `$` is escaped, an exact path ends in `$`. */
@@ -160,5 +205,10 @@ export function rslPattern(glob: string): string {
 }
 
 function xmlEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }

@@ -9,7 +9,15 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { distFilesContaining, exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import {
+  distFilesContaining,
+  exportsMapProblems,
+  installedForSpec,
+  loadEntry,
+  packedPackageProblems,
+  typeCheckConsumer,
+  undeclaredImports,
+} from '../../../tools/testing/published-package';
 
 const NAME = '@crawlgate/middleware';
 
@@ -57,7 +65,9 @@ describe('the published package', () => {
       expect(typesVersions).toBeDefined();
       writeFileSync(join(installed, 'package.json'), JSON.stringify(manifest));
       const subpaths = Object.keys(ENTRIES).filter((path) => path !== '.');
-      expect(packedPackageProblems({ installed, site })).toEqual(subpaths.map((path) => `attw NoResolution: ${path} (node10)`));
+      expect(packedPackageProblems({ installed, site })).toEqual(
+        subpaths.map((path) => `attw NoResolution: ${path} (node10)`),
+      );
     } finally {
       rmSync(site, { recursive: true, force: true });
     }
@@ -90,23 +100,35 @@ export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), c
     // The Node-only adapters import it; the others ask the runtime for it (src/runtime-hmac.ts).
     const nodeCrypto = /(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']node:crypto["']/;
     for (const entry of ['fetch.mjs', 'fetch.cjs', 'index.mjs', 'index.cjs']) {
-      expect({ entry, importers: loadedFiles(entry).filter((file) => nodeCrypto.test(readDist(file))) }).toEqual({ entry, importers: [] });
+      expect({ entry, importers: loadedFiles(entry).filter((file) => nodeCrypto.test(readDist(file))) }).toEqual({
+        entry,
+        importers: [],
+      });
     }
     // The check can fail: the Express entry's chunks do import it.
     expect(loadedFiles('express.mjs').some((file) => nodeCrypto.test(readDist(file)))).toBe(true);
   });
 
-  it.each(Object.entries(ENTRIES))('require("%s") works in plain Node and exports what it should', async (path, names) => {
-    expect(await loadEntry(pkg, 'require', join(NAME, path))).toEqual(expect.arrayContaining(names));
-  });
+  it.each(Object.entries(ENTRIES))(
+    'require("%s") works in plain Node and exports what it should',
+    async (path, names) => {
+      expect(await loadEntry(pkg, 'require', join(NAME, path))).toEqual(expect.arrayContaining(names));
+    },
+  );
 
-  it.each(Object.entries(ENTRIES))('import("%s") works in plain Node and exports what it should', async (path, names) => {
-    expect(await loadEntry(pkg, 'import', join(NAME, path))).toEqual(expect.arrayContaining(names));
-  });
+  it.each(Object.entries(ENTRIES))(
+    'import("%s") works in plain Node and exports what it should',
+    async (path, names) => {
+      expect(await loadEntry(pkg, 'import', join(NAME, path))).toEqual(expect.arrayContaining(names));
+    },
+  );
 
   it('type-checks a consumer, ESM and CommonJS, against the emitted declarations', () => {
     const imports = Object.entries(ENTRIES)
-      .map(([path, names], i) => `import { ${names.map((n) => `${n} as e${i}_${n}`).join(', ')} } from '${join(NAME, path)}';`)
+      .map(
+        ([path, names], i) =>
+          `import { ${names.map((n) => `${n} as e${i}_${n}`).join(', ')} } from '${join(NAME, path)}';`,
+      )
       .join('\n');
     const consumer = `${imports}
 import type { BotPolicy, CrawlgateOptions, Visitor } from '${NAME}';
@@ -138,7 +160,10 @@ function loadedFiles(entry: string): string[] {
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    for (const [, relative] of readDist(file).matchAll(/(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']\.\/([^"']+)["']/g)) visit(relative);
+    for (const [, relative] of readDist(file).matchAll(
+      /(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']\.\/([^"']+)["']/g,
+    ))
+      visit(relative);
   };
   visit(entry);
   return [...seen];

@@ -55,13 +55,32 @@ describe('buildPayJson', () => {
         token_ttl_seconds: 1800,
       },
       api: 'https://api.crawlgate.example',
-      free_paths: ['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico', '/llms.txt'],
+      free_paths: [
+        '/robots.txt',
+        '/sitemap*.xml',
+        '/wp-sitemap*.xml',
+        '/.well-known/**',
+        '/security.txt',
+        '/favicon.ico',
+        '/llms.txt',
+      ],
     });
   });
 
   it('explains the whole gate in how_to', () => {
     const { how_to } = buildPayJson(SITE, 'https://api.crawlgate.example').gate;
-    for (const word of ['402', 'PAYMENT-REQUIRED', 'crawler-price', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'verify_url', 'tx_hash', 'transfer proof', 'X-Crawlgate-Token', 'Authorization: Bearer']) {
+    for (const word of [
+      '402',
+      'PAYMENT-REQUIRED',
+      'crawler-price',
+      'X-PAYMENT',
+      'PAYMENT-SIGNATURE',
+      'verify_url',
+      'tx_hash',
+      'transfer proof',
+      'X-Crawlgate-Token',
+      'Authorization: Bearer',
+    ]) {
       expect(how_to).toContain(word);
     }
   });
@@ -80,7 +99,18 @@ describe('buildPayJson', () => {
 
   it('publishes only the fields it documents, even when the offer has more', () => {
     const doc = buildPayJson({ ...SITE, secret: 'x' } as SiteOffer, 'https://api.crawlgate.example');
-    expect(Object.keys(doc)).toEqual(['version', 'site', 'currency', 'default_price_usd', 'rules', 'pricing_version', 'payment', 'gate', 'api', 'free_paths']);
+    expect(Object.keys(doc)).toEqual([
+      'version',
+      'site',
+      'currency',
+      'default_price_usd',
+      'rules',
+      'pricing_version',
+      'payment',
+      'gate',
+      'api',
+      'free_paths',
+    ]);
     expect(JSON.stringify(doc)).not.toContain('secret');
   });
 });

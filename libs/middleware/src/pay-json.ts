@@ -20,7 +20,6 @@ import { ACCESS_TOKEN_TTL_SECONDS, transferProofMessage } from '@crawlgate/core'
 import { ALWAYS_FREE_PATHS } from './bots/free-paths';
 import type { SiteOffer } from '@crawlgate/core';
 
-
 export interface PayJson {
   version: 1;
   site: { id: string; domain: string };
@@ -56,8 +55,8 @@ const HOW_TO =
   'Request the page. A bot that has not paid gets HTTP 402 with the price and x402 payment requirements ' +
   '(in the body and, base64, in the PAYMENT-REQUIRED header; the crawler-price header repeats the price). ' +
   'Pay by sending the same request again with an X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (x402 v2) header ' +
-  'signing a USDC transferWithAuthorization to pay_to, or POST the payment to the 402 body\'s verify_url, or a USDC ' +
-  'transfer\'s tx_hash with signature, the payer\'s EIP-191 signature of the transfer proof ' +
+  "signing a USDC transferWithAuthorization to pay_to, or POST the payment to the 402 body's verify_url, or a USDC " +
+  "transfer's tx_hash with signature, the payer's EIP-191 signature of the transfer proof " +
   `${JSON.stringify(transferProofMessage('<gate ref>', '<tx_hash>'))}. The paid response carries X-Crawlgate-Token: send it again as ` +
   '"Authorization: Bearer <token>" or X-Crawlgate-Token to read the same path until it expires.';
 

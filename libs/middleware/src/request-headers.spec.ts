@@ -1,5 +1,12 @@
 import { signAccessToken } from '@crawlgate/core';
-import { crawlerPrice, headersOfFetch, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
+import {
+  crawlerPrice,
+  headersOfFetch,
+  headerValue,
+  lowerCaseHeaders,
+  presentedToken,
+  type HeaderRecord,
+} from './request-headers';
 
 describe('request headers', () => {
   it('reads the first value of a header whatever the case of its name', () => {
@@ -44,19 +51,32 @@ describe('request headers', () => {
       { 'X-Crawlgate-Token': 't', authorization: '' },
       {},
     ];
-    const names = ['user-agent', 'x-payment', 'x-crawlgate-token', 'authorization', 'payment-signature', 'crawler-max-price'];
+    const names = [
+      'user-agent',
+      'x-payment',
+      'x-crawlgate-token',
+      'authorization',
+      'payment-signature',
+      'crawler-max-price',
+    ];
     for (const record of records) {
       const once = lowerCaseHeaders(record);
       expect(lowerCaseHeaders(once)).toBe(once);
-      for (const name of names) expect([record, name, headerValue(once, name)]).toEqual([record, name, headerValue(record, name)]);
+      for (const name of names)
+        expect([record, name, headerValue(once, name)]).toEqual([record, name, headerValue(record, name)]);
     }
   });
 
   it('reads a fetch Headers as the record Object.fromEntries made of it', () => {
-    const headers = new Headers([['User-Agent', 'GPTBot/1.0'], ['X-Payment', 'a'], ['x-payment', 'b'], ['Accept', 'text/html']]);
+    const headers = new Headers([
+      ['User-Agent', 'GPTBot/1.0'],
+      ['X-Payment', 'a'],
+      ['x-payment', 'b'],
+      ['Accept', 'text/html'],
+    ]);
     const record = headersOfFetch(headers);
     expect(Object.entries(record)).toEqual(Object.entries(Object.fromEntries(headers)));
-    for (const name of ['user-agent', 'x-payment', 'accept', 'authorization']) expect(headerValue(record, name)).toBe(headerValue(Object.fromEntries(headers), name));
+    for (const name of ['user-agent', 'x-payment', 'accept', 'authorization'])
+      expect(headerValue(record, name)).toBe(headerValue(Object.fromEntries(headers), name));
   });
 });
-

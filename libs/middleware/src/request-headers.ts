@@ -63,7 +63,10 @@ export function presentedToken(headers: HeaderRecord): string | undefined {
  * A Cloudflare-style price header, `USD 0.01` (the currency may be omitted), as micro-USD.
  * Null when absent, undefined when present but unreadable.
  */
-export function crawlerPrice(headers: HeaderRecord, name: 'crawler-max-price' | 'crawler-exact-price'): bigint | null | undefined {
+export function crawlerPrice(
+  headers: HeaderRecord,
+  name: 'crawler-max-price' | 'crawler-exact-price',
+): bigint | null | undefined {
   const raw = headerValue(headers, name);
   if (raw === undefined) return null;
   const m = /^\s*(?:USD\s+)?([0-9.]+)\s*$/i.exec(raw);

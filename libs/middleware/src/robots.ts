@@ -16,8 +16,16 @@ export interface RobotsTxtSignals {
 /** RFC 9309: crawlers must read at least 500 KiB; a longer file is cut where they stop reading. */
 export const MAX_ROBOTS_TXT_BYTES = 500 * 1024;
 
-const CONTENT_SIGNAL: Record<keyof UsagePreferences, string> = { search: 'search', aiInput: 'ai-input', aiTrain: 'ai-train' };
-const CONTENT_USAGE: Record<keyof UsagePreferences, string> = { search: 'search', aiInput: 'ai-use', aiTrain: 'train-ai' };
+const CONTENT_SIGNAL: Record<keyof UsagePreferences, string> = {
+  search: 'search',
+  aiInput: 'ai-input',
+  aiTrain: 'ai-train',
+};
+const CONTENT_USAGE: Record<keyof UsagePreferences, string> = {
+  search: 'search',
+  aiInput: 'ai-use',
+  aiTrain: 'train-ai',
+};
 const SIGNAL_LINE = /^\s*(?:content-signal|content-usage)\s*:/im;
 
 /**
@@ -28,11 +36,14 @@ const SIGNAL_LINE = /^\s*(?:content-signal|content-usage)\s*:/im;
  */
 export function robotsTxt(base: string, signals: RobotsTxtSignals): string {
   if (typeof base !== 'string') throw new TypeError('robotsTxt: base must be the robots.txt text ("" for none)');
-  if (new TextEncoder().encode(base).length > MAX_ROBOTS_TXT_BYTES) throw new TypeError('robotsTxt: base is over 500 KiB, past where crawlers stop reading');
+  if (new TextEncoder().encode(base).length > MAX_ROBOTS_TXT_BYTES)
+    throw new TypeError('robotsTxt: base is over 500 KiB, past where crawlers stop reading');
   const { licenseUrl, usage = {} } = signals;
-  if (licenseUrl !== undefined && !isAbsoluteHttpUrl(licenseUrl)) throw new TypeError('robotsTxt: licenseUrl must be an absolute http(s) URL');
+  if (licenseUrl !== undefined && !isAbsoluteHttpUrl(licenseUrl))
+    throw new TypeError('robotsTxt: licenseUrl must be an absolute http(s) URL');
   const usageLines = usageDirectives(usage);
-  if (usageLines.length > 0 && SIGNAL_LINE.test(base)) throw new TypeError('robotsTxt: base already has Content-Signal or Content-Usage lines; set them in one place');
+  if (usageLines.length > 0 && SIGNAL_LINE.test(base))
+    throw new TypeError('robotsTxt: base already has Content-Signal or Content-Usage lines; set them in one place');
 
   const lines = base.replace(/\r\n?/g, '\n').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
@@ -47,13 +58,17 @@ export function robotsTxt(base: string, signals: RobotsTxtSignals): string {
       lines.splice(end, 0, ...usageLines);
     }
   }
-  const hasLicense = licenseUrl !== undefined && lines.some((line) => line.trim().toLowerCase() === `license: ${licenseUrl}`.toLowerCase());
+  const hasLicense =
+    licenseUrl !== undefined &&
+    lines.some((line) => line.trim().toLowerCase() === `license: ${licenseUrl}`.toLowerCase());
   if (licenseUrl !== undefined && !hasLicense) lines.unshift(`License: ${licenseUrl}`, '');
   return lines.join('\n') + '\n';
 }
 
 function usageDirectives(usage: UsagePreferences): string[] {
-  const keys = (Object.keys(CONTENT_SIGNAL) as (keyof UsagePreferences)[]).filter((key) => typeof usage[key] === 'boolean');
+  const keys = (Object.keys(CONTENT_SIGNAL) as (keyof UsagePreferences)[]).filter(
+    (key) => typeof usage[key] === 'boolean',
+  );
   if (keys.length === 0) return [];
   return [
     `Content-Signal: ${keys.map((key) => `${CONTENT_SIGNAL[key]}=${usage[key] ? 'yes' : 'no'}`).join(', ')}`,

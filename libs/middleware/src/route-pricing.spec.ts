@@ -20,16 +20,24 @@ describe('readRoute', () => {
     expect(readRoute('/static/premium%2fa').spellings).toEqual(['/static/premium%2Fa', '/static/premium/a']);
   });
 
-  it.each(['/premium/a/.', '/premium/a/x/..', '/free/../premium/a', '/static/free/..%2fpremium/a', '/static/free/%2e%2e%2fpremium/a', '/a/%2E/b', '/a\\..\\b'])(
-    'calls %s odd: it has a dot segment',
+  it.each([
+    '/premium/a/.',
+    '/premium/a/x/..',
+    '/free/../premium/a',
+    '/static/free/..%2fpremium/a',
+    '/static/free/%2e%2e%2fpremium/a',
+    '/a/%2E/b',
+    '/a\\..\\b',
+  ])('calls %s odd: it has a dot segment', (target) => {
+    expect(readRoute(target).odd).toBe(true);
+  });
+
+  it.each(['/premium/a', '/premium/a.b', '/.well-known/pay.json', '/a/...', '/a/..b'])(
+    'does not call %s odd',
     (target) => {
-      expect(readRoute(target).odd).toBe(true);
+      expect(readRoute(target).odd).toBe(false);
     },
   );
-
-  it.each(['/premium/a', '/premium/a.b', '/.well-known/pay.json', '/a/...', '/a/..b'])('does not call %s odd', (target) => {
-    expect(readRoute(target).odd).toBe(false);
-  });
 });
 
 describe('priceRoute', () => {
@@ -41,7 +49,11 @@ describe('priceRoute', () => {
 
   it('charges case and trailing-slash spellings the route’s price when the router may fold them, and only then', () => {
     for (const spelling of ['/PREMIUM/a', '/Premium/a', '/premium/a/']) {
-      expect({ spelling, lenient: price(spelling), strict: price(spelling, STRICT) }).toEqual({ spelling, lenient: 500_000n, strict: 10_000n });
+      expect({ spelling, lenient: price(spelling), strict: price(spelling, STRICT) }).toEqual({
+        spelling,
+        lenient: 500_000n,
+        strict: 10_000n,
+      });
     }
     // A rule written with a trailing slash covers the spelling without one, for a lenient router.
     expect(price('/blog')).toBe(20_000n);
@@ -70,7 +82,13 @@ describe('isAlwaysFreeRoute', () => {
   it('frees robots.txt and /.well-known/, but no spelling that could reach another route', () => {
     expect(isAlwaysFreeRoute(readRoute('/robots.txt'))).toBe(true);
     expect(isAlwaysFreeRoute(readRoute('/.well-known/pay.json'))).toBe(true);
-    for (const target of ['/premium/a;/../../robots.txt', '/robots.txt;/../premium/a', '/.well-known/../premium', '/.well-known/..%2fpremium', '/robots.txt%2f..%2fpremium']) {
+    for (const target of [
+      '/premium/a;/../../robots.txt',
+      '/robots.txt;/../premium/a',
+      '/.well-known/../premium',
+      '/.well-known/..%2fpremium',
+      '/robots.txt%2f..%2fpremium',
+    ]) {
       expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
     }
   });

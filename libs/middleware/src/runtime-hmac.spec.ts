@@ -3,8 +3,14 @@ import { createHmac } from 'node:crypto';
 import { nodeHmacSha256 } from './node-hmac';
 import { runtimeHmacSha256 } from './runtime-hmac';
 
-const expected = (secret: string, message: string) => new Uint8Array(createHmac('sha256', secret).update(message).digest());
-const cases: [string, string][] = [['secret', 'message'], ['cgsec_' + 'k'.repeat(43), 'eyJ4IjoxfQ'], ['sécret ✓', 'crawlgate gate v1\npayload'], ['k'.repeat(200), '']];
+const expected = (secret: string, message: string) =>
+  new Uint8Array(createHmac('sha256', secret).update(message).digest());
+const cases: [string, string][] = [
+  ['secret', 'message'],
+  ['cgsec_' + 'k'.repeat(43), 'eyJ4IjoxfQ'],
+  ['sécret ✓', 'crawlgate gate v1\npayload'],
+  ['k'.repeat(200), ''],
+];
 
 describe('the HMAC the middleware checks tokens with', () => {
   it('is node:crypto’s on Node (process.getBuiltinModule), byte for byte HMAC-SHA256', () => {
@@ -19,7 +25,13 @@ describe('the HMAC the middleware checks tokens with', () => {
   it('is core’s pure-JS HMAC on a runtime without getBuiltinModule, or one refusing node:crypto', () => {
     const original = Object.getOwnPropertyDescriptor(process, 'getBuiltinModule');
     try {
-      for (const stand of [undefined, () => undefined, () => { throw new Error('no node:crypto here'); }]) {
+      for (const stand of [
+        undefined,
+        () => undefined,
+        () => {
+          throw new Error('no node:crypto here');
+        },
+      ]) {
         Object.defineProperty(process, 'getBuiltinModule', { value: stand, configurable: true, writable: true });
         expect(runtimeHmacSha256()).toBe(hmacSha256);
       }

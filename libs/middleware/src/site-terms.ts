@@ -45,7 +45,10 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
     try {
       const offer = await api.site();
       // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
-      const prices = terms?.offer.pricing_version === offer.pricing_version ? terms.prices : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
+      const prices =
+        terms?.offer.pricing_version === offer.pricing_version
+          ? terms.prices
+          : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
       terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);

@@ -3,13 +3,28 @@ import { CrawlgateApiError, type ApiClient } from './api-client';
 import { createSiwxGate } from './siwx';
 
 /* One module: the API client is a stand-in here; siwx.spec.ts under test/ runs the real API. */
-const access: SiwxAccess = { access_token: 'tok', expires_at: '2026-11-23T17:00:00.000Z', url: '/a', payer: '0x' + '1'.repeat(40) };
+const access: SiwxAccess = {
+  access_token: 'tok',
+  expires_at: '2026-11-23T17:00:00.000Z',
+  url: '/a',
+  payer: '0x' + '1'.repeat(40),
+};
 
-function gate(answer: () => Promise<SiwxAccess | null>, opens = (token: string, path: string) => token === 'tok' && path === '/a') {
+function gate(
+  answer: () => Promise<SiwxAccess | null>,
+  opens = (token: string, path: string) => token === 'tok' && path === '/a',
+) {
   const calls: unknown[] = [];
   const warnings: string[] = [];
   const api = { siwx: async (request: unknown) => (calls.push(request), answer()) } as unknown as ApiClient;
-  const siwx = createSiwxGate({ api, siteId: 'site-1', secret: 'cgsec_s', hmac: hmacSha256, tokenOpens: opens, warn: (message) => warnings.push(message) });
+  const siwx = createSiwxGate({
+    api,
+    siteId: 'site-1',
+    secret: 'cgsec_s',
+    hmac: hmacSha256,
+    tokenOpens: opens,
+    warn: (message) => warnings.push(message),
+  });
   return { siwx, calls, warnings };
 }
 
@@ -19,15 +34,22 @@ describe('createSiwxGate', () => {
   it('challenges with a nonce of this site and path, for five minutes', () => {
     const { siwx } = gate(async () => access);
     const site = { domain: 'blog.example.com', caip2: 'eip155:8453' } as SiteOffer;
-    const challenge = siwx.challenge(site, '/a', 1_800_000_000)['sign-in-with-x'] as { info: { nonce: string; uri: string; expirationTime: string } };
+    const challenge = siwx.challenge(site, '/a', 1_800_000_000)['sign-in-with-x'] as {
+      info: { nonce: string; uri: string; expirationTime: string };
+    };
     expect(challenge.info.uri).toBe('https://blog.example.com/a');
     expect(challenge.info.expirationTime).toBe(new Date(1_800_000_300_000).toISOString());
-    expect(verifySiwxNonce(challenge.info.nonce, { siteId: 'site-1', path: '/a' }, ['cgsec_s'], 1_800_000_000)).toEqual({ valid: true, exp: 1_800_000_300 });
+    expect(verifySiwxNonce(challenge.info.nonce, { siteId: 'site-1', path: '/a' }, ['cgsec_s'], 1_800_000_000)).toEqual(
+      { valid: true, exp: 1_800_000_300 },
+    );
   });
 
   it('passes with the token when the API accepts and the token opens the path', async () => {
     const { siwx, calls } = gate(async () => access);
-    expect(await siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toEqual({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': 'tok', 'cache-control': 'no-store' } });
+    expect(await siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toEqual({
+      kind: 'pass-after-payment',
+      headers: { 'x-crawlgate-token': 'tok', 'cache-control': 'no-store' },
+    });
     expect(calls).toEqual([{ proof, url: '/a' }]);
   });
 
@@ -40,7 +62,9 @@ describe('createSiwxGate', () => {
 
   it('falls through on a refusal, an API error, or a token that does not open this path', async () => {
     expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
-    const failing = gate(async () => Promise.reject(new CrawlgateApiError('POST /v1/access-tokens/siwx: no answer within 3000 ms')));
+    const failing = gate(async () =>
+      Promise.reject(new CrawlgateApiError('POST /v1/access-tokens/siwx: no answer within 3000 ms')),
+    );
     expect(await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
     expect(failing.warnings).toEqual([expect.stringContaining('no answer')]);
     const elsewhere = gate(async () => access);
@@ -49,6 +73,8 @@ describe('createSiwxGate', () => {
   });
 
   it('lets a bug throw (the gate answers 503), never pass', async () => {
-    await expect(gate(async () => Promise.reject(new TypeError('bug'))).siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).rejects.toThrow('bug');
+    await expect(
+      gate(async () => Promise.reject(new TypeError('bug'))).siwx.reaccess({ 'sign-in-with-x': proof }, '/a'),
+    ).rejects.toThrow('bug');
   });
 });

@@ -6,7 +6,16 @@
  * timeout or any odd answer of the API falls through to the usual 402 (fail closed).
  */
 
-import { MAX_SIWX_HEADER_LENGTH, SIGN_IN_WITH_X, SIGN_IN_WITH_X_HEADER, signSiwxNonce, siwxDeclaration, SIWX_CHALLENGE_SECONDS, type HmacSha256, type SiteOffer } from '@crawlgate/core';
+import {
+  MAX_SIWX_HEADER_LENGTH,
+  SIGN_IN_WITH_X,
+  SIGN_IN_WITH_X_HEADER,
+  signSiwxNonce,
+  siwxDeclaration,
+  SIWX_CHALLENGE_SECONDS,
+  type HmacSha256,
+  type SiteOffer,
+} from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
 import type { Decision } from './decision';
 import { headerValue, type HeaderRecord } from './request-headers';
@@ -50,10 +59,15 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
       }
       if (!access) return undefined;
       if (!options.tokenOpens(access.access_token, path)) {
-        options.warn(`the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 402`);
+        options.warn(
+          `the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 402`,
+        );
         return undefined;
       }
-      return { kind: 'pass-after-payment', headers: { 'x-crawlgate-token': access.access_token, 'cache-control': 'no-store' } };
+      return {
+        kind: 'pass-after-payment',
+        headers: { 'x-crawlgate-token': access.access_token, 'cache-control': 'no-store' },
+      };
     },
   };
 }

@@ -5,10 +5,17 @@ import { classifyVisitor, type BotPolicy } from './bots';
 import { mergeBotPolicies, readStoredBotPolicy, refreshBotPolicy } from './stored-bot-policy';
 
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
-const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+const CLAUDEBOT =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
 const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
 
-const stored = (changes: Record<string, unknown> = {}) => ({ categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 1, ...changes });
+const stored = (changes: Record<string, unknown> = {}) => ({
+  categories: {},
+  bots: {},
+  require_signature: { categories: [], bots: [] },
+  version: 1,
+  ...changes,
+});
 const action = (ua: string, policy: BotPolicy | undefined) => {
   const visitor = classifyVisitor(ua, policy);
   return visitor.kind === 'bot' ? visitor.action : 'human';
@@ -17,17 +24,34 @@ const action = (ua: string, policy: BotPolicy | undefined) => {
 describe('readStoredBotPolicy', () => {
   it('reads what the API sends, in the catalogue spelling', () => {
     expect(
-      readStoredBotPolicy(stored({ categories: { seo: 'block' }, bots: { gptbot: 'allow' }, require_signature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] }, version: 7 })),
+      readStoredBotPolicy(
+        stored({
+          categories: { seo: 'block' },
+          bots: { gptbot: 'allow' },
+          require_signature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] },
+          version: 7,
+        }),
+      ),
     ).toEqual({
       ok: true,
       version: 7,
-      policy: { categories: { seo: 'block' }, bots: { GPTBot: 'allow' }, requireSignature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] } },
+      policy: {
+        categories: { seo: 'block' },
+        bots: { GPTBot: 'allow' },
+        requireSignature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] },
+      },
       skipped: [],
     });
   });
 
   it('skips names from a newer catalogue, which no visitor it classifies can carry', () => {
-    const read = readStoredBotPolicy(stored({ categories: { 'ai-agent': 'block', seo: 'block' }, bots: { FutureBot: 'block' }, require_signature: { categories: ['ai-agent'], bots: ['FutureBot', 'GPTBot'] } }));
+    const read = readStoredBotPolicy(
+      stored({
+        categories: { 'ai-agent': 'block', seo: 'block' },
+        bots: { FutureBot: 'block' },
+        require_signature: { categories: ['ai-agent'], bots: ['FutureBot', 'GPTBot'] },
+      }),
+    );
     expect(read).toEqual({
       ok: true,
       version: 1,
@@ -50,14 +74,21 @@ describe('readStoredBotPolicy', () => {
     ['an unknown action for a bot', stored({ bots: { GPTBot: 'free' } })],
     ['an unknown action for an unknown bot', stored({ bots: { FutureBot: 'rate-limit' } })],
     ['a non-string in a list', stored({ require_signature: { categories: [], bots: [{}] } })],
-    ['too many bots', stored({ bots: Object.fromEntries(Array.from({ length: MAX_POLICY_BOTS + 1 }, (_, i) => [`b${i}`, 'block'])) })],
+    [
+      'too many bots',
+      stored({ bots: Object.fromEntries(Array.from({ length: MAX_POLICY_BOTS + 1 }, (_, i) => [`b${i}`, 'block'])) }),
+    ],
   ])('refuses a policy with %s, whole', (_, value) => {
     expect(readStoredBotPolicy(value)).toEqual({ ok: false, problem: expect.any(String) });
   });
 });
 
 describe('mergeBotPolicies: the code wins each key it sets', () => {
-  const fromApi: BotPolicy = { categories: { 'ai-training': 'block', seo: 'block' }, bots: { GPTBot: 'block', ClaudeBot: 'allow' }, requireSignature: { categories: ['ai-assistant'], bots: ['GPTBot'] } };
+  const fromApi: BotPolicy = {
+    categories: { 'ai-training': 'block', seo: 'block' },
+    bots: { GPTBot: 'block', ClaudeBot: 'allow' },
+    requireSignature: { categories: ['ai-assistant'], bots: ['GPTBot'] },
+  };
 
   it('replaces the stored entry for a category or bot the code names, in any case, and keeps the rest', () => {
     const merged = mergeBotPolicies(fromApi, { categories: { seo: 'allow' }, bots: { gptbot: 'charge' } });
@@ -75,7 +106,11 @@ describe('mergeBotPolicies: the code wins each key it sets', () => {
   });
 
   it('joins the signature requirements of both', () => {
-    expect(mergeBotPolicies(fromApi, { requireSignature: { categories: ['ai-search', 'ai-assistant'], bots: ['gptbot', 'ClaudeBot'] } }).requireSignature).toEqual({
+    expect(
+      mergeBotPolicies(fromApi, {
+        requireSignature: { categories: ['ai-search', 'ai-assistant'], bots: ['gptbot', 'ClaudeBot'] },
+      }).requireSignature,
+    ).toEqual({
       categories: ['ai-assistant', 'ai-search'],
       bots: ['GPTBot', 'ClaudeBot'],
     });
@@ -91,9 +126,17 @@ describe('refreshBotPolicy', () => {
 
   it('applies the code’s policy alone when the API sends none, and at start-up when it cannot read the stored one', () => {
     const warnings: string[] = [];
-    expect(refreshBotPolicy(undefined, undefined, code, (m) => warnings.push(m))).toEqual({ version: undefined, effective: code });
-    expect(refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'deny' } }), code, (m) => warnings.push(m))).toEqual({ version: undefined, effective: code });
-    expect(warnings).toEqual(['the stored bot policy is unreadable (bots["GPTBot"] is no action); applying the policy in code and the defaults']);
+    expect(refreshBotPolicy(undefined, undefined, code, (m) => warnings.push(m))).toEqual({
+      version: undefined,
+      effective: code,
+    });
+    expect(refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'deny' } }), code, (m) => warnings.push(m))).toEqual({
+      version: undefined,
+      effective: code,
+    });
+    expect(warnings).toEqual([
+      'the stored bot policy is unreadable (bots["GPTBot"] is no action); applying the policy in code and the defaults',
+    ]);
   });
 
   it('keeps the last good policy when a later one cannot be read, and takes the next good one', () => {
@@ -101,22 +144,35 @@ describe('refreshBotPolicy', () => {
     const warn = (message: string) => warnings.push(message);
     const good = refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'block' }, version: 3 }), code, warn);
     expect(action(GPTBOT, good.effective)).toBe('block');
-    expect(refreshBotPolicy(good, stored({ bots: { GPTBot: 'allow' }, categories: 'seo', version: 4 }), code, warn)).toBe(good);
-    expect(warnings).toEqual(['the stored bot policy is unreadable (categories, bots or require_signature is not an object); keeping the one loaded before']);
+    expect(
+      refreshBotPolicy(good, stored({ bots: { GPTBot: 'allow' }, categories: 'seo', version: 4 }), code, warn),
+    ).toBe(good);
+    expect(warnings).toEqual([
+      'the stored bot policy is unreadable (categories, bots or require_signature is not an object); keeping the one loaded before',
+    ]);
     const next = refreshBotPolicy(good, stored({ bots: { GPTBot: 'allow' }, version: 5 }), code, warn);
     expect([action(GPTBOT, next.effective), action(AHREFS, next.effective)]).toEqual(['allow', 'block']);
   });
 
   it('reads a policy again only when its version moves', () => {
-    const first = refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'block' }, version: 2 }), undefined, () => undefined);
-    expect(refreshBotPolicy(first, stored({ bots: { GPTBot: 'block' }, version: 2 }), undefined, () => undefined)).toBe(first);
+    const first = refreshBotPolicy(
+      undefined,
+      stored({ bots: { GPTBot: 'block' }, version: 2 }),
+      undefined,
+      () => undefined,
+    );
+    expect(refreshBotPolicy(first, stored({ bots: { GPTBot: 'block' }, version: 2 }), undefined, () => undefined)).toBe(
+      first,
+    );
     expect(refreshBotPolicy(first, stored({ bots: {}, version: 3 }), undefined, () => undefined)).not.toBe(first);
   });
 
   it('warns once per version about names it skipped', () => {
     const warnings: string[] = [];
     refreshBotPolicy(undefined, stored({ bots: { FutureBot: 'block' } }), undefined, (m) => warnings.push(m));
-    expect(warnings).toEqual(['the stored bot policy names bot "FutureBot", which this version of the middleware does not know; skipped']);
+    expect(warnings).toEqual([
+      'the stored bot policy names bot "FutureBot", which this version of the middleware does not know; skipped',
+    ]);
   });
 });
 
@@ -124,7 +180,8 @@ describe('the gate with a stored policy (in-memory API)', () => {
   /** Resolves once `count` more GET /v1/site calls have started: the one before the last has been applied by then. */
   async function refreshes(api: ReturnType<typeof fakeApi>, count: number): Promise<void> {
     const target = api.count('GET /v1/site') + count;
-    for (let i = 0; i < 2000 && api.count('GET /v1/site') < target; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let i = 0; i < 2000 && api.count('GET /v1/site') < target; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     expect(api.count('GET /v1/site')).toBeGreaterThanOrEqual(target);
   }
 
@@ -132,7 +189,9 @@ describe('the gate with a stored policy (in-memory API)', () => {
     const api = fakeApi();
     const offer = await (await api.fetch(`${FAKE_API_URL}/v1/site`)).json();
     let botPolicy: unknown = stored({ bots: { GPTBot: 'allow' }, categories: { seo: 'nope' } });
-    api.answerWith((call) => (call === 'GET /v1/site' ? { status: 200, body: { ...offer, bot_policy: botPolicy } } : undefined));
+    api.answerWith((call) =>
+      call === 'GET /v1/site' ? { status: 200, body: { ...offer, bot_policy: botPolicy } } : undefined,
+    );
     const warnings: string[] = [];
     const gate = createCrawlgate({
       apiUrl: FAKE_API_URL,

@@ -17,7 +17,15 @@
  * middleware classifies can carry them, so skipping them changes no answer.
  */
 
-import { isBotAction, isBotCategory, isPlainObject, MAX_POLICY_BOTS, policyBotName, type BotAction, type BotCategory } from '@crawlgate/core';
+import {
+  isBotAction,
+  isBotCategory,
+  isPlainObject,
+  MAX_POLICY_BOTS,
+  policyBotName,
+  type BotAction,
+  type BotCategory,
+} from '@crawlgate/core';
 import type { BotPolicy } from './bots';
 
 export interface StoredBotPolicy {
@@ -31,16 +39,24 @@ export interface StoredBotPolicy {
  * The policy after a refresh that brought `stored` (the offer's `bot_policy`): re-read only when
  * its version moved; `previous` (the last good) when it cannot be read, with `warn` saying why.
  */
-export function refreshBotPolicy(previous: StoredBotPolicy | undefined, stored: unknown, code: BotPolicy | undefined, warn: (message: string) => void): StoredBotPolicy {
+export function refreshBotPolicy(
+  previous: StoredBotPolicy | undefined,
+  stored: unknown,
+  code: BotPolicy | undefined,
+  warn: (message: string) => void,
+): StoredBotPolicy {
   if (stored === undefined) return { version: undefined, effective: code };
   const version = isPlainObject(stored) ? stored.version : undefined;
   if (previous && previous.version !== undefined && previous.version === version) return previous;
   const read = readStoredBotPolicy(stored);
   if (!read.ok) {
-    warn(`the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code and the defaults'}`);
+    warn(
+      `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code and the defaults'}`,
+    );
     return previous ?? { version: undefined, effective: code };
   }
-  for (const name of read.skipped) warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
+  for (const name of read.skipped)
+    warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
   return { version: read.version, effective: mergeBotPolicies(read.policy, code) };
 }
 
@@ -50,13 +66,19 @@ type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } 
 export function readStoredBotPolicy(value: unknown): Read {
   if (!isPlainObject(value)) return { ok: false, problem: 'not an object' };
   const { version, categories, bots, require_signature: signature } = value;
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) return { ok: false, problem: 'no version' };
-  if (!isPlainObject(categories) || !isPlainObject(bots) || !isPlainObject(signature)) return { ok: false, problem: 'categories, bots or require_signature is not an object' };
-  if (!Array.isArray(signature.categories) || !Array.isArray(signature.bots)) return { ok: false, problem: 'require_signature.categories or .bots is not a list' };
-  if (Object.keys(bots).length > MAX_POLICY_BOTS || signature.bots.length > MAX_POLICY_BOTS) return { ok: false, problem: `more than ${MAX_POLICY_BOTS} bots` };
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0)
+    return { ok: false, problem: 'no version' };
+  if (!isPlainObject(categories) || !isPlainObject(bots) || !isPlainObject(signature))
+    return { ok: false, problem: 'categories, bots or require_signature is not an object' };
+  if (!Array.isArray(signature.categories) || !Array.isArray(signature.bots))
+    return { ok: false, problem: 'require_signature.categories or .bots is not a list' };
+  if (Object.keys(bots).length > MAX_POLICY_BOTS || signature.bots.length > MAX_POLICY_BOTS)
+    return { ok: false, problem: `more than ${MAX_POLICY_BOTS} bots` };
 
   const skipped: string[] = [];
-  const policy: Required<Pick<BotPolicy, 'categories' | 'bots'>> & { requireSignature: { categories: BotCategory[]; bots: string[] } } = {
+  const policy: Required<Pick<BotPolicy, 'categories' | 'bots'>> & {
+    requireSignature: { categories: BotCategory[]; bots: string[] };
+  } = {
     categories: {},
     bots: {},
     requireSignature: { categories: [], bots: [] },
@@ -92,13 +114,16 @@ export function mergeBotPolicies(stored: BotPolicy, code: BotPolicy | undefined)
   const codeBots = Object.entries(code.bots ?? {});
   const codeNames = new Set(codeBots.map(([name]) => name.toLowerCase()));
   const bots: Record<string, BotAction> = {};
-  for (const [name, action] of Object.entries(stored.bots ?? {})) if (!codeNames.has(name.toLowerCase())) bots[name] = action;
+  for (const [name, action] of Object.entries(stored.bots ?? {}))
+    if (!codeNames.has(name.toLowerCase())) bots[name] = action;
   for (const [name, action] of codeBots) bots[name] = action;
   return {
     categories: { ...stored.categories, ...code.categories },
     bots,
     requireSignature: {
-      categories: [...new Set([...(stored.requireSignature?.categories ?? []), ...(code.requireSignature?.categories ?? [])])],
+      categories: [
+        ...new Set([...(stored.requireSignature?.categories ?? []), ...(code.requireSignature?.categories ?? [])]),
+      ],
       bots: unionIgnoringCase(stored.requireSignature?.bots ?? [], code.requireSignature?.bots ?? []),
     },
   };
@@ -109,4 +134,3 @@ function unionIgnoringCase(first: readonly string[], second: readonly string[]):
   for (const name of [...first, ...second]) if (!seen.has(name.toLowerCase())) seen.set(name.toLowerCase(), name);
   return [...seen.values()];
 }
-

@@ -4,19 +4,37 @@
  * PAYMENT-RESPONSE. The answer always uses the pair the request used.
  */
 
-import { decodeBase64Json, encodeBase64Json, isBatchSettlementPayment, parseBatchSettlementPayment, parsePaymentPayload, type SettleResponse } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  isBatchSettlementPayment,
+  parseBatchSettlementPayment,
+  parsePaymentPayload,
+  type SettleResponse,
+} from '@crawlgate/core';
 import { headerValue, type HeaderRecord } from './request-headers';
 
 export type PaymentHeaderName = 'x-payment' | 'payment-signature';
 
 export type PresentedPayment =
   /** `payment` is the decoded object, as the API's verify takes it; `network` and `payer` as it states them. */
-  | { ok: true; via: PaymentHeaderName; payment: Record<string, unknown>; network: string; payer: string; scheme: 'exact' | 'batch-settlement' }
+  | {
+      ok: true;
+      via: PaymentHeaderName;
+      payment: Record<string, unknown>;
+      network: string;
+      payer: string;
+      scheme: 'exact' | 'batch-settlement';
+    }
   | { ok: false; via: PaymentHeaderName; msg: string };
 
 /** The payment header of a request (PAYMENT-SIGNATURE first), decoded and checked; undefined when there is none. */
 export function presentedPayment(headers: HeaderRecord): PresentedPayment | undefined {
-  const via: PaymentHeaderName | undefined = headerValue(headers, 'payment-signature') ? 'payment-signature' : headerValue(headers, 'x-payment') ? 'x-payment' : undefined;
+  const via: PaymentHeaderName | undefined = headerValue(headers, 'payment-signature')
+    ? 'payment-signature'
+    : headerValue(headers, 'x-payment')
+      ? 'x-payment'
+      : undefined;
   if (!via) return undefined;
   const decoded = decodeBase64Json(headerValue(headers, via)!.trim());
   if (decoded === undefined) return { ok: false, via, msg: `${via} is not base64 JSON` };
@@ -25,7 +43,14 @@ export function presentedPayment(headers: HeaderRecord): PresentedPayment | unde
   if (isBatchSettlementPayment(decoded)) {
     const batch = parseBatchSettlementPayment(decoded);
     if (!batch.ok) return { ok: false, via, msg: batch.msg };
-    return { ok: true, via, payment, network: batch.payment.accepted.network, payer: batch.payment.channelConfig.payer, scheme: 'batch-settlement' };
+    return {
+      ok: true,
+      via,
+      payment,
+      network: batch.payment.accepted.network,
+      payer: batch.payment.channelConfig.payer,
+      scheme: 'batch-settlement',
+    };
   }
   const parsed = parsePaymentPayload(decoded);
   if (!parsed.ok) return { ok: false, via, msg: parsed.msg };

@@ -4,7 +4,15 @@
  */
 
 import { decodeBase64Json } from '@crawlgate/core';
-import { AHREFSBOT, BROWSER, CLAUDEBOT, deadApiUrl, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import {
+  AHREFSBOT,
+  BROWSER,
+  CLAUDEBOT,
+  deadApiUrl,
+  GPTBOT,
+  startGatedSite,
+  type GatedSite,
+} from './support/gated-site';
 import { FRAMEWORKS, page, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
@@ -38,11 +46,20 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
   it('answers an AI crawler 402 with the gate, PAYMENT-REQUIRED, crawler-price and no-store', async () => {
     const answer = await get(server, path('priced'), { 'user-agent': GPTBOT });
     expect(answer.status).toBe(402);
-    expect(answer.json).toMatchObject({ url: path('priced'), price_usd: '0.01', amount: '10000', x402Version: 1, accepts: [{ maxAmountRequired: '10000' }] });
+    expect(answer.json).toMatchObject({
+      url: path('priced'),
+      price_usd: '0.01',
+      amount: '10000',
+      x402Version: 1,
+      accepts: [{ maxAmountRequired: '10000' }],
+    });
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expect(answer.headers.get('crawler-price')).toBe('USD 0.01');
-    expect(decodeBase64Json(answer.headers.get('payment-required')!)).toMatchObject({ x402Version: 2, accepts: [{ amount: '10000' }] });
+    expect(decodeBase64Json(answer.headers.get('payment-required')!)).toMatchObject({
+      x402Version: 2,
+      accepts: [{ amount: '10000' }],
+    });
   });
 
   it('serves a crawler that paid through the API and shows its token, on the paid path only', async () => {
@@ -51,12 +68,17 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
     const paid = await get(server, path('paid'), { 'user-agent': CLAUDEBOT, authorization: `Bearer ${token}` });
     expect(paid.status).toBe(200);
     expect(paid.text).toBe(page(path('paid').split('/')[2]));
-    expect((await get(server, path('other'), { 'user-agent': CLAUDEBOT, authorization: `Bearer ${token}` })).status).toBe(402);
+    expect(
+      (await get(server, path('other'), { 'user-agent': CLAUDEBOT, authorization: `Bearer ${token}` })).status,
+    ).toBe(402);
   });
 
   it('settles an X-PAYMENT and adds the settlement headers to the page', async () => {
     const offer = await get(server, path('x-payment'), { 'user-agent': GPTBOT });
-    const paid = await get(server, path('x-payment'), { 'user-agent': GPTBOT, 'x-payment': await site.xPayment(offer.json) });
+    const paid = await get(server, path('x-payment'), {
+      'user-agent': GPTBOT,
+      'x-payment': await site.xPayment(offer.json),
+    });
     expect(paid.status).toBe(200);
     expect(paid.text).toBe(page(path('x-payment').split('/')[2]));
     expect(decodeBase64Json(paid.headers.get('x-payment-response')!)).toEqual({
@@ -67,7 +89,10 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
     });
     expect(paid.headers.get('crawler-charged')).toBe('USD 0.01');
     expect(paid.headers.get('cache-control')).toBe('no-store');
-    const again = await get(server, path('x-payment'), { 'user-agent': GPTBOT, 'x-crawlgate-token': paid.headers.get('x-crawlgate-token')! });
+    const again = await get(server, path('x-payment'), {
+      'user-agent': GPTBOT,
+      'x-crawlgate-token': paid.headers.get('x-crawlgate-token')!,
+    });
     expect(again.status).toBe(200);
   });
 
@@ -86,7 +111,12 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
   it('publishes /.well-known/pay.json', async () => {
     const answer = await get(server, '/.well-known/pay.json', { 'user-agent': BROWSER });
     expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ version: 1, site: { id: site.site.siteId, domain: site.site.domain }, default_price_usd: '0.01', api: site.app.baseUrl });
+    expect(answer.json).toMatchObject({
+      version: 1,
+      site: { id: site.site.siteId, domain: site.site.domain },
+      default_price_usd: '0.01',
+      api: site.app.baseUrl,
+    });
   });
 
   it('serves with failMode open and answers 503 with failMode closed when the API is down', async () => {
@@ -101,7 +131,10 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
       expect(refused.status).toBe(503);
       expect(refused.json.detail).toMatch(/unavailable/);
       expect(site.warnings.join('\n')).toMatch(/GET \/v1\/site: unreachable \(ECONNREFUSED\)/);
-      expect(site.warnings.slice(-2)).toEqual([expect.stringMatching(/never loaded; failMode open: serving/), expect.stringMatching(/never loaded; failMode closed: answering 503/)]);
+      expect(site.warnings.slice(-2)).toEqual([
+        expect.stringMatching(/never loaded; failMode open: serving/),
+        expect.stringMatching(/never loaded; failMode closed: answering 503/),
+      ]);
     } finally {
       await Promise.all([open.close(), closed.close()]);
     }

@@ -67,16 +67,26 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     const payment = await signPayment(site.app, newWallet(), offer as never);
     let nested: unknown = 1;
     for (let i = 0; i < 40; i++) nested = { a: nested };
-    const hostile = encodeBase64Json({ ...payment, payload: { ...payment.payload, signature: `0x${'ab'.repeat(65)}` }, extra: nested });
-    expect(served(await get(server, `/premium/nested-${tag}`, { 'user-agent': GPTBOT, 'x-payment': hostile }))).toBe(false);
+    const hostile = encodeBase64Json({
+      ...payment,
+      payload: { ...payment.payload, signature: `0x${'ab'.repeat(65)}` },
+      extra: nested,
+    });
+    expect(served(await get(server, `/premium/nested-${tag}`, { 'user-agent': GPTBOT, 'x-payment': hostile }))).toBe(
+      false,
+    );
 
     const page = `/cheap/badsig-${tag}`;
     const badOffer = json(await get(server, page, { 'user-agent': GPTBOT }));
     const stranger = newWallet();
-    const answers = await inBatches(Array.from({ length: 55 }, (_, i) => i), 11, async () => {
-      const forged = await signPayment(site.app, site.agent, badOffer as never, { signer: stranger });
-      return get(server, page, { 'user-agent': GPTBOT, 'x-payment': encodeBase64Json(forged) });
-    });
+    const answers = await inBatches(
+      Array.from({ length: 55 }, (_, i) => i),
+      11,
+      async () => {
+        const forged = await signPayment(site.app, site.agent, badOffer as never, { signer: stranger });
+        return get(server, page, { 'user-agent': GPTBOT, 'x-payment': encodeBase64Json(forged) });
+      },
+    );
     expect(answers.filter(served)).toHaveLength(0);
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([402]));
   });
@@ -103,26 +113,54 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     const first = await get(server, page, { 'user-agent': GPTBOT });
     const required = decodeBase64Json(String(first.headers['payment-required'])) as PaymentRequiredV2;
     const signed = await signOffer(site.app, site.agent, json(first) as never);
-    const signature = encodeBase64Json(exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }));
+    const signature = encodeBase64Json(
+      exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }),
+    );
     expect(served(await get(server, page, { 'user-agent': GPTBOT, 'payment-signature': signature }))).toBe(true);
 
-    for (const [path, agent] of [[`/premium/v2-${tag}`, GPTBOT], [`/cheap/v2-other-${tag}`, GPTBOT], [`/v2-other-${tag}`, CLAUDEBOT]]) {
+    for (const [path, agent] of [
+      [`/premium/v2-${tag}`, GPTBOT],
+      [`/cheap/v2-other-${tag}`, GPTBOT],
+      [`/v2-other-${tag}`, CLAUDEBOT],
+    ]) {
       const replay = await get(server, path, { 'user-agent': agent, 'payment-signature': signature });
       expect({ path, status: replay.status, served: served(replay) }).toEqual({ path, status: 402, served: false });
     }
   });
 
   it('charges every spelling its router serves as a premium page at least the premium price', async () => {
-    const spellings = ['/PREMIUM/a', '/Premium/a', '/premium/a/', '/premium/a;/../../robots.txt', '/premium/a/.', '/premium/a/x/..', '//premium/a', '/premium//a'];
-    if (framework.hasStatic) spellings.push('/static/premium%2fa', '/static/premium%2Fa', '/static/free/..%2fpremium/a', '/static/free/%2e%2e%2fpremium/a');
+    const spellings = [
+      '/PREMIUM/a',
+      '/Premium/a',
+      '/premium/a/',
+      '/premium/a;/../../robots.txt',
+      '/premium/a/.',
+      '/premium/a/x/..',
+      '//premium/a',
+      '/premium//a',
+    ];
+    if (framework.hasStatic)
+      spellings.push(
+        '/static/premium%2fa',
+        '/static/premium%2Fa',
+        '/static/free/..%2fpremium/a',
+        '/static/free/%2e%2e%2fpremium/a',
+      );
     let reached = 0;
     for (const spelling of spellings) {
       const person = await get(server, spelling, { 'user-agent': BROWSER });
       const bot = await get(server, spelling, { 'user-agent': GPTBOT });
-      expect({ spelling, servedPremiumToBot: bot.text.includes('premium content') }).toEqual({ spelling, servedPremiumToBot: false });
+      expect({ spelling, servedPremiumToBot: bot.text.includes('premium content') }).toEqual({
+        spelling,
+        servedPremiumToBot: false,
+      });
       if (!person.text.includes('premium content')) continue;
       reached++;
-      expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ spelling, status: 402, price: 'USD 0.5' });
+      expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
+        spelling,
+        status: 402,
+        price: 'USD 0.5',
+      });
     }
     // The router really is lenient: some odd spellings reach the premium route.
     expect(reached).toBeGreaterThan(1);
@@ -131,7 +169,9 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
   it('never opens an expensive page with a token for a cheap one', async () => {
     const offer = json(await get(server, `/cheap/token-${tag}`, { 'user-agent': GPTBOT }));
     const token = await site.payThroughApi(offer as never);
-    expect(served(await get(server, `/cheap/token-${tag}`, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(true);
+    expect(served(await get(server, `/cheap/token-${tag}`, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(
+      true,
+    );
     for (const path of [`/premium/token-${tag}`, `/CHEAP/token-${tag}/../../premium/x`, `/premium/token-${tag}/`]) {
       expect(served(await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(false);
     }
@@ -161,7 +201,9 @@ describe('the API stopped after start-up', () => {
   beforeAll(async () => {
     const { port } = new URL(site.app.baseUrl);
     proxy = await startTcpProxy('127.0.0.1', Number(port));
-    server = await LENIENT_FRAMEWORKS[0].start(site.options({ apiUrl: `http://127.0.0.1:${proxy.port}`, timeoutMs: 500 }));
+    server = await LENIENT_FRAMEWORKS[0].start(
+      site.options({ apiUrl: `http://127.0.0.1:${proxy.port}`, timeoutMs: 500 }),
+    );
     // Start-up: the pricing loads.
     await get(server, '/premium/warm-up', { 'user-agent': GPTBOT });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -192,11 +234,22 @@ describe('the API stopped after start-up', () => {
 describe('the gate at crawler scale', () => {
   it('makes no API call for 1,000 unpaid bot requests once the pricing is loaded, and 402s every one', async () => {
     const calls: string[] = [];
-    const gate = createCrawlgate(site.options({ fetch: (input, init) => (calls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`), fetch(input, init)) }));
+    const gate = createCrawlgate(
+      site.options({
+        fetch: (input, init) => (
+          calls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`),
+          fetch(input, init)
+        ),
+      }),
+    );
     await gate.handle({ method: 'GET', url: '/warm-up', headers: { 'user-agent': BROWSER } });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const before = calls.length;
-    const decisions = await Promise.all(Array.from({ length: 1000 }, (_, i) => gate.handle({ method: 'GET', url: `/scale/${i}`, headers: { 'user-agent': GPTBOT }, ip: '10.0.0.1' })));
+    const decisions = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        gate.handle({ method: 'GET', url: `/scale/${i}`, headers: { 'user-agent': GPTBOT }, ip: '10.0.0.1' }),
+      ),
+    );
     expect(decisions.map((d) => (d.kind === 'respond' ? d.status : d.kind))).toEqual(decisions.map(() => 402));
     expect(calls.slice(before)).toEqual([]);
   });

@@ -18,7 +18,9 @@ import { page, type SiteServer } from './support/site-servers';
 import { startVoucherSite } from './support/voucher-site';
 
 const PAGES = 100;
-const DEPOSITED = parseAbiItem('event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)');
+const DEPOSITED = parseAbiItem(
+  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
+);
 const PRICE = 10_000n; // the site's default, 0.01 USD
 
 let site: GatedSite;
@@ -42,7 +44,9 @@ function batchClient(depositMultiplier: number) {
   const signer = toClientEvmSigner(site.agent, site.app.chain.publicClient as never);
   client.register('eip155:31337', new BatchSettlementEvmScheme(signer, { depositPolicy: { depositMultiplier } }));
   // Our test token is not a USDC the client knows: allow it, with a per-payment cap of one page.
-  client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+  client.setSpendControls({
+    allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+  });
   return client;
 }
 
@@ -59,12 +63,21 @@ it(`is paid for ${PAGES} pages with one deposit, every page arrives, and the cla
     expect({ page: i, status: response.status }).toEqual({ page: i, status: 200 });
     expect(await response.text()).toBe(page(String(i)));
     const settlement = decodePaymentResponseHeader(response.headers.get('payment-response')!);
-    expect(settlement).toMatchObject({ success: true, network: 'eip155:31337', extra: { chargedAmount: PRICE.toString(), channelState: { chargedCumulativeAmount: (BigInt(i) * PRICE).toString() } } });
+    expect(settlement).toMatchObject({
+      success: true,
+      network: 'eip155:31337',
+      extra: {
+        chargedAmount: PRICE.toString(),
+        channelState: { chargedCumulativeAmount: (BigInt(i) * PRICE).toString() },
+      },
+    });
   }
 
   const escrow = site.app.chain.batchSettlement!.escrow;
   const deposits = await site.app.chain.publicClient.getLogs({ address: escrow, event: DEPOSITED, fromBlock: 0n });
-  const ours = await site.app.database.prisma.payment.findMany({ where: { siteId: site.site.siteId, method: 'voucher' } });
+  const ours = await site.app.database.prisma.payment.findMany({
+    where: { siteId: site.site.siteId, method: 'voucher' },
+  });
   expect(ours).toHaveLength(PAGES);
   const channelId = ours[0].channelId as `0x${string}`;
   expect(deposits.filter((log) => log.args.channelId === channelId)).toHaveLength(1);
@@ -84,8 +97,13 @@ describe('a payer whose running total is behind the API’s', () => {
     const signer = toClientEvmSigner(payer, site.app.chain.publicClient as never);
     const clientFor = () => {
       const client = new x402Client();
-      client.register('eip155:31337', new BatchSettlementEvmScheme(signer, { depositPolicy: { depositMultiplier: 10 } }));
-      client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+      client.register(
+        'eip155:31337',
+        new BatchSettlementEvmScheme(signer, { depositPolicy: { depositMultiplier: 10 } }),
+      );
+      client.setSpendControls({
+        allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+      });
       return wrapFetchWithPayment(asGptBot, client);
     };
     const first = clientFor();
@@ -100,12 +118,17 @@ describe('a payer whose running total is behind the API’s', () => {
     };
     const client = new x402Client();
     client.register('eip155:31337', new BatchSettlementEvmScheme(signer, { depositPolicy: { depositMultiplier: 10 } }));
-    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+    client.setSpendControls({
+      allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+    });
     const response = await wrapFetchWithPayment(watching, client)(`${server.url}/articles/c4`);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(page('c4'));
     expect(seen).toEqual([402, 402, 200]); // the offer, the corrective 402, the page
-    const rows = await site.app.database.prisma.payment.findMany({ where: { payer: payer.address.toLowerCase(), method: 'voucher' }, orderBy: { cumulativeAmount: 'asc' } });
+    const rows = await site.app.database.prisma.payment.findMany({
+      where: { payer: payer.address.toLowerCase(), method: 'voucher' },
+      orderBy: { cumulativeAmount: 'asc' },
+    });
     expect(rows.map((r) => r.cumulativeAmount)).toEqual([PRICE, 2n * PRICE, 3n * PRICE, 4n * PRICE]);
   });
 });
@@ -121,12 +144,22 @@ describe('a voucher payment header taken elsewhere', () => {
       return asGptBot(request);
     };
     const client = new x402Client();
-    client.register('eip155:31337', new BatchSettlementEvmScheme(toClientEvmSigner(payer, site.app.chain.publicClient as never), { depositPolicy: { depositMultiplier: 10 } }));
-    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+    client.register(
+      'eip155:31337',
+      new BatchSettlementEvmScheme(toClientEvmSigner(payer, site.app.chain.publicClient as never), {
+        depositPolicy: { depositMultiplier: 10 },
+      }),
+    );
+    client.setSpendControls({
+      allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+    });
     const pay = wrapFetchWithPayment(recording, client);
     expect((await pay(`${server.url}/articles/x1`)).status).toBe(200);
     expect((await pay(`${server.url}/articles/x2`)).status).toBe(200);
-    const header = sent.map((h) => h.get('payment-signature')).filter(Boolean).at(-1)!;
+    const header = sent
+      .map((h) => h.get('payment-signature'))
+      .filter(Boolean)
+      .at(-1)!;
 
     const elsewhere = await asGptBot(`${server.url}/articles/x3`, { headers: { 'payment-signature': header } });
     expect(elsewhere.status).toBe(402);
@@ -134,7 +167,9 @@ describe('a voucher payment header taken elsewhere', () => {
     // The same header on its own path answers that gate again (the same payment, no second charge).
     const again = await asGptBot(`${server.url}/articles/x2`, { headers: { 'payment-signature': header } });
     expect(again.status).toBe(200);
-    const rows = await site.app.database.prisma.payment.count({ where: { payer: payer.address.toLowerCase(), method: 'voucher' } });
+    const rows = await site.app.database.prisma.payment.count({
+      where: { payer: payer.address.toLowerCase(), method: 'voucher' },
+    });
     expect(rows).toBe(2);
   });
 });
@@ -145,7 +180,9 @@ describe('a client that pays only with exact', () => {
     await fundUsdc(site.app, payer.address, '1');
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
-    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }] });
+    client.setSpendControls({
+      allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+    });
     const response = await wrapFetchWithPayment(asGptBot, client)(`${server.url}/articles/exact`);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(page('exact'));

@@ -3,7 +3,13 @@
  * what moves on chain, what is stored, and which calls reach the API.
  */
 
-import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type CrawlerView, type PaymentRequiredV2 } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  exactPaymentV2,
+  type CrawlerView,
+  type PaymentRequiredV2,
+} from '@crawlgate/core';
 import { signOffer, signPayment, transfersTo, newWallet } from '../../../apps/api/test/test-agent';
 import { createCrawlgate, type CrawlgateOptions } from '../src/crawlgate';
 import type { Decision } from '../src/decision';
@@ -23,7 +29,8 @@ function gate(overrides: Partial<CrawlgateOptions> = {}) {
   };
   const crawlgate = createCrawlgate(site.options({ fetch: countingFetch, ...overrides }));
   opened.push(crawlgate);
-  const handle = (url: string, headers: Record<string, string> = {}) => crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip: '127.0.0.1' });
+  const handle = (url: string, headers: Record<string, string> = {}) =>
+    crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': GPTBOT, ...headers }, ip: '127.0.0.1' });
   return { handle, apiCalls, crawlgate };
 }
 
@@ -38,7 +45,8 @@ function response(decision: Decision) {
 }
 
 function paidHeaders(decision: Decision): Record<string, string> {
-  if (decision.kind !== 'pass-after-payment') throw new Error(`expected pass-after-payment, got ${JSON.stringify(decision)}`);
+  if (decision.kind !== 'pass-after-payment')
+    throw new Error(`expected pass-after-payment, got ${JSON.stringify(decision)}`);
   return decision.headers;
 }
 
@@ -49,16 +57,27 @@ it('settles an X-PAYMENT once on chain; the same header again, which cannot name
 
   const headers = paidHeaders(await handle('/articles/x-payment', { 'x-payment': xPayment }));
   const settlement = decodeBase64Json(headers['x-payment-response']) as { transaction: string };
-  expect(settlement).toMatchObject({ success: true, network: offer.json.accepts[0].network, payer: site.agent.address.toLowerCase() });
+  expect(settlement).toMatchObject({
+    success: true,
+    network: offer.json.accepts[0].network,
+    payer: site.agent.address.toLowerCase(),
+  });
   expect(headers['crawler-charged']).toBe('USD 0.01');
-  expect(await transfersTo(site.app, site.payTo)).toEqual([{ from: site.agent.address, value: 10_000n, hash: settlement.transaction }]);
+  expect(await transfersTo(site.app, site.payTo)).toEqual([
+    { from: site.agent.address, value: 10_000n, hash: settlement.transaction },
+  ]);
 
   // Anyone can rebuild a v1 X-PAYMENT from the chain's calldata: replayed, it opens nothing.
   const replay = response(await handle('/articles/x-payment', { 'x-payment': xPayment }));
   expect(replay.status).toBe(402);
-  expect(decodeBase64Json(replay.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
+  expect(decodeBase64Json(replay.headers['x-payment-response'])).toMatchObject({
+    success: false,
+    errorReason: 'duplicate_settlement',
+  });
   expect(await transfersTo(site.app, site.payTo)).toHaveLength(1);
-  expect(await handle('/articles/x-payment', { 'x-crawlgate-token': headers['x-crawlgate-token'] })).toEqual({ kind: 'pass' });
+  expect(await handle('/articles/x-payment', { 'x-crawlgate-token': headers['x-crawlgate-token'] })).toEqual({
+    kind: 'pass',
+  });
 });
 
 it('settles an x402 v2 PAYMENT-SIGNATURE and answers with PAYMENT-RESPONSE', async () => {
@@ -67,11 +86,16 @@ it('settles an x402 v2 PAYMENT-SIGNATURE and answers with PAYMENT-RESPONSE', asy
   expect(offer.headers['crawler-price']).toBe('USD 0.001');
   const required = decodeBase64Json(offer.headers['payment-required']) as PaymentRequiredV2;
   const signed = await signOffer(site.app, site.agent, offer.json);
-  const signature = encodeBase64Json(exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }));
+  const signature = encodeBase64Json(
+    exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }),
+  );
 
   const headers = paidHeaders(await handle('/cheap/v2', { 'payment-signature': signature }));
   expect(headers['x-payment-response']).toBeUndefined();
-  expect(decodeBase64Json(headers['payment-response'])).toMatchObject({ success: true, network: required.accepts[0].network });
+  expect(decodeBase64Json(headers['payment-response'])).toMatchObject({
+    success: true,
+    network: required.accepts[0].network,
+  });
   expect(headers['crawler-charged']).toBe('USD 0.001');
 });
 
@@ -79,7 +103,12 @@ it('refuses a price above crawler-max-price with 402 before anything is paid', a
   const { handle, apiCalls } = gate();
   const offer = response(await handle('/articles/capped'));
   const before = await transfersTo(site.app, site.payTo);
-  const capped = response(await handle('/articles/capped', { 'crawler-max-price': 'USD 0.005', 'x-payment': await site.xPayment(offer.json) }));
+  const capped = response(
+    await handle('/articles/capped', {
+      'crawler-max-price': 'USD 0.005',
+      'x-payment': await site.xPayment(offer.json),
+    }),
+  );
   expect(capped.status).toBe(402);
   expect(capped.headers['crawler-price']).toBe('USD 0.01');
   expect(capped.headers['crawler-error']).toBe('InvalidCrawlerMaxPrice');
@@ -90,10 +119,15 @@ it('refuses a price above crawler-max-price with 402 before anything is paid', a
 it('answers a payment the API rejects with 402 and the x402 reason', async () => {
   const { handle } = gate();
   const offer = response(await handle('/articles/broke'));
-  const rejected = response(await handle('/articles/broke', { 'x-payment': await site.xPayment(offer.json, newWallet()) }));
+  const rejected = response(
+    await handle('/articles/broke', { 'x-payment': await site.xPayment(offer.json, newWallet()) }),
+  );
   expect(rejected.status).toBe(402);
   expect(rejected.json.url).toBe(offer.json.url);
-  expect(decodeBase64Json(rejected.headers['x-payment-response'])).toMatchObject({ success: false, errorReason: 'insufficient_funds' });
+  expect(decodeBase64Json(rejected.headers['x-payment-response'])).toMatchObject({
+    success: false,
+    errorReason: 'insufficient_funds',
+  });
 });
 
 it('counts every 402 it answers in the site’s stats (reported in a batch), and none for a free path', async () => {
@@ -120,7 +154,8 @@ it('makes no API call for a request with a valid token', async () => {
 
 it('leaves the site’s conversion right after a crawl through the middleware: paid gates ÷ gates offered', async () => {
   const { handle, crawlgate } = gate();
-  const stats = async () => (await site.app.call('GET', `/v1/sites/${site.site.siteId}/stats`, { headers: site.publisher.auth })).body;
+  const stats = async () =>
+    (await site.app.call('GET', `/v1/sites/${site.site.siteId}/stats`, { headers: site.publisher.auth })).body;
   const before = await stats();
   // A crawler is offered four pages and pays for one of them.
   const offers = [];
@@ -147,8 +182,11 @@ it('reports what it did with each kind of visitor in the same batched call, and 
       apiCalls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
       return fetch(input, init);
     };
-    const crawlgate = createCrawlgate(fresh.options({ fetch: countingFetch, policy: { bots: { Googlebot: 'allow', AhrefsBot: 'block' } } }));
-    const visit = (url: string, ua: string, headers: Record<string, string> = {}) => crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': ua, ...headers }, ip: '127.0.0.1' });
+    const crawlgate = createCrawlgate(
+      fresh.options({ fetch: countingFetch, policy: { bots: { Googlebot: 'allow', AhrefsBot: 'block' } } }),
+    );
+    const visit = (url: string, ua: string, headers: Record<string, string> = {}) =>
+      crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': ua, ...headers }, ip: '127.0.0.1' });
     const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
     expect(await visit('/articles/a', BROWSER)).toEqual({ kind: 'pass' });
@@ -159,19 +197,34 @@ it('reports what it did with each kind of visitor in the same batched call, and 
     expect(offer.status).toBe(402);
     expect(response(await visit('/articles/other', GPTBOT)).status).toBe(402);
     const paid = paidHeaders(await visit('/articles/paid', GPTBOT, { 'x-payment': await fresh.xPayment(offer.json) }));
-    expect(await visit('/articles/paid', GPTBOT, { 'x-crawlgate-token': paid['x-crawlgate-token'] })).toEqual({ kind: 'pass' });
+    expect(await visit('/articles/paid', GPTBOT, { 'x-crawlgate-token': paid['x-crawlgate-token'] })).toEqual({
+      kind: 'pass',
+    });
     expect(await visit('/free/page', GPTBOT)).toEqual({ kind: 'pass' });
 
     await crawlgate.close();
     expect(apiCalls.filter((call) => call === 'POST /v1/site/gate-counts')).toHaveLength(1);
-    const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, { headers: fresh.publisher.auth });
+    const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, {
+      headers: fresh.publisher.auth,
+    });
     expect(answer.status).toBe(200);
-    const byName = Object.fromEntries((answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]));
+    const byName = Object.fromEntries(
+      (answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]),
+    );
     expect(byName.person).toMatchObject({ category: 'person', operator: null, requests: 2, passed: 2, top_paths: [] });
     expect(byName.Googlebot).toMatchObject({ operator: 'Google', requests: 1, allowed: 1 });
     expect(byName.AhrefsBot).toMatchObject({ requests: 1, blocked: 1 });
     // Two 402s, one paid page (0.01 USD), one token reuse, and a free page passed.
-    expect(byName.GPTBot).toMatchObject({ operator: 'OpenAI', requests: 5, charged: 2, paid: 1, token: 1, passed: 1, revenue_usd: '0.01', verified_share: '0.0000' });
+    expect(byName.GPTBot).toMatchObject({
+      operator: 'OpenAI',
+      requests: 5,
+      charged: 2,
+      paid: 1,
+      token: 1,
+      passed: 1,
+      revenue_usd: '0.01',
+      verified_share: '0.0000',
+    });
     expect(byName.GPTBot.top_paths).toEqual([
       { path: '/articles/paid', requests: 3 },
       { path: '/articles/other', requests: 1 },

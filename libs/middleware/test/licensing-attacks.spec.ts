@@ -59,8 +59,12 @@ const STRICT_FRAMEWORKS: LenientFramework[] = [
       const app = Fastify({ routerOptions: { useSemicolonDelimiter: true } as object });
       await app.register(crawlgateFastify, options);
       await app.register(fastifyStatic, { root: rootStaticDir(), prefix: '/', dotfiles: 'allow', wildcard: false });
-      app.get<{ Params: { id: string } }>('/premium/:id', async (req, reply) => reply.type('text/html').send(content('premium', req.params.id)));
-      app.get<{ Params: { page: string } }>('/:page', async (req, reply) => reply.type('text/html').send(content('default', req.params.page)));
+      app.get<{ Params: { id: string } }>('/premium/:id', async (req, reply) =>
+        reply.type('text/html').send(content('premium', req.params.id)),
+      );
+      app.get<{ Params: { page: string } }>('/:page', async (req, reply) =>
+        reply.type('text/html').send(content('default', req.params.page)),
+      );
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
@@ -80,7 +84,8 @@ const send = rawRequest;
  * A page of a priced route (or the premium static file): not a free file, nor the catch-all's page
  * for a free file's exact name (what the router serves for /llms.txt itself), nor the gate's own answer.
  */
-const pageServed = (answer: Answer) => answer.status === 200 && /<p>\w+ content (?!(?:robots\.txt|llms\.txt|sitemap\.xml|security\.txt)<)/.test(answer.text);
+const pageServed = (answer: Answer) =>
+  answer.status === 200 && /<p>\w+ content (?!(?:robots\.txt|llms\.txt|sitemap\.xml|security\.txt)<)/.test(answer.text);
 
 /** Spellings of priced pages dressed up as free paths. */
 const ATTACKS = [
@@ -150,7 +155,14 @@ describe.each([...STRICT_FRAMEWORKS, ...LENIENT_FRAMEWORKS])('$name ($routing)',
   });
 
   it('never charges a bot for the free paths themselves, nor for the license document', async () => {
-    const free = ['/robots.txt', '/llms.txt', '/sitemap.xml', '/security.txt', '/.well-known/x', '/robots.txt?ref=/premium/a'];
+    const free = [
+      '/robots.txt',
+      '/llms.txt',
+      '/sitemap.xml',
+      '/security.txt',
+      '/.well-known/x',
+      '/robots.txt?ref=/premium/a',
+    ];
     for (const path of free) {
       const bot = await send(server, path, { 'user-agent': GPTBOT });
       expect({ path, status: bot.status }).toEqual({ path, status: bot.status === 404 ? 404 : 200 });
@@ -168,6 +180,8 @@ describe.each([...STRICT_FRAMEWORKS, ...LENIENT_FRAMEWORKS])('$name ($routing)',
     if (framework.name.startsWith('NestJS')) return;
     const answer = await send(server, '/premium/linked', { 'user-agent': GPTBOT });
     expect(answer.status).toBe(402);
-    expect(answer.headers.link).toBe(`<https://${site.site.domain}/license.xml>; rel="license"; type="application/rsl+xml"`);
+    expect(answer.headers.link).toBe(
+      `<https://${site.site.domain}/license.xml>; rel="license"; type="application/rsl+xml"`,
+    );
   });
 });

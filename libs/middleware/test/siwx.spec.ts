@@ -9,7 +9,13 @@
 
 import { signSiwxNonce, siwxDeclaration, SIWX_CHALLENGE_SECONDS, decodeBase64Json } from '@crawlgate/core';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage, wrapFetchWithSIWx, type SIWxExtensionInfo } from '@x402/extensions/sign-in-with-x';
+import {
+  createSIWxPayload,
+  encodeSIWxHeader,
+  formatSIWEMessage,
+  wrapFetchWithSIWx,
+  type SIWxExtensionInfo,
+} from '@x402/extensions/sign-in-with-x';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { createSite, registerPublisher } from '../../../apps/api/test/fixtures';
@@ -50,7 +56,11 @@ const site = routedTo(() => server);
 function payingClient(): typeof fetch {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: gated.agent });
-  client.setSpendControls({ allowedAssets: [{ network: `eip155:${gated.app.chain.chainId}`, asset: gated.app.chain.usdc, maxAmountPerPayment: '100000' }] });
+  client.setSpendControls({
+    allowedAssets: [
+      { network: `eip155:${gated.app.chain.chainId}`, asset: gated.app.chain.usdc, maxAmountPerPayment: '100000' },
+    ],
+  });
   return wrapFetchWithPayment(site, client);
 }
 
@@ -65,16 +75,24 @@ async function transfers(): Promise<number> {
 }
 
 /** The SIWX challenge of a fresh 402 for `path` on `target`. */
-async function challenge(path: string, target = site): Promise<SIWxExtensionInfo & { chainId: string; type: 'eip191' }> {
+async function challenge(
+  path: string,
+  target = site,
+): Promise<SIWxExtensionInfo & { chainId: string; type: 'eip191' }> {
   const response = await target(url(path));
   expect(response.status).toBe(402);
-  const required = decodeBase64Json(response.headers.get('payment-required')!) as { extensions: Record<string, { info: SIWxExtensionInfo; supportedChains: { chainId: string; type: 'eip191' }[] }> };
+  const required = decodeBase64Json(response.headers.get('payment-required')!) as {
+    extensions: Record<string, { info: SIWxExtensionInfo; supportedChains: { chainId: string; type: 'eip191' }[] }>;
+  };
   const { info, supportedChains } = required.extensions['sign-in-with-x'];
   return { ...info, ...supportedChains[0] };
 }
 
 /** A SIGN-IN-WITH-X header as x402's client builds it, for a challenge (edited or not). */
-async function proof(info: SIWxExtensionInfo & { chainId: string; type: 'eip191' }, wallet: PrivateKeyAccount = gated.agent): Promise<string> {
+async function proof(
+  info: SIWxExtensionInfo & { chainId: string; type: 'eip191' },
+  wallet: PrivateKeyAccount = gated.agent,
+): Promise<string> {
   return encodeSIWxHeader(await createSIWxPayload(info, wallet, info.uri));
 }
 
@@ -96,9 +114,15 @@ beforeAll(async () => {
   server = await express.start(gated.options());
   // The same domain, registered by another publisher: its own site id and secret.
   const publisher = await registerPublisher(gated.app);
-  await gated.app.call('PATCH', '/v1/publishers/me', { body: { payout_address: gated.payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+  await gated.app.call('PATCH', '/v1/publishers/me', {
+    body: { payout_address: gated.payTo },
+    headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+  });
   const other = await createSite(gated.app, publisher, domain());
-  const pricing = await gated.app.call('PUT', `/v1/sites/${other.siteId}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: publisher.auth });
+  const pricing = await gated.app.call('PUT', `/v1/sites/${other.siteId}/pricing`, {
+    body: { default_price_usd: '0.01', rules: [] },
+    headers: publisher.auth,
+  });
   expect(pricing.status).toBe(200);
   const options = { ...gated.options(), siteId: other.siteId, siteToken: other.siteToken, secret: other.secret };
   twin = { options, server: await express.start(options) };
@@ -110,8 +134,19 @@ beforeAll(async () => {
         if (apiMode === 'down') throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } });
         if (apiMode === 'error') return Response.json({ detail: 'boom' }, { status: 500 });
         if (apiMode === 'empty') return Response.json({}, { status: 200 });
-        if (apiMode === 'other-token') return Response.json({ access_token: otherPathToken, expires_at: new Date().toISOString(), url: '/articles/siwx-a', payer: gated.agent.address }, { status: 200 });
-        return new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)));
+        if (apiMode === 'other-token')
+          return Response.json(
+            {
+              access_token: otherPathToken,
+              expires_at: new Date().toISOString(),
+              url: '/articles/siwx-a',
+              payer: gated.agent.address,
+            },
+            { status: 200 },
+          );
+        return new Promise<Response>((_resolve, reject) =>
+          init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)),
+        );
       },
       timeoutMs: 500,
     }),
@@ -133,7 +168,10 @@ describe('a v2 client with SIWX (@x402/extensions wrapFetchWithSIWx)', () => {
     const afterPayment = await transfers();
 
     const sent: Headers[] = [];
-    const reread = wrapFetchWithSIWx(routedTo(() => server, sent), gated.agent);
+    const reread = wrapFetchWithSIWx(
+      routedTo(() => server, sent),
+      gated.agent,
+    );
     const again = await reread(url('/articles/siwx-a'));
     expect(again.status).toBe(200);
     expect(await again.text()).toBe(page('siwx-a'));
@@ -154,7 +192,13 @@ describe('a v2 client with SIWX (@x402/extensions wrapFetchWithSIWx)', () => {
   it('advertises the challenge bound to the domain, the path and five minutes', async () => {
     const info = await challenge('/articles/siwx-advertised');
     const now = Date.now();
-    expect(info).toMatchObject({ domain: domain(), uri: url('/articles/siwx-advertised'), version: '1', chainId: `eip155:${gated.app.chain.chainId}`, type: 'eip191' });
+    expect(info).toMatchObject({
+      domain: domain(),
+      uri: url('/articles/siwx-advertised'),
+      version: '1',
+      chainId: `eip155:${gated.app.chain.chainId}`,
+      type: 'eip191',
+    });
     expect(Date.parse(info.expirationTime!) - Date.parse(info.issuedAt)).toBe(SIWX_CHALLENGE_SECONDS * 1000);
     expect(Math.abs(Date.parse(info.expirationTime!) - now - SIWX_CHALLENGE_SECONDS * 1000)).toBeLessThan(10_000);
     expect((await challenge('/articles/siwx-advertised')).nonce).not.toBe(info.nonce);
@@ -177,10 +221,19 @@ describe('refused, never the page', () => {
 
   it('a proof for another path: a paid path’s proof on an unpaid one, and a proof signed for the unpaid path', async () => {
     const before = await transfers();
-    await expectRefused(await present('/articles/siwx-unpaid', await proof(await challenge(paidPath))), '/articles/siwx-unpaid');
-    await expectRefused(await present('/articles/siwx-unpaid', await proof(await challenge('/articles/siwx-unpaid'))), '/articles/siwx-unpaid');
+    await expectRefused(
+      await present('/articles/siwx-unpaid', await proof(await challenge(paidPath))),
+      '/articles/siwx-unpaid',
+    );
+    await expectRefused(
+      await present('/articles/siwx-unpaid', await proof(await challenge('/articles/siwx-unpaid'))),
+      '/articles/siwx-unpaid',
+    );
     // The challenge of one paid path does not open another paid path either.
-    await expectRefused(await present('/articles/siwx-other', await proof(await challenge(paidPath))), '/articles/siwx-other');
+    await expectRefused(
+      await present('/articles/siwx-other', await proof(await challenge(paidPath))),
+      '/articles/siwx-other',
+    );
     expect(await transfers()).toBe(before);
   });
 
@@ -191,7 +244,10 @@ describe('refused, never the page', () => {
     const info = await challenge(paidPath);
     const forged = { ...(await createSIWxPayload(info, stranger, info.uri)), address: gated.agent.address };
     await expectRefused(await present(paidPath, encodeSIWxHeader(forged)), paidPath);
-    await expectRefused(await present('/articles/siwx-stranger', await proof(await challenge('/articles/siwx-stranger'), stranger)), '/articles/siwx-stranger');
+    await expectRefused(
+      await present('/articles/siwx-stranger', await proof(await challenge('/articles/siwx-stranger'), stranger)),
+      '/articles/siwx-stranger',
+    );
   });
 
   it('an expired challenge, though its nonce is the site’s own', async () => {
@@ -213,10 +269,18 @@ describe('refused, never the page', () => {
     ];
     for (const nonce of nonces) await expectRefused(await present(paidPath, await proof({ ...info, nonce })), paidPath);
     // Other fields of the challenge edited: the API rebuilds the message from what it expects.
-    for (const edit of [{ domain: 'evil.example.com' }, { uri: url('/articles/siwx-unpaid') }, { chainId: 'eip155:1' }, { expirationTime: new Date(Date.now() + 86_400_000).toISOString() }]) {
+    for (const edit of [
+      { domain: 'evil.example.com' },
+      { uri: url('/articles/siwx-unpaid') },
+      { chainId: 'eip155:1' },
+      { expirationTime: new Date(Date.now() + 86_400_000).toISOString() },
+    ]) {
       const edited = { ...info, ...edit };
       const signature = await gated.agent.signMessage({ message: formatSIWEMessage(edited, gated.agent.address) });
-      await expectRefused(await present(paidPath, encodeSIWxHeader({ ...edited, address: gated.agent.address, signature })), paidPath);
+      await expectRefused(
+        await present(paidPath, encodeSIWxHeader({ ...edited, address: gated.agent.address, signature })),
+        paidPath,
+      );
     }
   });
 
@@ -236,7 +300,9 @@ describe('refused, never the page', () => {
     const guardedSite = routedTo(() => guarded);
     // Sanity: the guarded server serves a good proof while its API is up.
     apiMode = 'up';
-    expect((await present(paidPath, await proof(await challenge(paidPath, guardedSite)), guardedSite)).status).toBe(200);
+    expect((await present(paidPath, await proof(await challenge(paidPath, guardedSite)), guardedSite)).status).toBe(
+      200,
+    );
     for (const mode of ['down', 'error', 'hang', 'empty', 'other-token'] as const) {
       apiMode = mode;
       const header = await proof(await challenge(paidPath, guardedSite));
@@ -244,5 +310,4 @@ describe('refused, never the page', () => {
     }
     apiMode = 'up';
   });
-
 });

@@ -30,10 +30,20 @@ describe.each(FRAMEWORKS)('$name: the stored policy', (framework) => {
   };
   beforeAll(async () => {
     own = await createSite(site.app, site.publisher);
-    const pricing = await site.app.call('PUT', `/v1/sites/${own.siteId}/pricing`, { headers: site.publisher.auth, body: { default_price_usd: '0.01' } });
+    const pricing = await site.app.call('PUT', `/v1/sites/${own.siteId}/pricing`, {
+      headers: site.publisher.auth,
+      body: { default_price_usd: '0.01' },
+    });
     expect(pricing.status).toBe(200);
     // The code blocks SEO crawlers; the stored policy decides the rest.
-    const options = site.options({ siteId: own.siteId, siteToken: own.siteToken, secret: own.secret, refreshMs: REFRESH_MS, fetch: countingFetch, policy: { categories: { seo: 'block' } } });
+    const options = site.options({
+      siteId: own.siteId,
+      siteToken: own.siteToken,
+      secret: own.secret,
+      refreshMs: REFRESH_MS,
+      fetch: countingFetch,
+      policy: { categories: { seo: 'block' } },
+    });
     server = await framework.start(options);
   });
   afterAll(() => server?.close());
@@ -45,7 +55,10 @@ describe.each(FRAMEWORKS)('$name: the stored policy', (framework) => {
   }
 
   async function policy(method: 'PUT' | 'DELETE', path: string, body?: unknown) {
-    const response = await site.app.call(method, `/v1/sites/${own.siteId}/bot-policy${path}`, { headers: site.publisher.auth, body });
+    const response = await site.app.call(method, `/v1/sites/${own.siteId}/bot-policy${path}`, {
+      headers: site.publisher.auth,
+      body,
+    });
     expect(response.status).toBe(200);
     return response.body;
   }

@@ -26,7 +26,8 @@ beforeAll(async () => {
   ({ usdc } = await deployTestUsdc({ rpcUrl: anvil.rpcUrl, chainId: 84532, name: 'USDC', version: '2' }));
   site = await startGatedSite({
     app: { config: { chain: { network: 'base-sepolia', usdcAddress: usdc } }, chainRpcUrl: anvil.rpcUrl },
-    fundAgent: async (_app, address) => void (await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: address, amount: 1_000_000n })),
+    fundAgent: async (_app, address) =>
+      void (await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: address, amount: 1_000_000n })),
   });
   await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: privateKeyToAccount(agentKey).address, amount: 1_000_000n });
   server = await FRAMEWORKS[0].start(site.options());
@@ -51,7 +52,11 @@ it('is paid by the x402 v1 client (x402-fetch) with X-PAYMENT', async () => {
   expect(response.status).toBe(200);
   expect(await response.text()).toBe(page('v1'));
   const settlement = decodeXPaymentResponse(response.headers.get('x-payment-response')!);
-  expect(settlement).toMatchObject({ success: true, network: 'base-sepolia', payer: privateKeyToAccount(agentKey).address.toLowerCase() });
+  expect(settlement).toMatchObject({
+    success: true,
+    network: 'base-sepolia',
+    payer: privateKeyToAccount(agentKey).address.toLowerCase(),
+  });
   expect((await transfersTo(site.app, site.payTo)).map((t) => t.hash)).toContain(settlement.transaction);
 });
 

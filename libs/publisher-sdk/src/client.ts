@@ -81,7 +81,11 @@ export class PublisherClient {
 
   /** Creates the account; the returned key is shown once and used by this client from now on. */
   async register(input: RegisterInput): Promise<RegisteredPublisher> {
-    const publisher = (await this.#send({ method: 'POST', path: '/publishers/register', body: input })) as RegisteredPublisher;
+    const publisher = (await this.#send({
+      method: 'POST',
+      path: '/publishers/register',
+      body: input,
+    })) as RegisteredPublisher;
     this.#apiKey = publisher.api_key;
     return publisher;
   }
@@ -200,7 +204,12 @@ export class PublisherClient {
 
   /** The same crawlers as CSV text (RFC 4180), one row per crawler, top paths left out. */
   siteCrawlersCsv(siteId: string, range: StatsQuery = {}): Promise<string> {
-    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/crawlers.csv`, query: rangeQuery(range), acceptText: 'text/csv' });
+    return this.#authed({
+      method: 'GET',
+      path: `${sitePath(siteId)}/crawlers.csv`,
+      query: rangeQuery(range),
+      acceptText: 'text/csv',
+    });
   }
 
   /** The site's x402 batch-settlement voucher revenue: claimed on chain, and still in the payers' channels. */
@@ -210,11 +219,18 @@ export class PublisherClient {
 
   /** One page of confirmed payments, newest first. */
   sitePayments(siteId: string, page: PageQuery = {}): Promise<SitePaymentPage> {
-    return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/payments`, query: { limit: page.limit, cursor: page.cursor } });
+    return this.#authed({
+      method: 'GET',
+      path: `${sitePath(siteId)}/payments`,
+      query: { limit: page.limit, cursor: page.cursor },
+    });
   }
 
   /** Every confirmed payment, newest first, fetching pages of `limit` as the loop advances. */
-  async *iterateSitePayments(siteId: string, options: { limit?: number } = {}): AsyncGenerator<SitePayment, void, undefined> {
+  async *iterateSitePayments(
+    siteId: string,
+    options: { limit?: number } = {},
+  ): AsyncGenerator<SitePayment, void, undefined> {
     let cursor: string | undefined;
     do {
       const page = await this.sitePayments(siteId, { limit: options.limit, cursor });

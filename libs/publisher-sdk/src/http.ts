@@ -34,7 +34,8 @@ export function apiBaseUrl(apiUrl: string): string {
   } catch {
     throw new TypeError(`apiUrl must be an absolute http(s) URL, got ${JSON.stringify(apiUrl)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`apiUrl must use http or https, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`apiUrl must use http or https, got ${url.protocol}`);
   const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
   return `${url.origin}${path}/v1`;
 }
@@ -59,23 +60,43 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
     response = await transport.fetch(urlFor(transport.baseUrl, call), {
       method: call.method,
       // No content-type without a body: the API answers an empty JSON body with 400.
-      headers: { accept: call.acceptText ?? 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}), ...call.headers },
+      headers: {
+        accept: call.acceptText ?? 'application/json',
+        ...(hasBody ? { 'content-type': 'application/json' } : {}),
+        ...call.headers,
+      },
       body: hasBody ? JSON.stringify(call.body) : undefined,
       signal,
     });
     text = await response.text();
   } catch (error) {
     if (signal.aborted) {
-      throw new TimeoutError({ status: 0, detail: `No answer within ${transport.timeoutMs} ms: ${call.method} ${call.path}`, cause: error });
+      throw new TimeoutError({
+        status: 0,
+        detail: `No answer within ${transport.timeoutMs} ms: ${call.method} ${call.path}`,
+        cause: error,
+      });
     }
-    return { ok: false, error: new ApiError({ status: 0, detail: `Could not reach ${transport.baseUrl}: ${reason(error)}`, cause: error }), failure: { kind: 'network' } };
+    return {
+      ok: false,
+      error: new ApiError({
+        status: 0,
+        detail: `Could not reach ${transport.baseUrl}: ${reason(error)}`,
+        cause: error,
+      }),
+      failure: { kind: 'network' },
+    };
   }
 
   const body = parseBody(text);
   if (response.ok) return { ok: true, body: call.acceptText ? text : body };
   const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
   const error = new ApiError({ status: response.status, detail: detailOf(body, response), retryAfter, body });
-  return { ok: false, error, failure: response.status === 429 ? { kind: 'rate-limited', retryAfterSeconds: retryAfter } : undefined };
+  return {
+    ok: false,
+    error,
+    failure: response.status === 429 ? { kind: 'rate-limited', retryAfterSeconds: retryAfter } : undefined,
+  };
 }
 
 function urlFor(baseUrl: string, call: Call): string {

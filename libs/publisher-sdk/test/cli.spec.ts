@@ -14,7 +14,8 @@ describe('crawlgate CLI', () => {
   const keys = new Set<string>();
 
   const configFile = () => join(home, 'crawlgate', 'config.json');
-  const savedConfig = async () => JSON.parse(await readFile(configFile(), 'utf8')) as { apiUrl: string; apiKey: string };
+  const savedConfig = async () =>
+    JSON.parse(await readFile(configFile(), 'utf8')) as { apiUrl: string; apiKey: string };
 
   const crawlgate = cliRunner(
     () => home,
@@ -38,7 +39,15 @@ describe('crawlgate CLI', () => {
     it('--help lists every command and exits 0', async () => {
       const run = await crawlgate(['--help']);
       expect(run.code).toBe(0);
-      for (const command of ['login', 'sites create <domain>', 'sites list', 'sites rotate-token <site>', 'pricing set <site>', 'pricing show <site>', 'stats <site>']) {
+      for (const command of [
+        'login',
+        'sites create <domain>',
+        'sites list',
+        'sites rotate-token <site>',
+        'pricing set <site>',
+        'pricing show <site>',
+        'stats <site>',
+      ]) {
         expect(run.stdout).toContain(command);
       }
     });
@@ -60,7 +69,10 @@ describe('crawlgate CLI', () => {
       [['sites', 'create'], /Expected <domain>, got none/],
       [['pricing', 'set', 'site-1'], /--file .* is required/],
       [['login', '--api', 'http://127.0.0.1:9'], /--email <email> is required/],
-      [['login', '--api', 'not a url', '--email', 'a@example.com', '--password', 'x'], /apiUrl must be an absolute http\(s\) URL/],
+      [
+        ['login', '--api', 'not a url', '--email', 'a@example.com', '--password', 'x'],
+        /apiUrl must be an absolute http\(s\) URL/,
+      ],
     ])('%j is a usage error: exit 2', async (args, message) => {
       const run = await crawlgate(args);
       expect(run.code).toBe(2);
@@ -83,9 +95,19 @@ describe('crawlgate CLI', () => {
     });
 
     it('a wrong password prints the API detail, exits 1 and saves nothing', async () => {
-      const run = await crawlgate(['login', '--api', app.baseUrl, '--email', publisher.email, '--password', 'wrong password']);
+      const run = await crawlgate([
+        'login',
+        '--api',
+        app.baseUrl,
+        '--email',
+        publisher.email,
+        '--password',
+        'wrong password',
+      ]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toBe('error: Invalid email or password (HTTP 401)\nLog in again with `crawlgate login`, or check CRAWLGATE_API_KEY.\n');
+      expect(run.stderr).toBe(
+        'error: Invalid email or password (HTTP 401)\nLog in again with `crawlgate login`, or check CRAWLGATE_API_KEY.\n',
+      );
       await expect(stat(configFile())).rejects.toMatchObject({ code: 'ENOENT' });
     });
 
@@ -114,12 +136,19 @@ describe('crawlgate CLI', () => {
     });
 
     it('login --show-key prints the new key, which is the saved one; the password may come from the environment', async () => {
-      const run = await crawlgate(['login', '--email', publisher.email, '--show-key', '--json'], { CRAWLGATE_PASSWORD: publisher.password });
+      const run = await crawlgate(['login', '--email', publisher.email, '--show-key', '--json'], {
+        CRAWLGATE_PASSWORD: publisher.password,
+      });
       expect(run.code).toBe(0);
       const printed = JSON.parse(run.stdout);
       const config = await savedConfig();
       keys.add(config.apiKey);
-      expect(printed).toEqual({ publisher_id: publisher.publisherId, api_url: app.baseUrl, config_path: configFile(), api_key: config.apiKey });
+      expect(printed).toEqual({
+        publisher_id: publisher.publisherId,
+        api_url: app.baseUrl,
+        config_path: configFile(),
+        api_key: config.apiKey,
+      });
       expect((await stat(configFile())).mode & 0o777).toBe(0o600);
     });
 
@@ -129,7 +158,11 @@ describe('crawlgate CLI', () => {
       setImmediate(() => stdin.write(`${publisher.password}\r`));
       const run = await running;
       expect(run).toMatchObject({ code: 0, stderr: 'Password: \n' });
-      expect(JSON.parse(run.stdout)).toEqual({ publisher_id: publisher.publisherId, api_url: app.baseUrl, config_path: configFile() });
+      expect(JSON.parse(run.stdout)).toEqual({
+        publisher_id: publisher.publisherId,
+        api_url: app.baseUrl,
+        config_path: configFile(),
+      });
       keys.add((await savedConfig()).apiKey);
     });
 
@@ -144,7 +177,11 @@ describe('crawlgate CLI', () => {
       const json = await crawlgate(['sites', 'create', newDomain(), '--json']);
       expect(json.code).toBe(0);
       const site = JSON.parse(json.stdout);
-      expect(site).toMatchObject({ site_token: expect.stringMatching(/^st_/), access_token_secret: expect.stringMatching(/^cgsec_/), rules_count: 0 });
+      expect(site).toMatchObject({
+        site_token: expect.stringMatching(/^st_/),
+        access_token_secret: expect.stringMatching(/^cgsec_/),
+        rules_count: 0,
+      });
       siteId = site.site_id;
     });
 
@@ -177,7 +214,16 @@ describe('crawlgate CLI', () => {
 
     it('pricing set reads a JSON file; pricing show --json prints the rules', async () => {
       const file = join(home, 'pricing.json');
-      await writeFile(file, JSON.stringify({ default_price_usd: '0.002', rules: [{ path: '/articles/*', price_usd: 0.01 }, { path: '/about', price_usd: '0' }] }));
+      await writeFile(
+        file,
+        JSON.stringify({
+          default_price_usd: '0.002',
+          rules: [
+            { path: '/articles/*', price_usd: 0.01 },
+            { path: '/about', price_usd: '0' },
+          ],
+        }),
+      );
       const run = await crawlgate(['pricing', 'set', siteId, '--file', file]);
       expect(run).toEqual({ code: 0, stdout: `Pricing of ${siteId} replaced: 2 rules applied.\n`, stderr: '' });
 
@@ -193,13 +239,25 @@ describe('crawlgate CLI', () => {
 
     it('pricing set reads a YAML file; pricing show prints a table', async () => {
       const file = join(home, 'pricing.yaml');
-      await writeFile(file, ['# prices in USD', 'default_price_usd: 0.001', 'rules:', '  - path: /premium/*   # the good stuff', '    price_usd: "0.05"', ''].join('\n'));
+      await writeFile(
+        file,
+        [
+          '# prices in USD',
+          'default_price_usd: 0.001',
+          'rules:',
+          '  - path: /premium/*   # the good stuff',
+          '    price_usd: "0.05"',
+          '',
+        ].join('\n'),
+      );
       const run = await crawlgate(['pricing', 'set', siteId, '-f', file]);
       expect(run).toMatchObject({ code: 0, stdout: `Pricing of ${siteId} replaced: 1 rule applied.\n` });
 
       const show = await crawlgate(['pricing', 'show', siteId]);
       expect(show.code).toBe(0);
-      expect(show.stdout).toMatch(new RegExp(`^Site +${siteId}\nDefault USD +0\\.001\nVersion +\\d+\nUpdated +\\d{4}-`));
+      expect(show.stdout).toMatch(
+        new RegExp(`^Site +${siteId}\nDefault USD +0\\.001\nVersion +\\d+\nUpdated +\\d{4}-`),
+      );
       expect(show.stdout).toMatch(/\n\n#  PATH +USD\n0  \/premium\/\*  0\.05\n$/);
     });
 
@@ -212,7 +270,9 @@ describe('crawlgate CLI', () => {
       expect(run.stderr).toMatch(/^error: the API rejected the request \(HTTP 422\):\n/);
       expect(run.stderr).toMatch(/\n  body\.rules\.0\.price_usd: .+ \[price_range, got 1\.5\]\n/);
       expect(run.stderr).toMatch(/\n  body\.rules\.1\.path: .+ \[missing\]\n/);
-      expect(JSON.parse((await crawlgate(['pricing', 'show', siteId, '--json'])).stdout).rules).toEqual([{ path: '/premium/*', price_usd: '0.05' }]);
+      expect(JSON.parse((await crawlgate(['pricing', 'show', siteId, '--json'])).stdout).rules).toEqual([
+        { path: '/premium/*', price_usd: '0.05' },
+      ]);
     });
 
     it('an unreadable or malformed pricing file is exit 1 with the reason', async () => {
@@ -221,7 +281,10 @@ describe('crawlgate CLI', () => {
       const file = join(home, 'broken.yaml');
       await writeFile(file, 'default_price_usd: 0.01\nrules: [1, 2]\n');
       const broken = await crawlgate(['pricing', 'set', siteId, '--file', file]);
-      expect(broken).toMatchObject({ code: 1, stderr: expect.stringMatching(/broken\.yaml: line 2: .*flow collections/) });
+      expect(broken).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/broken\.yaml: line 2: .*flow collections/),
+      });
       const list = join(home, 'list.json');
       await writeFile(list, '[]');
       expect((await crawlgate(['pricing', 'set', siteId, '--file', list])).stderr).toMatch(/must hold an object/);
@@ -232,10 +295,17 @@ describe('crawlgate CLI', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/Days \(UTC\) +2026-01-01 to 2026-01-03\nRevenue USD +0\n/);
       expect(run.stdout).toContain('Top paths: none yet');
-      expect(run.stdout).toMatch(/DAY +USD +PAID +GATES\n2026-01-01 +0 +0 +0\n2026-01-02 +0 +0 +0\n2026-01-03 +0 +0 +0\n$/);
+      expect(run.stdout).toMatch(
+        /DAY +USD +PAID +GATES\n2026-01-01 +0 +0 +0\n2026-01-02 +0 +0 +0\n2026-01-03 +0 +0 +0\n$/,
+      );
 
       const json = await crawlgate(['stats', siteId, '--json']);
-      expect(JSON.parse(json.stdout)).toMatchObject({ site_id: siteId, paid_gates: 0, conversion: '0', by_day: expect.any(Array) });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        site_id: siteId,
+        paid_gates: 0,
+        conversion: '0',
+        by_day: expect.any(Array),
+      });
     });
 
     it('stats with a bad date or an unknown site is exit 1 with the detail; --json errors are JSON', async () => {
@@ -255,7 +325,11 @@ describe('crawlgate CLI', () => {
 
     it('CRAWLGATE_API_URL and CRAWLGATE_API_KEY work without a config file', async () => {
       const key = (await savedConfig()).apiKey;
-      const run = await crawlgate(['sites', 'list', '--json'], { XDG_CONFIG_HOME: join(home, 'elsewhere'), CRAWLGATE_API_URL: app.baseUrl, CRAWLGATE_API_KEY: key });
+      const run = await crawlgate(['sites', 'list', '--json'], {
+        XDG_CONFIG_HOME: join(home, 'elsewhere'),
+        CRAWLGATE_API_URL: app.baseUrl,
+        CRAWLGATE_API_KEY: key,
+      });
       expect(run.code).toBe(0);
       expect(JSON.parse(run.stdout).items).toHaveLength(3);
     });

@@ -62,7 +62,11 @@ describe('PublisherClient against the API', () => {
     it('login with a wrong password is a 401 ApiError', async () => {
       const other = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
       const error = await failure(other.login({ email, password: 'wrong password' }));
-      expect(error).toMatchObject({ status: 401, detail: 'Invalid email or password', message: 'Invalid email or password' });
+      expect(error).toMatchObject({
+        status: 401,
+        detail: 'Invalid email or password',
+        message: 'Invalid email or password',
+      });
       expect(other.hasApiKey).toBe(false);
     });
 
@@ -99,7 +103,12 @@ describe('PublisherClient against the API', () => {
       expect(invalid.items).toBe(invalid.detail);
       expect(invalid.items).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ loc: ['body', 'email'], type: 'email_format', input: 'not-an-email', msg: expect.any(String) }),
+          expect.objectContaining({
+            loc: ['body', 'email'],
+            type: 'email_format',
+            input: 'not-an-email',
+            msg: expect.any(String),
+          }),
           expect.objectContaining({ loc: ['body', 'password'], type: 'string_too_short' }),
         ]),
       );
@@ -143,7 +152,10 @@ describe('PublisherClient against the API', () => {
     });
 
     it('updateSite changes the name; a taken domain is 409', async () => {
-      expect(await client.updateSite(site.site_id, { name: null })).toMatchObject({ site_id: site.site_id, name: null });
+      expect(await client.updateSite(site.site_id, { name: null })).toMatchObject({
+        site_id: site.site_id,
+        name: null,
+      });
       const error = await failure(client.createSite({ domain: site.domain }));
       expect(error.status).toBe(409);
       expect(typeof error.detail).toBe('string');
@@ -216,9 +228,19 @@ describe('PublisherClient against the API', () => {
     });
 
     it('resolvePrice names the winning rule, or the default', async () => {
-      expect(await client.resolvePrice(siteId, '/blog/post-1?ref=feed&x=1')).toEqual({ path: '/blog/post-1', price_usd: '0.01', rule: 0, pattern: '/blog/*' });
+      expect(await client.resolvePrice(siteId, '/blog/post-1?ref=feed&x=1')).toEqual({
+        path: '/blog/post-1',
+        price_usd: '0.01',
+        rule: 0,
+        pattern: '/blog/*',
+      });
       expect(await client.resolvePrice(siteId, '/free/a b')).toMatchObject({ price_usd: '0', rule: 1 });
-      expect(await client.resolvePrice(siteId, '/other')).toEqual({ path: '/other', price_usd: '0.002', rule: null, pattern: null });
+      expect(await client.resolvePrice(siteId, '/other')).toEqual({
+        path: '/other',
+        price_usd: '0.002',
+        rule: null,
+        pattern: null,
+      });
     });
 
     it('a bad price or pattern is a 422 whose items locate each problem', async () => {
@@ -251,7 +273,13 @@ describe('PublisherClient against the API', () => {
 
     it('getBotPolicy of a new site: nothing set, the defaults to show', async () => {
       const policy = await client.getBotPolicy(siteId);
-      expect(policy).toMatchObject({ site_id: siteId, categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 0 });
+      expect(policy).toMatchObject({
+        site_id: siteId,
+        categories: {},
+        bots: {},
+        require_signature: { categories: [], bots: [] },
+        version: 0,
+      });
       expect(policy.defaults).toMatchObject({ 'ai-training': 'charge', 'search-engine': 'allow' });
     });
 
@@ -260,7 +288,10 @@ describe('PublisherClient against the API', () => {
       const blocked = await client.setBotAction(siteId, 'gptbot', 'block');
       expect(blocked).toMatchObject({ categories: { seo: 'block' }, bots: { GPTBot: 'block' } });
       // A name that needs escaping in a path (a space, a "!") reaches the API whole.
-      expect((await client.setBotAction(siteId, 'Yahoo! Slurp', 'allow')).bots).toEqual({ GPTBot: 'block', 'Yahoo! Slurp': 'allow' });
+      expect((await client.setBotAction(siteId, 'Yahoo! Slurp', 'allow')).bots).toEqual({
+        GPTBot: 'block',
+        'Yahoo! Slurp': 'allow',
+      });
       expect((await client.removeBotAction(siteId, 'GPTBot')).bots).toEqual({ 'Yahoo! Slurp': 'allow' });
       expect((await client.getBotPolicy(siteId)).bots).toEqual({ 'Yahoo! Slurp': 'allow' });
 
@@ -278,7 +309,17 @@ describe('PublisherClient against the API', () => {
 
     it('siteStats of a new site: zeros over the last 30 UTC days', async () => {
       const stats = await client.siteStats(siteId);
-      expect(stats).toMatchObject({ site_id: siteId, revenue_usd: '0', revenue_amount: '0', paid_gates: 0, gates_created: 0, conversion: '0', unique_agents: 0, top_paths: [], top_agents: [] });
+      expect(stats).toMatchObject({
+        site_id: siteId,
+        revenue_usd: '0',
+        revenue_amount: '0',
+        paid_gates: 0,
+        gates_created: 0,
+        conversion: '0',
+        unique_agents: 0,
+        top_paths: [],
+        top_agents: [],
+      });
       expect(stats.by_day).toHaveLength(30);
       expect(stats.to).toBe(new Date().toISOString().slice(0, 10));
     });
@@ -299,18 +340,46 @@ describe('PublisherClient against the API', () => {
         headers: { 'x-site-token': site.site_token },
         body: {
           counts: [],
-          crawlers: [{ day: today, crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', action: 'paid', verified: false, requests: 3, revenue_micros: '15000' }],
+          crawlers: [
+            {
+              day: today,
+              crawler: 'GPTBot',
+              category: 'ai-training',
+              operator: 'OpenAI',
+              action: 'paid',
+              verified: false,
+              requests: 3,
+              revenue_micros: '15000',
+            },
+          ],
           paths: [{ day: today, crawler: 'GPTBot', path: '/a', requests: 3 }],
         },
       });
       expect(reported.status).toBe(204);
 
       const view = await client.siteCrawlers(site.site_id, { from: today, to: new Date() });
-      expect(view).toMatchObject({ site_id: site.site_id, from: today, to: today, days: [{ day: today, paid: 3, charged: 0 }] });
-      expect(view.crawlers).toEqual([expect.objectContaining({ crawler: 'GPTBot', operator: 'OpenAI', requests: 3, paid: 3, revenue_usd: '0.015', verified_share: '0.0000', top_paths: [{ path: '/a', requests: 3 }] })]);
+      expect(view).toMatchObject({
+        site_id: site.site_id,
+        from: today,
+        to: today,
+        days: [{ day: today, paid: 3, charged: 0 }],
+      });
+      expect(view.crawlers).toEqual([
+        expect.objectContaining({
+          crawler: 'GPTBot',
+          operator: 'OpenAI',
+          requests: 3,
+          paid: 3,
+          revenue_usd: '0.015',
+          verified_share: '0.0000',
+          top_paths: [{ path: '/a', requests: 3 }],
+        }),
+      ]);
 
       const csv = await client.siteCrawlersCsv(site.site_id, { from: today });
-      expect(csv).toBe('crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\nGPTBot,ai-training,OpenAI,3,0,0,0,0,3,0,0.015,0.0000\r\n');
+      expect(csv).toBe(
+        'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\nGPTBot,ai-training,OpenAI,3,0,0,0,0,3,0,0.015,0.0000\r\n',
+      );
       // A refusal is still read as the API's JSON detail.
       const error = await failure(client.siteCrawlersCsv(site.site_id, { from: '2026-02-30' }));
       expect(error.status).toBe(422);
@@ -329,7 +398,14 @@ describe('PublisherClient against the API', () => {
       const site = { siteId } as Parameters<typeof insertPayment>[2];
       const inserted = [];
       for (let i = 0; i < 5; i++) {
-        inserted.push(await insertPayment(app, owner, site, { payer: newAddress(), amount: 1000n, url: `/p/${i}`, confirmedAt: new Date(Date.UTC(2026, 0, 1, 0, i)) }));
+        inserted.push(
+          await insertPayment(app, owner, site, {
+            payer: newAddress(),
+            amount: 1000n,
+            url: `/p/${i}`,
+            confirmedAt: new Date(Date.UTC(2026, 0, 1, 0, i)),
+          }),
+        );
       }
       const first = await client.sitePayments(siteId, { limit: 2 });
       expect(first.items).toHaveLength(2);

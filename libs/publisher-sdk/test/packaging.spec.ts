@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { signAccessToken } from '@crawlgate/core';
 import { registerPublisher } from '../../../apps/api/test/fixtures';
 import { startTestApp } from '../../../apps/api/test/test-app';
-import { exportsMapProblems, installedForSpec, loadEntry, packedPackageProblems, runNode, typeCheckConsumer, undeclaredImports } from '../../../tools/testing/published-package';
+import {
+  exportsMapProblems,
+  installedForSpec,
+  loadEntry,
+  packedPackageProblems,
+  runNode,
+  typeCheckConsumer,
+  undeclaredImports,
+} from '../../../tools/testing/published-package';
 
 const pkg = installedForSpec(join(__dirname, '..'));
 
@@ -26,7 +34,10 @@ describe('the published package', () => {
 
   it('loads with require() and import(), and verifies a token with the bundled core', async () => {
     const siteId = 'site-1';
-    const token = signAccessToken({ gate_id: 'g', site_id: siteId, url: '/a', kid: 'k', iat: 1, exp: 4_000_000_000 }, 'cgsec_x');
+    const token = signAccessToken(
+      { gate_id: 'g', site_id: siteId, url: '/a', kid: 'k', iat: 1, exp: 4_000_000_000 },
+      'cgsec_x',
+    );
     const check = `[Object.keys(m).sort(), m.verifyAccessToken(${JSON.stringify(token)}, { siteId: 'site-1', secret: 'cgsec_x', url: '/a' }).valid]`;
     const expected = [['ApiError', 'PublisherClient', 'TimeoutError', 'verifyAccessToken'], true];
     expect(await loadEntry(pkg, 'require', pkg.manifest.name, check)).toEqual(expected);
@@ -57,8 +68,13 @@ export async function run(): Promise<[Pricing, SiteStats, string, boolean]> {
       expect(login.stdout).toContain(`Logged in to ${app.baseUrl}.`);
       const created = await runNode(pkg, [bin, 'sites', 'create', 'bin.example.com', '--json'], env);
       const listed = JSON.parse((await runNode(pkg, [bin, 'sites', 'list', '--json'], env)).stdout);
-      expect(listed.items.map((site: { site_id: string }) => site.site_id)).toEqual([JSON.parse(created.stdout).site_id]);
-      await expect(runNode(pkg, [bin, 'pricing', 'show', 'nope'], env)).rejects.toMatchObject({ code: 1, stderr: 'error: Site not found (HTTP 404)\n' });
+      expect(listed.items.map((site: { site_id: string }) => site.site_id)).toEqual([
+        JSON.parse(created.stdout).site_id,
+      ]);
+      await expect(runNode(pkg, [bin, 'pricing', 'show', 'nope'], env)).rejects.toMatchObject({
+        code: 1,
+        stderr: 'error: Site not found (HTTP 404)\n',
+      });
     } finally {
       await app.close();
     }

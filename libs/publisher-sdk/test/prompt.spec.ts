@@ -4,7 +4,10 @@ import { promptHidden } from '../src/cli/prompt';
 /** A stand-in for a terminal's stdin: raw mode is recorded, keystrokes are written by the test. */
 function fakeTty() {
   const modes: boolean[] = [];
-  const stream = Object.assign(new PassThrough(), { isTTY: true, setRawMode: (mode: boolean) => modes.push(mode) }) as unknown as NodeJS.ReadStream & PassThrough;
+  const stream = Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: (mode: boolean) => modes.push(mode),
+  }) as unknown as NodeJS.ReadStream & PassThrough;
   return { stream, modes };
 }
 

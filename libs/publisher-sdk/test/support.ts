@@ -12,7 +12,8 @@ import type { FetchLike } from '../src/http';
  */
 export function fetchFromFreshIp(): FetchLike {
   const ip = freshIp();
-  return (input, init) => fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-forwarded-for': ip } });
+  return (input, init) =>
+    fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-forwarded-for': ip } });
 }
 
 export const newEmail = () => `sdk-${randomUUID()}@example.com`;
@@ -68,7 +69,10 @@ export function cliRunner(home: () => string, seen: (args: string[], run: CliRun
 
 /** A terminal's stdin as the CLI sees it: isTTY, raw mode accepted; the test types into it. */
 export function fakeTerminal(): NodeJS.ReadStream & PassThrough {
-  return Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined }) as unknown as NodeJS.ReadStream & PassThrough;
+  return Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: () => undefined,
+  }) as unknown as NodeJS.ReadStream & PassThrough;
 }
 
 /** Piped stdin holding `text` (not a terminal). */

@@ -11,12 +11,20 @@ import { refusingUrl } from './support';
 
 type Answer = (request: IncomingMessage, response: ServerResponse) => void;
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => (_request, response) => {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Answer =>
+  (_request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  };
 const hang: Answer = () => undefined;
 
-const ME = { publisher_id: '6f1c0e0a-0000-4000-8000-000000000000', email: 'a@example.com', name: null, payout_address: null, created_at: '2026-01-01T00:00:00.000Z' };
+const ME = {
+  publisher_id: '6f1c0e0a-0000-4000-8000-000000000000',
+  email: 'a@example.com',
+  name: null,
+  payout_address: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+};
 
 describe('retries and timeouts', () => {
   let server: Server;
@@ -44,7 +52,8 @@ describe('retries and timeouts', () => {
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const client = (options: Partial<ConstructorParameters<typeof PublisherClient>[0]> = {}) => new PublisherClient({ apiUrl, apiKey: 'xk_pub_test', ...options });
+  const client = (options: Partial<ConstructorParameters<typeof PublisherClient>[0]> = {}) =>
+    new PublisherClient({ apiUrl, apiKey: 'xk_pub_test', ...options });
 
   it('retries a 429 after its Retry-After, then succeeds', async () => {
     script = [json(429, { detail: 'Rate limit exceeded' }, { 'retry-after': '1' }), json(200, ME)];
@@ -62,7 +71,9 @@ describe('retries and timeouts', () => {
 
   it('gives up after maxRetries with a 429 ApiError carrying retryAfter', async () => {
     script = [0, 1, 2].map(() => json(429, { detail: 'Rate limit exceeded' }, { 'retry-after': '0' }));
-    const error = await client({ maxRetries: 2 }).me().catch((e: unknown) => e);
+    const error = await client({ maxRetries: 2 })
+      .me()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 429, detail: 'Rate limit exceeded', retryAfter: 0 });
     expect(seen).toHaveLength(3);
@@ -71,7 +82,9 @@ describe('retries and timeouts', () => {
   it('does not wait out a Retry-After longer than maxRetryWaitMs', async () => {
     script = [json(429, { detail: 'Rate limit exceeded' }, { 'retry-after': '60' })];
     const started = Date.now();
-    const error = await client().me().catch((e: unknown) => e);
+    const error = await client()
+      .me()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 429, retryAfter: 60 });
     expect(seen).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -79,15 +92,23 @@ describe('retries and timeouts', () => {
 
   it('does not retry other errors', async () => {
     script = [json(503, { detail: 'The database is unavailable; try again shortly' }, { 'retry-after': '5' })];
-    const error = await client().me().catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 503, detail: 'The database is unavailable; try again shortly', retryAfter: 5 });
+    const error = await client()
+      .me()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      status: 503,
+      detail: 'The database is unavailable; try again shortly',
+      retryAfter: 5,
+    });
     expect(seen).toHaveLength(1);
   });
 
   it('times out with a TimeoutError (status 0), without retrying', async () => {
     script = [hang, hang];
     const started = Date.now();
-    const error = await client({ timeoutMs: 200 }).getSite('s1').catch((e: unknown) => e);
+    const error = await client({ timeoutMs: 200 })
+      .getSite('s1')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ name: 'TimeoutError', status: 0, detail: 'No answer within 200 ms: GET /sites/s1' });
@@ -96,8 +117,13 @@ describe('retries and timeouts', () => {
   });
 
   it('explains a non-JSON error answer by its status', async () => {
-    script = [(_request, response) => response.writeHead(502, 'Bad Gateway', { 'content-type': 'text/html' }).end('<html>oops</html>')];
-    const error = await client().me().catch((e: unknown) => e);
+    script = [
+      (_request, response) =>
+        response.writeHead(502, 'Bad Gateway', { 'content-type': 'text/html' }).end('<html>oops</html>'),
+    ];
+    const error = await client()
+      .me()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 502, detail: 'HTTP 502 Bad Gateway', body: '<html>oops</html>' });
   });
 
@@ -107,14 +133,18 @@ describe('retries and timeouts', () => {
       const calls: string[] = [];
       const fetch: FetchLike = async (_input, init) => {
         calls.push(init.method ?? 'GET');
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        });
       };
       return { calls, fetch };
     };
 
     it('are retried for GETs, then reported as status 0', async () => {
       const { calls, fetch } = refusing();
-      const error = await client({ fetch }).listSites().catch((e: unknown) => e);
+      const error = await client({ fetch })
+        .listSites()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);
       expect(error).not.toBeInstanceOf(TimeoutError);
       expect(error).toMatchObject({ status: 0, detail: `Could not reach ${apiUrl}/v1: ECONNREFUSED` });
@@ -128,7 +158,9 @@ describe('retries and timeouts', () => {
     });
 
     it('with a real closed port', async () => {
-      const error = await new PublisherClient({ apiUrl: await refusingUrl(), maxRetries: 0 }).me().catch((e: unknown) => e);
+      const error = await new PublisherClient({ apiUrl: await refusingUrl(), maxRetries: 0 })
+        .me()
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ status: 0, detail: expect.stringMatching(/^Could not reach .*ECONNREFUSED/) });
     });
   });

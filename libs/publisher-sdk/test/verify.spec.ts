@@ -23,9 +23,18 @@ describe('verifyAccessToken (local, no API call)', () => {
   });
 
   it('rejects another path, another site, another secret, and a tampered token', () => {
-    expect(verifyAccessToken(token, { siteId, secret, url: '/articles/43' })).toEqual({ valid: false, reason: 'wrong_path' });
-    expect(verifyAccessToken(token, { siteId: 'another-site', secret })).toEqual({ valid: false, reason: 'wrong_site' });
-    expect(verifyAccessToken(token, { siteId, secret: 'cgsec_other' })).toEqual({ valid: false, reason: 'bad_signature' });
+    expect(verifyAccessToken(token, { siteId, secret, url: '/articles/43' })).toEqual({
+      valid: false,
+      reason: 'wrong_path',
+    });
+    expect(verifyAccessToken(token, { siteId: 'another-site', secret })).toEqual({
+      valid: false,
+      reason: 'wrong_site',
+    });
+    expect(verifyAccessToken(token, { siteId, secret: 'cgsec_other' })).toEqual({
+      valid: false,
+      reason: 'bad_signature',
+    });
     expect(verifyAccessToken(`${token}x`, { siteId, secret })).toMatchObject({ valid: false });
     expect(verifyAccessToken('not a token', { siteId, secret })).toEqual({ valid: false, reason: 'malformed' });
   });

@@ -9,7 +9,7 @@ describe('parseYaml (the pricing-file subset)', () => {
       'rules:',
       '  - path: /articles/*',
       '    price_usd: 0.01',
-      '  - path: \'/it\'\'s/#not-a-comment\'',
+      "  - path: '/it''s/#not-a-comment'",
       '    price_usd: "0"',
       '',
       '  -   path: /a#b',
@@ -26,11 +26,17 @@ describe('parseYaml (the pricing-file subset)', () => {
   });
 
   it('accepts a list at its key’s indentation, CRLF line ends and empty collections', () => {
-    expect(parseYaml('rules:\r\n- path: /x\r\n  price_usd: 1\r\nother: []\r\nmore: {}\r\n')).toEqual({ rules: [{ path: '/x', price_usd: 1 }], other: [], more: {} });
+    expect(parseYaml('rules:\r\n- path: /x\r\n  price_usd: 1\r\nother: []\r\nmore: {}\r\n')).toEqual({
+      rules: [{ path: '/x', price_usd: 1 }],
+      other: [],
+      more: {},
+    });
   });
 
   it('resolves plain scalars as YAML 1.2’s core schema does', () => {
-    expect(parseYaml('a: ~\nb: null\nc: true\nd: False\ne: -1.5e-3\nf: 007\ng: .5\nh: 0.005\ni: 1.2.3\nj: yes\nk:\n')).toEqual({
+    expect(
+      parseYaml('a: ~\nb: null\nc: true\nd: False\ne: -1.5e-3\nf: 007\ng: .5\nh: 0.005\ni: 1.2.3\nj: yes\nk:\n'),
+    ).toEqual({
       a: null,
       b: null,
       c: true,

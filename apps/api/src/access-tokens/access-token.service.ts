@@ -47,7 +47,9 @@ export class AccessTokenService {
   async verify(site: { id: string; secretsVersion: number }, token: string, url?: string): Promise<TokenCheck> {
     const siteId = site.id;
     const kid = peekAccessTokenPayload(token)?.kid;
-    const secrets = (await this.secrets.usable(siteId, site.secretsVersion)).filter((secret) => secret.kid === kid).map((secret) => secret.secret);
+    const secrets = (await this.secrets.usable(siteId, site.secretsVersion))
+      .filter((secret) => secret.kid === kid)
+      .map((secret) => secret.secret);
     // No secret with that kid: still run the check (it reports malformed or bad_signature).
     return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url, hmac: nodeHmacSha256 });
   }
@@ -57,7 +59,11 @@ export class AccessTokenService {
   }
 
   private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {
-    const token = signAccessToken({ gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp }, secret.secret, nodeHmacSha256);
+    const token = signAccessToken(
+      { gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp },
+      secret.secret,
+      nodeHmacSha256,
+    );
     return { token, kid: secret.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
   }
 }

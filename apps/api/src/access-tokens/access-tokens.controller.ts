@@ -15,9 +15,15 @@ export class AccessTokensController {
   @HttpCode(200)
   @SiteTokenAuth()
   @ApiOperation({ summary: 'Check an access token for the site that owns the site token' })
-  @ApiResponse({ status: 200, type: AccessTokenCheckView, description: 'Whether the token is valid for the site that owns the site token.' })
+  @ApiResponse({
+    status: 200,
+    type: AccessTokenCheckView,
+    description: 'Whether the token is valid for the site that owns the site token.',
+  })
   async verify(@CurrentSite() site: Site, @Body() body: VerifyAccessTokenDto): Promise<AccessTokenCheckView> {
     const check = await this.tokens.verify(site, body.token, body.url);
-    return check.valid ? { valid: true, gate_id: check.payload.gate_id, url: check.payload.url, exp: check.payload.exp } : { valid: false, reason: check.reason };
+    return check.valid
+      ? { valid: true, gate_id: check.payload.gate_id, url: check.payload.url, exp: check.payload.exp }
+      : { valid: false, reason: check.reason };
   }
 }

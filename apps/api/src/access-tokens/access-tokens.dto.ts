@@ -5,11 +5,18 @@ import { Optional } from '../http/validators';
 
 export class VerifyAccessTokenDto {
   @ApiProperty({ description: 'The access token: base64url(payload).base64url(signature)' })
-  @IsDefined() @IsString() @MaxLength(4096)
+  @IsDefined()
+  @IsString()
+  @MaxLength(4096)
   token!: string;
 
-  @ApiPropertyOptional({ description: 'When given, the token must be bound to this path (or URL).', example: '/blog/post-1' })
-  @Optional() @IsString() @MaxLength(MAX_URL_LENGTH)
+  @ApiPropertyOptional({
+    description: 'When given, the token must be bound to this path (or URL).',
+    example: '/blog/post-1',
+  })
+  @Optional()
+  @IsString()
+  @MaxLength(MAX_URL_LENGTH)
   url?: string;
 }
 

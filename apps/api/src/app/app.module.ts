@@ -63,7 +63,12 @@ class FoundationModule {
       SitesService,
       AccessTokenService,
     ];
-    return { module: FoundationModule, global: true, providers, exports: providers.map((p) => ('provide' in p ? p.provide : p)) };
+    return {
+      module: FoundationModule,
+      global: true,
+      providers,
+      exports: providers.map((p) => ('provide' in p ? p.provide : p)),
+    };
   }
 }
 

@@ -57,15 +57,22 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body, headers } = answerFor(error, new Logger('HTTP'));
-      void reply.status(status).headers({ ...headers, ...EVERY_ANSWER }).send(body); // no onSend hook runs here
+      void reply
+        .status(status)
+        .headers({ ...headers, ...EVERY_ANSWER })
+        .send(body); // no onSend hook runs here
     },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.create({ config, database, chain, masterKey, limiterStorage }), adapter, {
-    logger: LOG_LEVELS[config.logLevel],
-    abortOnError: false,
-    // Fastify's own JSON parser only: any other content type is answered 415.
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.create({ config, database, chain, masterKey, limiterStorage }),
+    adapter,
+    {
+      logger: LOG_LEVELS[config.logLevel],
+      abortOnError: false,
+      // Fastify's own JSON parser only: any other content type is answered 415.
+      bodyParser: false,
+    },
+  );
   app.setGlobalPrefix('v1');
   app.useGlobalFilters(new ExceptionToDetailFilter());
   app.useGlobalPipes(new BodyValidationPipe());
@@ -74,7 +81,8 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
   fastify.removeContentTypeParser('text/plain');
   parseJsonBodiesAsStrictUtf8(fastify);
   fastify.addHook('preValidation', async (request) => {
-    if (jsonDepthExceeds(request.body)) throw badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+    if (jsonDepthExceeds(request.body))
+      throw badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
     const forbidden = forbiddenCharacterItems(request);
     if (forbidden.length > 0) throw new ValidationFailed(forbidden);
   });

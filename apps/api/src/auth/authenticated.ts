@@ -14,7 +14,12 @@ export const SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = {
   // An opaque key, not a JWT: no bearerFormat.
   bearer: { type: 'http', scheme: 'bearer', description: 'Publisher API key: `Authorization: Bearer xk_pub_…`' },
   'site-token': { type: 'apiKey', in: 'header', name: 'X-Site-Token', description: 'Site token: st_…' },
-  wallet: { type: 'apiKey', in: 'header', name: 'X-Wallet-Address', description: 'Agent wallet: 0x + 40 hex. A lookup key, not a proof of ownership.' },
+  wallet: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Wallet-Address',
+    description: 'Agent wallet: 0x + 40 hex. A lookup key, not a proof of ownership.',
+  },
 };
 
 /** What each guard answers 401 for. */

@@ -65,9 +65,17 @@ export function authenticateSite(db: Database, request: Request): Promise<SiteWi
  * Who the request is by a credential of this kind, as a stable id (never the secret itself), or
  * undefined when it carries no such credential that checks out.
  */
-export async function credentialSubject(db: Database, request: Request, kind: CredentialKind): Promise<string | undefined> {
+export async function credentialSubject(
+  db: Database,
+  request: Request,
+  kind: CredentialKind,
+): Promise<string | undefined> {
   const id =
-    kind === 'publisher' ? (await authenticatePublisher(db, request))?.id : kind === 'site' ? (await authenticateSite(db, request))?.id : walletOf(request);
+    kind === 'publisher'
+      ? (await authenticatePublisher(db, request))?.id
+      : kind === 'site'
+        ? (await authenticateSite(db, request))?.id
+        : walletOf(request);
   return id === undefined ? undefined : `${kind}:${id}`;
 }
 

@@ -17,7 +17,8 @@ export class PublisherAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    if (!headerText(request, 'authorization')) throw unauthorized('Missing Authorization header; send "Bearer xk_pub_..."');
+    if (!headerText(request, 'authorization'))
+      throw unauthorized('Missing Authorization header; send "Bearer xk_pub_..."');
     const publisher = await authenticatePublisher(this.db, request);
     if (!publisher) throw unauthorized('Invalid API key');
     request.publisher = publisher;

@@ -9,18 +9,26 @@ describe('findSiteByTokenHash', () => {
   });
   afterAll(() => db.dispose());
 
-  async function publisherWithSite(payoutAddress: string | null, site: { defaultPriceMicros: bigint; pricingVersion: number; pricingUpdatedAt: Date | null; name: string | null }) {
+  async function publisherWithSite(
+    payoutAddress: string | null,
+    site: { defaultPriceMicros: bigint; pricingVersion: number; pricingUpdatedAt: Date | null; name: string | null },
+  ) {
     const tag = Math.random().toString(36).slice(2, 10);
     const publisher = await db.database.prisma.publisher.create({
       data: { email: `${tag}@example.com`, passwordHash: 'x', apiKeyHash: tag.padEnd(64, 'a'), payoutAddress },
     });
     const tokenHash = tag.padEnd(64, 'b');
-    await db.database.prisma.site.create({ data: { publisherId: publisher.id, domain: `${tag}.example.com`, siteTokenHash: tokenHash, ...site } });
+    await db.database.prisma.site.create({
+      data: { publisherId: publisher.id, domain: `${tag}.example.com`, siteTokenHash: tokenHash, ...site },
+    });
     return tokenHash;
   }
 
   const viaPrisma = (tokenHash: string) =>
-    db.database.prisma.site.findUnique({ where: { siteTokenHash: tokenHash }, include: { publisher: { select: { payoutAddress: true } } } });
+    db.database.prisma.site.findUnique({
+      where: { siteTokenHash: tokenHash },
+      include: { publisher: { select: { payoutAddress: true } } },
+    });
 
   it('returns the site as Prisma does, with the payout address: big prices, versions and dates intact', async () => {
     const tokenHash = await publisherWithSite('0x70997970c51812dc3a010c7d01b50e0d17dc79c8', {
@@ -31,11 +39,20 @@ describe('findSiteByTokenHash', () => {
     });
     const site = await findSiteByTokenHash(db.database.sql, tokenHash);
     expect(site).toEqual(await viaPrisma(tokenHash));
-    expect(site).toMatchObject({ defaultPriceMicros: 999_999n, pricingVersion: 7, publisher: { payoutAddress: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' } });
+    expect(site).toMatchObject({
+      defaultPriceMicros: 999_999n,
+      pricingVersion: 7,
+      publisher: { payoutAddress: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' },
+    });
   });
 
   it('returns nulls as nulls: no name, no pricing yet, no payout address', async () => {
-    const tokenHash = await publisherWithSite(null, { defaultPriceMicros: 0n, pricingVersion: 0, pricingUpdatedAt: null, name: null });
+    const tokenHash = await publisherWithSite(null, {
+      defaultPriceMicros: 0n,
+      pricingVersion: 0,
+      pricingUpdatedAt: null,
+      name: null,
+    });
     const site = await findSiteByTokenHash(db.database.sql, tokenHash);
     expect(site).toEqual(await viaPrisma(tokenHash));
     expect(site).toMatchObject({ name: null, pricingUpdatedAt: null, publisher: { payoutAddress: null } });

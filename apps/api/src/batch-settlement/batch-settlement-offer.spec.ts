@@ -20,16 +20,24 @@ describe('batch-settlement offer', () => {
   });
   afterAll(() => app.close());
 
-  const gate = () => app.call('POST', '/v1/gates', { body: { url: '/article/1' }, headers: { 'x-site-token': site.siteToken } });
+  const gate = () =>
+    app.call('POST', '/v1/gates', { body: { url: '/article/1' }, headers: { 'x-site-token': site.siteToken } });
   const siteOffer = () => app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } });
-  const setSwitch = (value: unknown) => app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: value }, headers: publisher.auth });
+  const setSwitch = (value: unknown) =>
+    app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: value }, headers: publisher.auth });
 
   it('is off until the publisher turns it on: exact alone, and GET /v1/site says null', async () => {
     const response = await gate();
     expect(response.body.accepts.map((a: { scheme: string }) => a.scheme)).toEqual(['exact']);
-    expect((decodeBase64Json(response.headers.get('payment-required')!) as any).accepts.map((a: { scheme: string }) => a.scheme)).toEqual(['exact']);
+    expect(
+      (decodeBase64Json(response.headers.get('payment-required')!) as any).accepts.map(
+        (a: { scheme: string }) => a.scheme,
+      ),
+    ).toEqual(['exact']);
     expect((await siteOffer()).body.batch_settlement).toBeNull();
-    expect((await app.call('GET', `/v1/sites/${site.siteId}`, { headers: publisher.auth })).body.batch_settlement).toBe(false);
+    expect((await app.call('GET', `/v1/sites/${site.siteId}`, { headers: publisher.auth })).body.batch_settlement).toBe(
+      false,
+    );
   });
 
   it('once on, offers batch-settlement after exact in the body and the v2 header, with the channel terms', async () => {
@@ -41,13 +49,32 @@ describe('batch-settlement offer', () => {
     expect(response.status).toBe(402);
     const [exact, batch] = response.body.accepts;
     expect(exact.scheme).toBe('exact');
-    const extra = { name: 'USD Coin', version: '2', receiverAuthorizer: LOCAL_CLAIM_AUTHORIZER.address, withdrawDelay: 86_400, escrow: X402_BATCH_SETTLEMENT_ADDRESS, gate_id: response.body.id };
+    const extra = {
+      name: 'USD Coin',
+      version: '2',
+      receiverAuthorizer: LOCAL_CLAIM_AUTHORIZER.address,
+      withdrawDelay: 86_400,
+      escrow: X402_BATCH_SETTLEMENT_ADDRESS,
+      gate_id: response.body.id,
+    };
     expect(batch).toEqual({ ...exact, scheme: 'batch-settlement', extra });
     const v2 = decodeBase64Json(response.headers.get('payment-required')!) as any;
     expect(v2.accepts).toHaveLength(2);
-    expect(v2.accepts[1]).toEqual({ scheme: 'batch-settlement', network: 'eip155:31337', amount: '10000', asset: app.chain.usdc, payTo, maxTimeoutSeconds: exact.maxTimeoutSeconds, extra });
+    expect(v2.accepts[1]).toEqual({
+      scheme: 'batch-settlement',
+      network: 'eip155:31337',
+      amount: '10000',
+      asset: app.chain.usdc,
+      payTo,
+      maxTimeoutSeconds: exact.maxTimeoutSeconds,
+      extra,
+    });
 
-    expect((await siteOffer()).body.batch_settlement).toEqual({ escrow: X402_BATCH_SETTLEMENT_ADDRESS, receiver_authorizer: LOCAL_CLAIM_AUTHORIZER.address, withdraw_delay_seconds: 86_400 });
+    expect((await siteOffer()).body.batch_settlement).toEqual({
+      escrow: X402_BATCH_SETTLEMENT_ADDRESS,
+      receiver_authorizer: LOCAL_CLAIM_AUTHORIZER.address,
+      withdraw_delay_seconds: 86_400,
+    });
     // GET /v1/gates/{id} states the same offer.
     expect((await app.call('GET', `/v1/gates/${response.body.id}`)).body.accepts[1].extra).toEqual(extra);
   });
@@ -75,7 +102,10 @@ describe('batch-settlement offer without a claim authorizer', () => {
     try {
       (app.chain as { batchSettlement: unknown }).batchSettlement = null;
       const { site, publisher } = await pricedSite(app, newWallet().address);
-      const response = await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+      const response = await app.call('PATCH', `/v1/sites/${site.siteId}`, {
+        body: { batch_settlement: true },
+        headers: publisher.auth,
+      });
       expect(response.status).toBe(409);
       expect(response.body.detail).toMatch(/claim authorizer/);
     } finally {

@@ -15,7 +15,10 @@ export interface ChannelKey {
 /** Rows in one claimWithSignature: well inside a block's gas (a row costs tens of thousands of gas); the rest waits for the next run. */
 export const MAX_CLAIM_ROWS = 100;
 
-export type VoucherPaymentData = Omit<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'channelId' | 'cumulativeAmount'>;
+export type VoucherPaymentData = Omit<
+  Prisma.PaymentUncheckedCreateInput,
+  'method' | 'status' | 'channelId' | 'cumulativeAmount'
+>;
 
 /**
  * The SQL of batch-settlement channels: one row per channel with the highest voucher accepted, moved
@@ -51,7 +54,9 @@ export class ChannelStore {
 
   /** The payment a voucher (channel, cumulative total) already made, if any. */
   paymentOfVoucher(channelId: string, cumulativeAmount: bigint): Promise<Payment | null> {
-    return this.db.prisma.payment.findUnique({ where: { channelId_cumulativeAmount: { channelId, cumulativeAmount } } });
+    return this.db.prisma.payment.findUnique({
+      where: { channelId_cumulativeAmount: { channelId, cumulativeAmount } },
+    });
   }
 
   /**
@@ -76,26 +81,48 @@ export class ChannelStore {
    * and the answer is 'stale'. A gate already paid makes the payment insert fail (unique gate), and
    * the transaction, channel move included, rolls back.
    */
-  async recordVoucher(args: { channelId: string; expected: bigint; cumulative: bigint; signature: string; payment: VoucherPaymentData }): Promise<{ kind: 'recorded'; payment: Payment } | { kind: 'stale' }> {
+  async recordVoucher(args: {
+    channelId: string;
+    expected: bigint;
+    cumulative: bigint;
+    signature: string;
+    payment: VoucherPaymentData;
+  }): Promise<{ kind: 'recorded'; payment: Payment } | { kind: 'stale' }> {
     return this.db.prisma.$transaction(async (tx) => {
       const moved = await tx.$executeRaw`
         UPDATE payment_channels
            SET charged = ${args.cumulative}, signature = ${args.signature}, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
          WHERE channel_id = ${args.channelId} AND charged = ${args.expected}`;
       if (moved !== 1) return { kind: 'stale' as const };
-      const payment = await tx.payment.create({ data: { ...args.payment, method: 'voucher', status: 'confirmed', channelId: args.channelId, cumulativeAmount: args.cumulative } });
+      const payment = await tx.payment.create({
+        data: {
+          ...args.payment,
+          method: 'voucher',
+          status: 'confirmed',
+          channelId: args.channelId,
+          cumulativeAmount: args.cumulative,
+        },
+      });
       return { kind: 'recorded' as const, payment };
     });
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
   unclaimed(receiver: string, token: string, limit = MAX_CLAIM_ROWS): Promise<PaymentChannel[]> {
-    return this.db.prisma.paymentChannel.findMany({ where: { receiver, token, unclaimedSince: { not: null } }, orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }], take: limit });
+    return this.db.prisma.paymentChannel.findMany({
+      where: { receiver, token, unclaimedSince: { not: null } },
+      orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
+      take: limit,
+    });
   }
 
   /** Receivers (and tokens) with anything unclaimed. */
   async receiversWithUnclaimed(): Promise<{ receiver: string; token: string }[]> {
-    return this.db.prisma.paymentChannel.findMany({ where: { unclaimedSince: { not: null } }, distinct: ['receiver', 'token'], select: { receiver: true, token: true } });
+    return this.db.prisma.paymentChannel.findMany({
+      where: { unclaimedSince: { not: null } },
+      distinct: ['receiver', 'token'],
+      select: { receiver: true, token: true },
+    });
   }
 
   /**
@@ -111,7 +138,15 @@ export class ChannelStore {
        WHERE channel_id = ${channelId}`;
   }
 
-  async recordClaim(claim: { chainId: number; receiver: string; token: string; txHash: string; channels: number; amount: bigint; settleTxHash: string | null }): Promise<void> {
+  async recordClaim(claim: {
+    chainId: number;
+    receiver: string;
+    token: string;
+    txHash: string;
+    channels: number;
+    amount: bigint;
+    settleTxHash: string | null;
+  }): Promise<void> {
     await this.db.prisma.channelClaim.upsert({
       where: { chainId_txHash: { chainId: claim.chainId, txHash: claim.txHash } },
       create: claim,

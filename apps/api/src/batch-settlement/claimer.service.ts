@@ -46,7 +46,13 @@ export class ClaimerService {
     return run;
   }
 
-  private async claimReceiver(batch: BatchSettlementChain, receiver: Address, token: Address, options: { force?: boolean; now?: Date }, run: ClaimRun): Promise<void> {
+  private async claimReceiver(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    options: { force?: boolean; now?: Date },
+    run: ClaimRun,
+  ): Promise<void> {
     const now = options.now ?? new Date();
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
     let urgent = false;
@@ -55,29 +61,77 @@ export class ClaimerService {
       await this.store.markClaimed(channel.channelId, state.totalClaimed);
       if (state.withdrawal) urgent = true;
       if (channel.charged <= state.totalClaimed || !channel.signature) continue;
-      rows.push({ channel, from: state.totalClaimed, row: { config: configOf(channel), maxClaimableAmount: channel.charged, signature: channel.signature as Hex, totalClaimed: channel.charged } });
+      rows.push({
+        channel,
+        from: state.totalClaimed,
+        row: {
+          config: configOf(channel),
+          maxClaimableAmount: channel.charged,
+          signature: channel.signature as Hex,
+          totalClaimed: channel.charged,
+        },
+      });
     }
     const amount = rows.reduce((sum, r) => sum + (r.row.totalClaimed - r.from), 0n);
-    const oldest = rows.reduce<Date | null>((min, r) => (r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min), null);
+    const oldest = rows.reduce<Date | null>(
+      (min, r) =>
+        r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min,
+      null,
+    );
     const { claimMinMicros, claimMaxAgeSeconds } = this.config.chain.batchSettlement;
-    const due = options.force || urgent || amount >= claimMinMicros || (oldest !== null && now.getTime() - oldest.getTime() >= claimMaxAgeSeconds * 1000);
+    const due =
+      options.force ||
+      urgent ||
+      amount >= claimMinMicros ||
+      (oldest !== null && now.getTime() - oldest.getTime() >= claimMaxAgeSeconds * 1000);
     if (rows.length > 0 && due) {
-      const hash = await sendFromRelayer(this.chain, batch.escrow, await claimCalldata(this.chain, batch, rows.map((r) => r.row)));
+      const hash = await sendFromRelayer(
+        this.chain,
+        batch.escrow,
+        await claimCalldata(
+          this.chain,
+          batch,
+          rows.map((r) => r.row),
+        ),
+      );
       run.claims.push(hash);
       const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
-      if (!receipt || receipt.status !== 'success') throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      if (!receipt || receipt.status !== 'success')
+        throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
       // Read back what the chain now says, rather than assume the rows applied.
-      for (const { channel } of rows) await this.store.markClaimed(channel.channelId, (await readChannel(this.chain, batch, channel.channelId as Hex)).totalClaimed);
-      await this.store.recordClaim({ chainId: this.chain.chainId, receiver, token, txHash: hash, channels: rows.length, amount, settleTxHash: null });
+      for (const { channel } of rows)
+        await this.store.markClaimed(
+          channel.channelId,
+          (await readChannel(this.chain, batch, channel.channelId as Hex)).totalClaimed,
+        );
+      await this.store.recordClaim({
+        chainId: this.chain.chainId,
+        receiver,
+        token,
+        txHash: hash,
+        channels: rows.length,
+        amount,
+        settleTxHash: null,
+      });
       this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
     }
     if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
       const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
       run.settles.push(settle);
       const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
-      if (!receipt || receipt.status !== 'success') throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      if (!receipt || receipt.status !== 'success')
+        throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
       const claim = run.claims.at(-1);
-      if (claim) await this.store.recordClaim({ chainId: this.chain.chainId, receiver, token, txHash: claim, channels: rows.length, amount, settleTxHash: settle });
+      if (claim)
+        await this.store.recordClaim({
+          chainId: this.chain.chainId,
+          receiver,
+          token,
+          txHash: claim,
+          channels: rows.length,
+          amount,
+          settleTxHash: settle,
+        });
     }
   }
 }

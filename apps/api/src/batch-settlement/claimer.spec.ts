@@ -22,19 +22,30 @@ describe('voucher claimer', () => {
     let second: TestApp | undefined;
     try {
       const { site, publisher } = await pricedSite(first, payTo);
-      await first.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
-      const gate = async (app: TestApp, path: string) => batchOffer(await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }));
+      await first.call('PATCH', `/v1/sites/${site.siteId}`, {
+        body: { batch_settlement: true },
+        headers: publisher.auth,
+      });
+      const gate = async (app: TestApp, path: string) =>
+        batchOffer(
+          await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }),
+        );
 
       // Two payers, two channels, five pages between them at 0.01 and 0.001.
       const paid: bigint[] = [];
-      for (const [payer, pages] of [[newWallet(), ['/a/1', '/cheap/1', '/a/2']], [newWallet(), ['/cheap/2', '/a/3']]] as const) {
+      for (const [payer, pages] of [
+        [newWallet(), ['/a/1', '/cheap/1', '/a/2']],
+        [newWallet(), ['/cheap/2', '/a/3']],
+      ] as const) {
         await fundUsdc(first, payer.address, '1');
         let total = 0n;
         for (const [i, path] of pages.entries()) {
           const offer = await gate(first, path);
           const channel = testChannel(first, payer, offer.accepted);
           total += BigInt(offer.accepted.amount);
-          const response = await first.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) } });
+          const response = await first.call('POST', `/v1/gates/${offer.id}/verify`, {
+            body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) },
+          });
           expect(response.status).toBe(200);
           paid.push(BigInt(offer.accepted.amount));
         }
@@ -46,12 +57,20 @@ describe('voucher claimer', () => {
 
       second = await startTestApp({ database: db.database, masterKey });
       const claimer = second.app.get(ClaimerService);
-      const channels = async () => (await second!.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: publisher.auth })).body;
+      const channels = async () =>
+        (await second!.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: publisher.auth })).body;
       // Served and paid, not claimed yet: all of it is still in the payers' channels.
-      expect(await channels()).toMatchObject({ site_id: site.siteId, claimed_amount: '0', unclaimed_amount: owed.toString(), unclaimed_usd: '0.032' });
+      expect(await channels()).toMatchObject({
+        site_id: site.siteId,
+        claimed_amount: '0',
+        unclaimed_amount: owed.toString(),
+        unclaimed_usd: '0.032',
+      });
       expect((await channels()).channels).toHaveLength(2);
       const stranger = await registerPublisher(second);
-      expect((await second.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: stranger.auth })).status).toBe(404);
+      expect((await second.call('GET', `/v1/sites/${site.siteId}/channels`, { headers: stranger.auth })).status).toBe(
+        404,
+      );
       // Not due yet: below the size and younger than the age.
       expect(await claimer.runOnce()).toEqual({ claims: [], settles: [] });
       expect(await usdcBalance(second, payTo)).toBe(0n);
@@ -60,19 +79,35 @@ describe('voucher claimer', () => {
       expect(run.claims).toHaveLength(1);
       expect(run.settles).toHaveLength(1);
       expect(await usdcBalance(second, payTo)).toBe(owed);
-      expect(await channels()).toMatchObject({ claimed_amount: owed.toString(), claimed_usd: '0.032', unclaimed_amount: '0' });
+      expect(await channels()).toMatchObject({
+        claimed_amount: owed.toString(),
+        claimed_usd: '0.032',
+        unclaimed_amount: '0',
+      });
       const claims = await second.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } });
-      expect(claims).toEqual([expect.objectContaining({ channels: 2, amount: owed, txHash: run.claims[0], settleTxHash: run.settles[0] })]);
-      for (const channel of await second.database.prisma.paymentChannel.findMany({ where: { receiver: payTo.toLowerCase() } })) {
+      expect(claims).toEqual([
+        expect.objectContaining({ channels: 2, amount: owed, txHash: run.claims[0], settleTxHash: run.settles[0] }),
+      ]);
+      for (const channel of await second.database.prisma.paymentChannel.findMany({
+        where: { receiver: payTo.toLowerCase() },
+      })) {
         expect(channel.unclaimedSince).toBeNull();
-        const [, totalClaimed] = (await second.chain.publicClient.readContract({ address: second.chain.batchSettlement!.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'channels', args: [channel.channelId as `0x${string}`] })) as readonly [bigint, bigint];
+        const [, totalClaimed] = (await second.chain.publicClient.readContract({
+          address: second.chain.batchSettlement!.escrow,
+          abi: BATCH_SETTLEMENT_ABI,
+          functionName: 'channels',
+          args: [channel.channelId as `0x${string}`],
+        })) as readonly [bigint, bigint];
         expect(totalClaimed).toBe(channel.charged);
       }
 
       // Again: nothing left to claim or settle.
       expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
       // A stored row put back to "unclaimed" (a crash between the claim and its record) is reconciled from the chain, not claimed again.
-      await second.database.prisma.paymentChannel.updateMany({ where: { receiver: payTo.toLowerCase() }, data: { claimed: 0n, unclaimedSince: new Date(0) } });
+      await second.database.prisma.paymentChannel.updateMany({
+        where: { receiver: payTo.toLowerCase() },
+        data: { claimed: 0n, unclaimedSince: new Date(0) },
+      });
       expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
       expect(await usdcBalance(second, payTo)).toBe(owed);
     } finally {
@@ -87,26 +122,45 @@ describe('voucher claimer', () => {
     try {
       const payTo = newWallet().address;
       const { site, publisher } = await pricedSite(app, payTo);
-      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, {
+        body: { batch_settlement: true },
+        headers: publisher.auth,
+      });
       const payer = newWallet();
       await fundUsdc(app, payer.address, '1');
       await fundEth(app, payer.address);
       let channel: ReturnType<typeof testChannel> | undefined;
       for (const [i, total] of [10_000n, 20_000n, 30_000n].entries()) {
-        const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: `/w/${i}` }, headers: { 'x-site-token': site.siteToken } }));
+        const offer = batchOffer(
+          await app.call('POST', '/v1/gates', {
+            body: { url: `/w/${i}` },
+            headers: { 'x-site-token': site.siteToken },
+          }),
+        );
         channel ??= testChannel(app, payer, offer.accepted);
-        const response = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) } });
+        const response = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+          body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) },
+        });
         expect(response.status).toBe(200);
       }
       // Nothing is claimed yet, so the escrow lets the payer start withdrawing all of it.
       const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
       const escrow = app.chain.batchSettlement!.escrow;
-      const started = await wallet.writeContract({ address: escrow, abi: batchSettlementAbi, functionName: 'initiateWithdraw', args: [channel!.config, 100_000n] });
+      const started = await wallet.writeContract({
+        address: escrow,
+        abi: batchSettlementAbi,
+        functionName: 'initiateWithdraw',
+        args: [channel!.config, 100_000n],
+      });
       await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
 
       // A voucher now would draw on money that may leave: refused.
-      const offer = batchOffer(await app.call('POST', '/v1/gates', { body: { url: '/w/3' }, headers: { 'x-site-token': site.siteToken } }));
-      const refused = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment: await channel!.payment(offer, 40_000n) } });
+      const offer = batchOffer(
+        await app.call('POST', '/v1/gates', { body: { url: '/w/3' }, headers: { 'x-site-token': site.siteToken } }),
+      );
+      const refused = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+        body: { payment: await channel!.payment(offer, 40_000n) },
+      });
       expect(refused.status).toBe(402);
       expect(refused.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
 
@@ -116,7 +170,12 @@ describe('voucher claimer', () => {
       expect(await usdcBalance(app, payTo)).toBe(30_000n);
 
       await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      const finished = await wallet.writeContract({ address: escrow, abi: batchSettlementAbi, functionName: 'finalizeWithdraw', args: [channel!.config] });
+      const finished = await wallet.writeContract({
+        address: escrow,
+        abi: batchSettlementAbi,
+        functionName: 'finalizeWithdraw',
+        args: [channel!.config],
+      });
       await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
       // The payer gets back only what it did not spend.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);

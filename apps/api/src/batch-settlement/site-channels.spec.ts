@@ -11,8 +11,20 @@ const row = (i: number, claimed: string, unclaimed: string): SiteChannelRow => (
 describe('siteChannelsView', () => {
   it('adds up every channel, in micro-USD, and shows the payer checksummed', () => {
     const view = siteChannelsView('site', [row(1, '40000', '10000'), row(2, '0', '2500'), row(3, '1', '0')]);
-    expect(view).toMatchObject({ site_id: 'site', claimed_amount: '40001', claimed_usd: '0.040001', unclaimed_amount: '12500', unclaimed_usd: '0.0125' });
-    expect(view.channels[0]).toEqual({ channel_id: row(1, '', '').channel_id, payer: '0x52908400098527886E0F7030069857D2E4169EE7', claimed_amount: '40000', unclaimed_amount: '10000', last_voucher_at: '2026-11-23T12:00:01.000Z' });
+    expect(view).toMatchObject({
+      site_id: 'site',
+      claimed_amount: '40001',
+      claimed_usd: '0.040001',
+      unclaimed_amount: '12500',
+      unclaimed_usd: '0.0125',
+    });
+    expect(view.channels[0]).toEqual({
+      channel_id: row(1, '', '').channel_id,
+      payer: '0x52908400098527886E0F7030069857D2E4169EE7',
+      claimed_amount: '40000',
+      unclaimed_amount: '10000',
+      last_voucher_at: '2026-11-23T12:00:01.000Z',
+    });
   });
 
   it('lists at most 100 channels but counts them all, beyond what a float could hold', () => {
@@ -23,6 +35,13 @@ describe('siteChannelsView', () => {
   });
 
   it('is all zeros for a site without vouchers', () => {
-    expect(siteChannelsView('site', [])).toEqual({ site_id: 'site', claimed_amount: '0', claimed_usd: '0', unclaimed_amount: '0', unclaimed_usd: '0', channels: [] });
+    expect(siteChannelsView('site', [])).toEqual({
+      site_id: 'site',
+      claimed_amount: '0',
+      claimed_usd: '0',
+      unclaimed_amount: '0',
+      unclaimed_usd: '0',
+      channels: [],
+    });
   });
 });

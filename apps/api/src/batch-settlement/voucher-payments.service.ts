@@ -11,7 +11,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
-import { channelIdOf, depositCalldata, depositNonce, readChannel, voucherSigner, type OnChainChannel } from '../chain/escrow';
+import {
+  channelIdOf,
+  depositCalldata,
+  depositNonce,
+  readChannel,
+  voucherSigner,
+  type OnChainChannel,
+} from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
@@ -19,7 +26,13 @@ import { DATABASE } from '../db/tokens';
 import type { Gate } from '../gates/gates.service';
 import type { Payment, PaymentChannel } from '../generated/prisma/client';
 import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
-import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain, revertMessage } from '../payments/chain-errors';
+import {
+  broadcastMayHaveLanded,
+  chainUnavailable,
+  isChainUnreachable,
+  onChain,
+  revertMessage,
+} from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
@@ -50,15 +63,25 @@ export class VoucherPaymentsService {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const payment = parsed.payment;
-    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { batchSettlement: true, publisherId: true } });
+    const site = await this.db.prisma.site.findUnique({
+      where: { id: gate.siteId },
+      select: { batchSettlement: true, publisherId: true },
+    });
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
-    if (!batch || !site.batchSettlement) throw new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
+    if (!batch || !site.batchSettlement)
+      throw new PaymentRejected(
+        BATCH_REASONS.scheme,
+        'This site does not take batch-settlement vouchers; pay with exact',
+      );
     const channelId = this.checkChannel(gate, batch, payment);
     const { voucher } = payment;
     const signer = await voucherSigner(this.chain, batch, voucher);
     if (!signer || !isAddressEqual(signer, payment.channelConfig.payerAuthorizer)) {
-      throw new PaymentRejected(BATCH_REASONS.voucherSignature, 'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)');
+      throw new PaymentRejected(
+        BATCH_REASONS.voucherSignature,
+        'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)',
+      );
     }
 
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
@@ -66,30 +89,49 @@ export class VoucherPaymentsService {
     // signs exactly such a voucher; x402 has it recover from that answer).
     const taken = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
     if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId);
-    if (gatePayment) throw conflict(gatePayment.status === 'confirmed' ? 'This gate is already paid with another proof' : 'This gate is being settled with another payment');
+    if (gatePayment)
+      throw conflict(
+        gatePayment.status === 'confirmed'
+          ? 'This gate is already paid with another proof'
+          : 'This gate is being settled with another payment',
+      );
 
     let state = await onChain(() => readChannel(this.chain, batch, channelId));
     const row = await this.store.find(channelId);
     const charged = chargedBase(row, state);
-    if (voucher.maxClaimableAmount !== charged + gate.micros) throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
+    if (voucher.maxClaimableAmount !== charged + gate.micros)
+      throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
 
     let depositTx: Hash | null = null;
     if (payment.deposit) {
       // Judged before anything is sent: the relayer pays the deposit's gas, so a deposit for a
       // voucher refused anyway, or one smaller than the page it comes with, is never sent.
       if (voucher.maxClaimableAmount > spendableOf(state) + payment.deposit.amount) {
-        throw new PaymentRejected(BATCH_REASONS.cumulativeExceedsBalance, `The voucher's total ${voucher.maxClaimableAmount} is above what the channel would hold with this deposit; deposit more`);
+        throw new PaymentRejected(
+          BATCH_REASONS.cumulativeExceedsBalance,
+          `The voucher's total ${voucher.maxClaimableAmount} is above what the channel would hold with this deposit; deposit more`,
+        );
       }
       if (payment.deposit.amount < gate.micros) {
-        throw new PaymentRejected(BATCH_REASONS.depositPayload, `A deposit must cover at least the page it comes with (${gate.micros} atomic units)`);
+        throw new PaymentRejected(
+          BATCH_REASONS.depositPayload,
+          `A deposit must cover at least the page it comes with (${gate.micros} atomic units)`,
+        );
       }
       depositTx = await this.deposit(batch, payment, channelId);
       state = await onChain(() => readChannel(this.chain, batch, channelId));
     }
-    if (state.balance === 0n) throw new PaymentRejected(BATCH_REASONS.channelNotFound, 'The channel holds nothing on chain: send a deposit with the voucher');
+    if (state.balance === 0n)
+      throw new PaymentRejected(
+        BATCH_REASONS.channelNotFound,
+        'The channel holds nothing on chain: send a deposit with the voucher',
+      );
     const spendable = spendableOf(state);
     if (voucher.maxClaimableAmount > spendable) {
-      throw new PaymentRejected(BATCH_REASONS.cumulativeExceedsBalance, `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`);
+      throw new PaymentRejected(
+        BATCH_REASONS.cumulativeExceedsBalance,
+        `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`,
+      );
     }
     return this.record(gate, site.publisherId, payment, channelId, charged, state, depositTx);
   }
@@ -100,51 +142,92 @@ export class VoucherPaymentsService {
     const reject = (reason: string, detail: string): never => {
       throw new PaymentRejected(reason, detail);
     };
-    if (accepted.network !== this.chain.network.caip2) reject(BATCH_REASONS.networkMismatch, `This gate is paid on ${this.chain.network.caip2}`);
-    if (!isAddressEqual(config.receiver, gate.payTo)) reject(BATCH_REASONS.receiverMismatch, 'The channel’s receiver is not this gate’s pay-to');
-    if (!isAddressEqual(config.receiverAuthorizer, batch.authorizer.address)) reject(BATCH_REASONS.receiverAuthorizerMismatch, 'The channel’s receiverAuthorizer is not this API’s');
-    if (!isAddressEqual(config.token, this.chain.usdc)) reject(BATCH_REASONS.tokenMismatch, 'The channel’s token is not this gate’s asset');
-    if (config.withdrawDelay !== batch.withdrawDelaySeconds) reject(BATCH_REASONS.withdrawDelayMismatch, `The channel’s withdrawDelay must be ${batch.withdrawDelaySeconds}`);
+    if (accepted.network !== this.chain.network.caip2)
+      reject(BATCH_REASONS.networkMismatch, `This gate is paid on ${this.chain.network.caip2}`);
+    if (!isAddressEqual(config.receiver, gate.payTo))
+      reject(BATCH_REASONS.receiverMismatch, 'The channel’s receiver is not this gate’s pay-to');
+    if (!isAddressEqual(config.receiverAuthorizer, batch.authorizer.address))
+      reject(BATCH_REASONS.receiverAuthorizerMismatch, 'The channel’s receiverAuthorizer is not this API’s');
+    if (!isAddressEqual(config.token, this.chain.usdc))
+      reject(BATCH_REASONS.tokenMismatch, 'The channel’s token is not this gate’s asset');
+    if (config.withdrawDelay !== batch.withdrawDelaySeconds)
+      reject(BATCH_REASONS.withdrawDelayMismatch, `The channel’s withdrawDelay must be ${batch.withdrawDelaySeconds}`);
     // x402 lets a zero payerAuthorizer mean "the payer signs, maybe as a contract (ERC-1271)": not taken here.
-    if (isAddressEqual(config.payerAuthorizer, zeroAddress)) reject(BATCH_REASONS.voucherSignature, 'The channel needs a payerAuthorizer (an EOA that signs vouchers)');
+    if (isAddressEqual(config.payerAuthorizer, zeroAddress))
+      reject(BATCH_REASONS.voucherSignature, 'The channel needs a payerAuthorizer (an EOA that signs vouchers)');
     const channelId = channelIdOf(this.chain, batch, config);
-    if (channelId !== voucher.channelId.toLowerCase()) reject(BATCH_REASONS.channelIdMismatch, 'The voucher’s channelId is not the hash of its channelConfig');
+    if (channelId !== voucher.channelId.toLowerCase())
+      reject(BATCH_REASONS.channelIdMismatch, 'The voucher’s channelId is not the hash of its channelConfig');
     return channelId;
   }
 
   /** Runs the payment's deposit through the relayer and waits for it; null when this authorization already deposited (a retry). */
-  private async deposit(batch: BatchSettlementChain, payment: BatchSettlementPayment, channelId: Hex): Promise<Hash | null> {
+  private async deposit(
+    batch: BatchSettlementChain,
+    payment: BatchSettlementPayment,
+    channelId: Hex,
+  ): Promise<Hash | null> {
     const { deposit, channelConfig: config } = payment;
     const nonce = depositNonce(channelId, deposit!.erc3009.salt);
-    const used = await onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'authorizationState', args: [config.payer, nonce] }));
+    const used = await onChain(() =>
+      this.chain.publicClient.readContract({
+        address: this.chain.usdc,
+        abi: USDC_ABI,
+        functionName: 'authorizationState',
+        args: [config.payer, nonce],
+      }),
+    );
     if (used) return null;
     const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
     try {
       await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
     } catch (error) {
       if (isChainUnreachable(error)) throw chainUnavailable();
-      throw new PaymentRejected(BATCH_REASONS.depositSimulationFailed, `The deposit would revert: ${revertMessage(error).slice(0, 200)}`);
+      throw new PaymentRejected(
+        BATCH_REASONS.depositSimulationFailed,
+        `The deposit would revert: ${revertMessage(error).slice(0, 200)}`,
+      );
     }
     let hash: Hash;
     try {
       hash = await sendFromRelayer(this.chain, batch.escrow, data);
     } catch (error) {
       if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
-      throw unavailable('The deposit may have been sent; send the same payment again shortly (it is never deposited twice)');
+      throw unavailable(
+        'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',
+      );
     }
     const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
       if (isChainUnreachable(error)) return null;
       throw error;
     });
-    if (!receipt) throw unavailable('The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)');
-    if (receipt.status !== 'success') throw new PaymentRejected(BATCH_REASONS.depositTransactionFailed, 'The deposit transaction reverted; nothing was charged');
+    if (!receipt)
+      throw unavailable(
+        'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
+      );
+    if (receipt.status !== 'success')
+      throw new PaymentRejected(
+        BATCH_REASONS.depositTransactionFailed,
+        'The deposit transaction reverted; nothing was charged',
+      );
     return hash;
   }
 
-  private async record(gate: Gate, publisherId: string, payment: BatchSettlementPayment, channelId: Hex, charged: bigint, state: OnChainChannel, depositTx: Hash | null) {
+  private async record(
+    gate: Gate,
+    publisherId: string,
+    payment: BatchSettlementPayment,
+    channelId: Hex,
+    charged: bigint,
+    state: OnChainChannel,
+    depositTx: Hash | null,
+  ) {
     if (!(gate.exp > Date.now() / 1000)) throw notFound('Gate not found or expired');
     const { voucher, channelConfig: config } = payment;
-    await this.store.open({ channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config }, state.totalClaimed);
+    await this.store.open(
+      { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
+      state.totalClaimed,
+    );
     const token = await this.tokens.issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path });
     let result;
     try {
@@ -211,7 +294,12 @@ export class VoucherPaymentsService {
   }
 
   private async paidView(payment: Payment, gateId: string, paid: VoucherPaid): Promise<PaidView> {
-    const token = await this.tokens.reissue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }, payment.tokenKid!, payment.tokenIssuedAt!, payment.tokenExpiresAt!);
+    const token = await this.tokens.reissue(
+      { gateId: payment.gateId, siteId: payment.siteId, url: payment.url },
+      payment.tokenKid!,
+      payment.tokenIssuedAt!,
+      payment.tokenExpiresAt!,
+    );
     return {
       status: 'paid',
       access_token: token.token,
@@ -228,13 +316,27 @@ export class VoucherPaymentsService {
   }
 
   /** x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher. */
-  private correction(channelId: Hex, charged: bigint, row: PaymentChannel | null, state: OnChainChannel, price: bigint, sent: bigint): ApiError {
-    const voucherState = row?.signature && row.charged === charged ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex } : undefined;
-    return new ApiError(402, `The voucher's total is ${sent}; this channel has been charged ${charged}, so this gate takes a voucher for exactly ${charged + price}`, {
-      reason: BATCH_REASONS.cumulativeMismatch,
-      channel_state: channelState(channelId, state, charged),
-      ...(voucherState ? { voucher_state: voucherState } : {}),
-    });
+  private correction(
+    channelId: Hex,
+    charged: bigint,
+    row: PaymentChannel | null,
+    state: OnChainChannel,
+    price: bigint,
+    sent: bigint,
+  ): ApiError {
+    const voucherState =
+      row?.signature && row.charged === charged
+        ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
+        : undefined;
+    return new ApiError(
+      402,
+      `The voucher's total is ${sent}; this channel has been charged ${charged}, so this gate takes a voucher for exactly ${charged + price}`,
+      {
+        reason: BATCH_REASONS.cumulativeMismatch,
+        channel_state: channelState(channelId, state, charged),
+        ...(voucherState ? { voucher_state: voucherState } : {}),
+      },
+    );
   }
 }
 

@@ -20,16 +20,27 @@ describe('voucher payments', () => {
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
     ({ site, publisher } = await pricedSite(app, payTo));
-    const on = await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+    const on = await app.call('PATCH', `/v1/sites/${site.siteId}`, {
+      body: { batch_settlement: true },
+      headers: publisher.auth,
+    });
     expect(on.status).toBe(200);
   });
   afterAll(() => app.close());
 
   const gate = async (path = `/article/${Math.random().toString(36).slice(2)}`): Promise<BatchOffer> =>
-    batchOffer(await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }));
-  const verify = (offer: BatchOffer, payment: unknown) => app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+    batchOffer(
+      await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }),
+    );
+  const verify = (offer: BatchOffer, payment: unknown) =>
+    app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
   const channelOnChain = async (channelId: `0x${string}`) =>
-    (await app.chain.publicClient.readContract({ address: app.chain.batchSettlement!.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'channels', args: [channelId] })) as readonly [bigint, bigint];
+    (await app.chain.publicClient.readContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'channels',
+      args: [channelId],
+    })) as readonly [bigint, bigint];
   const payments = () => app.database.prisma.payment.count({ where: { siteId: site.siteId, method: 'voucher' } });
 
   async function openChannel(deposit: bigint) {
@@ -50,31 +61,53 @@ describe('voucher payments', () => {
     const response = await verify(offer, await channel.payment(offer, PRICE, { deposit: 50_000n }));
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(response.body).toMatchObject({ status: 'paid', url: '/article/first', amount: '10000', payer: payer.address.toLowerCase() });
+    expect(response.body).toMatchObject({
+      status: 'paid',
+      url: '/article/first',
+      amount: '10000',
+      payer: payer.address.toLowerCase(),
+    });
     expect(response.body.access_token).toEqual(expect.any(String));
     expect(response.body.batch_settlement).toMatchObject({
       channel_id: channel.channelId,
       charged_amount: '10000',
       deposit_amount: '50000',
-      channel_state: { channelId: channel.channelId, balance: '50000', totalClaimed: '0', chargedCumulativeAmount: '10000', withdrawRequestedAt: 0 },
+      channel_state: {
+        channelId: channel.channelId,
+        balance: '50000',
+        totalClaimed: '0',
+        chargedCumulativeAmount: '10000',
+        withdrawRequestedAt: 0,
+      },
     });
     expect(response.body.tx_hash).toBe(response.body.batch_settlement.deposit_tx_hash);
     expect(await channelOnChain(channel.channelId)).toEqual([50_000n, 0n]);
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 50_000n);
     // The token opens the gate's path.
-    const check = await app.call('POST', '/v1/access-tokens/verify', { body: { token: response.body.access_token, url: '/article/first' }, headers: { 'x-site-token': site.siteToken } });
+    const check = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: response.body.access_token, url: '/article/first' },
+      headers: { 'x-site-token': site.siteToken },
+    });
     expect(check.body).toMatchObject({ valid: true });
   });
 
   it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {
-    const stats = async () => (await app.call('GET', `/v1/sites/${site.siteId}/stats`, { headers: publisher.auth })).body;
+    const stats = async () =>
+      (await app.call('GET', `/v1/sites/${site.siteId}/stats`, { headers: publisher.auth })).body;
     const before = await stats();
     const { channel, first } = await openChannel(50_000n);
     const after = await stats();
     expect(BigInt(after.revenue_amount) - BigInt(before.revenue_amount)).toBe(PRICE);
     expect(after.paid_gates - before.paid_gates).toBe(1);
-    const listed = (await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=1`, { headers: publisher.auth })).body.items[0];
-    expect(listed).toMatchObject({ url: first.body.url, amount: '10000', scheme: 'batch-settlement', channel_id: channel.channelId, tx_hash: null });
+    const listed = (await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=1`, { headers: publisher.auth }))
+      .body.items[0];
+    expect(listed).toMatchObject({
+      url: first.body.url,
+      amount: '10000',
+      scheme: 'batch-settlement',
+      channel_id: channel.channelId,
+      tx_hash: null,
+    });
   });
 
   it('takes the next voucher alone; the same voucher again answers its gate the same, and pays no other gate', async () => {
@@ -103,10 +136,16 @@ describe('voucher payments', () => {
       const response = await verify(offer, await channel.payment(offer, total));
       expect(response.status).toBe(402);
       expect(response.body.reason).toBe(BATCH_REASONS.cumulativeMismatch);
-      expect(response.body.channel_state).toMatchObject({ channelId: channel.channelId, chargedCumulativeAmount: '10000', balance: '50000' });
+      expect(response.body.channel_state).toMatchObject({
+        channelId: channel.channelId,
+        chargedCumulativeAmount: '10000',
+        balance: '50000',
+      });
       expect(response.body.voucher_state).toEqual({ signedMaxClaimable: '10000', signature: last.signature });
     }
-    expect((await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged).toBe(PRICE);
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(PRICE);
   });
 
   it('refuses vouchers bound to another receiver, authorizer, token, delay or channel, signed by another key, or a high-s twin', async () => {
@@ -116,13 +155,50 @@ describe('voucher payments', () => {
     const good = testChannel(app, payer, offer.accepted);
     const stranger = newWallet();
     const cases: [string, Promise<unknown>][] = [
-      [BATCH_REASONS.receiverMismatch, testChannel(app, payer, offer.accepted, { receiver: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
-      [BATCH_REASONS.receiverAuthorizerMismatch, testChannel(app, payer, offer.accepted, { receiverAuthorizer: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
-      [BATCH_REASONS.tokenMismatch, testChannel(app, payer, offer.accepted, { token: stranger.address }).payment(offer, PRICE, { deposit: 50_000n })],
-      [BATCH_REASONS.withdrawDelayMismatch, testChannel(app, payer, offer.accepted, { withdrawDelay: 900 }).payment(offer, PRICE, { deposit: 50_000n })],
-      [BATCH_REASONS.voucherSignature, good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, stranger) })],
-      [BATCH_REASONS.channelIdMismatch, good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, payer, testChannel(app, payer, offer.accepted, { salt: `0x${'11'.repeat(32)}` }).channelId) })],
-      [BATCH_REASONS.voucherSignature, (async () => { const v = await good.voucher(PRICE); return good.payment(offer, PRICE, { deposit: 50_000n, voucher: { ...v, signature: malleate(v.signature) } }); })()],
+      [
+        BATCH_REASONS.receiverMismatch,
+        testChannel(app, payer, offer.accepted, { receiver: stranger.address }).payment(offer, PRICE, {
+          deposit: 50_000n,
+        }),
+      ],
+      [
+        BATCH_REASONS.receiverAuthorizerMismatch,
+        testChannel(app, payer, offer.accepted, { receiverAuthorizer: stranger.address }).payment(offer, PRICE, {
+          deposit: 50_000n,
+        }),
+      ],
+      [
+        BATCH_REASONS.tokenMismatch,
+        testChannel(app, payer, offer.accepted, { token: stranger.address }).payment(offer, PRICE, {
+          deposit: 50_000n,
+        }),
+      ],
+      [
+        BATCH_REASONS.withdrawDelayMismatch,
+        testChannel(app, payer, offer.accepted, { withdrawDelay: 900 }).payment(offer, PRICE, { deposit: 50_000n }),
+      ],
+      [
+        BATCH_REASONS.voucherSignature,
+        good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, stranger) }),
+      ],
+      [
+        BATCH_REASONS.channelIdMismatch,
+        good.payment(offer, PRICE, {
+          deposit: 50_000n,
+          voucher: await good.voucher(
+            PRICE,
+            payer,
+            testChannel(app, payer, offer.accepted, { salt: `0x${'11'.repeat(32)}` }).channelId,
+          ),
+        }),
+      ],
+      [
+        BATCH_REASONS.voucherSignature,
+        (async () => {
+          const v = await good.voucher(PRICE);
+          return good.payment(offer, PRICE, { deposit: 50_000n, voucher: { ...v, signature: malleate(v.signature) } });
+        })(),
+      ],
     ];
     for (const [reason, payment] of cases) {
       const response = await verify(offer, await payment);
@@ -153,7 +229,8 @@ describe('voucher payments', () => {
     await fundUsdc(app, payer.address, '1');
     const offer = await gate();
     const { channel: funded } = await openChannel(5n * PRICE);
-    const relayerNonce = () => app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
     const before = await relayerNonce();
     // Each with a fresh deposit authorization (a new salt), as an attacker would send them.
     for (let i = 0; i < 3; i++) {
@@ -170,7 +247,10 @@ describe('voucher payments', () => {
     expect(await relayerNonce()).toBe(before);
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
     // A deposit of exactly the page's price pays it.
-    expect((await verify(offer, await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: PRICE }))).status).toBe(200);
+    expect(
+      (await verify(offer, await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: PRICE })))
+        .status,
+    ).toBe(200);
   });
 
   it('never lets fifty concurrent vouchers on one channel spend more than it holds, nor pay a gate twice', async () => {
@@ -193,7 +273,9 @@ describe('voucher payments', () => {
     if (next <= 10n * PRICE) {
       const more = await Promise.all(Array.from({ length: 50 }, () => gate()));
       const voucher = await channel.voucher(next);
-      const copies = await Promise.all(more.map(async (offer) => verify(offer, await channel.payment(offer, next, { voucher }))));
+      const copies = await Promise.all(
+        more.map(async (offer) => verify(offer, await channel.payment(offer, next, { voucher }))),
+      );
       expect(copies.filter((a) => a.status === 200)).toHaveLength(1);
     }
   });
@@ -217,7 +299,10 @@ describe('voucher payments', () => {
       expect(response.status).toBe(402);
       expect(response.body.reason).toBe(BATCH_REASONS.scheme);
     } finally {
-      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, {
+        body: { batch_settlement: true },
+        headers: publisher.auth,
+      });
     }
   });
 });

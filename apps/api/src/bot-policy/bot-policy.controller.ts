@@ -31,28 +31,62 @@ export class BotPolicyController {
   }
 
   @Put()
-  @ApiOperation({ summary: 'Replace the site’s bot policy: actions per category and per crawler, and the crawlers that must sign' })
-  @ApiResponse({ status: 200, type: SiteBotPolicyView, description: 'The policy as stored. What the body leaves out is cleared.' })
-  @ApiResponse({ status: 422, description: `${INVALID}. An unknown category, action or crawler name, or too many entries.` })
-  async replace(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Body() body: BotPolicyDto): Promise<SiteBotPolicy> {
+  @ApiOperation({
+    summary: 'Replace the site’s bot policy: actions per category and per crawler, and the crawlers that must sign',
+  })
+  @ApiResponse({
+    status: 200,
+    type: SiteBotPolicyView,
+    description: 'The policy as stored. What the body leaves out is cleared.',
+  })
+  @ApiResponse({
+    status: 422,
+    description: `${INVALID}. An unknown category, action or crawler name, or too many entries.`,
+  })
+  async replace(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Body() body: BotPolicyDto,
+  ): Promise<SiteBotPolicy> {
     return this.policies.replace((await this.sites.owned(publisher, siteId)).id, body);
   }
 
   @Put('bots/:name')
   @ApiOperation({ summary: 'Set one crawler’s action, keeping the rest of the policy' })
-  @ApiParam({ name: 'name', schema: { type: 'string' }, description: 'The crawler’s name in the catalogue (any case), e.g. GPTBot' })
+  @ApiParam({
+    name: 'name',
+    schema: { type: 'string' },
+    description: 'The crawler’s name in the catalogue (any case), e.g. GPTBot',
+  })
   @ApiResponse({ status: 200, type: SiteBotPolicyView, description: 'The whole policy after the change.' })
   @ApiResponse({ status: 422, description: `${INVALID}. An unknown crawler name or action.` })
-  async setBot(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Param('name') name: string, @Body() body: BotActionDto): Promise<SiteBotPolicy> {
+  async setBot(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Param('name') name: string,
+    @Body() body: BotActionDto,
+  ): Promise<SiteBotPolicy> {
     return this.policies.setBot((await this.sites.owned(publisher, siteId)).id, name, body.action);
   }
 
   @Delete('bots/:name')
   @ApiOperation({ summary: 'Remove one crawler’s action: its category’s (or the default) applies again' })
-  @ApiParam({ name: 'name', schema: { type: 'string' }, description: 'The crawler’s name in the catalogue (any case), e.g. GPTBot' })
-  @ApiResponse({ status: 200, type: SiteBotPolicyView, description: 'The whole policy after the change (unchanged if the crawler had no action of its own).' })
+  @ApiParam({
+    name: 'name',
+    schema: { type: 'string' },
+    description: 'The crawler’s name in the catalogue (any case), e.g. GPTBot',
+  })
+  @ApiResponse({
+    status: 200,
+    type: SiteBotPolicyView,
+    description: 'The whole policy after the change (unchanged if the crawler had no action of its own).',
+  })
   @ApiResponse({ status: 422, description: `${INVALID}. An unknown crawler name.` })
-  async removeBot(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Param('name') name: string): Promise<SiteBotPolicy> {
+  async removeBot(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Param('name') name: string,
+  ): Promise<SiteBotPolicy> {
     return this.policies.removeBot((await this.sites.owned(publisher, siteId)).id, name);
   }
 }

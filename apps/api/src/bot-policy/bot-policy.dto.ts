@@ -35,8 +35,17 @@ const BOTS_DOC: ApiPropertyOptions = {
     'Action per crawler, keyed by its name in the middleware’s catalogue (any case; stored as the catalogue spells it), or `unknown-crawler` / `unknown-automation`. Wins over the crawler’s category.',
   example: { GPTBot: 'block', Googlebot: 'allow' },
 };
-const SIGNED_CATEGORIES_DOC: ApiPropertyOptions = { type: 'array', items: { type: 'string', enum: [...BOT_CATEGORIES] }, description: 'Categories whose crawlers must sign' };
-const SIGNED_BOTS_DOC: ApiPropertyOptions = { type: 'array', items: { type: 'string' }, maxItems: MAX_POLICY_BOTS, description: 'Catalogue names of crawlers that must sign' };
+const SIGNED_CATEGORIES_DOC: ApiPropertyOptions = {
+  type: 'array',
+  items: { type: 'string', enum: [...BOT_CATEGORIES] },
+  description: 'Categories whose crawlers must sign',
+};
+const SIGNED_BOTS_DOC: ApiPropertyOptions = {
+  type: 'array',
+  items: { type: 'string' },
+  maxItems: MAX_POLICY_BOTS,
+  description: 'Catalogue names of crawlers that must sign',
+};
 
 export class RequireSignatureInputDto {
   @ApiPropertyOptional(SIGNED_CATEGORIES_DOC) categories?: BotCategory[];
@@ -56,7 +65,8 @@ export class BotPolicyDto implements BotPolicyInput {
 
   @ApiPropertyOptional({
     type: RequireSignatureInputDto,
-    description: 'Crawlers that must carry a valid Web Bot Auth signature: an unsigned request of one is never allowed.',
+    description:
+      'Crawlers that must carry a valid Web Bot Auth signature: an unsigned request of one is never allowed.',
   })
   @Optional()
   @IsObject({ message: 'require_signature must be an object with optional lists categories and bots' })
@@ -84,10 +94,12 @@ export class SiteBotPolicyView implements SiteBotPolicy {
     properties: Object.fromEntries(BOT_CATEGORIES.map((category) => [category, ACTION])),
     required: [...BOT_CATEGORIES],
     additionalProperties: false,
-    description: 'The middleware’s action for a category the policy leaves out. A crawler’s effective action: its entry in `bots`, else its category’s in `categories`, else this.',
+    description:
+      'The middleware’s action for a category the policy leaves out. A crawler’s effective action: its entry in `bots`, else its category’s in `categories`, else this.',
   })
   defaults!: Record<BotCategory, BotAction>;
-  @ApiProperty({ type: 'integer', description: '0 until the policy is first set; increases with every change.' }) version!: number;
+  @ApiProperty({ type: 'integer', description: '0 until the policy is first set; increases with every change.' })
+  version!: number;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) updated_at!: string | null;
 }
 

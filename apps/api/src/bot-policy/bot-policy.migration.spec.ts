@@ -26,7 +26,10 @@ describe('migration 20261128000000_bot_policy', () => {
     expect(await sql.query('SELECT * FROM bot_policies')).toEqual([]);
 
     const insert = () =>
-      sql.query(`INSERT INTO bot_policies (site_id, categories, bots, require_signature, version, updated_at) VALUES ($1, '{}', '{"GPTBot": "block"}', '{"categories": [], "bots": []}', 1, now())`, [site]);
+      sql.query(
+        `INSERT INTO bot_policies (site_id, categories, bots, require_signature, version, updated_at) VALUES ($1, '{}', '{"GPTBot": "block"}', '{"categories": [], "bots": []}', 1, now())`,
+        [site],
+      );
     await insert();
     await expect(insert()).rejects.toThrow(/duplicate key|unique/i);
     expect(await sql.query('SELECT bots FROM bot_policies')).toEqual([{ bots: { GPTBot: 'block' } }]);

@@ -16,7 +16,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { ValidationFailed } from '../http/validation-items';
-import { readBotPolicy, removeBotAction, replaceBotPolicy, setBotAction, type StoredBotPolicy } from './bot-policy.store';
+import {
+  readBotPolicy,
+  removeBotAction,
+  replaceBotPolicy,
+  setBotAction,
+  type StoredBotPolicy,
+} from './bot-policy.store';
 
 /**
  * A site's bot policy: checked with core's rules (so the API stores only what the middleware
@@ -39,7 +45,8 @@ export class BotPolicyService {
   /** `body` passed the DTO's shape checks only; core's checks decide the rest. */
   async replace(siteId: string, body: BotPolicyInput): Promise<SiteBotPolicy> {
     const problems = botPolicyInputProblems(body);
-    if (problems.length > 0) throw new ValidationFailed(problems.map((item) => ({ ...item, loc: ['body', ...item.loc] })));
+    if (problems.length > 0)
+      throw new ValidationFailed(problems.map((item) => ({ ...item, loc: ['body', ...item.loc] })));
     return this.answer(siteId, await replaceBotPolicy(this.db.sql, siteId, normalizeBotPolicy(body)));
   }
 

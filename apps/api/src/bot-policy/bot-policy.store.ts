@@ -19,7 +19,11 @@ interface Row {
 const COLUMNS = 'categories, bots, require_signature, version, updated_at';
 
 function stored(row: Row): StoredBotPolicy {
-  return { rules: { categories: row.categories, bots: row.bots, require_signature: row.require_signature }, version: row.version, updatedAt: row.updated_at };
+  return {
+    rules: { categories: row.categories, bots: row.bots, require_signature: row.require_signature },
+    version: row.version,
+    updatedAt: row.updated_at,
+  };
 }
 
 /** The site's policy; null while none was ever set. */
@@ -29,7 +33,11 @@ export async function readBotPolicy(sql: SqlSession, siteId: string): Promise<St
 }
 
 /** Replaces the whole policy; one statement, so two writers each leave a whole policy and their own version. */
-export async function replaceBotPolicy(sql: SqlSession, siteId: string, rules: BotPolicyRules): Promise<StoredBotPolicy> {
+export async function replaceBotPolicy(
+  sql: SqlSession,
+  siteId: string,
+  rules: BotPolicyRules,
+): Promise<StoredBotPolicy> {
   const [row] = await sql.query<Row>(
     `INSERT INTO bot_policies (site_id, categories, bots, require_signature, version, updated_at)
      VALUES ($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, 1, now())
@@ -46,7 +54,12 @@ export async function replaceBotPolicy(sql: SqlSession, siteId: string, rules: B
  * Sets one crawler's action, keeping the rest of the policy: merged in SQL, so concurrent
  * one-click changes to different crawlers all stay.
  */
-export async function setBotAction(sql: SqlSession, siteId: string, name: string, action: BotAction): Promise<StoredBotPolicy> {
+export async function setBotAction(
+  sql: SqlSession,
+  siteId: string,
+  name: string,
+  action: BotAction,
+): Promise<StoredBotPolicy> {
   const [row] = await sql.query<Row>(
     `INSERT INTO bot_policies (site_id, categories, bots, require_signature, version, updated_at)
      VALUES ($1::uuid, '{}'::jsonb, jsonb_build_object($2::text, $3::text), '{"categories": [], "bots": []}'::jsonb, 1, now())

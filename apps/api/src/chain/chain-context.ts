@@ -1,4 +1,9 @@
-import { getNetwork, X402_BATCH_SETTLEMENT_ADDRESS, X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS, type NetworkInfo } from '@crawlgate/core';
+import {
+  getNetwork,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  type NetworkInfo,
+} from '@crawlgate/core';
 import {
   createPublicClient,
   createWalletClient,
@@ -57,7 +62,13 @@ export interface ChainContextOptions {
   claimAuthorizerPrivateKey?: `0x${string}`;
 }
 
-export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc, claimAuthorizerPrivateKey }: ChainContextOptions): ChainContext {
+export function createChainContext({
+  config,
+  rpcUrl,
+  relayerPrivateKey,
+  usdc,
+  claimAuthorizerPrivateKey,
+}: ChainContextOptions): ChainContext {
   const network = getNetwork(config.network);
   const address = config.usdcAddress ?? usdc ?? network.usdc.address;
   if (!address) throw new Error(`No USDC address for ${network.name}: set USDC_ADDRESS`);
@@ -86,14 +97,22 @@ export function createChainContext({ config, rpcUrl, relayerPrivateKey, usdc, cl
     usdcVersion: network.usdc.version,
     publicClient,
     relayer: createWalletClient({ account, chain, transport: writes, pollingInterval: config.pollingIntervalMs }),
-    relayerNonces: createRelayerNonces(() => publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })),
+    relayerNonces: createRelayerNonces(() =>
+      publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+    ),
     confirmations: config.confirmations,
     settlementTimeoutMs: config.settlementTimeoutMs,
-    batchSettlement: batchSettlementChain(config, claimAuthorizerPrivateKey ?? config.batchSettlement.claimAuthorizerPrivateKey),
+    batchSettlement: batchSettlementChain(
+      config,
+      claimAuthorizerPrivateKey ?? config.batchSettlement.claimAuthorizerPrivateKey,
+    ),
   };
 }
 
-function batchSettlementChain(config: ChainConfig, authorizerKey: `0x${string}` | undefined): BatchSettlementChain | null {
+function batchSettlementChain(
+  config: ChainConfig,
+  authorizerKey: `0x${string}` | undefined,
+): BatchSettlementChain | null {
   if (!authorizerKey) return null;
   const escrow = getAddress(config.batchSettlement.escrow ?? X402_BATCH_SETTLEMENT_ADDRESS);
   return {

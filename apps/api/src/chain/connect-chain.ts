@@ -12,7 +12,13 @@ export interface ConnectedChain {
 export async function connectChain(config: AppConfig['chain']): Promise<ConnectedChain> {
   if (config.network === 'local') {
     const local = await prepareLocalChain(config);
-    const context = createChainContext({ config, rpcUrl: local.rpcUrl, relayerPrivateKey: local.relayerPrivateKey, usdc: local.usdc, claimAuthorizerPrivateKey: local.claimAuthorizerPrivateKey });
+    const context = createChainContext({
+      config,
+      rpcUrl: local.rpcUrl,
+      relayerPrivateKey: local.relayerPrivateKey,
+      usdc: local.usdc,
+      claimAuthorizerPrivateKey: local.claimAuthorizerPrivateKey,
+    });
     await assertChainId(context);
     return { context, stop: local.stop };
   }

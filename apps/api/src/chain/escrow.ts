@@ -8,7 +8,15 @@ import {
   type ChannelConfig,
   type Erc3009DepositAuthorization,
 } from '@crawlgate/core';
-import { encodeAbiParameters, encodeFunctionData, hashTypedData, keccak256, recoverAddress, type Address, type Hex } from 'viem';
+import {
+  encodeAbiParameters,
+  encodeFunctionData,
+  hashTypedData,
+  keccak256,
+  recoverAddress,
+  type Address,
+  type Hex,
+} from 'viem';
 import type { BatchSettlementChain, ChainContext } from './chain-context';
 
 /*
@@ -34,14 +42,23 @@ export function escrowDomain(chain: ChainContext, batch: BatchSettlementChain) {
 }
 
 export function channelIdOf(chain: ChainContext, batch: BatchSettlementChain, config: ChannelConfig): Hex {
-  return hashTypedData({ domain: escrowDomain(chain, batch), types: CHANNEL_CONFIG_TYPES, primaryType: 'ChannelConfig', message: config });
+  return hashTypedData({
+    domain: escrowDomain(chain, batch),
+    types: CHANNEL_CONFIG_TYPES,
+    primaryType: 'ChannelConfig',
+    message: config,
+  });
 }
 
 /**
  * The EOA that signed a voucher, recovered only from a 65-byte signature with low `s` and v of 27
  * or 28 (the escrow's `_recover`); null for anything else. A high-s twin of a valid signature is null.
  */
-export async function voucherSigner(chain: ChainContext, batch: BatchSettlementChain, voucher: BatchVoucher): Promise<Address | null> {
+export async function voucherSigner(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  voucher: BatchVoucher,
+): Promise<Address | null> {
   const signature = voucher.signature;
   if (signature.length !== 2 + 130) return null;
   const s = BigInt(`0x${signature.slice(66, 130)}`);
@@ -60,15 +77,29 @@ export async function voucherSigner(chain: ChainContext, batch: BatchSettlementC
   }
 }
 
-export async function readChannel(chain: ChainContext, batch: BatchSettlementChain, channelId: Hex): Promise<OnChainChannel> {
+export async function readChannel(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  channelId: Hex,
+): Promise<OnChainChannel> {
   const read = <T>(functionName: 'channels' | 'pendingWithdrawals' | 'refundNonce') =>
-    chain.publicClient.readContract({ address: batch.escrow, abi: BATCH_SETTLEMENT_ABI, functionName, args: [channelId] }) as Promise<T>;
+    chain.publicClient.readContract({
+      address: batch.escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName,
+      args: [channelId],
+    }) as Promise<T>;
   const [[balance, totalClaimed], [amount, initiatedAt], refundNonce] = await Promise.all([
     read<readonly [bigint, bigint]>('channels'),
     read<readonly [bigint, number]>('pendingWithdrawals'),
     read<bigint>('refundNonce'),
   ]);
-  return { balance, totalClaimed, withdrawal: Number(initiatedAt) === 0 ? null : { amount, initiatedAt: Number(initiatedAt) }, refundNonce };
+  return {
+    balance,
+    totalClaimed,
+    withdrawal: Number(initiatedAt) === 0 ? null : { amount, initiatedAt: Number(initiatedAt) },
+    refundNonce,
+  };
 }
 
 /** The EIP-3009 nonce of a deposit authorization: bound to one channel (the collector checks it). */
@@ -77,12 +108,21 @@ export function depositNonce(channelId: Hex, salt: bigint): Hex {
 }
 
 /** `deposit(config, amount, collector, collectorData)` through the EIP-3009 collector. */
-export function depositCalldata(batch: BatchSettlementChain, config: ChannelConfig, amount: bigint, authorization: Erc3009DepositAuthorization): Hex {
+export function depositCalldata(
+  batch: BatchSettlementChain,
+  config: ChannelConfig,
+  amount: bigint,
+  authorization: Erc3009DepositAuthorization,
+): Hex {
   const collectorData = encodeAbiParameters(
     [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
     [authorization.validAfter, authorization.validBefore, authorization.salt, authorization.signature],
   );
-  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'deposit', args: [config, amount, batch.collector, collectorData] });
+  return encodeFunctionData({
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName: 'deposit',
+    args: [config, amount, batch.collector, collectorData],
+  });
 }
 
 export interface ClaimRow {
@@ -95,15 +135,33 @@ export interface ClaimRow {
 }
 
 /** `claimWithSignature(rows, sig)`, signed by the receiver authorizer over the whole batch. */
-export async function claimCalldata(chain: ChainContext, batch: BatchSettlementChain, rows: readonly ClaimRow[]): Promise<Hex> {
+export async function claimCalldata(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  rows: readonly ClaimRow[],
+): Promise<Hex> {
   const signature = await batch.authorizer.signTypedData({
     domain: escrowDomain(chain, batch),
     types: CLAIM_BATCH_TYPES,
     primaryType: 'ClaimBatch',
-    message: { claims: rows.map((row) => ({ channelId: channelIdOf(chain, batch, row.config), maxClaimableAmount: row.maxClaimableAmount, totalClaimed: row.totalClaimed })) },
+    message: {
+      claims: rows.map((row) => ({
+        channelId: channelIdOf(chain, batch, row.config),
+        maxClaimableAmount: row.maxClaimableAmount,
+        totalClaimed: row.totalClaimed,
+      })),
+    },
   });
-  const claims = rows.map((row) => ({ voucher: { channel: row.config, maxClaimableAmount: row.maxClaimableAmount }, signature: row.signature, totalClaimed: row.totalClaimed }));
-  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'claimWithSignature', args: [claims, signature] });
+  const claims = rows.map((row) => ({
+    voucher: { channel: row.config, maxClaimableAmount: row.maxClaimableAmount },
+    signature: row.signature,
+    totalClaimed: row.totalClaimed,
+  }));
+  return encodeFunctionData({
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName: 'claimWithSignature',
+    args: [claims, signature],
+  });
 }
 
 export function settleCalldata(receiver: Address, token: Address): Hex {
@@ -111,7 +169,17 @@ export function settleCalldata(receiver: Address, token: Address): Hex {
 }
 
 /** What the escrow holds claimed and not yet settled for a receiver and token. */
-export async function unsettled(chain: ChainContext, batch: BatchSettlementChain, receiver: Address, token: Address): Promise<bigint> {
-  const [claimed, settled] = (await chain.publicClient.readContract({ address: batch.escrow, abi: BATCH_SETTLEMENT_ABI, functionName: 'receivers', args: [receiver, token] })) as readonly [bigint, bigint];
+export async function unsettled(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  receiver: Address,
+  token: Address,
+): Promise<bigint> {
+  const [claimed, settled] = (await chain.publicClient.readContract({
+    address: batch.escrow,
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName: 'receivers',
+    args: [receiver, token],
+  })) as readonly [bigint, bigint];
   return claimed - settled;
 }

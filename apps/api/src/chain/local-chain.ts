@@ -23,7 +23,12 @@ export async function prepareLocalChain(config: ChainConfig): Promise<LocalChain
   const rpcUrl = config.rpcUrl ?? anvil!.rpcUrl;
   const deployment = config.usdcAddress
     ? { usdc: config.usdcAddress }
-    : await deployTestUsdc({ rpcUrl, chainId: network.chainId, name: network.usdc.name, version: network.usdc.version });
+    : await deployTestUsdc({
+        rpcUrl,
+        chainId: network.chainId,
+        name: network.usdc.name,
+        version: network.usdc.version,
+      });
   if (!config.batchSettlement.escrow) await placeBatchSettlement({ rpcUrl });
   return {
     rpcUrl,

@@ -1,4 +1,11 @@
-import { DEFAULT_CHAIN_ID, devPublicClient, devTestClient, devWalletClient, revert, snapshot } from '@crawlgate/devchain';
+import {
+  DEFAULT_CHAIN_ID,
+  devPublicClient,
+  devTestClient,
+  devWalletClient,
+  revert,
+  snapshot,
+} from '@crawlgate/devchain';
 import type { Hex } from 'viem';
 import { newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
@@ -48,7 +55,10 @@ describe('createRelayerNonces', () => {
     const nonces = createRelayerNonces(pendingNonce);
     const first = await pendingNonce();
     const failed = nonces.send(async () => Promise.reject(new Error('socket hang up')));
-    const next = [nonces.send(async (nonce) => ({ nonce, hash: await transfer(nonce) })), nonces.send(async (nonce) => ({ nonce, hash: await transfer(nonce) }))];
+    const next = [
+      nonces.send(async (nonce) => ({ nonce, hash: await transfer(nonce) })),
+      nonces.send(async (nonce) => ({ nonce, hash: await transfer(nonce) })),
+    ];
     await expect(failed).rejects.toThrow('socket hang up');
     const sent = await Promise.all(next);
     expect(sent.map(({ nonce }) => nonce)).toEqual([first, first + 1]);
@@ -84,8 +94,12 @@ describe('createRelayerNonces', () => {
   it('tries a refused nonce at most 3 times, and never retries other failures (the transaction may have landed)', async () => {
     const nonces = createRelayerNonces(pendingNonce);
     const tries = { taken: 0, known: 0 };
-    await expect(nonces.send(async () => Promise.reject(new Error(`Details: nonce too low (${++tries.taken})`)))).rejects.toThrow('nonce too low (3)');
-    await expect(nonces.send(async () => Promise.reject(new Error(`Details: already known (${++tries.known})`)))).rejects.toThrow('already known (1)');
+    await expect(
+      nonces.send(async () => Promise.reject(new Error(`Details: nonce too low (${++tries.taken})`))),
+    ).rejects.toThrow('nonce too low (3)');
+    await expect(
+      nonces.send(async () => Promise.reject(new Error(`Details: already known (${++tries.known})`))),
+    ).rejects.toThrow('already known (1)');
     expect(tries).toEqual({ taken: 3, known: 1 });
   });
 });

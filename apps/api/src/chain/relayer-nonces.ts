@@ -29,7 +29,10 @@ export function createRelayerNonces(pendingNonce: () => Promise<number>): Relaye
   };
 }
 
-async function broadcastWithNextNonce<T>(pendingNonce: () => Promise<number>, broadcast: (nonce: number) => Promise<T>): Promise<T> {
+async function broadcastWithNextNonce<T>(
+  pendingNonce: () => Promise<number>,
+  broadcast: (nonce: number) => Promise<T>,
+): Promise<T> {
   let skipBelow = 0;
   for (let attempt = 1; ; attempt++) {
     const nonce = Math.max(await pendingNonce(), skipBelow);

@@ -23,15 +23,23 @@ async function serve(handle: (request: IncomingMessage, body: string, response: 
 
 const rpcResult = (result: unknown) => (request: IncomingMessage, body: string, response: ServerResponse) => {
   const calls = JSON.parse(body);
-  const answer = Array.isArray(calls) ? calls.map((call) => ({ jsonrpc: '2.0', id: call.id, result })) : { jsonrpc: '2.0', id: calls.id, result };
-  response.writeHead(200, { 'content-type': 'application/json', 'x-seen-method': request.method! }).end(JSON.stringify(answer));
+  const answer = Array.isArray(calls)
+    ? calls.map((call) => ({ jsonrpc: '2.0', id: call.id, result }))
+    : { jsonrpc: '2.0', id: calls.id, result };
+  response
+    .writeHead(200, { 'content-type': 'application/json', 'x-seen-method': request.method! })
+    .end(JSON.stringify(answer));
 };
 
 describe('createRpcFetch', () => {
   const rpcFetch = createRpcFetch();
 
   it('sends the body and headers, and hands back status, headers and body', async () => {
-    const server = await serve((request, body, response) => response.writeHead(201, { 'x-echo': String(request.headers['x-test']), 'set-cookie': ['a=1', 'b=2'] }).end(`${request.method} ${body}`));
+    const server = await serve((request, body, response) =>
+      response
+        .writeHead(201, { 'x-echo': String(request.headers['x-test']), 'set-cookie': ['a=1', 'b=2'] })
+        .end(`${request.method} ${body}`),
+    );
     try {
       const response = await rpcFetch(server.url, { method: 'POST', headers: { 'x-test': 'yes' }, body: '{"ü":1}' });
       expect(response.status).toBe(201);
@@ -48,7 +56,9 @@ describe('createRpcFetch', () => {
     try {
       const client = createPublicClient({ transport: http(server.url, { fetchFn: rpcFetch, batch: true }) });
       expect(await client.getChainId()).toBe(31337);
-      expect(await Promise.all([client.getChainId(), client.getChainId(), client.getChainId()])).toEqual([31337, 31337, 31337]);
+      expect(await Promise.all([client.getChainId(), client.getChainId(), client.getChainId()])).toEqual([
+        31337, 31337, 31337,
+      ]);
       expect(await client.getChainId()).toBe(31337);
       expect(server.connections()).toBe(1);
     } finally {
@@ -57,7 +67,9 @@ describe('createRpcFetch', () => {
   });
 
   it('passes a non-2xx answer on, which viem reports as an HttpRequestError with its status', async () => {
-    const server = await serve((_, __, response) => response.writeHead(500, { 'content-type': 'text/plain' }).end('boom'));
+    const server = await serve((_, __, response) =>
+      response.writeHead(500, { 'content-type': 'text/plain' }).end('boom'),
+    );
     try {
       const client = createPublicClient({ transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0 }) });
       const failure = await client.getChainId().catch((error: unknown) => error);
@@ -72,7 +84,9 @@ describe('createRpcFetch', () => {
     const url = server.url;
     await server.close();
     const client = createPublicClient({ transport: http(url, { fetchFn: rpcFetch, retryCount: 0 }) });
-    const failure = await client.request({ method: 'eth_sendRawTransaction', params: ['0x00'] }).catch((error: unknown) => error);
+    const failure = await client
+      .request({ method: 'eth_sendRawTransaction', params: ['0x00'] })
+      .catch((error: unknown) => error);
     expect(isChainUnreachable(failure)).toBe(true);
     expect(broadcastMayHaveLanded(failure)).toBe(false);
   });
@@ -81,7 +95,9 @@ describe('createRpcFetch', () => {
     const server = await serve((request) => request.socket.destroy());
     try {
       const client = createPublicClient({ transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0 }) });
-      const failure = await client.request({ method: 'eth_sendRawTransaction', params: ['0x00'] }).catch((error: unknown) => error);
+      const failure = await client
+        .request({ method: 'eth_sendRawTransaction', params: ['0x00'] })
+        .catch((error: unknown) => error);
       expect(isChainUnreachable(failure)).toBe(true);
       expect(broadcastMayHaveLanded(failure)).toBe(true);
     } finally {
@@ -93,7 +109,9 @@ describe('createRpcFetch', () => {
     const held: ServerResponse[] = [];
     const server = await serve((_, __, response) => held.push(response));
     try {
-      const client = createPublicClient({ transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0, timeout: 100 }) });
+      const client = createPublicClient({
+        transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0, timeout: 100 }),
+      });
       const failure = await client.getChainId().catch((error: unknown) => error);
       expect(isChainUnreachable(failure)).toBe(true);
       expect(String((failure as Error).message)).toMatch(/timed out/i);

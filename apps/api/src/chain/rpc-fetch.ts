@@ -11,7 +11,10 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
  * reads to tell "never sent" from "may have landed"; an aborted signal rejects with its reason.
  */
 export function createRpcFetch({ maxSockets = 64 }: { maxSockets?: number } = {}): typeof fetch {
-  const agents = { http: new HttpAgent({ keepAlive: true, maxSockets }), https: new HttpsAgent({ keepAlive: true, maxSockets }) };
+  const agents = {
+    http: new HttpAgent({ keepAlive: true, maxSockets }),
+    https: new HttpsAgent({ keepAlive: true, maxSockets }),
+  };
   return (input, init = {}) =>
     new Promise<Response>((resolve, reject) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
@@ -21,7 +24,12 @@ export function createRpcFetch({ maxSockets = 64 }: { maxSockets?: number } = {}
       const headers: Record<string, string> = {};
       new Headers(init.headers).forEach((value, name) => (headers[name] = value));
       if (body) headers['content-length'] = String(body.byteLength);
-      const options = { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http, signal: init.signal ?? undefined };
+      const options = {
+        method: init.method ?? 'GET',
+        headers,
+        agent: secure ? agents.https : agents.http,
+        signal: init.signal ?? undefined,
+      };
       const request = (secure ? httpsRequest : httpRequest)(url, options, (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,7 +38,13 @@ export function createRpcFetch({ maxSockets = 64 }: { maxSockets?: number } = {}
           const status = answer.statusCode ?? 0;
           // A Response may not carry a body with these statuses.
           const empty = status === 204 || status === 205 || status === 304;
-          resolve(new Response(empty ? null : Buffer.concat(chunks), { status, statusText: answer.statusMessage, headers: responseHeaders(answer.headers) }));
+          resolve(
+            new Response(empty ? null : Buffer.concat(chunks), {
+              status,
+              statusText: answer.statusMessage,
+              headers: responseHeaders(answer.headers),
+            }),
+          );
         });
       });
       request.on('error', (error) => reject(init.signal?.aborted ? init.signal.reason : error));

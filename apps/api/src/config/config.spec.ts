@@ -1,18 +1,26 @@
 import { ConfigError, loadConfig } from './config';
 
 describe('loadConfig', () => {
-  const testnet = { CRAWLGATE_NETWORK: 'base-sepolia', RPC_URL: 'https://sepolia.base.org', RELAYER_PRIVATE_KEY: `0x${'1'.repeat(64)}` };
+  const testnet = {
+    CRAWLGATE_NETWORK: 'base-sepolia',
+    RPC_URL: 'https://sepolia.base.org',
+    RELAYER_PRIVATE_KEY: `0x${'1'.repeat(64)}`,
+  };
 
   describe('PUBLIC_BASE_URL', () => {
     it('is required off the local network: verify_url must not come from a request’s Host header', () => {
       for (const network of ['base-sepolia', 'base']) {
         expect(() => loadConfig({ ...testnet, CRAWLGATE_NETWORK: network })).toThrow(ConfigError);
-        expect(() => loadConfig({ ...testnet, CRAWLGATE_NETWORK: network, PUBLIC_BASE_URL: ' ' })).toThrow(/PUBLIC_BASE_URL is required on/);
+        expect(() => loadConfig({ ...testnet, CRAWLGATE_NETWORK: network, PUBLIC_BASE_URL: ' ' })).toThrow(
+          /PUBLIC_BASE_URL is required on/,
+        );
       }
     });
 
     it('is taken off the local network, without a trailing slash', () => {
-      expect(loadConfig({ ...testnet, PUBLIC_BASE_URL: 'https://api.crawlgate.example/' }).publicBaseUrl).toBe('https://api.crawlgate.example');
+      expect(loadConfig({ ...testnet, PUBLIC_BASE_URL: 'https://api.crawlgate.example/' }).publicBaseUrl).toBe(
+        'https://api.crawlgate.example',
+      );
     });
 
     it('may be left unset on local, where verify_url takes the request’s base', () => {
@@ -21,7 +29,12 @@ describe('loadConfig', () => {
     });
 
     it('must be an http(s) URL with no query or fragment', () => {
-      for (const bad of ['api.crawlgate.example', 'ftp://api.crawlgate.example', 'https://api.crawlgate.example/?x=1', 'https://api.crawlgate.example/#top']) {
+      for (const bad of [
+        'api.crawlgate.example',
+        'ftp://api.crawlgate.example',
+        'https://api.crawlgate.example/?x=1',
+        'https://api.crawlgate.example/#top',
+      ]) {
         expect(() => loadConfig({ ...testnet, PUBLIC_BASE_URL: bad })).toThrow(/PUBLIC_BASE_URL must be/);
       }
     });

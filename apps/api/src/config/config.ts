@@ -1,4 +1,11 @@
-import { DEFAULT_GATE_TTL_SECONDS, isNetworkName, MAX_WITHDRAW_DELAY, MIN_WITHDRAW_DELAY, NETWORK_NAMES, type NetworkName } from '@crawlgate/core';
+import {
+  DEFAULT_GATE_TTL_SECONDS,
+  isNetworkName,
+  MAX_WITHDRAW_DELAY,
+  MIN_WITHDRAW_DELAY,
+  NETWORK_NAMES,
+  type NetworkName,
+} from '@crawlgate/core';
 import { resolve } from 'node:path';
 
 /** Everything the API reads from its environment, parsed once at start-up. */
@@ -89,7 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
 function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
   const network = nonEmpty(env.CRAWLGATE_NETWORK) ?? 'local';
-  if (!isNetworkName(network)) throw new ConfigError(`CRAWLGATE_NETWORK must be one of ${NETWORK_NAMES.join(', ')}, got "${network}"`);
+  if (!isNetworkName(network))
+    throw new ConfigError(`CRAWLGATE_NETWORK must be one of ${NETWORK_NAMES.join(', ')}, got "${network}"`);
   const rpcUrl = nonEmpty(env.RPC_URL);
   if (network !== 'local' && !rpcUrl) throw new ConfigError(`RPC_URL is required on ${network}`);
   const relayerPrivateKey = hex(env, 'RELAYER_PRIVATE_KEY', 64);
@@ -106,7 +114,13 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     batchSettlement: {
       escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),
       claimAuthorizerPrivateKey: hex(env, 'CLAIM_AUTHORIZER_PRIVATE_KEY', 64),
-      withdrawDelaySeconds: integer(env, 'BATCH_WITHDRAW_DELAY_SECONDS', 86_400, MIN_WITHDRAW_DELAY, MAX_WITHDRAW_DELAY),
+      withdrawDelaySeconds: integer(
+        env,
+        'BATCH_WITHDRAW_DELAY_SECONDS',
+        86_400,
+        MIN_WITHDRAW_DELAY,
+        MAX_WITHDRAW_DELAY,
+      ),
       claimIntervalMs: integer(env, 'CLAIM_INTERVAL_MS', 60_000, 0, 3_600_000),
       claimMinMicros: BigInt(integer(env, 'CLAIM_MIN_MICROS', 1_000_000, 1, Number.MAX_SAFE_INTEGER)),
       claimMaxAgeSeconds: integer(env, 'CLAIM_MAX_AGE_SECONDS', 3_600, 0, MAX_WITHDRAW_DELAY),
@@ -121,7 +135,8 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
 function publicBaseUrl(env: NodeJS.ProcessEnv, network: NetworkName): string | undefined {
   const raw = nonEmpty(env.PUBLIC_BASE_URL);
   if (raw === undefined) {
-    if (network !== 'local') throw new ConfigError(`PUBLIC_BASE_URL is required on ${network} (the API's public base URL, for verify_url)`);
+    if (network !== 'local')
+      throw new ConfigError(`PUBLIC_BASE_URL is required on ${network} (the API's public base URL, for verify_url)`);
     return undefined;
   }
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
@@ -134,7 +149,8 @@ function publicBaseUrl(env: NodeJS.ProcessEnv, network: NetworkName): string | u
 function hex(env: NodeJS.ProcessEnv, name: string, digits: number): `0x${string}` | undefined {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return undefined;
-  if (!new RegExp(`^0x[0-9a-fA-F]{${digits}}$`).test(raw)) throw new ConfigError(`${name} must be 0x followed by ${digits} hex digits`);
+  if (!new RegExp(`^0x[0-9a-fA-F]{${digits}}$`).test(raw))
+    throw new ConfigError(`${name} must be 0x followed by ${digits} hex digits`);
   return raw as `0x${string}`;
 }
 

@@ -1,4 +1,10 @@
-import { CRAWLER_ACTIONS, MAX_TOP_PATHS_PER_CRAWLER, type CrawlerAction, type CrawlerCount, type CrawlerPathCount } from '@crawlgate/core';
+import {
+  CRAWLER_ACTIONS,
+  MAX_TOP_PATHS_PER_CRAWLER,
+  type CrawlerAction,
+  type CrawlerCount,
+  type CrawlerPathCount,
+} from '@crawlgate/core';
 import type { SqlSession } from '../db/sql-driver';
 
 /**
@@ -6,7 +12,11 @@ import type { SqlSession } from '../db/sql-driver';
  * entries (entries naming the same day, crawler, action and verification are summed; the latest
  * category and operator win).
  */
-export async function addCrawlerCounts(sql: SqlSession, siteId: string, counts: readonly CrawlerCount[]): Promise<void> {
+export async function addCrawlerCounts(
+  sql: SqlSession,
+  siteId: string,
+  counts: readonly CrawlerCount[],
+): Promise<void> {
   if (counts.length === 0) return;
   await sql.query(
     `INSERT INTO crawler_daily_counts (site_id, day, crawler, action, verified, category, operator, requests, revenue_micros)
@@ -37,7 +47,11 @@ export async function addCrawlerCounts(sql: SqlSession, siteId: string, counts: 
  * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, so
  * the table stays bounded whatever paths a crawler tries.
  */
-export async function addCrawlerPaths(sql: SqlSession, siteId: string, paths: readonly CrawlerPathCount[]): Promise<void> {
+export async function addCrawlerPaths(
+  sql: SqlSession,
+  siteId: string,
+  paths: readonly CrawlerPathCount[],
+): Promise<void> {
   if (paths.length === 0) return;
   const days = [...new Set(paths.map((p) => p.day))];
   await sql.query(
@@ -46,7 +60,13 @@ export async function addCrawlerPaths(sql: SqlSession, siteId: string, paths: re
        FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS p(day, crawler, path, requests)
       GROUP BY day, crawler, path
      ON CONFLICT (site_id, day, crawler, path) DO UPDATE SET requests = crawler_daily_paths.requests + EXCLUDED.requests`,
-    [siteId, paths.map((p) => p.day), paths.map((p) => p.crawler), paths.map((p) => p.path), paths.map((p) => p.requests)],
+    [
+      siteId,
+      paths.map((p) => p.day),
+      paths.map((p) => p.crawler),
+      paths.map((p) => p.path),
+      paths.map((p) => p.requests),
+    ],
   );
   await sql.query(
     `DELETE FROM crawler_daily_paths d
@@ -68,8 +88,21 @@ export interface CrawlerTotals {
 }
 
 /** A site's counts over whole UTC days [from, to], summed per crawler, action and verification. */
-export async function crawlerTotals(sql: SqlSession, siteId: string, from: string, to: string): Promise<CrawlerTotals[]> {
-  const rows = await sql.query<{ crawler: string; category: string; operator: string | null; action: string; verified: boolean; requests: string; revenue: string }>(
+export async function crawlerTotals(
+  sql: SqlSession,
+  siteId: string,
+  from: string,
+  to: string,
+): Promise<CrawlerTotals[]> {
+  const rows = await sql.query<{
+    crawler: string;
+    category: string;
+    operator: string | null;
+    action: string;
+    verified: boolean;
+    requests: string;
+    revenue: string;
+  }>(
     `SELECT crawler, MAX(category) AS category, MAX(operator) AS operator, action, verified,
             SUM(requests)::text AS requests, SUM(revenue_micros)::text AS revenue
        FROM crawler_daily_counts WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
@@ -77,12 +110,19 @@ export async function crawlerTotals(sql: SqlSession, siteId: string, from: strin
     [siteId, from, to],
   );
   return rows
-    .filter((row): row is typeof row & { action: CrawlerAction } => (CRAWLER_ACTIONS as readonly string[]).includes(row.action))
+    .filter((row): row is typeof row & { action: CrawlerAction } =>
+      (CRAWLER_ACTIONS as readonly string[]).includes(row.action),
+    )
     .map((row) => ({ ...row, requests: BigInt(row.requests), revenueMicros: BigInt(row.revenue) }));
 }
 
 /** Requests per day and action over every crawler, for the days of the range that have any. */
-export async function crawlerDays(sql: SqlSession, siteId: string, from: string, to: string): Promise<{ day: string; action: string; requests: bigint }[]> {
+export async function crawlerDays(
+  sql: SqlSession,
+  siteId: string,
+  from: string,
+  to: string,
+): Promise<{ day: string; action: string; requests: bigint }[]> {
   const rows = await sql.query<{ day: string; action: string; requests: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, action, SUM(requests)::text AS requests
        FROM crawler_daily_counts WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
@@ -93,7 +133,12 @@ export async function crawlerDays(sql: SqlSession, siteId: string, from: string,
 }
 
 /** Each crawler's top paths over the range, at most MAX_TOP_PATHS_PER_CRAWLER each. */
-export async function crawlerTopPaths(sql: SqlSession, siteId: string, from: string, to: string): Promise<{ crawler: string; path: string; requests: bigint }[]> {
+export async function crawlerTopPaths(
+  sql: SqlSession,
+  siteId: string,
+  from: string,
+  to: string,
+): Promise<{ crawler: string; path: string; requests: bigint }[]> {
   const rows = await sql.query<{ crawler: string; path: string; requests: string }>(
     `SELECT crawler, path, requests::text FROM (
        SELECT crawler, path, SUM(requests) AS requests,

@@ -14,9 +14,22 @@ import { crawlersCsv, CrawlersService } from './crawlers.service';
 const DATE_QUERY = 'A date (YYYY-MM-DD) or an ISO 8601 date-time, taken as its UTC day.';
 const RangeQueries = () =>
   applyDecorators(
-    ApiQuery({ name: 'from', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Default: 29 days before to.` }),
-    ApiQuery({ name: 'to', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.` }),
-    ApiResponse({ status: 422, description: `Bad from or to, to before from, or a range over ${MAX_RANGE_DAYS} days.` }),
+    ApiQuery({
+      name: 'from',
+      required: false,
+      schema: { type: 'string' },
+      description: `${DATE_QUERY} Default: 29 days before to.`,
+    }),
+    ApiQuery({
+      name: 'to',
+      required: false,
+      schema: { type: 'string' },
+      description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.`,
+    }),
+    ApiResponse({
+      status: 422,
+      description: `Bad from or to, to before from, or a range over ${MAX_RANGE_DAYS} days.`,
+    }),
   );
 
 /** Who crawls a site, from the counts its middleware reports (POST /v1/site/gate-counts). */
@@ -32,10 +45,22 @@ export class CrawlersController {
   ) {}
 
   @Get('crawlers')
-  @ApiOperation({ summary: 'Requests per crawler over whole UTC days: what the gate did with them, revenue, verified share, top paths' })
+  @ApiOperation({
+    summary:
+      'Requests per crawler over whole UTC days: what the gate did with them, revenue, verified share, top paths',
+  })
   @RangeQueries()
-  @ApiResponse({ status: 200, type: SiteCrawlersViewDto, description: 'Every crawler the middleware reported in the range, and requests per day and action.' })
-  async list(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Query('from') from: unknown, @Query('to') to: unknown): Promise<SiteCrawlersView> {
+  @ApiResponse({
+    status: 200,
+    type: SiteCrawlersViewDto,
+    description: 'Every crawler the middleware reported in the range, and requests per day and action.',
+  })
+  async list(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Query('from') from: unknown,
+    @Query('to') to: unknown,
+  ): Promise<SiteCrawlersView> {
     const site = await this.sites.owned(publisher, siteId);
     return this.crawlers.view(site.id, parseDateRange({ from, to }));
   }
@@ -44,7 +69,12 @@ export class CrawlersController {
   @ApiOperation({ summary: 'The crawlers table as CSV, one row per crawler' })
   @RangeQueries()
   @ApiProduces('text/csv')
-  @ApiResponse({ status: 200, description: 'CSV (RFC 4180): crawler, category, operator, requests, one column per action, revenue_usd, verified_share.', content: { 'text/csv': { schema: { type: 'string' } } } })
+  @ApiResponse({
+    status: 200,
+    description:
+      'CSV (RFC 4180): crawler, category, operator, requests, one column per action, revenue_usd, verified_share.',
+    content: { 'text/csv': { schema: { type: 'string' } } },
+  })
   async csv(
     @CurrentPublisher() publisher: Publisher,
     @Param('site_id') siteId: string,
@@ -55,7 +85,10 @@ export class CrawlersController {
     const site = await this.sites.owned(publisher, siteId);
     const csv = crawlersCsv(await this.crawlers.view(site.id, parseDateRange({ from, to })));
     // Set only once the answer is CSV: an error stays JSON with its detail.
-    void reply.headers({ 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="crawlers.csv"' });
+    void reply.headers({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': 'attachment; filename="crawlers.csv"',
+    });
     return csv;
   }
 }

@@ -10,63 +10,123 @@ import {
   type SiteCrawlersView,
 } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'day must be a UTC date, YYYY-MM-DD';
 /** Names are shown in tables and CSV: letters and digits of any script first ("Cốc Cốc"), then also spaces and . _ - / ( ) + : ! & ' ("Yahoo! Slurp"). */
 const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._\-/()+:!&']*$/u;
-const NAME_MESSAGE = "must start with a letter or digit and hold only letters, digits, spaces and . _ - / ( ) + : ! & '";
+const NAME_MESSAGE =
+  "must start with a letter or digit and hold only letters, digits, spaces and . _ - / ( ) + : ! & '";
 
 export class CrawlerCountDto implements CrawlerCount {
   @ApiProperty({ description: 'UTC day, YYYY-MM-DD: today or one of the two days before.', example: '2026-11-23' })
-  @IsDefined() @IsString() @Matches(DAY, { message: DAY_MESSAGE })
+  @IsDefined()
+  @IsString()
+  @Matches(DAY, { message: DAY_MESSAGE })
   day!: string;
 
-  @ApiProperty({ description: 'The bot\'s name, "person", or "unknown".', example: 'GPTBot', maxLength: MAX_CRAWLER_NAME_LENGTH })
-  @IsDefined() @IsString() @MinLength(1) @MaxLength(MAX_CRAWLER_NAME_LENGTH) @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
+  @ApiProperty({
+    description: 'The bot\'s name, "person", or "unknown".',
+    example: 'GPTBot',
+    maxLength: MAX_CRAWLER_NAME_LENGTH,
+  })
+  @IsDefined()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
   crawler!: string;
 
   @ApiProperty({ example: 'ai-crawler', maxLength: MAX_CRAWLER_NAME_LENGTH })
-  @IsDefined() @IsString() @MinLength(1) @MaxLength(MAX_CRAWLER_NAME_LENGTH) @Matches(NAME, { message: `category ${NAME_MESSAGE}` })
+  @IsDefined()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @Matches(NAME, { message: `category ${NAME_MESSAGE}` })
   category!: string;
 
   @ApiProperty({ nullable: true, type: String, example: 'OpenAI', maxLength: MAX_CRAWLER_NAME_LENGTH })
-  @ValidateIf((_, value) => value !== null) @IsDefined() @IsString() @MinLength(1) @MaxLength(MAX_CRAWLER_NAME_LENGTH) @Matches(NAME, { message: `operator ${NAME_MESSAGE}` })
+  @ValidateIf((_, value) => value !== null)
+  @IsDefined()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @Matches(NAME, { message: `operator ${NAME_MESSAGE}` })
   operator!: string | null;
 
   @ApiProperty({ enum: CRAWLER_ACTIONS })
-  @IsDefined() @IsIn(CRAWLER_ACTIONS)
+  @IsDefined()
+  @IsIn(CRAWLER_ACTIONS)
   action!: CrawlerAction;
 
   @ApiProperty({ description: 'Whether the request carried a valid Web Bot Auth signature.' })
-  @IsDefined() @IsBoolean()
+  @IsDefined()
+  @IsBoolean()
   verified!: boolean;
 
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 1_000_000_000 })
-  @IsDefined() @IsInt() @Min(1) @Max(1_000_000_000)
+  @IsDefined()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   requests!: number;
 
-  @ApiProperty({ description: 'Integer micro-USD of the pages served for pay, as a decimal string ("0" unless action is "paid").', example: '10000' })
-  @IsDefined() @IsString() @Matches(/^(0|[1-9]\d{0,17})$/, { message: 'revenue_micros must be a whole number of micro-USD, as a string of at most 18 digits' })
+  @ApiProperty({
+    description: 'Integer micro-USD of the pages served for pay, as a decimal string ("0" unless action is "paid").',
+    example: '10000',
+  })
+  @IsDefined()
+  @IsString()
+  @Matches(/^(0|[1-9]\d{0,17})$/, {
+    message: 'revenue_micros must be a whole number of micro-USD, as a string of at most 18 digits',
+  })
   revenue_micros!: string;
 }
 
 export class CrawlerPathCountDto implements CrawlerPathCount {
   @ApiProperty({ description: 'UTC day, YYYY-MM-DD: today or one of the two days before.', example: '2026-11-23' })
-  @IsDefined() @IsString() @Matches(DAY, { message: DAY_MESSAGE })
+  @IsDefined()
+  @IsString()
+  @Matches(DAY, { message: DAY_MESSAGE })
   day!: string;
 
   @ApiProperty({ example: 'GPTBot', maxLength: MAX_CRAWLER_NAME_LENGTH })
-  @IsDefined() @IsString() @MinLength(1) @MaxLength(MAX_CRAWLER_NAME_LENGTH) @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
+  @IsDefined()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
   crawler!: string;
 
-  @ApiProperty({ description: 'The request path as priced (no query).', example: '/articles/42', maxLength: MAX_URL_LENGTH })
-  @IsDefined() @IsString() @MaxLength(MAX_URL_LENGTH) @Matches(/^\/\S*$/, { message: 'path must start with "/" and hold no spaces' })
+  @ApiProperty({
+    description: 'The request path as priced (no query).',
+    example: '/articles/42',
+    maxLength: MAX_URL_LENGTH,
+  })
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_URL_LENGTH)
+  @Matches(/^\/\S*$/, { message: 'path must start with "/" and hold no spaces' })
   path!: string;
 
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 1_000_000_000 })
-  @IsDefined() @IsInt() @Min(1) @Max(1_000_000_000)
+  @IsDefined()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   requests!: number;
 }
 
@@ -86,9 +146,11 @@ export class CrawlerViewDto implements CrawlerView {
   @ApiProperty({ type: 'integer', description: 'Answered 402.' }) charged!: number;
   @ApiProperty({ type: 'integer', description: 'Served with a payment.' }) paid!: number;
   @ApiProperty({ type: 'integer', description: 'Served with an access token bought earlier.' }) token!: number;
-  @ApiProperty({ example: '0.05', description: 'What the middleware served for pay, as reported by it.' }) revenue_usd!: string;
+  @ApiProperty({ example: '0.05', description: 'What the middleware served for pay, as reported by it.' })
+  revenue_usd!: string;
   @ApiProperty({ example: '0.5000', description: 'Verified requests ÷ requests, 4 decimals.' }) verified_share!: string;
-  @ApiProperty({ type: [CrawlerTopPathView], description: `Up to 20 paths by requests.` }) top_paths!: CrawlerTopPathView[];
+  @ApiProperty({ type: [CrawlerTopPathView], description: `Up to 20 paths by requests.` })
+  top_paths!: CrawlerTopPathView[];
 }
 
 export class CrawlerDayViewDto implements CrawlerDayView {
@@ -105,6 +167,8 @@ export class SiteCrawlersViewDto implements SiteCrawlersView {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ format: 'date' }) from!: string;
   @ApiProperty({ format: 'date' }) to!: string;
-  @ApiProperty({ type: [CrawlerViewDto], description: 'Every crawler seen in the range, most requests first.' }) crawlers!: CrawlerViewDto[];
-  @ApiProperty({ type: [CrawlerDayViewDto], description: 'Every day of the range, oldest first, zeros included.' }) days!: CrawlerDayViewDto[];
+  @ApiProperty({ type: [CrawlerViewDto], description: 'Every crawler seen in the range, most requests first.' })
+  crawlers!: CrawlerViewDto[];
+  @ApiProperty({ type: [CrawlerDayViewDto], description: 'Every day of the range, oldest first, zeros included.' })
+  days!: CrawlerDayViewDto[];
 }

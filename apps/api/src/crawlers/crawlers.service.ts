@@ -1,4 +1,11 @@
-import { CRAWLER_ACTIONS, formatMicrosUsd, type CrawlerAction, type CrawlerDayView, type CrawlerView, type SiteCrawlersView } from '@crawlgate/core';
+import {
+  CRAWLER_ACTIONS,
+  formatMicrosUsd,
+  type CrawlerAction,
+  type CrawlerDayView,
+  type CrawlerView,
+  type SiteCrawlersView,
+} from '@crawlgate/core';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
@@ -6,7 +13,8 @@ import { formatConversion } from '../reporting/conversion';
 import type { DateRange } from '../reporting/date-range';
 import { crawlerDays, crawlerTopPaths, crawlerTotals } from './crawler-counts.store';
 
-const zeroActions = (): Record<CrawlerAction, number> => Object.fromEntries(CRAWLER_ACTIONS.map((action) => [action, 0])) as Record<CrawlerAction, number>;
+const zeroActions = (): Record<CrawlerAction, number> =>
+  Object.fromEntries(CRAWLER_ACTIONS.map((action) => [action, 0])) as Record<CrawlerAction, number>;
 
 /** Who crawls a site: the middleware's reported counts, per crawler and per day, over a range. */
 @Injectable()
@@ -23,7 +31,18 @@ export class CrawlersService {
     for (const row of totals) {
       let view = crawlers.get(row.crawler);
       if (!view) {
-        view = { crawler: row.crawler, category: row.category, operator: row.operator, requests: 0, ...zeroActions(), revenue_usd: '0', verified_share: '0', top_paths: [], verified: 0, revenue: 0n };
+        view = {
+          crawler: row.crawler,
+          category: row.category,
+          operator: row.operator,
+          requests: 0,
+          ...zeroActions(),
+          revenue_usd: '0',
+          verified_share: '0',
+          top_paths: [],
+          verified: 0,
+          revenue: 0n,
+        };
         crawlers.set(row.crawler, view);
       }
       const requests = Number(row.requests);
@@ -32,12 +51,14 @@ export class CrawlersService {
       if (row.verified) view.verified += requests;
       view.revenue += row.revenueMicros;
     }
-    for (const path of paths) crawlers.get(path.crawler)?.top_paths.push({ path: path.path, requests: Number(path.requests) });
+    for (const path of paths)
+      crawlers.get(path.crawler)?.top_paths.push({ path: path.path, requests: Number(path.requests) });
 
     const byDay = new Map<string, CrawlerDayView>(range.days.map((day) => [day, { day, ...zeroActions() }]));
     for (const row of days) {
       const day = byDay.get(row.day);
-      if (day && (CRAWLER_ACTIONS as readonly string[]).includes(row.action)) day[row.action as CrawlerAction] += Number(row.requests);
+      if (day && (CRAWLER_ACTIONS as readonly string[]).includes(row.action))
+        day[row.action as CrawlerAction] += Number(row.requests);
     }
     return {
       site_id: siteId,
@@ -45,13 +66,25 @@ export class CrawlersService {
       to: range.to,
       crawlers: [...crawlers.values()]
         .sort((a, b) => b.requests - a.requests || a.crawler.localeCompare(b.crawler))
-        .map(({ verified, revenue, ...view }) => ({ ...view, revenue_usd: formatMicrosUsd(revenue), verified_share: formatConversion(verified, view.requests) })),
+        .map(({ verified, revenue, ...view }) => ({
+          ...view,
+          revenue_usd: formatMicrosUsd(revenue),
+          verified_share: formatConversion(verified, view.requests),
+        })),
       days: [...byDay.values()],
     };
   }
 }
 
-const CSV_COLUMNS = ['crawler', 'category', 'operator', 'requests', ...CRAWLER_ACTIONS, 'revenue_usd', 'verified_share'] as const;
+const CSV_COLUMNS = [
+  'crawler',
+  'category',
+  'operator',
+  'requests',
+  ...CRAWLER_ACTIONS,
+  'revenue_usd',
+  'verified_share',
+] as const;
 
 /** The crawlers of a view as CSV (RFC 4180, CRLF), one row per crawler; top paths are left to the JSON. */
 export function crawlersCsv(view: SiteCrawlersView): string {

@@ -28,15 +28,58 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
   });
   afterAll(() => app.close());
 
-  const report = (body: Record<string, unknown>, target = site) => app.call('POST', '/v1/site/gate-counts', { body: { counts: [], ...body }, headers: { 'x-site-token': target.siteToken } });
-  const crawlers = (target = site, query = '', publisher = owner) => app.call('GET', `/v1/sites/${target.siteId}/crawlers${query}`, { headers: publisher.auth });
+  const report = (body: Record<string, unknown>, target = site) =>
+    app.call('POST', '/v1/site/gate-counts', {
+      body: { counts: [], ...body },
+      headers: { 'x-site-token': target.siteToken },
+    });
+  const crawlers = (target = site, query = '', publisher = owner) =>
+    app.call('GET', `/v1/sites/${target.siteId}/crawlers${query}`, { headers: publisher.auth });
 
   it('sums reports per crawler and action, with revenue, verified share and requests per day', async () => {
     const fresh = await createSite(app, owner);
-    expect((await report({ crawlers: [count('GPTBot', 'charged', 5), count('GPTBot', 'paid', 2, { revenue_micros: '20000' }), count('person', 'passed', 40)] }, fresh)).status).toBe(204);
-    expect((await report({ crawlers: [count('GPTBot', 'charged', 3, { verified: true }), count('GPTBot', 'token', 4), count('Bytespider', 'blocked', 7, { day: day(1) })] }, fresh)).status).toBe(204);
+    expect(
+      (
+        await report(
+          {
+            crawlers: [
+              count('GPTBot', 'charged', 5),
+              count('GPTBot', 'paid', 2, { revenue_micros: '20000' }),
+              count('person', 'passed', 40),
+            ],
+          },
+          fresh,
+        )
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await report(
+          {
+            crawlers: [
+              count('GPTBot', 'charged', 3, { verified: true }),
+              count('GPTBot', 'token', 4),
+              count('Bytespider', 'blocked', 7, { day: day(1) }),
+            ],
+          },
+          fresh,
+        )
+      ).status,
+    ).toBe(204);
     // Catalogue names beyond ASCII letters and digits.
-    expect((await report({ crawlers: [count('Yahoo! Slurp', 'allowed', 1, { category: 'search-engine', operator: 'Yahoo' }), count('coccocbot', 'allowed', 1, { category: 'search-engine', operator: 'Cốc Cốc' })] }, await createSite(app, owner))).status).toBe(204);
+    expect(
+      (
+        await report(
+          {
+            crawlers: [
+              count('Yahoo! Slurp', 'allowed', 1, { category: 'search-engine', operator: 'Yahoo' }),
+              count('coccocbot', 'allowed', 1, { category: 'search-engine', operator: 'Cốc Cốc' }),
+            ],
+          },
+          await createSite(app, owner),
+        )
+      ).status,
+    ).toBe(204);
 
     const response = await crawlers(fresh, `?from=${day(6)}&to=${day(0)}`);
     expect(response.status).toBe(200);
@@ -64,10 +107,19 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
 
   it('keeps at most 20 top paths per crawler and day, by requests', async () => {
     const fresh = await createSite(app, owner);
-    const paths = Array.from({ length: 30 }, (_, i) => ({ day: day(0), crawler: 'GPTBot', path: `/p/${i}`, requests: i + 1 }));
-    expect((await report({ crawlers: [count('GPTBot', 'charged', 465)], paths: paths.slice(0, 15) }, fresh)).status).toBe(204);
+    const paths = Array.from({ length: 30 }, (_, i) => ({
+      day: day(0),
+      crawler: 'GPTBot',
+      path: `/p/${i}`,
+      requests: i + 1,
+    }));
+    expect(
+      (await report({ crawlers: [count('GPTBot', 'charged', 465)], paths: paths.slice(0, 15) }, fresh)).status,
+    ).toBe(204);
     expect((await report({ paths: paths.slice(15) }, fresh)).status).toBe(204);
-    expect((await report({ paths: [{ day: day(0), crawler: 'GPTBot', path: '/p/0', requests: 100 }] }, fresh)).status).toBe(204);
+    expect(
+      (await report({ paths: [{ day: day(0), crawler: 'GPTBot', path: '/p/0', requests: 100 }] }, fresh)).status,
+    ).toBe(204);
 
     const stored = await app.database.prisma.crawlerDailyPath.count({ where: { siteId: fresh.siteId } });
     expect(stored).toBeLessThanOrEqual(MAX_TOP_PATHS_PER_CRAWLER + 1);
@@ -98,7 +150,11 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     ];
     for (const body of bad) {
       const response = await report({ counts: [{ day: day(0), gates: 1 }], ...body }, fresh);
-      expect({ body: JSON.stringify(body).slice(0, 80), status: response.status, detail: response.body.detail !== undefined }).toEqual({ body: JSON.stringify(body).slice(0, 80), status: 422, detail: true });
+      expect({
+        body: JSON.stringify(body).slice(0, 80),
+        status: response.status,
+        detail: response.body.detail !== undefined,
+      }).toEqual({ body: JSON.stringify(body).slice(0, 80), status: 422, detail: true });
     }
     expect(await app.database.prisma.crawlerDailyCount.count({ where: { siteId: fresh.siteId } })).toBe(0);
     expect(await app.database.prisma.crawlerDailyPath.count({ where: { siteId: fresh.siteId } })).toBe(0);
@@ -108,13 +164,27 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {
     expect((await crawlers(site, '', stranger)).status).toBe(404);
     expect((await app.call('GET', `/v1/sites/${site.siteId}/crawlers`)).status).toBe(401);
-    expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [], crawlers: [count('GPTBot', 'charged', 1)] } })).status).toBe(401);
+    expect(
+      (
+        await app.call('POST', '/v1/site/gate-counts', {
+          body: { counts: [], crawlers: [count('GPTBot', 'charged', 1)] },
+        })
+      ).status,
+    ).toBe(401);
     expect((await crawlers(site, '?from=2026-13-01')).status).toBe(422);
   });
 
   it('exports the table as CSV, one row per crawler', async () => {
     const fresh = await createSite(app, owner);
-    await report({ crawlers: [count('GPTBot', 'paid', 2, { revenue_micros: '20000', verified: true }), count('person', 'passed', 3)] }, fresh);
+    await report(
+      {
+        crawlers: [
+          count('GPTBot', 'paid', 2, { revenue_micros: '20000', verified: true }),
+          count('person', 'passed', 3),
+        ],
+      },
+      fresh,
+    );
     const response = await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: owner.auth });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
@@ -124,6 +194,8 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
         'person,person,,3,3,0,0,0,0,0,0,0.0000\r\n' +
         'GPTBot,ai-crawler,OpenAI,2,0,0,0,0,2,0,0.02,1.0000\r\n',
     );
-    expect((await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: stranger.auth })).status).toBe(404);
+    expect((await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: stranger.auth })).status).toBe(
+      404,
+    );
   });
 });

@@ -7,7 +7,10 @@ import { join } from 'node:path';
  * Without it, a key is generated once into the data directory (mode 0600), which is right
  * for the embedded default; several instances on one PostgreSQL must share the env key.
  */
-export function resolveMasterKey(configured: string | undefined, dataDir: string): { key: Buffer; source: 'env' | 'file' } {
+export function resolveMasterKey(
+  configured: string | undefined,
+  dataDir: string,
+): { key: Buffer; source: 'env' | 'file' } {
   if (configured !== undefined) return { key: decodeKey(configured, 'CRAWLGATE_MASTER_KEY'), source: 'env' };
   const file = join(dataDir, 'master.key');
   try {

@@ -6,7 +6,9 @@ const KEY_LENGTH = 32;
 
 function derive(password: string, salt: Buffer, params = PARAMS): Promise<Buffer> {
   return new Promise((resolvePromise, reject) =>
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, params, (error, key) => (error ? reject(error) : resolvePromise(key))),
+    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, params, (error, key) =>
+      error ? reject(error) : resolvePromise(key),
+    ),
   );
 }
 
@@ -21,7 +23,12 @@ export async function verifyPassword(password: string, encoded: string): Promise
   const [scheme, n, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const key = await derive(password, Buffer.from(salt, 'base64'), { ...PARAMS, N: Number(n), r: Number(r), p: Number(p) });
+  const key = await derive(password, Buffer.from(salt, 'base64'), {
+    ...PARAMS,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

@@ -10,7 +10,10 @@ describe('the dashboard at /dashboard/', () => {
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'dashboard-'));
       mkdirSync(join(dir, 'assets'));
-      writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Crawlgate dashboard</title><script type="module" src="/dashboard/assets/app-1234.js"></script>');
+      writeFileSync(
+        join(dir, 'index.html'),
+        '<!doctype html><title>Crawlgate dashboard</title><script type="module" src="/dashboard/assets/app-1234.js"></script>',
+      );
       writeFileSync(join(dir, 'assets', 'app-1234.js'), 'console.log("dashboard")');
       app = await startTestApp({ config: { dashboardDir: dir } });
     });

@@ -28,7 +28,9 @@ export function serveDashboard(app: NestFastifyApplication, dashboardDir: string
   fastify.get('/dashboard', (_request, reply) => reply.redirect(DASHBOARD_PREFIX, 301));
   if (!dashboardBuilt(dashboardDir)) {
     const notBuilt = (_request: unknown, reply: FastifyReply) =>
-      reply.code(404).send({ detail: `The dashboard is not built (no ${join(dashboardDir, 'index.html')}). Run \`npm run build:dashboard\`; \`npm start\` builds it.` });
+      reply.code(404).send({
+        detail: `The dashboard is not built (no ${join(dashboardDir, 'index.html')}). Run \`npm run build:dashboard\`; \`npm start\` builds it.`,
+      });
     fastify.get(DASHBOARD_PREFIX, notBuilt);
     fastify.get(`${DASHBOARD_PREFIX}*`, notBuilt);
     return;
@@ -43,7 +45,10 @@ export function serveDashboard(app: NestFastifyApplication, dashboardDir: string
       cacheControl: false,
       setHeaders(reply: FastifyReply, path: string) {
         reply.headers(SECURITY_HEADERS);
-        reply.header('cache-control', path.includes(`${join(dashboardDir, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        reply.header(
+          'cache-control',
+          path.includes(`${join(dashboardDir, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
       },
     });
   });

@@ -38,7 +38,9 @@ describe('migration 20261129000000_batch_settlement', () => {
         [id, gate, site, publisher, address('1'), address('3'), address('2'), '0x' + '6'.repeat(64), cumulative],
       );
     await voucher('40000000-0000-4000-8000-000000000005', '30000000-0000-4000-8000-000000000005', 10000);
-    await expect(voucher('40000000-0000-4000-8000-000000000006', '30000000-0000-4000-8000-000000000006', 10000)).rejects.toThrow(/duplicate key|unique/i);
+    await expect(
+      voucher('40000000-0000-4000-8000-000000000006', '30000000-0000-4000-8000-000000000006', 10000),
+    ).rejects.toThrow(/duplicate key|unique/i);
     await voucher('40000000-0000-4000-8000-000000000007', '30000000-0000-4000-8000-000000000007', 20000);
   });
 });

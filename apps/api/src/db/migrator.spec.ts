@@ -10,7 +10,12 @@ describe('migrations', () => {
   afterAll(() => db.dispose());
 
   const columnsOf = (table: string) =>
-    db.database.sql.query<{ column_name: string; data_type: string; is_nullable: string; character_maximum_length: number | null }>(
+    db.database.sql.query<{
+      column_name: string;
+      data_type: string;
+      is_nullable: string;
+      character_maximum_length: number | null;
+    }>(
       `SELECT column_name, data_type, is_nullable, character_maximum_length
          FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
       [table],
@@ -22,7 +27,12 @@ describe('migrations', () => {
     for (const model of schema) {
       const actual = await columnsOf(model.table);
       const described = actual
-        .map((c) => ({ column: c.column_name, dataType: c.data_type, nullable: c.is_nullable === 'YES', ...(c.character_maximum_length ? { length: c.character_maximum_length } : {}) }))
+        .map((c) => ({
+          column: c.column_name,
+          dataType: c.data_type,
+          nullable: c.is_nullable === 'YES',
+          ...(c.character_maximum_length ? { length: c.character_maximum_length } : {}),
+        }))
         .sort((a, b) => a.column.localeCompare(b.column));
       expect({ table: model.table, columns: described }).toEqual({
         table: model.table,
@@ -59,7 +69,9 @@ describe('migrations', () => {
         GROUP BY i.indexrelid, t.relname`,
     );
     const have = new Set(rows.map((row) => `${row.table}:${toArray(row.columns).join(',')}`));
-    const wanted = readPrismaSchema().flatMap((model) => model.indexes.map((columns) => `${model.table}:${columns.join(',')}`));
+    const wanted = readPrismaSchema().flatMap((model) =>
+      model.indexes.map((columns) => `${model.table}:${columns.join(',')}`),
+    );
     expect(wanted.length).toBeGreaterThan(0);
     for (const index of wanted) expect(have).toContain(index);
     expect(have.size).toBe(wanted.length);
@@ -67,7 +79,12 @@ describe('migrations', () => {
 
   it('record each migration in _prisma_migrations as Prisma does, and apply nothing twice', async () => {
     const migrations = readMigrations();
-    const rows = await db.database.sql.query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+    const rows = await db.database.sql.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      applied_steps_count: number;
+    }>(
       'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
     );
     expect(rows.map((row) => [row.migration_name, row.checksum, row.applied_steps_count])).toEqual(
@@ -79,14 +96,26 @@ describe('migrations', () => {
 
   it('refuse a migration whose file changed after it was applied', async () => {
     const [first, ...rest] = readMigrations();
-    await expect(migrate(db.database.sql, [{ ...first, checksum: '0'.repeat(64) }, ...rest])).rejects.toThrow(/changed after it was applied/);
+    await expect(migrate(db.database.sql, [{ ...first, checksum: '0'.repeat(64) }, ...rest])).rejects.toThrow(
+      /changed after it was applied/,
+    );
   });
 
   it('roll back a failing migration entirely: no table, no row', async () => {
-    const broken = { name: '29990101000000_broken', sql: 'CREATE TABLE "half_done" (id int); SELECT * FROM "no_such_table";', checksum: 'x'.repeat(64) };
-    await expect(migrate(db.database.sql, [...readMigrations(), broken])).rejects.toThrow(/29990101000000_broken failed/);
-    const tables = await db.database.sql.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'half_done'`);
-    const rows = await db.database.sql.query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [broken.name]);
+    const broken = {
+      name: '29990101000000_broken',
+      sql: 'CREATE TABLE "half_done" (id int); SELECT * FROM "no_such_table";',
+      checksum: 'x'.repeat(64),
+    };
+    await expect(migrate(db.database.sql, [...readMigrations(), broken])).rejects.toThrow(
+      /29990101000000_broken failed/,
+    );
+    const tables = await db.database.sql.query(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'half_done'`,
+    );
+    const rows = await db.database.sql.query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [
+      broken.name,
+    ]);
     expect([tables.length, rows.length]).toEqual([0, 0]);
   });
 });

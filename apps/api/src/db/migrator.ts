@@ -77,7 +77,9 @@ async function applyPending(session: SqlSession, migrations: Migration[]): Promi
   for (const migration of migrations) {
     const row = done.get(migration.name);
     if (row && row.finished_at === null) {
-      throw new Error(`Migration ${migration.name} failed earlier and was never resolved; fix the database, then mark it rolled back`);
+      throw new Error(
+        `Migration ${migration.name} failed earlier and was never resolved; fix the database, then mark it rolled back`,
+      );
     }
     if (row) {
       if (row.checksum !== migration.checksum) {

@@ -19,8 +19,14 @@ describe('migration 20261123000000_stateless_gates', () => {
     const publisher = '10000000-0000-4000-8000-000000000001';
     const site = '20000000-0000-4000-8000-000000000002';
     const gate = '30000000-0000-4000-8000-000000000003';
-    await sql.query(`INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`, [publisher, 'a'.repeat(64)]);
-    await sql.query(`INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`, [site, publisher, 'b'.repeat(64)]);
+    await sql.query(
+      `INSERT INTO publishers (id, email, password_hash, api_key_hash, updated_at) VALUES ($1, 'p@example.com', 'x', $2, now())`,
+      [publisher, 'a'.repeat(64)],
+    );
+    await sql.query(
+      `INSERT INTO sites (id, publisher_id, domain, site_token_hash, updated_at) VALUES ($1, $2, 'example.com', $3, now())`,
+      [site, publisher, 'b'.repeat(64)],
+    );
     await sql.query(
       `INSERT INTO gates (id, site_id, url, resource, price_micros, network, chain_id, asset, pay_to, status, expires_at, paid_at)
        VALUES ($1, $2, '/paid', 'https://example.com/paid', 10000, 'local', 31337, $3, $4, 'paid', now(), now())`,
@@ -29,7 +35,16 @@ describe('migration 20261123000000_stateless_gates', () => {
     await sql.query(
       `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount, nonce, tx_hash, block_number, token_kid, confirmed_at)
        VALUES ('40000000-0000-4000-8000-000000000004', $1, $2, $3, '/paid', 'authorization', 'confirmed', 31337, $4, $5, $6, 10000, $7, $8, 12, 'kid1', '2026-11-20T10:00:00Z')`,
-      [gate, site, publisher, '0x' + '1'.repeat(40), '0x' + '3'.repeat(40), '0x' + '2'.repeat(40), '0x' + '4'.repeat(64), '0x' + '5'.repeat(64)],
+      [
+        gate,
+        site,
+        publisher,
+        '0x' + '1'.repeat(40),
+        '0x' + '3'.repeat(40),
+        '0x' + '2'.repeat(40),
+        '0x' + '4'.repeat(64),
+        '0x' + '5'.repeat(64),
+      ],
     );
     await sql.query(`INSERT INTO site_daily_counts (site_id, day, gates_created) VALUES ($1, '2026-11-20', 7)`, [site]);
     const payments = () => sql.query('SELECT * FROM payments ORDER BY id');
@@ -40,7 +55,9 @@ describe('migration 20261123000000_stateless_gates', () => {
 
     expect(await payments()).toEqual(paymentsBefore);
     expect(await counts()).toEqual(countsBefore);
-    const tables = await sql.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'gates'`);
+    const tables = await sql.query(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'gates'`,
+    );
     expect(tables).toEqual([]);
   });
 });

@@ -16,14 +16,19 @@ export class FaucetDto {
   @IsEvmAddressString()
   address!: string;
 
-  @ApiProperty({ oneOf: [{ type: 'number' }, { type: 'string' }], example: '10', description: 'Test USDC to mint, up to 10,000, at most 6 decimals.' })
+  @ApiProperty({
+    oneOf: [{ type: 'number' }, { type: 'string' }],
+    example: '10',
+    description: 'Test USDC to mint, up to 10,000, at most 6 decimals.',
+  })
   @IsDefined()
   amount_usd!: number | string;
 }
 
 export class FaucetView {
   @ApiProperty({ description: 'EIP-55 checksummed' }) address!: string;
-  @ApiProperty({ description: 'Atomic USDC units minted (6 decimals), a decimal string', example: '10000000' }) minted!: string;
+  @ApiProperty({ description: 'Atomic USDC units minted (6 decimals), a decimal string', example: '10000000' })
+  minted!: string;
   @ApiProperty({ description: 'Atomic USDC units held afterwards, a decimal string' }) balance!: string;
   @ApiProperty() tx_hash!: string;
 }
@@ -42,7 +47,12 @@ export class FaucetController {
     const amount = faucetAmount(body.amount_usd);
     const to = getAddress(body.address.toLowerCase());
     const txHash = await mintTestUsdc({ rpcUrl: this.chain.rpcUrl, usdc: this.chain.usdc, to, amount });
-    const balance = await this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [to] });
+    const balance = await this.chain.publicClient.readContract({
+      address: this.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'balanceOf',
+      args: [to],
+    });
     return { address: to, minted: amount.toString(), balance: balance.toString(), tx_hash: txHash };
   }
 }
@@ -50,7 +60,14 @@ export class FaucetController {
 function faucetAmount(value: unknown): bigint {
   const parsed = parseUsdAmount(value, MAX_FAUCET_MICROS);
   if (!parsed.ok || parsed.micros === 0n) {
-    throw new ValidationFailed([{ loc: ['body', 'amount_usd'], msg: 'amount_usd must be more than 0 and at most 10000, with at most 6 decimals', type: parsed.ok ? 'greater_than' : parsed.type, input: value }]);
+    throw new ValidationFailed([
+      {
+        loc: ['body', 'amount_usd'],
+        msg: 'amount_usd must be more than 0 and at most 10000, with at most 6 decimals',
+        type: parsed.ok ? 'greater_than' : parsed.type,
+        input: value,
+      },
+    ]);
   }
   return parsed.micros;
 }

@@ -10,8 +10,13 @@ describe('POST /v1/dev/faucet', () => {
 
   it('mints test USDC on the local network', async () => {
     const wallet = newWallet();
-    const response = await app.call('POST', '/v1/dev/faucet', { body: { address: wallet.address.toLowerCase(), amount_usd: '2.5' } });
-    expect(response).toMatchObject({ status: 200, body: { address: wallet.address, minted: '2500000', balance: '2500000' } });
+    const response = await app.call('POST', '/v1/dev/faucet', {
+      body: { address: wallet.address.toLowerCase(), amount_usd: '2.5' },
+    });
+    expect(response).toMatchObject({
+      status: 200,
+      body: { address: wallet.address, minted: '2500000', balance: '2500000' },
+    });
     expect(await usdcBalance(app, wallet.address)).toBe(2_500_000n);
   });
 
@@ -29,7 +34,9 @@ describe('POST /v1/dev/faucet', () => {
 
   it('does not exist on other networks', async () => {
     const testnet = await startTestApp({ config: { chain: { network: 'base-sepolia' } } });
-    const response = await testnet.call('POST', '/v1/dev/faucet', { body: { address: newWallet().address, amount_usd: '1' } });
+    const response = await testnet.call('POST', '/v1/dev/faucet', {
+      body: { address: newWallet().address, amount_usd: '1' },
+    });
     expect(response.status).toBe(404);
     await testnet.close();
   });

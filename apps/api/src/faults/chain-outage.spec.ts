@@ -19,9 +19,15 @@ describe('the chain RPC going away and coming back', () => {
 
   beforeAll(async () => {
     const rpc = new URL(workerChain().rpcUrl);
-    proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), { tap: (chunk, direction, connection) => onRpc?.(chunk.toString(), direction, connection) });
+    proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), {
+      tap: (chunk, direction, connection) => onRpc?.(chunk.toString(), direction, connection),
+    });
     // A short settlement timeout, so a claim whose broadcast went unanswered is the reconciler's after 2 s.
-    app = await startTestApp({ chainRpcUrl: `http://127.0.0.1:${proxy.port}`, isolateChain: true, config: { chain: { settlementTimeoutMs: 1_000 } } });
+    app = await startTestApp({
+      chainRpcUrl: `http://127.0.0.1:${proxy.port}`,
+      isolateChain: true,
+      config: { chain: { settlementTimeoutMs: 1_000 } },
+    });
     ({ site } = await pricedSite(app, payTo));
     await fundUsdc(app, agent.address, '1');
   });
@@ -36,8 +42,10 @@ describe('the chain RPC going away and coming back', () => {
     await proxy.restore();
   });
 
-  const verify = (gateId: string, payment: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
-  const paymentRows = (gateId: string) => app.database.prisma.payment.count({ where: { gateId: readGate(gateId)!.ref } });
+  const verify = (gateId: string, payment: unknown) =>
+    app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
+  const paymentRows = (gateId: string) =>
+    app.database.prisma.payment.count({ where: { gateId: readGate(gateId)!.ref } });
   const reconcile = () => app.app.get(ReconcilerService).runOnce();
 
   /** Cuts the RPC once the relayer's broadcast reached the node: before its answer, or just after it. */
@@ -86,7 +94,9 @@ describe('the chain RPC going away and coming back', () => {
     expect(paid.status).toBe(200);
     const after = await transfersTo(app, payTo);
     expect(after).toHaveLength(transfers + 1);
-    expect(after.filter((t) => t.hash === paid.body.tx_hash)).toEqual([{ from: agent.address, value: BigInt(gate.amount), hash: paid.body.tx_hash }]);
+    expect(after.filter((t) => t.hash === paid.body.tx_hash)).toEqual([
+      { from: agent.address, value: BigInt(gate.amount), hash: paid.body.tx_hash },
+    ]);
     expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount));
   });
 

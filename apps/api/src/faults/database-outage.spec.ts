@@ -56,7 +56,8 @@ describe('PostgreSQL going away and coming back (the same app instance throughou
   async function untilServing(limitMs = 5_000): Promise<number> {
     const started = performance.now();
     while ((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status !== 200) {
-      if (performance.now() - started > limitMs) throw new Error(`not serving ${limitMs} ms after the database came back`);
+      if (performance.now() - started > limitMs)
+        throw new Error(`not serving ${limitMs} ms after the database came back`);
       await sleep(100);
     }
     return performance.now() - started;
@@ -71,14 +72,26 @@ describe('PostgreSQL going away and coming back (the same app instance throughou
         const at = phase;
         const started = performance.now();
         const { status, body, headers } = await request();
-        answers.push({ phase: at, endPhase: phase, status, ms: performance.now() - started, body, retryAfter: headers.get('retry-after') });
+        answers.push({
+          phase: at,
+          endPhase: phase,
+          status,
+          ms: performance.now() - started,
+          body,
+          retryAfter: headers.get('retry-after'),
+        });
         await sleep(paceMs);
       }
     };
     // Light load within the rate limits (100 a minute per API key, 200 per site token).
     const load = Promise.all([
       loop(120, () => app.call('GET', '/v1/publishers/me', { headers: publisher.auth })),
-      loop(60, () => app.call('POST', '/v1/gates', { body: { url: `/load/${Math.random()}` }, headers: { 'x-site-token': site.siteToken } })),
+      loop(60, () =>
+        app.call('POST', '/v1/gates', {
+          body: { url: `/load/${Math.random()}` },
+          headers: { 'x-site-token': site.siteToken },
+        }),
+      ),
     ]);
 
     await sleep(500);
@@ -100,7 +113,9 @@ describe('PostgreSQL going away and coming back (the same app instance throughou
 
     const ok = (answer: Answer) => answer.status === 200 || answer.status === 402;
     const unavailable = (answer: Answer) =>
-      answer.status === 503 && typeof (answer.body as { detail?: unknown }).detail === 'string' && answer.retryAfter === '5';
+      answer.status === 503 &&
+      typeof (answer.body as { detail?: unknown }).detail === 'string' &&
+      answer.retryAfter === '5';
     const during = answers.filter((a) => a.phase === 'down' && a.endPhase === 'down');
     expect(during.length).toBeGreaterThan(10);
     expect(during.filter((a) => !unavailable(a))).toEqual([]);
@@ -118,7 +133,10 @@ describe('PostgreSQL going away and coming back (the same app instance throughou
   it('applies a pricing change fully or not at all: cut mid-transaction, it is rolled back', async () => {
     const pricing = `/v1/sites/${site.siteId}/pricing`;
     const before = (await app.call('GET', pricing, { headers: publisher.auth })).body;
-    const change = { default_price_usd: '0.05', rules: Array.from({ length: 50 }, (_, i) => ({ path: `/section-${i}/*`, price_usd: '0.002' })) };
+    const change = {
+      default_price_usd: '0.05',
+      rules: Array.from({ length: 50 }, (_, i) => ({ path: `/section-${i}/*`, price_usd: '0.002' })),
+    };
 
     // Let the DELETE of the old rules through, then lose the server as the new rules are sent.
     const sent: string[] = [];

@@ -41,7 +41,10 @@ describe('Redis going away and coming back with REDIS_URL set', () => {
 
   const health = async () => (await app.call('GET', '/v1/health')).body;
   const register = (ip: string) =>
-    app.call('POST', '/v1/publishers/register', { body: { email: `${randomUUID()}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': ip } });
+    app.call('POST', '/v1/publishers/register', {
+      body: { email: `${randomUUID()}@example.com`, password: 'long enough pw' },
+      headers: { 'x-forwarded-for': ip },
+    });
   const messages = (spy: jest.SpyInstance) => spy.mock.calls.map(([message]) => String(message));
 
   async function until(condition: () => Promise<boolean>, limitMs = 5_000): Promise<void> {
@@ -60,7 +63,11 @@ describe('Redis going away and coming back with REDIS_URL set', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await register(ip)).status);
     expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
-    expect(await health()).toMatchObject({ status: 'degraded', database: { status: 'up' }, rate_limits: 'in-process-fallback' });
+    expect(await health()).toMatchObject({
+      status: 'degraded',
+      database: { status: 'up' },
+      rate_limits: 'in-process-fallback',
+    });
     expect(messages(warnings).filter((m) => /Redis unavailable, rate limits are per process/.test(m))).toHaveLength(1);
     expect((await app.call('GET', '/v1/health')).status).toBe(200);
 

@@ -74,7 +74,9 @@ describe('startTcpProxy', () => {
 
   it('lets a tap reset one connection and leave the others alone', async () => {
     await proxy.close();
-    proxy = await startTcpProxy('127.0.0.1', echoPort, { tap: (chunk) => (chunk.toString() === 'reset me' ? 'reset' : true) });
+    proxy = await startTcpProxy('127.0.0.1', echoPort, {
+      tap: (chunk) => (chunk.toString() === 'reset me' ? 'reset' : true),
+    });
     const bystander = await openConnection(proxy.port);
     await expect(roundTrip(proxy.port, 'reset me')).rejects.toThrow(/ECONNRESET|closed without an answer/);
     const answer = new Promise((resolve) => bystander.socket.once('data', (data) => resolve(data.toString())));

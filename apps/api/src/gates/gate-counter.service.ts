@@ -36,7 +36,9 @@ export class GateCounterService implements OnApplicationShutdown {
     }
     for (const [siteId, counts] of bySite) {
       // A deleted site's counts have nowhere to go (foreign key): dropped like any lost batch.
-      await addGateCounts(this.db.sql, siteId, counts).catch((error: Error) => this.logger.warn(`Gate counts of site ${siteId} lost: ${error.message}`));
+      await addGateCounts(this.db.sql, siteId, counts).catch((error: Error) =>
+        this.logger.warn(`Gate counts of site ${siteId} lost: ${error.message}`),
+      );
     }
   }
 

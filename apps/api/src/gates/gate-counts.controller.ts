@@ -37,7 +37,18 @@ export class GateCountsController {
   async report(@CurrentSite() site: SiteWithPayout, @Body() body: GateCountsDto): Promise<void> {
     const lists = { counts: body.counts, crawlers: body.crawlers ?? [], paths: body.paths ?? [] };
     const problems = Object.entries(lists).flatMap(([list, entries]) =>
-      entries.flatMap(({ day }, index) => (isReportableDay(day) ? [] : [{ loc: ['body', list, index, 'day'], msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC)`, type: 'value_error', input: day }])),
+      entries.flatMap(({ day }, index) =>
+        isReportableDay(day)
+          ? []
+          : [
+              {
+                loc: ['body', list, index, 'day'],
+                msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC)`,
+                type: 'value_error',
+                input: day,
+              },
+            ],
+      ),
     );
     if (problems.length > 0) throw new ValidationFailed(problems);
     // Gate counts first: they feed the stats; crawler counts are analytics only.

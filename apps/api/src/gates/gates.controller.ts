@@ -26,8 +26,14 @@ export class GatesController {
   @ApiResponse({
     status: 402,
     type: GateOfferView,
-    description: 'Priced path: a gate (a signed offer; nothing is stored), with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.',
-    headers: { 'PAYMENT-REQUIRED': { description: 'The x402 v2 PaymentRequired object, base64-encoded JSON', schema: { type: 'string' } } },
+    description:
+      'Priced path: a gate (a signed offer; nothing is stored), with x402 v1 fields; the PAYMENT-REQUIRED header carries x402 v2.',
+    headers: {
+      'PAYMENT-REQUIRED': {
+        description: 'The x402 v2 PaymentRequired object, base64-encoded JSON',
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate.' })
   @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
@@ -48,7 +54,12 @@ export class GatesController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Look up a gate and whether it is paid' })
-  @ApiResponse({ status: 200, type: GateView, description: 'The gate and its status: open, settling or paid. The id is the signed offer; forged, tampered, other-site and expired unpaid gates are 404.' })
+  @ApiResponse({
+    status: 200,
+    type: GateView,
+    description:
+      'The gate and its status: open, settling or paid. The id is the signed offer; forged, tampered, other-site and expired unpaid gates are 404.',
+  })
   @ApiResponse({ status: 404, description: 'Gate not found or expired' })
   view(@Param('id') id: string, @Req() request: FastifyRequest) {
     return this.gates.view(id, requestBaseUrl(this.config, request));

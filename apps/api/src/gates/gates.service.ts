@@ -32,7 +32,8 @@ export interface Gate extends GateTerms {
   id: string;
 }
 
-export type GateCreation = { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer; paymentRequired: string };
+export type GateCreation =
+  { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer; paymentRequired: string };
 
 /**
  * Gates are signed offers (core's signGate): minted here for POST /v1/gates, as the middleware mints
@@ -69,7 +70,10 @@ export class GatesService {
     const { micros } = (await this.pricing.table(site)).resolve(path);
     if (micros === 0n) return { kind: 'free', url: path };
     const payTo = site.publisher.payoutAddress;
-    if (!payTo) throw conflict('This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)');
+    if (!payTo)
+      throw conflict(
+        'This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)',
+      );
     const now = Math.floor(Date.now() / 1000);
     const gate: GateTerms = {
       siteId: site.id,
@@ -85,7 +89,12 @@ export class GatesService {
     const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret, nodeHmacSha256);
     this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
-    const offer = buildGateOffer(id, gate, this.paymentTerms(site), { domain: site.domain, apiBaseUrl, pathAndQuery: pathAndQuery(url), now });
+    const offer = buildGateOffer(id, gate, this.paymentTerms(site), {
+      domain: site.domain,
+      apiBaseUrl,
+      pathAndQuery: pathAndQuery(url),
+      now,
+    });
     return { kind: 'priced', offer, paymentRequired: paymentRequiredHeader(offer, this.chain.network.caip2) };
   }
 
@@ -95,7 +104,8 @@ export class GatesService {
    */
   async findLive(id: string): Promise<{ gate: Gate; payment: Payment | null }> {
     const terms = readGate(id);
-    if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase()) throw notFound(GATE_NOT_FOUND);
+    if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
+      throw notFound(GATE_NOT_FOUND);
     const secrets = (await this.secrets.usable(terms.siteId).catch(() => [])).map((secret) => secret.secret);
     const check = verifyGate(id, { secret: secrets, siteId: terms.siteId, hmac: nodeHmacSha256 });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
@@ -108,18 +118,31 @@ export class GatesService {
 
   async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {
     const { gate, payment } = await this.findLive(id);
-    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { domain: true, batchSettlement: true } });
+    const site = await this.db.prisma.site.findUnique({
+      where: { id: gate.siteId },
+      select: { domain: true, batchSettlement: true },
+    });
     const status = !payment ? 'open' : payment.status === 'confirmed' ? 'paid' : 'settling';
-    const offer = buildGateOffer(id, gate, this.paymentTerms({ batchSettlement: site?.batchSettlement ?? false }), { domain: site?.domain ?? '', apiBaseUrl, status });
+    const offer = buildGateOffer(id, gate, this.paymentTerms({ batchSettlement: site?.batchSettlement ?? false }), {
+      domain: site?.domain ?? '',
+      apiBaseUrl,
+      status,
+    });
     const paid = payment?.status === 'confirmed';
-    return { ...offer, paid_at: paid ? (payment.confirmedAt?.toISOString() ?? null) : null, tx_hash: paid ? payment.txHash : null };
+    return {
+      ...offer,
+      paid_at: paid ? (payment.confirmedAt?.toISOString() ?? null) : null,
+      tx_hash: paid ? payment.txHash : null,
+    };
   }
 }
 
 /** The channel terms of this API's gates, when it can take vouchers at all. */
 export function batchSettlementTerms(chain: ChainContext): BatchSettlementTerms | undefined {
   const batch = chain.batchSettlement;
-  return batch ? { escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address, withdrawDelay: batch.withdrawDelaySeconds } : undefined;
+  return batch
+    ? { escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address, withdrawDelay: batch.withdrawDelaySeconds }
+    : undefined;
 }
 
 /** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */

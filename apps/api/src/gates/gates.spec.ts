@@ -15,7 +15,8 @@ describe('gates API', () => {
   });
   afterAll(() => app.close());
 
-  const create = (url: unknown, token = site.siteToken) => app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': token } });
+  const create = (url: unknown, token = site.siteToken) =>
+    app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': token } });
 
   it('answers a priced path with 402, the gate, x402 v1 fields and the v2 PAYMENT-REQUIRED header', async () => {
     const response = await create('/article/1?utm=x');
@@ -55,7 +56,16 @@ describe('gates API', () => {
     expect(v2).toMatchObject({
       x402Version: 2,
       resource: { url: `https://${site.domain}/article/1?utm=x` },
-      accepts: [{ scheme: 'exact', network: 'eip155:31337', amount: '10000', asset: app.chain.usdc, payTo, extra: { name: 'USD Coin', version: '2' } }],
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'eip155:31337',
+          amount: '10000',
+          asset: app.chain.usdc,
+          payTo,
+          extra: { name: 'USD Coin', version: '2' },
+        },
+      ],
     });
   });
 
@@ -65,7 +75,10 @@ describe('gates API', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
     );
     const counts: Record<string, number> = {};
-    for (const { table_name } of tables) counts[table_name] = Number((await app.database.sql.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "${table_name}"`))[0].n);
+    for (const { table_name } of tables)
+      counts[table_name] = Number(
+        (await app.database.sql.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "${table_name}"`))[0].n,
+      );
     return counts;
   }
 
@@ -85,7 +98,9 @@ describe('gates API', () => {
     expect(await rowCounts()).toEqual(before);
     await counter.flush();
     const today = new Date().toISOString().slice(0, 10);
-    const counted = await app.database.prisma.siteDailyCount.findUnique({ where: { siteId_day: { siteId: site.siteId, day: new Date(today) } } });
+    const counted = await app.database.prisma.siteDailyCount.findUnique({
+      where: { siteId_day: { siteId: site.siteId, day: new Date(today) } },
+    });
     expect(counted?.gatesCreated).toBeGreaterThanOrEqual(20);
   });
 
@@ -93,27 +108,42 @@ describe('gates API', () => {
     expect((await create('/cheap/a')).body.price_usd).toBe('0.001');
     const publisher = await registerPublisher(app);
     const other = await createSite(app, publisher);
-    await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
-    await app.call('PUT', `/v1/sites/${other.siteId}/pricing`, { body: { default_price_usd: '0.5' }, headers: publisher.auth });
+    await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: payTo },
+      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+    });
+    await app.call('PUT', `/v1/sites/${other.siteId}/pricing`, {
+      body: { default_price_usd: '0.5' },
+      headers: publisher.auth,
+    });
     expect((await create('/x', other.siteToken)).body.price_usd).toBe('0.5');
-    await app.call('PUT', `/v1/sites/${other.siteId}/pricing`, { body: { default_price_usd: '0.25' }, headers: publisher.auth });
+    await app.call('PUT', `/v1/sites/${other.siteId}/pricing`, {
+      body: { default_price_usd: '0.25' },
+      headers: publisher.auth,
+    });
     expect((await create('/x', other.siteToken)).body.price_usd).toBe('0.25');
   });
 
   it('answers 409 when the publisher has no payout address', async () => {
     const publisher = await registerPublisher(app);
     const unpaid = await createSite(app, publisher);
-    await app.call('PUT', `/v1/sites/${unpaid.siteId}/pricing`, { body: { default_price_usd: '0.01' }, headers: publisher.auth });
+    await app.call('PUT', `/v1/sites/${unpaid.siteId}/pricing`, {
+      body: { default_price_usd: '0.01' },
+      headers: publisher.auth,
+    });
     const response = await create('/a', unpaid.siteToken);
     expect(response.status).toBe(409);
     expect(response.body.detail).toMatch(/payout address/);
   });
 
-  it.each([[''], ['no-slash'], ['ftp://x/y'], ['/has space'], [42], [null], ['/' + 'a'.repeat(2048)]])('answers 422 for the url #%#', async (url) => {
-    const response = await create(url);
-    expect(response.status).toBe(422);
-    expect(response.body.detail[0].loc).toEqual(['body', 'url']);
-  });
+  it.each([[''], ['no-slash'], ['ftp://x/y'], ['/has space'], [42], [null], ['/' + 'a'.repeat(2048)]])(
+    'answers 422 for the url #%#',
+    async (url) => {
+      const response = await create(url);
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['body', 'url']);
+    },
+  );
 
   it('answers 401 without a valid site token', async () => {
     expect((await app.call('POST', '/v1/gates', { body: { url: '/a' } })).status).toBe(401);
@@ -123,10 +153,27 @@ describe('gates API', () => {
   it('shows a gate by id, whoever minted it: the API, or the middleware with the site’s secret', async () => {
     const gate = await openGate(app, site, '/status/1');
     const shown = await app.call('GET', `/v1/gates/${gate.id}`);
-    expect(shown).toMatchObject({ status: 200, body: { id: gate.id, ref: gate.ref, url: '/status/1', status: 'open', price_usd: '0.01', paid_at: null, tx_hash: null } });
+    expect(shown).toMatchObject({
+      status: 200,
+      body: {
+        id: gate.id,
+        ref: gate.ref,
+        url: '/status/1',
+        status: 'open',
+        price_usd: '0.01',
+        paid_at: null,
+        tx_hash: null,
+      },
+    });
 
-    const minted = signGate({ ...readGate(gate.id)!, ref: crypto.randomUUID(), path: '/minted/elsewhere' }, site.secret);
-    expect(await app.call('GET', `/v1/gates/${minted}`)).toMatchObject({ status: 200, body: { id: minted, url: '/minted/elsewhere', status: 'open' } });
+    const minted = signGate(
+      { ...readGate(gate.id)!, ref: crypto.randomUUID(), path: '/minted/elsewhere' },
+      site.secret,
+    );
+    expect(await app.call('GET', `/v1/gates/${minted}`)).toMatchObject({
+      status: 200,
+      body: { id: minted, url: '/minted/elsewhere', status: 'open' },
+    });
   });
 
   it('reports forged, tampered, expired, other-site, other-chain and unknown gates as 404 "Gate not found or expired", on read and on pay', async () => {
@@ -147,7 +194,9 @@ describe('gates API', () => {
     ];
     for (const [name, id] of cases) {
       const read = await app.call('GET', `/v1/gates/${encodeURIComponent(id)}`);
-      const pay = await app.call('POST', `/v1/gates/${encodeURIComponent(id)}/verify`, { body: { tx_hash: `0x${'1'.repeat(64)}` } });
+      const pay = await app.call('POST', `/v1/gates/${encodeURIComponent(id)}/verify`, {
+        body: { tx_hash: `0x${'1'.repeat(64)}` },
+      });
       expect({ name, read: [read.status, read.body.detail], pay: [pay.status, pay.body.detail] }).toEqual({
         name,
         read: [404, 'Gate not found or expired'],
@@ -160,22 +209,50 @@ describe('gates API', () => {
     const publisher = await registerPublisher(app);
     const counted = await createSite(app, publisher);
     const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
-    const report = (counts: unknown) => app.call('POST', '/v1/site/gate-counts', { body: { counts }, headers: { 'x-site-token': counted.siteToken } });
-    expect((await report([{ day: day(0), gates: 5 }, { day: day(0), gates: 2 }, { day: day(2), gates: 1 }])).status).toBe(204);
+    const report = (counts: unknown) =>
+      app.call('POST', '/v1/site/gate-counts', { body: { counts }, headers: { 'x-site-token': counted.siteToken } });
+    expect(
+      (
+        await report([
+          { day: day(0), gates: 5 },
+          { day: day(0), gates: 2 },
+          { day: day(2), gates: 1 },
+        ])
+      ).status,
+    ).toBe(204);
     expect((await report([{ day: day(0), gates: 3 }])).status).toBe(204);
-    for (const bad of [[{ day: day(3), gates: 1 }], [{ day: day(-1), gates: 1 }], [{ day: '2026-02-30', gates: 1 }], [{ day: day(0), gates: 0 }], [{ day: day(0), gates: 1.5 }], Array(4).fill({ day: day(0), gates: 1 })]) {
+    for (const bad of [
+      [{ day: day(3), gates: 1 }],
+      [{ day: day(-1), gates: 1 }],
+      [{ day: '2026-02-30', gates: 1 }],
+      [{ day: day(0), gates: 0 }],
+      [{ day: day(0), gates: 1.5 }],
+      Array(4).fill({ day: day(0), gates: 1 }),
+    ]) {
       const response = await report(bad);
-      expect({ bad, status: response.status, detail: Array.isArray(response.body.detail) }).toEqual({ bad, status: 422, detail: true });
+      expect({ bad, status: response.status, detail: Array.isArray(response.body.detail) }).toEqual({
+        bad,
+        status: 422,
+        detail: true,
+      });
     }
     expect((await app.call('POST', '/v1/site/gate-counts', { body: { counts: [] } })).status).toBe(401);
-    const rows = await app.database.prisma.siteDailyCount.findMany({ where: { siteId: counted.siteId }, orderBy: { day: 'asc' } });
-    expect(rows.map((row) => [row.day.toISOString().slice(0, 10), row.gatesCreated])).toEqual([[day(2), 1], [day(0), 10]]);
+    const rows = await app.database.prisma.siteDailyCount.findMany({
+      where: { siteId: counted.siteId },
+      orderBy: { day: 'asc' },
+    });
+    expect(rows.map((row) => [row.day.toISOString().slice(0, 10), row.gatesCreated])).toEqual([
+      [day(2), 1],
+      [day(0), 10],
+    ]);
   });
 
   it('limits gate creation to 200 a minute per site token', async () => {
     const publisher = await registerPublisher(app);
     const busy = await createSite(app, publisher);
-    const statuses = await Promise.all(Array.from({ length: 201 }, () => create('/free-for-all', busy.siteToken).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 201 }, () => create('/free-for-all', busy.siteToken).then((r) => r.status)),
+    );
     expect(statuses.filter((status) => status === 429)).toHaveLength(1);
     expect(statuses.filter((status) => status === 200)).toHaveLength(200);
   });

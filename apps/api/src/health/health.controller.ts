@@ -15,7 +15,11 @@ class DatabaseHealthView {
 }
 
 class HealthView {
-  @ApiProperty({ enum: ['ok', 'degraded', 'unavailable'], description: 'degraded: shared rate limits fell back to this process' }) status!: string;
+  @ApiProperty({
+    enum: ['ok', 'degraded', 'unavailable'],
+    description: 'degraded: shared rate limits fell back to this process',
+  })
+  status!: string;
   @ApiProperty({ example: '0.1.0' }) version!: string;
   @ApiProperty({ type: DatabaseHealthView }) database!: DatabaseHealthView;
   @ApiProperty({ enum: ['in-process', 'redis', 'in-process-fallback'] }) rate_limits!: string;
@@ -39,10 +43,20 @@ export class HealthController {
     const rateLimits = this.limiterStorage instanceof RedisThrottlerStorage ? this.limiterStorage.status : 'in-process';
     const ok = database.status === 'up';
     reply.status(ok ? 200 : 503);
-    return { status: ok ? (rateLimits === 'in-process-fallback' ? 'degraded' : 'ok') : 'unavailable', version: '0.1.0', database, rate_limits: rateLimits };
+    return {
+      status: ok ? (rateLimits === 'in-process-fallback' ? 'degraded' : 'ok') : 'unavailable',
+      version: '0.1.0',
+      database,
+      rate_limits: rateLimits,
+    };
   }
 
-  private async pingDatabase(): Promise<{ status: 'up' | 'down'; kind: Database['kind']; latency_ms?: number; error?: string }> {
+  private async pingDatabase(): Promise<{
+    status: 'up' | 'down';
+    kind: Database['kind'];
+    latency_ms?: number;
+    error?: string;
+  }> {
     const started = performance.now();
     try {
       await withTimeout(this.db.sql.query('SELECT 1'), 2000);
@@ -55,6 +69,8 @@ export class HealthController {
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)),
+  );
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { createSite, freshIp, openGate, pricedSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
+import {
+  createSite,
+  freshIp,
+  openGate,
+  pricedSite,
+  registerPublisher,
+  type TestPublisher,
+  type TestSite,
+} from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type CallResult, type TestApp } from '../../test/test-app';
 
@@ -11,14 +19,50 @@ import { startTestApp, type CallResult, type TestApp } from '../../test/test-app
 const RUNS = 25;
 
 /** Characters no field accepts: NUL and the other C0 and C1 controls, DEL, lone surrogates. */
-const FORBIDDEN = ['\u0000', '\u0001', '\u0007', '\t', '\n', '\r', '\u001b', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f', '\ud800', '\udbff', '\udc00', '\udfff'];
+const FORBIDDEN = [
+  '\u0000',
+  '\u0001',
+  '\u0007',
+  '\t',
+  '\n',
+  '\r',
+  '\u001b',
+  '\u001f',
+  '\u007f',
+  '\u0080',
+  '\u0085',
+  '\u009f',
+  '\ud800',
+  '\udbff',
+  '\udc00',
+  '\udfff',
+];
 /** Byte sequences that are not UTF-8: bad lead and stray continuation bytes, overlong forms, encoded surrogates, cut-off sequences. */
-const NOT_UTF8 = [[0xff], [0xfe], [0x80], [0xbf], [0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe2, 0x82], [0xc3]].map((bytes) => Uint8Array.from(bytes));
+const NOT_UTF8 = [
+  [0xff],
+  [0xfe],
+  [0x80],
+  [0xbf],
+  [0xc0, 0x80],
+  [0xc1, 0xbf],
+  [0xe0, 0x80, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xe2, 0x82],
+  [0xc3],
+].map((bytes) => Uint8Array.from(bytes));
 
 /** Any text, hostile characters included. */
-const anyText = (maxLength?: number) => fc.string({ unit: fc.oneof(fc.constantFrom(...FORBIDDEN), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength });
+const anyText = (maxLength?: number) =>
+  fc.string({
+    unit: fc.oneof(fc.constantFrom(...FORBIDDEN), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+    maxLength,
+  });
 /** Text holding at least one character no field accepts. */
-const forbiddenText = fc.tuple(anyText(20), fc.constantFrom(...FORBIDDEN), anyText(20)).map(([before, bad, after]) => before + bad + after);
+const forbiddenText = fc
+  .tuple(anyText(20), fc.constantFrom(...FORBIDDEN), anyText(20))
+  .map(([before, bad, after]) => before + bad + after);
 
 /** Bodies shaped like ours (the right field names) with anything in them, plus any JSON at all. */
 function bodies(fields: string[]) {
@@ -29,17 +73,29 @@ function bodies(fields: string[]) {
 
 /** Our field names, at least one of them holding a forbidden character (or a key that does). */
 function bodiesWithForbiddenText(fields: string[]) {
-  const withBadValue = fc.tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), fc.constantFrom(...fields), forbiddenText).map(([body, field, bad]) => ({ ...body, [field]: bad }));
-  const withBadKey = fc.tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), forbiddenText).map(([body, bad]) => ({ ...body, [bad]: 'x' }));
-  const nested = fc.tuple(fc.constantFrom(...fields), fc.constantFrom(...fields), forbiddenText).map(([outer, inner, bad]) => ({ [outer]: [{ [inner]: bad }] }));
+  const withBadValue = fc
+    .tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), fc.constantFrom(...fields), forbiddenText)
+    .map(([body, field, bad]) => ({ ...body, [field]: bad }));
+  const withBadKey = fc
+    .tuple(fc.dictionary(fc.constantFrom(...fields), fc.string()), forbiddenText)
+    .map(([body, bad]) => ({ ...body, [bad]: 'x' }));
+  const nested = fc
+    .tuple(fc.constantFrom(...fields), fc.constantFrom(...fields), forbiddenText)
+    .map(([outer, inner, bad]) => ({ [outer]: [{ [inner]: bad }] }));
   return fc.oneof(withBadValue, withBadKey, nested);
 }
 
 /** A JSON object `{field: "…"}` whose string holds raw bytes that are not UTF-8. */
 function bodiesNotUtf8(fields: string[]) {
-  return fc.tuple(fc.constantFrom(...fields), fc.string(), fc.constantFrom(...NOT_UTF8), fc.string()).map(([field, before, bytes, after]) =>
-    Buffer.concat([Buffer.from(`{${JSON.stringify(field)}:${JSON.stringify(before).slice(0, -1)}`), bytes, Buffer.from(`${JSON.stringify(after).slice(1)}}`)]),
-  );
+  return fc
+    .tuple(fc.constantFrom(...fields), fc.string(), fc.constantFrom(...NOT_UTF8), fc.string())
+    .map(([field, before, bytes, after]) =>
+      Buffer.concat([
+        Buffer.from(`{${JSON.stringify(field)}:${JSON.stringify(before).slice(0, -1)}`),
+        bytes,
+        Buffer.from(`${JSON.stringify(after).slice(1)}}`),
+      ]),
+    );
 }
 
 function deeplyNested(depth: number): string {
@@ -58,7 +114,13 @@ describe('bad input never breaks the API', () => {
   });
   afterAll(() => app.close());
 
-  async function expectHandled(method: string, path: string, body: unknown, headers: Record<string, string>, raw = false) {
+  async function expectHandled(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+    raw = false,
+  ) {
     const response = await app.call(method, path, { body, headers, rawBody: raw });
     expect(response.status).toBeLessThan(500);
     if (response.status >= 400) expect(response.body).toHaveProperty('detail');
@@ -66,15 +128,33 @@ describe('bad input never breaks the API', () => {
   }
 
   const endpoints: [string, string, () => string, string[], () => Record<string, string>][] = [
-    ['POST', 'register', () => '/v1/publishers/register', ['email', 'password', 'name'], () => ({ 'x-forwarded-for': freshIp() })],
+    [
+      'POST',
+      'register',
+      () => '/v1/publishers/register',
+      ['email', 'password', 'name'],
+      () => ({ 'x-forwarded-for': freshIp() }),
+    ],
     ['POST', 'login', () => '/v1/publishers/login', ['email', 'password'], () => ({ 'x-forwarded-for': freshIp() })],
     ['PATCH', 'publisher', () => '/v1/publishers/me', ['name', 'payout_address'], () => publisher.auth],
     ['POST', 'site', () => '/v1/sites', ['domain', 'name'], () => publisher.auth],
     ['PATCH', 'site', () => `/v1/sites/${site.siteId}`, ['domain', 'name'], () => publisher.auth],
-    ['PUT', 'pricing', () => `/v1/sites/${site.siteId}/pricing`, ['default_price_usd', 'rules', 'path', 'path_pattern', 'price_usd'], () => publisher.auth],
+    [
+      'PUT',
+      'pricing',
+      () => `/v1/sites/${site.siteId}/pricing`,
+      ['default_price_usd', 'rules', 'path', 'path_pattern', 'price_usd'],
+      () => publisher.auth,
+    ],
     ['POST', 'gate', () => '/v1/gates', ['url'], () => ({ 'x-site-token': site.siteToken })],
     ['POST', 'verify', () => `/v1/gates/${gateId}/verify`, ['payment', 'tx_hash', 'signature'], () => ({})],
-    ['POST', 'token check', () => '/v1/access-tokens/verify', ['token', 'url'], () => ({ 'x-site-token': site.siteToken })],
+    [
+      'POST',
+      'token check',
+      () => '/v1/access-tokens/verify',
+      ['token', 'url'],
+      () => ({ 'x-site-token': site.siteToken }),
+    ],
     ['POST', 'faucet', () => '/v1/dev/faucet', ['address', 'amount_usd'], () => ({})],
   ];
 
@@ -110,7 +190,12 @@ describe('bad input never breaks the API', () => {
     });
 
     it('answers deep nesting, a huge string and a non-JSON body with a 4xx', async () => {
-      for (const raw of [deeplyNested(5000), `{"${fields[0]}": "${'x'.repeat(300_000)}"}`, '{"unterminated": ', '\u0000\u0001']) {
+      for (const raw of [
+        deeplyNested(5000),
+        `{"${fields[0]}": "${'x'.repeat(300_000)}"}`,
+        '{"unterminated": ',
+        '\u0000\u0001',
+      ]) {
         const response = await expectHandled(method, path(), raw, headers(), true);
         expect(response.status).toBeGreaterThanOrEqual(400);
       }
@@ -120,13 +205,28 @@ describe('bad input never breaks the API', () => {
   it('keeps the stored pricing whole when a change is rejected', async () => {
     const publisherOwn = await registerPublisher(app);
     const own = await createSite(app, publisherOwn);
-    const good = { default_price_usd: '0.003', rules: [{ path: '/a/*', price_usd: '0.01' }, { path: '/b', price_usd: '0' }] };
-    expect((await app.call('PUT', `/v1/sites/${own.siteId}/pricing`, { body: good, headers: publisherOwn.auth })).status).toBe(200);
+    const good = {
+      default_price_usd: '0.003',
+      rules: [
+        { path: '/a/*', price_usd: '0.01' },
+        { path: '/b', price_usd: '0' },
+      ],
+    };
+    expect(
+      (await app.call('PUT', `/v1/sites/${own.siteId}/pricing`, { body: good, headers: publisherOwn.auth })).status,
+    ).toBe(200);
     await fc.assert(
       fc.asyncProperty(bodies(['default_price_usd', 'rules', 'path', 'price_usd']), async (body) => {
         const response = await app.call('PUT', `/v1/sites/${own.siteId}/pricing`, { body, headers: publisherOwn.auth });
         const stored = (await app.call('GET', `/v1/sites/${own.siteId}/pricing`, { headers: publisherOwn.auth })).body;
-        if (response.status !== 200) expect(stored).toMatchObject({ default_price_usd: '0.003', rules: [{ path: '/a/*', price_usd: '0.01' }, { path: '/b', price_usd: '0' }] });
+        if (response.status !== 200)
+          expect(stored).toMatchObject({
+            default_price_usd: '0.003',
+            rules: [
+              { path: '/a/*', price_usd: '0.01' },
+              { path: '/b', price_usd: '0' },
+            ],
+          });
         else await app.call('PUT', `/v1/sites/${own.siteId}/pricing`, { body: good, headers: publisherOwn.auth });
       }),
       { numRuns: RUNS },
@@ -146,7 +246,9 @@ describe('characters no field accepts', () => {
 
   const rejected = (response: CallResult, loc: (string | number)[]) => {
     expect(response.status).toBe(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ loc, type: 'forbidden_character', msg: expect.stringMatching(/U\+[0-9A-F]{4}/) })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc, type: 'forbidden_character', msg: expect.stringMatching(/U\+[0-9A-F]{4}/) }),
+    ]);
   };
 
   it.each([
@@ -158,45 +260,85 @@ describe('characters no field accepts', () => {
     ['a C1 control', 'a\u0085b'],
     ['a newline', 'a\nb'],
   ])('answers %s in the publisher name with 422, and stores nothing', async (_, name) => {
-    rejected(await app.call('PATCH', '/v1/publishers/me', { body: { name }, headers: publisher.auth }), ['body', 'name']);
+    rejected(await app.call('PATCH', '/v1/publishers/me', { body: { name }, headers: publisher.auth }), [
+      'body',
+      'name',
+    ]);
     expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).body.name).toBe('Test Publisher');
   });
 
   it('answers NUL in a site name, on creation and on update, with 422', async () => {
-    rejected(await app.call('POST', '/v1/sites', { body: { domain: 'nul.example.com', name: 'Blog\u0000' }, headers: publisher.auth }), ['body', 'name']);
+    rejected(
+      await app.call('POST', '/v1/sites', {
+        body: { domain: 'nul.example.com', name: 'Blog\u0000' },
+        headers: publisher.auth,
+      }),
+      ['body', 'name'],
+    );
     const sites = (await app.call('GET', '/v1/sites', { headers: publisher.auth })).body.items;
     expect(sites.map((item: { domain: string }) => item.domain)).not.toContain('nul.example.com');
-    rejected(await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { name: '\u0000' }, headers: publisher.auth }), ['body', 'name']);
+    rejected(
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { name: '\u0000' }, headers: publisher.auth }),
+      ['body', 'name'],
+    );
   });
 
   it('answers NUL in a pricing rule path with 422 and keeps the stored rules', async () => {
     const before = (await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body;
-    const body = { default_price_usd: '0.5', rules: [{ path: '/ok/*', price_usd: '0' }, { path: '/a\u0000', price_usd: '0' }] };
-    rejected(await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body, headers: publisher.auth }), ['body', 'rules', 1, 'path']);
-    expect((await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body).toEqual(before);
+    const body = {
+      default_price_usd: '0.5',
+      rules: [
+        { path: '/ok/*', price_usd: '0' },
+        { path: '/a\u0000', price_usd: '0' },
+      ],
+    };
+    rejected(await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body, headers: publisher.auth }), [
+      'body',
+      'rules',
+      1,
+      'path',
+    ]);
+    expect((await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body).toEqual(
+      before,
+    );
   });
 
   it('answers NUL in the login email with 422, before any credential is checked', async () => {
-    const response = await app.call('POST', '/v1/publishers/login', { body: { email: 'a\u0000@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': freshIp() } });
+    const response = await app.call('POST', '/v1/publishers/login', {
+      body: { email: 'a\u0000@example.com', password: 'whatever pw' },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
     rejected(response, ['body', 'email']);
   });
 
   it('answers NUL in a gate URL with 422', async () => {
-    rejected(await app.call('POST', '/v1/gates', { body: { url: '/a\u0000' }, headers: { 'x-site-token': site.siteToken } }), ['body', 'url']);
+    rejected(
+      await app.call('POST', '/v1/gates', { body: { url: '/a\u0000' }, headers: { 'x-site-token': site.siteToken } }),
+      ['body', 'url'],
+    );
   });
 
   it('prices a gate URL with %00 as the path "/a%00": the escape is kept, never decoded to NUL', async () => {
-    const response = await app.call('POST', '/v1/gates', { body: { url: '/a%00' }, headers: { 'x-site-token': site.siteToken } });
+    const response = await app.call('POST', '/v1/gates', {
+      body: { url: '/a%00' },
+      headers: { 'x-site-token': site.siteToken },
+    });
     expect(response.status).toBe(402);
     expect(response.body.url).toBe('/a%00');
   });
 
   it('answers a field name holding NUL with 422', async () => {
-    rejected(await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { 'na\u0000me': 'x' }, headers: publisher.auth }), ['body', 'na\u0000me']);
+    rejected(
+      await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { 'na\u0000me': 'x' }, headers: publisher.auth }),
+      ['body', 'na\u0000me'],
+    );
   });
 
   it('answers NUL in a query parameter and in a path parameter with 422', async () => {
-    rejected(await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=/a%00`, { headers: publisher.auth }), ['query', 'path']);
+    rejected(
+      await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=/a%00`, { headers: publisher.auth }),
+      ['query', 'path'],
+    );
     rejected(await app.call('GET', '/v1/gates/a%00b'), ['path', 'id']);
   });
 
@@ -207,8 +349,16 @@ describe('characters no field accepts', () => {
   });
 
   it('answers invalid UTF-8 in a body with 400, on an endpoint that needs no credential too', async () => {
-    const body = Buffer.concat([Buffer.from('{"email":"a'), Buffer.from([0xc0, 0x80]), Buffer.from('@example.com","password":"whatever pw"}')]);
-    const response = await app.call('POST', '/v1/publishers/login', { body, rawBody: true, headers: { 'x-forwarded-for': freshIp() } });
+    const body = Buffer.concat([
+      Buffer.from('{"email":"a'),
+      Buffer.from([0xc0, 0x80]),
+      Buffer.from('@example.com","password":"whatever pw"}'),
+    ]);
+    const response = await app.call('POST', '/v1/publishers/login', {
+      body,
+      rawBody: true,
+      headers: { 'x-forwarded-for': freshIp() },
+    });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ detail: 'Request body is not valid UTF-8' });
   });
@@ -223,8 +373,15 @@ describe('header injection', () => {
 
   it('never turns a CR/LF in a URL into a response header', async () => {
     const { site } = await pricedSite(app, newWallet().address);
-    for (const url of ['/a%0d%0aSet-Cookie:%20stolen=1', '/a\r\nSet-Cookie: stolen=1', 'https://x.example/a%0D%0AX-Injected:%201']) {
-      const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
+    for (const url of [
+      '/a%0d%0aSet-Cookie:%20stolen=1',
+      '/a\r\nSet-Cookie: stolen=1',
+      'https://x.example/a%0D%0AX-Injected:%201',
+    ]) {
+      const response = await app.call('POST', '/v1/gates', {
+        body: { url },
+        headers: { 'x-site-token': site.siteToken },
+      });
       expect([402, 422]).toContain(response.status);
       expect(response.headers.get('set-cookie')).toBeNull();
       expect(response.headers.get('x-injected')).toBeNull();

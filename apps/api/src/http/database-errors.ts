@@ -11,9 +11,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND',
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', // PostgreSQL: shutdown, connection failures
-  'P1001', 'P1002', 'P1017', // Prisma: server unreachable, timed out, closed the connection
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006', // PostgreSQL: shutdown, connection failures
+  'P1001',
+  'P1002',
+  'P1017', // Prisma: server unreachable, timed out, closed the connection
 ]);
 
 const UNAVAILABLE_MESSAGES = [

@@ -25,8 +25,10 @@ export interface ErrorAnswer {
 export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorAnswer {
   const fastify = fastifyError(error);
   if (fastify) return { status: fastify[0], body: { detail: fastify[1] }, headers: {} };
-  if (error instanceof ApiError) return { status: error.getStatus(), body: error.getResponse() as Record<string, unknown>, headers: error.headers };
-  if (error instanceof ThrottlerException) return { status: 429, body: { detail: 'Rate limit exceeded; retry after the time in Retry-After' }, headers: {} };
+  if (error instanceof ApiError)
+    return { status: error.getStatus(), body: error.getResponse() as Record<string, unknown>, headers: error.headers };
+  if (error instanceof ThrottlerException)
+    return { status: 429, body: { detail: 'Rate limit exceeded; retry after the time in Retry-After' }, headers: {} };
   if (error instanceof HttpException) {
     const response = error.getResponse();
     if (typeof response === 'object' && response !== null && 'detail' in response) {
@@ -38,7 +40,11 @@ export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorA
     return { status: 400, body: { detail: 'Request body is not valid JSON' }, headers: {} };
   }
   if (isDatabaseUnavailable(error)) {
-    return { status: 503, body: { detail: 'The database is unavailable; try again shortly' }, headers: { 'retry-after': '5' } };
+    return {
+      status: 503,
+      body: { detail: 'The database is unavailable; try again shortly' },
+      headers: { 'retry-after': '5' },
+    };
   }
   const statusCode = (error as { statusCode?: unknown })?.statusCode;
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {

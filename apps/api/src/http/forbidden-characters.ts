@@ -26,7 +26,11 @@ export function forbiddenCharacterItems(request: ParsedRequest): ValidationItem[
     const found = FORBIDDEN.exec(text);
     if (!found) return;
     const code = found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-    items.push({ loc, msg: `${what} must not contain control characters or lone surrogates (found U+${code} at position ${found.index})`, type: 'forbidden_character' });
+    items.push({
+      loc,
+      msg: `${what} must not contain control characters or lone surrogates (found U+${code} at position ${found.index})`,
+      type: 'forbidden_character',
+    });
   };
   // Depth-first without recursion, body first, children in document order.
   const stack: [unknown, Loc][] = [
@@ -38,7 +42,9 @@ export function forbiddenCharacterItems(request: ParsedRequest): ValidationItem[
     const [value, loc] = stack.pop()!;
     if (typeof value === 'string') report(value, loc, 'Text');
     else if (value !== null && typeof value === 'object') {
-      const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((child, index) => [index, child]) : Object.entries(value);
+      const entries: [string | number, unknown][] = Array.isArray(value)
+        ? value.map((child, index) => [index, child])
+        : Object.entries(value);
       for (const [key] of entries) if (typeof key === 'string') report(key, [...loc, key], 'A field name');
       for (const [key, child] of entries.reverse()) stack.push([child, [...loc, key]]);
     }

@@ -15,13 +15,19 @@ describe('HTTP error handling', () => {
   });
 
   it('answers an oversized body with 413 and a detail', async () => {
-    const response = await app.call('POST', '/v1/publishers/register', { body: { email: 'a@example.com', password: 'x'.repeat(5000) } });
+    const response = await app.call('POST', '/v1/publishers/register', {
+      body: { email: 'a@example.com', password: 'x'.repeat(5000) },
+    });
     expect(response.status).toBe(413);
     expect(response.body.detail).toMatch(/too large/);
   });
 
   it('answers a non-JSON content type with 415 and a detail', async () => {
-    const response = await app.call('POST', '/v1/publishers/register', { body: 'email=a', rawBody: true, headers: { 'content-type': 'text/plain' } });
+    const response = await app.call('POST', '/v1/publishers/register', {
+      body: 'email=a',
+      rawBody: true,
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(response.status).toBe(415);
     expect(response.body.detail).toMatch(/application\/json/);
   });
@@ -36,7 +42,8 @@ describe('HTTP error handling', () => {
     const publisher = await registerPublisher(app);
     const other = await registerPublisher(app);
     const statuses: number[] = [];
-    for (let i = 0; i < 101; i++) statuses.push((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status);
+    for (let i = 0; i < 101; i++)
+      statuses.push((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status);
     expect(statuses.slice(0, 100).every((status) => status === 200)).toBe(true);
     const limited = await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
     expect(limited.status).toBe(429);

@@ -30,11 +30,23 @@ describe('no secret or key in the logs', () => {
   it('holds through a whole flow, its failures included', async () => {
     const password = `pw-${randomUUID()}`;
     const email = `log-${randomUUID()}@example.com`;
-    const registered = await app.call('POST', '/v1/publishers/register', { body: { email, password }, headers: { 'x-forwarded-for': freshIp() } });
-    const login = await app.call('POST', '/v1/publishers/login', { body: { email, password }, headers: { 'x-forwarded-for': freshIp() } });
-    await app.call('POST', '/v1/publishers/login', { body: { email, password: `${password}-wrong` }, headers: { 'x-forwarded-for': freshIp() } });
+    const registered = await app.call('POST', '/v1/publishers/register', {
+      body: { email, password },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    const login = await app.call('POST', '/v1/publishers/login', {
+      body: { email, password },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    await app.call('POST', '/v1/publishers/login', {
+      body: { email, password: `${password}-wrong` },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
     const auth = { authorization: `Bearer ${login.body.api_key}` };
-    await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: newWallet().address }, headers: { ...auth, 'x-confirm-password': `${password}-wrong` } });
+    await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: newWallet().address },
+      headers: { ...auth, 'x-confirm-password': `${password}-wrong` },
+    });
     const site = await app.call('POST', '/v1/sites', { body: { domain: 'logs.example.com' }, headers: auth });
     const rotated = await app.call('POST', `/v1/sites/${site.body.site_id}/secret/rotate`, { headers: auth });
     const newToken = await app.call('POST', `/v1/sites/${site.body.site_id}/site-token/rotate`, { headers: auth });
@@ -43,9 +55,17 @@ describe('no secret or key in the logs', () => {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
     const gate = await openGate(app, paidSite, '/logs/paid');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
-    await app.call('POST', '/v1/access-tokens/verify', { body: { token: paid.body.access_token }, headers: { 'x-site-token': paidSite.siteToken } });
-    await app.call('POST', '/v1/access-tokens/verify', { body: { token: paid.body.access_token }, headers: { 'x-site-token': site.body.site_token } }); // rotated away: 401
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate) },
+    });
+    await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: paid.body.access_token },
+      headers: { 'x-site-token': paidSite.siteToken },
+    });
+    await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: paid.body.access_token },
+      headers: { 'x-site-token': site.body.site_token },
+    }); // rotated away: 401
     await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${registered.body.api_key}` } }); // rotated by login: 401
 
     const secrets = [

@@ -15,14 +15,53 @@ describe('response headers', () => {
   afterAll(() => app.close());
 
   const secretAnswers: [string, () => Promise<CallResult>][] = [
-    ['POST /v1/publishers/register', () => app.call('POST', '/v1/publishers/register', { body: { email: `h-${freshIp()}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': freshIp() } })],
-    ['POST /v1/publishers/login', () => app.call('POST', '/v1/publishers/login', { body: { email: publisher.email, password: publisher.password }, headers: { 'x-forwarded-for': freshIp() } })],
+    [
+      'POST /v1/publishers/register',
+      () =>
+        app.call('POST', '/v1/publishers/register', {
+          body: { email: `h-${freshIp()}@example.com`, password: 'long enough pw' },
+          headers: { 'x-forwarded-for': freshIp() },
+        }),
+    ],
+    [
+      'POST /v1/publishers/login',
+      () =>
+        app.call('POST', '/v1/publishers/login', {
+          body: { email: publisher.email, password: publisher.password },
+          headers: { 'x-forwarded-for': freshIp() },
+        }),
+    ],
     ['GET /v1/publishers/me', () => app.call('GET', '/v1/publishers/me', { headers: publisher.auth })],
-    ['PATCH /v1/publishers/me', () => app.call('PATCH', '/v1/publishers/me', { body: { name: 'Renamed' }, headers: publisher.auth })],
-    ['POST /v1/publishers/me/api-key/rotate', () => app.call('POST', '/v1/publishers/me/api-key/rotate', { headers: publisher.auth })],
-    ['POST /v1/sites', () => app.call('POST', '/v1/sites', { body: { domain: `${freshIp().replace(/\./g, '-')}.example.com` }, headers: publisher.auth })],
-    ['POST /v1/sites/{id}/site-token/rotate', async () => app.call('POST', `/v1/sites/${(await createSite(app, publisher)).siteId}/site-token/rotate`, { headers: publisher.auth })],
-    ['POST /v1/sites/{id}/secret/rotate', async () => app.call('POST', `/v1/sites/${(await createSite(app, publisher)).siteId}/secret/rotate`, { headers: publisher.auth })],
+    [
+      'PATCH /v1/publishers/me',
+      () => app.call('PATCH', '/v1/publishers/me', { body: { name: 'Renamed' }, headers: publisher.auth }),
+    ],
+    [
+      'POST /v1/publishers/me/api-key/rotate',
+      () => app.call('POST', '/v1/publishers/me/api-key/rotate', { headers: publisher.auth }),
+    ],
+    [
+      'POST /v1/sites',
+      () =>
+        app.call('POST', '/v1/sites', {
+          body: { domain: `${freshIp().replace(/\./g, '-')}.example.com` },
+          headers: publisher.auth,
+        }),
+    ],
+    [
+      'POST /v1/sites/{id}/site-token/rotate',
+      async () =>
+        app.call('POST', `/v1/sites/${(await createSite(app, publisher)).siteId}/site-token/rotate`, {
+          headers: publisher.auth,
+        }),
+    ],
+    [
+      'POST /v1/sites/{id}/secret/rotate',
+      async () =>
+        app.call('POST', `/v1/sites/${(await createSite(app, publisher)).siteId}/secret/rotate`, {
+          headers: publisher.auth,
+        }),
+    ],
   ];
 
   it.each(secretAnswers)('%s answers with Cache-Control: no-store', async (_, call) => {
@@ -30,7 +69,12 @@ describe('response headers', () => {
     expect(response.status).toBeLessThan(300);
     expect(response.headers.get('cache-control')).toBe('no-store');
     // Login and key rotation replace the key the other calls use.
-    if (response.body.api_key) publisher = { ...publisher, apiKey: response.body.api_key, auth: { authorization: `Bearer ${response.body.api_key}` } };
+    if (response.body.api_key)
+      publisher = {
+        ...publisher,
+        apiKey: response.body.api_key,
+        auth: { authorization: `Bearer ${response.body.api_key}` },
+      };
   });
 
   it.each([
@@ -38,13 +82,20 @@ describe('response headers', () => {
     ['a 401', () => app.call('GET', '/v1/sites'), 401],
     ['a 404', () => app.call('GET', '/v1/nothing-here'), 404],
     ['a 422', () => app.call('POST', '/v1/sites', { body: {}, headers: publisher.auth }), 422],
-    ['a 400 for a body that is not JSON', () => app.call('POST', '/v1/sites', { body: '{', rawBody: true, headers: publisher.auth }), 400],
+    [
+      'a 400 for a body that is not JSON',
+      () => app.call('POST', '/v1/sites', { body: '{', rawBody: true, headers: publisher.auth }),
+      400,
+    ],
     ['a 400 for a path that does not decode', () => app.call('GET', '/v1/sites/%ff'), 400],
     ['the OpenAPI document', () => app.call('GET', '/v1/openapi.json'), 200],
     ['the health check', () => app.call('GET', '/v1/health'), 200],
-  ] as [string, () => Promise<CallResult>, number][])('%s carries X-Content-Type-Options: nosniff', async (_, call, status) => {
-    const response = await call();
-    expect(response.status).toBe(status);
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-  });
+  ] as [string, () => Promise<CallResult>, number][])(
+    '%s carries X-Content-Type-Options: nosniff',
+    async (_, call, status) => {
+      const response = await call();
+      expect(response.status).toBe(status);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    },
+  );
 });

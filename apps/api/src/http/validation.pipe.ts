@@ -15,7 +15,10 @@ export class BodyValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isDto = metadata.type === 'body' && typeof metadata.metatype === 'function' && metadata.metatype !== Object;
-    const notAnObject = () => new ValidationFailed([{ loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null }]);
+    const notAnObject = () =>
+      new ValidationFailed([
+        { loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null },
+      ]);
     // No body at all is `{}` to a DTO whose fields may all be left out, and not an object to any other.
     if (isDto && value === undefined) {
       try {

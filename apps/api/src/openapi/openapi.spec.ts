@@ -12,8 +12,8 @@ describe('OpenAPI document and docs page', () => {
     expect(response.status).toBe(200);
     expect(response.body.openapi).toBe('3.1.0');
     expect(response.body.info.version).toBe('0.1.0');
-    const operations = Object.entries(response.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    const operations = Object.entries(response.body.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(operations).toEqual(
       expect.arrayContaining([
@@ -47,7 +47,9 @@ describe('OpenAPI document and docs page', () => {
     const pricingBody = response.body.components.schemas.PricingDto;
     expect(pricingBody.required).toContain('default_price_usd');
     expect(response.body.components.schemas.SiwxAccessDto.required).toEqual(['proof', 'url']);
-    expect(Object.keys(response.body.paths['/v1/access-tokens/siwx'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '409', '422', '503']));
+    expect(Object.keys(response.body.paths['/v1/access-tokens/siwx'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '401', '402', '409', '422', '503']),
+    );
   });
 
   it('serves a docs page at /docs', async () => {

@@ -20,7 +20,10 @@ describe('documentStandardAnswers', () => {
     });
     expect(document.paths['/open'].get!.security).toEqual([]);
     expect(document.paths['/open'].get!.responses[401]).toBeUndefined();
-    expect(document.paths['/mine'].get!.responses[401]).toEqual({ description: 'Missing or invalid API key', content: ERROR });
+    expect(document.paths['/mine'].get!.responses[401]).toEqual({
+      description: 'Missing or invalid API key',
+      content: ERROR,
+    });
   });
 
   it('documents body errors only where a body is parsed, and 414 only where the path has a parameter', () => {
@@ -29,8 +32,25 @@ describe('documentStandardAnswers', () => {
       '/things/{id}': { delete: { responses: {} } },
     });
     expect(Object.keys(document.paths['/things'].get!.responses).sort()).toEqual(['400', '422', '429', '500', '503']);
-    expect(Object.keys(document.paths['/things'].post!.responses).sort()).toEqual(['400', '413', '415', '422', '429', '500', '503']);
-    expect(Object.keys(document.paths['/things/{id}'].delete!.responses).sort()).toEqual(['400', '413', '414', '415', '422', '429', '500', '503']);
+    expect(Object.keys(document.paths['/things'].post!.responses).sort()).toEqual([
+      '400',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(Object.keys(document.paths['/things/{id}'].delete!.responses).sort()).toEqual([
+      '400',
+      '413',
+      '414',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(document.paths['/things'].get!.responses[422]).toMatchObject({ content: VALIDATION_ERROR });
     expect(document.components!.schemas).toHaveProperty('ValidationItem');
   });
@@ -38,13 +58,17 @@ describe('documentStandardAnswers', () => {
   it('states each route’s rate limit with a Retry-After, and none on a route without one', () => {
     const document = documentOf({
       '/default': { get: { responses: {} } },
-      '/login': { post: { [RATE_LIMIT_EXTENSION]: { limit: 5, window_seconds: 60, per: 'ip' }, responses: {} } as never },
+      '/login': {
+        post: { [RATE_LIMIT_EXTENSION]: { limit: 5, window_seconds: 60, per: 'ip' }, responses: {} } as never,
+      },
       '/health': { get: { [RATE_LIMIT_EXTENSION]: false, responses: {} } as never },
     });
     const defaulted = document.paths['/default'].get as unknown as Record<string, any>;
     expect(defaulted[RATE_LIMIT_EXTENSION]).toEqual(options.defaultRateLimit);
     expect(defaulted.responses[429].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 0 });
-    expect(document.paths['/login'].post!.responses[429]).toMatchObject({ description: expect.stringMatching(/more than 5 requests in 60 s per IP/) });
+    expect(document.paths['/login'].post!.responses[429]).toMatchObject({
+      description: expect.stringMatching(/more than 5 requests in 60 s per IP/),
+    });
     expect(document.paths['/health'].get!.responses[429]).toBeUndefined();
     expect(document.paths['/health'].get).not.toHaveProperty(RATE_LIMIT_EXTENSION);
   });

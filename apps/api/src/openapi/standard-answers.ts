@@ -22,17 +22,29 @@ export const ERROR_SCHEMAS: Record<string, SchemaObject> = {
     type: 'object',
     required: ['loc', 'msg', 'type'],
     properties: {
-      loc: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, description: 'Where the problem is.', example: ['body', 'rules', 0, 'price_usd'] },
+      loc: {
+        type: 'array',
+        items: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+        description: 'Where the problem is.',
+        example: ['body', 'rules', 0, 'price_usd'],
+      },
       msg: { type: 'string', example: 'Price must be between 0 and 1 USD' },
       type: { type: 'string', description: 'A stable machine-readable kind.', example: 'price_range' },
       input: { description: 'The value that failed, when there was one: any JSON value.' },
-      ctx: { type: 'object', additionalProperties: true, description: 'The limits the value broke.', example: { min: '0', max: '1' } },
+      ctx: {
+        type: 'object',
+        additionalProperties: true,
+        description: 'The limits the value broke.',
+        example: { min: '0', max: '1' },
+      },
     },
   },
   [VALIDATION_ERROR_SCHEMA]: {
     type: 'object',
     required: ['detail'],
-    properties: { detail: { type: 'array', items: ref('ValidationItem'), description: 'Every problem found, at once.' } },
+    properties: {
+      detail: { type: 'array', items: ref('ValidationItem'), description: 'Every problem found, at once.' },
+    },
   },
 };
 
@@ -74,7 +86,10 @@ export function documentStandardAnswers(document: OpenAPIObject, options: Standa
   return document;
 }
 
-function documentOperation(operation: OperationObject, { path, method, options }: { path: string; method: string; options: StandardAnswersOptions }): void {
+function documentOperation(
+  operation: OperationObject,
+  { path, method, options }: { path: string; method: string; options: StandardAnswersOptions },
+): void {
   const responses = operation.responses;
   const add = (status: number, answer: ResponseObject) => {
     responses[status] ??= answer;
@@ -98,7 +113,8 @@ function documentOperation(operation: OperationObject, { path, method, options }
   }
   if (path.includes('{')) add(414, { description: 'A path parameter of the request URL is too long' });
   add(422, {
-    description: 'Validation error: a field, query or path parameter is invalid (control characters are refused everywhere)',
+    description:
+      'Validation error: a field, query or path parameter is invalid (control characters are refused everywhere)',
     content: { 'application/json': { schema: ref(VALIDATION_ERROR_SCHEMA) } },
   });
 
@@ -110,20 +126,26 @@ function documentOperation(operation: OperationObject, { path, method, options }
     extensions[RATE_LIMIT_EXTENSION] = documented;
     add(429, {
       description: `Rate limited: more than ${documented.limit} requests in ${documented.window_seconds} s ${PER[documented.per]}`,
-      headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } } },
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
+      },
     });
   }
 
   add(500, { description: 'Internal server error (nothing about it is disclosed)' });
   add(503, {
     description: 'The database is unavailable; try again shortly',
-    headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } } },
+    headers: {
+      'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
+    },
   });
 
   // Every error a route names without a body is the exception filter's: `{detail}`, or a 422's list.
   for (const [status, answer] of Object.entries(responses)) {
     if (Number(status) >= 400 && answer && !('$ref' in answer) && !answer.content) {
-      answer.content = { 'application/json': { schema: ref(status === '422' ? VALIDATION_ERROR_SCHEMA : ERROR_SCHEMA) } };
+      answer.content = {
+        'application/json': { schema: ref(status === '422' ? VALIDATION_ERROR_SCHEMA : ERROR_SCHEMA) },
+      };
     }
   }
 }

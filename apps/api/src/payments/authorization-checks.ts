@@ -1,4 +1,11 @@
-import { MAX_AUTHORIZATION_SECONDS, transferWithAuthorizationTypedData, USDC_ABI, X402_REASONS, type ExactEvmPayload, type TransferAuthorization } from '@crawlgate/core';
+import {
+  MAX_AUTHORIZATION_SECONDS,
+  transferWithAuthorizationTypedData,
+  USDC_ABI,
+  X402_REASONS,
+  type ExactEvmPayload,
+  type TransferAuthorization,
+} from '@crawlgate/core';
 import { getAddress, hexToNumber, recoverTypedDataAddress, size, slice, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
@@ -29,22 +36,45 @@ export function toSignedAuthorization(payload: ExactEvmPayload): SignedAuthoriza
 }
 
 /** The checks that need no chain: scheme, network, recipient, amount and time window. */
-export function checkTerms(gate: Pick<Gate, 'payTo' | 'micros'>, chain: ChainContext, scheme: string, network: string, auth: SignedAuthorization, nowSeconds: bigint): void {
-  if (scheme !== 'exact') throw new PaymentRejected(X402_REASONS.invalid_scheme, `Scheme "${scheme}" is not supported; use "exact"`);
+export function checkTerms(
+  gate: Pick<Gate, 'payTo' | 'micros'>,
+  chain: ChainContext,
+  scheme: string,
+  network: string,
+  auth: SignedAuthorization,
+  nowSeconds: bigint,
+): void {
+  if (scheme !== 'exact')
+    throw new PaymentRejected(X402_REASONS.invalid_scheme, `Scheme "${scheme}" is not supported; use "exact"`);
   if (network !== chain.network.x402Network && network !== chain.network.caip2) {
-    throw new PaymentRejected(X402_REASONS.invalid_network, `Network "${network}" is not this gate's (${chain.network.x402Network} / ${chain.network.caip2})`);
+    throw new PaymentRejected(
+      X402_REASONS.invalid_network,
+      `Network "${network}" is not this gate's (${chain.network.x402Network} / ${chain.network.caip2})`,
+    );
   }
   if (auth.to.toLowerCase() !== gate.payTo.toLowerCase()) {
-    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The authorization pays ${auth.to}, not the gate's pay_to ${gate.payTo}`);
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
+      `The authorization pays ${auth.to}, not the gate's pay_to ${gate.payTo}`,
+    );
   }
   if (auth.value !== gate.micros) {
-    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The authorization is for ${auth.value} atomic units; the gate costs exactly ${gate.micros}`);
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_authorization_value,
+      `The authorization is for ${auth.value} atomic units; the gate costs exactly ${gate.micros}`,
+    );
   }
   if (auth.validAfter > nowSeconds) {
-    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_after, 'The authorization is not valid yet (validAfter is in the future)');
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_authorization_valid_after,
+      'The authorization is not valid yet (validAfter is in the future)',
+    );
   }
   if (auth.validBefore < nowSeconds + SETTLEMENT_MARGIN_SECONDS) {
-    throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_valid_before, 'The authorization expires too soon to settle (validBefore must be at least 6 s ahead)');
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_authorization_valid_before,
+      'The authorization expires too soon to settle (validBefore must be at least 6 s ahead)',
+    );
   }
   // Whoever holds a signed authorization can settle it until validBefore: one valid for ever is a standing debit.
   if (auth.validBefore > nowSeconds + BigInt(MAX_AUTHORIZATION_SECONDS) + AGENT_CLOCK_SKEW_SECONDS) {
@@ -58,14 +88,25 @@ export function checkTerms(gate: Pick<Gate, 'payTo' | 'micros'>, chain: ChainCon
 /** EIP-712 signature by `from`: recovered locally for EOAs, asked of the wallet (ERC-1271/6492) otherwise. */
 export async function checkSignature(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
   const { signature: _, ...authorization } = auth;
-  const domain = { name: chain.usdcName, version: chain.usdcVersion, chainId: chain.chainId, verifyingContract: chain.usdc };
+  const domain = {
+    name: chain.usdcName,
+    version: chain.usdcVersion,
+    chainId: chain.chainId,
+    verifyingContract: chain.usdc,
+  };
   const typedData = transferWithAuthorizationTypedData(domain, authorization);
   if (size(auth.signature) === 65) {
     const recovered = await recoverTypedDataAddress({ ...typedData, signature: auth.signature }).catch(() => undefined);
     if (recovered === auth.from) return;
   }
-  const valid = await onChain(() => chain.publicClient.verifyTypedData({ ...typedData, address: auth.from, signature: auth.signature }));
-  if (!valid) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_signature, 'The signature is not a valid EIP-3009 authorization by `from` for this token');
+  const valid = await onChain(() =>
+    chain.publicClient.verifyTypedData({ ...typedData, address: auth.from, signature: auth.signature }),
+  );
+  if (!valid)
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_signature,
+      'The signature is not a valid EIP-3009 authorization by `from` for this token',
+    );
 }
 
 /** Arguments of transferWithAuthorization: the (v, r, s) overload for 65-byte signatures, `bytes` otherwise. */
@@ -76,29 +117,56 @@ export function settlementCall(chain: ChainContext, auth: SignedAuthorization) {
     const r = slice(auth.signature, 0, 32);
     const s = slice(auth.signature, 32, 64);
     const v = hexToNumber(slice(auth.signature, 64, 65));
-    return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, v < 2 ? v + 27 : v, r, s] as const };
+    return {
+      address: chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transferWithAuthorization' as const,
+      args: [...base, v < 2 ? v + 27 : v, r, s] as const,
+    };
   }
-  return { address: chain.usdc, abi: USDC_ABI, functionName: 'transferWithAuthorization' as const, args: [...base, auth.signature] as const };
+  return {
+    address: chain.usdc,
+    abi: USDC_ABI,
+    functionName: 'transferWithAuthorization' as const,
+    args: [...base, auth.signature] as const,
+  };
 }
 
 const SIMULATION_REASONS: [RegExp, string, string][] = [
-  [/authorization is used or canceled/i, X402_REASONS.invalid_exact_evm_nonce_already_used, 'This authorization nonce was already used or canceled'],
+  [
+    /authorization is used or canceled/i,
+    X402_REASONS.invalid_exact_evm_nonce_already_used,
+    'This authorization nonce was already used or canceled',
+  ],
   [/exceeds balance/i, X402_REASONS.insufficient_funds, 'The payer does not hold enough USDC'],
   [/invalid signature/i, X402_REASONS.invalid_exact_evm_payload_signature, 'The token rejected the signature'],
-  [/not yet valid/i, X402_REASONS.invalid_exact_evm_payload_authorization_valid_after, 'The authorization is not valid yet'],
-  [/authorization is expired/i, X402_REASONS.invalid_exact_evm_payload_authorization_valid_before, 'The authorization has expired'],
+  [
+    /not yet valid/i,
+    X402_REASONS.invalid_exact_evm_payload_authorization_valid_after,
+    'The authorization is not valid yet',
+  ],
+  [
+    /authorization is expired/i,
+    X402_REASONS.invalid_exact_evm_payload_authorization_valid_before,
+    'The authorization has expired',
+  ],
 ];
 
 /** Dry-runs the settlement: balance, nonce state and the token's own checks, without spending gas. */
 export async function simulateSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
   try {
-    await onChain(() => chain.publicClient.simulateContract({ ...settlementCall(chain, auth), account: chain.relayer.account } as never));
+    await onChain(() =>
+      chain.publicClient.simulateContract({ ...settlementCall(chain, auth), account: chain.relayer.account } as never),
+    );
   } catch (error) {
     if (error instanceof ApiError) throw error;
     const message = revertMessage(error);
     const known = SIMULATION_REASONS.find(([pattern]) => pattern.test(message));
     if (known) throw new PaymentRejected(known[1], known[2]);
-    throw new PaymentRejected(X402_REASONS.invalid_payload, `The token refused this authorization: ${message.split(' | ')[0]}`);
+    throw new PaymentRejected(
+      X402_REASONS.invalid_payload,
+      `The token refused this authorization: ${message.split(' | ')[0]}`,
+    );
   }
 }
 
@@ -107,7 +175,12 @@ export const LOG_LOOKBACK_BLOCKS = 10_000n;
 
 /** The token's own record: true once (from, nonce) was used by any transaction, ours or not, or canceled. */
 export function isAuthorizationUsed(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<boolean> {
-  return chain.publicClient.readContract({ address: chain.usdc, abi: USDC_ABI, functionName: 'authorizationState', args: [from, nonce] });
+  return chain.publicClient.readContract({
+    address: chain.usdc,
+    abi: USDC_ABI,
+    functionName: 'authorizationState',
+    args: [from, nonce],
+  });
 }
 
 /**
@@ -115,7 +188,11 @@ export function isAuthorizationUsed(chain: ChainContext, from: `0x${string}`, no
  * paid), or 'canceled' by its authorizer (cancelAuthorization: nothing was charged, ever). The
  * token's state says used-or-canceled alike; its AuthorizationCanceled event tells them apart.
  */
-export async function authorizationOutcome(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<'unused' | 'used' | 'canceled'> {
+export async function authorizationOutcome(
+  chain: ChainContext,
+  from: `0x${string}`,
+  nonce: `0x${string}`,
+): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce))) return 'unused';
   const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
   const canceled = await chain.publicClient.getContractEvents({

@@ -53,7 +53,11 @@ export function revertMessage(error: unknown): string {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
     seen.add(current);
-    const { reason, shortMessage, message } = current as { reason?: unknown; shortMessage?: unknown; message?: unknown };
+    const { reason, shortMessage, message } = current as {
+      reason?: unknown;
+      shortMessage?: unknown;
+      message?: unknown;
+    };
     for (const text of [reason, shortMessage, message]) if (typeof text === 'string') parts.push(text);
   }
   return parts.join(' | ');

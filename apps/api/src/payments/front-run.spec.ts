@@ -51,11 +51,23 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     const copier = newWallet();
     await fundEth(app, copier.address);
     const auth = payment.payload.authorization;
-    const copy = await createWalletClient({ account: copier, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) }).writeContract({
+    const copy = await createWalletClient({
+      account: copier,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
       address: app.chain.usdc,
       abi: USDC_ABI,
       functionName: 'transferWithAuthorization',
-      args: [auth.from, auth.to, BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce, payment.payload.signature],
+      args: [
+        auth.from,
+        auth.to,
+        BigInt(auth.value),
+        BigInt(auth.validAfter),
+        BigInt(auth.validBefore),
+        auth.nonce,
+        payment.payload.signature,
+      ],
       gas: 200_000n,
       maxFeePerGas: 100_000_000_000n,
       maxPriorityFeePerGas: 50_000_000_000n,
@@ -80,8 +92,17 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     // The payer itself cancels the authorization, with a higher tip than our relayer's transaction.
     await fundEth(app, agent.address);
     const nonce = payment.payload.authorization.nonce as `0x${string}`;
-    const cancelSignature = await signCancelAuthorization(agent, usdcDomain(app.chain.chainId, app.chain.usdc), agent.address, nonce);
-    await createWalletClient({ account: agent, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) }).writeContract({
+    const cancelSignature = await signCancelAuthorization(
+      agent,
+      usdcDomain(app.chain.chainId, app.chain.usdc),
+      agent.address,
+      nonce,
+    );
+    await createWalletClient({
+      account: agent,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
       address: app.chain.usdc,
       abi: CANCEL_ABI,
       functionName: 'cancelAuthorization',
@@ -94,7 +115,10 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     await chain.setAutomine(true);
 
     const result = await answer;
-    expect({ status: result.status, reason: result.body.reason }).toEqual({ status: 402, reason: 'invalid_exact_evm_nonce_already_used' });
+    expect({ status: result.status, reason: result.body.reason }).toEqual({
+      status: 402,
+      reason: 'invalid_exact_evm_nonce_already_used',
+    });
     expect(result.body.detail).toMatch(/canceled/);
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n);
     expect(await app.database.prisma.payment.count({ where: { nonce } })).toBe(0);
@@ -102,7 +126,9 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     // Payable again: another agent pays the same gate.
     const other = newWallet();
     await fundUsdc(app, other.address, '1');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, other, gate) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, other, gate) },
+    });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
   });
 });

@@ -24,10 +24,16 @@ describe('overlapping settlements from one relayer', () => {
 
   beforeAll(async () => {
     const rpc = new URL(workerChain().rpcUrl);
-    proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), { tap: (chunk, direction) => onRpc?.(chunk.toString(), direction) });
+    proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), {
+      tap: (chunk, direction) => onRpc?.(chunk.toString(), direction),
+    });
     // A settlement stuck behind a nonce gap answers 202 after 3 s instead of 200; a claim left
     // unsent is the reconciler's after 3 s.
-    app = await startTestApp({ chainRpcUrl: `http://127.0.0.1:${proxy.port}`, isolateChain: true, config: { chain: { settlementTimeoutMs: 3_000 } } });
+    app = await startTestApp({
+      chainRpcUrl: `http://127.0.0.1:${proxy.port}`,
+      isolateChain: true,
+      config: { chain: { settlementTimeoutMs: 3_000 } },
+    });
     ({ site } = await pricedSite(app, payTo));
   });
   afterAll(async () => {
@@ -39,7 +45,8 @@ describe('overlapping settlements from one relayer', () => {
     onRpc = undefined;
   });
 
-  const verify = (gateId: string, payment: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
+  const verify = (gateId: string, payment: unknown) =>
+    app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
 
   /** `count` agents with 1 USDC each, a gate each, and each agent's signed payment for its gate. */
   async function agentsWithGates(count: number, path: string) {
@@ -54,7 +61,8 @@ describe('overlapping settlements from one relayer', () => {
   }
 
   /** The Transfer events of a paid answer's transaction: exactly one is expected, from its agent. */
-  const transfersOf = async (hash: string) => (await transfersTo(app, payTo)).filter((transfer) => transfer.hash === hash);
+  const transfersOf = async (hash: string) =>
+    (await transfersTo(app, payTo)).filter((transfer) => transfer.hash === hash);
 
   async function reconcileUntilPaid(gateId: string): Promise<void> {
     for (const started = Date.now(); Date.now() - started < 15_000; await sleep(250)) {
@@ -96,8 +104,11 @@ describe('overlapping settlements from one relayer', () => {
     await reconcileUntilPaid(gates[failed].id);
     const again = await verify(gates[failed].id, payments[failed]);
     expect(again.status).toBe(200);
-    expect(await transfersOf(again.body.tx_hash)).toEqual([{ from: agents[failed].address, value: BigInt(gates[failed].amount), hash: again.body.tx_hash }]);
-    for (const [i, agent] of agents.entries()) expect(await usdcBalance(app, agent.address)).toBe(FUNDED_MICROS - BigInt(gates[i].amount));
+    expect(await transfersOf(again.body.tx_hash)).toEqual([
+      { from: agents[failed].address, value: BigInt(gates[failed].amount), hash: again.body.tx_hash },
+    ]);
+    for (const [i, agent] of agents.entries())
+      expect(await usdcBalance(app, agent.address)).toBe(FUNDED_MICROS - BigInt(gates[i].amount));
   }, 30_000);
 
   it('keeps settling after the chain lost a transaction the relayer had sent (a dev chain reverted or restarted)', async () => {
@@ -113,9 +124,15 @@ describe('overlapping settlements from one relayer', () => {
 
   it('broadcasts only what the payer’s balance, less what it already has in flight, can cover: no gas for doomed settlements', async () => {
     const publisher = await registerPublisher(app);
-    await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payTo }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+    await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: payTo },
+      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+    });
     const dear = await createSite(app, publisher);
-    await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, { body: { default_price_usd: '0.5' }, headers: publisher.auth });
+    await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, {
+      body: { default_price_usd: '0.5' },
+      headers: publisher.auth,
+    });
     const agent = newWallet();
     await fundUsdc(app, agent.address, '0.5');
     const gates = await Promise.all(Array.from({ length: 5 }, (_, i) => openGate(app, dear, `/dear/${i}`)));
@@ -126,8 +143,11 @@ describe('overlapping settlements from one relayer', () => {
     const answers = await Promise.all(gates.map((gate, i) => verify(gate.id, payments[i])));
 
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402, 402]);
-    for (const refused of answers.filter((a) => a.status === 402)) expect(refused.body.reason).toBe('insufficient_funds');
-    expect((await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore).toBe(1);
+    for (const refused of answers.filter((a) => a.status === 402))
+      expect(refused.body.reason).toBe('insufficient_funds');
+    expect(
+      (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+    ).toBe(1);
     expect(await usdcBalance(app, agent.address)).toBe(0n);
     expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
   });

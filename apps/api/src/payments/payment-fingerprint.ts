@@ -6,7 +6,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * still the same, and the same payment for another gate is not.
  */
 export function paymentFingerprint(gateRef: string, payment: unknown): string {
-  return createHash('sha256').update(`${gateRef}\n${canonicalJson(payment)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${gateRef}\n${canonicalJson(payment)}`)
+    .digest('hex');
 }
 
 /** Constant-time: how much of a stored fingerprint matches is no one's business. */

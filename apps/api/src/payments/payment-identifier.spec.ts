@@ -1,4 +1,8 @@
-import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, generatePaymentId } from '@x402/extensions/payment-identifier';
+import {
+  appendPaymentIdentifierToExtensions,
+  declarePaymentIdentifierExtension,
+  generatePaymentId,
+} from '@x402/extensions/payment-identifier';
 import { exactPaymentV2 } from '@crawlgate/core';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { createSite, openGate, pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
@@ -29,12 +33,25 @@ describe('payment-identifier (x402 idempotency id)', () => {
   const chargesOf = async (hash: string) => (await transfersTo(app, payTo)).filter((t) => t.hash === hash).length;
 
   /** An x402 v2 payment, as @x402/fetch sends it, carrying `id` through x402's own client helper. */
-  async function v2Payment(wallet: PrivateKeyAccount, gate: Awaited<ReturnType<typeof openGate>>, id: string | undefined, tamper: Tamper = {}) {
+  async function v2Payment(
+    wallet: PrivateKeyAccount,
+    gate: Awaited<ReturnType<typeof openGate>>,
+    id: string | undefined,
+    tamper: Tamper = {},
+  ) {
     const { authorization, signature } = await signOffer(app, wallet, gate, tamper);
     const extensions: Record<string, unknown> = { 'payment-identifier': declarePaymentIdentifierExtension(false) };
     if (id !== undefined) appendPaymentIdentifierToExtensions(extensions, id);
     const [req] = gate.accepts;
-    const accepted = { scheme: 'exact', network: `eip155:${gate.chain_id}`, amount: gate.amount, asset: gate.asset, payTo: gate.pay_to, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: req.extra };
+    const accepted = {
+      scheme: 'exact',
+      network: `eip155:${gate.chain_id}`,
+      amount: gate.amount,
+      asset: gate.asset,
+      payTo: gate.pay_to,
+      maxTimeoutSeconds: req.maxTimeoutSeconds,
+      extra: req.extra,
+    };
     return exactPaymentV2(accepted, authorization, signature, { extensions });
   }
 
@@ -116,14 +133,19 @@ describe('payment-identifier (x402 idempotency id)', () => {
     expect(forged.status).toBe(402);
     expect(forged.body).toEqual({ detail: expect.any(String), reason: 'invalid_exact_evm_payload_signature' });
     const elsewhere = await openGate(app, site, '/pid/posing-elsewhere');
-    const forgedElsewhere = await verify(elsewhere.id, { payment: await v2Payment(agent, elsewhere, id, { signer: other }) });
+    const forgedElsewhere = await verify(elsewhere.id, {
+      payment: await v2Payment(agent, elsewhere, id, { signer: other }),
+    });
     expect(forgedElsewhere.status).toBe(402);
     expect(JSON.stringify(forgedElsewhere.body)).not.toContain(paid.body.access_token);
   });
 
   it('keeps ids per site: the same payer and id on another site is another payment', async () => {
     const otherSite = await createSite(app, publisher);
-    await app.call('PUT', `/v1/sites/${otherSite.siteId}/pricing`, { body: { default_price_usd: '0.01', rules: [] }, headers: publisher.auth });
+    await app.call('PUT', `/v1/sites/${otherSite.siteId}/pricing`, {
+      body: { default_price_usd: '0.01', rules: [] },
+      headers: publisher.auth,
+    });
     const id = generatePaymentId();
     const here = await openGate(app, site, '/pid/per-site');
     const there = await openGate(app, otherSite, '/pid/per-site');

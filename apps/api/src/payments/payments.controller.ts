@@ -13,19 +13,47 @@ export class PaymentsController {
   @Post()
   @LimitPerGate(50)
   @ApiOperation({ summary: 'Pay a gate: an x402 payment, or a USDC transfer already sent; an access token' })
-  @ApiResponse({ status: 200, type: PaidView, description: 'Settled on chain; the access token opens the gate’s path for 30 minutes. The same proof again returns the same result.' })
+  @ApiResponse({
+    status: 200,
+    type: PaidView,
+    description:
+      'Settled on chain; the access token opens the gate’s path for 30 minutes. The same proof again returns the same result.',
+  })
   @ApiResponse({
     status: 202,
     type: PendingView,
     description: 'Sent but not confirmed in time; finished in the background. Retry after Retry-After.',
-    headers: { 'Retry-After': { description: 'Seconds to wait before sending the same proof again', schema: { type: 'integer', minimum: 0 } } },
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before sending the same proof again',
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
   })
-  @ApiResponse({ status: 402, type: PaymentRejectedView, description: 'The proof does not pay this gate; nothing was charged.' })
+  @ApiResponse({
+    status: 402,
+    type: PaymentRejectedView,
+    description: 'The proof does not pay this gate; nothing was charged.',
+  })
   @ApiResponse({ status: 404, description: 'Gate not found or expired' })
-  @ApiResponse({ status: 409, description: 'The proof was used for another gate, the gate is paid by another proof, or the x402 payment-identifier was used by this payer on this site with another payment.' })
-  @ApiResponse({ status: 410, description: 'The payment settled, but its site was deleted, so no access token can be issued' })
-  @ApiResponse({ status: 503, description: 'The chain or the database is unreachable; nothing was charged and the gate stays payable.' })
-  async verify(@Param('id') id: string, @Body() body: VerifyPaymentDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<PaidView | PendingView> {
+  @ApiResponse({
+    status: 409,
+    description:
+      'The proof was used for another gate, the gate is paid by another proof, or the x402 payment-identifier was used by this payer on this site with another payment.',
+  })
+  @ApiResponse({
+    status: 410,
+    description: 'The payment settled, but its site was deleted, so no access token can be issued',
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'The chain or the database is unreachable; nothing was charged and the gate stays payable.',
+  })
+  async verify(
+    @Param('id') id: string,
+    @Body() body: VerifyPaymentDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PaidView | PendingView> {
     const outcome = await this.payments.verify(id, body);
     void reply.header('cache-control', 'no-store');
     if (outcome.kind === 'pending') void reply.status(202).header('retry-after', '5');

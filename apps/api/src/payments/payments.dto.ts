@@ -1,4 +1,10 @@
-import { transferProofMessage, type ChannelStateView, type PaidGate, type VoucherPaid, type VoucherStateView } from '@crawlgate/core';
+import {
+  transferProofMessage,
+  type ChannelStateView,
+  type PaidGate,
+  type VoucherPaid,
+  type VoucherStateView,
+} from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsString, Matches, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -9,26 +15,35 @@ const MAX_SIGNATURE_HEX_LENGTH = 2 + 2 * MAX_SIGNATURE_BYTES;
 
 export class VerifyPaymentDto {
   @ApiPropertyOptional({
-    description: 'The decoded X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) object: an EIP-3009 transferWithAuthorization signed by the payer.',
+    description:
+      'The decoded X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) object: an EIP-3009 transferWithAuthorization signed by the payer.',
     type: 'object',
     additionalProperties: true,
   })
-  @Optional() @IsObject()
+  @Optional()
+  @IsObject()
   payment?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Hash of a USDC transfer to pay_to that the agent already sent; goes with `signature`.', example: '0x…' })
-  @Optional() @IsString() @Matches(/^0x[0-9a-fA-F]{64}$/, { message: 'tx_hash must be 0x followed by 64 hex characters' })
+  @ApiPropertyOptional({
+    description: 'Hash of a USDC transfer to pay_to that the agent already sent; goes with `signature`.',
+    example: '0x…',
+  })
+  @Optional()
+  @IsString()
+  @Matches(/^0x[0-9a-fA-F]{64}$/, { message: 'tx_hash must be 0x followed by 64 hex characters' })
   tx_hash?: string;
 
   @ApiPropertyOptional({
     description:
-      'With `tx_hash`, required: the transfer payer\'s EIP-191 (personal_sign) signature of the message ' +
+      "With `tx_hash`, required: the transfer payer's EIP-191 (personal_sign) signature of the message " +
       `${JSON.stringify(transferProofMessage('<gate ref>', '<tx_hash>'))} (the gate's \`ref\` and the hash in lower case; core's transferProofMessage). ` +
       'Smart wallets may answer with an ERC-1271 or ERC-6492 signature. Without it a transfer proves nothing about who presents it: 402.',
     example: '0x…',
     maxLength: MAX_SIGNATURE_HEX_LENGTH,
   })
-  @Optional() @IsString() @MaxLength(MAX_SIGNATURE_HEX_LENGTH, { message: `signature must be at most ${MAX_SIGNATURE_BYTES} bytes` })
+  @Optional()
+  @IsString()
+  @MaxLength(MAX_SIGNATURE_HEX_LENGTH, { message: `signature must be at most ${MAX_SIGNATURE_BYTES} bytes` })
   @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'signature must be 0x followed by an even number of hex characters' })
   signature?: string;
 }
@@ -38,7 +53,8 @@ export class ChannelStateViewDto implements ChannelStateView {
   @ApiProperty() channelId!: `0x${string}`;
   @ApiProperty({ description: 'Atomic units on chain' }) balance!: string;
   @ApiProperty() totalClaimed!: string;
-  @ApiProperty({ type: 'integer', description: 'Unix seconds; 0 when no withdrawal is pending' }) withdrawRequestedAt!: number;
+  @ApiProperty({ type: 'integer', description: 'Unix seconds; 0 when no withdrawal is pending' })
+  withdrawRequestedAt!: number;
   @ApiProperty() refundNonce!: string;
   @ApiProperty({ description: 'What this API has charged the channel in total' }) chargedCumulativeAmount!: string;
 }
@@ -67,16 +83,31 @@ export class PaidView implements PaidGate {
   @ApiProperty({ description: 'Atomic USDC units' }) amount!: string;
   @ApiProperty() price_usd!: string;
   @ApiProperty() network!: string;
-  @ApiPropertyOptional({ type: () => VoucherPaidView, description: 'When an x402 batch-settlement voucher paid: the charge and the channel (tx_hash is then the deposit’s, or empty for a voucher alone)' })
+  @ApiPropertyOptional({
+    type: () => VoucherPaidView,
+    description:
+      'When an x402 batch-settlement voucher paid: the charge and the channel (tx_hash is then the deposit’s, or empty for a voucher alone)',
+  })
   batch_settlement?: VoucherPaidView;
 }
 
 export class PaymentRejectedView {
   @ApiProperty({ example: 'The authorization is for 1000 atomic units; the gate costs exactly 5000' }) detail!: string;
-  @ApiProperty({ description: 'An x402 reason code, or one of the tx-hash path’s', example: 'invalid_exact_evm_payload_authorization_value' }) reason!: string;
-  @ApiPropertyOptional({ type: ChannelStateViewDto, description: 'x402’s corrective 402 (reason invalid_batch_settlement_evm_cumulative_amount_mismatch): the channel as this API counts it' })
+  @ApiProperty({
+    description: 'An x402 reason code, or one of the tx-hash path’s',
+    example: 'invalid_exact_evm_payload_authorization_value',
+  })
+  reason!: string;
+  @ApiPropertyOptional({
+    type: ChannelStateViewDto,
+    description:
+      'x402’s corrective 402 (reason invalid_batch_settlement_evm_cumulative_amount_mismatch): the channel as this API counts it',
+  })
   channel_state?: ChannelStateViewDto;
-  @ApiPropertyOptional({ type: VoucherStateViewDto, description: 'With channel_state, when this API holds a voucher for the channel: the payer’s own last one' })
+  @ApiPropertyOptional({
+    type: VoucherStateViewDto,
+    description: 'With channel_state, when this API holds a voucher for the channel: the payer’s own last one',
+  })
   voucher_state?: VoucherStateViewDto;
 }
 

@@ -1,5 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { formatMicrosUsd, isBatchSettlementPayment, parsePaymentPayload, readPaymentIdentifier, USDC_ABI, X402_REASONS } from '@crawlgate/core';
+import {
+  formatMicrosUsd,
+  isBatchSettlementPayment,
+  parsePaymentPayload,
+  readPaymentIdentifier,
+  USDC_ABI,
+  X402_REASONS,
+} from '@crawlgate/core';
 import type { Hash, Hex, TransactionReceipt } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
@@ -12,7 +19,15 @@ import { GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service'
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
-import { authorizationOutcome, checkSignature, checkTerms, isAuthorizationUsed, simulateSettlement, toSignedAuthorization, type SignedAuthorization } from './authorization-checks';
+import {
+  authorizationOutcome,
+  checkSignature,
+  checkTerms,
+  isAuthorizationUsed,
+  simulateSettlement,
+  toSignedAuthorization,
+  type SignedAuthorization,
+} from './authorization-checks';
 import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
@@ -45,11 +60,21 @@ export class PaymentsService {
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
     if ((body.payment === undefined) === (body.tx_hash === undefined)) {
-      throw new ValidationFailed([{ loc: ['body'], msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`', type: 'value_error', input: body }]);
+      throw new ValidationFailed([
+        {
+          loc: ['body'],
+          msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`',
+          type: 'value_error',
+          input: body,
+        },
+      ]);
     }
     const { gate, payment } = await this.gates.findLive(gateId);
-    if (body.payment !== undefined && isBatchSettlementPayment(body.payment)) return this.vouchers.verify(gate, payment, body.payment);
-    return body.payment !== undefined ? this.verifyAuthorization(gate, payment, body.payment) : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash, body.signature as Hex | undefined);
+    if (body.payment !== undefined && isBatchSettlementPayment(body.payment))
+      return this.vouchers.verify(gate, payment, body.payment);
+    return body.payment !== undefined
+      ? this.verifyAuthorization(gate, payment, body.payment)
+      : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash, body.signature as Hex | undefined);
   }
 
   private async verifyAuthorization(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<VerifyOutcome> {
@@ -85,7 +110,10 @@ export class PaymentsService {
       paymentIdentifier: identifier?.id ?? null,
       paymentFingerprint: identifier?.fingerprint ?? null,
     });
-    if (claim.kind === 'taken') return identifier ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth) : this.outcomeOf(claim.payment, gate);
+    if (claim.kind === 'taken')
+      return identifier
+        ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth)
+        : this.outcomeOf(claim.payment, gate);
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is released.
     const covered = await this.balanceCovers(claim.payment, auth).catch(async (error: unknown) => {
       await this.release(claim.payment.id);
@@ -93,7 +121,10 @@ export class PaymentsService {
     });
     if (!covered) {
       await this.release(claim.payment.id);
-      throw new PaymentRejected(X402_REASONS.insufficient_funds, 'The payer’s USDC, less what its other payments in flight will take, does not cover this one; nothing was charged');
+      throw new PaymentRejected(
+        X402_REASONS.insufficient_funds,
+        'The payer’s USDC, less what its other payments in flight will take, does not cover this one; nothing was charged',
+      );
     }
 
     let hash: Hash;
@@ -106,10 +137,15 @@ export class PaymentsService {
         throw chainUnavailable();
       }
       // The node may or may not have taken the transaction: the reconciler asks the token.
-      this.logger.warn(`Settlement of gate ${gate.ref} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`);
+      this.logger.warn(
+        `Settlement of gate ${gate.ref} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`,
+      );
       return pending(gate.id, null);
     }
-    await this.db.prisma.payment.update({ where: { id: claim.payment.id }, data: { status: 'submitted', txHash: hash } });
+    await this.db.prisma.payment.update({
+      where: { id: claim.payment.id },
+      data: { status: 'submitted', txHash: hash },
+    });
     return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
   }
 
@@ -125,21 +161,38 @@ export class PaymentsService {
    * to the same gate, else 409. The 409 goes only to whoever signed this payment as the payer, so
    * posing as a payer with its id learns nothing (the signature check refuses it first).
    */
-  private async answerForIdentifier(kept: Payment, gate: Gate, fingerprint: string, auth: SignedAuthorization): Promise<VerifyOutcome> {
-    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && kept.gateId === gate.ref) return this.outcomeOf(kept, gate);
+  private async answerForIdentifier(
+    kept: Payment,
+    gate: Gate,
+    fingerprint: string,
+    auth: SignedAuthorization,
+  ): Promise<VerifyOutcome> {
+    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && kept.gateId === gate.ref)
+      return this.outcomeOf(kept, gate);
     await checkSignature(this.chain, auth);
-    throw conflict('This payment identifier was already used with another payment; send a new id with a new payment, or the same payment again for its answer');
+    throw conflict(
+      'This payment identifier was already used with another payment; send a new id with a new payment, or the same payment again for its answer',
+    );
   }
 
   /** `signature`: the payer's over this gate and hash, checked before anything is recorded or given back. */
-  private async verifyTransfer(gate: Gate, gatePayment: Payment | null, hash: Hash, signature: Hex | undefined): Promise<VerifyOutcome> {
-    const existing = await this.db.prisma.payment.findUnique({ where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } } });
-    if (existing?.gateId === gate.ref) await checkPayerSignature(this.chain, gate.ref, hash, existing.payer as Hex, signature);
+  private async verifyTransfer(
+    gate: Gate,
+    gatePayment: Payment | null,
+    hash: Hash,
+    signature: Hex | undefined,
+  ): Promise<VerifyOutcome> {
+    const existing = await this.db.prisma.payment.findUnique({
+      where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } },
+    });
+    if (existing?.gateId === gate.ref)
+      await checkPayerSignature(this.chain, gate.ref, hash, existing.payer as Hex, signature);
     if (existing) return this.outcomeOf(existing, gate);
     assertPayable(gatePayment);
 
     const check = await checkTransfer(this.chain, gate, hash);
-    if (check.kind === 'pending') return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
+    if (check.kind === 'pending')
+      return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, payer } = check.transfer;
     await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
@@ -148,7 +201,12 @@ export class PaymentsService {
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
-  private async awaitSettlement(paymentId: string, gateId: string, hash: Hash, auth: SignedAuthorization): Promise<VerifyOutcome> {
+  private async awaitSettlement(
+    paymentId: string,
+    gateId: string,
+    hash: Hash,
+    auth: SignedAuthorization,
+  ): Promise<VerifyOutcome> {
     let receipt: TransactionReceipt | null;
     try {
       receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
@@ -164,7 +222,11 @@ export class PaymentsService {
       const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
       if (outcome === 'used') return pending(gateId, hash);
       await this.release(paymentId);
-      if (outcome === 'canceled') throw new PaymentRejected(X402_REASONS.invalid_exact_evm_nonce_already_used, 'The payer canceled this authorization before it settled; nothing was charged');
+      if (outcome === 'canceled')
+        throw new PaymentRejected(
+          X402_REASONS.invalid_exact_evm_nonce_already_used,
+          'The payer canceled this authorization before it settled; nothing was charged',
+        );
       throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
     }
     return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt), gateId) };
@@ -176,7 +238,10 @@ export class PaymentsService {
    */
   private async claim(
     gate: Gate,
-    data: Pick<Prisma.PaymentUncheckedCreateInput, 'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization' | 'paymentIdentifier' | 'paymentFingerprint'>,
+    data: Pick<
+      Prisma.PaymentUncheckedCreateInput,
+      'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization' | 'paymentIdentifier' | 'paymentFingerprint'
+    >,
   ): Promise<{ kind: 'claimed'; payment: Payment } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
@@ -200,12 +265,22 @@ export class PaymentsService {
       if (!isUniqueViolation(error)) throw error;
     }
     const winner = await this.db.prisma.payment.findFirst({
-      where: data.txHash ? { chainId: gate.chainId, txHash: data.txHash } : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
+      where: data.txHash
+        ? { chainId: gate.chainId, txHash: data.txHash }
+        : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
     });
     if (winner) return { kind: 'taken', payment: winner };
     // Another payment under the same payment-identifier won the race: the caller answers 409.
     const sameId = data.paymentIdentifier
-      ? await this.db.prisma.payment.findUnique({ where: { siteId_payer_paymentIdentifier: { siteId: gate.siteId, payer: data.payer, paymentIdentifier: data.paymentIdentifier } } })
+      ? await this.db.prisma.payment.findUnique({
+          where: {
+            siteId_payer_paymentIdentifier: {
+              siteId: gate.siteId,
+              payer: data.payer,
+              paymentIdentifier: data.paymentIdentifier,
+            },
+          },
+        })
       : null;
     if (sameId) return { kind: 'taken', payment: sameId };
     assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
@@ -233,8 +308,21 @@ export class PaymentsService {
     // The claims ahead first, the balance after: a claim seen as used has left the balance read
     // later. Read together (one batch), a transfer mined between the two reads was seen as used
     // but not yet taken from the balance, and a doomed settlement was broadcast.
-    const unsettled = await onChain(() => Promise.all(ahead.map(async (row) => ((await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount))));
-    const balance = await onChain(() => this.chain.publicClient.readContract({ address: this.chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [auth.from] }));
+    const unsettled = await onChain(() =>
+      Promise.all(
+        ahead.map(async (row) =>
+          (await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount,
+        ),
+      ),
+    );
+    const balance = await onChain(() =>
+      this.chain.publicClient.readContract({
+        address: this.chain.usdc,
+        abi: USDC_ABI,
+        functionName: 'balanceOf',
+        args: [auth.from],
+      }),
+    );
     return balance >= unsettled.reduce((sum, amount) => sum + amount, claim.amount);
   }
 
@@ -244,7 +332,8 @@ export class PaymentsService {
     if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment, gate.id) };
     const settled = await this.waitForRecorded(payment.id);
     if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled, gate.id) };
-    if (!settled) throw new PaymentRejected('unexpected_settle_error', 'The settlement of this proof failed; nothing was charged');
+    if (!settled)
+      throw new PaymentRejected('unexpected_settle_error', 'The settlement of this proof failed; nothing was charged');
     return pending(gate.id, settled.txHash);
   }
 
@@ -266,10 +355,12 @@ export class PaymentsService {
   async finalize(paymentId: string, receipt: TransactionReceipt): Promise<Payment> {
     const payment = await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
     if (payment.status === 'confirmed') return payment;
-    const token = await this.tokens.issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url }).catch((error: Error) => {
-      this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
-      return null;
-    });
+    const token = await this.tokens
+      .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url })
+      .catch((error: Error) => {
+        this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
+        return null;
+      });
     const confirmed = {
       status: 'confirmed' as const,
       txHash: receipt.transactionHash.toLowerCase(),
@@ -279,9 +370,14 @@ export class PaymentsService {
       tokenIssuedAt: token?.issuedAt ?? null,
       tokenExpiresAt: token?.expiresAt ?? null,
     };
-    const { count } = await this.db.prisma.payment.updateMany({ where: { id: paymentId, status: { not: 'confirmed' } }, data: confirmed });
+    const { count } = await this.db.prisma.payment.updateMany({
+      where: { id: paymentId, status: { not: 'confirmed' } },
+      data: confirmed,
+    });
     // Another finalizer won: its row, with its token, is the answer.
-    return count === 1 ? { ...payment, ...confirmed } : this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
+    return count === 1
+      ? { ...payment, ...confirmed }
+      : this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
   }
 
   /** Forgets a settlement that never happened: the gate is payable again. */
@@ -317,10 +413,13 @@ function assertPayable(payment: Payment | null): void {
   if (payment) throw conflict('This gate is being settled with another payment');
 }
 
-function pending(gateId: string, txHash: string | null, detail = 'The settlement is not confirmed yet; it will be finished in the background. Ask again with the same proof.'): VerifyOutcome {
+function pending(
+  gateId: string,
+  txHash: string | null,
+  detail = 'The settlement is not confirmed yet; it will be finished in the background. Ask again with the same proof.',
+): VerifyOutcome {
   return { kind: 'pending', body: { status: 'settlement_pending', gate_id: gateId, tx_hash: txHash, detail } };
 }
-
 
 /** What the reconciler needs to resubmit or look up an authorization, as JSON (bigints as strings). */
 export function serializeAuthorization(auth: SignedAuthorization): Prisma.InputJsonObject {

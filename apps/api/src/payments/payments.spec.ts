@@ -1,6 +1,23 @@
 import { exactPaymentV1, signAccessToken, transferProofMessage, USDC_ABI, readGate, signGate } from '@crawlgate/core';
-import { buildAuthorization, signAuthorization, TRANSFER_WITH_AUTHORIZATION_TYPES, testUsdcAbi, testUsdcBytecode, testWalletAbi, testWalletBytecode, usdcDomain } from '@crawlgate/devchain';
-import { createWalletClient, encodeFunctionData, hashTypedData, http, parseSignature, serializeSignature, type Hex } from 'viem';
+import {
+  buildAuthorization,
+  signAuthorization,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  testUsdcAbi,
+  testUsdcBytecode,
+  testWalletAbi,
+  testWalletBytecode,
+  usdcDomain,
+} from '@crawlgate/devchain';
+import {
+  createWalletClient,
+  encodeFunctionData,
+  hashTypedData,
+  http,
+  parseSignature,
+  serializeSignature,
+  type Hex,
+} from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signOffer, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
@@ -21,11 +38,20 @@ describe('paying a gate', () => {
 
   const verify = (gateId: string, body: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body });
   const checkToken = (token: string, url?: string, siteToken = site.siteToken) =>
-    app.call('POST', '/v1/access-tokens/verify', { body: { token, ...(url ? { url } : {}) }, headers: { 'x-site-token': siteToken } });
+    app.call('POST', '/v1/access-tokens/verify', {
+      body: { token, ...(url ? { url } : {}) },
+      headers: { 'x-site-token': siteToken },
+    });
 
   /** A copy of an x402 payment with some authorization fields changed after it was signed. */
-  const withAuthorization = (payment: any, fields: Record<string, string>) => ({ ...payment, payload: { ...payment.payload, authorization: { ...payment.payload.authorization, ...fields } } });
-  const withSignature = (payment: any, change: (signature: Hex) => Hex) => ({ ...payment, payload: { ...payment.payload, signature: change(payment.payload.signature) } });
+  const withAuthorization = (payment: any, fields: Record<string, string>) => ({
+    ...payment,
+    payload: { ...payment.payload, authorization: { ...payment.payload.authorization, ...fields } },
+  });
+  const withSignature = (payment: any, change: (signature: Hex) => Hex) => ({
+    ...payment,
+    payload: { ...payment.payload, signature: change(payment.payload.signature) },
+  });
   /** The same payer's signature over the same authorization, but for another token's EIP-712 domain. */
   const signForOtherToken = async (gate: any) => {
     const { authorization } = await signOffer(app, agent, gate);
@@ -63,9 +89,18 @@ describe('paying a gate', () => {
       const receipt = await app.chain.publicClient.getTransactionReceipt({ hash: paid.body.tx_hash });
       expect(receipt.status).toBe('success');
 
-      expect((await checkToken(paid.body.access_token)).body).toEqual({ valid: true, gate_id: gate.ref, url: '/article/paid', exp: expect.any(Number) });
+      expect((await checkToken(paid.body.access_token)).body).toEqual({
+        valid: true,
+        gate_id: gate.ref,
+        url: '/article/paid',
+        exp: expect.any(Number),
+      });
       expect((await checkToken(paid.body.access_token, '/article/paid?x=1')).body.valid).toBe(true);
-      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body).toMatchObject({ status: 'paid', tx_hash: paid.body.tx_hash, paid_at: expect.any(String) });
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body).toMatchObject({
+        status: 'paid',
+        tx_hash: paid.body.tx_hash,
+        paid_at: expect.any(String),
+      });
     });
 
     it('is idempotent: the same proof again returns the same token and moves no money', async () => {
@@ -87,7 +122,9 @@ describe('paying a gate', () => {
       const answers = await Promise.all(Array.from({ length: 20 }, () => verify(gate.id, { payment })));
       const statuses = answers.map((answer) => answer.status);
       expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
-      const tokens = new Set(answers.filter((answer) => answer.status === 200).map((answer) => answer.body.access_token));
+      const tokens = new Set(
+        answers.filter((answer) => answer.status === 200).map((answer) => answer.body.access_token),
+      );
       expect(tokens.size).toBe(1);
       expect((await transfersTo(app, payTo)).length).toBe(before + 1);
     });
@@ -113,21 +150,73 @@ describe('paying a gate', () => {
     describe('rejects with 402 {detail, reason} and charges nothing', () => {
       const now = () => BigInt(Math.floor(Date.now() / 1000));
       const cases: [string, (gate: any) => Promise<unknown>, string][] = [
-        ['the wrong recipient', (gate) => signPayment(app, agent, gate, { to: newWallet().address }), 'invalid_exact_evm_payload_recipient_mismatch'],
-        ['the wrong amount', (gate) => signPayment(app, agent, gate, { value: 9_999n }), 'invalid_exact_evm_payload_authorization_value'],
-        ['an expired window', (gate) => signPayment(app, agent, gate, { validBefore: now() - 1n }), 'invalid_exact_evm_payload_authorization_valid_before'],
-        ['a window closing within 6 s', (gate) => signPayment(app, agent, gate, { validBefore: now() + 3n }), 'invalid_exact_evm_payload_authorization_valid_before'],
-        ['a window open for ever (validBefore 2^255)', (gate) => signPayment(app, agent, gate, { validBefore: 2n ** 255n }), 'invalid_exact_evm_payload_authorization_valid_before'],
-        ['a window open longer than 300 s and the clock skew', (gate) => signPayment(app, agent, gate, { validBefore: now() + 300n + 120n }), 'invalid_exact_evm_payload_authorization_valid_before'],
-        ['a window not open yet', (gate) => signPayment(app, agent, gate, { validAfter: now() + 120n }), 'invalid_exact_evm_payload_authorization_valid_after'],
-        ['a signature by someone else', (gate) => signPayment(app, agent, gate, { signer: newWallet() }), 'invalid_exact_evm_payload_signature'],
+        [
+          'the wrong recipient',
+          (gate) => signPayment(app, agent, gate, { to: newWallet().address }),
+          'invalid_exact_evm_payload_recipient_mismatch',
+        ],
+        [
+          'the wrong amount',
+          (gate) => signPayment(app, agent, gate, { value: 9_999n }),
+          'invalid_exact_evm_payload_authorization_value',
+        ],
+        [
+          'an expired window',
+          (gate) => signPayment(app, agent, gate, { validBefore: now() - 1n }),
+          'invalid_exact_evm_payload_authorization_valid_before',
+        ],
+        [
+          'a window closing within 6 s',
+          (gate) => signPayment(app, agent, gate, { validBefore: now() + 3n }),
+          'invalid_exact_evm_payload_authorization_valid_before',
+        ],
+        [
+          'a window open for ever (validBefore 2^255)',
+          (gate) => signPayment(app, agent, gate, { validBefore: 2n ** 255n }),
+          'invalid_exact_evm_payload_authorization_valid_before',
+        ],
+        [
+          'a window open longer than 300 s and the clock skew',
+          (gate) => signPayment(app, agent, gate, { validBefore: now() + 300n + 120n }),
+          'invalid_exact_evm_payload_authorization_valid_before',
+        ],
+        [
+          'a window not open yet',
+          (gate) => signPayment(app, agent, gate, { validAfter: now() + 120n }),
+          'invalid_exact_evm_payload_authorization_valid_after',
+        ],
+        [
+          'a signature by someone else',
+          (gate) => signPayment(app, agent, gate, { signer: newWallet() }),
+          'invalid_exact_evm_payload_signature',
+        ],
         ['another network', (gate) => signPayment(app, agent, gate, { network: 'base' }), 'invalid_network'],
         // The token itself judges the signature when the settlement is simulated: these reach it.
-        ['a nonce swapped after signing', async (gate) => withAuthorization(await signPayment(app, agent, gate), { nonce: `0x${'ab'.repeat(32)}` }), 'invalid_exact_evm_payload_signature'],
-        ['validBefore moved after signing', async (gate) => withAuthorization(await signPayment(app, agent, gate), { validBefore: String(now() + 200n) }), 'invalid_exact_evm_payload_signature'],
-        ['the malleable (high-s) twin of a valid signature', async (gate) => withSignature(await signPayment(app, agent, gate), highSTwin), 'invalid_exact_evm_payload_signature'],
-        ['a signature by the payer for another token', async (gate) => signForOtherToken(gate), 'invalid_exact_evm_payload_signature'],
-        ['a signature of zeros', async (gate) => withSignature(await signPayment(app, agent, gate), () => `0x${'00'.repeat(65)}`), 'invalid_exact_evm_payload_signature'],
+        [
+          'a nonce swapped after signing',
+          async (gate) => withAuthorization(await signPayment(app, agent, gate), { nonce: `0x${'ab'.repeat(32)}` }),
+          'invalid_exact_evm_payload_signature',
+        ],
+        [
+          'validBefore moved after signing',
+          async (gate) => withAuthorization(await signPayment(app, agent, gate), { validBefore: String(now() + 200n) }),
+          'invalid_exact_evm_payload_signature',
+        ],
+        [
+          'the malleable (high-s) twin of a valid signature',
+          async (gate) => withSignature(await signPayment(app, agent, gate), highSTwin),
+          'invalid_exact_evm_payload_signature',
+        ],
+        [
+          'a signature by the payer for another token',
+          async (gate) => signForOtherToken(gate),
+          'invalid_exact_evm_payload_signature',
+        ],
+        [
+          'a signature of zeros',
+          async (gate) => withSignature(await signPayment(app, agent, gate), () => `0x${'00'.repeat(65)}`),
+          'invalid_exact_evm_payload_signature',
+        ],
         ['an insufficient balance', (gate) => signPayment(app, newWallet(), gate), 'insufficient_funds'],
       ];
       it.each(cases)('%s', async (_, sign, reason) => {
@@ -142,16 +231,22 @@ describe('paying a gate', () => {
 
       it('says why a window too long is refused, and takes one of the longest allowed', async () => {
         const tooLong = await openGate(app, site, '/reject/long-window');
-        const refused = await verify(tooLong.id, { payment: await signPayment(app, agent, tooLong, { validBefore: 2n ** 255n }) });
+        const refused = await verify(tooLong.id, {
+          payment: await signPayment(app, agent, tooLong, { validBefore: 2n ** 255n }),
+        });
         expect(refused.body.detail).toMatch(/at most 300 s/);
         const longest = await openGate(app, site, '/accept/longest-window');
-        const paid = await verify(longest.id, { payment: await signPayment(app, agent, longest, { validBefore: now() + 300n }) });
+        const paid = await verify(longest.id, {
+          payment: await signPayment(app, agent, longest, { validBefore: now() + 300n }),
+        });
         expect(paid.status === 200 ? 200 : paid).toBe(200);
       });
 
       it('a malformed payload', async () => {
         const gate = await openGate(app, site, '/reject/malformed');
-        const response = await verify(gate.id, { payment: { x402Version: 1, scheme: 'exact', network: 'local', payload: { signature: 'nope' } } });
+        const response = await verify(gate.id, {
+          payment: { x402Version: 1, scheme: 'exact', network: 'local', payload: { signature: 'nope' } },
+        });
         expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_payload' } });
       });
 
@@ -159,13 +254,25 @@ describe('paying a gate', () => {
         const gate = await openGate(app, site, '/reject/nonce');
         const payment = await signPayment(app, agent, gate);
         const auth = payment.payload.authorization;
-        const relayer = createWalletClient({ account: newWallet(), chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+        const relayer = createWalletClient({
+          account: newWallet(),
+          chain: app.chain.relayer.chain,
+          transport: http(app.chain.rpcUrl),
+        });
         await fundEth(app, relayer.account.address);
         const hash = await relayer.writeContract({
           address: app.chain.usdc,
           abi: USDC_ABI,
           functionName: 'transferWithAuthorization',
-          args: [auth.from, auth.to, BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce, payment.payload.signature],
+          args: [
+            auth.from,
+            auth.to,
+            BigInt(auth.value),
+            BigInt(auth.validAfter),
+            BigInt(auth.validBefore),
+            auth.nonce,
+            payment.payload.signature,
+          ],
         });
         await app.chain.publicClient.waitForTransactionReceipt({ hash });
         const response = await verify(gate.id, { payment });
@@ -176,18 +283,39 @@ describe('paying a gate', () => {
     it('settles a smart wallet’s ERC-1271 authorization, and refuses one its signer did not sign', async () => {
       const owner = newWallet();
       await fundEth(app, owner.address);
-      const deploy = createWalletClient({ account: owner, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-      const deployed = await deploy.deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+      const deploy = createWalletClient({
+        account: owner,
+        chain: app.chain.relayer.chain,
+        transport: http(app.chain.rpcUrl),
+      });
+      const deployed = await deploy.deployContract({
+        abi: testWalletAbi,
+        bytecode: testWalletBytecode,
+        args: [owner.address],
+      } as never);
       const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
       await fundUsdc(app, smartWallet, '1');
       // The wallet's isValidSignature takes its signer's ECDSA signature of the EIP-712 digest.
       const signedBy = async (signer: PrivateKeyAccount, gate: any) => {
-        const authorization = buildAuthorization({ from: smartWallet, to: gate.pay_to, value: BigInt(gate.amount), validForSeconds: 300 });
-        const digest = hashTypedData({ domain: usdcDomain(app.chain.chainId, app.chain.usdc), types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: authorization });
+        const authorization = buildAuthorization({
+          from: smartWallet,
+          to: gate.pay_to,
+          value: BigInt(gate.amount),
+          validForSeconds: 300,
+        });
+        const digest = hashTypedData({
+          domain: usdcDomain(app.chain.chainId, app.chain.usdc),
+          types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+          primaryType: 'TransferWithAuthorization',
+          message: authorization,
+        });
         return exactPaymentV1(gate.accepts[0].network, authorization, await signer.sign({ hash: digest }));
       };
       const forged = await openGate(app, site, '/smart-wallet/forged');
-      expect((await verify(forged.id, { payment: await signedBy(newWallet(), forged) })).body).toEqual({ detail: expect.any(String), reason: 'invalid_exact_evm_payload_signature' });
+      expect((await verify(forged.id, { payment: await signedBy(newWallet(), forged) })).body).toEqual({
+        detail: expect.any(String),
+        reason: 'invalid_exact_evm_payload_signature',
+      });
       const gate = await openGate(app, site, '/smart-wallet/paid');
       const paid = await verify(gate.id, { payment: await signedBy(owner, gate) });
       expect(paid.status === 200 ? 200 : paid).toBe(200);
@@ -197,7 +325,10 @@ describe('paying a gate', () => {
     it('answers 422 unless exactly one of payment or tx_hash is sent', async () => {
       const gate = await openGate(app, site, '/article/bad-body');
       expect((await verify(gate.id, {})).status).toBe(422);
-      expect((await verify(gate.id, { payment: await signPayment(app, agent, gate), tx_hash: `0x${'a'.repeat(64)}` })).status).toBe(422);
+      expect(
+        (await verify(gate.id, { payment: await signPayment(app, agent, gate), tx_hash: `0x${'a'.repeat(64)}` }))
+          .status,
+      ).toBe(422);
       expect((await verify(gate.id, { tx_hash: '0x1234' })).body.detail[0]).toMatchObject({ loc: ['body', 'tx_hash'] });
     });
   });
@@ -208,10 +339,16 @@ describe('paying a gate', () => {
       await fundUsdc(app, payer.address, '1');
       await fundEth(app, payer.address);
     });
-    const walletOf = (account: PrivateKeyAccount) => createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    const walletOf = (account: PrivateKeyAccount) =>
+      createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
     const wallet = () => walletOf(payer);
     const send = async (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc, from = payer) => {
-      const hash = await walletOf(from).writeContract({ address: asset, abi: USDC_ABI, functionName: 'transfer', args: [to, value] });
+      const hash = await walletOf(from).writeContract({
+        address: asset,
+        abi: USDC_ABI,
+        functionName: 'transfer',
+        args: [to, value],
+      });
       await app.chain.publicClient.waitForTransactionReceipt({ hash });
       return hash;
     };
@@ -228,7 +365,12 @@ describe('paying a gate', () => {
       const body = await proof(gate, hash);
       const paid = await verify(gate.id, body);
       expect(paid.status === 200 ? 200 : paid).toBe(200); // on failure, the whole answer is shown
-      expect(paid.body).toMatchObject({ status: 'paid', tx_hash: hash, payer: payer.address.toLowerCase(), url: '/tx/paid' });
+      expect(paid.body).toMatchObject({
+        status: 'paid',
+        tx_hash: hash,
+        payer: payer.address.toLowerCase(),
+        url: '/tx/paid',
+      });
       expect((await checkToken(paid.body.access_token)).body.valid).toBe(true);
       expect((await verify(gate.id, body)).body).toEqual(paid.body);
       const other = await openGate(app, site, '/tx/other');
@@ -242,7 +384,10 @@ describe('paying a gate', () => {
       expect((await verify(gate.id, await proof(gate, hash))).status).toBe(200);
       for (const replay of [{ tx_hash: hash }, await proof(gate, hash, newWallet())]) {
         const response = await verify(gate.id, replay);
-        expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature', detail: expect.any(String) } });
+        expect(response).toMatchObject({
+          status: 402,
+          body: { reason: 'invalid_transfer_proof_signature', detail: expect.any(String) },
+        });
         expect(response.body.access_token).toBeUndefined();
       }
     });
@@ -262,7 +407,10 @@ describe('paying a gate', () => {
         const selfSigned = await verify(thiefGate.id, await proof(thiefGate, hash, newWallet()));
         expect(selfSigned).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
         for (const garbage of ['0xabcdef', `0x${'11'.repeat(65)}`, `0x${'00'.repeat(65)}`]) {
-          expect(await verify(thiefGate.id, { tx_hash: hash, signature: garbage })).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+          expect(await verify(thiefGate.id, { tx_hash: hash, signature: garbage })).toMatchObject({
+            status: 402,
+            body: { reason: 'invalid_transfer_proof_signature' },
+          });
         }
         expect(await recorded(hash)).toBe(0);
         expect((await app.call('GET', `/v1/gates/${thiefGate.id}`)).body.status).toBe('open');
@@ -288,16 +436,28 @@ describe('paying a gate', () => {
     it('takes a smart wallet’s ERC-1271 signature for the transfer it made', async () => {
       const owner = newWallet();
       await fundEth(app, owner.address);
-      const deployed = await walletOf(owner).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+      const deployed = await walletOf(owner).deployContract({
+        abi: testWalletAbi,
+        bytecode: testWalletBytecode,
+        args: [owner.address],
+      } as never);
       const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
       await fundUsdc(app, smartWallet, '1');
       const gate = await openGate(app, site, '/tx/smart-wallet');
       const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
-      const hash = await walletOf(owner).writeContract({ address: smartWallet, abi: testWalletAbi, functionName: 'execute', args: [app.chain.usdc, transfer] } as never);
+      const hash = await walletOf(owner).writeContract({
+        address: smartWallet,
+        abi: testWalletAbi,
+        functionName: 'execute',
+        args: [app.chain.usdc, transfer],
+      } as never);
       await app.chain.publicClient.waitForTransactionReceipt({ hash });
 
       // The wallet's isValidSignature accepts its owner's signature of the EIP-191 digest, and no one else's.
-      expect(await verify(gate.id, await proof(gate, hash, newWallet()))).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+      expect(await verify(gate.id, await proof(gate, hash, newWallet()))).toMatchObject({
+        status: 402,
+        body: { reason: 'invalid_transfer_proof_signature' },
+      });
       const paid = await verify(gate.id, await proof(gate, hash, owner));
       expect(paid.status === 200 ? 200 : paid).toBe(200);
       expect(paid.body.payer).toBe(smartWallet.toLowerCase());
@@ -322,13 +482,25 @@ describe('paying a gate', () => {
     it('rejects a transfer of another amount', async () => {
       const gate = await openGate(app, site, '/tx/short');
       const response = await verify(gate.id, await proof(gate, await send(payTo, 9_000n)));
-      expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_payload_authorization_value' } });
+      expect(response).toMatchObject({
+        status: 402,
+        body: { reason: 'invalid_exact_evm_payload_authorization_value' },
+      });
     });
 
     it('rejects a transfer of another token', async () => {
-      const deployHash = await wallet().deployContract({ abi: testUsdcAbi, bytecode: testUsdcBytecode, args: ['USD Coin', '2'] } as never);
+      const deployHash = await wallet().deployContract({
+        abi: testUsdcAbi,
+        bytecode: testUsdcBytecode,
+        args: ['USD Coin', '2'],
+      } as never);
       const { contractAddress } = await app.chain.publicClient.waitForTransactionReceipt({ hash: deployHash });
-      const mintHash = await wallet().writeContract({ address: contractAddress!, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 1_000_000n] } as never);
+      const mintHash = await wallet().writeContract({
+        address: contractAddress!,
+        abi: testUsdcAbi,
+        functionName: 'mint',
+        args: [payer.address, 1_000_000n],
+      } as never);
       await app.chain.publicClient.waitForTransactionReceipt({ hash: mintHash });
       const gate = await openGate(app, site, '/tx/fake-token');
       const response = await verify(gate.id, await proof(gate, await send(payTo, 10_000n, contractAddress!)));
@@ -339,7 +511,10 @@ describe('paying a gate', () => {
       const hash = await send(payTo, 10_000n);
       // A gate offered a minute after the transfer, as the middleware mints it with the site's secret.
       const now = Math.floor(Date.now() / 1000);
-      const later = signGate({ ...readGate((await openGate(app, site, '/tx/too-early')).id)!, iat: now + 60, exp: now + 900 }, site.secret);
+      const later = signGate(
+        { ...readGate((await openGate(app, site, '/tx/too-early')).id)!, iat: now + 60, exp: now + 900 },
+        site.secret,
+      );
       const response = await verify(later, await proof(readGate(later)!, hash));
       expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_predates_gate' } });
     });
@@ -367,21 +542,36 @@ describe('paying a gate', () => {
     it('are checked only with a valid site token', async () => {
       expect((await app.call('POST', '/v1/access-tokens/verify', { body: { token: 'x.y' } })).status).toBe(401);
       expect((await checkToken('x.y', undefined, `st_${'A'.repeat(43)}`)).status).toBe(401);
-      expect((await app.call('POST', '/v1/access-tokens/verify', { body: {}, headers: { 'x-site-token': site.siteToken } })).status).toBe(422);
+      expect(
+        (await app.call('POST', '/v1/access-tokens/verify', { body: {}, headers: { 'x-site-token': site.siteToken } }))
+          .status,
+      ).toBe(422);
     });
-
 
     it('bind to the paid path: a cheap path’s token does not open another path', async () => {
       const gate = await openGate(app, site, '/cheap/teaser');
       expect(gate.price_usd).toBe('0.001');
       const paid = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
       expect((await checkToken(paid.body.access_token, '/cheap/teaser')).body.valid).toBe(true);
-      expect((await checkToken(paid.body.access_token, '/premium/report')).body).toEqual({ valid: false, reason: 'wrong_path' });
+      expect((await checkToken(paid.body.access_token, '/premium/report')).body).toEqual({
+        valid: false,
+        reason: 'wrong_path',
+      });
     });
 
     it('are invalid once expired, tampered with, or shown to another site', async () => {
       const now = Math.floor(Date.now() / 1000);
-      const expired = signAccessToken({ gate_id: '00000000-0000-4000-8000-000000000000', site_id: site.siteId, url: '/a', kid: site.kid, iat: now - 3600, exp: now - 1 }, site.secret);
+      const expired = signAccessToken(
+        {
+          gate_id: '00000000-0000-4000-8000-000000000000',
+          site_id: site.siteId,
+          url: '/a',
+          kid: site.kid,
+          iat: now - 3600,
+          exp: now - 1,
+        },
+        site.secret,
+      );
       expect((await checkToken(expired)).body).toEqual({ valid: false, reason: 'expired' });
 
       const gate = await openGate(app, site, '/article/tokens');

@@ -24,11 +24,15 @@ describe('a payer’s token from public data', () => {
 
   it('cannot be had with the history’s gate and hash, nor with the authorization read back from calldata', async () => {
     const gate = await openGate(app, site, '/public/report');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, victim, gate) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, victim, gate) },
+    });
     expect(paid.status).toBe(200);
 
     // What a stranger sees by the victim's public address.
-    const history = await app.call('GET', '/v1/agents/me/payments', { headers: { 'x-wallet-address': victim.address } });
+    const history = await app.call('GET', '/v1/agents/me/payments', {
+      headers: { 'x-wallet-address': victim.address },
+    });
     const [item] = history.body.items;
     expect(item).toMatchObject({ gate_id: gate.ref, tx_hash: paid.body.tx_hash });
     expect(JSON.stringify(history.body)).not.toContain(gate.id);

@@ -43,7 +43,9 @@ export class ReconcilerService {
   /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
   async runOnce(): Promise<ReconcileReport> {
     return this.db.sql.session(async (session) => {
-      const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RECONCILER_LOCK]);
+      const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+        RECONCILER_LOCK,
+      ]);
       if (!locked) return { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: true };
       try {
         return await this.reconcileOpenPayments();
@@ -64,7 +66,10 @@ export class ReconcilerService {
       orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],
       take: BATCH,
     });
-    await this.db.prisma.payment.updateMany({ where: { id: { in: open.map((payment) => payment.id) } }, data: { checkedAt: new Date() } });
+    await this.db.prisma.payment.updateMany({
+      where: { id: { in: open.map((payment) => payment.id) } },
+      data: { checkedAt: new Date() },
+    });
     for (const payment of open) {
       try {
         report[await this.reconcile(payment)] += 1;
@@ -104,7 +109,10 @@ export class ReconcilerService {
     if (auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n) {
       const hash = await sendSettlement(this.chain, auth);
       // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
-      await this.db.prisma.payment.updateMany({ where: { id: payment.id, status: { not: 'confirmed' } }, data: { status: 'submitted', txHash: hash } });
+      await this.db.prisma.payment.updateMany({
+        where: { id: payment.id, status: { not: 'confirmed' } },
+        data: { status: 'submitted', txHash: hash },
+      });
       this.logger.log(`Resubmitted the settlement of gate ${payment.gateId}: ${hash}`);
       return 'resubmitted';
     }

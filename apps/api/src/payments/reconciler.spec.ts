@@ -30,17 +30,29 @@ describe('settlements that outlive their request', () => {
 
   it('finishes a settlement whose request gave up after broadcasting, once, without a second charge', async () => {
     // An instance that answers as soon as the transaction is sent, then dies.
-    const dying = await startTestApp({ database: db.database, masterKey, config: { chain: { settlementTimeoutMs: 0 } } });
+    const dying = await startTestApp({
+      database: db.database,
+      masterKey,
+      config: { chain: { settlementTimeoutMs: 0 } },
+    });
     const gate = await openGate(dying, site, '/reconcile/sent');
     const payment = await signPayment(dying, agent, gate);
     const pending = await dying.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     expect(pending.status).toBe(202);
     expect(pending.headers.get('retry-after')).toBe('5');
-    expect(pending.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id, tx_hash: expect.stringMatching(/^0x/) });
+    expect(pending.body).toMatchObject({
+      status: 'settlement_pending',
+      gate_id: gate.id,
+      tx_hash: expect.stringMatching(/^0x/),
+    });
     await dying.app.close();
 
     // A fresh instance on the same database; its background reconciler completes the payment.
-    const survivor = await startTestApp({ database: db.database, masterKey, config: { chain: { reconcileIntervalMs: 100 } } });
+    const survivor = await startTestApp({
+      database: db.database,
+      masterKey,
+      config: { chain: { reconcileIntervalMs: 100 } },
+    });
     let status = 'settling';
     for (let i = 0; i < 100 && status !== 'paid'; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -57,7 +69,9 @@ describe('settlements that outlive their request', () => {
   /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
   async function claimedButNeverSent(url: string, validForSeconds = 300) {
     const gate = await openGate(app, site, url);
-    const signed = await signPayment(app, agent, gate, { validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds) });
+    const signed = await signPayment(app, agent, gate, {
+      validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds),
+    });
     const auth = toSignedAuthorization(signed.payload as never);
     await app.database.prisma.payment.create({
       data: {
@@ -102,14 +116,18 @@ describe('settlements that outlive their request', () => {
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {
     const offline = await startTestApp({ database: db.database, masterKey, chainRpcUrl: 'http://127.0.0.1:9' });
     const gate = await openGate(offline, site, '/reconcile/offline');
-    const response = await offline.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    const response = await offline.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate) },
+    });
     expect(response.status).toBe(503);
     expect(response.body.detail).toMatch(/unreachable/);
     expect((await offline.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     await offline.app.close();
 
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate) },
+    });
     expect(paid.status).toBe(200);
   });
 
@@ -138,7 +156,7 @@ describe('settlements that outlive their request', () => {
     // Passes that ran: on PostgreSQL another test file's reconciler may hold the (database-wide) lock.
     const passes = async (count: number) => {
       const reports: Awaited<ReturnType<typeof reconcile>>[] = [];
-      for (const started = Date.now(); reports.length < count && Date.now() - started < 30_000; ) {
+      for (const started = Date.now(); reports.length < count && Date.now() - started < 30_000;) {
         const report = await reconcile(app);
         if (report.skipped) await new Promise((resolve) => setTimeout(resolve, 50));
         else reports.push(report);

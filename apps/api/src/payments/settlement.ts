@@ -12,19 +12,37 @@ export async function sendFromRelayer(chain: ChainContext, to: Address, data: He
   const { relayer } = chain;
   // Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast.
   const request = await relayer.prepareTransactionRequest({ to, data, type: 'eip1559', parameters: ['fees', 'gas'] });
-  const transaction = { type: 'eip1559', chainId: chain.chainId, to, data, gas: request.gas, maxFeePerGas: request.maxFeePerGas, maxPriorityFeePerGas: request.maxPriorityFeePerGas } as const;
+  const transaction = {
+    type: 'eip1559',
+    chainId: chain.chainId,
+    to,
+    data,
+    gas: request.gas,
+    maxFeePerGas: request.maxFeePerGas,
+    maxPriorityFeePerGas: request.maxPriorityFeePerGas,
+  } as const;
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) =>
-    relayer.sendRawTransaction({ serializedTransaction: await relayer.account.signTransaction!({ ...transaction, nonce }) }),
+    relayer.sendRawTransaction({
+      serializedTransaction: await relayer.account.signTransaction!({ ...transaction, nonce }),
+    }),
   );
 }
 
 /** The receipt once it has enough confirmations, or null when `timeoutMs` passes first. */
-export async function waitForReceipt(chain: ChainContext, hash: Hash, timeoutMs: number): Promise<TransactionReceipt | null> {
+export async function waitForReceipt(
+  chain: ChainContext,
+  hash: Hash,
+  timeoutMs: number,
+): Promise<TransactionReceipt | null> {
   if (timeoutMs <= 0) return null;
   try {
-    return await chain.publicClient.waitForTransactionReceipt({ hash, confirmations: chain.confirmations, timeout: timeoutMs });
+    return await chain.publicClient.waitForTransactionReceipt({
+      hash,
+      confirmations: chain.confirmations,
+      timeout: timeoutMs,
+    });
   } catch (error) {
     if ((error as { name?: unknown }).name === 'WaitForTransactionReceiptTimeoutError') return null;
     throw error;

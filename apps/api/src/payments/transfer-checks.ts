@@ -25,23 +25,42 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   if (!receipt) {
     const transaction = await onChain(() => chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull));
     if (transaction) return { kind: 'pending' };
-    throw new PaymentRejected(TRANSFER_REASONS.transactionNotFound, `Transaction ${hash} is not known on ${chain.network.name}`);
+    throw new PaymentRejected(
+      TRANSFER_REASONS.transactionNotFound,
+      `Transaction ${hash} is not known on ${chain.network.name}`,
+    );
   }
-  if (receipt.status !== 'success') throw new PaymentRejected(TRANSFER_REASONS.transactionFailed, 'The transaction reverted on chain');
+  if (receipt.status !== 'success')
+    throw new PaymentRejected(TRANSFER_REASONS.transactionFailed, 'The transaction reverted on chain');
 
   const transfers = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs, strict: true });
   const usdc = transfers.filter((log) => log.address.toLowerCase() === chain.usdc.toLowerCase());
-  if (usdc.length === 0) throw new PaymentRejected(TRANSFER_REASONS.noUsdcTransfer, `The transaction holds no transfer of the gate's asset ${chain.usdc}`);
+  if (usdc.length === 0)
+    throw new PaymentRejected(
+      TRANSFER_REASONS.noUsdcTransfer,
+      `The transaction holds no transfer of the gate's asset ${chain.usdc}`,
+    );
   const toPayee = usdc.filter((log) => log.args.to.toLowerCase() === gate.payTo.toLowerCase());
-  if (toPayee.length === 0) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_recipient_mismatch, `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`);
+  if (toPayee.length === 0)
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
+      `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`,
+    );
   const exact = toPayee.find((log) => log.args.value === gate.micros);
-  if (!exact) throw new PaymentRejected(X402_REASONS.invalid_exact_evm_payload_authorization_value, `The transfer to pay_to is not exactly the gate's ${gate.micros} atomic units`);
+  if (!exact)
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_authorization_value,
+      `The transfer to pay_to is not exactly the gate's ${gate.micros} atomic units`,
+    );
 
   const head = await onChain(() => chain.publicClient.getBlockNumber({ cacheTime: 0 }));
   if (head - receipt.blockNumber + 1n < BigInt(chain.confirmations)) return { kind: 'pending' };
   const block = await onChain(() => chain.publicClient.getBlock({ blockNumber: receipt.blockNumber }));
   if (block.timestamp + CHAIN_CLOCK_SKEW_SECONDS < BigInt(gate.iat)) {
-    throw new PaymentRejected(TRANSFER_REASONS.predatesGate, 'The transfer was mined before this gate was created; it cannot pay for it');
+    throw new PaymentRejected(
+      TRANSFER_REASONS.predatesGate,
+      'The transfer was mined before this gate was created; it cannot pay for it',
+    );
   }
   return { kind: 'proven', transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}` } };
 }
@@ -51,12 +70,22 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
  * only the payer can spend its transfer: the hash alone is public on the chain. Checked before
  * anything is recorded, so a refused proof leaves the transfer to its payer.
  */
-export async function checkPayerSignature(chain: ChainContext, gateRef: string, hash: Hash, payer: `0x${string}`, signature: Hex | undefined): Promise<void> {
+export async function checkPayerSignature(
+  chain: ChainContext,
+  gateRef: string,
+  hash: Hash,
+  payer: `0x${string}`,
+  signature: Hex | undefined,
+): Promise<void> {
   const message = transferProofMessage(gateRef, hash);
   const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
-  if (signature === undefined) throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
-  const valid = await onChain(() => chain.publicClient.verifyMessage({ address: payer, message, signature, mode: 'eoa' }));
-  if (!valid) throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
+  if (signature === undefined)
+    throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
+  const valid = await onChain(() =>
+    chain.publicClient.verifyMessage({ address: payer, message, signature, mode: 'eoa' }),
+  );
+  if (!valid)
+    throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
 }
 
 function notFoundAsNull(error: unknown): null {

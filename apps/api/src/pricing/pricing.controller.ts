@@ -25,7 +25,11 @@ export class PricingController {
   @ApiOperation({ summary: 'Replace the site’s pricing: default price and ordered rules' })
   @ApiResponse({ status: 200, type: PricingAppliedView, description: 'Replaces every rule of the site.' })
   @ApiResponse({ status: 422, description: 'Validation error: `detail` is a list of {loc, msg, type, input?, ctx?}' })
-  async replace(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Body() body: PricingDto): Promise<PricingAppliedView> {
+  async replace(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Body() body: PricingDto,
+  ): Promise<PricingAppliedView> {
     return this.pricing.replace(await this.sites.owned(publisher, siteId), body);
   }
 
@@ -38,12 +42,28 @@ export class PricingController {
 
   @Get('resolve')
   @ApiOperation({ summary: 'Which rule prices a path, and at what price' })
-  @ApiQuery({ name: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH }, description: 'A path or URL to price, e.g. /blog/post-1?ref=x' })
+  @ApiQuery({
+    name: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
+    description: 'A path or URL to price, e.g. /blog/post-1?ref=x',
+  })
   @ApiResponse({ status: 200, type: PriceResolutionView, description: 'Which rule wins for a path, and its price.' })
-  async resolve(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Query('path') path: unknown): Promise<PriceResolutionView> {
+  async resolve(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Query('path') path: unknown,
+  ): Promise<PriceResolutionView> {
     const site = await this.sites.owned(publisher, siteId);
     if (typeof path !== 'string' || path.length === 0 || path.length > MAX_URL_LENGTH) {
-      throw new ValidationFailed([{ loc: ['query', 'path'], msg: `path is required: a path or URL of at most ${MAX_URL_LENGTH} characters`, type: 'missing', input: path }]);
+      throw new ValidationFailed([
+        {
+          loc: ['query', 'path'],
+          msg: `path is required: a path or URL of at most ${MAX_URL_LENGTH} characters`,
+          type: 'missing',
+          input: path,
+        },
+      ]);
     }
     return this.pricing.resolve(site, path);
   }

@@ -1,4 +1,11 @@
-import { MAX_PRICE_STRING_LENGTH, PRICE_STRING_PATTERN, type PriceResolution, type Pricing, type PricingApplied, type PricingRule } from '@crawlgate/core';
+import {
+  MAX_PRICE_STRING_LENGTH,
+  PRICE_STRING_PATTERN,
+  type PriceResolution,
+  type Pricing,
+  type PricingApplied,
+  type PricingRule,
+} from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
@@ -16,7 +23,10 @@ const PRICE_DOC = {
 };
 
 export class PriceRuleDto {
-  @ApiPropertyOptional({ description: 'fnmatch-style glob: `*` one segment, `?` one character, `[...]` a class; `**` is rejected.', example: '/blog/*' })
+  @ApiPropertyOptional({
+    description: 'fnmatch-style glob: `*` one segment, `?` one character, `[...]` a class; `**` is rejected.',
+    example: '/blog/*',
+  })
   @ValidateIf((rule: PriceRuleDto) => rule.path_pattern === undefined || rule.path !== undefined)
   @IsDefined({ message: 'Each rule needs `path` (or its alias `path_pattern`)' })
   @IsString()
@@ -39,7 +49,11 @@ export class PricingDto {
   @IsPriceUsd()
   default_price_usd!: number | string;
 
-  @ApiPropertyOptional({ type: [PriceRuleDto], maxItems: MAX_RULES_PER_SITE, description: 'Ordered; the first matching rule sets the price.' })
+  @ApiPropertyOptional({
+    type: [PriceRuleDto],
+    maxItems: MAX_RULES_PER_SITE,
+    description: 'Ordered; the first matching rule sets the price.',
+  })
   @Optional()
   @IsArray()
   @ArrayMaxSize(MAX_RULES_PER_SITE)
@@ -66,8 +80,14 @@ export class PricingView implements Pricing {
 }
 
 export class PriceResolutionView implements PriceResolution {
-  @ApiProperty({ description: 'The path the rules were matched against (query removed, percent-decoded).' }) path!: string;
+  @ApiProperty({ description: 'The path the rules were matched against (query removed, percent-decoded).' })
+  path!: string;
   @ApiProperty() price_usd!: string;
-  @ApiProperty({ nullable: true, type: 'integer', description: 'Index of the winning rule; null when the default applied.' }) rule!: number | null;
+  @ApiProperty({
+    nullable: true,
+    type: 'integer',
+    description: 'Index of the winning rule; null when the default applied.',
+  })
+  rule!: number | null;
   @ApiProperty({ nullable: true, type: String }) pattern!: string | null;
 }

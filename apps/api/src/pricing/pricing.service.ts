@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath, type PriceResolution, type PriceTable, type Pricing, type PricingApplied } from '@crawlgate/core';
+import {
+  compilePriceTable,
+  formatMicrosUsd,
+  parsePriceUsd,
+  requestPath,
+  type PriceResolution,
+  type PriceTable,
+  type Pricing,
+  type PricingApplied,
+} from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Site } from '../generated/prisma/client';
@@ -24,17 +33,31 @@ export class PricingService {
     const rules = (input.rules ?? []).map((rule, index) => {
       if (rule.path !== undefined && rule.path_pattern !== undefined && rule.path !== rule.path_pattern) {
         throw new ValidationFailed([
-          { loc: ['body', 'rules', index, 'path_pattern'], msg: 'path and path_pattern differ; send one of them', type: 'value_error', input: rule.path_pattern },
+          {
+            loc: ['body', 'rules', index, 'path_pattern'],
+            msg: 'path and path_pattern differ; send one of them',
+            type: 'value_error',
+            input: rule.path_pattern,
+          },
         ]);
       }
-      return { siteId: site.id, position: index, pattern: (rule.path ?? rule.path_pattern) as string, priceMicros: micros(rule.price_usd) };
+      return {
+        siteId: site.id,
+        position: index,
+        pattern: (rule.path ?? rule.path_pattern) as string,
+        priceMicros: micros(rule.price_usd),
+      };
     });
     await this.db.prisma.$transaction([
       this.db.prisma.priceRule.deleteMany({ where: { siteId: site.id } }),
       this.db.prisma.priceRule.createMany({ data: rules }),
       this.db.prisma.site.update({
         where: { id: site.id },
-        data: { defaultPriceMicros: micros(input.default_price_usd), pricingVersion: { increment: 1 }, pricingUpdatedAt: new Date() },
+        data: {
+          defaultPriceMicros: micros(input.default_price_usd),
+          pricingVersion: { increment: 1 },
+          pricingUpdatedAt: new Date(),
+        },
       }),
     ]);
     return { rules_applied: rules.length };
@@ -69,6 +92,11 @@ export class PricingService {
 
   async resolve(site: Site, url: string): Promise<PriceResolution> {
     const match = (await this.table(site)).resolve(url);
-    return { path: requestPath(url), price_usd: formatMicrosUsd(match.micros), rule: match.rule, pattern: match.pattern };
+    return {
+      path: requestPath(url),
+      price_usd: formatMicrosUsd(match.micros),
+      rule: match.rule,
+      pattern: match.pattern,
+    };
   }
 }

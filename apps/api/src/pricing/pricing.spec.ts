@@ -12,8 +12,14 @@ describe('pricing API', () => {
   });
   afterAll(() => app.close());
 
-  const put = (body: unknown, target = site) => app.call('PUT', `/v1/sites/${target.siteId}/pricing`, { body, headers: publisher.auth });
-  const resolve = async (path: string) => (await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=${encodeURIComponent(path)}`, { headers: publisher.auth })).body;
+  const put = (body: unknown, target = site) =>
+    app.call('PUT', `/v1/sites/${target.siteId}/pricing`, { body, headers: publisher.auth });
+  const resolve = async (path: string) =>
+    (
+      await app.call('GET', `/v1/sites/${site.siteId}/pricing/resolve?path=${encodeURIComponent(path)}`, {
+        headers: publisher.auth,
+      })
+    ).body;
 
   describe('accepted prices', () => {
     it.each([
@@ -27,26 +33,45 @@ describe('pricing API', () => {
       ['0.0050', '0.005'],
     ])('default_price_usd %p is stored as %p', async (input, stored) => {
       expect((await put({ default_price_usd: input })).status).toBe(200);
-      expect((await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body.default_price_usd).toBe(stored);
+      expect(
+        (await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body.default_price_usd,
+      ).toBe(stored);
     });
   });
 
   describe('rejected prices answer 422 with the spec’s item shape', () => {
-    it.each([['1.0000001'], ['-0.1'], ['.'], ['+-'], [1.5], ['abc'], [null], [true], [{}], ['1e-3'], [' 0.5']])('default_price_usd %p', async (input) => {
-      const response = await put({ default_price_usd: input });
-      expect(response.status).toBe(422);
-      const [item, ...rest] = response.body.detail;
-      expect(rest).toEqual([]);
-      expect(item.loc).toEqual(['body', 'default_price_usd']);
-      expect(typeof item.msg).toBe('string');
-      expect(item.type).toMatch(/^(price_\w+|missing)$/);
-      if (input !== null) expect(item.input).toEqual(input);
-    });
+    it.each([['1.0000001'], ['-0.1'], ['.'], ['+-'], [1.5], ['abc'], [null], [true], [{}], ['1e-3'], [' 0.5']])(
+      'default_price_usd %p',
+      async (input) => {
+        const response = await put({ default_price_usd: input });
+        expect(response.status).toBe(422);
+        const [item, ...rest] = response.body.detail;
+        expect(rest).toEqual([]);
+        expect(item.loc).toEqual(['body', 'default_price_usd']);
+        expect(typeof item.msg).toBe('string');
+        expect(item.type).toMatch(/^(price_\w+|missing)$/);
+        if (input !== null) expect(item.input).toEqual(input);
+      },
+    );
 
     it('a rule price, located by index', async () => {
-      const response = await put({ default_price_usd: '0.01', rules: [{ path: '/a', price_usd: '0.1' }, { path: '/b', price_usd: '2' }] });
+      const response = await put({
+        default_price_usd: '0.01',
+        rules: [
+          { path: '/a', price_usd: '0.1' },
+          { path: '/b', price_usd: '2' },
+        ],
+      });
       expect(response.status).toBe(422);
-      expect(response.body.detail).toEqual([{ loc: ['body', 'rules', 1, 'price_usd'], msg: expect.any(String), type: 'price_range', input: '2', ctx: expect.any(Object) }]);
+      expect(response.body.detail).toEqual([
+        {
+          loc: ['body', 'rules', 1, 'price_usd'],
+          msg: expect.any(String),
+          type: 'price_range',
+          input: '2',
+          ctx: expect.any(Object),
+        },
+      ]);
     });
 
     it('a missing default price', async () => {
@@ -65,7 +90,13 @@ describe('pricing API', () => {
 
   describe('rules', () => {
     it('accepts the pattern as `path` and as `path_pattern`, and replaces all rules', async () => {
-      const first = await put({ default_price_usd: '0.001', rules: [{ path: '/a/*', price_usd: 0.01 }, { path_pattern: '/b/*', price_usd: '0.02' }] });
+      const first = await put({
+        default_price_usd: '0.001',
+        rules: [
+          { path: '/a/*', price_usd: 0.01 },
+          { path_pattern: '/b/*', price_usd: '0.02' },
+        ],
+      });
       expect(first).toMatchObject({ status: 200, body: { rules_applied: 2 } });
       const second = await put({ default_price_usd: '0.001', rules: [{ path_pattern: '/c', price_usd: '0' }] });
       expect(second.body).toEqual({ rules_applied: 1 });
@@ -86,18 +117,28 @@ describe('pricing API', () => {
     it('rejects `**`, a missing pattern, a relative pattern and conflicting aliases', async () => {
       const globstar = await put({ default_price_usd: '0', rules: [{ path: '/blog/**', price_usd: '0.1' }] });
       expect(globstar.status).toBe(422);
-      expect(globstar.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_globstar', input: '/blog/**' });
+      expect(globstar.body.detail[0]).toMatchObject({
+        loc: ['body', 'rules', 0, 'path'],
+        type: 'pattern_globstar',
+        input: '/blog/**',
+      });
       const missing = await put({ default_price_usd: '0', rules: [{ price_usd: '0.1' }] });
       expect(missing.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'missing' });
       const relative = await put({ default_price_usd: '0', rules: [{ path: 'blog', price_usd: '0.1' }] });
       expect(relative.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
-      const conflicting = await put({ default_price_usd: '0', rules: [{ path: '/a', path_pattern: '/b', price_usd: '0.1' }] });
+      const conflicting = await put({
+        default_price_usd: '0',
+        rules: [{ path: '/a', path_pattern: '/b', price_usd: '0.1' }],
+      });
       expect(conflicting.status).toBe(422);
       expect(conflicting.body.detail[0].loc).toEqual(['body', 'rules', 0, 'path_pattern']);
     });
 
     it('rejects rules that are not a list of objects', async () => {
-      expect((await put({ default_price_usd: '0', rules: 'nope' })).body.detail[0]).toMatchObject({ loc: ['body', 'rules'], type: 'list_type' });
+      expect((await put({ default_price_usd: '0', rules: 'nope' })).body.detail[0]).toMatchObject({
+        loc: ['body', 'rules'],
+        type: 'list_type',
+      });
       expect((await put({ default_price_usd: '0', rules: [7] })).status).toBe(422);
     });
 
@@ -144,7 +185,9 @@ describe('pricing API', () => {
   });
 
   it('answers 401 without a key and 422 for a body that is not JSON object', async () => {
-    expect((await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0' } })).status).toBe(401);
+    expect(
+      (await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0' } })).status,
+    ).toBe(401);
     const notObject = await put('just a string');
     expect(notObject.status).toBe(422);
   });
@@ -160,7 +203,10 @@ describe('GET /v1/site (site token)', () => {
   it('shows the site’s prices and how to pay, to its own middleware only', async () => {
     const publisher = await registerPublisher(app);
     const site = await createSite(app, publisher);
-    await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: { default_price_usd: '0.002', rules: [{ path: '/a/*', price_usd: '0.01' }] }, headers: publisher.auth });
+    await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+      body: { default_price_usd: '0.002', rules: [{ path: '/a/*', price_usd: '0.01' }] },
+      headers: publisher.auth,
+    });
     const before = await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } });
     expect(before.status).toBe(200);
     expect(before.body).toEqual({

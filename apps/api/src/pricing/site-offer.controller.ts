@@ -28,14 +28,24 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ example: 'base-sepolia', description: 'The x402 v1 name of the network' }) x402_network!: string;
   @ApiProperty({ example: 'USDC', description: 'The asset’s EIP-712 domain name' }) asset_name!: string;
   @ApiProperty({ example: '2' }) asset_version!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' }) pay_to!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' })
+  pay_to!: string | null;
   @ApiProperty({ type: 'integer', description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
-  @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' }) settlement_timeout_seconds!: number;
+  @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' })
+  settlement_timeout_seconds!: number;
   @ApiProperty({ type: 'integer' }) max_url_length!: number;
   @ApiProperty({ description: 'The API’s public base URL; every verify_url is under it' }) api_base_url!: string;
-  @ApiProperty({ type: BotPolicyOfferView, description: 'The site’s bot policy (PUT /v1/sites/{id}/bot-policy); its version increases with every change' })
+  @ApiProperty({
+    type: BotPolicyOfferView,
+    description: 'The site’s bot policy (PUT /v1/sites/{id}/bot-policy); its version increases with every change',
+  })
   bot_policy!: BotPolicyOffer;
-  @ApiProperty({ type: BatchSettlementOfferView, nullable: true, description: 'The channel terms every gate offers with x402 batch-settlement; null while the site does not take vouchers' })
+  @ApiProperty({
+    type: BatchSettlementOfferView,
+    nullable: true,
+    description:
+      'The channel terms every gate offers with x402 batch-settlement; null while the site does not take vouchers',
+  })
   batch_settlement!: BatchSettlementOfferView | null;
 }
 
@@ -57,7 +67,11 @@ export class SiteOfferController {
   @Get()
   @SiteTokenAuth()
   @ApiOperation({ summary: 'The site’s terms for its middleware: prices, network, asset and pay-to' })
-  @ApiResponse({ status: 200, type: SiteOfferView, description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.' })
+  @ApiResponse({
+    status: 200,
+    type: SiteOfferView,
+    description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.',
+  })
   async offer(@CurrentSite() site: SiteWithPayout, @Req() request: FastifyRequest): Promise<SiteOfferView> {
     const [pricing, botPolicy] = await Promise.all([this.pricing.view(site), this.botPolicies.offer(site.id)]);
     return {

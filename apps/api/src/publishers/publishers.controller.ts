@@ -5,7 +5,14 @@ import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
 import { LimitPerIp } from '../rate-limit/limits';
-import { ApiKeyView, LoginDto, PublisherView, RegisteredPublisherView, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
+import {
+  ApiKeyView,
+  LoginDto,
+  PublisherView,
+  RegisteredPublisherView,
+  RegisterPublisherDto,
+  UpdatePublisherDto,
+} from './publishers.dto';
 import { PublishersService, publisherView } from './publishers.service';
 
 @ApiTags('publishers')
@@ -28,7 +35,11 @@ export class PublishersController {
   @HttpCode(200)
   @LimitPerIp(5)
   @ApiOperation({ summary: 'Log in with email and password: a new API key' })
-  @ApiResponse({ status: 200, type: ApiKeyView, description: 'Logging in rotates the API key: the previous one stops working.' })
+  @ApiResponse({
+    status: 200,
+    type: ApiKeyView,
+    description: 'Logging in rotates the API key: the previous one stops working.',
+  })
   @ApiResponse({ status: 401, description: 'Invalid email or password' })
   login(@Body() body: LoginDto): Promise<ApiKeyView> {
     return this.publishers.login(body);
@@ -49,7 +60,10 @@ export class PublishersController {
   @ApiOperation({ summary: 'Change your name or payout address' })
   @ApiHeader({ name: 'X-Confirm-Password', required: false, description: 'Required when payout_address changes' })
   @ApiResponse({ status: 200, type: PublisherView })
-  @ApiResponse({ status: 401, description: 'Missing or invalid API key, or payout_address changes without the right X-Confirm-Password' })
+  @ApiResponse({
+    status: 401,
+    description: 'Missing or invalid API key, or payout_address changes without the right X-Confirm-Password',
+  })
   update(
     @CurrentPublisher() publisher: Publisher,
     @Body() body: UpdatePublisherDto,

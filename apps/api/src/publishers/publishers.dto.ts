@@ -1,4 +1,10 @@
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type IssuedApiKey, type Publisher, type RegisteredPublisher } from '@crawlgate/core';
+import {
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  type IssuedApiKey,
+  type Publisher,
+  type RegisteredPublisher,
+} from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
@@ -9,37 +15,56 @@ const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' 
 export class RegisterPublisherDto {
   @ApiProperty({ example: 'editor@example.com', maxLength: 254 })
   @Transform(trimLower)
-  @IsDefined() @IsString() @MaxLength(254) @IsEmail({}, { message: 'Must be an email address' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'Must be an email address' })
   email!: string;
 
-  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, example: 'correct horse battery staple' })
-  @IsDefined() @IsString() @MinLength(MIN_PASSWORD_LENGTH) @MaxLength(MAX_PASSWORD_LENGTH)
+  @ApiProperty({
+    minLength: MIN_PASSWORD_LENGTH,
+    maxLength: MAX_PASSWORD_LENGTH,
+    example: 'correct horse battery staple',
+  })
+  @IsDefined()
+  @IsString()
+  @MinLength(MIN_PASSWORD_LENGTH)
+  @MaxLength(MAX_PASSWORD_LENGTH)
   password!: string;
 
   @ApiPropertyOptional({ maxLength: 200, example: 'Example News' })
-  @Optional() @IsString() @MaxLength(200)
+  @Optional()
+  @IsString()
+  @MaxLength(200)
   name?: string;
 }
 
 export class LoginDto {
   @ApiProperty({ example: 'editor@example.com' })
   @Transform(trimLower)
-  @IsDefined() @IsString() @MaxLength(254)
+  @IsDefined()
+  @IsString()
+  @MaxLength(254)
   email!: string;
 
   @ApiProperty()
-  @IsDefined() @IsString() @MaxLength(MAX_PASSWORD_LENGTH)
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
   password!: string;
 }
 
 export class UpdatePublisherDto {
   @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   name?: string | null;
 
   @ApiPropertyOptional({
     type: String,
-    description: 'EVM address that receives payments. Changing it requires the X-Confirm-Password header. null clears it.',
+    description:
+      'EVM address that receives payments. Changing it requires the X-Confirm-Password header. null clears it.',
     example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
     nullable: true,
   })

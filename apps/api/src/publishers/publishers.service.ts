@@ -1,5 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { generateApiKey, sha256Hex, type IssuedApiKey, type Publisher as PublisherBody, type RegisteredPublisher } from '@crawlgate/core';
+import {
+  generateApiKey,
+  sha256Hex,
+  type IssuedApiKey,
+  type Publisher as PublisherBody,
+  type RegisteredPublisher,
+} from '@crawlgate/core';
 import { getAddress } from 'viem';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
 import type { Database } from '../db/database';
@@ -17,7 +23,12 @@ export class PublishersService {
     const apiKey = generateApiKey();
     try {
       const publisher = await this.db.prisma.publisher.create({
-        data: { email: input.email, name: input.name ?? null, passwordHash: await hashPassword(input.password), apiKeyHash: sha256Hex(apiKey) },
+        data: {
+          email: input.email,
+          name: input.name ?? null,
+          passwordHash: await hashPassword(input.password),
+          apiKeyHash: sha256Hex(apiKey),
+        },
       });
       return { ...publisherView(publisher), api_key: apiKey };
     } catch (error) {
@@ -40,17 +51,24 @@ export class PublishersService {
     return { publisher_id: publisher.id, api_key: apiKey };
   }
 
-  async update(publisher: Publisher, input: UpdatePublisherDto, confirmPassword: string | undefined): Promise<PublisherBody> {
+  async update(
+    publisher: Publisher,
+    input: UpdatePublisherDto,
+    confirmPassword: string | undefined,
+  ): Promise<PublisherBody> {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
-      if (!(await verifyPassword(confirmPassword, publisher.passwordHash))) throw unauthorized('X-Confirm-Password does not match');
+      if (!(await verifyPassword(confirmPassword, publisher.passwordHash)))
+        throw unauthorized('X-Confirm-Password does not match');
     }
     const updated = await this.db.prisma.publisher.update({
       where: { id: publisher.id },
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(changesPayout ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null } : {}),
+        ...(changesPayout
+          ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null }
+          : {}),
       },
     });
     return publisherView(updated);

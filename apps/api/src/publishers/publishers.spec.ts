@@ -47,10 +47,16 @@ describe('publishers API', () => {
     });
 
     it('answers 422 for a missing field and for a body that is not an object', async () => {
-      const missing = await app.call('POST', '/v1/publishers/register', { body: { password: 'long enough pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      const missing = await app.call('POST', '/v1/publishers/register', {
+        body: { password: 'long enough pw' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
       expect(missing.status).toBe(422);
       expect(missing.body.detail[0]).toMatchObject({ loc: ['body', 'email'], type: 'missing' });
-      const list = await app.call('POST', '/v1/publishers/register', { body: [1, 2], headers: { 'x-forwarded-for': freshIp() } });
+      const list = await app.call('POST', '/v1/publishers/register', {
+        body: [1, 2],
+        headers: { 'x-forwarded-for': freshIp() },
+      });
       expect(list.status).toBe(422);
       expect(list.body.detail[0]).toMatchObject({ loc: ['body'], type: 'dict_type' });
     });
@@ -60,13 +66,19 @@ describe('publishers API', () => {
       const statuses: number[] = [];
       let last;
       for (let i = 0; i < 6; i++) {
-        last = await app.call('POST', '/v1/publishers/register', { body: { email: `rl-${i}-${ip}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': ip } });
+        last = await app.call('POST', '/v1/publishers/register', {
+          body: { email: `rl-${i}-${ip}@example.com`, password: 'long enough pw' },
+          headers: { 'x-forwarded-for': ip },
+        });
         statuses.push(last.status);
       }
       expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
       expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(last!.body.detail).toMatch(/Rate limit/);
-      const otherIp = await app.call('POST', '/v1/publishers/register', { body: { email: `rl-other-${ip}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      const otherIp = await app.call('POST', '/v1/publishers/register', {
+        body: { email: `rl-other-${ip}@example.com`, password: 'long enough pw' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
       expect(otherIp.status).toBe(201);
     });
   });
@@ -74,18 +86,30 @@ describe('publishers API', () => {
   describe('POST /v1/publishers/login', () => {
     it('rotates the key: the new one works, the old one is 401', async () => {
       const publisher = await registerPublisher(app);
-      const login = await app.call('POST', '/v1/publishers/login', { body: { email: publisher.email, password: publisher.password }, headers: { 'x-forwarded-for': freshIp() } });
+      const login = await app.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password: publisher.password },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
       expect(login.status).toBe(200);
       expect(login.body.api_key).toMatch(/^xk_pub_/);
       expect(login.body.api_key).not.toBe(publisher.apiKey);
-      expect((await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${login.body.api_key}` } })).status).toBe(200);
+      expect(
+        (await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${login.body.api_key}` } }))
+          .status,
+      ).toBe(200);
       expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(401);
     });
 
     it('answers 401 for a wrong password or an unknown email, with one message', async () => {
       const publisher = await registerPublisher(app);
-      const wrong = await app.call('POST', '/v1/publishers/login', { body: { email: publisher.email, password: 'wrong password' }, headers: { 'x-forwarded-for': freshIp() } });
-      const unknown = await app.call('POST', '/v1/publishers/login', { body: { email: 'nobody@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': freshIp() } });
+      const wrong = await app.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password: 'wrong password' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      const unknown = await app.call('POST', '/v1/publishers/login', {
+        body: { email: 'nobody@example.com', password: 'whatever pw' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
       expect([wrong.status, unknown.status]).toEqual([401, 401]);
       expect(wrong.body.detail).toBe(unknown.body.detail);
       expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
@@ -95,7 +119,14 @@ describe('publishers API', () => {
       const ip = freshIp();
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) {
-        statuses.push((await app.call('POST', '/v1/publishers/login', { body: { email: 'x@example.com', password: 'whatever pw' }, headers: { 'x-forwarded-for': ip } })).status);
+        statuses.push(
+          (
+            await app.call('POST', '/v1/publishers/login', {
+              body: { email: 'x@example.com', password: 'whatever pw' },
+              headers: { 'x-forwarded-for': ip },
+            })
+          ).status,
+        );
       }
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     });
@@ -106,7 +137,13 @@ describe('publishers API', () => {
       const publisher = await registerPublisher(app, { name: 'Daily' });
       const me = await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
       expect(me.status).toBe(200);
-      expect(me.body).toEqual({ publisher_id: publisher.publisherId, email: publisher.email, name: 'Daily', payout_address: null, created_at: expect.any(String) });
+      expect(me.body).toEqual({
+        publisher_id: publisher.publisherId,
+        email: publisher.email,
+        name: 'Daily',
+        payout_address: null,
+        created_at: expect.any(String),
+      });
     });
 
     it.each([
@@ -127,17 +164,26 @@ describe('publishers API', () => {
 
     it('changes the name without a password', async () => {
       const publisher = await registerPublisher(app);
-      const response = await app.call('PATCH', '/v1/publishers/me', { body: { name: 'Renamed' }, headers: publisher.auth });
+      const response = await app.call('PATCH', '/v1/publishers/me', {
+        body: { name: 'Renamed' },
+        headers: publisher.auth,
+      });
       expect(response.status).toBe(200);
       expect(response.body.name).toBe('Renamed');
     });
 
     it('requires X-Confirm-Password to change payout_address', async () => {
       const publisher = await registerPublisher(app);
-      const without = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payout }, headers: publisher.auth });
+      const without = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: payout },
+        headers: publisher.auth,
+      });
       expect(without.status).toBe(401);
       expect(without.body.detail).toMatch(/X-Confirm-Password/);
-      const wrong = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: payout }, headers: { ...publisher.auth, 'x-confirm-password': 'nope nope' } });
+      const wrong = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: payout },
+        headers: { ...publisher.auth, 'x-confirm-password': 'nope nope' },
+      });
       expect(wrong.status).toBe(401);
       expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).body.payout_address).toBeNull();
 
@@ -151,9 +197,16 @@ describe('publishers API', () => {
 
     it('answers 422 for an invalid payout address', async () => {
       const publisher = await registerPublisher(app);
-      const response = await app.call('PATCH', '/v1/publishers/me', { body: { payout_address: '0x123' }, headers: { ...publisher.auth, 'x-confirm-password': publisher.password } });
+      const response = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: '0x123' },
+        headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+      });
       expect(response.status).toBe(422);
-      expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'payout_address'], type: 'evm_address', input: '0x123' });
+      expect(response.body.detail[0]).toMatchObject({
+        loc: ['body', 'payout_address'],
+        type: 'evm_address',
+        input: '0x123',
+      });
     });
   });
 
@@ -164,7 +217,10 @@ describe('publishers API', () => {
       expect(rotated.status).toBe(200);
       expect(rotated.body.api_key).toMatch(/^xk_pub_/);
       expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(401);
-      expect((await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${rotated.body.api_key}` } })).status).toBe(200);
+      expect(
+        (await app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${rotated.body.api_key}` } }))
+          .status,
+      ).toBe(200);
     });
 
     it('answers 401 without a key', async () => {
@@ -174,7 +230,9 @@ describe('publishers API', () => {
 
   it('stores keys and passwords only as hashes', async () => {
     const publisher = await registerPublisher(app);
-    const rows = await app.database.sql.query<Record<string, unknown>>('SELECT * FROM publishers WHERE id = $1', [publisher.publisherId]);
+    const rows = await app.database.sql.query<Record<string, unknown>>('SELECT * FROM publishers WHERE id = $1', [
+      publisher.publisherId,
+    ]);
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain(publisher.apiKey);
     expect(stored).not.toContain(publisher.password);

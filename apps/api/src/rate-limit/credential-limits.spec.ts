@@ -28,9 +28,19 @@ describe('rate limits per credential', () => {
 
   it('counts every spelling of one API key against one bucket, X-Confirm-Password guesses included', async () => {
     const publisher = await registerPublisher(app);
-    const spellings = [`Bearer ${publisher.apiKey}`, `bearer ${publisher.apiKey}`, `BEARER ${publisher.apiKey}`, `Bearer   ${publisher.apiKey}`, `Bearer\t${publisher.apiKey}`, `bEaReR \t ${publisher.apiKey}`];
+    const spellings = [
+      `Bearer ${publisher.apiKey}`,
+      `bearer ${publisher.apiKey}`,
+      `BEARER ${publisher.apiKey}`,
+      `Bearer   ${publisher.apiKey}`,
+      `Bearer\t${publisher.apiKey}`,
+      `bEaReR \t ${publisher.apiKey}`,
+    ];
     const rename = (i: number) =>
-      app.call('PATCH', '/v1/publishers/me', { body: { name: `n${i}` }, headers: { authorization: spellings[i % spellings.length], 'x-forwarded-for': freshIp() } });
+      app.call('PATCH', '/v1/publishers/me', {
+        body: { name: `n${i}` },
+        headers: { authorization: spellings[i % spellings.length], 'x-forwarded-for': freshIp() },
+      });
     const seen = await statuses(LIMIT, rename);
     expect(seen.every((status) => status === 200)).toBe(true);
     // A stolen key's holder guessing the password gets no fresh bucket from another spelling either.
@@ -45,31 +55,53 @@ describe('rate limits per credential', () => {
 
   it('counts made-up API keys against the IP, and leaves a real key from that IP its own bucket', async () => {
     const ip = freshIp();
-    const seen = await statuses(LIMIT + 1, () => app.call('GET', '/v1/publishers/me', { headers: { authorization: `Bearer ${madeUpApiKey()}`, 'x-forwarded-for': ip } }));
+    const seen = await statuses(LIMIT + 1, () =>
+      app.call('GET', '/v1/publishers/me', {
+        headers: { authorization: `Bearer ${madeUpApiKey()}`, 'x-forwarded-for': ip },
+      }),
+    );
     expect(seen.slice(0, LIMIT).every((status) => status === 401)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
-    expect((await app.call('GET', '/v1/publishers/me', { headers: { authorization: 'Basic abc', 'x-forwarded-for': ip } })).status).toBe(429);
+    expect(
+      (await app.call('GET', '/v1/publishers/me', { headers: { authorization: 'Basic abc', 'x-forwarded-for': ip } }))
+        .status,
+    ).toBe(429);
     expect((await app.call('GET', '/v1/publishers/me', { headers: { 'x-forwarded-for': ip } })).status).toBe(429);
     const publisher = await registerPublisher(app);
-    expect((await app.call('GET', '/v1/publishers/me', { headers: { ...publisher.auth, 'x-forwarded-for': ip } })).status).toBe(200);
+    expect(
+      (await app.call('GET', '/v1/publishers/me', { headers: { ...publisher.auth, 'x-forwarded-for': ip } })).status,
+    ).toBe(200);
   });
 
   it('counts made-up site tokens against the IP', async () => {
     const ip = freshIp();
-    const check = () => app.call('POST', '/v1/access-tokens/verify', { body: { token: 'x.y' }, headers: { 'x-site-token': madeUpSiteToken(), 'x-forwarded-for': ip } });
+    const check = () =>
+      app.call('POST', '/v1/access-tokens/verify', {
+        body: { token: 'x.y' },
+        headers: { 'x-site-token': madeUpSiteToken(), 'x-forwarded-for': ip },
+      });
     const seen = await statuses(LIMIT + 1, check);
     expect(seen.slice(0, LIMIT).every((status) => status === 401)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
     const site = await createSite(app, await registerPublisher(app));
-    const real = await app.call('POST', '/v1/access-tokens/verify', { body: { token: 'x.y' }, headers: { 'x-site-token': site.siteToken, 'x-forwarded-for': ip } });
+    const real = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: 'x.y' },
+      headers: { 'x-site-token': site.siteToken, 'x-forwarded-for': ip },
+    });
     expect(real.status).toBe(200);
   });
 
   it('gives a route that takes no credential one bucket per IP, whatever credential headers come with it', async () => {
     const ip = freshIp();
     const headers = (i: number): Record<string, string> =>
-      [{ authorization: `Bearer ${madeUpApiKey()}` }, { 'x-site-token': madeUpSiteToken() }, { 'x-wallet-address': newWallet().address }, {}][i % 4];
-    const faucet = (i: number) => app.call('POST', '/v1/dev/faucet', { body: {}, headers: { ...headers(i), 'x-forwarded-for': ip } });
+      [
+        { authorization: `Bearer ${madeUpApiKey()}` },
+        { 'x-site-token': madeUpSiteToken() },
+        { 'x-wallet-address': newWallet().address },
+        {},
+      ][i % 4];
+    const faucet = (i: number) =>
+      app.call('POST', '/v1/dev/faucet', { body: {}, headers: { ...headers(i), 'x-forwarded-for': ip } });
     const seen = await statuses(LIMIT + 1, faucet);
     expect(seen.slice(0, LIMIT).every((status) => status === 422)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
@@ -78,16 +110,25 @@ describe('rate limits per credential', () => {
   it('keeps one bucket per wallet address on the routes that take one, in any letter case', async () => {
     const wallet = newWallet().address;
     const spellings = [wallet, wallet.toLowerCase(), `0x${wallet.slice(2).toUpperCase()}`];
-    const seen = await statuses(LIMIT + 1, (i) => app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': spellings[i % 3], 'x-forwarded-for': freshIp() } }));
+    const seen = await statuses(LIMIT + 1, (i) =>
+      app.call('GET', '/v1/agents/me', {
+        headers: { 'x-wallet-address': spellings[i % 3], 'x-forwarded-for': freshIp() },
+      }),
+    );
     expect(seen.slice(0, LIMIT).every((status) => status === 200)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
-    expect((await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': newWallet().address } })).status).toBe(200);
+    expect(
+      (await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': newWallet().address } })).status,
+    ).toBe(200);
   });
 
   it('counts the addresses of one IPv6 /64 as one client', async () => {
     const prefix = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
     const register = (i: number) =>
-      app.call('POST', '/v1/publishers/register', { body: { email: `v6-${prefix.replace(/:/g, '-')}-${i}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': `${prefix}::${i + 1}` } });
+      app.call('POST', '/v1/publishers/register', {
+        body: { email: `v6-${prefix.replace(/:/g, '-')}-${i}@example.com`, password: 'long enough pw' },
+        headers: { 'x-forwarded-for': `${prefix}::${i + 1}` },
+      });
     expect(await statuses(6, register)).toEqual([201, 201, 201, 201, 201, 429]);
   });
 });

@@ -1,7 +1,13 @@
 import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
-import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  type ThrottlerModuleOptions,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
 import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
@@ -34,8 +40,11 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
   }
 
   private routeCredential(context: ExecutionContext): CredentialKind | undefined {
-    const guards = this.reflector.getAllAndMerge<unknown[]>(GUARDS_METADATA, [context.getHandler(), context.getClass()]) ?? [];
-    const checking = guards.find((guard): guard is { credential: CredentialKind } => typeof guard === 'function' && 'credential' in guard);
+    const guards =
+      this.reflector.getAllAndMerge<unknown[]>(GUARDS_METADATA, [context.getHandler(), context.getClass()]) ?? [];
+    const checking = guards.find(
+      (guard): guard is { credential: CredentialKind } => typeof guard === 'function' && 'credential' in guard,
+    );
     return checking?.credential;
   }
 }

@@ -8,7 +8,11 @@ const MINUTE = 60_000;
 
 /** The spec's limits table; everything not named here gets the default, 100/min per credential. */
 export const DEFAULT_LIMIT = { limit: 100, ttl: MINUTE };
-export const DEFAULT_LIMIT_DOC: RateLimitDoc = { limit: DEFAULT_LIMIT.limit, window_seconds: MINUTE / 1000, per: 'credential' };
+export const DEFAULT_LIMIT_DOC: RateLimitDoc = {
+  limit: DEFAULT_LIMIT.limit,
+  window_seconds: MINUTE / 1000,
+  per: 'credential',
+};
 
 /** Each limit also documents itself on the route (the OpenAPI document's 429 and `x-rate-limit`). */
 const limitPer = (per: RateLimitDoc['per'], getTracker: typeof trackByIp) => (limit: number) =>

@@ -22,7 +22,14 @@ describe('rate limits shared through Redis', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       const instance = i % 2 === 0 ? first : second;
-      statuses.push((await instance.call('POST', '/v1/publishers/register', { body: { email: `r${i}-${ip}@example.com`, password: 'long enough pw' }, headers: { 'x-forwarded-for': ip } })).status);
+      statuses.push(
+        (
+          await instance.call('POST', '/v1/publishers/register', {
+            body: { email: `r${i}-${ip}@example.com`, password: 'long enough pw' },
+            headers: { 'x-forwarded-for': ip },
+          })
+        ).status,
+      );
     }
     expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
     expect((await first.call('GET', '/v1/health')).body.rate_limits).toBe('redis');

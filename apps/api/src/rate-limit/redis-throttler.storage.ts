@@ -36,7 +36,12 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
    * (enableOfflineQueue off), so an outage costs a fast fallback, not a stalled request.
    */
   static async connect(url: string, prefix: string): Promise<RedisThrottlerStorage> {
-    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2000,
+    });
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error)); // surfaced through increment() and status
     const storage = new RedisThrottlerStorage(redis, prefix);
@@ -54,7 +59,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   private closing = false;
 
   private markDegraded(error: unknown): void {
-    if (!this.degraded) this.logger.warn(`Redis unavailable, rate limits are per process until it returns: ${(error as Error).message}`);
+    if (!this.degraded)
+      this.logger.warn(`Redis unavailable, rate limits are per process until it returns: ${(error as Error).message}`);
     this.degraded = true;
   }
 
@@ -67,12 +73,31 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     return this.degraded ? 'in-process-fallback' : 'redis';
   }
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     try {
       const base = `${this.prefix}rl:${throttlerName}:${key}`;
-      const [totalHits, left, blocked, blockLeft] = (await this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration)) as number[];
+      const [totalHits, left, blocked, blockLeft] = (await this.redis.eval(
+        INCREMENT,
+        2,
+        base,
+        `${base}:blocked`,
+        ttl,
+        limit,
+        blockDuration,
+      )) as number[];
       this.markRecovered();
-      return { totalHits, timeToExpire: seconds(left), isBlocked: blocked === 1, timeToBlockExpire: seconds(blockLeft) };
+      return {
+        totalHits,
+        timeToExpire: seconds(left),
+        isBlocked: blocked === 1,
+        timeToBlockExpire: seconds(blockLeft),
+      };
     } catch (error) {
       this.markDegraded(error);
       return this.local.increment(key, ttl, limit, blockDuration, throttlerName);

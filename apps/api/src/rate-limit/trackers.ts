@@ -17,9 +17,11 @@ export function setCredentialSubject(request: object, subject: string | undefine
 }
 
 /** An IPv6 client holds a whole /64, so it counts as one, as the throttler's own tracker does. */
-export const trackByIp = async (request: Request): Promise<string> => `ip:${normalizeIp(request.ip, DEFAULT_IPV6_SUBNET_PREFIX)}`;
+export const trackByIp = async (request: Request): Promise<string> =>
+  `ip:${normalizeIp(request.ip, DEFAULT_IPV6_SUBNET_PREFIX)}`;
 
 export const trackByGate = async (request: Request): Promise<string> => `gate:${request.params?.id ?? ''}`;
 
 /** The default scope: the credential the route checks, once it authenticates; else the IP. */
-export const trackByCredential = async (request: Request): Promise<string> => subjects.get(request) ?? trackByIp(request);
+export const trackByCredential = async (request: Request): Promise<string> =>
+  subjects.get(request) ?? trackByIp(request);

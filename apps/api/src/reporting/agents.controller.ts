@@ -21,7 +21,11 @@ export class AgentsController {
 
   @Get()
   @ApiOperation({ summary: 'Your wallet’s payment totals' })
-  @ApiResponse({ status: 200, type: AgentProfileView, description: 'Totals of confirmed payments; zeros for a wallet that never paid.' })
+  @ApiResponse({
+    status: 200,
+    type: AgentProfileView,
+    description: 'Totals of confirmed payments; zeros for a wallet that never paid.',
+  })
   profile(@CurrentWallet() wallet: `0x${string}`): Promise<AgentProfileView> {
     return this.agents.profile(wallet);
   }
@@ -30,7 +34,11 @@ export class AgentsController {
   @ApiOperation({ summary: 'Your wallet’s confirmed payments, newest first' })
   @ApiPageQueries()
   @ApiResponse({ status: 200, type: PaymentPageView, description: 'Confirmed payments, newest first.' })
-  payments(@CurrentWallet() wallet: `0x${string}`, @Query('limit') limit: unknown, @Query('cursor') cursor: unknown): Promise<PaymentPageView> {
+  payments(
+    @CurrentWallet() wallet: `0x${string}`,
+    @Query('limit') limit: unknown,
+    @Query('cursor') cursor: unknown,
+  ): Promise<PaymentPageView> {
     return this.history.page({ payer: wallet }, parsePageRequest({ limit, cursor }), paymentItem);
   }
 }

@@ -22,7 +22,9 @@ export class AgentsService {
         _max: { confirmedAt: true },
       }),
       // Prisma has no COUNT(DISTINCT); grouping would fetch one row per site.
-      this.db.prisma.$queryRaw<{ count: unknown }[]>`SELECT COUNT(DISTINCT site_id)::int AS count FROM payments WHERE payer = ${address} AND ${PAID_SQL}`,
+      this.db.prisma.$queryRaw<
+        { count: unknown }[]
+      >`SELECT COUNT(DISTINCT site_id)::int AS count FROM payments WHERE payer = ${address} AND ${PAID_SQL}`,
     ]);
     const spent = totals._sum.amount ?? 0n;
     return {

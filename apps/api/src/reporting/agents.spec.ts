@@ -38,9 +38,21 @@ describe('agents API', () => {
 
     it('totals confirmed payments across sites, and nobody else’s or unconfirmed ones', async () => {
       const address = newAddress();
-      await insertPayment(app, owner, siteA, { payer: address, amount: 5000n, confirmedAt: at('2026-10-01T08:00:00.000Z') });
-      await insertPayment(app, owner, siteA, { payer: address, amount: 5000n, confirmedAt: at('2026-10-03T09:30:00.250Z') });
-      await insertPayment(app, owner, siteB, { payer: address, amount: 1_000_000n, confirmedAt: at('2026-10-02T00:00:00.000Z') });
+      await insertPayment(app, owner, siteA, {
+        payer: address,
+        amount: 5000n,
+        confirmedAt: at('2026-10-01T08:00:00.000Z'),
+      });
+      await insertPayment(app, owner, siteA, {
+        payer: address,
+        amount: 5000n,
+        confirmedAt: at('2026-10-03T09:30:00.250Z'),
+      });
+      await insertPayment(app, owner, siteB, {
+        payer: address,
+        amount: 1_000_000n,
+        confirmedAt: at('2026-10-02T00:00:00.000Z'),
+      });
       await insertPayment(app, owner, siteB, { payer: address, amount: 7n, status: 'submitted' });
       await insertPayment(app, owner, siteB, { payer: address, amount: 7n, status: 'submitting' });
       await insertPayment(app, owner, siteA, { payer: newAddress(), amount: 3000n });
@@ -88,18 +100,45 @@ describe('agents API', () => {
       const address = newAddress();
       const same = at('2026-10-05T12:00:00.000Z');
       const paid = [
-        await insertPayment(app, owner, siteA, { payer: address, amount: 1000n, url: '/a', confirmedAt: at('2026-10-01T00:00:00.000Z') }),
-        await insertPayment(app, owner, siteB, { payer: address, amount: 2000n, url: '/b', confirmedAt: at('2026-10-02T00:00:00.000Z') }),
+        await insertPayment(app, owner, siteA, {
+          payer: address,
+          amount: 1000n,
+          url: '/a',
+          confirmedAt: at('2026-10-01T00:00:00.000Z'),
+        }),
+        await insertPayment(app, owner, siteB, {
+          payer: address,
+          amount: 2000n,
+          url: '/b',
+          confirmedAt: at('2026-10-02T00:00:00.000Z'),
+        }),
         // Two in the same millisecond: the id orders them, and the cursor must not skip or repeat one.
         await insertPayment(app, owner, siteA, { payer: address, amount: 3000n, url: '/c', confirmedAt: same }),
         await insertPayment(app, owner, siteA, { payer: address, amount: 4000n, url: '/d', confirmedAt: same }),
-        await insertPayment(app, owner, siteB, { payer: address, amount: 5000n, url: '/e', confirmedAt: at('2026-10-06T00:00:00.000Z') }),
-        await insertPayment(app, owner, siteA, { payer: address, amount: 6000n, url: '/f', confirmedAt: at('2026-10-07T00:00:00.000Z') }),
-        await insertPayment(app, owner, siteA, { payer: address, amount: 7000n, url: '/g', confirmedAt: at('2026-10-08T00:00:00.000Z') }),
+        await insertPayment(app, owner, siteB, {
+          payer: address,
+          amount: 5000n,
+          url: '/e',
+          confirmedAt: at('2026-10-06T00:00:00.000Z'),
+        }),
+        await insertPayment(app, owner, siteA, {
+          payer: address,
+          amount: 6000n,
+          url: '/f',
+          confirmedAt: at('2026-10-07T00:00:00.000Z'),
+        }),
+        await insertPayment(app, owner, siteA, {
+          payer: address,
+          amount: 7000n,
+          url: '/g',
+          confirmedAt: at('2026-10-08T00:00:00.000Z'),
+        }),
       ];
       await insertPayment(app, owner, siteA, { payer: address, amount: 9n, status: 'submitted' });
       await insertPayment(app, owner, siteA, { payer: newAddress(), amount: 9n });
-      const expected = [...paid].sort((x, y) => y.confirmedAt!.getTime() - x.confirmedAt!.getTime() || (y.id < x.id ? -1 : 1)).map((p) => p.id);
+      const expected = [...paid]
+        .sort((x, y) => y.confirmedAt!.getTime() - x.confirmedAt!.getTime() || (y.id < x.id ? -1 : 1))
+        .map((p) => p.id);
 
       const { sizes, ids } = await walkPages(app, '/v1/agents/me/payments', wallet(address), 3);
       expect(sizes).toEqual([3, 3, 1]);
@@ -108,7 +147,12 @@ describe('agents API', () => {
 
     it('shows each payment’s gate, site, path, amount, price, transaction, network and time', async () => {
       const address = newAddress();
-      const payment = await insertPayment(app, owner, siteB, { payer: address, amount: 5000n, url: '/articles/42', confirmedAt: at('2026-10-09T10:11:12.013Z') });
+      const payment = await insertPayment(app, owner, siteB, {
+        payer: address,
+        amount: 5000n,
+        url: '/articles/42',
+        confirmedAt: at('2026-10-09T10:11:12.013Z'),
+      });
       const response = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(address.toLowerCase()) });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
@@ -134,7 +178,8 @@ describe('agents API', () => {
     it('returns 20 by default and up to 100 when asked', async () => {
       const address = newAddress();
       const base = Date.parse('2026-09-01T00:00:00Z');
-      for (let i = 0; i < 21; i++) await insertPayment(app, owner, siteA, { payer: address, amount: 1n, confirmedAt: new Date(base + i * 1000) });
+      for (let i = 0; i < 21; i++)
+        await insertPayment(app, owner, siteA, { payer: address, amount: 1n, confirmedAt: new Date(base + i * 1000) });
       const first = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(address) });
       expect(first.body.items).toHaveLength(20);
       expect(first.body.next_cursor).toEqual(expect.any(String));
@@ -157,23 +202,36 @@ describe('agents API', () => {
       ['limit=2.5', 'limit', 'int_parsing'],
       ['limit=1&limit=2', 'limit', 'string_type'],
       ['cursor=not-a-cursor', 'cursor', 'cursor_format'],
-      [`cursor=${encodeCursor({ at: new Date(), id: '0b6f5a52-3c1e-4f0e-9a57-2b1d8c9e7f10' })}x`, 'cursor', 'cursor_format'],
+      [
+        `cursor=${encodeCursor({ at: new Date(), id: '0b6f5a52-3c1e-4f0e-9a57-2b1d8c9e7f10' })}x`,
+        'cursor',
+        'cursor_format',
+      ],
     ])('answers 422 for ?%s', async (query, field, type) => {
       const response = await app.call('GET', `/v1/agents/me/payments?${query}`, { headers: wallet(newAddress()) });
       expect(response.status).toBe(422);
-      expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['query', field], type, msg: expect.any(String) })]);
+      expect(response.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', field], type, msg: expect.any(String) }),
+      ]);
     });
 
     it('reports a bad limit and a bad cursor together', async () => {
-      const response = await app.call('GET', '/v1/agents/me/payments?limit=0&cursor=%%%', { headers: wallet(newAddress()) });
+      const response = await app.call('GET', '/v1/agents/me/payments?limit=0&cursor=%%%', {
+        headers: wallet(newAddress()),
+      });
       expect(response.status).toBe(422);
-      expect(response.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([['query', 'limit'], ['query', 'cursor']]);
+      expect(response.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([
+        ['query', 'limit'],
+        ['query', 'cursor'],
+      ]);
     });
   });
 
   it('describes both routes in the OpenAPI document, with the wallet credential', async () => {
     const paths = (await app.call('GET', '/v1/openapi.json')).body.paths;
     expect(paths['/v1/agents/me'].get.security).toEqual([{ wallet: [] }]);
-    expect(paths['/v1/agents/me/payments'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['limit', 'cursor']));
+    expect(paths['/v1/agents/me/payments'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['limit', 'cursor']),
+    );
   });
 });

@@ -36,14 +36,26 @@ export function parseDateRange(query: { from?: unknown; to?: unknown }, now = ne
   const blame = toText === undefined ? 'from' : 'to';
   const input = toText ?? fromText;
   if (to < first) {
-    problems.push(queryProblem(blame, 'to must be the same day as from or later (to defaults to today, UTC)', 'date_order', input));
+    problems.push(
+      queryProblem(blame, 'to must be the same day as from or later (to defaults to today, UTC)', 'date_order', input),
+    );
   } else if (to - first + 1 > MAX_RANGE_DAYS) {
-    problems.push(queryProblem(blame, `The range may span at most ${MAX_RANGE_DAYS} days`, 'range_too_long', input, { max_days: MAX_RANGE_DAYS }));
+    problems.push(
+      queryProblem(blame, `The range may span at most ${MAX_RANGE_DAYS} days`, 'range_too_long', input, {
+        max_days: MAX_RANGE_DAYS,
+      }),
+    );
   }
   if (problems.length > 0) throw new ValidationFailed(problems);
 
   const days = Array.from({ length: to - first + 1 }, (_, i) => formatDay(first + i));
-  return { from: days[0], to: days[days.length - 1], start: new Date(first * DAY_MS), end: new Date((to + 1) * DAY_MS), days };
+  return {
+    from: days[0],
+    to: days[days.length - 1],
+    start: new Date(first * DAY_MS),
+    end: new Date((to + 1) * DAY_MS),
+    days,
+  };
 }
 
 /** Days since 1970-01-01 (UTC), or null after recording why the text is not a date. */
@@ -56,7 +68,9 @@ function readDay(name: string, text: string, problems: ValidationItem[]): number
   const result = dateTime ? Math.floor(instant / DAY_MS) : day;
   // An offset can push 9999-12-31 into year 10000, which has no YYYY-MM-DD form.
   if (result === null || Number.isNaN(result) || result < FIRST_DAY || result > LAST_DAY) {
-    problems.push(queryProblem(name, `${name} must be a date (YYYY-MM-DD) or an ISO 8601 date-time`, 'date_format', text));
+    problems.push(
+      queryProblem(name, `${name} must be a date (YYYY-MM-DD) or an ISO 8601 date-time`, 'date_format', text),
+    );
     return null;
   }
   return result;
@@ -68,7 +82,9 @@ function calendarDay(text: string): number | null {
   const [year, month, date] = match.slice(1).map(Number);
   const ms = new Date(0).setUTCFullYear(year, month - 1, date);
   const check = new Date(ms);
-  return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === date ? ms / DAY_MS : null;
+  return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === date
+    ? ms / DAY_MS
+    : null;
 }
 
 const FIRST_DAY = calendarDay('0001-01-01')!;

@@ -31,21 +31,37 @@ function readLimit(text: string | undefined, problems: ValidationItem[]): number
   }
   const limit = Number(text);
   if (limit < 1) problems.push(queryProblem('limit', `limit must be ${range}`, 'greater_than_equal', text, { ge: 1 }));
-  if (limit > MAX_PAGE_SIZE) problems.push(queryProblem('limit', `limit must be ${range}`, 'less_than_equal', text, { le: MAX_PAGE_SIZE }));
+  if (limit > MAX_PAGE_SIZE)
+    problems.push(queryProblem('limit', `limit must be ${range}`, 'less_than_equal', text, { le: MAX_PAGE_SIZE }));
   return limit;
 }
 
 function readCursor(text: string | undefined, problems: ValidationItem[]): Cursor | null {
   if (text === undefined) return null;
   const cursor = decodeCursor(text);
-  if (!cursor) problems.push(queryProblem('cursor', 'cursor must be a next_cursor returned by this list, passed as is', 'cursor_format', text));
+  if (!cursor)
+    problems.push(
+      queryProblem('cursor', 'cursor must be a next_cursor returned by this list, passed as is', 'cursor_format', text),
+    );
   return cursor;
 }
 
 /** The OpenAPI description of `?limit=&cursor=`, for every paginated route. */
 export const ApiPageQueries = () =>
   applyDecorators(
-    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } }),
-    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' }, description: 'next_cursor of the previous page; omit for the newest page.' }),
-    ApiResponse({ status: 422, description: 'Bad limit or cursor: `detail` is a list of {loc, msg, type, input?, ctx?}' }),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+    }),
+    ApiQuery({
+      name: 'cursor',
+      required: false,
+      schema: { type: 'string' },
+      description: 'next_cursor of the previous page; omit for the newest page.',
+    }),
+    ApiResponse({
+      status: 422,
+      description: 'Bad limit or cursor: `detail` is a list of {loc, msg, type, input?, ctx?}',
+    }),
   );

@@ -8,13 +8,28 @@ export class PaymentItemView {
   @ApiProperty({ description: 'The path the payment unlocked.', example: '/articles/42' }) url!: string;
   @ApiProperty({ description: 'Atomic USDC units (6 decimals), as a string.', example: '5000' }) amount!: string;
   @ApiProperty({ example: '0.005' }) price_usd!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'The settlement transaction (exact); null for a voucher, whose money moves when its channel is claimed.' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'The settlement transaction (exact); null for a voucher, whose money moves when its channel is claimed.',
+  })
   tx_hash!: string | null;
-  @ApiProperty({ enum: ['exact', 'batch-settlement'], description: 'One on-chain transfer (exact), or a voucher on an escrowed channel (batch-settlement).' })
+  @ApiProperty({
+    enum: ['exact', 'batch-settlement'],
+    description: 'One on-chain transfer (exact), or a voucher on an escrowed channel (batch-settlement).',
+  })
   scheme!: PaymentScheme;
-  @ApiProperty({ nullable: true, type: String, description: 'The batch-settlement channel a voucher was drawn on; null for exact.' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The batch-settlement channel a voucher was drawn on; null for exact.',
+  })
   channel_id!: string | null;
-  @ApiProperty({ description: 'Network name (local, base-sepolia, base), or eip155:<chain id> for another chain.', example: 'base' })
+  @ApiProperty({
+    description: 'Network name (local, base-sepolia, base), or eip155:<chain id> for another chain.',
+    example: 'base',
+  })
   network!: string;
   @ApiProperty({ format: 'date-time', description: 'When the payment was confirmed on chain.' }) paid_at!: string;
 }
@@ -23,7 +38,11 @@ export class SitePaymentItemView extends PaymentItemView implements SitePayment 
   @ApiProperty({ description: 'The paying wallet, EIP-55 checksummed.' }) payer!: string;
 }
 
-const NEXT_CURSOR = { nullable: true, type: String, description: 'Pass as ?cursor= for the next, older page; null on the last page.' };
+const NEXT_CURSOR = {
+  nullable: true,
+  type: String,
+  description: 'Pass as ?cursor= for the next, older page; null on the last page.',
+};
 
 export class PaymentPageView {
   @ApiProperty({ type: [PaymentItemView], description: 'Newest first.' }) items!: PaymentItemView[];

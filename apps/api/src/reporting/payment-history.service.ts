@@ -17,7 +17,11 @@ export interface Page<T> {
 export class PaymentHistoryService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async page<T>(scope: Prisma.PaymentWhereInput, request: PageRequest, view: (row: PaymentItemRow) => T): Promise<Page<T>> {
+  async page<T>(
+    scope: Prisma.PaymentWhereInput,
+    request: PageRequest,
+    view: (row: PaymentItemRow) => T,
+  ): Promise<Page<T>> {
     const rows = await this.db.prisma.payment.findMany({
       where: { AND: [scope, PAID, request.after ? olderThan(request.after) : {}] },
       orderBy: [{ confirmedAt: 'desc' }, { id: 'desc' }],
@@ -28,7 +32,10 @@ export class PaymentHistoryService {
     const items = rows.slice(0, request.limit);
     const last = items.at(-1);
     const hasMore = rows.length > request.limit && last !== undefined;
-    return { items: items.map(view), next_cursor: hasMore ? encodeCursor({ at: last.confirmedAt!, id: last.id }) : null };
+    return {
+      items: items.map(view),
+      next_cursor: hasMore ? encodeCursor({ at: last.confirmedAt!, id: last.id }) : null,
+    };
   }
 }
 

@@ -5,7 +5,13 @@ import type { ValidationItem } from '../http/validation-items';
  * loc ["body", …], and these belong at ["query", name].
  */
 
-export function queryProblem(name: string, msg: string, type: string, input: unknown, ctx?: Record<string, unknown>): ValidationItem {
+export function queryProblem(
+  name: string,
+  msg: string,
+  type: string,
+  input: unknown,
+  ctx?: Record<string, unknown>,
+): ValidationItem {
   return { loc: ['query', name], msg, type, input, ...(ctx ? { ctx } : {}) };
 }
 

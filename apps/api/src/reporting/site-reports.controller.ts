@@ -29,11 +29,26 @@ export class SiteReportsController {
 
   @Get('stats')
   @ApiOperation({ summary: 'Revenue, gates and top paths and agents of a site over whole UTC days' })
-  @ApiQuery({ name: 'from', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Default: 29 days before to.` })
-  @ApiQuery({ name: 'to', required: false, schema: { type: 'string' }, description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.` })
+  @ApiQuery({
+    name: 'from',
+    required: false,
+    schema: { type: 'string' },
+    description: `${DATE_QUERY} Default: 29 days before to.`,
+  })
+  @ApiQuery({
+    name: 'to',
+    required: false,
+    schema: { type: 'string' },
+    description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.`,
+  })
   @ApiResponse({ status: 200, type: SiteStatsView, description: 'Revenue and gates of the site over whole UTC days.' })
   @ApiResponse({ status: 422, description: 'Bad from or to, to before from, or a range over 366 days.' })
-  async stats(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Query('from') from: unknown, @Query('to') to: unknown): Promise<SiteStatsView> {
+  async stats(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Query('from') from: unknown,
+    @Query('to') to: unknown,
+  ): Promise<SiteStatsView> {
     const site = await this.sites.owned(publisher, siteId);
     return this.siteStats.stats(site, parseDateRange({ from, to }));
   }

@@ -16,7 +16,8 @@ describe('site stats and payments API', () => {
   });
   afterAll(() => app.close());
 
-  const stats = (site: TestSite, query = '', publisher = owner) => app.call('GET', `/v1/sites/${site.siteId}/stats${query}`, { headers: publisher.auth });
+  const stats = (site: TestSite, query = '', publisher = owner) =>
+    app.call('GET', `/v1/sites/${site.siteId}/stats${query}`, { headers: publisher.auth });
 
   describe('GET /v1/sites/{site_id}/stats', () => {
     const [agent1, agent2, agent3] = [newAddress(), newAddress(), newAddress()];
@@ -24,7 +25,8 @@ describe('site stats and payments API', () => {
     beforeAll(async () => {
       site = await createSite(app, owner);
       const sibling = await createSite(app, owner);
-      const pay = (payer: string, amount: bigint, url: string, iso: string) => insertPayment(app, owner, site, { payer, amount, url, confirmedAt: at(iso) });
+      const pay = (payer: string, amount: bigint, url: string, iso: string) =>
+        insertPayment(app, owner, site, { payer, amount, url, confirmedAt: at(iso) });
       await pay(agent1, 10_000n, '/a', '2026-10-02T00:00:00.000Z');
       await pay(agent2, 10_000n, '/a', '2026-10-02T23:59:59.999Z');
       await pay(agent1, 50_000n, '/b', '2026-10-04T12:00:00.000Z');
@@ -37,7 +39,12 @@ describe('site stats and payments API', () => {
       // In the range, but not confirmed, or another site's.
       await insertPayment(app, owner, site, { payer: agent2, amount: 800_000n, url: '/b', status: 'submitted' });
       await insertPayment(app, owner, site, { payer: agent2, amount: 800_000n, url: '/b', status: 'submitting' });
-      await insertPayment(app, owner, sibling, { payer: agent2, amount: 700_000n, url: '/a', confirmedAt: at('2026-10-03T00:00:00.000Z') });
+      await insertPayment(app, owner, sibling, {
+        payer: agent2,
+        amount: 700_000n,
+        url: '/a',
+        confirmedAt: at('2026-10-03T00:00:00.000Z'),
+      });
       await addGatesCreated(app, site, '2026-10-02', 4);
       await addGatesCreated(app, site, '2026-10-04', 2);
       await addGatesCreated(app, site, '2026-10-05', 3);
@@ -90,9 +97,19 @@ describe('site stats and payments API', () => {
     });
 
     it('takes ISO date-times as the UTC days they fall on', async () => {
-      const response = await stats(site, `?from=${encodeURIComponent('2026-10-04T22:00:00-03:00')}&to=2026-10-05T10:00:00Z`);
+      const response = await stats(
+        site,
+        `?from=${encodeURIComponent('2026-10-04T22:00:00-03:00')}&to=2026-10-05T10:00:00Z`,
+      );
       expect(response.status).toBe(200);
-      expect(response.body).toMatchObject({ from: '2026-10-05', to: '2026-10-05', revenue_usd: '0.001', paid_gates: 1, gates_created: 3, conversion: '0.3333' });
+      expect(response.body).toMatchObject({
+        from: '2026-10-05',
+        to: '2026-10-05',
+        revenue_usd: '0.001',
+        paid_gates: 1,
+        gates_created: 3,
+        conversion: '0.3333',
+      });
     });
 
     it('answers zeros, empty lists and conversion "0" for a range without activity', async () => {
@@ -130,9 +147,26 @@ describe('site stats and payments API', () => {
 
     it('keeps the ten best paths', async () => {
       const busy = await createSite(app, owner);
-      for (let i = 1; i <= 12; i++) await insertPayment(app, owner, busy, { payer: newAddress(), amount: BigInt(i * 1000), url: `/p${i}`, confirmedAt: at('2026-10-10T00:00:00Z') });
+      for (let i = 1; i <= 12; i++)
+        await insertPayment(app, owner, busy, {
+          payer: newAddress(),
+          amount: BigInt(i * 1000),
+          url: `/p${i}`,
+          confirmedAt: at('2026-10-10T00:00:00Z'),
+        });
       const { body } = await stats(busy, '?from=2026-10-10&to=2026-10-10');
-      expect(body.top_paths.map((path: { url: string }) => path.url)).toEqual(['/p12', '/p11', '/p10', '/p9', '/p8', '/p7', '/p6', '/p5', '/p4', '/p3']);
+      expect(body.top_paths.map((path: { url: string }) => path.url)).toEqual([
+        '/p12',
+        '/p11',
+        '/p10',
+        '/p9',
+        '/p8',
+        '/p7',
+        '/p6',
+        '/p5',
+        '/p4',
+        '/p3',
+      ]);
       expect(body.top_agents).toHaveLength(10);
       expect(body.unique_agents).toBe(12);
     });
@@ -147,7 +181,9 @@ describe('site stats and payments API', () => {
     ])('answers 422 for %s', async (query, field, type) => {
       const response = await stats(site, query);
       expect(response.status).toBe(422);
-      expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['query', field], type, msg: expect.any(String) })]);
+      expect(response.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', field], type, msg: expect.any(String) }),
+      ]);
     });
 
     it('accepts a range of exactly 366 days', async () => {
@@ -174,7 +210,14 @@ describe('site stats and payments API', () => {
       const payer = newAddress();
       const paid = [];
       for (let i = 0; i < 5; i++) {
-        paid.push(await insertPayment(app, owner, site, { payer, amount: 1000n + BigInt(i), url: `/p${i}`, confirmedAt: new Date(Date.parse('2026-10-01T00:00:00Z') + i * 60_000) }));
+        paid.push(
+          await insertPayment(app, owner, site, {
+            payer,
+            amount: 1000n + BigInt(i),
+            url: `/p${i}`,
+            confirmedAt: new Date(Date.parse('2026-10-01T00:00:00Z') + i * 60_000),
+          }),
+        );
       }
       await insertPayment(app, owner, site, { payer, amount: 1n, status: 'submitted' });
       await insertPayment(app, owner, other, { payer, amount: 1n });
@@ -182,7 +225,8 @@ describe('site stats and payments API', () => {
       const { sizes, ids } = await walkPages(app, `/v1/sites/${site.siteId}/payments`, owner.auth, 2);
       expect(sizes).toEqual([2, 2, 1]);
       expect(ids).toEqual(paid.map((p) => p.id).reverse());
-      const first = (await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=1`, { headers: owner.auth })).body.items[0];
+      const first = (await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=1`, { headers: owner.auth })).body
+        .items[0];
       expect(first).toEqual({
         payment_id: paid[4].id,
         gate_id: paid[4].gateId,
@@ -206,7 +250,9 @@ describe('site stats and payments API', () => {
       expect(foreign.body).toEqual({ detail: 'Site not found' });
       const bad = await app.call('GET', `/v1/sites/${site.siteId}/payments?limit=500`, { headers: owner.auth });
       expect(bad.status).toBe(422);
-      expect(bad.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'limit'], type: 'less_than_equal', ctx: { le: 100 } })]);
+      expect(bad.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', 'limit'], type: 'less_than_equal', ctx: { le: 100 } }),
+      ]);
     });
   });
 

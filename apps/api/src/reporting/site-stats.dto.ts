@@ -25,13 +25,18 @@ export class SiteStatsView implements SiteStats {
   @ApiProperty({ format: 'date', description: 'First UTC day of the range.' }) from!: string;
   @ApiProperty({ format: 'date', description: 'Last UTC day of the range, included.' }) to!: string;
   @ApiProperty({ example: '1.25' }) revenue_usd!: string;
-  @ApiProperty({ description: 'Atomic USDC units (6 decimals), as a string.', example: '1250000' }) revenue_amount!: string;
+  @ApiProperty({ description: 'Atomic USDC units (6 decimals), as a string.', example: '1250000' })
+  revenue_amount!: string;
   @ApiProperty({ type: 'integer', description: 'Confirmed payments in the range (one per gate).' }) paid_gates!: number;
   @ApiProperty({ type: 'integer', description: 'Priced gates created in the range.' }) gates_created!: number;
-  @ApiProperty({ description: 'paid_gates / gates_created with 4 decimals, "0" when no gate was created.', example: '0.2500' })
+  @ApiProperty({
+    description: 'paid_gates / gates_created with 4 decimals, "0" when no gate was created.',
+    example: '0.2500',
+  })
   conversion!: string;
   @ApiProperty({ type: 'integer', description: 'Distinct paying wallets.' }) unique_agents!: number;
   @ApiProperty({ type: [TopPathView], description: 'Up to 10 paths by revenue.' }) top_paths!: TopPathView[];
   @ApiProperty({ type: [TopAgentView], description: 'Up to 10 wallets by revenue.' }) top_agents!: TopAgentView[];
-  @ApiProperty({ type: [StatsDayView], description: 'Every day of the range, oldest first, zeros included.' }) by_day!: StatsDayView[];
+  @ApiProperty({ type: [StatsDayView], description: 'Every day of the range, oldest first, zeros included.' })
+  by_day!: StatsDayView[];
 }

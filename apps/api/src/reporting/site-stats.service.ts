@@ -29,13 +29,16 @@ export class SiteStatsService {
   async stats(site: Site, range: DateRange): Promise<SiteStats> {
     const paid = Prisma.sql`site_id = ${site.id}::uuid AND ${PAID_SQL}
       AND confirmed_at >= ${range.start}::timestamptz AND confirmed_at < ${range.end}::timestamptz`;
-    const byRevenue = (key: Prisma.Sql) => Prisma.sql`ORDER BY SUM(amount) DESC, COUNT(*) DESC, ${key} ASC LIMIT ${TOP}`;
+    const byRevenue = (key: Prisma.Sql) =>
+      Prisma.sql`ORDER BY SUM(amount) DESC, COUNT(*) DESC, ${key} ASC LIMIT ${TOP}`;
     const day = Prisma.sql`to_char(confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
     const [paidByDay, topPaths, topAgents, uniqueAgents, createdByDay] = await Promise.all([
       this.groups(day, paid),
       this.groups(Prisma.sql`url`, paid, byRevenue(Prisma.sql`url`)),
       this.groups(Prisma.sql`payer`, paid, byRevenue(Prisma.sql`payer`)),
-      this.db.prisma.$queryRaw<{ count: unknown }[]>`SELECT COUNT(DISTINCT payer)::int AS count FROM payments WHERE ${paid}`,
+      this.db.prisma.$queryRaw<
+        { count: unknown }[]
+      >`SELECT COUNT(DISTINCT payer)::int AS count FROM payments WHERE ${paid}`,
       this.gatesCreatedByDay(site.id, range),
     ]);
 
@@ -59,9 +62,22 @@ export class SiteStatsService {
       gates_created: gatesCreated,
       conversion: formatConversion(paidGates, gatesCreated),
       unique_agents: toCount(uniqueAgents[0]?.count),
-      top_paths: topPaths.map((g) => ({ url: g.key, paid_gates: g.paidGates, revenue_usd: formatMicrosUsd(g.revenue) })),
-      top_agents: topAgents.map((g) => ({ address: checksummed(g.key), paid_gates: g.paidGates, revenue_usd: formatMicrosUsd(g.revenue) })),
-      by_day: days.map((d) => ({ day: d.day, revenue_usd: formatMicrosUsd(d.revenue), paid_gates: d.paidGates, gates_created: d.gatesCreated })),
+      top_paths: topPaths.map((g) => ({
+        url: g.key,
+        paid_gates: g.paidGates,
+        revenue_usd: formatMicrosUsd(g.revenue),
+      })),
+      top_agents: topAgents.map((g) => ({
+        address: checksummed(g.key),
+        paid_gates: g.paidGates,
+        revenue_usd: formatMicrosUsd(g.revenue),
+      })),
+      by_day: days.map((d) => ({
+        day: d.day,
+        revenue_usd: formatMicrosUsd(d.revenue),
+        paid_gates: d.paidGates,
+        gates_created: d.gatesCreated,
+      })),
     };
   }
 

@@ -24,7 +24,12 @@ const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 export const newAddress = (): string => getAddress(hex(20));
 
 /** A payment of `site` by `payer`; confirmed (now, unless given) unless another status is given. */
-export async function insertPayment(app: TestApp, owner: TestPublisher, site: TestSite, fixture: PaymentFixture): Promise<Payment> {
+export async function insertPayment(
+  app: TestApp,
+  owner: TestPublisher,
+  site: TestSite,
+  fixture: PaymentFixture,
+): Promise<Payment> {
   const status = fixture.status ?? 'confirmed';
   const confirmedAt = status === 'confirmed' ? (fixture.confirmedAt ?? new Date()) : null;
   return app.database.prisma.payment.create({
@@ -58,7 +63,12 @@ export async function addGatesCreated(app: TestApp, site: TestSite, day: string,
 }
 
 /** Follows next_cursor from the newest page to the last: each page's size, and every payment id in order. */
-export async function walkPages(app: TestApp, path: string, headers: Record<string, string>, limit: number): Promise<{ sizes: number[]; ids: string[] }> {
+export async function walkPages(
+  app: TestApp,
+  path: string,
+  headers: Record<string, string>,
+  limit: number,
+): Promise<{ sizes: number[]; ids: string[] }> {
   const sizes: number[] = [];
   const ids: string[] = [];
   let cursor: string | null = null;

@@ -38,7 +38,9 @@ export class SiteSecretsService {
   async create(tx: Prisma.TransactionClient, siteId: string): Promise<{ kid: string; secret: string }> {
     const kid = base64urlEncode(randomBytes(6));
     const secret = generateAccessTokenSecret();
-    await tx.siteSecret.create({ data: { siteId, kid, ciphertext: new Uint8Array(this.box.seal(secret, aad(siteId, kid))) } });
+    await tx.siteSecret.create({
+      data: { siteId, kid, ciphertext: new Uint8Array(this.box.seal(secret, aad(siteId, kid))) },
+    });
     return { kid, secret };
   }
 
@@ -46,7 +48,10 @@ export class SiteSecretsService {
    * A new current secret. The one it replaces keeps verifying for `graceSeconds` (0: not at all,
    * for a leaked secret); any older one stops at once, so a second rotation ends the first grace.
    */
-  async rotate(siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
+  async rotate(
+    siteId: string,
+    graceSeconds = this.config.secretGraceSeconds,
+  ): Promise<{ kid: string; secret: string; previousKids: string[]; previousValidUntil: Date | null }> {
     const retiresAt = new Date(Date.now() + graceSeconds * 1000);
     return this.db.prisma.$transaction(async (tx) => {
       // One rotation of a site at a time (two at once would each keep a "current" secret), and a new
@@ -72,7 +77,14 @@ export class SiteSecretsService {
     let cached = this.cache.get(siteId);
     if (cached?.version !== version) {
       const rows = await this.db.prisma.siteSecret.findMany({ where: { siteId }, orderBy: { createdAt: 'desc' } });
-      cached = { version, secrets: rows.map((row) => ({ kid: row.kid, secret: this.box.open(row.ciphertext, aad(siteId, row.kid)), retiresAt: row.retiresAt })) };
+      cached = {
+        version,
+        secrets: rows.map((row) => ({
+          kid: row.kid,
+          secret: this.box.open(row.ciphertext, aad(siteId, row.kid)),
+          retiresAt: row.retiresAt,
+        })),
+      };
       this.cache.delete(siteId);
       this.cache.set(siteId, cached);
       if (this.cache.size > MAX_CACHED_SITES) this.cache.delete(this.cache.keys().next().value!);
@@ -83,7 +95,10 @@ export class SiteSecretsService {
 
   /** Null for a site that does not exist (deleted). */
   private async versionOf(siteId: string): Promise<number | null> {
-    const [row] = await this.db.sql.query<{ secrets_version: number }>('SELECT secrets_version FROM sites WHERE id = $1::uuid', [siteId]);
+    const [row] = await this.db.sql.query<{ secrets_version: number }>(
+      'SELECT secrets_version FROM sites WHERE id = $1::uuid',
+      [siteId],
+    );
     return row ? Number(row.secrets_version) : null;
   }
 

@@ -4,7 +4,17 @@ import { PublisherAuth } from '../auth/authenticated';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
-import { CreatedSiteView, CreateSiteDto, DeletedSiteView, RotateSecretDto, SecretRotationView, SiteListView, SiteTokenView, SiteView, UpdateSiteDto } from './sites.dto';
+import {
+  CreatedSiteView,
+  CreateSiteDto,
+  DeletedSiteView,
+  RotateSecretDto,
+  SecretRotationView,
+  SiteListView,
+  SiteTokenView,
+  SiteView,
+  UpdateSiteDto,
+} from './sites.dto';
 import { ApiSiteIdParam } from './site-id.param';
 import { SitesService } from './sites.service';
 
@@ -20,7 +30,11 @@ export class SitesController {
   @Post()
   @NoStore()
   @ApiOperation({ summary: 'Register a site' })
-  @ApiResponse({ status: 201, type: CreatedSiteView, description: 'site_token and access_token_secret are shown only here.' })
+  @ApiResponse({
+    status: 201,
+    type: CreatedSiteView,
+    description: 'site_token and access_token_secret are shown only here.',
+  })
   @ApiResponse(DOMAIN_TAKEN)
   create(@CurrentPublisher() publisher: Publisher, @Body() body: CreateSiteDto): Promise<CreatedSiteView> {
     return this.sites.create(publisher, body);
@@ -48,7 +62,11 @@ export class SitesController {
   @ApiResponse({ status: 200, type: SiteView })
   @ApiResponse(SITE_NOT_FOUND)
   @ApiResponse(DOMAIN_TAKEN)
-  update(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Body() body: UpdateSiteDto): Promise<SiteView> {
+  update(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Body() body: UpdateSiteDto,
+  ): Promise<SiteView> {
     return this.sites.update(publisher, siteId, body);
   }
 
@@ -80,7 +98,11 @@ export class SitesController {
   @ApiBody({ type: RotateSecretDto, required: false })
   @ApiResponse({ status: 200, type: SecretRotationView })
   @ApiResponse(SITE_NOT_FOUND)
-  rotateSecret(@CurrentPublisher() publisher: Publisher, @Param('site_id') siteId: string, @Body() body: RotateSecretDto): Promise<SecretRotationView> {
+  rotateSecret(
+    @CurrentPublisher() publisher: Publisher,
+    @Param('site_id') siteId: string,
+    @Body() body: RotateSecretDto,
+  ): Promise<SecretRotationView> {
     return this.sites.rotateSecret(publisher, siteId, body.grace_seconds);
   }
 }

@@ -4,35 +4,48 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { DOMAIN_PATTERN, Optional } from '../http/validators';
 
-const normalizeDomain = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value);
-const DOMAIN_MESSAGE = 'Must be a host name such as example.com, optionally with a port from 1 to 65535 (example.com:8080), without scheme or path';
+const normalizeDomain = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value;
+const DOMAIN_MESSAGE =
+  'Must be a host name such as example.com, optionally with a port from 1 to 65535 (example.com:8080), without scheme or path';
 
 export class CreateSiteDto {
   @ApiProperty({ example: 'news.example.com' })
   @Transform(normalizeDomain)
-  @IsDefined() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
+  @IsDefined()
+  @IsString()
+  @MaxLength(259)
+  @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
   domain!: string;
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @Optional() @IsString() @MaxLength(200)
+  @Optional()
+  @IsString()
+  @MaxLength(200)
   name?: string;
 }
 
 export class UpdateSiteDto {
   @ApiPropertyOptional({ example: 'news.example.com' })
   @Transform(normalizeDomain)
-  @Optional() @IsString() @MaxLength(259) @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
+  @Optional()
+  @IsString()
+  @MaxLength(259)
+  @Matches(DOMAIN_PATTERN, { message: DOMAIN_MESSAGE })
   domain?: string;
 
   @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   name?: string | null;
 
   @ApiPropertyOptional({
     description:
       'Offer x402 `batch-settlement` beside `exact` in every gate: agents deposit once into an escrow channel and pay each page with a signed voucher, claimed in batches later. 409 when this API has no claim authorizer (CLAIM_AUTHORIZER_PRIVATE_KEY).',
   })
-  @Optional() @IsBoolean()
+  @Optional()
+  @IsBoolean()
   batch_settlement?: boolean;
 }
 
@@ -45,7 +58,9 @@ export class RotateSecretDto {
       'How long the previous secret keeps verifying tokens it signed, in seconds: 0 revokes it at once (a leaked secret). ' +
       'At most SECRET_GRACE_SECONDS (3600 unless configured), which is also the default. Any older secret stops verifying at once.',
   })
-  @Optional() @IsInt() @Min(0)
+  @Optional()
+  @IsInt()
+  @Min(0)
   grace_seconds?: number;
 }
 
@@ -55,7 +70,8 @@ export class SiteView implements Site {
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
   @ApiProperty({ example: '0.005' }) default_price_usd!: string;
   @ApiProperty({ type: 'integer' }) rules_count!: number;
-  @ApiProperty({ description: 'Gates offer x402 batch-settlement (escrowed vouchers) beside exact' }) batch_settlement!: boolean;
+  @ApiProperty({ description: 'Gates offer x402 batch-settlement (escrowed vouchers) beside exact' })
+  batch_settlement!: boolean;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }
@@ -80,7 +96,11 @@ export class SecretRotationView implements SecretRotation {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
   @ApiProperty({ description: 'Shown once.' }) access_token_secret!: string;
   @ApiProperty() kid!: string;
-  @ApiProperty({ type: [String], description: 'The previous key id, which still verifies tokens until previous_valid_until; empty when it was revoked at once.' })
+  @ApiProperty({
+    type: [String],
+    description:
+      'The previous key id, which still verifies tokens until previous_valid_until; empty when it was revoked at once.',
+  })
   previous_kids!: string[];
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) previous_valid_until!: string | null;
 }

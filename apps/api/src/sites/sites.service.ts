@@ -1,5 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { formatMicrosUsd, generateSiteToken, sha256Hex, type CreatedSite, type RotatedSiteToken, type SecretRotation, type Site as SiteBody } from '@crawlgate/core';
+import {
+  formatMicrosUsd,
+  generateSiteToken,
+  sha256Hex,
+  type CreatedSite,
+  type RotatedSiteToken,
+  type SecretRotation,
+  type Site as SiteBody,
+} from '@crawlgate/core';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -29,7 +37,12 @@ export class SitesService {
     try {
       return await this.db.prisma.$transaction(async (tx) => {
         const site = await tx.site.create({
-          data: { publisherId: publisher.id, domain: input.domain, name: input.name ?? null, siteTokenHash: sha256Hex(siteToken) },
+          data: {
+            publisherId: publisher.id,
+            domain: input.domain,
+            name: input.name ?? null,
+            siteTokenHash: sha256Hex(siteToken),
+          },
         });
         const { kid, secret } = await this.secrets.create(tx, site.id);
         return { ...siteView(site, 0), site_token: siteToken, access_token_secret: secret, kid };
@@ -64,7 +77,9 @@ export class SitesService {
   async update(publisher: Publisher, siteId: string, input: UpdateSiteDto): Promise<SiteBody> {
     const site = await this.owned(publisher, siteId);
     if (input.batch_settlement === true && !this.chain.batchSettlement) {
-      throw conflict('This API cannot take batch-settlement vouchers: it has no claim authorizer (CLAIM_AUTHORIZER_PRIVATE_KEY)');
+      throw conflict(
+        'This API cannot take batch-settlement vouchers: it has no claim authorizer (CLAIM_AUTHORIZER_PRIVATE_KEY)',
+      );
     }
     try {
       const updated = await this.db.prisma.site.update({
@@ -95,11 +110,21 @@ export class SitesService {
     return { site_id: site.id, site_token: siteToken };
   }
 
-  async rotateSecret(publisher: Publisher, siteId: string, graceSeconds = this.config.secretGraceSeconds): Promise<SecretRotation> {
+  async rotateSecret(
+    publisher: Publisher,
+    siteId: string,
+    graceSeconds = this.config.secretGraceSeconds,
+  ): Promise<SecretRotation> {
     if (graceSeconds > this.config.secretGraceSeconds) {
       const max = this.config.secretGraceSeconds;
       throw new ValidationFailed([
-        { loc: ['body', 'grace_seconds'], msg: `grace_seconds must not be greater than ${max} (SECRET_GRACE_SECONDS)`, type: 'less_than_equal', input: graceSeconds, ctx: { le: max } },
+        {
+          loc: ['body', 'grace_seconds'],
+          msg: `grace_seconds must not be greater than ${max} (SECRET_GRACE_SECONDS)`,
+          type: 'less_than_equal',
+          input: graceSeconds,
+          ctx: { le: max },
+        },
       ]);
     }
     const site = await this.owned(publisher, siteId);

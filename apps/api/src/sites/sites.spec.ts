@@ -15,9 +15,17 @@ describe('sites API', () => {
   afterAll(() => app.close());
 
   it('creates a site with a site token and an access-token secret shown once', async () => {
-    const response = await app.call('POST', '/v1/sites', { body: { domain: 'Blog.Example.COM.', name: 'Blog' }, headers: owner.auth });
+    const response = await app.call('POST', '/v1/sites', {
+      body: { domain: 'Blog.Example.COM.', name: 'Blog' },
+      headers: owner.auth,
+    });
     expect(response.status).toBe(201);
-    expect(response.body).toMatchObject({ domain: 'blog.example.com', name: 'Blog', default_price_usd: '0', rules_count: 0 });
+    expect(response.body).toMatchObject({
+      domain: 'blog.example.com',
+      name: 'Blog',
+      default_price_usd: '0',
+      rules_count: 0,
+    });
     expect(response.body.site_token).toMatch(/^st_[A-Za-z0-9_-]{43}$/);
     expect(response.body.access_token_secret).toMatch(/^cgsec_/);
     expect(response.body.kid).toEqual(expect.any(String));
@@ -33,31 +41,47 @@ describe('sites API', () => {
     const again = await app.call('POST', '/v1/sites', { body: { domain: 'DUP.example.com' }, headers: owner.auth });
     expect(again.status).toBe(409);
     expect(again.body.detail).toMatch(/already have a site/);
-    expect((await app.call('POST', '/v1/sites', { body: { domain: 'dup.example.com' }, headers: stranger.auth })).status).toBe(201);
+    expect(
+      (await app.call('POST', '/v1/sites', { body: { domain: 'dup.example.com' }, headers: stranger.auth })).status,
+    ).toBe(201);
   });
 
-  it.each([['https://example.com'], ['example.com/path'], ['exa mple.com'], [''], [42]])('answers 422 for the domain %p', async (domain) => {
-    const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
-    expect(response.status).toBe(422);
-    expect(response.body.detail[0].loc).toEqual(['body', 'domain']);
-  });
-
-  it.each([['example.com:99999'], ['example.com:65536'], ['example.com:0'], ['example.com:080'], ['example.com:'], ['example.com:-1'], ['example.com:8080:1'], ['example.com:80a']])(
-    'answers 422 for the domain %p: a port must be 1 to 65535',
+  it.each([['https://example.com'], ['example.com/path'], ['exa mple.com'], [''], [42]])(
+    'answers 422 for the domain %p',
     async (domain) => {
-      const created = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
-      expect(created.status).toBe(422);
-      expect(created.body.detail[0]).toMatchObject({ loc: ['body', 'domain'], msg: expect.stringMatching(/1 to 65535/) });
-      const site = await createSite(app, owner);
-      expect((await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { domain }, headers: owner.auth })).status).toBe(422);
+      const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['body', 'domain']);
     },
   );
 
-  it.each([['ports.example.com:1'], ['ports.example.com:8080'], ['ports.example.com:65535'], ['localhost:3000']])('accepts the domain %p with its port', async (domain) => {
-    const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
-    expect(response.status).toBe(201);
-    expect(response.body.domain).toBe(domain);
+  it.each([
+    ['example.com:99999'],
+    ['example.com:65536'],
+    ['example.com:0'],
+    ['example.com:080'],
+    ['example.com:'],
+    ['example.com:-1'],
+    ['example.com:8080:1'],
+    ['example.com:80a'],
+  ])('answers 422 for the domain %p: a port must be 1 to 65535', async (domain) => {
+    const created = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
+    expect(created.status).toBe(422);
+    expect(created.body.detail[0]).toMatchObject({ loc: ['body', 'domain'], msg: expect.stringMatching(/1 to 65535/) });
+    const site = await createSite(app, owner);
+    expect(
+      (await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { domain }, headers: owner.auth })).status,
+    ).toBe(422);
   });
+
+  it.each([['ports.example.com:1'], ['ports.example.com:8080'], ['ports.example.com:65535'], ['localhost:3000']])(
+    'accepts the domain %p with its port',
+    async (domain) => {
+      const response = await app.call('POST', '/v1/sites', { body: { domain }, headers: owner.auth });
+      expect(response.status).toBe(201);
+      expect(response.body.domain).toBe(domain);
+    },
+  );
 
   it('lists only the publisher’s own sites', async () => {
     const publisher = await registerPublisher(app);
@@ -70,11 +94,17 @@ describe('sites API', () => {
 
   it('updates name and domain, with 409 on a taken domain', async () => {
     const site = await createSite(app, owner);
-    const renamed = await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { name: 'Renamed', domain: 'renamed.example.com' }, headers: owner.auth });
+    const renamed = await app.call('PATCH', `/v1/sites/${site.siteId}`, {
+      body: { name: 'Renamed', domain: 'renamed.example.com' },
+      headers: owner.auth,
+    });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'Renamed', domain: 'renamed.example.com' });
     const other = await createSite(app, owner);
-    const clash = await app.call('PATCH', `/v1/sites/${other.siteId}`, { body: { domain: 'renamed.example.com' }, headers: owner.auth });
+    const clash = await app.call('PATCH', `/v1/sites/${other.siteId}`, {
+      body: { domain: 'renamed.example.com' },
+      headers: owner.auth,
+    });
     expect(clash.status).toBe(409);
   });
 
@@ -149,11 +179,20 @@ describe('sites API', () => {
     /** A token for the site signed with `secret` under `kid`, as the API would issue it. */
     const tokenSignedBy = (site: TestSite, kid: string, secret: string) => {
       const iat = Math.floor(Date.now() / 1000);
-      return signAccessToken({ gate_id: randomUUID(), site_id: site.siteId, url: '/paid', kid, iat, exp: iat + 600 }, secret);
+      return signAccessToken(
+        { gate_id: randomUUID(), site_id: site.siteId, url: '/paid', kid, iat, exp: iat + 600 },
+        secret,
+      );
     };
     const isValid = async (site: TestSite, token: string) =>
-      (await app.call('POST', '/v1/access-tokens/verify', { body: { token }, headers: { 'x-site-token': site.siteToken } })).body.valid;
-    const rotate = (site: TestSite, body?: unknown) => app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { body, headers: owner.auth });
+      (
+        await app.call('POST', '/v1/access-tokens/verify', {
+          body: { token },
+          headers: { 'x-site-token': site.siteToken },
+        })
+      ).body.valid;
+    const rotate = (site: TestSite, body?: unknown) =>
+      app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { body, headers: owner.auth });
 
     it('revokes the previous secret at once with grace_seconds 0: its tokens are invalid straight away', async () => {
       const site = await createSite(app, owner);
@@ -226,8 +265,17 @@ describe('sites API', () => {
     const site = await createSite(app, owner);
     const rotated = await app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { headers: owner.auth });
     const dump = JSON.stringify(
-      await Promise.all(['publishers', 'sites', 'price_rules', 'site_secrets'].map((table) => app.database.sql.query(`SELECT * FROM ${table}`))),
-      (_, value) => (typeof value === 'bigint' ? value.toString() : value instanceof Uint8Array ? Buffer.from(value).toString('latin1') : value),
+      await Promise.all(
+        ['publishers', 'sites', 'price_rules', 'site_secrets'].map((table) =>
+          app.database.sql.query(`SELECT * FROM ${table}`),
+        ),
+      ),
+      (_, value) =>
+        typeof value === 'bigint'
+          ? value.toString()
+          : value instanceof Uint8Array
+            ? Buffer.from(value).toString('latin1')
+            : value,
     );
     for (const secret of [site.siteToken, site.secret, rotated.body.access_token_secret, owner.apiKey]) {
       expect(dump).not.toContain(secret);

@@ -25,8 +25,15 @@ export class SiwxController {
   })
   @ApiResponse({ status: 200, type: SiwxAccessView, description: 'The proof holds: the payment’s access token.' })
   @ApiResponse({ status: 400, description: 'The proof is not a SIGN-IN-WITH-X header.' })
-  @ApiResponse({ status: 401, description: 'Bad site token; or the nonce is not this site’s for this path, expired, or the signature does not hold.' })
-  @ApiResponse({ status: 402, description: 'This wallet has no payment for this path on this site with a valid token.' })
+  @ApiResponse({
+    status: 401,
+    description:
+      'Bad site token; or the nonce is not this site’s for this path, expired, or the signature does not hold.',
+  })
+  @ApiResponse({
+    status: 402,
+    description: 'This wallet has no payment for this path on this site with a valid token.',
+  })
   @ApiResponse({ status: 409, description: 'The proof was already used.' })
   @ApiResponse({ status: 422, description: 'Invalid body.' })
   @ApiResponse({ status: 503, description: 'The signature could not be checked on chain.' })

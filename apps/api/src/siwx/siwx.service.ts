@@ -28,35 +28,77 @@ export class SiwxService {
 
   async reaccess(site: Site, header: string, path: string, now = new Date()): Promise<SiwxAccess> {
     const proof = readSiwxProof(header);
-    if (!proof) throw new ApiError(400, 'proof is not a SIGN-IN-WITH-X header: base64 JSON with address, signature, nonce, domain, uri and chainId');
+    if (!proof)
+      throw new ApiError(
+        400,
+        'proof is not a SIGN-IN-WITH-X header: base64 JSON with address, signature, nonce, domain, uri and chainId',
+      );
 
     const usable = await this.secrets.usable(site.id, site.secretsVersion);
-    const nonce = verifySiwxNonce(proof.nonce, { siteId: site.id, path }, usable.map((secret) => secret.secret), Math.floor(now.getTime() / 1000));
+    const nonce = verifySiwxNonce(
+      proof.nonce,
+      { siteId: site.id, path },
+      usable.map((secret) => secret.secret),
+      Math.floor(now.getTime() / 1000),
+    );
     if (!nonce.valid) {
-      throw new ApiError(401, nonce.reason === 'expired' ? 'The sign-in challenge expired: answer a fresh 402' : 'The nonce was not issued by this site for this path');
+      throw new ApiError(
+        401,
+        nonce.reason === 'expired'
+          ? 'The sign-in challenge expired: answer a fresh 402'
+          : 'The nonce was not issued by this site for this path',
+      );
     }
-    const terms: SiwxChallengeTerms = { domain: site.domain, path, caip2: this.chain.network.caip2, nonce: proof.nonce, exp: nonce.exp };
-    if (proof.domain !== terms.domain || proof.uri !== `https://${site.domain}${path}` || proof.chainId !== terms.caip2) {
+    const terms: SiwxChallengeTerms = {
+      domain: site.domain,
+      path,
+      caip2: this.chain.network.caip2,
+      nonce: proof.nonce,
+      exp: nonce.exp,
+    };
+    if (
+      proof.domain !== terms.domain ||
+      proof.uri !== `https://${site.domain}${path}` ||
+      proof.chainId !== terms.caip2
+    ) {
       throw new ApiError(401, 'The proof is for another domain, URI or chain than this site, path and network');
     }
     const address = getAddress(proof.address);
     const signed = await this.signedBy(terms, address, proof.signature);
-    if (signed === 'unchecked') throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
+    if (signed === 'unchecked')
+      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
     if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
 
     const payment = await this.store.livePayment(site.id, address.toLowerCase(), path, now);
     if (!payment || !payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
-      throw new ApiError(402, 'This wallet has no payment for this path on this site whose access token is still valid');
+      throw new ApiError(
+        402,
+        'This wallet has no payment for this path on this site whose access token is still valid',
+      );
     }
     if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000), now))) {
       throw new ApiError(409, 'This proof was already used: answer a fresh 402');
     }
-    const token = await this.tokens.reissue({ gateId: payment.gateId, siteId: site.id, url: payment.url }, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt);
-    return { access_token: token.token, expires_at: token.expiresAt.toISOString(), url: payment.url, payer: payment.payer };
+    const token = await this.tokens.reissue(
+      { gateId: payment.gateId, siteId: site.id, url: payment.url },
+      payment.tokenKid,
+      payment.tokenIssuedAt,
+      payment.tokenExpiresAt,
+    );
+    return {
+      access_token: token.token,
+      expires_at: token.expiresAt.toISOString(),
+      url: payment.url,
+      payer: payment.payer,
+    };
   }
 
   /** EOA (ECDSA) and smart wallets (ERC-1271, ERC-6492) alike, through the chain's verifyMessage. */
-  private async signedBy(terms: SiwxChallengeTerms, address: `0x${string}`, signature: `0x${string}`): Promise<boolean | 'unchecked'> {
+  private async signedBy(
+    terms: SiwxChallengeTerms,
+    address: `0x${string}`,
+    signature: `0x${string}`,
+  ): Promise<boolean | 'unchecked'> {
     let message: string;
     try {
       message = expectedSiweMessage(terms, this.chain.chainId, address);

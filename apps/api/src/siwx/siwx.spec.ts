@@ -5,7 +5,13 @@
  * from core as the middleware mints them.
  */
 
-import { signSiwxNonce, siwxDeclaration, transferProofMessage, USDC_ABI, type SiwxChallengeTerms } from '@crawlgate/core';
+import {
+  signSiwxNonce,
+  siwxDeclaration,
+  transferProofMessage,
+  USDC_ABI,
+  type SiwxChallengeTerms,
+} from '@crawlgate/core';
 import { testWalletAbi, testWalletBytecode } from '@crawlgate/devchain';
 import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
 import { createWalletClient, encodeFunctionData, http } from 'viem';
@@ -29,16 +35,23 @@ describe('POST /v1/access-tokens/siwx', () => {
     ({ site: otherSite } = await pricedSite(app, payTo));
     await fundUsdc(app, agent.address, '1');
     const gate = await openGate(app, site, '/articles/paid');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, agent, gate) },
+    });
     expect(paid.status).toBe(200);
     paidToken = paid.body;
   }, 60_000);
   afterAll(() => app?.close());
 
   const now = () => Math.floor(Date.now() / 1000);
-  const terms = (path: string, overrides: Partial<SiwxChallengeTerms> & { secret?: string; siteId?: string } = {}): SiwxChallengeTerms => {
+  const terms = (
+    path: string,
+    overrides: Partial<SiwxChallengeTerms> & { secret?: string; siteId?: string } = {},
+  ): SiwxChallengeTerms => {
     const exp = overrides.exp ?? now() + 300;
-    const nonce = overrides.nonce ?? signSiwxNonce({ siteId: overrides.siteId ?? site.siteId, path }, exp, overrides.secret ?? site.secret);
+    const nonce =
+      overrides.nonce ??
+      signSiwxNonce({ siteId: overrides.siteId ?? site.siteId, path }, exp, overrides.secret ?? site.secret);
     return { domain: site.domain, path, caip2: `eip155:${app.chain.chainId}`, nonce, exp, ...overrides };
   };
   const prove = async (challenge: SiwxChallengeTerms, wallet: PrivateKeyAccount = agent) => {
@@ -53,7 +66,12 @@ describe('POST /v1/access-tokens/siwx', () => {
     const answer = await ask(proof);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('cache-control')).toBe('no-store');
-    expect(answer.body).toEqual({ access_token: paidToken.access_token, expires_at: paidToken.expires_at, url: '/articles/paid', payer: agent.address.toLowerCase() });
+    expect(answer.body).toEqual({
+      access_token: paidToken.access_token,
+      expires_at: paidToken.expires_at,
+      url: '/articles/paid',
+      payer: agent.address.toLowerCase(),
+    });
     const replay = await ask(proof);
     expect(replay).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/already used/) } });
   });
@@ -74,7 +92,10 @@ describe('POST /v1/access-tokens/siwx', () => {
     ];
     for (const [challenge, detail] of cases) {
       const answer = await ask(await prove(challenge));
-      expect({ status: answer.status, detail: answer.body.detail }).toEqual({ status: 401, detail: expect.stringMatching(detail) });
+      expect({ status: answer.status, detail: answer.body.detail }).toEqual({
+        status: 401,
+        detail: expect.stringMatching(detail),
+      });
     }
   });
 
@@ -83,7 +104,9 @@ describe('POST /v1/access-tokens/siwx', () => {
     const { info, supportedChains } = siwxDeclaration(challenge);
     const complete = { ...info, ...supportedChains[0] };
     const signedOver = async (edit: Partial<typeof complete>, claim: Partial<typeof complete> = edit) => {
-      const signature = await agent.signMessage({ message: formatSIWEMessage({ ...complete, ...edit }, agent.address) });
+      const signature = await agent.signMessage({
+        message: formatSIWEMessage({ ...complete, ...edit }, agent.address),
+      });
       return encodeSIWxHeader({ ...complete, ...claim, address: agent.address, signature });
     };
     for (const proof of [
@@ -102,24 +125,50 @@ describe('POST /v1/access-tokens/siwx', () => {
     const stranger = newWallet();
     const challenge = terms('/articles/paid');
     const { info, supportedChains } = siwxDeclaration(challenge);
-    const posing = { ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, stranger, info.uri)), address: agent.address };
-    expect(await ask(encodeSIWxHeader(posing))).toMatchObject({ status: 401, body: { detail: expect.stringMatching(/signature/) } });
-    expect(await ask(await prove(terms('/articles/paid'), stranger))).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no payment/) } });
-    expect(await ask(await prove(terms('/articles/unpaid')), '/articles/unpaid')).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no payment/) } });
+    const posing = {
+      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, stranger, info.uri)),
+      address: agent.address,
+    };
+    expect(await ask(encodeSIWxHeader(posing))).toMatchObject({
+      status: 401,
+      body: { detail: expect.stringMatching(/signature/) },
+    });
+    expect(await ask(await prove(terms('/articles/paid'), stranger))).toMatchObject({
+      status: 402,
+      body: { detail: expect.stringMatching(/no payment/) },
+    });
+    expect(await ask(await prove(terms('/articles/unpaid')), '/articles/unpaid')).toMatchObject({
+      status: 402,
+      body: { detail: expect.stringMatching(/no payment/) },
+    });
   });
 
   it('refuses once the paid token has expired: 402 (access never outlasts the payment)', async () => {
     const gate = await openGate(app, site, '/articles/lapsed');
-    expect((await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: await signPayment(app, agent, gate) } })).status).toBe(200);
+    expect(
+      (
+        await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+          body: { payment: await signPayment(app, agent, gate) },
+        })
+      ).status,
+    ).toBe(200);
     const proof = await prove(terms('/articles/lapsed'));
-    await app.database.prisma.payment.updateMany({ where: { siteId: site.siteId, url: '/articles/lapsed' }, data: { tokenExpiresAt: new Date(Date.now() - 1000) } });
+    await app.database.prisma.payment.updateMany({
+      where: { siteId: site.siteId, url: '/articles/lapsed' },
+      data: { tokenExpiresAt: new Date(Date.now() - 1000) },
+    });
     expect(await ask(proof, '/articles/lapsed')).toMatchObject({ status: 402 });
   });
 
   it('is the site token’s site only: 401 without it, another site’s token judges by its own secret', async () => {
     const proof = await prove(terms('/articles/paid'));
-    expect((await app.call('POST', '/v1/access-tokens/siwx', { body: { proof, url: '/articles/paid' } })).status).toBe(401);
-    expect(await ask(proof, '/articles/paid', otherSite.siteToken)).toMatchObject({ status: 401, body: { detail: expect.stringMatching(/not issued/) } });
+    expect((await app.call('POST', '/v1/access-tokens/siwx', { body: { proof, url: '/articles/paid' } })).status).toBe(
+      401,
+    );
+    expect(await ask(proof, '/articles/paid', otherSite.siteToken)).toMatchObject({
+      status: 401,
+      body: { detail: expect.stringMatching(/not issued/) },
+    });
     // Not spent by those attempts.
     expect((await ask(proof)).status).toBe(200);
   });
@@ -128,7 +177,13 @@ describe('POST /v1/access-tokens/siwx', () => {
     for (const proof of ['', 'not base64!', Buffer.from('{"address":"0x1"}').toString('base64')]) {
       expect(await ask(proof)).toMatchObject({ status: 400, body: { detail: expect.any(String) } });
     }
-    for (const [proof, url] of [[undefined, '/articles/paid'], [42, '/articles/paid'], ['x', 'articles/paid'], ['x', null], ['x'.repeat(9000), '/articles/paid']]) {
+    for (const [proof, url] of [
+      [undefined, '/articles/paid'],
+      [42, '/articles/paid'],
+      ['x', 'articles/paid'],
+      ['x', null],
+      ['x'.repeat(9000), '/articles/paid'],
+    ]) {
       expect(await ask(proof, url)).toMatchObject({ status: 422, body: { detail: expect.any(Array) } });
     }
   });
@@ -136,15 +191,27 @@ describe('POST /v1/access-tokens/siwx', () => {
   it("takes a smart wallet's ERC-1271 signature (its owner's key), not a stranger's", async () => {
     const owner = newWallet();
     await fundEth(app, owner.address);
-    const walletOf = (account: PrivateKeyAccount) => createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-    const deployed = await walletOf(owner).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+    const walletOf = (account: PrivateKeyAccount) =>
+      createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    const deployed = await walletOf(owner).deployContract({
+      abi: testWalletAbi,
+      bytecode: testWalletBytecode,
+      args: [owner.address],
+    } as never);
     const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
     await fundUsdc(app, smartWallet, '1');
     const gate = await openGate(app, site, '/articles/smart');
     const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
-    const hash = await walletOf(owner).writeContract({ address: smartWallet, abi: testWalletAbi, functionName: 'execute', args: [app.chain.usdc, transfer] } as never);
+    const hash = await walletOf(owner).writeContract({
+      address: smartWallet,
+      abi: testWalletAbi,
+      functionName: 'execute',
+      args: [app.chain.usdc, transfer],
+    } as never);
     await app.chain.publicClient.waitForTransactionReceipt({ hash });
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { tx_hash: hash, signature: await owner.signMessage({ message: transferProofMessage(gate.ref, hash) }) } });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { tx_hash: hash, signature: await owner.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
+    });
     expect(paid.status).toBe(200);
 
     const signedFor = async (signer: PrivateKeyAccount) => {
@@ -154,6 +221,9 @@ describe('POST /v1/access-tokens/siwx', () => {
       return encodeSIWxHeader({ ...complete, address: smartWallet, signature });
     };
     expect(await ask(await signedFor(newWallet()), '/articles/smart')).toMatchObject({ status: 401 });
-    expect(await ask(await signedFor(owner), '/articles/smart')).toMatchObject({ status: 200, body: { access_token: paid.body.access_token, payer: smartWallet.toLowerCase() } });
+    expect(await ask(await signedFor(owner), '/articles/smart')).toMatchObject({
+      status: 200,
+      body: { access_token: paid.body.access_token, payer: smartWallet.toLowerCase() },
+    });
   });
 });

@@ -26,7 +26,9 @@ export class SiwxStore {
    * ahead from deleting a row another instance still needs.
    */
   async spendNonce(nonce: string, siteId: string, expiresAt: Date, now: Date): Promise<boolean> {
-    await this.db.prisma.siwxNonce.deleteMany({ where: { expiresAt: { lt: new Date(now.getTime() - PURGE_MARGIN_MS) } } });
+    await this.db.prisma.siwxNonce.deleteMany({
+      where: { expiresAt: { lt: new Date(now.getTime() - PURGE_MARGIN_MS) } },
+    });
     try {
       await this.db.prisma.siwxNonce.create({ data: { nonce, siteId, expiresAt } });
       return true;

@@ -24,29 +24,56 @@ async function main(): Promise<void> {
     params: { header: { 'X-Confirm-Password': password } },
     body: { payout_address: payoutAddress },
   });
-  const site = await api.POST('/v1/sites', { headers: auth, body: { domain: `${registered.data.publisher_id}.example.com` } });
+  const site = await api.POST('/v1/sites', {
+    headers: auth,
+    body: { domain: `${registered.data.publisher_id}.example.com` },
+  });
   if (!site.data) throw new Error(`create site: ${site.response.status}`);
   const sitePath = { path: { site_id: site.data.site_id } };
 
   const priced = await api.PUT('/v1/sites/{site_id}/pricing', {
     headers: auth,
     params: sitePath,
-    body: { default_price_usd: '0.005', rules: [{ path: '/free/*', price_usd: '0' }, { path: '/premium/*', price_usd: 0.25 }] },
+    body: {
+      default_price_usd: '0.005',
+      rules: [
+        { path: '/free/*', price_usd: '0' },
+        { path: '/premium/*', price_usd: 0.25 },
+      ],
+    },
   });
-  const refused = await api.PUT('/v1/sites/{site_id}/pricing', { headers: auth, params: sitePath, body: { default_price_usd: '+.' } });
+  const refused = await api.PUT('/v1/sites/{site_id}/pricing', {
+    headers: auth,
+    params: sitePath,
+    body: { default_price_usd: '+.' },
+  });
   const pricing = await api.GET('/v1/sites/{site_id}/pricing', { headers: auth, params: sitePath });
   const me = await api.GET('/v1/publishers/me', { headers: auth });
 
   const refusal = refused.error?.detail;
   console.log(
     JSON.stringify({
-      registered: { status: registered.response.status, api_key: registered.data.api_key, payout_address: registered.data.payout_address },
+      registered: {
+        status: registered.response.status,
+        api_key: registered.data.api_key,
+        payout_address: registered.data.payout_address,
+      },
       again: { status: again.response.status, detail: again.error?.detail },
       payout: { status: payout.response.status, payout_address: payout.data?.payout_address },
-      site: { status: site.response.status, site_id: site.data.site_id, domain: site.data.domain, rules_count: site.data.rules_count },
+      site: {
+        status: site.response.status,
+        site_id: site.data.site_id,
+        domain: site.data.domain,
+        rules_count: site.data.rules_count,
+      },
       priced: { status: priced.response.status, rules_applied: priced.data?.rules_applied },
       refused: { status: refused.response.status, type: Array.isArray(refusal) ? refusal[0]?.type : refusal },
-      pricing: { status: pricing.response.status, default_price_usd: pricing.data?.default_price_usd, rules: pricing.data?.rules, version: pricing.data?.version },
+      pricing: {
+        status: pricing.response.status,
+        default_price_usd: pricing.data?.default_price_usd,
+        rules: pricing.data?.rules,
+        version: pricing.data?.version,
+      },
       me: { status: me.response.status, payout_address: me.data?.payout_address },
     }),
   );
@@ -57,17 +84,30 @@ export async function typesAreStrict(auth: { Authorization: string }, siteId: st
   // A payout address can be cleared: nullable fields are settable.
   await api.PATCH('/v1/publishers/me', { headers: auth, body: { payout_address: null, name: null } });
   // @ts-expect-error a price is a JSON number or a decimal string
-  await api.PUT('/v1/sites/{site_id}/pricing', { headers: auth, params: { path: { site_id: siteId } }, body: { default_price_usd: true } });
+  await api.PUT('/v1/sites/{site_id}/pricing', {
+    headers: auth,
+    params: { path: { site_id: siteId } },
+    body: { default_price_usd: true },
+  });
   // @ts-expect-error default_price_usd is required
-  await api.PUT('/v1/sites/{site_id}/pricing', { headers: auth, params: { path: { site_id: siteId } }, body: { rules: [] } });
+  await api.PUT('/v1/sites/{site_id}/pricing', {
+    headers: auth,
+    params: { path: { site_id: siteId } },
+    body: { rules: [] },
+  });
   // @ts-expect-error the path needs its site_id
   await api.GET('/v1/sites/{site_id}/pricing', { headers: auth, params: { path: {} } });
-  const applied = await api.PUT('/v1/sites/{site_id}/pricing', { headers: auth, params: { path: { site_id: siteId } }, body: { default_price_usd: 0.5 } });
+  const applied = await api.PUT('/v1/sites/{site_id}/pricing', {
+    headers: auth,
+    params: { path: { site_id: siteId } },
+    body: { default_price_usd: 0.5 },
+  });
   // @ts-expect-error counters are numbers
   const count: string | undefined = applied.data?.rules_applied;
   // The 402 gate body is described: what an agent pays.
   const gate = await api.POST('/v1/gates', { headers: { 'X-Site-Token': 'st_…' }, body: { url: '/premium/1' } });
-  const offer: components['schemas']['GateOfferView'] | undefined = gate.response.status === 402 ? (gate.error as components['schemas']['GateOfferView']) : undefined;
+  const offer: components['schemas']['GateOfferView'] | undefined =
+    gate.response.status === 402 ? (gate.error as components['schemas']['GateOfferView']) : undefined;
   const payTo: string | undefined = offer?.accepts[0]?.payTo;
   // Errors are typed: `{detail}`, or a 422's list of items.
   const detail: string | components['schemas']['ValidationItem'][] | undefined = applied.error?.detail;

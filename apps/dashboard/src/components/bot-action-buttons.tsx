@@ -34,7 +34,12 @@ export function BotActionButtons({ row, policy }: { row: CrawlerRow; policy: Bot
         {!saving && effective.source === 'bot' && (
           <>
             {' '}
-            <button type="button" class="link" aria-label={`Reset ${row.crawler} to its category’s action`} onClick={() => void policy.change(row.crawler, null)}>
+            <button
+              type="button"
+              class="link"
+              aria-label={`Reset ${row.crawler} to its category’s action`}
+              onClick={() => void policy.change(row.crawler, null)}
+            >
               reset
             </button>
           </>

@@ -41,9 +41,15 @@ function drawDayChart(element: HTMLElement, ...[options, data]: ChartSpec): () =
       width: chartWidth(element),
       height: HEIGHT,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-      scales: { x: { time: true, range: (_u, min, max) => [min - DAY_SECONDS / 2, max + DAY_SECONDS / 2] }, ...options.scales },
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - DAY_SECONDS / 2, max + DAY_SECONDS / 2] },
+        ...options.scales,
+      },
       axes: [{}, ...(options.axes ?? [])],
-      series: [{ value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) }, ...options.series],
+      series: [
+        { value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
+        ...options.series,
+      ],
     },
     data,
     element,

@@ -18,14 +18,18 @@ export function OnceOnly({ title, values, onDone }: { title: string; values: Onc
   const box = useDialogFocus<HTMLElement>();
   // Only a copy that worked says so: without a clipboard (plain http off localhost) the text must be copied by hand.
   const copy = async (item: OnceOnlyValue) => {
-    const ok = await (navigator.clipboard?.writeText(item.value).then(() => true, () => false) ?? Promise.resolve(false));
+    const ok = await (navigator.clipboard?.writeText(item.value).then(
+      () => true,
+      () => false,
+    ) ?? Promise.resolve(false));
     setCopied({ label: item.label, ok });
   };
   return (
     <section class="once-only" aria-label={title} ref={box}>
       <h3>{title}</h3>
       <p class="warning">
-        <strong>Shown once.</strong> Crawlgate keeps only a hash or an encrypted copy: store these now, they cannot be shown again.
+        <strong>Shown once.</strong> Crawlgate keeps only a hash or an encrypted copy: store these now, they cannot be
+        shown again.
       </p>
       <dl>
         {values.map((item) => (
@@ -36,7 +40,11 @@ export function OnceOnly({ title, values, onDone }: { title: string; values: Onc
               <button type="button" class="small" onClick={() => void copy(item)}>
                 {copied?.label === item.label && copied.ok ? 'Copied' : 'Copy'}
               </button>
-              {copied?.label === item.label && !copied.ok && <small class="error" role="alert">Copying is not available here: select the value and copy it by hand.</small>}
+              {copied?.label === item.label && !copied.ok && (
+                <small class="error" role="alert">
+                  Copying is not available here: select the value and copy it by hand.
+                </small>
+              )}
               {item.hint && <small>{item.hint}</small>}
             </dd>
           </div>

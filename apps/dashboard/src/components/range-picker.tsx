@@ -6,7 +6,10 @@ export function RangePicker({ value, onChange }: { value: RangeDays; onChange(da
   return (
     <label class="inline">
       Range{' '}
-      <select value={String(value)} onChange={(event) => onChange(Number((event.target as HTMLSelectElement).value) as RangeDays)}>
+      <select
+        value={String(value)}
+        onChange={(event) => onChange(Number((event.target as HTMLSelectElement).value) as RangeDays)}
+      >
         {RANGES.map((n) => (
           <option key={n} value={String(n)}>
             Last {n} days

@@ -8,7 +8,12 @@ export function RequestsChart({ days }: { days: CrawlerDayView[] }) {
     {
       scales: { y: fromZero },
       axes: [{ values: countTicks }],
-      series: ACTIONS.map(({ label, color }) => ({ label, stroke: color, width: 2, points: { show: shown.length <= 31 } })),
+      series: ACTIONS.map(({ label, color }) => ({
+        label,
+        stroke: color,
+        width: 2,
+        points: { show: shown.length <= 31 },
+      })),
     },
     [shown.map((d) => dayX(d.day)), ...ACTIONS.map(({ action }) => shown.map((d) => d[action]))],
   ]);
@@ -23,14 +28,22 @@ export function RequestsChart({ days }: { days: CrawlerDayView[] }) {
           <thead>
             <tr>
               <th>Day</th>
-              {ACTIONS.map(({ action, label }) => <th key={action} class="num">{label}</th>)}
+              {ACTIONS.map(({ action, label }) => (
+                <th key={action} class="num">
+                  {label}
+                </th>
+              ))}
             </tr>
           </thead>
           <tbody>
             {days.map((day) => (
               <tr key={day.day} data-day={day.day}>
                 <td>{day.day}</td>
-                {ACTIONS.map(({ action }) => <td key={action} class="num">{day[action]}</td>)}
+                {ACTIONS.map(({ action }) => (
+                  <td key={action} class="num">
+                    {day[action]}
+                  </td>
+                ))}
               </tr>
             ))}
           </tbody>

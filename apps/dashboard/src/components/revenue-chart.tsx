@@ -16,7 +16,14 @@ export function RevenueChart({ days }: { days: Overview['byDay'] }) {
         { scale: 'n', side: 1, grid: { show: false }, values: countTicks },
       ],
       series: [
-        { label: 'Revenue', scale: 'usd', fill: 'rgba(37, 99, 235, 0.35)', stroke: '#2563eb', paths: uPlot.paths.bars!({ size: [0.6, 40] }), value: (_u, v) => (v == null ? '' : usdLabel(v)) },
+        {
+          label: 'Revenue',
+          scale: 'usd',
+          fill: 'rgba(37, 99, 235, 0.35)',
+          stroke: '#2563eb',
+          paths: uPlot.paths.bars!({ size: [0.6, 40] }),
+          value: (_u, v) => (v == null ? '' : usdLabel(v)),
+        },
         { label: 'Paid crawls', scale: 'n', stroke: '#16a34a', width: 2 },
       ],
     },

@@ -1,7 +1,17 @@
 import type { Site } from '@crawlgate/publisher';
 
 /** Chooses among the publisher's sites; `allLabel` adds an "every site" choice (value ""). */
-export function SitePicker({ sites, value, onChange, allLabel }: { sites: Site[]; value: string; onChange(siteId: string): void; allLabel?: string }) {
+export function SitePicker({
+  sites,
+  value,
+  onChange,
+  allLabel,
+}: {
+  sites: Site[];
+  value: string;
+  onChange(siteId: string): void;
+  allLabel?: string;
+}) {
   return (
     <label class="inline">
       Site{' '}

@@ -17,7 +17,13 @@ import { useLoad } from '../use-load';
 export function CrawlersPage({ sites, siteId }: { sites: Site[]; siteId: string | null }) {
   const [days, setDays] = useState<RangeDays>(30);
   return (
-    <OneSitePage page="crawlers" title="Crawlers" sites={sites} siteId={siteId} tools={<RangePicker value={days} onChange={setDays} />}>
+    <OneSitePage
+      page="crawlers"
+      title="Crawlers"
+      sites={sites}
+      siteId={siteId}
+      tools={<RangePicker value={days} onChange={setDays} />}
+    >
       {(site) => <SiteCrawlers key={site.site_id} site={site} days={days} />}
     </OneSitePage>
   );
@@ -40,7 +46,8 @@ function SiteCrawlers({ site, days }: { site: Site; days: RangeDays }) {
       {data &&
         (totalRequests(data.days) === 0 ? (
           <p class="panel" data-testid="no-crawlers">
-            No requests reported for {site.domain} from {data.from} to {data.to}. The middleware reports what it sees with its gate counts, about every 10 seconds once it has traffic.
+            No requests reported for {site.domain} from {data.from} to {data.to}. The middleware reports what it sees
+            with its gate counts, about every 10 seconds once it has traffic.
           </p>
         ) : (
           <>
@@ -70,7 +77,11 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
             <th>Category</th>
             <th>Action</th>
             <th class="num">Requests</th>
-            {ACTIONS.map(({ action, label }) => <th key={action} class="num">{label}</th>)}
+            {ACTIONS.map(({ action, label }) => (
+              <th key={action} class="num">
+                {label}
+              </th>
+            ))}
             <th class="num">Revenue</th>
             <th class="num">Verified</th>
             <th>Top paths</th>
@@ -89,15 +100,32 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
                   <td data-column="action">
                     <BotActionButtons row={row} policy={policy} />
                   </td>
-                  <td class="num" data-column="requests">{row.requests}</td>
-                  {ACTIONS.map(({ action }) => <td key={action} class="num" data-column={action}>{row.counts[action]}</td>)}
-                  <td class="num" data-column="revenue">{formatUsd(row.revenue)}</td>
-                  <td class="num" data-column="verified">{formatRatio(row.verifiedShare)}</td>
+                  <td class="num" data-column="requests">
+                    {row.requests}
+                  </td>
+                  {ACTIONS.map(({ action }) => (
+                    <td key={action} class="num" data-column={action}>
+                      {row.counts[action]}
+                    </td>
+                  ))}
+                  <td class="num" data-column="revenue">
+                    {formatUsd(row.revenue)}
+                  </td>
+                  <td class="num" data-column="verified">
+                    {formatRatio(row.verifiedShare)}
+                  </td>
                   <td>
                     {row.topPaths.length === 0 ? (
                       <span class="muted">–</span>
                     ) : (
-                      <button type="button" class="secondary small" aria-expanded={expanded} aria-controls={panelId} aria-label={`Top paths of ${row.crawler}`} onClick={() => setOpen(expanded ? null : row.crawler)}>
+                      <button
+                        type="button"
+                        class="secondary small"
+                        aria-expanded={expanded}
+                        aria-controls={panelId}
+                        aria-label={`Top paths of ${row.crawler}`}
+                        onClick={() => setOpen(expanded ? null : row.crawler)}
+                      >
                         {expanded ? 'Hide' : `${row.topPaths.length} ${row.topPaths.length === 1 ? 'path' : 'paths'}`}
                       </button>
                     )}
@@ -108,12 +136,17 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
                     <td colSpan={columns}>
                       <table aria-label={`Top paths of ${row.crawler}`}>
                         <thead>
-                          <tr><th>Path</th><th class="num">Requests</th></tr>
+                          <tr>
+                            <th>Path</th>
+                            <th class="num">Requests</th>
+                          </tr>
                         </thead>
                         <tbody>
                           {row.topPaths.map((path) => (
                             <tr key={path.path}>
-                              <td><code>{path.path}</code></td>
+                              <td>
+                                <code>{path.path}</code>
+                              </td>
                               <td class="num">{path.requests}</td>
                             </tr>
                           ))}

@@ -27,7 +27,9 @@ export function LoginPage({ apiUrl, onSignedIn }: { apiUrl: string; onSignedIn(a
       if (mode === 'password') {
         onSignedIn((await client.login({ email, password })).api_key);
       } else if (mode === 'register') {
-        setRegisteredKey((await client.register({ email, password, ...(name.trim() ? { name: name.trim() } : {}) })).api_key);
+        setRegisteredKey(
+          (await client.register({ email, password, ...(name.trim() ? { name: name.trim() } : {}) })).api_key,
+        );
       } else {
         const key = apiKey.trim();
         if (!isApiKeyFormat(key)) throw new Error('An API key starts with xk_pub_');
@@ -41,7 +43,11 @@ export function LoginPage({ apiUrl, onSignedIn }: { apiUrl: string; onSignedIn(a
     return (
       <main class="login">
         <h1>Crawlgate</h1>
-        <OnceOnly title="Your account is ready" values={[{ label: 'API key', value: registeredKey, hint: 'For the CLI, the SDK and this dashboard.' }]} onDone={() => onSignedIn(registeredKey)} />
+        <OnceOnly
+          title="Your account is ready"
+          values={[{ label: 'API key', value: registeredKey, hint: 'For the CLI, the SDK and this dashboard.' }]}
+          onDone={() => onSignedIn(registeredKey)}
+        />
       </main>
     );
   }
@@ -52,7 +58,14 @@ export function LoginPage({ apiUrl, onSignedIn }: { apiUrl: string; onSignedIn(a
       <p class="muted">Publisher dashboard</p>
       <div class="tabs" role="tablist">
         {(['password', 'key', 'register'] as const).map((m) => (
-          <button type="button" role="tab" aria-selected={mode === m} class={mode === m ? 'active' : 'secondary'} key={m} onClick={() => (setMode(m), form.clear())}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={mode === m}
+            class={mode === m ? 'active' : 'secondary'}
+            key={m}
+            onClick={() => (setMode(m), form.clear())}
+          >
             {{ password: 'Sign in', key: 'Use an API key', register: 'Create account' }[m]}
           </button>
         ))}
@@ -61,18 +74,40 @@ export function LoginPage({ apiUrl, onSignedIn }: { apiUrl: string; onSignedIn(a
         {mode === 'key' ? (
           <label>
             API key
-            <input name="api_key" type="password" value={apiKey} onInput={(e) => setApiKey((e.target as HTMLInputElement).value)} placeholder="xk_pub_…" autoComplete="off" required />
+            <input
+              name="api_key"
+              type="password"
+              value={apiKey}
+              onInput={(e) => setApiKey((e.target as HTMLInputElement).value)}
+              placeholder="xk_pub_…"
+              autoComplete="off"
+              required
+            />
           </label>
         ) : (
           <>
             <label>
               Email
-              <input name="email" type="email" value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} autoComplete="username" required />
+              <input
+                name="email"
+                type="email"
+                value={email}
+                onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+                autoComplete="username"
+                required
+              />
               <FieldError form={form} field="email" />
             </label>
             <label>
               Password
-              <input name="password" type="password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} autoComplete={mode === 'register' ? 'new-password' : 'current-password'} required />
+              <input
+                name="password"
+                type="password"
+                value={password}
+                onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+                autoComplete={mode === 'register' ? 'new-password' : 'current-password'}
+                required
+              />
               <FieldError form={form} field="password" />
             </label>
             {mode === 'register' && (
@@ -84,8 +119,15 @@ export function LoginPage({ apiUrl, onSignedIn }: { apiUrl: string; onSignedIn(a
             )}
           </>
         )}
-        {mode === 'password' && <p class="muted small">Signing in issues a new API key: a key you use elsewhere (CLI, scripts) stops working. To keep it, choose “Use an API key”.</p>}
-        <button type="submit" disabled={form.busy}>{mode === 'register' ? 'Create account' : 'Sign in'}</button>
+        {mode === 'password' && (
+          <p class="muted small">
+            Signing in issues a new API key: a key you use elsewhere (CLI, scripts) stops working. To keep it, choose
+            “Use an API key”.
+          </p>
+        )}
+        <button type="submit" disabled={form.busy}>
+          {mode === 'register' ? 'Create account' : 'Sign in'}
+        </button>
         <FormErrors form={form} />
       </form>
     </main>

@@ -17,7 +17,9 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
   const chosen = siteId ? sites.filter((site) => site.site_id === siteId) : sites;
   const stats = useLoad(async () => {
     const range = lastDays(days);
-    const entries = await Promise.all(chosen.map(async (site) => ({ site, stats: await client.siteStats(site.site_id, range) })));
+    const entries = await Promise.all(
+      chosen.map(async (site) => ({ site, stats: await client.siteStats(site.site_id, range) })),
+    );
     return combineStats(entries);
   }, [client, siteId, days, sites]);
 
@@ -46,8 +48,18 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
           <div class="cards">
             <Card label="Revenue" value={formatUsd(overview.revenue)} testId="revenue" />
             <Card label="Paid crawls" value={String(overview.paidGates)} testId="paid-crawls" />
-            <Card label="Conversion" value={formatRatio(overview.conversion)} testId="conversion" hint={`${overview.gatesCreated} priced requests`} />
-            <Card label="Paying agents" value={overview.uniqueAgents === null ? '–' : String(overview.uniqueAgents)} testId="agents" hint={overview.uniqueAgents === null ? 'per site only' : undefined} />
+            <Card
+              label="Conversion"
+              value={formatRatio(overview.conversion)}
+              testId="conversion"
+              hint={`${overview.gatesCreated} priced requests`}
+            />
+            <Card
+              label="Paying agents"
+              value={overview.uniqueAgents === null ? '–' : String(overview.uniqueAgents)}
+              testId="agents"
+              hint={overview.uniqueAgents === null ? 'per site only' : undefined}
+            />
           </div>
           <RevenueChart days={overview.byDay} />
           <div class="columns">
@@ -55,7 +67,16 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
               title="Top paths"
               keyHeader="Path"
               empty="No paid crawls in this range."
-              rows={overview.topPaths.map((row) => ({ key: `${row.site}${row.url}`, label: <><span class="muted">{siteId ? '' : row.site}</span>{row.url}</>, ...row }))}
+              rows={overview.topPaths.map((row) => ({
+                key: `${row.site}${row.url}`,
+                label: (
+                  <>
+                    <span class="muted">{siteId ? '' : row.site}</span>
+                    {row.url}
+                  </>
+                ),
+                ...row,
+              }))}
             />
             <TopTable
               title="Top agents"
@@ -70,15 +91,35 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
   );
 }
 
-function TopTable({ title, keyHeader, empty, rows }: { title: string; keyHeader: string; empty: string; rows: { key: string; label: ComponentChildren; paidGates: number; revenue: bigint }[] }) {
+function TopTable({
+  title,
+  keyHeader,
+  empty,
+  rows,
+}: {
+  title: string;
+  keyHeader: string;
+  empty: string;
+  rows: { key: string; label: ComponentChildren; paidGates: number; revenue: bigint }[];
+}) {
   return (
     <table aria-label={title}>
       <caption>{title}</caption>
       <thead>
-        <tr><th>{keyHeader}</th><th class="num">Paid</th><th class="num">Revenue</th></tr>
+        <tr>
+          <th>{keyHeader}</th>
+          <th class="num">Paid</th>
+          <th class="num">Revenue</th>
+        </tr>
       </thead>
       <tbody>
-        {rows.length === 0 && <tr><td colSpan={3} class="muted">{empty}</td></tr>}
+        {rows.length === 0 && (
+          <tr>
+            <td colSpan={3} class="muted">
+              {empty}
+            </td>
+          </tr>
+        )}
         {rows.map((row) => (
           <tr key={row.key}>
             <td>{row.label}</td>

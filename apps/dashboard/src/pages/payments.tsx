@@ -38,7 +38,8 @@ function ChannelTotals({ site }: { site: Site }) {
   return (
     <section aria-label="Batch settlement">
       Batch settlement: <strong>{formatUsd(BigInt(view.claimed_amount))}</strong> claimed to your payout address,{' '}
-      <strong>{formatUsd(BigInt(view.unclaimed_amount))}</strong> still in {view.channels.filter((channel) => channel.unclaimed_amount !== '0').length} payer channel(s), claimed in batches.
+      <strong>{formatUsd(BigInt(view.unclaimed_amount))}</strong> still in{' '}
+      {view.channels.filter((channel) => channel.unclaimed_amount !== '0').length} payer channel(s), claimed in batches.
     </section>
   );
 }
@@ -71,23 +72,41 @@ function PaymentTable({ site }: { site: Site }) {
       <ErrorNote error={error} />
       <table aria-label="Payments">
         <thead>
-          <tr><th>Paid at (UTC)</th><th>Path</th><th class="num">Amount</th><th>Agent wallet</th><th>Transaction</th></tr>
+          <tr>
+            <th>Paid at (UTC)</th>
+            <th>Path</th>
+            <th class="num">Amount</th>
+            <th>Agent wallet</th>
+            <th>Transaction</th>
+          </tr>
         </thead>
         <tbody>
-          {items.length === 0 && !loading && <tr><td colSpan={5} class="muted">No payments yet.</td></tr>}
+          {items.length === 0 && !loading && (
+            <tr>
+              <td colSpan={5} class="muted">
+                No payments yet.
+              </td>
+            </tr>
+          )}
           {items.map((payment) => {
             const link = explorerTxUrl(payment.network, payment.tx_hash);
             return (
               <tr key={payment.payment_id}>
                 <td>{payment.paid_at.replace('T', ' ').slice(0, 19)}</td>
-                <td><code>{payment.url}</code></td>
+                <td>
+                  <code>{payment.url}</code>
+                </td>
                 <td class="num">{formatUsd(BigInt(payment.amount))}</td>
-                <td><code>{payment.payer}</code></td>
+                <td>
+                  <code>{payment.payer}</code>
+                </td>
                 <td>
                   {payment.scheme === 'batch-settlement' ? (
                     <span title={payment.channel_id ?? ''}>voucher</span>
                   ) : link ? (
-                    <a href={link} target="_blank" rel="noopener noreferrer">{shortHash(payment.tx_hash!)}</a>
+                    <a href={link} target="_blank" rel="noopener noreferrer">
+                      {shortHash(payment.tx_hash!)}
+                    </a>
                   ) : (
                     <code title={payment.tx_hash ?? ''}>{payment.tx_hash ? shortHash(payment.tx_hash) : '–'}</code>
                   )}
@@ -99,7 +118,11 @@ function PaymentTable({ site }: { site: Site }) {
         </tbody>
       </table>
       <div class="row">
-        {cursor && <button type="button" class="secondary" disabled={loading} onClick={() => void loadPage(cursor)}>Load older payments</button>}
+        {cursor && (
+          <button type="button" class="secondary" disabled={loading} onClick={() => void loadPage(cursor)}>
+            Load older payments
+          </button>
+        )}
         {loading && <span class="muted">Loading…</span>}
       </div>
     </>

@@ -11,7 +11,13 @@ import { useLoad } from '../use-load';
 export function SettingsPage() {
   const { client } = useSession();
   const me = useLoad(() => client.me(), [client]);
-  if (!me.data) return <section><h2>Settings</h2>{me.loading ? <p class="muted">Loading…</p> : <ErrorNote error={me.error} />}</section>;
+  if (!me.data)
+    return (
+      <section>
+        <h2>Settings</h2>
+        {me.loading ? <p class="muted">Loading…</p> : <ErrorNote error={me.error} />}
+      </section>
+    );
   return (
     <section>
       <h2>Settings</h2>
@@ -37,7 +43,11 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
     return form.run(async () => {
       const updated = await client.updateMe({ payout_address: address.trim() || null }, { password });
       setPassword('');
-      setStatus(updated.payout_address ? `Payments now go to ${updated.payout_address}.` : 'Payout address cleared: your sites cannot charge until you set one.');
+      setStatus(
+        updated.payout_address
+          ? `Payments now go to ${updated.payout_address}.`
+          : 'Payout address cleared: your sites cannot charge until you set one.',
+      );
       onSaved();
     });
   };
@@ -45,18 +55,41 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
   return (
     <form class="panel" aria-label="Payout address" onSubmit={(event) => void submit(event)}>
       <h3>Payout address</h3>
-      <p class="muted">Agents pay USDC straight to this wallet; Crawlgate never holds your money. Without one, your sites cannot charge.</p>
+      <p class="muted">
+        Agents pay USDC straight to this wallet; Crawlgate never holds your money. Without one, your sites cannot
+        charge.
+      </p>
       <label>
         Wallet address
-        <input name="payout_address" value={address} onInput={(e) => setAddress((e.target as HTMLInputElement).value)} placeholder="0x…" spellcheck={false} aria-invalid={Boolean(form.fields.byField.payout_address)} />
+        <input
+          name="payout_address"
+          value={address}
+          onInput={(e) => setAddress((e.target as HTMLInputElement).value)}
+          placeholder="0x…"
+          spellcheck={false}
+          aria-invalid={Boolean(form.fields.byField.payout_address)}
+        />
         <FieldError form={form} field="payout_address" />
       </label>
       <label>
         Your password, to confirm
-        <input name="confirm_password" type="password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} autoComplete="current-password" required />
+        <input
+          name="confirm_password"
+          type="password"
+          value={password}
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          autoComplete="current-password"
+          required
+        />
       </label>
-      <button type="submit" disabled={form.busy}>Save payout address</button>
-      {status && <p class="ok" role="status">{status}</p>}
+      <button type="submit" disabled={form.busy}>
+        Save payout address
+      </button>
+      {status && (
+        <p class="ok" role="status">
+          {status}
+        </p>
+      )}
       <FormErrors form={form} />
     </form>
   );
@@ -84,8 +117,14 @@ function NameForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): voi
         <input name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <FieldError form={form} field="name" />
       </label>
-      <button type="submit" disabled={form.busy}>Save name</button>
-      {status && <span class="ok" role="status">{status}</span>}
+      <button type="submit" disabled={form.busy}>
+        Save name
+      </button>
+      {status && (
+        <span class="ok" role="status">
+          {status}
+        </span>
+      )}
       <FormErrors form={form} />
     </form>
   );
@@ -111,13 +150,21 @@ function ApiKeyPanel() {
       {issued ? (
         <OnceOnly
           title="Your new API key"
-          values={[{ label: 'API key', value: issued, hint: 'The previous key has stopped working: update any script or CLI that used it.' }]}
+          values={[
+            {
+              label: 'API key',
+              value: issued,
+              hint: 'The previous key has stopped working: update any script or CLI that used it.',
+            },
+          ]}
           onDone={() => setIssued(null)}
         />
       ) : confirming ? (
         <ConfirmRotation onConfirm={() => void rotate()} onCancel={() => setConfirming(false)} />
       ) : (
-        <button type="button" class="secondary" onClick={() => setConfirming(true)}>Rotate API key…</button>
+        <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+          Rotate API key…
+        </button>
       )}
       <FormErrors form={action} />
     </div>
@@ -129,8 +176,12 @@ function ConfirmRotation({ onConfirm, onCancel }: { onConfirm(): void; onCancel(
   return (
     <div class="row" role="dialog" aria-label="Confirm key rotation" ref={box}>
       <span>The current key stops working at once, for this dashboard and anything else using it.</span>
-      <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
-      <button type="button" class="danger" onClick={onConfirm}>Rotate API key</button>
+      <button type="button" class="secondary" onClick={onCancel}>
+        Cancel
+      </button>
+      <button type="button" class="danger" onClick={onConfirm}>
+        Rotate API key
+      </button>
     </div>
   );
 }

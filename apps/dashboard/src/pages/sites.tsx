@@ -22,11 +22,28 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
         await client.deleteSite(site.site_id);
       } else if (kind === 'rotate-token') {
         const rotated = await client.rotateSiteToken(site.site_id);
-        setReveal({ title: `New site token for ${site.domain}`, values: [{ label: 'Site token', value: rotated.site_token, hint: 'The previous token stopped working: update your middleware now.' }] });
+        setReveal({
+          title: `New site token for ${site.domain}`,
+          values: [
+            {
+              label: 'Site token',
+              value: rotated.site_token,
+              hint: 'The previous token stopped working: update your middleware now.',
+            },
+          ],
+        });
       } else {
         const rotated = await client.rotateSecret(site.site_id);
-        const until = rotated.previous_valid_until ? `Tokens signed with the previous secret verify until ${new Date(rotated.previous_valid_until).toUTCString()}.` : undefined;
-        setReveal({ title: `New access-token secret for ${site.domain}`, values: [{ label: 'Access-token secret', value: rotated.access_token_secret, hint: until }, { label: 'Key id (kid)', value: rotated.kid }] });
+        const until = rotated.previous_valid_until
+          ? `Tokens signed with the previous secret verify until ${new Date(rotated.previous_valid_until).toUTCString()}.`
+          : undefined;
+        setReveal({
+          title: `New access-token secret for ${site.domain}`,
+          values: [
+            { label: 'Access-token secret', value: rotated.access_token_secret, hint: until },
+            { label: 'Key id (kid)', value: rotated.kid },
+          ],
+        });
       }
       onChanged();
     });
@@ -34,14 +51,25 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
   return (
     <section>
       <h2>Sites</h2>
-      {reveal && <OnceOnly key={reveal.values[0].value} title={reveal.title} values={reveal.values} onDone={() => setReveal(null)} />}
+      {reveal && (
+        <OnceOnly
+          key={reveal.values[0].value}
+          title={reveal.title}
+          values={reveal.values}
+          onDone={() => setReveal(null)}
+        />
+      )}
       <CreateSiteForm
         onCreated={(site) => {
           setReveal({
             title: `${site.domain} is registered`,
             values: [
               { label: 'Site token', value: site.site_token, hint: 'Your middleware sends it as X-Site-Token.' },
-              { label: 'Access-token secret', value: site.access_token_secret, hint: 'Lets your middleware verify access tokens locally.' },
+              {
+                label: 'Access-token secret',
+                value: site.access_token_secret,
+                hint: 'Lets your middleware verify access tokens locally.',
+              },
               { label: 'Key id (kid)', value: site.kid },
             ],
           });
@@ -49,13 +77,32 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
         }}
       />
       <FormErrors form={action} />
-      {confirming && <ConfirmPanel key={`${confirming.kind}:${confirming.site.site_id}`} confirming={confirming} onCancel={() => setConfirming(null)} onConfirm={() => void confirm(confirming.kind, confirming.site)} />}
+      {confirming && (
+        <ConfirmPanel
+          key={`${confirming.kind}:${confirming.site.site_id}`}
+          confirming={confirming}
+          onCancel={() => setConfirming(null)}
+          onConfirm={() => void confirm(confirming.kind, confirming.site)}
+        />
+      )}
       <table aria-label="Sites">
         <thead>
-          <tr><th>Domain</th><th>Name</th><th class="num">Default price</th><th class="num">Rules</th><th>Actions</th></tr>
+          <tr>
+            <th>Domain</th>
+            <th>Name</th>
+            <th class="num">Default price</th>
+            <th class="num">Rules</th>
+            <th>Actions</th>
+          </tr>
         </thead>
         <tbody>
-          {sites.length === 0 && <tr><td colSpan={5} class="muted">No sites yet.</td></tr>}
+          {sites.length === 0 && (
+            <tr>
+              <td colSpan={5} class="muted">
+                No sites yet.
+              </td>
+            </tr>
+          )}
           {sites.map((site) => (
             <tr key={site.site_id} data-site={site.domain}>
               <td>{site.domain}</td>
@@ -63,12 +110,24 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
               <td class="num">${site.default_price_usd}</td>
               <td class="num">{site.rules_count}</td>
               <td class="actions">
-                <a class="button small" href={routeHref({ page: 'pricing', siteId: site.site_id })}>Pricing</a>
-                <a class="button small" href={routeHref({ page: 'payments', siteId: site.site_id })}>Payments</a>
-                <a class="button small" href={routeHref({ page: 'crawlers', siteId: site.site_id })}>Crawlers</a>
-                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-token', site })}>Rotate token</button>
-                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-secret', site })}>Rotate secret</button>
-                <button type="button" class="small danger" onClick={() => setConfirming({ kind: 'delete', site })}>Delete</button>
+                <a class="button small" href={routeHref({ page: 'pricing', siteId: site.site_id })}>
+                  Pricing
+                </a>
+                <a class="button small" href={routeHref({ page: 'payments', siteId: site.site_id })}>
+                  Payments
+                </a>
+                <a class="button small" href={routeHref({ page: 'crawlers', siteId: site.site_id })}>
+                  Crawlers
+                </a>
+                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-token', site })}>
+                  Rotate token
+                </button>
+                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-secret', site })}>
+                  Rotate secret
+                </button>
+                <button type="button" class="small danger" onClick={() => setConfirming({ kind: 'delete', site })}>
+                  Delete
+                </button>
               </td>
             </tr>
           ))}
@@ -100,15 +159,30 @@ function CreateSiteForm({ onCreated }: { onCreated(site: CreatedSite): void }) {
       <div class="row">
         <label>
           Domain
-          <input name="domain" value={domain} onInput={(e) => setDomain((e.target as HTMLInputElement).value)} placeholder="news.example.com" required aria-invalid={Boolean(form.fields.byField.domain)} />
+          <input
+            name="domain"
+            value={domain}
+            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
+            placeholder="news.example.com"
+            required
+            aria-invalid={Boolean(form.fields.byField.domain)}
+          />
           <FieldError form={form} field="domain" />
         </label>
         <label>
           Name (optional)
-          <input name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="Example News" aria-invalid={Boolean(form.fields.byField.name)} />
+          <input
+            name="name"
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            placeholder="Example News"
+            aria-invalid={Boolean(form.fields.byField.name)}
+          />
           <FieldError form={form} field="name" />
         </label>
-        <button type="submit" disabled={form.busy}>Add site</button>
+        <button type="submit" disabled={form.busy}>
+          Add site
+        </button>
       </div>
       <FormErrors form={form} />
     </form>
@@ -116,17 +190,31 @@ function CreateSiteForm({ onCreated }: { onCreated(site: CreatedSite): void }) {
 }
 
 const CONFIRM_TEXT = {
-  delete: 'Deleting stops its gates at once: the middleware gets 401s, and agents can no longer pay for it. Past payments stay in your reports. This cannot be undone.',
+  delete:
+    'Deleting stops its gates at once: the middleware gets 401s, and agents can no longer pay for it. Past payments stay in your reports. This cannot be undone.',
   'rotate-token': 'The current site token stops working at once: your middleware must be given the new one.',
-  'rotate-secret': 'A new secret signs new access tokens; tokens signed with the current one keep verifying for a grace period.',
+  'rotate-secret':
+    'A new secret signs new access tokens; tokens signed with the current one keep verifying for a grace period.',
 };
 
 /** Every destructive action asks first; deleting also asks for the domain to be typed. */
-function ConfirmPanel({ confirming, onCancel, onConfirm }: { confirming: NonNullable<Confirming>; onCancel(): void; onConfirm(): void }) {
+function ConfirmPanel({
+  confirming,
+  onCancel,
+  onConfirm,
+}: {
+  confirming: NonNullable<Confirming>;
+  onCancel(): void;
+  onConfirm(): void;
+}) {
   const [typed, setTyped] = useState('');
   const box = useDialogFocus<HTMLDivElement>(onCancel);
   const needsTyping = confirming.kind === 'delete';
-  const verb = { delete: 'Delete', 'rotate-token': 'Rotate site token of', 'rotate-secret': 'Rotate access-token secret of' }[confirming.kind];
+  const verb = {
+    delete: 'Delete',
+    'rotate-token': 'Rotate site token of',
+    'rotate-secret': 'Rotate access-token secret of',
+  }[confirming.kind];
   return (
     <div class="panel confirm" role="dialog" aria-label="Confirm" ref={box}>
       <h3>
@@ -136,13 +224,25 @@ function ConfirmPanel({ confirming, onCancel, onConfirm }: { confirming: NonNull
       {needsTyping && (
         <label>
           Type <code>{confirming.site.domain}</code> to confirm
-          <input name="confirm-domain" value={typed} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} autoComplete="off" />
+          <input
+            name="confirm-domain"
+            value={typed}
+            onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+            autoComplete="off"
+          />
         </label>
       )}
       <div class="row">
         {/* Cancel first: it is what focus lands on, so a stray Enter changes nothing. */}
-        <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
-        <button type="button" class={needsTyping ? 'danger' : ''} disabled={needsTyping && typed.trim().toLowerCase() !== confirming.site.domain} onClick={onConfirm}>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class={needsTyping ? 'danger' : ''}
+          disabled={needsTyping && typed.trim().toLowerCase() !== confirming.site.domain}
+          onClick={onConfirm}
+        >
           {verb === 'Delete' ? 'Delete site' : 'Rotate'}
         </button>
       </div>

@@ -8,1322 +8,1323 @@ export const batchSettlementSourceSha256 = 'd7165508d81fe26db2ccdfdc4360b9a74d62
 
 export const batchSettlementAbi = [
   {
-    "inputs": [],
-    "name": "ClaimExceedsBalance",
-    "type": "error"
+    inputs: [],
+    name: 'ClaimExceedsBalance',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "ClaimExceedsCeiling",
-    "type": "error"
+    inputs: [],
+    name: 'ClaimExceedsCeiling',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "DepositCollectionFailed",
-    "type": "error"
+    inputs: [],
+    name: 'DepositCollectionFailed',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "EmptyBatch",
-    "type": "error"
+    inputs: [],
+    name: 'EmptyBatch',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "InvalidChannel",
-    "type": "error"
+    inputs: [],
+    name: 'InvalidChannel',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "InvalidCollector",
-    "type": "error"
+    inputs: [],
+    name: 'InvalidCollector',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "InvalidRefundNonce",
-    "type": "error"
+    inputs: [],
+    name: 'InvalidRefundNonce',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "InvalidSignature",
-    "type": "error"
+    inputs: [],
+    name: 'InvalidSignature',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "NotAuthorizedToClaim",
-    "type": "error"
+    inputs: [],
+    name: 'NotAuthorizedToClaim',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "NotAuthorizedToRefund",
-    "type": "error"
+    inputs: [],
+    name: 'NotAuthorizedToRefund',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "NotAuthorizedToWithdraw",
-    "type": "error"
+    inputs: [],
+    name: 'NotAuthorizedToWithdraw',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "NotReceiverAuthorizer",
-    "type": "error"
+    inputs: [],
+    name: 'NotReceiverAuthorizer',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "NothingToWithdraw",
-    "type": "error"
+    inputs: [],
+    name: 'NothingToWithdraw',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "Reentrancy",
-    "type": "error"
+    inputs: [],
+    name: 'Reentrancy',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "TokenTransferFailed",
-    "type": "error"
+    inputs: [],
+    name: 'TokenTransferFailed',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "WithdrawAmountExceedsAvailable",
-    "type": "error"
+    inputs: [],
+    name: 'WithdrawAmountExceedsAvailable',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "WithdrawDelayNotElapsed",
-    "type": "error"
+    inputs: [],
+    name: 'WithdrawDelayNotElapsed',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "WithdrawDelayOutOfRange",
-    "type": "error"
+    inputs: [],
+    name: 'WithdrawDelayOutOfRange',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "WithdrawalAlreadyPending",
-    "type": "error"
+    inputs: [],
+    name: 'WithdrawalAlreadyPending',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "WithdrawalNotPending",
-    "type": "error"
+    inputs: [],
+    name: 'WithdrawalNotPending',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "ZeroDeposit",
-    "type": "error"
+    inputs: [],
+    name: 'ZeroDeposit',
+    type: 'error',
   },
   {
-    "inputs": [],
-    "name": "ZeroRefund",
-    "type": "error"
+    inputs: [],
+    name: 'ZeroRefund',
+    type: 'error',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "indexed": false,
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
-      }
+        indexed: false,
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
+      },
     ],
-    "name": "ChannelClosed",
-    "type": "event"
+    name: 'ChannelClosed',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "indexed": false,
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
-      }
+        indexed: false,
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
+      },
     ],
-    "name": "ChannelCreated",
-    "type": "event"
+    name: 'ChannelCreated',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'sender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "claimAmount",
-        "type": "uint128"
+        indexed: false,
+        internalType: 'uint128',
+        name: 'claimAmount',
+        type: 'uint128',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "newTotalClaimed",
-        "type": "uint128"
-      }
+        indexed: false,
+        internalType: 'uint128',
+        name: 'newTotalClaimed',
+        type: 'uint128',
+      },
     ],
-    "name": "Claimed",
-    "type": "event"
+    name: 'Claimed',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'sender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
+        indexed: false,
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "newBalance",
-        "type": "uint128"
-      }
+        indexed: false,
+        internalType: 'uint128',
+        name: 'newBalance',
+        type: 'uint128',
+      },
     ],
-    "name": "Deposited",
-    "type": "event"
+    name: 'Deposited',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'sender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        indexed: false,
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "Refunded",
-    "type": "event"
+    name: 'Refunded',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "receiver",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'receiver',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "token",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'token',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'sender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        indexed: false,
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "Settled",
-    "type": "event"
+    name: 'Settled',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'sender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        indexed: false,
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "WithdrawFinalized",
-    "type": "event"
+    name: 'WithdrawFinalized',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "indexed": false,
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
+        indexed: false,
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "indexed": false,
-        "internalType": "uint40",
-        "name": "finalizeAfter",
-        "type": "uint40"
-      }
+        indexed: false,
+        internalType: 'uint40',
+        name: 'finalizeAfter',
+        type: 'uint40',
+      },
     ],
-    "name": "WithdrawInitiated",
-    "type": "event"
+    name: 'WithdrawInitiated',
+    type: 'event',
   },
   {
-    "inputs": [],
-    "name": "CHANNEL_CONFIG_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'CHANNEL_CONFIG_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "CLAIM_BATCH_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'CLAIM_BATCH_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "CLAIM_ENTRY_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'CLAIM_ENTRY_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "DOMAIN_SEPARATOR",
-    "outputs": [
+    inputs: [],
+    name: 'DOMAIN_SEPARATOR',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "MAX_WITHDRAW_DELAY",
-    "outputs": [
+    inputs: [],
+    name: 'MAX_WITHDRAW_DELAY',
+    outputs: [
       {
-        "internalType": "uint40",
-        "name": "",
-        "type": "uint40"
-      }
+        internalType: 'uint40',
+        name: '',
+        type: 'uint40',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "MIN_WITHDRAW_DELAY",
-    "outputs": [
+    inputs: [],
+    name: 'MIN_WITHDRAW_DELAY',
+    outputs: [
       {
-        "internalType": "uint40",
-        "name": "",
-        "type": "uint40"
-      }
+        internalType: 'uint40',
+        name: '',
+        type: 'uint40',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "REFUND_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'REFUND_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "VOUCHER_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'VOUCHER_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
+      },
     ],
-    "name": "channels",
-    "outputs": [
+    name: 'channels',
+    outputs: [
       {
-        "internalType": "uint128",
-        "name": "balance",
-        "type": "uint128"
+        internalType: 'uint128',
+        name: 'balance',
+        type: 'uint128',
       },
       {
-        "internalType": "uint128",
-        "name": "totalClaimed",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'totalClaimed',
+        type: 'uint128',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "components": [
+            components: [
               {
-                "components": [
+                components: [
                   {
-                    "internalType": "address",
-                    "name": "payer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "payerAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payerAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiver",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiver',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiverAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiverAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "token",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'token',
+                    type: 'address',
                   },
                   {
-                    "internalType": "uint40",
-                    "name": "withdrawDelay",
-                    "type": "uint40"
+                    internalType: 'uint40',
+                    name: 'withdrawDelay',
+                    type: 'uint40',
                   },
                   {
-                    "internalType": "bytes32",
-                    "name": "salt",
-                    "type": "bytes32"
-                  }
+                    internalType: 'bytes32',
+                    name: 'salt',
+                    type: 'bytes32',
+                  },
                 ],
-                "internalType": "struct BatchSettlement.ChannelConfig",
-                "name": "channel",
-                "type": "tuple"
+                internalType: 'struct BatchSettlement.ChannelConfig',
+                name: 'channel',
+                type: 'tuple',
               },
               {
-                "internalType": "uint128",
-                "name": "maxClaimableAmount",
-                "type": "uint128"
-              }
+                internalType: 'uint128',
+                name: 'maxClaimableAmount',
+                type: 'uint128',
+              },
             ],
-            "internalType": "struct BatchSettlement.Voucher",
-            "name": "voucher",
-            "type": "tuple"
+            internalType: 'struct BatchSettlement.Voucher',
+            name: 'voucher',
+            type: 'tuple',
           },
           {
-            "internalType": "bytes",
-            "name": "signature",
-            "type": "bytes"
+            internalType: 'bytes',
+            name: 'signature',
+            type: 'bytes',
           },
           {
-            "internalType": "uint128",
-            "name": "totalClaimed",
-            "type": "uint128"
-          }
+            internalType: 'uint128',
+            name: 'totalClaimed',
+            type: 'uint128',
+          },
         ],
-        "internalType": "struct BatchSettlement.VoucherClaim[]",
-        "name": "voucherClaims",
-        "type": "tuple[]"
-      }
+        internalType: 'struct BatchSettlement.VoucherClaim[]',
+        name: 'voucherClaims',
+        type: 'tuple[]',
+      },
     ],
-    "name": "claim",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'claim',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "components": [
+            components: [
               {
-                "components": [
+                components: [
                   {
-                    "internalType": "address",
-                    "name": "payer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "payerAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payerAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiver",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiver',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiverAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiverAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "token",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'token',
+                    type: 'address',
                   },
                   {
-                    "internalType": "uint40",
-                    "name": "withdrawDelay",
-                    "type": "uint40"
+                    internalType: 'uint40',
+                    name: 'withdrawDelay',
+                    type: 'uint40',
                   },
                   {
-                    "internalType": "bytes32",
-                    "name": "salt",
-                    "type": "bytes32"
-                  }
+                    internalType: 'bytes32',
+                    name: 'salt',
+                    type: 'bytes32',
+                  },
                 ],
-                "internalType": "struct BatchSettlement.ChannelConfig",
-                "name": "channel",
-                "type": "tuple"
+                internalType: 'struct BatchSettlement.ChannelConfig',
+                name: 'channel',
+                type: 'tuple',
               },
               {
-                "internalType": "uint128",
-                "name": "maxClaimableAmount",
-                "type": "uint128"
-              }
+                internalType: 'uint128',
+                name: 'maxClaimableAmount',
+                type: 'uint128',
+              },
             ],
-            "internalType": "struct BatchSettlement.Voucher",
-            "name": "voucher",
-            "type": "tuple"
+            internalType: 'struct BatchSettlement.Voucher',
+            name: 'voucher',
+            type: 'tuple',
           },
           {
-            "internalType": "bytes",
-            "name": "signature",
-            "type": "bytes"
+            internalType: 'bytes',
+            name: 'signature',
+            type: 'bytes',
           },
           {
-            "internalType": "uint128",
-            "name": "totalClaimed",
-            "type": "uint128"
-          }
+            internalType: 'uint128',
+            name: 'totalClaimed',
+            type: 'uint128',
+          },
         ],
-        "internalType": "struct BatchSettlement.VoucherClaim[]",
-        "name": "voucherClaims",
-        "type": "tuple[]"
+        internalType: 'struct BatchSettlement.VoucherClaim[]',
+        name: 'voucherClaims',
+        type: 'tuple[]',
       },
       {
-        "internalType": "bytes",
-        "name": "authorizerSignature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'authorizerSignature',
+        type: 'bytes',
+      },
     ],
-    "name": "claimWithSignature",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'claimWithSignature',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
       },
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "internalType": "address",
-        "name": "collector",
-        "type": "address"
+        internalType: 'address',
+        name: 'collector',
+        type: 'address',
       },
       {
-        "internalType": "bytes",
-        "name": "collectorData",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'collectorData',
+        type: 'bytes',
+      },
     ],
-    "name": "deposit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'deposit',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "eip712Domain",
-    "outputs": [
+    inputs: [],
+    name: 'eip712Domain',
+    outputs: [
       {
-        "internalType": "bytes1",
-        "name": "fields",
-        "type": "bytes1"
+        internalType: 'bytes1',
+        name: 'fields',
+        type: 'bytes1',
       },
       {
-        "internalType": "string",
-        "name": "name",
-        "type": "string"
+        internalType: 'string',
+        name: 'name',
+        type: 'string',
       },
       {
-        "internalType": "string",
-        "name": "version",
-        "type": "string"
+        internalType: 'string',
+        name: 'version',
+        type: 'string',
       },
       {
-        "internalType": "uint256",
-        "name": "chainId",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'chainId',
+        type: 'uint256',
       },
       {
-        "internalType": "address",
-        "name": "verifyingContract",
-        "type": "address"
+        internalType: 'address',
+        name: 'verifyingContract',
+        type: 'address',
       },
       {
-        "internalType": "bytes32",
-        "name": "salt",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'salt',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint256[]",
-        "name": "extensions",
-        "type": "uint256[]"
-      }
+        internalType: 'uint256[]',
+        name: 'extensions',
+        type: 'uint256[]',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
-      }
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
+      },
     ],
-    "name": "finalizeWithdraw",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'finalizeWithdraw',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
-      }
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
+      },
     ],
-    "name": "getChannelId",
-    "outputs": [
+    name: 'getChannelId',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "components": [
+            components: [
               {
-                "components": [
+                components: [
                   {
-                    "internalType": "address",
-                    "name": "payer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "payerAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'payerAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiver",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiver',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "receiverAuthorizer",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'receiverAuthorizer',
+                    type: 'address',
                   },
                   {
-                    "internalType": "address",
-                    "name": "token",
-                    "type": "address"
+                    internalType: 'address',
+                    name: 'token',
+                    type: 'address',
                   },
                   {
-                    "internalType": "uint40",
-                    "name": "withdrawDelay",
-                    "type": "uint40"
+                    internalType: 'uint40',
+                    name: 'withdrawDelay',
+                    type: 'uint40',
                   },
                   {
-                    "internalType": "bytes32",
-                    "name": "salt",
-                    "type": "bytes32"
-                  }
+                    internalType: 'bytes32',
+                    name: 'salt',
+                    type: 'bytes32',
+                  },
                 ],
-                "internalType": "struct BatchSettlement.ChannelConfig",
-                "name": "channel",
-                "type": "tuple"
+                internalType: 'struct BatchSettlement.ChannelConfig',
+                name: 'channel',
+                type: 'tuple',
               },
               {
-                "internalType": "uint128",
-                "name": "maxClaimableAmount",
-                "type": "uint128"
-              }
+                internalType: 'uint128',
+                name: 'maxClaimableAmount',
+                type: 'uint128',
+              },
             ],
-            "internalType": "struct BatchSettlement.Voucher",
-            "name": "voucher",
-            "type": "tuple"
+            internalType: 'struct BatchSettlement.Voucher',
+            name: 'voucher',
+            type: 'tuple',
           },
           {
-            "internalType": "bytes",
-            "name": "signature",
-            "type": "bytes"
+            internalType: 'bytes',
+            name: 'signature',
+            type: 'bytes',
           },
           {
-            "internalType": "uint128",
-            "name": "totalClaimed",
-            "type": "uint128"
-          }
+            internalType: 'uint128',
+            name: 'totalClaimed',
+            type: 'uint128',
+          },
         ],
-        "internalType": "struct BatchSettlement.VoucherClaim[]",
-        "name": "voucherClaims",
-        "type": "tuple[]"
-      }
+        internalType: 'struct BatchSettlement.VoucherClaim[]',
+        name: 'voucherClaims',
+        type: 'tuple[]',
+      },
     ],
-    "name": "getClaimBatchDigest",
-    "outputs": [
+    name: 'getClaimBatchDigest',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint256",
-        "name": "nonce",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'nonce',
+        type: 'uint256',
       },
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "getRefundDigest",
-    "outputs": [
+    name: 'getRefundDigest',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint128",
-        "name": "maxClaimableAmount",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'maxClaimableAmount',
+        type: 'uint128',
+      },
     ],
-    "name": "getVoucherDigest",
-    "outputs": [
+    name: 'getVoucherDigest',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
       },
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "initiateWithdraw",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'initiateWithdraw',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes[]",
-        "name": "data",
-        "type": "bytes[]"
-      }
+        internalType: 'bytes[]',
+        name: 'data',
+        type: 'bytes[]',
+      },
     ],
-    "name": "multicall",
-    "outputs": [
+    name: 'multicall',
+    outputs: [
       {
-        "internalType": "bytes[]",
-        "name": "results",
-        "type": "bytes[]"
-      }
+        internalType: 'bytes[]',
+        name: 'results',
+        type: 'bytes[]',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
+      },
     ],
-    "name": "pendingWithdrawals",
-    "outputs": [
+    name: 'pendingWithdrawals',
+    outputs: [
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "internalType": "uint40",
-        "name": "initiatedAt",
-        "type": "uint40"
-      }
+        internalType: 'uint40',
+        name: 'initiatedAt',
+        type: 'uint40',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "receiver",
-        "type": "address"
+        internalType: 'address',
+        name: 'receiver',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "token",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: 'token',
+        type: 'address',
+      },
     ],
-    "name": "receivers",
-    "outputs": [
+    name: 'receivers',
+    outputs: [
       {
-        "internalType": "uint128",
-        "name": "totalClaimed",
-        "type": "uint128"
+        internalType: 'uint128',
+        name: 'totalClaimed',
+        type: 'uint128',
       },
       {
-        "internalType": "uint128",
-        "name": "totalSettled",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'totalSettled',
+        type: 'uint128',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
       },
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
-      }
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
+      },
     ],
-    "name": "refund",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'refund',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "bytes32",
-        "name": "channelId",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 'channelId',
+        type: 'bytes32',
+      },
     ],
-    "name": "refundNonce",
-    "outputs": [
+    name: 'refundNonce',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
+        components: [
           {
-            "internalType": "address",
-            "name": "payer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "payerAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'payerAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiver",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiver',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "receiverAuthorizer",
-            "type": "address"
+            internalType: 'address',
+            name: 'receiverAuthorizer',
+            type: 'address',
           },
           {
-            "internalType": "address",
-            "name": "token",
-            "type": "address"
+            internalType: 'address',
+            name: 'token',
+            type: 'address',
           },
           {
-            "internalType": "uint40",
-            "name": "withdrawDelay",
-            "type": "uint40"
+            internalType: 'uint40',
+            name: 'withdrawDelay',
+            type: 'uint40',
           },
           {
-            "internalType": "bytes32",
-            "name": "salt",
-            "type": "bytes32"
-          }
+            internalType: 'bytes32',
+            name: 'salt',
+            type: 'bytes32',
+          },
         ],
-        "internalType": "struct BatchSettlement.ChannelConfig",
-        "name": "config",
-        "type": "tuple"
+        internalType: 'struct BatchSettlement.ChannelConfig',
+        name: 'config',
+        type: 'tuple',
       },
       {
-        "internalType": "uint128",
-        "name": "amount",
-        "type": "uint128"
+        internalType: 'uint128',
+        name: 'amount',
+        type: 'uint128',
       },
       {
-        "internalType": "uint256",
-        "name": "nonce",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'nonce',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes",
-        "name": "receiverAuthorizerSignature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'receiverAuthorizerSignature',
+        type: 'bytes',
+      },
     ],
-    "name": "refundWithSignature",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'refundWithSignature',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "receiver",
-        "type": "address"
+        internalType: 'address',
+        name: 'receiver',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "token",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: 'token',
+        type: 'address',
+      },
     ],
-    "name": "settle",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
+    name: 'settle',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
+  },
 ] as const;
 
-export const batchSettlementBytecode = '0x6080604052348015600e575f5ffd5b506128c88061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610187575f3560e01c806394739e87116100d9578063ba94ec0d11610093578063e25cf1891161006e578063e25cf18914610468578063e43ce1f21461047b578063e88377b11461048e578063f0dc792e146104a1575f5ffd5b8063ba94ec0d1461041b578063cf5cf3dc14610442578063dce4bfae14610455575f5ffd5b806394739e87146103485780639db32a8f1461036f578063ac9650d814610382578063ae159439146103a2578063b77433e9146103ab578063b7f06ebe146103be575f5ffd5b8063488ccc3b116101445780637a7ebd7b1161011f5780637a7ebd7b146102c057806384b0196e146102f3578063862bb1991461030e5780638e4a68ac14610321575f5ffd5b8063488ccc3b1461027357806353ab0fae146102865780635e5e0b87146102ad575f5ffd5b8063140f1e751461018b5780631e69ef40146101a05780631fc3277d146101da57806321ff6389146101fa57806329237b0c146102585780633644e5151461026b575b5f5ffd5b61019e61019936600461211a565b6104c0565b005b6101c77fbe23ad087435072cd69b49cc5b92de10ee610fce7ae0ab428307972d764bb21681565b6040519081526020015b60405180910390f35b6101e462278d0081565b60405164ffffffffff90911681526020016101d1565b61023861020836600461218f565b600360209081525f92835260408084209091529082529020546001600160801b0380821691600160801b90041682565b604080516001600160801b039384168152929091166020830152016101d1565b61019e610266366004612201565b6108f1565b6101c7610a28565b6101c7610281366004612201565b610acc565b6101c77f42bd57c010b870c2e96203c66341f28a6a19b4d56a74533a8eb5f706b9fd6d5781565b6101c76102bb366004612240565b610cc3565b6102386102ce36600461225a565b5f602081905290815260409020546001600160801b0380821691600160801b90041682565b6102fb610cfa565b6040516101d1979695949392919061229f565b6101c761031c366004612335565b610d8e565b6101c77f1c9a06ceab9b0ebbd3301dc56c9111bb6d9af421356dc9ccb3b7084c755db30881565b6101c77f1e1bd6ff84c3e0d9029a292b212e039c0ca97ec497c55191a4a5874294609a6981565b61019e61037d36600461218f565b610de2565b610395610390366004612201565b610ef6565b6040516101d19190612356565b6101e461038481565b61019e6103b93660046123b9565b611004565b6103f66103cc36600461225a565b60026020525f90815260409020546001600160801b03811690600160801b900464ffffffffff1682565b604080516001600160801b03909316835264ffffffffff9091166020830152016101d1565b6101c77f30b9a0367528fca13c3e8ec6134c3113f1887ebe7a1ad61de0955aac288b0cf581565b61019e61045036600461240a565b6110ce565b61019e61046336600461240a565b611278565b6101c7610476366004612434565b61132c565b61019e610489366004612466565b611388565b61019e61049c366004612240565b6114f1565b6101c76104af36600461225a565b60016020525f908152604090205481565b60ff5f5c16156104e35760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f6104ff60208701876124d2565b6001600160a01b0316148061052b57505f61052060608701604088016124d2565b6001600160a01b0316145b8061054d57505f61054260808701606088016124d2565b6001600160a01b0316145b8061056f57505f61056460a08701608088016124d2565b6001600160a01b0316145b1561058d5760405163ea3a9a3960e01b815260040160405180910390fd5b6103846105a060c0870160a088016124ff565b64ffffffffff1610806105cb575062278d006105c260c0870160a088016124ff565b64ffffffffff16115b156105e9576040516322ba7d5b60e11b815260040160405180910390fd5b836001600160801b03165f03610612576040516356316e8760e01b815260040160405180910390fd5b6001600160a01b038316158061063057506001600160a01b0383163b155b1561064e5760405163062c6bf560e21b815260040160405180910390fd5b5f61065886610cc3565b5f8181526020819052604081208054929350916001600160801b0316801591889184919061068790849061252c565b92506101000a8154816001600160801b0302191690836001600160801b031602179055505f8860800160208101906106bf91906124d2565b6040516370a0823160e01b81523060048201526001600160a01b0391909116906370a0823190602401602060405180830381865afa158015610703573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610727919061254b565b90506001600160a01b03871663e416d8d361074560208c018c6124d2565b61075560a08d0160808e016124d2565b8b888b8b6040518763ffffffff1660e01b815260040161077a9695949392919061258a565b5f604051808303815f87803b158015610791575f5ffd5b505af11580156107a3573d5f5f3e3d5ffd5b50505050876001600160801b0316816107bc91906125d8565b6107cc60a08b0160808c016124d2565b6040516370a0823160e01b81523060048201526001600160a01b0391909116906370a0823190602401602060405180830381865afa158015610810573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610834919061254b565b1461085257604051633ad0d64b60e21b815260040160405180910390fd5b811561089157837f69d8248d5566bdb2ebc4d218970710d8378a2ff9b709a999e052b71970f808fa8a604051610888919061268a565b60405180910390a25b8254604080516001600160801b03808c1682529092166020830152339186917f6c2a09353b5e75e70d0b9778b80a413809bb235d46c211811c474b3346791d89910160405180910390a3505f92505050805c60ff1916815d505050505050565b60ff5f5c16156109145760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f8190036109435760405163c2e5347d60e01b815260040160405180910390fd5b5f5b81811015610a19573683838381811061096057610960612698565b905060200281019061097291906126ac565b905061098460608201604083016124d2565b6001600160a01b0316336001600160a01b0316141580156109c657506109b060808201606083016124d2565b6001600160a01b0316336001600160a01b031614155b156109e45760405163defb706960e01b815260040160405180910390fd5b610a108484848181106109f9576109f9612698565b9050602002810190610a0b91906126ac565b611765565b50600101610945565b505f60ff19815c16815d505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527fe03c502b9066cc6f23a8f0f48ed32cb7d506f9f0a2d0055449f256846a770e9a918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b5f808267ffffffffffffffff811115610ae757610ae76126cb565b604051908082528060200260200182016040528015610b10578160200160208202803683370190505b5090505f5b83811015610c38577f30b9a0367528fca13c3e8ec6134c3113f1887ebe7a1ad61de0955aac288b0cf5610b65868684818110610b5357610b53612698565b90506020028101906102bb91906126ac565b868684818110610b7757610b77612698565b9050602002810190610b8991906126ac565b610b9b9061010081019060e0016126df565b878785818110610bad57610bad612698565b9050602002810190610bbf91906126ac565b610bd290610140810190610120016126df565b6040805160208101959095528401929092526001600160801b03908116606084015216608082015260a00160405160208183030381529060405280519060200120828281518110610c2557610c25612698565b6020908102919091010152600101610b15565b50610cb97f42bd57c010b870c2e96203c66341f28a6a19b4d56a74533a8eb5f706b9fd6d5782604051602001610c6e91906126f8565b60405160208183030381529060405280519060200120604051602001610c9e929190918252602082015260400190565b60405160208183030381529060405280519060200120611a17565b9150505b92915050565b5f610cbd7f1c9a06ceab9b0ebbd3301dc56c9111bb6d9af421356dc9ccb3b7084c755db30883604051602001610c9e92919061272d565b5f6060808280808346308380604051908082528060200260200182016040528015610d2f578160200160208202803683370190505b5060408051808201825260158152741e0d0c0c8810985d18da0814d95d1d1b195b595b9d605a1b602080830191909152825180840190935260018352603160f81b90830152600f60f81b9d909c50909a50939850919650945092509050565b604080517f1e1bd6ff84c3e0d9029a292b212e039c0ca97ec497c55191a4a5874294609a6960208201529081018390526001600160801b03821660608201525f90610ddb90608001610c9e565b9392505050565b60ff5f5c1615610e055760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d506001600160a01b038083165f90815260036020908152604080832093851683529290529081208054909190610e5a906001600160801b03600160801b820481169116612742565b9050806001600160801b03165f03610e73575050610ee8565b81546001600160801b03908116600160801b8102178355604051908216815233906001600160a01b0385811691908716907f7337b4386b690fdb8ba66905b92b9d45d33bc6626ee2620c905fb150ec0cc47d9060200160405180910390a4610ee58385836001600160801b0316611a5d565b50505b5f60ff19815c16815d505050565b60608167ffffffffffffffff811115610f1157610f116126cb565b604051908082528060200260200182016040528015610f4457816020015b6060815260200190600190039081610f2f5790505b5090505f5b82811015610ffd575f8030868685818110610f6657610f66612698565b9050602002810190610f789190612761565b604051610f869291906127a4565b5f60405180830381855af49150503d805f8114610fbe576040519150601f19603f3d011682016040523d82523d5f602084013e610fc3565b606091505b509150915081610fd557805160208201fd5b80848481518110610fe857610fe8612698565b60209081029190910101525050600101610f49565b5092915050565b60ff5f5c16156110275760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f61103f86610cc3565b5f81815260016020526040902054909150841461106f57604051630b278d7f60e11b815260040160405180910390fd5b61109461108260808801606089016124d2565b61108d83878961132c565b8585611b54565b6110b157604051638baa579f60e01b815260040160405180910390fd5b6110bc868287611c90565b505f60ff19815c16815d505050505050565b60ff5f5c16156110f15760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d5061110882611ee4565b806001600160801b03165f0361113157604051630686827b60e51b815260040160405180910390fd5b5f61113b83610cc3565b5f818152600260205260409020805491925090600160801b900464ffffffffff161561117a57604051630a2aed0f60e41b815260040160405180910390fd5b5f82815260208190526040902080546111a5906001600160801b03600160801b820481169116612742565b6001600160801b0316846001600160801b031611156111d757604051631b4f55d960e21b815260040160405180910390fd5b815464ffffffffff4216600160801b026001600160a81b03199091166001600160801b03861617178255827fe4280d0d903c7f258f62b07c62f262377cbaa23f7791d78126e6446e0f0e3c238561123460c0890160a08a016124ff565b61123e90426127b3565b604080516001600160801b03909316835264ffffffffff90911660208301520160405180910390a2505f91505060ff19815c16815d505050565b60ff5f5c161561129b5760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d506112b960608301604084016124d2565b6001600160a01b0316336001600160a01b0316141580156112fb57506112e560808301606084016124d2565b6001600160a01b0316336001600160a01b031614155b1561131957604051630f0c9e0160e31b815260040160405180910390fd5b610ee88261132684610cc3565b83611c90565b604080517fbe23ad087435072cd69b49cc5b92de10ee610fce7ae0ab428307972d764bb2166020820152908101849052606081018390526001600160801b03821660808201525f906113809060a001610c9e565b949350505050565b60ff5f5c16156113ab5760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f8390036113da5760405163c2e5347d60e01b815260040160405180910390fd5b5f84845f8181106113ed576113ed612698565b90506020028101906113ff91906126ac565b6114109060808101906060016124d2565b905060015b8481101561148b57816001600160a01b031686868381811061143957611439612698565b905060200281019061144b91906126ac565b61145c9060808101906060016124d2565b6001600160a01b0316146114835760405163f5e2237d60e01b815260040160405180910390fd5b600101611415565b5061149a8161108d8787610acc565b6114b757604051638baa579f60e01b815260040160405180910390fd5b5f5b848110156114de576114d68686838181106109f9576109f9612698565b6001016114b9565b505f905060ff19815c16815d5050505050565b60ff5f5c16156115145760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d5061152b81611ee4565b5f61153582610cc3565b5f818152600260205260408120805492935091600160801b900464ffffffffff16900361157557604051631d050e5360e11b815260040160405180910390fd5b61158560c0840160a085016124ff565b81546115a29164ffffffffff90811691600160801b9004166125d8565b4210156115c25760405163f396582760e01b815260040160405180910390fd5b5f82815260208190526040812080549091906115f0906001600160801b03600160801b820481169116612742565b83549091505f906001600160801b0380841691161061160f578161161b565b83546001600160801b03165b5f86815260026020526040812080546001600160a81b0319169055845491925082918591906116549084906001600160801b0316612742565b92506101000a8154816001600160801b0302191690836001600160801b03160217905550336001600160a01b0316857f546ce1e2242cd930c196bd08b894443562d709b4fffe4f028a75a6d233efc6e3836040516116c191906001600160801b0391909116815260200190565b60405180910390a382546001600160801b03165f0361171357847f8d5942f197f362dfd44dfdc1b0b7a9721c9151b67f55817c83349271d3c08d378760405161170a919061268a565b60405180910390a25b6001600160801b038116156117515761175161173560a08801608089016124d2565b61174260208901896124d2565b836001600160801b0316611a5d565b505f93505050815c60ff19169050815d5050565b805f61177082610cc3565b5f818152602081905260408120919250611792610140860161012087016126df565b82549091506001600160801b03600160801b9091048116908216116117b8575050505050565b6117c9610100860160e087016126df565b6001600160801b0316816001600160801b031611156117fb5760405163f178977560e01b815260040160405180910390fd5b81546001600160801b03908116908216111561182a57604051633ec1215b60e11b815260040160405180910390fd5b5f6118408461031c610100890160e08a016126df565b90505f8061185460408801602089016124d2565b6001600160a01b03160361188b5761188661187260208801886124d2565b836118816101008b018b612761565b611b54565b6118c6565b61189b60408701602088016124d2565b6001600160a01b03166118bb836118b66101008b018b612761565b611f75565b6001600160a01b0316145b9050806118e657604051638baa579f60e01b815260040160405180910390fd5b83545f9061190490600160801b90046001600160801b031685612742565b85546001600160801b03808716600160801b02911617865590508060035f61193260608b0160408c016124d2565b6001600160a01b0316815260208101919091526040015f9081209061195d60a08b0160808c016124d2565b6001600160a01b0316815260208101919091526040015f90812080549091906119909084906001600160801b031661252c565b92506101000a8154816001600160801b0302191690836001600160801b03160217905550336001600160a01b0316867f36bd546bb573e8921fdbfd934bbed62d872796b01792cd240cce27f79dd3eddd8387604051611a059291906001600160801b0392831681529116602082015260400190565b60405180910390a35050505050505050565b5f611a20610a28565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b6040516001600160a01b038381166024830152604482018390525f91829186169060640160408051601f198184030181529181526020820180516001600160e01b031663a9059cbb60e01b17905251611ab691906127d0565b5f604051808303815f865af19150503d805f8114611aef576040519150601f19603f3d011682016040523d82523d5f602084013e611af4565b606091505b5091509150811580611b2f5750805115611b225780806020019051810190611b1c91906127e6565b15611b2f565b6001600160a01b0385163b155b15611b4d5760405163022e258160e11b815260040160405180910390fd5b5050505050565b5f6001600160a01b038516611b6a57505f611380565b846001600160a01b0316611b7f858585611f75565b6001600160a01b031603611b9557506001611380565b846001600160a01b03163b5f03611bad57505f611380565b5f5f866001600160a01b0316868686604051602401611bce93929190612805565b60408051601f198184030181529181526020820180516001600160e01b0316630b135d3f60e11b17905251611c0391906127d0565b5f60405180830381855afa9150503d805f8114611c3b576040519150601f19603f3d011682016040523d82523d5f602084013e611c40565b606091505b5091509150818015611c5457506020815110155b8015611c8557508051630b135d3f60e11b90611c799083016020908101908401612827565b6001600160e01b031916145b979650505050505050565b806001600160801b03165f03611cb9576040516335d6149760e21b815260040160405180910390fd5b6001805f8481526020019081526020015f205f828254611cd991906125d8565b90915550505f8281526020819052604081208054909190611d0c906001600160801b03600160801b820481169116612742565b90505f816001600160801b0316846001600160801b031610611d2e5781611d30565b835b9050806001600160801b03165f03611d4a57505050505050565b8254819084905f90611d669084906001600160801b0316612742565b82546001600160801b039182166101009390930a9283029190920219909116179055505f858152600260205260409020805464ffffffffff600160801b9091041615611e225780546001600160801b0390811690831610611de1575f86815260026020526040902080546001600160a81b0319169055611e22565b8054829082905f90611dfd9084906001600160801b0316612742565b92506101000a8154816001600160801b0302191690836001600160801b031602179055505b6040516001600160801b0383168152339087907fa84286cf8ebc7903a663c77c8d99aa92b600d4c2fcca872a5d4a663db4eb394b9060200160405180910390a383546001600160801b03165f03611eac57857f8d5942f197f362dfd44dfdc1b0b7a9721c9151b67f55817c83349271d3c08d3788604051611ea3919061268a565b60405180910390a25b611edb611ebf60a0890160808a016124d2565b611ecc60208a018a6124d2565b846001600160801b0316611a5d565b50505050505050565b611ef160208201826124d2565b6001600160a01b0316336001600160a01b031614158015611f5457505f611f1e60408301602084016124d2565b6001600160a01b03161480611f545750611f3e60408201602083016124d2565b6001600160a01b0316336001600160a01b031614155b15611f725760405163de3e74c960e01b815260040160405180910390fd5b50565b5f60418214611f8557505f610ddb565b5f611f93602082858761284e565b611f9c91612875565b90505f611fad60406020868861284e565b611fb691612875565b90505f85856040818110611fcc57611fcc612698565b919091013560f81c9150507f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a082118061201857508060ff16601b1415801561201857508060ff16601c14155b15612028575f9350505050610ddb565b604080515f81526020810180835289905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015612078573d5f5f3e3d5ffd5b5050604051601f19015198975050505050505050565b5f60e0828403121561209e575f5ffd5b50919050565b80356001600160801b03811681146120ba575f5ffd5b919050565b80356001600160a01b03811681146120ba575f5ffd5b5f5f83601f8401126120e5575f5ffd5b50813567ffffffffffffffff8111156120fc575f5ffd5b602083019150836020828501011115612113575f5ffd5b9250929050565b5f5f5f5f5f610140868803121561212f575f5ffd5b612139878761208e565b945061214760e087016120a4565b935061215661010087016120bf565b925061012086013567ffffffffffffffff811115612172575f5ffd5b61217e888289016120d5565b969995985093965092949392505050565b5f5f604083850312156121a0575f5ffd5b6121a9836120bf565b91506121b7602084016120bf565b90509250929050565b5f5f83601f8401126121d0575f5ffd5b50813567ffffffffffffffff8111156121e7575f5ffd5b6020830191508360208260051b8501011115612113575f5ffd5b5f5f60208385031215612212575f5ffd5b823567ffffffffffffffff811115612228575f5ffd5b612234858286016121c0565b90969095509350505050565b5f60e08284031215612250575f5ffd5b610ddb838361208e565b5f6020828403121561226a575f5ffd5b5035919050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b60ff60f81b8816815260e060208201525f6122bd60e0830189612271565b82810360408401526122cf8189612271565b606084018890526001600160a01b038716608085015260a0840186905283810360c0850152845180825260208087019350909101905f5b81811015612324578351835260209384019390920191600101612306565b50909b9a5050505050505050505050565b5f5f60408385031215612346575f5ffd5b823591506121b7602084016120a4565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156123ad57603f19878603018452612398858351612271565b9450602093840193919091019060010161237c565b50929695505050505050565b5f5f5f5f5f61014086880312156123ce575f5ffd5b6123d8878761208e565b94506123e660e087016120a4565b9350610100860135925061012086013567ffffffffffffffff811115612172575f5ffd5b5f5f610100838503121561241c575f5ffd5b612426848461208e565b91506121b760e084016120a4565b5f5f5f60608486031215612446575f5ffd5b833592506020840135915061245d604085016120a4565b90509250925092565b5f5f5f5f60408587031215612479575f5ffd5b843567ffffffffffffffff81111561248f575f5ffd5b61249b878288016121c0565b909550935050602085013567ffffffffffffffff8111156124ba575f5ffd5b6124c6878288016120d5565b95989497509550505050565b5f602082840312156124e2575f5ffd5b610ddb826120bf565b803564ffffffffff811681146120ba575f5ffd5b5f6020828403121561250f575f5ffd5b610ddb826124eb565b634e487b7160e01b5f52601160045260245ffd5b6001600160801b038181168382160190811115610cbd57610cbd612518565b5f6020828403121561255b575f5ffd5b5051919050565b81835281816020850137505f828201602090810191909152601f909101601f19169091010190565b6001600160a01b038781168252861660208201526001600160801b03851660408201526060810184905260a0608082018190525f906125cc9083018486612562565b98975050505050505050565b80820180821115610cbd57610cbd612518565b6001600160a01b036125fc826120bf565b1682526001600160a01b03612613602083016120bf565b1660208301526001600160a01b0361262d604083016120bf565b1660408301526001600160a01b03612647606083016120bf565b1660608301526001600160a01b03612661608083016120bf565b16608083015261267360a082016124eb565b64ffffffffff1660a083015260c090810135910152565b60e08101610cbd82846125eb565b634e487b7160e01b5f52603260045260245ffd5b5f823561013e198336030181126126c1575f5ffd5b9190910192915050565b634e487b7160e01b5f52604160045260245ffd5b5f602082840312156126ef575f5ffd5b610ddb826120a4565b81515f90829060208501835b82811015612722578151845260209384019390910190600101612704565b509195945050505050565b8281526101008101610ddb60208301846125eb565b6001600160801b038281168282160390811115610cbd57610cbd612518565b5f5f8335601e19843603018112612776575f5ffd5b83018035915067ffffffffffffffff821115612790575f5ffd5b602001915036819003821315612113575f5ffd5b818382375f9101908152919050565b64ffffffffff8181168382160190811115610cbd57610cbd612518565b5f82518060208501845e5f920191825250919050565b5f602082840312156127f6575f5ffd5b81518015158114610ddb575f5ffd5b838152604060208201525f61281e604083018486612562565b95945050505050565b5f60208284031215612837575f5ffd5b81516001600160e01b031981168114610ddb575f5ffd5b5f5f8585111561285c575f5ffd5b83861115612868575f5ffd5b5050820193919092039150565b80356020831015610cbd575f19602084900360031b1b169291505056fea26469706673582212206fcea10489d2af7d5a01fb7d2a833979189e22079e47cdcbfa3f5c94218c716a64736f6c634300081e0033' as const;
+export const batchSettlementBytecode =
+  '0x6080604052348015600e575f5ffd5b506128c88061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610187575f3560e01c806394739e87116100d9578063ba94ec0d11610093578063e25cf1891161006e578063e25cf18914610468578063e43ce1f21461047b578063e88377b11461048e578063f0dc792e146104a1575f5ffd5b8063ba94ec0d1461041b578063cf5cf3dc14610442578063dce4bfae14610455575f5ffd5b806394739e87146103485780639db32a8f1461036f578063ac9650d814610382578063ae159439146103a2578063b77433e9146103ab578063b7f06ebe146103be575f5ffd5b8063488ccc3b116101445780637a7ebd7b1161011f5780637a7ebd7b146102c057806384b0196e146102f3578063862bb1991461030e5780638e4a68ac14610321575f5ffd5b8063488ccc3b1461027357806353ab0fae146102865780635e5e0b87146102ad575f5ffd5b8063140f1e751461018b5780631e69ef40146101a05780631fc3277d146101da57806321ff6389146101fa57806329237b0c146102585780633644e5151461026b575b5f5ffd5b61019e61019936600461211a565b6104c0565b005b6101c77fbe23ad087435072cd69b49cc5b92de10ee610fce7ae0ab428307972d764bb21681565b6040519081526020015b60405180910390f35b6101e462278d0081565b60405164ffffffffff90911681526020016101d1565b61023861020836600461218f565b600360209081525f92835260408084209091529082529020546001600160801b0380821691600160801b90041682565b604080516001600160801b039384168152929091166020830152016101d1565b61019e610266366004612201565b6108f1565b6101c7610a28565b6101c7610281366004612201565b610acc565b6101c77f42bd57c010b870c2e96203c66341f28a6a19b4d56a74533a8eb5f706b9fd6d5781565b6101c76102bb366004612240565b610cc3565b6102386102ce36600461225a565b5f602081905290815260409020546001600160801b0380821691600160801b90041682565b6102fb610cfa565b6040516101d1979695949392919061229f565b6101c761031c366004612335565b610d8e565b6101c77f1c9a06ceab9b0ebbd3301dc56c9111bb6d9af421356dc9ccb3b7084c755db30881565b6101c77f1e1bd6ff84c3e0d9029a292b212e039c0ca97ec497c55191a4a5874294609a6981565b61019e61037d36600461218f565b610de2565b610395610390366004612201565b610ef6565b6040516101d19190612356565b6101e461038481565b61019e6103b93660046123b9565b611004565b6103f66103cc36600461225a565b60026020525f90815260409020546001600160801b03811690600160801b900464ffffffffff1682565b604080516001600160801b03909316835264ffffffffff9091166020830152016101d1565b6101c77f30b9a0367528fca13c3e8ec6134c3113f1887ebe7a1ad61de0955aac288b0cf581565b61019e61045036600461240a565b6110ce565b61019e61046336600461240a565b611278565b6101c7610476366004612434565b61132c565b61019e610489366004612466565b611388565b61019e61049c366004612240565b6114f1565b6101c76104af36600461225a565b60016020525f908152604090205481565b60ff5f5c16156104e35760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f6104ff60208701876124d2565b6001600160a01b0316148061052b57505f61052060608701604088016124d2565b6001600160a01b0316145b8061054d57505f61054260808701606088016124d2565b6001600160a01b0316145b8061056f57505f61056460a08701608088016124d2565b6001600160a01b0316145b1561058d5760405163ea3a9a3960e01b815260040160405180910390fd5b6103846105a060c0870160a088016124ff565b64ffffffffff1610806105cb575062278d006105c260c0870160a088016124ff565b64ffffffffff16115b156105e9576040516322ba7d5b60e11b815260040160405180910390fd5b836001600160801b03165f03610612576040516356316e8760e01b815260040160405180910390fd5b6001600160a01b038316158061063057506001600160a01b0383163b155b1561064e5760405163062c6bf560e21b815260040160405180910390fd5b5f61065886610cc3565b5f8181526020819052604081208054929350916001600160801b0316801591889184919061068790849061252c565b92506101000a8154816001600160801b0302191690836001600160801b031602179055505f8860800160208101906106bf91906124d2565b6040516370a0823160e01b81523060048201526001600160a01b0391909116906370a0823190602401602060405180830381865afa158015610703573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610727919061254b565b90506001600160a01b03871663e416d8d361074560208c018c6124d2565b61075560a08d0160808e016124d2565b8b888b8b6040518763ffffffff1660e01b815260040161077a9695949392919061258a565b5f604051808303815f87803b158015610791575f5ffd5b505af11580156107a3573d5f5f3e3d5ffd5b50505050876001600160801b0316816107bc91906125d8565b6107cc60a08b0160808c016124d2565b6040516370a0823160e01b81523060048201526001600160a01b0391909116906370a0823190602401602060405180830381865afa158015610810573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610834919061254b565b1461085257604051633ad0d64b60e21b815260040160405180910390fd5b811561089157837f69d8248d5566bdb2ebc4d218970710d8378a2ff9b709a999e052b71970f808fa8a604051610888919061268a565b60405180910390a25b8254604080516001600160801b03808c1682529092166020830152339186917f6c2a09353b5e75e70d0b9778b80a413809bb235d46c211811c474b3346791d89910160405180910390a3505f92505050805c60ff1916815d505050505050565b60ff5f5c16156109145760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f8190036109435760405163c2e5347d60e01b815260040160405180910390fd5b5f5b81811015610a19573683838381811061096057610960612698565b905060200281019061097291906126ac565b905061098460608201604083016124d2565b6001600160a01b0316336001600160a01b0316141580156109c657506109b060808201606083016124d2565b6001600160a01b0316336001600160a01b031614155b156109e45760405163defb706960e01b815260040160405180910390fd5b610a108484848181106109f9576109f9612698565b9050602002810190610a0b91906126ac565b611765565b50600101610945565b505f60ff19815c16815d505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527fe03c502b9066cc6f23a8f0f48ed32cb7d506f9f0a2d0055449f256846a770e9a918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b5f808267ffffffffffffffff811115610ae757610ae76126cb565b604051908082528060200260200182016040528015610b10578160200160208202803683370190505b5090505f5b83811015610c38577f30b9a0367528fca13c3e8ec6134c3113f1887ebe7a1ad61de0955aac288b0cf5610b65868684818110610b5357610b53612698565b90506020028101906102bb91906126ac565b868684818110610b7757610b77612698565b9050602002810190610b8991906126ac565b610b9b9061010081019060e0016126df565b878785818110610bad57610bad612698565b9050602002810190610bbf91906126ac565b610bd290610140810190610120016126df565b6040805160208101959095528401929092526001600160801b03908116606084015216608082015260a00160405160208183030381529060405280519060200120828281518110610c2557610c25612698565b6020908102919091010152600101610b15565b50610cb97f42bd57c010b870c2e96203c66341f28a6a19b4d56a74533a8eb5f706b9fd6d5782604051602001610c6e91906126f8565b60405160208183030381529060405280519060200120604051602001610c9e929190918252602082015260400190565b60405160208183030381529060405280519060200120611a17565b9150505b92915050565b5f610cbd7f1c9a06ceab9b0ebbd3301dc56c9111bb6d9af421356dc9ccb3b7084c755db30883604051602001610c9e92919061272d565b5f6060808280808346308380604051908082528060200260200182016040528015610d2f578160200160208202803683370190505b5060408051808201825260158152741e0d0c0c8810985d18da0814d95d1d1b195b595b9d605a1b602080830191909152825180840190935260018352603160f81b90830152600f60f81b9d909c50909a50939850919650945092509050565b604080517f1e1bd6ff84c3e0d9029a292b212e039c0ca97ec497c55191a4a5874294609a6960208201529081018390526001600160801b03821660608201525f90610ddb90608001610c9e565b9392505050565b60ff5f5c1615610e055760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d506001600160a01b038083165f90815260036020908152604080832093851683529290529081208054909190610e5a906001600160801b03600160801b820481169116612742565b9050806001600160801b03165f03610e73575050610ee8565b81546001600160801b03908116600160801b8102178355604051908216815233906001600160a01b0385811691908716907f7337b4386b690fdb8ba66905b92b9d45d33bc6626ee2620c905fb150ec0cc47d9060200160405180910390a4610ee58385836001600160801b0316611a5d565b50505b5f60ff19815c16815d505050565b60608167ffffffffffffffff811115610f1157610f116126cb565b604051908082528060200260200182016040528015610f4457816020015b6060815260200190600190039081610f2f5790505b5090505f5b82811015610ffd575f8030868685818110610f6657610f66612698565b9050602002810190610f789190612761565b604051610f869291906127a4565b5f60405180830381855af49150503d805f8114610fbe576040519150601f19603f3d011682016040523d82523d5f602084013e610fc3565b606091505b509150915081610fd557805160208201fd5b80848481518110610fe857610fe8612698565b60209081029190910101525050600101610f49565b5092915050565b60ff5f5c16156110275760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f61103f86610cc3565b5f81815260016020526040902054909150841461106f57604051630b278d7f60e11b815260040160405180910390fd5b61109461108260808801606089016124d2565b61108d83878961132c565b8585611b54565b6110b157604051638baa579f60e01b815260040160405180910390fd5b6110bc868287611c90565b505f60ff19815c16815d505050505050565b60ff5f5c16156110f15760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d5061110882611ee4565b806001600160801b03165f0361113157604051630686827b60e51b815260040160405180910390fd5b5f61113b83610cc3565b5f818152600260205260409020805491925090600160801b900464ffffffffff161561117a57604051630a2aed0f60e41b815260040160405180910390fd5b5f82815260208190526040902080546111a5906001600160801b03600160801b820481169116612742565b6001600160801b0316846001600160801b031611156111d757604051631b4f55d960e21b815260040160405180910390fd5b815464ffffffffff4216600160801b026001600160a81b03199091166001600160801b03861617178255827fe4280d0d903c7f258f62b07c62f262377cbaa23f7791d78126e6446e0f0e3c238561123460c0890160a08a016124ff565b61123e90426127b3565b604080516001600160801b03909316835264ffffffffff90911660208301520160405180910390a2505f91505060ff19815c16815d505050565b60ff5f5c161561129b5760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d506112b960608301604084016124d2565b6001600160a01b0316336001600160a01b0316141580156112fb57506112e560808301606084016124d2565b6001600160a01b0316336001600160a01b031614155b1561131957604051630f0c9e0160e31b815260040160405180910390fd5b610ee88261132684610cc3565b83611c90565b604080517fbe23ad087435072cd69b49cc5b92de10ee610fce7ae0ab428307972d764bb2166020820152908101849052606081018390526001600160801b03821660808201525f906113809060a001610c9e565b949350505050565b60ff5f5c16156113ab5760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d505f8390036113da5760405163c2e5347d60e01b815260040160405180910390fd5b5f84845f8181106113ed576113ed612698565b90506020028101906113ff91906126ac565b6114109060808101906060016124d2565b905060015b8481101561148b57816001600160a01b031686868381811061143957611439612698565b905060200281019061144b91906126ac565b61145c9060808101906060016124d2565b6001600160a01b0316146114835760405163f5e2237d60e01b815260040160405180910390fd5b600101611415565b5061149a8161108d8787610acc565b6114b757604051638baa579f60e01b815260040160405180910390fd5b5f5b848110156114de576114d68686838181106109f9576109f9612698565b6001016114b9565b505f905060ff19815c16815d5050505050565b60ff5f5c16156115145760405163558a1e0360e11b815260040160405180910390fd5b60015f805c60ff19168217905d5061152b81611ee4565b5f61153582610cc3565b5f818152600260205260408120805492935091600160801b900464ffffffffff16900361157557604051631d050e5360e11b815260040160405180910390fd5b61158560c0840160a085016124ff565b81546115a29164ffffffffff90811691600160801b9004166125d8565b4210156115c25760405163f396582760e01b815260040160405180910390fd5b5f82815260208190526040812080549091906115f0906001600160801b03600160801b820481169116612742565b83549091505f906001600160801b0380841691161061160f578161161b565b83546001600160801b03165b5f86815260026020526040812080546001600160a81b0319169055845491925082918591906116549084906001600160801b0316612742565b92506101000a8154816001600160801b0302191690836001600160801b03160217905550336001600160a01b0316857f546ce1e2242cd930c196bd08b894443562d709b4fffe4f028a75a6d233efc6e3836040516116c191906001600160801b0391909116815260200190565b60405180910390a382546001600160801b03165f0361171357847f8d5942f197f362dfd44dfdc1b0b7a9721c9151b67f55817c83349271d3c08d378760405161170a919061268a565b60405180910390a25b6001600160801b038116156117515761175161173560a08801608089016124d2565b61174260208901896124d2565b836001600160801b0316611a5d565b505f93505050815c60ff19169050815d5050565b805f61177082610cc3565b5f818152602081905260408120919250611792610140860161012087016126df565b82549091506001600160801b03600160801b9091048116908216116117b8575050505050565b6117c9610100860160e087016126df565b6001600160801b0316816001600160801b031611156117fb5760405163f178977560e01b815260040160405180910390fd5b81546001600160801b03908116908216111561182a57604051633ec1215b60e11b815260040160405180910390fd5b5f6118408461031c610100890160e08a016126df565b90505f8061185460408801602089016124d2565b6001600160a01b03160361188b5761188661187260208801886124d2565b836118816101008b018b612761565b611b54565b6118c6565b61189b60408701602088016124d2565b6001600160a01b03166118bb836118b66101008b018b612761565b611f75565b6001600160a01b0316145b9050806118e657604051638baa579f60e01b815260040160405180910390fd5b83545f9061190490600160801b90046001600160801b031685612742565b85546001600160801b03808716600160801b02911617865590508060035f61193260608b0160408c016124d2565b6001600160a01b0316815260208101919091526040015f9081209061195d60a08b0160808c016124d2565b6001600160a01b0316815260208101919091526040015f90812080549091906119909084906001600160801b031661252c565b92506101000a8154816001600160801b0302191690836001600160801b03160217905550336001600160a01b0316867f36bd546bb573e8921fdbfd934bbed62d872796b01792cd240cce27f79dd3eddd8387604051611a059291906001600160801b0392831681529116602082015260400190565b60405180910390a35050505050505050565b5f611a20610a28565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b6040516001600160a01b038381166024830152604482018390525f91829186169060640160408051601f198184030181529181526020820180516001600160e01b031663a9059cbb60e01b17905251611ab691906127d0565b5f604051808303815f865af19150503d805f8114611aef576040519150601f19603f3d011682016040523d82523d5f602084013e611af4565b606091505b5091509150811580611b2f5750805115611b225780806020019051810190611b1c91906127e6565b15611b2f565b6001600160a01b0385163b155b15611b4d5760405163022e258160e11b815260040160405180910390fd5b5050505050565b5f6001600160a01b038516611b6a57505f611380565b846001600160a01b0316611b7f858585611f75565b6001600160a01b031603611b9557506001611380565b846001600160a01b03163b5f03611bad57505f611380565b5f5f866001600160a01b0316868686604051602401611bce93929190612805565b60408051601f198184030181529181526020820180516001600160e01b0316630b135d3f60e11b17905251611c0391906127d0565b5f60405180830381855afa9150503d805f8114611c3b576040519150601f19603f3d011682016040523d82523d5f602084013e611c40565b606091505b5091509150818015611c5457506020815110155b8015611c8557508051630b135d3f60e11b90611c799083016020908101908401612827565b6001600160e01b031916145b979650505050505050565b806001600160801b03165f03611cb9576040516335d6149760e21b815260040160405180910390fd5b6001805f8481526020019081526020015f205f828254611cd991906125d8565b90915550505f8281526020819052604081208054909190611d0c906001600160801b03600160801b820481169116612742565b90505f816001600160801b0316846001600160801b031610611d2e5781611d30565b835b9050806001600160801b03165f03611d4a57505050505050565b8254819084905f90611d669084906001600160801b0316612742565b82546001600160801b039182166101009390930a9283029190920219909116179055505f858152600260205260409020805464ffffffffff600160801b9091041615611e225780546001600160801b0390811690831610611de1575f86815260026020526040902080546001600160a81b0319169055611e22565b8054829082905f90611dfd9084906001600160801b0316612742565b92506101000a8154816001600160801b0302191690836001600160801b031602179055505b6040516001600160801b0383168152339087907fa84286cf8ebc7903a663c77c8d99aa92b600d4c2fcca872a5d4a663db4eb394b9060200160405180910390a383546001600160801b03165f03611eac57857f8d5942f197f362dfd44dfdc1b0b7a9721c9151b67f55817c83349271d3c08d3788604051611ea3919061268a565b60405180910390a25b611edb611ebf60a0890160808a016124d2565b611ecc60208a018a6124d2565b846001600160801b0316611a5d565b50505050505050565b611ef160208201826124d2565b6001600160a01b0316336001600160a01b031614158015611f5457505f611f1e60408301602084016124d2565b6001600160a01b03161480611f545750611f3e60408201602083016124d2565b6001600160a01b0316336001600160a01b031614155b15611f725760405163de3e74c960e01b815260040160405180910390fd5b50565b5f60418214611f8557505f610ddb565b5f611f93602082858761284e565b611f9c91612875565b90505f611fad60406020868861284e565b611fb691612875565b90505f85856040818110611fcc57611fcc612698565b919091013560f81c9150507f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a082118061201857508060ff16601b1415801561201857508060ff16601c14155b15612028575f9350505050610ddb565b604080515f81526020810180835289905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015612078573d5f5f3e3d5ffd5b5050604051601f19015198975050505050505050565b5f60e0828403121561209e575f5ffd5b50919050565b80356001600160801b03811681146120ba575f5ffd5b919050565b80356001600160a01b03811681146120ba575f5ffd5b5f5f83601f8401126120e5575f5ffd5b50813567ffffffffffffffff8111156120fc575f5ffd5b602083019150836020828501011115612113575f5ffd5b9250929050565b5f5f5f5f5f610140868803121561212f575f5ffd5b612139878761208e565b945061214760e087016120a4565b935061215661010087016120bf565b925061012086013567ffffffffffffffff811115612172575f5ffd5b61217e888289016120d5565b969995985093965092949392505050565b5f5f604083850312156121a0575f5ffd5b6121a9836120bf565b91506121b7602084016120bf565b90509250929050565b5f5f83601f8401126121d0575f5ffd5b50813567ffffffffffffffff8111156121e7575f5ffd5b6020830191508360208260051b8501011115612113575f5ffd5b5f5f60208385031215612212575f5ffd5b823567ffffffffffffffff811115612228575f5ffd5b612234858286016121c0565b90969095509350505050565b5f60e08284031215612250575f5ffd5b610ddb838361208e565b5f6020828403121561226a575f5ffd5b5035919050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b60ff60f81b8816815260e060208201525f6122bd60e0830189612271565b82810360408401526122cf8189612271565b606084018890526001600160a01b038716608085015260a0840186905283810360c0850152845180825260208087019350909101905f5b81811015612324578351835260209384019390920191600101612306565b50909b9a5050505050505050505050565b5f5f60408385031215612346575f5ffd5b823591506121b7602084016120a4565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156123ad57603f19878603018452612398858351612271565b9450602093840193919091019060010161237c565b50929695505050505050565b5f5f5f5f5f61014086880312156123ce575f5ffd5b6123d8878761208e565b94506123e660e087016120a4565b9350610100860135925061012086013567ffffffffffffffff811115612172575f5ffd5b5f5f610100838503121561241c575f5ffd5b612426848461208e565b91506121b760e084016120a4565b5f5f5f60608486031215612446575f5ffd5b833592506020840135915061245d604085016120a4565b90509250925092565b5f5f5f5f60408587031215612479575f5ffd5b843567ffffffffffffffff81111561248f575f5ffd5b61249b878288016121c0565b909550935050602085013567ffffffffffffffff8111156124ba575f5ffd5b6124c6878288016120d5565b95989497509550505050565b5f602082840312156124e2575f5ffd5b610ddb826120bf565b803564ffffffffff811681146120ba575f5ffd5b5f6020828403121561250f575f5ffd5b610ddb826124eb565b634e487b7160e01b5f52601160045260245ffd5b6001600160801b038181168382160190811115610cbd57610cbd612518565b5f6020828403121561255b575f5ffd5b5051919050565b81835281816020850137505f828201602090810191909152601f909101601f19169091010190565b6001600160a01b038781168252861660208201526001600160801b03851660408201526060810184905260a0608082018190525f906125cc9083018486612562565b98975050505050505050565b80820180821115610cbd57610cbd612518565b6001600160a01b036125fc826120bf565b1682526001600160a01b03612613602083016120bf565b1660208301526001600160a01b0361262d604083016120bf565b1660408301526001600160a01b03612647606083016120bf565b1660608301526001600160a01b03612661608083016120bf565b16608083015261267360a082016124eb565b64ffffffffff1660a083015260c090810135910152565b60e08101610cbd82846125eb565b634e487b7160e01b5f52603260045260245ffd5b5f823561013e198336030181126126c1575f5ffd5b9190910192915050565b634e487b7160e01b5f52604160045260245ffd5b5f602082840312156126ef575f5ffd5b610ddb826120a4565b81515f90829060208501835b82811015612722578151845260209384019390910190600101612704565b509195945050505050565b8281526101008101610ddb60208301846125eb565b6001600160801b038281168282160390811115610cbd57610cbd612518565b5f5f8335601e19843603018112612776575f5ffd5b83018035915067ffffffffffffffff821115612790575f5ffd5b602001915036819003821315612113575f5ffd5b818382375f9101908152919050565b64ffffffffff8181168382160190811115610cbd57610cbd612518565b5f82518060208501845e5f920191825250919050565b5f602082840312156127f6575f5ffd5b81518015158114610ddb575f5ffd5b838152604060208201525f61281e604083018486612562565b95945050505050565b5f60208284031215612837575f5ffd5b81516001600160e01b031981168114610ddb575f5ffd5b5f5f8585111561285c575f5ffd5b83861115612868575f5ffd5b5050820193919092039150565b80356020831015610cbd575f19602084900360031b1b169291505056fea26469706673582212206fcea10489d2af7d5a01fb7d2a833979189e22079e47cdcbfa3f5c94218c716a64736f6c634300081e0033' as const;

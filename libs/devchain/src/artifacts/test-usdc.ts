@@ -8,1026 +8,1027 @@ export const testUsdcSourceSha256 = '595a84718892d7a4c728a98b27be768c3858f867358
 
 export const testUsdcAbi = [
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "string",
-        "name": "name_",
-        "type": "string"
+        internalType: 'string',
+        name: 'name_',
+        type: 'string',
       },
       {
-        "internalType": "string",
-        "name": "version_",
-        "type": "string"
-      }
+        internalType: 'string',
+        name: 'version_',
+        type: 'string',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: 'nonpayable',
+    type: 'constructor',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'owner',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+        indexed: false,
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
+      },
     ],
-    "name": "Approval",
-    "type": "event"
+    name: 'Approval',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "authorizer",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'authorizer',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
-      }
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
+      },
     ],
-    "name": "AuthorizationCanceled",
-    "type": "event"
+    name: 'AuthorizationCanceled',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "authorizer",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'authorizer',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
-      }
+        indexed: true,
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
+      },
     ],
-    "name": "AuthorizationUsed",
-    "type": "event"
+    name: 'AuthorizationUsed',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "burner",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'burner',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+        indexed: false,
+        internalType: 'uint256',
+        name: 'amount',
+        type: 'uint256',
+      },
     ],
-    "name": "Burn",
-    "type": "event"
+    name: 'Burn',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "minter",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'minter',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+        indexed: false,
+        internalType: 'uint256',
+        name: 'amount',
+        type: 'uint256',
+      },
     ],
-    "name": "Mint",
-    "type": "event"
+    name: 'Mint',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "minter",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'minter',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "minterAllowedAmount",
-        "type": "uint256"
-      }
+        indexed: false,
+        internalType: 'uint256',
+        name: 'minterAllowedAmount',
+        type: 'uint256',
+      },
     ],
-    "name": "MinterConfigured",
-    "type": "event"
+    name: 'MinterConfigured',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "oldMinter",
-        "type": "address"
-      }
+        indexed: true,
+        internalType: 'address',
+        name: 'oldMinter',
+        type: 'address',
+      },
     ],
-    "name": "MinterRemoved",
-    "type": "event"
+    name: 'MinterRemoved',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": false,
-        "internalType": "address",
-        "name": "previousOwner",
-        "type": "address"
+        indexed: false,
+        internalType: 'address',
+        name: 'previousOwner',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
+        indexed: false,
+        internalType: 'address',
+        name: 'newOwner',
+        type: 'address',
+      },
     ],
-    "name": "OwnershipTransferred",
-    "type": "event"
+    name: 'OwnershipTransferred',
+    type: 'event',
   },
   {
-    "anonymous": false,
-    "inputs": [
+    anonymous: false,
+    inputs: [
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "indexed": true,
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        indexed: true,
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+        indexed: false,
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
+      },
     ],
-    "name": "Transfer",
-    "type": "event"
+    name: 'Transfer',
+    type: 'event',
   },
   {
-    "inputs": [],
-    "name": "CANCEL_AUTHORIZATION_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'CANCEL_AUTHORIZATION_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "DOMAIN_SEPARATOR",
-    "outputs": [
+    inputs: [],
+    name: 'DOMAIN_SEPARATOR',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "PERMIT_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'PERMIT_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "RECEIVE_WITH_AUTHORIZATION_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'RECEIVE_WITH_AUTHORIZATION_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "TRANSFER_WITH_AUTHORIZATION_TYPEHASH",
-    "outputs": [
+    inputs: [],
+    name: 'TRANSFER_WITH_AUTHORIZATION_TYPEHASH',
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
+        internalType: 'address',
+        name: '',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "name": "allowance",
-    "outputs": [
+    name: 'allowance',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
+      },
     ],
-    "name": "approve",
-    "outputs": [
+    name: 'approve',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
+        internalType: 'address',
+        name: '',
+        type: 'address',
       },
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: '',
+        type: 'bytes32',
+      },
     ],
-    "name": "authorizationState",
-    "outputs": [
+    name: 'authorizationState',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "name": "balanceOf",
-    "outputs": [
+    name: 'balanceOf',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'amount',
+        type: 'uint256',
+      },
     ],
-    "name": "burn",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'burn',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "authorizer",
-        "type": "address"
+        internalType: 'address',
+        name: 'authorizer',
+        type: 'address',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
+        internalType: 'uint8',
+        name: 'v',
+        type: 'uint8',
       },
       {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'r',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 's',
+        type: 'bytes32',
+      },
     ],
-    "name": "cancelAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'cancelAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "authorizer",
-        "type": "address"
+        internalType: 'address',
+        name: 'authorizer',
+        type: 'address',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes",
-        "name": "signature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'signature',
+        type: 'bytes',
+      },
     ],
-    "name": "cancelAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'cancelAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "minter",
-        "type": "address"
+        internalType: 'address',
+        name: 'minter',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "minterAllowedAmount",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'minterAllowedAmount',
+        type: 'uint256',
+      },
     ],
-    "name": "configureMinter",
-    "outputs": [
+    name: 'configureMinter',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "currency",
-    "outputs": [
+    inputs: [],
+    name: 'currency',
+    outputs: [
       {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
+        internalType: 'string',
+        name: '',
+        type: 'string',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "decimals",
-    "outputs": [
+    inputs: [],
+    name: 'decimals',
+    outputs: [
       {
-        "internalType": "uint8",
-        "name": "",
-        "type": "uint8"
-      }
+        internalType: 'uint8',
+        name: '',
+        type: 'uint8',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "decrement",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'decrement',
+        type: 'uint256',
+      },
     ],
-    "name": "decreaseAllowance",
-    "outputs": [
+    name: 'decreaseAllowance',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "increment",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'increment',
+        type: 'uint256',
+      },
     ],
-    "name": "increaseAllowance",
-    "outputs": [
+    name: 'increaseAllowance',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "name": "isMinter",
-    "outputs": [
+    name: 'isMinter',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'amount',
+        type: 'uint256',
+      },
     ],
-    "name": "mint",
-    "outputs": [
+    name: 'mint',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "name": "minterAllowance",
-    "outputs": [
+    name: 'minterAllowance',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "name",
-    "outputs": [
+    inputs: [],
+    name: 'name',
+    outputs: [
       {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
+        internalType: 'string',
+        name: '',
+        type: 'string',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "name": "nonces",
-    "outputs": [
+    name: 'nonces',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "owner",
-    "outputs": [
+    inputs: [],
+    name: 'owner',
+    outputs: [
       {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: '',
+        type: 'address',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "holder",
-        "type": "address"
+        internalType: 'address',
+        name: 'holder',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "deadline",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'deadline',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes",
-        "name": "signature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'signature',
+        type: 'bytes',
+      },
     ],
-    "name": "permit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'permit',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "holder",
-        "type": "address"
+        internalType: 'address',
+        name: 'holder',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
+        internalType: 'address',
+        name: 'spender',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "deadline",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'deadline',
+        type: 'uint256',
       },
       {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
+        internalType: 'uint8',
+        name: 'v',
+        type: 'uint8',
       },
       {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'r',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 's',
+        type: 'bytes32',
+      },
     ],
-    "name": "permit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'permit',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validAfter",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validAfter',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validBefore",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validBefore',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes",
-        "name": "signature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'signature',
+        type: 'bytes',
+      },
     ],
-    "name": "receiveWithAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'receiveWithAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validAfter",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validAfter',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validBefore",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validBefore',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
+        internalType: 'uint8',
+        name: 'v',
+        type: 'uint8',
       },
       {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'r',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 's',
+        type: 'bytes32',
+      },
     ],
-    "name": "receiveWithAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'receiveWithAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "minter",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: 'minter',
+        type: 'address',
+      },
     ],
-    "name": "removeMinter",
-    "outputs": [
+    name: 'removeMinter',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "symbol",
-    "outputs": [
+    inputs: [],
+    name: 'symbol',
+    outputs: [
       {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
+        internalType: 'string',
+        name: '',
+        type: 'string',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "totalSupply",
-    "outputs": [
+    inputs: [],
+    name: 'totalSupply',
+    outputs: [
       {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: '',
+        type: 'uint256',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: 'view',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
+      },
     ],
-    "name": "transfer",
-    "outputs": [
+    name: 'transfer',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
+      },
     ],
-    "name": "transferFrom",
-    "outputs": [
+    name: 'transferFrom',
+    outputs: [
       {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+        internalType: 'bool',
+        name: '',
+        type: 'bool',
+      },
     ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
+        internalType: 'address',
+        name: 'newOwner',
+        type: 'address',
+      },
     ],
-    "name": "transferOwnership",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'transferOwnership',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validAfter",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validAfter',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validBefore",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validBefore',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes",
-        "name": "signature",
-        "type": "bytes"
-      }
+        internalType: 'bytes',
+        name: 'signature',
+        type: 'bytes',
+      },
     ],
-    "name": "transferWithAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'transferWithAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
+        internalType: 'address',
+        name: 'from',
+        type: 'address',
       },
       {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
+        internalType: 'address',
+        name: 'to',
+        type: 'address',
       },
       {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'value',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validAfter",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validAfter',
+        type: 'uint256',
       },
       {
-        "internalType": "uint256",
-        "name": "validBefore",
-        "type": "uint256"
+        internalType: 'uint256',
+        name: 'validBefore',
+        type: 'uint256',
       },
       {
-        "internalType": "bytes32",
-        "name": "nonce",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'nonce',
+        type: 'bytes32',
       },
       {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
+        internalType: 'uint8',
+        name: 'v',
+        type: 'uint8',
       },
       {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
+        internalType: 'bytes32',
+        name: 'r',
+        type: 'bytes32',
       },
       {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+        internalType: 'bytes32',
+        name: 's',
+        type: 'bytes32',
+      },
     ],
-    "name": "transferWithAuthorization",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: 'transferWithAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
   },
   {
-    "inputs": [],
-    "name": "version",
-    "outputs": [
+    inputs: [],
+    name: 'version',
+    outputs: [
       {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
+        internalType: 'string',
+        name: '',
+        type: 'string',
+      },
     ],
-    "stateMutability": "view",
-    "type": "function"
-  }
+    stateMutability: 'view',
+    type: 'function',
+  },
 ] as const;
 
-export const testUsdcBytecode = '0x60c060405234801561000f575f5ffd5b5060405161255038038061255083398101604081905261002e91610150565b5f6100398382610239565b5060016100468282610239565b50815160208084019190912060805281518282012060a052600580546001600160a01b03191633908117909155604080515f8152928301919091527f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0910160405180910390a150506102f3565b634e487b7160e01b5f52604160045260245ffd5b5f82601f8301126100d6575f5ffd5b81516001600160401b038111156100ef576100ef6100b3565b604051601f8201601f19908116603f011681016001600160401b038111828210171561011d5761011d6100b3565b604052818152838201602001851015610134575f5ffd5b8160208501602083015e5f918101602001919091529392505050565b5f5f60408385031215610161575f5ffd5b82516001600160401b03811115610176575f5ffd5b610182858286016100c7565b602085015190935090506001600160401b0381111561019f575f5ffd5b6101ab858286016100c7565b9150509250929050565b600181811c908216806101c957607f821691505b6020821081036101e757634e487b7160e01b5f52602260045260245ffd5b50919050565b601f82111561023457805f5260205f20601f840160051c810160208510156102125750805b601f840160051c820191505b81811015610231575f815560010161021e565b50505b505050565b81516001600160401b03811115610252576102526100b3565b6102668161026084546101b5565b846101ed565b6020601f821160018114610298575f83156102815750848201515b5f19600385901b1c1916600184901b178455610231565b5f84815260208120601f198516915b828110156102c757878501518255602094850194600190920191016102a7565b50848210156102e457868401515f19600387901b60f8161c191681555b50505050600190811b01905550565b60805160a05161223c6103145f395f61137201525f61134a015261223c5ff3fe608060405234801561000f575f5ffd5b5060043610610213575f3560e01c80638a6db9c31161011f578063cf092995116100a9578063e3ee160e11610079578063e3ee160e14610538578063e5a6b10f1461054b578063e94a01021461056d578063ef55bec61461059a578063f2fde38b146105ad575f5ffd5b8063cf092995146104c1578063d505accf146104d4578063d9169487146104e7578063dd62ed3e1461050e575f5ffd5b8063a0cc6a68116100ef578063a0cc6a681461043f578063a457c2d714610466578063a9059cbb14610479578063aa271e1a1461048c578063b7b72899146104ae575f5ffd5b80638a6db9c3146103bf5780638da5cb5b146103de57806395d89b41146104095780639fd5a6cf1461042c575f5ffd5b806340c10f19116101a05780635a049a70116101705780635a049a701461033457806370a08231146103475780637ecebe00146103665780637f2eecc31461038557806388b7ab63146103ac575f5ffd5b806340c10f19146102f157806342966c68146103045780634e44d9561461031957806354fd4d501461032c575f5ffd5b80633092afd5116101e65780633092afd51461028257806330adf81f14610295578063313ce567146102bc5780633644e515146102d657806339509351146102de575f5ffd5b806306fdde0314610217578063095ea7b31461023557806318160ddd1461025857806323b872dd1461026f575b5f5ffd5b61021f6105c0565b60405161022c9190611c4d565b60405180910390f35b610248610243366004611c75565b61064b565b604051901515815260200161022c565b61026160025481565b60405190815260200161022c565b61024861027d366004611c9d565b610661565b610248610290366004611cd7565b61072f565b6102617f6e71edae12b1b97f4d1f60370fef10105fa2faae0126114a169c64845d6126c981565b6102c4600681565b60405160ff909116815260200161022c565b6102616107b6565b6102486102ec366004611c75565b6107c4565b6102486102ff366004611c75565b6107ff565b610317610312366004611cf0565b610a75565b005b610248610327366004611c75565b610c16565b61021f610cab565b610317610342366004611d17565b610cb8565b610261610355366004611cd7565b60036020525f908152604090205481565b610261610374366004611cd7565b60086020525f908152604090205481565b6102617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6103176103ba366004611e00565b610ced565b6102616103cd366004611cd7565b60076020525f908152604090205481565b6005546103f1906001600160a01b031681565b6040516001600160a01b03909116815260200161022c565b61021f604051806040016040528060048152602001635553444360e01b81525081565b61031761043a366004611e7f565b610d4e565b6102617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b610248610474366004611c75565b610d5b565b610248610487366004611c75565b610df5565b61024861049a366004611cd7565b60066020525f908152604090205460ff1681565b6103176104bc366004611eec565b610e01565b6103176104cf366004611e00565b610e11565b6103176104e2366004611f3f565b610e41565b6102617f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b61026161051c366004611fa5565b600460209081525f928352604080842090915290825290205481565b610317610546366004611fd6565b610e71565b61021f604051806040016040528060038152602001621554d160ea1b81525081565b61024861057b366004611c75565b600960209081525f928352604080842090915290825290205460ff1681565b6103176105a8366004611fd6565b610ecf565b6103176105bb366004611cd7565b610f36565b5f80546105cc90612051565b80601f01602080910402602001604051908101604052809291908181526020018280546105f890612051565b80156106435780601f1061061a57610100808354040283529160200191610643565b820191905f5260205f20905b81548152906001019060200180831161062657829003601f168201915b505050505081565b5f61065733848461102e565b5060015b92915050565b6001600160a01b0383165f908152600460209081526040808320338452909152812054808311156106ea5760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b6106f5858585611151565b6106ff838261209d565b6001600160a01b0386165f90815260046020908152604080832033845290915290205550600190505b9392505050565b6005545f906001600160a01b0316331461075b5760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b0382165f818152600660209081526040808320805460ff191690556007909152808220829055517fe94479a9f7e1952cc78f2d6baab678adc1b772d936c6583def489e524cb666929190a25060015b919050565b5f6107bf61131e565b905090565b335f8181526004602090815260408083206001600160a01b038716845290915281205490916106579185906107fa9086906120e5565b61102e565b6005545f906001600160a01b03163314806108285750335f9081526006602052604090205460ff165b6108445760405162461bcd60e51b81526004016106e1906120f8565b6001600160a01b0383166108a65760405162461bcd60e51b815260206004820152602360248201527f46696174546f6b656e3a206d696e7420746f20746865207a65726f206164647260448201526265737360e81b60648201526084016106e1565b5f82116109075760405162461bcd60e51b815260206004820152602960248201527f46696174546f6b656e3a206d696e7420616d6f756e74206e6f7420677265617460448201526806572207468616e20360bc1b60648201526084016106e1565b6005546001600160a01b031633146109aa57335f908152600760205260409020548083111561098f5760405162461bcd60e51b815260206004820152602e60248201527f46696174546f6b656e3a206d696e7420616d6f756e742065786365656473206d60448201526d696e746572416c6c6f77616e636560901b60648201526084016106e1565b610999838261209d565b335f90815260076020526040902055505b8160025f8282546109bb91906120e5565b90915550506001600160a01b0383165f90815260036020526040812080548492906109e79084906120e5565b90915550506040518281526001600160a01b0384169033907fab8530f87dc9b59234c4623bf917212bb2536d647574c8e7e5da92c2ede0c9f89060200160405180910390a36040518281526001600160a01b038416905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a350600192915050565b6005546001600160a01b0316331480610a9c5750335f9081526006602052604090205460ff165b610ab85760405162461bcd60e51b81526004016106e1906120f8565b335f9081526003602052604090205481610b265760405162461bcd60e51b815260206004820152602960248201527f46696174546f6b656e3a206275726e20616d6f756e74206e6f7420677265617460448201526806572207468616e20360bc1b60648201526084016106e1565b81811015610b855760405162461bcd60e51b815260206004820152602660248201527f46696174546f6b656e3a206275726e20616d6f756e7420657863656564732062604482015265616c616e636560d01b60648201526084016106e1565b335f81815260036020526040908190208484039055600280548590039055517fcc16f5dbb4873280815c1ee09dbd06736cffcc184412cf7a71a0fdb75d397ca590610bd39085815260200190565b60405180910390a26040518281525f9033907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6005545f906001600160a01b03163314610c425760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b0383165f818152600660209081526040808320805460ff19166001179055600782529182902085905590518481527f46980fca912ef9bcdbd36877427b6b90e860769f604e89c0e67720cece530d20910160405180910390a250600192915050565b600180546105cc90612051565b610ce68585848487604051602001610cd293929190612139565b6040516020818303038152906040526113c2565b5050505050565b6001600160a01b0386163314610d155760405162461bcd60e51b81526004016106e19061215c565b610d457fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de8888888888888886114e5565b50505050505050565b610ce685858585856116bf565b335f9081526004602090815260408083206001600160a01b038616845290915281205480831115610ddc5760405162461bcd60e51b815260206004820152602560248201527f45524332303a2064656372656173656420616c6c6f77616e63652062656c6f77604482015264207a65726f60d81b60648201526084016106e1565b610deb33856107fa868561209d565b5060019392505050565b5f610657338484611151565b610e0c8383836113c2565b505050565b610d457f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a2267888888888888886114e5565b610d4587878787868689604051602001610e5d93929190612139565b6040516020818303038152906040526116bf565b610ec47f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a22678a8a8a8a8a8a89898c604051602001610eb093929190612139565b6040516020818303038152906040526114e5565b505050505050505050565b6001600160a01b0388163314610ef75760405162461bcd60e51b81526004016106e19061215c565b610ec47fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de88a8a8a8a8a8a89898c604051602001610eb093929190612139565b6005546001600160a01b03163314610f605760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b038116610fc55760405162461bcd60e51b815260206004820152602660248201527f4f776e61626c653a206e6577206f776e657220697320746865207a65726f206160448201526564647265737360d01b60648201526084016106e1565b600554604080516001600160a01b03928316815291831660208301527f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0910160405180910390a1600580546001600160a01b0319166001600160a01b0392909216919091179055565b6001600160a01b0383166110905760405162461bcd60e51b8152602060048201526024808201527f45524332303a20617070726f76652066726f6d20746865207a65726f206164646044820152637265737360e01b60648201526084016106e1565b6001600160a01b0382166110f15760405162461bcd60e51b815260206004820152602260248201527f45524332303a20617070726f766520746f20746865207a65726f206164647265604482015261737360f01b60648201526084016106e1565b6001600160a01b038381165f8181526004602090815260408083209487168084529482529182902085905590518481527f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925910160405180910390a3505050565b6001600160a01b0383166111b55760405162461bcd60e51b815260206004820152602560248201527f45524332303a207472616e736665722066726f6d20746865207a65726f206164604482015264647265737360d81b60648201526084016106e1565b6001600160a01b0382166112175760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b60648201526084016106e1565b6001600160a01b0383165f908152600360205260409020548082111561128e5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b60648201526084016106e1565b6001600160a01b038085165f908152600360205260408082208585039055918516815290812080548492906112c49084906120e5565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef8460405161131091815260200190565b60405180910390a350505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0000000000000000000000000000000000000000000000000000000000000000918101919091527f000000000000000000000000000000000000000000000000000000000000000060608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6113cc838361182c565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061143e84611438836118ba565b84611900565b61148a5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e6174757265000060448201526064016106e1565b6001600160a01b0384165f818152600960209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b8342116115485760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b60648201526084016106e1565b8242106115a55760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b60648201526084016106e1565b6115af878361182c565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e080830186905283518084039091018152610100909201909252805191012061161388611438836118ba565b61165f5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e6174757265000060448201526064016106e1565b6001600160a01b0388165f818152600960209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3610ec4888888611151565b5f198214806116ce5750428210155b61171a5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a207065726d69742069732065787069726564000060448201526064016106e1565b6001600160a01b0385165f90815260086020526040812080546117c0917f6e71edae12b1b97f4d1f60370fef10105fa2faae0126114a169c64845d6126c99189918991899187611769836121a1565b909155506040805160208101969096526001600160a01b0394851690860152929091166060840152608083015260a082015260c0810185905260e001604051602081830303815290604052805190602001206118ba565b90506117cd868284611900565b6118195760405162461bcd60e51b815260206004820152601a60248201527f454950323631323a20696e76616c6964207369676e617475726500000000000060448201526064016106e1565b61182486868661102e565b505050505050565b6001600160a01b0382165f90815260096020908152604080832084845290915290205460ff16156118b65760405162461bcd60e51b815260206004820152602e60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360448201526d1959081bdc8818d85b98d95b195960921b60648201526084016106e1565b5050565b5f6118c361131e565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f836001600160a01b03163b5f0361193757836001600160a01b03166119268484611a0d565b6001600160a01b0316149050610728565b5f5f856001600160a01b031685856040516024016119569291906121b9565b60408051601f198184030181529181526020820180516001600160e01b0316630b135d3f60e11b1790525161198b91906121d9565b5f60405180830381855afa9150503d805f81146119c3576040519150601f19603f3d011682016040523d82523d5f602084013e6119c8565b606091505b50915091508180156119dc57506020815110155b8015611a0357508051630b135d3f60e11b90611a0190830160209081019084016121ef565b145b9695505050505050565b5f8151604114611a6b5760405162461bcd60e51b815260206004820152602360248201527f45435265636f7665723a20696e76616c6964207369676e6174757265206c656e6044820152620cee8d60eb1b60648201526084016106e1565b6020820151604083015160608401515f1a7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115611afb5760405162461bcd60e51b815260206004820152602660248201527f45435265636f7665723a20696e76616c6964207369676e6174757265202773276044820152652076616c756560d01b60648201526084016106e1565b8060ff16601b1480611b1057508060ff16601c145b611b6b5760405162461bcd60e51b815260206004820152602660248201527f45435265636f7665723a20696e76616c6964207369676e6174757265202776276044820152652076616c756560d01b60648201526084016106e1565b604080515f8082526020820180845289905260ff841692820192909252606081018590526080810184905260019060a0016020604051602081039080840390855afa158015611bbc573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b038116611a035760405162461bcd60e51b815260206004820152601c60248201527f45435265636f7665723a20696e76616c6964207369676e61747572650000000060448201526064016106e1565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6107286020830184611c1f565b80356001600160a01b03811681146107b1575f5ffd5b5f5f60408385031215611c86575f5ffd5b611c8f83611c5f565b946020939093013593505050565b5f5f5f60608486031215611caf575f5ffd5b611cb884611c5f565b9250611cc660208501611c5f565b929592945050506040919091013590565b5f60208284031215611ce7575f5ffd5b61072882611c5f565b5f60208284031215611d00575f5ffd5b5035919050565b803560ff811681146107b1575f5ffd5b5f5f5f5f5f60a08688031215611d2b575f5ffd5b611d3486611c5f565b945060208601359350611d4960408701611d07565b94979396509394606081013594506080013592915050565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611d84575f5ffd5b813567ffffffffffffffff811115611d9e57611d9e611d61565b604051601f8201601f19908116603f0116810167ffffffffffffffff81118282101715611dcd57611dcd611d61565b604052818152838201602001851015611de4575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a031215611e16575f5ffd5b611e1f88611c5f565b9650611e2d60208901611c5f565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611e64575f5ffd5b611e708a828b01611d75565b91505092959891949750929550565b5f5f5f5f5f60a08688031215611e93575f5ffd5b611e9c86611c5f565b9450611eaa60208701611c5f565b93506040860135925060608601359150608086013567ffffffffffffffff811115611ed3575f5ffd5b611edf88828901611d75565b9150509295509295909350565b5f5f5f60608486031215611efe575f5ffd5b611f0784611c5f565b925060208401359150604084013567ffffffffffffffff811115611f29575f5ffd5b611f3586828701611d75565b9150509250925092565b5f5f5f5f5f5f5f60e0888a031215611f55575f5ffd5b611f5e88611c5f565b9650611f6c60208901611c5f565b95506040880135945060608801359350611f8860808901611d07565b9699959850939692959460a0840135945060c09093013592915050565b5f5f60408385031215611fb6575f5ffd5b611fbf83611c5f565b9150611fcd60208401611c5f565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c031215611fef575f5ffd5b611ff88a611c5f565b985061200660208b01611c5f565b975060408a0135965060608a0135955060808a0135945060a08a0135935061203060c08b01611d07565b989b979a50959894979396929550929360e081013593506101000135919050565b600181811c9082168061206557607f821691505b60208210810361208357634e487b7160e01b5f52602260045260245ffd5b50919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561065b5761065b612089565b6020808252818101527f4f776e61626c653a2063616c6c6572206973206e6f7420746865206f776e6572604082015260600190565b8082018082111561065b5761065b612089565b60208082526021908201527f46696174546f6b656e3a2063616c6c6572206973206e6f742061206d696e74656040820152603960f91b606082015260800190565b928352602083019190915260f81b6001600160f81b031916604082015260410190565b60208082526025908201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604082015264706179656560d81b606082015260800190565b5f600182016121b2576121b2612089565b5060010190565b828152604060208201525f6121d16040830184611c1f565b949350505050565b5f82518060208501845e5f920191825250919050565b5f602082840312156121ff575f5ffd5b505191905056fea26469706673582212206ed9213a8bce67afff19256e6d8f5c1a4a2ccd66c06d7058fc182c951d6fdfb364736f6c634300081e0033' as const;
+export const testUsdcBytecode =
+  '0x60c060405234801561000f575f5ffd5b5060405161255038038061255083398101604081905261002e91610150565b5f6100398382610239565b5060016100468282610239565b50815160208084019190912060805281518282012060a052600580546001600160a01b03191633908117909155604080515f8152928301919091527f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0910160405180910390a150506102f3565b634e487b7160e01b5f52604160045260245ffd5b5f82601f8301126100d6575f5ffd5b81516001600160401b038111156100ef576100ef6100b3565b604051601f8201601f19908116603f011681016001600160401b038111828210171561011d5761011d6100b3565b604052818152838201602001851015610134575f5ffd5b8160208501602083015e5f918101602001919091529392505050565b5f5f60408385031215610161575f5ffd5b82516001600160401b03811115610176575f5ffd5b610182858286016100c7565b602085015190935090506001600160401b0381111561019f575f5ffd5b6101ab858286016100c7565b9150509250929050565b600181811c908216806101c957607f821691505b6020821081036101e757634e487b7160e01b5f52602260045260245ffd5b50919050565b601f82111561023457805f5260205f20601f840160051c810160208510156102125750805b601f840160051c820191505b81811015610231575f815560010161021e565b50505b505050565b81516001600160401b03811115610252576102526100b3565b6102668161026084546101b5565b846101ed565b6020601f821160018114610298575f83156102815750848201515b5f19600385901b1c1916600184901b178455610231565b5f84815260208120601f198516915b828110156102c757878501518255602094850194600190920191016102a7565b50848210156102e457868401515f19600387901b60f8161c191681555b50505050600190811b01905550565b60805160a05161223c6103145f395f61137201525f61134a015261223c5ff3fe608060405234801561000f575f5ffd5b5060043610610213575f3560e01c80638a6db9c31161011f578063cf092995116100a9578063e3ee160e11610079578063e3ee160e14610538578063e5a6b10f1461054b578063e94a01021461056d578063ef55bec61461059a578063f2fde38b146105ad575f5ffd5b8063cf092995146104c1578063d505accf146104d4578063d9169487146104e7578063dd62ed3e1461050e575f5ffd5b8063a0cc6a68116100ef578063a0cc6a681461043f578063a457c2d714610466578063a9059cbb14610479578063aa271e1a1461048c578063b7b72899146104ae575f5ffd5b80638a6db9c3146103bf5780638da5cb5b146103de57806395d89b41146104095780639fd5a6cf1461042c575f5ffd5b806340c10f19116101a05780635a049a70116101705780635a049a701461033457806370a08231146103475780637ecebe00146103665780637f2eecc31461038557806388b7ab63146103ac575f5ffd5b806340c10f19146102f157806342966c68146103045780634e44d9561461031957806354fd4d501461032c575f5ffd5b80633092afd5116101e65780633092afd51461028257806330adf81f14610295578063313ce567146102bc5780633644e515146102d657806339509351146102de575f5ffd5b806306fdde0314610217578063095ea7b31461023557806318160ddd1461025857806323b872dd1461026f575b5f5ffd5b61021f6105c0565b60405161022c9190611c4d565b60405180910390f35b610248610243366004611c75565b61064b565b604051901515815260200161022c565b61026160025481565b60405190815260200161022c565b61024861027d366004611c9d565b610661565b610248610290366004611cd7565b61072f565b6102617f6e71edae12b1b97f4d1f60370fef10105fa2faae0126114a169c64845d6126c981565b6102c4600681565b60405160ff909116815260200161022c565b6102616107b6565b6102486102ec366004611c75565b6107c4565b6102486102ff366004611c75565b6107ff565b610317610312366004611cf0565b610a75565b005b610248610327366004611c75565b610c16565b61021f610cab565b610317610342366004611d17565b610cb8565b610261610355366004611cd7565b60036020525f908152604090205481565b610261610374366004611cd7565b60086020525f908152604090205481565b6102617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6103176103ba366004611e00565b610ced565b6102616103cd366004611cd7565b60076020525f908152604090205481565b6005546103f1906001600160a01b031681565b6040516001600160a01b03909116815260200161022c565b61021f604051806040016040528060048152602001635553444360e01b81525081565b61031761043a366004611e7f565b610d4e565b6102617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b610248610474366004611c75565b610d5b565b610248610487366004611c75565b610df5565b61024861049a366004611cd7565b60066020525f908152604090205460ff1681565b6103176104bc366004611eec565b610e01565b6103176104cf366004611e00565b610e11565b6103176104e2366004611f3f565b610e41565b6102617f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b61026161051c366004611fa5565b600460209081525f928352604080842090915290825290205481565b610317610546366004611fd6565b610e71565b61021f604051806040016040528060038152602001621554d160ea1b81525081565b61024861057b366004611c75565b600960209081525f928352604080842090915290825290205460ff1681565b6103176105a8366004611fd6565b610ecf565b6103176105bb366004611cd7565b610f36565b5f80546105cc90612051565b80601f01602080910402602001604051908101604052809291908181526020018280546105f890612051565b80156106435780601f1061061a57610100808354040283529160200191610643565b820191905f5260205f20905b81548152906001019060200180831161062657829003601f168201915b505050505081565b5f61065733848461102e565b5060015b92915050565b6001600160a01b0383165f908152600460209081526040808320338452909152812054808311156106ea5760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b6106f5858585611151565b6106ff838261209d565b6001600160a01b0386165f90815260046020908152604080832033845290915290205550600190505b9392505050565b6005545f906001600160a01b0316331461075b5760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b0382165f818152600660209081526040808320805460ff191690556007909152808220829055517fe94479a9f7e1952cc78f2d6baab678adc1b772d936c6583def489e524cb666929190a25060015b919050565b5f6107bf61131e565b905090565b335f8181526004602090815260408083206001600160a01b038716845290915281205490916106579185906107fa9086906120e5565b61102e565b6005545f906001600160a01b03163314806108285750335f9081526006602052604090205460ff165b6108445760405162461bcd60e51b81526004016106e1906120f8565b6001600160a01b0383166108a65760405162461bcd60e51b815260206004820152602360248201527f46696174546f6b656e3a206d696e7420746f20746865207a65726f206164647260448201526265737360e81b60648201526084016106e1565b5f82116109075760405162461bcd60e51b815260206004820152602960248201527f46696174546f6b656e3a206d696e7420616d6f756e74206e6f7420677265617460448201526806572207468616e20360bc1b60648201526084016106e1565b6005546001600160a01b031633146109aa57335f908152600760205260409020548083111561098f5760405162461bcd60e51b815260206004820152602e60248201527f46696174546f6b656e3a206d696e7420616d6f756e742065786365656473206d60448201526d696e746572416c6c6f77616e636560901b60648201526084016106e1565b610999838261209d565b335f90815260076020526040902055505b8160025f8282546109bb91906120e5565b90915550506001600160a01b0383165f90815260036020526040812080548492906109e79084906120e5565b90915550506040518281526001600160a01b0384169033907fab8530f87dc9b59234c4623bf917212bb2536d647574c8e7e5da92c2ede0c9f89060200160405180910390a36040518281526001600160a01b038416905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a350600192915050565b6005546001600160a01b0316331480610a9c5750335f9081526006602052604090205460ff165b610ab85760405162461bcd60e51b81526004016106e1906120f8565b335f9081526003602052604090205481610b265760405162461bcd60e51b815260206004820152602960248201527f46696174546f6b656e3a206275726e20616d6f756e74206e6f7420677265617460448201526806572207468616e20360bc1b60648201526084016106e1565b81811015610b855760405162461bcd60e51b815260206004820152602660248201527f46696174546f6b656e3a206275726e20616d6f756e7420657863656564732062604482015265616c616e636560d01b60648201526084016106e1565b335f81815260036020526040908190208484039055600280548590039055517fcc16f5dbb4873280815c1ee09dbd06736cffcc184412cf7a71a0fdb75d397ca590610bd39085815260200190565b60405180910390a26040518281525f9033907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6005545f906001600160a01b03163314610c425760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b0383165f818152600660209081526040808320805460ff19166001179055600782529182902085905590518481527f46980fca912ef9bcdbd36877427b6b90e860769f604e89c0e67720cece530d20910160405180910390a250600192915050565b600180546105cc90612051565b610ce68585848487604051602001610cd293929190612139565b6040516020818303038152906040526113c2565b5050505050565b6001600160a01b0386163314610d155760405162461bcd60e51b81526004016106e19061215c565b610d457fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de8888888888888886114e5565b50505050505050565b610ce685858585856116bf565b335f9081526004602090815260408083206001600160a01b038616845290915281205480831115610ddc5760405162461bcd60e51b815260206004820152602560248201527f45524332303a2064656372656173656420616c6c6f77616e63652062656c6f77604482015264207a65726f60d81b60648201526084016106e1565b610deb33856107fa868561209d565b5060019392505050565b5f610657338484611151565b610e0c8383836113c2565b505050565b610d457f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a2267888888888888886114e5565b610d4587878787868689604051602001610e5d93929190612139565b6040516020818303038152906040526116bf565b610ec47f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a22678a8a8a8a8a8a89898c604051602001610eb093929190612139565b6040516020818303038152906040526114e5565b505050505050505050565b6001600160a01b0388163314610ef75760405162461bcd60e51b81526004016106e19061215c565b610ec47fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de88a8a8a8a8a8a89898c604051602001610eb093929190612139565b6005546001600160a01b03163314610f605760405162461bcd60e51b81526004016106e1906120b0565b6001600160a01b038116610fc55760405162461bcd60e51b815260206004820152602660248201527f4f776e61626c653a206e6577206f776e657220697320746865207a65726f206160448201526564647265737360d01b60648201526084016106e1565b600554604080516001600160a01b03928316815291831660208301527f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0910160405180910390a1600580546001600160a01b0319166001600160a01b0392909216919091179055565b6001600160a01b0383166110905760405162461bcd60e51b8152602060048201526024808201527f45524332303a20617070726f76652066726f6d20746865207a65726f206164646044820152637265737360e01b60648201526084016106e1565b6001600160a01b0382166110f15760405162461bcd60e51b815260206004820152602260248201527f45524332303a20617070726f766520746f20746865207a65726f206164647265604482015261737360f01b60648201526084016106e1565b6001600160a01b038381165f8181526004602090815260408083209487168084529482529182902085905590518481527f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925910160405180910390a3505050565b6001600160a01b0383166111b55760405162461bcd60e51b815260206004820152602560248201527f45524332303a207472616e736665722066726f6d20746865207a65726f206164604482015264647265737360d81b60648201526084016106e1565b6001600160a01b0382166112175760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b60648201526084016106e1565b6001600160a01b0383165f908152600360205260409020548082111561128e5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b60648201526084016106e1565b6001600160a01b038085165f908152600360205260408082208585039055918516815290812080548492906112c49084906120e5565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef8460405161131091815260200190565b60405180910390a350505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0000000000000000000000000000000000000000000000000000000000000000918101919091527f000000000000000000000000000000000000000000000000000000000000000060608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6113cc838361182c565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061143e84611438836118ba565b84611900565b61148a5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e6174757265000060448201526064016106e1565b6001600160a01b0384165f818152600960209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b8342116115485760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b60648201526084016106e1565b8242106115a55760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b60648201526084016106e1565b6115af878361182c565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e080830186905283518084039091018152610100909201909252805191012061161388611438836118ba565b61165f5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e6174757265000060448201526064016106e1565b6001600160a01b0388165f818152600960209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3610ec4888888611151565b5f198214806116ce5750428210155b61171a5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a207065726d69742069732065787069726564000060448201526064016106e1565b6001600160a01b0385165f90815260086020526040812080546117c0917f6e71edae12b1b97f4d1f60370fef10105fa2faae0126114a169c64845d6126c99189918991899187611769836121a1565b909155506040805160208101969096526001600160a01b0394851690860152929091166060840152608083015260a082015260c0810185905260e001604051602081830303815290604052805190602001206118ba565b90506117cd868284611900565b6118195760405162461bcd60e51b815260206004820152601a60248201527f454950323631323a20696e76616c6964207369676e617475726500000000000060448201526064016106e1565b61182486868661102e565b505050505050565b6001600160a01b0382165f90815260096020908152604080832084845290915290205460ff16156118b65760405162461bcd60e51b815260206004820152602e60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360448201526d1959081bdc8818d85b98d95b195960921b60648201526084016106e1565b5050565b5f6118c361131e565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f836001600160a01b03163b5f0361193757836001600160a01b03166119268484611a0d565b6001600160a01b0316149050610728565b5f5f856001600160a01b031685856040516024016119569291906121b9565b60408051601f198184030181529181526020820180516001600160e01b0316630b135d3f60e11b1790525161198b91906121d9565b5f60405180830381855afa9150503d805f81146119c3576040519150601f19603f3d011682016040523d82523d5f602084013e6119c8565b606091505b50915091508180156119dc57506020815110155b8015611a0357508051630b135d3f60e11b90611a0190830160209081019084016121ef565b145b9695505050505050565b5f8151604114611a6b5760405162461bcd60e51b815260206004820152602360248201527f45435265636f7665723a20696e76616c6964207369676e6174757265206c656e6044820152620cee8d60eb1b60648201526084016106e1565b6020820151604083015160608401515f1a7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115611afb5760405162461bcd60e51b815260206004820152602660248201527f45435265636f7665723a20696e76616c6964207369676e6174757265202773276044820152652076616c756560d01b60648201526084016106e1565b8060ff16601b1480611b1057508060ff16601c145b611b6b5760405162461bcd60e51b815260206004820152602660248201527f45435265636f7665723a20696e76616c6964207369676e6174757265202776276044820152652076616c756560d01b60648201526084016106e1565b604080515f8082526020820180845289905260ff841692820192909252606081018590526080810184905260019060a0016020604051602081039080840390855afa158015611bbc573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b038116611a035760405162461bcd60e51b815260206004820152601c60248201527f45435265636f7665723a20696e76616c6964207369676e61747572650000000060448201526064016106e1565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6107286020830184611c1f565b80356001600160a01b03811681146107b1575f5ffd5b5f5f60408385031215611c86575f5ffd5b611c8f83611c5f565b946020939093013593505050565b5f5f5f60608486031215611caf575f5ffd5b611cb884611c5f565b9250611cc660208501611c5f565b929592945050506040919091013590565b5f60208284031215611ce7575f5ffd5b61072882611c5f565b5f60208284031215611d00575f5ffd5b5035919050565b803560ff811681146107b1575f5ffd5b5f5f5f5f5f60a08688031215611d2b575f5ffd5b611d3486611c5f565b945060208601359350611d4960408701611d07565b94979396509394606081013594506080013592915050565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611d84575f5ffd5b813567ffffffffffffffff811115611d9e57611d9e611d61565b604051601f8201601f19908116603f0116810167ffffffffffffffff81118282101715611dcd57611dcd611d61565b604052818152838201602001851015611de4575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a031215611e16575f5ffd5b611e1f88611c5f565b9650611e2d60208901611c5f565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611e64575f5ffd5b611e708a828b01611d75565b91505092959891949750929550565b5f5f5f5f5f60a08688031215611e93575f5ffd5b611e9c86611c5f565b9450611eaa60208701611c5f565b93506040860135925060608601359150608086013567ffffffffffffffff811115611ed3575f5ffd5b611edf88828901611d75565b9150509295509295909350565b5f5f5f60608486031215611efe575f5ffd5b611f0784611c5f565b925060208401359150604084013567ffffffffffffffff811115611f29575f5ffd5b611f3586828701611d75565b9150509250925092565b5f5f5f5f5f5f5f60e0888a031215611f55575f5ffd5b611f5e88611c5f565b9650611f6c60208901611c5f565b95506040880135945060608801359350611f8860808901611d07565b9699959850939692959460a0840135945060c09093013592915050565b5f5f60408385031215611fb6575f5ffd5b611fbf83611c5f565b9150611fcd60208401611c5f565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c031215611fef575f5ffd5b611ff88a611c5f565b985061200660208b01611c5f565b975060408a0135965060608a0135955060808a0135945060a08a0135935061203060c08b01611d07565b989b979a50959894979396929550929360e081013593506101000135919050565b600181811c9082168061206557607f821691505b60208210810361208357634e487b7160e01b5f52602260045260245ffd5b50919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561065b5761065b612089565b6020808252818101527f4f776e61626c653a2063616c6c6572206973206e6f7420746865206f776e6572604082015260600190565b8082018082111561065b5761065b612089565b60208082526021908201527f46696174546f6b656e3a2063616c6c6572206973206e6f742061206d696e74656040820152603960f91b606082015260800190565b928352602083019190915260f81b6001600160f81b031916604082015260410190565b60208082526025908201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604082015264706179656560d81b606082015260800190565b5f600182016121b2576121b2612089565b5060010190565b828152604060208201525f6121d16040830184611c1f565b949350505050565b5f82518060208501845e5f920191825250919050565b5f602082840312156121ff575f5ffd5b505191905056fea26469706673582212206ed9213a8bce67afff19256e6d8f5c1a4a2ccd66c06d7058fc182c951d6fdfb364736f6c634300081e0033' as const;

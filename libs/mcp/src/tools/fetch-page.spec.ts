@@ -12,7 +12,9 @@ const ENV = { CRAWLGATE_WALLET_KEY: `0x${'1'.repeat(64)}`, CRAWLGATE_MAX_PRICE_U
 function sessionFor(site: (url: string, init?: RequestInit) => Response) {
   // A real fetch's response knows its URL; a constructed one does not, so the stub sets it.
   const answer = (url: string, init?: RequestInit) => Object.defineProperty(site(url, init), 'url', { value: url });
-  return createWalletSession(readConfig(ENV), { fetch: (async (input: string | URL, init?: RequestInit) => answer(String(input), init)) as typeof fetch });
+  return createWalletSession(readConfig(ENV), {
+    fetch: (async (input: string | URL, init?: RequestInit) => answer(String(input), init)) as typeof fetch,
+  });
 }
 
 describe('fetchPage', () => {
@@ -41,12 +43,27 @@ describe('fetchPage', () => {
   });
 
   it('follows redirects and reports where it ended', async () => {
-    const session = sessionFor((url) => (url.endsWith('/old') ? new Response(null, { status: 301, headers: { location: '/new' } }) : new Response('new', { headers: { 'content-type': 'text/plain' } })));
-    expect(await fetchPage(session, new URL('https://a.example/old'), 100)).toMatchObject({ url: 'https://a.example/new', status: 200, text: 'new' });
+    const session = sessionFor((url) =>
+      url.endsWith('/old')
+        ? new Response(null, { status: 301, headers: { location: '/new' } })
+        : new Response('new', { headers: { 'content-type': 'text/plain' } }),
+    );
+    expect(await fetchPage(session, new URL('https://a.example/old'), 100)).toMatchObject({
+      url: 'https://a.example/new',
+      status: 200,
+      text: 'new',
+    });
   });
 
   it('does not show a binary body', async () => {
-    const session = sessionFor(() => new Response(new Uint8Array([0x25, 0x50, 0x44, 0x46]), { headers: { 'content-type': 'application/pdf' } }));
-    expect(await fetchPage(session, new URL('https://a.example/doc.pdf'), 100)).toMatchObject({ status: 200, content_type: 'application/pdf', text: null, truncated: false });
+    const session = sessionFor(
+      () => new Response(new Uint8Array([0x25, 0x50, 0x44, 0x46]), { headers: { 'content-type': 'application/pdf' } }),
+    );
+    expect(await fetchPage(session, new URL('https://a.example/doc.pdf'), 100)).toMatchObject({
+      status: 200,
+      content_type: 'application/pdf',
+      text: null,
+      truncated: false,
+    });
   });
 });

@@ -15,14 +15,22 @@ export interface FetchedPage {
   text: string | null;
   truncated: boolean;
   /** What this call paid; null when it paid nothing (free, or read on a token paid before). */
-  paid: { price_usd: string; amount: string; network: string; tx_hash: string | null; mode: PaymentEvent['mode'] } | null;
+  paid: {
+    price_usd: string;
+    amount: string;
+    network: string;
+    tx_hash: string | null;
+    mode: PaymentEvent['mode'];
+  } | null;
   spent_usd: string;
   remaining_usd: string;
 }
 
 /** Reads a page, paying within the limits; a refusal is thrown (the agent's errors). */
 export async function fetchPage(session: WalletSession, url: URL, maxChars: number): Promise<FetchedPage> {
-  const { value: response, payments } = await session.ledger.during(() => session.agent.fetch(url, { headers: session.headers }));
+  const { value: response, payments } = await session.ledger.during(() =>
+    session.agent.fetch(url, { headers: session.headers }),
+  );
   const { text, truncated } = await readBodyText(response, maxChars);
   const payment = payments.at(-1);
   const spent = session.agent.spent();
@@ -32,7 +40,15 @@ export async function fetchPage(session: WalletSession, url: URL, maxChars: numb
     content_type: response.headers.get('content-type'),
     text,
     truncated,
-    paid: payment ? { price_usd: payment.priceUsd, amount: payment.amount, network: payment.network, tx_hash: payment.txHash, mode: payment.mode } : null,
+    paid: payment
+      ? {
+          price_usd: payment.priceUsd,
+          amount: payment.amount,
+          network: payment.network,
+          tx_hash: payment.txHash,
+          mode: payment.mode,
+        }
+      : null,
     spent_usd: spent.usd,
     remaining_usd: spent.remainingUsd,
   };
@@ -51,16 +67,30 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         `Use quote_price first to see a price without paying.`,
       inputSchema: {
         url: z.string().describe('Absolute http(s) URL of the page'),
-        max_chars: z.number().int().positive().optional().describe(`The most characters of text to return (default and upper bound: ${session.maxChars})`),
+        max_chars: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(`The most characters of text to return (default and upper bound: ${session.maxChars})`),
       },
       outputSchema: {
         url: z.string(),
         status: z.number().int(),
         content_type: z.string().nullable(),
-        text: z.string().nullable().describe('The body as text, up to max_chars; null when the body is binary (not shown)'),
+        text: z
+          .string()
+          .nullable()
+          .describe('The body as text, up to max_chars; null when the body is binary (not shown)'),
         truncated: z.boolean(),
         paid: z
-          .object({ price_usd: z.string(), amount: z.string(), network: z.string(), tx_hash: z.string().nullable(), mode: z.enum(['authorization', 'transfer', 'voucher']) })
+          .object({
+            price_usd: z.string(),
+            amount: z.string(),
+            network: z.string(),
+            tx_hash: z.string().nullable(),
+            mode: z.enum(['authorization', 'transfer', 'voucher']),
+          })
           .nullable()
           .describe('What this call paid; null when it paid nothing'),
         spent_usd: z.string(),
@@ -68,6 +98,9 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    ({ url, max_chars }) => answer(session, 'fetch_page', url, async () => ({ ...(await fetchPage(session, pageUrl(url), Math.min(max_chars ?? session.maxChars, session.maxChars))) })),
+    ({ url, max_chars }) =>
+      answer(session, 'fetch_page', url, async () => ({
+        ...(await fetchPage(session, pageUrl(url), Math.min(max_chars ?? session.maxChars, session.maxChars))),
+      })),
   );
 }

@@ -21,11 +21,14 @@ export function registerQuotePrice(server: McpServer, session: WalletSession): v
       title: "A page's price, without paying",
       description:
         "Says what fetch_page would pay for a URL, and whether that is within this server's limits (max price per page, budget left, " +
-        "networks), without paying. source \"page\" (default) asks the page itself and reads its 402 (x402 v1 body or v2 PAYMENT-REQUIRED " +
+        'networks), without paying. source "page" (default) asks the page itself and reads its 402 (x402 v1 body or v2 PAYMENT-REQUIRED ' +
         'header), falling back to the site\'s /.well-known/pay.json when the 402 names no price; "pay.json" reads only the published price table.',
       inputSchema: {
         url: z.string().describe('Absolute http(s) URL of the page'),
-        source: z.enum(['page', 'pay.json']).optional().describe('Where to read the price: "page" (default) or "pay.json"'),
+        source: z
+          .enum(['page', 'pay.json'])
+          .optional()
+          .describe('Where to read the price: "page" (default) or "pay.json"'),
       },
       outputSchema: {
         url: z.string(),
@@ -42,6 +45,9 @@ export function registerQuotePrice(server: McpServer, session: WalletSession): v
       },
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    ({ url, source }) => answer(session, 'quote_price', url, async () => ({ ...(await quotePrice(session, pageUrl(url), source ?? 'page')) })),
+    ({ url, source }) =>
+      answer(session, 'quote_price', url, async () => ({
+        ...(await quotePrice(session, pageUrl(url), source ?? 'page')),
+      })),
   );
 }

@@ -19,7 +19,15 @@ export function registerSpending(server: McpServer, session: WalletSession): voi
         budget_usd: z.string(),
         remaining_usd: z.string(),
         max_price_usd: z.string(),
-        pages: z.array(z.object({ url: z.string(), spent_usd: z.string(), payments: z.number().int(), last_paid_at: z.string(), last_tx_hash: z.string().nullable() })),
+        pages: z.array(
+          z.object({
+            url: z.string(),
+            spent_usd: z.string(),
+            payments: z.number().int(),
+            last_paid_at: z.string(),
+            last_tx_hash: z.string().nullable(),
+          }),
+        ),
         pages_total: z.number().int(),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -28,7 +36,16 @@ export function registerSpending(server: McpServer, session: WalletSession): voi
       answer(session, 'spending', undefined, async () => {
         const spent = session.agent.spent();
         const { pages, total } = session.ledger.pages(PAGES_LISTED);
-        return { wallet: session.address, spent_usd: spent.usd, payments: spent.payments, budget_usd: session.budgetUsd, remaining_usd: spent.remainingUsd, max_price_usd: session.maxPriceUsd, pages, pages_total: total };
+        return {
+          wallet: session.address,
+          spent_usd: spent.usd,
+          payments: spent.payments,
+          budget_usd: session.budgetUsd,
+          remaining_usd: spent.remainingUsd,
+          max_price_usd: session.maxPriceUsd,
+          pages,
+          pages_total: total,
+        };
       }),
   );
 }

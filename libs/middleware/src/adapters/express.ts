@@ -15,7 +15,11 @@ interface ExpressApp {
 type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string; app?: ExpressApp };
 
 /** The middleware, and close(): stop the gate's background refresh and report its last counts. */
-export type CrawlgateExpressMiddleware = ((req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void) => void) & { close(): Promise<void> };
+export type CrawlgateExpressMiddleware = ((
+  req: NodeRequest,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void) & { close(): Promise<void> };
 
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(options, nodeHmacSha256);
@@ -23,15 +27,24 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
     const routing = options.routing ?? expressRouting(req.app);
-    gate.handle({ method: req.method ?? 'GET', url, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress, routing }).then((decision) => {
-      if (decision.kind === 'respond') {
-        res.writeHead(decision.status, decision.headers).end(decision.body);
-        return;
-      }
-      // Set now, sent with whatever the route answers.
-      if (decision.kind === 'pass-after-payment') for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
-      next();
-    }, next);
+    gate
+      .handle({
+        method: req.method ?? 'GET',
+        url,
+        headers: req.headers,
+        ip: req.ip ?? req.socket.remoteAddress,
+        routing,
+      })
+      .then((decision) => {
+        if (decision.kind === 'respond') {
+          res.writeHead(decision.status, decision.headers).end(decision.body);
+          return;
+        }
+        // Set now, sent with whatever the route answers.
+        if (decision.kind === 'pass-after-payment')
+          for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+        next();
+      }, next);
   };
   return Object.assign(middleware, { close: () => gate.close() });
 }
@@ -39,5 +52,8 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
 /** Express routes case-insensitively and ignores a trailing slash unless told otherwise; Connect: unknown, so lenient. */
 function expressRouting(app: ExpressApp | undefined): RoutingOptions {
   if (typeof app?.get !== 'function') return {};
-  return { caseSensitive: app.get('case sensitive routing') === true, strictTrailingSlash: app.get('strict routing') === true };
+  return {
+    caseSensitive: app.get('case sensitive routing') === true,
+    strictTrailingSlash: app.get('strict routing') === true,
+  };
 }

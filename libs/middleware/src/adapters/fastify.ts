@@ -12,7 +12,12 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) }, nodeHmacSha256);
   fastify.addHook('onClose', () => gate.close());
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const decision = await gate.handle({ method: request.method, url: request.url, headers: request.headers, ip: request.ip });
+    const decision = await gate.handle({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      ip: request.ip,
+    });
     if (decision.kind === 'respond') return reply.code(decision.status).headers(decision.headers).send(decision.body);
     // Reply headers set now are sent with the route's answer.
     if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
@@ -24,7 +29,9 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
  * given the old way (top level), they are not read here, and the gate prices leniently.
  */
 function fastifyRouting(fastify: FastifyInstance): RoutingOptions {
-  const router = (fastify.initialConfig as { routerOptions?: { caseSensitive?: boolean; ignoreTrailingSlash?: boolean } }).routerOptions;
+  const router = (
+    fastify.initialConfig as { routerOptions?: { caseSensitive?: boolean; ignoreTrailingSlash?: boolean } }
+  ).routerOptions;
   if (!router) return {};
   return { caseSensitive: router.caseSensitive !== false, strictTrailingSlash: router.ignoreTrailingSlash !== true };
 }

@@ -14,11 +14,12 @@ import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import { headersOfFetch } from '../request-headers';
 
 export type CrawlgateFetchResult =
-  | { response: Response; headers?: undefined }
-  | { response?: undefined; headers: Headers };
+  { response: Response; headers?: undefined } | { response?: undefined; headers: Headers };
 
 /** The gate, and close(): stop its background refresh and report its last counts. */
-export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<CrawlgateFetchResult>) & { close(): Promise<void> };
+export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<CrawlgateFetchResult>) & {
+  close(): Promise<void>;
+};
 
 /**
  * Routers here are unknown to the gate, so it prices leniently unless `options.routing` says the
@@ -27,8 +28,14 @@ export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<Cra
 export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
   const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
-    const decision = await gate.handle({ method: request.method, url: request.url, headers: headersOfFetch(request.headers), ip });
-    if (decision.kind === 'respond') return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
+    const decision = await gate.handle({
+      method: request.method,
+      url: request.url,
+      headers: headersOfFetch(request.headers),
+      ip,
+    });
+    if (decision.kind === 'respond')
+      return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
     return { headers: new Headers(decision.kind === 'pass-after-payment' ? decision.headers : {}) };
   };
   return Object.assign(handle, { close: () => gate.close() });

@@ -30,7 +30,13 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { requestPath } from '@crawlgate/core';
-import { createCrawlgate, PAY_JSON_PATH, type Crawlgate, type CrawlgateOptions, type CrawlgateRequest } from '../crawlgate';
+import {
+  createCrawlgate,
+  PAY_JSON_PATH,
+  type Crawlgate,
+  type CrawlgateOptions,
+  type CrawlgateRequest,
+} from '../crawlgate';
 import { nodeHmacSha256 } from '../node-hmac';
 import type { Decision } from '../decision';
 
@@ -73,7 +79,10 @@ export class CrawlgatePayJsonController {
   constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
 
   @Get(PAY_JSON_PATH.slice(1))
-  async payJson(@Req() request: PlatformRequest, @Res({ passthrough: true }) response: PlatformResponse): Promise<unknown> {
+  async payJson(
+    @Req() request: PlatformRequest,
+    @Res({ passthrough: true }) response: PlatformResponse,
+  ): Promise<unknown> {
     const decision = await this.gate.handle({ ...toCrawlgateRequest(request), url: PAY_JSON_PATH });
     // pass: the API is down and failMode is open; there is nothing to publish.
     if (decision.kind !== 'respond') throw new NotFoundException();
@@ -96,7 +105,10 @@ export class CrawlgateModule implements OnApplicationShutdown {
     return {
       module: CrawlgateModule,
       controllers: [CrawlgatePayJsonController],
-      providers: [{ provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options), nodeHmacSha256) }, { provide: APP_GUARD, useClass: CrawlgateGuard }],
+      providers: [
+        { provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options), nodeHmacSha256) },
+        { provide: APP_GUARD, useClass: CrawlgateGuard },
+      ],
       exports: [CRAWLGATE],
     };
   }
@@ -109,7 +121,9 @@ export class CrawlgateModule implements OnApplicationShutdown {
 function withoutLicenseDocument(options: CrawlgateOptions): CrawlgateOptions {
   const { path, robotsTxt } = options.licensing ?? {};
   if ((path !== undefined && path !== false) || robotsTxt !== undefined) {
-    throw new TypeError('CrawlgateModule: licensing.path and licensing.robotsTxt are not supported on NestJS yet; serve the document from a controller (buildRslDocument) and set path: false');
+    throw new TypeError(
+      'CrawlgateModule: licensing.path and licensing.robotsTxt are not supported on NestJS yet; serve the document from a controller (buildRslDocument) and set path: false',
+    );
   }
   return { ...options, licensing: { ...options.licensing, path: false } };
 }

@@ -18,7 +18,10 @@ describe('BOT_CATALOGUE', () => {
     const selfNamed = BOT_CATALOGUE.filter((bot) => bot.pattern.test(bot.name));
     expect(selfNamed.length).toBeGreaterThan(BOT_CATALOGUE.length * 0.9);
     for (const bot of selfNamed) {
-      expect([bot.name, classifyVisitor(bot.name)]).toEqual([bot.name, { kind: 'bot', name: bot.name, category: bot.category, action: expect.any(String) }]);
+      expect([bot.name, classifyVisitor(bot.name)]).toEqual([
+        bot.name,
+        { kind: 'bot', name: bot.name, category: bot.category, action: expect.any(String) },
+      ]);
     }
   });
 

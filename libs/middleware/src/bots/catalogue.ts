@@ -22,10 +22,15 @@ function patternOf(entry: BotCatalogueEntry): RegExp | string {
 }
 
 // A signed-only crawler sends a browser's User-Agent: no pattern can name it (web-bot-auth/ does).
-const ROWS = BOT_CATALOGUE_ENTRIES.filter((entry) => !entry.signedOnly).map((entry) => ({ entry, pattern: patternOf(entry) }));
+const ROWS = BOT_CATALOGUE_ENTRIES.filter((entry) => !entry.signedOnly).map((entry) => ({
+  entry,
+  pattern: patternOf(entry),
+}));
 
 export const BOT_CATALOGUE: readonly BotSignature[] = Object.freeze(
-  ROWS.map(({ entry: { match: _match, ...rest }, pattern }) => Object.freeze({ ...rest, pattern: typeof pattern === 'string' ? tokenPattern(pattern) : pattern })),
+  ROWS.map(({ entry: { match: _match, ...rest }, pattern }) =>
+    Object.freeze({ ...rest, pattern: typeof pattern === 'string' ? tokenPattern(pattern) : pattern }),
+  ),
 );
 
 /**

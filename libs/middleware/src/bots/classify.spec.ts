@@ -14,14 +14,23 @@ describe('classifyVisitor', () => {
   });
 
   it.each([[undefined], [''], ['   ']])('a missing or blank User-Agent (%p) is unknown automation', (ua) => {
-    expect(classifyVisitor(ua)).toEqual({ kind: 'bot', name: 'unknown-automation', category: 'automation', action: 'charge' });
+    expect(classifyVisitor(ua)).toEqual({
+      kind: 'bot',
+      name: 'unknown-automation',
+      category: 'automation',
+      action: 'charge',
+    });
   });
 
   it('matches tokens in any case, but only whole', () => {
     expect(classifyVisitor('mozilla/5.0 (compatible; gptbot/1.2)')).toMatchObject({ name: 'GPTBot' });
     expect(classifyVisitor('MOZILLA/5.0 (COMPATIBLE; CLAUDEBOT/1.0)')).toMatchObject({ name: 'ClaudeBot' });
     // "curl" inside a word, "node" inside a sentence and "Java/" past the start are not the tools.
-    for (const ua of ['Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36 Curlew/1.0', 'Mozilla/5.0 node Firefox/133.0', 'Mozilla/5.0 Java/17 Firefox/133.0']) {
+    for (const ua of [
+      'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36 Curlew/1.0',
+      'Mozilla/5.0 node Firefox/133.0',
+      'Mozilla/5.0 Java/17 Firefox/133.0',
+    ]) {
       expect(classifyVisitor(ua)).toEqual({ kind: 'human' });
     }
   });
@@ -29,8 +38,14 @@ describe('classifyVisitor', () => {
   it('prefers the more specific of two tokens in one User-Agent', () => {
     expect(classifyVisitor('Mozilla/5.0 (compatible; Googlebot-Video/1.0)')).toMatchObject({ name: 'Googlebot-Video' });
     expect(classifyVisitor('Mozilla/5.0 (compatible; Googlebot-Mobile/2.1)')).toMatchObject({ name: 'Googlebot' });
-    expect(classifyVisitor('Mozilla/5.0 (compatible; Applebot-Extended/0.1)')).toMatchObject({ name: 'Applebot-Extended', category: 'ai-training' });
-    expect(classifyVisitor('Mozilla/5.0 (compatible; SemrushBot-OCOB/1.0)')).toMatchObject({ name: 'SemrushBot-OCOB', category: 'ai-assistant' });
+    expect(classifyVisitor('Mozilla/5.0 (compatible; Applebot-Extended/0.1)')).toMatchObject({
+      name: 'Applebot-Extended',
+      category: 'ai-training',
+    });
+    expect(classifyVisitor('Mozilla/5.0 (compatible; SemrushBot-OCOB/1.0)')).toMatchObject({
+      name: 'SemrushBot-OCOB',
+      category: 'ai-assistant',
+    });
   });
 
   it('reads only the first kilobyte of a User-Agent, so hostile headers stay cheap', () => {
@@ -40,8 +55,13 @@ describe('classifyVisitor', () => {
   });
 
   it('has a prefilter that agrees with the signatures one by one', () => {
-    const uas = [...BOT_USER_AGENTS.map(([ua]) => ua), ...BROWSER_USER_AGENTS.map(([ua]) => ua), ...BOT_CATALOGUE.map((bot) => bot.name)];
-    for (const ua of uas) expect([ua, ANY_CATALOGUED_BOT.test(ua)]).toEqual([ua, BOT_CATALOGUE.some((bot) => bot.pattern.test(ua))]);
+    const uas = [
+      ...BOT_USER_AGENTS.map(([ua]) => ua),
+      ...BROWSER_USER_AGENTS.map(([ua]) => ua),
+      ...BOT_CATALOGUE.map((bot) => bot.name),
+    ];
+    for (const ua of uas)
+      expect([ua, ANY_CATALOGUED_BOT.test(ua)]).toEqual([ua, BOT_CATALOGUE.some((bot) => bot.pattern.test(ua))]);
   });
 
   it('answers as the classifier before the one-pass regex and the memo did, for every known bot, browser and near miss', () => {
@@ -49,27 +69,55 @@ describe('classifyVisitor', () => {
     const uas = [
       ...BOT_USER_AGENTS.map(([ua]) => ua),
       ...browsers,
-      ...BOT_CATALOGUE.flatMap((bot) => [bot.name, bot.name.toUpperCase(), `${browsers[0]} ${bot.name}/1.0`, `Mozilla/5.0 (compatible; x${bot.name}y)`]),
-      'Mozilla/5.0 (compatible; FooBot/1.0)', 'foo-crawler', 'my_spider;', 'Scraper)', 'see https://example.com', 'mailto:me', 'me@example.org',
-      'curl/8.4.0', 'python-requests/2.32', 'Mozilla/5.0 Curlew/1.0', 'robot', 'abot', 'Mozilla/5.0 (Linux; Android 14) Mobile Safari/537.36 LinkedInBot/1.0',
-      '', '   ', 'x'.repeat(2000) + ' GPTBot/1.0',
+      ...BOT_CATALOGUE.flatMap((bot) => [
+        bot.name,
+        bot.name.toUpperCase(),
+        `${browsers[0]} ${bot.name}/1.0`,
+        `Mozilla/5.0 (compatible; x${bot.name}y)`,
+      ]),
+      'Mozilla/5.0 (compatible; FooBot/1.0)',
+      'foo-crawler',
+      'my_spider;',
+      'Scraper)',
+      'see https://example.com',
+      'mailto:me',
+      'me@example.org',
+      'curl/8.4.0',
+      'python-requests/2.32',
+      'Mozilla/5.0 Curlew/1.0',
+      'robot',
+      'abot',
+      'Mozilla/5.0 (Linux; Android 14) Mobile Safari/537.36 LinkedInBot/1.0',
+      '',
+      '   ',
+      'x'.repeat(2000) + ' GPTBot/1.0',
     ];
-    const policies: (BotPolicy | undefined)[] = [undefined, { categories: { seo: 'block', 'ai-training': 'allow' }, bots: { googlebot: 'charge' } }];
+    const policies: (BotPolicy | undefined)[] = [
+      undefined,
+      { categories: { seo: 'block', 'ai-training': 'allow' }, bots: { googlebot: 'charge' } },
+    ];
     for (const policy of policies) {
       // Twice: the second answer comes from the memo.
-      for (const ua of [...uas, ...uas]) expect([ua, classifyVisitor(ua, policy)]).toEqual([ua, classifiedBefore(ua, policy)]);
+      for (const ua of [...uas, ...uas])
+        expect([ua, classifyVisitor(ua, policy)]).toEqual([ua, classifiedBefore(ua, policy)]);
     }
   });
 });
 
 /** classifyVisitor as it was: the catalogue prefilter, then the self-declared pattern, as two scans. */
 function classifiedBefore(userAgent: string | undefined, policy?: BotPolicy): Visitor {
-  const selfDeclared = /(?<![a-z0-9._-])[a-z0-9._-]*(?:bot|crawler|spider|scraper|fetcher)(?:[/;)]|$)|https?:\/\/|mailto:|@[a-z0-9-]+\.[a-z]{2,}/i;
+  const selfDeclared =
+    /(?<![a-z0-9._-])[a-z0-9._-]*(?:bot|crawler|spider|scraper|fetcher)(?:[/;)]|$)|https?:\/\/|mailto:|@[a-z0-9-]+\.[a-z]{2,}/i;
   const ua = typeof userAgent === 'string' ? userAgent.slice(0, 1024).trim() : '';
   let found: { name: string; category: BotCategory } | null = null;
   if (ua === '') found = { name: UNKNOWN_AUTOMATION, category: 'automation' };
   else if (ANY_CATALOGUED_BOT.test(ua)) found = BOT_CATALOGUE.find((bot) => bot.pattern.test(ua)) ?? null;
   if (!found && ua !== '' && selfDeclared.test(ua)) found = { name: UNKNOWN_CRAWLER, category: 'automation' };
   if (!found) return { kind: 'human' };
-  return { kind: 'bot', name: found.name, category: found.category, action: resolveBotAction(found.name, found.category, policy) };
+  return {
+    kind: 'bot',
+    name: found.name,
+    category: found.category,
+    action: resolveBotAction(found.name, found.category, policy),
+  };
 }

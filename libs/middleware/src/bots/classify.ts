@@ -42,7 +42,12 @@ type Identity = { readonly name: string; readonly category: BotCategory };
 export function classifyVisitor(userAgent: string | undefined, policy?: BotPolicy): Visitor {
   const found = identify(userAgent);
   if (!found) return { kind: 'human' };
-  return { kind: 'bot', name: found.name, category: found.category, action: resolveBotAction(found.name, found.category, policy) };
+  return {
+    kind: 'bot',
+    name: found.name,
+    category: found.category,
+    action: resolveBotAction(found.name, found.category, policy),
+  };
 }
 
 function identify(userAgent: string | undefined): Identity | null {

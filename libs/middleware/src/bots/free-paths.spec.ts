@@ -56,6 +56,14 @@ describe('isAlwaysFreePath', () => {
   });
 
   it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml', '/.well-known/**', '/security.txt', '/favicon.ico', '/llms.txt']);
+    expect(ALWAYS_FREE_PATHS).toEqual([
+      '/robots.txt',
+      '/sitemap*.xml',
+      '/wp-sitemap*.xml',
+      '/.well-known/**',
+      '/security.txt',
+      '/favicon.ico',
+      '/llms.txt',
+    ]);
   });
 });

@@ -13,7 +13,14 @@
  * - Without signature headers this is the User-Agent classification, unchanged: people pass.
  */
 
-import { BOT_CATALOGUE_ENTRIES, MAX_CRAWLER_NAME_LENGTH, UNKNOWN_AUTOMATION, type BotAction, type BotCatalogueEntry, type BotCategory } from '@crawlgate/core';
+import {
+  BOT_CATALOGUE_ENTRIES,
+  MAX_CRAWLER_NAME_LENGTH,
+  UNKNOWN_AUTOMATION,
+  type BotAction,
+  type BotCatalogueEntry,
+  type BotCategory,
+} from '@crawlgate/core';
 import type { SignatureCheck } from '../web-bot-auth';
 import { classifyVisitor } from './classify';
 import { resolveBotAction } from './policy';
@@ -27,14 +34,31 @@ const SIGNERS = BOT_CATALOGUE_ENTRIES.filter((entry) => entry.signatureAgent !==
 const BY_NAME = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry]));
 
 /** `signature`: the verifier's answer when the request claims a signature, else undefined. */
-export function identifyVisitor(userAgent: string | undefined, policy: BotPolicy | undefined, signature?: SignatureCheck): Identified {
+export function identifyVisitor(
+  userAgent: string | undefined,
+  policy: BotPolicy | undefined,
+  signature?: SignatureCheck,
+): Identified {
   const claimed = classifyVisitor(userAgent, policy);
   const claimedEntry = claimed.kind === 'bot' ? BY_NAME.get(claimed.name) : undefined;
 
   if (signature?.status === 'verified') {
     const entry = signedEntry(signature.agent, claimedEntry);
-    if (entry) return bot(entry.name, entry.category, entry.operator, resolveBotAction(entry.name, entry.category, policy), true);
-    return bot(UNKNOWN_AUTOMATION, 'automation', hostOf(signature.agent), resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy), true);
+    if (entry)
+      return bot(
+        entry.name,
+        entry.category,
+        entry.operator,
+        resolveBotAction(entry.name, entry.category, policy),
+        true,
+      );
+    return bot(
+      UNKNOWN_AUTOMATION,
+      'automation',
+      hostOf(signature.agent),
+      resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy),
+      true,
+    );
   }
 
   if (signature) {
@@ -45,17 +69,32 @@ export function identifyVisitor(userAgent: string | undefined, policy: BotPolicy
   }
 
   if (claimed.kind === 'human') return claimed;
-  return unverified(claimed.name, claimed.category, claimedEntry?.operator ?? null, policy, claimedEntry?.signatureAgent !== undefined);
+  return unverified(
+    claimed.name,
+    claimed.category,
+    claimedEntry?.operator ?? null,
+    policy,
+    claimedEntry?.signatureAgent !== undefined,
+  );
 }
 
 /** The entry a verified (or claimed) signature of `origin` stands for. */
 function signedEntry(origin: string, claimed: BotCatalogueEntry | undefined): BotCatalogueEntry | undefined {
   if (claimed?.signatureAgent === origin) return claimed;
-  return SIGNERS.find((entry) => entry.signatureAgent === origin && entry.signedOnly) ?? SIGNERS.find((entry) => entry.signatureAgent === origin);
+  return (
+    SIGNERS.find((entry) => entry.signatureAgent === origin && entry.signedOnly) ??
+    SIGNERS.find((entry) => entry.signatureAgent === origin)
+  );
 }
 
 /** Not verified: the policy's action, except that a crawler that signs, or must, is never allowed. */
-function unverified(name: string, category: BotCategory, operator: string | null, policy: BotPolicy | undefined, signs: boolean): Identified {
+function unverified(
+  name: string,
+  category: BotCategory,
+  operator: string | null,
+  policy: BotPolicy | undefined,
+  signs: boolean,
+): Identified {
   const action = resolveBotAction(name, category, policy);
   const mustSign = signs || requiresSignature(name, category, policy);
   return bot(name, category, operator, mustSign && action === 'allow' ? 'charge' : action, false);
@@ -75,6 +114,12 @@ function hostOf(origin: string): string | null {
   return host.length <= MAX_CRAWLER_NAME_LENGTH && /^[a-z0-9][a-z0-9.:-]*$/.test(host) ? host : null;
 }
 
-function bot(name: string, category: BotCategory, operator: string | null, action: BotAction, verified: boolean): Identified {
+function bot(
+  name: string,
+  category: BotCategory,
+  operator: string | null,
+  action: BotAction,
+  verified: boolean,
+): Identified {
   return { kind: 'bot', name, category, action, operator, verified };
 }

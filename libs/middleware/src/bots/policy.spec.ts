@@ -3,8 +3,10 @@ import { botPolicyProblems, DEFAULT_CATEGORY_ACTIONS } from './policy';
 import type { BotPolicy } from './types';
 
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
-const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
-const CHATGPT_USER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+const CLAUDEBOT =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+const CHATGPT_USER =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
 const TWITTER = 'Twitterbot/1.0';
@@ -25,19 +27,34 @@ describe('bot policy', () => {
       'social-preview': 'allow',
       automation: 'charge',
     });
-    expect([GPTBOT, CHATGPT_USER, GOOGLEBOT, AHREFS, TWITTER, 'curl/8.4.0', undefined].map((ua) => action(ua))).toEqual([
-      'charge', 'charge', 'allow', 'allow', 'allow', 'charge', 'charge',
-    ]);
+    expect([GPTBOT, CHATGPT_USER, GOOGLEBOT, AHREFS, TWITTER, 'curl/8.4.0', undefined].map((ua) => action(ua))).toEqual(
+      ['charge', 'charge', 'allow', 'allow', 'allow', 'charge', 'charge'],
+    );
   });
 
   it('applies a category override to every bot of the category', () => {
     const policy: BotPolicy = { categories: { 'ai-training': 'allow', seo: 'block', 'social-preview': 'charge' } };
-    expect([GPTBOT, CLAUDEBOT, CHATGPT_USER, AHREFS, TWITTER].map((ua) => action(ua, policy))).toEqual(['allow', 'allow', 'charge', 'block', 'charge']);
+    expect([GPTBOT, CLAUDEBOT, CHATGPT_USER, AHREFS, TWITTER].map((ua) => action(ua, policy))).toEqual([
+      'allow',
+      'allow',
+      'charge',
+      'block',
+      'charge',
+    ]);
   });
 
   it('lets a per-bot override, in any case, win over its category', () => {
-    const policy: BotPolicy = { categories: { 'ai-training': 'allow' }, bots: { gptbot: 'block', 'GOOGLEBOT': 'charge', curl: 'allow' } };
-    expect([GPTBOT, CLAUDEBOT, GOOGLEBOT, 'curl/8.4.0', 'Wget/1.21'].map((ua) => action(ua, policy))).toEqual(['block', 'allow', 'charge', 'allow', 'charge']);
+    const policy: BotPolicy = {
+      categories: { 'ai-training': 'allow' },
+      bots: { gptbot: 'block', GOOGLEBOT: 'charge', curl: 'allow' },
+    };
+    expect([GPTBOT, CLAUDEBOT, GOOGLEBOT, 'curl/8.4.0', 'Wget/1.21'].map((ua) => action(ua, policy))).toEqual([
+      'block',
+      'allow',
+      'charge',
+      'allow',
+      'charge',
+    ]);
   });
 
   it('prefers the exact spelling when two keys differ only in case', () => {
@@ -46,22 +63,33 @@ describe('bot policy', () => {
 
   it('names visitors outside the catalogue so policies can address them', () => {
     const policy: BotPolicy = { bots: { 'unknown-automation': 'block', 'unknown-crawler': 'allow' } };
-    expect([undefined, 'Mozilla/5.0 (compatible; NewBot/1.0)'].map((ua) => action(ua, policy))).toEqual(['block', 'allow']);
+    expect([undefined, 'Mozilla/5.0 (compatible; NewBot/1.0)'].map((ua) => action(ua, policy))).toEqual([
+      'block',
+      'allow',
+    ]);
   });
 
   it('never applies a policy to people', () => {
-    expect(action('Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0', { categories: { automation: 'block' } })).toBe('human');
+    expect(
+      action('Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0', {
+        categories: { automation: 'block' },
+      }),
+    ).toBe('human');
   });
 
   it('refuses an action that is not one of the three, rather than guess', () => {
-    expect(() => classifyVisitor(GPTBOT, { bots: { GPTBot: 'deny' as never } })).toThrow(/policy.bots\["GPTBot"\] is "deny"/);
+    expect(() => classifyVisitor(GPTBOT, { bots: { GPTBot: 'deny' as never } })).toThrow(
+      /policy.bots\["GPTBot"\] is "deny"/,
+    );
     expect(() => classifyVisitor(GPTBOT, { categories: { 'ai-training': 'free' as never } })).toThrow(TypeError);
   });
 
   describe('botPolicyProblems', () => {
     it('finds nothing wrong with a good policy or none', () => {
       expect(botPolicyProblems(undefined)).toEqual([]);
-      expect(botPolicyProblems({ categories: { seo: 'block' }, bots: { claudebot: 'allow', 'unknown-crawler': 'block' } })).toEqual([]);
+      expect(
+        botPolicyProblems({ categories: { seo: 'block' }, bots: { claudebot: 'allow', 'unknown-crawler': 'block' } }),
+      ).toEqual([]);
     });
 
     it('reports typos, unknown names, bad actions and robots.txt-only tokens', () => {
@@ -81,9 +109,15 @@ describe('bot policy', () => {
     });
 
     it('checks requireSignature: known categories and catalogue names, as lists', () => {
-      expect(botPolicyProblems({ requireSignature: { categories: ['ai-assistant'], bots: ['chatgpt-user', 'unknown-crawler'] } })).toEqual([]);
       expect(
-        botPolicyProblems({ requireSignature: { categories: ['ai-agents'], bots: ['GPT-Bot', 'Applebot-Extended', 7], verified: true } }),
+        botPolicyProblems({
+          requireSignature: { categories: ['ai-assistant'], bots: ['chatgpt-user', 'unknown-crawler'] },
+        }),
+      ).toEqual([]);
+      expect(
+        botPolicyProblems({
+          requireSignature: { categories: ['ai-agents'], bots: ['GPT-Bot', 'Applebot-Extended', 7], verified: true },
+        }),
       ).toEqual([
         'policy.requireSignature.verified is not an option: use "categories" and "bots"',
         'policy.requireSignature.categories: "ai-agents" is no category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
@@ -95,11 +129,15 @@ describe('bot policy', () => {
         'policy.requireSignature.categories must be a list',
         'policy.requireSignature.bots must be a list',
       ]);
-      expect(botPolicyProblems({ requireSignature: ['GPTBot'] })).toEqual(['policy.requireSignature must be an object with optional lists "categories" and "bots"']);
+      expect(botPolicyProblems({ requireSignature: ['GPTBot'] })).toEqual([
+        'policy.requireSignature must be an object with optional lists "categories" and "bots"',
+      ]);
     });
 
     it('reports a policy of the wrong shape', () => {
-      expect(botPolicyProblems('charge')).toEqual(['policy must be an object with optional "categories", "bots" and "requireSignature"']);
+      expect(botPolicyProblems('charge')).toEqual([
+        'policy must be an object with optional "categories", "bots" and "requireSignature"',
+      ]);
       expect(botPolicyProblems({ bots: [] })).toEqual(['policy.bots must be an object']);
     });
   });

@@ -4,7 +4,15 @@
  * previews pass) are @crawlgate/core's, bot-policy.ts, where the reasons are written down.
  */
 
-import { BOT_CATEGORIES, DEFAULT_CATEGORY_ACTIONS, isBotAction, isPlainObject, policyBotName, type BotAction, type BotCategory } from '@crawlgate/core';
+import {
+  BOT_CATEGORIES,
+  DEFAULT_CATEGORY_ACTIONS,
+  isBotAction,
+  isPlainObject,
+  policyBotName,
+  type BotAction,
+  type BotCategory,
+} from '@crawlgate/core';
 import type { BotPolicy } from './types';
 
 export { DEFAULT_CATEGORY_ACTIONS, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from '@crawlgate/core';
@@ -38,10 +46,12 @@ function checkedAction(action: unknown, where: string): BotAction {
  */
 export function botPolicyProblems(policy: unknown): string[] {
   if (policy === undefined) return [];
-  if (!isPlainObject(policy)) return ['policy must be an object with optional "categories", "bots" and "requireSignature"'];
+  if (!isPlainObject(policy))
+    return ['policy must be an object with optional "categories", "bots" and "requireSignature"'];
   const problems: string[] = [];
   for (const key of Object.keys(policy)) {
-    if (key !== 'categories' && key !== 'bots' && key !== 'requireSignature') problems.push(`policy.${key} is not an option: use "categories", "bots" and "requireSignature"`);
+    if (key !== 'categories' && key !== 'bots' && key !== 'requireSignature')
+      problems.push(`policy.${key} is not an option: use "categories", "bots" and "requireSignature"`);
   }
   const { categories, bots, requireSignature } = policy as BotPolicy;
   if (categories !== undefined) {
@@ -51,7 +61,9 @@ export function botPolicyProblems(policy: unknown): string[] {
         if (!(BOT_CATEGORIES as readonly string[]).includes(category)) {
           problems.push(`policy.categories["${category}"]: no such category (${BOT_CATEGORIES.join(', ')})`);
         } else if (!isBotAction(action)) {
-          problems.push(`policy.categories["${category}"] is ${JSON.stringify(action)}: use "allow", "charge" or "block"`);
+          problems.push(
+            `policy.categories["${category}"] is ${JSON.stringify(action)}: use "allow", "charge" or "block"`,
+          );
         }
       }
     }
@@ -62,7 +74,8 @@ export function botPolicyProblems(policy: unknown): string[] {
       for (const [name, action] of Object.entries(bots)) {
         const problem = nameProblem(name);
         if (problem) problems.push(`policy.bots["${name}"]: ${problem}`);
-        if (!isBotAction(action)) problems.push(`policy.bots["${name}"] is ${JSON.stringify(action)}: use "allow", "charge" or "block"`);
+        if (!isBotAction(action))
+          problems.push(`policy.bots["${name}"] is ${JSON.stringify(action)}: use "allow", "charge" or "block"`);
       }
     }
   }
@@ -71,17 +84,22 @@ export function botPolicyProblems(policy: unknown): string[] {
 }
 
 function requireSignatureProblems(requireSignature: unknown): string[] {
-  if (!isPlainObject(requireSignature)) return ['policy.requireSignature must be an object with optional lists "categories" and "bots"'];
+  if (!isPlainObject(requireSignature))
+    return ['policy.requireSignature must be an object with optional lists "categories" and "bots"'];
   const problems: string[] = [];
   for (const key of Object.keys(requireSignature)) {
-    if (key !== 'categories' && key !== 'bots') problems.push(`policy.requireSignature.${key} is not an option: use "categories" and "bots"`);
+    if (key !== 'categories' && key !== 'bots')
+      problems.push(`policy.requireSignature.${key} is not an option: use "categories" and "bots"`);
   }
   const { categories, bots } = requireSignature;
   if (categories !== undefined) {
     if (!Array.isArray(categories)) problems.push('policy.requireSignature.categories must be a list');
     else {
       for (const category of categories) {
-        if (!(BOT_CATEGORIES as readonly unknown[]).includes(category)) problems.push(`policy.requireSignature.categories: ${JSON.stringify(category)} is no category (${BOT_CATEGORIES.join(', ')})`);
+        if (!(BOT_CATEGORIES as readonly unknown[]).includes(category))
+          problems.push(
+            `policy.requireSignature.categories: ${JSON.stringify(category)} is no category (${BOT_CATEGORIES.join(', ')})`,
+          );
       }
     }
   }
@@ -100,6 +118,7 @@ function requireSignatureProblems(requireSignature: unknown): string[] {
 function nameProblem(name: string): string | undefined {
   const known = policyBotName(name);
   if (!known) return 'no bot of that name in the catalogue';
-  if (known.robotsTxtOnly) return `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies`;
+  if (known.robotsTxtOnly)
+    return `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies`;
   return undefined;
 }

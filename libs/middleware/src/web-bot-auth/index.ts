@@ -54,7 +54,10 @@ const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/
  */
 export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: () => string | undefined): WebBotAuth {
   const aliases = (options.hosts ?? []).map((host) => {
-    if (typeof host !== 'string' || !HOST.test(host)) throw new TypeError(`webBotAuth.hosts: host names such as "www.example.com" (a port allowed), got ${JSON.stringify(host)}`);
+    if (typeof host !== 'string' || !HOST.test(host))
+      throw new TypeError(
+        `webBotAuth.hosts: host names such as "www.example.com" (a port allowed), got ${JSON.stringify(host)}`,
+      );
     return siteAuthority(host);
   });
   const standaloneHosts: ReadonlySet<string> | null = aliases.length > 0 ? new Set(aliases) : null;
@@ -69,8 +72,14 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
   }
 
   const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 3600;
-  if (!Number.isInteger(maxLifetimeSeconds) || maxLifetimeSeconds < 1 || maxLifetimeSeconds > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS) {
-    throw new RangeError(`webBotAuth.maxLifetimeSeconds: 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${maxLifetimeSeconds}`);
+  if (
+    !Number.isInteger(maxLifetimeSeconds) ||
+    maxLifetimeSeconds < 1 ||
+    maxLifetimeSeconds > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS
+  ) {
+    throw new RangeError(
+      `webBotAuth.maxLifetimeSeconds: 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${maxLifetimeSeconds}`,
+    );
   }
   const now = options.now ?? Date.now;
   const allowLoopback = options.allowLoopbackDirectories === true;

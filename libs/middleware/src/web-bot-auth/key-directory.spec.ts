@@ -21,7 +21,8 @@ function clock(start = 1_700_000_000_000) {
 }
 
 // Long enough never to fire on a loaded machine; the slow directory's cases set a short one (it never answers).
-const loopback = (options: KeyDirectoryOptions = {}) => createKeyDirectory({ allowLoopback: true, timeoutMs: 10_000, ...options });
+const loopback = (options: KeyDirectoryOptions = {}) =>
+  createKeyDirectory({ allowLoopback: true, timeoutMs: 10_000, ...options });
 
 describe('createKeyDirectory', () => {
   it('finds a listed key by its thumbprint and fetches the directory once while it is fresh', async () => {
@@ -36,7 +37,9 @@ describe('createKeyDirectory', () => {
   it('shares one fetch between concurrent lookups', async () => {
     const agent = await served();
     const keys = loopback();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => keys.key(agent.origin, jwkThumbprint(agent.key))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => keys.key(agent.origin, jwkThumbprint(agent.key))),
+    );
     expect(answers.every((answer) => answer.kind === 'found')).toBe(true);
     expect(agent.fetches).toBe(1);
   });
@@ -64,18 +67,21 @@ describe('createKeyDirectory', () => {
     ['not JSON', 'not-json', /not JSON/],
     ['served as text/html', 'html', /text\/html/],
     ['a redirect', 'redirect', /302/],
-  ] as const)('is unavailable when the directory is %s, and remembers the failure for a while', async (_what, mode, reason) => {
-    const agent = await served(mode);
-    const now = clock();
-    const keys = loopback({ now, maxBytes: 65_536, timeoutMs: mode === 'slow' ? 1000 : 10_000 });
-    const answer = await keys.key(agent.origin, jwkThumbprint(agent.key));
-    expect(answer).toEqual({ kind: 'unavailable', reason: expect.stringMatching(reason) });
-    await keys.key(agent.origin, jwkThumbprint(agent.key));
-    expect(agent.fetches).toBe(1);
-    agent.mode = 'ok';
-    now.advance(60_000);
-    expect((await keys.key(agent.origin, jwkThumbprint(agent.key))).kind).toBe('found');
-  });
+  ] as const)(
+    'is unavailable when the directory is %s, and remembers the failure for a while',
+    async (_what, mode, reason) => {
+      const agent = await served(mode);
+      const now = clock();
+      const keys = loopback({ now, maxBytes: 65_536, timeoutMs: mode === 'slow' ? 1000 : 10_000 });
+      const answer = await keys.key(agent.origin, jwkThumbprint(agent.key));
+      expect(answer).toEqual({ kind: 'unavailable', reason: expect.stringMatching(reason) });
+      await keys.key(agent.origin, jwkThumbprint(agent.key));
+      expect(agent.fetches).toBe(1);
+      agent.mode = 'ok';
+      now.advance(60_000);
+      expect((await keys.key(agent.origin, jwkThumbprint(agent.key))).kind).toBe('found');
+    },
+  );
 
   it('is unavailable when nothing listens', async () => {
     const agent = await served();
@@ -136,9 +142,15 @@ describe('createKeyDirectory', () => {
   it('refuses a directory listing more keys than allowed, or no key list', async () => {
     const agent = await served();
     agent.body = { keys: Array.from({ length: 33 }, () => webBotAuthKeyDirectory([agent.key]).keys[0]) };
-    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/more than 32 keys/) });
+    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({
+      kind: 'unavailable',
+      reason: expect.stringMatching(/more than 32 keys/),
+    });
     agent.body = { keys: 'none' };
-    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/no "keys" list/) });
+    expect(await loopback().key(agent.origin, jwkThumbprint(agent.key))).toEqual({
+      kind: 'unavailable',
+      reason: expect.stringMatching(/no "keys" list/),
+    });
   });
 
   it('keeps a bounded number of origins, least recently used dropped first', async () => {
@@ -153,7 +165,10 @@ describe('createKeyDirectory', () => {
     const others = [await served(), await served()];
     const keys = loopback({ maxConcurrentFetches: 1, timeoutMs: 1000 });
     const pending = keys.key(slow.origin, jwkThumbprint(slow.key));
-    expect(await keys.key(others[0].origin, jwkThumbprint(others[0].key))).toEqual({ kind: 'unavailable', reason: expect.stringMatching(/too many fetches/) });
+    expect(await keys.key(others[0].origin, jwkThumbprint(others[0].key))).toEqual({
+      kind: 'unavailable',
+      reason: expect.stringMatching(/too many fetches/),
+    });
     expect(others[0].fetches).toBe(0);
     expect((await pending).kind).toBe('unavailable');
     // Once the slot is free, the next origin is fetched.
@@ -162,15 +177,21 @@ describe('createKeyDirectory', () => {
 
   it('never fetches a loopback directory unless allowed', async () => {
     const agent = await served();
-    expect(await createKeyDirectory().key(agent.origin, jwkThumbprint(agent.key))).toEqual({ kind: 'unavailable', reason: 'a loopback address' });
+    expect(await createKeyDirectory().key(agent.origin, jwkThumbprint(agent.key))).toEqual({
+      kind: 'unavailable',
+      reason: 'a loopback address',
+    });
     expect(agent.fetches).toBe(0);
   });
 });
 
 describe('refusedOrigin', () => {
-  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9'])('lets %s be fetched', (origin) => {
-    expect(refusedOrigin(origin, false)).toBeNull();
-  });
+  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9'])(
+    'lets %s be fetched',
+    (origin) => {
+      expect(refusedOrigin(origin, false)).toBeNull();
+    },
+  );
 
   it.each([
     'http://agent.example',

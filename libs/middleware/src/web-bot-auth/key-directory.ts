@@ -11,7 +11,14 @@
  * that loads without a key is evidence, and that key stops verifying.
  */
 
-import { importEd25519PublicKey, jwkThumbprint, KEY_DIRECTORY_MEDIA_TYPE, KEY_DIRECTORY_PATH, readEd25519PublicJwk, type WebCryptoKey } from '@crawlgate/core';
+import {
+  importEd25519PublicKey,
+  jwkThumbprint,
+  KEY_DIRECTORY_MEDIA_TYPE,
+  KEY_DIRECTORY_PATH,
+  readEd25519PublicJwk,
+  type WebCryptoKey,
+} from '@crawlgate/core';
 
 export interface KeyDirectoryOptions {
   fetch?: typeof fetch;
@@ -87,7 +94,8 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
 
   function entryOf(origin: string): Entry {
     let entry = entries.get(origin);
-    if (entry) entries.delete(origin); // re-inserted last: most recently used
+    if (entry)
+      entries.delete(origin); // re-inserted last: most recently used
     else entry = { loadedAt: 0, freshUntil: 0, retryAt: 0 };
     entries.set(origin, entry);
     while (entries.size > maxOrigins) entries.delete(entries.keys().next().value as string);
@@ -102,7 +110,13 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
       .then(
         ({ keys, ttl }) => {
           const at = now();
-          Object.assign(entry, { keys, loadedAt: at, freshUntil: at + ttl, retryAt: at + minRefetchMs, failure: undefined });
+          Object.assign(entry, {
+            keys,
+            loadedAt: at,
+            freshUntil: at + ttl,
+            retryAt: at + minRefetchMs,
+            failure: undefined,
+          });
         },
         (error: Error) => {
           const at = now();
@@ -149,12 +163,23 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
     async key(origin, keyid) {
       const entry = entryOf(origin);
       const at = now();
-      const due = at >= entry.freshUntil || (entry.keys !== undefined && !entry.keys.has(keyid) && at - entry.loadedAt >= minRefetchMs);
+      const due =
+        at >= entry.freshUntil ||
+        (entry.keys !== undefined && !entry.keys.has(keyid) && at - entry.loadedAt >= minRefetchMs);
       if (due && (at >= entry.retryAt || entry.inflight)) await refresh(origin, entry);
-      if (!entry.keys) return { kind: 'unavailable', reason: entry.failure ?? 'the key directory is not loaded (too many fetches in flight)' };
+      if (!entry.keys)
+        return {
+          kind: 'unavailable',
+          reason: entry.failure ?? 'the key directory is not loaded (too many fetches in flight)',
+        };
       const found = entry.keys.get(keyid);
       const seconds = now() / 1000;
-      if (!found || (found.nbf !== undefined && seconds < found.nbf) || (found.exp !== undefined && seconds >= found.exp)) return { kind: 'absent' };
+      if (
+        !found ||
+        (found.nbf !== undefined && seconds < found.nbf) ||
+        (found.exp !== undefined && seconds >= found.exp)
+      )
+        return { kind: 'absent' };
       return { kind: 'found', key: found.key };
     },
   };
@@ -229,7 +254,10 @@ export function refusedOrigin(origin: string, allowLoopback: boolean): string | 
     return 'not a URL';
   }
   // Without the root's trailing dot(s): "localhost." is localhost.
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
   const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
   if (loopback) return allowLoopback ? null : 'a loopback address';
   if (url.protocol !== 'https:') return 'not https';
@@ -242,7 +270,16 @@ function isPrivateIp(host: string): boolean {
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 0 || a === 10 || a >= 224 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19));
+    return (
+      a === 0 ||
+      a === 10 ||
+      a >= 224 ||
+      (a === 100 && b >= 64 && b < 128) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b < 32) ||
+      (a === 192 && b === 168) ||
+      (a === 198 && (b === 18 || b === 19))
+    );
   }
   if (!host.includes(':')) return false;
   // IPv6: unique local fc00::/7, link-local fe80::/10, unspecified, and IPv4-mapped forms.

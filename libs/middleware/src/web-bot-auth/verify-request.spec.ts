@@ -13,14 +13,18 @@ afterEach(() => agent.close());
 
 const SITE = 'https://site.example/articles/1';
 const verifier = (options: WebBotAuthOptions = {}, siteDomain?: () => string | undefined) =>
-  createWebBotAuth({ allowLoopbackDirectories: true, directoryTimeoutMs: 10_000, hosts: ['site.example'], ...options }, siteDomain);
+  createWebBotAuth(
+    { allowLoopbackDirectories: true, directoryTimeoutMs: 10_000, hosts: ['site.example'], ...options },
+    siteDomain,
+  );
 
 /** What the gate sees of a request to SITE sent with `headers` (Node's form: a path and a Host header). */
 function check(headers: Record<string, string>, web = verifier(), url = '/articles/1', host = 'site.example') {
   return web.check({ method: 'GET', url }, lowerCaseHeaders({ host, ...headers }));
 }
 
-const signed = (options: Partial<HandSigned> = {}) => handSigned({ key: agent.key, agent: agent.origin, url: SITE, ...options });
+const signed = (options: Partial<HandSigned> = {}) =>
+  handSigned({ key: agent.key, agent: agent.origin, url: SITE, ...options });
 const now = () => Math.floor(Date.now() / 1000);
 
 describe('web bot auth verification', () => {
@@ -28,11 +32,19 @@ describe('web bot auth verification', () => {
     const signer = createWebBotAuthSigner({ key: agent.key, signatureAgent: agent.origin, allowLoopbackAgent: true });
     const headers = await signer.sign({ method: 'GET', url: SITE, headers: new Headers() });
     const answer = await check(headers);
-    expect(answer).toEqual({ status: 'verified', agent: agent.origin, keyid: jwkThumbprint(agent.key), covered: new Set(['@authority', '@method', '@path', 'signature-agent;key=sig1']) });
+    expect(answer).toEqual({
+      status: 'verified',
+      agent: agent.origin,
+      keyid: jwkThumbprint(agent.key),
+      covered: new Set(['@authority', '@method', '@path', 'signature-agent;key=sig1']),
+    });
   });
 
   it('verifies the legacy Signature-Agent string form, signed whole (as ChatGPT agent sends it)', async () => {
-    const headers = await signed({ agentHeader: `"${agent.origin}"`, components: '("@authority" "@method" "@path" "signature-agent")' });
+    const headers = await signed({
+      agentHeader: `"${agent.origin}"`,
+      components: '("@authority" "@method" "@path" "signature-agent")',
+    });
     expect((await check(headers)).status).toBe('verified');
   });
 
@@ -47,14 +59,42 @@ describe('web bot auth verification', () => {
     ['created in the future', () => signed({ created: now() + 300, expires: now() + 360 }), /future/],
     ['valid for too long', () => signed({ created: now(), expires: now() + 7200 }), /longer than 3600/],
     ['expiring before it was created', () => signed({ created: now(), expires: now() - 1 }), /not after created/],
-    ['without created', () => signed({ params: `;expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }), /created and expires/],
-    ['without expires', () => signed({ params: `;created=${now()};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }), /created and expires/],
+    [
+      'without created',
+      () => signed({ params: `;expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }),
+      /created and expires/,
+    ],
+    [
+      'without expires',
+      () => signed({ params: `;created=${now()};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` }),
+      /created and expires/,
+    ],
     ['without keyid', () => signed({ params: `;created=${now()};expires=${now() + 60};tag="web-bot-auth"` }), /keyid/],
-    ['with another algorithm', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";alg="rsa-pss-sha512";tag="web-bot-auth"` }), /ed25519/],
-    ['with another tag', () => signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="other"` }), /web-bot-auth/],
-    ['without @authority', () => signed({ components: '("@method" "@path" "signature-agent";key="sig1")' }), /@authority/],
+    [
+      'with another algorithm',
+      () =>
+        signed({
+          params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";alg="rsa-pss-sha512";tag="web-bot-auth"`,
+        }),
+      /ed25519/,
+    ],
+    [
+      'with another tag',
+      () =>
+        signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="other"` }),
+      /web-bot-auth/,
+    ],
+    [
+      'without @authority',
+      () => signed({ components: '("@method" "@path" "signature-agent";key="sig1")' }),
+      /@authority/,
+    ],
     ['without @path', () => signed({ components: '("@authority" "@method" "signature-agent";key="sig1")' }), /@path/],
-    ['made for another host (replayed here with its Host)', () => signed({ url: 'https://other.example/articles/1' }).then((h) => ({ ...h, host: 'other.example' })), /another host/],
+    [
+      'made for another host (replayed here with its Host)',
+      () => signed({ url: 'https://other.example/articles/1' }).then((h) => ({ ...h, host: 'other.example' })),
+      /another host/,
+    ],
     ['with Signature-Agent not signed', () => signed({ components: '("@authority" "@method" "@path")' }), /not signed/],
     ['naming an http, non-loopback agent', () => signed({ agent: 'http://agent.example' }), /https origin/],
     ['naming an agent with a path', () => signed({ agent: `${agent.origin}/keys` }), /https origin/],
@@ -66,16 +106,32 @@ describe('web bot auth verification', () => {
 
   it('refuses a signature by a key the directory does not list, or a key it lists but that did not sign', async () => {
     const stranger = await generateEd25519Jwk();
-    expect(await check(await signed({ key: stranger }))).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/not in the key directory/) });
-    const posing = await signed({ key: stranger, params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";nonce="x";tag="web-bot-auth"` });
+    expect(await check(await signed({ key: stranger }))).toMatchObject({
+      status: 'invalid',
+      reason: expect.stringMatching(/not in the key directory/),
+    });
+    const posing = await signed({
+      key: stranger,
+      params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";nonce="x";tag="web-bot-auth"`,
+    });
     expect(await check(posing)).toMatchObject({ status: 'invalid', reason: 'the signature does not verify' });
   });
 
   it.each<[string, (headers: Record<string, string>) => Record<string, string>, string, string]>([
     ['another path', (h) => h, '/articles/2', 'site.example'],
     ['another site', (h) => h, '/articles/1', 'other.example'],
-    ['another agent in Signature-Agent', (h) => ({ ...h, 'signature-agent': 'sig1="https://chatgpt.com"' }), '/articles/1', 'site.example'],
-    ['a changed signature', (h) => ({ ...h, signature: h.signature.replace(/:(.)/, (_m, c: string) => `:${c === 'A' ? 'B' : 'A'}`) }), '/articles/1', 'site.example'],
+    [
+      'another agent in Signature-Agent',
+      (h) => ({ ...h, 'signature-agent': 'sig1="https://chatgpt.com"' }),
+      '/articles/1',
+      'site.example',
+    ],
+    [
+      'a changed signature',
+      (h) => ({ ...h, signature: h.signature.replace(/:(.)/, (_m, c: string) => `:${c === 'A' ? 'B' : 'A'}`) }),
+      '/articles/1',
+      'site.example',
+    ],
   ])('refuses a signed request replayed to %s', async (_what, tamper, url, host) => {
     const answer = await check(tamper(await signed()), verifier(), url, host);
     expect(answer.status).not.toBe('verified');
@@ -86,7 +142,9 @@ describe('web bot auth verification', () => {
     const headers = await signed();
     expect((await check(headers, web)).status).toBe('verified');
     expect(await check(headers, web)).toMatchObject({ status: 'invalid', reason: 'the nonce was used before' });
-    const bare = await signed({ params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"` });
+    const bare = await signed({
+      params: `;created=${now()};expires=${now() + 60};keyid="${jwkThumbprint(agent.key)}";tag="web-bot-auth"`,
+    });
     expect((await check(bare, web)).status).toBe('verified');
     expect((await check(bare, web)).status).toBe('invalid');
   });
@@ -99,22 +157,42 @@ describe('web bot auth verification', () => {
   });
 
   it('is unverified, not invalid, when the key cannot be had: no Signature-Agent, directory down, another discovery type, replay memory full', async () => {
-    expect(await check(await signed({ agentHeader: null, components: '("@authority" "@path")' }))).toMatchObject({ status: 'unverified' });
+    expect(await check(await signed({ agentHeader: null, components: '("@authority" "@path")' }))).toMatchObject({
+      status: 'unverified',
+    });
     agent.mode = 'down';
     expect(await check(await signed())).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/500/) });
-    expect(await check(await signed({ agentHeader: `sig1="${agent.origin}";type=jwks_uri` }))).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/type=directory/) });
+    expect(await check(await signed({ agentHeader: `sig1="${agent.origin}";type=jwks_uri` }))).toMatchObject({
+      status: 'unverified',
+      reason: expect.stringMatching(/type=directory/),
+    });
     agent.mode = 'ok';
     const full = verifier({ maxNonces: 1 });
     expect((await check(await signed(), full)).status).toBe('verified');
-    expect(await check(await signed(), full)).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/too many/) });
+    expect(await check(await signed(), full)).toMatchObject({
+      status: 'unverified',
+      reason: expect.stringMatching(/too many/),
+    });
   });
 
   it.each([
     ['no Signature', { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"' }],
     ['no Signature-Input', { signature: 'sig1=:AAAA:' }],
     ['an unparsable Signature-Input', { 'signature-input': 'sig1=(', signature: 'sig1=:AAAA:' }],
-    ['a short signature', { 'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`, signature: 'sig1=:AAAA:' }],
-    ['a signature under another label', { 'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`, signature: `sig2=:${'A'.repeat(86)}==:` }],
+    [
+      'a short signature',
+      {
+        'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`,
+        signature: 'sig1=:AAAA:',
+      },
+    ],
+    [
+      'a signature under another label',
+      {
+        'signature-input': `sig1=("@authority");created=${Math.floor(Date.now() / 1000)};expires=${Math.floor(Date.now() / 1000) + 9};keyid="k";tag="web-bot-auth"`,
+        signature: `sig2=:${'A'.repeat(86)}==:`,
+      },
+    ],
   ])('refuses %s', async (_what, headers) => {
     expect((await check(headers)).status).toBe('invalid');
   });
@@ -124,18 +202,33 @@ describe("the site's own hosts", () => {
   it('verifies only on the site domain (as its terms give it) or a listed alias, in any case, with or without the default port or the root dot', async () => {
     let domain: string | undefined = 'Site.Example.';
     const web = verifier({ hosts: ['www.site.example', 'cdn.example:8443'] }, () => domain);
-    for (const host of ['site.example', 'SITE.example:443', 'site.example.:80', 'www.site.example', 'cdn.example:8443']) {
-      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({ status: 'verified' });
+    for (const host of [
+      'site.example',
+      'SITE.example:443',
+      'site.example.:80',
+      'www.site.example',
+      'cdn.example:8443',
+    ]) {
+      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({
+        status: 'verified',
+      });
     }
     for (const host of ['other.example', 'cdn.example', 'site.example:8443', 'site.example.other.example']) {
-      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/another host/) });
+      expect(await check(await signed({ url: `https://${host}/articles/1` }), web, '/articles/1', host)).toMatchObject({
+        status: 'invalid',
+        reason: expect.stringMatching(/another host/),
+      });
     }
     // A new domain (the terms refreshed) replaces the old one; none known: nothing verifies, not even an alias.
     domain = 'new.example';
     expect((await check(await signed(), web)).status).toBe('invalid');
-    expect((await check(await signed({ url: 'https://new.example/articles/1' }), web, '/articles/1', 'new.example')).status).toBe('verified');
+    expect(
+      (await check(await signed({ url: 'https://new.example/articles/1' }), web, '/articles/1', 'new.example')).status,
+    ).toBe('verified');
     domain = undefined;
-    expect(await check(await signed({ url: 'https://www.site.example/articles/1' }), web, '/articles/1', 'www.site.example')).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/domain is not known/) });
+    expect(
+      await check(await signed({ url: 'https://www.site.example/articles/1' }), web, '/articles/1', 'www.site.example'),
+    ).toMatchObject({ status: 'unverified', reason: expect.stringMatching(/domain is not known/) });
     expect(agent.fetches).toBe(1);
   });
 
@@ -144,16 +237,30 @@ describe("the site's own hosts", () => {
   });
 
   it('refuses hosts that are not host[:port]', () => {
-    for (const host of ['https://www.example', 'www.example/', 'user@www.example', '', ' www.example', 'www.example:port']) {
+    for (const host of [
+      'https://www.example',
+      'www.example/',
+      'user@www.example',
+      '',
+      ' www.example',
+      'www.example:port',
+    ]) {
       expect(() => verifier({ hosts: [host] })).toThrow(/webBotAuth.hosts/);
     }
     expect(() => verifier({ hosts: ['WWW.example.:443', '127.0.0.1:8080', '[::1]:3000'] })).not.toThrow();
   });
 
   it('siteAuthority: lower case, no default port, no root dot', () => {
-    expect(['Site.Example.:443', 'site.example:80', 'site.example:8080', 'site.example.:8080', '[::1]:443', '[::1]:8443'].map(siteAuthority)).toEqual([
-      'site.example', 'site.example', 'site.example:8080', 'site.example:8080', '[::1]', '[::1]:8443',
-    ]);
+    expect(
+      [
+        'Site.Example.:443',
+        'site.example:80',
+        'site.example:8080',
+        'site.example.:8080',
+        '[::1]:443',
+        '[::1]:8443',
+      ].map(siteAuthority),
+    ).toEqual(['site.example', 'site.example', 'site.example:8080', 'site.example:8080', '[::1]', '[::1]:8443']);
   });
 });
 
@@ -161,9 +268,18 @@ describe('claimsSignature', () => {
   it('is true for a Signature-Agent or a web-bot-auth Signature-Input, false for a plain request or another signature (a webhook’s)', () => {
     expect(claimsSignature({ 'user-agent': 'x' })).toBe(false);
     expect(claimsSignature({ 'signature-agent': '"https://chatgpt.com"' })).toBe(true);
-    expect(claimsSignature({ 'signature-input': 'sig1=("@authority");tag="web-bot-auth"', signature: 'sig1=:AA==:' })).toBe(true);
-    expect(claimsSignature({ 'signature-input': ['sig0=("@method")', 'sig1=("@authority");tag="web-bot-auth"'] })).toBe(true);
-    expect(claimsSignature({ 'signature-input': 'sig1=("@method" "content-digest");keyid="webhook"', signature: 'sig1=:AA==:' })).toBe(false);
+    expect(
+      claimsSignature({ 'signature-input': 'sig1=("@authority");tag="web-bot-auth"', signature: 'sig1=:AA==:' }),
+    ).toBe(true);
+    expect(claimsSignature({ 'signature-input': ['sig0=("@method")', 'sig1=("@authority");tag="web-bot-auth"'] })).toBe(
+      true,
+    );
+    expect(
+      claimsSignature({
+        'signature-input': 'sig1=("@method" "content-digest");keyid="webhook"',
+        signature: 'sig1=:AA==:',
+      }),
+    ).toBe(false);
     expect(claimsSignature({ signature: 'x' })).toBe(false);
   });
 });
@@ -171,6 +287,11 @@ describe('claimsSignature', () => {
 describe('requestView', () => {
   it('splits path and query, drops a fragment, and joins repeated header lines', () => {
     const view = requestView({ method: 'GET', url: '/a/b?x=1#f' }, { host: 'h.example', 'x-list': ['a', 'b'] });
-    expect([view.authority, view.path, view.query, view.header('x-list')]).toEqual(['h.example', '/a/b', '?x=1', 'a, b']);
+    expect([view.authority, view.path, view.query, view.header('x-list')]).toEqual([
+      'h.example',
+      '/a/b',
+      '?x=1',
+      'a, b',
+    ]);
   });
 });

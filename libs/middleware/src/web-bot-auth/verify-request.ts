@@ -78,16 +78,24 @@ export function claimsSignature(headers: HeaderRecord): boolean {
 }
 
 /** `headers` must have lower-case names (lowerCaseHeaders). */
-export function createSignatureVerifier(options: SignatureVerifierOptions): (request: SignedRequest, headers: HeaderRecord) => Promise<SignatureCheck> {
+export function createSignatureVerifier(
+  options: SignatureVerifierOptions,
+): (request: SignedRequest, headers: HeaderRecord) => Promise<SignatureCheck> {
   const now = options.now ?? Date.now;
 
   return async function check(request, headers) {
     const covered = new Set<string>();
-    const fail = (status: 'invalid' | 'unverified', reason: string, agent: string | null = null): SignatureCheck => ({ status, reason, agent, covered });
+    const fail = (status: 'invalid' | 'unverified', reason: string, agent: string | null = null): SignatureCheck => ({
+      status,
+      reason,
+      agent,
+      covered,
+    });
 
     const inputField = fieldValue(headers, 'signature-input');
     const signatureField = fieldValue(headers, 'signature');
-    if (inputField === undefined || signatureField === undefined) return fail('invalid', 'Signature and Signature-Input come together');
+    if (inputField === undefined || signatureField === undefined)
+      return fail('invalid', 'Signature and Signature-Input come together');
     const inputs = parseSfDictionary(inputField);
     const signatures = parseSfDictionary(signatureField);
     if (!inputs || !signatures) return fail('invalid', 'Signature or Signature-Input is not a valid structured field');
@@ -104,7 +112,8 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
     const view = requestView(request, headers);
     const ownHosts = options.ownHosts();
     if (ownHosts === null) return fail('unverified', "the site's own domain is not known yet", agent.origin);
-    if (!ownHosts.has(siteAuthority(view.authority))) return fail('invalid', 'the signature was made for another host than this site’s', agent.origin);
+    if (!ownHosts.has(siteAuthority(view.authority)))
+      return fail('invalid', 'the signature was made for another host than this site’s', agent.origin);
     if (agent.problem) return fail(agent.status, agent.problem, agent.origin);
 
     const created = integerParam(params, 'created');
@@ -112,32 +121,46 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
     const keyid = params.params.get('keyid');
     const nonce = params.params.get('nonce');
     const alg = params.params.get('alg');
-    if (created === undefined || expires === undefined) return fail('invalid', 'created and expires are required', agent.origin);
-    if (keyid?.type !== 'string' || keyid.value.length > MAX_KEYID_LENGTH) return fail('invalid', 'keyid is required', agent.origin);
-    if (nonce !== undefined && (nonce.type !== 'string' || nonce.value.length > MAX_NONCE_LENGTH)) return fail('invalid', 'nonce must be a short string', agent.origin);
-    if (alg !== undefined && (alg.type !== 'string' || alg.value !== 'ed25519')) return fail('invalid', 'only ed25519 is accepted', agent.origin);
+    if (created === undefined || expires === undefined)
+      return fail('invalid', 'created and expires are required', agent.origin);
+    if (keyid?.type !== 'string' || keyid.value.length > MAX_KEYID_LENGTH)
+      return fail('invalid', 'keyid is required', agent.origin);
+    if (nonce !== undefined && (nonce.type !== 'string' || nonce.value.length > MAX_NONCE_LENGTH))
+      return fail('invalid', 'nonce must be a short string', agent.origin);
+    if (alg !== undefined && (alg.type !== 'string' || alg.value !== 'ed25519'))
+      return fail('invalid', 'only ed25519 is accepted', agent.origin);
     const seconds = Math.floor(now() / 1000);
     if (created > seconds + options.clockSkewSeconds) return fail('invalid', 'created is in the future', agent.origin);
     if (expires <= created) return fail('invalid', 'expires is not after created', agent.origin);
-    if (expires - created > options.maxLifetimeSeconds) return fail('invalid', `the signature is valid for longer than ${options.maxLifetimeSeconds} s`, agent.origin);
+    if (expires - created > options.maxLifetimeSeconds)
+      return fail('invalid', `the signature is valid for longer than ${options.maxLifetimeSeconds} s`, agent.origin);
     if (seconds > expires + options.clockSkewSeconds) return fail('invalid', 'the signature has expired', agent.origin);
 
     const signature = signatures.get(label);
-    if (signature?.kind !== 'item' || signature.value.type !== 'bytes' || signature.value.value.length !== 64) return fail('invalid', 'no 64-byte Signature for the web-bot-auth label', agent.origin);
+    if (signature?.kind !== 'item' || signature.value.type !== 'bytes' || signature.value.value.length !== 64)
+      return fail('invalid', 'no 64-byte Signature for the web-bot-auth label', agent.origin);
     const base = signatureBase(view, params);
     if (base === null) return fail('invalid', 'a signed component is missing, repeated or not supported', agent.origin);
     if (agent.origin === null) return fail('unverified', 'no Signature-Agent names where the key is');
 
     const lookup = await options.directory.key(agent.origin, keyid.value);
-    if (lookup.kind === 'unavailable') return fail('unverified', `key directory of ${agent.origin}: ${lookup.reason}`, agent.origin);
-    if (lookup.kind === 'absent') return fail('invalid', `keyid is not in the key directory of ${agent.origin}`, agent.origin);
-    if (!(await verifyEd25519(lookup.key, base, signature.value.value))) return fail('invalid', 'the signature does not verify', agent.origin);
+    if (lookup.kind === 'unavailable')
+      return fail('unverified', `key directory of ${agent.origin}: ${lookup.reason}`, agent.origin);
+    if (lookup.kind === 'absent')
+      return fail('invalid', `keyid is not in the key directory of ${agent.origin}`, agent.origin);
+    if (!(await verifyEd25519(lookup.key, base, signature.value.value)))
+      return fail('invalid', 'the signature does not verify', agent.origin);
 
     // Without a nonce, the signature itself is what must not come twice.
     const once = nonce?.type === 'string' ? `nonce:${nonce.value}` : `signature:${base64Encode(signature.value.value)}`;
-    const remembered = options.nonces.remember(agent.origin, `${keyid.value}\n${once}`, (expires + options.clockSkewSeconds) * 1000);
+    const remembered = options.nonces.remember(
+      agent.origin,
+      `${keyid.value}\n${once}`,
+      (expires + options.clockSkewSeconds) * 1000,
+    );
     if (remembered === 'replayed') return fail('invalid', 'the nonce was used before', agent.origin);
-    if (remembered === 'full') return fail('unverified', 'too many signatures are still valid to remember another', agent.origin);
+    if (remembered === 'full')
+      return fail('unverified', 'too many signatures are still valid to remember another', agent.origin);
     return { status: 'verified', agent: agent.origin, keyid: keyid.value, covered };
   };
 }
@@ -146,12 +169,15 @@ export function createSignatureVerifier(options: SignatureVerifierOptions): (req
 function webBotAuthInput(inputs: Map<string, SfItem | SfInnerList>): [string, SfInnerList] | undefined {
   for (const [label, member] of inputs) {
     const tag = member.params.get('tag');
-    if (member.kind === 'inner-list' && tag?.type === 'string' && tag.value === WEB_BOT_AUTH_TAG) return [label, member];
+    if (member.kind === 'inner-list' && tag?.type === 'string' && tag.value === WEB_BOT_AUTH_TAG)
+      return [label, member];
   }
   return undefined;
 }
 
-type AgentClaim = { origin: string | null; problem?: undefined } | { origin: string | null; problem: string; status: 'invalid' | 'unverified' };
+type AgentClaim =
+  | { origin: string | null; problem?: undefined }
+  | { origin: string | null; problem: string; status: 'invalid' | 'unverified' };
 
 /**
  * The origin Signature-Agent names for this signature: the legacy String form, or the Dictionary
@@ -164,20 +190,26 @@ function claimedAgent(field: string | undefined, covered: ReadonlySet<string>, a
   if (field.trimStart().startsWith('"')) {
     member = parseSfItem(field) ?? undefined;
     if (!member) return { origin: null, problem: 'Signature-Agent is not a valid structured field', status: 'invalid' };
-    if (!covered.has('signature-agent')) return { origin: null, problem: 'Signature-Agent is not signed', status: 'invalid' };
+    if (!covered.has('signature-agent'))
+      return { origin: null, problem: 'Signature-Agent is not signed', status: 'invalid' };
   } else {
     const members = parseSfDictionary(field);
-    if (!members) return { origin: null, problem: 'Signature-Agent is not a valid structured field', status: 'invalid' };
-    const key = [...covered].find((name) => name.startsWith('signature-agent;key='))?.slice('signature-agent;key='.length);
+    if (!members)
+      return { origin: null, problem: 'Signature-Agent is not a valid structured field', status: 'invalid' };
+    const key = [...covered]
+      .find((name) => name.startsWith('signature-agent;key='))
+      ?.slice('signature-agent;key='.length);
     if (key !== undefined) member = members.get(key);
     else if (covered.has('signature-agent') && members.size === 1) member = members.values().next().value;
     if (!member) return { origin: null, problem: 'Signature-Agent is not signed', status: 'invalid' };
   }
-  if (member.kind !== 'item' || member.value.type !== 'string') return { origin: null, problem: 'Signature-Agent is not a string', status: 'invalid' };
+  if (member.kind !== 'item' || member.value.type !== 'string')
+    return { origin: null, problem: 'Signature-Agent is not a string', status: 'invalid' };
   const origin = signatureAgentOrigin(member.value.value, allowLoopback);
   if (!origin) return { origin: null, problem: 'Signature-Agent is not an https origin', status: 'invalid' };
   const type = member.params.get('type');
-  if (type !== undefined && (type.type !== 'token' || type.value !== 'directory')) return { origin, problem: 'only Signature-Agent type=directory is supported', status: 'unverified' };
+  if (type !== undefined && (type.type !== 'token' || type.value !== 'directory'))
+    return { origin, problem: 'only Signature-Agent type=directory is supported', status: 'unverified' };
   return { origin };
 }
 

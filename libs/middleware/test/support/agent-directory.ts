@@ -4,7 +4,12 @@
  * the wrong type, a redirect. `fetches` counts the requests it got.
  */
 
-import { generateEd25519Jwk, KEY_DIRECTORY_MEDIA_TYPE, webBotAuthKeyDirectory, type Ed25519PrivateJwk } from '@crawlgate/core';
+import {
+  generateEd25519Jwk,
+  KEY_DIRECTORY_MEDIA_TYPE,
+  webBotAuthKeyDirectory,
+  type Ed25519PrivateJwk,
+} from '@crawlgate/core';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -44,9 +49,13 @@ export async function startAgentDirectory(mode: DirectoryMode = 'ok'): Promise<A
     directory.fetches++;
     switch (directory.mode) {
       case 'ok':
-        return void response.writeHead(200, { 'content-type': KEY_DIRECTORY_MEDIA_TYPE }).end(JSON.stringify(directory.body ?? webBotAuthKeyDirectory(directory.listed)));
+        return void response
+          .writeHead(200, { 'content-type': KEY_DIRECTORY_MEDIA_TYPE })
+          .end(JSON.stringify(directory.body ?? webBotAuthKeyDirectory(directory.listed)));
       case 'empty':
-        return void response.writeHead(200, { 'content-type': KEY_DIRECTORY_MEDIA_TYPE }).end(JSON.stringify({ keys: [] }));
+        return void response
+          .writeHead(200, { 'content-type': KEY_DIRECTORY_MEDIA_TYPE })
+          .end(JSON.stringify({ keys: [] }));
       case 'down':
         return void response.writeHead(500).end();
       case 'slow':
@@ -61,9 +70,13 @@ export async function startAgentDirectory(mode: DirectoryMode = 'ok'): Promise<A
       case 'not-json':
         return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"keys": [');
       case 'html':
-        return void response.writeHead(200, { 'content-type': 'text/html' }).end(JSON.stringify(webBotAuthKeyDirectory(directory.listed)));
+        return void response
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(JSON.stringify(webBotAuthKeyDirectory(directory.listed)));
       case 'redirect':
-        return void response.writeHead(302, { location: 'http://127.0.0.1:9/.well-known/http-message-signatures-directory' }).end();
+        return void response
+          .writeHead(302, { location: 'http://127.0.0.1:9/.well-known/http-message-signatures-directory' })
+          .end();
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

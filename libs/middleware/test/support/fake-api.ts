@@ -30,8 +30,14 @@ export function fakeApi(options: FakeApiOptions = {}) {
     const call = `${init.method ?? 'GET'} ${pathname}`;
     calls.push(call);
     const body = init.body ? JSON.parse(String(init.body)) : undefined;
-    const result = await abortable(Promise.resolve().then(async () => (await answer?.(call, body)) ?? route(call, body)), init.signal);
-    return new Response(result.body === undefined ? null : JSON.stringify(result.body), { status: result.status, headers: result.headers });
+    const result = await abortable(
+      Promise.resolve().then(async () => (await answer?.(call, body)) ?? route(call, body)),
+      init.signal,
+    );
+    return new Response(result.body === undefined ? null : JSON.stringify(result.body), {
+      status: result.status,
+      headers: result.headers,
+    });
   }) as typeof globalThis.fetch;
 
   function route(call: string, body: any): FakeAnswer {
@@ -74,7 +80,18 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | null | undefine
 export function paid(gateId: string, accessToken: string, url = '/'): FakeAnswer {
   return {
     status: 200,
-    body: { status: 'paid', access_token: accessToken, expires_at: new Date().toISOString(), gate_id: gateId, url, tx_hash: '0xabc', payer: '0xpayer', amount: '10000', price_usd: '0.01', network: 'local' },
+    body: {
+      status: 'paid',
+      access_token: accessToken,
+      expires_at: new Date().toISOString(),
+      gate_id: gateId,
+      url,
+      tx_hash: '0xabc',
+      payer: '0xpayer',
+      amount: '10000',
+      price_usd: '0.01',
+      network: 'local',
+    },
   };
 }
 

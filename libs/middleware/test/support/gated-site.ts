@@ -10,10 +10,13 @@ import { startTestApp, type TestApp, type TestAppOptions } from '../../../../app
 import { fundUsdc, newWallet, signPayment, type GateOfferBody } from '../../../../apps/api/test/test-agent';
 import type { CrawlgateOptions } from '../../src/crawlgate';
 
-export const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
-export const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+export const GPTBOT =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
+export const CLAUDEBOT =
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
 export const AHREFSBOT = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
-export const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+export const BROWSER =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 /**
  * An API that is down: a loopback port that was just free, so connecting is refused at once.
  * (Not port 9 itself: fetch refuses "bad ports" before trying, which would test less.)
@@ -58,7 +61,10 @@ export interface GatedSiteOptions {
   fundAgent?: (app: TestApp, address: `0x${string}`) => Promise<void>;
 }
 
-export async function startGatedSite({ app: appOptions = { isolateChain: true }, fundAgent = (app, address) => fundUsdc(app, address, '1') }: GatedSiteOptions = {}): Promise<GatedSite> {
+export async function startGatedSite({
+  app: appOptions = { isolateChain: true },
+  fundAgent = (app, address) => fundUsdc(app, address, '1'),
+}: GatedSiteOptions = {}): Promise<GatedSite> {
   const app = await startTestApp(appOptions);
   const payTo = newWallet().address;
   const { site, publisher } = await pricedSite(app, payTo);
@@ -95,8 +101,12 @@ export async function startGatedSite({ app: appOptions = { isolateChain: true },
       return encodeBase64Json(await signPayment(app, wallet, offer));
     },
     async setPricing(pricing) {
-      const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, { body: pricing, headers: publisher.auth });
-      if (response.status !== 200) throw new Error(`pricing failed: ${response.status} ${JSON.stringify(response.body)}`);
+      const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+        body: pricing,
+        headers: publisher.auth,
+      });
+      if (response.status !== 200)
+        throw new Error(`pricing failed: ${response.status} ${JSON.stringify(response.body)}`);
     },
     async gateCount() {
       const rows = await app.database.prisma.siteDailyCount.findMany({ where: { siteId: site.siteId } });

@@ -57,7 +57,8 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       app.use(crawlgateExpress(options));
       app.use('/static', express.static(staticDir()));
       app.get('/robots.txt', (_req, res) => void res.type('text/plain').send(ROBOTS));
-      for (const kind of ['premium', 'cheap', 'free']) app.get(`/${kind}/:id`, (req, res) => void res.type('text/html').send(content(kind, String(req.params.id))));
+      for (const kind of ['premium', 'cheap', 'free'])
+        app.get(`/${kind}/:id`, (req, res) => void res.type('text/html').send(content(kind, String(req.params.id))));
       app.get('/:page', (req, res) => void res.type('text/html').send(content('default', String(req.params.page))));
       return listening(app.listen(0, '127.0.0.1'));
     },
@@ -68,14 +69,25 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
     hasStatic: true,
     async start(options) {
       // useSemicolonDelimiter is a router option Fastify 5 takes but does not type.
-      const app = Fastify({ routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, useSemicolonDelimiter: true } as object });
+      const app = Fastify({
+        routerOptions: {
+          caseSensitive: false,
+          ignoreTrailingSlash: true,
+          ignoreDuplicateSlashes: true,
+          useSemicolonDelimiter: true,
+        } as object,
+      });
       await app.register(crawlgateFastify, options);
       await app.register(fastifyStatic, { root: staticDir(), prefix: '/static/' });
       app.get('/robots.txt', async (_req, reply) => reply.type('text/plain').send(ROBOTS));
       for (const kind of ['premium', 'cheap', 'free']) {
-        app.get<{ Params: { id: string } }>(`/${kind}/:id`, async (req, reply) => reply.type('text/html').send(content(kind, req.params.id)));
+        app.get<{ Params: { id: string } }>(`/${kind}/:id`, async (req, reply) =>
+          reply.type('text/html').send(content(kind, req.params.id)),
+        );
       }
-      app.get<{ Params: { page: string } }>('/:page', async (req, reply) => reply.type('text/html').send(content('default', req.params.page)));
+      app.get<{ Params: { page: string } }>('/:page', async (req, reply) =>
+        reply.type('text/html').send(content('default', req.params.page)),
+      );
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
@@ -94,7 +106,8 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         headers.forEach((value, name) => c.res.headers.set(name, value));
       });
       app.get('/robots.txt', (c) => c.text(ROBOTS));
-      for (const kind of ['premium', 'cheap', 'free']) app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
+      for (const kind of ['premium', 'cheap', 'free'])
+        app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
       app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
@@ -125,7 +138,9 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })
       class SiteModule {}
 
-      const adapter = new FastifyAdapter({ routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, useSemicolonDelimiter: true } as object });
+      const adapter = new FastifyAdapter({
+        routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, useSemicolonDelimiter: true } as object,
+      });
       return listenNest(await NestFactory.create(SiteModule, adapter, { logger: false }));
     },
   },

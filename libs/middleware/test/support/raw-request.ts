@@ -9,7 +9,12 @@ export interface Answer {
   text: string;
 }
 
-export function rawRequest(server: SiteServer, path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
+export function rawRequest(
+  server: SiteServer,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<Answer> {
   const { hostname, port } = new URL(server.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: hostname, port, path, method, headers }, (res) => {

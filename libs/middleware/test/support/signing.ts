@@ -4,7 +4,16 @@
  * (Well-formed signatures come from core's createWebBotAuthSigner, as the agent SDK sends them.)
  */
 
-import { base64Encode, importEd25519PrivateKey, jwkThumbprint, parseSfDictionary, signatureBase, signEd25519, type Ed25519PrivateJwk, type SfInnerList } from '@crawlgate/core';
+import {
+  base64Encode,
+  importEd25519PrivateKey,
+  jwkThumbprint,
+  parseSfDictionary,
+  signatureBase,
+  signEd25519,
+  type Ed25519PrivateJwk,
+  type SfInnerList,
+} from '@crawlgate/core';
 
 export interface HandSigned {
   key: Ed25519PrivateJwk;
@@ -28,7 +37,9 @@ let counter = 0;
 
 export async function handSigned(options: HandSigned): Promise<Record<string, string>> {
   const created = options.created ?? Math.floor(Date.now() / 1000);
-  const params = options.params ?? `;created=${created};expires=${options.expires ?? created + 60};keyid="${jwkThumbprint(options.key)}";nonce="n-${Date.now()}-${counter++}";tag="web-bot-auth"`;
+  const params =
+    options.params ??
+    `;created=${created};expires=${options.expires ?? created + 60};keyid="${jwkThumbprint(options.key)}";nonce="n-${Date.now()}-${counter++}";tag="web-bot-auth"`;
   const components = options.components ?? '("@authority" "@method" "@path" "signature-agent";key="sig1")';
   const label = options.label ?? 'sig1';
   const headers: Record<string, string> = { ...options.headers };
@@ -37,7 +48,16 @@ export async function handSigned(options: HandSigned): Promise<Record<string, st
   const input = `${label}=${components}${params}`;
   const inner = parseSfDictionary(input)?.get(label) as SfInnerList;
   const url = new URL(options.url);
-  const base = signatureBase({ method: options.method ?? 'GET', authority: url.host, path: url.pathname, query: url.search, header: (name) => headers[name] }, inner);
+  const base = signatureBase(
+    {
+      method: options.method ?? 'GET',
+      authority: url.host,
+      path: url.pathname,
+      query: url.search,
+      header: (name) => headers[name],
+    },
+    inner,
+  );
   if (base === null) throw new Error(`handSigned: no base for ${input}`);
   const signature = await signEd25519(await importEd25519PrivateKey(options.key), base);
   return { ...headers, 'signature-input': input, signature: `${label}=:${base64Encode(signature)}:` };

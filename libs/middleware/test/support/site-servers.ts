@@ -53,7 +53,9 @@ export const FRAMEWORKS: Framework[] = [
       // Registered in a child context: the gate must still apply (skip-override).
       await app.register(async (child) => {
         child.get('/robots.txt', async (_req, reply) => reply.type('text/plain').send(ROBOTS));
-        child.get<{ Params: { id: string } }>('/articles/:id', async (req, reply) => reply.type('text/html').send(page(req.params.id)));
+        child.get<{ Params: { id: string } }>('/articles/:id', async (req, reply) =>
+          reply.type('text/html').send(page(req.params.id)),
+        );
       });
       await app.listen({ port, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };

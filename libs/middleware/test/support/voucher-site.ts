@@ -4,7 +4,10 @@ import { FRAMEWORKS, type SiteServer } from './site-servers';
 /** A gated site with x402 batch-settlement switched on, served by the first framework (Express) with our middleware. */
 export async function startVoucherSite(): Promise<{ site: GatedSite; server: SiteServer; close(): Promise<void> }> {
   const site = await startGatedSite();
-  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, { body: { batch_settlement: true }, headers: site.publisher.auth });
+  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, {
+    body: { batch_settlement: true },
+    headers: site.publisher.auth,
+  });
   if (on.status !== 200) throw new Error(`batch_settlement could not be switched on: ${on.status}`);
   const server = await FRAMEWORKS[0].start(site.options());
   return {

@@ -39,14 +39,23 @@ export interface Command {
 export function parseCommandLine(command: Command, argv: string[]): { values: Values; args: string[] } {
   let parsed: { values: Values; positionals: string[] };
   try {
-    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true }) as typeof parsed;
+    parsed = parseArgs({
+      args: argv,
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    }) as typeof parsed;
   } catch (error) {
     throw new UsageError((error as Error).message, command.name);
   }
   const { values, positionals } = parsed;
   if (!values.help && positionals.length !== command.positionals.length) {
-    const expected = command.positionals.length === 0 ? 'no arguments' : command.positionals.map((name) => `<${name}>`).join(' ');
-    throw new UsageError(`Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`, command.name);
+    const expected =
+      command.positionals.length === 0 ? 'no arguments' : command.positionals.map((name) => `<${name}>`).join(' ');
+    throw new UsageError(
+      `Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`,
+      command.name,
+    );
   }
   return { values, args: positionals };
 }

@@ -31,7 +31,10 @@ export async function readConfig(path: string): Promise<CliConfig> {
     throw new CliError(`${path} is not valid JSON; fix it or delete it and log in again`);
   }
   const { apiUrl, apiKey } = (data ?? {}) as Record<string, unknown>;
-  return { apiUrl: typeof apiUrl === 'string' ? apiUrl : undefined, apiKey: typeof apiKey === 'string' ? apiKey : undefined };
+  return {
+    apiUrl: typeof apiUrl === 'string' ? apiUrl : undefined,
+    apiKey: typeof apiKey === 'string' ? apiKey : undefined,
+  };
 }
 
 /** Written to a 0600 temporary file and renamed over the old one, so the key is never readable by others, even briefly. */

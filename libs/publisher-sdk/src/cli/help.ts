@@ -13,7 +13,10 @@ Exit codes: 0 done, 1 failed (the API's detail on stderr), 2 bad command line.
 
 export function topHelp(commands: Command[], version: string): string {
   // Positionals only here; each command's --help shows its options.
-  const lines = commands.map((command) => [[command.name, ...command.positionals.map((name) => `<${name}>`)].join(' '), command.summary] as const);
+  const lines = commands.map(
+    (command) =>
+      [[command.name, ...command.positionals.map((name) => `<${name}>`)].join(' '), command.summary] as const,
+  );
   const width = Math.max(...lines.map(([usage]) => usage.length));
   return (
     `crawlgate ${version}: manage your Crawlgate sites, prices and revenue.\n\n` +
@@ -30,5 +33,9 @@ export function commandHelp(command: Command): string {
 
 /** `crawlgate sites --help`: the commands of one group. */
 export function groupHelp(group: string, commands: Command[]): string {
-  return commands.map((command) => `crawlgate ${`${command.name} ${command.usage}`.trim()}\n    ${command.summary}\n`).join('') + `\nRun \`crawlgate ${group} <command> --help\` for details.\n`;
+  return (
+    commands
+      .map((command) => `crawlgate ${`${command.name} ${command.usage}`.trim()}\n    ${command.summary}\n`)
+      .join('') + `\nRun \`crawlgate ${group} <command> --help\` for details.\n`
+  );
 }

@@ -53,7 +53,8 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
 
 async function run(argv: string[], io: CliIo): Promise<void> {
   const [first, second] = argv;
-  if (first === '--help' || first === '-h' || first === 'help') return io.stdout(topHelp(COMMANDS, packageJson.version));
+  if (first === '--help' || first === '-h' || first === 'help')
+    return io.stdout(topHelp(COMMANDS, packageJson.version));
   if (first === '--version' || first === '-v') return io.stdout(`${packageJson.version}\n`);
   if (first === undefined) {
     io.stderr(topHelp(COMMANDS, packageJson.version));
@@ -65,7 +66,12 @@ async function run(argv: string[], io: CliIo): Promise<void> {
     const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
     if (group.length === 0) throw new UsageError(`Unknown command "${first}"`);
     if (second === '--help' || second === '-h') return io.stdout(groupHelp(first, group));
-    throw new UsageError(second === undefined ? `${first} needs a command: ${names(group)}` : `Unknown command "${first} ${second}"; try ${names(group)}`, first);
+    throw new UsageError(
+      second === undefined
+        ? `${first} needs a command: ${names(group)}`
+        : `Unknown command "${first} ${second}"; try ${names(group)}`,
+      first,
+    );
   }
 
   const { values, args } = parseCommandLine(command, argv.slice(command.name.split(' ').length));

@@ -12,10 +12,15 @@ export const PASSWORD_HELP = [
  * The account password: --password, else CRAWLGATE_PASSWORD, else asked on the terminal (on
  * stderr, so --json output stays clean). `confirm` asks twice, for a new password.
  */
-export async function readPassword(flag: string | undefined, io: CliIo, options: { confirm?: boolean } = {}): Promise<string> {
+export async function readPassword(
+  flag: string | undefined,
+  io: CliIo,
+  options: { confirm?: boolean } = {},
+): Promise<string> {
   const given = flag ?? (io.env.CRAWLGATE_PASSWORD || undefined);
   if (given !== undefined) return given;
-  if (!io.stdin?.isTTY) throw new CliError('No password: pass --password, set CRAWLGATE_PASSWORD, or run on a terminal to be prompted');
+  if (!io.stdin?.isTTY)
+    throw new CliError('No password: pass --password, set CRAWLGATE_PASSWORD, or run on a terminal to be prompted');
   const password = await promptHidden('Password: ', io.stdin, io.stderr);
   if (options.confirm && (await promptHidden('Repeat the password: ', io.stdin, io.stderr)) !== password) {
     throw new CliError('The two passwords differ; nothing was sent');

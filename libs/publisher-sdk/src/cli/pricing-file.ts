@@ -16,14 +16,17 @@ export async function readPricingFile(file: string, io: CliIo): Promise<PricingI
   const name = file === STDIN ? 'standard input' : file;
   const data = parse(file, name, text);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new CliError(`${name} must hold an object: default_price_usd and an optional list of rules ({path, price_usd})`);
+    throw new CliError(
+      `${name} must hold an object: default_price_usd and an optional list of rules ({path, price_usd})`,
+    );
   }
   return data as PricingInput;
 }
 
 function parse(file: string, name: string, text: string): unknown {
   const extension = file === STDIN ? '' : extname(file).toLowerCase();
-  const yaml = extension === '.yaml' || extension === '.yml' || (extension !== '.json' && !text.trimStart().startsWith('{'));
+  const yaml =
+    extension === '.yaml' || extension === '.yml' || (extension !== '.json' && !text.trimStart().startsWith('{'));
   try {
     return yaml ? parseYaml(text) : JSON.parse(text);
   } catch (error) {

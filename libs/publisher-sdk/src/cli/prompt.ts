@@ -4,7 +4,11 @@ import { CliError } from './errors';
  * Reads a line from a TTY without echoing it: raw mode, so keystrokes reach us instead of the
  * terminal's line editor. Backspace edits, Enter ends, Ctrl-C cancels.
  */
-export function promptHidden(question: string, input: NodeJS.ReadStream, write: (text: string) => void): Promise<string> {
+export function promptHidden(
+  question: string,
+  input: NodeJS.ReadStream,
+  write: (text: string) => void,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let typed: string[] = [];
     const finish = () => {

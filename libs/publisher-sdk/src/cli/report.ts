@@ -6,7 +6,9 @@ import type { CliIo } from './io';
 /** Prints a failure to stderr and returns the exit code: 2 for a bad command line, else 1. */
 export function reportFailure(error: unknown, io: CliIo, json: boolean): number {
   if (error instanceof UsageError) {
-    io.stderr(`error: ${error.message}\nRun \`crawlgate ${error.command ? `${error.command} ` : ''}--help\` for usage.\n`);
+    io.stderr(
+      `error: ${error.message}\nRun \`crawlgate ${error.command ? `${error.command} ` : ''}--help\` for usage.\n`,
+    );
     return 2;
   }
   if (error instanceof ApiError) {
@@ -18,7 +20,8 @@ export function reportFailure(error: unknown, io: CliIo, json: boolean): number 
 }
 
 function describeApiError(error: ApiError): string {
-  if (error.items) return `error: the API rejected the request (HTTP ${error.status}):\n${error.items.map(describeItem).join('')}`;
+  if (error.items)
+    return `error: the API rejected the request (HTTP ${error.status}):\n${error.items.map(describeItem).join('')}`;
   const hint = error.status === 401 ? '\nLog in again with `crawlgate login`, or check CRAWLGATE_API_KEY.' : '';
   const status = error.status === 0 ? '' : ` (HTTP ${error.status})`;
   return `error: ${describeDetail(error.detail)}${status}${hint}\n`;

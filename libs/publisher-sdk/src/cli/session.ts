@@ -27,7 +27,12 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
   const envKey = io.env.CRAWLGATE_API_KEY || undefined;
   const apiKey = envKey ?? savedKey;
   if (apiKey === undefined) throw new CliError(`Not logged in to ${apiUrl}: ${LOGIN_HINT}`);
-  return { client: newClient(apiUrl, io, apiKey), apiUrl: apiUrl.replace(/\/+$/, ''), keyFrom: envKey ? 'env' : 'config', configPath: path };
+  return {
+    client: newClient(apiUrl, io, apiKey),
+    apiUrl: apiUrl.replace(/\/+$/, ''),
+    keyFrom: envKey ? 'env' : 'config',
+    configPath: path,
+  };
 }
 
 export async function authedClient(values: Values, io: CliIo): Promise<PublisherClient> {

@@ -11,7 +11,11 @@ export const SAVED_KEY_HELP = [
   'and printed only with --show-key. --api may be left out once saved.',
 ].join('\n');
 
-export const SIGN_IN_OPTIONS = { email: { type: 'string' }, password: { type: 'string' }, 'show-key': { type: 'boolean' } } as const;
+export const SIGN_IN_OPTIONS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  'show-key': { type: 'boolean' },
+} as const;
 
 export interface SignIn {
   apiUrl: string;
@@ -25,8 +29,10 @@ export interface SignIn {
 export async function signInTarget(input: CommandInput, command: string): Promise<SignIn> {
   const { values, io } = input;
   const path = configPath(io.env);
-  const apiUrl = stringValue(values, 'api') ?? (io.env.CRAWLGATE_API_URL || undefined) ?? (await readConfig(path)).apiUrl;
-  if (apiUrl === undefined) throw new UsageError('--api <url> is required (the Crawlgate API, e.g. https://api.example.com)', command);
+  const apiUrl =
+    stringValue(values, 'api') ?? (io.env.CRAWLGATE_API_URL || undefined) ?? (await readConfig(path)).apiUrl;
+  if (apiUrl === undefined)
+    throw new UsageError('--api <url> is required (the Crawlgate API, e.g. https://api.example.com)', command);
   const email = stringValue(values, 'email');
   if (email === undefined) throw new UsageError('--email <email> is required', command);
   return { apiUrl: apiUrl.replace(/\/+$/, ''), email, configPath: path, client: newClient(apiUrl, io) };
@@ -45,14 +51,26 @@ export async function saveIssuedKey(
 ): Promise<void> {
   await writeConfig(at.configPath, { apiUrl: at.apiUrl, apiKey: issued.api_key });
   const showKey = input.values['show-key'] === true;
-  const result = { publisher_id: issued.publisher_id, ...extra, api_url: at.apiUrl, config_path: at.configPath, ...(showKey ? { api_key: issued.api_key } : {}) };
-  print(input, result, () =>
-    `${headline}\n` +
-    fields([
-      ['Publisher', issued.publisher_id],
-      ...Object.entries(extra).map(([label, value]): [string, string] => [label[0].toUpperCase() + label.slice(1).replace(/_/g, ' '), value ?? 'none']),
-      ['Config', `${at.configPath} (mode 0600)`],
-      ...(showKey ? ([['API key', issued.api_key]] as [string, string][]) : []),
-    ]),
+  const result = {
+    publisher_id: issued.publisher_id,
+    ...extra,
+    api_url: at.apiUrl,
+    config_path: at.configPath,
+    ...(showKey ? { api_key: issued.api_key } : {}),
+  };
+  print(
+    input,
+    result,
+    () =>
+      `${headline}\n` +
+      fields([
+        ['Publisher', issued.publisher_id],
+        ...Object.entries(extra).map(([label, value]): [string, string] => [
+          label[0].toUpperCase() + label.slice(1).replace(/_/g, ' '),
+          value ?? 'none',
+        ]),
+        ['Config', `${at.configPath} (mode 0600)`],
+        ...(showKey ? ([['API key', issued.api_key]] as [string, string][]) : []),
+      ]),
   );
 }

@@ -1,6 +1,8 @@
 /** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: string[]) =>
     cells
       .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column])))

@@ -72,7 +72,11 @@ function parseBlock(state: State, indent: number): unknown {
 
 function parseSequence(state: State, indent: number): unknown[] {
   const items: unknown[] = [];
-  for (let line = state.lines[state.index]; line && line.indent === indent && isSequenceItem(line.text); line = state.lines[state.index]) {
+  for (
+    let line = state.lines[state.index];
+    line && line.indent === indent && isSequenceItem(line.text);
+    line = state.lines[state.index]
+  ) {
     const rest = line.text.slice(1).trimStart();
     if (rest === '') {
       state.index++;
@@ -91,7 +95,11 @@ function parseMapping(state: State, indent: number): Record<string, unknown> {
   const map: Record<string, unknown> = {};
   for (let line = state.lines[state.index]; line && line.indent === indent; line = state.lines[state.index]) {
     const entry = splitKey(line);
-    if (entry === null) throw new YamlError(isSequenceItem(line.text) ? 'A list item where a key was expected' : 'Expected "key: value"', line.number);
+    if (entry === null)
+      throw new YamlError(
+        isSequenceItem(line.text) ? 'A list item where a key was expected' : 'Expected "key: value"',
+        line.number,
+      );
     if (Object.hasOwn(map, entry.key)) throw new YamlError(`Duplicate key "${entry.key}"`, line.number);
     state.index++;
     const value = entry.rest === '' ? parseNested(state, indent, true) : parseScalar(entry.rest, line.number);
@@ -105,7 +113,8 @@ function parseMapping(state: State, indent: number): Record<string, unknown> {
 function parseNested(state: State, indent: number, allowSameLevelList = false): unknown {
   const next = state.lines[state.index];
   if (next && next.indent > indent) return parseBlock(state, next.indent);
-  if (allowSameLevelList && next && next.indent === indent && isSequenceItem(next.text)) return parseSequence(state, indent);
+  if (allowSameLevelList && next && next.indent === indent && isSequenceItem(next.text))
+    return parseSequence(state, indent);
   return null;
 }
 
@@ -139,14 +148,19 @@ function splitKey(line: Line): { key: string; rest: string } | null {
 function parseScalar(text: string, number: number): unknown {
   if (text.startsWith('"') || text.startsWith("'")) {
     const quoted = scanQuoted(text, number);
-    if (!/^(\s+#.*)?\s*$/.test(text.slice(quoted.end))) throw new YamlError('Unexpected text after a quoted string', number);
+    if (!/^(\s+#.*)?\s*$/.test(text.slice(quoted.end)))
+      throw new YamlError('Unexpected text after a quoted string', number);
     return quoted.value;
   }
   const comment = text.search(/\s#/);
   const plain = (comment === -1 ? text : text.slice(0, comment)).trimEnd();
   if (plain === '[]') return [];
   if (plain === '{}') return {};
-  if (/^[[\]{}&*!|>%@`]/.test(plain)) throw new YamlError(`Unsupported YAML syntax "${plain[0]}" (flow collections, anchors, aliases, tags and block scalars are not supported)`, number);
+  if (/^[[\]{}&*!|>%@`]/.test(plain))
+    throw new YamlError(
+      `Unsupported YAML syntax "${plain[0]}" (flow collections, anchors, aliases, tags and block scalars are not supported)`,
+      number,
+    );
   if (/:(\s|$)/.test(plain)) throw new YamlError('A mapping inside a value on one line is not supported', number);
   return resolvePlain(plain);
 }
@@ -172,7 +186,10 @@ function scanQuoted(text: string, number: number): { value: string; end: number 
         continue;
       }
       const body = text.slice(0, i + 1);
-      return { value: quote === "'" ? body.slice(1, -1).replace(/''/g, "'") : decodeDoubleQuoted(body, number), end: i + 1 };
+      return {
+        value: quote === "'" ? body.slice(1, -1).replace(/''/g, "'") : decodeDoubleQuoted(body, number),
+        end: i + 1,
+      };
     }
   }
   throw new YamlError('Unterminated quoted string (multi-line strings are not supported)', number);

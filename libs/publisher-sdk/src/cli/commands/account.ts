@@ -54,7 +54,9 @@ async function changePayout(input: CommandInput, address: string | null): Promis
   const password = await readPassword(stringValue(input.values, 'password'), input.io);
   const publisher = await client.updateMe({ payout_address: address }, { password });
   print(input, publisher, () =>
-    publisher.payout_address === null ? `Payout address removed: ${NO_PAYOUT}.\n` : `Payout address set: ${publisher.payout_address}\n`,
+    publisher.payout_address === null
+      ? `Payout address removed: ${NO_PAYOUT}.\n`
+      : `Payout address set: ${publisher.payout_address}\n`,
   );
 }
 
@@ -72,7 +74,13 @@ export const apiKeyRotate: Command = {
   async run(input) {
     const session = await openSession(input.values, input.io);
     const issued = await session.client.rotateApiKey();
-    if (session.keyFrom === 'config') return saveIssuedKey(input, session, issued, 'New API key saved; the previous one no longer works.');
-    print(input, issued, () => `New API key (the previous one, from CRAWLGATE_API_KEY, no longer works; shown only now):\n  ${issued.api_key}\n`);
+    if (session.keyFrom === 'config')
+      return saveIssuedKey(input, session, issued, 'New API key saved; the previous one no longer works.');
+    print(
+      input,
+      issued,
+      () =>
+        `New API key (the previous one, from CRAWLGATE_API_KEY, no longer works; shown only now):\n  ${issued.api_key}\n`,
+    );
   },
 };

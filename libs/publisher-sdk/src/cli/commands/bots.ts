@@ -5,8 +5,10 @@ import { UsageError } from '../errors';
 import { openSite, SITE_HELP } from '../site-ref';
 import { table } from '../table';
 
-const NAME_HELP = '<name> is the crawler as the middleware\'s catalogue names it, in any case (GPTBot, ClaudeBot, Googlebot, "Yahoo! Slurp"), or unknown-crawler / unknown-automation.';
-const APPLIED = 'the middleware applies it on its next refresh (within 30 s); a `policy` option in its code that names this crawler still wins';
+const NAME_HELP =
+  '<name> is the crawler as the middleware\'s catalogue names it, in any case (GPTBot, ClaudeBot, Googlebot, "Yahoo! Slurp"), or unknown-crawler / unknown-automation.';
+const APPLIED =
+  'the middleware applies it on its next refresh (within 30 s); a `policy` option in its code that names this crawler still wins';
 
 export const botsSet: Command = {
   name: 'bots set',
@@ -17,7 +19,8 @@ export const botsSet: Command = {
   positionals: ['site', 'name', 'action'],
   async run(input) {
     const [, name, action] = input.args;
-    if (!isBotAction(action)) throw new UsageError(`The action is one of ${BOT_ACTIONS.join(', ')}; got ${JSON.stringify(action)}`, 'bots set');
+    if (!isBotAction(action))
+      throw new UsageError(`The action is one of ${BOT_ACTIONS.join(', ')}; got ${JSON.stringify(action)}`, 'bots set');
     const { client, siteId } = await openSite(input);
     const policy = await client.setBotAction(siteId, name, action);
     const stored = storedName(policy, name);
@@ -53,12 +56,25 @@ function effectiveNote(policy: SiteBotPolicy): string {
 export function botPolicyText(policy: SiteBotPolicy): string {
   const categories = table(
     ['Category', 'Action'],
-    BOT_CATEGORIES.map((category) => [category, policy.categories[category] ?? `${policy.defaults[category]} (default)`]),
+    BOT_CATEGORIES.map((category) => [
+      category,
+      policy.categories[category] ?? `${policy.defaults[category]} (default)`,
+    ]),
   );
   const bots = Object.entries(policy.bots);
-  const crawlers = bots.length === 0 ? 'No crawler has an action of its own (`crawlgate bots set <site> <name> <action>`).\n' : table(['Crawler', 'Action'], bots);
+  const crawlers =
+    bots.length === 0
+      ? 'No crawler has an action of its own (`crawlgate bots set <site> <name> <action>`).\n'
+      : table(['Crawler', 'Action'], bots);
   const { categories: signedCategories, bots: signedBots } = policy.require_signature;
   const signed = [...signedCategories.map((category) => `category ${category}`), ...signedBots];
   const signature = signed.length === 0 ? '' : `Must sign (Web Bot Auth): ${signed.join(', ')}\n`;
-  return [`Bot policy, version ${policy.version}, updated ${policy.updated_at ?? 'never'}:\n`, categories, crawlers, signature].join('\n').replace(/\n+$/, '\n');
+  return [
+    `Bot policy, version ${policy.version}, updated ${policy.updated_at ?? 'never'}:\n`,
+    categories,
+    crawlers,
+    signature,
+  ]
+    .join('\n')
+    .replace(/\n+$/, '\n');
 }

@@ -18,7 +18,8 @@ export function completionCommand(commands: () => Command[]): Command {
     choices: [...SHELLS],
     async run(input) {
       const shell = input.args[0];
-      if (!(SHELLS as readonly string[]).includes(shell)) throw new UsageError(`Unknown shell ${JSON.stringify(shell)}: bash, zsh or fish`, 'completion');
+      if (!(SHELLS as readonly string[]).includes(shell))
+        throw new UsageError(`Unknown shell ${JSON.stringify(shell)}: bash, zsh or fish`, 'completion');
       input.io.stdout(completionScript(shell as Shell, commands()));
     },
   };

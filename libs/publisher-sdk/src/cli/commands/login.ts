@@ -6,7 +6,11 @@ export const login: Command = {
   name: 'login',
   usage: '--api <url> --email <email> [--password <password>] [--show-key]',
   summary: 'Log in and save the API URL and a fresh API key',
-  help: [PASSWORD_HELP, 'Logging in rotates the API key: other sessions using the previous key stop working.', SAVED_KEY_HELP].join('\n'),
+  help: [
+    PASSWORD_HELP,
+    'Logging in rotates the API key: other sessions using the previous key stop working.',
+    SAVED_KEY_HELP,
+  ].join('\n'),
   options: SIGN_IN_OPTIONS,
   positionals: [],
   async run(input) {

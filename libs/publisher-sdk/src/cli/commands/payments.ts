@@ -19,10 +19,15 @@ export const payments: Command = {
   positionals: ['site'],
   async run(input) {
     const limitText = stringValue(input.values, 'limit');
-    if (limitText !== undefined && !/^\d{1,6}$/.test(limitText)) throw new UsageError(`--limit takes a whole number from 1 to ${MAX_PAGE_SIZE}, got ${JSON.stringify(limitText)}`, 'payments');
+    if (limitText !== undefined && !/^\d{1,6}$/.test(limitText))
+      throw new UsageError(
+        `--limit takes a whole number from 1 to ${MAX_PAGE_SIZE}, got ${JSON.stringify(limitText)}`,
+        'payments',
+      );
     const limit = limitText === undefined ? undefined : Number(limitText);
     const cursor = stringValue(input.values, 'cursor');
-    if (input.values.all === true && cursor !== undefined) throw new UsageError('--all starts from the newest payment: leave out --cursor', 'payments');
+    if (input.values.all === true && cursor !== undefined)
+      throw new UsageError('--all starts from the newest payment: leave out --cursor', 'payments');
 
     const { client, siteId } = await openSite(input);
     let page: SitePaymentPage;
@@ -39,7 +44,10 @@ export const payments: Command = {
         ['PAID AT', 'PATH', 'USD', 'PAYER', 'NETWORK', 'TX'],
         page.items.map((p) => [p.paid_at, p.url, p.price_usd, p.payer, p.network, p.tx_hash ?? '']),
       );
-      const more = page.next_cursor === null ? '' : `\nMore: crawlgate payments ${input.args[0]} --cursor ${page.next_cursor}${limitText ? ` --limit ${limitText}` : ''}\n`;
+      const more =
+        page.next_cursor === null
+          ? ''
+          : `\nMore: crawlgate payments ${input.args[0]} --cursor ${page.next_cursor}${limitText ? ` --limit ${limitText}` : ''}\n`;
       return rows + more;
     });
   },

@@ -34,7 +34,13 @@ export const policyShow: Command = {
       path === undefined ? undefined : client.resolvePrice(siteId, path),
     ]);
     const { site_id: _siteId, ...bot_policy } = botPolicy;
-    const policy = { ...pricing, domain: site.domain, payout_address: me.payout_address, bot_policy, ...(resolved ? { resolved } : {}) };
+    const policy = {
+      ...pricing,
+      domain: site.domain,
+      payout_address: me.payout_address,
+      bot_policy,
+      ...(resolved ? { resolved } : {}),
+    };
     print(input, policy, () => {
       const summary = fields([
         ['Site', `${site.site_id} (${site.domain})`],
@@ -42,7 +48,9 @@ export const policyShow: Command = {
         ['Version', `${pricing.version}, updated ${pricing.updated_at ?? 'never'}`],
         ['Payout address', me.payout_address ?? NO_PAYOUT],
       ]);
-      const winner = resolved && `Path ${resolved.path}: ${resolved.price_usd} USD (${resolved.rule === null ? 'the default' : `rule ${resolved.rule}, ${resolved.pattern}`})\n`;
+      const winner =
+        resolved &&
+        `Path ${resolved.path}: ${resolved.price_usd} USD (${resolved.rule === null ? 'the default' : `rule ${resolved.rule}, ${resolved.pattern}`})\n`;
       return [summary, rulesTable(pricing), ...(winner ? [winner] : []), botPolicyText(botPolicy)].join('\n');
     });
   },
@@ -63,7 +71,12 @@ export const policySet: Command = {
     PRICING_FILE_HELP,
     SITE_HELP,
   ].join('\n'),
-  options: { default: { type: 'string' }, rule: { type: 'string', multiple: true }, 'clear-rules': { type: 'boolean' }, file: { type: 'string', short: 'f' } },
+  options: {
+    default: { type: 'string' },
+    rule: { type: 'string', multiple: true },
+    'clear-rules': { type: 'boolean' },
+    file: { type: 'string', short: 'f' },
+  },
   positionals: ['site'],
   async run(input) {
     const { values } = input;
@@ -72,9 +85,13 @@ export const policySet: Command = {
     const rules = stringList(values, 'rule').map(parseRule);
     const clearRules = values['clear-rules'] === true;
     if (file !== undefined && (defaultPrice !== undefined || rules.length > 0 || clearRules)) {
-      throw new UsageError('--file replaces the whole pricing: give it alone, or use --default/--rule/--clear-rules', 'policy set');
+      throw new UsageError(
+        '--file replaces the whole pricing: give it alone, or use --default/--rule/--clear-rules',
+        'policy set',
+      );
     }
-    if (clearRules && rules.length > 0) throw new UsageError('--clear-rules and --rule contradict each other', 'policy set');
+    if (clearRules && rules.length > 0)
+      throw new UsageError('--clear-rules and --rule contradict each other', 'policy set');
     if (file === undefined && defaultPrice === undefined && rules.length === 0 && !clearRules) {
       throw new UsageError('Nothing to set: give --default, --rule, --clear-rules or --file', 'policy set');
     }
@@ -86,16 +103,28 @@ export const policySet: Command = {
     else {
       // The API replaces default and rules together; what was not asked to change is sent back as is.
       const current = await client.getPricing(siteId);
-      pricing = { default_price_usd: defaultPrice ?? current.default_price_usd, rules: clearRules ? [] : rules.length > 0 ? rules : current.rules };
+      pricing = {
+        default_price_usd: defaultPrice ?? current.default_price_usd,
+        rules: clearRules ? [] : rules.length > 0 ? rules : current.rules,
+      };
     }
     const applied = await client.setPricing(siteId, pricing);
-    print(input, applied, () => `Policy of ${input.args[0]} set: default ${pricing.default_price_usd} USD, ${applied.rules_applied} rule${applied.rules_applied === 1 ? '' : 's'}.\n`);
+    print(
+      input,
+      applied,
+      () =>
+        `Policy of ${input.args[0]} set: default ${pricing.default_price_usd} USD, ${applied.rules_applied} rule${applied.rules_applied === 1 ? '' : 's'}.\n`,
+    );
   },
 };
 
 /** `/articles/*=0.01`: split at the last `=`, since a price never holds one and a path might. */
 function parseRule(text: string): PriceRuleInput {
   const at = text.lastIndexOf('=');
-  if (at <= 0 || at === text.length - 1) throw new UsageError(`--rule takes <glob>=<usd>, e.g. "/articles/*=0.01"; got ${JSON.stringify(text)}`, 'policy set');
+  if (at <= 0 || at === text.length - 1)
+    throw new UsageError(
+      `--rule takes <glob>=<usd>, e.g. "/articles/*=0.01"; got ${JSON.stringify(text)}`,
+      'policy set',
+    );
   return { path: text.slice(0, at), price_usd: text.slice(at + 1) };
 }

@@ -33,7 +33,12 @@ export const pricingSet: Command = {
     const pricing = await readPricingFile(file, input.io);
     const { client, siteId } = await openSite(input);
     const applied = await client.setPricing(siteId, pricing);
-    print(input, applied, () => `Pricing of ${input.args[0]} replaced: ${applied.rules_applied} rule${applied.rules_applied === 1 ? '' : 's'} applied.\n`);
+    print(
+      input,
+      applied,
+      () =>
+        `Pricing of ${input.args[0]} replaced: ${applied.rules_applied} rule${applied.rules_applied === 1 ? '' : 's'} applied.\n`,
+    );
   },
 };
 
@@ -47,13 +52,16 @@ export const pricingShow: Command = {
   async run(input) {
     const { client, siteId } = await openSite(input);
     const pricing = await client.getPricing(siteId);
-    print(input, pricing, () =>
-      fields([
-        ['Site', pricing.site_id],
-        ['Default USD', pricing.default_price_usd],
-        ['Version', String(pricing.version)],
-        ['Updated', pricing.updated_at ?? 'never'],
-      ]) + `\n${rulesTable(pricing)}`,
+    print(
+      input,
+      pricing,
+      () =>
+        fields([
+          ['Site', pricing.site_id],
+          ['Default USD', pricing.default_price_usd],
+          ['Version', String(pricing.version)],
+          ['Updated', pricing.updated_at ?? 'never'],
+        ]) + `\n${rulesTable(pricing)}`,
     );
   },
 };
@@ -61,5 +69,8 @@ export const pricingShow: Command = {
 /** The rules in order, numbered as the API numbers the winning rule. */
 export function rulesTable(pricing: Pricing): string {
   if (pricing.rules.length === 0) return 'No rules: every path costs the default.\n';
-  return table(['#', 'PATH', 'USD'], pricing.rules.map((rule, i) => [String(i), rule.path, rule.price_usd]));
+  return table(
+    ['#', 'PATH', 'USD'],
+    pricing.rules.map((rule, i) => [String(i), rule.path, rule.price_usd]),
+  );
 }

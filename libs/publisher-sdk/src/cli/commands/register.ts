@@ -18,10 +18,20 @@ export const register: Command = {
   async run(input) {
     const target = await signInTarget(input, 'register');
     const password = await readPassword(stringValue(input.values, 'password'), input.io, { confirm: true });
-    const publisher = await target.client.register({ email: target.email, password, name: stringValue(input.values, 'name') });
-    await saveIssuedKey(input, target, publisher, `Registered ${publisher.email} at ${target.apiUrl}. No payout address yet: set one with \`crawlgate payout set <address>\`.`, {
-      email: publisher.email,
-      name: publisher.name,
+    const publisher = await target.client.register({
+      email: target.email,
+      password,
+      name: stringValue(input.values, 'name'),
     });
+    await saveIssuedKey(
+      input,
+      target,
+      publisher,
+      `Registered ${publisher.email} at ${target.apiUrl}. No payout address yet: set one with \`crawlgate payout set <address>\`.`,
+      {
+        email: publisher.email,
+        name: publisher.name,
+      },
+    );
   },
 };

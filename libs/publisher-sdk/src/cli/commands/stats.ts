@@ -11,7 +11,10 @@ export const stats: Command = {
   positionals: ['site'],
   async run(input) {
     const { client, siteId } = await openSite(input);
-    const report = await client.siteStats(siteId, { from: stringValue(input.values, 'from'), to: stringValue(input.values, 'to') });
+    const report = await client.siteStats(siteId, {
+      from: stringValue(input.values, 'from'),
+      to: stringValue(input.values, 'to'),
+    });
     print(input, report, () =>
       [
         fields([
@@ -23,9 +26,22 @@ export const stats: Command = {
           ['Conversion', report.conversion],
           ['Paying agents', String(report.unique_agents)],
         ]),
-        report.top_paths.length === 0 ? 'Top paths: none yet\n' : table(['TOP PATH', 'PAID', 'USD'], report.top_paths.map((p) => [p.url, String(p.paid_gates), p.revenue_usd])),
-        report.top_agents.length === 0 ? 'Top agents: none yet\n' : table(['TOP AGENT', 'PAID', 'USD'], report.top_agents.map((a) => [a.address, String(a.paid_gates), a.revenue_usd])),
-        table(['DAY', 'USD', 'PAID', 'GATES'], report.by_day.map((d) => [d.day, d.revenue_usd, String(d.paid_gates), String(d.gates_created)])),
+        report.top_paths.length === 0
+          ? 'Top paths: none yet\n'
+          : table(
+              ['TOP PATH', 'PAID', 'USD'],
+              report.top_paths.map((p) => [p.url, String(p.paid_gates), p.revenue_usd]),
+            ),
+        report.top_agents.length === 0
+          ? 'Top agents: none yet\n'
+          : table(
+              ['TOP AGENT', 'PAID', 'USD'],
+              report.top_agents.map((a) => [a.address, String(a.paid_gates), a.revenue_usd]),
+            ),
+        table(
+          ['DAY', 'USD', 'PAID', 'GATES'],
+          report.by_day.map((d) => [d.day, d.revenue_usd, String(d.paid_gates), String(d.gates_created)]),
+        ),
       ].join('\n'),
     );
   },

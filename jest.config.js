@@ -1,4 +1,4 @@
-// `npm test` runs every project. DATABASE_URL selects PostgreSQL for the API suites; unset, PGlite.
+// Every jest project; `npm test` runs each through Nx (`jest --selectProjects <name>`). DATABASE_URL selects PostgreSQL for the API suites; unset, PGlite.
 module.exports = {
   projects: [
     '<rootDir>/libs/core',
@@ -8,6 +8,7 @@ module.exports = {
     '<rootDir>/libs/agent-sdk',
     '<rootDir>/libs/mcp',
     '<rootDir>/apps/api',
+    '<rootDir>/apps/e2e',
     '<rootDir>/apps/dashboard',
   ],
   maxWorkers: 2,

@@ -1,7 +1,7 @@
-// The dashboard's pure modules (unit tests beside each) and its browser tests (test/), which
-// drive Debian's Chromium against the built dashboard served by a real API on the local chain.
+// The dashboard's pure modules, a unit test beside each; its browser tests (Chromium against the
+// built dashboard, a real API and the local chain) are in apps/e2e/dashboard.
 module.exports = {
-  ...require('../../jest.api.preset.js'),
+  ...require('../../jest.preset.js'),
   displayName: 'dashboard',
   rootDir: __dirname,
 };

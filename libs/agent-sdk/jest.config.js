@@ -1,6 +1,6 @@
-// Agent tests pay real gated sites through the real API and local chain.
+// Unit tests beside each module; the tests against the real API, chain and servers are in apps/e2e.
 module.exports = {
-  ...require('../../jest.api.preset.js'),
+  ...require('../../jest.preset.js'),
   displayName: 'agent-sdk',
   rootDir: __dirname,
 };

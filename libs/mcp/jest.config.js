@@ -1,7 +1,6 @@
-// The server's tests drive it with a real MCP client while its agent pays real gated sites
-// through the real API and local chain.
+// Unit tests beside each module; the tests against the real API, chain and servers are in apps/e2e.
 module.exports = {
-  ...require('../../jest.api.preset.js'),
+  ...require('../../jest.preset.js'),
   displayName: 'mcp',
   rootDir: __dirname,
 };

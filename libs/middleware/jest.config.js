@@ -1,6 +1,6 @@
-// Middleware tests run real servers against the real API and local chain.
+// Unit tests beside each module; the tests against the real API, chain and servers are in apps/e2e.
 module.exports = {
-  ...require('../../jest.api.preset.js'),
+  ...require('../../jest.preset.js'),
   displayName: 'middleware',
   rootDir: __dirname,
 };

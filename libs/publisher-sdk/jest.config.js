@@ -1,6 +1,6 @@
-// The client and CLI are tested against the real API in-process.
+// Unit tests beside each module; the tests against the real API, chain and servers are in apps/e2e.
 module.exports = {
-  ...require('../../jest.api.preset.js'),
+  ...require('../../jest.preset.js'),
   displayName: 'publisher-sdk',
   rootDir: __dirname,
 };

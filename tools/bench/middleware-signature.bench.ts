@@ -1,8 +1,8 @@
 import { createWebBotAuthSigner } from '@crawlgate/core';
 import { createCrawlgate, type Crawlgate } from '../../libs/middleware/src/crawlgate';
 import { nodeHmacSha256 } from '../../libs/middleware/src/node-hmac';
-import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../../libs/middleware/test/support/fake-api';
-import { startAgentDirectory } from '../../libs/middleware/test/support/agent-directory';
+import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../../libs/middleware/testing/fake-api';
+import { startAgentDirectory } from '../../libs/middleware/testing/agent-directory';
 import { format } from './measure';
 import { alternate, pairedTable, PAIRS } from './paired';
 

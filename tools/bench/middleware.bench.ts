@@ -188,8 +188,8 @@ async function profileGated(
 ): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'crawlgate-cpu-prof-'));
   const server = await startMiddlewareServer(framework, gate, ['--cpu-prof', '--cpu-prof-dir', dir]);
-  let from = 0;
-  let to = 0;
+  let from: number;
+  let to: number;
   try {
     await round(loadgen, server, requestsOf(visitor), visitor.status, WARM_UP_SECONDS, CONNECTIONS);
     from = profileClock();

@@ -1,7 +1,8 @@
 /*
  * A publishable @crawlgate/* package as a user installs it, for its packaging spec. The package is
  * built with its own tsup config into a temporary node_modules/<name> (never the package's dist,
- * which a developer may be building), beside only its declared dependencies and peers and the
+ * which a developer may be building), or, under Nx (CRAWLGATE_PACKAGES_BUILT=1, set by the e2e
+ * test target, which depends on every package's build), its dist is copied from that build. It sits beside only its declared dependencies and peers and the
  * extra packages a user would have, outside the workspace so nothing else resolves. Then the spec
  * loads it with plain Node, reads what the built files import, checks the `exports` map,
  * type-checks a consumer through it, and packs it as npm publishes it for @arethetypeswrong/cli and
@@ -11,6 +12,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -76,12 +78,15 @@ function installBuilt(packageDir: string, extraPackages: string[] = []): Install
   const dist = join(installed, 'dist');
   mkdirSync(installed, { recursive: true });
   // From the workspace root: tsup finds typescript and @swc/core from the working directory.
-  const tsup = join(ROOT, 'node_modules/tsup/dist/cli-default.js');
-  execFileSync(
-    process.execPath,
-    [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'],
-    { cwd: ROOT, stdio: 'pipe' },
-  );
+  if (process.env.CRAWLGATE_PACKAGES_BUILT === '1') cpSync(join(packageDir, 'dist'), dist, { recursive: true });
+  else {
+    const tsup = join(ROOT, 'node_modules/tsup/dist/cli-default.js');
+    execFileSync(
+      process.execPath,
+      [tsup, '--config', join(packageDir, 'tsup.config.ts'), '--out-dir', dist, '--silent'],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
+  }
   // package.json and the files it lists beside dist (README.md), so `npm pack` packs what npm publishes.
   for (const file of ['package.json', ...manifest.files.filter((file) => file !== 'dist')])
     copyFileSync(join(packageDir, file), join(installed, file));

@@ -32,7 +32,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     return () => {
       current = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, generation]);
 
   const reload = useCallback(() => setGeneration((g) => g + 1), []);

@@ -1,15 +1,19 @@
 import {
   BATCH_SETTLEMENT_SCHEME,
-  decodeBase64Json,
   encodeBase64Json,
   formatMicrosUsd,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PRICE_MICROS,
   parseUsdAmount,
   X402_BATCH_SETTLEMENT_ADDRESS,
+  type AgentPaymentPage,
+  type AgentProfile,
   type Hex,
+  type PageQuery,
+  type VerifyPaymentRequest,
 } from '@crawlgate/core';
 import type { LocalAccount, WalletClient } from 'viem';
+import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
@@ -107,8 +111,10 @@ export interface Agent {
   spent(): BudgetSummary;
   /** Spending read from the budget store now, other processes' included. */
   spending(): Promise<BudgetSummary>;
-  profile(): Promise<unknown>;
-  payments(query?: { limit?: number; cursor?: string }): Promise<unknown>;
+  /** GET /v1/agents/me: this wallet's payment totals, as the Crawlgate API counts them. */
+  profile(): Promise<AgentProfile>;
+  /** GET /v1/agents/me/payments: this wallet's confirmed payments, newest first, a page at a time. */
+  payments(query?: PageQuery): Promise<AgentPaymentPage>;
   /** The batch-settlement channels this agent opened (in this process). */
   channels(): ChannelSummary[];
   /** Starts taking back what the vouchers did not spend, on every channel; those channels take no more vouchers. Needs rpcUrl (or a WalletClient) and gas. */
@@ -224,19 +230,16 @@ export function createAgent(options: AgentOptions): Agent {
       await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
       response = await retry({ [name]: value });
     }
-    const settlement = decodeBase64Json(
-      response.headers.get('x-payment-response') ?? response.headers.get('payment-response') ?? '',
-    ) as { success?: boolean; errorReason?: string; transaction?: string } | undefined;
+    const settlement = settlementOf(
+      response.headers.get('x-payment-response') ?? response.headers.get('payment-response'),
+    );
     if (response.status === 402 || settlement?.success === false) {
       markCharged(false); // the site says nothing was settled
-      const body = (await response
-        .clone()
-        .json()
-        .catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
+      const refusal = refusalOf(await jsonOf(response.clone()));
       throw new PaymentFailedError(
         url,
-        settlement?.errorReason ?? body?.reason ?? 'payment_refused',
-        body?.detail ?? `the site answered ${response.status}`,
+        settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
+        refusal.detail ?? `the site answered ${response.status}`,
       );
     }
     if (response.status === 503)
@@ -263,7 +266,11 @@ export function createAgent(options: AgentOptions): Agent {
     const txHash = await payer.transfer(offer);
     markCharged(); // the USDC has moved, whatever happens next
     // Signed by the payer for this gate: the hash is public on chain, so it alone would let anyone claim the transfer.
-    const proof = JSON.stringify({ tx_hash: txHash, signature: await payer.signTransferProof(gateRef, txHash) });
+    const request: VerifyPaymentRequest = {
+      tx_hash: txHash,
+      signature: await payer.signTransferProof(gateRef, txHash),
+    };
+    const proof = JSON.stringify(request);
     const post = () =>
       http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: proof });
     let verified = await post();
@@ -271,19 +278,15 @@ export function createAgent(options: AgentOptions): Agent {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
       verified = await post();
     }
-    const body = (await verified.json().catch(() => ({}))) as {
-      access_token?: string;
-      reason?: string;
-      detail?: string;
-    };
-    if (verified.status !== 200 || !body.access_token)
+    const answer = verifyAnswerOf(await jsonOf(verified));
+    if (verified.status !== 200 || !answer.accessToken)
       throw new PaymentFailedError(
         url,
-        body.reason ?? `verify_${verified.status}`,
-        body.detail ?? `sent ${txHash}, but the gate was not opened`,
+        answer.reason ?? `verify_${verified.status}`,
+        answer.detail ?? `sent ${txHash}, but the gate was not opened`,
       );
     report(url, offer, txHash, 'transfer');
-    return { response: await retry({ 'x-crawlgate-token': body.access_token }), token: body.access_token };
+    return { response: await retry({ 'x-crawlgate-token': answer.accessToken }), token: answer.accessToken };
   }
 
   /**
@@ -338,8 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
           await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
-        const settlement = decodeBase64Json(response.headers.get('payment-response') ?? '') as
-          { success?: boolean; errorReason?: string; transaction?: string } | undefined;
+        const settlement = settlementOf(response.headers.get('payment-response'));
         if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
           await deposit?.settle('spent');
           channel.charged = total;
@@ -380,11 +382,11 @@ export function createAgent(options: AgentOptions): Agent {
           current = corrected;
           continue;
         }
-        const body = (await response.json().catch(() => undefined)) as { reason?: string; detail?: string } | undefined;
+        const refusal = refusalOf(await jsonOf(response));
         throw new PaymentFailedError(
           url,
-          settlement?.errorReason ?? body?.reason ?? 'payment_refused',
-          body?.detail ?? `the site answered ${response.status}`,
+          settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
+          refusal.detail ?? `the site answered ${response.status}`,
         );
       }
     });
@@ -482,11 +484,13 @@ export function createAgent(options: AgentOptions): Agent {
     }
   }
 
-  async function api(path: string): Promise<unknown> {
+  /** An agent route of the Crawlgate API (the wallet's address is a lookup key, not a credential), its answer checked. */
+  async function api<T>(path: string, isAnswer: (body: unknown) => body is T): Promise<T> {
     if (!apiUrl) throw new Error('The Crawlgate API URL is unknown: pass apiUrl to createAgent');
     const response = await http(`${apiUrl}${path}`, { headers: { 'x-wallet-address': payer.address } });
-    const body = await response.json();
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${(body as { detail?: unknown }).detail}`);
+    const body: unknown = await response.json();
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${errorDetailOf(body) ?? 'no detail'}`);
+    if (!isAnswer(body)) throw new Error(`${path}: the API's answer is not the one it documents`);
     return body;
   }
 
@@ -494,12 +498,12 @@ export function createAgent(options: AgentOptions): Agent {
     fetch: agentFetch,
     spent: () => budget.summary(),
     spending: () => budget.current(),
-    profile: () => api('/v1/agents/me'),
+    profile: () => api('/v1/agents/me', isAgentProfile),
     payments: (query = {}) => {
       const params = new URLSearchParams();
       if (query.limit !== undefined) params.set('limit', String(query.limit));
       if (query.cursor !== undefined) params.set('cursor', query.cursor);
-      return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`);
+      return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`, isAgentPaymentPage);
     },
     channels: () =>
       channels.all().map((c) => ({
@@ -542,5 +546,8 @@ function amount(value: string | number, max: bigint, name: string): bigint {
   if (!parsed.ok) throw new RangeError(`${name}: ${parsed.msg}`);
   return parsed.micros;
 }
+
+/** A body as JSON, or undefined when it is not JSON: a refusal's body is read for its reason only. */
+const jsonOf = (response: Response): Promise<unknown> => response.json().catch(() => undefined);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CHILD = join(__dirname, '..', 'test', 'support', 'spend-from-file.ts');
+const CHILD = join(__dirname, '..', 'testing', 'spend-from-file.ts');
 const ENV = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.base.json'), PATH: process.env.PATH ?? '' };
 
 /** A real Node process running the store from source; resolves with its stdout once it prints `until` (or exits). */
@@ -90,17 +90,11 @@ describe('createFileBudgetStore', () => {
     const file = join(dir, 'budget.json');
     const dead = await child([file, '1', '1', 'drain']);
     await exited(dead.pid);
-    writeFileSync(
-      `${file}.lock`,
-      JSON.stringify({ pid: dead.pid, host: require('node:os').hostname(), at: Date.now() }),
-    );
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead.pid, host: hostname(), at: Date.now() }));
     const store = createFileBudgetStore(file);
     expect(await store.reserve(1n, 10n)).not.toBeNull();
 
-    writeFileSync(
-      `${file}.lock`,
-      JSON.stringify({ pid: process.pid, host: require('node:os').hostname(), at: Date.now() }),
-    );
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
     await expect(createFileBudgetStore(file, { lockTimeoutMs: 200 }).reserve(1n, 10n)).rejects.toThrow(/locked/);
   });
 

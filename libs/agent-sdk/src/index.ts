@@ -7,6 +7,8 @@ export {
   type PaymentEvent,
 } from './agent';
 export type { WithdrawalStep } from './withdrawals';
+/** What profile() and payments() answer: the Crawlgate API's agent endpoints, as @crawlgate/core defines them. */
+export type { AgentPayment, AgentPaymentPage, AgentProfile, PageQuery } from '@crawlgate/core';
 export type { AllowedAsset, AllowedNetwork } from './allow-list';
 export {
   BudgetExceededError,

@@ -6,10 +6,16 @@ import {
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
   readGate,
+  untrusted,
+  type BatchSettlementExtra,
+  type ExactExtra,
+  type GateOffer,
   type Hex,
+  type PaymentRequiredV2,
   type PaymentRequirementsV1,
   type PaymentRequirementsV2,
   type ResourceInfo,
+  type Untrusted,
 } from '@crawlgate/core';
 
 /** One way to pay a 402, normalised from a Crawlgate gate body, an x402 v1 body or a v2 PAYMENT-REQUIRED header. */
@@ -50,18 +56,18 @@ export interface BatchTerms {
  * payment echoes its requirement (with Crawlgate's `extra.gate_id`), so a retry reaches the same gate.
  */
 export async function readOffers(response: Response): Promise<Offer[]> {
-  const body = (await response.json().catch(() => undefined)) as
-    { accepts?: unknown; verify_url?: unknown } | undefined;
+  // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`, and verify_url.
+  const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
   const verifyUrl = typeof body?.verify_url === 'string' ? body.verify_url : undefined;
   const v1 = Array.isArray(body?.accepts)
-    ? (body.accepts as PaymentRequirementsV1[]).map((r) => fromV1(r, verifyUrl))
+    ? body.accepts.map((r: unknown) => fromV1(untrusted<PaymentRequirementsV1>(r), verifyUrl))
     : [];
   const header = response.headers.get('payment-required');
-  const required = header
-    ? (decodeBase64Json(header) as { accepts?: PaymentRequirementsV2[]; resource?: ResourceInfo } | undefined)
-    : undefined;
+  const required = header ? untrusted<PaymentRequiredV2>(decodeBase64Json(header)) : undefined;
+  // Echoed back in the payment as the site stated it: only the site that sent it reads it.
+  const resource = (required?.resource ?? { url: response.url }) as ResourceInfo;
   const v2 = Array.isArray(required?.accepts)
-    ? required.accepts.map((r) => fromV2(r, required.resource ?? { url: response.url }, verifyUrl))
+    ? required.accepts.map((r: unknown) => fromV2(untrusted<PaymentRequirementsV2>(r), resource, verifyUrl))
     : [];
   const gateRef = gateRefOf(verifyUrl);
   return [...v2, ...v1]
@@ -80,33 +86,45 @@ function gateRefOf(verifyUrl: string | undefined): string | undefined {
   }
 }
 
-function fromV1(r: PaymentRequirementsV1, verifyUrl: string | undefined): Offer | null {
-  const chainId = chainIdOf(r?.network);
-  if (r?.scheme !== 'exact' || chainId === null || !isAmount(r.maxAmountRequired)) return null;
-  return base(1, r.network, chainId, r.maxAmountRequired, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
+function fromV1(r: Untrusted<PaymentRequirementsV1> | undefined, verifyUrl: string | undefined): Offer | null {
+  const network = r?.network;
+  const chainId = chainIdOf(network);
+  if (r?.scheme !== 'exact' || typeof network !== 'string' || chainId === null || !isAmount(r.maxAmountRequired))
+    return null;
+  return base(1, network, chainId, r.maxAmountRequired, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
 }
 
-function fromV2(r: PaymentRequirementsV2, resource: ResourceInfo, verifyUrl: string | undefined): Offer | null {
-  const chainId = chainIdOf(r?.network);
-  if ((r?.scheme !== 'exact' && r?.scheme !== BATCH_SETTLEMENT_SCHEME) || chainId === null || !isAmount(r.amount))
+function fromV2(
+  r: Untrusted<PaymentRequirementsV2> | undefined,
+  resource: ResourceInfo,
+  verifyUrl: string | undefined,
+): Offer | null {
+  const network = r?.network;
+  const chainId = chainIdOf(network);
+  if (
+    (r?.scheme !== 'exact' && r?.scheme !== BATCH_SETTLEMENT_SCHEME) ||
+    typeof network !== 'string' ||
+    chainId === null ||
+    !isAmount(r.amount)
+  )
     return null;
-  const offer = base(2, r.network, chainId, r.amount, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
+  const offer = base(2, network, chainId, r.amount, r.asset, r.payTo, r.maxTimeoutSeconds, r.extra, verifyUrl);
   if (!offer) return null;
-  if (r.scheme === 'exact') return { ...offer, v2: { accepted: r, resource } };
+  // Echoed back in the payment as the site stated it, the fields above checked.
+  const accepted = r as PaymentRequirementsV2;
+  if (r.scheme === 'exact') return { ...offer, v2: { accepted, resource } };
   const batch = batchTerms(r.extra);
-  return batch && { ...offer, scheme: BATCH_SETTLEMENT_SCHEME, batch, v2: { accepted: r, resource } };
+  return batch && { ...offer, scheme: BATCH_SETTLEMENT_SCHEME, batch, v2: { accepted, resource } };
 }
 
 /** x402's batch-settlement `extra`, strictly: a malformed one is no offer at all. */
-function batchTerms(extra: Record<string, unknown> | undefined): BatchTerms | null {
-  const { escrow, receiverAuthorizer, withdrawDelay, channelState, voucherState } = (extra ?? {}) as Record<
-    string,
-    unknown
-  >;
+function batchTerms(extra: unknown): BatchTerms | null {
+  const { escrow, receiverAuthorizer, withdrawDelay, channelState, voucherState } =
+    untrusted<BatchSettlementExtra>(extra) ?? {};
   if (!isAddress(escrow) || !isAddress(receiverAuthorizer) || !Number.isSafeInteger(withdrawDelay)) return null;
   if ((withdrawDelay as number) < MIN_WITHDRAW_DELAY || (withdrawDelay as number) > MAX_WITHDRAW_DELAY) return null;
   const terms: BatchTerms = { escrow, receiverAuthorizer, withdrawDelay: withdrawDelay as number };
-  const state = channelState as { channelId?: unknown; chargedCumulativeAmount?: unknown } | undefined;
+  const state = untrusted<NonNullable<BatchSettlementExtra['channelState']>>(channelState);
   if (
     state &&
     typeof state.channelId === 'string' &&
@@ -118,7 +136,7 @@ function batchTerms(extra: Record<string, unknown> | undefined): BatchTerms | nu
       chargedCumulativeAmount: BigInt(state.chargedCumulativeAmount),
     };
   }
-  const voucher = voucherState as { signedMaxClaimable?: unknown; signature?: unknown } | undefined;
+  const voucher = untrusted<NonNullable<BatchSettlementExtra['voucherState']>>(voucherState);
   if (
     voucher &&
     isAmount(voucher.signedMaxClaimable) &&
@@ -141,10 +159,12 @@ function base(
   asset: unknown,
   payTo: unknown,
   maxTimeoutSeconds: unknown,
-  extra: Record<string, unknown> | undefined,
+  extra: unknown,
   verifyUrl: string | undefined,
 ): Offer | null {
-  if (!isAddress(asset) || !isAddress(payTo) || typeof extra?.name !== 'string' || typeof extra?.version !== 'string')
+  // The token's EIP-712 domain, named as every requirement's `extra` names it (a gate's: ExactExtra).
+  const domain = untrusted<ExactExtra>(extra);
+  if (!isAddress(asset) || !isAddress(payTo) || typeof domain?.name !== 'string' || typeof domain.version !== 'string')
     return null;
   const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.floor(maxTimeoutSeconds) : 60;
   return {
@@ -156,7 +176,7 @@ function base(
     asset,
     payTo,
     maxTimeoutSeconds: timeout,
-    domain: { name: extra.name, version: extra.version },
+    domain: { name: domain.name, version: domain.version },
     verifyUrl,
   };
 }

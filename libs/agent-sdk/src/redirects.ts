@@ -30,8 +30,8 @@ export interface Hop {
   url: URL;
   method: string;
   headers: Headers;
-  body: BodyInit | null;
-  redirect: RequestRedirect;
+  body: RequestInit['body'];
+  redirect: NonNullable<RequestInit['redirect']>;
   /** The caller's other init fields (signal, credentials, …). */
   init: RequestInit;
 }

@@ -61,10 +61,29 @@ export interface VoucherPaid {
   deposit_amount: string | null;
 }
 
-/** 402 of POST /v1/gates/{id}/verify when a voucher's running total is not the server's: x402's corrective 402. */
-export interface VoucherCorrection {
+/**
+ * The body of POST /v1/gates/{id}/verify: one proof. `payment`:
+ * the decoded X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) object; or `tx_hash` of a USDC transfer
+ * already sent, with `signature`, the payer's EIP-191 signature of core's transferProofMessage.
+ */
+export interface VerifyPaymentRequest {
+  payment?: Record<string, unknown>;
+  tx_hash?: string;
+  signature?: string;
+}
+
+/** 402 of POST /v1/gates/{id}/verify: the proof does not pay this gate; nothing was charged. */
+export interface PaymentRejection {
   detail: string;
+  /** An x402 reason code (X402_REASONS, BATCH_REASONS), or one of the tx-hash path's. */
   reason: string;
+  /** Set in x402's corrective 402 (VoucherCorrection). */
+  channel_state?: ChannelStateView;
+  voucher_state?: VoucherStateView;
+}
+
+/** 402 of POST /v1/gates/{id}/verify when a voucher's running total is not the server's: x402's corrective 402. */
+export interface VoucherCorrection extends PaymentRejection {
   channel_state: ChannelStateView;
   /** The last voucher the server holds for the channel; absent when it holds none (the chain's totalClaimed is the base). */
   voucher_state?: VoucherStateView;

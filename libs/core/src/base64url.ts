@@ -12,6 +12,7 @@ const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 const STANDARD_VALUES = valueTable(STANDARD);
 const URL_SAFE_VALUES = valueTable(URL_SAFE);
 
+// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
 const ASCII = /^[\x00-\x7f]*$/;
 
 const encoder = new TextEncoder();
@@ -55,6 +56,7 @@ export function base64urlDecodeUtf8(text: string): string | null {
 }
 
 const URL_SAFE_TEXT = /^[A-Za-z0-9_-]*$/;
+// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
 const NOT_ASCII = /[^\x00-\x7f]/;
 
 export function utf8Encode(s: string): Uint8Array {
@@ -153,7 +155,7 @@ function decode(text: string, values: Int8Array): Uint8Array | null {
   if ((a | b | c) < 0) return null;
   const n = (a << 18) | (b << 12) | (c << 6);
   out[o++] = n >> 16;
-  if (rest === 3) out[o++] = (n >> 8) & 255;
+  if (rest === 3) out[o] = (n >> 8) & 255;
   // Leftover low bits must be zero, otherwise several texts would decode to the same bytes.
   return (rest === 2 ? n & 0xffff : n & 0xff) === 0 ? out : null;
 }

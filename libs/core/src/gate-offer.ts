@@ -45,6 +45,22 @@ export interface OfferContext {
   now?: number;
 }
 
+/** An `exact` requirement's `extra` as a gate states it: the token's EIP-712 domain, and the gate a v2 payment names by echoing it. */
+export interface ExactExtra {
+  name: string;
+  version: string;
+  gate_id: string;
+}
+
+/**
+ * A `batch-settlement` requirement's `extra`: x402's channel terms beside the token's domain and the
+ * gate; in x402's corrective 402 (PAYMENT-REQUIRED), also the server's channel and its last voucher.
+ */
+export interface BatchSettlementExtra extends ExactExtra, BatchSettlementTerms {
+  channelState?: ChannelStateView;
+  voucherState?: VoucherStateView;
+}
+
 export const GATE_OFFER_ERROR = 'Payment required: send an X-PAYMENT header, or POST the payment to verify_url';
 
 export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms, context: OfferContext): GateOffer {
@@ -77,7 +93,7 @@ export function buildGateOffer(id: string, gate: GateTerms, terms: PaymentTerms,
         payTo: gate.payTo,
         maxTimeoutSeconds: Math.max(1, Math.min(MAX_AUTHORIZATION_SECONDS, gate.exp - now)),
         asset: gate.asset,
-        extra: { name: terms.assetName, version: terms.assetVersion, gate_id: id },
+        extra: { name: terms.assetName, version: terms.assetVersion, gate_id: id } satisfies ExactExtra,
       },
       ...batchSettlementAccepts(id, gate, terms, context, now),
     ],
@@ -112,7 +128,7 @@ function batchSettlementAccepts(
         withdrawDelay: batch.withdrawDelay,
         escrow: batch.escrow,
         gate_id: id,
-      },
+      } satisfies BatchSettlementExtra,
     },
   ];
 }
@@ -150,11 +166,11 @@ export function paymentRequiredHeader(
       maxTimeoutSeconds: accept.maxTimeoutSeconds,
       extra:
         correction && accept.scheme === BATCH_SETTLEMENT_SCHEME
-          ? {
+          ? ({
               ...accept.extra,
               channelState: correction.channelState,
               ...(correction.voucherState ? { voucherState: correction.voucherState } : {}),
-            }
+            } satisfies Pick<BatchSettlementExtra, 'channelState' | 'voucherState'>)
           : accept.extra,
     })),
     extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions },

@@ -53,7 +53,7 @@ export function discardBody(response: Response): void {
 }
 
 /** The Content-Type's charset when the platform knows it, else UTF-8 (what the web mostly is). */
-function decoderFor(contentType: string | null): TextDecoder {
+function decoderFor(contentType: string | null): InstanceType<typeof TextDecoder> {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
   try {
     return new TextDecoder(charset ?? 'utf-8');

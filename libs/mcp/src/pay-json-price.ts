@@ -5,17 +5,22 @@
  * the page's own 402 stays the word that counts, since the site's bot policy is not in the table.
  */
 
-import { compilePriceTable, formatMicrosUsd, parsePriceUsd, requestPath } from '@crawlgate/core';
+import {
+  compilePriceTable,
+  formatMicrosUsd,
+  parsePriceUsd,
+  requestPath,
+  untrusted,
+  type PayJson,
+} from '@crawlgate/core';
 import type { QuotedOffer } from './quoted-offers';
 
 export type PayJsonPrice = { free: true } | { free: false; offer: QuotedOffer };
 
-interface PayJsonV1 {
-  version: 1;
-  default_price_usd: string;
-  rules: { path: string; price_usd: string }[];
-  payment: { network: string; asset: string; pay_to: string | null };
-  free_paths?: string[];
+/** The part of pay.json a price needs; free_paths is read when present. */
+interface PayJsonPrices extends Pick<PayJson, 'version' | 'default_price_usd' | 'rules'> {
+  payment: Pick<PayJson['payment'], 'network' | 'asset' | 'pay_to'>;
+  free_paths?: PayJson['free_paths'];
 }
 
 /** The price of `url`'s path in `document`; throws a TypeError saying what is wrong with a document it cannot read. */
@@ -48,18 +53,20 @@ export function priceFromPayJson(document: unknown, url: string): PayJsonPrice {
   };
 }
 
-function checked(document: unknown): PayJsonV1 {
-  const doc = document as Partial<PayJsonV1> | null;
-  if (typeof doc !== 'object' || doc === null || doc.version !== 1)
-    throw new TypeError('pay.json: not a version 1 document');
+function checked(document: unknown): PayJsonPrices {
+  const doc = untrusted<PayJson>(document);
+  if (doc?.version !== 1) throw new TypeError('pay.json: not a version 1 document');
   const rules = doc.rules;
   if (
     !Array.isArray(rules) ||
-    !rules.every((rule) => typeof rule?.path === 'string' && typeof rule?.price_usd === 'string')
+    !rules.every((rule: unknown) => {
+      const r = untrusted<PayJson['rules'][number]>(rule);
+      return typeof r?.path === 'string' && typeof r.price_usd === 'string';
+    })
   )
     throw new TypeError('pay.json: rules must be [{path, price_usd}]');
   if (typeof doc.default_price_usd !== 'string') throw new TypeError('pay.json: default_price_usd must be a string');
-  const payment = doc.payment;
+  const payment = untrusted<PayJson['payment']>(doc.payment);
   if (
     typeof payment?.network !== 'string' ||
     typeof payment.asset !== 'string' ||
@@ -68,10 +75,10 @@ function checked(document: unknown): PayJsonV1 {
     throw new TypeError('pay.json: payment must name network, asset and pay_to');
   if (
     doc.free_paths !== undefined &&
-    !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob) => typeof glob === 'string'))
+    !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob: unknown) => typeof glob === 'string'))
   )
     throw new TypeError('pay.json: free_paths must be strings');
-  return doc as PayJsonV1;
+  return doc as PayJsonPrices;
 }
 
 /**

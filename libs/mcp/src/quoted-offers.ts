@@ -4,7 +4,17 @@
  * (EIP-712 domains, time limits); a quote needs the amount, the chain and token, and who is paid.
  */
 
-import { decodeBase64Json, findNetworkByX402, formatMicrosUsd } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  findNetworkByX402,
+  formatMicrosUsd,
+  untrusted,
+  type GateOffer,
+  type PaymentRequiredV2,
+  type PaymentRequirementsV1,
+  type PaymentRequirementsV2,
+  type Untrusted,
+} from '@crawlgate/core';
 import type { AllowedNetwork } from '@crawlgate/agent';
 
 export interface QuotedOffer {
@@ -19,25 +29,26 @@ export interface QuotedOffer {
   price_usd: string;
 }
 
-interface Requirement {
-  scheme?: unknown;
-  network?: unknown;
-  asset?: unknown;
-  payTo?: unknown;
-}
+/** What a quote reads of a requirement, named alike in x402 v1 and v2. */
+type Requirement = Untrusted<
+  Pick<PaymentRequirementsV1 & PaymentRequirementsV2, 'scheme' | 'network' | 'asset' | 'payTo'>
+>;
 
 export async function offersOf402(response: Response): Promise<QuotedOffer[]> {
   const header = response.headers.get('payment-required');
-  const v2 = header ? (decodeBase64Json(header) as { accepts?: unknown } | undefined) : undefined;
-  const body = (await response.json().catch(() => undefined)) as { accepts?: unknown } | undefined;
+  const v2 = header ? untrusted<PaymentRequiredV2>(decodeBase64Json(header)) : undefined;
+  // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`.
+  const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
   return [
-    ...listOf(v2?.accepts).map((r) => offer(2, r, (r as { amount?: unknown }).amount)),
-    ...listOf(body?.accepts).map((r) => offer(1, r, (r as { maxAmountRequired?: unknown }).maxAmountRequired)),
+    ...listOf<PaymentRequirementsV2>(v2?.accepts).map((r) => offer(2, r, r.amount)),
+    ...listOf<PaymentRequirementsV1>(body?.accepts).map((r) => offer(1, r, r.maxAmountRequired)),
   ].filter((o): o is QuotedOffer => o !== null);
 }
 
-function listOf(value: unknown): Requirement[] {
-  return Array.isArray(value) ? value.filter((r): r is Requirement => typeof r === 'object' && r !== null) : [];
+function listOf<T>(value: unknown): Untrusted<T>[] {
+  return Array.isArray(value)
+    ? value.map((r: unknown) => untrusted<T>(r)).filter((r): r is Untrusted<T> => r !== undefined)
+    : [];
 }
 
 function offer(version: 1 | 2, r: Requirement, amount: unknown): QuotedOffer | null {

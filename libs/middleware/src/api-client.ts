@@ -9,15 +9,15 @@
 
 import type {
   ChannelCorrection,
-  ChannelStateView,
   GateCountsReport,
   GateOffer,
   PaidGate,
   SiteOffer,
   SiwxAccess,
   SiwxAccessRequest,
-  VoucherStateView,
+  VerifyPaymentRequest,
 } from '@crawlgate/core';
+import { errorDetailOf, paidGateOf, pendingOf, rejectionOf, siteOfferOf, siwxAccessOf } from './api-answers';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
@@ -51,7 +51,10 @@ export interface ApiClient {
 export class CrawlgateApiError extends Error {
   override name = 'CrawlgateApiError';
 
-  /** The API's HTTP status; undefined when it did not answer (unreachable, timed out). */
+  /**
+   * The API's HTTP status; undefined when it gave no usable answer: unreachable, timed out, or a 2xx
+   * whose body is not core's type of it (the API may have acted on the call, so it counts as no answer).
+   */
   constructor(
     message: string,
     readonly status?: number,
@@ -63,7 +66,8 @@ export class CrawlgateApiError extends Error {
 interface Answer {
   status: number;
   headers: Headers;
-  body: Record<string, unknown> | undefined;
+  /** The parsed JSON, of any type: the readers of api-answers.ts check it against core's types. */
+  body: unknown;
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
@@ -100,41 +104,38 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     } catch {
       parsed = undefined;
     }
-    const record =
-      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : undefined;
-    return { status: response.status, headers: response.headers, body: record };
+    return { status: response.status, headers: response.headers, body: parsed };
   }
 
   return {
     async site() {
       const label = 'GET /v1/site';
       const answer = await call('GET', '/v1/site', undefined, options.timeoutMs, label);
-      if (answer.status === 200 && isSiteOffer(answer.body)) return answer.body;
+      const offer = answer.status === 200 ? siteOfferOf(answer.body) : undefined;
+      if (offer) return offer;
       throw unexpected(label, answer);
     },
 
     async verify(gateId, payment, timeoutMs) {
       const label = 'POST /v1/gates/{id}/verify';
-      const answer = await call(
-        'POST',
-        `/v1/gates/${encodeURIComponent(gateId)}/verify`,
-        { payment },
-        timeoutMs,
-        label,
-      );
+      const request: VerifyPaymentRequest = { payment };
+      const path = `/v1/gates/${encodeURIComponent(gateId)}/verify`;
+      const answer = await call('POST', path, request, timeoutMs, label);
       const { status, body } = answer;
-      if (status === 200 && typeof body?.access_token === 'string')
-        return { kind: 'paid', paid: body as unknown as PaidGate };
-      if (status === 202) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
-      if (status === 402) {
-        const reason = typeof body?.reason === 'string' ? body.reason : 'invalid_payload';
-        const correction = correctionOf(reason, body);
-        return { kind: 'rejected', detail: detailOf(body), reason, ...(correction ? { correction } : {}) };
+      if (status === 200) {
+        const paid = paidGateOf(body, gateId);
+        if (paid) return { kind: 'paid', paid };
+      } else if (status === 202) {
+        if (pendingOf(body, gateId)) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
+      } else if (status === 402) {
+        const rejection = rejectionOf(body);
+        if (rejection) return { kind: 'rejected', ...rejection };
+      } else if (status === 404) {
+        return { kind: 'gone' };
+      } else if (status === 409) {
+        const detail = errorDetailOf(body);
+        if (detail !== undefined) return { kind: 'conflict', detail };
       }
-      if (status === 404) return { kind: 'gone' };
-      if (status === 409) return { kind: 'conflict', detail: detailOf(body) };
       throw unexpected(label, answer);
     },
 
@@ -148,45 +149,15 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const label = 'POST /v1/access-tokens/siwx';
       const answer = await call('POST', '/v1/access-tokens/siwx', request, options.timeoutMs, label);
       const { status, body } = answer;
-      if (status === 200 && typeof body?.access_token === 'string') return body as unknown as SiwxAccess;
+      if (status === 200) {
+        const access = siwxAccessOf(body);
+        if (access) return access;
+      }
       // The proof's fault (malformed, not ours, not the payer, no live payment, replayed): not the API's.
       if (status === 400 || status === 401 || status === 402 || status === 409 || status === 422) return null;
       throw unexpected(label, answer);
     },
   };
-}
-
-function isSiteOffer(body: Record<string, unknown> | undefined): body is Record<string, unknown> & SiteOffer {
-  return (
-    typeof body?.site_id === 'string' &&
-    typeof body.domain === 'string' &&
-    typeof body.default_price_usd === 'string' &&
-    Array.isArray(body.rules) &&
-    Number.isSafeInteger(body.chain_id) &&
-    typeof body.asset === 'string' &&
-    typeof body.api_base_url === 'string' &&
-    Number.isSafeInteger(body.gate_ttl_seconds)
-  );
-}
-
-/** The channel state of x402's corrective 402, passed on as the API states it (the client checks the voucher against its own key). */
-function correctionOf(reason: string, body: Record<string, unknown> | undefined): ChannelCorrection | undefined {
-  const state = body?.channel_state as ChannelStateView | undefined;
-  if (
-    typeof state !== 'object' ||
-    state === null ||
-    typeof state.chargedCumulativeAmount !== 'string' ||
-    typeof state.channelId !== 'string'
-  )
-    return undefined;
-  const voucher = body?.voucher_state as VoucherStateView | undefined;
-  const voucherState =
-    typeof voucher?.signedMaxClaimable === 'string' && typeof voucher.signature === 'string' ? voucher : undefined;
-  return { reason, channelState: state, ...(voucherState ? { voucherState } : {}) };
-}
-
-function detailOf(body: Record<string, unknown> | undefined): string {
-  return typeof body?.detail === 'string' ? body.detail : 'no detail';
 }
 
 function retryAfter(headers: Headers): number {
@@ -195,9 +166,16 @@ function retryAfter(headers: Headers): number {
 }
 
 function unexpected(label: string, answer: Answer): CrawlgateApiError {
+  const { status } = answer;
+  // A 2xx it cannot read may still have been acted on (a payment settled): it is no answer, not a refusal.
+  if (status >= 200 && status < 300)
+    return new CrawlgateApiError(`${label}: HTTP ${status} with a body that is not the API's answer`);
   // The API's details are about the request (bad token, no payout address), never secrets.
-  const detail = typeof answer.body?.detail === 'string' ? `: ${answer.body.detail.slice(0, 200)}` : '';
-  return new CrawlgateApiError(`${label}: unexpected HTTP ${answer.status}${detail}`, answer.status);
+  const detail = errorDetailOf(answer.body);
+  return new CrawlgateApiError(
+    `${label}: unexpected HTTP ${status}${detail === undefined ? '' : `: ${detail.slice(0, 200)}`}`,
+    status,
+  );
 }
 
 function describeFetchError(error: unknown, timeoutMs: number): string {

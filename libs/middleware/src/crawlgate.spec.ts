@@ -4,9 +4,10 @@ import {
   FAKE_SITE_ID,
   fakeApi,
   paid,
+  pending,
   type FakeAnswer,
   type FakeApiOptions,
-} from '../test/support/fake-api';
+} from '../testing/fake-api';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
 
@@ -72,6 +73,27 @@ function paymentV2(offer: { accepts: { extra?: Record<string, unknown> }[] }) {
   };
   return encodeBase64Json({ x402Version: 2, accepted, payload: PAYLOAD });
 }
+
+/** A site offer that makes every page free, for answers that must not be taken. */
+const SITE_FREE = {
+  site_id: FAKE_SITE_ID,
+  domain: 'example.com',
+  default_price_usd: '0',
+  rules: [],
+  pricing_version: 1,
+  network: 'local',
+  caip2: 'eip155:31337',
+  chain_id: 31337,
+  asset: '0x0000000000000000000000000000000000000001',
+  x402_network: 'local',
+  asset_name: 'USD Coin',
+  asset_version: '2',
+  pay_to: '0x0000000000000000000000000000000000000002',
+  gate_ttl_seconds: 900,
+  settlement_timeout_seconds: 30,
+  max_url_length: 2048,
+  api_base_url: FAKE_API_URL,
+};
 
 function respond(decision: Decision) {
   if (decision.kind !== 'respond') throw new Error(`expected a response, got ${decision.kind}`);
@@ -284,10 +306,7 @@ describe('createCrawlgate', () => {
     });
 
     it('answers a settlement still pending with 503, Retry-After and the gate to ask for the token', async () => {
-      const { handle } = setup(
-        {},
-        { verify: () => ({ status: 202, headers: { 'retry-after': '7' }, body: { status: 'settlement_pending' } }) },
-      );
+      const { handle } = setup({}, { verify: (gateId) => ({ ...pending(gateId), headers: { 'retry-after': '7' } }) });
       const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('7');
@@ -380,6 +399,185 @@ describe('createCrawlgate', () => {
     });
   });
 
+  describe('hostile or malformed verify answers (the API, or whatever answers at its URL)', () => {
+    const good = (gateId: string, url = '/post/1') => paid(gateId, token(url), url).body as Record<string, unknown>;
+    const CHANNEL = {
+      channelId: '0x' + 'c'.repeat(64),
+      balance: '1000000',
+      totalClaimed: '0',
+      withdrawRequestedAt: 0,
+      refundNonce: '0',
+      chargedCumulativeAmount: '20000',
+    };
+    const MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
+
+    /** Never the page: a response, with no token handed out. */
+    async function refused(verify: (gateId: string) => FakeAnswer) {
+      const { handle } = setup({}, { verify });
+      const decision = await handle('/post/1', { 'x-payment': paymentV1() });
+      expect(decision.kind).toBe('respond');
+      const answer = respond(decision);
+      expect(answer.headers['x-crawlgate-token']).toBeUndefined();
+      return answer;
+    }
+
+    it.each([
+      ['null', () => null],
+      ['a string', () => 'paid'],
+      ['a list', (id: string) => [good(id)]],
+      ['an empty object', () => ({})],
+      ['no token', (id: string) => ({ ...good(id), access_token: undefined })],
+      ['a null token', (id: string) => ({ ...good(id), access_token: null })],
+      ['an empty token', (id: string) => ({ ...good(id), access_token: '' })],
+      ['a token that is a number', (id: string) => ({ ...good(id), access_token: 12345 })],
+      ['a token that is an object', (id: string) => ({ ...good(id), access_token: { url: '/post/1' } })],
+      ['a status other than paid', (id: string) => ({ ...good(id), status: 'settlement_pending' })],
+      ['no status', (id: string) => ({ ...good(id), status: undefined })],
+      ['another gate', (id: string) => ({ ...good(id), gate_id: id + 'x' })],
+      ['a tx_hash that is a number', (id: string) => ({ ...good(id), tx_hash: 1 })],
+      ['a payer that is an object', (id: string) => ({ ...good(id), payer: { address: '0x' } })],
+      ['a price that is a number', (id: string) => ({ ...good(id), price_usd: 0.01 })],
+      ['a price that breaks the header', (id: string) => ({ ...good(id), price_usd: '0.01\r\nset-cookie: a=b' })],
+      ['an amount that is not atomic units', (id: string) => ({ ...good(id), amount: '-1' })],
+      ['no network', (id: string) => ({ ...good(id), network: undefined })],
+      ['a batch_settlement that is not an object', (id: string) => ({ ...good(id), batch_settlement: 'yes' })],
+      [
+        'a batch_settlement whose channel_state is missing',
+        (id: string) => ({
+          ...good(id),
+          batch_settlement: { channel_id: CHANNEL.channelId, charged_amount: '10000', deposit_tx_hash: null },
+        }),
+      ],
+      [
+        'a batch_settlement whose channel_state has wrong types',
+        (id: string) => ({
+          ...good(id),
+          batch_settlement: {
+            channel_id: CHANNEL.channelId,
+            charged_amount: '10000',
+            channel_state: { ...CHANNEL, balance: 5 },
+            deposit_tx_hash: null,
+            deposit_amount: null,
+          },
+        }),
+      ],
+    ] as [string, (gateId: string) => unknown][])(
+      'never serves a 200 with %s, answering 503 (the API may have settled: no second payment asked)',
+      async (_name, body) => {
+        const answer = await refused((gateId) => ({ status: 200, body: body(gateId) }));
+        expect(answer.status).toBe(503);
+        expect(answer.headers['retry-after']).toBeDefined();
+      },
+    );
+
+    it('never serves a 200 whose well-formed token opens another path, extra fields or not', async () => {
+      const answer = await refused((gateId) => ({
+        status: 200,
+        body: { ...good(gateId, '/post/cheap'), url: '/post/1', paths: ['/post/1'], access_token_for: '/post/1' },
+      }));
+      expect(answer.status).toBe(402);
+    });
+
+    it.each([
+      [201, 'Created'],
+      [204, 'No Content'],
+      [302, 'a redirect'],
+    ])('never serves a paid body under HTTP %i (%s)', async (status) => {
+      const answer = await refused((gateId) => ({ status, body: good(gateId) }));
+      expect([402, 503]).toContain(answer.status);
+    });
+
+    it.each([
+      [402, 402],
+      [404, 402],
+      [409, 402],
+      [429, 402],
+      [500, 503],
+      [502, 503],
+    ])('never serves a paid body with a valid token under HTTP %i: answers %i', async (status, expected) => {
+      const answer = await refused((gateId) => ({ status, body: { ...good(gateId), reason: 'x', detail: 'd' } }));
+      expect(answer.status).toBe(expected);
+    });
+
+    it('never serves a 202 carrying a token: the payment is pending, whatever else the body says', async () => {
+      const answer = await refused((gateId) => ({
+        status: 202,
+        body: { ...good(gateId), status: 'settlement_pending', gate_id: gateId, tx_hash: null, detail: 'wait' },
+      }));
+      expect(answer.status).toBe(503);
+    });
+
+    it.each([
+      ['null', () => null],
+      ['no gate', () => ({ status: 'settlement_pending', tx_hash: null, detail: 'wait' })],
+      [
+        'another gate',
+        (id: string) => ({ status: 'settlement_pending', gate_id: 'x' + id, tx_hash: null, detail: 'w' }),
+      ],
+      ['another status', (id: string) => ({ status: 'paid', gate_id: id, tx_hash: null, detail: 'w' })],
+      [
+        'a tx_hash that is a number',
+        (id: string) => ({ status: 'settlement_pending', gate_id: id, tx_hash: 7, detail: 'w' }),
+      ],
+    ] as [string, (gateId: string) => unknown][])(
+      'answers a malformed 202 (%s) 503, never the page',
+      async (_name, body) => {
+        const answer = await refused((gateId) => ({ status: 202, body: body(gateId) }));
+        expect(answer.status).toBe(503);
+      },
+    );
+
+    it.each([
+      ['null', null],
+      ['no reason', { detail: 'bad' }],
+      ['a reason that is a number', { detail: 'bad', reason: 3 }],
+      ['a detail that is a list', { detail: ['bad'], reason: 'invalid_payload' }],
+    ])('answers a malformed 402 (%s) with 402 and a generic reason', async (_name, body) => {
+      const answer = await refused(() => ({ status: 402, body }));
+      expect(answer.status).toBe(402);
+      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({
+        success: false,
+        errorReason: 'unexpected_settle_error',
+      });
+    });
+
+    it('passes x402’s corrective 402 on in PAYMENT-REQUIRED when its channel state is whole', async () => {
+      const answer = await refused(() => ({
+        status: 402,
+        body: { detail: 'behind', reason: MISMATCH, channel_state: CHANNEL },
+      }));
+      expect(answer.status).toBe(402);
+      expect(answer.headers['x-payment-response']).toBeUndefined();
+      expect(decodeBase64Json(answer.headers['payment-required'])).toMatchObject({ error: MISMATCH });
+    });
+
+    it.each([
+      ['a channel_state that is not an object', { channel_state: 'x' }],
+      [
+        'a channel_state with a total that is a number',
+        { channel_state: { ...CHANNEL, chargedCumulativeAmount: 20000 } },
+      ],
+      ['a channel_state missing its balance', { channel_state: { ...CHANNEL, balance: undefined } }],
+      ['a channel_state whose total is not atomic units', { channel_state: { ...CHANNEL, totalClaimed: '1e6' } }],
+      ['a channel_state with a short channel id', { channel_state: { ...CHANNEL, channelId: '0xc' } }],
+      ['a voucher_state without its signature', { channel_state: CHANNEL, voucher_state: { signedMaxClaimable: '1' } }],
+      ['a voucher_state that is null', { channel_state: CHANNEL, voucher_state: null }],
+    ])('refuses a corrective 402 with %s: no correction is passed on', async (_name, fields) => {
+      const answer = await refused(() => ({ status: 402, body: { detail: 'behind', reason: MISMATCH, ...fields } }));
+      expect(answer.status).toBe(402);
+      expect(decodeBase64Json(answer.headers['payment-required'])).not.toMatchObject({ error: MISMATCH });
+      expect(decodeBase64Json(answer.headers['x-payment-response'])).toMatchObject({
+        success: false,
+        errorReason: 'unexpected_settle_error',
+      });
+    });
+
+    it('answers a 409 whose body is malformed 402, never the page', async () => {
+      const answer = await refused(() => ({ status: 409, body: { detail: 42 } }));
+      expect(answer.status).toBe(402);
+    });
+  });
+
   describe('when the pricing never loaded (the API down at start-up)', () => {
     it('serves with failMode open and warns without secrets', async () => {
       const { fake, handle, warnings } = setup({ timeoutMs: 50 });
@@ -395,6 +593,27 @@ describe('createCrawlgate', () => {
       const answer = respond(await handle('/post/1'));
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('30');
+    });
+
+    it('answers 503 with failMode closed when GET /v1/site answers 200 with a body that is not a site offer', async () => {
+      const { fake, handle, warnings } = setup({ failMode: 'closed' });
+      fake.answerWith((call) =>
+        call === 'GET /v1/site' ? { status: 200, body: { site_id: FAKE_SITE_ID } } : undefined,
+      );
+      expect(respond(await handle('/post/1')).status).toBe(503);
+      expect(warnings.join()).toMatch(/GET \/v1\/site: HTTP 200 with a body that is not the API's answer/);
+    });
+
+    it('keeps the last pricing when a refresh brings a free site with one field of the wrong type', async () => {
+      const { fake, handle } = setup({ refreshMs: 20 });
+      await handle('/warm-up', { 'user-agent': BROWSER });
+      fake.answerWith((call) =>
+        call === 'GET /v1/site'
+          ? { status: 200, body: { ...SITE_FREE, pricing_version: 99, chain_id: '31337' } }
+          : undefined,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(respond(await handle('/post/1')).status).toBe(402);
     });
 
     it('charges once a later refresh loads the pricing', async () => {

@@ -18,38 +18,10 @@
 
 import { ACCESS_TOKEN_TTL_SECONDS, transferProofMessage } from '@crawlgate/core';
 import { ALWAYS_FREE_PATHS } from './bots/free-paths';
-import type { SiteOffer } from '@crawlgate/core';
+import type { PayJson, SiteOffer } from '@crawlgate/core';
 
-export interface PayJson {
-  version: 1;
-  site: { id: string; domain: string };
-  currency: 'USD';
-  default_price_usd: string;
-  rules: { path: string; price_usd: string }[];
-  pricing_version: number;
-  payment: {
-    protocols: ['x402'];
-    x402Version: [1, 2];
-    scheme: 'exact';
-    network: string;
-    caip2: string;
-    chain_id: number;
-    asset: string;
-    asset_symbol: 'USDC';
-    asset_decimals: 6;
-    pay_to: string | null;
-  };
-  gate: {
-    how_to: string;
-    /** Request headers that carry an x402 payment: v1's, then v2's. */
-    payment_headers: ['X-PAYMENT', 'PAYMENT-SIGNATURE'];
-    /** Where to present the access token a payment returns. */
-    token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'];
-    token_ttl_seconds: number;
-  };
-  api: string;
-  free_paths: string[];
-}
+/** The document's type is core's (PayJson), so the agent and MCP read what this builds. */
+export type { PayJson };
 
 const HOW_TO =
   'Request the page. A bot that has not paid gets HTTP 402 with the price and x402 payment requirements ' +

@@ -77,6 +77,7 @@ function usageDirectives(usage: UsagePreferences): string[] {
 }
 
 function isAbsoluteHttpUrl(text: unknown): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what this refuses
   if (typeof text !== 'string' || /[\s\u0000-\u001f\u007f]/.test(text)) return false;
   try {
     const url = new URL(text);

@@ -1,5 +1,5 @@
 import { MAX_POLICY_BOTS } from '@crawlgate/core';
-import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../test/support/fake-api';
+import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../testing/fake-api';
 import { createCrawlgate } from './crawlgate';
 import { classifyVisitor, type BotPolicy } from './bots';
 import { mergeBotPolicies, readStoredBotPolicy, refreshBotPolicy } from './stored-bot-policy';
@@ -187,7 +187,7 @@ describe('the gate with a stored policy (in-memory API)', () => {
 
   it('never lets an unreadable stored policy free a bot: start-up keeps the code’s, later ones keep the last good', async () => {
     const api = fakeApi();
-    const offer = await (await api.fetch(`${FAKE_API_URL}/v1/site`)).json();
+    const offer = (await (await api.fetch(`${FAKE_API_URL}/v1/site`)).json()) as Record<string, unknown>;
     let botPolicy: unknown = stored({ bots: { GPTBot: 'allow' }, categories: { seo: 'nope' } });
     api.answerWith((call) =>
       call === 'GET /v1/site' ? { status: 200, body: { ...offer, bot_policy: botPolicy } } : undefined,

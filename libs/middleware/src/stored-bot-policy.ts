@@ -25,6 +25,9 @@ import {
   policyBotName,
   type BotAction,
   type BotCategory,
+  type BotPolicyOffer,
+  type RequireSignature,
+  type Untrusted,
 } from '@crawlgate/core';
 import type { BotPolicy } from './bots';
 
@@ -46,7 +49,7 @@ export function refreshBotPolicy(
   warn: (message: string) => void,
 ): StoredBotPolicy {
   if (stored === undefined) return { version: undefined, effective: code };
-  const version = isPlainObject(stored) ? stored.version : undefined;
+  const version = isPlainObject(stored) ? (stored as Untrusted<BotPolicyOffer>).version : undefined;
   if (previous && previous.version !== undefined && previous.version === version) return previous;
   const read = readStoredBotPolicy(stored);
   if (!read.ok) {
@@ -65,10 +68,14 @@ type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } 
 /** A stored policy as the API sends it (core's BotPolicyOffer), checked as untrusted input. */
 export function readStoredBotPolicy(value: unknown): Read {
   if (!isPlainObject(value)) return { ok: false, problem: 'not an object' };
-  const { version, categories, bots, require_signature: signature } = value;
+  // By core's names: a field renamed there fails to compile here.
+  const { version, categories, bots, require_signature }: Untrusted<BotPolicyOffer> = value;
+  const signature: Untrusted<RequireSignature> | undefined = isPlainObject(require_signature)
+    ? require_signature
+    : undefined;
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0)
     return { ok: false, problem: 'no version' };
-  if (!isPlainObject(categories) || !isPlainObject(bots) || !isPlainObject(signature))
+  if (!isPlainObject(categories) || !isPlainObject(bots) || !signature)
     return { ok: false, problem: 'categories, bots or require_signature is not an object' };
   if (!Array.isArray(signature.categories) || !Array.isArray(signature.bots))
     return { ok: false, problem: 'require_signature.categories or .bots is not a list' };

@@ -5,6 +5,7 @@ import {
   USDC_ABI,
   type BatchSettlementPayment,
   type ChannelStateView,
+  type VoucherCorrection,
   type VoucherPaid,
 } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -328,14 +329,15 @@ export class VoucherPaymentsService {
       row?.signature && row.charged === charged
         ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
         : undefined;
+    const correction: Omit<VoucherCorrection, 'detail'> = {
+      reason: BATCH_REASONS.cumulativeMismatch,
+      channel_state: channelState(channelId, state, charged),
+      ...(voucherState ? { voucher_state: voucherState } : {}),
+    };
     return new ApiError(
       402,
       `The voucher's total is ${sent}; this channel has been charged ${charged}, so this gate takes a voucher for exactly ${charged + price}`,
-      {
-        reason: BATCH_REASONS.cumulativeMismatch,
-        channel_state: channelState(channelId, state, charged),
-        ...(voucherState ? { voucher_state: voucherState } : {}),
-      },
+      correction,
     );
   }
 }

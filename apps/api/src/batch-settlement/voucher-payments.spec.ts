@@ -41,7 +41,6 @@ describe('voucher payments', () => {
       functionName: 'channels',
       args: [channelId],
     })) as readonly [bigint, bigint];
-  const payments = () => app.database.prisma.payment.count({ where: { siteId: site.siteId, method: 'voucher' } });
 
   async function openChannel(deposit: bigint) {
     const payer = newWallet();

@@ -1,4 +1,4 @@
-import { migrationUnderTest, SEEDED, seedSite } from '../../test/migration-under-test';
+import { migrationUnderTest } from '../../test/migration-under-test';
 import type { TestDatabase } from '../../test/test-database';
 
 /*

@@ -1,3 +1,4 @@
+import type { ApiErrorBody } from '@crawlgate/core';
 import { HttpException } from '@nestjs/common';
 
 /** An error answered as `{detail, ...extra}` with `status`; every handled failure is one of these. */
@@ -8,7 +9,7 @@ export class ApiError extends HttpException {
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
-    super({ detail, ...extra }, status);
+    super({ detail, ...extra } satisfies ApiErrorBody, status);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ApiErrorBody } from '@crawlgate/core';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
@@ -17,7 +18,8 @@ const FASTIFY_ERRORS: Record<string, [number, string]> = {
 
 export interface ErrorAnswer {
   status: number;
-  body: Record<string, unknown>;
+  /** `detail` always; some errors add fields (a 402's `reason`). */
+  body: ApiErrorBody & Record<string, unknown>;
   headers: Record<string, string>;
 }
 
@@ -26,13 +28,13 @@ export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorA
   const fastify = fastifyError(error);
   if (fastify) return { status: fastify[0], body: { detail: fastify[1] }, headers: {} };
   if (error instanceof ApiError)
-    return { status: error.getStatus(), body: error.getResponse() as Record<string, unknown>, headers: error.headers };
+    return { status: error.getStatus(), body: error.getResponse() as ErrorAnswer['body'], headers: error.headers };
   if (error instanceof ThrottlerException)
     return { status: 429, body: { detail: 'Rate limit exceeded; retry after the time in Retry-After' }, headers: {} };
   if (error instanceof HttpException) {
     const response = error.getResponse();
     if (typeof response === 'object' && response !== null && 'detail' in response) {
-      return { status: error.getStatus(), body: response as Record<string, unknown>, headers: {} };
+      return { status: error.getStatus(), body: response as ErrorAnswer['body'], headers: {} };
     }
     return { status: error.getStatus(), body: { detail: readableMessage(response, error.message) }, headers: {} };
   }

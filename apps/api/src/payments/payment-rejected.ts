@@ -1,3 +1,4 @@
+import type { PaymentRejection } from '@crawlgate/core';
 import { ApiError } from '../http/api-error';
 
 /** 402 with an x402-style `reason`: the proof does not pay this gate; nothing was charged. */
@@ -6,7 +7,7 @@ export class PaymentRejected extends ApiError {
     readonly reason: string,
     detail: string,
   ) {
-    super(402, detail, { reason });
+    super(402, detail, { reason } satisfies Omit<PaymentRejection, 'detail'>);
   }
 }
 

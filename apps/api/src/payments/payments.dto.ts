@@ -2,6 +2,9 @@ import {
   transferProofMessage,
   type ChannelStateView,
   type PaidGate,
+  type PaymentRejection,
+  type PendingPayment,
+  type VerifyPaymentRequest,
   type VoucherPaid,
   type VoucherStateView,
 } from '@crawlgate/core';
@@ -13,7 +16,7 @@ import { Optional } from '../http/validators';
 const MAX_SIGNATURE_BYTES = 4096;
 const MAX_SIGNATURE_HEX_LENGTH = 2 + 2 * MAX_SIGNATURE_BYTES;
 
-export class VerifyPaymentDto {
+export class VerifyPaymentDto implements VerifyPaymentRequest {
   @ApiPropertyOptional({
     description:
       'The decoded X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) object: an EIP-3009 transferWithAuthorization signed by the payer.',
@@ -91,7 +94,7 @@ export class PaidView implements PaidGate {
   batch_settlement?: VoucherPaidView;
 }
 
-export class PaymentRejectedView {
+export class PaymentRejectedView implements PaymentRejection {
   @ApiProperty({ example: 'The authorization is for 1000 atomic units; the gate costs exactly 5000' }) detail!: string;
   @ApiProperty({
     description: 'An x402 reason code, or one of the tx-hash path’s',
@@ -111,7 +114,7 @@ export class PaymentRejectedView {
   voucher_state?: VoucherStateViewDto;
 }
 
-export class PendingView {
+export class PendingView implements PendingPayment {
   @ApiProperty({ example: 'settlement_pending' }) status!: 'settlement_pending';
   @ApiProperty({ format: 'uuid' }) gate_id!: string;
   @ApiProperty({ nullable: true, type: String }) tx_hash!: string | null;

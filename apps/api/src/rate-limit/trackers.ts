@@ -1,4 +1,4 @@
-import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp } from '@nestjs/throttler';
+import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp, type ThrottlerGetTrackerFunction } from '@nestjs/throttler';
 
 /*
  * Who a request counts against, per the spec's scopes. The throttler hashes the tracker into its
@@ -7,7 +7,7 @@ import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp } from '@nestjs/throttler';
  */
 
 /** The throttler hands trackers the raw request object (a FastifyRequest here). */
-type Request = Record<string, any>;
+type Request = Parameters<ThrottlerGetTrackerFunction>[0];
 
 const subjects = new WeakMap<object, string | undefined>();
 

@@ -1,4 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import type { AgentPaymentPage, AgentProfile } from '@crawlgate/core';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { WalletAuth } from '../auth/authenticated';
 import { CurrentWallet } from '../auth/request-context';
@@ -26,7 +27,7 @@ export class AgentsController {
     type: AgentProfileView,
     description: 'Totals of confirmed payments; zeros for a wallet that never paid.',
   })
-  profile(@CurrentWallet() wallet: `0x${string}`): Promise<AgentProfileView> {
+  profile(@CurrentWallet() wallet: `0x${string}`): Promise<AgentProfile> {
     return this.agents.profile(wallet);
   }
 
@@ -38,7 +39,7 @@ export class AgentsController {
     @CurrentWallet() wallet: `0x${string}`,
     @Query('limit') limit: unknown,
     @Query('cursor') cursor: unknown,
-  ): Promise<PaymentPageView> {
+  ): Promise<AgentPaymentPage> {
     return this.history.page({ payer: wallet }, parsePageRequest({ limit, cursor }), paymentItem);
   }
 }

@@ -1,7 +1,8 @@
+import type { AgentProfile } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
 /** Totals of the wallet's confirmed payments; zeros and nulls for a wallet that never paid. */
-export class AgentProfileView {
+export class AgentProfileView implements AgentProfile {
   @ApiProperty({ description: 'EIP-55 checksummed.' }) address!: string;
   @ApiProperty({ type: 'integer' }) payments_count!: number;
   @ApiProperty({ example: '0.125' }) total_spent_usd!: string;

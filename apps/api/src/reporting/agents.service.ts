@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { formatMicrosUsd } from '@crawlgate/core';
+import { formatMicrosUsd, type AgentProfile } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import type { AgentProfileView } from './agents.dto';
 import { PAID, PAID_SQL } from './paid-payments';
 import { checksummed } from './payment-items';
 import { toCount } from './sql-values';
@@ -12,7 +11,7 @@ export class AgentsService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /** Any address has a profile: one that never paid gets zeros, as nothing needs registering. */
-  async profile(address: `0x${string}`): Promise<AgentProfileView> {
+  async profile(address: `0x${string}`): Promise<AgentProfile> {
     const [totals, [sites]] = await Promise.all([
       this.db.prisma.payment.aggregate({
         where: { payer: address, ...PAID },

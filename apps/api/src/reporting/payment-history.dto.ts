@@ -1,7 +1,7 @@
-import type { PaymentScheme, SitePayment, SitePaymentPage } from '@crawlgate/core';
+import type { AgentPayment, AgentPaymentPage, PaymentScheme, SitePayment, SitePaymentPage } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
 
-export class PaymentItemView {
+export class PaymentItemView implements AgentPayment {
   @ApiProperty({ format: 'uuid' }) payment_id!: string;
   @ApiProperty({ format: 'uuid' }) gate_id!: string;
   @ApiProperty({ format: 'uuid' }) site_id!: string;
@@ -44,7 +44,7 @@ const NEXT_CURSOR = {
   description: 'Pass as ?cursor= for the next, older page; null on the last page.',
 };
 
-export class PaymentPageView {
+export class PaymentPageView implements AgentPaymentPage {
   @ApiProperty({ type: [PaymentItemView], description: 'Newest first.' }) items!: PaymentItemView[];
   @ApiProperty(NEXT_CURSOR) next_cursor!: string | null;
 }

@@ -1,4 +1,4 @@
-import { caip2, formatMicrosUsd, NETWORK_NAMES, NETWORKS, type SitePayment } from '@crawlgate/core';
+import { caip2, formatMicrosUsd, NETWORK_NAMES, NETWORKS, type AgentPayment, type SitePayment } from '@crawlgate/core';
 import { getAddress } from 'viem';
 import type { Prisma } from '../generated/prisma/client';
 
@@ -20,7 +20,7 @@ export const PAYMENT_ITEM_COLUMNS = {
 export type PaymentItemRow = Prisma.PaymentGetPayload<{ select: typeof PAYMENT_ITEM_COLUMNS }>;
 
 /** A wallet's own history item: a site's payment item without the payer (the wallet asking). */
-export function paymentItem(row: PaymentItemRow): Omit<SitePayment, 'payer'> {
+export function paymentItem(row: PaymentItemRow): AgentPayment {
   return {
     payment_id: row.id,
     gate_id: row.gateId,

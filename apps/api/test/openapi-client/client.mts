@@ -83,16 +83,16 @@ async function main(): Promise<void> {
 export async function typesAreStrict(auth: { Authorization: string }, siteId: string): Promise<void> {
   // A payout address can be cleared: nullable fields are settable.
   await api.PATCH('/v1/publishers/me', { headers: auth, body: { payout_address: null, name: null } });
-  // @ts-expect-error a price is a JSON number or a decimal string
   await api.PUT('/v1/sites/{site_id}/pricing', {
     headers: auth,
     params: { path: { site_id: siteId } },
+    // @ts-expect-error a price is a JSON number or a decimal string
     body: { default_price_usd: true },
   });
-  // @ts-expect-error default_price_usd is required
   await api.PUT('/v1/sites/{site_id}/pricing', {
     headers: auth,
     params: { path: { site_id: siteId } },
+    // @ts-expect-error default_price_usd is required
     body: { rules: [] },
   });
   // @ts-expect-error the path needs its site_id

@@ -25,7 +25,6 @@ export function useDayChart<Day>(days: readonly Day[], spec: (days: readonly Day
     const element = box.current;
     if (!element || days.length === 0) return;
     return drawDayChart(element, ...spec(days));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [days]);
   return box;
 }

@@ -1,5 +1,5 @@
 import { generateEd25519Jwk, jwkThumbprint, webBotAuthKeyDirectory } from '@crawlgate/core';
-import { startAgentDirectory, type AgentDirectory } from '../../test/support/agent-directory';
+import { startAgentDirectory, type AgentDirectory } from '../../testing/agent-directory';
 import { createKeyDirectory, refusedOrigin, type KeyDirectoryOptions } from './key-directory';
 
 let directories: AgentDirectory[] = [];

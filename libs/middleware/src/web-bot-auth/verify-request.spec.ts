@@ -1,6 +1,6 @@
 import { createWebBotAuthSigner, generateEd25519Jwk, jwkThumbprint } from '@crawlgate/core';
-import { startAgentDirectory, type AgentDirectory } from '../../test/support/agent-directory';
-import { handSigned, type HandSigned } from '../../test/support/signing';
+import { startAgentDirectory, type AgentDirectory } from '../../testing/agent-directory';
+import { handSigned, type HandSigned } from '../../testing/signing';
 import { lowerCaseHeaders } from '../request-headers';
 import { createWebBotAuth, type WebBotAuthOptions } from './index';
 import { claimsSignature, requestView, siteAuthority } from './verify-request';

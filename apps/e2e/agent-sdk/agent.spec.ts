@@ -1,0 +1,197 @@
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import express from 'express';
+import type { Server } from 'node:http';
+import { createWalletClient, http } from 'viem';
+import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BudgetExceededError,
+  createAgent,
+  createFileBudgetStore,
+  PaymentFailedError,
+  PriceTooHighError,
+  type PaymentEvent,
+} from '../../../libs/agent-sdk/src';
+
+/** Agents paying a real Express site gated by our middleware, through the real API and local chain. */
+describe('@crawlgate/agent', () => {
+  let gated: GatedSite;
+  let server: Server;
+  let siteUrl: string;
+  beforeAll(async () => {
+    gated = await startGatedSite();
+    const app = express();
+    app.use(crawlgateExpress(gated.options()));
+    app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    siteUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await gated.close();
+  });
+
+  /** Agents identify as a crawler the site charges (their own user agent is the builder's choice). */
+  const asBot = { headers: { 'user-agent': GPTBOT } };
+  /** The devchain's USDC is deployed at run time, so agents must be told to pay with it. */
+  const localUsdc = () => [{ network: 'local' as const, asset: gated.app.chain.usdc }];
+
+  async function fundedAgent(
+    options: {
+      maxPriceUsd?: string;
+      budgetUsd?: string;
+      payMode?: 'authorization' | 'transfer';
+      budgetFile?: string;
+      wallet?: ReturnType<typeof newWallet>;
+    } = {},
+  ) {
+    const wallet = options.wallet ?? newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    const events: PaymentEvent[] = [];
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: options.maxPriceUsd ?? '0.05',
+      budgetUsd: options.budgetUsd ?? '1',
+      payMode: options.payMode,
+      budgetStore: options.budgetFile ? createFileBudgetStore(options.budgetFile) : undefined,
+      networks: localUsdc(),
+      rpcUrl: gated.app.chain.rpcUrl,
+      pollingIntervalMs: 20,
+      onPayment: (event) => events.push(event),
+    });
+    return { wallet, agent, events };
+  }
+
+  it('pays a priced page once, then reuses its token', async () => {
+    const { agent, events, wallet } = await fundedAgent();
+    const first = await agent.fetch(`${siteUrl}/article/one`, asBot);
+    expect(first.status).toBe(200);
+    expect(await first.text()).toBe('content of /article/one');
+    expect(events).toEqual([
+      expect.objectContaining({
+        url: `${siteUrl}/article/one`,
+        priceUsd: '0.01',
+        amount: '10000',
+        mode: 'authorization',
+        payer: wallet.address,
+        txHash: expect.stringMatching(/^0x/),
+      }),
+    ]);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+
+    const transfersBefore = (await transfersTo(gated.app, gated.payTo)).length;
+    const again = await agent.fetch(`${siteUrl}/article/one?ref=feed`, asBot);
+    expect(again.status).toBe(200);
+    expect(agent.spent()).toMatchObject({ payments: 1 });
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(transfersBefore);
+  });
+
+  it('pays nothing for a free page', async () => {
+    const { agent } = await fundedAgent();
+    expect((await agent.fetch(`${siteUrl}/free/post`, asBot)).status).toBe(200);
+    expect(agent.spent().payments).toBe(0);
+  });
+
+  it('refuses a price above maxPriceUsd, and pays one below it', async () => {
+    const { agent } = await fundedAgent({ maxPriceUsd: '0.005' });
+    await expect(agent.fetch(`${siteUrl}/article/pricey`, asBot)).rejects.toBeInstanceOf(PriceTooHighError);
+    expect((await agent.fetch(`${siteUrl}/cheap/teaser`, asBot)).status).toBe(200);
+    expect(agent.spent()).toMatchObject({ usd: '0.001', payments: 1 });
+  });
+
+  it('stops at the budget', async () => {
+    const { agent } = await fundedAgent({ budgetUsd: '0.015' });
+    expect((await agent.fetch(`${siteUrl}/article/a`, asBot)).status).toBe(200);
+    const refusal = agent.fetch(`${siteUrl}/article/b`, asBot);
+    await expect(refusal).rejects.toBeInstanceOf(BudgetExceededError);
+    await expect(refusal).rejects.toMatchObject({ remainingUsd: '0.005' });
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+  });
+
+  it('keeps its budget in a file across a restart: the restarted agent pays only what is left', async () => {
+    const budgetFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'budget.json');
+    const wallet = newWallet();
+    const before = await fundedAgent({ budgetUsd: '0.025', budgetFile, wallet });
+    expect((await before.agent.fetch(`${siteUrl}/article/run-1`, asBot)).status).toBe(200);
+    expect((await before.agent.fetch(`${siteUrl}/article/run-2`, asBot)).status).toBe(200);
+
+    const transfers = (await transfersTo(gated.app, gated.payTo)).length;
+    const restarted = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '0.025',
+      budgetStore: createFileBudgetStore(budgetFile),
+      networks: localUsdc(),
+      pollingIntervalMs: 20,
+    });
+    expect(restarted.spent()).toMatchObject({ usd: '0.02', payments: 2, remainingUsd: '0.005' });
+    const refusal = restarted.fetch(`${siteUrl}/article/run-3`, asBot);
+    await expect(refusal).rejects.toBeInstanceOf(BudgetExceededError);
+    await expect(refusal).rejects.toMatchObject({ remainingUsd: '0.005' });
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(transfers);
+    // The first agent, still running, sees the same budget.
+    await expect(before.agent.fetch(`${siteUrl}/article/run-4`, asBot)).rejects.toBeInstanceOf(BudgetExceededError);
+    expect(await before.agent.spending()).toMatchObject({ usd: '0.02', payments: 2 });
+  });
+
+  it('pays once for ten concurrent fetches of one unpaid page', async () => {
+    const { agent } = await fundedAgent();
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => agent.fetch(`${siteUrl}/article/popular`, asBot)),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
+    expect(agent.spent().payments).toBe(1);
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+  });
+
+  it('can pay by sending USDC itself and proving the transfer', async () => {
+    const { agent, events, wallet } = await fundedAgent({ payMode: 'transfer' });
+    await fundEth(gated.app, wallet.address);
+    const response = await agent.fetch(`${siteUrl}/article/by-transfer`, asBot);
+    expect(response.status).toBe(200);
+    expect(events).toEqual([expect.objectContaining({ mode: 'transfer', priceUsd: '0.01' })]);
+  });
+
+  it('signs its transfer proof through a WalletClient too', async () => {
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    await fundEth(gated.app, wallet.address);
+    const client = createWalletClient({
+      account: wallet,
+      chain: gated.app.chain.relayer.chain,
+      transport: http(gated.app.chain.rpcUrl),
+    });
+    const agent = createAgent({
+      account: client,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      payMode: 'transfer',
+      networks: localUsdc(),
+      pollingIntervalMs: 20,
+    });
+    const response = await agent.fetch(`${siteUrl}/article/by-wallet-client`, asBot);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('content of /article/by-wallet-client');
+  });
+
+  it('reports a refused payment as PaymentFailedError with the reason, and keeps the budget', async () => {
+    const broke = createAgent({ account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1', networks: localUsdc() });
+    const attempt = broke.fetch(`${siteUrl}/article/unaffordable`, asBot);
+    await expect(attempt).rejects.toBeInstanceOf(PaymentFailedError);
+    await expect(attempt).rejects.toMatchObject({ reason: 'insufficient_funds' });
+    expect(broke.spent()).toMatchObject({ payments: 0, remainingUsd: '1' });
+  });
+
+  it('reads its profile and payment history from the API it paid through', async () => {
+    const { agent } = await fundedAgent();
+    await agent.fetch(`${siteUrl}/article/history-1`, asBot);
+    await agent.fetch(`${siteUrl}/cheap/history-2`, asBot);
+    expect(await agent.profile()).toMatchObject({ payments_count: 2, total_spent_usd: '0.011' });
+    expect(((await agent.payments({ limit: 1 })) as { items: unknown[] }).items).toHaveLength(1);
+  });
+});

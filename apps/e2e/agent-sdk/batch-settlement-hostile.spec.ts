@@ -1,0 +1,296 @@
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  NETWORKS,
+  VOUCHER_TYPES,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  batchSettlementDomain,
+} from '@crawlgate/core';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError } from '../../../libs/agent-sdk/src';
+
+/*
+ * Sites that would have the agent's vouchers say more than it owes: crafted batch-settlement 402s
+ * and corrective 402s from real HTTP servers on loopback. No chain: a site "accepts" a voucher by
+ * answering 200 with a PAYMENT-RESPONSE stating the channel's total.
+ */
+
+const BASE_USDC = NETWORKS.base.usdc.address!;
+const PRICE = 10_000n;
+const PAY_TO = privateKeyToAccount(generatePrivateKey()).address;
+const RECEIVER_AUTHORIZER = privateKeyToAccount(generatePrivateKey()).address;
+
+interface Voucher {
+  type: 'deposit' | 'voucher';
+  channelConfig: { payer: string; receiver: string; salt: string };
+  voucher: { channelId: `0x${string}`; maxClaimableAmount: string; signature: `0x${string}` };
+  deposit?: { amount: string };
+}
+
+interface Site {
+  url: string;
+  /** Every voucher payload the site was sent, in order. */
+  vouchers: Voucher[];
+  close(): Promise<void>;
+}
+
+const sites: Site[] = [];
+afterEach(async () => {
+  await Promise.all(sites.splice(0).map((site) => site.close()));
+});
+
+function batchAccept(price = PRICE, extra: Record<string, unknown> = {}) {
+  return {
+    scheme: 'batch-settlement',
+    network: 'eip155:8453',
+    amount: price.toString(),
+    asset: BASE_USDC,
+    payTo: PAY_TO,
+    maxTimeoutSeconds: 300,
+    extra: {
+      name: 'USD Coin',
+      version: '2',
+      receiverAuthorizer: RECEIVER_AUTHORIZER,
+      withdrawDelay: 900,
+      escrow: X402_BATCH_SETTLEMENT_ADDRESS,
+      ...extra,
+    },
+  };
+}
+
+function answer402(response: ServerResponse, accepts: unknown[], error = 'payment_required') {
+  const required = encodeBase64Json({ x402Version: 2, error, resource: { url: 'https://site/page' }, accepts });
+  response.writeHead(402, { 'content-type': 'application/json', 'payment-required': required }).end('{}');
+}
+
+function answerPaid(response: ServerResponse, voucher: Voucher) {
+  const settlement = {
+    success: true,
+    transaction: '',
+    network: 'eip155:8453',
+    payer: voucher.channelConfig.payer,
+    extra: {
+      chargedAmount: PRICE.toString(),
+      channelState: {
+        channelId: voucher.voucher.channelId,
+        chargedCumulativeAmount: voucher.voucher.maxClaimableAmount,
+      },
+    },
+  };
+  response.writeHead(200, { 'payment-response': encodeBase64Json(settlement) }).end('the page');
+}
+
+/** A corrective 402 stating `charged` for the channel of `voucher`, with `voucherState` when given. */
+function answerCorrection(
+  response: ServerResponse,
+  voucher: Voucher,
+  charged: bigint,
+  voucherState?: { signedMaxClaimable: string; signature: string },
+  price = PRICE,
+) {
+  const channelState = {
+    channelId: voucher.voucher.channelId,
+    balance: '50000',
+    totalClaimed: '0',
+    withdrawRequestedAt: 0,
+    refundNonce: '0',
+    chargedCumulativeAmount: charged.toString(),
+  };
+  answer402(
+    response,
+    [batchAccept(price, { channelState, ...(voucherState ? { voucherState } : {}) })],
+    'invalid_batch_settlement_evm_cumulative_amount_mismatch',
+  );
+}
+
+/** A site that offers batch-settlement and hands each voucher it is sent (and its number) to `onVoucher`. */
+async function startSite(
+  onVoucher: (voucher: Voucher, response: ServerResponse, index: number) => void,
+): Promise<Site> {
+  const vouchers: Voucher[] = [];
+  const server = createServer((request, response) => {
+    const header = request.headers['payment-signature'];
+    if (typeof header !== 'string') return answer402(response, [batchAccept()]);
+    const voucher = (decodeBase64Json(header) as { payload: Voucher }).payload;
+    vouchers.push(voucher);
+    onVoucher(voucher, response, vouchers.length - 1);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const site: Site = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    vouchers,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  sites.push(site);
+  return site;
+}
+
+function voucherAgent(budgetUsd = '1') {
+  return createAgent({
+    account: privateKeyToAccount(generatePrivateKey()),
+    maxPriceUsd: '0.05',
+    budgetUsd,
+    networks: ['base'],
+    batchSettlement: { depositUsd: '0.05' },
+  });
+}
+
+const totals = (site: Site) => site.vouchers.map((v) => BigInt(v.voucher.maxClaimableAmount));
+
+describe('a corrective 402', () => {
+  it('asking for a higher total than the agent signed, without the agent’s voucher for it, is not followed', async () => {
+    const site = await startSite((voucher, response, i) =>
+      i === 0 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 3n * PRICE),
+    );
+    const agent = voucherAgent();
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    const failure = await agent.fetch(`${site.url}/two`).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PaymentFailedError);
+    expect((failure as PaymentFailedError).reason).toBe('channel_state_refused');
+    expect(totals(site)).toEqual([PRICE, 2n * PRICE]); // no voucher for 4 × price
+  });
+
+  it('naming a total above what the agent signed with a voucher signed by another key is not followed', async () => {
+    const forger = privateKeyToAccount(generatePrivateKey());
+    const site = await startSite(async (voucher, response, i) => {
+      if (i === 0) return answerPaid(response, voucher);
+      const domain = batchSettlementDomain(8453, X402_BATCH_SETTLEMENT_ADDRESS);
+      const signature = await forger.signTypedData({
+        domain,
+        types: VOUCHER_TYPES,
+        primaryType: 'Voucher',
+        message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE },
+      });
+      answerCorrection(response, voucher, 4n * PRICE, { signedMaxClaimable: (4n * PRICE).toString(), signature });
+    });
+    const agent = voucherAgent();
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ reason: 'channel_state_refused' });
+    expect(totals(site)).toEqual([PRICE, 2n * PRICE]);
+  });
+
+  it('naming a total below what the site already confirmed is not followed (it would have the agent pay again)', async () => {
+    const site = await startSite((voucher, response, i) =>
+      i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n),
+    );
+    const agent = voucherAgent();
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
+    await expect(agent.fetch(`${site.url}/three`)).rejects.toMatchObject({ reason: 'channel_state_refused' });
+    expect(totals(site)).toEqual([PRICE, 2n * PRICE, 3n * PRICE]);
+  });
+
+  it('naming a total the agent did sign (a paid answer it never got) is followed, once, from that total', async () => {
+    // The second voucher's answer is lost (the connection drops); the site then says it charged it.
+    const site = await startSite((voucher, response, i) => {
+      if (i === 1) return void response.socket?.destroy();
+      if (i === 2) return answerCorrection(response, voucher, 2n * PRICE);
+      answerPaid(response, voucher);
+    });
+    const agent = voucherAgent();
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toThrow();
+    expect((await agent.fetch(`${site.url}/three`)).status).toBe(200);
+    expect(totals(site)).toEqual([PRICE, 2n * PRICE, 2n * PRICE, 3n * PRICE]);
+    expect(agent.channels()[0]).toMatchObject({ charged: 3n * PRICE, deposited: 50_000n });
+  });
+
+  it('naming a total above what the agent remembers, with the agent’s own voucher for exactly it, is followed (x402’s check)', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const site = await startSite(async (voucher, response, i) => {
+      if (i !== 1) return answerPaid(response, voucher);
+      const domain = batchSettlementDomain(8453, X402_BATCH_SETTLEMENT_ADDRESS);
+      const signature = await account.signTypedData({
+        domain,
+        types: VOUCHER_TYPES,
+        primaryType: 'Voucher',
+        message: { channelId: voucher.voucher.channelId, maxClaimableAmount: 4n * PRICE },
+      });
+      answerCorrection(response, voucher, 4n * PRICE, { signedMaxClaimable: (4n * PRICE).toString(), signature });
+    });
+    const agent = createAgent({
+      account,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      networks: ['base'],
+      batchSettlement: { depositUsd: '0.05' },
+    });
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
+    expect(totals(site)).toEqual([PRICE, 2n * PRICE, 5n * PRICE]);
+  });
+
+  it('asking a price above maxPriceUsd is refused before anything is signed', async () => {
+    const site = await startSite((voucher, response) => answerCorrection(response, voucher, 0n, undefined, 100_000n));
+    const agent = voucherAgent();
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toBeInstanceOf(PriceTooHighError);
+    expect(site.vouchers).toHaveLength(1);
+  });
+
+  it('that never agrees stops after two corrections', async () => {
+    const site = await startSite((voucher, response) => answerCorrection(response, voucher, 0n));
+    const agent = voucherAgent();
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toBeInstanceOf(PaymentFailedError);
+    expect(site.vouchers).toHaveLength(3);
+    // One deposit authorization, resent: refusing it again and again does not make the agent sign more.
+    expect(new Set(site.vouchers.map((v) => JSON.stringify(v.deposit)))).toHaveProperty('size', 1);
+    expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '0.95' }); // refused, so not spent, but held while it could be made
+    // The next page resends it too.
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toBeInstanceOf(PaymentFailedError);
+    expect(new Set(site.vouchers.map((v) => JSON.stringify(v.deposit)))).toHaveProperty('size', 1);
+  });
+});
+
+describe('the budget', () => {
+  it('caps the deposits, and no voucher is signed above them', async () => {
+    const site = await startSite((voucher, response) => answerPaid(response, voucher));
+    const agent = voucherAgent('0.02');
+    expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+    expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
+    await expect(agent.fetch(`${site.url}/three`)).rejects.toBeInstanceOf(BudgetExceededError);
+    expect(site.vouchers.map((v) => [v.type, v.voucher.maxClaimableAmount, v.deposit?.amount])).toEqual([
+      ['deposit', '10000', '20000'],
+      ['voucher', '20000', undefined],
+    ]);
+  });
+});
+
+describe('another origin with the same terms', () => {
+  it('never gets a voucher of the first origin’s channel: it gets its own channel, charged its own price', async () => {
+    const first = await startSite((voucher, response) => answerPaid(response, voucher));
+    const copycat = await startSite((voucher, response) => answerPaid(response, voucher));
+    const agent = voucherAgent();
+    for (const path of ['/a', '/b', '/c']) expect((await agent.fetch(`${first.url}${path}`)).status).toBe(200);
+    expect((await agent.fetch(`${copycat.url}/a`)).status).toBe(200);
+    const ours = first.vouchers[0].voucher.channelId;
+    expect(new Set(first.vouchers.map((v) => v.voucher.channelId))).toEqual(new Set([ours]));
+    expect(copycat.vouchers).toHaveLength(1);
+    expect(copycat.vouchers[0]).toMatchObject({ type: 'deposit', voucher: { maxClaimableAmount: PRICE.toString() } });
+    expect(copycat.vouchers[0].voucher.channelId).not.toBe(ours);
+    expect(copycat.vouchers[0].channelConfig.salt).not.toBe(first.vouchers[0].channelConfig.salt);
+  });
+
+  it('never gets the voucher through a redirect: a paid retry sent elsewhere arrives there without it', async () => {
+    const elsewhere: (string | undefined)[] = [];
+    const other = createServer((request, response) => {
+      elsewhere.push(request.headers['payment-signature'] as string | undefined);
+      response.end('elsewhere');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const site = await startSite((_voucher, response) =>
+        response.writeHead(307, { location: `${otherUrl}/landing` }).end(),
+      );
+      const agent = voucherAgent();
+      await agent.fetch(`${site.url}/one`).catch(() => undefined);
+      expect(site.vouchers).toHaveLength(1);
+      expect(elsewhere.length).toBeGreaterThan(0);
+      expect(elsewhere.filter(Boolean)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+});

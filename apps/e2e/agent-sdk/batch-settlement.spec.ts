@@ -1,0 +1,248 @@
+/*
+ * @crawlgate/agent paying with x402 batch-settlement vouchers: a real framework site gated by our
+ * middleware, the real API and the local chain (set up like the middleware's interop spec with the
+ * unmodified @x402/evm client). One deposit, one voucher per page, the claimer pays the publisher
+ * exactly, and the agent takes back the rest after the withdraw delay.
+ */
+
+import { decodeBase64Json, encodeBase64Json, X402_BATCH_SETTLEMENT_ADDRESS } from '@crawlgate/core';
+import { increaseTime } from '@crawlgate/devchain';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseAbiItem } from 'viem';
+import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
+import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
+import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import { startVoucherSite } from '../middleware/support/voucher-site';
+import { page, type SiteServer } from '../middleware/support/site-servers';
+import {
+  BudgetExceededError,
+  createAgent,
+  PaymentFailedError,
+  UnsupportedPaymentError,
+  type AgentOptions,
+  type PaymentEvent,
+} from '../../../libs/agent-sdk/src';
+
+const PAGES = 100;
+const PRICE = 10_000n; // the site's default, 0.01 USD
+const DEPOSITED = parseAbiItem(
+  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
+);
+const asBot = { headers: { 'user-agent': GPTBOT } };
+
+let site: GatedSite;
+let server: SiteServer;
+
+let close: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  ({ site, server, close } = await startVoucherSite());
+});
+afterAll(() => close?.());
+
+async function voucherAgent(options: Partial<AgentOptions> & { fundUsd?: string } = {}) {
+  const wallet = newWallet();
+  await fundUsdc(site.app, wallet.address, options.fundUsd ?? '2');
+  const events: PaymentEvent[] = [];
+  const agent = createAgent({
+    account: wallet,
+    maxPriceUsd: '0.05',
+    budgetUsd: '2',
+    networks: [{ network: 'local', asset: site.app.chain.usdc }],
+    rpcUrl: site.app.chain.rpcUrl,
+    pollingIntervalMs: 20,
+    batchSettlement: { depositUsd: '1.5' },
+    onPayment: (event) => events.push(event),
+    ...options,
+  });
+  return { wallet, agent, events };
+}
+
+const depositsOf = async (channelId: string) =>
+  (
+    await site.app.chain.publicClient.getLogs({
+      address: site.app.chain.batchSettlement!.escrow,
+      event: DEPOSITED,
+      fromBlock: 0n,
+    })
+  ).filter((log) => log.args.channelId === channelId);
+
+it('uses the escrow x402 clients expect, the default of batchSettlement.escrows', () => {
+  expect(site.app.chain.batchSettlement!.escrow.toLowerCase()).toBe(X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase());
+});
+
+it('is off unless asked for: an agent without batchSettlement pays the same site with exact', async () => {
+  const { agent, events } = await voucherAgent({ batchSettlement: undefined });
+  expect((await agent.fetch(`${server.url}/articles/exact-only`, asBot)).status).toBe(200);
+  expect(events).toEqual([expect.objectContaining({ mode: 'authorization', txHash: expect.stringMatching(/^0x/) })]);
+  expect(agent.channels()).toEqual([]);
+});
+
+it('tops up within the budget, and stops paying vouchers once the budget is spent', async () => {
+  const { wallet, agent, events } = await voucherAgent({ budgetUsd: '0.05', batchSettlement: { depositUsd: '0.03' } });
+  for (let i = 1; i <= 5; i++)
+    expect((await agent.fetch(`${server.url}/articles/budget-${i}`, asBot)).status).toBe(200);
+  await expect(agent.fetch(`${server.url}/articles/budget-6`, asBot)).rejects.toBeInstanceOf(BudgetExceededError);
+  expect(events).toHaveLength(5);
+  const [channel] = agent.channels();
+  // 0.03, then the 0.02 left of the budget: two deposits, nothing signed above them.
+  expect((await depositsOf(channel.channelId)).map((log) => log.args.amount)).toEqual([30_000n, 20_000n]);
+  expect(channel).toMatchObject({ deposited: 50_000n, charged: 50_000n });
+  expect(agent.spent()).toMatchObject({ usd: '0.05', remainingUsd: '0' });
+  expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 50_000n);
+});
+
+it('pays concurrent fetches of one site one voucher after another: one deposit, every total once', async () => {
+  const { agent, events } = await voucherAgent({ batchSettlement: { depositUsd: '0.2' } });
+  const responses = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => agent.fetch(`${server.url}/articles/together-${i}`, asBot)),
+  );
+  expect(await Promise.all(responses.map((r) => r.text()))).toEqual(
+    Array.from({ length: 10 }, (_, i) => page(`together-${i}`)),
+  );
+  const [channel] = agent.channels();
+  expect(agent.channels()).toHaveLength(1);
+  expect(events).toHaveLength(10);
+  expect(await depositsOf(channel.channelId)).toHaveLength(1);
+  const rows = await site.app.database.prisma.payment.findMany({
+    where: { channelId: channel.channelId },
+    orderBy: { cumulativeAmount: 'asc' },
+  });
+  expect(rows.map((row) => row.cumulativeAmount)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1) * PRICE));
+});
+
+describe('a site that rewrites the terms the API offered', () => {
+  /** A proxy in front of the gated site that edits the batch-settlement offer of every 402 and records what it is sent. */
+  async function rewritingProxy(edit: (accept: Record<string, unknown>) => void) {
+    const seen: IncomingHttpHeaders[] = [];
+    const proxy = createServer(async (request, response) => {
+      seen.push(request.headers);
+      const forwarded = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
+      const upstream = await fetch(`${server.url}${request.url}`, { headers: forwarded });
+      const headers = new Headers(upstream.headers);
+      const required = headers.get('payment-required');
+      if (required) {
+        const body = decodeBase64Json(required) as { accepts: Record<string, unknown>[] };
+        for (const accept of body.accepts) if (accept.scheme === 'batch-settlement') edit(accept);
+        body.accepts = body.accepts.filter((accept) => accept.scheme === 'batch-settlement');
+        headers.set('payment-required', encodeBase64Json(body));
+      }
+      headers.delete('content-length');
+      headers.delete('content-encoding');
+      response.writeHead(upstream.status, Object.fromEntries(headers));
+      response.end(upstream.status === 402 ? '{}' : await upstream.text());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      seen,
+      close: () => new Promise((resolve) => proxy.close(resolve)),
+    };
+  }
+
+  it('another receiver: the agent signs only what the offer says, the API refuses it, and no deposit is made', async () => {
+    const thief = newWallet().address;
+    const proxy = await rewritingProxy((accept) => (accept.payTo = thief));
+    try {
+      const { wallet, agent } = await voucherAgent();
+      const failure = await agent.fetch(`${proxy.url}/articles/stolen`, asBot).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(PaymentFailedError);
+      expect((failure as PaymentFailedError).reason).toBe('invalid_batch_settlement_evm_receiver_mismatch');
+      const sent = proxy.seen.map((h) => h['payment-signature']).filter(Boolean) as string[];
+      expect(sent).toHaveLength(1);
+      const payment = decodeBase64Json(sent[0]) as {
+        payload: {
+          channelConfig: { receiver: string };
+          voucher: { maxClaimableAmount: string };
+          deposit: { amount: string };
+        };
+      };
+      expect(payment.payload.channelConfig.receiver).toBe(thief);
+      expect(payment.payload.voucher.maxClaimableAmount).toBe(PRICE.toString());
+      expect(payment.payload.deposit.amount).toBe('1500000');
+      expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n);
+      expect(await depositsOf(agent.channels()[0].channelId)).toHaveLength(0);
+      // Refused, yet the proxy holds a valid authorization: it stays reserved (not spent) until resent or replaced.
+      expect(agent.spent()).toMatchObject({ usd: '0', payments: 0, remainingUsd: '0.5' });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it.each([
+    [
+      'another escrow',
+      (accept: Record<string, unknown>) => ((accept.extra as Record<string, unknown>).escrow = newWallet().address),
+    ],
+    ['another token', (accept: Record<string, unknown>) => (accept.asset = newWallet().address)],
+  ])('%s: the agent does not pay at all (nothing signed is sent)', async (_name, edit) => {
+    const proxy = await rewritingProxy(edit);
+    try {
+      const { agent } = await voucherAgent();
+      await expect(agent.fetch(`${proxy.url}/articles/elsewhere`, asBot)).rejects.toBeInstanceOf(
+        UnsupportedPaymentError,
+      );
+      expect(proxy.seen.filter((h) => h['payment-signature'] || h['x-payment'])).toEqual([]);
+      expect(agent.channels()).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+// Last: it moves the chain's clock a withdraw delay ahead of the wall clock, which authorizations are signed by.
+it(`pays ${PAGES} pages with one deposit, every page arrives, the claim pays the publisher exactly, and the rest comes back after the delay`, async () => {
+  // The earlier tests' vouchers are claimed first, so that this claim is this agent's pages alone.
+  const claimer = site.app.app.get(ClaimerService);
+  await claimer.runOnce({ force: true });
+  const publisherBefore = await usdcBalance(site.app, site.payTo);
+  const { wallet, agent, events } = await voucherAgent();
+  for (let i = 1; i <= PAGES; i++) {
+    const response = await agent.fetch(`${server.url}/articles/${i}`, asBot);
+    expect({ page: i, status: response.status }).toEqual({ page: i, status: 200 });
+    expect(await response.text()).toBe(page(String(i)));
+  }
+  expect(events).toHaveLength(PAGES);
+  expect(new Set(events.map((e) => `${e.mode} ${e.channelId} ${e.amount}`))).toEqual(
+    new Set([`voucher ${events[0].channelId} ${PRICE}`]),
+  );
+  const [channel] = agent.channels();
+  expect(agent.channels()).toHaveLength(1);
+  expect(channel).toMatchObject({
+    channelId: events[0].channelId,
+    deposited: 1_500_000n,
+    charged: BigInt(PAGES) * PRICE,
+    withdrawing: false,
+  });
+  expect(await depositsOf(channel.channelId)).toHaveLength(1);
+  // The deposit is what left the wallet, and what the budget counts.
+  expect(await usdcBalance(site.app, wallet.address)).toBe(500_000n);
+  expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
+  // A page paid before is read on its token: no new voucher.
+  expect((await agent.fetch(`${server.url}/articles/7`, asBot)).status).toBe(200);
+  expect(events).toHaveLength(PAGES);
+
+  expect(await usdcBalance(site.app, site.payTo)).toBe(publisherBefore);
+  await claimer.runOnce({ force: true });
+  expect(await usdcBalance(site.app, site.payTo)).toBe(publisherBefore + BigInt(PAGES) * PRICE);
+
+  await fundEth(site.app, wallet.address);
+  const started = await agent.initiateWithdraw();
+  expect(started).toEqual([expect.objectContaining({ channelId: channel.channelId, amount: '500000' })]);
+  await expect(agent.finalizeWithdraw()).rejects.toThrow(); // the delay has not passed
+  // A channel being withdrawn takes no more vouchers: the next page opens a new one.
+  expect((await agent.fetch(`${server.url}/articles/after`, asBot)).status).toBe(200);
+  expect(events.at(-1)?.channelId).not.toBe(channel.channelId);
+  const reopened = agent.channels()[1];
+  // What is left of the budget (2 − 1.5), not the 1.5 asked: the budget still counts the first deposit.
+  expect(reopened.deposited).toBe(500_000n);
+  await increaseTime(site.app.chain.rpcUrl, site.app.chain.batchSettlement!.withdrawDelaySeconds);
+  expect(await agent.finalizeWithdraw()).toEqual([
+    expect.objectContaining({ channelId: channel.channelId, amount: '500000' }),
+  ]);
+  // 2 funded − 1.5 deposited − 0.5 into the second channel + 0.5 back.
+  expect(await usdcBalance(site.app, wallet.address)).toBe(500_000n);
+});

@@ -1,0 +1,495 @@
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  NETWORKS,
+  signAccessToken,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  type PaymentRequirementsV1,
+  type PaymentRequirementsV2,
+} from '@crawlgate/core';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifyTypedData } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import {
+  createAgent,
+  PaymentNotAllowedError,
+  UnsupportedPaymentError,
+  type AgentOptions,
+} from '../../../libs/agent-sdk/src';
+
+/*
+ * Sites that ask for more than they should: crafted 402s from real HTTP servers on loopback. No
+ * chain is involved; a site "accepts" a payment by answering 200 to any payment header.
+ */
+
+const BASE_USDC = NETWORKS.base.usdc.address!;
+const SEPOLIA_USDC = NETWORKS['base-sepolia'].usdc.address!;
+const DEAD = '0x000000000000000000000000000000000000dEaD';
+const DEVCHAIN_USDC = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+const PAY_TO = privateKeyToAccount(generatePrivateKey()).address;
+
+interface Seen {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+interface Site {
+  url: string;
+  seen: Seen[];
+  close(): Promise<void>;
+}
+
+const sites: Site[] = [];
+afterEach(async () => {
+  await Promise.all(sites.splice(0).map((site) => site.close()));
+});
+
+/** A node:http server on loopback that records every request it receives. */
+async function startSite(
+  handle: (request: IncomingMessage, response: ServerResponse, site: Site) => void,
+): Promise<Site> {
+  const seen: Seen[] = [];
+  const server = createServer((request, response) => {
+    const entry = { method: request.method!, path: request.url!, headers: request.headers, body: '' };
+    seen.push(entry);
+    request.setEncoding('utf8').on('data', (chunk: string) => (entry.body += chunk));
+    request.on('end', () => handle(request, response, site));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const site: Site = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  sites.push(site);
+  return site;
+}
+
+const v1 = (overrides: Partial<PaymentRequirementsV1> = {}): PaymentRequirementsV1 => ({
+  scheme: 'exact',
+  network: 'base',
+  maxAmountRequired: '1000',
+  resource: 'http://site/page',
+  description: 'a page',
+  mimeType: 'text/html',
+  payTo: PAY_TO,
+  maxTimeoutSeconds: 60,
+  asset: BASE_USDC,
+  extra: { name: 'USD Coin', version: '2' },
+  ...overrides,
+});
+
+const v2 = (overrides: Partial<PaymentRequirementsV2> = {}): PaymentRequirementsV2 => ({
+  scheme: 'exact',
+  network: 'eip155:8453',
+  amount: '1000',
+  asset: BASE_USDC,
+  payTo: PAY_TO,
+  maxTimeoutSeconds: 60,
+  extra: { name: 'USD Coin', version: '2', gate_id: 'gate_v2' },
+  ...overrides,
+});
+
+/** A 402 carrying x402 v1 offers in the body and v2 offers in PAYMENT-REQUIRED. */
+function ask(
+  response: ServerResponse,
+  offers: { v1?: PaymentRequirementsV1[]; v2?: PaymentRequirementsV2[] },
+  url = 'http://site/page',
+): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (offers.v2)
+    headers['payment-required'] = encodeBase64Json({ x402Version: 2, resource: { url }, accepts: offers.v2 });
+  response
+    .writeHead(402, headers)
+    .end(JSON.stringify({ x402Version: 1, error: 'payment required', accepts: offers.v1 ?? [] }));
+}
+
+const paymentOf = (headers: IncomingHttpHeaders) =>
+  (headers['payment-signature'] ?? headers['x-payment']) as string | undefined;
+
+/** A site that asks with `offers` and answers 200 "paid" to any payment. */
+const payingSite = (offers: Parameters<typeof ask>[1]) =>
+  startSite((request, response) => {
+    if (paymentOf(request.headers))
+      response
+        .writeHead(200, { 'x-payment-response': encodeBase64Json({ success: true, transaction: '0x01' }) })
+        .end('paid');
+    else ask(response, offers);
+  });
+
+const account = privateKeyToAccount(generatePrivateKey());
+const agentWith = (options: Partial<AgentOptions> = {}) =>
+  createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', ...options });
+
+interface SentPayment {
+  x402Version: number;
+  network?: string;
+  accepted?: PaymentRequirementsV2;
+  payload: {
+    signature: `0x${string}`;
+    authorization: {
+      from: `0x${string}`;
+      to: `0x${string}`;
+      value: string;
+      validAfter: string;
+      validBefore: string;
+      nonce: `0x${string}`;
+    };
+  };
+}
+const paymentsSent = (site: Site) =>
+  site.seen
+    .map((request) => paymentOf(request.headers))
+    .filter((value) => value !== undefined)
+    .map((value) => decodeBase64Json(value) as SentPayment);
+
+describe('the agent pays only in what it allows', () => {
+  it('refuses a token it does not know, even on a chain it pays on, and signs nothing', async () => {
+    const site = await payingSite({ v1: [v1({ asset: DEAD })] });
+    const attempt = agentWith().fetch(`${site.url}/page`);
+    await expect(attempt).rejects.toBeInstanceOf(PaymentNotAllowedError);
+    await expect(attempt).rejects.toMatchObject({
+      refused: [{ network: 'base', asset: DEAD, reason: 'asset_not_allowed' }],
+    });
+    expect(site.seen).toHaveLength(1);
+  });
+
+  it('refuses chains it was not configured for', async () => {
+    const site = await payingSite({
+      v2: [
+        v2({ network: 'eip155:1', asset: DEAD }),
+        v2({ network: 'eip155:84532', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } }),
+      ],
+    });
+    const attempt = agentWith({ networks: ['base'] }).fetch(`${site.url}/page`);
+    await expect(attempt).rejects.toMatchObject({
+      name: 'PaymentNotAllowedError',
+      refused: [
+        { network: 'eip155:1', reason: 'network_not_allowed' },
+        { network: 'eip155:84532', reason: 'network_not_allowed' },
+      ],
+    });
+    expect(site.seen).toHaveLength(1);
+  });
+
+  it("refuses the right token under an EIP-712 domain that is not the token's", async () => {
+    const site = await payingSite({
+      v1: [v1({ extra: { name: 'USDC', version: '2' } }), v1({ extra: { name: 'USD Coin', version: '3' } })],
+    });
+    const attempt = agentWith().fetch(`${site.url}/page`);
+    await expect(attempt).rejects.toMatchObject({
+      name: 'PaymentNotAllowedError',
+      refused: [{ reason: 'domain_mismatch' }, { reason: 'domain_mismatch' }],
+    });
+    expect(site.seen).toHaveLength(1);
+  });
+
+  it('ignores hostile offers beside an allowed one, and signs for the real USDC domain', async () => {
+    const site = await payingSite({
+      v1: [
+        v1({ asset: DEAD, maxAmountRequired: '1' }),
+        v1({ network: 'base-sepolia', asset: SEPOLIA_USDC, extra: { name: 'USDC', version: '2' } }),
+      ],
+    });
+    const response = await agentWith().fetch(`${site.url}/page`);
+    expect(response.status).toBe(200);
+    const [payment] = paymentsSent(site);
+    expect(payment).toMatchObject({
+      x402Version: 1,
+      network: 'base-sepolia',
+      payload: { authorization: { to: PAY_TO, value: '1000' } },
+    });
+    const { authorization, signature } = payment.payload;
+    const message = {
+      ...authorization,
+      value: BigInt(authorization.value),
+      validAfter: BigInt(authorization.validAfter),
+      validBefore: BigInt(authorization.validBefore),
+    };
+    const domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: SEPOLIA_USDC };
+    expect(
+      await verifyTypedData({
+        address: account.address,
+        domain,
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+        primaryType: 'TransferWithAuthorization',
+        message,
+        signature,
+      }),
+    ).toBe(true);
+  });
+
+  it('pays a devchain USDC only when the caller allows that network and asset', async () => {
+    const offer = v2({
+      network: 'eip155:31337',
+      asset: DEVCHAIN_USDC,
+      extra: { name: 'USD Coin', version: '2', gate_id: 'gate_local' },
+    });
+    const refusing = await payingSite({ v2: [offer] });
+    await expect(agentWith().fetch(`${refusing.url}/page`)).rejects.toBeInstanceOf(PaymentNotAllowedError);
+    expect(refusing.seen).toHaveLength(1);
+
+    const site = await payingSite({ v2: [offer] });
+    const local = agentWith({ networks: [{ network: 'local', asset: DEVCHAIN_USDC.toLowerCase() as `0x${string}` }] });
+    expect((await local.fetch(`${site.url}/page`)).status).toBe(200);
+    expect(paymentsSent(site)).toEqual([expect.objectContaining({ x402Version: 2, accepted: offer })]);
+  });
+
+  it('names the asset of a custom network by CAIP-2, and checks the domain it is given', async () => {
+    const networks: AgentOptions['networks'] = [
+      { network: 'eip155:777', asset: DEVCHAIN_USDC, domain: { name: 'Test Dollar', version: '1' } },
+    ];
+    const wrong = await payingSite({
+      v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'USD Coin', version: '2' } })],
+    });
+    await expect(agentWith({ networks }).fetch(`${wrong.url}/page`)).rejects.toMatchObject({
+      refused: [{ reason: 'domain_mismatch' }],
+    });
+    const right = await payingSite({
+      v2: [v2({ network: 'eip155:777', asset: DEVCHAIN_USDC, extra: { name: 'Test Dollar', version: '1' } })],
+    });
+    expect((await agentWith({ networks }).fetch(`${right.url}/page`)).status).toBe(200);
+  });
+
+  it('rejects allow-lists it cannot honour at creation', () => {
+    expect(() => agentWith({ networks: ['local'] })).toThrow(/local.*asset/);
+    expect(() => agentWith({ networks: [] })).toThrow(RangeError);
+    expect(() => agentWith({ networks: [{ network: 'mainnet' as 'base', asset: BASE_USDC }] })).toThrow(/mainnet/);
+    expect(() => agentWith({ networks: [{ network: 'base', asset: 'not an address' as `0x${string}` }] })).toThrow(
+      /address/,
+    );
+  });
+});
+
+describe('an authorization lives a few minutes at most', () => {
+  const lifetime = (payment: SentPayment) => {
+    const now = Math.floor(Date.now() / 1000);
+    return {
+      before: Number(payment.payload.authorization.validBefore) - now,
+      after: Number(payment.payload.authorization.validAfter) - now,
+    };
+  };
+
+  it('caps validBefore at 300 s however long the site asks for', async () => {
+    const site = await payingSite({ v1: [v1({ maxTimeoutSeconds: 1e9 })] });
+    await agentWith().fetch(`${site.url}/page`);
+    const { before, after } = lifetime(paymentsSent(site)[0]);
+    expect(before).toBeGreaterThan(290);
+    expect(before).toBeLessThanOrEqual(300);
+    expect(after).toBeGreaterThanOrEqual(-601);
+    expect(after).toBeLessThanOrEqual(-599);
+  });
+
+  it('keeps a shorter timeout the site asks for, and a lower cap the caller sets', async () => {
+    const short = await payingSite({ v1: [v1({ maxTimeoutSeconds: 30 })] });
+    await agentWith().fetch(`${short.url}/page`);
+    expect(lifetime(paymentsSent(short)[0]).before).toBeLessThanOrEqual(30);
+
+    const capped = await payingSite({ v2: [v2({ maxTimeoutSeconds: 3600 })] });
+    await agentWith({ maxAuthorizationSeconds: 60 }).fetch(`${capped.url}/page`);
+    expect(lifetime(paymentsSent(capped)[0]).before).toBeLessThanOrEqual(60);
+    expect(lifetime(paymentsSent(capped)[0]).before).toBeGreaterThan(50);
+  });
+
+  it('refuses a cap above 300 s or below the 10 s a verifier needs', () => {
+    expect(() => agentWith({ maxAuthorizationSeconds: 3600 })).toThrow(RangeError);
+    expect(() => agentWith({ maxAuthorizationSeconds: 5 })).toThrow(RangeError);
+  });
+});
+
+describe('x402 v2 first', () => {
+  it('pays the v2 offer, echoing the requirement that names the gate, when v1 is offered too', async () => {
+    const offer = v2();
+    const site = await payingSite({ v1: [v1()], v2: [offer] });
+    expect((await agentWith().fetch(`${site.url}/page`)).status).toBe(200);
+    expect(site.seen[1].headers['x-payment']).toBeUndefined();
+    expect(paymentsSent(site)).toEqual([expect.objectContaining({ x402Version: 2, accepted: offer })]);
+  });
+
+  it('retries a pending settlement with the same v2 payment, so it reaches the same gate', async () => {
+    let attempts = 0;
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      if (++attempts === 1) return void response.writeHead(503, { 'retry-after': '1' }).end('settlement pending');
+      response
+        .writeHead(200, { 'payment-response': encodeBase64Json({ success: true, transaction: '0x02' }) })
+        .end('paid');
+    });
+    expect((await agentWith().fetch(`${site.url}/page`)).status).toBe(200);
+    const [first, second] = site.seen.slice(1).map((request) => request.headers['payment-signature']);
+    expect(first).toBeDefined();
+    expect(second).toBe(first);
+    expect((decodeBase64Json(first as string) as SentPayment).accepted?.extra?.gate_id).toBe('gate_v2');
+  });
+
+  it('still pays a v1-only site with X-PAYMENT, and v1 when the v2 offer is not allowed', async () => {
+    const v1Only = await payingSite({ v1: [v1()] });
+    expect((await agentWith().fetch(`${v1Only.url}/page`)).status).toBe(200);
+    expect(v1Only.seen[1].headers['x-payment']).toBeDefined();
+
+    const hostileV2 = await payingSite({ v1: [v1()], v2: [v2({ asset: DEAD })] });
+    expect((await agentWith().fetch(`${hostileV2.url}/page`)).status).toBe(200);
+    expect(paymentsSent(hostileV2)).toEqual([expect.objectContaining({ x402Version: 1, network: 'base' })]);
+  });
+});
+
+describe('payment and token headers stay with their origin', () => {
+  const SECRET_HEADERS = ['x-payment', 'payment-signature', 'x-crawlgate-token', 'authorization'];
+
+  it("follows a redirect to another origin after paying, without the payment or the caller's Authorization", async () => {
+    const elsewhere = await startSite((_, response) => void response.end('landing'));
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) response.writeHead(302, { location: `${elsewhere.url}/landing` }).end();
+      else ask(response, { v1: [v1()], v2: [v2()] });
+    });
+    const response = await agentWith().fetch(`${site.url}/page`, { headers: { authorization: 'Bearer mine' } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('landing');
+    expect(elsewhere.seen).toHaveLength(1);
+    for (const name of SECRET_HEADERS) expect(elsewhere.seen[0].headers[name]).toBeUndefined();
+    expect(paymentOf(site.seen[1].headers)).toBeDefined();
+  });
+
+  it("never sends a page's access token to the origin a later redirect points to", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = signAccessToken(
+      { gate_id: 'gate_1', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+      'secret',
+    );
+    const elsewhere = await startSite((_, response) => void response.end('moved'));
+    const site = await startSite((request, response) => {
+      if (request.headers['x-crawlgate-token']) response.writeHead(301, { location: `${elsewhere.url}/page` }).end();
+      else if (paymentOf(request.headers)) response.writeHead(200, { 'x-crawlgate-token': token }).end('paid');
+      else ask(response, { v1: [v1()] });
+    });
+    const agent = agentWith();
+    expect((await agent.fetch(`${site.url}/page`)).status).toBe(200);
+    expect(await (await agent.fetch(`${site.url}/page`)).text()).toBe('moved');
+    expect(site.seen[2].headers['x-crawlgate-token']).toBe(token);
+    expect(elsewhere.seen).toHaveLength(1);
+    for (const name of SECRET_HEADERS) expect(elsewhere.seen[0].headers[name]).toBeUndefined();
+  });
+
+  it('keeps the payment on a redirect within the same origin', async () => {
+    const site = await startSite((request, response) => {
+      const paid = paymentOf(request.headers);
+      if (request.url === '/old' && paid) response.writeHead(307, { location: '/new' }).end();
+      else if (request.url === '/new' && paid) response.end('new content');
+      else ask(response, { v1: [v1()] });
+    });
+    const response = await agentWith().fetch(`${site.url}/old`);
+    expect(await response.text()).toBe('new content');
+    expect(site.seen.map((request) => [request.path, paymentOf(request.headers) !== undefined])).toEqual([
+      ['/old', false],
+      ['/old', true],
+      ['/new', true],
+    ]);
+  });
+
+  it('sends the payment to the origin whose 402 asked for it, not to the one that redirected there', async () => {
+    const payee = await payingSite({ v2: [v2()] });
+    const redirector = await startSite(
+      (_, response) => void response.writeHead(302, { location: `${payee.url}/page` }).end(),
+    );
+    expect(await (await agentWith().fetch(`${redirector.url}/page`)).text()).toBe('paid');
+    expect(redirector.seen.map((request) => paymentOf(request.headers))).toEqual([undefined]);
+    expect(payee.seen.map((request) => paymentOf(request.headers) !== undefined)).toEqual([false, true]);
+  });
+
+  it("resends a Request's method and body on the paid retry and through a 307", async () => {
+    const site = await startSite((request, response) => {
+      if (request.url === '/form' && paymentOf(request.headers))
+        response.writeHead(307, { location: '/form/next' }).end();
+      else if (request.url === '/form/next') response.end('posted');
+      else ask(response, { v2: [v2()] });
+    });
+    const response = await agentWith().fetch(
+      new Request(`${site.url}/form`, { method: 'POST', body: 'q=1', headers: { 'content-type': 'text/plain' } }),
+    );
+    expect(await response.text()).toBe('posted');
+    expect(
+      site.seen.map((request) => [request.method, request.path, request.body, request.headers['content-type']]),
+    ).toEqual([
+      ['POST', '/form', 'q=1', 'text/plain'],
+      ['POST', '/form', 'q=1', 'text/plain'],
+      ['POST', '/form/next', 'q=1', 'text/plain'],
+    ]);
+  });
+
+  it('gives up on a redirect loop after a bounded number of hops', async () => {
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) response.writeHead(302, { location: '/page' }).end();
+      else ask(response, { v1: [v1()] });
+    });
+    await expect(agentWith().fetch(`${site.url}/page`)).rejects.toThrow(/redirect/);
+    expect(site.seen.length).toBeLessThanOrEqual(2 + 10);
+  });
+});
+
+describe('paying by transfer', () => {
+  it('sends no USDC for a verify_url that names no gate, since no proof could be signed for it', async () => {
+    const site = await startSite((_, response) => {
+      response.writeHead(402, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          x402Version: 1,
+          accepts: [v1()],
+          verify_url: 'http://api.example/v1/gates/not-a-gate/verify',
+        }),
+      );
+    });
+    // No rpcUrl: reaching the transfer would fail with another error.
+    await expect(agentWith({ payMode: 'transfer' }).fetch(`${site.url}/page`)).rejects.toBeInstanceOf(
+      UnsupportedPaymentError,
+    );
+    expect(site.seen).toHaveLength(1);
+  });
+});
+
+describe('a payment whose outcome is unknown stays counted against the budget', () => {
+  // The site holds the signed authorization: it (or its reconciler) can still settle it after the
+  // agent gave up, so freeing the reservation would let the next page be paid beyond the budget.
+  it('counts a settlement still pending after every retry, and pays no second page beyond the budget', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.writeHead(503, { 'retry-after': '0' }).end('settlement pending');
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(7); // the first page's payment, sent again on each retry; none for /two
+    expect(new Set(paymentsSent(site).map((payment) => payment.payload.authorization.nonce)).size).toBe(1);
+  }, 30_000);
+
+  it('counts a payment whose answer never came (connection dropped after the payment was sent)', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.socket?.destroy();
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toThrow();
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(1);
+  });
+
+  it('frees the reservation when the site refuses the payment outright (402)', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response
+        .writeHead(402, {
+          'payment-response': encodeBase64Json({
+            success: false,
+            errorReason: 'invalid_exact_evm_payload_signature',
+            transaction: '',
+          }),
+        })
+        .end('{}');
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
+    expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
+  });
+});

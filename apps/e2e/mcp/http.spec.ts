@@ -1,0 +1,91 @@
+/*
+ * The streamable HTTP transport on loopback: a real MCP client over HTTP, and the browser-borne
+ * requests a local server that spends money must turn away (another site's Origin, a rebound Host).
+ */
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request } from 'node:http';
+import { createWalletSession, readConfig, startHttpServer, type HttpServer } from '../../../libs/mcp/src';
+import { envFor, fundedKey, startPaidSite, type PaidSite } from './support';
+
+describe('crawlgate-mcp over streamable HTTP', () => {
+  let site: PaidSite;
+  let server: HttpServer;
+  const logs: string[] = [];
+  beforeAll(async () => {
+    site = await startPaidSite();
+    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site))), {
+      log: (line) => logs.push(line),
+    });
+    server = await startHttpServer(session, { port: 0 });
+  });
+  afterAll(async () => {
+    await server.close();
+    await site.close();
+  });
+
+  async function httpClient(): Promise<Client> {
+    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    return client;
+  }
+
+  it('listens on 127.0.0.1 and serves the tools at /mcp', async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = await httpClient();
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+        'fetch_page',
+        'quote_price',
+        'spending',
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('pays for a page, and every client of the server shares one budget', async () => {
+    const before = (await site.transfers()).length;
+    const first = await httpClient();
+    const second = await httpClient();
+    try {
+      const page = await first.callTool({ name: 'fetch_page', arguments: { url: `${site.url}/cheap/over-http` } });
+      expect(page.structuredContent).toMatchObject({
+        status: 200,
+        text: 'content of /cheap/over-http',
+        paid: { price_usd: '0.001' },
+      });
+      expect((await site.transfers()).length).toBe(before + 1);
+      // Another connection must not get a fresh budget: the limits are the wallet owner's, per server.
+      expect((await second.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({
+        spent_usd: '0.001',
+        payments: 1,
+        remaining_usd: '0.999',
+      });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('turns away a browser page of another origin, and a request for another host (DNS rebinding)', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    expect(await post(server.url, body, { ...headers, origin: 'https://evil.example' })).toBe(403);
+    expect(await post(server.url, body, { ...headers, host: 'evil.example' })).toBe(403);
+    expect(await post(server.url, body, { ...headers, origin: new URL(server.url).origin })).not.toBe(403);
+  });
+});
+
+/** A raw POST (fetch would not let us set Host); resolves to the status. */
+function post(url: string, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

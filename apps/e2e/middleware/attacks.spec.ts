@@ -1,0 +1,256 @@
+/*
+ * The gate tried as a crawler that does not want to pay, against real Express, Fastify, Hono and
+ * NestJS servers whose routers are as lenient as their options allow, the real API and the local
+ * chain. The one rule: an unpaid bot never gets a page, whatever it sends and whatever the API does.
+ * Pricing: /premium/* 0.5, /cheap/* 0.001, /free/* 0, everything else 0.01.
+ */
+
+import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
+import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
+import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
+import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
+import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { LENIENT_FRAMEWORKS } from './support/lenient-sites';
+import { rawRequest, type Answer } from './support/raw-request';
+import type { SiteServer } from './support/site-servers';
+
+let site: GatedSite;
+beforeAll(async () => {
+  site = await startGatedSite();
+  await site.setPricing({
+    default_price_usd: '0.01',
+    rules: [
+      { path: '/premium/*', price_usd: '0.5' },
+      { path: '/cheap/*', price_usd: '0.001' },
+      { path: '/free/*', price_usd: '0' },
+      { path: '/static/premium/*', price_usd: '0.5' },
+      { path: '/static/free/*', price_usd: '0' },
+    ],
+  });
+});
+afterAll(() => site?.close());
+
+const get = rawRequest;
+
+const json = (answer: Answer) => JSON.parse(answer.text) as Record<string, any>;
+const served = (answer: Answer) => answer.status === 200 && answer.text.includes('content');
+
+async function inBatches<T, R>(items: T[], size: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += size) results.push(...(await Promise.all(items.slice(i, i + size).map(run))));
+  return results;
+}
+
+describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
+  let server: SiteServer;
+  const tag = framework.name.replace(/\W+/g, '-').toLowerCase();
+  beforeAll(async () => {
+    server = await framework.start(site.options());
+  });
+  afterAll(() => server?.close());
+
+  it('answers an unpaid crawler sweeping 400 distinct priced URLs 402 every time: 0 pages', async () => {
+    const answers = await inBatches(
+      Array.from({ length: 400 }, (_, i) => `/sweep-${tag}-${i}`),
+      25,
+      (path) => get(server, path, { 'user-agent': GPTBOT }),
+    );
+    expect(answers.filter(served)).toHaveLength(0);
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 402));
+  });
+
+  it('serves 0 pages for the API errors a visitor can provoke: a NUL byte, a nested payload, 55 bad signatures', async () => {
+    const nul = await get(server, '/premium/a%00', { 'user-agent': GPTBOT });
+    expect(served(nul)).toBe(false);
+
+    const offer = json(await get(server, `/premium/nested-${tag}`, { 'user-agent': GPTBOT }));
+    const payment = await signPayment(site.app, newWallet(), offer as never);
+    let nested: unknown = 1;
+    for (let i = 0; i < 40; i++) nested = { a: nested };
+    const hostile = encodeBase64Json({
+      ...payment,
+      payload: { ...payment.payload, signature: `0x${'ab'.repeat(65)}` },
+      extra: nested,
+    });
+    expect(served(await get(server, `/premium/nested-${tag}`, { 'user-agent': GPTBOT, 'x-payment': hostile }))).toBe(
+      false,
+    );
+
+    const page = `/cheap/badsig-${tag}`;
+    const badOffer = json(await get(server, page, { 'user-agent': GPTBOT }));
+    const stranger = newWallet();
+    const answers = await inBatches(
+      Array.from({ length: 55 }, (_, i) => i),
+      11,
+      async () => {
+        const forged = await signPayment(site.app, site.agent, badOffer as never, { signer: stranger });
+        return get(server, page, { 'user-agent': GPTBOT, 'x-payment': encodeBase64Json(forged) });
+      },
+    );
+    expect(answers.filter(served)).toHaveLength(0);
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([402]));
+  });
+
+  it('never lets a paid payment header open another path, nor the same path for another visitor', async () => {
+    const page = `/cheap/replay-${tag}`;
+    const offer = json(await get(server, page, { 'user-agent': GPTBOT }));
+    const xPayment = encodeBase64Json(await signPayment(site.app, site.agent, offer as never));
+    const paid = await get(server, page, { 'user-agent': GPTBOT, 'x-payment': xPayment });
+    expect(served(paid)).toBe(true);
+
+    const replays = [
+      await get(server, `/premium/b-${tag}`, { 'user-agent': GPTBOT, 'x-payment': xPayment }),
+      await get(server, `/premium/c-${tag}`, { 'user-agent': GPTBOT, 'x-payment': xPayment }),
+      await get(server, `/cheap/other-${tag}`, { 'user-agent': CLAUDEBOT, 'x-payment': xPayment }),
+      await get(server, page, { 'user-agent': CLAUDEBOT, 'x-payment': xPayment }),
+    ];
+    expect(replays.map((r) => r.status)).toEqual([402, 402, 402, 402]);
+    expect(replays.filter(served)).toHaveLength(0);
+  });
+
+  it('never lets a paid v2 PAYMENT-SIGNATURE, which names its gate, open another path', async () => {
+    const page = `/cheap/replay-v2-${tag}`;
+    const first = await get(server, page, { 'user-agent': GPTBOT });
+    const required = decodeBase64Json(String(first.headers['payment-required'])) as PaymentRequiredV2;
+    const signed = await signOffer(site.app, site.agent, json(first) as never);
+    const signature = encodeBase64Json(
+      exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }),
+    );
+    expect(served(await get(server, page, { 'user-agent': GPTBOT, 'payment-signature': signature }))).toBe(true);
+
+    for (const [path, agent] of [
+      [`/premium/v2-${tag}`, GPTBOT],
+      [`/cheap/v2-other-${tag}`, GPTBOT],
+      [`/v2-other-${tag}`, CLAUDEBOT],
+    ]) {
+      const replay = await get(server, path, { 'user-agent': agent, 'payment-signature': signature });
+      expect({ path, status: replay.status, served: served(replay) }).toEqual({ path, status: 402, served: false });
+    }
+  });
+
+  it('charges every spelling its router serves as a premium page at least the premium price', async () => {
+    const spellings = [
+      '/PREMIUM/a',
+      '/Premium/a',
+      '/premium/a/',
+      '/premium/a;/../../robots.txt',
+      '/premium/a/.',
+      '/premium/a/x/..',
+      '//premium/a',
+      '/premium//a',
+    ];
+    if (framework.hasStatic)
+      spellings.push(
+        '/static/premium%2fa',
+        '/static/premium%2Fa',
+        '/static/free/..%2fpremium/a',
+        '/static/free/%2e%2e%2fpremium/a',
+      );
+    let reached = 0;
+    for (const spelling of spellings) {
+      const person = await get(server, spelling, { 'user-agent': BROWSER });
+      const bot = await get(server, spelling, { 'user-agent': GPTBOT });
+      expect({ spelling, servedPremiumToBot: bot.text.includes('premium content') }).toEqual({
+        spelling,
+        servedPremiumToBot: false,
+      });
+      if (!person.text.includes('premium content')) continue;
+      reached++;
+      expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
+        spelling,
+        status: 402,
+        price: 'USD 0.5',
+      });
+    }
+    // The router really is lenient: some odd spellings reach the premium route.
+    expect(reached).toBeGreaterThan(1);
+  });
+
+  it('never opens an expensive page with a token for a cheap one', async () => {
+    const offer = json(await get(server, `/cheap/token-${tag}`, { 'user-agent': GPTBOT }));
+    const token = await site.payThroughApi(offer as never);
+    expect(served(await get(server, `/cheap/token-${tag}`, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(
+      true,
+    );
+    for (const path of [`/premium/token-${tag}`, `/CHEAP/token-${tag}/../../premium/x`, `/premium/token-${tag}/`]) {
+      expect(served(await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(false);
+    }
+  });
+
+  it('never opens a path with an escaped "?" or "#" with the token of the path before it', async () => {
+    const page = `/cheap/cut-${tag}`;
+    const token = await site.payThroughApi(json(await get(server, page, { 'user-agent': GPTBOT })) as never);
+    expect(served(await get(server, page, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(true);
+    // The routers hand these to the route as ids "cut-…?x" and "cut-…#x": other pages, not paid for.
+    for (const path of [`${page}%3Fx`, `${page}%3fx`, `${page}%23x`]) {
+      const answer = await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+      expect({ path, status: answer.status, served: served(answer) }).toEqual({ path, status: 402, served: false });
+    }
+  });
+
+  it('still serves free pages and people', async () => {
+    expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
+    expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);
+    expect((await get(server, '/robots.txt', { 'user-agent': GPTBOT })).status).toBe(200);
+  });
+});
+
+describe('the API stopped after start-up', () => {
+  let proxy: TcpProxy;
+  let server: SiteServer;
+  beforeAll(async () => {
+    const { port } = new URL(site.app.baseUrl);
+    proxy = await startTcpProxy('127.0.0.1', Number(port));
+    server = await LENIENT_FRAMEWORKS[0].start(
+      site.options({ apiUrl: `http://127.0.0.1:${proxy.port}`, timeoutMs: 500 }),
+    );
+    // Start-up: the pricing loads.
+    await get(server, '/premium/warm-up', { 'user-agent': GPTBOT });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await proxy?.close();
+  });
+
+  it('answers unpaid and paying crawlers 402 or 503, never the page', async () => {
+    const offer = json(await get(server, '/cheap/down', { 'user-agent': GPTBOT }));
+    const xPayment = encodeBase64Json(await signPayment(site.app, site.agent, offer as never));
+    await proxy.cut();
+    const answers = [
+      await get(server, '/premium/down', { 'user-agent': GPTBOT }),
+      await get(server, '/down-page', { 'user-agent': GPTBOT }),
+      await get(server, '/cheap/down', { 'user-agent': GPTBOT, 'x-payment': xPayment }),
+    ];
+    expect(answers.filter(served)).toHaveLength(0);
+    expect(answers[0].status).toBe(402);
+    expect(answers[1].status).toBe(402);
+    expect([402, 503]).toContain(answers[2].status);
+    expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
+    await proxy.restore();
+  });
+});
+
+describe('the gate at crawler scale', () => {
+  it('makes no API call for 1,000 unpaid bot requests once the pricing is loaded, and 402s every one', async () => {
+    const calls: string[] = [];
+    const gate = createCrawlgate(
+      site.options({
+        fetch: (input, init) => (
+          calls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`),
+          fetch(input, init)
+        ),
+      }),
+    );
+    await gate.handle({ method: 'GET', url: '/warm-up', headers: { 'user-agent': BROWSER } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = calls.length;
+    const decisions = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        gate.handle({ method: 'GET', url: `/scale/${i}`, headers: { 'user-agent': GPTBOT }, ip: '10.0.0.1' }),
+      ),
+    );
+    expect(decisions.map((d) => (d.kind === 'respond' ? d.status : d.kind))).toEqual(decisions.map(() => 402));
+    expect(calls.slice(before)).toEqual([]);
+  });
+});

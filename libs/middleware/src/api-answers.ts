@@ -1,0 +1,226 @@
+/*
+ * The Crawlgate API's answers as the middleware reads them, through core's types of them (a field
+ * renamed or retyped in core fails to compile here). An answer is used only when every field the
+ * middleware passes on has the type core names and the form it needs (atomic amounts of digits, a
+ * 32-byte channel id, a price fit for a header); otherwise it is undefined and the caller treats
+ * the answer as unusable, never as a payment. Fields core does not name are dropped: they never
+ * make an answer usable, and never reach the visitor.
+ */
+
+import {
+  hasFieldKinds,
+  parsePriceUsd,
+  type ApiErrorBody,
+  type BatchSettlementOffer,
+  type ChannelCorrection,
+  type ChannelStateView,
+  type FieldKinds,
+  type PaidGate,
+  type PaymentRejection,
+  type PendingPayment,
+  type SiteOffer,
+  type SiwxAccess,
+  type VoucherCorrection,
+  type VoucherPaid,
+  type VoucherStateView,
+} from '@crawlgate/core';
+
+const PAID: FieldKinds<PaidGate> = {
+  status: ['string'],
+  access_token: ['string'],
+  expires_at: ['string'],
+  gate_id: ['string'],
+  url: ['string'],
+  tx_hash: ['string'],
+  payer: ['string'],
+  amount: ['string'],
+  price_usd: ['string'],
+  network: ['string'],
+  batch_settlement: ['object', 'undefined'],
+};
+
+const VOUCHER_PAID: FieldKinds<VoucherPaid> = {
+  channel_id: ['string'],
+  charged_amount: ['string'],
+  channel_state: ['object'],
+  deposit_tx_hash: ['string', 'null'],
+  deposit_amount: ['string', 'null'],
+};
+
+const CHANNEL_STATE: FieldKinds<ChannelStateView> = {
+  channelId: ['string'],
+  balance: ['string'],
+  totalClaimed: ['string'],
+  withdrawRequestedAt: ['number'],
+  refundNonce: ['string'],
+  chargedCumulativeAmount: ['string'],
+};
+
+const VOUCHER_STATE: FieldKinds<VoucherStateView> = { signedMaxClaimable: ['string'], signature: ['string'] };
+
+const PENDING: FieldKinds<PendingPayment> = {
+  status: ['string'],
+  gate_id: ['string'],
+  tx_hash: ['string', 'null'],
+  detail: ['string'],
+};
+
+const REJECTION: FieldKinds<PaymentRejection> = {
+  detail: ['string'],
+  reason: ['string'],
+  channel_state: ['object', 'undefined'],
+  voucher_state: ['object', 'undefined'],
+};
+
+const ERROR: FieldKinds<ApiErrorBody> = { detail: ['string', 'array'] };
+
+const SIWX: FieldKinds<SiwxAccess> = {
+  access_token: ['string'],
+  expires_at: ['string'],
+  url: ['string'],
+  payer: ['string'],
+};
+
+const SITE: FieldKinds<SiteOffer> = {
+  site_id: ['string'],
+  domain: ['string'],
+  default_price_usd: ['string'],
+  rules: ['array'],
+  pricing_version: ['number'],
+  network: ['string'],
+  caip2: ['string'],
+  chain_id: ['number'],
+  asset: ['string'],
+  x402_network: ['string'],
+  asset_name: ['string'],
+  asset_version: ['string'],
+  pay_to: ['string', 'null'],
+  gate_ttl_seconds: ['number'],
+  settlement_timeout_seconds: ['number'],
+  max_url_length: ['number'],
+  api_base_url: ['string'],
+  batch_settlement: ['object', 'null', 'undefined'],
+  // Its content is stored-bot-policy.ts's to read: an unreadable policy keeps the last good one.
+  bot_policy: ['object', 'undefined'],
+};
+
+const BATCH_OFFER: FieldKinds<BatchSettlementOffer> = {
+  escrow: ['string'],
+  receiver_authorizer: ['string'],
+  withdraw_delay_seconds: ['number'],
+};
+
+const RULE: FieldKinds<SiteOffer['rules'][number]> = { path: ['string'], price_usd: ['string'] };
+
+/** 200 of POST /v1/gates/{id}/verify: a payment of the gate asked about (`gateId`), with a token. */
+export function paidGateOf(body: unknown, gateId: string): PaidGate | undefined {
+  if (!hasFieldKinds<PaidGate>(body, PAID)) return undefined;
+  const whole =
+    body.status === 'paid' &&
+    body.gate_id === gateId &&
+    body.access_token !== '' &&
+    isAtomic(body.amount) &&
+    // It goes into the crawler-charged header as is.
+    parsePriceUsd(body.price_usd).ok &&
+    (body.batch_settlement === undefined || isVoucherPaid(body.batch_settlement));
+  if (!whole) return undefined;
+  const { batch_settlement: voucher, ...paid } = only(body, PAID);
+  return voucher
+    ? {
+        ...paid,
+        batch_settlement: { ...only(voucher, VOUCHER_PAID), channel_state: only(voucher.channel_state, CHANNEL_STATE) },
+      }
+    : paid;
+}
+
+/** 202 of POST /v1/gates/{id}/verify: the payment of the gate asked about is on its way. */
+export function pendingOf(body: unknown, gateId: string): PendingPayment | undefined {
+  return hasFieldKinds<PendingPayment>(body, PENDING) && body.status === 'settlement_pending' && body.gate_id === gateId
+    ? only(body, PENDING)
+    : undefined;
+}
+
+/** 402 of POST /v1/gates/{id}/verify: why the proof does not pay, and x402's correction when its channel state is whole. */
+export function rejectionOf(
+  body: unknown,
+): { reason: string; detail: string; correction?: ChannelCorrection } | undefined {
+  if (!hasFieldKinds<PaymentRejection>(body, REJECTION)) return undefined;
+  const { reason, detail } = body;
+  if (body.channel_state === undefined) return body.voucher_state === undefined ? { reason, detail } : undefined;
+  const correction = correctionOf(body);
+  return correction ? { reason, detail, correction } : undefined;
+}
+
+/** An API error's body (409 and others): its detail, when a sentence. */
+export function errorDetailOf(body: unknown): string | undefined {
+  return hasFieldKinds<ApiErrorBody>(body, ERROR) && typeof body.detail === 'string' ? body.detail : undefined;
+}
+
+/** 200 of POST /v1/access-tokens/siwx: the paid token again. */
+export function siwxAccessOf(body: unknown): SiwxAccess | undefined {
+  return hasFieldKinds<SiwxAccess>(body, SIWX) && body.access_token !== '' ? only(body, SIWX) : undefined;
+}
+
+/** 200 of GET /v1/site: the site's terms, every field the middleware acts on of the type and form it needs. */
+export function siteOfferOf(body: unknown): SiteOffer | undefined {
+  if (!hasFieldKinds<SiteOffer>(body, SITE)) return undefined;
+  const whole =
+    body.rules.every((rule: unknown) => hasFieldKinds(rule, RULE)) &&
+    [body.pricing_version, body.chain_id, body.gate_ttl_seconds, body.settlement_timeout_seconds].every(isCount) &&
+    isCount(body.max_url_length) &&
+    (body.batch_settlement === null ||
+      body.batch_settlement === undefined ||
+      (hasFieldKinds<BatchSettlementOffer>(body.batch_settlement, BATCH_OFFER) &&
+        isCount(body.batch_settlement.withdraw_delay_seconds)));
+  if (!whole) return undefined;
+  const offer = only(body, SITE);
+  return offer.batch_settlement ? { ...offer, batch_settlement: only(offer.batch_settlement, BATCH_OFFER) } : offer;
+}
+
+/** x402's corrective 402: passed on only whole, so a client checks and adopts exactly what the API counts. */
+function correctionOf(body: PaymentRejection): ChannelCorrection | undefined {
+  const { reason, channel_state: state, voucher_state: voucher } = body as VoucherCorrection;
+  if (!isChannelState(state)) return undefined;
+  const channelState = only(state, CHANNEL_STATE);
+  if (voucher === undefined) return { reason, channelState };
+  const whole = hasFieldKinds<VoucherStateView>(voucher, VOUCHER_STATE) && isAtomic(voucher.signedMaxClaimable);
+  return whole && HEX.test(voucher.signature)
+    ? { reason, channelState, voucherState: only(voucher, VOUCHER_STATE) }
+    : undefined;
+}
+
+function isVoucherPaid(value: unknown): value is VoucherPaid {
+  return (
+    hasFieldKinds<VoucherPaid>(value, VOUCHER_PAID) &&
+    isAtomic(value.charged_amount) &&
+    (value.deposit_amount === null || isAtomic(value.deposit_amount)) &&
+    isChannelState(value.channel_state)
+  );
+}
+
+function isChannelState(value: unknown): value is ChannelStateView {
+  return (
+    hasFieldKinds<ChannelStateView>(value, CHANNEL_STATE) &&
+    CHANNEL_ID.test(value.channelId) &&
+    [value.balance, value.totalClaimed, value.refundNonce, value.chargedCumulativeAmount].every(isAtomic) &&
+    isCount(value.withdrawRequestedAt)
+  );
+}
+
+/** The fields of T a checked body holds, and no others: what a peer adds is never passed on. */
+function only<T extends object>(body: T, kinds: FieldKinds<T>): T {
+  const fields = (Object.keys(kinds) as (keyof T & string)[]).filter((key) => Object.hasOwn(body, key));
+  return Object.fromEntries(fields.map((key) => [key, body[key]])) as T;
+}
+
+/** An amount in atomic units (or a nonce): a decimal string of digits. */
+function isAtomic(value: string): boolean {
+  return /^\d{1,78}$/.test(value);
+}
+
+function isCount(value: number): boolean {
+  return Number.isSafeInteger(value) && value >= 0;
+}
+
+const CHANNEL_ID = /^0x[0-9a-fA-F]{64}$/;
+const HEX = /^0x[0-9a-fA-F]*$/;

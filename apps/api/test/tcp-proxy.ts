@@ -6,10 +6,12 @@ export type Direction = 'to-target' | 'to-client';
 export interface TcpProxyOptions {
   /**
    * Sees every chunk before it is forwarded, with the number of its connection; returning false
-   * drops it, 'reset' drops it and resets that connection alone. Fault tests use it to cut at an
-   * exact moment (mid-transaction, after a broadcast) or to fail one request among many.
+   * drops it, 'reset' drops it and resets that connection alone, a promise holds it (and what
+   * follows it on that connection and way) until it settles. Fault tests use it to cut at an
+   * exact moment (mid-transaction, after a broadcast), to fail one request among many, or to let
+   * one statement arrive late.
    */
-  tap?: (chunk: Buffer, direction: Direction, connection: number) => boolean | 'reset' | void;
+  tap?: (chunk: Buffer, direction: Direction, connection: number) => boolean | 'reset' | Promise<void> | void;
 }
 
 export interface TcpProxy {
@@ -76,14 +78,23 @@ export async function startTcpProxy(
 
 /** Copies `from` into `to` through the tap; an end is passed on as an end, anything else as a reset. */
 function forward(from: Socket, to: Socket, direction: Direction, id: number, { tap }: TcpProxyOptions): void {
-  from.on('data', (chunk: Buffer) => {
-    const verdict = tap?.(chunk, direction, id);
-    if (verdict === 'reset') return (reset(from), reset(to));
-    if (verdict === false || to.destroyed) return;
+  const write = (chunk: Buffer) => {
+    if (to.destroyed) return;
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());
     }
+  };
+  from.on('data', (chunk: Buffer) => {
+    const verdict = tap?.(chunk, direction, id);
+    if (verdict === 'reset') return (reset(from), reset(to));
+    if (verdict === false) return;
+    if (verdict instanceof Promise) {
+      from.pause(); // no later chunk may overtake the held one
+      void verdict.finally(() => (write(chunk), from.resume()));
+      return;
+    }
+    write(chunk);
   });
   from.once('end', () => to.end());
   from.once('close', (hadError) => (hadError ? reset(to) : to.end()));

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { openDatabase, type Database } from '../src/db/database';
 import { migrate, type Migration } from '../src/db/migrator';
 import { pgliteDriver } from '../src/db/sql-driver';
+import { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy';
 
 export interface TestDatabase {
   database: Database;
@@ -68,4 +69,24 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   } finally {
     await client.end();
   }
+}
+
+/** PostgreSQL for fault tests, which need a server to lose or to slow: DATABASE_URL, else the local one. */
+export const FAULT_TEST_POSTGRES_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+
+/**
+ * A fresh database on PostgreSQL (even on a PGlite run) whose pool connects through a
+ * fault-injection proxy, so a test can cut, drop or hold what the app sends it. Dispose the
+ * database before closing the proxy.
+ */
+export async function createProxiedTestDatabase(
+  tap: TcpProxyOptions['tap'],
+): Promise<{ db: TestDatabase; proxy: TcpProxy }> {
+  const server = new URL(FAULT_TEST_POSTGRES_URL);
+  const proxy = await startTcpProxy(server.hostname, Number(server.port || 5432), { tap });
+  const poolUrl = new URL(FAULT_TEST_POSTGRES_URL);
+  poolUrl.hostname = '127.0.0.1';
+  poolUrl.port = String(proxy.port);
+  const db = await createTestDatabase({ postgresUrl: FAULT_TEST_POSTGRES_URL, poolUrl: poolUrl.toString() });
+  return { db, proxy };
 }

@@ -1,11 +1,10 @@
 import { pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type CallResult, type TestApp } from '../../test/test-app';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { startTcpProxy, type TcpProxy } from '../../test/tcp-proxy';
+import { createProxiedTestDatabase, type TestDatabase } from '../../test/test-database';
+import type { TcpProxy } from '../../test/tcp-proxy';
 
-/** An outage needs a server to lose, so this file runs on PostgreSQL even on a PGlite run. */
-const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+// An outage needs a server to lose, so this file runs on PostgreSQL even on a PGlite run.
 /** No request may take longer than this while the database is gone. */
 const ANSWER_BOUND_MS = 3_000;
 
@@ -33,14 +32,9 @@ describe('PostgreSQL going away and coming back (the same app instance throughou
   let onStatement: ((sql: string) => boolean | void) | undefined;
 
   beforeAll(async () => {
-    const server = new URL(POSTGRES_URL);
-    proxy = await startTcpProxy(server.hostname, Number(server.port || 5432), {
-      tap: (chunk, direction) => (direction === 'to-target' ? onStatement?.(chunk.toString('latin1')) : undefined),
-    });
-    const poolUrl = new URL(POSTGRES_URL);
-    poolUrl.hostname = '127.0.0.1';
-    poolUrl.port = String(proxy.port);
-    db = await createTestDatabase({ postgresUrl: POSTGRES_URL, poolUrl: poolUrl.toString() });
+    ({ db, proxy } = await createProxiedTestDatabase((chunk, direction) =>
+      direction === 'to-target' ? onStatement?.(chunk.toString('latin1')) : undefined,
+    ));
     app = await startTestApp({ database: db.database });
     ({ publisher, site } = await pricedSite(app, newWallet().address));
   });

@@ -35,6 +35,16 @@ import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { sendSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 
+/**
+ * The first key of the payer-turn advisory locks (pg_advisory_xact_lock(int, int)); the second is
+ * a hash of chain, token and payer. Two-key locks never meet the one-key locks of the migrator and
+ * the reconciler.
+ */
+const PAYER_TURN_LOCK = 0x63676174; // 'cgat'
+
+/** A claim of the same payer written before this one and not yet settled when this one was written. */
+type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
+
 export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
 
 /**
@@ -115,7 +125,7 @@ export class PaymentsService {
         ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth)
         : this.outcomeOf(claim.payment, gate);
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is released.
-    const covered = await this.balanceCovers(claim.payment, auth).catch(async (error: unknown) => {
+    const covered = await this.balanceCovers(claim.payment, claim.ahead, auth).catch(async (error: unknown) => {
       await this.release(claim.payment.id);
       throw error;
     });
@@ -242,25 +252,24 @@ export class PaymentsService {
       Prisma.PaymentUncheckedCreateInput,
       'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization' | 'paymentIdentifier' | 'paymentFingerprint'
     >,
-  ): Promise<{ kind: 'claimed'; payment: Payment } | { kind: 'taken'; payment: Payment }> {
+  ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
     if (!site) throw notFound(GATE_NOT_FOUND);
+    const row: Prisma.PaymentUncheckedCreateInput = {
+      ...data,
+      gateId: gate.ref,
+      siteId: gate.siteId,
+      publisherId: site.publisherId,
+      url: gate.path,
+      chainId: gate.chainId,
+      asset: gate.asset,
+      payTo: gate.payTo.toLowerCase(),
+      amount: gate.micros,
+    };
     try {
-      const payment = await this.db.prisma.payment.create({
-        data: {
-          ...data,
-          gateId: gate.ref,
-          siteId: gate.siteId,
-          publisherId: site.publisherId,
-          url: gate.path,
-          chainId: gate.chainId,
-          asset: gate.asset,
-          payTo: gate.payTo.toLowerCase(),
-          amount: gate.micros,
-        },
-      });
-      return { kind: 'claimed', payment };
+      if (row.method === 'authorization') return { kind: 'claimed', ...(await this.claimInPayerTurn(row)) };
+      return { kind: 'claimed', payment: await this.db.prisma.payment.create({ data: row }), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
@@ -288,23 +297,38 @@ export class PaymentsService {
   }
 
   /**
-   * True when the payer's balance covers this claim and every claim of the same payer made before
-   * it that has not yet moved money: the relayer never pays gas for a settlement bound to revert
-   * (five concurrent payments of a payer holding enough for one broadcast one). A claim ahead
+   * Writes an authorization's claim together with the payer's other claims in flight, in one turn
+   * of that payer (a transaction holding a lock on it, across API instances): the claims it reads
+   * are exactly those written before it, and every claim written after it reads it. Ordered by
+   * creation time instead, a claim created first but committed last missed the other, which saw it
+   * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
+   */
+  private claimInPayerTurn(
+    row: Prisma.PaymentUncheckedCreateInput,
+  ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
+    return this.db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${PAYER_TURN_LOCK}::int, hashtext(${`${row.chainId}:${row.asset}:${row.payer}`}))`;
+      const ahead = await tx.payment.findMany({
+        where: {
+          payer: row.payer,
+          chainId: row.chainId,
+          asset: row.asset,
+          method: 'authorization',
+          status: { in: ['submitting', 'submitted'] },
+        },
+        select: { amount: true, nonce: true },
+      });
+      return { payment: await tx.payment.create({ data: row }), ahead };
+    });
+  }
+
+  /**
+   * True when the payer's balance covers this claim and every claim of the same payer written
+   * before it that has not yet moved money: the relayer never pays gas for a settlement bound to
+   * revert (five concurrent payments of a payer holding enough for one broadcast one). A claim ahead
    * whose authorization is used already took its money from the balance, so it is not counted twice.
    */
-  private async balanceCovers(claim: Payment, auth: SignedAuthorization): Promise<boolean> {
-    const ahead = await this.db.prisma.payment.findMany({
-      where: {
-        payer: claim.payer,
-        chainId: claim.chainId,
-        asset: claim.asset,
-        method: 'authorization',
-        status: { in: ['submitting', 'submitted'] },
-        OR: [{ createdAt: { lt: claim.createdAt } }, { createdAt: claim.createdAt, id: { lt: claim.id } }],
-      },
-      select: { amount: true, nonce: true },
-    });
+  private async balanceCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
     // The claims ahead first, the balance after: a claim seen as used has left the balance read
     // later. Read together (one batch), a transfer mined between the two reads was seen as used
     // but not yet taken from the balance, and a doomed settlement was broadcast.

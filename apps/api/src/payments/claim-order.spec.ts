@@ -1,0 +1,111 @@
+import { createSite, openGate, registerPublisher, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { createProxiedTestDatabase, type TestDatabase } from '../../test/test-database';
+import { startTcpProxy, type TcpProxy } from '../../test/tcp-proxy';
+import { workerChain } from '../../test/test-chain';
+
+// Statements must arrive late at a server, so this file runs on PostgreSQL even on a PGlite run.
+/** Longest a held statement or broadcast waits for what it waits for. */
+const HOLD_MS = 1_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Two payments of one payer holding enough for one, where the first claim written reaches the
+ * database late: the second is claimed and checked meanwhile, and its broadcast is held until the
+ * first was checked too, so neither balance read sees the other's transfer. Whatever order the
+ * claims land in, one of the two must see the other in flight, so the relayer broadcasts exactly
+ * one settlement (issue 12: no gas for doomed settlements). Claims ordered by their creation time
+ * let each see the other as behind it, and both were broadcast (CI on PostgreSQL caught it once by
+ * chance; this forces it).
+ */
+describe('claims of one payer reaching the database out of order', () => {
+  let proxy: TcpProxy;
+  let rpcProxy: TcpProxy;
+  let db: TestDatabase;
+  let app: TestApp;
+  let dear: TestSite;
+  const payTo = newWallet().address;
+  /** Set by a test: what the next statement sent to PostgreSQL meets. */
+  let onStatement: ((sql: string) => Promise<void> | void) | undefined;
+  /** Set by a test: what the next JSON-RPC request meets. */
+  let onRpc: ((text: string) => Promise<void> | void) | undefined;
+
+  beforeAll(async () => {
+    ({ db, proxy } = await createProxiedTestDatabase((chunk, direction) =>
+      direction === 'to-target' ? onStatement?.(chunk.toString('latin1')) : undefined,
+    ));
+    const rpc = new URL(workerChain().rpcUrl);
+    rpcProxy = await startTcpProxy(rpc.hostname, Number(rpc.port), {
+      tap: (chunk, direction) => (direction === 'to-target' ? onRpc?.(chunk.toString()) : undefined),
+    });
+    app = await startTestApp({
+      database: db.database,
+      chainRpcUrl: `http://127.0.0.1:${rpcProxy.port}`,
+      isolateChain: true,
+    });
+    const publisher = await registerPublisher(app);
+    await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: payTo },
+      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+    });
+    dear = await createSite(app, publisher);
+    await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, {
+      body: { default_price_usd: '0.5' },
+      headers: publisher.auth,
+    });
+  });
+  afterAll(async () => {
+    onStatement = undefined;
+    onRpc = undefined;
+    await app.close();
+    await db.dispose();
+    await proxy.close();
+    await rpcProxy.close();
+  });
+
+  it('broadcasts one settlement when the first claim written is held back until the second was checked', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const gates = await Promise.all([openGate(app, dear, '/late/0'), openGate(app, dear, '/late/1')]);
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
+    const relayer = app.chain.relayer.account.address;
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+
+    // The first claim written waits until the other's read of the claims ahead of it went out (or
+    // HOLD_MS: a claim serialized behind the held one never reads meanwhile).
+    let releaseClaim!: () => void;
+    const claimReleased = new Promise<void>((resolve) => (releaseClaim = resolve));
+    let claimsHeld = 0;
+    onStatement = (sql) => {
+      if (claimsHeld === 0 && /INSERT INTO "[^"]+"\."payments"/.test(sql)) {
+        claimsHeld++;
+        setTimeout(releaseClaim, HOLD_MS);
+        return claimReleased;
+      }
+      if (claimsHeld === 1 && /FROM "[^"]+"\."payments" WHERE/.test(sql)) setTimeout(releaseClaim, 50);
+    };
+    // The first broadcast waits until the held claim had time to read the payer's balance.
+    let broadcastsHeld = 0;
+    onRpc = (text) => {
+      if (broadcastsHeld > 0 || !text.includes('eth_sendRawTransaction')) return;
+      broadcastsHeld++;
+      return claimReleased.then(() => sleep(300));
+    };
+    const answers = await Promise.all(
+      gates.map((gate, i) => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: payments[i] } })),
+    );
+
+    onStatement = undefined;
+    onRpc = undefined;
+    expect(claimsHeld).toBe(1);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+    expect(answers.find((a) => a.status === 402)!.body.reason).toBe('insufficient_funds');
+    expect(
+      (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+    ).toBe(1);
+    expect(await usdcBalance(app, agent.address)).toBe(0n);
+    expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
+  }, 20_000);
+});

@@ -475,7 +475,7 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
     expect(paymentsSent(site)).toHaveLength(1);
   });
 
-  it('frees the reservation when the site refuses the payment outright (402)', async () => {
+  it('keeps a refused authorization counted as spent: the site holds it and could still settle it', async () => {
     const site = await startSite((request, response) => {
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
       response
@@ -490,6 +490,9 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
     });
     const agent = agentWith({ budgetUsd: '0.001' });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
-    expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    // No second authorization: the budget is the most a site can take, refusals included.
+    await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(1);
   });
 });

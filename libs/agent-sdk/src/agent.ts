@@ -198,7 +198,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reservation)
       throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     let charged = false;
-    const markCharged = (value = true) => void (charged = value);
+    const markCharged = () => void (charged = true);
     try {
       const result =
         mode === 'transfer'
@@ -214,11 +214,12 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: (extra: Record<string, string>) => Promise<Response>,
-    markCharged: (value?: boolean) => void,
+    markCharged: () => void,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
-    // Once sent, the signed authorization can be settled by whoever holds it, whatever answer we get
-    // (a settlement still pending, a dropped connection): it counts as spent unless refused outright.
+    // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
+    // answer we get (a refusal, a settlement still pending, a dropped connection): it counts as spent.
+    // Freed on a refusal, a site that keeps the authorizations and refuses would get one per page.
     markCharged();
     let response = await retry({ [name]: value });
     // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
@@ -234,7 +235,6 @@ export function createAgent(options: AgentOptions): Agent {
       response.headers.get('x-payment-response') ?? response.headers.get('payment-response'),
     );
     if (response.status === 402 || settlement?.success === false) {
-      markCharged(false); // the site says nothing was settled
       const refusal = refusalOf(await jsonOf(response.clone()));
       throw new PaymentFailedError(
         url,

@@ -1,0 +1,145 @@
+/*
+ * An attacker's review of how the agent reads answers (a site's 402, its settlement header, the
+ * API's verify answer): hostile shapes must never turn into a payment above the offer or budget,
+ * to another recipient, or into "paid" without a confirmation. No chain, no server: a fake fetch.
+ */
+
+import { decodeBase64Json, encodeBase64Json, NETWORKS, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { verifyAnswerOf, settlementOf, refusalOf } from './answers';
+import { createAgent } from './agent';
+import { readOffers } from './offers';
+
+const USDC = NETWORKS.base.usdc;
+const PAY_TO = privateKeyToAccount(generatePrivateKey()).address;
+
+const requirement = (overrides: Record<string, unknown> = {}): PaymentRequirementsV1 =>
+  ({
+    scheme: 'exact',
+    network: 'base',
+    maxAmountRequired: '1000',
+    resource: 'http://site.test/page',
+    description: 'a page',
+    mimeType: 'text/html',
+    payTo: PAY_TO,
+    maxTimeoutSeconds: 60,
+    asset: USDC.address!,
+    extra: { name: USDC.name, version: USDC.version },
+    ...overrides,
+  }) as PaymentRequirementsV1;
+
+/** A 402 whose body (x402 v1) is `body`, as JSON text, so hostile spellings survive. */
+const challengeOf = (bodyText: string, headers: Record<string, string> = {}) =>
+  new Response(bodyText, { status: 402, headers: { 'content-type': 'application/json', ...headers } });
+
+describe('readOffers: hostile 402 bodies are no offer, never a coerced one', () => {
+  it.each([
+    ['an amount in exponent form', { maxAmountRequired: '1e3' }],
+    ['a negative amount', { maxAmountRequired: '-1000' }],
+    ['a fractional amount', { maxAmountRequired: '1000.5' }],
+    ['an amount with a space', { maxAmountRequired: ' 1000' }],
+    ['a hex amount', { maxAmountRequired: '0x3e8' }],
+    ['an amount as a JSON number', { maxAmountRequired: 1000 }],
+    ['an amount of 31 digits', { maxAmountRequired: '1'.repeat(31) }],
+    ['an amount with a trailing newline', { maxAmountRequired: '1000\n' }],
+    ['a payTo that is not an address', { payTo: `${PAY_TO}00` }],
+    ['a payTo that is a list', { payTo: [PAY_TO] }],
+    ['an asset that is a number', { asset: 1 }],
+    ['a domain name that is not a string', { extra: { name: ['USD Coin'], version: '2' } }],
+    ['another scheme', { scheme: 'upto' }],
+    ['a network that is an object', { network: { toString: 'base' } }],
+  ])('refuses %s', async (_name, overrides) => {
+    const offers = await readOffers(challengeOf(JSON.stringify({ x402Version: 1, accepts: [requirement(overrides)] })));
+    expect(offers).toEqual([]);
+  });
+
+  it('reads nothing from prototype keys: an offer hidden under __proto__ or constructor is no offer', async () => {
+    const inner = JSON.stringify(requirement());
+    const body = `{"x402Version":1,"__proto__":{"accepts":[${inner}]},"constructor":{"accepts":[${inner}]}}`;
+    expect(await readOffers(challengeOf(body))).toEqual([]);
+    const field = `{"x402Version":1,"accepts":[{"__proto__":${inner}}]}`;
+    expect(await readOffers(challengeOf(field))).toEqual([]);
+  });
+
+  it('pays exactly the recipient and amount of the offer it read, and caps a huge timeout', async () => {
+    // 1e400 parses to Infinity: it must not become an authorization valid forever.
+    const text = JSON.stringify({ x402Version: 1, accepts: [requirement()] }).replace(
+      '"maxTimeoutSeconds":60',
+      '"maxTimeoutSeconds":1e400',
+    );
+    const [offer] = await readOffers(challengeOf(text));
+    expect(offer).toMatchObject({ amount: 1000n, payTo: PAY_TO, asset: USDC.address });
+    const account = privateKeyToAccount(generatePrivateKey());
+    let paid: { payload: { authorization: { to: string; value: string; validBefore: string } } } | undefined;
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const headers = new Headers(input instanceof Request ? input.headers : init?.headers);
+      const header = headers.get('x-payment');
+      if (!header) return challengeOf(text);
+      paid = decodeBase64Json(header) as typeof paid;
+      return new Response('page', { status: 200 });
+    };
+    const agent = createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', fetch: fake as typeof fetch });
+    await agent.fetch('http://site.test/page');
+    expect(paid!.payload.authorization).toMatchObject({ to: PAY_TO, value: '1000' });
+    expect(Number(paid!.payload.authorization.validBefore) - Date.now() / 1000).toBeLessThanOrEqual(301);
+  });
+});
+
+describe('the settlement header and the verify answer: no coercion into "paid"', () => {
+  it('ignores a success, reason or transaction of the wrong type', () => {
+    const header = encodeBase64Json({ success: 'false', errorReason: 7, transaction: { hash: '0x' } });
+    expect(settlementOf(header)).toEqual({});
+    expect(settlementOf(encodeBase64Json([{ success: true }]))).toBeUndefined();
+    expect(settlementOf('not base64 json')).toBeUndefined();
+  });
+
+  it('finds no access token in a number, an empty string, a list, or under __proto__', () => {
+    for (const text of [
+      '{"access_token":12345}',
+      '{"access_token":""}',
+      '{"access_token":["a.b"]}',
+      '{"__proto__":{"access_token":"a.b"}}',
+      '{"constructor":{"access_token":"a.b"}}',
+      '["a.b"]',
+      'null',
+    ])
+      expect(verifyAnswerOf(JSON.parse(text)).accessToken).toBeUndefined();
+    expect(refusalOf(JSON.parse('{"__proto__":{"reason":"x"}}'))).toEqual({});
+  });
+});
+
+describe('a site that answers a sent payment with a 402 (it holds the signed authorization)', () => {
+  /*
+   * FINDING (failing on purpose; not fixed here). payByAuthorization frees the budget reservation
+   * when the answer to a sent payment is a 402 or success:false (agent.ts:236-237). But the site
+   * already holds a valid EIP-3009 authorization (to payTo, for the amount, valid up to 300 s) and
+   * can settle it on chain whatever it answers. A hostile site settles each one and answers 402:
+   * every page the agent tries signs one more spendable authorization, without limit by the budget.
+   * The batch-settlement deposit path already treats a refused deposit as still spendable (it stays
+   * reserved, agent.ts:396-400); the exact path does not.
+   */
+  it('signs no more spendable authorizations than the budget covers', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const authorizations: { value: string; nonce: string }[] = [];
+    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const headers = new Headers(input instanceof Request ? input.headers : init?.headers);
+      const header = headers.get('x-payment');
+      if (!header) return challengeOf(body);
+      // The site keeps the signed authorization (it could broadcast it now), then refuses.
+      const payment = decodeBase64Json(header) as { payload: { authorization: { value: string; nonce: string } } };
+      authorizations.push(payment.payload.authorization);
+      return challengeOf(body, {
+        'x-payment-response': encodeBase64Json({ success: false, errorReason: 'invalid_payload', transaction: '' }),
+      });
+    };
+    // Budget for exactly one page of 0.001 USD.
+    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '0.001', fetch: fake as typeof fetch });
+    for (const page of ['/one', '/two', '/three']) await agent.fetch(`http://site.test${page}`).catch(() => undefined);
+
+    const spendable = authorizations.reduce((sum, a) => sum + BigInt(a.value), 0n);
+    expect(new Set(authorizations.map((a) => a.nonce)).size).toBe(authorizations.length);
+    // What the site can take from the wallet must stay within the 1000 micro-USD budget.
+    expect(spendable).toBeLessThanOrEqual(1000n);
+  });
+});

@@ -55,6 +55,14 @@ describe('retries and timeouts', () => {
   const client = (options: Partial<ConstructorParameters<typeof PublisherClient>[0]> = {}) =>
     new PublisherClient({ apiUrl, apiKey: 'xk_pub_test', ...options });
 
+  it('never follows a redirect: the API key is sent to the API only', async () => {
+    const elsewhere: Answer = (_request, response) =>
+      response.writeHead(307, { location: `${apiUrl}/elsewhere/me` }).end();
+    script = [elsewhere, json(200, ME)];
+    await expect(client().me()).rejects.toMatchObject({ name: 'ApiError', status: 307 });
+    expect(seen.map((request) => request.url)).toEqual(['/v1/publishers/me']);
+  });
+
   it('retries a 429 after its Retry-After, then succeeds', async () => {
     script = [json(429, { detail: 'Rate limit exceeded' }, { 'retry-after': '1' }), json(200, ME)];
     expect(await client().me()).toEqual(ME);

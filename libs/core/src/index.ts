@@ -31,3 +31,4 @@ export * from './structured-fields';
 export * from './http-message-signature';
 export * from './ed25519-jwk';
 export * from './web-bot-auth';
+export * from './site-domain';

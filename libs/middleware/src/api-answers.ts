@@ -8,6 +8,7 @@
  */
 
 import {
+  DOMAIN_PATTERN,
   hasFieldKinds,
   parsePriceUsd,
   type ApiErrorBody,
@@ -165,7 +166,9 @@ export function siwxAccessOf(body: unknown): SiwxAccess | undefined {
 export function siteOfferOf(body: unknown): SiteOffer | undefined {
   if (!hasFieldKinds<SiteOffer>(body, SITE)) return undefined;
   const whole =
-    body.rules.every((rule: unknown) => hasFieldKinds(rule, RULE)) &&
+    DOMAIN_PATTERN.test(body.domain) &&
+    parsePriceUsd(body.default_price_usd).ok &&
+    body.rules.every((rule: unknown) => hasFieldKinds(rule, RULE) && parsePriceUsd(rule.price_usd).ok) &&
     [body.pricing_version, body.chain_id, body.gate_ttl_seconds, body.settlement_timeout_seconds].every(isCount) &&
     isCount(body.max_url_length) &&
     (body.batch_settlement === null ||

@@ -92,6 +92,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        // The API never redirects; followed, a redirect would carry the site token to another host.
+        redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();

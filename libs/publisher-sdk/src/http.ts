@@ -66,6 +66,8 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
         ...call.headers,
       },
       body: hasBody ? JSON.stringify(call.body) : undefined,
+      // The API never redirects; followed, a redirect would carry the API key to another host.
+      redirect: 'manual',
       signal,
     });
     text = await response.text();

@@ -1,8 +1,16 @@
-import type { CreatedSite, DeletedSite, RotatedSiteToken, SecretRotation, Site, SiteList } from '@crawlgate/core';
+import {
+  DOMAIN_PATTERN,
+  type CreatedSite,
+  type DeletedSite,
+  type RotatedSiteToken,
+  type SecretRotation,
+  type Site,
+  type SiteList,
+} from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
-import { DOMAIN_PATTERN, Optional } from '../http/validators';
+import { Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) =>
   typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value;

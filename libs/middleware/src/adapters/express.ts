@@ -36,13 +36,18 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
         routing,
       })
       .then((decision) => {
-        if (decision.kind === 'respond') {
-          res.writeHead(decision.status, decision.headers).end(decision.body);
+        try {
+          if (decision.kind === 'respond') {
+            res.writeHead(decision.status, decision.headers).end(decision.body);
+            return;
+          }
+          // Set now, sent with whatever the route answers.
+          if (decision.kind === 'pass-after-payment')
+            for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+        } catch (error) {
+          next(error); // a header Node refuses: the app's error answer, never the page nor a crashed process
           return;
         }
-        // Set now, sent with whatever the route answers.
-        if (decision.kind === 'pass-after-payment')
-          for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
         next();
       }, next);
   };

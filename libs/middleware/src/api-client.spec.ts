@@ -1,0 +1,38 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApiClient, CrawlgateApiError } from './api-client';
+
+/** Loopback servers: one posing as the API that redirects every call, one where it points. */
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe('createApiClient: a redirecting API', () => {
+  const seenElsewhere: IncomingHttpHeaders[] = [];
+  let elsewhere: Awaited<ReturnType<typeof listen>>;
+  let redirecting: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    elsewhere = await listen((request, response) => {
+      seenElsewhere.push(request.headers);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    redirecting = await listen((request, response) =>
+      response.writeHead(307, { location: `${elsewhere.url}${request.url}` }).end(),
+    );
+  });
+  afterAll(() => Promise.all([elsewhere, redirecting].map(({ server }) => new Promise((r) => server.close(r)))));
+
+  const client = () => createApiClient({ apiUrl: redirecting.url, siteToken: 'cgst_secret', timeoutMs: 2000 });
+
+  it('never follows it: the site token stays with the API, the call fails as a refusal', async () => {
+    const site = client().site();
+    await expect(site).rejects.toBeInstanceOf(CrawlgateApiError);
+    await expect(site).rejects.toMatchObject({ status: 307 });
+    const verify = client().verify('gate', { x402Version: 2 }, 2000);
+    await expect(verify).rejects.toMatchObject({ status: 307 });
+    expect(seenElsewhere).toEqual([]);
+  });
+});

@@ -33,9 +33,14 @@ const LONE_SURROGATE = /\p{Cs}/gu;
 const SEGMENT = String.raw`(?!\.\.?(?:/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]+`;
 const CANONICAL_PATH = new RegExp(String.raw`^/(?:${SEGMENT}(?:/${SEGMENT})*/?)?$`);
 
+/** Whether `url` is a path in its canonical form (above): requestPath() returns it unchanged. */
+export function isCanonicalPath(url: string): boolean {
+  return CANONICAL_PATH.test(url);
+}
+
 /** The request path used for pricing and token binding. Never throws; '/' for an empty input. */
 export function requestPath(url: string): string {
-  if (typeof url === 'string' && CANONICAL_PATH.test(url)) return url;
+  if (typeof url === 'string' && isCanonicalPath(url)) return url;
   const pathname = pathnameOf(typeof url === 'string' ? url : '');
   return decodePathEscapes(pathname.replace(/\/{2,}/g, '/'));
 }

@@ -20,6 +20,29 @@ describe('createCrawlerCounter', () => {
   let clock = Date.parse('2026-11-23T23:59:59Z');
   const counter = () => createCrawlerCounter(() => clock);
 
+  it('counts a run of one kind, broken by others, a drain and a full report, as each sighting alone', () => {
+    const counts = counter();
+    const person = sighting({ crawler: 'person', category: 'person', operator: null, action: 'passed', path: null });
+    for (const next of [person, person, sighting(), person, sighting({ verified: true }), person]) counts.count(next);
+    const requests = (report: ReturnType<typeof counts.drain>) =>
+      report.crawlers.map(({ crawler, action, verified, requests }) => [crawler, action, verified, requests]);
+    expect(requests(counts.drain())).toEqual([
+      ['person', 'passed', false, 4],
+      ['GPTBot', 'charged', false, 1],
+      ['GPTBot', 'charged', true, 1],
+    ]);
+    // After a drain, the last sighting's entry is gone with the report it belonged to.
+    counts.count(person);
+    expect(requests(counts.drain())).toEqual([['person', 'passed', false, 1]]);
+    // A full report keeps none of the kinds it has no room for, however often they repeat.
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT; i++) counts.count(sighting({ crawler: `Bot${i}` }));
+    counts.count(person);
+    counts.count(person);
+    const full = counts.drain();
+    expect(full.crawlers).toHaveLength(MAX_CRAWLER_COUNTS_PER_REPORT);
+    expect(full.crawlers.some((count) => count.crawler === 'person')).toBe(false);
+  });
+
   it('counts per day, crawler and action, sums revenue as a decimal string, and starts again empty after a drain', () => {
     const counts = counter();
     expect(counts.pending).toBe(false);

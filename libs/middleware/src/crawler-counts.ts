@@ -75,17 +75,27 @@ export function utcDayClock(now: () => number): () => string {
   };
 }
 
+type Entry = { count: CrawlerCount; revenue: bigint };
+
 export function createCrawlerCounter(now: () => number = Date.now): CrawlerCounter {
   const today = utcDayClock(now);
-  let counts = new Map<string, { count: CrawlerCount; revenue: bigint }>();
+  let counts = new Map<string, Entry>();
   let paths = new Map<string, CrawlerPathCount>();
   let pathsPerCrawler = new Map<string, number>();
+  // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
+  let last: { day: string; crawler: string; action: CrawlerAction; verified: boolean; entry: Entry } | undefined;
 
   return {
     count({ crawler, category, operator, action, path, revenueMicros, verified }) {
       const day = today();
-      const key = `${day}\n${crawler}\n${action}\n${verified}`;
-      const known = counts.get(key);
+      const repeat =
+        last !== undefined &&
+        last.day === day &&
+        last.crawler === crawler &&
+        last.action === action &&
+        last.verified === verified;
+      const key = repeat ? '' : `${day}\n${crawler}\n${action}\n${verified}`;
+      const known = repeat ? last!.entry : counts.get(key);
       if (known) {
         known.count.requests++;
         known.revenue += revenueMicros;
@@ -94,6 +104,10 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
           count: { day, crawler, category, operator, action, verified, requests: 1, revenue_micros: '0' },
           revenue: revenueMicros,
         });
+      }
+      if (!repeat) {
+        const entry = known ?? counts.get(key);
+        last = entry && { day, crawler, action, verified, entry };
       }
       if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
       const pathKey = `${day}\n${crawler}\n${path}`;
@@ -114,6 +128,7 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         paths: [...paths.values()],
       };
       counts = new Map();
+      last = undefined;
       paths = new Map();
       pathsPerCrawler = new Map();
       return report;

@@ -117,6 +117,31 @@ describe('createCrawlgate', () => {
     expect(fake.calls).toEqual(['GET /v1/site']);
   });
 
+  it('handleNow decides at once what needs no I/O, and waits for the first load and for the API', async () => {
+    const { gate } = setup();
+    const request = (url: string, headers: CrawlgateRequest['headers']) => ({
+      method: 'GET',
+      url,
+      headers,
+      ip: '10.0.0.1',
+    });
+    // Before the terms loaded, even a person waits for them: the first answer is never a guess.
+    const early = gate.handleNow(request('/post/1', { 'user-agent': GPTBOT }));
+    expect(early).toBeInstanceOf(Promise);
+    expect(respond(await early).status).toBe(402);
+    expect(gate.handleNow(request('/post/1', { 'user-agent': BROWSER }))).toEqual({ kind: 'pass' });
+    expect(gate.handleNow(request('/post/1', { 'user-agent': GPTBOT, 'x-crawlgate-token': token('/post/1') }))).toEqual(
+      { kind: 'pass' },
+    );
+    // The same token on another path, and no token: a 402 at once, never a pass.
+    const other = gate.handleNow(request('/post/2', { 'user-agent': GPTBOT, 'x-crawlgate-token': token('/post/1') }));
+    expect(respond(other as Decision).status).toBe(402);
+    // A payment is the API's to confirm: a promise, and (the fake API confirming nothing) no pass.
+    const paying = gate.handleNow(request('/post/1', { 'user-agent': GPTBOT, 'x-payment': paymentV1() }));
+    expect(paying).toBeInstanceOf(Promise);
+    expect((await paying).kind).toBe('respond');
+  });
+
   it('answers a charged bot 402 with a gate it signs itself: this path, this price, PAYMENT-REQUIRED, no-store', async () => {
     const { fake, handle } = setup();
     const answer = respond(await handle('/post/1?utm=x'));

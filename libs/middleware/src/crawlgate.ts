@@ -116,6 +116,12 @@ export interface CrawlgateOptions {
 
 export interface Crawlgate {
   handle(request: CrawlgateRequest): Promise<Decision>;
+  /**
+   * handle's decision, given at once when it needs no I/O (the terms loaded, no signature to check,
+   * no payment to verify): a person's request, a valid token, an unpaid bot's 402. A promise otherwise.
+   * For adapters whose framework takes a callback: no turn of the event loop per request.
+   */
+  handleNow(request: CrawlgateRequest): Decision | Promise<Decision>;
   /** Resolves once the first load of the site's terms has succeeded or failed. */
   ready(): Promise<void>;
   /** Stops the background refresh and sends the gate counts not yet reported. */
@@ -262,14 +268,14 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     });
   }
 
-  async function charge(
+  function charge(
     request: CrawlgateRequest,
     headers: HeaderRecord,
     route: Route,
     terms: SiteTerms,
     micros: bigint,
     signature: SignatureCheck | undefined,
-  ): Promise<Decision> {
+  ): Decision | Promise<Decision> {
     const maxPrice = crawlerPrice(headers, 'crawler-max-price');
     const exactPrice = crawlerPrice(headers, 'crawler-exact-price');
     if (maxPrice === undefined || exactPrice === undefined) {
@@ -305,8 +311,22 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     if (exactPrice !== null && micros !== exactPrice)
       return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
 
-    const signedIn = await siwx.reaccess(headers, route.path);
-    if (signedIn) return signedIn;
+    if (siwx.presented(headers))
+      return siwx
+        .reaccess(headers, route.path)
+        .then((signedIn) => signedIn ?? pay(request, headers, route, terms, micros, fresh));
+    return pay(request, headers, route, terms, micros, fresh);
+  }
+
+  /** The payment presented, if any: refused here when unreadable or named for another path, else verified by the API. */
+  function pay(
+    request: CrawlgateRequest,
+    headers: HeaderRecord,
+    route: Route,
+    terms: SiteTerms,
+    micros: bigint,
+    fresh: { offer: GateOffer; paymentRequired: string },
+  ): Decision | Promise<Decision> {
     const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
     if (!payment.ok)
@@ -320,6 +340,18 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       );
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path.
     const gateId = named.kind === 'named' ? named.gateId : fresh.offer.id;
+    return verify(request, route, terms, micros, fresh, payment, gateId);
+  }
+
+  async function verify(
+    request: CrawlgateRequest,
+    route: Route,
+    terms: SiteTerms,
+    micros: bigint,
+    fresh: { offer: GateOffer; paymentRequired: string },
+    payment: Extract<PresentedPayment, { ok: true }>,
+    gateId: string,
+  ): Promise<Decision> {
     let answer: VerifyAnswer;
     try {
       answer = await api.verify(
@@ -436,8 +468,13 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     return respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
   }
 
-  async function decide(request: CrawlgateRequest, seen: Seen): Promise<Decision> {
-    await site.ready();
+  /** Waits only for what needs I/O (the first load of the terms, a key directory, the API): a person's request waits for nothing. */
+  function decide(request: CrawlgateRequest, seen: Seen): Decision | Promise<Decision> {
+    if (!site.firstLoadEnded()) return site.ready().then(() => decideLoaded(request, seen));
+    return decideLoaded(request, seen);
+  }
+
+  function decideLoaded(request: CrawlgateRequest, seen: Seen): Decision | Promise<Decision> {
     const terms = site.current();
     const route = readRoute(request.url);
     if (route.path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
@@ -453,7 +490,21 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
 
     const headers = lowerCaseHeaders(request.headers);
     // Only a request that claims a signature waits for its check (a key directory fetch at most, with a timeout).
-    const signature = claimsSignature(headers) ? await webBotAuth.check(request, headers) : undefined;
+    if (claimsSignature(headers))
+      return webBotAuth
+        .check(request, headers)
+        .then((signature) => decideFor(request, seen, terms, route, headers, signature));
+    return decideFor(request, seen, terms, route, headers, undefined);
+  }
+
+  function decideFor(
+    request: CrawlgateRequest,
+    seen: Seen,
+    terms: SiteTerms | undefined,
+    route: Route,
+    headers: HeaderRecord,
+    signature: SignatureCheck | undefined,
+  ): Decision | Promise<Decision> {
     const token = presentedToken(headers);
     seen.path = route.path;
     if (token !== undefined && tokenOpens(token, route.path)) {
@@ -501,23 +552,36 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     });
   }
 
+  function counted(seen: Seen, decision: Decision): Decision {
+    try {
+      countVisitor(seen, decision);
+    } catch (error) {
+      warn(`crawler counts: ${(error as Error).message}`); // counting never changes an answer
+    }
+    return decision;
+  }
+
+  function failed(error: unknown): Decision {
+    // A bug must not serve a page that must be paid for, nor leak what went wrong.
+    warn(`internal error, answering 503: ${(error as Error)?.message}`);
+    return respondJson(503, { detail: 'The payment gate failed; retry later' }, { 'retry-after': '5' });
+  }
+
+  function handleNow(request: CrawlgateRequest): Decision | Promise<Decision> {
+    const seen: Seen = {};
+    let decision: Decision | Promise<Decision>;
+    try {
+      decision = decide(request, seen);
+    } catch (error) {
+      return failed(error);
+    }
+    if (decision instanceof Promise) return decision.then((settled) => counted(seen, settled), failed);
+    return counted(seen, decision);
+  }
+
   return {
-    async handle(request) {
-      try {
-        const seen: Seen = {};
-        const decision = await decide(request, seen);
-        try {
-          countVisitor(seen, decision);
-        } catch (error) {
-          warn(`crawler counts: ${(error as Error).message}`); // counting never changes an answer
-        }
-        return decision;
-      } catch (error) {
-        // A bug must not serve a page that must be paid for, nor leak what went wrong.
-        warn(`internal error, answering 503: ${(error as Error).message}`);
-        return respondJson(503, { detail: 'The payment gate failed; retry later' }, { 'retry-after': '5' });
-      }
-    },
+    handleNow,
+    handle: async (request) => handleNow(request),
     ready: () => site.ready(),
     async close() {
       site.close();

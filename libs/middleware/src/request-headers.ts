@@ -26,6 +26,15 @@ export function lowerCaseHeaders(headers: HeaderRecord): HeaderRecord {
   return record;
 }
 
+/**
+ * Node's own header record (IncomingMessage lower-cases every name), marked as lower-case so that
+ * the gate reads it as it is: no copy per request. Only for `message.headers` itself.
+ */
+export function nodeHeaders(headers: HeaderRecord): HeaderRecord {
+  (headers as Marked)[LOWER_CASE_NAMES] = true;
+  return headers;
+}
+
 /** A fetch Headers as a record for the gate (its names are lower-case already). */
 export function headersOfFetch(headers: Headers): HeaderRecord {
   const record: Marked = { [LOWER_CASE_NAMES]: true };

@@ -17,7 +17,7 @@
  * A path is always free only if every spelling of it is.
  */
 
-import { compilePriceTable, requestPath, type PriceRule, type PriceTable } from '@crawlgate/core';
+import { compilePriceTable, isCanonicalPath, requestPath, type PriceRule, type PriceTable } from '@crawlgate/core';
 import { isAlwaysFreePath } from './bots';
 
 /** What the adapter knows of its router. Unknown (undefined) is read as lenient: the conservative choice. */
@@ -79,6 +79,8 @@ export interface Route {
 
 /** Reads a request target (path and query, or an absolute URL). */
 export function readRoute(target: string): Route {
+  // Most targets: a canonical path with no `;`, which every router reads one way, with no dot segment or escape.
+  if (isCanonicalPath(target) && !target.includes(';')) return { path: target, spellings: [target], odd: false };
   const path = requestPath(target);
   const raw = rawPath(target);
   const separated = raw.replace(ESCAPED_SEPARATOR, '/');

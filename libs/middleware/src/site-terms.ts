@@ -24,6 +24,8 @@ export interface SiteTermsSource {
   current(): SiteTerms | undefined;
   /** Resolves once the first load has succeeded or failed (the gate waits for it once, at start-up). */
   ready(): Promise<void>;
+  /** Whether ready() has resolved: from then on a request needs not wait. */
+  firstLoadEnded(): boolean;
   close(): void;
 }
 
@@ -61,10 +63,12 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
     }
   }
 
-  const first = load();
+  let firstEnded = false;
+  const first = load().then(() => void (firstEnded = true));
   return {
     current: () => terms,
     ready: () => first,
+    firstLoadEnded: () => firstEnded,
     close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -35,6 +35,8 @@ export interface SiwxGate {
   /** `extensions` for the 402's PAYMENT-REQUIRED: the sign-in-with-x challenge for `path`. */
   challenge(site: SiteOffer, path: string, now: number): Record<string, unknown>;
   /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
+  /** Whether the request carries a sign-in proof: only then does reaccess ask the API. */
+  presented(headers: HeaderRecord): boolean;
   reaccess(headers: HeaderRecord, path: string): Promise<Decision | undefined>;
 }
 
@@ -45,6 +47,8 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
       const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secret, options.hmac);
       return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
     },
+
+    presented: (headers) => headerValue(headers, SIGN_IN_WITH_X_HEADER) !== undefined,
 
     async reaccess(headers, path) {
       const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);

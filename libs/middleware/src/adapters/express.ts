@@ -5,7 +5,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import type { Decision } from '../decision';
 import { nodeHmacSha256 } from '../node-hmac';
+import { nodeHeaders } from '../request-headers';
 
 /** Express's app settings; absent in a plain Connect stack. */
 interface ExpressApp {
@@ -27,31 +29,35 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
     const routing = options.routing ?? expressRouting(req.app);
-    gate
-      .handle({
-        method: req.method ?? 'GET',
-        url,
-        headers: req.headers,
-        ip: req.ip ?? req.socket.remoteAddress,
-        routing,
-      })
-      .then((decision) => {
-        try {
-          if (decision.kind === 'respond') {
-            res.writeHead(decision.status, decision.headers).end(decision.body);
-            return;
-          }
-          // Set now, sent with whatever the route answers.
-          if (decision.kind === 'pass-after-payment')
-            for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
-        } catch (error) {
-          next(error); // a header Node refuses: the app's error answer, never the page nor a crashed process
-          return;
-        }
-        next();
-      }, next);
+    const decision = gate.handleNow({
+      method: req.method ?? 'GET',
+      url,
+      headers: nodeHeaders(req.headers),
+      ip: req.ip ?? req.socket.remoteAddress,
+      routing,
+    });
+    // A decision that needs no I/O (a person, a token, a 402) is applied at once, with no promise.
+    if (decision instanceof Promise) decision.then((settled) => answer(settled, res, next), next);
+    else answer(decision, res, next);
   };
   return Object.assign(middleware, { close: () => gate.close() });
+}
+
+/** The gate's own answer, or on to the routes with the gate's headers set. */
+function answer(decision: Decision, res: ServerResponse, next: (error?: unknown) => void): void {
+  try {
+    if (decision.kind === 'respond') {
+      res.writeHead(decision.status, decision.headers).end(decision.body);
+      return;
+    }
+    // Set now, sent with whatever the route answers.
+    if (decision.kind === 'pass-after-payment')
+      for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+  } catch (error) {
+    next(error); // a header Node refuses: the app's error answer, never the page nor a crashed process
+    return;
+  }
+  next();
 }
 
 /** Express routes case-insensitively and ignores a trailing slash unless told otherwise; Connect: unknown, so lenient. */

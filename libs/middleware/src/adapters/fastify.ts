@@ -4,24 +4,37 @@
  * sibling plugins are gated too.
  */
 
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import type { Decision } from '../decision';
 import { nodeHmacSha256 } from '../node-hmac';
+import { nodeHeaders } from '../request-headers';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
   const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) }, nodeHmacSha256);
   fastify.addHook('onClose', () => gate.close());
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const decision = await gate.handle({
+  // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const decision = gate.handleNow({
       method: request.method,
       url: request.url,
-      headers: request.headers,
+      headers: nodeHeaders(request.headers),
       ip: request.ip,
     });
-    if (decision.kind === 'respond') return reply.code(decision.status).headers(decision.headers).send(decision.body);
-    // Reply headers set now are sent with the route's answer.
-    if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
+    if (decision instanceof Promise) decision.then((settled) => answer(settled, reply, done)).catch(done);
+    else answer(decision, reply, done);
   });
+}
+
+/** The gate's own answer (the route never runs; done is not called), or on to the route with the gate's headers. */
+function answer(decision: Decision, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (decision.kind === 'respond') {
+    reply.code(decision.status).headers(decision.headers).send(decision.body);
+    return;
+  }
+  // Reply headers set now are sent with the route's answer.
+  if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
+  done();
 }
 
 /**

@@ -18,10 +18,12 @@ import {
   type Ed25519PrivateJwk,
 } from '@crawlgate/core';
 import { createAgent, type PaymentEvent } from '@crawlgate/agent';
+import Redis from 'ioredis';
 import { pricedSite } from '../../../apps/api/test/fixtures';
 import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import type { BotPolicy } from '../../../libs/middleware/src/bots';
 import { createCrawlgate, type Crawlgate, type CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
+import { redisReplayStore, type ReplayStore } from '../../../libs/middleware/src/web-bot-auth';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { startAgentDirectory, type AgentDirectory } from '../../../libs/middleware/testing/agent-directory';
 import { BROWSER, deadApiUrl, freePort, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
@@ -199,6 +201,54 @@ describe('a signature that does not verify is never allowed (the policy allows C
     const headers = await asChatgptAgent('/articles/1');
     const answers = await Promise.all(Array.from({ length: 8 }, () => crawlgate.visit('/articles/1', headers)));
     expect(answers.filter((answer) => answer.kind === 'pass')).toHaveLength(1);
+  });
+});
+
+describe('replayed to another server of the same site', () => {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 0 });
+  const prefix = `crawlgate-e2e:${Date.now()}:`;
+  afterAll(() => redis.quit());
+  const withStore = (replayStore: ReplayStore, replayStoreTimeoutMs?: number) => ({
+    webBotAuth: {
+      fetch: directoryFetch,
+      directoryTimeoutMs: 10_000,
+      allowLoopbackDirectories: true,
+      replayStore,
+      replayStoreTimeoutMs,
+    },
+  });
+
+  it('verifies again there when each server remembers alone: the gap a shared store closes', async () => {
+    const headers = await asChatgptAgent('/articles/1');
+    expect(await gate(ALLOW_SIGNED).visit('/articles/1', headers)).toEqual({ kind: 'pass' });
+    expect(await gate(ALLOW_SIGNED).visit('/articles/1', headers)).toEqual({ kind: 'pass' });
+  });
+
+  it('is refused there when the servers share a replay store on Redis, also when both see it at once', async () => {
+    const [one, other] = [0, 1].map(() => gate(ALLOW_SIGNED, withStore(redisReplayStore(redis, { prefix }))));
+    const headers = await asChatgptAgent('/articles/1');
+    expect(await one.visit('/articles/1', headers)).toEqual({ kind: 'pass' });
+    expect(status(await other.visit('/articles/1', headers))).toBe(402);
+    const again = await asChatgptAgent('/articles/2');
+    const answers = await Promise.all([one, other, one, other].map((server) => server.visit('/articles/2', again)));
+    expect(answers.filter((answer) => answer.kind === 'pass')).toHaveLength(1);
+  });
+
+  it('charges, never allows, when the replay store is down or too slow', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    const slow: ReplayStore = { claimOnce: () => new Promise((resolve) => setTimeout(resolve, 5000, true)) };
+    try {
+      for (const store of [redisReplayStore(dead), slow]) {
+        const crawlgate = gate(ALLOW_SIGNED, withStore(store, 200));
+        expect(status(await crawlgate.visit('/articles/3', await asChatgptAgent('/articles/3')))).toBe(402);
+      }
+    } finally {
+      dead.disconnect();
+    }
   });
 });
 

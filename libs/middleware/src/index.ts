@@ -23,7 +23,16 @@ export {
   type Visitor,
 } from './bots';
 export { identifyVisitor, type Identified } from './bots/identify';
-export { createWebBotAuth, type SignatureCheck, type WebBotAuth, type WebBotAuthOptions } from './web-bot-auth';
+export {
+  createWebBotAuth,
+  redisReplayStore,
+  type RedisReplayStoreOptions,
+  type RedisSetClient,
+  type ReplayStore,
+  type SignatureCheck,
+  type WebBotAuth,
+  type WebBotAuthOptions,
+} from './web-bot-auth';
 export { buildPayJson, type PayJson } from './pay-json';
 export {
   buildRslDocument,

@@ -6,10 +6,12 @@
 import { MAX_WEB_BOT_AUTH_LIFETIME_SECONDS } from '@crawlgate/core';
 import { createKeyDirectory } from './key-directory';
 import { createNonceMemory } from './nonce-memory';
+import type { ReplayStore } from './replay-store';
 import { createSignatureVerifier, siteAuthority, type SignatureCheck, type SignedRequest } from './verify-request';
 import type { HeaderRecord } from '../request-headers';
 
 export { claimsSignature, type SignatureCheck } from './verify-request';
+export { redisReplayStore, type RedisReplayStoreOptions, type RedisSetClient, type ReplayStore } from './replay-store';
 
 export interface WebBotAuthOptions {
   /**
@@ -34,6 +36,14 @@ export interface WebBotAuthOptions {
   maxLifetimeSeconds?: number;
   /** Signatures remembered against replay; default 100 000, one Signature-Agent origin holding at most an eighth. */
   maxNonces?: number;
+  /**
+   * Shared by the site's servers (redisReplayStore), so a signed request replayed to another server
+   * is refused too; without it, replay protection is per process. A store that fails or is late
+   * leaves the request unverified.
+   */
+  replayStore?: ReplayStore;
+  /** How long a verified signature waits for the replay store; default 500 ms. */
+  replayStoreTimeoutMs?: number;
   /** The fetch for key directories; default the global one. */
   fetch?: typeof fetch;
   /** Tests only: accept http://127.0.0.1 (and localhost) Signature-Agents and fetch their directories. */
@@ -93,9 +103,15 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
     allowLoopback,
     now,
   });
+  if (options.replayStore !== undefined && typeof options.replayStore?.claimOnce !== 'function')
+    throw new TypeError(
+      'webBotAuth.replayStore: an object with claimOnce(key, expiresAtMs), e.g. redisReplayStore(redis)',
+    );
   const check = createSignatureVerifier({
     directory,
     nonces: createNonceMemory(options.maxNonces ?? 100_000, now),
+    replayStore: options.replayStore,
+    replayStoreTimeoutMs: options.replayStoreTimeoutMs ?? 500,
     clockSkewSeconds: options.clockSkewSeconds ?? 60,
     maxLifetimeSeconds,
     allowLoopback,

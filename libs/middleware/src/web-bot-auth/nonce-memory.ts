@@ -12,6 +12,11 @@ import { sha256 } from '@noble/hashes/sha2';
 
 export type NonceAnswer = 'fresh' | 'replayed' | 'full';
 
+/** The key a signer's nonce is kept by, here and in a shared ReplayStore: hashed, so a long nonce costs what a short one does. */
+export function replayKey(signer: string, key: string): string {
+  return base64urlEncode(sha256(utf8Encode(`${signer}\n${key}`)));
+}
+
 export interface NonceMemory {
   /** Remembers `key` of `signer` until `expiresAtMs`; 'replayed' if it is remembered already, 'full' if it cannot be. */
   remember(signer: string, key: string, expiresAtMs: number): NonceAnswer;
@@ -44,7 +49,7 @@ export function createNonceMemory(capacity: number, now: () => number = Date.now
   return {
     remember(signer, key, expiresAtMs) {
       const at = now();
-      const hashed = base64urlEncode(sha256(utf8Encode(`${signer}\n${key}`)));
+      const hashed = replayKey(signer, key);
       const known = entries.get(hashed);
       if (known !== undefined && known.expiry > at) return 'replayed';
       if (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner) sweep(at);

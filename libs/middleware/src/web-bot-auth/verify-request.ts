@@ -37,7 +37,8 @@ import {
 } from '@crawlgate/core';
 import type { HeaderRecord } from '../request-headers';
 import type { KeyDirectory } from './key-directory';
-import type { NonceMemory } from './nonce-memory';
+import { replayKey, type NonceMemory } from './nonce-memory';
+import { claimWithin, type ReplayStore } from './replay-store';
 
 export type SignatureCheck =
   | { status: 'verified'; agent: string; keyid: string; covered: ReadonlySet<string> }
@@ -46,6 +47,9 @@ export type SignatureCheck =
 export interface SignatureVerifierOptions {
   directory: KeyDirectory;
   nonces: NonceMemory;
+  /** Shared by the site's servers, asked after `nonces` (replay-store.ts). */
+  replayStore?: ReplayStore;
+  replayStoreTimeoutMs: number;
   /** How far `created` may be ahead of our clock, and `expires` behind it. */
   clockSkewSeconds: number;
   /** The longest `expires - created` accepted. */
@@ -153,14 +157,20 @@ export function createSignatureVerifier(
 
     // Without a nonce, the signature itself is what must not come twice.
     const once = nonce?.type === 'string' ? `nonce:${nonce.value}` : `signature:${base64Encode(signature.value.value)}`;
-    const remembered = options.nonces.remember(
-      agent.origin,
-      `${keyid.value}\n${once}`,
-      (expires + options.clockSkewSeconds) * 1000,
-    );
+    const key = `${keyid.value}\n${once}`;
+    const expiresAtMs = (expires + options.clockSkewSeconds) * 1000;
+    const remembered = options.nonces.remember(agent.origin, key, expiresAtMs);
     if (remembered === 'replayed') return fail('invalid', 'the nonce was used before', agent.origin);
     if (remembered === 'full')
       return fail('unverified', 'too many signatures are still valid to remember another', agent.origin);
+    if (options.replayStore) {
+      // Another server of the site may have accepted it: the shared store decides, and no answer verifies nothing.
+      const shared = replayKey(agent.origin, key);
+      const first = await claimWithin(options.replayStore, shared, expiresAtMs, options.replayStoreTimeoutMs);
+      if (first === false) return fail('invalid', 'the nonce was used before (shared replay store)', agent.origin);
+      if (first === undefined)
+        return fail('unverified', 'the shared replay store failed or did not answer in time', agent.origin);
+    }
     return { status: 'verified', agent: agent.origin, keyid: keyid.value, covered };
   };
 }

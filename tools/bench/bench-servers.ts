@@ -10,8 +10,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * One route, /article/:id, per framework: bare when `gate` is undefined, else behind the
- * Crawlgate adapter set up as libs/middleware/README.md tells a publisher to.
+ * One route, /article/:id, per framework: bare when `gate` is undefined, behind the framework's
+ * cheapest middleware that does nothing when it is EMPTY_MIDDLEWARE (what any gate costs there),
+ * else behind the Crawlgate adapter set up as libs/middleware/README.md tells a publisher to.
  */
 export type Framework = 'Express' | 'Fastify' | 'Hono';
 export const FRAMEWORKS: Framework[] = ['Express', 'Fastify', 'Hono'];
@@ -24,10 +25,14 @@ export interface Listening {
 
 const article = (id: string) => `article ${id}`;
 
-export const startServer: Record<Framework, (gate: CrawlgateOptions | undefined) => Promise<Listening>> = {
+export const EMPTY_MIDDLEWARE = 'empty middleware';
+export type Gate = CrawlgateOptions | typeof EMPTY_MIDDLEWARE | undefined;
+
+export const startServer: Record<Framework, (gate: Gate) => Promise<Listening>> = {
   async Express(gate) {
     const app = express();
-    const middleware = gate && crawlgateExpress(gate);
+    if (gate === EMPTY_MIDDLEWARE) app.use((_request, _response, next) => next());
+    const middleware = typeof gate === 'object' ? crawlgateExpress(gate) : undefined;
     if (middleware) app.use(middleware);
     app.get('/article/:id', (request, response) => void response.send(article(request.params.id)));
     return listening(app.listen(0, '127.0.0.1'), () => middleware?.close());
@@ -35,7 +40,8 @@ export const startServer: Record<Framework, (gate: CrawlgateOptions | undefined)
 
   async Fastify(gate) {
     const app = Fastify();
-    if (gate) await app.register(crawlgateFastify, gate);
+    if (gate === EMPTY_MIDDLEWARE) app.addHook('onRequest', (_request, _reply, done) => done());
+    else if (gate) await app.register(crawlgateFastify, gate);
     app.get<{ Params: { id: string } }>('/article/:id', async (request) => article(request.params.id));
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
@@ -44,7 +50,11 @@ export const startServer: Record<Framework, (gate: CrawlgateOptions | undefined)
   async Hono(gate) {
     const app = new Hono();
     // Hono routes strictly (case and trailing slash): the README says to tell the gate so.
-    const fetchGate = gate && crawlgateFetch({ ...gate, routing: { caseSensitive: true, strictTrailingSlash: true } });
+    if (gate === EMPTY_MIDDLEWARE) app.use('*', (_c, next) => next());
+    const fetchGate =
+      typeof gate === 'object'
+        ? crawlgateFetch({ ...gate, routing: { caseSensitive: true, strictTrailingSlash: true } })
+        : undefined;
     if (fetchGate) {
       app.use('*', async (c, next) => {
         const { response, headers } = await fetchGate(c.req.raw);

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchPublisher, benchSite, startBenchApi } from './bench-api';
-import { FRAMEWORKS, type Framework } from './bench-servers';
+import { EMPTY_MIDDLEWARE, FRAMEWORKS, type Framework, type Gate } from './bench-servers';
 import { startChild } from './child';
 import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
 import { startLoadGenerator, type LoadGenerator } from './load-generator';
@@ -88,6 +88,7 @@ export async function middlewareBench(): Promise<string> {
       };
       for (const [index, visitor] of visitors.entries())
         rows.push({ ...(await figure(loadgen, framework, visitor, servers)), visitor: index, framework });
+      rows.push({ ...(await emptyMiddlewareRow(loadgen, framework, visitors[0])), visitor: 0.5, framework });
     }
     rows.sort((a, b) => a.visitor - b.visitor);
     const noiseFloor = await noiseFloorRow(loadgen, visitors[0]);
@@ -119,6 +120,23 @@ export async function middlewareBench(): Promise<string> {
     await loadgen.close();
     await api.close();
   }
+}
+
+/**
+ * The framework's cheapest middleware that does nothing, against the bare route: what any gate
+ * costs on that framework before it reads a header, the bound of the gate's own ratio. On Hono any
+ * middleware makes the app's answer a promise (compose is async), where a lone handler's is not.
+ */
+async function emptyMiddlewareRow(loadgen: LoadGenerator, framework: Framework, person: Visitor): Promise<PairedRow> {
+  const servers = {
+    bare: () => startMiddlewareServer(framework),
+    gated: () => startMiddlewareServer(framework, EMPTY_MIDDLEWARE),
+  };
+  const row = await figure(loadgen, framework, { ...person, goals: {} }, servers);
+  return {
+    ...row,
+    figure: `${framework}: person, through an empty middleware instead of the gate (the framework's floor)`,
+  };
 }
 
 /** Two identical bare Fastify servers measured as a figure: whatever their ratio shows is the harness and the machine. */
@@ -164,11 +182,7 @@ async function figure(
   };
 }
 
-async function startMiddlewareServer(
-  framework: Framework,
-  gate?: CrawlgateOptions,
-  nodeArgs: string[] = [],
-): Promise<BenchServer> {
+async function startMiddlewareServer(framework: Framework, gate?: Gate, nodeArgs: string[] = []): Promise<BenchServer> {
   const child = startChild('middleware-server.ts', {
     cpu: SERVER_CPU,
     args: [framework],

@@ -1,4 +1,11 @@
-import { compileSitePrices, isAlwaysFreeRoute, priceRoute, readRoute, type RoutingOptions } from './route-pricing';
+import {
+  compileSitePrices,
+  isAlwaysFreeRoute,
+  priceRoute,
+  readRoute,
+  spelledRoute,
+  type RoutingOptions,
+} from './route-pricing';
 
 const prices = compileSitePrices(
   [
@@ -14,6 +21,52 @@ const STRICT: RoutingOptions = { caseSensitive: true, strictTrailingSlash: true 
 const price = (target: string, routing: RoutingOptions = LENIENT) => priceRoute(prices, readRoute(target), routing);
 
 describe('readRoute', () => {
+  it('reads every target as the full reading does, the plain ones it takes a short way included', () => {
+    const paths = [
+      '/',
+      '/premium/a',
+      '/premium/a/',
+      '/a;b',
+      '/a/../b',
+      '/a/./b',
+      '/a%2Fb',
+      '/a%2e%2e/b',
+      '/a//b',
+      '/A/B',
+      '/a?x=1',
+      '/a#f',
+      '/a\\b',
+      '/é',
+      '/a b',
+    ];
+    const origins = [
+      'http://example.com',
+      'https://example.com:8443',
+      'HTTPS://Example.COM',
+      'http://127.0.0.1:3000',
+      'http://[::1]:8080',
+      'http://user:pw@example.com',
+      'http://1.2.3.999',
+      'http://[zz',
+      'http://ex ample.com',
+      'http://example.com:99999',
+      'http://exa%6dple.com',
+      'http://example.com\\x',
+      'ftp://example.com',
+      'http:/example.com',
+      '//example.com',
+      'example.com',
+    ];
+    const targets = [
+      ...paths,
+      ...origins.flatMap((origin) => paths.map((path) => origin + path)),
+      '*',
+      '',
+      'mailto:a@b',
+    ];
+    for (const target of targets) expect([target, readRoute(target)]).toEqual([target, spelledRoute(target)]);
+  });
+
   it('reads the path as requestPath does, and the spellings a lenient router may take for it', () => {
     expect(readRoute('/premium/a?x=1')).toEqual({ path: '/premium/a', spellings: ['/premium/a'], odd: false });
     expect(readRoute('https://example.com/premium/a;v=1').spellings).toEqual(['/premium/a;v=1', '/premium/a']);

@@ -79,8 +79,61 @@ export interface Route {
 
 /** Reads a request target (path and query, or an absolute URL). */
 export function readRoute(target: string): Route {
-  // Most targets: a canonical path with no `;`, which every router reads one way, with no dot segment or escape.
-  if (isCanonicalPath(target) && !target.includes(';')) return { path: target, spellings: [target], odd: false };
+  return plainRoute(target) ?? spelledRoute(target);
+}
+
+/** An http(s) URL's scheme and authority, when the authority is one a URL parser and rawPath() end at the same "/". */
+const HTTP_ORIGIN = /^https?:\/\/([^/?#\\@%\s]*)(?=\/)/i;
+const parsedAuthorities = new Map<string, boolean>();
+const MAX_PARSED_AUTHORITIES = 64;
+const SLASH = 0x2f;
+/** The http(s) origin plainRoute last accepted. */
+let lastOrigin: string | undefined;
+
+/**
+ * Most targets, read with no work: a canonical path with no `;` (no dot segment, escape or
+ * parameter: every router reads it one way), alone as Node servers pass it, or after an http(s)
+ * origin whose host the URL parser takes, as fetch runtimes pass Request.url. Anything else: undefined.
+ */
+function plainRoute(target: string): Route | undefined {
+  let path = target;
+  if (!target.startsWith('/')) {
+    // A server sees the same origin again and again: the last one accepted is checked first.
+    if (lastOrigin !== undefined && target.startsWith(lastOrigin) && target.charCodeAt(lastOrigin.length) === SLASH) {
+      path = target.slice(lastOrigin.length);
+    } else {
+      const origin = HTTP_ORIGIN.exec(target);
+      if (!origin || !parsesAsAuthority(origin[1])) return undefined;
+      lastOrigin = origin[0];
+      path = target.slice(origin[0].length);
+    }
+  }
+  return isCanonicalPath(path) && !path.includes(';') ? { path, spellings: [path], odd: false } : undefined;
+}
+
+/** Whether the URL parser takes `authority` as a host (and port): if not, requestPath reads the URL as text. */
+function parsesAsAuthority(authority: string): boolean {
+  let parses = parsedAuthorities.get(authority);
+  if (parses === undefined) {
+    parses = canParse(`http://${authority}/`);
+    if (parsedAuthorities.size >= MAX_PARSED_AUTHORITIES) parsedAuthorities.clear();
+    parsedAuthorities.set(authority, parses);
+  }
+  return parses;
+}
+
+// URL.canParse is missing from older edge runtimes.
+function canParse(url: string): boolean {
+  try {
+    new URL(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** readRoute's reading of any target: every spelling a router may take for it. */
+export function spelledRoute(target: string): Route {
   const path = requestPath(target);
   const raw = rawPath(target);
   const separated = raw.replace(ESCAPED_SEPARATOR, '/');

@@ -28,7 +28,7 @@ export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<Cra
 export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
   const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
-    const decision = await gate.handle({
+    const decision = await gate.handleNow({
       method: request.method,
       url: request.url,
       headers: headersOfFetch(request.headers),

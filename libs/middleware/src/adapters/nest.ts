@@ -66,7 +66,7 @@ export class CrawlgateGuard implements CanActivate {
     const http = context.switchToHttp();
     const request = http.getRequest<PlatformRequest>();
     if (requestPath(urlOf(request)) === PAY_JSON_PATH) return true; // CrawlgatePayJsonController answers it
-    const decision = await this.gate.handle(toCrawlgateRequest(request));
+    const decision = await this.gate.handleNow(toCrawlgateRequest(request));
     if (decision.kind === 'pass') return true;
     setHeaders(http.getResponse<PlatformResponse>(), decision.headers);
     if (decision.kind === 'pass-after-payment') return true;
@@ -83,7 +83,7 @@ export class CrawlgatePayJsonController {
     @Req() request: PlatformRequest,
     @Res({ passthrough: true }) response: PlatformResponse,
   ): Promise<unknown> {
-    const decision = await this.gate.handle({ ...toCrawlgateRequest(request), url: PAY_JSON_PATH });
+    const decision = await this.gate.handleNow({ ...toCrawlgateRequest(request), url: PAY_JSON_PATH });
     // pass: the API is down and failMode is open; there is nothing to publish.
     if (decision.kind !== 'respond') throw new NotFoundException();
     setHeaders(response, decision.headers);

@@ -130,6 +130,26 @@ describe('encodeBase64Json / decodeBase64Json', () => {
     );
   });
 
+  it('writes the same text on a runtime without Buffer (btoa), lone surrogates included', () => {
+    const values = [payment, 'a\ud800b', { ['é\udfff']: ['\u2028', 1] }];
+    const withBuffer = values.map(encodeBase64Json);
+    const original = Object.getOwnPropertyDescriptor(globalThis, 'Buffer')!;
+    let withoutBuffer: string[];
+    try {
+      Object.defineProperty(globalThis, 'Buffer', { value: undefined, configurable: true });
+      withoutBuffer = values.map(encodeBase64Json);
+    } finally {
+      Object.defineProperty(globalThis, 'Buffer', original);
+    }
+    expect(withoutBuffer).toEqual(withBuffer);
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const json = JSON.stringify(value);
+        expect(encodeBase64Json(value)).toBe(btoa(String.fromCharCode(...new TextEncoder().encode(json))));
+      }),
+    );
+  });
+
   it('uses the standard alphabet (+ and /)', () => {
     expect(encodeBase64Json('~~~')).toBe('In5+fiI=');
     expect(encodeBase64Json('???')).toBe('Ij8/PyI=');

@@ -25,6 +25,20 @@ describe('randomBytes', () => {
     expect(randomBytes(32)).not.toEqual(randomBytes(32));
   });
 
+  it('hands out each pooled byte once: small requests never overlap, across refills, and are copies', () => {
+    // 16-byte requests over three pools: any two sharing bytes would be equal.
+    const seen = new Set<string>();
+    for (let i = 0; i < 800; i++) seen.add(Buffer.from(randomBytes(16)).toString('hex'));
+    expect(seen.size).toBe(800);
+    const first = randomBytes(8);
+    const copy = Uint8Array.from(first);
+    randomBytes(8);
+    first.fill(0);
+    expect(randomBytes(8)).not.toEqual(new Uint8Array(8));
+    expect(copy).not.toEqual(new Uint8Array(8));
+    expect(first.buffer.byteLength).toBe(8); // its own memory, not a view of the pool
+  });
+
   it('fills more than the 65,536 bytes getRandomValues takes at once', () => {
     const big = randomBytes(200_000);
     expect(big).toHaveLength(200_000);

@@ -179,12 +179,13 @@ describe('@crawlgate/agent', () => {
     expect(await response.text()).toBe('content of /article/by-wallet-client');
   });
 
-  it('reports a refused payment as PaymentFailedError with the reason, and keeps the budget', async () => {
+  it('reports a refused payment as PaymentFailedError with the reason: nothing spent, its price held', async () => {
     const broke = createAgent({ account: newWallet(), maxPriceUsd: '0.05', budgetUsd: '1', networks: localUsdc() });
     const attempt = broke.fetch(`${siteUrl}/article/unaffordable`, asBot);
     await expect(attempt).rejects.toBeInstanceOf(PaymentFailedError);
     await expect(attempt).rejects.toMatchObject({ reason: 'insufficient_funds' });
-    expect(broke.spent()).toMatchObject({ payments: 0, remainingUsd: '1' });
+    // The site holds the signed authorization, which it could settle once the wallet is funded.
+    expect(broke.spent()).toMatchObject({ usd: '0', payments: 0, remainingUsd: '0.99' });
   });
 
   it('reads its profile and payment history from the API it paid through', async () => {

@@ -475,7 +475,7 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
     expect(paymentsSent(site)).toHaveLength(1);
   });
 
-  it('keeps a refused authorization counted as spent: the site holds it and could still settle it', async () => {
+  it('keeps a refused authorization reserved: the site holds it and could still settle it', async () => {
     const site = await startSite((request, response) => {
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
       response
@@ -490,7 +490,7 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
     });
     const agent = agentWith({ budgetUsd: '0.001' });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
-    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    expect(agent.spent()).toMatchObject({ micros: 0n, payments: 0, remainingUsd: '0' });
     // No second authorization: the budget is the most a site can take, refusals included.
     await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
     expect(paymentsSent(site)).toHaveLength(1);

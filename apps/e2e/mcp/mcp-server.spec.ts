@@ -212,14 +212,18 @@ describe('@crawlgate/mcp over a real MCP client', () => {
     });
   });
 
-  it('reports a payment the site refused as payment_failed with its reason, and spends nothing', async () => {
+  it('reports a payment the site refused as payment_failed with its reason: nothing spent, its price held', async () => {
     mcp = await connect(envFor(site, await fundedKey(site, '0')));
     const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/broke` });
     expect(refused).toMatchObject({
       isError: true,
       json: { error: { code: 'payment_failed', reason: 'insufficient_funds' } },
     });
-    expect((await mcp.call('spending')).structured).toMatchObject({ spent_usd: '0', payments: 0, remaining_usd: '1' });
+    expect((await mcp.call('spending')).structured).toMatchObject({
+      spent_usd: '0',
+      payments: 0,
+      remaining_usd: '0.999',
+    });
   });
 
   it('truncates text to max_chars, and never above the configured bound', async () => {

@@ -197,16 +197,18 @@ export function createAgent(options: AgentOptions): Agent {
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
       throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
-    let charged = false;
-    const markCharged = () => void (charged = true);
+    // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
+    // it could still settle until it expires, so it stays reserved (not spent, not a payment).
+    let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
+    const mark = (next: 'spent' | 'held') => void (outcome = next);
     try {
       const result =
         mode === 'transfer'
-          ? await payByTransfer(url, offer, retry, markCharged)
-          : await payByAuthorization(url, offer, retry, markCharged);
+          ? await payByTransfer(url, offer, retry, () => mark('spent'))
+          : await payByAuthorization(url, offer, retry, mark);
       return result;
     } finally {
-      await budget.settle(reservation, charged);
+      if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
     }
   }
 
@@ -214,13 +216,13 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: (extra: Record<string, string>) => Promise<Response>,
-    markCharged: () => void,
+    mark: (outcome: 'spent' | 'held') => void,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
-    // answer we get (a refusal, a settlement still pending, a dropped connection): it counts as spent.
-    // Freed on a refusal, a site that keeps the authorizations and refuses would get one per page.
-    markCharged();
+    // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
+    // refusal, a site that keeps the authorizations and refuses them would get one per page.
+    mark('spent');
     let response = await retry({ [name]: value });
     // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
     for (
@@ -235,6 +237,7 @@ export function createAgent(options: AgentOptions): Agent {
       response.headers.get('x-payment-response') ?? response.headers.get('payment-response'),
     );
     if (response.status === 402 || settlement?.success === false) {
+      mark('held');
       const refusal = refusalOf(await jsonOf(response.clone()));
       throw new PaymentFailedError(
         url,

@@ -11,8 +11,8 @@ export interface BudgetSummary {
 /**
  * Spending in micro-USD against a limit. A payment reserves its amount in the store before
  * anything is signed, so concurrent fetches (of this process or of others sharing the store) can
- * never together exceed the budget; the reservation is kept when the payment succeeds and
- * released when it fails.
+ * never together exceed the budget; the reservation is kept when the payment succeeds, released
+ * when nothing was sent, and left reserved when the site refused an authorization it holds.
  */
 export class Budget {
   constructor(

@@ -121,7 +121,7 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
 
   it('serves with failMode open and answers 503 with failMode closed when the API is down', async () => {
     const apiUrl = await deadApiUrl();
-    const open = await framework.start(site.options({ apiUrl }));
+    const open = await framework.start(site.options({ apiUrl, failMode: 'open' }));
     const closed = await framework.start(site.options({ apiUrl, failMode: 'closed' }));
     try {
       const served = await get(open, '/articles/1', { 'user-agent': GPTBOT });

@@ -604,8 +604,18 @@ describe('createCrawlgate', () => {
   });
 
   describe('when the pricing never loaded (the API down at start-up)', () => {
-    it('serves with failMode open and warns without secrets', async () => {
+    it('answers a bot 503 by default (failMode closed), and serves people', async () => {
       const { fake, handle, warnings } = setup({ timeoutMs: 50 });
+      fake.answerWith(() => ({ status: 500 }));
+      const answer = respond(await handle('/post/1'));
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('30');
+      expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+      expect(warnings.join()).toMatch(/never loaded; failMode closed: answering 503/);
+    });
+
+    it('serves with failMode open and warns without secrets', async () => {
+      const { fake, handle, warnings } = setup({ timeoutMs: 50, failMode: 'open' });
       fake.answerWith(() => ({ status: 500 }));
       expect(await handle('/post/1', { authorization: `Bearer ${token('/post/2')}` })).toEqual({ kind: 'pass' });
       expect(warnings.join()).toMatch(/never loaded; failMode open: serving/);
@@ -663,7 +673,7 @@ describe('createCrawlgate', () => {
     });
 
     it('follows the failMode while nothing has loaded', async () => {
-      const open = setup();
+      const open = setup({ failMode: 'open' });
       open.fake.answerWith(() => ({ status: 502 }));
       expect(await open.handle('/.well-known/pay.json')).toEqual({ kind: 'pass' });
       const closed = setup({ failMode: 'closed' });

@@ -83,9 +83,9 @@ export interface CrawlgateOptions {
    */
   policy?: BotPolicy;
   /**
-   * What to do while the site's pricing has never loaded (the API down at start-up): 'open'
-   * (default) serves, 'closed' answers 503. Once it has loaded, an API failure never serves a
-   * visitor that must pay.
+   * What to do while the site's pricing has never loaded (the API down at start-up), for visitors
+   * that may have to pay: 'closed' (default) answers 503, 'open' serves. People are served either
+   * way. Once it has loaded, an API failure never serves a visitor that must pay.
    */
   failMode?: 'open' | 'closed';
   /** Per API call; default 3000 ms. */
@@ -158,7 +158,8 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
   if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
     throw new TypeError('createCrawlgate: secret must be a non-empty string or a list of them');
   }
-  const failMode = options.failMode ?? 'open';
+  // Closed unless the publisher chose otherwise: an API out of reach must not give pages away.
+  const failMode = options.failMode ?? 'closed';
   const routing = options.routing ?? {};
   const logger = options.logger ?? console;
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);

@@ -36,7 +36,8 @@ export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
     });
     if (decision.kind === 'respond')
       return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
-    return { headers: new Headers(decision.kind === 'pass-after-payment' ? decision.headers : {}) };
+    // No init for a plain pass: converting even an empty record showed in the profile.
+    return { headers: decision.kind === 'pass-after-payment' ? new Headers(decision.headers) : new Headers() };
   };
   return Object.assign(handle, { close: () => gate.close() });
 }

@@ -1,8 +1,11 @@
 import { decodeBase64Json, encodeBase64Json, readGate, signAccessToken, signGate, verifyGate } from '@crawlgate/core';
 import {
   FAKE_API_URL,
+  FAKE_EXACT_PAYLOAD,
   FAKE_SITE_ID,
   fakeApi,
+  fakePaymentV1,
+  gateRequest,
   paid,
   pending,
   type FakeAnswer,
@@ -45,20 +48,8 @@ function token(url: string, { secret = SECRET, siteId = FAKE_SITE_ID, gateId = '
   return signAccessToken({ gate_id: gateId, site_id: siteId, url, kid: 'k1', iat: now, exp: now + 1800 }, secret);
 }
 
-const PAYLOAD = {
-  signature: '0x' + 'ab'.repeat(65),
-  authorization: {
-    from: '0x' + '3'.repeat(40),
-    to: '0x' + '2'.repeat(40),
-    value: '10000',
-    validAfter: '0',
-    validBefore: '9999999999',
-    nonce: '0x' + '1'.repeat(64),
-  },
-};
-
-/** A well-formed x402 v1 payment (the fake API does not check signatures): it cannot name its gate. */
-const paymentV1 = () => encodeBase64Json({ x402Version: 1, scheme: 'exact', network: 'local', payload: PAYLOAD });
+const PAYLOAD = FAKE_EXACT_PAYLOAD;
+const paymentV1 = fakePaymentV1;
 
 /** A v2 payment echoing the requirement of `offer`, whose extra.gate_id names the gate. */
 function paymentV2(offer: { accepts: { extra?: Record<string, unknown> }[] }) {
@@ -119,12 +110,7 @@ describe('createCrawlgate', () => {
 
   it('handleNow decides at once what needs no I/O, and waits for the first load and for the API', async () => {
     const { gate } = setup();
-    const request = (url: string, headers: CrawlgateRequest['headers']) => ({
-      method: 'GET',
-      url,
-      headers,
-      ip: '10.0.0.1',
-    });
+    const request = gateRequest;
     // Before the terms loaded, even a person waits for them: the first answer is never a guess.
     const early = gate.handleNow(request('/post/1', { 'user-agent': GPTBOT }));
     expect(early).toBeInstanceOf(Promise);

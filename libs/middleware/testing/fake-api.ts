@@ -4,7 +4,8 @@
  * Its well-formed answers are core's types of them, so they follow the API's contract.
  */
 
-import type { PaidGate, PendingPayment, SiteOffer } from '@crawlgate/core';
+import { encodeBase64Json, type PaidGate, type PendingPayment, type SiteOffer } from '@crawlgate/core';
+import type { CrawlgateRequest } from '../src/crawlgate';
 
 export interface FakeAnswer {
   status: number;
@@ -132,3 +133,28 @@ function siteOffer() {
     api_base_url: FAKE_API_URL,
   } satisfies SiteOffer;
 }
+
+/** An EIP-3009 payload well formed enough for the gate's parsing (the fake API checks no signature). */
+export const FAKE_EXACT_PAYLOAD = {
+  signature: '0x' + 'ab'.repeat(65),
+  authorization: {
+    from: '0x' + '3'.repeat(40),
+    to: '0x' + '2'.repeat(40),
+    value: '10000',
+    validAfter: '0',
+    validBefore: '9999999999',
+    nonce: '0x' + '1'.repeat(64),
+  },
+};
+
+/** A well-formed x402 v1 X-PAYMENT header: it cannot name its gate. */
+export const fakePaymentV1 = () =>
+  encodeBase64Json({ x402Version: 1, scheme: 'exact', network: 'local', payload: FAKE_EXACT_PAYLOAD });
+
+/** A GET the gate is asked about, from one client address. */
+export const gateRequest = (url: string, headers: CrawlgateRequest['headers'], ip = '10.0.0.1'): CrawlgateRequest => ({
+  method: 'GET',
+  url,
+  headers,
+  ip,
+});

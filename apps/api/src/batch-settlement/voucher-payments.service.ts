@@ -100,8 +100,13 @@ export class VoucherPaymentsService {
     let state = await onChain(() => readChannel(this.chain, batch, channelId));
     const row = await this.store.find(channelId);
     const charged = chargedBase(row, state);
-    if (voucher.maxClaimableAmount !== charged + gate.micros)
+    if (voucher.maxClaimableAmount !== charged + gate.micros) {
+      // A copy of this voucher sent at the same time may have been recorded since it was looked up
+      // above, moving the channel on: that is the same answer, not a corrective 402.
+      const since = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
+      if (since?.gateId === gate.ref) return this.answerFor(since, gate, channelId);
       throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
+    }
 
     let depositTx: Hash | null = null;
     if (payment.deposit) {

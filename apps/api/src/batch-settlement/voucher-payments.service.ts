@@ -85,6 +85,10 @@ export class VoucherPaymentsService {
       );
     }
 
+    // The channel's record is read before the voucher is looked up: a copy of this voucher recorded
+    // after this read is found just below (or by record()'s stale write), and one recorded before
+    // it is found too, so a copy sent at the same time never reads as a client out of step.
+    const row = await this.store.find(channelId);
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
@@ -98,15 +102,9 @@ export class VoucherPaymentsService {
       );
 
     let state = await onChain(() => readChannel(this.chain, batch, channelId));
-    const row = await this.store.find(channelId);
     const charged = chargedBase(row, state);
-    if (voucher.maxClaimableAmount !== charged + gate.micros) {
-      // A copy of this voucher sent at the same time may have been recorded since it was looked up
-      // above, moving the channel on: that is the same answer, not a corrective 402.
-      const since = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
-      if (since?.gateId === gate.ref) return this.answerFor(since, gate, channelId);
+    if (voucher.maxClaimableAmount !== charged + gate.micros)
       throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
-    }
 
     let depositTx: Hash | null = null;
     if (payment.deposit) {

@@ -4,8 +4,8 @@ import { onParentGone } from './child';
 /**
  * A server under test, in a process of its own: `middleware-server.ts <Express|Fastify|Hono>`,
  * gated with the options in BENCH_GATE (JSON; or the JSON string "empty middleware") when set,
- * bare otherwise. Prints its port once
- * listening; shuts down cleanly when its stdin ends, so `node --cpu-prof` writes its profile.
+ * bare otherwise. Prints its port once listening; shuts down cleanly when its stdin ends, so
+ * `node --cpu-prof` writes its profile.
  */
 async function main(): Promise<void> {
   const framework = process.argv[2] as Framework;

@@ -83,31 +83,41 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
   let paths = new Map<string, CrawlerPathCount>();
   let pathsPerCrawler = new Map<string, number>();
   // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
-  let last: { day: string; crawler: string; action: CrawlerAction; verified: boolean; entry: Entry } | undefined;
+  let last: { day: string; sighting: CrawlerSighting; entry: Entry } | undefined;
+
+  /** The entry counting this kind of sighting today; created if the report has room, else undefined. */
+  function entryOf(day: string, sighting: CrawlerSighting): Entry | undefined {
+    const { crawler, category, operator, action, verified } = sighting;
+    // Runs of one kind (people, mostly) reuse the last entry, with no key to build and hash.
+    if (
+      last !== undefined &&
+      last.day === day &&
+      last.sighting.crawler === crawler &&
+      last.sighting.action === action &&
+      last.sighting.verified === verified
+    )
+      return last.entry;
+    const key = `${day}\n${crawler}\n${action}\n${verified}`;
+    let entry = counts.get(key);
+    if (!entry && counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
+      entry = {
+        count: { day, crawler, category, operator, action, verified, requests: 0, revenue_micros: '0' },
+        revenue: 0n,
+      };
+      counts.set(key, entry);
+    }
+    if (entry) last = { day, sighting, entry };
+    return entry;
+  }
 
   return {
-    count({ crawler, category, operator, action, path, revenueMicros, verified }) {
+    count(sighting) {
+      const { crawler, path, revenueMicros } = sighting;
       const day = today();
-      const repeat =
-        last !== undefined &&
-        last.day === day &&
-        last.crawler === crawler &&
-        last.action === action &&
-        last.verified === verified;
-      const key = repeat ? '' : `${day}\n${crawler}\n${action}\n${verified}`;
-      const known = repeat ? last!.entry : counts.get(key);
-      if (known) {
-        known.count.requests++;
-        known.revenue += revenueMicros;
-      } else if (counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
-        counts.set(key, {
-          count: { day, crawler, category, operator, action, verified, requests: 1, revenue_micros: '0' },
-          revenue: revenueMicros,
-        });
-      }
-      if (!repeat) {
-        const entry = known ?? counts.get(key);
-        last = entry && { day, crawler, action, verified, entry };
+      const entry = entryOf(day, sighting);
+      if (entry) {
+        entry.count.requests++;
+        entry.revenue += revenueMicros;
       }
       if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
       const pathKey = `${day}\n${crawler}\n${path}`;

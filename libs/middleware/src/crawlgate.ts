@@ -128,6 +128,12 @@ export interface Crawlgate {
   close(): Promise<void>;
 }
 
+/** A gate minted for one request: its offer, and the PAYMENT-REQUIRED header that carries it. */
+interface MintedGate {
+  offer: GateOffer;
+  paymentRequired: string;
+}
+
 export const PAY_JSON_PATH = '/.well-known/pay.json';
 const PAY_JSON_CACHE_SECONDS = 60;
 const DEFAULT_REFRESH_MS = 15_000;
@@ -229,7 +235,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     target: string,
     micros: bigint,
     correction?: ChannelCorrection,
-  ): { offer: GateOffer; paymentRequired: string } {
+  ): MintedGate {
     const { offer: site } = terms;
     const now = Math.floor(Date.now() / 1000);
     const gate = {
@@ -256,10 +262,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     };
   }
 
-  function paymentRequired(
-    gate: { offer: GateOffer; paymentRequired: string },
-    headers: Record<string, string> = {},
-  ): Decision {
+  function paymentRequired(gate: MintedGate, headers: Record<string, string> = {}): Decision {
     gateCounts.count();
     return respondJson(402, gate.offer, {
       'payment-required': gate.paymentRequired,
@@ -326,7 +329,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     route: Route,
     terms: SiteTerms,
     micros: bigint,
-    fresh: { offer: GateOffer; paymentRequired: string },
+    fresh: MintedGate,
   ): Decision | Promise<Decision> {
     const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
@@ -349,7 +352,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     route: Route,
     terms: SiteTerms,
     micros: bigint,
-    fresh: { offer: GateOffer; paymentRequired: string },
+    fresh: MintedGate,
     payment: Extract<PresentedPayment, { ok: true }>,
     gateId: string,
   ): Promise<Decision> {
@@ -380,7 +383,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
 
   function settled(
     answer: VerifyAnswer,
-    fresh: { offer: GateOffer; paymentRequired: string },
+    fresh: MintedGate,
     gateId: string,
     payment: Extract<PresentedPayment, { ok: true }>,
     route: Route,

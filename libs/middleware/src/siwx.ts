@@ -34,9 +34,9 @@ export interface SiwxOptions {
 export interface SiwxGate {
   /** `extensions` for the 402's PAYMENT-REQUIRED: the sign-in-with-x challenge for `path`. */
   challenge(site: SiteOffer, path: string, now: number): Record<string, unknown>;
-  /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
   /** Whether the request carries a sign-in proof: only then does reaccess ask the API. */
   presented(headers: HeaderRecord): boolean;
+  /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
   reaccess(headers: HeaderRecord, path: string): Promise<Decision | undefined>;
 }
 

@@ -11,6 +11,7 @@ import {
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
+import { VersionedCache } from '../db/versioned-cache';
 import type { Site } from '../generated/prisma/client';
 import { ValidationFailed } from '../http/validation-items';
 import type { PricingDto } from './pricing.dto';
@@ -22,10 +23,13 @@ function micros(value: number | string): bigint {
   return parsed.micros;
 }
 
+/** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
+const MAX_CACHED_SITES = 10_000;
+
 @Injectable()
 export class PricingService {
   /** Compiled tables by site, tagged with the pricing version they were built from. */
-  private readonly tables = new Map<string, { version: number; table: PriceTable }>();
+  private readonly tables = new VersionedCache<PriceTable>(MAX_CACHED_SITES);
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
@@ -78,16 +82,17 @@ export class PricingService {
    * The site's compiled rules. `site` is read fresh by the caller, so its pricingVersion tells
    * whether the cached table is stale, on this instance or after a change made through another.
    */
-  async table(site: Site): Promise<PriceTable> {
-    const cached = this.tables.get(site.id);
-    if (cached && cached.version === site.pricingVersion) return cached.table;
-    const rules = await this.db.prisma.priceRule.findMany({ where: { siteId: site.id }, orderBy: { position: 'asc' } });
-    const table = compilePriceTable(
-      rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
-      site.defaultPriceMicros,
-    );
-    this.tables.set(site.id, { version: site.pricingVersion, table });
-    return table;
+  table(site: Site): Promise<PriceTable> {
+    return this.tables.get(site.id, site.pricingVersion, async () => {
+      const rules = await this.db.prisma.priceRule.findMany({
+        where: { siteId: site.id },
+        orderBy: { position: 'asc' },
+      });
+      return compilePriceTable(
+        rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
+        site.defaultPriceMicros,
+      );
+    });
   }
 
   async resolve(site: Site, url: string): Promise<PriceResolution> {

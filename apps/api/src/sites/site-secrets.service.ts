@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/config';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE, SECRET_BOX } from '../db/tokens';
+import { VersionedCache } from '../db/versioned-cache';
 import type { Prisma } from '../generated/prisma/client';
 
 export interface SiteSecret {
@@ -32,7 +33,7 @@ export class SiteSecretsService {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private readonly cache = new Map<string, { version: number; secrets: SiteSecret[] }>();
+  private readonly cache = new VersionedCache<SiteSecret[]>(MAX_CACHED_SITES);
 
   /** Creates a secret inside the caller's transaction and returns its plaintext, once. */
   async create(tx: Prisma.TransactionClient, siteId: string): Promise<{ kid: string; secret: string }> {
@@ -74,23 +75,18 @@ export class SiteSecretsService {
   async usable(siteId: string, secretsVersion?: number): Promise<SiteSecret[]> {
     const version = secretsVersion ?? (await this.versionOf(siteId));
     if (version === null) return [];
-    let cached = this.cache.get(siteId);
-    if (cached?.version !== version) {
-      const rows = await this.db.prisma.siteSecret.findMany({ where: { siteId }, orderBy: { createdAt: 'desc' } });
-      cached = {
-        version,
-        secrets: rows.map((row) => ({
-          kid: row.kid,
-          secret: this.box.open(row.ciphertext, aad(siteId, row.kid)),
-          retiresAt: row.retiresAt,
-        })),
-      };
-      this.cache.delete(siteId);
-      this.cache.set(siteId, cached);
-      if (this.cache.size > MAX_CACHED_SITES) this.cache.delete(this.cache.keys().next().value!);
-    }
+    const secrets = await this.cache.get(siteId, version, () => this.load(siteId));
     const now = Date.now();
-    return cached.secrets.filter((secret) => secret.retiresAt === null || secret.retiresAt.getTime() > now);
+    return secrets.filter((secret) => secret.retiresAt === null || secret.retiresAt.getTime() > now);
+  }
+
+  private async load(siteId: string): Promise<SiteSecret[]> {
+    const rows = await this.db.prisma.siteSecret.findMany({ where: { siteId }, orderBy: { createdAt: 'desc' } });
+    return rows.map((row) => ({
+      kid: row.kid,
+      secret: this.box.open(row.ciphertext, aad(siteId, row.kid)),
+      retiresAt: row.retiresAt,
+    }));
   }
 
   /** Null for a site that does not exist (deleted). */

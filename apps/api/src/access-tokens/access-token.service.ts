@@ -16,6 +16,8 @@ export interface TokenGrant {
   gateId: string;
   siteId: string;
   url: string;
+  /** The site's secrets_version, when the caller read the site row: spares reading it again. */
+  secretsVersion?: number;
 }
 
 /** Signs access tokens with a site's current secret and checks them against its usable ones. */
@@ -38,7 +40,7 @@ export class AccessTokenService {
   async reissue(grant: TokenGrant, kid: string, issuedAt: Date, expiresAt: Date): Promise<IssuedToken> {
     const iat = Math.floor(issuedAt.getTime() / 1000);
     const exp = Math.floor(expiresAt.getTime() / 1000);
-    const usable = await this.secrets.usable(grant.siteId);
+    const usable = await this.secrets.usable(grant.siteId, grant.secretsVersion);
     const original = usable.find((secret) => secret.kid === kid);
     return original ? this.signWith(grant, original, iat, exp) : this.sign(grant, iat, exp);
   }
@@ -55,7 +57,7 @@ export class AccessTokenService {
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {
-    return this.signWith(grant, await this.secrets.current(grant.siteId), iat, exp);
+    return this.signWith(grant, await this.secrets.current(grant.siteId, grant.secretsVersion), iat, exp);
   }
 
   private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {

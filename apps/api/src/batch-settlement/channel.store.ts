@@ -1,8 +1,9 @@
 import type { ChannelConfig } from '@crawlgate/core';
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import type { Payment, PaymentChannel, Prisma } from '../generated/prisma/client';
+import type { PaymentChannel } from '../generated/prisma/client';
 import type { SiteChannelRow } from './site-channels';
 
 export interface ChannelKey {
@@ -15,10 +16,48 @@ export interface ChannelKey {
 /** Rows in one claimWithSignature: well inside a block's gas (a row costs tens of thousands of gas); the rest waits for the next run. */
 export const MAX_CLAIM_ROWS = 100;
 
-export type VoucherPaymentData = Omit<
-  Prisma.PaymentUncheckedCreateInput,
-  'method' | 'status' | 'channelId' | 'cumulativeAmount'
->;
+/** A channel's record as a voucher is judged against it. */
+export interface ChannelRecord {
+  /** x402's chargedCumulativeAmount. */
+  charged: bigint;
+  /** The payer authorizer's signature of the voucher for exactly `charged`; null before the first one. */
+  signature: string | null;
+}
+
+/** What a voucher payment is answered with: its gate, what it paid, and the token it was given. */
+export interface VoucherPayment {
+  gateId: string;
+  siteId: string;
+  url: string;
+  payer: string;
+  amount: bigint;
+  cumulativeAmount: bigint;
+  tokenKid: string;
+  tokenIssuedAt: Date;
+  tokenExpiresAt: Date;
+}
+
+/** A voucher payment to record: everything but the channel and the voucher's total. */
+export type VoucherPaymentData = Omit<VoucherPayment, 'cumulativeAmount'> & {
+  publisherId: string;
+  chainId: number;
+  asset: string;
+  payTo: string;
+  confirmedAt: Date;
+};
+
+interface VoucherRecordRow {
+  charged: string | bigint | null;
+  signature: string | null;
+  gate_id: string | null;
+  site_id: string;
+  url: string;
+  payer: string;
+  amount: string | bigint;
+  token_kid: string;
+  token_issued_at: Date | string;
+  token_expires_at: Date | string;
+}
 
 /**
  * The SQL of batch-settlement channels: one row per channel with the highest voucher accepted, moved
@@ -48,15 +87,39 @@ export class ChannelStore {
     );
   }
 
-  find(channelId: string): Promise<PaymentChannel | null> {
-    return this.db.prisma.paymentChannel.findUnique({ where: { channelId } });
-  }
-
-  /** The payment a voucher (channel, cumulative total) already made, if any. */
-  paymentOfVoucher(channelId: string, cumulativeAmount: bigint): Promise<Payment | null> {
-    return this.db.prisma.payment.findUnique({
-      where: { channelId_cumulativeAmount: { channelId, cumulativeAmount } },
-    });
+  /**
+   * The channel's record and the payment the voucher for `cumulative` already made, each null when
+   * there is none, in one statement: both read from one snapshot, so a copy of the voucher recorded
+   * meanwhile is either in both or in neither (then record's conditional move finds it stale).
+   */
+  async voucherRecord(
+    channelId: string,
+    cumulative: bigint,
+  ): Promise<{ channel: ChannelRecord | null; taken: VoucherPayment | null }> {
+    const [row] = await this.db.sql.query<VoucherRecordRow>(
+      `SELECT c.charged, c.signature, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
+         FROM (SELECT 1) AS one
+         LEFT JOIN payment_channels c ON c.channel_id = $1
+         LEFT JOIN payments p ON p.channel_id = $1 AND p.cumulative_amount = $2::bigint`,
+      [channelId, cumulative.toString()],
+    );
+    return {
+      channel: row.charged === null ? null : { charged: BigInt(row.charged), signature: row.signature },
+      taken:
+        row.gate_id === null
+          ? null
+          : {
+              gateId: row.gate_id,
+              siteId: row.site_id,
+              url: row.url,
+              payer: row.payer.trim(),
+              amount: BigInt(row.amount),
+              cumulativeAmount: cumulative,
+              tokenKid: row.token_kid,
+              tokenIssuedAt: new Date(row.token_issued_at),
+              tokenExpiresAt: new Date(row.token_expires_at),
+            },
+    };
   }
 
   /**
@@ -79,7 +142,7 @@ export class ChannelStore {
    * Records a voucher for `cumulative` and the payment it makes, atomically: the channel moves from
    * `expected` to `cumulative` only while it is still at `expected`; otherwise nothing is written
    * and the answer is 'stale'. A gate already paid makes the payment insert fail (unique gate), and
-   * the transaction, channel move included, rolls back.
+   * the statement, channel move included, is undone.
    */
   async recordVoucher(args: {
     channelId: string;
@@ -87,24 +150,43 @@ export class ChannelStore {
     cumulative: bigint;
     signature: string;
     payment: VoucherPaymentData;
-  }): Promise<{ kind: 'recorded'; payment: Payment } | { kind: 'stale' }> {
-    return this.db.prisma.$transaction(async (tx) => {
-      const moved = await tx.$executeRaw`
-        UPDATE payment_channels
-           SET charged = ${args.cumulative}, signature = ${args.signature}, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
-         WHERE channel_id = ${args.channelId} AND charged = ${args.expected}`;
-      if (moved !== 1) return { kind: 'stale' as const };
-      const payment = await tx.payment.create({
-        data: {
-          ...args.payment,
-          method: 'voucher',
-          status: 'confirmed',
-          channelId: args.channelId,
-          cumulativeAmount: args.cumulative,
-        },
-      });
-      return { kind: 'recorded' as const, payment };
-    });
+  }): Promise<'recorded' | 'stale'> {
+    const p = args.payment;
+    // One statement, so one transaction: the insert's unique violation undoes the move.
+    const rows = await this.db.sql.query(
+      `WITH moved AS (
+         UPDATE payment_channels
+            SET charged = $3::bigint, signature = $4, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
+          WHERE channel_id = $1 AND charged = $2::bigint
+         RETURNING channel_id)
+       INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
+                             token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount)
+       SELECT $5::uuid, $6::uuid, $7::uuid, $8::uuid, $9, 'voucher', 'confirmed', $10::int, $11, $12, $13, $14::bigint,
+              $15, $16::timestamptz, $17::timestamptz, $18::timestamptz, channel_id, $3::bigint
+         FROM moved
+       RETURNING id`,
+      [
+        args.channelId,
+        args.expected.toString(),
+        args.cumulative.toString(),
+        args.signature,
+        randomUUID(),
+        p.gateId,
+        p.siteId,
+        p.publisherId,
+        p.url,
+        p.chainId,
+        p.asset,
+        p.payer,
+        p.payTo,
+        p.amount.toString(),
+        p.tokenKid,
+        p.tokenIssuedAt.toISOString(),
+        p.tokenExpiresAt.toISOString(),
+        p.confirmedAt.toISOString(),
+      ],
+    );
+    return rows.length === 1 ? 'recorded' : 'stale';
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */

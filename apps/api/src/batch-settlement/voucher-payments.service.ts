@@ -10,7 +10,7 @@ import {
 } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
-import { AccessTokenService } from '../access-tokens/access-token.service';
+import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import {
   channelIdOf,
@@ -24,8 +24,8 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import type { Gate } from '../gates/gates.service';
-import type { Payment, PaymentChannel } from '../generated/prisma/client';
+import { gatePaymentFields, type Gate } from '../gates/gates.service';
+import type { Payment } from '../generated/prisma/client';
 import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
 import {
   broadcastMayHaveLanded,
@@ -37,7 +37,7 @@ import {
 import { PaymentRejected } from '../payments/payment-rejected';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
-import { ChannelStore } from './channel.store';
+import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
 
 /**
  * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
@@ -66,7 +66,7 @@ export class VoucherPaymentsService {
     const payment = parsed.payment;
     const site = await this.db.prisma.site.findUnique({
       where: { id: gate.siteId },
-      select: { batchSettlement: true, publisherId: true },
+      select: { batchSettlement: true, publisherId: true, secretsVersion: true },
     });
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
@@ -77,23 +77,28 @@ export class VoucherPaymentsService {
       );
     const channelId = this.checkChannel(gate, batch, payment);
     const { voucher } = payment;
-    const signer = await voucherSigner(this.chain, batch, voucher);
+    // Three reads that do not depend on each other, made at once (the chain's and the database's
+    // round trips overlap the signature's recovery), and judged in order below: nothing is answered
+    // before the signature checks out.
+    const reads = {
+      chain: onChain(() => readChannel(this.chain, batch, channelId)),
+      recorded: this.store.voucherRecord(channelId, voucher.maxClaimableAmount),
+      signer: voucherSigner(this.chain, batch, voucher),
+    };
+    // Each is awaited below; a refusal given before that must not leave the others' failures unhandled.
+    for (const read of Object.values(reads)) read.catch(() => undefined);
+    const signer = await reads.signer;
     if (!signer || !isAddressEqual(signer, payment.channelConfig.payerAuthorizer)) {
       throw new PaymentRejected(
         BATCH_REASONS.voucherSignature,
         'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)',
       );
     }
-
-    // The channel's record is read before the voucher is looked up: a copy of this voucher recorded
-    // after this read is found just below (or by record()'s stale write), and one recorded before
-    // it is found too, so a copy sent at the same time never reads as a client out of step.
-    const row = await this.store.find(channelId);
+    const { channel: row, taken } = await reads.recorded;
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
-    const taken = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
-    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId);
+    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId, reads.chain);
     if (gatePayment)
       throw conflict(
         gatePayment.status === 'confirmed'
@@ -101,7 +106,7 @@ export class VoucherPaymentsService {
           : 'This gate is being settled with another payment',
       );
 
-    let state = await onChain(() => readChannel(this.chain, batch, channelId));
+    let state = await reads.chain;
     const charged = chargedBase(row, state);
     if (voucher.maxClaimableAmount !== charged + gate.micros)
       throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
@@ -137,7 +142,7 @@ export class VoucherPaymentsService {
         `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`,
       );
     }
-    return this.record(gate, site.publisherId, payment, channelId, charged, state, depositTx);
+    return this.record(gate, site, payment, channelId, { row, charged }, state, depositTx);
   }
 
   /** The channel config must be this API's terms for this gate; returns the channel id it hashes to. */
@@ -219,20 +224,37 @@ export class VoucherPaymentsService {
 
   private async record(
     gate: Gate,
-    publisherId: string,
+    site: { publisherId: string; secretsVersion: number },
     payment: BatchSettlementPayment,
     channelId: Hex,
-    charged: bigint,
+    recorded: { row: ChannelRecord | null; charged: bigint },
     state: OnChainChannel,
     depositTx: Hash | null,
   ) {
     if (!(gate.exp > Date.now() / 1000)) throw notFound('Gate not found or expired');
     const { voucher, channelConfig: config } = payment;
-    await this.store.open(
-      { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
-      state.totalClaimed,
-    );
-    const token = await this.tokens.issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path });
+    const { row, charged } = recorded;
+    // A channel first seen, or one whose record is behind the chain's claims, gets its row raised
+    // first; otherwise the row is as the voucher was judged against, and the move below checks it.
+    if (!row || row.charged < state.totalClaimed)
+      await this.store.open(
+        { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
+        state.totalClaimed,
+      );
+    const token = await this.tokens.issue({
+      gateId: gate.ref,
+      siteId: gate.siteId,
+      url: gate.path,
+      secretsVersion: site.secretsVersion,
+    });
+    const paying: VoucherPaymentData = {
+      ...gatePaymentFields(gate, site.publisherId),
+      payer: config.payer.toLowerCase(),
+      confirmedAt: new Date(),
+      tokenKid: token.kid,
+      tokenIssuedAt: token.issuedAt,
+      tokenExpiresAt: token.expiresAt,
+    };
     let result;
     try {
       result = await this.store.recordVoucher({
@@ -240,36 +262,28 @@ export class VoucherPaymentsService {
         expected: charged,
         cumulative: voucher.maxClaimableAmount,
         signature: voucher.signature.toLowerCase(),
-        payment: {
-          gateId: gate.ref,
-          siteId: gate.siteId,
-          publisherId,
-          url: gate.path,
-          chainId: gate.chainId,
-          asset: gate.asset,
-          payer: config.payer.toLowerCase(),
-          payTo: gate.payTo.toLowerCase(),
-          amount: gate.micros,
-          confirmedAt: new Date(),
-          tokenKid: token.kid,
-          tokenIssuedAt: token.issuedAt,
-          tokenExpiresAt: token.expiresAt,
-        },
+        payment: paying,
       });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       // Another request paid this gate, or took this very voucher, first; the channel did not move.
-      const same = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
-      if (same) return this.answerFor(same, gate, channelId);
+      const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+      if (taken) return this.answerFor(taken, gate, channelId);
       throw conflict('This gate is already paid with another proof');
     }
-    if (result.kind === 'stale') {
+    if (result === 'stale') {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
-      const same = await this.store.paymentOfVoucher(channelId, voucher.maxClaimableAmount);
-      if (same?.gateId === gate.ref) return this.answerFor(same, gate, channelId);
-      const row = await this.store.find(channelId);
-      throw this.correction(channelId, row?.charged ?? charged, row, state, gate.micros, voucher.maxClaimableAmount);
+      const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+      if (now.taken?.gateId === gate.ref) return this.answerFor(now.taken, gate, channelId);
+      throw this.correction(
+        channelId,
+        now.channel?.charged ?? charged,
+        now.channel,
+        state,
+        gate.micros,
+        voucher.maxClaimableAmount,
+      );
     }
     this.logger.debug?.(`voucher ${channelId} at ${voucher.maxClaimableAmount} paid gate ${gate.ref}`);
     const paid: VoucherPaid = {
@@ -279,31 +293,42 @@ export class VoucherPaymentsService {
       deposit_tx_hash: depositTx,
       deposit_amount: depositTx ? payment.deposit!.amount.toString() : null,
     };
-    return { kind: 'paid' as const, body: await this.paidView(result.payment, gate.id, paid) };
+    return { kind: 'paid' as const, body: this.paidView(paying, gate.id, paid, token) };
   }
 
   /** The answer for a voucher already taken: the same token for its own gate, 409 for another. */
-  private async answerFor(taken: Payment, gate: Gate, channelId: Hex): Promise<{ kind: 'paid'; body: PaidView }> {
+  private async answerFor(
+    taken: VoucherPayment,
+    gate: Gate,
+    channelId: Hex,
+    chainRead?: Promise<OnChainChannel>,
+  ): Promise<{ kind: 'paid'; body: PaidView }> {
     if (taken.gateId !== gate.ref) throw conflict('This voucher already paid another gate');
     const batch = this.chain.batchSettlement!;
-    const state = await onChain(() => readChannel(this.chain, batch, channelId));
+    const state = await (chainRead ?? onChain(() => readChannel(this.chain, batch, channelId)));
     const paid: VoucherPaid = {
       channel_id: channelId,
       charged_amount: taken.amount.toString(),
-      channel_state: channelState(channelId, state, taken.cumulativeAmount!),
+      channel_state: channelState(channelId, state, taken.cumulativeAmount),
       deposit_tx_hash: null,
       deposit_amount: null,
     };
-    return { kind: 'paid', body: await this.paidView(taken, gate.id, paid) };
+    const token = await this.tokens.reissue(
+      { gateId: taken.gateId, siteId: taken.siteId, url: taken.url },
+      taken.tokenKid,
+      taken.tokenIssuedAt,
+      taken.tokenExpiresAt,
+    );
+    return { kind: 'paid', body: this.paidView(taken, gate.id, paid, token) };
   }
 
-  private async paidView(payment: Payment, gateId: string, paid: VoucherPaid): Promise<PaidView> {
-    const token = await this.tokens.reissue(
-      { gateId: payment.gateId, siteId: payment.siteId, url: payment.url },
-      payment.tokenKid!,
-      payment.tokenIssuedAt!,
-      payment.tokenExpiresAt!,
-    );
+  /** The answer for a voucher payment, with the token it was given. */
+  private paidView(
+    payment: Pick<VoucherPayment, 'url' | 'payer' | 'amount'>,
+    gateId: string,
+    paid: VoucherPaid,
+    token: IssuedToken,
+  ): PaidView {
     return {
       status: 'paid',
       access_token: token.token,
@@ -323,7 +348,7 @@ export class VoucherPaymentsService {
   private correction(
     channelId: Hex,
     charged: bigint,
-    row: PaymentChannel | null,
+    row: ChannelRecord | null,
     state: OnChainChannel,
     price: bigint,
     sent: bigint,
@@ -346,7 +371,7 @@ export class VoucherPaymentsService {
 }
 
 /** What the channel has been charged: our record, never below what the chain says is claimed. */
-function chargedBase(row: PaymentChannel | null, state: OnChainChannel): bigint {
+function chargedBase(row: ChannelRecord | null, state: OnChainChannel): bigint {
   const stored = row?.charged ?? 0n;
   return stored > state.totalClaimed ? stored : state.totalClaimed;
 }

@@ -1,4 +1,4 @@
-import { BATCH_SETTLEMENT_ABI, BATCH_REASONS } from '@crawlgate/core';
+import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, readGate } from '@crawlgate/core';
 import { pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -125,6 +125,26 @@ describe('voucher payments', () => {
     expect(replay.status).toBe(402);
     expect(replay.body.reason).toBe(BATCH_REASONS.cumulativeMismatch);
     expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
+  });
+
+  it('gives an accepted voucher’s token to no copy of it with another signature: a stranger’s, or its own high-s twin', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const voucher = await channel.voucher(2n * PRICE);
+    const paid = await verify(offer, await channel.payment(offer, 2n * PRICE, { voucher }));
+    expect(paid.status).toBe(200);
+    const forged = [
+      { ...(await channel.voucher(2n * PRICE, newWallet())) },
+      { ...voucher, signature: malleate(voucher.signature) },
+    ];
+    for (const copy of forged) {
+      const response = await verify(offer, await channel.payment(offer, 2n * PRICE, { voucher: copy }));
+      expect({ status: response.status, reason: response.body.reason, token: response.body.access_token }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.voucherSignature,
+        token: undefined,
+      });
+    }
   });
 
   it('answers a total below, equal to or above charged + price with x402’s corrective 402 holding the payer’s own last voucher', async () => {
@@ -276,6 +296,28 @@ describe('voucher payments', () => {
         more.map(async (offer) => verify(offer, await channel.payment(offer, next, { voucher }))),
       );
       expect(copies.filter((a) => a.status === 200)).toHaveLength(1);
+    }
+  });
+
+  it('lets one of two channels paying one gate at once pay it; the other is refused and its channel does not move', async () => {
+    const a = await openChannel(50_000n);
+    const b = await openChannel(50_000n);
+    for (let round = 0; round < 3; round++) {
+      const offer = await gate();
+      const charged = async (channelId: `0x${string}`) =>
+        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId } }))!.charged;
+      const before = { a: await charged(a.channel.channelId), b: await charged(b.channel.channelId) };
+      const answers = await Promise.all([
+        verify(offer, await a.channel.payment(offer, before.a + PRICE)),
+        verify(offer, await b.channel.payment(offer, before.b + PRICE)),
+      ]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+      const moved = [
+        (await charged(a.channel.channelId)) - before.a,
+        (await charged(b.channel.channelId)) - before.b,
+      ].sort();
+      expect(moved).toEqual([0n, PRICE]);
+      expect(await app.database.prisma.payment.count({ where: { gateId: readGate(offer.id)!.ref } })).toBe(1);
     }
   });
 

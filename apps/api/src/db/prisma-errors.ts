@@ -1,4 +1,5 @@
-/** Prisma's P2002: a unique constraint rejected the write. */
+/** A unique constraint rejected the write: Prisma's P2002, or SQLSTATE 23505 from raw SQL (pg and PGlite alike). */
 export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === 'P2002';
+  const code = (error as { code?: unknown })?.code;
+  return code === 'P2002' || code === '23505';
 }

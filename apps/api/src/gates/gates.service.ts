@@ -32,6 +32,20 @@ export interface Gate extends GateTerms {
   id: string;
 }
 
+/** What a payment records of the gate it pays. */
+export function gatePaymentFields(gate: Gate, publisherId: string) {
+  return {
+    gateId: gate.ref,
+    siteId: gate.siteId,
+    publisherId,
+    url: gate.path,
+    chainId: gate.chainId,
+    asset: gate.asset,
+    payTo: gate.payTo.toLowerCase(),
+    amount: gate.micros,
+  };
+}
+
 export type GateCreation =
   { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer; paymentRequired: string };
 

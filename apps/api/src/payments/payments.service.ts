@@ -15,7 +15,7 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import { GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service';
+import { gatePaymentFields, GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
@@ -256,17 +256,7 @@ export class PaymentsService {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
     if (!site) throw notFound(GATE_NOT_FOUND);
-    const row: Prisma.PaymentUncheckedCreateInput = {
-      ...data,
-      gateId: gate.ref,
-      siteId: gate.siteId,
-      publisherId: site.publisherId,
-      url: gate.path,
-      chainId: gate.chainId,
-      asset: gate.asset,
-      payTo: gate.payTo.toLowerCase(),
-      amount: gate.micros,
-    };
+    const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
       if (row.method === 'authorization') return { kind: 'claimed', ...(await this.claimInPayerTurn(row)) };
       return { kind: 'claimed', payment: await this.db.prisma.payment.create({ data: row }), ahead: [] };

@@ -8,7 +8,7 @@ import {
   X402_REASONS,
 } from '@crawlgate/core';
 import type { Hash, Hex, TransactionReceipt } from 'viem';
-import { AccessTokenService } from '../access-tokens/access-token.service';
+import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -156,7 +156,7 @@ export class PaymentsService {
       where: { id: claim.payment.id },
       data: { status: 'submitted', txHash: hash },
     });
-    return this.awaitSettlement(claim.payment.id, gate.id, hash, auth);
+    return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
   }
 
   /** The payment's x402 payment-identifier with the fingerprint it is compared by; null without one. */
@@ -207,12 +207,13 @@ export class PaymentsService {
     await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
-    return { kind: 'paid', body: await this.paidView(await this.finalize(claim.payment.id, receipt), gate.id) };
+    const confirmed = await this.confirm(claim.payment.id, receipt, claim.payment);
+    return { kind: 'paid', body: await this.paidView(confirmed.payment, gate.id, confirmed.token) };
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
   private async awaitSettlement(
-    paymentId: string,
+    payment: Payment,
     gateId: string,
     hash: Hash,
     auth: SignedAuthorization,
@@ -231,7 +232,7 @@ export class PaymentsService {
       // Canceled by the payer instead: nothing was charged, and the gate is payable again.
       const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
       if (outcome === 'used') return pending(gateId, hash);
-      await this.release(paymentId);
+      await this.release(payment.id);
       if (outcome === 'canceled')
         throw new PaymentRejected(
           X402_REASONS.invalid_exact_evm_nonce_already_used,
@@ -239,7 +240,8 @@ export class PaymentsService {
         );
       throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
     }
-    return { kind: 'paid', body: await this.paidView(await this.finalize(paymentId, receipt), gateId) };
+    const confirmed = await this.confirm(payment.id, receipt, payment);
+    return { kind: 'paid', body: await this.paidView(confirmed.payment, gateId, confirmed.token) };
   }
 
   /**
@@ -367,8 +369,21 @@ export class PaymentsService {
    * The token is signed before the transaction, which must not wait on other queries.
    */
   async finalize(paymentId: string, receipt: TransactionReceipt): Promise<Payment> {
-    const payment = await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
-    if (payment.status === 'confirmed') return payment;
+    return (await this.confirm(paymentId, receipt)).payment;
+  }
+
+  /**
+   * finalize(), with the token it issued when this call is the one that confirmed the payment.
+   * `known`: the payment's row as this request wrote it, which spares reading it back (the
+   * conditional update still decides who confirms).
+   */
+  private async confirm(
+    paymentId: string,
+    receipt: TransactionReceipt,
+    known?: Payment,
+  ): Promise<{ payment: Payment; token: IssuedToken | null }> {
+    const payment = known ?? (await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } }));
+    if (payment.status === 'confirmed') return { payment, token: null };
     const token = await this.tokens
       .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url })
       .catch((error: Error) => {
@@ -390,8 +405,8 @@ export class PaymentsService {
     });
     // Another finalizer won: its row, with its token, is the answer.
     return count === 1
-      ? { ...payment, ...confirmed }
-      : this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
+      ? { payment: { ...payment, ...confirmed }, token }
+      : { payment: await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } }), token: null };
   }
 
   /** Forgets a settlement that never happened: the gate is payable again. */
@@ -400,12 +415,14 @@ export class PaymentsService {
   }
 
   /** `gateId`: the signed id the caller asked with (the payment holds the gate's ref). */
-  private async paidView(payment: Payment, gateId: string): Promise<PaidView> {
+  /** `issued`: the token confirming the payment just issued, when this request confirmed it. */
+  private async paidView(payment: Payment, gateId: string, issued?: IssuedToken | null): Promise<PaidView> {
     if (!payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');
     }
     const grant = { gateId: payment.gateId, siteId: payment.siteId, url: payment.url };
-    const token = await this.tokens.reissue(grant, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt);
+    const token =
+      issued ?? (await this.tokens.reissue(grant, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt));
     return {
       status: 'paid',
       access_token: token.token,

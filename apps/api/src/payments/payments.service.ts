@@ -32,7 +32,7 @@ import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain }
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
-import { sendSettlement, waitForReceipt } from './settlement';
+import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 
 /**
@@ -110,6 +110,11 @@ export class PaymentsService {
     // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
     // settlement. Recovering it here too cost more CPU than any other step of a payment.
     await simulateSettlement(this.chain, auth);
+    // Gas and fees are estimated while the claim is written and the balance read, and used only if
+    // both let the settlement go. An estimate that failed meanwhile is made again when sending, as
+    // it always was, so its failure is judged there and then.
+    const prepared = prepareSettlement(this.chain, auth);
+    prepared.catch(() => undefined);
 
     const claim = await this.claim(gate, {
       method: 'authorization',
@@ -139,7 +144,8 @@ export class PaymentsService {
 
     let hash: Hash;
     try {
-      hash = await sendSettlement(this.chain, auth);
+      const call = await prepared.catch(() => prepareSettlement(this.chain, auth));
+      hash = await broadcastFromRelayer(this.chain, call);
     } catch (error) {
       if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) {
         // Nothing reached the chain: free the gate so the agent can retry once it is back.

@@ -2,17 +2,41 @@ import { encodeFunctionData, type Address, type Hash, type Hex, type Transaction
 import type { ChainContext } from '../chain/chain-context';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 
+/** A call from the relayer with its gas and fees, ready to be signed with a nonce and broadcast. */
+export interface RelayerCall {
+  type: 'eip1559';
+  chainId: number;
+  to: Address;
+  data: Hex;
+  gas: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/** transferWithAuthorization from the relayer, with its gas and fees (estimating the gas runs the call: it fails if the call would revert). */
+export function prepareSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<RelayerCall> {
+  return prepareRelayerCall(chain, chain.usdc, encodeFunctionData(settlementCall(chain, auth)));
+}
+
 /** Broadcasts transferWithAuthorization from the relayer; the hash is known once the node accepts it. */
 export async function sendSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<Hash> {
-  return sendFromRelayer(chain, chain.usdc, encodeFunctionData(settlementCall(chain, auth)));
+  return broadcastFromRelayer(chain, await prepareSettlement(chain, auth));
 }
 
 /** Broadcasts a call from the relayer (settlements, escrow deposits, claims); the hash once the node accepts it. */
 export async function sendFromRelayer(chain: ChainContext, to: Address, data: Hex): Promise<Hash> {
-  const { relayer } = chain;
-  // Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast.
-  const request = await relayer.prepareTransactionRequest({ to, data, type: 'eip1559', parameters: ['fees', 'gas'] });
-  const transaction = {
+  return broadcastFromRelayer(chain, await prepareRelayerCall(chain, to, data));
+}
+
+/** Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast. */
+export async function prepareRelayerCall(chain: ChainContext, to: Address, data: Hex): Promise<RelayerCall> {
+  const request = await chain.relayer.prepareTransactionRequest({
+    to,
+    data,
+    type: 'eip1559',
+    parameters: ['fees', 'gas'],
+  });
+  return {
     type: 'eip1559',
     chainId: chain.chainId,
     to,
@@ -20,12 +44,17 @@ export async function sendFromRelayer(chain: ChainContext, to: Address, data: He
     gas: request.gas,
     maxFeePerGas: request.maxFeePerGas,
     maxPriorityFeePerGas: request.maxPriorityFeePerGas,
-  } as const;
+  };
+}
+
+/** Signs a prepared call with the relayer's next nonce and broadcasts it. */
+export function broadcastFromRelayer(chain: ChainContext, call: RelayerCall): Promise<Hash> {
+  const { relayer } = chain;
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) =>
     relayer.sendRawTransaction({
-      serializedTransaction: await relayer.account.signTransaction!({ ...transaction, nonce }),
+      serializedTransaction: await relayer.account.signTransaction!({ ...call, nonce }),
     }),
   );
 }

@@ -18,6 +18,7 @@ import { HealthController } from '../health/health.controller';
 import { BackgroundJobs } from '../payments/background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
+import { PaymentStore } from '../payments/payment.store';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
@@ -109,6 +110,7 @@ export class AppModule {
         PricingService,
         GatesService,
         PaymentsService,
+        PaymentStore,
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,

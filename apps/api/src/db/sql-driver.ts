@@ -11,6 +11,11 @@ export interface SqlSession {
 export interface SqlDriver extends SqlSession {
   /** Runs `work` on one connection, so session-level locks and transactions hold. */
   session<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction: committed once it resolves, rolled back if it throws. On PGlite
+   * the transaction has the database to itself (every other query waits for it), as PGlite's do.
+   */
+  transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T>;
 }
 
 export function pgliteDriver(db: PGlite): SqlDriver {
@@ -18,7 +23,17 @@ export function pgliteDriver(db: PGlite): SqlDriver {
     query: async (text, params) => (await db.query(text, params)).rows as never,
     exec: async (script) => void (await db.exec(script)),
   };
-  return { ...session, session: (work) => work(session) };
+  return {
+    ...session,
+    session: (work) => work(session),
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async (text, params) => (await tx.query(text, params)).rows as never,
+          exec: async (script) => void (await tx.exec(script)),
+        }),
+      ),
+  };
 }
 
 export function pgDriver(pool: Pool): SqlDriver {
@@ -34,6 +49,22 @@ export function pgDriver(pool: Pool): SqlDriver {
         return await work(onClient(client));
       } finally {
         client.release();
+      }
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await work(onClient(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A connection that cannot even roll back is dropped, not handed to the next caller mid-transaction.
+        await client.query('ROLLBACK').catch((lost: Error) => (broken = lost));
+        throw error;
+      } finally {
+        client.release(broken);
       }
     },
   };

@@ -79,12 +79,12 @@ describe('claims of one payer reaching the database out of order', () => {
     const claimReleased = new Promise<void>((resolve) => (releaseClaim = resolve));
     let claimsHeld = 0;
     onStatement = (sql) => {
-      if (claimsHeld === 0 && /INSERT INTO "[^"]+"\."payments"/.test(sql)) {
+      if (claimsHeld === 0 && /INSERT INTO (?:"[^"]+"\.)?"?payments"?\s/.test(sql)) {
         claimsHeld++;
         setTimeout(releaseClaim, HOLD_MS);
         return claimReleased;
       }
-      if (claimsHeld === 1 && /FROM "[^"]+"\."payments" WHERE/.test(sql)) setTimeout(releaseClaim, 50);
+      if (claimsHeld === 1 && /FROM (?:"[^"]+"\.)?"?payments"?\s+WHERE/.test(sql)) setTimeout(releaseClaim, 50);
     };
     // The first broadcast waits until the held claim had time to read the payer's balance.
     let broadcastsHeld = 0;

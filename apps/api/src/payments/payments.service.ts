@@ -34,16 +34,7 @@ import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
-
-/**
- * The first key of the payer-turn advisory locks (pg_advisory_xact_lock(int, int)); the second is
- * a hash of chain, token and payer. Two-key locks never meet the one-key locks of the migrator and
- * the reconciler.
- */
-const PAYER_TURN_LOCK = 0x63676174; // 'cgat'
-
-/** A claim of the same payer written before this one and not yet settled when this one was written. */
-type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
+import { PaymentStore, type ClaimAhead } from './payment.store';
 
 export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
 
@@ -66,6 +57,7 @@ export class PaymentsService {
     private readonly gates: GatesService,
     private readonly tokens: AccessTokenService,
     private readonly vouchers: VoucherPaymentsService,
+    private readonly store: PaymentStore,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -266,7 +258,7 @@ export class PaymentsService {
     if (!site) throw notFound(GATE_NOT_FOUND);
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
-      if (row.method === 'authorization') return { kind: 'claimed', ...(await this.claimInPayerTurn(row)) };
+      if (row.method === 'authorization') return { kind: 'claimed', ...(await this.store.claimInPayerTurn(row)) };
       return { kind: 'claimed', payment: await this.db.prisma.payment.create({ data: row }), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -292,32 +284,6 @@ export class PaymentsService {
     if (sameId) return { kind: 'taken', payment: sameId };
     assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
     throw conflict('The gate changed while this payment was checked; try again');
-  }
-
-  /**
-   * Writes an authorization's claim together with the payer's other claims in flight, in one turn
-   * of that payer (a transaction holding a lock on it, across API instances): the claims it reads
-   * are exactly those written before it, and every claim written after it reads it. Ordered by
-   * creation time instead, a claim created first but committed last missed the other, which saw it
-   * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
-   */
-  private claimInPayerTurn(
-    row: Prisma.PaymentUncheckedCreateInput,
-  ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
-    return this.db.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${PAYER_TURN_LOCK}::int, hashtext(${`${row.chainId}:${row.asset}:${row.payer}`}))`;
-      const ahead = await tx.payment.findMany({
-        where: {
-          payer: row.payer,
-          chainId: row.chainId,
-          asset: row.asset,
-          method: 'authorization',
-          status: { in: ['submitting', 'submitted'] },
-        },
-        select: { amount: true, nonce: true },
-      });
-      return { payment: await tx.payment.create({ data: row }), ahead };
-    });
   }
 
   /**

@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database';
+import { DATABASE } from '../db/tokens';
+import type { Payment, Prisma } from '../generated/prisma/client';
+
+/** A claim of the same payer written before this one and not yet settled when this one was written. */
+export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
+
+/**
+ * Distinct from every other advisory lock: (PAYER_TURN_LOCK, hash of chain, token and payer). Two-key
+ * locks never meet the one-key locks of the migrator and the reconciler.
+ */
+const PAYER_TURN_LOCK = 0x63676174; // 'cgat'
+
+/** An authorization's claim: the payment row a settlement starts from. */
+export type AuthorizationClaim = Pick<
+  Prisma.PaymentUncheckedCreateInput,
+  | 'gateId'
+  | 'siteId'
+  | 'publisherId'
+  | 'url'
+  | 'chainId'
+  | 'asset'
+  | 'payer'
+  | 'payTo'
+  | 'amount'
+  | 'status'
+  | 'nonce'
+  | 'authorization'
+  | 'paymentIdentifier'
+  | 'paymentFingerprint'
+>;
+
+/** The payments SQL of the settlement path, written without Prisma where a payment waits on it. */
+@Injectable()
+export class PaymentStore {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /**
+   * Writes an authorization's claim together with the payer's other claims in flight, in one turn
+   * of that payer (a transaction holding a lock on it, across API instances): the claims it reads
+   * are exactly those written before it, and every claim written after it reads it. Ordered by
+   * creation time instead, a claim created first but committed last missed the other, which saw it
+   * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
+   * A unique violation (the gate, the nonce or the payment-identifier taken) rolls it all back.
+   */
+  claimInPayerTurn(claim: AuthorizationClaim): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
+    return this.db.sql.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
+        PAYER_TURN_LOCK,
+        `${claim.chainId}:${claim.asset}:${claim.payer}`,
+      ]);
+      const ahead = await tx.query<{ amount: string | bigint; nonce: string | null }>(
+        `SELECT amount, nonce FROM payments
+          WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`,
+        [claim.payer, claim.chainId, claim.asset],
+      );
+      const [row] = await tx.query<PaymentRow>(
+        `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
+                               nonce, "authorization", payment_identifier, payment_fingerprint)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5, 'authorization', $6::"PaymentStatus", $7::int, $8, $9, $10, $11::bigint,
+                 $12, $13::jsonb, $14, $15)
+         RETURNING *`,
+        [
+          randomUUID(),
+          claim.gateId,
+          claim.siteId,
+          claim.publisherId,
+          claim.url,
+          claim.status,
+          claim.chainId,
+          claim.asset,
+          claim.payer,
+          claim.payTo,
+          BigInt(claim.amount as bigint | number).toString(),
+          claim.nonce ?? null,
+          claim.authorization === undefined ? null : JSON.stringify(claim.authorization),
+          claim.paymentIdentifier ?? null,
+          claim.paymentFingerprint ?? null,
+        ],
+      );
+      return {
+        payment: paymentFromRow(row),
+        ahead: ahead.map((one) => ({ amount: BigInt(one.amount), nonce: one.nonce })),
+      };
+    });
+  }
+}
+
+/** A payments row as raw SQL returns it (bigints as strings on pg, bigints on PGlite). */
+interface PaymentRow {
+  id: string;
+  gate_id: string;
+  site_id: string;
+  publisher_id: string;
+  url: string;
+  method: Payment['method'];
+  status: Payment['status'];
+  chain_id: number;
+  asset: string;
+  payer: string;
+  pay_to: string;
+  amount: string | bigint;
+  nonce: string | null;
+  tx_hash: string | null;
+  block_number: string | bigint | null;
+  authorization: Prisma.JsonValue | string | null;
+  token_kid: string | null;
+  token_issued_at: Date | string | null;
+  token_expires_at: Date | string | null;
+  created_at: Date | string;
+  confirmed_at: Date | string | null;
+  checked_at: Date | string | null;
+  payment_identifier: string | null;
+  payment_fingerprint: string | null;
+  channel_id: string | null;
+  cumulative_amount: string | bigint | null;
+}
+
+/** The row as Prisma would have given it. */
+function paymentFromRow(row: PaymentRow): Payment {
+  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+  const big = (value: string | bigint | null) => (value === null ? null : BigInt(value));
+  return {
+    id: row.id,
+    gateId: row.gate_id,
+    siteId: row.site_id,
+    publisherId: row.publisher_id,
+    url: row.url,
+    method: row.method,
+    status: row.status,
+    chainId: Number(row.chain_id),
+    asset: row.asset,
+    payer: row.payer,
+    payTo: row.pay_to,
+    amount: BigInt(row.amount),
+    nonce: row.nonce,
+    txHash: row.tx_hash,
+    blockNumber: big(row.block_number),
+    authorization: typeof row.authorization === 'string' ? JSON.parse(row.authorization) : row.authorization,
+    tokenKid: row.token_kid,
+    tokenIssuedAt: date(row.token_issued_at),
+    tokenExpiresAt: date(row.token_expires_at),
+    createdAt: new Date(row.created_at),
+    confirmedAt: date(row.confirmed_at),
+    checkedAt: date(row.checked_at),
+    paymentIdentifier: row.payment_identifier,
+    paymentFingerprint: row.payment_fingerprint,
+    channelId: row.channel_id,
+    cumulativeAmount: big(row.cumulative_amount),
+  };
+}

@@ -35,6 +35,7 @@ import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
+import { NoCurrentSecret } from '../sites/site-secrets.service';
 
 export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
 
@@ -356,10 +357,13 @@ export class PaymentsService {
   ): Promise<{ payment: Payment; token: IssuedToken | null }> {
     const payment = known ?? (await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } }));
     if (payment.status === 'confirmed') return { payment, token: null };
+    // A deleted site has no secret: the payment is confirmed without a token (answered 410). Any other
+    // failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
     const token = await this.tokens
       .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url })
       .catch((error: Error) => {
-        this.logger.error(`No token for gate ${payment.gateId} (site gone?): ${error.message}`);
+        if (!(error instanceof NoCurrentSecret)) throw error;
+        this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);
         return null;
       });
     const confirmed = {

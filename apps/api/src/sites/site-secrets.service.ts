@@ -14,6 +14,9 @@ export interface SiteSecret {
   retiresAt: Date | null;
 }
 
+/** The site has no secret to sign with: it was deleted. Any other failure (the database's) is not this. */
+export class NoCurrentSecret extends Error {}
+
 /** Sites whose decrypted secrets one instance keeps; the least recently loaded go first. */
 const MAX_CACHED_SITES = 10_000;
 
@@ -101,7 +104,7 @@ export class SiteSecretsService {
   /** The secret new tokens are signed with. */
   async current(siteId: string, secretsVersion?: number): Promise<SiteSecret> {
     const current = (await this.usable(siteId, secretsVersion)).find((secret) => secret.retiresAt === null);
-    if (!current) throw new Error(`Site ${siteId} has no current access-token secret`);
+    if (!current) throw new NoCurrentSecret(`Site ${siteId} has no current access-token secret`);
     return current;
   }
 }

@@ -1,0 +1,66 @@
+import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { createProxiedTestDatabase, type TestDatabase } from '../../test/test-database';
+import type { TcpProxy } from '../../test/tcp-proxy';
+import { ReconcilerService } from './reconciler.service';
+
+// A statement must fail at an exact moment, so this file runs on PostgreSQL even on a PGlite run.
+
+/**
+ * A settlement that landed while the database failed the token's signing. The payer paid on chain:
+ * its payment must end confirmed with a token (by the reconciler, or a later verify), never
+ * confirmed without one, which answered 410 ("site deleted") to that payer for good.
+ */
+describe('a database error while a settled payment is confirmed', () => {
+  let proxy: TcpProxy;
+  let db: TestDatabase;
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  /** What the next statement sent to PostgreSQL meets. */
+  let onStatement: ((sql: string) => 'reset' | void) | undefined;
+
+  beforeAll(async () => {
+    ({ db, proxy } = await createProxiedTestDatabase((chunk, direction) =>
+      direction === 'to-target' ? onStatement?.(chunk.toString('latin1')) : undefined,
+    ));
+    app = await startTestApp({ database: db.database, isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+  });
+  afterAll(async () => {
+    onStatement = undefined;
+    await app.close();
+    await db.dispose();
+    await proxy.close();
+  });
+
+  it('leaves the payment to be confirmed again with its token, never confirmed without one', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/article/confirmed-late');
+    const payment = await signPayment(app, agent, gate);
+    // The site's secrets version is read when the gate is looked up, then when the token is signed:
+    // the connection carrying the second read is reset.
+    let versionReads = 0;
+    onStatement = (sql) => {
+      if (/SELECT secrets_version FROM sites/.test(sql) && ++versionReads === 2) return 'reset';
+    };
+    const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    onStatement = undefined;
+    expect(versionReads).toBeGreaterThanOrEqual(2);
+    // The transfer landed: the payer paid.
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+    expect(first.status).not.toBe(410);
+
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status === 200 ? 200 : again).toBe(200);
+    const check = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: again.body.access_token, url: '/article/confirmed-late' },
+      headers: { 'x-site-token': site.siteToken },
+    });
+    expect(check.body).toMatchObject({ valid: true });
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+  });
+});

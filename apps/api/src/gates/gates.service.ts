@@ -120,7 +120,8 @@ export class GatesService {
     const terms = readGate(id);
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
       throw notFound(GATE_NOT_FOUND);
-    const secrets = (await this.secrets.usable(terms.siteId).catch(() => [])).map((secret) => secret.secret);
+    // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
+    const secrets = (await this.secrets.usable(terms.siteId)).map((secret) => secret.secret);
     const check = verifyGate(id, { secret: secrets, siteId: terms.siteId, hmac: nodeHmacSha256 });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
     const payment = await this.db.prisma.payment.findUnique({ where: { gateId: terms.ref } });

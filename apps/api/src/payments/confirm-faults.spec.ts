@@ -35,6 +35,27 @@ describe('a database error while a settled payment is confirmed', () => {
     await proxy.close();
   });
 
+  it('answers a gate whose lookup meets a database error 503, not 404: the gate is still there to pay', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/article/looked-up-late');
+    const payment = await signPayment(app, agent, gate);
+    let versionReads = 0;
+    onStatement = (sql) => {
+      if (/SELECT secrets_version FROM sites/.test(sql) && ++versionReads === 1) return 'reset';
+    };
+    const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    onStatement = undefined;
+    expect({ status: first.status, retryAfter: first.headers.get('retry-after') !== null }).toEqual({
+      status: 503,
+      retryAfter: true,
+    });
+    expect(await usdcBalance(app, payTo)).toBe(0n);
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status === 200 ? 200 : again).toBe(200);
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+  });
+
   it('leaves the payment to be confirmed again with its token, never confirmed without one', async () => {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
@@ -46,11 +67,12 @@ describe('a database error while a settled payment is confirmed', () => {
     onStatement = (sql) => {
       if (/SELECT secrets_version FROM sites/.test(sql) && ++versionReads === 2) return 'reset';
     };
+    const before = await usdcBalance(app, payTo);
     const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     onStatement = undefined;
     expect(versionReads).toBeGreaterThanOrEqual(2);
     // The transfer landed: the payer paid.
-    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+    expect((await usdcBalance(app, payTo)) - before).toBe(BigInt(gate.amount));
     expect(first.status).not.toBe(410);
 
     await app.app.get(ReconcilerService).runOnce();
@@ -61,6 +83,6 @@ describe('a database error while a settled payment is confirmed', () => {
       headers: { 'x-site-token': site.siteToken },
     });
     expect(check.body).toMatchObject({ valid: true });
-    expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+    expect((await usdcBalance(app, payTo)) - before).toBe(BigInt(gate.amount));
   });
 });

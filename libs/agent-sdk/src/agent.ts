@@ -12,11 +12,12 @@ import {
   type PageQuery,
   type VerifyPaymentRequest,
 } from '@crawlgate/core';
-import type { LocalAccount, WalletClient } from 'viem';
+import type { LocalAccount, PublicClient, WalletClient } from 'viem';
 import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
+import { authorizationOfHeader, heldAuthorizations, type HeldOutcome } from './held-authorizations';
 import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
@@ -121,6 +122,12 @@ export interface Agent {
   initiateWithdraw(): Promise<WithdrawalStep[]>;
   /** Finishes the started withdrawals once each channel's withdrawDelay has passed (throws before). */
   finalizeWithdraw(): Promise<WithdrawalStep[]>;
+  /**
+   * Ends the reservations of authorizations sites refused, once each has expired by the chain's
+   * clock: freed when unused, spent when a site settled it anyway. Runs by itself after each one's
+   * validBefore; needs rpcUrl (or a WalletClient), else they stay reserved.
+   */
+  settleRefused(): Promise<HeldOutcome>;
 }
 
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
@@ -155,6 +162,18 @@ export function createAgent(options: AgentOptions): Agent {
     rpcUrl: options.rpcUrl,
     pollingIntervalMs: options.pollingIntervalMs ?? 250,
     maxAuthorizationSeconds,
+  });
+  let chainClient: PublicClient | null | undefined;
+  // Reads refused authorizations' fate on chain, when the agent has a chain client (rpcUrl or a WalletClient).
+  const held = heldAuthorizations(budget, () => {
+    if (chainClient === undefined) {
+      try {
+        chainClient = payer.chain().public;
+      } catch {
+        chainClient = null;
+      }
+    }
+    return chainClient ?? undefined;
   });
   const batch = batchOptions(options.batchSettlement);
   const channels = new ChannelBook();
@@ -198,9 +217,14 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reservation)
       throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
-    // it could still settle until it expires, so it stays reserved (not spent, not a payment).
+    // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
+    // the chain says what became of it (held-authorizations.ts).
     let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
-    const mark = (next: 'spent' | 'held') => void (outcome = next);
+    let heldHeader: string | undefined;
+    const mark = (next: 'spent' | 'held', header?: string) => {
+      outcome = next;
+      heldHeader = header;
+    };
     try {
       const result =
         mode === 'transfer'
@@ -209,6 +233,10 @@ export function createAgent(options: AgentOptions): Agent {
       return result;
     } finally {
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
+      else {
+        const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
+        if (authorization) held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
+      }
     }
   }
 
@@ -216,7 +244,7 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: (extra: Record<string, string>) => Promise<Response>,
-    mark: (outcome: 'spent' | 'held') => void,
+    mark: (outcome: 'spent' | 'held', header?: string) => void,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
@@ -237,7 +265,7 @@ export function createAgent(options: AgentOptions): Agent {
       response.headers.get('x-payment-response') ?? response.headers.get('payment-response'),
     );
     if (response.status === 402 || settlement?.success === false) {
-      mark('held');
+      mark('held', value);
       const refusal = refusalOf(await jsonOf(response.clone()));
       throw new PaymentFailedError(
         url,
@@ -499,6 +527,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   return {
     fetch: agentFetch,
+    settleRefused: () => held.settle(),
     spent: () => budget.summary(),
     spending: () => budget.current(),
     profile: () => api('/v1/agents/me', isAgentProfile),

@@ -7,6 +7,7 @@ export {
   type PaymentEvent,
 } from './agent';
 export type { WithdrawalStep } from './withdrawals';
+export type { HeldOutcome } from './held-authorizations';
 /** What profile() and payments() answer: the Crawlgate API's agent endpoints, as @crawlgate/core defines them. */
 export type { AgentPayment, AgentPaymentPage, AgentProfile, PageQuery } from '@crawlgate/core';
 export type { AllowedAsset, AllowedNetwork } from './allow-list';

@@ -1,0 +1,92 @@
+import { decodeBase64Json, USDC_ABI } from '@crawlgate/core';
+import type { Hex, PublicClient } from 'viem';
+import type { Budget } from './budget';
+import type { Reservation } from './budget-store';
+
+/** A refused authorization the site still holds, and the budget reserved for it. */
+export interface HeldAuthorization {
+  reservation: Reservation;
+  chainId: number;
+  asset: Hex;
+  from: Hex;
+  nonce: Hex;
+  validBefore: bigint;
+}
+
+/** What settling the held authorizations did: freed (expired unused) and spent (a site settled one after refusing it). */
+export interface HeldOutcome {
+  freed: number;
+  spent: number;
+}
+
+/** Seconds after validBefore (by this machine's clock) before the chain is asked; then again at this interval. */
+const CHECK_DELAY_SECONDS = 15;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The EIP-3009 authorization inside an exact payment header this agent made (x402 v1 or v2). */
+export function authorizationOfHeader(value: string): Pick<HeldAuthorization, 'from' | 'nonce' | 'validBefore'> | null {
+  const payment = decodeBase64Json(value) as { payload?: { authorization?: Record<string, unknown> } } | null;
+  const authorization = payment?.payload?.authorization;
+  const { from, nonce, validBefore } = authorization ?? {};
+  if (typeof from !== 'string' || typeof nonce !== 'string' || typeof validBefore !== 'string') return null;
+  if (!/^\d{1,20}$/.test(validBefore)) return null;
+  return { from: from as Hex, nonce: nonce as Hex, validBefore: BigInt(validBefore) };
+}
+
+/**
+ * Refused authorizations, kept reserved until the chain says what became of each. The token takes
+ * one only in a block whose time is before its validBefore, so once the latest block's time has
+ * reached it, its state at that block is final: used (a site settled it after refusing it: spent,
+ * one payment more) or not (the reservation is freed). Checked by a timer after each validBefore,
+ * and whenever settle() is called; without a chain client (a LocalAccount with no rpcUrl), or on
+ * another chain than the client's, they stay reserved.
+ */
+export function heldAuthorizations(budget: Budget, chainClient: () => PublicClient | undefined) {
+  const held = new Set<HeldAuthorization>();
+  let timer: NodeJS.Timeout | undefined;
+
+  async function settle(): Promise<HeldOutcome> {
+    const outcome: HeldOutcome = { freed: 0, spent: 0 };
+    const client = held.size > 0 ? chainClient() : undefined;
+    if (client) {
+      const [chainId, block] = await Promise.all([client.getChainId(), client.getBlock({ blockTag: 'latest' })]);
+      for (const one of [...held]) {
+        if (one.chainId !== chainId || block.timestamp < one.validBefore) continue;
+        const used = await client.readContract({
+          address: one.asset,
+          abi: USDC_ABI,
+          functionName: 'authorizationState',
+          args: [one.from, one.nonce],
+          blockNumber: block.number,
+        });
+        if (!held.delete(one)) continue; // settled by a call that ran meanwhile
+        await budget.settle(one.reservation, used);
+        outcome[used ? 'spent' : 'freed']++;
+      }
+    }
+    schedule();
+    return outcome;
+  }
+
+  /** The next check: after the earliest validBefore, or a while from now when it has passed. */
+  function schedule(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (held.size === 0) return;
+    const earliest = [...held].map((one) => one.validBefore).reduce((a, b) => (a < b ? a : b));
+    const waitMs = Math.max(Number(earliest) * 1000 - Date.now(), 0) + CHECK_DELAY_SECONDS * 1000;
+    timer = setTimeout(() => void settle().catch(() => schedule()), Math.min(waitMs, MAX_TIMER_MS));
+    timer.unref();
+  }
+
+  return {
+    add(one: HeldAuthorization): void {
+      held.add(one);
+      schedule();
+    },
+    settle,
+    get size() {
+      return held.size;
+    },
+  };
+}

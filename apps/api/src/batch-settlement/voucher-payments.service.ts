@@ -77,28 +77,24 @@ export class VoucherPaymentsService {
       );
     const channelId = this.checkChannel(gate, batch, payment);
     const { voucher } = payment;
-    // Three reads that do not depend on each other, made at once (the chain's and the database's
-    // round trips overlap the signature's recovery), and judged in order below: nothing is answered
-    // before the signature checks out.
-    const reads = {
-      chain: onChain(() => readChannel(this.chain, batch, channelId)),
-      recorded: this.store.voucherRecord(channelId, voucher.maxClaimableAmount),
-      signer: voucherSigner(this.chain, batch, voucher),
-    };
-    // Each is awaited below; a refusal given before that must not leave the others' failures unhandled.
-    for (const read of Object.values(reads)) read.catch(() => undefined);
-    const signer = await reads.signer;
+    // The database read starts beside the signature's recovery; the chain's (RPC calls, metered on
+    // hosted nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
+    const recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
+    const signer = await voucherSigner(this.chain, batch, voucher);
     if (!signer || !isAddressEqual(signer, payment.channelConfig.payerAuthorizer)) {
       throw new PaymentRejected(
         BATCH_REASONS.voucherSignature,
         'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)',
       );
     }
-    const { channel: row, taken } = await reads.recorded;
+    const chainRead = onChain(() => readChannel(this.chain, batch, channelId));
+    chainRead.catch(() => undefined); // awaited below, after the database's answer is judged
+    const { channel: row, taken } = await recorded;
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
-    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId, reads.chain);
+    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId, chainRead);
     if (gatePayment)
       throw conflict(
         gatePayment.status === 'confirmed'
@@ -106,7 +102,7 @@ export class VoucherPaymentsService {
           : 'This gate is being settled with another payment',
       );
 
-    let state = await reads.chain;
+    let state = await chainRead;
     const charged = chargedBase(row, state);
     if (voucher.maxClaimableAmount !== charged + gate.micros)
       throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
@@ -241,11 +237,13 @@ export class VoucherPaymentsService {
         { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
         state.totalClaimed,
       );
+    // The site's secrets version as read at the start, unless a deposit made this request wait: a
+    // rotation meanwhile must not sign the token with a secret it retired.
     const token = await this.tokens.issue({
       gateId: gate.ref,
       siteId: gate.siteId,
       url: gate.path,
-      secretsVersion: site.secretsVersion,
+      secretsVersion: depositTx ? undefined : site.secretsVersion,
     });
     const paying: VoucherPaymentData = {
       ...gatePaymentFields(gate, site.publisherId),

@@ -147,6 +147,25 @@ describe('voucher payments', () => {
     }
   });
 
+  it('reads nothing from the chain for a voucher its channel’s payer did not sign', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const forged = await channel.payment(offer, 2n * PRICE, {
+      voucher: await channel.voucher(2n * PRICE, newWallet()),
+    });
+    const reads = jest.spyOn(app.chain.publicClient, 'readContract');
+    try {
+      const response = await verify(offer, forged);
+      expect({ status: response.status, reason: response.body.reason }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.voucherSignature,
+      });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('answers a total below, equal to or above charged + price with x402’s corrective 402 holding the payer’s own last voucher', async () => {
     const { channel } = await openChannel(50_000n);
     const last = await channel.voucher(PRICE);

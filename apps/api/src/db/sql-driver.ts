@@ -55,7 +55,9 @@ export function pgDriver(pool: Pool): SqlDriver {
       const client = await pool.connect();
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
+        // Read committed whatever the server's default: a statement after a lock must see what the
+        // lock's previous holder committed (the payer's claims in flight, payment.store.ts).
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
         const result = await work(onClient(client));
         await client.query('COMMIT');
         return result;

@@ -122,8 +122,11 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
   });
 
   it('frees an expired one that was never used, once', async () => {
-    // The chain's clock moves past every authorization's validBefore (at most 300 s by default).
+    // The chain's clock moves past every authorization's validBefore (at most 300 s by default), but
+    // not yet by the agent's margin against reorgs (60 s): still reserved.
     await increaseTime(gated.app.chain.rpcUrl, 301);
+    expect(await unused.agent.settleRefused()).toEqual({ freed: 0, spent: 0 });
+    await increaseTime(gated.app.chain.rpcUrl, 60);
     expect(await unused.agent.settleRefused()).toEqual({ freed: 1, spent: 0 });
     expect(await unused.agent.spending()).toMatchObject({ usd: '0', payments: 0, remainingUsd: '0.05' });
     expect(await unused.agent.settleRefused()).toEqual({ freed: 0, spent: 0 });

@@ -1,5 +1,5 @@
 import { encodeBase64Json } from '@crawlgate/core';
-import { authorizationOfHeader } from './held-authorizations';
+import { authorizationOfHeader, heldAuthorizations } from './held-authorizations';
 
 const authorization = {
   from: '0x1111111111111111111111111111111111111111',
@@ -33,5 +33,45 @@ describe('authorizationOfHeader', () => {
     ['no nonce', encodeBase64Json({ payload: { authorization: { ...authorization, nonce: undefined } } })],
   ])('reads nothing from %s', (_name, header) => {
     expect(authorizationOfHeader(header)).toBeNull();
+  });
+});
+
+describe('heldAuthorizations', () => {
+  const reservation = { id: '1', micros: 1000n };
+  const one = {
+    reservation,
+    chainId: 8453,
+    asset: '0x3333333333333333333333333333333333333333' as const,
+    from: authorization.from as `0x${string}`,
+    nonce: authorization.nonce as `0x${string}`,
+    validBefore: 1000n,
+  };
+  const budget = () => {
+    const settled: [typeof reservation, boolean][] = [];
+    return { settled, settle: async (r: typeof reservation, charged: boolean) => void settled.push([r, charged]) };
+  };
+
+  it('keeps one reserved, unpolled, when there is no chain client', () => {
+    const spent = budget();
+    const held = heldAuthorizations(spent as never, () => undefined);
+    held.add(one);
+    expect(held.size).toBe(0);
+    expect(spent.settled).toEqual([]);
+  });
+
+  it('keeps one of another chain than the client’s reserved, and stops polling for it', async () => {
+    const spent = budget();
+    const calls: string[] = [];
+    const client = {
+      getChainId: async () => (calls.push('chainId'), 84532),
+      getBlock: async () => (calls.push('block'), { number: 10n, timestamp: 10_000n }),
+      readContract: async () => (calls.push('read'), false),
+    };
+    const held = heldAuthorizations(spent as never, () => client as never);
+    held.add(one);
+    expect(await held.settle()).toEqual({ freed: 0, spent: 0 });
+    expect(held.size).toBe(0);
+    expect(spent.settled).toEqual([]);
+    expect(calls).not.toContain('read');
   });
 });

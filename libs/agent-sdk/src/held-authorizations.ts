@@ -19,7 +19,9 @@ export interface HeldOutcome {
   spent: number;
 }
 
-/** Seconds after validBefore (by this machine's clock) before the chain is asked; then again at this interval. */
+/** How far past validBefore the chain's newest block must be: no reorg reaches back that far in time. */
+const REORG_MARGIN_SECONDS = 60n;
+/** Seconds after validBefore and the margin (by this machine's clock) before the chain is asked; then again at this interval. */
 const CHECK_DELAY_SECONDS = 15;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -39,7 +41,7 @@ export function authorizationOfHeader(value: string): Pick<HeldAuthorization, 'f
  * reached it, its state at that block is final: used (a site settled it after refusing it: spent,
  * one payment more) or not (the reservation is freed). Checked by a timer after each validBefore,
  * and whenever settle() is called; without a chain client (a LocalAccount with no rpcUrl), or on
- * another chain than the client's, they stay reserved.
+ * another chain than the client's, they stay reserved and are not polled.
  */
 export function heldAuthorizations(budget: Budget, chainClient: () => PublicClient | undefined) {
   const held = new Set<HeldAuthorization>();
@@ -51,7 +53,10 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
     if (client) {
       const [chainId, block] = await Promise.all([client.getChainId(), client.getBlock({ blockTag: 'latest' })]);
       for (const one of [...held]) {
-        if (one.chainId !== chainId || block.timestamp < one.validBefore) continue;
+        // Another chain than the client's: this agent cannot tell, so it stays reserved (and unpolled).
+        if (one.chainId !== chainId) held.delete(one);
+        // A margin past validBefore: a reorg of the newest blocks cannot bring back a time before it.
+        if (one.chainId !== chainId || block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) continue;
         const used = await client.readContract({
           address: one.asset,
           abi: USDC_ABI,
@@ -74,13 +79,16 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
     timer = undefined;
     if (held.size === 0) return;
     const earliest = [...held].map((one) => one.validBefore).reduce((a, b) => (a < b ? a : b));
-    const waitMs = Math.max(Number(earliest) * 1000 - Date.now(), 0) + CHECK_DELAY_SECONDS * 1000;
+    const waitMs =
+      Math.max(Number(earliest + REORG_MARGIN_SECONDS) * 1000 - Date.now(), 0) + CHECK_DELAY_SECONDS * 1000;
     timer = setTimeout(() => void settle().catch(() => schedule()), Math.min(waitMs, MAX_TIMER_MS));
     timer.unref();
   }
 
   return {
     add(one: HeldAuthorization): void {
+      // Without a chain client nothing can be learnt: it stays reserved, and nothing polls for it.
+      if (!chainClient()) return;
       held.add(one);
       schedule();
     },

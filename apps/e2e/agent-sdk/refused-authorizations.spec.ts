@@ -97,7 +97,7 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
       chain: gated.app.chain.relayer.chain,
       transport: http(gated.app.chain.rpcUrl),
     });
-    await client.writeContract({
+    const hash = await client.writeContract({
       address: gated.app.chain.usdc,
       abi: USDC_ABI,
       functionName: 'transferWithAuthorization',
@@ -111,6 +111,8 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
         payload.signature,
       ],
     });
+    const receipt = await gated.app.chain.publicClient.waitForTransactionReceipt({ hash });
+    expect(receipt.status).toBe('success');
     expect(await usdcBalance(gated.app, settled.wallet.address)).toBe(1_000_000n - PRICE);
   });
 

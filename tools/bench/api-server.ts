@@ -1,4 +1,7 @@
-import { listenBenchApp, type BenchStack } from './bench-api';
+import { tuneV8ForServer } from '../../apps/api/src/app/v8-tuning';
+import { databaseKind } from '../../apps/api/src/db/database';
+import type { BenchStack } from './bench-api';
+import { listenBenchApp } from './bench-app';
 import { onParentGone } from './child';
 
 /**
@@ -8,6 +11,7 @@ import { onParentGone } from './child';
  */
 async function main(): Promise<void> {
   const stack = JSON.parse(process.env.BENCH_STACK ?? '') as Omit<BenchStack, 'close'>;
+  tuneV8ForServer(databaseKind(stack)); // as main.ts does
   const app = await listenBenchApp(stack);
   onParentGone(() => app.close());
   process.stdout.write(`${app.port}\n`);

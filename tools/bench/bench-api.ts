@@ -2,13 +2,9 @@ import { DEV_ROLES, deployTestUsdc, placeBatchSettlement, startAnvil } from '@cr
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Address } from 'viem';
-import { createApp } from '../../apps/api/src/app/create-app';
-import { ClaimerService } from '../../apps/api/src/batch-settlement/claimer.service';
-import { createChainContext, type ChainContext } from '../../apps/api/src/chain/chain-context';
-import { LOCAL_CLAIM_AUTHORIZER } from '../../apps/api/src/chain/local-chain';
-import { loadConfig } from '../../apps/api/src/config/config';
 import { openDatabase } from '../../apps/api/src/db/database';
 import { migrate } from '../../apps/api/src/db/migrator';
+import { listenBenchApp, type BenchApp } from './bench-app';
 import { builtApiServer } from './built-api-server';
 import { startChild } from './child';
 import { SERVER_CPU } from './pinning';
@@ -63,34 +59,7 @@ export async function startBenchStack(): Promise<BenchStack> {
   };
 }
 
-/** The real API on a stack, listening on loopback, as the API's own main.ts builds it. */
-export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
-  const database = await openDatabase({ databaseUrl: stack.databaseUrl, schema: stack.schema });
-  const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxy: true };
-  config.chain = { ...config.chain, pollingIntervalMs: 20 };
-  const chain: ChainContext = createChainContext({
-    config: config.chain,
-    rpcUrl: stack.rpcUrl,
-    relayerPrivateKey: DEV_ROLES.relayer.privateKey,
-    usdc: stack.usdc,
-    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
-  });
-  const app = await createApp({ config, database, chain, masterKey: Buffer.from(stack.masterKey, 'hex') });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.getHttpServer().address() as { port: number }).port;
-  return {
-    port,
-    chain,
-    /** Claims and settles every channel with vouchers now, whatever the claimer's size and age thresholds. */
-    claim: () => app.get(ClaimerService).runOnce({ force: true }),
-    async close() {
-      await app.close();
-      await database.close();
-    },
-  };
-}
-
-export type InProcessBenchApi = BenchApi & Pick<Awaited<ReturnType<typeof listenBenchApp>>, 'chain' | 'claim'>;
+export type InProcessBenchApi = BenchApi & Pick<BenchApp, 'chain' | 'claim'>;
 
 /** The real API on PostgreSQL (a schema of its own) and its own local chain, in this process. */
 export async function startBenchApi(): Promise<InProcessBenchApi> {

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp, LOG_LEVELS } from './app/create-app';
+import { tuneV8ForServer } from './app/v8-tuning';
 import { connectChain } from './chain/connect-chain';
 import { loadConfig } from './config/config';
-import { openDatabase } from './db/database';
+import { databaseKind, openDatabase } from './db/database';
 import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
 
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   Logger.overrideLogger(LOG_LEVELS[config.logLevel]);
   const logger = new Logger('Crawlgate');
+  tuneV8ForServer(databaseKind(config));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const { applied } = await migrate(database.sql);
   logger.log(

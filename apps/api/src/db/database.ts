@@ -25,8 +25,12 @@ export interface DatabaseOptions {
   pglite?: PGlite;
 }
 
+/** Which database `openDatabase(options)` opens. */
+export const databaseKind = (options: Pick<DatabaseOptions, 'databaseUrl'>): Database['kind'] =>
+  options.databaseUrl ? 'postgres' : 'pglite';
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.schema);
+  if (databaseKind(options) === 'postgres') return openPostgres(options.databaseUrl!, options.schema);
   const db = options.pglite ?? (await openPgliteDir(options.dataDir));
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   return {

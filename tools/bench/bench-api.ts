@@ -77,10 +77,13 @@ export async function startBenchApi(): Promise<InProcessBenchApi> {
 }
 
 /** The real API on `stack` in a process of its own (api-server.ts, built as for `npm start`), pinned to the server's CPU. */
-export async function startBenchApiProcess(stack: BenchStack, nodeArgs: string[] = []): Promise<BenchApi> {
+export async function startBenchApiProcess(
+  stack: BenchStack,
+  { nodeArgs = [], pinned = true }: { nodeArgs?: string[]; pinned?: boolean } = {},
+): Promise<BenchApi> {
   const { close: _close, ...settings } = stack;
   const child = startChild(await builtApiServer(), {
-    cpu: SERVER_CPU,
+    cpu: pinned ? SERVER_CPU : undefined,
     nodeArgs,
     env: { BENCH_STACK: JSON.stringify(settings) },
   });

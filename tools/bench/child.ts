@@ -18,7 +18,7 @@ const CLOSE_TIMEOUT_MS = 10_000;
 
 /**
  * A TypeScript file of this folder run as its own Node process, as `npm run bench` runs run.ts, or
- * a built JavaScript file, pinned to `cpu` when possible. It talks in lines: stdin in, stdout out; stderr is ours.
+ * a built JavaScript file, pinned to `cpu` when given and possible. It talks in lines: stdin in, stdout out; stderr is ours.
  */
 export function startChild(
   file: string,
@@ -27,11 +27,12 @@ export function startChild(
     args = [],
     nodeArgs = [],
     env = {},
-  }: { cpu: number; args?: string[]; nodeArgs?: string[]; env?: Record<string, string> },
+  }: { cpu?: number; args?: string[]; nodeArgs?: string[]; env?: Record<string, string> },
 ): Child {
   // A built .js file (an absolute path) runs as it is; a .ts file of this folder through swc.
   const script = file.endsWith('.js') ? [file] : ['-r', require.resolve('@swc-node/register'), join(__dirname, file)];
-  const [command, ...argv] = onCpu(cpu, [process.execPath, ...nodeArgs, ...script, ...args]);
+  const node = [process.execPath, ...nodeArgs, ...script, ...args];
+  const [command, ...argv] = cpu === undefined ? node : onCpu(cpu, node);
   const child = spawn(command, argv, {
     cwd: REPO,
     env: { ...process.env, SWC_NODE_PROJECT: process.env.SWC_NODE_PROJECT ?? 'tsconfig.base.json', ...env },

@@ -8,9 +8,9 @@ export interface LoadGenerator {
   close(): Promise<void>;
 }
 
-/** autocannon in its own process on its own core (load-worker.ts), one job at a time. */
-export function startLoadGenerator(): LoadGenerator {
-  const worker = startChild('load-worker.ts', { cpu: LOAD_CPU });
+/** autocannon in its own process (load-worker.ts), on its own core unless `pinned` is false, one job at a time. */
+export function startLoadGenerator({ pinned = true }: { pinned?: boolean } = {}): LoadGenerator {
+  const worker = startChild('load-worker.ts', { cpu: pinned ? LOAD_CPU : undefined });
   return {
     async run(job) {
       worker.writeLine(JSON.stringify(job));

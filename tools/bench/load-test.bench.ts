@@ -22,7 +22,6 @@ import { startLoadGenerator } from './load-generator';
 import { cpuTimes } from './process-cpu';
 import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
 import { format } from './measure';
-import { SERVER_CPU } from './pinning';
 
 /**
  * Per second, issue 13's crawler scale: unpaid bots through the middleware, token checks and payments
@@ -58,9 +57,15 @@ export async function loadTest(): Promise<string> {
   // LOAD_PROFILE=1: the API runs under `node --cpu-prof`, and the report adds its top self-time functions.
   const profileDir = process.env.LOAD_PROFILE === '1' ? mkdtempSync(join(tmpdir(), 'crawlgate-load-prof-')) : undefined;
   const stack = await startBenchStack();
-  const api = await startBenchApiProcess(stack, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
+  // Nothing of this test is pinned: it runs seven processes on the machine's cores (API, gated server,
+  // load generator, this driver, PostgreSQL, the chain), and two servers pinned to one core would
+  // queue behind each other while the other core idles.
+  const api = await startBenchApiProcess(stack, {
+    nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    pinned: false,
+  });
   let profileWindow: { from: number; to: number } | undefined;
-  const loadgen = startLoadGenerator();
+  const loadgen = startLoadGenerator({ pinned: false });
   let site: { close(): Promise<void> } | undefined;
   try {
     const sites = await createSites(api);
@@ -75,7 +80,6 @@ export async function loadTest(): Promise<string> {
       failMode: 'closed',
     };
     const middleware = startChild('middleware-server.ts', {
-      cpu: SERVER_CPU,
       args: ['Fastify'],
       env: { BENCH_GATE: JSON.stringify(gate) },
     });

@@ -7,10 +7,11 @@
  * counted (as spent: its payment may have gone through), so a crash never frees money.
  */
 
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { BudgetState, BudgetStore, Reservation } from './budget-store';
+import { acquireLock, isRunning, readJsonFile, writeJsonAtomically } from './locked-file';
 
 export interface FileBudgetStoreOptions {
   /** How long to wait for another process's lock before failing (and not paying); default 10 000 ms. */
@@ -37,10 +38,14 @@ export function createFileBudgetStore(path: string, options: FileBudgetStoreOpti
 
   /** Runs `change` on the file's content under the lock and writes back what it returns. */
   async function update<T>(change: (stored: StoredBudget) => { next: StoredBudget; result: T }): Promise<T> {
-    await lock(lockPath, lockTimeoutMs, staleLockMs);
+    await acquireLock(lockPath, {
+      timeoutMs: lockTimeoutMs,
+      staleMs: staleLockMs,
+      busy: `The budget file is locked by another process (${lockPath}); not paying`,
+    });
     try {
       const { next, result } = change(withDeadReservationsSpent(readStored(path), host));
-      writeAtomically(path, next);
+      writeJsonAtomically(path, next);
       seen = stateOf(next);
       return result;
     } finally {
@@ -101,14 +106,7 @@ function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBu
 }
 
 function readStored(path: string): StoredBudget {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY;
-    throw error;
-  }
-  const parsed = JSON.parse(text) as StoredBudget;
+  const parsed = (readJsonFile(path) ?? EMPTY) as StoredBudget;
   // A file we cannot read is not an empty budget: refuse to pay rather than start from zero.
   if (
     parsed?.version !== 1 ||
@@ -120,79 +118,4 @@ function readStored(path: string): StoredBudget {
     throw new Error(`${path} is not a Crawlgate budget file`);
   }
   return parsed;
-}
-
-function writeAtomically(path: string, stored: StoredBudget): void {
-  const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  const fd = openSync(temporary, 'wx', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(stored, null, 2));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-}
-
-async function lock(lockPath: string, timeoutMs: number, staleMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const fd = openSync(lockPath, 'wx', 0o600);
-      writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
-      closeSync(fd);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    breakIfAbandoned(lockPath, staleMs);
-    if (Date.now() >= deadline)
-      throw new Error(`The budget file is locked by another process (${lockPath}); not paying`);
-    await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
-  }
-}
-
-/** A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted. */
-function breakIfAbandoned(lockPath: string, staleMs: number): void {
-  let text: string;
-  try {
-    text = readFileSync(lockPath, 'utf8');
-  } catch {
-    return; // gone: try again
-  }
-  let holder: { pid?: number; host?: string; at?: number };
-  try {
-    holder = JSON.parse(text);
-  } catch {
-    return; // being written this instant: look again next round
-  }
-  const abandoned =
-    (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
-    (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
-  if (!abandoned) return;
-  // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
-  // moved a newer lock instead (taken between its read and its rename) puts it back.
-  const moved = `${lockPath}.${process.pid}.${randomUUID()}.stale`;
-  try {
-    renameSync(lockPath, moved);
-  } catch {
-    return;
-  }
-  if (readFileSync(moved, 'utf8') !== text) {
-    try {
-      linkSync(moved, lockPath);
-    } catch {
-      // A third lock exists already; the live holder we moved finishes within milliseconds.
-    }
-  }
-  unlinkSync(moved);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

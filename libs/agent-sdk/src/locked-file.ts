@@ -1,0 +1,126 @@
+/*
+ * JSON files that several processes may open: written whole (a temporary copy, fsynced, renamed
+ * over the old one: a reader sees the old or the new content, never half of one) and guarded by a
+ * lock file created with O_EXCL (one holder at a time). The budget file takes its lock for each
+ * change; the channel file holds one for the life of the process that opened it.
+ */
+
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+
+/** The file's JSON, or undefined when there is no file. */
+export function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return JSON.parse(text);
+}
+
+export function writeJsonAtomically(path: string, value: unknown): void {
+  const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, JSON.stringify(value, null, 2));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+}
+
+/** Takes the lock, waiting up to `timeoutMs` for its holder; `busy` is the error's message when it cannot. */
+export async function acquireLock(
+  lockPath: string,
+  { timeoutMs, staleMs, busy }: { timeoutMs: number; staleMs: number; busy: string },
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (tryLock(lockPath)) return;
+    breakIfAbandoned(lockPath, staleMs);
+    if (Date.now() >= deadline) throw new Error(busy);
+    await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
+  }
+}
+
+/**
+ * Takes the lock for as long as this process runs, now or never: a holder that still runs keeps it
+ * (`busy` is thrown), one of this host that died loses it. Answers the release, also run at exit.
+ */
+export function holdLock(lockPath: string, busy: string): () => void {
+  if (!tryLock(lockPath)) {
+    breakIfAbandoned(lockPath, Infinity);
+    if (!tryLock(lockPath)) throw new Error(busy);
+  }
+  const release = () => {
+    process.off('exit', release);
+    try {
+      unlinkSync(lockPath);
+    } catch {
+      // gone already
+    }
+  };
+  process.on('exit', release);
+  return release;
+}
+
+function tryLock(lockPath: string): boolean {
+  try {
+    const fd = openSync(lockPath, 'wx', 0o600);
+    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
+    closeSync(fd);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return false;
+  }
+}
+
+/** A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted. */
+function breakIfAbandoned(lockPath: string, staleMs: number): void {
+  let text: string;
+  try {
+    text = readFileSync(lockPath, 'utf8');
+  } catch {
+    return; // gone: try again
+  }
+  let holder: { pid?: number; host?: string; at?: number };
+  try {
+    holder = JSON.parse(text);
+  } catch {
+    return; // being written this instant: look again next round
+  }
+  const abandoned =
+    (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
+    (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
+  if (!abandoned) return;
+  // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
+  // moved a newer lock instead (taken between its read and its rename) puts it back.
+  const moved = `${lockPath}.${process.pid}.${randomUUID()}.stale`;
+  try {
+    renameSync(lockPath, moved);
+  } catch {
+    return;
+  }
+  if (readFileSync(moved, 'utf8') !== text) {
+    try {
+      linkSync(moved, lockPath);
+    } catch {
+      // A third lock exists already; the live holder we moved finishes within milliseconds.
+    }
+  }
+  unlinkSync(moved);
+}
+
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

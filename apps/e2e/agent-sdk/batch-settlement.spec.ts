@@ -7,9 +7,16 @@
 
 import { decodeBase64Json, encodeBase64Json, X402_BATCH_SETTLEMENT_ADDRESS } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseAbiItem } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
@@ -24,6 +31,7 @@ import {
   type PaymentEvent,
 } from '../../../libs/agent-sdk/src';
 
+const ROOT = join(__dirname, '..', '..', '..');
 const PAGES = 100;
 const PRICE = 10_000n; // the site's default, 0.01 USD
 const DEPOSITED = parseAbiItem(
@@ -41,9 +49,14 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-async function voucherAgent(options: Partial<AgentOptions> & { fundUsd?: string } = {}) {
-  const wallet = newWallet();
-  await fundUsdc(site.app, wallet.address, options.fundUsd ?? '2');
+/** An agent paying with vouchers, on a new wallet funded with `fundUsd` (2), or on `wallet` as it is. */
+async function voucherAgent({
+  wallet: given,
+  fundUsd,
+  ...options
+}: Partial<AgentOptions> & { fundUsd?: string; wallet?: PrivateKeyAccount } = {}) {
+  const wallet = given ?? newWallet();
+  if (!given) await fundUsdc(site.app, wallet.address, fundUsd ?? '2');
   const events: PaymentEvent[] = [];
   const agent = createAgent({
     account: wallet,
@@ -190,6 +203,83 @@ describe('a site that rewrites the terms the API offered', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+it('keeps its channels in a channel file: restarted after a crash, it pays on the same channel with no new deposit, and withdraws from it', async () => {
+  const key = generatePrivateKey();
+  const wallet = privateKeyToAccount(key);
+  await fundUsdc(site.app, wallet.address, '2');
+  const channelFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'channels.json');
+  const pageUrl = (i: number) => `${server.url}/articles/restart-${i}`;
+  // The first run, in a process of its own: three pages, then killed.
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', join(__dirname, 'support/channel-file-agent.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        SWC_NODE_PROJECT: join(ROOT, 'tsconfig.base.json'),
+        PRIVATE_KEY: key,
+        USDC: site.app.chain.usdc,
+        RPC_URL: site.app.chain.rpcUrl,
+        CHANNEL_FILE: channelFile,
+        PAGES: JSON.stringify([1, 2, 3].map(pageUrl)),
+        USER_AGENT: GPTBOT,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await lines.next()).value);
+  expect(statuses).toEqual(['200', '200', '200']);
+  child.kill('SIGKILL');
+  await exited;
+  expect(existsSync(`${channelFile}.lock`)).toBe(true); // the crash left its lock behind
+  // As if the third answer had been lost: the file says charged for two pages, signed for three.
+  const stored = JSON.parse(readFileSync(channelFile, 'utf8'));
+  expect(stored.channels).toHaveLength(1);
+  expect(stored.channels[0]).toMatchObject({ charged: String(3n * PRICE), signed: String(3n * PRICE) });
+  stored.channels[0].charged = String(2n * PRICE);
+  writeFileSync(channelFile, JSON.stringify(stored));
+
+  const restarted = () => voucherAgent({ wallet, batchSettlement: { depositUsd: '0.5', channelFile } });
+  const { agent, events } = await restarted();
+  const [channel] = agent.channels();
+  expect(agent.channels()).toEqual([
+    expect.objectContaining({ deposited: 500_000n, charged: 2n * PRICE, withdrawing: false }),
+  ]);
+  // Another agent on the file while this one runs is refused.
+  await expect(restarted()).rejects.toThrow(/used by another running agent/);
+
+  // The site's corrective 402 (its total is three pages, with this agent's own voucher for it) catches the agent up.
+  for (const i of [4, 5]) {
+    const response = await agent.fetch(pageUrl(i), asBot);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(page(`restart-${i}`));
+  }
+  expect(events.map((e) => e.channelId)).toEqual([channel.channelId, channel.channelId]);
+  expect(await depositsOf(channel.channelId)).toHaveLength(1);
+  const rows = await site.app.database.prisma.payment.findMany({
+    where: { channelId: channel.channelId },
+    orderBy: { cumulativeAmount: 'asc' },
+  });
+  expect(rows.map((row) => [row.url, row.cumulativeAmount])).toEqual(
+    [1, 2, 3, 4, 5].map((i) => [`/articles/restart-${i}`, BigInt(i) * PRICE]),
+  );
+  expect(agent.channels()).toEqual([expect.objectContaining({ charged: 5n * PRICE })]);
+
+  // The restored channel can be withdrawn from: all but the five pages its vouchers promised.
+  await fundEth(site.app, wallet.address);
+  expect(await agent.initiateWithdraw()).toEqual([
+    expect.objectContaining({ channelId: channel.channelId, amount: String(500_000n - 5n * PRICE) }),
+  ]);
+  expect(JSON.parse(readFileSync(channelFile, 'utf8')).channels[0]).toMatchObject({
+    charged: String(5n * PRICE),
+    withdrawing: true,
   });
 });
 

@@ -18,6 +18,7 @@ import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import { authorizationOfHeader, heldAuthorizations, type HeldOutcome } from './held-authorizations';
+import { openChannelFile } from './channel-file';
 import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
@@ -79,6 +80,11 @@ export interface BatchSettlementOptions {
   depositUsd: string | number;
   /** The escrow contracts the agent deposits into; default x402's (where `@x402/evm` expects it). */
   escrows?: `0x${string}`[];
+  /**
+   * A JSON file that keeps the channels across restarts: a restarted agent pays on them and can
+   * withdraw from them. Held by one running process at a time. Without it, channels live in memory only.
+   */
+  channelFile?: string;
 }
 
 export interface PaymentEvent {
@@ -176,7 +182,7 @@ export function createAgent(options: AgentOptions): Agent {
     return chainClient ?? undefined;
   });
   const batch = batchOptions(options.batchSettlement);
-  const channels = new ChannelBook();
+  const channels = new ChannelBook(batch?.channelFile ? openChannelFile(batch.channelFile, payer.address) : undefined);
   const refusedDeposits = new WeakMap<Channel, SentDeposit>();
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
@@ -357,6 +363,12 @@ export function createAgent(options: AgentOptions): Agent {
         });
         // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
         if (total > channel.signed) channel.signed = total;
+        try {
+          channels.save(); // before it leaves: the file never knows less than what was sent
+        } catch (error) {
+          await deposit?.settle('refused'); // not sent: its authorization stays reserved, for the next deposit
+          throw error;
+        }
         let response: Response;
         try {
           response = await retry({ 'PAYMENT-SIGNATURE': header });
@@ -376,6 +388,7 @@ export function createAgent(options: AgentOptions): Agent {
         if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
           await deposit?.settle('spent');
           channel.charged = total;
+          channels.saveAfterAnswer();
           options.onPayment?.({
             url,
             priceUsd: formatMicrosUsd(current.amount),
@@ -398,6 +411,7 @@ export function createAgent(options: AgentOptions): Agent {
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
         await deposit?.settle('refused');
+        channels.saveAfterAnswer();
         const corrected = (await readOffers(response.clone())).find(
           (o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
         );
@@ -410,6 +424,7 @@ export function createAgent(options: AgentOptions): Agent {
               `the corrective 402 was not followed: ${check.detail}`,
             );
           channel.charged = check.charged;
+          channels.saveAfterAnswer();
           current = corrected;
           continue;
         }
@@ -547,21 +562,23 @@ export function createAgent(options: AgentOptions): Agent {
         charged: c.charged,
         withdrawing: c.withdrawing,
       })),
-    initiateWithdraw: () => initiateWithdrawals(payer, channels.all()),
+    initiateWithdraw: () => initiateWithdrawals(payer, channels.all(), () => channels.save()),
     finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all()),
   };
 }
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,
-): { depositMicros: bigint; escrows: Set<string> } | undefined {
+): { depositMicros: bigint; escrows: Set<string>; channelFile?: string } | undefined {
   if (!options) return undefined;
   const depositMicros = amount(options.depositUsd, MAX_BUDGET_MICROS, 'batchSettlement.depositUsd');
   if (depositMicros === 0n) throw new RangeError('batchSettlement.depositUsd: a deposit must be above 0');
   const escrows = options.escrows ?? [X402_BATCH_SETTLEMENT_ADDRESS];
   if (!Array.isArray(escrows) || escrows.length === 0 || !escrows.every((e) => /^0x[0-9a-fA-F]{40}$/.test(e)))
     throw new RangeError('batchSettlement.escrows: a list of escrow contract addresses');
-  return { depositMicros, escrows: new Set(escrows.map((e) => e.toLowerCase())) };
+  if (options.channelFile !== undefined && (typeof options.channelFile !== 'string' || options.channelFile === ''))
+    throw new RangeError('batchSettlement.channelFile: a file path');
+  return { depositMicros, escrows: new Set(escrows.map((e) => e.toLowerCase())), channelFile: options.channelFile };
 }
 
 function authorizationCap(seconds = MAX_AUTHORIZATION_SECONDS): number {

@@ -11,11 +11,13 @@ import {
   type Hex,
 } from '@crawlgate/core';
 import { encodeAbiParameters, hashTypedData, isAddressEqual, keccak256, recoverTypedDataAddress } from 'viem';
+import type { ChannelFile } from './channel-file';
 import type { Offer } from './offers';
 import type { Payer } from './payer';
 
 /*
- * The agent's x402 batch-settlement channels, in memory: one per site origin and channel terms,
+ * The agent's x402 batch-settlement channels, in memory (and in a file, channel-file.ts, when asked):
+ * one per site origin and channel terms,
  * with what the agent deposited into it, what the site confirmed it charged, and the highest
  * voucher the agent ever sent. Every voucher's total is checked here against those numbers, so a
  * site can never have the agent sign beyond its deposits or below what the site already confirmed.
@@ -37,12 +39,19 @@ export interface Channel {
   withdrawing: boolean;
 }
 
-/** Channels by origin and terms; a key's operations run one at a time (a voucher's total depends on the one before). */
+/**
+ * Channels by origin and terms; a key's operations run one at a time (a voucher's total depends on
+ * the one before). With a file, it starts from the file's channels and save() writes them back.
+ */
 export class ChannelBook {
   private readonly channels = new Map<string, Channel>();
-  /** Every channel ever opened, those being withdrawn included. */
-  private readonly opened: Channel[] = [];
+  /** Every channel ever opened, those being withdrawn included, with its key. */
+  private readonly opened = new Map<Channel, string>();
   private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly file?: ChannelFile) {
+    for (const { key, channel } of file?.channels ?? []) this.set(key, channel);
+  }
 
   static key(origin: string, offer: Offer): string {
     const b = offer.batch!;
@@ -57,12 +66,30 @@ export class ChannelBook {
   }
 
   set(key: string, channel: Channel): void {
-    if (!this.opened.includes(channel)) this.opened.push(channel);
-    this.channels.set(key, channel);
+    this.opened.set(channel, key);
+    if (!channel.withdrawing) this.channels.set(key, channel);
   }
 
   all(): Channel[] {
-    return [...this.opened];
+    return [...this.opened.keys()];
+  }
+
+  /** Writes every channel to the file, if there is one; throws when it cannot. */
+  save(): void {
+    this.file?.save([...this.opened].map(([channel, key]) => ({ key, channel })));
+  }
+
+  /**
+   * save() after an answer: the payment stands whatever the disk says. A write that failed here is
+   * made by the next save; until then a restarted agent is behind the site, and the site's
+   * corrective 402 (checked against the file's highest voucher, written before it left) catches it up.
+   */
+  saveAfterAnswer(): void {
+    try {
+      this.save();
+    } catch {
+      // see above
+    }
   }
 
   /** Runs `task` after every earlier task of `key` has finished. */

@@ -17,9 +17,13 @@ export interface WithdrawalStep {
 /**
  * initiateWithdraw(config, balance − max(signed, claimed)): the receiver keeps what the agent's
  * vouchers promised it, and can still claim it during the delay. Channels with nothing to take
- * back are skipped; every started one takes no more vouchers.
+ * back are skipped; every started one takes no more vouchers (`save` writes that down first).
  */
-export async function initiateWithdrawals(payer: Payer, channels: Channel[]): Promise<WithdrawalStep[]> {
+export async function initiateWithdrawals(
+  payer: Payer,
+  channels: Channel[],
+  save: () => void,
+): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
   const steps: WithdrawalStep[] = [];
   for (const channel of channels.filter((c) => !c.withdrawing)) {
@@ -33,6 +37,7 @@ export async function initiateWithdrawals(payer: Payer, channels: Channel[]): Pr
     const kept = channel.signed > totalClaimed ? channel.signed : totalClaimed;
     const amount = balance - kept;
     channel.withdrawing = true; // from here on, no voucher: the site would refuse it anyway
+    save(); // a restarted agent too
     if (amount <= 0n) continue;
     const txHash = await wallet.writeContract({
       address: escrow,

@@ -1,0 +1,126 @@
+import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashTypedData } from 'viem';
+import { openChannelFile } from './channel-file';
+import type { Channel } from './channels';
+
+const PAYER: Hex = '0x1111111111111111111111111111111111111111';
+const OTHER: Hex = '0x2222222222222222222222222222222222222222';
+
+function channel(overrides: Partial<ChannelConfig> = {}): Channel {
+  const config: ChannelConfig = {
+    payer: PAYER,
+    payerAuthorizer: PAYER,
+    receiver: '0x3333333333333333333333333333333333333333',
+    receiverAuthorizer: '0x4444444444444444444444444444444444444444',
+    token: '0x5555555555555555555555555555555555555555',
+    withdrawDelay: 900,
+    salt: `0x${'ab'.repeat(32)}`,
+    ...overrides,
+  };
+  const domain = batchSettlementDomain(31337, '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003');
+  const channelId = hashTypedData({
+    domain,
+    types: CHANNEL_CONFIG_TYPES,
+    primaryType: 'ChannelConfig',
+    message: config,
+  });
+  return {
+    origin: 'http://127.0.0.1:1',
+    config,
+    channelId,
+    domain,
+    deposited: 500_000n,
+    charged: 30_000n,
+    signed: 40_000n,
+    withdrawing: false,
+  };
+}
+
+const newPath = () => join(mkdtempSync(join(tmpdir(), 'crawlgate-channels-')), 'channels.json');
+
+/** A file as a previous run wrote it, with `edit` applied to its JSON. */
+function writtenFile(edit: (json: any) => void = () => undefined): string {
+  const path = newPath();
+  const file = openChannelFile(path, PAYER);
+  file.save([{ key: 'k', channel: channel() }]);
+  file.release();
+  const json = JSON.parse(readFileSync(path, 'utf8'));
+  edit(json);
+  writeFileSync(path, JSON.stringify(json));
+  return path;
+}
+
+describe('openChannelFile', () => {
+  it('gives back what was saved, amounts exact, once the first holder released it', () => {
+    const path = newPath();
+    const first = openChannelFile(path, PAYER);
+    expect(first.channels).toEqual([]);
+    const saved = [
+      { key: 'a', channel: channel() },
+      { key: 'b', channel: { ...channel({ salt: `0x${'cd'.repeat(32)}` }), withdrawing: true, signed: 2n ** 100n } },
+    ];
+    first.save(saved);
+    first.release();
+    const second = openChannelFile(path, PAYER);
+    expect(second.channels).toEqual(saved);
+    second.release();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(path, '..')).sort()).toEqual(['channels.json']); // no temporary copy, no lock left
+  });
+
+  it('is held by one running process: a second opening is refused until the first releases it', () => {
+    const path = newPath();
+    const held = openChannelFile(path, PAYER);
+    expect(() => openChannelFile(path, PAYER)).toThrow(/used by another running agent/);
+    held.release();
+    openChannelFile(path, PAYER).release();
+  });
+
+  it('takes over the lock of a process of this host that died', () => {
+    const path = writtenFile();
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: dead, host: hostname(), at: Date.now() }));
+    const file = openChannelFile(path, PAYER);
+    expect(file.channels.map((c) => c.channel.channelId)).toEqual([channel().channelId]);
+    file.release();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  const untrusted: [string, (json: any) => void, RegExp][] = [
+    ['another payer’s file', (json) => (json.payer = OTHER), /holds .* channels/],
+    [
+      'a channel id that is not its config’s',
+      (json) => (json.channels[0].config.salt = `0x${'ef'.repeat(32)}`),
+      /is not its config's/,
+    ],
+    [
+      'a channel paid by another payer',
+      (json) => {
+        json.channels[0].config.payer = OTHER;
+        json.channels[0].channel_id = channel({ payer: OTHER }).channelId;
+      },
+      /is not paid by/,
+    ],
+    [
+      'a voucher signer other than the payer',
+      (json) => {
+        json.channels[0].config.payerAuthorizer = OTHER;
+        json.channels[0].channel_id = channel({ payerAuthorizer: OTHER }).channelId;
+      },
+      /is not paid by/,
+    ],
+    ['an amount that is not an integer', (json) => (json.channels[0].signed = '1.5'), /not an integer/],
+    ['a negative amount', (json) => (json.channels[0].deposited = '-1'), /not an integer/],
+    ['a malformed config', (json) => (json.channels[0].config.withdrawDelay = 'soon'), /malformed config/],
+    ['an unknown format', (json) => (json.version = 2), /unknown format/],
+  ];
+  it.each(untrusted)('refuses %s, and leaves no lock behind', (_what, edit, message) => {
+    const path = writtenFile(edit);
+    expect(() => openChannelFile(path, PAYER)).toThrow(message);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+});

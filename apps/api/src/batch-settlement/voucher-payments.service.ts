@@ -157,7 +157,9 @@ export class VoucherPaymentsService {
       reject(BATCH_REASONS.tokenMismatch, 'The channel’s token is not this gate’s asset');
     if (config.withdrawDelay !== batch.withdrawDelaySeconds)
       reject(BATCH_REASONS.withdrawDelayMismatch, `The channel’s withdrawDelay must be ${batch.withdrawDelaySeconds}`);
-    // x402 lets a zero payerAuthorizer mean "the payer signs, maybe as a contract (ERC-1271)": not taken here.
+    // x402 lets a zero payerAuthorizer mean "the payer signs, maybe as a contract (ERC-1271)": refused,
+    // because the escrow asks such a wallet's isValidSignature again at claim time, and the wallet can
+    // answer no by then: the page would have been served against a voucher that cannot be claimed.
     if (isAddressEqual(config.payerAuthorizer, zeroAddress))
       reject(BATCH_REASONS.voucherSignature, 'The channel needs a payerAuthorizer (an EOA that signs vouchers)');
     const channelId = channelIdOf(this.chain, batch, config);

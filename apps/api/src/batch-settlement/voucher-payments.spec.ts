@@ -2,6 +2,7 @@ import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, readGate } from '@crawlgate/core';
 import { pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 
 /*
@@ -219,6 +220,7 @@ describe('voucher payments', () => {
         BATCH_REASONS.voucherSignature,
         good.payment(offer, PRICE, { deposit: 50_000n, voucher: await good.voucher(PRICE, stranger) }),
       ],
+
       [
         BATCH_REASONS.channelIdMismatch,
         good.payment(offer, PRICE, {
@@ -242,6 +244,15 @@ describe('voucher payments', () => {
       const response = await verify(offer, await payment);
       expect({ reason, status: response.status }).toEqual({ reason: response.body.reason, status: 402 });
     }
+    // No payerAuthorizer (x402: the payer signs, maybe as a contract wallet, which the escrow would
+    // ask again at claim time): refused for that, even with the payer's own valid signature.
+    const payerSigns = testChannel(app, payer, offer.accepted, { payerAuthorizer: zeroAddress });
+    const refused = await verify(offer, await payerSigns.payment(offer, PRICE, { deposit: 50_000n }));
+    expect([refused.status, refused.body.reason, refused.body.detail]).toEqual([
+      402,
+      BATCH_REASONS.voucherSignature,
+      expect.stringContaining('needs a payerAuthorizer'),
+    ]);
     // Nothing was deposited or recorded by any of them; the honest payment still works.
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
     expect((await verify(offer, await good.payment(offer, PRICE, { deposit: 50_000n }))).status).toBe(200);

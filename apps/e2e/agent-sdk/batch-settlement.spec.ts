@@ -9,7 +9,7 @@ import { decodeBase64Json, encodeBase64Json, X402_BATCH_SETTLEMENT_ADDRESS } fro
 import { increaseTime } from '@crawlgate/devchain';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -272,7 +272,9 @@ it('keeps its channels in a channel file: restarted after a crash, it pays on th
   );
   expect(agent.channels()).toEqual([expect.objectContaining({ charged: 5n * PRICE })]);
 
-  // The restored channel can be withdrawn from: all but the five pages its vouchers promised.
+  // The restored channel can be withdrawn from: all but the five pages its vouchers promised. A
+  // first try without gas fails; the channel is not left marked as withdrawn, the second try takes it back.
+  await expect(agent.initiateWithdraw()).rejects.toThrow();
   await fundEth(site.app, wallet.address);
   expect(await agent.initiateWithdraw()).toEqual([
     expect.objectContaining({ channelId: channel.channelId, amount: String(500_000n - 5n * PRICE) }),
@@ -281,6 +283,30 @@ it('keeps its channels in a channel file: restarted after a crash, it pays on th
     charged: String(5n * PRICE),
     withdrawing: true,
   });
+});
+
+it('sends no voucher it could not write to its channel file first', async () => {
+  const wallet = newWallet();
+  await fundUsdc(site.app, wallet.address, '1');
+  const folder = mkdtempSync(join(tmpdir(), 'crawlgate-agent-'));
+  const { agent, events } = await voucherAgent({
+    wallet,
+    batchSettlement: { depositUsd: '0.5', channelFile: join(folder, 'channels.json') },
+  });
+  expect((await agent.fetch(`${server.url}/articles/unwritten-1`, asBot)).status).toBe(200);
+  const [channel] = agent.channels();
+  rmSync(folder, { recursive: true }); // the disk fails: the next write cannot happen
+  await expect(agent.fetch(`${server.url}/articles/unwritten-2`, asBot)).rejects.toThrow(/ENOENT/);
+  const paidUrls = async () =>
+    (await site.app.database.prisma.payment.findMany({ where: { channelId: channel.channelId } })).map((p) => p.url);
+  expect(await paidUrls()).toEqual(['/articles/unwritten-1']); // the site never saw the voucher
+  expect(agent.channels()).toEqual([expect.objectContaining({ charged: PRICE })]);
+  // Once the file can be written again, the same page is paid with the next total.
+  mkdirSync(folder);
+  expect((await agent.fetch(`${server.url}/articles/unwritten-2`, asBot)).status).toBe(200);
+  expect((await paidUrls()).sort()).toEqual(['/articles/unwritten-1', '/articles/unwritten-2']);
+  expect(events.map((e) => e.channelId)).toEqual([channel.channelId, channel.channelId]);
+  expect(await depositsOf(channel.channelId)).toHaveLength(1);
 });
 
 // Last: it moves the chain's clock a withdraw delay ahead of the wall clock, which authorizations are signed by.

@@ -182,7 +182,6 @@ export function createAgent(options: AgentOptions): Agent {
     return chainClient ?? undefined;
   });
   const batch = batchOptions(options.batchSettlement);
-  const channels = new ChannelBook(batch?.channelFile ? openChannelFile(batch.channelFile, payer.address) : undefined);
   const refusedDeposits = new WeakMap<Channel, SentDeposit>();
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
@@ -362,11 +361,13 @@ export function createAgent(options: AgentOptions): Agent {
           resource: current.v2!.resource,
         });
         // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
+        const signedBefore = channel.signed;
         if (total > channel.signed) channel.signed = total;
         try {
           channels.save(); // before it leaves: the file never knows less than what was sent
         } catch (error) {
-          await deposit?.settle('refused'); // not sent: its authorization stays reserved, for the next deposit
+          channel.signed = signedBefore; // not sent
+          await deposit?.settle('refused'); // not sent either: its authorization stays reserved, for the next deposit
           throw error;
         }
         let response: Response;
@@ -424,6 +425,8 @@ export function createAgent(options: AgentOptions): Agent {
               `the corrective 402 was not followed: ${check.detail}`,
             );
           channel.charged = check.charged;
+          // Above what this agent knew it signed only with its own voucher for it: an earlier run's.
+          if (check.charged > channel.signed) channel.signed = check.charged;
           channels.saveAfterAnswer();
           current = corrected;
           continue;
@@ -540,6 +543,10 @@ export function createAgent(options: AgentOptions): Agent {
     return body;
   }
 
+  // Opened last: a createAgent that throws on its other options holds no file.
+  const channels = new ChannelBook(
+    batch?.channelFile ? openChannelFile(batch.channelFile, payer.address, batch.escrows) : undefined,
+  );
   return {
     fetch: agentFetch,
     settleRefused: () => held.settle(),
@@ -562,7 +569,7 @@ export function createAgent(options: AgentOptions): Agent {
         charged: c.charged,
         withdrawing: c.withdrawing,
       })),
-    initiateWithdraw: () => initiateWithdrawals(payer, channels.all(), () => channels.save()),
+    initiateWithdraw: () => initiateWithdrawals(payer, channels),
     finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all()),
   };
 }

@@ -1,6 +1,6 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashTypedData } from 'viem';
@@ -9,8 +9,10 @@ import type { Channel } from './channels';
 
 const PAYER: Hex = '0x1111111111111111111111111111111111111111';
 const OTHER: Hex = '0x2222222222222222222222222222222222222222';
+const ESCROW: Hex = '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003';
+const ESCROWS = new Set([ESCROW.toLowerCase()]);
 
-function channel(overrides: Partial<ChannelConfig> = {}): Channel {
+function channel(overrides: Partial<ChannelConfig> = {}, escrow: Hex = ESCROW): Channel {
   const config: ChannelConfig = {
     payer: PAYER,
     payerAuthorizer: PAYER,
@@ -21,7 +23,7 @@ function channel(overrides: Partial<ChannelConfig> = {}): Channel {
     salt: `0x${'ab'.repeat(32)}`,
     ...overrides,
   };
-  const domain = batchSettlementDomain(31337, '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003');
+  const domain = batchSettlementDomain(31337, escrow);
   const channelId = hashTypedData({
     domain,
     types: CHANNEL_CONFIG_TYPES,
@@ -41,12 +43,13 @@ function channel(overrides: Partial<ChannelConfig> = {}): Channel {
 }
 
 const newPath = () => join(mkdtempSync(join(tmpdir(), 'crawlgate-channels-')), 'channels.json');
+const open = (path: string) => openChannelFile(path, PAYER, ESCROWS);
 
 /** A file as a previous run wrote it, with `edit` applied to its JSON. */
 function writtenFile(edit: (json: any) => void = () => undefined): string {
   const path = newPath();
-  const file = openChannelFile(path, PAYER);
-  file.save([{ key: 'k', channel: channel() }]);
+  const file = open(path);
+  file.save([channel()]);
   file.release();
   const json = JSON.parse(readFileSync(path, 'utf8'));
   edit(json);
@@ -54,18 +57,19 @@ function writtenFile(edit: (json: any) => void = () => undefined): string {
   return path;
 }
 
+/** A lock file as a process of this host with `pid` wrote it. */
+const lockOf = (path: string, pid: number) =>
+  writeFileSync(`${path}.lock`, JSON.stringify({ pid, host: hostname(), at: Date.now(), nonce: 'n' }));
+
 describe('openChannelFile', () => {
   it('gives back what was saved, amounts exact, once the first holder released it', () => {
     const path = newPath();
-    const first = openChannelFile(path, PAYER);
+    const first = open(path);
     expect(first.channels).toEqual([]);
-    const saved = [
-      { key: 'a', channel: channel() },
-      { key: 'b', channel: { ...channel({ salt: `0x${'cd'.repeat(32)}` }), withdrawing: true, signed: 2n ** 100n } },
-    ];
+    const saved = [channel(), { ...channel({ salt: `0x${'cd'.repeat(32)}` }), withdrawing: true, signed: 2n ** 100n }];
     first.save(saved);
     first.release();
-    const second = openChannelFile(path, PAYER);
+    const second = open(path);
     expect(second.channels).toEqual(saved);
     second.release();
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -74,20 +78,47 @@ describe('openChannelFile', () => {
 
   it('is held by one running process: a second opening is refused until the first releases it', () => {
     const path = newPath();
-    const held = openChannelFile(path, PAYER);
-    expect(() => openChannelFile(path, PAYER)).toThrow(/used by another running agent/);
+    const held = open(path);
+    expect(() => open(path)).toThrow(/used by another running agent/);
     held.release();
-    openChannelFile(path, PAYER).release();
+    open(path).release();
   });
 
   it('takes over the lock of a process of this host that died', () => {
     const path = writtenFile();
-    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    writeFileSync(`${path}.lock`, JSON.stringify({ pid: dead, host: hostname(), at: Date.now() }));
-    const file = openChannelFile(path, PAYER);
-    expect(file.channels.map((c) => c.channel.channelId)).toEqual([channel().channelId]);
+    lockOf(path, spawnSync(process.execPath, ['-e', '']).pid!);
+    const file = open(path);
+    expect(file.channels.map((c) => c.channelId)).toEqual([channel().channelId]);
     file.release();
     expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('takes over a lock naming this very pid that this process does not hold (a restarted container)', () => {
+    const path = writtenFile();
+    lockOf(path, process.pid);
+    const file = open(path);
+    expect(file.channels).toHaveLength(1);
+    file.release();
+  });
+
+  it('releases only its own lock', () => {
+    const path = newPath();
+    const file = open(path);
+    rmSync(`${path}.lock`);
+    lockOf(path, process.pid + 1); // another holder's, taken since
+    file.release();
+    expect(existsSync(`${path}.lock`)).toBe(true);
+  });
+
+  it('leaves no temporary copy when a write fails, and throws', () => {
+    const path = newPath();
+    const file = open(path);
+    file.save([channel()]);
+    // A value JSON cannot write: the write fails after the temporary file was opened.
+    expect(() => file.save([{ ...channel(), deposited: { toString: () => 1n } as unknown as bigint }])).toThrow();
+    file.release();
+    expect(readdirSync(join(path, '..')).sort()).toEqual(['channels.json']);
+    expect(JSON.parse(readFileSync(path, 'utf8')).channels).toHaveLength(1);
   });
 
   const untrusted: [string, (json: any) => void, RegExp][] = [
@@ -113,6 +144,31 @@ describe('openChannelFile', () => {
       },
       /is not paid by/,
     ],
+    [
+      'a channel in an escrow the agent does not allow',
+      (json) => {
+        const elsewhere = channel({}, OTHER);
+        json.channels[0].domain = elsewhere.domain;
+        json.channels[0].channel_id = elsewhere.channelId;
+      },
+      /escrow batchSettlement.escrows does not allow/,
+    ],
+    [
+      'a domain other than the escrow’s, its channel id made to match it',
+      (json) => {
+        const stored = json.channels[0];
+        stored.domain.name = 'Other';
+        stored.channel_id = hashTypedData({
+          domain: stored.domain,
+          types: CHANNEL_CONFIG_TYPES,
+          primaryType: 'ChannelConfig',
+          message: stored.config,
+        });
+      },
+      /is not its config's/,
+    ],
+    ['the same channel twice', (json) => json.channels.push(json.channels[0]), /is there twice/],
+    ['a channel charged above its deposits', (json) => (json.channels[0].charged = '500001'), /above its deposits/],
     ['an amount that is not an integer', (json) => (json.channels[0].signed = '1.5'), /not an integer/],
     ['a negative amount', (json) => (json.channels[0].deposited = '-1'), /not an integer/],
     ['a malformed config', (json) => (json.channels[0].config.withdrawDelay = 'soon'), /malformed config/],
@@ -120,7 +176,7 @@ describe('openChannelFile', () => {
   ];
   it.each(untrusted)('refuses %s, and leaves no lock behind', (_what, edit, message) => {
     const path = writtenFile(edit);
-    expect(() => openChannelFile(path, PAYER)).toThrow(message);
+    expect(() => open(path)).toThrow(message);
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
+import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { hashTypedData, isAddressEqual } from 'viem';
 import type { Channel } from './channels';
 import { holdLock, readJsonFile, writeJsonAtomically } from './locked-file';
@@ -12,22 +12,15 @@ import { holdLock, readJsonFile, writeJsonAtomically } from './locked-file';
  * after each answer.
  */
 
-export interface StoredChannel {
-  /** The ChannelBook key: origin and terms. */
-  key: string;
-  channel: Channel;
-}
-
 export interface ChannelFile {
   /** The channels the file held when opened. */
-  channels: StoredChannel[];
-  save(channels: StoredChannel[]): void;
+  channels: Channel[];
+  save(channels: Channel[]): void;
   /** Lets another process open the file (also done when this process exits). */
   release(): void;
 }
 
 interface StoredChannelJson {
-  key: string;
   origin: string;
   channel_id: Hex;
   config: ChannelConfig;
@@ -44,22 +37,24 @@ interface StoredFile {
   channels: StoredChannelJson[];
 }
 
-/** Opens `path` for `payer`'s channels; throws when another running process holds it or it is not such a file. */
-export function openChannelFile(path: string, payer: Hex): ChannelFile {
+/**
+ * Opens `path` for `payer`'s channels in the escrows the agent allows (lower case); throws when
+ * another running process holds it or it is not such a file.
+ */
+export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<string>): ChannelFile {
   const release = holdLock(
     `${path}.lock`,
     `The channel file ${path} is used by another running agent (${path}.lock); one process at a time`,
   );
   try {
-    const channels = readChannels(path, payer);
+    const channels = readChannels(path, payer, escrows);
     return {
       channels,
       save: (list) =>
         writeJsonAtomically(path, {
           version: 1,
           payer,
-          channels: list.map(({ key, channel: c }) => ({
-            key,
+          channels: list.map((c) => ({
             origin: c.origin,
             channel_id: c.channelId,
             config: c.config,
@@ -79,26 +74,37 @@ export function openChannelFile(path: string, payer: Hex): ChannelFile {
 }
 
 /**
- * A file that is not ours (another payer's, or a channel whose id is not its config's) is refused
- * rather than trusted or emptied: the agent signs vouchers for these channels, and a file it could
- * not read is not an agent without channels.
+ * A file that is not ours (another payer's, a channel whose id is not its config's, an escrow the
+ * agent does not allow, numbers no run of the agent writes) is refused rather than trusted or
+ * emptied: the agent signs vouchers for these channels, and a file it could not read is not an
+ * agent without channels.
  */
-function readChannels(path: string, payer: Hex): StoredChannel[] {
+function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): Channel[] {
   const parsed = readJsonFile(path) as StoredFile | undefined;
   if (parsed === undefined) return [];
   const refuse = (why: string) => new Error(`${path} is not a channel file of ${payer}: ${why}`);
   if (parsed?.version !== 1 || !Array.isArray(parsed.channels) || typeof parsed.payer !== 'string')
     throw refuse('unknown format');
   if (!isAddressEqual(parsed.payer, payer)) throw refuse(`it holds ${parsed.payer}'s channels`);
+  const seen = new Set<string>();
   return parsed.channels.map((stored) => {
     const amounts = [stored.deposited, stored.charged, stored.signed];
     if (!amounts.every((a) => typeof a === 'string' && /^\d{1,78}$/.test(a)))
       throw refuse('an amount is not an integer');
-    if (typeof stored.key !== 'string' || typeof stored.origin !== 'string') throw refuse('a channel has no origin');
+    // What the site confirmed never exceeds the deposits: the agent signs no voucher above them.
+    if (BigInt(stored.charged) > BigInt(stored.deposited))
+      throw refuse(`channel ${stored.channel_id} is charged above its deposits`);
+    if (typeof stored.origin !== 'string') throw refuse('a channel has no origin');
+    const escrow = stored.domain?.verifyingContract;
+    if (typeof escrow !== 'string' || !escrows.has(escrow.toLowerCase()))
+      throw refuse(`channel ${stored.channel_id} is in an escrow batchSettlement.escrows does not allow`);
     let channelId: Hex;
+    let domain: Channel['domain'];
     try {
+      // The escrow's own domain, not the file's: a voucher is signed for it.
+      domain = batchSettlementDomain(Number(stored.domain.chainId), escrow as Hex);
       channelId = hashTypedData({
-        domain: stored.domain,
+        domain,
         types: CHANNEL_CONFIG_TYPES,
         primaryType: 'ChannelConfig',
         message: stored.config,
@@ -109,18 +115,17 @@ function readChannels(path: string, payer: Hex): StoredChannel[] {
     if (channelId !== stored.channel_id) throw refuse(`channel ${stored.channel_id} is not its config's`);
     if (!isAddressEqual(stored.config.payer, payer) || !isAddressEqual(stored.config.payerAuthorizer, payer))
       throw refuse(`channel ${stored.channel_id} is not paid by ${payer}`);
+    if (seen.has(channelId)) throw refuse(`channel ${channelId} is there twice`);
+    seen.add(channelId);
     return {
-      key: stored.key,
-      channel: {
-        origin: stored.origin,
-        config: stored.config,
-        channelId,
-        domain: stored.domain,
-        deposited: BigInt(stored.deposited),
-        charged: BigInt(stored.charged),
-        signed: BigInt(stored.signed),
-        withdrawing: stored.withdrawing === true,
-      },
+      origin: stored.origin,
+      config: stored.config,
+      channelId,
+      domain,
+      deposited: BigInt(stored.deposited),
+      charged: BigInt(stored.charged),
+      signed: BigInt(stored.signed),
+      withdrawing: stored.withdrawing === true,
     };
   });
 }

@@ -45,17 +45,26 @@ export interface Channel {
  */
 export class ChannelBook {
   private readonly channels = new Map<string, Channel>();
-  /** Every channel ever opened, those being withdrawn included, with its key. */
-  private readonly opened = new Map<Channel, string>();
+  /** Every channel ever opened, those being withdrawn included. */
+  private readonly opened: Channel[] = [];
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(private readonly file?: ChannelFile) {
-    for (const { key, channel } of file?.channels ?? []) this.set(key, channel);
+    for (const channel of file?.channels ?? []) this.set(ChannelBook.keyOf(channel), channel);
   }
 
   static key(origin: string, offer: Offer): string {
     const b = offer.batch!;
     return [origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay]
+      .join('|')
+      .toLowerCase();
+  }
+
+  /** The key of the offers `channel` was opened for: the same as key(origin, offer) for those. */
+  static keyOf(channel: Channel): string {
+    const { config: c, domain } = channel;
+    return [channel.origin, domain.chainId, domain.verifyingContract, c.receiver, c.receiverAuthorizer, c.token]
+      .concat(String(c.withdrawDelay))
       .join('|')
       .toLowerCase();
   }
@@ -66,17 +75,17 @@ export class ChannelBook {
   }
 
   set(key: string, channel: Channel): void {
-    this.opened.set(channel, key);
+    if (!this.opened.includes(channel)) this.opened.push(channel);
     if (!channel.withdrawing) this.channels.set(key, channel);
   }
 
   all(): Channel[] {
-    return [...this.opened.keys()];
+    return [...this.opened];
   }
 
   /** Writes every channel to the file, if there is one; throws when it cannot. */
   save(): void {
-    this.file?.save([...this.opened].map(([channel, key]) => ({ key, channel })));
+    this.file?.save(this.opened);
   }
 
   /**

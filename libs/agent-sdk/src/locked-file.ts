@@ -5,9 +5,20 @@
  * change; the channel file holds one for the life of the process that opened it.
  */
 
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
 
 /** The file's JSON, or undefined when there is no file. */
 export function readJsonFile(path: string): unknown {
@@ -25,12 +36,24 @@ export function writeJsonAtomically(path: string, value: unknown): void {
   const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`;
   const fd = openSync(temporary, 'wx', 0o600);
   try {
-    writeSync(fd, JSON.stringify(value, null, 2));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, JSON.stringify(value, null, 2));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
   }
-  renameSync(temporary, path);
+  // The rename itself survives a power cut only once the directory is on disk.
+  const directory = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(directory);
+  } finally {
+    closeSync(directory);
+  }
 }
 
 /** Takes the lock, waiting up to `timeoutMs` for its holder; `busy` is the error's message when it cannot. */
@@ -40,26 +63,39 @@ export async function acquireLock(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (tryLock(lockPath)) return;
+    if (tryLock(lockPath) !== false) return;
     breakIfAbandoned(lockPath, staleMs);
     if (Date.now() >= deadline) throw new Error(busy);
     await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
   }
 }
 
+/** Locks this process holds for its life, by path: a lock file naming this pid and not in here was left by an earlier process. */
+const heldForLife = new Set<string>();
+
 /**
  * Takes the lock for as long as this process runs, now or never: a holder that still runs keeps it
- * (`busy` is thrown), one of this host that died loses it. Answers the release, also run at exit.
+ * (`busy` is thrown), one of this host that died loses it. Answers the release, also run at exit;
+ * it deletes the lock only while the lock is still this one.
  */
 export function holdLock(lockPath: string, busy: string): () => void {
-  if (!tryLock(lockPath)) {
-    breakIfAbandoned(lockPath, Infinity);
-    if (!tryLock(lockPath)) throw new Error(busy);
+  const key = resolve(lockPath);
+  if (heldForLife.has(key)) throw new Error(busy);
+  let mine = tryLock(lockPath);
+  if (!mine) {
+    // A process killed without its exit handler (SIGKILL, SIGTERM) leaves its lock; a container
+    // restarted keeps its host name and often its pid, so a lock naming this pid is a dead one.
+    breakIfAbandoned(lockPath, Infinity, true);
+    mine = tryLock(lockPath);
   }
+  if (!mine) throw new Error(busy);
+  heldForLife.add(key);
+  const text = mine;
   const release = () => {
     process.off('exit', release);
+    heldForLife.delete(key);
     try {
-      unlinkSync(lockPath);
+      if (readFileSync(lockPath, 'utf8') === text) unlinkSync(lockPath);
     } catch {
       // gone already
     }
@@ -68,20 +104,25 @@ export function holdLock(lockPath: string, busy: string): () => void {
   return release;
 }
 
-function tryLock(lockPath: string): boolean {
+/** The lock's text when it was taken now (it names this process, its host, the time and a nonce); false when held. */
+function tryLock(lockPath: string): string | false {
+  const text = JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now(), nonce: randomUUID() });
   try {
     const fd = openSync(lockPath, 'wx', 0o600);
-    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
+    writeSync(fd, text);
     closeSync(fd);
-    return true;
+    return text;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return false;
   }
 }
 
-/** A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted. */
-function breakIfAbandoned(lockPath: string, staleMs: number): void {
+/**
+ * A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted;
+ * with `ownPidIsDead`, also one naming this very process (the caller holds no such lock).
+ */
+function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = false): void {
   let text: string;
   try {
     text = readFileSync(lockPath, 'utf8');
@@ -95,7 +136,9 @@ function breakIfAbandoned(lockPath: string, staleMs: number): void {
     return; // being written this instant: look again next round
   }
   const abandoned =
-    (holder.host === hostname() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
+    (holder.host === hostname() &&
+      typeof holder.pid === 'number' &&
+      ((ownPidIsDead && holder.pid === process.pid) || !isRunning(holder.pid))) ||
     (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
   if (!abandoned) return;
   // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that

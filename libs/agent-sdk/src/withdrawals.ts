@@ -1,5 +1,5 @@
 import { BATCH_SETTLEMENT_ABI, type Hex } from '@crawlgate/core';
-import type { Channel } from './channels';
+import { ChannelBook, type Channel } from './channels';
 import type { Payer } from './payer';
 
 /*
@@ -16,39 +16,46 @@ export interface WithdrawalStep {
 
 /**
  * initiateWithdraw(config, balance − max(signed, claimed)): the receiver keeps what the agent's
- * vouchers promised it, and can still claim it during the delay. Channels with nothing to take
- * back are skipped; every started one takes no more vouchers (`save` writes that down first).
+ * vouchers promised it, and can still claim it during the delay. Each channel in its turn (after a
+ * voucher of it in flight). A started channel takes no more vouchers; the file says so before the
+ * transaction. A channel with nothing pending on chain is tried again, so a transaction that
+ * failed (no gas), or a deposit that landed after an earlier withdrawal, is not left in escrow.
  */
-export async function initiateWithdrawals(
-  payer: Payer,
-  channels: Channel[],
-  save: () => void,
-): Promise<WithdrawalStep[]> {
+export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
   const steps: WithdrawalStep[] = [];
-  for (const channel of channels.filter((c) => !c.withdrawing)) {
-    const escrow = channel.domain.verifyingContract;
-    const [balance, totalClaimed] = await reader.readContract({
-      address: escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'channels',
-      args: [channel.channelId],
+  for (const channel of book.all()) {
+    const step = await book.exclusive(ChannelBook.keyOf(channel), async () => {
+      const escrow = channel.domain.verifyingContract;
+      const read = <T>(functionName: 'channels' | 'pendingWithdrawals') =>
+        reader.readContract({
+          address: escrow,
+          abi: BATCH_SETTLEMENT_ABI,
+          functionName,
+          args: [channel.channelId],
+        }) as Promise<T>;
+      const [[balance, totalClaimed], [, initiatedAt]] = await Promise.all([
+        read<readonly [bigint, bigint]>('channels'),
+        read<readonly [bigint, number]>('pendingWithdrawals'),
+      ]);
+      channel.withdrawing = true; // from here on, no voucher: the site would refuse it anyway
+      book.save(); // a restarted agent too
+      if (initiatedAt !== 0) return undefined; // started already: finalizeWithdraw finishes it
+      const kept = channel.signed > totalClaimed ? channel.signed : totalClaimed;
+      const amount = balance - kept;
+      if (amount <= 0n) return undefined;
+      const txHash = await wallet.writeContract({
+        address: escrow,
+        abi: BATCH_SETTLEMENT_ABI,
+        functionName: 'initiateWithdraw',
+        args: [channel.config, amount],
+        account: wallet.account!,
+        chain: null,
+      });
+      await confirmed(reader, txHash, 'initiateWithdraw');
+      return { channelId: channel.channelId, amount: amount.toString(), txHash };
     });
-    const kept = channel.signed > totalClaimed ? channel.signed : totalClaimed;
-    const amount = balance - kept;
-    channel.withdrawing = true; // from here on, no voucher: the site would refuse it anyway
-    save(); // a restarted agent too
-    if (amount <= 0n) continue;
-    const txHash = await wallet.writeContract({
-      address: escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'initiateWithdraw',
-      args: [channel.config, amount],
-      account: wallet.account!,
-      chain: null,
-    });
-    await confirmed(reader, txHash, 'initiateWithdraw');
-    steps.push({ channelId: channel.channelId, amount: amount.toString(), txHash });
+    if (step) steps.push(step);
   }
   return steps;
 }

@@ -361,4 +361,6 @@ it(`pays ${PAGES} pages with one deposit, every page arrives, the claim pays the
   ]);
   // 2 funded − 1.5 deposited − 0.5 into the second channel + 0.5 back.
   expect(await usdcBalance(site.app, wallet.address)).toBe(500_000n);
+  // What came back is no longer spent: 1.5 + 0.5 deposited, 0.5 returned.
+  expect(agent.spent()).toMatchObject({ usd: '1.5', remainingUsd: '0.5' });
 });

@@ -570,7 +570,7 @@ export function createAgent(options: AgentOptions): Agent {
         withdrawing: c.withdrawing,
       })),
     initiateWithdraw: () => initiateWithdrawals(payer, channels),
-    finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all()),
+    finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all(), (amount) => budget.credit(amount)),
   };
 }
 

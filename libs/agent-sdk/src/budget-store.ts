@@ -23,6 +23,11 @@ export interface BudgetStore {
   reserve(micros: bigint, limitMicros: bigint): Promise<{ reservation: Reservation; state: BudgetState } | null>;
   /** Ends a reservation: `charged` moves it to spent (one payment more), otherwise frees it. */
   settle(reservation: Reservation, charged: boolean): Promise<BudgetState>;
+  /**
+   * Takes `micros` off what was spent (never below zero): money that came back, such as a
+   * channel's withdrawn deposit. Optional: a store without it keeps counting that money as spent.
+   */
+  credit?(micros: bigint): Promise<BudgetState>;
   /** The state now (what other processes spent included). */
   read(): Promise<BudgetState>;
   /** The state as this process last saw it, without waiting: for a synchronous summary. */
@@ -51,6 +56,10 @@ export function createMemoryBudgetStore(): BudgetStore {
         reservedMicros: state.reservedMicros - reservation.micros,
         payments: state.payments + (charged ? 1 : 0),
       };
+      return state;
+    },
+    async credit(micros) {
+      state = { ...state, spentMicros: state.spentMicros > micros ? state.spentMicros - micros : 0n };
       return state;
     },
     read: async () => state,

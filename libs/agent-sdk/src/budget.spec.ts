@@ -20,6 +20,15 @@ describe('Budget', () => {
     expect(reservations.filter(Boolean)).toHaveLength(10);
   });
 
+  it('takes money that came back off what was spent, never below zero, and keeps the payment count', async () => {
+    const budget = new Budget(10_000n);
+    await budget.settle((await budget.reserve(6_000n))!, true);
+    await budget.credit(4_000n);
+    expect(budget.summary()).toEqual({ usd: '0.002', micros: 2_000n, payments: 1, remainingUsd: '0.008' });
+    await budget.credit(5_000n);
+    expect(budget.summary()).toMatchObject({ micros: 0n, remainingUsd: '0.01' });
+  });
+
   it('settles a reservation once', async () => {
     const budget = new Budget(10_000n);
     const reservation = (await budget.reserve(1_000n))!;

@@ -29,6 +29,11 @@ export class Budget {
     await this.store.settle(reservation, charged);
   }
 
+  /** Money that came back (a withdrawn deposit): no longer spent, if the store can take it back. */
+  async credit(micros: bigint): Promise<void> {
+    await this.store.credit?.(micros);
+  }
+
   /** What is left, as the store says now. */
   async remaining(): Promise<bigint> {
     return this.remainingOf(await this.store.read());

@@ -76,6 +76,15 @@ describe('createFileBudgetStore', () => {
     expect((await child([file, '5000', '1', 'drain'])).output).toBe('0');
   }, 60_000);
 
+  it('takes money that came back off the file’s spending, for every process that opens it', async () => {
+    const file = join(dir, 'budget.json');
+    const store = createFileBudgetStore(file);
+    await store.settle((await store.reserve(3_000n, 5_000n))!.reservation, true);
+    expect(await store.credit!(1_000n)).toEqual({ spentMicros: 2_000n, reservedMicros: 0n, payments: 1 });
+    expect(createFileBudgetStore(file).lastSeen()).toEqual({ spentMicros: 2_000n, reservedMicros: 0n, payments: 1 });
+    expect(await store.credit!(9_000n)).toMatchObject({ spentMicros: 0n });
+  });
+
   it('counts the reservation of a process killed mid-payment as spent: a crash frees no money', async () => {
     const file = join(dir, 'budget.json');
     const crashed = await child([file, '10000', '4000', 'crash'], 'reserved');

@@ -81,6 +81,12 @@ export function createFileBudgetStore(path: string, options: FileBudgetStoreOpti
         };
         return { next, result: stateOf(next) };
       }),
+    credit: (micros) =>
+      update((stored) => {
+        const spent = BigInt(stored.spent_micros);
+        const next: StoredBudget = { ...stored, spent_micros: (spent > micros ? spent - micros : 0n).toString() };
+        return { next, result: stateOf(next) };
+      }),
     async read() {
       seen = stateOf(withDeadReservationsSpent(readStored(path), host));
       return seen;

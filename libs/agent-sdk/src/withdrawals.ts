@@ -1,4 +1,5 @@
-import { BATCH_SETTLEMENT_ABI, type Hex } from '@crawlgate/core';
+import { BATCH_SETTLEMENT_ABI, USDC_ABI, type Hex } from '@crawlgate/core';
+import { isAddressEqual, parseEventLogs } from 'viem';
 import { ChannelBook, type Channel } from './channels';
 import type { Payer } from './payer';
 
@@ -60,13 +61,21 @@ export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Prom
   return steps;
 }
 
-/** finalizeWithdraw for every channel whose withdrawal was started; reverts (throws) before the delay is over. */
-export async function finalizeWithdrawals(payer: Payer, channels: Channel[]): Promise<WithdrawalStep[]> {
+/**
+ * finalizeWithdraw for every channel whose withdrawal was started; reverts (throws) before the delay
+ * is over. What came back is what the token's Transfer from the escrow to the payer says, in the
+ * transaction's receipt; `returned` is told it (the agent credits its budget).
+ */
+export async function finalizeWithdrawals(
+  payer: Payer,
+  channels: Channel[],
+  returned: (amount: bigint) => Promise<void>,
+): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
   const steps: WithdrawalStep[] = [];
   for (const channel of channels.filter((c) => c.withdrawing)) {
     const escrow = channel.domain.verifyingContract;
-    const [pending, initiatedAt] = await reader.readContract({
+    const [, initiatedAt] = await reader.readContract({
       address: escrow,
       abi: BATCH_SETTLEMENT_ABI,
       functionName: 'pendingWithdrawals',
@@ -81,13 +90,23 @@ export async function finalizeWithdrawals(payer: Payer, channels: Channel[]): Pr
       account: wallet.account!,
       chain: null,
     });
-    await confirmed(reader, txHash, 'finalizeWithdraw');
-    steps.push({ channelId: channel.channelId, amount: pending.toString(), txHash });
+    const receipt = await confirmed(reader, txHash, 'finalizeWithdraw');
+    const amount = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs })
+      .filter(
+        (log) =>
+          isAddressEqual(log.address, channel.config.token) &&
+          isAddressEqual(log.args.from, escrow) &&
+          isAddressEqual(log.args.to, channel.config.payer),
+      )
+      .reduce((sum, log) => sum + log.args.value, 0n);
+    await returned(amount);
+    steps.push({ channelId: channel.channelId, amount: amount.toString(), txHash });
   }
   return steps;
 }
 
-async function confirmed(reader: ReturnType<Payer['chain']>['public'], hash: Hex, what: string): Promise<void> {
+async function confirmed(reader: ReturnType<Payer['chain']>['public'], hash: Hex, what: string) {
   const receipt = await reader.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`${what} ${hash} reverted`);
+  return receipt;
 }

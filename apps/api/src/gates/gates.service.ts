@@ -22,6 +22,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
+import { PaymentStore } from '../payments/payment.store';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { GateCounterService } from './gate-counter.service';
 
@@ -63,6 +64,7 @@ export class GatesService {
     private readonly pricing: PricingService,
     private readonly secrets: SiteSecretsService,
     private readonly counter: GateCounterService,
+    private readonly payments: PaymentStore,
   ) {}
 
   /** How this API takes payments for a site, as gate offers state it. */
@@ -124,7 +126,7 @@ export class GatesService {
     const secrets = (await this.secrets.usable(terms.siteId)).map((secret) => secret.secret);
     const check = verifyGate(id, { secret: secrets, siteId: terms.siteId, hmac: nodeHmacSha256 });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
-    const payment = await this.db.prisma.payment.findUnique({ where: { gateId: terms.ref } });
+    const payment = await this.payments.byGate(terms.ref);
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.

@@ -86,6 +86,66 @@ export class PaymentStore {
       };
     });
   }
+
+  /** The payment of a gate (by its ref), if any. */
+  byGate(gateRef: string): Promise<Payment | null> {
+    return this.one('SELECT * FROM payments WHERE gate_id = $1::uuid', [gateRef]);
+  }
+
+  byId(id: string): Promise<Payment | null> {
+    return this.one('SELECT * FROM payments WHERE id = $1::uuid', [id]);
+  }
+
+  /** The payment an authorization (its payer's nonce, on this chain and token) made, if any. */
+  byNonce(key: { chainId: number; asset: string; payer: string; nonce: string }): Promise<Payment | null> {
+    return this.one('SELECT * FROM payments WHERE chain_id = $1::int AND asset = $2 AND payer = $3 AND nonce = $4', [
+      key.chainId,
+      key.asset,
+      key.payer,
+      key.nonce,
+    ]);
+  }
+
+  /** The settlement of a claimed payment was broadcast as `txHash`. */
+  async markSubmitted(id: string, txHash: string): Promise<void> {
+    await this.db.sql.query(`UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid`, [id, txHash]);
+  }
+
+  /**
+   * Confirms a payment unless something confirmed it already (the request or the reconciler, whichever
+   * comes first); true when this call did.
+   */
+  async confirm(
+    id: string,
+    confirmed: Pick<
+      Payment,
+      'txHash' | 'blockNumber' | 'confirmedAt' | 'tokenKid' | 'tokenIssuedAt' | 'tokenExpiresAt'
+    >,
+  ): Promise<boolean> {
+    const date = (value: Date | null) => value?.toISOString() ?? null;
+    const rows = await this.db.sql.query(
+      `UPDATE payments
+          SET status = 'confirmed', tx_hash = $2, block_number = $3::bigint, confirmed_at = $4::timestamptz,
+              token_kid = $5, token_issued_at = $6::timestamptz, token_expires_at = $7::timestamptz
+        WHERE id = $1::uuid AND status <> 'confirmed'
+        RETURNING id`,
+      [
+        id,
+        confirmed.txHash,
+        confirmed.blockNumber?.toString() ?? null,
+        date(confirmed.confirmedAt),
+        confirmed.tokenKid,
+        date(confirmed.tokenIssuedAt),
+        date(confirmed.tokenExpiresAt),
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<Payment | null> {
+    const [row] = await this.db.sql.query<PaymentRow>(sql, params);
+    return row ? paymentFromRow(row) : null;
+  }
 }
 
 /** A payments row as raw SQL returns it (bigints as strings on pg, bigints on PGlite). */

@@ -93,9 +93,7 @@ export class PaymentsService {
       });
       if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
     }
-    const existing = await this.db.prisma.payment.findUnique({
-      where: { chainId_asset_payer_nonce: { chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce } },
-    });
+    const existing = await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce });
     if (existing) return this.outcomeOf(existing, gate);
     assertPayable(gatePayment);
 
@@ -151,10 +149,7 @@ export class PaymentsService {
       );
       return pending(gate.id, null);
     }
-    await this.db.prisma.payment.update({
-      where: { id: claim.payment.id },
-      data: { status: 'submitted', txHash: hash },
-    });
+    await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
   }
 
@@ -330,7 +325,7 @@ export class PaymentsService {
   private async waitForRecorded(paymentId: string): Promise<Payment | null> {
     const deadline = Date.now() + this.chain.settlementTimeoutMs;
     for (;;) {
-      const payment = await this.db.prisma.payment.findUnique({ where: { id: paymentId } });
+      const payment = await this.store.byId(paymentId);
       if (!payment || payment.status === 'confirmed' || Date.now() >= deadline) return payment;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -355,7 +350,7 @@ export class PaymentsService {
     receipt: TransactionReceipt,
     known?: Payment,
   ): Promise<{ payment: Payment; token: IssuedToken | null }> {
-    const payment = known ?? (await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } }));
+    const payment = known ?? (await this.existing(paymentId));
     if (payment.status === 'confirmed') return { payment, token: null };
     // A deleted site has no secret: the payment is confirmed without a token (answered 410). Any other
     // failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
@@ -375,14 +370,16 @@ export class PaymentsService {
       tokenIssuedAt: token?.issuedAt ?? null,
       tokenExpiresAt: token?.expiresAt ?? null,
     };
-    const { count } = await this.db.prisma.payment.updateMany({
-      where: { id: paymentId, status: { not: 'confirmed' } },
-      data: confirmed,
-    });
     // Another finalizer won: its row, with its token, is the answer.
-    return count === 1
+    return (await this.store.confirm(paymentId, confirmed))
       ? { payment: { ...payment, ...confirmed }, token }
-      : { payment: await this.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } }), token: null };
+      : { payment: await this.existing(paymentId), token: null };
+  }
+
+  private async existing(paymentId: string): Promise<Payment> {
+    const payment = await this.store.byId(paymentId);
+    if (!payment) throw new Error(`Payment ${paymentId} is gone`);
+    return payment;
   }
 
   /** Forgets a settlement that never happened: the gate is payable again. */

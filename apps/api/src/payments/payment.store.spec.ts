@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database';
+import { PaymentStore } from './payment.store';
+
+/*
+ * PaymentStore's reads and writes on the run's database (PGlite, or PostgreSQL with DATABASE_URL):
+ * the rows it reads are the ones Prisma reads, field for field, and a payment is confirmed once.
+ */
+// Real lengths: hashes, nonces and addresses are fixed-width columns.
+const hex = (byte: string, bytes: number) => `0x${byte.repeat(bytes)}`;
+const ASSET = hex('aa', 20);
+const PAYER = hex('bb', 20);
+const TX = hex('cc', 32);
+
+describe('PaymentStore', () => {
+  let test: TestDatabase;
+  let store: PaymentStore;
+  let site: { id: string; publisherId: string };
+  beforeAll(async () => {
+    test = await createTestDatabase();
+    store = new PaymentStore(test.database);
+    const publisher = await test.database.prisma.publisher.create({
+      data: { email: 'store@example.com', passwordHash: 'x', apiKeyHash: 'c'.repeat(64) },
+    });
+    site = await test.database.prisma.site.create({
+      data: { publisherId: publisher.id, domain: 'store.example.com', siteTokenHash: 'd'.repeat(64) },
+    });
+  });
+  afterAll(() => test.dispose());
+
+  const claim = (nonce: string) =>
+    store.claimInPayerTurn({
+      gateId: randomUUID(),
+      siteId: site.id,
+      publisherId: site.publisherId,
+      url: '/a',
+      chainId: 31337,
+      asset: ASSET,
+      payer: PAYER,
+      payTo: hex('dd', 20),
+      amount: 1_000n,
+      status: 'submitting',
+      nonce,
+      authorization: { from: PAYER, value: '1000' },
+      paymentIdentifier: null,
+      paymentFingerprint: null,
+    });
+  const viaPrisma = (id: string) => test.database.prisma.payment.findUnique({ where: { id } });
+
+  it('reads a payment by gate, id and nonce as Prisma does, through submitting, submitted and confirmed', async () => {
+    const { payment } = await claim(hex('01', 32));
+    expect(await store.byId(payment.id)).toEqual(await viaPrisma(payment.id));
+    await store.markSubmitted(payment.id, TX);
+    const submitted = await viaPrisma(payment.id);
+    expect(submitted).toMatchObject({ status: 'submitted', txHash: TX });
+    expect(await store.byGate(payment.gateId)).toEqual(submitted);
+    const issuedAt = new Date('2026-11-26T10:00:00.000Z');
+    expect(
+      await store.confirm(payment.id, {
+        txHash: TX,
+        blockNumber: 12n,
+        confirmedAt: issuedAt,
+        tokenKid: 'kid',
+        tokenIssuedAt: issuedAt,
+        tokenExpiresAt: new Date(issuedAt.getTime() + 600_000),
+      }),
+    ).toBe(true);
+    const confirmed = await viaPrisma(payment.id);
+    expect(confirmed).toMatchObject({ status: 'confirmed', blockNumber: 12n, tokenKid: 'kid', confirmedAt: issuedAt });
+    expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: hex('01', 32) })).toEqual(
+      confirmed,
+    );
+  });
+
+  it('confirms a payment once: a second finalizer changes nothing and is told so', async () => {
+    const { payment } = await claim(hex('02', 32));
+    const first = {
+      txHash: hex('ee', 32),
+      blockNumber: 1n,
+      confirmedAt: new Date(),
+      tokenKid: 'first',
+      tokenIssuedAt: null,
+      tokenExpiresAt: null,
+    };
+    expect(await store.confirm(payment.id, first)).toBe(true);
+    expect(await store.confirm(payment.id, { ...first, tokenKid: 'second' })).toBe(false);
+    expect((await viaPrisma(payment.id))?.tokenKid).toBe('first');
+  });
+
+  it('answers null for what is not there', async () => {
+    expect(await store.byId(randomUUID())).toBeNull();
+    expect(await store.byGate(randomUUID())).toBeNull();
+    expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: hex('ff', 32) })).toBeNull();
+  });
+});

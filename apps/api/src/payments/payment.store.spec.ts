@@ -87,6 +87,10 @@ describe('PaymentStore', () => {
     expect((await viaPrisma(payment.id))?.tokenKid).toBe('first');
   });
 
+  it('throws when the claim it marks submitted is gone', async () => {
+    await expect(store.markSubmitted(randomUUID(), TX)).rejects.toThrow(/is gone/);
+  });
+
   it('answers null for what is not there', async () => {
     expect(await store.byId(randomUUID())).toBeNull();
     expect(await store.byGate(randomUUID())).toBeNull();

@@ -106,9 +106,13 @@ export class PaymentStore {
     ]);
   }
 
-  /** The settlement of a claimed payment was broadcast as `txHash`. */
+  /** The settlement of a claimed payment was broadcast as `txHash`; throws when the claim is gone. */
   async markSubmitted(id: string, txHash: string): Promise<void> {
-    await this.db.sql.query(`UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid`, [id, txHash]);
+    const rows = await this.db.sql.query(
+      `UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid RETURNING id`,
+      [id, txHash],
+    );
+    if (rows.length === 0) throw new Error(`Payment ${id} is gone; its settlement ${txHash} was broadcast`);
   }
 
   /**

@@ -283,6 +283,13 @@ it('keeps its channels in a channel file: restarted after a crash, it pays on th
     charged: String(5n * PRICE),
     withdrawing: true,
   });
+
+  // close() lets another agent of this process open the file; the closed one pays no more vouchers.
+  agent.close();
+  await expect(agent.fetch(pageUrl(6), asBot)).rejects.toThrow(/was released/);
+  const next = await restarted();
+  expect(next.agent.channels()).toEqual([expect.objectContaining({ channelId: channel.channelId, withdrawing: true })]);
+  next.agent.close();
 });
 
 it('sends no voucher it could not write to its channel file first', async () => {

@@ -134,6 +134,12 @@ export interface Agent {
    * validBefore; needs rpcUrl (or a WalletClient), else they stay reserved.
    */
   settleRefused(): Promise<HeldOutcome>;
+  /**
+   * Lets go of what the agent holds for its process's life: its channel file, which another agent
+   * (of this process or another) may open after this. The agent pays no more vouchers afterwards;
+   * without a channel file, it changes nothing.
+   */
+  close(): void;
 }
 
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
@@ -550,6 +556,7 @@ export function createAgent(options: AgentOptions): Agent {
   return {
     fetch: agentFetch,
     settleRefused: () => held.settle(),
+    close: () => channels.close(),
     spent: () => budget.summary(),
     spending: () => budget.current(),
     profile: () => api('/v1/agents/me', isAgentProfile),

@@ -81,6 +81,7 @@ describe('openChannelFile', () => {
     const held = open(path);
     expect(() => open(path)).toThrow(/used by another running agent/);
     held.release();
+    expect(() => held.save([channel()])).toThrow(/was released/); // a released file records nothing more
     open(path).release();
   });
 

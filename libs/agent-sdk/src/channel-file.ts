@@ -15,8 +15,9 @@ import { holdLock, readJsonFile, writeJsonAtomically } from './locked-file';
 export interface ChannelFile {
   /** The channels the file held when opened. */
   channels: Channel[];
+  /** Throws once released: nothing is sent that the file could not record. */
   save(channels: Channel[]): void;
-  /** Lets another process open the file (also done when this process exits). */
+  /** Lets another agent open the file (also done when this process exits). */
   release(): void;
 }
 
@@ -48,9 +49,12 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
   );
   try {
     const channels = readChannels(path, payer, escrows);
+    let released = false;
     return {
       channels,
-      save: (list) =>
+      save: (list) => {
+        if (released)
+          throw new Error(`The channel file ${path} was released (agent.close()); not paying with its channels`);
         writeJsonAtomically(path, {
           version: 1,
           payer,
@@ -64,8 +68,12 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
             signed: c.signed.toString(),
             withdrawing: c.withdrawing,
           })),
-        } satisfies StoredFile),
-      release,
+        } satisfies StoredFile);
+      },
+      release: () => {
+        released = true;
+        release();
+      },
     };
   } catch (error) {
     release();

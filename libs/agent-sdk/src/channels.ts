@@ -83,6 +83,11 @@ export class ChannelBook {
     return [...this.opened];
   }
 
+  /** Lets another agent open the file; this book then pays no more vouchers (save() throws). */
+  close(): void {
+    this.file?.release();
+  }
+
   /** Writes every channel to the file, if there is one; throws when it cannot. */
   save(): void {
     this.file?.save(this.opened);

@@ -35,15 +35,26 @@ describe('a database error while a settled payment is confirmed', () => {
     await proxy.close();
   });
 
-  it('answers a gate whose lookup meets a database error 503, not 404: the gate is still there to pay', async () => {
+  /** A funded payer's payment for a new gate of `path`. */
+  async function paymentFor(path: string) {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
-    const gate = await openGate(app, site, '/article/looked-up-late');
-    const payment = await signPayment(app, agent, gate);
-    let versionReads = 0;
+    const gate = await openGate(app, site, path);
+    return { gate, payment: await signPayment(app, agent, gate) };
+  }
+
+  /** Resets the connection carrying the `nth` read of the site's secrets version; answers how many reads there were. */
+  function resetSecretsVersionRead(nth: number): () => number {
+    let reads = 0;
     onStatement = (sql) => {
-      if (/SELECT secrets_version FROM sites/.test(sql) && ++versionReads === 1) return 'reset';
+      if (/SELECT secrets_version FROM sites/.test(sql) && ++reads === nth) return 'reset';
     };
+    return () => reads;
+  }
+
+  it('answers a gate whose lookup meets a database error 503, not 404: the gate is still there to pay', async () => {
+    const { gate, payment } = await paymentFor('/article/looked-up-late');
+    resetSecretsVersionRead(1);
     const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     onStatement = undefined;
     expect({ status: first.status, retryAfter: first.headers.get('retry-after') !== null }).toEqual({
@@ -57,20 +68,14 @@ describe('a database error while a settled payment is confirmed', () => {
   });
 
   it('leaves the payment to be confirmed again with its token, never confirmed without one', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '1');
-    const gate = await openGate(app, site, '/article/confirmed-late');
-    const payment = await signPayment(app, agent, gate);
+    const { gate, payment } = await paymentFor('/article/confirmed-late');
     // The site's secrets version is read when the gate is looked up, then when the token is signed:
     // the connection carrying the second read is reset.
-    let versionReads = 0;
-    onStatement = (sql) => {
-      if (/SELECT secrets_version FROM sites/.test(sql) && ++versionReads === 2) return 'reset';
-    };
+    const versionReads = resetSecretsVersionRead(2);
     const before = await usdcBalance(app, payTo);
     const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     onStatement = undefined;
-    expect(versionReads).toBeGreaterThanOrEqual(2);
+    expect(versionReads()).toBeGreaterThanOrEqual(2);
     // The transfer landed: the payer paid.
     expect((await usdcBalance(app, payTo)) - before).toBe(BigInt(gate.amount));
     expect(first.status).not.toBe(410);

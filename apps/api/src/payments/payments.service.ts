@@ -387,8 +387,10 @@ export class PaymentsService {
     await this.db.prisma.payment.deleteMany({ where: { id: paymentId, status: { not: 'confirmed' } } });
   }
 
-  /** `gateId`: the signed id the caller asked with (the payment holds the gate's ref). */
-  /** `issued`: the token confirming the payment just issued, when this request confirmed it. */
+  /**
+   * `gateId`: the signed id the caller asked with (the payment holds the gate's ref). `issued`: the
+   * token confirming the payment just issued, when this request confirmed it.
+   */
   private async paidView(payment: Payment, gateId: string, issued?: IssuedToken | null): Promise<PaidView> {
     if (!payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');

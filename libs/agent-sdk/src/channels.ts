@@ -16,10 +16,9 @@ import type { Offer } from './offers';
 import type { Payer } from './payer';
 
 /*
- * The agent's x402 batch-settlement channels, in memory (and in a file, channel-file.ts, when asked):
- * one per site origin and channel terms,
- * with what the agent deposited into it, what the site confirmed it charged, and the highest
- * voucher the agent ever sent. Every voucher's total is checked here against those numbers, so a
+ * The agent's x402 batch-settlement channels, in memory (and in a file, channel-file.ts, when
+ * asked): one per site origin and channel terms, with what the agent deposited into it, what the
+ * site confirmed it charged, and the highest voucher the agent ever sent. Every voucher's total is checked here against those numbers, so a
  * site can never have the agent sign beyond its deposits or below what the site already confirmed.
  */
 
@@ -55,18 +54,20 @@ export class ChannelBook {
 
   static key(origin: string, offer: Offer): string {
     const b = offer.batch!;
-    return [origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay]
-      .join('|')
-      .toLowerCase();
+    return termsKey(origin, offer.chainId, b.escrow, offer.payTo, b.receiverAuthorizer, offer.asset, b.withdrawDelay);
   }
 
-  /** The key of the offers `channel` was opened for: the same as key(origin, offer) for those. */
-  static keyOf(channel: Channel): string {
-    const { config: c, domain } = channel;
-    return [channel.origin, domain.chainId, domain.verifyingContract, c.receiver, c.receiverAuthorizer, c.token]
-      .concat(String(c.withdrawDelay))
-      .join('|')
-      .toLowerCase();
+  /** The key of the offers `channel` was opened for (newChannel takes these terms from the offer). */
+  static keyOf({ origin, domain, config: c }: Channel): string {
+    return termsKey(
+      origin,
+      domain.chainId,
+      domain.verifyingContract,
+      c.receiver,
+      c.receiverAuthorizer,
+      c.token,
+      c.withdrawDelay,
+    );
   }
 
   get(key: string): Channel | undefined {
@@ -118,6 +119,10 @@ export class ChannelBook {
       if (this.queues.get(key) === settled) this.queues.delete(key);
     }
   }
+}
+
+function termsKey(...terms: (string | number)[]): string {
+  return terms.join('|').toLowerCase();
 }
 
 /** A new channel for `offer`'s terms: the agent is payer and voucher signer, with a random salt. */

@@ -1,6 +1,6 @@
 /*
  * The published package: one entry per import path (".", "./express", "./fastify", "./fetch",
- * "./nest"), built like every @crawlgate/* package (tools/build/tsup-library.ts). Frameworks are
+ * "./hono", "./nest"), built like every @crawlgate/* package (tools/build/tsup-library.ts). Frameworks are
  * peers the site already has.
  *
  *   npx tsup --config libs/middleware/tsup.config.ts      (from the workspace root)
@@ -19,6 +19,7 @@ const ENTRIES: Record<string, string> = {
   express: 'src/adapters/express.ts',
   fastify: 'src/adapters/fastify.ts',
   fetch: 'src/adapters/fetch.ts',
+  hono: 'src/adapters/hono.ts',
   nest: 'src/adapters/nest.ts',
 };
 

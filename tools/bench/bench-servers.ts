@@ -2,7 +2,7 @@ import { serve } from '@hono/node-server';
 import type { CrawlgateOptions } from '@crawlgate/middleware';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
-import { crawlgateFetch } from '@crawlgate/middleware/fetch';
+import { crawlgateHono } from '@crawlgate/middleware/hono';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -51,20 +51,13 @@ export const startServer: Record<Framework, (gate: Gate) => Promise<Listening>> 
     const app = new Hono();
     // Hono routes strictly (case and trailing slash): the README says to tell the gate so.
     if (gate === EMPTY_MIDDLEWARE) app.use('*', (_c, next) => next());
-    const fetchGate =
+    const middleware =
       typeof gate === 'object'
-        ? crawlgateFetch({ ...gate, routing: { caseSensitive: true, strictTrailingSlash: true } })
+        ? crawlgateHono({ ...gate, routing: { caseSensitive: true, strictTrailingSlash: true } })
         : undefined;
-    if (fetchGate) {
-      app.use('*', async (c, next) => {
-        const { response, headers } = await fetchGate(c.req.raw);
-        if (response) return response;
-        await next();
-        headers.forEach((value, name) => c.res.headers.set(name, value));
-      });
-    }
+    if (middleware) app.use('*', middleware);
     app.get('/article/:id', (c) => c.text(article(c.req.param('id'))));
-    return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server, () => fetchGate?.close());
+    return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server, () => middleware?.close());
   },
 };
 

@@ -81,7 +81,7 @@ export async function middlewareBench(): Promise<string> {
     };
     const visitors = visitorsOf(site);
     const rows: (PairedRow & { visitor: number; framework: Framework })[] = [];
-    for (const framework of FRAMEWORKS) {
+    for (const framework of frameworksToRun()) {
       const servers = {
         bare: () => startMiddlewareServer(framework),
         gated: () => startMiddlewareServer(framework, gate),
@@ -120,6 +120,16 @@ export async function middlewareBench(): Promise<string> {
     await loadgen.close();
     await api.close();
   }
+}
+
+/** `MIDDLEWARE_FRAMEWORKS=Hono,Fastify` measures only those; all three by default. */
+function frameworksToRun(): Framework[] {
+  const named = process.env.MIDDLEWARE_FRAMEWORKS?.split(',').map((name) => name.trim());
+  if (!named) return FRAMEWORKS;
+  const unknown = named.filter((name) => !FRAMEWORKS.includes(name as Framework));
+  if (unknown.length)
+    throw new Error(`MIDDLEWARE_FRAMEWORKS: unknown ${unknown.join(', ')} (${FRAMEWORKS.join(', ')})`);
+  return named as Framework[];
 }
 
 /**

@@ -27,6 +27,7 @@ const ENTRIES: Record<string, string[]> = {
   './express': ['crawlgateExpress'],
   './fastify': ['crawlgateFastify'],
   './fetch': ['crawlgateFetch'],
+  './hono': ['crawlgateHono'],
   './nest': ['CrawlgateGuard', 'CrawlgateModule'],
 };
 
@@ -78,9 +79,10 @@ describe('the published package', () => {
 import { crawlgateExpress } from '${NAME}/express';
 import { crawlgateFastify } from '${NAME}/fastify';
 import { crawlgateFetch } from '${NAME}/fetch';
+import { crawlgateHono } from '${NAME}/hono';
 import { CrawlgateGuard } from '${NAME}/nest';
 
-export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), crawlgateExpress(options), crawlgateFetch(options)], crawlgateFastify, CrawlgateGuard];
+export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), crawlgateExpress(options), crawlgateFetch(options), crawlgateHono(options)], crawlgateFastify, CrawlgateGuard];
 `;
     expect(typeCheckConsumer(pkg, consumer, ['node10'])).toBe('');
   });
@@ -96,10 +98,10 @@ export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), c
     expect(offending).toEqual([]);
   });
 
-  it('keeps node:crypto out of what edge runtimes bundle: the fetch and main entries and every chunk they load', () => {
+  it('keeps node:crypto out of what edge runtimes bundle: the fetch, Hono and main entries and every chunk they load', () => {
     // The Node-only adapters import it; the others ask the runtime for it (src/runtime-hmac.ts).
     const nodeCrypto = /(?:from\s*|import\s*\(\s*|require\s*\(\s*)["']node:crypto["']/;
-    for (const entry of ['fetch.mjs', 'fetch.cjs', 'index.mjs', 'index.cjs']) {
+    for (const entry of ['fetch.mjs', 'fetch.cjs', 'hono.mjs', 'hono.cjs', 'index.mjs', 'index.cjs']) {
       expect({ entry, importers: loadedFiles(entry).filter((file) => nodeCrypto.test(readDist(file))) }).toEqual({
         entry,
         importers: [],
@@ -132,6 +134,7 @@ export const uses = [(options: CrawlgateOptions) => [createCrawlgate(options), c
       .join('\n');
     const consumer = `${imports}
 import type { BotPolicy, CrawlgateOptions, Visitor } from '${NAME}';
+import { Hono } from 'hono';
 
 const policy: BotPolicy = { categories: { seo: 'block' }, bots: { GPTBot: 'allow' } };
 const visitor: Visitor = e0_classifyVisitor('curl/8.4.0', policy);
@@ -143,8 +146,9 @@ export const checks = [
   new e0_CrawlgateApiError('x').message,
   (options: CrawlgateOptions) => [e0_createCrawlgate(options), e1_crawlgateExpress(options), e3_crawlgateFetch(options)],
   e2_crawlgateFastify,
-  e4_CrawlgateGuard,
-  e4_CrawlgateModule,
+  (options: CrawlgateOptions) => new Hono().use('*', e4_crawlgateHono(options)),
+  e5_CrawlgateGuard,
+  e5_CrawlgateModule,
 ];
 `;
     // node20 only: NestJS 12 ships ES modules alone, which a CommonJS file may require() only under node20.

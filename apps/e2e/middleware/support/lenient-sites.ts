@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
 import { crawlgateFetch } from '@crawlgate/middleware/fetch';
+import { crawlgateHono } from '@crawlgate/middleware/hono';
 import { CrawlgateModule } from '@crawlgate/middleware/nest';
 import type { CrawlgateOptions } from '../../../../libs/middleware/src/crawlgate';
 import { listenNest, listening, type SiteServer } from './site-servers';
@@ -105,6 +106,20 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         await next();
         headers.forEach((value, name) => c.res.headers.set(name, value));
       });
+      app.get('/robots.txt', (c) => c.text(ROBOTS));
+      for (const kind of ['premium', 'cheap', 'free'])
+        app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
+      app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
+      return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+    },
+  },
+  {
+    name: 'Hono',
+    routing: 'strict: false; crawlgateHono',
+    hasStatic: false,
+    async start(options) {
+      const app = new Hono({ strict: false });
+      app.use('*', crawlgateHono(options));
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       for (const kind of ['premium', 'cheap', 'free'])
         app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));

@@ -16,6 +16,7 @@ import type { Server } from 'node:http';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
 import { crawlgateFetch } from '@crawlgate/middleware/fetch';
+import { crawlgateHono } from '@crawlgate/middleware/hono';
 import { CrawlgateModule } from '@crawlgate/middleware/nest';
 import type { CrawlgateOptions } from '../../../../libs/middleware/src/crawlgate';
 
@@ -72,6 +73,16 @@ export const FRAMEWORKS: Framework[] = [
         await next();
         headers.forEach((value, name) => c.res.headers.set(name, value));
       });
+      app.get('/robots.txt', (c) => c.text(ROBOTS));
+      app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
+      return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
+    },
+  },
+  {
+    name: 'Hono',
+    async start(options, port = 0) {
+      const app = new Hono();
+      app.use('*', crawlgateHono({ ...options, routing: { caseSensitive: true, strictTrailingSlash: true } }));
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
       return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);

@@ -62,6 +62,24 @@ export interface VoucherPaid {
 }
 
 /**
+ * 200 of POST /v1/gates/{id}/verify for x402's batch-settlement refund payload: what the channel
+ * had not been charged went back to the payer, in `refund_tx_hash` (which first claimed what it had
+ * been charged). It pays nothing: the gate stays unpaid and no token is issued.
+ */
+export interface RefundedChannel {
+  status: 'refunded';
+  gate_id: string;
+  channel_id: string;
+  payer: string;
+  /** Atomic units returned to the payer, as the escrow's Refunded event states them. */
+  refund_amount: string;
+  refund_tx_hash: string;
+  network: string;
+  /** x402's channelState after the refund. */
+  channel_state: ChannelStateView;
+}
+
+/**
  * The body of POST /v1/gates/{id}/verify: one proof. `payment`:
  * the decoded X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2) object; or `tx_hash` of a USDC transfer
  * already sent, with `signature`, the payer's EIP-191 signature of core's transferProofMessage.

@@ -2,7 +2,8 @@
  * The slice of the batch-settlement escrow's ABI (x402BatchSettlement, and our own
  * libs/devchain/contracts/BatchSettlement.sol) that the API and the agent call: channel state,
  * deposits through a collector, claims under a receiver-authorizer signature, settlement, the
- * payer's timed withdrawal, and the errors it reverts with.
+ * payer's timed withdrawal, relayed cooperative refunds (batched with claims by multicall), and the
+ * errors it reverts with.
  */
 export const BATCH_SETTLEMENT_ABI = [
   {
@@ -316,6 +317,47 @@ export const BATCH_SETTLEMENT_ABI = [
       },
     ],
     outputs: [],
+  },
+  {
+    type: 'function',
+    name: 'refundWithSignature',
+    stateMutability: 'nonpayable',
+    inputs: [
+      {
+        name: 'config',
+        type: 'tuple',
+        components: [
+          { name: 'payer', type: 'address' },
+          { name: 'payerAuthorizer', type: 'address' },
+          { name: 'receiver', type: 'address' },
+          { name: 'receiverAuthorizer', type: 'address' },
+          { name: 'token', type: 'address' },
+          { name: 'withdrawDelay', type: 'uint40' },
+          { name: 'salt', type: 'bytes32' },
+        ],
+      },
+      { name: 'amount', type: 'uint128' },
+      { name: 'nonce', type: 'uint256' },
+      { name: 'receiverAuthorizerSignature', type: 'bytes' },
+    ],
+    outputs: [],
+  },
+  {
+    type: 'function',
+    name: 'multicall',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'data', type: 'bytes[]' }],
+    outputs: [{ name: 'results', type: 'bytes[]' }],
+  },
+  {
+    type: 'event',
+    name: 'Refunded',
+    anonymous: false,
+    inputs: [
+      { name: 'channelId', type: 'bytes32', indexed: true },
+      { name: 'sender', type: 'address', indexed: true },
+      { name: 'amount', type: 'uint128', indexed: false },
+    ],
   },
   {
     type: 'error',

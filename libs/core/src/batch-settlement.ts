@@ -106,6 +106,11 @@ export const BATCH_REASONS = {
   depositSimulationFailed: 'invalid_batch_settlement_evm_deposit_simulation_failed',
   depositTransactionFailed: 'invalid_batch_settlement_evm_deposit_transaction_failed',
   payloadType: 'invalid_batch_settlement_evm_payload_type',
+  refundPayload: 'invalid_batch_settlement_evm_refund_payload',
+  refundNoBalance: 'invalid_batch_settlement_evm_refund_no_balance',
+  refundAmountInvalid: 'invalid_batch_settlement_evm_refund_amount_invalid',
+  refundSimulationFailed: 'invalid_batch_settlement_evm_refund_simulation_failed',
+  refundTransactionFailed: 'invalid_batch_settlement_evm_refund_transaction_failed',
 } as const;
 
 /** The `extra` a batch-settlement requirement carries (x402's fields, plus our gate id and escrow). */
@@ -147,11 +152,14 @@ export interface Erc3009DepositAuthorization {
 
 export interface BatchSettlementPayment {
   accepted: PaymentRequirementsV2;
-  type: 'deposit' | 'voucher';
+  /** `refund`: x402's cooperative refund request; its voucher is for what the channel was charged, and pays nothing. */
+  type: 'deposit' | 'voucher' | 'refund';
   channelConfig: ChannelConfig;
   voucher: BatchVoucher;
   /** Present on `deposit` payloads. */
   deposit?: { amount: bigint; erc3009: Erc3009DepositAuthorization };
+  /** On `refund` payloads: the amount asked back; absent, all that is not charged. */
+  refundAmount?: bigint;
 }
 
 export type ParsedBatchSettlementPayment =
@@ -181,7 +189,7 @@ export function isBatchSettlementPayment(input: unknown): boolean {
 
 /**
  * Validates a decoded PAYMENT-SIGNATURE object paying with `batch-settlement` and returns a copy of
- * the known fields with amounts as bigints. Refund payloads and Permit2 deposits are not taken.
+ * the known fields with amounts as bigints. Permit2 deposits are not taken.
  */
 export function parseBatchSettlementPayment(input: unknown): ParsedBatchSettlementPayment {
   try {
@@ -193,16 +201,15 @@ export function parseBatchSettlementPayment(input: unknown): ParsedBatchSettleme
       throw new Invalid(BATCH_REASONS.scheme, 'accepted.scheme must be batch-settlement');
     const accepted = requirements(acceptedRaw);
     const payload = object(root.payload, 'payload', BATCH_REASONS.voucherPayload);
-    if (payload.type !== 'deposit' && payload.type !== 'voucher') {
-      throw new Invalid(
-        BATCH_REASONS.payloadType,
-        'payload.type must be "deposit" or "voucher" (refunds are not taken here)',
-      );
+    if (payload.type !== 'deposit' && payload.type !== 'voucher' && payload.type !== 'refund') {
+      throw new Invalid(BATCH_REASONS.payloadType, 'payload.type must be "deposit", "voucher" or "refund"');
     }
     const channelConfig = config(payload.channelConfig);
     const voucher = voucherOf(payload.voucher);
     const payment: BatchSettlementPayment = { accepted, type: payload.type, channelConfig, voucher };
     if (payload.type === 'deposit') payment.deposit = depositOf(payload.deposit);
+    if (payload.type === 'refund' && payload.amount !== undefined)
+      payment.refundAmount = refundAmountOf(payload.amount);
     return { ok: true, payment };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, reason: error.reason, msg: error.message };
@@ -292,6 +299,14 @@ function depositOf(value: unknown): { amount: bigint; erc3009: Erc3009DepositAut
       signature: signature(a.signature, field('signature'), why),
     },
   };
+}
+
+/** x402's `amount` of a refund: a positive decimal string within uint128. */
+function refundAmountOf(value: unknown): bigint {
+  const why = BATCH_REASONS.refundAmountInvalid;
+  const amount = BigInt(uintText(value, 'payload.amount', why));
+  if (amount === 0n || amount > UINT128_MAX) throw new Invalid(why, 'payload.amount must be a positive uint128');
+  return amount;
 }
 
 function object(value: unknown, field: string, reason: string): Record<string, unknown> {

@@ -85,6 +85,20 @@ export async function pricedSite(
   return { publisher, site };
 }
 
+/** A priced site (pricedSite) that takes x402 batch-settlement vouchers. */
+export async function batchSettlementSite(
+  app: Pick<TestApp, 'call'>,
+  payTo: `0x${string}`,
+): Promise<{ publisher: TestPublisher; site: TestSite }> {
+  const priced = await pricedSite(app, payTo);
+  const on = await app.call('PATCH', `/v1/sites/${priced.site.siteId}`, {
+    body: { batch_settlement: true },
+    headers: priced.publisher.auth,
+  });
+  if (on.status !== 200) throw new Error(`batch settlement not turned on: ${JSON.stringify(on.body)}`);
+  return priced;
+}
+
 export async function openGate(app: Pick<TestApp, 'call'>, site: TestSite, url: string) {
   const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
   if (response.status !== 402) throw new Error(`gate not opened: ${response.status} ${JSON.stringify(response.body)}`);

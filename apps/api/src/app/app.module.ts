@@ -22,6 +22,7 @@ import { PaymentStore } from '../payments/payment.store';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
+import { RefundsService } from '../batch-settlement/refunds.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { PricingController } from '../pricing/pricing.controller';
@@ -114,6 +115,7 @@ export class AppModule {
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,
+        RefundsService,
         ChannelStore,
         ClaimerService,
         BackgroundJobs,

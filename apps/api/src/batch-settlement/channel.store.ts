@@ -22,6 +22,31 @@ export interface ChannelRecord {
   charged: bigint;
   /** The payer authorizer's signature of the voucher for exactly `charged`; null before the first one. */
   signature: string | null;
+  /** A cooperative refund holds the channel: no voucher is taken until it ends. */
+  refundHeld: boolean;
+  /** The chain's refundNonce once the last refund landed: a voucher must be judged against chain state at least that new. */
+  refundsThrough: bigint;
+}
+
+/** A cooperative refund in flight on a channel (refunds.service.ts). */
+export interface RefundHold {
+  id: string;
+  /** The chain's refundNonce its signature is for: once the chain's is past it, it landed. */
+  nonce: bigint;
+  lockedAt: Date;
+  /** Its transaction and relayer nonce, stored before the broadcast; null until signed. */
+  tx: string | null;
+  txNonce: number | null;
+}
+
+/** A channel as a refund request is judged against it. */
+export interface RefundRecord {
+  charged: bigint;
+  /** The payer authorizer's signature of the voucher for exactly `charged`; null before the first one. */
+  signature: string | null;
+  /** The voucher total the last refund used up; null before any. */
+  refundedCharged: bigint | null;
+  hold: RefundHold | null;
 }
 
 /** What a voucher payment is answered with: its gate, what it paid, and the token it was given. */
@@ -49,6 +74,8 @@ export type VoucherPaymentData = Omit<VoucherPayment, 'cumulativeAmount'> & {
 interface VoucherRecordRow {
   charged: string | bigint | null;
   signature: string | null;
+  refund_id: string | null;
+  refunds_through: string | bigint | null;
   gate_id: string | null;
   site_id: string;
   url: string;
@@ -97,14 +124,22 @@ export class ChannelStore {
     cumulative: bigint,
   ): Promise<{ channel: ChannelRecord | null; taken: VoucherPayment | null }> {
     const [row] = await this.db.sql.query<VoucherRecordRow>(
-      `SELECT c.charged, c.signature, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
+      `SELECT c.charged, c.signature, c.refund_id, c.refunds_through, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
          FROM (SELECT 1) AS one
          LEFT JOIN payment_channels c ON c.channel_id = $1
          LEFT JOIN payments p ON p.channel_id = $1 AND p.cumulative_amount = $2::bigint`,
       [channelId, cumulative.toString()],
     );
     return {
-      channel: row.charged === null ? null : { charged: BigInt(row.charged), signature: row.signature },
+      channel:
+        row.charged === null
+          ? null
+          : {
+              charged: BigInt(row.charged),
+              signature: row.signature,
+              refundHeld: row.refund_id !== null,
+              refundsThrough: BigInt(row.refunds_through ?? 0),
+            },
       taken:
         row.gate_id === null
           ? null
@@ -140,8 +175,9 @@ export class ChannelStore {
 
   /**
    * Records a voucher for `cumulative` and the payment it makes, atomically: the channel moves from
-   * `expected` to `cumulative` only while it is still at `expected`; otherwise nothing is written
-   * and the answer is 'stale'. A gate already paid makes the payment insert fail (unique gate), and
+   * `expected` to `cumulative` only while it is still at `expected`, no refund holds it, and the
+   * chain state it was judged against (`refundNonce`) is past every refund that landed; otherwise
+   * nothing is written and the answer is 'stale'. A gate already paid makes the payment insert fail (unique gate), and
    * the statement, channel move included, is undone.
    */
   async recordVoucher(args: {
@@ -149,6 +185,8 @@ export class ChannelStore {
     expected: bigint;
     cumulative: bigint;
     signature: string;
+    /** The chain's refundNonce in the state the voucher was judged against. */
+    refundNonce: bigint;
     payment: VoucherPaymentData;
   }): Promise<'recorded' | 'stale'> {
     const p = args.payment;
@@ -157,7 +195,7 @@ export class ChannelStore {
       `WITH moved AS (
          UPDATE payment_channels
             SET charged = $3::bigint, signature = $4, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
-          WHERE channel_id = $1 AND charged = $2::bigint
+          WHERE channel_id = $1 AND charged = $2::bigint AND refund_id IS NULL AND refunds_through <= $19::bigint
          RETURNING channel_id)
        INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
                              token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount)
@@ -184,9 +222,88 @@ export class ChannelStore {
         p.tokenIssuedAt.toISOString(),
         p.tokenExpiresAt.toISOString(),
         p.confirmedAt.toISOString(),
+        args.refundNonce.toString(),
       ],
     );
     return rows.length === 1 ? 'recorded' : 'stale';
+  }
+
+  /** The channel as a refund is judged against it; null when it has no row. */
+  async refundRecord(channelId: string): Promise<RefundRecord | null> {
+    const [row] = await this.db.sql.query<{
+      charged: string | bigint;
+      signature: string | null;
+      refunded_charged: string | bigint | null;
+      refund_id: string | null;
+      refund_nonce: string | bigint | null;
+      refund_locked_at: Date | string | null;
+      refund_tx: string | null;
+      refund_tx_nonce: number | null;
+    }>(
+      `SELECT charged, signature, refunded_charged, refund_id, refund_nonce, refund_locked_at, refund_tx, refund_tx_nonce
+         FROM payment_channels WHERE channel_id = $1`,
+      [channelId],
+    );
+    if (!row) return null;
+    return {
+      charged: BigInt(row.charged),
+      signature: row.signature,
+      refundedCharged: row.refunded_charged === null ? null : BigInt(row.refunded_charged),
+      hold:
+        row.refund_id === null
+          ? null
+          : {
+              id: row.refund_id,
+              nonce: BigInt(row.refund_nonce!),
+              lockedAt: new Date(row.refund_locked_at!),
+              tx: row.refund_tx?.trim() ?? null,
+              txNonce: row.refund_tx_nonce,
+            },
+    };
+  }
+
+  /**
+   * Holds the channel for refund `id` while it is charged exactly `charged`, no refund holds it and
+   * no refund used up that total yet; false otherwise. From here no voucher is recorded on it.
+   */
+  async holdForRefund(args: { channelId: string; id: string; charged: bigint; nonce: bigint }): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payment_channels
+          SET refund_id = $2::uuid, refund_nonce = $4::bigint, refund_locked_at = now(), refund_tx = NULL,
+              refund_tx_nonce = NULL, updated_at = now()
+        WHERE channel_id = $1 AND refund_id IS NULL AND charged = $3::bigint
+          AND refunded_charged IS DISTINCT FROM $3::bigint
+       RETURNING channel_id`,
+      [args.channelId, args.id, args.charged.toString(), args.nonce.toString()],
+    );
+    return rows.length === 1;
+  }
+
+  /** Stores refund `id`'s signed transaction before it is broadcast; false when the hold is no longer its own (then it must not be sent). */
+  async setRefundTx(channelId: string, id: string, tx: string, txNonce: number): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payment_channels SET refund_tx = $3, refund_tx_nonce = $4::int, updated_at = now()
+        WHERE channel_id = $1 AND refund_id = $2::uuid
+       RETURNING channel_id`,
+      [channelId, id, tx, txNonce],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Ends refund `id`'s hold (only its own). `landed` when the chain shows it executed: that uses up
+   * the voucher total it was asked with, and from then on a voucher is taken only if judged against
+   * chain state that includes it. Otherwise vouchers simply resume.
+   */
+  async endRefund(channelId: string, id: string, landed: boolean): Promise<void> {
+    await this.db.sql.query(
+      `UPDATE payment_channels
+          SET refunded_charged = CASE WHEN $3::boolean THEN charged ELSE refunded_charged END,
+              refunds_through = CASE WHEN $3::boolean THEN GREATEST(refunds_through, refund_nonce + 1) ELSE refunds_through END,
+              refund_id = NULL, refund_nonce = NULL, refund_locked_at = NULL, updated_at = now()
+        WHERE channel_id = $1 AND refund_id = $2::uuid`,
+      [channelId, id, landed],
+    );
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */

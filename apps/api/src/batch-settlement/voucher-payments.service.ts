@@ -4,29 +4,21 @@ import {
   parseBatchSettlementPayment,
   USDC_ABI,
   type BatchSettlementPayment,
-  type ChannelStateView,
-  type VoucherCorrection,
+  type RefundedChannel,
   type VoucherPaid,
 } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
-import {
-  channelIdOf,
-  depositCalldata,
-  depositNonce,
-  readChannel,
-  voucherSigner,
-  type OnChainChannel,
-} from '../chain/escrow';
+import { channelIdOf, depositCalldata, depositNonce, readChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import { gatePaymentFields, type Gate } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
-import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
+import { conflict, notFound, unavailable } from '../http/api-error';
 import {
   broadcastMayHaveLanded,
   chainUnavailable,
@@ -37,7 +29,10 @@ import {
 import { PaymentRejected } from '../payments/payment-rejected';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { chargedBase, channelState, correction, spendableOf } from './channel-state';
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
+import { requirePayerSignature } from './payer-signature';
+import { refundInFlight, RefundsService } from './refunds.service';
 
 /**
  * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
@@ -58,9 +53,14 @@ export class VoucherPaymentsService {
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly store: ChannelStore,
     private readonly tokens: AccessTokenService,
+    private readonly refunds: RefundsService,
   ) {}
 
-  async verify(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<{ kind: 'paid'; body: PaidView }> {
+  async verify(
+    gate: Gate,
+    gatePayment: Payment | null,
+    raw: unknown,
+  ): Promise<{ kind: 'paid'; body: PaidView } | { kind: 'refunded'; body: RefundedChannel }> {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const payment = parsed.payment;
@@ -77,20 +77,24 @@ export class VoucherPaymentsService {
       );
     const channelId = this.checkChannel(gate, batch, payment);
     const { voucher } = payment;
+    if (payment.type === 'refund') {
+      await requirePayerSignature(this.chain, batch, payment);
+      return this.refunds.refund(gate, payment, channelId);
+    }
     // The database read starts beside the signature's recovery; the chain's (RPC calls, metered on
     // hosted nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
-    const recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    let recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
-    const signer = await voucherSigner(this.chain, batch, voucher);
-    if (!signer || !isAddressEqual(signer, payment.channelConfig.payerAuthorizer)) {
-      throw new PaymentRejected(
-        BATCH_REASONS.voucherSignature,
-        'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)',
-      );
-    }
+    await requirePayerSignature(this.chain, batch, payment);
     const chainRead = onChain(() => readChannel(this.chain, batch, channelId));
     chainRead.catch(() => undefined); // awaited below, after the database's answer is judged
+    if ((await recorded).channel?.refundHeld) {
+      // A refund holds the channel: vouchers wait until it is over, so none is taken against funds it returns.
+      if (!(await this.refunds.releaseIfOver(channelId))) throw refundInFlight();
+      recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    }
     const { channel: row, taken } = await recorded;
+    if (row?.refundHeld) throw refundInFlight();
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
@@ -105,7 +109,7 @@ export class VoucherPaymentsService {
     let state = await chainRead;
     const charged = chargedBase(row, state);
     if (voucher.maxClaimableAmount !== charged + gate.micros)
-      throw this.correction(channelId, charged, row, state, gate.micros, voucher.maxClaimableAmount);
+      throw correction(channelId, charged, row, state, charged + gate.micros, voucher.maxClaimableAmount);
 
     let depositTx: Hash | null = null;
     if (payment.deposit) {
@@ -262,6 +266,7 @@ export class VoucherPaymentsService {
         expected: charged,
         cumulative: voucher.maxClaimableAmount,
         signature: voucher.signature.toLowerCase(),
+        refundNonce: state.refundNonce,
         payment: paying,
       });
     } catch (error) {
@@ -276,14 +281,11 @@ export class VoucherPaymentsService {
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
       const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
       if (now.taken?.gateId === gate.ref) return this.answerFor(now.taken, gate, channelId);
-      throw this.correction(
-        channelId,
-        now.channel?.charged ?? charged,
-        now.channel,
-        state,
-        gate.micros,
-        voucher.maxClaimableAmount,
-      );
+      // A refund held it, or landed after this voucher's chain state was read: judged again, it may no longer fit.
+      if (now.channel && (now.channel.refundHeld || now.channel.refundsThrough > state.refundNonce))
+        throw refundInFlight();
+      const base = now.channel?.charged ?? charged;
+      throw correction(channelId, base, now.channel, state, base + gate.micros, voucher.maxClaimableAmount);
     }
     this.logger.debug?.(`voucher ${channelId} at ${voucher.maxClaimableAmount} paid gate ${gate.ref}`);
     const paid: VoucherPaid = {
@@ -343,51 +345,4 @@ export class VoucherPaymentsService {
       batch_settlement: paid,
     };
   }
-
-  /** x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher. */
-  private correction(
-    channelId: Hex,
-    charged: bigint,
-    row: ChannelRecord | null,
-    state: OnChainChannel,
-    price: bigint,
-    sent: bigint,
-  ): ApiError {
-    const voucherState =
-      row?.signature && row.charged === charged
-        ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
-        : undefined;
-    const correction: Omit<VoucherCorrection, 'detail'> = {
-      reason: BATCH_REASONS.cumulativeMismatch,
-      channel_state: channelState(channelId, state, charged),
-      ...(voucherState ? { voucher_state: voucherState } : {}),
-    };
-    return new ApiError(
-      402,
-      `The voucher's total is ${sent}; this channel has been charged ${charged}, so this gate takes a voucher for exactly ${charged + price}`,
-      correction,
-    );
-  }
-}
-
-/** What the channel has been charged: our record, never below what the chain says is claimed. */
-function chargedBase(row: ChannelRecord | null, state: OnChainChannel): bigint {
-  const stored = row?.charged ?? 0n;
-  return stored > state.totalClaimed ? stored : state.totalClaimed;
-}
-
-function channelState(channelId: Hex, state: OnChainChannel, charged: bigint): ChannelStateView {
-  return {
-    channelId,
-    balance: state.balance.toString(),
-    totalClaimed: state.totalClaimed.toString(),
-    withdrawRequestedAt: state.withdrawal?.initiatedAt ?? 0,
-    refundNonce: state.refundNonce.toString(),
-    chargedCumulativeAmount: charged.toString(),
-  };
-}
-
-/** A pending withdrawal may take its amount once its delay is over: what it may take is not spendable. */
-function spendableOf(state: OnChainChannel): bigint {
-  return state.balance - (state.withdrawal?.amount ?? 0n);
 }

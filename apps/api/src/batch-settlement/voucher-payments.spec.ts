@@ -1,5 +1,5 @@
 import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, readGate } from '@crawlgate/core';
-import { pricedSite, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { zeroAddress } from 'viem';
@@ -20,12 +20,7 @@ describe('voucher payments', () => {
 
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
-    ({ site, publisher } = await pricedSite(app, payTo));
-    const on = await app.call('PATCH', `/v1/sites/${site.siteId}`, {
-      body: { batch_settlement: true },
-      headers: publisher.auth,
-    });
-    expect(on.status).toBe(200);
+    ({ site, publisher } = await batchSettlementSite(app, payTo));
   });
   afterAll(() => app.close());
 

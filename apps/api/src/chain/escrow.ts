@@ -3,6 +3,7 @@ import {
   batchSettlementDomain,
   CHANNEL_CONFIG_TYPES,
   CLAIM_BATCH_TYPES,
+  REFUND_TYPES,
   VOUCHER_TYPES,
   type BatchVoucher,
   type ChannelConfig,
@@ -12,17 +13,20 @@ import {
   encodeAbiParameters,
   encodeFunctionData,
   hashTypedData,
+  isAddressEqual,
   keccak256,
+  parseEventLogs,
   recoverAddress,
   type Address,
   type Hex,
+  type TransactionReceipt,
 } from 'viem';
 import type { BatchSettlementChain, ChainContext } from './chain-context';
 
 /*
  * The batch-settlement escrow as the API uses it: channel ids, the payer's voucher signature
  * (checked as strictly as the contract checks it, so nothing accepted here fails at claim time),
- * channel state, and the calldata of deposits, claims and settlements. Reads and encodings only;
+ * channel state, and the calldata of deposits, claims, settlements and refunds. Reads and encodings only;
  * sending is the relayer's (payments/settlement.ts).
  */
 
@@ -182,4 +186,39 @@ export async function unsettled(
     args: [receiver, token],
   })) as readonly [bigint, bigint];
   return claimed - settled;
+}
+
+/** `refundWithSignature(config, amount, nonce, sig)`, signed by the receiver authorizer for the channel's current refund nonce. */
+export async function refundCalldata(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  config: ChannelConfig,
+  amount: bigint,
+  nonce: bigint,
+): Promise<Hex> {
+  const channelId = channelIdOf(chain, batch, config);
+  const signature = await batch.authorizer.signTypedData({
+    domain: escrowDomain(chain, batch),
+    types: REFUND_TYPES,
+    primaryType: 'Refund',
+    message: { channelId, nonce, amount },
+  });
+  return encodeFunctionData({
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName: 'refundWithSignature',
+    args: [config, amount, nonce, signature],
+  });
+}
+
+/** Several escrow calls in one transaction, all or none. */
+export function multicallCalldata(calls: readonly Hex[]): Hex {
+  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', args: [calls] });
+}
+
+/** What the escrow's Refunded event of this channel in `receipt` returned to the payer; 0 when none. */
+export function refundedIn(receipt: TransactionReceipt, batch: BatchSettlementChain, channelId: Hex): bigint {
+  const events = parseEventLogs({ abi: BATCH_SETTLEMENT_ABI, eventName: 'Refunded', logs: receipt.logs });
+  return events
+    .filter((event) => isAddressEqual(event.address, batch.escrow) && event.args.channelId.toLowerCase() === channelId)
+    .reduce((sum, event) => sum + event.args.amount, 0n);
 }

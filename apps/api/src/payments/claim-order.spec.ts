@@ -1,9 +1,7 @@
 import { createSite, openGate, registerPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
-import { startTestApp, type TestApp } from '../../test/test-app';
-import { createProxiedTestDatabase, type TestDatabase } from '../../test/test-database';
-import { startTcpProxy, type TcpProxy } from '../../test/tcp-proxy';
-import { workerChain } from '../../test/test-chain';
+import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
+import type { TestApp } from '../../test/test-app';
 
 // Statements must arrive late at a server, so this file runs on PostgreSQL even on a PGlite run.
 /** Longest a held statement or broadcast waits for what it waits for. */
@@ -21,30 +19,14 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * chance; this forces it).
  */
 describe('claims of one payer reaching the database out of order', () => {
-  let proxy: TcpProxy;
-  let rpcProxy: TcpProxy;
-  let db: TestDatabase;
+  let proxied: ProxiedTestApp;
   let app: TestApp;
   let dear: TestSite;
   const payTo = newWallet().address;
-  /** Set by a test: what the next statement sent to PostgreSQL meets. */
-  let onStatement: ((sql: string) => Promise<void> | void) | undefined;
-  /** Set by a test: what the next JSON-RPC request meets. */
-  let onRpc: ((text: string) => Promise<void> | void) | undefined;
 
   beforeAll(async () => {
-    ({ db, proxy } = await createProxiedTestDatabase((chunk, direction) =>
-      direction === 'to-target' ? onStatement?.(chunk.toString('latin1')) : undefined,
-    ));
-    const rpc = new URL(workerChain().rpcUrl);
-    rpcProxy = await startTcpProxy(rpc.hostname, Number(rpc.port), {
-      tap: (chunk, direction) => (direction === 'to-target' ? onRpc?.(chunk.toString()) : undefined),
-    });
-    app = await startTestApp({
-      database: db.database,
-      chainRpcUrl: `http://127.0.0.1:${rpcProxy.port}`,
-      isolateChain: true,
-    });
+    proxied = await startProxiedTestApp();
+    app = proxied.app;
     const publisher = await registerPublisher(app);
     await app.call('PATCH', '/v1/publishers/me', {
       body: { payout_address: payTo },
@@ -56,14 +38,7 @@ describe('claims of one payer reaching the database out of order', () => {
       headers: publisher.auth,
     });
   });
-  afterAll(async () => {
-    onStatement = undefined;
-    onRpc = undefined;
-    await app.close();
-    await db.dispose();
-    await proxy.close();
-    await rpcProxy.close();
-  });
+  afterAll(() => proxied.close());
 
   it('broadcasts one settlement when the first claim written is held back until the second was checked', async () => {
     const agent = newWallet();
@@ -78,27 +53,27 @@ describe('claims of one payer reaching the database out of order', () => {
     let releaseClaim!: () => void;
     const claimReleased = new Promise<void>((resolve) => (releaseClaim = resolve));
     let claimsHeld = 0;
-    onStatement = (sql) => {
+    proxied.onStatement((sql) => {
       if (claimsHeld === 0 && /INSERT INTO (?:"[^"]+"\.)?"?payments"?\s/.test(sql)) {
         claimsHeld++;
         setTimeout(releaseClaim, HOLD_MS);
         return claimReleased;
       }
       if (claimsHeld === 1 && /FROM (?:"[^"]+"\.)?"?payments"?\s+WHERE/.test(sql)) setTimeout(releaseClaim, 50);
-    };
+    });
     // The first broadcast waits until the held claim had time to read the payer's balance.
     let broadcastsHeld = 0;
-    onRpc = (text) => {
+    proxied.onRpc((text) => {
       if (broadcastsHeld > 0 || !text.includes('eth_sendRawTransaction')) return;
       broadcastsHeld++;
       return claimReleased.then(() => sleep(300));
-    };
+    });
     const answers = await Promise.all(
       gates.map((gate, i) => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: payments[i] } })),
     );
 
-    onStatement = undefined;
-    onRpc = undefined;
+    proxied.onStatement(undefined);
+    proxied.onRpc(undefined);
     expect(claimsHeld).toBe(1);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
     expect(answers.find((a) => a.status === 402)!.body.reason).toBe('insufficient_funds');

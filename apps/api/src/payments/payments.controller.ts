@@ -1,11 +1,12 @@
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { LimitPerGate } from '../rate-limit/limits';
-import { PaidView, PaymentRejectedView, PendingView, VerifyPaymentDto } from './payments.dto';
+import { PaidView, PaymentRejectedView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { PaymentsService } from './payments.service';
 
 @ApiTags('payments')
+@ApiExtraModels(PaidView, RefundedView)
 @Controller('gates/:id/verify')
 export class PaymentsController {
   constructor(private readonly payments: PaymentsService) {}
@@ -15,9 +16,9 @@ export class PaymentsController {
   @ApiOperation({ summary: 'Pay a gate: an x402 payment, or a USDC transfer already sent; an access token' })
   @ApiResponse({
     status: 200,
-    type: PaidView,
+    schema: { oneOf: [{ $ref: getSchemaPath(PaidView) }, { $ref: getSchemaPath(RefundedView) }] },
     description:
-      'Settled on chain; the access token opens the gate’s path for 30 minutes. The same proof again returns the same result.',
+      'Settled on chain (`status: paid`); the access token opens the gate’s path for 30 minutes. The same proof again returns the same result. For x402’s batch-settlement refund payload, `status: refunded`: the channel’s rest went back to its payer and the gate stays unpaid.',
   })
   @ApiResponse({
     status: 202,
@@ -53,7 +54,7 @@ export class PaymentsController {
     @Param('id') id: string,
     @Body() body: VerifyPaymentDto,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<PaidView | PendingView> {
+  ): Promise<PaidView | PendingView | RefundedView> {
     const outcome = await this.payments.verify(id, body);
     void reply.header('cache-control', 'no-store');
     if (outcome.kind === 'pending') void reply.status(202).header('retry-after', '5');

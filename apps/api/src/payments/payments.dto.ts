@@ -2,6 +2,7 @@ import {
   transferProofMessage,
   type ChannelStateView,
   type PaidGate,
+  type RefundedChannel,
   type PaymentRejection,
   type PendingPayment,
   type VerifyPaymentRequest,
@@ -92,6 +93,19 @@ export class PaidView implements PaidGate {
       'When an x402 batch-settlement voucher paid: the charge and the channel (tx_hash is then the deposit’s, or empty for a voucher alone)',
   })
   batch_settlement?: VoucherPaidView;
+}
+
+export class RefundedView implements RefundedChannel {
+  @ApiProperty({ example: 'refunded' }) status!: 'refunded';
+  @ApiProperty({ format: 'uuid' }) gate_id!: string;
+  @ApiProperty() channel_id!: string;
+  @ApiProperty() payer!: string;
+  @ApiProperty({ description: 'Atomic units returned to the payer (the escrow’s Refunded event)' })
+  refund_amount!: string;
+  @ApiProperty({ description: 'The transaction that claimed what was charged, settled it, then refunded' })
+  refund_tx_hash!: string;
+  @ApiProperty() network!: string;
+  @ApiProperty({ type: ChannelStateViewDto }) channel_state!: ChannelStateViewDto;
 }
 
 export class PaymentRejectedView implements PaymentRejection {

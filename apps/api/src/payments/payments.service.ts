@@ -31,13 +31,17 @@ import {
 import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
-import type { PaidView, PendingView, VerifyPaymentDto } from './payments.dto';
+import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 
-export type VerifyOutcome = { kind: 'paid'; body: PaidView } | { kind: 'pending'; body: PendingView };
+export type VerifyOutcome =
+  | { kind: 'paid'; body: PaidView }
+  | { kind: 'pending'; body: PendingView }
+  /** x402's batch-settlement refund payload: nothing paid, the channel's rest returned. */
+  | { kind: 'refunded'; body: RefundedView };
 
 /**
  * Verifies a proof of payment for a gate and, for an authorization, settles it on chain before

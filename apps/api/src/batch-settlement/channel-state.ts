@@ -1,0 +1,60 @@
+import { BATCH_REASONS, type ChannelStateView, type VoucherCorrection } from '@crawlgate/core';
+import type { Hex } from 'viem';
+import type { OnChainChannel } from '../chain/escrow';
+import { ApiError } from '../http/api-error';
+import type { ChannelRecord } from './channel.store';
+
+/*
+ * A channel as vouchers and refunds are judged against it: what it has been charged, what of it may
+ * still be spent, and how x402 states it (channelState, the corrective 402).
+ */
+
+/** What the channel has been charged: our record, never below what the chain says is claimed. */
+export function chargedBase(row: Pick<ChannelRecord, 'charged'> | null, state: OnChainChannel): bigint {
+  const stored = row?.charged ?? 0n;
+  return stored > state.totalClaimed ? stored : state.totalClaimed;
+}
+
+export function channelState(channelId: Hex, state: OnChainChannel, charged: bigint): ChannelStateView {
+  return {
+    channelId,
+    balance: state.balance.toString(),
+    totalClaimed: state.totalClaimed.toString(),
+    withdrawRequestedAt: state.withdrawal?.initiatedAt ?? 0,
+    refundNonce: state.refundNonce.toString(),
+    chargedCumulativeAmount: charged.toString(),
+  };
+}
+
+/** A pending withdrawal may take its amount once its delay is over: what it may take is not spendable. */
+export function spendableOf(state: OnChainChannel): bigint {
+  return state.balance - (state.withdrawal?.amount ?? 0n);
+}
+
+/**
+ * x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher.
+ * `expected` is the total the voucher had to carry; `sent` the one it carried.
+ */
+export function correction(
+  channelId: Hex,
+  charged: bigint,
+  row: Pick<ChannelRecord, 'charged' | 'signature'> | null,
+  state: OnChainChannel,
+  expected: bigint,
+  sent: bigint,
+): ApiError {
+  const voucherState =
+    row?.signature && row.charged === charged
+      ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
+      : undefined;
+  const body: Omit<VoucherCorrection, 'detail'> = {
+    reason: BATCH_REASONS.cumulativeMismatch,
+    channel_state: channelState(channelId, state, charged),
+    ...(voucherState ? { voucher_state: voucherState } : {}),
+  };
+  return new ApiError(
+    402,
+    `The voucher's total is ${sent}; this channel has been charged ${charged}, so this request takes a voucher for exactly ${expected}`,
+    body,
+  );
+}

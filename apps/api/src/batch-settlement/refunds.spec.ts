@@ -1,0 +1,237 @@
+import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
+import { keccak256, toHex, type Hex } from 'viem';
+import { batchSettlementSite, type TestSite } from '../../test/fixtures';
+import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { ChannelStore } from './channel.store';
+import { ClaimerService } from './claimer.service';
+
+/*
+ * x402's cooperative refund (payload type "refund") through POST /v1/gates/{id}/verify, on the real
+ * local chain, as an attacker would try it: the receiver is paid for every voucher taken before any
+ * money goes back, a refund pays no gate, a voucher never lands on funds a refund returns (the
+ * two sent at once), a refund voucher is used once, forged or stale refund vouchers move nothing,
+ * and a hold left by a refund whose fate was unknown ends only on the chain's word.
+ */
+describe('channel refunds', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const PRICE = 10_000n; // the site's default 0.01 USD
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await batchSettlementSite(app, payTo));
+  });
+  afterAll(() => app.close());
+
+  const gate = async (): Promise<BatchOffer> =>
+    batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: `/article/${randomUUID()}` },
+        headers: { 'x-site-token': site.siteToken },
+      }),
+    );
+  const verify = (offer: BatchOffer, payment: unknown) =>
+    app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+  const escrowRead = <T>(functionName: 'channels' | 'refundNonce', channelId: Hex) =>
+    app.chain.publicClient.readContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName,
+      args: [channelId],
+    }) as Promise<T>;
+  const relayerNonce = () =>
+    app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+
+  /** A payer whose channel holds `deposit` and has paid `pages` gates. */
+  async function paidChannel(deposit: bigint, pages: number) {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const first = await gate();
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first, await channel.payment(first, PRICE, { deposit }))).status).toBe(200);
+    for (let page = 2; page <= pages; page++) {
+      const offer = await gate();
+      expect((await verify(offer, await channel.payment(offer, BigInt(page) * PRICE))).status).toBe(200);
+    }
+    /** x402's refund request: the voucher for what was charged, and optionally an amount. */
+    const refund = async (offer: BatchOffer, charged: bigint, extra: Record<string, unknown> = {}) => {
+      const payment = await channel.payment(offer, charged);
+      return { ...payment, payload: { ...payment.payload, type: 'refund', ...extra } };
+    };
+    return { payer, channel, refund };
+  }
+
+  it('claims and settles what was charged, returns the rest to the payer at once, and pays no gate', async () => {
+    const { payer, channel, refund } = await paidChannel(50_000n, 2);
+    const receiverBefore = await usdcBalance(app, payTo);
+    const offer = await gate();
+    const response = await verify(offer, await refund(offer, 2n * PRICE));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.body).toMatchObject({
+      status: 'refunded',
+      gate_id: offer.id,
+      channel_id: channel.channelId,
+      payer: payer.address.toLowerCase(),
+      refund_amount: '30000',
+      channel_state: { balance: '20000', totalClaimed: '20000', refundNonce: '1', chargedCumulativeAmount: '20000' },
+    });
+    expect(response.body.access_token).toBeUndefined();
+    expect(await escrowRead('channels', channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 20_000n);
+    expect((await usdcBalance(app, payTo)) - receiverBefore).toBe(20_000n);
+    expect((await app.call('GET', `/v1/gates/${offer.id}`)).body.status).toBe('open');
+    // Nothing is left to spend: the next voucher needs a deposit, and the claimer finds nothing to claim twice.
+    const next = await gate();
+    const spent = await verify(next, await channel.payment(next, 3n * PRICE));
+    expect(spent.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
+    expect((await verify(next, await channel.payment(next, 3n * PRICE, { deposit: 10_000n }))).status).toBe(200);
+  });
+
+  it('returns a partial amount, takes vouchers after it, and uses a refund voucher once', async () => {
+    const { payer, channel, refund } = await paidChannel(50_000n, 1);
+    const offer = await gate();
+    const asked = await refund(offer, PRICE, { amount: '5000' });
+    const first = await verify(offer, asked);
+    expect(first.body).toMatchObject({ status: 'refunded', refund_amount: '5000' });
+    expect(first.body.channel_state).toMatchObject({ balance: '45000', totalClaimed: '10000' });
+    const again = await verify(offer, asked);
+    expect([again.status, again.body.reason]).toEqual([402, BATCH_REASONS.refundPayload]);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 45_000n);
+
+    const page = await gate();
+    expect((await verify(page, await channel.payment(page, 2n * PRICE))).status).toBe(200);
+    const later = await verify(offer, await refund(offer, 2n * PRICE));
+    expect(later.body).toMatchObject({ status: 'refunded', refund_amount: '25000' });
+    expect(await escrowRead('channels', channel.channelId)).toEqual([20_000n, 20_000n]);
+  });
+
+  it('moves nothing for a forged, stale, empty or malformed refund request, and sends no transaction', async () => {
+    const { channel, refund } = await paidChannel(30_000n, 2);
+    const offer = await gate();
+    const nonce = await relayerNonce();
+    const asked = await refund(offer, 2n * PRICE);
+    const stranger = {
+      ...asked,
+      payload: { ...asked.payload, voucher: await channel.voucher(2n * PRICE, newWallet()) },
+    };
+    const cases: [unknown, string][] = [
+      [stranger, BATCH_REASONS.voucherSignature],
+      [await refund(offer, PRICE), BATCH_REASONS.cumulativeMismatch],
+      [await refund(offer, 3n * PRICE), BATCH_REASONS.cumulativeMismatch],
+      [await refund(offer, 2n * PRICE, { amount: '0' }), BATCH_REASONS.refundAmountInvalid],
+      [await refund(offer, 2n * PRICE, { amount: '-5' }), BATCH_REASONS.refundAmountInvalid],
+      [await refund(offer, 2n * PRICE, { amount: 5000 }), BATCH_REASONS.refundAmountInvalid],
+    ];
+    for (const [payment, reason] of cases) {
+      const answer = await verify(offer, payment);
+      expect({ status: answer.status, reason: answer.body.reason }).toEqual({ status: 402, reason });
+    }
+    const mismatch = await verify(offer, await refund(offer, PRICE));
+    expect(mismatch.body.channel_state).toMatchObject({ chargedCumulativeAmount: '20000' });
+    // A channel of someone else's receiver is not this gate's.
+    const other = testChannel(app, newWallet(), offer.accepted, { receiver: newWallet().address });
+    const foreign = await other.payment(offer, 0n);
+    const answer = await verify(offer, { ...foreign, payload: { ...foreign.payload, type: 'refund' } });
+    expect(answer.body.reason).toBe(BATCH_REASONS.receiverMismatch);
+    expect(await relayerNonce()).toBe(nonce);
+
+    // All of it refunded: nothing is left, and nothing is sent for a second request.
+    expect((await verify(offer, await refund(offer, 2n * PRICE))).body.refund_amount).toBe('10000');
+    const afterRefund = await relayerNonce();
+    const page = await gate();
+    await verify(page, await channel.payment(page, 3n * PRICE, { deposit: 10_000n }));
+    const emptyNonce = await relayerNonce();
+    const empty = await verify(offer, await refund(offer, 3n * PRICE));
+    expect(empty.body.reason).toBe(BATCH_REASONS.refundNoBalance);
+    expect(await relayerNonce()).toBe(emptyNonce);
+    expect(emptyNonce).toBeGreaterThan(afterRefund); // the deposit went through the relayer
+  });
+
+  it('never takes a voucher on funds a refund returns: a refund and vouchers sent at once', async () => {
+    const claimer = app.app.get(ClaimerService);
+    for (let round = 0; round < 4; round++) {
+      const { channel, refund } = await paidChannel(60_000n, 1);
+      const offers = await Promise.all([gate(), gate(), gate(), gate()]);
+      const vouchers = offers.slice(1).map(async (offer) => verify(offer, await channel.payment(offer, 2n * PRICE)));
+      const refunded = verify(offers[0], await refund(offers[0], PRICE));
+      const answers = await Promise.all([refunded, ...vouchers]);
+      const paid = answers.slice(1).filter((answer) => answer.status === 200).length;
+      expect(paid).toBeLessThanOrEqual(1);
+      // Whatever the order: every voucher taken is within what the channel holds, and gets claimed.
+      await claimer.runOnce({ force: true });
+      const [balance, claimed] = await escrowRead<readonly [bigint, bigint]>('channels', channel.channelId);
+      expect(claimed).toBe(BigInt(1 + paid) * PRICE);
+      expect(balance).toBeGreaterThanOrEqual(claimed);
+      if (answers[0].status === 200) expect(balance).toBe(claimed);
+      else expect(answers[0].body.reason).toMatch(/cumulative_amount_mismatch|channel_busy/);
+    }
+  });
+
+  describe('a refund whose transaction’s fate was unknown (the API stopped, the node timed out)', () => {
+    const store = () => app.app.get(ChannelStore);
+
+    it('holds the channel while the transaction may still land, and frees it once its relayer nonce is used', async () => {
+      const { channel } = await paidChannel(30_000n, 1);
+      const hold = randomUUID();
+      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
+      expect(await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce })).toBe(true);
+      // Stored, never broadcast, at the relayer's next nonce: it could still be sent, so the channel waits.
+      const next = await relayerNonce();
+      const unsent = keccak256(toHex(`never sent ${hold}`));
+      expect(await store().setRefundTx(channel.channelId, hold, unsent, next)).toBe(true);
+      const offer = await gate();
+      const busy = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect(busy.body.reason).toBe(BATCH_REASONS.channelBusy);
+      // Another relayer transaction uses that nonce: the stored one can never land.
+      const other = await paidChannel(20_000n, 1);
+      expect(await relayerNonce()).toBeGreaterThan(next);
+      expect(other.channel.channelId).not.toBe(channel.channelId);
+      const paid = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect(paid.status).toBe(200);
+    });
+
+    it('frees a hold whose refund landed, and counts its voucher total as used', async () => {
+      const { channel, refund } = await paidChannel(30_000n, 1);
+      const offer = await gate();
+      expect((await verify(offer, await refund(offer, PRICE, { amount: '1000' }))).status).toBe(200);
+      // The same refund seen as still held (the API stopped before ending it): the chain's nonce moved past it.
+      const hold = randomUUID();
+      const db = app.database.sql;
+      await db.query(
+        `UPDATE payment_channels SET refund_id = $2::uuid, refund_nonce = 0, refund_locked_at = now(), refunded_charged = NULL
+          WHERE channel_id = $1`,
+        [channel.channelId, hold],
+      );
+      const page = await gate();
+      expect((await verify(page, await channel.payment(page, 2n * PRICE))).status).toBe(200);
+      const [row] = await db.query<{ refund_id: string | null; refunded_charged: string | bigint }>(
+        'SELECT refund_id, refunded_charged FROM payment_channels WHERE channel_id = $1',
+        [channel.channelId],
+      );
+      expect(row.refund_id).toBeNull();
+      expect(BigInt(row.refunded_charged)).toBe(PRICE);
+    });
+
+    it('keeps a hold whose transaction was never signed, until its holder is surely gone', async () => {
+      const { channel } = await paidChannel(30_000n, 1);
+      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
+      expect(
+        await store().holdForRefund({ channelId: channel.channelId, id: randomUUID(), charged: PRICE, nonce }),
+      ).toBe(true);
+      const offer = await gate();
+      expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).body.reason).toBe(
+        BATCH_REASONS.channelBusy,
+      );
+      await app.database.sql.query(
+        `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
+        [channel.channelId],
+      );
+      expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).status).toBe(200);
+    });
+  });
+});

@@ -2,7 +2,8 @@
  * The unmodified x402 v2 client with its batch-settlement scheme (@x402/fetch + @x402/evm's
  * BatchSettlementEvmScheme) paying pages of a site gated by our middleware (Express), through the
  * real API on the local chain: one deposit, then one voucher per page; every page arrives; the
- * claimer then moves exactly the sum of the prices to the publisher.
+ * claimer then moves exactly the sum of the prices to the publisher. And the client's cooperative
+ * refund: the rest of the deposit back at once, the publisher paid first, no page served for it.
  */
 
 import { decodeBase64Json } from '@crawlgate/core';
@@ -171,6 +172,44 @@ describe('a voucher payment header taken elsewhere', () => {
       where: { payer: payer.address.toLowerCase(), method: 'voucher' },
     });
     expect(rows).toBe(2);
+  });
+});
+
+describe('x402’s cooperative refund (BatchSettlementEvmScheme.refund)', () => {
+  it('returns the rest of the deposit at once, pays the publisher what was charged first, and serves no page for it', async () => {
+    const payer = newWallet();
+    await fundUsdc(site.app, payer.address, '1');
+    const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(payer, site.app.chain.publicClient as never), {
+      depositPolicy: { depositMultiplier: 10 },
+    });
+    const client = new x402Client();
+    client.register('eip155:31337', scheme);
+    client.setSpendControls({
+      allowedAssets: [{ network: 'eip155:31337', asset: site.app.chain.usdc, maxAmountPerPayment: PRICE.toString() }],
+    });
+    const pay = wrapFetchWithPayment(asGptBot, client);
+    for (const id of ['r1', 'r2', 'r3']) expect((await pay(`${server.url}/articles/${id}`)).status).toBe(200);
+    expect(await usdcBalance(site.app, payer.address)).toBe(1_000_000n - 10n * PRICE); // the deposit
+    const publisherBefore = await usdcBalance(site.app, site.payTo);
+
+    const answers: { status: number; body: string }[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await asGptBot(input, init);
+      answers.push({ status: response.status, body: await response.clone().text() });
+      return response;
+    };
+    const settlement = await scheme.refund(`${server.url}/articles/r1`, { fetch: recording });
+    expect(settlement).toMatchObject({ success: true, network: 'eip155:31337', amount: (7n * PRICE).toString() });
+    // The probe's 402, then the refund's 200 carrying no page.
+    expect(answers.map((a) => a.status)).toEqual([402, 200]);
+    expect(answers[1].body).not.toContain('Article');
+    expect(await usdcBalance(site.app, payer.address)).toBe(1_000_000n - 3n * PRICE);
+    expect((await usdcBalance(site.app, site.payTo)) - publisherBefore).toBe(3n * PRICE);
+
+    // The client goes on paying: a new deposit into the same channel, then vouchers.
+    const after = await pay(`${server.url}/articles/r4`);
+    expect(after.status).toBe(200);
+    expect(await after.text()).toBe(page('r4'));
   });
 });
 

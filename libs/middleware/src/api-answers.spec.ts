@@ -1,5 +1,13 @@
-import type { ChannelStateView, PaidGate, SiteOffer, SiwxAccess } from '@crawlgate/core';
-import { errorDetailOf, paidGateOf, pendingOf, rejectionOf, siteOfferOf, siwxAccessOf } from './api-answers';
+import type { ChannelStateView, PaidGate, RefundedChannel, SiteOffer, SiwxAccess } from '@crawlgate/core';
+import {
+  errorDetailOf,
+  paidGateOf,
+  pendingOf,
+  refundedOf,
+  rejectionOf,
+  siteOfferOf,
+  siwxAccessOf,
+} from './api-answers';
 import { createApiClient, CrawlgateApiError } from './api-client';
 
 const GATE = 'gate-id-as-signed';
@@ -326,5 +334,36 @@ describe('siteOfferOf: a domain fit for the headers it reaches', () => {
   it('refuses a domain with CR/LF or other characters no host has', () => {
     expect(siteOfferOf({ ...SITE, domain: 'example.com\r\nset-cookie: a=1' })).toBeUndefined();
     expect(siteOfferOf({ ...SITE, domain: 'example.com/evil>; rel="x"' })).toBeUndefined();
+  });
+});
+
+describe('refundedOf: a refund answer only when whole and for the gate asked about', () => {
+  const REFUNDED: RefundedChannel = {
+    status: 'refunded',
+    gate_id: GATE,
+    channel_id: CHANNEL.channelId,
+    payer: '0xpayer',
+    refund_amount: '30000',
+    refund_tx_hash: `0x${'a'.repeat(64)}`,
+    network: 'base',
+    channel_state: CHANNEL,
+  };
+
+  it('reads a whole refund, dropping fields core does not name', () => {
+    expect(refundedOf({ ...REFUNDED, injected: 'x' }, GATE)).toEqual(REFUNDED);
+    expect(refundedOf({ ...REFUNDED, channel_state: { ...CHANNEL, extra: 1 } }, GATE)).toEqual(REFUNDED);
+  });
+
+  it.each([
+    ['another gate', { ...REFUNDED, gate_id: 'other' }],
+    ['a paid status', { ...REFUNDED, status: 'paid' }],
+    ['an amount that is not atomic', { ...REFUNDED, refund_amount: '1.5' }],
+    ['an amount that is a number', { ...REFUNDED, refund_amount: 30000 }],
+    ['a transaction that is not a hash', { ...REFUNDED, refund_tx_hash: '0xabc' }],
+    ['a channel id that is not 32 bytes', { ...REFUNDED, channel_id: '0x1234' }],
+    ['no channel state', { ...REFUNDED, channel_state: undefined }],
+    ['a channel state with a negative balance', { ...REFUNDED, channel_state: { ...CHANNEL, balance: '-1' } }],
+  ])('refuses %s', (_name, body) => {
+    expect(refundedOf(body, GATE)).toBeUndefined();
   });
 });

@@ -19,6 +19,7 @@ import {
   type PaidGate,
   type PaymentRejection,
   type PendingPayment,
+  type RefundedChannel,
   type SiteOffer,
   type SiwxAccess,
   type VoucherCorrection,
@@ -58,6 +59,17 @@ const CHANNEL_STATE: FieldKinds<ChannelStateView> = {
 };
 
 const VOUCHER_STATE: FieldKinds<VoucherStateView> = { signedMaxClaimable: ['string'], signature: ['string'] };
+
+const REFUNDED: FieldKinds<RefundedChannel> = {
+  status: ['string'],
+  gate_id: ['string'],
+  channel_id: ['string'],
+  payer: ['string'],
+  refund_amount: ['string'],
+  refund_tx_hash: ['string'],
+  network: ['string'],
+  channel_state: ['object'],
+};
 
 const PENDING: FieldKinds<PendingPayment> = {
   status: ['string'],
@@ -132,6 +144,19 @@ export function paidGateOf(body: unknown, gateId: string): PaidGate | undefined 
         batch_settlement: { ...only(voucher, VOUCHER_PAID), channel_state: only(voucher.channel_state, CHANNEL_STATE) },
       }
     : paid;
+}
+
+/** 200 of POST /v1/gates/{id}/verify for a batch-settlement refund payload: the channel's rest went back to its payer. */
+export function refundedOf(body: unknown, gateId: string): RefundedChannel | undefined {
+  if (!hasFieldKinds<RefundedChannel>(body, REFUNDED)) return undefined;
+  const whole =
+    body.status === 'refunded' &&
+    body.gate_id === gateId &&
+    CHANNEL_ID.test(body.channel_id) &&
+    isAtomic(body.refund_amount) &&
+    TX_HASH.test(body.refund_tx_hash) &&
+    isChannelState(body.channel_state);
+  return whole ? { ...only(body, REFUNDED), channel_state: only(body.channel_state, CHANNEL_STATE) } : undefined;
 }
 
 /** 202 of POST /v1/gates/{id}/verify: the payment of the gate asked about is on its way. */
@@ -226,4 +251,5 @@ function isCount(value: number): boolean {
 }
 
 const CHANNEL_ID = /^0x[0-9a-fA-F]{64}$/;
+const TX_HASH = CHANNEL_ID;
 const HEX = /^0x[0-9a-fA-F]*$/;

@@ -12,17 +12,28 @@ import type {
   GateCountsReport,
   GateOffer,
   PaidGate,
+  RefundedChannel,
   SiteOffer,
   SiwxAccess,
   SiwxAccessRequest,
   VerifyPaymentRequest,
 } from '@crawlgate/core';
-import { errorDetailOf, paidGateOf, pendingOf, rejectionOf, siteOfferOf, siwxAccessOf } from './api-answers';
+import {
+  errorDetailOf,
+  paidGateOf,
+  pendingOf,
+  refundedOf,
+  rejectionOf,
+  siteOfferOf,
+  siwxAccessOf,
+} from './api-answers';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
 export type VerifyAnswer =
   | { kind: 'paid'; paid: PaidGate }
+  /** 200 for a batch-settlement refund payload: nothing paid; the channel's rest went back to its payer. */
+  | { kind: 'refunded'; refunded: RefundedChannel }
   /** 202: sent to the chain, not confirmed yet; the same proof again gets the final answer. */
   | { kind: 'pending'; retryAfterSeconds: number }
   /** 402: the proof does not pay this gate; `reason` is an x402 reason code; `correction` for x402's corrective 402 (batch-settlement). */
@@ -127,6 +138,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (status === 200) {
         const paid = paidGateOf(body, gateId);
         if (paid) return { kind: 'paid', paid };
+        const refunded = refundedOf(body, gateId);
+        if (refunded) return { kind: 'refunded', refunded };
       } else if (status === 202) {
         if (pendingOf(body, gateId)) return { kind: 'pending', retryAfterSeconds: retryAfter(answer.headers) };
       } else if (status === 402) {

@@ -51,18 +51,22 @@ function token(url: string, { secret = SECRET, siteId = FAKE_SITE_ID, gateId = '
 const PAYLOAD = FAKE_EXACT_PAYLOAD;
 const paymentV1 = fakePaymentV1;
 
-/** A v2 payment echoing the requirement of `offer`, whose extra.gate_id names the gate. */
-function paymentV2(offer: { accepts: { extra?: Record<string, unknown> }[] }) {
-  const accepted = {
-    scheme: 'exact',
-    network: 'eip155:31337',
-    amount: '10000',
-    asset: '0x' + '1'.repeat(40),
-    payTo: '0x' + '2'.repeat(40),
-    maxTimeoutSeconds: 300,
-    extra: offer.accepts[0].extra,
-  };
-  return encodeBase64Json({ x402Version: 2, accepted, payload: PAYLOAD });
+type Offer = { accepts: { extra?: Record<string, unknown> }[] };
+
+/** A v2 requirement echoing `offer`'s, whose extra.gate_id names the gate. */
+const acceptedOf = (offer: Offer, scheme = 'exact') => ({
+  scheme,
+  network: 'eip155:31337',
+  amount: '10000',
+  asset: '0x' + '1'.repeat(40),
+  payTo: '0x' + '2'.repeat(40),
+  maxTimeoutSeconds: 300,
+  extra: offer.accepts[0].extra,
+});
+
+/** A v2 payment of the gate `offer` names. */
+function paymentV2(offer: Offer) {
+  return encodeBase64Json({ x402Version: 2, accepted: acceptedOf(offer), payload: PAYLOAD });
 }
 
 /** A site offer that makes every page free, for answers that must not be taken. */
@@ -291,6 +295,75 @@ describe('createCrawlgate', () => {
         decodeBase64Json((decision as { headers: Record<string, string> }).headers['payment-response']),
       ).toMatchObject({ success: true });
       expect(seen).toEqual([offer.id]);
+    });
+
+    describe('x402 batch-settlement refund requests', () => {
+      const CHANNEL_ID = `0x${'c'.repeat(64)}`;
+      const refunded = (gateId: string): FakeAnswer => ({
+        status: 200,
+        body: {
+          status: 'refunded',
+          gate_id: gateId,
+          channel_id: CHANNEL_ID,
+          payer: '0x' + '3'.repeat(40),
+          refund_amount: '30000',
+          refund_tx_hash: `0x${'a'.repeat(64)}`,
+          network: 'local',
+          channel_state: {
+            channelId: CHANNEL_ID,
+            balance: '20000',
+            totalClaimed: '20000',
+            withdrawRequestedAt: 0,
+            refundNonce: '1',
+            chargedCumulativeAmount: '20000',
+          },
+        },
+      });
+      /** x402's refund request for the gate of `offer`: the voucher for what was charged. */
+      const refundRequest = (offer: Offer, type = 'refund') =>
+        encodeBase64Json({
+          x402Version: 2,
+          accepted: acceptedOf(offer, 'batch-settlement'),
+          payload: {
+            type,
+            channelConfig: {
+              payer: '0x' + '3'.repeat(40),
+              payerAuthorizer: '0x' + '3'.repeat(40),
+              receiver: '0x' + '2'.repeat(40),
+              receiverAuthorizer: '0x' + '4'.repeat(40),
+              token: '0x' + '1'.repeat(40),
+              withdrawDelay: 86400,
+              salt: '0x' + '0'.repeat(64),
+            },
+            voucher: { channelId: CHANNEL_ID, maxClaimableAmount: '20000', signature: '0x' + 'ab'.repeat(65) },
+          },
+        });
+
+      it('answers a refund the API made 200 with its PAYMENT-RESPONSE and no page, no token', async () => {
+        const { handle } = setup({}, { verify: refunded });
+        const offer = respond(await handle('/post/1')).json;
+        const answer = respond(await handle('/post/1', { 'payment-signature': refundRequest(offer) }));
+        expect(answer.status).toBe(200);
+        expect(answer.json).toEqual({ message: 'Refund acknowledged', channelId: CHANNEL_ID });
+        expect(answer.headers['cache-control']).toBe('no-store');
+        expect(answer.headers['x-crawlgate-token']).toBeUndefined();
+        expect(decodeBase64Json(answer.headers['payment-response'])).toMatchObject({
+          success: true,
+          transaction: `0x${'a'.repeat(64)}`,
+          amount: '30000',
+          extra: { channelState: { balance: '20000', refundNonce: '1' } },
+        });
+      });
+
+      it('never serves when the API answers a voucher or an exact payment with a refund', async () => {
+        const { handle } = setup({}, { verify: refunded });
+        const offer = respond(await handle('/post/1')).json;
+        for (const header of [refundRequest(offer, 'voucher'), paymentV2(offer)]) {
+          const answer = respond(await handle('/post/1', { 'payment-signature': header }));
+          expect(answer.status).toBe(402);
+          expect(decodeBase64Json(answer.headers['payment-response'])).toMatchObject({ success: false });
+        }
+      });
     });
 
     it('refuses a v2 payment naming a gate of another path, or a gate it did not sign, without asking the API', async () => {

@@ -33,6 +33,7 @@ import {
   type HmacSha256,
   type PaidGate,
   type PaymentTerms,
+  type RefundedChannel,
   type SettleResponse,
   type SiteOffer,
 } from '@crawlgate/core';
@@ -420,6 +421,16 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
           },
         };
       }
+      case 'refunded':
+        // Only a refund request can be refunded; said of a payment, the answer is not one the gate acts on.
+        if ((payment.payment as { payload?: { type?: unknown } }).payload?.type !== 'refund') {
+          warn('the API answered a payment with a refund; the page is not served');
+          return paymentRequired(
+            fresh,
+            settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, network, from)),
+          );
+        }
+        return refundAnswer(answer.refunded, payment);
       case 'pending':
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
         return settlementPending(gateId, terms, answer.retryAfterSeconds);
@@ -637,6 +648,23 @@ function voucherSettlement(paid: PaidGate): Partial<SettleResponse> {
     amount: voucher.deposit_amount ?? '',
     extra: { chargedAmount: voucher.charged_amount, channelState: voucher.channel_state },
   };
+}
+
+/** x402's answer to a batch-settlement refund request: 200 with its settlement and no page (x402's server skips the route for it). */
+function refundAnswer(refunded: RefundedChannel, payment: Extract<PresentedPayment, { ok: true }>): Decision {
+  const settlement: SettleResponse = {
+    success: true,
+    transaction: refunded.refund_tx_hash,
+    network: payment.network,
+    payer: refunded.payer,
+    amount: refunded.refund_amount,
+    extra: { channelState: refunded.channel_state, refundedAmount: refunded.refund_amount },
+  };
+  return respondJson(
+    200,
+    { message: 'Refund acknowledged', channelId: refunded.channel_id },
+    settlementHeader(payment.via, settlement),
+  );
 }
 
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {

@@ -2,9 +2,28 @@
  * The slice of the batch-settlement escrow's ABI (x402BatchSettlement, and our own
  * libs/devchain/contracts/BatchSettlement.sol) that the API and the agent call: channel state,
  * deposits through a collector, claims under a receiver-authorizer signature, settlement, the
- * payer's timed withdrawal, relayed cooperative refunds (batched with claims by multicall), and the
+ * payer's timed withdrawal, cooperative refunds (relayed, batched with claims by multicall; or the
+ * receiver authorizer's own, which the API only simulates), and the
  * errors it reverts with.
  */
+/** The escrow's ChannelConfig struct as a parameter named `name`. */
+const channelConfigParam = <const Name extends string>(name: Name) =>
+  ({
+    name,
+    type: 'tuple',
+    components: [
+      { name: 'payer', type: 'address' },
+      { name: 'payerAuthorizer', type: 'address' },
+      { name: 'receiver', type: 'address' },
+      { name: 'receiverAuthorizer', type: 'address' },
+      { name: 'token', type: 'address' },
+      { name: 'withdrawDelay', type: 'uint40' },
+      { name: 'salt', type: 'bytes32' },
+    ],
+  }) as const;
+const CONFIG_PARAM = channelConfigParam('config');
+const CHANNEL_PARAM = channelConfigParam('channel');
+
 export const BATCH_SETTLEMENT_ABI = [
   {
     type: 'function',
@@ -40,40 +59,7 @@ export const BATCH_SETTLEMENT_ABI = [
             name: 'voucher',
             type: 'tuple',
             components: [
-              {
-                name: 'channel',
-                type: 'tuple',
-                components: [
-                  {
-                    name: 'payer',
-                    type: 'address',
-                  },
-                  {
-                    name: 'payerAuthorizer',
-                    type: 'address',
-                  },
-                  {
-                    name: 'receiver',
-                    type: 'address',
-                  },
-                  {
-                    name: 'receiverAuthorizer',
-                    type: 'address',
-                  },
-                  {
-                    name: 'token',
-                    type: 'address',
-                  },
-                  {
-                    name: 'withdrawDelay',
-                    type: 'uint40',
-                  },
-                  {
-                    name: 'salt',
-                    type: 'bytes32',
-                  },
-                ],
-              },
+              CHANNEL_PARAM,
               {
                 name: 'maxClaimableAmount',
                 type: 'uint128',
@@ -102,40 +88,7 @@ export const BATCH_SETTLEMENT_ABI = [
     name: 'deposit',
     stateMutability: 'nonpayable',
     inputs: [
-      {
-        name: 'config',
-        type: 'tuple',
-        components: [
-          {
-            name: 'payer',
-            type: 'address',
-          },
-          {
-            name: 'payerAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'receiver',
-            type: 'address',
-          },
-          {
-            name: 'receiverAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'token',
-            type: 'address',
-          },
-          {
-            name: 'withdrawDelay',
-            type: 'uint40',
-          },
-          {
-            name: 'salt',
-            type: 'bytes32',
-          },
-        ],
-      },
+      CONFIG_PARAM,
       {
         name: 'amount',
         type: 'uint128',
@@ -156,40 +109,7 @@ export const BATCH_SETTLEMENT_ABI = [
     name: 'initiateWithdraw',
     stateMutability: 'nonpayable',
     inputs: [
-      {
-        name: 'config',
-        type: 'tuple',
-        components: [
-          {
-            name: 'payer',
-            type: 'address',
-          },
-          {
-            name: 'payerAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'receiver',
-            type: 'address',
-          },
-          {
-            name: 'receiverAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'token',
-            type: 'address',
-          },
-          {
-            name: 'withdrawDelay',
-            type: 'uint40',
-          },
-          {
-            name: 'salt',
-            type: 'bytes32',
-          },
-        ],
-      },
+      CONFIG_PARAM,
       {
         name: 'amount',
         type: 'uint128',
@@ -201,42 +121,7 @@ export const BATCH_SETTLEMENT_ABI = [
     type: 'function',
     name: 'finalizeWithdraw',
     stateMutability: 'nonpayable',
-    inputs: [
-      {
-        name: 'config',
-        type: 'tuple',
-        components: [
-          {
-            name: 'payer',
-            type: 'address',
-          },
-          {
-            name: 'payerAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'receiver',
-            type: 'address',
-          },
-          {
-            name: 'receiverAuthorizer',
-            type: 'address',
-          },
-          {
-            name: 'token',
-            type: 'address',
-          },
-          {
-            name: 'withdrawDelay',
-            type: 'uint40',
-          },
-          {
-            name: 'salt',
-            type: 'bytes32',
-          },
-        ],
-      },
-    ],
+    inputs: [CONFIG_PARAM],
     outputs: [],
   },
   {
@@ -320,22 +205,17 @@ export const BATCH_SETTLEMENT_ABI = [
   },
   {
     type: 'function',
+    name: 'refund',
+    stateMutability: 'nonpayable',
+    inputs: [CONFIG_PARAM, { name: 'amount', type: 'uint128' }],
+    outputs: [],
+  },
+  {
+    type: 'function',
     name: 'refundWithSignature',
     stateMutability: 'nonpayable',
     inputs: [
-      {
-        name: 'config',
-        type: 'tuple',
-        components: [
-          { name: 'payer', type: 'address' },
-          { name: 'payerAuthorizer', type: 'address' },
-          { name: 'receiver', type: 'address' },
-          { name: 'receiverAuthorizer', type: 'address' },
-          { name: 'token', type: 'address' },
-          { name: 'withdrawDelay', type: 'uint40' },
-          { name: 'salt', type: 'bytes32' },
-        ],
-      },
+      CONFIG_PARAM,
       { name: 'amount', type: 'uint128' },
       { name: 'nonce', type: 'uint256' },
       { name: 'receiverAuthorizerSignature', type: 'bytes' },

@@ -60,7 +60,13 @@ export class ClaimerService {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
       await this.store.markClaimed(channel.channelId, state.totalClaimed);
       if (state.withdrawal) urgent = true;
-      if (channel.charged <= state.totalClaimed || !channel.signature) continue;
+      // Never above what the channel holds: one row above its balance would sink the whole batch for every channel in it.
+      const claimTo = channel.charged < state.balance ? channel.charged : state.balance;
+      if (claimTo < channel.charged)
+        this.logger.error(
+          `channel ${channel.channelId} is charged ${channel.charged} but holds ${state.balance}; claiming what it holds`,
+        );
+      if (claimTo <= state.totalClaimed || !channel.signature) continue;
       rows.push({
         channel,
         from: state.totalClaimed,
@@ -68,7 +74,7 @@ export class ClaimerService {
           config: configOf(channel),
           maxClaimableAmount: channel.charged,
           signature: channel.signature as Hex,
-          totalClaimed: channel.charged,
+          totalClaimed: claimTo,
         },
       });
     }

@@ -1,4 +1,5 @@
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { decodeFunctionData, type Hex } from 'viem';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { startProxiedTestApp, type ProxiedTestApp, type Tap } from '../../test/proxied-test-app';
 import { fundUsdc, newWallet } from '../../test/test-agent';
@@ -122,5 +123,23 @@ describe('a voucher written while a refund it did not see is in flight, or after
     const late = await voucher;
     expect([late.status, late.body.reason]).toEqual([402, BATCH_REASONS.channelBusy]);
     await expectChargedOnePage(channel);
+  }, 30_000);
+
+  it('shows the node no refund signature before the transaction that carries it', async () => {
+    const channel = await chargedChannel('unseen');
+    const requests: string[] = [];
+    proxied.onRpc((text) => void requests.push(text));
+    const refundGate = await gate('/race/unseen/refund');
+    const refund = await verify(refundGate, await refundOf(channel, refundGate));
+    proxied.onRpc(undefined);
+    expect(refund.body).toMatchObject({ status: 'refunded' });
+    const sent = await app.chain.publicClient.getTransaction({ hash: refund.body.refund_tx_hash });
+    const calls = decodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, data: sent.input }).args[0] as readonly Hex[];
+    const signed = decodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, data: calls.at(-1)! });
+    expect(signed.functionName).toBe('refundWithSignature');
+    const signature = (signed.args[3] as Hex).slice(2).toLowerCase();
+    const broadcast = requests.findIndex((text) => text.includes('eth_sendRawTransaction'));
+    expect(broadcast).toBeGreaterThan(0);
+    expect(requests.slice(0, broadcast).filter((text) => text.toLowerCase().includes(signature))).toEqual([]);
   }, 30_000);
 });

@@ -5,6 +5,7 @@ import { keccak256, type Hash, type Hex } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import {
   claimCalldata,
+  directRefundCalldata,
   multicallCalldata,
   readChannel,
   refundCalldata,
@@ -23,23 +24,40 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { prepareRelayerCall, waitForReceipt } from '../payments/settlement';
+import type { RelayerCall } from '../payments/settlement';
+import { waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction } from './channel-state';
 import { ChannelStore, type RefundHold, type RefundRecord } from './channel.store';
 
-/** A hold whose transaction was never signed is the holder's only until this old: it died, or its chain calls hung. */
+/** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
 const UNSIGNED_HOLD_MS = 120_000;
+/**
+ * Gas over the estimate of the same calls with the authorizer's direct refund: the signature's
+ * check and calldata, and headroom so that a state change before it is mined (a payer moving its
+ * funds, starting a withdrawal) cannot run it out of gas.
+ */
+const GAS_HEADROOM = (estimate: bigint) => (estimate * 13n) / 10n + 30_000n;
 
 /** The answer while a cooperative refund holds the channel: x402's "channel busy", nothing charged. */
 export function refundInFlight(): PaymentRejected {
   return new PaymentRejected(
     BATCH_REASONS.channelBusy,
-    'A refund of this channel is in flight; vouchers are taken again once it is over. Ask again shortly',
+    'A refund of this channel is in flight; vouchers are taken again once it has landed. Ask again shortly',
   );
 }
 
+/** Where a hold's refund is, from the chain's word: only `landed` and `unsigned` (nothing signed ever left) end it. */
+type RefundFate = 'landed' | 'unsigned' | 'in flight' | 'failed';
+
 /** The refund's hold was released as stale before its transaction was stored: it is never sent. */
 class HoldLost extends Error {}
+
+/** A refund signature may be out (stored, maybe broadcast): the hold must stay; `answer` is what the payer is told. */
+class SignatureOut extends Error {
+  constructor(readonly answer: Error) {
+    super(answer.message);
+  }
+}
 
 /**
  * x402's cooperative refund: the payer, with its voucher for exactly what the channel has been
@@ -48,10 +66,12 @@ class HoldLost extends Error {}
  * receiver is paid for every voucher taken before any money goes back.
  *
  * While the refund is in flight it holds the channel (channel.store.ts): no voucher is taken, so
- * none is accepted against funds the refund returns. The hold ends only once the chain says the
- * refund is over: its nonce moved (it landed), its transaction reverted, or its relayer nonce was
- * used by another transaction (it can never land). A refund signature never expires, so nothing
- * else may end it; its transaction is stored before it is broadcast.
+ * none is accepted against funds the refund returns. A refund signature names the channel's
+ * refund nonce and never expires, and anyone who saw it (the node, a mined transaction that
+ * reverted) can send it: once it is signed into a transaction, the hold ends only when the chain's
+ * refund nonce moved. A refund that failed is sent again when the payer asks again. Only a hold
+ * whose signature never left (no transaction stored) ends otherwise, once stale. The simulation and
+ * the gas estimate use the authorizer's direct refund, so they show the node no signature.
  */
 @Injectable()
 export class RefundsService {
@@ -70,54 +90,66 @@ export class RefundsService {
   ): Promise<{ kind: 'refunded'; body: RefundedChannel }> {
     const batch = this.chain.batchSettlement!;
     const { channelConfig: config, voucher } = payment;
-    let state = await onChain(() => readChannel(this.chain, batch, channelId));
+    let state = await this.read(channelId);
     let record = await this.currentRecord(channelId, payment, state);
+    /** Set when this request sends again a refund whose signed transaction failed: its hold is kept. */
+    let retried: RefundHold | undefined;
     if (record.hold) {
-      if (!(await this.releaseHold(channelId, record.hold, state))) throw refundInFlight();
-      state = await onChain(() => readChannel(this.chain, batch, channelId));
-      record = await this.currentRecord(channelId, payment, state);
+      const fate = await this.fateOf(record.hold, state);
+      if (fate === 'in flight') throw refundInFlight();
+      if (fate === 'failed') retried = record.hold;
+      else {
+        await this.endHold(channelId, record.hold, fate, state);
+        state = await this.read(channelId);
+        record = await this.currentRecord(channelId, payment, state);
+      }
     }
     const charged = chargedBase(record, state);
     if (voucher.maxClaimableAmount !== charged)
       throw correction(channelId, charged, record, state, charged, voucher.maxClaimableAmount);
-    if (record.refundedCharged === charged)
+    if (!retried && record.refundedCharged === charged)
       throw new PaymentRejected(
         BATCH_REASONS.refundPayload,
         'A refund was already made with the voucher for this total; pay a page before asking for another',
       );
     const remainder = state.balance - charged;
-    if (remainder <= 0n)
+    if (!retried && remainder <= 0n)
       throw new PaymentRejected(BATCH_REASONS.refundNoBalance, 'The channel holds nothing beyond what it was charged');
-    // The escrow returns at most what is not claimed; asking for more gets the remainder.
-    const amount =
+    // The escrow returns at most what is not claimed; asking for more gets the remainder. A refund
+    // sent again only has to move the nonce (the escrow refunds nothing when nothing is left).
+    const asked =
       payment.refundAmount !== undefined && payment.refundAmount < remainder ? payment.refundAmount : remainder;
+    const amount = asked > 0n ? asked : 1n;
 
-    const hold = randomUUID();
-    if (!(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: state.refundNonce })))
+    const hold = retried?.id ?? randomUUID();
+    if (!retried && !(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: state.refundNonce })))
       throw refundInFlight(); // a voucher or another refund moved the channel since it was read
     let hash: Hash;
     try {
       hash = await this.send(batch, payment, channelId, hold, { charged, amount, state });
     } catch (error) {
-      if (!(error instanceof SentMaybe)) await this.store.endRefund(channelId, hold, false);
-      throw error instanceof SentMaybe ? error.answer : error;
+      if (error instanceof SignatureOut) throw error.answer;
+      // Nothing signed left this process: a fresh hold simply ends; a retried one keeps its older signature out.
+      if (!retried) await this.store.endRefund(channelId, hold, false);
+      throw error;
     }
     const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
       if (isChainUnreachable(error)) return null;
       throw error;
     });
-    // Not confirmed in time: the hold stays, and is ended by whoever next finds the chain done with it.
+    // Not confirmed in time: the hold stays, and is ended by whoever next finds its nonce moved.
     if (!receipt) throw unavailable('The refund is sent and not confirmed yet; ask again shortly');
+    const after = await this.read(channelId);
     if (receipt.status !== 'success') {
-      await this.store.endRefund(channelId, hold, false);
+      // The signature is on chain now: the hold ends only if a refund of this channel landed meanwhile.
+      if (after.refundNonce > state.refundNonce)
+        await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed', after);
       throw new PaymentRejected(
         BATCH_REASONS.refundTransactionFailed,
-        'The refund transaction reverted; nothing moved',
+        'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
       );
     }
-    const after = await onChain(() => readChannel(this.chain, batch, channelId));
-    await this.store.markClaimed(channelId, after.totalClaimed);
-    await this.store.endRefund(channelId, hold, true);
+    await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed', after);
     const refunded = refundedIn(receipt, batch, channelId);
     this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${hash}`);
     return {
@@ -136,14 +168,21 @@ export class RefundsService {
   }
 
   /**
-   * Ends the channel's refund hold if the chain is done with its refund; true when no hold remains.
-   * Vouchers call it when they find the channel held.
+   * Ends the channel's refund hold if its refund landed, or was never signed and is stale; true
+   * when no hold remains. Vouchers call it when they find the channel held.
    */
   async releaseIfOver(channelId: Hex): Promise<boolean> {
     const record = await this.store.refundRecord(channelId);
     if (!record?.hold) return true;
-    const state = await onChain(() => readChannel(this.chain, this.chain.batchSettlement!, channelId));
-    return this.releaseHold(channelId, record.hold, state);
+    const state = await this.read(channelId);
+    const fate = await this.fateOf(record.hold, state);
+    if (fate !== 'landed' && fate !== 'unsigned') return false;
+    await this.endHold(channelId, record.hold, fate, state);
+    return true;
+  }
+
+  private read(channelId: Hex): Promise<OnChainChannel> {
+    return onChain(() => readChannel(this.chain, this.chain.batchSettlement!, channelId));
   }
 
   /** The channel's record for a refund: opened (or raised) to the chain's claimed total first, as vouchers do. */
@@ -164,7 +203,11 @@ export class RefundsService {
     return record!;
   }
 
-  /** The claim (when anything charged is unclaimed), the settle, and the refund, in one transaction, stored before it is broadcast. */
+  /**
+   * The claim (when anything charged is unclaimed), the settle, and the refund, in one transaction,
+   * stored before it is broadcast. Simulated and estimated first with the authorizer's direct
+   * refund in place of the signed one, so no refund signature exists until the transaction is signed.
+   */
   private async send(
     batch: BatchSettlementChain,
     payment: BatchSettlementPayment,
@@ -174,15 +217,21 @@ export class RefundsService {
   ): Promise<Hash> {
     const { channelConfig: config, voucher } = payment;
     const calls: Hex[] = [];
-    if (charged > state.totalClaimed) {
-      const row = { config, maxClaimableAmount: charged, signature: voucher.signature, totalClaimed: charged };
+    // Never above what the channel holds: a claim row above it would sink the whole transaction.
+    const claimTo = charged < state.balance ? charged : state.balance;
+    if (claimTo > state.totalClaimed) {
+      const row = { config, maxClaimableAmount: charged, signature: voucher.signature, totalClaimed: claimTo };
       calls.push(await claimCalldata(this.chain, batch, [row]), settleCalldata(config.receiver, config.token));
     }
-    calls.push(await refundCalldata(this.chain, batch, config, amount, state.refundNonce));
-    const data = multicallCalldata(calls);
-    const relayer = this.chain.relayer;
+    const client = this.chain.publicClient;
+    const unsigned = {
+      account: batch.authorizer.address,
+      to: batch.escrow,
+      data: multicallCalldata([...calls, directRefundCalldata(config, amount)]),
+    };
+    let gas: bigint;
     try {
-      await this.chain.publicClient.call({ account: relayer.account.address, to: batch.escrow, data });
+      gas = GAS_HEADROOM(await client.estimateGas(unsigned));
     } catch (error) {
       if (isChainUnreachable(error)) throw chainUnavailable();
       throw new PaymentRejected(
@@ -190,38 +239,61 @@ export class RefundsService {
         `The refund would revert: ${revertMessage(error).slice(0, 200)}`,
       );
     }
-    const call = await onChain(() => prepareRelayerCall(this.chain, batch.escrow, data));
+    const fees = await onChain(() => client.estimateFeesPerGas());
+    const data = multicallCalldata([
+      ...calls,
+      await refundCalldata(this.chain, batch, config, amount, state.refundNonce),
+    ]);
+    const call: RelayerCall = {
+      type: 'eip1559',
+      chainId: this.chain.chainId,
+      to: batch.escrow,
+      data,
+      gas,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    };
+    const relayer = this.chain.relayer;
+    let stored = false;
     try {
       return await this.chain.relayerNonces.send(async (nonce) => {
         const serializedTransaction = await relayer.account.signTransaction!({ ...call, nonce });
         if (!(await this.store.setRefundTx(channelId, hold, keccak256(serializedTransaction), nonce)))
           throw new HoldLost();
+        stored = true;
         return relayer.sendRawTransaction({ serializedTransaction });
       });
     } catch (error) {
       if (error instanceof HoldLost) throw refundInFlight();
-      if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
-      // It may be in a node's pool: the hold stays until the chain says it is over.
-      throw new SentMaybe(unavailable('The refund may have been sent; ask again shortly'));
+      if (!stored) throw error;
+      // Stored, maybe broadcast: the hold stays until the refund nonce moves; asking again sends it again if it failed.
+      throw new SignatureOut(
+        isChainUnreachable(error) && !broadcastMayHaveLanded(error)
+          ? chainUnavailable()
+          : unavailable('The refund may have been sent; ask again shortly'),
+      );
     }
   }
 
-  /** Ends `hold` when its refund is over, from the chain's word alone; true when the channel is free. */
-  private async releaseHold(channelId: Hex, hold: RefundHold, state: OnChainChannel): Promise<boolean> {
-    const over = await this.refundOver(hold, state);
-    if (over === 'in flight') return false;
-    if (over === 'landed') await this.store.markClaimed(channelId, state.totalClaimed);
-    await this.store.endRefund(channelId, hold.id, over === 'landed');
-    return true;
+  /** Ends `hold` as `fate` says: a landed refund also moves the claimed total and what vouchers must have seen. */
+  private async endHold(
+    channelId: Hex,
+    hold: Pick<RefundHold, 'id' | 'nonce'>,
+    fate: 'landed' | 'unsigned',
+    state: OnChainChannel,
+  ): Promise<void> {
+    if (fate === 'landed') await this.store.markClaimed(channelId, state.totalClaimed);
+    await this.store.endRefund(channelId, hold.id, fate === 'landed');
   }
 
-  private async refundOver(hold: RefundHold, state: OnChainChannel): Promise<'landed' | 'failed' | 'in flight'> {
+  private async fateOf(hold: RefundHold, state: OnChainChannel): Promise<RefundFate> {
     if (state.refundNonce > hold.nonce) return 'landed';
     if (hold.tx === null || hold.txNonce === null)
-      return Date.now() - hold.lockedAt.getTime() > UNSIGNED_HOLD_MS ? 'failed' : 'in flight';
+      return Date.now() - hold.lockedAt.getTime() > UNSIGNED_HOLD_MS ? 'unsigned' : 'in flight';
     const client = this.chain.publicClient;
     const hash = hold.tx as Hash;
     const receipt = await onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
+    // Mined and successful, the nonce moved after `state` was read: landed. Reverted: failed.
     if (receipt) return receipt.status === 'success' ? 'landed' : 'failed';
     if (await onChain(() => client.getTransaction({ hash })).catch(notFoundAsNull)) return 'in flight';
     // Unknown to the node: it can still land only while its relayer nonce is unused.
@@ -229,13 +301,6 @@ export class RefundsService {
       client.getTransactionCount({ address: this.chain.relayer.account.address, blockTag: 'latest' }),
     );
     return mined > hold.txNonce ? 'failed' : 'in flight';
-  }
-}
-
-/** A broadcast whose fate is unknown: the hold must stay; `answer` is what the payer is told. */
-class SentMaybe extends Error {
-  constructor(readonly answer: Error) {
-    super(answer.message);
   }
 }
 

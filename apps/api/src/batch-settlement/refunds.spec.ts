@@ -5,6 +5,7 @@ import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { directRefundCalldata } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
 
@@ -172,27 +173,75 @@ describe('channel refunds', () => {
     }
   });
 
+  it('claims every other channel of the receiver when one is recorded as charged above what it holds', async () => {
+    const over = await paidChannel(20_000n, 1);
+    const fine = await paidChannel(20_000n, 2);
+    // A record above the balance, with the payer's own voucher for it: one such row used to sink the whole claim.
+    const voucher = await over.channel.voucher(30_000n);
+    await app.database.sql.query('UPDATE payment_channels SET charged = 30000, signature = $2 WHERE channel_id = $1', [
+      over.channel.channelId,
+      voucher.signature.toLowerCase(),
+    ]);
+    await app.app.get(ClaimerService).runOnce({ force: true });
+    expect(await escrowRead('channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await escrowRead('channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
+  });
+
   describe('a refund whose transaction’s fate was unknown (the API stopped, the node timed out)', () => {
     const store = () => app.app.get(ChannelStore);
 
-    it('holds the channel while the transaction may still land, and frees it once its relayer nonce is used', async () => {
-      const { channel } = await paidChannel(30_000n, 1);
+    /** A hold of the channel (charged one page) by a refund whose signed transaction is `tx` at relayer nonce `txNonce`. */
+    async function heldBy(channelId: Hex, tx: Hex, txNonce: number) {
       const hold = randomUUID();
-      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
-      expect(await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce })).toBe(true);
-      // Stored, never broadcast, at the relayer's next nonce: it could still be sent, so the channel waits.
+      const nonce = await escrowRead<bigint>('refundNonce', channelId);
+      expect(await store().holdForRefund({ channelId, id: hold, charged: PRICE, nonce })).toBe(true);
+      expect(await store().setRefundTx(channelId, hold, tx, txNonce)).toBe(true);
+    }
+
+    it('keeps the channel from vouchers while the refund may land, even once it cannot; the payer asking again sends it again', async () => {
+      const { channel, refund } = await paidChannel(30_000n, 1);
+      // Stored, never broadcast, at the relayer's next nonce: it could still be sent.
       const next = await relayerNonce();
-      const unsent = keccak256(toHex(`never sent ${hold}`));
-      expect(await store().setRefundTx(channel.channelId, hold, unsent, next)).toBe(true);
+      await heldBy(channel.channelId, keccak256(toHex(`never sent ${next}`)), next);
       const offer = await gate();
       const busy = await verify(offer, await channel.payment(offer, 2n * PRICE));
       expect(busy.body.reason).toBe(BATCH_REASONS.channelBusy);
-      // Another relayer transaction uses that nonce: the stored one can never land.
-      const other = await paidChannel(20_000n, 1);
+      // Another relayer transaction uses that nonce: that transaction can never land, but its
+      // signature may have been seen, and anyone may send it. Vouchers still wait.
+      await paidChannel(20_000n, 1);
       expect(await relayerNonce()).toBeGreaterThan(next);
-      expect(other.channel.channelId).not.toBe(channel.channelId);
-      const paid = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).body.reason).toBe(
+        BATCH_REASONS.channelBusy,
+      );
+      // The payer asks again: the refund is sent again and lands; vouchers resume on what is left.
+      const again = await gate();
+      expect((await verify(again, await refund(again, PRICE))).body).toMatchObject({
+        status: 'refunded',
+        refund_amount: '20000',
+      });
+      const paid = await verify(offer, await channel.payment(offer, 2n * PRICE, { deposit: 10_000n }));
       expect(paid.status).toBe(200);
+    });
+
+    it('keeps the channel from vouchers when the refund’s transaction reverted: its signature is on chain', async () => {
+      const { channel, refund } = await paidChannel(30_000n, 1);
+      // A relayer transaction that reverts (the relayer may not refund directly), standing for a refund that ran out of gas.
+      const nonce = await relayerNonce();
+      const reverted = await app.chain.relayer.sendTransaction({
+        to: app.chain.batchSettlement!.escrow,
+        data: directRefundCalldata(channel.config, 1n),
+        gas: 200_000n,
+        nonce,
+      });
+      expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: reverted })).status).toBe('reverted');
+      await heldBy(channel.channelId, reverted, nonce);
+      const offer = await gate();
+      expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).body.reason).toBe(
+        BATCH_REASONS.channelBusy,
+      );
+      const again = await gate();
+      expect((await verify(again, await refund(again, PRICE))).body).toMatchObject({ status: 'refunded' });
+      expect(await escrowRead('refundNonce', channel.channelId)).toBe(1n);
     });
 
     it('frees a hold whose refund landed, and counts its voucher total as used', async () => {

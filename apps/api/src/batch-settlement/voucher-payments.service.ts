@@ -86,12 +86,15 @@ export class VoucherPaymentsService {
     let recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     await requirePayerSignature(this.chain, batch, payment);
-    const chainRead = onChain(() => readChannel(this.chain, batch, channelId));
+    let chainRead = onChain(() => readChannel(this.chain, batch, channelId));
     chainRead.catch(() => undefined); // awaited below, after the database's answer is judged
     if ((await recorded).channel?.refundHeld) {
-      // A refund holds the channel: vouchers wait until it is over, so none is taken against funds it returns.
+      // A refund holds the channel: vouchers wait until it landed, so none is taken against funds it
+      // returns; the channel is then read again, after the refund.
       if (!(await this.refunds.releaseIfOver(channelId))) throw refundInFlight();
       recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+      chainRead = onChain(() => readChannel(this.chain, batch, channelId));
+      chainRead.catch(() => undefined);
     }
     const { channel: row, taken } = await recorded;
     if (row?.refundHeld) throw refundInFlight();

@@ -210,6 +210,14 @@ export async function refundCalldata(
   });
 }
 
+/**
+ * `refund(config, amount)` as the receiver authorizer would send it itself: no signature. The API
+ * simulates and estimates a refund with it, so a node sees no refund signature before one is sent.
+ */
+export function directRefundCalldata(config: ChannelConfig, amount: bigint): Hex {
+  return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'refund', args: [config, amount] });
+}
+
 /** Several escrow calls in one transaction, all or none. */
 export function multicallCalldata(calls: readonly Hex[]): Hex {
   return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', args: [calls] });

@@ -33,7 +33,6 @@ export interface RefundHold {
   id: string;
   /** The chain's refundNonce its signature is for: once the chain's is past it, it landed. */
   nonce: bigint;
-  lockedAt: Date;
   /** Its transaction and relayer nonce, stored before the broadcast; null until signed. */
   tx: string | null;
   txNonce: number | null;
@@ -236,11 +235,10 @@ export class ChannelStore {
       refunded_charged: string | bigint | null;
       refund_id: string | null;
       refund_nonce: string | bigint | null;
-      refund_locked_at: Date | string | null;
       refund_tx: string | null;
       refund_tx_nonce: number | null;
     }>(
-      `SELECT charged, signature, refunded_charged, refund_id, refund_nonce, refund_locked_at, refund_tx, refund_tx_nonce
+      `SELECT charged, signature, refunded_charged, refund_id, refund_nonce, refund_tx, refund_tx_nonce
          FROM payment_channels WHERE channel_id = $1`,
       [channelId],
     );
@@ -255,7 +253,6 @@ export class ChannelStore {
           : {
               id: row.refund_id,
               nonce: BigInt(row.refund_nonce!),
-              lockedAt: new Date(row.refund_locked_at!),
               tx: row.refund_tx?.trim() ?? null,
               txNonce: row.refund_tx_nonce,
             },
@@ -306,6 +303,23 @@ export class ChannelStore {
     );
   }
 
+  /**
+   * Ends refund `id`'s hold only while nothing was ever signed for it (no transaction stored) and it
+   * is older than `staleSeconds` by the database's clock: its holder died or hung. Checked in the
+   * same statement as the end, so a holder storing its transaction meanwhile keeps it. True when ended.
+   */
+  async endUnsignedHold(channelId: string, id: string, staleSeconds: number): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payment_channels
+          SET refund_id = NULL, refund_nonce = NULL, refund_locked_at = NULL, updated_at = now()
+        WHERE channel_id = $1 AND refund_id = $2::uuid AND refund_tx IS NULL
+          AND refund_locked_at < now() - make_interval(secs => $3::int)
+       RETURNING channel_id`,
+      [channelId, id, staleSeconds],
+    );
+    return rows.length === 1;
+  }
+
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
   unclaimed(receiver: string, token: string, limit = MAX_CLAIM_ROWS): Promise<PaymentChannel[]> {
     return this.db.prisma.paymentChannel.findMany({
@@ -326,13 +340,16 @@ export class ChannelStore {
 
   /**
    * Follows the chain's totalClaimed: `claimed` never goes down, and the channel counts as fully
-   * claimed only while nothing above it was charged (a voucher accepted meanwhile keeps it open).
+   * claimed only while nothing above it was charged (a voucher accepted meanwhile keeps it open),
+   * or, given the chain's `balance`, while it holds nothing more to claim: a channel charged above
+   * what it holds must not wait among the unclaimed for ever, crowding out the others.
    */
-  async markClaimed(channelId: string, totalClaimed: bigint): Promise<void> {
+  async markClaimed(channelId: string, totalClaimed: bigint, balance?: bigint): Promise<void> {
+    const exhausted = balance !== undefined && balance <= totalClaimed;
     await this.db.prisma.$executeRaw`
       UPDATE payment_channels
          SET claimed = GREATEST(claimed, ${totalClaimed}),
-             unclaimed_since = CASE WHEN charged <= ${totalClaimed} THEN NULL ELSE unclaimed_since END,
+             unclaimed_since = CASE WHEN charged <= ${totalClaimed} OR ${exhausted} THEN NULL ELSE unclaimed_since END,
              updated_at = now()
        WHERE channel_id = ${channelId}`;
   }

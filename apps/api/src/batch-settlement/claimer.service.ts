@@ -58,7 +58,7 @@ export class ClaimerService {
     let urgent = false;
     for (const channel of await this.store.unclaimed(receiver, token)) {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, state.totalClaimed);
+      await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
       if (state.withdrawal) urgent = true;
       // Never above what the channel holds: one row above its balance would sink the whole batch for every channel in it.
       const claimTo = channel.charged < state.balance ? channel.charged : state.balance;
@@ -105,11 +105,10 @@ export class ClaimerService {
       if (!receipt || receipt.status !== 'success')
         throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
       // Read back what the chain now says, rather than assume the rows applied.
-      for (const { channel } of rows)
-        await this.store.markClaimed(
-          channel.channelId,
-          (await readChannel(this.chain, batch, channel.channelId as Hex)).totalClaimed,
-        );
+      for (const { channel } of rows) {
+        const after = await readChannel(this.chain, batch, channel.channelId as Hex);
+        await this.store.markClaimed(channel.channelId, after.totalClaimed, after.balance);
+      }
       await this.store.recordClaim({
         chainId: this.chain.chainId,
         receiver,

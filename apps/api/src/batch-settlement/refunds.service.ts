@@ -30,7 +30,7 @@ import { chargedBase, channelState, correction } from './channel-state';
 import { ChannelStore, type RefundHold, type RefundRecord } from './channel.store';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
-const UNSIGNED_HOLD_MS = 120_000;
+const UNSIGNED_HOLD_SECONDS = 120;
 /**
  * Gas over the estimate of the same calls with the authorizer's direct refund: the signature's
  * check and calldata, and headroom so that a state change before it is mined (a payer moving its
@@ -46,7 +46,10 @@ export function refundInFlight(): PaymentRejected {
   );
 }
 
-/** Where a hold's refund is, from the chain's word: only `landed` and `unsigned` (nothing signed ever left) end it. */
+/**
+ * Where a hold's refund is, from the chain's word. `landed` ends it; `unsigned` (no transaction
+ * stored when read) ends it only if still so and stale when ended (ChannelStore.endUnsignedHold).
+ */
 type RefundFate = 'landed' | 'unsigned' | 'in flight' | 'failed';
 
 /** The refund's hold was released as stale before its transaction was stored: it is never sent. */
@@ -96,10 +99,10 @@ export class RefundsService {
     let retried: RefundHold | undefined;
     if (record.hold) {
       const fate = await this.fateOf(record.hold, state);
-      if (fate === 'in flight') throw refundInFlight();
       if (fate === 'failed') retried = record.hold;
+      else if (fate === 'in flight' || !(await this.endHold(channelId, record.hold, fate, state)))
+        throw refundInFlight();
       else {
-        await this.endHold(channelId, record.hold, fate, state);
         state = await this.read(channelId);
         record = await this.currentRecord(channelId, payment, state);
       }
@@ -177,8 +180,7 @@ export class RefundsService {
     const state = await this.read(channelId);
     const fate = await this.fateOf(record.hold, state);
     if (fate !== 'landed' && fate !== 'unsigned') return false;
-    await this.endHold(channelId, record.hold, fate, state);
-    return true;
+    return this.endHold(channelId, record.hold, fate, state);
   }
 
   private read(channelId: Hex): Promise<OnChainChannel> {
@@ -275,21 +277,25 @@ export class RefundsService {
     }
   }
 
-  /** Ends `hold` as `fate` says: a landed refund also moves the claimed total and what vouchers must have seen. */
+  /**
+   * Ends `hold` as `fate` says; true when it ended. A landed refund also moves the claimed total and
+   * what vouchers must have seen; an unsigned hold ends only if still unsigned and stale.
+   */
   private async endHold(
     channelId: Hex,
     hold: Pick<RefundHold, 'id' | 'nonce'>,
     fate: 'landed' | 'unsigned',
     state: OnChainChannel,
-  ): Promise<void> {
-    if (fate === 'landed') await this.store.markClaimed(channelId, state.totalClaimed);
-    await this.store.endRefund(channelId, hold.id, fate === 'landed');
+  ): Promise<boolean> {
+    if (fate === 'unsigned') return this.store.endUnsignedHold(channelId, hold.id, UNSIGNED_HOLD_SECONDS);
+    await this.store.markClaimed(channelId, state.totalClaimed);
+    await this.store.endRefund(channelId, hold.id, true);
+    return true;
   }
 
   private async fateOf(hold: RefundHold, state: OnChainChannel): Promise<RefundFate> {
     if (state.refundNonce > hold.nonce) return 'landed';
-    if (hold.tx === null || hold.txNonce === null)
-      return Date.now() - hold.lockedAt.getTime() > UNSIGNED_HOLD_MS ? 'unsigned' : 'in flight';
+    if (hold.tx === null || hold.txNonce === null) return 'unsigned';
     const client = this.chain.publicClient;
     const hash = hold.tx as Hash;
     const receipt = await onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);

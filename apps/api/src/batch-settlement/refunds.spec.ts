@@ -185,6 +185,9 @@ describe('channel refunds', () => {
     await app.app.get(ClaimerService).runOnce({ force: true });
     expect(await escrowRead('channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
     expect(await escrowRead('channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
+    // Nothing more can be claimed from it: it leaves the unclaimed, where it would crowd out the others.
+    const unclaimed = await app.app.get(ChannelStore).unclaimed(payTo.toLowerCase(), app.chain.usdc.toLowerCase());
+    expect(unclaimed.map((channel) => channel.channelId)).not.toContain(over.channel.channelId);
   });
 
   describe('a refund whose transaction’s fate was unknown (the API stopped, the node timed out)', () => {
@@ -264,6 +267,23 @@ describe('channel refunds', () => {
       );
       expect(row.refund_id).toBeNull();
       expect(BigInt(row.refunded_charged)).toBe(PRICE);
+    });
+
+    it('ends a stale unsigned hold only if its holder did not store a transaction meanwhile', async () => {
+      const { channel } = await paidChannel(30_000n, 1);
+      const hold = randomUUID();
+      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
+      expect(await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce })).toBe(true);
+      await app.database.sql.query(
+        `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
+        [channel.channelId],
+      );
+      // Another request read it as stale and unsigned; the slow holder stores its transaction before that request ends it.
+      expect(await store().setRefundTx(channel.channelId, hold, keccak256(toHex(hold)), await relayerNonce())).toBe(
+        true,
+      );
+      expect(await store().endUnsignedHold(channel.channelId, hold, 120)).toBe(false);
+      expect((await store().refundRecord(channel.channelId))?.hold?.id).toBe(hold);
     });
 
     it('keeps a hold whose transaction was never signed, until its holder is surely gone', async () => {

@@ -11,7 +11,7 @@
  */
 
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
-import { headersOfFetch } from '../request-headers';
+import { gateRequestOf, responseOf } from '../web-request';
 
 export type CrawlgateFetchResult =
   { response: Response; headers?: undefined } | { response?: undefined; headers: Headers };
@@ -28,14 +28,8 @@ export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<Cra
 export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
   const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
-    const decision = await gate.handleNow({
-      method: request.method,
-      url: request.url,
-      headers: headersOfFetch(request.headers),
-      ip,
-    });
-    if (decision.kind === 'respond')
-      return { response: new Response(decision.body, { status: decision.status, headers: decision.headers }) };
+    const decision = await gate.handleNow(gateRequestOf(request, ip));
+    if (decision.kind === 'respond') return { response: responseOf(decision) };
     // No init for a plain pass: converting even an empty record showed in the profile.
     return { headers: decision.kind === 'pass-after-payment' ? new Headers(decision.headers) : new Headers() };
   };

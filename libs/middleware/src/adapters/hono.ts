@@ -10,7 +10,8 @@
 import type { IncomingMessage } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from '../crawlgate';
 import type { Decision } from '../decision';
-import { headersOfFetch, nodeHeaders } from '../request-headers';
+import { nodeHeaders } from '../request-headers';
+import { gateRequestOf, responseOf } from '../web-request';
 
 /** What the adapter uses of Hono's Context. */
 export interface HonoContext {
@@ -42,8 +43,7 @@ export function crawlgateHono(options: CrawlgateOptions): CrawlgateHonoMiddlewar
 
 /** The gate's own answer (the routes never run), or on to the routes with the gate's headers added. */
 function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): Promise<Response | void> {
-  if (decision.kind === 'respond')
-    return Promise.resolve(new Response(decision.body, { status: decision.status, headers: decision.headers }));
+  if (decision.kind === 'respond') return Promise.resolve(responseOf(decision));
   if (decision.kind === 'pass') return next();
   const { headers } = decision;
   return next().then(() => {
@@ -62,7 +62,7 @@ function requestOf(c: HonoContext): CrawlgateRequest {
       headers: nodeHeaders(incoming.headers),
       ip: incoming.socket?.remoteAddress,
     };
-  return { method: raw.method, url: raw.url, headers: headersOfFetch(raw.headers) };
+  return gateRequestOf(raw);
 }
 
 /** @hono/node-server's IncomingMessage, told apart from a binding that happens to be named `incoming`. */

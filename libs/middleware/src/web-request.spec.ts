@@ -1,0 +1,29 @@
+import { respondJson } from './decision';
+import { headerValue } from './request-headers';
+import { gateRequestOf, responseOf } from './web-request';
+
+describe('gateRequestOf', () => {
+  it('reads a web Request’s method, whole URL, headers (lower-case names, repeats joined) and the given address', () => {
+    const headers = new Headers([
+      ['User-Agent', 'GPTBot/1.1'],
+      ['X-Crawlgate-Token', 'a'],
+      ['x-crawlgate-token', 'b'],
+    ]);
+    const request = gateRequestOf(new Request('https://site.test/post/1?x=1', { headers }), '10.0.0.1');
+    expect(request).toMatchObject({ method: 'GET', url: 'https://site.test/post/1?x=1', ip: '10.0.0.1' });
+    expect(headerValue(request.headers, 'user-agent')).toBe('GPTBot/1.1');
+    expect(headerValue(request.headers, 'x-crawlgate-token')).toBe('a, b');
+  });
+});
+
+describe('responseOf', () => {
+  it('answers with the decision’s status, headers and body', async () => {
+    const decision = respondJson(402, { detail: 'pay' }, { 'payment-required': 'abc' });
+    if (decision.kind !== 'respond') throw new Error('respondJson answers');
+    const response = responseOf(decision);
+    expect(response.status).toBe(402);
+    expect(response.headers.get('payment-required')).toBe('abc');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({ detail: 'pay' });
+  });
+});

@@ -26,6 +26,14 @@ export function channelState(channelId: Hex, state: OnChainChannel, charged: big
   };
 }
 
+/**
+ * The total a claim of the channel may record: what it was charged, never above what it holds (one
+ * row above its balance reverts the whole claim transaction, the other channels' rows with it).
+ */
+export function claimableTotal(charged: bigint, state: OnChainChannel): bigint {
+  return charged < state.balance ? charged : state.balance;
+}
+
 /** A pending withdrawal may take its amount once its delay is over: what it may take is not spendable. */
 export function spendableOf(state: OnChainChannel): bigint {
   return state.balance - (state.withdrawal?.amount ?? 0n);

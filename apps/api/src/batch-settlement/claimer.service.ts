@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { claimableTotal } from './channel-state';
 import { ChannelStore } from './channel.store';
 
 export interface ClaimRun {
@@ -60,8 +61,7 @@ export class ClaimerService {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
       await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
       if (state.withdrawal) urgent = true;
-      // Never above what the channel holds: one row above its balance would sink the whole batch for every channel in it.
-      const claimTo = channel.charged < state.balance ? channel.charged : state.balance;
+      const claimTo = claimableTotal(channel.charged, state);
       if (claimTo < channel.charged)
         this.logger.error(
           `channel ${channel.channelId} is charged ${channel.charged} but holds ${state.balance}; claiming what it holds`,

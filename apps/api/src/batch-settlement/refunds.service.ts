@@ -24,9 +24,8 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import type { RelayerCall } from '../payments/settlement';
-import { waitForReceipt } from '../payments/settlement';
-import { chargedBase, channelState, correction } from './channel-state';
+import { waitForReceipt, type RelayerCall } from '../payments/settlement';
+import { chargedBase, channelState, claimableTotal, correction } from './channel-state';
 import { ChannelStore, type RefundHold, type RefundRecord } from './channel.store';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
@@ -219,8 +218,7 @@ export class RefundsService {
   ): Promise<Hash> {
     const { channelConfig: config, voucher } = payment;
     const calls: Hex[] = [];
-    // Never above what the channel holds: a claim row above it would sink the whole transaction.
-    const claimTo = charged < state.balance ? charged : state.balance;
+    const claimTo = claimableTotal(charged, state);
     if (claimTo > state.totalClaimed) {
       const row = { config, maxClaimableAmount: charged, signature: voucher.signature, totalClaimed: claimTo };
       calls.push(await claimCalldata(this.chain, batch, [row]), settleCalldata(config.receiver, config.token));

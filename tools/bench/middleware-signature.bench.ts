@@ -1,6 +1,5 @@
 import { createWebBotAuthSigner } from '@crawlgate/core';
 import { createCrawlgate, type Crawlgate } from '../../libs/middleware/src/crawlgate';
-import { nodeHmacSha256 } from '../../libs/middleware/src/node-hmac';
 import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../../libs/middleware/testing/fake-api';
 import { startAgentDirectory } from '../../libs/middleware/testing/agent-directory';
 import { format } from './measure';
@@ -18,26 +17,23 @@ const PER_ROUND = 3000;
  * for a signed request (browser User-Agent, Ed25519 signature over @authority, @method, @path and
  * Signature-Agent, fresh nonce, key directory cached after its first fetch from a loopback server;
  * the policy allows the verified agent) against the same request unsigned (a person), both
- * passing. In process, the site's terms from an in-memory API (no network per request), node:crypto
- * HMAC as the Node adapters use; alternating rounds like the other benchmarks.
+ * passing. In process, the site's terms from an in-memory API (no network per request); alternating
+ * rounds like the other benchmarks.
  */
 export async function signedRequestBench(): Promise<string> {
   const directory = await startAgentDirectory();
   const api = fakeApi();
-  const gate: Crawlgate = createCrawlgate(
-    {
-      apiUrl: FAKE_API_URL,
-      siteId: FAKE_SITE_ID,
-      siteToken: 'st_bench',
-      secret: 'cgsec_' + 'k'.repeat(43),
-      fetch: api.fetch,
-      policy: { bots: { 'unknown-automation': 'allow' } },
-      // The signed requests are for HOST, not the in-memory API's domain: an alias of the site.
-      webBotAuth: { allowLoopbackDirectories: true, hosts: [HOST] },
-      logger: { warn: () => undefined },
-    },
-    nodeHmacSha256,
-  );
+  const gate: Crawlgate = createCrawlgate({
+    apiUrl: FAKE_API_URL,
+    siteId: FAKE_SITE_ID,
+    siteToken: 'st_bench',
+    secret: 'cgsec_' + 'k'.repeat(43),
+    fetch: api.fetch,
+    policy: { bots: { 'unknown-automation': 'allow' } },
+    // The signed requests are for HOST, not the in-memory API's domain: an alias of the site.
+    webBotAuth: { allowLoopbackDirectories: true, hosts: [HOST] },
+    logger: { warn: () => undefined },
+  });
   const signer = createWebBotAuthSigner({
     key: directory.key,
     signatureAgent: directory.origin,

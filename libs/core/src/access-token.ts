@@ -7,7 +7,7 @@
 
 import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
 import { constantTimeEqual } from './constant-time';
-import { hmacSha256, type HmacSha256 } from './hmac';
+import { hmacSha256 } from './hmac';
 import { requestPath } from './request-path';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
@@ -46,12 +46,10 @@ export interface VerifyAccessTokenOptions {
   path?: string;
   /** Unix seconds; defaults to the current time. */
   now?: number;
-  /** The HMAC to check with; default core's pure-JS hmacSha256 (on Node, node:crypto's is faster). */
-  hmac?: HmacSha256;
 }
 
 /** Throws TypeError for a payload that verifyAccessToken() would call malformed, or an empty secret. */
-export function signAccessToken(payload: AccessTokenPayload, secret: string, hmac: HmacSha256 = hmacSha256): string {
+export function signAccessToken(payload: AccessTokenPayload, secret: string): string {
   const fields = toPayload(payload);
   if (!fields)
     throw new TypeError(
@@ -61,7 +59,7 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string, hma
     throw new TypeError('Access token secret must be a non-empty string');
   // Fixed field order, and nothing but the fields: callers may pass richer objects.
   const segment = base64urlEncodeUtf8(JSON.stringify(fields));
-  const token = `${segment}.${base64urlEncode(hmac(secret, segment))}`;
+  const token = `${segment}.${base64urlEncode(hmacSha256(secret, segment))}`;
   if (token.length > MAX_ACCESS_TOKEN_LENGTH)
     throw new TypeError(`Access token would exceed ${MAX_ACCESS_TOKEN_LENGTH} characters`);
   return token;
@@ -76,12 +74,11 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   if (!parts) return { valid: false, reason: 'malformed' };
   const { segment, signature, json } = parts;
 
-  const mac = opts.hmac ?? hmacSha256;
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
   let signed = false;
   for (const secret of secrets) {
     // An empty secret is a configuration slip, never a key that verifies.
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(mac(secret, segment), signature))
+    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(hmacSha256(secret, segment), signature))
       signed = true;
   }
   // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.

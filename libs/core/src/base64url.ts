@@ -128,7 +128,8 @@ function encode(bytes: Uint8Array, alphabet: string): string {
 /** Bytes per String.fromCharCode call: well under any engine's argument limit. */
 const CHUNK = 8192;
 
-function binaryString(bytes: Uint8Array): string {
+/** One char per byte (what btoa takes, and what sha256.ts hashes byte for byte). */
+export function binaryString(bytes: Uint8Array): string {
   if (bytes.length <= CHUNK) return String.fromCharCode.apply(null, bytes as unknown as number[]);
   let out = '';
   for (let i = 0; i < bytes.length; i += CHUNK)

@@ -15,7 +15,7 @@
 
 import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
 import { constantTimeEqual } from './constant-time';
-import { hmacSha256, type HmacSha256 } from './hmac';
+import { hmacSha256 } from './hmac';
 import { isEvmAddress } from './keys';
 import { MAX_PRICE_MICROS } from './price';
 
@@ -46,8 +46,6 @@ export interface VerifyGateOptions {
   siteId?: string;
   /** Unix seconds; default now. */
   now?: number;
-  /** The HMAC to check with; default core's pure-JS hmacSha256. */
-  hmac?: HmacSha256;
 }
 
 const VERSION = 1;
@@ -64,8 +62,8 @@ export function newGateRef(): string {
   return globalThis.crypto.randomUUID();
 }
 
-/** Throws TypeError for terms that readGate() would call malformed, or an empty secret. `hmac`: as in VerifyGateOptions. */
-export function signGate(terms: GateTerms, secret: string, hmac: HmacSha256 = hmacSha256): string {
+/** Throws TypeError for terms that readGate() would call malformed, or an empty secret. */
+export function signGate(terms: GateTerms, secret: string): string {
   if (!isGateTerms(terms)) throw new TypeError('Invalid gate terms');
   if (typeof secret !== 'string' || secret.length === 0) throw new TypeError('Gate secret must be a non-empty string');
   const { siteId, ref, path, micros, chainId, asset, payTo, iat, exp } = terms;
@@ -82,7 +80,7 @@ export function signGate(terms: GateTerms, secret: string, hmac: HmacSha256 = hm
     exp,
   ];
   const segment = base64urlEncodeUtf8(JSON.stringify(payload));
-  const id = `${PREFIX}${segment}.${base64urlEncode(hmac(secret, GATE_MAC_DOMAIN + segment))}`;
+  const id = `${PREFIX}${segment}.${base64urlEncode(hmacSha256(secret, GATE_MAC_DOMAIN + segment))}`;
   if (id.length > MAX_GATE_ID_LENGTH) throw new TypeError(`Gate id would exceed ${MAX_GATE_ID_LENGTH} characters`);
   return id;
 }
@@ -97,13 +95,12 @@ export function verifyGate(id: string, options: VerifyGateOptions): GateCheck {
   const decoded = decode(id);
   if (!decoded) return { valid: false, reason: 'malformed' };
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
-  const mac = options.hmac ?? hmacSha256;
   let signed = false;
   for (const secret of secrets) {
     if (
       typeof secret === 'string' &&
       secret.length > 0 &&
-      constantTimeEqual(mac(secret, GATE_MAC_DOMAIN + decoded.segment), decoded.mac)
+      constantTimeEqual(hmacSha256(secret, GATE_MAC_DOMAIN + decoded.segment), decoded.mac)
     )
       signed = true;
   }

@@ -1,37 +1,71 @@
 /*
- * HMAC-SHA256 under a text secret, the one MAC of access tokens and gates. Keyed states are cached:
- * keying hashes two pad blocks, so cloning a keyed state halves the work of each MAC. Bounded,
- * because secrets are few (a site's current and rotated ones) and no caller may grow it without limit.
+ * HMAC-SHA256 under a text secret (RFC 2104), the one MAC of access tokens and gates, pure JS on
+ * every runtime (sha256.ts says why it beats node:crypto here). Keying hashes the two pad blocks
+ * once per secret; each MAC then starts from those states. Bounded, because secrets are few (a
+ * site's current and rotated ones) and no caller may grow the cache without limit.
  */
 
-import { hmac } from '@noble/hashes/hmac';
-import { sha256 } from '@noble/hashes/sha2';
-import { utf8Encode } from './base64url';
+import { binaryString, utf8Encode } from './base64url';
+import { absorbBlock, digestBytes, finishDigest, finishUnits, initialState, SHA256_BLOCK_BYTES } from './sha256';
 
 /**
  * HMAC-SHA256 of the UTF-8 of `message` under the UTF-8 of `secret`. Token and gate checks take
- * one, so a runtime with native crypto (Node's node:crypto) can supply its own; the default is
- * hmacSha256 below, pure JS, for every runtime.
+ * one as an option; hmacSha256 below is the default and what every caller of ours passes.
  */
 export type HmacSha256 = (secret: string, message: string) => Uint8Array;
 
-/** The part of node:crypto's createHmac that hmacOf() needs, so core never imports node:crypto. */
-export type CreateHmac = (algorithm: 'sha256', key: string) => { update(data: string): { digest(): Uint8Array } };
-
-/** HMAC-SHA256 through a node:crypto-compatible createHmac (on Node several times faster than hmacSha256). */
-export function hmacOf(createHmac: CreateHmac): HmacSha256 {
-  return (secret, message) => createHmac('sha256', secret).update(message).digest();
+/** The hash states after the key's inner and outer pad blocks. */
+interface KeyedStates {
+  inner: Int32Array;
+  outer: Int32Array;
 }
 
-const keyedStates = new Map<string, ReturnType<typeof hmac.create>>();
+const keyedStates = new Map<string, KeyedStates>();
 const MAX_KEYED_STATES = 64;
+/** Where a message's hashing runs: a copy of a keyed state, so the cached one stays as it is. */
+const working = new Int32Array(8);
+const innerDigest = new Int32Array(8);
+const ASCII_MAX = 0x7f;
+const BYTE_MAX = 0xff;
 
 export const hmacSha256: HmacSha256 = (secret, message) => {
+  const keyed = keyedStatesOf(secret);
+  working.set(keyed.inner);
+  // ASCII text is its own UTF-8 and is read as it is; other text is encoded first.
+  if (!finishUnits(working, SHA256_BLOCK_BYTES, message, ASCII_MAX)) {
+    working.set(keyed.inner);
+    finishUnits(working, SHA256_BLOCK_BYTES, binaryString(utf8Encode(message)), BYTE_MAX);
+  }
+  innerDigest.set(working);
+  working.set(keyed.outer);
+  finishDigest(working, SHA256_BLOCK_BYTES, innerDigest);
+  return digestBytes(working);
+};
+
+function keyedStatesOf(secret: string): KeyedStates {
   let keyed = keyedStates.get(secret);
   if (!keyed) {
     if (keyedStates.size >= MAX_KEYED_STATES) keyedStates.clear();
-    keyed = hmac.create(sha256, utf8Encode(secret));
+    keyed = keyWith(utf8Encode(secret));
     keyedStates.set(secret, keyed);
   }
-  return keyed.clone().update(utf8Encode(message)).digest();
-};
+  return keyed;
+}
+
+/** RFC 2104: a key longer than a block is hashed first; then zero-padded and XORed with 0x36 and 0x5c. */
+function keyWith(secret: Uint8Array): KeyedStates {
+  let key = secret;
+  if (key.length > SHA256_BLOCK_BYTES) {
+    const state = initialState();
+    finishUnits(state, 0, binaryString(key), BYTE_MAX);
+    key = digestBytes(state);
+  }
+  const padded = (byte: number) => {
+    const block = new Uint8Array(SHA256_BLOCK_BYTES).fill(byte);
+    for (let i = 0; i < key.length; i++) block[i] = key[i] ^ byte;
+    const state = initialState();
+    absorbBlock(state, block);
+    return state;
+  };
+  return { inner: padded(0x36), outer: padded(0x5c) };
+}

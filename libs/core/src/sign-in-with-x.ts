@@ -18,7 +18,7 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 import { decodeBase64Json } from './base64url';
 import { constantTimeEqual } from './constant-time';
-import { hmacSha256, type HmacSha256 } from './hmac';
+import { hmacSha256 } from './hmac';
 import { isEvmAddress, randomBytes } from './keys';
 
 export const SIGN_IN_WITH_X = 'sign-in-with-x';
@@ -44,16 +44,11 @@ export interface SiwxNonceScope {
 }
 
 /** A fresh nonce for `scope`, answerable until `exp` (Unix seconds). */
-export function signSiwxNonce(
-  scope: SiwxNonceScope,
-  exp: number,
-  secret: string,
-  hmac: HmacSha256 = hmacSha256,
-): string {
+export function signSiwxNonce(scope: SiwxNonceScope, exp: number, secret: string): string {
   if (typeof secret !== 'string' || secret === '') throw new TypeError('SIWX nonce secret must be a non-empty string');
   if (!Number.isSafeInteger(exp) || exp < 0) throw new TypeError('SIWX nonce exp must be Unix seconds');
   const random = bytesToHex(randomBytes(RANDOM_HEX / 2));
-  return random + exp.toString(16).padStart(EXP_HEX, '0') + bytesToHex(nonceMac(scope, random, exp, secret, hmac));
+  return random + exp.toString(16).padStart(EXP_HEX, '0') + bytesToHex(nonceMac(scope, random, exp, secret));
 }
 
 export type SiwxNonceCheck =
@@ -65,7 +60,6 @@ export function verifySiwxNonce(
   scope: SiwxNonceScope,
   secrets: readonly string[],
   now = Math.floor(Date.now() / 1000),
-  hmac: HmacSha256 = hmacSha256,
 ): SiwxNonceCheck {
   const parts = typeof nonce === 'string' ? NONCE.exec(nonce) : null;
   if (!parts) return { valid: false, reason: 'malformed' };
@@ -73,7 +67,7 @@ export function verifySiwxNonce(
   const exp = parseInt(expHex, 16);
   const mac = hexToBytes(macHex);
   const signed = secrets.some(
-    (secret) => secret !== '' && constantTimeEqual(nonceMac(scope, random, exp, secret, hmac), mac),
+    (secret) => secret !== '' && constantTimeEqual(nonceMac(scope, random, exp, secret), mac),
   );
   if (!signed) return { valid: false, reason: 'bad_signature' };
   if (exp <= now) return { valid: false, reason: 'expired' };
@@ -160,8 +154,8 @@ const SIWX_PROOF_SCHEMA = {
   required: ['domain', 'address', 'uri', 'version', 'chainId', 'type', 'nonce', 'issuedAt', 'signature'],
 };
 
-function nonceMac(scope: SiwxNonceScope, random: string, exp: number, secret: string, hmac: HmacSha256): Uint8Array {
-  return hmac(secret, SIWX_NONCE_MAC_DOMAIN + JSON.stringify([scope.siteId, scope.path, random, exp]));
+function nonceMac(scope: SiwxNonceScope, random: string, exp: number, secret: string): Uint8Array {
+  return hmacSha256(secret, SIWX_NONCE_MAC_DOMAIN + JSON.stringify([scope.siteId, scope.path, random, exp]));
 }
 
 export const SIWX_NONCE_LENGTH = RANDOM_HEX + EXP_HEX + MAC_HEX;

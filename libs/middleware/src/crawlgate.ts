@@ -30,7 +30,6 @@ import {
   type CrawlerAction,
   type GateOffer,
   type ChannelCorrection,
-  type HmacSha256,
   type PaidGate,
   type PaymentTerms,
   type RefundedChannel,
@@ -47,7 +46,6 @@ import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
-import { runtimeHmacSha256 } from './runtime-hmac';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
@@ -155,8 +153,7 @@ interface Seen {
   micros?: bigint;
 }
 
-/** `hmac` checks tokens and signs gates: the Node adapters pass node:crypto's; the default asks the runtime (runtime-hmac.ts). */
-export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = runtimeHmacSha256()): Crawlgate {
+export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   for (const name of ['apiUrl', 'siteId', 'siteToken'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '')
       throw new TypeError(`createCrawlgate: ${name} is required`);
@@ -182,7 +179,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     policy: options.policy,
     onError: warn,
   });
-  const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], hmac, tokenOpens, warn });
+  const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
@@ -197,7 +194,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
 
   /** `path` is route.path, already requestPath()'s spelling: not spelled again. */
   function tokenOpens(token: string, path: string): boolean {
-    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path, hmac }).valid;
+    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path }).valid;
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
@@ -250,7 +247,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
       iat: now,
       exp: now + site.gate_ttl_seconds,
     };
-    const id = signGate(gate, secrets[0], hmac);
+    const id = signGate(gate, secrets[0]);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), {
       domain: site.domain,
       apiBaseUrl: site.api_base_url,
@@ -466,7 +463,7 @@ export function createCrawlgate(options: CrawlgateOptions, hmac: HmacSha256 = ru
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
     if (gateId === undefined) return { kind: 'unnamed' };
-    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId, hmac });
+    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId });
     // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
     // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };

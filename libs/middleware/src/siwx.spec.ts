@@ -1,4 +1,4 @@
-import { encodeBase64Json, hmacSha256, verifySiwxNonce, type SiteOffer, type SiwxAccess } from '@crawlgate/core';
+import { encodeBase64Json, verifySiwxNonce, type SiteOffer, type SiwxAccess } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
 import { createSiwxGate } from './siwx';
 
@@ -21,7 +21,6 @@ function gate(
     api,
     siteId: 'site-1',
     secret: 'cgsec_s',
-    hmac: hmacSha256,
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
   });

@@ -13,7 +13,6 @@ import {
   signSiwxNonce,
   siwxDeclaration,
   SIWX_CHALLENGE_SECONDS,
-  type HmacSha256,
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
@@ -25,7 +24,6 @@ export interface SiwxOptions {
   siteId: string;
   /** The secret that mints gates (the current one): the API checks the nonce with the site's usable ones. */
   secret: string;
-  hmac: HmacSha256;
   /** The local token check of the gate, for exactly this path. */
   tokenOpens(token: string, path: string): boolean;
   warn(message: string): void;
@@ -44,7 +42,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
   return {
     challenge(site, path, now) {
       const exp = now + SIWX_CHALLENGE_SECONDS;
-      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secret, options.hmac);
+      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secret);
       return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
     },
 

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { peekAccessTokenPayload, signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
-import { nodeHmacSha256 } from '../crypto/node-hmac';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { SiteSecretsService } from '../sites/site-secrets.service';
@@ -53,7 +52,7 @@ export class AccessTokenService {
       .filter((secret) => secret.kid === kid)
       .map((secret) => secret.secret);
     // No secret with that kid: still run the check (it reports malformed or bad_signature).
-    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url, hmac: nodeHmacSha256 });
+    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url });
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {
@@ -64,7 +63,6 @@ export class AccessTokenService {
     const token = signAccessToken(
       { gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp },
       secret.secret,
-      nodeHmacSha256,
     );
     return { token, kid: secret.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
   }

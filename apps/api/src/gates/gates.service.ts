@@ -15,7 +15,6 @@ import {
 import type { SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
-import { nodeHmacSha256 } from '../crypto/node-hmac';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
@@ -102,7 +101,7 @@ export class GatesService {
       iat: now,
       exp: now + this.config.gateTtlSeconds,
     };
-    const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret, nodeHmacSha256);
+    const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret);
     this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
     const offer = buildGateOffer(id, gate, this.paymentTerms(site), {
@@ -124,7 +123,7 @@ export class GatesService {
       throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
     const secrets = (await this.secrets.usable(terms.siteId)).map((secret) => secret.secret);
-    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId, hmac: nodeHmacSha256 });
+    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
     const payment = await this.payments.byGate(terms.ref);
     // Expired, yet paid or being paid: the payer may still ask for its result.

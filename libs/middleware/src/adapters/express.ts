@@ -6,7 +6,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
 import type { Decision } from '../decision';
-import { nodeHmacSha256 } from '../node-hmac';
 import { nodeHeaders } from '../request-headers';
 
 /** Express's app settings; absent in a plain Connect stack. */
@@ -24,7 +23,7 @@ export type CrawlgateExpressMiddleware = ((
 ) => void) & { close(): Promise<void> };
 
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
-  const gate = createCrawlgate(options, nodeHmacSha256);
+  const gate = createCrawlgate(options);
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';

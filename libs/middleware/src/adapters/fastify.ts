@@ -7,11 +7,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
 import type { Decision } from '../decision';
-import { nodeHmacSha256 } from '../node-hmac';
 import { nodeHeaders } from '../request-headers';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
-  const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) }, nodeHmacSha256);
+  const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) });
   fastify.addHook('onClose', () => gate.close());
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {

@@ -37,7 +37,6 @@ import {
   type CrawlgateOptions,
   type CrawlgateRequest,
 } from '../crawlgate';
-import { nodeHmacSha256 } from '../node-hmac';
 import type { Decision } from '../decision';
 
 /** Injection token of the Crawlgate instance. */
@@ -106,7 +105,7 @@ export class CrawlgateModule implements OnApplicationShutdown {
       module: CrawlgateModule,
       controllers: [CrawlgatePayJsonController],
       providers: [
-        { provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options), nodeHmacSha256) },
+        { provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options)) },
         { provide: APP_GUARD, useClass: CrawlgateGuard },
       ],
       exports: [CRAWLGATE],

@@ -64,4 +64,10 @@ describe('hmacSha256', () => {
     expect(hex(hmacSha256('a', 'x'.repeat(130)))).toBe(a);
     expect(a).toBe(nodeHmac('a', 'x'.repeat(130)));
   });
+
+  it('refuses what is not a string, where reading code units would hash it like some string', () => {
+    for (const odd of [[], {}, 42, null, undefined])
+      expect(() => hmacSha256('secret', odd as unknown as string)).toThrow(TypeError);
+    expect(() => hmacSha256([] as unknown as string, 'message')).toThrow(TypeError);
+  });
 });

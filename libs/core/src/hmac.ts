@@ -29,6 +29,8 @@ const ASCII_MAX = 0x7f;
 const BYTE_MAX = 0xff;
 
 export const hmacSha256: HmacSha256 = (secret, message) => {
+  // Read as code units, anything else with a length would hash like some string: refused instead.
+  if (typeof message !== 'string' || typeof secret !== 'string') throw new TypeError('hmacSha256 takes strings');
   const keyed = keyedStatesOf(secret);
   working.set(keyed.inner);
   // ASCII text is its own UTF-8 and is read as it is; other text is encoded first.

@@ -206,6 +206,147 @@ describe('a site that rewrites the terms the API offered', () => {
   });
 });
 
+describe('cooperative refund (x402 type: refund)', () => {
+  const REFUNDED = parseAbiItem('event Refunded(bytes32 indexed channelId, address indexed sender, uint128 amount)');
+  const refundsOf = async (channelId: string) =>
+    (
+      await site.app.chain.publicClient.getLogs({
+        address: site.app.chain.batchSettlement!.escrow,
+        event: REFUNDED,
+        fromBlock: 0n,
+      })
+    ).filter((log) => log.args.channelId === channelId);
+
+  /** An agent that paid `pages` pages of its own on one channel (deposit 1.5 of a 2 USD budget and wallet). */
+  async function agentThatPaid(name: string, pages = 3) {
+    const paid = await voucherAgent();
+    for (let i = 1; i <= pages; i++)
+      expect((await paid.agent.fetch(`${server.url}/articles/${name}-${i}`, asBot)).status).toBe(200);
+    return { ...paid, channelId: paid.agent.channels()[0].channelId };
+  }
+
+  it('gives back at once all the channel holds beyond its charges; the channel stays open and the next page deposits again', async () => {
+    const { wallet, agent, channelId } = await agentThatPaid('refund-all');
+    const step = await agent.refund(`${server.url}/articles/refund-all-1`);
+    expect(step).toEqual({ channelId, amount: String(1_500_000n - 3n * PRICE), txHash: expect.stringMatching(/^0x/) });
+    expect((await refundsOf(channelId)).map((log) => [log.transactionHash, log.args.amount])).toEqual([
+      [step.txHash, 1_500_000n - 3n * PRICE],
+    ]);
+    // What came back is in the wallet and no longer counted as spent.
+    expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 3n * PRICE);
+    expect(agent.spent()).toMatchObject({ usd: '0.03', remainingUsd: '1.97' });
+    expect(agent.channels()).toEqual([
+      expect.objectContaining({ channelId, deposited: 3n * PRICE, charged: 3n * PRICE, withdrawing: false }),
+    ]);
+    // The next page needs a deposit again, on the same channel.
+    expect((await agent.fetch(`${server.url}/articles/refund-all-4`, asBot)).status).toBe(200);
+    expect(await depositsOf(channelId)).toHaveLength(2);
+    expect(agent.channels()).toEqual([expect.objectContaining({ channelId, charged: 4n * PRICE })]);
+  });
+
+  it('gives back what is asked when that is less', async () => {
+    const { wallet, agent, channelId } = await agentThatPaid('refund-part', 1);
+    expect(await agent.refund(`${server.url}/articles/refund-part-1`, { amountUsd: '0.5' })).toMatchObject({
+      channelId,
+      amount: '500000',
+    });
+    expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 1_000_000n);
+    expect(agent.channels()).toEqual([expect.objectContaining({ deposited: 1_000_000n, charged: PRICE })]);
+    expect(agent.spent()).toMatchObject({ usd: '1' });
+  });
+
+  it('asks nothing of a site it has no channel with, and nothing without a chain to check the answer on', async () => {
+    const { agent } = await voucherAgent();
+    await expect(agent.refund(`${server.url}/articles/never-paid`)).rejects.toMatchObject({ reason: 'no_channel' });
+    const { agent: chainless } = await voucherAgent({ rpcUrl: undefined });
+    await expect(chainless.refund(`${server.url}/articles/never-paid`)).rejects.toThrow(/rpcUrl/);
+  });
+
+  describe('a site that answers the refund request itself, with a transaction that is not this refund', () => {
+    /** A proxy to the real site that answers refund requests 200 with a PAYMENT-RESPONSE naming `forged()` (when it names one), and forwards the rest. */
+    async function forgingProxy(forged: () => Promise<string | undefined>) {
+      let refundRequests = 0;
+      const proxy = createServer(async (request, response) => {
+        const signature = request.headers['payment-signature'];
+        const payment =
+          typeof signature === 'string' ? (decodeBase64Json(signature) as { payload: { type: string } }) : undefined;
+        const transaction = payment?.payload.type === 'refund' ? await forged() : undefined;
+        if (transaction !== undefined) {
+          refundRequests++;
+          const settlement = {
+            success: true,
+            transaction,
+            network: 'eip155:31337',
+            amount: '1470000',
+          };
+          response
+            .writeHead(200, { 'payment-response': encodeBase64Json(settlement) })
+            .end('{"message":"Refund acknowledged"}');
+          return;
+        }
+        const forwarded = Object.fromEntries(
+          Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+        ) as Record<string, string>;
+        const upstream = await fetch(`${server.url}${request.url}`, { headers: forwarded });
+        const headers = new Headers(upstream.headers);
+        headers.delete('content-length');
+        headers.delete('content-encoding');
+        response.writeHead(upstream.status, Object.fromEntries(headers));
+        response.end(await upstream.text());
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      return {
+        url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        requests: () => refundRequests,
+        close: () => new Promise((resolve) => proxy.close(resolve)),
+      };
+    }
+
+    it.each([
+      ["this channel's own earlier refund, counted already", 'earlier'],
+      ["another channel's refund, mined after the request", 'other'],
+      ['a transaction hash the chain never saw', 'unknown'],
+    ])(
+      '%s: refused, nothing credited',
+      async (_name, kind) => {
+        let forged: () => Promise<string | undefined> = async () => undefined;
+        const proxy = await forgingProxy(() => forged());
+        try {
+          const { agent } = await voucherAgent();
+          for (let i = 1; i <= 2; i++)
+            expect((await agent.fetch(`${proxy.url}/articles/forged-${kind}-${i}`, asBot)).status).toBe(200);
+          const [{ channelId }] = agent.channels();
+          if (kind === 'earlier') {
+            // A real refund of this channel, passed on to the real site, and credited.
+            await agent.refund(`${proxy.url}/articles/forged-${kind}-1`, { amountUsd: '0.1' });
+            const earlier = (await refundsOf(channelId))[0].transactionHash;
+            forged = async () => earlier;
+          }
+          if (kind === 'other') {
+            const victim = await agentThatPaid('forged-other-victim', 1);
+            // Refunded once this agent's request reached the site: mined after it asked.
+            forged = async () => (await victim.agent.refund(`${server.url}/articles/forged-other-victim-1`)).txHash;
+          }
+          if (kind === 'unknown') forged = async () => `0x${'ab'.repeat(32)}`;
+          const before = agent.spent();
+          const channelBefore = agent.channels()[0];
+          await expect(agent.refund(`${proxy.url}/articles/forged-${kind}-1`)).rejects.toMatchObject({
+            reason: 'refund_unconfirmed',
+          });
+          expect(proxy.requests()).toBe(1);
+          expect(agent.spent()).toEqual(before);
+          expect(agent.channels()[0]).toEqual(channelBefore);
+          // No refund of this channel but the one the test asked of the real site.
+          expect(await refundsOf(channelId)).toHaveLength(kind === 'earlier' ? 1 : 0);
+        } finally {
+          await proxy.close();
+        }
+      },
+      30_000,
+    );
+  });
+});
+
 it('keeps its channels in a channel file: restarted after a crash, it pays on the same channel with no new deposit, and withdraws from it', async () => {
   const key = generatePrivateKey();
   const wallet = privateKeyToAccount(key);

@@ -22,6 +22,7 @@ import { openChannelFile } from './channel-file';
 import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
+import { refundedBy } from './refunds';
 import { createPayer } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
@@ -128,6 +129,14 @@ export interface Agent {
   initiateWithdraw(): Promise<WithdrawalStep[]>;
   /** Finishes the started withdrawals once each channel's withdrawDelay has passed (throws before). */
   finalizeWithdraw(): Promise<WithdrawalStep[]>;
+  /**
+   * x402's cooperative refund: asks the site at `url` to give back at once what this agent's
+   * channel with it holds beyond what the site charged (or `amountUsd` of it), instead of waiting
+   * out the withdraw delay. The channel stays open. What came back is read from the refund's
+   * transaction on chain and taken off what the budget counts as spent. Needs rpcUrl (or a
+   * WalletClient); the site pays the gas.
+   */
+  refund(url: string, options?: { amountUsd?: string | number }): Promise<WithdrawalStep>;
   /**
    * Ends the reservations of authorizations sites refused, once each has expired by the chain's
    * clock: freed when unused, spent when a site settled it anyway. Runs by itself after each one's
@@ -448,6 +457,76 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
+   * Sends x402's refund request for this agent's channel with the site at `url`: a token-less
+   * request of the page brings the 402 that names the channel's terms; the request carries a voucher
+   * for exactly what the site charged (nothing new is promised). Believed only as refundedBy() reads
+   * the chain.
+   */
+  async function refund(url: string, asked: { amountUsd?: string | number } = {}): Promise<WithdrawalStep> {
+    const refundAmount =
+      asked.amountUsd === undefined ? undefined : amount(asked.amountUsd, MAX_BUDGET_MICROS, 'amountUsd');
+    if (refundAmount === 0n) throw new RangeError('amountUsd: a refund must be above 0');
+    const reader = payer.chain().public; // throws without rpcUrl, before anything is sent
+    const noToken = () => ({});
+    const { response: challenge, hop } = await follow(http, await firstHop(url), {}, noToken, sign);
+    const origin = hop.url.origin;
+    const offer =
+      challenge.status === 402 && batch
+        ? (await readOffers(challenge)).find(
+            (o) =>
+              o.scheme === BATCH_SETTLEMENT_SCHEME &&
+              batch.escrows.has(o.batch!.escrow.toLowerCase()) &&
+              channels.get(ChannelBook.key(origin, o)) !== undefined,
+          )
+        : undefined;
+    if (!offer)
+      throw new PaymentFailedError(
+        url,
+        'no_channel',
+        'this agent has no open channel with the site for the terms it offers',
+      );
+    const key = ChannelBook.key(origin, offer);
+    return channels.exclusive(key, async () => {
+      const channel = channels.get(key);
+      if (!channel) throw new PaymentFailedError(url, 'no_channel', 'the channel is being withdrawn');
+      const askedAfter = await reader.getBlockNumber();
+      const payload = {
+        type: 'refund',
+        channelConfig: channel.config,
+        voucher: {
+          channelId: channel.channelId,
+          maxClaimableAmount: channel.charged.toString(),
+          signature: await signVoucher(payer, channel, channel.charged),
+        },
+        ...(refundAmount === undefined ? {} : { amount: refundAmount.toString() }),
+      };
+      const header = encodeBase64Json({
+        x402Version: 2,
+        accepted: offer.v2!.accepted,
+        payload,
+        resource: offer.v2!.resource,
+      });
+      const { response } = await follow(http, hop, { 'PAYMENT-SIGNATURE': header }, noToken, sign);
+      const settlement = settlementOf(response.headers.get('payment-response'));
+      const txHash = settlement?.transaction;
+      if (response.status !== 200 || settlement?.success !== true || !txHash || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) {
+        const refusal = refusalOf(await jsonOf(response));
+        throw new PaymentFailedError(
+          url,
+          settlement?.errorReason ?? refusal.reason ?? 'refund_refused',
+          refusal.detail ?? `the site answered ${response.status} without a refund transaction`,
+        );
+      }
+      const check = await refundedBy(reader, channel, txHash as Hex, askedAfter);
+      if (!check.ok) throw new PaymentFailedError(url, 'refund_unconfirmed', check.detail);
+      channel.deposited = channel.deposited > check.amount ? channel.deposited - check.amount : 0n;
+      channels.saveAfterAnswer();
+      await budget.credit(check.amount);
+      return { channelId: channel.channelId, amount: check.amount.toString(), txHash: txHash as Hex };
+    });
+  }
+
+  /**
    * A deposit authorization of at least `needed` (the deposit option, or the rest of the budget when
    * less), reserved in the budget before it is signed. settle('spent') counts it as spent. A deposit
    * the site refused is taken off the channel but stays reserved, and the next deposit of the
@@ -578,6 +657,7 @@ export function createAgent(options: AgentOptions): Agent {
       })),
     initiateWithdraw: () => initiateWithdrawals(payer, channels),
     finalizeWithdraw: () => finalizeWithdrawals(payer, channels.all(), (amount) => budget.credit(amount)),
+    refund,
   };
 }
 

@@ -218,8 +218,8 @@ describe('cooperative refund (x402 type: refund)', () => {
     ).filter((log) => log.args.channelId === channelId);
 
   /** An agent that paid `pages` pages of its own on one channel (deposit 1.5 of a 2 USD budget and wallet). */
-  async function agentThatPaid(name: string, pages = 3) {
-    const paid = await voucherAgent();
+  async function agentThatPaid(name: string, pages = 3, options: Partial<AgentOptions> = {}) {
+    const paid = await voucherAgent(options);
     for (let i = 1; i <= pages; i++)
       expect((await paid.agent.fetch(`${server.url}/articles/${name}-${i}`, asBot)).status).toBe(200);
     return { ...paid, channelId: paid.agent.channels()[0].channelId };
@@ -260,6 +260,57 @@ describe('cooperative refund (x402 type: refund)', () => {
     await expect(agent.refund(`${server.url}/articles/never-paid`)).rejects.toMatchObject({ reason: 'no_channel' });
     const { agent: chainless } = await voucherAgent({ rpcUrl: undefined });
     await expect(chainless.refund(`${server.url}/articles/never-paid`)).rejects.toThrow(/rpcUrl/);
+  });
+
+  /** The local chain's JSON-RPC, with `rewrite` applied to each call's result: a node that lags, or another chain's. */
+  async function rpcProxy(rewrite: (method: string, result: unknown) => unknown) {
+    const proxy = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const call = JSON.parse(body) as { method: string };
+      const upstream = await fetch(site.app.chain.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      const answer = (await upstream.json()) as { result?: unknown };
+      if ('result' in answer) answer.result = rewrite(call.method, answer.result);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      close: () => new Promise((resolve) => proxy.close(resolve)),
+    };
+  }
+
+  it('asks nothing when its node is on another chain than the channel', async () => {
+    const otherChain = await rpcProxy((method, result) => (method === 'eth_chainId' ? '0x1' : result));
+    try {
+      const { agent, channelId } = await agentThatPaid('refund-chain', 1, { rpcUrl: otherChain.url });
+      await expect(agent.refund(`${server.url}/articles/refund-chain-1`)).rejects.toMatchObject({
+        reason: 'wrong_chain',
+      });
+      expect(await refundsOf(channelId)).toHaveLength(0);
+      expect(agent.channels()[0].deposited).toBe(1_500_000n);
+    } finally {
+      await otherChain.close();
+    }
+  });
+
+  it('asks its refund of the site named, not of one the page redirects to', async () => {
+    const { agent, channelId } = await agentThatPaid('refund-redirect', 1);
+    const redirector = createServer((request, response) =>
+      response.writeHead(302, { location: `${server.url}${request.url}` }).end(),
+    );
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/articles/refund-redirect-1`;
+      await expect(agent.refund(url)).rejects.toMatchObject({ reason: 'no_channel', message: /redirects to/ });
+      expect(await refundsOf(channelId)).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => redirector.close(resolve));
+    }
   });
 
   describe('a site that answers the refund request itself, with a transaction that is not this refund', () => {
@@ -304,6 +355,7 @@ describe('cooperative refund (x402 type: refund)', () => {
 
     it.each([
       ["this channel's own earlier refund, counted already", 'earlier'],
+      ["this channel's own earlier refund, read through a node a block behind", 'lagging'],
       ["another channel's refund, mined after the request", 'other'],
       ['a transaction hash the chain never saw', 'unknown'],
     ])(
@@ -311,12 +363,19 @@ describe('cooperative refund (x402 type: refund)', () => {
       async (_name, kind) => {
         let forged: () => Promise<string | undefined> = async () => undefined;
         const proxy = await forgingProxy(() => forged());
+        // 'lagging': the agent's node says the chain is a block shorter, so the earlier refund looks new.
+        const lagging =
+          kind === 'lagging'
+            ? await rpcProxy((method, result) =>
+                method === 'eth_blockNumber' ? `0x${(BigInt(result as string) - 1n).toString(16)}` : result,
+              )
+            : undefined;
         try {
-          const { agent } = await voucherAgent();
+          const { agent } = await voucherAgent(lagging ? { rpcUrl: lagging.url } : {});
           for (let i = 1; i <= 2; i++)
             expect((await agent.fetch(`${proxy.url}/articles/forged-${kind}-${i}`, asBot)).status).toBe(200);
           const [{ channelId }] = agent.channels();
-          if (kind === 'earlier') {
+          if (kind === 'earlier' || kind === 'lagging') {
             // A real refund of this channel, passed on to the real site, and credited.
             await agent.refund(`${proxy.url}/articles/forged-${kind}-1`, { amountUsd: '0.1' });
             const earlier = (await refundsOf(channelId))[0].transactionHash;
@@ -337,9 +396,10 @@ describe('cooperative refund (x402 type: refund)', () => {
           expect(agent.spent()).toEqual(before);
           expect(agent.channels()[0]).toEqual(channelBefore);
           // No refund of this channel but the one the test asked of the real site.
-          expect(await refundsOf(channelId)).toHaveLength(kind === 'earlier' ? 1 : 0);
+          expect(await refundsOf(channelId)).toHaveLength(kind === 'earlier' || kind === 'lagging' ? 1 : 0);
         } finally {
           await proxy.close();
+          await lagging?.close();
         }
       },
       30_000,

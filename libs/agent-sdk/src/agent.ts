@@ -136,7 +136,7 @@ export interface Agent {
    * transaction on chain and taken off what the budget counts as spent. Needs rpcUrl (or a
    * WalletClient); the site pays the gas.
    */
-  refund(url: string, options?: { amountUsd?: string | number }): Promise<WithdrawalStep>;
+  refund(url: string, options?: { amountUsd?: string | number; signal?: AbortSignal }): Promise<WithdrawalStep>;
   /**
    * Ends the reservations of authorizations sites refused, once each has expired by the chain's
    * clock: freed when unused, spent when a site settled it anyway. Runs by itself after each one's
@@ -462,14 +462,26 @@ export function createAgent(options: AgentOptions): Agent {
    * for exactly what the site charged (nothing new is promised). Believed only as refundedBy() reads
    * the chain.
    */
-  async function refund(url: string, asked: { amountUsd?: string | number } = {}): Promise<WithdrawalStep> {
+  async function refund(
+    url: string,
+    asked: { amountUsd?: string | number; signal?: AbortSignal } = {},
+  ): Promise<WithdrawalStep> {
     const refundAmount =
       asked.amountUsd === undefined ? undefined : amount(asked.amountUsd, MAX_BUDGET_MICROS, 'amountUsd');
     if (refundAmount === 0n) throw new RangeError('amountUsd: a refund must be above 0');
     const reader = payer.chain().public; // throws without rpcUrl, before anything is sent
     const noToken = () => ({});
-    const { response: challenge, hop } = await follow(http, await firstHop(url), {}, noToken, sign);
+    const { response: challenge, hop } = await follow(
+      http,
+      await firstHop(url, { signal: asked.signal }),
+      {},
+      noToken,
+      sign,
+    );
     const origin = hop.url.origin;
+    // The refund is asked of the site named, not of wherever it redirects.
+    if (origin !== new URL(url).origin)
+      throw new PaymentFailedError(url, 'no_channel', `the page redirects to ${origin}: ask that site for its refund`);
     const offer =
       challenge.status === 402 && batch
         ? (await readOffers(challenge)).find(
@@ -489,6 +501,14 @@ export function createAgent(options: AgentOptions): Agent {
     return channels.exclusive(key, async () => {
       const channel = channels.get(key);
       if (!channel) throw new PaymentFailedError(url, 'no_channel', 'the channel is being withdrawn');
+      // The chain the answer is read on must be the channel's, or no event of it could be found there.
+      const chainId = await reader.getChainId();
+      if (chainId !== channel.domain.chainId)
+        throw new PaymentFailedError(
+          url,
+          'wrong_chain',
+          `rpcUrl is chain ${chainId}, the channel is on ${channel.domain.chainId}`,
+        );
       const askedAfter = await reader.getBlockNumber();
       const payload = {
         type: 'refund',
@@ -517,10 +537,16 @@ export function createAgent(options: AgentOptions): Agent {
           refusal.detail ?? `the site answered ${response.status} without a refund transaction`,
         );
       }
+      // The block check alone would take an earlier refund again from a node that lags behind.
+      if (channel.refundTxs.some((credited) => credited.toLowerCase() === txHash.toLowerCase()))
+        throw new PaymentFailedError(url, 'refund_unconfirmed', `${txHash} was credited already`);
       const check = await refundedBy(reader, channel, txHash as Hex, askedAfter);
       if (!check.ok) throw new PaymentFailedError(url, 'refund_unconfirmed', check.detail);
-      channel.deposited = channel.deposited > check.amount ? channel.deposited - check.amount : 0n;
-      channels.saveAfterAnswer();
+      channel.refundTxs.push(txHash as Hex);
+      // Never below what the site charged: the escrow may have returned more than the agent knew it held.
+      const lowered = channel.deposited - check.amount;
+      channel.deposited = lowered > channel.charged ? lowered : channel.charged;
+      channels.saveAfterAnswer(); // before the credit: a crash in between credits less, never twice
       await budget.credit(check.amount);
       return { channelId: channel.channelId, amount: check.amount.toString(), txHash: txHash as Hex };
     });

@@ -39,6 +39,7 @@ function channel(overrides: Partial<ChannelConfig> = {}, escrow: Hex = ESCROW): 
     charged: 30_000n,
     signed: 40_000n,
     withdrawing: false,
+    refundTxs: [],
   };
 }
 
@@ -66,7 +67,15 @@ describe('openChannelFile', () => {
     const path = newPath();
     const first = open(path);
     expect(first.channels).toEqual([]);
-    const saved = [channel(), { ...channel({ salt: `0x${'cd'.repeat(32)}` }), withdrawing: true, signed: 2n ** 100n }];
+    const saved = [
+      channel(),
+      {
+        ...channel({ salt: `0x${'cd'.repeat(32)}` }),
+        withdrawing: true,
+        signed: 2n ** 100n,
+        refundTxs: [`0x${'12'.repeat(32)}` as const],
+      },
+    ];
     first.save(saved);
     first.release();
     const second = open(path);
@@ -74,6 +83,13 @@ describe('openChannelFile', () => {
     second.release();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(join(path, '..')).sort()).toEqual(['channels.json']); // no temporary copy, no lock left
+  });
+
+  it('opens a file written before refunds (no refund_txs) with no refund credited', () => {
+    const path = writtenFile((json) => delete json.channels[0].refund_txs);
+    const file = open(path);
+    expect(file.channels).toEqual([channel()]);
+    file.release();
   });
 
   it('is held by one running process: a second opening is refused until the first releases it', () => {
@@ -174,6 +190,8 @@ describe('openChannelFile', () => {
     ['a negative amount', (json) => (json.channels[0].deposited = '-1'), /not an integer/],
     ['a malformed config', (json) => (json.channels[0].config.withdrawDelay = 'soon'), /malformed config/],
     ['an unknown format', (json) => (json.version = 2), /unknown format/],
+    ['refund transactions that are not hashes', (json) => (json.channels[0].refund_txs = ['0x12']), /malformed refund/],
+    ['refund transactions that are not a list', (json) => (json.channels[0].refund_txs = 'none'), /malformed refund/],
   ];
   it.each(untrusted)('refuses %s, and leaves no lock behind', (_what, edit, message) => {
     const path = writtenFile(edit);

@@ -30,6 +30,8 @@ interface StoredChannelJson {
   charged: string;
   signed: string;
   withdrawing: boolean;
+  /** Absent in files written before refunds. */
+  refund_txs?: Hex[];
 }
 
 interface StoredFile {
@@ -67,6 +69,7 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
             charged: c.charged.toString(),
             signed: c.signed.toString(),
             withdrawing: c.withdrawing,
+            refund_txs: c.refundTxs,
           })),
         } satisfies StoredFile);
       },
@@ -80,6 +83,8 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
     throw error;
   }
 }
+
+const TX_HASH = /^0x[0-9a-f]{64}$/i;
 
 /**
  * A file that is not ours (another payer's, a channel whose id is not its config's, an escrow the
@@ -124,6 +129,9 @@ function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): C
     if (!isAddressEqual(stored.config.payer, payer) || !isAddressEqual(stored.config.payerAuthorizer, payer))
       throw refuse(`channel ${stored.channel_id} is not paid by ${payer}`);
     if (seen.has(channelId)) throw refuse(`channel ${channelId} is there twice`);
+    const refundTxs = stored.refund_txs ?? [];
+    if (!Array.isArray(refundTxs) || !refundTxs.every((tx) => typeof tx === 'string' && TX_HASH.test(tx)))
+      throw refuse(`channel ${channelId} has malformed refund transactions`);
     seen.add(channelId);
     return {
       origin: stored.origin,
@@ -134,6 +142,7 @@ function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): C
       charged: BigInt(stored.charged),
       signed: BigInt(stored.signed),
       withdrawing: stored.withdrawing === true,
+      refundTxs,
     };
   });
 }

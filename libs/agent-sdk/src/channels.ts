@@ -36,6 +36,8 @@ export interface Channel {
   signed: bigint;
   /** A withdrawal was started: the channel takes no more vouchers. */
   withdrawing: boolean;
+  /** The cooperative refunds' transactions the budget was credited with: never credited again. */
+  refundTxs: Hex[];
 }
 
 /**
@@ -144,7 +146,17 @@ export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
     primaryType: 'ChannelConfig',
     message: config,
   });
-  return { origin, config, channelId, domain, deposited: 0n, charged: 0n, signed: 0n, withdrawing: false };
+  return {
+    origin,
+    config,
+    channelId,
+    domain,
+    deposited: 0n,
+    charged: 0n,
+    signed: 0n,
+    withdrawing: false,
+    refundTxs: [],
+  };
 }
 
 /**

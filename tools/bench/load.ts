@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { pacedLoad } from './paced-load';
 
 export interface LoadResult {
   name: string;
@@ -10,19 +11,28 @@ export interface LoadResult {
   errors: number;
 }
 
+export interface LoadRequest {
+  method: 'POST' | 'GET';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
 /**
- * Drives an HTTP endpoint with autocannon for `seconds`, cycling through `requests`
- * (different credentials, so per-credential rate limits are not what is measured).
+ * Drives an HTTP endpoint for `seconds`, cycling through `requests` (different credentials, so
+ * per-credential rate limits are not what is measured): as fast as the server answers with
+ * autocannon, or at `rate` requests per second spread evenly (pacedLoad).
  */
 export async function load(
   name: string,
   url: string,
-  requests: { method: 'POST' | 'GET'; path: string; headers: Record<string, string>; body?: string }[],
+  requests: LoadRequest[],
   seconds = 8,
   connections = 16,
   /** Requests per second over all connections (open loop at that rate); unset, as fast as the server answers. */
   rate?: number,
 ): Promise<LoadResult> {
+  if (rate !== undefined) return pacedLoad(name, url, requests, seconds, connections, rate);
   const statuses: Record<string, number> = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -30,7 +40,6 @@ export async function load(
         url,
         connections,
         duration: seconds,
-        ...(rate === undefined ? {} : { overallRate: rate }),
         requests: requests.map((request) => ({
           ...request,
           headers: { 'content-type': 'application/json', ...request.headers },

@@ -188,6 +188,31 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     }
   });
 
+  it('charges a free file\'s name followed by an escaped "?" or "#": to its router another page, no free file', async () => {
+    // "/robots.txt%3Fx" is the page "robots.txt?x" to these routers (their "/:page" route), priced like any page.
+    for (const path of [
+      '/robots.txt%3Fx',
+      '/robots.txt%3fx',
+      '/llms.txt%23x',
+      '/favicon.ico%3F',
+      '/security.txt%23a',
+      '/sitemap.xml%3F',
+      '/sitemap.xml%3F/premium-article',
+    ]) {
+      const bot = await get(server, path, { 'user-agent': GPTBOT });
+      expect({ path, served: served(bot) }).toEqual({ path, served: false });
+      // Where the router has a page for it (a person gets one), the bot is offered it at a price.
+      if (served(await get(server, path, { 'user-agent': BROWSER })))
+        expect({ path, status: bot.status }).toEqual({ path, status: 402 });
+    }
+    // The real free files, and a real query after one, stay free.
+    for (const path of ['/robots.txt', '/robots.txt?x=1'])
+      expect({ path, status: (await get(server, path, { 'user-agent': GPTBOT })).status }).toEqual({
+        path,
+        status: 200,
+      });
+  });
+
   it('still serves free pages and people', async () => {
     expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
     expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);

@@ -59,7 +59,13 @@ export interface PriceMatch {
 }
 
 export interface PriceTable {
+  /** The price of a request target (path and query, or a URL), read by requestPath(). */
   resolve(url: string): PriceMatch;
+  /**
+   * The price of a path requestPath() already read, as it is: read again, a "?" or "#" that came
+   * from an escape would be cut off as a query or fragment, and a longer path priced by its prefix.
+   */
+  resolvePath(path: string): PriceMatch;
   readonly size: number;
 }
 
@@ -173,22 +179,20 @@ export function compilePriceTable(rules: readonly PriceRule[], defaultMicros: bi
     else bySegment.set(key, [wildcard]);
   }
 
-  return {
-    size: table.length,
-    resolve(url: string): PriceMatch {
-      const path = requestPath(url);
-      const limit = exact.get(path) ?? table.length;
-      const own = bySegment.get(firstSegment(path + '/')!) ?? [];
-      for (let i = 0, j = 0; ;) {
-        // The next rule in list order from either list.
-        const rule =
-          j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
-        if (rule === undefined || rule.index > limit) break;
-        if (matchGlob(rule.glob, path)) return matchOf(rule);
-      }
-      return limit < table.length ? matchOf(table[limit]) : { micros: defaultMicros, rule: null, pattern: null };
-    },
-  };
+  function resolvePath(path: string): PriceMatch {
+    const limit = exact.get(path) ?? table.length;
+    const own = bySegment.get(firstSegment(path + '/')!) ?? [];
+    for (let i = 0, j = 0; ;) {
+      // The next rule in list order from either list.
+      const rule =
+        j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
+      if (rule === undefined || rule.index > limit) break;
+      if (matchGlob(rule.glob, path)) return matchOf(rule);
+    }
+    return limit < table.length ? matchOf(table[limit]) : { micros: defaultMicros, rule: null, pattern: null };
+  }
+
+  return { size: table.length, resolve: (url) => resolvePath(requestPath(url)), resolvePath };
 }
 
 interface WildcardRule {

@@ -119,6 +119,15 @@ describe('priceRoute', () => {
     expect(price('/free/x')).toBe(0n);
   });
 
+  it('prices the path as the gate reads it: an escaped "?" or "#" in it is not a query or fragment to cut off', () => {
+    // "/free/%3F/premium" is the path "/free/?/premium", no rule's: the default. Read again, it would be "/free/", free.
+    expect(price('/free/%3F/premium')).toBe(10_000n);
+    expect(price('/free/x%23/y')).toBe(10_000n);
+    expect(price('/free/x%3F/y', STRICT)).toBe(10_000n);
+    // A real query is no part of the path.
+    expect(price('/free/x?y=/premium/a')).toBe(0n);
+  });
+
   it('prices the path cut at ";" and with escaped slashes read as "/"', () => {
     expect(price('/premium/a;jsessionid=1')).toBe(500_000n);
     expect(price('/static/premium%2fa')).toBe(500_000n);
@@ -144,5 +153,22 @@ describe('isAlwaysFreeRoute', () => {
     ]) {
       expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
     }
+  });
+
+  it('judges the path as the gate reads it: an escaped "?" or "#" is part of it, not a query or fragment cut off', () => {
+    for (const target of [
+      '/robots.txt%3Fx',
+      '/robots.txt%23x',
+      '/sitemap.xml%3F/premium-article',
+      '/llms.txt%3F',
+      'https://example.com/favicon.ico%3Fa',
+    ]) {
+      const route = readRoute(target);
+      expect(route.path).toMatch(/[?#]/);
+      expect({ target, free: isAlwaysFreeRoute(route) }).toEqual({ target, free: false });
+    }
+    // A real query is not part of the path.
+    for (const target of ['/robots.txt?x=1', '/sitemap.xml?page=2', 'https://example.com/llms.txt#top'])
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: true });
   });
 });

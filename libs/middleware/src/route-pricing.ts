@@ -18,7 +18,7 @@
  */
 
 import { compilePriceTable, isCanonicalPath, requestPath, type PriceRule, type PriceTable } from '@crawlgate/core';
-import { isAlwaysFreePath } from './bots';
+import { isFreeRequestPath } from './bots';
 
 /** What the adapter knows of its router. Unknown (undefined) is read as lenient: the conservative choice. */
 export interface RoutingOptions {
@@ -145,9 +145,9 @@ export function spelledRoute(target: string): Route {
   return { path, spellings: [...spellings], odd };
 }
 
-/** Never charged: every spelling is an always-free path (robots.txt, /.well-known/, ...). */
+/** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, /.well-known/, ...). */
 export function isAlwaysFreeRoute(route: Route): boolean {
-  return !route.odd && route.spellings.every(isAlwaysFreePath);
+  return !route.odd && route.spellings.every(isFreeRequestPath);
 }
 
 /** The price of serving the route: the highest of its spellings', as written and as the router keys them; 0n is free. */
@@ -157,8 +157,9 @@ export function priceRoute(prices: SitePrices, route: Route, routing: RoutingOpt
   const keyed = lenient ? prices.keyed(routing) : undefined;
   let micros = 0n;
   for (const spelling of route.spellings) {
-    micros = max(micros, prices.exact.resolve(spelling).micros);
-    if (keyed) micros = max(micros, keyed.resolve(routeKey(spelling, routing)).micros);
+    // Spellings are requestPath()'s already: priced as they are, never read again.
+    micros = max(micros, prices.exact.resolvePath(spelling).micros);
+    if (keyed) micros = max(micros, keyed.resolvePath(routeKey(spelling, routing)).micros);
   }
   return micros;
 }

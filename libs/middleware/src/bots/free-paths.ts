@@ -31,9 +31,17 @@ const WELL_KNOWN = '/.well-known/';
  * case-sensitive, as robots.txt's location is.
  */
 export function isAlwaysFreePath(path: string): boolean {
-  const normalized = requestPath(path);
+  return isFreeRequestPath(requestPath(path));
+}
+
+/**
+ * The same, for a path requestPath() already read (a route's spellings). Not read again: its "?"
+ * and "#" came from escapes ("/robots.txt%3Fx" is "/robots.txt?x", the page "robots.txt?x" to a
+ * router), and a second reading would cut them off as a query or fragment and call it robots.txt.
+ */
+export function isFreeRequestPath(path: string): boolean {
   // An escaped slash or a backslash is a segment break to some file servers ("/.well-known/..%2Fpaid.html"
   // is paid.html to serve-static) but not to us: never free.
-  if (normalized.includes('%2F') || normalized.includes('\\')) return false;
-  return FREE_FILES.has(normalized) || SITEMAP.test(normalized) || normalized.startsWith(WELL_KNOWN);
+  if (path.includes('%2F') || path.includes('\\')) return false;
+  return FREE_FILES.has(path) || SITEMAP.test(path) || path.startsWith(WELL_KNOWN);
 }

@@ -213,6 +213,19 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
       });
   });
 
+  it('never lets a target that reads as pay.json reach another route unpaid', async () => {
+    // A router that cuts at ";" serves /premium/x for these; read whole, they are /.well-known/pay.json.
+    for (const path of [
+      '/premium/x;/../../.well-known/pay.json',
+      '/premium/x;/%2e%2e/%2e%2e/.well-known/pay.json',
+      '/x;/../.well-known/pay.json',
+    ]) {
+      const bot = await get(server, path, { 'user-agent': GPTBOT });
+      expect({ path, served: served(bot) }).toEqual({ path, served: false });
+    }
+    expect((await get(server, '/.well-known/pay.json', { 'user-agent': GPTBOT })).status).toBe(200);
+  });
+
   it('still serves free pages and people', async () => {
     expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
     expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);

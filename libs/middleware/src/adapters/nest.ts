@@ -29,7 +29,6 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { requestPath } from '@crawlgate/core';
 import {
   createCrawlgate,
   PAY_JSON_PATH,
@@ -64,7 +63,9 @@ export class CrawlgateGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const request = http.getRequest<PlatformRequest>();
-    if (requestPath(urlOf(request)) === PAY_JSON_PATH) return true; // CrawlgatePayJsonController answers it
+    // pay.json's own controller asks the gate itself. Decided by the route the router chose, never by
+    // reading the URL: "/premium/x;/../../.well-known/pay.json" reads as pay.json and routes to /premium/x.
+    if (context.getClass() === CrawlgatePayJsonController) return true;
     const decision = await this.gate.handleNow(toCrawlgateRequest(request));
     if (decision.kind === 'pass') return true;
     setHeaders(http.getResponse<PlatformResponse>(), decision.headers);

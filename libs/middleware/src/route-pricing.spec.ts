@@ -167,6 +167,9 @@ describe('isAlwaysFreeRoute', () => {
       expect(route.path).toMatch(/[?#]/);
       expect({ target, free: isAlwaysFreeRoute(route) }).toEqual({ target, free: false });
     }
+    // An escape left in the path (an escaped "%" or "/"): another file to a server that decodes again. Never free.
+    for (const target of ['/.well-known/%252e%252e/premium/a', '/sitemap%253F.xml', '/.well-known/a%252Fb'])
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
     // A real query is not part of the path.
     for (const target of ['/robots.txt?x=1', '/sitemap.xml?page=2', 'https://example.com/llms.txt#top'])
       expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: true });

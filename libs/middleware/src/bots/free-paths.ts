@@ -40,8 +40,9 @@ export function isAlwaysFreePath(path: string): boolean {
  * router), and a second reading would cut them off as a query or fragment and call it robots.txt.
  */
 export function isFreeRequestPath(path: string): boolean {
-  // An escaped slash or a backslash is a segment break to some file servers ("/.well-known/..%2Fpaid.html"
-  // is paid.html to serve-static) but not to us: never free.
-  if (path.includes('%2F') || path.includes('\\')) return false;
+  // An escape requestPath() left (an escaped "/" or "%") or a backslash means another file to a server
+  // that decodes again or splits there ("/.well-known/..%2Fpaid.html" is paid.html to serve-static),
+  // and no free file's name has one: never free.
+  if (path.includes('%') || path.includes('\\')) return false;
   return FREE_FILES.has(path) || SITEMAP.test(path) || path.startsWith(WELL_KNOWN);
 }

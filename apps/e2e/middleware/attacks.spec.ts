@@ -126,6 +126,12 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
       const replay = await get(server, path, { 'user-agent': agent, 'payment-signature': signature });
       expect({ path, status: replay.status, served: served(replay) }).toEqual({ path, status: 402, served: false });
     }
+    // Read whole, these are the paid page (a router that resolves dot segments may serve it); cut at
+    // ";" (Fastify's useSemicolonDelimiter), a premium one, which the payment never opens.
+    for (const path of [`/premium/x;/../..${page}`, `/premium/x;/%2e%2e/%2e%2e${page}`]) {
+      const replay = await get(server, path, { 'user-agent': GPTBOT, 'payment-signature': signature });
+      expect({ path, premium: replay.text.includes('premium content') }).toEqual({ path, premium: false });
+    }
   });
 
   it('charges every spelling its router serves as a premium page at least the premium price', async () => {
@@ -174,6 +180,12 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     );
     for (const path of [`/premium/token-${tag}`, `/CHEAP/token-${tag}/../../premium/x`, `/premium/token-${tag}/`]) {
       expect(served(await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(false);
+    }
+    // Read whole, these are the paid page (a router that resolves dot segments may serve it); cut at
+    // ";" (Fastify's useSemicolonDelimiter), a premium one, which the token never opens.
+    for (const path of [`/premium/x;/../../cheap/token-${tag}`, `/premium/x;/%2e%2e/%2e%2e/cheap/token-${tag}`]) {
+      const answer = await get(server, path, { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+      expect({ path, premium: answer.text.includes('premium content') }).toEqual({ path, premium: false });
     }
   });
 

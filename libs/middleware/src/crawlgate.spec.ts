@@ -741,3 +741,30 @@ describe('createCrawlgate', () => {
     });
   });
 });
+
+describe('a target a router may read as another path', () => {
+  // Read whole, "/premium/x;/../../cheap/t" is /cheap/t; a router cutting at ";" serves /premium/x.
+  const AMBIGUOUS = ['/premium/x;/../../cheap/t', '/premium/x;/%2e%2e/%2e%2e/cheap/t', '/cheap/t;x'];
+
+  it('is opened by no token, not even one for the path it reads as whole', async () => {
+    const { handle } = setup();
+    expect(await handle('/cheap/t', { 'x-crawlgate-token': token('/cheap/t') })).toEqual({ kind: 'pass' });
+    for (const url of AMBIGUOUS)
+      expect({ url, decision: (await handle(url, { 'x-crawlgate-token': token('/cheap/t') })).kind }).toEqual({
+        url,
+        decision: 'respond',
+      });
+  });
+
+  it('is re-opened by no sign-in proof: the API is not even asked', async () => {
+    const { fake, handle } = setup();
+    const asked = () => fake.calls.filter((call) => call === 'POST /v1/access-tokens/siwx').length;
+    await handle('/cheap/t', { 'sign-in-with-x': 'proof' });
+    expect(asked()).toBe(1); // a plain path asks the API (the fake refuses: 402)
+    for (const url of AMBIGUOUS) {
+      const decision = await handle(url, { 'sign-in-with-x': 'proof' });
+      expect({ url, status: decision.kind === 'respond' && decision.status }).toEqual({ url, status: 402 });
+    }
+    expect(asked()).toBe(1);
+  });
+});

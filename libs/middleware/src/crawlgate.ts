@@ -45,7 +45,15 @@ import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
-import { isAlwaysFreeRoute, priceRoute, rawPath, readRoute, type Route, type RoutingOptions } from './route-pricing';
+import {
+  isAlwaysFreeRoute,
+  isPlainRoute,
+  priceRoute,
+  rawPath,
+  readRoute,
+  type Route,
+  type RoutingOptions,
+} from './route-pricing';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
@@ -319,7 +327,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (exactPrice !== null && micros !== exactPrice)
       return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
 
-    if (siwx.presented(headers))
+    if (siwx.presented(headers) && isPlainRoute(route))
       return siwx
         .reaccess(headers, route.path)
         .then((signedIn) => signedIn ?? pay(request, headers, route, terms, micros, fresh));
@@ -340,7 +348,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (!payment.ok)
       return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
-    const named = namedGate(payment, route);
+    const named = namedGate(payment, route, micros);
     if (named.kind === 'refused')
       return paymentRequired(
         fresh,
@@ -462,9 +470,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     );
   }
 
+  /** `micros`: what this route costs now; a gate named for less (minted for a cheaper reading of the target) is refused. */
   function namedGate(
     payment: Extract<PresentedPayment, { ok: true }>,
     route: Route,
+    micros: bigint,
   ): { kind: 'named'; gateId: string } | { kind: 'unnamed' } | { kind: 'refused'; reason: string } {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
@@ -473,8 +483,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
     // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    const path = check.valid ? check.gate.path : readGate(String(gateId))?.path;
-    if (path !== route.path) return { kind: 'refused', reason: X402_REASONS.invalid_payload };
+    const gate = check.valid ? check.gate : readGate(String(gateId));
+    if (gate?.path !== route.path || gate.micros < micros)
+      return { kind: 'refused', reason: X402_REASONS.invalid_payload };
     return { kind: 'named', gateId: String(gateId) };
   }
 
@@ -525,7 +536,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   ): Decision | Promise<Decision> {
     const token = presentedToken(headers);
     seen.path = route.path;
-    if (token !== undefined && tokenOpens(token, route.path)) {
+    // A token opens one path: never a target that a router may read as another (isPlainRoute).
+    if (token !== undefined && isPlainRoute(route) && tokenOpens(token, route.path)) {
       seen.outcome = 'token';
       seen.bearer = { request, headers, token, signature };
       return PASS;

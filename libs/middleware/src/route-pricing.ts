@@ -145,6 +145,15 @@ export function spelledRoute(target: string): Route {
   return { path, spellings: [...spellings], odd };
 }
 
+/**
+ * A target every router reads as route.path alone: no dot segment, no ";" cut or escaped slash
+ * giving another path. Only such a target is opened by a token or a sign-in bound to route.path;
+ * the others are paid for each time (their price is the highest of their readings).
+ */
+export function isPlainRoute(route: Route): boolean {
+  return !route.odd && route.spellings.length === 1;
+}
+
 /** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, /.well-known/, ...). */
 export function isAlwaysFreeRoute(route: Route): boolean {
   return !route.odd && route.spellings.every(isFreeRequestPath);

@@ -3,7 +3,11 @@
  * the real API and the local chain.
  */
 
+import { Controller, Get, Module, Param } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { decodeBase64Json } from '@crawlgate/core';
+import { CrawlgateModule } from '@crawlgate/middleware/nest';
 import {
   AHREFSBOT,
   BROWSER,
@@ -13,7 +17,7 @@ import {
   startGatedSite,
   type GatedSite,
 } from './support/gated-site';
-import { FRAMEWORKS, page, type SiteServer } from './support/site-servers';
+import { FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 beforeAll(async () => {
@@ -138,5 +142,34 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
     } finally {
       await Promise.all([open.close(), closed.close()]);
     }
+  });
+});
+
+describe('NestJS on Fastify with rewriteUrl', () => {
+  let server: SiteServer;
+  beforeAll(async () => {
+    await site.setPricing({ default_price_usd: '0.01', rules: [{ path: '/articles/*', price_usd: '0.5' }] });
+    @Controller()
+    class PagesController {
+      @Get('articles/:id') article(@Param('id') id: string) {
+        return page(id);
+      }
+    }
+    @Module({ imports: [CrawlgateModule.forRoot(site.options())], controllers: [PagesController] })
+    class RewritingSite {}
+    // The site serves /old/<id> as /articles/<id>: Fastify rewrites the URL before routing.
+    const adapter = new FastifyAdapter({
+      rewriteUrl: (request: { url?: string }) => (request.url ?? '/').replace(/^\/old\//, '/articles/'),
+    });
+    server = await listenNest(await NestFactory.create(RewritingSite, adapter, { logger: false }));
+  });
+  afterAll(() => server?.close());
+
+  it('prices the URL the router serves, not the one before the rewrite', async () => {
+    const answer = await get(server, '/old/rewritten', { 'user-agent': GPTBOT });
+    expect({ status: answer.status, price: answer.headers.get('crawler-price') }).toEqual({
+      status: 402,
+      price: 'USD 0.5',
+    });
   });
 });

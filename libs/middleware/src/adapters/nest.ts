@@ -46,6 +46,8 @@ interface PlatformRequest {
   method: string;
   url: string;
   originalUrl?: string;
+  /** Fastify's request only: the Node request under it. */
+  raw?: unknown;
   headers: CrawlgateRequest['headers'];
   ip?: string;
 }
@@ -129,7 +131,9 @@ function withoutLicenseDocument(options: CrawlgateOptions): CrawlgateOptions {
 }
 
 function urlOf(request: PlatformRequest): string {
-  // Express strips mount paths from url; originalUrl keeps them. Fastify's url is the full one.
+  // Fastify's request (it has .raw): url is the one routed, after rewriteUrl; its originalUrl is from
+  // before the rewrite, another route. Express strips mount paths from url; originalUrl keeps them.
+  if (request.raw !== undefined) return request.url;
   return request.originalUrl ?? request.url;
 }
 

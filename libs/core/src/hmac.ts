@@ -8,12 +8,6 @@
 import { binaryString, utf8Encode } from './base64url';
 import { absorbBlock, digestBytes, finishDigest, finishUnits, initialState, SHA256_BLOCK_BYTES } from './sha256';
 
-/**
- * HMAC-SHA256 of the UTF-8 of `message` under the UTF-8 of `secret`. Token and gate checks take
- * one as an option; hmacSha256 below is the default and what every caller of ours passes.
- */
-export type HmacSha256 = (secret: string, message: string) => Uint8Array;
-
 /** The hash states after the key's inner and outer pad blocks. */
 interface KeyedStates {
   inner: Int32Array;
@@ -28,7 +22,8 @@ const innerDigest = new Int32Array(8);
 const ASCII_MAX = 0x7f;
 const BYTE_MAX = 0xff;
 
-export const hmacSha256: HmacSha256 = (secret, message) => {
+/** HMAC-SHA256 of the UTF-8 of `message` under the UTF-8 of `secret`. */
+export function hmacSha256(secret: string, message: string): Uint8Array {
   // Read as code units, anything else with a length would hash like some string: refused instead.
   if (typeof message !== 'string' || typeof secret !== 'string') throw new TypeError('hmacSha256 takes strings');
   const keyed = keyedStatesOf(secret);
@@ -42,7 +37,7 @@ export const hmacSha256: HmacSha256 = (secret, message) => {
   working.set(keyed.outer);
   finishDigest(working, SHA256_BLOCK_BYTES, innerDigest);
   return digestBytes(working);
-};
+}
 
 function keyedStatesOf(secret: string): KeyedStates {
   let keyed = keyedStates.get(secret);

@@ -12,7 +12,7 @@ import {
   type PageQuery,
   type VerifyPaymentRequest,
 } from '@crawlgate/core';
-import type { LocalAccount, PublicClient, WalletClient } from 'viem';
+import { isHash, type LocalAccount, type PublicClient, type WalletClient } from 'viem';
 import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
@@ -369,12 +369,7 @@ export function createAgent(options: AgentOptions): Agent {
           voucher,
           ...(deposit ? { deposit: deposit.payload } : {}),
         };
-        const header = encodeBase64Json({
-          x402Version: 2,
-          accepted: current.v2!.accepted,
-          payload,
-          resource: current.v2!.resource,
-        });
+        const header = batchPaymentHeader(current, payload);
         // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
         const signedBefore = channel.signed;
         if (total > channel.signed) channel.signed = total;
@@ -520,16 +515,11 @@ export function createAgent(options: AgentOptions): Agent {
         },
         ...(refundAmount === undefined ? {} : { amount: refundAmount.toString() }),
       };
-      const header = encodeBase64Json({
-        x402Version: 2,
-        accepted: offer.v2!.accepted,
-        payload,
-        resource: offer.v2!.resource,
-      });
+      const header = batchPaymentHeader(offer, payload);
       const { response } = await follow(http, hop, { 'PAYMENT-SIGNATURE': header }, noToken, sign);
       const settlement = settlementOf(response.headers.get('payment-response'));
       const txHash = settlement?.transaction;
-      if (response.status !== 200 || settlement?.success !== true || !txHash || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) {
+      if (response.status !== 200 || settlement?.success !== true || !txHash || !isHash(txHash)) {
         const refusal = refusalOf(await jsonOf(response));
         throw new PaymentFailedError(
           url,
@@ -540,15 +530,15 @@ export function createAgent(options: AgentOptions): Agent {
       // The block check alone would take an earlier refund again from a node that lags behind.
       if (channel.refundTxs.some((credited) => credited.toLowerCase() === txHash.toLowerCase()))
         throw new PaymentFailedError(url, 'refund_unconfirmed', `${txHash} was credited already`);
-      const check = await refundedBy(reader, channel, txHash as Hex, askedAfter);
+      const check = await refundedBy(reader, channel, txHash, askedAfter);
       if (!check.ok) throw new PaymentFailedError(url, 'refund_unconfirmed', check.detail);
-      channel.refundTxs.push(txHash as Hex);
+      channel.refundTxs.push(txHash);
       // Never below what the site charged: the escrow may have returned more than the agent knew it held.
       const lowered = channel.deposited - check.amount;
       channel.deposited = lowered > channel.charged ? lowered : channel.charged;
       channels.saveAfterAnswer(); // before the credit: a crash in between credits less, never twice
       await budget.credit(check.amount);
-      return { channelId: channel.channelId, amount: check.amount.toString(), txHash: txHash as Hex };
+      return { channelId: channel.channelId, amount: check.amount.toString(), txHash: txHash };
     });
   }
 
@@ -714,6 +704,11 @@ function amount(value: string | number, max: bigint, name: string): bigint {
   const parsed = parseUsdAmount(value, max);
   if (!parsed.ok) throw new RangeError(`${name}: ${parsed.msg}`);
   return parsed.micros;
+}
+
+/** The PAYMENT-SIGNATURE of a batch-settlement payload (a voucher, a deposit, a refund) for `offer`'s requirement. */
+function batchPaymentHeader(offer: Offer, payload: Record<string, unknown>): string {
+  return encodeBase64Json({ x402Version: 2, accepted: offer.v2!.accepted, payload, resource: offer.v2!.resource });
 }
 
 /** A body as JSON, or undefined when it is not JSON: a refusal's body is read for its reason only. */

@@ -1,5 +1,5 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
-import { hashTypedData, isAddressEqual } from 'viem';
+import { hashTypedData, isAddressEqual, isHash } from 'viem';
 import type { Channel } from './channels';
 import { holdLock, readJsonFile, writeJsonAtomically } from './locked-file';
 
@@ -84,8 +84,6 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
   }
 }
 
-const TX_HASH = /^0x[0-9a-f]{64}$/i;
-
 /**
  * A file that is not ours (another payer's, a channel whose id is not its config's, an escrow the
  * agent does not allow, numbers no run of the agent writes) is refused rather than trusted or
@@ -130,7 +128,7 @@ function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): C
       throw refuse(`channel ${stored.channel_id} is not paid by ${payer}`);
     if (seen.has(channelId)) throw refuse(`channel ${channelId} is there twice`);
     const refundTxs = stored.refund_txs ?? [];
-    if (!Array.isArray(refundTxs) || !refundTxs.every((tx) => typeof tx === 'string' && TX_HASH.test(tx)))
+    if (!Array.isArray(refundTxs) || !refundTxs.every((tx) => typeof tx === 'string' && isHash(tx)))
       throw refuse(`channel ${channelId} has malformed refund transactions`);
     seen.add(channelId);
     return {

@@ -8,7 +8,7 @@ export interface LoadGenerator {
   close(): Promise<void>;
 }
 
-/** autocannon in its own process (load-worker.ts), on its own core unless `pinned` is false, one job at a time. */
+/** load.ts (autocannon, or paced at a rate) in its own process (load-worker.ts), on its own core unless `pinned` is false, one job at a time. */
 export function startLoadGenerator({ pinned = true }: { pinned?: boolean } = {}): LoadGenerator {
   const worker = startChild('load-worker.ts', { cpu: pinned ? LOAD_CPU : undefined });
   return {

@@ -46,7 +46,7 @@ interface Outcome {
 
 /**
  * A fixed-rate mix for LOAD_SECONDS (default 60), open loop: unpaid GPTBot requests through a
- * Fastify server gated by our middleware (autocannon, in its own process), access-token checks and
+ * Fastify server gated by our middleware (paced, from a load generator in its own process), access-token checks and
  * full payments (gate → EIP-3009 signature → verify, settled on chain) against the API in its own
  * process on PostgreSQL and the local chain. Fails on any 5xx, any page served to an unpaid bot, any
  * payment lost or doubled between the API's answers and the chain's Transfer events. Reports p50/p99

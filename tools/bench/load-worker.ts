@@ -4,7 +4,7 @@ import { load } from './load';
 
 /**
  * The load generator, in a process of its own: each stdin line is a JSON LoadJob, answered by one
- * stdout line, the JSON LoadResult of that autocannon run.
+ * stdout line, the JSON LoadResult of that run (load.ts: autocannon, or paced at a rate).
  */
 export interface LoadJob {
   name: string;

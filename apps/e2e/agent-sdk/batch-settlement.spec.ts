@@ -72,14 +72,14 @@ async function voucherAgent({
   return { wallet, agent, events };
 }
 
-const depositsOf = async (channelId: string) =>
-  (
-    await site.app.chain.publicClient.getLogs({
-      address: site.app.chain.batchSettlement!.escrow,
-      event: DEPOSITED,
-      fromBlock: 0n,
-    })
-  ).filter((log) => log.args.channelId === channelId);
+/** The escrow's deposits into one channel, filtered by the node on the indexed channel id. */
+const depositsOf = (channelId: `0x${string}`) =>
+  site.app.chain.publicClient.getLogs({
+    address: site.app.chain.batchSettlement!.escrow,
+    event: DEPOSITED,
+    args: { channelId },
+    fromBlock: 0n,
+  });
 
 it('uses the escrow x402 clients expect, the default of batchSettlement.escrows', () => {
   expect(site.app.chain.batchSettlement!.escrow.toLowerCase()).toBe(X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase());
@@ -208,14 +208,13 @@ describe('a site that rewrites the terms the API offered', () => {
 
 describe('cooperative refund (x402 type: refund)', () => {
   const REFUNDED = parseAbiItem('event Refunded(bytes32 indexed channelId, address indexed sender, uint128 amount)');
-  const refundsOf = async (channelId: string) =>
-    (
-      await site.app.chain.publicClient.getLogs({
-        address: site.app.chain.batchSettlement!.escrow,
-        event: REFUNDED,
-        fromBlock: 0n,
-      })
-    ).filter((log) => log.args.channelId === channelId);
+  const refundsOf = (channelId: `0x${string}`) =>
+    site.app.chain.publicClient.getLogs({
+      address: site.app.chain.batchSettlement!.escrow,
+      event: REFUNDED,
+      args: { channelId },
+      fromBlock: 0n,
+    });
 
   /** An agent that paid `pages` pages of its own on one channel (deposit 1.5 of a 2 USD budget and wallet). */
   async function agentThatPaid(name: string, pages = 3, options: Partial<AgentOptions> = {}) {

@@ -15,9 +15,9 @@ import { alternate, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type Serv
 import { pinning, SERVER_CPU } from './pinning';
 import { medianTime, round, type BenchServer } from './rounds';
 
-// Each pair starts fresh API processes, whose rate limits (in memory) start empty: 600 site tokens
-// keep 7 s of rounds under the per-token limits (200 gates, 100 verifies a minute) up to ~8,000 req/s.
-const SITES = 600;
+// Each pair starts fresh API processes, whose rate limits (in memory) start empty: 1,200 site tokens
+// keep 7 s of rounds under the per-token limits (200 gates, 100 verifies a minute) up to ~16,000 req/s.
+const SITES = 1200;
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
 

@@ -61,4 +61,17 @@ describe('findSiteByTokenHash', () => {
   it('returns null for a hash no site has', async () => {
     expect(await findSiteByTokenHash(db.database.sql, 'f'.repeat(64))).toBeNull();
   });
+
+  it('answers lookups made together (one statement) each with its own site, as an object of its own', async () => {
+    const site = { defaultPriceMicros: 10n, pricingVersion: 1, pricingUpdatedAt: null, name: null };
+    const [a, b] = [await publisherWithSite(null, site), await publisherWithSite('0x' + 'ab'.repeat(20), site)];
+    const found = await Promise.all(
+      [a, b, 'e'.repeat(64), a].map((hash) => findSiteByTokenHash(db.database.sql, hash)),
+    );
+    expect(found[0]).toEqual(await viaPrisma(a));
+    expect(found[1]).toEqual(await viaPrisma(b));
+    expect(found[2]).toBeNull();
+    expect(found[3]).toEqual(found[0]);
+    expect(found[3]).not.toBe(found[0]); // requests that share a token share no object
+  });
 });

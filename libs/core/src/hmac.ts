@@ -1,12 +1,23 @@
 /*
  * HMAC-SHA256 under a text secret (RFC 2104), the one MAC of access tokens and gates, pure JS on
  * every runtime (sha256.ts says why it beats node:crypto here). Keying hashes the two pad blocks
- * once per secret; each MAC then starts from those states. Bounded, because secrets are few (a
- * site's current and rotated ones) and no caller may grow the cache without limit.
+ * once per secret; each MAC then starts from those states. Bounded, so no caller grows it without
+ * limit: a middleware holds its site's one or two secrets, the API those of every site it serves,
+ * and 64 made the API key again for nearly every gate once it served more sites (an entry holds two
+ * small typed arrays and the secret: about half a kilobyte, 2 MB at the bound).
  */
 
 import { binaryString, utf8Encode } from './base64url';
-import { absorbBlock, digestBytes, finishDigest, finishUnits, initialState, SHA256_BLOCK_BYTES } from './sha256';
+import {
+  absorbBlock,
+  BYTE_MAX,
+  digestBytes,
+  finishDigest,
+  finishText,
+  finishUnits,
+  initialState,
+  SHA256_BLOCK_BYTES,
+} from './sha256';
 
 /** The hash states after the key's inner and outer pad blocks. */
 interface KeyedStates {
@@ -15,12 +26,10 @@ interface KeyedStates {
 }
 
 const keyedStates = new Map<string, KeyedStates>();
-const MAX_KEYED_STATES = 64;
+export const MAX_KEYED_STATES = 4096;
 /** Where a message's hashing runs: a copy of a keyed state, so the cached one stays as it is. */
 const working = new Int32Array(8);
 const innerDigest = new Int32Array(8);
-const ASCII_MAX = 0x7f;
-const BYTE_MAX = 0xff;
 
 /** HMAC-SHA256 of the UTF-8 of `message` under the UTF-8 of `secret`. */
 export function hmacSha256(secret: string, message: string): Uint8Array {
@@ -28,11 +37,7 @@ export function hmacSha256(secret: string, message: string): Uint8Array {
   if (typeof message !== 'string' || typeof secret !== 'string') throw new TypeError('hmacSha256 takes strings');
   const keyed = keyedStatesOf(secret);
   working.set(keyed.inner);
-  // ASCII text is its own UTF-8 and is read as it is; other text is encoded first.
-  if (!finishUnits(working, SHA256_BLOCK_BYTES, message, ASCII_MAX)) {
-    working.set(keyed.inner);
-    finishUnits(working, SHA256_BLOCK_BYTES, binaryString(utf8Encode(message)), BYTE_MAX);
-  }
+  finishText(working, keyed.inner, SHA256_BLOCK_BYTES, message);
   innerDigest.set(working);
   working.set(keyed.outer);
   finishDigest(working, SHA256_BLOCK_BYTES, innerDigest);

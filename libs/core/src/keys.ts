@@ -4,9 +4,9 @@
  * in Node ≥ 19, Deno, Bun, browsers and edge runtimes.
  */
 
-import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex } from '@noble/hashes/utils';
-import { base64urlEncode, utf8Encode } from './base64url';
+import { base64urlEncode } from './base64url';
+import { sha256Text } from './sha256';
 
 export const API_KEY_PREFIX = 'xk_pub_';
 export const SITE_TOKEN_PREFIX = 'st_';
@@ -71,7 +71,7 @@ export function isAccessTokenSecretFormat(s: unknown): s is string {
 
 /** Lower-case hex SHA-256 of the UTF-8 text: how API keys and site tokens are stored. */
 export function sha256Hex(text: string): string {
-  return bytesToHex(sha256(utf8Encode(text)));
+  return bytesToHex(sha256Text(text));
 }
 
 /** "0x" + 40 hex digits, any case. The EIP-55 checksum is not checked: addresses are lookup keys here. */

@@ -5,6 +5,7 @@ import { addGateCounts } from './gate-counts.store';
 
 /** How often the gates POST /v1/gates offered are written to the daily counts. */
 const FLUSH_INTERVAL_MS = 10_000;
+const DAY_MS = 86_400_000;
 
 /**
  * Counts the gates this instance offers (POST /v1/gates) in memory and writes them in batches, so a
@@ -16,13 +17,21 @@ export class GateCounterService implements OnApplicationShutdown {
   private readonly logger = new Logger('GateCounter');
   private counts = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private day = { number: NaN, text: '' };
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  count(siteId: string, now = new Date()): void {
-    const key = `${siteId} ${now.toISOString().slice(0, 10)}`;
+  count(siteId: string, now = Date.now()): void {
+    const key = `${siteId} ${this.dayOf(now)}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.timer ??= setInterval(() => void this.flush(), FLUSH_INTERVAL_MS).unref();
+  }
+
+  /** The UTC day (YYYY-MM-DD) of a time in ms, formatted once a day rather than once a gate. */
+  private dayOf(ms: number): string {
+    const day = Math.floor(ms / DAY_MS);
+    if (day !== this.day.number) this.day = { number: day, text: new Date(day * DAY_MS).toISOString().slice(0, 10) };
+    return this.day.text;
   }
 
   async flush(): Promise<void> {

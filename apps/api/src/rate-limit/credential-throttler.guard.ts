@@ -8,6 +8,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
+import { sha256Hex } from '@crawlgate/core';
 import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
@@ -30,6 +31,8 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     super(options, storage, reflector);
   }
 
+  private readonly credentials = new WeakMap<object, Map<object, CredentialKind | undefined>>();
+
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = this.routeCredential(context);
     if (kind) {
@@ -39,12 +42,32 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     return super.canActivate(context);
   }
 
+  /**
+   * The bucket's key. The throttler's own hashes every key (SHA-256 through node:crypto, on every
+   * request); here only a tracker that can be long is hashed (a gate id, up to 8 KB): the others
+   * are short ids ("site:<uuid>", "ip:<address>"). The two forms cannot meet: "-" or "#" follows
+   * the same prefix.
+   */
+  protected override generateKey(context: ExecutionContext, suffix: string, name: string): string {
+    const prefix = `${context.getClass().name}-${context.getHandler().name}-${name}`;
+    return suffix.length <= MAX_PLAIN_TRACKER ? `${prefix}-${suffix}` : `${prefix}#${sha256Hex(suffix)}`;
+  }
+
+  /** Read once per route (controller and handler): its guards are fixed when the app starts. */
   private routeCredential(context: ExecutionContext): CredentialKind | undefined {
-    const guards =
-      this.reflector.getAllAndMerge<unknown[]>(GUARDS_METADATA, [context.getHandler(), context.getClass()]) ?? [];
-    const checking = guards.find(
-      (guard): guard is { credential: CredentialKind } => typeof guard === 'function' && 'credential' in guard,
-    );
-    return checking?.credential;
+    const [controller, handler] = [context.getClass(), context.getHandler()];
+    let routes = this.credentials.get(controller);
+    if (!routes) this.credentials.set(controller, (routes = new Map()));
+    if (!routes.has(handler)) {
+      const guards = this.reflector.getAllAndMerge<unknown[]>(GUARDS_METADATA, [handler, controller]) ?? [];
+      const checking = guards.find(
+        (guard): guard is { credential: CredentialKind } => typeof guard === 'function' && 'credential' in guard,
+      );
+      routes.set(handler, checking?.credential);
+    }
+    return routes.get(handler);
   }
 }
+
+/** Longer trackers are hashed into the key: an IPv6 address with its prefix is under 60 characters. */
+const MAX_PLAIN_TRACKER = 128;

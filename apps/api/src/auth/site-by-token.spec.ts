@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { findSiteByTokenHash } from './site-by-token';
+import { findSiteByTokenHash, SITES_BY_TOKEN_HASHES } from './site-by-token';
 
 /** The raw lookup must hand the guard exactly what Prisma would, on PGlite and PostgreSQL alike. */
 describe('findSiteByTokenHash', () => {
@@ -73,5 +73,16 @@ describe('findSiteByTokenHash', () => {
     expect(found[2]).toBeNull();
     expect(found[3]).toEqual(found[0]);
     expect(found[3]).not.toBe(found[0]); // requests that share a token share no object
+  });
+
+  it("finds the sites through the unique index of token hashes: every request of an attacker's made-up tokens is a lookup, never a scan", async () => {
+    // The column is CHAR(64): compared with text, PostgreSQL casts the column and cannot use its index.
+    const plan = await db.database.sql.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      const rows = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${SITES_BY_TOKEN_HASHES}`, [['a'.repeat(64)]]);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toContain('sites_site_token_hash_key');
+    expect(plan).not.toMatch(/Seq Scan on sites/);
   });
 });

@@ -46,7 +46,8 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
    * The bucket's key. The throttler's own hashes every key (SHA-256 through node:crypto, on every
    * request); here only a tracker that can be long is hashed (a gate id, up to 8 KB): the others
    * are short ids ("site:<uuid>", "ip:<address>"). The two forms cannot meet: "-" or "#" follows
-   * the same prefix.
+   * the same prefix. A plain key is partly the client's text, so the storage must never build one
+   * key from another (redis-throttler.storage.ts keeps its block flags in a namespace of their own).
    */
   protected override generateKey(context: ExecutionContext, suffix: string, name: string): string {
     const prefix = `${context.getClass().name}-${context.getHandler().name}-${name}`;

@@ -34,4 +34,17 @@ describe('rate limits shared through Redis', () => {
     expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
     expect((await first.call('GET', '/v1/health')).body.rate_limits).toBe('redis');
   });
+
+  it("keep one bucket's block out of another's reach: a tracker spelled as another's plus \":blocked\" blocks nothing", async () => {
+    const ip = freshIp();
+    const register = (as: string, i: number) =>
+      first.call('POST', '/v1/publishers/register', {
+        body: { email: `b${i}-${randomUUID()}@example.com`, password: 'long enough pw' },
+        headers: { 'x-forwarded-for': as },
+      });
+    expect((await register(ip, 0)).status).toBe(201);
+    // The storage once kept a bucket's block flag at its counter's key plus ":blocked".
+    await register(`${ip}:blocked`, 1);
+    expect((await register(ip, 2)).status).toBe(201);
+  });
 });

@@ -81,12 +81,15 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
     try {
-      const base = `${this.prefix}rl:${throttlerName}:${key}`;
+      // The counter and the block flag in namespaces of their own: a flag named by suffix (key +
+      // ":blocked") was another bucket's counter when a tracker ends in ":blocked" (an IP from
+      // X-Forwarded-For, a gate id in the path), and one request then blocked that bucket.
+      const scope = `${this.prefix}rl:${throttlerName}`;
       const [totalHits, left, blocked, blockLeft] = (await this.redis.eval(
         INCREMENT,
         2,
-        base,
-        `${base}:blocked`,
+        `${scope}:hits:${key}`,
+        `${scope}:blocked:${key}`,
         ttl,
         limit,
         blockDuration,

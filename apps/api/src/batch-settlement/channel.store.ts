@@ -320,6 +320,15 @@ export class ChannelStore {
     return rows.length === 1;
   }
 
+  /** Channels a refund holds, the longest held first, at most `limit`. */
+  async heldForRefund(limit: number): Promise<string[]> {
+    const rows = await this.db.sql.query<{ channel_id: string }>(
+      `SELECT channel_id FROM payment_channels WHERE refund_id IS NOT NULL ORDER BY refund_locked_at, channel_id LIMIT $1::int`,
+      [limit],
+    );
+    return rows.map((row) => row.channel_id);
+  }
+
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
   unclaimed(receiver: string, token: string, limit = MAX_CLAIM_ROWS): Promise<PaymentChannel[]> {
     return this.db.prisma.paymentChannel.findMany({

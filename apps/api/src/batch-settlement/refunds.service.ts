@@ -37,6 +37,9 @@ const UNSIGNED_HOLD_SECONDS = 120;
  */
 const GAS_HEADROOM = (estimate: bigint) => (estimate * 13n) / 10n + 30_000n;
 
+/** How many held channels one background run looks at, the longest held first. */
+const HOLDS_PER_RUN = 100;
+
 /** The answer while a cooperative refund holds the channel: x402's "channel busy", nothing charged. */
 export function refundInFlight(): PaymentRejected {
   return new PaymentRejected(
@@ -180,6 +183,27 @@ export class RefundsService {
     const fate = await this.fateOf(record.hold, state);
     if (fate !== 'landed' && fate !== 'unsigned') return false;
     return this.endHold(channelId, record.hold, fate, state);
+  }
+
+  /**
+   * Ends, in the background, the holds that are over: refunds that landed after their request
+   * stopped waiting (a timeout, a restart), and holds never signed whose holder is gone. Without it
+   * they end only when the payer comes back to the channel, and until then the channel's record
+   * (what the dashboard shows as still in channels) is behind the chain. A refund that failed is
+   * left held, as the request path leaves it: only the payer asking again sends it again.
+   * Returns how many holds ended.
+   */
+  async endHoldsOver(): Promise<number> {
+    if (!this.chain.batchSettlement) return 0;
+    let ended = 0;
+    for (const channelId of await this.store.heldForRefund(HOLDS_PER_RUN)) {
+      const over = await this.releaseIfOver(channelId as Hex).catch((error: Error) => {
+        this.logger.warn(`refund hold of channel ${channelId} not checked; the next run tries again: ${error.message}`);
+        return false;
+      });
+      if (over) ended++;
+    }
+    return ended;
   }
 
   private read(channelId: Hex): Promise<OnChainChannel> {

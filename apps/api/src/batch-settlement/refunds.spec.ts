@@ -8,6 +8,7 @@ import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channe
 import { directRefundCalldata } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
+import { RefundsService } from './refunds.service';
 
 /*
  * x402's cooperative refund (payload type "refund") through POST /v1/gates/{id}/verify, on the real
@@ -284,6 +285,50 @@ describe('channel refunds', () => {
       );
       expect(await store().endUnsignedHold(channel.channelId, hold, 120)).toBe(false);
       expect((await store().refundRecord(channel.channelId))?.hold?.id).toBe(hold);
+    });
+
+    it('ends in the background the holds that are over, with no payer coming back; keeps one that may still land', async () => {
+      const heldRow = async (channelId: Hex) =>
+        (
+          await app.database.sql.query<{ refund_id: string | null; refunded_charged: string | bigint | null }>(
+            'SELECT refund_id, refunded_charged FROM payment_channels WHERE channel_id = $1',
+            [channelId],
+          )
+        )[0];
+      // A refund that landed while its request had stopped waiting: the row still shows it held.
+      const landed = await paidChannel(30_000n, 1);
+      const offer = await gate();
+      expect((await verify(offer, await landed.refund(offer, PRICE, { amount: '1000' }))).status).toBe(200);
+      await app.database.sql.query(
+        `UPDATE payment_channels SET refund_id = $2::uuid, refund_nonce = 0, refund_locked_at = now(), refunded_charged = NULL
+          WHERE channel_id = $1`,
+        [landed.channel.channelId, randomUUID()],
+      );
+      // A hold never signed, whose holder is long gone.
+      const unsigned = await paidChannel(30_000n, 1);
+      const nonce = await escrowRead<bigint>('refundNonce', unsigned.channel.channelId);
+      const hold = randomUUID();
+      expect(
+        await store().holdForRefund({ channelId: unsigned.channel.channelId, id: hold, charged: PRICE, nonce }),
+      ).toBe(true);
+      await app.database.sql.query(
+        `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
+        [unsigned.channel.channelId],
+      );
+      // A refund stored at the relayer's next nonce and not seen by the node yet: it may still land.
+      const pending = await paidChannel(30_000n, 1);
+      const next = await relayerNonce();
+      await heldBy(pending.channel.channelId, keccak256(toHex(`not sent yet ${next}`)), next);
+
+      expect(await app.app.get(RefundsService).endHoldsOver()).toBeGreaterThanOrEqual(2);
+      expect(await heldRow(landed.channel.channelId)).toMatchObject({ refund_id: null });
+      expect(BigInt((await heldRow(landed.channel.channelId)).refunded_charged!)).toBe(PRICE);
+      expect((await heldRow(unsigned.channel.channelId)).refund_id).toBeNull();
+      expect((await heldRow(pending.channel.channelId)).refund_id).not.toBeNull();
+      const page = await gate();
+      expect((await verify(page, await pending.channel.payment(page, 2n * PRICE))).body.reason).toBe(
+        BATCH_REASONS.channelBusy,
+      );
     });
 
     it('keeps a hold whose transaction was never signed, until its holder is surely gone', async () => {

@@ -2,9 +2,13 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { ClaimerService } from '../batch-settlement/claimer.service';
+import { RefundsService } from '../batch-settlement/refunds.service';
 import { ReconcilerService } from './reconciler.service';
 
-/** Runs the reconciler and the voucher claimer on their intervals; a run never overlaps the previous one. */
+/**
+ * Runs the reconciler (with the sweep of refund holds that are over) and the voucher claimer on
+ * their intervals; a run never overlaps the previous one.
+ */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Jobs');
@@ -14,10 +18,12 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly reconciler: ReconcilerService,
     private readonly claimer: ClaimerService,
+    private readonly refunds: RefundsService,
   ) {}
 
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
+    this.every(this.config.chain.reconcileIntervalMs, 'refund holds', () => this.refunds.endHoldsOver());
     this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce());
   }
 

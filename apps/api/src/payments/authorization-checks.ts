@@ -6,7 +6,18 @@ import {
   type ExactEvmPayload,
   type TransferAuthorization,
 } from '@crawlgate/core';
-import { getAddress, hexToNumber, recoverTypedDataAddress, size, slice, type Hex } from 'viem';
+import {
+  decodeEventLog,
+  getAddress,
+  hexToNumber,
+  isAddressEqual,
+  recoverTypedDataAddress,
+  size,
+  slice,
+  type Hex,
+  type Log,
+  type TransactionReceipt,
+} from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
@@ -204,4 +215,48 @@ export async function authorizationOutcome(
     toBlock: head,
   });
   return canceled.length > 0 ? 'canceled' : 'used';
+}
+
+/**
+ * Whether `receipt` is the transaction that settled this very authorization: in it, the token's
+ * AuthorizationUsed(from, nonce) and, next, its Transfer(from, to, value), as the token emits them
+ * for one transferWithAuthorization (Circle's FiatToken and our test token alike). The payer
+ * chooses EIP-3009 nonces, so another authorization of its own with the same nonce (paying itself,
+ * or nothing) uses the nonce too: that transaction paid no gate, and the authorization it spent
+ * can never settle.
+ */
+export function settlesAuthorization(
+  chain: Pick<ChainContext, 'usdc'>,
+  receipt: Pick<TransactionReceipt, 'status' | 'logs'>,
+  auth: Pick<TransferAuthorization, 'from' | 'to' | 'value' | 'nonce'>,
+): boolean {
+  if (receipt.status !== 'success') return false;
+  const logs = receipt.logs;
+  for (let i = 0; i + 1 < logs.length; i++) {
+    const used = tokenEvent(chain, logs[i]);
+    if (
+      used?.eventName !== 'AuthorizationUsed' ||
+      !isAddressEqual(used.args.authorizer, auth.from) ||
+      used.args.nonce.toLowerCase() !== auth.nonce.toLowerCase()
+    )
+      continue;
+    const transfer = tokenEvent(chain, logs[i + 1]);
+    return (
+      transfer?.eventName === 'Transfer' &&
+      isAddressEqual(transfer.args.from, auth.from) &&
+      isAddressEqual(transfer.args.to, auth.to) &&
+      transfer.args.value === auth.value
+    );
+  }
+  return false;
+}
+
+/** A log of our token decoded, or undefined for any other contract's or an event the ABI does not name. */
+function tokenEvent(chain: Pick<ChainContext, 'usdc'>, log: Pick<Log, 'address' | 'data' | 'topics'>) {
+  if (!isAddressEqual(log.address, chain.usdc)) return undefined;
+  try {
+    return decodeEventLog({ abi: USDC_ABI, data: log.data, topics: log.topics, strict: true });
+  } catch {
+    return undefined;
+  }
 }

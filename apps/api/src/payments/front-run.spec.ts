@@ -2,7 +2,7 @@ import { USDC_ABI } from '@crawlgate/core';
 import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, signOffer, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
 
@@ -85,6 +85,61 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(again.body.tx_hash).toBe(copy.toLowerCase());
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+  });
+
+  it('pays no gate when the payer used the same nonce for another authorization: the page is never paid for that way', async () => {
+    const publisherBefore = await usdcBalance(app, payTo);
+    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run/same-nonce');
+    // The payer signs a second authorization with the same EIP-3009 nonce, paying itself nothing,
+    // and sends it with a higher tip: it uses the nonce, and our settlement reverts.
+    await fundEth(app, agent.address);
+    const auth = payment.payload.authorization;
+    const other = await signOffer(app, agent, gate, {
+      to: agent.address,
+      value: 0n,
+      nonce: auth.nonce as `0x${string}`,
+    });
+    await createWalletClient({
+      account: agent,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transferWithAuthorization',
+      args: [
+        other.authorization.from,
+        other.authorization.to,
+        other.authorization.value,
+        other.authorization.validAfter,
+        other.authorization.validBefore,
+        other.authorization.nonce,
+        other.signature,
+      ],
+      gas: 200_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 50_000_000_000n,
+    });
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+
+    const result = await answer;
+    expect(result.status).not.toBe(200);
+    expect(result.body.access_token).toBeUndefined();
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status).not.toBe(200);
+    expect(again.body.access_token).toBeUndefined();
+    expect(await usdcBalance(app, payTo)).toBe(publisherBefore);
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n);
+    // Nothing of the gate's stays paid or pending: another agent can pay it.
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, payer, gate) },
+    });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    expect(await usdcBalance(app, payTo)).toBe(publisherBefore + BigInt(gate.amount));
   });
 
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {

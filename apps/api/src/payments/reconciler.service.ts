@@ -6,7 +6,7 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
-import { authorizationOutcome, LOG_LOOKBACK_BLOCKS } from './authorization-checks';
+import { authorizationOutcome, LOG_LOOKBACK_BLOCKS, settlesAuthorization } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 
@@ -103,6 +103,14 @@ export class ReconcilerService {
     if (outcome === 'used') {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
+      if (!settlesAuthorization(this.chain, receipt, auth)) {
+        // The payer spent the nonce on another authorization of its own: this one never settles.
+        await this.payments.release(payment.id);
+        this.logger.warn(
+          `Released gate ${payment.gateId}: its authorization's nonce was used by another transfer (${receipt.transactionHash}); nothing was paid`,
+        );
+        return 'released';
+      }
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }

@@ -1,0 +1,64 @@
+import { USDC_ABI } from '@crawlgate/core';
+import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
+import { settlesAuthorization } from './authorization-checks';
+
+const usdc = '0x00000000000000000000000000000000000000aa' as const;
+const payer = '0x1111111111111111111111111111111111111111' as const;
+const payTo = '0x2222222222222222222222222222222222222222' as const;
+const stranger = '0x3333333333333333333333333333333333333333' as const;
+const nonce = keccak256(toHex('nonce'));
+const auth = { from: payer, to: payTo, value: 10_000n, nonce };
+
+const used = (authorizer: Hex, usedNonce: Hex, address: Hex = usdc) => ({
+  address,
+  topics: encodeEventTopics({ abi: USDC_ABI, eventName: 'AuthorizationUsed', args: { authorizer, nonce: usedNonce } }),
+  data: '0x' as Hex,
+});
+const transfer = (from: Hex, to: Hex, value: bigint, address: Hex = usdc) => ({
+  address,
+  topics: encodeEventTopics({ abi: USDC_ABI, eventName: 'Transfer', args: { from, to } }),
+  data: encodeAbiParameters([{ type: 'uint256' }], [value]),
+});
+const receipt = (...logs: ReturnType<typeof used>[]) => ({ status: 'success' as const, logs: logs as never });
+
+describe('settlesAuthorization', () => {
+  it('is the transaction whose AuthorizationUsed(from, nonce) is followed by its Transfer(from, to, value)', () => {
+    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), auth)).toBe(
+      true,
+    );
+  });
+
+  it('is not one where the same nonce paid anyone else, or another amount', () => {
+    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payer, 0n)), auth)).toBe(false);
+    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 9_999n)), auth)).toBe(
+      false,
+    );
+    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(stranger, payTo, 10_000n)), auth)).toBe(
+      false,
+    );
+  });
+
+  it("counts no transfer but the one right after the nonce's use: one payment in a transaction cannot pay two gates", () => {
+    const other = keccak256(toHex('other nonce'));
+    // The nonce spent paying nothing, and the gate's price moved by another authorization in the same transaction.
+    const spentElsewhere = receipt(
+      used(payer, nonce),
+      transfer(payer, payer, 0n),
+      used(payer, other),
+      transfer(payer, payTo, 10_000n),
+    );
+    expect(settlesAuthorization({ usdc }, spentElsewhere, auth)).toBe(false);
+    expect(settlesAuthorization({ usdc }, spentElsewhere, { ...auth, nonce: other })).toBe(true);
+    // Something logged in between: not the token's own pair.
+    const between = receipt(used(payer, nonce), transfer(payer, payTo, 1n, stranger), transfer(payer, payTo, 10_000n));
+    expect(settlesAuthorization({ usdc }, between, auth)).toBe(false);
+  });
+
+  it("believes only our token's events, only in a transaction that succeeded", () => {
+    const elsewhere = receipt(used(payer, nonce, stranger), transfer(payer, payTo, 10_000n, stranger));
+    expect(settlesAuthorization({ usdc }, elsewhere, auth)).toBe(false);
+    const reverted = { ...receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), status: 'reverted' as const };
+    expect(settlesAuthorization({ usdc }, reverted, auth)).toBe(false);
+    expect(settlesAuthorization({ usdc }, receipt(), auth)).toBe(false);
+  });
+});

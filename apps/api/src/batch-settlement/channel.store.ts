@@ -320,6 +320,29 @@ export class ChannelStore {
     return rows.length === 1;
   }
 
+  /**
+   * Takes the payer's deposit lease for `id`: true when no other deposit of the payer holds it, or
+   * the one that does is older than `staleSeconds` by the database's clock (its process died).
+   */
+  async takeDepositLease(payer: string, id: string, staleSeconds: number): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `INSERT INTO deposit_leases (payer, lease_id) VALUES ($1, $2::uuid)
+       ON CONFLICT (payer) DO UPDATE SET lease_id = EXCLUDED.lease_id, taken_at = now()
+        WHERE deposit_leases.taken_at < now() - make_interval(secs => $3::int)
+       RETURNING lease_id`,
+      [payer.toLowerCase(), id, staleSeconds],
+    );
+    return rows.length === 1;
+  }
+
+  /** Gives the lease back, if `id` still holds it. */
+  async endDepositLease(payer: string, id: string): Promise<void> {
+    await this.db.sql.query('DELETE FROM deposit_leases WHERE payer = $1 AND lease_id = $2::uuid', [
+      payer.toLowerCase(),
+      id,
+    ]);
+  }
+
   /** Channels a refund holds, the longest held first, at most `limit`. */
   async heldForRefund(limit: number): Promise<string[]> {
     const rows = await this.db.sql.query<{ channel_id: string }>(

@@ -8,6 +8,7 @@ import {
   type VoucherPaid,
 } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
@@ -26,6 +27,7 @@ import {
   onChain,
   revertMessage,
 } from '../payments/chain-errors';
+import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected } from '../payments/payment-rejected';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
@@ -33,6 +35,12 @@ import { chargedBase, channelState, correction, spendableOf } from './channel-st
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
 import { requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
+
+/**
+ * How long a payer's deposit lease holds at least once its holder stopped (died, or gave up waiting
+ * for a deposit that may still land); never less than the longest a deposit is waited for, and a minute.
+ */
+const DEPOSIT_LEASE_SECONDS = 120;
 
 /**
  * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
@@ -192,39 +200,59 @@ export class VoucherPaymentsService {
       }),
     );
     if (used) return null;
-    const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
-    try {
-      await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
-    } catch (error) {
-      if (isChainUnreachable(error)) throw chainUnavailable();
+    // One deposit of a payer at a time, judged against a chain that holds the one before: deposits
+    // sent at once were each simulated without the others, and all but one reverted at our cost.
+    const lease = randomUUID();
+    const staleAfter = Math.max(DEPOSIT_LEASE_SECONDS, Math.ceil(this.chain.settlementTimeoutMs / 1000) + 60);
+    if (!(await this.store.takeDepositLease(config.payer, lease, staleAfter)))
       throw new PaymentRejected(
-        BATCH_REASONS.depositSimulationFailed,
-        `The deposit would revert: ${revertMessage(error).slice(0, 200)}`,
+        BATCH_REASONS.channelBusy,
+        'Another deposit of this payer is in flight; send the payment again once it has landed',
       );
-    }
-    let hash: Hash;
+    // Kept when the deposit may still land (sent, not confirmed): the next one must see it first.
+    let keepLease = false;
     try {
-      hash = await sendFromRelayer(this.chain, batch.escrow, data);
-    } catch (error) {
-      if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
-      throw unavailable(
-        'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',
-      );
+      const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
+      // Read again under the lease: the deposit that held it may have been this very one.
+      if (await onChain(() => isAuthorizationUsed(this.chain, config.payer, nonce))) return null;
+      try {
+        await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
+      } catch (error) {
+        if (isChainUnreachable(error)) throw chainUnavailable();
+        throw new PaymentRejected(
+          BATCH_REASONS.depositSimulationFailed,
+          `The deposit would revert: ${revertMessage(error).slice(0, 200)}`,
+        );
+      }
+      let hash: Hash;
+      try {
+        hash = await sendFromRelayer(this.chain, batch.escrow, data);
+      } catch (error) {
+        if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
+        keepLease = true;
+        throw unavailable(
+          'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',
+        );
+      }
+      const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
+        if (isChainUnreachable(error)) return null;
+        throw error;
+      });
+      if (!receipt) {
+        keepLease = true;
+        throw unavailable(
+          'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
+        );
+      }
+      if (receipt.status !== 'success')
+        throw new PaymentRejected(
+          BATCH_REASONS.depositTransactionFailed,
+          'The deposit transaction reverted; nothing was charged',
+        );
+      return hash;
+    } finally {
+      if (!keepLease) await this.store.endDepositLease(config.payer, lease);
     }
-    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
-      if (isChainUnreachable(error)) return null;
-      throw error;
-    });
-    if (!receipt)
-      throw unavailable(
-        'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
-      );
-    if (receipt.status !== 'success')
-      throw new PaymentRejected(
-        BATCH_REASONS.depositTransactionFailed,
-        'The deposit transaction reverted; nothing was charged',
-      );
-    return hash;
   }
 
   private async record(

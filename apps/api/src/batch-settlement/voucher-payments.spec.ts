@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, readGate } from '@crawlgate/core';
 import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
+import { ChannelStore } from './channel.store';
 
 /*
  * Paying gates with x402 batch-settlement vouchers, through POST /v1/gates/{id}/verify on the real
@@ -295,6 +297,77 @@ describe('voucher payments', () => {
       (await verify(offer, await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: PRICE })))
         .status,
     ).toBe(200);
+  });
+
+  it('sends one deposit of a payer at a time: deposits sent at once never leave the relayer paying for reverts', async () => {
+    const relayer = app.chain.relayer.account.address;
+    const relayerNonce = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    /** Transactions the relayer sent since `from` (its nonce), and how many of them reverted. */
+    async function relayerSince(fromBlock: bigint) {
+      const head = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+      let sent = 0;
+      let reverted = 0;
+      for (let n = fromBlock + 1n; n <= head; n++) {
+        const block = await app.chain.publicClient.getBlock({ blockNumber: n, includeTransactions: true });
+        for (const tx of block.transactions) {
+          if (tx.from.toLowerCase() !== relayer.toLowerCase()) continue;
+          sent++;
+          const receipt = await app.chain.publicClient.getTransactionReceipt({ hash: tx.hash });
+          if (receipt.status !== 'success') reverted++;
+        }
+      }
+      return { sent, reverted };
+    }
+
+    // The same deposit and voucher, five times at once, to one gate.
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const channel = testChannel(app, payer, offer.accepted);
+    const same = await channel.payment(offer, PRICE, { deposit: 50_000n });
+    const startBlock = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => verify(offer, same)));
+    expect(answers.filter((answer) => answer.status === 200).length).toBeGreaterThanOrEqual(1);
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 402 || answer.status === 503)).toBe(
+      true,
+    );
+    expect(await relayerSince(startBlock)).toEqual({ sent: 1, reverted: 0 });
+
+    // Five gates at once, each with a deposit of its own (new salts, new channels), funds for one.
+    const poor = newWallet();
+    await fundUsdc(app, poor.address, '0.05');
+    const offers = await Promise.all(Array.from({ length: 5 }, () => gate()));
+    const payments = await Promise.all(
+      offers.map((one, i) =>
+        testChannel(app, poor, one.accepted, { salt: `0x${(i + 1).toString(16).padStart(64, '0')}` }).payment(
+          one,
+          PRICE,
+          { deposit: 50_000n },
+        ),
+      ),
+    );
+    const before = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const nonceBefore = await relayerNonce();
+    const poorAnswers = await Promise.all(offers.map((one, i) => verify(one, payments[i])));
+    expect(poorAnswers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(await relayerSince(before)).toEqual({ sent: 1, reverted: 0 });
+    expect(await relayerNonce()).toBe(nonceBefore + 1);
+  });
+
+  it('hands a payer’s deposit lease to one holder at a time, and to another only once it is stale or given back', async () => {
+    const store = app.app.get(ChannelStore);
+    const payer = newWallet().address;
+    const [first, second] = [randomUUID(), randomUUID()];
+    expect(await store.takeDepositLease(payer, first, 120)).toBe(true);
+    expect(await store.takeDepositLease(payer.toLowerCase(), second, 120)).toBe(false);
+    await store.endDepositLease(payer, second); // not its holder: nothing given back
+    expect(await store.takeDepositLease(payer, second, 120)).toBe(false);
+    await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
+      payer.toLowerCase(),
+    ]);
+    expect(await store.takeDepositLease(payer, second, 120)).toBe(true);
+    await store.endDepositLease(payer, second);
+    expect(await store.takeDepositLease(payer, first, 120)).toBe(true);
   });
 
   it('never lets fifty concurrent vouchers on one channel spend more than it holds, nor pay a gate twice', async () => {

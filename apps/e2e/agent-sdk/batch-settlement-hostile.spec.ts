@@ -171,6 +171,21 @@ describe('a corrective 402', () => {
     expect(totals(site)).toEqual([PRICE, 2n * PRICE]);
   });
 
+  it('claiming as charged the voucher it just refused, or part of it, is not followed: a page never costs more than its price', async () => {
+    for (const claim of [(sent: bigint) => sent, (sent: bigint) => sent - PRICE / 2n]) {
+      const site = await startSite((voucher, response, i) =>
+        i === 0
+          ? answerPaid(response, voucher)
+          : answerCorrection(response, voucher, claim(BigInt(voucher.voucher.maxClaimableAmount))),
+      );
+      const agent = voucherAgent();
+      expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+      await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ reason: 'channel_state_refused' });
+      expect(totals(site)).toEqual([PRICE, 2n * PRICE]); // never a third voucher, for 3 × price
+      expect(agent.channels()[0]).toMatchObject({ charged: PRICE });
+    }
+  });
+
   it('naming a total below what the site already confirmed is not followed (it would have the agent pay again)', async () => {
     const site = await startSite((voucher, response, i) =>
       i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n),

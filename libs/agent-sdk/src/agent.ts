@@ -19,7 +19,15 @@ import type { BudgetStore, Reservation } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import { authorizationOfHeader, heldAuthorizations, type HeldOutcome } from './held-authorizations';
 import { openChannelFile } from './channel-file';
-import { ChannelBook, checkedCorrection, newChannel, signDeposit, signVoucher, type Channel } from './channels';
+import {
+  ChannelBook,
+  checkedCorrection,
+  newChannel,
+  signDeposit,
+  signVoucher,
+  type Channel,
+  type PageVouchers,
+} from './channels';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
@@ -350,12 +358,15 @@ export function createAgent(options: AgentOptions): Agent {
     const key = ChannelBook.key(origin, offer);
     return channels.exclusive(key, async () => {
       let current = offer;
+      let page: PageVouchers | undefined;
       for (let corrections = 0; ; corrections++) {
         if (current.amount > maxPrice)
           throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
         const channel = channels.get(key) ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
+        page ??= { signedBefore: channel.signed, sent: new Set() };
         const total = channel.charged + current.amount;
+        page.sent.add(total);
         const deposit =
           total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
         const voucher = {
@@ -427,7 +438,7 @@ export function createAgent(options: AgentOptions): Agent {
           (o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
         );
         if (corrected && corrections < MAX_CORRECTIONS) {
-          const check = await checkedCorrection(channel, corrected);
+          const check = await checkedCorrection(channel, corrected, page);
           if (!check.ok)
             throw new PaymentFailedError(
               url,

@@ -159,6 +159,12 @@ export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
   };
 }
 
+/** What a page's payment attempts signed: the channel's signed total before them, and each total sent. */
+export interface PageVouchers {
+  signedBefore: bigint;
+  sent: Set<bigint>;
+}
+
 /**
  * What a corrective 402 says the channel has been charged, if the agent can believe it; otherwise
  * why not. Never below what the site already confirmed (it would have the agent pay again for money
@@ -168,6 +174,7 @@ export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
 export async function checkedCorrection(
   channel: Channel,
   offer: Offer,
+  page: PageVouchers,
 ): Promise<{ ok: true; charged: bigint } | { ok: false; detail: string }> {
   const state = offer.batch?.channelState;
   if (!state || state.channelId.toLowerCase() !== channel.channelId.toLowerCase())
@@ -183,7 +190,15 @@ export async function checkedCorrection(
       ok: false,
       detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited} deposited`,
     };
-  if (claimed > channel.signed) {
+  // Above what was signed before this page, only the agent's own voucher for exactly the claim, and
+  // never one sent for this page: a site that took this page's voucher and answered 402 would
+  // otherwise have the agent count it as charged and pay the page again.
+  if (claimed > page.signedBefore && page.sent.has(claimed))
+    return {
+      ok: false,
+      detail: `the site says the channel was charged ${claimed}, the total of a voucher this agent sent for this page and the site refused`,
+    };
+  if (claimed > page.signedBefore) {
     const voucher = offer.batch?.voucherState;
     if (
       !voucher ||
@@ -192,7 +207,7 @@ export async function checkedCorrection(
     ) {
       return {
         ok: false,
-        detail: `the site says the channel was charged ${claimed}, above the ${channel.signed} this agent signed, without this agent's voucher for it`,
+        detail: `the site says the channel was charged ${claimed}, above the ${page.signedBefore} this agent signed before this page, without this agent's voucher for it`,
       };
     }
   }

@@ -3,10 +3,12 @@ import {
   encodeBase64Json,
   NETWORKS,
   signAccessToken,
+  signGate,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
   type PaymentRequirementsV1,
   type PaymentRequirementsV2,
 } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyTypedData } from 'viem';
@@ -429,6 +431,71 @@ describe('payment and token headers stay with their origin', () => {
   });
 });
 
+/** A site answering every request with a Crawlgate-style 402 (a gate of its own in verify_url), on base. */
+function gatedSite() {
+  const gateId = signGate(
+    {
+      siteId: randomUUID(),
+      ref: randomUUID(),
+      path: '/page',
+      micros: 1000n,
+      chainId: 8453,
+      asset: BASE_USDC,
+      payTo: PAY_TO,
+      iat: 1,
+      exp: 4_000_000_000,
+    },
+    'any secret',
+  );
+  return startSite((_, response) => {
+    response
+      .writeHead(402, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: `http://api.example/v1/gates/${gateId}/verify` }),
+      );
+  });
+}
+
+/**
+ * A JSON-RPC node on loopback that is chain `chainId`, records the methods it is called with, and
+ * drops the connection on a broadcast once it has it (the answer is lost, the transaction may be out).
+ */
+async function startNode(chainId: number) {
+  const calls: string[] = [];
+  const results: Record<string, unknown> = {
+    eth_chainId: `0x${chainId.toString(16)}`,
+    eth_getTransactionCount: '0x0',
+    eth_estimateGas: '0x10000',
+    eth_maxPriorityFeePerGas: '0x1',
+    eth_gasPrice: '0x2',
+    eth_getBlockByNumber: {
+      number: '0x1',
+      hash: `0x${'11'.repeat(32)}`,
+      baseFeePerGas: '0x1',
+      timestamp: '0x1',
+      transactions: [],
+    },
+  };
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const call = JSON.parse(body) as { id: number; method: string };
+      calls.push(call.method);
+      if (call.method === 'eth_sendRawTransaction') return void response.socket?.destroy();
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: results[call.method] ?? '0x1' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('paying by transfer', () => {
   it('sends no USDC for a verify_url that names no gate, since no proof could be signed for it', async () => {
     const site = await startSite((_, response) => {
@@ -446,11 +513,64 @@ describe('paying by transfer', () => {
     );
     expect(site.seen).toHaveLength(1);
   });
+
+  it('sends nothing when its rpcUrl is on another chain than the one the site asks to be paid on', async () => {
+    // A JSON-RPC node on loopback that is chain 31337; the site asks for USDC on base (8453).
+    const node = await startNode(31337);
+    try {
+      const gateId = signGate(
+        {
+          siteId: randomUUID(),
+          ref: randomUUID(),
+          path: '/page',
+          micros: 1000n,
+          chainId: 8453,
+          asset: BASE_USDC,
+          payTo: PAY_TO,
+          iat: 1,
+          exp: 4_000_000_000,
+        },
+        'any secret',
+      );
+      const site = await startSite((_, response) => {
+        response.writeHead(402, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            x402Version: 1,
+            accepts: [v1()],
+            verify_url: `http://api.example/v1/gates/${gateId}/verify`,
+          }),
+        );
+      });
+      const agent = agentWith({ payMode: 'transfer', rpcUrl: node.url, networks: ['base'] });
+      await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'wrong_chain' });
+      expect(node.calls).not.toContain('eth_sendRawTransaction');
+      expect(node.calls).not.toContain('eth_sendTransaction');
+      expect(agent.spent()).toMatchObject({ usd: '0', payments: 0 });
+    } finally {
+      await node.close();
+    }
+  });
 });
 
 describe('a payment whose outcome is unknown stays counted against the budget', () => {
   // The site holds the signed authorization: it (or its reconciler) can still settle it after the
   // agent gave up, so freeing the reservation would let the next page be paid beyond the budget.
+  it('counts a transfer whose broadcast got no answer: it may have paid, so it stays spent', async () => {
+    const node = await startNode(8453);
+    try {
+      const site = await gatedSite();
+      const agent = agentWith({ payMode: 'transfer', rpcUrl: node.url, networks: ['base'], budgetUsd: '0.001' });
+      await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
+      expect(node.calls).toContain('eth_sendRawTransaction');
+      expect(agent.spent().remainingUsd).toBe('0');
+      // So no second page is paid beyond the budget.
+      await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+      expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
+    } finally {
+      await node.close();
+    }
+  });
+
   it('counts a settlement still pending after every retry, and pays no second page beyond the budget', async () => {
     const site = await startSite((request, response) => {
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });

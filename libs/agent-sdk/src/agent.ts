@@ -12,7 +12,7 @@ import {
   type PageQuery,
   type VerifyPaymentRequest,
 } from '@crawlgate/core';
-import { isHash, type LocalAccount, type PublicClient, type WalletClient } from 'viem';
+import { isHash, type Hash, type LocalAccount, type PublicClient, type WalletClient } from 'viem';
 import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore, Reservation } from './budget-store';
@@ -31,7 +31,7 @@ import {
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
-import { createPayer } from './payer';
+import { createPayer, TransferReverted } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
@@ -322,7 +322,23 @@ export function createAgent(options: AgentOptions): Agent {
       throw new UnsupportedPaymentError(
         `${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`,
       );
-    const txHash = await payer.transfer(offer);
+    // The transfer goes to whatever chain the RPC is: it must be the one the site asks to be paid on.
+    const chainId = await payer.chain().wallet.getChainId();
+    if (chainId !== offer.chainId)
+      throw new PaymentFailedError(
+        url,
+        'wrong_chain',
+        `rpcUrl is chain ${chainId}, the site asks to be paid on ${offer.chainId}`,
+      );
+    let txHash: Hash;
+    try {
+      txHash = await payer.transfer(offer);
+    } catch (error) {
+      // Only a mined transaction that reverted surely moved nothing. Any other failure (an answer
+      // lost after the broadcast, a receipt not seen in time) may have paid: it stays spent.
+      if (!(error instanceof TransferReverted)) markCharged();
+      throw error;
+    }
     markCharged(); // the USDC has moved, whatever happens next
     // Signed by the payer for this gate: the hash is public on chain, so it alone would let anyone claim the transfer.
     const request: VerifyPaymentRequest = {

@@ -36,6 +36,14 @@ export interface Payer {
   chain(): { wallet: WalletClient; public: PublicClient };
 }
 
+/** A transfer mined and reverted: the one failure of a transfer that surely moved nothing. */
+export class TransferReverted extends Error {
+  constructor(readonly hash: Hash) {
+    super(`USDC transfer ${hash} reverted`);
+    this.name = 'TransferReverted';
+  }
+}
+
 export interface PayerOptions {
   rpcUrl: string | undefined;
   pollingIntervalMs: number;
@@ -108,7 +116,7 @@ export function createPayer(
         chain: null,
       });
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
-      if (receipt.status !== 'success') throw new Error(`USDC transfer ${hash} reverted`);
+      if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;
     },
     signTypedData,

@@ -518,29 +518,7 @@ describe('paying by transfer', () => {
     // A JSON-RPC node on loopback that is chain 31337; the site asks for USDC on base (8453).
     const node = await startNode(31337);
     try {
-      const gateId = signGate(
-        {
-          siteId: randomUUID(),
-          ref: randomUUID(),
-          path: '/page',
-          micros: 1000n,
-          chainId: 8453,
-          asset: BASE_USDC,
-          payTo: PAY_TO,
-          iat: 1,
-          exp: 4_000_000_000,
-        },
-        'any secret',
-      );
-      const site = await startSite((_, response) => {
-        response.writeHead(402, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            x402Version: 1,
-            accepts: [v1()],
-            verify_url: `http://api.example/v1/gates/${gateId}/verify`,
-          }),
-        );
-      });
+      const site = await gatedSite();
       const agent = agentWith({ payMode: 'transfer', rpcUrl: node.url, networks: ['base'] });
       await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'wrong_chain' });
       expect(node.calls).not.toContain('eth_sendRawTransaction');

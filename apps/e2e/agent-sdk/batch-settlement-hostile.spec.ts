@@ -270,6 +270,45 @@ describe('the budget', () => {
       ['voucher', '20000', undefined],
     ]);
   });
+
+  it('is not locked up in channels by a site that names new channel terms on every page', async () => {
+    // Every 402 names another receiverAuthorizer: each would be a new channel, with a deposit of its own.
+    const vouchers: Voucher[] = [];
+    const server = createServer((request, response) => {
+      const header = request.headers['payment-signature'];
+      if (typeof header !== 'string')
+        return answer402(response, [
+          batchAccept(1n, { receiverAuthorizer: privateKeyToAccount(generatePrivateKey()).address }),
+        ]);
+      const voucher = (decodeBase64Json(header) as { payload: Voucher }).payload;
+      vouchers.push(voucher);
+      answerPaid(response, voucher);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const agent = createAgent({
+        account: privateKeyToAccount(generatePrivateKey()),
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        networks: ['base'],
+        batchSettlement: { depositUsd: '0.25' },
+      });
+      const results = [];
+      for (const page of ['/1', '/2', '/3', '/4'])
+        results.push(
+          await agent.fetch(`${url}${page}`).then(
+            (r) => r.status,
+            (e: PaymentFailedError) => e.reason,
+          ),
+        );
+      expect(results).toEqual([200, 200, 'channel_limit', 'channel_limit']);
+      expect(vouchers.filter((v) => v.type === 'deposit')).toHaveLength(2);
+      expect(agent.spent().remainingUsd).toBe('0.5');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
 
 describe('another origin with the same terms', () => {

@@ -163,6 +163,8 @@ const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, 
 const PENDING_RETRIES = 6;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
+/** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
+const MAX_CHANNELS_PER_ORIGIN = 2;
 /** A refused deposit authorization is resent only while it has this long left. */
 const DEPOSIT_REUSE_MARGIN_SECONDS = 30;
 
@@ -378,7 +380,16 @@ export function createAgent(options: AgentOptions): Agent {
       for (let corrections = 0; ; corrections++) {
         if (current.amount > maxPrice)
           throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
-        const channel = channels.get(key) ?? newChannel(origin, current, payer.address);
+        const known = channels.get(key);
+        // A site names new channel terms rarely (its claim authorizer changed); one naming new ones
+        // on every page would have each take a deposit of its own, locking the budget in escrow.
+        if (!known && channels.funded(origin).length >= MAX_CHANNELS_PER_ORIGIN)
+          throw new PaymentFailedError(
+            url,
+            'channel_limit',
+            `${origin} already has ${MAX_CHANNELS_PER_ORIGIN} channels holding deposits and names new channel terms; withdraw or refund one first`,
+          );
+        const channel = known ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
         page ??= { signedBefore: channel.signed, sent: new Set() };
         const total = channel.charged + current.amount;

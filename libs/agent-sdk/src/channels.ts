@@ -86,6 +86,16 @@ export class ChannelBook {
     return [...this.opened];
   }
 
+  /**
+   * The channels of `origin` holding deposits beyond their charges that only a withdrawal or refund
+   * brings back (one being withdrawn is coming back already).
+   */
+  funded(origin: string): Channel[] {
+    return this.opened.filter(
+      (channel) => channel.origin === origin && !channel.withdrawing && channel.deposited > channel.charged,
+    );
+  }
+
   /** Lets another agent open the file; this book then pays no more vouchers (save() throws). */
   close(): void {
     this.file?.release();

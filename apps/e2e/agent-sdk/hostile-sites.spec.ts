@@ -327,6 +327,19 @@ describe('x402 v2 first', () => {
     expect((decodeBase64Json(first as string) as SentPayment).accepted?.extra?.gate_id).toBe('gate_v2');
   });
 
+  it('pays each of concurrent fetches of a site that gives no token: none is answered the bare 402', async () => {
+    const site = await payingSite({ v2: [v2()] });
+    const agent = agentWith();
+    const statuses = await Promise.all(
+      ['/search?q=a', '/search?q=b', '/search?q=c', '/search?q=d'].map(
+        async (page) => (await agent.fetch(`${site.url}${page}`)).status,
+      ),
+    );
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expect(paymentsSent(site)).toHaveLength(4);
+    expect(agent.spent()).toMatchObject({ payments: 4 });
+  });
+
   it('still pays a v1-only site with X-PAYMENT, and v1 when the v2 offer is not allowed', async () => {
     const v1Only = await payingSite({ v1: [v1()] });
     expect((await agentWith().fetch(`${v1Only.url}/page`)).status).toBe(200);

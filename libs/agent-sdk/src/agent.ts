@@ -655,7 +655,10 @@ export function createAgent(options: AgentOptions): Agent {
     const running = inflight.get(key);
     if (running) {
       const token = await running;
-      return token ? retry({ 'x-crawlgate-token': token }) : first;
+      if (token) return retry({ 'x-crawlgate-token': token });
+      // The payment gave no token to share (a site that sells each request, or a failure): this
+      // fetch pays for itself, from the start (each round of followers pays at least once, so it ends).
+      return agentFetch(input, init);
     }
     let done!: (token: string | undefined) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));

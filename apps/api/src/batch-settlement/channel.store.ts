@@ -321,16 +321,17 @@ export class ChannelStore {
   }
 
   /**
-   * Takes the payer's deposit lease for `id`: true when no other deposit of the payer holds it, or
-   * the one that does is older than `staleSeconds` by the database's clock (its process died).
+   * Takes the payer's deposit lease for `id` (the deposit of authorization `nonce`): true when no
+   * other deposit of the payer holds it, or the one that does is older than `staleSeconds` by the
+   * database's clock (its process died, or gave up waiting for it).
    */
-  async takeDepositLease(payer: string, id: string, staleSeconds: number): Promise<boolean> {
+  async takeDepositLease(payer: string, id: string, nonce: string, staleSeconds: number): Promise<boolean> {
     const rows = await this.db.sql.query(
-      `INSERT INTO deposit_leases (payer, lease_id) VALUES ($1, $2::uuid)
-       ON CONFLICT (payer) DO UPDATE SET lease_id = EXCLUDED.lease_id, taken_at = now()
-        WHERE deposit_leases.taken_at < now() - make_interval(secs => $3::int)
+      `INSERT INTO deposit_leases (payer, lease_id, nonce) VALUES ($1, $2::uuid, $3)
+       ON CONFLICT (payer) DO UPDATE SET lease_id = EXCLUDED.lease_id, nonce = EXCLUDED.nonce, taken_at = now()
+        WHERE deposit_leases.taken_at < now() - make_interval(secs => $4::int)
        RETURNING lease_id`,
-      [payer.toLowerCase(), id, staleSeconds],
+      [payer.toLowerCase(), id, nonce.toLowerCase(), staleSeconds],
     );
     return rows.length === 1;
   }
@@ -340,6 +341,14 @@ export class ChannelStore {
     await this.db.sql.query('DELETE FROM deposit_leases WHERE payer = $1 AND lease_id = $2::uuid', [
       payer.toLowerCase(),
       id,
+    ]);
+  }
+
+  /** Gives the lease back if the deposit of authorization `nonce` holds it: it landed. */
+  async endDepositLeaseOf(payer: string, nonce: string): Promise<void> {
+    await this.db.sql.query('DELETE FROM deposit_leases WHERE payer = $1 AND nonce = $2', [
+      payer.toLowerCase(),
+      nonce.toLowerCase(),
     ]);
   }
 

@@ -2,7 +2,6 @@ import {
   BATCH_REASONS,
   formatMicrosUsd,
   parseBatchSettlementPayment,
-  USDC_ABI,
   type BatchSettlementPayment,
   type RefundedChannel,
   type VoucherPaid,
@@ -41,6 +40,9 @@ import { refundInFlight, RefundsService } from './refunds.service';
  * for a deposit that may still land); never less than the longest a deposit is waited for, and a minute.
  */
 const DEPOSIT_LEASE_SECONDS = 120;
+/** How long a deposit waits for the payer's one before it (a few blocks), and how often it looks. */
+const DEPOSIT_LEASE_WAIT_MS = 10_000;
+const DEPOSIT_LEASE_POLL_MS = 100;
 
 /**
  * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
@@ -191,39 +193,24 @@ export class VoucherPaymentsService {
   ): Promise<Hash | null> {
     const { deposit, channelConfig: config } = payment;
     const nonce = depositNonce(channelId, deposit!.erc3009.salt);
-    const used = await onChain(() =>
-      this.chain.publicClient.readContract({
-        address: this.chain.usdc,
-        abi: USDC_ABI,
-        functionName: 'authorizationState',
-        args: [config.payer, nonce],
-      }),
-    );
-    if (used) return null;
-    // One deposit of a payer at a time, judged against a chain that holds the one before: deposits
-    // sent at once were each simulated without the others, and all but one reverted at our cost.
+    const used = () => onChain(() => isAuthorizationUsed(this.chain, config.payer, nonce));
+    if (await used()) {
+      await this.store.endDepositLeaseOf(config.payer, nonce); // kept while it might land: it has
+      return null;
+    }
+    const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
+    // Judged before it may wait for the payer's lease: the token checks the payer's signature (a
+    // contract wallet's too), so no one else can hold a payer's deposits up with deposits it did not sign.
+    await this.simulateDeposit(batch, data);
+    // One deposit of a payer at a time, judged again against a chain that holds the one before:
+    // deposits sent at once were each judged without the others, and all but one reverted at our cost.
     const lease = randomUUID();
-    const staleAfter = Math.max(DEPOSIT_LEASE_SECONDS, Math.ceil(this.chain.settlementTimeoutMs / 1000) + 60);
-    if (!(await this.store.takeDepositLease(config.payer, lease, staleAfter)))
-      throw new PaymentRejected(
-        BATCH_REASONS.channelBusy,
-        'Another deposit of this payer is in flight; send the payment again once it has landed',
-      );
+    await this.waitForDepositLease(config.payer, lease, nonce);
     // Kept when the deposit may still land (sent, not confirmed): the next one must see it first.
     let keepLease = false;
     try {
-      const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
-      // Read again under the lease: the deposit that held it may have been this very one.
-      if (await onChain(() => isAuthorizationUsed(this.chain, config.payer, nonce))) return null;
-      try {
-        await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
-      } catch (error) {
-        if (isChainUnreachable(error)) throw chainUnavailable();
-        throw new PaymentRejected(
-          BATCH_REASONS.depositSimulationFailed,
-          `The deposit would revert: ${revertMessage(error).slice(0, 200)}`,
-        );
-      }
+      if (await used()) return null;
+      await this.simulateDeposit(batch, data);
       let hash: Hash;
       try {
         hash = await sendFromRelayer(this.chain, batch.escrow, data);
@@ -252,6 +239,33 @@ export class VoucherPaymentsService {
       return hash;
     } finally {
       if (!keepLease) await this.store.endDepositLease(config.payer, lease);
+    }
+  }
+
+  /** The deposit run as the relayer would send it: refused (402) if it would revert. */
+  private async simulateDeposit(batch: BatchSettlementChain, data: Hex): Promise<void> {
+    try {
+      await this.chain.publicClient.call({ account: this.chain.relayer.account.address, to: batch.escrow, data });
+    } catch (error) {
+      if (isChainUnreachable(error)) throw chainUnavailable();
+      throw new PaymentRejected(
+        BATCH_REASONS.depositSimulationFailed,
+        `The deposit would revert: ${revertMessage(error).slice(0, 200)}`,
+      );
+    }
+  }
+
+  /** Takes the payer's deposit lease for `nonce`'s deposit, waiting a little for the one before to land. */
+  private async waitForDepositLease(payer: string, lease: string, nonce: Hex): Promise<void> {
+    const staleAfter = Math.max(DEPOSIT_LEASE_SECONDS, Math.ceil(this.chain.settlementTimeoutMs / 1000) + 60);
+    const deadline = Date.now() + DEPOSIT_LEASE_WAIT_MS;
+    while (!(await this.store.takeDepositLease(payer, lease, nonce, staleAfter))) {
+      if (Date.now() >= deadline)
+        throw new PaymentRejected(
+          BATCH_REASONS.channelBusy,
+          'Another deposit of this payer is in flight; send the payment again once it has landed',
+        );
+      await new Promise((resolve) => setTimeout(resolve, DEPOSIT_LEASE_POLL_MS));
     }
   }
 

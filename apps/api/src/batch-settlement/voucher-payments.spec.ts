@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, readGate } from '@crawlgate/core';
+import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, parseBatchSettlementPayment, readGate } from '@crawlgate/core';
 import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
+import { depositCalldata, depositNonce } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
 
 /*
@@ -358,16 +359,78 @@ describe('voucher payments', () => {
     const store = app.app.get(ChannelStore);
     const payer = newWallet().address;
     const [first, second] = [randomUUID(), randomUUID()];
-    expect(await store.takeDepositLease(payer, first, 120)).toBe(true);
-    expect(await store.takeDepositLease(payer.toLowerCase(), second, 120)).toBe(false);
+    const NONCE = `0x${'ab'.repeat(32)}`;
+    expect(await store.takeDepositLease(payer, first, NONCE, 120)).toBe(true);
+    expect(await store.takeDepositLease(payer.toLowerCase(), second, NONCE, 120)).toBe(false);
     await store.endDepositLease(payer, second); // not its holder: nothing given back
-    expect(await store.takeDepositLease(payer, second, 120)).toBe(false);
+    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(false);
     await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
       payer.toLowerCase(),
     ]);
-    expect(await store.takeDepositLease(payer, second, 120)).toBe(true);
+    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(true);
     await store.endDepositLease(payer, second);
-    expect(await store.takeDepositLease(payer, first, 120)).toBe(true);
+    expect(await store.takeDepositLease(payer, first, NONCE, 120)).toBe(true);
+    await store.endDepositLeaseOf(payer, `0x${'cd'.repeat(32)}`); // another deposit's: nothing given back
+    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(false);
+    await store.endDepositLeaseOf(payer, NONCE.toUpperCase().replace('0X', '0x')); // its deposit landed
+    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(true);
+  });
+
+  it('lets no one hold a payer’s deposits up with deposits it did not sign; the payer’s own sent at once all land', async () => {
+    const victim = newWallet();
+    await fundUsdc(app, victim.address, '1');
+    const attacker = newWallet();
+    const offer = await gate();
+    // A channel naming the victim as payer, with the attacker as authorizer and the attacker's deposit signature.
+    const forged = testChannel(app, attacker, offer.accepted, {
+      payer: victim.address,
+      payerAuthorizer: attacker.address,
+    });
+    const refused = await verify(offer, await forged.payment(offer, PRICE, { deposit: 50_000n }));
+    expect(refused.body.reason).toBe(BATCH_REASONS.depositSimulationFailed);
+    const [lease] = await app.database.sql.query('SELECT payer FROM deposit_leases WHERE payer = $1', [
+      victim.address.toLowerCase(),
+    ]);
+    expect(lease).toBeUndefined();
+    // The victim opens two channels at once (two gates, funds for both): the second waits for the first.
+    const offers = [await gate(), await gate()];
+    const payments = await Promise.all(
+      offers.map((one, i) =>
+        testChannel(app, victim, one.accepted, { salt: `0x${(i + 7).toString(16).padStart(64, '0')}` }).payment(
+          one,
+          PRICE,
+          { deposit: 50_000n },
+        ),
+      ),
+    );
+    const answers = await Promise.all(offers.map((one, i) => verify(one, payments[i])));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+  });
+
+  it('gives back a lease kept for a deposit that landed when its payment is sent again', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const channel = testChannel(app, payer, offer.accepted);
+    const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
+    // As if the request had stopped waiting for its deposit's receipt: the deposit landed, its voucher
+    // was not recorded, and the lease was kept for the deposit's nonce.
+    const parsed = parseBatchSettlementPayment(payment);
+    if (!parsed.ok || !parsed.payment.deposit) throw new Error('not a deposit payment');
+    const { erc3009 } = parsed.payment.deposit;
+    const batch = app.chain.batchSettlement!;
+    const landed = await app.chain.relayer.sendTransaction({
+      to: batch.escrow,
+      data: depositCalldata(batch, parsed.payment.channelConfig, 50_000n, erc3009),
+    });
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: landed })).status).toBe('success');
+    const nonce = depositNonce(channel.channelId, erc3009.salt);
+    expect(await app.app.get(ChannelStore).takeDepositLease(payer.address, randomUUID(), nonce, 120)).toBe(true);
+    expect((await verify(offer, payment)).status).toBe(200);
+    const leases = await app.database.sql.query('SELECT payer FROM deposit_leases WHERE payer = $1', [
+      payer.address.toLowerCase(),
+    ]);
+    expect(leases).toEqual([]);
   });
 
   it('never lets fifty concurrent vouchers on one channel spend more than it holds, nor pay a gate twice', async () => {

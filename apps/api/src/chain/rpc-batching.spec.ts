@@ -132,6 +132,22 @@ describe('batchingRpcFetch', () => {
     }
   });
 
+  it('gives no caller a result the node answered as a single object, as if for one call: each gets an error', async () => {
+    const server = await serve((_, response) => json(response, { jsonrpc: '2.0', id: 0, result: '0xde0b6b3a7640000' }));
+    try {
+      const answers = await Promise.all([
+        call(rpcFetch, server.url, 1, 'eth_getBalance'),
+        call(rpcFetch, server.url, 2, 'eth_getBalance'),
+      ]);
+      for (const [i, answer] of answers.entries()) {
+        expect(answer.body.result).toBeUndefined();
+        expect(answer.body).toMatchObject({ id: i + 1, error: { code: -32603 } });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('rejects only the caller whose signal aborted; the others get their answers', async () => {
     const server = await serve((calls, response) => setTimeout(() => echo(calls, response), 50));
     try {

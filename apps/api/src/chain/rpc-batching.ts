@@ -118,7 +118,10 @@ async function sendBatch(send: typeof fetch, batch: Waiting[]): Promise<void> {
   });
 }
 
-/** The answers of a batch by id; a single object (a node refusing the whole batch) stands for every call. */
+/**
+ * The answers of a batch by id. A single error object (a node refusing the whole batch) stands for
+ * every call; any other single object (a result, an answer to one call) stands for none of them.
+ */
 function answersById(text: string): Map<unknown, Record<string, unknown>> | Record<string, unknown> | undefined {
   let parsed: unknown;
   try {
@@ -132,7 +135,9 @@ function answersById(text: string): Map<unknown, Record<string, unknown>> | Reco
         .filter((answer): answer is Record<string, unknown> => typeof answer === 'object' && answer !== null)
         .map((answer) => [answer.id, answer]),
     );
-  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const single = parsed as Record<string, unknown>;
+  return 'error' in single && !('result' in single) ? single : new Map();
 }
 
 function answerFor(

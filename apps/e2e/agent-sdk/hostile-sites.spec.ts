@@ -473,7 +473,7 @@ function gatedSite() {
  * A JSON-RPC node on loopback that is chain `chainId`, records the methods it is called with, and
  * drops the connection on a broadcast once it has it (the answer is lost, the transaction may be out).
  */
-async function startNode(chainId: number) {
+async function startNode(chainId: number, { estimateReverts = false } = {}) {
   const calls: string[] = [];
   const results: Record<string, unknown> = {
     eth_chainId: `0x${chainId.toString(16)}`,
@@ -496,6 +496,10 @@ async function startNode(chainId: number) {
       const call = JSON.parse(body) as { id: number; method: string };
       calls.push(call.method);
       if (call.method === 'eth_sendRawTransaction') return void response.socket?.destroy();
+      if (call.method === 'eth_estimateGas' && estimateReverts)
+        return void response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: 3, message: 'execution reverted' } }));
       response
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: results[call.method] ?? '0x1' }));
@@ -546,6 +550,19 @@ describe('paying by transfer', () => {
 describe('a payment whose outcome is unknown stays counted against the budget', () => {
   // The site holds the signed authorization: it (or its reconciler) can still settle it after the
   // agent gave up, so freeing the reservation would let the next page be paid beyond the budget.
+  it('spends nothing on a transfer the token would refuse: it fails at its estimate, unsent', async () => {
+    const node = await startNode(8453, { estimateReverts: true });
+    try {
+      const site = await gatedSite();
+      const agent = agentWith({ payMode: 'transfer', rpcUrl: node.url, networks: ['base'], budgetUsd: '0.002' });
+      for (let i = 0; i < 3; i++) await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow(/not sent/);
+      expect(node.calls).not.toContain('eth_sendRawTransaction');
+      expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '0.002' });
+    } finally {
+      await node.close();
+    }
+  });
+
   it('counts a transfer whose broadcast got no answer: it may have paid, so it stays spent', async () => {
     const node = await startNode(8453);
     try {

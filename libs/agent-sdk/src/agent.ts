@@ -31,7 +31,7 @@ import {
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
-import { createPayer, TransferReverted } from './payer';
+import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
@@ -336,9 +336,9 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       txHash = await payer.transfer(offer);
     } catch (error) {
-      // Only a mined transaction that reverted surely moved nothing. Any other failure (an answer
-      // lost after the broadcast, a receipt not seen in time) may have paid: it stays spent.
-      if (!(error instanceof TransferReverted)) markCharged();
+      // Only a transfer never sent, or mined and reverted, surely moved nothing. Any other failure
+      // (an answer lost after the broadcast, a receipt not seen in time) may have paid: it stays spent.
+      if (!(error instanceof TransferReverted || error instanceof TransferNotSent)) markCharged();
       throw error;
     }
     markCharged(); // the USDC has moved, whatever happens next

@@ -36,7 +36,15 @@ export interface Payer {
   chain(): { wallet: WalletClient; public: PublicClient };
 }
 
-/** A transfer mined and reverted: the one failure of a transfer that surely moved nothing. */
+/** A transfer that failed before it was sent (its gas estimate): it surely moved nothing. */
+export class TransferNotSent extends Error {
+  constructor(cause: unknown) {
+    super(`USDC transfer not sent: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'TransferNotSent';
+  }
+}
+
+/** A transfer mined and reverted: it surely moved nothing either. */
 export class TransferReverted extends Error {
   constructor(readonly hash: Hash) {
     super(`USDC transfer ${hash} reverted`);
@@ -107,14 +115,23 @@ export function createPayer(
     },
     async transfer(offer) {
       const client = wallet();
-      const hash = await client.writeContract({
+      const call = {
         address: offer.asset,
         abi: USDC_ABI,
         functionName: 'transfer',
         args: [offer.payTo, offer.amount],
         account: signer,
         chain: null,
-      });
+      } as const;
+      // Estimated before anything is sent: a transfer the token would refuse (a pay_to it will not
+      // pay) fails here, surely unsent, and costs the budget nothing.
+      let gas: bigint;
+      try {
+        gas = await publicFor(client).estimateContractGas(call);
+      } catch (error) {
+        throw new TransferNotSent(error);
+      }
+      const hash = await client.writeContract({ ...call, gas });
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;

@@ -8,7 +8,7 @@ import {
 } from '@crawlgate/core';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, toAccount } from 'viem/accounts';
 import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError } from '../../../libs/agent-sdk/src';
 
 /*
@@ -269,6 +269,37 @@ describe('the budget', () => {
       ['deposit', '10000', '20000'],
       ['voucher', '20000', undefined],
     ]);
+  });
+
+  it('holds nothing back when the wallet refuses to sign the voucher: the deposit never left', async () => {
+    const key = privateKeyToAccount(generatePrivateKey());
+    let refuseVoucher = true;
+    const wallet = toAccount({
+      address: key.address,
+      signMessage: (args) => key.signMessage(args),
+      signTransaction: (tx) => key.signTransaction(tx),
+      signTypedData: async (typedData) => {
+        if (typedData.primaryType === 'Voucher' && refuseVoucher) {
+          refuseVoucher = false;
+          throw new Error('the user rejected the request');
+        }
+        return key.signTypedData(typedData as never);
+      },
+    });
+    const site = await startSite((voucher, response) => answerPaid(response, voucher));
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      networks: ['base'],
+      batchSettlement: { depositUsd: '0.05' },
+    });
+    await expect(agent.fetch(`${site.url}/one`)).rejects.toThrow(/rejected/);
+    expect(site.vouchers).toHaveLength(0);
+    expect(agent.spent().remainingUsd).toBe('1');
+    expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
+    expect(site.vouchers.map((v) => [v.type, v.deposit?.amount])).toEqual([['deposit', '50000']]);
+    expect(agent.spent().remainingUsd).toBe('0.95');
   });
 
   it('is not locked up in channels by a site that names new channel terms on every page', async () => {

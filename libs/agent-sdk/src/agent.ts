@@ -396,11 +396,14 @@ export function createAgent(options: AgentOptions): Agent {
         page.sent.add(total);
         const deposit =
           total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
-        const voucher = {
-          channelId: channel.channelId,
-          maxClaimableAmount: total.toString(),
-          signature: await signVoucher(payer, channel, total),
-        };
+        let signature: Hex;
+        try {
+          signature = await signVoucher(payer, channel, total);
+        } catch (error) {
+          await deposit?.settle('unsent'); // the wallet refused to sign: nothing left, nothing is spent
+          throw error;
+        }
+        const voucher = { channelId: channel.channelId, maxClaimableAmount: total.toString(), signature };
         const payload = {
           type: deposit ? 'deposit' : 'voucher',
           channelConfig: channel.config,
@@ -595,39 +598,47 @@ export function createAgent(options: AgentOptions): Agent {
       kept.amount >= needed &&
       kept.validBefore > BigInt(Math.floor(Date.now() / 1000) + DEPOSIT_REUSE_MARGIN_SECONDS)
     )
-      return tracked(channel, kept);
+      return tracked(channel, kept, true);
     if (kept) await budget.settle(kept.reservation, true); // it may have been made: spent
     const remaining = await budget.remaining();
     const amount =
       batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
     const reservation = amount >= needed ? await budget.reserve(amount) : null;
     if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(remaining));
-    const payload = await signDeposit(
-      payer,
+    let payload: Awaited<ReturnType<typeof signDeposit>>;
+    try {
+      payload = await signDeposit(
+        payer,
+        channel,
+        offer,
+        amount,
+        Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds),
+      );
+    } catch (error) {
+      await budget.settle(reservation, false); // not signed: nothing can be spent with it
+      throw error;
+    }
+    return tracked(
       channel,
-      offer,
-      amount,
-      Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds),
+      { payload, amount, reservation, validBefore: BigInt(payload.authorization.erc3009Authorization.validBefore) },
+      false,
     );
-    return tracked(channel, {
-      payload,
-      amount,
-      reservation,
-      validBefore: BigInt(payload.authorization.erc3009Authorization.validBefore),
-    });
   }
 
-  function tracked(channel: Channel, deposit: SentDeposit) {
+  /** `sentBefore`: a kept deposit a site was sent and refused, which it still holds. */
+  function tracked(channel: Channel, deposit: SentDeposit, sentBefore: boolean) {
     channel.deposited += deposit.amount;
     let done = false;
     return {
       payload: deposit.payload,
-      settle: async (outcome: 'spent' | 'refused') => {
+      /** spent: it may have been made; refused: the site holds it unused (kept for the next deposit); unsent: it never left. */
+      settle: async (outcome: 'spent' | 'refused' | 'unsent') => {
         if (done) return;
         done = true;
         if (outcome === 'spent') return budget.settle(deposit.reservation, true);
         channel.deposited -= deposit.amount;
-        refusedDeposits.set(channel, deposit);
+        if (outcome === 'refused' || sentBefore) refusedDeposits.set(channel, deposit);
+        else await budget.settle(deposit.reservation, false); // never left this agent: nothing to hold
       },
     };
   }

@@ -13,7 +13,7 @@ import type { BenchStack } from './bench-api';
 /** The real API on a stack, listening on loopback, as the API's own main.ts builds it. */
 export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
   const database = await openDatabase({ databaseUrl: stack.databaseUrl, schema: stack.schema });
-  const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxy: true };
+  const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxyHops: 1 };
   config.chain = { ...config.chain, pollingIntervalMs: 20 };
   const chain: ChainContext = createChainContext({
     config: config.chain,

@@ -44,7 +44,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...loadConfig({}),
     logLevel: testLogLevel(),
     redisUrl: undefined,
-    trustProxy: true,
+    trustProxyHops: 1,
     ...overrides,
     chain: testChainConfig(chainOverrides),
   };

@@ -51,7 +51,9 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
 
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // A count of hops, never `true`: with `true` the client's own leftmost X-Forwarded-For entry was its IP.
+    // (Fastify's own reading of a number; the adapter's options type does not take one.)
+    trustProxy: (_address: string, hop: number) => hop < config.trustProxyHops,
     // A gate id carries its path, so /v1/gates/{id} takes ids far longer than Fastify's default 100.
     routerOptions: { maxParamLength: MAX_GATE_ID_LENGTH },
     // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.

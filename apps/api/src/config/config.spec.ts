@@ -43,4 +43,19 @@ describe('loadConfig', () => {
   it('still names RPC_URL first when it is missing too', () => {
     expect(() => loadConfig({ CRAWLGATE_NETWORK: 'base' })).toThrow(/RPC_URL is required on base/);
   });
+
+  describe('TRUST_PROXY', () => {
+    it('is a count of proxies in front; true is one and false none; off by default', () => {
+      expect(loadConfig({}).trustProxyHops).toBe(0);
+      expect(loadConfig({ TRUST_PROXY: '1' }).trustProxyHops).toBe(1);
+      expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxyHops).toBe(1);
+      expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxyHops).toBe(0);
+      expect(loadConfig({ TRUST_PROXY: '2' }).trustProxyHops).toBe(2);
+    });
+
+    it('refuses anything else, rather than trusting every hop', () => {
+      for (const bad of ['yes', '-1', '11', '1.5', 'all'])
+        expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(ConfigError);
+    });
+  });
 });

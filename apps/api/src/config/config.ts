@@ -23,7 +23,11 @@ export interface AppConfig {
   secretGraceSeconds: number;
   bodyLimitBytes: number;
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
-  trustProxy: boolean;
+  /**
+   * How many proxies in front append to X-Forwarded-For (0: none). The client is the address the
+   * farthest of them appended, never an entry the client wrote itself.
+   */
+  trustProxyHops: number;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   chain: ChainConfig;
   /** How long an unpaid gate stays payable. */
@@ -85,7 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     secretGraceSeconds: integer(env, 'SECRET_GRACE_SECONDS', 3600, 0, 30 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
-    trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1', 'false', 'true'] as const, '0').match(/^(1|true)$/) !== null,
+    trustProxyHops: proxyHops(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain,
     gateTtlSeconds: integer(env, 'GATE_TTL_SECONDS', DEFAULT_GATE_TTL_SECONDS, 10, 24 * 3600),
@@ -156,6 +160,14 @@ function hex(env: NodeJS.ProcessEnv, name: string, digits: number): `0x${string}
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** TRUST_PROXY: a count of proxies; "true" is one and "false" none, as they read before it was a count. */
+function proxyHops(env: NodeJS.ProcessEnv): number {
+  const value = env.TRUST_PROXY?.trim().toLowerCase();
+  if (value === 'true') return 1;
+  if (value === 'false') return 0;
+  return integer(env, 'TRUST_PROXY', 0, 0, 10);
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -107,6 +107,19 @@ describe('rate limits per credential', () => {
     expect(seen[LIMIT]).toBe(429);
   });
 
+  it('counts a client by the address the proxy appended, never by X-Forwarded-For entries the client wrote', async () => {
+    const client = freshIp();
+    const login = (i: number) =>
+      app.call('POST', '/v1/publishers/login', {
+        body: { email: 'nobody@example.com', password: `guess ${i}` },
+        // The client's own made-up entry first, then the one the load balancer appended.
+        headers: { 'x-forwarded-for': `${freshIp()}, ${client}` },
+      });
+    const seen = await statuses(6, login);
+    expect(seen.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(seen[5]).toBe(429);
+  });
+
   it('keeps one bucket per wallet address on the routes that take one, in any letter case', async () => {
     const wallet = newWallet().address;
     const spellings = [wallet, wallet.toLowerCase(), `0x${wallet.slice(2).toUpperCase()}`];

@@ -1,14 +1,32 @@
 /** True when an error means the database cannot be reached, as opposed to a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  return someCause(
+    error,
+    ({ code, message }) =>
+      (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) ||
+      (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))),
+  );
+}
+
+/**
+ * True when a write named a row that is not there (a foreign key to it, or the row to update):
+ * what a write meets when its site was deleted after the request found it. The answer is 404.
+ */
+export function isMissingRow(error: unknown): boolean {
+  return someCause(error, ({ code }) => typeof code === 'string' && MISSING_ROW_CODES.has(code));
+}
+
+function someCause(error: unknown, test: (cause: { code?: unknown; message?: unknown }) => boolean): boolean {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
     seen.add(current);
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    if (test(current as { code?: unknown; message?: unknown })) return true;
   }
   return false;
 }
+
+// PostgreSQL's foreign-key violation; Prisma's, and its record to update or delete not found.
+const MISSING_ROW_CODES = new Set(['23503', 'P2003', 'P2025']);
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',

@@ -3,7 +3,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { ThrottlerException } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from './api-error';
-import { isDatabaseUnavailable } from './database-errors';
+import { isDatabaseUnavailable, isMissingRow } from './database-errors';
 
 /** Fastify's own request errors (body parsing, limits), which reach us before any handler runs. */
 const FASTIFY_ERRORS: Record<string, [number, string]> = {
@@ -48,6 +48,8 @@ export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorA
       headers: { 'retry-after': '5' },
     };
   }
+  if (isMissingRow(error))
+    return { status: 404, body: { detail: 'Not found: it was deleted while this request ran' }, headers: {} };
   const statusCode = (error as { statusCode?: unknown })?.statusCode;
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return { status: statusCode, body: { detail: (error as Error).message || 'Bad request' }, headers: {} };

@@ -1,6 +1,6 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
-import { createWalletClient, http } from 'viem';
+import { createWalletClient, http, type Abi, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signOffer, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -42,21 +42,41 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     for (const started = Date.now(); (await pendingCount()) === sentBefore; await sleep(20)) {
       if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlement');
     }
-    return { agent, gate, payment, chain, answer };
+    return { agent, gate, payment, answer };
   }
 
-  it('answers 202, not "nothing was charged", and the reconciler records the copy that paid: charged once', async () => {
-    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run');
-    // Our settlement waits in the mempool; a copy of the same authorization with a higher tip goes first.
-    const copier = newWallet();
-    await fundEth(app, copier.address);
-    const auth = payment.payload.authorization;
-    const copy = await createWalletClient({
-      account: copier,
+  /**
+   * Sends `call` to our USDC from `account` with a tip far above our relayer's, then mines one block
+   * and turns automine back on: it lands ahead of the settlement held in the mempool.
+   */
+  async function minedAhead(
+    account: ReturnType<typeof newWallet>,
+    call: { abi: Abi; functionName: string; args: readonly unknown[] },
+  ): Promise<Hash> {
+    const hash = await createWalletClient({
+      account,
       chain: app.chain.relayer.chain,
       transport: http(app.chain.rpcUrl),
     }).writeContract({
       address: app.chain.usdc,
+      ...call,
+      gas: 200_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 50_000_000_000n,
+    } as never);
+    const chain = devTestClient(app.chain.rpcUrl);
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+    return hash;
+  }
+
+  it('answers 202, not "nothing was charged", and the reconciler records the copy that paid: charged once', async () => {
+    const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run');
+    // Our settlement waits in the mempool; a copy of the same authorization with a higher tip goes first.
+    const copier = newWallet();
+    await fundEth(app, copier.address);
+    const auth = payment.payload.authorization;
+    const copy = await minedAhead(copier, {
       abi: USDC_ABI,
       functionName: 'transferWithAuthorization',
       args: [
@@ -68,12 +88,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
         auth.nonce,
         payment.payload.signature,
       ],
-      gas: 200_000n,
-      maxFeePerGas: 100_000_000_000n,
-      maxPriorityFeePerGas: 50_000_000_000n,
     });
-    await chain.mine({ blocks: 1 });
-    await chain.setAutomine(true);
 
     const result = await answer;
     expect(result.status === 202 ? 202 : result).toBe(202);
@@ -89,7 +104,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
 
   it('pays no gate when the payer used the same nonce for another authorization: the page is never paid for that way', async () => {
     const publisherBefore = await usdcBalance(app, payTo);
-    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run/same-nonce');
+    const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run/same-nonce');
     // The payer signs a second authorization with the same EIP-3009 nonce, paying itself nothing,
     // and sends it with a higher tip: it uses the nonce, and our settlement reverts.
     await fundEth(app, agent.address);
@@ -99,12 +114,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
       value: 0n,
       nonce: auth.nonce as `0x${string}`,
     });
-    await createWalletClient({
-      account: agent,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
-      address: app.chain.usdc,
+    await minedAhead(agent, {
       abi: USDC_ABI,
       functionName: 'transferWithAuthorization',
       args: [
@@ -116,12 +126,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
         other.authorization.nonce,
         other.signature,
       ],
-      gas: 200_000n,
-      maxFeePerGas: 100_000_000_000n,
-      maxPriorityFeePerGas: 50_000_000_000n,
     });
-    await chain.mine({ blocks: 1 });
-    await chain.setAutomine(true);
 
     const result = await answer;
     expect(result.status).not.toBe(200);
@@ -143,7 +148,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
   });
 
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {
-    const { agent, gate, payment, chain, answer } = await settlementHeldInMempool('/front-run/canceled');
+    const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run/canceled');
     // The payer itself cancels the authorization, with a higher tip than our relayer's transaction.
     await fundEth(app, agent.address);
     const nonce = payment.payload.authorization.nonce as `0x${string}`;
@@ -153,21 +158,11 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
       agent.address,
       nonce,
     );
-    await createWalletClient({
-      account: agent,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
-      address: app.chain.usdc,
+    await minedAhead(agent, {
       abi: CANCEL_ABI,
       functionName: 'cancelAuthorization',
       args: [agent.address, nonce, cancelSignature],
-      gas: 200_000n,
-      maxFeePerGas: 100_000_000_000n,
-      maxPriorityFeePerGas: 50_000_000_000n,
     });
-    await chain.mine({ blocks: 1 });
-    await chain.setAutomine(true);
 
     const result = await answer;
     expect({ status: result.status, reason: result.body.reason }).toEqual({

@@ -41,6 +41,18 @@ describe('voucher payments', () => {
       args: [channelId],
     })) as readonly [bigint, bigint];
 
+  /** For each offer, the payer's first page on a channel of its own (salts from `firstSalt` on), with a deposit of 50,000. */
+  const firstPagesOnNewChannels = (payer: ReturnType<typeof newWallet>, offers: BatchOffer[], firstSalt: number) =>
+    Promise.all(
+      offers.map((one, i) =>
+        testChannel(app, payer, one.accepted, { salt: `0x${(firstSalt + i).toString(16).padStart(64, '0')}` }).payment(
+          one,
+          PRICE,
+          { deposit: 50_000n },
+        ),
+      ),
+    );
+
   async function openChannel(deposit: bigint) {
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
@@ -338,15 +350,7 @@ describe('voucher payments', () => {
     const poor = newWallet();
     await fundUsdc(app, poor.address, '0.05');
     const offers = await Promise.all(Array.from({ length: 5 }, () => gate()));
-    const payments = await Promise.all(
-      offers.map((one, i) =>
-        testChannel(app, poor, one.accepted, { salt: `0x${(i + 1).toString(16).padStart(64, '0')}` }).payment(
-          one,
-          PRICE,
-          { deposit: 50_000n },
-        ),
-      ),
-    );
+    const payments = await firstPagesOnNewChannels(poor, offers, 1);
     const before = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const nonceBefore = await relayerNonce();
     const poorAnswers = await Promise.all(offers.map((one, i) => verify(one, payments[i])));
@@ -394,15 +398,7 @@ describe('voucher payments', () => {
     expect(lease).toBeUndefined();
     // The victim opens two channels at once (two gates, funds for both): the second waits for the first.
     const offers = [await gate(), await gate()];
-    const payments = await Promise.all(
-      offers.map((one, i) =>
-        testChannel(app, victim, one.accepted, { salt: `0x${(i + 7).toString(16).padStart(64, '0')}` }).payment(
-          one,
-          PRICE,
-          { deposit: 50_000n },
-        ),
-      ),
-    );
+    const payments = await firstPagesOnNewChannels(victim, offers, 7);
     const answers = await Promise.all(offers.map((one, i) => verify(one, payments[i])));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
   });

@@ -1,3 +1,5 @@
+import { whenIdle } from '../app/when-idle';
+
 /** The most JSON-RPC calls one HTTP request carries; more start another. */
 export const MAX_RPC_BATCH = 100;
 
@@ -24,15 +26,14 @@ interface Waiting {
  */
 export function batchingRpcFetch(send: typeof fetch, maxBatch = MAX_RPC_BATCH): typeof fetch {
   let waiting: Waiting[] = [];
-  let scheduled = false;
 
   const flush = () => {
-    scheduled = false;
     const batch = waiting.filter((one) => !one.settled);
     waiting = [];
     if (batch.length === 1) void sendAlone(send, batch[0]);
     else if (batch.length > 1) void sendBatch(send, batch);
   };
+  const flushWhenIdle = whenIdle(flush);
 
   return (input, init = {}) => {
     const call = singleCall(init);
@@ -56,10 +57,7 @@ export function batchingRpcFetch(send: typeof fetch, maxBatch = MAX_RPC_BATCH): 
       one.signal?.addEventListener('abort', () => one.reject(one.signal!.reason), { once: true });
       waiting.push(one);
       if (waiting.length >= maxBatch) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      else flushWhenIdle();
     });
   };
 }

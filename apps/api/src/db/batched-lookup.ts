@@ -1,3 +1,5 @@
+import { whenIdle } from '../app/when-idle';
+
 /** How many keys one statement looks up at most; more start another statement. */
 export const MAX_BATCH = 100;
 
@@ -13,14 +15,13 @@ export function batchedLookup<K, V>(
   maxBatch = MAX_BATCH,
 ): (key: K) => Promise<V | undefined> {
   let waiting = new Map<K, Array<Settle<V>>>();
-  let scheduled = false;
 
   const flush = () => {
-    scheduled = false;
     const batch = waiting;
     waiting = new Map();
     if (batch.size) void run(batch);
   };
+  const flushWhenIdle = whenIdle(flush);
 
   const run = async (batch: Map<K, Array<Settle<V>>>) => {
     try {
@@ -37,10 +38,7 @@ export function batchedLookup<K, V>(
       if (callers) callers.push({ resolve, reject });
       else waiting.set(key, [{ resolve, reject }]);
       if (waiting.size >= maxBatch) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      else flushWhenIdle();
     });
 }
 

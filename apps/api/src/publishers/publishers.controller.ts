@@ -58,7 +58,11 @@ export class PublishersController {
   @NoStore()
   @PublisherAuth()
   @ApiOperation({ summary: 'Change your name or payout address' })
-  @ApiHeader({ name: 'X-Confirm-Password', required: false, description: 'Required when payout_address changes' })
+  @ApiHeader({
+    name: 'X-Confirm-Password',
+    required: false,
+    description: 'Required when payout_address changes; checked at most 5 times per account in 15 minutes (then 429)',
+  })
   @ApiResponse({ status: 200, type: PublisherView })
   @ApiResponse({
     status: 401,

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
   generateApiKey,
   sha256Hex,
@@ -11,13 +12,17 @@ import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/passw
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import { conflict, unauthorized } from '../http/api-error';
+import { ApiError, conflict, unauthorized } from '../http/api-error';
+import { PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
 import type { LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
 export class PublishersService {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @InjectThrottlerStorage() private readonly limits: ThrottlerStorage,
+  ) {}
 
   async register(input: RegisterPublisherDto): Promise<RegisteredPublisher> {
     const apiKey = generateApiKey();
@@ -59,6 +64,7 @@ export class PublishersService {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
+      await this.countPasswordConfirmation(publisher);
       if (!(await verifyPassword(confirmPassword, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
@@ -72,6 +78,19 @@ export class PublishersService {
       },
     });
     return publisherView(updated);
+  }
+
+  /** 429 beyond PASSWORD_CONFIRMATIONS, before the password is looked at; counted in the shared limits storage. */
+  private async countPasswordConfirmation(publisher: Publisher): Promise<void> {
+    const { limit, ttl } = PASSWORD_CONFIRMATIONS;
+    const count = await this.limits.increment(`confirm-password-${publisher.id}`, ttl, limit, ttl, 'password');
+    if (count.isBlocked)
+      throw new ApiError(
+        429,
+        `Too many X-Confirm-Password checks for this account (${limit} per ${ttl / 60_000} minutes); retry after the time in Retry-After`,
+        {},
+        { 'retry-after': String(Math.max(1, count.timeToBlockExpire)) },
+      );
   }
 }
 

@@ -195,6 +195,32 @@ describe('publishers API', () => {
       expect(right.body.payout_address).toBe(payout);
     });
 
+    it('lets a key holder try 5 passwords per publisher in 15 minutes, whatever the key or address it comes from', async () => {
+      // A leaked API key must not let its holder guess the password that guards the payout address.
+      const publisher = await registerPublisher(app);
+      const other = await registerPublisher(app);
+      const attempt = (auth: Record<string, string>, password: string) =>
+        app.call('PATCH', '/v1/publishers/me', {
+          body: { payout_address: payout },
+          headers: { ...auth, 'x-confirm-password': password, 'x-forwarded-for': freshIp() },
+        });
+      for (let i = 0; i < 4; i++) expect((await attempt(publisher.auth, `guess number ${i}`)).status).toBe(401);
+      // A new key (rotation) does not start a new count: the count is the publisher's.
+      const rotated = await app.call('POST', '/v1/publishers/me/api-key/rotate', { headers: publisher.auth });
+      const auth = { authorization: `Bearer ${rotated.body.api_key}` };
+      expect((await attempt(auth, 'guess number 4')).status).toBe(401);
+      const blocked = await attempt(auth, publisher.password);
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.detail).toMatch(/X-Confirm-Password/);
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(60);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: auth })).body.payout_address).toBeNull();
+      // Other requests of this publisher, and other publishers' confirmations, go on.
+      expect(
+        (await app.call('PATCH', '/v1/publishers/me', { body: { name: 'Still here' }, headers: auth })).status,
+      ).toBe(200);
+      expect((await attempt(other.auth, other.password)).status).toBe(200);
+    });
+
     it('answers 422 for an invalid payout address', async () => {
       const publisher = await registerPublisher(app);
       const response = await app.call('PATCH', '/v1/publishers/me', {

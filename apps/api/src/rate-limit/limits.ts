@@ -25,5 +25,12 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 /** For routes whose guard checks the site token: counted per site, as any route per its credential. */
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
+/**
+ * X-Confirm-Password checks per publisher, right or wrong, whatever key or address asks: the
+ * password guards the payout address against a leaked API key, so that key must not also be a
+ * way to guess it (the route's own limit, 100 a minute per key, would allow 144,000 a day).
+ */
+export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
+
 /** A route no limit applies to (health checks). */
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));

@@ -10,7 +10,7 @@ import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
 import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
-import { LENIENT_FRAMEWORKS } from './support/lenient-sites';
+import { LENIENT_FRAMEWORKS, MISREAD_ROUTERS } from './support/lenient-sites';
 import { rawRequest, type Answer } from './support/raw-request';
 import type { SiteServer } from './support/site-servers';
 
@@ -135,41 +135,8 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
   });
 
   it('charges every spelling its router serves as a premium page at least the premium price', async () => {
-    const spellings = [
-      '/PREMIUM/a',
-      '/Premium/a',
-      '/premium/a/',
-      '/premium/a;/../../robots.txt',
-      '/premium/a/.',
-      '/premium/a/x/..',
-      '//premium/a',
-      '/premium//a',
-    ];
-    if (framework.hasStatic)
-      spellings.push(
-        '/static/premium%2fa',
-        '/static/premium%2Fa',
-        '/static/free/..%2fpremium/a',
-        '/static/free/%2e%2e%2fpremium/a',
-      );
-    let reached = 0;
-    for (const spelling of spellings) {
-      const person = await get(server, spelling, { 'user-agent': BROWSER });
-      const bot = await get(server, spelling, { 'user-agent': GPTBOT });
-      expect({ spelling, servedPremiumToBot: bot.text.includes('premium content') }).toEqual({
-        spelling,
-        servedPremiumToBot: false,
-      });
-      if (!person.text.includes('premium content')) continue;
-      reached++;
-      expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
-        spelling,
-        status: 402,
-        price: 'USD 0.5',
-      });
-    }
     // The router really is lenient: some odd spellings reach the premium route.
-    expect(reached).toBeGreaterThan(1);
+    expect(await premiumSpellingsReached(server, framework.hasStatic)).toBeGreaterThan(1);
   });
 
   it('never opens an expensive page with a token for a cheap one', async () => {
@@ -238,10 +205,104 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     expect((await get(server, '/.well-known/pay.json', { 'user-agent': GPTBOT })).status).toBe(200);
   });
 
+  it('never serves a page for an absolute-form target a URL parser reads another way than the router', async () => {
+    // Express routes these by Node's legacy url.parse (/premium/…); the WHATWG URL parser reads a
+    // host "premium" and the path /… after it, or no URL at all.
+    const page = `abs-${tag}`;
+    const targets = [
+      `http:///premium/${page}`,
+      `http://@/premium/${page}`,
+      `http://:/premium/${page}`,
+      `https://:/premium/${page}`,
+      `ws://@/premium/${page}`,
+      `file://ftp:/premium/${page}`,
+      `data://:80/premium/${page}`,
+      `file://,@/premium/${page}`,
+    ];
+    for (const target of targets) {
+      const bot = await get(server, target, { 'user-agent': GPTBOT });
+      expect({ target, premium: bot.text.includes('premium content') }).toEqual({ target, premium: false });
+    }
+    // A token for /<page> (the default price) opens none of them, whatever the parser's reading.
+    const token = await site.payThroughApi(json(await get(server, `/${page}`, { 'user-agent': GPTBOT })) as never);
+    expect(served(await get(server, `/${page}`, { 'user-agent': GPTBOT, 'x-crawlgate-token': token }))).toBe(true);
+    for (const target of targets) {
+      const bot = await get(server, target, { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+      expect({ target, premium: bot.text.includes('premium content') }).toEqual({ target, premium: false });
+    }
+  });
+
+  it('charges a raw backslash, which a URL parser reads as "/" and these routers as a character', async () => {
+    // To the gate's URL parser /free\\x is /free/x (free); to the router it is the page "free\\x".
+    // A target that does not start with "/" some servers refuse outright (the socket closes): not served either.
+    const refused = { status: 0, text: '', headers: {} } satisfies Answer;
+    for (const path of [`/free\\bs-${tag}`, `/free\\..\\premium\\a`, `\\free/bs-${tag}`]) {
+      const bot = await get(server, path, { 'user-agent': GPTBOT }).catch(() => refused);
+      expect({ path, served: served(bot) }).toEqual({ path, served: false });
+      const person = await get(server, path, { 'user-agent': BROWSER }).catch(() => refused);
+      if (served(person)) expect({ path, status: bot.status }).toEqual({ path, status: 402 });
+    }
+  });
+
   it('still serves free pages and people', async () => {
     expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
     expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);
     expect((await get(server, '/robots.txt', { 'user-agent': GPTBOT })).status).toBe(200);
+  });
+});
+
+/**
+ * Sends odd spellings of a premium page as a person and as GPTBot: the bot never gets premium
+ * content, and wherever the person reached it, the bot was asked the premium price. How many the
+ * person reached (the router's leniency, seen from outside).
+ */
+async function premiumSpellingsReached(server: SiteServer, hasStatic: boolean): Promise<number> {
+  const spellings = [
+    '/PREMIUM/a',
+    '/Premium/a',
+    '/premium/a/',
+    '/premium/a;/../../robots.txt',
+    '/premium/a/.',
+    '/premium/a/x/..',
+    '//premium/a',
+    '/premium//a',
+  ];
+  if (hasStatic)
+    spellings.push(
+      '/static/premium%2fa',
+      '/static/premium%2Fa',
+      '/static/free/..%2fpremium/a',
+      '/static/free/%2e%2e%2fpremium/a',
+    );
+  let reached = 0;
+  for (const spelling of spellings) {
+    const person = await get(server, spelling, { 'user-agent': BROWSER });
+    const bot = await get(server, spelling, { 'user-agent': GPTBOT });
+    expect({ spelling, servedPremiumToBot: bot.text.includes('premium content') }).toEqual({
+      spelling,
+      servedPremiumToBot: false,
+    });
+    if (!person.text.includes('premium content')) continue;
+    reached++;
+    expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
+      spelling,
+      status: 402,
+      price: 'USD 0.5',
+    });
+  }
+  return reached;
+}
+
+describe.each(MISREAD_ROUTERS)('$name ($routing)', (framework) => {
+  let server: SiteServer;
+  beforeAll(async () => {
+    server = await framework.start(site.options());
+  });
+  afterAll(() => server?.close());
+
+  it('charges the spellings the router really serves as a premium page, not those its settings suggest', async () => {
+    // Case and trailing slash reach the premium route (this router is lenient, whatever its settings read).
+    expect(await premiumSpellingsReached(server, false)).toBeGreaterThanOrEqual(3);
   });
 });
 

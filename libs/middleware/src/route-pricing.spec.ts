@@ -85,12 +85,46 @@ describe('readRoute', () => {
     expect(readRoute(target).odd).toBe(true);
   });
 
-  it.each(['/premium/a', '/premium/a.b', '/.well-known/pay.json', '/a/...', '/a/..b'])(
-    'does not call %s odd',
+  it.each([
+    'http:///premium/a',
+    'http://@/premium/a',
+    'http://:/premium/a',
+    'https://:/premium/a',
+    'http://user@example.com/premium/a',
+    'ws://@/premium/a',
+    'ws://example.com/premium/a',
+    'file://ftp:/premium/a',
+    'data://:80/premium/a',
+    'file://,@/premium/a',
+    'http://example.com',
+    'http://example.com?x',
+    '*',
+    'premium/a',
+  ])('calls %s odd: an absolute or other form that URL parsers read apart', (target) => {
+    expect(readRoute(target).odd).toBe(true);
+  });
+
+  it.each(['/free\\x', '\\free/x', '/free/x\\', 'http://example.com/free\\x'])(
+    'calls %s odd: a raw backslash is "/" to the URL parser and a character to routers',
     (target) => {
-      expect(readRoute(target).odd).toBe(false);
+      expect(readRoute(target).odd).toBe(true);
     },
   );
+
+  it.each([
+    '/premium/a',
+    '/premium/a.b',
+    '/.well-known/pay.json',
+    '/a/...',
+    '/a/..b',
+    'http://example.com/premium/a',
+    'HTTPS://Example.COM:8443/premium/a?x=1',
+    'http://127.0.0.1:3000/premium/a',
+    'http://[::1]:8080/premium/a',
+    'http://my_host.local/premium/a',
+  ])('does not call %s odd', (target) => {
+    expect(readRoute(target).odd).toBe(false);
+  });
 });
 
 describe('priceRoute', () => {

@@ -11,8 +11,10 @@
  *     (lower-cased unless the router is known to be case-sensitive, a trailing slash dropped unless
  *     it is known to be strict), so /PREMIUM/a/ pays /premium/*'s price and /free/x/ is still free
  *     to a lenient router;
- *   - a target with a dot segment ("/a/../b", "/a/.", "%2e%2e") is priced at the site's highest
- *     price: no client sends one (every HTTP client resolves them), and routers disagree on them.
+ *   - a target with a dot segment ("/a/../b", "/a/.", "%2e%2e"), a raw backslash, or an absolute
+ *     form that URL parsers read apart ("http:///premium/a": the path /premium/a to Express, host
+ *     "premium" and path /a to the WHATWG parser) is priced at the site's highest price: no client
+ *     sends one (HTTP clients resolve dot segments and send a path), and routers disagree on them.
  *
  * A path is always free only if every spelling of it is.
  */
@@ -73,7 +75,7 @@ export interface Route {
   path: string;
   /** path, and the spellings a lenient router may take for the same route. */
   spellings: readonly string[];
-  /** The target has a dot segment: priced at the site's highest price, never free. */
+  /** Routers may read the target apart from the gate (a dot segment, a raw "\\", an odd absolute form): priced at the site's highest price, never free, never opened by a token. */
   odd: boolean;
 }
 
@@ -82,8 +84,13 @@ export function readRoute(target: string): Route {
   return plainRoute(target) ?? spelledRoute(target);
 }
 
-/** An http(s) URL's scheme and authority, when the authority is one a URL parser and rawPath() end at the same "/". */
-const HTTP_ORIGIN = /^https?:\/\/([^/?#\\@%\s]*)(?=\/)/i;
+/**
+ * An http(s) URL's scheme and authority when the authority is a bare host (name or bracketed IP
+ * literal) and port, followed by "/": every parser of URLs (WHATWG's, Node's legacy url.parse that
+ * Express routes by, rawPath()) then ends it at the same "/". Other absolute targets ("http:///x",
+ * "http://@/x", "file://a:/x") are read differently by each: a host "x" to one, the path /x to another.
+ */
+const HTTP_ORIGIN = /^https?:\/\/([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?=\/)/i;
 const parsedAuthorities = new Map<string, boolean>();
 const MAX_PARSED_AUTHORITIES = 64;
 const SLASH = 0x2f;
@@ -102,13 +109,19 @@ function plainRoute(target: string): Route | undefined {
     if (lastOrigin !== undefined && target.startsWith(lastOrigin) && target.charCodeAt(lastOrigin.length) === SLASH) {
       path = target.slice(lastOrigin.length);
     } else {
-      const origin = HTTP_ORIGIN.exec(target);
-      if (!origin || !parsesAsAuthority(origin[1])) return undefined;
+      const origin = plainOrigin(target);
+      if (!origin) return undefined;
       lastOrigin = origin[0];
       path = target.slice(origin[0].length);
     }
   }
   return isCanonicalPath(path) && !path.includes(';') ? { path, spellings: [path], odd: false } : undefined;
+}
+
+/** The target's http(s) origin when it is one every parser reads alike (HTTP_ORIGIN) and the URL parser takes its host. */
+function plainOrigin(target: string): RegExpExecArray | undefined {
+  const origin = HTTP_ORIGIN.exec(target);
+  return origin && parsesAsAuthority(origin[0].slice(origin[0].indexOf('//') + 2)) ? origin : undefined;
 }
 
 /** Whether the URL parser takes `authority` as a host (and port): if not, requestPath reads the URL as text. */
@@ -137,7 +150,12 @@ export function spelledRoute(target: string): Route {
   const path = requestPath(target);
   const raw = rawPath(target);
   const separated = raw.replace(ESCAPED_SEPARATOR, '/');
-  const odd = DOT_SEGMENT.test(separated.replace(ESCAPED_DOT, '.'));
+  // Read one way by the gate and another by the router: a raw "\\" (a "/" to the URL parser, a
+  // character to Express and Fastify) or an absolute target parsers disagree on.
+  const odd =
+    DOT_SEGMENT.test(separated.replace(ESCAPED_DOT, '.')) ||
+    raw.includes('\\') ||
+    (!target.startsWith('/') && !plainOrigin(target));
   const spellings = new Set([path]);
   const semicolon = raw.indexOf(';');
   if (semicolon >= 0) spellings.add(requestPath(raw.slice(0, semicolon) || '/'));

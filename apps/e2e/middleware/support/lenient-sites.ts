@@ -160,3 +160,43 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
     },
   },
 ];
+
+/**
+ * Routers lenient in effect while their settings read strict to an adapter that looks: Express's
+ * `express.Router()` ignores the app's case and strict settings, and Fastify applies top-level
+ * `caseSensitive`/`ignoreTrailingSlash` even when `routerOptions`, given too, says otherwise.
+ */
+export const MISREAD_ROUTERS: LenientFramework[] = [
+  {
+    name: 'Express, app settings strict, routes in express.Router()',
+    routing: "app.set('case sensitive routing', true), app.set('strict routing', true); express.Router()",
+    hasStatic: false,
+    async start(options) {
+      const app = express();
+      app.set('case sensitive routing', true);
+      app.set('strict routing', true);
+      app.use(crawlgateExpress(options));
+      const pages = express.Router();
+      for (const kind of ['premium', 'cheap', 'free'])
+        pages.get(`/${kind}/:id`, (req, res) => void res.type('text/html').send(content(kind, String(req.params.id))));
+      app.use(pages);
+      return listening(app.listen(0, '127.0.0.1'));
+    },
+  },
+  {
+    name: 'Fastify, lenient top-level options beside routerOptions',
+    routing: 'caseSensitive false, ignoreTrailingSlash (top level); routerOptions { maxParamLength }',
+    hasStatic: false,
+    async start(options) {
+      const app = Fastify({ caseSensitive: false, ignoreTrailingSlash: true, routerOptions: { maxParamLength: 200 } });
+      await app.register(crawlgateFastify, options);
+      for (const kind of ['premium', 'cheap', 'free']) {
+        app.get<{ Params: { id: string } }>(`/${kind}/:id`, async (req, reply) =>
+          reply.type('text/html').send(content(kind, req.params.id)),
+        );
+      }
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    },
+  },
+];

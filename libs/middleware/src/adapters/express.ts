@@ -4,16 +4,11 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 
-/** Express's app settings; absent in a plain Connect stack. */
-interface ExpressApp {
-  get(setting: string): unknown;
-}
-
-type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string; app?: ExpressApp };
+type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string };
 
 /** The middleware, and close(): stop the gate's background refresh and report its last counts. */
 export type CrawlgateExpressMiddleware = ((
@@ -22,18 +17,21 @@ export type CrawlgateExpressMiddleware = ((
   next: (error?: unknown) => void,
 ) => void) & { close(): Promise<void> };
 
+/**
+ * The router's leniency is not read from the app: `express.Router()` ignores the app's `case
+ * sensitive routing` and `strict routing`, so those settings can say strict while routes are not.
+ * Lenient unless `options.routing` says otherwise.
+ */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(options);
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
-    const routing = options.routing ?? expressRouting(req.app);
     const decision = gate.handleNow({
       method: req.method ?? 'GET',
       url,
       headers: nodeHeaders(req.headers),
       ip: req.ip ?? req.socket.remoteAddress,
-      routing,
     });
     // A decision that needs no I/O (a person, a token, a 402) is applied at once, with no promise.
     if (decision instanceof Promise) decision.then((settled) => answer(settled, res, next), next);
@@ -57,13 +55,4 @@ function answer(decision: Decision, res: ServerResponse, next: (error?: unknown)
     return;
   }
   next();
-}
-
-/** Express routes case-insensitively and ignores a trailing slash unless told otherwise; Connect: unknown, so lenient. */
-function expressRouting(app: ExpressApp | undefined): RoutingOptions {
-  if (typeof app?.get !== 'function') return {};
-  return {
-    caseSensitive: app.get('case sensitive routing') === true,
-    strictTrailingSlash: app.get('strict routing') === true,
-  };
 }

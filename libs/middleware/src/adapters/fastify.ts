@@ -5,12 +5,15 @@
  */
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { createCrawlgate, type CrawlgateOptions, type RoutingOptions } from '../crawlgate';
+import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
-  const gate = createCrawlgate({ ...options, routing: options.routing ?? fastifyRouting(fastify) });
+  // The router's leniency is not read from the app: Fastify applies top-level caseSensitive and
+  // ignoreTrailingSlash beside routerOptions, and neither initialConfig reading tells which won.
+  // Lenient unless options.routing says otherwise.
+  const gate = createCrawlgate(options);
   fastify.addHook('onClose', () => gate.close());
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -34,18 +37,6 @@ function answer(decision: Decision, reply: FastifyReply, done: HookHandlerDoneFu
   // Reply headers set now are sent with the route's answer.
   if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
   done();
-}
-
-/**
- * Fastify 5 keeps its router options in initialConfig.routerOptions when they were given there;
- * given the old way (top level), they are not read here, and the gate prices leniently.
- */
-function fastifyRouting(fastify: FastifyInstance): RoutingOptions {
-  const router = (
-    fastify.initialConfig as { routerOptions?: { caseSensitive?: boolean; ignoreTrailingSlash?: boolean } }
-  ).routerOptions;
-  if (!router) return {};
-  return { caseSensitive: router.caseSensitive !== false, strictTrailingSlash: router.ignoreTrailingSlash !== true };
 }
 
 Object.assign(crawlgateFastify, {

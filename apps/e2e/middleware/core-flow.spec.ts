@@ -234,3 +234,35 @@ it('reports what it did with each kind of visitor in the same batched call, and 
     await fresh.close();
   }
 });
+
+it('keeps reporting while a crawler floods it with long wide-character paths: no report outgrows the API’s body limit', async () => {
+  const fresh = await startGatedSite();
+  try {
+    const crawlgate = createCrawlgate(fresh.options({ policy: { bots: { Googlebot: 'allow', bingbot: 'allow' } } }));
+    const visit = (url: string, ua: string) =>
+      crawlgate.handle({ method: 'GET', url, headers: { 'user-agent': ua }, ip: '127.0.0.1' });
+    const before = await fresh.gateCount();
+    expect(response(await visit('/articles/counted', GPTBOT)).status).toBe(402);
+    for (let i = 0; i < 5; i++) expect(await visit(`/articles/${i}`, BROWSER)).toEqual({ kind: 'pass' });
+    // Each path is about 6 KB of JSON (2,000 three-byte characters): 50 of them were 300 KB of report.
+    const bots = [
+      'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+      'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)',
+    ];
+    for (let i = 0; i < 50; i++)
+      expect(await visit(encodeURI(`/${i}` + '漢'.repeat(1990)), bots[i % 2])).toEqual({ kind: 'pass' });
+    await crawlgate.close();
+    expect(await fresh.gateCount()).toBe(before + 1);
+    const answer = await fresh.app.call('GET', `/v1/sites/${fresh.site.siteId}/crawlers`, {
+      headers: fresh.publisher.auth,
+    });
+    const byName = Object.fromEntries(
+      (answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]),
+    );
+    expect(byName.person).toMatchObject({ requests: 5 });
+    expect(byName.Googlebot).toMatchObject({ requests: 25, allowed: 25 });
+    expect(byName.bingbot).toMatchObject({ requests: 25, allowed: 25 });
+  } finally {
+    await fresh.close();
+  }
+});

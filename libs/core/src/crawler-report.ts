@@ -13,6 +13,15 @@ export const MAX_CRAWLER_COUNTS_PER_REPORT = 1_000;
 export const MAX_CRAWLER_PATHS_PER_REPORT = 1_000;
 /** Top paths kept per crawler and day, by the middleware and by the API. */
 export const MAX_TOP_PATHS_PER_CRAWLER = 20;
+/** The longest path listed among a crawler's top paths; a longer one is counted, not listed. */
+export const MAX_TOP_PATH_LENGTH = 256;
+/**
+ * JSON bytes one report spends at most on crawler counts, and on top paths: together well under
+ * the API's default body limit (256 KiB), so no flood of crawlers or paths (wide characters weigh
+ * three bytes each) makes a report the API refuses whole, gate counts and all.
+ */
+export const MAX_CRAWLER_COUNT_BYTES_PER_REPORT = 176 * 1024;
+export const MAX_CRAWLER_PATH_BYTES_PER_REPORT = 48 * 1024;
 export const MAX_CRAWLER_NAME_LENGTH = 64;
 
 /** Requests of one crawler with one outcome on one UTC day, since the last report. */

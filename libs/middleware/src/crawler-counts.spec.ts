@@ -1,6 +1,10 @@
 import {
+  MAX_CRAWLER_COUNT_BYTES_PER_REPORT,
   MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_CRAWLER_NAME_LENGTH,
+  MAX_CRAWLER_PATH_BYTES_PER_REPORT,
   MAX_CRAWLER_PATHS_PER_REPORT,
+  MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
 } from '@crawlgate/core';
 import { createCrawlerCounter, operatorOf, utcDayClock, type CrawlerSighting } from './crawler-counts';
@@ -39,7 +43,9 @@ describe('createCrawlerCounter', () => {
     counts.count(person);
     counts.count(person);
     const full = counts.drain();
-    expect(full.crawlers).toHaveLength(MAX_CRAWLER_COUNTS_PER_REPORT);
+    // Full by its entries or by its bytes, whichever comes first.
+    expect(full.crawlers.length).toBeLessThanOrEqual(MAX_CRAWLER_COUNTS_PER_REPORT);
+    expect(full.crawlers.length).toBeGreaterThan(MAX_CRAWLER_COUNTS_PER_REPORT / 2);
     expect(full.crawlers.some((count) => count.crawler === 'person')).toBe(false);
   });
 
@@ -112,18 +118,39 @@ describe('createCrawlerCounter', () => {
     expect(counts.drain().paths).toEqual([]);
   });
 
+  it('stays within the JSON bytes a report may spend, with long names and long wide-character paths', () => {
+    const counts = counter();
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++) {
+      const crawler = `${i}-`.padEnd(MAX_CRAWLER_NAME_LENGTH, '漢');
+      counts.count(sighting({ crawler, operator: 'o'.repeat(MAX_CRAWLER_NAME_LENGTH), path: `/${i}` }));
+      counts.count(sighting({ crawler, path: `/${i}`.padEnd(MAX_TOP_PATH_LENGTH, '漢') }));
+      counts.count(sighting({ crawler, path: `/${i}`.padEnd(MAX_TOP_PATH_LENGTH + 1, 'a') }));
+    }
+    // Many requests to counted keys later: their numbers grow within the room kept for them.
+    for (let i = 0; i < 1000; i++)
+      counts.count(sighting({ crawler: '0-'.padEnd(MAX_CRAWLER_NAME_LENGTH, '漢'), path: '/0' }));
+    const report = counts.drain();
+    expect(report.crawlers.length).toBeGreaterThan(100);
+    expect(report.paths.length).toBeGreaterThan(50);
+    expect(bytes(report.crawlers)).toBeLessThanOrEqual(MAX_CRAWLER_COUNT_BYTES_PER_REPORT);
+    expect(bytes(report.paths)).toBeLessThanOrEqual(MAX_CRAWLER_PATH_BYTES_PER_REPORT);
+    // A path longer than a top path may be is counted (its crawler's requests), never listed.
+    expect(report.paths.some((p) => p.path.length > MAX_TOP_PATH_LENGTH)).toBe(false);
+  });
+
   it('stays within what one report may carry, however many crawlers and paths it sees', () => {
     const counts = counter();
     for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++)
       counts.count(sighting({ crawler: `bot-${i}`, path: `/p/${i}` }));
     for (let i = 0; i < 100; i++) counts.count(sighting({ crawler: 'bot-0', path: `/q/${i}` }));
     const report = counts.drain();
-    expect(report.crawlers).toHaveLength(MAX_CRAWLER_COUNTS_PER_REPORT);
+    expect(report.crawlers.length).toBeLessThanOrEqual(MAX_CRAWLER_COUNTS_PER_REPORT);
     expect(report.paths.length).toBeLessThanOrEqual(MAX_CRAWLER_PATHS_PER_REPORT);
     expect(report.paths.filter((p) => p.crawler === 'bot-0').length).toBeLessThanOrEqual(2 * MAX_TOP_PATHS_PER_CRAWLER);
     // A key already counted keeps counting when the table is full.
     const again = counter();
-    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT; i++) again.count(sighting({ crawler: `bot-${i}` }));
+    for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++) again.count(sighting({ crawler: `bot-${i}` }));
     again.count(sighting({ crawler: 'bot-0' }));
     again.count(sighting({ crawler: 'late' }));
     const crawlers = again.drain().crawlers;

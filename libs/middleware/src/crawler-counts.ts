@@ -2,15 +2,18 @@
  * What the gate did with each visitor it classified, counted per UTC day, crawler and action (and
  * each crawler's most requested paths), for the site's crawler analytics. The counts ride on the
  * gate counts' batched report (gate-counts.ts): one call per interval, never a call per request.
- * Memory is bounded by what one report may carry; past that, new keys are dropped until the next
- * report (counts are lost, never money).
+ * Memory is bounded by what one report may carry, in entries and in JSON bytes; past that, new keys
+ * are dropped until the next report (counts are lost, never money).
  */
 
 import {
+  MAX_CRAWLER_COUNT_BYTES_PER_REPORT,
   MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_CRAWLER_PATH_BYTES_PER_REPORT,
   MAX_CRAWLER_PATHS_PER_REPORT,
+  MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
-  MAX_URL_LENGTH,
+  utf8Encode,
   type CrawlerAction,
   type CrawlerCount,
   type CrawlerPathCount,
@@ -53,8 +56,18 @@ export interface CrawlerCounter {
 
 /** Paths tracked per crawler and day: twice what the API keeps, so the top ones are rarely missed. */
 const PATHS_TRACKED_PER_CRAWLER = 2 * MAX_TOP_PATHS_PER_CRAWLER;
-/** The API's path rule (a "/" then no white space), within the URL limit. */
+/** The API's path rule (a "/" then no white space). */
 const REPORTABLE_PATH = /^\/\S*$/;
+// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
+const NOT_ASCII = /[^\x00-\x7f]/;
+/** Room for an entry's numbers to grow after it is weighed: requests and revenue up to 16 more digits each. */
+const NUMBER_ROOM = 32;
+
+/** What `value` weighs in a report: its JSON's UTF-8 bytes, with room for its numbers to grow, and a comma. */
+function reportBytes(value: object): number {
+  const json = JSON.stringify(value);
+  return (NOT_ASCII.test(json) ? utf8Encode(json).length : json.length) + NUMBER_ROOM + 1;
+}
 
 /**
  * The UTC day of `now()`, as YYYY-MM-DD, formatted only when the day changes: this runs on every
@@ -80,7 +93,9 @@ type Entry = { count: CrawlerCount; revenue: bigint };
 export function createCrawlerCounter(now: () => number = Date.now): CrawlerCounter {
   const today = utcDayClock(now);
   let counts = new Map<string, Entry>();
+  let countBytes = 0;
   let paths = new Map<string, CrawlerPathCount>();
+  let pathBytes = 0;
   let pathsPerCrawler = new Map<string, number>();
   // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
   let last: { day: string; sighting: CrawlerSighting; entry: Entry } | undefined;
@@ -100,11 +115,13 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
     const key = `${day}\n${crawler}\n${action}\n${verified}`;
     let entry = counts.get(key);
     if (!entry && counts.size < MAX_CRAWLER_COUNTS_PER_REPORT) {
-      entry = {
-        count: { day, crawler, category, operator, action, verified, requests: 0, revenue_micros: '0' },
-        revenue: 0n,
-      };
-      counts.set(key, entry);
+      const count = { day, crawler, category, operator, action, verified, requests: 0, revenue_micros: '0' };
+      const bytes = reportBytes(count);
+      if (countBytes + bytes <= MAX_CRAWLER_COUNT_BYTES_PER_REPORT) {
+        countBytes += bytes;
+        entry = { count, revenue: 0n };
+        counts.set(key, entry);
+      }
     }
     if (entry) last = { day, sighting, entry };
     return entry;
@@ -119,7 +136,7 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         entry.count.requests++;
         entry.revenue += revenueMicros;
       }
-      if (path === null || path.length > MAX_URL_LENGTH || !REPORTABLE_PATH.test(path)) return;
+      if (path === null || path.length > MAX_TOP_PATH_LENGTH || !REPORTABLE_PATH.test(path)) return;
       const pathKey = `${day}\n${crawler}\n${path}`;
       const seen = paths.get(pathKey);
       if (seen) {
@@ -129,8 +146,12 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
       const crawlerKey = `${day}\n${crawler}`;
       const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
       if (tracked >= PATHS_TRACKED_PER_CRAWLER || paths.size >= MAX_CRAWLER_PATHS_PER_REPORT) return;
+      const counted = { day, crawler, path, requests: 1 };
+      const bytes = reportBytes(counted);
+      if (pathBytes + bytes > MAX_CRAWLER_PATH_BYTES_PER_REPORT) return;
+      pathBytes += bytes;
       pathsPerCrawler.set(crawlerKey, tracked + 1);
-      paths.set(pathKey, { day, crawler, path, requests: 1 });
+      paths.set(pathKey, counted);
     },
     drain() {
       const report = {
@@ -138,8 +159,10 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         paths: [...paths.values()],
       };
       counts = new Map();
+      countBytes = 0;
       last = undefined;
       paths = new Map();
+      pathBytes = 0;
       pathsPerCrawler = new Map();
       return report;
     },

@@ -3,7 +3,7 @@
  * bounded as the options say. See verify-request.ts for what is checked.
  */
 
-import { MAX_WEB_BOT_AUTH_LIFETIME_SECONDS } from '@crawlgate/core';
+import { BOT_CATALOGUE_ENTRIES, MAX_WEB_BOT_AUTH_LIFETIME_SECONDS, signatureAgentOrigin } from '@crawlgate/core';
 import { createKeyDirectory } from './key-directory';
 import { createNonceMemory } from './nonce-memory';
 import type { ReplayStore } from './replay-store';
@@ -37,6 +37,13 @@ export interface WebBotAuthOptions {
   /** Signatures remembered against replay; default 100 000, one Signature-Agent origin holding at most an eighth. */
   maxNonces?: number;
   /**
+   * Signature-Agent origins (https://…) kept apart from all others, besides the catalogue's signers
+   * (https://chatgpt.com): their key directories are never dropped from the cache for another
+   * origin nor kept waiting for a fetch slot, and they share half of the replay memory among
+   * themselves. Anyone can invent origins at will; a crowd of them cannot leave these unverified.
+   */
+  knownSigners?: readonly string[];
+  /**
    * Shared by the site's servers (redisReplayStore), so a signed request replayed to another server
    * is refused too; without it, replay protection is per process. A store that fails or is late
    * leaves the request unverified.
@@ -54,6 +61,11 @@ export interface WebBotAuthOptions {
 export interface WebBotAuth {
   check(request: SignedRequest, headers: HeaderRecord): Promise<SignatureCheck>;
 }
+
+/** The Signature-Agent origins the bot catalogue knows (ChatGPT agent's). */
+const CATALOGUE_SIGNERS = BOT_CATALOGUE_ENTRIES.flatMap((entry) =>
+  entry.signatureAgent ? [entry.signatureAgent] : [],
+);
 
 /** host[:port]: a name, an IPv4 address or a bracketed IPv6 one; no scheme, path or credentials. */
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/i;
@@ -93,7 +105,19 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
   }
   const now = options.now ?? Date.now;
   const allowLoopback = options.allowLoopbackDirectories === true;
+  const knownSigners = new Set([
+    ...CATALOGUE_SIGNERS,
+    ...(options.knownSigners ?? []).map((signer) => {
+      const origin = signatureAgentOrigin(signer, allowLoopback);
+      if (origin === null)
+        throw new TypeError(
+          `webBotAuth.knownSigners: https origins such as "https://agent.example", got ${JSON.stringify(signer)}`,
+        );
+      return origin;
+    }),
+  ]);
   const directory = createKeyDirectory({
+    pinnedOrigins: knownSigners,
     fetch: options.fetch,
     timeoutMs: options.directoryTimeoutMs,
     maxBytes: options.directoryMaxBytes,
@@ -109,7 +133,7 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
     );
   const check = createSignatureVerifier({
     directory,
-    nonces: createNonceMemory(options.maxNonces ?? 100_000, now),
+    nonces: createNonceMemory(options.maxNonces ?? 100_000, now, undefined, knownSigners),
     replayStore: options.replayStore,
     replayStoreTimeoutMs: options.replayStoreTimeoutMs ?? 500,
     clockSkewSeconds: options.clockSkewSeconds ?? 60,

@@ -175,6 +175,30 @@ describe('createKeyDirectory', () => {
     expect((await keys.key(others[1].origin, jwkThumbprint(others[1].key))).kind).toBe('found');
   });
 
+  it('never drops a pinned origin for another, and fetches it while other origins hold every slot', async () => {
+    const [pinned, a, b] = [await served(), await served(), await served()];
+    const slow = await served('slow');
+    const keys = loopback({
+      maxOrigins: 1,
+      maxConcurrentFetches: 1,
+      timeoutMs: 1000,
+      pinnedOrigins: new Set([pinned.origin]),
+    });
+    expect((await keys.key(pinned.origin, jwkThumbprint(pinned.key))).kind).toBe('found');
+    for (const agent of [a, b, a]) await keys.key(agent.origin, jwkThumbprint(agent.key));
+    expect([pinned.fetches, a.fetches, b.fetches]).toEqual([1, 2, 1]); // a was dropped for b, the pinned one never
+    const holding = keys.key(slow.origin, jwkThumbprint(slow.key));
+    expect((await keys.key(b.origin, jwkThumbprint(b.key))).kind).toBe('unavailable');
+    expect((await keys.key(pinned.origin, jwkThumbprint(pinned.key))).kind).toBe('found');
+    expect(pinned.fetches).toBe(1);
+    // A pinned origin not loaded yet is fetched all the same.
+    const late = await served();
+    const withLate = loopback({ maxConcurrentFetches: 1, timeoutMs: 1000, pinnedOrigins: new Set([late.origin]) });
+    const heldToo = withLate.key(slow.origin, jwkThumbprint(slow.key));
+    expect((await withLate.key(late.origin, jwkThumbprint(late.key))).kind).toBe('found');
+    await Promise.all([holding, heldToo]);
+  });
+
   it('never fetches a loopback directory unless allowed', async () => {
     const agent = await served();
     expect(await createKeyDirectory().key(agent.origin, jwkThumbprint(agent.key))).toEqual({

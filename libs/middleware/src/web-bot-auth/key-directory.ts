@@ -40,6 +40,11 @@ export interface KeyDirectoryOptions {
   minRefetchMs?: number;
   /** Directory fetches in flight at once; a lookup that would start one more is unavailable. Default 8. */
   maxConcurrentFetches?: number;
+  /**
+   * Origins kept apart from all others: never dropped from the cache for another origin, and
+   * fetched without waiting for one of the `maxConcurrentFetches` slots that invented origins can hold.
+   */
+  pinnedOrigins?: ReadonlySet<string>;
   /** Tests only: allow http:// and loopback directories. */
   allowLoopback?: boolean;
   now?: () => number;
@@ -88,11 +93,19 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
   const minRefetchMs = options.minRefetchMs ?? 60_000;
   const maxConcurrentFetches = options.maxConcurrentFetches ?? 8;
   const now = options.now ?? Date.now;
+  const pinnedOrigins = options.pinnedOrigins ?? new Set<string>();
   const entries = new Map<string, Entry>();
+  // Pinned origins' entries: at most one each, never evicted, each fetch at most one in flight.
+  const pinned = new Map<string, Entry>();
   // Each new Signature-Agent origin costs an outbound fetch: a client inventing origins must not make the gate fetch without bound.
   let fetching = 0;
 
   function entryOf(origin: string): Entry {
+    if (pinnedOrigins.has(origin)) {
+      let entry = pinned.get(origin);
+      if (!entry) pinned.set(origin, (entry = { loadedAt: 0, freshUntil: 0, retryAt: 0 }));
+      return entry;
+    }
     let entry = entries.get(origin);
     if (entry)
       entries.delete(origin); // re-inserted last: most recently used
@@ -104,8 +117,9 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
 
   function refresh(origin: string, entry: Entry): Promise<void> {
     if (entry.inflight) return entry.inflight;
-    if (fetching >= maxConcurrentFetches) return Promise.resolve();
-    fetching++;
+    const counted = !pinnedOrigins.has(origin);
+    if (counted && fetching >= maxConcurrentFetches) return Promise.resolve();
+    if (counted) fetching++;
     entry.inflight = load(origin)
       .then(
         ({ keys, ttl }) => {
@@ -126,7 +140,7 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
         },
       )
       .finally(() => {
-        fetching--;
+        if (counted) fetching--;
         entry.inflight = undefined;
       });
     return entry.inflight;

@@ -4,7 +4,9 @@
  * nonces still valid, a new one cannot be remembered and its request is not verified (refusing is
  * safe; forgetting an old nonce would let its request be replayed). One signer (a Signature-Agent
  * origin) may hold only a share of the memory, so an agent with a key of its own cannot fill it
- * and leave every other agent unverified. Keys are hashed, so a long nonce costs what a short one does.
+ * and leave every other agent unverified. Origins cost nothing to invent, so known signers (the
+ * catalogue's, and those the site names) have half of the memory to themselves: a crowd of invented
+ * origins fills only the other half. Keys are hashed, so a long nonce costs what a short one does.
  */
 
 import { base64urlEncode, utf8Encode } from '@crawlgate/core';
@@ -23,9 +25,32 @@ export interface NonceMemory {
   readonly size: number;
 }
 
-/** `signerShare`: the part of `capacity` one signer may hold (default an eighth). */
-export function createNonceMemory(capacity: number, now: () => number = Date.now, signerShare = 1 / 8): NonceMemory {
-  const perSigner = Math.max(1, Math.floor(capacity * signerShare));
+/**
+ * `signerShare`: the part of `capacity` one signer may hold (default an eighth). `knownSigners`:
+ * origins that share half of `capacity` among themselves (each an equal part of it), apart from all others.
+ */
+export function createNonceMemory(
+  capacity: number,
+  now: () => number = Date.now,
+  signerShare = 1 / 8,
+  knownSigners: ReadonlySet<string> = new Set(),
+): NonceMemory {
+  if (knownSigners.size === 0 || capacity < 2)
+    return createPool(capacity, now, Math.max(1, Math.floor(capacity * signerShare)));
+  const knownCapacity = Math.floor(capacity / 2);
+  const known = createPool(knownCapacity, now, Math.max(1, Math.floor(knownCapacity / knownSigners.size)));
+  const others = createPool(capacity - knownCapacity, now, Math.max(1, Math.floor(capacity * signerShare)));
+  return {
+    remember: (signer, key, expiresAtMs) =>
+      (knownSigners.has(signer) ? known : others).remember(signer, key, expiresAtMs),
+    get size() {
+      return known.size + others.size;
+    },
+  };
+}
+
+/** One memory of `capacity` nonces, `perSigner` of them at most per signer. */
+function createPool(capacity: number, now: () => number, perSigner: number): NonceMemory {
   const entries = new Map<string, { expiry: number; signer: string }>();
   const held = new Map<string, number>();
   /** No entry expires before this: a sweep before then would free nothing. */

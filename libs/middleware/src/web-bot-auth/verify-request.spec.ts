@@ -156,6 +156,39 @@ describe('web bot auth verification', () => {
     expect(answers.filter((answer) => answer.status === 'verified')).toHaveLength(1);
   });
 
+  it('keeps verifying a known signer while other origins fill the replay memory, flush the directory cache and hold every fetch slot', async () => {
+    const web = verifier({ knownSigners: [agent.origin], maxNonces: 80, maxDirectories: 4, maxConcurrentFetches: 2 });
+    expect((await check(await signed(), web)).status).toBe('verified');
+    const others = await Promise.all(Array.from({ length: 8 }, () => startAgentDirectory()));
+    const hanging = await Promise.all(Array.from({ length: 8 }, () => startAgentDirectory('slow')));
+    try {
+      // Origins cost an attacker nothing: each signs as many requests as one signer may have remembered.
+      let verified = 0;
+      for (const other of others)
+        for (let i = 0; i < 10; i++)
+          if (
+            (await check(await handSigned({ key: other.key, agent: other.origin, url: SITE }), web)).status ===
+            'verified'
+          )
+            verified++;
+      expect(verified).toBeGreaterThanOrEqual(40);
+      // Then origins whose directories never answer: they push the cache's other entries out and hold the fetch slots.
+      const held = hanging.map(async (other) =>
+        check(await handSigned({ key: other.key, agent: other.origin, url: SITE }), web),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await check(await signed(), web)).status).toBe('verified');
+      // Others are crowded out, as before: one of the first origins again finds its directory gone and no slot.
+      expect(
+        (await check(await handSigned({ key: others[0].key, agent: others[0].origin, url: SITE }), web)).status,
+      ).toBe('unverified');
+      for (const other of hanging) await other.close();
+      await Promise.all(held);
+    } finally {
+      await Promise.all([...others, ...hanging].map((other) => other.close()));
+    }
+  });
+
   it('is unverified, not invalid, when the key cannot be had: no Signature-Agent, directory down, another discovery type, replay memory full', async () => {
     expect(await check(await signed({ agentHeader: null, components: '("@authority" "@path")' }))).toMatchObject({
       status: 'unverified',

@@ -210,7 +210,7 @@ describe('createKeyDirectory', () => {
 });
 
 describe('refusedOrigin', () => {
-  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9'])(
+  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9', 'https://[2606:4700::1111]'])(
     'lets %s be fetched',
     (origin) => {
       expect(refusedOrigin(origin, false)).toBeNull();
@@ -231,6 +231,14 @@ describe('refusedOrigin', () => {
     'https://[fd00::1]',
     'https://[fe80::1]',
     'https://[::ffff:10.0.0.1]',
+    'https://[::10.0.0.1]',
+    'https://[::7f00:1]',
+    'https://[64:ff9b::a00:1]',
+    'https://[64:ff9b::10.0.0.1]',
+    'https://[64:ff9b:1::a00:1]',
+    'https://[2002:a00:1::]',
+    'https://[2002:c0a8:101::1]',
+    'https://[fec0::1]',
     'https://metadata.internal',
     'https://printer.local',
     // The root's trailing dot names the same host.

@@ -296,6 +296,9 @@ function isPrivateIp(host: string): boolean {
     );
   }
   if (!host.includes(':')) return false;
-  // IPv6: unique local fc00::/7, link-local fe80::/10, unspecified, and IPv4-mapped forms.
-  return /^(?:f[cd]|fe[89ab])/.test(host) || host === '::' || host.startsWith('::ffff:');
+  // IPv6 (as the URL parser writes it: compressed, lower case): unique local fc00::/7, link-local
+  // fe80::/10 and site-local fec0::/10, and every form that embeds an IPv4 address, which may be a
+  // private one: "::" forms (unspecified, IPv4-mapped and -compatible), NAT64 64:ff9b::/96 and
+  // 64:ff9b:1::/48, and 6to4 2002::/16.
+  return /^(?:f[cd]|fe[89a-f])/.test(host) || host.startsWith('::') || /^(?:64:ff9b:|2002:)/.test(host);
 }

@@ -266,3 +266,16 @@ it('keeps reporting while a crawler floods it with long wide-character paths: no
     await fresh.close();
   }
 });
+
+it('answers 414, not a gate, for a path no access token could carry: such a page is never sold', async () => {
+  const { handle } = gate();
+  // 1,050 wide characters: 3,150 bytes, past what a token may bind; 600 (1,800 bytes) fit.
+  expect(response(await handle(encodeURI('/articles/' + '一'.repeat(1050)))).status).toBe(414);
+  const fits = response(await handle(encodeURI('/articles/' + '一'.repeat(600))));
+  expect(fits.status).toBe(402);
+  // And that gate is paid for and its token issued, as any other.
+  const token = await site.payThroughApi(fits.json);
+  expect(await handle(encodeURI('/articles/' + '一'.repeat(600)), { 'x-crawlgate-token': token })).toEqual({
+    kind: 'pass',
+  });
+});

@@ -2,12 +2,17 @@ import { createHmac } from 'node:crypto';
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   type AccessTokenPayload,
+  fitsAccessToken,
   MAX_ACCESS_TOKEN_LENGTH,
+  MAX_TOKEN_PATH_BYTES,
   peekAccessTokenPayload,
   signAccessToken,
   verifyAccessToken,
 } from './access-token';
 import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
+import { signGate } from './gate';
+import { MAX_UNIX_SECONDS } from './limits';
+import { MAX_PRICE_MICROS } from './price';
 
 const SECRET = 'cgsec_current-secret-for-tests';
 const OLD_SECRET = 'cgsec_previous-secret-for-tests';
@@ -102,6 +107,48 @@ describe('signAccessToken', () => {
     const longest = signAccessToken({ ...payload, url: '/' + 'a'.repeat(2900) }, SECRET);
     expect(longest.length).toBeLessThanOrEqual(MAX_ACCESS_TOKEN_LENGTH);
     expect(reasonOf(longest)).toBe('valid');
+  });
+});
+
+describe('fitsAccessToken', () => {
+  it.each([
+    ['ASCII', 'a', 1],
+    ['a character JSON escapes', '"', 2],
+    ['a wide character', '一', 3],
+    ['a surrogate pair', '😀', 4],
+  ])('bounds a path of %s by its JSON string’s UTF-8 bytes', (_what, unit, bytes) => {
+    // "/" and the two quotes of the JSON string weigh 3 bytes.
+    const most = Math.floor((MAX_TOKEN_PATH_BYTES - 3) / bytes);
+    expect(fitsAccessToken('/' + unit.repeat(most))).toBe(true);
+    expect(fitsAccessToken('/' + unit.repeat(most + 1))).toBe(false);
+  });
+
+  it('fits every path it accepts in a token, with a site’s real field sizes', () => {
+    const site = {
+      ...payload,
+      gate_id: crypto.randomUUID(),
+      kid: 'k'.repeat(64),
+      exp: MAX_UNIX_SECONDS,
+      iat: MAX_UNIX_SECONDS,
+    };
+    for (const unit of ['a', '"', '\\', '一', '😀', '\u0001']) {
+      let path = '/';
+      while (fitsAccessToken(path + unit)) path += unit;
+      expect(() => signAccessToken({ ...site, url: path }, SECRET)).not.toThrow();
+      // And in the gate that sells it.
+      const gate = {
+        siteId: site.site_id,
+        ref: site.gate_id,
+        path,
+        micros: MAX_PRICE_MICROS,
+        chainId: 2 ** 31,
+        asset: `0x${'a'.repeat(40)}` as const,
+        payTo: `0x${'b'.repeat(40)}` as const,
+        iat: site.iat,
+        exp: site.exp,
+      };
+      expect(() => signGate(gate, SECRET)).not.toThrow();
+    }
   });
 });
 

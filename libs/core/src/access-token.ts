@@ -5,17 +5,30 @@
  * Verification checks the MAC before it reads the payload's UTF-8 and JSON.
  */
 
-import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
+import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8, utf8Encode } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
+import { MAX_UNIX_SECONDS } from './limits';
 import { requestPath } from './request-path';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
 export const ACCESS_TOKEN_TTL_SECONDS = 30 * 60;
 /** Longer strings are malformed before any decoding or MAC work is spent on them. */
 export const MAX_ACCESS_TOKEN_LENGTH = 4096;
-// 9999-12-31T23:59:59Z. Also catches milliseconds passed where seconds are meant.
-const MAX_UNIX_SECONDS = 253_402_300_799;
+/**
+ * The most a path may weigh in a token: the UTF-8 bytes of its JSON string. Every path within it
+ * fits a token (and a gate) whatever its characters; a heavier one is never gated (414), so no
+ * payment is taken for a path no token could then be issued for.
+ */
+export const MAX_TOKEN_PATH_BYTES = 2048;
+
+/** Whether a token (and a gate) can bind `path`: see MAX_TOKEN_PATH_BYTES. */
+export function fitsAccessToken(path: string): boolean {
+  // At most three UTF-8 bytes per UTF-16 unit, and six for a JSON escape: a short path is measured no further.
+  if (path.length * 6 + 2 <= MAX_TOKEN_PATH_BYTES) return true;
+  const json = JSON.stringify(path);
+  return json.length <= MAX_TOKEN_PATH_BYTES && utf8Encode(json).length <= MAX_TOKEN_PATH_BYTES;
+}
 const MAC_BYTES = 32;
 
 /** iat and exp are unix seconds; url is the paid path as produced by requestPath(). */

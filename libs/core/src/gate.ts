@@ -17,6 +17,7 @@ import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeU
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
 import { isEvmAddress } from './keys';
+import { MAX_UNIX_SECONDS } from './limits';
 import { MAX_PRICE_MICROS } from './price';
 
 /** Everything a gate offers: pay `micros` of `asset` on `chainId` to `payTo`, for `path` of `siteId`, until `exp`. */
@@ -55,7 +56,6 @@ const MAC_BYTES = 32;
 /** A 2,048-character URL whose path is all escaped control characters still fits. */
 export const MAX_GATE_ID_LENGTH = 8192;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** A fresh random gate ref (UUID v4). */
 export function newGateRef(): string {

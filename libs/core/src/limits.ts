@@ -4,6 +4,8 @@
 
 /** The longest request URL a gate is opened for (POST /v1/gates takes at most this many characters). */
 export const MAX_URL_LENGTH = 2048;
+/** The latest instant a token or gate may name, 9999-12-31T23:59:59Z: also catches milliseconds passed where seconds are meant. */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
 /** An authorization may be valid for at most this long: x402 clients sign validBefore = now + maxTimeoutSeconds. */
 export const MAX_AUTHORIZATION_SECONDS = 300;
 /** Default lifetime of an unpaid gate (GATE_TTL_SECONDS overrides it in the API, which tells its middleware). */

@@ -18,6 +18,8 @@
 
 import {
   buildGateOffer,
+  fitsAccessToken,
+  MAX_TOKEN_PATH_BYTES,
   MAX_URL_LENGTH,
   newGateRef,
   paymentRequiredHeader,
@@ -316,9 +318,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
       return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
     }
-    if (request.url.length > MAX_URL_LENGTH && route.path.length > MAX_URL_LENGTH) {
-      return respondJson(414, { detail: `URL longer than ${MAX_URL_LENGTH} characters` });
-    }
+    // A path no access token could carry is not offered: a payment for it could never be served.
+    if (!fitsAccessToken(route.path))
+      return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
     const fresh = mintGate(terms, route, request.url, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.

@@ -37,6 +37,11 @@ export class GatesController {
   })
   @ApiResponse({ status: 200, type: FreePathView, description: 'Free path: no gate.' })
   @ApiResponse({ status: 409, description: 'The publisher has no payout address.' })
+  @ApiResponse({
+    status: 414,
+    description:
+      'The path is longer than 2048 bytes (UTF-8, as JSON): no access token can carry it, so it is not sold.',
+  })
   async create(
     @CurrentSite() site: SiteWithPayout,
     @Body() body: CreateGateDto,

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   buildGateOffer,
+  fitsAccessToken,
+  MAX_TOKEN_PATH_BYTES,
   newGateRef,
   paymentRequiredHeader,
   readGate,
@@ -19,7 +21,7 @@ import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
-import { conflict, notFound } from '../http/api-error';
+import { ApiError, conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
 import { PaymentStore } from '../payments/payment.store';
 import { SiteSecretsService } from '../sites/site-secrets.service';
@@ -82,6 +84,7 @@ export class GatesService {
 
   async create(site: SiteWithPayout, url: string, apiBaseUrl: string): Promise<GateCreation> {
     const path = requestPath(url);
+    assertTokenCanCarry(path);
     const { micros } = (await this.pricing.table(site)).resolve(path);
     if (micros === 0n) return { kind: 'free', url: path };
     const payTo = site.publisher.payoutAddress;
@@ -125,6 +128,8 @@ export class GatesService {
     const secrets = (await this.secrets.usable(terms.siteId)).map((secret) => secret.secret);
     const check = verifyGate(id, { secret: secrets, siteId: terms.siteId });
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
+    // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
+    assertTokenCanCarry(terms.path);
     const payment = await this.payments.byGate(terms.ref);
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
@@ -162,6 +167,15 @@ export function batchSettlementTerms(chain: ChainContext): BatchSettlementTerms 
 }
 
 /** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */
+/** 414 for a path no access token could carry (MAX_TOKEN_PATH_BYTES): such a path is never gated, so never paid. */
+function assertTokenCanCarry(path: string): void {
+  if (!fitsAccessToken(path))
+    throw new ApiError(
+      414,
+      `The path is longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON): no access token can carry it, so it cannot be sold`,
+    );
+}
+
 function pathAndQuery(url: string): string {
   if (url.startsWith('/')) return url;
   const parsed = new URL(url);

@@ -145,6 +145,14 @@ describe('gates API', () => {
     },
   );
 
+  it('answers 414 for a path whose access token could not carry it (wide characters weigh three bytes each)', async () => {
+    const response = await create('/' + '一'.repeat(1050));
+    expect(response.status).toBe(414);
+    expect(response.body.detail).toMatch(/2048 bytes/);
+    // Within the bound, as many wide characters as fit are gated.
+    expect((await create('/' + '一'.repeat(600))).status).toBe(402);
+  });
+
   it('answers 401 without a valid site token', async () => {
     expect((await app.call('POST', '/v1/gates', { body: { url: '/a' } })).status).toBe(401);
     expect((await create('/a', `st_${'A'.repeat(43)}`)).status).toBe(401);

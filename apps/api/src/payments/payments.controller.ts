@@ -43,6 +43,11 @@ export class PaymentsController {
       'The proof was used for another gate, the gate is paid by another proof, or the x402 payment-identifier was used by this payer on this site with another payment.',
   })
   @ApiResponse({
+    status: 414,
+    description:
+      'The gate’s path is longer than any access token can carry (a gate no middleware should mint); nothing was charged.',
+  })
+  @ApiResponse({
     status: 410,
     description: 'The payment settled, but its site was deleted, so no access token can be issued',
   })

@@ -526,6 +526,18 @@ describe('paying a gate', () => {
     });
   });
 
+  it('takes no payment for a gate whose path no access token could carry: 414, nothing moves on chain', async () => {
+    // Minted with the site's secret, as a middleware that does not bound paths would mint it.
+    const open = await openGate(app, site, '/long/wide');
+    const id = signGate({ ...readGate(open.id)!, path: '/' + '一'.repeat(1050) }, site.secret);
+    const before = await usdcBalance(app, agent.address);
+    const transfers = (await transfersTo(app, payTo)).length;
+    const response = await verify(id, { payment: await signPayment(app, agent, { ...open, id }) });
+    expect(response.status).toBe(414);
+    expect(await usdcBalance(app, agent.address)).toBe(before);
+    expect(await transfersTo(app, payTo)).toHaveLength(transfers);
+  });
+
   it('limits verify to 50 a minute per gate, with Retry-After', async () => {
     const gate = await openGate(app, site, '/article/hammered');
     const statuses = [];

@@ -5,6 +5,7 @@ import { format } from './measure';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -25,6 +26,8 @@ export interface ProfileSummary {
   /** Busy share of the window's samples: well under 1 means the server often had no request to work on. */
   busy: number;
   top: SelfTime[];
+  /** Share of the busy samples spent in code from the files `within` matched, and what it called. */
+  within?: { files: string; share: number };
 }
 
 /** µs now, on the clock of a profile's timestamps. */
@@ -35,11 +38,19 @@ export const profileClock = () => Number(process.hrtime.bigint() / 1000n);
  * into `dir`, counting only samples between `from` and `to` (profileClock()): the load, not the
  * process's start-up (module loading and compiling) nor its shutdown.
  */
-export function summarizeProfile(dir: string, from: number, to: number, count = 5): ProfileSummary {
+export function summarizeProfile(
+  dir: string,
+  from: number,
+  to: number,
+  count = 5,
+  within?: { files: string; url: RegExp },
+): ProfileSummary {
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no .cpuprofile in ${dir}`);
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
   const names = new Map(profile.nodes.map((node) => [node.id, frameName(node.callFrame)]));
+  const inside = within ? nodesWithin(profile.nodes, within.url) : new Set<number>();
+  let insideSamples = 0;
   // Samples counted, not their time deltas: on a shared core a delta also holds the time the
   // process was descheduled, which is no function's cost.
   const samples = new Map<string, number>();
@@ -49,6 +60,7 @@ export function summarizeProfile(dir: string, from: number, to: number, count = 
     if (time < from || time > to) return;
     const name = names.get(id)!;
     samples.set(name, (samples.get(name) ?? 0) + 1);
+    if (inside.has(id)) insideSamples++;
   });
   const all = [...samples.values()].reduce((a, b) => a + b, 0);
   samples.delete('(idle)'); // waiting for requests is not the server's work
@@ -57,7 +69,25 @@ export function summarizeProfile(dir: string, from: number, to: number, count = 
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([name, self]) => ({ name, share: self / busy }));
-  return { busy: busy / all, top };
+  return { busy: busy / all, top, ...(within ? { within: { files: within.files, share: insideSamples / busy } } : {}) };
+}
+
+/** The nodes whose stack holds a frame from a file `url` matches: their samples are that code's, inclusive. */
+function nodesWithin(nodes: ProfileNode[], url: RegExp): Set<number> {
+  const byId = new Map(nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const judged = new Map<number, boolean>();
+  const isInside = (id: number): boolean => {
+    let answer = judged.get(id);
+    if (answer === undefined) {
+      const up = parent.get(id);
+      answer = url.test(byId.get(id)!.callFrame.url) || (up !== undefined && isInside(up));
+      judged.set(id, answer);
+    }
+    return answer;
+  };
+  return new Set(nodes.filter((node) => isInside(node.id)).map((node) => node.id));
 }
 
 /** `name file:line`, the file from node_modules/ or relative to here; a long RegExp source cut short. */
@@ -73,9 +103,10 @@ function frameName({ functionName, url, lineNumber }: ProfileNode['callFrame']):
   return `${name} ${file}:${lineNumber + 1}`;
 }
 
-export const selfTimeList = ({ busy, top }: ProfileSummary) =>
+export const selfTimeList = ({ busy, top, within }: ProfileSummary) =>
   [
     `Busy in ${format(busy * 100)}% of the window's samples; share of the busy samples:`,
     '',
     ...top.map(({ name, share }, i) => `${i + 1}. \`${name}\` ${format(share * 100, 1)}%`),
+    ...(within ? ['', `In ${within.files} and what it called: ${format(within.share * 100, 1)}%.`] : []),
   ].join('\n');

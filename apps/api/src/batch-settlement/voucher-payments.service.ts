@@ -28,6 +28,7 @@ import {
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected } from '../payments/payment-rejected';
+import { PricingService } from '../pricing/pricing.service';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf } from './channel-state';
@@ -64,6 +65,7 @@ export class VoucherPaymentsService {
     private readonly store: ChannelStore,
     private readonly tokens: AccessTokenService,
     private readonly refunds: RefundsService,
+    private readonly pricing: PricingService,
   ) {}
 
   async verify(
@@ -76,7 +78,15 @@ export class VoucherPaymentsService {
     const payment = parsed.payment;
     const site = await this.db.prisma.site.findUnique({
       where: { id: gate.siteId },
-      select: { batchSettlement: true, publisherId: true, secretsVersion: true },
+      select: {
+        id: true,
+        batchSettlement: true,
+        publisherId: true,
+        secretsVersion: true,
+        pricingVersion: true,
+        defaultPriceMicros: true,
+        pricingUpdatedAt: true,
+      },
     });
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
@@ -118,6 +128,8 @@ export class VoucherPaymentsService {
           ? 'This gate is already paid with another proof'
           : 'This gate is being settled with another payment',
       );
+
+    await this.pricing.assertOfferStands(site, gate);
 
     let state = await chainRead;
     const charged = chargedBase(row, state);

@@ -101,6 +101,36 @@ describe('voucher payments', () => {
     expect(check.body).toMatchObject({ valid: true });
   });
 
+  it('takes no voucher at an old price for a gate offered before the price went up: 409, the channel charged nothing', async () => {
+    const own = await batchSettlementSite(app, payTo);
+    const gateOf = async (path: string) =>
+      batchOffer(
+        await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
+      );
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const first = await gateOf('/rising/first');
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
+    const before = await gateOf('/rising/next');
+    const raised = await app.call('PUT', `/v1/sites/${own.site.siteId}/pricing`, {
+      body: { default_price_usd: '0.02' },
+      headers: own.publisher.auth,
+    });
+    expect(raised.status).toBe(200);
+    const old = await verify(before, await channel.payment(before, PRICE + PRICE));
+    expect(old.status).toBe(409);
+    expect(old.body.detail).toMatch(/price .* went up/);
+    // Nothing was charged: the next page at today's price follows the first one's total.
+    const fresh = await gateOf('/rising/next');
+    const paid = await verify(fresh, await channel.payment(fresh, PRICE + 20_000n));
+    expect(paid.status).toBe(200);
+    expect(paid.body.batch_settlement).toMatchObject({
+      charged_amount: '20000',
+      channel_state: { chargedCumulativeAmount: String(PRICE + 20_000n) },
+    });
+  });
+
   it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {
     const stats = async () =>
       (await app.call('GET', `/v1/sites/${site.siteId}/stats`, { headers: publisher.auth })).body;

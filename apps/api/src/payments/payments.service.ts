@@ -36,6 +36,7 @@ import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settl
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
+import { PricingService } from '../pricing/pricing.service';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -63,6 +64,7 @@ export class PaymentsService {
     private readonly tokens: AccessTokenService,
     private readonly vouchers: VoucherPaymentsService,
     private readonly store: PaymentStore,
+    private readonly pricing: PricingService,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -254,8 +256,13 @@ export class PaymentsService {
     >,
   ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
-    const site = await this.db.prisma.site.findUnique({ where: { id: gate.siteId }, select: { publisherId: true } });
+    const site = await this.db.prisma.site.findUnique({
+      where: { id: gate.siteId },
+      select: { id: true, publisherId: true, pricingVersion: true, defaultPriceMicros: true, pricingUpdatedAt: true },
+    });
     if (!site) throw notFound(GATE_NOT_FOUND);
+    // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
+    if (data.method === 'authorization') await this.pricing.assertOfferStands(site, gate);
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
       if (row.method === 'authorization') return { kind: 'claimed', ...(await this.store.claimInPayerTurn(row)) };

@@ -538,6 +538,40 @@ describe('paying a gate', () => {
     expect(await transfersTo(app, payTo)).toHaveLength(transfers);
   });
 
+  it('takes no payment at an old price for a gate offered before the price went up; a gate offered above today’s price stands', async () => {
+    const priced = await pricedSite(app, payTo);
+    const setPrice = (price: string) =>
+      app.call('PUT', `/v1/sites/${priced.site.siteId}/pricing`, {
+        body: { default_price_usd: price },
+        headers: priced.publisher.auth,
+      });
+    const before = await openGate(app, priced.site, '/rising/x');
+    expect((await setPrice('0.5')).status).toBe(200);
+    const transfers = (await transfersTo(app, payTo)).length;
+    const old = await verify(before.id, { payment: await signPayment(app, agent, before) });
+    expect(old.status).toBe(409);
+    expect(old.body.detail).toMatch(/price .* went up/);
+    expect(await transfersTo(app, payTo)).toHaveLength(transfers);
+    // A gate at the old price offered after the change (a middleware that has not seen it yet) is the publisher's own offer.
+    const stale = signGate(
+      { ...readGate(before.id)!, ref: crypto.randomUUID(), iat: Math.ceil(Date.now() / 1000) + 1 },
+      priced.site.secret,
+    );
+    expect((await verify(stale, { payment: await signPayment(app, agent, { ...before, id: stale }) })).status).toBe(
+      200,
+    );
+    // A fresh gate states today's price, and pays.
+    const fresh = await openGate(app, priced.site, '/rising/x');
+    expect(fresh.price_usd).toBe('0.5');
+    expect((await verify(fresh.id, { payment: await signPayment(app, agent, fresh) })).status).toBe(200);
+    // Down again: a gate offered at the higher price is still paid as offered.
+    const high = await openGate(app, priced.site, '/rising/y');
+    expect((await setPrice('0.01')).status).toBe(200);
+    const paid = await verify(high.id, { payment: await signPayment(app, agent, high) });
+    expect(paid.status).toBe(200);
+    expect(paid.body.price_usd).toBe('0.5');
+  });
+
   it('limits verify to 50 a minute per gate, with Retry-After', async () => {
     const gate = await openGate(app, site, '/article/hammered');
     const statuses = [];

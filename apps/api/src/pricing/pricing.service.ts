@@ -13,6 +13,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { VersionedCache } from '../db/versioned-cache';
 import type { Site } from '../generated/prisma/client';
+import { conflict } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import type { PricingDto } from './pricing.dto';
 
@@ -22,6 +23,9 @@ function micros(value: number | string): bigint {
   if (!parsed.ok) throw new Error(`Unvalidated price reached the service: ${parsed.msg}`);
   return parsed.micros;
 }
+
+/** What a site's price table is built from: its id, the pricing version it is cached by, and its default price. */
+export type PricedSite = Pick<Site, 'id' | 'pricingVersion' | 'defaultPriceMicros'>;
 
 /** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
 const MAX_CACHED_SITES = 10_000;
@@ -82,7 +86,7 @@ export class PricingService {
    * The site's compiled rules. `site` is read fresh by the caller, so its pricingVersion tells
    * whether the cached table is stale, on this instance or after a change made through another.
    */
-  table(site: Site): Promise<PriceTable> {
+  table(site: PricedSite): Promise<PriceTable> {
     return this.tables.get(site.id, site.pricingVersion, async () => {
       const rules = await this.db.prisma.priceRule.findMany({
         where: { siteId: site.id },
@@ -93,6 +97,25 @@ export class PricingService {
         site.defaultPriceMicros,
       );
     });
+  }
+
+  /**
+   * 409 for a gate about to be paid that was offered before the site's prices last changed, below
+   * its path's price now: a gate collected before a price rise does not buy the path at the old
+   * price (the middleware refuses such a gate too). Asked before anything is charged. A gate
+   * offered after the change stands (a middleware sees a change within 30 s, and its gates until
+   * then are the publisher's own offer), and so does one offered above today's price.
+   */
+  async assertOfferStands(
+    site: PricedSite & Pick<Site, 'pricingUpdatedAt'>,
+    gate: { path: string; micros: bigint; iat: number },
+  ): Promise<void> {
+    const changedAt = site.pricingUpdatedAt?.getTime() ?? 0;
+    if (gate.iat * 1000 >= changedAt) return;
+    if (gate.micros < (await this.table(site)).resolve(gate.path).micros)
+      throw conflict(
+        'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',
+      );
   }
 
   async resolve(site: Site, url: string): Promise<PriceResolution> {

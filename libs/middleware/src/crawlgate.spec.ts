@@ -1,4 +1,12 @@
-import { decodeBase64Json, encodeBase64Json, readGate, signAccessToken, signGate, verifyGate } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  readGate,
+  signAccessToken,
+  signGate,
+  signSiwxNonce,
+  verifyGate,
+} from '@crawlgate/core';
 import {
   FAKE_API_URL,
   FAKE_EXACT_PAYLOAD,
@@ -759,10 +767,19 @@ describe('a target a router may read as another path', () => {
   it('is re-opened by no sign-in proof: the API is not even asked', async () => {
     const { fake, handle } = setup();
     const asked = () => fake.calls.filter((call) => call === 'POST /v1/access-tokens/siwx').length;
-    await handle('/cheap/t', { 'sign-in-with-x': 'proof' });
+    // A proof answering this site's challenge for /cheap/t (its signature is the API's to judge).
+    const proof = encodeBase64Json({
+      address: '0x' + '1'.repeat(40),
+      signature: '0x' + '2'.repeat(130),
+      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path: '/cheap/t' }, Math.floor(Date.now() / 1000) + 300, SECRET),
+      domain: 'example.com',
+      uri: 'https://example.com/cheap/t',
+      chainId: 'eip155:8453',
+    });
+    await handle('/cheap/t', { 'sign-in-with-x': proof });
     expect(asked()).toBe(1); // a plain path asks the API (the fake refuses: 402)
     for (const url of AMBIGUOUS) {
-      const decision = await handle(url, { 'sign-in-with-x': 'proof' });
+      const decision = await handle(url, { 'sign-in-with-x': proof });
       expect({ url, status: decision.kind === 'respond' && decision.status }).toEqual({ url, status: 402 });
     }
     expect(asked()).toBe(1);

@@ -1,4 +1,4 @@
-import { encodeBase64Json, verifySiwxNonce, type SiteOffer, type SiwxAccess } from '@crawlgate/core';
+import { encodeBase64Json, signSiwxNonce, verifySiwxNonce, type SiteOffer, type SiwxAccess } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
 import { createSiwxGate } from './siwx';
 
@@ -21,13 +21,24 @@ function gate(
     api,
     siteId: 'site-1',
     secret: 'cgsec_s',
+    secrets: ['cgsec_s'],
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
   });
   return { siwx, calls, warnings };
 }
 
-const proof = encodeBase64Json({ address: '0x' + '1'.repeat(40) });
+/** A proof's shape answering a challenge of `path` (its signature is the API's to check). */
+const proofFor = (path: string, secret = 'cgsec_s', exp = Math.floor(Date.now() / 1000) + 300) =>
+  encodeBase64Json({
+    address: '0x' + '1'.repeat(40),
+    signature: '0x' + '2'.repeat(130),
+    nonce: signSiwxNonce({ siteId: 'site-1', path }, exp, secret),
+    domain: 'blog.example.com',
+    uri: `https://blog.example.com${path}`,
+    chainId: 'eip155:8453',
+  });
+const proof = proofFor('/a');
 
 describe('createSiwxGate', () => {
   it('challenges with a nonce of this site and path, for five minutes', () => {
@@ -59,6 +70,29 @@ describe('createSiwxGate', () => {
     expect(calls).toEqual([]);
   });
 
+  it('asks nothing for a proof that answers no challenge of this site for this path: the API budget is the payers’', async () => {
+    const { siwx, calls } = gate(async () => access);
+    for (const junk of [
+      'x',
+      encodeBase64Json({ address: '0x' + '1'.repeat(40) }),
+      proofFor('/b'),
+      proofFor('/a', 'cgsec_another_site'),
+      proofFor('/a', 'cgsec_s', Math.floor(Date.now() / 1000) - 1),
+    ])
+      expect(await siwx.reaccess({ 'sign-in-with-x': junk }, '/a')).toBeUndefined();
+    expect(calls).toEqual([]);
+    // A challenge signed with a secret being rotated out still answers.
+    const rotating = createSiwxGate({
+      api: { siwx: async () => access } as unknown as ApiClient,
+      siteId: 'site-1',
+      secret: 'cgsec_new',
+      secrets: ['cgsec_new', 'cgsec_s'],
+      tokenOpens: () => true,
+      warn: () => undefined,
+    });
+    expect(await rotating.reaccess({ 'sign-in-with-x': proof }, '/a')).toMatchObject({ kind: 'pass-after-payment' });
+  });
+
   it('falls through on a refusal, an API error, or a token that does not open this path', async () => {
     expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
     const failing = gate(async () =>
@@ -67,7 +101,7 @@ describe('createSiwxGate', () => {
     expect(await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
     expect(failing.warnings).toEqual([expect.stringContaining('no answer')]);
     const elsewhere = gate(async () => access);
-    expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proof }, '/b')).toBeUndefined();
+    expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b')).toBeUndefined();
     expect(elsewhere.warnings).toEqual([expect.stringContaining('does not open /b')]);
   });
 

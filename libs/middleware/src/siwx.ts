@@ -8,11 +8,13 @@
 
 import {
   MAX_SIWX_HEADER_LENGTH,
+  readSiwxProof,
   SIGN_IN_WITH_X,
   SIGN_IN_WITH_X_HEADER,
   signSiwxNonce,
   siwxDeclaration,
   SIWX_CHALLENGE_SECONDS,
+  verifySiwxNonce,
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
@@ -24,6 +26,8 @@ export interface SiwxOptions {
   siteId: string;
   /** The secret that mints gates (the current one): the API checks the nonce with the site's usable ones. */
   secret: string;
+  /** Every secret the gate accepts: a proof whose nonce none of them signed for this path never reaches the API. */
+  secrets: readonly string[];
   /** The local token check of the gate, for exactly this path. */
   tokenOpens(token: string, path: string): boolean;
   warn(message: string): void;
@@ -51,6 +55,12 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
     async reaccess(headers, path) {
       const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);
       if (!proof || proof.length > MAX_SIWX_HEADER_LENGTH) return undefined;
+      // Only a proof answering this gate's own live challenge for this path is worth an API call:
+      // junk would spend the site's API budget (the sign-in route's limit, per site) and leave the
+      // wallets that really paid answered 402 until the minute is over.
+      const read = readSiwxProof(proof);
+      if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, options.secrets).valid)
+        return undefined;
       let access;
       try {
         access = await options.api.siwx({ proof, url: path });

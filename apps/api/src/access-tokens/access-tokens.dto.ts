@@ -1,4 +1,4 @@
-import { MAX_URL_LENGTH } from '@crawlgate/core';
+import { MAX_ACCESS_TOKEN_LENGTH, MAX_URL_LENGTH } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -7,11 +7,12 @@ export class VerifyAccessTokenDto {
   @ApiProperty({ description: 'The access token: base64url(payload).base64url(signature)' })
   @IsDefined()
   @IsString()
-  @MaxLength(4096)
+  @MaxLength(MAX_ACCESS_TOKEN_LENGTH)
   token!: string;
 
   @ApiPropertyOptional({
-    description: 'When given, the token must be bound to this path (or URL).',
+    description:
+      'The path (or URL) asked for: the token must be bound to it. Send it: without it, the answer says only whether the token is valid for the site, and a token bought for any one page of it is.',
     example: '/blog/post-1',
   })
   @Optional()

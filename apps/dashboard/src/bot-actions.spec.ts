@@ -1,5 +1,5 @@
 import { DEFAULT_CATEGORY_ACTIONS, type SiteBotPolicy } from '@crawlgate/core';
-import { describeSource, effectiveAction } from './bot-actions';
+import { describeSource, effectiveAction, groupNote } from './bot-actions';
 
 const policy = (changes: Partial<SiteBotPolicy> = {}): SiteBotPolicy => ({
   site_id: 's',
@@ -67,5 +67,13 @@ describe('describeSource', () => {
     expect(describeSource({ action: 'block', source: 'bot' }, 'seo')).toBe('set for this crawler');
     expect(describeSource({ action: 'block', source: 'category' }, 'seo')).toBe('by category seo');
     expect(describeSource({ action: 'allow', source: 'default' }, 'seo')).toBe('default for seo');
+  });
+});
+
+describe('groupNote', () => {
+  it('warns that an action on a group reaches every agent in it, and says nothing of a named crawler', () => {
+    expect(groupNote('unknown-automation')).toMatch(/all of them/);
+    expect(groupNote('unknown-crawler')).toMatch(/all of them/);
+    expect(groupNote('GPTBot')).toBeNull();
   });
 });

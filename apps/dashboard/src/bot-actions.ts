@@ -1,4 +1,10 @@
-import { isBotCategory, type BotAction, type SiteBotPolicy } from '@crawlgate/core';
+import {
+  isBotCategory,
+  UNKNOWN_AUTOMATION,
+  UNKNOWN_CRAWLER,
+  type BotAction,
+  type SiteBotPolicy,
+} from '@crawlgate/core';
 import { PERSON } from './crawlers-data';
 
 /** Where a crawler's action comes from: its own entry, its category's, or the middleware's default. */
@@ -46,4 +52,16 @@ export function describeSource(effective: EffectiveAction, category: string): st
     default:
       return `default for ${category}`;
   }
+}
+
+/**
+ * What one click on a group's row reaches: unknown-crawler and unknown-automation are every agent
+ * the middleware cannot name, one signer or many, so "Allow" there lets all of them in. Null for a
+ * named crawler.
+ */
+export function groupNote(crawler: string): string | null {
+  if (crawler === UNKNOWN_AUTOMATION)
+    return 'Every agent we cannot name (scripts, unknown signers, no User-Agent): an action here applies to all of them';
+  if (crawler === UNKNOWN_CRAWLER) return 'Every crawler we cannot name: an action here applies to all of them';
+  return null;
 }

@@ -7,6 +7,8 @@ import {
   signSiwxNonce,
   verifyGate,
 } from '@crawlgate/core';
+import { startAgentDirectory } from '../testing/agent-directory';
+import { handSigned } from '../testing/signing';
 import {
   FAKE_API_URL,
   FAKE_EXACT_PAYLOAD,
@@ -166,6 +168,30 @@ describe('createCrawlgate', () => {
     // Each 402 is a fresh gate: two visitors never race to pay one.
     expect(respond(await handle('/post/1')).json.id).not.toBe(answer.json.id);
     expect(fake.calls).toEqual(['GET /v1/site']);
+  });
+
+  it('names no operator for the group of agents it cannot name, whichever signer came first', async () => {
+    const signers = [await startAgentDirectory(), await startAgentDirectory()];
+    try {
+      const { fake, handle, gate } = setup({
+        webBotAuth: { allowLoopbackDirectories: true, directoryTimeoutMs: 10_000 },
+      });
+      await gate.ready();
+      for (const signer of signers)
+        await handle('/post/signed', {
+          host: 'example.com',
+          ...(await handSigned({ key: signer.key, agent: signer.origin, url: 'https://example.com/post/signed' })),
+        });
+      await gate.close();
+      const crawlers = (
+        fake.reports[0] as { crawlers: { crawler: string; operator: string | null; requests: number }[] }
+      ).crawlers;
+      expect(crawlers.filter((count) => count.crawler === 'unknown-automation')).toEqual([
+        expect.objectContaining({ operator: null, requests: 2, verified: true }),
+      ]);
+    } finally {
+      await Promise.all(signers.map((signer) => signer.close()));
+    }
   });
 
   it('reports the 402s it answered in one batch, and loses only counts when the report fails', async () => {

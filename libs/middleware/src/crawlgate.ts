@@ -39,7 +39,7 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
-import { botPolicyProblems, type BotAction, type BotPolicy } from './bots';
+import { botPolicyProblems, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER, type BotAction, type BotPolicy } from './bots';
 import { identifyVisitor } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
 import { operatorOf } from './crawler-counts';
@@ -578,7 +578,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     gateCounts.countCrawler({
       crawler: bot ? visitor.name : 'person',
       category: bot ? visitor.category : 'person',
-      operator: bot ? (visitor.operator ?? operatorOf(visitor.name)) : null,
+      // A group (every agent it cannot name) has no one operator: the counts merge them all.
+      operator: bot && !isUnnamedGroup(visitor.name) ? (visitor.operator ?? operatorOf(visitor.name)) : null,
       action,
       path: bot ? (seen.path ?? null) : null,
       revenueMicros: action === 'paid' ? (seen.micros ?? 0n) : 0n,
@@ -689,3 +690,6 @@ function refundAnswer(refunded: RefundedChannel, payment: Extract<PresentedPayme
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {
   return { success: false, errorReason: reason, transaction: '', network, payer };
 }
+
+/** unknown-automation and unknown-crawler: every agent the gate cannot name, counted as one. */
+const isUnnamedGroup = (name: string) => name === UNKNOWN_AUTOMATION || name === UNKNOWN_CRAWLER;

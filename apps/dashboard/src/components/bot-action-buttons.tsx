@@ -1,5 +1,5 @@
 import { BOT_ACTIONS, type BotAction } from '@crawlgate/core';
-import { describeSource, effectiveAction } from '../bot-actions';
+import { describeSource, effectiveAction, groupNote } from '../bot-actions';
 import type { CrawlerRow } from '../crawlers-data';
 import type { BotPolicyState } from '../use-bot-policy';
 import { errorMessage } from './error-note';
@@ -45,6 +45,11 @@ export function BotActionButtons({ row, policy }: { row: CrawlerRow; policy: Bot
           </>
         )}
       </small>
+      {groupNote(row.crawler) !== null && (
+        <small class="muted" data-testid="group-note">
+          {groupNote(row.crawler)}
+        </small>
+      )}
       {error !== undefined && (
         <small class="error" role="alert">
           {errorMessage(error)}

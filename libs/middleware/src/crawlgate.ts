@@ -29,6 +29,7 @@ import {
   verifyGate,
   X402_REASONS,
   CRAWLER_PRICE_HEADERS,
+  type RoutingOptions,
   type CrawlerAction,
   type GateOffer,
   type ChannelCorrection,
@@ -47,15 +48,7 @@ import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
-import {
-  isAlwaysFreeRoute,
-  isPlainRoute,
-  priceRoute,
-  rawPath,
-  readRoute,
-  type Route,
-  type RoutingOptions,
-} from './route-pricing';
+import { isAlwaysFreeRoute, isPlainRoute, priceRoute, rawPath, readRoute, type Route } from './route-pricing';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';

@@ -1,11 +1,5 @@
-import {
-  compileSitePrices,
-  isAlwaysFreeRoute,
-  priceRoute,
-  readRoute,
-  spelledRoute,
-  type RoutingOptions,
-} from './route-pricing';
+import { compileSitePrices, type RoutingOptions } from '@crawlgate/core';
+import { isAlwaysFreeRoute, priceRoute, readRoute, spelledRoute } from './route-pricing';
 
 const prices = compileSitePrices(
   [

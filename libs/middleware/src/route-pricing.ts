@@ -19,51 +19,8 @@
  * A path is always free only if every spelling of it is.
  */
 
-import { compilePriceTable, isCanonicalPath, requestPath, type PriceRule, type PriceTable } from '@crawlgate/core';
+import { isCanonicalPath, priceOfSpelling, requestPath, type RoutingOptions, type SitePrices } from '@crawlgate/core';
 import { isFreeRequestPath } from './bots';
-
-/** What the adapter knows of its router. Unknown (undefined) is read as lenient: the conservative choice. */
-export interface RoutingOptions {
-  /** true: /PREMIUM/a is not /premium/a to the router. */
-  caseSensitive?: boolean;
-  /** true: /premium/a/ is not /premium/a to the router. */
-  strictTrailingSlash?: boolean;
-}
-
-export interface SitePrices {
-  readonly exact: PriceTable;
-  /** The highest price of the site: a rule's or the default. */
-  readonly highest: bigint;
-  /** The rules keyed as a router with these options keys paths (built on first use). */
-  keyed(routing: RoutingOptions): PriceTable;
-}
-
-export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bigint): SitePrices {
-  const exact = compilePriceTable(rules, defaultMicros);
-  const keyedTables = new Map<string, PriceTable>();
-  return {
-    exact,
-    highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
-    keyed(routing) {
-      const name = `${routing.caseSensitive === true}${routing.strictTrailingSlash === true}`;
-      let table = keyedTables.get(name);
-      if (!table) {
-        table = compilePriceTable(
-          rules.map((rule) => ({ pattern: routeKey(rule.pattern, routing), micros: rule.micros })),
-          defaultMicros,
-        );
-        keyedTables.set(name, table);
-      }
-      return table;
-    },
-  };
-}
-
-/** A path (or a rule's pattern) as the router keys it: lower-cased unless case-sensitive, no trailing slash unless strict. */
-function routeKey(path: string, routing: RoutingOptions): string {
-  const cased = routing.caseSensitive ? path : path.toLowerCase();
-  return routing.strictTrailingSlash || cased.length <= 1 || !cased.endsWith('/') ? cased : cased.slice(0, -1);
-}
 
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\]|$)/;
 const ESCAPED_SEPARATOR = /%(?:2f|5c)/gi;
@@ -180,14 +137,8 @@ export function isAlwaysFreeRoute(route: Route): boolean {
 /** The price of serving the route: the highest of its spellings', as written and as the router keys them; 0n is free. */
 export function priceRoute(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
   if (route.odd) return prices.highest;
-  const lenient = !routing.caseSensitive || !routing.strictTrailingSlash;
-  const keyed = lenient ? prices.keyed(routing) : undefined;
   let micros = 0n;
-  for (const spelling of route.spellings) {
-    // Spellings are requestPath()'s already: priced as they are, never read again.
-    micros = max(micros, prices.exact.resolvePath(spelling).micros);
-    if (keyed) micros = max(micros, keyed.resolvePath(routeKey(spelling, routing)).micros);
-  }
+  for (const spelling of route.spellings) micros = max(micros, priceOfSpelling(prices, spelling, routing));
   return micros;
 }
 

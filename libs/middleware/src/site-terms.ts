@@ -6,10 +6,10 @@
  * terms and meets the code's policy there (stored-bot-policy.ts).
  */
 
-import { parsePriceUsd, type PriceRule, type SiteOffer } from '@crawlgate/core';
+import { compileSitePrices, parsePriceUsd, type PriceRule, type SiteOffer, type SitePrices } from '@crawlgate/core';
 import type { ApiClient } from './api-client';
 import type { BotPolicy } from './bots';
-import { compileSitePrices, type SitePrices } from './route-pricing';
+
 import { refreshBotPolicy, type StoredBotPolicy } from './stored-bot-policy';
 
 export interface SiteTerms {

@@ -85,7 +85,7 @@ export class GatesService {
   async create(site: SiteWithPayout, url: string, apiBaseUrl: string): Promise<GateCreation> {
     const path = requestPath(url);
     assertTokenCanCarry(path);
-    const { micros } = (await this.pricing.table(site)).resolve(path);
+    const micros = await this.pricing.priceOf(site, path);
     if (micros === 0n) return { kind: 'free', url: path };
     const payTo = site.publisher.payoutAddress;
     if (!payTo)

@@ -153,6 +153,22 @@ describe('gates API', () => {
     expect((await create('/' + '一'.repeat(600))).status).toBe(402);
   });
 
+  it('prices a spelling a lenient router serves as a priced route at that route’s price, as the middleware does', async () => {
+    const premium = await pricedSite(app, payTo);
+    await app.call('PUT', `/v1/sites/${premium.site.siteId}/pricing`, {
+      body: { default_price_usd: '0.01', rules: [{ path: '/premium/*', price_usd: '0.5' }] },
+      headers: premium.publisher.auth,
+    });
+    for (const url of ['/premium/a', '/PREMIUM/a', '/Premium/a', '/premium/a/']) {
+      const response = await create(url, premium.site.siteToken);
+      expect({ url, status: response.status, price: response.body.price_usd }).toEqual({
+        url,
+        status: 402,
+        price: '0.5',
+      });
+    }
+  });
+
   it('answers 401 without a valid site token', async () => {
     expect((await app.call('POST', '/v1/gates', { body: { url: '/a' } })).status).toBe(401);
     expect((await create('/a', `st_${'A'.repeat(43)}`)).status).toBe(401);

@@ -540,17 +540,23 @@ describe('paying a gate', () => {
 
   it('takes no payment at an old price for a gate offered before the price went up; a gate offered above today’s price stands', async () => {
     const priced = await pricedSite(app, payTo);
+    // The rule for /rising/* changes; the default (0.001) does not.
     const setPrice = (price: string) =>
       app.call('PUT', `/v1/sites/${priced.site.siteId}/pricing`, {
-        body: { default_price_usd: price },
+        body: { default_price_usd: '0.001', rules: [{ path: '/rising/*', price_usd: price }] },
         headers: priced.publisher.auth,
       });
+    expect((await setPrice('0.001')).status).toBe(200);
     const before = await openGate(app, priced.site, '/rising/x');
+    // Spellings a lenient router serves as /rising/…: priced as that route, before and after.
+    const spelled = [await openGate(app, priced.site, '/RISING/x'), await openGate(app, priced.site, '/rising/z/')];
     expect((await setPrice('0.5')).status).toBe(200);
     const transfers = (await transfersTo(app, payTo)).length;
-    const old = await verify(before.id, { payment: await signPayment(app, agent, before) });
-    expect(old.status).toBe(409);
-    expect(old.body.detail).toMatch(/price .* went up/);
+    for (const gate of [before, ...spelled]) {
+      const old = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
+      expect({ url: gate.url, status: old.status }).toEqual({ url: gate.url, status: 409 });
+      expect(old.body.detail).toMatch(/price .* went up/);
+    }
     expect(await transfersTo(app, payTo)).toHaveLength(transfers);
     // A gate at the old price offered after the change (a middleware that has not seen it yet) is the publisher's own offer.
     const stale = signGate(

@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  compilePriceTable,
+  compileSitePrices,
   formatMicrosUsd,
   parsePriceUsd,
+  priceOfSpelling,
   requestPath,
   type PriceResolution,
-  type PriceTable,
   type Pricing,
   type PricingApplied,
+  type SitePrices,
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
@@ -32,8 +33,8 @@ const MAX_CACHED_SITES = 10_000;
 
 @Injectable()
 export class PricingService {
-  /** Compiled tables by site, tagged with the pricing version they were built from. */
-  private readonly tables = new VersionedCache<PriceTable>(MAX_CACHED_SITES);
+  /** Compiled prices by site, tagged with the pricing version they were built from. */
+  private readonly compiled = new VersionedCache<SitePrices>(MAX_CACHED_SITES);
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
@@ -83,20 +84,29 @@ export class PricingService {
   }
 
   /**
-   * The site's compiled rules. `site` is read fresh by the caller, so its pricingVersion tells
-   * whether the cached table is stale, on this instance or after a change made through another.
+   * The site's compiled prices. `site` is read fresh by the caller, so its pricingVersion tells
+   * whether the cached prices are stale, on this instance or after a change made through another.
    */
-  table(site: PricedSite): Promise<PriceTable> {
-    return this.tables.get(site.id, site.pricingVersion, async () => {
+  prices(site: PricedSite): Promise<SitePrices> {
+    return this.compiled.get(site.id, site.pricingVersion, async () => {
       const rules = await this.db.prisma.priceRule.findMany({
         where: { siteId: site.id },
         orderBy: { position: 'asc' },
       });
-      return compilePriceTable(
+      return compileSitePrices(
         rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
         site.defaultPriceMicros,
       );
     });
+  }
+
+  /**
+   * What a gate for `path` (requestPath()'s spelling) costs: the highest of its rule as written and
+   * as a lenient router keys it (/PREMIUM/a and /premium/a/ reach /premium/:id), as the middleware
+   * prices it by default. The API does not know the router of a server gating through it.
+   */
+  async priceOf(site: PricedSite, path: string): Promise<bigint> {
+    return priceOfSpelling(await this.prices(site), path);
   }
 
   /**
@@ -112,14 +122,14 @@ export class PricingService {
   ): Promise<void> {
     const changedAt = site.pricingUpdatedAt?.getTime() ?? 0;
     if (gate.iat * 1000 >= changedAt) return;
-    if (gate.micros < (await this.table(site)).resolve(gate.path).micros)
+    if (gate.micros < (await this.priceOf(site, gate.path)))
       throw conflict(
         'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',
       );
   }
 
   async resolve(site: Site, url: string): Promise<PriceResolution> {
-    const match = (await this.table(site)).resolve(url);
+    const match = (await this.prices(site)).exact.resolve(url);
     return {
       path: requestPath(url),
       price_usd: formatMicrosUsd(match.micros),

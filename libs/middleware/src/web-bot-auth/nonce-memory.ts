@@ -26,8 +26,9 @@ export interface NonceMemory {
 }
 
 /**
- * `signerShare`: the part of `capacity` one signer may hold (default an eighth). `knownSigners`:
- * origins that share half of `capacity` among themselves (each an equal part of it), apart from all others.
+ * `signerShare`: the part of its pool one signer may hold (default an eighth). `knownSigners`:
+ * origins that share half of `capacity` among themselves (each an equal part of it), apart from
+ * all others, who share the other half.
  */
 export function createNonceMemory(
   capacity: number,
@@ -39,7 +40,9 @@ export function createNonceMemory(
     return createPool(capacity, now, Math.max(1, Math.floor(capacity * signerShare)));
   const knownCapacity = Math.floor(capacity / 2);
   const known = createPool(knownCapacity, now, Math.max(1, Math.floor(knownCapacity / knownSigners.size)));
-  const others = createPool(capacity - knownCapacity, now, Math.max(1, Math.floor(capacity * signerShare)));
+  // One origin's share is of the pool it is in: of the whole, it would take four origins, not eight, to fill the others' half.
+  const othersCapacity = capacity - knownCapacity;
+  const others = createPool(othersCapacity, now, Math.max(1, Math.floor(othersCapacity * signerShare)));
   return {
     remember: (signer, key, expiresAtMs) =>
       (knownSigners.has(signer) ? known : others).remember(signer, key, expiresAtMs),

@@ -32,6 +32,13 @@ describe('validatePathPattern', () => {
     expect(validatePathPattern(pattern)).toBeNull();
   });
 
+  it.each([
+    ['/[A-_]x', /lower-cased.*range|range.*lower-cased/],
+    ['/a\\/', /trailing slash/],
+  ])('rejects %j, valid as written but not as a lenient router keys paths', (pattern, reason) => {
+    expect(validatePathPattern(pattern)).toEqual({ type: 'pattern_syntax', msg: expect.stringMatching(reason) });
+  });
+
   it('rejects an empty pattern', () => {
     expect(validatePathPattern('')).toEqual({ type: 'pattern_empty', msg: 'Path pattern must not be empty' });
   });

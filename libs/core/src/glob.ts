@@ -29,6 +29,7 @@
 
 import { MAX_PRICE_MICROS } from './price';
 import { decodePathEscapes, requestPath } from './request-path';
+import { keyings, patternKey } from './route-key';
 
 export const MAX_PATTERN_LENGTH = 1024;
 
@@ -146,10 +147,27 @@ export function globSteps(): number {
   return steps;
 }
 
-/** Null when the pattern is valid, else why not. */
+/**
+ * Null when the pattern is valid, else why not. Valid means as written and as every lenient router
+ * keys it (route-key.ts: case folded, a trailing slash dropped), since sites price both ways:
+ * "/[A-_]x" folds to a reversed range, and "/a\\/" without its slash ends in a lone backslash.
+ */
 export function validatePathPattern(pattern: string): PatternProblem | null {
   const compiled = compilePattern(pattern);
-  return 'type' in compiled ? compiled : null;
+  if ('type' in compiled) return compiled;
+  for (const keying of keyings({})) {
+    const keyed = compilePattern(patternKey(pattern, keying));
+    if ('type' in keyed)
+      return {
+        type: keyed.type,
+        msg: `Path pattern must also be valid read as a lenient router reads paths (${
+          keying.caseSensitive ? '' : 'lower-cased'
+        }${!keying.caseSensitive && !keying.strictTrailingSlash ? ', ' : ''}${
+          keying.strictTrailingSlash ? '' : 'without its trailing slash'
+        }): ${keyed.msg}`,
+      };
+  }
+  return null;
 }
 
 /** Compiles ordered rules: resolve() prices a URL by the first matching rule, else the default. */

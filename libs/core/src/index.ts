@@ -3,6 +3,7 @@ export * from './constant-time';
 export * from './price';
 export * from './request-path';
 export * from './glob';
+export * from './route-key';
 export * from './site-prices';
 export * from './hmac';
 export * from './access-token';

@@ -18,6 +18,35 @@ describe('priceOfSpelling', () => {
     expect(priceOfSpelling(prices, '/free/x')).toBe(0n);
   });
 
+  it('prices an unknown router both ways for each option: case kept with the slash dropped, and the reverse', () => {
+    // /Abc/ reaches /Abc on a case-sensitive router that drops slashes: "/[!a-z]*" prices it, folded or as written it does not.
+    const notLower = compileSitePrices([{ pattern: '/[!a-z]*', micros: 1_000_000n }], 10_000n);
+    expect(priceOfSpelling(notLower, '/Abc/')).toBe(1_000_000n);
+    expect(priceOfSpelling(notLower, '/Abc/', { caseSensitive: false })).toBe(10_000n);
+    // /A/x/ reaches /A/X/ on a router that folds case but keeps slashes.
+    const slashed = compileSitePrices(
+      [
+        { pattern: '/a/x', micros: 0n },
+        { pattern: '/A/X/', micros: 1_000_000n },
+      ],
+      10_000n,
+    );
+    expect(priceOfSpelling(slashed, '/A/x/')).toBe(1_000_000n);
+  });
+
+  it('folds escaped letters in a rule as letters, and keeps every character one character long', () => {
+    const ete = compileSitePrices([{ pattern: '/%C3%89t%C3%A9/*', micros: 1_000_000n }], 0n);
+    expect(priceOfSpelling(ete, '/Été/x/')).toBe(1_000_000n);
+    expect(priceOfSpelling(ete, '/été/x')).toBe(1_000_000n);
+    // An escaped "*" is no wildcard, folded or not.
+    const star = compileSitePrices([{ pattern: '/a%2A', micros: 1_000_000n }], 0n);
+    expect(priceOfSpelling(star, '/A*')).toBe(1_000_000n);
+    expect(priceOfSpelling(star, '/Ab')).toBe(0n);
+    // "İ" lower-cases to two code points: kept, so "?" still matches it.
+    const one = compileSitePrices([{ pattern: '/?/*', micros: 1_000_000n }], 0n);
+    expect(priceOfSpelling(one, '/İ/a/')).toBe(1_000_000n);
+  });
+
   it('prices as written only for a router known to be strict in both ways', () => {
     const strict = { caseSensitive: true, strictTrailingSlash: true };
     expect(priceOfSpelling(prices, '/PREMIUM/a', strict)).toBe(10_000n);

@@ -113,6 +113,8 @@ describe('voucher payments', () => {
     const channel = testChannel(app, payer, first.accepted);
     expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
     const before = await gateOf('/rising/next');
+    // Gates state whole seconds: the change comes in a later second than the offers.
+    await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
     const raised = await app.call('PUT', `/v1/sites/${own.site.siteId}/pricing`, {
       body: { default_price_usd: '0.02' },
       headers: own.publisher.auth,

@@ -550,6 +550,8 @@ describe('paying a gate', () => {
     const before = await openGate(app, priced.site, '/rising/x');
     // Spellings a lenient router serves as /rising/…: priced as that route, before and after.
     const spelled = [await openGate(app, priced.site, '/RISING/x'), await openGate(app, priced.site, '/rising/z/')];
+    // Gates state whole seconds: the change comes in a later second than the offers.
+    await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
     expect((await setPrice('0.5')).status).toBe(200);
     const transfers = (await transfersTo(app, payTo)).length;
     for (const gate of [before, ...spelled]) {

@@ -120,8 +120,9 @@ export class PricingService {
     site: PricedSite & Pick<Site, 'pricingUpdatedAt'>,
     gate: { path: string; micros: bigint; iat: number },
   ): Promise<void> {
-    const changedAt = site.pricingUpdatedAt?.getTime() ?? 0;
-    if (gate.iat * 1000 >= changedAt) return;
+    // In whole seconds, as gates state their time: one offered in the second of the change stands.
+    const changedAt = Math.floor((site.pricingUpdatedAt?.getTime() ?? 0) / 1000);
+    if (gate.iat >= changedAt) return;
     if (gate.micros < (await this.priceOf(site, gate.path)))
       throw conflict(
         'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',

@@ -114,6 +114,14 @@ describe('pricing API', () => {
       expect((await put({ default_price_usd: '0.5' })).body).toEqual({ rules_applied: 0 });
     });
 
+    it('rejects a pattern valid as written but not as a lenient router keys paths, which would break every gate', async () => {
+      for (const path of ['/[A-_]x', '/a\\/']) {
+        const response = await put({ default_price_usd: '0.01', rules: [{ path, price_usd: '1' }] });
+        expect({ path, status: response.status }).toEqual({ path, status: 422 });
+        expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
+      }
+    });
+
     it('rejects `**`, a missing pattern, a relative pattern and conflicting aliases', async () => {
       const globstar = await put({ default_price_usd: '0', rules: [{ path: '/blog/**', price_usd: '0.1' }] });
       expect(globstar.status).toBe(422);

@@ -26,7 +26,7 @@ export interface ProfileSummary {
   /** Busy share of the window's samples: well under 1 means the server often had no request to work on. */
   busy: number;
   top: SelfTime[];
-  /** Share of the busy samples spent in code from the files `within` matched, and what it called. */
+  /** Share of the busy samples spent in code from the files `within` matched, and the built-ins it called. */
   within?: { files: string; share: number };
 }
 
@@ -72,7 +72,11 @@ export function summarizeProfile(
   return { busy: busy / all, top, ...(within ? { within: { files: within.files, share: insideSamples / busy } } : {}) };
 }
 
-/** The nodes whose stack holds a frame from a file `url` matches: their samples are that code's, inclusive. */
+/**
+ * The nodes whose time is the code `url` matches, with the built-ins it called (V8, node:*): a
+ * frame counts when the nearest frame of a JS file at or above it is one of those files. Framework
+ * code the gate calls on to (Express's next(), Fastify's reply) is the framework's, not the gate's.
+ */
 function nodesWithin(nodes: ProfileNode[], url: RegExp): Set<number> {
   const byId = new Map(nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
@@ -81,14 +85,18 @@ function nodesWithin(nodes: ProfileNode[], url: RegExp): Set<number> {
   const isInside = (id: number): boolean => {
     let answer = judged.get(id);
     if (answer === undefined) {
+      const file = byId.get(id)!.callFrame.url;
       const up = parent.get(id);
-      answer = url.test(byId.get(id)!.callFrame.url) || (up !== undefined && isInside(up));
+      answer = url.test(file) || (isBuiltIn(file) && up !== undefined && isInside(up));
       judged.set(id, answer);
     }
     return answer;
   };
   return new Set(nodes.filter((node) => isInside(node.id)).map((node) => node.id));
 }
+
+/** V8's own frames (no file) and Node's built-in modules. */
+const isBuiltIn = (file: string) => file === '' || file.startsWith('node:');
 
 /** `name file:line`, the file from node_modules/ or relative to here; a long RegExp source cut short. */
 function frameName({ functionName, url, lineNumber }: ProfileNode['callFrame']): string {
@@ -108,5 +116,10 @@ export const selfTimeList = ({ busy, top, within }: ProfileSummary) =>
     `Busy in ${format(busy * 100)}% of the window's samples; share of the busy samples:`,
     '',
     ...top.map(({ name, share }, i) => `${i + 1}. \`${name}\` ${format(share * 100, 1)}%`),
-    ...(within ? ['', `In ${within.files} and what it called: ${format(within.share * 100, 1)}%.`] : []),
+    ...(within
+      ? [
+          '',
+          `In ${within.files} and the built-ins it called (not the framework code it hands on to): ${format(within.share * 100, 1)}%.`,
+        ]
+      : []),
   ].join('\n');

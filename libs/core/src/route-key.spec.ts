@@ -25,14 +25,22 @@ describe('pathKey and patternKey', () => {
 
   it('unescape a pattern’s letters only: other escapes keep their meaning', () => {
     expect(patternKey('/%C3%89t%C3%A9', lenient)).toBe('/été');
-    expect(patternKey('/a%2A%3F%5B', lenient)).toBe('/a%2a%3f%5b');
-    expect(patternKey('/%C3%89%2A', lenient)).toBe('/é%2a');
-    // Escapes that are not UTF-8 stay as written (folded like any text).
-    expect(patternKey('/%FF', lenient)).toBe('/%ff');
+    expect(patternKey('/a%2A%3F%5B', lenient)).toBe('/a%2A%3F%5B');
+    expect(patternKey('/%C3%89%2A', lenient)).toBe('/é%2A');
+    // Escapes that are not UTF-8 stay as written, upper-case hex kept, as requestPath() writes paths.
+    expect(patternKey('/%ff', lenient)).toBe('/%FF');
+    expect(pathKey('/A%2Fb', lenient)).toBe('/a%2Fb');
+    // Inside a class "%" is a character: nothing there is unescaped.
+    expect(patternKey('/x[%41]', lenient)).toBe('/x[%41]');
+    expect(patternKey('/\\%41%42', lenient)).toBe('/\\%41b');
   });
 
-  it('keep every code point one long', () => {
+  it('keep every code point one long, and fold letters a case-insensitive RegExp takes as one', () => {
     expect(pathKey('/İx', lenient)).toBe('/İx');
     expect(pathKey('/ÉTÉ', lenient)).toBe('/été');
+    expect(pathKey('/µ', lenient)).toBe(pathKey('/Μ', lenient));
+    expect(pathKey('/ς', lenient)).toBe(pathKey('/σ', lenient));
+    // One code point at a time: a final Σ is not ς.
+    expect(pathKey('/ΑΣ/x', lenient)).toBe(pathKey('/ασ/x', lenient));
   });
 });

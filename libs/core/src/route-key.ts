@@ -40,38 +40,76 @@ function dropSlash(key: string, routing: Required<RoutingOptions>): string {
   return routing.strictTrailingSlash || key.length <= 1 || !key.endsWith('/') ? key : key.slice(0, -1);
 }
 
+// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
+const ASCII = /^[\x00-\x7f]*$/;
+const ESCAPE = /%[0-9a-f]{2}/g;
+
 /**
- * Lower case, code point by code point, each keeping its length: "İ" stays as it is (its lower
- * case is two code points), so a "?" or a class in a pattern still stands for one character.
+ * Case folded as a case-insensitive router compares (a JavaScript RegExp with the i flag: the same
+ * upper case is the same letter, so µ, μ and Μ fold alike, and ς and σ), one code point at a time
+ * (never the whole string, whose lower-casing turns a final Σ into ς), each keeping its length: "İ"
+ * stays as it is, so a "?" or a class in a pattern still stands for one character. Escapes keep
+ * their upper-case hex, as requestPath() and the pattern compiler write them.
  */
 function foldCase(text: string): string {
-  const lower = text.toLowerCase();
-  // Lower-casing never shortens: the same length means no code point grew.
-  if (lower.length === text.length) return lower;
+  const folded = ASCII.test(text) ? text.toLowerCase() : Array.from(text, foldCodePoint).join('');
+  return folded.includes('%') ? folded.replace(ESCAPE, (escape) => escape.toUpperCase()) : folded;
+}
+
+function foldCodePoint(c: string): string {
+  const upper = c.toUpperCase();
+  const lower = (upper.length === c.length ? upper : c).toLowerCase();
+  return lower.length === c.length ? lower : c;
+}
+
+const LETTER = /^\p{L}$/u;
+
+/**
+ * A pattern's escaped letters ("%C3%89" for "É") as letters, in its literal text only: every other
+ * escape stays as written (an escaped "*" is no wildcard), and so does all of a "[…]" class, where
+ * "%" is a character of its own, and a character after "\\".
+ */
+function unescapeLetters(pattern: string): string {
+  if (!pattern.includes('%')) return pattern;
   let out = '';
-  for (const c of text) {
-    const l = c.toLowerCase();
-    out += l.length === c.length ? l : c;
+  let literal = '';
+  const flush = () => {
+    out += literal.replace(/(?:%[0-9A-Fa-f]{2})+/g, unescapeRun);
+    literal = '';
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      flush();
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else if (c === '[') {
+      flush();
+      const end = classEnd(pattern, i);
+      out += pattern.slice(i, end + 1);
+      i = end;
+    } else literal += c;
   }
+  flush();
   return out;
 }
 
-const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
-const LETTER = /^\p{L}$/u;
+/** Where the class opened at `start` ends (its "]"), as the pattern compiler reads it; the pattern's end if it does not. */
+function classEnd(pattern: string, start: number): number {
+  let i = start + 1;
+  if (pattern[i] === '!' || pattern[i] === '^') i++;
+  for (; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+  return Math.min(i, pattern.length - 1);
+}
 
-/** A pattern's escaped letters ("%C3%89" for "É") as letters; every other escape as written (an escaped "*" stays no wildcard). */
-function unescapeLetters(pattern: string): string {
-  return pattern.includes('%')
-    ? pattern.replace(ESCAPE_RUN, (run) => {
-        const bytes = new Uint8Array(run.length / 3);
-        for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
-        const text = utf8Decode(bytes);
-        if (text === null) return run;
-        let out = '';
-        for (const c of text) out += LETTER.test(c) ? c : escaped(c);
-        return out;
-      })
-    : pattern;
+function unescapeRun(run: string): string {
+  const bytes = new Uint8Array(run.length / 3);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
+  const text = utf8Decode(bytes);
+  if (text === null) return run;
+  let out = '';
+  for (const c of text) out += LETTER.test(c) ? c : escaped(c);
+  return out;
 }
 
 const escaped = (c: string) =>

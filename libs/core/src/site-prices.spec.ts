@@ -47,6 +47,26 @@ describe('priceOfSpelling', () => {
     expect(priceOfSpelling(one, '/İ/a/')).toBe(1_000_000n);
   });
 
+  it.each([
+    ['/µ/*', '/μ/x'],
+    ['/µ/*', '/Μ/x'],
+    ['/ς/*', '/σ/x'],
+    ['/ΑΣ/*', '/ασ/x'],
+    ['/files/a%2Fb', '/files/A%2Fb'],
+    ['/x%FF', '/X%FF'],
+    ['/x[%41]', '/X4'],
+    ['/a/*', '/a'],
+    ['/a/*', '/A'],
+  ])('prices %s’s route for %s, which a case- or slash-lenient router serves from it', (pattern, path) => {
+    const table = compileSitePrices([{ pattern, micros: 100n }], 0n);
+    expect(priceOfSpelling(table, path)).toBe(100n);
+  });
+
+  it('does not price a path at the default for a slash it does not have', () => {
+    expect(priceOfSpelling(prices, '/free/x')).toBe(0n);
+    expect(priceOfSpelling(prices, '/free/x', { strictTrailingSlash: false })).toBe(0n);
+  });
+
   it('prices as written only for a router known to be strict in both ways', () => {
     const strict = { caseSensitive: true, strictTrailingSlash: true };
     expect(priceOfSpelling(prices, '/PREMIUM/a', strict)).toBe(10_000n);

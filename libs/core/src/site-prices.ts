@@ -49,5 +49,18 @@ export function priceOfSpelling(prices: SitePrices, path: string, routing: Routi
     const keyed = prices.keyed(keying).resolvePath(pathKey(path, keying)).micros;
     if (keyed > micros) micros = keyed;
   }
+  // A router that ignores trailing slashes serves /a from a route of /a/ too: a rule pricing /a/
+  // (as "/a/*" does) prices /a. Only a rule that matches counts here: /free/x/ matching none does
+  // not make /free/x cost the default.
+  if (routing.strictTrailingSlash === true || path.endsWith('/')) return micros;
+  const slashed = `${path}/`;
+  for (const keying of [
+    { caseSensitive: true, strictTrailingSlash: true },
+    ...keyings({ ...routing, strictTrailingSlash: true }),
+  ]) {
+    const table = keying.caseSensitive && keying.strictTrailingSlash ? prices.exact : prices.keyed(keying);
+    const match = table.resolvePath(keying.caseSensitive ? slashed : pathKey(slashed, keying));
+    if (match.rule !== null && match.micros > micros) micros = match.micros;
+  }
   return micros;
 }

@@ -5,7 +5,13 @@
  * Verification checks the MAC before it reads the payload's UTF-8 and JSON.
  */
 
-import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8, utf8Encode } from './base64url';
+import {
+  base64urlDecode,
+  base64urlDecodeUtf8,
+  base64urlEncode,
+  base64urlEncodeUtf8,
+  utf8ByteLength,
+} from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
 import { MAX_UNIX_SECONDS } from './limits';
@@ -26,8 +32,7 @@ export const MAX_TOKEN_PATH_BYTES = 2048;
 export function fitsAccessToken(path: string): boolean {
   // At most three UTF-8 bytes per UTF-16 unit, and six for a JSON escape: a short path is measured no further.
   if (path.length * 6 + 2 <= MAX_TOKEN_PATH_BYTES) return true;
-  const json = JSON.stringify(path);
-  return json.length <= MAX_TOKEN_PATH_BYTES && utf8Encode(json).length <= MAX_TOKEN_PATH_BYTES;
+  return utf8ByteLength(JSON.stringify(path)) <= MAX_TOKEN_PATH_BYTES;
 }
 const MAC_BYTES = 32;
 

@@ -63,6 +63,14 @@ export function utf8Encode(s: string): Uint8Array {
   return encoder.encode(s);
 }
 
+/** The UTF-8 bytes of `s`, counted with no encoding when it is ASCII (its own UTF-8). */
+export function utf8ByteLength(s: string): number {
+  return NOT_ASCII.test(s) ? encoder.encode(s).length : s.length;
+}
+
+/** Whether `s` is all ASCII (controls included). */
+export const isAscii = (s: string): boolean => ASCII.test(s);
+
 /** Null for bytes that are not valid UTF-8. */
 export function utf8Decode(b: Uint8Array): string | null {
   try {

@@ -157,15 +157,12 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
     const keyed = compilePattern(patternKey(pattern, keying));
-    if ('type' in keyed)
-      return {
-        type: keyed.type,
-        msg: `Path pattern must also be valid read as a lenient router reads paths (${
-          keying.caseSensitive ? '' : 'lower-cased'
-        }${!keying.caseSensitive && !keying.strictTrailingSlash ? ', ' : ''}${
-          keying.strictTrailingSlash ? '' : 'without its trailing slash'
-        }): ${keyed.msg}`,
-      };
+    if (!('type' in keyed)) continue;
+    const how = [!keying.caseSensitive && 'lower-cased', !keying.strictTrailingSlash && 'without its trailing slash'];
+    return {
+      type: keyed.type,
+      msg: `Path pattern must also be valid read as a lenient router reads paths (${how.filter(Boolean).join(', ')}): ${keyed.msg}`,
+    };
   }
   return null;
 }

@@ -5,7 +5,8 @@
  * or slashes routes that path to it.
  */
 
-import { utf8Decode, utf8Encode } from './base64url';
+import { isAscii, utf8Decode, utf8Encode } from './base64url';
+import { ESCAPE_RUN, escapeRunBytes } from './request-path';
 
 /** What a server knows of its router. Unknown (undefined) is both ways at once: the conservative choice. */
 export interface RoutingOptions {
@@ -40,8 +41,6 @@ function dropSlash(key: string, routing: Required<RoutingOptions>): string {
   return routing.strictTrailingSlash || key.length <= 1 || !key.endsWith('/') ? key : key.slice(0, -1);
 }
 
-// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
-const ASCII = /^[\x00-\x7f]*$/;
 const ESCAPE = /%[0-9a-f]{2}/g;
 
 /**
@@ -52,7 +51,7 @@ const ESCAPE = /%[0-9a-f]{2}/g;
  * their upper-case hex, as requestPath() and the pattern compiler write them.
  */
 function foldCase(text: string): string {
-  const folded = ASCII.test(text) ? text.toLowerCase() : Array.from(text, foldCodePoint).join('');
+  const folded = isAscii(text) ? text.toLowerCase() : Array.from(text, foldCodePoint).join('');
   return folded.includes('%') ? folded.replace(ESCAPE, (escape) => escape.toUpperCase()) : folded;
 }
 
@@ -74,7 +73,7 @@ function unescapeLetters(pattern: string): string {
   let out = '';
   let literal = '';
   const flush = () => {
-    out += literal.replace(/(?:%[0-9A-Fa-f]{2})+/g, unescapeRun);
+    out += literal.replace(ESCAPE_RUN, unescapeRun);
     literal = '';
   };
   for (let i = 0; i < pattern.length; i++) {
@@ -103,9 +102,7 @@ function classEnd(pattern: string, start: number): number {
 }
 
 function unescapeRun(run: string): string {
-  const bytes = new Uint8Array(run.length / 3);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
-  const text = utf8Decode(bytes);
+  const text = utf8Decode(escapeRunBytes(run));
   if (text === null) return run;
   let out = '';
   for (const c of text) out += LETTER.test(c) ? c : escaped(c);

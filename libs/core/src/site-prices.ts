@@ -6,7 +6,7 @@
  * agree on what a path costs.
  */
 
-import { compilePriceTable, type PriceRule, type PriceTable } from './glob';
+import { compilePriceTable, type PriceMatch, type PriceRule, type PriceTable } from './glob';
 import { keyings, pathKey, patternKey, type RoutingOptions } from './route-key';
 
 export interface SitePrices {
@@ -44,23 +44,25 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
  * both ways). 0n is free.
  */
 export function priceOfSpelling(prices: SitePrices, path: string, routing: RoutingOptions = {}): bigint {
-  let micros = prices.exact.resolvePath(path).micros;
-  for (const keying of keyings(routing)) {
-    const keyed = prices.keyed(keying).resolvePath(pathKey(path, keying)).micros;
-    if (keyed > micros) micros = keyed;
-  }
+  let micros = 0n;
+  for (const keying of [EXACT, ...keyings(routing)]) micros = max(micros, reading(prices, path, keying).micros);
   // A router that ignores trailing slashes serves /a from a route of /a/ too: a rule pricing /a/
   // (as "/a/*" does) prices /a. Only a rule that matches counts here: /free/x/ matching none does
   // not make /free/x cost the default.
   if (routing.strictTrailingSlash === true || path.endsWith('/')) return micros;
-  const slashed = `${path}/`;
-  for (const keying of [
-    { caseSensitive: true, strictTrailingSlash: true },
-    ...keyings({ ...routing, strictTrailingSlash: true }),
-  ]) {
-    const table = keying.caseSensitive && keying.strictTrailingSlash ? prices.exact : prices.keyed(keying);
-    const match = table.resolvePath(keying.caseSensitive ? slashed : pathKey(slashed, keying));
-    if (match.rule !== null && match.micros > micros) micros = match.micros;
+  for (const keying of [EXACT, ...keyings({ ...routing, strictTrailingSlash: true })]) {
+    const match = reading(prices, `${path}/`, keying);
+    if (match.rule !== null) micros = max(micros, match.micros);
   }
   return micros;
 }
+
+/** The keying of a router strict both ways: the rules and the path as written. */
+const EXACT = { caseSensitive: true, strictTrailingSlash: true } as const;
+
+/** `path`'s match among the rules as a router with `keying` keys both. */
+function reading(prices: SitePrices, path: string, keying: Required<RoutingOptions>): PriceMatch {
+  return keying === EXACT ? prices.exact.resolvePath(path) : prices.keyed(keying).resolvePath(pathKey(path, keying));
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);

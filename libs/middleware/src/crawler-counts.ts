@@ -13,7 +13,7 @@ import {
   MAX_CRAWLER_PATHS_PER_REPORT,
   MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
-  utf8Encode,
+  utf8ByteLength,
   type CrawlerAction,
   type CrawlerCount,
   type CrawlerPathCount,
@@ -58,15 +58,12 @@ export interface CrawlerCounter {
 const PATHS_TRACKED_PER_CRAWLER = 2 * MAX_TOP_PATHS_PER_CRAWLER;
 /** The API's path rule (a "/" then no white space). */
 const REPORTABLE_PATH = /^\/\S*$/;
-// eslint-disable-next-line no-control-regex -- every ASCII code, controls included, is the point
-const NOT_ASCII = /[^\x00-\x7f]/;
 /** Room for an entry's numbers to grow after it is weighed: requests and revenue up to 16 more digits each. */
 const NUMBER_ROOM = 32;
 
 /** What `value` weighs in a report: its JSON's UTF-8 bytes, with room for its numbers to grow, and a comma. */
 function reportBytes(value: object): number {
-  const json = JSON.stringify(value);
-  return (NOT_ASCII.test(json) ? utf8Encode(json).length : json.length) + NUMBER_ROOM + 1;
+  return utf8ByteLength(JSON.stringify(value)) + NUMBER_ROOM + 1;
 }
 
 /**

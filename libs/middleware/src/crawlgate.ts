@@ -188,7 +188,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     policy: options.policy,
     onError: warn,
   });
-  const siwx = createSiwxGate({ api, siteId: options.siteId, secret: secrets[0], secrets, tokenOpens, warn });
+  const siwx = createSiwxGate({ api, siteId: options.siteId, secrets, tokenOpens, warn });
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);

@@ -20,7 +20,6 @@ function gate(
   const siwx = createSiwxGate({
     api,
     siteId: 'site-1',
-    secret: 'cgsec_s',
     secrets: ['cgsec_s'],
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
@@ -85,7 +84,6 @@ describe('createSiwxGate', () => {
     const rotating = createSiwxGate({
       api: { siwx: async () => access } as unknown as ApiClient,
       siteId: 'site-1',
-      secret: 'cgsec_new',
       secrets: ['cgsec_new', 'cgsec_s'],
       tokenOpens: () => true,
       warn: () => undefined,

@@ -24,9 +24,11 @@ import { headerValue, type HeaderRecord } from './request-headers';
 export interface SiwxOptions {
   api: ApiClient;
   siteId: string;
-  /** The secret that mints gates (the current one): the API checks the nonce with the site's usable ones. */
-  secret: string;
-  /** Every secret the gate accepts: a proof whose nonce none of them signed for this path never reaches the API. */
+  /**
+   * Every secret the gate accepts, the current one first: challenges are signed with it (the API
+   * checks them with the site's usable ones), and a proof whose nonce none of them signed for this
+   * path never reaches the API.
+   */
   secrets: readonly string[];
   /** The local token check of the gate, for exactly this path. */
   tokenOpens(token: string, path: string): boolean;
@@ -46,7 +48,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
   return {
     challenge(site, path, now) {
       const exp = now + SIWX_CHALLENGE_SECONDS;
-      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secret);
+      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secrets[0]);
       return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
     },
 

@@ -28,7 +28,7 @@ import {
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { PricingService } from '../pricing/pricing.service';
+import { OFFER_CHECK_SITE_FIELDS, PricingService } from '../pricing/pricing.service';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf } from './channel-state';
@@ -78,15 +78,7 @@ export class VoucherPaymentsService {
     const payment = parsed.payment;
     const site = await this.db.prisma.site.findUnique({
       where: { id: gate.siteId },
-      select: {
-        id: true,
-        batchSettlement: true,
-        publisherId: true,
-        secretsVersion: true,
-        pricingVersion: true,
-        defaultPriceMicros: true,
-        pricingUpdatedAt: true,
-      },
+      select: { batchSettlement: true, publisherId: true, secretsVersion: true, ...OFFER_CHECK_SITE_FIELDS },
     });
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;

@@ -166,7 +166,6 @@ export function batchSettlementTerms(chain: ChainContext): BatchSettlementTerms 
     : undefined;
 }
 
-/** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */
 /** 414 for a path no access token could carry (MAX_TOKEN_PATH_BYTES): such a path is never gated, so never paid. */
 function assertTokenCanCarry(path: string): void {
   if (!fitsAccessToken(path))
@@ -176,6 +175,7 @@ function assertTokenCanCarry(path: string): void {
     );
 }
 
+/** Path and query of a gate URL (a path, or an absolute URL whose host is not kept). */
 function pathAndQuery(url: string): string {
   if (url.startsWith('/')) return url;
   const parsed = new URL(url);

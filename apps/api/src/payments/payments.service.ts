@@ -36,7 +36,7 @@ import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settl
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
-import { PricingService } from '../pricing/pricing.service';
+import { OFFER_CHECK_SITE_FIELDS, PricingService } from '../pricing/pricing.service';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -258,7 +258,7 @@ export class PaymentsService {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.db.prisma.site.findUnique({
       where: { id: gate.siteId },
-      select: { id: true, publisherId: true, pricingVersion: true, defaultPriceMicros: true, pricingUpdatedAt: true },
+      select: { publisherId: true, ...OFFER_CHECK_SITE_FIELDS },
     });
     if (!site) throw notFound(GATE_NOT_FOUND);
     // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.

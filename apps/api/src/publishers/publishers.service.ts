@@ -13,7 +13,7 @@ import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
-import { PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
+import { LOGINS_PER_ACCOUNT, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
 import type { LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
@@ -44,6 +44,8 @@ export class PublishersService {
 
   /** Checks the password and issues a fresh key; the previous key stops working. */
   async login(input: LoginDto): Promise<IssuedApiKey> {
+    // Before the lookup, and the same for every email, so a 429 tells nothing about who is registered.
+    await this.spendAttempt(`login-${sha256Hex(input.email)}`, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
@@ -64,7 +66,11 @@ export class PublishersService {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
-      await this.countPasswordConfirmation(publisher);
+      await this.spendAttempt(
+        `confirm-password-${publisher.id}`,
+        PASSWORD_CONFIRMATIONS,
+        'X-Confirm-Password checks for this account',
+      );
       if (!(await verifyPassword(confirmPassword, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
@@ -80,14 +86,14 @@ export class PublishersService {
     return publisherView(updated);
   }
 
-  /** 429 beyond PASSWORD_CONFIRMATIONS, before the password is looked at; counted in the shared limits storage. */
-  private async countPasswordConfirmation(publisher: Publisher): Promise<void> {
-    const { limit, ttl } = PASSWORD_CONFIRMATIONS;
-    const count = await this.limits.increment(`confirm-password-${publisher.id}`, ttl, limit, ttl, 'password');
+  /** 429 beyond `budget`, before any password is looked at; counted in the shared limits storage. */
+  private async spendAttempt(key: string, budget: { limit: number; ttl: number }, what: string): Promise<void> {
+    const { limit, ttl } = budget;
+    const count = await this.limits.increment(key, ttl, limit, ttl, 'password');
     if (count.isBlocked)
       throw new ApiError(
         429,
-        `Too many X-Confirm-Password checks for this account (${limit} per ${ttl / 60_000} minutes); retry after the time in Retry-After`,
+        `Too many ${what} (${limit} per ${ttl / 60_000} minutes); retry after the time in Retry-After`,
         {},
         { 'retry-after': String(Math.max(1, count.timeToBlockExpire)) },
       );

@@ -130,6 +130,33 @@ describe('publishers API', () => {
       }
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     });
+
+    it('lets 10 logins a 15 minutes try one account, whatever addresses they come from', async () => {
+      // The per-IP limit alone lets a guesser with many addresses try passwords without end.
+      const publisher = await registerPublisher(app);
+      const other = await registerPublisher(app);
+      const login = (email: string, password: string) =>
+        app.call('POST', '/v1/publishers/login', {
+          body: { email, password },
+          headers: { 'x-forwarded-for': freshIp() },
+        });
+      for (let i = 0; i < 10; i++) expect((await login(publisher.email, `guess number ${i}`)).status).toBe(401);
+      // In another letter case, the same account; the right password no longer gets in.
+      const blocked = await login(publisher.email.toUpperCase(), publisher.password);
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.detail).toMatch(/logins for this account/);
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(60);
+      expect(blocked.body.api_key).toBeUndefined();
+      // The key it has keeps working, and other accounts log in.
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+      expect((await login(other.email, other.password)).status).toBe(200);
+      // An email nobody registered answers the same way, so the limit tells nothing about who is registered.
+      const nobody = `nobody-${freshIp()}@example.com`;
+      for (let i = 0; i < 10; i++) expect((await login(nobody, `guess number ${i}`)).status).toBe(401);
+      const unknown = await login(nobody, 'one more guess');
+      expect(unknown.status).toBe(429);
+      expect(unknown.body.detail).toBe(blocked.body.detail);
+    });
   });
 
   describe('GET /v1/publishers/me', () => {

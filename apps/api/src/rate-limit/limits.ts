@@ -31,6 +31,12 @@ export const LimitPerGate = limitPer('gate', trackByGate);
  * way to guess it (the route's own limit, 100 a minute per key, would allow 144,000 a day).
  */
 export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
+/**
+ * Logins per account (by email, registered or not), right or wrong, whatever address asks: the
+ * spec's 5 a minute per IP alone lets a guesser with many addresses try passwords without end.
+ * Counting every attempt blocks the owner too while it lasts; the API key it has keeps working.
+ */
+export const LOGINS_PER_ACCOUNT = { limit: 10, ttl: 15 * MINUTE };
 
 /** A route no limit applies to (health checks). */
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));

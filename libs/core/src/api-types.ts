@@ -145,6 +145,12 @@ export interface SiteOffer {
   batch_settlement?: BatchSettlementOffer | null;
   /** The site's stored bot policy (bot-policy.ts); absent from APIs that store none. */
   bot_policy?: BotPolicyOffer;
+  /**
+   * secretFingerprint() of each access-token secret that verifies now, the one new tokens are signed
+   * with first: a gate signs and verifies only with the configured secrets listed. Absent from APIs
+   * that list none.
+   */
+  secret_fingerprints?: string[];
 }
 
 /** A site's batch-settlement terms, as GET /v1/site states them. */

@@ -7,6 +7,7 @@ export * from './route-key';
 export * from './site-prices';
 export * from './hmac';
 export * from './access-token';
+export * from './secret-fingerprint';
 export * from './limits';
 export * from './gate';
 export * from './gate-offer';

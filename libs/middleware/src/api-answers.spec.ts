@@ -177,6 +177,10 @@ describe('siteOfferOf', () => {
     const batch = { escrow: '0xe', receiver_authorizer: '0xr', withdraw_delay_seconds: 86400 };
     expect(siteOfferOf({ ...SITE, batch_settlement: batch })).toMatchObject({ batch_settlement: batch });
     expect(siteOfferOf({ ...SITE, batch_settlement: undefined, bot_policy: { version: 1 } })).toBeDefined();
+    expect(siteOfferOf({ ...SITE, secret_fingerprints: ['fp1', 'fp2'] })).toMatchObject({
+      secret_fingerprints: ['fp1', 'fp2'],
+    });
+    expect(siteOfferOf({ ...SITE, secret_fingerprints: [] })).toMatchObject({ secret_fingerprints: [] });
   });
 
   it.each([
@@ -190,6 +194,8 @@ describe('siteOfferOf', () => {
     ['a pay_to that is a number', { ...SITE, pay_to: 1 }],
     ['batch-settlement terms missing the escrow', { ...SITE, batch_settlement: { receiver_authorizer: '0xr' } }],
     ['a bot policy that is a string', { ...SITE, bot_policy: 'allow all' }],
+    ['secret fingerprints that are not a list', { ...SITE, secret_fingerprints: 'fp1' }],
+    ['a secret fingerprint that is not a string', { ...SITE, secret_fingerprints: ['fp1', 2] }],
   ])('refuses %s', (_name, body) => {
     expect(siteOfferOf(body)).toBeUndefined();
   });

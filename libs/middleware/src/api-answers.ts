@@ -115,6 +115,7 @@ const SITE: FieldKinds<SiteOffer> = {
   batch_settlement: ['object', 'null', 'undefined'],
   // Its content is stored-bot-policy.ts's to read: an unreadable policy keeps the last good one.
   bot_policy: ['object', 'undefined'],
+  secret_fingerprints: ['array', 'undefined'],
 };
 
 const BATCH_OFFER: FieldKinds<BatchSettlementOffer> = {
@@ -199,7 +200,9 @@ export function siteOfferOf(body: unknown): SiteOffer | undefined {
     (body.batch_settlement === null ||
       body.batch_settlement === undefined ||
       (hasFieldKinds<BatchSettlementOffer>(body.batch_settlement, BATCH_OFFER) &&
-        isCount(body.batch_settlement.withdraw_delay_seconds)));
+        isCount(body.batch_settlement.withdraw_delay_seconds))) &&
+    (body.secret_fingerprints === undefined ||
+      body.secret_fingerprints.every((fingerprint: unknown) => typeof fingerprint === 'string'));
   if (!whole) return undefined;
   const offer = only(body, SITE);
   return offer.batch_settlement ? { ...offer, batch_settlement: only(offer.batch_settlement, BATCH_OFFER) } : offer;

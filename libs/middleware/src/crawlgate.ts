@@ -43,6 +43,7 @@ import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer }
 import { botPolicyProblems, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER, type BotAction, type BotPolicy } from './bots';
 import { identifyVisitor } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
+import { liveSecrets } from './live-secrets';
 import { operatorOf } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
@@ -134,6 +135,8 @@ export interface Crawlgate {
 interface MintedGate {
   offer: GateOffer;
   paymentRequired: string;
+  /** The secret it was signed with: a corrective 402 for it is signed with the same. */
+  secret: string;
 }
 
 export const PAY_JSON_PATH = '/.well-known/pay.json';
@@ -188,7 +191,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     policy: options.policy,
     onError: warn,
   });
-  const siwx = createSiwxGate({ api, siteId: options.siteId, secrets, tokenOpens, warn });
+  const live = liveSecrets(secrets, warn);
+  /** The configured secrets that verify now (live-secrets.ts). */
+  const verifyingSecrets = () => live(site.current()?.offer).verifying;
+  const siwx = createSiwxGate({
+    api,
+    siteId: options.siteId,
+    signingSecret: () => live(site.current()?.offer).signing,
+    verifyingSecrets,
+    tokenOpens,
+    warn,
+  });
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
@@ -203,7 +216,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   /** `path` is route.path, already requestPath()'s spelling: not spelled again. */
   function tokenOpens(token: string, path: string): boolean {
-    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path }).valid;
+    return verifyAccessToken(token, { secret: verifyingSecrets(), siteId: options.siteId, path }).valid;
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
@@ -234,10 +247,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       : { kind: 'person' };
   }
 
-  /** A gate for this route at this price, signed here, and the 402 that offers it. */
-  /** `correction`: x402's corrective 402 for a batch-settlement voucher whose running total is not the API's. */
+  /**
+   * A gate for this route at this price, signed here with `secret`, and the 402 that offers it.
+   * `correction`: x402's corrective 402 for a batch-settlement voucher whose running total is not the API's.
+   */
   function mintGate(
     terms: SiteTerms & { offer: { pay_to: string } },
+    secret: string,
     route: Route,
     target: string,
     micros: bigint,
@@ -256,7 +272,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       iat: now,
       exp: now + site.gate_ttl_seconds,
     };
-    const id = signGate(gate, secrets[0]);
+    const id = signGate(gate, secret);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), {
       domain: site.domain,
       apiBaseUrl: site.api_base_url,
@@ -266,6 +282,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return {
       offer,
       paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction),
+      secret,
     };
   }
 
@@ -314,7 +331,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // A path no access token could carry is not offered: a payment for it could never be served.
     if (!fitsAccessToken(route.path))
       return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
-    const fresh = mintGate(terms, route, request.url, micros);
+    // Without the API's current secret, the tokens of payments taken here would not open pages here: none are taken.
+    const { signing } = live(terms.offer);
+    if (!signing)
+      return respondJson(
+        503,
+        {
+          detail: "This site's gate does not hold its current access-token secret; it takes no payments until it does",
+        },
+        { 'retry-after': '60' },
+      );
+    const fresh = mintGate(terms, signing, route, request.url, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
     if (maxPrice !== null && micros > maxPrice)
@@ -383,7 +410,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     }
     if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
-      return paymentRequired(mintGate(terms, route, request.url, micros, answer.correction));
+      return paymentRequired(mintGate(terms, fresh.secret, route, request.url, micros, answer.correction));
     }
     return settled(answer, fresh, gateId, payment, route, terms);
   }
@@ -474,7 +501,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
     if (gateId === undefined) return { kind: 'unnamed' };
-    const check = verifyGate(String(gateId), { secret: secrets, siteId: options.siteId });
+    const check = verifyGate(String(gateId), { secret: verifyingSecrets(), siteId: options.siteId });
     // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
     // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };

@@ -20,7 +20,8 @@ function gate(
   const siwx = createSiwxGate({
     api,
     siteId: 'site-1',
-    secrets: ['cgsec_s'],
+    signingSecret: () => 'cgsec_s',
+    verifyingSecrets: () => ['cgsec_s'],
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
   });
@@ -84,7 +85,8 @@ describe('createSiwxGate', () => {
     const rotating = createSiwxGate({
       api: { siwx: async () => access } as unknown as ApiClient,
       siteId: 'site-1',
-      secrets: ['cgsec_new', 'cgsec_s'],
+      signingSecret: () => 'cgsec_new',
+      verifyingSecrets: () => ['cgsec_new', 'cgsec_s'],
       tokenOpens: () => true,
       warn: () => undefined,
     });

@@ -24,12 +24,10 @@ import { headerValue, type HeaderRecord } from './request-headers';
 export interface SiwxOptions {
   api: ApiClient;
   siteId: string;
-  /**
-   * Every secret the gate accepts, the current one first: challenges are signed with it (the API
-   * checks them with the site's usable ones), and a proof whose nonce none of them signed for this
-   * path never reaches the API.
-   */
-  secrets: readonly string[];
+  /** The secret challenges are signed with (live-secrets.ts); undefined when the gate does not hold the current one. */
+  signingSecret(): string | undefined;
+  /** The secrets that verify now: a proof whose nonce none of them signed for this path never reaches the API. */
+  verifyingSecrets(): readonly string[];
   /** The local token check of the gate, for exactly this path. */
   tokenOpens(token: string, path: string): boolean;
   warn(message: string): void;
@@ -48,7 +46,10 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
   return {
     challenge(site, path, now) {
       const exp = now + SIWX_CHALLENGE_SECONDS;
-      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, options.secrets[0]);
+      const secret = options.signingSecret();
+      // No gate is offered either (crawlgate.ts answers 503 first).
+      if (!secret) return {};
+      const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, secret);
       return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
     },
 
@@ -61,7 +62,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
       // junk would spend the site's API budget (the sign-in route's limit, per site) and leave the
       // wallets that really paid answered 402 until the minute is over.
       const read = readSiwxProof(proof);
-      if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, options.secrets).valid)
+      if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, options.verifyingSecrets()).valid)
         return undefined;
       let access;
       try {

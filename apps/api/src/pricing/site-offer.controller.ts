@@ -1,4 +1,4 @@
-import { MAX_URL_LENGTH, type BotPolicyOffer, type SiteOffer } from '@crawlgate/core';
+import { MAX_URL_LENGTH, secretFingerprint, type BotPolicyOffer, type SiteOffer } from '@crawlgate/core';
 import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -11,6 +11,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
+import { SiteSecretsService } from '../sites/site-secrets.service';
 import { requestBaseUrl } from '../gates/request-base-url';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
@@ -47,6 +48,12 @@ export class SiteOfferView implements SiteOffer {
       'The channel terms every gate offers with x402 batch-settlement; null while the site does not take vouchers',
   })
   batch_settlement!: BatchSettlementOfferView | null;
+  @ApiProperty({
+    type: [String],
+    description:
+      'secretFingerprint() of each access-token secret that verifies now, the current one first: the middleware signs and verifies with the configured secrets listed, so a revoked secret stops at every gate within its refresh',
+  })
+  secret_fingerprints!: string[];
 }
 
 /**
@@ -60,6 +67,7 @@ export class SiteOfferController {
   constructor(
     private readonly pricing: PricingService,
     private readonly botPolicies: BotPolicyService,
+    private readonly secrets: SiteSecretsService,
     @Inject(CHAIN) private readonly chain: ChainContext,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
@@ -73,7 +81,11 @@ export class SiteOfferController {
     description: 'The site that owns the X-Site-Token: pricing, network, asset and pay-to.',
   })
   async offer(@CurrentSite() site: SiteWithPayout, @Req() request: FastifyRequest): Promise<SiteOfferView> {
-    const [pricing, botPolicy] = await Promise.all([this.pricing.view(site), this.botPolicies.offer(site.id)]);
+    const [pricing, botPolicy, secrets] = await Promise.all([
+      this.pricing.view(site),
+      this.botPolicies.offer(site.id),
+      this.secrets.usable(site.id, site.secretsVersion),
+    ]);
     return {
       site_id: site.id,
       domain: site.domain,
@@ -94,6 +106,10 @@ export class SiteOfferController {
       api_base_url: requestBaseUrl(this.config, request),
       bot_policy: botPolicy,
       batch_settlement: batchSettlementOffer(this.chain, site),
+      // The current secret (no retirement date) first: the one gates are signed with.
+      secret_fingerprints: [...secrets]
+        .sort((a, b) => Number(a.retiresAt !== null) - Number(b.retiresAt !== null))
+        .map((secret) => secretFingerprint(secret.secret)),
     };
   }
 }

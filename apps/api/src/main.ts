@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { createApp, LOG_LEVELS } from './app/create-app';
 import { tuneV8ForServer } from './app/v8-tuning';
 import { connectChain } from './chain/connect-chain';
-import { loadConfig } from './config/config';
+import { loadConfig, loggableUrl } from './config/config';
 import { databaseKind, openDatabase } from './db/database';
 import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
 
   const chain = await connectChain(config.chain);
   logger.log(
-    `Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${chain.context.rpcUrl}, USDC ${chain.context.usdc}`,
+    `Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${loggableUrl(chain.context.rpcUrl)}, USDC ${chain.context.usdc}`,
   );
 
   const app = await createApp({ config, database, chain: chain.context });

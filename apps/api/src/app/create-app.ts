@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { CREDENTIAL_HEADERS } from '../auth/credentials';
 import type { ChainContext } from '../chain/chain-context';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
@@ -90,8 +91,11 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     const forbidden = forbiddenCharacterItems(request);
     done(forbidden.length > 0 ? new ValidationFailed(forbidden) : undefined);
   });
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     void reply.headers(EVERY_ANSWER);
+    // An answer to a credential is that account's own (sites, revenue, payers, crawlers): no cache keeps it.
+    if (!reply.hasHeader('cache-control') && CREDENTIAL_HEADERS.some((name) => request.headers[name] !== undefined))
+      void reply.header('cache-control', 'no-store');
     done(null, payload);
   });
   fastify.addHook('onClose', async () => {

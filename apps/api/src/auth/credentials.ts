@@ -15,6 +15,9 @@ import { findSiteByTokenHash } from './site-by-token';
 
 export type CredentialKind = 'publisher' | 'site' | 'wallet';
 
+/** The headers the three credentials come in. */
+export const CREDENTIAL_HEADERS = ['authorization', 'x-site-token', 'x-wallet-address'] as const;
+
 /** The raw request object as Nest hands it to guards (a FastifyRequest here). */
 type Request = { headers: Record<string, string | string[] | undefined> };
 

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, loggableUrl } from './config';
 
 describe('loadConfig', () => {
   const testnet = {
@@ -57,5 +57,14 @@ describe('loadConfig', () => {
       for (const bad of ['yes', '-1', '11', '1.5', 'all'])
         expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(ConfigError);
     });
+  });
+});
+
+describe('loggableUrl', () => {
+  it('shows scheme, host and port only: no key in the path, no user, no query', () => {
+    expect(loggableUrl('https://base-mainnet.g.alchemy.com/v2/SECRETKEY')).toBe('https://base-mainnet.g.alchemy.com');
+    expect(loggableUrl('https://user:pass@rpc.example.com:8443/x?key=SECRET')).toBe('https://rpc.example.com:8443');
+    expect(loggableUrl('http://127.0.0.1:8545')).toBe('http://127.0.0.1:8545');
+    expect(loggableUrl('not a url SECRET')).toBe('(unreadable URL)');
   });
 });

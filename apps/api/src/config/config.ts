@@ -187,3 +187,15 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   }
   return raw as T;
 }
+
+/**
+ * A configured URL as the logs may show it: scheme, host and port. Hosted RPC providers put their
+ * API key in the path (`https://…/v2/<key>`) and some a password in the user part.
+ */
+export function loggableUrl(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(unreadable URL)';
+  }
+}

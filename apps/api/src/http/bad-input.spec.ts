@@ -315,6 +315,37 @@ describe('characters no field accepts', () => {
     rejected(response, ['body', 'email']);
   });
 
+  it('never echoes a password back: a refused one is named, not shown', async () => {
+    const short = await app.call('POST', '/v1/publishers/register', {
+      body: { email: `echo-${freshIp()}@example.com`, password: 'Sh0rt!' },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    const long = await app.call('POST', '/v1/publishers/login', {
+      body: { email: 'echo@example.com', password: `Secret-${'x'.repeat(300)}` },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    const typed = await app.call('POST', '/v1/publishers/login', {
+      body: { email: 'echo@example.com', password: 12345678 },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    for (const response of [short, long, typed]) {
+      expect(response.status).toBe(422);
+      const item = response.body.detail.find((entry: { loc: unknown[] }) => entry.loc[1] === 'password');
+      expect(item).toMatchObject({ loc: ['body', 'password'] });
+      expect(item).not.toHaveProperty('input');
+    }
+    expect(JSON.stringify(short.body)).not.toContain('Sh0rt!');
+    expect(JSON.stringify(long.body)).not.toContain('Secret-');
+    expect(JSON.stringify(typed.body)).not.toContain('12345678');
+    // Other fields still show what was sent.
+    expect(short.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'password'] })]);
+    const email = await app.call('POST', '/v1/publishers/register', {
+      body: { email: 'not-an-email', password: 'long enough pw' },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    expect(email.body.detail[0]).toMatchObject({ loc: ['body', 'email'], input: 'not-an-email' });
+  });
+
   it('answers NUL in a gate URL with 422', async () => {
     rejected(
       await app.call('POST', '/v1/gates', { body: { url: '/a\u0000' }, headers: { 'x-site-token': site.siteToken } }),

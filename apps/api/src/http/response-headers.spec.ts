@@ -77,6 +77,31 @@ describe('response headers', () => {
       };
   });
 
+  it('keeps every answer to a credential out of caches: the account’s own sites, revenue, payers and crawlers', async () => {
+    const site = await createSite(app, publisher);
+    const owned = [
+      '/v1/sites',
+      `/v1/sites/${site.siteId}`,
+      `/v1/sites/${site.siteId}/pricing`,
+      `/v1/sites/${site.siteId}/pricing/resolve?path=/a`,
+      `/v1/sites/${site.siteId}/stats`,
+      `/v1/sites/${site.siteId}/payments`,
+      `/v1/sites/${site.siteId}/channels`,
+      `/v1/sites/${site.siteId}/crawlers`,
+      `/v1/sites/${site.siteId}/crawlers.csv`,
+      `/v1/sites/${site.siteId}/bot-policy`,
+    ];
+    const answers = [
+      ...(await Promise.all(owned.map((path) => app.call('GET', path, { headers: publisher.auth })))),
+      await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } }),
+      await app.call('GET', '/v1/agents/me', {
+        headers: { 'x-wallet-address': '0x00000000000000000000000000000000000000a1' },
+      }),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    expect(answers.map((answer) => answer.headers.get('cache-control'))).toEqual(answers.map(() => 'no-store'));
+  });
+
   it.each([
     ['a success', () => app.call('GET', '/v1/sites', { headers: publisher.auth }), 200],
     ['a 401', () => app.call('GET', '/v1/sites'), 401],

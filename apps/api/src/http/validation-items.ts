@@ -43,6 +43,9 @@ const DETAILED: Record<string, (value: unknown) => Pick<ValidationItem, 'type' |
   },
 };
 
+/** Fields whose value an answer never shows: error bodies end up in logs, HAR files and proxies. */
+const UNSHOWN_FIELDS = new Set(['password']);
+
 /** Which failure to report when a field fails several checks: absence, then wrong type, then the rest. */
 const rank = (name: string) => (name === 'isDefined' ? 0 : TYPES[name]?.endsWith('_type') ? 1 : 2);
 
@@ -57,7 +60,7 @@ export function toValidationItems(errors: ValidationError[], loc: (string | numb
         loc: here,
         msg,
         type: detailed?.type ?? TYPES[name] ?? name,
-        ...(error.value === undefined ? {} : { input: error.value }),
+        ...(error.value === undefined || UNSHOWN_FIELDS.has(error.property) ? {} : { input: error.value }),
         ...(detailed?.ctx ? { ctx: detailed.ctx } : {}),
       };
     });

@@ -146,6 +146,9 @@ export class VoucherPaymentsService {
       }
       depositTx = await this.deposit(batch, payment, channelId);
       state = await onChain(() => readChannel(this.chain, batch, channelId));
+      // The deposit may have waited seconds for the payer's lease and the chain: a price raised
+      // meanwhile is checked again before anything is charged (the deposit stays in the channel).
+      await this.pricing.assertOfferStands(await this.offerCheckFields(gate.siteId), gate);
     }
     if (state.balance === 0n)
       throw new PaymentRejected(
@@ -160,6 +163,13 @@ export class VoucherPaymentsService {
       );
     }
     return this.record(gate, site, payment, channelId, { row, charged }, state, depositTx);
+  }
+
+  /** The site's columns the price check reads, as they are now; a site deleted meanwhile has no gate to pay. */
+  private async offerCheckFields(siteId: string) {
+    const site = await this.db.prisma.site.findUnique({ where: { id: siteId }, select: OFFER_CHECK_SITE_FIELDS });
+    if (!site) throw notFound('Gate not found or expired');
+    return site;
   }
 
   /** The channel config must be this API's terms for this gate; returns the channel id it hashes to. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, parseBatchSettlementPayment, readGate } from '@crawlgate/core';
+import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -131,6 +132,59 @@ describe('voucher payments', () => {
       charged_amount: '20000',
       channel_state: { chargedCumulativeAmount: String(PRICE + 20_000n) },
     });
+  });
+
+  it('takes no voucher at the old price when the price went up while its deposit was landing: 409, the deposit stays in the channel', async () => {
+    const own = await batchSettlementSite(app, payTo);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/rising/slow' },
+        headers: { 'x-site-token': own.site.siteToken },
+      }),
+    );
+    const channel = testChannel(app, payer, offer.accepted);
+    const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
+    // Gates state whole seconds: the change comes in a later second than the offer.
+    await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+    const chain = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await pendingCount();
+    await chain.setAutomine(false);
+    let answer;
+    try {
+      answer = verify(offer, payment);
+      for (const started = Date.now(); (await pendingCount()) === sentBefore;) {
+        if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the deposit');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // The deposit waits in the mempool; the price goes up meanwhile.
+      const raised = await app.call('PUT', `/v1/sites/${own.site.siteId}/pricing`, {
+        body: { default_price_usd: '0.02' },
+        headers: own.publisher.auth,
+      });
+      expect(raised.status).toBe(200);
+      await chain.mine({ blocks: 1 });
+    } finally {
+      await chain.setAutomine(true);
+    }
+    const old = await answer;
+    expect(old.status).toBe(409);
+    expect(old.body.detail).toMatch(/price .* went up/);
+    // The deposit landed and nothing was charged: the channel holds it for a page at today's price.
+    const [balance] = await channelOnChain(channel.channelId);
+    expect(balance).toBe(50_000n);
+    const fresh = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/rising/slow' },
+        headers: { 'x-site-token': own.site.siteToken },
+      }),
+    );
+    const paid = await verify(fresh, await channel.payment(fresh, 20_000n));
+    expect(paid.status).toBe(200);
+    expect(paid.body.batch_settlement).toMatchObject({ charged_amount: '20000' });
   });
 
   it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {

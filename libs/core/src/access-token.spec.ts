@@ -5,6 +5,7 @@ import {
   fitsAccessToken,
   MAX_ACCESS_TOKEN_LENGTH,
   MAX_TOKEN_PATH_BYTES,
+  isAccessTokenShaped,
   peekAccessTokenPayload,
   signAccessToken,
   verifyAccessToken,
@@ -371,5 +372,28 @@ describe('keyed HMAC state cache', () => {
         reason: 'bad_signature',
       });
     }
+  });
+});
+
+describe('isAccessTokenShaped', () => {
+  it('takes every token signed, whatever its payload, and reads nothing', () => {
+    expect(isAccessTokenShaped(signAccessToken(payload, SECRET))).toBe(true);
+    expect(isAccessTokenShaped(signAccessToken({ ...payload, url: `/${'é'.repeat(300)}` }, SECRET))).toBe(true);
+    // Its form only: verifyAccessToken refuses it.
+    expect(isAccessTokenShaped(signRaw('{"not":"a token"}'))).toBe(true);
+  });
+
+  it('refuses other bearer values: a JWT, a session id, a token with more or less than a MAC', () => {
+    const token = signAccessToken(payload, SECRET);
+    const [segment, mac] = token.split('.');
+    expect(
+      isAccessTokenShaped('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dQ'),
+    ).toBe(false);
+    expect(isAccessTokenShaped('some-session-id')).toBe(false);
+    expect(isAccessTokenShaped(`${segment}.${mac}x`)).toBe(false);
+    expect(isAccessTokenShaped(`${segment}.${mac.slice(1)}`)).toBe(false);
+    expect(isAccessTokenShaped(`${segment}=.${mac}`)).toBe(false);
+    expect(isAccessTokenShaped(`x${segment}.${mac}`)).toBe(false);
+    expect(isAccessTokenShaped(`eyJ${'A'.repeat(4100)}.${mac}`)).toBe(false);
   });
 });

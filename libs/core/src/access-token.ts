@@ -113,6 +113,18 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   return { valid: true, payload };
 }
 
+/** A signed JSON object's base64url (always `eyJ…`, for `{"`), a dot, a 32-byte MAC's. */
+const TOKEN_SHAPE = /^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Whether `text` has an access token's form, nothing decoded and nothing checked: how the gate
+ * tells its tokens from other `Authorization: Bearer` values (a JWT has three parts) without
+ * reading the payload twice. verifyAccessToken judges it.
+ */
+export function isAccessTokenShaped(text: string): boolean {
+  return text.length <= MAX_ACCESS_TOKEN_LENGTH && TOKEN_SHAPE.test(text);
+}
+
 /** The payload of a well-formed token, signature NOT checked: only to pick the key (`kid`). */
 export function peekAccessTokenPayload(token: string): AccessTokenPayload | null {
   const parts = split(token);

@@ -19,6 +19,11 @@ describe('request headers', () => {
     const token = signAccessToken({ gate_id: 'g', site_id: 's', url: '/', kid: 'k', iat: 1, exp: 2 }, 'secret');
     expect(presentedToken({ authorization: `Bearer ${token}` })).toBe(token);
     expect(presentedToken({ authorization: 'Bearer some-session-jwt' })).toBeUndefined();
+    expect(presentedToken({ authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln' })).toBeUndefined();
+    // Shaped like one but not signed: presented (so the visitor is an agent), and refused by the check.
+    const [, mac] = token.split('.');
+    const unsigned = `eyJub3QiOiJhIHRva2VuIn0.${mac}`;
+    expect(presentedToken({ authorization: `Bearer ${unsigned}` })).toBe(unsigned);
     expect(presentedToken({ authorization: `Basic ${token}` })).toBeUndefined();
     expect(presentedToken({ 'x-crawlgate-token': ' anything ' })).toBe('anything');
   });

@@ -3,7 +3,7 @@
  * names, repeated headers as arrays) or anything shaped like it.
  */
 
-import { MAX_PRICE_MICROS, parsePriceUsd, peekAccessTokenPayload } from '@crawlgate/core';
+import { isAccessTokenShaped, MAX_PRICE_MICROS, parsePriceUsd } from '@crawlgate/core';
 
 export type HeaderRecord = Record<string, string | string[] | undefined>;
 
@@ -65,7 +65,7 @@ export function presentedToken(headers: HeaderRecord): string | undefined {
   const explicit = headerValue(headers, 'x-crawlgate-token');
   if (explicit) return explicit.trim();
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headerValue(headers, 'authorization') ?? '')?.[1];
-  return bearer && peekAccessTokenPayload(bearer) ? bearer : undefined;
+  return bearer && isAccessTokenShaped(bearer) ? bearer : undefined;
 }
 
 /**

@@ -331,13 +331,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // A path no access token could carry is not offered: a payment for it could never be served.
     if (!fitsAccessToken(route.path))
       return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
-    // Without the API's current secret, the tokens of payments taken here would not open pages here: none are taken.
+    // With no secret that verifies, the tokens of payments taken here could not open pages here: none are taken.
     const { signing } = live(terms.offer);
     if (!signing)
       return respondJson(
         503,
         {
-          detail: "This site's gate does not hold its current access-token secret; it takes no payments until it does",
+          detail: "This site's gate holds no access-token secret that verifies; it takes no payments until it does",
         },
         { 'retry-after': '60' },
       );

@@ -16,34 +16,40 @@ describe('liveSecrets', () => {
     expect(live({} as SiteOffer)).toEqual({ verifying: [a, b], signing: a });
   });
 
-  it('verifies with the configured secrets listed, and signs with the API’s current one', () => {
+  it('verifies with the configured secrets listed, in the API’s order, and signs with the first', () => {
     const live = liveSecrets([a, b], warn);
     expect(live(listing(b, a))).toEqual({ verifying: [b, a], signing: b });
     expect(live(listing(b))).toEqual({ verifying: [b], signing: b });
     expect(warnings).toEqual([]);
   });
 
-  it('does not sign when the API’s current secret is not configured, but still verifies those in their grace period', () => {
+  it('signs with a secret in its grace period when the API’s current one is not configured', () => {
     const live = liveSecrets([a], warn);
-    expect(live(listing(c, a))).toEqual({ verifying: [a], signing: undefined });
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/current access-token secret is not configured/);
+    expect(live(listing(c, a))).toEqual({ verifying: [a], signing: a });
+    expect(warnings).toEqual([]);
   });
 
   it('neither verifies nor signs when the API lists none of them: a revoked secret opens nothing', () => {
     const live = liveSecrets([a], warn);
     expect(live(listing(b))).toEqual({ verifying: [], signing: undefined });
+    expect(warnings).toHaveLength(1);
     expect(live(listing())).toEqual({ verifying: [], signing: undefined });
-    expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/deploy the site's current secret/);
   });
 
-  it('reads each new list, and a list once', () => {
+  it('keeps the last list when later terms carry none: a revoked secret does not come back', () => {
     const live = liveSecrets([a, b], warn);
-    const first = listing(c, b);
-    expect(live(first)).toBe(live(first));
+    expect(live(listing(b))).toEqual({ verifying: [b], signing: b });
+    expect(live({} as SiteOffer)).toEqual({ verifying: [b], signing: b });
+    expect(live(undefined)).toEqual({ verifying: [b], signing: b });
+  });
+
+  it('judges a list again only when its content changed, and warns once per change', () => {
+    const live = liveSecrets([a], warn);
+    for (let refresh = 0; refresh < 10; refresh++) expect(live(listing(b)).signing).toBeUndefined();
     expect(warnings).toHaveLength(1);
     expect(live(listing(a))).toEqual({ verifying: [a], signing: a });
-    expect(live(first)).toEqual({ verifying: [b], signing: undefined });
+    expect(live(listing(c)).signing).toBeUndefined();
+    expect(warnings).toHaveLength(2);
   });
 });

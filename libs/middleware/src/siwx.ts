@@ -24,7 +24,7 @@ import { headerValue, type HeaderRecord } from './request-headers';
 export interface SiwxOptions {
   api: ApiClient;
   siteId: string;
-  /** The secret challenges are signed with (live-secrets.ts); undefined when the gate does not hold the current one. */
+  /** The secret challenges are signed with (live-secrets.ts); undefined when none of the gate's verifies. */
   signingSecret(): string | undefined;
   /** The secrets that verify now: a proof whose nonce none of them signed for this path never reaches the API. */
   verifyingSecrets(): readonly string[];

@@ -17,9 +17,14 @@ export interface TokenGrant {
   url: string;
   /** The site's secrets_version, when the caller read the site row: spares reading it again. */
   secretsVersion?: number;
+  /** The secret to sign with while it verifies (the one that signed the gate paid); the current one otherwise. */
+  kid?: string;
 }
 
-/** Signs access tokens with a site's current secret and checks them against its usable ones. */
+/**
+ * Signs access tokens with the secret that signed the gate paid while it verifies, else the site's
+ * current one, and checks them against its usable ones.
+ */
 @Injectable()
 export class AccessTokenService {
   constructor(
@@ -56,7 +61,11 @@ export class AccessTokenService {
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {
-    return this.signWith(grant, await this.secrets.current(grant.siteId, grant.secretsVersion), iat, exp);
+    const asked =
+      grant.kid === undefined
+        ? undefined
+        : (await this.secrets.usable(grant.siteId, grant.secretsVersion)).find((secret) => secret.kid === grant.kid);
+    return this.signWith(grant, asked ?? (await this.secrets.current(grant.siteId, grant.secretsVersion)), iat, exp);
   }
 
   private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {

@@ -308,6 +308,7 @@ export class VoucherPaymentsService {
       gateId: gate.ref,
       siteId: gate.siteId,
       url: gate.path,
+      kid: gate.kid,
       secretsVersion: depositTx ? undefined : site.secretsVersion,
     });
     const paying: VoucherPaymentData = {

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { BATCH_SETTLEMENT_ABI, BATCH_REASONS, parseBatchSettlementPayment, readGate } from '@crawlgate/core';
+import {
+  BATCH_SETTLEMENT_ABI,
+  BATCH_REASONS,
+  parseBatchSettlementPayment,
+  peekAccessTokenPayload,
+  readGate,
+  signGate,
+  verifyAccessToken,
+} from '@crawlgate/core';
 import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
@@ -185,6 +193,39 @@ describe('voucher payments', () => {
     const paid = await verify(fresh, await channel.payment(fresh, 20_000n));
     expect(paid.status).toBe(200);
     expect(paid.body.batch_settlement).toMatchObject({ charged_amount: '20000' });
+  });
+
+  it('signs a voucher-paid token with the secret that signed its gate while it verifies', async () => {
+    const own = await batchSettlementSite(app, payTo);
+    const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
+      body: { grace_seconds: 600 },
+      headers: own.publisher.auth,
+    });
+    expect(rotated.status).toBe(200);
+    // A gate minted by a middleware that still holds only the first secret.
+    const minted = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/old-secret' },
+        headers: { 'x-site-token': own.site.siteToken },
+      }),
+    );
+    const id = signGate(readGate(minted.id)!, own.site.secret);
+    const offer = { id, accepted: { ...minted.accepted, extra: { ...minted.accepted.extra, gate_id: id } } };
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const paid = await verify(
+      offer,
+      await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: 50_000n }),
+    );
+    expect(paid.status).toBe(200);
+    expect(peekAccessTokenPayload(paid.body.access_token)?.kid).toBe(own.site.kid);
+    expect(
+      verifyAccessToken(paid.body.access_token, {
+        secret: own.site.secret,
+        siteId: own.site.siteId,
+        url: '/old-secret',
+      }).valid,
+    ).toBe(true);
   });
 
   it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {

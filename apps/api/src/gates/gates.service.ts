@@ -10,6 +10,7 @@ import {
   signGate,
   verifyGate,
   type BatchSettlementTerms,
+  type GateCheck,
   type GateOffer,
   type GateTerms,
   type PaymentTerms,
@@ -32,6 +33,12 @@ export const GATE_NOT_FOUND = 'Gate not found or expired';
 /** A gate whose MAC checked out: its signed id and its terms. */
 export interface Gate extends GateTerms {
   id: string;
+  /**
+   * The key id of the secret that signed it. Its payment's token is signed with the same secret
+   * while that one verifies: a middleware still holding only the secret a rotation replaced (in its
+   * grace period) mints such gates, and must be able to open the tokens they are paid with.
+   */
+  kid: string;
 }
 
 /** What a payment records of the gate it pays. */
@@ -41,6 +48,7 @@ export function gatePaymentFields(gate: Gate, publisherId: string) {
     siteId: gate.siteId,
     publisherId,
     url: gate.path,
+    tokenKid: gate.kid,
     chainId: gate.chainId,
     asset: gate.asset,
     payTo: gate.payTo.toLowerCase(),
@@ -125,8 +133,13 @@ export class GatesService {
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
       throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
-    const secrets = (await this.secrets.usable(terms.siteId)).map((secret) => secret.secret);
-    const check = verifyGate(id, { secret: secrets, siteId: terms.siteId });
+    let check: GateCheck = { valid: false, reason: 'bad_signature' };
+    let kid = '';
+    for (const secret of await this.secrets.usable(terms.siteId)) {
+      check = verifyGate(id, { secret: secret.secret, siteId: terms.siteId });
+      kid = secret.kid;
+      if (check.valid || check.reason === 'expired') break;
+    }
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
     // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
     assertTokenCanCarry(terms.path);
@@ -134,7 +147,7 @@ export class GatesService {
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.
-    return { gate: { ...terms, asset: this.chain.usdc, id }, payment };
+    return { gate: { ...terms, asset: this.chain.usdc, id, kid }, payment };
   }
 
   async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {

@@ -30,6 +30,7 @@ export type AuthorizationClaim = Pick<
   | 'authorization'
   | 'paymentIdentifier'
   | 'paymentFingerprint'
+  | 'tokenKid'
 >;
 
 /** The payments SQL of the settlement path, written without Prisma where a payment waits on it. */
@@ -58,9 +59,9 @@ export class PaymentStore {
       );
       const [row] = await tx.query<PaymentRow>(
         `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
-                               nonce, "authorization", payment_identifier, payment_fingerprint)
+                               nonce, "authorization", payment_identifier, payment_fingerprint, token_kid)
          VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5, 'authorization', $6::"PaymentStatus", $7::int, $8, $9, $10, $11::bigint,
-                 $12, $13::jsonb, $14, $15)
+                 $12, $13::jsonb, $14, $15, $16)
          RETURNING *`,
         [
           randomUUID(),
@@ -78,6 +79,7 @@ export class PaymentStore {
           claim.authorization === undefined ? null : JSON.stringify(claim.authorization),
           claim.paymentIdentifier ?? null,
           claim.paymentFingerprint ?? null,
+          claim.tokenKid ?? null,
         ],
       );
       return {

@@ -366,7 +366,7 @@ export class PaymentsService {
     // A deleted site has no secret: the payment is confirmed without a token (answered 410). Any other
     // failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
     const token = await this.tokens
-      .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url })
+      .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url, kid: payment.tokenKid ?? undefined })
       .catch((error: Error) => {
         if (!(error instanceof NoCurrentSecret)) throw error;
         this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);

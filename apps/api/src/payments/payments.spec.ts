@@ -1,4 +1,13 @@
-import { exactPaymentV1, signAccessToken, transferProofMessage, USDC_ABI, readGate, signGate } from '@crawlgate/core';
+import {
+  exactPaymentV1,
+  peekAccessTokenPayload,
+  signAccessToken,
+  transferProofMessage,
+  USDC_ABI,
+  readGate,
+  signGate,
+  verifyAccessToken,
+} from '@crawlgate/core';
 import {
   buildAuthorization,
   signAuthorization,
@@ -648,6 +657,42 @@ describe('paying a gate', () => {
       const next = await openGate(app, rotating, '/article/rotate-2');
       const after = await verify(next.id, { payment: await signPayment(app, agent, next) });
       expect((await checkToken(after.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
+    });
+
+    it('are signed with the secret that signed their gate while it verifies, so the gate that minted it opens them', async () => {
+      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const rotate = async (grace_seconds: number) =>
+        (
+          await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
+            body: { grace_seconds },
+            headers: publisher.auth,
+          })
+        ).body as { kid: string; access_token_secret: string };
+      // A gate minted by a middleware that holds only the first secret, after the rotation began.
+      const second = await rotate(600);
+      const minted = await openGate(app, rotating, '/article/minted-old');
+      const terms = readGate(minted.id)!;
+      const oldGate = { ...minted, id: signGate(terms, rotating.secret) };
+      const oldPayment = await signPayment(app, agent, oldGate);
+      const paidOld = await verify(oldGate.id, { payment: oldPayment });
+      expect(paidOld.status).toBe(200);
+      expect(peekAccessTokenPayload(paidOld.body.access_token)?.kid).toBe(rotating.kid);
+      const opens = (token: string, secret: string, url: string) =>
+        verifyAccessToken(token, { secret, siteId: rotating.siteId, url }).valid;
+      expect(opens(paidOld.body.access_token, rotating.secret, '/article/minted-old')).toBe(true);
+      // Asked again, the same token.
+      const again = await verify(oldGate.id, { payment: oldPayment });
+      expect(again.body.access_token).toBe(paidOld.body.access_token);
+      // A gate signed with the current secret: a token of the current secret.
+      const current = await openGate(app, rotating, '/article/minted-new');
+      const paidNew = await verify(current.id, { payment: await signPayment(app, agent, current) });
+      expect(peekAccessTokenPayload(paidNew.body.access_token)?.kid).toBe(second.kid);
+      expect(opens(paidNew.body.access_token, second.access_token_secret, '/article/minted-new')).toBe(true);
+      // Once the first secret stops verifying, its gates are not paid at all.
+      await rotate(0);
+      const late = await openGate(app, rotating, '/article/minted-late');
+      const lateOld = { ...late, id: signGate(readGate(late.id)!, rotating.secret) };
+      expect((await verify(lateOld.id, { payment: await signPayment(app, agent, lateOld) })).status).toBe(404);
     });
   });
 });

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { peekAccessTokenPayload, signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
-import { SiteSecretsService } from '../sites/site-secrets.service';
+import { SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
 
 export interface IssuedToken {
   token: string;
@@ -68,7 +68,9 @@ export class AccessTokenService {
     return this.signWith(grant, asked ?? (await this.secrets.current(grant.siteId, grant.secretsVersion)), iat, exp);
   }
 
-  private signWith(grant: TokenGrant, secret: { kid: string; secret: string }, iat: number, exp: number): IssuedToken {
+  /** A token signed with a retiring secret ends when the secret does: its expires_at is what it is worth. */
+  private signWith(grant: TokenGrant, secret: SiteSecret, iat: number, until: number): IssuedToken {
+    const exp = secret.retiresAt ? Math.min(until, Math.floor(secret.retiresAt.getTime() / 1000)) : until;
     const token = signAccessToken(
       { gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp },
       secret.secret,

@@ -16,7 +16,7 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import { gatePaymentFields, type Gate } from '../gates/gates.service';
+import { assertSecretOutlastsSettlement, gatePaymentFields, type Gate } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound, unavailable } from '../http/api-error';
 import {
@@ -78,7 +78,7 @@ export class VoucherPaymentsService {
     const payment = parsed.payment;
     const site = await this.db.prisma.site.findUnique({
       where: { id: gate.siteId },
-      select: { batchSettlement: true, publisherId: true, secretsVersion: true, ...OFFER_CHECK_SITE_FIELDS },
+      select: { batchSettlement: true, publisherId: true, ...OFFER_CHECK_SITE_FIELDS },
     });
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
@@ -122,6 +122,7 @@ export class VoucherPaymentsService {
       );
 
     await this.pricing.assertOfferStands(site, gate);
+    assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
 
     let state = await chainRead;
     const charged = chargedBase(row, state);
@@ -285,7 +286,7 @@ export class VoucherPaymentsService {
 
   private async record(
     gate: Gate,
-    site: { publisherId: string; secretsVersion: number },
+    site: { publisherId: string },
     payment: BatchSettlementPayment,
     channelId: Hex,
     recorded: { row: ChannelRecord | null; charged: bigint },
@@ -302,15 +303,9 @@ export class VoucherPaymentsService {
         { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
         state.totalClaimed,
       );
-    // The site's secrets version as read at the start, unless a deposit made this request wait: a
-    // rotation meanwhile must not sign the token with a secret it retired.
-    const token = await this.tokens.issue({
-      gateId: gate.ref,
-      siteId: gate.siteId,
-      url: gate.path,
-      kid: gate.kid,
-      secretsVersion: depositTx ? undefined : site.secretsVersion,
-    });
+    // The site's secrets as they are now, not as the request's start read them: a rotation meanwhile
+    // must not sign the token with a secret it retired.
+    const token = await this.tokens.issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path, kid: gate.kid });
     const paying: VoucherPaymentData = {
       ...gatePaymentFields(gate, site.publisherId),
       payer: config.payer.toLowerCase(),

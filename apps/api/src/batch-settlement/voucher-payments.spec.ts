@@ -228,6 +228,30 @@ describe('voucher payments', () => {
     ).toBe(true);
   });
 
+  it('takes no voucher, and sends no deposit, for a gate whose secret retires before the payment could settle', async () => {
+    const own = await batchSettlementSite(app, payTo);
+    await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
+      body: { grace_seconds: 30 },
+      headers: own.publisher.auth,
+    });
+    const minted = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/retiring' },
+        headers: { 'x-site-token': own.site.siteToken },
+      }),
+    );
+    const id = signGate(readGate(minted.id)!, own.site.secret);
+    const offer = { id, accepted: { ...minted.accepted, extra: { ...minted.accepted.extra, gate_id: id } } };
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const channel = testChannel(app, payer, offer.accepted);
+    const refused = await verify(offer, await channel.payment(offer, PRICE, { deposit: 50_000n }));
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/secret .* retired/);
+    expect(await channelOnChain(channel.channelId)).toEqual([0n, 0n]);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+  });
+
   it('counts a voucher payment as revenue when accepted, and lists it as batch-settlement with its channel', async () => {
     const stats = async () =>
       (await app.call('GET', `/v1/sites/${site.siteId}/stats`, { headers: publisher.auth })).body;

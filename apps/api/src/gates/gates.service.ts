@@ -25,7 +25,7 @@ import type { Payment } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
 import { PaymentStore } from '../payments/payment.store';
-import { SiteSecretsService } from '../sites/site-secrets.service';
+import { SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
 import { GateCounterService } from './gate-counter.service';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
@@ -39,6 +39,23 @@ export interface Gate extends GateTerms {
    * grace period) mints such gates, and must be able to open the tokens they are paid with.
    */
   kid: string;
+  /** When that secret stops verifying; null for the current one. */
+  secretRetiresAt: Date | null;
+}
+
+/** Beyond the settlement timeout, how long a gate's secret must still verify for its payment to be taken. */
+const SETTLEMENT_MARGIN_MS = 60_000;
+
+/**
+ * Nothing is taken for a gate whose secret retires before its payment could settle: the token
+ * would be signed with another secret, which the middleware that minted the gate does not hold.
+ * For payments where nothing has moved yet (an authorization, a voucher).
+ */
+export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: number, now = Date.now()): void {
+  if (gate.secretRetiresAt && gate.secretRetiresAt.getTime() < now + settlementTimeoutMs + SETTLEMENT_MARGIN_MS)
+    throw conflict(
+      'This gate was signed with a secret that is being retired; nothing was charged. Ask the site for a fresh gate',
+    );
 }
 
 /** What a payment records of the gate it pays. */
@@ -134,10 +151,10 @@ export class GatesService {
       throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
     let check: GateCheck = { valid: false, reason: 'bad_signature' };
-    let kid = '';
+    let signer: SiteSecret | undefined;
     for (const secret of await this.secrets.usable(terms.siteId)) {
       check = verifyGate(id, { secret: secret.secret, siteId: terms.siteId });
-      kid = secret.kid;
+      signer = secret;
       if (check.valid || check.reason === 'expired') break;
     }
     if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
@@ -147,7 +164,8 @@ export class GatesService {
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.
-    return { gate: { ...terms, asset: this.chain.usdc, id, kid }, payment };
+    const gate = { ...terms, asset: this.chain.usdc, id, kid: signer!.kid, secretRetiresAt: signer!.retiresAt };
+    return { gate, payment };
   }
 
   async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {

@@ -15,7 +15,13 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
-import { gatePaymentFields, GatesService, GATE_NOT_FOUND, type Gate } from '../gates/gates.service';
+import {
+  assertSecretOutlastsSettlement,
+  gatePaymentFields,
+  GatesService,
+  GATE_NOT_FOUND,
+  type Gate,
+} from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
@@ -262,7 +268,10 @@ export class PaymentsService {
     });
     if (!site) throw notFound(GATE_NOT_FOUND);
     // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
-    if (data.method === 'authorization') await this.pricing.assertOfferStands(site, gate);
+    if (data.method === 'authorization') {
+      await this.pricing.assertOfferStands(site, gate);
+      assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
+    }
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
       if (row.method === 'authorization') return { kind: 'claimed', ...(await this.store.claimInPayerTurn(row)) };

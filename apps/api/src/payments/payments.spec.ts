@@ -667,7 +667,7 @@ describe('paying a gate', () => {
             body: { grace_seconds },
             headers: publisher.auth,
           })
-        ).body as { kid: string; access_token_secret: string };
+        ).body as { kid: string; access_token_secret: string; previous_valid_until: string };
       // A gate minted by a middleware that holds only the first secret, after the rotation began.
       const second = await rotate(600);
       const minted = await openGate(app, rotating, '/article/minted-old');
@@ -677,6 +677,10 @@ describe('paying a gate', () => {
       const paidOld = await verify(oldGate.id, { payment: oldPayment });
       expect(paidOld.status).toBe(200);
       expect(peekAccessTokenPayload(paidOld.body.access_token)?.kid).toBe(rotating.kid);
+      // It cannot outlive its secret: it ends with the grace period (10 minutes), not 30 minutes on.
+      const graceEnds = Math.floor(Date.parse(second.previous_valid_until) / 1000);
+      expect(peekAccessTokenPayload(paidOld.body.access_token)?.exp).toBe(graceEnds);
+      expect(Date.parse(paidOld.body.expires_at) / 1000).toBe(graceEnds);
       const opens = (token: string, secret: string, url: string) =>
         verifyAccessToken(token, { secret, siteId: rotating.siteId, url }).valid;
       expect(opens(paidOld.body.access_token, rotating.secret, '/article/minted-old')).toBe(true);
@@ -693,6 +697,27 @@ describe('paying a gate', () => {
       const late = await openGate(app, rotating, '/article/minted-late');
       const lateOld = { ...late, id: signGate(readGate(late.id)!, rotating.secret) };
       expect((await verify(lateOld.id, { payment: await signPayment(app, agent, lateOld) })).status).toBe(404);
+    });
+
+    it('take no payment for a gate whose secret retires before the payment could settle: 409, nothing charged', async () => {
+      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
+        body: { grace_seconds: 30 },
+        headers: publisher.auth,
+      });
+      expect(rotated.status).toBe(200);
+      const minted = await openGate(app, rotating, '/article/retiring');
+      const retiring = { ...minted, id: signGate(readGate(minted.id)!, rotating.secret) };
+      const payer = newWallet();
+      await fundUsdc(app, payer.address, '1');
+      const refused = await verify(retiring.id, { payment: await signPayment(app, payer, retiring) });
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(/secret .* retired/);
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+      expect(await app.database.prisma.payment.count({ where: { siteId: rotating.siteId } })).toBe(0);
+      // The gate a middleware with the current secret offers is paid as usual.
+      const paid = await verify(minted.id, { payment: await signPayment(app, payer, minted) });
+      expect(paid.status).toBe(200);
     });
   });
 });

@@ -46,13 +46,18 @@ export interface Gate extends GateTerms {
 /** Beyond the settlement timeout, how long a gate's secret must still verify for its payment to be taken. */
 const SETTLEMENT_MARGIN_MS = 60_000;
 
+/** Whether a secret retiring at `retiresAt` (null: the current one) still verifies once a payment sent now has settled. */
+export function outlastsSettlement(retiresAt: Date | null, settlementTimeoutMs: number, now = Date.now()): boolean {
+  return retiresAt === null || retiresAt.getTime() >= now + settlementTimeoutMs + SETTLEMENT_MARGIN_MS;
+}
+
 /**
  * Nothing is taken for a gate whose secret retires before its payment could settle: the token
  * would be signed with another secret, which the middleware that minted the gate does not hold.
  * For payments where nothing has moved yet (an authorization, a voucher).
  */
 export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: number, now = Date.now()): void {
-  if (gate.secretRetiresAt && gate.secretRetiresAt.getTime() < now + settlementTimeoutMs + SETTLEMENT_MARGIN_MS)
+  if (!outlastsSettlement(gate.secretRetiresAt, settlementTimeoutMs, now))
     throw conflict(
       'This gate was signed with a secret that is being retired; nothing was charged. Ask the site for a fresh gate',
     );

@@ -9,6 +9,8 @@ import type { Payment } from '../generated/prisma/client';
 import { authorizationOutcome, LOG_LOOKBACK_BLOCKS, settlesAuthorization } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
+import { outlastsSettlement } from '../gates/gates.service';
+import { SiteSecretsService } from '../sites/site-secrets.service';
 
 /** Open payments looked at per pass; the least recently checked first, so none waits behind stuck ones. */
 const BATCH = 100;
@@ -38,6 +40,7 @@ export class ReconcilerService {
     @Inject(DATABASE) private readonly db: Database,
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly payments: PaymentsService,
+    private readonly secrets: SiteSecretsService,
   ) {}
 
   /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
@@ -114,6 +117,13 @@ export class ReconcilerService {
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }
+    if (!(await this.gateSecretOutlastsSettlement(payment))) {
+      await this.payments.release(payment.id);
+      this.logger.log(
+        `Released gate ${payment.gateId}: the secret that signed it stopped verifying before its payment was sent, nothing was charged`,
+      );
+      return 'released';
+    }
     if (auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n) {
       const hash = await sendSettlement(this.chain, auth);
       // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
@@ -127,6 +137,17 @@ export class ReconcilerService {
     await this.payments.release(payment.id);
     this.logger.log(`Released gate ${payment.gateId}: its authorization expired unsettled, nothing was charged`);
     return 'released';
+  }
+
+  /**
+   * Nothing is sent for a claim whose gate's secret no longer verifies, or retires before the
+   * payment could settle: its token would be signed with another secret, which the middleware that
+   * minted the gate does not hold. Claims that name no secret are signed with the current one.
+   */
+  private async gateSecretOutlastsSettlement(payment: Payment): Promise<boolean> {
+    if (!payment.tokenKid) return true;
+    const secret = (await this.secrets.usable(payment.siteId)).find((usable) => usable.kid === payment.tokenKid);
+    return secret !== undefined && outlastsSettlement(secret.retiresAt, this.chain.settlementTimeoutMs);
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {

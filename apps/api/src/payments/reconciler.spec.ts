@@ -67,8 +67,8 @@ describe('settlements that outlive their request', () => {
   });
 
   /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
-  async function claimedButNeverSent(url: string, validForSeconds = 300) {
-    const gate = await openGate(app, site, url);
+  async function claimedButNeverSent(url: string, validForSeconds = 300, on = site, tokenKid?: string) {
+    const gate = await openGate(app, on, url);
     const signed = await signPayment(app, agent, gate, {
       validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds),
     });
@@ -76,8 +76,9 @@ describe('settlements that outlive their request', () => {
     await app.database.prisma.payment.create({
       data: {
         gateId: gate.ref,
-        siteId: site.siteId,
-        publisherId: (await app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } })).publisherId,
+        siteId: on.siteId,
+        publisherId: (await app.database.prisma.site.findUniqueOrThrow({ where: { id: on.siteId } })).publisherId,
+        tokenKid,
         url,
         method: 'authorization',
         status: 'submitting',
@@ -102,6 +103,21 @@ describe('settlements that outlive their request', () => {
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
     expect(paid.status).toBe(200);
     expect((await transfersTo(app, payTo)).filter((t) => t.hash === paid.body.tx_hash)).toHaveLength(1);
+  });
+
+  it('sends nothing for a claim whose gate’s secret stopped verifying meanwhile: released, nothing charged', async () => {
+    // Its token could only be signed with another secret, which the gate that minted it does not hold.
+    const { publisher, site: rotating } = await pricedSite(app, payTo);
+    const { gate } = await claimedButNeverSent('/reconcile/secret-gone', 300, rotating, rotating.kid);
+    const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
+      body: { grace_seconds: 0 },
+      headers: publisher.auth,
+    });
+    expect(rotated.status).toBe(200);
+    const before = (await transfersTo(app, payTo)).length;
+    expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
+    expect(await transfersTo(app, payTo)).toHaveLength(before);
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
   });
 
   it('releases the gate when the unsent authorization has expired: nothing charged, gate payable again', async () => {

@@ -6,7 +6,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { signAccessToken, verifyGate } from '@crawlgate/core';
+import { SECRET_SETTLEMENT_MARGIN_SECONDS, signAccessToken, verifyGate } from '@crawlgate/core';
 import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { FRAMEWORKS, type SiteServer } from './support/site-servers';
 import { rawRequest, type Answer } from './support/raw-request';
@@ -48,12 +48,15 @@ function forged(path: string, secret: string): string {
   return signAccessToken(payload, secret);
 }
 
+/** The new secret; `lastRetirement` is when the one it replaced stops verifying. */
+let lastRetirement = 0;
 async function rotate(graceSeconds: number): Promise<string> {
   const response = await gated.app.call('POST', `/v1/sites/${gated.site.siteId}/secret/rotate`, {
     body: { grace_seconds: graceSeconds },
     headers: gated.publisher.auth,
   });
   if (response.status !== 200) throw new Error(`rotation failed: ${response.status} ${JSON.stringify(response.body)}`);
+  lastRetirement = Date.parse(response.body.previous_valid_until ?? '') || 0;
   return response.body.access_token_secret as string;
 }
 
@@ -99,6 +102,10 @@ describe('a secret the publisher rotated away', () => {
     // signed its gate while that secret verifies, so the gate opens it.
     const offer = JSON.parse((await rawRequest(old, '/articles/grace-2', { 'user-agent': GPTBOT })).text);
     expect(verifyGate(offer.id, { secret: previous, siteId: gated.site.siteId }).valid).toBe(true);
+    // Its gates expire while their payment can still settle before the secret retires.
+    const settling = (gated.app.chain.settlementTimeoutMs / 1000 + SECRET_SETTLEMENT_MARGIN_SECONDS) * 1000;
+    expect(Date.parse(offer.expires_at)).toBeLessThanOrEqual(lastRetirement - settling);
+    expect(Date.parse(offer.expires_at)).toBeGreaterThan(Date.now());
     const paid = await rawRequest(old, '/articles/grace-2', {
       'user-agent': GPTBOT,
       'x-payment': await gated.xPayment(offer),
@@ -124,5 +131,17 @@ describe('a secret the publisher rotated away', () => {
     expect(unpayable.status).toBe(503);
     expect(served(await bearer(redeployed, '/articles/grace-7', forged('/articles/grace-7', previous)))).toBe(false);
     expect(served(await bearer(redeployed, '/articles/grace-8', forged('/articles/grace-8', current)))).toBe(true);
+  }, 60_000);
+
+  it('offers no gate signed with a secret too close to retiring for its payment to settle: 503, not 402s the API refuses', async () => {
+    const previous = await rotate(0);
+    const old = await gate([previous]);
+    // A grace period shorter than a settlement and its margin.
+    await rotate(Math.floor(gated.app.chain.settlementTimeoutMs / 1000) + SECRET_SETTLEMENT_MARGIN_SECONDS - 5);
+    await termsReloaded();
+    const unpayable = await rawRequest(old, '/articles/short-1', { 'user-agent': GPTBOT });
+    expect(unpayable.status).toBe(503);
+    // Its tokens still open pages until it retires.
+    expect(served(await bearer(old, '/articles/short-2', forged('/articles/short-2', previous)))).toBe(true);
   }, 60_000);
 });

@@ -146,11 +146,19 @@ export interface SiteOffer {
   /** The site's stored bot policy (bot-policy.ts); absent from APIs that store none. */
   bot_policy?: BotPolicyOffer;
   /**
-   * secretFingerprint() of each access-token secret that verifies now, the one new tokens are signed
-   * with first: a gate signs and verifies only with the configured secrets listed. Absent from APIs
-   * that list none.
+   * Each access-token secret that verifies now, the current one first: a gate signs and verifies
+   * only with the configured secrets listed, and mints no gate that outlives its secret. Absent
+   * from APIs that list none.
    */
-  secret_fingerprints?: string[];
+  usable_secrets?: UsableSecretView[];
+}
+
+/** An access-token secret as GET /v1/site names it: never the secret itself. */
+export interface UsableSecretView {
+  /** secretFingerprint() of the secret. */
+  fingerprint: string;
+  /** When it stops verifying (ISO 8601); null for the current secret. */
+  retires_at: string | null;
 }
 
 /** A site's batch-settlement terms, as GET /v1/site states them. */

@@ -4,6 +4,12 @@
 
 /** The longest request URL a gate is opened for (POST /v1/gates takes at most this many characters). */
 export const MAX_URL_LENGTH = 2048;
+/**
+ * Beyond the settlement timeout, how long the secret that signed a gate must still verify for a
+ * payment of the gate to be taken (API) and for the gate to be offered (middleware): the payment's
+ * token is signed with that secret.
+ */
+export const SECRET_SETTLEMENT_MARGIN_SECONDS = 60;
 /** The latest instant a token or gate may name, 9999-12-31T23:59:59Z: also catches milliseconds passed where seconds are meant. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
 /** An authorization may be valid for at most this long: x402 clients sign validBefore = now + maxTimeoutSeconds. */

@@ -177,10 +177,15 @@ describe('siteOfferOf', () => {
     const batch = { escrow: '0xe', receiver_authorizer: '0xr', withdraw_delay_seconds: 86400 };
     expect(siteOfferOf({ ...SITE, batch_settlement: batch })).toMatchObject({ batch_settlement: batch });
     expect(siteOfferOf({ ...SITE, batch_settlement: undefined, bot_policy: { version: 1 } })).toBeDefined();
-    expect(siteOfferOf({ ...SITE, secret_fingerprints: ['fp1', 'fp2'] })).toMatchObject({
-      secret_fingerprints: ['fp1', 'fp2'],
-    });
-    expect(siteOfferOf({ ...SITE, secret_fingerprints: [] })).toMatchObject({ secret_fingerprints: [] });
+    const usable = [
+      { fingerprint: 'fp1', retires_at: null },
+      { fingerprint: 'fp2', retires_at: '2026-11-28T04:00:00.000Z' },
+    ];
+    expect(siteOfferOf({ ...SITE, usable_secrets: usable })).toMatchObject({ usable_secrets: usable });
+    expect(
+      siteOfferOf({ ...SITE, usable_secrets: [{ ...usable[0], secret: 'never passed on' }] })?.usable_secrets,
+    ).toEqual([usable[0]]);
+    expect(siteOfferOf({ ...SITE, usable_secrets: [] })).toMatchObject({ usable_secrets: [] });
   });
 
   it.each([
@@ -194,8 +199,13 @@ describe('siteOfferOf', () => {
     ['a pay_to that is a number', { ...SITE, pay_to: 1 }],
     ['batch-settlement terms missing the escrow', { ...SITE, batch_settlement: { receiver_authorizer: '0xr' } }],
     ['a bot policy that is a string', { ...SITE, bot_policy: 'allow all' }],
-    ['secret fingerprints that are not a list', { ...SITE, secret_fingerprints: 'fp1' }],
-    ['a secret fingerprint that is not a string', { ...SITE, secret_fingerprints: ['fp1', 2] }],
+    ['usable secrets that are not a list', { ...SITE, usable_secrets: 'fp1' }],
+    [
+      'a usable secret whose fingerprint is not a string',
+      { ...SITE, usable_secrets: [{ fingerprint: 2, retires_at: null }] },
+    ],
+    ['a usable secret with no retirement field', { ...SITE, usable_secrets: [{ fingerprint: 'fp1' }] }],
+    ['a retirement that is not a date', { ...SITE, usable_secrets: [{ fingerprint: 'fp1', retires_at: 'soon' }] }],
   ])('refuses %s', (_name, body) => {
     expect(siteOfferOf(body)).toBeUndefined();
   });

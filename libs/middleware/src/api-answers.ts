@@ -22,6 +22,7 @@ import {
   type RefundedChannel,
   type SiteOffer,
   type SiwxAccess,
+  type UsableSecretView,
   type VoucherCorrection,
   type VoucherPaid,
   type VoucherStateView,
@@ -115,7 +116,7 @@ const SITE: FieldKinds<SiteOffer> = {
   batch_settlement: ['object', 'null', 'undefined'],
   // Its content is stored-bot-policy.ts's to read: an unreadable policy keeps the last good one.
   bot_policy: ['object', 'undefined'],
-  secret_fingerprints: ['array', 'undefined'],
+  usable_secrets: ['array', 'undefined'],
 };
 
 const BATCH_OFFER: FieldKinds<BatchSettlementOffer> = {
@@ -125,6 +126,8 @@ const BATCH_OFFER: FieldKinds<BatchSettlementOffer> = {
 };
 
 const RULE: FieldKinds<SiteOffer['rules'][number]> = { path: ['string'], price_usd: ['string'] };
+
+const USABLE_SECRET: FieldKinds<UsableSecretView> = { fingerprint: ['string'], retires_at: ['string', 'null'] };
 
 /** 200 of POST /v1/gates/{id}/verify: a payment of the gate asked about (`gateId`), with a token. */
 export function paidGateOf(body: unknown, gateId: string): PaidGate | undefined {
@@ -201,11 +204,19 @@ export function siteOfferOf(body: unknown): SiteOffer | undefined {
       body.batch_settlement === undefined ||
       (hasFieldKinds<BatchSettlementOffer>(body.batch_settlement, BATCH_OFFER) &&
         isCount(body.batch_settlement.withdraw_delay_seconds))) &&
-    (body.secret_fingerprints === undefined ||
-      body.secret_fingerprints.every((fingerprint: unknown) => typeof fingerprint === 'string'));
+    (body.usable_secrets === undefined || body.usable_secrets.every(isUsableSecret));
   if (!whole) return undefined;
   const offer = only(body, SITE);
+  if (offer.usable_secrets) offer.usable_secrets = offer.usable_secrets.map((one) => only(one, USABLE_SECRET));
   return offer.batch_settlement ? { ...offer, batch_settlement: only(offer.batch_settlement, BATCH_OFFER) } : offer;
+}
+
+/** One of GET /v1/site's usable secrets: a fingerprint, and a retirement that reads as a date when there is one. */
+function isUsableSecret(value: unknown): value is UsableSecretView {
+  return (
+    hasFieldKinds<UsableSecretView>(value, USABLE_SECRET) &&
+    (value.retires_at === null || Number.isFinite(Date.parse(value.retires_at)))
+  );
 }
 
 /** x402's corrective 402: passed on only whole, so a client checks and adopts exactly what the API counts. */

@@ -43,7 +43,7 @@ import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer }
 import { botPolicyProblems, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER, type BotAction, type BotPolicy } from './bots';
 import { identifyVisitor } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
-import { liveSecrets } from './live-secrets';
+import { liveSecrets, type UsableSecrets } from './live-secrets';
 import { operatorOf } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
@@ -132,11 +132,13 @@ export interface Crawlgate {
 }
 
 /** A gate minted for one request: its offer, and the PAYMENT-REQUIRED header that carries it. */
+type Signing = NonNullable<UsableSecrets['signing']>;
+
 interface MintedGate {
   offer: GateOffer;
   paymentRequired: string;
   /** The secret it was signed with: a corrective 402 for it is signed with the same. */
-  secret: string;
+  signing: Signing;
 }
 
 export const PAY_JSON_PATH = '/.well-known/pay.json';
@@ -197,7 +199,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const siwx = createSiwxGate({
     api,
     siteId: options.siteId,
-    signingSecret: () => live(site.current()?.offer).signing,
+    signingSecret: () => live(site.current()?.offer).signing?.secret,
     verifyingSecrets,
     tokenOpens,
     warn,
@@ -253,7 +255,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
    */
   function mintGate(
     terms: SiteTerms & { offer: { pay_to: string } },
-    secret: string,
+    signing: Signing,
     route: Route,
     target: string,
     micros: bigint,
@@ -270,9 +272,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       asset: site.asset as `0x${string}`,
       payTo: site.pay_to as `0x${string}`,
       iat: now,
-      exp: now + site.gate_ttl_seconds,
+      // Never payable after its secret could still sign the payment's token.
+      exp: Math.min(now + site.gate_ttl_seconds, signing.payableUntil ?? Infinity),
     };
-    const id = signGate(gate, secret);
+    const id = signGate(gate, signing.secret);
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), {
       domain: site.domain,
       apiBaseUrl: site.api_base_url,
@@ -282,7 +285,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return {
       offer,
       paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction),
-      secret,
+      signing,
     };
   }
 
@@ -410,7 +413,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     }
     if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
-      return paymentRequired(mintGate(terms, fresh.secret, route, request.url, micros, answer.correction));
+      return paymentRequired(mintGate(terms, fresh.signing, route, request.url, micros, answer.correction));
     }
     return settled(answer, fresh, gateId, payment, route, terms);
   }

@@ -2,8 +2,17 @@ import { generateAccessTokenSecret, secretFingerprint, type SiteOffer } from '@c
 import { liveSecrets } from './live-secrets';
 
 const [a, b, c] = [generateAccessTokenSecret(), generateAccessTokenSecret(), generateAccessTokenSecret()];
-const listing = (...secrets: string[]) =>
-  ({ secret_fingerprints: secrets.map(secretFingerprint) }) as Partial<SiteOffer> as SiteOffer;
+const NOW = Date.parse('2026-11-28T04:00:00Z');
+/** Terms listing `secrets` (each a secret, or a secret and when it retires), with a 30 s settlement timeout. */
+const listing = (...secrets: (string | [string, number])[]) =>
+  ({
+    settlement_timeout_seconds: 30,
+    usable_secrets: secrets.map((one) =>
+      typeof one === 'string'
+        ? { fingerprint: secretFingerprint(one), retires_at: null }
+        : { fingerprint: secretFingerprint(one[0]), retires_at: new Date(one[1]).toISOString() },
+    ),
+  }) as Partial<SiteOffer> as SiteOffer;
 
 let warnings: string[] = [];
 const warn = (message: string) => warnings.push(message);
@@ -12,44 +21,58 @@ beforeEach(() => (warnings = []));
 describe('liveSecrets', () => {
   it('uses every configured secret, signing with the first, until terms list some', () => {
     const live = liveSecrets([a, b], warn);
-    expect(live(undefined)).toEqual({ verifying: [a, b], signing: a });
-    expect(live({} as SiteOffer)).toEqual({ verifying: [a, b], signing: a });
+    expect(live(undefined, NOW)).toEqual({ verifying: [a, b], signing: { secret: a } });
+    expect(live({} as SiteOffer, NOW)).toEqual({ verifying: [a, b], signing: { secret: a } });
   });
 
   it('verifies with the configured secrets listed, in the API’s order, and signs with the first', () => {
     const live = liveSecrets([a, b], warn);
-    expect(live(listing(b, a))).toEqual({ verifying: [b, a], signing: b });
-    expect(live(listing(b))).toEqual({ verifying: [b], signing: b });
+    expect(live(listing(b, [a, NOW + 600_000]), NOW)).toEqual({ verifying: [b, a], signing: { secret: b } });
+    expect(live(listing(b), NOW)).toEqual({ verifying: [b], signing: { secret: b } });
     expect(warnings).toEqual([]);
   });
 
-  it('signs with a secret in its grace period when the API’s current one is not configured', () => {
+  it('signs with a secret in its grace period when the current one is not configured, its gates payable until 90 s before it retires', () => {
     const live = liveSecrets([a], warn);
-    expect(live(listing(c, a))).toEqual({ verifying: [a], signing: a });
+    const retires = NOW + 600_000;
+    expect(live(listing(c, [a, retires]), NOW)).toEqual({
+      verifying: [a],
+      signing: { secret: a, payableUntil: Math.floor((retires - 90_000) / 1000) },
+    });
     expect(warnings).toEqual([]);
+  });
+
+  it('signs nothing in the last 90 s of a secret’s grace period, and verifies nothing with it once it retired', () => {
+    const live = liveSecrets([a], warn);
+    const terms = listing(c, [a, NOW + 600_000]);
+    expect(live(terms, NOW + 509_000).signing?.secret).toBe(a);
+    expect(live(terms, NOW + 511_000)).toEqual({ verifying: [a], signing: undefined });
+    expect(warnings).toHaveLength(1);
+    expect(live(terms, NOW + 600_001)).toEqual({ verifying: [], signing: undefined });
+    expect(warnings).toHaveLength(1);
   });
 
   it('neither verifies nor signs when the API lists none of them: a revoked secret opens nothing', () => {
     const live = liveSecrets([a], warn);
-    expect(live(listing(b))).toEqual({ verifying: [], signing: undefined });
+    expect(live(listing(b), NOW)).toEqual({ verifying: [], signing: undefined });
     expect(warnings).toHaveLength(1);
-    expect(live(listing())).toEqual({ verifying: [], signing: undefined });
     expect(warnings[0]).toMatch(/deploy the site's current secret/);
+    expect(live(listing(), NOW)).toEqual({ verifying: [], signing: undefined });
   });
 
   it('keeps the last list when later terms carry none: a revoked secret does not come back', () => {
     const live = liveSecrets([a, b], warn);
-    expect(live(listing(b))).toEqual({ verifying: [b], signing: b });
-    expect(live({} as SiteOffer)).toEqual({ verifying: [b], signing: b });
-    expect(live(undefined)).toEqual({ verifying: [b], signing: b });
+    expect(live(listing(b), NOW)).toEqual({ verifying: [b], signing: { secret: b } });
+    expect(live({} as SiteOffer, NOW)).toEqual({ verifying: [b], signing: { secret: b } });
+    expect(live(undefined, NOW)).toEqual({ verifying: [b], signing: { secret: b } });
   });
 
-  it('judges a list again only when its content changed, and warns once per change', () => {
+  it('warns once per list, however often the same list comes back', () => {
     const live = liveSecrets([a], warn);
-    for (let refresh = 0; refresh < 10; refresh++) expect(live(listing(b)).signing).toBeUndefined();
+    for (let refresh = 0; refresh < 10; refresh++) expect(live(listing(b), NOW).signing).toBeUndefined();
     expect(warnings).toHaveLength(1);
-    expect(live(listing(a))).toEqual({ verifying: [a], signing: a });
-    expect(live(listing(c)).signing).toBeUndefined();
+    expect(live(listing(a), NOW)).toEqual({ verifying: [a], signing: { secret: a } });
+    expect(live(listing(c), NOW).signing).toBeUndefined();
     expect(warnings).toHaveLength(2);
   });
 });

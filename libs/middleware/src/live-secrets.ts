@@ -1,47 +1,96 @@
 /*
- * Which of the configured access-token secrets the gate may use now. The API lists the fingerprints
- * of the secrets that verify (GET /v1/site), its current one first: a secret the publisher revoked,
- * or whose grace period ended, stops opening pages at the next refresh of the terms, whatever the
- * configuration still says. Until terms that list them have loaded, every configured secret counts.
+ * Which of the configured access-token secrets the gate may use now. The API lists the secrets
+ * that verify (GET /v1/site), its current one first, each with when it retires: a secret the
+ * publisher revoked stops opening pages at the next refresh of the terms, one whose grace period
+ * ends stops when it ends, whatever the configuration still says. Until terms that list them have
+ * loaded, every configured secret counts.
  */
 
-import { secretFingerprint, type SiteOffer } from '@crawlgate/core';
+import { secretFingerprint, SECRET_SETTLEMENT_MARGIN_SECONDS, type SiteOffer } from '@crawlgate/core';
 
 export interface UsableSecrets {
   /** The configured secrets that verify now, in the API's order (its current one first). */
   verifying: readonly string[];
   /**
-   * What gates are signed with: the first of them. The API signs a payment's token with the secret
-   * that signed its gate while that one verifies, so a gate still holding only the secret a
-   * rotation replaced sells pages through its grace period. Undefined when none verifies: the gate
-   * takes no payments, since their tokens could not open a page here.
+   * What gates are signed with: the first of them that still verifies once a payment made now has
+   * settled. The API signs a payment's token with the secret that signed its gate, so a gate still
+   * holding only the secret a rotation replaced sells pages through its grace period. Undefined
+   * when there is none: the gate takes no payments, since their tokens could not open a page here.
    */
-  signing: string | undefined;
+  signing:
+    | {
+        secret: string;
+        /** Unix seconds after which no gate it signs may be paid; undefined: never. */ payableUntil?: number;
+      }
+    | undefined;
 }
 
-export type LiveSecrets = (offer: SiteOffer | undefined) => UsableSecrets;
+export type LiveSecrets = (offer: SiteOffer | undefined, nowMs?: number) => UsableSecrets;
 
-/** `warn` hears once each time the API's list changes to one that leaves the gate unable to sign. */
+interface Listed {
+  secret: string;
+  /** Milliseconds; undefined for the current secret. */
+  retiresAt: number | undefined;
+}
+
+/** `warn` hears once each time the API's list changes to one that leaves the gate nothing to sign with. */
 export function liveSecrets(configured: readonly string[], warn: (message: string) => void): LiveSecrets {
   const byFingerprint = new Map(configured.map((secret) => [secretFingerprint(secret), secret]));
-  let current: UsableSecrets = { verifying: configured, signing: configured[0] };
-  // Each refresh brings a new array: the list is judged again only when its content changed.
-  let readFor: readonly string[] | undefined;
+  const unlisted: UsableSecrets = { verifying: configured, signing: { secret: configured[0] } };
+  let listed: Listed[] | undefined;
+  // Each refresh brings a new array: the list is read again only when its content changed.
+  let readFor: SiteOffer['usable_secrets'];
   let readText: string | undefined;
-  return (offer) => {
-    const listed = offer?.secret_fingerprints;
+  let warnedFor: string | undefined;
+
+  function read(offer: SiteOffer | undefined): Listed[] | undefined {
+    const usable = offer?.usable_secrets;
     // Terms without a list (an API that lists none) leave the last list in force, once one was read.
-    if (!listed || listed === readFor) return current;
-    readFor = listed;
-    const text = listed.join(',');
-    if (text === readText) return current;
+    if (!usable || usable === readFor) return listed;
+    readFor = usable;
+    const text = JSON.stringify(usable);
+    if (text === readText) return listed;
     readText = text;
-    const verifying = listed.flatMap((fingerprint) => byFingerprint.get(fingerprint) ?? []);
-    current = { verifying, signing: verifying[0] };
-    if (!current.signing)
+    listed = usable.flatMap(({ fingerprint, retires_at }) => {
+      const secret = byFingerprint.get(fingerprint);
+      return secret === undefined
+        ? []
+        : [{ secret, retiresAt: retires_at === null ? undefined : Date.parse(retires_at) }];
+    });
+    return listed;
+  }
+
+  // What the list gives until the next instant it changes (a secret retiring, or ceasing to outlast a payment).
+  let answered: UsableSecrets = unlisted;
+  let answeredFor: SiteOffer | undefined;
+  let answeredUntil = 0;
+
+  return (offer, nowMs = Date.now()) => {
+    if (offer === answeredFor && nowMs < answeredUntil) return answered;
+    const secrets = read(offer);
+    if (!secrets) return unlisted;
+    // A gate must be paid, and its payment settled, while its secret still verifies.
+    const settling = ((offer?.settlement_timeout_seconds ?? 0) + SECRET_SETTLEMENT_MARGIN_SECONDS) * 1000;
+    const live = secrets.filter((one) => one.retiresAt === undefined || one.retiresAt > nowMs);
+    const signer = live.find((one) => one.retiresAt === undefined || one.retiresAt - settling > nowMs);
+    if (!signer && warnedFor !== readText) {
+      warnedFor = readText;
       warn(
-        "none of the configured access-token secrets verifies any more (revoked, or its grace period over): deploy the site's current secret; until then no token opens a page here and bots that must pay are answered 503",
+        "none of the configured access-token secrets verifies long enough to take a payment (revoked, or its grace period ending): deploy the site's current secret; until then bots that must pay are answered 503, and no token opens a page once its secret has retired",
       );
-    return current;
+    }
+    answered = {
+      verifying: live.map((one) => one.secret),
+      signing: signer && {
+        secret: signer.secret,
+        payableUntil: signer.retiresAt === undefined ? undefined : Math.floor((signer.retiresAt - settling) / 1000),
+      },
+    };
+    answeredFor = offer;
+    const changes = live.flatMap((one) =>
+      one.retiresAt === undefined ? [] : [one.retiresAt - settling, one.retiresAt],
+    );
+    answeredUntil = Math.min(Infinity, ...changes.filter((at) => at > nowMs));
+    return answered;
   };
 }

@@ -4,6 +4,7 @@ import {
   fitsAccessToken,
   MAX_TOKEN_PATH_BYTES,
   newGateRef,
+  SECRET_SETTLEMENT_MARGIN_SECONDS,
   paymentRequiredHeader,
   readGate,
   requestPath,
@@ -43,12 +44,11 @@ export interface Gate extends GateTerms {
   secretRetiresAt: Date | null;
 }
 
-/** Beyond the settlement timeout, how long a gate's secret must still verify for its payment to be taken. */
-const SETTLEMENT_MARGIN_MS = 60_000;
-
 /** Whether a secret retiring at `retiresAt` (null: the current one) still verifies once a payment sent now has settled. */
 export function outlastsSettlement(retiresAt: Date | null, settlementTimeoutMs: number, now = Date.now()): boolean {
-  return retiresAt === null || retiresAt.getTime() >= now + settlementTimeoutMs + SETTLEMENT_MARGIN_MS;
+  return (
+    retiresAt === null || retiresAt.getTime() >= now + settlementTimeoutMs + SECRET_SETTLEMENT_MARGIN_SECONDS * 1000
+  );
 }
 
 /**

@@ -238,17 +238,21 @@ describe('GET /v1/site (site token)', () => {
       api_base_url: app.baseUrl,
       batch_settlement: null,
       bot_policy: { categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 0 },
-      secret_fingerprints: [secretFingerprint(site.secret)],
+      usable_secrets: [{ fingerprint: secretFingerprint(site.secret), retires_at: null }],
     });
     // A rotation with a grace period lists the new secret first, then the one retiring; a revocation the new one alone.
     const rotate = (grace_seconds: number) =>
       app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { body: { grace_seconds }, headers: publisher.auth });
-    const second = (await rotate(600)).body.access_token_secret;
+    const rotation = (await rotate(600)).body;
+    const second = rotation.access_token_secret;
     const listed = async () =>
-      (await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } })).body.secret_fingerprints;
-    expect(await listed()).toEqual([secretFingerprint(second), secretFingerprint(site.secret)]);
+      (await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } })).body.usable_secrets;
+    expect(await listed()).toEqual([
+      { fingerprint: secretFingerprint(second), retires_at: null },
+      { fingerprint: secretFingerprint(site.secret), retires_at: rotation.previous_valid_until },
+    ]);
     const third = (await rotate(0)).body.access_token_secret;
-    expect(await listed()).toEqual([secretFingerprint(third)]);
+    expect(await listed()).toEqual([{ fingerprint: secretFingerprint(third), retires_at: null }]);
     expect((await app.call('GET', '/v1/site')).status).toBe(401);
     expect((await app.call('GET', '/v1/site', { headers: publisher.auth })).status).toBe(401);
   });

@@ -1,4 +1,10 @@
-import { MAX_URL_LENGTH, secretFingerprint, type BotPolicyOffer, type SiteOffer } from '@crawlgate/core';
+import {
+  MAX_URL_LENGTH,
+  secretFingerprint,
+  type BotPolicyOffer,
+  type SiteOffer,
+  type UsableSecretView,
+} from '@crawlgate/core';
 import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -15,6 +21,13 @@ import { SiteSecretsService } from '../sites/site-secrets.service';
 import { requestBaseUrl } from '../gates/request-base-url';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
+
+export class UsableSecretViewDoc implements UsableSecretView {
+  @ApiProperty({ description: 'secretFingerprint() of the secret (an HMAC under it of a fixed label)' })
+  fingerprint!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'null for the current secret' })
+  retires_at!: string | null;
+}
 
 export class SiteOfferView implements SiteOffer {
   @ApiProperty({ format: 'uuid' }) site_id!: string;
@@ -49,11 +62,11 @@ export class SiteOfferView implements SiteOffer {
   })
   batch_settlement!: BatchSettlementOfferView | null;
   @ApiProperty({
-    type: [String],
+    type: [UsableSecretViewDoc],
     description:
-      'secretFingerprint() of each access-token secret that verifies now, the current one first: the middleware signs and verifies with the configured secrets listed, so a revoked secret stops at every gate within its refresh',
+      'Each access-token secret that verifies now, the current one first: the middleware signs and verifies with the configured secrets listed, so a revoked secret stops at every gate within its refresh',
   })
-  secret_fingerprints!: string[];
+  usable_secrets!: UsableSecretViewDoc[];
 }
 
 /**
@@ -107,9 +120,12 @@ export class SiteOfferController {
       bot_policy: botPolicy,
       batch_settlement: batchSettlementOffer(this.chain, site),
       // The current secret (no retirement date) first: the one gates are signed with.
-      secret_fingerprints: [...secrets]
+      usable_secrets: [...secrets]
         .sort((a, b) => Number(a.retiresAt !== null) - Number(b.retiresAt !== null))
-        .map((secret) => secretFingerprint(secret.secret)),
+        .map((secret) => ({
+          fingerprint: secretFingerprint(secret.secret),
+          retires_at: secret.retiresAt?.toISOString() ?? null,
+        })),
     };
   }
 }

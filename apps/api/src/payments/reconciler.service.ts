@@ -117,14 +117,16 @@ export class ReconcilerService {
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }
-    if (!(await this.gateSecretOutlastsSettlement(payment))) {
-      await this.payments.release(payment.id);
+    const stillValid = auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n;
+    // Not sent again, and not released either while the authorization could still land: a broadcast
+    // this row never recorded (a crash right after sending) may be pending. Released once it expired.
+    if (stillValid && !(await this.gateSecretOutlastsSettlement(payment))) {
       this.logger.log(
-        `Released gate ${payment.gateId}: the secret that signed it stopped verifying before its payment was sent, nothing was charged`,
+        `Not sending the settlement of gate ${payment.gateId}: the secret that signed the gate no longer outlasts it; released once its authorization expires`,
       );
-      return 'released';
+      return 'waiting';
     }
-    if (auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n) {
+    if (stillValid) {
       const hash = await sendSettlement(this.chain, auth);
       // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
       await this.db.prisma.payment.updateMany({

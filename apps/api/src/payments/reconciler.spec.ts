@@ -105,16 +105,22 @@ describe('settlements that outlive their request', () => {
     expect((await transfersTo(app, payTo)).filter((t) => t.hash === paid.body.tx_hash)).toHaveLength(1);
   });
 
-  it('sends nothing for a claim whose gate’s secret stopped verifying meanwhile: released, nothing charged', async () => {
+  it('sends nothing for a claim whose gate’s secret stopped verifying meanwhile, and releases it once its authorization expired', async () => {
     // Its token could only be signed with another secret, which the gate that minted it does not hold.
     const { publisher, site: rotating } = await pricedSite(app, payTo);
-    const { gate } = await claimedButNeverSent('/reconcile/secret-gone', 300, rotating, rotating.kid);
+    const validBefore = Math.floor(Date.now() / 1000) + 15;
+    const { gate } = await claimedButNeverSent('/reconcile/secret-gone', 15, rotating, rotating.kid);
     const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
       body: { grace_seconds: 0 },
       headers: publisher.auth,
     });
     expect(rotated.status).toBe(200);
     const before = (await transfersTo(app, payTo)).length;
+    // While the authorization could still land (a broadcast the row never recorded), it is kept, unsent.
+    expect(await reconcile(app)).toMatchObject({ waiting: 1, resubmitted: 0, released: 0 });
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+    // The reconciler counts an authorization within 6 s of its end as expired.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (validBefore - 5) * 1000 - Date.now())));
     expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
     expect(await transfersTo(app, payTo)).toHaveLength(before);
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);

@@ -7,7 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { SECRET_SETTLEMENT_MARGIN_SECONDS, signAccessToken, verifyGate } from '@crawlgate/core';
-import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { deadApiUrl, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { FRAMEWORKS, type SiteServer } from './support/site-servers';
 import { rawRequest, type Answer } from './support/raw-request';
 
@@ -90,6 +90,18 @@ describe('a secret the publisher rotated away', () => {
     const offer = JSON.parse((await rawRequest(redeployed, '/articles/6', { 'user-agent': GPTBOT })).text);
     const token = await gated.payThroughApi(offer);
     expect(served(await bearer(redeployed, '/articles/6', token))).toBe(true);
+  }, 60_000);
+
+  it('opens no token of a secret configured after the first while the API is out of reach at start-up', async () => {
+    // The gate cannot learn what was revoked: only the first configured secret, the one it signs with, counts.
+    const current = gated.site.secret;
+    const leaked = 'cgsec_leaked-and-revoked-but-still-configured';
+    const server = await fastify.start(
+      gated.options({ secret: [current, leaked], apiUrl: await deadApiUrl(), refreshMs: REFRESH_MS }),
+    );
+    servers.push(server);
+    expect(served(await bearer(server, '/articles/down-1', forged('/articles/down-1', leaked)))).toBe(false);
+    expect(served(await bearer(server, '/articles/down-2', forged('/articles/down-2', current)))).toBe(true);
   }, 60_000);
 
   it('lets a gate holding only the previous secret sell pages through its grace period, then stops it', async () => {

@@ -206,6 +206,10 @@ describe('siteOfferOf', () => {
     ],
     ['a usable secret with no retirement field', { ...SITE, usable_secrets: [{ fingerprint: 'fp1' }] }],
     ['a retirement that is not a date', { ...SITE, usable_secrets: [{ fingerprint: 'fp1', retires_at: 'soon' }] }],
+    [
+      'more usable secrets than an API lists',
+      { ...SITE, usable_secrets: Array.from({ length: 17 }, (_, i) => ({ fingerprint: `fp${i}`, retires_at: null })) },
+    ],
   ])('refuses %s', (_name, body) => {
     expect(siteOfferOf(body)).toBeUndefined();
   });

@@ -127,6 +127,9 @@ const BATCH_OFFER: FieldKinds<BatchSettlementOffer> = {
 
 const RULE: FieldKinds<SiteOffer['rules'][number]> = { path: ['string'], price_usd: ['string'] };
 
+/** The API lists a site's current secret and at most one in its grace period: a longer list is not its answer. */
+const MAX_USABLE_SECRETS = 16;
+
 const USABLE_SECRET: FieldKinds<UsableSecretView> = { fingerprint: ['string'], retires_at: ['string', 'null'] };
 
 /** 200 of POST /v1/gates/{id}/verify: a payment of the gate asked about (`gateId`), with a token. */
@@ -204,7 +207,8 @@ export function siteOfferOf(body: unknown): SiteOffer | undefined {
       body.batch_settlement === undefined ||
       (hasFieldKinds<BatchSettlementOffer>(body.batch_settlement, BATCH_OFFER) &&
         isCount(body.batch_settlement.withdraw_delay_seconds))) &&
-    (body.usable_secrets === undefined || body.usable_secrets.every(isUsableSecret));
+    (body.usable_secrets === undefined ||
+      (body.usable_secrets.length <= MAX_USABLE_SECRETS && body.usable_secrets.every(isUsableSecret)));
   if (!whole) return undefined;
   const offer = only(body, SITE);
   if (offer.usable_secrets) offer.usable_secrets = offer.usable_secrets.map((one) => only(one, USABLE_SECRET));

@@ -2,6 +2,7 @@ import {
   decodeBase64Json,
   encodeBase64Json,
   readGate,
+  secretFingerprint,
   signAccessToken,
   signGate,
   signSiwxNonce,
@@ -236,8 +237,14 @@ describe('createCrawlgate', () => {
       expect(fake.calls).toEqual(['GET /v1/site']);
     });
 
-    it('accepts any secret of a rotation, and nothing signed for another path or site', async () => {
-      const { handle } = setup({ secret: ['new-secret', SECRET] });
+    it('accepts any secret of a rotation the API lists, and nothing signed for another path or site', async () => {
+      const { handle, fake } = setup({ secret: ['new-secret', SECRET] });
+      fake.setSite({
+        usable_secrets: [
+          { fingerprint: secretFingerprint('new-secret'), retires_at: null },
+          { fingerprint: secretFingerprint(SECRET), retires_at: new Date(Date.now() + 3_600_000).toISOString() },
+        ],
+      });
       expect(await handle('/post/1', { 'x-crawlgate-token': token('/post/1') })).toEqual({ kind: 'pass' });
       expect(respond(await handle('/post/2', { 'x-crawlgate-token': token('/post/1') })).status).toBe(402);
       expect(

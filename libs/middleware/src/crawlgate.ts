@@ -77,7 +77,10 @@ export interface CrawlgateOptions {
   siteId: string;
   /** The site's `st_…` token: reads the site's terms, settles payments. Never logged. */
   siteToken: string;
-  /** The site's access-token secret; several during a rotation (the first mints gates; a token signed with any passes). */
+  /**
+   * The site's access-token secret; several during a rotation, the new one first. Each is used only
+   * while the API lists it as usable (live-secrets.ts); until the API has listed them, the first alone.
+   */
   secret: string | readonly string[];
   /**
    * Which bots pay, pass or are blocked; the catalogue's defaults otherwise. The policy stored in

@@ -19,10 +19,14 @@ const warn = (message: string) => warnings.push(message);
 beforeEach(() => (warnings = []));
 
 describe('liveSecrets', () => {
-  it('uses every configured secret, signing with the first, until terms list some', () => {
+  it('uses only the first configured secret until terms list some: one revoked beside it opens nothing meanwhile', () => {
     const live = liveSecrets([a, b], warn);
-    expect(live(undefined, NOW)).toEqual({ verifying: [a, b], signing: { secret: a } });
-    expect(live({} as SiteOffer, NOW)).toEqual({ verifying: [a, b], signing: { secret: a } });
+    expect(live(undefined, NOW)).toEqual({ verifying: [a], signing: { secret: a } });
+    expect(live({} as SiteOffer, NOW)).toEqual({ verifying: [a], signing: { secret: a } });
+    expect(live(listing([b, NOW + 600_000], a), NOW)).toEqual({
+      verifying: [b, a],
+      signing: { secret: b, payableUntil: (NOW + 510_000) / 1000 },
+    });
   });
 
   it('verifies with the configured secrets listed, in the API’s order, and signs with the first', () => {
@@ -42,11 +46,11 @@ describe('liveSecrets', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('signs nothing in the last 90 s of a secret’s grace period, and verifies nothing with it once it retired', () => {
+  it('signs nothing once a gate could not stay payable 30 s, and verifies nothing with the secret once it retired', () => {
     const live = liveSecrets([a], warn);
     const terms = listing(c, [a, NOW + 600_000]);
-    expect(live(terms, NOW + 509_000).signing?.secret).toBe(a);
-    expect(live(terms, NOW + 511_000)).toEqual({ verifying: [a], signing: undefined });
+    expect(live(terms, NOW + 479_000).signing).toEqual({ secret: a, payableUntil: (NOW + 510_000) / 1000 });
+    expect(live(terms, NOW + 481_000)).toEqual({ verifying: [a], signing: undefined });
     expect(warnings).toHaveLength(1);
     expect(live(terms, NOW + 600_001)).toEqual({ verifying: [], signing: undefined });
     expect(warnings).toHaveLength(1);
@@ -65,6 +69,17 @@ describe('liveSecrets', () => {
     expect(live(listing(b), NOW)).toEqual({ verifying: [b], signing: { secret: b } });
     expect(live({} as SiteOffer, NOW)).toEqual({ verifying: [b], signing: { secret: b } });
     expect(live(undefined, NOW)).toEqual({ verifying: [b], signing: { secret: b } });
+  });
+
+  it('reads each configured secret once, however long or repetitive the list', () => {
+    const live = liveSecrets([a], warn);
+    const entry = { fingerprint: secretFingerprint(a), retires_at: new Date(NOW + 600_000).toISOString() };
+    const terms = { settlement_timeout_seconds: 30, usable_secrets: Array.from({ length: 200_000 }, () => entry) };
+    expect(live(terms as Partial<SiteOffer> as SiteOffer, NOW)).toEqual({
+      verifying: [a],
+      signing: { secret: a, payableUntil: (NOW + 510_000) / 1000 },
+    });
+    expect(live(terms as Partial<SiteOffer> as SiteOffer, NOW + 600_001).verifying).toEqual([]);
   });
 
   it('warns once per list, however often the same list comes back', () => {

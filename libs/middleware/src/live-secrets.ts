@@ -27,6 +27,9 @@ export interface UsableSecrets {
 
 export type LiveSecrets = (offer: SiteOffer | undefined, nowMs?: number) => UsableSecrets;
 
+/** The least time a gate is offered for: one its secret would let live less is not offered. */
+const MIN_PAYABLE_SECONDS = 30;
+
 interface Listed {
   secret: string;
   /** Milliseconds; undefined for the current secret. */
@@ -36,7 +39,10 @@ interface Listed {
 /** `warn` hears once each time the API's list changes to one that leaves the gate nothing to sign with. */
 export function liveSecrets(configured: readonly string[], warn: (message: string) => void): LiveSecrets {
   const byFingerprint = new Map(configured.map((secret) => [secretFingerprint(secret), secret]));
-  const unlisted: UsableSecrets = { verifying: configured, signing: { secret: configured[0] } };
+  // Until the API has listed what verifies (it was out of reach at start-up), only the first
+  // configured secret, the one gates are signed with: a revoked one left in the configuration
+  // beside it opens nothing meanwhile.
+  const unlisted: UsableSecrets = { verifying: [configured[0]], signing: { secret: configured[0] } };
   let listed: Listed[] | undefined;
   // Each refresh brings a new array: the list is read again only when its content changed.
   let readFor: SiteOffer['usable_secrets'];
@@ -51,12 +57,14 @@ export function liveSecrets(configured: readonly string[], warn: (message: strin
     const text = JSON.stringify(usable);
     if (text === readText) return listed;
     readText = text;
-    listed = usable.flatMap(({ fingerprint, retires_at }) => {
+    const found = new Map<string, Listed>();
+    for (const { fingerprint, retires_at } of usable) {
       const secret = byFingerprint.get(fingerprint);
-      return secret === undefined
-        ? []
-        : [{ secret, retiresAt: retires_at === null ? undefined : Date.parse(retires_at) }];
-    });
+      // Each configured secret once, as the API lists it first.
+      if (secret !== undefined && !found.has(secret))
+        found.set(secret, { secret, retiresAt: retires_at === null ? undefined : Date.parse(retires_at) });
+    }
+    listed = [...found.values()];
     return listed;
   }
 
@@ -72,13 +80,20 @@ export function liveSecrets(configured: readonly string[], warn: (message: strin
     // A gate must be paid, and its payment settled, while its secret still verifies.
     const settling = ((offer?.settlement_timeout_seconds ?? 0) + SECRET_SETTLEMENT_MARGIN_SECONDS) * 1000;
     const live = secrets.filter((one) => one.retiresAt === undefined || one.retiresAt > nowMs);
-    const signer = live.find((one) => one.retiresAt === undefined || one.retiresAt - settling > nowMs);
+    const signer = live.find(
+      (one) => one.retiresAt === undefined || one.retiresAt - settling - MIN_PAYABLE_SECONDS * 1000 > nowMs,
+    );
     if (!signer && warnedFor !== readText) {
       warnedFor = readText;
       warn(
         "none of the configured access-token secrets verifies long enough to take a payment (revoked, or its grace period ending): deploy the site's current secret; until then bots that must pay are answered 503, and no token opens a page once its secret has retired",
       );
     }
+    let until = Infinity;
+    for (const one of live)
+      if (one.retiresAt !== undefined)
+        for (const at of [one.retiresAt - settling - MIN_PAYABLE_SECONDS * 1000, one.retiresAt])
+          if (at > nowMs && at < until) until = at;
     answered = {
       verifying: live.map((one) => one.secret),
       signing: signer && {
@@ -87,10 +102,7 @@ export function liveSecrets(configured: readonly string[], warn: (message: strin
       },
     };
     answeredFor = offer;
-    const changes = live.flatMap((one) =>
-      one.retiresAt === undefined ? [] : [one.retiresAt - settling, one.retiresAt],
-    );
-    answeredUntil = Math.min(Infinity, ...changes.filter((at) => at > nowMs));
+    answeredUntil = until;
     return answered;
   };
 }

@@ -131,6 +131,8 @@ function siteOffer() {
     settlement_timeout_seconds: 30,
     max_url_length: 2048,
     api_base_url: FAKE_API_URL,
+    // None listed: the gate then verifies with its first configured secret only (live-secrets.ts).
+    usable_secrets: undefined as SiteOffer['usable_secrets'],
   } satisfies SiteOffer;
 }
 

@@ -78,6 +78,18 @@ export function gatePaymentFields(gate: Gate, publisherId: string) {
   };
 }
 
+/** Whether `payment` was made for a gate of exactly these terms. */
+function isPaymentOf(payment: Payment, terms: GateTerms): boolean {
+  return (
+    payment.gateId === terms.ref &&
+    payment.siteId === terms.siteId &&
+    payment.url === terms.path &&
+    BigInt(payment.amount) === terms.micros &&
+    payment.chainId === terms.chainId &&
+    payment.payTo === terms.payTo.toLowerCase()
+  );
+}
+
 export type GateCreation =
   { kind: 'free'; url: string } | { kind: 'priced'; offer: GateOffer; paymentRequired: string };
 
@@ -162,7 +174,15 @@ export class GatesService {
       signer = secret;
       if (check.valid || check.reason === 'expired') break;
     }
-    if (!check.valid && check.reason !== 'expired') throw notFound(GATE_NOT_FOUND);
+    if (!check.valid && check.reason !== 'expired') {
+      // A paid gate whose secret was revoked, or retired, since: still answered to its payer (the
+      // same proof gets its payment; no other proof pays it), when its terms are the payment's own.
+      const held = check.reason === 'bad_signature' ? await this.payments.byGate(terms.ref) : null;
+      if (!held || !isPaymentOf(held, terms)) throw notFound(GATE_NOT_FOUND);
+      // A secret retired long ago: should anything reach a new claim, it is refused.
+      const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };
+      return { gate, payment: held };
+    }
     // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
     assertTokenCanCarry(terms.path);
     const payment = await this.payments.byGate(terms.ref);

@@ -699,6 +699,36 @@ describe('paying a gate', () => {
       expect((await verify(lateOld.id, { payment: await signPayment(app, agent, lateOld) })).status).toBe(404);
     });
 
+    it('still answer a paid gate whose secret was revoked since, to its own proof only, with a token of the current secret', async () => {
+      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const gate = await openGate(app, rotating, '/article/paid-then-revoked');
+      const payment = await signPayment(app, agent, gate);
+      const paid = await verify(gate.id, { payment });
+      expect(paid.status).toBe(200);
+      const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
+        body: { grace_seconds: 0 },
+        headers: publisher.auth,
+      });
+      // The payer asks again (its first answer was lost, or said pending): its payment, not a 404.
+      const again = await verify(gate.id, { payment });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ url: '/article/paid-then-revoked', tx_hash: paid.body.tx_hash });
+      expect(peekAccessTokenPayload(again.body.access_token)?.kid).toBe(rotated.body.kid);
+      expect((await checkToken(again.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
+      // No other proof pays it again, and no gate of other terms passes for it.
+      expect((await verify(gate.id, { payment: await signPayment(app, agent, gate) })).status).toBe(409);
+      const terms = readGate(gate.id)!;
+      for (const other of [
+        { ...terms, path: '/article/other' },
+        { ...terms, micros: terms.micros - 1n },
+        { ...terms, payTo: newWallet().address },
+      ]) {
+        const forged = signGate(other, 'cgsec_anything');
+        expect((await verify(forged, { payment })).status).toBe(404);
+      }
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('paid');
+    });
+
     it('take no payment for a gate whose secret retires before the payment could settle: 409, nothing charged', async () => {
       const { publisher, site: rotating } = await pricedSite(app, payTo);
       const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {

@@ -60,6 +60,10 @@ async function rotate(graceSeconds: number): Promise<string> {
   return response.body.access_token_secret as string;
 }
 
+/** What the gate answers an unpaid bot for `path`. */
+const unpaid = (server: SiteServer, path: string) => rawRequest(server, path, { 'user-agent': GPTBOT });
+/** The gate offered to an unpaid bot for `path` (its 402 body). */
+const offerAt = async (server: SiteServer, path: string) => JSON.parse((await unpaid(server, path)).text);
 const bearer = (server: SiteServer, path: string, token: string) =>
   rawRequest(server, path, { 'user-agent': GPTBOT, authorization: `Bearer ${token}` });
 const served = (answer: Answer) => answer.status === 200;
@@ -77,9 +81,9 @@ describe('a secret the publisher rotated away', () => {
     const afterRevocation = await bearer(stale, '/articles/2', forged('/articles/2', leaked));
     expect(served(afterRevocation)).toBe(false);
     // Its 402s would offer gates signed with the revoked secret, which the API refuses: it offers none.
-    const unpaid = await rawRequest(stale, '/articles/3', { 'user-agent': GPTBOT });
-    expect(unpaid.status).toBe(503);
-    expect(JSON.parse(unpaid.text).detail).toMatch(/access-token secret/);
+    const unpayable = await unpaid(stale, '/articles/3');
+    expect(unpayable.status).toBe(503);
+    expect(JSON.parse(unpayable.text).detail).toMatch(/access-token secret/);
     expect(gated.warnings.join('\n')).toMatch(/revoked/);
 
     // A gate redeployed with the new secret beside the leaked one: only the new one counts.
@@ -87,7 +91,7 @@ describe('a secret the publisher rotated away', () => {
     expect(served(await bearer(redeployed, '/articles/4', forged('/articles/4', leaked)))).toBe(false);
     expect(served(await bearer(redeployed, '/articles/5', forged('/articles/5', current)))).toBe(true);
     // Its gates are signed with the current secret, so a payment goes through and its token opens the page.
-    const offer = JSON.parse((await rawRequest(redeployed, '/articles/6', { 'user-agent': GPTBOT })).text);
+    const offer = await offerAt(redeployed, '/articles/6');
     const token = await gated.payThroughApi(offer);
     expect(served(await bearer(redeployed, '/articles/6', token))).toBe(true);
   }, 60_000);
@@ -112,7 +116,7 @@ describe('a secret the publisher rotated away', () => {
     expect(served(await bearer(old, '/articles/grace-1', forged('/articles/grace-1', previous)))).toBe(true);
     // Not yet redeployed, it still takes payments: the API signs each token with the secret that
     // signed its gate while that secret verifies, so the gate opens it.
-    const offer = JSON.parse((await rawRequest(old, '/articles/grace-2', { 'user-agent': GPTBOT })).text);
+    const offer = await offerAt(old, '/articles/grace-2');
     expect(verifyGate(offer.id, { secret: previous, siteId: gated.site.siteId }).valid).toBe(true);
     // Its gates expire while their payment can still settle before the secret retires.
     const settling = (gated.app.chain.settlementTimeoutMs / 1000 + SECRET_SETTLEMENT_MARGIN_SECONDS) * 1000;
@@ -125,11 +129,11 @@ describe('a secret the publisher rotated away', () => {
     expect(paid.status).toBe(200);
     const token = paid.headers['x-crawlgate-token'] as string;
     expect(served(await bearer(old, '/articles/grace-2', token))).toBe(true);
-    const throughApi = JSON.parse((await rawRequest(old, '/articles/grace-3', { 'user-agent': GPTBOT })).text);
+    const throughApi = await offerAt(old, '/articles/grace-3');
     expect(served(await bearer(old, '/articles/grace-3', await gated.payThroughApi(throughApi)))).toBe(true);
     // Redeployed with both, it signs its gates with the current secret.
     const redeployed = await gate([previous, current]);
-    const fresh = JSON.parse((await rawRequest(redeployed, '/articles/grace-4', { 'user-agent': GPTBOT })).text);
+    const fresh = await offerAt(redeployed, '/articles/grace-4');
     expect(verifyGate(fresh.id, { secret: current, siteId: gated.site.siteId }).valid).toBe(true);
     expect(served(await bearer(redeployed, '/articles/grace-4', await gated.payThroughApi(fresh)))).toBe(true);
 
@@ -139,7 +143,7 @@ describe('a secret the publisher rotated away', () => {
     // The previous secret opens nothing, and the gate that holds only it takes no payment.
     expect(served(await bearer(old, '/articles/grace-5', forged('/articles/grace-5', previous)))).toBe(false);
     expect(served(await bearer(old, '/articles/grace-2', token))).toBe(false);
-    const unpayable = await rawRequest(old, '/articles/grace-6', { 'user-agent': GPTBOT });
+    const unpayable = await unpaid(old, '/articles/grace-6');
     expect(unpayable.status).toBe(503);
     expect(served(await bearer(redeployed, '/articles/grace-7', forged('/articles/grace-7', previous)))).toBe(false);
     expect(served(await bearer(redeployed, '/articles/grace-8', forged('/articles/grace-8', current)))).toBe(true);
@@ -151,7 +155,7 @@ describe('a secret the publisher rotated away', () => {
     // A grace period shorter than a settlement and its margin.
     await rotate(Math.floor(gated.app.chain.settlementTimeoutMs / 1000) + SECRET_SETTLEMENT_MARGIN_SECONDS - 5);
     await termsReloaded();
-    const unpayable = await rawRequest(old, '/articles/short-1', { 'user-agent': GPTBOT });
+    const unpayable = await unpaid(old, '/articles/short-1');
     expect(unpayable.status).toBe(503);
     // Its tokens still open pages until it retires.
     expect(served(await bearer(old, '/articles/short-2', forged('/articles/short-2', previous)))).toBe(true);

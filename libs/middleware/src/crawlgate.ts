@@ -134,9 +134,9 @@ export interface Crawlgate {
   close(): Promise<void>;
 }
 
-/** A gate minted for one request: its offer, and the PAYMENT-REQUIRED header that carries it. */
 type Signing = NonNullable<UsableSecrets['signing']>;
 
+/** A gate minted for one request: its offer, and the PAYMENT-REQUIRED header that carries it. */
 interface MintedGate {
   offer: GateOffer;
   paymentRequired: string;
@@ -202,7 +202,6 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const siwx = createSiwxGate({
     api,
     siteId: options.siteId,
-    signingSecret: () => live(site.current()?.offer).signing?.secret,
     verifyingSecrets,
     tokenOpens,
     warn,
@@ -253,7 +252,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   }
 
   /**
-   * A gate for this route at this price, signed here with `secret`, and the 402 that offers it.
+   * A gate for this route at this price, signed here with `signing`'s secret, and the 402 that offers it.
    * `correction`: x402's corrective 402 for a batch-settlement voucher whose running total is not the API's.
    */
   function mintGate(
@@ -287,7 +286,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     });
     return {
       offer,
-      paymentRequired: paymentRequiredHeader(offer, site.caip2, siwx.challenge(site, route.path, now), correction),
+      paymentRequired: paymentRequiredHeader(
+        offer,
+        site.caip2,
+        siwx.challenge(site, route.path, now, signing.secret),
+        correction,
+      ),
       signing,
     };
   }

@@ -3,7 +3,7 @@
  * that verify (GET /v1/site), its current one first, each with when it retires: a secret the
  * publisher revoked stops opening pages at the next refresh of the terms, one whose grace period
  * ends stops when it ends, whatever the configuration still says. Until terms that list them have
- * loaded, every configured secret counts.
+ * loaded, the first configured secret alone counts.
  */
 
 import { secretFingerprint, SECRET_SETTLEMENT_MARGIN_SECONDS, type SiteOffer } from '@crawlgate/core';
@@ -77,12 +77,11 @@ export function liveSecrets(configured: readonly string[], warn: (message: strin
     if (offer === answeredFor && nowMs < answeredUntil) return answered;
     const secrets = read(offer);
     if (!secrets) return unlisted;
-    // A gate must be paid, and its payment settled, while its secret still verifies.
+    // A gate must be paid, and its payment settled, while its secret still verifies; and be payable a while.
     const settling = ((offer?.settlement_timeout_seconds ?? 0) + SECRET_SETTLEMENT_MARGIN_SECONDS) * 1000;
+    const signable = settling + MIN_PAYABLE_SECONDS * 1000;
     const live = secrets.filter((one) => one.retiresAt === undefined || one.retiresAt > nowMs);
-    const signer = live.find(
-      (one) => one.retiresAt === undefined || one.retiresAt - settling - MIN_PAYABLE_SECONDS * 1000 > nowMs,
-    );
+    const signer = live.find((one) => one.retiresAt === undefined || one.retiresAt - signable > nowMs);
     if (!signer && warnedFor !== readText) {
       warnedFor = readText;
       warn(
@@ -92,8 +91,7 @@ export function liveSecrets(configured: readonly string[], warn: (message: strin
     let until = Infinity;
     for (const one of live)
       if (one.retiresAt !== undefined)
-        for (const at of [one.retiresAt - settling - MIN_PAYABLE_SECONDS * 1000, one.retiresAt])
-          if (at > nowMs && at < until) until = at;
+        for (const at of [one.retiresAt - signable, one.retiresAt]) if (at > nowMs && at < until) until = at;
     answered = {
       verifying: live.map((one) => one.secret),
       signing: signer && {

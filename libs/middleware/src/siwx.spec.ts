@@ -20,7 +20,6 @@ function gate(
   const siwx = createSiwxGate({
     api,
     siteId: 'site-1',
-    signingSecret: () => 'cgsec_s',
     verifyingSecrets: () => ['cgsec_s'],
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
@@ -44,7 +43,7 @@ describe('createSiwxGate', () => {
   it('challenges with a nonce of this site and path, for five minutes', () => {
     const { siwx } = gate(async () => access);
     const site = { domain: 'blog.example.com', caip2: 'eip155:8453' } as SiteOffer;
-    const challenge = siwx.challenge(site, '/a', 1_800_000_000)['sign-in-with-x'] as {
+    const challenge = siwx.challenge(site, '/a', 1_800_000_000, 'cgsec_s')['sign-in-with-x'] as {
       info: { nonce: string; uri: string; expirationTime: string };
     };
     expect(challenge.info.uri).toBe('https://blog.example.com/a');
@@ -85,7 +84,6 @@ describe('createSiwxGate', () => {
     const rotating = createSiwxGate({
       api: { siwx: async () => access } as unknown as ApiClient,
       siteId: 'site-1',
-      signingSecret: () => 'cgsec_new',
       verifyingSecrets: () => ['cgsec_new', 'cgsec_s'],
       tokenOpens: () => true,
       warn: () => undefined,

@@ -24,8 +24,6 @@ import { headerValue, type HeaderRecord } from './request-headers';
 export interface SiwxOptions {
   api: ApiClient;
   siteId: string;
-  /** The secret challenges are signed with (live-secrets.ts); undefined when none of the gate's verifies. */
-  signingSecret(): string | undefined;
   /** The secrets that verify now: a proof whose nonce none of them signed for this path never reaches the API. */
   verifyingSecrets(): readonly string[];
   /** The local token check of the gate, for exactly this path. */
@@ -34,8 +32,8 @@ export interface SiwxOptions {
 }
 
 export interface SiwxGate {
-  /** `extensions` for the 402's PAYMENT-REQUIRED: the sign-in-with-x challenge for `path`. */
-  challenge(site: SiteOffer, path: string, now: number): Record<string, unknown>;
+  /** `extensions` for the 402's PAYMENT-REQUIRED: the sign-in-with-x challenge for `path`, signed with the gate's `secret`. */
+  challenge(site: SiteOffer, path: string, now: number, secret: string): Record<string, unknown>;
   /** Whether the request carries a sign-in proof: only then does reaccess ask the API. */
   presented(headers: HeaderRecord): boolean;
   /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
@@ -44,11 +42,8 @@ export interface SiwxGate {
 
 export function createSiwxGate(options: SiwxOptions): SiwxGate {
   return {
-    challenge(site, path, now) {
+    challenge(site, path, now, secret) {
       const exp = now + SIWX_CHALLENGE_SECONDS;
-      const secret = options.signingSecret();
-      // No gate is offered either (crawlgate.ts answers 503 first).
-      if (!secret) return {};
       const nonce = signSiwxNonce({ siteId: options.siteId, path }, exp, secret);
       return { [SIGN_IN_WITH_X]: siwxDeclaration({ domain: site.domain, path, caip2: site.caip2, nonce, exp }) };
     },

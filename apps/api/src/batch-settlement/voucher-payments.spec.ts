@@ -195,22 +195,27 @@ describe('voucher payments', () => {
     expect(paid.body.batch_settlement).toMatchObject({ charged_amount: '20000' });
   });
 
-  it('signs a voucher-paid token with the secret that signed its gate while it verifies', async () => {
+  /**
+   * A new site whose first secret a rotation gave `graceSeconds` more, and a gate for `path` signed
+   * with that first secret, as a middleware still holding only it mints.
+   */
+  async function gateOfRetiringSecret(graceSeconds: number, path: string) {
     const own = await batchSettlementSite(app, payTo);
     const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
-      body: { grace_seconds: 600 },
+      body: { grace_seconds: graceSeconds },
       headers: own.publisher.auth,
     });
     expect(rotated.status).toBe(200);
-    // A gate minted by a middleware that still holds only the first secret.
     const minted = batchOffer(
-      await app.call('POST', '/v1/gates', {
-        body: { url: '/old-secret' },
-        headers: { 'x-site-token': own.site.siteToken },
-      }),
+      await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
     );
     const id = signGate(readGate(minted.id)!, own.site.secret);
     const offer = { id, accepted: { ...minted.accepted, extra: { ...minted.accepted.extra, gate_id: id } } };
+    return { own, offer };
+  }
+
+  it('signs a voucher-paid token with the secret that signed its gate while it verifies', async () => {
+    const { own, offer } = await gateOfRetiringSecret(600, '/old-secret');
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     const paid = await verify(
@@ -229,19 +234,7 @@ describe('voucher payments', () => {
   });
 
   it('takes no voucher, and sends no deposit, for a gate whose secret retires before the payment could settle', async () => {
-    const own = await batchSettlementSite(app, payTo);
-    await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
-      body: { grace_seconds: 30 },
-      headers: own.publisher.auth,
-    });
-    const minted = batchOffer(
-      await app.call('POST', '/v1/gates', {
-        body: { url: '/retiring' },
-        headers: { 'x-site-token': own.site.siteToken },
-      }),
-    );
-    const id = signGate(readGate(minted.id)!, own.site.secret);
-    const offer = { id, accepted: { ...minted.accepted, extra: { ...minted.accepted.extra, gate_id: id } } };
+    const { offer } = await gateOfRetiringSecret(30, '/retiring');
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     const channel = testChannel(app, payer, offer.accepted);

@@ -602,6 +602,12 @@ describe('paying a gate', () => {
   });
 
   describe('access tokens', () => {
+    /** `gate` as a middleware holding `secret` mints it: the same terms, signed with that secret. */
+    const signedWith = <T extends { id: string }>(gate: T, secret: string): T => ({
+      ...gate,
+      id: signGate(readGate(gate.id)!, secret),
+    });
+
     it('are checked only with a valid site token', async () => {
       expect((await app.call('POST', '/v1/access-tokens/verify', { body: { token: 'x.y' } })).status).toBe(401);
       expect((await checkToken('x.y', undefined, `st_${'A'.repeat(43)}`)).status).toBe(401);
@@ -671,8 +677,7 @@ describe('paying a gate', () => {
       // A gate minted by a middleware that holds only the first secret, after the rotation began.
       const second = await rotate(600);
       const minted = await openGate(app, rotating, '/article/minted-old');
-      const terms = readGate(minted.id)!;
-      const oldGate = { ...minted, id: signGate(terms, rotating.secret) };
+      const oldGate = signedWith(minted, rotating.secret);
       const oldPayment = await signPayment(app, agent, oldGate);
       const paidOld = await verify(oldGate.id, { payment: oldPayment });
       expect(paidOld.status).toBe(200);
@@ -695,7 +700,7 @@ describe('paying a gate', () => {
       // Once the first secret stops verifying, its gates are not paid at all.
       await rotate(0);
       const late = await openGate(app, rotating, '/article/minted-late');
-      const lateOld = { ...late, id: signGate(readGate(late.id)!, rotating.secret) };
+      const lateOld = signedWith(late, rotating.secret);
       expect((await verify(lateOld.id, { payment: await signPayment(app, agent, lateOld) })).status).toBe(404);
     });
 
@@ -737,7 +742,7 @@ describe('paying a gate', () => {
       });
       expect(rotated.status).toBe(200);
       const minted = await openGate(app, rotating, '/article/retiring');
-      const retiring = { ...minted, id: signGate(readGate(minted.id)!, rotating.secret) };
+      const retiring = signedWith(minted, rotating.secret);
       const payer = newWallet();
       await fundUsdc(app, payer.address, '1');
       const refused = await verify(retiring.id, { payment: await signPayment(app, payer, retiring) });

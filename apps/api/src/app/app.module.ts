@@ -42,6 +42,7 @@ import { SitesService } from '../sites/sites.service';
 import { SiwxController } from '../siwx/siwx.controller';
 import { SiwxService } from '../siwx/siwx.service';
 import { SiwxStore } from '../siwx/siwx.store';
+import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 
 export interface AppDependencies {
   config: AppConfig;
@@ -121,6 +122,7 @@ export class AppModule {
         BackgroundJobs,
         SiwxService,
         SiwxStore,
+        SitePaymentTermsStore,
       ],
     };
   }

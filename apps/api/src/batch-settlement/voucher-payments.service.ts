@@ -13,9 +13,7 @@ import { AccessTokenService, type IssuedToken } from '../access-tokens/access-to
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { channelIdOf, depositCalldata, depositNonce, readChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
-import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
-import { DATABASE } from '../db/tokens';
 import { assertSecretOutlastsSettlement, gatePaymentFields, type Gate } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound, unavailable } from '../http/api-error';
@@ -28,7 +26,8 @@ import {
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { OFFER_CHECK_SITE_FIELDS, PricingService } from '../pricing/pricing.service';
+import { PricingService } from '../pricing/pricing.service';
+import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf } from './channel-state';
@@ -60,12 +59,12 @@ export class VoucherPaymentsService {
   private readonly logger = new Logger('Vouchers');
 
   constructor(
-    @Inject(DATABASE) private readonly db: Database,
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly store: ChannelStore,
     private readonly tokens: AccessTokenService,
     private readonly refunds: RefundsService,
     private readonly pricing: PricingService,
+    private readonly sites: SitePaymentTermsStore,
   ) {}
 
   async verify(
@@ -76,10 +75,7 @@ export class VoucherPaymentsService {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const payment = parsed.payment;
-    const site = await this.db.prisma.site.findUnique({
-      where: { id: gate.siteId },
-      select: { batchSettlement: true, publisherId: true, ...OFFER_CHECK_SITE_FIELDS },
-    });
+    const site = await this.sites.get(gate.siteId);
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
     if (!batch || !site.batchSettlement)
@@ -168,7 +164,7 @@ export class VoucherPaymentsService {
 
   /** The site's columns the price check reads, as they are now; a site deleted meanwhile has no gate to pay. */
   private async offerCheckFields(siteId: string) {
-    const site = await this.db.prisma.site.findUnique({ where: { id: siteId }, select: OFFER_CHECK_SITE_FIELDS });
+    const site = await this.sites.get(siteId);
     if (!site) throw notFound('Gate not found or expired');
     return site;
   }

@@ -42,7 +42,8 @@ import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settl
 import { checkPayerSignature, checkTransfer } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
-import { OFFER_CHECK_SITE_FIELDS, PricingService } from '../pricing/pricing.service';
+import { PricingService } from '../pricing/pricing.service';
+import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -71,6 +72,7 @@ export class PaymentsService {
     private readonly vouchers: VoucherPaymentsService,
     private readonly store: PaymentStore,
     private readonly pricing: PricingService,
+    private readonly sites: SitePaymentTermsStore,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -262,10 +264,7 @@ export class PaymentsService {
     >,
   ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
-    const site = await this.db.prisma.site.findUnique({
-      where: { id: gate.siteId },
-      select: { publisherId: true, ...OFFER_CHECK_SITE_FIELDS },
-    });
+    const site = await this.sites.get(gate.siteId);
     if (!site) throw notFound(GATE_NOT_FOUND);
     // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
     if (data.method === 'authorization') {

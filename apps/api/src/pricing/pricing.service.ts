@@ -28,14 +28,6 @@ function micros(value: number | string): bigint {
 /** What a site's price table is built from: its id, the pricing version it is cached by, and its default price. */
 export type PricedSite = Pick<Site, 'id' | 'pricingVersion' | 'defaultPriceMicros'>;
 
-/** The site's columns assertOfferStands() reads (PricedSite and when its prices last changed), for a caller's select. */
-export const OFFER_CHECK_SITE_FIELDS = {
-  id: true,
-  pricingVersion: true,
-  defaultPriceMicros: true,
-  pricingUpdatedAt: true,
-} as const;
-
 /** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
 const MAX_CACHED_SITES = 10_000;
 

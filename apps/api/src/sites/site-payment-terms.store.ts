@@ -1,0 +1,46 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Database } from '../db/database';
+import { DATABASE } from '../db/tokens';
+import type { Site } from '../generated/prisma/client';
+
+/** A site's columns a payment reads: who is paid, whether vouchers are taken, and its prices' version and last change. */
+export type SitePaymentTerms = Pick<
+  Site,
+  'id' | 'publisherId' | 'batchSettlement' | 'pricingVersion' | 'defaultPriceMicros' | 'pricingUpdatedAt'
+>;
+
+interface SitePaymentTermsRow {
+  id: string;
+  publisher_id: string;
+  batch_settlement: boolean;
+  pricing_version: number | string;
+  default_price_micros: string | bigint;
+  pricing_updated_at: Date | string | null;
+}
+
+/**
+ * The SQL of the site columns every payment reads, as one plain statement: it runs on each
+ * payment's path, where building the query through Prisma cost about a millisecond of CPU.
+ */
+@Injectable()
+export class SitePaymentTermsStore {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /** The site as it is now; null for one deleted. */
+  async get(siteId: string): Promise<SitePaymentTerms | null> {
+    const [row] = await this.db.sql.query<SitePaymentTermsRow>(
+      `SELECT id, publisher_id, batch_settlement, pricing_version, default_price_micros, pricing_updated_at
+         FROM sites WHERE id = $1::uuid`,
+      [siteId],
+    );
+    if (!row) return null;
+    return {
+      id: row.id,
+      publisherId: row.publisher_id,
+      batchSettlement: row.batch_settlement,
+      pricingVersion: Number(row.pricing_version),
+      defaultPriceMicros: BigInt(row.default_price_micros),
+      pricingUpdatedAt: row.pricing_updated_at === null ? null : new Date(row.pricing_updated_at),
+    };
+  }
+}

@@ -167,6 +167,9 @@ export class GatesService {
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
       throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
+    // The gate's payment is read beside the secrets: every answer below but a gate too long for a token reads it.
+    const paymentRead = this.payments.byGate(terms.ref);
+    paymentRead.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     let check: GateCheck = { valid: false, reason: 'bad_signature' };
     let signer: SiteSecret | undefined;
     for (const secret of await this.secrets.usable(terms.siteId)) {
@@ -177,7 +180,7 @@ export class GatesService {
     if (!check.valid && check.reason !== 'expired') {
       // A paid gate whose secret was revoked, or retired, since: still answered to its payer (the
       // same proof gets its payment; no other proof pays it), when its terms are the payment's own.
-      const held = check.reason === 'bad_signature' ? await this.payments.byGate(terms.ref) : null;
+      const held = check.reason === 'bad_signature' ? await paymentRead : null;
       if (!held || !isPaymentOf(held, terms)) throw notFound(GATE_NOT_FOUND);
       // A secret retired long ago: should anything reach a new claim, it is refused.
       const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };
@@ -185,7 +188,7 @@ export class GatesService {
     }
     // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
     assertTokenCanCarry(terms.path);
-    const payment = await this.payments.byGate(terms.ref);
+    const payment = await paymentRead;
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.

@@ -1,6 +1,6 @@
 import { BATCH_REASONS } from '@crawlgate/core';
 import type { OnChainChannel } from '../chain/escrow';
-import { chargedBase, claimableTotal, correction, spendableOf } from './channel-state';
+import { chargedBase, claimableTotal, correction, spendableOf, takesWithoutRead } from './channel-state';
 
 const ID = `0x${'c'.repeat(64)}` as const;
 const state = (changes: Partial<OnChainChannel> = {}): OnChainChannel => ({
@@ -26,6 +26,27 @@ describe('channel state', () => {
   it('claims what was charged, but never above what the channel holds', () => {
     expect(claimableTotal(30_000n, state())).toBe(30_000n);
     expect(claimableTotal(70_000n, state())).toBe(50_000n);
+  });
+
+  it('takes a voucher on a recent state only as a fresh read would, on a channel recorded and untouched by refunds', () => {
+    const row = { charged: 30_000n, signature: '0xabc', refundHeld: false, refundsThrough: 0n };
+    expect(takesWithoutRead(row, state(), 40_000n, 10_000n)).toBe(true);
+    expect(takesWithoutRead(row, state(), 50_000n, 20_000n)).toBe(true); // up to the balance
+    // A channel this API does not record yet, or records behind the chain's claims.
+    expect(takesWithoutRead(null, state(), 20_000n, 10_000n)).toBe(false);
+    expect(takesWithoutRead({ ...row, charged: 5_000n }, state(), 15_000n, 10_000n)).toBe(false);
+    // A refund holds it, or landed after the state was read.
+    expect(takesWithoutRead({ ...row, refundHeld: true }, state(), 40_000n, 10_000n)).toBe(false);
+    expect(takesWithoutRead({ ...row, refundsThrough: 1n }, state(), 40_000n, 10_000n)).toBe(false);
+    expect(takesWithoutRead({ ...row, refundsThrough: 1n }, state({ refundNonce: 1n }), 40_000n, 10_000n)).toBe(true);
+    // Anything the checks would refuse: a total other than charged + price, above what may be spent, an empty channel.
+    expect(takesWithoutRead(row, state(), 30_000n, 10_000n)).toBe(false);
+    expect(takesWithoutRead(row, state(), 50_000n, 10_000n)).toBe(false);
+    expect(takesWithoutRead(row, state(), 60_000n, 30_000n)).toBe(false);
+    expect(takesWithoutRead(row, state({ withdrawal: { amount: 20_000n, initiatedAt: 1 } }), 40_000n, 10_000n)).toBe(
+      false,
+    );
+    expect(takesWithoutRead({ ...row, charged: 0n }, state({ balance: 0n, totalClaimed: 0n }), 0n, 0n)).toBe(false);
   });
 
   it('states x402’s corrective 402 with the payer’s own voucher only when it is for the charged total', () => {

@@ -40,6 +40,31 @@ export function spendableOf(state: OnChainChannel): bigint {
 }
 
 /**
+ * Whether a channel state read a moment ago may judge a voucher with no new read of the chain: only
+ * when it takes the voucher exactly as the checks below would, against a channel this API already
+ * records, that no refund holds or has moved since that state. Anything else (a refusal, a corrective
+ * 402, a channel first seen or behind the chain) is judged on a fresh read. What a recent state can
+ * miss: a deposit made since (it only adds), and a withdrawal started since, which the escrow pays out
+ * only after the withdraw delay, after the claimer collects what was charged (it claims at once then).
+ */
+export function takesWithoutRead(
+  row: ChannelRecord | null,
+  state: OnChainChannel,
+  total: bigint,
+  price: bigint,
+): boolean {
+  return (
+    row !== null &&
+    !row.refundHeld &&
+    row.refundsThrough <= state.refundNonce &&
+    row.charged >= state.totalClaimed &&
+    total === row.charged + price &&
+    state.balance > 0n &&
+    total <= spendableOf(state)
+  );
+}
+
+/**
  * x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher.
  * `expected` is the total the voucher had to carry; `sent` the one it carried.
  */

@@ -6,6 +6,7 @@ import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
 import { createTestDatabase } from '../../test/test-database';
+import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
 
 /*
@@ -118,7 +119,9 @@ describe('voucher claimer', () => {
   });
 
   it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
-    const app = await startTestApp({ isolateChain: true });
+    // Every voucher reads the chain here; a state read a moment before the withdrawal is channel-state-reuse.spec's.
+    const batchSettlement = { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0, channelStateReuseMs: 0 };
+    const app = await startTestApp({ isolateChain: true, config: { chain: { batchSettlement } } });
     try {
       const payTo = newWallet().address;
       const { site, publisher } = await pricedSite(app, payTo);

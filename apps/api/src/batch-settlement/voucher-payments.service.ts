@@ -13,7 +13,9 @@ import { AccessTokenService, type IssuedToken } from '../access-tokens/access-to
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { channelIdOf, depositCalldata, depositNonce, readChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
+import type { AppConfig } from '../config/config';
 import { isUniqueViolation } from '../db/prisma-errors';
+import { CONFIG } from '../db/tokens';
 import { assertSecretOutlastsSettlement, gatePaymentFields, type Gate } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound, unavailable } from '../http/api-error';
@@ -30,8 +32,9 @@ import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
-import { chargedBase, channelState, correction, spendableOf } from './channel-state';
+import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
+import { RecentChannelStates } from './recent-channel-states';
 import { requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
 
@@ -52,20 +55,25 @@ const DEPOSIT_LEASE_POLL_MS = 100;
  * price; a different total gets x402's corrective 402. It must fit the channel's balance on chain
  * (a deposit runs first, through the relayer, and is confirmed). Accepting it records the voucher
  * and the gate's payment in one transaction and issues the token at once: escrowed funds count as
- * settled; the claimer collects them later.
+ * settled; the claimer collects them later. A channel's chain state read for one voucher judges the
+ * next ones for a few seconds (CHANNEL_STATE_REUSE_MS), as long as they fit it (takesWithoutRead).
  */
 @Injectable()
 export class VoucherPaymentsService {
   private readonly logger = new Logger('Vouchers');
+  private readonly recentStates: RecentChannelStates;
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
+    @Inject(CONFIG) config: AppConfig,
     private readonly store: ChannelStore,
     private readonly tokens: AccessTokenService,
     private readonly refunds: RefundsService,
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
-  ) {}
+  ) {
+    this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
+  }
 
   async verify(
     gate: Gate,
@@ -94,14 +102,16 @@ export class VoucherPaymentsService {
     let recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     await requirePayerSignature(this.chain, batch, payment);
-    let chainRead = onChain(() => readChannel(this.chain, batch, channelId));
+    // A deposit is judged on the chain as it is; a voucher alone may be on a state read a moment ago.
+    const recent = payment.deposit ? undefined : this.recentStates.get(channelId);
+    let chainRead = recent ? Promise.resolve(recent) : this.readChannel(batch, channelId);
     chainRead.catch(() => undefined); // awaited below, after the database's answer is judged
     if ((await recorded).channel?.refundHeld) {
       // A refund holds the channel: vouchers wait until it landed, so none is taken against funds it
       // returns; the channel is then read again, after the refund.
       if (!(await this.refunds.releaseIfOver(channelId))) throw refundInFlight();
       recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      chainRead = onChain(() => readChannel(this.chain, batch, channelId));
+      chainRead = this.readChannel(batch, channelId);
       chainRead.catch(() => undefined);
     }
     const { channel: row, taken } = await recorded;
@@ -121,6 +131,9 @@ export class VoucherPaymentsService {
     assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
 
     let state = await chainRead;
+    // A recent state takes only what a fresh read would; anything it would refuse is judged on the chain now.
+    if (state === recent && !takesWithoutRead(row, state, voucher.maxClaimableAmount, gate.micros))
+      state = await this.readChannel(batch, channelId);
     const charged = chargedBase(row, state);
     if (voucher.maxClaimableAmount !== charged + gate.micros)
       throw correction(channelId, charged, row, state, charged + gate.micros, voucher.maxClaimableAmount);
@@ -142,7 +155,7 @@ export class VoucherPaymentsService {
         );
       }
       depositTx = await this.deposit(batch, payment, channelId);
-      state = await onChain(() => readChannel(this.chain, batch, channelId));
+      state = await this.readChannel(batch, channelId);
       // The deposit may have waited seconds for the payer's lease and the chain: a price raised
       // meanwhile is checked again before anything is charged (the deposit stays in the channel).
       await this.pricing.assertOfferStands(await this.offerCheckFields(gate.siteId), gate);
@@ -160,6 +173,14 @@ export class VoucherPaymentsService {
       );
     }
     return this.record(gate, site, payment, channelId, { row, charged }, state, depositTx);
+  }
+
+  /** The channel's state on chain now, remembered for the vouchers that follow. */
+  private async readChannel(batch: BatchSettlementChain, channelId: Hex): Promise<OnChainChannel> {
+    const readAt = this.recentStates.startOfRead();
+    const state = await onChain(() => readChannel(this.chain, batch, channelId));
+    this.recentStates.remember(channelId, state, readAt);
+    return state;
   }
 
   /** The site's columns the price check reads, as they are now; a site deleted meanwhile has no gate to pay. */
@@ -358,7 +379,7 @@ export class VoucherPaymentsService {
   ): Promise<{ kind: 'paid'; body: PaidView }> {
     if (taken.gateId !== gate.ref) throw conflict('This voucher already paid another gate');
     const batch = this.chain.batchSettlement!;
-    const state = await (chainRead ?? onChain(() => readChannel(this.chain, batch, channelId)));
+    const state = await (chainRead ?? this.readChannel(batch, channelId));
     const paid: VoucherPaid = {
       channel_id: channelId,
       charged_amount: taken.amount.toString(),

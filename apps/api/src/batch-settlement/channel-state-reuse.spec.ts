@@ -1,0 +1,173 @@
+import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { devWalletClient, increaseTime, signErc3009Deposit, usdcDomain } from '@crawlgate/devchain';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { loadConfig } from '../config/config';
+import { batchSettlementSite, type TestSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database';
+import { depositCalldata } from '../chain/escrow';
+import { ClaimerService } from './claimer.service';
+
+/*
+ * Vouchers judged on a channel state this API read a moment ago (CHANNEL_STATE_REUSE_MS), as an
+ * attacker would use that moment: a withdrawal started just after a voucher, a refund landed through
+ * another API instance, a deposit made on chain behind the API's back. A remembered state only ever
+ * takes a voucher a fresh read would take but for a withdrawal started within the window, and the
+ * escrow pays such a withdrawal only after the claimer has collected every voucher taken.
+ */
+const REUSE_MS = 1_500;
+const PRICE = 10_000n; // the site's default 0.01 USD
+
+describe('vouchers judged on a recent channel state', () => {
+  let db: TestDatabase;
+  let app: TestApp;
+  let other: TestApp; // a second API instance on the same database and chain
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const masterKey = randomBytes(32);
+  const config = {
+    chain: {
+      batchSettlement: { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0, channelStateReuseMs: REUSE_MS },
+    },
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({ isolateChain: true, database: db.database, masterKey, config });
+    other = await startTestApp({ database: await db.connectAnother(), masterKey, config });
+    ({ site } = await batchSettlementSite(app, payTo));
+  }, 60_000);
+  afterAll(async () => {
+    await other?.close();
+    await app?.close();
+    await db?.dispose();
+  }, 60_000);
+
+  const gate = async (on: TestApp = app): Promise<BatchOffer> =>
+    batchOffer(
+      await on.call('POST', '/v1/gates', {
+        body: { url: `/article/${randomUUID()}` },
+        headers: { 'x-site-token': site.siteToken },
+      }),
+    );
+  const verify = (offer: BatchOffer, payment: unknown, on: TestApp = app) =>
+    on.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** A payer whose channel holds `deposit` and has paid its first page through `app`. */
+  async function openChannel(deposit: bigint) {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+    const first = await gate();
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first, await channel.payment(first, PRICE, { deposit }))).status).toBe(200);
+    let charged = PRICE;
+    /** The next page through `on`, with a voucher for what was charged plus its price. */
+    const nextPage = async (on: TestApp = app) => {
+      const offer = await gate(on);
+      const response = await verify(offer, await channel.payment(offer, charged + PRICE), on);
+      if (response.status === 200) charged += PRICE;
+      return response;
+    };
+    return { payer, channel, nextPage };
+  }
+
+  it('reads the chain once for a run of vouchers on one channel, then again once the window is over', async () => {
+    const { nextPage } = await openChannel(100_000n);
+    const reads = jest.spyOn(app.chain.publicClient, 'readContract');
+    try {
+      for (let page = 0; page < 4; page++) expect((await nextPage()).status).toBe(200);
+      const withinWindow = reads.mock.calls.length;
+      await sleep(REUSE_MS + 100);
+      expect((await nextPage()).status).toBe(200);
+      // The deposit's answer left a fresh state: the four pages read nothing; the one after the window read the channel.
+      expect(withinWindow).toBe(0);
+      expect(reads.mock.calls.length).toBeGreaterThan(0);
+    } finally {
+      reads.mockRestore();
+    }
+  }, 60_000);
+
+  it('takes no voucher on money a refund through another instance returned, though this one read the channel before it', async () => {
+    const { channel, nextPage } = await openChannel(50_000n);
+    expect((await nextPage()).status).toBe(200); // charged 20,000; `app` remembers a balance of 50,000
+    const offer = await gate(other);
+    const asked = await channel.payment(offer, 20_000n);
+    const refunded = await verify(offer, { ...asked, payload: { ...asked.payload, type: 'refund' } }, other);
+    expect(refunded.body).toMatchObject({ status: 'refunded', refund_amount: '30000' });
+
+    // The channel now holds exactly what was charged: the next page's voucher fits only the remembered balance.
+    const page = await nextPage();
+    expect(page.status).toBe(402);
+    expect(page.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
+    expect(page.body.detail).toMatch(/20000 spendable/);
+  }, 60_000);
+
+  it('sees a deposit made on chain behind its back at once: a voucher above the remembered balance reads the chain again', async () => {
+    const { payer, channel, nextPage } = await openChannel(20_000n);
+    expect((await nextPage()).status).toBe(200); // charged 20,000 of 20,000
+    const batch = app.chain.batchSettlement!;
+    const salt = BigInt(Date.now());
+    const signed = await signErc3009Deposit({
+      payer,
+      tokenDomain: usdcDomain(app.chain.chainId, app.chain.usdc),
+      collector: batch.collector,
+      channelId: channel.channelId,
+      amount: 30_000n,
+      salt,
+    });
+    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+    const topUp = await wallet.sendTransaction({
+      to: batch.escrow,
+      data: depositCalldata(batch, channel.config, 30_000n, { ...signed, salt }),
+    });
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: topUp })).status).toBe('success');
+    expect((await nextPage()).status).toBe(200);
+  }, 60_000);
+
+  // Last: it moves the chain's clock a withdraw delay ahead of the wall clock, which deposits are signed by.
+  it('lets no withdrawal take back what vouchers charged: one taken just after it started is claimed before the escrow pays it out, and none once the window is over', async () => {
+    const { payer, channel, nextPage } = await openChannel(50_000n);
+    expect((await nextPage()).status).toBe(200); // charged 20,000; this read is now remembered
+    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+    const escrow = app.chain.batchSettlement!.escrow;
+    const started = await wallet.writeContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'initiateWithdraw',
+      args: [channel.config, 50_000n],
+    });
+    await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+
+    // Within the window the withdrawal is not seen yet: the page is served on money still in the channel...
+    const taken = await nextPage();
+    expect(taken.status).toBe(200);
+    // ...and once the window is over, no voucher draws on money that may leave.
+    await sleep(REUSE_MS + 100);
+    const refused = await nextPage();
+    expect([refused.status, refused.body.reason]).toEqual([402, BATCH_REASONS.cumulativeExceedsBalance]);
+
+    // The claimer, seeing the withdrawal, claims every voucher taken at once; the payer gets back only the rest.
+    const run = await app.app.get(ClaimerService).runOnce();
+    expect(run.claims).toHaveLength(1);
+    const [, totalClaimed] = (await app.chain.publicClient.readContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'channels',
+      args: [channel.channelId],
+    })) as readonly [bigint, bigint];
+    expect(totalClaimed).toBe(30_000n);
+    await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
+    const finished = await wallet.writeContract({
+      address: escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      functionName: 'finalizeWithdraw',
+      args: [channel.config],
+    });
+    await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+  }, 60_000);
+});

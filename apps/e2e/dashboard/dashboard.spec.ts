@@ -1,11 +1,12 @@
 // Browser code runs in page.evaluate and locator callbacks: the DOM's types are needed here.
 /// <reference lib="dom" />
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { encodeBase64Json, type CrawlerView } from '@crawlgate/core';
+import { encodeBase64Json, signAccessToken, type CrawlerView } from '@crawlgate/core';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { AHREFSBOT, BROWSER, freePort, GPTBOT } from '../../e2e/middleware/support/gated-site';
@@ -796,7 +797,48 @@ describe('the publisher dashboard in a browser', () => {
     expect(
       (await app.call('POST', '/v1/gates', { body: { url: '/x' }, headers: { 'x-site-token': rotated } })).status,
     ).toBe(402);
+    siteToken = rotated;
     await page.getByRole('button', { name: 'I have stored them' }).click();
+  });
+
+  it('rotates the access-token secret with its grace period, or revokes the current one at once when it leaked', async () => {
+    const sites = (await app.call('GET', '/v1/sites', { headers: await authHeader() })).body.items;
+    const siteId = sites.find((one: { domain: string }) => one.domain === domain).site_id;
+    const tokenOf = (secret: string, kid: string) => {
+      const now = Math.floor(Date.now() / 1000);
+      return signAccessToken(
+        { gate_id: randomUUID(), site_id: siteId, url: '/paid', kid, iat: now, exp: now + 600 },
+        secret,
+      );
+    };
+    const verifies = async (token: string) =>
+      (await app.call('POST', '/v1/access-tokens/verify', { body: { token }, headers: { 'x-site-token': siteToken } }))
+        .body.valid;
+    const rotate = async (choice: RegExp) => {
+      await page.locator(`tr[data-site="${domain}"]`).getByRole('button', { name: 'Rotate secret' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByRole('radio', { name: choice }).check();
+      await dialog.getByRole('button', { name: 'Rotate' }).click();
+      const secret = (await page.locator('[data-secret="Access-token secret"]').textContent())!;
+      const kid = (await page.locator('[data-secret="Key id (kid)"]').textContent())!;
+      const shown = (await page.locator('.once-only').textContent())!;
+      await page.getByRole('button', { name: 'I have stored them' }).click();
+      return { secret, kid, shown };
+    };
+    await page.goto(url('#/sites'));
+
+    // The default keeps the current secret verifying for the grace period, and says until when.
+    const first = await rotate(/grace period/);
+    expect(first.shown).toMatch(/Tokens signed with the previous secret verify until/);
+    const second = await rotate(/grace period/);
+    expect(await verifies(tokenOf(first.secret, first.kid))).toBe(true);
+
+    // A leaked secret is revoked at once: its tokens stop verifying, the new secret's verify.
+    const third = await rotate(/Revoke/);
+    expect(third.shown).toMatch(/The previous secret stopped working at once/);
+    expect(await verifies(tokenOf(second.secret, second.kid))).toBe(false);
+    expect(await verifies(tokenOf(first.secret, first.kid))).toBe(false);
+    expect(await verifies(tokenOf(third.secret, third.kid))).toBe(true);
   });
 
   it('deletes a site only once its domain is typed', async () => {

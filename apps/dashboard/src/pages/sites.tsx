@@ -15,7 +15,7 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
   const [confirming, setConfirming] = useState<Confirming>(null);
   const action = useFormSubmit();
 
-  const confirm = (kind: NonNullable<Confirming>['kind'], site: Site) =>
+  const confirm = (kind: NonNullable<Confirming>['kind'], site: Site, revokeAtOnce: boolean) =>
     action.run(async () => {
       setConfirming(null);
       if (kind === 'delete') {
@@ -33,10 +33,11 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
           ],
         });
       } else {
-        const rotated = await client.rotateSecret(site.site_id);
+        // No grace asked for: the service's default grace period applies.
+        const rotated = await client.rotateSecret(site.site_id, revokeAtOnce ? { graceSeconds: 0 } : {});
         const until = rotated.previous_valid_until
           ? `Tokens signed with the previous secret verify until ${new Date(rotated.previous_valid_until).toUTCString()}.`
-          : undefined;
+          : 'The previous secret stopped working at once: tokens it signed no longer open pages.';
         setReveal({
           title: `New access-token secret for ${site.domain}`,
           values: [
@@ -82,7 +83,7 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
           key={`${confirming.kind}:${confirming.site.site_id}`}
           confirming={confirming}
           onCancel={() => setConfirming(null)}
-          onConfirm={() => void confirm(confirming.kind, confirming.site)}
+          onConfirm={(revokeAtOnce) => void confirm(confirming.kind, confirming.site, revokeAtOnce)}
         />
       )}
       <table aria-label="Sites">
@@ -194,7 +195,7 @@ const CONFIRM_TEXT = {
     'Deleting stops its gates at once: the middleware gets 401s, and agents can no longer pay for it. Past payments stay in your reports. This cannot be undone.',
   'rotate-token': 'The current site token stops working at once: your middleware must be given the new one.',
   'rotate-secret':
-    'A new secret signs new access tokens; tokens signed with the current one keep verifying for a grace period.',
+    'A new secret signs new access tokens. Give it to your middleware; it also learns within 30 seconds which secrets still verify.',
 };
 
 /** Every destructive action asks first; deleting also asks for the domain to be typed. */
@@ -205,9 +206,11 @@ function ConfirmPanel({
 }: {
   confirming: NonNullable<Confirming>;
   onCancel(): void;
-  onConfirm(): void;
+  /** revokeAtOnce: for a secret rotation, the current secret stops verifying now instead of after the grace period. */
+  onConfirm(revokeAtOnce: boolean): void;
 }) {
   const [typed, setTyped] = useState('');
+  const [revokeAtOnce, setRevokeAtOnce] = useState(false);
   const box = useDialogFocus<HTMLDivElement>(onCancel);
   const needsTyping = confirming.kind === 'delete';
   const verb = {
@@ -221,6 +224,24 @@ function ConfirmPanel({
         {verb} {confirming.site.domain}?
       </h3>
       <p>{CONFIRM_TEXT[confirming.kind]}</p>
+      {confirming.kind === 'rotate-secret' && (
+        <fieldset>
+          <legend>The current secret</legend>
+          <label>
+            <input
+              type="radio"
+              name="previous-secret"
+              checked={!revokeAtOnce}
+              onChange={() => setRevokeAtOnce(false)}
+            />{' '}
+            Keeps verifying the tokens it signed for the grace period (a routine rotation)
+          </label>
+          <label>
+            <input type="radio" name="previous-secret" checked={revokeAtOnce} onChange={() => setRevokeAtOnce(true)} />{' '}
+            Revoke it at once (it leaked): tokens it signed stop opening pages, paid ones included
+          </label>
+        </fieldset>
+      )}
       {needsTyping && (
         <label>
           Type <code>{confirming.site.domain}</code> to confirm
@@ -241,7 +262,7 @@ function ConfirmPanel({
           type="button"
           class={needsTyping ? 'danger' : ''}
           disabled={needsTyping && typed.trim().toLowerCase() !== confirming.site.domain}
-          onClick={onConfirm}
+          onClick={() => onConfirm(revokeAtOnce)}
         >
           {verb === 'Delete' ? 'Delete site' : 'Rotate'}
         </button>

@@ -72,7 +72,12 @@ export class VoucherPaymentsService {
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
   ) {
-    this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
+    const { channelStateReuseMs, claimIntervalMs, withdrawDelaySeconds } = config.chain.batchSettlement;
+    // Reuse leans on the claimer collecting what vouchers charged before a withdrawal started in the
+    // window can be paid out: with no claimer in this instance, or one slower than half the withdraw
+    // delay, every voucher reads the chain.
+    const claimerInTime = claimIntervalMs > 0 && claimIntervalMs * 2 <= withdrawDelaySeconds * 1000;
+    this.recentStates = new RecentChannelStates(claimerInTime ? channelStateReuseMs : 0);
   }
 
   async verify(

@@ -10,6 +10,7 @@ import {
   type Erc3009DepositAuthorization,
 } from '@crawlgate/core';
 import {
+  decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
   hashTypedData,
@@ -86,18 +87,25 @@ export async function readChannel(
   batch: BatchSettlementChain,
   channelId: Hex,
 ): Promise<OnChainChannel> {
-  const read = <T>(functionName: 'channels' | 'pendingWithdrawals' | 'refundNonce') =>
-    chain.publicClient.readContract({
-      address: batch.escrow,
+  // One eth_call of the escrow's own multicall: the three reads come from one block, never a mix of
+  // two (a balance from before a refund with the refund nonce from after it), and cost one RPC call.
+  const reads = ['channels', 'pendingWithdrawals', 'refundNonce'] as const;
+  const { data } = await chain.publicClient.call({
+    to: batch.escrow,
+    data: encodeFunctionData({
       abi: BATCH_SETTLEMENT_ABI,
-      functionName,
-      args: [channelId],
-    }) as Promise<T>;
-  const [[balance, totalClaimed], [amount, initiatedAt], refundNonce] = await Promise.all([
-    read<readonly [bigint, bigint]>('channels'),
-    read<readonly [bigint, number]>('pendingWithdrawals'),
-    read<bigint>('refundNonce'),
-  ]);
+      functionName: 'multicall',
+      args: [
+        reads.map((functionName) => encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName, args: [channelId] })),
+      ],
+    }),
+  });
+  const results = decodeFunctionResult({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', data: data ?? '0x' });
+  const result = <T>(i: number) =>
+    decodeFunctionResult({ abi: BATCH_SETTLEMENT_ABI, functionName: reads[i], data: results[i] }) as T;
+  const [balance, totalClaimed] = result<readonly [bigint, bigint]>(0);
+  const [amount, initiatedAt] = result<readonly [bigint, number]>(1);
+  const refundNonce = result<bigint>(2);
   return {
     balance,
     totalClaimed,

@@ -73,7 +73,10 @@ export interface BatchSettlementConfig {
   claimMinMicros: bigint;
   /** ...or once the oldest unclaimed voucher is this old, or a withdrawal is pending. */
   claimMaxAgeSeconds: number;
-  /** How long a channel's chain state, once read, judges the next vouchers that fit it with no new read; 0 reads for each. */
+  /**
+   * How long a channel's chain state, once read, judges the next vouchers that fit it with no new
+   * read; 0 reads for each, and so does an instance whose claimer is off or slower than half the withdraw delay.
+   */
   channelStateReuseMs: number;
 }
 
@@ -131,7 +134,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
       claimMinMicros: BigInt(integer(env, 'CLAIM_MIN_MICROS', 1_000_000, 1, Number.MAX_SAFE_INTEGER)),
       claimMaxAgeSeconds: integer(env, 'CLAIM_MAX_AGE_SECONDS', 3_600, 0, MAX_WITHDRAW_DELAY),
       // A minute at most: far inside the shortest withdraw delay, which a withdrawal started meanwhile waits out.
-      channelStateReuseMs: integer(env, 'CHANNEL_STATE_REUSE_MS', 5_000, 0, 60_000),
+      channelStateReuseMs: integer(env, 'CHANNEL_STATE_REUSE_MS', 2_000, 0, 60_000),
     },
   };
 }

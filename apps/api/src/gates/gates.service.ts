@@ -180,7 +180,10 @@ export class GatesService {
     if (!check.valid && check.reason !== 'expired') {
       // A paid gate whose secret was revoked, or retired, since: still answered to its payer (the
       // same proof gets its payment; no other proof pays it), when its terms are the payment's own.
-      const held = check.reason === 'bad_signature' ? await paymentRead : null;
+      // Read again when the first read found nothing: the payment may have landed between it and a
+      // revocation the secrets' read then saw.
+      const held =
+        check.reason === 'bad_signature' ? ((await paymentRead) ?? (await this.payments.byGate(terms.ref))) : null;
       if (!held || !isPaymentOf(held, terms)) throw notFound(GATE_NOT_FOUND);
       // A secret retired long ago: should anything reach a new claim, it is refused.
       const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };

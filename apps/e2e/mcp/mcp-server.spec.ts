@@ -5,6 +5,9 @@
  * what was paid.
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, envFor, fundedKey, startPaidSite, type Connected, type PaidSite } from './support';
 
 describe('@crawlgate/mcp over a real MCP client', () => {
@@ -191,6 +194,42 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       json: { error: { code: 'budget_exceeded', price_usd: '0.001', remaining_usd: '0.0005' } },
     });
     expect((await site.transfers()).length).toBe(before);
+  });
+
+  it('keeps its budget in CRAWLGATE_BUDGET_FILE: started again, or run twice on one file, it cannot pay past it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-budget-'));
+    const env = {
+      ...envFor(site, await fundedKey(site), { budget: '0.0025' }),
+      CRAWLGATE_BUDGET_FILE: join(dir, 'budget.json'),
+    };
+    try {
+      mcp = await connect(env);
+      expect((await mcp.call('fetch_page', { url: `${site.url}/cheap/one` })).structured).toMatchObject({
+        status: 200,
+      });
+      await mcp.close();
+      // A restart: the server starts with what was spent before, and says so.
+      mcp = await connect(env);
+      expect((await mcp.call('spending')).json).toMatchObject({ spent_usd: '0.001', remaining_usd: '0.0015' });
+      // A second server on the same file at the same time: the two share what is left.
+      const second = await connect(env);
+      try {
+        expect((await second.call('fetch_page', { url: `${site.url}/cheap/two` })).structured).toMatchObject({
+          status: 200,
+        });
+        const before = (await site.transfers()).length;
+        const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/three` });
+        expect(refused).toMatchObject({
+          isError: true,
+          json: { error: { code: 'budget_exceeded', price_usd: '0.001', remaining_usd: '0.0005' } },
+        });
+        expect((await site.transfers()).length).toBe(before);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses to pay on a network it was not allowed, as a structured error', async () => {

@@ -19,6 +19,8 @@ Configuration comes from the environment:
   CRAWLGATE_WALLET_KEY      required: the paying wallet's private key (0x + 64 hex digits)
   CRAWLGATE_MAX_PRICE_USD   required: the most paid for one page, e.g. 0.01
   CRAWLGATE_BUDGET_USD      required: the most paid while the server runs, e.g. 1
+  CRAWLGATE_BUDGET_FILE     keep the budget in this file (an absolute path): it then holds across
+                            restarts and for every server sharing the file
   CRAWLGATE_NETWORKS        what to pay with: a comma list (default base,base-sepolia), or JSON
                             such as [{"network":"local","asset":"0x…"}]
   CRAWLGATE_PAY_MODE        authorization (default) or transfer (needs CRAWLGATE_RPC_URL and gas)

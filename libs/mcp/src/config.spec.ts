@@ -21,6 +21,7 @@ describe('readConfig', () => {
     expect(config).toMatchObject({
       maxPriceUsd: '0.01',
       budgetUsd: '1.5',
+      budgetFile: undefined,
       networks: ['base', 'base-sepolia'],
       payMode: 'authorization',
       rpcUrl: undefined,
@@ -39,6 +40,7 @@ describe('readConfig', () => {
       CRAWLGATE_RPC_URL: 'http://127.0.0.1:8545',
       CRAWLGATE_USER_AGENT: 'MyAssistantBot/2.0',
       CRAWLGATE_MAX_CHARS: '500',
+      CRAWLGATE_BUDGET_FILE: '/var/lib/crawlgate/budget.json',
     });
     expect(config.account.address).toBe(privateKeyToAccount(KEY).address);
     expect(config).toMatchObject({
@@ -47,7 +49,14 @@ describe('readConfig', () => {
       rpcUrl: 'http://127.0.0.1:8545',
       userAgent: 'MyAssistantBot/2.0',
       maxChars: 500,
+      budgetFile: '/var/lib/crawlgate/budget.json',
     });
+  });
+
+  it('takes a budget file only at an absolute path: a host picks the working directory', () => {
+    expect(problemsOf({ ...BASE, CRAWLGATE_BUDGET_FILE: 'budget.json' })).toEqual([
+      expect.stringMatching(/^CRAWLGATE_BUDGET_FILE must be an absolute path/),
+    ]);
   });
 
   it('refuses to start without the wallet and both limits, naming each', () => {

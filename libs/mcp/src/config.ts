@@ -8,6 +8,7 @@
 
 import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
 import type { AllowedNetwork } from '@crawlgate/agent';
+import { isAbsolute } from 'node:path';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import packageJson from '../package.json';
 import { parseNetworksSetting } from './networks-setting';
@@ -22,8 +23,10 @@ export interface McpConfig {
   redact: (text: string) => string;
   /** The most paid for one page, in USD (a minimal decimal string). */
   maxPriceUsd: string;
-  /** The most paid while the server runs, in USD. */
+  /** The most paid while the server runs, in USD; with budgetFile, the most paid in all by every server on that file. */
   budgetUsd: string;
+  /** Where spending is kept across restarts and between servers (an absolute path); undefined: this process's memory. */
+  budgetFile: string | undefined;
   /** What the agent pays with. */
   networks: AllowedNetwork[];
   payMode: 'authorization' | 'transfer';
@@ -73,9 +76,13 @@ export function readConfig(env: Env): McpConfig {
     'CRAWLGATE_BUDGET_USD',
     value('CRAWLGATE_BUDGET_USD'),
     MAX_BUDGET_MICROS,
-    'the most to pay while the server runs, e.g. 1',
+    'the most to pay while the server runs (or in all, with CRAWLGATE_BUDGET_FILE), e.g. 1',
     problems,
   );
+  const budgetFile = value('CRAWLGATE_BUDGET_FILE');
+  // Absolute: an MCP host starts the server in a working directory of its choosing.
+  if (budgetFile !== undefined && !isAbsolute(budgetFile))
+    problems.push('CRAWLGATE_BUDGET_FILE must be an absolute path, e.g. /home/me/.crawlgate-budget.json');
 
   const networks = parseNetworksSetting(value('CRAWLGATE_NETWORKS') ?? DEFAULT_NETWORKS);
   if ('problem' in networks)
@@ -105,6 +112,7 @@ export function readConfig(env: Env): McpConfig {
     ...account,
     maxPriceUsd,
     budgetUsd,
+    budgetFile,
     networks: networks.networks,
     payMode: payMode as McpConfig['payMode'],
     rpcUrl,

@@ -5,7 +5,7 @@
  */
 
 import { parseUsdAmount } from '@crawlgate/core';
-import { createAgent, type Agent, type AllowedNetwork } from '@crawlgate/agent';
+import { createAgent, createFileBudgetStore, type Agent, type AllowedNetwork } from '@crawlgate/agent';
 import { ConfigError, type McpConfig } from './config';
 import { PaymentLedger } from './payments-ledger';
 
@@ -56,6 +56,8 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       account: config.account,
       maxPriceUsd: config.maxPriceUsd,
       budgetUsd: config.budgetUsd,
+      // A file: the budget holds across restarts and between servers sharing it, atomically.
+      budgetStore: config.budgetFile === undefined ? undefined : createFileBudgetStore(config.budgetFile),
       networks: config.networks,
       payMode: config.payMode,
       rpcUrl: config.rpcUrl,

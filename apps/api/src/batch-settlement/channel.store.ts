@@ -28,6 +28,12 @@ export interface ChannelRecord {
   refundsThrough: bigint;
 }
 
+/** A channel a refund holds, and since when: where a sweep through the holds stands. */
+export interface HeldChannel {
+  channelId: string;
+  lockedAt: Date;
+}
+
 /** A cooperative refund in flight on a channel (refunds.service.ts). */
 export interface RefundHold {
   id: string;
@@ -352,13 +358,15 @@ export class ChannelStore {
     ]);
   }
 
-  /** Channels a refund holds, the longest held first, at most `limit`. */
-  async heldForRefund(limit: number): Promise<string[]> {
-    const rows = await this.db.sql.query<{ channel_id: string }>(
-      `SELECT channel_id FROM payment_channels WHERE refund_id IS NOT NULL ORDER BY refund_locked_at, channel_id LIMIT $1::int`,
-      [limit],
+  /** Channels a refund holds, the longest held first, at most `limit`; after `after` (the last of a page before) when given. */
+  async heldForRefund(limit: number, after?: HeldChannel): Promise<HeldChannel[]> {
+    const rows = await this.db.sql.query<{ channel_id: string; refund_locked_at: Date | string }>(
+      `SELECT channel_id, refund_locked_at FROM payment_channels
+        WHERE refund_id IS NOT NULL AND ($2::timestamptz IS NULL OR (refund_locked_at, channel_id) > ($2::timestamptz, $3))
+        ORDER BY refund_locked_at, channel_id LIMIT $1::int`,
+      [limit, after?.lockedAt.toISOString() ?? null, after?.channelId ?? ''],
     );
-    return rows.map((row) => row.channel_id);
+    return rows.map((row) => ({ channelId: row.channel_id, lockedAt: new Date(row.refund_locked_at) }));
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */

@@ -26,7 +26,7 @@ import {
 import { PaymentRejected } from '../payments/payment-rejected';
 import { waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction } from './channel-state';
-import { ChannelStore, type RefundHold, type RefundRecord } from './channel.store';
+import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
 const UNSIGNED_HOLD_SECONDS = 120;
@@ -81,6 +81,8 @@ class SignatureOut extends Error {
 @Injectable()
 export class RefundsService {
   private readonly logger = new Logger('Refunds');
+  /** The last hold the background sweep looked at (endHoldsOver). */
+  private sweptUpTo?: HeldChannel;
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -193,10 +195,14 @@ export class RefundsService {
    * left held, as the request path leaves it: only the payer asking again sends it again.
    * Returns how many holds ended.
    */
-  async endHoldsOver(): Promise<number> {
+  async endHoldsOver(limit = HOLDS_PER_RUN): Promise<number> {
     if (!this.chain.batchSettlement) return 0;
+    // Each run goes on from where the last one stopped, back to the start once past the last hold:
+    // holds that stay held (a refund that may still land, or failed) never keep the others unseen.
+    const held = await this.store.heldForRefund(limit, this.sweptUpTo);
+    this.sweptUpTo = held.length < limit ? undefined : held[held.length - 1];
     let ended = 0;
-    for (const channelId of await this.store.heldForRefund(HOLDS_PER_RUN)) {
+    for (const { channelId } of held) {
       const over = await this.releaseIfOver(channelId as Hex).catch((error: Error) => {
         this.logger.warn(`refund hold of channel ${channelId} not checked; the next run tries again: ${error.message}`);
         return false;

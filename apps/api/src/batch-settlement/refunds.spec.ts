@@ -331,6 +331,37 @@ describe('channel refunds', () => {
       );
     });
 
+    it('gets past holds that stay held: each run looks at the next ones, so a landed refund is not starved', async () => {
+      const lockedAgo = (channelId: Hex, interval: string) =>
+        app.database.sql.query(
+          `UPDATE payment_channels SET refund_locked_at = now() - $2::interval WHERE channel_id = $1`,
+          [channelId, interval],
+        );
+      // Two refunds that may still land (stored at the relayer's next nonce), held longest of all...
+      for (const salt of ['first', 'second']) {
+        const { channel } = await paidChannel(30_000n, 1);
+        const next = await relayerNonce();
+        await heldBy(channel.channelId, keccak256(toHex(`${salt} not sent yet ${next}`)), next);
+        await lockedAgo(channel.channelId, salt === 'first' ? '2 days' : '47 hours');
+      }
+      // ...then one whose refund landed while its request had stopped waiting.
+      const landed = await paidChannel(30_000n, 1);
+      const offer = await gate();
+      expect((await verify(offer, await landed.refund(offer, PRICE, { amount: '1000' }))).status).toBe(200);
+      await app.database.sql.query(
+        `UPDATE payment_channels SET refund_id = $2::uuid, refund_nonce = 0, refunded_charged = NULL WHERE channel_id = $1`,
+        [landed.channel.channelId, randomUUID()],
+      );
+      await lockedAgo(landed.channel.channelId, '46 hours');
+      const held = async () => (await store().refundRecord(landed.channel.channelId))?.hold !== null;
+
+      const refunds = app.app.get(RefundsService);
+      await refunds.endHoldsOver(2); // the two that stay held
+      expect(await held()).toBe(true);
+      await refunds.endHoldsOver(2); // the next two: the landed one among them
+      expect(await held()).toBe(false);
+    });
+
     it('keeps a hold whose transaction was never signed, until its holder is surely gone', async () => {
       const { channel } = await paidChannel(30_000n, 1);
       const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);

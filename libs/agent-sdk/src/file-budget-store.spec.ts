@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
@@ -113,6 +113,46 @@ describe('createFileBudgetStore', () => {
     expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
     writeFileSync(file, '{"trunc');
     expect(() => createFileBudgetStore(file)).toThrow();
+  });
+
+  it('refuses a reservation that is not a whole number of micro-USD, and a file that is JSON null', () => {
+    const file = join(dir, 'budget.json');
+    const reservation = { micros: '-900000', pid: process.pid, host: hostname() };
+    writeFileSync(
+      file,
+      JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations: { r: reservation } }),
+    );
+    expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
+    writeFileSync(file, 'null');
+    expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
+  });
+
+  it('refuses to pay once its file is gone or emptied, rather than start again from zero', async () => {
+    const file = join(dir, 'budget.json');
+    const store = createFileBudgetStore(file);
+    await store.settle((await store.reserve(9n, 10n))!.reservation, true);
+    rmSync(file);
+    await expect(store.reserve(1n, 10n)).rejects.toThrow(/is gone/);
+    writeFileSync(file, 'null');
+    await expect(store.reserve(1n, 10n)).rejects.toThrow(/not a Crawlgate budget file/);
+    // Another process opening a file that does not exist yet starts a new budget: that is how one begins.
+    rmSync(file);
+    expect(await createFileBudgetStore(file).reserve(10n, 10n)).not.toBeNull();
+  });
+
+  it('follows a symbolic link to the one real file: two paths to it share one budget and one lock', async () => {
+    const real = join(dir, 'budget.json');
+    const link = join(dir, 'link.json');
+    const first = createFileBudgetStore(real);
+    await first.settle((await first.reserve(6n, 10n))!.reservation, true);
+    symlinkSync(real, link);
+    const second = createFileBudgetStore(link);
+    expect(await second.reserve(6n, 10n)).toBeNull();
+    expect(await first.reserve(4n, 10n)).not.toBeNull();
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    // A link to nothing would be replaced by a file of its own on the first write: refused.
+    symlinkSync(join(dir, 'nowhere.json'), join(dir, 'dangling.json'));
+    expect(() => createFileBudgetStore(join(dir, 'dangling.json'))).toThrow(/links to nothing/);
   });
 
   it('keeps money as decimal strings of micro-USD in the file', async () => {

@@ -5,9 +5,14 @@
  * writes a temporary copy, fsyncs and renames it over the old one: a reader sees the old or the
  * new budget, never half of one. A reservation of a process that died before settling stays
  * counted (as spent: its payment may have gone through), so a crash never frees money.
+ *
+ * A file that does not exist when a store first looks is a new budget; once a store has seen it, a
+ * file gone (deleted, or emptied to null) is refused, never read as nothing spent. A symbolic link
+ * is followed to its file, so two paths to one file share one budget and one lock.
  */
 
-import { unlinkSync } from 'node:fs';
+import { lstatSync, realpathSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { BudgetState, BudgetStore, Reservation } from './budget-store';
@@ -29,12 +34,20 @@ interface StoredBudget {
 
 const EMPTY: StoredBudget = { version: 1, spent_micros: '0', payments: 0, reservations: {} };
 
-export function createFileBudgetStore(path: string, options: FileBudgetStoreOptions = {}): BudgetStore {
+export function createFileBudgetStore(givenPath: string, options: FileBudgetStoreOptions = {}): BudgetStore {
+  const path = realFilePath(givenPath);
   const lockPath = `${path}.lock`;
   const lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
   const staleLockMs = options.staleLockMs ?? 30_000;
   const host = hostname();
-  let seen = stateOf(withDeadReservationsSpent(readStored(path), host));
+  // Whether this store has seen the file: until then, a missing file is a new budget.
+  let known = false;
+  const load = (): StoredBudget => {
+    const { stored, existed } = readStored(path, known);
+    known ||= existed;
+    return withDeadReservationsSpent(stored, host);
+  };
+  let seen = stateOf(load());
 
   /** Runs `change` on the file's content under the lock and writes back what it returns. */
   async function update<T>(change: (stored: StoredBudget) => { next: StoredBudget; result: T }): Promise<T> {
@@ -44,8 +57,9 @@ export function createFileBudgetStore(path: string, options: FileBudgetStoreOpti
       busy: `The budget file is locked by another process (${lockPath}); not paying`,
     });
     try {
-      const { next, result } = change(withDeadReservationsSpent(readStored(path), host));
+      const { next, result } = change(load());
       writeJsonAtomically(path, next);
+      known = true;
       seen = stateOf(next);
       return result;
     } finally {
@@ -88,7 +102,7 @@ export function createFileBudgetStore(path: string, options: FileBudgetStoreOpti
         return { next, result: stateOf(next) };
       }),
     async read() {
-      seen = stateOf(withDeadReservationsSpent(readStored(path), host));
+      seen = stateOf(load());
       return seen;
     },
     lastSeen: () => seen,
@@ -111,17 +125,55 @@ function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBu
   return { ...stored, spent_micros: spent.toString(), reservations };
 }
 
-function readStored(path: string): StoredBudget {
-  const parsed = (readJsonFile(path) ?? EMPTY) as StoredBudget;
+/** The file a path names, through symbolic links; a path to a file not made yet, through its folder's. */
+function realFilePath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (isSymbolicLink(path)) throw new Error(`${path} links to nothing: not a budget file`);
+  return join(realpathSync(dirname(path)), basename(path));
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** `known`: the store has seen the file before, so its absence is a loss, not a new budget. */
+function readStored(path: string, known: boolean): { stored: StoredBudget; existed: boolean } {
+  const raw = readJsonFile(path);
+  if (raw === undefined && known)
+    throw new Error(
+      `${path} is gone: not paying (it held what was spent; restore it, or remove it only to start a new budget)`,
+    );
+  const parsed = (raw === undefined ? EMPTY : raw) as StoredBudget;
   // A file we cannot read is not an empty budget: refuse to pay rather than start from zero.
   if (
     parsed?.version !== 1 ||
     !/^\d+$/.test(parsed.spent_micros) ||
     !Number.isSafeInteger(parsed.payments) ||
     typeof parsed.reservations !== 'object' ||
-    parsed.reservations === null
+    parsed.reservations === null ||
+    !Object.values(parsed.reservations).every(isReservation)
   ) {
     throw new Error(`${path} is not a Crawlgate budget file`);
   }
-  return parsed;
+  return { stored: parsed, existed: raw !== undefined };
+}
+
+function isReservation(value: unknown): boolean {
+  const r = value as StoredBudget['reservations'][string] | null;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.micros === 'string' &&
+    /^\d+$/.test(r.micros) &&
+    Number.isSafeInteger(r.pid) &&
+    typeof r.host === 'string'
+  );
 }

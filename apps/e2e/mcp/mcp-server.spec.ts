@@ -217,6 +217,12 @@ describe('@crawlgate/mcp over a real MCP client', () => {
         expect((await second.call('fetch_page', { url: `${site.url}/cheap/two` })).structured).toMatchObject({
           status: 200,
         });
+        // What the other server spent shows in this one's spending and quotes, not only in its refusals.
+        expect((await mcp.call('spending')).json).toMatchObject({ spent_usd: '0.002', remaining_usd: '0.0005' });
+        expect((await mcp.call('quote_price', { url: `${site.url}/cheap/three` })).json).toMatchObject({
+          within_budget: false,
+          remaining_usd: '0.0005',
+        });
         const before = (await site.transfers()).length;
         const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/three` });
         expect(refused).toMatchObject({

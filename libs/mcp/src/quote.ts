@@ -80,17 +80,17 @@ async function publishedPrice(
 }
 
 /** The quote, with how it stands against the limits now. */
-function judged(
+async function judged(
   session: WalletSession,
   url: URL,
   source: QuoteSource,
   status: number | null,
   found: { free: boolean; offers: QuotedOffer[] },
-): Quote {
+): Promise<Quote> {
   const payable = found.offers.find((offer) => networkAllows(session.networks, offer));
   const chosen = payable ?? found.offers[0];
   const micros = chosen ? BigInt(chosen.amount) : 0n;
-  const remaining = session.remainingMicros();
+  const remaining = await session.remaining();
   return {
     url: url.href,
     source,
@@ -99,9 +99,9 @@ function judged(
     price_usd: chosen?.price_usd ?? '0',
     offers: found.offers,
     within_max_price: micros <= session.maxPriceMicros,
-    within_budget: micros <= remaining,
+    within_budget: micros <= remaining.micros,
     network_allowed: found.free || payable !== undefined,
     max_price_usd: session.maxPriceUsd,
-    remaining_usd: session.agent.spent().remainingUsd,
+    remaining_usd: remaining.usd,
   };
 }

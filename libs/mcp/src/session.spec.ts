@@ -5,10 +5,10 @@ const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 const ENV = { CRAWLGATE_WALLET_KEY: KEY, CRAWLGATE_MAX_PRICE_USD: '0.01', CRAWLGATE_BUDGET_USD: '2' };
 
 describe('createWalletSession', () => {
-  it('holds the limits and the whole budget before anything is paid', () => {
+  it('holds the limits and the whole budget before anything is paid', async () => {
     const session = createWalletSession(readConfig(ENV));
     expect(session).toMatchObject({ maxPriceUsd: '0.01', budgetUsd: '2', networks: ['base', 'base-sepolia'] });
-    expect(session.remainingMicros()).toBe(2_000_000n);
+    expect(await session.remaining()).toEqual({ micros: 2_000_000n, usd: '2' });
     expect(session.ledger.pages(10)).toEqual({ pages: [], total: 0 });
     expect(describeSession(session)).toBe(
       `crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`,

@@ -27,8 +27,11 @@ export interface WalletSession {
   redact(text: string): string;
   /** One line for the operator (stderr in the binary), the key blanked out. */
   log(line: string): void;
-  /** The budget left, in micro-USD: what is not spent nor reserved by a payment under way. */
-  remainingMicros(): bigint;
+  /**
+   * The budget left, in micro-USD and as USD: what is not spent nor reserved by a payment under
+   * way, every server on a budget file included (read from the file, not as this process last saw it).
+   */
+  remaining(): Promise<{ micros: bigint; usd: string }>;
 }
 
 export interface SessionOptions {
@@ -90,7 +93,10 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
     fetch: options.fetch ?? globalThis.fetch,
     redact: config.redact,
     log,
-    remainingMicros: () => usdMicros(agent.spent().remainingUsd),
+    remaining: async () => {
+      const { remainingUsd } = await agent.spending();
+      return { micros: usdMicros(remainingUsd), usd: remainingUsd };
+    },
   };
 }
 

@@ -11,7 +11,7 @@ export function registerSpending(server: McpServer, session: WalletSession): voi
     'spending',
     {
       title: 'What has been spent',
-      description: `What this server has paid since it started, per page (the ${PAGES_LISTED} most recently paid), the budget and what is left of it.`,
+      description: `The budget, what was spent of it and what is left (with a budget file, by every server on it), and what this server paid since it started, per page (the ${PAGES_LISTED} most recently paid).`,
       outputSchema: {
         wallet: z.string(),
         spent_usd: z.string(),
@@ -34,7 +34,8 @@ export function registerSpending(server: McpServer, session: WalletSession): voi
     },
     () =>
       answer(session, 'spending', undefined, async () => {
-        const spent = session.agent.spent();
+        // Read, not as last seen: other servers on a budget file spend too.
+        const spent = await session.agent.spending();
         const { pages, total } = session.ledger.pages(PAGES_LISTED);
         return {
           wallet: session.address,

@@ -1,5 +1,5 @@
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import { devWalletClient, increaseTime, signErc3009Deposit, usdcDomain } from '@crawlgate/devchain';
+import { devTestClient, devWalletClient, increaseTime, signErc3009Deposit, usdcDomain } from '@crawlgate/devchain';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig } from '../config/config';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
@@ -141,6 +141,39 @@ describe('vouchers judged on a recent channel state', () => {
     });
     expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: topUp })).status).toBe('success');
     expect((await nextPage()).status).toBe(200);
+  }, 60_000);
+
+  it('stops reusing states once its claimer fails to finish its runs: a withdrawal is then seen at the next voucher', async () => {
+    // An instance whose claimer runs every 300 ms and finds every voucher due.
+    const failing = await startTestApp({
+      database: await db.connectAnother(),
+      masterKey,
+      config: { chain: { batchSettlement: { ...batchSettlement, claimIntervalMs: 300, claimMinMicros: 1n } } },
+    });
+    const relayer = failing.chain.relayer.account.address;
+    const gas = await failing.chain.publicClient.getBalance({ address: relayer });
+    try {
+      const { payer, channel, nextPage } = await openChannel(50_000n);
+      // The relayer has no gas left: every claim, so every claimer run, fails from now on (a voucher is due).
+      await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: 0n });
+      expect((await nextPage(failing)).status).toBe(200);
+      await sleep(1_500);
+      expect((await nextPage(failing)).status).toBe(200); // read now, and remembered
+      const wallet = devWalletClient(failing.chain.rpcUrl, failing.chain.chainId, payer);
+      const started = await wallet.writeContract({
+        address: failing.chain.batchSettlement!.escrow,
+        abi: BATCH_SETTLEMENT_ABI,
+        functionName: 'initiateWithdraw',
+        args: [channel.config, 30_000n],
+      });
+      await failing.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      // Within the window, but no claimer would collect it in time: the chain is read, the withdrawal seen.
+      const refused = await nextPage(failing);
+      expect([refused.status, refused.body.reason]).toEqual([402, BATCH_REASONS.cumulativeExceedsBalance]);
+    } finally {
+      await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: gas });
+      await failing.close();
+    }
   }, 60_000);
 
   // Last: it moves the chain's clock a withdraw delay ahead of the wall clock, which deposits are signed by.

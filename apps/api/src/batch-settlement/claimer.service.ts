@@ -27,6 +27,8 @@ export interface ClaimRun {
 @Injectable()
 export class ClaimerService {
   private readonly logger = new Logger('Claimer');
+  /** When a run last went through every receiver without a failure (or, before any, when this started). */
+  private lastCompletedRunAt = performance.now();
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -39,12 +41,26 @@ export class ClaimerService {
     const run: ClaimRun = { claims: [], settles: [] };
     const batch = this.chain.batchSettlement;
     if (!batch) return run;
+    let failed = false;
     for (const { receiver, token } of await this.store.receiversWithUnclaimed()) {
-      await this.claimReceiver(batch, receiver as Address, token as Address, options, run).catch((error: Error) =>
-        this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`),
-      );
+      await this.claimReceiver(batch, receiver as Address, token as Address, options, run).catch((error: Error) => {
+        failed = true;
+        this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
+      });
     }
+    if (!failed) this.lastCompletedRunAt = performance.now();
     return run;
+  }
+
+  /**
+   * Whether this instance's claimer collects in time what a withdrawal started now would take: it
+   * runs (every half withdraw delay at most) and has finished a run within three of its intervals.
+   * Vouchers are judged on remembered channel states only while it does.
+   */
+  keepsUp(): boolean {
+    const { claimIntervalMs, withdrawDelaySeconds } = this.config.chain.batchSettlement;
+    if (claimIntervalMs <= 0 || claimIntervalMs * 2 > withdrawDelaySeconds * 1000) return false;
+    return performance.now() - this.lastCompletedRunAt <= 3 * claimIntervalMs;
   }
 
   private async claimReceiver(

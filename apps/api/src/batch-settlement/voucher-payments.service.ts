@@ -34,6 +34,7 @@ import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
+import { ClaimerService } from './claimer.service';
 import { RecentChannelStates } from './recent-channel-states';
 import { requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
@@ -71,13 +72,9 @@ export class VoucherPaymentsService {
     private readonly refunds: RefundsService,
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
+    private readonly claimer: ClaimerService,
   ) {
-    const { channelStateReuseMs, claimIntervalMs, withdrawDelaySeconds } = config.chain.batchSettlement;
-    // Reuse leans on the claimer collecting what vouchers charged before a withdrawal started in the
-    // window can be paid out: with no claimer in this instance, or one slower than half the withdraw
-    // delay, every voucher reads the chain.
-    const claimerInTime = claimIntervalMs > 0 && claimIntervalMs * 2 <= withdrawDelaySeconds * 1000;
-    this.recentStates = new RecentChannelStates(claimerInTime ? channelStateReuseMs : 0);
+    this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
   }
 
   async verify(
@@ -107,8 +104,9 @@ export class VoucherPaymentsService {
     let recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     await requirePayerSignature(this.chain, batch, payment);
-    // A deposit is judged on the chain as it is; a voucher alone may be on a state read a moment ago.
-    const recent = payment.deposit ? undefined : this.recentStates.get(channelId);
+    // A deposit is judged on the chain as it is; a voucher alone may be on a state read a moment ago,
+    // while this instance's claimer would collect it before a withdrawal unseen then could take it.
+    const recent = payment.deposit || !this.claimer.keepsUp() ? undefined : this.recentStates.get(channelId);
     let chainRead = recent ? Promise.resolve(recent) : this.readChannel(batch, channelId);
     chainRead.catch(() => undefined); // awaited below, after the database's answer is judged
     if ((await recorded).channel?.refundHeld) {

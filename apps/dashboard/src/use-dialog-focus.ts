@@ -17,7 +17,12 @@ export function useDialogFocus<T extends HTMLElement>(onEscape?: () => void) {
     const element = box.current;
     if (!element) return;
     const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-    (element.querySelector<HTMLElement>(FOCUSABLE) ?? element).focus();
+    // A dialog can name where focus lands (data-autofocus), say Cancel ahead of its options.
+    (
+      element.querySelector<HTMLElement>('[data-autofocus]') ??
+      element.querySelector<HTMLElement>(FOCUSABLE) ??
+      element
+    ).focus();
     const onKey = (event: KeyboardEvent) => {
       if (event.key !== 'Escape' || !escape.current) return;
       event.preventDefault();

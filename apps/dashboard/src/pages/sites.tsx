@@ -37,7 +37,7 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
         const rotated = await client.rotateSecret(site.site_id, revokeAtOnce ? { graceSeconds: 0 } : {});
         const until = rotated.previous_valid_until
           ? `Tokens signed with the previous secret verify until ${new Date(rotated.previous_valid_until).toUTCString()}.`
-          : 'The previous secret stopped working at once: tokens it signed no longer open pages.';
+          : 'The previous secret stopped verifying at once: your middleware refuses the tokens it signed once it next refreshes (within 30 seconds).';
         setReveal({
           title: `New access-token secret for ${site.domain}`,
           values: [
@@ -120,13 +120,28 @@ export function SitesPage({ sites, onChanged }: { sites: Site[]; onChanged(): vo
                 <a class="button small" href={routeHref({ page: 'crawlers', siteId: site.site_id })}>
                   Crawlers
                 </a>
-                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-token', site })}>
+                <button
+                  type="button"
+                  class="small"
+                  disabled={action.busy}
+                  onClick={() => setConfirming({ kind: 'rotate-token', site })}
+                >
                   Rotate token
                 </button>
-                <button type="button" class="small" onClick={() => setConfirming({ kind: 'rotate-secret', site })}>
+                <button
+                  type="button"
+                  class="small"
+                  disabled={action.busy}
+                  onClick={() => setConfirming({ kind: 'rotate-secret', site })}
+                >
                   Rotate secret
                 </button>
-                <button type="button" class="small danger" onClick={() => setConfirming({ kind: 'delete', site })}>
+                <button
+                  type="button"
+                  class="small danger"
+                  disabled={action.busy}
+                  onClick={() => setConfirming({ kind: 'delete', site })}
+                >
                   Delete
                 </button>
               </td>
@@ -234,11 +249,13 @@ function ConfirmPanel({
               checked={!revokeAtOnce}
               onChange={() => setRevokeAtOnce(false)}
             />{' '}
-            Keeps verifying the tokens it signed for the grace period (a routine rotation)
+            Keeps verifying the tokens it signed for the grace period (a routine rotation); a secret still in its grace
+            period from an earlier rotation stops now
           </label>
           <label>
             <input type="radio" name="previous-secret" checked={revokeAtOnce} onChange={() => setRevokeAtOnce(true)} />{' '}
-            Revoke it at once (it leaked): tokens it signed stop opening pages, paid ones included
+            Revoke it at once (it leaked): tokens it signed stop opening pages, paid ones included, once your middleware
+            next refreshes (within 30 seconds)
           </label>
         </fieldset>
       )}
@@ -255,7 +272,7 @@ function ConfirmPanel({
       )}
       <div class="row">
         {/* Cancel first: it is what focus lands on, so a stray Enter changes nothing. */}
-        <button type="button" class="secondary" onClick={onCancel}>
+        <button type="button" class="secondary" onClick={onCancel} data-autofocus={needsTyping ? undefined : true}>
           Cancel
         </button>
         <button

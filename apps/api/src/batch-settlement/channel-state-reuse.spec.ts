@@ -143,6 +143,25 @@ describe('vouchers judged on a recent channel state', () => {
     expect((await nextPage()).status).toBe(200);
   }, 60_000);
 
+  it('reuses nothing in an instance whose claimer has not yet finished a run with gas for a claim', async () => {
+    const { nextPage } = await openChannel(100_000n);
+    const relayer = app.chain.relayer.account.address;
+    const gas = await app.chain.publicClient.getBalance({ address: relayer });
+    // Started with a relayer out of gas: its claimer's first run (at start) has nothing due, but could not claim.
+    await devTestClient(app.chain.rpcUrl).setBalance({ address: relayer, value: 0n });
+    const fresh = await startTestApp({ database: await db.connectAnother(), masterKey, config });
+    try {
+      await sleep(500); // the run at start is over
+      const reads = jest.spyOn(fresh.chain.publicClient, 'call');
+      for (let page = 0; page < 3; page++) expect((await nextPage(fresh)).status).toBe(200);
+      expect(reads.mock.calls.length).toBe(3);
+      reads.mockRestore();
+    } finally {
+      await devTestClient(app.chain.rpcUrl).setBalance({ address: relayer, value: gas });
+      await fresh.close();
+    }
+  }, 60_000);
+
   it('stops reusing states once its claimer fails to finish its runs: a withdrawal is then seen at the next voucher', async () => {
     // An instance whose claimer runs every 300 ms and finds every voucher due.
     const failing = await startTestApp({

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Address, Hex } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
+import { settlementsLeft } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -27,8 +28,8 @@ export interface ClaimRun {
 @Injectable()
 export class ClaimerService {
   private readonly logger = new Logger('Claimer');
-  /** When a run last went through every receiver without a failure (or, before any, when this started). */
-  private lastCompletedRunAt = performance.now();
+  /** When a run last went through every receiver without a failure, the relayer holding gas for a claim; null before one. */
+  private lastCompletedRunAt: number | null = null;
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -48,19 +49,33 @@ export class ClaimerService {
         this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
       });
     }
-    if (!failed) this.lastCompletedRunAt = performance.now();
+    // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
+    if (!failed && (await this.relayerCanClaim())) this.lastCompletedRunAt = performance.now();
     return run;
+  }
+
+  private async relayerCanClaim(): Promise<boolean> {
+    try {
+      const [balance, gasPrice] = await Promise.all([
+        this.chain.publicClient.getBalance({ address: this.chain.relayer.account.address }),
+        this.chain.publicClient.getGasPrice(),
+      ]);
+      return settlementsLeft(balance, gasPrice) >= 1n;
+    } catch {
+      return false;
+    }
   }
 
   /**
    * Whether this instance's claimer collects in time what a withdrawal started now would take: it
-   * runs (every half withdraw delay at most) and has finished a run within three of its intervals.
-   * Vouchers are judged on remembered channel states only while it does.
+   * runs (every quarter withdraw delay at most, so three intervals fit well inside one delay) and
+   * has finished a run, with gas for a claim, within three of its intervals. Vouchers are judged on
+   * remembered channel states only while it does.
    */
   keepsUp(): boolean {
     const { claimIntervalMs, withdrawDelaySeconds } = this.config.chain.batchSettlement;
-    if (claimIntervalMs <= 0 || claimIntervalMs * 2 > withdrawDelaySeconds * 1000) return false;
-    return performance.now() - this.lastCompletedRunAt <= 3 * claimIntervalMs;
+    if (claimIntervalMs <= 0 || claimIntervalMs * 4 > withdrawDelaySeconds * 1000) return false;
+    return this.lastCompletedRunAt !== null && performance.now() - this.lastCompletedRunAt <= 3 * claimIntervalMs;
   }
 
   private async claimReceiver(

@@ -75,8 +75,8 @@ export interface BatchSettlementConfig {
   claimMaxAgeSeconds: number;
   /**
    * How long a channel's chain state, once read, judges the next vouchers that fit it with no new
-   * read; 0 reads for each, and so does an instance whose claimer is off, slower than half the
-   * withdraw delay, or has not finished a run in three of its intervals (ClaimerService.keepsUp).
+   * read; 0 reads for each, and so does an instance whose claimer is off, slower than a quarter of
+   * the withdraw delay, or has not finished a run with gas for a claim in three of its intervals (ClaimerService.keepsUp).
    */
   channelStateReuseMs: number;
 }

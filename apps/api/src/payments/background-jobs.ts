@@ -24,24 +24,28 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
     this.every(this.config.chain.reconcileIntervalMs, 'refund holds', () => this.refunds.endHoldsOver());
-    this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce());
+    // At start too: it collects what an instance that stopped left unclaimed, and vouchers are judged
+    // on remembered channel states only once a claimer run has finished (ClaimerService.keepsUp).
+    this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce(), true);
   }
 
   onApplicationShutdown(): void {
     for (const timer of this.timers) clearInterval(timer);
   }
 
-  private every(intervalMs: number, name: string, job: () => Promise<unknown>): void {
+  private every(intervalMs: number, name: string, job: () => Promise<unknown>, atStart = false): void {
     if (intervalMs <= 0) return;
     let running = false;
-    const timer = setInterval(() => {
+    const tick = () => {
       if (running) return;
       running = true;
       job()
         .catch((error: Error) => this.logger.warn(`${name} failed: ${error.message}`))
         .finally(() => (running = false));
-    }, intervalMs);
+    };
+    const timer = setInterval(tick, intervalMs);
     timer.unref();
     this.timers.push(timer);
+    if (atStart) tick();
   }
 }

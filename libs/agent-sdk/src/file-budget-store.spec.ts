@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
@@ -123,6 +132,10 @@ describe('createFileBudgetStore', () => {
       JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations: { r: reservation } }),
     );
     expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
+    // pid 0 names no process (signalling it signals the whole group): never a reservation's.
+    const noProcess = { micros: '5', pid: 0, host: hostname() };
+    writeFileSync(file, JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations: { r: noProcess } }));
+    expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
     writeFileSync(file, 'null');
     expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
   });
@@ -138,6 +151,24 @@ describe('createFileBudgetStore', () => {
     // Another process opening a file that does not exist yet starts a new budget: that is how one begins.
     rmSync(file);
     expect(await createFileBudgetStore(file).reserve(10n, 10n)).not.toBeNull();
+  });
+
+  it('refuses a budget file made anew after it saw another: a store that never saw it cannot reset it for the others', async () => {
+    const file = join(dir, 'budget.json');
+    const idle = createFileBudgetStore(file); // opened before the file existed
+    const spender = createFileBudgetStore(file);
+    await spender.settle((await spender.reserve(9n, 10n))!.reservation, true);
+    rmSync(file);
+    expect(await idle.reserve(9n, 10n)).not.toBeNull(); // it cannot know: it starts the file again
+    await expect(spender.reserve(1n, 10n)).rejects.toThrow(/another budget/);
+  });
+
+  it('refuses a budget file with another hard link: two names would each get a lock of their own', async () => {
+    const file = join(dir, 'budget.json');
+    await createFileBudgetStore(file).reserve(1n, 10n);
+    linkSync(file, join(dir, 'other-name.json'));
+    expect(() => createFileBudgetStore(join(dir, 'other-name.json'))).toThrow(/hard link/);
+    expect(() => createFileBudgetStore(file)).toThrow(/hard link/);
   });
 
   it('follows a symbolic link to the one real file: two paths to it share one budget and one lock', async () => {
@@ -162,6 +193,7 @@ describe('createFileBudgetStore', () => {
     await store.settle(reserved!.reservation, true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
       version: 1,
+      budget_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       spent_micros: '12345',
       payments: 1,
       reservations: {},

@@ -11,7 +11,7 @@
  * is followed to its file, so two paths to one file share one budget and one lock.
  */
 
-import { lstatSync, realpathSync, unlinkSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +27,8 @@ export interface FileBudgetStoreOptions {
 
 interface StoredBudget {
   version: 1;
+  /** Names this budget, from the file's creation: a file made anew after a store saw another is refused. Absent in older files. */
+  budget_id?: string;
   spent_micros: string;
   payments: number;
   reservations: Record<string, { micros: string; pid: number; host: string }>;
@@ -40,11 +42,16 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
   const lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
   const staleLockMs = options.staleLockMs ?? 30_000;
   const host = hostname();
-  // Whether this store has seen the file: until then, a missing file is a new budget.
+  // Whether this store has seen the file, and the budget it held: until then, a missing file is a new budget.
   let known = false;
+  let budgetId: string | undefined;
   const load = (): StoredBudget => {
     const { stored, existed } = readStored(path, known);
-    known ||= existed;
+    if (known && stored.budget_id !== budgetId)
+      throw new Error(`${path} now holds another budget than the one this process spent from: not paying`);
+    if (!existed) return { ...stored, budget_id: randomUUID() };
+    known = true;
+    budgetId = stored.budget_id;
     return withDeadReservationsSpent(stored, host);
   };
   let seen = stateOf(load());
@@ -60,6 +67,7 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
       const { next, result } = change(load());
       writeJsonAtomically(path, next);
       known = true;
+      budgetId = next.budget_id;
       seen = stateOf(next);
       return result;
     } finally {
@@ -125,10 +133,16 @@ function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBu
   return { ...stored, spent_micros: spent.toString(), reservations };
 }
 
-/** The file a path names, through symbolic links; a path to a file not made yet, through its folder's. */
+/**
+ * The file a path names, through symbolic links; a path to a file not made yet, through its
+ * folder's. A file with another hard link is refused: each name would take a lock of its own.
+ */
 function realFilePath(path: string): string {
   try {
-    return realpathSync(path);
+    const real = realpathSync(path);
+    if (statSync(real).nlink > 1)
+      throw new Error(`${path} has another hard link: two names for one budget file would each lock it alone`);
+    return real;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -174,6 +188,7 @@ function isReservation(value: unknown): boolean {
     typeof r.micros === 'string' &&
     /^\d+$/.test(r.micros) &&
     Number.isSafeInteger(r.pid) &&
+    r.pid > 0 &&
     typeof r.host === 'string'
   );
 }

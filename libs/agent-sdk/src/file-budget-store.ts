@@ -11,7 +11,7 @@
  * is followed to its file, so two paths to one file share one budget and one lock.
  */
 
-import { lstatSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -58,7 +58,7 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
 
   /** Runs `change` on the file's content under the lock and writes back what it returns. */
   async function update<T>(change: (stored: StoredBudget) => { next: StoredBudget; result: T }): Promise<T> {
-    await acquireLock(lockPath, {
+    const release = await acquireLock(lockPath, {
       timeoutMs: lockTimeoutMs,
       staleMs: staleLockMs,
       busy: `The budget file is locked by another process (${lockPath}); not paying`,
@@ -71,7 +71,7 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
       seen = stateOf(next);
       return result;
     } finally {
-      unlinkSync(lockPath);
+      release();
     }
   }
 

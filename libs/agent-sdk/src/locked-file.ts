@@ -56,14 +56,19 @@ export function writeJsonAtomically(path: string, value: unknown): void {
   }
 }
 
-/** Takes the lock, waiting up to `timeoutMs` for its holder; `busy` is the error's message when it cannot. */
+/**
+ * Takes the lock, waiting up to `timeoutMs` for its holder; `busy` is the error's message when it
+ * cannot. Answers the release, which deletes the lock only while it is still this one: a lock
+ * broken meanwhile and taken by another process stays that process's.
+ */
 export async function acquireLock(
   lockPath: string,
   { timeoutMs, staleMs, busy }: { timeoutMs: number; staleMs: number; busy: string },
-): Promise<void> {
+): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (tryLock(lockPath) !== false) return;
+    const text = tryLock(lockPath);
+    if (text !== false) return () => releaseIfMine(lockPath, text);
     breakIfAbandoned(lockPath, staleMs);
     if (Date.now() >= deadline) throw new Error(busy);
     await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
@@ -94,14 +99,19 @@ export function holdLock(lockPath: string, busy: string): () => void {
   const release = () => {
     process.off('exit', release);
     heldForLife.delete(key);
-    try {
-      if (readFileSync(lockPath, 'utf8') === text) unlinkSync(lockPath);
-    } catch {
-      // gone already
-    }
+    releaseIfMine(lockPath, text);
   };
   process.on('exit', release);
   return release;
+}
+
+/** Deletes the lock if it still holds `text`, the one taken. */
+function releaseIfMine(lockPath: string, text: string): void {
+  try {
+    if (readFileSync(lockPath, 'utf8') === text) unlinkSync(lockPath);
+  } catch {
+    // gone already
+  }
 }
 
 /** The lock's text when it was taken now (it names this process, its host, the time and a nonce); false when held. */

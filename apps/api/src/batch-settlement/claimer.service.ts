@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Address, Hex } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
-import { settlementsLeft } from '../chain/chain-health';
+import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -56,11 +56,7 @@ export class ClaimerService {
 
   private async relayerCanClaim(): Promise<boolean> {
     try {
-      const [balance, gasPrice] = await Promise.all([
-        this.chain.publicClient.getBalance({ address: this.chain.relayer.account.address }),
-        this.chain.publicClient.getGasPrice(),
-      ]);
-      return settlementsLeft(balance, gasPrice) >= 1n;
+      return (await readRelayerGas(this.chain)).settlementsLeft >= 1n;
     } catch {
       return false;
     }

@@ -22,15 +22,22 @@ export function settlementsLeft(balanceWei: bigint, gasPriceWei: bigint): bigint
   return balanceWei / (price * SETTLEMENT_GAS);
 }
 
-/** Three reads (the latest block, the relayer's balance, the gas price); throws when the node does not answer. */
-export async function readChain(chain: ChainContext): Promise<ChainReading> {
-  const address = chain.relayer.account.address;
-  const [block, balance, gasPrice] = await Promise.all([
-    chain.publicClient.getBlock({ blockTag: 'latest' }),
-    chain.publicClient.getBalance({ address }),
+/** The relayer's balance, and how many settlements it pays for at today's gas price; throws when the node does not answer. */
+export async function readRelayerGas(chain: ChainContext): Promise<{ balance: bigint; settlementsLeft: bigint }> {
+  const [balance, gasPrice] = await Promise.all([
+    chain.publicClient.getBalance({ address: chain.relayer.account.address }),
     chain.publicClient.getGasPrice(),
   ]);
-  const left = settlementsLeft(balance, gasPrice);
+  return { balance, settlementsLeft: settlementsLeft(balance, gasPrice) };
+}
+
+/** The latest block and the relayer's gas; throws when the node does not answer. */
+export async function readChain(chain: ChainContext): Promise<ChainReading> {
+  const address = chain.relayer.account.address;
+  const [block, { balance, settlementsLeft: left }] = await Promise.all([
+    chain.publicClient.getBlock({ blockTag: 'latest' }),
+    readRelayerGas(chain),
+  ]);
   return {
     block: Number(block.number),
     blockAgeSeconds: Math.max(0, Math.floor(Date.now() / 1000) - Number(block.timestamp)),

@@ -1,6 +1,6 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
-import { settlesAuthorization } from './authorization-checks';
+import { settlesAuthorization, unusedAuthorizationFate } from './authorization-checks';
 
 const usdc = '0x00000000000000000000000000000000000000aa' as const;
 const payer = '0x1111111111111111111111111111111111111111' as const;
@@ -60,5 +60,24 @@ describe('settlesAuthorization', () => {
     const reverted = { ...receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), status: 'reverted' as const };
     expect(settlesAuthorization({ usdc }, reverted, auth)).toBe(false);
     expect(settlesAuthorization({ usdc }, receipt(), auth)).toBe(false);
+  });
+});
+
+describe('unusedAuthorizationFate', () => {
+  it('expires an authorization only once the chain’s head is stamped at or past its validBefore', () => {
+    expect(unusedAuthorizationFate(1_000n, 1_000n, 900n)).toBe('expired');
+    expect(unusedAuthorizationFate(1_000n, 1_001n, 900n)).toBe('expired');
+    expect(unusedAuthorizationFate(1_000n, 999n, 900n)).not.toBe('expired');
+  });
+
+  it('never expires one on this machine’s clock alone, however far ahead it runs', () => {
+    expect(unusedAuthorizationFate(1_000n, 990n, 5_000n)).toBe('wait');
+  });
+
+  it('sends one again only with six seconds left by both clocks', () => {
+    expect(unusedAuthorizationFate(1_000n, 994n, 900n)).toBe('send');
+    expect(unusedAuthorizationFate(1_000n, 995n, 900n)).toBe('wait');
+    expect(unusedAuthorizationFate(1_000n, 900n, 994n)).toBe('send');
+    expect(unusedAuthorizationFate(1_000n, 900n, 995n)).toBe('wait');
   });
 });

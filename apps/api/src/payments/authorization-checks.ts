@@ -184,14 +184,41 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
 /** How far back to look for the events of an authorization. */
 export const LOG_LOOKBACK_BLOCKS = 10_000n;
 
-/** The token's own record: true once (from, nonce) was used by any transaction, ours or not, or canceled. */
-export function isAuthorizationUsed(chain: ChainContext, from: `0x${string}`, nonce: `0x${string}`): Promise<boolean> {
+/**
+ * The token's own record: true once (from, nonce) was used by any transaction, ours or not, or
+ * canceled; as of `blockNumber` when given, else the latest block.
+ */
+export function isAuthorizationUsed(
+  chain: ChainContext,
+  from: `0x${string}`,
+  nonce: `0x${string}`,
+  blockNumber?: bigint,
+): Promise<boolean> {
   return chain.publicClient.readContract({
     address: chain.usdc,
     abi: USDC_ABI,
     functionName: 'authorizationState',
     args: [from, nonce],
+    blockNumber,
   });
+}
+
+/**
+ * What to do with an authorization the chain shows unused as of a block stamped `headTimestamp`.
+ * The token takes it only in a block stamped before validBefore, and no block is stamped before
+ * the head: once the head reaches validBefore it can never land ('expired'). Before that a
+ * broadcast nobody recorded may still be pending, so it is sent again only with the settlement
+ * margin left by both clocks ('send'), and otherwise waited for ('wait'). This machine's clock
+ * alone never expires it: it may run ahead of the chain's.
+ */
+export function unusedAuthorizationFate(
+  validBefore: bigint,
+  headTimestamp: bigint,
+  localNowSeconds: bigint,
+): 'send' | 'wait' | 'expired' {
+  if (validBefore <= headTimestamp) return 'expired';
+  const latest = headTimestamp > localNowSeconds ? headTimestamp : localNowSeconds;
+  return validBefore >= latest + SETTLEMENT_MARGIN_SECONDS ? 'send' : 'wait';
 }
 
 /**
@@ -203,8 +230,9 @@ export async function authorizationOutcome(
   chain: ChainContext,
   from: `0x${string}`,
   nonce: `0x${string}`,
+  blockNumber?: bigint,
 ): Promise<'unused' | 'used' | 'canceled'> {
-  if (!(await isAuthorizationUsed(chain, from, nonce))) return 'unused';
+  if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
   const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
   const canceled = await chain.publicClient.getContractEvents({
     address: chain.usdc,

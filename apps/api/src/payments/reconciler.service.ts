@@ -6,7 +6,12 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
-import { authorizationOutcome, LOG_LOOKBACK_BLOCKS, settlesAuthorization } from './authorization-checks';
+import {
+  authorizationOutcome,
+  LOG_LOOKBACK_BLOCKS,
+  settlesAuthorization,
+  unusedAuthorizationFate,
+} from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 import { outlastsSettlement } from '../gates/gates.service';
@@ -97,7 +102,10 @@ export class ReconcilerService {
     }
     if (!payment.authorization || !payment.nonce) return 'waiting';
     const auth = deserializeAuthorization(payment.authorization);
-    const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
+    // The head first, the authorization's state as of it: unused there and expired by its stamp,
+    // it can never land, whichever node answers.
+    const head = await this.chain.publicClient.getBlock({ blockTag: 'latest' });
+    const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce, head.number);
     if (outcome === 'canceled') {
       await this.payments.release(payment.id);
       this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);
@@ -117,16 +125,17 @@ export class ReconcilerService {
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }
-    const stillValid = auth.validBefore > BigInt(Math.floor(Date.now() / 1000)) + 6n;
-    // Not sent again, and not released either while the authorization could still land: a broadcast
-    // this row never recorded (a crash right after sending) may be pending. Released once it expired.
-    if (stillValid && !(await this.gateSecretOutlastsSettlement(payment))) {
+    // Not released while the authorization could still land: a broadcast this row never recorded
+    // (a crash right after sending) may be pending. Released once the chain is past its end.
+    const fate = unusedAuthorizationFate(auth.validBefore, head.timestamp, BigInt(Math.floor(Date.now() / 1000)));
+    if (fate === 'wait') return 'waiting';
+    if (fate === 'send' && !(await this.gateSecretOutlastsSettlement(payment))) {
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: the secret that signed the gate no longer outlasts it; released once its authorization expires`,
       );
       return 'waiting';
     }
-    if (stillValid) {
+    if (fate === 'send') {
       const hash = await sendSettlement(this.chain, auth);
       // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
       await this.db.prisma.payment.updateMany({

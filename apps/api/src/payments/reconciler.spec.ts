@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mineBlocks } from '@crawlgate/devchain';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -69,9 +70,8 @@ describe('settlements that outlive their request', () => {
   /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
   async function claimedButNeverSent(url: string, validForSeconds = 300, on = site, tokenKid?: string) {
     const gate = await openGate(app, on, url);
-    const signed = await signPayment(app, agent, gate, {
-      validBefore: BigInt(Math.floor(Date.now() / 1000) + validForSeconds),
-    });
+    const validBefore = Math.floor(Date.now() / 1000) + validForSeconds;
+    const signed = await signPayment(app, agent, gate, { validBefore: BigInt(validBefore) });
     const auth = toSignedAuthorization(signed.payload as never);
     await app.database.prisma.payment.create({
       data: {
@@ -92,7 +92,7 @@ describe('settlements that outlive their request', () => {
         createdAt: new Date(Date.now() - 60_000),
       },
     });
-    return { gate, signed };
+    return { gate, signed, validBefore };
   }
 
   it('submits a claimed but never broadcast authorization, then records it', async () => {
@@ -108,8 +108,7 @@ describe('settlements that outlive their request', () => {
   it('sends nothing for a claim whose gate’s secret stopped verifying meanwhile, and releases it once its authorization expired', async () => {
     // Its token could only be signed with another secret, which the gate that minted it does not hold.
     const { publisher, site: rotating } = await pricedSite(app, payTo);
-    const validBefore = Math.floor(Date.now() / 1000) + 15;
-    const { gate } = await claimedButNeverSent('/reconcile/secret-gone', 15, rotating, rotating.kid);
+    const { gate, validBefore } = await claimedButNeverSent('/reconcile/secret-gone', 10, rotating, rotating.kid);
     const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
       body: { grace_seconds: 0 },
       headers: publisher.auth,
@@ -119,20 +118,46 @@ describe('settlements that outlive their request', () => {
     // While the authorization could still land (a broadcast the row never recorded), it is kept, unsent.
     expect(await reconcile(app)).toMatchObject({ waiting: 1, resubmitted: 0, released: 0 });
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-    // The reconciler counts an authorization within 6 s of its end as expired.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (validBefore - 5) * 1000 - Date.now())));
+    await chainPasses(validBefore);
     expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
     expect(await transfersTo(app, payTo)).toHaveLength(before);
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
   });
 
-  it('releases the gate when the unsent authorization has expired: nothing charged, gate payable again', async () => {
-    const { gate } = await claimedButNeverSent('/reconcile/expired', 3);
+  /** Waits until the wall clock is past `validBefore`, then mines a block stamped after it. */
+  async function chainPasses(validBefore: number) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (validBefore + 1) * 1000 - Date.now())));
+    await mineBlocks(app.chain.rpcUrl, 1);
+  }
+
+  it('releases the gate once the chain is past the unsent authorization’s end: nothing charged, gate payable again', async () => {
+    const { gate, validBefore } = await claimedButNeverSent('/reconcile/expired', 3);
     const before = (await transfersTo(app, payTo)).length;
+    // Too close to its end to send again, but a broadcast this row never recorded could still land.
+    expect(await reconcile(app)).toMatchObject({ waiting: 1, released: 0, resubmitted: 0 });
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+    await chainPasses(validBefore);
     expect(await reconcile(app)).toMatchObject({ released: 1 });
     expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     expect((await transfersTo(app, payTo)).length).toBe(before);
+  });
+
+  it('keeps a claim the chain would still settle when this machine’s clock runs ahead, and finishes it once the clock is right', async () => {
+    const { gate, signed } = await claimedButNeverSent('/reconcile/clock-ahead', 60);
+    const realNow = Date.now.bind(Date);
+    const clockAhead = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 120_000);
+    try {
+      expect(await reconcile(app)).toMatchObject({ waiting: 1, released: 0, resubmitted: 0 });
+    } finally {
+      clockAhead.mockRestore();
+    }
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+    expect(await reconcile(app)).toMatchObject({ resubmitted: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await reconcile(app)).toMatchObject({ finalized: 1 });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+    expect(paid.status).toBe(200);
   });
 
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {

@@ -1,6 +1,6 @@
 /*
  * The published package: one entry per import path (".", "./express", "./fastify", "./fetch",
- * "./hono", "./nest"), built like every @crawlgate/* package (tools/build/tsup-library.ts). Frameworks are
+ * "./hono", "./nest", "./node"), built like every @crawlgate/* package (tools/build/tsup-library.ts). Frameworks are
  * peers the site already has.
  *
  *   npx tsup --config libs/middleware/tsup.config.ts      (from the workspace root)
@@ -21,6 +21,7 @@ const ENTRIES: Record<string, string> = {
   fetch: 'src/adapters/fetch.ts',
   hono: 'src/adapters/hono.ts',
   nest: 'src/adapters/nest.ts',
+  node: 'src/adapters/node.ts',
 };
 
 // Only those that exist, so the package builds while adapters are being written; the packaging

@@ -29,6 +29,7 @@ const ENTRIES: Record<string, string[]> = {
   './fetch': ['crawlgateFetch'],
   './hono': ['crawlgateHono'],
   './nest': ['CrawlgateGuard', 'CrawlgateModule'],
+  './node': ['nodeKeyDirectoryFetch'],
 };
 
 /** What a site using each adapter already has installed. */

@@ -24,6 +24,7 @@ import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import type { BotPolicy } from '../../../libs/middleware/src/bots';
 import { createCrawlgate, type Crawlgate, type CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
 import { redisReplayStore, type ReplayStore } from '../../../libs/middleware/src/web-bot-auth';
+import { KEY_DIRECTORY_USER_AGENT } from '../../../libs/middleware/src/web-bot-auth/node-directory-fetch';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { startAgentDirectory, type AgentDirectory } from '../../../libs/middleware/testing/agent-directory';
 import { BROWSER, deadApiUrl, freePort, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
@@ -324,6 +325,27 @@ describe('a signature made for another site (its @authority is not one of this s
       expect(replay.text).not.toContain(page('7'));
       const own = await rawRequest(server, '/articles/7', { ...(await signedFor(SITE, '/articles/7')), host: SITE });
       expect([own.status, own.text]).toEqual([200, page('7')]);
+    }, 60_000);
+  }
+});
+
+describe('key directories on Node', () => {
+  // The adapters that only run on Node resolve the directory's host themselves and refuse private
+  // addresses (node-directory-fetch.spec.ts); this shows they use that fetch when given none.
+  const nodeOnly = FRAMEWORKS.filter((framework) =>
+    ['Express', 'Fastify', 'NestJS (Fastify)'].includes(framework.name),
+  );
+  for (const framework of nodeOnly) {
+    it(`${framework.name}: fetched by the checked Node fetch unless the options name one`, async () => {
+      const agent = await startAgentDirectory();
+      opened.push(agent);
+      const server = await framework.start(
+        gated.options({ webBotAuth: { directoryTimeoutMs: 10_000, allowLoopbackDirectories: true } }),
+      );
+      opened.push(server);
+      const signed = await handSigned({ key: agent.key, url: `https://${SITE}/articles/8`, agent: agent.origin });
+      await rawRequest(server, '/articles/8', { 'user-agent': BROWSER, ...signed, host: SITE });
+      expect(agent.userAgents).toEqual([KEY_DIRECTORY_USER_AGENT]);
     }, 60_000);
   }
 });

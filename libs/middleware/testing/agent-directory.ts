@@ -26,6 +26,8 @@ export interface AgentDirectory {
   /** Served as the directory (mode 'ok') instead of the listed keys, when set. */
   body?: unknown;
   fetches: number;
+  /** The User-Agent of each directory request, in order. */
+  userAgents: (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export async function startAgentDirectory(mode: DirectoryMode = 'ok'): Promise<A
     listed: [key],
     mode,
     fetches: 0,
+    userAgents: [],
     close: async () => {
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
@@ -47,6 +50,7 @@ export async function startAgentDirectory(mode: DirectoryMode = 'ok'): Promise<A
   const server: Server = createServer((request, response) => {
     if (request.url !== '/.well-known/http-message-signatures-directory') return void response.writeHead(404).end();
     directory.fetches++;
+    directory.userAgents.push(request.headers['user-agent']);
     switch (directory.mode) {
       case 'ok':
         return void response

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string };
 
@@ -23,7 +24,7 @@ export type CrawlgateExpressMiddleware = ((
  * Lenient unless `options.routing` says otherwise.
  */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
-  const gate = createCrawlgate(options);
+  const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';

@@ -8,12 +8,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
   // The router's leniency is not read from the app: Fastify applies top-level caseSensitive and
   // ignoreTrailingSlash beside routerOptions, and neither initialConfig reading tells which won.
   // Lenient unless options.routing says otherwise.
-  const gate = createCrawlgate(options);
+  const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
   fastify.addHook('onClose', () => gate.close());
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {

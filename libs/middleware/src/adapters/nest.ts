@@ -37,6 +37,7 @@ import {
   type CrawlgateRequest,
 } from '../crawlgate';
 import type { Decision } from '../decision';
+import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 /** Injection token of the Crawlgate instance. */
 export const CRAWLGATE = Symbol('CRAWLGATE');
@@ -108,7 +109,7 @@ export class CrawlgateModule implements OnApplicationShutdown {
       module: CrawlgateModule,
       controllers: [CrawlgatePayJsonController],
       providers: [
-        { provide: CRAWLGATE, useValue: createCrawlgate(withoutLicenseDocument(options)) },
+        { provide: CRAWLGATE, useValue: createCrawlgate(withNodeKeyDirectoryFetch(withoutLicenseDocument(options))) },
         { provide: APP_GUARD, useClass: CrawlgateGuard },
       ],
       exports: [CRAWLGATE],

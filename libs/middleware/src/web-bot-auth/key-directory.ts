@@ -258,7 +258,7 @@ function ttlOf(cacheControl: string | null, fallback: number): number {
 
 /**
  * Why a directory origin is not fetched; null when it may be. Host names are not resolved here
- * (edge runtimes cannot), so a public name pointing at a private address is not caught.
+ * (edge runtimes cannot): on Node, nodeKeyDirectoryFetch checks the addresses a name resolves to.
  */
 export function refusedOrigin(origin: string, allowLoopback: boolean): string | null {
   let url: URL;
@@ -272,13 +272,22 @@ export function refusedOrigin(origin: string, allowLoopback: boolean): string | 
     .replace(/^\[|\]$/g, '')
     .replace(/\.+$/, '')
     .toLowerCase();
-  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  const loopback = host === 'localhost' || isLoopbackIp(host);
   if (loopback) return allowLoopback ? null : 'a loopback address';
   if (url.protocol !== 'https:') return 'not https';
   if (host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return 'a local name';
-  if (isPrivateIp(host)) return 'a private, link-local or reserved address';
+  return refusedAddress(host, allowLoopback);
+}
+
+/** Why an IP address (a literal, or what a name resolved to) is not reached; null when it may be. */
+export function refusedAddress(address: string, allowLoopback: boolean): string | null {
+  const ip = address.toLowerCase();
+  if (isLoopbackIp(ip)) return allowLoopback ? null : 'a loopback address';
+  if (isPrivateIp(ip)) return 'a private, link-local or reserved address';
   return null;
 }
+
+const isLoopbackIp = (ip: string) => ip === '::1' || /^127\./.test(ip);
 
 function isPrivateIp(host: string): boolean {
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);

@@ -69,6 +69,7 @@ export interface VoucherPayment {
 
 /** A voucher payment to record: everything but the channel and the voucher's total. */
 export type VoucherPaymentData = Omit<VoucherPayment, 'cumulativeAmount'> & {
+  gateIdSha256: string;
   publisherId: string;
   chainId: number;
   asset: string;
@@ -203,9 +204,9 @@ export class ChannelStore {
           WHERE channel_id = $1 AND charged = $2::bigint AND refund_id IS NULL AND refunds_through <= $19::bigint
          RETURNING channel_id)
        INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
-                             token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount)
+                             token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount, gate_id_sha256)
        SELECT $5::uuid, $6::uuid, $7::uuid, $8::uuid, $9, 'voucher', 'confirmed', $10::int, $11, $12, $13, $14::bigint,
-              $15, $16::timestamptz, $17::timestamptz, $18::timestamptz, channel_id, $3::bigint
+              $15, $16::timestamptz, $17::timestamptz, $18::timestamptz, channel_id, $3::bigint, $20
          FROM moved
        RETURNING id`,
       [
@@ -228,6 +229,7 @@ export class ChannelStore {
         p.tokenExpiresAt.toISOString(),
         p.confirmedAt.toISOString(),
         args.refundNonce.toString(),
+        p.gateIdSha256,
       ],
     );
     return rows.length === 1 ? 'recorded' : 'stale';

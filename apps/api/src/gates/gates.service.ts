@@ -8,6 +8,7 @@ import {
   paymentRequiredHeader,
   readGate,
   requestPath,
+  sha256Hex,
   signGate,
   verifyGate,
   type BatchSettlementTerms,
@@ -67,6 +68,7 @@ export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: 
 export function gatePaymentFields(gate: Gate, publisherId: string) {
   return {
     gateId: gate.ref,
+    gateIdSha256: sha256Hex(gate.id),
     siteId: gate.siteId,
     publisherId,
     url: gate.path,
@@ -78,9 +80,14 @@ export function gatePaymentFields(gate: Gate, publisherId: string) {
   };
 }
 
-/** Whether `payment` was made for a gate of exactly these terms. */
-function isPaymentOf(payment: Payment, terms: GateTerms): boolean {
+/**
+ * Whether `payment` was made through this very gate id, whose MAC no longer verifies: its terms
+ * are public (histories, calldata), its id only its payer was shown.
+ */
+function isPaymentThrough(payment: Payment, id: string, terms: GateTerms): boolean {
   return (
+    // A plain comparison: knowing the digest gives no id that hashes to it.
+    payment.gateIdSha256 === sha256Hex(id) &&
     payment.gateId === terms.ref &&
     payment.siteId === terms.siteId &&
     payment.url === terms.path &&
@@ -179,12 +186,12 @@ export class GatesService {
     }
     if (!check.valid && check.reason !== 'expired') {
       // A paid gate whose secret was revoked, or retired, since: still answered to its payer (the
-      // same proof gets its payment; no other proof pays it), when its terms are the payment's own.
+      // same proof gets its payment; no other proof pays it), when it is the very id paid through.
       // Read again when the first read found nothing: the payment may have landed between it and a
       // revocation the secrets' read then saw.
       const held =
         check.reason === 'bad_signature' ? ((await paymentRead) ?? (await this.payments.byGate(terms.ref))) : null;
-      if (!held || !isPaymentOf(held, terms)) throw notFound(GATE_NOT_FOUND);
+      if (!held || !isPaymentThrough(held, id, terms)) throw notFound(GATE_NOT_FOUND);
       // A secret retired long ago: should anything reach a new claim, it is refused.
       const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };
       return { gate, payment: held };

@@ -17,6 +17,7 @@ const PAYER_TURN_LOCK = 0x63676174; // 'cgat'
 export type AuthorizationClaim = Pick<
   Prisma.PaymentUncheckedCreateInput,
   | 'gateId'
+  | 'gateIdSha256'
   | 'siteId'
   | 'publisherId'
   | 'url'
@@ -59,9 +60,9 @@ export class PaymentStore {
       );
       const [row] = await tx.query<PaymentRow>(
         `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
-                               nonce, "authorization", payment_identifier, payment_fingerprint, token_kid)
+                               nonce, "authorization", payment_identifier, payment_fingerprint, token_kid, gate_id_sha256)
          VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5, 'authorization', $6::"PaymentStatus", $7::int, $8, $9, $10, $11::bigint,
-                 $12, $13::jsonb, $14, $15, $16)
+                 $12, $13::jsonb, $14, $15, $16, $17)
          RETURNING *`,
         [
           randomUUID(),
@@ -80,6 +81,7 @@ export class PaymentStore {
           claim.paymentIdentifier ?? null,
           claim.paymentFingerprint ?? null,
           claim.tokenKid ?? null,
+          claim.gateIdSha256 ?? null,
         ],
       );
       return {
@@ -158,6 +160,7 @@ export class PaymentStore {
 interface PaymentRow {
   id: string;
   gate_id: string;
+  gate_id_sha256: string | null;
   site_id: string;
   publisher_id: string;
   url: string;
@@ -191,6 +194,7 @@ function paymentFromRow(row: PaymentRow): Payment {
   return {
     id: row.id,
     gateId: row.gate_id,
+    gateIdSha256: row.gate_id_sha256,
     siteId: row.site_id,
     publisherId: row.publisher_id,
     url: row.url,

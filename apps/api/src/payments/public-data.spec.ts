@@ -1,4 +1,4 @@
-import { exactPaymentV1, USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
+import { exactPaymentV1, signGate, USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import { decodeFunctionData, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment } from '../../test/test-agent';
@@ -12,12 +12,13 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 describe('a payer’s token from public data', () => {
   let app: TestApp;
   let site: TestSite;
+  let publisher: Awaited<ReturnType<typeof pricedSite>>['publisher'];
   const payTo = newWallet().address;
   const victim = newWallet();
 
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
-    ({ site } = await pricedSite(app, payTo));
+    ({ site, publisher } = await pricedSite(app, payTo));
     await fundUsdc(app, victim.address, '1');
   });
   afterAll(() => app.close());
@@ -60,8 +61,46 @@ describe('a payer’s token from public data', () => {
       expect(answer.status).toBeGreaterThanOrEqual(400);
       expect(answer.body.access_token).toBeUndefined();
     }
+    // At a gate forged with the history's terms (any MAC: the stranger has no secret of the site),
+    // before and after the secret that signed the real one is revoked.
+    const now = Math.floor(Date.now() / 1000);
+    const forged = signGate(
+      {
+        siteId: site.siteId,
+        ref: item.gate_id,
+        path: item.url,
+        micros: BigInt(item.amount),
+        chainId: app.chain.chainId,
+        asset: app.chain.usdc,
+        payTo: to as `0x${string}`,
+        iat: now,
+        exp: now + 600,
+      },
+      'not the site’s secret',
+    );
+    const stolen = async () => {
+      const byHash = await app.call('POST', `/v1/gates/${forged}/verify`, { body: { tx_hash: item.tx_hash } });
+      expect(byHash.status).toBeGreaterThanOrEqual(400);
+      expect(byHash.body.access_token).toBeUndefined();
+      const byProof = await app.call('POST', `/v1/gates/${forged}/verify`, { body: { payment: replayed } });
+      expect({ status: byProof.status, token: byProof.body.access_token }).toEqual({ status: 404, token: undefined });
+      expect((await app.call('GET', `/v1/gates/${forged}`)).status).toBe(404);
+    };
+    await stolen();
+
     // The payer, with its gate, still gets its token back.
     const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: replayed } });
     expect(again.body.access_token).toBe(paid.body.access_token);
+
+    // After a revocation of the secret that signed its gate, the payer's own gate still answers it.
+    const revoked = await app.call('POST', `/v1/sites/${site.siteId}/secret/rotate`, {
+      body: { grace_seconds: 0 },
+      headers: publisher.auth,
+    });
+    expect(revoked.status).toBe(200);
+    await stolen();
+    const afterRevocation = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: replayed } });
+    expect(afterRevocation.status).toBe(200);
+    expect(afterRevocation.body.access_token).toEqual(expect.any(String));
   });
 });

@@ -147,6 +147,65 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(await usdcBalance(app, payTo)).toBe(publisherBefore + BigInt(gate.amount));
   });
 
+  it('keeps the claim when ours reverts while its authorization can still land: a copy sent later pays this gate, charged once', async () => {
+    const publisherBefore = await usdcBalance(app, payTo);
+    const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run/balance-moved');
+    // The payer moves its USDC away ahead of our settlement, which reverts with the nonce unused.
+    await fundEth(app, agent.address);
+    const friend = newWallet();
+    await fundEth(app, friend.address);
+    await minedAhead(agent, { abi: USDC_ABI, functionName: 'transfer', args: [friend.address, 1_000_000n] });
+
+    const result = await answer;
+    expect(result.body.access_token).toBeUndefined();
+    // Not "nothing was charged": the authorization is public in our reverted transaction, and valid.
+    expect(result.status === 202 ? 202 : result).toBe(202);
+    expect(result.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id });
+    const nonce = payment.payload.authorization.nonce as `0x${string}`;
+    expect(await app.database.prisma.payment.count({ where: { nonce } })).toBe(1);
+
+    // The money comes back, and a stranger sends the authorization read from the chain.
+    await createWalletClient({
+      account: friend,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transfer',
+      args: [agent.address, 1_000_000n],
+    });
+    const stranger = newWallet();
+    await fundEth(app, stranger.address);
+    const auth = payment.payload.authorization;
+    await createWalletClient({
+      account: stranger,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transferWithAuthorization',
+      args: [
+        auth.from,
+        auth.to,
+        BigInt(auth.value),
+        BigInt(auth.validAfter),
+        BigInt(auth.validBefore),
+        auth.nonce as `0x${string}`,
+        payment.payload.signature as `0x${string}`,
+      ],
+    } as never);
+
+    // The payer gets its page for that charge, and is charged once.
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status === 200 ? 200 : again).toBe(200);
+    expect(again.body.access_token).toEqual(expect.any(String));
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
+    expect(await usdcBalance(app, payTo)).toBe(publisherBefore + BigInt(gate.amount));
+  });
+
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {
     const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run/canceled');
     // The payer itself cancels the authorization, with a higher tip than our relayer's transaction.

@@ -240,13 +240,21 @@ export class PaymentsService {
       // Canceled by the payer instead: nothing was charged, and the gate is payable again.
       const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
       if (outcome === 'used') return pending(gateId, hash);
-      await this.release(payment.id);
-      if (outcome === 'canceled')
+      if (outcome === 'canceled') {
+        await this.release(payment.id);
         throw new PaymentRejected(
           X402_REASONS.invalid_exact_evm_nonce_already_used,
           'The payer canceled this authorization before it settled; nothing was charged',
         );
-      throw new PaymentRejected('unexpected_settle_error', 'The settlement transaction reverted; nothing was charged');
+      }
+      // Unused, and public now in our transaction's calldata: anyone may still send it until it
+      // expires. The claim stays; the reconciler sends it again, or releases it once the chain is
+      // past its end, so a late copy still pays this gate and never a second one.
+      return pending(
+        gateId,
+        hash,
+        'The settlement transaction reverted, but its authorization can still settle until it expires; it is kept and retried in the background. Ask again with the same proof.',
+      );
     }
     const confirmed = await this.confirm(payment.id, receipt, payment);
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gateId, confirmed.token) };

@@ -87,6 +87,26 @@ describe('PaymentStore', () => {
     expect((await viaPrisma(payment.id))?.tokenKid).toBe('first');
   });
 
+  it('never marks submitted a payment the reconciler sent or confirmed meanwhile', async () => {
+    const { payment } = await claim(hex('03', 32));
+    const theirs = hex('ab', 32);
+    await store.markSubmitted(payment.id, theirs);
+    await store.markSubmitted(payment.id, hex('ac', 32));
+    expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitted', txHash: theirs });
+    const at = new Date();
+    const receipt = {
+      txHash: theirs,
+      blockNumber: 3n,
+      confirmedAt: at,
+      tokenKid: 'k',
+      tokenIssuedAt: at,
+      tokenExpiresAt: at,
+    };
+    expect(await store.confirm(payment.id, receipt)).toBe(true);
+    await store.markSubmitted(payment.id, hex('ad', 32));
+    expect(await viaPrisma(payment.id)).toMatchObject({ status: 'confirmed', txHash: theirs });
+  });
+
   it('throws when the claim it marks submitted is gone', async () => {
     await expect(store.markSubmitted(randomUUID(), TX)).rejects.toThrow(/is gone/);
   });

@@ -110,13 +110,18 @@ export class PaymentStore {
     ]);
   }
 
-  /** The settlement of a claimed payment was broadcast as `txHash`; throws when the claim is gone. */
+  /**
+   * The settlement of a claimed payment was broadcast as `txHash`; throws when the claim is gone.
+   * Only a claim still submitting is marked: a request slow to broadcast may find the reconciler
+   * sent (or confirmed) it meanwhile, and that record stands.
+   */
   async markSubmitted(id: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
-      `UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid RETURNING id`,
+      `UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid AND status = 'submitting' RETURNING id`,
       [id, txHash],
     );
-    if (rows.length === 0) throw new Error(`Payment ${id} is gone; its settlement ${txHash} was broadcast`);
+    if (rows.length === 0 && !(await this.byId(id)))
+      throw new Error(`Payment ${id} is gone; its settlement ${txHash} was broadcast`);
   }
 
   /**

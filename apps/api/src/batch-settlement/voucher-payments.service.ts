@@ -39,6 +39,8 @@ import { RecentChannelStates } from './recent-channel-states';
 import { requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
 
+/** The largest cumulative total a channel row stores (PostgreSQL bigint). */
+const MAX_CHANNEL_TOTAL = 2n ** 63n - 1n;
 /**
  * How long a payer's deposit lease holds at least once its holder stopped (died, or gave up waiting
  * for a deposit that may still land); never less than the longest a deposit is waited for, and a minute.
@@ -95,6 +97,13 @@ export class VoucherPaymentsService {
       );
     const channelId = this.checkChannel(gate, batch, payment);
     const { voucher } = payment;
+    // x402 allows a uint128; no channel holds more than all the USDC there is, far below the
+    // database's 64-bit totals, which such a total would overflow.
+    if (voucher.maxClaimableAmount > MAX_CHANNEL_TOTAL)
+      throw new PaymentRejected(
+        BATCH_REASONS.cumulativeExceedsBalance,
+        'The voucher’s total is above any channel’s balance',
+      );
     if (payment.type === 'refund') {
       await requirePayerSignature(this.chain, batch, payment);
       return this.refunds.refund(gate, payment, channelId);

@@ -282,6 +282,18 @@ describe('voucher payments', () => {
     expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
   });
 
+  it('refuses a signed total beyond what any channel holds (above the database’s 64-bit range) with a 402, not a 500', async () => {
+    const { channel } = await openChannel(50_000n);
+    for (const total of [2n ** 63n, 2n ** 128n - 1n]) {
+      const offer = await gate();
+      const response = await verify(offer, await channel.payment(offer, total));
+      expect({ status: response.status, reason: response.body.reason }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.cumulativeExceedsBalance,
+      });
+    }
+  });
+
   it('gives an accepted voucher’s token to no copy of it with another signature: a stranger’s, or its own high-s twin', async () => {
     const { channel } = await openChannel(50_000n);
     const offer = await gate();

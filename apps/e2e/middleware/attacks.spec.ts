@@ -262,6 +262,8 @@ async function premiumSpellingsReached(server: SiteServer, hasStatic: boolean): 
     '/Premium/a',
     '/premium/a/',
     '/premium/a;/../../robots.txt',
+    '/premium/..;/a',
+    '/premium/%2e%2e;/a',
     '/premium/a/.',
     '/premium/a/x/..',
     '//premium/a',

@@ -75,6 +75,10 @@ describe('readRoute', () => {
     '/static/free/%2e%2e%2fpremium/a',
     '/a/%2E/b',
     '/a\\..\\b',
+    // A router that cuts at ";" reads "/premium/.." from these: a dot segment.
+    '/premium/..;/x',
+    '/premium/%2e%2e;/x',
+    '/premium/.;x/y',
   ])('calls %s odd: it has a dot segment', (target) => {
     expect(readRoute(target).odd).toBe(true);
   });

@@ -22,7 +22,8 @@
 import { isCanonicalPath, priceOfSpelling, requestPath, type RoutingOptions, type SitePrices } from '@crawlgate/core';
 import { isFreeRequestPath } from './bots';
 
-const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\]|$)/;
+// A segment of one or two dots, ended by a separator, the end, or a ";" a router may cut at.
+const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
 const ESCAPED_SEPARATOR = /%(?:2f|5c)/gi;
 const ESCAPED_DOT = /%2e/gi;
 

@@ -5,7 +5,10 @@
  *
  * registers CrawlgateGuard for every route (APP_GUARD) and serves /.well-known/pay.json. Or
  * provide CRAWLGATE yourself and put `@UseGuards(CrawlgateGuard)` on the controllers to gate.
- * A guard only runs for routes Nest has, so unknown paths are 404 for everyone. 402/403/503 are
+ * A guard only runs for routes Nest has, so unknown paths are 404 for everyone; files served by
+ * useStaticAssets and routes added on the platform instance never reach it (gate those with
+ * crawlgateExpress or crawlgateFastify on the instance). GraphQL resolvers are gated by their HTTP
+ * request (price the endpoint's path); message transports and WebSocket gateways are not gated. 402/403/503 are
  * thrown as HttpException with the gate's JSON as the response: Nest's default filter sends it
  * as is (a custom global filter must do the same). With a global prefix, exclude the pay.json
  * route from it: `app.setGlobalPrefix('api', { exclude: ['.well-known/pay.json'] })`.
@@ -15,6 +18,7 @@
 
 import {
   Controller,
+  ForbiddenException,
   Get,
   HttpException,
   Inject,
@@ -63,15 +67,18 @@ export class CrawlgateGuard implements CanActivate {
   constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<PlatformRequest>();
+    const type = context.getType<string>();
+    // Message transports (microservices) and WebSocket gateways serve no HTTP page: not gated.
+    if (type === 'rpc' || type === 'ws') return true;
+    const exchange = type === 'http' ? httpExchange(context) : type === 'graphql' ? graphqlExchange(context) : null;
+    // A context the gate cannot read a request from is refused, never served unpriced.
+    if (!exchange) throw new ForbiddenException(`Crawlgate cannot price a ${type} request`);
     // pay.json's own controller asks the gate itself. Decided by the route the router chose, never by
     // reading the URL: "/premium/x;/../../.well-known/pay.json" reads as pay.json and routes to /premium/x.
     if (context.getClass() === CrawlgatePayJsonController) return true;
-    const decision = await this.gate.handleNow(toCrawlgateRequest(request));
+    const decision = await this.gate.handleNow(toCrawlgateRequest(exchange.request));
     if (decision.kind === 'pass') return true;
-    setHeaders(http.getResponse<PlatformResponse>(), decision.headers);
+    if (exchange.response) setHeaders(exchange.response, decision.headers);
     if (decision.kind === 'pass-after-payment') return true;
     throw asException(decision);
   }
@@ -129,6 +136,31 @@ function withoutLicenseDocument(options: CrawlgateOptions): CrawlgateOptions {
     );
   }
   return { ...options, licensing: { ...options.licensing, path: false } };
+}
+
+interface Exchange {
+  request: PlatformRequest;
+  response?: PlatformResponse;
+}
+
+function httpExchange(context: ExecutionContext): Exchange {
+  const http = context.switchToHttp();
+  return { request: http.getRequest<PlatformRequest>(), response: http.getResponse<PlatformResponse>() };
+}
+
+/**
+ * A GraphQL resolver's HTTP request, from the context @nestjs/graphql builds (its third argument):
+ * Apollo's `{ req, res }` on Express, `{ request, reply }` on Fastify, Mercurius's `{ reply }`.
+ * Null when none is there (a subscription over WebSocket): the guard then refuses.
+ */
+function graphqlExchange(context: ExecutionContext): Exchange | null {
+  const gql = context.getArgByIndex<Record<string, unknown> | undefined>(2);
+  const reply = gql?.reply as (PlatformResponse & { request?: PlatformRequest }) | undefined;
+  const request = (gql?.req ?? gql?.request ?? reply?.request) as PlatformRequest | undefined;
+  if (!request || typeof request.url !== 'string' || typeof request.method !== 'string' || !request.headers)
+    return null;
+  const response = (gql?.res ?? reply) as PlatformResponse | undefined;
+  return { request, response: typeof response?.header === 'function' ? response : undefined };
 }
 
 function urlOf(request: PlatformRequest): string {

@@ -231,6 +231,16 @@ export const BATCH_SETTLEMENT_ABI = [
   },
   {
     type: 'event',
+    name: 'WithdrawInitiated',
+    anonymous: false,
+    inputs: [
+      { name: 'channelId', type: 'bytes32', indexed: true },
+      { name: 'amount', type: 'uint128', indexed: false },
+      { name: 'finalizeAfter', type: 'uint40', indexed: false },
+    ],
+  },
+  {
+    type: 'event',
     name: 'Refunded',
     anonymous: false,
     inputs: [

@@ -13,9 +13,6 @@ export interface ChannelKey {
   config: ChannelConfig;
 }
 
-/** Rows in one claimWithSignature: well inside a block's gas (a row costs tens of thousands of gas); the rest waits for the next run. */
-export const MAX_CLAIM_ROWS = 100;
-
 /** A channel's record as a voucher is judged against it. */
 export interface ChannelRecord {
   /** x402's chargedCumulativeAmount. */
@@ -372,11 +369,19 @@ export class ChannelStore {
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
-  unclaimed(receiver: string, token: string, limit = MAX_CLAIM_ROWS): Promise<PaymentChannel[]> {
+  unclaimed(receiver: string, token: string, limit: number): Promise<PaymentChannel[]> {
     return this.db.prisma.paymentChannel.findMany({
       where: { receiver, token, unclaimedSince: { not: null } },
       orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
       take: limit,
+    });
+  }
+
+  /** Those of `channelIds` that are channels of this receiver and token with vouchers not yet claimed. */
+  unclaimedAmong(receiver: string, token: string, channelIds: readonly string[]): Promise<PaymentChannel[]> {
+    return this.db.prisma.paymentChannel.findMany({
+      where: { receiver, token, unclaimedSince: { not: null }, channelId: { in: [...channelIds] } },
+      orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
     });
   }
 

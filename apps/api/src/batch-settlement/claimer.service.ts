@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import type { Address, Hex } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
@@ -7,6 +8,7 @@ import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
+import { LOG_LOOKBACK_BLOCKS } from '../payments/authorization-checks';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal } from './channel-state';
 import { ChannelStore } from './channel.store';
@@ -43,11 +45,22 @@ export class ClaimerService {
     const batch = this.chain.batchSettlement;
     if (!batch) return run;
     let failed = false;
-    for (const { receiver, token } of await this.store.receiversWithUnclaimed()) {
-      await this.claimReceiver(batch, receiver as Address, token as Address, options, run).catch((error: Error) => {
-        failed = true;
-        this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
-      });
+    const receivers = await this.store.receiversWithUnclaimed();
+    const withdrawing =
+      receivers.length === 0
+        ? []
+        : await this.withdrawingChannelIds(batch).catch((error: Error) => {
+            failed = true;
+            this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
+            return [];
+          });
+    for (const { receiver, token } of receivers) {
+      await this.claimReceiver(batch, receiver as Address, token as Address, withdrawing, options, run).catch(
+        (error: Error) => {
+          failed = true;
+          this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
+        },
+      );
     }
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) this.lastCompletedRunAt = performance.now();
@@ -78,13 +91,53 @@ export class ClaimerService {
     batch: BatchSettlementChain,
     receiver: Address,
     token: Address,
+    withdrawingIds: readonly string[],
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
   ): Promise<void> {
+    const { claimMaxChannels } = this.config.chain.batchSettlement;
+    // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
+    // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
+    const withdrawing = withdrawingIds.length ? await this.store.unclaimedAmong(receiver, token, withdrawingIds) : [];
+    let last: ClaimMade | null = null;
+    for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
+      last =
+        (await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run)) ??
+        last;
+    const queued = await this.store.unclaimed(receiver, token, claimMaxChannels);
+    last = (await this.claimChannels(batch, receiver, token, queued, options, run)) ?? last;
+    if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
+      const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
+      run.settles.push(settle);
+      const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
+      if (!receipt || receipt.status !== 'success')
+        throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      if (last)
+        await this.store.recordClaim({
+          chainId: this.chain.chainId,
+          receiver,
+          token,
+          txHash: last.hash,
+          channels: last.channels,
+          amount: last.amount,
+          settleTxHash: settle,
+        });
+    }
+  }
+
+  /** Claims what these channels owe in one claimWithSignature, when due; what it sent, or null. */
+  private async claimChannels(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    channels: readonly PaymentChannel[],
+    options: { force?: boolean; now?: Date },
+    run: ClaimRun,
+  ): Promise<ClaimMade | null> {
     const now = options.now ?? new Date();
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
     let urgent = false;
-    for (const channel of await this.store.unclaimed(receiver, token)) {
+    for (const channel of channels) {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
       await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
       if (state.withdrawal) urgent = true;
@@ -117,55 +170,59 @@ export class ClaimerService {
       urgent ||
       amount >= claimMinMicros ||
       (oldest !== null && now.getTime() - oldest.getTime() >= claimMaxAgeSeconds * 1000);
-    if (rows.length > 0 && due) {
-      const hash = await sendFromRelayer(
+    if (rows.length === 0 || !due) return null;
+    const hash = await sendFromRelayer(
+      this.chain,
+      batch.escrow,
+      await claimCalldata(
         this.chain,
-        batch.escrow,
-        await claimCalldata(
-          this.chain,
-          batch,
-          rows.map((r) => r.row),
-        ),
-      );
-      run.claims.push(hash);
-      const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
-      if (!receipt || receipt.status !== 'success')
-        throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-      // Read back what the chain now says, rather than assume the rows applied.
-      for (const { channel } of rows) {
-        const after = await readChannel(this.chain, batch, channel.channelId as Hex);
-        await this.store.markClaimed(channel.channelId, after.totalClaimed, after.balance);
-      }
-      await this.store.recordClaim({
-        chainId: this.chain.chainId,
-        receiver,
-        token,
-        txHash: hash,
-        channels: rows.length,
-        amount,
-        settleTxHash: null,
-      });
-      this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
+        batch,
+        rows.map((r) => r.row),
+      ),
+    );
+    run.claims.push(hash);
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    if (!receipt || receipt.status !== 'success')
+      throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+    // Read back what the chain now says, rather than assume the rows applied.
+    for (const { channel } of rows) {
+      const after = await readChannel(this.chain, batch, channel.channelId as Hex);
+      await this.store.markClaimed(channel.channelId, after.totalClaimed, after.balance);
     }
-    if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
-      const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
-      run.settles.push(settle);
-      const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
-      if (!receipt || receipt.status !== 'success')
-        throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-      const claim = run.claims.at(-1);
-      if (claim)
-        await this.store.recordClaim({
-          chainId: this.chain.chainId,
-          receiver,
-          token,
-          txHash: claim,
-          channels: rows.length,
-          amount,
-          settleTxHash: settle,
-        });
-    }
+    await this.store.recordClaim({
+      chainId: this.chain.chainId,
+      receiver,
+      token,
+      txHash: hash,
+      channels: rows.length,
+      amount,
+      settleTxHash: null,
+    });
+    this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
+    return { hash, channels: rows.length, amount };
   }
+
+  /**
+   * Channels whose payer started a withdrawal lately: the escrow's WithdrawInitiated events over
+   * the last LOG_LOOKBACK_BLOCKS, read once a run (one call, whatever the number of channels).
+   */
+  private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
+    const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const logs = await this.chain.publicClient.getContractEvents({
+      address: batch.escrow,
+      abi: BATCH_SETTLEMENT_ABI,
+      eventName: 'WithdrawInitiated',
+      fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
+      toBlock: head,
+    });
+    return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
+  }
+}
+
+interface ClaimMade {
+  hash: Hex;
+  channels: number;
+  amount: bigint;
 }
 
 function configOf(channel: PaymentChannel) {

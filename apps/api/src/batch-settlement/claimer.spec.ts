@@ -118,34 +118,47 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('claims a withdrawing channel first, however many unclaimed channels are queued ahead of it', async () => {
+    // The queue gives two channels a claim; two payers' channels, each too small and too young to
+    // be due, are ahead of the one whose payer then starts to withdraw what it owes.
+    const { app, payTo, paidChannel } = await voucherSite({ claimMaxChannels: 2 });
+    try {
+      await paidChannel('/ahead-1', 10_000n, [10_000n]);
+      await paidChannel('/ahead-2', 10_000n, [10_000n]);
+      const { payer, channel } = await paidChannel('/owing', 100_000n, [10_000n, 20_000n, 30_000n]);
+      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+      const escrow = app.chain.batchSettlement!.escrow;
+      const started = await wallet.writeContract({
+        address: escrow,
+        abi: batchSettlementAbi,
+        functionName: 'initiateWithdraw',
+        args: [channel.config, 100_000n],
+      });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+
+      const run = await app.app.get(ClaimerService).runOnce();
+      expect(run.claims.length).toBeGreaterThanOrEqual(1);
+      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
+      const finished = await wallet.writeContract({
+        address: escrow,
+        abi: batchSettlementAbi,
+        functionName: 'finalizeWithdraw',
+        args: [channel.config],
+      });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
+      // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+      expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
     // Every voucher reads the chain here; a state read a moment before the withdrawal is channel-state-reuse.spec's.
-    const batchSettlement = { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0, channelStateReuseMs: 0 };
-    const app = await startTestApp({ isolateChain: true, config: { chain: { batchSettlement } } });
+    const { app, payTo, site, paidChannel } = await voucherSite();
     try {
-      const payTo = newWallet().address;
-      const { site, publisher } = await pricedSite(app, payTo);
-      await app.call('PATCH', `/v1/sites/${site.siteId}`, {
-        body: { batch_settlement: true },
-        headers: publisher.auth,
-      });
-      const payer = newWallet();
-      await fundUsdc(app, payer.address, '1');
-      await fundEth(app, payer.address);
-      let channel: ReturnType<typeof testChannel> | undefined;
-      for (const [i, total] of [10_000n, 20_000n, 30_000n].entries()) {
-        const offer = batchOffer(
-          await app.call('POST', '/v1/gates', {
-            body: { url: `/w/${i}` },
-            headers: { 'x-site-token': site.siteToken },
-          }),
-        );
-        channel ??= testChannel(app, payer, offer.accepted);
-        const response = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
-          body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: 100_000n } : {}) },
-        });
-        expect(response.status).toBe(200);
-      }
+      const { payer, channel } = await paidChannel('/w', 100_000n, [10_000n, 20_000n, 30_000n]);
       // Nothing is claimed yet, so the escrow lets the payer start withdrawing all of it.
       const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
       const escrow = app.chain.batchSettlement!.escrow;
@@ -153,7 +166,7 @@ describe('voucher claimer', () => {
         address: escrow,
         abi: batchSettlementAbi,
         functionName: 'initiateWithdraw',
-        args: [channel!.config, 100_000n],
+        args: [channel.config, 100_000n],
       });
       await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
 
@@ -162,7 +175,7 @@ describe('voucher claimer', () => {
         await app.call('POST', '/v1/gates', { body: { url: '/w/3' }, headers: { 'x-site-token': site.siteToken } }),
       );
       const refused = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
-        body: { payment: await channel!.payment(offer, 40_000n) },
+        body: { payment: await channel.payment(offer, 40_000n) },
       });
       expect(refused.status).toBe(402);
       expect(refused.body.reason).toBe(BATCH_REASONS.cumulativeExceedsBalance);
@@ -177,7 +190,7 @@ describe('voucher claimer', () => {
         address: escrow,
         abi: batchSettlementAbi,
         functionName: 'finalizeWithdraw',
-        args: [channel!.config],
+        args: [channel.config],
       });
       await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
       // The payer gets back only what it did not spend.
@@ -187,3 +200,41 @@ describe('voucher claimer', () => {
     }
   });
 });
+
+/**
+ * An API whose claimer runs only when a test asks, with a batch-settlement site, and paidChannel():
+ * a new funded payer's channel paying `totals` for pages under `path`, its deposit with the first.
+ */
+async function voucherSite(overrides: Partial<ReturnType<typeof loadConfig>['chain']['batchSettlement']> = {}) {
+  const batchSettlement = {
+    ...loadConfig({}).chain.batchSettlement,
+    claimIntervalMs: 0,
+    channelStateReuseMs: 0,
+    ...overrides,
+  };
+  const app = await startTestApp({ isolateChain: true, config: { chain: { batchSettlement } } });
+  const payTo = newWallet().address;
+  const { site, publisher } = await pricedSite(app, payTo);
+  await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
+  const paidChannel = async (path: string, deposit: bigint, totals: bigint[]) => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+    let channel: ReturnType<typeof testChannel> | undefined;
+    for (const [i, total] of totals.entries()) {
+      const offer = batchOffer(
+        await app.call('POST', '/v1/gates', {
+          body: { url: `${path}/${i}` },
+          headers: { 'x-site-token': site.siteToken },
+        }),
+      );
+      channel ??= testChannel(app, payer, offer.accepted);
+      const response = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+        body: { payment: await channel.payment(offer, total, i === 0 ? { deposit } : {}) },
+      });
+      expect(response.status).toBe(200);
+    }
+    return { payer, channel: channel! };
+  };
+  return { app, payTo, site, paidChannel };
+}

@@ -73,6 +73,8 @@ export interface BatchSettlementConfig {
   claimMinMicros: bigint;
   /** ...or once the oldest unclaimed voucher is this old, or a withdrawal is pending. */
   claimMaxAgeSeconds: number;
+  /** Channels one claim transaction takes (its gas grows with each); a receiver with more is claimed over several. */
+  claimMaxChannels: number;
   /**
    * How long a channel's chain state, once read, judges the next vouchers that fit it with no new
    * read; 0 reads for each, and so does an instance whose claimer is off, slower than a quarter of
@@ -134,6 +136,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
       claimIntervalMs: integer(env, 'CLAIM_INTERVAL_MS', 60_000, 0, 3_600_000),
       claimMinMicros: BigInt(integer(env, 'CLAIM_MIN_MICROS', 1_000_000, 1, Number.MAX_SAFE_INTEGER)),
       claimMaxAgeSeconds: integer(env, 'CLAIM_MAX_AGE_SECONDS', 3_600, 0, MAX_WITHDRAW_DELAY),
+      claimMaxChannels: integer(env, 'CLAIM_MAX_CHANNELS', 100, 1, 100),
       // A minute at most: far inside the shortest withdraw delay, which a withdrawal started meanwhile waits out.
       channelStateReuseMs: integer(env, 'CHANNEL_STATE_REUSE_MS', 2_000, 0, 60_000),
     },

@@ -175,6 +175,12 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
       functionName: 'transfer',
       args: [agent.address, 1_000_000n],
     });
+    // Our relayer does not send it again: a payer able to make it revert at will (a smart wallet
+    // whose signature check flips) would have the relayer pay for a reverting transaction each pass.
+    const relayer = app.chain.relayer.account.address;
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer });
+    expect(await app.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 0, released: 0 });
+    expect(await app.chain.publicClient.getTransactionCount({ address: relayer })).toBe(sentBefore);
     const stranger = newWallet();
     await fundEth(app, stranger.address);
     const auth = payment.payload.authorization;

@@ -248,12 +248,12 @@ export class PaymentsService {
         );
       }
       // Unused, and public now in our transaction's calldata: anyone may still send it until it
-      // expires. The claim stays; the reconciler sends it again, or releases it once the chain is
-      // past its end, so a late copy still pays this gate and never a second one.
+      // expires. The claim stays until the chain is past its end (the reconciler then releases it),
+      // so a late copy pays this gate and never a second one. Our relayer does not send it again.
       return pending(
         gateId,
         hash,
-        'The settlement transaction reverted, but its authorization can still settle until it expires; it is kept and retried in the background. Ask again with the same proof.',
+        'The settlement transaction reverted, but its authorization can still settle until it expires: the gate is held for it until then, and paid if it settles. Ask again with the same proof.',
       );
     }
     const confirmed = await this.confirm(payment.id, receipt, payment);

@@ -90,8 +90,13 @@ export class ReconcilerService {
   }
 
   private async reconcile(payment: Payment): Promise<'finalized' | 'released' | 'resubmitted' | 'waiting'> {
+    // Our transaction for it was mined and reverted: not sent again (a payer who can make it revert
+    // at will, a smart wallet whose signature check flips, would have the relayer pay gas each
+    // pass), only watched until someone's copy lands or the chain is past its end.
+    let reverted = false;
     if (payment.txHash) {
       const receipt = await this.receipt(payment.txHash as Hash);
+      reverted = receipt?.status === 'reverted';
       if (receipt?.status === 'success') {
         if (!(await this.confirmed(receipt))) return 'waiting';
         await this.payments.finalize(payment.id, receipt);
@@ -128,7 +133,7 @@ export class ReconcilerService {
     // Not released while the authorization could still land: a broadcast this row never recorded
     // (a crash right after sending) may be pending. Released once the chain is past its end.
     const fate = unusedAuthorizationFate(auth.validBefore, head.timestamp, BigInt(Math.floor(Date.now() / 1000)));
-    if (fate === 'wait') return 'waiting';
+    if (fate === 'wait' || (fate === 'send' && reverted)) return 'waiting';
     if (fate === 'send' && !(await this.gateSecretOutlastsSettlement(payment))) {
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: the secret that signed the gate no longer outlasts it; released once its authorization expires`,

@@ -281,13 +281,29 @@ export function refusedOrigin(origin: string, allowLoopback: boolean): string | 
 
 /** Why an IP address (a literal, or what a name resolved to) is not reached; null when it may be. */
 export function refusedAddress(address: string, allowLoopback: boolean): string | null {
-  const ip = address.toLowerCase();
+  const ip = canonicalIp(address);
+  if (ip === null) return 'not an address it can check';
   if (isLoopbackIp(ip)) return allowLoopback ? null : 'a loopback address';
   if (isPrivateIp(ip)) return 'a private, link-local or reserved address';
   return null;
 }
 
 const isLoopbackIp = (ip: string) => ip === '::1' || /^127\./.test(ip);
+
+/**
+ * IPv6 as the URL parser writes it (compressed, lower case: "0:0:0:0:0:ffff:7f00:1" is
+ * "::ffff:7f00:1"), the form the checks below read; anything else lower-cased. Null for an IPv6
+ * form the parser refuses (one with a zone, "fe80::1%eth0").
+ */
+function canonicalIp(address: string): string | null {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (!bare.includes(':')) return bare.toLowerCase();
+  try {
+    return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+}
 
 function isPrivateIp(host: string): boolean {
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);

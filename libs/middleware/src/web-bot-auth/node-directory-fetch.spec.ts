@@ -45,6 +45,9 @@ describe('nodeKeyDirectoryFetch', () => {
     ['an IPv6 unique local address', ['fd00::1']],
     ['a public and a private address at once', ['93.184.216.34', '10.0.0.7']],
     ['no address', []],
+    ['an IPv4-mapped loopback address written out in full', ['0:0:0:0:0:ffff:7f00:1']],
+    ['the IPv6 loopback address written out in full', ['0:0:0:0:0:0:0:1']],
+    ['a link-local address with a zone', ['fe80::1%eth0']],
   ])('refuses a name that resolves to %s', async (_case, addresses) => {
     const dns = resolvingTo(...addresses);
     const failure = await nodeKeyDirectoryFetch({ resolve: dns.resolve })('https://agent.test/').catch(
@@ -75,6 +78,16 @@ describe('nodeKeyDirectoryFetch', () => {
       }),
     ).rejects.toThrow(/abort/i);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('checks an IP literal it is asked for itself (Node does not look one up)', async () => {
+    const before = connections;
+    await expect(nodeKeyDirectoryFetch()(`http://127.0.0.1:${port}/`)).rejects.toThrow(/loopback/);
+    await expect(nodeKeyDirectoryFetch()(`http://[::ffff:127.0.0.1]:${port}/`)).rejects.toThrow(/refused|private/);
+    expect(connections).toBe(before);
+    const allowed = await nodeKeyDirectoryFetch({ allowLoopback: true })(`http://127.0.0.1:${port}/`);
+    expect(allowed.status).toBe(200);
+    await allowed.body?.cancel();
   });
 
   it('refuses schemes other than http and https', async () => {

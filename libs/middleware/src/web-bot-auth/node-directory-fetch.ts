@@ -13,7 +13,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { refusedAddress } from './key-directory';
 import type { WebBotAuthOptions } from './index';
@@ -61,6 +61,13 @@ export function nodeKeyDirectoryFetch(options: NodeKeyDirectoryFetchOptions = {}
       const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.protocol !== 'https:' && url.protocol !== 'http:') {
         reject(new TypeError(`not an http(s) URL: ${url.protocol}`));
+        return;
+      }
+      // Node looks up names only: an IP literal is checked here.
+      const literal = url.hostname.replace(/^\[|\]$/g, '');
+      const refused = isIP(literal) ? refusedAddress(literal, allowLoopback) : null;
+      if (refused) {
+        reject(new Error(`the key directory host ${url.hostname} is ${refused}`));
         return;
       }
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;

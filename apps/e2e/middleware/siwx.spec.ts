@@ -296,17 +296,26 @@ describe('refused, never the page', () => {
     expect((await present(paidPath, header)).status).toBe(200);
   });
 
-  it('the API down, failing, slow or answering oddly: 402, never the page', async () => {
+  it('the API down, failing, slow or answering oddly: 503 (not a 402 that asks a payer to pay again), never the page', async () => {
     const guardedSite = routedTo(() => guarded);
     // Sanity: the guarded server serves a good proof while its API is up.
     apiMode = 'up';
     expect((await present(paidPath, await proof(await challenge(paidPath, guardedSite)), guardedSite)).status).toBe(
       200,
     );
-    for (const mode of ['down', 'error', 'hang', 'empty', 'other-token'] as const) {
+    for (const [mode, status] of [
+      ['down', 503],
+      ['error', 503],
+      ['hang', 503],
+      ['empty', 503],
+      // A token that does not open the path is the API's answer, not its failure: the usual 402.
+      ['other-token', 402],
+    ] as const) {
       apiMode = mode;
       const header = await proof(await challenge(paidPath, guardedSite));
-      await expectRefused(await present(paidPath, header, guardedSite), paidPath);
+      const answer = await present(paidPath, header, guardedSite);
+      expect({ mode, status: answer.status }).toEqual({ mode, status });
+      await expectRefused(answer, paidPath);
     }
     apiMode = 'up';
   });

@@ -91,17 +91,30 @@ describe('createSiwxGate', () => {
     expect(await rotating.reaccess({ 'sign-in-with-x': proof }, '/a')).toMatchObject({ kind: 'pass-after-payment' });
   });
 
-  it('falls through on a refusal, an API error, or a token that does not open this path', async () => {
+  it('falls through to the 402 on a refusal, or a token that does not open this path', async () => {
     expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
-    const failing = gate(async () =>
-      Promise.reject(new CrawlgateApiError('POST /v1/access-tokens/siwx: no answer within 3000 ms')),
-    );
-    expect(await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
-    expect(failing.warnings).toEqual([expect.stringContaining('no answer')]);
     const elsewhere = gate(async () => access);
     expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b')).toBeUndefined();
     expect(elsewhere.warnings).toEqual([expect.stringContaining('does not open /b')]);
   });
+
+  it.each([
+    ['no answer in time', new CrawlgateApiError('POST /v1/access-tokens/siwx: no answer within 3000 ms')],
+    [
+      'the route’s limit spent (by junk proofs, say)',
+      new CrawlgateApiError('POST /v1/access-tokens/siwx: unexpected HTTP 429', 429),
+    ],
+    ['a server error', new CrawlgateApiError('POST /v1/access-tokens/siwx: unexpected HTTP 500', 500)],
+  ])(
+    'answers 503 with Retry-After, not 402, when the sign-in cannot be checked (%s): a wallet that paid must not pay again',
+    async (_case, error) => {
+      const failing = gate(async () => Promise.reject(error));
+      const decision = await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a');
+      expect(decision).toMatchObject({ kind: 'respond', status: 503, headers: { 'retry-after': expect.any(String) } });
+      expect(decision).not.toHaveProperty('headers.x-crawlgate-token');
+      expect(failing.warnings).toEqual([expect.stringContaining(error.message)]);
+    },
+  );
 
   it('lets a bug throw (the gate answers 503), never pass', async () => {
     await expect(

@@ -2,8 +2,9 @@
  * Re-access with x402's sign-in-with-x: every 402 carries a challenge (a nonce MAC'ed with the
  * site's secret for this site and path, five minutes to answer); a wallet that paid for the path
  * answers it in a SIGN-IN-WITH-X header and the API gives back that payment's token. The page is
- * served only when that token opens this very path by the local check; a refusal, an error, a
- * timeout or any odd answer of the API falls through to the usual 402 (fail closed).
+ * served only when that token opens this very path by the local check; a refusal falls through to
+ * the usual 402, and an error, a timeout or any odd answer of the API is a 503 (fail closed either
+ * way, and a wallet that paid is not asked to pay again because the API could not answer).
  */
 
 import {
@@ -18,8 +19,11 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
-import type { Decision } from './decision';
+import { respondJson, type Decision } from './decision';
 import { headerValue, type HeaderRecord } from './request-headers';
+
+/** Retry-After of a sign-in the API could not check (timeout, its limit, its error). */
+const SIWX_RETRY_AFTER_SECONDS = 10;
 
 export interface SiwxOptions {
   api: ApiClient;
@@ -64,8 +68,15 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         access = await options.api.siwx({ proof, url: path });
       } catch (error) {
         if (!(error instanceof CrawlgateApiError)) throw error;
-        options.warn(`${error.message}; answering the sign-in with a 402`);
-        return undefined;
+        // Not a refusal: the wallet may have paid for this page. A 402 would have an x402 client
+        // pay it again (and junk proofs that spend the route's limit would make every such wallet
+        // do so); 503 says come back for the page it has.
+        options.warn(`${error.message}; answering the sign-in with a 503`);
+        return respondJson(
+          503,
+          { detail: 'The sign-in could not be checked right now; retry later' },
+          { 'retry-after': String(SIWX_RETRY_AFTER_SECONDS) },
+        );
       }
       if (!access) return undefined;
       if (!options.tokenOpens(access.access_token, path)) {

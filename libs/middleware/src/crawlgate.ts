@@ -49,7 +49,7 @@ import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
-import { isAlwaysFreeRoute, isPlainRoute, priceRoute, rawPath, readRoute, type Route } from './route-pricing';
+import { isAlwaysFreeRoute, isPlainRoute, priceRoute, rawPath, routeOf, type Route } from './route-pricing';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
@@ -61,6 +61,12 @@ export interface CrawlgateRequest {
   method: string;
   /** Path and query ("/post/1?x=y") or an absolute URL, as the request wrote it. */
   url: string;
+  /**
+   * The URL the router routes by, when a rewrite before the gate made it another (an i18n prefix
+   * stripped, Fastify's rewriteUrl): priced too, the highest price wins, and no token opens such
+   * a request (it is paid each time, as a path with two readings is).
+   */
+  routedUrl?: string;
   headers: HeaderRecord;
   ip?: string;
   /** What the router serving this request treats as the same route, when the adapter knows (overrides options.routing). */
@@ -537,7 +543,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   function decideLoaded(request: CrawlgateRequest, seen: Seen): Decision | Promise<Decision> {
     const terms = site.current();
-    const route = readRoute(request.url);
+    const route = routeOf(request);
     if (route.path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
       if (!terms) return notLoaded();
       return respondJson(200, buildPayJson(terms.offer, options.apiUrl), {

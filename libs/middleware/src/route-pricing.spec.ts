@@ -1,5 +1,5 @@
 import { compileSitePrices, type RoutingOptions } from '@crawlgate/core';
-import { isAlwaysFreeRoute, priceRoute, readRoute, spelledRoute } from './route-pricing';
+import { isAlwaysFreeRoute, isPlainRoute, priceRoute, readRoute, routeOf, spelledRoute } from './route-pricing';
 
 const prices = compileSitePrices(
   [
@@ -205,5 +205,23 @@ describe('isAlwaysFreeRoute', () => {
     // A real query is not part of the path.
     for (const target of ['/robots.txt?x=1', '/sitemap.xml?page=2', 'https://example.com/llms.txt#top'])
       expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: true });
+  });
+});
+
+describe('routeOf', () => {
+  it('prices a rewritten request both ways, binds it to the URL as written, and opens it with no token', () => {
+    const route = routeOf({ url: '/fr/premium/a', routedUrl: '/premium/a' });
+    expect(route.path).toBe('/fr/premium/a');
+    expect(route.spellings).toEqual(expect.arrayContaining(['/fr/premium/a', '/premium/a']));
+    expect(priceRoute(prices, route, LENIENT)).toBe(500_000n);
+    expect(isPlainRoute(route)).toBe(false);
+    expect(isAlwaysFreeRoute(routeOf({ url: '/free/a', routedUrl: '/premium/a' }))).toBe(false);
+  });
+
+  it('reads one route when the router routes by the same URL, or by its mount path root with a slash', () => {
+    expect(routeOf({ url: '/premium/a?x=1', routedUrl: '/premium/a?x=1' })).toEqual(readRoute('/premium/a?x=1'));
+    expect(routeOf({ url: '/premium/a?x=1', routedUrl: '/premium/a?y=2' })).toEqual(readRoute('/premium/a?x=1'));
+    expect(routeOf({ url: '/blog', routedUrl: '/blog/' })).toEqual(readRoute('/blog'));
+    expect(routeOf({ url: '/premium/a' })).toEqual(readRoute('/premium/a'));
   });
 });

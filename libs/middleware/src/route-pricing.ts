@@ -122,6 +122,25 @@ export function spelledRoute(target: string): Route {
 }
 
 /**
+ * The request's route, read from its URL and, when a rewrite before the gate changed what the
+ * router routes by, from that too: every spelling of both, bound to the URL as written.
+ */
+export function routeOf(request: { url: string; routedUrl?: string }): Route {
+  const route = readRoute(request.url);
+  if (request.routedUrl === undefined || request.routedUrl === request.url) return route;
+  const routed = readRoute(request.routedUrl);
+  // Express gives a mount path's root as "/": "/blog" routed as "/blog/" is the same route.
+  if (routed.odd === route.odd && withoutTrailingSlash(routed.path) === withoutTrailingSlash(route.path)) return route;
+  return {
+    path: route.path,
+    spellings: [...new Set([...route.spellings, routed.path, ...routed.spellings])],
+    odd: route.odd || routed.odd,
+  };
+}
+
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+/**
  * A target every router reads as route.path alone: no dot segment, no ";" cut or escaped slash
  * giving another path. Only such a target is opened by a token or a sign-in bound to route.path;
  * the others are paid for each time (their price is the highest of their readings).

@@ -9,7 +9,7 @@ import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
-type NodeRequest = IncomingMessage & { originalUrl?: string; ip?: string };
+type NodeRequest = IncomingMessage & { originalUrl?: string; baseUrl?: string; ip?: string };
 
 /** The middleware, and close(): stop the gate's background refresh and report its last counts. */
 export type CrawlgateExpressMiddleware = ((
@@ -28,9 +28,12 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
+    // What the router routes by: req.url, under the mount path, after any rewrite before the gate.
+    const routedUrl = req.originalUrl === undefined ? undefined : `${req.baseUrl ?? ''}${req.url ?? ''}`;
     const decision = gate.handleNow({
       method: req.method ?? 'GET',
       url,
+      routedUrl,
       headers: nodeHeaders(req.headers),
       ip: req.ip ?? req.socket.remoteAddress,
     });

@@ -20,7 +20,9 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const decision = gate.handleNow({
       method: request.method,
-      url: request.url,
+      // The URL as the client wrote it, and the one routed after rewriteUrl.
+      url: request.originalUrl ?? request.url,
+      routedUrl: request.url,
       headers: nodeHeaders(request.headers),
       ip: request.ip,
     });

@@ -51,6 +51,8 @@ interface PlatformRequest {
   method: string;
   url: string;
   originalUrl?: string;
+  /** Express's request only: the mount path url is under. */
+  baseUrl?: string;
   /** Fastify's request only: the Node request under it. */
   raw?: unknown;
   headers: CrawlgateRequest['headers'];
@@ -163,15 +165,20 @@ function graphqlExchange(context: ExecutionContext): Exchange | null {
   return { request, response: typeof response?.header === 'function' ? response : undefined };
 }
 
-function urlOf(request: PlatformRequest): string {
-  // Fastify's request (it has .raw): url is the one routed, after rewriteUrl; its originalUrl is from
-  // before the rewrite, another route. Express strips mount paths from url; originalUrl keeps them.
-  if (request.raw !== undefined) return request.url;
-  return request.originalUrl ?? request.url;
-}
-
+/**
+ * The URL as the client wrote it, and the one the router routes by: on Fastify (its request has
+ * .raw) url is after rewriteUrl and originalUrl before; on Express originalUrl is as written and
+ * baseUrl + url after mount paths and rewrites.
+ */
 function toCrawlgateRequest(request: PlatformRequest): CrawlgateRequest {
-  return { method: request.method, url: urlOf(request), headers: request.headers, ip: request.ip };
+  const routedUrl = request.raw !== undefined ? request.url : `${request.baseUrl ?? ''}${request.url}`;
+  return {
+    method: request.method,
+    url: request.originalUrl ?? request.url,
+    routedUrl,
+    headers: request.headers,
+    ip: request.ip,
+  };
 }
 
 function setHeaders(response: PlatformResponse, headers: Record<string, string>): void {

@@ -1,0 +1,85 @@
+/*
+ * URL rewrites before the gate: the router serves the rewritten URL, the client asked for another.
+ * Both are priced and the highest price wins, on real Express and Fastify servers, the real API and
+ * the local chain. Pricing: /premium/* 0.5, everything else 0.001.
+ */
+
+import express from 'express';
+import Fastify from 'fastify';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import { crawlgateFastify } from '@crawlgate/middleware/fastify';
+import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { rawRequest } from './support/raw-request';
+import { listening, type SiteServer } from './support/site-servers';
+
+let site: GatedSite;
+const servers: SiteServer[] = [];
+beforeAll(async () => {
+  site = await startGatedSite();
+  await site.setPricing({ default_price_usd: '0.001', rules: [{ path: '/premium/*', price_usd: '0.5' }] });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await site?.close();
+});
+
+const premium = (id: string) => `<p>premium content ${id}</p>`;
+
+async function expressWithLocalePrefix(): Promise<SiteServer> {
+  const app = express();
+  // An i18n middleware, as sites have them: /fr/premium/1 is served by /premium/:id.
+  app.use((req, _res, next) => {
+    req.url = req.url.replace(/^\/(?:en|fr|de)(?=\/)/, '');
+    next();
+  });
+  app.use(crawlgateExpress(site.options()));
+  app.get('/premium/:id', (req, res) => void res.type('text/html').send(premium(req.params.id)));
+  app.get('/blog', (_req, res) => void res.type('text/html').send('<p>blog index</p>'));
+  const server = await listening(app.listen(0, '127.0.0.1'));
+  servers.push(server);
+  return server;
+}
+
+async function fastifyWithRewriteUrl(): Promise<SiteServer> {
+  const app = Fastify({ rewriteUrl: (request) => (request.url ?? '/').replace(/^\/premium\//, '/render/') });
+  await app.register(crawlgateFastify, site.options());
+  app.get('/render/:id', async (request, reply) =>
+    reply.type('text/html').send(premium((request.params as { id: string }).id)),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const server = await listening(app.server);
+  servers.push(server);
+  return server;
+}
+
+describe('a rewrite before the gate', () => {
+  it('Express: a locale prefix stripped before the gate does not lower the premium price', async () => {
+    const server = await expressWithLocalePrefix();
+    expect((await rawRequest(server, '/fr/premium/1', { 'user-agent': BROWSER })).text).toContain(premium('1'));
+    for (const path of ['/fr/premium/1', '/premium/1']) {
+      const bot = await rawRequest(server, path, { 'user-agent': GPTBOT });
+      expect({ path, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
+        path,
+        status: 402,
+        price: 'USD 0.5',
+      });
+      expect(bot.text).not.toContain('premium content');
+    }
+  });
+
+  it('Fastify: a page rewriteUrl routes to a free path is priced as the path the client asked for', async () => {
+    const server = await fastifyWithRewriteUrl();
+    expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toContain(premium('1'));
+    const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
+    expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
+    expect(bot.text).not.toContain('premium content');
+  });
+
+  it('Express: with no rewrite, a paid token still opens its page (the gate sees one reading)', async () => {
+    const server = await expressWithLocalePrefix();
+    const offer = JSON.parse((await rawRequest(server, '/blog', { 'user-agent': GPTBOT })).text);
+    const token = await site.payThroughApi(offer);
+    const again = await rawRequest(server, '/blog', { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+    expect([again.status, again.text]).toEqual([200, '<p>blog index</p>']);
+  });
+});

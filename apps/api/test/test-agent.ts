@@ -6,6 +6,7 @@ import {
   type TransferAuthorization,
 } from '@crawlgate/devchain';
 import { exactPaymentV1, MAX_AUTHORIZATION_SECONDS, USDC_ABI } from '@crawlgate/core';
+import { createWalletClient, http, type Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
 
@@ -77,6 +78,37 @@ export async function signPayment(
 ) {
   const { authorization, signature } = await signOffer(app, wallet, offer, tamper);
   return exactPaymentV1(tamper.network ?? offer.accepts[0].network, authorization, signature);
+}
+
+/**
+ * Sends a signed payment's authorization from a fresh wallet of its own, as anyone who read it
+ * (from a 402 exchange, or from calldata) can; the transaction's hash, not waited for.
+ */
+export async function sendAuthorizationAsStranger(
+  app: Pick<TestApp, 'chain'>,
+  payment: Awaited<ReturnType<typeof signPayment>>,
+): Promise<Hash> {
+  const stranger = newWallet();
+  await fundEth(app, stranger.address);
+  const auth = payment.payload.authorization;
+  return createWalletClient({
+    account: stranger,
+    chain: app.chain.relayer.chain,
+    transport: http(app.chain.rpcUrl),
+  }).writeContract({
+    address: app.chain.usdc,
+    abi: USDC_ABI,
+    functionName: 'transferWithAuthorization',
+    args: [
+      auth.from,
+      auth.to,
+      BigInt(auth.value),
+      BigInt(auth.validAfter),
+      BigInt(auth.validBefore),
+      auth.nonce,
+      payment.payload.signature,
+    ],
+  });
 }
 
 /** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */

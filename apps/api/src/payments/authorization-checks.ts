@@ -280,6 +280,19 @@ export function settlesAuthorization(
 }
 
 /** A log of our token decoded, or undefined for any other contract's or an event the ABI does not name. */
+/** The (authorizer, nonce) of every EIP-3009 authorization the token says `receipt` used. */
+export function authorizationsUsedIn(
+  chain: Pick<ChainContext, 'usdc'>,
+  receipt: Pick<TransactionReceipt, 'logs'>,
+): { authorizer: Hex; nonce: Hex }[] {
+  return receipt.logs.flatMap((log) => {
+    const event = tokenEvent(chain, log);
+    return event?.eventName === 'AuthorizationUsed'
+      ? [{ authorizer: event.args.authorizer, nonce: event.args.nonce }]
+      : [];
+  });
+}
+
 function tokenEvent(chain: Pick<ChainContext, 'usdc'>, log: Pick<Log, 'address' | 'data' | 'topics'>) {
   if (!isAddressEqual(log.address, chain.usdc)) return undefined;
   try {

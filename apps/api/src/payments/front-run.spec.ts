@@ -2,7 +2,15 @@ import { USDC_ABI } from '@crawlgate/core';
 import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
 import { createWalletClient, http, type Abi, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signOffer, signPayment, usdcBalance } from '../../test/test-agent';
+import {
+  fundEth,
+  fundUsdc,
+  newWallet,
+  sendAuthorizationAsStranger,
+  signOffer,
+  signPayment,
+  usdcBalance,
+} from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
 
@@ -181,27 +189,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer });
     expect(await app.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 0, released: 0 });
     expect(await app.chain.publicClient.getTransactionCount({ address: relayer })).toBe(sentBefore);
-    const stranger = newWallet();
-    await fundEth(app, stranger.address);
-    const auth = payment.payload.authorization;
-    await createWalletClient({
-      account: stranger,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
-      address: app.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'transferWithAuthorization',
-      args: [
-        auth.from,
-        auth.to,
-        BigInt(auth.value),
-        BigInt(auth.validAfter),
-        BigInt(auth.validBefore),
-        auth.nonce as `0x${string}`,
-        payment.payload.signature as `0x${string}`,
-      ],
-    } as never);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendAuthorizationAsStranger(app, payment) });
 
     // The payer gets its page for that charge, and is charged once.
     await app.app.get(ReconcilerService).runOnce();

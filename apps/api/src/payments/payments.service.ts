@@ -27,6 +27,7 @@ import { ApiError, conflict, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
+  authorizationsUsedIn,
   checkSignature,
   checkTerms,
   isAuthorizationUsed,
@@ -213,10 +214,29 @@ export class PaymentsService {
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, payer } = check.transfer;
     await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
+    await this.assertSettlesNoOtherClaim(gate, receipt);
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
     const confirmed = await this.confirm(claim.payment.id, receipt, claim.payment);
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gate.id, confirmed.token) };
+  }
+
+  /**
+   * A transaction that settled an authorization claimed for another gate (a broadcast its claim
+   * never recorded, or someone's copy of it) already paid that gate: it pays no second one, and
+   * the reconciler records it for the first.
+   */
+  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt): Promise<void> {
+    for (const used of authorizationsUsedIn(this.chain, receipt)) {
+      const claimed = await this.store.byNonce({
+        chainId: gate.chainId,
+        asset: gate.asset,
+        payer: used.authorizer.toLowerCase(),
+        nonce: used.nonce.toLowerCase(),
+      });
+      if (claimed && claimed.gateId !== gate.ref)
+        throw conflict('This transaction settled a payment authorized for another gate');
+    }
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */

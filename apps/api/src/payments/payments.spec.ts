@@ -29,7 +29,16 @@ import {
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signOffer, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
+import {
+  fundEth,
+  fundUsdc,
+  newWallet,
+  sendAuthorizationAsStranger,
+  signOffer,
+  signPayment,
+  transfersTo,
+  usdcBalance,
+} from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('paying a gate', () => {
@@ -262,27 +271,7 @@ describe('paying a gate', () => {
       it('a nonce the agent already used on chain', async () => {
         const gate = await openGate(app, site, '/reject/nonce');
         const payment = await signPayment(app, agent, gate);
-        const auth = payment.payload.authorization;
-        const relayer = createWalletClient({
-          account: newWallet(),
-          chain: app.chain.relayer.chain,
-          transport: http(app.chain.rpcUrl),
-        });
-        await fundEth(app, relayer.account.address);
-        const hash = await relayer.writeContract({
-          address: app.chain.usdc,
-          abi: USDC_ABI,
-          functionName: 'transferWithAuthorization',
-          args: [
-            auth.from,
-            auth.to,
-            BigInt(auth.value),
-            BigInt(auth.validAfter),
-            BigInt(auth.validBefore),
-            auth.nonce,
-            payment.payload.signature,
-          ],
-        });
+        const hash = await sendAuthorizationAsStranger(app, payment);
         await app.chain.publicClient.waitForTransactionReceipt({ hash });
         const response = await verify(gate.id, { payment });
         expect(response).toMatchObject({ status: 402, body: { reason: 'invalid_exact_evm_nonce_already_used' } });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { transferProofMessage } from '@crawlgate/core';
 import { mineBlocks } from '@crawlgate/devchain';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
+import { fundUsdc, newWallet, sendAuthorizationAsStranger, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { toSignedAuthorization } from './authorization-checks';
@@ -158,6 +159,25 @@ describe('settlements that outlive their request', () => {
     expect(await reconcile(app)).toMatchObject({ finalized: 1 });
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
     expect(paid.status).toBe(200);
+  });
+
+  it('pays no other gate with the transaction that settled a claimed authorization; that claim is finished', async () => {
+    const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/hash-elsewhere');
+    // Someone sends the claimed authorization (a broadcast the claim never recorded, or a copy).
+    const hash = await sendAuthorizationAsStranger(app, signed);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    // Its payer presents that transaction for another gate of the same price.
+    const other = await openGate(app, site, '/reconcile/hash-elsewhere-b');
+    const reused = await app.call('POST', `/v1/gates/${other.id}/verify`, {
+      body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(other.ref, hash) }) },
+    });
+    expect({ status: reused.status, token: reused.body.access_token }).toEqual({ status: 409, token: undefined });
+    expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
+    // The claim it settled is recorded with it.
+    expect(await reconcile(app)).toMatchObject({ finalized: 1 });
+    const paid = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    expect(paid.body.tx_hash).toBe(hash.toLowerCase());
   });
 
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {

@@ -27,7 +27,12 @@ function guardAsking(decision: Decision = PAYMENT_REQUIRED) {
   return { guard: new CrawlgateGuard(gate), asked };
 }
 
-const request = { method: 'POST', url: '/graphql', headers: { 'user-agent': 'GPTBot/1.1' }, ip: '127.0.0.1' };
+const request = {
+  method: 'POST',
+  url: '/graphql',
+  headers: { 'user-agent': 'GPTBot/1.1', 'x-payment': 'e30=', 'PAYMENT-SIGNATURE': 'e30=', 'sign-in-with-x': 'e30=' },
+  ip: '127.0.0.1',
+};
 
 function contextOf(type: string, args: unknown[]): ExecutionContext {
   return {
@@ -44,17 +49,38 @@ function contextOf(type: string, args: unknown[]): ExecutionContext {
 
 describe('CrawlgateGuard', () => {
   it.each([
-    ['Apollo on Express ({ req, res })', (headers: object) => ({ req: request, res: headersOut(headers) })],
-    ['Apollo on Fastify ({ request, reply })', (headers: object) => ({ request, reply: headersOut(headers) })],
-    ['Mercurius ({ reply })', (headers: object) => ({ reply: { ...headersOut(headers), request } })],
-  ])('gates a GraphQL resolver by its HTTP request: %s', async (_case, gqlContext) => {
-    const { guard, asked } = guardAsking();
-    const sent: Record<string, string> = {};
-    const refused = await guard.canActivate(contextOf('graphql', [{}, {}, gqlContext(sent), {}])).catch((e) => e);
-    expect(refused).toBeInstanceOf(HttpException);
-    expect((refused as HttpException).getStatus()).toBe(402);
-    expect(asked).toEqual([expect.objectContaining({ method: 'POST', url: '/graphql' })]);
-    expect(sent).toEqual({ 'crawler-price': 'USD 0.5' });
+    ['Apollo on Express ({ req, res })', () => ({ req: { ...request }, res: headersOut({}) })],
+    ['Nest’s default ({ req })', () => ({ req: { ...request } })],
+    ['Apollo on Fastify ({ request, reply })', () => ({ request: { ...request }, reply: headersOut({}) })],
+    ['Mercurius ({ reply })', () => ({ reply: { ...headersOut({}), request: { ...request } } })],
+  ])(
+    'gates GraphQL resolvers by their HTTP request, once per request, taking no payment there: %s',
+    async (_case, gqlContext) => {
+      const { guard, asked } = guardAsking();
+      const context = gqlContext();
+      // Three root fields of one query: three guard runs, one decision.
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => guard.canActivate(contextOf('graphql', [{}, {}, context, {}])).catch((e) => e)),
+      );
+      for (const refused of answers) {
+        expect(refused).toBeInstanceOf(HttpException);
+        expect((refused as HttpException).getStatus()).toBe(402);
+      }
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ method: 'POST', url: '/graphql' });
+      // The payment and sign-in headers never reach the gate: no payment is taken inside GraphQL.
+      expect(Object.keys(asked[0].headers)).toEqual(['user-agent']);
+    },
+  );
+
+  it('lets a GraphQL request through on a pass (a person, an allowed bot, a valid token), and refuses one a payment would open', async () => {
+    expect(
+      await guardAsking({ kind: 'pass' }).guard.canActivate(contextOf('graphql', [{}, {}, { req: request }])),
+    ).toBe(true);
+    const paid: Decision = { kind: 'pass-after-payment', headers: {} };
+    await expect(
+      guardAsking(paid).guard.canActivate(contextOf('graphql', [{}, {}, { req: { ...request } }])),
+    ).rejects.toBeInstanceOf(ForbiddenException);
   });
 
   it('refuses a GraphQL resolver with no HTTP request under it (a subscription), and one of an unknown type', async () => {

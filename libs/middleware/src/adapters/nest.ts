@@ -7,9 +7,9 @@
  * provide CRAWLGATE yourself and put `@UseGuards(CrawlgateGuard)` on the controllers to gate.
  * A guard only runs for routes Nest has, so unknown paths are 404 for everyone; files served by
  * useStaticAssets and routes added on the platform instance never reach it (gate those with
- * crawlgateExpress or crawlgateFastify on the instance). GraphQL resolvers are gated by their HTTP
- * request (price the endpoint's path); message transports and WebSocket gateways are not gated. 402/403/503 are
- * thrown as HttpException with the gate's JSON as the response: Nest's default filter sends it
+ * crawlgateExpress or crawlgateFastify on the instance). GraphQL resolvers pass only what needs no
+ * payment (see graphqlDecisions); message transports and WebSocket gateways are not gated. 402/403/503
+ * are thrown as HttpException with the gate's JSON as the response: Nest's default filter sends it
  * as is (a custom global filter must do the same). With a global prefix, exclude the pay.json
  * route from it: `app.setGlobalPrefix('api', { exclude: ['.well-known/pay.json'] })`.
  *
@@ -33,6 +33,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { SIGN_IN_WITH_X_HEADER } from '@crawlgate/core';
 import {
   createCrawlgate,
   PAY_JSON_PATH,
@@ -64,6 +65,16 @@ interface PlatformResponse {
   header(name: string, value: string): unknown;
 }
 
+/**
+ * GraphQL runs the guard once per resolver, with no HTTP status of its own to answer (a thrown 402
+ * becomes a GraphQL error): one decision per HTTP request, shared by its resolvers, and no payment
+ * taken there (a payer would be charged with no token sent back). Persons, allowed bots and valid
+ * tokens pass; anything else is refused. To charge for a GraphQL endpoint, gate it at the HTTP
+ * layer (crawlgateExpress or crawlgateFastify on the platform instance).
+ */
+const graphqlDecisions = new WeakMap<object, Promise<Decision>>();
+const PAYING_HEADERS = new Set(['x-payment', 'payment-signature', SIGN_IN_WITH_X_HEADER]);
+
 @Injectable()
 export class CrawlgateGuard implements CanActivate {
   constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
@@ -78,11 +89,28 @@ export class CrawlgateGuard implements CanActivate {
     // pay.json's own controller asks the gate itself. Decided by the route the router chose, never by
     // reading the URL: "/premium/x;/../../.well-known/pay.json" reads as pay.json and routes to /premium/x.
     if (context.getClass() === CrawlgatePayJsonController) return true;
+    if (type === 'graphql') return this.graphqlPasses(exchange.request);
     const decision = await this.gate.handleNow(toCrawlgateRequest(exchange.request));
     if (decision.kind === 'pass') return true;
     if (exchange.response) setHeaders(exchange.response, decision.headers);
     if (decision.kind === 'pass-after-payment') return true;
     throw asException(decision);
+  }
+
+  /** One decision per HTTP request for all its resolvers, from its headers without payments (below). */
+  private async graphqlPasses(request: PlatformRequest): Promise<boolean> {
+    let decision = graphqlDecisions.get(request);
+    if (!decision) {
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !PAYING_HEADERS.has(name.toLowerCase())),
+      );
+      decision = Promise.resolve(this.gate.handleNow({ ...toCrawlgateRequest(request), headers }));
+      graphqlDecisions.set(request, decision);
+    }
+    const settled = await decision;
+    if (settled.kind === 'pass') return true;
+    if (settled.kind === 'respond') throw asException(settled);
+    throw new ForbiddenException('Crawlgate takes no payment inside GraphQL');
   }
 }
 
@@ -152,17 +180,16 @@ function httpExchange(context: ExecutionContext): Exchange {
 
 /**
  * A GraphQL resolver's HTTP request, from the context @nestjs/graphql builds (its third argument):
- * Apollo's `{ req, res }` on Express, `{ request, reply }` on Fastify, Mercurius's `{ reply }`.
- * Null when none is there (a subscription over WebSocket): the guard then refuses.
+ * `{ req }` (Nest's default), Apollo's `{ req, res }` on Express, `{ request, reply }` on Fastify,
+ * Mercurius's `{ reply }`. Null when none is there (a subscription over WebSocket): the guard then refuses.
  */
 function graphqlExchange(context: ExecutionContext): Exchange | null {
   const gql = context.getArgByIndex<Record<string, unknown> | undefined>(2);
-  const reply = gql?.reply as (PlatformResponse & { request?: PlatformRequest }) | undefined;
+  const reply = gql?.reply as { request?: PlatformRequest } | undefined;
   const request = (gql?.req ?? gql?.request ?? reply?.request) as PlatformRequest | undefined;
   if (!request || typeof request.url !== 'string' || typeof request.method !== 'string' || !request.headers)
     return null;
-  const response = (gql?.res ?? reply) as PlatformResponse | undefined;
-  return { request, response: typeof response?.header === 'function' ? response : undefined };
+  return { request };
 }
 
 /**

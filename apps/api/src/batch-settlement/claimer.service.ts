@@ -21,8 +21,8 @@ export interface ClaimRun {
 
 /**
  * Collects accepted vouchers: per receiver and token, once the unclaimed total reaches a size, the
- * oldest unclaimed voucher an age, or a payer starts a withdrawal (the withdraw delay is then the
- * deadline), one claimWithSignature for all of that receiver's channels, signed by the receiver
+ * oldest unclaimed voucher an age (at most a quarter of the withdraw delay), or a payer starts a
+ * withdrawal that would take what was charged (the withdraw delay is then the deadline), one claimWithSignature for all of that receiver's channels, signed by the receiver
  * authorizer and sent by the relayer, then settle to the receiver. The chain is the truth: before
  * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
  * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
@@ -140,7 +140,9 @@ export class ClaimerService {
     for (const channel of channels) {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
       await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
-      if (state.withdrawal) urgent = true;
+      // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
+      // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
+      if (state.withdrawal && channel.charged > state.balance - state.withdrawal.amount) urgent = true;
       const claimTo = claimableTotal(channel.charged, state);
       if (claimTo < channel.charged)
         this.logger.error(
@@ -164,12 +166,15 @@ export class ClaimerService {
         r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min,
       null,
     );
-    const { claimMinMicros, claimMaxAgeSeconds } = this.config.chain.batchSettlement;
+    const { claimMinMicros, claimMaxAgeSeconds, withdrawDelaySeconds } = this.config.chain.batchSettlement;
+    // Never older than a quarter of the withdraw delay: should the escrow's withdrawals be unreadable
+    // (withdrawingChannelIds failed), the queue still moves well inside any withdrawal's delay.
+    const maxAgeMs = Math.min(claimMaxAgeSeconds, withdrawDelaySeconds / 4) * 1000;
     const due =
       options.force ||
       urgent ||
       amount >= claimMinMicros ||
-      (oldest !== null && now.getTime() - oldest.getTime() >= claimMaxAgeSeconds * 1000);
+      (oldest !== null && now.getTime() - oldest.getTime() >= maxAgeMs);
     if (rows.length === 0 || !due) return null;
     const hash = await sendFromRelayer(
       this.chain,

@@ -154,6 +154,38 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('spends no gas on a withdrawal that cannot take what was charged (a payer asking back 1 unit each run)', async () => {
+    const { app, paidChannel } = await voucherSite();
+    try {
+      const { payer, channel } = await paidChannel('/tiny', 100_000n, [10_000n]);
+      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+      const started = await wallet.writeContract({
+        address: app.chain.batchSettlement!.escrow,
+        abi: batchSettlementAbi,
+        functionName: 'initiateWithdraw',
+        args: [channel.config, 1n],
+      });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      const run = await app.app.get(ClaimerService).runOnce();
+      expect(run).toEqual({ claims: [], settles: [] });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('claims a voucher a quarter of the withdraw delay old, when CLAIM_MAX_AGE_SECONDS is longer than that', async () => {
+    // A queue of channels not yet due must not outlast a withdrawal the claimer has not seen.
+    const { app, paidChannel } = await voucherSite({ withdrawDelaySeconds: 900, claimMaxAgeSeconds: 3_600 });
+    try {
+      await paidChannel('/aged', 100_000n, [10_000n]);
+      const claimer = app.app.get(ClaimerService);
+      expect((await claimer.runOnce({ now: new Date(Date.now() + 200_000) })).claims).toHaveLength(0);
+      expect((await claimer.runOnce({ now: new Date(Date.now() + 230_000) })).claims).toHaveLength(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
     // Every voucher reads the chain here; a state read a moment before the withdrawal is channel-state-reuse.spec's.
     const { app, payTo, site, paidChannel } = await voucherSite();

@@ -783,6 +783,28 @@ describe('createCrawlgate', () => {
   });
 });
 
+describe('a sign-in the API cannot check', () => {
+  const proofFor = (path: string) =>
+    encodeBase64Json({
+      address: '0x' + '1'.repeat(40),
+      signature: '0x' + '2'.repeat(130),
+      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path }, Math.floor(Date.now() / 1000) + 300, SECRET),
+      domain: 'example.com',
+      uri: `https://example.com${path}`,
+      chainId: 'eip155:8453',
+    });
+
+  it('answers 503, serving nothing; a payment the request also carries is taken, not stopped', async () => {
+    const { fake, handle } = setup({}, paysFor('/post/1'));
+    fake.answerWith((call) => (call === 'POST /v1/access-tokens/siwx' ? { status: 429 } : undefined));
+    const alone = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1') });
+    expect(respond(alone).status).toBe(503);
+    const withPayment = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-payment': paymentV1() });
+    expect(withPayment.kind).toBe('pass-after-payment');
+    expect(fake.calls.filter((call) => call.endsWith('/verify'))).toHaveLength(1);
+  });
+});
+
 describe('a target a router may read as another path', () => {
   // Read whole, "/premium/x;/../../cheap/t" is /cheap/t; a router cutting at ";" serves /premium/x.
   const AMBIGUOUS = ['/premium/x;/../../cheap/t', '/premium/x;/%2e%2e/%2e%2e/cheap/t', '/cheap/t;x'];

@@ -7,7 +7,7 @@ import {
   USDC_ABI,
   X402_REASONS,
 } from '@crawlgate/core';
-import type { Hash, Hex, TransactionReceipt } from 'viem';
+import { isAddressEqual, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import type { ChainContext } from '../chain/chain-context';
@@ -222,11 +222,13 @@ export class PaymentsService {
   }
 
   /**
-   * A transaction that settled an authorization claimed for another gate (a broadcast its claim
-   * never recorded, or someone's copy of it) already paid that gate: it pays no second one, and
-   * the reconciler records it for the first.
+   * Our relayer's settlement of an authorization claimed for another gate (a broadcast its claim
+   * never recorded) already paid that gate: it pays no second one, and the reconciler records it
+   * for the first. Anyone else's transaction is the payer's to name the gate of: an authorization
+   * copied from the mempool and claimed for another gate meanwhile does not take it from the payer.
    */
   private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt): Promise<void> {
+    if (!isAddressEqual(receipt.from, this.chain.relayer.account.address)) return;
     for (const used of authorizationsUsedIn(this.chain, receipt)) {
       const claimed = await this.store.byNonce({
         chainId: gate.chainId,

@@ -161,23 +161,42 @@ describe('settlements that outlive their request', () => {
     expect(paid.status).toBe(200);
   });
 
-  it('pays no other gate with the transaction that settled a claimed authorization; that claim is finished', async () => {
-    const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/hash-elsewhere');
-    // Someone sends the claimed authorization (a broadcast the claim never recorded, or a copy).
-    const hash = await sendAuthorizationAsStranger(app, signed);
+  it('pays no other gate with our own settlement of a claimed authorization; that claim is finished', async () => {
+    const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/ours-elsewhere');
+    // Our relayer sends it (a broadcast its request never recorded, or the reconciler's).
+    expect(await reconcile(app)).toMatchObject({ resubmitted: 1 });
+    const hash = (await app.database.prisma.payment.findUniqueOrThrow({ where: { gateId: claimed.ref } }))
+      .txHash as `0x${string}`;
     await app.chain.publicClient.waitForTransactionReceipt({ hash });
     // Its payer presents that transaction for another gate of the same price.
-    const other = await openGate(app, site, '/reconcile/hash-elsewhere-b');
+    const other = await openGate(app, site, '/reconcile/ours-elsewhere-b');
     const reused = await app.call('POST', `/v1/gates/${other.id}/verify`, {
       body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(other.ref, hash) }) },
     });
     expect({ status: reused.status, token: reused.body.access_token }).toEqual({ status: 409, token: undefined });
     expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
-    // The claim it settled is recorded with it.
     expect(await reconcile(app)).toMatchObject({ finalized: 1 });
     const paid = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
     expect(paid.body.tx_hash).toBe(hash.toLowerCase());
+  });
+
+  it('lets the payer’s own transaction of a claimed authorization pay the gate it names; the claim is released', async () => {
+    // A claim made with the payer's authorization while the payer's own transaction of it was
+    // pending (anyone can copy it from the mempool): the payer's signed tx_hash decides the gate.
+    const { gate: copied, signed } = await claimedButNeverSent('/reconcile/copied');
+    const hash = await sendAuthorizationAsStranger(app, signed);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    const own = await openGate(app, site, '/reconcile/copied-own');
+    const paid = await app.call('POST', `/v1/gates/${own.id}/verify`, {
+      body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(own.ref, hash) }) },
+    });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    expect(paid.body.access_token).toEqual(expect.any(String));
+    // The copied claim can never be paid now (its authorization is spent on the payer's gate).
+    expect(await reconcile(app)).toMatchObject({ released: 1 });
+    expect((await app.call('GET', `/v1/gates/${copied.id}`)).body.status).toBe('open');
+    expect((await transfersTo(app, payTo)).filter((t) => t.hash === hash)).toHaveLength(1);
   });
 
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {

@@ -794,14 +794,14 @@ describe('a sign-in the API cannot check', () => {
       chainId: 'eip155:8453',
     });
 
-  it('answers 503, serving nothing; a payment the request also carries is taken, not stopped', async () => {
+  it('answers 503, serving nothing and taking no payment the request also carries: the wallet may have paid already', async () => {
     const { fake, handle } = setup({}, paysFor('/post/1'));
     fake.answerWith((call) => (call === 'POST /v1/access-tokens/siwx' ? { status: 429 } : undefined));
     const alone = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1') });
     expect(respond(alone).status).toBe(503);
     const withPayment = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-payment': paymentV1() });
-    expect(withPayment.kind).toBe('pass-after-payment');
-    expect(fake.calls.filter((call) => call.endsWith('/verify'))).toHaveLength(1);
+    expect(respond(withPayment).status).toBe(503);
+    expect(fake.calls.filter((call) => call.endsWith('/verify'))).toHaveLength(0);
   });
 });
 

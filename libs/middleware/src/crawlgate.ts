@@ -366,12 +366,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
 
     if (siwx.presented(headers) && isPlainRoute(route))
-      return siwx.reaccess(headers, route.path).then((signedIn) =>
-        // A sign-in the API could not check (503) does not stop a payment the request also carries.
-        signedIn && !(signedIn.kind === 'respond' && hasPaymentHeader(headers))
-          ? signedIn
-          : pay(request, headers, route, terms, micros, fresh),
-      );
+      // A sign-in the API could not check is a 503, a payment the request also carries included:
+      // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
+      // spent; taking the payment would charge it again. The payment is not lost: it is retried.
+      return siwx
+        .reaccess(headers, route.path)
+        .then((signedIn) => signedIn ?? pay(request, headers, route, terms, micros, fresh));
     return pay(request, headers, route, terms, micros, fresh);
   }
 

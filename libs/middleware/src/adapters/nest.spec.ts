@@ -83,6 +83,21 @@ describe('CrawlgateGuard', () => {
     ).rejects.toBeInstanceOf(ForbiddenException);
   });
 
+  it('decides again for a request object that outlives a request (graphql-ws keeps its upgrade request)', async () => {
+    const { guard, asked } = guardAsking({ kind: 'pass' });
+    const context = contextOf('graphql', [{}, {}, { req: { ...request } }, {}]);
+    const realNow = Date.now.bind(Date);
+    const later = jest.spyOn(Date, 'now');
+    try {
+      expect(await guard.canActivate(context)).toBe(true);
+      later.mockImplementation(() => realNow() + 60_000);
+      expect(await guard.canActivate(context)).toBe(true);
+    } finally {
+      later.mockRestore();
+    }
+    expect(asked).toHaveLength(2);
+  });
+
   it('refuses a GraphQL resolver with no HTTP request under it (a subscription), and one of an unknown type', async () => {
     const { guard, asked } = guardAsking({ kind: 'pass' });
     await expect(guard.canActivate(contextOf('graphql', [{}, {}, { connection: {} }, {}]))).rejects.toBeInstanceOf(

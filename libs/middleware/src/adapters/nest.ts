@@ -72,7 +72,9 @@ interface PlatformResponse {
  * tokens pass; anything else is refused. To charge for a GraphQL endpoint, gate it at the HTTP
  * layer (crawlgateExpress or crawlgateFastify on the platform instance).
  */
-const graphqlDecisions = new WeakMap<object, Promise<Decision>>();
+const graphqlDecisions = new WeakMap<object, { decision: Promise<Decision>; at: number }>();
+/** A request's resolvers run within it; a request object that lives longer (graphql-ws's upgrade request) is decided again. */
+const GRAPHQL_DECISION_MS = 2_000;
 const PAYING_HEADERS = new Set(['x-payment', 'payment-signature', SIGN_IN_WITH_X_HEADER]);
 
 @Injectable()
@@ -99,15 +101,16 @@ export class CrawlgateGuard implements CanActivate {
 
   /** One decision per HTTP request for all its resolvers, from its headers without payments (below). */
   private async graphqlPasses(request: PlatformRequest): Promise<boolean> {
-    let decision = graphqlDecisions.get(request);
-    if (!decision) {
+    const now = Date.now();
+    let cached = graphqlDecisions.get(request);
+    if (!cached || now - cached.at >= GRAPHQL_DECISION_MS) {
       const headers = Object.fromEntries(
         Object.entries(request.headers).filter(([name]) => !PAYING_HEADERS.has(name.toLowerCase())),
       );
-      decision = Promise.resolve(this.gate.handleNow({ ...toCrawlgateRequest(request), headers }));
-      graphqlDecisions.set(request, decision);
+      cached = { decision: Promise.resolve(this.gate.handleNow({ ...toCrawlgateRequest(request), headers })), at: now };
+      graphqlDecisions.set(request, cached);
     }
-    const settled = await decision;
+    const settled = await cached.decision;
     if (settled.kind === 'pass') return true;
     if (settled.kind === 'respond') throw asException(settled);
     throw new ForbiddenException('Crawlgate takes no payment inside GraphQL');

@@ -121,31 +121,17 @@ describe('voucher claimer', () => {
   it('claims a withdrawing channel first, however many unclaimed channels are queued ahead of it', async () => {
     // The queue gives two channels a claim; two payers' channels, each too small and too young to
     // be due, are ahead of the one whose payer then starts to withdraw what it owes.
-    const { app, payTo, paidChannel } = await voucherSite({ claimMaxChannels: 2 });
+    const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 });
     try {
       await paidChannel('/ahead-1', 10_000n, [10_000n]);
       await paidChannel('/ahead-2', 10_000n, [10_000n]);
       const { payer, channel } = await paidChannel('/owing', 100_000n, [10_000n, 20_000n, 30_000n]);
-      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-      const escrow = app.chain.batchSettlement!.escrow;
-      const started = await wallet.writeContract({
-        address: escrow,
-        abi: batchSettlementAbi,
-        functionName: 'initiateWithdraw',
-        args: [channel.config, 100_000n],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      await withdrawal(payer, channel).start(100_000n);
 
       const run = await app.app.get(ClaimerService).runOnce();
       expect(run.claims.length).toBeGreaterThanOrEqual(1);
       await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      const finished = await wallet.writeContract({
-        address: escrow,
-        abi: batchSettlementAbi,
-        functionName: 'finalizeWithdraw',
-        args: [channel.config],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
+      await withdrawal(payer, channel).finish();
       // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
       expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
@@ -155,17 +141,10 @@ describe('voucher claimer', () => {
   });
 
   it('spends no gas on a withdrawal that cannot take what was charged (a payer asking back 1 unit each run)', async () => {
-    const { app, paidChannel } = await voucherSite();
+    const { app, paidChannel, withdrawal } = await voucherSite();
     try {
       const { payer, channel } = await paidChannel('/tiny', 100_000n, [10_000n]);
-      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-      const started = await wallet.writeContract({
-        address: app.chain.batchSettlement!.escrow,
-        abi: batchSettlementAbi,
-        functionName: 'initiateWithdraw',
-        args: [channel.config, 1n],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      await withdrawal(payer, channel).start(1n);
       const run = await app.app.get(ClaimerService).runOnce();
       expect(run).toEqual({ claims: [], settles: [] });
     } finally {
@@ -188,19 +167,11 @@ describe('voucher claimer', () => {
 
   it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
     // Every voucher reads the chain here; a state read a moment before the withdrawal is channel-state-reuse.spec's.
-    const { app, payTo, site, paidChannel } = await voucherSite();
+    const { app, payTo, site, paidChannel, withdrawal } = await voucherSite();
     try {
       const { payer, channel } = await paidChannel('/w', 100_000n, [10_000n, 20_000n, 30_000n]);
       // Nothing is claimed yet, so the escrow lets the payer start withdrawing all of it.
-      const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-      const escrow = app.chain.batchSettlement!.escrow;
-      const started = await wallet.writeContract({
-        address: escrow,
-        abi: batchSettlementAbi,
-        functionName: 'initiateWithdraw',
-        args: [channel.config, 100_000n],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      await withdrawal(payer, channel).start(100_000n);
 
       // A voucher now would draw on money that may leave: refused.
       const offer = batchOffer(
@@ -218,13 +189,7 @@ describe('voucher claimer', () => {
       expect(await usdcBalance(app, payTo)).toBe(30_000n);
 
       await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      const finished = await wallet.writeContract({
-        address: escrow,
-        abi: batchSettlementAbi,
-        functionName: 'finalizeWithdraw',
-        args: [channel.config],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: finished });
+      await withdrawal(payer, channel).finish();
       // The payer gets back only what it did not spend.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
     } finally {
@@ -268,5 +233,22 @@ async function voucherSite(overrides: Partial<ReturnType<typeof loadConfig>['cha
     }
     return { payer, channel: channel! };
   };
-  return { app, payTo, site, paidChannel };
+  /** The payer's withdrawal from its channel, started and finished on the escrow directly. */
+  const withdrawal = (payer: ReturnType<typeof newWallet>, channel: ReturnType<typeof testChannel>) => {
+    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+    const call = async (functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]) => {
+      const hash = await wallet.writeContract({
+        address: app.chain.batchSettlement!.escrow,
+        abi: batchSettlementAbi,
+        functionName,
+        args,
+      } as never);
+      await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    };
+    return {
+      start: (amount: bigint) => call('initiateWithdraw', [channel.config, amount]),
+      finish: () => call('finalizeWithdraw', [channel.config]),
+    };
+  };
+  return { app, payTo, site, paidChannel, withdrawal };
 }

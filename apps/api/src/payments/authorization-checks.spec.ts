@@ -1,6 +1,6 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
-import { settlesAuthorization, unusedAuthorizationFate } from './authorization-checks';
+import { authorizationsUsedIn, settlesAuthorization, unusedAuthorizationFate } from './authorization-checks';
 
 const usdc = '0x00000000000000000000000000000000000000aa' as const;
 const payer = '0x1111111111111111111111111111111111111111' as const;
@@ -79,5 +79,33 @@ describe('unusedAuthorizationFate', () => {
     expect(unusedAuthorizationFate(1_000n, 995n, 900n)).toBe('wait');
     expect(unusedAuthorizationFate(1_000n, 900n, 994n)).toBe('send');
     expect(unusedAuthorizationFate(1_000n, 900n, 995n)).toBe('wait');
+  });
+});
+
+describe('authorizationsUsedIn', () => {
+  const indexed = (...logs: ReturnType<typeof used>[]) => ({
+    logs: logs.map((log, logIndex) => ({ ...log, logIndex })) as never,
+  });
+
+  it('pairs each used authorization with the Transfer right after it, and none with another transfer of the bundle', () => {
+    const other = keccak256(toHex('other'));
+    // A bundle: someone's own transfer to pay_to first, then a claimed authorization and its Transfer.
+    const bundle = indexed(
+      transfer(stranger, payTo, 10_000n),
+      used(payer, nonce),
+      transfer(payer, payTo, 10_000n),
+      used(stranger, other),
+    );
+    expect(authorizationsUsedIn({ usdc }, bundle)).toEqual([
+      { authorizer: payer, nonce, transferLogIndex: 2 },
+      { authorizer: stranger, nonce: other, transferLogIndex: null },
+    ]);
+  });
+
+  it('reads only our token’s events', () => {
+    const elsewhere = '0x00000000000000000000000000000000000000bb' as const;
+    expect(
+      authorizationsUsedIn({ usdc }, indexed(used(payer, nonce, elsewhere), transfer(payer, payTo, 1n, elsewhere))),
+    ).toEqual([]);
   });
 });

@@ -280,16 +280,20 @@ export function settlesAuthorization(
 }
 
 /** A log of our token decoded, or undefined for any other contract's or an event the ABI does not name. */
-/** The (authorizer, nonce) of every EIP-3009 authorization the token says `receipt` used. */
+/**
+ * Every EIP-3009 authorization the token says `receipt` used: its (authorizer, nonce), and the log
+ * index of its own Transfer (the token emits it right after AuthorizationUsed), null if none follows.
+ */
 export function authorizationsUsedIn(
   chain: Pick<ChainContext, 'usdc'>,
   receipt: Pick<TransactionReceipt, 'logs'>,
-): { authorizer: Hex; nonce: Hex }[] {
-  return receipt.logs.flatMap((log) => {
+): { authorizer: Hex; nonce: Hex; transferLogIndex: number | null }[] {
+  return receipt.logs.flatMap((log, i) => {
     const event = tokenEvent(chain, log);
-    return event?.eventName === 'AuthorizationUsed'
-      ? [{ authorizer: event.args.authorizer, nonce: event.args.nonce }]
-      : [];
+    if (event?.eventName !== 'AuthorizationUsed') return [];
+    const next = receipt.logs[i + 1];
+    const transferLogIndex = next && tokenEvent(chain, next)?.eventName === 'Transfer' ? next.logIndex : null;
+    return [{ authorizer: event.args.authorizer, nonce: event.args.nonce, transferLogIndex }];
   });
 }
 

@@ -212,9 +212,9 @@ export class PaymentsService {
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending')
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
-    const { receipt, payer } = check.transfer;
+    const { receipt, payer, logIndex } = check.transfer;
     await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
-    await this.assertSettlesNoOtherClaim(gate, receipt);
+    await this.assertSettlesNoOtherClaim(gate, receipt, logIndex);
     const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
     const confirmed = await this.confirm(claim.payment.id, receipt, claim.payment);
@@ -222,13 +222,15 @@ export class PaymentsService {
   }
 
   /**
-   * Our relayer's settlement of an authorization claimed for another gate (a broadcast its claim
-   * never recorded) already paid that gate: it pays no second one, and the reconciler records it
-   * for the first. Anyone else's transaction is the payer's to name the gate of: an authorization
-   * copied from the mempool and claimed for another gate meanwhile does not take it from the payer.
+   * A transaction that used an authorization claimed for another gate pays no second gate: our
+   * relayer's (a broadcast its claim never recorded; the reconciler records it for that gate), or
+   * anyone's that pays this gate with another transfer beside it (a bundle carrying someone's
+   * claimed authorization). One exception: the payer's own transaction of its authorization,
+   * which someone copied from the mempool and claimed for another gate meanwhile, pays the gate
+   * its payer names with that very transfer (only its payer signs for it, checked before).
    */
-  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt): Promise<void> {
-    if (!isAddressEqual(receipt.from, this.chain.relayer.account.address)) return;
+  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt, credited: number): Promise<void> {
+    const fromRelayer = isAddressEqual(receipt.from, this.chain.relayer.account.address);
     for (const used of authorizationsUsedIn(this.chain, receipt)) {
       const claimed = await this.store.byNonce({
         chainId: gate.chainId,
@@ -236,8 +238,9 @@ export class PaymentsService {
         payer: used.authorizer.toLowerCase(),
         nonce: used.nonce.toLowerCase(),
       });
-      if (claimed && claimed.gateId !== gate.ref)
-        throw conflict('This transaction settled a payment authorized for another gate');
+      if (!claimed || claimed.gateId === gate.ref) continue;
+      if (!fromRelayer && used.transferLogIndex === credited) continue;
+      throw conflict('This transaction settled a payment authorized for another gate');
     }
   }
 

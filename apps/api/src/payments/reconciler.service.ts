@@ -119,15 +119,6 @@ export class ReconcilerService {
     if (outcome === 'used') {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
-      if (await this.paidAnotherGate(payment, receipt.transactionHash)) {
-        // Its payer named that transaction for another gate (its own transaction of the authorization,
-        // which someone copied and claimed here): this claim can never be paid.
-        await this.payments.release(payment.id);
-        this.logger.warn(
-          `Released gate ${payment.gateId}: the transaction that used its authorization (${receipt.transactionHash}) paid another gate`,
-        );
-        return 'released';
-      }
       if (!settlesAuthorization(this.chain, receipt, auth)) {
         // The payer spent the nonce on another authorization of its own: this one never settles.
         await this.payments.release(payment.id);
@@ -173,14 +164,6 @@ export class ReconcilerService {
     if (!payment.tokenKid) return true;
     const secret = (await this.secrets.usable(payment.siteId)).find((usable) => usable.kid === payment.tokenKid);
     return secret !== undefined && outlastsSettlement(secret.retiresAt, this.chain.settlementTimeoutMs);
-  }
-
-  private async paidAnotherGate(payment: Payment, hash: Hash): Promise<boolean> {
-    const recorded = await this.db.prisma.payment.findUnique({
-      where: { chainId_txHash: { chainId: payment.chainId, txHash: hash.toLowerCase() } },
-      select: { gateId: true },
-    });
-    return recorded !== null && recorded.gateId !== payment.gateId;
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {

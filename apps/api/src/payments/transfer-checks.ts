@@ -11,6 +11,8 @@ const CHAIN_CLOCK_SKEW_SECONDS = 30n;
 export interface ProvenTransfer {
   receipt: TransactionReceipt;
   payer: `0x${string}`;
+  /** The log index of the Transfer that pays the gate. */
+  logIndex: number;
 }
 
 export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kind: 'pending' };
@@ -62,7 +64,10 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
       'The transfer was mined before this gate was created; it cannot pay for it',
     );
   }
-  return { kind: 'proven', transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}` } };
+  return {
+    kind: 'proven',
+    transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}`, logIndex: exact.logIndex },
+  };
 }
 
 /**

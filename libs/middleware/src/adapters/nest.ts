@@ -67,7 +67,7 @@ interface PlatformResponse {
 
 /**
  * GraphQL runs the guard once per resolver, with no HTTP status of its own to answer (a thrown 402
- * becomes a GraphQL error): one decision per HTTP request, shared by its resolvers, and no payment
+ * becomes a GraphQL error): one decision per HTTP request, shared by its resolvers for 2 s, and no payment
  * taken there (a payer would be charged with no token sent back). Persons, allowed bots and valid
  * tokens pass; anything else is refused. To charge for a GraphQL endpoint, gate it at the HTTP
  * layer (crawlgateExpress or crawlgateFastify on the platform instance).

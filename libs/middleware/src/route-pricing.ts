@@ -133,7 +133,7 @@ export function routeOf(request: { url: string; routedUrl?: string }): Route {
   if (routed.odd === route.odd && withoutTrailingSlash(routed.path) === withoutTrailingSlash(route.path)) return route;
   return {
     path: route.path,
-    spellings: [...new Set([...route.spellings, routed.path, ...routed.spellings])],
+    spellings: [...new Set([...route.spellings, ...routed.spellings])],
     odd: route.odd || routed.odd,
   };
 }

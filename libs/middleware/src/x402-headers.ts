@@ -14,7 +14,10 @@ import {
 } from '@crawlgate/core';
 import { headerValue, type HeaderRecord } from './request-headers';
 
-export type PaymentHeaderName = 'x-payment' | 'payment-signature';
+/** The x402 payment headers, v2's first: the one read when a request carries both. */
+export const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
+
+export type PaymentHeaderName = (typeof PAYMENT_HEADERS)[number];
 
 export type PresentedPayment =
   /** `payment` is the decoded object, as the API's verify takes it; `network` and `payer` as it states them. */
@@ -30,11 +33,7 @@ export type PresentedPayment =
 
 /** The payment header of a request (PAYMENT-SIGNATURE first), decoded and checked; undefined when there is none. */
 export function presentedPayment(headers: HeaderRecord): PresentedPayment | undefined {
-  const via: PaymentHeaderName | undefined = headerValue(headers, 'payment-signature')
-    ? 'payment-signature'
-    : headerValue(headers, 'x-payment')
-      ? 'x-payment'
-      : undefined;
+  const via = PAYMENT_HEADERS.find((name) => headerValue(headers, name));
   if (!via) return undefined;
   const decoded = decodeBase64Json(headerValue(headers, via)!.trim());
   if (decoded === undefined) return { ok: false, via, msg: `${via} is not base64 JSON` };
@@ -59,7 +58,7 @@ export function presentedPayment(headers: HeaderRecord): PresentedPayment | unde
 
 /** True when the request carries any x402 payment header, valid or not: it comes from an agent. */
 export function hasPaymentHeader(headers: HeaderRecord): boolean {
-  return headerValue(headers, 'payment-signature') !== undefined || headerValue(headers, 'x-payment') !== undefined;
+  return PAYMENT_HEADERS.some((name) => headerValue(headers, name) !== undefined);
 }
 
 /** The settlement header answering a payment sent with `via`: name and base64 JSON value. */

@@ -10,7 +10,7 @@ import { CONFIG } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { LOG_LOOKBACK_BLOCKS } from '../payments/authorization-checks';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
-import { claimableTotal } from './channel-state';
+import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore } from './channel.store';
 
 export interface ClaimRun {
@@ -22,8 +22,9 @@ export interface ClaimRun {
 /**
  * Collects accepted vouchers: per receiver and token, once the unclaimed total reaches a size, the
  * oldest unclaimed voucher an age (at most a quarter of the withdraw delay), or a payer starts a
- * withdrawal that would take what was charged (the withdraw delay is then the deadline), one claimWithSignature for all of that receiver's channels, signed by the receiver
- * authorizer and sent by the relayer, then settle to the receiver. The chain is the truth: before
+ * withdrawal that would take what was charged (the withdraw delay is then the deadline): claims of
+ * up to CLAIM_MAX_CHANNELS channels each (claimWithSignature), signed by the receiver authorizer and
+ * sent by the relayer, then settle to the receiver. The chain is the truth: before
  * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
  * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
  */
@@ -142,7 +143,7 @@ export class ClaimerService {
       await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
       // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
       // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
-      if (state.withdrawal && channel.charged > state.balance - state.withdrawal.amount) urgent = true;
+      if (state.withdrawal && channel.charged > spendableOf(state)) urgent = true;
       const claimTo = claimableTotal(channel.charged, state);
       if (claimTo < channel.charged)
         this.logger.error(

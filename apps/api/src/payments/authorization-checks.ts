@@ -279,7 +279,6 @@ export function settlesAuthorization(
   return false;
 }
 
-/** A log of our token decoded, or undefined for any other contract's or an event the ABI does not name. */
 /**
  * Every EIP-3009 authorization the token says `receipt` used: its (authorizer, nonce), and the log
  * index of its own Transfer (the token emits it right after AuthorizationUsed), null if none follows.
@@ -297,6 +296,7 @@ export function authorizationsUsedIn(
   });
 }
 
+/** A log of our token decoded, or undefined for any other contract's or an event the ABI does not name. */
 function tokenEvent(chain: Pick<ChainContext, 'usdc'>, log: Pick<Log, 'address' | 'data' | 'topics'>) {
   if (!isAddressEqual(log.address, chain.usdc)) return undefined;
   try {

@@ -274,7 +274,8 @@ export class PaymentsService {
       }
       // Unused, and public now in our transaction's calldata: anyone may still send it until it
       // expires. The claim stays until the chain is past its end (the reconciler then releases it),
-      // so a late copy pays this gate and never a second one. Our relayer does not send it again.
+      // so a late copy pays this gate, not a second one (unless its payer names that very transaction
+      // for another gate: assertSettlesNoOtherClaim). Our relayer does not send it again.
       return pending(
         gateId,
         hash,

@@ -42,6 +42,7 @@ import {
   type CrawlgateRequest,
 } from '../crawlgate';
 import type { Decision } from '../decision';
+import { PAYMENT_HEADERS } from '../x402-headers';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 /** Injection token of the Crawlgate instance. */
@@ -75,7 +76,7 @@ interface PlatformResponse {
 const graphqlDecisions = new WeakMap<object, { decision: Promise<Decision>; at: number }>();
 /** A request's resolvers run within it; a request object that lives longer (graphql-ws's upgrade request) is decided again. */
 const GRAPHQL_DECISION_MS = 2_000;
-const PAYING_HEADERS = new Set(['x-payment', 'payment-signature', SIGN_IN_WITH_X_HEADER]);
+const PAYING_HEADERS = new Set<string>([...PAYMENT_HEADERS, SIGN_IN_WITH_X_HEADER]);
 
 @Injectable()
 export class CrawlgateGuard implements CanActivate {

@@ -41,9 +41,9 @@ export function nodeKeyDirectoryFetch(options: NodeKeyDirectoryFetchOptions = {}
   const checkedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname, { all: true, family: lookupOptions.family, hints: lookupOptions.hints }).then(
       (addresses) => {
-        const refused = addresses.find((entry) => refusedAddress(entry.address, allowLoopback) !== null);
+        const refused = addresses.map((entry) => refusedAddress(entry.address, allowLoopback)).find((why) => why);
         if (addresses.length === 0 || refused) {
-          const why = refused ? `resolves to ${refusedAddress(refused.address, allowLoopback)}` : 'has no address';
+          const why = refused ? `resolves to ${refused}` : 'has no address';
           callback(Object.assign(new Error(`the key directory host ${hostname} ${why}`), { code: 'EREFUSED' }), '');
           return;
         }

@@ -30,6 +30,8 @@ const TARGETS = [
   },
   // Test only: a token that calls back into the escrow mid-operation.
   { file: 'HostileToken.sol', contract: 'HostileToken', out: 'hostile-token.ts', prefix: 'hostileToken' },
+  // Test only: a stranger's bundle of other people's authorizations in one transaction.
+  { file: 'TestBundler.sol', contract: 'TestBundler', out: 'test-bundler.ts', prefix: 'testBundler' },
 ];
 
 // anvil 1.7 defaults to the latest hardfork; cancun keeps the bytecode valid on any post-Dencun chain.

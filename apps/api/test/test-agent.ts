@@ -2,11 +2,13 @@ import {
   buildAuthorization,
   devTestClient,
   signAuthorization,
+  testBundlerAbi,
+  testBundlerBytecode,
   usdcDomain,
   type TransferAuthorization,
 } from '@crawlgate/devchain';
 import { exactPaymentV1, MAX_AUTHORIZATION_SECONDS, USDC_ABI } from '@crawlgate/core';
-import { createWalletClient, http, type Hash } from 'viem';
+import { createWalletClient, encodeFunctionData, http, type Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
 
@@ -88,17 +90,45 @@ export async function sendAuthorizationAsStranger(
   app: Pick<TestApp, 'chain'>,
   payment: Awaited<ReturnType<typeof signPayment>>,
 ): Promise<Hash> {
+  const stranger = await strangerClient(app);
+  return stranger.writeContract({ address: app.chain.usdc, abi: USDC_ABI, ...settlementArgs(payment) });
+}
+
+/**
+ * Sends several signed payments' authorizations in one transaction from a stranger's multicall
+ * contract (TestBundler), as anyone who read them can; the hash once mined.
+ */
+export async function sendAuthorizationsBundled(
+  app: Pick<TestApp, 'chain'>,
+  payments: Awaited<ReturnType<typeof signPayment>>[],
+): Promise<Hash> {
+  const stranger = await strangerClient(app);
+  const deployed = await app.chain.publicClient.waitForTransactionReceipt({
+    hash: await stranger.deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
+  });
+  const hash = await stranger.writeContract({
+    address: deployed.contractAddress!,
+    abi: testBundlerAbi,
+    functionName: 'callAll',
+    args: [
+      payments.map(() => app.chain.usdc),
+      payments.map((payment) => encodeFunctionData({ abi: USDC_ABI, ...settlementArgs(payment) })),
+    ],
+  });
+  await app.chain.publicClient.waitForTransactionReceipt({ hash });
+  return hash;
+}
+
+async function strangerClient(app: Pick<TestApp, 'chain'>) {
   const stranger = newWallet();
   await fundEth(app, stranger.address);
+  return createWalletClient({ account: stranger, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+}
+
+function settlementArgs(payment: Awaited<ReturnType<typeof signPayment>>) {
   const auth = payment.payload.authorization;
-  return createWalletClient({
-    account: stranger,
-    chain: app.chain.relayer.chain,
-    transport: http(app.chain.rpcUrl),
-  }).writeContract({
-    address: app.chain.usdc,
-    abi: USDC_ABI,
-    functionName: 'transferWithAuthorization',
+  return {
+    functionName: 'transferWithAuthorization' as const,
     args: [
       auth.from,
       auth.to,
@@ -107,8 +137,8 @@ export async function sendAuthorizationAsStranger(
       BigInt(auth.validBefore),
       auth.nonce,
       payment.payload.signature,
-    ],
-  });
+    ] as const,
+  };
 }
 
 /** Transfer events of our USDC into `to`, counted on chain: the truth about what was charged. */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { toFunctionSignature, type AbiFunction } from 'viem';
 import { testUsdcAbi, testUsdcBytecode, testUsdcSourceSha256 } from './artifacts/test-usdc';
+import { testBundlerAbi, testBundlerBytecode, testBundlerSourceSha256 } from './artifacts/test-bundler';
 import { testWalletAbi, testWalletBytecode, testWalletSourceSha256 } from './artifacts/test-wallet';
 import { batchSettlementAbi, batchSettlementSourceSha256 } from './artifacts/batch-settlement';
 import { erc3009DepositCollectorAbi, erc3009DepositCollectorSourceSha256 } from './artifacts/erc3009-deposit-collector';
@@ -71,6 +72,12 @@ describe('TestUSDC artifact', () => {
     expect(testWalletSourceSha256).toBe(sourceHash('TestWallet.sol'));
     expect(testWalletBytecode).toMatch(/^0x[0-9a-f]+$/);
     expect(signatures(testWalletAbi)).toContain('isValidSignature(bytes32,bytes)');
+  });
+
+  it('has a TestBundler artifact compiled from the current TestBundler.sol', () => {
+    expect(testBundlerSourceSha256).toBe(sourceHash('TestBundler.sol'));
+    expect(testBundlerBytecode).toMatch(/^0x[0-9a-f]+$/);
+    expect(signatures(testBundlerAbi)).toEqual(['callAll(address[],bytes[])']);
   });
 });
 

@@ -37,6 +37,7 @@ export {
 } from './authorization';
 export { testUsdcAbi, testUsdcBytecode, testUsdcSolcVersion } from './artifacts/test-usdc';
 export { testWalletAbi, testWalletBytecode } from './artifacts/test-wallet';
+export { testBundlerAbi, testBundlerBytecode } from './artifacts/test-bundler';
 export {
   placeBatchSettlement,
   deployBatchSettlement,

@@ -1,6 +1,6 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
-import { authorizationsUsedIn, settlesAuthorization, unusedAuthorizationFate } from './authorization-checks';
+import { authorizationsUsedIn, settledTransferIndex, unusedAuthorizationFate } from './authorization-checks';
 
 const usdc = '0x00000000000000000000000000000000000000aa' as const;
 const payer = '0x1111111111111111111111111111111111111111' as const;
@@ -19,22 +19,23 @@ const transfer = (from: Hex, to: Hex, value: bigint, address: Hex = usdc) => ({
   topics: encodeEventTopics({ abi: USDC_ABI, eventName: 'Transfer', args: { from, to } }),
   data: encodeAbiParameters([{ type: 'uint256' }], [value]),
 });
-const receipt = (...logs: ReturnType<typeof used>[]) => ({ status: 'success' as const, logs: logs as never });
+const receipt = (...logs: ReturnType<typeof used>[]) => ({
+  status: 'success' as const,
+  logs: logs.map((log, logIndex) => ({ ...log, logIndex })) as never,
+});
 
-describe('settlesAuthorization', () => {
-  it('is the transaction whose AuthorizationUsed(from, nonce) is followed by its Transfer(from, to, value)', () => {
-    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), auth)).toBe(
-      true,
-    );
+describe('settledTransferIndex', () => {
+  it('is the Transfer(from, to, value) right after AuthorizationUsed(from, nonce)', () => {
+    expect(settledTransferIndex({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), auth)).toBe(1);
   });
 
-  it('is not one where the same nonce paid anyone else, or another amount', () => {
-    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payer, 0n)), auth)).toBe(false);
-    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 9_999n)), auth)).toBe(
-      false,
+  it('is none where the same nonce paid anyone else, or another amount', () => {
+    expect(settledTransferIndex({ usdc }, receipt(used(payer, nonce), transfer(payer, payer, 0n)), auth)).toBeNull();
+    expect(settledTransferIndex({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 9_999n)), auth)).toBe(
+      null,
     );
-    expect(settlesAuthorization({ usdc }, receipt(used(payer, nonce), transfer(stranger, payTo, 10_000n)), auth)).toBe(
-      false,
+    expect(settledTransferIndex({ usdc }, receipt(used(payer, nonce), transfer(stranger, payTo, 10_000n)), auth)).toBe(
+      null,
     );
   });
 
@@ -47,19 +48,19 @@ describe('settlesAuthorization', () => {
       used(payer, other),
       transfer(payer, payTo, 10_000n),
     );
-    expect(settlesAuthorization({ usdc }, spentElsewhere, auth)).toBe(false);
-    expect(settlesAuthorization({ usdc }, spentElsewhere, { ...auth, nonce: other })).toBe(true);
+    expect(settledTransferIndex({ usdc }, spentElsewhere, auth)).toBeNull();
+    expect(settledTransferIndex({ usdc }, spentElsewhere, { ...auth, nonce: other })).toBe(3);
     // Something logged in between: not the token's own pair.
     const between = receipt(used(payer, nonce), transfer(payer, payTo, 1n, stranger), transfer(payer, payTo, 10_000n));
-    expect(settlesAuthorization({ usdc }, between, auth)).toBe(false);
+    expect(settledTransferIndex({ usdc }, between, auth)).toBeNull();
   });
 
   it("believes only our token's events, only in a transaction that succeeded", () => {
     const elsewhere = receipt(used(payer, nonce, stranger), transfer(payer, payTo, 10_000n, stranger));
-    expect(settlesAuthorization({ usdc }, elsewhere, auth)).toBe(false);
+    expect(settledTransferIndex({ usdc }, elsewhere, auth)).toBeNull();
     const reverted = { ...receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), status: 'reverted' as const };
-    expect(settlesAuthorization({ usdc }, reverted, auth)).toBe(false);
-    expect(settlesAuthorization({ usdc }, receipt(), auth)).toBe(false);
+    expect(settledTransferIndex({ usdc }, reverted, auth)).toBeNull();
+    expect(settledTransferIndex({ usdc }, receipt(), auth)).toBeNull();
   });
 });
 

@@ -246,19 +246,19 @@ export async function authorizationOutcome(
 }
 
 /**
- * Whether `receipt` is the transaction that settled this very authorization: in it, the token's
- * AuthorizationUsed(from, nonce) and, next, its Transfer(from, to, value), as the token emits them
- * for one transferWithAuthorization (Circle's FiatToken and our test token alike). The payer
- * chooses EIP-3009 nonces, so another authorization of its own with the same nonce (paying itself,
- * or nothing) uses the nonce too: that transaction paid no gate, and the authorization it spent
- * can never settle.
+ * The log index of this very authorization's Transfer in `receipt`, or null when `receipt` did not
+ * settle it: the token's AuthorizationUsed(from, nonce) and, next, its Transfer(from, to, value),
+ * as the token emits them for one transferWithAuthorization (Circle's FiatToken and our test token
+ * alike). The payer chooses EIP-3009 nonces, so another authorization of its own with the same
+ * nonce (paying itself, or nothing) uses the nonce too: that transaction paid no gate, and the
+ * authorization it spent can never settle.
  */
-export function settlesAuthorization(
+export function settledTransferIndex(
   chain: Pick<ChainContext, 'usdc'>,
   receipt: Pick<TransactionReceipt, 'status' | 'logs'>,
   auth: Pick<TransferAuthorization, 'from' | 'to' | 'value' | 'nonce'>,
-): boolean {
-  if (receipt.status !== 'success') return false;
+): number | null {
+  if (receipt.status !== 'success') return null;
   const logs = receipt.logs;
   for (let i = 0; i + 1 < logs.length; i++) {
     const used = tokenEvent(chain, logs[i]);
@@ -269,14 +269,14 @@ export function settlesAuthorization(
     )
       continue;
     const transfer = tokenEvent(chain, logs[i + 1]);
-    return (
+    const settles =
       transfer?.eventName === 'Transfer' &&
       isAddressEqual(transfer.args.from, auth.from) &&
       isAddressEqual(transfer.args.to, auth.to) &&
-      transfer.args.value === auth.value
-    );
+      transfer.args.value === auth.value;
+    return settles ? logs[i + 1].logIndex : null;
   }
-  return false;
+  return null;
 }
 
 /**

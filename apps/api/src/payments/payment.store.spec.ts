@@ -58,6 +58,7 @@ describe('PaymentStore', () => {
     expect(
       await store.confirm(payment.id, {
         txHash: TX,
+        transferLogIndex: 1,
         blockNumber: 12n,
         confirmedAt: issuedAt,
         tokenKid: 'kid',
@@ -76,6 +77,7 @@ describe('PaymentStore', () => {
     const { payment } = await claim(hex('02', 32));
     const first = {
       txHash: hex('ee', 32),
+      transferLogIndex: 1,
       blockNumber: 1n,
       confirmedAt: new Date(),
       tokenKid: 'first',
@@ -96,6 +98,7 @@ describe('PaymentStore', () => {
     const at = new Date();
     const receipt = {
       txHash: theirs,
+      transferLogIndex: 1,
       blockNumber: 3n,
       confirmedAt: at,
       tokenKid: 'k',
@@ -105,6 +108,37 @@ describe('PaymentStore', () => {
     expect(await store.confirm(payment.id, receipt)).toBe(true);
     await store.markSubmitted(payment.id, hex('ad', 32));
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'confirmed', txHash: theirs });
+  });
+
+  it('confirms payments by their transfer: two of one transaction, never one transfer twice', async () => {
+    const confirmation = (transferLogIndex: number) => ({
+      txHash: hex('c1', 32),
+      transferLogIndex,
+      blockNumber: 5n,
+      confirmedAt: new Date(),
+      tokenKid: 'k',
+      tokenIssuedAt: null,
+      tokenExpiresAt: null,
+    });
+    const [first, second, third] = await Promise.all(['11', '12', '13'].map((byte) => claim(hex(byte, 32))));
+    expect(await store.confirm(first.payment.id, confirmation(1))).toBe(true);
+    expect(await store.confirm(second.payment.id, confirmation(3))).toBe(true);
+    await expect(store.confirm(third.payment.id, confirmation(3))).rejects.toThrow();
+    expect(await viaPrisma(third.payment.id)).toMatchObject({ status: 'submitting', txHash: null });
+  });
+
+  it('confirms nothing more in a transaction whose payment was confirmed before transfers were told apart', async () => {
+    const legacyTx = hex('c2', 32);
+    const legacy = await claim(hex('21', 32));
+    await test.database.prisma.payment.update({
+      where: { id: legacy.payment.id },
+      data: { status: 'confirmed', txHash: legacyTx, transferLogIndex: null },
+    });
+    const { payment } = await claim(hex('22', 32));
+    const at = new Date();
+    const later = { txHash: legacyTx, transferLogIndex: 3, blockNumber: 5n, confirmedAt: at, tokenKid: 'k' };
+    expect(await store.confirm(payment.id, { ...later, tokenIssuedAt: at, tokenExpiresAt: at })).toBe(false);
+    expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitting', txHash: null });
   });
 
   it('throws when the claim it marks submitted is gone', async () => {

@@ -126,21 +126,26 @@ export class PaymentStore {
 
   /**
    * Confirms a payment unless something confirmed it already (the request or the reconciler, whichever
-   * comes first); true when this call did.
+   * comes first); true when this call did. Its transfer pays no other gate (the unique index), nor
+   * does a transaction whose payment was confirmed before transfers were told apart (no log index).
    */
   async confirm(
     id: string,
     confirmed: Pick<
       Payment,
-      'txHash' | 'blockNumber' | 'confirmedAt' | 'tokenKid' | 'tokenIssuedAt' | 'tokenExpiresAt'
+      'txHash' | 'transferLogIndex' | 'blockNumber' | 'confirmedAt' | 'tokenKid' | 'tokenIssuedAt' | 'tokenExpiresAt'
     >,
   ): Promise<boolean> {
     const date = (value: Date | null) => value?.toISOString() ?? null;
     const rows = await this.db.sql.query(
       `UPDATE payments
-          SET status = 'confirmed', tx_hash = $2, block_number = $3::bigint, confirmed_at = $4::timestamptz,
-              token_kid = $5, token_issued_at = $6::timestamptz, token_expires_at = $7::timestamptz
+          SET status = 'confirmed', tx_hash = $2, transfer_log_index = $8::int, block_number = $3::bigint,
+              confirmed_at = $4::timestamptz, token_kid = $5, token_issued_at = $6::timestamptz,
+              token_expires_at = $7::timestamptz
         WHERE id = $1::uuid AND status <> 'confirmed'
+          AND NOT EXISTS (SELECT 1 FROM payments earlier
+                           WHERE earlier.chain_id = payments.chain_id AND earlier.tx_hash = $2
+                             AND earlier.transfer_log_index IS NULL AND earlier.status = 'confirmed')
         RETURNING id`,
       [
         id,
@@ -150,6 +155,7 @@ export class PaymentStore {
         confirmed.tokenKid,
         date(confirmed.tokenIssuedAt),
         date(confirmed.tokenExpiresAt),
+        confirmed.transferLogIndex,
       ],
     );
     return rows.length === 1;
@@ -178,6 +184,7 @@ interface PaymentRow {
   amount: string | bigint;
   nonce: string | null;
   tx_hash: string | null;
+  transfer_log_index: number | null;
   block_number: string | bigint | null;
   authorization: Prisma.JsonValue | string | null;
   token_kid: string | null;
@@ -212,6 +219,7 @@ function paymentFromRow(row: PaymentRow): Payment {
     amount: BigInt(row.amount),
     nonce: row.nonce,
     txHash: row.tx_hash,
+    transferLogIndex: row.transfer_log_index,
     blockNumber: big(row.block_number),
     authorization: typeof row.authorization === 'string' ? JSON.parse(row.authorization) : row.authorization,
     tokenKid: row.token_kid,

@@ -31,6 +31,7 @@ import {
   checkSignature,
   checkTerms,
   isAuthorizationUsed,
+  settledTransferIndex,
   simulateSettlement,
   toSignedAuthorization,
   type SignedAuthorization,
@@ -40,7 +41,7 @@ import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
-import { checkPayerSignature, checkTransfer } from './transfer-checks';
+import { checkPayerSignature, checkTransfer, transferIndexOf } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { PricingService } from '../pricing/pricing.service';
@@ -201,9 +202,9 @@ export class PaymentsService {
     hash: Hash,
     signature: Hex | undefined,
   ): Promise<VerifyOutcome> {
-    const existing = await this.db.prisma.payment.findUnique({
-      where: { chainId_txHash: { chainId: gate.chainId, txHash: hash } },
-    });
+    // A transaction that paid a gate already pays no other by its hash, whichever of its transfers paid.
+    const recorded = await this.db.prisma.payment.findMany({ where: { chainId: gate.chainId, txHash: hash } });
+    const existing = recorded.find((payment) => payment.gateId === gate.ref) ?? recorded[0];
     if (existing?.gateId === gate.ref)
       await checkPayerSignature(this.chain, gate.ref, hash, existing.payer as Hex, signature);
     if (existing) return this.outcomeOf(existing, gate);
@@ -215,7 +216,13 @@ export class PaymentsService {
     const { receipt, payer, logIndex } = check.transfer;
     await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
     await this.assertSettlesNoOtherClaim(gate, receipt, logIndex);
-    const claim = await this.claim(gate, { method: 'transfer', status: 'submitted', payer, txHash: hash });
+    const claim = await this.claim(gate, {
+      method: 'transfer',
+      status: 'submitted',
+      payer,
+      txHash: hash,
+      transferLogIndex: logIndex,
+    });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
     const confirmed = await this.confirm(claim.payment.id, receipt, claim.payment);
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gate.id, confirmed.token) };
@@ -294,7 +301,15 @@ export class PaymentsService {
     gate: Gate,
     data: Pick<
       Prisma.PaymentUncheckedCreateInput,
-      'method' | 'status' | 'payer' | 'nonce' | 'txHash' | 'authorization' | 'paymentIdentifier' | 'paymentFingerprint'
+      | 'method'
+      | 'status'
+      | 'payer'
+      | 'nonce'
+      | 'txHash'
+      | 'transferLogIndex'
+      | 'authorization'
+      | 'paymentIdentifier'
+      | 'paymentFingerprint'
     >,
   ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
@@ -405,6 +420,7 @@ export class PaymentsService {
   ): Promise<{ payment: Payment; token: IssuedToken | null }> {
     const payment = known ?? (await this.existing(paymentId));
     if (payment.status === 'confirmed') return { payment, token: null };
+    const transferLogIndex = this.creditedTransfer(payment, receipt);
     // A deleted site has no secret: the payment is confirmed without a token (answered 410). Any other
     // failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
     const token = await this.tokens
@@ -417,16 +433,37 @@ export class PaymentsService {
     const confirmed = {
       status: 'confirmed' as const,
       txHash: receipt.transactionHash.toLowerCase(),
+      transferLogIndex,
       blockNumber: receipt.blockNumber,
       confirmedAt: new Date(),
       tokenKid: token?.kid ?? null,
       tokenIssuedAt: token?.issuedAt ?? null,
       tokenExpiresAt: token?.expiresAt ?? null,
     };
+    if (await this.store.confirm(paymentId, confirmed)) return { payment: { ...payment, ...confirmed }, token };
     // Another finalizer won: its row, with its token, is the answer.
-    return (await this.store.confirm(paymentId, confirmed))
-      ? { payment: { ...payment, ...confirmed }, token }
-      : { payment: await this.existing(paymentId), token: null };
+    const winner = await this.existing(paymentId);
+    if (winner.status !== 'confirmed')
+      throw new Error(
+        `Payment ${paymentId} stays open: ${receipt.transactionHash} already paid a gate before transfers were told apart`,
+      );
+    return { payment: winner, token: null };
+  }
+
+  /**
+   * The Transfer in `receipt` that pays this payment: the one its claim named (a transfer), or its
+   * authorization's own. One transfer pays one gate (a unique index); a receipt that does not hold
+   * this payment's confirms nothing.
+   */
+  private creditedTransfer(payment: Payment, receipt: TransactionReceipt): number {
+    const index =
+      payment.transferLogIndex ??
+      (payment.authorization
+        ? settledTransferIndex(this.chain, receipt, deserializeAuthorization(payment.authorization))
+        : transferIndexOf(this.chain, receipt, payment));
+    if (index === null)
+      throw new Error(`Transaction ${receipt.transactionHash} holds no transfer that pays payment ${payment.id}`);
+    return index;
   }
 
   private async existing(paymentId: string): Promise<Payment> {

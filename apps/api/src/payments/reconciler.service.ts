@@ -9,7 +9,7 @@ import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
   LOG_LOOKBACK_BLOCKS,
-  settlesAuthorization,
+  settledTransferIndex,
   unusedAuthorizationFate,
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
@@ -119,7 +119,7 @@ export class ReconcilerService {
     if (outcome === 'used') {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
-      if (!settlesAuthorization(this.chain, receipt, auth)) {
+      if (settledTransferIndex(this.chain, receipt, auth) === null) {
         // The payer spent the nonce on another authorization of its own: this one never settles.
         await this.payments.release(payment.id);
         this.logger.warn(

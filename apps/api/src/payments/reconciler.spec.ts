@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { transferProofMessage } from '@crawlgate/core';
 import { mineBlocks } from '@crawlgate/devchain';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, sendAuthorizationAsStranger, signPayment, transfersTo } from '../../test/test-agent';
+import {
+  fundUsdc,
+  newWallet,
+  sendAuthorizationAsStranger,
+  sendAuthorizationsBundled,
+  signPayment,
+  transfersTo,
+} from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { toSignedAuthorization } from './authorization-checks';
@@ -199,6 +206,27 @@ describe('settlements that outlive their request', () => {
     const copiedAgain = await app.call('POST', `/v1/gates/${copied.id}/verify`, { body: { payment: signed } });
     expect(copiedAgain.body.access_token).toBeUndefined();
     expect((await transfersTo(app, payTo)).filter((t) => t.hash === hash)).toHaveLength(1);
+  });
+
+  it('records each of two claimed authorizations a stranger settled in one transaction, each with its token', async () => {
+    // Anyone can bundle other people's authorizations (read from the mempool or our calldata) in
+    // one multicall: both payers were charged, by one transaction, and each paid its own gate.
+    const first = await claimedButNeverSent('/reconcile/bundled-a');
+    const second = await claimedButNeverSent('/reconcile/bundled-b');
+    const hash = await sendAuthorizationsBundled(app, [first.signed, second.signed]);
+    expect(await reconcile(app)).toMatchObject({ finalized: 2 });
+    for (const { gate, signed } of [first, second]) {
+      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body).toMatchObject({ tx_hash: hash.toLowerCase(), access_token: expect.any(String) });
+    }
+    expect((await transfersTo(app, payTo)).filter((t) => t.hash === hash)).toHaveLength(2);
+    // The bundle pays no third gate: each of its transfers paid its own.
+    const third = await openGate(app, site, '/reconcile/bundled-c');
+    const reused = await app.call('POST', `/v1/gates/${third.id}/verify`, {
+      body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(third.ref, hash) }) },
+    });
+    expect({ status: reused.status, token: reused.body.access_token }).toEqual({ status: 409, token: undefined });
   });
 
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {

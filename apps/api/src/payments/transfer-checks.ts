@@ -71,6 +71,26 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
 }
 
 /**
+ * The log index of the first USDC Transfer in `receipt` from the payer to pay_to of exactly the
+ * amount, or null: the transfer a `tx_hash` payment claimed before claims recorded it.
+ */
+export function transferIndexOf(
+  chain: Pick<ChainContext, 'usdc'>,
+  receipt: Pick<TransactionReceipt, 'logs'>,
+  payment: { payer: string; payTo: string; amount: bigint },
+): number | null {
+  const transfers = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs, strict: true });
+  const paying = transfers.find(
+    (log) =>
+      log.address.toLowerCase() === chain.usdc.toLowerCase() &&
+      log.args.from.toLowerCase() === payment.payer.toLowerCase() &&
+      log.args.to.toLowerCase() === payment.payTo.toLowerCase() &&
+      log.args.value === payment.amount,
+  );
+  return paying?.logIndex ?? null;
+}
+
+/**
  * The transfer's payer signed this gate and hash (EIP-191; ERC-1271/6492 for smart wallets), so
  * only the payer can spend its transfer: the hash alone is public on the chain. Checked before
  * anything is recorded, so a refused proof leaves the transfer to its payer.

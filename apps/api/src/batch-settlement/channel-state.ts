@@ -66,7 +66,10 @@ export function takesWithoutRead(
 
 /**
  * x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher.
- * `expected` is the total the voucher had to carry; `sent` the one it carried.
+ * `expected` is the total the voucher had to carry; `sent` the one it carried. The last voucher goes
+ * only to a request whose voucher is above what the chain shows claimed: a claim's calldata
+ * publishes the vouchers it claims, and the last one, for exactly what was charged, is a refund
+ * request (x402's). Who shows only a public voucher learns the totals, which the chain shows too.
  */
 export function correction(
   channelId: Hex,
@@ -77,7 +80,7 @@ export function correction(
   sent: bigint,
 ): ApiError {
   const voucherState =
-    row?.signature && row.charged === charged
+    row?.signature && row.charged === charged && sent > state.totalClaimed
       ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
       : undefined;
   const body: Omit<VoucherCorrection, 'detail'> = {

@@ -154,6 +154,34 @@ describe('channel refunds', () => {
     expect(emptyNonce).toBeGreaterThan(afterRefund); // the deposit went through the relayer
   });
 
+  it('gives the payer’s last voucher to no one who shows only a voucher a claim made public, so no stranger refunds', async () => {
+    // A claim's calldata publishes the vouchers it claims: anyone may present one. Had the
+    // corrective 402 answered with the payer's last voucher, that voucher would refund the channel.
+    const { channel, refund } = await paidChannel(100_000n, 2);
+    await app.app.get(ClaimerService).runOnce({ force: true });
+    expect(await escrowRead('channels', channel.channelId)).toEqual([100_000n, 20_000n]);
+    const page = await gate();
+    expect((await verify(page, await channel.payment(page, 3n * PRICE))).status).toBe(200);
+
+    const nonce = await relayerNonce();
+    const offer = await gate();
+    for (const stale of [await channel.payment(offer, 2n * PRICE), await refund(offer, 2n * PRICE)]) {
+      const answer = await verify(offer, stale);
+      expect({ status: answer.status, reason: answer.body.reason }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.cumulativeMismatch,
+      });
+      expect(answer.body.channel_state).toMatchObject({ chargedCumulativeAmount: '30000', totalClaimed: '20000' });
+      expect(answer.body.voucher_state).toBeUndefined();
+    }
+    expect(await relayerNonce()).toBe(nonce);
+    expect(await escrowRead('channels', channel.channelId)).toEqual([100_000n, 20_000n]);
+
+    // The payer, whose answer for its last page was lost, sends that voucher again: it is told its own.
+    const resent = await verify(offer, await channel.payment(offer, 3n * PRICE));
+    expect(resent.body.voucher_state).toMatchObject({ signedMaxClaimable: '30000' });
+  });
+
   it('never takes a voucher on funds a refund returns: a refund and vouchers sent at once', async () => {
     const claimer = app.app.get(ClaimerService);
     for (let round = 0; round < 4; round++) {

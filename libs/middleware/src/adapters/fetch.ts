@@ -6,6 +6,7 @@
  *   if (response) return response;          // 402, 403, 503, pay.json: answer with it
  *   const page = await serve(request);       // pass: serve as usual...
  *   headers.forEach((v, k) => page.headers.set(k, v)); // ...with the payment's headers, if any
+ *   // (a fetched page has immutable headers: copy it first, new Response(page.body, page))
  *
  * `headers` is empty unless a payment just settled (X-PAYMENT-RESPONSE, X-Crawlgate-Token, ...).
  */

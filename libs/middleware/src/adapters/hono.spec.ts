@@ -32,7 +32,12 @@ function site() {
   });
   const app = new Hono();
   app.use('*', middleware);
-  app.get('/post/:id', (c) => c.text(`post ${c.req.param('id')}`));
+  app.get('/post/:id', (c) => {
+    // Answers whose headers are immutable: a proxied fetch() (of a data: URL here), a redirect.
+    if (c.req.query('as') === 'proxied') return fetch('data:text/plain,proxied');
+    if (c.req.query('as') === 'redirect') return Response.redirect('https://elsewhere.test/post/1', 302);
+    return c.text(`post ${c.req.param('id')}`);
+  });
   return { app, middleware };
 }
 
@@ -53,7 +58,7 @@ const TRANSPORTS: { name: string; start(app: Hono): Promise<{ get: Get; close():
       if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       return {
-        get: (path, headers) => fetch(base + path, { headers }),
+        get: (path, headers) => fetch(base + path, { headers, redirect: 'manual' }),
         close: () => new Promise<void>((resolve) => server.close(() => resolve())),
       };
     },
@@ -98,6 +103,15 @@ describe.each(TRANSPORTS)('crawlgateHono through $name', (transport) => {
     const response = await get('/post/1', { 'user-agent': GPTBOT, 'x-payment': fakePaymentV1() });
     expect([response.status, await response.text()]).toEqual([200, 'post 1']);
     expect(response.headers.get('x-crawlgate-token')).toBe(token('/post/1'));
+  });
+
+  it('hands a payer its token and page when the route answers with immutable headers (a proxied fetch, a redirect)', async () => {
+    const proxied = await get('/post/1?as=proxied', { 'user-agent': GPTBOT, 'x-payment': fakePaymentV1() });
+    expect([proxied.status, await proxied.text()]).toEqual([200, 'proxied']);
+    expect(proxied.headers.get('x-crawlgate-token')).toBe(token('/post/1'));
+    const moved = await get('/post/1?as=redirect', { 'user-agent': GPTBOT, 'x-payment': fakePaymentV1() });
+    expect([moved.status, moved.headers.get('location')]).toEqual([302, 'https://elsewhere.test/post/1']);
+    expect(moved.headers.get('x-crawlgate-token')).toBe(token('/post/1'));
   });
 });
 

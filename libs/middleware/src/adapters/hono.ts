@@ -47,7 +47,14 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
   if (decision.kind === 'pass') return next();
   const { headers } = decision;
   return next().then(() => {
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    try {
+      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    } catch {
+      // Immutable headers (a proxied fetch()'s Response, Response.redirect()'s): a copy takes them.
+      // The payment is settled: failing here would keep from its payer the page and the token.
+      c.res = new Response(c.res.body, c.res);
+      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    }
   });
 }
 

@@ -134,7 +134,7 @@ const visitor: Visitor = e0_classifyVisitor('curl/8.4.0', policy);
 export const checks = [
   visitor.kind === 'bot' ? visitor.category : 'human',
   e0_isAlwaysFreePath('/robots.txt'),
-  e0_buildPayJson({ site_id: 's', domain: 'd', default_price_usd: '0', rules: [], pricing_version: 0, network: 'base', caip2: 'eip155:8453', chain_id: 8453, asset: '0x', x402_network: 'base', asset_name: 'USD Coin', asset_version: '2', pay_to: null, gate_ttl_seconds: 900, settlement_timeout_seconds: 30, max_url_length: 2048, api_base_url: 'https://api' }, 'https://api').payment.caip2,
+  e0_buildPayJson({ site_id: 's', domain: 'd', default_price_usd: '0', rules: [], pricing_version: 0, network: 'base', caip2: 'eip155:8453', chain_id: 8453, asset: '0x', x402_network: 'base', asset_name: 'USD Coin', asset_version: '2', pay_to: null, gate_ttl_seconds: 900, settlement_timeout_seconds: 30, max_url_length: 2048, api_base_url: 'https://api' }).payment.caip2,
   e0_PAY_JSON_PATH,
   new e0_CrawlgateApiError('x').message,
   (options: CrawlgateOptions) => [e0_createCrawlgate(options), e1_crawlgateExpress(options), e3_crawlgateFetch(options)],

@@ -26,7 +26,7 @@ const SITE: SiteOffer = {
 
 describe('buildPayJson', () => {
   it('publishes version 1 of the document, field for field', () => {
-    expect(buildPayJson(SITE, 'https://api.crawlgate.example/')).toEqual({
+    expect(buildPayJson({ ...SITE, api_base_url: 'https://api.crawlgate.example/' })).toEqual({
       version: 1,
       site: { id: SITE.site_id, domain: 'news.example' },
       currency: 'USD',
@@ -67,8 +67,12 @@ describe('buildPayJson', () => {
     });
   });
 
+  it('names the API by its public base URL, never the address the gate calls it at (internal, maybe with credentials)', () => {
+    expect(buildPayJson(SITE).api).toBe('https://api.crawlgate.test');
+  });
+
   it('explains the whole gate in how_to', () => {
-    const { how_to } = buildPayJson(SITE, 'https://api.crawlgate.example').gate;
+    const { how_to } = buildPayJson(SITE).gate;
     for (const word of [
       '402',
       'PAYMENT-REQUIRED',
@@ -86,19 +90,19 @@ describe('buildPayJson', () => {
   });
 
   it('keeps pay_to null for a site that cannot be paid yet', () => {
-    expect(buildPayJson({ ...SITE, pay_to: null }, 'https://api.crawlgate.example').payment.pay_to).toBeNull();
+    expect(buildPayJson({ ...SITE, pay_to: null }).payment.pay_to).toBeNull();
   });
 
   it('copies what it publishes, so later changes to the offer do not leak into a served document', () => {
     const offer = { ...SITE, rules: SITE.rules.map((rule) => ({ ...rule })) };
-    const doc = buildPayJson(offer, 'https://api.crawlgate.example');
+    const doc = buildPayJson(offer);
     offer.rules[0].price_usd = '0.5';
     expect(doc.rules[0].price_usd).toBe('0.01');
     expect(JSON.parse(JSON.stringify(doc))).toEqual(doc);
   });
 
   it('publishes only the fields it documents, even when the offer has more', () => {
-    const doc = buildPayJson({ ...SITE, secret: 'x' } as SiteOffer, 'https://api.crawlgate.example');
+    const doc = buildPayJson({ ...SITE, secret: 'x' } as SiteOffer);
     expect(Object.keys(doc)).toEqual([
       'version',
       'site',

@@ -12,7 +12,8 @@
  *   payment            how to pay: x402 "exact" in USDC on `network` (x402 v1 name) / `caip2` (v2) to `pay_to`
  *                      (null: the publisher has no payout address yet, so nothing can be paid)
  *   gate               how the gate answers: how_to (prose), the headers to pay with and to present a token in
- *   api                the Crawlgate API behind the gate (verify_url in each 402 body lives there)
+ *   api                the Crawlgate API's public base URL (verify_url in each 402 body lives there); never
+ *                      the gate's own apiUrl, which may be an internal address or carry credentials
  *   free_paths         never charged, as globs (`**` spans segments)
  */
 
@@ -32,8 +33,8 @@ const HOW_TO =
   `${JSON.stringify(transferProofMessage('<gate ref>', '<tx_hash>'))}. The paid response carries X-Crawlgate-Token: send it again as ` +
   '"Authorization: Bearer <token>" or X-Crawlgate-Token to read the same path until it expires.';
 
-/** The pay.json document of a site, from its offer and the API base URL. */
-export function buildPayJson(site: SiteOffer, apiUrl: string): PayJson {
+/** The pay.json document of a site, from its offer. */
+export function buildPayJson(site: SiteOffer): PayJson {
   return {
     version: 1,
     site: { id: site.site_id, domain: site.domain },
@@ -59,7 +60,7 @@ export function buildPayJson(site: SiteOffer, apiUrl: string): PayJson {
       token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'],
       token_ttl_seconds: ACCESS_TOKEN_TTL_SECONDS,
     },
-    api: apiUrl.replace(/\/+$/, ''),
+    api: site.api_base_url.replace(/\/+$/, ''),
     free_paths: [...ALWAYS_FREE_PATHS],
   };
 }

@@ -25,6 +25,20 @@ describe('@crawlgate/agent', () => {
     gated = await startGatedSite();
     const app = express();
     app.use(crawlgateExpress(gated.options()));
+    // A route that fails the first time it is reached (after the gate took the payment), then serves.
+    const failedOnce = new Set<string>();
+    app.get('/flaky/:id', (request, response) => {
+      if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
+      failedOnce.add(request.path);
+      response.status(500).send('the route failed');
+    });
+    // One that fails without the gate's headers (a proxy or error page that drops them): no token reaches the agent.
+    app.get('/lost/:id', (request, response) => {
+      if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
+      failedOnce.add(request.path);
+      for (const name of response.getHeaderNames()) response.removeHeader(name);
+      response.status(502).send('bad gateway');
+    });
     app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -88,6 +102,25 @@ describe('@crawlgate/agent', () => {
     expect(again.status).toBe(200);
     expect(agent.spent()).toMatchObject({ payments: 1 });
     expect((await transfersTo(gated.app, gated.payTo)).length).toBe(transfersBefore);
+  });
+
+  it('reads the page again with the token it was sent when the site fails after taking the payment, and pays once', async () => {
+    const { agent, events } = await fundedAgent();
+    const transfersBefore = (await transfersTo(gated.app, gated.payTo)).length;
+    const page = await agent.fetch(`${siteUrl}/flaky/1`, asBot);
+    expect([page.status, await page.text()]).toEqual([200, 'content of /flaky/1']);
+    expect(events).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+    expect((await agent.fetch(`${siteUrl}/flaky/1`, asBot)).status).toBe(200);
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(transfersBefore + 1);
+  });
+
+  it('asks the gate’s API for that token when the failure dropped the gate’s headers, and pays once', async () => {
+    const { agent, events } = await fundedAgent();
+    const page = await agent.fetch(`${siteUrl}/lost/1`, asBot);
+    expect([page.status, await page.text()]).toEqual([200, 'content of /lost/1']);
+    expect(events).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
   });
 
   it('pays nothing for a free page', async () => {

@@ -1,5 +1,6 @@
 import {
   BATCH_SETTLEMENT_SCHEME,
+  decodeBase64Json,
   encodeBase64Json,
   formatMicrosUsd,
   MAX_AUTHORIZATION_SECONDS,
@@ -310,7 +311,29 @@ export function createAgent(options: AgentOptions): Agent {
         'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
+    let token = response.headers.get('x-crawlgate-token') ?? undefined;
+    if (response.status >= 500) {
+      // The site failed once its gate had taken the payment, or maybe before: with the token the
+      // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
+      // once), the page is read again instead of paid again.
+      token ??= offer.verifyUrl ? await tokenOfPayment(offer.verifyUrl, value) : undefined;
+      if (token) response = await retry({ 'x-crawlgate-token': token });
+    }
+    return { response, token };
+  }
+
+  /** The access token the API answers for this payment header's payment, if it settled; undefined otherwise. */
+  async function tokenOfPayment(verifyUrl: string, header: string): Promise<string | undefined> {
+    try {
+      const verified = await http(verifyUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payment: decodeBase64Json(header) }),
+      });
+      return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   async function payByTransfer(

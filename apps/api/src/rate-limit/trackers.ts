@@ -1,4 +1,5 @@
 import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp, type ThrottlerGetTrackerFunction } from '@nestjs/throttler';
+import { readSiwxProof } from '@crawlgate/core';
 
 /*
  * Who a request counts against, per the spec's scopes. The throttler hashes the tracker into its
@@ -25,3 +26,14 @@ export const trackByGate = async (request: Request): Promise<string> => `gate:${
 /** The default scope: the credential the route checks, once it authenticates; else the IP. */
 export const trackByCredential = async (request: Request): Promise<string> =>
   subjects.get(request) ?? trackByIp(request);
+
+/**
+ * A sign-in's wallet, within the credential: anyone can answer a challenge with a fresh wallet's
+ * proof, or pose under a payer's public address, and those must not spend the budget of a payer who
+ * signs for itself. A body that names no wallet counts against the credential alone.
+ */
+export const trackBySignInWallet = async (request: Request): Promise<string> => {
+  const credential = await trackByCredential(request);
+  const address = readSiwxProof((request.body as { proof?: unknown } | undefined)?.proof)?.address;
+  return address ? `${credential}/wallet:${address.toLowerCase()}` : credential;
+};

@@ -3,17 +3,19 @@ import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger
 import { SiteTokenGuard } from '../auth/guards';
 import { CurrentSite } from '../auth/request-context';
 import { NoStore } from '../http/no-store';
+import { LimitPerSignInWallet } from '../rate-limit/limits';
 import type { Site } from '../generated/prisma/client';
 import { SiwxAccessDto, SiwxAccessView } from './siwx.dto';
 import { SiwxService } from './siwx.service';
 
-/** Rate limit: the default, 100 per minute per site token, as POST /v1/access-tokens/verify. */
+/** Rate limit: 100 per minute per wallet a proof names, per site token (proofs of strangers never hold a payer off). */
 @ApiTags('access tokens')
 @Controller('access-tokens')
 export class SiwxController {
   constructor(private readonly siwx: SiwxService) {}
 
   @Post('siwx')
+  @LimitPerSignInWallet(100)
   @HttpCode(200)
   @NoStore()
   @UseGuards(SiteTokenGuard)

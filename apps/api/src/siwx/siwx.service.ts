@@ -13,9 +13,9 @@ import { SiwxStore } from './siwx.store';
 /**
  * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
  * gets that payment's token again, unchanged, so access never outlasts what was paid. Checks, cheap
- * first: a nonce this site issued for this path and not expired, the signature over the message
- * rebuilt from what we expect, a confirmed payment by that wallet for that path whose token lives,
- * and last the nonce spent once (a replay is refused).
+ * first: a nonce this site issued for this path and not expired, the proof's domain, URI and chain,
+ * a confirmed payment by that wallet for that path whose token lives, then the signature over the
+ * message rebuilt from what we expect, and last the nonce spent once (a replay is refused).
  */
 @Injectable()
 export class SiwxService {
@@ -63,12 +63,9 @@ export class SiwxService {
     ) {
       throw new ApiError(401, 'The proof is for another domain, URI or chain than this site, path and network');
     }
+    // The payment first: a proof of a wallet that never paid here (anyone's fresh wallet) costs one
+    // read, no signature check (a smart wallet's asks the chain). Whether an address paid is public.
     const address = getAddress(proof.address);
-    const signed = await this.signedBy(terms, address, proof.signature);
-    if (signed === 'unchecked')
-      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
-    if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
-
     const payment = await this.store.livePayment(site.id, address.toLowerCase(), path, now);
     if (!payment || !payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(
@@ -76,6 +73,10 @@ export class SiwxService {
         'This wallet has no payment for this path on this site whose access token is still valid',
       );
     }
+    const signed = await this.signedBy(terms, address, proof.signature);
+    if (signed === 'unchecked')
+      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
+    if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
     if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000), now))) {
       throw new ApiError(409, 'This proof was already used: answer a fresh 402');
     }

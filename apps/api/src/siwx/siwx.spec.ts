@@ -226,4 +226,33 @@ describe('POST /v1/access-tokens/siwx', () => {
       body: { access_token: paid.body.access_token, payer: smartWallet.toLowerCase() },
     });
   });
+
+  it('keeps a budget per wallet: proofs of other wallets, or posing as a payer, never hold off a payer who signs', async () => {
+    // Anyone can answer any 402's challenge with a proof of a fresh wallet, or under a payer's
+    // public address. Counted per site, 100 a minute of those answered every real payer 429.
+    const second = newWallet();
+    await fundUsdc(app, second.address, '1');
+    const gate = await openGate(app, site, '/articles/paid');
+    expect(
+      (
+        await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+          body: { payment: await signPayment(app, second, gate) },
+        })
+      ).status,
+    ).toBe(200);
+    const strangers = await Promise.all(Array.from({ length: 110 }, () => prove(terms('/articles/paid'), newWallet())));
+    const answered = await Promise.all(strangers.map((proof) => ask(proof)));
+    expect(new Set(answered.map((answer) => answer.status))).toEqual(new Set([402]));
+    expect((await ask(await prove(terms('/articles/paid')))).status).toBe(200);
+
+    // Posing as the first payer, signed by someone else: only that payer's budget is spent.
+    const { info, supportedChains } = siwxDeclaration(terms('/articles/paid'));
+    const posing = encodeSIWxHeader({
+      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
+      address: agent.address,
+    });
+    const posed = await Promise.all(Array.from({ length: 110 }, () => ask(posing)));
+    expect(posed.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+    expect((await ask(await prove(terms('/articles/paid'), second))).status).toBe(200);
+  });
 });

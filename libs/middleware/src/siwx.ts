@@ -58,8 +58,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
       const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);
       if (!proof || proof.length > MAX_SIWX_HEADER_LENGTH) return undefined;
       // Only a proof answering this gate's own live challenge for this path is worth an API call:
-      // junk would spend the site's API budget (the sign-in route's limit, per site) and leave the
-      // wallets that really paid answered 402 until the minute is over.
+      // junk costs the API a request each (its sign-in limit counts per wallet a proof names).
       const read = readSiwxProof(proof);
       if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, options.verifyingSecrets()).valid)
         return undefined;

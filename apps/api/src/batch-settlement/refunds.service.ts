@@ -122,6 +122,19 @@ export class RefundsService {
     const remainder = state.balance - charged;
     if (!retried && remainder <= 0n)
       throw new PaymentRejected(BATCH_REASONS.refundNoBalance, 'The channel holds nothing beyond what it was charged');
+    // All that was charged is claimed: this voucher is in the claim's calldata, anyone's to send.
+    // The whole rest back is x402's refund of an idle channel, but a part would use the payer's
+    // refund for this total up (refundedCharged) and leave the rest locked until its next page.
+    if (
+      !retried &&
+      charged <= state.totalClaimed &&
+      payment.refundAmount !== undefined &&
+      payment.refundAmount < remainder
+    )
+      throw new PaymentRejected(
+        BATCH_REASONS.refundAmountInvalid,
+        'Everything this channel was charged is claimed, so its voucher is public: a refund with it returns the whole rest, not a part. Ask without `amount`, or pay a page first',
+      );
     // The escrow returns at most what is not claimed; asking for more gets the remainder. A refund
     // sent again only has to move the nonce (the escrow refunds nothing when nothing is left).
     const asked =

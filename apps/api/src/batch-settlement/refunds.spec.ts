@@ -182,6 +182,25 @@ describe('channel refunds', () => {
     expect(resent.body.voucher_state).toMatchObject({ signedMaxClaimable: '30000' });
   });
 
+  it('takes a voucher a claim published only for the whole rest: a part would use the payer’s refund up', async () => {
+    // All charged is claimed: the voucher for it is in the claim's calldata, anyone's to send. The
+    // whole rest back is x402's refund of an idle channel; a part of it would leave the payer's own
+    // refund request refused (its voucher used) with the rest still locked until its next page.
+    const { payer, refund } = await paidChannel(50_000n, 2);
+    await app.app.get(ClaimerService).runOnce({ force: true });
+    const nonce = await relayerNonce();
+    const offer = await gate();
+    const part = await verify(offer, await refund(offer, 2n * PRICE, { amount: '1' }));
+    expect({ status: part.status, reason: part.body.reason }).toEqual({
+      status: 402,
+      reason: BATCH_REASONS.refundAmountInvalid,
+    });
+    expect(await relayerNonce()).toBe(nonce);
+    const whole = await verify(offer, await refund(offer, 2n * PRICE));
+    expect(whole.body).toMatchObject({ status: 'refunded', refund_amount: '30000' });
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 20_000n);
+  });
+
   it('never takes a voucher on funds a refund returns: a refund and vouchers sent at once', async () => {
     const claimer = app.app.get(ClaimerService);
     for (let round = 0; round < 4; round++) {

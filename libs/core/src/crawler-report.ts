@@ -11,6 +11,13 @@ export type CrawlerAction = (typeof CRAWLER_ACTIONS)[number];
 /** A report's size limits, which bound what a middleware keeps between two reports too. */
 export const MAX_CRAWLER_COUNTS_PER_REPORT = 1_000;
 export const MAX_CRAWLER_PATHS_PER_REPORT = 1_000;
+/**
+ * Crawlers the API keeps apart per site and day; the requests of any further name count as
+ * OTHER_CRAWLERS. A middleware names its catalogue's bots and a few groups, far fewer: the cap
+ * bounds what a stolen site token could add.
+ */
+export const MAX_CRAWLERS_PER_SITE_DAY = 500;
+export const OTHER_CRAWLERS = 'other crawlers';
 /** Top paths kept per crawler and day, by the middleware and by the API. */
 export const MAX_TOP_PATHS_PER_CRAWLER = 20;
 /** The longest path listed among a crawler's top paths; a longer one is counted, not listed. */

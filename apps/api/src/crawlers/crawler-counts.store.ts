@@ -1,16 +1,59 @@
 import {
   CRAWLER_ACTIONS,
+  MAX_CRAWLERS_PER_SITE_DAY,
   MAX_TOP_PATHS_PER_CRAWLER,
+  OTHER_CRAWLERS,
   type CrawlerAction,
   type CrawlerCount,
   type CrawlerPathCount,
 } from '@crawlgate/core';
 import type { SqlSession } from '../db/sql-driver';
 
+/** The largest value of a bigint column: totals stop there rather than fail the report. */
+const MAX_BIGINT = '9223372036854775807';
+
+/**
+ * A report's entries with each crawler the site's day does not hold yet, beyond the first
+ * MAX_CRAWLERS_PER_SITE_DAY of that day, renamed OTHER_CRAWLERS (its counts and paths kept).
+ * Reports written at once may pass the cap by what they name together.
+ */
+export async function foldCrawlersOverCap<C extends CrawlerCount, P extends CrawlerPathCount>(
+  sql: SqlSession,
+  siteId: string,
+  counts: readonly C[],
+  paths: readonly P[],
+): Promise<{ counts: C[]; paths: P[] }> {
+  const days = [...new Set([...counts, ...paths].map((entry) => entry.day))];
+  if (days.length === 0) return { counts: [], paths: [] };
+  const held = await sql.query<{ day: string; crawler: string }>(
+    `SELECT DISTINCT to_char(day, 'YYYY-MM-DD') AS day, crawler FROM crawler_daily_counts
+      WHERE site_id = $1::uuid AND day = ANY($2::date[])`,
+    [siteId, days],
+  );
+  const kept = new Map(days.map((day) => [day, new Set<string>()]));
+  for (const row of held) kept.get(row.day)?.add(row.crawler);
+  const admits = (day: string, crawler: string) => {
+    const names = kept.get(day)!;
+    if (names.has(crawler)) return true;
+    if (names.size >= MAX_CRAWLERS_PER_SITE_DAY) return false;
+    names.add(crawler);
+    return true;
+  };
+  return {
+    counts: counts.map((count) =>
+      admits(count.day, count.crawler)
+        ? count
+        : { ...count, crawler: OTHER_CRAWLERS, category: OTHER_CRAWLERS, operator: null },
+    ),
+    // A path's crawler was admitted with its counts, or never counted: either way not a new name.
+    paths: paths.map((path) => (kept.get(path.day)!.has(path.crawler) ? path : { ...path, crawler: OTHER_CRAWLERS })),
+  };
+}
+
 /**
  * Adds a report's crawler counts to the site's daily aggregates, in one statement however many
  * entries (entries naming the same day, crawler, action and verification are summed; the latest
- * category and operator win).
+ * category and operator win). Totals stop at bigint's largest value.
  */
 export async function addCrawlerCounts(
   sql: SqlSession,
@@ -20,15 +63,16 @@ export async function addCrawlerCounts(
   if (counts.length === 0) return;
   await sql.query(
     `INSERT INTO crawler_daily_counts (site_id, day, crawler, action, verified, category, operator, requests, revenue_micros)
-     SELECT $1::uuid, day::date, crawler, action, verified, MAX(category), MAX(operator), SUM(requests), SUM(revenue)
+     SELECT $1::uuid, day::date, crawler, action, verified, MAX(category), MAX(operator),
+            LEAST(SUM(requests), ${MAX_BIGINT})::bigint, LEAST(SUM(revenue), ${MAX_BIGINT})::bigint
        FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
          AS c(day, crawler, action, verified, category, operator, requests, revenue)
       GROUP BY day, crawler, action, verified
      ON CONFLICT (site_id, day, crawler, action, verified) DO UPDATE SET
        category = EXCLUDED.category,
        operator = EXCLUDED.operator,
-       requests = crawler_daily_counts.requests + EXCLUDED.requests,
-       revenue_micros = crawler_daily_counts.revenue_micros + EXCLUDED.revenue_micros`,
+       requests = LEAST(crawler_daily_counts.requests::numeric + EXCLUDED.requests, ${MAX_BIGINT})::bigint,
+       revenue_micros = LEAST(crawler_daily_counts.revenue_micros::numeric + EXCLUDED.revenue_micros, ${MAX_BIGINT})::bigint`,
     [
       siteId,
       counts.map((c) => c.day),
@@ -56,10 +100,11 @@ export async function addCrawlerPaths(
   const days = [...new Set(paths.map((p) => p.day))];
   await sql.query(
     `INSERT INTO crawler_daily_paths (site_id, day, crawler, path, requests)
-     SELECT $1::uuid, day::date, crawler, path, SUM(requests)
+     SELECT $1::uuid, day::date, crawler, path, LEAST(SUM(requests), ${MAX_BIGINT})::bigint
        FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS p(day, crawler, path, requests)
       GROUP BY day, crawler, path
-     ON CONFLICT (site_id, day, crawler, path) DO UPDATE SET requests = crawler_daily_paths.requests + EXCLUDED.requests`,
+     ON CONFLICT (site_id, day, crawler, path) DO UPDATE
+       SET requests = LEAST(crawler_daily_paths.requests::numeric + EXCLUDED.requests, ${MAX_BIGINT})::bigint`,
     [
       siteId,
       paths.map((p) => p.day),

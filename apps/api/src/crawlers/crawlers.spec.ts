@@ -142,6 +142,9 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       { crawlers: [count('x'.repeat(65), 'charged', 1)] },
       { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: '-5' })] },
       { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: 5 })] },
+      // More than a page can cost (1 USD) for each request counted.
+      { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: '1000001' })] },
+      { crawlers: [count('GPTBot', 'paid', 9, { revenue_micros: '999999999999999999' })] },
       { crawlers: [count('GPTBot', 'charged', 1, { day: day(3) })] },
       { crawlers: [count('GPTBot', 'charged', 1, { verified: 'yes' })] },
       { crawlers: Array(MAX_CRAWLER_COUNTS_PER_REPORT + 1).fill(count('GPTBot', 'charged', 1)) },
@@ -159,6 +162,56 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(await app.database.prisma.crawlerDailyCount.count({ where: { siteId: fresh.siteId } })).toBe(0);
     expect(await app.database.prisma.crawlerDailyPath.count({ where: { siteId: fresh.siteId } })).toBe(0);
     expect(await app.database.prisma.siteDailyCount.count({ where: { siteId: fresh.siteId } })).toBe(0);
+  });
+
+  it('saturates totals no column can hold, never answers 500, and writes a report whole', async () => {
+    const fresh = await createSite(app, owner);
+    // Each entry within bounds (a billion requests at 1 USD); ten reports pass bigint's range.
+    const most = count('GPTBot', 'paid', 1_000_000_000, { revenue_micros: String(1_000_000_000 * 1_000_000) });
+    for (let sent = 0; sent < 10; sent++)
+      expect((await report({ crawlers: Array(MAX_CRAWLER_COUNTS_PER_REPORT).fill(most) }, fresh)).status).toBe(204);
+    const [stored] = await app.database.sql.query<{ revenue: string }>(
+      `SELECT revenue_micros::text AS revenue FROM crawler_daily_counts WHERE site_id = $1::uuid`,
+      [fresh.siteId],
+    );
+    expect(stored.revenue).toBe('9223372036854775807');
+    // Gate counts near the top of their column: held at its largest value.
+    await app.database.prisma.siteDailyCount.create({
+      data: { siteId: fresh.siteId, day: new Date(`${day(0)}T00:00:00Z`), gatesCreated: 2_147_000_000 },
+    });
+    expect((await report({ counts: [{ day: day(0), gates: 1_000_000 }] }, fresh)).status).toBe(204);
+    const gates = await app.database.prisma.siteDailyCount.findFirstOrThrow({ where: { siteId: fresh.siteId } });
+    expect(gates.gatesCreated).toBe(2_147_483_647);
+    expect((await crawlers(fresh)).status).toBe(200);
+  });
+
+  it('keeps at most 500 crawlers per site and day: further names are counted as "other crawlers"', async () => {
+    const fresh = await createSite(app, owner);
+    for (let batch = 0; batch < 3; batch++) {
+      const names = Array.from({ length: 300 }, (_, i) => `Bot${batch}x${i}`);
+      const response = await report(
+        {
+          crawlers: names.map((name) => count(name, 'charged', 1)),
+          paths: names.map((name) => ({ day: day(0), crawler: name, path: '/a', requests: 1 })),
+        },
+        fresh,
+      );
+      expect(response.status).toBe(204);
+    }
+    const names = await app.database.sql.query<{ crawler: string }>(
+      `SELECT DISTINCT crawler FROM crawler_daily_counts WHERE site_id = $1::uuid`,
+      [fresh.siteId],
+    );
+    expect(names).toHaveLength(501);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    const other = view.crawlers.find((crawler) => crawler.crawler === 'other crawlers');
+    expect(other?.requests).toBe(400);
+    expect(view.crawlers.reduce((sum, crawler) => sum + crawler.requests, 0)).toBe(900);
+    const pathNames = await app.database.sql.query<{ crawler: string }>(
+      `SELECT DISTINCT crawler FROM crawler_daily_paths WHERE site_id = $1::uuid`,
+      [fresh.siteId],
+    );
+    expect(pathNames).toHaveLength(501);
   });
 
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {

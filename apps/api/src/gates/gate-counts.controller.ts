@@ -4,8 +4,9 @@ import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { ValidationFailed } from '../http/validation-items';
-import { addCrawlerCounts, addCrawlerPaths } from '../crawlers/crawler-counts.store';
+import { ValidationFailed, type ValidationItem } from '../http/validation-items';
+import { MAX_PRICE_MICROS } from '@crawlgate/core';
+import { addCrawlerCounts, addCrawlerPaths, foldCrawlersOverCap } from '../crawlers/crawler-counts.store';
 import { addGateCounts } from './gate-counts.store';
 import { GateCountsDto } from './gates.dto';
 
@@ -36,7 +37,7 @@ export class GateCountsController {
   @ApiResponse({ status: 204, description: 'Added to the site’s daily gate counts and crawler analytics.' })
   async report(@CurrentSite() site: SiteWithPayout, @Body() body: GateCountsDto): Promise<void> {
     const lists = { counts: body.counts, crawlers: body.crawlers ?? [], paths: body.paths ?? [] };
-    const problems = Object.entries(lists).flatMap(([list, entries]) =>
+    const problems: ValidationItem[] = Object.entries(lists).flatMap(([list, entries]) =>
       entries.flatMap(({ day }, index) =>
         isReportableDay(day)
           ? []
@@ -50,10 +51,23 @@ export class GateCountsController {
             ],
       ),
     );
+    // No page costs more than MAX_PRICE_MICROS: revenue above that per request is no report of ours.
+    lists.crawlers.forEach(({ requests, revenue_micros }, index) => {
+      if (BigInt(revenue_micros) > BigInt(requests) * MAX_PRICE_MICROS)
+        problems.push({
+          loc: ['body', 'crawlers', index, 'revenue_micros'],
+          msg: `revenue_micros may be at most ${MAX_PRICE_MICROS} (the highest price) for each request counted`,
+          type: 'value_error',
+          input: revenue_micros,
+        });
+    });
     if (problems.length > 0) throw new ValidationFailed(problems);
-    // Gate counts first: they feed the stats; crawler counts are analytics only.
-    await addGateCounts(this.db.sql, site.id, lists.counts);
-    await addCrawlerCounts(this.db.sql, site.id, lists.crawlers);
-    await addCrawlerPaths(this.db.sql, site.id, lists.paths);
+    // One transaction: a report is stored whole or not at all.
+    await this.db.sql.transaction(async (tx) => {
+      await addGateCounts(tx, site.id, lists.counts);
+      const capped = await foldCrawlersOverCap(tx, site.id, lists.crawlers, lists.paths);
+      await addCrawlerCounts(tx, site.id, capped.counts);
+      await addCrawlerPaths(tx, site.id, capped.paths);
+    });
   }
 }

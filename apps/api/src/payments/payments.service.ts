@@ -329,7 +329,7 @@ export class PaymentsService {
     }
     const winner = await this.db.prisma.payment.findFirst({
       where: data.txHash
-        ? { chainId: gate.chainId, txHash: data.txHash }
+        ? { chainId: gate.chainId, txHash: data.txHash, transferLogIndex: data.transferLogIndex }
         : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
     });
     if (winner) return { kind: 'taken', payment: winner };

@@ -41,7 +41,7 @@ import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
-import { checkPayerSignature, checkTransfer, transferIndexOf } from './transfer-checks';
+import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
 import { PaymentStore, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { PricingService } from '../pricing/pricing.service';
@@ -195,26 +195,36 @@ export class PaymentsService {
     );
   }
 
-  /** `signature`: the payer's over this gate and hash, checked before anything is recorded or given back. */
+  /**
+   * `signature`: the payer's over this gate and hash, checked before anything is recorded or given
+   * back. A transaction pays one gate per Transfer: a relay may carry several payers' transfers.
+   */
   private async verifyTransfer(
     gate: Gate,
     gatePayment: Payment | null,
     hash: Hash,
     signature: Hex | undefined,
   ): Promise<VerifyOutcome> {
-    // A transaction that paid a gate already pays no other by its hash, whichever of its transfers paid.
     const recorded = await this.db.prisma.payment.findMany({ where: { chainId: gate.chainId, txHash: hash } });
-    const existing = recorded.find((payment) => payment.gateId === gate.ref) ?? recorded[0];
-    if (existing?.gateId === gate.ref)
-      await checkPayerSignature(this.chain, gate.ref, hash, existing.payer as Hex, signature);
-    if (existing) return this.outcomeOf(existing, gate);
+    const own = recorded.find((payment) => payment.gateId === gate.ref);
+    if (own) {
+      await checkPayerSignature(this.chain, gate.ref, hash, own.payer as Hex, signature);
+      return this.outcomeOf(own, gate);
+    }
+    // Recorded before transfers were told apart (no log index), or by our relayer's settlement not
+    // yet confirmed: that transaction pays no other gate.
+    if (recorded.some((payment) => payment.transferLogIndex === null))
+      throw conflict('This payment proof was already used for another gate');
     assertPayable(gatePayment);
 
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending')
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
-    const { receipt, payer, logIndex } = check.transfer;
-    await checkPayerSignature(this.chain, gate.ref, hash, payer, signature);
+    const { receipt, candidates } = check.transfer;
+    const taken = new Set(recorded.map((payment) => payment.transferLogIndex));
+    const open = candidates.filter((candidate) => !taken.has(candidate.logIndex));
+    if (open.length === 0) throw conflict('This payment proof was already used for another gate');
+    const { payer, logIndex } = await transferSignedFor(this.chain, gate.ref, hash, open, signature);
     await this.assertSettlesNoOtherClaim(gate, receipt, logIndex);
     const claim = await this.claim(gate, {
       method: 'transfer',

@@ -12,6 +12,8 @@ import {
   buildAuthorization,
   signAuthorization,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
+  testBundlerAbi,
+  testBundlerBytecode,
   testUsdcAbi,
   testUsdcBytecode,
   testWalletAbi,
@@ -388,6 +390,54 @@ describe('paying a gate', () => {
         });
         expect(response.body.access_token).toBeUndefined();
       }
+    });
+
+    it('pays each gate with the transfer of its own payer when one transaction carries several', async () => {
+      // A relay (an ERC-4337 bundler, a batching service) sends several payers' transfers in one
+      // transaction; each payer proves its own. One payer's two transfers pay two gates too.
+      const [first, second] = [newWallet(), newWallet()];
+      const stranger = newWallet();
+      await fundEth(app, stranger.address);
+      const deployed = await app.chain.publicClient.waitForTransactionReceipt({
+        hash: await walletOf(stranger).deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
+      });
+      const bundler = deployed.contractAddress!;
+      for (const account of [first, second]) {
+        await fundUsdc(app, account.address, '1');
+        await fundEth(app, account.address);
+        const approved = await walletOf(account).writeContract({
+          address: app.chain.usdc,
+          abi: testUsdcAbi,
+          functionName: 'approve',
+          args: [bundler, 10n ** 6n],
+        });
+        await app.chain.publicClient.waitForTransactionReceipt({ hash: approved });
+      }
+      const gates = await Promise.all(['a', 'b', 'c', 'd'].map((name) => openGate(app, site, `/tx/bundle-${name}`)));
+      const pull = (from: PrivateKeyAccount) =>
+        encodeFunctionData({ abi: testUsdcAbi, functionName: 'transferFrom', args: [from.address, payTo, 10_000n] });
+      const hash = await walletOf(stranger).writeContract({
+        address: bundler,
+        abi: testBundlerAbi,
+        functionName: 'callAll',
+        args: [Array(3).fill(app.chain.usdc), [pull(first), pull(second), pull(first)]],
+      });
+      await app.chain.publicClient.waitForTransactionReceipt({ hash });
+
+      const paid = [
+        await verify(gates[1].id, await proof(gates[1], hash, second)),
+        await verify(gates[0].id, await proof(gates[0], hash, first)),
+        await verify(gates[2].id, await proof(gates[2], hash, first)),
+      ];
+      expect(paid.map((answer) => (answer.status === 200 ? answer.body.payer : answer))).toEqual([
+        second.address.toLowerCase(),
+        first.address.toLowerCase(),
+        first.address.toLowerCase(),
+      ]);
+      // Every transfer has paid its gate: none is left for a fourth, whoever signs.
+      for (const signer of [first, second])
+        expect((await verify(gates[3].id, await proof(gates[3], hash, signer))).status).toBe(409);
+      expect((await verify(gates[0].id, await proof(gates[0], hash, first))).body).toEqual(paid[1].body);
     });
 
     describe('posted by someone other than its payer', () => {

@@ -8,11 +8,16 @@ import { PaymentRejected, TRANSFER_REASONS } from './payment-rejected';
 /** The chain's clock and ours may disagree by a little: a block stamped this much before the gate still counts as after it. */
 const CHAIN_CLOCK_SKEW_SECONDS = 30n;
 
+/** A Transfer in the transaction that could pay the gate: exactly its price to its pay_to. */
+export interface PayingTransfer {
+  payer: `0x${string}`;
+  logIndex: number;
+}
+
 export interface ProvenTransfer {
   receipt: TransactionReceipt;
-  payer: `0x${string}`;
-  /** The log index of the Transfer that pays the gate. */
-  logIndex: number;
+  /** Every Transfer of the transaction that could pay the gate, in log order (a relay may carry several payers'). */
+  candidates: PayingTransfer[];
 }
 
 export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kind: 'pending' };
@@ -48,8 +53,8 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
       X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
       `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`,
     );
-  const exact = toPayee.find((log) => log.args.value === gate.micros);
-  if (!exact)
+  const exact = toPayee.filter((log) => log.args.value === gate.micros);
+  if (exact.length === 0)
     throw new PaymentRejected(
       X402_REASONS.invalid_exact_evm_payload_authorization_value,
       `The transfer to pay_to is not exactly the gate's ${gate.micros} atomic units`,
@@ -66,8 +71,43 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   }
   return {
     kind: 'proven',
-    transfer: { receipt, payer: exact.args.from.toLowerCase() as `0x${string}`, logIndex: exact.logIndex },
+    transfer: {
+      receipt,
+      candidates: exact.map((log) => ({
+        payer: log.args.from.toLowerCase() as `0x${string}`,
+        logIndex: log.logIndex,
+      })),
+    },
   };
+}
+
+/** Payers whose signature is asked of the chain (ERC-1271/6492) for one proof, at most. */
+const MAX_PAYERS_CHECKED = 4;
+
+/**
+ * The first of `candidates` whose payer signed this gate and hash (checkPayerSignature): a
+ * transaction may carry several payers' transfers to the same pay_to, and each pays the gate its
+ * own payer names. Refused like checkPayerSignature when none did.
+ */
+export async function transferSignedFor(
+  chain: ChainContext,
+  gateRef: string,
+  hash: Hash,
+  candidates: readonly PayingTransfer[],
+  signature: Hex | undefined,
+): Promise<PayingTransfer> {
+  const payers = [...new Set(candidates.map((candidate) => candidate.payer))].slice(0, MAX_PAYERS_CHECKED);
+  let refusal: unknown;
+  for (const payer of payers) {
+    try {
+      await checkPayerSignature(chain, gateRef, hash, payer, signature);
+      return candidates.find((candidate) => candidate.payer === payer)!;
+    } catch (error) {
+      if (!(error instanceof PaymentRejected)) throw error;
+      refusal = error;
+    }
+  }
+  throw refusal;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { devTestClient } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
@@ -122,6 +123,67 @@ describe('@crawlgate/agent', () => {
     expect(events).toHaveLength(1);
     expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
   });
+
+  it('waits on the gate’s API when a proxy gave up while the settlement was pending, and pays once', async () => {
+    // The API answers "pending" after 500 ms (its reconciler finishes it); a reverse proxy in front of the site gives up after
+    // 300 ms with a 504; the settlement lands later.
+    const slow = await startGatedSite({
+      app: { isolateChain: true, config: { chain: { settlementTimeoutMs: 500, reconcileIntervalMs: 200 } } },
+    });
+    const site = express();
+    site.use(crawlgateExpress(slow.options()));
+    site.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
+    const origin = site.listen(0, '127.0.0.1');
+    await new Promise((resolve) => origin.once('listening', resolve));
+    const originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}`;
+    const proxy = createServer((request, response) => {
+      const upstream = httpRequest(`${originUrl}${request.url}`, { method: request.method, headers: request.headers });
+      const timer = setTimeout(() => {
+        upstream.destroy();
+        response.writeHead(504).end('gateway timeout');
+      }, 300);
+      upstream.on('response', (answer) => {
+        clearTimeout(timer);
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      });
+      upstream.on('error', () => undefined);
+      request.pipe(upstream);
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => proxy.once('listening', resolve));
+    const proxied = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const chain = devTestClient(slow.app.chain.rpcUrl);
+    try {
+      const wallet = newWallet();
+      await fundUsdc(slow.app, wallet.address, '1');
+      const events: PaymentEvent[] = [];
+      const agent = createAgent({
+        account: wallet,
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        networks: [{ network: 'local' as const, asset: slow.app.chain.usdc }],
+        rpcUrl: slow.app.chain.rpcUrl,
+        pollingIntervalMs: 20,
+        onPayment: (event) => events.push(event),
+      });
+      await chain.setAutomine(false);
+      const mined = new Promise((resolve) => setTimeout(resolve, 2_000)).then(async () => {
+        await chain.setAutomine(true);
+        await chain.mine({ blocks: 1 });
+      });
+      const page = await agent.fetch(`${proxied}/article/proxied`, asBot);
+      await mined;
+      expect([page.status, await page.text()]).toEqual([200, 'content of /article/proxied']);
+      expect(events).toHaveLength(1);
+      expect((await agent.fetch(`${proxied}/article/proxied`, asBot)).status).toBe(200);
+      expect(await transfersTo(slow.app, slow.payTo)).toHaveLength(1);
+    } finally {
+      await chain.setAutomine(true);
+      await new Promise((resolve) => proxy.close(resolve));
+      await new Promise((resolve) => origin.close(resolve));
+      await slow.close();
+    }
+  }, 60_000);
 
   it('pays nothing for a free page', async () => {
     const { agent } = await fundedAgent();

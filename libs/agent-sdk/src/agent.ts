@@ -316,24 +316,39 @@ export function createAgent(options: AgentOptions): Agent {
       // The site failed once its gate had taken the payment, or maybe before: with the token the
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
-      token ??= offer.verifyUrl ? await tokenOfPayment(offer.verifyUrl, value) : undefined;
+      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
       if (token) response = await retry({ 'x-crawlgate-token': token });
     }
     return { response, token };
   }
 
-  /** The access token the API answers for this payment header's payment, if it settled; undefined otherwise. */
-  async function tokenOfPayment(verifyUrl: string, header: string): Promise<string | undefined> {
+  /**
+   * The access token the API answers for this payment header's payment, waiting out a settlement
+   * still pending as the site's 503 is waited out; undefined when the API refuses it or cannot be
+   * asked. Still pending after the retries: the settlement may land, so this fails as the 503 does.
+   */
+  async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
+    const body = JSON.stringify({ payment: decodeBase64Json(header) });
+    // No redirect is followed: the payment goes to the URL the gate named, nowhere else.
+    const post = () =>
+      http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body, redirect: 'manual' });
+    let verified: Response;
     try {
-      const verified = await http(verifyUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ payment: decodeBase64Json(header) }),
-      });
-      return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
+      verified = await post();
+      for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
+        await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
+        verified = await post();
+      }
     } catch {
       return undefined;
     }
+    if (verified.status === 202)
+      throw new PaymentFailedError(
+        url,
+        'settlement_pending',
+        'the site failed and the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
+      );
+    return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
   }
 
   async function payByTransfer(

@@ -1,6 +1,6 @@
 import { BATCH_REASONS } from '@crawlgate/core';
 import type { OnChainChannel } from '../chain/escrow';
-import { chargedBase, claimableTotal, correction, spendableOf, takesWithoutRead } from './channel-state';
+import { chargedBase, claimableTotal, correction, publicTotal, spendableOf, takesWithoutRead } from './channel-state';
 
 const ID = `0x${'c'.repeat(64)}` as const;
 const state = (changes: Partial<OnChainChannel> = {}): OnChainChannel => ({
@@ -29,7 +29,7 @@ describe('channel state', () => {
   });
 
   it('takes a voucher on a recent state only as a fresh read would, on a channel recorded and untouched by refunds', () => {
-    const row = { charged: 30_000n, signature: '0xabc', refundHeld: false, refundsThrough: 0n };
+    const row = { charged: 30_000n, signature: '0xabc', refundHeld: false, refundsThrough: 0n, published: 0n };
     expect(takesWithoutRead(row, state(), 40_000n, 10_000n)).toBe(true);
     expect(takesWithoutRead(row, state(), 50_000n, 20_000n)).toBe(true); // up to the balance
     // A channel this API does not record yet, or records behind the chain's claims.
@@ -50,14 +50,41 @@ describe('channel state', () => {
   });
 
   it('states x402’s corrective 402 with the payer’s own voucher only when it is for the charged total', () => {
-    const withVoucher = correction(ID, 30_000n, { charged: 30_000n, signature: '0xabc' }, state(), 40_000n, 20_000n);
+    const withVoucher = correction(
+      ID,
+      30_000n,
+      { charged: 30_000n, signature: '0xabc', published: 0n },
+      state(),
+      40_000n,
+      20_000n,
+    );
     expect(withVoucher.getStatus()).toBe(402);
     expect(withVoucher.getResponse()).toMatchObject({
       reason: BATCH_REASONS.cumulativeMismatch,
       channel_state: { channelId: ID, balance: '50000', chargedCumulativeAmount: '30000' },
       voucher_state: { signedMaxClaimable: '30000', signature: '0xabc' },
     });
-    const behind = correction(ID, 30_000n, { charged: 20_000n, signature: '0xabc' }, state(), 40_000n, 20_000n);
+    const behind = correction(
+      ID,
+      30_000n,
+      { charged: 20_000n, signature: '0xabc', published: 0n },
+      state(),
+      40_000n,
+      20_000n,
+    );
     expect(behind.getResponse()).not.toHaveProperty('voucher_state');
+  });
+
+  it('tells the payer’s voucher only to a request whose voucher is above every public one (claimed, or in a claim sent)', () => {
+    const row = { charged: 30_000n, signature: '0xabc', published: 20_000n };
+    const told = (sent: bigint, at = state()) =>
+      'voucher_state' in (correction(ID, 30_000n, row, at, 40_000n, sent).getResponse() as object);
+    expect(told(20_000n)).toBe(false); // a claim carries it, pending or not
+    expect(told(10_000n, state({ totalClaimed: 25_000n }))).toBe(false);
+    expect(told(25_000n, state({ totalClaimed: 25_000n }))).toBe(false);
+    expect(told(30_000n)).toBe(true);
+    expect(publicTotal(row, state())).toBe(20_000n);
+    expect(publicTotal(row, state({ totalClaimed: 25_000n }))).toBe(25_000n);
+    expect(publicTotal(null, state())).toBe(10_000n);
   });
 });

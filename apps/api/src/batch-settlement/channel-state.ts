@@ -65,22 +65,32 @@ export function takesWithoutRead(
 }
 
 /**
+ * The highest voucher total anyone may hold without the payer: what claim transactions carried
+ * (ours, marked before each is sent, pending or reverted alike) and what the chain shows claimed.
+ * Such a voucher proves nothing about who sends it.
+ */
+export function publicTotal(row: Pick<ChannelRecord, 'published'> | null, state: OnChainChannel): bigint {
+  const published = row?.published ?? 0n;
+  return published > state.totalClaimed ? published : state.totalClaimed;
+}
+
+/**
  * x402's corrective 402: the server's total and, when it holds one, the payer's own last voucher.
  * `expected` is the total the voucher had to carry; `sent` the one it carried. The last voucher goes
- * only to a request whose voucher is above what the chain shows claimed: a claim's calldata
- * publishes the vouchers it claims, and the last one, for exactly what was charged, is a refund
- * request (x402's). Who shows only a public voucher learns the totals, which the chain shows too.
+ * only to a request whose voucher is above the public total (publicTotal): the last one, for
+ * exactly what was charged, is also x402's refund request. Who shows only a public voucher learns
+ * the totals, which the chain shows too.
  */
 export function correction(
   channelId: Hex,
   charged: bigint,
-  row: Pick<ChannelRecord, 'charged' | 'signature'> | null,
+  row: Pick<ChannelRecord, 'charged' | 'signature' | 'published'> | null,
   state: OnChainChannel,
   expected: bigint,
   sent: bigint,
 ): ApiError {
   const voucherState =
-    row?.signature && row.charged === charged && sent > state.totalClaimed
+    row?.signature && row.charged === charged && sent > publicTotal(row, state)
       ? { signedMaxClaimable: charged.toString(), signature: row.signature as Hex }
       : undefined;
   const body: Omit<VoucherCorrection, 'detail'> = {

@@ -23,6 +23,8 @@ export interface ChannelRecord {
   refundHeld: boolean;
   /** The chain's refundNonce once the last refund landed: a voucher must be judged against chain state at least that new. */
   refundsThrough: bigint;
+  /** The highest voucher total a claim transaction of ours carried (public calldata). */
+  published: bigint;
 }
 
 /** A channel a refund holds, and since when: where a sweep through the holds stands. */
@@ -48,6 +50,8 @@ export interface RefundRecord {
   signature: string | null;
   /** The voucher total the last refund used up; null before any. */
   refundedCharged: bigint | null;
+  /** The highest voucher total a claim transaction of ours carried (public calldata). */
+  published: bigint;
   hold: RefundHold | null;
 }
 
@@ -79,6 +83,7 @@ interface VoucherRecordRow {
   signature: string | null;
   refund_id: string | null;
   refunds_through: string | bigint | null;
+  published: string | bigint | null;
   gate_id: string | null;
   site_id: string;
   url: string;
@@ -127,7 +132,7 @@ export class ChannelStore {
     cumulative: bigint,
   ): Promise<{ channel: ChannelRecord | null; taken: VoucherPayment | null }> {
     const [row] = await this.db.sql.query<VoucherRecordRow>(
-      `SELECT c.charged, c.signature, c.refund_id, c.refunds_through, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
+      `SELECT c.charged, c.signature, c.refund_id, c.refunds_through, c.published, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
          FROM (SELECT 1) AS one
          LEFT JOIN payment_channels c ON c.channel_id = $1
          LEFT JOIN payments p ON p.channel_id = $1 AND p.cumulative_amount = $2::bigint`,
@@ -142,6 +147,7 @@ export class ChannelStore {
               signature: row.signature,
               refundHeld: row.refund_id !== null,
               refundsThrough: BigInt(row.refunds_through ?? 0),
+              published: BigInt(row.published ?? 0),
             },
       taken:
         row.gate_id === null
@@ -238,12 +244,13 @@ export class ChannelStore {
       charged: string | bigint;
       signature: string | null;
       refunded_charged: string | bigint | null;
+      published: string | bigint;
       refund_id: string | null;
       refund_nonce: string | bigint | null;
       refund_tx: string | null;
       refund_tx_nonce: number | null;
     }>(
-      `SELECT charged, signature, refunded_charged, refund_id, refund_nonce, refund_tx, refund_tx_nonce
+      `SELECT charged, signature, refunded_charged, published, refund_id, refund_nonce, refund_tx, refund_tx_nonce
          FROM payment_channels WHERE channel_id = $1`,
       [channelId],
     );
@@ -252,6 +259,7 @@ export class ChannelStore {
       charged: BigInt(row.charged),
       signature: row.signature,
       refundedCharged: row.refunded_charged === null ? null : BigInt(row.refunded_charged),
+      published: BigInt(row.published),
       hold:
         row.refund_id === null
           ? null
@@ -408,6 +416,20 @@ export class ChannelStore {
              unclaimed_since = CASE WHEN charged <= ${totalClaimed} OR ${exhausted} THEN NULL ELSE unclaimed_since END,
              updated_at = now()
        WHERE channel_id = ${channelId}`;
+  }
+
+  /**
+   * Vouchers about to go into a claim transaction, each channel's total: marked before the
+   * transaction exists, since its calldata (pending, reverted or mined) shows them to anyone.
+   */
+  async markPublished(vouchers: readonly { channelId: string; total: bigint }[]): Promise<void> {
+    if (vouchers.length === 0) return;
+    await this.db.sql.query(
+      `UPDATE payment_channels c SET published = GREATEST(c.published, v.total), updated_at = now()
+         FROM unnest($1::text[], $2::bigint[]) AS v(channel_id, total)
+        WHERE c.channel_id = v.channel_id`,
+      [vouchers.map((v) => v.channelId), vouchers.map((v) => v.total.toString())],
+    );
   }
 
   async recordClaim(claim: {

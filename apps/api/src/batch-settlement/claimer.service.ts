@@ -177,6 +177,9 @@ export class ClaimerService {
       amount >= claimMinMicros ||
       (oldest !== null && now.getTime() - oldest.getTime() >= maxAgeMs);
     if (rows.length === 0 || !due) return null;
+    await this.store.markPublished(
+      rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
+    );
     const hash = await sendFromRelayer(
       this.chain,
       batch.escrow,

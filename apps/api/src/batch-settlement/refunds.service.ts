@@ -25,7 +25,7 @@ import {
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
 import { waitForReceipt, type RelayerCall } from '../payments/settlement';
-import { chargedBase, channelState, claimableTotal, correction } from './channel-state';
+import { chargedBase, channelState, claimableTotal, correction, publicTotal } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
@@ -122,18 +122,11 @@ export class RefundsService {
     const remainder = state.balance - charged;
     if (!retried && remainder <= 0n)
       throw new PaymentRejected(BATCH_REASONS.refundNoBalance, 'The channel holds nothing beyond what it was charged');
-    // All that was charged is claimed: this voucher is in the claim's calldata, anyone's to send.
-    // The whole rest back is x402's refund of an idle channel, but a part would use the payer's
-    // refund for this total up (refundedCharged) and leave the rest locked until its next page.
-    if (
-      !retried &&
-      charged <= state.totalClaimed &&
-      payment.refundAmount !== undefined &&
-      payment.refundAmount < remainder
-    )
+    // A voucher a claim carried is in public calldata: anyone could send it, so it asks nothing back.
+    if (!retried && charged <= publicTotal(record, state))
       throw new PaymentRejected(
-        BATCH_REASONS.refundAmountInvalid,
-        'Everything this channel was charged is claimed, so its voucher is public: a refund with it returns the whole rest, not a part. Ask without `amount`, or pay a page first',
+        BATCH_REASONS.refundPayload,
+        'The voucher for this total is public (a claim transaction carried it), so it cannot ask for a refund: pay a page and ask with its voucher, or withdraw (initiateWithdraw, then finalizeWithdraw after the delay)',
       );
     // The escrow returns at most what is not claimed; asking for more gets the remainder. A refund
     // sent again only has to move the nonce (the escrow refunds nothing when nothing is left).
@@ -263,6 +256,7 @@ export class RefundsService {
     const calls: Hex[] = [];
     const claimTo = claimableTotal(charged, state);
     if (claimTo > state.totalClaimed) {
+      await this.store.markPublished([{ channelId, total: charged }]);
       const row = { config, maxClaimableAmount: charged, signature: voucher.signature, totalClaimed: claimTo };
       calls.push(await claimCalldata(this.chain, batch, [row]), settleCalldata(config.receiver, config.token));
     }

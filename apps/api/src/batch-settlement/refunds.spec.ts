@@ -1,6 +1,7 @@
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { keccak256, toHex, type Hex } from 'viem';
+import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -182,23 +183,57 @@ describe('channel refunds', () => {
     expect(resent.body.voucher_state).toMatchObject({ signedMaxClaimable: '30000' });
   });
 
-  it('takes a voucher a claim published only for the whole rest: a part would use the payer’s refund up', async () => {
-    // All charged is claimed: the voucher for it is in the claim's calldata, anyone's to send. The
-    // whole rest back is x402's refund of an idle channel; a part of it would leave the payer's own
-    // refund request refused (its voucher used) with the rest still locked until its next page.
-    const { payer, refund } = await paidChannel(50_000n, 2);
+  it('asks no refund back with a voucher a claim carried: it is anyone’s; the payer’s next page’s voucher does', async () => {
+    // All charged is claimed: the voucher for it is in the claim's calldata. Honoured, a stranger
+    // would send the payer's channel back (whole or one unit at a time) whenever it liked.
+    const { payer, channel, refund } = await paidChannel(50_000n, 2);
     await app.app.get(ClaimerService).runOnce({ force: true });
     const nonce = await relayerNonce();
     const offer = await gate();
-    const part = await verify(offer, await refund(offer, 2n * PRICE, { amount: '1' }));
-    expect({ status: part.status, reason: part.body.reason }).toEqual({
-      status: 402,
-      reason: BATCH_REASONS.refundAmountInvalid,
-    });
+    for (const extra of [{ amount: '1' }, {}]) {
+      const answer = await verify(offer, await refund(offer, 2n * PRICE, extra));
+      expect({ status: answer.status, reason: answer.body.reason }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.refundPayload,
+      });
+      expect(answer.body.detail).toMatch(/public/);
+    }
     expect(await relayerNonce()).toBe(nonce);
-    const whole = await verify(offer, await refund(offer, 2n * PRICE));
-    expect(whole.body).toMatchObject({ status: 'refunded', refund_amount: '30000' });
-    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 20_000n);
+    const page = await gate();
+    expect((await verify(page, await channel.payment(page, 3n * PRICE))).status).toBe(200);
+    const own = await verify(offer, await refund(offer, 3n * PRICE));
+    expect(own.body).toMatchObject({ status: 'refunded', refund_amount: '20000' });
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+  });
+
+  it('counts a voucher public from the moment a claim carrying it is sent, mined or not', async () => {
+    const { channel } = await paidChannel(100_000n, 2);
+    const chain = devTestClient(app.chain.rpcUrl);
+    await chain.setAutomine(false);
+    let claiming: Promise<unknown> = Promise.resolve();
+    try {
+      claiming = app.app.get(ClaimerService).runOnce({ force: true });
+      // The claim is pending: its calldata shows the voucher for 20,000 to anyone.
+      for (let i = 0; i < 200; i++) {
+        const pending = await app.chain.publicClient.getTransactionCount({
+          address: app.chain.relayer.account.address,
+          blockTag: 'pending',
+        });
+        const latest = await app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address });
+        if (pending > latest) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const page = await gate();
+      expect((await verify(page, await channel.payment(page, 3n * PRICE))).status).toBe(200);
+      const offer = await gate();
+      const stale = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect(stale.body.channel_state).toMatchObject({ chargedCumulativeAmount: '30000', totalClaimed: '0' });
+      expect(stale.body.voucher_state).toBeUndefined();
+    } finally {
+      await chain.setAutomine(true);
+      await chain.mine({ blocks: 1 });
+      await claiming;
+    }
   });
 
   it('never takes a voucher on funds a refund returns: a refund and vouchers sent at once', async () => {

@@ -120,16 +120,20 @@ describe('rate limits per credential', () => {
     expect(seen[5]).toBe(429);
   });
 
-  it('keeps one bucket per wallet address on the routes that take one, in any letter case', async () => {
+  it('keeps one bucket per wallet address and client on the routes that take one, in any letter case', async () => {
+    // The address proves nothing (anyone may send it): requests naming it from elsewhere never hold its owner off.
     const wallet = newWallet().address;
+    const ip = freshIp();
     const spellings = [wallet, wallet.toLowerCase(), `0x${wallet.slice(2).toUpperCase()}`];
     const seen = await statuses(LIMIT + 1, (i) =>
-      app.call('GET', '/v1/agents/me', {
-        headers: { 'x-wallet-address': spellings[i % 3], 'x-forwarded-for': freshIp() },
-      }),
+      app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': spellings[i % 3], 'x-forwarded-for': ip } }),
     );
     expect(seen.slice(0, LIMIT).every((status) => status === 200)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
+    const owner = { 'x-forwarded-for': freshIp() };
+    expect((await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': wallet, ...owner } })).status).toBe(
+      200,
+    );
     expect(
       (await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': newWallet().address } })).status,
     ).toBe(200);

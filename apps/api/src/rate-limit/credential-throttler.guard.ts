@@ -13,7 +13,7 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { setCredentialSubject } from './trackers';
+import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
  * The throttler, told first who the request is by the credential its route checks (the kind its
@@ -37,7 +37,10 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     const kind = this.routeCredential(context);
     if (kind) {
       const request = context.switchToHttp().getRequest<AuthedRequest>();
-      setCredentialSubject(request, await credentialSubject(this.db, request, kind));
+      const subject = await credentialSubject(this.db, request, kind);
+      // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
+      // requests naming it from elsewhere never hold its owner off.
+      setCredentialSubject(request, subject && kind === 'wallet' ? `${subject}/${await trackByIp(request)}` : subject);
     }
     return super.canActivate(context);
   }

@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
 import { badRequest } from '../http/api-error';
+import { answerClientError } from '../http/client-errors';
 import { answerFor, ExceptionToDetailFilter } from '../http/exception.filter';
 import { forbiddenCharacterItems } from '../http/forbidden-characters';
 import { parseJsonBodiesAsStrictUtf8 } from '../http/json-body-parser';
@@ -57,6 +58,8 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     trustProxy: (_address: string, hop: number) => hop < config.trustProxyHops,
     // A gate id carries its path, so /v1/gates/{id} takes ids far longer than Fastify's default 100.
     routerOptions: { maxParamLength: MAX_GATE_ID_LENGTH },
+    // What Node's parser refuses before any route (huge headers, a malformed request): `{detail}` too.
+    clientErrorHandler: answerClientError,
     // The router rejects a path it cannot decode before Nest sees the request: answer it as we answer the rest.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body, headers } = answerFor(error, new Logger('HTTP'));

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { registerPublisher } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -30,6 +31,27 @@ describe('HTTP error handling', () => {
     });
     expect(response.status).toBe(415);
     expect(response.body.detail).toMatch(/application\/json/);
+  });
+
+  /** What the server answers these raw bytes, before it closes the connection. */
+  const raw = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { port } = new URL(app.baseUrl);
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+
+  it('answers what Node refuses before any route (huge headers, a malformed request) with a detail', async () => {
+    const huge = await raw(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toEqual({ detail: expect.stringMatching(/header/i) });
+    const garbled = await raw('NOT A REQUEST\r\n\r\n');
+    expect(garbled).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(garbled.slice(garbled.indexOf('\r\n\r\n') + 4))).toEqual({ detail: expect.any(String) });
+    expect(garbled).toMatch(/cache-control: no-store/i);
   });
 
   it('answers an unknown route with 404 and a detail', async () => {

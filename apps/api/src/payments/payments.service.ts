@@ -56,8 +56,8 @@ export type VerifyOutcome =
 /**
  * Verifies a proof of payment for a gate and, for an authorization, settles it on chain before
  * answering: settle first, then serve. A gate is a signed offer with no row: its payment row is
- * the only state. One proof pays one gate and one gate takes one proof (unique nonce / tx hash,
- * unique gate ref), so the claim is a single insert; a repeated proof for the same gate gets the
+ * the only state. One proof pays one gate and one gate takes one proof (unique nonce, unique tx
+ * hash and Transfer log index, unique gate ref), so the claim is a single insert; a repeated proof for the same gate gets the
  * stored result back instead of a second transfer, and for any other gate 409. Only the holder of
  * the gate's id (the visitor it was offered to) can ask: public data (histories, calldata) never
  * names it.

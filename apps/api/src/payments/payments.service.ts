@@ -222,9 +222,9 @@ export class PaymentsService {
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, candidates } = check.transfer;
     const taken = new Set(recorded.map((payment) => payment.transferLogIndex));
-    const open = candidates.filter((candidate) => !taken.has(candidate.logIndex));
-    if (open.length === 0) throw conflict('This payment proof was already used for another gate');
-    const { payer, logIndex } = await transferSignedFor(this.chain, gate.ref, hash, open, signature);
+    const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, signature);
+    if (signed === 'used') throw conflict('This payment proof was already used for another gate');
+    const { payer, logIndex } = signed;
     await this.assertSettlesNoOtherClaim(gate, receipt, logIndex);
     const claim = await this.claim(gate, {
       method: 'transfer',

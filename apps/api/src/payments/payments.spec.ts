@@ -394,15 +394,17 @@ describe('paying a gate', () => {
 
     it('pays each gate with the transfer of its own payer when one transaction carries several', async () => {
       // A relay (an ERC-4337 bundler, a batching service) sends several payers' transfers in one
-      // transaction; each payer proves its own. One payer's two transfers pay two gates too.
+      // transaction; each payer proves its own, however many others come first (payers who never
+      // claim theirs). One payer's two transfers pay two gates too.
       const [first, second] = [newWallet(), newWallet()];
+      const others = Array.from({ length: 5 }, () => newWallet());
       const stranger = newWallet();
       await fundEth(app, stranger.address);
       const deployed = await app.chain.publicClient.waitForTransactionReceipt({
         hash: await walletOf(stranger).deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
       });
       const bundler = deployed.contractAddress!;
-      for (const account of [first, second]) {
+      for (const account of [...others, first, second]) {
         await fundUsdc(app, account.address, '1');
         await fundEth(app, account.address);
         const approved = await walletOf(account).writeContract({
@@ -420,7 +422,7 @@ describe('paying a gate', () => {
         address: bundler,
         abi: testBundlerAbi,
         functionName: 'callAll',
-        args: [Array(3).fill(app.chain.usdc), [pull(first), pull(second), pull(first)]],
+        args: [Array(8).fill(app.chain.usdc), [...others.map(pull), pull(first), pull(second), pull(first)]],
       });
       await app.chain.publicClient.waitForTransactionReceipt({ hash });
 

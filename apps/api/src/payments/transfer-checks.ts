@@ -1,5 +1,13 @@
 import { transferProofMessage, USDC_ABI, X402_REASONS } from '@crawlgate/core';
-import { parseEventLogs, type Hash, type Hex, type TransactionReceipt } from 'viem';
+import {
+  isAddressEqual,
+  parseEventLogs,
+  recoverMessageAddress,
+  size,
+  type Hash,
+  type Hex,
+  type TransactionReceipt,
+} from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { onChain } from './chain-errors';
@@ -81,33 +89,50 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   };
 }
 
-/** Payers whose signature is asked of the chain (ERC-1271/6492) for one proof, at most. */
-const MAX_PAYERS_CHECKED = 4;
+/** Contract payers whose signature is asked of the chain (ERC-1271) for one proof, at most. */
+const MAX_CONTRACT_PAYERS_CHECKED = 16;
 
 /**
- * The first of `candidates` whose payer signed this gate and hash (checkPayerSignature): a
+ * The first transfer not `taken` (by its log index) whose payer signed this gate and hash
+ * (checkPayerSignature), or 'used' when the signer's transfers in it all paid gates already: a
  * transaction may carry several payers' transfers to the same pay_to, and each pays the gate its
- * own payer names. Refused like checkPayerSignature when none did.
+ * own payer names. The signer of a plain (EOA) signature is recovered here, so no number of other
+ * payers ahead in the transaction hides its transfer; contract payers are asked in turn.
  */
 export async function transferSignedFor(
   chain: ChainContext,
   gateRef: string,
   hash: Hash,
   candidates: readonly PayingTransfer[],
+  taken: ReadonlySet<number | null>,
   signature: Hex | undefined,
-): Promise<PayingTransfer> {
-  const payers = [...new Set(candidates.map((candidate) => candidate.payer))].slice(0, MAX_PAYERS_CHECKED);
-  let refusal: unknown;
+): Promise<PayingTransfer | 'used'> {
+  const open = candidates.filter((candidate) => !taken.has(candidate.logIndex));
+  if (signature !== undefined && size(signature) === 65) {
+    const message = transferProofMessage(gateRef, hash);
+    const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
+    const signers = signer ? candidates.filter((candidate) => isAddressEqual(candidate.payer, signer)) : [];
+    if (signers.length > 0) return open.find((candidate) => isAddressEqual(candidate.payer, signer!)) ?? 'used';
+  }
+  if (open.length === 0) return 'used';
+  const payers = [...new Set(open.map((candidate) => candidate.payer))];
+  const contracts: `0x${string}`[] = [];
   for (const payer of payers) {
+    if (contracts.length === MAX_CONTRACT_PAYERS_CHECKED) break;
+    const code = await onChain(() => chain.publicClient.getCode({ address: payer }));
+    if (code && code !== '0x') contracts.push(payer);
+  }
+  for (const payer of contracts) {
     try {
       await checkPayerSignature(chain, gateRef, hash, payer, signature);
-      return candidates.find((candidate) => candidate.payer === payer)!;
+      return open.find((candidate) => candidate.payer === payer)!;
     } catch (error) {
       if (!(error instanceof PaymentRejected)) throw error;
-      refusal = error;
     }
   }
-  throw refusal;
+  // Refused as the transfer's payer would be: the same reason and detail as a single transfer's.
+  await checkPayerSignature(chain, gateRef, hash, open[0].payer, signature);
+  return open[0];
 }
 
 /**

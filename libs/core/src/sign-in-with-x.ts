@@ -166,6 +166,12 @@ export interface SiwxAccessRequest {
   proof: string;
   /** The path the middleware would serve, as core's requestPath() spells it. */
   url: string;
+  /**
+   * The visitor's IP address as the middleware saw it, when it knows it: the API counts sign-ins
+   * per visitor then, so proofs sent from elsewhere (posing under a payer's public address) never
+   * hold that payer off.
+   */
+  client_ip?: string;
 }
 
 /** Its 200: the token the wallet's payment for that path was given, unchanged (same exp). */

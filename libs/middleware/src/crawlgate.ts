@@ -370,7 +370,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
       return siwx
-        .reaccess(headers, route.path)
+        .reaccess(headers, route.path, request.ip)
         .then((signedIn) => signedIn ?? pay(request, headers, route, terms, micros, fresh));
     return pay(request, headers, route, terms, micros, fresh);
   }

@@ -62,6 +62,12 @@ describe('createSiwxGate', () => {
     expect(calls).toEqual([{ proof, url: '/a' }]);
   });
 
+  it('tells the API the visitor’s address, which the API counts sign-ins by', async () => {
+    const { siwx, calls } = gate(async () => access);
+    await siwx.reaccess({ 'sign-in-with-x': proof }, '/a', '203.0.113.9');
+    expect(calls).toEqual([{ proof, url: '/a', client_ip: '203.0.113.9' }]);
+  });
+
   it('asks nothing without a header, or with one too long to be a proof', async () => {
     const { siwx, calls } = gate(async () => access);
     expect(await siwx.reaccess({}, '/a')).toBeUndefined();

@@ -40,8 +40,11 @@ export interface SiwxGate {
   challenge(site: SiteOffer, path: string, now: number, secret: string): Record<string, unknown>;
   /** Whether the request carries a sign-in proof: only then does reaccess ask the API. */
   presented(headers: HeaderRecord): boolean;
-  /** A pass with the paid token when the request proves its wallet paid for `path`; undefined otherwise. */
-  reaccess(headers: HeaderRecord, path: string): Promise<Decision | undefined>;
+  /**
+   * A pass with the paid token when the request proves its wallet paid for `path`; undefined
+   * otherwise. `ip`: the visitor's address, which the API counts sign-ins by.
+   */
+  reaccess(headers: HeaderRecord, path: string, ip?: string): Promise<Decision | undefined>;
 }
 
 export function createSiwxGate(options: SiwxOptions): SiwxGate {
@@ -54,7 +57,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
 
     presented: (headers) => headerValue(headers, SIGN_IN_WITH_X_HEADER) !== undefined,
 
-    async reaccess(headers, path) {
+    async reaccess(headers, path, ip) {
       const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);
       if (!proof || proof.length > MAX_SIWX_HEADER_LENGTH) return undefined;
       // Only a proof answering this gate's own live challenge for this path is worth an API call:
@@ -64,7 +67,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         return undefined;
       let access;
       try {
-        access = await options.api.siwx({ proof, url: path });
+        access = await options.api.siwx({ proof, url: path, ...(ip ? { client_ip: ip } : {}) });
       } catch (error) {
         if (!(error instanceof CrawlgateApiError)) throw error;
         // Not a refusal: the wallet may have paid for this page. A 402 would have an x402 client

@@ -54,7 +54,7 @@ export interface RateLimitDoc {
   limit: number;
   window_seconds: number;
   /** What the requests are counted by. */
-  per: 'ip' | 'credential' | 'gate' | 'wallet';
+  per: 'ip' | 'credential' | 'gate' | 'visitor';
 }
 
 export interface StandardAnswersOptions {
@@ -72,7 +72,7 @@ const PER: Record<RateLimitDoc['per'], string> = {
   ip: 'per IP address',
   credential: 'per credential (per IP address without one)',
   gate: 'per gate',
-  wallet: 'per wallet a proof names, per credential',
+  visitor: 'per wallet the proof names and visitor the middleware names (client_ip), per credential',
 };
 
 /** Adds the answers every route can give to each operation of `document`, in place. */

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { SkipThrottle, Throttle } from '@nestjs/throttler';
 import { RATE_LIMIT_EXTENSION, type RateLimitDoc } from '../openapi/standard-answers';
-import { trackByCredential, trackByGate, trackByIp, trackBySignInWallet } from './trackers';
+import { trackByCredential, trackByGate, trackByIp, trackBySignInVisitor } from './trackers';
 
 const MINUTE = 60_000;
 
@@ -25,8 +25,8 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 /** For routes whose guard checks the site token: counted per site, as any route per its credential. */
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
-/** Sign-ins per wallet the proof names, within the site token's credential. */
-export const LimitPerSignInWallet = limitPer('wallet', trackBySignInWallet);
+/** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential. */
+export const LimitPerSignInVisitor = limitPer('visitor', trackBySignInVisitor);
 /**
  * X-Confirm-Password checks per publisher, right or wrong, whatever key or address asks: the
  * password guards the payout address against a leaked API key, so that key must not also be a

@@ -1,5 +1,6 @@
 import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp, type ThrottlerGetTrackerFunction } from '@nestjs/throttler';
 import { readSiwxProof } from '@crawlgate/core';
+import { isIP } from 'node:net';
 
 /*
  * Who a request counts against, per the spec's scopes. The throttler hashes the tracker into its
@@ -28,12 +29,19 @@ export const trackByCredential = async (request: Request): Promise<string> =>
   subjects.get(request) ?? trackByIp(request);
 
 /**
- * A sign-in's wallet, within the credential: anyone can answer a challenge with a fresh wallet's
- * proof, or pose under a payer's public address, and those must not spend the budget of a payer who
- * signs for itself. A body that names no wallet counts against the credential alone.
+ * A sign-in's visitor, within the credential: the wallet the proof names and the client address
+ * the middleware names, each when known. Anyone can answer a challenge with a fresh wallet's proof,
+ * or pose under a payer's public address from elsewhere; neither holds off a payer who signs for
+ * itself. (Behind a proxy whose address the middleware takes for the visitor's, a proof posing
+ * under a payer's address still spends that payer's budget.)
  */
-export const trackBySignInWallet = async (request: Request): Promise<string> => {
-  const credential = await trackByCredential(request);
-  const address = readSiwxProof((request.body as { proof?: unknown } | undefined)?.proof)?.address;
-  return address ? `${credential}/wallet:${address.toLowerCase()}` : credential;
+export const trackBySignInVisitor = async (request: Request): Promise<string> => {
+  const body = request.body as { proof?: unknown; client_ip?: unknown } | undefined;
+  const address = readSiwxProof(body?.proof)?.address;
+  const client = typeof body?.client_ip === 'string' && isIP(body.client_ip) ? body.client_ip : undefined;
+  return [
+    await trackByCredential(request),
+    ...(address ? [`wallet:${address.toLowerCase()}`] : []),
+    ...(client ? [`client:${normalizeIp(client, DEFAULT_IPV6_SUBNET_PREFIX)}`] : []),
+  ].join('/');
 };

@@ -3,19 +3,19 @@ import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger
 import { SiteTokenGuard } from '../auth/guards';
 import { CurrentSite } from '../auth/request-context';
 import { NoStore } from '../http/no-store';
-import { LimitPerSignInWallet } from '../rate-limit/limits';
+import { LimitPerSignInVisitor } from '../rate-limit/limits';
 import type { Site } from '../generated/prisma/client';
 import { SiwxAccessDto, SiwxAccessView } from './siwx.dto';
 import { SiwxService } from './siwx.service';
 
-/** Rate limit: 100 per minute per wallet a proof names, per site token (proofs of strangers never hold a payer off). */
+/** Rate limit: 100 per minute per wallet a proof names and visitor (client_ip), per site token: proofs of strangers never hold a payer off. */
 @ApiTags('access tokens')
 @Controller('access-tokens')
 export class SiwxController {
   constructor(private readonly siwx: SiwxService) {}
 
   @Post('siwx')
-  @LimitPerSignInWallet(100)
+  @LimitPerSignInVisitor(100)
   @HttpCode(200)
   @NoStore()
   @UseGuards(SiteTokenGuard)

@@ -1,6 +1,6 @@
 import { MAX_SIWX_HEADER_LENGTH, MAX_URL_LENGTH, type SiwxAccess, type SiwxAccessRequest } from '@crawlgate/core';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsString, Matches, MaxLength } from 'class-validator';
+import { IsDefined, IsIP, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 
 export class SiwxAccessDto implements SiwxAccessRequest {
   @ApiProperty({
@@ -21,6 +21,16 @@ export class SiwxAccessDto implements SiwxAccessRequest {
   @MaxLength(MAX_URL_LENGTH)
   @Matches(/^\//, { message: 'url must be a path starting with "/"' })
   url!: string;
+
+  @ApiProperty({
+    required: false,
+    description:
+      "The visitor's IP address as the middleware saw it: sign-ins are counted per wallet the proof names and per visitor (100 a minute), so proofs posing as a payer from elsewhere never hold it off",
+    example: '203.0.113.9',
+  })
+  @IsOptional()
+  @IsIP()
+  client_ip?: string;
 }
 
 export class SiwxAccessView implements SiwxAccess {

@@ -58,8 +58,11 @@ describe('POST /v1/access-tokens/siwx', () => {
     const { info, supportedChains } = siwxDeclaration(challenge);
     return encodeSIWxHeader(await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, info.uri));
   };
-  const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken) =>
-    app.call('POST', '/v1/access-tokens/siwx', { body: { proof, url }, headers: { 'x-site-token': siteToken } });
+  const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken, client?: string) =>
+    app.call('POST', '/v1/access-tokens/siwx', {
+      body: { proof, url, ...(client === undefined ? {} : { client_ip: client }) },
+      headers: { 'x-site-token': siteToken },
+    });
 
   it("answers the payer's proof with the payment's own token (same expiry), once", async () => {
     const proof = await prove(terms('/articles/paid'));
@@ -254,5 +257,21 @@ describe('POST /v1/access-tokens/siwx', () => {
     const posed = await Promise.all(Array.from({ length: 110 }, () => ask(posing)));
     expect(posed.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
     expect((await ask(await prove(terms('/articles/paid'), second))).status).toBe(200);
+  });
+
+  it('counts sign-ins per visitor when the middleware names it: proofs posing as a payer from elsewhere never hold it off', async () => {
+    const { info, supportedChains } = siwxDeclaration(terms('/articles/paid'));
+    const posing = encodeSIWxHeader({
+      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
+      address: agent.address,
+    });
+    const posed = await Promise.all(
+      Array.from({ length: 110 }, () => ask(posing, '/articles/paid', site.siteToken, '198.51.100.7')),
+    );
+    expect(posed.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+    const own = await ask(await prove(terms('/articles/paid')), '/articles/paid', site.siteToken, '203.0.113.9');
+    expect(own.status).toBe(200);
+    const fresh = await prove(terms('/articles/paid'), newWallet());
+    expect((await ask(fresh, '/articles/paid', site.siteToken, 'not an address')).status).toBe(422);
   });
 });

@@ -13,8 +13,10 @@ const REFUSALS: Record<string, [status: number, detail: string]> = {
 };
 
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
-  // Nothing to answer on a connection that is gone (a reset, a closed peer).
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  // Nothing to answer on a connection that is gone (a reset, a closed peer), nor into an answer
+  // already under way on it (a bad request pipelined behind a good one): as Node's own handler.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
     socket.destroy(error);
     return;
   }

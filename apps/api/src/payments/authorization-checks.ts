@@ -279,20 +279,16 @@ export function settledTransferIndex(
   return null;
 }
 
-/**
- * Every EIP-3009 authorization the token says `receipt` used: its (authorizer, nonce), and the log
- * index of its own Transfer (the token emits it right after AuthorizationUsed), null if none follows.
- */
+/** Every EIP-3009 authorization the token says `receipt` used: its (authorizer, nonce). */
 export function authorizationsUsedIn(
   chain: Pick<ChainContext, 'usdc'>,
   receipt: Pick<TransactionReceipt, 'logs'>,
-): { authorizer: Hex; nonce: Hex; transferLogIndex: number | null }[] {
-  return receipt.logs.flatMap((log, i) => {
+): { authorizer: Hex; nonce: Hex }[] {
+  return receipt.logs.flatMap((log) => {
     const event = tokenEvent(chain, log);
-    if (event?.eventName !== 'AuthorizationUsed') return [];
-    const next = receipt.logs[i + 1];
-    const transferLogIndex = next && tokenEvent(chain, next)?.eventName === 'Transfer' ? next.logIndex : null;
-    return [{ authorizer: event.args.authorizer, nonce: event.args.nonce, transferLogIndex }];
+    return event?.eventName === 'AuthorizationUsed'
+      ? [{ authorizer: event.args.authorizer, nonce: event.args.nonce }]
+      : [];
   });
 }
 

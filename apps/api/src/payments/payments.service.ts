@@ -225,7 +225,7 @@ export class PaymentsService {
     const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, signature);
     if (signed === 'used') throw conflict('This payment proof was already used for another gate');
     const { payer, logIndex } = signed;
-    await this.assertSettlesNoOtherClaim(gate, receipt, logIndex);
+    await this.assertSettlesNoOtherClaim(gate, receipt);
     const claim = await this.claim(gate, {
       method: 'transfer',
       status: 'submitted',
@@ -239,15 +239,15 @@ export class PaymentsService {
   }
 
   /**
-   * A transaction that used an authorization claimed for another gate pays no second gate: our
-   * relayer's (a broadcast its claim never recorded; the reconciler records it for that gate), or
-   * anyone's that pays this gate with another transfer beside it (a bundle carrying someone's
-   * claimed authorization). One exception: the payer's own transaction of its authorization,
-   * which someone copied from the mempool and claimed for another gate meanwhile, pays the gate
-   * its payer names with that very transfer (only its payer signs for it, checked before).
+   * Our relayer's transaction that used an authorization claimed for another gate pays no other
+   * gate: a broadcast its claim never recorded, which the reconciler records for that gate. Anyone
+   * else's transaction pays with the transfer its payer signed for (one transfer pays one gate, by
+   * the unique index): beside a claimed authorization, whose own transfer the reconciler records
+   * for its gate, or that very transfer when its payer sent it (copied from the mempool and
+   * claimed for another gate meanwhile, that claim is then never paid).
    */
-  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt, credited: number): Promise<void> {
-    const fromRelayer = isAddressEqual(receipt.from, this.chain.relayer.account.address);
+  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt): Promise<void> {
+    if (!isAddressEqual(receipt.from, this.chain.relayer.account.address)) return;
     for (const used of authorizationsUsedIn(this.chain, receipt)) {
       const claimed = await this.store.byNonce({
         chainId: gate.chainId,
@@ -255,9 +255,8 @@ export class PaymentsService {
         payer: used.authorizer.toLowerCase(),
         nonce: used.nonce.toLowerCase(),
       });
-      if (!claimed || claimed.gateId === gate.ref) continue;
-      if (!fromRelayer && used.transferLogIndex === credited) continue;
-      throw conflict('This transaction settled a payment authorized for another gate');
+      if (claimed && claimed.gateId !== gate.ref)
+        throw conflict('This transaction settled a payment authorized for another gate');
     }
   }
 

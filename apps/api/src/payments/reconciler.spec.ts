@@ -229,6 +229,23 @@ describe('settlements that outlive their request', () => {
     expect({ status: reused.status, token: reused.body.access_token }).toEqual({ status: 409, token: undefined });
   });
 
+  it('lets a transfer pay its payer’s gate beside a claimed authorization in the same transaction; the claim is recorded for its own', async () => {
+    const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/beside-claimed');
+    const other = newWallet();
+    await fundUsdc(app, other.address, '1');
+    const own = await openGate(app, site, '/reconcile/beside-own');
+    const hash = await sendAuthorizationsBundled(app, [signed, await signPayment(app, other, own)]);
+    const paid = await app.call('POST', `/v1/gates/${own.id}/verify`, {
+      body: { tx_hash: hash, signature: await other.signMessage({ message: transferProofMessage(own.ref, hash) }) },
+    });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    expect(paid.body.payer).toBe(other.address.toLowerCase());
+    await reconcile(app);
+    const first = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
+    expect(first.status === 200 ? 200 : first).toBe(200);
+    expect(first.body).toMatchObject({ tx_hash: hash.toLowerCase(), access_token: expect.any(String) });
+  });
+
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {
     const offline = await startTestApp({ database: db.database, masterKey, chainRpcUrl: 'http://127.0.0.1:9' });
     const gate = await openGate(offline, site, '/reconcile/offline');

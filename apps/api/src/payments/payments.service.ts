@@ -222,10 +222,10 @@ export class PaymentsService {
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, candidates } = check.transfer;
     const taken = new Set(recorded.map((payment) => payment.transferLogIndex));
-    const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, signature);
+    const claimed = await this.transfersClaimedElsewhere(gate, receipt);
+    const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, claimed, signature);
     if (signed === 'used') throw conflict('This payment proof was already used for another gate');
     const { payer, logIndex } = signed;
-    await this.assertSettlesNoOtherClaim(gate, receipt);
     const claim = await this.claim(gate, {
       method: 'transfer',
       status: 'submitted',
@@ -239,25 +239,30 @@ export class PaymentsService {
   }
 
   /**
-   * Our relayer's transaction that used an authorization claimed for another gate pays no other
-   * gate: a broadcast its claim never recorded, which the reconciler records for that gate. Anyone
-   * else's transaction pays with the transfer its payer signed for (one transfer pays one gate, by
-   * the unique index): beside a claimed authorization, whose own transfer the reconciler records
-   * for its gate, or that very transfer when its payer sent it (copied from the mempool and
-   * claimed for another gate meanwhile, that claim is then never paid).
+   * The Transfers in `receipt` (by log index) that settle an authorization claimed for another
+   * gate: the reconciler records each for its gate, so a proof takes one only as its payer's last
+   * choice (its own transaction of it, copied and claimed meanwhile; that claim is then never paid).
+   * Our relayer's transaction that used such an authorization pays no other gate at all: a
+   * broadcast its claim never recorded, which the reconciler records for that gate.
    */
-  private async assertSettlesNoOtherClaim(gate: Gate, receipt: TransactionReceipt): Promise<void> {
-    if (!isAddressEqual(receipt.from, this.chain.relayer.account.address)) return;
+  private async transfersClaimedElsewhere(gate: Gate, receipt: TransactionReceipt): Promise<Set<number>> {
+    const fromRelayer = isAddressEqual(receipt.from, this.chain.relayer.account.address);
+    const indexes = new Set<number>();
     for (const used of authorizationsUsedIn(this.chain, receipt)) {
-      const claimed = await this.store.byNonce({
+      const claim = await this.store.byNonce({
         chainId: gate.chainId,
         asset: gate.asset,
         payer: used.authorizer.toLowerCase(),
         nonce: used.nonce.toLowerCase(),
       });
-      if (claimed && claimed.gateId !== gate.ref)
-        throw conflict('This transaction settled a payment authorized for another gate');
+      if (!claim || claim.gateId === gate.ref) continue;
+      if (fromRelayer) throw conflict('This transaction settled a payment authorized for another gate');
+      const index = claim.authorization
+        ? settledTransferIndex(this.chain, receipt, deserializeAuthorization(claim.authorization))
+        : null;
+      if (index !== null) indexes.add(index);
     }
+    return indexes;
   }
 
   /** Settled, reverted, or still unconfirmed when the timeout passes (then the reconciler finishes it). */
@@ -291,7 +296,7 @@ export class PaymentsService {
       // Unused, and public now in our transaction's calldata: anyone may still send it until it
       // expires. The claim stays until the chain is past its end (the reconciler then releases it),
       // so a late copy pays this gate, not a second one (unless its payer names that very transaction
-      // for another gate: assertSettlesNoOtherClaim). Our relayer does not send it again.
+      // for another gate: transfersClaimedElsewhere). Our relayer does not send it again.
       return pending(
         gateId,
         hash,

@@ -26,7 +26,9 @@ import {
   hashTypedData,
   http,
   parseSignature,
+  serializeCompactSignature,
   serializeSignature,
+  signatureToCompactSignature,
   type Hex,
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -426,8 +428,16 @@ describe('paying a gate', () => {
       });
       await app.chain.publicClient.waitForTransactionReceipt({ hash });
 
+      const compact = async (gate: { ref: string }, signer: PrivateKeyAccount) => {
+        const { signature } = await proof(gate, hash, signer);
+        return {
+          tx_hash: hash,
+          signature: serializeCompactSignature(signatureToCompactSignature(parseSignature(signature))),
+        };
+      };
       const paid = [
-        await verify(gates[1].id, await proof(gates[1], hash, second)),
+        // EIP-2098's 64-byte form of the same signature.
+        await verify(gates[1].id, await compact(gates[1], second)),
         await verify(gates[0].id, await proof(gates[0], hash, first)),
         await verify(gates[2].id, await proof(gates[2], hash, first)),
       ];

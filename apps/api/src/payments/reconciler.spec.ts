@@ -246,6 +246,22 @@ describe('settlements that outlive their request', () => {
     expect(first.body).toMatchObject({ tx_hash: hash.toLowerCase(), access_token: expect.any(String) });
   });
 
+  it('credits a payer’s proof with its transfer that no claim names, when its claimed one is in the same bundle', async () => {
+    // Both of the payer's authorizations, one claimed for a gate, the other meant for a tx_hash
+    // proof, sent together by a stranger: the proof must not take the claimed one's transfer.
+    const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/two-of-one-a');
+    const own = await openGate(app, site, '/reconcile/two-of-one-b');
+    const hash = await sendAuthorizationsBundled(app, [signed, await signPayment(app, agent, own)]);
+    const paid = await app.call('POST', `/v1/gates/${own.id}/verify`, {
+      body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(own.ref, hash) }) },
+    });
+    expect(paid.status === 200 ? 200 : paid).toBe(200);
+    await reconcile(app);
+    const first = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
+    expect(first.status === 200 ? 200 : first).toBe(200);
+    expect(first.body).toMatchObject({ tx_hash: hash.toLowerCase(), access_token: expect.any(String) });
+  });
+
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {
     const offline = await startTestApp({ database: db.database, masterKey, chainRpcUrl: 'http://127.0.0.1:9' });
     const gate = await openGate(offline, site, '/reconcile/offline');

@@ -1,8 +1,11 @@
 import { transferProofMessage, USDC_ABI, X402_REASONS } from '@crawlgate/core';
 import {
+  compactSignatureToSignature,
   isAddressEqual,
+  parseCompactSignature,
   parseEventLogs,
   recoverMessageAddress,
+  serializeSignature,
   size,
   type Hash,
   type Hex,
@@ -89,15 +92,16 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   };
 }
 
-/** Contract payers whose signature is asked of the chain (ERC-1271) for one proof, at most. */
-const MAX_CONTRACT_PAYERS_CHECKED = 16;
+/** Payers of one transaction looked at for one proof, at most (each a chain read, a contract's a call). */
+const MAX_PAYERS_EXAMINED = 32;
 
 /**
- * The first transfer not `taken` (by its log index) whose payer signed this gate and hash
- * (checkPayerSignature), or 'used' when the signer's transfers in it all paid gates already: a
- * transaction may carry several payers' transfers to the same pay_to, and each pays the gate its
- * own payer names. The signer of a plain (EOA) signature is recovered here, so no number of other
- * payers ahead in the transaction hides its transfer; contract payers are asked in turn.
+ * The transfer this proof pays with, or 'used' when the signer's transfers in it all paid gates
+ * already: a transaction may carry several payers' transfers to the same pay_to, and each pays the
+ * gate its own payer names. The signer of a plain signature (65 or 64 bytes) is recovered here, so
+ * no number of payers ahead hides its transfer; contract payers are asked in turn, after it. Of a
+ * payer's transfers, those that settle an authorization claimed for another gate (`claimed`, which
+ * the reconciler records for that gate) come last.
  */
 export async function transferSignedFor(
   chain: ChainContext,
@@ -105,34 +109,50 @@ export async function transferSignedFor(
   hash: Hash,
   candidates: readonly PayingTransfer[],
   taken: ReadonlySet<number | null>,
+  claimed: ReadonlySet<number>,
   signature: Hex | undefined,
 ): Promise<PayingTransfer | 'used'> {
   const open = candidates.filter((candidate) => !taken.has(candidate.logIndex));
-  if (signature !== undefined && size(signature) === 65) {
-    const message = transferProofMessage(gateRef, hash);
-    const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
-    const signers = signer ? candidates.filter((candidate) => isAddressEqual(candidate.payer, signer)) : [];
-    if (signers.length > 0) return open.find((candidate) => isAddressEqual(candidate.payer, signer!)) ?? 'used';
-  }
-  if (open.length === 0) return 'used';
-  const payers = [...new Set(open.map((candidate) => candidate.payer))];
-  const contracts: `0x${string}`[] = [];
-  for (const payer of payers) {
-    if (contracts.length === MAX_CONTRACT_PAYERS_CHECKED) break;
+  const ranked = [
+    ...open.filter((candidate) => !claimed.has(candidate.logIndex)),
+    ...open.filter((candidate) => claimed.has(candidate.logIndex)),
+  ];
+  const signer = await plainSigner(gateRef, hash, signature);
+  const isSigner = (payer: string) => signer !== undefined && isAddressEqual(payer as Hex, signer);
+  const signers = ranked.find((candidate) => isSigner(candidate.payer));
+  if (signers) return signers;
+  // A contract wallet's signature (its owner's key, which may have paid beside it) is asked of the wallet.
+  const payers = [...new Set(ranked.map((candidate) => candidate.payer))].filter((payer) => !isSigner(payer));
+  for (const payer of payers.slice(0, MAX_PAYERS_EXAMINED)) {
     const code = await onChain(() => chain.publicClient.getCode({ address: payer }));
-    if (code && code !== '0x') contracts.push(payer);
-  }
-  for (const payer of contracts) {
+    if (!code || code === '0x') continue;
     try {
       await checkPayerSignature(chain, gateRef, hash, payer, signature);
-      return open.find((candidate) => candidate.payer === payer)!;
+      return ranked.find((candidate) => candidate.payer === payer)!;
     } catch (error) {
       if (!(error instanceof PaymentRejected)) throw error;
     }
   }
-  // Refused as the transfer's payer would be: the same reason and detail as a single transfer's.
-  await checkPayerSignature(chain, gateRef, hash, open[0].payer, signature);
-  return open[0];
+  if (ranked.length === 0 || candidates.some((candidate) => isSigner(candidate.payer))) return 'used';
+  if (signature === undefined) await checkPayerSignature(chain, gateRef, hash, ranked[0].payer, signature); // asks for one
+  throw new PaymentRejected(
+    TRANSFER_REASONS.notSignedByPayer,
+    `\`signature\` is not the proof of any payer of a transfer of the price to pay_to in ${hash}${payers.length > MAX_PAYERS_EXAMINED ? ` (the first ${MAX_PAYERS_EXAMINED} payers were looked at)` : ''}: the transfer's payer signs (EIP-191) ${JSON.stringify(transferProofMessage(gateRef, hash))}`,
+  );
+}
+
+/** The signer of a plain (EOA) signature of this proof, 65 bytes or EIP-2098's 64; undefined for anything else. */
+async function plainSigner(gateRef: string, hash: Hash, signature: Hex | undefined): Promise<Hex | undefined> {
+  if (signature === undefined || (size(signature) !== 65 && size(signature) !== 64)) return undefined;
+  try {
+    const full =
+      size(signature) === 64
+        ? serializeSignature(compactSignatureToSignature(parseCompactSignature(signature)))
+        : signature;
+    return await recoverMessageAddress({ message: transferProofMessage(gateRef, hash), signature: full });
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -241,7 +241,8 @@ export class PaymentsService {
   /**
    * The Transfers in `receipt` (by log index) that settle an authorization claimed for another
    * gate: the reconciler records each for its gate, so a proof takes one only as its payer's last
-   * choice (its own transaction of it, copied and claimed meanwhile; that claim is then never paid).
+   * choice (its own transaction of it, copied and claimed meanwhile: the reconciler then releases
+   * that claim, unless it recorded it first and the proof gets 409).
    * Our relayer's transaction that used such an authorization pays no other gate at all: a
    * broadcast its claim never recorded, which the reconciler records for that gate.
    */

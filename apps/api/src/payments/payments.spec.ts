@@ -450,6 +450,8 @@ describe('paying a gate', () => {
       for (const signer of [first, second])
         expect((await verify(gates[3].id, await proof(gates[3], hash, signer))).status).toBe(409);
       expect((await verify(gates[0].id, await proof(gates[0], hash, first))).body).toEqual(paid[1].body);
+      // The same 64-byte proof again: the same answer (an agent whose first answer was lost).
+      expect((await verify(gates[1].id, await compact(gates[1], second))).body).toEqual(paid[0].body);
     });
 
     describe('posted by someone other than its payer', () => {

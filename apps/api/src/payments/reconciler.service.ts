@@ -119,11 +119,29 @@ export class ReconcilerService {
     if (outcome === 'used') {
       const receipt = await this.findSettlement(auth.from, auth.nonce);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
-      if (settledTransferIndex(this.chain, receipt, auth) === null) {
+      const index = settledTransferIndex(this.chain, receipt, auth);
+      if (index === null) {
         // The payer spent the nonce on another authorization of its own: this one never settles.
         await this.payments.release(payment.id);
         this.logger.warn(
           `Released gate ${payment.gateId}: its authorization's nonce was used by another transfer (${receipt.transactionHash}); nothing was paid`,
+        );
+        return 'released';
+      }
+      // Its payer sent it and named that transfer for another gate (a copy claimed this one
+      // meanwhile): that gate is paid; this claim is not, and nothing of its own was charged.
+      const paidElsewhere = await this.db.prisma.payment.findFirst({
+        where: {
+          chainId: payment.chainId,
+          txHash: receipt.transactionHash.toLowerCase(),
+          transferLogIndex: index,
+          id: { not: payment.id },
+        },
+      });
+      if (paidElsewhere) {
+        await this.payments.release(payment.id);
+        this.logger.warn(
+          `Released gate ${payment.gateId}: its authorization's transfer paid gate ${paidElsewhere.gateId}, which its payer named`,
         );
         return 'released';
       }

@@ -188,7 +188,7 @@ describe('settlements that outlive their request', () => {
     expect(paid.body.tx_hash).toBe(hash.toLowerCase());
   });
 
-  it('lets the payer’s own transaction of a claimed authorization pay the gate it names; the copied claim is never paid', async () => {
+  it('lets the payer’s own transaction of a claimed authorization pay the gate it names; the copied claim is released', async () => {
     // A claim made with the payer's authorization while the payer's own transaction of it was
     // pending (anyone can copy it from the mempool): the payer's signed tx_hash decides the gate.
     const { gate: copied, signed } = await claimedButNeverSent('/reconcile/copied');
@@ -200,9 +200,10 @@ describe('settlements that outlive their request', () => {
     });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
     expect(paid.body.access_token).toEqual(expect.any(String));
-    // The copied claim is never paid: its authorization's transfer paid the payer's gate.
-    expect(await reconcile(app)).toMatchObject({ finalized: 0 });
-    expect((await app.call('GET', `/v1/gates/${copied.id}`)).body.status).toBe('settling');
+    // The copied claim is never paid: its authorization's transfer paid the payer's gate. It is
+    // released (nothing of its own was charged), not left settling for ever.
+    expect(await reconcile(app)).toMatchObject({ finalized: 0, released: 1 });
+    expect((await app.call('GET', `/v1/gates/${copied.id}`)).body.status).toBe('open');
     const copiedAgain = await app.call('POST', `/v1/gates/${copied.id}/verify`, { body: { payment: signed } });
     expect(copiedAgain.body.access_token).toBeUndefined();
     expect((await transfersTo(app, payTo)).filter((t) => t.hash === hash)).toHaveLength(1);

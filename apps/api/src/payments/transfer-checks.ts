@@ -143,15 +143,20 @@ export async function transferSignedFor(
 
 /** The signer of a plain (EOA) signature of this proof, 65 bytes or EIP-2098's 64; undefined for anything else. */
 async function plainSigner(gateRef: string, hash: Hash, signature: Hex | undefined): Promise<Hex | undefined> {
-  if (signature === undefined || (size(signature) !== 65 && size(signature) !== 64)) return undefined;
+  const full = signature && expandedSignature(signature);
+  if (full === undefined || size(full) !== 65) return undefined;
+  return recoverMessageAddress({ message: transferProofMessage(gateRef, hash), signature: full }).catch(
+    () => undefined,
+  );
+}
+
+/** EIP-2098's 64-byte form as the 65 bytes ECDSA checks read; any other signature as it is. */
+function expandedSignature(signature: Hex): Hex {
+  if (size(signature) !== 64) return signature;
   try {
-    const full =
-      size(signature) === 64
-        ? serializeSignature(compactSignatureToSignature(parseCompactSignature(signature)))
-        : signature;
-    return await recoverMessageAddress({ message: transferProofMessage(gateRef, hash), signature: full });
+    return serializeSignature(compactSignatureToSignature(parseCompactSignature(signature)));
   } catch {
-    return undefined;
+    return signature;
   }
 }
 
@@ -192,7 +197,7 @@ export async function checkPayerSignature(
   if (signature === undefined)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
   const valid = await onChain(() =>
-    chain.publicClient.verifyMessage({ address: payer, message, signature, mode: 'eoa' }),
+    chain.publicClient.verifyMessage({ address: payer, message, signature: expandedSignature(signature), mode: 'eoa' }),
   );
   if (!valid)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);

@@ -384,6 +384,7 @@ export function createAgent(options: AgentOptions): Agent {
     const request: VerifyPaymentRequest = {
       tx_hash: txHash,
       signature: await payer.signTransferProof(gateRef, txHash),
+      payer: payer.address,
     };
     const proof = JSON.stringify(request);
     const post = () =>

@@ -88,6 +88,8 @@ export interface VerifyPaymentRequest {
   payment?: Record<string, unknown>;
   tx_hash?: string;
   signature?: string;
+  /** With tx_hash: the transfer's payer, so a contract wallet's transfer is found in any bundle. */
+  payer?: string;
 }
 
 /** 402 of POST /v1/gates/{id}/verify: the proof does not pay this gate; nothing was charged. */

@@ -50,6 +50,16 @@ export class VerifyPaymentDto implements VerifyPaymentRequest {
   @MaxLength(MAX_SIGNATURE_HEX_LENGTH, { message: `signature must be at most ${MAX_SIGNATURE_BYTES} bytes` })
   @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'signature must be 0x followed by an even number of hex characters' })
   signature?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "With `tx_hash`, optional: the transfer's payer. A transaction may carry several payers' transfers to pay_to; a plain signature's signer is found among them however many, but a contract wallet's is asked of the first 32 payers only, unless the proof names it here.",
+    example: '0x…',
+  })
+  @Optional()
+  @IsString()
+  @Matches(/^0x[0-9a-fA-F]{40}$/, { message: 'payer must be 0x followed by 40 hex characters' })
+  payer?: string;
 }
 
 /** x402's channelState, with x402's field names. */

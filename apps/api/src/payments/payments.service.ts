@@ -93,7 +93,13 @@ export class PaymentsService {
       return this.vouchers.verify(gate, payment, body.payment);
     return body.payment !== undefined
       ? this.verifyAuthorization(gate, payment, body.payment)
-      : this.verifyTransfer(gate, payment, body.tx_hash!.toLowerCase() as Hash, body.signature as Hex | undefined);
+      : this.verifyTransfer(
+          gate,
+          payment,
+          body.tx_hash!.toLowerCase() as Hash,
+          body.signature as Hex | undefined,
+          body.payer?.toLowerCase() as Hex | undefined,
+        );
   }
 
   private async verifyAuthorization(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<VerifyOutcome> {
@@ -204,6 +210,7 @@ export class PaymentsService {
     gatePayment: Payment | null,
     hash: Hash,
     signature: Hex | undefined,
+    named?: Hex,
   ): Promise<VerifyOutcome> {
     const recorded = await this.db.prisma.payment.findMany({ where: { chainId: gate.chainId, txHash: hash } });
     const own = recorded.find((payment) => payment.gateId === gate.ref);
@@ -220,7 +227,16 @@ export class PaymentsService {
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending')
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
-    const { receipt, candidates } = check.transfer;
+    const { receipt } = check.transfer;
+    // A proof naming its payer is judged among that payer's transfers only.
+    const candidates = named
+      ? check.transfer.candidates.filter((candidate) => candidate.payer === named)
+      : check.transfer.candidates;
+    if (candidates.length === 0)
+      throw new PaymentRejected(
+        X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
+        `The transaction holds no transfer of the gate's price to pay_to from ${named}`,
+      );
     const taken = new Set(recorded.map((payment) => payment.transferLogIndex));
     const claimed = await this.transfersClaimedElsewhere(gate, receipt);
     const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, claimed, signature);

@@ -38,6 +38,7 @@ import {
   fundUsdc,
   newWallet,
   sendAuthorizationAsStranger,
+  sendAuthorizationsBundled,
   signOffer,
   signPayment,
   transfersTo,
@@ -523,6 +524,49 @@ describe('paying a gate', () => {
       const paid = await verify(gate.id, await proof(gate, hash, owner));
       expect(paid.status === 200 ? 200 : paid).toBe(200);
       expect(paid.body.payer).toBe(smartWallet.toLowerCase());
+    });
+
+    it('finds a contract wallet’s transfer behind any number of other payers when the proof names its payer', async () => {
+      const owner = newWallet();
+      await fundEth(app, owner.address);
+      const deployed = await walletOf(owner).deployContract({
+        abi: testWalletAbi,
+        bytecode: testWalletBytecode,
+        args: [owner.address],
+      } as never);
+      const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+      await fundUsdc(app, smartWallet, '1');
+      const gate = await openGate(app, site, '/tx/smart-behind-others');
+      // 33 payers' transfers of the same price to the same pay_to come first in the bundle.
+      const others = Array.from({ length: 33 }, () => newWallet());
+      for (const other of others) await fundUsdc(app, other.address, '1');
+      const authorization = buildAuthorization({
+        from: smartWallet,
+        to: gate.pay_to,
+        value: BigInt(gate.amount),
+        validForSeconds: 300,
+      });
+      const walletPayment = exactPaymentV1(
+        gate.accepts[0].network,
+        authorization,
+        await signAuthorization(owner, usdcDomain(app.chain.chainId, app.chain.usdc), authorization),
+      );
+      const others_ = await Promise.all(others.map((other) => signPayment(app, other, gate)));
+      const hash = await sendAuthorizationsBundled(app, [...others_, walletPayment]);
+      const signed = await proof(gate, hash, owner);
+      expect(await verify(gate.id, signed)).toMatchObject({
+        status: 402,
+        body: { detail: expect.stringMatching(/32/) },
+      });
+      const paid = await verify(gate.id, { ...signed, payer: smartWallet });
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body.payer).toBe(smartWallet.toLowerCase());
+      // Naming a payer that did not sign, or paid nothing here, is no way in.
+      const next = await openGate(app, site, '/tx/smart-behind-others-next');
+      const posing = await verify(next.id, { ...(await proof(next, hash, newWallet())), payer: others[0].address });
+      expect(posing).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+      const nobody = await verify(next.id, { ...(await proof(next, hash, owner)), payer: newWallet().address });
+      expect(nobody).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no transfer/) } });
     });
 
     it('answers 422 for a signature that is not 0x-hex bytes, or too long', async () => {

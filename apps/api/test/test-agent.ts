@@ -4,6 +4,8 @@ import {
   signAuthorization,
   testBundlerAbi,
   testBundlerBytecode,
+  testWalletAbi,
+  testWalletBytecode,
   usdcDomain,
   type TransferAuthorization,
 } from '@crawlgate/devchain';
@@ -117,6 +119,26 @@ export async function sendAuthorizationsBundled(
   });
   await app.chain.publicClient.waitForTransactionReceipt({ hash });
   return hash;
+}
+
+/**
+ * A smart-contract wallet (TestWallet: ERC-1271, its owner's ECDSA signatures) for `owner`, holding
+ * `usd` of test USDC; the owner gets gas to deploy and drive it. Its address.
+ */
+export async function deployTestWallet(
+  app: Pick<TestApp, 'chain' | 'call'>,
+  owner: PrivateKeyAccount,
+  usd = '1',
+): Promise<`0x${string}`> {
+  await fundEth(app, owner.address);
+  const hash = await createWalletClient({
+    account: owner,
+    chain: app.chain.relayer.chain,
+    transport: http(app.chain.rpcUrl),
+  }).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
+  const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+  await fundUsdc(app, wallet, usd);
+  return wallet;
 }
 
 async function strangerClient(app: Pick<TestApp, 'chain'>) {

@@ -34,6 +34,7 @@ import {
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
+  deployTestWallet,
   fundEth,
   fundUsdc,
   newWallet,
@@ -498,14 +499,7 @@ describe('paying a gate', () => {
 
     it('takes a smart wallet’s ERC-1271 signature for the transfer it made', async () => {
       const owner = newWallet();
-      await fundEth(app, owner.address);
-      const deployed = await walletOf(owner).deployContract({
-        abi: testWalletAbi,
-        bytecode: testWalletBytecode,
-        args: [owner.address],
-      } as never);
-      const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
-      await fundUsdc(app, smartWallet, '1');
+      const smartWallet = await deployTestWallet(app, owner);
       const gate = await openGate(app, site, '/tx/smart-wallet');
       const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
       const hash = await walletOf(owner).writeContract({
@@ -528,14 +522,7 @@ describe('paying a gate', () => {
 
     it('finds a contract wallet’s transfer behind any number of other payers when the proof names its payer', async () => {
       const owner = newWallet();
-      await fundEth(app, owner.address);
-      const deployed = await walletOf(owner).deployContract({
-        abi: testWalletAbi,
-        bytecode: testWalletBytecode,
-        args: [owner.address],
-      } as never);
-      const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
-      await fundUsdc(app, smartWallet, '1');
+      const smartWallet = await deployTestWallet(app, owner);
       const gate = await openGate(app, site, '/tx/smart-behind-others');
       // 33 payers' transfers of the same price to the same pay_to come first in the bundle.
       const others = Array.from({ length: 33 }, () => newWallet());

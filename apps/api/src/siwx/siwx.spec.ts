@@ -12,12 +12,12 @@ import {
   USDC_ABI,
   type SiwxChallengeTerms,
 } from '@crawlgate/core';
-import { testWalletAbi, testWalletBytecode } from '@crawlgate/devchain';
+import { testWalletAbi } from '@crawlgate/devchain';
 import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
 import { createWalletClient, encodeFunctionData, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
+import { deployTestWallet, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 describe('POST /v1/access-tokens/siwx', () => {
@@ -193,16 +193,9 @@ describe('POST /v1/access-tokens/siwx', () => {
 
   it("takes a smart wallet's ERC-1271 signature (its owner's key), not a stranger's", async () => {
     const owner = newWallet();
-    await fundEth(app, owner.address);
+    const smartWallet = await deployTestWallet(app, owner);
     const walletOf = (account: PrivateKeyAccount) =>
       createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-    const deployed = await walletOf(owner).deployContract({
-      abi: testWalletAbi,
-      bytecode: testWalletBytecode,
-      args: [owner.address],
-    } as never);
-    const smartWallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
-    await fundUsdc(app, smartWallet, '1');
     const gate = await openGate(app, site, '/articles/smart');
     const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
     const hash = await walletOf(owner).writeContract({

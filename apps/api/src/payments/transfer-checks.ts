@@ -196,9 +196,12 @@ export async function checkPayerSignature(
   const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
   if (signature === undefined)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
-  const valid = await onChain(() =>
-    chain.publicClient.verifyMessage({ address: payer, message, signature: expandedSignature(signature), mode: 'eoa' }),
-  );
+  const verify = (form: Hex) =>
+    onChain(() => chain.publicClient.verifyMessage({ address: payer, message, signature: form, mode: 'eoa' }));
+  // As sent first (a contract wallet may take 64 bytes of its own kind, a passkey's r||s), then
+  // read as EIP-2098's 64-byte ECDSA form.
+  const expanded = expandedSignature(signature);
+  const valid = (await verify(signature)) || (expanded !== signature && (await verify(expanded)));
   if (!valid)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
 }

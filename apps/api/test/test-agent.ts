@@ -147,7 +147,8 @@ async function strangerClient(app: Pick<TestApp, 'chain'>) {
   return createWalletClient({ account: stranger, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
 }
 
-function settlementArgs(payment: Awaited<ReturnType<typeof signPayment>>) {
+/** transferWithAuthorization's name and arguments for a signed payment, as anyone holding it sends it. */
+export function settlementArgs(payment: Awaited<ReturnType<typeof signPayment>>) {
   const auth = payment.payload.authorization;
   return {
     functionName: 'transferWithAuthorization' as const,

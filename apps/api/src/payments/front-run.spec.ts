@@ -7,6 +7,7 @@ import {
   fundUsdc,
   newWallet,
   sendAuthorizationAsStranger,
+  settlementArgs,
   signOffer,
   signPayment,
   usdcBalance,
@@ -83,20 +84,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     // Our settlement waits in the mempool; a copy of the same authorization with a higher tip goes first.
     const copier = newWallet();
     await fundEth(app, copier.address);
-    const auth = payment.payload.authorization;
-    const copy = await minedAhead(copier, {
-      abi: USDC_ABI,
-      functionName: 'transferWithAuthorization',
-      args: [
-        auth.from,
-        auth.to,
-        BigInt(auth.value),
-        BigInt(auth.validAfter),
-        BigInt(auth.validBefore),
-        auth.nonce,
-        payment.payload.signature,
-      ],
-    });
+    const copy = await minedAhead(copier, { abi: USDC_ABI, ...settlementArgs(payment) });
 
     const result = await answer;
     expect(result.status === 202 ? 202 : result).toBe(202);

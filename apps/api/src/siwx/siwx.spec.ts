@@ -58,6 +58,14 @@ describe('POST /v1/access-tokens/siwx', () => {
     const { info, supportedChains } = siwxDeclaration(challenge);
     return encodeSIWxHeader(await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, info.uri));
   };
+  /** A stranger's signature of the challenge for `path`, under the payer's public address. */
+  const posingAsPayer = async (path = '/articles/paid') => {
+    const { info, supportedChains } = siwxDeclaration(terms(path));
+    return encodeSIWxHeader({
+      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
+      address: agent.address,
+    });
+  };
   const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken, client?: string) =>
     app.call('POST', '/v1/access-tokens/siwx', {
       body: { proof, url, ...(client === undefined ? {} : { client_ip: client }) },
@@ -126,13 +134,7 @@ describe('POST /v1/access-tokens/siwx', () => {
 
   it("refuses another wallet's signature under the payer's address: 401; a wallet that never paid, or a path not paid: 402", async () => {
     const stranger = newWallet();
-    const challenge = terms('/articles/paid');
-    const { info, supportedChains } = siwxDeclaration(challenge);
-    const posing = {
-      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, stranger, info.uri)),
-      address: agent.address,
-    };
-    expect(await ask(encodeSIWxHeader(posing))).toMatchObject({
+    expect(await ask(await posingAsPayer())).toMatchObject({
       status: 401,
       body: { detail: expect.stringMatching(/signature/) },
     });
@@ -242,22 +244,14 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect((await ask(await prove(terms('/articles/paid')))).status).toBe(200);
 
     // Posing as the first payer, signed by someone else: only that payer's budget is spent.
-    const { info, supportedChains } = siwxDeclaration(terms('/articles/paid'));
-    const posing = encodeSIWxHeader({
-      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
-      address: agent.address,
-    });
+    const posing = await posingAsPayer();
     const posed = await Promise.all(Array.from({ length: 110 }, () => ask(posing)));
     expect(posed.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
     expect((await ask(await prove(terms('/articles/paid'), second))).status).toBe(200);
   });
 
   it('counts sign-ins per visitor when the middleware names it: proofs posing as a payer from elsewhere never hold it off', async () => {
-    const { info, supportedChains } = siwxDeclaration(terms('/articles/paid'));
-    const posing = encodeSIWxHeader({
-      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
-      address: agent.address,
-    });
+    const posing = await posingAsPayer();
     const posed = await Promise.all(
       Array.from({ length: 110 }, () => ask(posing, '/articles/paid', site.siteToken, '198.51.100.7')),
     );

@@ -28,7 +28,7 @@ describe('PaymentStore', () => {
   });
   afterAll(() => test.dispose());
 
-  const claim = (nonce: string) =>
+  const claim = (nonce: string, payer = PAYER) =>
     store.claimInPayerTurn({
       gateId: randomUUID(),
       siteId: site.id,
@@ -36,7 +36,7 @@ describe('PaymentStore', () => {
       url: '/a',
       chainId: 31337,
       asset: ASSET,
-      payer: PAYER,
+      payer,
       payTo: hex('dd', 20),
       amount: 1_000n,
       status: 'submitting',
@@ -139,6 +139,23 @@ describe('PaymentStore', () => {
     const later = { txHash: legacyTx, transferLogIndex: 3, blockNumber: 5n, confirmedAt: at, tokenKid: 'k' };
     expect(await store.confirm(payment.id, { ...later, tokenIssuedAt: at, tokenExpiresAt: at })).toBe(false);
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitting', txHash: null });
+  });
+
+  it('reads the payments of many authorizations at once, each by its own payer and nonce', async () => {
+    const other = hex('b2', 20);
+    const [mine, theirs] = await Promise.all([claim(hex('31', 32)), claim(hex('32', 32), other)]);
+    const found = await store.byNonces({ chainId: 31337, asset: ASSET }, [
+      { payer: PAYER, nonce: hex('31', 32) },
+      { payer: other, nonce: hex('32', 32) },
+      // Each payer's nonce is matched with that payer only: the other's nonce is not this payer's.
+      { payer: PAYER, nonce: hex('32', 32) },
+      { payer: other, nonce: hex('31', 32) },
+      { payer: PAYER, nonce: hex('fe', 32) },
+    ]);
+    expect(found.map((payment) => payment.id).sort()).toEqual([mine.payment.id, theirs.payment.id].sort());
+    expect(found.find((payment) => payment.id === mine.payment.id)).toEqual(await viaPrisma(mine.payment.id));
+    expect(await store.byNonces({ chainId: 1, asset: ASSET }, [{ payer: PAYER, nonce: hex('31', 32) }])).toEqual([]);
+    expect(await store.byNonces({ chainId: 31337, asset: ASSET }, [])).toEqual([]);
   });
 
   it('throws when the claim it marks submitted is gone', async () => {

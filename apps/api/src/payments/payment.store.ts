@@ -111,6 +111,24 @@ export class PaymentStore {
   }
 
   /**
+   * The payments of these authorizations (each a payer's nonce, on this chain and token), in one
+   * statement: a transaction may use many authorizations, and a proof is judged against them all.
+   */
+  async byNonces(
+    key: { chainId: number; asset: string },
+    used: { payer: string; nonce: string }[],
+  ): Promise<Payment[]> {
+    if (used.length === 0) return [];
+    // Typed as the columns are, so the (chain_id, asset, payer, nonce) index answers.
+    const rows = await this.db.sql.query<PaymentRow>(
+      `SELECT * FROM payments WHERE chain_id = $1::int AND asset = $2
+          AND (payer, nonce) IN (SELECT * FROM unnest($3::char(42)[], $4::char(66)[]))`,
+      [key.chainId, key.asset, used.map((u) => u.payer), used.map((u) => u.nonce)],
+    );
+    return rows.map(paymentFromRow);
+  }
+
+  /**
    * The settlement of a claimed payment was broadcast as `txHash`; throws when the claim is gone.
    * Only a claim still submitting is marked: a request slow to broadcast may find the reconciler
    * sent (or confirmed) it meanwhile, and that record stands.

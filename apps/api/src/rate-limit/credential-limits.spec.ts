@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createSite, freshIp, registerPublisher } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { WALLET_ROUTES_PER_CLIENT } from './limits';
 
 /*
  * "100 a minute per credential" means per credential, not per spelling of a header: the bucket is
@@ -136,6 +137,30 @@ describe('rate limits per credential', () => {
     );
     expect(
       (await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': newWallet().address } })).status,
+    ).toBe(200);
+  });
+
+  it('holds one client to WALLET_ROUTES_PER_CLIENT across every wallet address it names', async () => {
+    const ip = freshIp();
+    const anyWallet = () => `0x${randomBytes(20).toString('hex')}`;
+    const routes = ['/v1/agents/me', '/v1/agents/me/payments'];
+    const seen = await statuses(WALLET_ROUTES_PER_CLIENT.limit + 1, (i) =>
+      app.call('GET', routes[i % 2], { headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': ip } }),
+    );
+    expect(seen.slice(0, WALLET_ROUTES_PER_CLIENT.limit).every((status) => status === 200)).toBe(true);
+    const over = await app.call('GET', '/v1/agents/me', {
+      headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': ip },
+    });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(over.body).toEqual({ detail: expect.any(String) });
+    // Another client, naming any wallet, is not held off.
+    expect(
+      (
+        await app.call('GET', '/v1/agents/me', {
+          headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': freshIp() },
+        })
+      ).status,
     ).toBe(200);
   });
 

@@ -13,6 +13,7 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
+import { WALLET_ROUTES_PER_CLIENT } from './limits';
 import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
@@ -41,8 +42,24 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
       // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
       // requests naming it from elsewhere never hold its owner off.
       setCredentialSubject(request, subject && kind === 'wallet' ? `${subject}/${await trackByIp(request)}` : subject);
+      if (kind === 'wallet') await this.countWalletRoutesPerClient(context);
     }
     return super.canActivate(context);
+  }
+
+  /** One bucket per client IP across every wallet route and address (WALLET_ROUTES_PER_CLIENT); 429 once spent. */
+  private countWalletRoutesPerClient(context: ExecutionContext): Promise<boolean> {
+    const { limit, ttl } = WALLET_ROUTES_PER_CLIENT;
+    return this.handleRequest({
+      context,
+      limit,
+      ttl,
+      blockDuration: ttl,
+      // Named as the default throttler so its 429 carries the plain Retry-After; its key is its own.
+      throttler: { name: 'default', limit, ttl },
+      getTracker: trackByIp,
+      generateKey: (_context, tracker) => `${WALLET_ROUTES_KEY}-${tracker}`,
+    });
   }
 
   /**
@@ -72,6 +89,9 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     return routes.get(handler);
   }
 }
+
+/** No controller is named so: this bucket's keys never meet a route's ("<controller>-<handler>-<name>-…"). */
+const WALLET_ROUTES_KEY = 'WalletRoutes-client';
 
 /** Longer trackers are hashed into the key: an IPv6 address with its prefix is under 60 characters. */
 const MAX_PLAIN_TRACKER = 128;

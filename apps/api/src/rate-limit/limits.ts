@@ -40,5 +40,12 @@ export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
  */
 export const LOGINS_PER_ACCOUNT = { limit: 10, ttl: 15 * MINUTE };
 
+/**
+ * Requests to the wallet routes per client IP, across every wallet address it names: each address
+ * has its own 100 a minute per client (an address proves nothing), so without this one client
+ * could read wallet histories without end by naming ever more addresses.
+ */
+export const WALLET_ROUTES_PER_CLIENT = { limit: 1_000, ttl: MINUTE };
+
 /** A route no limit applies to (health checks). */
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));

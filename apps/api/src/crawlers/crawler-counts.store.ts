@@ -9,13 +9,20 @@ import {
 } from '@crawlgate/core';
 import type { SqlSession } from '../db/sql-driver';
 
+/**
+ * Distinct from every other advisory lock: (SITE_REPORT_LOCK, hash of the site id). Held to the end
+ * of a report's transaction; two-key locks never meet the one-key locks of the migrator and the reconciler.
+ */
+const SITE_REPORT_LOCK = 0x63676372; // 'cgcr'
+
 /** The largest value of a bigint column: totals stop there rather than fail the report. */
 const MAX_BIGINT = '9223372036854775807';
 
 /**
  * A report's entries with each crawler the site's day does not hold yet, beyond the first
  * MAX_CRAWLERS_PER_SITE_DAY of that day, renamed OTHER_CRAWLERS (its counts and paths kept).
- * Reports written at once may pass the cap by what they name together.
+ * Run inside the report's transaction: it takes the site's report lock first, so a report written
+ * at the same time reads the names this one adds, and the two never pass the cap together.
  */
 export async function foldCrawlersOverCap<C extends CrawlerCount, P extends CrawlerPathCount>(
   sql: SqlSession,
@@ -25,6 +32,7 @@ export async function foldCrawlersOverCap<C extends CrawlerCount, P extends Craw
 ): Promise<{ counts: C[]; paths: P[] }> {
   const days = [...new Set([...counts, ...paths].map((entry) => entry.day))];
   if (days.length === 0) return { counts: [], paths: [] };
+  await sql.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [SITE_REPORT_LOCK, siteId]);
   const held = await sql.query<{ day: string; crawler: string }>(
     `SELECT DISTINCT to_char(day, 'YYYY-MM-DD') AS day, crawler FROM crawler_daily_counts
       WHERE site_id = $1::uuid AND day = ANY($2::date[])`,

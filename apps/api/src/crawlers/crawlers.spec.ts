@@ -214,6 +214,44 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(pathNames).toHaveLength(501);
   });
 
+  it('takes concurrent reports of one site whole, whatever order they name its rows in, and keeps the cap', async () => {
+    const fresh = await createSite(app, owner);
+    const names = Array.from({ length: 40 }, (_, i) => `Shared${i}`);
+    const rows = names.flatMap((name) => [count(name, 'charged', 1), count(name, 'paid', 1)]);
+    // Every report names the same rows, each in an order of its own: row locks taken in different orders.
+    const reports = Array.from({ length: 20 }, (_, i) => {
+      const turned = [...rows.slice((i * 7) % rows.length), ...rows.slice(0, (i * 7) % rows.length)];
+      return report(
+        {
+          counts: [{ day: day(0), gates: 1 }],
+          crawlers: i % 2 ? turned.reverse() : turned,
+          paths: names.map((name) => ({ day: day(0), crawler: name, path: `/p${i % 3}`, requests: 1 })),
+        },
+        fresh,
+      );
+    });
+    expect((await Promise.all(reports)).map((response) => response.status)).toEqual(Array(20).fill(204));
+    const [totals] = await app.database.sql.query<{ requests: string; rows: string }>(
+      `SELECT SUM(requests)::text AS requests, COUNT(*)::text AS rows FROM crawler_daily_counts WHERE site_id = $1::uuid`,
+      [fresh.siteId],
+    );
+    expect(totals).toEqual({ requests: String(20 * rows.length), rows: String(rows.length) });
+    const gates = await app.database.prisma.siteDailyCount.findFirstOrThrow({ where: { siteId: fresh.siteId } });
+    expect(gates.gatesCreated).toBe(20);
+
+    // Two reports of 300 new names each, at once: 500 names kept, not 600.
+    const capped = await createSite(app, owner);
+    const both = [0, 1].map((batch) =>
+      report({ crawlers: Array.from({ length: 300 }, (_, i) => count(`Racer${batch}x${i}`, 'charged', 1)) }, capped),
+    );
+    expect((await Promise.all(both)).map((response) => response.status)).toEqual([204, 204]);
+    const kept = await app.database.sql.query<{ crawler: string }>(
+      `SELECT DISTINCT crawler FROM crawler_daily_counts WHERE site_id = $1::uuid`,
+      [capped.siteId],
+    );
+    expect(kept).toHaveLength(501);
+  });
+
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {
     expect((await crawlers(site, '', stranger)).status).toBe(404);
     expect((await app.call('GET', `/v1/sites/${site.siteId}/crawlers`)).status).toBe(401);

@@ -131,6 +131,13 @@ describe('rate limits per credential', () => {
     );
     expect(seen.slice(0, LIMIT).every((status) => status === 200)).toBe(true);
     expect(seen[LIMIT]).toBe(429);
+    // The 429 speaks of the address's bucket only: nothing of the client's, whose 1,000 are not spent.
+    const refused = await app.call('GET', '/v1/agents/me', {
+      headers: { 'x-wallet-address': wallet, 'x-forwarded-for': ip },
+    });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-remaining')).toBeNull();
     const owner = { 'x-forwarded-for': freshIp() };
     expect((await app.call('GET', '/v1/agents/me', { headers: { 'x-wallet-address': wallet, ...owner } })).status).toBe(
       200,
@@ -144,10 +151,16 @@ describe('rate limits per credential', () => {
     const ip = freshIp();
     const anyWallet = () => `0x${randomBytes(20).toString('hex')}`;
     const routes = ['/v1/agents/me', '/v1/agents/me/payments'];
-    const seen = await statuses(WALLET_ROUTES_PER_CLIENT.limit + 1, (i) =>
+    // An answer's X-RateLimit headers are its address's bucket, the one the spec names.
+    const first = await app.call('GET', routes[0], {
+      headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': ip },
+    });
+    expect([first.status, first.headers.get('x-ratelimit-limit')]).toEqual([200, String(LIMIT)]);
+    const seen = await statuses(WALLET_ROUTES_PER_CLIENT.limit, (i) =>
       app.call('GET', routes[i % 2], { headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': ip } }),
     );
-    expect(seen.slice(0, WALLET_ROUTES_PER_CLIENT.limit).every((status) => status === 200)).toBe(true);
+    expect(seen.slice(0, WALLET_ROUTES_PER_CLIENT.limit - 1).every((status) => status === 200)).toBe(true);
+    expect(seen[WALLET_ROUTES_PER_CLIENT.limit - 1]).toBe(429);
     const over = await app.call('GET', '/v1/agents/me', {
       headers: { 'x-wallet-address': anyWallet(), 'x-forwarded-for': ip },
     });

@@ -47,19 +47,20 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     return super.canActivate(context);
   }
 
-  /** One bucket per client IP across every wallet route and address (WALLET_ROUTES_PER_CLIENT); 429 once spent. */
-  private countWalletRoutesPerClient(context: ExecutionContext): Promise<boolean> {
+  /**
+   * One bucket per client IP across every wallet route and address (WALLET_ROUTES_PER_CLIENT); 429
+   * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the address's bucket,
+   * the one the spec names, on its 429s too.
+   */
+  private async countWalletRoutesPerClient(context: ExecutionContext): Promise<void> {
     const { limit, ttl } = WALLET_ROUTES_PER_CLIENT;
-    return this.handleRequest({
-      context,
-      limit,
-      ttl,
-      blockDuration: ttl,
-      // Named as the default throttler so its 429 carries the plain Retry-After; its key is its own.
-      throttler: { name: 'default', limit, ttl },
-      getTracker: trackByIp,
-      generateKey: (_context, tracker) => `${WALLET_ROUTES_KEY}-${tracker}`,
-    });
+    const { req, res } = this.getRequestResponse(context);
+    const tracker = await trackByIp(req as AuthedRequest);
+    const key = `${WALLET_ROUTES_KEY}-${tracker}`;
+    const hits = await this.storageService.increment(key, ttl, limit, ttl, 'default');
+    if (!hits.isBlocked) return;
+    this.setResponseHeader(res, 'Retry-After', hits.timeToBlockExpire);
+    await this.throwThrottlingException(context, { limit, ttl, key, tracker, ...hits });
   }
 
   /**

@@ -156,6 +156,10 @@ describe('PaymentStore', () => {
     expect(found.find((payment) => payment.id === mine.payment.id)).toEqual(await viaPrisma(mine.payment.id));
     expect(await store.byNonces({ chainId: 1, asset: ASSET }, [{ payer: PAYER, nonce: hex('31', 32) }])).toEqual([]);
     expect(await store.byNonces({ chainId: 31337, asset: ASSET }, [])).toEqual([]);
+    // A longer value is no payer's nonce: it never matches by its first 66 characters.
+    await expect(
+      store.byNonces({ chainId: 31337, asset: ASSET }, [{ payer: PAYER, nonce: `${hex('31', 32)}zz` }]),
+    ).rejects.toThrow(/32-byte/);
   });
 
   it('throws when the claim it marks submitted is gone', async () => {

@@ -119,7 +119,10 @@ export class PaymentStore {
     used: { payer: string; nonce: string }[],
   ): Promise<Payment[]> {
     if (used.length === 0) return [];
-    // Typed as the columns are, so the (chain_id, asset, payer, nonce) index answers.
+    // Typed as the columns are, so the (chain_id, asset, payer, nonce) index answers; such a cast
+    // cuts longer text to the column's width, so only values of exactly that width are looked up.
+    if (used.some(({ payer, nonce }) => payer.length !== 42 || nonce.length !== 66))
+      throw new Error('byNonces: payers are 20-byte and nonces 32-byte hex, 0x-prefixed');
     const rows = await this.db.sql.query<PaymentRow>(
       `SELECT * FROM payments WHERE chain_id = $1::int AND asset = $2
           AND (payer, nonce) IN (SELECT * FROM unnest($3::char(42)[], $4::char(66)[]))`,

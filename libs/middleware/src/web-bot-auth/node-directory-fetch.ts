@@ -10,28 +10,29 @@
  * refuses IP literals there.
  */
 
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
+import { createDnsResolve } from './dns-resolve';
 import { refusedAddress } from './key-directory';
 import type { WebBotAuthOptions } from './index';
 
 export interface NodeKeyDirectoryFetchOptions {
   /** Tests only: loopback addresses may be reached (with webBotAuth.allowLoopbackDirectories). */
   allowLoopback?: boolean;
-  /** Resolves every address of a name; default node:dns lookup. */
+  /** Resolves every address of a name; default through c-ares with the system's name servers (dns-resolve.ts). */
   resolve?: (hostname: string, options: LookupAllOptions) => Promise<LookupAddress[]>;
 }
 
 /** Who asks, for the agent operator's logs. */
 export const KEY_DIRECTORY_USER_AGENT = 'Crawlgate-Middleware (Web Bot Auth key directory)';
 
+/** Through c-ares, never getaddrinfo: a slow name server holds none of libuv's worker threads (dns-resolve.ts). */
+let systemResolve: ReturnType<typeof createDnsResolve> | undefined;
 const defaultResolve = (hostname: string, options: LookupAllOptions) =>
-  new Promise<LookupAddress[]>((resolve, reject) =>
-    dnsLookup(hostname, options, (error, addresses) => (error ? reject(error) : resolve(addresses))),
-  );
+  (systemResolve ??= createDnsResolve())(hostname, options);
 
 /** A fetch for key directories (GET, no redirects followed) that reaches public addresses only. */
 export function nodeKeyDirectoryFetch(options: NodeKeyDirectoryFetchOptions = {}): typeof fetch {

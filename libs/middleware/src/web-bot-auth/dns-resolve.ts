@@ -14,7 +14,7 @@ import { Resolver } from 'node:dns/promises';
 export interface DnsResolveOptions {
   /** Name servers ("address" or "address:port"); default the system's (resolv.conf). */
   servers?: string[];
-  /** Per query; one try. Default 2,000 ms. */
+  /** c-ares' timeout of a query's try, one try per name server (it may shorten it after fast answers). Default 2,000 ms. */
   timeoutMs?: number;
 }
 
@@ -35,11 +35,19 @@ export function createDnsResolve(
   };
   return async (hostname, lookupOptions) => {
     const family = familyOf(lookupOptions.family);
-    const [v4, v6] = await Promise.all([
+    const [v4, v6] = await Promise.allSettled([
       family === 6 ? [] : resolver.resolve4(hostname).catch(none),
       family === 4 ? [] : resolver.resolve6(hostname).catch(none),
     ]);
-    return [...v4.map((address) => ({ address, family: 4 })), ...v6.map((address) => ({ address, family: 6 }))];
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    // One family's failure (a name server that drops or fails AAAA queries) is no failure while
+    // the other answered addresses, as getaddrinfo asking for IPv4 only would not have seen it.
+    const failed = [v4, v6].find((result) => result.status === 'rejected');
+    if (failed && addresses.length === 0) throw failed.reason;
+    return addresses;
   };
 }
 

@@ -100,6 +100,12 @@ describe('the OpenAPI document, as a generated client uses it', () => {
       }
     }
     expect(Object.keys(document.paths['/v1/health'].get.responses)).not.toContain('429');
+    // The wallet routes name both their limits: per address and client, and per client across addresses.
+    for (const path of ['/v1/agents/me', '/v1/agents/me/payments']) {
+      const operation = document.paths[path].get;
+      expect(operation['x-rate-limit']).toEqual({ limit: 100, window_seconds: 60, per: 'wallet', per_client: 1000 });
+      expect(operation.responses['429'].description).toMatch(/wallet address and client IP.*1000 per client IP/);
+    }
     expect(document.paths['/v1/publishers/register'].post.security).toEqual([]);
     expect(document.paths['/v1/gates'].post.responses['402'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/GateOfferView',

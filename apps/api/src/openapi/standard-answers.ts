@@ -54,7 +54,9 @@ export interface RateLimitDoc {
   limit: number;
   window_seconds: number;
   /** What the requests are counted by. */
-  per: 'ip' | 'credential' | 'gate' | 'visitor';
+  per: 'ip' | 'credential' | 'gate' | 'visitor' | 'wallet';
+  /** A second limit in the same window per client IP, across every credential it names. */
+  per_client?: number;
 }
 
 export interface StandardAnswersOptions {
@@ -73,6 +75,7 @@ const PER: Record<RateLimitDoc['per'], string> = {
   credential: 'per credential (per IP address without one)',
   gate: 'per gate',
   visitor: 'per wallet the proof names and visitor the middleware names (client_ip), per credential',
+  wallet: 'per wallet address and client IP (an address proves nothing)',
 };
 
 /** Adds the answers every route can give to each operation of `document`, in place. */
@@ -126,7 +129,9 @@ function documentOperation(
     const documented = limit ?? options.defaultRateLimit;
     extensions[RATE_LIMIT_EXTENSION] = documented;
     add(429, {
-      description: `Rate limited: more than ${documented.limit} requests in ${documented.window_seconds} s ${PER[documented.per]}`,
+      description:
+        `Rate limited: more than ${documented.limit} requests in ${documented.window_seconds} s ${PER[documented.per]}` +
+        (documented.per_client ? `, or more than ${documented.per_client} per client IP across them` : ''),
       headers: {
         'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
       },

@@ -47,5 +47,17 @@ export const LOGINS_PER_ACCOUNT = { limit: 10, ttl: 15 * MINUTE };
  */
 export const WALLET_ROUTES_PER_CLIENT = { limit: 1_000, ttl: MINUTE };
 
+/**
+ * Documents the wallet routes' limits, which CredentialThrottlerGuard applies to every route its
+ * WalletAuth guards: the default per address and client IP, and WALLET_ROUTES_PER_CLIENT.
+ */
+export const LimitPerWalletAndClient = () =>
+  ApiExtension(RATE_LIMIT_EXTENSION, {
+    limit: DEFAULT_LIMIT.limit,
+    window_seconds: MINUTE / 1000,
+    per: 'wallet',
+    per_client: WALLET_ROUTES_PER_CLIENT.limit,
+  } satisfies RateLimitDoc);
+
 /** A route no limit applies to (health checks). */
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));

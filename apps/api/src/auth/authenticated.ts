@@ -1,5 +1,6 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity, type SecuritySchemeObject } from '@nestjs/swagger';
+import { LimitPerWalletAndClient } from '../rate-limit/limits';
 import { PublisherAuthGuard, SiteTokenGuard, WalletGuard } from './guards';
 
 /*
@@ -8,7 +9,9 @@ import { PublisherAuthGuard, SiteTokenGuard, WalletGuard } from './guards';
  */
 export const PublisherAuth = () => applyDecorators(UseGuards(PublisherAuthGuard), ApiBearerAuth('bearer'));
 export const SiteTokenAuth = () => applyDecorators(UseGuards(SiteTokenGuard), ApiSecurity('site-token'));
-export const WalletAuth = () => applyDecorators(UseGuards(WalletGuard), ApiSecurity('wallet'));
+/** Its routes are counted per address and client, and per client across addresses (CredentialThrottlerGuard): documented here, on every one. */
+export const WalletAuth = () =>
+  applyDecorators(UseGuards(WalletGuard), ApiSecurity('wallet'), LimitPerWalletAndClient());
 
 export const SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = {
   // An opaque key, not a JWT: no bearerFormat.

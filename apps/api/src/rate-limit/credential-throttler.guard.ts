@@ -39,10 +39,14 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     if (kind) {
       const request = context.switchToHttp().getRequest<AuthedRequest>();
       const subject = await credentialSubject(this.db, request, kind);
-      // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
-      // requests naming it from elsewhere never hold its owner off.
-      setCredentialSubject(request, subject && kind === 'wallet' ? `${subject}/${await trackByIp(request)}` : subject);
-      if (kind === 'wallet') await this.countWalletRoutesPerClient(context);
+      if (kind !== 'wallet') setCredentialSubject(request, subject);
+      else {
+        // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
+        // requests naming it from elsewhere never hold its owner off.
+        const client = await trackByIp(request);
+        setCredentialSubject(request, subject && `${subject}/${client}`);
+        await this.countWalletRoutesPerClient(context, client);
+      }
     }
     return super.canActivate(context);
   }
@@ -52,14 +56,12 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
    * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the address's bucket,
    * the one the spec names, on its 429s too.
    */
-  private async countWalletRoutesPerClient(context: ExecutionContext): Promise<void> {
+  private async countWalletRoutesPerClient(context: ExecutionContext, tracker: string): Promise<void> {
     const { limit, ttl } = WALLET_ROUTES_PER_CLIENT;
-    const { req, res } = this.getRequestResponse(context);
-    const tracker = await trackByIp(req as AuthedRequest);
     const key = `${WALLET_ROUTES_KEY}-${tracker}`;
     const hits = await this.storageService.increment(key, ttl, limit, ttl, 'default');
     if (!hits.isBlocked) return;
-    this.setResponseHeader(res, 'Retry-After', hits.timeToBlockExpire);
+    this.setResponseHeader(this.getRequestResponse(context).res, 'Retry-After', hits.timeToBlockExpire);
     await this.throwThrottlingException(context, { limit, ttl, key, tracker, ...hits });
   }
 

@@ -48,8 +48,8 @@ export const LOGINS_PER_ACCOUNT = { limit: 10, ttl: 15 * MINUTE };
 export const WALLET_ROUTES_PER_CLIENT = { limit: 1_000, ttl: MINUTE };
 
 /**
- * Documents the wallet routes' limits, which CredentialThrottlerGuard applies to every route its
- * WalletAuth guards: the default per address and client IP, and WALLET_ROUTES_PER_CLIENT.
+ * Documents the wallet routes' limits (WalletAuth applies it), which CredentialThrottlerGuard
+ * counts on every route WalletAuth guards: the default per address and client IP, and WALLET_ROUTES_PER_CLIENT.
  */
 export const LimitPerWalletAndClient = () =>
   ApiExtension(RATE_LIMIT_EXTENSION, {

@@ -2,7 +2,6 @@ import { Controller, Get, Query } from '@nestjs/common';
 import type { AgentPaymentPage, AgentProfile } from '@crawlgate/core';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { WalletAuth } from '../auth/authenticated';
-import { LimitPerWalletAndClient } from '../rate-limit/limits';
 import { CurrentWallet } from '../auth/request-context';
 import { AgentProfileView } from './agents.dto';
 import { AgentsService } from './agents.service';
@@ -22,7 +21,6 @@ export class AgentsController {
   ) {}
 
   @Get()
-  @LimitPerWalletAndClient()
   @ApiOperation({ summary: 'Your wallet’s payment totals' })
   @ApiResponse({
     status: 200,
@@ -34,7 +32,6 @@ export class AgentsController {
   }
 
   @Get('payments')
-  @LimitPerWalletAndClient()
   @ApiOperation({ summary: 'Your wallet’s confirmed payments, newest first' })
   @ApiPageQueries()
   @ApiResponse({ status: 200, type: PaymentPageView, description: 'Confirmed payments, newest first.' })

@@ -162,6 +162,86 @@ describe('PaymentStore', () => {
     ).rejects.toThrow(/32-byte/);
   });
 
+  it("reads a transaction's payments, one transfer's other than a given one's, and a payment-identifier's", async () => {
+    const tx = hex('c3', 32);
+    const at = new Date();
+    const confirmation = (transferLogIndex: number) => ({
+      txHash: tx,
+      transferLogIndex,
+      blockNumber: 6n,
+      confirmedAt: at,
+      tokenKid: 'k',
+      tokenIssuedAt: at,
+      tokenExpiresAt: at,
+    });
+    const [first, second] = await Promise.all([claim(hex('41', 32)), claim(hex('42', 32))]);
+    await store.confirm(first.payment.id, confirmation(1));
+    await store.confirm(second.payment.id, confirmation(4));
+    expect((await store.byTransaction(31337, tx)).map((payment) => payment.id).sort()).toEqual(
+      [first.payment.id, second.payment.id].sort(),
+    );
+    expect(await store.byTransaction(1, tx)).toEqual([]);
+    const fourth = { chainId: 31337, txHash: tx, transferLogIndex: 4 };
+    expect(await store.byTransfer(fourth)).toEqual(await viaPrisma(second.payment.id));
+    expect(await store.byTransfer(fourth, first.payment.id)).toEqual(await viaPrisma(second.payment.id));
+    expect(await store.byTransfer(fourth, second.payment.id)).toBeNull();
+    expect(await store.byTransfer({ ...fourth, transferLogIndex: 2 })).toBeNull();
+
+    const transfer = await store.claimTransfer({
+      gateId: randomUUID(),
+      siteId: site.id,
+      publisherId: site.publisherId,
+      url: '/t',
+      method: 'transfer',
+      status: 'submitted',
+      chainId: 31337,
+      asset: ASSET,
+      payer: PAYER,
+      payTo: hex('dd', 20),
+      amount: 5n,
+      txHash: hex('c4', 32),
+      transferLogIndex: 0,
+      paymentIdentifier: 'pay_0123456789abcdef',
+    });
+    const key = { siteId: site.id, payer: PAYER, paymentIdentifier: 'pay_0123456789abcdef' };
+    expect(await store.byIdentifier(key)).toEqual(transfer);
+    expect(await store.byIdentifier({ ...key, payer: hex('b3', 20) })).toBeNull();
+    // One transfer pays one gate.
+    await expect(store.claimTransfer({ ...transfer, id: undefined, gateId: randomUUID() })).rejects.toThrow();
+  });
+
+  it('hands the reconciler the least recently checked open payments, and stamps them', async () => {
+    const fresh = await claim(hex('51', 32));
+    const broadcast = await claim(hex('52', 32));
+    await store.markSubmitted(broadcast.payment.id, hex('c5', 32));
+    // A claim not yet broadcast is left to its request until `claimedBefore`.
+    const justBefore = new Date(fresh.payment.createdAt.getTime() - 1);
+    const all = await store.openForReconciliation(justBefore, 1_000);
+    expect(all.map((payment) => payment.id)).toContain(broadcast.payment.id);
+    expect(all.map((payment) => payment.id)).not.toContain(fresh.payment.id);
+    const stamped = await viaPrisma(broadcast.payment.id);
+    expect(stamped?.checkedAt).not.toBeNull();
+    // Round robin: the call above stamped every open payment but `fresh`, which now comes first.
+    const later = new Date(Date.now() + 60_000);
+    const [first] = await store.openForReconciliation(later, 1);
+    expect(first.id).toBe(fresh.payment.id);
+  });
+
+  it('resubmits and forgets only what is not confirmed', async () => {
+    const open = await claim(hex('61', 32));
+    await store.markResubmitted(open.payment.id, hex('c6', 32));
+    expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'submitted', txHash: hex('c6', 32) });
+    const at = new Date();
+    const done = { transferLogIndex: 1, blockNumber: 7n, confirmedAt: at, tokenKid: 'k', tokenIssuedAt: at };
+    await store.confirm(open.payment.id, { ...done, txHash: hex('c6', 32), tokenExpiresAt: at });
+    await store.markResubmitted(open.payment.id, hex('c7', 32));
+    await store.deleteUnconfirmed(open.payment.id);
+    expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'confirmed', txHash: hex('c6', 32) });
+    const released = await claim(hex('62', 32));
+    await store.deleteUnconfirmed(released.payment.id);
+    expect(await viaPrisma(released.payment.id)).toBeNull();
+  });
+
   it('throws when the claim it marks submitted is gone', async () => {
     await expect(store.markSubmitted(randomUUID(), TX)).rejects.toThrow(/is gone/);
   });

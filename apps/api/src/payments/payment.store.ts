@@ -34,7 +34,7 @@ export type AuthorizationClaim = Pick<
   | 'tokenKid'
 >;
 
-/** The payments SQL of the settlement path, written without Prisma where a payment waits on it. */
+/** The payments' SQL: written without Prisma where a payment waits on it (the settlement path), through it elsewhere. */
 @Injectable()
 export class PaymentStore {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
@@ -129,6 +129,62 @@ export class PaymentStore {
       [key.chainId, key.asset, used.map((u) => u.payer), used.map((u) => u.nonce)],
     );
     return rows.map(paymentFromRow);
+  }
+
+  /** The payment a payer made on a site under an x402 payment-identifier, if any. */
+  byIdentifier(key: { siteId: string; payer: string; paymentIdentifier: string }): Promise<Payment | null> {
+    return this.db.prisma.payment.findUnique({ where: { siteId_payer_paymentIdentifier: key } });
+  }
+
+  /** The payments recorded for transfers of one transaction. */
+  byTransaction(chainId: number, txHash: string): Promise<Payment[]> {
+    return this.db.prisma.payment.findMany({ where: { chainId, txHash } });
+  }
+
+  /** The payment one Transfer of a transaction (its log index) made, other than `exceptId`'s, if any. */
+  byTransfer(
+    key: { chainId: number; txHash: string; transferLogIndex: number | null | undefined },
+    exceptId?: string,
+  ): Promise<Payment | null> {
+    return this.db.prisma.payment.findFirst({
+      where: { ...key, ...(exceptId === undefined ? {} : { id: { not: exceptId } }) },
+    });
+  }
+
+  /** Records a transfer's payment, confirmed on chain already; a unique violation when the gate or the transfer is taken. */
+  claimTransfer(claim: Prisma.PaymentUncheckedCreateInput): Promise<Payment> {
+    return this.db.prisma.payment.create({ data: claim });
+  }
+
+  /**
+   * Up to `limit` unfinished settlements (broadcast, or claimed before `claimedBefore` and not yet
+   * broadcast), the least recently checked first, each stamped as checked now: a round robin, so
+   * every open payment is reached within ceil(open / limit) passes however many others stay open.
+   */
+  async openForReconciliation(claimedBefore: Date, limit: number): Promise<Payment[]> {
+    const open = await this.db.prisma.payment.findMany({
+      where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
+      orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],
+      take: limit,
+    });
+    await this.db.prisma.payment.updateMany({
+      where: { id: { in: open.map((payment) => payment.id) } },
+      data: { checkedAt: new Date() },
+    });
+    return open;
+  }
+
+  /** The reconciler broadcast the settlement again as `txHash`; a payment confirmed meanwhile stays as it is. */
+  async markResubmitted(id: string, txHash: string): Promise<void> {
+    await this.db.prisma.payment.updateMany({
+      where: { id, status: { not: 'confirmed' } },
+      data: { status: 'submitted', txHash },
+    });
+  }
+
+  /** Forgets a settlement that never happened (the gate is payable again); a confirmed payment stays. */
+  async deleteUnconfirmed(id: string): Promise<void> {
+    await this.db.prisma.payment.deleteMany({ where: { id, status: { not: 'confirmed' } } });
   }
 
   /**

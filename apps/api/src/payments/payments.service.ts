@@ -12,9 +12,7 @@ import { AccessTokenService, type IssuedToken } from '../access-tokens/access-to
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
-import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
-import { DATABASE } from '../db/tokens';
 import {
   assertSecretOutlastsSettlement,
   gatePaymentFields,
@@ -67,7 +65,6 @@ export class PaymentsService {
   private readonly logger = new Logger('Payments');
 
   constructor(
-    @Inject(DATABASE) private readonly db: Database,
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly gates: GatesService,
     private readonly tokens: AccessTokenService,
@@ -110,9 +107,7 @@ export class PaymentsService {
     const identifier = this.identifierOf(gate, raw);
 
     if (identifier) {
-      const kept = await this.db.prisma.payment.findUnique({
-        where: { siteId_payer_paymentIdentifier: { siteId: gate.siteId, payer, paymentIdentifier: identifier.id } },
-      });
+      const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
       if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
     }
     const existing = await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce });
@@ -212,7 +207,7 @@ export class PaymentsService {
     signature: Hex | undefined,
     named?: Hex,
   ): Promise<VerifyOutcome> {
-    const recorded = await this.db.prisma.payment.findMany({ where: { chainId: gate.chainId, txHash: hash } });
+    const recorded = await this.store.byTransaction(gate.chainId, hash);
     const own = recorded.find((payment) => payment.gateId === gate.ref);
     if (own) {
       await checkPayerSignature(this.chain, gate.ref, hash, own.payer as Hex, signature);
@@ -354,30 +349,30 @@ export class PaymentsService {
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
       if (row.method === 'authorization') return { kind: 'claimed', ...(await this.store.claimInPayerTurn(row)) };
-      return { kind: 'claimed', payment: await this.db.prisma.payment.create({ data: row }), ahead: [] };
+      return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
-    const winner = await this.db.prisma.payment.findFirst({
-      where: data.txHash
-        ? { chainId: gate.chainId, txHash: data.txHash, transferLogIndex: data.transferLogIndex }
-        : { chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce },
-    });
+    const winner = data.txHash
+      ? await this.store.byTransfer({
+          chainId: gate.chainId,
+          txHash: data.txHash,
+          transferLogIndex: data.transferLogIndex,
+        })
+      : data.nonce
+        ? await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer: data.payer, nonce: data.nonce })
+        : null;
     if (winner) return { kind: 'taken', payment: winner };
     // Another payment under the same payment-identifier won the race: the caller answers 409.
     const sameId = data.paymentIdentifier
-      ? await this.db.prisma.payment.findUnique({
-          where: {
-            siteId_payer_paymentIdentifier: {
-              siteId: gate.siteId,
-              payer: data.payer,
-              paymentIdentifier: data.paymentIdentifier,
-            },
-          },
+      ? await this.store.byIdentifier({
+          siteId: gate.siteId,
+          payer: data.payer,
+          paymentIdentifier: data.paymentIdentifier,
         })
       : null;
     if (sameId) return { kind: 'taken', payment: sameId };
-    assertPayable(await this.db.prisma.payment.findUnique({ where: { gateId: gate.ref } }));
+    assertPayable(await this.store.byGate(gate.ref));
     throw conflict('The gate changed while this payment was checked; try again');
   }
 
@@ -505,7 +500,7 @@ export class PaymentsService {
 
   /** Forgets a settlement that never happened: the gate is payable again. */
   async release(paymentId: string): Promise<void> {
-    await this.db.prisma.payment.deleteMany({ where: { id: paymentId, status: { not: 'confirmed' } } });
+    await this.store.deleteUnconfirmed(paymentId);
   }
 
   /**

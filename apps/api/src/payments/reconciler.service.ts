@@ -14,6 +14,7 @@ import {
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
+import { PaymentStore } from './payment.store';
 import { outlastsSettlement } from '../gates/gates.service';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 
@@ -46,6 +47,7 @@ export class ReconcilerService {
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly payments: PaymentsService,
     private readonly secrets: SiteSecretsService,
+    private readonly store: PaymentStore,
   ) {}
 
   /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
@@ -67,17 +69,7 @@ export class ReconcilerService {
     const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: false };
     // A row without a hash may belong to a request that is broadcasting right now: give it time.
     const claimedBefore = new Date(Date.now() - Math.max(2_000, this.chain.settlementTimeoutMs));
-    // Round robin: the rows least recently checked come first, and are stamped now, so every open
-    // payment is reached within ceil(open / BATCH) passes however many others stay open.
-    const open = await this.db.prisma.payment.findMany({
-      where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
-      orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],
-      take: BATCH,
-    });
-    await this.db.prisma.payment.updateMany({
-      where: { id: { in: open.map((payment) => payment.id) } },
-      data: { checkedAt: new Date() },
-    });
+    const open = await this.store.openForReconciliation(claimedBefore, BATCH);
     for (const payment of open) {
       try {
         report[await this.reconcile(payment)] += 1;
@@ -130,14 +122,10 @@ export class ReconcilerService {
       }
       // Its payer sent it and named that transfer for another gate (a copy claimed this one
       // meanwhile): that gate is paid; this claim is not, and nothing of its own was charged.
-      const paidElsewhere = await this.db.prisma.payment.findFirst({
-        where: {
-          chainId: payment.chainId,
-          txHash: receipt.transactionHash.toLowerCase(),
-          transferLogIndex: index,
-          id: { not: payment.id },
-        },
-      });
+      const paidElsewhere = await this.store.byTransfer(
+        { chainId: payment.chainId, txHash: receipt.transactionHash.toLowerCase(), transferLogIndex: index },
+        payment.id,
+      );
       if (paidElsewhere) {
         await this.payments.release(payment.id);
         this.logger.warn(
@@ -161,10 +149,7 @@ export class ReconcilerService {
     if (fate === 'send') {
       const hash = await sendSettlement(this.chain, auth);
       // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
-      await this.db.prisma.payment.updateMany({
-        where: { id: payment.id, status: { not: 'confirmed' } },
-        data: { status: 'submitted', txHash: hash },
-      });
+      await this.store.markResubmitted(payment.id, hash);
       this.logger.log(`Resubmitted the settlement of gate ${payment.gateId}: ${hash}`);
       return 'resubmitted';
     }

@@ -19,10 +19,12 @@ describe('priceOfSpelling', () => {
   });
 
   it('prices an unknown router both ways for each option: case kept with the slash dropped, and the reverse', () => {
-    // /Abc/ reaches /Abc on a case-sensitive router that drops slashes: "/[!a-z]*" prices it, folded or as written it does not.
-    const notLower = compileSitePrices([{ pattern: '/[!a-z]*', micros: 1_000_000n }], 10_000n);
-    expect(priceOfSpelling(notLower, '/Abc/')).toBe(1_000_000n);
-    expect(priceOfSpelling(notLower, '/Abc/', { caseSensitive: false })).toBe(10_000n);
+    // /Abc/x/ reaches /Abc/x on a case-sensitive router that drops slashes: "/[!a-z]*/x" prices it,
+    // folded it does not, and as written only without the slash.
+    const notLower = compileSitePrices([{ pattern: '/[!a-z]*/x', micros: 1_000_000n }], 10_000n);
+    expect(priceOfSpelling(notLower, '/Abc/x/')).toBe(1_000_000n);
+    expect(priceOfSpelling(notLower, '/Abc/x/', { caseSensitive: false, strictTrailingSlash: false })).toBe(1_000_000n);
+    expect(priceOfSpelling(notLower, '/Abc/x/y', { caseSensitive: false })).toBe(10_000n);
     // /A/x/ reaches /A/X/ on a router that folds case but keeps slashes.
     const slashed = compileSitePrices(
       [
@@ -65,6 +67,20 @@ describe('priceOfSpelling', () => {
   it('does not price a path at the default for a slash it does not have', () => {
     expect(priceOfSpelling(prices, '/free/x')).toBe(0n);
     expect(priceOfSpelling(prices, '/free/x', { strictTrailingSlash: false })).toBe(0n);
+  });
+
+  it('prices the other trailing-slash spelling for strict routers too: they serve some routes both ways', () => {
+    const strict = { caseSensitive: true, strictTrailingSlash: true };
+    // Hono's "/premium/*" serves /premium, a Fastify prefix's "/" route /premium, an Express mount root /premium.
+    const section = compileSitePrices([{ pattern: '/premium/*', micros: 500_000n }], 0n);
+    expect(priceOfSpelling(section, '/premium', strict)).toBe(500_000n);
+    expect(priceOfSpelling(section, '/premium/', strict)).toBe(500_000n);
+    // And a page priced without its slash prices the spelling with it.
+    const page = compileSitePrices([{ pattern: '/about', micros: 20_000n }], 0n);
+    expect(priceOfSpelling(page, '/about/', strict)).toBe(20_000n);
+    // Only a rule that matches counts: a free rule's neighbour is not raised to the default.
+    expect(priceOfSpelling(prices, '/free/x', strict)).toBe(0n);
+    expect(priceOfSpelling(section, '/', strict)).toBe(0n);
   });
 
   it('prices as written only for a router known to be strict in both ways', () => {

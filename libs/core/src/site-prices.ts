@@ -46,12 +46,14 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
 export function priceOfSpelling(prices: SitePrices, path: string, routing: RoutingOptions = {}): bigint {
   let micros = 0n;
   for (const keying of [EXACT, ...keyings(routing)]) micros = max(micros, reading(prices, path, keying).micros);
-  // A router that ignores trailing slashes serves /a from a route of /a/ too: a rule pricing /a/
-  // (as "/a/*" does) prices /a. Only a rule that matches counts here: /free/x/ matching none does
-  // not make /free/x cost the default.
-  if (routing.strictTrailingSlash === true || path.endsWith('/')) return micros;
+  // Routers serve some routes with and without the trailing slash, strict ones included: a lenient
+  // router any route, a Fastify prefix its "/" route, Hono's "/a/*" /a, Express a mount's root. So
+  // a rule pricing the other spelling (as "/a/*" prices /a/) prices this one too. Only a rule that
+  // matches counts here: /free/x/ matching none does not make /free/x cost the default.
+  const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+  if (other === '') return micros;
   for (const keying of [EXACT, ...keyings({ ...routing, strictTrailingSlash: true })]) {
-    const match = reading(prices, `${path}/`, keying);
+    const match = reading(prices, other, keying);
     if (match.rule !== null) micros = max(micros, match.micros);
   }
   return micros;

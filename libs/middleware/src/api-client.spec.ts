@@ -36,3 +36,30 @@ describe('createApiClient: a redirecting API', () => {
     expect(seenElsewhere).toEqual([]);
   });
 });
+
+describe('createApiClient: an API answering without end', () => {
+  let endless: Awaited<ReturnType<typeof listen>>;
+  let sentBytes = 0;
+  beforeAll(async () => {
+    // 1 MiB chunks, no content-length, until the client hangs up.
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    endless = await listen((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const write = () => {
+        while (!response.destroyed && response.write(chunk)) sentBytes += chunk.length;
+        if (!response.destroyed) response.once('drain', write);
+      };
+      write();
+    });
+  });
+  afterAll(() => new Promise((resolve) => endless.server.close(resolve)));
+
+  it('stops reading past its cap and fails as no answer, well before the timeout', async () => {
+    const started = Date.now();
+    const site = createApiClient({ apiUrl: endless.url, siteToken: 'cgst_secret', timeoutMs: 20_000 }).site();
+    await expect(site).rejects.toBeInstanceOf(CrawlgateApiError);
+    await expect(site).rejects.toMatchObject({ status: undefined, message: expect.stringMatching(/larger than/) });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(sentBytes).toBeLessThan(64 * 1024 * 1024);
+  });
+});

@@ -27,6 +27,7 @@ import {
   siteOfferOf,
   siwxAccessOf,
 } from './api-answers';
+import { BodyTooLargeError, cappedText } from './capped-text';
 
 export type { GateOffer, PaidGate, SiteOffer };
 
@@ -58,6 +59,9 @@ export interface ApiClient {
   /** A sign-in-with-x proof for a path: the paid token again, or null when the API refused the proof. */
   siwx(request: SiwxAccessRequest): Promise<SiwxAccess | null>;
 }
+
+/** Far above any answer the API gives (a site's terms with its 1,000 price rules): only a broken or hostile API sends more. */
+const MAX_API_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export class CrawlgateApiError extends Error {
   override name = 'CrawlgateApiError';
@@ -107,7 +111,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      text = await response.text();
+      text = await cappedText(response, MAX_API_ANSWER_BYTES, 'the answer');
     } catch (error) {
       throw new CrawlgateApiError(`${label}: ${describeFetchError(error, timeoutMs)}`);
     }
@@ -201,6 +205,7 @@ function describeFetchError(error: unknown, timeoutMs: number): string {
     cause?: { code?: unknown; message?: unknown };
   };
   if (name === 'TimeoutError' || name === 'AbortError') return `no answer within ${timeoutMs} ms`;
+  if (error instanceof BodyTooLargeError) return error.message;
   if (typeof cause?.code === 'string') return `unreachable (${cause.code})`;
   const why = [message, cause?.message].filter((part) => typeof part === 'string').join(': ');
   return `unreachable (${why || String(error)})`;

@@ -19,6 +19,7 @@ import {
   readEd25519PublicJwk,
   type WebCryptoKey,
 } from '@crawlgate/core';
+import { cappedText } from '../capped-text';
 
 export interface KeyDirectoryOptions {
   fetch?: typeof fetch;
@@ -163,7 +164,7 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`the key directory is ${type || 'untyped'}, not JSON`);
     }
-    const text = await cappedText(response, maxBytes);
+    const text = await cappedText(response, maxBytes, 'the key directory');
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -197,36 +198,6 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
       return { kind: 'found', key: found.key };
     },
   };
-}
-
-/** Reads at most `maxBytes` of the body; more fails (and stops the download). */
-async function cappedText(response: Response, maxBytes: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new Error(`the key directory is larger than ${maxBytes} bytes`);
-  }
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new Error(`the key directory is larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 /** The Ed25519 keys of a JWKS by thumbprint. A listed kid must be the thumbprint (the draft); other keys are skipped. */

@@ -187,7 +187,7 @@ describe('PaymentStore', () => {
     expect(await store.byTransfer(fourth, second.payment.id)).toBeNull();
     expect(await store.byTransfer({ ...fourth, transferLogIndex: 2 })).toBeNull();
 
-    const transfer = await store.claimTransfer({
+    const transferRow = {
       gateId: randomUUID(),
       siteId: site.id,
       publisherId: site.publisherId,
@@ -202,12 +202,13 @@ describe('PaymentStore', () => {
       txHash: hex('c4', 32),
       transferLogIndex: 0,
       paymentIdentifier: 'pay_0123456789abcdef',
-    });
+    } as const;
+    const transfer = await store.claimTransfer(transferRow);
     const key = { siteId: site.id, payer: PAYER, paymentIdentifier: 'pay_0123456789abcdef' };
     expect(await store.byIdentifier(key)).toEqual(transfer);
     expect(await store.byIdentifier({ ...key, payer: hex('b3', 20) })).toBeNull();
     // One transfer pays one gate.
-    await expect(store.claimTransfer({ ...transfer, id: undefined, gateId: randomUUID() })).rejects.toThrow();
+    await expect(store.claimTransfer({ ...transferRow, gateId: randomUUID() })).rejects.toThrow();
   });
 
   it('hands the reconciler the least recently checked open payments, and stamps them', async () => {

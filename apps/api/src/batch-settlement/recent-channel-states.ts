@@ -9,6 +9,8 @@ const MAX_CHANNELS = 10_000;
  * on one channel does not cost three RPC reads and a round trip per voucher. A state is handed out
  * only while younger than `maxAgeMs`, counted from when its read started (the state is at least that
  * new). The voucher service still reads the chain whenever a remembered state would refuse a voucher.
+ * It remembers only its confirmed-depth reads (readConfirmedChannel): a state handed out is never
+ * shallower than a fresh read.
  */
 export class RecentChannelStates {
   private readonly states = new Map<string, { state: OnChainChannel; readAt: number }>();

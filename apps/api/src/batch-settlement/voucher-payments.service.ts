@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
-import { channelIdOf, depositCalldata, depositNonce, readChannel, type OnChainChannel } from '../chain/escrow';
+import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { isUniqueViolation } from '../db/prisma-errors';
@@ -56,9 +56,10 @@ const DEPOSIT_LEASE_POLL_MS = 100;
  * authorizer, the chain's USDC, our withdraw delay), signed by the channel's payer authorizer as
  * strictly as the escrow checks it, and carry exactly what the channel was charged plus this gate's
  * price; a different total gets x402's corrective 402. It must fit the channel's balance on chain
- * (a deposit runs first, through the relayer, and is confirmed). Accepting it records the voucher
- * and the gate's payment in one transaction and issues the token at once: escrowed funds count as
- * settled; the claimer collects them later. A channel's chain state read for one voucher judges the
+ * with the configured confirmations, as a tx-hash proof must have them (a deposit runs first,
+ * through the relayer, and is confirmed; one the payer sent itself counts once it is as deep).
+ * Accepting it records the voucher and the gate's payment in one transaction and issues the token
+ * at once: escrowed funds count as settled; the claimer collects them later. A channel's chain state read for one voucher judges the
  * next ones for a few seconds (CHANNEL_STATE_REUSE_MS), as long as they fit it (takesWithoutRead).
  */
 @Injectable()
@@ -175,22 +176,25 @@ export class VoucherPaymentsService {
     if (state.balance === 0n)
       throw new PaymentRejected(
         BATCH_REASONS.channelNotFound,
-        'The channel holds nothing on chain: send a deposit with the voucher',
+        `The channel holds nothing on chain (a deposit counts once it has ${this.chain.confirmations} confirmation(s)): send a deposit with the voucher`,
       );
     const spendable = spendableOf(state);
     if (voucher.maxClaimableAmount > spendable) {
       throw new PaymentRejected(
         BATCH_REASONS.cumulativeExceedsBalance,
-        `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable); deposit more`,
+        `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable, deposits counted once they have ${this.chain.confirmations} confirmation(s)); deposit more`,
       );
     }
     return this.record(gate, site, payment, channelId, { row, charged }, state, depositTx);
   }
 
-  /** The channel's state on chain now, remembered for the vouchers that follow. */
+  /**
+   * The channel's state on chain now, its balance at the configured confirmations
+   * (readConfirmedChannel), remembered for the vouchers that follow: a state reused is as deep.
+   */
   private async readChannel(batch: BatchSettlementChain, channelId: Hex): Promise<OnChainChannel> {
     const readAt = this.recentStates.startOfRead();
-    const state = await onChain(() => readChannel(this.chain, batch, channelId));
+    const state = await onChain(() => readConfirmedChannel(this.chain, batch, channelId));
     this.recentStates.remember(channelId, state, readAt);
     return state;
   }

@@ -82,10 +82,12 @@ export async function voucherSigner(
   }
 }
 
+/** The channel as the chain has it at `blockNumber` (the latest block when none). */
 export async function readChannel(
   chain: ChainContext,
   batch: BatchSettlementChain,
   channelId: Hex,
+  blockNumber?: bigint,
 ): Promise<OnChainChannel> {
   // One eth_call of the escrow's own multicall: the three reads come from one block, never a mix of
   // two (a balance from before a refund with the refund nonce from after it), and cost one RPC call.
@@ -99,6 +101,7 @@ export async function readChannel(
         reads.map((functionName) => encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName, args: [channelId] })),
       ],
     }),
+    blockNumber,
   });
   const results = decodeFunctionResult({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', data: data ?? '0x' });
   const result = <T>(i: number) =>
@@ -111,6 +114,47 @@ export async function readChannel(
     totalClaimed,
     withdrawal: Number(initiatedAt) === 0 ? null : { amount, initiatedAt: Number(initiatedAt) },
     refundNonce,
+  };
+}
+
+/**
+ * The channel as a voucher is judged against: its balance as of the block with the configured
+ * confirmations (a deposit a reorg can still take back pays no page), what may leave it or has
+ * moved it as of the latest block. Each field is the stricter of the two blocks': the smaller
+ * balance, the larger claimed total and pending withdrawal, the newer refund nonce. With one
+ * confirmation the latest block is the confirmed one: a single eth_call.
+ */
+export async function readConfirmedChannel(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  channelId: Hex,
+): Promise<OnChainChannel> {
+  if (chain.confirmations <= 1) return readChannel(chain, batch, channelId);
+  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  // Both calls start in the same tick: the batching transport sends them in one request.
+  const [confirmed, latest] = await Promise.all([
+    readChannel(chain, batch, channelId, confirmedBlock(head, chain.confirmations)),
+    readChannel(chain, batch, channelId),
+  ]);
+  return stricterChannel(confirmed, latest);
+}
+
+/** The newest block with `confirmations` confirmations when `head` is the latest (itself one). */
+export function confirmedBlock(head: bigint, confirmations: number): bigint {
+  const block = head - BigInt(confirmations) + 1n;
+  return block > 0n ? block : 0n;
+}
+
+/** Of two reads of one channel, what takes the fewest vouchers: the least to spend, the most already gone. */
+export function stricterChannel(confirmed: OnChainChannel, latest: OnChainChannel): OnChainChannel {
+  const larger = (a: bigint, b: bigint) => (a > b ? a : b);
+  const withdrawal =
+    (confirmed.withdrawal?.amount ?? 0n) > (latest.withdrawal?.amount ?? 0n) ? confirmed.withdrawal : latest.withdrawal;
+  return {
+    balance: confirmed.balance < latest.balance ? confirmed.balance : latest.balance,
+    totalClaimed: larger(confirmed.totalClaimed, latest.totalClaimed),
+    withdrawal,
+    refundNonce: larger(confirmed.refundNonce, latest.refundNonce),
   };
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@crawlgate/core';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generatePrivateKey, privateKeyToAccount, toAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, toAccount, type LocalAccount } from 'viem/accounts';
 import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError } from '../../../libs/agent-sdk/src';
 
 /*
@@ -127,15 +127,57 @@ async function startSite(
   return site;
 }
 
-function voucherAgent(budgetUsd = '1') {
-  return createAgent({
-    account: privateKeyToAccount(generatePrivateKey()),
-    maxPriceUsd: '0.05',
-    budgetUsd,
-    networks: ['base'],
-    batchSettlement: { depositUsd: '0.05' },
+function voucherAgent(
+  budgetUsd = '1',
+  { depositUsd = '0.05', account = privateKeyToAccount(generatePrivateKey()) as LocalAccount } = {},
+) {
+  return createAgent({ account, maxPriceUsd: '0.05', budgetUsd, networks: ['base'], batchSettlement: { depositUsd } });
+}
+
+/** A wallet of a fresh key that runs `before` ahead of each typed-data signature (it may throw: the wallet refuses). */
+function walletSigning(before: (typedData: { primaryType?: unknown }) => Promise<unknown>): LocalAccount {
+  const key = privateKeyToAccount(generatePrivateKey());
+  return toAccount({
+    address: key.address,
+    signMessage: (args) => key.signMessage(args),
+    signTransaction: (tx) => key.signTransaction(tx),
+    signTypedData: async (typedData) => {
+      await before(typedData);
+      return key.signTypedData(typedData as never);
+    },
   });
 }
+
+/** A site whose 402s name a new receiverAuthorizer each time when `freshTerms`, and that accepts (or refuses) every payment. */
+async function termsSite(options: { freshTerms: boolean; accept: boolean; maxTimeoutSeconds?: number }) {
+  const deposits: Voucher[] = [];
+  const offer = () => ({
+    ...batchAccept(
+      1n,
+      options.freshTerms ? { receiverAuthorizer: privateKeyToAccount(generatePrivateKey()).address } : {},
+    ),
+    maxTimeoutSeconds: options.maxTimeoutSeconds ?? 300,
+  });
+  const server = createServer((request, response) => {
+    const header = request.headers['payment-signature'];
+    if (typeof header !== 'string') return answer402(response, [offer()]);
+    const voucher = (decodeBase64Json(header) as { payload: Voucher }).payload;
+    if (voucher.type === 'deposit') deposits.push(voucher);
+    if (options.accept) answerPaid(response, voucher);
+    else answer402(response, [offer()]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  sites.push({ url, vouchers: deposits, close: () => new Promise((resolve) => server.close(() => resolve())) });
+  return { url, deposits };
+}
+
+/** A fetch's status, or the reason it was refused. */
+const outcome = (fetching: Promise<Response>) =>
+  fetching.then(
+    (response) => response.status,
+    (error: PaymentFailedError | BudgetExceededError) => ('reason' in error ? error.reason : error.name),
+  );
 
 const totals = (site: Site) => site.vouchers.map((v) => BigInt(v.voucher.maxClaimableAmount));
 
@@ -272,28 +314,15 @@ describe('the budget', () => {
   });
 
   it('holds nothing back when the wallet refuses to sign the voucher: the deposit never left', async () => {
-    const key = privateKeyToAccount(generatePrivateKey());
     let refuseVoucher = true;
-    const wallet = toAccount({
-      address: key.address,
-      signMessage: (args) => key.signMessage(args),
-      signTransaction: (tx) => key.signTransaction(tx),
-      signTypedData: async (typedData) => {
-        if (typedData.primaryType === 'Voucher' && refuseVoucher) {
-          refuseVoucher = false;
-          throw new Error('the user rejected the request');
-        }
-        return key.signTypedData(typedData as never);
-      },
+    const wallet = walletSigning(async (typedData) => {
+      if (typedData.primaryType === 'Voucher' && refuseVoucher) {
+        refuseVoucher = false;
+        throw new Error('the user rejected the request');
+      }
     });
     const site = await startSite((voucher, response) => answerPaid(response, voucher));
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '1',
-      networks: ['base'],
-      batchSettlement: { depositUsd: '0.05' },
-    });
+    const agent = voucherAgent('1', { account: wallet });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toThrow(/rejected/);
     expect(site.vouchers).toHaveLength(0);
     expect(agent.spent().remainingUsd).toBe('1');
@@ -304,41 +333,49 @@ describe('the budget', () => {
 
   it('is not locked up in channels by a site that names new channel terms on every page', async () => {
     // Every 402 names another receiverAuthorizer: each would be a new channel, with a deposit of its own.
-    const vouchers: Voucher[] = [];
-    const server = createServer((request, response) => {
-      const header = request.headers['payment-signature'];
-      if (typeof header !== 'string')
-        return answer402(response, [
-          batchAccept(1n, { receiverAuthorizer: privateKeyToAccount(generatePrivateKey()).address }),
-        ]);
-      const voucher = (decodeBase64Json(header) as { payload: Voucher }).payload;
-      vouchers.push(voucher);
-      answerPaid(response, voucher);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const agent = createAgent({
-        account: privateKeyToAccount(generatePrivateKey()),
-        maxPriceUsd: '0.05',
-        budgetUsd: '1',
-        networks: ['base'],
-        batchSettlement: { depositUsd: '0.25' },
-      });
-      const results = [];
-      for (const page of ['/1', '/2', '/3', '/4'])
-        results.push(
-          await agent.fetch(`${url}${page}`).then(
-            (r) => r.status,
-            (e: PaymentFailedError) => e.reason,
-          ),
-        );
-      expect(results).toEqual([200, 200, 'channel_limit', 'channel_limit']);
-      expect(vouchers.filter((v) => v.type === 'deposit')).toHaveLength(2);
-      expect(agent.spent().remainingUsd).toBe('0.5');
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    const site = await termsSite({ freshTerms: true, accept: true });
+    const agent = voucherAgent('1', { depositUsd: '0.25' });
+    const results = [];
+    for (const page of ['/1', '/2', '/3', '/4']) results.push(await outcome(agent.fetch(`${site.url}${page}`)));
+    expect(results).toEqual([200, 200, 'channel_limit', 'channel_limit']);
+    expect(site.deposits).toHaveLength(2);
+    expect(agent.spent().remainingUsd).toBe('0.5');
+  });
+});
+
+describe('refused deposits and new channel terms', () => {
+  it('a site offering deposits valid for less than a minute gets none: each would be spent unseen', async () => {
+    const site = await termsSite({ freshTerms: false, accept: false, maxTimeoutSeconds: 5 });
+    const agent = voucherAgent('1');
+    for (const page of ['/1', '/2'])
+      expect(await outcome(agent.fetch(`${site.url}${page}`))).toBe('deposit_window_too_short');
+    expect(site.deposits).toHaveLength(0);
+    expect(agent.spent().remainingUsd).toBe('1');
+  });
+
+  it('a refused deposit is held for its channel, and counts against the channels an origin may hold', async () => {
+    const site = await termsSite({ freshTerms: true, accept: false });
+    const agent = voucherAgent('1', { depositUsd: '0.25' });
+    const results = [];
+    for (const page of ['/1', '/2', '/3', '/4']) results.push(await outcome(agent.fetch(`${site.url}${page}`)));
+    expect(results).toEqual(['payment_refused', 'payment_refused', 'channel_limit', 'channel_limit']);
+    expect(site.deposits).toHaveLength(2);
+    // Reserved, not spent: the site holds them unused (no chain here to tell more).
+    expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '0.5' });
+    expect(agent.channels()).toHaveLength(2);
+  });
+
+  it('concurrent fetches naming new terms open no more channels than an origin may hold (a slow wallet)', async () => {
+    const site = await termsSite({ freshTerms: true, accept: true });
+    const slow = walletSigning(() => new Promise((resolve) => setTimeout(resolve, 20)));
+    const agent = voucherAgent('1', { depositUsd: '0.25', account: slow });
+    const results = await Promise.all(
+      ['/1', '/2', '/3', '/4'].map((page) => outcome(agent.fetch(`${site.url}${page}`))),
+    );
+    expect(results.sort()).toEqual([200, 200, 'channel_limit', 'channel_limit']);
+    expect(site.deposits).toHaveLength(2);
+    expect(agent.channels()).toHaveLength(2);
+    expect(agent.spent().remainingUsd).toBe('0.5');
   });
 });
 

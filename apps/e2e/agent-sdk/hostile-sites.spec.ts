@@ -340,6 +340,35 @@ describe('x402 v2 first', () => {
     expect(agent.spent()).toMatchObject({ payments: 4 });
   });
 
+  it('pays once for concurrent fetches of a page whose 402s arrive apart: the later one reads with the token', async () => {
+    let asked = 0;
+    const now = Math.floor(Date.now() / 1000);
+    const token = signAccessToken(
+      { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+      'secret',
+    );
+    const site = await startSite((request, response) => {
+      if (request.headers['x-crawlgate-token'] === token && !paymentOf(request.headers))
+        return void response.writeHead(200).end('the page');
+      if (paymentOf(request.headers))
+        return void response
+          .writeHead(200, {
+            'x-crawlgate-token': token,
+            'payment-response': encodeBase64Json({ success: true, transaction: '0x03' }),
+          })
+          .end('the page');
+      // The second 402 comes late: the first fetch has paid and cached the page's token by then.
+      setTimeout(() => ask(response, { v2: [v2()] }), asked++ === 0 ? 0 : 300);
+    });
+    const agent = agentWith();
+    const pages = await Promise.all([1, 2].map(async () => (await agent.fetch(`${site.url}/page`)).text()));
+    expect(pages).toEqual(['the page', 'the page']);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ payments: 1 });
+    // A payment never travels with a token: the site would serve by the token and keep the payment.
+    expect(site.seen.filter((seen) => paymentOf(seen.headers) && seen.headers['x-crawlgate-token'])).toEqual([]);
+  });
+
   it('still pays a v1-only site with X-PAYMENT, and v1 when the v2 offer is not allowed', async () => {
     const v1Only = await payingSite({ v1: [v1()] });
     expect((await agentWith().fetch(`${v1Only.url}/page`)).status).toBe(200);
@@ -442,6 +471,31 @@ describe('payment and token headers stay with their origin', () => {
     await expect(agentWith().fetch(`${site.url}/page`)).rejects.toThrow(/redirect/);
     expect(site.seen.length).toBeLessThanOrEqual(2 + 10);
   });
+
+  it('posts nothing to a plain-http verify_url off loopback, and learns no API there', async () => {
+    // After a 5xx the agent asks verify_url for the token its payment bought: a site naming a host
+    // of the agent's network would have it POST there.
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) return void response.writeHead(500).end('failed');
+      response.writeHead(402, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          x402Version: 1,
+          accepts: [v1()],
+          verify_url: 'http://10.0.0.1:9/v1/gates/gate_1/verify',
+        }),
+      );
+    });
+    const requested: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      requested.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    };
+    const agent = agentWith({ fetch: recording });
+    expect((await agent.fetch(`${site.url}/page`)).status).toBe(500);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(requested.every((url) => url.startsWith(site.url))).toBe(true);
+    await expect(agent.profile()).rejects.toThrow(/API URL is unknown/);
+  });
 });
 
 /** A site answering every request with a Crawlgate-style 402 (a gate of its own in verify_url), on base. */
@@ -461,11 +515,13 @@ function gatedSite() {
     'any secret',
   );
   return startSite((_, response) => {
-    response
-      .writeHead(402, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: `http://api.example/v1/gates/${gateId}/verify` }),
-      );
+    response.writeHead(402, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        x402Version: 1,
+        accepts: [v1()],
+        verify_url: `https://api.example/v1/gates/${gateId}/verify`,
+      }),
+    );
   });
 }
 
@@ -520,7 +576,7 @@ describe('paying by transfer', () => {
         JSON.stringify({
           x402Version: 1,
           accepts: [v1()],
-          verify_url: 'http://api.example/v1/gates/not-a-gate/verify',
+          verify_url: 'https://api.example/v1/gates/not-a-gate/verify',
         }),
       );
     });

@@ -2,12 +2,13 @@ import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { decodeBase64Json, USDC_ABI } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
 import express from 'express';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWalletClient, http, type Hex } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
 import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { startRefusingProxy } from './support/refusing-proxy';
 
 /*
  * A site that refuses the authorizations it is sent and keeps them: the agent keeps each one's
@@ -18,10 +19,10 @@ import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
 describe('@crawlgate/agent: authorizations a site refused', () => {
   let gated: GatedSite;
   let site: Server;
-  let refusing: Server;
+  let refusing: Awaited<ReturnType<typeof startRefusingProxy>>;
   let refusingUrl: string;
   /** The payment headers the refusing site kept. */
-  const kept: string[] = [];
+  let kept: string[];
   const PRICE = 10_000n; // the gated site's default 0.01 USD
 
   beforeAll(async () => {
@@ -31,31 +32,11 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
     app.get('/{*path}', (req, res) => void res.send(`content of ${req.path}`));
     site = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => site.once('listening', resolve));
-    const sitePort = (site.address() as AddressInfo).port;
-    // In front of the real site: its 402s pass through; a paid retry is kept and refused.
-    refusing = createServer((req, res) => {
-      const payment = req.headers['x-payment'] ?? req.headers['payment-signature'];
-      if (typeof payment === 'string') {
-        kept.push(payment);
-        res.writeHead(402, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ x402Version: 1, error: 'insufficient_funds', accepts: [] }));
-        return;
-      }
-      const upstream = httpRequest(
-        { host: '127.0.0.1', port: sitePort, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode!, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(upstream);
-    });
-    refusing.listen(0, '127.0.0.1');
-    await new Promise((resolve) => refusing.once('listening', resolve));
-    refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    refusing = await startRefusingProxy(`http://127.0.0.1:${(site.address() as AddressInfo).port}`);
+    ({ url: refusingUrl, kept } = refusing);
   });
   afterAll(async () => {
-    await new Promise((resolve) => refusing.close(resolve));
+    await refusing.close();
     await new Promise((resolve) => site.close(resolve));
     await gated.close();
   });

@@ -16,19 +16,21 @@ import {
 import { isHash, type Hash, type LocalAccount, type PublicClient, type WalletClient } from 'viem';
 import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
 import { Budget, type BudgetSummary } from './budget';
-import type { BudgetStore, Reservation } from './budget-store';
+import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import { authorizationOfHeader, heldAuthorizations, type HeldOutcome } from './held-authorizations';
 import { openChannelFile } from './channel-file';
 import {
   ChannelBook,
   checkedCorrection,
+  depositNonce,
   newChannel,
   signDeposit,
   signVoucher,
   type Channel,
   type PageVouchers,
 } from './channels';
+import { refusedDeposits, REUSE_MARGIN_SECONDS, type SentDeposit } from './refused-deposits';
 import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
@@ -160,22 +162,19 @@ export interface Agent {
   close(): void;
 }
 
+const TOKEN_HEADER = 'x-crawlgate-token';
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
 /** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
 const MAX_CHANNELS_PER_ORIGIN = 2;
-/** A refused deposit authorization is resent only while it has this long left. */
-const DEPOSIT_REUSE_MARGIN_SECONDS = 30;
-
-/** A deposit authorization as sent, with its budget reservation. */
-interface SentDeposit {
-  payload: Awaited<ReturnType<typeof signDeposit>>;
-  amount: bigint;
-  reservation: Reservation;
-  validBefore: bigint;
-}
+/**
+ * The shortest deposit authorization signed: a refused one is resent for the channel's next page
+ * while it has REUSE_MARGIN_SECONDS left, and one too short for that would be signed anew on every
+ * page, each held by the site and reserved until it expires.
+ */
+const MIN_DEPOSIT_SECONDS = 2 * REUSE_MARGIN_SECONDS;
 /** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
 const MIN_AUTHORIZATION_SECONDS = 10;
 
@@ -208,7 +207,30 @@ export function createAgent(options: AgentOptions): Agent {
     return chainClient ?? undefined;
   });
   const batch = batchOptions(options.batchSettlement);
-  const refusedDeposits = new WeakMap<Channel, SentDeposit>();
+  if (batch && maxAuthorizationSeconds < MIN_DEPOSIT_SECONDS)
+    throw new RangeError(
+      `maxAuthorizationSeconds: batchSettlement signs deposits valid ${MIN_DEPOSIT_SECONDS} s at least, got ${maxAuthorizationSeconds}`,
+    );
+  // A refused deposit no longer worth resending is settled as the chain says, as a refused authorization is.
+  const refused = refusedDeposits((channel, deposit) =>
+    held.add({
+      reservation: deposit.reservation,
+      chainId: channel.domain.chainId,
+      asset: channel.config.token,
+      from: channel.config.payer,
+      nonce: depositNonce(channel.channelId, deposit.payload.authorization.erc3009Authorization.salt),
+      validBefore: deposit.validBefore,
+    }),
+  );
+  /** New channels whose first deposit is on its way: each takes one of its origin's places meanwhile. */
+  const opening = new Set<Channel>();
+  /** The channels of `origin` that hold a deposit beyond their charges, may come to (a refused one the site keeps), or are opening. */
+  const channelsHolding = (origin: string) =>
+    channels.ofOrigin(origin).filter((c) => c.deposited > c.charged || refused.has(c) || opening.has(c)).length;
+  /** A channel opened for this page that holds nothing after all: not kept. */
+  const forgetIfEmpty = (key: string, channel: Channel) => {
+    if (channel.deposited === 0n && channel.signed === 0n && !refused.has(channel)) channels.forget(key, channel);
+  };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const inflight = new Map<string, Promise<string | undefined>>();
@@ -217,7 +239,7 @@ export function createAgent(options: AgentOptions): Agent {
   /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
   const tokenFor = (url: URL): Record<string, string> => {
     const token = tokens.get(TokenCache.key(url));
-    return token ? { 'x-crawlgate-token': token } : {};
+    return token ? { [TOKEN_HEADER]: token } : {};
   };
   const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth) : undefined;
   const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor, sign);
@@ -422,7 +444,8 @@ export function createAgent(options: AgentOptions): Agent {
         const known = channels.get(key);
         // A site names new channel terms rarely (its claim authorizer changed); one naming new ones
         // on every page would have each take a deposit of its own, locking the budget in escrow.
-        if (!known && channels.funded(origin).length >= MAX_CHANNELS_PER_ORIGIN)
+        // Checked and taken with no await between: concurrent pages of one origin count each other.
+        if (!known && channelsHolding(origin) >= MAX_CHANNELS_PER_ORIGIN)
           throw new PaymentFailedError(
             url,
             'channel_limit',
@@ -430,16 +453,26 @@ export function createAgent(options: AgentOptions): Agent {
           );
         const channel = known ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
+        if (!known) opening.add(channel);
         page ??= { signedBefore: channel.signed, sent: new Set() };
         const total = channel.charged + current.amount;
         page.sent.add(total);
-        const deposit =
-          total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
+        let deposit: Awaited<ReturnType<typeof depositFor>> | undefined;
+        try {
+          deposit =
+            total > channel.deposited ? await depositFor(url, channel, current, total - channel.deposited) : undefined;
+        } catch (error) {
+          if (!known) forgetIfEmpty(key, channel);
+          throw error;
+        } finally {
+          opening.delete(channel); // from here its deposit (or a refused one) counts it
+        }
         let signature: Hex;
         try {
           signature = await signVoucher(payer, channel, total);
         } catch (error) {
           await deposit?.settle('unsent'); // the wallet refused to sign: nothing left, nothing is spent
+          if (!known) forgetIfEmpty(key, channel);
           throw error;
         }
         const voucher = { channelId: channel.channelId, maxClaimableAmount: total.toString(), signature };
@@ -626,19 +659,18 @@ export function createAgent(options: AgentOptions): Agent {
    * A deposit authorization of at least `needed` (the deposit option, or the rest of the budget when
    * less), reserved in the budget before it is signed. settle('spent') counts it as spent. A deposit
    * the site refused is taken off the channel but stays reserved, and the next deposit of the
-   * channel resends that same authorization while it is valid: whoever holds it could still make
-   * it, so a site that keeps refusing gets one deposit's worth of budget, not one per attempt.
+   * channel resends it while it is worth it (refused-deposits.ts).
    */
   async function depositFor(url: string, channel: Channel, offer: Offer, needed: bigint) {
-    const kept = refusedDeposits.get(channel);
-    refusedDeposits.delete(channel);
-    if (
-      kept &&
-      kept.amount >= needed &&
-      kept.validBefore > BigInt(Math.floor(Date.now() / 1000) + DEPOSIT_REUSE_MARGIN_SECONDS)
-    )
-      return tracked(channel, kept, true);
-    if (kept) await budget.settle(kept.reservation, true); // it may have been made: spent
+    const kept = refused.take(channel, needed);
+    if (kept) return tracked(channel, kept, true);
+    const validForSeconds = Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds);
+    if (validForSeconds < MIN_DEPOSIT_SECONDS)
+      throw new PaymentFailedError(
+        url,
+        'deposit_window_too_short',
+        `the site asks for a deposit valid ${validForSeconds} s; this agent signs deposits valid ${MIN_DEPOSIT_SECONDS} s at least`,
+      );
     const remaining = await budget.remaining();
     const amount =
       batch!.depositMicros < needed ? needed : batch!.depositMicros <= remaining ? batch!.depositMicros : remaining;
@@ -646,13 +678,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reservation) throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(remaining));
     let payload: Awaited<ReturnType<typeof signDeposit>>;
     try {
-      payload = await signDeposit(
-        payer,
-        channel,
-        offer,
-        amount,
-        Math.min(offer.maxTimeoutSeconds, maxAuthorizationSeconds),
-      );
+      payload = await signDeposit(payer, channel, offer, amount, validForSeconds);
     } catch (error) {
       await budget.settle(reservation, false); // not signed: nothing can be spent with it
       throw error;
@@ -676,7 +702,7 @@ export function createAgent(options: AgentOptions): Agent {
         done = true;
         if (outcome === 'spent') return budget.settle(deposit.reservation, true);
         channel.deposited -= deposit.amount;
-        if (outcome === 'refused' || sentBefore) refusedDeposits.set(channel, deposit);
+        if (outcome === 'refused' || sentBefore) refused.keep(channel, deposit);
         else await budget.settle(deposit.reservation, false); // never left this agent: nothing to hold
       },
     };
@@ -695,13 +721,21 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const { response: first, hop } = await send(await firstHop(input, init));
+    const { response: first, hop, sent } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
 
     // The page that asked (perhaps a redirect away from the one requested) is the one paid for and
     // retried: the payment goes only to its origin. Concurrent fetches of it share one payment.
     const key = TokenCache.key(hop.url);
     const retry = async (extra: Record<string, string>) => (await send(hop, extra)).response;
+    // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
+    let challenge = first;
+    const cached = tokens.get(key);
+    if (cached !== undefined && sent.get(TOKEN_HEADER) !== cached) {
+      await first.body?.cancel().catch(() => undefined);
+      challenge = await retry({});
+      if (challenge.status !== 402) return challenge;
+    }
     const running = inflight.get(key);
     if (running) {
       const token = await running;
@@ -713,7 +747,7 @@ export function createAgent(options: AgentOptions): Agent {
     let done!: (token: string | undefined) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     try {
-      const { response, token } = await pay(hop.url.href, first, retry);
+      const { response, token } = await pay(hop.url.href, challenge, retry);
       if (token) tokens.set(key, token);
       done(token);
       return response;

@@ -86,14 +86,16 @@ export class ChannelBook {
     return [...this.opened];
   }
 
-  /**
-   * The channels of `origin` holding deposits beyond their charges that only a withdrawal or refund
-   * brings back (one being withdrawn is coming back already).
-   */
-  funded(origin: string): Channel[] {
-    return this.opened.filter(
-      (channel) => channel.origin === origin && !channel.withdrawing && channel.deposited > channel.charged,
-    );
+  /** The channels of `origin` that take vouchers (one being withdrawn is coming back already). */
+  ofOrigin(origin: string): Channel[] {
+    return this.opened.filter((channel) => channel.origin === origin && !channel.withdrawing);
+  }
+
+  /** Drops a channel opened here that never came to hold anything (its first deposit was not made). */
+  forget(key: string, channel: Channel): void {
+    if (this.channels.get(key) === channel) this.channels.delete(key);
+    const index = this.opened.indexOf(channel);
+    if (index >= 0) this.opened.splice(index, 1);
   }
 
   /** Lets another agent open the file; this book then pays no more vouchers (save() throws). */
@@ -248,6 +250,11 @@ export function signVoucher(payer: Payer, channel: Channel, total: bigint): Prom
   });
 }
 
+/** The EIP-3009 nonce of a deposit authorization with `salt`: bound to the channel (the collector checks it). */
+export function depositNonce(channelId: Hex, salt: Hex): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, BigInt(salt)]));
+}
+
 /**
  * The payer's EIP-3009 ReceiveWithAuthorization of `amount` to x402's deposit collector, as x402's
  * client signs it: its nonce binds it to this channel, and only the collector (called by the
@@ -264,9 +271,7 @@ export async function signDeposit(
   const now = BigInt(Math.floor(Date.now() / 1000));
   const validAfter = now - BigInt(AUTHORIZATION_CLOCK_SKEW_SECONDS);
   const validBefore = now + BigInt(validForSeconds);
-  const nonce = keccak256(
-    encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channel.channelId, BigInt(salt)]),
-  );
+  const nonce = depositNonce(channel.channelId, salt);
   const signature = await payer.signTypedData({
     domain: { ...offer.domain, chainId: offer.chainId, verifyingContract: offer.asset },
     types: { ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization },

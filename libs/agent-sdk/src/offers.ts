@@ -58,7 +58,7 @@ export interface BatchTerms {
 export async function readOffers(response: Response): Promise<Offer[]> {
   // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`, and verify_url.
   const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
-  const verifyUrl = typeof body?.verify_url === 'string' ? body.verify_url : undefined;
+  const verifyUrl = postableUrl(body?.verify_url);
   const v1 = Array.isArray(body?.accepts)
     ? body.accepts.map((r: unknown) => fromV1(untrusted<PaymentRequirementsV1>(r), verifyUrl))
     : [];
@@ -73,6 +73,19 @@ export async function readOffers(response: Response): Promise<Offer[]> {
   return [...v2, ...v1]
     .filter((offer): offer is Offer => offer !== null)
     .map((offer) => (gateRef ? { ...offer, gateRef } : offer));
+}
+
+/**
+ * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
+ * it learns for profile()): https, or http on a loopback address (a local set-up). Any other is
+ * ignored: a site would have the agent POST to plain-http hosts of the agent's own network.
+ */
+function postableUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
+  const { protocol, hostname } = new URL(value);
+  if (protocol === 'https:') return value;
+  const loopback = hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+  return protocol === 'http:' && loopback ? value : undefined;
 }
 
 /** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */

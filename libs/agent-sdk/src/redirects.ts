@@ -20,6 +20,8 @@ const CREDENTIAL_HEADERS = [
   'proxy-authorization',
   ...SIGNATURE_HEADERS,
 ];
+/** A payment travels without the page's token: a site would serve by the token and keep the payment. */
+const PAYMENT_HEADERS = new Set(['x-payment', 'payment-signature']);
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Fewer than fetch's 20: a paid request has no business bouncing around. */
@@ -53,7 +55,8 @@ export async function firstHop(input: string | URL | Request, init: RequestInit 
 /**
  * Sends `start` and follows its redirects. `extra` (a payment) goes only to `start`'s origin, and
  * not again once a hop has left it; `bound(url)` adds headers meant for exactly that URL (its
- * access token). Returns the last answer and the request that got it.
+ * access token), except to a hop that carries a payment. Returns the last answer, the request that
+ * got it and the headers it was sent with.
  */
 export async function follow(
   http: typeof fetch,
@@ -61,13 +64,16 @@ export async function follow(
   extra: Record<string, string>,
   bound: (url: URL) => Record<string, string>,
   sign?: HopSigner,
-): Promise<{ response: Response; hop: Hop }> {
+): Promise<{ response: Response; hop: Hop; sent: Headers }> {
   let hop = start;
   let left = false;
   for (let redirects = 0; ; redirects++) {
     left ||= hop.url.origin !== start.url.origin;
     const headers = new Headers(hop.headers);
-    for (const [name, value] of Object.entries({ ...bound(hop.url), ...(left ? {} : extra) })) headers.set(name, value);
+    const payment = left ? {} : extra;
+    const paying = Object.keys(payment).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));
+    for (const [name, value] of Object.entries({ ...(paying ? {} : bound(hop.url)), ...payment }))
+      headers.set(name, value);
     // Signed last, so that a price header this hop carries is among the signed components.
     if (sign)
       for (const [name, value] of Object.entries(await sign({ method: hop.method, url: hop.url, headers })))
@@ -80,7 +86,8 @@ export async function follow(
       redirect: 'manual',
     });
     const location = response.headers.get('location');
-    if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual') return { response, hop };
+    if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual')
+      return { response, hop, sent: headers };
     await response.body?.cancel().catch(() => undefined);
     if (hop.redirect === 'error')
       throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);

@@ -28,12 +28,12 @@ describe('@crawlgate/agent: deposits a site refused', () => {
     // A server of its own, started once the prices are set: it reads them at start.
     priced = await FRAMEWORKS[0].start(voucherSite.site.options());
     refusing = await startRefusingProxy(priced.url);
-  });
+  }, 60_000);
   afterAll(async () => {
-    await refusing.close();
-    await priced.close();
-    await voucherSite.close();
-  });
+    await refusing?.close();
+    await priced?.close();
+    await voucherSite?.close();
+  }, 60_000);
 
   /** An agent whose first deposit (0.01, for a 0.01 page) was refused, then outgrown by a 0.02 page's, refused too. */
   async function outgrownDeposit() {
@@ -91,5 +91,5 @@ describe('@crawlgate/agent: deposits a site refused', () => {
     expect(await made.agent.spending()).toMatchObject({ usd: '0.01', remainingUsd: '0.07' });
     // The kept 0.02 deposit stays reserved: the agent may still resend it.
     for (const { agent } of [unused, made]) expect(await agent.settleRefused()).toEqual({ freed: 0, spent: 0 });
-  });
+  }, 60_000);
 });

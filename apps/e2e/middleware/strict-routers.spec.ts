@@ -27,11 +27,11 @@ const servers: SiteServer[] = [];
 beforeAll(async () => {
   site = await startGatedSite();
   await site.setPricing({ default_price_usd: '0', rules: [{ path: '/premium/*', price_usd: '0.1' }] });
-});
+}, 60_000);
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   await site?.close();
-});
+}, 60_000);
 
 async function kept(server: SiteServer | Promise<SiteServer>): Promise<SiteServer> {
   const started = await server;

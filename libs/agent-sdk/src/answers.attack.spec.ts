@@ -143,3 +143,41 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     expect(spendable).toBeLessThanOrEqual(1000n);
   });
 });
+
+describe('readOffers: the verify_url a 402 names is kept only where the agent may post', () => {
+  /** A 402 as fetch gives it for `pageUrl`, naming `verifyUrl`. */
+  const challengeFrom = (pageUrl: string, verifyUrl: string) => {
+    const response = challengeOf(JSON.stringify({ x402Version: 1, accepts: [requirement()], verify_url: verifyUrl }));
+    Object.defineProperty(response, 'url', { value: pageUrl });
+    return response;
+  };
+  const kept = async (pageUrl: string, verifyUrl: string) =>
+    (await readOffers(challengeFrom(pageUrl, verifyUrl)))[0]?.verifyUrl;
+
+  it.each([
+    ['https, from any site', 'https://site.example/page', 'https://api.example/v1/gates/g/verify'],
+    [
+      'plain http on loopback, from a site on loopback',
+      'http://127.0.0.1:8080/page',
+      'http://127.0.0.1:3000/v1/gates/g/verify',
+    ],
+    [
+      'plain http on localhost, from a site on localhost',
+      'http://localhost:8080/page',
+      'http://localhost:3000/v1/gates/g/verify',
+    ],
+  ])('keeps %s', async (_name, pageUrl, verifyUrl) => {
+    expect(await kept(pageUrl, verifyUrl)).toBe(verifyUrl);
+  });
+
+  it.each([
+    ['plain http to a host of the network', 'https://site.example/page', 'http://10.0.0.1:9/v1/gates/g/verify'],
+    ['plain http to this machine, from a remote site', 'https://site.example/page', 'http://127.0.0.1:2019/stop'],
+    ['plain http to localhost, from a remote site', 'http://site.example/page', 'http://localhost:2019/stop'],
+    ['plain http to loopback when the page is unknown', '', 'http://127.0.0.1:3000/v1/gates/g/verify'],
+    ['another scheme', 'http://127.0.0.1:8080/page', 'file:///etc/passwd'],
+    ['no URL at all', 'https://site.example/page', 'not a url'],
+  ])('drops %s', async (_name, pageUrl, verifyUrl) => {
+    expect(await kept(pageUrl, verifyUrl)).toBeUndefined();
+  });
+});

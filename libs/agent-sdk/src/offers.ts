@@ -58,7 +58,7 @@ export interface BatchTerms {
 export async function readOffers(response: Response): Promise<Offer[]> {
   // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`, and verify_url.
   const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
-  const verifyUrl = postableUrl(body?.verify_url);
+  const verifyUrl = postableUrl(body?.verify_url, response.url);
   const v1 = Array.isArray(body?.accepts)
     ? body.accepts.map((r: unknown) => fromV1(untrusted<PaymentRequirementsV1>(r), verifyUrl))
     : [];
@@ -77,16 +77,20 @@ export async function readOffers(response: Response): Promise<Offer[]> {
 
 /**
  * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
- * it learns for profile()): https, or http on a loopback address (a local set-up). Any other is
- * ignored: a site would have the agent POST to plain-http hosts of the agent's own network.
+ * it learns for profile()): https, or plain http on loopback for a site on loopback too (a local
+ * set-up). Any other is ignored: a site would have the agent POST to plain-http hosts of the
+ * agent's own network or machine.
  */
-function postableUrl(value: unknown): string | undefined {
+function postableUrl(value: unknown, pageUrl: string): string | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const { protocol, hostname } = new URL(value);
   if (protocol === 'https:') return value;
-  const loopback = hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
-  return protocol === 'http:' && loopback ? value : undefined;
+  const localSite = URL.canParse(pageUrl) && isLoopback(new URL(pageUrl).hostname);
+  return protocol === 'http:' && isLoopback(hostname) && localSite ? value : undefined;
 }
+
+const isLoopback = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 
 /** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */
 function gateRefOf(verifyUrl: string | undefined): string | undefined {

@@ -6,7 +6,8 @@ import type { Channel, signDeposit } from './channels';
  * expires. One is kept per channel and resent as that channel's next deposit while it has
  * REUSE_MARGIN_SECONDS left, so a site that keeps refusing gets one deposit's worth of the budget,
  * not one per page. Past that margin, or when it is not enough for the channel's next deposit, it
- * is released (held-authorizations.ts: reserved until the chain says whether anyone made it).
+ * is released (held-authorizations.ts: reserved until the chain says whether anyone made it), and
+ * the channel still counts as holding it until it expires.
  */
 
 /** A refused deposit is resent only while it has this long left. */
@@ -25,13 +26,29 @@ export interface RefusedDeposits {
   keep(channel: Channel, deposit: SentDeposit): void;
   /** The channel's kept deposit when it covers `needed` and is still worth resending; a kept one that is not is released. */
   take(channel: Channel, needed: bigint): SentDeposit | undefined;
-  /** Whether the site holds a refused deposit of `channel` that this agent may still resend. */
+  /** Whether the site holds a refused deposit of `channel` that someone could still make: kept, or released but not expired. */
   has(channel: Channel): boolean;
 }
 
-export function refusedDeposits(release: (channel: Channel, deposit: SentDeposit) => void): RefusedDeposits {
+export function refusedDeposits(onRelease: (channel: Channel, deposit: SentDeposit) => void): RefusedDeposits {
   const kept = new Map<Channel, { deposit: SentDeposit; timer: ReturnType<typeof setTimeout> }>();
+  /** The latest validBefore of each channel's released deposits: until then the site can still make one. */
+  const releasedUntil = new Map<Channel, bigint>();
   const nowSeconds = () => BigInt(Math.floor(Date.now() / 1000));
+
+  function release(channel: Channel, deposit: SentDeposit): void {
+    const until = releasedUntil.get(channel);
+    if (until === undefined || deposit.validBefore > until) releasedUntil.set(channel, deposit.validBefore);
+    onRelease(channel, deposit);
+  }
+
+  function stillMakeable(channel: Channel): boolean {
+    const until = releasedUntil.get(channel);
+    if (until === undefined) return false;
+    if (until > nowSeconds()) return true;
+    releasedUntil.delete(channel);
+    return false;
+  }
 
   function drop(channel: Channel): SentDeposit | undefined {
     const entry = kept.get(channel);
@@ -64,6 +81,6 @@ export function refusedDeposits(release: (channel: Channel, deposit: SentDeposit
       release(channel, deposit);
       return undefined;
     },
-    has: (channel) => kept.has(channel),
+    has: (channel) => kept.has(channel) || stillMakeable(channel),
   };
 }

@@ -49,13 +49,27 @@ export class PublishersService {
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
-    return this.rotateApiKey(publisher);
+    // The password wins over any key: written whatever key is current.
+    return this.issueApiKey(publisher.id, {});
   }
 
-  async rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
+  /**
+   * Replaces the key `publisher` was authenticated with, only while it is still the current one: a
+   * rotation racing a login (or another rotation) never undoes it, so a stolen key cannot outlast
+   * the owner's login by rotating at the same moment.
+   */
+  rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
+    return this.issueApiKey(publisher.id, { apiKeyHash: publisher.apiKeyHash });
+  }
+
+  private async issueApiKey(id: string, ifStill: { apiKeyHash?: string }): Promise<IssuedApiKey> {
     const apiKey = generateApiKey();
-    await this.db.prisma.publisher.update({ where: { id: publisher.id }, data: { apiKeyHash: sha256Hex(apiKey) } });
-    return { publisher_id: publisher.id, api_key: apiKey };
+    const { count } = await this.db.prisma.publisher.updateMany({
+      where: { id, ...ifStill },
+      data: { apiKeyHash: sha256Hex(apiKey) },
+    });
+    if (count === 0) throw unauthorized('This API key was replaced meanwhile; use the current one or log in');
+    return { publisher_id: id, api_key: apiKey };
   }
 
   async update(

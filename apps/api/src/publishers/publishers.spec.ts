@@ -1,6 +1,7 @@
 import { sha256Hex } from '@crawlgate/core';
 import { freshIp, registerPublisher } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { PublishersService } from './publishers.service';
 
 describe('publishers API', () => {
   let app: TestApp;
@@ -278,6 +279,21 @@ describe('publishers API', () => {
 
     it('answers 401 without a key', async () => {
       expect((await app.call('POST', '/v1/publishers/me/api-key/rotate')).status).toBe(401);
+    });
+
+    it('issues nothing for a key that a login replaced while the rotation ran: the owner’s new key stands', async () => {
+      const publisher = await registerPublisher(app);
+      // The rotation's publisher as the key check read it, with the old (perhaps stolen) key...
+      const checked = await app.database.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.publisherId } });
+      // ...then the owner logs in with the password, which replaces that key.
+      const login = await app.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password: publisher.password },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(login.status).toBe(200);
+      await expect(app.app.get(PublishersService).rotateApiKey(checked)).rejects.toMatchObject({ status: 401 });
+      const owner = { authorization: `Bearer ${login.body.api_key}` };
+      expect((await app.call('GET', '/v1/publishers/me', { headers: owner })).status).toBe(200);
     });
   });
 

@@ -472,6 +472,14 @@ describe('payment and token headers stay with their origin', () => {
     expect(site.seen.length).toBeLessThanOrEqual(2 + 10);
   });
 
+  it.each(['data:text/plain,from-a-data-url', 'file:///etc/hostname'])(
+    'follows no redirect to a URL that is not http(s), as fetch does not: %s',
+    async (location) => {
+      const site = await startSite((_, response) => void response.writeHead(302, { location }).end());
+      await expect(agentWith().fetch(`${site.url}/page`)).rejects.toThrow(/not http/);
+    },
+  );
+
   it('posts nothing to a plain-http verify_url off loopback, and learns no API there', async () => {
     // After a 5xx the agent asks verify_url for the token its payment bought: a site naming a host
     // of the agent's network would have it POST there.

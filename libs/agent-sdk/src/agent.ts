@@ -1,9 +1,11 @@
 import {
   BATCH_SETTLEMENT_SCHEME,
+  cappedJson,
   decodeBase64Json,
   encodeBase64Json,
   formatMicrosUsd,
   MAX_AUTHORIZATION_SECONDS,
+  MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
   parseUsdAmount,
   X402_BATCH_SETTLEMENT_ADDRESS,
@@ -836,7 +838,7 @@ function batchPaymentHeader(offer: Offer, payload: Record<string, unknown>): str
   return encodeBase64Json({ x402Version: 2, accepted: offer.v2!.accepted, payload, resource: offer.v2!.resource });
 }
 
-/** A body as JSON, or undefined when it is not JSON: a refusal's body is read for its reason only. */
-const jsonOf = (response: Response): Promise<unknown> => response.json().catch(() => undefined);
+/** A body as JSON, or undefined when it is not JSON or too large: a refusal's body is read for its reason only. */
+const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MAX_PAYMENT_ANSWER_BYTES);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,7 +4,13 @@
  * to another recipient, or into "paid" without a confirmation. No chain, no server: a fake fetch.
  */
 
-import { decodeBase64Json, encodeBase64Json, NETWORKS, type PaymentRequirementsV1 } from '@crawlgate/core';
+import {
+  decodeBase64Json,
+  encodeBase64Json,
+  MAX_PAYMENT_ANSWER_BYTES,
+  NETWORKS,
+  type PaymentRequirementsV1,
+} from '@crawlgate/core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { verifyAnswerOf, settlementOf, refusalOf } from './answers';
 import { createAgent } from './agent';
@@ -179,5 +185,31 @@ describe('readOffers: the verify_url a 402 names is kept only where the agent ma
     ['no URL at all', 'https://site.example/page', 'not a url'],
   ])('drops %s', async (_name, pageUrl, verifyUrl) => {
     expect(await kept(pageUrl, verifyUrl)).toBeUndefined();
+  });
+});
+
+describe('readOffers: a 402 body is read up to MAX_PAYMENT_ANSWER_BYTES', () => {
+  /** A 402 whose valid JSON body is padded with spaces to `bytes`, streamed without a length. */
+  const padded = (bytes: number) => {
+    const json = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let left = bytes - json.length;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(json));
+      },
+      pull(controller) {
+        if (left <= 0) return controller.close();
+        const part = left >= chunk.length ? chunk : chunk.slice(0, left);
+        left -= part.length;
+        controller.enqueue(part);
+      },
+    });
+    return new Response(body, { status: 402, headers: { 'content-type': 'application/json' } });
+  };
+
+  it('reads the offers of a body within the cap, and none of a larger one (it stops reading)', async () => {
+    expect(await readOffers(padded(MAX_PAYMENT_ANSWER_BYTES))).toHaveLength(1);
+    expect(await readOffers(padded(MAX_PAYMENT_ANSWER_BYTES + 1))).toEqual([]);
   });
 });

@@ -1,8 +1,10 @@
 import {
   BATCH_SETTLEMENT_SCHEME,
+  cappedJson,
   decodeBase64Json,
   findNetworkByX402,
   isEvmAddress,
+  MAX_PAYMENT_ANSWER_BYTES,
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
   readGate,
@@ -57,7 +59,7 @@ export interface BatchTerms {
  */
 export async function readOffers(response: Response): Promise<Offer[]> {
   // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`, and verify_url.
-  const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
+  const body = untrusted<GateOffer>(await cappedJson(response, MAX_PAYMENT_ANSWER_BYTES));
   const verifyUrl = postableUrl(body?.verify_url, response.url);
   const v1 = Array.isArray(body?.accepts)
     ? body.accepts.map((r: unknown) => fromV1(untrusted<PaymentRequirementsV1>(r), verifyUrl))

@@ -93,7 +93,11 @@ export async function follow(
       throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);
     if (redirects === MAX_REDIRECTS)
       throw new TypeError(`${start.url.href} redirected more than ${MAX_REDIRECTS} times`);
-    hop = redirected(hop, new URL(location, hop.url), response.status);
+    const next = new URL(location, hop.url);
+    // fetch follows redirects to http(s) only; a data: or file: URL would hand the caller a body no site served.
+    if (next.protocol !== 'http:' && next.protocol !== 'https:')
+      throw new TypeError(`${hop.url.href} redirected to a ${next.protocol} URL, which is not http(s)`);
+    hop = redirected(hop, next, response.status);
   }
 }
 

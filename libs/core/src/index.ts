@@ -35,3 +35,4 @@ export * from './http-message-signature';
 export * from './ed25519-jwk';
 export * from './web-bot-auth';
 export * from './site-domain';
+export * from './capped-text';

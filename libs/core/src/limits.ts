@@ -24,3 +24,5 @@ export const MAX_PASSWORD_LENGTH = 256;
 export const DEFAULT_PAGE_SIZE = 20;
 /** ...and the most a page holds. */
 export const MAX_PAGE_SIZE = 100;
+/** The most read of a site's 402 or payment answer by an agent: they hold a few kilobytes, and more is a hostile site's. */
+export const MAX_PAYMENT_ANSWER_BYTES = 1024 * 1024;

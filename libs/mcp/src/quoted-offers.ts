@@ -5,9 +5,11 @@
  */
 
 import {
+  cappedJson,
   decodeBase64Json,
   findNetworkByX402,
   formatMicrosUsd,
+  MAX_PAYMENT_ANSWER_BYTES,
   untrusted,
   type GateOffer,
   type PaymentRequiredV2,
@@ -38,7 +40,7 @@ export async function offersOf402(response: Response): Promise<QuotedOffer[]> {
   const header = response.headers.get('payment-required');
   const v2 = header ? untrusted<PaymentRequiredV2>(decodeBase64Json(header)) : undefined;
   // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`.
-  const body = untrusted<GateOffer>(await response.json().catch(() => undefined));
+  const body = untrusted<GateOffer>(await cappedJson(response, MAX_PAYMENT_ANSWER_BYTES));
   return [
     ...listOf<PaymentRequirementsV2>(v2?.accepts).map((r) => offer(2, r, r.amount)),
     ...listOf<PaymentRequirementsV1>(body?.accepts).map((r) => offer(1, r, r.maxAmountRequired)),

@@ -18,6 +18,7 @@ import type {
   SiwxAccessRequest,
   VerifyPaymentRequest,
 } from '@crawlgate/core';
+import { BodyTooLargeError, cappedText } from '@crawlgate/core';
 import {
   errorDetailOf,
   paidGateOf,
@@ -27,7 +28,6 @@ import {
   siteOfferOf,
   siwxAccessOf,
 } from './api-answers';
-import { BodyTooLargeError, cappedText } from './capped-text';
 
 export type { GateOffer, PaidGate, SiteOffer };
 

@@ -12,6 +12,7 @@
  */
 
 import {
+  cappedText,
   importEd25519PublicKey,
   jwkThumbprint,
   KEY_DIRECTORY_MEDIA_TYPE,
@@ -19,7 +20,6 @@ import {
   readEd25519PublicJwk,
   type WebCryptoKey,
 } from '@crawlgate/core';
-import { cappedText } from '../capped-text';
 
 export interface KeyDirectoryOptions {
   fetch?: typeof fetch;

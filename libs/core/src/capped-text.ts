@@ -31,3 +31,13 @@ export async function cappedText(response: Response, maxBytes: number, what: str
   }
   return new TextDecoder().decode(bytes);
 }
+
+/** A response body's JSON read up to `maxBytes`; undefined when it is larger, unreadable or not JSON. */
+export async function cappedJson(response: Response, maxBytes: number): Promise<unknown> {
+  try {
+    const text = await cappedText(response, maxBytes, 'the body');
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
+  }
+}

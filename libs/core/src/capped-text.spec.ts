@@ -1,4 +1,4 @@
-import { BodyTooLargeError, cappedText } from './capped-text';
+import { BodyTooLargeError, cappedJson, cappedText } from './capped-text';
 
 const streamOf = (...chunks: string[]) =>
   new ReadableStream<Uint8Array>({
@@ -31,5 +31,14 @@ describe('cappedText', () => {
     // Never ending, so only the declared length can end it.
     const declared = new Response(new ReadableStream<Uint8Array>(), { headers: { 'content-length': '5' } });
     await expect(cappedText(declared, 4, 'it')).rejects.toBeInstanceOf(BodyTooLargeError);
+  });
+});
+
+describe('cappedJson', () => {
+  it('parses a body up to the cap, and is undefined for a larger, empty or non-JSON one', async () => {
+    expect(await cappedJson(new Response('{"a":1}'), 7)).toEqual({ a: 1 });
+    expect(await cappedJson(new Response('{"a":1}'), 6)).toBeUndefined();
+    expect(await cappedJson(new Response(''), 6)).toBeUndefined();
+    expect(await cappedJson(new Response('{"a":'), 60)).toBeUndefined();
   });
 });

@@ -53,8 +53,10 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
     io.stderr(`${error.message}\n\nRun crawlgate-mcp --help for the settings.\n`);
     return 2;
   }
-  // Read once; gone from the environment so nothing this process runs later can read or print it.
+  // Read once; gone from process.env so nothing this process runs later can read or print them
+  // (the RPC URL may hold the node's API key). The process's initial environment keeps them.
   delete env.CRAWLGATE_WALLET_KEY;
+  delete env.CRAWLGATE_RPC_URL;
 
   try {
     if (command.kind === 'http') {

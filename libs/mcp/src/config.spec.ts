@@ -31,6 +31,22 @@ describe('readConfig', () => {
     expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
   });
 
+  it('blanks the RPC URL out of output too, as written and as viem prints it: a hosted node’s URL holds its key', () => {
+    const withKey = readConfig({
+      ...BASE,
+      CRAWLGATE_RPC_URL: 'https://user:pw@node.example/v2/SECRETAPIKEY?token=T0KEN',
+    });
+    const viemSays = 'HTTP request failed.\n\nURL: https://node.example/v2/SECRETAPIKEY?token=T0KEN\nRequest body: {}';
+    for (const text of [viemSays, 'at https://user:pw@node.example/v2/SECRETAPIKEY?token=T0KEN', `key ${KEY}`]) {
+      const clean = withKey.redact(text);
+      expect(clean).not.toMatch(/SECRETAPIKEY|T0KEN|pw@|59c6995e/i);
+      expect(clean).toContain('[redacted]');
+    }
+    // A node at its root: the whole URL is blanked all the same.
+    const plain = readConfig({ ...BASE, CRAWLGATE_RPC_URL: 'https://node.example/' });
+    expect(plain.redact('URL: https://node.example/')).toBe('URL: [redacted]');
+  });
+
   it('takes a key without 0x or in upper case, and the optional settings', () => {
     const config = readConfig({
       ...BASE,

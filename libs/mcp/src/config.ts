@@ -12,7 +12,7 @@ import { isAbsolute } from 'node:path';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import packageJson from '../package.json';
 import { parseNetworksSetting } from './networks-setting';
-import { secretRedactor } from './redact';
+import { secretRedactor, urlRedactor } from './redact';
 
 export type Env = Record<string, string | undefined>;
 
@@ -108,8 +108,10 @@ export function readConfig(env: Env): McpConfig {
 
   if (problems.length > 0 || !account || maxPriceUsd === undefined || budgetUsd === undefined || 'problem' in networks)
     throw new ConfigError(problems);
+  const redactUrl = rpcUrl === undefined ? undefined : urlRedactor(rpcUrl);
   return {
     ...account,
+    redact: redactUrl ? (text) => redactUrl(account.redact(text)) : account.redact,
     maxPriceUsd,
     budgetUsd,
     budgetFile,

@@ -10,10 +10,27 @@ export function secretRedactor(secret: string): (text: string) => string {
   return (text) => text.replace(pattern, '[redacted]');
 }
 
+/**
+ * A function that blanks a JSON-RPC URL out of any text: as written, without its credentials (as
+ * viem prints it in errors), and its path and query alone. A hosted node's URL holds its API key.
+ */
+export function urlRedactor(url: string): (text: string) => string {
+  const parsed = new URL(url);
+  const tail = `${parsed.pathname}${parsed.search}`;
+  parsed.username = '';
+  parsed.password = '';
+  const literals = [...new Set([url, parsed.href, ...(tail.length > 1 ? [tail] : [])])]
+    .sort((a, b) => b.length - a.length)
+    .map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const pattern = new RegExp(literals.join('|'), 'g');
+  return (text) => text.replace(pattern, '[redacted]');
+}
+
 /** `value` with the secret blanked out of every string in it (it must be JSON: a tool result). */
 export function redactJson<T>(value: T, redact: (text: string) => string): T {
   const json = JSON.stringify(value);
   const clean = redact(json);
-  // Hex digits need no JSON escaping, so blanking them inside the JSON text is blanking them in the strings.
+  // Hex digits and URL characters need no JSON escaping, so blanking them inside the JSON text is
+  // blanking them in the strings.
   return clean === json ? value : (JSON.parse(clean) as T);
 }

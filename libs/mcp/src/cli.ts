@@ -46,8 +46,11 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
   }
 
   let session: ReturnType<typeof createWalletSession>;
+  let unknownSettings: string[];
   try {
-    session = createWalletSession(readConfig(env), { log: (line) => io.stderr(`${line}\n`) });
+    const config = readConfig(env);
+    unknownSettings = config.unknownSettings;
+    session = createWalletSession(config, { log: (line) => io.stderr(`${line}\n`) });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     io.stderr(`${error.message}\n\nRun crawlgate-mcp --help for the settings.\n`);
@@ -57,6 +60,8 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
   // (the RPC URL may hold the node's API key). The process's initial environment keeps them.
   delete env.CRAWLGATE_WALLET_KEY;
   delete env.CRAWLGATE_RPC_URL;
+  for (const name of unknownSettings)
+    session.log(`crawlgate-mcp: ${name} is none of its settings and is ignored (crawlgate-mcp --help lists them)`);
 
   try {
     if (command.kind === 'http') {

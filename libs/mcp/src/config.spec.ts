@@ -47,6 +47,18 @@ describe('readConfig', () => {
     expect(plain.redact('URL: https://node.example/')).toBe('URL: [redacted]');
   });
 
+  it('names the CRAWLGATE_ variables that are none of its settings: a misspelt budget file is not silently per process', () => {
+    const config = readConfig({
+      ...BASE,
+      CRAWLGATE_BUDGETFILE: '/tmp/b.json',
+      crawlgate_budget_file: '/tmp/b.json',
+      HOME: '/root',
+    });
+    expect(config.unknownSettings).toEqual(['CRAWLGATE_BUDGETFILE', 'crawlgate_budget_file']);
+    expect(config.budgetFile).toBeUndefined();
+    expect(readConfig(BASE).unknownSettings).toEqual([]);
+  });
+
   it('takes a key without 0x or in upper case, and the optional settings', () => {
     const config = readConfig({
       ...BASE,

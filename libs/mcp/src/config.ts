@@ -35,7 +35,22 @@ export interface McpConfig {
   userAgent: string;
   /** The most characters of page text a tool result carries. */
   maxChars: number;
+  /** CRAWLGATE_… variables that are none of these settings (a misspelt CRAWLGATE_BUDGET_FILE would silently keep the budget per process). */
+  unknownSettings: string[];
 }
+
+/** Every variable readConfig reads. */
+const SETTINGS = new Set([
+  'CRAWLGATE_WALLET_KEY',
+  'CRAWLGATE_MAX_PRICE_USD',
+  'CRAWLGATE_BUDGET_USD',
+  'CRAWLGATE_BUDGET_FILE',
+  'CRAWLGATE_NETWORKS',
+  'CRAWLGATE_PAY_MODE',
+  'CRAWLGATE_RPC_URL',
+  'CRAWLGATE_MAX_CHARS',
+  'CRAWLGATE_USER_AGENT',
+]);
 
 /** The configuration cannot be used; `problems` are sentences naming the variable, never its secret value. */
 export class ConfigError extends Error {
@@ -120,6 +135,9 @@ export function readConfig(env: Env): McpConfig {
     rpcUrl,
     userAgent: value('CRAWLGATE_USER_AGENT') ?? DEFAULT_USER_AGENT,
     maxChars,
+    unknownSettings: Object.keys(env).filter(
+      (name) => name.toUpperCase().startsWith('CRAWLGATE_') && !SETTINGS.has(name),
+    ),
   };
 }
 

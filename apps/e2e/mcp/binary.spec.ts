@@ -87,23 +87,29 @@ describe('the crawlgate-mcp binary', () => {
     expect(stderr.toLowerCase()).not.toContain(key.slice(2, 40).toLowerCase());
   });
 
-  it('serves streamable HTTP on 127.0.0.1 with --http, saying where on stderr', async () => {
+  it('serves streamable HTTP on 127.0.0.1 with --http, saying where and with which bearer token on stderr', async () => {
     const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--http', '0'], {
       cwd: ROOT,
       env: { ...SOURCE_ENV, ...envFor(site, await fundedKey(site, '0')) },
     });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
+      const [url, token] = await new Promise<[string, string]>((resolve, reject) => {
         let stderr = '';
         child.stderr.on('data', (chunk: Buffer) => {
           stderr += chunk.toString('utf8');
-          const found = /MCP over HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-          if (found) resolve(found[1]);
+          const found = /MCP over HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp); send "Authorization: Bearer ([\w-]+)"/.exec(
+            stderr,
+          );
+          if (found) resolve([found[1], found[2]]);
         });
         child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
       });
       const client = new Client({ name: 'http-bin-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
       try {
         expect((await client.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({
           spent_usd: '0',

@@ -27,7 +27,11 @@ describe('crawlgate-mcp over streamable HTTP', () => {
 
   async function httpClient(): Promise<Client> {
     const client = new Client({ name: 'http-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      }),
+    );
     return client;
   }
 
@@ -71,10 +75,55 @@ describe('crawlgate-mcp over streamable HTTP', () => {
 
   it('turns away a browser page of another origin, and a request for another host (DNS rebinding)', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${server.token}`,
+    };
     expect(await post(server.url, body, { ...headers, origin: 'https://evil.example' })).toBe(403);
     expect(await post(server.url, body, { ...headers, host: 'evil.example' })).toBe(403);
     expect(await post(server.url, body, { ...headers, origin: new URL(server.url).origin })).not.toBe(403);
+  });
+});
+
+describe('crawlgate-mcp over streamable HTTP: the bearer token', () => {
+  let site: PaidSite;
+  let server: HttpServer;
+  beforeAll(async () => {
+    site = await startPaidSite();
+    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site, '0'))), { log: () => {} });
+    server = await startHttpServer(session, { port: 0 });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await site?.close();
+  });
+
+  it('turns away any local process that does not send it: no token, another, or one a character short', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    expect(server.token.length).toBeGreaterThanOrEqual(32);
+    for (const authorization of [
+      undefined,
+      'Bearer another-token-of-the-same-length-0123456',
+      `Bearer ${server.token.slice(1)}`,
+      server.token,
+    ])
+      expect(await post(server.url, body, authorization === undefined ? headers : { ...headers, authorization })).toBe(
+        401,
+      );
+    expect(await post(server.url, body, { ...headers, authorization: `Bearer ${server.token}` })).toBe(200);
+  });
+
+  it('takes a token it is given, refusing one too short to stand for the wallet', async () => {
+    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site, '0'))), { log: () => {} });
+    await expect(startHttpServer(session, { port: 0, token: 'short' })).rejects.toThrow(/at least 32/);
+    const given = await startHttpServer(session, { port: 0, token: 'x'.repeat(40) });
+    try {
+      expect(given.token).toBe('x'.repeat(40));
+    } finally {
+      await given.close();
+    }
   });
 });
 

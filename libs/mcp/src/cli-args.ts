@@ -27,6 +27,8 @@ Configuration comes from the environment:
   CRAWLGATE_RPC_URL         JSON-RPC endpoint, for transfer mode
   CRAWLGATE_MAX_CHARS       the most characters of page text in a result (default 20000)
   CRAWLGATE_USER_AGENT      the User-Agent sent to sites
+  CRAWLGATE_HTTP_TOKEN      with --http: the bearer token every request must send (32 characters
+                            at least; default a random one, printed at start)
 `;
 
 export function parseCliArgs(argv: readonly string[]): CliCommand {

@@ -7,7 +7,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCliArgs, USAGE, UsageError } from './cli-args';
 import { ConfigError, readConfig, VERSION, type Env } from './config';
-import { startHttpServer } from './http';
+import { MIN_HTTP_TOKEN_LENGTH, startHttpServer } from './http';
 import { createMcpServer } from './server';
 import { createWalletSession, describeSession } from './session';
 
@@ -58,15 +58,23 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
   }
   // Read once; gone from process.env so nothing this process runs later can read or print them
   // (the RPC URL may hold the node's API key). The process's initial environment keeps them.
+  const httpToken = env.CRAWLGATE_HTTP_TOKEN?.trim() || undefined;
   delete env.CRAWLGATE_WALLET_KEY;
   delete env.CRAWLGATE_RPC_URL;
+  delete env.CRAWLGATE_HTTP_TOKEN;
   for (const name of unknownSettings)
     session.log(`crawlgate-mcp: ${name} is none of its settings and is ignored (crawlgate-mcp --help lists them)`);
 
   try {
     if (command.kind === 'http') {
-      const http = await startHttpServer(session, { port: command.port });
-      session.log(`${describeSession(session)}; MCP over HTTP at ${http.url}`);
+      if (httpToken !== undefined && httpToken.length < MIN_HTTP_TOKEN_LENGTH) {
+        io.stderr(`crawlgate-mcp: CRAWLGATE_HTTP_TOKEN must be at least ${MIN_HTTP_TOKEN_LENGTH} characters\n`);
+        return 2;
+      }
+      const http = await startHttpServer(session, { port: command.port, token: httpToken });
+      // A token it made is shown once, here: the host must send it. One the environment gave is not repeated.
+      const bearer = httpToken === undefined ? `; send "Authorization: Bearer ${http.token}"` : '';
+      session.log(`${describeSession(session)}; MCP over HTTP at ${http.url}${bearer}`);
       return { stdio: false, close: http.close };
     }
     const server = createMcpServer(session);

@@ -50,6 +50,7 @@ const SETTINGS = new Set([
   'CRAWLGATE_RPC_URL',
   'CRAWLGATE_MAX_CHARS',
   'CRAWLGATE_USER_AGENT',
+  'CRAWLGATE_HTTP_TOKEN', // read by the binary with --http
 ]);
 
 /** The configuration cannot be used; `problems` are sentences naming the variable, never its secret value. */

@@ -4,6 +4,9 @@
  * refused: a page on another site posting to it (its Origin is not loopback) and DNS rebinding
  * (a Host that is not loopback; the SDK's Express app checks that).
  *
+ * Loopback is not "this user": any process of the machine reaches it. So every request must carry
+ * the server's bearer token (`Authorization: Bearer <token>`), given or generated at start.
+ *
  * Stateless: every POST gets a fresh MCP server and transport, all sharing the one wallet session,
  * so there is no per-connection state to keep, and no connection gets a budget of its own.
  */
@@ -11,6 +14,8 @@
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { NextFunction, Request, Response } from 'express';
+import { constantTimeEqual } from '@crawlgate/core';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createMcpServer } from './server';
 import type { WalletSession } from './session';
@@ -18,16 +23,27 @@ import type { WalletSession } from './session';
 export interface HttpServer {
   /** http://127.0.0.1:<port>/mcp */
   url: string;
+  /** What every request must send as `Authorization: Bearer <token>`. */
+  token: string;
   close(): Promise<void>;
 }
+
+/** A token given to startHttpServer must be at least this long: it is all that stands between a local process and the wallet. */
+export const MIN_HTTP_TOKEN_LENGTH = 32;
 
 const HOST = '127.0.0.1';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** Listens on 127.0.0.1:`port` (0: any free port; `url` says which). */
-export async function startHttpServer(session: WalletSession, { port }: { port: number }): Promise<HttpServer> {
+/** Listens on 127.0.0.1:`port` (0: any free port; `url` says which), for requests bearing `token` (default: a random one). */
+export async function startHttpServer(
+  session: WalletSession,
+  { port, token = randomBytes(32).toString('base64url') }: { port: number; token?: string },
+): Promise<HttpServer> {
+  if (token.length < MIN_HTTP_TOKEN_LENGTH)
+    throw new RangeError(`startHttpServer: the token must be at least ${MIN_HTTP_TOKEN_LENGTH} characters`);
   const app = createMcpExpressApp({ host: HOST });
   app.use(loopbackOriginsOnly);
+  app.use(bearing(token));
   app.post('/mcp', async (req: Request, res: Response) => {
     const server = createMcpServer(session);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -60,6 +76,7 @@ export async function startHttpServer(session: WalletSession, { port }: { port: 
   });
   return {
     url: `http://${HOST}:${(listener.address() as AddressInfo).port}/mcp`,
+    token,
     close: () =>
       new Promise<void>((resolve) => {
         listener.close(() => resolve());
@@ -73,6 +90,19 @@ function loopbackOriginsOnly(req: Request, res: Response, next: NextFunction): v
   const origin = req.headers.origin;
   if (origin === undefined || (URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname))) return next();
   res.status(403).json(rpcError(-32000, `Origin ${origin} may not use this server`));
+}
+
+/** Only requests that bear the token, compared in constant time. */
+function bearing(token: string) {
+  const expected = new TextEncoder().encode(`Bearer ${token}`);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const given = req.headers.authorization;
+    if (typeof given === 'string' && constantTimeEqual(new TextEncoder().encode(given), expected)) return next();
+    res
+      .status(401)
+      .set('www-authenticate', 'Bearer')
+      .json(rpcError(-32001, 'Send Authorization: Bearer <the token crawlgate-mcp printed when it started>'));
+  };
 }
 
 function rpcError(code: number, message: string) {

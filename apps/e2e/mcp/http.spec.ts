@@ -19,11 +19,11 @@ describe('crawlgate-mcp over streamable HTTP', () => {
       log: (line) => logs.push(line),
     });
     server = await startHttpServer(session, { port: 0 });
-  });
+  }, 60_000);
   afterAll(async () => {
-    await server.close();
-    await site.close();
-  });
+    await server?.close();
+    await site?.close();
+  }, 60_000);
 
   async function httpClient(): Promise<Client> {
     const client = new Client({ name: 'http-test', version: '1.0.0' });
@@ -84,22 +84,8 @@ describe('crawlgate-mcp over streamable HTTP', () => {
     expect(await post(server.url, body, { ...headers, host: 'evil.example' })).toBe(403);
     expect(await post(server.url, body, { ...headers, origin: new URL(server.url).origin })).not.toBe(403);
   });
-});
 
-describe('crawlgate-mcp over streamable HTTP: the bearer token', () => {
-  let site: PaidSite;
-  let server: HttpServer;
-  beforeAll(async () => {
-    site = await startPaidSite();
-    const session = createWalletSession(readConfig(envFor(site, await fundedKey(site, '0'))), { log: () => {} });
-    server = await startHttpServer(session, { port: 0 });
-  }, 60_000);
-  afterAll(async () => {
-    await server?.close();
-    await site?.close();
-  });
-
-  it('turns away any local process that does not send it: no token, another, or one a character short', async () => {
+  it('turns away any local process that does not send its token: none, another, or one a character short', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     expect(server.token.length).toBeGreaterThanOrEqual(32);
@@ -115,6 +101,18 @@ describe('crawlgate-mcp over streamable HTTP: the bearer token', () => {
     expect(await post(server.url, body, { ...headers, authorization: `Bearer ${server.token}` })).toBe(200);
   });
 
+  it('reads no body before the token, and never answers with a stack trace', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const unauthenticated = await postFor(server.url, '{bad', headers);
+    expect(unauthenticated.status).toBe(401);
+    const authenticated = await postFor(server.url, '{bad', { ...headers, authorization: `Bearer ${server.token}` });
+    expect(authenticated.status).toBe(400);
+    for (const answer of [unauthenticated, authenticated]) {
+      expect(answer.body).not.toMatch(/at |node_modules|SyntaxError/);
+      expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    }
+  });
+
   it('takes a token it is given, refusing one too short to stand for the wallet', async () => {
     const session = createWalletSession(readConfig(envFor(site, await fundedKey(site, '0'))), { log: () => {} });
     await expect(startHttpServer(session, { port: 0, token: 'short' })).rejects.toThrow(/at least 32/);
@@ -127,14 +125,22 @@ describe('crawlgate-mcp over streamable HTTP: the bearer token', () => {
   });
 });
 
-/** A raw POST (fetch would not let us set Host); resolves to the status. */
-function post(url: string, body: string, headers: Record<string, string>): Promise<number> {
+/** A raw POST (fetch would not let us set Host); resolves to the status and the body. */
+function postFor(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
     });
     req.on('error', reject);
     req.end(body);
   });
 }
+
+const post = async (url: string, body: string, headers: Record<string, string>) =>
+  (await postFor(url, body, headers)).status;

@@ -321,7 +321,7 @@ export function createAgent(options: AgentOptions): Agent {
     );
     if (response.status === 402 || settlement?.success === false) {
       mark('held', value);
-      const refusal = refusalOf(await jsonOf(response.clone()));
+      const refusal = refusalOf(await jsonOf(response));
       throw new PaymentFailedError(
         url,
         settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
@@ -542,6 +542,8 @@ export function createAgent(options: AgentOptions): Agent {
           (o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
         );
         if (corrected && corrections < MAX_CORRECTIONS) {
+          // Its offers were read from a clone: the body itself is let go, or its connection stays open.
+          await response.body?.cancel().catch(() => undefined);
           const check = await checkedCorrection(channel, corrected, page);
           if (!check.ok)
             throw new PaymentFailedError(

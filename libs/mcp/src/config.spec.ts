@@ -42,6 +42,15 @@ describe('readConfig', () => {
       expect(clean).not.toMatch(/SECRETAPIKEY|T0KEN|pw@|59c6995e/i);
       expect(clean).toContain('[redacted]');
     }
+    // Credentials alone, as undici quotes the URL it refuses (normalised, credentials kept).
+    const password = readConfig({ ...BASE, CRAWLGATE_RPC_URL: 'https://:SECRETPASSWORD@Node.example' });
+    expect(password.redact('cannot be constructed: https://:SECRETPASSWORD@node.example/')).not.toContain('SECRET');
+    // A short path is no secret: page text keeps it.
+    const short = readConfig({ ...BASE, CRAWLGATE_RPC_URL: 'http://127.0.0.1:8545/rpc' });
+    expect(short.redact('see https://example.org/rpc/guide and /rpc')).toBe(
+      'see https://example.org/rpc/guide and /rpc',
+    );
+    expect(short.redact('URL: http://127.0.0.1:8545/rpc')).toBe('URL: [redacted]');
     // A node at its root: the whole URL is blanked all the same.
     const plain = readConfig({ ...BASE, CRAWLGATE_RPC_URL: 'https://node.example/' });
     expect(plain.redact('URL: https://node.example/')).toBe('URL: [redacted]');

@@ -5,7 +5,8 @@
  * (a Host that is not loopback; the SDK's Express app checks that).
  *
  * Loopback is not "this user": any process of the machine reaches it. So every request must carry
- * the server's bearer token (`Authorization: Bearer <token>`), given or generated at start.
+ * the server's bearer token (`Authorization: Bearer <token>`), given or generated at start; the
+ * Origin and the token are checked before the MCP app reads the body.
  *
  * Stateless: every POST gets a fresh MCP server and transport, all sharing the one wallet session,
  * so there is no per-connection state to keep, and no connection gets a budget of its own.
@@ -16,6 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { NextFunction, Request, Response } from 'express';
 import { constantTimeEqual } from '@crawlgate/core';
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpServer } from './server';
 import type { WalletSession } from './session';
@@ -42,8 +44,6 @@ export async function startHttpServer(
   if (token.length < MIN_HTTP_TOKEN_LENGTH)
     throw new RangeError(`startHttpServer: the token must be at least ${MIN_HTTP_TOKEN_LENGTH} characters`);
   const app = createMcpExpressApp({ host: HOST });
-  app.use(loopbackOriginsOnly);
-  app.use(bearing(token));
   app.post('/mcp', async (req: Request, res: Response) => {
     const server = createMcpServer(session);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -69,7 +69,21 @@ export async function startHttpServer(
         .json(rpcError(-32000, 'Method not allowed: POST MCP messages to this URL')),
   );
 
-  const listener = app.listen(port, HOST);
+  // A parse error of an authenticated request: JSON-RPC's, never Express's page with a stack trace.
+  app.use((error: { status?: number }, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    res.status(error.status ?? 400).json(rpcError(-32700, 'Parse error: the body is not a JSON-RPC message'));
+  });
+
+  // Origin and token are checked before Express reads a byte of the body.
+  const admit = admission(token);
+  const listener = createServer((req, res) => {
+    const refused = admit(req);
+    if (!refused) return void app(req, res);
+    req.resume();
+    res.writeHead(refused.status, { 'content-type': 'application/json', ...refused.headers });
+    res.end(JSON.stringify(rpcError(refused.code, refused.message)));
+  }).listen(port, HOST);
   await new Promise<void>((resolve, reject) => {
     listener.once('listening', resolve);
     listener.once('error', reject);
@@ -85,23 +99,32 @@ export async function startHttpServer(
   };
 }
 
-/** A request a browser sends on behalf of a page carries its Origin: only pages on this machine may talk to us. */
-function loopbackOriginsOnly(req: Request, res: Response, next: NextFunction): void {
-  const origin = req.headers.origin;
-  if (origin === undefined || (URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname))) return next();
-  res.status(403).json(rpcError(-32000, `Origin ${origin} may not use this server`));
+interface Refusal {
+  status: number;
+  code: number;
+  message: string;
+  headers?: Record<string, string>;
 }
 
-/** Only requests that bear the token, compared in constant time. */
-function bearing(token: string) {
+/**
+ * Why a request is turned away before it reaches the MCP app, if it is: a browser sends a page's
+ * Origin, and only pages on this machine may talk to us; every request must bear the token,
+ * compared in constant time.
+ */
+function admission(token: string): (req: IncomingMessage) => Refusal | undefined {
   const expected = new TextEncoder().encode(`Bearer ${token}`);
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !(URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname)))
+      return { status: 403, code: -32000, message: `Origin ${origin} may not use this server` };
     const given = req.headers.authorization;
-    if (typeof given === 'string' && constantTimeEqual(new TextEncoder().encode(given), expected)) return next();
-    res
-      .status(401)
-      .set('www-authenticate', 'Bearer')
-      .json(rpcError(-32001, 'Send Authorization: Bearer <the token crawlgate-mcp printed when it started>'));
+    if (typeof given === 'string' && constantTimeEqual(new TextEncoder().encode(given), expected)) return undefined;
+    return {
+      status: 401,
+      code: -32001,
+      message: 'Send Authorization: Bearer <the token crawlgate-mcp printed when it started>',
+      headers: { 'www-authenticate': 'Bearer' },
+    };
   };
 }
 

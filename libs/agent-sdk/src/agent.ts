@@ -335,13 +335,13 @@ export function createAgent(options: AgentOptions): Agent {
         'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    let token = response.headers.get('x-crawlgate-token') ?? undefined;
+    let token = response.headers.get(TOKEN_HEADER) ?? undefined;
     if (response.status >= 500) {
       // The site failed once its gate had taken the payment, or maybe before: with the token the
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
       token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
-      if (token) response = await retry({ 'x-crawlgate-token': token });
+      if (token) response = await retry({ [TOKEN_HEADER]: token });
     }
     return { response, token };
   }
@@ -426,7 +426,7 @@ export function createAgent(options: AgentOptions): Agent {
         answer.detail ?? `sent ${txHash}, but the gate was not opened`,
       );
     report(url, offer, txHash, 'transfer');
-    return { response: await retry({ 'x-crawlgate-token': answer.accessToken }), token: answer.accessToken };
+    return { response: await retry({ [TOKEN_HEADER]: answer.accessToken }), token: answer.accessToken };
   }
 
   /**
@@ -525,7 +525,7 @@ export function createAgent(options: AgentOptions): Agent {
             mode: 'voucher',
             channelId: channel.channelId,
           });
-          return { response, token: response.headers.get('x-crawlgate-token') ?? undefined };
+          return { response, token: response.headers.get(TOKEN_HEADER) ?? undefined };
         }
         if (response.status === 503) {
           await deposit?.settle('spent');
@@ -743,7 +743,7 @@ export function createAgent(options: AgentOptions): Agent {
     const running = inflight.get(key);
     if (running) {
       const token = await running;
-      if (token) return retry({ 'x-crawlgate-token': token });
+      if (token) return retry({ [TOKEN_HEADER]: token });
       // The payment gave no token to share (a site that sells each request, or a failure): this
       // fetch pays for itself, from the start (each round of followers pays at least once, so it ends).
       return agentFetch(input, init);

@@ -4,6 +4,7 @@ import {
   decodeBase64Json,
   findNetworkByX402,
   isEvmAddress,
+  isLoopbackHost,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
@@ -87,12 +88,9 @@ function postableUrl(value: unknown, pageUrl: string): string | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const { protocol, hostname } = new URL(value);
   if (protocol === 'https:') return value;
-  const localSite = URL.canParse(pageUrl) && isLoopback(new URL(pageUrl).hostname);
-  return protocol === 'http:' && isLoopback(hostname) && localSite ? value : undefined;
+  const localSite = URL.canParse(pageUrl) && isLoopbackHost(new URL(pageUrl).hostname);
+  return protocol === 'http:' && isLoopbackHost(hostname) && localSite ? value : undefined;
 }
-
-const isLoopback = (hostname: string) =>
-  hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 
 /** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */
 function gateRefOf(verifyUrl: string | undefined): string | undefined {

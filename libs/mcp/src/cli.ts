@@ -6,8 +6,8 @@
 
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCliArgs, USAGE, UsageError } from './cli-args';
-import { ConfigError, readConfig, VERSION, type Env } from './config';
-import { MIN_HTTP_TOKEN_LENGTH, startHttpServer } from './http';
+import { ConfigError, readConfig, VERSION, type Env, type McpConfig } from './config';
+import { startHttpServer } from './http';
 import { createMcpServer } from './server';
 import { createWalletSession, describeSession } from './session';
 
@@ -46,10 +46,9 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
   }
 
   let session: ReturnType<typeof createWalletSession>;
-  let unknownSettings: string[];
+  let config: McpConfig;
   try {
-    const config = readConfig(env);
-    unknownSettings = config.unknownSettings;
+    config = readConfig(env);
     session = createWalletSession(config, { log: (line) => io.stderr(`${line}\n`) });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -58,22 +57,17 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
   }
   // Read once; gone from process.env so nothing this process runs later can read or print them
   // (the RPC URL may hold the node's API key). The process's initial environment keeps them.
-  const httpToken = env.CRAWLGATE_HTTP_TOKEN?.trim() || undefined;
   delete env.CRAWLGATE_WALLET_KEY;
   delete env.CRAWLGATE_RPC_URL;
   delete env.CRAWLGATE_HTTP_TOKEN;
-  for (const name of unknownSettings)
+  for (const name of config.unknownSettings)
     session.log(`crawlgate-mcp: ${name} is none of its settings and is ignored (crawlgate-mcp --help lists them)`);
 
   try {
     if (command.kind === 'http') {
-      if (httpToken !== undefined && httpToken.length < MIN_HTTP_TOKEN_LENGTH) {
-        io.stderr(`crawlgate-mcp: CRAWLGATE_HTTP_TOKEN must be at least ${MIN_HTTP_TOKEN_LENGTH} characters\n`);
-        return 2;
-      }
-      const http = await startHttpServer(session, { port: command.port, token: httpToken });
+      const http = await startHttpServer(session, { port: command.port, token: config.httpToken });
       // A token it made is shown once, here: the host must send it. One the environment gave is not repeated.
-      const bearer = httpToken === undefined ? `; send "Authorization: Bearer ${http.token}"` : '';
+      const bearer = config.httpToken === undefined ? `; send "Authorization: Bearer ${http.token}"` : '';
       session.log(`${describeSession(session)}; MCP over HTTP at ${http.url}${bearer}`);
       return { stdio: false, close: http.close };
     }

@@ -68,6 +68,14 @@ describe('readConfig', () => {
     expect(readConfig(BASE).unknownSettings).toEqual([]);
   });
 
+  it('takes an HTTP bearer token of 32 characters or more, and refuses a shorter one', () => {
+    expect(readConfig(BASE).httpToken).toBeUndefined();
+    expect(readConfig({ ...BASE, CRAWLGATE_HTTP_TOKEN: 'x'.repeat(32) }).httpToken).toBe('x'.repeat(32));
+    expect(problemsOf({ ...BASE, CRAWLGATE_HTTP_TOKEN: 'x'.repeat(31) })).toEqual([
+      'CRAWLGATE_HTTP_TOKEN must be at least 32 characters',
+    ]);
+  });
+
   it('takes a key without 0x or in upper case, and the optional settings', () => {
     const config = readConfig({
       ...BASE,

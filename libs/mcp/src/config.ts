@@ -35,6 +35,8 @@ export interface McpConfig {
   userAgent: string;
   /** The most characters of page text a tool result carries. */
   maxChars: number;
+  /** With --http: the bearer token every request must send; undefined: a random one made at start. */
+  httpToken: string | undefined;
   /** CRAWLGATE_… variables that are none of these settings (a misspelt CRAWLGATE_BUDGET_FILE would silently keep the budget per process). */
   unknownSettings: string[];
 }
@@ -50,7 +52,7 @@ const SETTINGS = new Set([
   'CRAWLGATE_RPC_URL',
   'CRAWLGATE_MAX_CHARS',
   'CRAWLGATE_USER_AGENT',
-  'CRAWLGATE_HTTP_TOKEN', // read by the binary with --http
+  'CRAWLGATE_HTTP_TOKEN',
 ]);
 
 /** The configuration cannot be used; `problems` are sentences naming the variable, never its secret value. */
@@ -69,6 +71,8 @@ export const DEFAULT_NETWORKS = 'base,base-sepolia';
 /** About 5,000 tokens of English: a page's worth without flooding the assistant's context. */
 export const DEFAULT_MAX_CHARS = 20_000;
 const MAX_MAX_CHARS = 1_000_000;
+/** An HTTP bearer token must be at least this long: it is all that stands between a local process and the wallet. */
+export const MIN_HTTP_TOKEN_LENGTH = 32;
 /** The agent SDK's sanity bound on a budget: 1,000,000 USD. */
 const MAX_BUDGET_MICROS = 1_000_000_000_000n;
 const KEY = /^(?:0x)?[0-9a-fA-F]{64}$/;
@@ -117,6 +121,10 @@ export function readConfig(env: Env): McpConfig {
       'CRAWLGATE_RPC_URL is not set: CRAWLGATE_PAY_MODE=transfer sends USDC itself and needs a JSON-RPC endpoint',
     );
 
+  const httpToken = value('CRAWLGATE_HTTP_TOKEN');
+  if (httpToken !== undefined && httpToken.length < MIN_HTTP_TOKEN_LENGTH)
+    problems.push(`CRAWLGATE_HTTP_TOKEN must be at least ${MIN_HTTP_TOKEN_LENGTH} characters`);
+
   const maxCharsText = value('CRAWLGATE_MAX_CHARS') ?? String(DEFAULT_MAX_CHARS);
   const maxChars = /^\d{1,7}$/.test(maxCharsText) ? Number(maxCharsText) : NaN;
   if (!(maxChars >= 1 && maxChars <= MAX_MAX_CHARS))
@@ -136,6 +144,7 @@ export function readConfig(env: Env): McpConfig {
     rpcUrl,
     userAgent: value('CRAWLGATE_USER_AGENT') ?? DEFAULT_USER_AGENT,
     maxChars,
+    httpToken,
     unknownSettings: Object.keys(env).filter(
       (name) => name.toUpperCase().startsWith('CRAWLGATE_') && !SETTINGS.has(name),
     ),

@@ -19,6 +19,7 @@ import { constantTimeEqual } from '@crawlgate/core';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MIN_HTTP_TOKEN_LENGTH } from './config';
 import { createMcpServer } from './server';
 import type { WalletSession } from './session';
 
@@ -29,9 +30,6 @@ export interface HttpServer {
   token: string;
   close(): Promise<void>;
 }
-
-/** A token given to startHttpServer must be at least this long: it is all that stands between a local process and the wallet. */
-export const MIN_HTTP_TOKEN_LENGTH = 32;
 
 const HOST = '127.0.0.1';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);

@@ -15,6 +15,7 @@ import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
   createAgent,
+  InsecureConnectionError,
   PaymentNotAllowedError,
   UnsupportedPaymentError,
   type AgentOptions,
@@ -686,5 +687,59 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
     // No second authorization: the budget is the most a site can take, refusals included.
     await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
     expect(paymentsSent(site)).toHaveLength(1);
+  });
+});
+
+/*
+ * A page over plain http from a host off loopback: anyone on the network between can rewrite its
+ * 402 to name their own payTo. "crawled.test" is such a host, its requests sent to a site on loopback.
+ */
+describe('pages over plain http', () => {
+  const OFF_LOOPBACK = 'crawled.test';
+  /** fetch, with crawled.test sent to loopback: the agent sees a host off loopback, a real server answers. */
+  const routed: typeof fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.hostname === OFF_LOOPBACK) url.hostname = '127.0.0.1';
+    return fetch(url, init);
+  };
+  const offLoopback = (site: Site) => site.url.replace('127.0.0.1', OFF_LOOPBACK);
+
+  it('pays nothing for a 402 that came over plain http off loopback, and says why', async () => {
+    const site = await payingSite({ v1: [v1()], v2: [v2()] });
+    const agent = agentWith({ fetch: routed });
+    const refusal = agent.fetch(`${offLoopback(site)}/page`);
+    await expect(refusal).rejects.toBeInstanceOf(InsecureConnectionError);
+    await expect(refusal).rejects.toThrow(/plain http/);
+    expect(site.seen).toHaveLength(1);
+    expect(paymentsSent(site)).toHaveLength(0);
+    expect(agent.spent()).toMatchObject({ usd: '0', payments: 0 });
+  });
+
+  it('pays nothing when a redirect on the way came over plain http off loopback, to a page on loopback too', async () => {
+    // The redirect itself could have been rewritten to send the agent to a site of the attacker's.
+    const paying = await payingSite({ v1: [v1()] });
+    const bouncing = await startSite(
+      (_, response) => void response.writeHead(302, { location: `${paying.url}/page` }).end(),
+    );
+    const agent = agentWith({ fetch: routed });
+    await expect(agent.fetch(`${offLoopback(bouncing)}/page`)).rejects.toBeInstanceOf(InsecureConnectionError);
+    expect(paying.seen).toHaveLength(1);
+    expect(paymentsSent(paying)).toHaveLength(0);
+  });
+
+  it('pays such a page when payOverHttp allows it (a network the agent trusts)', async () => {
+    const site = await payingSite({ v1: [v1()] });
+    const agent = agentWith({ fetch: routed, payOverHttp: true });
+    const response = await agent.fetch(`${offLoopback(site)}/page`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('paid');
+    expect(paymentsSent(site)).toHaveLength(1);
+  });
+
+  it('still pays plain http on loopback (a local set-up) and fetches unpaid pages off loopback as they are', async () => {
+    const local = await payingSite({ v1: [v1()] });
+    expect((await agentWith().fetch(`${local.url}/page`)).status).toBe(200);
+    const free = await startSite((_, response) => void response.writeHead(200).end('free'));
+    expect(await (await agentWith({ fetch: routed }).fetch(`${offLoopback(free)}/page`)).text()).toBe('free');
   });
 });

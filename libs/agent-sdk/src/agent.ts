@@ -33,7 +33,13 @@ import {
   type PageVouchers,
 } from './channels';
 import { refusedDeposits, REUSE_MARGIN_SECONDS, type SentDeposit } from './refused-deposits';
-import { BudgetExceededError, PaymentFailedError, PriceTooHighError, UnsupportedPaymentError } from './errors';
+import {
+  BudgetExceededError,
+  InsecureConnectionError,
+  PaymentFailedError,
+  PriceTooHighError,
+  UnsupportedPaymentError,
+} from './errors';
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
@@ -64,6 +70,13 @@ export interface AgentOptions {
   maxAuthorizationSeconds?: number;
   /** "authorization" (default): sign EIP-3009 and let the site settle; "transfer": send USDC, then post its hash signed for the gate (Crawlgate sites). */
   payMode?: 'authorization' | 'transfer';
+  /**
+   * Pay for pages that came over plain http from hosts off loopback (directly or through a
+   * redirect). Default false: anyone on the network between could rewrite such a 402 to name
+   * their own payTo, so the agent refuses it (InsecureConnectionError). Plain http on loopback is
+   * paid either way (a local set-up).
+   */
+  payOverHttp?: boolean;
   /** JSON-RPC endpoint; needed for payMode "transfer" with a LocalAccount. */
   rpcUrl?: string;
   /** Crawlgate API base URL for profile() and payments(); learned from the first Crawlgate 402 when unset. */
@@ -725,8 +738,12 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const { response: first, hop, sent } = await send(await firstHop(input, init));
+    const { response: first, hop, sent, plainHttp } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
+    if (plainHttp && !options.payOverHttp) {
+      await first.body?.cancel().catch(() => undefined);
+      throw new InsecureConnectionError(hop.url.href);
+    }
 
     // The page that asked (perhaps a redirect away from the one requested) is the one paid for and
     // retried: the payment goes only to its origin. Concurrent fetches of it share one payment.

@@ -24,7 +24,7 @@ const requirement = (overrides: Record<string, unknown> = {}): PaymentRequiremen
     scheme: 'exact',
     network: 'base',
     maxAmountRequired: '1000',
-    resource: 'http://site.test/page',
+    resource: 'https://site.test/page',
     description: 'a page',
     mimeType: 'text/html',
     payTo: PAY_TO,
@@ -85,7 +85,7 @@ describe('readOffers: hostile 402 bodies are no offer, never a coerced one', () 
       return new Response('page', { status: 200 });
     };
     const agent = createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', fetch: fake as typeof fetch });
-    await agent.fetch('http://site.test/page');
+    await agent.fetch('https://site.test/page');
     expect(paid!.payload.authorization).toMatchObject({ to: PAY_TO, value: '1000' });
     expect(Number(paid!.payload.authorization.validBefore) - Date.now() / 1000).toBeLessThanOrEqual(301);
   });
@@ -141,7 +141,7 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     };
     // Budget for exactly one page of 0.001 USD.
     const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '0.001', fetch: fake as typeof fetch });
-    for (const page of ['/one', '/two', '/three']) await agent.fetch(`http://site.test${page}`).catch(() => undefined);
+    for (const page of ['/one', '/two', '/three']) await agent.fetch(`https://site.test${page}`).catch(() => undefined);
 
     const spendable = authorizations.reduce((sum, a) => sum + BigInt(a.value), 0n);
     expect(new Set(authorizations.map((a) => a.nonce)).size).toBe(authorizations.length);

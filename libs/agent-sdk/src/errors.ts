@@ -22,6 +22,20 @@ export class BudgetExceededError extends Error {
   }
 }
 
+/**
+ * The agent refused to pay: the 402, or a redirect on the way to it, came over plain http from a
+ * host off loopback, where anyone on the network between could have named their own payTo. Nothing
+ * was signed. `payOverHttp` allows it.
+ */
+export class InsecureConnectionError extends Error {
+  override readonly name = 'InsecureConnectionError';
+  constructor(readonly url: string) {
+    super(
+      `${url} asked for payment over plain http (or was reached through it): a network between could have changed whom to pay; nothing was paid (payOverHttp allows it)`,
+    );
+  }
+}
+
 /** A payment was attempted and refused, or could not be completed; `reason` is the server's x402 reason code. */
 export class PaymentFailedError extends Error {
   override readonly name = 'PaymentFailedError';

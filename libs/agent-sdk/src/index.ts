@@ -13,6 +13,7 @@ export type { AgentPayment, AgentPaymentPage, AgentProfile, PageQuery } from '@c
 export type { AllowedAsset, AllowedNetwork } from './allow-list';
 export {
   BudgetExceededError,
+  InsecureConnectionError,
   PaymentFailedError,
   PaymentNotAllowedError,
   PriceTooHighError,

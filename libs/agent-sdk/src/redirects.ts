@@ -5,6 +5,7 @@
  * A Web Bot Auth signature is made for each hop, for that hop's URL; none is ever resent.
  */
 
+import { isLoopbackHost } from '@crawlgate/core';
 import type { HopSigner } from './web-bot-auth';
 
 /** A Web Bot Auth signature's headers: made for one request, never sent again (a caller's own too, once a redirect leaves its origin). */
@@ -56,7 +57,8 @@ export async function firstHop(input: string | URL | Request, init: RequestInit 
  * Sends `start` and follows its redirects. `extra` (a payment) goes only to `start`'s origin, and
  * not again once a hop has left it; `bound(url)` adds headers meant for exactly that URL (its
  * access token), except to a hop that carries a payment. Returns the last answer, the request that
- * got it and the headers it was sent with.
+ * got it, the headers it was sent with, and whether any hop went over plain http off loopback
+ * (where a network between could have changed the answer, a redirect's included).
  */
 export async function follow(
   http: typeof fetch,
@@ -64,11 +66,13 @@ export async function follow(
   extra: Record<string, string>,
   bound: (url: URL) => Record<string, string>,
   sign?: HopSigner,
-): Promise<{ response: Response; hop: Hop; sent: Headers }> {
+): Promise<{ response: Response; hop: Hop; sent: Headers; plainHttp: boolean }> {
   let hop = start;
   let left = false;
+  let plainHttp = false;
   for (let redirects = 0; ; redirects++) {
     left ||= hop.url.origin !== start.url.origin;
+    plainHttp ||= hop.url.protocol === 'http:' && !isLoopbackHost(hop.url.hostname);
     const headers = new Headers(hop.headers);
     const payment = left ? {} : extra;
     const paying = Object.keys(payment).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));
@@ -87,7 +91,7 @@ export async function follow(
     });
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual')
-      return { response, hop, sent: headers };
+      return { response, hop, sent: headers, plainHttp };
     await response.body?.cancel().catch(() => undefined);
     if (hop.redirect === 'error')
       throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);

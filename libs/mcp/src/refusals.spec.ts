@@ -1,5 +1,6 @@
 import {
   BudgetExceededError,
+  InsecureConnectionError,
   PaymentFailedError,
   PaymentNotAllowedError,
   PriceTooHighError,
@@ -31,6 +32,11 @@ describe('refusalOf', () => {
       message: expect.any(String),
       url: URL_,
       refused,
+    });
+    expect(refusalOf(new InsecureConnectionError('http://news.example/a'))).toEqual({
+      code: 'insecure_connection',
+      message: expect.stringContaining('plain http'),
+      url: 'http://news.example/a',
     });
     expect(refusalOf(new PaymentFailedError(URL_, 'insufficient_funds', 'no money'))).toEqual({
       code: 'payment_failed',

@@ -7,6 +7,7 @@
 
 import {
   BudgetExceededError,
+  InsecureConnectionError,
   PaymentFailedError,
   PaymentNotAllowedError,
   PriceTooHighError,
@@ -17,6 +18,7 @@ export type RefusalCode =
   | 'price_too_high'
   | 'budget_exceeded'
   | 'network_not_allowed'
+  | 'insecure_connection'
   | 'payment_failed'
   | 'unsupported_payment'
   | 'invalid_url'
@@ -65,6 +67,8 @@ export function refusalOf(error: unknown, url?: string): Refusal {
     };
   if (error instanceof PaymentNotAllowedError)
     return { code: 'network_not_allowed', message: error.message, url: error.url, refused: error.refused };
+  if (error instanceof InsecureConnectionError)
+    return { code: 'insecure_connection', message: error.message, url: error.url };
   if (error instanceof PaymentFailedError)
     return { code: 'payment_failed', message: error.message, url: error.url, reason: error.reason };
   if (error instanceof UnsupportedPaymentError) return { code: 'unsupported_payment', message: error.message, ...at };

@@ -2,7 +2,10 @@ import { createWebBotAuthSigner, generateEd25519Jwk, jwkThumbprint } from '@craw
 import { startAgentDirectory, type AgentDirectory } from '../../testing/agent-directory';
 import { handSigned, type HandSigned } from '../../testing/signing';
 import { lowerCaseHeaders } from '../request-headers';
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { createWebBotAuth, type WebBotAuthOptions } from './index';
+import { redisReplayStore } from './replay-store';
 import { claimsSignature, requestView, siteAuthority } from './verify-request';
 
 let agent: AgentDirectory;
@@ -147,6 +150,48 @@ describe('web bot auth verification', () => {
     });
     expect((await check(bare, web)).status).toBe('verified');
     expect((await check(bare, web)).status).toBe('invalid');
+  });
+
+  it('refuses a replay in the last second the signature is accepted: the replay memory outlives acceptance', async () => {
+    // Expiry was judged in whole seconds while the memory forgot at the second's start: a
+    // signature replayed in that second verified again, as often as it was sent.
+    let clock = Date.now();
+    const created = Math.floor(clock / 1000);
+    const web = verifier({ now: () => clock, clockSkewSeconds: 60 });
+    const headers = await signed({
+      params: `;created=${created};expires=${created + 60};keyid="${jwkThumbprint(agent.key)}";nonce="edge";tag="web-bot-auth"`,
+    });
+    expect((await check(headers, web)).status).toBe('verified');
+    for (const late of [-1, 0, 100, 999]) {
+      clock = (created + 60 + 60) * 1000 + late;
+      expect((await check(headers, web)).status).toBe('invalid');
+    }
+  });
+
+  it("refuses a replay at a server whose clock is behind the first one's: the shared store remembers for the skew too", async () => {
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 0 });
+    const prefix = `crawlgate-test:${randomUUID()}:`;
+    try {
+      const created = Math.floor(Date.now() / 1000) - 100;
+      const endMs = (created + 60 + 60) * 1000; // expires + clock skew
+      const ahead = () => endMs - 300; // the first server: 300 ms before the signature's end
+      const behind = () => ahead() - 30_000; // another server of the site, 30 s behind (within the skew)
+      const server = (now: () => number) =>
+        verifier({ now, clockSkewSeconds: 60, replayStore: redisReplayStore(redis, { prefix, now }) });
+      const headers = await signed({
+        params: `;created=${created};expires=${created + 60};keyid="${jwkThumbprint(agent.key)}";nonce="${randomUUID()}";tag="web-bot-auth"`,
+      });
+      expect((await check(headers, server(ahead))).status).toBe('verified');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await check(headers, server(behind))).toMatchObject({
+        status: 'invalid',
+        reason: expect.stringMatching(/shared/),
+      });
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 
   it('lets only one of concurrent copies of a signed request verify', async () => {

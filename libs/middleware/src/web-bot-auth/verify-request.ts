@@ -138,7 +138,9 @@ export function createSignatureVerifier(
     if (expires <= created) return fail('invalid', 'expires is not after created', agent.origin);
     if (expires - created > options.maxLifetimeSeconds)
       return fail('invalid', `the signature is valid for longer than ${options.maxLifetimeSeconds} s`, agent.origin);
-    if (seconds > expires + options.clockSkewSeconds) return fail('invalid', 'the signature has expired', agent.origin);
+    // Accepted until the very millisecond its nonce is forgotten (expiresAtMs below), never after.
+    const expiresAtMs = (expires + options.clockSkewSeconds) * 1000;
+    if (now() >= expiresAtMs) return fail('invalid', 'the signature has expired', agent.origin);
 
     const signature = signatures.get(label);
     if (signature?.kind !== 'item' || signature.value.type !== 'bytes' || signature.value.value.length !== 64)
@@ -158,7 +160,6 @@ export function createSignatureVerifier(
     // Without a nonce, the signature itself is what must not come twice.
     const once = nonce?.type === 'string' ? `nonce:${nonce.value}` : `signature:${base64Encode(signature.value.value)}`;
     const key = `${keyid.value}\n${once}`;
-    const expiresAtMs = (expires + options.clockSkewSeconds) * 1000;
     const remembered = options.nonces.remember(agent.origin, key, expiresAtMs);
     if (remembered === 'replayed') return fail('invalid', 'the nonce was used before', agent.origin);
     if (remembered === 'full')
@@ -166,7 +167,9 @@ export function createSignatureVerifier(
     if (options.replayStore) {
       // Another server of the site may have accepted it: the shared store decides, and no answer verifies nothing.
       const shared = replayKey(agent.origin, key);
-      const first = await claimWithin(options.replayStore, shared, expiresAtMs, options.replayStoreTimeoutMs);
+      // Kept a skew longer: the site's other servers, their clocks up to a skew behind this one's, accept it that much longer.
+      const sharedUntilMs = expiresAtMs + options.clockSkewSeconds * 1000;
+      const first = await claimWithin(options.replayStore, shared, sharedUntilMs, options.replayStoreTimeoutMs);
       if (first === false) return fail('invalid', 'the nonce was used before (shared replay store)', agent.origin);
       if (first === undefined)
         return fail('unverified', 'the shared replay store failed or did not answer in time', agent.origin);

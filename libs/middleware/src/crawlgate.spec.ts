@@ -805,6 +805,45 @@ describe('a sign-in the API cannot check', () => {
   });
 });
 
+describe('a sign-in the API accepted', () => {
+  it('serves the page with the token and counts it as a re-access, not as a new paid visit with revenue', async () => {
+    const { fake, handle, gate } = setup();
+    const issued = token('/post/1');
+    fake.answerWith((call) =>
+      call === 'POST /v1/access-tokens/siwx'
+        ? {
+            status: 200,
+            body: {
+              access_token: issued,
+              expires_at: new Date(Date.now() + 1_800_000).toISOString(),
+              url: '/post/1',
+              payer: '0x' + '1'.repeat(40),
+            },
+          }
+        : undefined,
+    );
+    const proof = encodeBase64Json({
+      address: '0x' + '1'.repeat(40),
+      signature: '0x' + '2'.repeat(130),
+      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path: '/post/1' }, Math.floor(Date.now() / 1000) + 300, SECRET),
+      domain: 'example.com',
+      uri: 'https://example.com/post/1',
+      chainId: 'eip155:8453',
+    });
+    for (let i = 0; i < 3; i++)
+      expect(await handle('/post/1', { 'sign-in-with-x': proof })).toMatchObject({
+        kind: 'pass-after-payment',
+        headers: { 'x-crawlgate-token': issued },
+      });
+    await gate.close();
+    const crawlers = (fake.reports[0] as { crawlers: { action: string; requests: number; revenue_micros: string }[] })
+      .crawlers;
+    expect(crawlers.map(({ action, requests, revenue_micros }) => [action, requests, revenue_micros])).toEqual([
+      ['token', 3, '0'],
+    ]);
+  });
+});
+
 describe('a target a router may read as another path', () => {
   // Read whole, "/premium/x;/../../cheap/t" is /cheap/t; a router cutting at ";" serves /premium/x.
   const AMBIGUOUS = ['/premium/x;/../../cheap/t', '/premium/x;/%2e%2e/%2e%2e/cheap/t', '/cheap/t;x'];

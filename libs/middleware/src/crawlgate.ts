@@ -319,6 +319,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     terms: SiteTerms,
     micros: bigint,
     signature: SignatureCheck | undefined,
+    seen: Seen,
   ): Decision | Promise<Decision> {
     const maxPrice = crawlerPrice(headers, 'crawler-max-price');
     const exactPrice = crawlerPrice(headers, 'crawler-exact-price');
@@ -369,9 +370,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // A sign-in the API could not check is a 503, a payment the request also carries included:
       // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
-      return siwx
-        .reaccess(headers, route.path, request.ip)
-        .then((signedIn) => signedIn ?? pay(request, headers, route, terms, micros, fresh));
+      return siwx.reaccess(headers, route.path, request.ip).then((signedIn) => {
+        if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
+        seen.outcome = 'token'; // a page paid before, read again: no new payment, no revenue
+        return signedIn;
+      });
     return pay(request, headers, route, terms, micros, fresh);
   }
 
@@ -598,7 +601,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const micros = priceRoute(terms.prices, route, request.routing ?? routing);
     Object.assign(seen, micros === 0n ? { outcome: 'passed' } : { outcome: 'charge', micros });
     if (micros === 0n) return PASS;
-    return charge(request, headers, route, terms, micros, signature);
+    return charge(request, headers, route, terms, micros, signature, seen);
   }
 
   /** Counts what the gate did with a classified visitor (crawler-counts.ts); a charge is counted by its answer. */
@@ -607,9 +610,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     let action: CrawlerAction;
     if (seen.outcome !== 'charge') action = seen.outcome;
     else if (decision.kind === 'pass-after-payment') action = 'paid';
-    else if (decision.kind === 'pass')
-      action = 'token'; // re-access with sign-in-with-x
-    else if (decision.status === 402) action = 'charged';
+    else if (decision.kind === 'respond' && decision.status === 402) action = 'charged';
     else return; // a bad price header, a pending settlement, a site that cannot charge: not a visit's outcome
     const bearer = seen.bearer;
     const visitor = seen.visitor ?? classify(bearer!.request, bearer!.headers, bearer!.token, bearer!.signature);

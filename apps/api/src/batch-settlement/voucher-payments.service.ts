@@ -16,7 +16,12 @@ import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG } from '../db/tokens';
-import { assertSecretOutlastsSettlement, gatePaymentFields, type Gate } from '../gates/gates.service';
+import {
+  assertPayeeStands,
+  assertSecretOutlastsSettlement,
+  gatePaymentFields,
+  type Gate,
+} from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notFound, unavailable } from '../http/api-error';
 import {
@@ -141,6 +146,7 @@ export class VoucherPaymentsService {
       );
 
     await this.pricing.assertOfferStands(site, gate);
+    assertPayeeStands(site, gate);
     assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
 
     let state = await chainRead;
@@ -171,7 +177,9 @@ export class VoucherPaymentsService {
       state = await this.readChannel(batch, channelId);
       // The deposit may have waited seconds for the payer's lease and the chain: a price raised
       // meanwhile is checked again before anything is charged (the deposit stays in the channel).
-      await this.pricing.assertOfferStands(await this.offerCheckFields(gate.siteId), gate);
+      const now = await this.offerCheckFields(gate.siteId);
+      await this.pricing.assertOfferStands(now, gate);
+      assertPayeeStands(now, gate);
     }
     if (state.balance === 0n)
       throw new PaymentRejected(

@@ -142,6 +142,29 @@ describe('voucher payments', () => {
     });
   });
 
+  it('takes no voucher for a gate paying a payout address its publisher has since replaced: 409, the channel charged nothing', async () => {
+    const own = await batchSettlementSite(app, newWallet().address);
+    const gateOf = async (path: string) =>
+      batchOffer(
+        await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
+      );
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const first = await gateOf('/moved/first');
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
+    const before = await gateOf('/moved/next');
+    const moved = await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: newWallet().address },
+      headers: { ...own.publisher.auth, 'x-confirm-password': own.publisher.password },
+    });
+    expect(moved.status).toBe(200);
+    const old = await verify(before, await channel.payment(before, PRICE + PRICE));
+    expect(old.status).toBe(409);
+    expect(old.body.detail).toMatch(/payout address/);
+    expect((await channelOnChain(channel.channelId))[0]).toBe(100_000n);
+  });
+
   it('takes no voucher at the old price when the price went up while its deposit was landing: 409, the deposit stays in the channel', async () => {
     const own = await batchSettlementSite(app, payTo);
     const payer = newWallet();

@@ -17,6 +17,7 @@ import {
   type GateTerms,
   type PaymentTerms,
 } from '@crawlgate/core';
+import { isAddressEqual, type Address } from 'viem';
 import type { SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -61,6 +62,19 @@ export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: 
   if (!outlastsSettlement(gate.secretRetiresAt, settlementTimeoutMs, now))
     throw conflict(
       'This gate was signed with a secret that is being retired; nothing was charged. Ask the site for a fresh gate',
+    );
+}
+
+/**
+ * 409 for a gate about to be paid whose payTo is no longer its publisher's payout address (replaced,
+ * say, after a wallet was lost, or removed): a gate minted before the change, by this API or by a
+ * middleware that has not reloaded the site's terms yet, must not pay the old wallet. Asked before
+ * anything is charged; a transfer already made is honoured as offered.
+ */
+export function assertPayeeStands(site: { payoutAddress: string | null }, gate: Pick<Gate, 'payTo'>): void {
+  if (site.payoutAddress === null || !isAddressEqual(site.payoutAddress as Address, gate.payTo))
+    throw conflict(
+      'This gate pays a payout address its publisher has since replaced; nothing was charged. Ask for a fresh gate',
     );
 }
 

@@ -14,6 +14,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import { isUniqueViolation } from '../db/prisma-errors';
 import {
+  assertPayeeStands,
   assertSecretOutlastsSettlement,
   gatePaymentFields,
   GatesService,
@@ -344,6 +345,7 @@ export class PaymentsService {
     // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
     if (data.method === 'authorization') {
       await this.pricing.assertOfferStands(site, gate);
+      assertPayeeStands(site, gate);
       assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
     }
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };

@@ -673,6 +673,33 @@ describe('paying a gate', () => {
     expect(paid.body.price_usd).toBe('0.5');
   });
 
+  it('takes no payment to a payout address the publisher has since replaced or removed; a fresh gate pays the new one', async () => {
+    // A publisher replaces a payout wallet it lost: gates minted before (by the API or a middleware
+    // that has not reloaded yet) must not keep paying the old one.
+    const old = newWallet().address;
+    const priced = await pricedSite(app, old);
+    const setPayout = (address: string | null) =>
+      app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: address },
+        headers: { ...priced.publisher.auth, 'x-confirm-password': priced.publisher.password },
+      });
+    const before = await openGate(app, priced.site, '/moved/x');
+    const replaced = newWallet().address;
+    expect((await setPayout(replaced)).status).toBe(200);
+    const refused = await verify(before.id, { payment: await signPayment(app, agent, before) });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/payout address/);
+    expect(await transfersTo(app, old)).toHaveLength(0);
+    const fresh = await openGate(app, priced.site, '/moved/x');
+    expect((await verify(fresh.id, { payment: await signPayment(app, agent, fresh) })).status).toBe(200);
+    expect(await transfersTo(app, replaced)).toHaveLength(1);
+
+    const another = await openGate(app, priced.site, '/moved/y');
+    expect((await setPayout(null)).status).toBe(200);
+    expect((await verify(another.id, { payment: await signPayment(app, agent, another) })).status).toBe(409);
+    expect(await transfersTo(app, replaced)).toHaveLength(1);
+  });
+
   it('limits verify to 50 a minute per gate, with Retry-After', async () => {
     const gate = await openGate(app, site, '/article/hammered');
     const statuses = [];

@@ -11,7 +11,8 @@ describe('site payment terms store', () => {
   afterAll(() => app?.close(), 60_000);
 
   it('reads the same columns as Prisma does, with their types, and null for a site that is not there', async () => {
-    const { site, publisher } = await pricedSite(app, newWallet().address);
+    const payTo = newWallet().address;
+    const { site, publisher } = await pricedSite(app, payTo);
     await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
     const store = app.app.get(SitePaymentTermsStore);
     const read = await store.get(site.siteId);
@@ -24,9 +25,12 @@ describe('site payment terms store', () => {
         pricingVersion: true,
         defaultPriceMicros: true,
         pricingUpdatedAt: true,
+        publisher: { select: { payoutAddress: true } },
       },
     });
-    expect(read).toEqual(prisma);
+    const { publisher: owner, ...columns } = prisma;
+    expect(read).toEqual({ ...columns, payoutAddress: owner.payoutAddress });
+    expect(read!.payoutAddress).toBe(payTo);
     expect(read).toMatchObject({ batchSettlement: true, defaultPriceMicros: 10_000n });
     expect(read!.pricingUpdatedAt).toBeInstanceOf(Date);
     expect(await store.get('00000000-0000-4000-8000-000000000000')).toBeNull();

@@ -3,11 +3,14 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Site } from '../generated/prisma/client';
 
-/** A site's columns a payment reads: who is paid, whether vouchers are taken, and its prices' version and last change. */
+/**
+ * A site's columns a payment reads: who is paid (its publisher, and that publisher's payout address
+ * now), whether vouchers are taken, and its prices' version and last change.
+ */
 export type SitePaymentTerms = Pick<
   Site,
   'id' | 'publisherId' | 'batchSettlement' | 'pricingVersion' | 'defaultPriceMicros' | 'pricingUpdatedAt'
->;
+> & { payoutAddress: string | null };
 
 interface SitePaymentTermsRow {
   id: string;
@@ -16,6 +19,7 @@ interface SitePaymentTermsRow {
   pricing_version: number | string;
   default_price_micros: string | bigint;
   pricing_updated_at: Date | string | null;
+  payout_address: string | null;
 }
 
 /**
@@ -29,8 +33,10 @@ export class SitePaymentTermsStore {
   /** The site as it is now; null for one deleted. */
   async get(siteId: string): Promise<SitePaymentTerms | null> {
     const [row] = await this.db.sql.query<SitePaymentTermsRow>(
-      `SELECT id, publisher_id, batch_settlement, pricing_version, default_price_micros, pricing_updated_at
-         FROM sites WHERE id = $1::uuid`,
+      `SELECT s.id, s.publisher_id, s.batch_settlement, s.pricing_version, s.default_price_micros,
+              s.pricing_updated_at, p.payout_address
+         FROM sites s JOIN publishers p ON p.id = s.publisher_id
+        WHERE s.id = $1::uuid`,
       [siteId],
     );
     if (!row) return null;
@@ -41,6 +47,7 @@ export class SitePaymentTermsStore {
       pricingVersion: Number(row.pricing_version),
       defaultPriceMicros: BigInt(row.default_price_micros),
       pricingUpdatedAt: row.pricing_updated_at === null ? null : new Date(row.pricing_updated_at),
+      payoutAddress: row.payout_address,
     };
   }
 }

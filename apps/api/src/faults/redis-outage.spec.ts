@@ -90,3 +90,51 @@ describe('Redis going away and coming back with REDIS_URL set', () => {
     await until(async () => (await health()).rate_limits === 'redis');
   });
 });
+
+describe('a Redis that is connected but does not answer', () => {
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let publisher: TestPublisher;
+  /** While set, every answer from Redis is held (a paused or blackholed server: the socket stays open). */
+  let stalled: Promise<void> | undefined;
+  let release = () => undefined as void;
+
+  beforeAll(async () => {
+    const server = new URL(REDIS_URL);
+    proxy = await startTcpProxy(server.hostname, Number(server.port || 6379), {
+      tap: (_chunk, direction) => (direction === 'to-client' ? stalled : undefined),
+    });
+    const proxied = new URL(REDIS_URL);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    app = await startTestApp({
+      config: { redisUrl: proxied.toString() },
+      redisPrefix: `crawlgate-test:${randomUUID()}:`,
+    });
+    publisher = await registerPublisher(app);
+  }, 60_000);
+  afterAll(async () => {
+    release();
+    await app?.close();
+    await proxy?.close();
+  }, 60_000);
+
+  it('answers throttled requests on per-process limits, says so in health, and shares limits again once Redis answers', async () => {
+    expect((await app.call('GET', '/v1/health')).body).toMatchObject({ rate_limits: 'redis' });
+    stalled = new Promise<void>((resolve) => (release = resolve));
+    // Before: no answer at all while Redis was silent (the throttler waited on it without a limit).
+    for (let i = 0; i < 3; i++)
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+    expect((await app.call('GET', '/v1/health')).body).toMatchObject({
+      status: 'degraded',
+      rate_limits: 'in-process-fallback',
+    });
+    stalled = undefined;
+    release();
+    for (const started = Date.now(); ; await sleep(200)) {
+      await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
+      if ((await app.call('GET', '/v1/health')).body.rate_limits === 'redis') break;
+      if (Date.now() - started > 20_000) throw new Error('rate limits were not shared again within 20 s');
+    }
+  }, 60_000);
+});

@@ -4,6 +4,11 @@ import Redis from 'ioredis';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
+/** The longest a request waits on Redis: a connected Redis that does not answer must not hold every throttled route. */
+const COMMAND_TIMEOUT_MS = 500;
+/** After a command timed out, requests count in this process this long before Redis is asked again. */
+const STALL_BACKOFF_MS = 5_000;
+
 // One round trip: count the hit, start the window on the first hit, block once over the limit.
 const INCREMENT = `
 local blocked = redis.call('PTTL', KEYS[2])
@@ -25,6 +30,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   private readonly logger = new Logger('RateLimit');
   private readonly local = new ThrottlerStorageService();
   private degraded = false;
+  /** Until when (ms) Redis is not asked, after a command timed out: each request would wait the timeout again. */
+  private askAgainAt = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -33,7 +40,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
 
   /**
    * Connects before the first request is served. Commands never queue while Redis is away
-   * (enableOfflineQueue off), so an outage costs a fast fallback, not a stalled request.
+   * (enableOfflineQueue off), and none waits more than COMMAND_TIMEOUT_MS on one that is connected
+   * but silent, so an outage costs a fast fallback, not a stalled request.
    */
   static async connect(url: string, prefix: string): Promise<RedisThrottlerStorage> {
     const redis = new Redis(url, {
@@ -41,6 +49,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       connectTimeout: 2000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
     });
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error)); // surfaced through increment() and status
@@ -80,6 +89,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
+    if (Date.now() < this.askAgainAt) return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
     try {
       // The counter and the block flag in namespaces of their own: a flag named by suffix (key +
       // ":blocked") was another bucket's counter when a tracker ends in ":blocked" (an IP from
@@ -103,6 +113,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
       };
     } catch (error) {
       this.markDegraded(error);
+      if ((error as Error).message === 'Command timed out') this.askAgainAt = Date.now() + STALL_BACKOFF_MS;
       return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
     }
   }

@@ -215,17 +215,16 @@ describe('PaymentStore', () => {
     const fresh = await claim(hex('51', 32));
     const broadcast = await claim(hex('52', 32));
     await store.markSubmitted(broadcast.payment.id, hex('c5', 32));
-    // A claim not yet broadcast is left to its request until `claimedBefore`.
-    const justBefore = new Date(fresh.payment.createdAt.getTime() - 1);
-    const all = await store.openForReconciliation(justBefore, 1_000);
+    // A claim not yet broadcast is left to its request until it is `claimAgeMs` old.
+    const all = await store.openForReconciliation(60_000, 1_000);
     expect(all.map((payment) => payment.id)).toContain(broadcast.payment.id);
     expect(all.map((payment) => payment.id)).not.toContain(fresh.payment.id);
     const stamped = await viaPrisma(broadcast.payment.id);
     expect(stamped?.checkedAt).not.toBeNull();
-    // Round robin: the call above stamped every open payment but `fresh`, which now comes first.
-    const later = new Date(Date.now() + 60_000);
-    const [first] = await store.openForReconciliation(later, 1);
-    expect(first.id).toBe(fresh.payment.id);
+    // Round robin: the call above stamped `broadcast`, not `fresh`, which now comes before it.
+    const ids = (await store.openForReconciliation(-60_000, 1_000)).map((payment) => payment.id);
+    expect(ids.indexOf(fresh.payment.id)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(fresh.payment.id)).toBeLessThan(ids.indexOf(broadcast.payment.id));
   });
 
   it('resubmits and forgets only what is not confirmed', async () => {

@@ -157,11 +157,19 @@ export class PaymentStore {
   }
 
   /**
-   * Up to `limit` unfinished settlements (broadcast, or claimed before `claimedBefore` and not yet
-   * broadcast), the least recently checked first, each stamped as checked now: a round robin, so
+   * Up to `limit` unfinished settlements (broadcast, or claimed at least `claimAgeMs` ago and not
+   * yet broadcast), the least recently checked first, each stamped as checked now: a round robin, so
    * every open payment is reached within ceil(open / limit) passes however many others stay open.
    */
-  async openForReconciliation(claimedBefore: Date, limit: number): Promise<Payment[]> {
+  async openForReconciliation(claimAgeMs: number, limit: number): Promise<Payment[]> {
+    // Aged by the database's clock, which stamps an authorization's claim (claimInPayerTurn): an
+    // instance whose clock runs ahead would take a claim made a moment ago, which its request may
+    // be broadcasting right now.
+    const [{ before }] = await this.db.sql.query<{ before: Date | string }>(
+      'SELECT now() - make_interval(secs => $1::double precision) AS before',
+      [claimAgeMs / 1000],
+    );
+    const claimedBefore = new Date(before);
     const open = await this.db.prisma.payment.findMany({
       where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
       orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],

@@ -68,8 +68,7 @@ export class ReconcilerService {
   private async reconcileOpenPayments(): Promise<ReconcileReport> {
     const report: ReconcileReport = { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: false };
     // A row without a hash may belong to a request that is broadcasting right now: give it time.
-    const claimedBefore = new Date(Date.now() - Math.max(2_000, this.chain.settlementTimeoutMs));
-    const open = await this.store.openForReconciliation(claimedBefore, BATCH);
+    const open = await this.store.openForReconciliation(Math.max(2_000, this.chain.settlementTimeoutMs), BATCH);
     for (const payment of open) {
       try {
         report[await this.reconcile(payment)] += 1;

@@ -76,7 +76,13 @@ describe('settlements that outlive their request', () => {
   });
 
   /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
-  async function claimedButNeverSent(url: string, validForSeconds = 300, on = site, tokenKid?: string) {
+  async function claimedButNeverSent(
+    url: string,
+    validForSeconds = 300,
+    on = site,
+    tokenKid?: string,
+    claimedMsAgo = 60_000,
+  ) {
     const gate = await openGate(app, on, url);
     const validBefore = Math.floor(Date.now() / 1000) + validForSeconds;
     const signed = await signPayment(app, agent, gate, { validBefore: BigInt(validBefore) });
@@ -97,7 +103,7 @@ describe('settlements that outlive their request', () => {
         amount: BigInt(gate.amount),
         nonce: auth.nonce,
         authorization: serializeAuthorization(auth),
-        createdAt: new Date(Date.now() - 60_000),
+        createdAt: new Date(Date.now() - claimedMsAgo),
       },
     });
     return { gate, signed, validBefore };
@@ -166,6 +172,23 @@ describe('settlements that outlive their request', () => {
     expect(await reconcile(app)).toMatchObject({ finalized: 1 });
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
     expect(paid.status).toBe(200);
+  });
+
+  it('leaves a claim just made alone when this instance’s clock runs ahead of the database: its request may be broadcasting it', async () => {
+    // Another instance resent a claim half a second old: its own clock said it was past the wait.
+    const { gate } = await claimedButNeverSent('/reconcile/fresh-claim', 300, site, undefined, 500);
+    const before = (await transfersTo(app, payTo)).length;
+    // PGlite runs in this process, its clock this process's: an instance's clock can be ahead of it only on PostgreSQL.
+    const skew = db.database.kind === 'postgres' ? 45_000 : 0;
+    const realNow = Date.now.bind(Date);
+    const clockAhead = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + skew);
+    try {
+      expect(await reconcile(app)).toMatchObject({ resubmitted: 0, released: 0, finalized: 0 });
+    } finally {
+      clockAhead.mockRestore();
+      await app.database.prisma.payment.deleteMany({ where: { gateId: gate.ref } });
+    }
+    expect(await transfersTo(app, payTo)).toHaveLength(before);
   });
 
   it('pays no other gate with our own settlement of a claimed authorization; that claim is finished', async () => {

@@ -25,7 +25,7 @@ import {
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
 import { waitForReceipt, type RelayerCall } from '../payments/settlement';
-import { chargedBase, channelState, claimableTotal, correction, publicTotal } from './channel-state';
+import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
@@ -119,19 +119,23 @@ export class RefundsService {
         BATCH_REASONS.refundPayload,
         'A refund was already made with the voucher for this total; pay a page before asking for another',
       );
-    const remainder = state.balance - charged;
-    if (!retried && remainder <= 0n)
-      throw new PaymentRejected(BATCH_REASONS.refundNoBalance, 'The channel holds nothing beyond what it was charged');
+    // A pending withdrawal may be finalized ahead of our transaction, before anything charged is
+    // claimed, and the refund call lifted from it sent alone after: only what neither takes is the payer's.
+    const room = spendableOf(state) - charged;
+    if (!retried && room <= 0n)
+      throw new PaymentRejected(
+        BATCH_REASONS.refundNoBalance,
+        'The channel holds nothing beyond what it was charged and what its pending withdrawal takes',
+      );
     // A voucher a claim carried is in public calldata: anyone could send it, so it asks nothing back.
     if (!retried && charged <= publicTotal(record, state))
       throw new PaymentRejected(
         BATCH_REASONS.refundPayload,
         'The voucher for this total is public (a claim transaction carried it), so it cannot ask for a refund: pay a page and ask with its voucher, or withdraw (initiateWithdraw, then finalizeWithdraw after the delay)',
       );
-    // The escrow returns at most what is not claimed; asking for more gets the remainder. A refund
-    // sent again only has to move the nonce (the escrow refunds nothing when nothing is left).
-    const asked =
-      payment.refundAmount !== undefined && payment.refundAmount < remainder ? payment.refundAmount : remainder;
+    // Asking for more gets the room. A refund sent again only has to move the nonce (the escrow
+    // refunds nothing when nothing is left).
+    const asked = payment.refundAmount !== undefined && payment.refundAmount < room ? payment.refundAmount : room;
     const amount = asked > 0n ? asked : 1n;
 
     const hold = retried?.id ?? randomUUID();

@@ -31,6 +31,7 @@ export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl
     rpcUrl,
     relayerPrivateKey: DEV_ROLES.relayer.privateKey,
     usdc: workerChain().usdc,
-    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
+    // A test may give the claim authorizer another key (a rotation).
+    claimAuthorizerPrivateKey: config.batchSettlement.claimAuthorizerPrivateKey ?? LOCAL_CLAIM_AUTHORIZER.privateKey,
   });
 }

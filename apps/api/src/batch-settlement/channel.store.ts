@@ -13,6 +13,24 @@ export interface ChannelKey {
   config: ChannelConfig;
 }
 
+/**
+ * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
+ * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
+ */
+export interface ClaimSigner {
+  chainId: number;
+  escrow: string;
+  receiverAuthorizer: string;
+}
+
+function signedBy(signer: ClaimSigner) {
+  return {
+    chainId: signer.chainId,
+    escrow: signer.escrow.toLowerCase(),
+    receiverAuthorizer: signer.receiverAuthorizer.toLowerCase(),
+  };
+}
+
 /** A channel's record as a voucher is judged against it. */
 export interface ChannelRecord {
   /** x402's chargedCumulativeAmount. */
@@ -377,43 +395,66 @@ export class ChannelStore {
   }
 
   /** Channels of a receiver and token with vouchers not yet claimed, oldest first, at most `limit` (one claim transaction's worth). */
-  unclaimed(receiver: string, token: string, limit: number): Promise<PaymentChannel[]> {
+  unclaimed(signer: ClaimSigner, receiver: string, token: string, limit: number): Promise<PaymentChannel[]> {
     return this.db.prisma.paymentChannel.findMany({
-      where: { receiver, token, unclaimedSince: { not: null } },
+      where: { ...signedBy(signer), receiver, token, unclaimedSince: { not: null } },
       orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
       take: limit,
     });
   }
 
   /** Those of `channelIds` that are channels of this receiver and token with vouchers not yet claimed. */
-  unclaimedAmong(receiver: string, token: string, channelIds: readonly string[]): Promise<PaymentChannel[]> {
+  unclaimedAmong(
+    signer: ClaimSigner,
+    receiver: string,
+    token: string,
+    channelIds: readonly string[],
+  ): Promise<PaymentChannel[]> {
     return this.db.prisma.paymentChannel.findMany({
-      where: { receiver, token, unclaimedSince: { not: null }, channelId: { in: [...channelIds] } },
+      where: {
+        ...signedBy(signer),
+        receiver,
+        token,
+        unclaimedSince: { not: null },
+        channelId: { in: [...channelIds] },
+      },
       orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
     });
   }
 
   /** Receivers (and tokens) with anything unclaimed. */
-  async receiversWithUnclaimed(): Promise<{ receiver: string; token: string }[]> {
+  async receiversWithUnclaimed(signer: ClaimSigner): Promise<{ receiver: string; token: string }[]> {
     return this.db.prisma.paymentChannel.findMany({
-      where: { unclaimedSince: { not: null } },
+      where: { ...signedBy(signer), unclaimedSince: { not: null } },
       distinct: ['receiver', 'token'],
       select: { receiver: true, token: true },
     });
   }
 
+  /** How many channels with vouchers not yet claimed `signer` cannot claim: another escrow's, or naming another receiver authorizer. */
+  strandedUnclaimed(signer: ClaimSigner): Promise<number> {
+    return this.db.prisma.paymentChannel.count({ where: { unclaimedSince: { not: null }, NOT: signedBy(signer) } });
+  }
+
   /**
    * Follows the chain's totalClaimed: `claimed` never goes down, and the channel counts as fully
    * claimed only while nothing above it was charged (a voucher accepted meanwhile keeps it open),
-   * or, given the chain's `balance`, while it holds nothing more to claim: a channel charged above
-   * what it holds must not wait among the unclaimed for ever, crowding out the others.
+   * or, given `read` (the chain's balance, and the channel's charged total when it was read), while
+   * it holds nothing more to claim and was charged nothing since: a channel charged above what it
+   * holds must not wait among the unclaimed for ever, crowding out the others, but a voucher taken
+   * after the read (on a deposit the read did not see) must still be claimed.
    */
-  async markClaimed(channelId: string, totalClaimed: bigint, balance?: bigint): Promise<void> {
-    const exhausted = balance !== undefined && balance <= totalClaimed;
+  async markClaimed(
+    channelId: string,
+    totalClaimed: bigint,
+    read?: { balance: bigint; charged: bigint },
+  ): Promise<void> {
+    const exhausted = read !== undefined && read.balance <= totalClaimed;
     await this.db.prisma.$executeRaw`
       UPDATE payment_channels
          SET claimed = GREATEST(claimed, ${totalClaimed}),
-             unclaimed_since = CASE WHEN charged <= ${totalClaimed} OR ${exhausted} THEN NULL ELSE unclaimed_since END,
+             unclaimed_since = CASE WHEN charged <= ${totalClaimed} OR (${exhausted} AND charged = ${read?.charged ?? null}::bigint)
+                               THEN NULL ELSE unclaimed_since END,
              updated_at = now()
        WHERE channel_id = ${channelId}`;
   }

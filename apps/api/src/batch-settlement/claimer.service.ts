@@ -11,7 +11,7 @@ import type { PaymentChannel } from '../generated/prisma/client';
 import { LOG_LOOKBACK_BLOCKS } from '../payments/authorization-checks';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
-import { ChannelStore } from './channel.store';
+import { ChannelStore, type ClaimSigner } from './channel.store';
 
 export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
@@ -27,6 +27,7 @@ export interface ClaimRun {
  * sent by the relayer, then settle to the receiver. The chain is the truth: before
  * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
  * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
+ * Only channels of its escrow naming its key are claimed: one claim batch cannot carry others.
  */
 @Injectable()
 export class ClaimerService {
@@ -46,7 +47,9 @@ export class ClaimerService {
     const batch = this.chain.batchSettlement;
     if (!batch) return run;
     let failed = false;
-    const receivers = await this.store.receiversWithUnclaimed();
+    const signer = this.signer(batch);
+    await this.warnOfStranded(signer);
+    const receivers = await this.store.receiversWithUnclaimed(signer);
     const withdrawing =
       receivers.length === 0
         ? []
@@ -56,7 +59,7 @@ export class ClaimerService {
             return [];
           });
     for (const { receiver, token } of receivers) {
-      await this.claimReceiver(batch, receiver as Address, token as Address, withdrawing, options, run).catch(
+      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run).catch(
         (error: Error) => {
           failed = true;
           this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
@@ -66,6 +69,19 @@ export class ClaimerService {
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) this.lastCompletedRunAt = performance.now();
     return run;
+  }
+
+  private signer(batch: BatchSettlementChain): ClaimSigner {
+    return { chainId: this.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
+  }
+
+  /** Channels left by an escrow or claim authorizer key changed since their vouchers: only the old ones can claim them. */
+  private async warnOfStranded(signer: ClaimSigner): Promise<void> {
+    const stranded = await this.store.strandedUnclaimed(signer);
+    if (stranded > 0)
+      this.logger.warn(
+        `${stranded} channel(s) with unclaimed vouchers are stranded: they are another escrow's or name another receiver authorizer than ${signer.receiverAuthorizer} (BATCH_SETTLEMENT_ADDRESS or CLAIM_AUTHORIZER_PRIVATE_KEY changed); claim them with that escrow and key`,
+      );
   }
 
   private async relayerCanClaim(): Promise<boolean> {
@@ -90,6 +106,7 @@ export class ClaimerService {
 
   private async claimReceiver(
     batch: BatchSettlementChain,
+    signer: ClaimSigner,
     receiver: Address,
     token: Address,
     withdrawingIds: readonly string[],
@@ -99,13 +116,15 @@ export class ClaimerService {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
-    const withdrawing = withdrawingIds.length ? await this.store.unclaimedAmong(receiver, token, withdrawingIds) : [];
+    const withdrawing = withdrawingIds.length
+      ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
+      : [];
     let last: ClaimMade | null = null;
     for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
       last =
         (await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run)) ??
         last;
-    const queued = await this.store.unclaimed(receiver, token, claimMaxChannels);
+    const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     last = (await this.claimChannels(batch, receiver, token, queued, options, run)) ?? last;
     if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
       const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
@@ -140,7 +159,10 @@ export class ClaimerService {
     let urgent = false;
     for (const channel of channels) {
       const state = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, state.totalClaimed, state.balance);
+      await this.store.markClaimed(channel.channelId, state.totalClaimed, {
+        balance: state.balance,
+        charged: channel.charged,
+      });
       // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
       // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
       if (state.withdrawal && channel.charged > spendableOf(state)) urgent = true;
@@ -196,7 +218,10 @@ export class ClaimerService {
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) {
       const after = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, after.totalClaimed, after.balance);
+      await this.store.markClaimed(channel.channelId, after.totalClaimed, {
+        balance: after.balance,
+        charged: channel.charged,
+      });
     }
     await this.store.recordClaim({
       chainId: this.chain.chainId,

@@ -1,4 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import type { Hex } from 'viem';
+import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import { batchSettlementAbi, devWalletClient, increaseTime } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
@@ -114,6 +117,76 @@ describe('voucher claimer', () => {
     } finally {
       await first?.close();
       await second?.close();
+      await db.dispose();
+    }
+  });
+
+  it('after the claim authorizer key changed, claims the channels naming the new one and leaves the old ones, counted, to the old key', async () => {
+    // Channels name their receiver authorizer: one claim batch signed with the new key cannot carry
+    // a channel naming the old one (the escrow reverts the whole batch), so none would ever be claimed.
+    const db = await createTestDatabase();
+    const masterKey = randomBytes(32);
+    const payTo = newWallet().address;
+    let before: TestApp | undefined = await startTestApp({ database: db.database, masterKey });
+    let after: TestApp | undefined;
+    let warnings: jest.SpyInstance | undefined;
+    try {
+      const { site, publisher } = await pricedSite(before, payTo);
+      await before.call('PATCH', `/v1/sites/${site.siteId}`, {
+        body: { batch_settlement: true },
+        headers: publisher.auth,
+      });
+      /** A new payer's channel on `app`, paying one page with its deposit. */
+      const payPage = async (app: TestApp, path: string) => {
+        const payer = newWallet();
+        await fundUsdc(app, payer.address, '1');
+        const offer = batchOffer(
+          await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': site.siteToken } }),
+        );
+        const channel = testChannel(app, payer, offer.accepted);
+        const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+          body: { payment: await channel.payment(offer, 10_000n, { deposit: 50_000n }) },
+        });
+        expect(paid.status).toBe(200);
+        return channel;
+      };
+      const old = await payPage(before, '/rotation/old');
+      await before.close();
+      before = undefined;
+
+      const claimAuthorizerPrivateKey = generatePrivateKey();
+      const batchSettlement = {
+        ...loadConfig({}).chain.batchSettlement,
+        claimIntervalMs: 0,
+        claimAuthorizerPrivateKey,
+      };
+      // Spied before the app starts, as in redis-outage.spec: the app's logs are silent otherwise.
+      warnings = jest.spyOn(Logger.prototype, 'warn');
+      after = await startTestApp({ database: db.database, masterKey, config: { chain: { batchSettlement } } });
+      const current = await payPage(after, '/rotation/new');
+      expect(current.config.receiverAuthorizer).not.toBe(old.config.receiverAuthorizer);
+      const run = await after.app.get(ClaimerService).runOnce({ force: true });
+      expect(run.claims).toHaveLength(1);
+      const claimed = async (channelId: Hex) =>
+        (
+          (await after!.chain.publicClient.readContract({
+            address: after!.chain.batchSettlement!.escrow,
+            abi: BATCH_SETTLEMENT_ABI,
+            functionName: 'channels',
+            args: [channelId],
+          })) as readonly [bigint, bigint]
+        )[1];
+      expect(await claimed(current.channelId)).toBe(10_000n);
+      expect(await usdcBalance(after, payTo)).toBe(10_000n);
+      // The old channel's voucher stays for the old key to claim, and the run says so once.
+      expect(await claimed(old.channelId)).toBe(0n);
+      const stranded = warnings.mock.calls.filter(([message]) => /stranded/.test(String(message)));
+      expect(stranded).toHaveLength(1);
+      expect(String(stranded[0][0])).toMatch(/^1 channel/);
+    } finally {
+      warnings?.mockRestore();
+      await before?.close();
+      await after?.close();
       await db.dispose();
     }
   });

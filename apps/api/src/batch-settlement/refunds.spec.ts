@@ -269,7 +269,11 @@ describe('channel refunds', () => {
     expect(await escrowRead('channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
     expect(await escrowRead('channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
     // Nothing more can be claimed from it: it leaves the unclaimed, where it would crowd out the others.
-    const unclaimed = await app.app.get(ChannelStore).unclaimed(payTo.toLowerCase(), app.chain.usdc.toLowerCase(), 100);
+    const batch = app.chain.batchSettlement!;
+    const signer = { chainId: app.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
+    const unclaimed = await app.app
+      .get(ChannelStore)
+      .unclaimed(signer, payTo.toLowerCase(), app.chain.usdc.toLowerCase(), 100);
     expect(unclaimed.map((channel) => channel.channelId)).not.toContain(over.channel.channelId);
   });
 

@@ -5,6 +5,8 @@ import { openGate, pricedSite } from '../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { ClaimerService } from './batch-settlement/claimer.service';
+import { JOB_LOCKS } from './db/advisory-lock';
 import { ReconcilerService } from './payments/reconciler.service';
 
 /** Two API instances on one database behave as one service. (Shared rate limits: rate-limit/redis-throttler.spec.ts.) */
@@ -105,19 +107,22 @@ describe('two API instances on one database', () => {
     ).toBe(true);
   });
 
-  it('let only one instance reconcile at a time (PostgreSQL: a session advisory lock)', async () => {
+  it.each([
+    ['reconcile', JOB_LOCKS.reconciler, () => second.app.get(ReconcilerService).runOnce()],
+    ['claim vouchers', JOB_LOCKS.claimer, () => second.app.get(ClaimerService).runOnce()],
+  ] as const)('let only one instance %s at a time (PostgreSQL: a session advisory lock)', async (_job, lock, run) => {
     if (db.database.kind !== 'postgres') {
       // PGlite is one process on one connection: there is no other instance to exclude.
-      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: false });
+      expect(await run()).toMatchObject({ skipped: false });
       return;
     }
     const holder = new Client({ connectionString: process.env.DATABASE_URL });
     await holder.connect();
     try {
-      await holder.query('SELECT pg_advisory_lock(72707370)');
-      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: true });
-      await holder.query('SELECT pg_advisory_unlock(72707370)');
-      expect(await second.app.get(ReconcilerService).runOnce()).toMatchObject({ skipped: false });
+      await holder.query('SELECT pg_advisory_lock($1)', [lock]);
+      expect(await run()).toMatchObject({ skipped: true });
+      await holder.query('SELECT pg_advisory_unlock($1)', [lock]);
+      expect(await run()).toMatchObject({ skipped: false });
     } finally {
       await holder.end();
     }

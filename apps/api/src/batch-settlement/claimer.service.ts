@@ -6,7 +6,9 @@ import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
-import { CONFIG } from '../db/tokens';
+import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
+import type { Database } from '../db/database';
+import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { LOG_LOOKBACK_BLOCKS } from '../payments/authorization-checks';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
@@ -17,6 +19,8 @@ export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
   claims: Hex[];
   settles: Hex[];
+  /** Another instance was claiming (it held the lock), so this one did nothing. */
+  skipped: boolean;
 }
 
 /**
@@ -38,12 +42,21 @@ export class ClaimerService {
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(DATABASE) private readonly db: Database,
     private readonly store: ChannelStore,
   ) {}
 
-  /** `force`: claim whatever is unclaimed, due or not. */
+  /**
+   * `force`: claim whatever is unclaimed, due or not. With several API instances, one claims at a
+   * time: the others' claims of the same channels would be no-ops on chain that still cost gas.
+   */
   async runOnce(options: { force?: boolean; now?: Date } = {}): Promise<ClaimRun> {
-    const run: ClaimRun = { claims: [], settles: [] };
+    const run = await whileHoldingLock(this.db, JOB_LOCKS.claimer, () => this.claimDue(options));
+    return run ?? { claims: [], settles: [], skipped: true };
+  }
+
+  private async claimDue(options: { force?: boolean; now?: Date }): Promise<ClaimRun> {
+    const run: ClaimRun = { claims: [], settles: [], skipped: false };
     const batch = this.chain.batchSettlement;
     if (!batch) return run;
     let failed = false;

@@ -76,7 +76,7 @@ describe('voucher claimer', () => {
         404,
       );
       // Not due yet: below the size and younger than the age.
-      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [] });
+      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
       expect(await usdcBalance(second, payTo)).toBe(0n);
 
       const run = await claimer.runOnce({ force: true });
@@ -106,13 +106,13 @@ describe('voucher claimer', () => {
       }
 
       // Again: nothing left to claim or settle.
-      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
       // A stored row put back to "unclaimed" (a crash between the claim and its record) is reconciled from the chain, not claimed again.
       await second.database.prisma.paymentChannel.updateMany({
         where: { receiver: payTo.toLowerCase() },
         data: { claimed: 0n, unclaimedSince: new Date(0) },
       });
-      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [] });
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
       expect(await usdcBalance(second, payTo)).toBe(owed);
     } finally {
       await first?.close();
@@ -219,7 +219,7 @@ describe('voucher claimer', () => {
       const { payer, channel } = await paidChannel('/tiny', 100_000n, [10_000n]);
       await withdrawal(payer, channel).start(1n);
       const run = await app.app.get(ClaimerService).runOnce();
-      expect(run).toEqual({ claims: [], settles: [] });
+      expect(run).toEqual({ claims: [], settles: [], skipped: false });
     } finally {
       await app.close();
     }

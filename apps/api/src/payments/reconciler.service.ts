@@ -3,6 +3,7 @@ import { USDC_ABI } from '@crawlgate/core';
 import type { Hash, TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
+import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
@@ -20,8 +21,6 @@ import { SiteSecretsService } from '../sites/site-secrets.service';
 
 /** Open payments looked at per pass; the least recently checked first, so none waits behind stuck ones. */
 const BATCH = 100;
-/** Session advisory lock held by the one instance reconciling at a time (Prisma Migrate's id + 1). */
-const RECONCILER_LOCK = 72707370;
 
 export interface ReconcileReport {
   finalized: number;
@@ -52,17 +51,8 @@ export class ReconcilerService {
 
   /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
   async runOnce(): Promise<ReconcileReport> {
-    return this.db.sql.session(async (session) => {
-      const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-        RECONCILER_LOCK,
-      ]);
-      if (!locked) return { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: true };
-      try {
-        return await this.reconcileOpenPayments();
-      } finally {
-        await session.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
-      }
-    });
+    const report = await whileHoldingLock(this.db, JOB_LOCKS.reconciler, () => this.reconcileOpenPayments());
+    return report ?? { finalized: 0, released: 0, resubmitted: 0, waiting: 0, skipped: true };
   }
 
   private async reconcileOpenPayments(): Promise<ReconcileReport> {

@@ -1,0 +1,23 @@
+import type { Database } from './database';
+
+/**
+ * Session advisory locks of the background jobs that must run on one API instance at a time
+ * (Prisma Migrate's id + 1, + 2): each would otherwise do the same chain work twice, paying its gas.
+ */
+export const JOB_LOCKS = { reconciler: 72707370, claimer: 72707371 } as const;
+
+/**
+ * Runs `work` while holding the session advisory lock `key`, taken only if no other session holds
+ * it; undefined, without running it, when one does (another instance is doing that job now).
+ */
+export function whileHoldingLock<T>(db: Database, key: number, work: () => Promise<T>): Promise<T | undefined> {
+  return db.sql.session(async (session) => {
+    const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
+    if (!locked) return undefined;
+    try {
+      return await work();
+    } finally {
+      await session.query('SELECT pg_advisory_unlock($1)', [key]);
+    }
+  });
+}

@@ -3,6 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SiteTokenAuth } from '../auth/authenticated';
 import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
+import { NoStore } from '../http/no-store';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { LimitPerSiteToken } from '../rate-limit/limits';
@@ -58,6 +59,7 @@ export class GatesController {
   }
 
   @Get(':id')
+  @NoStore() // its status changes as it is paid
   @ApiOperation({ summary: 'Look up a gate and whether it is paid' })
   @ApiResponse({
     status: 200,

@@ -177,6 +177,8 @@ describe('gates API', () => {
   it('shows a gate by id, whoever minted it: the API, or the middleware with the site’s secret', async () => {
     const gate = await openGate(app, site, '/status/1');
     const shown = await app.call('GET', `/v1/gates/${gate.id}`);
+    // Its status changes as it is paid: no cache may keep an answer.
+    expect(shown.headers.get('cache-control')).toBe('no-store');
     expect(shown).toMatchObject({
       status: 200,
       body: {

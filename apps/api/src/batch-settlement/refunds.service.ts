@@ -24,7 +24,7 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { waitForReceipt, type RelayerCall } from '../payments/settlement';
+import { sendSignedFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 
@@ -302,7 +302,7 @@ export class RefundsService {
         if (!(await this.store.setRefundTx(channelId, hold, keccak256(serializedTransaction), nonce)))
           throw new HoldLost();
         stored = true;
-        return relayer.sendRawTransaction({ serializedTransaction });
+        return sendSignedFromRelayer(this.chain, serializedTransaction);
       });
     } catch (error) {
       if (error instanceof HoldLost) throw refundInFlight();

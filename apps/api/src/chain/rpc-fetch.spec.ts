@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPublicClient, http } from 'viem';
-import { broadcastMayHaveLanded, isChainUnreachable } from '../payments/chain-errors';
+import { createPublicClient, createWalletClient, http, keccak256 } from 'viem';
+import { BroadcastFailed, broadcastMayHaveLanded, isChainUnreachable } from '../payments/chain-errors';
+import { sendSignedFromRelayer } from '../payments/settlement';
+import type { ChainContext } from './chain-context';
 import { createRpcFetch } from './rpc-fetch';
 
 /** A loopback HTTP server whose answer each test decides; counts the connections it accepted. */
@@ -79,28 +81,88 @@ describe('createRpcFetch', () => {
     }
   });
 
+  /** Any signed transaction: the servers here answer without reading it. */
+  const signed = '0x02f86b827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000001808080c0';
+  /** The relayer's broadcast of `signed` to `url`, as the API sends it; what it failed with. */
+  async function failedBroadcastTo(url: string, timeout = 10_000): Promise<unknown> {
+    const relayer = createWalletClient({ transport: http(url, { fetchFn: rpcFetch, retryCount: 0, timeout }) });
+    return sendSignedFromRelayer({ relayer } as unknown as ChainContext, signed).then(
+      (hash) => new Error(`the broadcast got ${hash}`),
+      (error: unknown) => error,
+    );
+  }
+
   it('keeps node’s error when nothing listens: unreachable, and a broadcast that cannot have landed', async () => {
     const server = await serve(rpcResult('0x1'));
     const url = server.url;
     await server.close();
-    const client = createPublicClient({ transport: http(url, { fetchFn: rpcFetch, retryCount: 0 }) });
-    const failure = await client
-      .request({ method: 'eth_sendRawTransaction', params: ['0x00'] })
-      .catch((error: unknown) => error);
+    const failure = await failedBroadcastTo(url);
+    expect(failure).toBeInstanceOf(BroadcastFailed);
+    expect(JSON.stringify(failure, ['cause', 'code', 'syscall'])).toMatch(/ECONNREFUSED/);
     expect(isChainUnreachable(failure)).toBe(true);
     expect(broadcastMayHaveLanded(failure)).toBe(false);
   });
 
-  it('reports a connection cut after the broadcast arrived as one that may have landed', async () => {
+  it('reports a connection cut after the broadcast arrived as one that may have landed, with its hash', async () => {
     const server = await serve((request) => request.socket.destroy());
     try {
-      const client = createPublicClient({ transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0 }) });
-      const failure = await client
-        .request({ method: 'eth_sendRawTransaction', params: ['0x00'] })
-        .catch((error: unknown) => error);
+      const failure = await failedBroadcastTo(server.url);
+      expect(isChainUnreachable(failure)).toBe(true);
+      expect(broadcastMayHaveLanded(failure)).toBe(true);
+      expect((failure as BroadcastFailed).hash).toBe(keccak256(signed));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reports a broadcast whose answer never came (viem’s TimeoutError, no body, no cause) as one that may have landed', async () => {
+    const held: ServerResponse[] = [];
+    const server = await serve((_, __, response) => held.push(response));
+    try {
+      const failure = await failedBroadcastTo(server.url, 100);
+      expect((failure as Error).cause).toMatchObject({ name: 'TimeoutError' });
       expect(isChainUnreachable(failure)).toBe(true);
       expect(broadcastMayHaveLanded(failure)).toBe(true);
     } finally {
+      held.forEach((response) => response.destroy());
+      await server.close();
+    }
+  });
+
+  it.each([200, 502])(
+    'reports a gateway’s JSON-RPC error for the broadcast (HTTP %i, -32603 "socket hang up" upstream) as one that may have landed',
+    async (status) => {
+      const server = await serve((_, body, response) =>
+        response.writeHead(status, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: JSON.parse(body).id,
+            error: { code: -32603, message: 'upstream request failed: socket hang up' },
+          }),
+        ),
+      );
+      try {
+        const failure = await failedBroadcastTo(server.url);
+        expect(isChainUnreachable(failure)).toBe(true);
+        expect(broadcastMayHaveLanded(failure)).toBe(true);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  it('reports a failure before the broadcast (its nonce or gas read timed out) as one that sent nothing', async () => {
+    const held: ServerResponse[] = [];
+    const server = await serve((_, __, response) => held.push(response));
+    try {
+      const client = createPublicClient({
+        transport: http(server.url, { fetchFn: rpcFetch, retryCount: 0, timeout: 100 }),
+      });
+      const failure = await client.getChainId().catch((error: unknown) => error);
+      expect(isChainUnreachable(failure)).toBe(true);
+      expect(broadcastMayHaveLanded(failure)).toBe(false);
+    } finally {
+      held.forEach((response) => response.destroy());
       await server.close();
     }
   });

@@ -1,9 +1,10 @@
 import { readGate } from '@crawlgate/core';
-import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { batchSettlementSite, openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
 import { startTcpProxy, type Direction, type TcpProxy } from '../../test/tcp-proxy';
+import { batchOffer, testChannel } from '../../test/test-channel';
 import { ReconcilerService } from '../payments/reconciler.service';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,6 +67,18 @@ describe('the chain RPC going away and coming back', () => {
     };
   }
 
+  /**
+   * Lets the relayer's broadcast reach the node (which mines it) and drops the node's answer, the
+   * connection left up: the API gives up on it by its own timeout, not by a reset.
+   */
+  function dropBroadcastAnswer(): void {
+    let broadcastOn: number | undefined;
+    onRpc = (text, direction, connection) => {
+      if (direction === 'to-target' && text.includes('eth_sendRawTransaction')) broadcastOn = connection;
+      else if (direction === 'to-client' && connection === broadcastOn) return false;
+    };
+  }
+
   /** Runs the reconciler until it has finished this gate's payment (a claim without a hash waits 2 s first). */
   async function reconcileUntilPaid(gateId: string): Promise<void> {
     for (const started = Date.now(); Date.now() - started < 8_000; await sleep(250)) {
@@ -123,4 +136,57 @@ describe('the chain RPC going away and coming back', () => {
       expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount));
     },
   );
+
+  it('never releases a settlement whose broadcast went unanswered but was mined (the transport timed out): 202 with its hash, then paid, once', async () => {
+    const gate = await openGate(app, site, '/outage/answer-dropped');
+    const payment = await signPayment(app, agent, gate);
+    const balance = await usdcBalance(app, agent.address);
+
+    dropBroadcastAnswer();
+    const pending = await verify(gate.id, payment);
+    onRpc = undefined;
+    const mined = (await transfersTo(app, payTo)).filter((t) => t.from === agent.address);
+    expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount)); // the chain took it
+    expect(pending.status).toBe(202);
+    expect(pending.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id });
+    expect(pending.body.tx_hash).toBe(mined.at(-1)!.hash);
+    expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('settling');
+
+    await reconcileUntilPaid(gate.id);
+    const paid = await verify(gate.id, payment);
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'paid', tx_hash: pending.body.tx_hash });
+    expect(paid.body.access_token).toEqual(expect.any(String));
+    expect((await transfersTo(app, payTo)).filter((t) => t.hash === paid.body.tx_hash)).toHaveLength(1);
+    expect(await usdcBalance(app, agent.address)).toBe(balance - BigInt(gate.amount));
+  });
+
+  it('answers a deposit whose broadcast went unanswered but was mined as maybe sent, its payer’s lease kept; the same payment then pays, deposited once', async () => {
+    const { site: channelSite } = await batchSettlementSite(app, payTo);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/outage/deposit' },
+        headers: { 'x-site-token': channelSite.siteToken },
+      }),
+    );
+    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    const balance = await usdcBalance(app, payer.address);
+    const leases = () =>
+      app.database.sql.query('SELECT payer FROM deposit_leases WHERE payer = $1', [payer.address.toLowerCase()]);
+
+    dropBroadcastAnswer();
+    const unsure = await verify(offer.id, payment);
+    onRpc = undefined;
+    expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n); // the deposit landed
+    expect(unsure.status).toBe(503);
+    expect(unsure.body.detail).toMatch(/may have been sent/);
+    expect(await leases()).toHaveLength(1);
+
+    const paid = await verify(offer.id, payment);
+    expect(paid.status).toBe(200);
+    expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n);
+    expect(await leases()).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+import type { Hash } from 'viem';
 import { unavailable } from '../http/api-error';
 
 const UNREACHABLE_NAMES = new Set(['HttpRequestError', 'TimeoutError', 'WebSocketRequestError', 'SocketClosedError']);
@@ -17,21 +18,55 @@ export function isChainUnreachable(error: unknown): boolean {
 }
 
 /**
- * Whether the node may have taken the transaction although the call failed: the broadcast itself
- * failed after its request could have arrived (a reset, a timeout, a lost answer). Releasing the
- * gate then would lose a payment the chain made, and let the agent pay a second time.
+ * A signed transaction of the relayer whose broadcast failed. `hash` is known before sending (the
+ * keccak of the signed transaction): the one it has on chain if the node took it after all.
+ */
+export class BroadcastFailed extends Error {
+  constructor(
+    readonly hash: Hash,
+    cause: unknown,
+  ) {
+    // The node's words kept in the message: the relayer's nonce step reads "nonce too low" there.
+    super(`Broadcast of ${hash} failed: ${(cause as { message?: unknown })?.message ?? String(cause)}`, { cause });
+    this.name = 'BroadcastFailed';
+  }
+}
+
+/** Node's codes, and the calls, of a connection that never opened: its request was never written. */
+const NEVER_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const CONNECT_CALLS = new Set(['connect', 'getaddrinfo']);
+
+/**
+ * Whether the node may have taken the transaction of a broadcast that failed with `error` (a
+ * BroadcastFailed). Only a connection that never opened proves it did not. A timeout, a reset, a
+ * lost answer, and any answer a node or a gateway gave ("internal error: upstream socket hang up")
+ * may follow a transaction the chain took: releasing the gate then would lose a payment the chain
+ * made. Failures before the broadcast (its gas, its nonce) sent nothing.
  */
 export function broadcastMayHaveLanded(error: unknown): boolean {
-  let broadcast = false;
-  let refused = false;
+  return failedBroadcast(error) !== null && !neverConnected(error);
+}
+
+/** The BroadcastFailed in `error`'s chain, or null when the failure came before anything was sent. */
+export function failedBroadcast(error: unknown): BroadcastFailed | null {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
     seen.add(current);
-    const { body, code } = current as { body?: { method?: unknown }; code?: unknown };
-    if (body?.method === 'eth_sendRawTransaction') broadcast = true;
-    if (code === 'ECONNREFUSED') refused = true; // never connected: nothing was sent
+    if (current instanceof BroadcastFailed) return current;
   }
-  return broadcast && !refused;
+  return null;
+}
+
+/** Node's own error for a socket that failed while connecting, read through viem's chain (not messages). */
+function neverConnected(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
+    seen.add(current);
+    const { code, syscall } = current as { code?: unknown; syscall?: unknown };
+    if (typeof code === 'string' && NEVER_CONNECTED_CODES.has(code)) return true;
+    if (typeof syscall === 'string' && CONNECT_CALLS.has(syscall)) return true;
+  }
+  return false;
 }
 
 export const chainUnavailable = () =>

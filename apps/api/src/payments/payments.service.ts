@@ -35,7 +35,7 @@ import {
   toSignedAuthorization,
   type SignedAuthorization,
 } from './authorization-checks';
-import { broadcastMayHaveLanded, chainUnavailable, isChainUnreachable, onChain } from './chain-errors';
+import { broadcastMayHaveLanded, chainUnavailable, failedBroadcast, isChainUnreachable, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
@@ -161,11 +161,14 @@ export class PaymentsService {
         await this.release(claim.payment.id);
         throw chainUnavailable();
       }
-      // The node may or may not have taken the transaction: the reconciler asks the token.
+      // The node may or may not have taken the transaction: the claim keeps its hash, and the
+      // reconciler records it once mined, or asks the token (and sends it again) if it never was.
+      const sent = failedBroadcast(error)?.hash ?? null;
+      if (sent) await this.store.markSubmitted(claim.payment.id, sent);
       this.logger.warn(
         `Settlement of gate ${gate.ref} ended ambiguously; the reconciler will finish it: ${(error as Error).message}`,
       );
-      return pending(gate.id, null);
+      return pending(gate.id, sent);
     }
     await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);

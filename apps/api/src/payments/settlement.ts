@@ -1,6 +1,7 @@
-import { encodeFunctionData, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
+import { BroadcastFailed } from './chain-errors';
 
 /** A call from the relayer with its gas and fees, ready to be signed with a nonce and broadcast. */
 export interface RelayerCall {
@@ -47,16 +48,22 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
   };
 }
 
-/** Signs a prepared call with the relayer's next nonce and broadcasts it. */
+/** Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a BroadcastFailed. */
 export function broadcastFromRelayer(chain: ChainContext, call: RelayerCall): Promise<Hash> {
-  const { relayer } = chain;
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) =>
-    relayer.sendRawTransaction({
-      serializedTransaction: await relayer.account.signTransaction!({ ...call, nonce }),
-    }),
+    sendSignedFromRelayer(chain, await chain.relayer.account.signTransaction!({ ...call, nonce })),
   );
+}
+
+/** Sends a transaction the relayer signed; failing, it throws BroadcastFailed with the hash it would have on chain. */
+export async function sendSignedFromRelayer(chain: ChainContext, serializedTransaction: Hex): Promise<Hash> {
+  try {
+    return await chain.relayer.sendRawTransaction({ serializedTransaction });
+  } catch (error) {
+    throw new BroadcastFailed(keccak256(serializedTransaction), error);
+  }
 }
 
 /** The receipt once it has enough confirmations, or null when `timeoutMs` passes first. */

@@ -190,6 +190,15 @@ export class PaymentStore {
     });
   }
 
+  /**
+   * Forgets a claim its request never broadcast, unless it was sent meanwhile (by the reconciler of
+   * any instance, once the request ran past the settlement timeout): whether it was forgotten.
+   */
+  async releaseUnsent(id: string): Promise<boolean> {
+    const { count } = await this.db.prisma.payment.deleteMany({ where: { id, status: 'submitting', txHash: null } });
+    return count > 0;
+  }
+
   /** Forgets a settlement that never happened (the gate is payable again); a confirmed payment stays. */
   async deleteUnconfirmed(id: string): Promise<void> {
     await this.db.prisma.payment.deleteMany({ where: { id, status: { not: 'confirmed' } } });

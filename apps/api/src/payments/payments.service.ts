@@ -138,13 +138,17 @@ export class PaymentsService {
       return identifier
         ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth)
         : this.outcomeOf(claim.payment, gate);
-    // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is released.
-    const covered = await this.balanceCovers(claim.payment, claim.ahead, auth).catch(async (error: unknown) => {
-      await this.release(claim.payment.id);
-      throw error;
-    });
+    // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is
+    // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
+    let covered: boolean;
+    try {
+      covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
+    } catch (error) {
+      if (await this.store.releaseUnsent(claim.payment.id)) throw error;
+      return this.outcomeOf(claim.payment, gate);
+    }
     if (!covered) {
-      await this.release(claim.payment.id);
+      if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
       throw new PaymentRejected(
         X402_REASONS.insufficient_funds,
         'The payer’s USDC, less what its other payments in flight will take, does not cover this one; nothing was charged',
@@ -158,7 +162,7 @@ export class PaymentsService {
     } catch (error) {
       if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) {
         // Nothing reached the chain: free the gate so the agent can retry once it is back.
-        await this.release(claim.payment.id);
+        if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
         throw chainUnavailable();
       }
       // The node may or may not have taken the transaction: the claim keeps its hash, and the

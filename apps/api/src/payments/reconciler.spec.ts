@@ -191,6 +191,49 @@ describe('settlements that outlive their request', () => {
     expect(await transfersTo(app, payTo)).toHaveLength(before);
   });
 
+  it('keeps a claim another instance’s reconciler sent while its request was stuck: the request answers 202, never “nothing was charged”, and the payment is recorded once', async () => {
+    // The request's balance check hangs past the settlement timeout, the other instance's
+    // reconciler sends the claim, then the check fails: releasing the claim then deleted a
+    // settlement the chain made (the payer charged, no token, no record).
+    const short = { chain: { settlementTimeoutMs: 2_000 } };
+    const stuck = await startTestApp({ database: db.database, masterKey, config: short });
+    const other = await startTestApp({ database: db.database, masterKey, config: short });
+    try {
+      const gate = await openGate(stuck, site, '/reconcile/taken-over');
+      const payment = await signPayment(stuck, agent, gate);
+      let fail!: () => void;
+      const failing = new Promise<void>((resolve) => (fail = resolve));
+      const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
+      const balanceCheck = jest
+        .spyOn(stuck.chain.publicClient, 'readContract')
+        .mockImplementation(((request: { functionName: string }) =>
+          request.functionName === 'balanceOf'
+            ? failing.then(() => Promise.reject(new Error('fetch failed')))
+            : read(request as never)) as never);
+      const before = (await transfersTo(app, payTo)).length;
+      const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        expect(await other.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        fail();
+        const answered = await answer;
+        expect(answered.status).toBe(answered.body.status === 'paid' ? 200 : 202);
+      } finally {
+        balanceCheck.mockRestore();
+      }
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+      for (let i = 0; i < 20 && (await other.app.get(ReconcilerService).runOnce()).finalized === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      const paid = await other.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      expect(paid.status).toBe(200);
+      expect(await transfersTo(app, payTo)).toHaveLength(before + 1);
+    } finally {
+      await stuck.app.close();
+      await other.app.close();
+    }
+  }, 60_000);
+
   it('pays no other gate with our own settlement of a claimed authorization; that claim is finished', async () => {
     const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/ours-elsewhere');
     // Our relayer sends it (a broadcast its request never recorded, or the reconciler's).

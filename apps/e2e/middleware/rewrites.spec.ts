@@ -1,6 +1,6 @@
 /*
  * URL rewrites before the gate: the router serves the rewritten URL, the client asked for another.
- * Both are priced and the highest price wins, on real Express and Fastify servers, the real API and
+ * Both are priced and the highest price wins, on real Express, Fastify and Hono servers, the real API and
  * the local chain. Pricing: /premium/* 0.5, everything else 0.001.
  */
 
@@ -8,6 +8,10 @@ import express from 'express';
 import Fastify from 'fastify';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
+import { crawlgateHono } from '@crawlgate/middleware/hono';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Server } from 'node:http';
 import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { rawRequest } from './support/raw-request';
 import { listening, type SiteServer } from './support/site-servers';
@@ -52,6 +56,18 @@ async function fastifyWithRewriteUrl(): Promise<SiteServer> {
   return server;
 }
 
+/** A Hono app mounted under /premium, gated inside: Hono hands it the request with /premium cut off. */
+async function honoMountedUnderPremium(): Promise<SiteServer> {
+  const inner = new Hono();
+  inner.use('*', crawlgateHono(site.options()));
+  inner.get('*', (c) => c.html(premium(c.req.path)));
+  const app = new Hono();
+  app.mount('/premium', inner.fetch);
+  const server = await listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+  servers.push(server);
+  return server;
+}
+
 describe('a rewrite before the gate', () => {
   it('Express: a locale prefix stripped before the gate does not lower the premium price', async () => {
     const server = await expressWithLocalePrefix();
@@ -70,6 +86,14 @@ describe('a rewrite before the gate', () => {
   it('Fastify: a page rewriteUrl routes to a free path is priced as the path the client asked for', async () => {
     const server = await fastifyWithRewriteUrl();
     expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toContain(premium('1'));
+    const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
+    expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
+    expect(bot.text).not.toContain('premium content');
+  });
+
+  it('Hono on node-server: a gate inside an app mounted under a prefix prices the path the client asked for', async () => {
+    const server = await honoMountedUnderPremium();
+    expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toContain('premium content');
     const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
     expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
     expect(bot.text).not.toContain('premium content');

@@ -31,12 +31,12 @@ beforeAll(async () => {
   });
   await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: privateKeyToAccount(agentKey).address, amount: 1_000_000n });
   server = await FRAMEWORKS[0].start(site.options());
-});
+}, 60_000);
 afterAll(async () => {
   await server?.close();
   await site?.close();
   await anvil?.stop();
-});
+}, 60_000);
 
 /** What a crawler's fetch sends: its user agent. */
 const asGptBot: typeof fetch = (input, init) => {

@@ -58,18 +58,30 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
   });
 }
 
-/** The URL is the web Request's, the one Hono routes on; the headers Node's when it has them. */
+/**
+ * On node-server, the URL the client asked for is Node's, and the one Hono routes on the web
+ * Request's: a mounted app (`app.mount('/premium', inner.fetch)`) gets a Request with the prefix
+ * cut off, and a gate inside it prices both readings. Elsewhere the gate sees only the Request:
+ * put it on the outermost app.
+ */
 function requestOf(c: HonoContext): CrawlgateRequest {
   const { raw } = c.req;
   const incoming = nodeMessageOf(c.env);
   if (incoming)
     return {
       method: raw.method,
-      url: raw.url,
+      url: incoming.url ?? raw.url,
+      routedUrl: pathAndQuery(raw.url),
       headers: nodeHeaders(incoming.headers),
       ip: incoming.socket?.remoteAddress,
     };
   return gateRequestOf(raw);
+}
+
+/** An absolute URL's path and query, as Node's message spells a request target. */
+function pathAndQuery(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  return start === -1 ? '/' : url.slice(start);
 }
 
 /** @hono/node-server's IncomingMessage, told apart from a binding that happens to be named `incoming`. */

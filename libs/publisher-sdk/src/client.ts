@@ -249,11 +249,16 @@ export class PublisherClient {
 
 /** Encoded, so an id can never step into another path (`../`, `?`). */
 function sitePath(siteId: string): string {
-  return `/sites/${encodeURIComponent(siteId)}`;
+  return `/sites/${pathSegment(siteId)}`;
 }
 
 function botPath(siteId: string, name: string): string {
-  return `${sitePath(siteId)}/bot-policy/bots/${encodeURIComponent(name)}`;
+  return `${sitePath(siteId)}/bot-policy/bots/${pathSegment(name)}`;
+}
+
+/** One path segment, whatever the value: its dots escaped too, since fetch resolves a bare `.` or `..` segment. */
+function pathSegment(value: string): string {
+  return encodeURIComponent(value).replace(/\./g, '%2E');
 }
 
 function rangeQuery(range: StatsQuery): Record<string, string | undefined> {

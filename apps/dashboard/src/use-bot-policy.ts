@@ -10,7 +10,8 @@ export interface BotPolicyState {
   /** The crawlers whose change is on its way. */
   saving: ReadonlySet<string>;
   /** The last failed change per crawler. */
-  errors: Readonly<Record<string, unknown>>;
+  /** A Map: a crawler may be named like an Object member ("constructor"). */
+  errors: ReadonlyMap<string, unknown>;
   /** Sets a crawler's own action (null: removes it, so its category's applies again). */
   change(name: string, action: BotAction | null): Promise<void>;
 }
@@ -21,12 +22,12 @@ export function useBotPolicy(siteId: string): BotPolicyState {
   const loaded = useLoad(() => client.getBotPolicy(siteId), [client, siteId]);
   const [answered, setAnswered] = useState<SiteBotPolicy | undefined>();
   const [saving, setSaving] = useState<ReadonlySet<string>>(new Set());
-  const [errors, setErrors] = useState<Record<string, unknown>>({});
+  const [errors, setErrors] = useState<ReadonlyMap<string, unknown>>(new Map());
   const policy = newer(answered, loaded.data);
 
   const change = async (name: string, action: BotAction | null) => {
     setSaving((names) => new Set(names).add(name));
-    setErrors(({ [name]: _cleared, ...rest }) => rest);
+    setErrors((previous) => withEntry(previous, name, undefined));
     try {
       const next = action
         ? await client.setBotAction(siteId, name, action)
@@ -34,7 +35,7 @@ export function useBotPolicy(siteId: string): BotPolicyState {
       // Two changes in flight may answer out of order: the higher version is the later state.
       setAnswered((previous) => newer(next, previous));
     } catch (error) {
-      setErrors((previous) => ({ ...previous, [name]: error }));
+      setErrors((previous) => withEntry(previous, name, error));
     } finally {
       setSaving((names) => {
         const rest = new Set(names);
@@ -50,4 +51,12 @@ export function useBotPolicy(siteId: string): BotPolicyState {
 function newer(a: SiteBotPolicy | undefined, b: SiteBotPolicy | undefined): SiteBotPolicy | undefined {
   if (!a || !b) return a ?? b;
   return a.version >= b.version ? a : b;
+}
+
+/** A copy of `map` with `name` set to `value`, or without it for undefined. */
+function withEntry(map: ReadonlyMap<string, unknown>, name: string, value: unknown): ReadonlyMap<string, unknown> {
+  const next = new Map(map);
+  if (value === undefined) next.delete(name);
+  else next.set(name, value);
+  return next;
 }

@@ -369,9 +369,34 @@ describe('the publisher dashboard in a browser', () => {
     const id = await siteId();
     const storedBots = async () =>
       (await app.call('GET', `/v1/sites/${id}/bot-policy`, { headers: await authHeader() })).body.bots;
+    // A crawler named like an Object.prototype member (any middleware with the site token can report one).
+    const reported = await app.call('POST', '/v1/site/gate-counts', {
+      headers: { 'x-site-token': siteToken },
+      body: {
+        counts: [],
+        crawlers: [
+          {
+            day: new Date().toISOString().slice(0, 10),
+            crawler: 'constructor',
+            category: 'ai-training',
+            operator: null,
+            action: 'charged',
+            verified: false,
+            requests: 1,
+            revenue_micros: '0',
+          },
+        ],
+        paths: [],
+      },
+    });
+    expect(reported.status).toBe(204);
     await page.goto(url(`#/crawlers/${id}`));
+    await page.reload();
     const row = (crawler: string) =>
       page.getByRole('table', { name: 'Crawlers' }).locator(`tr[data-crawler="${crawler}"]`);
+    // It is a row like any other: no error of a change never made (the errors were a plain object).
+    await expectPressed(page.getByRole('button', { name: 'Charge constructor' }));
+    expect(await row('constructor').getByRole('alert').count()).toBe(0);
     // Nothing stored yet: each crawler's category default applies; people have no action.
     await expectPressed(page.getByRole('button', { name: 'Charge GPTBot' }));
     await expectText(row('GPTBot').getByTestId('action-source'), /default for ai-training/);

@@ -11,7 +11,7 @@ export function BotActionButtons({ row, policy }: { row: CrawlerRow; policy: Bot
   const effective = policy.policy && effectiveAction(row, policy.policy);
   if (!effective) return <span class="muted">–</span>;
   const saving = policy.saving.has(row.crawler);
-  const error = policy.errors[row.crawler];
+  const error = policy.errors.get(row.crawler);
   return (
     <div class="bot-action" aria-busy={saving}>
       <div class="segmented" role="group" aria-label={`Action for ${row.crawler}`}>

@@ -783,17 +783,18 @@ describe('createCrawlgate', () => {
   });
 });
 
-describe('a sign-in the API cannot check', () => {
-  const proofFor = (path: string) =>
-    encodeBase64Json({
-      address: '0x' + '1'.repeat(40),
-      signature: '0x' + '2'.repeat(130),
-      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path }, Math.floor(Date.now() / 1000) + 300, SECRET),
-      domain: 'example.com',
-      uri: `https://example.com${path}`,
-      chainId: 'eip155:8453',
-    });
+/** A sign-in proof answering this site's challenge for `path` (its signature is the API's to judge). */
+const proofFor = (path: string) =>
+  encodeBase64Json({
+    address: '0x' + '1'.repeat(40),
+    signature: '0x' + '2'.repeat(130),
+    nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path }, Math.floor(Date.now() / 1000) + 300, SECRET),
+    domain: 'example.com',
+    uri: `https://example.com${path}`,
+    chainId: 'eip155:8453',
+  });
 
+describe('a sign-in the API cannot check', () => {
   it('answers 503, serving nothing and taking no payment the request also carries: the wallet may have paid already', async () => {
     const { fake, handle } = setup({}, paysFor('/post/1'));
     fake.answerWith((call) => (call === 'POST /v1/access-tokens/siwx' ? { status: 429 } : undefined));
@@ -822,14 +823,7 @@ describe('a sign-in the API accepted', () => {
           }
         : undefined,
     );
-    const proof = encodeBase64Json({
-      address: '0x' + '1'.repeat(40),
-      signature: '0x' + '2'.repeat(130),
-      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path: '/post/1' }, Math.floor(Date.now() / 1000) + 300, SECRET),
-      domain: 'example.com',
-      uri: 'https://example.com/post/1',
-      chainId: 'eip155:8453',
-    });
+    const proof = proofFor('/post/1');
     for (let i = 0; i < 3; i++)
       expect(await handle('/post/1', { 'sign-in-with-x': proof })).toMatchObject({
         kind: 'pass-after-payment',
@@ -861,15 +855,7 @@ describe('a target a router may read as another path', () => {
   it('is re-opened by no sign-in proof: the API is not even asked', async () => {
     const { fake, handle } = setup();
     const asked = () => fake.calls.filter((call) => call === 'POST /v1/access-tokens/siwx').length;
-    // A proof answering this site's challenge for /cheap/t (its signature is the API's to judge).
-    const proof = encodeBase64Json({
-      address: '0x' + '1'.repeat(40),
-      signature: '0x' + '2'.repeat(130),
-      nonce: signSiwxNonce({ siteId: FAKE_SITE_ID, path: '/cheap/t' }, Math.floor(Date.now() / 1000) + 300, SECRET),
-      domain: 'example.com',
-      uri: 'https://example.com/cheap/t',
-      chainId: 'eip155:8453',
-    });
+    const proof = proofFor('/cheap/t');
     await handle('/cheap/t', { 'sign-in-with-x': proof });
     expect(asked()).toBe(1); // a plain path asks the API (the fake refuses: 402)
     for (const url of AMBIGUOUS) {

@@ -210,7 +210,7 @@ describe('createKeyDirectory', () => {
 });
 
 describe('refusedOrigin', () => {
-  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://203.0.113.9', 'https://[2606:4700::1111]'])(
+  it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://1.1.1.1', 'https://[2606:4700::1111]'])(
     'lets %s be fetched',
     (origin) => {
       expect(refusedOrigin(origin, false)).toBeNull();
@@ -239,6 +239,13 @@ describe('refusedOrigin', () => {
     'https://[2002:a00:1::]',
     'https://[2002:c0a8:101::1]',
     'https://[fec0::1]',
+    // IETF protocol assignments and the documentation ranges: never a public agent.
+    'https://192.0.0.1',
+    'https://192.0.2.2',
+    'https://198.51.100.7',
+    'https://203.0.113.9',
+    'https://[ff02::1]',
+    'https://[2001:db8::1]',
     'https://metadata.internal',
     'https://printer.local',
     // The root's trailing dot names the same host.

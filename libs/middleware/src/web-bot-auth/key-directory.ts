@@ -288,13 +288,17 @@ function isPrivateIp(host: string): boolean {
       (a === 169 && b === 254) ||
       (a === 172 && b >= 16 && b < 32) ||
       (a === 192 && b === 168) ||
-      (a === 198 && (b === 18 || b === 19))
+      (a === 198 && (b === 18 || b === 19)) ||
+      // IETF protocol assignments 192.0.0.0/24 and the documentation ranges: no public host there.
+      (a === 192 && b === 0 && (Number(v4[3]) === 0 || Number(v4[3]) === 2)) ||
+      (a === 198 && b === 51 && Number(v4[3]) === 100) ||
+      (a === 203 && b === 0 && Number(v4[3]) === 113)
     );
   }
   if (!host.includes(':')) return false;
   // IPv6 (as the URL parser writes it: compressed, lower case): unique local fc00::/7, link-local
   // fe80::/10 and site-local fec0::/10, and every form that embeds an IPv4 address, which may be a
   // private one: "::" forms (unspecified, IPv4-mapped and -compatible), NAT64 64:ff9b::/96 and
-  // 64:ff9b:1::/48, and 6to4 2002::/16.
-  return /^(?:f[cd]|fe[89a-f])/.test(host) || host.startsWith('::') || /^(?:64:ff9b:|2002:)/.test(host);
+  // 64:ff9b:1::/48, and 6to4 2002::/16; multicast ff00::/8 and documentation 2001:db8::/32.
+  return /^(?:f[cdf]|fe[89a-f])/.test(host) || host.startsWith('::') || /^(?:64:ff9b:|2002:|2001:db8:)/.test(host);
 }

@@ -182,12 +182,17 @@ export class PaymentStore {
     return open;
   }
 
-  /** The reconciler broadcast the settlement again as `txHash`; a payment confirmed meanwhile stays as it is. */
-  async markResubmitted(id: string, txHash: string): Promise<void> {
-    await this.db.prisma.payment.updateMany({
+  /**
+   * The reconciler is about to broadcast the settlement again as `txHash`: recorded first, so that
+   * no request releases the claim as unsent while it is on its way. False, and nothing is to be
+   * sent, when the payment was confirmed or released meanwhile.
+   */
+  async markResubmitted(id: string, txHash: string): Promise<boolean> {
+    const { count } = await this.db.prisma.payment.updateMany({
       where: { id, status: { not: 'confirmed' } },
       data: { status: 'submitted', txHash },
     });
+    return count > 0;
   }
 
   /**

@@ -136,9 +136,17 @@ export class ReconcilerService {
       return 'waiting';
     }
     if (fate === 'send') {
-      const hash = await sendSettlement(this.chain, auth);
-      // Conditional: the request that made this claim may have finished it meanwhile; never undo that.
-      await this.store.markResubmitted(payment.id, hash);
+      // Recorded before it is sent (a stuck request then finds it sent), and sent only if the
+      // request that made the claim has neither finished nor released it meanwhile.
+      let stands = true;
+      const hash = await sendSettlement(this.chain, auth, async (signed) => {
+        stands = await this.store.markResubmitted(payment.id, signed);
+        if (!stands) throw new ClaimSettled();
+      }).catch((error: unknown) => {
+        if (error instanceof ClaimSettled) return null;
+        throw error;
+      });
+      if (!hash) return 'waiting';
       this.logger.log(`Resubmitted the settlement of gate ${payment.gateId}: ${hash}`);
       return 'resubmitted';
     }
@@ -194,3 +202,6 @@ export class ReconcilerService {
     return log ? this.receipt(log.transactionHash) : null;
   }
 }
+
+/** The claim was confirmed or released while its settlement was being prepared: nothing is sent. */
+class ClaimSettled extends Error {}

@@ -234,6 +234,51 @@ describe('settlements that outlive their request', () => {
     }
   }, 60_000);
 
+  it('keeps a claim whose request fails while another instance’s reconciler is broadcasting it: recorded before it is sent', async () => {
+    // The reconciler recorded its hash only once the node answered: a stuck request failing in
+    // between found the claim unsent, deleted it and answered "nothing was charged" while the
+    // chain took the payment.
+    const short = { chain: { settlementTimeoutMs: 2_000 } };
+    const stuck = await startTestApp({ database: db.database, masterKey, config: short });
+    const other = await startTestApp({ database: db.database, masterKey, config: short });
+    try {
+      const gate = await openGate(stuck, site, '/reconcile/mid-broadcast');
+      const payment = await signPayment(stuck, agent, gate);
+      let fail!: () => void;
+      const failing = new Promise<void>((resolve) => (fail = resolve));
+      const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
+      jest
+        .spyOn(stuck.chain.publicClient, 'readContract')
+        .mockImplementation(((request: { functionName: string }) =>
+          request.functionName === 'balanceOf'
+            ? failing.then(() => Promise.reject(new Error('fetch failed')))
+            : read(request as never)) as never);
+      const before = (await transfersTo(app, payTo)).length;
+      const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      // The other instance's broadcast reaches the node; its answer waits until the request has answered.
+      const send = other.chain.relayer.sendRawTransaction.bind(other.chain.relayer);
+      let answered: Awaited<typeof answer> | undefined;
+      jest.spyOn(other.chain.relayer, 'sendRawTransaction').mockImplementation((async (request: never) => {
+        const hash = await send(request);
+        fail();
+        answered = await answer;
+        return hash;
+      }) as never);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await other.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 1 });
+      expect(answered!.status).toBe(answered!.body.status === 'paid' ? 200 : 202);
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+      for (let i = 0; i < 20 && (await other.app.get(ReconcilerService).runOnce()).finalized === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await other.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(200);
+      expect(await transfersTo(app, payTo)).toHaveLength(before + 1);
+    } finally {
+      jest.restoreAllMocks();
+      await stuck.app.close();
+      await other.app.close();
+    }
+  }, 60_000);
+
   it('pays no other gate with our own settlement of a claimed authorization; that claim is finished', async () => {
     const { gate: claimed, signed } = await claimedButNeverSent('/reconcile/ours-elsewhere');
     // Our relayer sends it (a broadcast its request never recorded, or the reconciler's).

@@ -20,8 +20,12 @@ export function prepareSettlement(chain: ChainContext, auth: SignedAuthorization
 }
 
 /** Broadcasts transferWithAuthorization from the relayer; the hash is known once the node accepts it. */
-export async function sendSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<Hash> {
-  return broadcastFromRelayer(chain, await prepareSettlement(chain, auth));
+export async function sendSettlement(
+  chain: ChainContext,
+  auth: SignedAuthorization,
+  beforeBroadcast?: BeforeBroadcast,
+): Promise<Hash> {
+  return broadcastFromRelayer(chain, await prepareSettlement(chain, auth), beforeBroadcast);
 }
 
 /** Broadcasts a call from the relayer (settlements, escrow deposits, claims); the hash once the node accepts it. */
@@ -48,13 +52,25 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
   };
 }
 
+/**
+ * Runs once a transaction is signed, before it is sent, with the hash it will have: a record of it
+ * written then outlives any answer the broadcast gets. Throwing sends nothing.
+ */
+export type BeforeBroadcast = (hash: Hash) => Promise<void>;
+
 /** Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a BroadcastFailed. */
-export function broadcastFromRelayer(chain: ChainContext, call: RelayerCall): Promise<Hash> {
+export function broadcastFromRelayer(
+  chain: ChainContext,
+  call: RelayerCall,
+  beforeBroadcast?: BeforeBroadcast,
+): Promise<Hash> {
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
-  return chain.relayerNonces.send(async (nonce) =>
-    sendSignedFromRelayer(chain, await chain.relayer.account.signTransaction!({ ...call, nonce })),
-  );
+  return chain.relayerNonces.send(async (nonce) => {
+    const signed = await chain.relayer.account.signTransaction!({ ...call, nonce });
+    await beforeBroadcast?.(keccak256(signed));
+    return sendSignedFromRelayer(chain, signed);
+  });
 }
 
 /** Sends a transaction the relayer signed; failing, it throws BroadcastFailed with the hash it would have on chain. */

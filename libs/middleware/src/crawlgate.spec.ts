@@ -796,13 +796,17 @@ const proofFor = (path: string) =>
 
 describe('a sign-in the API cannot check', () => {
   it('answers 503, serving nothing and taking no payment the request also carries: the wallet may have paid already', async () => {
-    const { fake, handle } = setup({}, paysFor('/post/1'));
+    const { fake, handle, gate } = setup({}, paysFor('/post/1'));
     fake.answerWith((call) => (call === 'POST /v1/access-tokens/siwx' ? { status: 429 } : undefined));
     const alone = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1') });
     expect(respond(alone).status).toBe(503);
     const withPayment = await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-payment': paymentV1() });
     expect(respond(withPayment).status).toBe(503);
     expect(fake.calls.filter((call) => call.endsWith('/verify'))).toHaveLength(0);
+    // Not a visit's outcome: no re-access is counted for a sign-in nobody checked.
+    await gate.close();
+    const crawlers = (fake.reports[0] as { crawlers?: { action: string }[] } | undefined)?.crawlers ?? [];
+    expect(crawlers.filter((count) => count.action === 'token')).toEqual([]);
   });
 });
 

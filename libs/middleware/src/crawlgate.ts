@@ -372,7 +372,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
       return siwx.reaccess(headers, route.path, request.ip).then((signedIn) => {
         if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
-        seen.outcome = 'token'; // a page paid before, read again: no new payment, no revenue
+        // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
+        if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';
         return signedIn;
       });
     return pay(request, headers, route, terms, micros, fresh);

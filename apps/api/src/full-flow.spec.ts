@@ -1,6 +1,6 @@
 import { GateCounterService } from './gates/gate-counter.service';
 import { freshIp } from '../test/fixtures';
-import { fundUsdc, newWallet, signPayment, usdcBalance } from '../test/test-agent';
+import { fundUsdc, historyHeaders, newWallet, signPayment, usdcBalance } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
 
 /** The whole story through HTTP: a publisher prices a page, a bot pays in USDC, everyone sees it. */
@@ -76,7 +76,7 @@ describe('full flow over HTTP on the local chain', () => {
       total_spent_usd: '0.05',
       sites_count: 1,
     });
-    const history = await app.call('GET', '/v1/agents/me/payments', { headers: { 'x-wallet-address': agent.address } });
+    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(agent) });
     expect(history.body.items).toEqual([
       expect.objectContaining({
         gate_id: gate.body.ref,

@@ -9,7 +9,14 @@ import {
   usdcDomain,
   type TransferAuthorization,
 } from '@crawlgate/devchain';
-import { exactPaymentV1, MAX_AUTHORIZATION_SECONDS, USDC_ABI } from '@crawlgate/core';
+import {
+  exactPaymentV1,
+  formatWalletProof,
+  MAX_AUTHORIZATION_SECONDS,
+  paymentHistoryMessage,
+  USDC_ABI,
+  WALLET_PROOF_MAX_SECONDS,
+} from '@crawlgate/core';
 import { createWalletClient, encodeFunctionData, http, type Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
@@ -17,6 +24,23 @@ import type { TestApp } from './test-app';
 /** A fresh wallet with no history: balances and nonces start from zero in every test. */
 export function newWallet(): PrivateKeyAccount {
   return privateKeyToAccount(generatePrivateKey());
+}
+
+/**
+ * The headers of GET /v1/agents/me/payments for `address` (the signer's own, unless given: a
+ * contract wallet's), with the signer's X-Wallet-Proof expiring `expires` (Unix seconds; by default
+ * as far ahead as allowed) of `message` (by default the one the API expects).
+ */
+export async function historyHeaders(
+  signer: PrivateKeyAccount,
+  {
+    address = signer.address,
+    expires = Math.floor(Date.now() / 1000) + WALLET_PROOF_MAX_SECONDS,
+    message = paymentHistoryMessage(address, expires),
+  }: { address?: string; expires?: number; message?: string } = {},
+): Promise<Record<string, string>> {
+  const signature = await signer.signMessage({ message });
+  return { 'x-wallet-address': address, 'x-wallet-proof': formatWalletProof(expires, signature) };
 }
 
 /** Mints test USDC through the API's local faucet. */

@@ -272,6 +272,8 @@ describe('@crawlgate/agent', () => {
     const response = await agent.fetch(`${siteUrl}/article/by-wallet-client`, asBot);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('content of /article/by-wallet-client');
+    // The history's proof is the WalletClient's signature too.
+    expect((await agent.payments()).items).toEqual([expect.objectContaining({ url: '/article/by-wallet-client' })]);
   });
 
   it('reports a refused payment as PaymentFailedError with the reason: nothing spent, its price held', async () => {
@@ -288,6 +290,10 @@ describe('@crawlgate/agent', () => {
     await agent.fetch(`${siteUrl}/article/history-1`, asBot);
     await agent.fetch(`${siteUrl}/cheap/history-2`, asBot);
     expect(await agent.profile()).toMatchObject({ payments_count: 2, total_spent_usd: '0.011' });
-    expect(((await agent.payments({ limit: 1 })) as { items: unknown[] }).items).toHaveLength(1);
+    // Each call signs a fresh proof that the agent holds the wallet: the cursor's page needs one too.
+    const first = await agent.payments({ limit: 1 });
+    expect(first.items).toEqual([expect.objectContaining({ url: '/cheap/history-2' })]);
+    const second = await agent.payments({ limit: 1, cursor: first.next_cursor! });
+    expect(second.items).toEqual([expect.objectContaining({ url: '/article/history-1' })]);
   });
 });

@@ -4,10 +4,14 @@ import {
   decodeBase64Json,
   encodeBase64Json,
   formatMicrosUsd,
+  formatWalletProof,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
   parseUsdAmount,
+  paymentHistoryMessage,
+  WALLET_PROOF_HEADER,
+  WALLET_PROOF_MAX_SECONDS,
   X402_BATCH_SETTLEMENT_ADDRESS,
   type AgentPaymentPage,
   type AgentProfile,
@@ -147,7 +151,7 @@ export interface Agent {
   spending(): Promise<BudgetSummary>;
   /** GET /v1/agents/me: this wallet's payment totals, as the Crawlgate API counts them. */
   profile(): Promise<AgentProfile>;
-  /** GET /v1/agents/me/payments: this wallet's confirmed payments, newest first, a page at a time. */
+  /** GET /v1/agents/me/payments: this wallet's confirmed payments, newest first, a page at a time; each call signs a proof that the agent holds the wallet (X-Wallet-Proof). */
   payments(query?: PageQuery): Promise<AgentPaymentPage>;
   /** The batch-settlement channels this agent opened (in this process). */
   channels(): ChannelSummary[];
@@ -780,14 +784,28 @@ export function createAgent(options: AgentOptions): Agent {
     }
   }
 
-  /** An agent route of the Crawlgate API (the wallet's address is a lookup key, not a credential), its answer checked. */
-  async function api<T>(path: string, isAnswer: (body: unknown) => body is T): Promise<T> {
+  /** An agent route of the Crawlgate API (named by the wallet's address, plus `headers`), its answer checked. */
+  async function api<T>(
+    path: string,
+    isAnswer: (body: unknown) => body is T,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     if (!apiUrl) throw new Error('The Crawlgate API URL is unknown: pass apiUrl to createAgent');
-    const response = await http(`${apiUrl}${path}`, { headers: { 'x-wallet-address': payer.address } });
+    const response = await http(`${apiUrl}${path}`, { headers: { 'x-wallet-address': payer.address, ...headers } });
     const body: unknown = await response.json();
     if (!response.ok) throw new Error(`${path}: ${response.status} ${errorDetailOf(body) ?? 'no detail'}`);
     if (!isAnswer(body)) throw new Error(`${path}: the API's answer is not the one it documents`);
     return body;
+  }
+
+  /**
+   * X-Wallet-Proof for the payment history, which shows what the chain does not: signed afresh on
+   * every call. It expires a little short of the API's limit, so a clock ahead of the API's by up
+   * to PROOF_CLOCK_MARGIN_SECONDS is not refused as too far ahead.
+   */
+  async function historyProof(): Promise<string> {
+    const expires = Math.floor(Date.now() / 1000) + WALLET_PROOF_MAX_SECONDS - PROOF_CLOCK_MARGIN_SECONDS;
+    return formatWalletProof(expires, await payer.signMessage(paymentHistoryMessage(payer.address, expires)));
   }
 
   // Opened last: a createAgent that throws on its other options holds no file.
@@ -805,7 +823,11 @@ export function createAgent(options: AgentOptions): Agent {
       const params = new URLSearchParams();
       if (query.limit !== undefined) params.set('limit', String(query.limit));
       if (query.cursor !== undefined) params.set('cursor', query.cursor);
-      return api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`, isAgentPaymentPage);
+      return historyProof().then((proof) =>
+        api(`/v1/agents/me/payments${params.size ? `?${params}` : ''}`, isAgentPaymentPage, {
+          [WALLET_PROOF_HEADER]: proof,
+        }),
+      );
     },
     channels: () =>
       channels.all().map((c) => ({
@@ -822,6 +844,9 @@ export function createAgent(options: AgentOptions): Agent {
     refund,
   };
 }
+
+/** How far ahead of the API's clock the agent's may be when it signs a history proof. */
+const PROOF_CLOCK_MARGIN_SECONDS = 30;
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,

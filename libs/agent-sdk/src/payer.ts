@@ -30,6 +30,8 @@ export interface Payer {
   transfer(offer: Offer): Promise<Hash>;
   /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
   signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
+  /** EIP-191 (personal_sign) with the agent's key (the proof that opens its payment history). */
+  signMessage(message: string): Promise<Hex>;
   /** EIP-712 with the agent's key (a voucher, a deposit authorization). */
   signTypedData(typedData: TypedDataDefinition): Promise<Hex>;
   /** Clients that send the agent's own transactions (a withdrawal): rpcUrl or the WalletClient's transport. */
@@ -82,6 +84,11 @@ export function createPayer(
     'transport' in account
       ? (account as WalletClient).signTypedData({ ...typedData, account: signer })
       : (account as LocalAccount).signTypedData(typedData);
+
+  const signMessage = (message: string): Promise<Hex> =>
+    'transport' in account
+      ? (account as WalletClient).signMessage({ account: signer, message })
+      : (account as LocalAccount).signMessage({ message });
 
   const publicFor = (client: WalletClient): PublicClient =>
     createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
@@ -141,11 +148,7 @@ export function createPayer(
       const client = wallet();
       return { wallet: client, public: publicFor(client) };
     },
-    signTransferProof(gateRef, txHash) {
-      const message = transferProofMessage(gateRef, txHash);
-      return 'transport' in account
-        ? (account as WalletClient).signMessage({ account: signer, message })
-        : (account as LocalAccount).signMessage({ message });
-    },
+    signTransferProof: (gateRef, txHash) => signMessage(transferProofMessage(gateRef, txHash)),
+    signMessage,
   };
 }

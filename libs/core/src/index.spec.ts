@@ -42,6 +42,12 @@ const CONTRACT = [
   'exactPaymentV1',
   'exactPaymentV2',
   'transferProofMessage',
+  'WALLET_PROOF_HEADER',
+  'WALLET_PROOF_MAX_SECONDS',
+  'paymentHistoryMessage',
+  'formatWalletProof',
+  'readWalletProof',
+  'isWalletProofTimely',
 ];
 
 describe('@crawlgate/core', () => {

@@ -22,6 +22,7 @@ export * from './api-errors';
 export * from './api-types';
 export * from './publisher-views';
 export * from './agent-views';
+export * from './wallet-proof';
 export * from './pay-json';
 export * from './untrusted';
 export * from './crawler-report';

@@ -1,7 +1,17 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import {
+  isWalletProofTimely,
+  paymentHistoryMessage,
+  readWalletProof,
+  WALLET_PROOF_HEADER,
+  WALLET_PROOF_MAX_SECONDS,
+} from '@crawlgate/core';
+import type { ChainContext } from '../chain/chain-context';
+import { signedMessageBy } from '../chain/signed-message';
+import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { unauthorized } from '../http/api-error';
+import { ApiError, unauthorized } from '../http/api-error';
 import { authenticatePublisher, authenticateSite, headerText, walletOf, type CredentialKind } from './credentials';
 import type { AuthedRequest } from './request-context';
 
@@ -41,7 +51,10 @@ export class SiteTokenGuard implements CanActivate {
   }
 }
 
-/** Agents are identified by address only: a lookup key, not proof of ownership (see the spec). */
+/**
+ * Agents are identified by address only: a lookup key, not proof of ownership (see the spec);
+ * WalletProofGuard adds the proof where the answer shows what the chain does not.
+ */
 @Injectable()
 export class WalletGuard implements CanActivate {
   static readonly credential: CredentialKind = 'wallet';
@@ -52,6 +65,44 @@ export class WalletGuard implements CanActivate {
     const wallet = walletOf(request);
     if (!wallet) throw unauthorized('X-Wallet-Address must be 0x followed by 40 hexadecimal characters');
     request.wallet = wallet;
+    return true;
+  }
+}
+
+/** What a wallet proof is, for the 401s that ask for one. */
+const WALLET_PROOF_EXPECTED =
+  `send ${WALLET_PROOF_HEADER}: "<expires>.<signature>", the 0x EIP-191 signature (personal_sign) by the ` +
+  `X-Wallet-Address wallet of "Crawlgate payment history of <address in lower case> until <expires>", ` +
+  `expires in Unix seconds, in the future and at most ${WALLET_PROOF_MAX_SECONDS} s ahead`;
+
+/**
+ * After WalletGuard, on routes that show what the chain does not (the paths paid, the sites, gates
+ * and vouchers): the caller proves it holds the wallet it names, with a short-lived signature
+ * (core's wallet-proof.ts). It names no credential of its own: the route is counted by the address.
+ */
+@Injectable()
+export class WalletProofGuard implements CanActivate {
+  constructor(@Inject(CHAIN) private readonly chain: ChainContext) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthedRequest>();
+    const wallet = request.wallet;
+    if (!wallet) throw new Error('WalletProofGuard runs after WalletGuard');
+    const header = headerText(request, WALLET_PROOF_HEADER.toLowerCase());
+    if (!header) throw unauthorized(`Missing ${WALLET_PROOF_HEADER} header: ${WALLET_PROOF_EXPECTED}`);
+    const proof = readWalletProof(header);
+    if (!proof) throw unauthorized(`${WALLET_PROOF_HEADER} is not "<expires>.<signature>": ${WALLET_PROOF_EXPECTED}`);
+    // The clock first: an expired or far-off proof costs no signature check (a smart wallet's asks the chain).
+    if (!isWalletProofTimely(proof.expires, Math.floor(Date.now() / 1000)))
+      throw unauthorized(`${WALLET_PROOF_HEADER} has expired or expires too far ahead: ${WALLET_PROOF_EXPECTED}`);
+    const message = paymentHistoryMessage(wallet, proof.expires);
+    const signed = await signedMessageBy(this.chain, { address: wallet, message, signature: proof.signature });
+    if (signed === 'unchecked')
+      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
+    if (!signed)
+      throw unauthorized(
+        `${WALLET_PROOF_HEADER} is not this wallet's signature of its message: ${WALLET_PROOF_EXPECTED}`,
+      );
     return true;
   }
 }

@@ -102,8 +102,11 @@ function documentOperation(
   // A route without a guard is public: say so, rather than leave it to a document-wide default.
   if (!operation.security?.length) operation.security = [];
   else {
-    const scheme = Object.keys(operation.security[0])[0];
-    add(401, { description: options.unauthorized[scheme] ?? 'Missing or invalid credentials' });
+    // A requirement of several schemes (an address and its proof) can fail on any of them.
+    const schemes = Object.keys(operation.security[0]);
+    add(401, {
+      description: schemes.map((scheme) => options.unauthorized[scheme] ?? 'Missing or invalid credentials').join('; '),
+    });
   }
 
   add(400, {

@@ -1,12 +1,13 @@
 import { exactPaymentV1, signGate, USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import { decodeFunctionData, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment } from '../../test/test-agent';
+import { fundUsdc, historyHeaders, newWallet, signPayment } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
  * Nobody but the payer may obtain its access token from public data: the wallet-addressed views
- * (anyone can send X-Wallet-Address), the chain's calldata and logs. A token needs the gate's id,
+ * (anyone can send X-Wallet-Address; the history also needs the wallet's proof, but is read by the
+ * payer's tools and may leak), the chain's calldata and logs. A token needs the gate's id,
  * a signed offer only its visitor was shown; public views name the gate by its ref alone.
  */
 describe('a payer’s token from public data', () => {
@@ -30,10 +31,13 @@ describe('a payer’s token from public data', () => {
     });
     expect(paid.status).toBe(200);
 
-    // What a stranger sees by the victim's public address.
-    const history = await app.call('GET', '/v1/agents/me/payments', {
+    // A stranger sees nothing by the victim's public address; the history the victim reads (which
+    // could leak) must not be a way to its token either.
+    const unproven = await app.call('GET', '/v1/agents/me/payments', {
       headers: { 'x-wallet-address': victim.address },
     });
+    expect(unproven.status).toBe(401);
+    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(victim) });
     const [item] = history.body.items;
     expect(item).toMatchObject({ gate_id: gate.ref, tx_hash: paid.body.tx_hash });
     expect(JSON.stringify(history.body)).not.toContain(gate.id);

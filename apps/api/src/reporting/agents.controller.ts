@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import type { AgentPaymentPage, AgentProfile } from '@crawlgate/core';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { WalletAuth } from '../auth/authenticated';
+import { WalletAuth, WalletProofAuth } from '../auth/authenticated';
 import { CurrentWallet } from '../auth/request-context';
 import { AgentProfileView } from './agents.dto';
 import { AgentsService } from './agents.service';
@@ -10,9 +10,12 @@ import { PaymentPageView } from './payment-history.dto';
 import { PaymentHistoryService } from './payment-history.service';
 import { paymentItem } from './payment-items';
 
-/** The address is a lookup key, not proof of ownership: what it shows is public on chain anyway. */
+/**
+ * The profile's address is a lookup key, not proof of ownership: its totals are public on chain
+ * anyway. The history is not (the paths paid, the sites, gates and vouchers): it needs a proof that
+ * the caller holds the wallet (X-Wallet-Proof).
+ */
 @ApiTags('agents')
-@WalletAuth()
 @Controller('agents/me')
 export class AgentsController {
   constructor(
@@ -21,6 +24,7 @@ export class AgentsController {
   ) {}
 
   @Get()
+  @WalletAuth()
   @ApiOperation({ summary: 'Your wallet’s payment totals' })
   @ApiResponse({
     status: 200,
@@ -32,7 +36,12 @@ export class AgentsController {
   }
 
   @Get('payments')
-  @ApiOperation({ summary: 'Your wallet’s confirmed payments, newest first' })
+  @WalletProofAuth()
+  @ApiOperation({
+    summary: 'Your wallet’s confirmed payments, newest first',
+    description:
+      'Needs X-Wallet-Proof besides X-Wallet-Address: the history shows what the chain does not (paths, sites, gates, vouchers).',
+  })
   @ApiPageQueries()
   @ApiResponse({ status: 200, type: PaymentPageView, description: 'Confirmed payments, newest first.' })
   payments(

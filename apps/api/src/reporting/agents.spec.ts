@@ -1,9 +1,12 @@
+import { paymentHistoryMessage, WALLET_PROOF_MAX_SECONDS } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { deployTestWallet, historyHeaders, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { encodeCursor } from './cursor';
 import { insertPayment, newAddress, walkPages } from './test-payments';
 
 const at = (iso: string) => new Date(iso);
+type Signer = ReturnType<typeof newWallet>;
 
 describe('agents API', () => {
   let app: TestApp;
@@ -96,8 +99,89 @@ describe('agents API', () => {
   });
 
   describe('GET /v1/agents/me/payments', () => {
-    it('pages through confirmed payments newest first, with no duplicates and a null cursor at the end', async () => {
+    const now = () => Math.floor(Date.now() / 1000);
+
+    it('answers a stranger who names the address but holds no proof 401, with no item', async () => {
       const address = newAddress();
+      await insertPayment(app, owner, siteA, { payer: address, amount: 5000n, url: '/secret/path' });
+      const response = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(address) });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({ detail: expect.stringMatching(/Missing X-Wallet-Proof.*personal_sign/) });
+    });
+
+    it.each([
+      [
+        'another wallet’s signature',
+        async (victim: Signer) => historyHeaders(newWallet(), { address: victim.address }),
+      ],
+      ['a proof that expired', async (victim: Signer) => historyHeaders(victim, { expires: now() - 1 })],
+      ['a proof expiring now', async (victim: Signer) => historyHeaders(victim, { expires: now() })],
+      [
+        'a proof expiring too far ahead',
+        async (victim: Signer) => historyHeaders(victim, { expires: now() + WALLET_PROOF_MAX_SECONDS + 5 }),
+      ],
+      [
+        'a signature of another message',
+        async (victim: Signer) => historyHeaders(victim, { message: 'Crawlgate transfer proof' }),
+      ],
+      [
+        'a signature for another wallet’s history',
+        async (victim: Signer) =>
+          historyHeaders(victim, { message: paymentHistoryMessage(newAddress(), now() + 60), expires: now() + 60 }),
+      ],
+      [
+        'a signature for another expiry',
+        async (victim: Signer) =>
+          historyHeaders(victim, { message: paymentHistoryMessage(victim.address, now() + 60), expires: now() + 61 }),
+      ],
+      [
+        'a proof that is not <expires>.<signature>',
+        async (victim: Signer) => ({ ...wallet(victim.address), 'x-wallet-proof': `${now() + 60}.nothex` }),
+      ],
+      [
+        'a signature of the right length that recovers no one',
+        async (victim: Signer) => ({
+          ...wallet(victim.address),
+          'x-wallet-proof': `${now() + 60}.0x${'00'.repeat(65)}`,
+        }),
+      ],
+    ])('answers 401 and no item for %s', async (_, headersFor) => {
+      const victim = newWallet();
+      await insertPayment(app, owner, siteA, { payer: victim.address, amount: 5000n, url: '/secret/path' });
+      const response = await app.call('GET', '/v1/agents/me/payments', { headers: await headersFor(victim) });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({ detail: expect.stringMatching(/X-Wallet-Proof.*personal_sign/) });
+    });
+
+    it('answers the wallet’s own proof 200 with its items, not to be stored', async () => {
+      const agent = newWallet();
+      await insertPayment(app, owner, siteA, { payer: agent.address, amount: 5000n, url: '/secret/path' });
+      const response = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(agent, { address: agent.address.toLowerCase(), expires: now() + 30 }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.body.items).toEqual([expect.objectContaining({ url: '/secret/path', amount: '5000' })]);
+    });
+
+    it('takes a contract wallet’s ERC-1271 signature (its owner’s key), not a stranger’s', async () => {
+      const keyHolder = newWallet();
+      const smartWallet = await deployTestWallet(app, keyHolder);
+      await insertPayment(app, owner, siteB, { payer: smartWallet, amount: 7000n, url: '/smart/path' });
+      const stranger = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(newWallet(), { address: smartWallet }),
+      });
+      expect(stranger.status).toBe(401);
+      const own = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(keyHolder, { address: smartWallet }),
+      });
+      expect(own.status).toBe(200);
+      expect(own.body.items).toEqual([expect.objectContaining({ url: '/smart/path' })]);
+    });
+
+    it('pages through confirmed payments newest first, with no duplicates and a null cursor at the end', async () => {
+      const agent = newWallet();
+      const address = agent.address;
       const same = at('2026-10-05T12:00:00.000Z');
       const paid = [
         await insertPayment(app, owner, siteA, {
@@ -140,20 +224,23 @@ describe('agents API', () => {
         .sort((x, y) => y.confirmedAt!.getTime() - x.confirmedAt!.getTime() || (y.id < x.id ? -1 : 1))
         .map((p) => p.id);
 
-      const { sizes, ids } = await walkPages(app, '/v1/agents/me/payments', wallet(address), 3);
+      const { sizes, ids } = await walkPages(app, '/v1/agents/me/payments', await historyHeaders(agent), 3);
       expect(sizes).toEqual([3, 3, 1]);
       expect(ids).toEqual(expected);
     });
 
     it('shows each payment’s gate, site, path, amount, price, transaction, network and time', async () => {
-      const address = newAddress();
+      const agent = newWallet();
+      const address = agent.address;
       const payment = await insertPayment(app, owner, siteB, {
         payer: address,
         amount: 5000n,
         url: '/articles/42',
         confirmedAt: at('2026-10-09T10:11:12.013Z'),
       });
-      const response = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(address.toLowerCase()) });
+      const response = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(agent, { address: address.toLowerCase() }),
+      });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
         items: [
@@ -176,20 +263,21 @@ describe('agents API', () => {
     });
 
     it('returns 20 by default and up to 100 when asked', async () => {
-      const address = newAddress();
+      const agent = newWallet();
+      const address = agent.address;
       const base = Date.parse('2026-09-01T00:00:00Z');
       for (let i = 0; i < 21; i++)
         await insertPayment(app, owner, siteA, { payer: address, amount: 1n, confirmedAt: new Date(base + i * 1000) });
-      const first = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(address) });
+      const first = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(agent) });
       expect(first.body.items).toHaveLength(20);
       expect(first.body.next_cursor).toEqual(expect.any(String));
-      const all = await app.call('GET', '/v1/agents/me/payments?limit=100', { headers: wallet(address) });
+      const all = await app.call('GET', '/v1/agents/me/payments?limit=100', { headers: await historyHeaders(agent) });
       expect(all.body.items).toHaveLength(21);
       expect(all.body.next_cursor).toBeNull();
     });
 
     it('answers an empty page for a wallet that never paid', async () => {
-      const response = await app.call('GET', '/v1/agents/me/payments', { headers: wallet(newAddress()) });
+      const response = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(newWallet()) });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ items: [], next_cursor: null });
     });
@@ -208,7 +296,9 @@ describe('agents API', () => {
         'cursor_format',
       ],
     ])('answers 422 for ?%s', async (query, field, type) => {
-      const response = await app.call('GET', `/v1/agents/me/payments?${query}`, { headers: wallet(newAddress()) });
+      const response = await app.call('GET', `/v1/agents/me/payments?${query}`, {
+        headers: await historyHeaders(newWallet()),
+      });
       expect(response.status).toBe(422);
       expect(response.body.detail).toEqual([
         expect.objectContaining({ loc: ['query', field], type, msg: expect.any(String) }),
@@ -217,7 +307,7 @@ describe('agents API', () => {
 
     it('reports a bad limit and a bad cursor together', async () => {
       const response = await app.call('GET', '/v1/agents/me/payments?limit=0&cursor=%%%', {
-        headers: wallet(newAddress()),
+        headers: await historyHeaders(newWallet()),
       });
       expect(response.status).toBe(422);
       expect(response.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([
@@ -227,9 +317,13 @@ describe('agents API', () => {
     });
   });
 
-  it('describes both routes in the OpenAPI document, with the wallet credential', async () => {
+  it('describes both routes in the OpenAPI document, with the wallet credential and the history’s proof', async () => {
     const paths = (await app.call('GET', '/v1/openapi.json')).body.paths;
     expect(paths['/v1/agents/me'].get.security).toEqual([{ wallet: [] }]);
+    expect(paths['/v1/agents/me/payments'].get.security).toEqual([{ wallet: [], 'wallet-proof': [] }]);
+    expect(paths['/v1/agents/me/payments'].get.responses['401'].description).toMatch(
+      /X-Wallet-Address.*X-Wallet-Proof/,
+    );
     expect(paths['/v1/agents/me/payments'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(['limit', 'cursor']),
     );

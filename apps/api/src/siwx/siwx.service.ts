@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { readSiwxProof, verifySiwxNonce, type SiwxAccess, type SiwxChallengeTerms } from '@crawlgate/core';
-import { getAddress, isAddressEqual, recoverMessageAddress, size } from 'viem';
+import { getAddress } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
+import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
@@ -106,12 +107,6 @@ export class SiwxService {
     } catch {
       return false; // a path or domain EIP-4361 cannot carry: no proof can be for it
     }
-    // A plain signature by the address itself needs no chain; anything else asks the chain (a
-    // contract wallet's isValidSignature), where no answer is not a "no".
-    if (size(signature) === 65) {
-      const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
-      if (signer && isAddressEqual(signer, address)) return true;
-    }
-    return this.chain.publicClient.verifyMessage({ address, message, signature }).catch(() => 'unchecked' as const);
+    return signedMessageBy(this.chain, { address, message, signature });
   }
 }

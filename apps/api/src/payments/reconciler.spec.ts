@@ -191,46 +191,66 @@ describe('settlements that outlive their request', () => {
     expect(await transfersTo(app, payTo)).toHaveLength(before);
   });
 
+  /**
+   * A request on one instance stuck in its balance check past the settlement timeout (2 s here),
+   * beside another instance on the same database: `fail()` lets the check fail, `answer` is the
+   * request's answer. `finish()` asserts the payment was recorded once and pays, once, with its token.
+   */
+  async function stuckBesideAnother(path: string) {
+    const short = { chain: { settlementTimeoutMs: 2_000 } };
+    const stuck = await startTestApp({ database: db.database, masterKey, config: short });
+    const other = await startTestApp({ database: db.database, masterKey, config: short });
+    const gate = await openGate(stuck, site, path);
+    const payment = await signPayment(stuck, agent, gate);
+    let fail!: () => void;
+    const failing = new Promise<void>((resolve) => (fail = resolve));
+    const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
+    jest
+      .spyOn(stuck.chain.publicClient, 'readContract')
+      .mockImplementation(((request: { functionName: string }) =>
+        request.functionName === 'balanceOf'
+          ? failing.then(() => Promise.reject(new Error('fetch failed')))
+          : read(request as never)) as never);
+    const before = (await transfersTo(app, payTo)).length;
+    const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    const reconcileOther = () => other.app.get(ReconcilerService).runOnce();
+    return {
+      other,
+      fail,
+      answer,
+      reconcileOther,
+      async finish() {
+        expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+        for (let i = 0; i < 20 && (await reconcileOther()).finalized === 0; i++)
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        expect((await other.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(200);
+        expect(await transfersTo(app, payTo)).toHaveLength(before + 1);
+      },
+      async close() {
+        jest.restoreAllMocks();
+        await stuck.app.close();
+        await other.app.close();
+      },
+    };
+  }
+  /** A request's answer for a settlement under way or done: never "nothing was charged". */
+  const expectUnderWay = (answered: { status: number; body: { status?: string } }) =>
+    expect(answered.status).toBe(answered.body.status === 'paid' ? 200 : 202);
+
   it('keeps a claim another instance’s reconciler sent while its request was stuck: the request answers 202, never “nothing was charged”, and the payment is recorded once', async () => {
     // The request's balance check hangs past the settlement timeout, the other instance's
     // reconciler sends the claim, then the check fails: releasing the claim then deleted a
     // settlement the chain made (the payer charged, no token, no record).
-    const short = { chain: { settlementTimeoutMs: 2_000 } };
-    const stuck = await startTestApp({ database: db.database, masterKey, config: short });
-    const other = await startTestApp({ database: db.database, masterKey, config: short });
+    const race = await stuckBesideAnother('/reconcile/taken-over');
     try {
-      const gate = await openGate(stuck, site, '/reconcile/taken-over');
-      const payment = await signPayment(stuck, agent, gate);
-      let fail!: () => void;
-      const failing = new Promise<void>((resolve) => (fail = resolve));
-      const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
-      const balanceCheck = jest
-        .spyOn(stuck.chain.publicClient, 'readContract')
-        .mockImplementation(((request: { functionName: string }) =>
-          request.functionName === 'balanceOf'
-            ? failing.then(() => Promise.reject(new Error('fetch failed')))
-            : read(request as never)) as never);
-      const before = (await transfersTo(app, payTo)).length;
-      const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 2_500));
-        expect(await other.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 1 });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        fail();
-        const answered = await answer;
-        expect(answered.status).toBe(answered.body.status === 'paid' ? 200 : 202);
-      } finally {
-        balanceCheck.mockRestore();
-      }
-      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-      for (let i = 0; i < 20 && (await other.app.get(ReconcilerService).runOnce()).finalized === 0; i++)
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      const paid = await other.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
-      expect(paid.status).toBe(200);
-      expect(await transfersTo(app, payTo)).toHaveLength(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await race.reconcileOther()).toMatchObject({ resubmitted: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      race.fail();
+      expectUnderWay(await race.answer);
+      await race.finish();
     } finally {
-      await stuck.app.close();
-      await other.app.close();
+      await race.close();
     }
   }, 60_000);
 
@@ -238,44 +258,23 @@ describe('settlements that outlive their request', () => {
     // The reconciler recorded its hash only once the node answered: a stuck request failing in
     // between found the claim unsent, deleted it and answered "nothing was charged" while the
     // chain took the payment.
-    const short = { chain: { settlementTimeoutMs: 2_000 } };
-    const stuck = await startTestApp({ database: db.database, masterKey, config: short });
-    const other = await startTestApp({ database: db.database, masterKey, config: short });
+    const race = await stuckBesideAnother('/reconcile/mid-broadcast');
     try {
-      const gate = await openGate(stuck, site, '/reconcile/mid-broadcast');
-      const payment = await signPayment(stuck, agent, gate);
-      let fail!: () => void;
-      const failing = new Promise<void>((resolve) => (fail = resolve));
-      const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
-      jest
-        .spyOn(stuck.chain.publicClient, 'readContract')
-        .mockImplementation(((request: { functionName: string }) =>
-          request.functionName === 'balanceOf'
-            ? failing.then(() => Promise.reject(new Error('fetch failed')))
-            : read(request as never)) as never);
-      const before = (await transfersTo(app, payTo)).length;
-      const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
       // The other instance's broadcast reaches the node; its answer waits until the request has answered.
-      const send = other.chain.relayer.sendRawTransaction.bind(other.chain.relayer);
-      let answered: Awaited<typeof answer> | undefined;
-      jest.spyOn(other.chain.relayer, 'sendRawTransaction').mockImplementation((async (request: never) => {
+      const send = race.other.chain.relayer.sendRawTransaction.bind(race.other.chain.relayer);
+      let answered: Awaited<typeof race.answer> | undefined;
+      jest.spyOn(race.other.chain.relayer, 'sendRawTransaction').mockImplementation((async (request: never) => {
         const hash = await send(request);
-        fail();
-        answered = await answer;
+        race.fail();
+        answered = await race.answer;
         return hash;
       }) as never);
       await new Promise((resolve) => setTimeout(resolve, 2_500));
-      expect(await other.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 1 });
-      expect(answered!.status).toBe(answered!.body.status === 'paid' ? 200 : 202);
-      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-      for (let i = 0; i < 20 && (await other.app.get(ReconcilerService).runOnce()).finalized === 0; i++)
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      expect((await other.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(200);
-      expect(await transfersTo(app, payTo)).toHaveLength(before + 1);
+      expect(await race.reconcileOther()).toMatchObject({ resubmitted: 1 });
+      expectUnderWay(answered!);
+      await race.finish();
     } finally {
-      jest.restoreAllMocks();
-      await stuck.app.close();
-      await other.app.close();
+      await race.close();
     }
   }, 60_000);
 

@@ -44,11 +44,11 @@ describe('@crawlgate/agent', () => {
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     siteUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  });
+  }, 60_000);
   afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
     await gated.close();
-  });
+  }, 60_000);
 
   /** Agents identify as a crawler the site charges (their own user agent is the builder's choice). */
   const asBot = { headers: { 'user-agent': GPTBOT } };

@@ -34,12 +34,12 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
     await new Promise((resolve) => site.once('listening', resolve));
     refusing = await startRefusingProxy(`http://127.0.0.1:${(site.address() as AddressInfo).port}`);
     ({ url: refusingUrl, kept } = refusing);
-  });
+  }, 60_000);
   afterAll(async () => {
     await refusing.close();
     await new Promise((resolve) => site.close(resolve));
     await gated.close();
-  });
+  }, 60_000);
 
   async function refusedAgent() {
     const wallet = newWallet();

@@ -64,7 +64,7 @@ describe('the publisher dashboard in a browser', () => {
     await browser?.close();
     await app?.close();
     rmSync(outDir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   const url = (fragment = '') => `${app.baseUrl}/dashboard/${fragment}`;
   const apiKeyInTab = () => page.evaluate(() => sessionStorage.getItem('crawlgate.api_key'));

@@ -22,7 +22,7 @@ import { FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-se
 let site: GatedSite;
 beforeAll(async () => {
   site = await startGatedSite();
-});
+}, 60_000);
 afterAll(() => site?.close());
 
 async function get(server: SiteServer, path: string, headers: Record<string, string>) {

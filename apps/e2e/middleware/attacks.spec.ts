@@ -27,7 +27,7 @@ beforeAll(async () => {
       { path: '/static/free/*', price_usd: '0' },
     ],
   });
-});
+}, 60_000);
 afterAll(() => site?.close());
 
 const get = rawRequest;
@@ -324,7 +324,7 @@ describe('the API stopped after start-up', () => {
   afterAll(async () => {
     await server?.close();
     await proxy?.close();
-  });
+  }, 60_000);
 
   it('answers unpaid and paying crawlers 402 or 503, never the page', async () => {
     const offer = json(await get(server, '/cheap/down', { 'user-agent': GPTBOT }));

@@ -18,7 +18,7 @@ import { AHREFSBOT, BROWSER, GPTBOT, startGatedSite, type GatedSite } from './su
 let site: GatedSite;
 beforeAll(async () => {
   site = await startGatedSite();
-});
+}, 60_000);
 afterAll(() => site?.close());
 
 function gate(overrides: Partial<CrawlgateOptions> = {}) {

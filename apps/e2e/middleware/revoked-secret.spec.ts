@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   await gated?.close();
-});
+}, 60_000);
 
 async function gate(secret: string | string[]): Promise<SiteServer> {
   const server = await fastify.start(gated.options({ secret, refreshMs: REFRESH_MS }));

@@ -21,11 +21,11 @@ const servers: SiteServer[] = [];
 beforeAll(async () => {
   site = await startGatedSite();
   await site.setPricing({ default_price_usd: '0.001', rules: [{ path: '/premium/*', price_usd: '0.5' }] });
-});
+}, 60_000);
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   await site?.close();
-});
+}, 60_000);
 
 const premium = (id: string) => `<p>premium content ${id}</p>`;
 

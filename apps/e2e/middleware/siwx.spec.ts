@@ -157,7 +157,7 @@ afterAll(async () => {
   await twin?.server.close();
   await server?.close();
   await gated?.close();
-});
+}, 60_000);
 
 describe('a v2 client with SIWX (@x402/extensions wrapFetchWithSIWx)', () => {
   it('re-reads a paid page with no second transfer on chain, and gets the paid token again', async () => {

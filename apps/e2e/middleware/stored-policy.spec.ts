@@ -12,7 +12,7 @@ import { FRAMEWORKS, type SiteServer } from './support/site-servers';
 let site: GatedSite;
 beforeAll(async () => {
   site = await startGatedSite();
-});
+}, 60_000);
 afterAll(() => site?.close());
 
 const REFRESH_MS = 100;

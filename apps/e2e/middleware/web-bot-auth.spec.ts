@@ -56,7 +56,7 @@ const directoryFetch: typeof fetch = async (input, init) => {
 beforeAll(async () => {
   gated = await startGatedSite();
   SITE = gated.site.domain;
-});
+}, 60_000);
 afterAll(() => gated?.close());
 beforeEach(async () => {
   chatgpt = await startAgentDirectory();

@@ -52,11 +52,11 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
   beforeAll(async () => {
     app = await startTestApp();
     home = await mkdtemp(join(tmpdir(), 'crawlgate-cli-'));
-  });
+  }, 60_000);
   afterAll(async () => {
     await app.close();
     await rm(home, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   describe('register', () => {
     it('off a terminal without a password it fails before calling the API', async () => {

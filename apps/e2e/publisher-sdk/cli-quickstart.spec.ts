@@ -164,12 +164,12 @@ describe("the README's CLI quickstart", () => {
     app = await startTestApp();
     clone = freshClone();
     home = mkdtempSync(join(tmpdir(), 'crawlgate-home-'));
-  });
+  }, 60_000);
   afterAll(async () => {
     await app.close();
     rmSync(clone, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   it('runs from a fresh clone as written, each step printing what it should', async () => {
     const commands = quickstartCommands(readFileSync(join(ROOT, 'README.md'), 'utf8'));

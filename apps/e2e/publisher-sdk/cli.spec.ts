@@ -29,11 +29,11 @@ describe('crawlgate CLI', () => {
     home = await mkdtemp(join(tmpdir(), 'crawlgate-cli-'));
     publisher = await registerPublisher(app);
     keys.add(publisher.apiKey);
-  });
+  }, 60_000);
   afterAll(async () => {
     await app.close();
     await rm(home, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   describe('help and usage', () => {
     it('--help lists every command and exits 0', async () => {

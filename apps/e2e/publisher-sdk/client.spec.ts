@@ -24,7 +24,7 @@ describe('PublisherClient against the API', () => {
     app = await startTestApp();
     email = newEmail();
     client = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   describe('account', () => {

@@ -1,7 +1,7 @@
 import { BATCH_REASONS, type BatchSettlementPayment, type RefundedChannel } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { keccak256, type Hash, type Hex } from 'viem';
+import type { Hash, Hex } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import {
   claimCalldata,
@@ -24,7 +24,7 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { sendSignedFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
+import { broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 
@@ -294,15 +294,11 @@ export class RefundsService {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     };
-    const relayer = this.chain.relayer;
     let stored = false;
     try {
-      return await this.chain.relayerNonces.send(async (nonce) => {
-        const serializedTransaction = await relayer.account.signTransaction!({ ...call, nonce });
-        if (!(await this.store.setRefundTx(channelId, hold, keccak256(serializedTransaction), nonce)))
-          throw new HoldLost();
+      return await broadcastFromRelayer(this.chain, call, async (hash, nonce) => {
+        if (!(await this.store.setRefundTx(channelId, hold, hash, nonce))) throw new HoldLost();
         stored = true;
-        return sendSignedFromRelayer(this.chain, serializedTransaction);
       });
     } catch (error) {
       if (error instanceof HoldLost) throw refundInFlight();

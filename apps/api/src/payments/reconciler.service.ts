@@ -138,10 +138,8 @@ export class ReconcilerService {
     if (fate === 'send') {
       // Recorded before it is sent (a stuck request then finds it sent), and sent only if the
       // request that made the claim has neither finished nor released it meanwhile.
-      let stands = true;
       const hash = await sendSettlement(this.chain, auth, async (signed) => {
-        stands = await this.store.markResubmitted(payment.id, signed);
-        if (!stands) throw new ClaimSettled();
+        if (!(await this.store.markResubmitted(payment.id, signed))) throw new ClaimSettled();
       }).catch((error: unknown) => {
         if (error instanceof ClaimSettled) return null;
         throw error;

@@ -53,10 +53,10 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
 }
 
 /**
- * Runs once a transaction is signed, before it is sent, with the hash it will have: a record of it
- * written then outlives any answer the broadcast gets. Throwing sends nothing.
+ * Runs once a transaction is signed, before it is sent, with the hash and nonce it will have: a
+ * record of it written then outlives any answer the broadcast gets. Throwing sends nothing.
  */
-export type BeforeBroadcast = (hash: Hash) => Promise<void>;
+export type BeforeBroadcast = (hash: Hash, nonce: number) => Promise<void>;
 
 /** Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a BroadcastFailed. */
 export function broadcastFromRelayer(
@@ -68,7 +68,7 @@ export function broadcastFromRelayer(
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) => {
     const signed = await chain.relayer.account.signTransaction!({ ...call, nonce });
-    await beforeBroadcast?.(keccak256(signed));
+    await beforeBroadcast?.(keccak256(signed), nonce);
     return sendSignedFromRelayer(chain, signed);
   });
 }

@@ -42,6 +42,20 @@ describe('voucher payments', () => {
     );
   const verify = (offer: BatchOffer, payment: unknown) =>
     app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+  /** A site of its own paying `siteTo`, and a funded payer's channel to it, opened by paying `firstPath` with a deposit of 100,000. */
+  async function channelOnOwnSite(siteTo: `0x${string}`, firstPath: string) {
+    const own = await batchSettlementSite(app, siteTo);
+    const gateOf = async (path: string) =>
+      batchOffer(
+        await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
+      );
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const first = await gateOf(firstPath);
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
+    return { own, gateOf, channel };
+  }
   const channelOnChain = async (channelId: `0x${string}`) =>
     (await app.chain.publicClient.readContract({
       address: app.chain.batchSettlement!.escrow,
@@ -111,16 +125,7 @@ describe('voucher payments', () => {
   });
 
   it('takes no voucher at an old price for a gate offered before the price went up: 409, the channel charged nothing', async () => {
-    const own = await batchSettlementSite(app, payTo);
-    const gateOf = async (path: string) =>
-      batchOffer(
-        await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
-      );
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const first = await gateOf('/rising/first');
-    const channel = testChannel(app, payer, first.accepted);
-    expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
+    const { own, gateOf, channel } = await channelOnOwnSite(payTo, '/rising/first');
     const before = await gateOf('/rising/next');
     // Gates state whole seconds: the change comes in a later second than the offers.
     await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
@@ -143,16 +148,7 @@ describe('voucher payments', () => {
   });
 
   it('takes no voucher for a gate paying a payout address its publisher has since replaced: 409, the channel charged nothing', async () => {
-    const own = await batchSettlementSite(app, newWallet().address);
-    const gateOf = async (path: string) =>
-      batchOffer(
-        await app.call('POST', '/v1/gates', { body: { url: path }, headers: { 'x-site-token': own.site.siteToken } }),
-      );
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const first = await gateOf('/moved/first');
-    const channel = testChannel(app, payer, first.accepted);
-    expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
+    const { own, gateOf, channel } = await channelOnOwnSite(newWallet().address, '/moved/first');
     const before = await gateOf('/moved/next');
     const moved = await app.call('PATCH', '/v1/publishers/me', {
       body: { payout_address: newWallet().address },

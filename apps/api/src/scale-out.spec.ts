@@ -1,12 +1,12 @@
 import { signAccessToken } from '@crawlgate/core';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { openGate, pricedSite } from '../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
 import { ClaimerService } from './batch-settlement/claimer.service';
-import { JOB_LOCKS } from './db/advisory-lock';
+import { JOB_LOCKS, whileHoldingLock } from './db/advisory-lock';
+import type { Database } from './db/database';
 import { ReconcilerService } from './payments/reconciler.service';
 
 /** Two API instances on one database behave as one service. (Shared rate limits: rate-limit/redis-throttler.spec.ts.) */
@@ -116,15 +116,45 @@ describe('two API instances on one database', () => {
       expect(await run()).toMatchObject({ skipped: false });
       return;
     }
-    const holder = new Client({ connectionString: process.env.DATABASE_URL });
-    await holder.connect();
-    try {
-      await holder.query('SELECT pg_advisory_lock($1)', [lock]);
-      expect(await run()).toMatchObject({ skipped: true });
-      await holder.query('SELECT pg_advisory_unlock($1)', [lock]);
-      expect(await run()).toMatchObject({ skipped: false });
-    } finally {
-      await holder.end();
-    }
+    const release = await holdLock(first.database, lock); // the first instance is inside the job
+    expect(await run()).toMatchObject({ skipped: true });
+    await release();
+    expect(await run()).toMatchObject({ skipped: false });
   });
+
+  it.each([
+    ['reconcile', JOB_LOCKS.reconciler, () => second.app.get(ReconcilerService).runOnce()],
+    ['claim vouchers', JOB_LOCKS.claimer, () => second.app.get(ClaimerService).runOnce()],
+  ] as const)(
+    '%s whatever another deployment on another schema of the same database is doing',
+    async (_job, lock, run) => {
+      // Advisory locks belong to the database, not the schema: had the lock been the job's alone,
+      // one deployment's claimer would stop every other's (as it stopped the tests' own, one schema each).
+      const other = await createTestDatabase();
+      const release = await holdLock(other.database, lock);
+      try {
+        expect(await run()).toMatchObject({ skipped: false });
+      } finally {
+        await release();
+        await other.dispose();
+      }
+    },
+  );
 });
+
+/** Enters job `lock` on `database` and stays inside until the returned release is called. */
+async function holdLock(database: Database, lock: number): Promise<() => Promise<void>> {
+  let leave!: () => void;
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const job = whileHoldingLock(database, lock, () => {
+    entered();
+    return new Promise<void>((resolve) => (leave = resolve));
+  });
+  await Promise.race([inside, job]);
+  if (!leave) throw new Error(`lock ${lock} is held by someone else`);
+  return async () => {
+    leave?.();
+    await job;
+  };
+}

@@ -7,17 +7,22 @@ import type { Database } from './database';
 export const JOB_LOCKS = { reconciler: 72707370, claimer: 72707371 } as const;
 
 /**
- * Runs `work` while holding the session advisory lock `key`, taken only if no other session holds
- * it; undefined, without running it, when one does (another instance is doing that job now).
+ * Runs `work` while holding the session advisory lock `key` of this deployment, taken only if no
+ * other session holds it; undefined, without running it, when one does (another instance is doing
+ * that job now). Advisory locks belong to the whole database: the schema is the lock's second key,
+ * so deployments sharing a database on schemas of their own do not stop each other's jobs.
  */
 export function whileHoldingLock<T>(db: Database, key: number, work: () => Promise<T>): Promise<T | undefined> {
   return db.sql.session(async (session) => {
-    const [{ locked }] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
+    const [{ locked }] = await session.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock($1, hashtext(current_schema())) AS locked',
+      [key],
+    );
     if (!locked) return undefined;
     try {
       return await work();
     } finally {
-      await session.query('SELECT pg_advisory_unlock($1)', [key]);
+      await session.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [key]);
     }
   });
 }

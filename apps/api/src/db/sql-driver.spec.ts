@@ -65,3 +65,27 @@ describe('SqlDriver.transaction', () => {
     expect(await rows()).toContain(6);
   });
 });
+
+describe('SqlDriver.session', () => {
+  let test: TestDatabase;
+  beforeAll(async () => {
+    test = await createTestDatabase();
+  });
+  afterAll(() => test.dispose());
+
+  it('hands on no session lock its failed work left behind (its unlock failed)', async () => {
+    if (test.database.kind !== 'postgres') return; // PGlite's one session: its locks exclude no one
+    const LOCK = 72707399;
+    await expect(
+      test.database.sql.session(async (session) => {
+        await session.query('SELECT pg_advisory_lock($1)', [LOCK]);
+        throw new Error('the unlock failed');
+      }),
+    ).rejects.toThrow('the unlock failed');
+    const holders = await test.database.sql.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = $1 AND objsubid = 1",
+      [LOCK],
+    );
+    expect(holders).toEqual([{ n: 0 }]);
+  });
+});

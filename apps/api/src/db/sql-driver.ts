@@ -9,7 +9,7 @@ export interface SqlSession {
 }
 
 export interface SqlDriver extends SqlSession {
-  /** Runs `work` on one connection, so session-level locks and transactions hold. */
+  /** Runs `work` on one connection, so session-level locks and transactions hold; if it throws, its advisory locks go. */
   session<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /**
    * Runs `work` in one transaction: committed once it resolves, rolled back if it throws. On PGlite
@@ -46,9 +46,16 @@ export function pgDriver(pool: Pool): SqlDriver {
     async session(work) {
       const client = await pool.connect();
       try {
-        return await work(onClient(client));
-      } finally {
+        const result = await work(onClient(client));
         client.release();
+        return result;
+      } catch (error) {
+        // Session locks the work left behind (one whose unlock failed) would go on to the pool's next
+        // caller: released here, or the connection is dropped if even that fails.
+        let broken: Error | undefined;
+        await client.query('SELECT pg_advisory_unlock_all()').catch((lost: Error) => (broken = lost));
+        client.release(broken);
+        throw error;
       }
     },
     async transaction(work) {

@@ -1,77 +1,52 @@
-import type { Site, SiteStats } from '@crawlgate/publisher';
+import type { PublisherStats, PublisherTopPath, Site, SiteStats, TopPath } from '@crawlgate/publisher';
 import { usdToMicros } from './money';
 
-/** What the overview shows: one site's stats, or every site's added up. Money in micro-USD. */
+/** What the overview shows: one site's stats, or every site's (counted by the API at once). Money in micro-USD. */
 export interface Overview {
   revenue: bigint;
   paidGates: number;
   gatesCreated: number;
   /** paid / created, in 0..1; null when no gate was created. */
   conversion: number | null;
-  /** Distinct paying wallets; null across several sites, where the API's per-site counts cannot be added. */
-  uniqueAgents: number | null;
+  /** Distinct paying wallets. */
+  uniqueAgents: number;
   byDay: { day: string; revenue: bigint; paidGates: number; gatesCreated: number }[];
   topPaths: { site: string; url: string; paidGates: number; revenue: bigint }[];
   topAgents: { address: string; paidGates: number; revenue: bigint }[];
 }
 
-const TOP = 10;
-
-/** Adds up per-site stats of one date range; top lists are merged and cut to the top ten by revenue. */
-export function combineStats(entries: readonly { site: Pick<Site, 'domain'>; stats: SiteStats }[]): Overview {
-  const byDay = new Map<string, Overview['byDay'][number]>();
-  const agents = new Map<string, Overview['topAgents'][number]>();
-  const paths: Overview['topPaths'] = [];
-  let revenue = 0n;
-  let paidGates = 0;
-  let gatesCreated = 0;
-
-  for (const { site, stats } of entries) {
-    revenue += BigInt(stats.revenue_amount);
-    paidGates += stats.paid_gates;
-    gatesCreated += stats.gates_created;
-    for (const day of stats.by_day) {
-      const sum = byDay.get(day.day) ?? { day: day.day, revenue: 0n, paidGates: 0, gatesCreated: 0 };
-      byDay.set(day.day, {
-        day: day.day,
-        revenue: sum.revenue + usdToMicros(day.revenue_usd),
-        paidGates: sum.paidGates + day.paid_gates,
-        gatesCreated: sum.gatesCreated + day.gates_created,
-      });
-    }
-    for (const path of stats.top_paths)
-      paths.push({
-        site: site.domain,
-        url: path.url,
-        paidGates: path.paid_gates,
-        revenue: usdToMicros(path.revenue_usd),
-      });
-    for (const agent of stats.top_agents) {
-      const sum = agents.get(agent.address) ?? { address: agent.address, paidGates: 0, revenue: 0n };
-      agents.set(agent.address, {
-        address: agent.address,
-        paidGates: sum.paidGates + agent.paid_gates,
-        revenue: sum.revenue + usdToMicros(agent.revenue_usd),
-      });
-    }
-  }
-
+/** One site's stats or the publisher's; top paths are named by their site's domain. */
+export function toOverview(
+  stats: SiteStats | PublisherStats,
+  sites: readonly Pick<Site, 'site_id' | 'domain'>[],
+): Overview {
+  const domains = new Map(sites.map((site) => [site.site_id, site.domain]));
+  const siteOf = (path: TopPath | PublisherTopPath) =>
+    domains.get('site_id' in path ? path.site_id : (stats as SiteStats).site_id) ?? '';
   return {
-    revenue,
-    paidGates,
-    gatesCreated,
-    conversion: gatesCreated === 0 ? null : paidGates / gatesCreated,
-    uniqueAgents: entries.length === 1 ? entries[0].stats.unique_agents : null,
-    byDay: [...byDay.values()].sort((a, b) => a.day.localeCompare(b.day)),
-    topPaths: byRevenue(paths),
-    topAgents: byRevenue([...agents.values()]),
+    revenue: BigInt(stats.revenue_amount),
+    paidGates: stats.paid_gates,
+    gatesCreated: stats.gates_created,
+    conversion: stats.gates_created === 0 ? null : stats.paid_gates / stats.gates_created,
+    uniqueAgents: stats.unique_agents,
+    byDay: stats.by_day.map((day) => ({
+      day: day.day,
+      revenue: usdToMicros(day.revenue_usd),
+      paidGates: day.paid_gates,
+      gatesCreated: day.gates_created,
+    })),
+    topPaths: stats.top_paths.map((path) => ({
+      site: siteOf(path),
+      url: path.url,
+      paidGates: path.paid_gates,
+      revenue: usdToMicros(path.revenue_usd),
+    })),
+    topAgents: stats.top_agents.map((agent) => ({
+      address: agent.address,
+      paidGates: agent.paid_gates,
+      revenue: usdToMicros(agent.revenue_usd),
+    })),
   };
-}
-
-function byRevenue<T extends { revenue: bigint; paidGates: number }>(rows: T[]): T[] {
-  return rows
-    .sort((a, b) => (a.revenue === b.revenue ? b.paidGates - a.paidGates : a.revenue > b.revenue ? -1 : 1))
-    .slice(0, TOP);
 }
 
 /** The last `days` whole UTC days, today included, as the stats endpoint's from/to. */

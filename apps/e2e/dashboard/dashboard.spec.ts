@@ -181,6 +181,7 @@ describe('the publisher dashboard in a browser', () => {
     await expectText(page.getByTestId('revenue'), /\$0\.05/);
     await expectText(page.getByTestId('paid-crawls'), /1/);
     await expectText(page.getByTestId('conversion'), /50\.0%/);
+    await expectText(page.getByTestId('agents'), /agents1$/);
     await expectText(page.getByRole('table', { name: 'Top paths' }), /\/blog\/post-1/);
     await expectText(page.getByRole('table', { name: 'Top agents' }), new RegExp(agent.address, 'i'));
     expect(await page.getByTestId('revenue-chart').locator('canvas').count()).toBeGreaterThan(0);

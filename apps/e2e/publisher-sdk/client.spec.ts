@@ -328,6 +328,14 @@ describe('PublisherClient against the API', () => {
       expect(stats.to).toBe(new Date().toISOString().slice(0, 10));
     });
 
+    it('stats: every site of the publisher over the range', async () => {
+      const stats = await client.stats({ from: '2026-01-01', to: new Date('2026-01-02T12:00:00Z') });
+      expect(stats).toMatchObject({ from: '2026-01-01', to: '2026-01-02', revenue_amount: '0', top_paths: [] });
+      expect(stats).not.toHaveProperty('site_id');
+      expect(stats.by_day.map((d) => d.day)).toEqual(['2026-01-01', '2026-01-02']);
+      expect((await failure(client.stats({ to: '2026-13-01' }))).status).toBe(422);
+    });
+
     it('siteStats takes from/to as strings or Dates', async () => {
       const stats = await client.siteStats(siteId, { from: '2026-01-01', to: new Date('2026-01-03T12:00:00Z') });
       expect(stats).toMatchObject({ from: '2026-01-01', to: '2026-01-03' });

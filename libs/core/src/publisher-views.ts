@@ -197,6 +197,16 @@ export interface SiteStats {
   by_day: StatsDay[];
 }
 
+/** A path of one of the publisher's sites. */
+export interface PublisherTopPath extends TopPath {
+  site_id: string;
+}
+
+/** SiteStats over every site of a publisher, counted at once: exact top lists and distinct payers. */
+export interface PublisherStats extends Omit<SiteStats, 'site_id' | 'top_paths'> {
+  top_paths: PublisherTopPath[];
+}
+
 export interface PageQuery {
   /** 1 to MAX_PAGE_SIZE (100); default DEFAULT_PAGE_SIZE (20). */
   limit?: number;

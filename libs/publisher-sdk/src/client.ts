@@ -25,6 +25,7 @@ import type {
   SitePaymentPage,
   SiteChannelsView,
   SiteStats,
+  PublisherStats,
   StatsQuery,
   UpdatePublisherInput,
   UpdateSiteInput,
@@ -192,6 +193,11 @@ export class PublisherClient {
   }
 
   // Reporting
+
+  /** Stats over every site of yours at once (default: the last 30 UTC days): exact top lists and distinct agents. */
+  stats(range: StatsQuery = {}): Promise<PublisherStats> {
+    return this.#authed({ method: 'GET', path: '/publishers/me/stats', query: rangeQuery(range) });
+  }
 
   siteStats(siteId: string, range: StatsQuery = {}): Promise<SiteStats> {
     return this.#authed({ method: 'GET', path: `${sitePath(siteId)}/stats`, query: rangeQuery(range) });

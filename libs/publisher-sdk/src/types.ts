@@ -31,6 +31,8 @@ export type {
   TopAgent,
   StatsDay,
   SiteStats,
+  PublisherStats,
+  PublisherTopPath,
   PageQuery,
   SitePayment,
   SitePaymentPage,

@@ -1,36 +1,15 @@
 import type { SiteCrawlersView } from '@crawlgate/core';
-import { applyDecorators, Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublisherAuth } from '../auth/authenticated';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
-import { MAX_RANGE_DAYS, parseDateRange } from '../reporting/date-range';
+import { ApiRangeQueries, parseDateRange } from '../reporting/date-range';
 import { ApiSiteIdParam } from '../sites/site-id.param';
 import { SitesService } from '../sites/sites.service';
 import { SiteCrawlersViewDto } from './crawlers.dto';
 import { crawlersCsv, CrawlersService } from './crawlers.service';
-
-const DATE_QUERY = 'A date (YYYY-MM-DD) or an ISO 8601 date-time, taken as its UTC day.';
-const RangeQueries = () =>
-  applyDecorators(
-    ApiQuery({
-      name: 'from',
-      required: false,
-      schema: { type: 'string' },
-      description: `${DATE_QUERY} Default: 29 days before to.`,
-    }),
-    ApiQuery({
-      name: 'to',
-      required: false,
-      schema: { type: 'string' },
-      description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.`,
-    }),
-    ApiResponse({
-      status: 422,
-      description: `Bad from or to, to before from, or a range over ${MAX_RANGE_DAYS} days.`,
-    }),
-  );
 
 /** Who crawls a site, from the counts its middleware reports (POST /v1/site/gate-counts). */
 @ApiTags('reporting')
@@ -49,7 +28,7 @@ export class CrawlersController {
     summary:
       'Requests per crawler over whole UTC days: what the gate did with them, revenue, verified share, top paths',
   })
-  @RangeQueries()
+  @ApiRangeQueries()
   @ApiResponse({
     status: 200,
     type: SiteCrawlersViewDto,
@@ -67,7 +46,7 @@ export class CrawlersController {
 
   @Get('crawlers.csv')
   @ApiOperation({ summary: 'The crawlers table as CSV, one row per crawler' })
-  @RangeQueries()
+  @ApiRangeQueries()
   @ApiProduces('text/csv')
   @ApiResponse({
     status: 200,

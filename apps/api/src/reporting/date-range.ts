@@ -1,3 +1,5 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiQuery, ApiResponse } from '@nestjs/swagger';
 import { ValidationFailed, type ValidationItem } from '../http/validation-items';
 import { queryProblem, queryText } from './query-params';
 
@@ -8,6 +10,29 @@ export const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+const DATE_QUERY = 'A date (YYYY-MM-DD) or an ISO 8601 date-time, taken as its UTC day.';
+
+/** The OpenAPI of `?from=&to=` as parseDateRange reads them, and its 422. */
+export const ApiRangeQueries = () =>
+  applyDecorators(
+    ApiQuery({
+      name: 'from',
+      required: false,
+      schema: { type: 'string' },
+      description: `${DATE_QUERY} Default: 29 days before to.`,
+    }),
+    ApiQuery({
+      name: 'to',
+      required: false,
+      schema: { type: 'string' },
+      description: `${DATE_QUERY} Included. Default: today (UTC). At most ${MAX_RANGE_DAYS} days after from.`,
+    }),
+    ApiResponse({
+      status: 422,
+      description: `Bad from or to, to before from, or a range over ${MAX_RANGE_DAYS} days.`,
+    }),
+  );
 
 /** Whole UTC days, both ends included. */
 export interface DateRange {

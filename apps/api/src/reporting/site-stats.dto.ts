@@ -1,5 +1,5 @@
-import type { SiteStats, StatsDay, TopAgent, TopPath } from '@crawlgate/core';
-import { ApiProperty } from '@nestjs/swagger';
+import type { PublisherStats, PublisherTopPath, SiteStats, StatsDay, TopAgent, TopPath } from '@crawlgate/core';
+import { ApiProperty, OmitType } from '@nestjs/swagger';
 
 export class TopPathView implements TopPath {
   @ApiProperty({ example: '/articles/42' }) url!: string;
@@ -39,4 +39,16 @@ export class SiteStatsView implements SiteStats {
   @ApiProperty({ type: [TopAgentView], description: 'Up to 10 wallets by revenue.' }) top_agents!: TopAgentView[];
   @ApiProperty({ type: [StatsDayView], description: 'Every day of the range, oldest first, zeros included.' })
   by_day!: StatsDayView[];
+}
+
+export class PublisherTopPathView extends TopPathView implements PublisherTopPath {
+  @ApiProperty({ format: 'uuid', description: 'The site the path is on.' }) site_id!: string;
+}
+
+export class PublisherStatsView
+  extends OmitType(SiteStatsView, ['site_id', 'top_paths'] as const)
+  implements PublisherStats
+{
+  @ApiProperty({ type: [PublisherTopPathView], description: 'Up to 10 paths by revenue, over every site.' })
+  top_paths!: PublisherTopPathView[];
 }

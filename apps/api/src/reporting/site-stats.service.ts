@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { formatMicrosUsd, type SiteStats } from '@crawlgate/core';
+import { formatMicrosUsd, type PublisherStats, type SiteStats } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { Prisma, type Site } from '../generated/prisma/client';
@@ -18,28 +18,48 @@ interface Group {
   revenue: bigint;
 }
 
+/** Whose payments and gate counts a report covers: one site's, or every site of a publisher's. */
+type Scope = { siteId: string } | { publisherId: string };
+
 /*
  * Revenue counts confirmed payments by the UTC day they were confirmed; gates created come from
- * site_daily_counts, which outlive the gates themselves (purged after expiry).
+ * site_daily_counts, which outlive the gates themselves (purged after expiry). A publisher's
+ * report is counted over all its sites at once: its top lists and distinct payers are exact,
+ * not each site's added up.
  */
 @Injectable()
 export class SiteStatsService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   async stats(site: Site, range: DateRange): Promise<SiteStats> {
-    const paid = Prisma.sql`site_id = ${site.id}::uuid AND ${PAID_SQL}
+    const { top_paths, ...report } = await this.report({ siteId: site.id }, range);
+    return { site_id: site.id, ...report, top_paths: top_paths.map(({ site_id: _, ...path }) => path) };
+  }
+
+  publisherStats(publisherId: string, range: DateRange): Promise<PublisherStats> {
+    return this.report({ publisherId }, range);
+  }
+
+  private async report(scope: Scope, range: DateRange): Promise<PublisherStats> {
+    const sites =
+      'siteId' in scope
+        ? Prisma.sql`site_id = ${scope.siteId}::uuid`
+        : Prisma.sql`site_id IN (SELECT id FROM sites WHERE publisher_id = ${scope.publisherId}::uuid)`;
+    const paid = Prisma.sql`${sites} AND ${PAID_SQL}
       AND confirmed_at >= ${range.start}::timestamptz AND confirmed_at < ${range.end}::timestamptz`;
     const byRevenue = (key: Prisma.Sql) =>
       Prisma.sql`ORDER BY SUM(amount) DESC, COUNT(*) DESC, ${key} ASC LIMIT ${TOP}`;
     const day = Prisma.sql`to_char(confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+    // A path is a site's: the key joins both (a uuid's text never holds a space).
+    const sitePath = Prisma.sql`site_id::text || ' ' || url`;
     const [paidByDay, topPaths, topAgents, uniqueAgents, createdByDay] = await Promise.all([
       this.groups(day, paid),
-      this.groups(Prisma.sql`url`, paid, byRevenue(Prisma.sql`url`)),
+      this.groups(sitePath, paid, byRevenue(sitePath)),
       this.groups(Prisma.sql`payer`, paid, byRevenue(Prisma.sql`payer`)),
       this.db.prisma.$queryRaw<
         { count: unknown }[]
       >`SELECT COUNT(DISTINCT payer)::int AS count FROM payments WHERE ${paid}`,
-      this.gatesCreatedByDay(site.id, range),
+      this.gatesCreatedByDay(sites, range),
     ]);
 
     const paidOn = new Map(paidByDay.map((group) => [group.key, group]));
@@ -53,7 +73,6 @@ export class SiteStatsService {
     const paidGates = days.reduce((sum, d) => sum + d.paidGates, 0);
     const gatesCreated = days.reduce((sum, d) => sum + d.gatesCreated, 0);
     return {
-      site_id: site.id,
       from: range.from,
       to: range.to,
       revenue_usd: formatMicrosUsd(revenue),
@@ -62,11 +81,15 @@ export class SiteStatsService {
       gates_created: gatesCreated,
       conversion: formatConversion(paidGates, gatesCreated),
       unique_agents: toCount(uniqueAgents[0]?.count),
-      top_paths: topPaths.map((g) => ({
-        url: g.key,
-        paid_gates: g.paidGates,
-        revenue_usd: formatMicrosUsd(g.revenue),
-      })),
+      top_paths: topPaths.map((g) => {
+        const space = g.key.indexOf(' ');
+        return {
+          site_id: g.key.slice(0, space),
+          url: g.key.slice(space + 1),
+          paid_gates: g.paidGates,
+          revenue_usd: formatMicrosUsd(g.revenue),
+        };
+      }),
       top_agents: topAgents.map((g) => ({
         address: checksummed(g.key),
         paid_gates: g.paidGates,
@@ -89,10 +112,11 @@ export class SiteStatsService {
     return rows.map((row) => ({ key: row.key, paidGates: toCount(row.paid_gates), revenue: toBigInt(row.revenue) }));
   }
 
-  private async gatesCreatedByDay(siteId: string, range: DateRange): Promise<Map<string, number>> {
+  private async gatesCreatedByDay(sites: Prisma.Sql, range: DateRange): Promise<Map<string, number>> {
     const rows = await this.db.prisma.$queryRaw<{ day: string; gates_created: unknown }[]>`
-      SELECT to_char(day, 'YYYY-MM-DD') AS day, gates_created
-      FROM site_daily_counts WHERE site_id = ${siteId}::uuid AND day BETWEEN ${range.from}::date AND ${range.to}::date`;
+      SELECT to_char(day, 'YYYY-MM-DD') AS day, SUM(gates_created)::text AS gates_created
+      FROM site_daily_counts WHERE ${sites} AND day BETWEEN ${range.from}::date AND ${range.to}::date
+      GROUP BY day`;
     return new Map(rows.map((row) => [row.day, toCount(row.gates_created)]));
   }
 }

@@ -7,20 +7,16 @@ import { RangePicker, type RangeDays } from '../components/range-picker';
 import { RevenueChart } from '../components/revenue-chart';
 import { SitePicker } from '../components/site-picker';
 import { formatRatio, formatUsd } from '../money';
-import { combineStats, lastDays } from '../overview-data';
+import { lastDays, toOverview } from '../overview-data';
 import { useLoad } from '../use-load';
 
 export function OverviewPage({ sites }: { sites: Site[] }) {
   const { client } = useSession();
   const [siteId, setSiteId] = useState('');
   const [days, setDays] = useState<RangeDays>(30);
-  const chosen = siteId ? sites.filter((site) => site.site_id === siteId) : sites;
   const stats = useLoad(async () => {
     const range = lastDays(days);
-    const entries = await Promise.all(
-      chosen.map(async (site) => ({ site, stats: await client.siteStats(site.site_id, range) })),
-    );
-    return combineStats(entries);
+    return toOverview(siteId ? await client.siteStats(siteId, range) : await client.stats(range), sites);
   }, [client, siteId, days, sites]);
 
   if (sites.length === 0) {
@@ -54,12 +50,7 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
               testId="conversion"
               hint={`${overview.gatesCreated} priced requests`}
             />
-            <Card
-              label="Paying agents"
-              value={overview.uniqueAgents === null ? '–' : String(overview.uniqueAgents)}
-              testId="agents"
-              hint={overview.uniqueAgents === null ? 'per site only' : undefined}
-            />
+            <Card label="Paying agents" value={String(overview.uniqueAgents)} testId="agents" />
           </div>
           <RevenueChart days={overview.byDay} />
           <div class="columns">

@@ -20,6 +20,7 @@ import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
   gatePaymentFields,
+  isPaymentOfGate,
   type Gate,
 } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
@@ -137,7 +138,7 @@ export class VoucherPaymentsService {
     // The same voucher again for its gate: the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
-    if (taken?.gateId === gate.ref) return this.answerFor(taken, gate, channelId, chainRead);
+    if (taken && isPaymentOfGate(taken, gate)) return this.answerFor(taken, gate, channelId, chainRead);
     if (gatePayment)
       throw conflict(
         gatePayment.status === 'confirmed'
@@ -401,7 +402,7 @@ export class VoucherPaymentsService {
     channelId: Hex,
     chainRead?: Promise<OnChainChannel>,
   ): Promise<{ kind: 'paid'; body: PaidView }> {
-    if (taken.gateId !== gate.ref) throw conflict('This voucher already paid another gate');
+    if (!isPaymentOfGate(taken, gate)) throw conflict('This voucher already paid another gate');
     const batch = this.chain.batchSettlement!;
     const state = await (chainRead ?? this.readChannel(batch, channelId));
     const paid: VoucherPaid = {

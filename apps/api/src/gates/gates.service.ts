@@ -78,6 +78,22 @@ export function assertPayeeStands(site: { payoutAddress: string | null }, gate: 
     );
 }
 
+/**
+ * Whether `payment` was made through `gate`: its ref, its site, and the very id when the payment
+ * recorded one (every payment since gate_id_sha256 does). A ref alone is not enough: refs are
+ * public, and any publisher can sign a gate of its own site naming one.
+ */
+export function isPaymentOfGate(
+  payment: { gateId: string; siteId: string; gateIdSha256?: string | null },
+  gate: Pick<Gate, 'id' | 'ref' | 'siteId'>,
+): boolean {
+  return (
+    payment.gateId === gate.ref &&
+    payment.siteId === gate.siteId &&
+    (payment.gateIdSha256 == null || payment.gateIdSha256 === sha256Hex(gate.id))
+  );
+}
+
 /** What a payment records of the gate it pays. */
 export function gatePaymentFields(gate: Gate, publisherId: string) {
   return {
@@ -213,6 +229,9 @@ export class GatesService {
     // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
     assertTokenCanCarry(terms.path);
     const payment = await paymentRead;
+    // A ref held by another gate's payment: the ref is public, and any publisher can sign a gate of
+    // its own site naming it. Never that payment's gate (its token, its hash), and never payable.
+    if (payment && !isPaymentOfGate(payment, { ...terms, id })) throw notFound(GATE_NOT_FOUND);
     // Expired, yet paid or being paid: the payer may still ask for its result.
     if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.

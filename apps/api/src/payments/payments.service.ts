@@ -17,6 +17,7 @@ import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
   gatePaymentFields,
+  isPaymentOfGate,
   GatesService,
   GATE_NOT_FOUND,
   type Gate,
@@ -196,7 +197,7 @@ export class PaymentsService {
     fingerprint: string,
     auth: SignedAuthorization,
   ): Promise<VerifyOutcome> {
-    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && kept.gateId === gate.ref)
+    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && isPaymentOfGate(kept, gate))
       return this.outcomeOf(kept, gate);
     await checkSignature(this.chain, auth);
     throw conflict(
@@ -216,7 +217,7 @@ export class PaymentsService {
     named?: Hex,
   ): Promise<VerifyOutcome> {
     const recorded = await this.store.byTransaction(gate.chainId, hash);
-    const own = recorded.find((payment) => payment.gateId === gate.ref);
+    const own = recorded.find((payment) => isPaymentOfGate(payment, gate));
     if (own) {
       await checkPayerSignature(this.chain, gate.ref, hash, own.payer as Hex, signature);
       return this.outcomeOf(own, gate);
@@ -275,7 +276,7 @@ export class PaymentsService {
     // One read for them all: a bundle of many authorizations costs a proof no more round trips.
     const claims = await this.store.byNonces({ chainId: gate.chainId, asset: gate.asset }, used);
     for (const claim of claims) {
-      if (claim.gateId === gate.ref) continue;
+      if (isPaymentOfGate(claim, gate)) continue;
       if (fromRelayer) throw conflict('This transaction settled a payment authorized for another gate');
       const index = claim.authorization
         ? settledTransferIndex(this.chain, receipt, deserializeAuthorization(claim.authorization))
@@ -415,7 +416,7 @@ export class PaymentsService {
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */
   private async outcomeOf(payment: Payment, gate: Gate): Promise<VerifyOutcome> {
-    if (payment.gateId !== gate.ref) throw conflict('This payment proof was already used for another gate');
+    if (!isPaymentOfGate(payment, gate)) throw conflict('This payment proof was already used for another gate');
     if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment, gate.id) };
     const settled = await this.waitForRecorded(payment.id);
     if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled, gate.id) };

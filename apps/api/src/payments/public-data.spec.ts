@@ -43,15 +43,7 @@ describe('a payer’s token from public data', () => {
     expect(JSON.stringify(history.body)).not.toContain(gate.id);
 
     // The settled authorization, rebuilt from the transaction's calldata.
-    const transaction = await app.chain.publicClient.getTransaction({ hash: item.tx_hash as Hash });
-    const { args } = decodeFunctionData({ abi: USDC_ABI, data: transaction.input });
-    const [from, to, value, validAfter, validBefore, nonce, ...signatureParts] = args as readonly unknown[];
-    const signature =
-      signatureParts.length === 1
-        ? (signatureParts[0] as `0x${string}`)
-        : (`0x${(signatureParts[1] as string).slice(2)}${(signatureParts[2] as string).slice(2)}${Number(signatureParts[0]).toString(16).padStart(2, '0')}` as const);
-    const authorization = { from, to, value, validAfter, validBefore, nonce } as TransferAuthorization;
-    const replayed = exactPaymentV1('local', authorization, signature);
+    const { replayed, to } = await authorizationFromCalldata(item.tx_hash as Hash);
 
     // At the gate the history names: not a gate at all.
     for (const body of [{ tx_hash: item.tx_hash }, { payment: replayed }]) {
@@ -76,7 +68,7 @@ describe('a payer’s token from public data', () => {
         micros: BigInt(item.amount),
         chainId: app.chain.chainId,
         asset: app.chain.usdc,
-        payTo: to as `0x${string}`,
+        payTo: to,
         iat: now,
         exp: now + 600,
       },
@@ -107,4 +99,52 @@ describe('a payer’s token from public data', () => {
     expect(afterRevocation.status).toBe(200);
     expect(afterRevocation.body.access_token).toEqual(expect.any(String));
   });
+
+  it('cannot be had through a gate another publisher signs for its own site with the payer’s gate ref', async () => {
+    // The ref is public (histories, the payer's tools); any publisher holds a secret of its own.
+    const gate = await openGate(app, site, '/public/other-report');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, victim, gate) },
+    });
+    expect(paid.status).toBe(200);
+    const { replayed } = await authorizationFromCalldata(paid.body.tx_hash as Hash);
+    const attacker = await pricedSite(app, newWallet().address);
+    const now = Math.floor(Date.now() / 1000);
+    for (const path of ['/anything', '/public/other-report']) {
+      const forged = signGate(
+        {
+          siteId: attacker.site.siteId,
+          ref: gate.ref,
+          path,
+          micros: 10_000n,
+          chainId: app.chain.chainId,
+          asset: app.chain.usdc,
+          payTo,
+          iat: now,
+          exp: now + 600,
+        },
+        attacker.site.secret,
+      );
+      const byProof = await app.call('POST', `/v1/gates/${forged}/verify`, { body: { payment: replayed } });
+      expect({ status: byProof.status, token: byProof.body.access_token }).toEqual({ status: 404, token: undefined });
+      const view = await app.call('GET', `/v1/gates/${forged}`);
+      expect({ status: view.status, tx_hash: view.body.tx_hash }).toEqual({ status: 404, tx_hash: undefined });
+    }
+    // The payer's own gate still answers it.
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: replayed } });
+    expect(again.body.access_token).toBe(paid.body.access_token);
+  });
+
+  /** The settled authorization of `hash`, rebuilt from its calldata as anyone can, as an x402 v1 payment. */
+  async function authorizationFromCalldata(hash: Hash) {
+    const transaction = await app.chain.publicClient.getTransaction({ hash });
+    const { args } = decodeFunctionData({ abi: USDC_ABI, data: transaction.input });
+    const [from, to, value, validAfter, validBefore, nonce, ...signatureParts] = args as readonly unknown[];
+    const signature =
+      signatureParts.length === 1
+        ? (signatureParts[0] as `0x${string}`)
+        : (`0x${(signatureParts[1] as string).slice(2)}${(signatureParts[2] as string).slice(2)}${Number(signatureParts[0]).toString(16).padStart(2, '0')}` as const);
+    const authorization = { from, to, value, validAfter, validBefore, nonce } as TransferAuthorization;
+    return { replayed: exactPaymentV1('local', authorization, signature), to: to as `0x${string}` };
+  }
 });

@@ -2,7 +2,8 @@
  * The published package, built like every @crawlgate/* package (tools/build/tsup-library.ts):
  *   - the library (".") as ESM (.mjs), CommonJS (.cjs) and types, for Node (the transports are Node's);
  *   - the `crawlgate-mcp` binary, dist/cli.cjs: CommonJS for Node.
- * @crawlgate/agent and @crawlgate/core are bundled in; the MCP SDK, zod and viem are dependencies.
+ * @crawlgate/agent, @crawlgate/core and @crawlgate/middleware's Node fetch for public addresses
+ * (publicAddressFetch, from its ./node entry) are bundled in; the MCP SDK, zod and viem are dependencies.
  *
  *   npx tsup --config libs/mcp/tsup.config.ts      (from the workspace root)
  */

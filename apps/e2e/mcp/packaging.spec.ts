@@ -32,7 +32,7 @@ const EXPORTS = [
 const pkg = installedForSpec(join(__dirname, '..', '..', '..', 'libs', 'mcp'));
 
 describe('the published package', () => {
-  it('ships every file package.json points at, and imports only what it declares (@crawlgate/agent and core are bundled)', () => {
+  it('ships every file package.json points at, and imports only what it declares (@crawlgate/agent, core and the middleware’s public-address fetch are bundled)', () => {
     expect(exportsMapProblems(pkg, ['.'])).toEqual([]);
     expect(pkg.manifest.bin).toEqual({ 'crawlgate-mcp': './dist/cli.cjs' });
     expect(undeclaredImports(pkg)).toEqual([]);

@@ -12,7 +12,13 @@ import type { Server } from 'node:http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fundUsdc, transfersTo } from '../../../apps/api/test/test-agent';
 import { startGatedSite, type GatedSite } from '../middleware/support/gated-site';
-import { createMcpServer, createWalletSession, readConfig, type WalletSession } from '../../../libs/mcp/src';
+import {
+  createMcpServer,
+  createWalletSession,
+  readConfig,
+  type SessionOptions,
+  type WalletSession,
+} from '../../../libs/mcp/src';
 
 export interface PaidSite {
   gated: GatedSite;
@@ -64,10 +70,16 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-/** The server configured from `env` (as the binary reads it), and a real MCP client talking to it. */
-export async function connect(env: Record<string, string>): Promise<Connected> {
+/**
+ * The server configured from `env` (as the binary reads it), and a real MCP client talking to it;
+ * `fetch` replaces the one the server would use.
+ */
+export async function connect(
+  env: Record<string, string>,
+  options: Pick<SessionOptions, 'fetch'> = {},
+): Promise<Connected> {
   const logs: string[] = [];
-  const session = createWalletSession(readConfig(env), { log: (line) => logs.push(line) });
+  const session = createWalletSession(readConfig(env), { ...options, log: (line) => logs.push(line) });
   const server = createMcpServer(session);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -93,7 +105,7 @@ export async function connect(env: Record<string, string>): Promise<Connected> {
   };
 }
 
-/** The environment the binary reads, for a wallet and limits. */
+/** The environment the binary reads, for a wallet and limits; private networks allowed, as the site is on 127.0.0.1. */
 export function envFor(
   site: PaidSite,
   key: string,
@@ -104,5 +116,6 @@ export function envFor(
     CRAWLGATE_MAX_PRICE_USD: limits.max ?? '0.005',
     CRAWLGATE_BUDGET_USD: limits.budget ?? '1',
     CRAWLGATE_NETWORKS: limits.networks ?? site.networks,
+    CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
   };
 }

@@ -29,7 +29,7 @@ const ENTRIES: Record<string, string[]> = {
   './fetch': ['crawlgateFetch'],
   './hono': ['crawlgateHono'],
   './nest': ['CrawlgateGuard', 'CrawlgateModule'],
-  './node': ['nodeKeyDirectoryFetch'],
+  './node': ['nodeKeyDirectoryFetch', 'publicAddressFetch', 'PrivateAddressError'],
 };
 
 /** What a site using each adapter already has installed. */

@@ -35,5 +35,6 @@ export * from './structured-fields';
 export * from './http-message-signature';
 export * from './ed25519-jwk';
 export * from './web-bot-auth';
+export * from './ip-address';
 export * from './site-domain';
 export * from './capped-text';

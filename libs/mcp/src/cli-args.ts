@@ -29,6 +29,10 @@ Configuration comes from the environment:
   CRAWLGATE_USER_AGENT      the User-Agent sent to sites
   CRAWLGATE_HTTP_TOKEN      with --http: the bearer token every request must send (32 characters
                             at least; default a random one, printed at start)
+  CRAWLGATE_ALLOW_PRIVATE_NETWORKS
+                            true: also read pages on loopback, private and link-local addresses
+                            (an intranet, a local demo). Default false: only public addresses,
+                            redirects included, so a page cannot point the server at its own network
 `;
 
 export function parseCliArgs(argv: readonly string[]): CliCommand {

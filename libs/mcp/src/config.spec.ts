@@ -27,6 +27,7 @@ describe('readConfig', () => {
       rpcUrl: undefined,
       userAgent: DEFAULT_USER_AGENT,
       maxChars: DEFAULT_MAX_CHARS,
+      allowPrivateNetworks: false,
     });
     expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
   });
@@ -96,6 +97,16 @@ describe('readConfig', () => {
       maxChars: 500,
       budgetFile: '/var/lib/crawlgate/budget.json',
     });
+  });
+
+  it('reads private networks only when told to: CRAWLGATE_ALLOW_PRIVATE_NETWORKS true or 1', () => {
+    for (const text of ['true', 'TRUE', '1'])
+      expect(readConfig({ ...BASE, CRAWLGATE_ALLOW_PRIVATE_NETWORKS: text }).allowPrivateNetworks).toBe(true);
+    for (const text of ['false', '0', ''])
+      expect(readConfig({ ...BASE, CRAWLGATE_ALLOW_PRIVATE_NETWORKS: text }).allowPrivateNetworks).toBe(false);
+    expect(problemsOf({ ...BASE, CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'yes' })).toEqual([
+      'CRAWLGATE_ALLOW_PRIVATE_NETWORKS must be "true" or "false"',
+    ]);
   });
 
   it('takes a budget file only at an absolute path: a host picks the working directory', () => {

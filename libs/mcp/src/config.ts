@@ -37,6 +37,12 @@ export interface McpConfig {
   maxChars: number;
   /** With --http: the bearer token every request must send; undefined: a random one made at start. */
   httpToken: string | undefined;
+  /**
+   * Whether pages on loopback, private, link-local and other non-public addresses are read. Off by
+   * default: a page's text reaches the assistant, so a page (or its redirect) that names
+   * http://169.254.169.254/ or http://127.0.0.1:… would have the server read its own machine and network.
+   */
+  allowPrivateNetworks: boolean;
   /** CRAWLGATE_… variables that are none of these settings (a misspelt CRAWLGATE_BUDGET_FILE would silently keep the budget per process). */
   unknownSettings: string[];
 }
@@ -53,6 +59,7 @@ const SETTINGS = new Set([
   'CRAWLGATE_MAX_CHARS',
   'CRAWLGATE_USER_AGENT',
   'CRAWLGATE_HTTP_TOKEN',
+  'CRAWLGATE_ALLOW_PRIVATE_NETWORKS',
 ]);
 
 /** The configuration cannot be used; `problems` are sentences naming the variable, never its secret value. */
@@ -125,12 +132,22 @@ export function readConfig(env: Env): McpConfig {
   if (httpToken !== undefined && httpToken.length < MIN_HTTP_TOKEN_LENGTH)
     problems.push(`CRAWLGATE_HTTP_TOKEN must be at least ${MIN_HTTP_TOKEN_LENGTH} characters`);
 
+  const allowPrivateNetworks = readSwitch(value('CRAWLGATE_ALLOW_PRIVATE_NETWORKS'));
+  if (allowPrivateNetworks === undefined) problems.push('CRAWLGATE_ALLOW_PRIVATE_NETWORKS must be "true" or "false"');
+
   const maxCharsText = value('CRAWLGATE_MAX_CHARS') ?? String(DEFAULT_MAX_CHARS);
   const maxChars = /^\d{1,7}$/.test(maxCharsText) ? Number(maxCharsText) : NaN;
   if (!(maxChars >= 1 && maxChars <= MAX_MAX_CHARS))
     problems.push(`CRAWLGATE_MAX_CHARS must be a whole number from 1 to ${MAX_MAX_CHARS}`);
 
-  if (problems.length > 0 || !account || maxPriceUsd === undefined || budgetUsd === undefined || 'problem' in networks)
+  if (
+    problems.length > 0 ||
+    !account ||
+    maxPriceUsd === undefined ||
+    budgetUsd === undefined ||
+    'problem' in networks ||
+    allowPrivateNetworks === undefined
+  )
     throw new ConfigError(problems);
   const redactUrl = rpcUrl === undefined ? undefined : urlRedactor(rpcUrl);
   return {
@@ -145,10 +162,17 @@ export function readConfig(env: Env): McpConfig {
     userAgent: value('CRAWLGATE_USER_AGENT') ?? DEFAULT_USER_AGENT,
     maxChars,
     httpToken,
+    allowPrivateNetworks,
     unknownSettings: Object.keys(env).filter(
       (name) => name.toUpperCase().startsWith('CRAWLGATE_') && !SETTINGS.has(name),
     ),
   };
+}
+
+/** An on/off setting: unset is off; undefined for anything but true/false (or 1/0). */
+function readSwitch(text: string | undefined): boolean | undefined {
+  if (text === undefined || /^(?:false|0)$/i.test(text)) return false;
+  return /^(?:true|1)$/i.test(text) ? true : undefined;
 }
 
 /** The account and its redactor; problems never quote the value, which may be most of a key. */

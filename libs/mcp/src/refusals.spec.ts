@@ -6,6 +6,7 @@ import {
   PriceTooHighError,
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
+import { PrivateAddressError } from '@crawlgate/middleware/node';
 import { refusalOf, ToolError } from './refusals';
 
 const URL_ = 'https://news.example/a';
@@ -48,6 +49,17 @@ describe('refusalOf', () => {
       code: 'unsupported_payment',
       message: 'no exact offer',
       url: URL_,
+    });
+  });
+
+  it('refuses a page on a private network with the host it is on, and says how the operator allows them', () => {
+    expect(refusalOf(new PrivateAddressError('metadata.test', 'resolves to a loopback address'), URL_)).toEqual({
+      code: 'private_network',
+      message: expect.stringMatching(
+        /^metadata\.test resolves to a loopback address: .*CRAWLGATE_ALLOW_PRIVATE_NETWORKS/,
+      ),
+      url: URL_,
+      host: 'metadata.test',
     });
   });
 

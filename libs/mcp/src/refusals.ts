@@ -13,12 +13,14 @@ import {
   PriceTooHighError,
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
+import { PrivateAddressError } from '@crawlgate/middleware/node';
 
 export type RefusalCode =
   | 'price_too_high'
   | 'budget_exceeded'
   | 'network_not_allowed'
   | 'insecure_connection'
+  | 'private_network'
   | 'payment_failed'
   | 'unsupported_payment'
   | 'invalid_url'
@@ -69,6 +71,14 @@ export function refusalOf(error: unknown, url?: string): Refusal {
     return { code: 'network_not_allowed', message: error.message, url: error.url, refused: error.refused };
   if (error instanceof InsecureConnectionError)
     return { code: 'insecure_connection', message: error.message, url: error.url };
+  // The page, or a redirect on the way to it, is on this machine or its network: never reached, nothing paid.
+  if (error instanceof PrivateAddressError)
+    return {
+      code: 'private_network',
+      message: `${error.message}: this server reads pages on public addresses only (its operator can allow private networks with CRAWLGATE_ALLOW_PRIVATE_NETWORKS=true)`,
+      ...at,
+      host: error.host,
+    };
   if (error instanceof PaymentFailedError)
     return { code: 'payment_failed', message: error.message, url: error.url, reason: error.reason };
   if (error instanceof UnsupportedPaymentError) return { code: 'unsupported_payment', message: error.message, ...at };

@@ -6,6 +6,7 @@
 
 import { parseUsdAmount } from '@crawlgate/core';
 import { createAgent, createFileBudgetStore, type Agent, type AllowedNetwork } from '@crawlgate/agent';
+import { publicAddressFetch } from '@crawlgate/middleware/node';
 import { ConfigError, type McpConfig } from './config';
 import { PaymentLedger } from './payments-ledger';
 
@@ -21,7 +22,7 @@ export interface WalletSession {
   /** Sent with every request to a site: who we are (a crawler, which sites charge) and what we read. */
   headers: Record<string, string>;
   maxChars: number;
-  /** Unpaid requests (quotes, pay.json). */
+  /** Unpaid requests (quotes, pay.json); the agent's paid ones go through the same. */
   fetch: typeof fetch;
   /** Blanks the wallet key out of a text. */
   redact(text: string): string;
@@ -36,6 +37,10 @@ export interface WalletSession {
 
 export interface SessionOptions {
   log?: (line: string) => void;
+  /**
+   * Every request to a site (pages, redirects, payments, quotes). Default: one that reaches public
+   * addresses only (publicAddressFetch), or, with CRAWLGATE_ALLOW_PRIVATE_NETWORKS, the global fetch.
+   */
   fetch?: typeof fetch;
 }
 
@@ -53,6 +58,9 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
   const write = options.log ?? (() => undefined);
   const log = (line: string) => write(config.redact(line));
   const ledger = new PaymentLedger();
+  // The URLs come from the assistant, and through it from the pages it read: by default no request,
+  // nor a redirect hop, reaches this machine or its network (checked on the addresses connected to).
+  const fetch = options.fetch ?? (config.allowPrivateNetworks ? globalThis.fetch : publicAddressFetch());
   let agent: Agent;
   try {
     agent = createAgent({
@@ -64,7 +72,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       networks: config.networks,
       payMode: config.payMode,
       rpcUrl: config.rpcUrl,
-      fetch: options.fetch,
+      fetch,
       onPayment: (event) => {
         ledger.record(event);
         log(
@@ -90,7 +98,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
     networks: config.networks,
     headers: { 'user-agent': config.userAgent, accept: ACCEPT },
     maxChars: config.maxChars,
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch,
     redact: config.redact,
     log,
     remaining: async () => {

@@ -63,7 +63,8 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         `Fetches a web page (GET) and returns its status, content type and text. If the site asks for payment (HTTP 402, x402 or Crawlgate), ` +
         `it is paid in USDC from the configured wallet, within limits: at most ${session.maxPriceUsd} USD for one page and ${session.budgetUsd} USD ` +
         `while this server runs. A page already paid is read again on its access token without paying. Refusals (price_too_high, ` +
-        `budget_exceeded, network_not_allowed, payment_failed, …) come back as errors with a code; nothing is paid then. ` +
+        `budget_exceeded, network_not_allowed, payment_failed, private_network for a URL on a loopback or private address, …) come back ` +
+        `as errors with a code; nothing is paid then. ` +
         `Use quote_price first to see a price without paying.`,
       inputSchema: {
         url: z.string().describe('Absolute http(s) URL of the page'),

@@ -1,11 +1,12 @@
 /*
- * Name resolution for key directory hosts, through c-ares (node:dns's Resolver) rather than
- * getaddrinfo (node:dns's lookup). getaddrinfo runs on libuv's worker threads, four by default,
- * which the site's own file, crypto and zlib work share, and cannot be cancelled: a client naming
- * Signature-Agent hosts whose name servers answer slowly held them all, and the site's disk reads
- * waited behind them. c-ares holds no thread and gives up after its own timeout.
+ * Name resolution for hosts that someone else named (key directory hosts, the pages an MCP server
+ * is asked to read), through c-ares (node:dns's Resolver) rather than getaddrinfo (node:dns's
+ * lookup). getaddrinfo runs on libuv's worker threads, four by default, which the site's own file,
+ * crypto and zlib work share, and cannot be cancelled: a client naming Signature-Agent hosts whose
+ * name servers answer slowly held them all, and the site's disk reads waited behind them. c-ares
+ * holds no thread and gives up after its own timeout.
  *
- * It asks DNS only: /etc/hosts is not read (a key directory is on a public host).
+ * It asks DNS only: /etc/hosts is not read (such a host is a public one).
  */
 
 import type { LookupAddress, LookupAllOptions } from 'node:dns';

@@ -1,0 +1,66 @@
+import { isLoopbackAddress, refusedAddress } from './ip-address';
+
+describe('refusedAddress', () => {
+  it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '[2a00:1450::1]'])(
+    'lets the public address %s be reached',
+    (address) => {
+      expect(refusedAddress(address, false)).toBeNull();
+    },
+  );
+
+  it.each([
+    ['loopback', '127.0.0.1'],
+    ['loopback', '127.8.9.10'],
+    ['loopback', '::1'],
+    ['loopback written out in full', '0:0:0:0:0:0:0:1'],
+    ['private', '10.1.2.3'],
+    ['private', '172.16.0.1'],
+    ['private', '192.168.1.1'],
+    ['link-local (cloud metadata)', '169.254.169.254'],
+    ['CGNAT', '100.64.0.1'],
+    ['unspecified', '0.0.0.0'],
+    ['unspecified', '::'],
+    ['benchmarking', '198.18.0.1'],
+    ['multicast', '224.0.0.1'],
+    ['broadcast', '255.255.255.255'],
+    ['IETF protocol assignments', '192.0.0.1'],
+    ['documentation', '192.0.2.2'],
+    ['documentation', '198.51.100.7'],
+    ['documentation', '203.0.113.9'],
+    ['unique local', 'fd00::1'],
+    ['link-local', 'fe80::1'],
+    ['link-local with a zone', 'fe80::1%eth0'],
+    ['site-local', 'fec0::1'],
+    ['multicast', 'ff02::1'],
+    ['documentation', '2001:db8::1'],
+    ['IPv4-mapped loopback', '::ffff:127.0.0.1'],
+    ['IPv4-mapped loopback written out in full', '0:0:0:0:0:ffff:7f00:1'],
+    ['IPv4-mapped private', '::ffff:10.0.0.1'],
+    ['IPv4-compatible', '::7f00:1'],
+    ['NAT64 of a private address', '64:ff9b::a00:1'],
+    ['NAT64 (local use) of a private address', '64:ff9b:1::a00:1'],
+    ['6to4 of a private address', '2002:c0a8:101::1'],
+  ])('refuses %s %s', (_kind, address) => {
+    expect(refusedAddress(address, false)).not.toBeNull();
+  });
+
+  it('lets loopback be reached only when asked, and never a private address', () => {
+    expect(refusedAddress('127.0.0.1', true)).toBeNull();
+    expect(refusedAddress('::1', true)).toBeNull();
+    expect(refusedAddress('0.0.0.0', true)).toMatch(/private|reserved/);
+    expect(refusedAddress('::ffff:127.0.0.1', true)).toMatch(/private|reserved/);
+    expect(refusedAddress('10.0.0.1', true)).toMatch(/private/);
+  });
+
+  it('says why', () => {
+    expect(refusedAddress('127.0.0.1', false)).toBe('a loopback address');
+    expect(refusedAddress('169.254.169.254', false)).toBe('a private, link-local or reserved address');
+  });
+});
+
+describe('isLoopbackAddress', () => {
+  it('knows 127.0.0.0/8 and ::1, nothing else', () => {
+    expect(['127.0.0.1', '127.255.0.1', '::1'].map(isLoopbackAddress)).toEqual([true, true, true]);
+    expect(['128.0.0.1', '10.0.0.1', '::2', 'localhost'].map(isLoopbackAddress)).toEqual([false, false, false, false]);
+  });
+});

@@ -1,0 +1,62 @@
+/*
+ * Which IP addresses a fetch made because someone else asked (an agent's key directory, a page an
+ * AI assistant was told to read) may reach: public ones only. A loopback, private, link-local,
+ * CGNAT, unique-local, multicast, documentation or unspecified address, or an IPv6 form that
+ * embeds one (IPv4-mapped, NAT64, 6to4), would let whoever picks the URL make this process send
+ * requests into its own host or network (cloud metadata at 169.254.169.254, an admin port on
+ * 127.0.0.1). Pure: resolving a name and connecting to the checked address is the caller's part.
+ */
+
+/** Why an IP address (a literal, or what a name resolved to) is not reached; null when it may be. */
+export function refusedAddress(address: string, allowLoopback: boolean): string | null {
+  const ip = canonicalIp(address);
+  if (ip === null) return 'not an address it can check';
+  if (isLoopbackAddress(ip)) return allowLoopback ? null : 'a loopback address';
+  if (isPrivateIp(ip)) return 'a private, link-local or reserved address';
+  return null;
+}
+
+/** 127.0.0.0/8 and ::1, as the URL parser writes them (IPv6 without brackets). */
+export const isLoopbackAddress = (ip: string): boolean => ip === '::1' || /^127\./.test(ip);
+
+/**
+ * IPv6 as the URL parser writes it (compressed, lower case: "0:0:0:0:0:ffff:7f00:1" is
+ * "::ffff:7f00:1"), the form the checks below read; anything else lower-cased. Null for an IPv6
+ * form the parser refuses (one with a zone, "fe80::1%eth0").
+ */
+function canonicalIp(address: string): string | null {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (!bare.includes(':')) return bare.toLowerCase();
+  try {
+    return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+}
+
+function isPrivateIp(host: string): boolean {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a >= 224 ||
+      (a === 100 && b >= 64 && b < 128) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b < 32) ||
+      (a === 192 && b === 168) ||
+      (a === 198 && (b === 18 || b === 19)) ||
+      // IETF protocol assignments 192.0.0.0/24 and the documentation ranges: no public host there.
+      (a === 192 && b === 0 && (Number(v4[3]) === 0 || Number(v4[3]) === 2)) ||
+      (a === 198 && b === 51 && Number(v4[3]) === 100) ||
+      (a === 203 && b === 0 && Number(v4[3]) === 113)
+    );
+  }
+  if (!host.includes(':')) return false;
+  // IPv6 (as the URL parser writes it: compressed, lower case): unique local fc00::/7, link-local
+  // fe80::/10 and site-local fec0::/10, and every form that embeds an IPv4 address, which may be a
+  // private one: "::" forms (unspecified, IPv4-mapped and -compatible), NAT64 64:ff9b::/96 and
+  // 64:ff9b:1::/48, and 6to4 2002::/16; multicast ff00::/8 and documentation 2001:db8::/32.
+  return /^(?:f[cdf]|fe[89a-f])/.test(host) || host.startsWith('::') || /^(?:64:ff9b:|2002:|2001:db8:)/.test(host);
+}

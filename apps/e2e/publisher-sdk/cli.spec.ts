@@ -46,7 +46,7 @@ describe('crawlgate CLI', () => {
         'sites rotate-token <site>',
         'pricing set <site>',
         'pricing show <site>',
-        'stats <site>',
+        'stats [<site>]',
       ]) {
         expect(run.stdout).toContain(command);
       }
@@ -306,6 +306,19 @@ describe('crawlgate CLI', () => {
         conversion: '0',
         by_day: expect.any(Array),
       });
+    });
+
+    it('stats without a site covers all the publisher’s sites, each top path named by its site', async () => {
+      const run = await crawlgate(['stats', '--from', '2026-01-01', '--to', '2026-01-02']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^Sites +all\nDays \(UTC\) +2026-01-01 to 2026-01-02\n/);
+      const json = await crawlgate(['stats', '--json']);
+      const report = JSON.parse(json.stdout);
+      expect(report).toMatchObject({ paid_gates: 0, top_paths: [], by_day: expect.any(Array) });
+      expect(report).not.toHaveProperty('site_id');
+      const extra = await crawlgate(['stats', siteId, 'more']);
+      expect(extra.code).toBe(2);
+      expect(extra.stderr).toMatch(/Expected \[<site>\], got/);
     });
 
     it('stats with a bad date or an unknown site is exit 1 with the detail; --json errors are JSON', async () => {

@@ -15,7 +15,7 @@ export const GLOBAL_OPTIONS = {
 
 export interface CommandInput {
   values: Values;
-  /** Named as in Command.positionals, in order. */
+  /** Named as in Command.positionals, then Command.optionalPositionals given, in order. */
   args: string[];
   io: CliIo;
 }
@@ -30,6 +30,8 @@ export interface Command {
   help?: string;
   options: OptionSpec;
   positionals: string[];
+  /** May follow `positionals`, or be left out (shown as "[<name>]"). */
+  optionalPositionals?: string[];
   /** The values the first positional takes, when it is one of a few words (offered by shell completion). */
   choices?: string[];
   run(input: CommandInput): Promise<void>;
@@ -49,15 +51,26 @@ export function parseCommandLine(command: Command, argv: string[]): { values: Va
     throw new UsageError((error as Error).message, command.name);
   }
   const { values, positionals } = parsed;
-  if (!values.help && positionals.length !== command.positionals.length) {
-    const expected =
-      command.positionals.length === 0 ? 'no arguments' : command.positionals.map((name) => `<${name}>`).join(' ');
+  const optional = command.optionalPositionals ?? [];
+  const fits =
+    positionals.length >= command.positionals.length &&
+    positionals.length <= command.positionals.length + optional.length;
+  if (!values.help && !fits) {
+    const expected = positionalsUsage(command) || 'no arguments';
     throw new UsageError(
       `Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`,
       command.name,
     );
   }
   return { values, args: positionals };
+}
+
+/** "<site> [<name>]": a command's positionals as usage lines show them. */
+export function positionalsUsage(command: Pick<Command, 'positionals' | 'optionalPositionals'>): string {
+  return [
+    ...command.positionals.map((name) => `<${name}>`),
+    ...(command.optionalPositionals ?? []).map((name) => `[<${name}>]`),
+  ].join(' ');
 }
 
 /** The table of results: --json prints the API's answer as is, otherwise the readable form. */

@@ -1,4 +1,4 @@
-import type { Command } from './command';
+import { positionalsUsage, type Command } from './command';
 
 const GLOBAL_HELP = `Options of every command:
   --api <url>   The Crawlgate API (default: CRAWLGATE_API_URL, else the URL saved by login)
@@ -14,8 +14,7 @@ Exit codes: 0 done, 1 failed (the API's detail on stderr), 2 bad command line.
 export function topHelp(commands: Command[], version: string): string {
   // Positionals only here; each command's --help shows its options.
   const lines = commands.map(
-    (command) =>
-      [[command.name, ...command.positionals.map((name) => `<${name}>`)].join(' '), command.summary] as const,
+    (command) => [`${command.name} ${positionalsUsage(command)}`.trim(), command.summary] as const,
   );
   const width = Math.max(...lines.map(([usage]) => usage.length));
   return (

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LookupAddress } from 'node:dns';
 import { PrivateAddressError, publicAddressFetch } from './public-address-fetch';
+import { resolvingTo } from './resolver.test-data';
 
 /** A real server on loopback that counts its connections; `handle` answers. */
 async function startServer(
@@ -26,16 +26,6 @@ async function startServer(
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-
-/** A resolver that answers `addresses` for every name, as a public DNS record pointing anywhere would. */
-const resolvingTo = (...addresses: string[]) => {
-  const asked: string[] = [];
-  const resolve = async (hostname: string): Promise<LookupAddress[]> => {
-    asked.push(hostname);
-    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-  };
-  return { resolve, asked };
-};
 
 describe('publicAddressFetch', () => {
   let site: Awaited<ReturnType<typeof startServer>>;

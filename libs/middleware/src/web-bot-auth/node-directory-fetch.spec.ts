@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LookupAddress } from 'node:dns';
 import { PrivateAddressError } from '../public-network/public-address-fetch';
 import { KEY_DIRECTORY_USER_AGENT, nodeKeyDirectoryFetch } from './node-directory-fetch';
+import { resolvingTo } from '../public-network/resolver.test-data';
 
 /*
  * The key directory's fetch is publicAddressFetch (its spec checks addresses, names and redirects
@@ -34,16 +34,6 @@ describe('nodeKeyDirectoryFetch', () => {
     port = (server.address() as AddressInfo).port;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-
-  /** A resolver that answers `addresses` for every name, as a public DNS record pointing anywhere would. */
-  const resolvingTo = (...addresses: string[]) => {
-    const asked: string[] = [];
-    const resolve = async (hostname: string): Promise<LookupAddress[]> => {
-      asked.push(hostname);
-      return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    };
-    return { resolve, asked };
-  };
 
   it('never connects to a name that resolves to a loopback or private address', async () => {
     const before = connections;

@@ -76,6 +76,8 @@ export interface RefundRecord {
 /** What a voucher payment is answered with: its gate, what it paid, and the token it was given. */
 export interface VoucherPayment {
   gateId: string;
+  /** Of the signed gate id it paid through (isPaymentOfGate). */
+  gateIdSha256: string | null;
   siteId: string;
   url: string;
   payer: string;
@@ -87,7 +89,7 @@ export interface VoucherPayment {
 }
 
 /** A voucher payment to record: everything but the channel and the voucher's total. */
-export type VoucherPaymentData = Omit<VoucherPayment, 'cumulativeAmount'> & {
+export type VoucherPaymentData = Omit<VoucherPayment, 'cumulativeAmount' | 'gateIdSha256'> & {
   gateIdSha256: string;
   publisherId: string;
   chainId: number;
@@ -103,6 +105,7 @@ interface VoucherRecordRow {
   refunds_through: string | bigint | null;
   published: string | bigint | null;
   gate_id: string | null;
+  gate_id_sha256: string | null;
   site_id: string;
   url: string;
   payer: string;
@@ -150,7 +153,7 @@ export class ChannelStore {
     cumulative: bigint,
   ): Promise<{ channel: ChannelRecord | null; taken: VoucherPayment | null }> {
     const [row] = await this.db.sql.query<VoucherRecordRow>(
-      `SELECT c.charged, c.signature, c.refund_id, c.refunds_through, c.published, p.gate_id, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
+      `SELECT c.charged, c.signature, c.refund_id, c.refunds_through, c.published, p.gate_id, p.gate_id_sha256, p.site_id, p.url, p.payer, p.amount, p.token_kid, p.token_issued_at, p.token_expires_at
          FROM (SELECT 1) AS one
          LEFT JOIN payment_channels c ON c.channel_id = $1
          LEFT JOIN payments p ON p.channel_id = $1 AND p.cumulative_amount = $2::bigint`,
@@ -172,6 +175,7 @@ export class ChannelStore {
           ? null
           : {
               gateId: row.gate_id,
+              gateIdSha256: row.gate_id_sha256,
               siteId: row.site_id,
               url: row.url,
               payer: row.payer.trim(),

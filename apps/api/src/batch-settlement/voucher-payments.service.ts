@@ -377,7 +377,7 @@ export class VoucherPaymentsService {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
       const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (now.taken?.gateId === gate.ref) return this.answerFor(now.taken, gate, channelId);
+      if (now.taken && isPaymentOfGate(now.taken, gate)) return this.answerFor(now.taken, gate, channelId);
       // A refund held it, or landed after this voucher's chain state was read: judged again, it may no longer fit.
       if (now.channel && (now.channel.refundHeld || now.channel.refundsThrough > state.refundNonce))
         throw refundInFlight();

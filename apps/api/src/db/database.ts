@@ -9,6 +9,8 @@ import { pgDriver, pgliteDriver, type SqlDriver } from './sql-driver';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
+  /** The schema its tables are in: "public" unless a test isolates one. */
+  schema: string;
   prisma: PrismaClient;
   sql: SqlDriver;
   close(): Promise<void>;
@@ -35,6 +37,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   return {
     kind: 'pglite',
+    schema: 'public',
     prisma,
     sql: pgliteDriver(db),
     close: once(async () => {
@@ -63,6 +66,7 @@ function openPostgres(url: string, schema: string | undefined): Database {
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
   return {
     kind: 'postgres',
+    schema: schema ?? 'public',
     prisma,
     sql: pgDriver(pool),
     close: once(async () => {

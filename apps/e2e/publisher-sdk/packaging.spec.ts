@@ -51,7 +51,7 @@ export async function run(): Promise<[Pricing, SiteStats, string, boolean]> {
   await client.setPricing('s', { default_price_usd: '0.001', rules: [{ path: '/a/*', price_usd: 0.01 }] });
   const items: ValidationItem[] | undefined = new ApiError({ status: 422, detail: [] }).items;
   for await (const payment of client.iterateSitePayments('s')) payment.payer.toLowerCase();
-  const check = verifyAccessToken('t', { siteId: 's', secret: ['a', 'b'] });
+  const check = verifyAccessToken('t', { siteId: 's', secret: ['a', 'b'], url: '/a' });
   return [await client.getPricing('s'), await client.siteStats('s', { from: new Date() }), check.valid ? check.payload.gate_id : check.reason, items === undefined];
 }
 `;

@@ -26,7 +26,9 @@ const payload: AccessTokenPayload = {
   iat: NOW,
   exp: NOW + ACCESS_TOKEN_TTL_SECONDS,
 };
-const opts = { secret: SECRET, siteId: payload.site_id, now: NOW };
+const base = { secret: SECRET, siteId: payload.site_id, now: NOW };
+/** Site-wide: no page named. */
+const opts = { ...base, anyPath: true as const };
 const reasonOf = (token: string, options: Parameters<typeof verifyAccessToken>[1] = opts) => {
   const check = verifyAccessToken(token, options);
   return check.valid ? 'valid' : check.reason;
@@ -73,7 +75,7 @@ describe('signAccessToken', () => {
 
   it('keeps non-ASCII paths intact', () => {
     const unicode = signAccessToken({ ...payload, url: '/café/😀' }, SECRET);
-    expect(verifyAccessToken(unicode, { ...opts, url: '/caf%C3%A9/%F0%9F%98%80' })).toEqual({
+    expect(verifyAccessToken(unicode, { ...base, url: '/caf%C3%A9/%F0%9F%98%80' })).toEqual({
       valid: true,
       payload: { ...payload, url: '/café/😀' },
     });
@@ -157,14 +159,13 @@ describe('verifyAccessToken', () => {
   const token = signAccessToken(payload, SECRET);
 
   it('accepts a fresh token for its site and path', () => {
-    expect(verifyAccessToken(token, { ...opts, url: '/blog/a' })).toEqual({ valid: true, payload });
+    expect(verifyAccessToken(token, { ...base, url: '/blog/a' })).toEqual({ valid: true, payload });
     expect(verifyAccessToken(token, opts)).toEqual({ valid: true, payload });
   });
 
   it('compares the path as requestPath() reads it', () => {
-    expect(reasonOf(token, { ...opts, url: 'https://example.com/blog/a?utm=x#y' })).toBe('valid');
-    expect(reasonOf(token, { ...opts, url: '/blog/x/../a' })).toBe('valid');
-    expect(reasonOf(token, { ...opts, url: '/blog/%61' })).toBe('valid');
+    expect(reasonOf(token, { ...base, url: 'https://example.com/blog/a?utm=x#y' })).toBe('valid');
+    expect(reasonOf(token, { ...base, url: '/blog/%61' })).toBe('valid');
   });
 
   describe('malformed', () => {
@@ -297,8 +298,8 @@ describe('verifyAccessToken', () => {
       const now = Math.floor(Date.now() / 1000);
       const live = signAccessToken({ ...payload, iat: now, exp: now + 60 }, SECRET);
       const dead = signAccessToken({ ...payload, iat: now - 120, exp: now - 60 }, SECRET);
-      expect(reasonOf(live, { secret: SECRET, siteId: payload.site_id })).toBe('valid');
-      expect(reasonOf(dead, { secret: SECRET, siteId: payload.site_id })).toBe('expired');
+      expect(reasonOf(live, { secret: SECRET, siteId: payload.site_id, anyPath: true })).toBe('valid');
+      expect(reasonOf(dead, { secret: SECRET, siteId: payload.site_id, anyPath: true })).toBe('expired');
     });
 
     it('treats a NaN clock as expired, never as forever valid', () => {
@@ -313,30 +314,38 @@ describe('verifyAccessToken', () => {
   describe('wrong_site and wrong_path', () => {
     it('rejects a token of another site', () => {
       expect(reasonOf(token, { ...opts, siteId: 'another-site' })).toBe('wrong_site');
-      expect(reasonOf(token, { ...opts, siteId: 'another-site', url: '/elsewhere' })).toBe('wrong_site');
+      expect(reasonOf(token, { ...base, siteId: 'another-site', url: '/elsewhere' })).toBe('wrong_site');
     });
 
     it('rejects a token used for another path', () => {
-      expect(reasonOf(token, { ...opts, url: '/blog/b' })).toBe('wrong_path');
-      expect(reasonOf(token, { ...opts, url: '/blog/a/' })).toBe('wrong_path');
-      expect(reasonOf(token, { ...opts, url: '/blog' })).toBe('wrong_path');
-      expect(reasonOf(token, { ...opts, url: '/blog/a%2Fx' })).toBe('wrong_path');
-      expect(reasonOf(token, { ...opts, url: '/BLOG/A' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/blog/b' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/blog/a/' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/blog' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/blog/a%2Fx' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/BLOG/A' })).toBe('wrong_path');
     });
 
     it('compares a path already spelled by requestPath() as is: a decoded "?" stays part of it', () => {
       const questionable = signAccessToken({ ...payload, url: '/blog/a?x' }, SECRET);
-      expect(reasonOf(token, { ...opts, path: '/blog/a' })).toBe('valid');
-      expect(reasonOf(token, { ...opts, path: '/blog/a?x' })).toBe('wrong_path');
-      expect(reasonOf(questionable, { ...opts, path: '/blog/a?x' })).toBe('valid');
+      expect(reasonOf(token, { ...base, path: '/blog/a' })).toBe('valid');
+      expect(reasonOf(token, { ...base, path: '/blog/a?x' })).toBe('wrong_path');
+      expect(reasonOf(questionable, { ...base, path: '/blog/a?x' })).toBe('valid');
       // The same text as a url is a URL: its query is dropped.
-      expect(reasonOf(token, { ...opts, url: '/blog/a?x' })).toBe('valid');
-      expect(reasonOf(token, { ...opts, path: '/blog/a/' })).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '/blog/a?x' })).toBe('valid');
+      expect(reasonOf(token, { ...base, path: '/blog/a/' })).toBe('wrong_path');
     });
 
-    it('checks the path only when a url is given', () => {
-      expect(reasonOf(token, { ...opts, url: undefined })).toBe('valid');
-      expect(reasonOf(token, { ...opts, url: '' })).toBe('wrong_path');
+    it('opens no page when none is named, or the url is not a string: a slip never opens every page', () => {
+      expect(reasonOf(token, { ...opts })).toBe('valid'); // anyPath, said explicitly
+      expect(reasonOf(token, { ...base } as never)).toBe('wrong_path');
+      for (const url of [undefined, null, new URL('https://example.com/blog/a'), 42])
+        expect(reasonOf(token, { ...base, url } as never)).toBe('wrong_path');
+      expect(reasonOf(token, { ...base, url: '' })).toBe('wrong_path');
+    });
+
+    it('opens no target a router may read as another path than the token’s: dot segments, escaped slashes, ";"', () => {
+      for (const url of ['/x/../blog/a', '/x/%2e%2e/blog/a', '/blog/x\\..\\a', '/blog%2Fa', '/blog/a;x', '/blog;x/a'])
+        expect({ url, reason: reasonOf(token, { ...base, url }) }).toEqual({ url, reason: 'wrong_path' });
     });
   });
 });
@@ -366,8 +375,8 @@ describe('keyed HMAC state cache', () => {
     const claims = { gate_id: 'g', site_id: 's', url: '/x', kid: 'k', iat: now, exp: now + 60 };
     for (const secret of secrets) {
       const token = signAccessToken(claims, secret);
-      expect(verifyAccessToken(token, { secret, siteId: 's', now }).valid).toBe(true);
-      expect(verifyAccessToken(token, { secret: secret + 'x', siteId: 's', now })).toEqual({
+      expect(verifyAccessToken(token, { secret, siteId: 's', now, anyPath: true }).valid).toBe(true);
+      expect(verifyAccessToken(token, { secret: secret + 'x', siteId: 's', now, anyPath: true })).toEqual({
         valid: false,
         reason: 'bad_signature',
       });

@@ -15,7 +15,7 @@ import {
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
 import { MAX_UNIX_SECONDS } from './limits';
-import { requestPath } from './request-path';
+import { isPlainRoute, readRoute } from './route';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
 export const ACCESS_TOKEN_TTL_SECONDS = 30 * 60;
@@ -50,21 +50,49 @@ export type TokenInvalidReason = 'malformed' | 'bad_signature' | 'expired' | 'wr
 
 export type TokenCheck = { valid: true; payload: AccessTokenPayload } | { valid: false; reason: TokenInvalidReason };
 
-export interface VerifyAccessTokenOptions {
+/**
+ * What a token is checked against. Which page it may open is said explicitly: the request's
+ * target (`url`), a path already spelled (`path`), or, only for a site-wide question, `anyPath`.
+ * Given none, or a `url` that is not a string, no token is valid: a slip (`url: request.path` where
+ * there is none) must never open every page of the site.
+ */
+export type VerifyAccessTokenOptions = {
   /** Several secrets during a rotation: a token signed with any of them passes. */
   secret: string | readonly string[];
   siteId: string;
-  /** The requested URL or path; when given, its requestPath() must be the path the token was paid for. */
-  url?: string;
-  /**
-   * Instead of url: the request's path as requestPath() already spelled it (a caller that priced
-   * the request has it), compared as is. requestPath() of its own output is not always the same
-   * path ("/a%3Fb" is "/a?b", which would read as "/a"), so a path must not be spelled twice.
-   */
-  path?: string;
   /** Unix seconds; defaults to the current time. */
   now?: number;
-}
+} & (
+  | {
+      /**
+       * The request target exactly as received: path and query (Express: req.originalUrl, never the
+       * mount-relative req.url), or the runtime's absolute Request.url; never assembled from the
+       * Host header. Its requestPath() must be the path the token was paid for, and it must be a
+       * plain route: a target routers read apart (a dot segment, an escaped slash, a ";" cut) is
+       * never opened by a token (core's route.ts), as the middleware does.
+       */
+      url: string;
+      path?: never;
+      anyPath?: never;
+    }
+  | {
+      /**
+       * Instead of url: the request's path as requestPath() already spelled it (a caller that priced
+       * the request has it, and checked it is a plain route), compared as is. requestPath() of its
+       * own output is not always the same path ("/a%3Fb" is "/a?b", which would read as "/a"), so a
+       * path must not be spelled twice.
+       */
+      path: string;
+      url?: never;
+      anyPath?: never;
+    }
+  | {
+      /** No path check: whether the token is the site's, for any page (POST /v1/access-tokens/verify without url). */
+      anyPath: true;
+      url?: never;
+      path?: never;
+    }
+);
 
 /** Throws TypeError for a payload that verifyAccessToken() would call malformed, or an empty secret. */
 export function signAccessToken(payload: AccessTokenPayload, secret: string): string {
@@ -108,9 +136,18 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   // Written as !(now < exp) so that a NaN clock counts as expired, not as forever valid.
   if (!(now < payload.exp)) return { valid: false, reason: 'expired' };
   if (payload.site_id !== opts.siteId) return { valid: false, reason: 'wrong_site' };
-  const path = opts.path ?? (opts.url !== undefined ? requestPath(opts.url) : undefined);
-  if (path !== undefined && path !== payload.url) return { valid: false, reason: 'wrong_path' };
+  if (!pathMatches(payload.url, opts)) return { valid: false, reason: 'wrong_path' };
   return { valid: true, payload };
+}
+
+/** Whether the request `opts` name may be opened by a token paid for `paid` (VerifyAccessTokenOptions). */
+function pathMatches(paid: string, opts: VerifyAccessTokenOptions): boolean {
+  if (typeof opts.path === 'string') return opts.path === paid;
+  if (typeof opts.url === 'string') {
+    const route = readRoute(opts.url);
+    return isPlainRoute(route) && route.path === paid;
+  }
+  return opts.url === undefined && opts.path === undefined && opts.anyPath === true;
 }
 
 /** A signed JSON object's base64url (always `eyJ…`, for `{"`), a dot, a 32-byte MAC's. */

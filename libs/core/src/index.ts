@@ -2,6 +2,7 @@ export * from './base64url';
 export * from './constant-time';
 export * from './price';
 export * from './request-path';
+export * from './route';
 export * from './glob';
 export * from './route-key';
 export * from './site-prices';

@@ -25,6 +25,10 @@ import {
   paymentRequiredHeader,
   readGate,
   signGate,
+  isPlainRoute,
+  priceRoute,
+  rawPath,
+  routeOf,
   verifyAccessToken,
   verifyGate,
   X402_REASONS,
@@ -37,10 +41,18 @@ import {
   type PaymentTerms,
   type RefundedChannel,
   type SettleResponse,
+  type Route,
   type SiteOffer,
 } from '@crawlgate/core';
 import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
-import { botPolicyProblems, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER, type BotAction, type BotPolicy } from './bots';
+import {
+  botPolicyProblems,
+  isAlwaysFreeRoute,
+  UNKNOWN_AUTOMATION,
+  UNKNOWN_CRAWLER,
+  type BotAction,
+  type BotPolicy,
+} from './bots';
 import { identifyVisitor } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
@@ -49,7 +61,6 @@ import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
-import { isAlwaysFreeRoute, isPlainRoute, priceRoute, rawPath, routeOf, type Route } from './route-pricing';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';

@@ -7,13 +7,12 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { signAccessToken } from '@crawlgate/core';
+import { readRoute, signAccessToken, spelledRoute } from '@crawlgate/core';
 import { FAKE_API_URL, FAKE_SITE_ID, fakeApi, fakePaymentV1, gateRequest, paid } from '../testing/fake-api';
 import { createCrawlgate, type CrawlgateOptions } from './crawlgate';
 import type { Decision } from './decision';
 import { crawlgateExpress } from './adapters/express';
 import { crawlgateFastify } from './adapters/fastify';
-import { readRoute, spelledRoute } from './route-pricing';
 
 const SECRET = 'secret-of-the-site';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';

@@ -15,11 +15,11 @@ describe('verifyAccessToken (local, no API call)', () => {
 
   it('accepts a token of the site, for its paid path', () => {
     expect(verifyAccessToken(token, { siteId, secret, url: '/articles/42?utm=x' })).toEqual({ valid: true, payload });
-    expect(verifyAccessToken(token, { siteId, secret })).toEqual({ valid: true, payload });
+    expect(verifyAccessToken(token, { siteId, secret, anyPath: true })).toEqual({ valid: true, payload });
   });
 
   it('accepts any secret of a rotation list', () => {
-    expect(verifyAccessToken(token, { siteId, secret: ['cgsec_next', secret] }).valid).toBe(true);
+    expect(verifyAccessToken(token, { siteId, secret: ['cgsec_next', secret], anyPath: true }).valid).toBe(true);
   });
 
   it('rejects another path, another site, another secret, and a tampered token', () => {
@@ -27,21 +27,27 @@ describe('verifyAccessToken (local, no API call)', () => {
       valid: false,
       reason: 'wrong_path',
     });
-    expect(verifyAccessToken(token, { siteId: 'another-site', secret })).toEqual({
+    expect(verifyAccessToken(token, { siteId: 'another-site', secret, anyPath: true })).toEqual({
       valid: false,
       reason: 'wrong_site',
     });
-    expect(verifyAccessToken(token, { siteId, secret: 'cgsec_other' })).toEqual({
+    expect(verifyAccessToken(token, { siteId, secret: 'cgsec_other', anyPath: true })).toEqual({
       valid: false,
       reason: 'bad_signature',
     });
-    expect(verifyAccessToken(`${token}x`, { siteId, secret })).toMatchObject({ valid: false });
-    expect(verifyAccessToken('not a token', { siteId, secret })).toEqual({ valid: false, reason: 'malformed' });
+    expect(verifyAccessToken(`${token}x`, { siteId, secret, anyPath: true })).toMatchObject({ valid: false });
+    expect(verifyAccessToken('not a token', { siteId, secret, anyPath: true })).toEqual({
+      valid: false,
+      reason: 'malformed',
+    });
   });
 
   it('rejects an expired token', () => {
     const expired = signAccessToken({ ...payload, iat: now - 3600, exp: now - 1 }, secret);
-    expect(verifyAccessToken(expired, { siteId, secret })).toEqual({ valid: false, reason: 'expired' });
-    expect(verifyAccessToken(token, { siteId, secret, now: payload.exp })).toEqual({ valid: false, reason: 'expired' });
+    expect(verifyAccessToken(expired, { siteId, secret, anyPath: true })).toEqual({ valid: false, reason: 'expired' });
+    expect(verifyAccessToken(token, { siteId, secret, now: payload.exp, anyPath: true })).toEqual({
+      valid: false,
+      reason: 'expired',
+    });
   });
 });

@@ -57,7 +57,8 @@ export class AccessTokenService {
       .filter((secret) => secret.kid === kid)
       .map((secret) => secret.secret);
     // No secret with that kid: still run the check (it reports malformed or bad_signature).
-    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, url });
+    const page = url === undefined ? { anyPath: true as const } : { url };
+    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, ...page });
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {

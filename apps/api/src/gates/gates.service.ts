@@ -7,7 +7,7 @@ import {
   SECRET_SETTLEMENT_MARGIN_SECONDS,
   paymentRequiredHeader,
   readGate,
-  requestPath,
+  readRoute,
   sha256Hex,
   signGate,
   verifyGate,
@@ -162,9 +162,10 @@ export class GatesService {
   }
 
   async create(site: SiteWithPayout, url: string, apiBaseUrl: string): Promise<GateCreation> {
-    const path = requestPath(url);
+    const route = readRoute(url);
+    const path = route.path;
     assertTokenCanCarry(path);
-    const micros = await this.pricing.priceOf(site, path);
+    const micros = await this.pricing.priceOfRoute(site, route);
     if (micros === 0n) return { kind: 'free', url: path };
     const payTo = site.publisher.payoutAddress;
     if (!payTo)

@@ -169,6 +169,33 @@ describe('gates API', () => {
     }
   });
 
+  it('prices what a router may serve as a priced route (";" cut, escaped slash, dot segments) as the middleware does, never free', async () => {
+    // A free default, so a target read as another path than the router serves would be given away.
+    const premium = await pricedSite(app, payTo);
+    await app.call('PUT', `/v1/sites/${premium.site.siteId}/pricing`, {
+      body: {
+        default_price_usd: '0',
+        rules: [
+          { path: '/premium/*', price_usd: '0.05' },
+          { path: '/report', price_usd: '0.5' },
+        ],
+      },
+      headers: premium.publisher.auth,
+    });
+    for (const [url, price] of [
+      ['/premium;jsessionid=x/42', '0.05'], // Tomcat and Spring serve /premium/42
+      ['/report;x', '0.5'], // Fastify's useSemicolonDelimiter serves /report
+      ['/premium%2F42', '0.05'], // express.static serves premium/42
+      ['/premium/42/%2e%2e/%2e%2e/about', '0.5'], // routers disagree: the site's highest price
+      ['/premium/42/../../about', '0.5'],
+      ['/about\\..\\premium\\42', '0.5'],
+    ]) {
+      const response = await create(url, premium.site.siteToken);
+      expect({ url, status: response.status, price: response.body.price_usd }).toEqual({ url, status: 402, price });
+    }
+    expect((await create('/about', premium.site.siteToken)).status).toBe(200);
+  });
+
   it('answers 401 without a valid site token', async () => {
     expect((await app.call('POST', '/v1/gates', { body: { url: '/a' } })).status).toBe(401);
     expect((await create('/a', `st_${'A'.repeat(43)}`)).status).toBe(401);

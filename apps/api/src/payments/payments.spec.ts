@@ -737,6 +737,12 @@ describe('paying a gate', () => {
         valid: false,
         reason: 'wrong_path',
       });
+      // Nor a target a router serves as another route, which requestPath() reads as the paid path.
+      for (const url of ['/premium/x/%2e%2e/%2e%2e/cheap/teaser', '/premium/../cheap/teaser', '/cheap/teaser;x'])
+        expect({ url, body: (await checkToken(paid.body.access_token, url)).body }).toEqual({
+          url,
+          body: { valid: false, reason: 'wrong_path' },
+        });
     });
 
     it('are invalid once expired, tampered with, or shown to another site', async () => {

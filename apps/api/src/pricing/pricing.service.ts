@@ -4,10 +4,12 @@ import {
   formatMicrosUsd,
   parsePriceUsd,
   priceOfSpelling,
+  priceRoute,
   requestPath,
   type PriceResolution,
   type Pricing,
   type PricingApplied,
+  type Route,
   type SitePrices,
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
@@ -107,6 +109,15 @@ export class PricingService {
    */
   async priceOf(site: PricedSite, path: string): Promise<bigint> {
     return priceOfSpelling(await this.prices(site), path);
+  }
+
+  /**
+   * What a gate for a request target costs: priceOf each spelling a router may serve it as (cut at
+   * ";", escaped slashes read as "/"), the highest wins; a target routers read apart (dot segments,
+   * backslashes) costs the site's highest price. As the middleware prices it (core's route.ts).
+   */
+  async priceOfRoute(site: PricedSite, route: Route): Promise<bigint> {
+    return priceRoute(await this.prices(site), route, {});
   }
 
   /**

@@ -1,4 +1,5 @@
-import { ALWAYS_FREE_PATHS, isAlwaysFreePath } from './free-paths';
+import { readRoute, routeOf } from '@crawlgate/core';
+import { ALWAYS_FREE_PATHS, isAlwaysFreePath, isAlwaysFreeRoute } from './free-paths';
 
 describe('isAlwaysFreePath', () => {
   it.each([
@@ -65,5 +66,45 @@ describe('isAlwaysFreePath', () => {
       '/favicon.ico',
       '/llms.txt',
     ]);
+  });
+});
+
+describe('isAlwaysFreeRoute', () => {
+  it('frees robots.txt and /.well-known/, but no spelling that could reach another route', () => {
+    expect(isAlwaysFreeRoute(readRoute('/robots.txt'))).toBe(true);
+    expect(isAlwaysFreeRoute(readRoute('/.well-known/pay.json'))).toBe(true);
+    for (const target of [
+      '/premium/a;/../../robots.txt',
+      '/robots.txt;/../premium/a',
+      '/.well-known/../premium',
+      '/.well-known/..%2fpremium',
+      '/robots.txt%2f..%2fpremium',
+    ]) {
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
+    }
+  });
+
+  it('judges the path as the gate reads it: an escaped "?" or "#" is part of it, not a query or fragment cut off', () => {
+    for (const target of [
+      '/robots.txt%3Fx',
+      '/robots.txt%23x',
+      '/sitemap.xml%3F/premium-article',
+      '/llms.txt%3F',
+      'https://example.com/favicon.ico%3Fa',
+    ]) {
+      const route = readRoute(target);
+      expect(route.path).toMatch(/[?#]/);
+      expect({ target, free: isAlwaysFreeRoute(route) }).toEqual({ target, free: false });
+    }
+    // An escape left in the path (an escaped "%" or "/"): another file to a server that decodes again. Never free.
+    for (const target of ['/.well-known/%252e%252e/premium/a', '/sitemap%253F.xml', '/.well-known/a%252Fb'])
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
+    // A real query is not part of the path.
+    for (const target of ['/robots.txt?x=1', '/sitemap.xml?page=2', 'https://example.com/llms.txt#top'])
+      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: true });
+  });
+
+  it('is not free when a rewrite before the gate routed a free path to a paid one', () => {
+    expect(isAlwaysFreeRoute(routeOf({ url: '/free/a', routedUrl: '/premium/a' }))).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
  * only make bots blind to the rules.
  */
 
-import { requestPath } from '@crawlgate/core';
+import { requestPath, type Route } from '@crawlgate/core';
 
 /** The same set as globs, for pay.json: `*` stays within one path segment, `**` spans segments. */
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
@@ -45,4 +45,9 @@ export function isFreeRequestPath(path: string): boolean {
   // and no free file's name has one: never free.
   if (path.includes('%') || path.includes('\\')) return false;
   return FREE_FILES.has(path) || SITEMAP.test(path) || path.startsWith(WELL_KNOWN);
+}
+
+/** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, /.well-known/, ...). */
+export function isAlwaysFreeRoute(route: Route): boolean {
+  return !route.odd && route.spellings.every(isFreeRequestPath);
 }

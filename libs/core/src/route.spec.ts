@@ -1,5 +1,6 @@
-import { compileSitePrices, type RoutingOptions } from '@crawlgate/core';
-import { isAlwaysFreeRoute, isPlainRoute, priceRoute, readRoute, routeOf, spelledRoute } from './route-pricing';
+import { isPlainRoute, priceRoute, readRoute, routeOf, spelledRoute } from './route';
+import type { RoutingOptions } from './route-key';
+import { compileSitePrices } from './site-prices';
 
 const prices = compileSitePrices(
   [
@@ -175,42 +176,6 @@ describe('priceRoute', () => {
   });
 });
 
-describe('isAlwaysFreeRoute', () => {
-  it('frees robots.txt and /.well-known/, but no spelling that could reach another route', () => {
-    expect(isAlwaysFreeRoute(readRoute('/robots.txt'))).toBe(true);
-    expect(isAlwaysFreeRoute(readRoute('/.well-known/pay.json'))).toBe(true);
-    for (const target of [
-      '/premium/a;/../../robots.txt',
-      '/robots.txt;/../premium/a',
-      '/.well-known/../premium',
-      '/.well-known/..%2fpremium',
-      '/robots.txt%2f..%2fpremium',
-    ]) {
-      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
-    }
-  });
-
-  it('judges the path as the gate reads it: an escaped "?" or "#" is part of it, not a query or fragment cut off', () => {
-    for (const target of [
-      '/robots.txt%3Fx',
-      '/robots.txt%23x',
-      '/sitemap.xml%3F/premium-article',
-      '/llms.txt%3F',
-      'https://example.com/favicon.ico%3Fa',
-    ]) {
-      const route = readRoute(target);
-      expect(route.path).toMatch(/[?#]/);
-      expect({ target, free: isAlwaysFreeRoute(route) }).toEqual({ target, free: false });
-    }
-    // An escape left in the path (an escaped "%" or "/"): another file to a server that decodes again. Never free.
-    for (const target of ['/.well-known/%252e%252e/premium/a', '/sitemap%253F.xml', '/.well-known/a%252Fb'])
-      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
-    // A real query is not part of the path.
-    for (const target of ['/robots.txt?x=1', '/sitemap.xml?page=2', 'https://example.com/llms.txt#top'])
-      expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: true });
-  });
-});
-
 describe('routeOf', () => {
   it('prices a rewritten request both ways, binds it to the URL as written, and opens it with no token', () => {
     const route = routeOf({ url: '/fr/premium/a', routedUrl: '/premium/a' });
@@ -218,7 +183,6 @@ describe('routeOf', () => {
     expect(route.spellings).toEqual(expect.arrayContaining(['/fr/premium/a', '/premium/a']));
     expect(priceRoute(prices, route, LENIENT)).toBe(500_000n);
     expect(isPlainRoute(route)).toBe(false);
-    expect(isAlwaysFreeRoute(routeOf({ url: '/free/a', routedUrl: '/premium/a' }))).toBe(false);
   });
 
   it('reads one route when the router routes by the same URL, or by its mount path root with a slash', () => {

@@ -1,5 +1,6 @@
 /*
- * Price what is served. Rules match core's requestPath() spelling exactly, but routers are more
+ * Price what is served (the middleware's gate, and POST /v1/gates for other middleware), and tell
+ * which request targets a token bound to a path may open. Rules match core's requestPath() spelling exactly, but routers are more
  * lenient: Express by default serves /PREMIUM/a and /premium/a/ from the /premium/:id route,
  * static file servers decode %2F into a new segment, Fastify can cut the path at ";", and few routers
  * resolve dot segments the way requestPath() does. So a request is charged the highest price of
@@ -19,8 +20,9 @@
  * A path is always free only if every spelling of it is.
  */
 
-import { isCanonicalPath, priceOfSpelling, requestPath, type RoutingOptions, type SitePrices } from '@crawlgate/core';
-import { isFreeRequestPath } from './bots';
+import { isCanonicalPath, requestPath } from './request-path';
+import type { RoutingOptions } from './route-key';
+import { priceOfSpelling, type SitePrices } from './site-prices';
 
 // A segment of one or two dots, ended by a separator, the end, or a ";" a router may cut at.
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
@@ -147,11 +149,6 @@ const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith
  */
 export function isPlainRoute(route: Route): boolean {
   return !route.odd && route.spellings.length === 1;
-}
-
-/** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, /.well-known/, ...). */
-export function isAlwaysFreeRoute(route: Route): boolean {
-  return !route.odd && route.spellings.every(isFreeRequestPath);
 }
 
 /** The price of serving the route: the highest of its spellings', as written and as the router keys them; 0n is free. */

@@ -190,6 +190,12 @@ describe('publicAddressFetch', () => {
     ).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
+  it('gives up on a connection silent for its idle timeout, as fetch does after 300 s', async () => {
+    await expect(
+      publicAddressFetch({ allowLoopback: true, idleTimeoutMs: 200 })(`http://127.0.0.1:${site.port}/slow`),
+    ).rejects.toMatchObject({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ETIMEDOUT' } });
+  });
+
   it('refuses schemes other than http and https', async () => {
     await expect(publicAddressFetch()('file:///etc/passwd')).rejects.toThrow(/not an http/);
   });

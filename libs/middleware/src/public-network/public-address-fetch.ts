@@ -24,6 +24,8 @@ export interface PublicAddressFetchOptions {
   allowLoopback?: boolean;
   /** Resolves every address of a name; default through c-ares with the system's name servers (dns-resolve.ts). */
   resolve?: (hostname: string, options: LookupAllOptions) => Promise<LookupAddress[]>;
+  /** A connection silent this long (no answer, or a body that stalls) fails. Default: 300 s, as fetch's own timeouts. */
+  idleTimeoutMs?: number;
 }
 
 /** A request not sent: its host is, or resolves to, an address that is not public. */
@@ -40,6 +42,8 @@ export class PrivateAddressError extends Error {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** undici's headersTimeout and bodyTimeout: what the global fetch waited before. */
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 /** fetch's own limit. */
 const MAX_REDIRECTS = 20;
 /** Not sent to another origin than the one they were set for, as fetch drops them. */
@@ -55,6 +59,7 @@ const defaultResolve = (hostname: string, options: LookupAllOptions) =>
 export function publicAddressFetch(options: PublicAddressFetchOptions = {}): typeof fetch {
   const resolve = options.resolve ?? defaultResolve;
   const allowLoopback = options.allowLoopback === true;
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
 
   const checkedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname, { all: true, family: lookupOptions.family, hints: lookupOptions.hints }).then(
@@ -101,6 +106,9 @@ export function publicAddressFetch(options: PublicAddressFetchOptions = {}): typ
             reject(error as Error);
           }
         },
+      );
+      request.setTimeout(idleTimeoutMs, () =>
+        request.destroy(Object.assign(new Error(`no data for ${idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })),
       );
       request.on('error', (error) =>
         reject(

@@ -170,6 +170,26 @@ describe('priceRoute', () => {
     expect(price('/static/premium%5ca')).toBe(500_000n);
   });
 
+  it('prices matrix parameters as servers drop them from every segment, escaped or behind an escaped slash too', () => {
+    // Tomcat, Jetty and Spring drop ";…" from each segment; a decoding proxy may have made a "%3B" one.
+    const report = compileSitePrices([{ pattern: '/premium/report', micros: 500_000n }], 0n);
+    for (const target of [
+      '/premium;jsessionid=ABC/report',
+      '/premium;x/report;y',
+      '/premium%3Bx/report',
+      '/premium%2Freport;x',
+      '/a/..%3B/premium/report',
+      'https://example.com/premium;x/report',
+    ]) {
+      const route = readRoute(target);
+      expect({ target, micros: priceRoute(report, route, LENIENT), plain: isPlainRoute(route) }).toEqual({
+        target,
+        micros: 500_000n,
+        plain: false,
+      });
+    }
+  });
+
   it('charges a target with a dot segment the site’s highest price', () => {
     expect(price('/free/../other')).toBe(500_000n);
     expect(price('/free/x/.')).toBe(500_000n);

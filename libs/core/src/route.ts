@@ -6,7 +6,9 @@
  * resolve dot segments the way requestPath() does. So a request is charged the highest price of
  * every spelling its router may treat as the same route:
  *
- *   - the path, and the path cut at the first ";" (Fastify's useSemicolonDelimiter, matrix params);
+ *   - the path, the path cut at the first ";" (Fastify's useSemicolonDelimiter), and the path with
+ *     each segment's ";…" dropped (Tomcat, Jetty and Spring's matrix parameters), also where a
+ *     decoding proxy in front made a ";" of a "%3B";
  *   - with %2F and %5C read as "/" (express.static, @fastify/static);
  *   - each priced twice: as written, and as the router keys it, against rules keyed the same way
  *     (lower-cased unless the router is known to be case-sensitive, a trailing slash dropped unless
@@ -28,6 +30,8 @@ import { priceOfSpelling, type SitePrices } from './site-prices';
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
 const ESCAPED_SEPARATOR = /%(?:2f|5c)/gi;
 const ESCAPED_DOT = /%2e/gi;
+/** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */
+const SEGMENT_PARAMETERS = /;[^/]*/g;
 
 /** A request target read every way a router may read it. */
 export interface Route {
@@ -114,12 +118,20 @@ export function spelledRoute(target: string): Route {
   // character to Express and Fastify) or an absolute target parsers disagree on.
   const odd =
     DOT_SEGMENT.test(separated.replace(ESCAPED_DOT, '.')) ||
+    // A "..;" left in the decoded path: a server that drops ";…" then resolves it.
+    DOT_SEGMENT.test(path) ||
     raw.includes('\\') ||
     (!target.startsWith('/') && !plainOrigin(target));
   const spellings = new Set([path]);
-  const semicolon = raw.indexOf(';');
-  if (semicolon >= 0) spellings.add(requestPath(raw.slice(0, semicolon) || '/'));
   if (separated !== raw) spellings.add(requestPath(separated));
+  // Matrix parameters, read from the path as written, with escaped slashes as "/", and decoded (a
+  // proxy in front may have turned a "%3B" into a ";").
+  for (const base of new Set([raw, separated, path])) {
+    const semicolon = base.indexOf(';');
+    if (semicolon < 0) continue;
+    spellings.add(requestPath(base.slice(0, semicolon) || '/'));
+    spellings.add(requestPath(base.replace(SEGMENT_PARAMETERS, '') || '/'));
+  }
   return { path, spellings: [...spellings], odd };
 }
 

@@ -186,6 +186,9 @@ describe('gates API', () => {
       ['/premium;jsessionid=x/42', '0.05'], // Tomcat and Spring serve /premium/42
       ['/report;x', '0.5'], // Fastify's useSemicolonDelimiter serves /report
       ['/premium%2F42', '0.05'], // express.static serves premium/42
+      ['/premium%3Bx/42', '0.05'], // decoded by a proxy, then each segment's ";…" dropped (Tomcat, Spring)
+      ['/report%3Bx', '0.5'], // a decoding proxy in front makes it "/report;x"
+      ['/premium%2F42;x', '0.05'],
       ['/premium/42/%2e%2e/%2e%2e/about', '0.5'], // routers disagree: the site's highest price
       ['/premium/42/../../about', '0.5'],
       ['/about\\..\\premium\\42', '0.5'],

@@ -642,7 +642,13 @@ describe('paying a gate', () => {
     expect((await setPrice('0.001')).status).toBe(200);
     const before = await openGate(app, priced.site, '/rising/x');
     // Spellings a lenient router serves as /rising/…: priced as that route, before and after.
-    const spelled = [await openGate(app, priced.site, '/RISING/x'), await openGate(app, priced.site, '/rising/z/')];
+    // So are a ";" and an escaped slash: Tomcat serves /rising;x/z as /rising/z, express.static /rising%2Fz.
+    const spelled = [
+      await openGate(app, priced.site, '/RISING/x'),
+      await openGate(app, priced.site, '/rising/z/'),
+      await openGate(app, priced.site, '/rising;x/z'),
+      await openGate(app, priced.site, '/rising%2Fz'),
+    ];
     // Gates state whole seconds: the change comes in a later second than the offers.
     await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
     expect((await setPrice('0.5')).status).toBe(200);

@@ -5,6 +5,7 @@ import {
   parsePriceUsd,
   priceOfSpelling,
   priceRoute,
+  readRoute,
   requestPath,
   type PriceResolution,
   type Pricing,
@@ -134,7 +135,12 @@ export class PricingService {
     // In whole seconds, as gates state their time: one offered in the second of the change stands.
     const changedAt = Math.floor((site.pricingUpdatedAt?.getTime() ?? 0) / 1000);
     if (gate.iat >= changedAt) return;
-    if (gate.micros < (await this.priceOf(site, gate.path)))
+    // The path as the gate spelled it, and every route it reads as (a ";" or "%2F" in it): the highest.
+    const [spelled, routed] = await Promise.all([
+      this.priceOf(site, gate.path),
+      this.priceOfRoute(site, readRoute(gate.path)),
+    ]);
+    if (gate.micros < (spelled > routed ? spelled : routed))
       throw conflict(
         'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',
       );

@@ -20,15 +20,17 @@ export function whileHoldingLock<T>(db: Database, key: number, work: () => Promi
       [key, db.schema],
     );
     if (!locked) return undefined;
-    try {
-      return await work();
-    } finally {
-      const [{ unlocked }] = await session.query<{ unlocked: boolean }>(
-        'SELECT pg_advisory_unlock($1, hashtext($2)) AS unlocked',
-        [key, db.schema],
-      );
-      // Never quietly kept: a failed session releases every advisory lock it holds (SqlDriver.session).
-      if (!unlocked) throw new Error(`advisory lock ${key} was not held at its unlock`);
-    }
+    const outcome = await work().then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    const [{ unlocked }] = await session.query<{ unlocked: boolean }>(
+      'SELECT pg_advisory_unlock($1, hashtext($2)) AS unlocked',
+      [key, db.schema],
+    );
+    if ('error' in outcome) throw outcome.error;
+    // Never quietly kept: a failed session releases every advisory lock it holds (SqlDriver.session).
+    if (!unlocked) throw new Error(`advisory lock ${key} was not held at its unlock`);
+    return outcome.value;
   });
 }

@@ -104,18 +104,11 @@ export class PricingService {
   }
 
   /**
-   * What a gate for `path` (requestPath()'s spelling) costs: the highest of its rule as written and
-   * as a lenient router keys it (/PREMIUM/a and /premium/a/ reach /premium/:id), as the middleware
-   * prices it by default. The API does not know the router of a server gating through it.
-   */
-  async priceOf(site: PricedSite, path: string): Promise<bigint> {
-    return priceOfSpelling(await this.prices(site), path);
-  }
-
-  /**
-   * What a gate for a request target costs: priceOf each spelling a router may serve it as (cut at
-   * ";", escaped slashes read as "/"), the highest wins; a target routers read apart (dot segments,
-   * backslashes) costs the site's highest price. As the middleware prices it (core's route.ts).
+   * What a gate for a request target costs: each spelling a router may serve it as (cut at ";",
+   * escaped slashes read as "/"), as written and as a lenient router keys it (/PREMIUM/a and
+   * /premium/a/ reach /premium/:id), the highest wins; a target routers read apart (dot segments,
+   * backslashes) costs the site's highest price. As the middleware prices it by default (core's
+   * route.ts): the API does not know the router of a server gating through it.
    */
   async priceOfRoute(site: PricedSite, route: Route): Promise<bigint> {
     return priceRoute(await this.prices(site), route, {});
@@ -136,10 +129,9 @@ export class PricingService {
     const changedAt = Math.floor((site.pricingUpdatedAt?.getTime() ?? 0) / 1000);
     if (gate.iat >= changedAt) return;
     // The path as the gate spelled it, and every route it reads as (a ";" or "%2F" in it): the highest.
-    const [spelled, routed] = await Promise.all([
-      this.priceOf(site, gate.path),
-      this.priceOfRoute(site, readRoute(gate.path)),
-    ]);
+    const prices = await this.prices(site);
+    const spelled = priceOfSpelling(prices, gate.path);
+    const routed = priceRoute(prices, readRoute(gate.path), {});
     if (gate.micros < (spelled > routed ? spelled : routed))
       throw conflict(
         'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',

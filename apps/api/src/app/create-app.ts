@@ -53,6 +53,14 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
 
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
+    // Fastify turns Node's request timeout off (0): a client sending its headers or body a byte at a
+    // time would hold its socket and its buffered body forever. Node checks sockets every
+    // connectionsCheckingInterval, so a stalled request ends within twice the timeout.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs),
+    },
     // A count of hops, never `true`: with `true` the client's own leftmost X-Forwarded-For entry was its IP.
     // (Fastify's own reading of a number; the adapter's options type does not take one.)
     trustProxy: (_address: string, hop: number) => hop < config.trustProxyHops,

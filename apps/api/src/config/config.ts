@@ -22,6 +22,8 @@ export interface AppConfig {
   /** How long a rotated access-token secret still verifies tokens it signed. */
   secretGraceSeconds: number;
   bodyLimitBytes: number;
+  /** How long a client may take to send a whole request (headers and body); 0 would let slow clients hold sockets forever. */
+  requestTimeoutMs: number;
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
   /**
    * How many proxies in front append to X-Forwarded-For (0: none). The client is the address the
@@ -97,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     secretGraceSeconds: integer(env, 'SECRET_GRACE_SECONDS', 3600, 0, 30 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     trustProxyHops: proxyHops(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain,

@@ -73,3 +73,39 @@ describe('HTTP error handling', () => {
     expect((await app.call('GET', '/v1/publishers/me', { headers: other.auth })).status).toBe(200);
   });
 });
+
+describe('slow clients', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { requestTimeoutMs: 1_000 } });
+  });
+  afterAll(() => app.close());
+
+  /** Sends `bytes`, then nothing; what the server answered and how long it held the connection. */
+  const stall = (bytes: string) =>
+    new Promise<{ answer: string; heldMs: number }>((resolve, reject) => {
+      const { port } = new URL(app.baseUrl);
+      const started = Date.now();
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('close', () => resolve({ answer, heldMs: Date.now() - started }));
+      socket.on('error', reject);
+      setTimeout(() => socket.destroy(), 10_000).unref();
+    });
+
+  it('closes a request whose body stops arriving, with 408 and a detail', async () => {
+    const { answer, heldMs } = await stall(
+      'POST /v1/publishers/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n{',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ detail: expect.any(String) });
+    expect(heldMs).toBeLessThan(5_000);
+  });
+
+  it('closes a request whose headers stop arriving', async () => {
+    const { answer, heldMs } = await stall('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: a');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(heldMs).toBeLessThan(5_000);
+  });
+});

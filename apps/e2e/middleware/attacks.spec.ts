@@ -244,6 +244,17 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     }
   });
 
+  it('charges /.well-known/ paths that name no well-known document: a router may bind ".well-known" to a parameter', async () => {
+    // /:section/:page serves these as pages of a section named ".well-known".
+    for (const path of ['/.well-known/big-story', `/.well-known/premium-${tag}`, '/.well-known/acme-challenge']) {
+      const answer = await get(server, path, { 'user-agent': GPTBOT });
+      expect([path, answer.status]).toEqual([path, 402]);
+      expect(served(answer)).toBe(false);
+    }
+    // The documents themselves stay free (here the section route answers them).
+    expect((await get(server, '/.well-known/security.txt', { 'user-agent': GPTBOT })).status).toBe(200);
+  });
+
   it('still serves free pages and people', async () => {
     expect(served(await get(server, '/free/x', { 'user-agent': GPTBOT }))).toBe(true);
     expect(served(await get(server, '/premium/a', { 'user-agent': BROWSER }))).toBe(true);

@@ -160,7 +160,7 @@ describe.each([...STRICT_FRAMEWORKS, ...LENIENT_FRAMEWORKS])('$name ($routing)',
       '/llms.txt',
       '/sitemap.xml',
       '/security.txt',
-      '/.well-known/x',
+      '/.well-known/security.txt',
       '/robots.txt?ref=/premium/a',
     ];
     for (const path of free) {

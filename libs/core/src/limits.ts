@@ -26,3 +26,9 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** The most read of a site's 402 or payment answer by an agent: they hold a few kilobytes, and more is a hostile site's. */
 export const MAX_PAYMENT_ANSWER_BYTES = 1024 * 1024;
+/**
+ * The longest x402 payment header (X-PAYMENT, PAYMENT-SIGNATURE) a gate decodes. The largest part
+ * of an honest one is the gate id it echoes (MAX_GATE_ID_LENGTH); runtimes with no header limit of
+ * their own (Deno, Bun) would otherwise decode megabytes per request.
+ */
+export const MAX_PAYMENT_HEADER_LENGTH = 64 * 1024;

@@ -1,4 +1,5 @@
 import type { SiteOffer } from '@crawlgate/core';
+import { ALWAYS_FREE_PATHS } from './bots/free-paths';
 import { buildPayJson } from './pay-json';
 
 const SITE: SiteOffer = {
@@ -55,15 +56,7 @@ describe('buildPayJson', () => {
         token_ttl_seconds: 1800,
       },
       api: 'https://api.crawlgate.example',
-      free_paths: [
-        '/robots.txt',
-        '/sitemap*.xml',
-        '/wp-sitemap*.xml',
-        '/.well-known/**',
-        '/security.txt',
-        '/favicon.ico',
-        '/llms.txt',
-      ],
+      free_paths: [...ALWAYS_FREE_PATHS],
     });
   });
 

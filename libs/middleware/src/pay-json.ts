@@ -14,7 +14,7 @@
  *   gate               how the gate answers: how_to (prose), the headers to pay with and to present a token in
  *   api                the Crawlgate API's public base URL (verify_url in each 402 body lives there); never
  *                      the gate's own apiUrl, which may be an internal address or carry credentials
- *   free_paths         never charged, as globs (`**` spans segments)
+ *   free_paths         never charged, as globs (`*` within one path segment)
  */
 
 import { ACCESS_TOKEN_TTL_SECONDS, transferProofMessage } from '@crawlgate/core';

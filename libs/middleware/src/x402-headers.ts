@@ -8,6 +8,7 @@ import {
   decodeBase64Json,
   encodeBase64Json,
   isBatchSettlementPayment,
+  MAX_PAYMENT_HEADER_LENGTH,
   parseBatchSettlementPayment,
   parsePaymentPayload,
   type SettleResponse,
@@ -35,7 +36,10 @@ export type PresentedPayment =
 export function presentedPayment(headers: HeaderRecord): PresentedPayment | undefined {
   const via = PAYMENT_HEADERS.find((name) => headerValue(headers, name));
   if (!via) return undefined;
-  const decoded = decodeBase64Json(headerValue(headers, via)!.trim());
+  const value = headerValue(headers, via)!;
+  if (value.length > MAX_PAYMENT_HEADER_LENGTH)
+    return { ok: false, via, msg: `${via} is longer than ${MAX_PAYMENT_HEADER_LENGTH} characters` };
+  const decoded = decodeBase64Json(value.trim());
   if (decoded === undefined) return { ok: false, via, msg: `${via} is not base64 JSON` };
   const payment = decoded as Record<string, unknown>;
   // An x402 batch-settlement voucher (with or without its deposit); the API checks the rest.

@@ -1,7 +1,8 @@
 /*
  * One site per framework whose router is as lenient as its options allow (case-insensitive, trailing
  * slashes ignored, `;` as a delimiter where offered), each gated by its adapter with default options
- * and serving: /premium/:id, /cheap/:id, /free/:id, /:page, /robots.txt, and (Express, Fastify)
+ * and serving: /premium/:id, /cheap/:id, /free/:id, /:page, /:section/:page (a first segment bound to
+ * a parameter, as `/:locale` sites do), /robots.txt, and (Express, Fastify)
  * static files under /static: premium/a.html is premium content, free/x.html is free.
  * Real servers on loopback, port chosen by the OS.
  */
@@ -61,6 +62,7 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       for (const kind of ['premium', 'cheap', 'free'])
         app.get(`/${kind}/:id`, (req, res) => void res.type('text/html').send(content(kind, String(req.params.id))));
       app.get('/:page', (req, res) => void res.type('text/html').send(content('default', String(req.params.page))));
+      app.get('/:section/:page', (req, res) => void res.type('text/html').send(content('section', req.params.page)));
       return listening(app.listen(0, '127.0.0.1'));
     },
   },
@@ -89,6 +91,9 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       app.get<{ Params: { page: string } }>('/:page', async (req, reply) =>
         reply.type('text/html').send(content('default', req.params.page)),
       );
+      app.get<{ Params: { page: string } }>('/:section/:page', async (req, reply) =>
+        reply.type('text/html').send(content('section', req.params.page)),
+      );
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
@@ -110,6 +115,7 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       for (const kind of ['premium', 'cheap', 'free'])
         app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
       app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
+      app.get('/:section/:page', (c) => c.html(content('section', c.req.param('page'))));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -124,6 +130,7 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       for (const kind of ['premium', 'cheap', 'free'])
         app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
       app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
+      app.get('/:section/:page', (c) => c.html(content('section', c.req.param('page'))));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -148,6 +155,9 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         }
         @Get(':page') page(@Param('page') page: string) {
           return content('default', page);
+        }
+        @Get(':section/:page') section(@Param('page') page: string) {
+          return content('section', page);
         }
       }
       @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })

@@ -1,4 +1,4 @@
-import { readRoute, routeOf } from '@crawlgate/core';
+import { compilePriceTable, readRoute, routeOf } from '@crawlgate/core';
 import { ALWAYS_FREE_PATHS, isAlwaysFreePath, isAlwaysFreeRoute } from './free-paths';
 
 describe('isAlwaysFreePath', () => {
@@ -56,21 +56,68 @@ describe('isAlwaysFreePath', () => {
     expect(isAlwaysFreePath(path)).toBe(false);
   });
 
+  it.each([
+    '/.well-known/big-story',
+    '/.well-known/premium/a',
+    '/.well-known/security.txt/x',
+    '/.well-known/pay.json/',
+    '/.well-known/SECURITY.TXT',
+    '/.well-known/acme-challenge',
+    '/.well-known/acme-challenge/',
+    '/.well-known/acme-challenge/a/b',
+    '/.well-known/acme-challenge/a.b',
+    '/.well-known/pki-validation/.x',
+    '/.well-known/pki-validation/a/b',
+    '/.well-known/unknown-document',
+  ])(
+    '%s, under /.well-known/ but no document named there, is not free (a router may bind ".well-known" to a parameter)',
+    (path) => {
+      expect(isAlwaysFreePath(path)).toBe(false);
+    },
+  );
+
+  it.each([
+    '/.well-known/tdmrep.json',
+    '/.well-known/agent-card.json',
+    '/.well-known/openid-configuration',
+    '/.well-known/acme-challenge/LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0',
+    '/.well-known/pki-validation/fileauth.txt',
+  ])('%s is free', (path) => {
+    expect(isAlwaysFreePath(path)).toBe(true);
+  });
+
   it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS).toEqual([
+    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml']);
+    expect(ALWAYS_FREE_PATHS).toContain('/.well-known/security.txt');
+    expect(ALWAYS_FREE_PATHS).toContain('/.well-known/acme-challenge/*');
+    // Read as prices are (`*` within one segment): each sample is matched by a glob exactly when it is free.
+    const globs = compilePriceTable(
+      ALWAYS_FREE_PATHS.map((pattern) => ({ pattern, micros: 0n })),
+      1n,
+    );
+    const samples = [
       '/robots.txt',
-      '/sitemap*.xml',
-      '/wp-sitemap*.xml',
-      '/.well-known/**',
+      '/sitemap-posts.xml',
+      '/wp-sitemap-posts-post-1.xml',
+      '/.well-known/pay.json',
+      '/.well-known/http-message-signatures-directory',
+      '/.well-known/acme-challenge/abc',
+      '/.well-known/pki-validation/fileauth.txt',
       '/security.txt',
       '/favicon.ico',
       '/llms.txt',
-    ]);
+      '/.well-known/big-story',
+      '/.well-known/premium/a',
+      '/.well-known/acme-challenge/a/b',
+      '/article',
+    ];
+    for (const path of samples)
+      expect({ path, free: globs.resolvePath(path).rule !== null }).toEqual({ path, free: isAlwaysFreePath(path) });
   });
 });
 
 describe('isAlwaysFreeRoute', () => {
-  it('frees robots.txt and /.well-known/, but no spelling that could reach another route', () => {
+  it('frees robots.txt and the well-known documents, but no spelling that could reach another route', () => {
     expect(isAlwaysFreeRoute(readRoute('/robots.txt'))).toBe(true);
     expect(isAlwaysFreeRoute(readRoute('/.well-known/pay.json'))).toBe(true);
     for (const target of [

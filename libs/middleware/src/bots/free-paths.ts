@@ -1,28 +1,72 @@
 /*
  * Paths no bot ever pays for: how a site describes itself to crawlers (robots.txt, sitemaps),
- * the /.well-known/ documents (security.txt, pay.json: a bot must be able to read the prices
- * before paying), llms.txt (the index a site offers agents) and the favicon. As with Cloudflare's pay per crawl, charging for these would
- * only make bots blind to the rules.
+ * the well-known documents (security.txt, pay.json: a bot must be able to read the prices before
+ * paying), llms.txt (the index a site offers agents) and the favicon. As with Cloudflare's pay per
+ * crawl, charging for these would only make bots blind to the rules.
+ *
+ * Under /.well-known/ only documents named here are free, not the whole prefix: a router that binds
+ * a first segment to a parameter (`/:locale/...`, `/:section/:page`) answers /.well-known/big-story
+ * with a page of its own, which a free prefix gave away. A site frees another document with a price
+ * rule of 0.
  */
 
 import { requestPath, type Route } from '@crawlgate/core';
 
-/** The same set as globs, for pay.json: `*` stays within one path segment, `**` spans segments. */
+/** The /.well-known/ documents (RFC 8615) a crawler or an agent reads: each one segment, by its name. */
+const WELL_KNOWN_DOCUMENTS: readonly string[] = [
+  'security.txt', // RFC 9116
+  'pay.json', // this gate's prices
+  'http-message-signatures-directory', // Web Bot Auth key directories
+  'tdmrep.json', // TDM Reservation Protocol: text-and-data-mining rights
+  'gpc.json', // Global Privacy Control
+  'trust.txt',
+  'ai-plugin.json',
+  'agent-card.json', // A2A agent cards
+  'agent.json',
+  'openid-configuration',
+  'oauth-authorization-server',
+  'oauth-protected-resource',
+  'jwks.json',
+  'apple-app-site-association',
+  'assetlinks.json',
+  'change-password',
+  'host-meta',
+  'host-meta.json',
+  'webfinger',
+  'nodeinfo',
+  'mta-sts.txt',
+  'traffic-advice',
+];
+/**
+ * Two segments: an ACME HTTP-01 challenge (a token: base64url) and a certificate authority's
+ * domain-validation file. A certificate's renewal must never meet a 402.
+ */
+const WELL_KNOWN_VALIDATIONS =
+  /^\/\.well-known\/(?:acme-challenge\/[A-Za-z0-9_-]+|pki-validation\/[A-Za-z0-9_-][A-Za-z0-9._-]*)$/;
+
+/** The same set as globs, for pay.json: `*` stays within one path segment. */
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/robots.txt',
   '/sitemap*.xml',
   '/wp-sitemap*.xml',
-  '/.well-known/**',
+  ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
+  '/.well-known/acme-challenge/*',
+  '/.well-known/pki-validation/*',
   '/security.txt',
   '/favicon.ico',
   '/llms.txt',
 ]);
 
 // llms.txt: the Markdown index a site offers agents (llmstxt.org), like a sitemap.
-const FREE_FILES = new Set(['/robots.txt', '/security.txt', '/favicon.ico', '/llms.txt']);
+const FREE_FILES = new Set([
+  '/robots.txt',
+  '/security.txt',
+  '/favicon.ico',
+  '/llms.txt',
+  ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
+]);
 // sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml.
 const SITEMAP = /^\/(?:wp-)?sitemap[^/]*\.xml$/;
-const WELL_KNOWN = '/.well-known/';
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full
@@ -44,10 +88,10 @@ export function isFreeRequestPath(path: string): boolean {
   // that decodes again or splits there ("/.well-known/..%2Fpaid.html" is paid.html to serve-static),
   // and no free file's name has one: never free.
   if (path.includes('%') || path.includes('\\')) return false;
-  return FREE_FILES.has(path) || SITEMAP.test(path) || path.startsWith(WELL_KNOWN);
+  return FREE_FILES.has(path) || SITEMAP.test(path) || WELL_KNOWN_VALIDATIONS.test(path);
 }
 
-/** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, /.well-known/, ...). */
+/** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, security.txt, ...). */
 export function isAlwaysFreeRoute(route: Route): boolean {
   return !route.odd && route.spellings.every(isFreeRequestPath);
 }

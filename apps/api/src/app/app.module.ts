@@ -15,7 +15,7 @@ import { GateCountsController } from '../gates/gate-counts.controller';
 import { GatesController } from '../gates/gates.controller';
 import { GatesService } from '../gates/gates.service';
 import { HealthController } from '../health/health.controller';
-import { BackgroundJobs } from '../payments/background-jobs';
+import { BackgroundJobs } from './background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { PaymentStore } from '../payments/payment.store';

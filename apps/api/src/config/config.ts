@@ -24,6 +24,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** How long a client may take to send a whole request (headers and body); 0 would let slow clients hold sockets forever. */
   requestTimeoutMs: number;
+  /** Days of crawler analytics kept (counts and top paths per day); 0 keeps them all. */
+  crawlerAnalyticsRetentionDays: number;
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
   /**
    * How many proxies in front append to X-Forwarded-For (0: none). The client is the address the
@@ -100,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretGraceSeconds: integer(env, 'SECRET_GRACE_SECONDS', 3600, 0, 30 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
+    // Longer than the widest range the API reads (366 days), so "the last year" is always whole.
+    crawlerAnalyticsRetentionDays: integer(env, 'CRAWLER_ANALYTICS_RETENTION_DAYS', 400, 0, 36_500),
     trustProxyHops: proxyHops(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain,

@@ -203,3 +203,21 @@ export async function crawlerTopPaths(
   );
   return rows.map((row) => ({ ...row, requests: BigInt(row.requests) }));
 }
+
+/**
+ * Deletes the counts and top paths of `siteIds` for the days before `before` (YYYY-MM-DD): the rows
+ * the tables' (site_id, day, …) keys find. The number of rows deleted.
+ */
+export async function deleteCrawlerDaysBefore(
+  sql: SqlSession,
+  siteIds: readonly string[],
+  before: string,
+): Promise<number> {
+  const [{ deleted }] = await sql.query<{ deleted: number }>(
+    `WITH counts AS (DELETE FROM crawler_daily_counts WHERE site_id = ANY($1::uuid[]) AND day < $2::date RETURNING 1),
+          paths AS (DELETE FROM crawler_daily_paths WHERE site_id = ANY($1::uuid[]) AND day < $2::date RETURNING 1)
+     SELECT ((SELECT count(*) FROM counts) + (SELECT count(*) FROM paths))::int AS deleted`,
+    [siteIds, before],
+  );
+  return deleted;
+}

@@ -3,11 +3,15 @@ import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { RefundsService } from '../batch-settlement/refunds.service';
-import { ReconcilerService } from './reconciler.service';
+import { CrawlerRetentionService } from '../crawlers/crawler-retention.service';
+import { ReconcilerService } from '../payments/reconciler.service';
+
+/** How often crawler analytics older than the retention are deleted: days are its unit. */
+const CRAWLER_RETENTION_INTERVAL_MS = 6 * 3_600_000;
 
 /**
- * Runs the reconciler (with the sweep of refund holds that are over) and the voucher claimer on
- * their intervals; a run never overlaps the previous one.
+ * Runs the reconciler (with the sweep of refund holds that are over), the voucher claimer and the
+ * crawler analytics retention on their intervals; a run never overlaps the previous one.
  */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -19,6 +23,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     private readonly reconciler: ReconcilerService,
     private readonly claimer: ClaimerService,
     private readonly refunds: RefundsService,
+    private readonly crawlerRetention: CrawlerRetentionService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -27,6 +32,12 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     // At start too: it collects what an instance that stopped left unclaimed, and vouchers are judged
     // on remembered channel states only once a claimer run has finished (ClaimerService.keepsUp).
     this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce(), true);
+    this.every(
+      CRAWLER_RETENTION_INTERVAL_MS,
+      'crawler analytics retention',
+      () => this.crawlerRetention.runOnce(),
+      true,
+    );
   }
 
   onApplicationShutdown(): void {

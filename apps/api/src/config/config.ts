@@ -26,6 +26,8 @@ export interface AppConfig {
   requestTimeoutMs: number;
   /** Days of crawler analytics kept (counts and top paths per day); 0 keeps them all. */
   crawlerAnalyticsRetentionDays: number;
+  /** Sites one publisher may hold: each carries secrets, caches and reports the API keeps. */
+  maxSitesPerPublisher: number;
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
   /**
    * How many proxies in front append to X-Forwarded-For (0: none). The client is the address the
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     // Longer than the widest range the API reads (366 days), so "the last year" is always whole.
     crawlerAnalyticsRetentionDays: integer(env, 'CRAWLER_ANALYTICS_RETENTION_DAYS', 400, 0, 36_500),
+    maxSitesPerPublisher: integer(env, 'MAX_SITES_PER_PUBLISHER', 1_000, 1, 100_000),
     trustProxyHops: proxyHops(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain,

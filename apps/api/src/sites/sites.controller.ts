@@ -35,7 +35,11 @@ export class SitesController {
     type: CreatedSiteView,
     description: 'site_token and access_token_secret are shown only here.',
   })
-  @ApiResponse(DOMAIN_TAKEN)
+  @ApiResponse({
+    status: 409,
+    description:
+      'You already have a site with this domain, or as many sites as one account holds (MAX_SITES_PER_PUBLISHER)',
+  })
   create(@CurrentPublisher() publisher: Publisher, @Body() body: CreateSiteDto): Promise<CreatedSiteView> {
     return this.sites.create(publisher, body);
   }

@@ -36,6 +36,12 @@ export class SitesService {
     const siteToken = generateSiteToken();
     try {
       return await this.db.prisma.$transaction(async (tx) => {
+        // The publisher's row, locked: its site creations run one at a time, so sites created at
+        // once never pass the cap together.
+        await tx.$queryRaw`SELECT id FROM publishers WHERE id = ${publisher.id}::uuid FOR UPDATE`;
+        const held = await tx.site.count({ where: { publisherId: publisher.id } });
+        if (held >= this.config.maxSitesPerPublisher)
+          throw conflict(`You have ${held} sites, the most one account holds; delete one to add another`);
         const site = await tx.site.create({
           data: {
             publisherId: publisher.id,

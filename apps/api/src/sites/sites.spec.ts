@@ -283,3 +283,31 @@ describe('sites API', () => {
     }
   });
 });
+
+describe('sites per publisher', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { maxSitesPerPublisher: 3 } });
+  });
+  afterAll(() => app.close());
+
+  const create = (publisher: TestPublisher, domain: string) =>
+    app.call('POST', '/v1/sites', { body: { domain }, headers: publisher.auth });
+
+  it('holds each publisher to MAX_SITES_PER_PUBLISHER, sites created at once included, and frees a place on delete', async () => {
+    const owner = await registerPublisher(app);
+    for (const domain of ['one.example', 'two.example']) expect((await create(owner, domain)).status).toBe(201);
+    // Twenty at once for the last place: one gets it.
+    const racing = await Promise.all(Array.from({ length: 20 }, (_, i) => create(owner, `race-${i}.example`)));
+    expect(racing.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(racing.filter((r) => r.status === 409)).toHaveLength(19);
+    const refused = racing.find((r) => r.status === 409)!;
+    expect(refused.body.detail).toMatch(/3 sites/);
+    expect((await app.call('GET', '/v1/sites', { headers: owner.auth })).body.items).toHaveLength(3);
+    // Another publisher has places of its own.
+    expect((await create(await registerPublisher(app), 'one.example')).status).toBe(201);
+    const [first] = (await app.call('GET', '/v1/sites', { headers: owner.auth })).body.items;
+    expect((await app.call('DELETE', `/v1/sites/${first.site_id}`, { headers: owner.auth })).status).toBe(200);
+    expect((await create(owner, 'again.example')).status).toBe(201);
+  });
+});

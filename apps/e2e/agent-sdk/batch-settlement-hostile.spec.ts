@@ -254,6 +254,37 @@ describe('a corrective 402', () => {
     expect(agent.channels()[0]).toMatchObject({ charged: 3n * PRICE, deposited: 50_000n });
   });
 
+  it.each([
+    ['a 502 to every resend', 502],
+    ['a 200 without PAYMENT-RESPONSE', 200],
+  ])(
+    'after a voucher answered with %s (not counted as charged), naming that voucher’s total is followed, and naming more is not',
+    async (_name, status) => {
+      let phase: 'unconfirmed' | 'claimSent' | 'claimMore' = 'unconfirmed';
+      const site = await startSite((voucher, response, i) => {
+        if (i === 0) return answerPaid(response, voucher);
+        if (phase === 'unconfirmed') return void response.writeHead(status).end('no word of the voucher');
+        const sent = BigInt(voucher.voucher.maxClaimableAmount);
+        // What the agent signed for /two (2 × price), or a page more than it ever signed.
+        const claim = phase === 'claimSent' ? 2n * PRICE : 3n * PRICE;
+        if (sent === claim + PRICE) return answerPaid(response, voucher);
+        answerCorrection(response, voucher, claim);
+      });
+      const agent = voucherAgent();
+      expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+      expect(await outcome(agent.fetch(`${site.url}/two`))).toBe(status === 200 ? 200 : 'payment_unconfirmed');
+      const sentForTwo = site.vouchers.length - 1;
+      expect(sentForTwo).toBe(status === 200 ? 1 : 7); // the same voucher, resent a bounded number of times
+      expect(agent.channels()[0]).toMatchObject({ charged: PRICE });
+      phase = 'claimMore';
+      expect(await outcome(agent.fetch(`${site.url}/three`))).toBe('channel_state_refused');
+      phase = 'claimSent';
+      expect(await outcome(agent.fetch(`${site.url}/three`))).toBe(200);
+      expect(totals(site).slice(1 + sentForTwo)).toEqual([2n * PRICE, 2n * PRICE, 3n * PRICE]);
+      expect(agent.channels()[0]).toMatchObject({ charged: 3n * PRICE, deposited: 50_000n });
+    },
+  );
+
   it('naming a total above what the agent remembers, with the agent’s own voucher for exactly it, is followed (x402’s check)', async () => {
     const account = privateKeyToAccount(generatePrivateKey());
     const site = await startSite(async (voucher, response, i) => {

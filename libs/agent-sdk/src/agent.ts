@@ -49,6 +49,7 @@ import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
+import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
 
@@ -514,21 +515,13 @@ export function createAgent(options: AgentOptions): Agent {
         }
         let response: Response;
         try {
-          response = await retry({ 'PAYMENT-SIGNATURE': header });
-          for (
-            let attempt = 0;
-            response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES;
-            attempt++
-          ) {
-            await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
-            response = await retry({ 'PAYMENT-SIGNATURE': header });
-          }
+          response = await resendWhileUnconfirmed(() => retry({ 'PAYMENT-SIGNATURE': header }), PENDING_RETRIES);
         } catch (error) {
           await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
-        const settlement = settlementOf(response.headers.get('payment-response'));
-        if (response.status !== 402 && response.status !== 503 && settlement?.success !== false) {
+        const answer = voucherAnswerOf(response);
+        if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           channel.charged = total;
           channels.saveAfterAnswer();
@@ -538,18 +531,29 @@ export function createAgent(options: AgentOptions): Agent {
             amount: current.amount.toString(),
             network: current.network,
             payer: payer.address,
-            txHash: settlement?.transaction || null,
+            txHash: answer.settlement.transaction || null,
             mode: 'voucher',
             channelId: channel.channelId,
           });
           return { response, token: response.headers.get(TOKEN_HEADER) ?? undefined };
         }
-        if (response.status === 503) {
+        if (answer.kind === 'unconfirmed') {
+          // The voucher may have reached the gate or not: its deposit may have been made, and it stays
+          // signed (channel.signed) but not charged. The next page signs the same total again: the
+          // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
+          if (!awaitsResend(response)) return { response, token: response.headers.get(TOKEN_HEADER) ?? undefined };
+          await response.body?.cancel().catch(() => undefined);
+          if (response.status === 503)
+            throw new PaymentFailedError(
+              url,
+              'settlement_pending',
+              'the voucher payment was still pending after several retries (its deposit stays counted as spent)',
+            );
           throw new PaymentFailedError(
             url,
-            'settlement_pending',
-            'the voucher payment was still pending after several retries (its deposit stays counted as spent)',
+            'payment_unconfirmed',
+            `the site answered ${response.status} to the voucher, sent ${PENDING_RETRIES + 1} times, without saying whether it was charged (its deposit stays counted as spent; the next page's voucher settles it)`,
           );
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
@@ -578,7 +582,7 @@ export function createAgent(options: AgentOptions): Agent {
         const refusal = refusalOf(await jsonOf(response));
         throw new PaymentFailedError(
           url,
-          settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
+          answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
           refusal.detail ?? `the site answered ${response.status}`,
         );
       }

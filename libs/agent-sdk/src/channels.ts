@@ -30,7 +30,10 @@ export interface Channel {
   domain: BatchSettlementDomain;
   /** Deposit authorizations sent, in atomic units: no voucher is ever signed above this. */
   deposited: bigint;
-  /** The total the site last confirmed it charged (a paid answer, or a corrective 402 we could check). */
+  /**
+   * The total the site last confirmed it charged (a paid answer's settlement header, or a corrective
+   * 402 we could check). A voucher answered without either (a proxy's 429 or 5xx) leaves it as it was.
+   */
   charged: bigint;
   /** The highest voucher total sent: whoever got it can claim up to it. */
   signed: bigint;
@@ -181,7 +184,8 @@ export interface PageVouchers {
  * What a corrective 402 says the channel has been charged, if the agent can believe it; otherwise
  * why not. Never below what the site already confirmed (it would have the agent pay again for money
  * it already holds vouchers for); above what the agent ever sent only with the agent's own
- * signature for exactly that total.
+ * signature for exactly that total. Between the two (a voucher sent whose answer said nothing of it)
+ * it is believed: the site holds that voucher or one below it.
  */
 export async function checkedCorrection(
   channel: Channel,

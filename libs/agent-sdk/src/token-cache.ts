@@ -1,26 +1,71 @@
-import { peekAccessTokenPayload, requestPath } from '@crawlgate/core';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } from '@crawlgate/core';
 
 /** Seconds before expiry at which a token is no longer offered: it must survive the round trip. */
 const EXPIRY_MARGIN_SECONDS = 5;
+/**
+ * Tokens kept at most (each up to core's MAX_ACCESS_TOKEN_LENGTH): a full cache drops its expired
+ * tokens, then its oldest. A dropped token's page is paid again if fetched again before it would
+ * have expired, so the bound is generous.
+ */
+export const MAX_CACHED_TOKENS = 10_000;
 
-/** Access tokens by origin and path (a token opens exactly the path it was paid for), until they expire. */
+/**
+ * Access tokens by origin and path (a token opens exactly the path it was paid for), until they
+ * expire, and never longer than the API issues tokens for: a site naming a later expiry (year
+ * 9999) gets its token dropped as soon as one of ours would have expired.
+ */
 export class TokenCache {
+  /** In the order they were kept: the first is the oldest. */
   private readonly tokens = new Map<string, { token: string; exp: number }>();
+  /** No kept token expires before this: a sweep before it would find nothing. */
+  private earliestExp = Infinity;
+
+  constructor(private readonly maxTokens = MAX_CACHED_TOKENS) {}
 
   static key(url: URL): string {
     return `${url.origin}${requestPath(url.pathname)}`;
   }
 
+  get size(): number {
+    return this.tokens.size;
+  }
+
   get(key: string, nowSeconds = Date.now() / 1000): string | undefined {
     const entry = this.tokens.get(key);
-    if (entry && entry.exp - EXPIRY_MARGIN_SECONDS > nowSeconds) return entry.token;
+    if (entry && isLive(entry.exp, nowSeconds)) return entry.token;
     if (entry) this.tokens.delete(key);
     return undefined;
   }
 
-  /** Keeps a token the site issued; one that cannot be read is not kept (it would never be offered correctly). */
-  set(key: string, token: string): void {
+  /**
+   * Keeps a token the site issued; one that cannot be read is not kept (it would never be offered
+   * correctly), nor one longer than core's MAX_ACCESS_TOKEN_LENGTH (peekAccessTokenPayload refuses it).
+   */
+  set(key: string, token: string, nowSeconds = Date.now() / 1000): void {
     const payload = peekAccessTokenPayload(token);
-    if (payload) this.tokens.set(key, { token, exp: payload.exp });
+    if (!payload) return;
+    const exp = Math.min(payload.exp, nowSeconds + MAX_ACCESS_TOKEN_TTL_SECONDS);
+    this.tokens.delete(key); // kept again below as the newest
+    if (!isLive(exp, nowSeconds)) return;
+    if (this.tokens.size >= this.maxTokens) this.makeRoom(nowSeconds);
+    this.tokens.set(key, { token, exp });
+    if (exp < this.earliestExp) this.earliestExp = exp;
+  }
+
+  /** Drops the expired tokens, then the oldest until one more fits. */
+  private makeRoom(nowSeconds: number): void {
+    if (!isLive(this.earliestExp, nowSeconds)) {
+      this.earliestExp = Infinity;
+      for (const [key, { exp }] of this.tokens) {
+        if (!isLive(exp, nowSeconds)) this.tokens.delete(key);
+        else if (exp < this.earliestExp) this.earliestExp = exp;
+      }
+    }
+    for (const key of this.tokens.keys()) {
+      if (this.tokens.size < this.maxTokens) break;
+      this.tokens.delete(key);
+    }
   }
 }
+
+const isLive = (exp: number, nowSeconds: number) => exp - EXPIRY_MARGIN_SECONDS > nowSeconds;

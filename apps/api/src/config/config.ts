@@ -1,6 +1,8 @@
 import {
+  ACCESS_TOKEN_TTL_SECONDS,
   DEFAULT_GATE_TTL_SECONDS,
   isNetworkName,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
   NETWORK_NAMES,
@@ -100,7 +102,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir: resolve(env.CRAWLGATE_DATA_DIR ?? '.data'),
     masterKey: nonEmpty(env.CRAWLGATE_MASTER_KEY),
     redisUrl: nonEmpty(env.REDIS_URL),
-    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
+    accessTokenTtlSeconds: integer(
+      env,
+      'ACCESS_TOKEN_TTL_SECONDS',
+      ACCESS_TOKEN_TTL_SECONDS,
+      10,
+      MAX_ACCESS_TOKEN_TTL_SECONDS,
+    ),
     secretGraceSeconds: integer(env, 'SECRET_GRACE_SECONDS', 3600, 0, 30 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),

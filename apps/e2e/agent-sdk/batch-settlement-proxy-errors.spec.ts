@@ -1,0 +1,219 @@
+/*
+ * @crawlgate/agent paying with batch-settlement vouchers through a front server (a CDN, a rate
+ * limiter, a proxy) that answers some paid retries itself: 429 without passing the voucher on, or
+ * 502 after the gate charged it. The real gated site (Express), API and local chain behind it.
+ * A voucher counts as charged only on the gate's PAYMENT-RESPONSE: the agent resends the same
+ * header (the API answers it idempotently), and the channel never locks nor pays a page twice.
+ */
+
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseAbiItem } from 'viem';
+import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
+import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import { page, type SiteServer } from '../middleware/support/site-servers';
+import { startVoucherSite } from '../middleware/support/voucher-site';
+import { createAgent, PaymentFailedError, type PaymentEvent } from '../../../libs/agent-sdk/src';
+
+const PRICE = 10_000n; // the site's default, 0.01 USD
+const DEPOSITED = parseAbiItem(
+  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
+);
+const asBot = { headers: { 'user-agent': GPTBOT } };
+
+let site: GatedSite;
+let server: SiteServer;
+let close: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  ({ site, server, close } = await startVoucherSite());
+});
+afterAll(() => close?.());
+
+/** What the front does with a request carrying a payment: pass it on, answer 429 itself, or pass it on and answer 502. */
+type FrontAction = 'forward' | 'refuse429' | 'forwardThen502';
+
+/**
+ * A front server on loopback before the gated site. `act` decides for each request carrying a
+ * PAYMENT-SIGNATURE (given the header and how many came before it); others pass through.
+ */
+async function startFront(act: (header: string, index: number) => FrontAction) {
+  const paid: string[] = [];
+  const forwardedPaid: string[] = [];
+  const front = createServer(async (request, response) => {
+    const header = request.headers['payment-signature'];
+    const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
+    if (action === 'refuse429') {
+      response.writeHead(429, { 'content-type': 'text/plain' }).end('Too Many Requests');
+      return;
+    }
+    if (typeof header === 'string') forwardedPaid.push(header);
+    const upstream = await fetch(`${server.url}${request.url}`, { headers: forwardedHeaders(request.headers) });
+    const body = await upstream.text();
+    if (action === 'forwardThen502') {
+      response.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
+      return;
+    }
+    const headers = new Headers(upstream.headers);
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+    response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    /** Every PAYMENT-SIGNATURE the front was sent, and those it passed on to the gated site. */
+    paid,
+    forwardedPaid,
+    close: () => new Promise((resolve) => front.close(resolve)),
+  };
+}
+
+const forwardedHeaders = (headers: IncomingHttpHeaders) =>
+  Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+  ) as Record<string, string>;
+
+async function voucherAgent() {
+  const wallet = newWallet();
+  await fundUsdc(site.app, wallet.address, '2');
+  const events: PaymentEvent[] = [];
+  const agent = createAgent({
+    account: wallet,
+    maxPriceUsd: '0.05',
+    budgetUsd: '2',
+    networks: [{ network: 'local', asset: site.app.chain.usdc }],
+    rpcUrl: site.app.chain.rpcUrl,
+    pollingIntervalMs: 20,
+    batchSettlement: { depositUsd: '1.5' },
+    onPayment: (event) => events.push(event),
+  });
+  return { agent, events };
+}
+
+const depositsOf = (channelId: `0x${string}`) =>
+  site.app.chain.publicClient.getLogs({
+    address: site.app.chain.batchSettlement!.escrow,
+    event: DEPOSITED,
+    args: { channelId },
+    fromBlock: 0n,
+  });
+
+/** The API's payments of a channel, as [path, cumulative total], and the total it says it charged. */
+async function apiSide(channelId: string) {
+  const { prisma } = site.app.database;
+  const rows = await prisma.payment.findMany({ where: { channelId }, orderBy: { cumulativeAmount: 'asc' } });
+  const channel = await prisma.paymentChannel.findUnique({ where: { channelId } });
+  return { payments: rows.map((row) => [row.url, row.cumulativeAmount]), charged: channel?.charged };
+}
+
+/** A page's status and body, or the reason its payment failed. */
+async function fetchPage(agent: Awaited<ReturnType<typeof voucherAgent>>['agent'], url: string) {
+  try {
+    const response = await agent.fetch(url, asBot);
+    return { status: response.status, body: await response.text() };
+  } catch (error) {
+    if (error instanceof PaymentFailedError) return { reason: error.reason };
+    throw error;
+  }
+}
+
+const served = (id: string) => ({ status: 200, body: page(id) });
+
+it('a 429 in front of the gate on the first paid retry: the voucher is resent, the page arrives, and later pages pay on the same channel', async () => {
+  // The first paid request of the second page is answered by the front: the voucher never reaches the gate.
+  const front = await startFront((_header, index) => (index === 1 ? 'refuse429' : 'forward'));
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = (i: number) => `${front.url}/articles/front429-${i}`;
+    const outcomes = [];
+    for (const i of [1, 2, 3, 4]) outcomes.push(await fetchPage(agent, url(i)));
+    expect(outcomes).toEqual([1, 2, 3, 4].map((i) => served(`front429-${i}`)));
+    expect(front.paid[2]).toBe(front.paid[1]); // the same header again
+    const [channel] = agent.channels();
+    expect(await depositsOf(channel.channelId)).toHaveLength(1);
+    expect(await apiSide(channel.channelId)).toEqual({
+      payments: [1, 2, 3, 4].map((i) => [`/articles/front429-${i}`, BigInt(i) * PRICE]),
+      charged: 4n * PRICE,
+    });
+    expect(channel).toMatchObject({ charged: 4n * PRICE, deposited: 1_500_000n });
+    expect(events).toHaveLength(4);
+    expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
+  } finally {
+    await front.close();
+  }
+});
+
+it('a 429 that never lets the voucher through: that page fails unconfirmed, and the next pages pay on the same channel with no new deposit', async () => {
+  let blocked: string | undefined;
+  // Every request carrying the second page's voucher is answered 429 by the front.
+  const front = await startFront((header, index) => {
+    if (index === 1) blocked = header;
+    return header === blocked ? 'refuse429' : 'forward';
+  });
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = (i: number) => `${front.url}/articles/stuck429-${i}`;
+    const outcomes = [];
+    for (const i of [1, 2]) outcomes.push(await fetchPage(agent, url(i)));
+    // Not counted as charged: the next page's voucher is for the same total, and the gate takes it.
+    const chargedAfterFailure = agent.channels()[0].charged;
+    for (const i of [3, 4]) outcomes.push(await fetchPage(agent, url(i)));
+    expect(outcomes).toEqual([
+      served('stuck429-1'),
+      { reason: 'payment_unconfirmed' },
+      served('stuck429-3'),
+      served('stuck429-4'),
+    ]);
+    expect(chargedAfterFailure).toBe(PRICE);
+    expect(front.paid.filter((header) => header === blocked).length).toBeGreaterThan(1); // resent, bounded
+    expect(front.forwardedPaid).not.toContain(blocked);
+    const [channel] = agent.channels();
+    expect(await depositsOf(channel.channelId)).toHaveLength(1);
+    expect(await apiSide(channel.channelId)).toEqual({
+      payments: [
+        ['/articles/stuck429-1', PRICE],
+        ['/articles/stuck429-3', 2n * PRICE],
+        ['/articles/stuck429-4', 3n * PRICE],
+      ],
+      charged: 3n * PRICE,
+    });
+    expect(channel).toMatchObject({ charged: 3n * PRICE, deposited: 1_500_000n });
+    expect(events.map((event) => event.url)).toEqual([url(1), url(3), url(4)]);
+    expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a 502 from the front after the gate charged: the same voucher is resent, the page arrives with its token, and nothing is paid twice', async () => {
+  const front = await startFront((_header, index) => (index === 1 ? 'forwardThen502' : 'forward'));
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = (i: number) => `${front.url}/articles/front502-${i}`;
+    expect([await fetchPage(agent, url(1)), await fetchPage(agent, url(2))]).toEqual([
+      served('front502-1'),
+      served('front502-2'),
+    ]);
+    // The gate got the voucher twice, the same header: the API answered the second as it had the first.
+    expect(front.forwardedPaid).toHaveLength(3);
+    expect(front.forwardedPaid[2]).toBe(front.forwardedPaid[1]);
+    const [channel] = agent.channels();
+    expect(await apiSide(channel.channelId)).toEqual({
+      payments: [1, 2].map((i) => [`/articles/front502-${i}`, BigInt(i) * PRICE]),
+      charged: 2n * PRICE,
+    });
+    expect(channel).toMatchObject({ charged: 2n * PRICE });
+    // The page's token was kept: read again, no new voucher.
+    expect(await fetchPage(agent, url(2))).toEqual(served('front502-2'));
+    expect(front.paid).toHaveLength(3);
+    // The next page pays the next total on the same channel.
+    expect(await fetchPage(agent, url(3))).toEqual(served('front502-3'));
+    expect(await apiSide(channel.channelId)).toMatchObject({ charged: 3n * PRICE });
+    expect(agent.channels()[0]).toMatchObject({ charged: 3n * PRICE });
+    expect(await depositsOf(channel.channelId)).toHaveLength(1);
+    expect(events.map((event) => event.url)).toEqual([url(1), url(2), url(3)]);
+  } finally {
+    await front.close();
+  }
+});

@@ -1,0 +1,101 @@
+import {
+  base64urlEncode,
+  base64urlEncodeUtf8,
+  MAX_ACCESS_TOKEN_LENGTH,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
+  MAX_UNIX_SECONDS,
+  signAccessToken,
+} from '@crawlgate/core';
+import { MAX_CACHED_TOKENS, TokenCache } from './token-cache';
+
+const NOW = 1_800_000_000;
+
+/** A token for `/page-i` expiring at `exp`, as a site would issue it. */
+function token(i: number, exp: number): string {
+  return signAccessToken({ gate_id: `g${i}`, site_id: 's', url: `/page-${i}`, kid: 'k', iat: NOW, exp }, 'secret');
+}
+
+const key = (i: number) => TokenCache.key(new URL(`https://site.example/page-${i}`));
+
+describe('TokenCache', () => {
+  it('offers a token until shortly before it expires', () => {
+    const cache = new TokenCache();
+    cache.set(key(1), token(1, NOW + 60), NOW);
+    expect(cache.get(key(1), NOW + 50)).toBe(token(1, NOW + 60));
+    expect(cache.get(key(1), NOW + 56)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('keeps no more than its bound of many distinct pages, dropping the oldest', () => {
+    const cache = new TokenCache();
+    const pages = MAX_CACHED_TOKENS + 500;
+    for (let i = 0; i < pages; i++) cache.set(key(i), token(i, NOW + 1800), NOW);
+    expect(cache.size).toBe(MAX_CACHED_TOKENS);
+    expect(cache.get(key(0), NOW)).toBeUndefined();
+    expect(cache.get(key(499), NOW)).toBeUndefined();
+    expect(cache.get(key(500), NOW)).toBe(token(500, NOW + 1800));
+    expect(cache.get(key(pages - 1), NOW)).toBe(token(pages - 1, NOW + 1800));
+  });
+
+  it('a full cache drops its expired tokens first, then the oldest', () => {
+    const cache = new TokenCache(4);
+    cache.set(key(1), token(1, NOW + 3600), NOW); // the oldest, still live
+    cache.set(key(2), token(2, NOW + 60), NOW);
+    cache.set(key(3), token(3, NOW + 60), NOW);
+    cache.set(key(4), token(4, NOW + 3600), NOW);
+    const later = NOW + 120; // 2 and 3 have expired
+    cache.set(key(5), token(5, later + 3600), later);
+    expect(cache.size).toBe(3);
+    expect([1, 4, 5].map((i) => cache.get(key(i), later) !== undefined)).toEqual([true, true, true]);
+    // Nothing expired now: the oldest goes.
+    cache.set(key(6), token(6, later + 3600), later);
+    cache.set(key(7), token(7, later + 3600), later);
+    expect(cache.size).toBe(4);
+    expect(cache.get(key(1), later)).toBeUndefined();
+    expect([4, 5, 6, 7].map((i) => cache.get(key(i), later) !== undefined)).toEqual([true, true, true, true]);
+  });
+
+  it('a token kept again for its page counts as the newest', () => {
+    const cache = new TokenCache(2);
+    cache.set(key(1), token(1, NOW + 3600), NOW);
+    cache.set(key(2), token(2, NOW + 3600), NOW);
+    cache.set(key(1), token(1, NOW + 3600), NOW);
+    cache.set(key(3), token(3, NOW + 3600), NOW);
+    expect(cache.get(key(1), NOW)).toBeDefined();
+    expect(cache.get(key(2), NOW)).toBeUndefined();
+  });
+
+  it('keeps a token naming a far-future expiry no longer than the longest lifetime the API issues', () => {
+    const cache = new TokenCache();
+    const forever = token(1, MAX_UNIX_SECONDS); // year 9999
+    cache.set(key(1), forever, NOW);
+    expect(cache.get(key(1), NOW + MAX_ACCESS_TOKEN_TTL_SECONDS - 10)).toBe(forever);
+    expect(cache.get(key(1), NOW + MAX_ACCESS_TOKEN_TTL_SECONDS)).toBeUndefined();
+    // Clamped, it is swept with the expired ones once the cache is full.
+    const small = new TokenCache(1);
+    small.set(key(1), forever, NOW);
+    const later = NOW + MAX_ACCESS_TOKEN_TTL_SECONDS;
+    small.set(key(2), token(2, later + 60), later);
+    expect(small.size).toBe(1);
+    expect(small.get(key(2), later)).toBeDefined();
+  });
+
+  it('keeps no token it cannot read, none already expired, and none longer than core’s token size limit', () => {
+    const cache = new TokenCache();
+    cache.set(key(1), 'not a token', NOW);
+    cache.set(key(2), token(2, NOW - 1), NOW);
+    // Well-formed but for its length: a payload padded past MAX_ACCESS_TOKEN_LENGTH.
+    const payload = {
+      gate_id: 'g',
+      site_id: 's',
+      url: `/${'a'.repeat(MAX_ACCESS_TOKEN_LENGTH)}`,
+      kid: 'k',
+      iat: NOW,
+      exp: NOW + 60,
+    };
+    const oversized = `${base64urlEncodeUtf8(JSON.stringify(payload))}.${base64urlEncode(new Uint8Array(32))}`;
+    expect(oversized.length).toBeGreaterThan(MAX_ACCESS_TOKEN_LENGTH);
+    cache.set(key(3), oversized, NOW);
+    expect(cache.size).toBe(0);
+  });
+});

@@ -1,0 +1,54 @@
+import { settlementOf, type Settlement } from './answers';
+
+/*
+ * What the answer to a paid retry with a batch-settlement voucher says of that voucher. Only the
+ * gate's settlement header says it was charged (our middleware and x402's server send one with
+ * every paid answer): a CDN, rate limiter or proxy in front of the gate answers 429 or 5xx
+ * without one, before the voucher reached the gate or after the gate charged it.
+ */
+
+/** Seconds waited before a resend when the answer names none, and the most a Retry-After is followed. */
+const DEFAULT_WAIT_SECONDS = 1;
+const MAX_WAIT_SECONDS = 10;
+
+export type VoucherAnswer =
+  /** The gate's settlement header says it took the voucher. */
+  | { kind: 'charged'; settlement: Settlement }
+  /** A 402, or a settlement header saying it failed: nothing was taken. */
+  | { kind: 'refused'; settlement?: Settlement }
+  /** Neither: the voucher may or may not have reached the gate. */
+  | { kind: 'unconfirmed' };
+
+export function voucherAnswerOf(response: Response): VoucherAnswer {
+  const settlement = settlementOf(
+    response.headers.get('payment-response') ?? response.headers.get('x-payment-response'),
+  );
+  if (response.status === 402 || settlement?.success === false) return { kind: 'refused', settlement };
+  if (settlement?.success === true) return { kind: 'charged', settlement };
+  return { kind: 'unconfirmed' };
+}
+
+/**
+ * An answer to send the same voucher again for: nothing said of it, and a status that may be
+ * different soon (the gate's 503 while a deposit settles, a proxy's 429 or 5xx). The gate answers
+ * the same voucher for the same gate as it did the first time, so a resend never pays twice.
+ */
+export function awaitsResend(response: Response): boolean {
+  return voucherAnswerOf(response).kind === 'unconfirmed' && (response.status === 429 || response.status >= 500);
+}
+
+/** send(), then the same request again (at most `maxResends` times, after its Retry-After) while its answer awaitsResend. */
+export async function resendWhileUnconfirmed(
+  send: () => Promise<Response>,
+  maxResends: number,
+  wait: (ms: number) => Promise<unknown> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<Response> {
+  let response = await send();
+  for (let resends = 0; awaitsResend(response) && resends < maxResends; resends++) {
+    await response.body?.cancel().catch(() => undefined);
+    const asked = Number(response.headers.get('retry-after'));
+    await wait((asked > 0 ? Math.min(asked, MAX_WAIT_SECONDS) : DEFAULT_WAIT_SECONDS) * 1000);
+    response = await send();
+  }
+  return response;
+}

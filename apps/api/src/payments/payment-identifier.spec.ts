@@ -140,6 +140,27 @@ describe('payment-identifier (x402 idempotency id)', () => {
     expect(JSON.stringify(forgedElsewhere.body)).not.toContain(paid.body.access_token);
   });
 
+  it('tells nobody holding a public authorization which id its payer used: the same 409 whatever the id', async () => {
+    const gate = await openGate(app, site, '/pid/probed');
+    const id = generatePaymentId();
+    const payment = await v2Payment(agent, gate, id);
+    expect((await verify(gate.id, { payment })).status).toBe(200);
+    // Its authorization is public once settled (the transaction's calldata), signed as it is: posted
+    // to a gate of the attacker's own asking, with a guessed id, a wrong one, or none.
+    const probing = await openGate(app, site, '/pid/probing');
+    const withId = (guess: string | undefined) => {
+      const extensions: Record<string, unknown> = { 'payment-identifier': declarePaymentIdentifierExtension(false) };
+      if (guess !== undefined) appendPaymentIdentifierToExtensions(extensions, guess);
+      return { ...payment, extensions };
+    };
+    const right = await verify(probing.id, { payment: withId(id) });
+    const wrong = await verify(probing.id, { payment: withId(generatePaymentId()) });
+    const none = await verify(probing.id, { payment: withId(undefined) });
+    expect(right.status).toBe(409);
+    expect(right.body).toEqual(wrong.body);
+    expect(none.body).toEqual(wrong.body);
+  });
+
   it('keeps ids per site: the same payer and id on another site is another payment', async () => {
     const otherSite = await createSite(app, publisher);
     await app.call('PUT', `/v1/sites/${otherSite.siteId}/pricing`, {

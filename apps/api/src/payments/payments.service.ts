@@ -108,12 +108,15 @@ export class PaymentsService {
     const payer = auth.from.toLowerCase();
     const identifier = this.identifierOf(gate, raw);
 
+    // The authorization first: once settled it is public (the transaction's calldata), and whoever
+    // posts it must get the same answer whatever id it names, or the answers would tell which id
+    // its payer used. The id then speaks only for an authorization not taken yet.
+    const existing = await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce });
+    if (existing) return this.outcomeOf(existing, gate);
     if (identifier) {
       const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
       if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
     }
-    const existing = await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce });
-    if (existing) return this.outcomeOf(existing, gate);
     assertPayable(gatePayment);
 
     checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));

@@ -76,7 +76,7 @@ describe('full flow over HTTP on the local chain', () => {
       total_spent_usd: '0.05',
       sites_count: 1,
     });
-    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(agent) });
+    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(app, agent) });
     expect(history.body.items).toEqual([
       expect.objectContaining({
         gate_id: gate.body.ref,

@@ -27,16 +27,17 @@ export function newWallet(): PrivateKeyAccount {
 }
 
 /**
- * The headers of GET /v1/agents/me/payments for `address` (the signer's own, unless given: a
- * contract wallet's), with the signer's X-Wallet-Proof expiring `expires` (Unix seconds; by default
+ * The headers of GET /v1/agents/me/payments of `app` for `address` (the signer's own, unless given:
+ * a contract wallet's), with the signer's X-Wallet-Proof expiring `expires` (Unix seconds; by default
  * as far ahead as allowed) of `message` (by default the one the API expects).
  */
 export async function historyHeaders(
+  app: Pick<TestApp, 'baseUrl'>,
   signer: PrivateKeyAccount,
   {
     address = signer.address,
     expires = Math.floor(Date.now() / 1000) + WALLET_PROOF_MAX_SECONDS,
-    message = paymentHistoryMessage(address, expires),
+    message = paymentHistoryMessage(address, new URL(app.baseUrl).origin, expires),
   }: { address?: string; expires?: number; message?: string } = {},
 ): Promise<Record<string, string>> {
   const signature = await signer.signMessage({ message });

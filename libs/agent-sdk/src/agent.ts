@@ -808,8 +808,12 @@ export function createAgent(options: AgentOptions): Agent {
    * to PROOF_CLOCK_MARGIN_SECONDS is not refused as too far ahead.
    */
   async function historyProof(): Promise<string> {
+    if (!apiUrl) throw new Error('The Crawlgate API URL is unknown: pass apiUrl to createAgent');
     const expires = Math.floor(Date.now() / 1000) + WALLET_PROOF_MAX_SECONDS - PROOF_CLOCK_MARGIN_SECONDS;
-    return formatWalletProof(expires, await payer.signMessage(paymentHistoryMessage(payer.address, expires)));
+    // Signed for this API's origin: an apiUrl learned from a hostile site's 402 gets a proof that
+    // opens nothing at the real API.
+    const message = paymentHistoryMessage(payer.address, new URL(apiUrl).origin, expires);
+    return formatWalletProof(expires, await payer.signMessage(message));
   }
 
   // Opened last: a createAgent that throws on its other options holds no file.

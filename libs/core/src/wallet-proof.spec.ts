@@ -12,8 +12,8 @@ describe('wallet proof', () => {
 
   it('signs the lower-cased address and the expiry, so any spelling of the address signs the same text', () => {
     const address = '0xAbCdEf0123456789aBcDeF0123456789ABCDEF01';
-    expect(paymentHistoryMessage(address, 1_800_000_000)).toBe(
-      'Crawlgate payment history of 0xabcdef0123456789abcdef0123456789abcdef01 until 1800000000',
+    expect(paymentHistoryMessage(address, 'https://api.crawlgate.example', 1_800_000_000)).toBe(
+      'Crawlgate payment history of 0xabcdef0123456789abcdef0123456789abcdef01 at https://api.crawlgate.example until 1800000000',
     );
   });
 

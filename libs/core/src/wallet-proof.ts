@@ -6,8 +6,10 @@
  *   X-Wallet-Proof: <expires>.<0x signature>      (expires: Unix seconds)
  *
  * The agent SDK and the API both build the message and read the header here, so they always sign
- * and check the same text. The message names the address and the expiry: a proof opens one
- * wallet's history, for at most WALLET_PROOF_MAX_SECONDS.
+ * and check the same text. The message names the address, the API's origin and the expiry: a proof
+ * opens one wallet's history at one API, for at most WALLET_PROOF_MAX_SECONDS. The origin, because
+ * an agent learns its API from a site's 402 (verify_url): a hostile site naming itself would get a
+ * proof it could replay to the real API.
  */
 
 /** The request header a proof comes in (header names are case-insensitive). */
@@ -20,9 +22,12 @@ export const WALLET_PROOF_MAX_SECONDS = 300;
  */
 export const MAX_WALLET_PROOF_LENGTH = 8192;
 
-/** The text the wallet signs to read its payment history until `expires` (Unix seconds). */
-export function paymentHistoryMessage(address: string, expires: number): string {
-  return `Crawlgate payment history of ${address.toLowerCase()} until ${expires}`;
+/**
+ * The text the wallet signs to read its payment history at the API of `apiOrigin` (scheme, host and
+ * port, as `new URL(base).origin` spells it) until `expires` (Unix seconds).
+ */
+export function paymentHistoryMessage(address: string, apiOrigin: string, expires: number): string {
+  return `Crawlgate payment history of ${address.toLowerCase()} at ${apiOrigin} until ${expires}`;
 }
 
 /** The header's value: `<expires>.<signature>`. */

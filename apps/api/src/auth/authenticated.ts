@@ -37,7 +37,7 @@ export const SECURITY_SCHEMES: Record<string, SecuritySchemeObject> = {
     name: WALLET_PROOF_HEADER,
     description:
       'Proof of holding the X-Wallet-Address wallet: `<expires>.<signature>`, the 0x EIP-191 signature (personal_sign) ' +
-      'of `Crawlgate payment history of <address in lower case> until <expires>`; expires in Unix seconds, ' +
+      "of `Crawlgate payment history of <address in lower case> at <this API's origin> until <expires>`; expires in Unix seconds, " +
       `in the future and at most ${WALLET_PROOF_MAX_SECONDS} s ahead. EOAs and contract wallets (ERC-1271, ERC-6492).`,
   },
 };

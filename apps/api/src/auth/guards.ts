@@ -10,8 +10,10 @@ import type { ChainContext } from '../chain/chain-context';
 import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
-import { DATABASE } from '../db/tokens';
+import type { AppConfig } from '../config/config';
+import { CONFIG, DATABASE } from '../db/tokens';
 import { ApiError, unauthorized } from '../http/api-error';
+import { requestBaseUrl } from '../http/request-base-url';
 import { authenticatePublisher, authenticateSite, headerText, walletOf, type CredentialKind } from './credentials';
 import type { AuthedRequest } from './request-context';
 
@@ -72,7 +74,7 @@ export class WalletGuard implements CanActivate {
 /** What a wallet proof is, for the 401s that ask for one. */
 const WALLET_PROOF_EXPECTED =
   `send ${WALLET_PROOF_HEADER}: "<expires>.<signature>", the 0x EIP-191 signature (personal_sign) by the ` +
-  `X-Wallet-Address wallet of "Crawlgate payment history of <address in lower case> until <expires>", ` +
+  `X-Wallet-Address wallet of "Crawlgate payment history of <address in lower case> at <this API's origin> until <expires>", ` +
   `expires in Unix seconds, in the future and at most ${WALLET_PROOF_MAX_SECONDS} s ahead`;
 
 /**
@@ -82,7 +84,10 @@ const WALLET_PROOF_EXPECTED =
  */
 @Injectable()
 export class WalletProofGuard implements CanActivate {
-  constructor(@Inject(CHAIN) private readonly chain: ChainContext) {}
+  constructor(
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
@@ -95,7 +100,8 @@ export class WalletProofGuard implements CanActivate {
     // The clock first: an expired or far-off proof costs no signature check (a smart wallet's asks the chain).
     if (!isWalletProofTimely(proof.expires, Math.floor(Date.now() / 1000)))
       throw unauthorized(`${WALLET_PROOF_HEADER} has expired or expires too far ahead: ${WALLET_PROOF_EXPECTED}`);
-    const message = paymentHistoryMessage(wallet, proof.expires);
+    // This API's own origin: a proof a site obtained for itself (naming its origin) opens nothing here.
+    const message = paymentHistoryMessage(wallet, new URL(requestBaseUrl(this.config, request)).origin, proof.expires);
     const signed = await signedMessageBy(this.chain, { address: wallet, message, signature: proof.signature });
     if (signed === 'unchecked')
       throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });

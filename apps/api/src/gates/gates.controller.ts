@@ -10,7 +10,7 @@ import { LimitPerSiteToken } from '../rate-limit/limits';
 import type { GateOffer } from '@crawlgate/core';
 import { CreateGateDto, FreePathView, GateOfferView, GateView } from './gates.dto';
 import { GatesService } from './gates.service';
-import { requestBaseUrl } from './request-base-url';
+import { requestBaseUrl } from '../http/request-base-url';
 
 @ApiTags('gates')
 @Controller('gates')

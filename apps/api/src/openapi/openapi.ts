@@ -3,7 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import type { FastifyRequest } from 'fastify';
 import { SECURITY_SCHEMES, UNAUTHORIZED } from '../auth/authenticated';
 import type { AppConfig } from '../config/config';
-import { requestBaseUrl } from '../gates/request-base-url';
+import { requestBaseUrl } from '../http/request-base-url';
 import { DEFAULT_LIMIT_DOC } from '../rate-limit/limits';
 import { documentStandardAnswers } from './standard-answers';
 

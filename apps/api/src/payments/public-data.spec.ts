@@ -37,7 +37,7 @@ describe('a payer’s token from public data', () => {
       headers: { 'x-wallet-address': victim.address },
     });
     expect(unproven.status).toBe(401);
-    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(victim) });
+    const history = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(app, victim) });
     const [item] = history.body.items;
     expect(item).toMatchObject({ gate_id: gate.ref, tx_hash: paid.body.tx_hash });
     expect(JSON.stringify(history.body)).not.toContain(gate.id);

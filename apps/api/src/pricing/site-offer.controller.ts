@@ -18,7 +18,7 @@ import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { SiteSecretsService } from '../sites/site-secrets.service';
-import { requestBaseUrl } from '../gates/request-base-url';
+import { requestBaseUrl } from '../http/request-base-url';
 import { PriceRuleView } from './pricing.dto';
 import { PricingService } from './pricing.service';
 

@@ -100,6 +100,7 @@ describe('agents API', () => {
 
   describe('GET /v1/agents/me/payments', () => {
     const now = () => Math.floor(Date.now() / 1000);
+    const origin = () => new URL(app.baseUrl).origin;
 
     it('answers a stranger who names the address but holds no proof 401, with no item', async () => {
       const address = newAddress();
@@ -112,27 +113,51 @@ describe('agents API', () => {
     it.each([
       [
         'another wallet’s signature',
-        async (victim: Signer) => historyHeaders(newWallet(), { address: victim.address }),
+        async (victim: Signer) => historyHeaders(app, newWallet(), { address: victim.address }),
       ],
-      ['a proof that expired', async (victim: Signer) => historyHeaders(victim, { expires: now() - 1 })],
-      ['a proof expiring now', async (victim: Signer) => historyHeaders(victim, { expires: now() })],
+      ['a proof that expired', async (victim: Signer) => historyHeaders(app, victim, { expires: now() - 1 })],
+      ['a proof expiring now', async (victim: Signer) => historyHeaders(app, victim, { expires: now() })],
       [
         'a proof expiring too far ahead',
-        async (victim: Signer) => historyHeaders(victim, { expires: now() + WALLET_PROOF_MAX_SECONDS + 5 }),
+        async (victim: Signer) => historyHeaders(app, victim, { expires: now() + WALLET_PROOF_MAX_SECONDS + 5 }),
       ],
       [
         'a signature of another message',
-        async (victim: Signer) => historyHeaders(victim, { message: 'Crawlgate transfer proof' }),
+        async (victim: Signer) => historyHeaders(app, victim, { message: 'Crawlgate transfer proof' }),
       ],
       [
         'a signature for another wallet’s history',
         async (victim: Signer) =>
-          historyHeaders(victim, { message: paymentHistoryMessage(newAddress(), now() + 60), expires: now() + 60 }),
+          historyHeaders(app, victim, {
+            message: paymentHistoryMessage(newAddress(), origin(), now() + 60),
+            expires: now() + 60,
+          }),
+      ],
+      [
+        // A site that learned the agent's proof (the agent posts it where a 402's verify_url pointed)
+        // replays it here: it was signed for that site's origin.
+        'a signature for another API origin',
+        async (victim: Signer) =>
+          historyHeaders(app, victim, {
+            message: paymentHistoryMessage(victim.address, 'https://hostile-site.example', now() + 60),
+            expires: now() + 60,
+          }),
+      ],
+      [
+        'a signature without an API origin (the earlier message)',
+        async (victim: Signer) =>
+          historyHeaders(app, victim, {
+            message: `Crawlgate payment history of ${victim.address.toLowerCase()} until ${now() + 60}`,
+            expires: now() + 60,
+          }),
       ],
       [
         'a signature for another expiry',
         async (victim: Signer) =>
-          historyHeaders(victim, { message: paymentHistoryMessage(victim.address, now() + 60), expires: now() + 61 }),
+          historyHeaders(app, victim, {
+            message: paymentHistoryMessage(victim.address, origin(), now() + 60),
+            expires: now() + 61,
+          }),
       ],
       [
         'a proof that is not <expires>.<signature>',
@@ -157,7 +182,7 @@ describe('agents API', () => {
       const agent = newWallet();
       await insertPayment(app, owner, siteA, { payer: agent.address, amount: 5000n, url: '/secret/path' });
       const response = await app.call('GET', '/v1/agents/me/payments', {
-        headers: await historyHeaders(agent, { address: agent.address.toLowerCase(), expires: now() + 30 }),
+        headers: await historyHeaders(app, agent, { address: agent.address.toLowerCase(), expires: now() + 30 }),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('cache-control')).toBe('no-store');
@@ -169,11 +194,11 @@ describe('agents API', () => {
       const smartWallet = await deployTestWallet(app, keyHolder);
       await insertPayment(app, owner, siteB, { payer: smartWallet, amount: 7000n, url: '/smart/path' });
       const stranger = await app.call('GET', '/v1/agents/me/payments', {
-        headers: await historyHeaders(newWallet(), { address: smartWallet }),
+        headers: await historyHeaders(app, newWallet(), { address: smartWallet }),
       });
       expect(stranger.status).toBe(401);
       const own = await app.call('GET', '/v1/agents/me/payments', {
-        headers: await historyHeaders(keyHolder, { address: smartWallet }),
+        headers: await historyHeaders(app, keyHolder, { address: smartWallet }),
       });
       expect(own.status).toBe(200);
       expect(own.body.items).toEqual([expect.objectContaining({ url: '/smart/path' })]);
@@ -224,7 +249,7 @@ describe('agents API', () => {
         .sort((x, y) => y.confirmedAt!.getTime() - x.confirmedAt!.getTime() || (y.id < x.id ? -1 : 1))
         .map((p) => p.id);
 
-      const { sizes, ids } = await walkPages(app, '/v1/agents/me/payments', await historyHeaders(agent), 3);
+      const { sizes, ids } = await walkPages(app, '/v1/agents/me/payments', await historyHeaders(app, agent), 3);
       expect(sizes).toEqual([3, 3, 1]);
       expect(ids).toEqual(expected);
     });
@@ -239,7 +264,7 @@ describe('agents API', () => {
         confirmedAt: at('2026-10-09T10:11:12.013Z'),
       });
       const response = await app.call('GET', '/v1/agents/me/payments', {
-        headers: await historyHeaders(agent, { address: address.toLowerCase() }),
+        headers: await historyHeaders(app, agent, { address: address.toLowerCase() }),
       });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
@@ -268,16 +293,20 @@ describe('agents API', () => {
       const base = Date.parse('2026-09-01T00:00:00Z');
       for (let i = 0; i < 21; i++)
         await insertPayment(app, owner, siteA, { payer: address, amount: 1n, confirmedAt: new Date(base + i * 1000) });
-      const first = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(agent) });
+      const first = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(app, agent) });
       expect(first.body.items).toHaveLength(20);
       expect(first.body.next_cursor).toEqual(expect.any(String));
-      const all = await app.call('GET', '/v1/agents/me/payments?limit=100', { headers: await historyHeaders(agent) });
+      const all = await app.call('GET', '/v1/agents/me/payments?limit=100', {
+        headers: await historyHeaders(app, agent),
+      });
       expect(all.body.items).toHaveLength(21);
       expect(all.body.next_cursor).toBeNull();
     });
 
     it('answers an empty page for a wallet that never paid', async () => {
-      const response = await app.call('GET', '/v1/agents/me/payments', { headers: await historyHeaders(newWallet()) });
+      const response = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(app, newWallet()),
+      });
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ items: [], next_cursor: null });
     });
@@ -297,7 +326,7 @@ describe('agents API', () => {
       ],
     ])('answers 422 for ?%s', async (query, field, type) => {
       const response = await app.call('GET', `/v1/agents/me/payments?${query}`, {
-        headers: await historyHeaders(newWallet()),
+        headers: await historyHeaders(app, newWallet()),
       });
       expect(response.status).toBe(422);
       expect(response.body.detail).toEqual([
@@ -307,7 +336,7 @@ describe('agents API', () => {
 
     it('reports a bad limit and a bad cursor together', async () => {
       const response = await app.call('GET', '/v1/agents/me/payments?limit=0&cursor=%%%', {
-        headers: await historyHeaders(newWallet()),
+        headers: await historyHeaders(app, newWallet()),
       });
       expect(response.status).toBe(422);
       expect(response.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([

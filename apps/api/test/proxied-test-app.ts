@@ -1,5 +1,5 @@
 import { workerChain } from './test-chain';
-import { startTestApp, type TestApp } from './test-app';
+import { startTestApp, type TestApp, type TestAppOptions } from './test-app';
 import { createProxiedTestDatabase } from './test-database';
 import { startTcpProxy } from './tcp-proxy';
 
@@ -20,7 +20,9 @@ export interface ProxiedTestApp {
  * are reached through fault proxies, so a test can make a statement or a broadcast arrive late and
  * force an interleaving that timing alone finds only by chance.
  */
-export async function startProxiedTestApp(): Promise<ProxiedTestApp> {
+export async function startProxiedTestApp(
+  options: Pick<TestAppOptions, 'config' | 'masterKey'> = {},
+): Promise<ProxiedTestApp> {
   let statementTap: Tap | undefined;
   let rpcTap: Tap | undefined;
   const { db, proxy } = await createProxiedTestDatabase((chunk, direction) =>
@@ -34,6 +36,7 @@ export async function startProxiedTestApp(): Promise<ProxiedTestApp> {
     database: db.database,
     chainRpcUrl: `http://127.0.0.1:${rpcProxy.port}`,
     isolateChain: true,
+    ...options,
   });
   return {
     app,

@@ -50,6 +50,8 @@ describe('PaymentStore', () => {
   it('reads a payment by gate, id and nonce as Prisma does, through submitting, submitted and confirmed', async () => {
     const { payment } = await claim(hex('01', 32));
     expect(await store.byId(payment.id)).toEqual(await viaPrisma(payment.id));
+    expect(await store.takeForBroadcast(payment.id, null, TX)).toBe(true);
+    expect(await store.byId(payment.id)).toEqual(await viaPrisma(payment.id));
     await store.markSubmitted(payment.id, TX);
     const submitted = await viaPrisma(payment.id);
     expect(submitted).toMatchObject({ status: 'submitted', txHash: TX });
@@ -92,7 +94,8 @@ describe('PaymentStore', () => {
   it('never marks submitted a payment the reconciler sent or confirmed meanwhile', async () => {
     const { payment } = await claim(hex('03', 32));
     const theirs = hex('ab', 32);
-    await store.markSubmitted(payment.id, theirs);
+    expect(await store.markResubmitted(payment.id, null, theirs)).toBe(true);
+    expect(await store.takeForBroadcast(payment.id, null, hex('ac', 32))).toBe(false);
     await store.markSubmitted(payment.id, hex('ac', 32));
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitted', txHash: theirs });
     const at = new Date();
@@ -211,9 +214,51 @@ describe('PaymentStore', () => {
     await expect(store.claimTransfer({ ...transferRow, gateId: randomUUID() })).rejects.toThrow();
   });
 
+  it('lets whichever of a request and the reconciler takes a claim first broadcast it, and the other nothing', async () => {
+    const ours = hex('a1', 32);
+    const byRequest = await claim(hex('04', 32));
+    expect(await store.takeForBroadcast(byRequest.payment.id, null, ours)).toBe(true);
+    expect(await viaPrisma(byRequest.payment.id)).toMatchObject({ status: 'submitting', txHash: ours });
+    expect(await store.markResubmitted(byRequest.payment.id, null, hex('a2', 32))).toBe(false);
+    // Its broadcast refused (the nonce taken), the request takes it again for the next one.
+    expect(await store.takeForBroadcast(byRequest.payment.id, ours, hex('a3', 32))).toBe(true);
+    // Known not to have left: released only with the hash it was taken for.
+    expect(await store.releaseUnsent(byRequest.payment.id)).toBe(false);
+    expect(await store.releaseUnsent(byRequest.payment.id, ours)).toBe(false);
+    expect(await store.releaseUnsent(byRequest.payment.id, hex('a3', 32))).toBe(true);
+
+    const byReconciler = await claim(hex('05', 32));
+    expect(await store.markResubmitted(byReconciler.payment.id, null, hex('a4', 32))).toBe(true);
+    expect(await store.takeForBroadcast(byReconciler.payment.id, null, hex('a5', 32))).toBe(false);
+    expect(await store.releaseUnsent(byReconciler.payment.id)).toBe(false);
+    // Sent again only over the hash it was judged by.
+    expect(await store.markResubmitted(byReconciler.payment.id, hex('a5', 32), hex('a6', 32))).toBe(false);
+    expect(await store.markResubmitted(byReconciler.payment.id, hex('a4', 32), hex('a7', 32))).toBe(true);
+    expect(await viaPrisma(byReconciler.payment.id)).toMatchObject({ status: 'submitted', txHash: hex('a7', 32) });
+  });
+
+  it('leaves a claim its request took for a broadcast to it until untouched for a claim’s wait', async () => {
+    const old = new Date(Date.now() - 120_000);
+    const unsent = await claim(hex('53', 32));
+    const taken = await claim(hex('54', 32));
+    expect(await store.takeForBroadcast(taken.payment.id, null, hex('c4', 32))).toBe(true);
+    await test.database.prisma.payment.updateMany({
+      where: { id: { in: [unsent.payment.id, taken.payment.id] } },
+      data: { createdAt: old },
+    });
+    let ids = (await store.openForReconciliation(60_000, 1_000)).map((payment) => payment.id);
+    expect(ids).toContain(unsent.payment.id);
+    expect(ids).not.toContain(taken.payment.id);
+    await test.database.prisma.payment.update({ where: { id: taken.payment.id }, data: { checkedAt: old } });
+    ids = (await store.openForReconciliation(60_000, 1_000)).map((payment) => payment.id);
+    expect(ids).toContain(taken.payment.id);
+    await test.database.prisma.payment.deleteMany({ where: { id: { in: [unsent.payment.id, taken.payment.id] } } });
+  });
+
   it('hands the reconciler the least recently checked open payments, and stamps them', async () => {
     const fresh = await claim(hex('51', 32));
     const broadcast = await claim(hex('52', 32));
+    await store.takeForBroadcast(broadcast.payment.id, null, hex('c5', 32));
     await store.markSubmitted(broadcast.payment.id, hex('c5', 32));
     // A claim not yet broadcast is left to its request until it is `claimAgeMs` old.
     const all = await store.openForReconciliation(60_000, 1_000);
@@ -229,12 +274,12 @@ describe('PaymentStore', () => {
 
   it('resubmits and forgets only what is not confirmed', async () => {
     const open = await claim(hex('61', 32));
-    await store.markResubmitted(open.payment.id, hex('c6', 32));
+    await store.markResubmitted(open.payment.id, null, hex('c6', 32));
     expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'submitted', txHash: hex('c6', 32) });
     const at = new Date();
     const done = { transferLogIndex: 1, blockNumber: 7n, confirmedAt: at, tokenKid: 'k', tokenIssuedAt: at };
     await store.confirm(open.payment.id, { ...done, txHash: hex('c6', 32), tokenExpiresAt: at });
-    await store.markResubmitted(open.payment.id, hex('c7', 32));
+    expect(await store.markResubmitted(open.payment.id, hex('c6', 32), hex('c7', 32))).toBe(false);
     await store.deleteUnconfirmed(open.payment.id);
     expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'confirmed', txHash: hex('c6', 32) });
     const released = await claim(hex('62', 32));

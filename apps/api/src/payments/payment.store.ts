@@ -170,8 +170,19 @@ export class PaymentStore {
       [claimAgeMs / 1000],
     );
     const claimedBefore = new Date(before);
+    // A claim its request took for a broadcast (its hash recorded, still submitting) may be on its
+    // way to the node: it is the reconciler's only once untouched that long too.
     const open = await this.db.prisma.payment.findMany({
-      where: { OR: [{ status: 'submitted' }, { status: 'submitting', createdAt: { lt: claimedBefore } }] },
+      where: {
+        OR: [
+          { status: 'submitted' },
+          {
+            status: 'submitting',
+            createdAt: { lt: claimedBefore },
+            OR: [{ txHash: null }, { checkedAt: null }, { checkedAt: { lt: claimedBefore } }],
+          },
+        ],
+      },
       orderBy: [{ checkedAt: { sort: 'asc', nulls: 'first' } }, { createdAt: 'asc' }],
       take: limit,
     });
@@ -183,24 +194,43 @@ export class PaymentStore {
   }
 
   /**
-   * The reconciler is about to broadcast the settlement again as `txHash`: recorded first, so that
-   * no request releases the claim as unsent while it is on its way. False, and nothing is to be
-   * sent, when the payment was confirmed or released meanwhile.
+   * A request takes its claim for the broadcast of `txHash`, recorded before it is sent: only a
+   * claim still submitting with the hash it last recorded (`recorded`: null, or its own refused
+   * one), so whichever of the request and the reconciler takes it first sends it, and the other
+   * nothing. Stamped as checked, so the reconciler leaves it to its request for a claim's wait.
    */
-  async markResubmitted(id: string, txHash: string): Promise<boolean> {
+  async takeForBroadcast(id: string, recorded: string | null, txHash: string): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payments SET tx_hash = $3, checked_at = now()
+        WHERE id = $1::uuid AND status = 'submitting' AND tx_hash IS NOT DISTINCT FROM $2::char(66) RETURNING id`,
+      [id, recorded, txHash],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * The reconciler is about to broadcast the settlement again as `txHash`: recorded first, so that
+   * no request releases the claim as unsent, or sends it too, while it is on its way. Only while the
+   * payment still has the hash it was judged by (`seen`: null for a claim nobody took for a broadcast);
+   * false, and nothing is to be sent, when it was taken, confirmed or released meanwhile.
+   */
+  async markResubmitted(id: string, seen: string | null, txHash: string): Promise<boolean> {
     const { count } = await this.db.prisma.payment.updateMany({
-      where: { id, status: { not: 'confirmed' } },
+      where: { id, status: { not: 'confirmed' }, txHash: seen },
       data: { status: 'submitted', txHash },
     });
     return count > 0;
   }
 
   /**
-   * Forgets a claim its request never broadcast, unless it was sent meanwhile (by the reconciler of
-   * any instance, once the request ran past the settlement timeout): whether it was forgotten.
+   * Forgets a claim its request never broadcast (`recorded`: the hash it took it for, whose
+   * broadcast is known not to have left), unless it was sent meanwhile (by the reconciler of any
+   * instance, once the request ran past the settlement timeout): whether it was forgotten.
    */
-  async releaseUnsent(id: string): Promise<boolean> {
-    const { count } = await this.db.prisma.payment.deleteMany({ where: { id, status: 'submitting', txHash: null } });
+  async releaseUnsent(id: string, recorded: string | null = null): Promise<boolean> {
+    const { count } = await this.db.prisma.payment.deleteMany({
+      where: { id, status: 'submitting', txHash: recorded },
+    });
     return count > 0;
   }
 
@@ -210,13 +240,13 @@ export class PaymentStore {
   }
 
   /**
-   * The settlement of a claimed payment was broadcast as `txHash`; throws when the claim is gone.
-   * Only a claim still submitting is marked: a request slow to broadcast may find the reconciler
-   * sent (or confirmed) it meanwhile, and that record stands.
+   * The settlement a request took its claim for (takeForBroadcast) reached the node, or may have,
+   * as `txHash`; throws when the claim is gone. Only a claim still submitting with that hash is
+   * marked: the reconciler may have sent (or confirmed) it meanwhile, and that record stands.
    */
   async markSubmitted(id: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
-      `UPDATE payments SET status = 'submitted', tx_hash = $2 WHERE id = $1::uuid AND status = 'submitting' RETURNING id`,
+      `UPDATE payments SET status = 'submitted' WHERE id = $1::uuid AND status = 'submitting' AND tx_hash = $2 RETURNING id`,
       [id, txHash],
     );
     if (rows.length === 0 && !(await this.byId(id)))

@@ -160,13 +160,20 @@ export class PaymentsService {
     }
 
     let hash: Hash;
+    // The hash this request took the claim for, just before sending it (in its broadcast turn): the
+    // reconciler may have taken it first, while this request waited for its turn or its nonce.
+    let recorded: Hash | null = null;
     try {
       const call = await prepared.catch(() => prepareSettlement(this.chain, auth));
-      hash = await broadcastFromRelayer(this.chain, call);
+      hash = await broadcastFromRelayer(this.chain, call, async (signed) => {
+        if (!(await this.store.takeForBroadcast(claim.payment.id, recorded, signed))) throw new ClaimTaken();
+        recorded = signed;
+      });
     } catch (error) {
+      if (error instanceof ClaimTaken) return this.settledElsewhere(claim.payment, gate, auth);
       if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) {
         // Nothing reached the chain: free the gate so the agent can retry once it is back.
-        if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
+        if (!(await this.store.releaseUnsent(claim.payment.id, recorded))) return this.outcomeOf(claim.payment, gate);
         throw chainUnavailable();
       }
       // The node may or may not have taken the transaction: the claim keeps its hash, and the
@@ -180,6 +187,17 @@ export class PaymentsService {
     }
     await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
+  }
+
+  /**
+   * The answer for a claim the reconciler took for its broadcast while this request waited for its
+   * own: its transaction awaited as this request's would have been, or the claim's outcome.
+   */
+  private async settledElsewhere(claim: Payment, gate: Gate, auth: SignedAuthorization): Promise<VerifyOutcome> {
+    const taken = await this.store.byId(claim.id);
+    if (taken?.status === 'submitted' && taken.txHash)
+      return this.awaitSettlement(taken, gate.id, taken.txHash as Hash, auth);
+    return this.outcomeOf(taken ?? claim, gate);
   }
 
   /** The payment's x402 payment-identifier with the fingerprint it is compared by; null without one. */
@@ -581,3 +599,6 @@ export function deserializeAuthorization(json: unknown): SignedAuthorization {
     signature: a.signature as `0x${string}`,
   };
 }
+
+/** The reconciler took the claim for its own broadcast first: this request sends nothing. */
+class ClaimTaken extends Error {}

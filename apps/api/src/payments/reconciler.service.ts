@@ -136,10 +136,13 @@ export class ReconcilerService {
       return 'waiting';
     }
     if (fate === 'send') {
-      // Recorded before it is sent (a stuck request then finds it sent), and sent only if the
-      // request that made the claim has neither finished nor released it meanwhile.
+      // Recorded before it is sent (a stuck request then finds it sent), and sent only if nobody
+      // changed the claim since it was judged: its request neither finished, released nor took it
+      // for its own broadcast meanwhile (then one of the two copies would revert, at our gas).
+      let seen = payment.txHash;
       const hash = await sendSettlement(this.chain, auth, async (signed) => {
-        if (!(await this.store.markResubmitted(payment.id, signed))) throw new ClaimSettled();
+        if (!(await this.store.markResubmitted(payment.id, seen, signed))) throw new ClaimSettled();
+        seen = signed;
       }).catch((error: unknown) => {
         if (error instanceof ClaimSettled) return null;
         throw error;
@@ -201,5 +204,5 @@ export class ReconcilerService {
   }
 }
 
-/** The claim was confirmed or released while its settlement was being prepared: nothing is sent. */
+/** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */
 class ClaimSettled extends Error {}

@@ -245,8 +245,16 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
   });
 
   it('charges /.well-known/ paths that name no well-known document: a router may bind ".well-known" to a parameter', async () => {
-    // /:section/:page serves these as pages of a section named ".well-known".
-    for (const path of ['/.well-known/big-story', `/.well-known/premium-${tag}`, '/.well-known/acme-challenge']) {
+    // /:section/:page and /:section/:year/:page serve these as pages of a section named ".well-known".
+    for (const path of [
+      '/.well-known/big-story',
+      `/.well-known/premium-${tag}`,
+      '/.well-known/acme-challenge',
+      // /:section/:year/:page serves these too: a token-shaped slug is no ACME challenge.
+      '/.well-known/acme-challenge/big-story',
+      '/.well-known/acme-challenge/LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0',
+      '/.well-known/pki-validation/big-story.html',
+    ]) {
       const answer = await get(server, path, { 'user-agent': GPTBOT });
       expect([path, answer.status]).toEqual([path, 402]);
       expect(served(answer)).toBe(false);

@@ -1,8 +1,8 @@
 /*
  * One site per framework whose router is as lenient as its options allow (case-insensitive, trailing
  * slashes ignored, `;` as a delimiter where offered), each gated by its adapter with default options
- * and serving: /premium/:id, /cheap/:id, /free/:id, /:page, /:section/:page (a first segment bound to
- * a parameter, as `/:locale` sites do), /robots.txt, and (Express, Fastify)
+ * and serving: /premium/:id, /cheap/:id, /free/:id, /:page, /:section/:page and /:section/:year/:page
+ * (a first segment bound to a parameter, as `/:locale` sites do), /robots.txt, and (Express, Fastify)
  * static files under /static: premium/a.html is premium content, free/x.html is free.
  * Real servers on loopback, port chosen by the OS.
  */
@@ -63,6 +63,10 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         app.get(`/${kind}/:id`, (req, res) => void res.type('text/html').send(content(kind, String(req.params.id))));
       app.get('/:page', (req, res) => void res.type('text/html').send(content('default', String(req.params.page))));
       app.get('/:section/:page', (req, res) => void res.type('text/html').send(content('section', req.params.page)));
+      app.get(
+        '/:section/:year/:page',
+        (req, res) => void res.type('text/html').send(content('dated', req.params.page)),
+      );
       return listening(app.listen(0, '127.0.0.1'));
     },
   },
@@ -94,6 +98,9 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
       app.get<{ Params: { page: string } }>('/:section/:page', async (req, reply) =>
         reply.type('text/html').send(content('section', req.params.page)),
       );
+      app.get<{ Params: { page: string } }>('/:section/:year/:page', async (req, reply) =>
+        reply.type('text/html').send(content('dated', req.params.page)),
+      );
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
@@ -116,6 +123,7 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
       app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
       app.get('/:section/:page', (c) => c.html(content('section', c.req.param('page'))));
+      app.get('/:section/:year/:page', (c) => c.html(content('dated', c.req.param('page'))));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -131,6 +139,7 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         app.get(`/${kind}/:id`, (c) => c.html(content(kind, c.req.param('id'))));
       app.get('/:page', (c) => c.html(content('default', c.req.param('page'))));
       app.get('/:section/:page', (c) => c.html(content('section', c.req.param('page'))));
+      app.get('/:section/:year/:page', (c) => c.html(content('dated', c.req.param('page'))));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -158,6 +167,9 @@ export const LENIENT_FRAMEWORKS: LenientFramework[] = [
         }
         @Get(':section/:page') section(@Param('page') page: string) {
           return content('section', page);
+        }
+        @Get(':section/:year/:page') dated(@Param('page') page: string) {
+          return content('dated', page);
         }
       }
       @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })

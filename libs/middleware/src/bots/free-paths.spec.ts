@@ -14,7 +14,6 @@ describe('isAlwaysFreePath', () => {
     '/.well-known/pay.json',
     '/.well-known/security.txt',
     '/.well-known/http-message-signatures-directory',
-    '/.well-known/acme-challenge/abc',
     '/security.txt',
     '/favicon.ico',
     '/favicon.ico?v=3',
@@ -68,6 +67,10 @@ describe('isAlwaysFreePath', () => {
     '/.well-known/acme-challenge/a.b',
     '/.well-known/pki-validation/.x',
     '/.well-known/pki-validation/a/b',
+    // A segment the visitor chooses: a /:section/:year/:slug route serves these as its pages.
+    '/.well-known/acme-challenge/LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0',
+    '/.well-known/acme-challenge/big-story',
+    '/.well-known/pki-validation/fileauth.txt',
     '/.well-known/unknown-document',
   ])(
     '%s, under /.well-known/ but no document named there, is not free (a router may bind ".well-known" to a parameter)',
@@ -80,8 +83,7 @@ describe('isAlwaysFreePath', () => {
     '/.well-known/tdmrep.json',
     '/.well-known/agent-card.json',
     '/.well-known/openid-configuration',
-    '/.well-known/acme-challenge/LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0',
-    '/.well-known/pki-validation/fileauth.txt',
+    '/.well-known/api-catalog',
   ])('%s is free', (path) => {
     expect(isAlwaysFreePath(path)).toBe(true);
   });
@@ -89,7 +91,7 @@ describe('isAlwaysFreePath', () => {
   it('publishes the same set as globs', () => {
     expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml']);
     expect(ALWAYS_FREE_PATHS).toContain('/.well-known/security.txt');
-    expect(ALWAYS_FREE_PATHS).toContain('/.well-known/acme-challenge/*');
+    expect(ALWAYS_FREE_PATHS.filter((path) => path.startsWith('/.well-known/') && path.includes('*'))).toEqual([]);
     // Read as prices are (`*` within one segment): each sample is matched by a glob exactly when it is free.
     const globs = compilePriceTable(
       ALWAYS_FREE_PATHS.map((pattern) => ({ pattern, micros: 0n })),
@@ -102,7 +104,6 @@ describe('isAlwaysFreePath', () => {
       '/.well-known/pay.json',
       '/.well-known/http-message-signatures-directory',
       '/.well-known/acme-challenge/abc',
-      '/.well-known/pki-validation/fileauth.txt',
       '/security.txt',
       '/favicon.ico',
       '/llms.txt',

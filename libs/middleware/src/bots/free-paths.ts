@@ -4,9 +4,11 @@
  * paying), llms.txt (the index a site offers agents) and the favicon. As with Cloudflare's pay per
  * crawl, charging for these would only make bots blind to the rules.
  *
- * Under /.well-known/ only documents named here are free, not the whole prefix: a router that binds
- * a first segment to a parameter (`/:locale/...`, `/:section/:page`) answers /.well-known/big-story
- * with a page of its own, which a free prefix gave away. A site frees another document with a price
+ * Under /.well-known/ only documents named here are free, each one segment, not the prefix: a router
+ * that binds a first segment to a parameter (`/:locale/...`, `/:section/:year/:slug`) answers
+ * /.well-known/big-story or /.well-known/acme-challenge/big-story with a page of its own, which a
+ * free prefix gave away. Nothing with a segment the visitor chooses is free, ACME's HTTP-01
+ * challenges included (answer them before the gate). A site frees another document with a price
  * rule of 0.
  */
 
@@ -36,22 +38,14 @@ const WELL_KNOWN_DOCUMENTS: readonly string[] = [
   'nodeinfo',
   'mta-sts.txt',
   'traffic-advice',
+  'api-catalog', // RFC 9727
 ];
-/**
- * Two segments: an ACME HTTP-01 challenge (a token: base64url) and a certificate authority's
- * domain-validation file. A certificate's renewal must never meet a 402.
- */
-const WELL_KNOWN_VALIDATIONS =
-  /^\/\.well-known\/(?:acme-challenge\/[A-Za-z0-9_-]+|pki-validation\/[A-Za-z0-9_-][A-Za-z0-9._-]*)$/;
-
 /** The same set as globs, for pay.json: `*` stays within one path segment. */
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/robots.txt',
   '/sitemap*.xml',
   '/wp-sitemap*.xml',
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
-  '/.well-known/acme-challenge/*',
-  '/.well-known/pki-validation/*',
   '/security.txt',
   '/favicon.ico',
   '/llms.txt',
@@ -88,7 +82,7 @@ export function isFreeRequestPath(path: string): boolean {
   // that decodes again or splits there ("/.well-known/..%2Fpaid.html" is paid.html to serve-static),
   // and no free file's name has one: never free.
   if (path.includes('%') || path.includes('\\')) return false;
-  return FREE_FILES.has(path) || SITEMAP.test(path) || WELL_KNOWN_VALIDATIONS.test(path);
+  return FREE_FILES.has(path) || SITEMAP.test(path);
 }
 
 /** Never charged: every spelling (each as requestPath() read it) is an always-free path (robots.txt, security.txt, ...). */

@@ -13,7 +13,7 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { CLIENT_CAP, WALLET_ROUTES_PER_CLIENT, type ClientCap } from './limits';
+import { WALLET_ROUTES_PER_CLIENT } from './limits';
 import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
@@ -36,10 +36,8 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = this.routeCredential(context);
-    const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const cap = this.routeClientCap(context);
-    if (cap) await this.countPerClient(context, cap, await trackByIp(request));
     if (kind) {
+      const request = context.switchToHttp().getRequest<AuthedRequest>();
       const subject = await credentialSubject(this.db, request, kind);
       if (kind !== 'wallet') setCredentialSubject(request, subject);
       else {
@@ -47,20 +45,20 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
         // requests naming it from elsewhere never hold its owner off.
         const client = await trackByIp(request);
         setCredentialSubject(request, subject && `${subject}/${client}`);
-        await this.countPerClient(context, WALLET_ROUTES_PER_CLIENT, client);
+        await this.countWalletRoutesPerClient(context, client);
       }
     }
     return super.canActivate(context);
   }
 
   /**
-   * One bucket per client IP across every route and credential or gate that `cap` covers; 429 with
-   * Retry-After once spent. It sets no X-RateLimit headers: those speak of the route's own bucket,
+   * One bucket per client IP across every wallet route and address (WALLET_ROUTES_PER_CLIENT); 429
+   * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the address's bucket,
    * the one the spec names, on its 429s too.
    */
-  private async countPerClient(context: ExecutionContext, cap: ClientCap, tracker: string): Promise<void> {
-    const { limit, ttl } = cap;
-    const key = `${cap.name}-client-${tracker}`;
+  private async countWalletRoutesPerClient(context: ExecutionContext, tracker: string): Promise<void> {
+    const { limit, ttl } = WALLET_ROUTES_PER_CLIENT;
+    const key = `${WALLET_ROUTES_KEY}-${tracker}`;
     const hits = await this.storageService.increment(key, ttl, limit, ttl, 'default');
     if (!hits.isBlocked) return;
     this.setResponseHeader(this.getRequestResponse(context).res, 'Retry-After', hits.timeToBlockExpire);
@@ -79,19 +77,6 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     return suffix.length <= MAX_PLAIN_TRACKER ? `${prefix}-${suffix}` : `${prefix}#${sha256Hex(suffix)}`;
   }
 
-  private readonly clientCaps = new WeakMap<object, ClientCap | undefined>();
-
-  /** The route's ClientCap, read once per handler. */
-  private routeClientCap(context: ExecutionContext): ClientCap | undefined {
-    const handler = context.getHandler();
-    if (!this.clientCaps.has(handler))
-      this.clientCaps.set(
-        handler,
-        this.reflector.getAllAndOverride<ClientCap>(CLIENT_CAP, [handler, context.getClass()]),
-      );
-    return this.clientCaps.get(handler);
-  }
-
   /** Read once per route (controller and handler): its guards are fixed when the app starts. */
   private routeCredential(context: ExecutionContext): CredentialKind | undefined {
     const [controller, handler] = [context.getClass(), context.getHandler()];
@@ -107,6 +92,9 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     return routes.get(handler);
   }
 }
+
+/** No controller is named so: this bucket's keys never meet a route's ("<controller>-<handler>-<name>-…"). */
+const WALLET_ROUTES_KEY = 'WalletRoutes-client';
 
 /** Longer trackers are hashed into the key: an IPv6 address with its prefix is under 60 characters. */
 const MAX_PLAIN_TRACKER = 128;

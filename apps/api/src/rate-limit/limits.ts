@@ -1,4 +1,4 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { SkipThrottle, Throttle } from '@nestjs/throttler';
 import { RATE_LIMIT_EXTENSION, type RateLimitDoc } from '../openapi/standard-answers';
@@ -24,18 +24,7 @@ const limitPer = (per: RateLimitDoc['per'], getTracker: typeof trackByIp) => (li
 export const LimitPerIp = limitPer('ip', trackByIp);
 /** For routes whose guard checks the site token: counted per site, as any route per its credential. */
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
-/** The spec's per-gate limit, and GATE_VERIFIES_PER_CLIENT beside it. */
-export const LimitPerGate = (limit: number) =>
-  applyDecorators(
-    Throttle({ default: { limit, ttl: MINUTE, getTracker: trackByGate } }),
-    SetMetadata(CLIENT_CAP, GATE_VERIFIES_PER_CLIENT),
-    ApiExtension(RATE_LIMIT_EXTENSION, {
-      limit,
-      window_seconds: MINUTE / 1000,
-      per: 'gate',
-      per_client: GATE_VERIFIES_PER_CLIENT.limit,
-    } satisfies RateLimitDoc),
-  );
+export const LimitPerGate = limitPer('gate', trackByGate);
 /** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential. */
 export const LimitPerSignInVisitor = limitPer('visitor', trackBySignInVisitor);
 /**
@@ -56,29 +45,7 @@ export const LOGINS_PER_ACCOUNT = { limit: 10, ttl: 15 * MINUTE };
  * has its own 100 a minute per client (an address proves nothing), so without this one client
  * could read wallet histories without end by naming ever more addresses.
  */
-export const WALLET_ROUTES_PER_CLIENT: ClientCap = { name: 'WalletRoutes', limit: 1_000, ttl: MINUTE };
-
-/**
- * Gate verifies per client IP, across every gate id it names: the spec's limit is per gate, and a
- * gate id is the caller's text, so one client could open a bucket per made-up id (each kept in the
- * limiter's memory for its minute) without end. Far above what one server's middleware sends for
- * its crawlers' payments: the load test's 50 payments a second are 3,000 a minute.
- */
-export const GATE_VERIFIES_PER_CLIENT: ClientCap = { name: 'GateVerifies', limit: 6_000, ttl: MINUTE };
-
-/**
- * A second limit, per client IP, on every route that names it, beside the route's own: counted
- * first, so a client over it opens no bucket of the route's own scope.
- */
-export interface ClientCap {
-  /** Its bucket's name: no controller is named so, so its keys never meet a route's. */
-  name: string;
-  limit: number;
-  ttl: number;
-}
-
-/** The metadata key of a route's ClientCap (CredentialThrottlerGuard counts it). */
-export const CLIENT_CAP = 'crawlgate:client-cap';
+export const WALLET_ROUTES_PER_CLIENT = { limit: 1_000, ttl: MINUTE };
 
 /**
  * Documents the wallet routes' limits (WalletAuth applies it), which CredentialThrottlerGuard

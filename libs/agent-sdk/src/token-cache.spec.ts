@@ -37,6 +37,16 @@ describe('TokenCache', () => {
     expect(cache.get(key(pages - 1), NOW)).toBe(token(pages - 1, NOW + 1800));
   });
 
+  it('keeps the tokens in use: a page read again is the newest, not the first dropped', () => {
+    // A site selling pages for almost nothing must not push out the tokens an agent keeps using.
+    const cache = new TokenCache(3);
+    for (const i of [1, 2, 3]) cache.set(key(i), token(i, NOW + 1800), NOW);
+    expect(cache.get(key(1), NOW)).toBe(token(1, NOW + 1800));
+    cache.set(key(4), token(4, NOW + 1800), NOW);
+    expect(cache.get(key(1), NOW)).toBe(token(1, NOW + 1800));
+    expect(cache.get(key(2), NOW)).toBeUndefined();
+  });
+
   it('a full cache drops its expired tokens first, then the oldest', () => {
     const cache = new TokenCache(4);
     cache.set(key(1), token(1, NOW + 3600), NOW); // the oldest, still live

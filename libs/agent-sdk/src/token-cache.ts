@@ -4,7 +4,7 @@ import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } fro
 const EXPIRY_MARGIN_SECONDS = 5;
 /**
  * Tokens kept at most (each up to core's MAX_ACCESS_TOKEN_LENGTH): a full cache drops its expired
- * tokens, then its oldest. A dropped token's page is paid again if fetched again before it would
+ * tokens, then its least recently used. A dropped token's page is paid again if fetched again before it would
  * have expired, so the bound is generous.
  */
 export const MAX_CACHED_TOKENS = 10_000;
@@ -15,7 +15,7 @@ export const MAX_CACHED_TOKENS = 10_000;
  * 9999) gets its token dropped as soon as one of ours would have expired.
  */
 export class TokenCache {
-  /** In the order they were kept: the first is the oldest. */
+  /** In the order they were last kept or offered: the first is the least recently used. */
   private readonly tokens = new Map<string, { token: string; exp: number }>();
   /** No kept token expires before this: a sweep before it would find nothing. */
   private earliestExp = Infinity;
@@ -32,9 +32,12 @@ export class TokenCache {
 
   get(key: string, nowSeconds = Date.now() / 1000): string | undefined {
     const entry = this.tokens.get(key);
-    if (entry && isLive(entry.exp, nowSeconds)) return entry.token;
-    if (entry) this.tokens.delete(key);
-    return undefined;
+    if (!entry) return undefined;
+    this.tokens.delete(key);
+    if (!isLive(entry.exp, nowSeconds)) return undefined;
+    // Kept again as the most recently used: a full cache drops the least recently used first.
+    this.tokens.set(key, entry);
+    return entry.token;
   }
 
   /**
@@ -52,7 +55,7 @@ export class TokenCache {
     if (exp < this.earliestExp) this.earliestExp = exp;
   }
 
-  /** Drops the expired tokens, then the oldest until one more fits. */
+  /** Drops the expired tokens, then the least recently used until one more fits. */
   private makeRoom(nowSeconds: number): void {
     if (!isLive(this.earliestExp, nowSeconds)) {
       this.earliestExp = Infinity;

@@ -101,13 +101,17 @@ export class WalletProofGuard implements CanActivate {
     if (!isWalletProofTimely(proof.expires, Math.floor(Date.now() / 1000)))
       throw unauthorized(`${WALLET_PROOF_HEADER} has expired or expires too far ahead: ${WALLET_PROOF_EXPECTED}`);
     // This API's own origin: a proof a site obtained for itself (naming its origin) opens nothing here.
-    const message = paymentHistoryMessage(wallet, new URL(requestBaseUrl(this.config, request)).origin, proof.expires);
+    // Without PUBLIC_BASE_URL (only on `local`) it is the Host the request names, maybe not a URL's.
+    const base = requestBaseUrl(this.config, request);
+    const origin = URL.canParse(base) ? new URL(base).origin : undefined;
+    if (!origin) throw unauthorized(`This API's origin cannot be read from the request's Host header`);
+    const message = paymentHistoryMessage(wallet, origin, proof.expires);
     const signed = await signedMessageBy(this.chain, { address: wallet, message, signature: proof.signature });
     if (signed === 'unchecked')
       throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
     if (!signed)
       throw unauthorized(
-        `${WALLET_PROOF_HEADER} is not this wallet's signature of its message: ${WALLET_PROOF_EXPECTED}`,
+        `${WALLET_PROOF_HEADER} is not this wallet's signature of its message, whose origin here is ${origin}: ${WALLET_PROOF_EXPECTED}`,
       );
     return true;
   }

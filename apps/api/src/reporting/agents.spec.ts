@@ -178,6 +178,18 @@ describe('agents API', () => {
       expect(response.body).toEqual({ detail: expect.stringMatching(/X-Wallet-Proof.*personal_sign/) });
     });
 
+    it('names the origin it expects in the 401 for a proof signed for another', async () => {
+      const victim = newWallet();
+      const response = await app.call('GET', '/v1/agents/me/payments', {
+        headers: await historyHeaders(app, victim, {
+          message: paymentHistoryMessage(victim.address, 'https://alias.example', now() + 60),
+          expires: now() + 60,
+        }),
+      });
+      expect(response.status).toBe(401);
+      expect(response.body.detail).toContain(`whose origin here is ${origin()}`);
+    });
+
     it('answers the wallet’s own proof 200 with its items, not to be stored', async () => {
       const agent = newWallet();
       await insertPayment(app, owner, siteA, { payer: agent.address, amount: 5000n, url: '/secret/path' });

@@ -129,9 +129,19 @@ async function startSite(
 
 function voucherAgent(
   budgetUsd = '1',
-  { depositUsd = '0.05', account = privateKeyToAccount(generatePrivateKey()) as LocalAccount } = {},
+  {
+    depositUsd = '0.05',
+    account = privateKeyToAccount(generatePrivateKey()) as LocalAccount,
+    maxChannels = undefined as number | undefined,
+  } = {},
 ) {
-  return createAgent({ account, maxPriceUsd: '0.05', budgetUsd, networks: ['base'], batchSettlement: { depositUsd } });
+  return createAgent({
+    account,
+    maxPriceUsd: '0.05',
+    budgetUsd,
+    networks: ['base'],
+    batchSettlement: { depositUsd, maxChannels },
+  });
 }
 
 /** A wallet of a fresh key that runs `before` ahead of each typed-data signature (it may throw: the wallet refuses). */
@@ -283,6 +293,7 @@ describe('a corrective 402', () => {
       expect(totals(site).slice(1 + sentForTwo)).toEqual([2n * PRICE, 2n * PRICE, 3n * PRICE]);
       expect(agent.channels()[0]).toMatchObject({ charged: 3n * PRICE, deposited: 50_000n });
     },
+    30_000, // six resends a second apart
   );
 
   it('naming a total above what the agent remembers, with the agent’s own voucher for exactly it, is followed (x402’s check)', async () => {
@@ -407,6 +418,61 @@ describe('refused deposits and new channel terms', () => {
     expect(site.deposits).toHaveLength(2);
     expect(agent.channels()).toHaveLength(2);
     expect(agent.spent().remainingUsd).toBe('0.5');
+  });
+});
+
+describe('many origins (a wildcard DNS site sending the agent to a.evil.example, b.evil.example, …)', () => {
+  /** `count` origins offering batch-settlement only, each its own server, accepting every payment. */
+  const origins = (count: number) =>
+    Promise.all(Array.from({ length: count }, () => termsSite({ freshTerms: false, accept: true })));
+
+  it('open no more channels than batchSettlement.maxChannels: a new origin offering only vouchers is refused, nothing deposited', async () => {
+    const [a, b, c] = await origins(3);
+    const agent = voucherAgent('1', { depositUsd: '0.25', maxChannels: 2 });
+    expect(await outcome(agent.fetch(`${a.url}/1`))).toBe(200);
+    expect(await outcome(agent.fetch(`${b.url}/1`))).toBe(200);
+    const failure = await agent.fetch(`${c.url}/1`).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PaymentFailedError);
+    expect(failure).toMatchObject({ reason: 'channel_limit', message: /batchSettlement\.maxChannels/ });
+    expect(c.deposits).toHaveLength(0);
+    expect(agent.channels().map((channel) => channel.origin)).toEqual([a.url, b.url]);
+    expect(agent.spent().remainingUsd).toBe('0.5');
+    // The channels it holds keep taking vouchers.
+    expect(await outcome(agent.fetch(`${a.url}/2`))).toBe(200);
+    expect(await outcome(agent.fetch(`${b.url}/2`))).toBe(200);
+    expect(a.deposits.length + b.deposits.length).toBe(2);
+  });
+
+  it('hold at most 4 channels by default', async () => {
+    const sites = await origins(5);
+    const agent = voucherAgent('1', { depositUsd: '0.1' });
+    const results = [];
+    for (const site of sites) results.push(await outcome(agent.fetch(`${site.url}/1`)));
+    expect(results).toEqual([200, 200, 200, 200, 'channel_limit']);
+    expect(sites[4].deposits).toHaveLength(0);
+    expect(agent.spent().remainingUsd).toBe('0.6');
+  });
+
+  it('fetched at once with one place left, open one channel (a slow wallet)', async () => {
+    const [a, b, c] = await origins(3);
+    const slow = walletSigning(() => new Promise((resolve) => setTimeout(resolve, 20)));
+    const agent = voucherAgent('1', { depositUsd: '0.25', account: slow, maxChannels: 2 });
+    expect(await outcome(agent.fetch(`${a.url}/1`))).toBe(200);
+    const results = await Promise.all([b, c].map((site) => outcome(agent.fetch(`${site.url}/1`))));
+    expect(results.sort()).toEqual([200, 'channel_limit']);
+    expect(b.deposits.length + c.deposits.length).toBe(1);
+    expect(agent.channels()).toHaveLength(2);
+    expect(agent.spent().remainingUsd).toBe('0.5');
+  });
+
+  it('count a refused deposit the site keeps as a held place', async () => {
+    const refusing = await termsSite({ freshTerms: false, accept: false });
+    const [b, c] = await origins(2);
+    const agent = voucherAgent('1', { depositUsd: '0.25', maxChannels: 2 });
+    expect(await outcome(agent.fetch(`${refusing.url}/1`))).toBe('payment_refused');
+    expect(await outcome(agent.fetch(`${b.url}/1`))).toBe(200);
+    expect(await outcome(agent.fetch(`${c.url}/1`))).toBe('channel_limit');
+    expect(c.deposits).toHaveLength(0);
   });
 });
 

@@ -21,7 +21,7 @@ import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.s
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { startVoucherSite } from '../middleware/support/voucher-site';
-import { page, type SiteServer } from '../middleware/support/site-servers';
+import { FRAMEWORKS, page, type SiteServer } from '../middleware/support/site-servers';
 import {
   BudgetExceededError,
   createAgent,
@@ -403,6 +403,71 @@ describe('cooperative refund (x402 type: refund)', () => {
       },
       30_000,
     );
+  });
+});
+
+describe('batchSettlement.maxChannels: channels holding deposits across origins', () => {
+  // The same gated site served on two more ports: three origins, as a wildcard DNS site's hosts would be.
+  let others: SiteServer[] = [];
+  beforeAll(async () => {
+    others = [await FRAMEWORKS[0].start(site.options()), await FRAMEWORKS[0].start(site.options())];
+  });
+  afterAll(() => Promise.all(others.map((other) => other.close())));
+  const origins = () => [server.url, ...others.map((other) => other.url)];
+
+  it('a third origin is paid exact, with no third deposit; the channels held keep taking vouchers', async () => {
+    const { wallet, agent, events } = await voucherAgent({ batchSettlement: { depositUsd: '0.5', maxChannels: 2 } });
+    const [a, b, c] = origins();
+    for (const origin of [a, b, c]) expect((await agent.fetch(`${origin}/articles/cap-1`, asBot)).status).toBe(200);
+    expect(events.map((e) => e.mode)).toEqual(['voucher', 'voucher', 'authorization']);
+    expect(events[2].txHash).toMatch(/^0x/);
+    const channels = agent.channels();
+    expect(channels.map((channel) => channel.origin)).toEqual([a, b]);
+    for (const channel of channels) expect(await depositsOf(channel.channelId)).toHaveLength(1);
+    // 2 funded − two deposits of 0.5 − one page paid exact.
+    expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 1_000_000n - PRICE);
+    expect(agent.spent()).toMatchObject({ usd: '1.01' });
+    expect((await agent.fetch(`${a}/articles/cap-2`, asBot)).status).toBe(200);
+    expect(events.at(-1)).toMatchObject({ mode: 'voucher', channelId: channels[0].channelId });
+    expect(await depositsOf(channels[0].channelId)).toHaveLength(1);
+  });
+
+  it('two new origins fetched at once with one place left: one opens a channel, the other pays exact', async () => {
+    const { agent, events } = await voucherAgent({ batchSettlement: { depositUsd: '0.5', maxChannels: 2 } });
+    const [a, b, c] = origins();
+    expect((await agent.fetch(`${a}/articles/cap-together-1`, asBot)).status).toBe(200);
+    const responses = await Promise.all(
+      [b, c].map((origin) => agent.fetch(`${origin}/articles/cap-together-2`, asBot)),
+    );
+    expect(responses.map((response) => response.status)).toEqual([200, 200]);
+    expect(events.map((e) => e.mode).sort()).toEqual(['authorization', 'voucher', 'voucher']);
+    expect(agent.channels()).toHaveLength(2);
+    for (const channel of agent.channels()) expect(await depositsOf(channel.channelId)).toHaveLength(1);
+  });
+
+  it('counts the channels of its channel file; a channel refunded in full frees its place', async () => {
+    const wallet = newWallet();
+    await fundUsdc(site.app, wallet.address, '2');
+    const channelFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'channels.json');
+    const batchSettlement = { depositUsd: '0.5', maxChannels: 2, channelFile };
+    const [a, b, c] = origins();
+    const first = await voucherAgent({ wallet, batchSettlement });
+    for (const origin of [a, b])
+      expect((await first.agent.fetch(`${origin}/articles/cap-file-1`, asBot)).status).toBe(200);
+    first.agent.close();
+
+    const { agent, events } = await voucherAgent({ wallet, batchSettlement });
+    expect(agent.channels()).toHaveLength(2);
+    expect((await agent.fetch(`${c}/articles/cap-file-1`, asBot)).status).toBe(200);
+    expect(events.map((e) => e.mode)).toEqual(['authorization']);
+    expect(agent.channels()).toHaveLength(2);
+    // Refunded all it held beyond its charges, a's channel holds no deposit: c may open one.
+    await agent.refund(`${a}/articles/cap-file-1`);
+    expect((await agent.fetch(`${c}/articles/cap-file-2`, asBot)).status).toBe(200);
+    expect(events.map((e) => e.mode)).toEqual(['authorization', 'voucher']);
+    expect(agent.channels().map((channel) => channel.origin)).toEqual([a, b, c]);
+    expect(await depositsOf(agent.channels()[2].channelId)).toHaveLength(1);
+    agent.close();
   });
 });
 

@@ -113,6 +113,13 @@ export interface BatchSettlementOptions {
   /** The escrow contracts the agent deposits into; default x402's (where `@x402/evm` expects it). */
   escrows?: `0x${string}`[];
   /**
+   * The most channels holding deposits at once, across all sites (default 4; a whole number from 1).
+   * A page that would open one more is paid with the site's `exact` offer when it has one the agent
+   * may pay, else refused (PaymentFailedError `channel_limit`); pages of the channels held keep paying
+   * by voucher. A channel refunded in full, or being withdrawn, holds no place; those of `channelFile` do.
+   */
+  maxChannels?: number;
+  /**
    * A JSON file that keeps the channels across restarts: a restarted agent pays on them and can
    * withdraw from them. Held by one running process at a time. Without it, channels live in memory only.
    */
@@ -190,6 +197,14 @@ const MAX_CORRECTIONS = 2;
 /** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
 const MAX_CHANNELS_PER_ORIGIN = 2;
 /**
+ * Channels with deposits the agent holds across origins unless told: a few sites paid by voucher at
+ * once, while one site sending the agent to many origins of its own (wildcard DNS) locks at most 4
+ * deposits in escrow, not the whole budget (each comes back only after a withdraw delay).
+ */
+const DEFAULT_MAX_CHANNELS = 4;
+/** payByVoucher's answer when the page would open a channel beyond batchSettlement.maxChannels. */
+const NO_CHANNEL_PLACE = Symbol('no channel place');
+/**
  * The shortest deposit authorization signed: a refused one is resent for the channel's next page
  * while it has REUSE_MARGIN_SECONDS left, and one too short for that would be signed anew on every
  * page, each held by the site and reserved until it expires.
@@ -244,9 +259,12 @@ export function createAgent(options: AgentOptions): Agent {
   );
   /** New channels whose first deposit is on its way: each takes one of its origin's places meanwhile. */
   const opening = new Set<Channel>();
-  /** The channels of `origin` that hold a deposit beyond their charges, may come to (a refused one the site keeps), or are opening. */
-  const channelsHolding = (origin: string) =>
-    channels.ofOrigin(origin).filter((c) => c.deposited > c.charged || refused.has(c) || opening.has(c)).length;
+  /** Holds a deposit beyond its charges, may come to (a refused one the site keeps), or is opening. */
+  const holds = (c: Channel) => c.deposited > c.charged || refused.has(c) || opening.has(c);
+  /** The channels of `origin` that hold (a channel being withdrawn is coming back already). */
+  const channelsHolding = (origin: string) => channels.ofOrigin(origin).filter(holds).length;
+  /** The channels of every origin that hold. */
+  const channelsHoldingAnywhere = () => channels.all().filter((c) => !c.withdrawing && holds(c)).length;
   /** A channel opened for this page that holds nothing after all: not kept. */
   const forgetIfEmpty = (key: string, channel: Channel) => {
     if (channel.deposited === 0n && channel.signed === 0n && !refused.has(channel)) channels.forget(key, channel);
@@ -277,12 +295,19 @@ export function createAgent(options: AgentOptions): Agent {
         offers.filter((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && batch.escrows.has(o.batch!.escrow.toLowerCase())),
         allowed,
       );
-    if (voucherOffer) return payByVoucher(url, voucherOffer, retry);
-    const offer = chooseOffer(
-      url,
-      offers.filter((o) => o.scheme === 'exact'),
-      allowed,
-    );
+    const exactOffers = offers.filter((o) => o.scheme === 'exact');
+    if (voucherOffer) {
+      const paid = await payByVoucher(url, voucherOffer, retry);
+      if (paid !== NO_CHANNEL_PLACE) return paid;
+      // A new channel would be one too many: this page is paid exact, or not at all.
+      if (!firstAllowed(exactOffers, allowed))
+        throw new PaymentFailedError(
+          url,
+          'channel_limit',
+          `this agent holds deposits in ${batch!.maxChannels} channels already (batchSettlement.maxChannels) and ${new URL(url).origin} offers no exact payment it may make; withdraw or refund one first, or raise maxChannels`,
+        );
+    }
+    const offer = chooseOffer(url, exactOffers, allowed);
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
@@ -450,9 +475,14 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * Pays with a voucher on this origin's channel for the offer's terms (opening or topping it up
    * within the budget), one page of a channel at a time. A corrective 402 is followed only when its
-   * numbers agree with the agent's own (checkedCorrection).
+   * numbers agree with the agent's own (checkedCorrection). NO_CHANNEL_PLACE: nothing was done, as
+   * a new channel would exceed batchSettlement.maxChannels.
    */
-  function payByVoucher(url: string, offer: Offer, retry: (extra: Record<string, string>) => Promise<Response>) {
+  function payByVoucher(
+    url: string,
+    offer: Offer,
+    retry: (extra: Record<string, string>) => Promise<Response>,
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
     return channels.exclusive(key, async () => {
@@ -471,6 +501,8 @@ export function createAgent(options: AgentOptions): Agent {
             'channel_limit',
             `${origin} already has ${MAX_CHANNELS_PER_ORIGIN} channels holding deposits and names new channel terms; withdraw or refund one first`,
           );
+        // One site may send the agent to many origins (wildcard DNS), each wanting a deposit.
+        if (!known && channelsHoldingAnywhere() >= batch!.maxChannels) return NO_CHANNEL_PLACE;
         const channel = known ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
         if (!known) opening.add(channel);
@@ -858,7 +890,7 @@ const PROOF_CLOCK_MARGIN_SECONDS = 30;
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,
-): { depositMicros: bigint; escrows: Set<string>; channelFile?: string } | undefined {
+): { depositMicros: bigint; escrows: Set<string>; maxChannels: number; channelFile?: string } | undefined {
   if (!options) return undefined;
   const depositMicros = amount(options.depositUsd, MAX_BUDGET_MICROS, 'batchSettlement.depositUsd');
   if (depositMicros === 0n) throw new RangeError('batchSettlement.depositUsd: a deposit must be above 0');
@@ -867,7 +899,15 @@ function batchOptions(
     throw new RangeError('batchSettlement.escrows: a list of escrow contract addresses');
   if (options.channelFile !== undefined && (typeof options.channelFile !== 'string' || options.channelFile === ''))
     throw new RangeError('batchSettlement.channelFile: a file path');
-  return { depositMicros, escrows: new Set(escrows.map((e) => e.toLowerCase())), channelFile: options.channelFile };
+  const maxChannels = options.maxChannels === undefined ? DEFAULT_MAX_CHANNELS : options.maxChannels;
+  if (!Number.isInteger(maxChannels) || maxChannels < 1)
+    throw new RangeError(`batchSettlement.maxChannels: a whole number of channels from 1, got ${String(maxChannels)}`);
+  return {
+    depositMicros,
+    escrows: new Set(escrows.map((e) => e.toLowerCase())),
+    maxChannels,
+    channelFile: options.channelFile,
+  };
 }
 
 function authorizationCap(seconds = MAX_AUTHORIZATION_SECONDS): number {

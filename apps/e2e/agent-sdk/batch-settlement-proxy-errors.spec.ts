@@ -8,17 +8,13 @@
 
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseAbiItem } from 'viem';
 import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { page, type SiteServer } from '../middleware/support/site-servers';
-import { startVoucherSite } from '../middleware/support/voucher-site';
+import { depositsOf as depositsOfSite, startVoucherSite } from '../middleware/support/voucher-site';
 import { createAgent, PaymentFailedError, type PaymentEvent } from '../../../libs/agent-sdk/src';
 
 const PRICE = 10_000n; // the site's default, 0.01 USD
-const DEPOSITED = parseAbiItem(
-  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
-);
 const asBot = { headers: { 'user-agent': GPTBOT } };
 
 let site: GatedSite;
@@ -91,13 +87,7 @@ async function voucherAgent() {
   return { agent, events };
 }
 
-const depositsOf = (channelId: `0x${string}`) =>
-  site.app.chain.publicClient.getLogs({
-    address: site.app.chain.batchSettlement!.escrow,
-    event: DEPOSITED,
-    args: { channelId },
-    fromBlock: 0n,
-  });
+const depositsOf = (channelId: `0x${string}`) => depositsOfSite(site, channelId);
 
 /** The API's payments of a channel, as [path, cumulative total], and the total it says it charged. */
 async function apiSide(channelId: string) {

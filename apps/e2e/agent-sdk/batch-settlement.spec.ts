@@ -20,7 +20,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { ClaimerService } from '../../../apps/api/src/batch-settlement/claimer.service';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
-import { startVoucherSite } from '../middleware/support/voucher-site';
+import { depositsOf as depositsOfSite, startVoucherSite } from '../middleware/support/voucher-site';
 import { FRAMEWORKS, page, type SiteServer } from '../middleware/support/site-servers';
 import {
   BudgetExceededError,
@@ -34,9 +34,6 @@ import {
 const ROOT = join(__dirname, '..', '..', '..');
 const PAGES = 100;
 const PRICE = 10_000n; // the site's default, 0.01 USD
-const DEPOSITED = parseAbiItem(
-  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
-);
 const asBot = { headers: { 'user-agent': GPTBOT } };
 
 let site: GatedSite;
@@ -72,14 +69,7 @@ async function voucherAgent({
   return { wallet, agent, events };
 }
 
-/** The escrow's deposits into one channel, filtered by the node on the indexed channel id. */
-const depositsOf = (channelId: `0x${string}`) =>
-  site.app.chain.publicClient.getLogs({
-    address: site.app.chain.batchSettlement!.escrow,
-    event: DEPOSITED,
-    args: { channelId },
-    fromBlock: 0n,
-  });
+const depositsOf = (channelId: `0x${string}`) => depositsOfSite(site, channelId);
 
 it('uses the escrow x402 clients expect, the default of batchSettlement.escrows', () => {
   expect(site.app.chain.batchSettlement!.escrow.toLowerCase()).toBe(X402_BATCH_SETTLEMENT_ADDRESS.toLowerCase());

@@ -1,3 +1,4 @@
+import { parseAbiItem } from 'viem';
 import { startGatedSite, type GatedSite } from './gated-site';
 import { FRAMEWORKS, type SiteServer } from './site-servers';
 
@@ -18,4 +19,18 @@ export async function startVoucherSite(): Promise<{ site: GatedSite; server: Sit
       await site.close();
     },
   };
+}
+
+const DEPOSITED = parseAbiItem(
+  'event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance)',
+);
+
+/** The escrow's deposits into one channel of `site`'s chain, filtered by the node on the indexed channel id. */
+export function depositsOf(site: GatedSite, channelId: `0x${string}`) {
+  return site.app.chain.publicClient.getLogs({
+    address: site.app.chain.batchSettlement!.escrow,
+    event: DEPOSITED,
+    args: { channelId },
+    fromBlock: 0n,
+  });
 }

@@ -85,7 +85,9 @@ export function createChainContext({
   const fetchFn = createRpcFetch();
   const reads = http(rpcUrl, { timeout: 10_000, retryCount: 1, fetchFn: batchingRpcFetch(fetchFn) });
   // Broadcasts alone, never batched: whether a failed one may have landed is judged by its own request.
-  const writes = http(rpcUrl, { timeout: 10_000, retryCount: 1, fetchFn });
+  // Never retried by viem: a resend after a lost answer finds its own transaction mined ("nonce too
+  // low"), which the relayer reads as a nonce another took, and would sign the settlement again.
+  const writes = http(rpcUrl, { timeout: 10_000, retryCount: 0, fetchFn });
   const publicClient = createPublicClient({ chain, transport: reads, pollingInterval: config.pollingIntervalMs });
   // No viem nonce manager: its default is one per process that remembers nonces across chains
   // (a restarted anvil with the same id got nonces far ahead of its count, and every settlement stuck).

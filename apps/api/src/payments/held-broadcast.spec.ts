@@ -107,6 +107,48 @@ describe('a settlement whose request is held in its broadcast turn past the sett
     }
   }, 30_000);
 
+  it('is broadcast once when the request’s own send is slower than the claim wait: the reconciler, queued behind it, finds it at the node', async () => {
+    const paying = await paymentForGate('/held/slow-send');
+    // Holds the request's eth_sendRawTransaction (its claim taken, its hash recorded) until released.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let sendHeld!: () => void;
+    const held = new Promise<void>((resolve) => (sendHeld = resolve));
+    proxied.onRpc((text) => {
+      if (!text.includes('eth_sendRawTransaction')) return;
+      proxied.onRpc(undefined);
+      sendHeld();
+      return released;
+    });
+    const nonces = app.chain.relayerNonces;
+    const send = nonces.send.bind(nonces);
+    let queued!: () => void;
+    const reconcilerQueued = new Promise<void>((resolve) => (queued = resolve));
+    let turns = 0;
+    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((broadcast: (nonce: number) => Promise<unknown>) => {
+      if (++turns === 2) queued();
+      return send(broadcast);
+    }) as typeof nonces.send);
+    try {
+      const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
+      await held;
+      await sleep(SETTLEMENT_TIMEOUT_MS + 500);
+      let reconciled: Promise<unknown> = Promise.resolve();
+      for (let pass = 0; pass < 10 && turns < 2; pass++) {
+        reconciled = app.app.get(ReconcilerService).runOnce();
+        await Promise.race([reconcilerQueued, reconciled.then(() => sleep(200))]);
+      }
+      expect(turns).toBe(2);
+      release();
+      await reconciled;
+      await expectPaidOnce(paying, await answer);
+    } finally {
+      release();
+      proxied.onRpc(undefined);
+      turnSpy.mockRestore();
+    }
+  }, 30_000);
+
   it('is broadcast once, by another instance’s reconciler that takes the claim first; the request awaits that transaction and answers 200', async () => {
     const other = await startTestApp({ database: app.database, masterKey, config });
     try {

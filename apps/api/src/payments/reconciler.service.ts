@@ -141,6 +141,9 @@ export class ReconcilerService {
       // for its own broadcast meanwhile (then one of the two copies would revert, at our gas).
       let seen = payment.txHash;
       const hash = await sendSettlement(this.chain, auth, async (signed) => {
+        // In the broadcast turn, behind any other: a hash judged unknown may have reached the node
+        // since (its request's send slower than the claim wait), and then it is the settlement.
+        if (seen && (await this.isPending(seen as Hash))) throw new ClaimSettled();
         if (!(await this.store.markResubmitted(payment.id, seen, signed))) throw new ClaimSettled();
         seen = signed;
       }).catch((error: unknown) => {

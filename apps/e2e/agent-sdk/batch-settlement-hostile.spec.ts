@@ -159,11 +159,17 @@ function walletSigning(before: (typedData: { primaryType?: unknown }) => Promise
 }
 
 /** A site whose 402s name a new receiverAuthorizer each time when `freshTerms`, and that accepts (or refuses) every payment. */
-async function termsSite(options: { freshTerms: boolean; accept: boolean; maxTimeoutSeconds?: number }) {
+async function termsSite(options: {
+  freshTerms: boolean;
+  accept: boolean;
+  maxTimeoutSeconds?: number;
+  /** The page's price in atomic units; default 1. */
+  price?: bigint;
+}) {
   const deposits: Voucher[] = [];
   const offer = () => ({
     ...batchAccept(
-      1n,
+      options.price ?? 1n,
       options.freshTerms ? { receiverAuthorizer: privateKeyToAccount(generatePrivateKey()).address } : {},
     ),
     maxTimeoutSeconds: options.maxTimeoutSeconds ?? 300,
@@ -463,6 +469,19 @@ describe('many origins (a wildcard DNS site sending the agent to a.evil.example,
     expect(b.deposits.length + c.deposits.length).toBe(1);
     expect(agent.channels()).toHaveLength(2);
     expect(agent.spent().remainingUsd).toBe('0.5');
+  });
+
+  it('count a channel spent down to its deposit as taking a place again when it would be topped up', async () => {
+    // Each channel spent page by page down to its deposit frees its place, then a top-up takes one
+    // again: without the check, N origins would each hold a deposit whatever maxChannels says.
+    const [a, b] = await Promise.all([1, 2].map(() => termsSite({ freshTerms: false, accept: true, price: PRICE })));
+    const agent = voucherAgent('1', { depositUsd: '0.02', maxChannels: 1 });
+    expect(await outcome(agent.fetch(`${a.url}/1`))).toBe(200);
+    expect(await outcome(agent.fetch(`${a.url}/2`))).toBe(200); // a's deposit all charged
+    expect(await outcome(agent.fetch(`${b.url}/1`))).toBe(200);
+    expect(await outcome(agent.fetch(`${a.url}/3`))).toBe('channel_limit');
+    expect(a.deposits).toHaveLength(1);
+    expect(b.deposits).toHaveLength(1);
   });
 
   it('count a refused deposit the site keeps as a held place', async () => {

@@ -495,17 +495,21 @@ export function createAgent(options: AgentOptions): Agent {
         // A site names new channel terms rarely (its claim authorizer changed); one naming new ones
         // on every page would have each take a deposit of its own, locking the budget in escrow.
         // Checked and taken with no await between: concurrent pages of one origin count each other.
-        if (!known && channelsHolding(origin) >= MAX_CHANNELS_PER_ORIGIN)
+        // A known channel spent down to its deposit holds no place; topped up, it takes one again.
+        // Judged on the page's first pass only: once a voucher went out, the page is this channel's.
+        const takesPlace =
+          page === undefined && (!known || (!holds(known) && known.charged + current.amount > known.deposited));
+        if (takesPlace && channelsHolding(origin) >= MAX_CHANNELS_PER_ORIGIN)
           throw new PaymentFailedError(
             url,
             'channel_limit',
             `${origin} already has ${MAX_CHANNELS_PER_ORIGIN} channels holding deposits and names new channel terms; withdraw or refund one first`,
           );
         // One site may send the agent to many origins (wildcard DNS), each wanting a deposit.
-        if (!known && channelsHoldingAnywhere() >= batch!.maxChannels) return NO_CHANNEL_PLACE;
+        if (takesPlace && channelsHoldingAnywhere() >= batch!.maxChannels) return NO_CHANNEL_PLACE;
         const channel = known ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
-        if (!known) opening.add(channel);
+        if (takesPlace) opening.add(channel);
         page ??= { signedBefore: channel.signed, sent: new Set() };
         const total = channel.charged + current.amount;
         page.sent.add(total);

@@ -43,19 +43,57 @@ describe('a settlement whose request is held in its broadcast turn past the sett
     return { agent, gate, payment, pendingCount, sentBefore: await pendingCount() };
   }
 
-  /** Holds the next read of the relayer's nonce (the request's, in its broadcast turn) until `release()`. */
-  function holdNextNonceRead() {
+  /** Holds the next RPC request naming `method` (the request's, in its broadcast turn) until `release()`. */
+  function holdNextRpc(method: 'eth_getTransactionCount' | 'eth_sendRawTransaction') {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let heldNow!: () => void;
     const held = new Promise<void>((resolve) => (heldNow = resolve));
     proxied.onRpc((text) => {
-      if (!text.includes('eth_getTransactionCount')) return;
+      if (!text.includes(method)) return;
       proxied.onRpc(undefined);
       heldNow();
       return released;
     });
     return { held, release };
+  }
+
+  /**
+   * Pays `paying` while `hold` holds its request in its broadcast turn past the claim wait, running
+   * this instance's reconciler until it has judged the claim and queued for the turn behind the
+   * request's (so the race takes place), then releases the request: its answer.
+   */
+  async function payWithReconcilerQueuedBehind(
+    paying: Awaited<ReturnType<typeof paymentForGate>>,
+    hold: ReturnType<typeof holdNextRpc>,
+  ) {
+    const nonces = app.chain.relayerNonces;
+    const send = nonces.send.bind(nonces);
+    let queued!: () => void;
+    const reconcilerQueued = new Promise<void>((resolve) => (queued = resolve));
+    let turns = 0;
+    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((broadcast: (nonce: number) => Promise<unknown>) => {
+      if (++turns === 2) queued();
+      return send(broadcast);
+    }) as typeof nonces.send);
+    try {
+      const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
+      await hold.held;
+      await sleep(SETTLEMENT_TIMEOUT_MS + 500);
+      let reconciled: Promise<unknown> = Promise.resolve();
+      for (let pass = 0; pass < 10 && turns < 2; pass++) {
+        reconciled = app.app.get(ReconcilerService).runOnce();
+        await Promise.race([reconcilerQueued, reconciled.then(() => sleep(200))]);
+      }
+      expect(turns).toBe(2);
+      hold.release();
+      await reconciled;
+      return await answer;
+    } finally {
+      hold.release();
+      proxied.onRpc(undefined);
+      turnSpy.mockRestore();
+    }
   }
 
   /** Paid once, by one transaction of the relayer's: the row confirmed with it, the client with its token. */
@@ -75,85 +113,20 @@ describe('a settlement whose request is held in its broadcast turn past the sett
 
   it('is broadcast once, by the request, when this instance’s reconciler takes up the claim meanwhile: paid with a token, recorded confirmed', async () => {
     const paying = await paymentForGate('/held/request-first');
-    const nonceRead = holdNextNonceRead();
-    // The reconciler's settlement, once decided, queues for its broadcast turn behind the request's.
-    const nonces = app.chain.relayerNonces;
-    const send = nonces.send.bind(nonces);
-    let queued!: () => void;
-    const reconcilerQueued = new Promise<void>((resolve) => (queued = resolve));
-    let turns = 0;
-    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((broadcast: (nonce: number) => Promise<unknown>) => {
-      if (++turns === 2) queued();
-      return send(broadcast);
-    }) as typeof nonces.send);
-
-    try {
-      const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
-      await nonceRead.held;
-      await sleep(SETTLEMENT_TIMEOUT_MS + 500);
-      // Passes until one judged the claim unsent and went for the broadcast turn: the race takes place.
-      let reconciled: Promise<unknown> = Promise.resolve();
-      for (let pass = 0; pass < 10 && turns < 2; pass++) {
-        reconciled = app.app.get(ReconcilerService).runOnce();
-        await Promise.race([reconcilerQueued, reconciled.then(() => sleep(200))]);
-      }
-      expect(turns).toBe(2);
-      nonceRead.release();
-      await reconciled;
-      await expectPaidOnce(paying, await answer);
-    } finally {
-      nonceRead.release();
-      turnSpy.mockRestore();
-    }
+    await expectPaidOnce(paying, await payWithReconcilerQueuedBehind(paying, holdNextRpc('eth_getTransactionCount')));
   }, 30_000);
 
   it('is broadcast once when the request’s own send is slower than the claim wait: the reconciler, queued behind it, finds it at the node', async () => {
     const paying = await paymentForGate('/held/slow-send');
-    // Holds the request's eth_sendRawTransaction (its claim taken, its hash recorded) until released.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let sendHeld!: () => void;
-    const held = new Promise<void>((resolve) => (sendHeld = resolve));
-    proxied.onRpc((text) => {
-      if (!text.includes('eth_sendRawTransaction')) return;
-      proxied.onRpc(undefined);
-      sendHeld();
-      return released;
-    });
-    const nonces = app.chain.relayerNonces;
-    const send = nonces.send.bind(nonces);
-    let queued!: () => void;
-    const reconcilerQueued = new Promise<void>((resolve) => (queued = resolve));
-    let turns = 0;
-    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((broadcast: (nonce: number) => Promise<unknown>) => {
-      if (++turns === 2) queued();
-      return send(broadcast);
-    }) as typeof nonces.send);
-    try {
-      const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
-      await held;
-      await sleep(SETTLEMENT_TIMEOUT_MS + 500);
-      let reconciled: Promise<unknown> = Promise.resolve();
-      for (let pass = 0; pass < 10 && turns < 2; pass++) {
-        reconciled = app.app.get(ReconcilerService).runOnce();
-        await Promise.race([reconcilerQueued, reconciled.then(() => sleep(200))]);
-      }
-      expect(turns).toBe(2);
-      release();
-      await reconciled;
-      await expectPaidOnce(paying, await answer);
-    } finally {
-      release();
-      proxied.onRpc(undefined);
-      turnSpy.mockRestore();
-    }
+    // Its claim taken and its hash recorded, the request's send is held.
+    await expectPaidOnce(paying, await payWithReconcilerQueuedBehind(paying, holdNextRpc('eth_sendRawTransaction')));
   }, 30_000);
 
   it('is broadcast once, by another instance’s reconciler that takes the claim first; the request awaits that transaction and answers 200', async () => {
     const other = await startTestApp({ database: app.database, masterKey, config });
     try {
       const paying = await paymentForGate('/held/reconciler-first');
-      const nonceRead = holdNextNonceRead();
+      const nonceRead = holdNextRpc('eth_getTransactionCount');
       const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
       try {
         await nonceRead.held;

@@ -72,10 +72,17 @@ export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: 
  * anything is charged; a transfer already made is honoured as offered.
  */
 export function assertPayeeStands(site: { payoutAddress: string | null }, gate: Pick<Gate, 'payTo'>): void {
-  if (site.payoutAddress === null || !isAddressEqual(site.payoutAddress as Address, gate.payTo))
+  if (!payeeStands(site, gate.payTo))
     throw conflict(
       'This gate pays a payout address its publisher has since replaced; nothing was charged. Ask for a fresh gate',
     );
+}
+
+/** Whether `payTo` is still the site's publisher's payout address (a site gone pays nobody). */
+export function payeeStands(site: { payoutAddress: string | null } | null, payTo: string): boolean {
+  return (
+    site !== null && site.payoutAddress !== null && isAddressEqual(site.payoutAddress as Address, payTo as Address)
+  );
 }
 
 /**

@@ -16,7 +16,8 @@ import {
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
-import { outlastsSettlement } from '../gates/gates.service';
+import { outlastsSettlement, payeeStands } from '../gates/gates.service';
+import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 
 /** Open payments looked at per pass; the least recently checked first, so none waits behind stuck ones. */
@@ -46,6 +47,7 @@ export class ReconcilerService {
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly payments: PaymentsService,
     private readonly secrets: SiteSecretsService,
+    private readonly siteTerms: SitePaymentTermsStore,
     private readonly store: PaymentStore,
   ) {}
 
@@ -132,6 +134,13 @@ export class ReconcilerService {
     if (fate === 'send' && !(await this.gateSecretOutlastsSettlement(payment))) {
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: the secret that signed the gate no longer outlasts it; released once its authorization expires`,
+      );
+      return 'waiting';
+    }
+    if (fate === 'send' && !payeeStands(await this.siteTerms.get(payment.siteId), payment.payTo)) {
+      // As a request would be refused (assertPayeeStands): the replaced wallet may be the lost one.
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: its publisher replaced the payout address it pays; released once its authorization expires`,
       );
       return 'waiting';
     }

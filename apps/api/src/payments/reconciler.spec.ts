@@ -138,6 +138,25 @@ describe('settlements that outlive their request', () => {
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
   });
 
+  it('sends nothing for a claim whose payTo its publisher replaced meanwhile, and releases it once its authorization expired', async () => {
+    // The old wallet may be the lost one: a gate minted before the change must not pay it (assertPayeeStands).
+    const { publisher, site: moving } = await pricedSite(app, payTo);
+    const { gate, validBefore } = await claimedButNeverSent('/reconcile/payee-moved', 10, moving);
+    const newPayTo = newWallet().address;
+    const moved = await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: newPayTo },
+      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+    });
+    expect(moved.status).toBe(200);
+    const before = (await transfersTo(app, payTo)).length;
+    expect(await reconcile(app)).toMatchObject({ waiting: 1, resubmitted: 0, released: 0 });
+    await chainPasses(validBefore);
+    expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
+    expect(await transfersTo(app, payTo)).toHaveLength(before);
+    expect(await transfersTo(app, newPayTo)).toHaveLength(0);
+    expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
+  });
+
   /** Waits until the wall clock is past `validBefore`, then mines a block stamped after it. */
   async function chainPasses(validBefore: number) {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, (validBefore + 1) * 1000 - Date.now())));

@@ -8,6 +8,7 @@ import {
   isAccessTokenSecretFormat,
   isApiKeyFormat,
   isEvmAddress,
+  isPayoutAddress,
   isSiteTokenFormat,
   normalizeEvmAddress,
   randomBytes,
@@ -155,5 +156,36 @@ describe('EVM addresses', () => {
 
   it('throws TypeError when normalising a non-address', () => {
     expect(() => normalizeEvmAddress('0x1234')).toThrow(TypeError);
+  });
+});
+
+describe('isPayoutAddress', () => {
+  // EIP-55's own examples.
+  const checksummed = [
+    '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+    '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB',
+    '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb',
+  ];
+
+  it('takes a checksummed address, and one in all lower or all upper case', () => {
+    for (const address of checksummed) {
+      expect(isPayoutAddress(address)).toBe(true);
+      expect(isPayoutAddress(address.toLowerCase())).toBe(true);
+      expect(isPayoutAddress(`0x${address.slice(2).toUpperCase()}`)).toBe(true);
+    }
+  });
+
+  it('refuses a mixed-case address whose checksum fails, the zero address and non-addresses', () => {
+    for (const address of checksummed) {
+      const i = address.slice(2).search(/[a-fA-F]/) + 2;
+      const flipped =
+        address.slice(0, i) +
+        (address[i] === address[i].toLowerCase() ? address[i].toUpperCase() : address[i].toLowerCase()) +
+        address.slice(i + 1);
+      expect(isPayoutAddress(flipped)).toBe(false);
+    }
+    for (const bad of ['0x' + '0'.repeat(40), '0x' + 'g'.repeat(40), '0x1234', 42, null])
+      expect(isPayoutAddress(bad)).toBe(false);
   });
 });

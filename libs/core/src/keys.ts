@@ -4,6 +4,7 @@
  * in Node ≥ 19, Deno, Bun, browsers and edge runtimes.
  */
 
+import { keccak_256 } from '@noble/hashes/sha3';
 import { bytesToHex } from '@noble/hashes/utils';
 import { base64urlEncode } from './base64url';
 import { sha256Text } from './sha256';
@@ -77,6 +78,27 @@ export function sha256Hex(text: string): string {
 /** "0x" + 40 hex digits, any case. The EIP-55 checksum is not checked: addresses are lookup keys here. */
 export function isEvmAddress(s: unknown): s is string {
   return typeof s === 'string' && EVM_ADDRESS.test(s);
+}
+
+/**
+ * An address a publisher may be paid at: an EVM address, not the zero address (a transfer to it
+ * reverts), whose EIP-55 checksum holds when it is written in mixed case (a typo in a checksummed
+ * address would pay a wallet nobody holds). All lower or all upper case carries no checksum.
+ */
+export function isPayoutAddress(s: unknown): s is string {
+  if (!isEvmAddress(s)) return false;
+  const hex = s.slice(2);
+  const lower = hex.toLowerCase();
+  if (/^0+$/.test(hex)) return false;
+  return hex === lower || hex === hex.toUpperCase() || hex === eip55Checksummed(lower);
+}
+
+/** EIP-55: a letter is upper case where the Keccak-256 of the lower-case hex has a nibble of 8 or more. */
+function eip55Checksummed(lowerHex: string): string {
+  const hash = bytesToHex(keccak_256(new TextEncoder().encode(lowerHex)));
+  let out = '';
+  for (let i = 0; i < lowerHex.length; i++) out += parseInt(hash[i], 16) >= 8 ? lowerHex[i].toUpperCase() : lowerHex[i];
+  return out;
 }
 
 /** Lower-cases an address so every spelling finds the same record. Throws TypeError on a non-address. */

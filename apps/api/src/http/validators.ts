@@ -1,4 +1,4 @@
-import { isEvmAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
+import { isEvmAddress, isPayoutAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
 import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 /*
@@ -49,6 +49,21 @@ export function IsEvmAddressString(options?: ValidationOptions): PropertyDecorat
       validator: {
         validate: (value) => isEvmAddress(value),
         defaultMessage: () => 'Must be an EVM address: 0x followed by 40 hexadecimal characters',
+      },
+    });
+}
+
+export function IsPayoutAddressString(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'evmAddress',
+      target: target.constructor,
+      propertyName: String(property),
+      options,
+      validator: {
+        validate: (value) => isPayoutAddress(value),
+        defaultMessage: () =>
+          'Must be an EVM address (0x followed by 40 hexadecimal characters), not the zero address; in mixed case, its EIP-55 checksum must hold',
       },
     });
 }

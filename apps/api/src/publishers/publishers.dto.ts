@@ -8,7 +8,7 @@ import {
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { IsEvmAddressString, Optional } from '../http/validators';
+import { IsPayoutAddressString, Optional } from '../http/validators';
 
 const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 
@@ -64,12 +64,12 @@ export class UpdatePublisherDto {
   @ApiPropertyOptional({
     type: String,
     description:
-      'EVM address that receives payments. Changing it requires the X-Confirm-Password header. null clears it.',
+      'EVM address that receives payments: not the zero address, and in mixed case its EIP-55 checksum must hold. Changing it requires the X-Confirm-Password header. null clears it.',
     example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
     nullable: true,
   })
   @ValidateIf((body: UpdatePublisherDto) => body.payout_address !== null && body.payout_address !== undefined)
-  @IsEvmAddressString()
+  @IsPayoutAddressString()
   payout_address?: string | null;
 }
 

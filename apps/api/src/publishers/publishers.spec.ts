@@ -223,6 +223,33 @@ describe('publishers API', () => {
       expect(right.body.payout_address).toBe(payout);
     });
 
+    it('refuses a payout address with a broken EIP-55 checksum, or the zero address, and keeps the one it had', async () => {
+      // A typo in a checksummed address would send the publisher's income to a wallet nobody holds.
+      const publisher = await registerPublisher(app);
+      const confirm = { ...publisher.auth, 'x-confirm-password': publisher.password };
+      const flipped = payout.replace(/[a-f]/, (letter) => letter.toUpperCase());
+      expect(flipped).not.toBe(payout);
+      for (const address of [flipped, '0x0000000000000000000000000000000000000000']) {
+        const refused = await app.call('PATCH', '/v1/publishers/me', {
+          body: { payout_address: address },
+          headers: confirm,
+        });
+        expect(refused.status).toBe(422);
+        expect(refused.body.detail).toEqual([
+          expect.objectContaining({ loc: ['body', 'payout_address'], msg: expect.stringMatching(/EIP-55/) }),
+        ]);
+      }
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).body.payout_address).toBeNull();
+      for (const spelling of [payout.toUpperCase().replace('0X', '0x'), payout]) {
+        const taken = await app.call('PATCH', '/v1/publishers/me', {
+          body: { payout_address: spelling },
+          headers: confirm,
+        });
+        expect(taken.status).toBe(200);
+        expect(taken.body.payout_address).toBe(payout);
+      }
+    });
+
     it('lets a key holder try 5 passwords per publisher in 15 minutes, whatever the key or address it comes from', async () => {
       // A leaked API key must not let its holder guess the password that guards the payout address.
       const publisher = await registerPublisher(app);

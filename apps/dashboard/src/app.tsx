@@ -85,7 +85,7 @@ function SignedIn() {
             </a>
           ))}
         </nav>
-        <button type="button" class="secondary small" onClick={session.signOut}>
+        <button type="button" class="secondary small" onClick={() => void endSession(session)}>
           Sign out
         </button>
       </header>
@@ -122,4 +122,13 @@ function Page({ route, sites, onSitesChanged }: { route: Route; sites: Site[]; o
     default:
       return <OverviewPage sites={sites} />;
   }
+}
+
+/**
+ * Sign-out ends the key on the server too (rotated, the new one dropped): a key copied from the
+ * tab must not outlive it. Signed out here even when the API cannot be reached.
+ */
+async function endSession(session: Session): Promise<void> {
+  await session.client.rotateApiKey().catch(() => undefined);
+  session.signOut();
 }

@@ -895,10 +895,13 @@ describe('the publisher dashboard in a browser', () => {
     await expectText(page.locator('main'), new RegExp(email));
   });
 
-  it('signs out, and signs in again with email and password (which issues a new key)', async () => {
+  it('signs out, which ends the key on the server too, and signs in again with email and password (which issues a new key)', async () => {
+    const before = await authHeader();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    expect(await apiKeyInTab()).toBeNull();
     await expectText(page.locator('main'), /Signing in issues a new API key/);
+    expect(await apiKeyInTab()).toBeNull();
+    // A key copied from the tab before the sign-out opens nothing after it.
+    expect((await app.call('GET', '/v1/publishers/me', { headers: before })).status).toBe(401);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('wrong password');
     await page.getByRole('button', { name: 'Sign in' }).last().click();

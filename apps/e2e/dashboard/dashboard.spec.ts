@@ -35,7 +35,7 @@ describe('the publisher dashboard in a browser', () => {
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
-  const password = 'correct horse battery';
+  let password = 'correct horse battery';
   const email = `dash-${Date.now()}@example.com`;
   const payout = newWallet().address;
   const domain = `dash-${Date.now()}.example.com`;
@@ -893,6 +893,29 @@ describe('the publisher dashboard in a browser', () => {
     await page.getByRole('button', { name: 'I have stored them' }).click();
     await page.reload();
     await expectText(page.locator('main'), new RegExp(email));
+  });
+
+  it('changes the password with the current one; the key rotates with it and the dashboard keeps working', async () => {
+    const before = await authHeader();
+    await page.goto(url('#/settings'));
+    const form = page.getByRole('form', { name: 'Password' });
+    await form.getByLabel('Current password').fill('not my password');
+    await form.getByLabel('New password').fill('a brand new password');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expectText(form.getByRole('alert'), /current_password/);
+    await form.getByLabel('Current password').fill(password);
+    await form.getByLabel('New password').fill('short');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expectText(form.locator('[data-field="new_password"]'), /8/);
+    await form.getByLabel('New password').fill('a brand new password');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expectText(form.getByRole('status'), /Password changed/);
+    expect((await app.call('GET', '/v1/publishers/me', { headers: before })).status).toBe(401);
+    const login = (tried: string) => app.call('POST', '/v1/publishers/login', { body: { email, password: tried } });
+    expect((await login(password)).status).toBe(401);
+    password = 'a brand new password';
+    await page.reload();
+    await expectText(page.locator('main'), new RegExp(`Signed in as ${email}`));
   });
 
   it('signs out, which ends the key on the server too, and signs in again with email and password (which issues a new key)', async () => {

@@ -92,6 +92,20 @@ describe('PublisherClient against the API', () => {
       expect((await failure(new PublisherClient({ apiUrl: app.baseUrl }).me())).status).toBe(401);
     });
 
+    it('changePassword switches the client to the new key; the old key ends with the old password', async () => {
+      const before = await client.me();
+      const oldKey = new PublisherClient({ apiUrl: app.baseUrl, apiKey: (await client.rotateApiKey()).api_key });
+      const refused = await failure(
+        client.changePassword({ current_password: 'not the password', new_password: PASSWORD }),
+      );
+      expect(refused.status).toBe(401);
+      const changed = await client.changePassword({ current_password: PASSWORD, new_password: `${PASSWORD} again` });
+      expect(changed).toEqual({ publisher_id: before.publisher_id, api_key: expect.stringMatching(/^xk_pub_/) });
+      expect(await client.me()).toEqual(before);
+      expect((await failure(oldKey.me())).status).toBe(401);
+      await client.changePassword({ current_password: `${PASSWORD} again`, new_password: PASSWORD });
+    });
+
     it('register of a taken email is a 409; bad fields are a 422 with every item', async () => {
       const other = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
       const taken = await failure(other.register({ email: email.toUpperCase(), password: PASSWORD }));

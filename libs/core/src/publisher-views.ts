@@ -22,6 +22,13 @@ export interface LoginInput {
   password: string;
 }
 
+/** The current password proves the change; the API key rotates with it. */
+export interface ChangePasswordInput {
+  current_password: string;
+  /** MIN_PASSWORD_LENGTH (8) to MAX_PASSWORD_LENGTH (256) characters. */
+  new_password: string;
+}
+
 export interface UpdatePublisherInput {
   name?: string | null;
   /** Needs the account password (sent as X-Confirm-Password). null clears it. */
@@ -42,7 +49,7 @@ export interface RegisteredPublisher extends Publisher {
   api_key: string;
 }
 
-/** Returned by login and key rotation: the previous key stops working at once. */
+/** Returned by login, key rotation and a password change: the previous key stops working at once. */
 export interface IssuedApiKey {
   publisher_id: string;
   api_key: string;

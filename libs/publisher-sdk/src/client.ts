@@ -7,6 +7,7 @@ import type {
   DeletedSite,
   IssuedApiKey,
   LoginInput,
+  ChangePasswordInput,
   PageQuery,
   PriceResolution,
   Pricing,
@@ -111,6 +112,13 @@ export class PublisherClient {
   /** The previous key stops working at once; this client uses the new one. */
   async rotateApiKey(): Promise<IssuedApiKey> {
     const issued = await this.#authed<IssuedApiKey>({ method: 'POST', path: '/publishers/me/api-key/rotate' });
+    this.#apiKey = issued.api_key;
+    return issued;
+  }
+
+  /** Proven by the current password; the previous key and password stop working at once, and this client uses the new key. */
+  async changePassword(input: ChangePasswordInput): Promise<IssuedApiKey> {
+    const issued = await this.#authed<IssuedApiKey>({ method: 'POST', path: '/publishers/me/password', body: input });
     this.#apiKey = issued.api_key;
     return issued;
   }

@@ -8,6 +8,7 @@ export type {
   PriceUsd,
   RegisterInput,
   LoginInput,
+  ChangePasswordInput,
   UpdatePublisherInput,
   Publisher,
   RegisteredPublisher,

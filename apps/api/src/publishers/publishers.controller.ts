@@ -7,6 +7,7 @@ import { NoStore } from '../http/no-store';
 import { LimitPerIp } from '../rate-limit/limits';
 import {
   ApiKeyView,
+  ChangePasswordDto,
   LoginDto,
   PublisherView,
   RegisteredPublisherView,
@@ -74,6 +75,22 @@ export class PublishersController {
     @Headers('x-confirm-password') confirmPassword: string | undefined,
   ): Promise<PublisherView> {
     return this.publishers.update(publisher, body, confirmPassword);
+  }
+
+  @Post('me/password')
+  @NoStore()
+  @HttpCode(200)
+  @PublisherAuth()
+  @ApiOperation({ summary: 'Change your password with the current one: your API key rotates with it' })
+  @ApiResponse({
+    status: 200,
+    type: ApiKeyView,
+    description: 'The new API key; the previous key and password stop working.',
+  })
+  @ApiResponse({ status: 401, description: 'Missing or invalid API key, or current_password does not match' })
+  @ApiResponse({ status: 429, description: 'More than 5 password checks for this account in 15 minutes' })
+  changePassword(@CurrentPublisher() publisher: Publisher, @Body() body: ChangePasswordDto): Promise<ApiKeyView> {
+    return this.publishers.changePassword(publisher, body);
   }
 
   @Post('me/api-key/rotate')

@@ -1,6 +1,7 @@
 import {
   MAX_PASSWORD_LENGTH,
   MIN_PASSWORD_LENGTH,
+  type ChangePasswordInput,
   type IssuedApiKey,
   type Publisher,
   type RegisteredPublisher,
@@ -52,6 +53,21 @@ export class LoginDto {
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   password!: string;
+}
+
+export class ChangePasswordDto implements ChangePasswordInput {
+  @ApiProperty()
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  current_password!: string;
+
+  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })
+  @IsDefined()
+  @IsString()
+  @MinLength(MIN_PASSWORD_LENGTH)
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  new_password!: string;
 }
 
 export class UpdatePublisherDto {

@@ -15,7 +15,7 @@ import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
-import type { LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
+import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
 export class PublishersService {
@@ -62,11 +62,31 @@ export class PublishersService {
     return this.issueApiKey(publisher.id, { apiKeyHash: publisher.apiKeyHash });
   }
 
-  private async issueApiKey(id: string, ifStill: { apiKeyHash?: string }): Promise<IssuedApiKey> {
+  /**
+   * A new password, proven by the current one (checked within the account's password-check budget,
+   * shared with payout changes); the API key rotates in the same write, so whoever held the old
+   * password or key is out.
+   */
+  async changePassword(publisher: Publisher, input: ChangePasswordDto): Promise<IssuedApiKey> {
+    await this.spendAttempt(
+      `confirm-password-${publisher.id}`,
+      PASSWORD_CONFIRMATIONS,
+      'password checks for this account',
+    );
+    if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
+      throw unauthorized('current_password does not match');
+    return this.issueApiKey(publisher.id, {}, { passwordHash: await hashPassword(input.new_password) });
+  }
+
+  private async issueApiKey(
+    id: string,
+    ifStill: { apiKeyHash?: string },
+    alongside: { passwordHash?: string } = {},
+  ): Promise<IssuedApiKey> {
     const apiKey = generateApiKey();
     const { count } = await this.db.prisma.publisher.updateMany({
       where: { id, ...ifStill },
-      data: { apiKeyHash: sha256Hex(apiKey) },
+      data: { ...alongside, apiKeyHash: sha256Hex(apiKey) },
     });
     if (count === 0) throw unauthorized('This API key was replaced meanwhile; use the current one or log in');
     return { publisher_id: id, api_key: apiKey };

@@ -276,6 +276,58 @@ describe('publishers API', () => {
       expect((await attempt(other.auth, other.password)).status).toBe(200);
     });
 
+    it('changes the password with the current one: the old password and the old key stop working, the new key is returned', async () => {
+      // A leaked password must be replaceable, and its holder's key must end with it.
+      const publisher = await registerPublisher(app, { password: 'пароль с пробелом ' });
+      const change = (auth: Record<string, string>, body: object) =>
+        app.call('POST', '/v1/publishers/me/password', { body, headers: { ...auth, 'x-forwarded-for': freshIp() } });
+      const login = (password: string) =>
+        app.call('POST', '/v1/publishers/login', {
+          body: { email: publisher.email, password },
+          headers: { 'x-forwarded-for': freshIp() },
+        });
+
+      const wrong = await change(publisher.auth, {
+        current_password: 'not it at all',
+        new_password: 'a new long password',
+      });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.detail).toMatch(/current_password/);
+      const short = await change(publisher.auth, { current_password: publisher.password, new_password: 'short' });
+      expect(short.status).toBe(422);
+      expect(short.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'new_password'] })]);
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+
+      const changed = await change(publisher.auth, {
+        current_password: publisher.password,
+        new_password: 'a new long password',
+      });
+      expect(changed.status).toBe(200);
+      expect(changed.headers.get('cache-control')).toBe('no-store');
+      expect(changed.body).toEqual({ publisher_id: publisher.publisherId, api_key: expect.stringMatching(/^xk_pub_/) });
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(401);
+      const fresh = { authorization: `Bearer ${changed.body.api_key}` };
+      expect((await app.call('GET', '/v1/publishers/me', { headers: fresh })).status).toBe(200);
+      expect((await login(publisher.password)).status).toBe(401);
+      expect((await login('a new long password')).status).toBe(200);
+    });
+
+    it('counts a password change against the same 5 password checks per publisher as a payout change', async () => {
+      const publisher = await registerPublisher(app);
+      for (let i = 0; i < 5; i++) {
+        const guess = await app.call('POST', '/v1/publishers/me/password', {
+          body: { current_password: `guess number ${i}`, new_password: 'a new long password' },
+          headers: { ...publisher.auth, 'x-forwarded-for': freshIp() },
+        });
+        expect(guess.status).toBe(401);
+      }
+      const blocked = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: payout },
+        headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+      });
+      expect(blocked.status).toBe(429);
+    });
+
     it('answers 422 for an invalid payout address', async () => {
       const publisher = await registerPublisher(app);
       const response = await app.call('PATCH', '/v1/publishers/me', {

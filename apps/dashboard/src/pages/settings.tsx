@@ -24,6 +24,7 @@ export function SettingsPage() {
       <p class="muted">Signed in as {me.data.email}</p>
       <PayoutForm publisher={me.data} onSaved={me.reload} />
       <NameForm publisher={me.data} onSaved={me.reload} />
+      <PasswordForm />
       <ApiKeyPanel />
     </section>
   );
@@ -124,6 +125,67 @@ function NameForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): voi
         <span class="ok" role="status">
           {status}
         </span>
+      )}
+      <FormErrors form={form} />
+    </form>
+  );
+}
+
+/** A new password rotates the API key too: whoever held the old password or key is out. */
+function PasswordForm() {
+  const { client, replaceApiKey } = useSession();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const form = useFormSubmit();
+  const [status, setStatus] = useState<string | null>(null);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    setStatus(null);
+    return form.run(async () => {
+      const { api_key } = await client.changePassword({ current_password: current, new_password: next });
+      replaceApiKey(api_key);
+      setCurrent('');
+      setNext('');
+      setStatus(
+        'Password changed. Your API key was replaced too: update any script or CLI that used the previous one.',
+      );
+    });
+  };
+  return (
+    <form class="panel" aria-label="Password" onSubmit={(event) => void submit(event)}>
+      <h3>Password</h3>
+      <label>
+        Current password
+        <input
+          name="current_password"
+          type="password"
+          value={current}
+          onInput={(e) => setCurrent((e.target as HTMLInputElement).value)}
+          autoComplete="current-password"
+          required
+        />
+        <FieldError form={form} field="current_password" />
+      </label>
+      <label>
+        New password
+        <input
+          name="new_password"
+          type="password"
+          value={next}
+          onInput={(e) => setNext((e.target as HTMLInputElement).value)}
+          autoComplete="new-password"
+          required
+          aria-invalid={Boolean(form.fields.byField.new_password)}
+        />
+        <FieldError form={form} field="new_password" />
+      </label>
+      <button type="submit" disabled={form.busy}>
+        Change password
+      </button>
+      {status && (
+        <p class="ok" role="status">
+          {status}
+        </p>
       )}
       <FormErrors form={form} />
     </form>

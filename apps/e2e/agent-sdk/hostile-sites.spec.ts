@@ -418,20 +418,55 @@ describe('payment and token headers stay with their origin', () => {
     for (const name of SECRET_HEADERS) expect(elsewhere.seen[0].headers[name]).toBeUndefined();
   });
 
-  it('keeps the payment on a redirect within the same origin', async () => {
+  it('sends the payment only to the page whose 402 asked for it, not on through the redirect it answered with', async () => {
+    // A payment for /old opens /old: a redirect answering it is what it bought, even within the origin.
     const site = await startSite((request, response) => {
       const paid = paymentOf(request.headers);
-      if (request.url === '/old' && paid) response.writeHead(307, { location: '/new' }).end();
+      if (request.url === '/old' && paid)
+        response
+          .writeHead(307, {
+            location: '/new',
+            'payment-response': encodeBase64Json({ success: true, transaction: '0x04' }),
+          })
+          .end();
       else if (request.url === '/new' && paid) response.end('new content');
-      else ask(response, { v1: [v1()] });
+      else ask(response, { v1: [v1()] }, `http://site${request.url}`);
     });
-    const response = await agentWith().fetch(`${site.url}/old`);
-    expect(await response.text()).toBe('new content');
+    const agent = agentWith();
+    const response = await agent.fetch(`${site.url}/old`);
+    // One fetch pays once: /new asks its own price, and its 402 is the answer.
+    expect([response.status, response.url]).toEqual([402, `${site.url}/new`]);
     expect(site.seen.map((request) => [request.path, paymentOf(request.headers) !== undefined])).toEqual([
       ['/old', false],
       ['/old', true],
-      ['/new', true],
+      ['/new', false],
     ]);
+    expect(agent.spent()).toMatchObject({ payments: 1 });
+  });
+
+  it("caches the token the paid redirect carried for the paid page, never one another origin's answer carried", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const tokenFor = (gate: string) =>
+      signAccessToken(
+        { gate_id: gate, site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+        'secret',
+      );
+    const bought = tokenFor('gate_bought');
+    const planted = tokenFor('gate_planted');
+    // The landing page answers with a token of its choosing, as if for the paying site's page.
+    const elsewhere = await startSite(
+      (_, response) => void response.writeHead(200, { 'x-crawlgate-token': planted }).end('landing'),
+    );
+    const site = await startSite((request, response) => {
+      const token = request.headers['x-crawlgate-token'];
+      if (token === bought || paymentOf(request.headers))
+        response.writeHead(302, { location: `${elsewhere.url}/landing`, 'x-crawlgate-token': bought }).end();
+      else ask(response, { v1: [v1()] });
+    });
+    const agent = agentWith();
+    for (let i = 0; i < 2; i++) expect(await (await agent.fetch(`${site.url}/page`)).text()).toBe('landing');
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(site.seen.map((request) => request.headers['x-crawlgate-token'])).toEqual([undefined, undefined, bought]);
   });
 
   it('sends the payment to the origin whose 402 asked for it, not to the one that redirected there', async () => {
@@ -464,13 +499,14 @@ describe('payment and token headers stay with their origin', () => {
     ]);
   });
 
-  it('gives up on a redirect loop after a bounded number of hops', async () => {
+  it('gives up on a redirect loop after a bounded number of hops, the payment sent once', async () => {
     const site = await startSite((request, response) => {
-      if (paymentOf(request.headers)) response.writeHead(302, { location: '/page' }).end();
+      if (paymentOf(request.headers) || request.url === '/loop') response.writeHead(302, { location: '/loop' }).end();
       else ask(response, { v1: [v1()] });
     });
     await expect(agentWith().fetch(`${site.url}/page`)).rejects.toThrow(/redirect/);
     expect(site.seen.length).toBeLessThanOrEqual(2 + 10);
+    expect(paymentsSent(site)).toHaveLength(1);
   });
 
   it.each(['data:text/plain,from-a-data-url', 'file:///etc/hostname'])(

@@ -47,7 +47,7 @@ import {
 import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
-import { firstHop, follow, type Hop } from './redirects';
+import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
@@ -190,6 +190,12 @@ export interface Agent {
 }
 
 const TOKEN_HEADER = 'x-crawlgate-token';
+/**
+ * Sends the page's request again with `extra` (a payment, or the token it bought): `answer` is the
+ * answer to that request, a redirect included (what the payment bought: its settlement, its
+ * token); `response`, where its redirects ended, is what the caller gets.
+ */
+type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
 /** Corrective 402s followed for one page: a consistent site needs one. */
@@ -283,11 +289,7 @@ export function createAgent(options: AgentOptions): Agent {
   const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor, sign);
 
   /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
-  async function pay(
-    url: string,
-    challenge: Response,
-    retry: (extra: Record<string, string>) => Promise<Response>,
-  ): Promise<{ response: Response; token?: string }> {
+  async function pay(url: string, challenge: Response, retry: Retry): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
     const voucherOffer =
       batch &&
@@ -341,7 +343,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function payByAuthorization(
     url: string,
     offer: Offer,
-    retry: (extra: Record<string, string>) => Promise<Response>,
+    retry: Retry,
     mark: (outcome: 'spent' | 'held', header?: string) => void,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
@@ -349,42 +351,41 @@ export function createAgent(options: AgentOptions): Agent {
     // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
     mark('spent');
-    let response = await retry({ [name]: value });
+    let { answer, response } = await retry({ [name]: value });
     // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
     for (
       let attempt = 0;
-      response.status === 503 && response.headers.has('retry-after') && attempt < PENDING_RETRIES;
+      answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
       attempt++
     ) {
-      await sleep(Math.min(Number(response.headers.get('retry-after')) || 1, 10) * 1000);
-      response = await retry({ [name]: value });
+      await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
+      ({ answer, response } = await retry({ [name]: value }));
     }
-    const settlement = settlementOf(
-      response.headers.get('x-payment-response') ?? response.headers.get('payment-response'),
-    );
-    if (response.status === 402 || settlement?.success === false) {
+    const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
+    if (answer.status === 402 || settlement?.success === false) {
       mark('held', value);
-      const refusal = refusalOf(await jsonOf(response));
+      if (response !== answer) await response.body?.cancel().catch(() => undefined);
+      const refusal = refusalOf(await jsonOf(answer));
       throw new PaymentFailedError(
         url,
         settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
-        refusal.detail ?? `the site answered ${response.status}`,
+        refusal.detail ?? `the site answered ${answer.status}`,
       );
     }
-    if (response.status === 503)
+    if (answer.status === 503)
       throw new PaymentFailedError(
         url,
         'settlement_pending',
         'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    let token = response.headers.get(TOKEN_HEADER) ?? undefined;
-    if (response.status >= 500) {
+    let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
+    if (answer.status >= 500) {
       // The site failed once its gate had taken the payment, or maybe before: with the token the
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
       token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
-      if (token) response = await retry({ [TOKEN_HEADER]: token });
+      if (token) ({ response } = await retry({ [TOKEN_HEADER]: token }));
     }
     return { response, token };
   }
@@ -418,12 +419,7 @@ export function createAgent(options: AgentOptions): Agent {
     return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
   }
 
-  async function payByTransfer(
-    url: string,
-    offer: Offer,
-    retry: (extra: Record<string, string>) => Promise<Response>,
-    markCharged: () => void,
-  ) {
+  async function payByTransfer(url: string, offer: Offer, retry: Retry, markCharged: () => void) {
     const { verifyUrl, gateRef } = offer;
     if (!verifyUrl || !gateRef)
       throw new UnsupportedPaymentError(
@@ -454,8 +450,14 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
     };
     const proof = JSON.stringify(request);
+    // No redirect is followed: the proof goes to the URL the gate named, nowhere else (a 3xx fails below).
     const post = () =>
-      http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: proof });
+      http(verifyUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: proof,
+        redirect: 'manual',
+      });
     let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
@@ -469,7 +471,7 @@ export function createAgent(options: AgentOptions): Agent {
         answer.detail ?? `sent ${txHash}, but the gate was not opened`,
       );
     report(url, offer, txHash, 'transfer');
-    return { response: await retry({ [TOKEN_HEADER]: answer.accessToken }), token: answer.accessToken };
+    return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
   }
 
   /**
@@ -481,7 +483,7 @@ export function createAgent(options: AgentOptions): Agent {
   function payByVoucher(
     url: string,
     offer: Offer,
-    retry: (extra: Record<string, string>) => Promise<Response>,
+    retry: Retry,
   ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
@@ -549,14 +551,21 @@ export function createAgent(options: AgentOptions): Agent {
           await deposit?.settle('refused'); // not sent either: its authorization stays reserved, for the next deposit
           throw error;
         }
-        let response: Response;
+        let response!: Response;
+        let paidAnswer: Response;
         try {
-          response = await resendWhileUnconfirmed(() => retry({ 'PAYMENT-SIGNATURE': header }), PENDING_RETRIES);
+          // Judged by the answer to the voucher itself, a redirect included: what the voucher bought.
+          paidAnswer = await resendWhileUnconfirmed(async () => {
+            const sent = await retry({ 'PAYMENT-SIGNATURE': header });
+            response = sent.response;
+            return sent.answer;
+          }, PENDING_RETRIES);
         } catch (error) {
           await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
-        const answer = voucherAnswerOf(response);
+        const answer = voucherAnswerOf(paidAnswer);
+        const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           channel.charged = total;
@@ -571,14 +580,14 @@ export function createAgent(options: AgentOptions): Agent {
             mode: 'voucher',
             channelId: channel.channelId,
           });
-          return { response, token: response.headers.get(TOKEN_HEADER) ?? undefined };
+          return { response, token };
         }
         if (answer.kind === 'unconfirmed') {
           // The voucher may have reached the gate or not: its deposit may have been made, and it stays
           // signed (channel.signed) but not charged. The next page signs the same total again: the
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
-          if (!awaitsResend(response)) return { response, token: response.headers.get(TOKEN_HEADER) ?? undefined };
+          if (!awaitsResend(paidAnswer)) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
             throw new PaymentFailedError(
@@ -595,9 +604,15 @@ export function createAgent(options: AgentOptions): Agent {
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
         await deposit?.settle('refused');
         channels.saveAfterAnswer();
-        const corrected = (await readOffers(response.clone())).find(
-          (o) => o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
-        );
+        // A refusal that redirected (its body let go) is read for no correction, nor is where it led.
+        if (paidAnswer !== response) await response.body?.cancel().catch(() => undefined);
+        const corrected =
+          paidAnswer === response
+            ? (await readOffers(response.clone())).find(
+                (o) =>
+                  o.scheme === BATCH_SETTLEMENT_SCHEME && o.batch?.channelState && ChannelBook.key(origin, o) === key,
+              )
+            : undefined;
         if (corrected && corrections < MAX_CORRECTIONS) {
           // Its offers were read from a clone: the body itself is let go, or its connection stays open.
           await response.body?.cancel().catch(() => undefined);
@@ -615,11 +630,11 @@ export function createAgent(options: AgentOptions): Agent {
           current = corrected;
           continue;
         }
-        const refusal = refusalOf(await jsonOf(response));
+        const refusal = refusalOf(await jsonOf(paidAnswer));
         throw new PaymentFailedError(
           url,
           answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
-          refusal.detail ?? `the site answered ${response.status}`,
+          refusal.detail ?? `the site answered ${paidAnswer.status}`,
         );
       }
     });
@@ -690,7 +705,9 @@ export function createAgent(options: AgentOptions): Agent {
         ...(refundAmount === undefined ? {} : { amount: refundAmount.toString() }),
       };
       const header = batchPaymentHeader(offer, payload);
-      const { response } = await follow(http, hop, { 'PAYMENT-SIGNATURE': header }, noToken, sign);
+      // Judged by the site's own answer to it: a redirect is not followed (nor was it ever paid on).
+      const asked = { ...hop, redirect: 'manual' as const };
+      const { response } = await follow(http, asked, { 'PAYMENT-SIGNATURE': header }, noToken, sign);
       const settlement = settlementOf(response.headers.get('payment-response'));
       const txHash = settlement?.transaction;
       if (response.status !== 200 || settlement?.success !== true || !txHash || !isHash(txHash)) {
@@ -790,21 +807,22 @@ export function createAgent(options: AgentOptions): Agent {
     }
 
     // The page that asked (perhaps a redirect away from the one requested) is the one paid for and
-    // retried: the payment goes only to its origin. Concurrent fetches of it share one payment.
+    // retried: the payment goes to it alone, not on to where its answer redirects. Concurrent
+    // fetches of it share one payment.
     const key = TokenCache.key(hop.url);
-    const retry = async (extra: Record<string, string>) => (await send(hop, extra)).response;
+    const retry: Retry = (extra) => send(hop, extra);
     // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
     let challenge = first;
     const cached = tokens.get(key);
     if (cached !== undefined && sent.get(TOKEN_HEADER) !== cached) {
       await first.body?.cancel().catch(() => undefined);
-      challenge = await retry({});
+      challenge = (await retry({})).response;
       if (challenge.status !== 402) return challenge;
     }
     const running = inflight.get(key);
     if (running) {
       const token = await running;
-      if (token) return retry({ [TOKEN_HEADER]: token });
+      if (token) return (await retry({ [TOKEN_HEADER]: token })).response;
       // The payment gave no token to share (a site that sells each request, or a failure): this
       // fetch pays for itself, from the start (each round of followers pays at least once, so it ends).
       return agentFetch(input, init);

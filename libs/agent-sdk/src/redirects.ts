@@ -1,7 +1,8 @@
 /*
  * Redirects followed by hand (redirect: "manual"). fetch itself would forward X-PAYMENT,
  * PAYMENT-SIGNATURE and X-Crawlgate-Token to whatever origin a site redirects to, and those are
- * worth money to whoever receives them: here they reach only the origin they were meant for.
+ * worth money to whoever receives them: here they reach only the request they were meant for (a
+ * caller's own go on within their origin).
  * A Web Bot Auth signature is made for each hop, for that hop's URL; none is ever resent.
  */
 
@@ -53,12 +54,27 @@ export async function firstHop(input: string | URL | Request, init: RequestInit 
   };
 }
 
+/** What a request got: the answer to the request itself, and where its redirects ended. */
+export interface Followed {
+  /**
+   * The answer to `start` itself. When it redirected, this is still what a payment sent with it
+   * bought (its settlement, its token); its body was let go.
+   */
+  answer: Response;
+  /** The last answer, the request that got it, and the headers it was sent with. */
+  response: Response;
+  hop: Hop;
+  sent: Headers;
+  /** Whether any hop went over plain http off loopback (where a network between could have changed the answer, a redirect's included). */
+  plainHttp: boolean;
+}
+
 /**
- * Sends `start` and follows its redirects. `extra` (a payment) goes only to `start`'s origin, and
- * not again once a hop has left it; `bound(url)` adds headers meant for exactly that URL (its
- * access token), except to a hop that carries a payment. Returns the last answer, the request that
- * got it, the headers it was sent with, and whether any hop went over plain http off loopback
- * (where a network between could have changed the answer, a redirect's included).
+ * Sends `start` and follows its redirects. `extra` (a payment, or a token bought for `start`'s URL)
+ * goes to `start` only: a redirect answering a payment is the site's answer to it, and the
+ * redirect's target, same origin or not, gets neither (a payment there would be paid and not
+ * served, a token opens the URL it was issued for). `bound(url)` adds headers meant for exactly
+ * that URL (its access token), except to a hop that carries a payment.
  */
 export async function follow(
   http: typeof fetch,
@@ -66,15 +82,14 @@ export async function follow(
   extra: Record<string, string>,
   bound: (url: URL) => Record<string, string>,
   sign?: HopSigner,
-): Promise<{ response: Response; hop: Hop; sent: Headers; plainHttp: boolean }> {
+): Promise<Followed> {
   let hop = start;
-  let left = false;
+  let answer: Response | undefined;
   let plainHttp = false;
   for (let redirects = 0; ; redirects++) {
-    left ||= hop.url.origin !== start.url.origin;
     plainHttp ||= hop.url.protocol === 'http:' && !isLoopbackHost(hop.url.hostname);
     const headers = new Headers(hop.headers);
-    const payment = left ? {} : extra;
+    const payment = answer ? {} : extra;
     const paying = Object.keys(payment).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));
     for (const [name, value] of Object.entries({ ...(paying ? {} : bound(hop.url)), ...payment }))
       headers.set(name, value);
@@ -89,9 +104,10 @@ export async function follow(
       body: hop.body,
       redirect: 'manual',
     });
+    answer ??= response;
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual')
-      return { response, hop, sent: headers, plainHttp };
+      return { answer, response, hop, sent: headers, plainHttp };
     await response.body?.cancel().catch(() => undefined);
     if (hop.redirect === 'error')
       throw new TypeError(`${hop.url.href} redirected, and the request has redirect: "error"`);

@@ -5,6 +5,7 @@ import { devTestClient } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
+import { firstPaid, startDroppingProxy } from './support/dropping-proxy';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,6 +185,65 @@ describe('@crawlgate/agent', () => {
       await slow.close();
     }
   }, 60_000);
+
+  describe('when the connection drops after the gate served the paid answer', () => {
+    // The gate settled and answered 200 with the page's token; the agent never read that answer.
+    it('asks the gate’s API for the token that payment bought and reads the page with it, paying once', async () => {
+      const proxy = await startDroppingProxy(siteUrl, firstPaid());
+      try {
+        const { agent, events } = await fundedAgent();
+        const before = (await transfersTo(gated.app, gated.payTo)).length;
+        const page = await agent.fetch(`${proxy.url}/article/dropped`, asBot);
+        expect(proxy.lost).toEqual([expect.objectContaining({ status: 200 })]);
+        expect(proxy.lost[0].headers['x-crawlgate-token']).toBeDefined();
+        expect([page.status, await page.text()]).toEqual([200, 'content of /article/dropped']);
+        expect(events).toHaveLength(1);
+        expect((await agent.fetch(`${proxy.url}/article/dropped`, asBot)).status).toBe(200);
+        expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+        expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('pays once for concurrent fetches of that page: those waiting read it with the same token', async () => {
+      const proxy = await startDroppingProxy(siteUrl, firstPaid());
+      try {
+        const { agent } = await fundedAgent();
+        const before = (await transfersTo(gated.app, gated.payTo)).length;
+        const pages = await Promise.all(
+          [1, 2, 3].map(async () => (await agent.fetch(`${proxy.url}/article/dropped-at-once`, asBot)).text()),
+        );
+        expect(proxy.lost).toHaveLength(1);
+        expect(pages).toEqual(Array(3).fill('content of /article/dropped-at-once'));
+        expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+        expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('keeps that token when the read with it is lost too: the next fetch reads the page with it, paying nothing more', async () => {
+      let tokenReadsDropped = 0;
+      const paid = firstPaid();
+      const proxy = await startDroppingProxy(siteUrl, (request) => {
+        if (paid(request)) return true;
+        return request.headers['x-crawlgate-token'] !== undefined && tokenReadsDropped++ === 0;
+      });
+      try {
+        const { agent } = await fundedAgent();
+        const before = (await transfersTo(gated.app, gated.payTo)).length;
+        await expect(agent.fetch(`${proxy.url}/article/dropped-twice`, asBot)).rejects.toThrow(/fetch failed/);
+        expect(proxy.lost.map((answer) => answer.status)).toEqual([200, 200]);
+        const page = await agent.fetch(`${proxy.url}/article/dropped-twice`, asBot);
+        expect([page.status, await page.text()]).toEqual([200, 'content of /article/dropped-twice']);
+        expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+        expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
 
   it('pays nothing for a free page', async () => {
     const { agent } = await fundedAgent();

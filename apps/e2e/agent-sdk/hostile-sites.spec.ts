@@ -726,6 +726,89 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
   });
 });
 
+/** A 402 naming `verifyUrl` as the gate's verify_url (in the v1 body), with a v2 offer too. */
+function askWithVerifyUrl(response: ServerResponse, verifyUrl: string, headers: Record<string, string> = {}): void {
+  response
+    .writeHead(402, {
+      'content-type': 'application/json',
+      'payment-required': encodeBase64Json({ x402Version: 2, resource: { url: 'http://site/page' }, accepts: [v2()] }),
+      ...headers,
+    })
+    .end(JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: verifyUrl }));
+}
+
+describe('a payment whose answer is lost or still pending is asked of the gate, never paid again', () => {
+  const now = Math.floor(Date.now() / 1000);
+  const token = signAccessToken(
+    { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+    'secret',
+  );
+
+  it('asks verify_url for the token once the settlement is still pending after the retries, and reads the page with it; fetches waiting on it too', async () => {
+    const site = await startSite((request, response, self) => {
+      if (request.url === '/v1/gates/gate_1/verify')
+        return void response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ status: 'paid', access_token: token }));
+      if (paymentOf(request.headers)) return void response.writeHead(503, { 'retry-after': '0' }).end('pending');
+      if (request.headers['x-crawlgate-token'] === token) return void response.end('the page');
+      askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
+    });
+    const agent = agentWith();
+    const pages = await Promise.all([1, 2].map(async () => (await agent.fetch(`${site.url}/page`)).text()));
+    expect(pages).toEqual(['the page', 'the page']);
+    expect(new Set(paymentsSent(site).map((payment) => payment.payload.authorization.nonce)).size).toBe(1);
+    const posted = site.seen.filter((seen) => seen.path === '/v1/gates/gate_1/verify');
+    expect(posted).toHaveLength(1);
+    expect(JSON.parse(posted[0].body)).toEqual({ payment: paymentsSent(site)[0] });
+    expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
+  }, 30_000);
+
+  it('fails the fetches waiting on a payment whose answer was lost, with no token to be had, rather than pay again', async () => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.socket?.destroy();
+    });
+    const agent = agentWith();
+    const outcomes = await Promise.allSettled([1, 2, 3].map(() => agent.fetch(`${site.url}/page`)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n });
+  });
+
+  it('spends nothing, and asks no verify_url, when the paid request could not connect: the authorization never left', async () => {
+    const verifier = await startSite((_, response) => {
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'paid', access_token: token }));
+    });
+    // The site stops listening once it has asked: the paid request finds no one to connect to.
+    const site = await startSite((_, response, self) => {
+      askWithVerifyUrl(response, `${verifier.url}/v1/gates/gate_1/verify`, { connection: 'close' });
+      void self.close();
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    expect(site.seen).toHaveLength(1);
+    expect(verifier.seen).toHaveLength(0);
+    expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
+  });
+
+  it('counts a payment whose paid request was redirected to a host that refuses connections: the site had it', async () => {
+    const gone = await startSite((_, response) => void response.end());
+    await gone.close();
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) return void response.writeHead(302, { location: `${gone.url}/page` }).end();
+      ask(response, { v1: [v1()], v2: [v2()] });
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    expect(paymentsSent(site)).toHaveLength(1);
+  });
+});
+
 /*
  * A page over plain http from a host off loopback: anyone on the network between can rewrite its
  * 402 to name their own payTo. "crawled.test" is such a host, its requests sent to a site on loopback.

@@ -49,6 +49,7 @@ import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
+import { markingUnsent, wasUnsent } from './unsent';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
@@ -218,6 +219,14 @@ const NO_CHANNEL_PLACE = Symbol('no channel place');
 const MIN_DEPOSIT_SECONDS = 2 * REUSE_MARGIN_SECONDS;
 /** Verifiers refuse an authorization expiring within 6 s; leave room for the round trip. */
 const MIN_AUTHORIZATION_SECONDS = 10;
+/**
+ * What a fetch paying for a page leaves the fetches of that page waiting on it: the token its
+ * payment bought, or the error of a payment that went through (or may have) with no token to show.
+ */
+interface Shared {
+  token?: string;
+  spent?: { error: unknown };
+}
 
 /**
  * One line for agent builders: `const agent = createAgent({ account, maxPriceUsd: '0.05', budgetUsd: '1' })`,
@@ -277,7 +286,7 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
-  const inflight = new Map<string, Promise<string | undefined>>();
+  const inflight = new Map<string, Promise<Shared>>();
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
 
   /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
@@ -286,10 +295,21 @@ export function createAgent(options: AgentOptions): Agent {
     return token ? { [TOKEN_HEADER]: token } : {};
   };
   const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth) : undefined;
-  const send = (hop: Hop, extra: Record<string, string> = {}) => follow(http, hop, extra, tokenFor, sign);
+  // What it throws is marked when it surely never reached a server (wasUnsent): a payment it carried never left.
+  const send = (hop: Hop, extra: Record<string, string> = {}) =>
+    markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign));
 
-  /** Pays for the page behind `challenge` and returns the paid response and the token it carried. */
-  async function pay(url: string, challenge: Response, retry: Retry): Promise<{ response: Response; token?: string }> {
+  /**
+   * Pays for the page behind `challenge` and returns the paid response and the token it carried.
+   * `spent()` is called when an exact payment went through or may have, whatever the outcome (a
+   * voucher may be resent instead: the gate answers the same voucher as it did the first time).
+   */
+  async function pay(
+    url: string,
+    challenge: Response,
+    retry: Retry,
+    spent: () => void,
+  ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
     const voucherOffer =
       batch &&
@@ -321,7 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
     // the chain says what became of it (held-authorizations.ts).
     let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
     let heldHeader: string | undefined;
-    const mark = (next: 'spent' | 'held', header?: string) => {
+    const mark = (next: 'free' | 'spent' | 'held', header?: string) => {
       outcome = next;
       heldHeader = header;
     };
@@ -332,6 +352,7 @@ export function createAgent(options: AgentOptions): Agent {
           : await payByAuthorization(url, offer, retry, mark);
       return result;
     } finally {
+      if (outcome === 'spent') spent();
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
@@ -344,22 +365,34 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: Retry,
-    mark: (outcome: 'spent' | 'held', header?: string) => void,
+    mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
     // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
     mark('spent');
-    let { answer, response } = await retry({ [name]: value });
-    // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
-    for (
-      let attempt = 0;
-      answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
-      attempt++
-    ) {
-      await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
+    let answer: Response | undefined;
+    let response: Response | undefined;
+    try {
       ({ answer, response } = await retry({ [name]: value }));
+      // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
+      for (
+        let attempt = 0;
+        answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
+        attempt++
+      ) {
+        await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
+        ({ answer, response } = await retry({ [name]: value }));
+      }
+    } catch (error) {
+      // The first send reached no server: the authorization never left this process, nobody can settle it.
+      if (answer === undefined && wasUnsent(error)) {
+        mark('free');
+        throw error;
+      }
+      // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
+      return readWithTokenOfPayment(url, offer, value, retry, error);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     if (answer.status === 402 || settlement?.success === false) {
@@ -372,12 +405,15 @@ export function createAgent(options: AgentOptions): Agent {
         refusal.detail ?? `the site answered ${answer.status}`,
       );
     }
-    if (answer.status === 503)
-      throw new PaymentFailedError(
+    if (answer.status === 503) {
+      await response.body?.cancel().catch(() => undefined);
+      const pending = new PaymentFailedError(
         url,
         'settlement_pending',
-        'the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
+        'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
+      return readWithTokenOfPayment(url, offer, value, retry, pending);
+    }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
     if (answer.status >= 500) {
@@ -388,6 +424,25 @@ export function createAgent(options: AgentOptions): Agent {
       if (token) ({ response } = await retry({ [TOKEN_HEADER]: token }));
     }
     return { response, token };
+  }
+
+  /**
+   * The page read with the token the payment `header` bought, asked of the gate's verify_url (which
+   * answers a payment it settled with its token, and settles a payment at most once), when the
+   * site's answer to it brought none: lost, or the settlement still pending after the retries.
+   * `failure` is thrown when the gate cannot say (no verify_url, refused, unreachable).
+   */
+  async function readWithTokenOfPayment(
+    url: string,
+    offer: Offer,
+    header: string,
+    retry: Retry,
+    failure: unknown,
+  ): Promise<{ response: Response; token: string }> {
+    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header) : undefined;
+    if (!token) throw failure;
+    report(url, offer, null, 'authorization');
+    return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
   }
 
   /**
@@ -810,7 +865,12 @@ export function createAgent(options: AgentOptions): Agent {
     // retried: the payment goes to it alone, not on to where its answer redirects. Concurrent
     // fetches of it share one payment.
     const key = TokenCache.key(hop.url);
-    const retry: Retry = (extra) => send(hop, extra);
+    let bought: string | undefined;
+    const retry: Retry = (extra) => {
+      // A token a retry carries is the page's, bought by a payment: kept before the read, which may fail too.
+      if (extra[TOKEN_HEADER]) tokens.set(key, (bought = extra[TOKEN_HEADER]));
+      return send(hop, extra);
+    };
     // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
     let challenge = first;
     const cached = tokens.get(key);
@@ -821,21 +881,25 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const running = inflight.get(key);
     if (running) {
-      const token = await running;
-      if (token) return (await retry({ [TOKEN_HEADER]: token })).response;
-      // The payment gave no token to share (a site that sells each request, or a failure): this
-      // fetch pays for itself, from the start (each round of followers pays at least once, so it ends).
+      const shared = await running;
+      if (shared.token) return (await retry({ [TOKEN_HEADER]: shared.token })).response;
+      // Paid (or maybe), and no token came of it, not even from the gate's verify_url: paying again
+      // could pay twice for the page, so this fetch fails as that one did.
+      if (shared.spent) throw shared.spent.error;
+      // Nothing paid (a refusal, a failure before the payment left), or a site that sells each
+      // request: this fetch pays for itself, from the start (each round's first tries, so it ends).
       return agentFetch(input, init);
     }
-    let done!: (token: string | undefined) => void;
+    let done!: (shared: Shared) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
+    let spent = false;
     try {
-      const { response, token } = await pay(hop.url.href, challenge, retry);
+      const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true));
       if (token) tokens.set(key, token);
-      done(token);
+      done({ token });
       return response;
     } catch (error) {
-      done(undefined);
+      done(bought ? { token: bought } : spent ? { spent: { error } } : {});
       throw error;
     } finally {
       inflight.delete(key);

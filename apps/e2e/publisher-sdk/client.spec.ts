@@ -84,6 +84,15 @@ describe('PublisherClient against the API', () => {
       expect((await client.me()).payout_address).toBe(PAYOUT);
     });
 
+    it('updateMe confirms with any password, spaces at its ends and letters beyond Latin-1 included', async () => {
+      // fetch refuses such characters in a header, and HTTP drops the spaces: the client encodes it (RFC 8187).
+      const password = ' пароль с пробелом ';
+      const other = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
+      await other.register({ email: newEmail(), password });
+      const updated = await other.updateMe({ payout_address: PAYOUT }, { password });
+      expect(updated.payout_address).toBe(PAYOUT);
+    });
+
     it('rotateApiKey switches the client to the new key', async () => {
       const before = await client.me();
       const rotated = await client.rotateApiKey();

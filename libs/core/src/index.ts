@@ -14,6 +14,7 @@ export * from './gate';
 export * from './gate-offer';
 export * from './transfer-proof';
 export * from './keys';
+export * from './header-text';
 export * from './networks';
 export * from './x402';
 export * from './exact-payment';

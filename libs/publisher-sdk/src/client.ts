@@ -1,3 +1,4 @@
+import { encodeHeaderText } from '@crawlgate/core';
 import { apiBaseUrl, send, type Call, type FetchLike } from './http';
 import type {
   BotAction,
@@ -103,9 +104,10 @@ export class PublisherClient {
     return this.#authed({ method: 'GET', path: '/publishers/me' });
   }
 
-  /** Changing `payout_address` needs `options.password`, sent as X-Confirm-Password. */
+  /** Changing `payout_address` needs `options.password`, sent as X-Confirm-Password (an RFC 8187 ext-value: any password arrives as typed). */
   updateMe(changes: UpdatePublisherInput, options: UpdateMeOptions = {}): Promise<Publisher> {
-    const headers = options.password === undefined ? undefined : { 'x-confirm-password': options.password };
+    const headers =
+      options.password === undefined ? undefined : { 'x-confirm-password': encodeHeaderText(options.password) };
     return this.#authed({ method: 'PATCH', path: '/publishers/me', body: changes, headers });
   }
 

@@ -62,7 +62,8 @@ export class PublishersController {
   @ApiHeader({
     name: 'X-Confirm-Password',
     required: false,
-    description: 'Required when payout_address changes; checked at most 5 times per account in 15 minutes (then 429)',
+    description:
+      "Required when payout_address changes: the password as typed, or as an RFC 8187 ext-value (UTF-8'' then the percent-encoded UTF-8) for a password a header cannot carry as is (spaces at either end, characters beyond Latin-1); checked at most 5 times per account in 15 minutes (then 429)",
   })
   @ApiResponse({ status: 200, type: PublisherView })
   @ApiResponse({

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
+  decodeHeaderText,
   generateApiKey,
   sha256Hex,
   type IssuedApiKey,
@@ -100,12 +101,15 @@ export class PublishersService {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
+      const password = decodeHeaderText(confirmPassword);
+      if (password === undefined)
+        throw unauthorized("X-Confirm-Password is not a valid UTF-8'' ext-value (RFC 8187: percent-encoded UTF-8)");
       await this.spendAttempt(
         `confirm-password-${publisher.id}`,
         PASSWORD_CONFIRMATIONS,
         'X-Confirm-Password checks for this account',
       );
-      if (!(await verifyPassword(confirmPassword, publisher.passwordHash)))
+      if (!(await verifyPassword(password, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
     const updated = await this.db.prisma.publisher.update({

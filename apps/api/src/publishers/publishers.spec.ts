@@ -1,4 +1,4 @@
-import { sha256Hex } from '@crawlgate/core';
+import { encodeHeaderText, sha256Hex } from '@crawlgate/core';
 import { freshIp, registerPublisher } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { PublishersService } from './publishers.service';
@@ -248,6 +248,23 @@ describe('publishers API', () => {
         expect(taken.status).toBe(200);
         expect(taken.body.payout_address).toBe(payout);
       }
+    });
+
+    it('takes X-Confirm-Password as an RFC 8187 ext-value, so a password with spaces at its ends or letters beyond Latin-1 can confirm', async () => {
+      const password = ' пароль с пробелом ';
+      const publisher = await registerPublisher(app, { password });
+      const confirmWith = (value: string) =>
+        app.call('PATCH', '/v1/publishers/me', {
+          body: { payout_address: payout },
+          headers: { ...publisher.auth, 'x-confirm-password': value },
+        });
+      const malformed = await confirmWith("UTF-8''%E0%A4");
+      expect(malformed.status).toBe(401);
+      expect(malformed.body.detail).toMatch(/X-Confirm-Password/);
+      expect((await confirmWith(encodeHeaderText('not the password'))).status).toBe(401);
+      const confirmed = await confirmWith(encodeHeaderText(password));
+      expect(confirmed.status).toBe(200);
+      expect(confirmed.body.payout_address).toBe(payout);
     });
 
     it('lets a key holder try 5 passwords per publisher in 15 minutes, whatever the key or address it comes from', async () => {

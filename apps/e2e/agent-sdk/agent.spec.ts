@@ -312,6 +312,68 @@ describe('@crawlgate/agent', () => {
     expect(events).toEqual([expect.objectContaining({ mode: 'transfer', priceUsd: '0.01' })]);
   });
 
+  it('posts a transfer’s proof again on the next fetch when its answer was lost, instead of sending a second transfer', async () => {
+    // The network loses the API's answer to the first proof (sent and settled at the API, never read here).
+    let lostOne = false;
+    const losingProofAnswers: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (lostOne || init?.method !== 'POST' || !String(input).endsWith('/verify')) return response;
+      lostOne = true;
+      await response.arrayBuffer();
+      throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+    };
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    await fundEth(gated.app, wallet.address);
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      payMode: 'transfer',
+      networks: localUsdc(),
+      rpcUrl: gated.app.chain.rpcUrl,
+      pollingIntervalMs: 20,
+      fetch: losingProofAnswers,
+    });
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
+    await expect(agent.fetch(`${siteUrl}/article/proof-lost`, asBot)).rejects.toThrow();
+    expect(lostOne).toBe(true);
+    const again = await agent.fetch(`${siteUrl}/article/proof-lost`, asBot);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe('content of /article/proof-lost');
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+  });
+
+  it('sends no second transfer for a page while the first one’s proof still gets no answer', async () => {
+    const losingEveryProofAnswer: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method !== 'POST' || !String(input).endsWith('/verify')) return response;
+      await response.arrayBuffer();
+      throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+    };
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    await fundEth(gated.app, wallet.address);
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      payMode: 'transfer',
+      networks: localUsdc(),
+      rpcUrl: gated.app.chain.rpcUrl,
+      pollingIntervalMs: 20,
+      fetch: losingEveryProofAnswer,
+    });
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
+    await expect(agent.fetch(`${siteUrl}/article/proof-never`, asBot)).rejects.toThrow();
+    await expect(agent.fetch(`${siteUrl}/article/proof-never`, asBot)).rejects.toMatchObject({
+      reason: 'transfer_unproven',
+    });
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01' });
+  });
+
   it('signs its transfer proof through a WalletClient too', async () => {
     const wallet = newWallet();
     await fundUsdc(gated.app, wallet.address, '1');

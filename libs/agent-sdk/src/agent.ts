@@ -49,6 +49,7 @@ import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { TokenCache } from './token-cache';
+import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
 import { markingUnsent, wasUnsent } from './unsent';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
@@ -286,6 +287,7 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
+  const unproven = new UnprovenTransfers();
   const inflight = new Map<string, Promise<Shared>>();
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
 
@@ -480,6 +482,28 @@ export function createAgent(options: AgentOptions): Agent {
       throw new UnsupportedPaymentError(
         `${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`,
       );
+    // A transfer already sent for this page whose proof got no answer: proven now, or this page waits for it.
+    const page = TokenCache.key(new URL(url));
+    const earlier = unproven.get(page);
+    if (earlier) {
+      const answered = await postProof(earlier.verifyUrl, earlier.proof).catch(() => undefined);
+      const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
+      if (token) {
+        unproven.forget(page);
+        report(url, offer, null, 'transfer');
+        return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
+      }
+      if (!answered || isUnanswered(answered.status)) {
+        await answered?.body?.cancel().catch(() => undefined);
+        throw new PaymentFailedError(
+          url,
+          'transfer_unproven',
+          'a transfer this agent sent for the page is not proven yet (its verify_url does not answer); retry later rather than pay twice',
+        );
+      }
+      // Refused for good (its gate expired, the proof judged): what that transfer bought is lost; this page is paid anew.
+      unproven.forget(page);
+    }
     // The transfer goes to whatever chain the RPC is: it must be the one the site asks to be paid on.
     const chainId = await payer.chain().wallet.getChainId();
     if (chainId !== offer.chainId)
@@ -505,7 +529,30 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
     };
     const proof = JSON.stringify(request);
-    // No redirect is followed: the proof goes to the URL the gate named, nowhere else (a 3xx fails below).
+    const keepUnproven = () =>
+      unproven.keep(page, { verifyUrl, proof, until: Date.now() + offer.maxTimeoutSeconds * 1000 });
+    let verified: Response;
+    try {
+      verified = await postProof(verifyUrl, proof);
+    } catch (error) {
+      keepUnproven();
+      throw error;
+    }
+    if (isUnanswered(verified.status)) keepUnproven();
+    const answer = verifyAnswerOf(await jsonOf(verified));
+    if (verified.status !== 200 || !answer.accessToken)
+      throw new PaymentFailedError(
+        url,
+        answer.reason ?? `verify_${verified.status}`,
+        answer.detail ?? `sent ${txHash}, but the gate was not opened`,
+      );
+    report(url, offer, txHash, 'transfer');
+    return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
+  }
+
+  /** A transfer's proof posted to its gate's verify_url, waiting out a settlement still pending (202). */
+  async function postProof(verifyUrl: string, proof: string): Promise<Response> {
+    // No redirect is followed: the proof goes to the URL the gate named, nowhere else (a 3xx is a failure).
     const post = () =>
       http(verifyUrl, {
         method: 'POST',
@@ -518,15 +565,7 @@ export function createAgent(options: AgentOptions): Agent {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
       verified = await post();
     }
-    const answer = verifyAnswerOf(await jsonOf(verified));
-    if (verified.status !== 200 || !answer.accessToken)
-      throw new PaymentFailedError(
-        url,
-        answer.reason ?? `verify_${verified.status}`,
-        answer.detail ?? `sent ${txHash}, but the gate was not opened`,
-      );
-    report(url, offer, txHash, 'transfer');
-    return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
+    return verified;
   }
 
   /**

@@ -1,0 +1,30 @@
+import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
+
+describe('UnprovenTransfers', () => {
+  const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
+
+  it('gives back a page’s transfer until its gate’s end, then drops it', () => {
+    const unproven = new UnprovenTransfers();
+    unproven.keep('https://site.example/a', transfer(1_000));
+    expect(unproven.get('https://site.example/a', 999)).toEqual(transfer(1_000));
+    expect(unproven.get('https://site.example/b', 999)).toBeUndefined();
+    expect(unproven.get('https://site.example/a', 1_000)).toBeUndefined();
+    expect(unproven.get('https://site.example/a', 0)).toBeUndefined();
+  });
+
+  it('forgets a page on demand, and keeps at most 1,000 pages, the oldest dropped first', () => {
+    const unproven = new UnprovenTransfers();
+    for (let i = 0; i <= 1_000; i++) unproven.keep(`page-${i}`, transfer(10));
+    expect(unproven.get('page-0', 0)).toBeUndefined();
+    expect(unproven.get('page-1', 0)).toBeDefined();
+    unproven.forget('page-1');
+    expect(unproven.get('page-1', 0)).toBeUndefined();
+  });
+});
+
+describe('isUnanswered', () => {
+  it('is a 202, 408, 429 or 5xx: anything else judged the proof', () => {
+    expect([202, 408, 429, 500, 503].map(isUnanswered)).toEqual([true, true, true, true, true]);
+    expect([200, 307, 400, 402, 404, 409].map(isUnanswered)).toEqual([false, false, false, false, false, false]);
+  });
+});

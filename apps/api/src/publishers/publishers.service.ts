@@ -50,8 +50,11 @@ export class PublishersService {
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
-    // The password wins over any key: written whatever key is current.
-    return this.issueApiKey(publisher.id, {});
+    // The password wins over any key: written whatever key is current, but only while that password
+    // still stands (a password change racing this login must not leave the old password's key working).
+    const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
+    if (!issued) throw unauthorized('Invalid email or password');
+    return issued;
   }
 
   /**
@@ -59,8 +62,10 @@ export class PublishersService {
    * rotation racing a login (or another rotation) never undoes it, so a stolen key cannot outlast
    * the owner's login by rotating at the same moment.
    */
-  rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
-    return this.issueApiKey(publisher.id, { apiKeyHash: publisher.apiKeyHash });
+  async rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
+    const issued = await this.issueApiKey(publisher.id, { apiKeyHash: publisher.apiKeyHash });
+    if (!issued) throw unauthorized('This API key was replaced meanwhile; use the current one or log in');
+    return issued;
   }
 
   /**
@@ -76,21 +81,27 @@ export class PublishersService {
     );
     if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
       throw unauthorized('current_password does not match');
-    return this.issueApiKey(publisher.id, {}, { passwordHash: await hashPassword(input.new_password) });
+    // Written only while the password just checked still stands: of two changes racing, one wins.
+    const issued = await this.issueApiKey(
+      publisher.id,
+      { passwordHash: publisher.passwordHash },
+      { passwordHash: await hashPassword(input.new_password) },
+    );
+    if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
+    return issued;
   }
 
   private async issueApiKey(
     id: string,
-    ifStill: { apiKeyHash?: string },
+    ifStill: { apiKeyHash?: string; passwordHash?: string },
     alongside: { passwordHash?: string } = {},
-  ): Promise<IssuedApiKey> {
+  ): Promise<IssuedApiKey | null> {
     const apiKey = generateApiKey();
     const { count } = await this.db.prisma.publisher.updateMany({
       where: { id, ...ifStill },
       data: { ...alongside, apiKeyHash: sha256Hex(apiKey) },
     });
-    if (count === 0) throw unauthorized('This API key was replaced meanwhile; use the current one or log in');
-    return { publisher_id: id, api_key: apiKey };
+    return count === 0 ? null : { publisher_id: id, api_key: apiKey };
   }
 
   async update(
@@ -112,8 +123,9 @@ export class PublishersService {
       if (!(await verifyPassword(password, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
-    const updated = await this.db.prisma.publisher.update({
-      where: { id: publisher.id },
+    // A payout change is written only while the password it was confirmed with still stands.
+    const { count } = await this.db.prisma.publisher.updateMany({
+      where: { id: publisher.id, ...(changesPayout ? { passwordHash: publisher.passwordHash } : {}) },
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(changesPayout
@@ -121,7 +133,8 @@ export class PublishersService {
           : {}),
       },
     });
-    return publisherView(updated);
+    if (count === 0) throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
+    return publisherView(await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.id } }));
   }
 
   /** 429 beyond `budget`, before any password is looked at; counted in the shared limits storage. */

@@ -329,6 +329,34 @@ describe('publishers API', () => {
       expect((await login('a new long password')).status).toBe(200);
     });
 
+    it('issues no key to a login whose password changed while it was checked: the change wins', async () => {
+      // A leaked password's holder logging in as the owner changes it must not keep a working key.
+      const publisher = await registerPublisher(app);
+      const rows = app.database.prisma.publisher;
+      const realUpdateMany = rows.updateMany.bind(rows);
+      let changed: Awaited<ReturnType<TestApp['call']>> | undefined;
+      // The owner's change lands between the login's password check and its write of the new key.
+      const write = jest.spyOn(rows, 'updateMany').mockImplementationOnce((async (args: never) => {
+        changed = await app.call('POST', '/v1/publishers/me/password', {
+          body: { current_password: publisher.password, new_password: 'the owner’s new password' },
+          headers: { ...publisher.auth, 'x-forwarded-for': freshIp() },
+        });
+        return realUpdateMany(args);
+      }) as never);
+      try {
+        const login = await app.call('POST', '/v1/publishers/login', {
+          body: { email: publisher.email, password: publisher.password },
+          headers: { 'x-forwarded-for': freshIp() },
+        });
+        expect(changed?.status).toBe(200);
+        expect(login.status).toBe(401);
+        const owner = { authorization: `Bearer ${changed!.body.api_key}` };
+        expect((await app.call('GET', '/v1/publishers/me', { headers: owner })).status).toBe(200);
+      } finally {
+        write.mockRestore();
+      }
+    });
+
     it('counts a password change against the same 5 password checks per publisher as a payout change', async () => {
       const publisher = await registerPublisher(app);
       for (let i = 0; i < 5; i++) {

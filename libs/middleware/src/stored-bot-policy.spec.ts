@@ -154,6 +154,15 @@ describe('refreshBotPolicy', () => {
     expect([action(GPTBOT, next.effective), action(AHREFS, next.effective)]).toEqual(['allow', 'block']);
   });
 
+  it('keeps the last good policy when a later answer carries none (an older API during a rollout, a proxy rewriting it)', () => {
+    // Never a fail-open: dropping the stored policy would serve free the bots it charges or blocks.
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const good = refreshBotPolicy(undefined, stored({ bots: { AhrefsBot: 'charge' }, version: 3 }), undefined, warn);
+    expect(refreshBotPolicy(good, undefined, undefined, warn)).toBe(good);
+    expect(warnings).toEqual(['the API sent no stored bot policy; keeping the one loaded before']);
+  });
+
   it('reads a policy again only when its version moves', () => {
     const first = refreshBotPolicy(
       undefined,

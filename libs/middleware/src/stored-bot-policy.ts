@@ -48,7 +48,12 @@ export function refreshBotPolicy(
   code: BotPolicy | undefined,
   warn: (message: string) => void,
 ): StoredBotPolicy {
-  if (stored === undefined) return { version: undefined, effective: code };
+  if (stored === undefined) {
+    // An API that stores no policy: the code's alone. After one was read, its absence is no reason to drop it.
+    if (previous?.version === undefined) return { version: undefined, effective: code };
+    warn('the API sent no stored bot policy; keeping the one loaded before');
+    return previous;
+  }
   const version = isPlainObject(stored) ? (stored as Untrusted<BotPolicyOffer>).version : undefined;
   if (previous && previous.version !== undefined && previous.version === version) return previous;
   const read = readStoredBotPolicy(stored);

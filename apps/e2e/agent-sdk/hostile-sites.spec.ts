@@ -794,6 +794,20 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
   });
 
+  it('counts a payment whose paid request a caller’s retrying fetch hid: the site had it, though the last attempt could not connect', async () => {
+    // The agent sees one call that failed at connect; the caller's fetch had sent the payment before.
+    const retrying: typeof fetch = (input, init) => fetch(input, init).catch(() => fetch(input, init));
+    const site = await startSite((request, response, self) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.socket?.destroy();
+      void self.close();
+    });
+    const agent = agentWith({ budgetUsd: '0.001', fetch: retrying });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+  });
+
   it('counts a payment whose paid request was redirected to a host that refuses connections: the site had it', async () => {
     const gone = await startSite((_, response) => void response.end());
     await gone.close();

@@ -389,7 +389,8 @@ export function createAgent(options: AgentOptions): Agent {
       }
     } catch (error) {
       // The first send reached no server: the authorization never left this process, nobody can settle it.
-      if (answer === undefined && wasUnsent(error)) {
+      // Judged on the agent's own transport only: a caller's fetch may have sent it, then retried.
+      if (answer === undefined && !options.fetch && wasUnsent(error)) {
         mark('free');
         throw error;
       }

@@ -51,6 +51,10 @@ beforeAll(async () => {
   // Paying visitors are sent on: within the site (to a page with a price of its own), or to another site.
   app.get('/short/:id', (request, response) => response.redirect(302, `/full/${request.params.id}`));
   app.get('/away/:id', (_, response) => response.redirect(302, `${landing.url}/landing`));
+  // The site's canonical URL: the same page without its query (the gate prices and opens the path alone).
+  app.get('/canon/:id', (request, response, next) =>
+    request.url.includes('?') ? response.redirect(301, request.path) : next(),
+  );
   app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -99,6 +103,15 @@ describe('a paid answer that redirects is what the payment bought', () => {
     expect(events.map((event) => event.url)).toEqual([`${siteUrl}/short/1`, `${siteUrl}/full/1`]);
     expect(agent.spent()).toMatchObject({ usd: '0.02', payments: 2 });
     expect(await transfers()).toBe(before + 2);
+  });
+
+  it('reads the page in the same fetch when its paid answer redirects to that same page (a canonical URL)', async () => {
+    const { agent, events } = await fundedAgent();
+    const before = await transfers();
+    const page = await agent.fetch(`${siteUrl}/canon/1?ref=feed`, asBot);
+    expect([page.status, await page.text()]).toEqual([200, 'content of /canon/1']);
+    expect(events).toHaveLength(1);
+    expect(await transfers()).toBe(before + 1);
   });
 
   it('keeps the token of a page whose paid answer redirects to another site, and sends it nothing', async () => {

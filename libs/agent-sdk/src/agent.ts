@@ -298,8 +298,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth) : undefined;
   // What it throws is marked when it surely never reached a server (wasUnsent): a payment it carried never left.
-  const send = (hop: Hop, extra: Record<string, string> = {}) =>
-    markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign));
+  const send = (hop: Hop, extra: Record<string, string> = {}, onAnswer?: (answer: Response) => void) =>
+    markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign, onAnswer));
 
   /**
    * Pays for the page behind `challenge` and returns the paid response and the token it carried.
@@ -909,7 +909,12 @@ export function createAgent(options: AgentOptions): Agent {
     const retry: Retry = (extra) => {
       // A token a retry carries is the page's, bought by a payment: kept before the read, which may fail too.
       if (extra[TOKEN_HEADER]) tokens.set(key, (bought = extra[TOKEN_HEADER]));
-      return send(hop, extra);
+      // So is one the answer carries, kept before its redirect is followed: a redirect back to the page
+      // (its canonical URL) then carries it.
+      return send(hop, extra, (answer) => {
+        const token = answer.headers.get(TOKEN_HEADER);
+        if (token) tokens.set(key, (bought = token));
+      });
     };
     // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
     let challenge = first;

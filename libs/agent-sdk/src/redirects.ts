@@ -82,6 +82,8 @@ export async function follow(
   extra: Record<string, string>,
   bound: (url: URL) => Record<string, string>,
   sign?: HopSigner,
+  /** Given the answer to `start` itself before any redirect of it is followed (a paid answer's token is kept then). */
+  onAnswer?: (answer: Response) => void,
 ): Promise<Followed> {
   let hop = start;
   let answer: Response | undefined;
@@ -104,7 +106,10 @@ export async function follow(
       body: hop.body,
       redirect: 'manual',
     });
-    answer ??= response;
+    if (!answer) {
+      answer = response;
+      onAnswer?.(answer);
+    }
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null || hop.redirect === 'manual')
       return { answer, response, hop, sent: headers, plainHttp };

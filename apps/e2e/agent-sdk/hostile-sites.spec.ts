@@ -776,6 +776,26 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(agent.spent()).toMatchObject({ micros: 1000n });
   });
 
+  it('stops waiting on a verify_url that never answers when the caller aborts, and so do fetches waiting on that payment', async () => {
+    const hung: ServerResponse[] = [];
+    const verifier = await startSite((_, response) => void hung.push(response));
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) return void response.socket?.destroy();
+      askWithVerifyUrl(response, `${verifier.url}/v1/gates/gate_1/verify`);
+    });
+    const agent = agentWith();
+    try {
+      const outcomes = await Promise.allSettled(
+        [1, 2].map(() => agent.fetch(`${site.url}/page`, { signal: AbortSignal.timeout(1_000) })),
+      );
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      expect(paymentsSent(site)).toHaveLength(1);
+      expect(verifier.seen).toHaveLength(1);
+    } finally {
+      for (const response of hung) response.socket?.destroy();
+    }
+  }, 20_000);
+
   it('spends nothing, and asks no verify_url, when the paid request could not connect: the authorization never left', async () => {
     const verifier = await startSite((_, response) => {
       response

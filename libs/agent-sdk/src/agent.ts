@@ -48,6 +48,7 @@ import { readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
+import { untilAborted, withTimeout } from './abort';
 import { TokenCache } from './token-cache';
 import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
 import { markingUnsent, wasUnsent } from './unsent';
@@ -200,6 +201,8 @@ const TOKEN_HEADER = 'x-crawlgate-token';
 type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
+/** Each post to a gate's verify_url: the API answers a settlement within its own timeout, or 202. */
+const VERIFY_POST_TIMEOUT_MS = 30_000;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
 /** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
@@ -311,6 +314,7 @@ export function createAgent(options: AgentOptions): Agent {
     challenge: Response,
     retry: Retry,
     spent: () => void,
+    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -350,8 +354,8 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       const result =
         mode === 'transfer'
-          ? await payByTransfer(url, offer, retry, () => mark('spent'))
-          : await payByAuthorization(url, offer, retry, mark);
+          ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
+          : await payByAuthorization(url, offer, retry, mark, signal);
       return result;
     } finally {
       if (outcome === 'spent') spent();
@@ -368,6 +372,7 @@ export function createAgent(options: AgentOptions): Agent {
     offer: Offer,
     retry: Retry,
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+    signal: AbortSignal | undefined,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
@@ -395,7 +400,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       }
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
-      return readWithTokenOfPayment(url, offer, value, retry, error);
+      return readWithTokenOfPayment(url, offer, value, retry, error, signal);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     if (answer.status === 402 || settlement?.success === false) {
@@ -415,7 +420,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
-      return readWithTokenOfPayment(url, offer, value, retry, pending);
+      return readWithTokenOfPayment(url, offer, value, retry, pending, signal);
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
@@ -423,7 +428,7 @@ export function createAgent(options: AgentOptions): Agent {
       // The site failed once its gate had taken the payment, or maybe before: with the token the
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
-      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
+      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value, signal) : undefined;
       if (token) ({ response } = await retry({ [TOKEN_HEADER]: token }));
     }
     return { response, token };
@@ -441,8 +446,9 @@ export function createAgent(options: AgentOptions): Agent {
     header: string,
     retry: Retry,
     failure: unknown,
+    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token: string }> {
-    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header) : undefined;
+    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header, signal) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
     return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
@@ -453,18 +459,16 @@ export function createAgent(options: AgentOptions): Agent {
    * still pending as the site's 503 is waited out; undefined when the API refuses it or cannot be
    * asked. Still pending after the retries: the settlement may land, so this fails as the 503 does.
    */
-  async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
+  async function tokenOfPayment(
+    url: string,
+    verifyUrl: string,
+    header: string,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
     const body = JSON.stringify({ payment: decodeBase64Json(header) });
-    // No redirect is followed: the payment goes to the URL the gate named, nowhere else.
-    const post = () =>
-      http(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body, redirect: 'manual' });
     let verified: Response;
     try {
-      verified = await post();
-      for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
-        await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
-        verified = await post();
-      }
+      verified = await postToVerifyUrl(verifyUrl, body, signal);
     } catch {
       return undefined;
     }
@@ -477,7 +481,13 @@ export function createAgent(options: AgentOptions): Agent {
     return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
   }
 
-  async function payByTransfer(url: string, offer: Offer, retry: Retry, markCharged: () => void) {
+  async function payByTransfer(
+    url: string,
+    offer: Offer,
+    retry: Retry,
+    markCharged: () => void,
+    signal: AbortSignal | undefined,
+  ) {
     const { verifyUrl, gateRef } = offer;
     if (!verifyUrl || !gateRef)
       throw new UnsupportedPaymentError(
@@ -487,7 +497,7 @@ export function createAgent(options: AgentOptions): Agent {
     const page = TokenCache.key(new URL(url));
     const earlier = unproven.get(page);
     if (earlier) {
-      const answered = await postProof(earlier.verifyUrl, earlier.proof).catch(() => undefined);
+      const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof, signal).catch(() => undefined);
       const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
       if (token) {
         unproven.forget(page);
@@ -534,7 +544,7 @@ export function createAgent(options: AgentOptions): Agent {
       unproven.keep(page, { verifyUrl, proof, until: Date.now() + offer.maxTimeoutSeconds * 1000 });
     let verified: Response;
     try {
-      verified = await postProof(verifyUrl, proof);
+      verified = await postToVerifyUrl(verifyUrl, proof, signal);
     } catch (error) {
       keepUnproven();
       throw error;
@@ -551,19 +561,25 @@ export function createAgent(options: AgentOptions): Agent {
     return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
   }
 
-  /** A transfer's proof posted to its gate's verify_url, waiting out a settlement still pending (202). */
-  async function postProof(verifyUrl: string, proof: string): Promise<Response> {
-    // No redirect is followed: the proof goes to the URL the gate named, nowhere else (a 3xx is a failure).
+  /**
+   * A payment or a transfer's proof posted to its gate's verify_url, waiting out a settlement still
+   * pending (202). No redirect is followed: it goes to the URL the gate named, nowhere else (a 3xx is
+   * a failure). Each post ends at the caller's abort or after VERIFY_POST_TIMEOUT_MS, whichever
+   * comes first: a verify_url that never answers holds no fetch for good.
+   */
+  async function postToVerifyUrl(verifyUrl: string, body: string, signal: AbortSignal | undefined): Promise<Response> {
     const post = () =>
       http(verifyUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: proof,
+        body,
         redirect: 'manual',
+        signal: withTimeout(signal, VERIFY_POST_TIMEOUT_MS),
       });
     let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
+      signal?.throwIfAborted();
       verified = await post();
     }
     return verified;
@@ -926,7 +942,8 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const running = inflight.get(key);
     if (running) {
-      const shared = await running;
+      // Waited for within the caller's own abort: the payment's fetch may wait on its gate a while.
+      const shared = await untilAborted(running, hop.init.signal ?? undefined);
       if (shared.token) return (await retry({ [TOKEN_HEADER]: shared.token })).response;
       // Paid (or maybe), and no token came of it, not even from the gate's verify_url: paying again
       // could pay twice for the page, so this fetch fails as that one did.
@@ -939,7 +956,13 @@ export function createAgent(options: AgentOptions): Agent {
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
     try {
-      const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true));
+      const { response, token } = await pay(
+        hop.url.href,
+        challenge,
+        retry,
+        () => (spent = true),
+        hop.init.signal ?? undefined,
+      );
       if (token) tokens.set(key, token);
       done({ token });
       return response;

@@ -63,6 +63,7 @@ describe('@crawlgate/agent', () => {
       payMode?: 'authorization' | 'transfer';
       budgetFile?: string;
       wallet?: ReturnType<typeof newWallet>;
+      fetch?: typeof fetch;
     } = {},
   ) {
     const wallet = options.wallet ?? newWallet();
@@ -78,6 +79,7 @@ describe('@crawlgate/agent', () => {
       rpcUrl: gated.app.chain.rpcUrl,
       pollingIntervalMs: 20,
       onPayment: (event) => events.push(event),
+      fetch: options.fetch,
     });
     return { wallet, agent, events };
   }
@@ -312,32 +314,28 @@ describe('@crawlgate/agent', () => {
     expect(events).toEqual([expect.objectContaining({ mode: 'transfer', priceUsd: '0.01' })]);
   });
 
-  it('posts a transfer’s proof again on the next fetch when its answer was lost, instead of sending a second transfer', async () => {
-    // The network loses the API's answer to the first proof (sent and settled at the API, never read here).
-    let lostOne = false;
-    const losingProofAnswers: typeof fetch = async (input, init) => {
+  /** fetch as the network gives it, but the API's answers to the first `count` transfer proofs are lost (the proof itself arrives). */
+  function losingProofAnswers(count: number): typeof fetch {
+    let left = count;
+    return async (input, init) => {
       const response = await fetch(input, init);
-      if (lostOne || init?.method !== 'POST' || !String(input).endsWith('/verify')) return response;
-      lostOne = true;
+      if (left === 0 || init?.method !== 'POST' || !String(input).endsWith('/verify')) return response;
+      left--;
       await response.arrayBuffer();
       throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
     };
-    const wallet = newWallet();
-    await fundUsdc(gated.app, wallet.address, '1');
-    await fundEth(gated.app, wallet.address);
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '1',
-      payMode: 'transfer',
-      networks: localUsdc(),
-      rpcUrl: gated.app.chain.rpcUrl,
-      pollingIntervalMs: 20,
-      fetch: losingProofAnswers,
-    });
+  }
+
+  async function transferAgent(fetchWith: typeof fetch) {
+    const funded = await fundedAgent({ payMode: 'transfer', fetch: fetchWith });
+    await fundEth(gated.app, funded.wallet.address);
+    return funded.agent;
+  }
+
+  it('posts a transfer’s proof again on the next fetch when its answer was lost, instead of sending a second transfer', async () => {
+    const agent = await transferAgent(losingProofAnswers(1));
     const before = (await transfersTo(gated.app, gated.payTo)).length;
-    await expect(agent.fetch(`${siteUrl}/article/proof-lost`, asBot)).rejects.toThrow();
-    expect(lostOne).toBe(true);
+    await expect(agent.fetch(`${siteUrl}/article/proof-lost`, asBot)).rejects.toThrow('fetch failed');
     const again = await agent.fetch(`${siteUrl}/article/proof-lost`, asBot);
     expect(again.status).toBe(200);
     expect(await again.text()).toBe('content of /article/proof-lost');
@@ -346,27 +344,9 @@ describe('@crawlgate/agent', () => {
   });
 
   it('sends no second transfer for a page while the first one’s proof still gets no answer', async () => {
-    const losingEveryProofAnswer: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      if (init?.method !== 'POST' || !String(input).endsWith('/verify')) return response;
-      await response.arrayBuffer();
-      throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
-    };
-    const wallet = newWallet();
-    await fundUsdc(gated.app, wallet.address, '1');
-    await fundEth(gated.app, wallet.address);
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '1',
-      payMode: 'transfer',
-      networks: localUsdc(),
-      rpcUrl: gated.app.chain.rpcUrl,
-      pollingIntervalMs: 20,
-      fetch: losingEveryProofAnswer,
-    });
+    const agent = await transferAgent(losingProofAnswers(Infinity));
     const before = (await transfersTo(gated.app, gated.payTo)).length;
-    await expect(agent.fetch(`${siteUrl}/article/proof-never`, asBot)).rejects.toThrow();
+    await expect(agent.fetch(`${siteUrl}/article/proof-never`, asBot)).rejects.toThrow('fetch failed');
     await expect(agent.fetch(`${siteUrl}/article/proof-never`, asBot)).rejects.toMatchObject({
       reason: 'transfer_unproven',
     });

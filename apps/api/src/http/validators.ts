@@ -40,31 +40,31 @@ export function IsPathPattern(options?: ValidationOptions): PropertyDecorator {
 }
 
 export function IsEvmAddressString(options?: ValidationOptions): PropertyDecorator {
-  return (target, property) =>
-    registerDecorator({
-      name: 'evmAddress',
-      target: target.constructor,
-      propertyName: String(property),
-      options,
-      validator: {
-        validate: (value) => isEvmAddress(value),
-        defaultMessage: () => 'Must be an EVM address: 0x followed by 40 hexadecimal characters',
-      },
-    });
+  return evmAddressDecorator(isEvmAddress, 'Must be an EVM address: 0x followed by 40 hexadecimal characters', options);
 }
 
+/** An address to pay a publisher at (core's isPayoutAddress). */
 export function IsPayoutAddressString(options?: ValidationOptions): PropertyDecorator {
+  return evmAddressDecorator(
+    isPayoutAddress,
+    'Must be an EVM address (0x followed by 40 hexadecimal characters), not the zero address; in mixed case, its EIP-55 checksum must hold',
+    options,
+  );
+}
+
+/** Both address checks answer as one constraint ("evmAddress", an evm_address 422 item). */
+function evmAddressDecorator(
+  validate: (value: unknown) => boolean,
+  message: string,
+  options: ValidationOptions | undefined,
+): PropertyDecorator {
   return (target, property) =>
     registerDecorator({
       name: 'evmAddress',
       target: target.constructor,
       propertyName: String(property),
       options,
-      validator: {
-        validate: (value) => isPayoutAddress(value),
-        defaultMessage: () =>
-          'Must be an EVM address (0x followed by 40 hexadecimal characters), not the zero address; in mixed case, its EIP-55 checksum must hold',
-      },
+      validator: { validate, defaultMessage: () => message },
     });
 }
 

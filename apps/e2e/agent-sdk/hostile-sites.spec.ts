@@ -19,6 +19,7 @@ import {
   PaymentNotAllowedError,
   UnsupportedPaymentError,
   type AgentOptions,
+  type UnconfirmedPaymentEvent,
 } from '../../../libs/agent-sdk/src';
 
 /*
@@ -698,10 +699,16 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
       if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
       response.socket?.destroy();
     });
-    const agent = agentWith({ budgetUsd: '0.001' });
+    const unconfirmed: UnconfirmedPaymentEvent[] = [];
+    const agent = agentWith({ budgetUsd: '0.001', onUnconfirmedPayment: (event) => unconfirmed.push(event) });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toThrow();
+    // Said to the caller, who would otherwise see only a dropped connection.
+    expect(unconfirmed).toEqual([
+      expect.objectContaining({ url: `${site.url}/one`, amount: '1000', payTo: PAY_TO, status: 'unknown' }),
+    ]);
     await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
     expect(paymentsSent(site)).toHaveLength(1);
+    expect(unconfirmed).toHaveLength(1);
   });
 
   it('keeps a refused authorization reserved: the site holds it and could still settle it', async () => {
@@ -717,9 +724,13 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
         })
         .end('{}');
     });
-    const agent = agentWith({ budgetUsd: '0.001' });
+    const unconfirmed: UnconfirmedPaymentEvent[] = [];
+    const agent = agentWith({ budgetUsd: '0.001', onUnconfirmedPayment: (event) => unconfirmed.push(event) });
     await expect(agent.fetch(`${site.url}/one`)).rejects.toMatchObject({ name: 'PaymentFailedError' });
-    expect(agent.spent()).toMatchObject({ micros: 0n, payments: 0, remainingUsd: '0' });
+    expect(agent.spent()).toMatchObject({ micros: 0n, payments: 0, remainingUsd: '0', reservedUsd: '0.001' });
+    expect(unconfirmed).toEqual([
+      expect.objectContaining({ url: `${site.url}/one`, priceUsd: '0.001', payTo: PAY_TO, status: 'held' }),
+    ]);
     // No second authorization: the budget is the most a site can take, refusals included.
     await expect(agent.fetch(`${site.url}/two`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
     expect(paymentsSent(site)).toHaveLength(1);

@@ -119,6 +119,7 @@ describe('@crawlgate/mcp over a real MCP client', () => {
       spent_usd: '0.001',
       payments: 1,
       budget_usd: '1',
+      held_usd: '0',
       remaining_usd: '0.999',
       max_price_usd: '0.005',
       pages: [
@@ -126,6 +127,8 @@ describe('@crawlgate/mcp over a real MCP client', () => {
           url: page,
           spent_usd: '0.001',
           payments: 1,
+          unconfirmed_usd: '0',
+          held_usd: '0',
           last_paid_at: expect.any(String),
           last_tx_hash: first.structured!.paid.tx_hash,
         },
@@ -257,17 +260,28 @@ describe('@crawlgate/mcp over a real MCP client', () => {
     });
   });
 
-  it('reports a payment the site refused as payment_failed with its reason: nothing spent, its price held', async () => {
+  it('reports a payment the site refused, whose signed authorization it holds, as payment_unconfirmed with its reason: nothing spent, its price held', async () => {
     mcp = await connect(envFor(site, await fundedKey(site, '0')));
-    const refused = await mcp.call('fetch_page', { url: `${site.url}/cheap/broke` });
+    const url = `${site.url}/cheap/broke`;
+    const refused = await mcp.call('fetch_page', { url });
     expect(refused).toMatchObject({
       isError: true,
-      json: { error: { code: 'payment_failed', reason: 'insufficient_funds' } },
+      json: {
+        error: {
+          code: 'payment_unconfirmed',
+          payment_status: 'held',
+          reason: 'insufficient_funds',
+          price_usd: '0.001',
+          pay_to: site.gated.payTo,
+        },
+      },
     });
     expect((await mcp.call('spending')).structured).toMatchObject({
       spent_usd: '0',
       payments: 0,
+      held_usd: '0.001',
       remaining_usd: '0.999',
+      pages: [{ url, spent_usd: '0', held_usd: '0.001' }],
     });
   });
 

@@ -44,7 +44,7 @@ import {
   PriceTooHighError,
   UnsupportedPaymentError,
 } from './errors';
-import { readOffers, type Offer } from './offers';
+import { exactOffers, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
@@ -91,6 +91,12 @@ export interface AgentOptions {
   apiUrl?: string;
   /** Called after every payment. */
   onPayment?: (payment: PaymentEvent) => void;
+  /**
+   * Called when an exact payment left the agent and the fetch fails with no payment confirmed:
+   * the site refused it but holds the signed authorization, or the answer never came. In the
+   * async context of the fetch that paid (as onPayment), before that fetch rejects.
+   */
+  onUnconfirmedPayment?: (payment: UnconfirmedPaymentEvent) => void;
   fetch?: typeof fetch;
   /** How often to poll for a transfer's receipt. */
   pollingIntervalMs?: number;
@@ -142,6 +148,23 @@ export interface PaymentEvent {
   channelId?: string;
 }
 
+/** An exact payment that left the agent without being confirmed (onUnconfirmedPayment). */
+export interface UnconfirmedPaymentEvent {
+  url: string;
+  priceUsd: string;
+  amount: string;
+  network: string;
+  payTo: string;
+  payer: string;
+  mode: 'authorization' | 'transfer';
+  /**
+   * "held": the site refused it but holds a signed authorization it could settle until it
+   * expires; reserved in the budget (not spent) until the chain says what became of it.
+   * "unknown": it went out (or may have) and no answer says whether it was taken; counted as spent.
+   */
+  status: 'held' | 'unknown';
+}
+
 /** A batch-settlement channel as the agent keeps it; amounts in atomic units (micro-USD). */
 export interface ChannelSummary {
   channelId: Hex;
@@ -153,9 +176,18 @@ export interface ChannelSummary {
   withdrawing: boolean;
 }
 
+/** fetch's options, and a limit of this request's own. */
+export interface AgentRequestInit extends RequestInit {
+  /**
+   * The most this request may pay for its page, in USD: a limit below `maxPriceUsd` for one
+   * request (to hold a payment to a price quoted before, say). A higher one changes nothing.
+   */
+  maxPriceUsd?: string | number;
+}
+
 export interface Agent {
   /** fetch, except that a 402 within the limits is paid and the request retried. */
-  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  fetch(input: string | URL | Request, init?: AgentRequestInit): Promise<Response>;
   /** Spending as this process last saw it in the budget store (no I/O). */
   spent(): BudgetSummary;
   /** Spending read from the budget store now, other processes' included. */
@@ -314,6 +346,7 @@ export function createAgent(options: AgentOptions): Agent {
     challenge: Response,
     retry: Retry,
     spent: () => void,
+    maxPrice: bigint,
     signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
@@ -323,19 +356,19 @@ export function createAgent(options: AgentOptions): Agent {
         offers.filter((o) => o.scheme === BATCH_SETTLEMENT_SCHEME && batch.escrows.has(o.batch!.escrow.toLowerCase())),
         allowed,
       );
-    const exactOffers = offers.filter((o) => o.scheme === 'exact');
+    const exact = exactOffers(offers);
     if (voucherOffer) {
-      const paid = await payByVoucher(url, voucherOffer, retry);
+      const paid = await payByVoucher(url, voucherOffer, retry, maxPrice);
       if (paid !== NO_CHANNEL_PLACE) return paid;
       // A new channel would be one too many: this page is paid exact, or not at all.
-      if (!firstAllowed(exactOffers, allowed))
+      if (!firstAllowed(exact, allowed))
         throw new PaymentFailedError(
           url,
           'channel_limit',
           `this agent holds deposits in ${batch!.maxChannels} channels already (batchSettlement.maxChannels) and ${new URL(url).origin} offers no exact payment it may make; withdraw or refund one first, or raise maxChannels`,
         );
     }
-    const offer = chooseOffer(url, exactOffers, allowed);
+    const offer = chooseOffer(url, exact, allowed);
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
@@ -351,14 +384,18 @@ export function createAgent(options: AgentOptions): Agent {
       outcome = next;
       heldHeader = header;
     };
+    let confirmed = false;
     try {
       const result =
         mode === 'transfer'
           ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
           : await payByAuthorization(url, offer, retry, mark, signal);
+      confirmed = true;
       return result;
     } finally {
       if (outcome === 'spent') spent();
+      // Failing, with the payment out of the agent's hands: said before the fetch rejects.
+      if (!confirmed && outcome !== 'free') reportUnconfirmed(url, offer, outcome === 'held' ? 'held' : 'unknown');
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
@@ -595,6 +632,7 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: Retry,
+    maxPrice: bigint,
   ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
@@ -909,7 +947,23 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  async function agentFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  function reportUnconfirmed(url: string, offer: Offer, status: UnconfirmedPaymentEvent['status']) {
+    options.onUnconfirmedPayment?.({
+      url,
+      priceUsd: formatMicrosUsd(offer.amount),
+      amount: offer.amount.toString(),
+      network: offer.network,
+      payTo: offer.payTo,
+      payer: payer.address,
+      mode,
+      status,
+    });
+  }
+
+  async function agentFetch(input: string | URL | Request, agentInit?: AgentRequestInit): Promise<Response> {
+    const { maxPriceUsd: requestMax, ...init } = agentInit ?? {};
+    // Checked before anything is sent: a limit that is no amount is the caller's mistake, not the site's.
+    const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_PRICE_MICROS, 'maxPriceUsd');
     const { response: first, hop, sent, plainHttp } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
     if (plainHttp && !options.payOverHttp) {
@@ -950,17 +1004,19 @@ export function createAgent(options: AgentOptions): Agent {
       if (shared.spent) throw shared.spent.error;
       // Nothing paid (a refusal, a failure before the payment left), or a site that sells each
       // request: this fetch pays for itself, from the start (each round's first tries, so it ends).
-      return agentFetch(input, init);
+      return agentFetch(input, agentInit);
     }
     let done!: (shared: Shared) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
     try {
+      const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
       const { response, token } = await pay(
         hop.url.href,
         challenge,
         retry,
         () => (spent = true),
+        limit,
         hop.init.signal ?? undefined,
       );
       if (token) tokens.set(key, token);

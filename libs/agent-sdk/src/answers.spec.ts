@@ -7,7 +7,15 @@ import {
   type PaymentRejection,
   type SettleResponse,
 } from '@crawlgate/core';
-import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
+import {
+  errorDetailOf,
+  isAgentPaymentPage,
+  isAgentProfile,
+  MAX_SITE_TEXT,
+  refusalOf,
+  settlementOf,
+  verifyAnswerOf,
+} from './answers';
 
 const PROFILE: AgentProfile = {
   address: '0x' + 'Ab'.repeat(20),
@@ -75,6 +83,19 @@ describe('refusalOf and verifyAnswerOf', () => {
       expect(refusalOf(body)).toEqual({});
       expect(verifyAnswerOf(body)).toEqual({});
     }
+  });
+
+  it("keeps at most MAX_SITE_TEXT characters of a site's reason, detail or errorReason", () => {
+    const long = 'x'.repeat(400_000);
+    const cut = `${'x'.repeat(MAX_SITE_TEXT - 1)}…`;
+    expect(refusalOf({ reason: long, detail: long })).toEqual({ reason: cut, detail: cut });
+    expect(verifyAnswerOf({ detail: long })).toEqual({ detail: cut });
+    expect(errorDetailOf({ detail: long })).toBe(cut);
+    expect(settlementOf(encodeBase64Json({ success: false, errorReason: long }))).toEqual({
+      success: false,
+      errorReason: cut,
+    });
+    expect(refusalOf({ reason: 'x'.repeat(MAX_SITE_TEXT) })).toEqual({ reason: 'x'.repeat(MAX_SITE_TEXT) });
   });
 
   it('shows an API error detail only when it is a sentence', () => {

@@ -19,6 +19,18 @@ import {
   type SettleResponse,
 } from '@crawlgate/core';
 
+/**
+ * The most characters of a site's own words (a refusal's reason and detail, a settlement's
+ * errorReason) the agent keeps: they go into PaymentFailedError's message, and on into logs and
+ * the assistants an agent answers; a site could otherwise send a megabyte of them.
+ */
+export const MAX_SITE_TEXT = 200;
+
+/** `text` as the agent keeps a site's words: at most MAX_SITE_TEXT characters, marked when cut. */
+export function siteText(text: string): string {
+  return text.length <= MAX_SITE_TEXT ? text : `${text.slice(0, MAX_SITE_TEXT - 1)}…`;
+}
+
 /** The part of x402's settlement header (SettleResponse) the agent acts on. */
 export type Settlement = Partial<Pick<SettleResponse, 'success' | 'errorReason' | 'transaction'>>;
 
@@ -28,7 +40,7 @@ export function settlementOf(header: string | null): Settlement | undefined {
   if (!body) return undefined;
   return {
     ...(typeof body.success === 'boolean' ? { success: body.success } : {}),
-    ...(typeof body.errorReason === 'string' ? { errorReason: body.errorReason } : {}),
+    ...(typeof body.errorReason === 'string' ? { errorReason: siteText(body.errorReason) } : {}),
     ...(typeof body.transaction === 'string' ? { transaction: body.transaction } : {}),
   };
 }
@@ -39,8 +51,8 @@ export type Refusal = Partial<Pick<PaymentRejection, 'reason' | 'detail'>>;
 export function refusalOf(body: unknown): Refusal {
   const rejection = untrusted<PaymentRejection>(body);
   return {
-    ...(typeof rejection?.reason === 'string' ? { reason: rejection.reason } : {}),
-    ...(typeof rejection?.detail === 'string' ? { detail: rejection.detail } : {}),
+    ...(typeof rejection?.reason === 'string' ? { reason: siteText(rejection.reason) } : {}),
+    ...(typeof rejection?.detail === 'string' ? { detail: siteText(rejection.detail) } : {}),
   };
 }
 
@@ -53,7 +65,7 @@ export function verifyAnswerOf(body: unknown): Refusal & { accessToken?: string 
 /** An API error's detail when it is a sentence (a 422's list is not shown). */
 export function errorDetailOf(body: unknown): string | undefined {
   const detail = untrusted<ApiErrorBody>(body)?.detail;
-  return typeof detail === 'string' ? detail : undefined;
+  return typeof detail === 'string' ? siteText(detail) : undefined;
 }
 
 const PROFILE: FieldKinds<AgentProfile> = {

@@ -9,7 +9,13 @@ describe('Budget', () => {
     await budget.settle(first!, false);
     const second = await budget.reserve(6_000n);
     await budget.settle(second!, true);
-    expect(budget.summary()).toEqual({ usd: '0.006', micros: 6_000n, payments: 1, remainingUsd: '0.004' });
+    expect(budget.summary()).toEqual({
+      usd: '0.006',
+      micros: 6_000n,
+      payments: 1,
+      remainingUsd: '0.004',
+      reservedUsd: '0',
+    });
     expect(await budget.reserve(4_001n)).toBeNull();
     expect(await budget.reserve(4_000n)).not.toBeNull();
   });
@@ -24,7 +30,13 @@ describe('Budget', () => {
     const budget = new Budget(10_000n);
     await budget.settle((await budget.reserve(6_000n))!, true);
     await budget.credit(4_000n);
-    expect(budget.summary()).toEqual({ usd: '0.002', micros: 2_000n, payments: 1, remainingUsd: '0.008' });
+    expect(budget.summary()).toEqual({
+      usd: '0.002',
+      micros: 2_000n,
+      payments: 1,
+      remainingUsd: '0.008',
+      reservedUsd: '0',
+    });
     await budget.credit(5_000n);
     expect(budget.summary()).toMatchObject({ micros: 0n, remainingUsd: '0.01' });
   });

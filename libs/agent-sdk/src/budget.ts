@@ -6,6 +6,11 @@ export interface BudgetSummary {
   micros: bigint;
   payments: number;
   remainingUsd: string;
+  /**
+   * Reserved, neither spent nor free: payments under way, and signed authorizations sites refused
+   * but still hold (they could settle them until they expire).
+   */
+  reservedUsd: string;
 }
 
 /**
@@ -60,6 +65,7 @@ export class Budget {
       micros: state.spentMicros,
       payments: state.payments,
       remainingUsd: formatMicrosUsd(this.remainingOf(state)),
+      reservedUsd: formatMicrosUsd(state.reservedMicros),
     };
   }
 }

@@ -2,15 +2,17 @@ export {
   createAgent,
   type Agent,
   type AgentOptions,
+  type AgentRequestInit,
   type BatchSettlementOptions,
   type ChannelSummary,
   type PaymentEvent,
+  type UnconfirmedPaymentEvent,
 } from './agent';
 export type { WithdrawalStep } from './withdrawals';
 export type { HeldOutcome } from './held-authorizations';
 /** What profile() and payments() answer: the Crawlgate API's agent endpoints, as @crawlgate/core defines them. */
 export type { AgentPayment, AgentPaymentPage, AgentProfile, PageQuery } from '@crawlgate/core';
-export type { AllowedAsset, AllowedNetwork } from './allow-list';
+export { allowList, firstAllowed, type Allowed, type AllowedAsset, type AllowedNetwork } from './allow-list';
 export {
   BudgetExceededError,
   InsecureConnectionError,
@@ -20,7 +22,8 @@ export {
   UnsupportedPaymentError,
   type RefusedOffer,
 } from './errors';
-export type { Offer } from './offers';
+/** How the agent reads a 402's offers and picks the one it pays: for a quote that agrees with the payment. */
+export { chainIdOf, exactOffers, readOffers, type Offer } from './offers';
 export type { BudgetSummary } from './budget';
 export { createMemoryBudgetStore, type BudgetState, type BudgetStore, type Reservation } from './budget-store';
 export { createFileBudgetStore, type FileBudgetStoreOptions } from './file-budget-store';

@@ -198,10 +198,16 @@ function base(
   };
 }
 
+/** The offers the agent pays one page at a time ("exact"), in the order it considers them. */
+export function exactOffers(offers: readonly Offer[]): Offer[] {
+  return offers.filter((offer) => offer.scheme === 'exact');
+}
+
 /** Named x402 networks through core's registry; any CAIP-2 `eip155:<id>` directly. */
 export function chainIdOf(network: unknown): number | null {
   if (typeof network !== 'string') return null;
-  const caip = /^eip155:(\d+)$/.exec(network);
+  // A chain id past 15 digits is no safe integer: no chain the agent could pay on.
+  const caip = /^eip155:(\d{1,15})$/.exec(network);
   if (caip) return Number(caip[1]);
   return findNetworkByX402(network)?.chainId ?? null;
 }

@@ -1,5 +1,5 @@
-import type { PaymentEvent } from '@crawlgate/agent';
-import { PaymentLedger } from './payments-ledger';
+import type { PaymentEvent, UnconfirmedPaymentEvent } from '@crawlgate/agent';
+import { PaymentLedger, PaymentUnconfirmedError } from './payments-ledger';
 
 const event = (url: string, amount: string, txHash: string | null = null): PaymentEvent => ({
   url,
@@ -9,6 +9,16 @@ const event = (url: string, amount: string, txHash: string | null = null): Payme
   payer: '0x1',
   txHash,
   mode: 'authorization',
+});
+const unconfirmed = (url: string, status: UnconfirmedPaymentEvent['status']): UnconfirmedPaymentEvent => ({
+  url,
+  amount: '1000',
+  priceUsd: '0.001',
+  network: 'base',
+  payTo: '0x2',
+  payer: '0x1',
+  mode: 'authorization',
+  status,
 });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -25,6 +35,8 @@ describe('PaymentLedger', () => {
           url: 'https://a.example/1',
           spent_usd: '0.002',
           payments: 2,
+          unconfirmed_usd: '0',
+          held_usd: '0',
           last_paid_at: '2026-01-01T00:00:02.000Z',
           last_tx_hash: '0xb',
         },
@@ -32,6 +44,8 @@ describe('PaymentLedger', () => {
           url: 'https://a.example/2',
           spent_usd: '0.0025',
           payments: 1,
+          unconfirmed_usd: '0',
+          held_usd: '0',
           last_paid_at: '2026-01-01T00:00:01.000Z',
           last_tx_hash: null,
         },
@@ -58,5 +72,35 @@ describe('PaymentLedger', () => {
     expect(two.payments.map((payment) => payment.url)).toEqual(['https://a.example/2']);
     expect(none.payments).toEqual([]);
     expect(one.value).toBe('https://a.example/1');
+  });
+
+  it('lists what left unconfirmed by page, and fails the call that sent it saying so', async () => {
+    const ledger = new PaymentLedger(() => new Date(Date.UTC(2026, 0, 1)));
+    ledger.record(event('https://a.example/1', '1000', '0xa'));
+    const lost = new TypeError('fetch failed');
+    const failing = ledger.during(async () => {
+      ledger.recordUnconfirmed(unconfirmed('https://a.example/1', 'unknown'));
+      throw lost;
+    });
+    await expect(failing).rejects.toEqual(expect.any(PaymentUnconfirmedError));
+    await failing.catch((error: PaymentUnconfirmedError) => {
+      expect(error.cause).toBe(lost);
+      expect(error.payment.status).toBe('unknown');
+    });
+    ledger.recordUnconfirmed(unconfirmed('https://a.example/2', 'held'));
+    ledger.recordUnconfirmed(unconfirmed('https://a.example/2', 'held'));
+    expect(ledger.pages(10).pages).toEqual([
+      expect.objectContaining({ url: 'https://a.example/2', spent_usd: '0', payments: 0, held_usd: '0.002' }),
+      expect.objectContaining({
+        url: 'https://a.example/1',
+        spent_usd: '0.001',
+        payments: 1,
+        unconfirmed_usd: '0.001',
+        held_usd: '0',
+        last_tx_hash: '0xa',
+      }),
+    ]);
+    // A failure with nothing sent is the failure itself.
+    await expect(ledger.during(() => Promise.reject(lost))).rejects.toBe(lost);
   });
 });

@@ -1,12 +1,18 @@
 import { formatMicrosUsd } from '@crawlgate/core';
-import type { PaymentEvent } from '@crawlgate/agent';
+import type { PaymentEvent, UnconfirmedPaymentEvent } from '@crawlgate/agent';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** What one page has cost this session. */
 export interface PageSpend {
   url: string;
+  /** Confirmed payments. */
   spent_usd: string;
   payments: number;
+  /** Payments that left with no answer saying whether they were taken: the budget counts them as spent. */
+  unconfirmed_usd: string;
+  /** Signed authorizations the site refused but holds: reserved from the budget until they expire (or are settled). */
+  held_usd: string;
+  /** When a payment for the page last left, confirmed or not. */
   last_paid_at: string;
   last_tx_hash: string | null;
 }
@@ -14,42 +20,71 @@ export interface PageSpend {
 interface PageEntry {
   micros: bigint;
   payments: number;
+  unconfirmedMicros: bigint;
+  heldMicros: bigint;
   lastPaidAt: Date;
   lastTxHash: string | null;
 }
 
 /**
- * Every payment the agent made, by page, and which tool call made each. The agent reports
- * payments through one `onPayment` callback for all calls; the call that paid is the one whose
- * async context the callback runs in (the agent pays inside the fetch that met the 402), so two
- * tool calls running at once each see only their own payment, and a call that waited on another's
- * payment for the same page sees none.
+ * A fetch that failed after its payment left the agent: `cause` is why it failed, `payment` the
+ * payment whose fate is unknown, or which the site holds.
+ */
+export class PaymentUnconfirmedError extends Error {
+  override readonly name = 'PaymentUnconfirmedError';
+  constructor(
+    override readonly cause: unknown,
+    readonly payment: UnconfirmedPaymentEvent,
+  ) {
+    super(`the payment for ${payment.url} left, unconfirmed`);
+  }
+}
+
+interface CallPayments {
+  payments: PaymentEvent[];
+  unconfirmed: UnconfirmedPaymentEvent[];
+}
+
+/**
+ * Every payment the agent made, by page, and which tool call made each: confirmed ones
+ * (`onPayment`) and those that left unconfirmed (`onUnconfirmedPayment`). The agent reports them
+ * through one callback each for all calls; the call that paid is the one whose async context the
+ * callback runs in (the agent pays inside the fetch that met the 402), so two tool calls running
+ * at once each see only their own payment, and a call that waited on another's payment for the
+ * same page sees none.
  */
 export class PaymentLedger {
   private readonly byPage = new Map<string, PageEntry>();
-  private readonly currentCall = new AsyncLocalStorage<PaymentEvent[]>();
+  private readonly currentCall = new AsyncLocalStorage<CallPayments>();
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
   /** The agent's onPayment. */
   record(event: PaymentEvent): void {
-    const before = this.byPage.get(event.url);
-    // Re-inserted, so the map stays ordered from the least to the most recently paid page.
-    this.byPage.delete(event.url);
-    this.byPage.set(event.url, {
-      micros: (before?.micros ?? 0n) + BigInt(event.amount),
-      payments: (before?.payments ?? 0) + 1,
-      lastPaidAt: this.now(),
-      lastTxHash: event.txHash,
-    });
-    this.currentCall.getStore()?.push(event);
+    this.add(event.url, { micros: BigInt(event.amount), payments: 1, lastTxHash: event.txHash });
+    this.currentCall.getStore()?.payments.push(event);
   }
 
-  /** Runs `work` and returns what it paid. */
+  /** The agent's onUnconfirmedPayment. */
+  recordUnconfirmed(event: UnconfirmedPaymentEvent): void {
+    const micros = BigInt(event.amount);
+    this.add(event.url, event.status === 'held' ? { heldMicros: micros } : { unconfirmedMicros: micros });
+    this.currentCall.getStore()?.unconfirmed.push(event);
+  }
+
+  /**
+   * Runs `work` and returns what it paid. When it fails after a payment left unconfirmed, it
+   * fails with a PaymentUnconfirmedError saying so.
+   */
   async during<T>(work: () => Promise<T>): Promise<{ value: T; payments: PaymentEvent[] }> {
-    const payments: PaymentEvent[] = [];
-    const value = await this.currentCall.run(payments, work);
-    return { value, payments };
+    const call: CallPayments = { payments: [], unconfirmed: [] };
+    try {
+      const value = await this.currentCall.run(call, work);
+      return { value, payments: call.payments };
+    } catch (error) {
+      const left = call.unconfirmed.at(-1);
+      throw left ? new PaymentUnconfirmedError(error, left) : error;
+    }
   }
 
   /** The `limit` most recently paid pages, newest first, and how many pages were paid in all. */
@@ -60,10 +95,26 @@ export class PaymentLedger {
         url,
         spent_usd: formatMicrosUsd(entry.micros),
         payments: entry.payments,
+        unconfirmed_usd: formatMicrosUsd(entry.unconfirmedMicros),
+        held_usd: formatMicrosUsd(entry.heldMicros),
         last_paid_at: entry.lastPaidAt.toISOString(),
         last_tx_hash: entry.lastTxHash,
       })),
       total: this.byPage.size,
     };
+  }
+
+  private add(url: string, more: Partial<Omit<PageEntry, 'lastPaidAt'>>): void {
+    const before = this.byPage.get(url);
+    // Re-inserted, so the map stays ordered from the least to the most recently paid page.
+    this.byPage.delete(url);
+    this.byPage.set(url, {
+      micros: (before?.micros ?? 0n) + (more.micros ?? 0n),
+      payments: (before?.payments ?? 0) + (more.payments ?? 0),
+      unconfirmedMicros: (before?.unconfirmedMicros ?? 0n) + (more.unconfirmedMicros ?? 0n),
+      heldMicros: (before?.heldMicros ?? 0n) + (more.heldMicros ?? 0n),
+      lastPaidAt: this.now(),
+      lastTxHash: more.lastTxHash !== undefined ? more.lastTxHash : (before?.lastTxHash ?? null),
+    });
   }
 }

@@ -3,14 +3,15 @@
  * answers when, and how a quote stands against the limits.
  */
 
-import { encodeBase64Json } from '@crawlgate/core';
+import { encodeBase64Json, NETWORKS } from '@crawlgate/core';
 import { readConfig } from './config';
-import { quotePrice } from './quote';
+import { MAX_OFFERS_LISTED, quotePrice } from './quote';
 import { refusalOf } from './refusals';
 import { createWalletSession } from './session';
 
 const ASSET = '0x036CbD53842c5426634e7929541eC2318f3dCF7e'; // USDC on Base Sepolia
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const DOMAIN = { name: NETWORKS['base-sepolia'].usdc.name, version: NETWORKS['base-sepolia'].usdc.version };
 const ENV = {
   CRAWLGATE_WALLET_KEY: `0x${'1'.repeat(64)}`,
   CRAWLGATE_MAX_PRICE_USD: '0.005',
@@ -28,7 +29,7 @@ const v2 = (amount: string, network = 'eip155:84532') =>
   encodeBase64Json({
     x402Version: 2,
     resource: { url: 'x' },
-    accepts: [{ scheme: 'exact', network, amount, asset: ASSET, payTo: PAY_TO, maxTimeoutSeconds: 60 }],
+    accepts: [{ scheme: 'exact', network, amount, asset: ASSET, payTo: PAY_TO, maxTimeoutSeconds: 60, extra: DOMAIN }],
   });
 
 /** A session whose requests go to `site`, which records what it was asked. */
@@ -52,9 +53,11 @@ describe('quotePrice', () => {
       status: 402,
       free: false,
       price_usd: '0.01',
+      pay_to: PAY_TO,
       offers: [
         { x402_version: 2, network: 'eip155:84532', asset: ASSET, pay_to: PAY_TO, amount: '10000', price_usd: '0.01' },
       ],
+      offers_total: 1,
       within_max_price: false,
       within_budget: true,
       network_allowed: true,
@@ -67,8 +70,8 @@ describe('quotePrice', () => {
   it('prices by the offer the agent may pay when the first is on another network', async () => {
     const header = encodeBase64Json({
       accepts: [
-        { scheme: 'exact', network: 'eip155:8453', amount: '1', asset: ASSET, payTo: PAY_TO },
-        { scheme: 'exact', network: 'eip155:84532', amount: '3000', asset: ASSET, payTo: PAY_TO },
+        { scheme: 'exact', network: 'eip155:8453', amount: '1', asset: ASSET, payTo: PAY_TO, extra: DOMAIN },
+        { scheme: 'exact', network: 'eip155:84532', amount: '3000', asset: ASSET, payTo: PAY_TO, extra: DOMAIN },
       ],
     });
     const { session } = sessionFor(() => new Response(null, { status: 402, headers: { 'payment-required': header } }));
@@ -76,7 +79,19 @@ describe('quotePrice', () => {
       price_usd: '0.003',
       within_max_price: true,
       network_allowed: true,
+      offers: [{ amount: '3000' }, { amount: '1' }],
     });
+  });
+
+  it('lists at most MAX_OFFERS_LISTED offers, the one priced first, and counts them all', async () => {
+    const other = { scheme: 'exact', network: 'eip155:8453', amount: '1', asset: ASSET, payTo: PAY_TO, extra: DOMAIN };
+    const payable = { ...other, network: 'eip155:84532', amount: '3000' };
+    const header = encodeBase64Json({ accepts: [...Array(2000).fill(other), payable] });
+    const { session } = sessionFor(() => new Response(null, { status: 402, headers: { 'payment-required': header } }));
+    const quote = await quotePrice(session, new URL('https://a.example/p'), 'page');
+    expect(quote).toMatchObject({ price_usd: '0.003', offers_total: 2001, network_allowed: true });
+    expect(quote.offers).toHaveLength(MAX_OFFERS_LISTED);
+    expect(quote.offers[0]).toMatchObject({ amount: '3000' });
   });
 
   it('calls a page that answers without asking for payment free, whatever its status', async () => {

@@ -20,9 +20,13 @@ export interface Quote {
   /** The page's status when it was asked (402 when it named a price); null when only pay.json was read. */
   status: number | null;
   free: boolean;
-  /** What fetch_page would pay: the first offer the agent may pay, else the first offer; "0" when free. */
+  /** What fetch_page would pay: the offer the agent would pay, else the first offer; "0" when free. */
   price_usd: string;
+  /** Who that price is paid to; null when free. */
+  pay_to: string | null;
+  /** The offers read, the one priced first; at most MAX_OFFERS_LISTED of them. */
   offers: QuotedOffer[];
+  offers_total: number;
   within_max_price: boolean;
   within_budget: boolean;
   /** Whether some offer is on a network and token the agent pays with. */
@@ -32,6 +36,8 @@ export interface Quote {
 }
 
 const TIMEOUT_MS = 30_000;
+/** A site may name thousands of offers: the assistant is shown the one priced and a few more. */
+export const MAX_OFFERS_LISTED = 10;
 /** pay.json with the API's 1,000 rules is about 100 kB. */
 const MAX_PAY_JSON_CHARS = 1_000_000;
 
@@ -39,8 +45,8 @@ export async function quotePrice(session: WalletSession, url: URL, source: Quote
   if (source === 'pay.json') return judged(session, url, 'pay.json', null, await publishedPrice(session, url));
   const response = await session.fetch(url, { headers: session.headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
   if (response.status === 402) {
-    const offers = await offersOf402(response);
-    if (offers.length > 0) return judged(session, url, 'page', 402, { free: false, offers });
+    const { offers, payable } = await offersOf402(response, session.allowed);
+    if (offers.length > 0) return judged(session, url, 'page', 402, { free: false, offers, payable });
   } else {
     discardBody(response);
     // Served (or refused for another reason than payment): nothing to pay. A 5xx could be hiding a price.
@@ -50,11 +56,7 @@ export async function quotePrice(session: WalletSession, url: URL, source: Quote
 }
 
 /** The price in the site's pay.json, as a quote's offers. */
-async function publishedPrice(
-  session: WalletSession,
-  url: URL,
-  pageStatus?: number,
-): Promise<{ free: boolean; offers: QuotedOffer[] }> {
+async function publishedPrice(session: WalletSession, url: URL, pageStatus?: number): Promise<Found> {
   const where = `${url.origin}/.well-known/pay.json`;
   const page = pageStatus === undefined ? '' : `the page answered ${pageStatus} without a price we can read, and `;
   const noPrice = (why: string) =>
@@ -76,7 +78,16 @@ async function publishedPrice(
   } catch (error) {
     throw noPrice(`${where}: ${(error as Error).message}`);
   }
-  return price.free ? { free: true, offers: [] } : { free: false, offers: [price.offer] };
+  if (price.free) return { free: true, offers: [] };
+  const payable = networkAllows(session.networks, price.offer) ? price.offer : undefined;
+  return { free: false, offers: [price.offer], payable };
+}
+
+/** What a quote found: the offers, and the one the agent would pay. */
+interface Found {
+  free: boolean;
+  offers: QuotedOffer[];
+  payable?: QuotedOffer;
 }
 
 /** The quote, with how it stands against the limits now. */
@@ -85,19 +96,22 @@ async function judged(
   url: URL,
   source: QuoteSource,
   status: number | null,
-  found: { free: boolean; offers: QuotedOffer[] },
+  found: Found,
 ): Promise<Quote> {
-  const payable = found.offers.find((offer) => networkAllows(session.networks, offer));
+  const { payable } = found;
   const chosen = payable ?? found.offers[0];
   const micros = chosen ? BigInt(chosen.amount) : 0n;
   const remaining = await session.remaining();
+  const others = found.offers.filter((offer) => offer !== chosen);
   return {
     url: url.href,
     source,
     status,
     free: found.free,
     price_usd: chosen?.price_usd ?? '0',
-    offers: found.offers,
+    pay_to: chosen?.pay_to ?? null,
+    offers: (chosen ? [chosen, ...others] : others).slice(0, MAX_OFFERS_LISTED),
+    offers_total: found.offers.length,
     within_max_price: micros <= session.maxPriceMicros,
     within_budget: micros <= remaining.micros,
     network_allowed: found.free || payable !== undefined,

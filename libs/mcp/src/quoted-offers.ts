@@ -1,23 +1,21 @@
 /*
- * The prices a 402 names, for quoting only: the x402 v2 PAYMENT-REQUIRED header's offers, then
- * the x402 v1 body's. Paying reads the same 402 again inside the agent, which checks far more
- * (EIP-712 domains, time limits); a quote needs the amount, the chain and token, and who is paid.
+ * The prices a 402 names, read as the agent reads them when it pays (its own readOffers: the x402
+ * v2 PAYMENT-REQUIRED header's offers, then the x402 v1 body's, each with the token's EIP-712
+ * domain), and the one it would pay chosen as it chooses (the first "exact" offer its networks
+ * allow, domain included). A quote that read the 402 its own way could name a price, or a payee,
+ * the payment never uses.
  */
 
+import { formatMicrosUsd, findNetworkByX402 } from '@crawlgate/core';
 import {
-  cappedJson,
-  decodeBase64Json,
-  findNetworkByX402,
-  formatMicrosUsd,
-  MAX_PAYMENT_ANSWER_BYTES,
-  untrusted,
-  type GateOffer,
-  type PaymentRequiredV2,
-  type PaymentRequirementsV1,
-  type PaymentRequirementsV2,
-  type Untrusted,
-} from '@crawlgate/core';
-import type { AllowedNetwork } from '@crawlgate/agent';
+  chainIdOf,
+  exactOffers,
+  firstAllowed,
+  readOffers,
+  type Allowed,
+  type AllowedNetwork,
+  type Offer,
+} from '@crawlgate/agent';
 
 export interface QuotedOffer {
   /** 1 (402 body), 2 (PAYMENT-REQUIRED header), or null (from pay.json). */
@@ -31,50 +29,34 @@ export interface QuotedOffer {
   price_usd: string;
 }
 
-/** What a quote reads of a requirement, named alike in x402 v1 and v2. */
-type Requirement = Untrusted<
-  Pick<PaymentRequirementsV1 & PaymentRequirementsV2, 'scheme' | 'network' | 'asset' | 'payTo'>
->;
-
-export async function offersOf402(response: Response): Promise<QuotedOffer[]> {
-  const header = response.headers.get('payment-required');
-  const v2 = header ? untrusted<PaymentRequiredV2>(decodeBase64Json(header)) : undefined;
-  // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`.
-  const body = untrusted<GateOffer>(await cappedJson(response, MAX_PAYMENT_ANSWER_BYTES));
-  return [
-    ...listOf<PaymentRequirementsV2>(v2?.accepts).map((r) => offer(2, r, r.amount)),
-    ...listOf<PaymentRequirementsV1>(body?.accepts).map((r) => offer(1, r, r.maxAmountRequired)),
-  ].filter((o): o is QuotedOffer => o !== null);
+export interface Offers402 {
+  /** Every offer the agent can read, v2 first. */
+  offers: QuotedOffer[];
+  /** The one of `offers` the agent would pay (within its networks; the price limits are not judged here), if any. */
+  payable: QuotedOffer | undefined;
 }
 
-function listOf<T>(value: unknown): Untrusted<T>[] {
-  return Array.isArray(value)
-    ? value.map((r: unknown) => untrusted<T>(r)).filter((r): r is Untrusted<T> => r !== undefined)
-    : [];
+export async function offersOf402(response: Response, allowed: readonly Allowed[]): Promise<Offers402> {
+  const read = exactOffers(await readOffers(response));
+  const offers = read.map(quoted);
+  const payable = firstAllowed(read, allowed);
+  return { offers, payable: payable && offers[read.indexOf(payable)] };
 }
 
-function offer(version: 1 | 2, r: Requirement, amount: unknown): QuotedOffer | null {
-  if (
-    r.scheme !== 'exact' ||
-    typeof r.network !== 'string' ||
-    typeof r.asset !== 'string' ||
-    typeof r.payTo !== 'string'
-  )
-    return null;
-  if (typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return null;
+function quoted(offer: Offer): QuotedOffer {
   return {
-    x402_version: version,
-    network: r.network,
-    asset: r.asset,
-    pay_to: r.payTo,
-    amount,
-    price_usd: formatMicrosUsd(BigInt(amount)),
+    x402_version: offer.version,
+    network: offer.network,
+    asset: offer.asset,
+    pay_to: offer.payTo,
+    amount: offer.amount.toString(),
+    price_usd: formatMicrosUsd(offer.amount),
   };
 }
 
 /**
- * Whether the agent's `networks` cover the offer's chain and token. (The agent also checks the
- * token's EIP-712 domain when it pays; a quote cannot see that refusal coming.)
+ * Whether the agent's `networks` cover a pay.json offer's chain and token. (pay.json names no
+ * EIP-712 domain: the page's own 402 is what the agent pays, and is judged when it pays.)
  */
 export function networkAllows(
   networks: readonly AllowedNetwork[],
@@ -86,9 +68,4 @@ export function networkAllows(
       typeof entry === 'string' ? { network: entry, asset: findNetworkByX402(entry)?.usdc.address } : entry;
     return chainId !== null && chainIdOf(network) === chainId && asset?.toLowerCase() === offer.asset.toLowerCase();
   });
-}
-
-function chainIdOf(network: string): number | null {
-  const caip = /^eip155:(\d+)$/.exec(network);
-  return caip ? Number(caip[1]) : (findNetworkByX402(network)?.chainId ?? null);
 }

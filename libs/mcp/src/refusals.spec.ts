@@ -7,6 +7,7 @@ import {
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
 import { PrivateAddressError } from '@crawlgate/middleware/node';
+import { PaymentUnconfirmedError } from './payments-ledger';
 import { refusalOf, ToolError } from './refusals';
 
 const URL_ = 'https://news.example/a';
@@ -49,6 +50,40 @@ describe('refusalOf', () => {
       code: 'unsupported_payment',
       message: 'no exact offer',
       url: URL_,
+    });
+  });
+
+  it('says a payment left, unconfirmed, with its price and payee, never that nothing was paid', () => {
+    const payment = {
+      url: URL_,
+      priceUsd: '0.001',
+      amount: '1000',
+      network: 'base',
+      payTo: '0x2',
+      payer: '0x1',
+      mode: 'authorization' as const,
+    };
+    const held = new PaymentUnconfirmedError(new PaymentFailedError(URL_, 'invalid_payment', 'no'), {
+      ...payment,
+      status: 'held',
+    });
+    expect(refusalOf(held)).toEqual({
+      code: 'payment_unconfirmed',
+      message: expect.stringContaining('holds its signed authorization'),
+      url: URL_,
+      payment_status: 'held',
+      reason: 'invalid_payment',
+      price_usd: '0.001',
+      amount: '1000',
+      pay_to: '0x2',
+      network: 'base',
+    });
+    const lost = new TypeError('fetch failed', { cause: { code: 'UND_ERR_SOCKET' } });
+    expect(refusalOf(new PaymentUnconfirmedError(lost, { ...payment, status: 'unknown' }))).toMatchObject({
+      code: 'payment_unconfirmed',
+      message: expect.stringContaining('counts as spent (fetch failed: UND_ERR_SOCKET)'),
+      payment_status: 'unknown',
+      reason: 'fetch_failed',
     });
   });
 

@@ -14,6 +14,7 @@ import {
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
 import { PrivateAddressError } from '@crawlgate/middleware/node';
+import { PaymentUnconfirmedError } from './payments-ledger';
 
 export type RefusalCode =
   | 'price_too_high'
@@ -22,6 +23,7 @@ export type RefusalCode =
   | 'insecure_connection'
   | 'private_network'
   | 'payment_failed'
+  | 'payment_unconfirmed'
   | 'unsupported_payment'
   | 'invalid_url'
   | 'fetch_failed'
@@ -50,6 +52,7 @@ export class ToolError extends Error {
 /** Any error a tool met, as a refusal; `url` is what the call was about. */
 export function refusalOf(error: unknown, url?: string): Refusal {
   const at = url === undefined ? {} : { url };
+  if (error instanceof PaymentUnconfirmedError) return unconfirmed(error, url);
   if (error instanceof ToolError) return { code: error.code, message: error.message, ...at, ...error.details };
   if (error instanceof PriceTooHighError)
     return {
@@ -92,6 +95,31 @@ export function refusalOf(error: unknown, url?: string): Refusal {
     code: 'internal_error',
     message: (error as { message?: unknown } | null)?.message?.toString() ?? String(error),
     ...at,
+  };
+}
+
+/**
+ * A fetch that failed after its payment left: the site holds a signed authorization it may still
+ * settle, or no answer said whether it was taken. Not "nothing was paid": the assistant must not
+ * take it for a refusal and pay again as if it cost nothing.
+ */
+function unconfirmed(error: PaymentUnconfirmedError, url: string | undefined): Refusal {
+  const { payment } = error;
+  const why = refusalOf(error.cause, url);
+  const what = `a payment of ${payment.priceUsd} USD to ${payment.payTo} for ${payment.url}`;
+  return {
+    code: 'payment_unconfirmed',
+    message:
+      payment.status === 'held'
+        ? `The site refused ${what}, but holds its signed authorization and could still settle it until it expires; it stays reserved from the budget until then (${why.message})`
+        : `${what} was sent and no answer says whether it was taken; it counts as spent (${why.message})`,
+    url: payment.url,
+    payment_status: payment.status,
+    reason: why.code === 'payment_failed' ? why.reason : why.code,
+    price_usd: payment.priceUsd,
+    amount: payment.amount,
+    pay_to: payment.payTo,
+    network: payment.network,
   };
 }
 

@@ -5,7 +5,14 @@
  */
 
 import { parseUsdAmount } from '@crawlgate/core';
-import { createAgent, createFileBudgetStore, type Agent, type AllowedNetwork } from '@crawlgate/agent';
+import {
+  allowList,
+  createAgent,
+  createFileBudgetStore,
+  type Agent,
+  type Allowed,
+  type AllowedNetwork,
+} from '@crawlgate/agent';
 import { publicAddressFetch } from '@crawlgate/middleware/node';
 import { ConfigError, type McpConfig } from './config';
 import { PaymentLedger } from './payments-ledger';
@@ -19,6 +26,8 @@ export interface WalletSession {
   maxPriceMicros: bigint;
   budgetUsd: string;
   networks: readonly AllowedNetwork[];
+  /** `networks` as the agent checks an offer against them (chain, token, EIP-712 domain): a quote chooses as it does. */
+  allowed: readonly Allowed[];
   /** Sent with every request to a site: who we are (a crawler, which sites charge) and what we read. */
   headers: Record<string, string>;
   maxChars: number;
@@ -79,6 +88,12 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
           `crawlgate-mcp: paid ${event.priceUsd} USD for ${event.url} on ${event.network}${event.txHash ? ` (tx ${event.txHash})` : ''}`,
         );
       },
+      onUnconfirmedPayment: (event) => {
+        ledger.recordUnconfirmed(event);
+        log(
+          `crawlgate-mcp: ${event.status === 'held' ? 'refused, but the site holds' : 'sent, no answer for'} a payment of ${event.priceUsd} USD to ${event.payTo} for ${event.url} on ${event.network}`,
+        );
+      },
     });
   } catch (error) {
     // The agent checks networks (known chains, asset addresses) itself: its refusal is a configuration problem.
@@ -96,6 +111,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
     maxPriceMicros: usdMicros(config.maxPriceUsd),
     budgetUsd: config.budgetUsd,
     networks: config.networks,
+    allowed: allowList(config.networks),
     headers: { 'user-agent': config.userAgent, accept: ACCEPT },
     maxChars: config.maxChars,
     fetch,

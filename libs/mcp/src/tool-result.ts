@@ -1,11 +1,12 @@
 /*
  * Every tool answers through here: success as structured content (with its JSON in a text block,
  * for hosts that read only text), failure as `isError: true` with `{error: {code, message, …}}`
- * in the text block. Nothing a tool does may throw past this, and nothing leaves it with the
- * wallet key in it.
+ * in the text block. Nothing a tool does may throw past this, nothing leaves it with the wallet
+ * key in it, and a refusal is short whatever a site put in it.
  */
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { bounded } from './bounded';
 import { redactJson } from './redact';
 import { refusalOf } from './refusals';
 import type { WalletSession } from './session';
@@ -25,7 +26,8 @@ export async function answer(
     const structured = await work();
     result = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (error) {
-    const refusal = refusalOf(error, about);
+    // Blanked before it is cut: a key cut in two would no longer be recognised.
+    const refusal = bounded(redactJson(refusalOf(error, about), session.redact));
     session.log(
       `crawlgate-mcp: ${tool}${about === undefined ? '' : ` ${about}`} refused: ${refusal.code}: ${refusal.message}`,
     );

@@ -26,10 +26,18 @@ export interface FetchedPage {
   remaining_usd: string;
 }
 
-/** Reads a page, paying within the limits; a refusal is thrown (the agent's errors). */
-export async function fetchPage(session: WalletSession, url: URL, maxChars: number): Promise<FetchedPage> {
+/**
+ * Reads a page, paying within the limits (and within `maxPriceUsd`, this call's own, when given);
+ * a refusal is thrown (the agent's errors).
+ */
+export async function fetchPage(
+  session: WalletSession,
+  url: URL,
+  maxChars: number,
+  maxPriceUsd?: string,
+): Promise<FetchedPage> {
   const { value: response, payments } = await session.ledger.during(() =>
-    session.agent.fetch(url, { headers: session.headers }),
+    session.agent.fetch(url, { headers: session.headers, ...(maxPriceUsd === undefined ? {} : { maxPriceUsd }) }),
   );
   const { text, truncated } = await readBodyText(response, maxChars);
   const payment = payments.at(-1);
@@ -64,7 +72,8 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         `it is paid in USDC from the configured wallet, within limits: at most ${session.maxPriceUsd} USD for one page and ${session.budgetUsd} USD ` +
         `while this server runs. A page already paid is read again on its access token without paying. Refusals (price_too_high, ` +
         `budget_exceeded, network_not_allowed, payment_failed, private_network for a URL on a loopback or private address, …) come back ` +
-        `as errors with a code; nothing is paid then. ` +
+        `as errors with a code; nothing is paid then. Except payment_unconfirmed: the payment left (price_usd to pay_to) and the site ` +
+        `holds it or never said whether it took it; it counts against the budget (see spending). ` +
         `Use quote_price first to see a price without paying.`,
       inputSchema: {
         url: z.string().describe('Absolute http(s) URL of the page'),
@@ -74,6 +83,13 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
           .positive()
           .optional()
           .describe(`The most characters of text to return (default and upper bound: ${session.maxChars})`),
+        max_price_usd: z
+          .string()
+          .regex(/^\d{1,7}(\.\d{1,6})?$/, 'a USD amount such as "0.002"')
+          .optional()
+          .describe(
+            `The most this call may pay, in USD, e.g. the price quote_price gave: a lower limit than the configured ${session.maxPriceUsd} (a higher one changes nothing); above it, price_too_high and nothing is paid`,
+          ),
       },
       outputSchema: {
         url: z.string(),
@@ -99,9 +115,14 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    ({ url, max_chars }) =>
+    ({ url, max_chars, max_price_usd }) =>
       answer(session, 'fetch_page', url, async () => ({
-        ...(await fetchPage(session, pageUrl(url), Math.min(max_chars ?? session.maxChars, session.maxChars))),
+        ...(await fetchPage(
+          session,
+          pageUrl(url),
+          Math.min(max_chars ?? session.maxChars, session.maxChars),
+          max_price_usd,
+        )),
       })),
   );
 }

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { pageUrl } from '../page-url';
-import { quotePrice } from '../quote';
+import { MAX_OFFERS_LISTED, quotePrice } from '../quote';
 import type { WalletSession } from '../session';
 import { answer } from '../tool-result';
 
@@ -36,7 +36,9 @@ export function registerQuotePrice(server: McpServer, session: WalletSession): v
         status: z.number().int().nullable(),
         free: z.boolean(),
         price_usd: z.string(),
-        offers: z.array(OFFER),
+        pay_to: z.string().nullable().describe('Who fetch_page would pay; null when free'),
+        offers: z.array(OFFER).describe(`The offers read, the one priced first; at most ${MAX_OFFERS_LISTED}`),
+        offers_total: z.number().int(),
         within_max_price: z.boolean(),
         within_budget: z.boolean(),
         network_allowed: z.boolean(),

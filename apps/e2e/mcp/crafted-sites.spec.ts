@@ -1,0 +1,236 @@
+/*
+ * Sites that lie to the MCP server: crafted x402 402s from a raw node:http server on loopback,
+ * which records every payment header it receives. No chain is involved: the server pays USDC on
+ * base by signed authorization, which the site "accepts" by answering 200. What the site received
+ * is the judge of what was signed, and whom to.
+ */
+
+import { decodeBase64Json, encodeBase64Json, NETWORKS, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { connect, type Connected } from './support';
+
+const BASE_USDC = NETWORKS.base.usdc.address!;
+const PAYEE_A = privateKeyToAccount(generatePrivateKey()).address;
+const PAYEE_B = privateKeyToAccount(generatePrivateKey()).address;
+const USDC_DOMAIN = { name: NETWORKS.base.usdc.name, version: NETWORKS.base.usdc.version };
+
+interface Authorization {
+  from: string;
+  to: string;
+  value: string;
+}
+
+const v1 = (overrides: Partial<PaymentRequirementsV1> = {}): PaymentRequirementsV1 => ({
+  scheme: 'exact',
+  network: 'base',
+  maxAmountRequired: '1000',
+  resource: 'http://site/page',
+  description: 'a page',
+  mimeType: 'text/html',
+  payTo: PAYEE_B,
+  maxTimeoutSeconds: 60,
+  asset: BASE_USDC,
+  extra: USDC_DOMAIN,
+  ...overrides,
+});
+
+/** A site whose every path answers `handle`; `authorizations` holds what each payment signed. */
+async function startSite(handle: (request: IncomingMessage, response: ServerResponse, paid: boolean) => void) {
+  const authorizations: Authorization[] = [];
+  const server = createServer((request, response) => {
+    const header = request.headers['x-payment'] ?? request.headers['payment-signature'];
+    const payment = typeof header === 'string' ? (decodeBase64Json(header) as any) : undefined;
+    if (payment?.payload?.authorization) authorizations.push(payment.payload.authorization);
+    request.resume().on('end', () => handle(request, response, payment !== undefined));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    authorizations,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+type Site = Awaited<ReturnType<typeof startSite>>;
+
+const json402 = (response: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
+  response.writeHead(402, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+describe('@crawlgate/mcp against crafted 402s', () => {
+  let mcp: Connected | undefined;
+  let site: Site | undefined;
+  afterEach(async () => {
+    await mcp?.close();
+    await site?.close();
+    mcp = site = undefined;
+  });
+
+  const env = {
+    CRAWLGATE_WALLET_KEY: generatePrivateKey(),
+    CRAWLGATE_MAX_PRICE_USD: '0.01',
+    CRAWLGATE_BUDGET_USD: '1',
+    CRAWLGATE_NETWORKS: 'base',
+    CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
+  };
+
+  it.each([
+    ['no extra', undefined],
+    ['a domain of its own', { name: 'Fake', version: '9' }],
+  ])(
+    'quotes what fetch_page then pays, to whom it pays, when the v2 header offers a lower price with %s',
+    async (_, extra) => {
+      // The header's cheaper offer is one the agent drops (no domain) or refuses (not USDC's domain).
+      const header = encodeBase64Json({
+        x402Version: 2,
+        resource: { url: 'http://site/page' },
+        accepts: [
+          {
+            scheme: 'exact',
+            network: 'eip155:8453',
+            amount: '1000',
+            asset: BASE_USDC,
+            payTo: PAYEE_A,
+            maxTimeoutSeconds: 60,
+            ...(extra ? { extra } : {}),
+          },
+        ],
+      });
+      site = await startSite((_request, response, paid) =>
+        paid
+          ? response.writeHead(200, { 'content-type': 'text/plain' }).end('the page')
+          : json402(
+              response,
+              { x402Version: 1, accepts: [v1({ maxAmountRequired: '10000' })] },
+              { 'payment-required': header },
+            ),
+      );
+      mcp = await connect(env);
+      const quote = await mcp.call('quote_price', { url: `${site.url}/split` });
+      const page = await mcp.call('fetch_page', { url: `${site.url}/split` });
+      expect(page.structured).toMatchObject({ status: 200, text: 'the page' });
+      expect(site.authorizations).toHaveLength(1);
+      expect(quote.structured).toMatchObject({
+        price_usd: page.structured!.paid.price_usd,
+        pay_to: site.authorizations[0].to,
+        network_allowed: true,
+        within_max_price: true,
+      });
+      expect(site.authorizations[0]).toMatchObject({ to: PAYEE_B, value: '10000' });
+    },
+  );
+
+  it('holds a payment to max_price_usd, a limit of the call below the configured one', async () => {
+    site = await startSite((_request, response, paid) =>
+      paid
+        ? response.writeHead(200, { 'content-type': 'text/plain' }).end('the page')
+        : json402(response, { x402Version: 1, accepts: [v1({ maxAmountRequired: '10000' })] }),
+    );
+    mcp = await connect(env);
+    const url = `${site.url}/dearer`;
+    expect(await mcp.call('fetch_page', { url, max_price_usd: '0.005' })).toMatchObject({
+      isError: true,
+      json: { error: { code: 'price_too_high', price_usd: '0.01', max_price_usd: '0.005' } },
+    });
+    expect(site.authorizations).toEqual([]);
+    // A limit above the configured one changes nothing: the configured one holds.
+    expect((await mcp.call('fetch_page', { url, max_price_usd: '1' })).structured).toMatchObject({
+      paid: { price_usd: '0.01' },
+    });
+    const notAnAmount = await mcp.client.callTool({ name: 'fetch_page', arguments: { url, max_price_usd: 'cheap' } });
+    expect(notAnAmount.isError).toBe(true);
+    expect(site.authorizations).toHaveLength(1);
+  });
+
+  it('says a payment whose answer was lost may have been paid, and lists it in spending', async () => {
+    site = await startSite((request, response, paid) =>
+      paid ? request.socket.destroy() : json402(response, { x402Version: 1, accepts: [v1()] }),
+    );
+    mcp = await connect(env);
+    const url = `${site.url}/drops`;
+    const page = await mcp.call('fetch_page', { url });
+    expect(site.authorizations).toHaveLength(1);
+    expect(page).toMatchObject({
+      isError: true,
+      json: {
+        error: {
+          code: 'payment_unconfirmed',
+          payment_status: 'unknown',
+          url,
+          price_usd: '0.001',
+          pay_to: PAYEE_B,
+          network: 'base',
+        },
+      },
+    });
+    expect((await mcp.call('spending')).structured).toMatchObject({
+      spent_usd: '0.001',
+      payments: 1,
+      held_usd: '0',
+      remaining_usd: '0.999',
+      pages: [{ url, spent_usd: '0', payments: 0, unconfirmed_usd: '0.001', held_usd: '0' }],
+    });
+  });
+
+  it('says a site that refuses each payment holds its signed authorization, and lists what it holds in spending', async () => {
+    site = await startSite((_request, response, paid) =>
+      json402(response, {
+        x402Version: 1,
+        accepts: [v1()],
+        ...(paid ? { reason: 'invalid_payment', detail: 'try again' } : {}),
+      }),
+    );
+    mcp = await connect(env);
+    const url = `${site.url}/keeps`;
+    for (let call = 0; call < 3; call++) {
+      expect(await mcp.call('fetch_page', { url })).toMatchObject({
+        isError: true,
+        json: {
+          error: {
+            code: 'payment_unconfirmed',
+            payment_status: 'held',
+            reason: 'invalid_payment',
+            price_usd: '0.001',
+            pay_to: PAYEE_B,
+          },
+        },
+      });
+    }
+    expect(site.authorizations).toHaveLength(3);
+    expect((await mcp.call('spending')).structured).toMatchObject({
+      spent_usd: '0',
+      payments: 0,
+      held_usd: '0.003',
+      remaining_usd: '0.997',
+      pages: [{ url, spent_usd: '0', payments: 0, unconfirmed_usd: '0', held_usd: '0.003' }],
+    });
+  });
+
+  it("keeps a refusal short whatever the site's answer says, and lists a bounded number of offers", async () => {
+    const huge = 'x'.repeat(400_000);
+    const junk = Array.from({ length: 2000 }, (_, i) =>
+      v1({ asset: `0x${(i + 1).toString(16).padStart(40, '0')}`, description: huge.slice(0, 100) }),
+    );
+    site = await startSite((request, response, paid) =>
+      request.url === '/junk'
+        ? json402(response, { x402Version: 1, accepts: junk })
+        : json402(response, {
+            x402Version: 1,
+            accepts: [v1()],
+            ...(paid ? { reason: huge, detail: huge } : {}),
+          }),
+    );
+    mcp = await connect(env);
+    const refused = await mcp.client.callTool({ name: 'fetch_page', arguments: { url: `${site.url}/huge` } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused).length).toBeLessThan(5_000);
+    expect(mcp.logs.join('\n').length).toBeLessThan(5_000);
+    const quote = await mcp.client.callTool({ name: 'quote_price', arguments: { url: `${site.url}/junk` } });
+    expect(JSON.stringify(quote).length).toBeLessThan(10_000);
+    expect((quote.structuredContent as { offers: unknown[] }).offers.length).toBeLessThanOrEqual(10);
+  });
+});

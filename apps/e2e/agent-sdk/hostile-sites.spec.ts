@@ -179,6 +179,16 @@ describe('the agent pays only in what it allows', () => {
     expect(site.seen).toHaveLength(1);
   });
 
+  it('lists at most 10 of the offers it refused, however many a 402 names', async () => {
+    const site = await payingSite({ v1: Array.from({ length: 3_000 }, () => v1({ asset: DEAD })) });
+    const refusal = await agentWith()
+      .fetch(`${site.url}/page`)
+      .catch((error: PaymentNotAllowedError) => error);
+    expect(refusal).toBeInstanceOf(PaymentNotAllowedError);
+    expect((refusal as PaymentNotAllowedError).refused).toHaveLength(10);
+    expect((refusal as PaymentNotAllowedError).message.length).toBeLessThan(2_000);
+  });
+
   it("refuses the right token under an EIP-712 domain that is not the token's", async () => {
     const site = await payingSite({
       v1: [v1({ extra: { name: 'USDC', version: '2' } }), v1({ extra: { name: 'USD Coin', version: '3' } })],
@@ -774,6 +784,51 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(JSON.parse(posted[0].body)).toEqual({ payment: paymentsSent(site)[0] });
     expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
   }, 30_000);
+
+  it('pays once for a page whose caller gave up while the gate settled it: one waiting on it, and the next fetch, read it with that payment’s token', async () => {
+    let settled = false;
+    const site = await startSite((request, response, self) => {
+      if (request.url === '/v1/gates/gate_1/verify')
+        return void response
+          .writeHead(settled ? 200 : 402, { 'content-type': 'application/json' })
+          .end(JSON.stringify(settled ? { status: 'paid', access_token: token } : { reason: 'invalid_payload' }));
+      if (paymentOf(request.headers)) {
+        // A slow gate: it settles at once and answers after the caller's signal has fired.
+        settled = true;
+        return void setTimeout(() => response.writeHead(200, { 'x-crawlgate-token': token }).end('the page'), 1_500);
+      }
+      if (request.headers['x-crawlgate-token'] === token) return void response.end('the page');
+      askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
+    });
+    const agent = agentWith();
+    const leader = agent.fetch(`${site.url}/page`, { signal: AbortSignal.timeout(500) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const follower = agent.fetch(`${site.url}/page`);
+    await expect(leader).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(await (await follower).text()).toBe('the page');
+    expect(await (await agent.fetch(`${site.url}/page`)).text()).toBe('the page');
+    expect(paymentsSent(site)).toHaveLength(1);
+  }, 30_000);
+
+  it('reports a payment whose token its gate gave as paid only, when the read with that token fails too', async () => {
+    const site = await startSite((request, response, self) => {
+      if (request.url === '/v1/gates/gate_1/verify')
+        return void response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ status: 'paid', access_token: token }));
+      if (paymentOf(request.headers) || request.headers['x-crawlgate-token']) return void response.socket?.destroy();
+      askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
+    });
+    const paid: unknown[] = [];
+    const unconfirmed: UnconfirmedPaymentEvent[] = [];
+    const agent = agentWith({
+      onPayment: (event) => paid.push(event),
+      onUnconfirmedPayment: (event) => unconfirmed.push(event),
+    });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
+    expect(paid).toHaveLength(1);
+    expect(unconfirmed).toEqual([]);
+  });
 
   it('fails the fetches waiting on a payment whose answer was lost, with no token to be had, rather than pay again', async () => {
     const site = await startSite((request, response) => {

@@ -138,7 +138,7 @@ describe('@crawlgate/mcp against crafted 402s', () => {
     });
     expect(site.authorizations).toEqual([]);
     // A limit above the configured one changes nothing: the configured one holds.
-    expect((await mcp.call('fetch_page', { url, max_price_usd: '1' })).structured).toMatchObject({
+    expect((await mcp.call('fetch_page', { url, max_price_usd: '2' })).structured).toMatchObject({
       paid: { price_usd: '0.01' },
     });
     const notAnAmount = await mcp.client.callTool({ name: 'fetch_page', arguments: { url, max_price_usd: 'cheap' } });

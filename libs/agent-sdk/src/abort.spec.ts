@@ -1,17 +1,4 @@
-import { untilAborted, withTimeout } from './abort';
-
-describe('withTimeout', () => {
-  it('aborts at the caller’s abort or at the timeout, whichever comes first', async () => {
-    const caller = new AbortController();
-    const bounded = withTimeout(caller.signal, 60_000);
-    expect(bounded.aborted).toBe(false);
-    caller.abort(new Error('the caller gave up'));
-    expect(bounded.aborted).toBe(true);
-    const timedOut = withTimeout(undefined, 1);
-    await new Promise((resolve) => timedOut.addEventListener('abort', resolve));
-    expect(timedOut.reason).toMatchObject({ name: 'TimeoutError' });
-  });
-});
+import { untilAborted } from './abort';
 
 describe('untilAborted', () => {
   it('settles as the promise does while the signal has not aborted', async () => {

@@ -1,12 +1,7 @@
 /*
- * The caller's AbortSignal where the agent waits on others: a gate's verify_url, another fetch's payment.
+ * The caller's AbortSignal where the agent waits on work that goes on without it: a payment's
+ * fate being learned, another fetch's payment.
  */
-
-/** The caller's signal bounded by a timeout: aborted by whichever comes first. */
-export function withTimeout(signal: AbortSignal | undefined, ms: number): AbortSignal {
-  const timeout = AbortSignal.timeout(ms);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
-}
 
 /** `promise`, or the signal's reason if it aborts first (the promise itself goes on). */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

@@ -48,7 +48,7 @@ import { exactOffers, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
-import { untilAborted, withTimeout } from './abort';
+import { untilAborted } from './abort';
 import { TokenCache } from './token-cache';
 import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
 import { markingUnsent, wasUnsent } from './unsent';
@@ -233,8 +233,11 @@ const TOKEN_HEADER = 'x-crawlgate-token';
 type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
-/** Each post to a gate's verify_url: the API answers a settlement within its own timeout, or 202. */
-const VERIFY_POST_TIMEOUT_MS = 30_000;
+/**
+ * Each post to a gate's verify_url. The API waits up to its settlement timeout (30 s by default)
+ * before it answers 202; a post given up sooner would lose the token a payment bought.
+ */
+const VERIFY_POST_TIMEOUT_MS = 90_000;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
 /** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
@@ -323,6 +326,8 @@ export function createAgent(options: AgentOptions): Agent {
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const unproven = new UnprovenTransfers();
+  /** The offers whose payment onPayment reported: never reported unconfirmed too. */
+  const reported = new WeakSet<Offer>();
   const inflight = new Map<string, Promise<Shared>>();
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
 
@@ -347,7 +352,6 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     spent: () => void,
     maxPrice: bigint,
-    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -388,19 +392,22 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       const result =
         mode === 'transfer'
-          ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
-          : await payByAuthorization(url, offer, retry, mark, signal);
+          ? await payByTransfer(url, offer, retry, () => mark('spent'))
+          : await payByAuthorization(url, offer, retry, mark);
       confirmed = true;
       return result;
     } finally {
       if (outcome === 'spent') spent();
-      // Failing, with the payment out of the agent's hands: said before the fetch rejects.
-      if (!confirmed && outcome !== 'free') reportUnconfirmed(url, offer, outcome === 'held' ? 'held' : 'unknown');
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
         if (authorization) held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
       }
+      // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
+      // budget holds it (a callback that throws then leaves the budget right). A payment its gate
+      // confirmed, the read with its token failing after, was reported paid.
+      if (!confirmed && outcome !== 'free' && !reported.has(offer))
+        reportUnconfirmed(url, offer, outcome === 'held' ? 'held' : 'unknown');
     }
   }
 
@@ -409,7 +416,6 @@ export function createAgent(options: AgentOptions): Agent {
     offer: Offer,
     retry: Retry,
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
-    signal: AbortSignal | undefined,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
@@ -437,7 +443,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       }
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
-      return readWithTokenOfPayment(url, offer, value, retry, error, signal);
+      return readWithTokenOfPayment(url, offer, value, retry, error);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     if (answer.status === 402 || settlement?.success === false) {
@@ -457,7 +463,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
-      return readWithTokenOfPayment(url, offer, value, retry, pending, signal);
+      return readWithTokenOfPayment(url, offer, value, retry, pending);
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
@@ -465,7 +471,7 @@ export function createAgent(options: AgentOptions): Agent {
       // The site failed once its gate had taken the payment, or maybe before: with the token the
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
-      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value, signal) : undefined;
+      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
       if (token) ({ response } = await retry({ [TOKEN_HEADER]: token }));
     }
     return { response, token };
@@ -483,9 +489,8 @@ export function createAgent(options: AgentOptions): Agent {
     header: string,
     retry: Retry,
     failure: unknown,
-    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token: string }> {
-    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header, signal) : undefined;
+    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
     return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
@@ -496,16 +501,11 @@ export function createAgent(options: AgentOptions): Agent {
    * still pending as the site's 503 is waited out; undefined when the API refuses it or cannot be
    * asked. Still pending after the retries: the settlement may land, so this fails as the 503 does.
    */
-  async function tokenOfPayment(
-    url: string,
-    verifyUrl: string,
-    header: string,
-    signal: AbortSignal | undefined,
-  ): Promise<string | undefined> {
+  async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
     const body = JSON.stringify({ payment: decodeBase64Json(header) });
     let verified: Response;
     try {
-      verified = await postToVerifyUrl(verifyUrl, body, signal);
+      verified = await postToVerifyUrl(verifyUrl, body);
     } catch {
       return undefined;
     }
@@ -518,13 +518,7 @@ export function createAgent(options: AgentOptions): Agent {
     return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
   }
 
-  async function payByTransfer(
-    url: string,
-    offer: Offer,
-    retry: Retry,
-    markCharged: () => void,
-    signal: AbortSignal | undefined,
-  ) {
+  async function payByTransfer(url: string, offer: Offer, retry: Retry, markCharged: () => void) {
     const { verifyUrl, gateRef } = offer;
     if (!verifyUrl || !gateRef)
       throw new UnsupportedPaymentError(
@@ -534,7 +528,7 @@ export function createAgent(options: AgentOptions): Agent {
     const page = TokenCache.key(new URL(url));
     const earlier = unproven.get(page);
     if (earlier) {
-      const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof, signal).catch(() => undefined);
+      const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
       const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
       if (token) {
         unproven.forget(page);
@@ -581,7 +575,7 @@ export function createAgent(options: AgentOptions): Agent {
       unproven.keep(page, { verifyUrl, proof, until: Date.now() + offer.maxTimeoutSeconds * 1000 });
     let verified: Response;
     try {
-      verified = await postToVerifyUrl(verifyUrl, proof, signal);
+      verified = await postToVerifyUrl(verifyUrl, proof);
     } catch (error) {
       keepUnproven();
       throw error;
@@ -601,22 +595,22 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * A payment or a transfer's proof posted to its gate's verify_url, waiting out a settlement still
    * pending (202). No redirect is followed: it goes to the URL the gate named, nowhere else (a 3xx is
-   * a failure). Each post ends at the caller's abort or after VERIFY_POST_TIMEOUT_MS, whichever
-   * comes first: a verify_url that never answers holds no fetch for good.
+   * a failure). Not the caller's abort: what the payment bought is learned for the fetches waiting on
+   * it and the next one, whoever stopped waiting (agentFetch answers the abort). Each post ends after
+   * VERIFY_POST_TIMEOUT_MS: a verify_url that never answers holds nothing for good.
    */
-  async function postToVerifyUrl(verifyUrl: string, body: string, signal: AbortSignal | undefined): Promise<Response> {
+  async function postToVerifyUrl(verifyUrl: string, body: string): Promise<Response> {
     const post = () =>
       http(verifyUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
         redirect: 'manual',
-        signal: withTimeout(signal, VERIFY_POST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(VERIFY_POST_TIMEOUT_MS),
       });
     let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
       await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
-      signal?.throwIfAborted();
       verified = await post();
     }
     return verified;
@@ -936,6 +930,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
+    reported.add(offer);
     options.onPayment?.({
       url,
       priceUsd: formatMicrosUsd(offer.amount),
@@ -963,7 +958,8 @@ export function createAgent(options: AgentOptions): Agent {
   async function agentFetch(input: string | URL | Request, agentInit?: AgentRequestInit): Promise<Response> {
     const { maxPriceUsd: requestMax, ...init } = agentInit ?? {};
     // Checked before anything is sent: a limit that is no amount is the caller's mistake, not the site's.
-    const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_PRICE_MICROS, 'maxPriceUsd');
+    // Read up to the budget's bound: a limit above maxPriceUsd is taken and changes nothing.
+    const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_BUDGET_MICROS, 'maxPriceUsd');
     const { response: first, hop, sent, plainHttp } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
     if (plainHttp && !options.payOverHttp) {
@@ -1009,25 +1005,29 @@ export function createAgent(options: AgentOptions): Agent {
     let done!: (shared: Shared) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
-    try {
-      const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
-      const { response, token } = await pay(
-        hop.url.href,
-        challenge,
-        retry,
-        () => (spent = true),
-        limit,
-        hop.init.signal ?? undefined,
+    const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
+    const paying = (async () => {
+      try {
+        const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true), limit);
+        if (token) tokens.set(key, token);
+        done({ token });
+        return response;
+      } catch (error) {
+        done(bought ? { token: bought } : spent ? { spent: { error } } : {});
+        throw error;
+      } finally {
+        inflight.delete(key);
+      }
+    })();
+    // The caller's abort is answered at once; the payment's fate is still learned (the gate's
+    // verify_url asked, the token kept) for the fetches waiting on it and the next one.
+    const signal = hop.init.signal ?? undefined;
+    if (signal)
+      paying.then(
+        (response) => signal.aborted && void response.body?.cancel().catch(() => undefined),
+        () => undefined,
       );
-      if (token) tokens.set(key, token);
-      done({ token });
-      return response;
-    } catch (error) {
-      done(bought ? { token: bought } : spent ? { spent: { error } } : {});
-      throw error;
-    } finally {
-      inflight.delete(key);
-    }
+    return untilAborted(paying, signal);
   }
 
   /** An agent route of the Crawlgate API (named by the wallet's address, plus `headers`), its answer checked. */

@@ -90,5 +90,9 @@ export function chooseOffer(url: string, offers: readonly Offer[], allowed: read
     if (reason === null) return offer;
     refused.push({ network: offer.network, asset: offer.asset, amount: offer.amount.toString(), reason });
   }
-  throw new PaymentNotAllowedError(url, refused);
+  // The first few say why; a site naming thousands must not make the error (and the logs it reaches) huge.
+  throw new PaymentNotAllowedError(url, refused.slice(0, MAX_REFUSED_LISTED));
 }
+
+/** The most refused offers a PaymentNotAllowedError lists. */
+const MAX_REFUSED_LISTED = 10;

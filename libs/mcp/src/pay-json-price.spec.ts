@@ -51,6 +51,10 @@ describe('priceFromPayJson', () => {
     [{ ...DOC, default_price_usd: 0.002 }, /default_price_usd/],
     [{ ...DOC, default_price_usd: '5' }, /price "5"/],
     [{ ...DOC, payment: { network: 'base' } }, /payment/],
+    // A quote repeats these: a site must not fill an assistant's context with them.
+    [{ ...DOC, payment: { ...DOC.payment, network: 'x'.repeat(300_000) } }, /payment/],
+    [{ ...DOC, payment: { ...DOC.payment, asset: `0x${'a'.repeat(300_000)}` } }, /payment/],
+    [{ ...DOC, payment: { ...DOC.payment, pay_to: 'someone' } }, /payment/],
     [{ ...DOC, free_paths: '/robots.txt' }, /free_paths/],
     [{ ...DOC, rules: [{ path: '/a/**', price_usd: '0.1' }] }, /\*\*/],
   ])('refuses a document it cannot read (%#)', (document, problem) => {

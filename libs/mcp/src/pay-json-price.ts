@@ -5,9 +5,11 @@
  * the page's own 402 stays the word that counts, since the site's bot policy is not in the table.
  */
 
+import { chainIdOf } from '@crawlgate/agent';
 import {
   compilePriceTable,
   formatMicrosUsd,
+  isEvmAddress,
   parsePriceUsd,
   requestPath,
   untrusted,
@@ -67,10 +69,11 @@ function checked(document: unknown): PayJsonPrices {
     throw new TypeError('pay.json: rules must be [{path, price_usd}]');
   if (typeof doc.default_price_usd !== 'string') throw new TypeError('pay.json: default_price_usd must be a string');
   const payment = untrusted<PayJson['payment']>(doc.payment);
+  // A network the agent knows and addresses, as the agent reads a 402's: a quote repeats them.
   if (
-    typeof payment?.network !== 'string' ||
-    typeof payment.asset !== 'string' ||
-    (payment.pay_to !== null && typeof payment.pay_to !== 'string')
+    chainIdOf(payment?.network) === null ||
+    !isEvmAddress(payment?.asset) ||
+    (payment?.pay_to !== null && !isEvmAddress(payment?.pay_to))
   )
     throw new TypeError('pay.json: payment must name network, asset and pay_to');
   if (

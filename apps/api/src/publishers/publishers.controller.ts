@@ -88,8 +88,11 @@ export class PublishersController {
     type: ApiKeyView,
     description: 'The new API key; the previous key and password stop working.',
   })
-  @ApiResponse({ status: 401, description: 'Missing or invalid API key, or current_password does not match' })
-  @ApiResponse({ status: 429, description: 'More than 5 password checks for this account in 15 minutes' })
+  @ApiResponse({
+    status: 401,
+    description:
+      'Missing or invalid API key, or current_password does not match (checked at most 5 times per account in 15 minutes, with X-Confirm-Password; then 429)',
+  })
   changePassword(@CurrentPublisher() publisher: Publisher, @Body() body: ChangePasswordDto): Promise<ApiKeyView> {
     return this.publishers.changePassword(publisher, body);
   }

@@ -810,6 +810,32 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(paymentsSent(site)).toHaveLength(1);
   }, 30_000);
 
+  it('sends no payment, and asks no verify_url, for a caller that gave up before its payment left', async () => {
+    const verifier = await startSite((_, response) => {
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'paid', access_token: token }));
+    });
+    const site = await startSite((_, response) => askWithVerifyUrl(response, `${verifier.url}/v1/gates/gate_1/verify`));
+    // The caller gives up while the agent signs (a remote signer's wait, say).
+    const caller = new AbortController();
+    const signing: typeof account = {
+      ...account,
+      signTypedData: async (typed) => {
+        caller.abort();
+        return account.signTypedData(typed);
+      },
+    };
+    const agent = agentWith({ account: signing });
+    await expect(agent.fetch(`${site.url}/page`, { signal: caller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(paymentsSent(site)).toHaveLength(0);
+    expect(verifier.seen).toHaveLength(0);
+    expect(agent.spent()).toMatchObject({ micros: 0n, payments: 0 });
+  });
+
   it('reports a payment whose token its gate gave as paid only, when the read with that token fails too', async () => {
     const site = await startSite((request, response, self) => {
       if (request.url === '/v1/gates/gate_1/verify')

@@ -352,6 +352,7 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     spent: () => void,
     maxPrice: bigint,
+    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string }> {
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -392,8 +393,8 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       const result =
         mode === 'transfer'
-          ? await payByTransfer(url, offer, retry, () => mark('spent'))
-          : await payByAuthorization(url, offer, retry, mark);
+          ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
+          : await payByAuthorization(url, offer, retry, mark, signal);
       confirmed = true;
       return result;
     } finally {
@@ -416,8 +417,11 @@ export function createAgent(options: AgentOptions): Agent {
     offer: Offer,
     retry: Retry,
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+    signal: AbortSignal | undefined,
   ) {
     const [name, value] = await payer.paymentHeader(offer);
+    // A caller that gave up before the payment left wants nothing sent: it never leaves.
+    signal?.throwIfAborted();
     // Once sent, the signed authorization can be settled by whoever holds it until it expires, whatever
     // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
@@ -518,7 +522,13 @@ export function createAgent(options: AgentOptions): Agent {
     return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
   }
 
-  async function payByTransfer(url: string, offer: Offer, retry: Retry, markCharged: () => void) {
+  async function payByTransfer(
+    url: string,
+    offer: Offer,
+    retry: Retry,
+    markCharged: () => void,
+    signal: AbortSignal | undefined,
+  ) {
     const { verifyUrl, gateRef } = offer;
     if (!verifyUrl || !gateRef)
       throw new UnsupportedPaymentError(
@@ -555,6 +565,7 @@ export function createAgent(options: AgentOptions): Agent {
         `rpcUrl is chain ${chainId}, the site asks to be paid on ${offer.chainId}`,
       );
     let txHash: Hash;
+    signal?.throwIfAborted(); // nothing sent for a caller that gave up
     try {
       txHash = await payer.transfer(offer);
     } catch (error) {
@@ -1006,9 +1017,10 @@ export function createAgent(options: AgentOptions): Agent {
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
     const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
+    const signal = hop.init.signal ?? undefined;
     const paying = (async () => {
       try {
-        const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true), limit);
+        const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true), limit, signal);
         if (token) tokens.set(key, token);
         done({ token });
         return response;
@@ -1021,7 +1033,6 @@ export function createAgent(options: AgentOptions): Agent {
     })();
     // The caller's abort is answered at once; the payment's fate is still learned (the gate's
     // verify_url asked, the token kept) for the fetches waiting on it and the next one.
-    const signal = hop.init.signal ?? undefined;
     if (signal)
       paying.then(
         (response) => signal.aborted && void response.body?.cancel().catch(() => undefined),

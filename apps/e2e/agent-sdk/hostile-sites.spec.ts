@@ -13,6 +13,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { BASE_USDC, baseV1Offer } from './support/base-offers';
 import {
   createAgent,
   InsecureConnectionError,
@@ -27,7 +28,6 @@ import {
  * chain is involved; a site "accepts" a payment by answering 200 to any payment header.
  */
 
-const BASE_USDC = NETWORKS.base.usdc.address!;
 const SEPOLIA_USDC = NETWORKS['base-sepolia'].usdc.address!;
 const DEAD = '0x000000000000000000000000000000000000dEaD';
 const DEVCHAIN_USDC = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
@@ -72,19 +72,7 @@ async function startSite(
   return site;
 }
 
-const v1 = (overrides: Partial<PaymentRequirementsV1> = {}): PaymentRequirementsV1 => ({
-  scheme: 'exact',
-  network: 'base',
-  maxAmountRequired: '1000',
-  resource: 'http://site/page',
-  description: 'a page',
-  mimeType: 'text/html',
-  payTo: PAY_TO,
-  maxTimeoutSeconds: 60,
-  asset: BASE_USDC,
-  extra: { name: 'USD Coin', version: '2' },
-  ...overrides,
-});
+const v1 = (overrides: Partial<PaymentRequirementsV1> = {}) => baseV1Offer(PAY_TO, overrides);
 
 const v2 = (overrides: Partial<PaymentRequirementsV2> = {}): PaymentRequirementsV2 => ({
   scheme: 'exact',

@@ -5,16 +5,15 @@
  * is the judge of what was signed, and whom to.
  */
 
-import { decodeBase64Json, encodeBase64Json, NETWORKS, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, type PaymentRequirementsV1 } from '@crawlgate/core';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { BASE_USDC, baseV1Offer } from '../agent-sdk/support/base-offers';
 import { connect, type Connected } from './support';
 
-const BASE_USDC = NETWORKS.base.usdc.address!;
 const PAYEE_A = privateKeyToAccount(generatePrivateKey()).address;
 const PAYEE_B = privateKeyToAccount(generatePrivateKey()).address;
-const USDC_DOMAIN = { name: NETWORKS.base.usdc.name, version: NETWORKS.base.usdc.version };
 
 interface Authorization {
   from: string;
@@ -22,19 +21,7 @@ interface Authorization {
   value: string;
 }
 
-const v1 = (overrides: Partial<PaymentRequirementsV1> = {}): PaymentRequirementsV1 => ({
-  scheme: 'exact',
-  network: 'base',
-  maxAmountRequired: '1000',
-  resource: 'http://site/page',
-  description: 'a page',
-  mimeType: 'text/html',
-  payTo: PAYEE_B,
-  maxTimeoutSeconds: 60,
-  asset: BASE_USDC,
-  extra: USDC_DOMAIN,
-  ...overrides,
-});
+const v1 = (overrides: Partial<PaymentRequirementsV1> = {}) => baseV1Offer(PAYEE_B, overrides);
 
 /** A site whose every path answers `handle`; `authorizations` holds what each payment signed. */
 async function startSite(handle: (request: IncomingMessage, response: ServerResponse, paid: boolean) => void) {

@@ -10,6 +10,7 @@ import { encodeBase64Json, signAccessToken, type CrawlerView } from '@crawlgate/
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { AHREFSBOT, BROWSER, freePort, GPTBOT } from '../../e2e/middleware/support/gated-site';
+import { crawlerRanges } from '../../e2e/middleware/support/crawler-ranges';
 import { startAgentDirectory } from '../../../libs/middleware/testing/agent-directory';
 import { crawlgateExpress } from '../../../libs/middleware/src/adapters/express';
 import { createAgent, type PaymentEvent } from '@crawlgate/agent';
@@ -465,6 +466,8 @@ describe('the publisher dashboard in a browser', () => {
       siteToken: crawled.site_token,
       secret: crawled.access_token_secret,
       logger: { warn: () => undefined },
+      // Loopback is the crawler operators' network here (their published IP ranges, served on loopback).
+      crawlerIps: await crawlerRanges('loopback.json'),
     };
     const visit = (
       gate: ReturnType<typeof createCrawlgate>,
@@ -565,6 +568,8 @@ describe('the publisher dashboard in a browser', () => {
       siteToken: site.site_token,
       secret: site.access_token_secret,
       logger: { warn: () => undefined },
+      // Loopback is the crawler operators' network here: Googlebot and GPTBot verify by their address.
+      crawlerIps: await crawlerRanges('loopback.json'),
       webBotAuth: {
         fetch: directoryFetch,
         directoryTimeoutMs: 10_000,
@@ -648,8 +653,8 @@ describe('the publisher dashboard in a browser', () => {
         row('AhrefsBot', 1, { blocked: 1 }, '0', '0.0000'),
         row('ChatGPT agent', 1, { allowed: 1 }, '0', '1.0000'),
         row('ChatGPT-User', 1, { charged: 1 }, '0', '0.0000'),
-        row('Googlebot', 1, { allowed: 1 }, '0', '0.0000'),
-        row('GPTBot', 2, { charged: 1, paid: 1 }, '0.01', '0.0000'),
+        row('Googlebot', 1, { allowed: 1 }, '0', '1.0000'),
+        row('GPTBot', 2, { charged: 1, paid: 1 }, '0.01', '1.0000'),
         row('person', 2, { passed: 2 }, '0', '0.0000'),
       ].sort((a, b) => a.crawler.localeCompare(b.crawler));
       expect(counts).toEqual(expected);

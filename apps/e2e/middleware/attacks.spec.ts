@@ -9,6 +9,7 @@ import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequire
 import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
 import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
+import { crawlerRanges } from './support/crawler-ranges';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { LENIENT_FRAMEWORKS, MISREAD_ROUTERS } from './support/lenient-sites';
 import { rawRequest, type Answer } from './support/raw-request';
@@ -48,6 +49,32 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     server = await framework.start(site.options());
   });
   afterAll(() => server?.close());
+
+  it('answers a Googlebot User-Agent from outside Google’s ranges 402, whatever address headers it adds; from inside them it passes', async () => {
+    const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    const GOOGLE_IP = '66.249.66.1'; // in the public list, which does not hold loopback
+    const spoofed = await framework.start(site.options({ crawlerIps: await crawlerRanges('public.json') }));
+    try {
+      const claims: Record<string, string>[] = [
+        {},
+        { 'x-forwarded-for': GOOGLE_IP },
+        { 'x-forwarded-for': `${GOOGLE_IP}, 127.0.0.1` },
+        { forwarded: `for=${GOOGLE_IP}` },
+        { 'x-real-ip': GOOGLE_IP },
+        { 'cf-connecting-ip': GOOGLE_IP },
+        { 'true-client-ip': GOOGLE_IP },
+      ];
+      const answers = await Promise.all(
+        claims.map((headers, i) => get(spoofed, `/spoof-${tag}-${i}`, { 'user-agent': GOOGLEBOT, ...headers })),
+      );
+      expect(answers.filter(served)).toHaveLength(0);
+      expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 402));
+    } finally {
+      await spoofed.close();
+    }
+    // `server` runs with the default test lists, in which loopback is Google's network.
+    expect(served(await get(server, `/verified-${tag}`, { 'user-agent': GOOGLEBOT }))).toBe(true);
+  });
 
   it('answers an unpaid crawler sweeping 400 distinct priced URLs 402 every time: 0 pages', async () => {
     const answers = await inBatches(

@@ -212,7 +212,8 @@ it('reports what it did with each kind of visitor in the same batched call, and 
       (answer.body.crawlers as CrawlerView[]).map((crawler) => [crawler.crawler, crawler]),
     );
     expect(byName.person).toMatchObject({ category: 'person', operator: null, requests: 2, passed: 2, top_paths: [] });
-    expect(byName.Googlebot).toMatchObject({ operator: 'Google', requests: 1, allowed: 1 });
+    // Loopback is in the operators' ranges these tests serve (support/crawler-ranges.ts): verified.
+    expect(byName.Googlebot).toMatchObject({ operator: 'Google', requests: 1, allowed: 1, verified_share: '1.0000' });
     expect(byName.AhrefsBot).toMatchObject({ requests: 1, blocked: 1 });
     // Two 402s, one paid page (0.01 USD), one token reuse, and a free page passed.
     expect(byName.GPTBot).toMatchObject({
@@ -223,7 +224,7 @@ it('reports what it did with each kind of visitor in the same batched call, and 
       token: 1,
       passed: 1,
       revenue_usd: '0.01',
-      verified_share: '0.0000',
+      verified_share: '1.0000',
     });
     expect(byName.GPTBot.top_paths).toEqual([
       { path: '/articles/paid', requests: 3 },

@@ -393,10 +393,16 @@ describe('unsigned requests claiming a crawler that signs, or must', () => {
         secret: site.secret,
         logger: { warn: () => undefined },
         webBotAuth: { fetch: directoryFetch },
+        crawlerIps: gated.options().crawlerIps,
       });
       opened.push(crawlgate);
       return (headers: Record<string, string>) =>
-        crawlgate.handle({ method: 'GET', url: '/articles/1', headers: { host: site.domain, ...headers } });
+        crawlgate.handle({
+          method: 'GET',
+          url: '/articles/1',
+          headers: { host: site.domain, ...headers },
+          ip: '127.0.0.1',
+        });
     };
     await store({ bots: { GPTBot: 'allow', 'ChatGPT agent': 'allow' } });
     expect(await gateOfSite()({ 'user-agent': GPTBOT })).toEqual({ kind: 'pass' });

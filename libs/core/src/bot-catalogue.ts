@@ -47,6 +47,13 @@ export interface BotCatalogueEntry {
   readonly signatureAgent?: string;
   /** Sends a browser's User-Agent: only its signature (signatureAgent) identifies it. */
   readonly signedOnly?: true;
+  /**
+   * Where the operator publishes the IP ranges this crawler fetches from (JSON: `{ "prefixes": [{
+   * "ipv4Prefix" | "ipv6Prefix": "…/n" }] }`, the form Google, Bing, Apple, OpenAI and Perplexity
+   * use). A request whose User-Agent names the crawler from outside them is unverified, and
+   * never allowed. Not for a crawler that signs (signatureAgent): only its signature verifies it.
+   */
+  readonly ipRanges?: string;
 }
 
 type Row = Omit<BotCatalogueEntry, 'category'>;
@@ -62,9 +69,24 @@ const APPLE = 'https://support.apple.com/en-us/119829';
 const AMAZON = 'https://developer.amazon.com/amazonbot';
 const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0';
 
+/**
+ * The operators' published IP ranges (their verification pages link them; Google's googlebot.json
+ * moved to common-crawlers.json in 2026). Anthropic publishes one list for all its crawlers.
+ */
+const ANTHROPIC_RANGES = 'https://claude.com/crawling/bots.json';
+const GOOGLE_COMMON_CRAWLERS = 'https://developers.google.com/static/crawling/ipranges/common-crawlers.json';
+const GOOGLE_SPECIAL_CRAWLERS = 'https://developers.google.com/static/search/apis/ipranges/special-crawlers.json';
+const GOOGLE_USER_TRIGGERED =
+  'https://developers.google.com/static/search/apis/ipranges/user-triggered-fetchers-google.json';
+
 /** Fetches a page because a person asked an assistant or agent about it, now. */
 const AI_ASSISTANT: Row[] = [
-  { name: 'ChatGPT-User', operator: 'OpenAI', url: OPENAI, signatureAgent: CHATGPT_SIGNER },
+  {
+    name: 'ChatGPT-User',
+    operator: 'OpenAI',
+    url: OPENAI,
+    signatureAgent: CHATGPT_SIGNER,
+  },
   // ChatGPT's browsing agent sends a Chrome User-Agent and signs every request.
   {
     name: 'ChatGPT agent',
@@ -73,9 +95,14 @@ const AI_ASSISTANT: Row[] = [
     signatureAgent: CHATGPT_SIGNER,
     signedOnly: true,
   },
-  { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
   { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC },
-  { name: 'Perplexity-User', operator: 'Perplexity', url: PERPLEXITY },
+  {
+    name: 'Perplexity-User',
+    operator: 'Perplexity',
+    url: PERPLEXITY,
+    ipRanges: 'https://www.perplexity.ai/perplexity-user.json',
+  },
   { name: 'MistralAI-User', operator: 'Mistral AI', url: 'https://docs.mistral.ai/robots' },
   { name: 'Meta-ExternalFetcher', operator: 'Meta', url: META },
   { name: 'Amzn-User', operator: 'Amazon' },
@@ -95,9 +122,14 @@ const AI_ASSISTANT: Row[] = [
 
 /** Indexes pages for an AI answer engine, which cites and links them. */
 const AI_SEARCH: Row[] = [
-  { name: 'OAI-SearchBot', operator: 'OpenAI', url: OPENAI },
-  { name: 'Claude-SearchBot', operator: 'Anthropic', url: ANTHROPIC },
-  { name: 'PerplexityBot', operator: 'Perplexity', url: PERPLEXITY },
+  { name: 'OAI-SearchBot', operator: 'OpenAI', url: OPENAI, ipRanges: 'https://openai.com/searchbot.json' },
+  { name: 'Claude-SearchBot', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
+  {
+    name: 'PerplexityBot',
+    operator: 'Perplexity',
+    url: PERPLEXITY,
+    ipRanges: 'https://www.perplexity.ai/perplexitybot.json',
+  },
   { name: 'DuckAssistBot', operator: 'DuckDuckGo', url: 'https://duckduckgo.com/duckassistbot' },
   { name: 'YouBot', operator: 'You.com', url: 'https://about.you.com/youbot/' },
   { name: 'meta-webindexer', operator: 'Meta', url: META },
@@ -120,8 +152,8 @@ const AI_SEARCH: Row[] = [
 
 /** Collects pages for model training or for data sets sold or published for it. */
 const AI_TRAINING: Row[] = [
-  { name: 'GPTBot', operator: 'OpenAI', url: OPENAI },
-  { name: 'ClaudeBot', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'GPTBot', operator: 'OpenAI', url: OPENAI, ipRanges: 'https://openai.com/gptbot.json' },
+  { name: 'ClaudeBot', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
   { name: 'anthropic-ai', operator: 'Anthropic', url: ANTHROPIC },
   // Control tokens only: Google and Apple fetch as Googlebot and Applebot and apply these tokens'
   // robots.txt rules to what they may train on. Listed so that policies can name them knowingly.
@@ -129,7 +161,7 @@ const AI_TRAINING: Row[] = [
   { name: 'Applebot-Extended', operator: 'Apple', url: APPLE, robotsTxtOnly: true },
   { name: 'Webzio-Extended', operator: 'Webz.io', robotsTxtOnly: true },
   // Google's catch-all fetcher for research and non-Search products (and its -Image/-Video forms).
-  { name: 'GoogleOther', operator: 'Google', url: GOOGLE },
+  { name: 'GoogleOther', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'meta-externalagent', operator: 'Meta', url: META },
   // Meta documents FacebookBot as training its speech-recognition language models; previews are facebookexternalhit.
   { name: 'FacebookBot', operator: 'Meta', url: META },
@@ -166,21 +198,21 @@ const AI_TRAINING: Row[] = [
 
 /** Classic web search: sends readers back. Allowed by default. */
 const SEARCH_ENGINE: Row[] = [
-  { name: 'Googlebot-Image', operator: 'Google', url: GOOGLE },
-  { name: 'Googlebot-Video', operator: 'Google', url: GOOGLE },
-  { name: 'Googlebot-News', operator: 'Google', url: GOOGLE },
-  { name: 'Googlebot', operator: 'Google', url: GOOGLE },
-  { name: 'Storebot-Google', operator: 'Google', url: GOOGLE },
-  { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE },
-  { name: 'AdsBot-Google', operator: 'Google', url: GOOGLE },
-  { name: 'Mediapartners-Google', operator: 'Google', url: GOOGLE },
-  { name: 'APIs-Google', operator: 'Google', url: GOOGLE },
-  { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE },
-  { name: 'bingbot', operator: 'Microsoft', url: BING },
+  { name: 'Googlebot-Image', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'Googlebot-Video', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'Googlebot-News', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'Googlebot', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'Storebot-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'AdsBot-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
+  { name: 'Mediapartners-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
+  { name: 'APIs-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+  { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+  { name: 'bingbot', operator: 'Microsoft', url: BING, ipRanges: 'https://www.bing.com/toolbox/bingbot.json' },
   { name: 'BingPreview', operator: 'Microsoft', url: BING },
   { name: 'msnbot', operator: 'Microsoft', url: BING },
   { name: 'adidxbot', operator: 'Microsoft', url: BING },
-  { name: 'Applebot', operator: 'Apple', url: APPLE },
+  { name: 'Applebot', operator: 'Apple', url: APPLE, ipRanges: 'https://search.developer.apple.com/applebot.json' },
   { name: 'DuckDuckGo-Favicons-Bot', operator: 'DuckDuckGo' },
   { name: 'DuckDuckBot', operator: 'DuckDuckGo', url: 'https://duckduckgo.com/duckduckbot' },
   // YandexBot, YandexMobileBot, YandexRenderResourcesBot…; YandexAdditional (AI) is listed above.

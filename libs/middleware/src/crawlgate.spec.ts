@@ -293,12 +293,13 @@ describe('createCrawlgate', () => {
     });
 
     it('blocks with 403 and allows per the policy, without calling the API', async () => {
-      const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block', ClaudeBot: 'allow' } } });
+      // CCBot publishes no IP ranges: its User-Agent is taken as it is (crawler-ips.attack.spec.ts has the others).
+      const { fake, handle } = setup({ policy: { bots: { GPTBot: 'block', CCBot: 'allow' } } });
       expect(respond(await handle('/post/1'))).toMatchObject({
         status: 403,
         headers: { 'crawler-error': 'CrawlerForbidden' },
       });
-      expect(await handle('/post/1', { 'user-agent': 'ClaudeBot/1.0' })).toEqual({ kind: 'pass' });
+      expect(await handle('/post/1', { 'user-agent': 'CCBot/2.0' })).toEqual({ kind: 'pass' });
       expect(fake.calls).toEqual(['GET /v1/site']);
     });
   });

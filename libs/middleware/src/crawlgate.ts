@@ -17,6 +17,8 @@
  */
 
 import {
+  BOT_CATALOGUE_ENTRIES,
+  refusedAddress,
   buildGateOffer,
   fitsAccessToken,
   MAX_TOKEN_PATH_BYTES,
@@ -63,6 +65,7 @@ import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { createSiwxGate } from './siwx';
+import { catalogueIpSources, createCrawlerIps, parseIp, type CrawlerIps, type CrawlerIpsOptions } from './crawler-ips';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
 
@@ -135,6 +138,13 @@ export interface CrawlgateOptions {
    * memory. Requests without signature headers skip it.
    */
   webBotAuth?: WebBotAuthOptions;
+  /**
+   * Verification of crawlers by the IP ranges their operators publish (crawler-ips/): a request
+   * naming Googlebot, bingbot, Applebot, GPTBot… from outside its operator's ranges is unverified,
+   * and never allowed. On by default; `false` trusts User-Agents again. `clientIp` says where the
+   * visitor's address is (default: the adapter's, which honours the framework's proxy settings).
+   */
+  crawlerIps?: false | (CrawlerIpsOptions & { clientIp?: (request: CrawlgateRequest) => string | undefined });
 }
 
 export interface Crawlgate {
@@ -171,7 +181,15 @@ const VERIFY_MARGIN_MS = 5_000;
 
 type Visitor =
   | { kind: 'person' }
-  | { kind: 'bot'; name: string; category: string; action: BotAction; operator: string | null; verified: boolean };
+  | {
+      kind: 'bot';
+      name: string;
+      category: string;
+      action: BotAction;
+      operator: string | null;
+      verified: boolean;
+      awaitingAddress?: true;
+    };
 
 /**
  * What decide() learned of a request, for the crawler counts: the visitor once classified, or what
@@ -226,6 +244,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
+  const crawlerIps = crawlerIpsOf(options.crawlerIps, warn);
   const gateCounts = createGateCounter({
     api,
     intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS),
@@ -240,6 +259,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return verifyAccessToken(token, { secret: verifyingSecrets(), siteId: options.siteId, path }).valid;
   }
 
+  function clientIp(request: CrawlgateRequest): string | undefined {
+    const clientIpOf = options.crawlerIps ? options.crawlerIps.clientIp : undefined;
+    return clientIpOf ? clientIpOf(request) : request.ip;
+  }
+
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
   function classify(
     request: CrawlgateRequest,
@@ -252,7 +276,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); the code's until then.
     const policy = site.current()?.botPolicy.effective ?? options.policy;
     // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).
-    const visitor = identifyVisitor(headerValue(headers, 'user-agent'), policy, signature);
+    const visitor = identifyVisitor(
+      headerValue(headers, 'user-agent'),
+      policy,
+      signature,
+      crawlerIps,
+      crawlerIps && clientIp(request),
+    );
     if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
@@ -589,6 +619,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     route: Route,
     headers: HeaderRecord,
     signature: SignatureCheck | undefined,
+    addressWaited = false,
   ): Decision | Promise<Decision> {
     const token = presentedToken(headers);
     seen.path = route.path;
@@ -600,6 +631,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     }
 
     const visitor = classify(request, headers, token, signature);
+    // Its operator's ranges are on their way and may let it through: wait for them (a timeout at most), once.
+    if (visitor.kind === 'bot' && visitor.awaitingAddress && crawlerIps && !addressWaited)
+      return crawlerIps
+        .loaded(visitor.name)
+        .then(() => decideFor(request, seen, terms, route, headers, signature, true));
     seen.visitor = visitor;
     if (visitor.kind === 'person' || visitor.action === 'allow') {
       seen.outcome = visitor.kind === 'person' ? 'passed' : 'allowed';
@@ -676,6 +712,34 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     },
   };
 }
+
+/**
+ * The crawler IP check, unless turned off; it says once when a crawler's claim comes from a
+ * private or loopback address, the mark of a proxy the framework was not told to trust.
+ */
+function crawlerIpsOf(
+  options: CrawlgateOptions['crawlerIps'],
+  warn: (message: string) => void,
+): CrawlerIps | undefined {
+  if (options === false) return undefined;
+  const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options, warn);
+  let warned = false;
+  return {
+    check(crawler, address) {
+      const answer = ips.check(crawler, address);
+      if (answer === 'out' && !warned && address !== undefined && isInternal(address)) {
+        warned = true;
+        warn(
+          `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it (Express "trust proxy", Fastify trustProxy) or set crawlerIps.clientIp; until then crawlers verified by their IP ranges are not allowed`,
+        );
+      }
+      return answer;
+    },
+    loaded: (crawler) => ips.loaded(crawler),
+  };
+}
+
+const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
 
 /** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */
 function crawlerError(status: number, code: string, detail: string): Decision {

@@ -22,7 +22,7 @@ export {
   type BotSignature,
   type Visitor,
 } from './bots';
-export { identifyVisitor, type Identified } from './bots/identify';
+export { identifyVisitor, type AddressChecker, type Identified } from './bots/identify';
 export {
   createWebBotAuth,
   redisReplayStore,
@@ -33,6 +33,7 @@ export {
   type WebBotAuth,
   type WebBotAuthOptions,
 } from './web-bot-auth';
+export { createCrawlerIps, type CrawlerIps, type CrawlerIpsOptions } from './crawler-ips';
 export { buildPayJson, type PayJson } from './pay-json';
 export {
   buildRslDocument,

@@ -211,6 +211,8 @@ describe('the gate with a stored policy (in-memory API)', () => {
       refreshMs: 10,
       policy: { bots: { AhrefsBot: 'block' } },
       logger: { warn: (message) => warnings.push(message) },
+      // Which policy wins is the subject: GPTBot's IP ranges (crawler-ips.attack.spec.ts) are not.
+      crawlerIps: false,
     });
     const status = async (ua: string) => {
       const decision = await gate.handle({ method: 'GET', url: '/articles/1', headers: { 'user-agent': ua } });

@@ -9,6 +9,7 @@ import { pricedSite, type TestPublisher, type TestSite } from '../../../../apps/
 import { startTestApp, type TestApp, type TestAppOptions } from '../../../../apps/api/test/test-app';
 import { fundUsdc, newWallet, signPayment, type GateOfferBody } from '../../../../apps/api/test/test-agent';
 import type { CrawlgateOptions } from '../../../../libs/middleware/src/crawlgate';
+import { crawlerRanges } from './crawler-ranges';
 
 export const GPTBOT =
   'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
@@ -40,7 +41,7 @@ export interface GatedSite {
   publisher: TestPublisher;
   payTo: `0x${string}`;
   agent: ReturnType<typeof newWallet>;
-  /** Gate options for this site; the logger keeps warnings in `warnings`. */
+  /** Gate options for this site; the logger keeps warnings in `warnings`; loopback is every crawler operator's network (crawler-ranges.ts). */
   options(overrides?: Partial<CrawlgateOptions>): CrawlgateOptions;
   warnings: string[];
   /** Pays a 402 body through the API's verify_url, as an agent does; returns the access token. */
@@ -71,6 +72,7 @@ export async function startGatedSite({
   const agent = newWallet();
   await fundAgent(app, agent.address);
   const warnings: string[] = [];
+  const crawlerIps = await crawlerRanges('loopback.json');
 
   return {
     app,
@@ -85,6 +87,7 @@ export async function startGatedSite({
       siteToken: site.siteToken,
       secret: site.secret,
       logger: { warn: (message: string) => warnings.push(message) },
+      crawlerIps,
       ...overrides,
     }),
     async payThroughApi(offer) {

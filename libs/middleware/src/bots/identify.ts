@@ -10,6 +10,11 @@
  *   crawler the policy requires to sign (requireSignature), without a verified signature, is
  *   unverified: the policy's action applies, except that "allow" becomes "charge". Block stays.
  * - A signature that fails from an unknown origin still says "automated": never a person.
+ * - An unsigned request naming a crawler whose operator publishes its IP ranges is verified by
+ *   its address (crawler-ips/): inside them, as a valid signature would (unless the policy
+ *   requires a signature); outside, or while the ranges cannot be read, unverified ("allow"
+ *   becomes "charge"). While they are being fetched, a request they would let through is marked
+ *   `awaitingAddress`: the gate waits for them and asks again.
  * - Without signature headers this is the User-Agent classification, unchanged: people pass.
  */
 
@@ -21,6 +26,7 @@ import {
   type BotCatalogueEntry,
   type BotCategory,
 } from '@crawlgate/core';
+import type { AddressCheck } from '../crawler-ips';
 import type { SignatureCheck } from '../web-bot-auth';
 import { classifyVisitor } from './classify';
 import { resolveBotAction } from './policy';
@@ -28,16 +34,32 @@ import type { BotPolicy } from './types';
 
 export type Identified =
   | { kind: 'human' }
-  | { kind: 'bot'; name: string; category: BotCategory; action: BotAction; operator: string | null; verified: boolean };
+  | {
+      kind: 'bot';
+      name: string;
+      category: BotCategory;
+      action: BotAction;
+      operator: string | null;
+      verified: boolean;
+      /** Its operator's IP ranges are loading and would decide whether it is allowed. */
+      awaitingAddress?: true;
+    };
+
+/** The request's address against the ranges `crawler`'s operator publishes; undefined when it publishes none. */
+export interface AddressChecker {
+  check(crawler: string, address: string | undefined): AddressCheck | undefined;
+}
 
 const SIGNERS = BOT_CATALOGUE_ENTRIES.filter((entry) => entry.signatureAgent !== undefined);
 const BY_NAME = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry]));
 
-/** `signature`: the verifier's answer when the request claims a signature, else undefined. */
+/** `signature`: the verifier's answer when the request claims a signature, else undefined; `address`: the client's IP. */
 export function identifyVisitor(
   userAgent: string | undefined,
   policy: BotPolicy | undefined,
   signature?: SignatureCheck,
+  addresses?: AddressChecker,
+  address?: string,
 ): Identified {
   const claimed = classifyVisitor(userAgent, policy);
   const claimedEntry = claimed.kind === 'bot' ? BY_NAME.get(claimed.name) : undefined;
@@ -69,13 +91,32 @@ export function identifyVisitor(
   }
 
   if (claimed.kind === 'human') return claimed;
-  return unverified(
+  const operator = claimedEntry?.operator ?? null;
+  // A crawler that signs is verified by its signature only (issue 15): its address is not asked.
+  const addressCheck = claimedEntry?.signatureAgent === undefined ? addresses?.check(claimed.name, address) : undefined;
+  // Only an unsigned claim is verified by its address: a signature that failed is not rescued by one.
+  const byAddress = addressCheck === 'in' && !signature;
+  if (byAddress && !requiresSignature(claimed.name, claimed.category, policy))
+    return bot(
+      claimed.name,
+      claimed.category,
+      operator,
+      resolveBotAction(claimed.name, claimed.category, policy),
+      true,
+    );
+  const visitor = unverified(
     claimed.name,
     claimed.category,
-    claimedEntry?.operator ?? null,
+    operator,
     policy,
-    claimedEntry?.signatureAgent !== undefined,
+    claimedEntry?.signatureAgent !== undefined || addressCheck !== undefined,
   );
+  if (addressCheck === 'loading' && !signature && visitor.kind === 'bot' && visitor.action === 'charge') {
+    // Worth the wait only when the ranges could let it through.
+    const allowed = resolveBotAction(claimed.name, claimed.category, policy) === 'allow';
+    if (allowed && !requiresSignature(claimed.name, claimed.category, policy)) visitor.awaitingAddress = true;
+  }
+  return visitor;
 }
 
 /** The entry a verified (or claimed) signature of `origin` stands for. */
@@ -87,17 +128,17 @@ function signedEntry(origin: string, claimed: BotCatalogueEntry | undefined): Bo
   );
 }
 
-/** Not verified: the policy's action, except that a crawler that signs, or must, is never allowed. */
+/** Not verified: the policy's action, except that a crawler that signs or publishes its ranges, or must sign, is never allowed. */
 function unverified(
   name: string,
   category: BotCategory,
   operator: string | null,
   policy: BotPolicy | undefined,
-  signs: boolean,
+  verifiable: boolean,
 ): Identified {
   const action = resolveBotAction(name, category, policy);
-  const mustSign = signs || requiresSignature(name, category, policy);
-  return bot(name, category, operator, mustSign && action === 'allow' ? 'charge' : action, false);
+  const mustVerify = verifiable || requiresSignature(name, category, policy);
+  return bot(name, category, operator, mustVerify && action === 'allow' ? 'charge' : action, false);
 }
 
 export function requiresSignature(name: string, category: BotCategory, policy: BotPolicy | undefined): boolean {

@@ -1,0 +1,256 @@
+/*
+ * A crawler that does not want to pay, claiming a search engine's User-Agent to be let through:
+ * the gate (with the in-memory API) against operator range lists served by a real HTTP server on
+ * loopback. Googlebot passes only from Google's published ranges; every way around it (another
+ * address, a forwarded-for header, junk signature headers, the list down, slow or garbled, a
+ * request racing its first fetch) is charged, never served.
+ */
+
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../testing/fake-api';
+import { createCrawlgate, type CrawlgateOptions } from './crawlgate';
+import type { Decision } from './decision';
+
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+const GOOGLE_IP = '66.249.66.1';
+const OTHER_IP = '203.0.113.50';
+
+type Behaviour = 'list' | 'down' | 'garbled' | 'stalled';
+
+let server: Server;
+let base: string;
+let behaviour: Behaviour = 'list';
+let served = 0;
+/** Responses kept back while stalled, answered with the list by releaseStalled(). */
+let stalled: ServerResponse[] = [];
+const LIST = JSON.stringify({
+  creationTime: '2026-11-28T00:00:00',
+  prefixes: [{ ipv4Prefix: '66.249.64.0/19' }, { ipv6Prefix: '2001:4860:4801:10::/64' }],
+});
+
+function releaseStalled() {
+  for (const response of stalled) response.writeHead(200, { 'content-type': 'application/json' }).end(LIST);
+  stalled = [];
+}
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    served++;
+    if (behaviour === 'stalled') return void stalled.push(response);
+    if (behaviour === 'down') return void response.writeHead(503).end();
+    response.writeHead(200, { 'content-type': 'application/json' });
+    if (behaviour === 'garbled') return void response.end('{"prefixes": "66.249.64.0/19"}');
+    response.end(LIST);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  releaseStalled();
+  behaviour = 'list';
+  served = 0;
+});
+
+async function gateWith(extra: Partial<CrawlgateOptions> = {}) {
+  const api = fakeApi();
+  const warnings: string[] = [];
+  const gate = createCrawlgate({
+    apiUrl: FAKE_API_URL,
+    siteId: FAKE_SITE_ID,
+    siteToken: 'st_test',
+    secret: 'secret',
+    fetch: api.fetch,
+    logger: { warn: (message) => warnings.push(message) },
+    crawlerIps: { sources: { Googlebot: `${base}/googlebot.json`, GPTBot: `${base}/gptbot.json` }, timeoutMs: 300 },
+    ...extra,
+  });
+  await gate.ready();
+  const status = async (userAgent: string, ip: string | undefined, headers: Record<string, string> = {}) =>
+    statusOf(
+      await gate.handle({ method: 'GET', url: '/articles/1', headers: { 'user-agent': userAgent, ...headers }, ip }),
+    );
+  return { gate, api, warnings, status };
+}
+
+const statusOf = (decision: Decision) => (decision.kind === 'respond' ? decision.status : 200);
+
+describe('crawlers verified by their published IP ranges', () => {
+  it('lets Googlebot through from Google’s ranges only; the same User-Agent from anywhere else pays', async () => {
+    const { gate, status } = await gateWith();
+    try {
+      expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(200);
+      expect(await status(GOOGLEBOT, `::ffff:${GOOGLE_IP}`)).toBe(200);
+      expect(await status(GOOGLEBOT, '2001:4860:4801:10::42')).toBe(200);
+      expect(await status(GOOGLEBOT, OTHER_IP)).toBe(402);
+      expect(await status(GOOGLEBOT, '66.249.96.1')).toBe(402); // just past the /19
+      expect(await status(GOOGLEBOT, undefined)).toBe(402);
+      expect(await status(GOOGLEBOT, 'garbage')).toBe(402);
+      expect(served).toBe(1);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('never takes a forwarded-for header or junk signature headers for Google’s address', async () => {
+    const { gate, status } = await gateWith();
+    try {
+      for (const header of ['x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'forwarded'])
+        expect([header, await status(GOOGLEBOT, OTHER_IP, { [header]: GOOGLE_IP })]).toEqual([header, 402]);
+      const junkSignature = {
+        'signature-agent': '"https://googlebot.test"',
+        'signature-input': 'sig1=("@authority");tag="web-bot-auth";keyid="x";created=1',
+        signature: 'sig1=:AAAA:',
+      };
+      expect(await status(GOOGLEBOT, OTHER_IP, junkSignature)).toBe(402);
+      // A signature that fails is not rescued by a good address either.
+      expect(await status(GOOGLEBOT, GOOGLE_IP, junkSignature)).toBe(402);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it.each<[Behaviour]>([['down'], ['garbled'], ['stalled']])(
+    'charges every claimed Googlebot while its list is %s, and says why',
+    async (state) => {
+      behaviour = state;
+      const { gate, status, warnings } = await gateWith();
+      try {
+        expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(402);
+        expect(await status(GOOGLEBOT, OTHER_IP)).toBe(402);
+        expect(warnings.join('\n')).toMatch(/IP ranges at .*googlebot\.json could not be loaded/);
+      } finally {
+        await gate.close();
+      }
+    },
+  );
+
+  it('makes the first requests wait for the list (together, one fetch), and a person for nothing', async () => {
+    behaviour = 'stalled';
+    const { gate, status } = await gateWith({
+      crawlerIps: { sources: { Googlebot: `${base}/googlebot.json` }, timeoutMs: 5000 },
+    });
+    try {
+      // A person's answer is given at once, with the list still on its way.
+      const person = gate.handleNow({
+        method: 'GET',
+        url: '/articles/1',
+        headers: { 'user-agent': BROWSER },
+        ip: OTHER_IP,
+      });
+      expect(person).toEqual({ kind: 'pass' });
+      const waiting = [status(GOOGLEBOT, GOOGLE_IP), status(GOOGLEBOT, OTHER_IP), status(GOOGLEBOT, GOOGLE_IP)];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(served).toBe(1);
+      releaseStalled();
+      expect(await Promise.all(waiting)).toEqual([200, 402, 200]);
+      expect(served).toBe(1);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('keeps the policy’s word: a blocked Googlebot from Google stays blocked, a charged GPTBot from OpenAI pays and counts as verified', async () => {
+    const { gate, status, api } = await gateWith({ policy: { bots: { Googlebot: 'block' } } });
+    try {
+      expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(403);
+      // Charged either way, so no request waits for OpenAI's list: the first is counted before it loaded.
+      expect(await status(GPTBOT, GOOGLE_IP)).toBe(402);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await status(GPTBOT, GOOGLE_IP)).toBe(402);
+      expect(await status(GPTBOT, OTHER_IP)).toBe(402);
+      await gate.close();
+      const crawlers = (api.reports[0] as { crawlers: { crawler: string; verified: boolean; requests: number }[] })
+        .crawlers;
+      expect(
+        crawlers
+          .filter((count) => count.crawler === 'GPTBot')
+          .map(({ verified, requests }) => ({ verified, requests })),
+      ).toEqual(
+        expect.arrayContaining([
+          { verified: true, requests: 1 },
+          { verified: false, requests: 2 },
+        ]),
+      );
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('lets an allowed GPTBot through from OpenAI’s ranges only', async () => {
+    const { gate, status } = await gateWith({ policy: { bots: { GPTBot: 'allow' } } });
+    try {
+      expect(await status(GPTBOT, OTHER_IP)).toBe(402);
+      expect(await status(GPTBOT, GOOGLE_IP)).toBe(200); // the test's OpenAI list is the same file
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('never verifies a crawler that signs by its address: an unsigned ChatGPT-User from a listed one pays', async () => {
+    const CHATGPT_USER =
+      'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+    const { gate, status } = await gateWith({
+      policy: { bots: { 'ChatGPT-User': 'allow' } },
+      crawlerIps: { sources: { 'ChatGPT-User': `${base}/chatgpt-user.json` } },
+    });
+    try {
+      expect(await status(CHATGPT_USER, GOOGLE_IP)).toBe(402);
+      expect(served).toBe(0);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('requires a signature where the policy says so, whatever the address', async () => {
+    const { gate, status } = await gateWith({ policy: { requireSignature: { categories: ['search-engine'] } } });
+    try {
+      expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(402);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('says once when claims come from a private address (a proxy not trusted), and still charges them', async () => {
+    const { gate, status, warnings } = await gateWith();
+    try {
+      expect(await status(GOOGLEBOT, '10.0.0.7')).toBe(402);
+      expect(await status(GOOGLEBOT, '127.0.0.1')).toBe(402);
+      expect(warnings.filter((warning) => /private or loopback address/.test(warning))).toEqual([
+        expect.stringContaining('requests naming Googlebot come from 10.0.0.7'),
+      ]);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('reads the address where clientIp says, and trusts User-Agents again only when told (crawlerIps: false)', async () => {
+    const fromHeader = await gateWith({
+      crawlerIps: {
+        sources: { Googlebot: `${base}/googlebot.json` },
+        clientIp: (request) => request.headers['cf-connecting-ip'] as string | undefined,
+      },
+    });
+    const off = await gateWith({ crawlerIps: false });
+    try {
+      expect(await fromHeader.status(GOOGLEBOT, OTHER_IP, { 'cf-connecting-ip': GOOGLE_IP })).toBe(200);
+      expect(await fromHeader.status(GOOGLEBOT, GOOGLE_IP)).toBe(402);
+      expect(await off.status(GOOGLEBOT, OTHER_IP)).toBe(200);
+      // Crawlers that publish no ranges are identified by User-Agent, as before.
+      expect(await off.status(AHREFS, OTHER_IP)).toBe(200);
+      expect(await fromHeader.status(AHREFS, OTHER_IP)).toBe(200);
+    } finally {
+      await fromHeader.gate.close();
+      await off.gate.close();
+    }
+  });
+});

@@ -1,0 +1,8 @@
+export {
+  catalogueIpSources,
+  createCrawlerIps,
+  type AddressCheck,
+  type CrawlerIps,
+  type CrawlerIpsOptions,
+} from './crawler-ips';
+export { parseIp } from './ip-prefix';

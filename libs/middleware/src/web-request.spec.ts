@@ -14,6 +14,15 @@ describe('gateRequestOf', () => {
     expect(headerValue(request.headers, 'user-agent')).toBe('GPTBot/1.1');
     expect(headerValue(request.headers, 'x-crawlgate-token')).toBe('a, b');
   });
+
+  it('takes CF-Connecting-IP for the address on Cloudflare Workers only, and the given address first', () => {
+    const request = new Request('https://site.test/', { headers: { 'cf-connecting-ip': '66.249.66.1' } });
+    expect(gateRequestOf(request).ip).toBeUndefined(); // Node: a header any client can write
+    expect(gateRequestOf(request, undefined, false).ip).toBeUndefined();
+    expect(gateRequestOf(request, undefined, true).ip).toBe('66.249.66.1');
+    expect(gateRequestOf(request, '10.0.0.1', true).ip).toBe('10.0.0.1');
+    expect(gateRequestOf(new Request('https://site.test/'), undefined, true).ip).toBeUndefined();
+  });
 });
 
 describe('responseOf', () => {

@@ -7,9 +7,18 @@ import type { CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
 import { headersOfFetch } from './request-headers';
 
-/** A web Request as the gate reads it. */
-export function gateRequestOf(request: Request, ip?: string): CrawlgateRequest {
-  return { method: request.method, url: request.url, headers: headersOfFetch(request.headers), ip };
+/**
+ * Cloudflare Workers say so in navigator.userAgent. There the client's address is CF-Connecting-IP,
+ * which Cloudflare sets on every request it hands a Worker (a client's own value never gets through).
+ * Anywhere else that header is whatever the client wrote, and is never read.
+ */
+const ON_CLOUDFLARE_WORKERS =
+  (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+
+/** A web Request as the gate reads it; `ip` the caller's, else on Cloudflare Workers the address Cloudflare gives. */
+export function gateRequestOf(request: Request, ip?: string, onWorkers = ON_CLOUDFLARE_WORKERS): CrawlgateRequest {
+  const address = ip ?? (onWorkers ? (request.headers.get('cf-connecting-ip') ?? undefined) : undefined);
+  return { method: request.method, url: request.url, headers: headersOfFetch(request.headers), ip: address };
 }
 
 /** The gate's own answer as a web Response. */

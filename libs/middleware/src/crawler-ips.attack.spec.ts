@@ -220,6 +220,26 @@ describe('crawlers verified by their published IP ranges', () => {
     }
   });
 
+  it('never lets a clientIp that throws or answers junk fail a person, nor verify a crawler', async () => {
+    for (const clientIp of [
+      () => {
+        throw new Error('no header');
+      },
+      () => 42 as unknown as string,
+      () => [GOOGLE_IP] as unknown as string,
+    ]) {
+      const { gate, status } = await gateWith({
+        crawlerIps: { sources: { Googlebot: `${base}/googlebot.json` }, clientIp },
+      });
+      try {
+        expect(await status(BROWSER, GOOGLE_IP)).toBe(200);
+        expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(402);
+      } finally {
+        await gate.close();
+      }
+    }
+  });
+
   it('says once when claims come from a private address (a proxy not trusted), and still charges them', async () => {
     const { gate, status, warnings } = await gateWith();
     try {

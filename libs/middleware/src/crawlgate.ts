@@ -259,9 +259,16 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return verifyAccessToken(token, { secret: verifyingSecrets(), siteId: options.siteId, path }).valid;
   }
 
+  /** Read for people too, so it never throws: an address the option cannot give is none, which verifies no crawler. */
   function clientIp(request: CrawlgateRequest): string | undefined {
     const clientIpOf = options.crawlerIps ? options.crawlerIps.clientIp : undefined;
-    return clientIpOf ? clientIpOf(request) : request.ip;
+    if (!clientIpOf) return request.ip;
+    try {
+      const address: unknown = clientIpOf(request);
+      return typeof address === 'string' ? address : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */

@@ -203,11 +203,8 @@ const SEARCH_ENGINE: Row[] = [
   { name: 'Googlebot-News', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'Googlebot', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'Storebot-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
-  { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'AdsBot-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
   { name: 'Mediapartners-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
-  { name: 'APIs-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
-  { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
   { name: 'bingbot', operator: 'Microsoft', url: BING, ipRanges: 'https://www.bing.com/toolbox/bingbot.json' },
   { name: 'BingPreview', operator: 'Microsoft', url: BING },
   { name: 'msnbot', operator: 'Microsoft', url: BING },
@@ -234,6 +231,20 @@ const SEARCH_ENGINE: Row[] = [
 ];
 
 /** Link indexes and site audits. Allowed by default: see bot-policy.ts. */
+/**
+ * Fetchers that fetch whatever URL a person gives them and show or hand over what they got:
+ * Google's Rich Results Test and URL Inspection (Google-InspectionTool), Sheets' IMPORTXML and
+ * Apps Script (APIs-Google, whose token GoogleDocs' User-Agent carries), feed readers
+ * (FeedFetcher-Google). They come from Google's network, so their address verifies them, but
+ * anyone can send them to any page: allowed, they would be an open proxy. Charged by default,
+ * as automation; a site allows them by name for its own testing.
+ */
+const USER_TRIGGERED_FETCHERS: Row[] = [
+  { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
+  { name: 'APIs-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+  { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+];
+
 const SEO: Row[] = [
   { name: 'AhrefsSiteAudit', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
   { name: 'AhrefsBot', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
@@ -319,6 +330,7 @@ const GROUPS: readonly [BotCategory, Row[]][] = [
   ['ai-search', AI_SEARCH],
   ['ai-training', AI_TRAINING],
   ['search-engine', SEARCH_ENGINE],
+  ['automation', USER_TRIGGERED_FETCHERS],
   ['seo', SEO],
   ['social-preview', SOCIAL_PREVIEW],
   ['automation', AUTOMATION],

@@ -101,6 +101,31 @@ describe('crawlers verified by their published IP ranges', () => {
     }
   });
 
+  it('charges Google’s fetchers that fetch for anyone (Rich Results Test, Sheets, feeds) by default, from Google’s own ranges too', async () => {
+    const { gate, status } = await gateWith({
+      crawlerIps: {
+        sources: {
+          'Google-InspectionTool': `${base}/googlebot.json`,
+          'APIs-Google': `${base}/user-triggered.json`,
+          'FeedFetcher-Google': `${base}/user-triggered.json`,
+        },
+      },
+    });
+    try {
+      const richResultsTest =
+        'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.204 Mobile Safari/537.36 (compatible; Google-InspectionTool/1.0;)';
+      const sheets = 'Mozilla/5.0 (compatible; GoogleDocs; apis-google; +http://docs.google.com)';
+      const feeds = 'FeedFetcher-Google; (+http://www.google.com/feedfetcher.html)';
+      for (const userAgent of [richResultsTest, sheets, feeds]) {
+        expect([userAgent, await status(userAgent, GOOGLE_IP)]).toEqual([userAgent, 402]);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // its list loaded: still charged
+        expect([userAgent, await status(userAgent, GOOGLE_IP)]).toEqual([userAgent, 402]);
+      }
+    } finally {
+      await gate.close();
+    }
+  });
+
   it('never takes a forwarded-for header or junk signature headers for Google’s address', async () => {
     const { gate, status } = await gateWith();
     try {
@@ -237,6 +262,18 @@ describe('crawlers verified by their published IP ranges', () => {
       } finally {
         await gate.close();
       }
+    }
+  });
+
+  it('warns of a source named for no catalogue crawler, and keeps checking the one it meant', async () => {
+    const { gate, status, warnings } = await gateWith({
+      crawlerIps: { sources: { Googlebot: `${base}/googlebot.json`, googlebot: false } },
+    });
+    try {
+      expect(warnings).toEqual([expect.stringContaining('crawlerIps.sources names "googlebot"')]);
+      expect(await status(GOOGLEBOT, OTHER_IP)).toBe(402);
+    } finally {
+      await gate.close();
     }
   });
 

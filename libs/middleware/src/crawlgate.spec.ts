@@ -46,6 +46,8 @@ function setup(options: Partial<CrawlgateOptions> = {}, api: FakeApiOptions = {}
     secret: SECRET,
     fetch: fake.fetch,
     logger: { warn: (message) => warnings.push(message) },
+    // No fetch of the operators' IP ranges from a unit test (crawler-ips.attack.spec.ts serves them on loopback).
+    crawlerIps: false,
     ...options,
   });
   gates.push(gate);

@@ -729,6 +729,11 @@ function crawlerIpsOf(
   warn: (message: string) => void,
 ): CrawlerIps | undefined {
   if (options === false) return undefined;
+  // A misspelt name would silently check nothing (or keep checking what it meant to turn off).
+  const names = new Set(BOT_CATALOGUE_ENTRIES.map((entry) => entry.name));
+  for (const name of Object.keys(options?.sources ?? {}))
+    if (!names.has(name))
+      warn(`crawlerIps.sources names "${name}", which is not a catalogue crawler (names are case-sensitive)`);
   const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options, warn);
   let warned = false;
   return {

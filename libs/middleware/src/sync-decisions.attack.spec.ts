@@ -39,6 +39,7 @@ function baseOptions(fetch: typeof globalThis.fetch, extra: Partial<CrawlgateOpt
     secret: SECRET,
     fetch,
     logger: { warn: () => undefined },
+    crawlerIps: false, // no fetch of the operators' IP ranges from a unit test
     ...extra,
   };
 }

@@ -29,6 +29,7 @@ function site() {
     secret: SECRET,
     fetch: fake.fetch,
     routing: { caseSensitive: true, strictTrailingSlash: true },
+    crawlerIps: false, // no fetch of the operators' IP ranges from a unit test
   });
   const app = new Hono();
   app.use('*', middleware);

@@ -102,7 +102,8 @@ export const BOT_USER_AGENTS: readonly [ua: string, name: string, category: BotC
     'search-engine',
   ],
   ['Googlebot-Image/1.0', 'Googlebot-Image', 'search-engine'],
-  ['Mozilla/5.0 (compatible; Google-InspectionTool/1.0)', 'Google-InspectionTool', 'search-engine'],
+  ['Mozilla/5.0 (compatible; Google-InspectionTool/1.0)', 'Google-InspectionTool', 'automation'],
+  ['Mozilla/5.0 (compatible; GoogleDocs; apis-google; +http://docs.google.com)', 'APIs-Google', 'automation'],
   [
     'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36',
     'bingbot',

@@ -107,6 +107,45 @@ describe('createCrawlerIps', () => {
     expect(warnings[0]).toMatch(/could not be loaded/);
   });
 
+  it('gives up after timeoutMs even on a fetch that ignores its abort signal', async () => {
+    const fetch = (() => new Promise<Response>(() => undefined)) as typeof globalThis.fetch;
+    const { ips, warnings } = ipsWith(listServer(ok), { fetch, timeoutMs: 50 });
+    expect(ips.check('Googlebot', '66.249.64.1')).toBe('loading');
+    await ips.loaded('Googlebot');
+    expect(ips.check('Googlebot', '66.249.64.1')).toBe('out');
+    expect(warnings[0]).toMatch(/timed out after 50 ms/);
+  });
+
+  it('survives a fetch that rejects with no Error and a logger that throws: no unhandled rejection, nothing verified', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      for (const [fetch, warn] of [
+        [() => Promise.reject(undefined), () => undefined],
+        [
+          () => Promise.reject(new Error('down')),
+          () => {
+            throw new Error('logger down');
+          },
+        ],
+      ] as const) {
+        const ips = createCrawlerIps(
+          new Map([['Googlebot', GOOGLE]]),
+          { fetch: fetch as unknown as typeof globalThis.fetch },
+          warn,
+        );
+        expect(ips.check('Googlebot', '66.249.64.1')).toBe('loading');
+        await expect(ips.loaded('Googlebot')).resolves.toBeUndefined();
+        expect(ips.check('Googlebot', '66.249.64.1')).toBe('out');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('refreshes after ttlMs in the background, keeping the old list through failures up to maxStaleMs', async () => {
     const server = listServer(ok, () => new Response('', { status: 503 }));
     const { ips, advance } = ipsWith(server, { ttlMs: 1000, maxStaleMs: 10_000, retryMs: 100 });

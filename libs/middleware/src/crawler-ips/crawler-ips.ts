@@ -75,22 +75,39 @@ export function createCrawlerIps(
     return list;
   }
 
+  /** Never rejects, whatever the fetch or the logger throw: it runs with no one awaiting it. */
   function refresh(url: string, list: List): Promise<void> {
-    list.inflight ??= load(url)
+    list.inflight ??= withinTimeout(load(url))
       .then(
-        (addresses) => Object.assign(list, { addresses, loadedAt: now(), retryAt: 0 }),
-        (error: Error) => {
+        (addresses) => {
+          Object.assign(list, { addresses, loadedAt: now(), retryAt: 0 });
+        },
+        (error: unknown) => {
           list.retryAt = now() + retryMs;
-          warn(
-            `the IP ranges at ${url} could not be loaded (${error.message}); the crawlers they verify are not allowed meanwhile`,
-          );
+          const message = (error as { message?: unknown } | null | undefined)?.message;
+          const reason = typeof message === 'string' ? message : String(error);
+          try {
+            warn(
+              `the IP ranges at ${url} could not be loaded (${reason}); the crawlers they verify are not allowed meanwhile`,
+            );
+          } catch {
+            // A logger that fails changes nothing here.
+          }
         },
       )
       .finally(() => {
         list.inflight = undefined;
-      })
-      .then(() => undefined);
+      });
     return list.inflight;
+  }
+
+  /** The gate's own deadline: a fetch (the publisher's own, perhaps) may ignore its abort signal. */
+  function withinTimeout<T>(work: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 
   async function load(url: string): Promise<AddressSet> {

@@ -56,6 +56,23 @@ describe('parseRangeList', () => {
     expect(addresses.has('2001:db8::1')).toBe(false);
   });
 
+  it('never lets an IPv6 entry cover IPv4 (the IPv4-mapped block holds every IPv4 address)', () => {
+    const addresses = addressesOf(
+      JSON.stringify({
+        prefixes: [
+          { ipv6Prefix: '::/16' },
+          { ipv6Prefix: '::ffff:0:0/96' },
+          { ipv6Prefix: '::ffff:0.0.0.0/96' },
+          { ipv6Prefix: '::ffff:cb00:7100/120' },
+          { ipv6Prefix: '2001:4860:4801:10::/64' },
+        ],
+      }),
+    );
+    for (const outside of ['203.0.113.50', '8.8.8.8', '::ffff:8.8.8.8', '::1'])
+      expect([outside, addresses.has(outside)]).toEqual([outside, false]);
+    expect(addresses.has('2001:4860:4801:10::1')).toBe(true);
+  });
+
   it.each([
     ['not JSON', '<html>'],
     ['no "prefixes" list', '{}'],

@@ -3,8 +3,8 @@
  * them: `{ "creationTime": "…", "prefixes": [{ "ipv4Prefix": "66.249.64.0/27" }, { "ipv6Prefix":
  * "2001:4860:4801:10::/64" }] }`. Read into merged, sorted ranges, so that asking about an address
  * is a binary search. Entries that are not a prefix, or are broader than any crawler's network
- * (/8 for IPv4, /16 for IPv6), are left out: a list that would vouch for half the Internet vouches
- * for nobody. A document with no usable prefix is refused, so the ranges it would replace are kept.
+ * (/8 for IPv4, /16 for IPv6), or IPv6 entries reaching into the IPv4-mapped block (IPv4 itself,
+ * here), are left out: a list that would vouch for half the Internet vouches for nobody. A document with no usable prefix is refused, so the ranges it would replace are kept.
  */
 
 import { parseIp, parsePrefix, type AddressRange } from './ip-prefix';
@@ -13,6 +13,7 @@ import { parseIp, parsePrefix, type AddressRange } from './ip-prefix';
 export const MAX_PREFIXES = 20_000;
 const NARROWEST_V4 = 8;
 const NARROWEST_V6 = 16;
+const IPV4_MAPPED = parsePrefix('::ffff:0:0/96')!;
 
 export interface AddressSet {
   /** True when `address` (an IP literal, IPv4-mapped IPv6 included) is in the ranges. */
@@ -48,7 +49,10 @@ function rangeOf(entry: unknown): AddressRange | null {
   if (text === null) return null;
   const length = Number(text.slice(text.indexOf('/') + 1));
   if (length < (v4 ? NARROWEST_V4 : NARROWEST_V6)) return null;
-  return parsePrefix(text);
+  const range = parsePrefix(text);
+  // IPv4 lives in the IPv4-mapped block (ip-prefix.ts): an IPv6 entry reaching into it would vouch for IPv4 addresses.
+  if (range && !v4 && range.start <= IPV4_MAPPED.end && range.end >= IPV4_MAPPED.start) return null;
+  return range;
 }
 
 function addressSet(ranges: AddressRange[]): AddressSet {

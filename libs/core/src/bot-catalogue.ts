@@ -70,14 +70,15 @@ const AMAZON = 'https://developer.amazon.com/amazonbot';
 const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0';
 
 /**
- * The operators' published IP ranges (their verification pages link them; Google's googlebot.json
- * moved to common-crawlers.json in 2026). Anthropic publishes one list for all its crawlers.
+ * The operators' published IP ranges (their verification pages link them). Google's lists moved
+ * from search/apis/ipranges/ to crawling/ipranges/ in 2026, googlebot.json becoming
+ * common-crawlers.json; the old addresses redirect. Anthropic publishes one list for all its crawlers.
  */
 const ANTHROPIC_RANGES = 'https://claude.com/crawling/bots.json';
 const GOOGLE_COMMON_CRAWLERS = 'https://developers.google.com/static/crawling/ipranges/common-crawlers.json';
-const GOOGLE_SPECIAL_CRAWLERS = 'https://developers.google.com/static/search/apis/ipranges/special-crawlers.json';
+const GOOGLE_SPECIAL_CRAWLERS = 'https://developers.google.com/static/crawling/ipranges/special-crawlers.json';
 const GOOGLE_USER_TRIGGERED =
-  'https://developers.google.com/static/search/apis/ipranges/user-triggered-fetchers-google.json';
+  'https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers-google.json';
 
 /** Fetches a page because a person asked an assistant or agent about it, now. */
 const AI_ASSISTANT: Row[] = [
@@ -211,7 +212,12 @@ const SEARCH_ENGINE: Row[] = [
   { name: 'adidxbot', operator: 'Microsoft', url: BING },
   { name: 'Applebot', operator: 'Apple', url: APPLE, ipRanges: 'https://search.developer.apple.com/applebot.json' },
   { name: 'DuckDuckGo-Favicons-Bot', operator: 'DuckDuckGo' },
-  { name: 'DuckDuckBot', operator: 'DuckDuckGo', url: 'https://duckduckgo.com/duckduckbot' },
+  {
+    name: 'DuckDuckBot',
+    operator: 'DuckDuckGo',
+    url: 'https://duckduckgo.com/duckduckbot',
+    ipRanges: 'https://duckduckgo.com/duckduckbot.json',
+  },
   // YandexBot, YandexMobileBot, YandexRenderResourcesBot…; YandexAdditional (AI) is listed above.
   { name: 'YandexBot', operator: 'Yandex', match: 'Yandex[a-z]*Bot', url: 'https://yandex.com/bots' },
   { name: 'YandexImages', operator: 'Yandex', url: 'https://yandex.com/bots' },

@@ -240,7 +240,7 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       expect(run.stdout).toMatch(
         /\nBot policy, version 0, updated never:\n\nCategory +Action\nai-training +charge \(default\)\n/,
       );
-      expect(run.stdout).toMatch(/\nseo +allow \(default\)\n/);
+      expect(run.stdout).toMatch(/\nseo +charge \(default\)\n/);
       expect(run.stdout).toContain('No crawler has an action of its own');
     });
 
@@ -276,7 +276,7 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
           categories: {},
           bots: {},
           require_signature: { categories: [], bots: [] },
-          defaults: expect.objectContaining({ seo: 'allow' }),
+          defaults: expect.objectContaining({ seo: 'charge', 'search-engine': 'allow' }),
           version: 0,
           updated_at: null,
         },

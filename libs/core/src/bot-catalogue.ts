@@ -236,21 +236,24 @@ const SEARCH_ENGINE: Row[] = [
   { name: 'SeekportBot', operator: 'Seekport' },
 ];
 
-/** Link indexes and site audits. Allowed by default: see bot-policy.ts. */
 /**
  * Fetchers that fetch whatever URL a person gives them and show or hand over what they got:
  * Google's Rich Results Test and URL Inspection (Google-InspectionTool), Sheets' IMPORTXML and
  * Apps Script (APIs-Google, whose token GoogleDocs' User-Agent carries), feed readers
- * (FeedFetcher-Google). They come from Google's network, so their address verifies them, but
- * anyone can send them to any page: allowed, they would be an open proxy. Charged by default,
- * as automation; a site allows them by name for its own testing.
+ * (FeedFetcher-Google), page testers (Lighthouse in PageSpeed Insights, GTmetrix: a full-page
+ * screenshot). Google's come from Google's network, so their address verifies them, but anyone
+ * can send any of them to any page: allowed, they would be an open proxy. Charged by default, as
+ * automation; a site allows them by name for its own testing.
  */
 const USER_TRIGGERED_FETCHERS: Row[] = [
   { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'APIs-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
   { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+  { name: 'Chrome-Lighthouse', operator: 'Google (PageSpeed Insights)' },
+  { name: 'GTmetrix', operator: 'GTmetrix' },
 ];
 
+/** Link indexes and site audits. Charged by default: see bot-policy.ts. */
 const SEO: Row[] = [
   { name: 'AhrefsSiteAudit', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
   { name: 'AhrefsBot', operator: 'Ahrefs', url: 'https://ahrefs.com/robot' },
@@ -269,8 +272,6 @@ const SEO: Row[] = [
   { name: 'linkdexbot', operator: 'Linkdex' },
   { name: 'Screaming Frog SEO Spider', operator: 'Screaming Frog' },
   { name: 'Sitebulb', operator: 'Sitebulb' },
-  { name: 'Chrome-Lighthouse', operator: 'Google (PageSpeed Insights)' },
-  { name: 'GTmetrix', operator: 'GTmetrix' },
 ];
 
 /** Fetches one page to draw a link card where someone shared it. Allowed by default. */

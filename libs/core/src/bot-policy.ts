@@ -31,16 +31,17 @@ export type BotAction = (typeof BOT_ACTIONS)[number];
  * does anything that hides what it is. Crawlers that send readers back (search engines) or draw a
  * link card where someone shared the page (social previews) pass.
  *
- * SEO crawlers pass too: they republish no content, they are often the site owner's own tools
- * (audits, Lighthouse, backlink checks), and a 402 would break those tools for the very people
- * who installed the gate. An owner who disagrees sets `categories: { seo: 'block' }`.
+ * SEO crawlers pay: anyone can run Screaming Frog or Sitebulb (whose custom extraction keeps a
+ * page's text) against any site, and anyone can send a User-Agent of theirs, so letting them pass
+ * gave pages away. They were allowed before 2026-11-29, as the owner's own tools; an owner who
+ * audits with them allows them with one click (or `categories: { seo: 'allow' }`).
  */
 export const DEFAULT_CATEGORY_ACTIONS: Readonly<Record<BotCategory, BotAction>> = Object.freeze({
   'ai-training': 'charge',
   'ai-assistant': 'charge',
   'ai-search': 'charge',
   'search-engine': 'allow',
-  seo: 'allow',
+  seo: 'charge',
   'social-preview': 'allow',
   automation: 'charge',
 });

@@ -14,7 +14,11 @@ import type { Decision } from './decision';
 
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const TWITTERBOT = 'Twitterbot/1.0';
 const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
+const SCREAMING_FROG = 'Screaming Frog SEO Spider/21.0';
+const LIGHTHOUSE =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Chrome-Lighthouse';
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 const GOOGLE_IP = '66.249.66.1';
 const OTHER_IP = '203.0.113.50';
@@ -121,6 +125,16 @@ describe('crawlers verified by their published IP ranges', () => {
         await new Promise((resolve) => setTimeout(resolve, 50)); // its list loaded: still charged
         expect([userAgent, await status(userAgent, GOOGLE_IP)]).toEqual([userAgent, 402]);
       }
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('charges SEO tools and page testers by default: anyone can run them against a page and keep what they fetched', async () => {
+    const { gate, status } = await gateWith();
+    try {
+      for (const userAgent of [AHREFS, SCREAMING_FROG, LIGHTHOUSE])
+        expect([userAgent, await status(userAgent, OTHER_IP)]).toEqual([userAgent, 402]);
     } finally {
       await gate.close();
     }
@@ -277,6 +291,54 @@ describe('crawlers verified by their published IP ranges', () => {
     }
   });
 
+  it('keeps the catalogue’s list for a source left undefined or given junk, and warns: a config slip never stops the check', async () => {
+    const { gate, status, warnings } = await gateWith({
+      crawlerIps: {
+        sources: {
+          Googlebot: undefined as unknown as string,
+          bingbot: '' as string,
+          Applebot: 42 as unknown as string,
+        },
+      },
+    });
+    try {
+      expect(await status(GOOGLEBOT, OTHER_IP)).toBe(402);
+      expect(warnings.filter((warning) => /crawlerIps\.sources/.test(warning))).toEqual([
+        expect.stringContaining('"Googlebot"'),
+        expect.stringContaining('"bingbot"'),
+        expect.stringContaining('"Applebot"'),
+      ]);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('warns of a source for a crawler that is verified by its signature only, or is a robots.txt token', async () => {
+    const { gate, warnings } = await gateWith({
+      crawlerIps: { sources: { 'ChatGPT-User': `${base}/x.json`, 'Google-Extended': `${base}/x.json` } },
+    });
+    try {
+      expect(warnings).toEqual([
+        expect.stringContaining('"ChatGPT-User"'),
+        expect.stringContaining('"Google-Extended"'),
+      ]);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('takes a timeout no timer can hold as the default, with a warning, instead of timing every list out', async () => {
+    const { gate, status, warnings } = await gateWith({
+      crawlerIps: { sources: { Googlebot: `${base}/googlebot.json` }, timeoutMs: 3_000_000_000 },
+    });
+    try {
+      expect(await status(GOOGLEBOT, GOOGLE_IP)).toBe(200);
+      expect(warnings).toEqual([expect.stringContaining('crawlerIps.timeoutMs')]);
+    } finally {
+      await gate.close();
+    }
+  });
+
   it('says once when claims come from a private address (a proxy not trusted), and still charges them', async () => {
     const { gate, status, warnings } = await gateWith();
     try {
@@ -303,8 +365,8 @@ describe('crawlers verified by their published IP ranges', () => {
       expect(await fromHeader.status(GOOGLEBOT, GOOGLE_IP)).toBe(402);
       expect(await off.status(GOOGLEBOT, OTHER_IP)).toBe(200);
       // Crawlers that publish no ranges are identified by User-Agent, as before.
-      expect(await off.status(AHREFS, OTHER_IP)).toBe(200);
-      expect(await fromHeader.status(AHREFS, OTHER_IP)).toBe(200);
+      expect(await off.status(TWITTERBOT, OTHER_IP)).toBe(200);
+      expect(await fromHeader.status(TWITTERBOT, OTHER_IP)).toBe(200);
     } finally {
       await fromHeader.gate.close();
       await off.gate.close();

@@ -729,11 +729,15 @@ function crawlerIpsOf(
   warn: (message: string) => void,
 ): CrawlerIps | undefined {
   if (options === false) return undefined;
-  // A misspelt name would silently check nothing (or keep checking what it meant to turn off).
-  const names = new Set(BOT_CATALOGUE_ENTRIES.map((entry) => entry.name));
-  for (const name of Object.keys(options?.sources ?? {}))
-    if (!names.has(name))
-      warn(`crawlerIps.sources names "${name}", which is not a catalogue crawler (names are case-sensitive)`);
+  // A source no request consults would silently check nothing (or keep checking what it meant to turn off).
+  for (const name of Object.keys(options?.sources ?? {})) {
+    const entry = BOT_CATALOGUE_ENTRIES.find((candidate) => candidate.name === name);
+    if (!entry) warn(`crawlerIps.sources names "${name}", which is not a catalogue crawler (names are case-sensitive)`);
+    else if (entry.signatureAgent || entry.robotsTxtOnly)
+      warn(
+        `crawlerIps.sources names "${name}", which ${entry.robotsTxtOnly ? 'is a robots.txt token, never a User-Agent' : 'is verified by its Web Bot Auth signature only'}: the list is never consulted`,
+      );
+  }
   const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options, warn);
   let warned = false;
   return {

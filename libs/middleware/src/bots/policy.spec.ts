@@ -17,18 +17,18 @@ const action = (ua: string | undefined, policy?: BotPolicy) => {
 };
 
 describe('bot policy', () => {
-  it('charges AI and unknown automation, and lets search, SEO and social previews pass, by default', () => {
+  it('charges AI, SEO tools and unknown automation, and lets search and social previews pass, by default', () => {
     expect(DEFAULT_CATEGORY_ACTIONS).toEqual({
       'ai-training': 'charge',
       'ai-assistant': 'charge',
       'ai-search': 'charge',
       'search-engine': 'allow',
-      seo: 'allow',
+      seo: 'charge',
       'social-preview': 'allow',
       automation: 'charge',
     });
     expect([GPTBOT, CHATGPT_USER, GOOGLEBOT, AHREFS, TWITTER, 'curl/8.4.0', undefined].map((ua) => action(ua))).toEqual(
-      ['charge', 'charge', 'allow', 'allow', 'allow', 'charge', 'charge'],
+      ['charge', 'charge', 'allow', 'charge', 'allow', 'charge', 'charge'],
     );
   });
 

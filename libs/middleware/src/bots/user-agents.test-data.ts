@@ -145,7 +145,7 @@ export const BOT_USER_AGENTS: readonly [ua: string, name: string, category: BotC
   [
     'Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Mobile Safari/537.36 Chrome-Lighthouse',
     'Chrome-Lighthouse',
-    'seo',
+    'automation',
   ],
   // Social previews
   ['Twitterbot/1.0', 'Twitterbot', 'social-preview'],

@@ -146,6 +146,45 @@ describe('createCrawlerIps', () => {
     }
   });
 
+  it('survives a fetch that rejects with a value nothing can print, on a first load and on a background refresh', async () => {
+    const unprintable = [
+      Object.create(null),
+      {
+        get message(): string {
+          throw new Error('no message');
+        },
+      },
+      {
+        toString(): string {
+          throw new Error('no text');
+        },
+      },
+    ];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      for (const value of unprintable) {
+        let calls = 0;
+        const fetch = (() =>
+          calls++ === 0 ? Promise.resolve(ok()) : Promise.reject(value)) as typeof globalThis.fetch;
+        const { ips, warnings, advance } = ipsWith(listServer(ok), { fetch, ttlMs: 1000 });
+        ips.check('Googlebot', '66.249.64.1');
+        await expect(ips.loaded('Googlebot')).resolves.toBeUndefined();
+        advance(1001);
+        expect(ips.check('Googlebot', '66.249.64.1')).toBe('in'); // starts the refresh, nobody awaiting it
+        await expect(ips.loaded('Googlebot')).resolves.toBeUndefined();
+        expect(warnings).toEqual([
+          expect.stringMatching(/could not be loaded \(an error that cannot be read\)|could not be loaded/),
+        ]);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('refreshes after ttlMs in the background, keeping the old list through failures up to maxStaleMs', async () => {
     const server = listServer(ok, () => new Response('', { status: 503 }));
     const { ips, advance } = ipsWith(server, { ttlMs: 1000, maxStaleMs: 10_000, retryMs: 100 });

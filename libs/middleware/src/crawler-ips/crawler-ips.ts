@@ -54,18 +54,28 @@ export function createCrawlerIps(
   options: CrawlerIpsOptions = {},
   warn: (message: string) => void = () => undefined,
 ): CrawlerIps {
-  const timeoutMs = options.timeoutMs ?? 2000;
-  const maxBytes = options.maxBytes ?? 1024 * 1024;
-  const ttlMs = options.ttlMs ?? 24 * 3600_000;
-  const maxStaleMs = options.maxStaleMs ?? 7 * 24 * 3600_000;
-  const retryMs = options.retryMs ?? 60_000;
+  // A bad number would time every list out (a timer overflows past 2^31 - 1 ms) or never retry: the default instead.
+  const duration = (name: keyof CrawlerIpsOptions, fallback: number, max = Number.MAX_SAFE_INTEGER) => {
+    const value = options[name];
+    if (value === undefined) return fallback;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 1 && value <= max) return value;
+    warn(`crawlerIps.${name} must be a number from 1 to ${max}; using ${fallback}`);
+    return fallback;
+  };
+  const timeoutMs = duration('timeoutMs', 2000, MAX_TIMER_MS);
+  const maxBytes = duration('maxBytes', 1024 * 1024);
+  const ttlMs = duration('ttlMs', 24 * 3600_000);
+  const maxStaleMs = duration('maxStaleMs', 7 * 24 * 3600_000);
+  const retryMs = duration('retryMs', 60_000);
   const now = options.now ?? Date.now;
   const http = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
 
   const sources = new Map(catalogueSources);
   for (const [crawler, url] of Object.entries(options.sources ?? {})) {
     if (url === false) sources.delete(crawler);
-    else sources.set(crawler, url);
+    else if (typeof url === 'string' && url !== '') sources.set(crawler, url);
+    // Left undefined or mistyped (an unset environment variable): the check stays, on the catalogue's list.
+    else warn(`crawlerIps.sources["${crawler}"] is neither a URL nor false; keeping the catalogue's list`);
   }
   const lists = new Map<string, List>();
 
@@ -84,11 +94,9 @@ export function createCrawlerIps(
         },
         (error: unknown) => {
           list.retryAt = now() + retryMs;
-          const message = (error as { message?: unknown } | null | undefined)?.message;
-          const reason = typeof message === 'string' ? message : String(error);
           try {
             warn(
-              `the IP ranges at ${url} could not be loaded (${reason}); the crawlers they verify are not allowed meanwhile`,
+              `the IP ranges at ${url} could not be loaded (${reasonOf(error)}); the crawlers they verify are not allowed meanwhile`,
             );
           } catch {
             // A logger that fails changes nothing here.
@@ -140,6 +148,19 @@ export function createCrawlerIps(
       return (url !== undefined && lists.get(url)?.inflight) || Promise.resolve();
     },
   };
+}
+
+/** setTimeout's largest delay: beyond it Node fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A failure's message, whatever was thrown (a fetch may reject with anything, even what cannot be printed). */
+function reasonOf(error: unknown): string {
+  try {
+    const message = (error as { message?: unknown } | null | undefined)?.message;
+    return typeof message === 'string' ? message : String(error);
+  } catch {
+    return 'an error that cannot be read';
+  }
 }
 
 /** The catalogue's crawlers that publish their ranges, by name. */

@@ -313,6 +313,21 @@ describe('crawlers verified by their published IP ranges', () => {
     }
   });
 
+  it('never verifies a crawler the catalogue has no list for whose source was given wrongly, and takes crawlerIps: null as on', async () => {
+    const YANDEX = 'Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)';
+    const { gate, status } = await gateWith({
+      crawlerIps: { sources: { YandexBot: undefined as unknown as string } },
+    });
+    const nullOptions = await gateWith({ crawlerIps: null as unknown as false });
+    try {
+      expect(await status(YANDEX, OTHER_IP)).toBe(402);
+      expect(await nullOptions.status(BROWSER, OTHER_IP)).toBe(200);
+    } finally {
+      await gate.close();
+      await nullOptions.gate.close();
+    }
+  });
+
   it('warns of a source for a crawler that is verified by its signature only, or is a robots.txt token', async () => {
     const { gate, warnings } = await gateWith({
       crawlerIps: { sources: { 'ChatGPT-User': `${base}/x.json`, 'Google-Extended': `${base}/x.json` } },

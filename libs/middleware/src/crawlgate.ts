@@ -738,7 +738,7 @@ function crawlerIpsOf(
         `crawlerIps.sources names "${name}", which ${entry.robotsTxtOnly ? 'is a robots.txt token, never a User-Agent' : 'is verified by its Web Bot Auth signature only'}: the list is never consulted`,
       );
   }
-  const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options, warn);
+  const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options ?? {}, warn);
   let warned = false;
   return {
     check(crawler, address) {

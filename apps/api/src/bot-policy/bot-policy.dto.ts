@@ -104,7 +104,12 @@ export class SiteBotPolicyView implements SiteBotPolicy {
 }
 
 export class BotPolicyOfferView implements BotPolicyOffer {
-  @ApiProperty(CATEGORIES_DOC) categories!: Partial<Record<BotCategory, BotAction>>;
+  @ApiProperty({
+    ...CATEGORIES_DOC,
+    description:
+      'Every category: the site’s own action, else the default, so that a middleware of any version applies the current defaults',
+  })
+  categories!: Partial<Record<BotCategory, BotAction>>;
   @ApiProperty(BOTS_DOC) bots!: Record<string, BotAction>;
   @ApiProperty({ type: RequireSignatureView }) require_signature!: RequireSignatureView;
   @ApiProperty({ type: 'integer', description: 'Increases with every change of the policy.' }) version!: number;

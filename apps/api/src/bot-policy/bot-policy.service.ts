@@ -36,10 +36,19 @@ export class BotPolicyService {
     return this.answer(siteId, await readBotPolicy(this.db.sql, siteId));
   }
 
-  /** What GET /v1/site carries for the site's middleware. */
+  /**
+   * What GET /v1/site carries for the site's middleware: every category, the site's own action
+   * else today's default, so that a middleware of an older version, whose own defaults may be
+   * older (SEO crawlers were allowed before 2026-11-29), applies the defaults the dashboard shows.
+   */
   async offer(siteId: string): Promise<BotPolicyOffer> {
     const stored = await readBotPolicy(this.db.sql, siteId);
-    return { ...ordered(stored), version: stored?.version ?? 0 };
+    const rules = ordered(stored);
+    return {
+      ...rules,
+      categories: normalizeBotPolicy({ categories: { ...DEFAULT_CATEGORY_ACTIONS, ...rules.categories } }).categories,
+      version: stored?.version ?? 0,
+    };
   }
 
   /** `body` passed the DTO's shape checks only; core's checks decide the rest. */

@@ -316,14 +316,16 @@ describe('bot policy API', () => {
     });
   });
 
-  it('is carried to the site’s middleware by GET /v1/site, whose bot_policy.version moves with every change', async () => {
+  it('is carried to the site’s middleware by GET /v1/site with every category, the defaults filled in, whose bot_policy.version moves with every change', async () => {
     const { site, path, headers } = await owner();
     const offer = async () => {
       const response = await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } });
       expect(response.status).toBe(200);
       return response.body;
     };
-    expect((await offer()).bot_policy).toEqual({ ...EMPTY, version: 0 });
+    // Every category, the site's own action else today's default: a middleware of any version applies these.
+    expect((await offer()).bot_policy).toEqual({ ...EMPTY, categories: { ...DEFAULT_CATEGORY_ACTIONS }, version: 0 });
+    expect((await offer()).bot_policy.categories.seo).toBe('charge');
     await app.call('PUT', path, {
       headers,
       body: { categories: { seo: 'block' }, require_signature: { categories: ['ai-assistant'] } },
@@ -331,7 +333,7 @@ describe('bot policy API', () => {
     await app.call('PUT', `${path}/bots/gptbot`, { headers, body: { action: 'block' } });
     const after = await offer();
     expect(after.bot_policy).toEqual({
-      categories: { seo: 'block' },
+      categories: { ...DEFAULT_CATEGORY_ACTIONS, seo: 'block' },
       bots: { GPTBot: 'block' },
       require_signature: { categories: ['ai-assistant'], bots: [] },
       version: 2,

@@ -1,4 +1,4 @@
-import { secretFingerprint } from '@crawlgate/core';
+import { DEFAULT_CATEGORY_ACTIONS, secretFingerprint } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -237,7 +237,12 @@ describe('GET /v1/site (site token)', () => {
       max_url_length: 2048,
       api_base_url: app.baseUrl,
       batch_settlement: null,
-      bot_policy: { categories: {}, bots: {}, require_signature: { categories: [], bots: [] }, version: 0 },
+      bot_policy: {
+        categories: { ...DEFAULT_CATEGORY_ACTIONS },
+        bots: {},
+        require_signature: { categories: [], bots: [] },
+        version: 0,
+      },
       usable_secrets: [{ fingerprint: secretFingerprint(site.secret), retires_at: null }],
     });
     // A rotation with a grace period lists the new secret first, then the one retiring; a revocation the new one alone.

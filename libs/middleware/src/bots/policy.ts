@@ -1,6 +1,6 @@
 /*
  * What happens to each kind of bot: the site's policy applied to a classified visitor. The words
- * and the defaults (AI crawlers and anonymous automation pay; search engines, SEO tools and social
+ * and the defaults (AI crawlers, SEO tools and anonymous automation pay; search engines and social
  * previews pass) are @crawlgate/core's, bot-policy.ts, where the reasons are written down.
  */
 

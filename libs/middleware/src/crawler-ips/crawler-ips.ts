@@ -74,8 +74,12 @@ export function createCrawlerIps(
   for (const [crawler, url] of Object.entries(options.sources ?? {})) {
     if (url === false) sources.delete(crawler);
     else if (typeof url === 'string' && url !== '') sources.set(crawler, url);
-    // Left undefined or mistyped (an unset environment variable): the check stays, on the catalogue's list.
-    else warn(`crawlerIps.sources["${crawler}"] is neither a URL nor false; keeping the catalogue's list`);
+    else {
+      // Left undefined or mistyped (an unset environment variable): the check stays, on the
+      // catalogue's list, or on none that ever loads (so that crawler is never verified).
+      warn(`crawlerIps.sources["${crawler}"] is neither a URL nor false; keeping the catalogue's list, if any`);
+      if (!sources.has(crawler)) sources.set(crawler, NO_LIST);
+    }
   }
   const lists = new Map<string, List>();
 
@@ -103,6 +107,7 @@ export function createCrawlerIps(
           }
         },
       )
+      .catch(() => undefined) // a clock or anything else that throws above: the list stays as it was
       .finally(() => {
         list.inflight = undefined;
       });
@@ -119,6 +124,7 @@ export function createCrawlerIps(
   }
 
   async function load(url: string): Promise<AddressSet> {
+    if (url === NO_LIST) throw new Error('no list: crawlerIps.sources gave none');
     const response = await http(url, {
       headers: { accept: 'application/json' },
       signal: AbortSignal.timeout(timeoutMs),
@@ -149,6 +155,9 @@ export function createCrawlerIps(
     },
   };
 }
+
+/** A source configured wrongly for a crawler the catalogue has no list for: it never loads. */
+const NO_LIST = '';
 
 /** setTimeout's largest delay: beyond it Node fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -46,6 +46,20 @@ export const DEFAULT_CATEGORY_ACTIONS: Readonly<Record<BotCategory, BotAction>> 
   automation: 'charge',
 });
 
+/**
+ * Raised with every change of DEFAULT_CATEGORY_ACTIONS (1: SEO crawlers charged, 2026-11-29). GET
+ * /v1/site's `bot_policy.version` adds it to the stored policy's, so that a running gate, which
+ * re-reads the policy only when its version moves, picks up new defaults.
+ */
+export const DEFAULT_CATEGORY_ACTIONS_VERSION = 1;
+
+/** How strict each action is: a gate that must choose between two takes the stricter. */
+const STRICTNESS: Readonly<Record<BotAction, number>> = { allow: 0, charge: 1, block: 2 };
+
+export function stricterAction(a: BotAction, b: BotAction): BotAction {
+  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
+}
+
 /** The most entries a stored policy's `bots` (and `require_signature.bots`) may hold. */
 export const MAX_POLICY_BOTS = 500;
 
@@ -78,6 +92,13 @@ export interface BotPolicyRules {
 
 /** `bot_policy` of GET /v1/site: what the site's middleware applies; `version` increases with every change. */
 export interface BotPolicyOffer extends BotPolicyRules {
+  /**
+   * The categories `categories` fills with the API's defaults (the site sets none there). A gate
+   * whose own defaults are newer takes the stricter of the two; one that does not know the field
+   * applies the API's, so old gates follow new defaults.
+   */
+  default_categories?: BotCategory[];
+  /** The stored policy's version plus DEFAULT_CATEGORY_ACTIONS_VERSION. */
   version: number;
 }
 

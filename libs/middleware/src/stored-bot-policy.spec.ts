@@ -22,6 +22,31 @@ const action = (ua: string, policy: BotPolicy | undefined) => {
 };
 
 describe('readStoredBotPolicy', () => {
+  it('takes the stricter of the API’s default and its own for a category the API filled with its default', () => {
+    // An API whose defaults are older (seo allowed) than this middleware's (seo charged), and the reverse.
+    const older = readStoredBotPolicy(
+      stored({ categories: { seo: 'allow', 'search-engine': 'block' }, default_categories: ['seo', 'search-engine'] }),
+    );
+    expect(older).toMatchObject({ ok: true, policy: { categories: { seo: 'charge', 'search-engine': 'block' } } });
+    // The site's own choice is the site's: not in default_categories, kept as it is.
+    expect(readStoredBotPolicy(stored({ categories: { seo: 'allow' }, default_categories: [] }))).toMatchObject({
+      ok: true,
+      policy: { categories: { seo: 'allow' } },
+    });
+    expect(readStoredBotPolicy(stored({ categories: { seo: 'allow' } }))).toMatchObject({
+      ok: true,
+      policy: { categories: { seo: 'allow' } },
+    });
+    // Names it cannot read are skipped, never a reason to loosen anything.
+    expect(
+      readStoredBotPolicy(stored({ categories: { seo: 'allow' }, default_categories: ['nope', 7, 'seo'] })),
+    ).toMatchObject({ ok: true, policy: { categories: { seo: 'charge' } } });
+    expect(readStoredBotPolicy(stored({ categories: { seo: 'allow' }, default_categories: 'seo' }))).toEqual({
+      ok: false,
+      problem: 'default_categories is not a list',
+    });
+  });
+
   it('reads what the API sends, in the catalogue spelling', () => {
     expect(
       readStoredBotPolicy(

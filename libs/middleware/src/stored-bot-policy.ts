@@ -18,11 +18,13 @@
  */
 
 import {
+  DEFAULT_CATEGORY_ACTIONS,
   isBotAction,
   isBotCategory,
   isPlainObject,
   MAX_POLICY_BOTS,
   policyBotName,
+  stricterAction,
   type BotAction,
   type BotCategory,
   type BotPolicyOffer,
@@ -74,7 +76,7 @@ type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } 
 export function readStoredBotPolicy(value: unknown): Read {
   if (!isPlainObject(value)) return { ok: false, problem: 'not an object' };
   // By core's names: a field renamed there fails to compile here.
-  const { version, categories, bots, require_signature }: Untrusted<BotPolicyOffer> = value;
+  const { version, categories, bots, require_signature, default_categories }: Untrusted<BotPolicyOffer> = value;
   const signature: Untrusted<RequireSignature> | undefined = isPlainObject(require_signature)
     ? require_signature
     : undefined;
@@ -86,6 +88,8 @@ export function readStoredBotPolicy(value: unknown): Read {
     return { ok: false, problem: 'require_signature.categories or .bots is not a list' };
   if (Object.keys(bots).length > MAX_POLICY_BOTS || signature.bots.length > MAX_POLICY_BOTS)
     return { ok: false, problem: `more than ${MAX_POLICY_BOTS} bots` };
+  if (default_categories !== undefined && !Array.isArray(default_categories))
+    return { ok: false, problem: 'default_categories is not a list' };
 
   const skipped: string[] = [];
   const policy: Required<Pick<BotPolicy, 'categories' | 'bots'>> & {
@@ -99,6 +103,15 @@ export function readStoredBotPolicy(value: unknown): Read {
     if (!isBotAction(action)) return { ok: false, problem: `categories["${category.slice(0, 40)}"] is no action` };
     if (isBotCategory(category)) policy.categories[category] = action;
     else skipped.push(`category "${category.slice(0, 40)}"`);
+  }
+  // A category the API filled with its default: the stricter of its default and ours, whichever is newer.
+  for (const category of default_categories ?? []) {
+    const action = isBotCategory(category) ? policy.categories[category] : undefined;
+    if (action)
+      policy.categories[category as BotCategory] = stricterAction(
+        action,
+        DEFAULT_CATEGORY_ACTIONS[category as BotCategory],
+      );
   }
   for (const [name, action] of Object.entries(bots)) {
     if (!isBotAction(action)) return { ok: false, problem: `bots["${name.slice(0, 40)}"] is no action` };

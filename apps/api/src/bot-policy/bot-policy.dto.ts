@@ -110,7 +110,18 @@ export class BotPolicyOfferView implements BotPolicyOffer {
       'Every category: the site’s own action, else the default, so that a middleware of any version applies the current defaults',
   })
   categories!: Partial<Record<BotCategory, BotAction>>;
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...BOT_CATEGORIES] },
+    description:
+      'The categories `categories` fills with the default (the site sets none there): a gate whose own defaults are newer takes the stricter of the two',
+  })
+  default_categories!: BotCategory[];
   @ApiProperty(BOTS_DOC) bots!: Record<string, BotAction>;
   @ApiProperty({ type: RequireSignatureView }) require_signature!: RequireSignatureView;
-  @ApiProperty({ type: 'integer', description: 'Increases with every change of the policy.' }) version!: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Increases with every change of the policy, and of the defaults (the policy’s version plus theirs).',
+  })
+  version!: number;
 }

@@ -1,8 +1,10 @@
 import {
+  BOT_CATEGORIES,
   botActionProblem,
   botNameProblem,
   botPolicyInputProblems,
   DEFAULT_CATEGORY_ACTIONS,
+  DEFAULT_CATEGORY_ACTIONS_VERSION,
   normalizeBotPolicy,
   policyBotName,
   type BotAction,
@@ -38,8 +40,9 @@ export class BotPolicyService {
 
   /**
    * What GET /v1/site carries for the site's middleware: every category, the site's own action
-   * else today's default, so that a middleware of an older version, whose own defaults may be
-   * older (SEO crawlers were allowed before 2026-11-29), applies the defaults the dashboard shows.
+   * else today's default (named in `default_categories`), so that a middleware of an older version,
+   * whose own defaults may be older (SEO crawlers were allowed before 2026-11-29), applies the
+   * defaults the dashboard shows. The version counts the defaults' too: a running gate re-reads.
    */
   async offer(siteId: string): Promise<BotPolicyOffer> {
     const stored = await readBotPolicy(this.db.sql, siteId);
@@ -47,7 +50,8 @@ export class BotPolicyService {
     return {
       ...rules,
       categories: normalizeBotPolicy({ categories: { ...DEFAULT_CATEGORY_ACTIONS, ...rules.categories } }).categories,
-      version: stored?.version ?? 0,
+      default_categories: BOT_CATEGORIES.filter((category) => rules.categories[category] === undefined),
+      version: (stored?.version ?? 0) + DEFAULT_CATEGORY_ACTIONS_VERSION,
     };
   }
 

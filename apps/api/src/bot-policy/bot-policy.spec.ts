@@ -1,4 +1,9 @@
-import { DEFAULT_CATEGORY_ACTIONS, MAX_POLICY_BOTS } from '@crawlgate/core';
+import {
+  BOT_CATEGORIES,
+  DEFAULT_CATEGORY_ACTIONS,
+  DEFAULT_CATEGORY_ACTIONS_VERSION,
+  MAX_POLICY_BOTS,
+} from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -323,8 +328,15 @@ describe('bot policy API', () => {
       expect(response.status).toBe(200);
       return response.body;
     };
-    // Every category, the site's own action else today's default: a middleware of any version applies these.
-    expect((await offer()).bot_policy).toEqual({ ...EMPTY, categories: { ...DEFAULT_CATEGORY_ACTIONS }, version: 0 });
+    // Every category, the site's own action else today's default (named in default_categories): a
+    // middleware of any version applies these. The version counts the defaults' too, so running
+    // gates re-read the policy when the defaults change.
+    expect((await offer()).bot_policy).toEqual({
+      ...EMPTY,
+      categories: { ...DEFAULT_CATEGORY_ACTIONS },
+      default_categories: [...BOT_CATEGORIES],
+      version: DEFAULT_CATEGORY_ACTIONS_VERSION,
+    });
     expect((await offer()).bot_policy.categories.seo).toBe('charge');
     await app.call('PUT', path, {
       headers,
@@ -334,9 +346,10 @@ describe('bot policy API', () => {
     const after = await offer();
     expect(after.bot_policy).toEqual({
       categories: { ...DEFAULT_CATEGORY_ACTIONS, seo: 'block' },
+      default_categories: BOT_CATEGORIES.filter((category) => category !== 'seo'),
       bots: { GPTBot: 'block' },
       require_signature: { categories: ['ai-assistant'], bots: [] },
-      version: 2,
+      version: 2 + DEFAULT_CATEGORY_ACTIONS_VERSION,
     });
     // The pricing's version is the pricing's: a policy change does not reprice.
     expect(after.pricing_version).toBe(0);

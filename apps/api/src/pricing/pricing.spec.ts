@@ -1,4 +1,9 @@
-import { DEFAULT_CATEGORY_ACTIONS, secretFingerprint } from '@crawlgate/core';
+import {
+  BOT_CATEGORIES,
+  DEFAULT_CATEGORY_ACTIONS,
+  DEFAULT_CATEGORY_ACTIONS_VERSION,
+  secretFingerprint,
+} from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -239,9 +244,10 @@ describe('GET /v1/site (site token)', () => {
       batch_settlement: null,
       bot_policy: {
         categories: { ...DEFAULT_CATEGORY_ACTIONS },
+        default_categories: [...BOT_CATEGORIES],
         bots: {},
         require_signature: { categories: [], bots: [] },
-        version: 0,
+        version: DEFAULT_CATEGORY_ACTIONS_VERSION,
       },
       usable_secrets: [{ fingerprint: secretFingerprint(site.secret), retires_at: null }],
     });

@@ -100,7 +100,7 @@ export function createCrawlerIps(
           list.retryAt = now() + retryMs;
           try {
             warn(
-              `the IP ranges at ${url} could not be loaded (${reasonOf(error)}); the crawlers they verify are not allowed meanwhile`,
+              `${url === NO_LIST ? 'a crawler whose crawlerIps.sources entry names no list' : `the IP ranges at ${url}`} could not be loaded (${reasonOf(error)}); the crawlers they verify are not allowed meanwhile`,
             );
           } catch {
             // A logger that fails changes nothing here.

@@ -97,7 +97,7 @@ const AI_ASSISTANT: Row[] = [
     signedOnly: true,
   },
   { name: 'Claude-User', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
-  { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'Claude-Web', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
   {
     name: 'Perplexity-User',
     operator: 'Perplexity',
@@ -155,7 +155,7 @@ const AI_SEARCH: Row[] = [
 const AI_TRAINING: Row[] = [
   { name: 'GPTBot', operator: 'OpenAI', url: OPENAI, ipRanges: 'https://openai.com/gptbot.json' },
   { name: 'ClaudeBot', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
-  { name: 'anthropic-ai', operator: 'Anthropic', url: ANTHROPIC },
+  { name: 'anthropic-ai', operator: 'Anthropic', url: ANTHROPIC, ipRanges: ANTHROPIC_RANGES },
   // Control tokens only: Google and Apple fetch as Googlebot and Applebot and apply these tokens'
   // robots.txt rules to what they may train on. Listed so that policies can name them knowingly.
   { name: 'Google-Extended', operator: 'Google', url: GOOGLE, robotsTxtOnly: true },

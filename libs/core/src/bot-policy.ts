@@ -95,7 +95,8 @@ export interface BotPolicyOffer extends BotPolicyRules {
   /**
    * The categories `categories` fills with the API's defaults (the site sets none there). A gate
    * whose own defaults are newer takes the stricter of the two; one that does not know the field
-   * applies the API's, so old gates follow new defaults.
+   * applies the API's, so old gates follow new category defaults (a crawler's category is still
+   * their own catalogue's).
    */
   default_categories?: BotCategory[];
   /** The stored policy's version plus DEFAULT_CATEGORY_ACTIONS_VERSION. */

@@ -164,6 +164,25 @@ describe('refreshBotPolicy', () => {
     ]);
   });
 
+  it('reads again a policy of the same version whose filled defaults differ (API instances of two versions, mid-deploy)', () => {
+    const warn = () => undefined;
+    // A new API instance: the defaults filled in (seo charge); an old one: the site's own categories only.
+    const filled = refreshBotPolicy(
+      undefined,
+      stored({ categories: { seo: 'charge' }, default_categories: ['seo'], version: 6 }),
+      undefined,
+      warn,
+    );
+    expect(action(AHREFS, filled.effective)).toBe('charge');
+    // The publisher blocks SEO: the stored policy is now version 6 too, as an old instance sends it.
+    const changed = refreshBotPolicy(filled, stored({ categories: { seo: 'block' }, version: 6 }), undefined, warn);
+    expect(action(AHREFS, changed.effective)).toBe('block');
+    // And the same offer again is not read again.
+    expect(refreshBotPolicy(changed, stored({ categories: { seo: 'block' }, version: 6 }), undefined, warn)).toBe(
+      changed,
+    );
+  });
+
   it('keeps the last good policy when a later one cannot be read, and takes the next good one', () => {
     const warnings: string[] = [];
     const warn = (message: string) => warnings.push(message);

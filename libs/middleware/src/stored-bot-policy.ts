@@ -36,6 +36,12 @@ import type { BotPolicy } from './bots';
 export interface StoredBotPolicy {
   /** The stored policy's version; undefined when the API sent none (an API that stores no policy). */
   version: number | undefined;
+  /**
+   * Which categories the API filled with its defaults, as read: with the version, what says the
+   * policy moved (an API instance of an older version, during a deploy, may send the same version
+   * number for a policy without its defaults).
+   */
+  defaults?: string;
   /** What the gate applies: the stored policy under the code's. */
   effective: BotPolicy | undefined;
 }
@@ -56,8 +62,11 @@ export function refreshBotPolicy(
     warn('the API sent no stored bot policy; keeping the one loaded before');
     return previous;
   }
-  const version = isPlainObject(stored) ? (stored as Untrusted<BotPolicyOffer>).version : undefined;
-  if (previous && previous.version !== undefined && previous.version === version) return previous;
+  const offer: Untrusted<BotPolicyOffer> | undefined = isPlainObject(stored) ? stored : undefined;
+  const version = offer?.version;
+  const defaults = Array.isArray(offer?.default_categories) ? offer.default_categories.join(',') : undefined;
+  if (previous && previous.version !== undefined && previous.version === version && previous.defaults === defaults)
+    return previous;
   const read = readStoredBotPolicy(stored);
   if (!read.ok) {
     warn(
@@ -67,7 +76,7 @@ export function refreshBotPolicy(
   }
   for (const name of read.skipped)
     warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
-  return { version: read.version, effective: mergeBotPolicies(read.policy, code) };
+  return { version: read.version, defaults, effective: mergeBotPolicies(read.policy, code) };
 }
 
 type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } | { ok: false; problem: string };

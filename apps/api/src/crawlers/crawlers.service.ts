@@ -1,4 +1,5 @@
 import {
+  BOT_CATALOGUE_ENTRIES,
   CRAWLER_ACTIONS,
   formatMicrosUsd,
   type CrawlerAction,
@@ -12,6 +13,15 @@ import { DATABASE } from '../db/tokens';
 import { formatConversion } from '../reporting/conversion';
 import type { DateRange } from '../reporting/date-range';
 import { crawlerDays, crawlerTopPaths, crawlerTotals } from './crawler-counts.store';
+
+/**
+ * A catalogue crawler's category is the catalogue's: a middleware of an older version reports the
+ * one its catalogue gave (Google-InspectionTool was a search engine before 2026-11-29), and the
+ * dashboard derives each crawler's default action from what this says.
+ */
+const CATALOGUE_CATEGORIES = new Map<string, string>(
+  BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry.category]),
+);
 
 const zeroActions = (): Record<CrawlerAction, number> =>
   Object.fromEntries(CRAWLER_ACTIONS.map((action) => [action, 0])) as Record<CrawlerAction, number>;
@@ -33,7 +43,7 @@ export class CrawlersService {
       if (!view) {
         view = {
           crawler: row.crawler,
-          category: row.category,
+          category: CATALOGUE_CATEGORIES.get(row.crawler) ?? row.category,
           operator: row.operator,
           requests: 0,
           ...zeroActions(),

@@ -6,7 +6,7 @@ const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISO
 const count = (crawler: string, action: string, requests: number, extra: Record<string, unknown> = {}) => ({
   day: day(0),
   crawler,
-  category: crawler === 'person' ? 'person' : 'ai-crawler',
+  category: crawler === 'person' ? 'person' : 'ai-training',
   operator: crawler === 'GPTBot' ? 'OpenAI' : null,
   action,
   verified: false,
@@ -87,7 +87,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(view.crawlers.map((c) => c.crawler)).toEqual(['person', 'GPTBot', 'Bytespider']);
     expect(view.crawlers[1]).toEqual({
       crawler: 'GPTBot',
-      category: 'ai-crawler',
+      category: 'ai-training',
       operator: 'OpenAI',
       requests: 14,
       passed: 0,
@@ -103,6 +103,26 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(view.days).toHaveLength(7);
     expect(view.days[6]).toEqual({ day: day(0), passed: 40, allowed: 0, blocked: 0, charged: 8, paid: 2, token: 4 });
     expect(view.days[5]).toEqual({ day: day(1), passed: 0, allowed: 0, blocked: 7, charged: 0, paid: 0, token: 0 });
+  });
+
+  it('shows a catalogue crawler in the category the catalogue gives it now, whatever an older middleware reported', async () => {
+    const fresh = await createSite(app, owner);
+    // Google-InspectionTool was a search engine before 2026-11-29 (allowed by default), and is automation since.
+    await report(
+      {
+        crawlers: [
+          count('Google-InspectionTool', 'allowed', 4, { category: 'search-engine', day: day(2) }),
+          count('Google-InspectionTool', 'charged', 1, { category: 'automation' }),
+          count('unlisted agent', 'charged', 2, { category: 'automation' }),
+        ],
+      },
+      fresh,
+    );
+    const view = (await crawlers(fresh, `?from=${day(6)}&to=${day(0)}`)).body as SiteCrawlersView;
+    expect(view.crawlers.map(({ crawler, category }) => ({ crawler, category }))).toEqual([
+      { crawler: 'Google-InspectionTool', category: 'automation' },
+      { crawler: 'unlisted agent', category: 'automation' },
+    ]);
   });
 
   it('keeps at most 20 top paths per crawler and day, by requests', async () => {
@@ -283,7 +303,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(response.body).toBe(
       'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\n' +
         'person,person,,3,3,0,0,0,0,0,0,0.0000\r\n' +
-        'GPTBot,ai-crawler,OpenAI,2,0,0,0,0,2,0,0.02,1.0000\r\n',
+        'GPTBot,ai-training,OpenAI,2,0,0,0,0,2,0,0.02,1.0000\r\n',
     );
     expect((await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: stranger.auth })).status).toBe(
       404,

@@ -1,5 +1,5 @@
 import { DEFAULT_CATEGORY_ACTIONS, type SiteBotPolicy } from '@crawlgate/core';
-import { describeSource, effectiveAction, groupNote } from './bot-actions';
+import { allowNote, describeSource, effectiveAction, groupNote } from './bot-actions';
 
 const policy = (changes: Partial<SiteBotPolicy> = {}): SiteBotPolicy => ({
   site_id: 's',
@@ -75,5 +75,17 @@ describe('groupNote', () => {
     expect(groupNote('unknown-automation')).toMatch(/all of them/);
     expect(groupNote('unknown-crawler')).toMatch(/all of them/);
     expect(groupNote('GPTBot')).toBeNull();
+  });
+});
+
+describe('allowNote', () => {
+  it('warns only where an allowed crawler is taken on its name alone', () => {
+    expect(allowNote('AhrefsBot', 'allow')).toMatch(/cannot verify AhrefsBot, so anyone who sends that User-Agent/);
+    expect(allowNote('facebookexternalhit', 'allow')).toMatch(/name alone/);
+    expect(allowNote('AhrefsBot', 'charge')).toBeNull();
+    expect(allowNote('AhrefsBot', undefined)).toBeNull();
+    expect(allowNote('Googlebot', 'allow')).toBeNull(); // verified by Google's published ranges
+    expect(allowNote('ChatGPT agent', 'allow')).toBeNull(); // verified by its signature
+    expect(allowNote('unknown-crawler', 'allow')).toBeNull(); // a group: groupNote speaks for it
   });
 });

@@ -413,6 +413,13 @@ describe('the publisher dashboard in a browser', () => {
     await page.reload();
     await expectPressed(page.getByRole('button', { name: 'Block GPTBot' }));
 
+    // Allowing a crawler the gate cannot verify says what it opens; a verified one says nothing.
+    expect(await row('AhrefsBot').getByTestId('allow-note').count()).toBe(0);
+    await page.getByRole('button', { name: 'Allow AhrefsBot' }).click();
+    await expectPressed(page.getByRole('button', { name: 'Allow AhrefsBot' }));
+    await expectText(row('AhrefsBot').getByTestId('allow-note'), /cannot verify AhrefsBot, so anyone who sends/);
+    expect(await row('Googlebot').getByTestId('allow-note').count()).toBe(0);
+
     // A category's action, set elsewhere (the CLI, the SDK), shows as the category's.
     expect(
       (

@@ -181,6 +181,10 @@ describe('refreshBotPolicy', () => {
     expect(refreshBotPolicy(changed, stored({ categories: { seo: 'block' }, version: 6 }), undefined, warn)).toBe(
       changed,
     );
+    // Entries that are not strings never throw on their way into the comparison.
+    expect(() =>
+      refreshBotPolicy(changed, stored({ default_categories: [Object.create(null)], version: 6 }), undefined, warn),
+    ).not.toThrow();
   });
 
   it('keeps the last good policy when a later one cannot be read, and takes the next good one', () => {

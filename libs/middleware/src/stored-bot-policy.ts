@@ -64,7 +64,10 @@ export function refreshBotPolicy(
   }
   const offer: Untrusted<BotPolicyOffer> | undefined = isPlainObject(stored) ? stored : undefined;
   const version = offer?.version;
-  const defaults = Array.isArray(offer?.default_categories) ? offer.default_categories.join(',') : undefined;
+  // Only strings go into the key: anything else from the wire could throw when printed.
+  const defaults = Array.isArray(offer?.default_categories)
+    ? offer.default_categories.map((category) => (typeof category === 'string' ? category : '?')).join(',')
+    : undefined;
   if (previous && previous.version !== undefined && previous.version === version && previous.defaults === defaults)
     return previous;
   const read = readStoredBotPolicy(stored);

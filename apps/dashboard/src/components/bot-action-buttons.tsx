@@ -1,5 +1,5 @@
 import { BOT_ACTIONS, type BotAction } from '@crawlgate/core';
-import { describeSource, effectiveAction, groupNote } from '../bot-actions';
+import { allowNote, describeSource, effectiveAction, groupNote } from '../bot-actions';
 import type { CrawlerRow } from '../crawlers-data';
 import type { BotPolicyState } from '../use-bot-policy';
 import { errorMessage } from './error-note';
@@ -48,6 +48,11 @@ export function BotActionButtons({ row, policy }: { row: CrawlerRow; policy: Bot
       {groupNote(row.crawler) !== null && (
         <small class="muted" data-testid="group-note">
           {groupNote(row.crawler)}
+        </small>
+      )}
+      {!saving && allowNote(row.crawler, effective.action) !== null && (
+        <small class="muted" data-testid="allow-note">
+          {allowNote(row.crawler, effective.action)}
         </small>
       )}
       {error !== undefined && (

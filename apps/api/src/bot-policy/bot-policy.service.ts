@@ -49,7 +49,9 @@ export class BotPolicyService {
     const rules = ordered(stored);
     return {
       ...rules,
-      categories: normalizeBotPolicy({ categories: { ...DEFAULT_CATEGORY_ACTIONS, ...rules.categories } }).categories,
+      categories: Object.fromEntries(
+        BOT_CATEGORIES.map((category) => [category, rules.categories[category] ?? DEFAULT_CATEGORY_ACTIONS[category]]),
+      ),
       default_categories: BOT_CATEGORIES.filter((category) => rules.categories[category] === undefined),
       version: (stored?.version ?? 0) + DEFAULT_CATEGORY_ACTIONS_VERSION,
     };

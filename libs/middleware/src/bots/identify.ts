@@ -91,31 +91,20 @@ export function identifyVisitor(
   }
 
   if (claimed.kind === 'human') return claimed;
+  const { name, category } = claimed;
   const operator = claimedEntry?.operator ?? null;
+  const signs = claimedEntry?.signatureAgent !== undefined;
   // A crawler that signs is verified by its signature only (issue 15): its address is not asked.
-  const addressCheck = claimedEntry?.signatureAgent === undefined ? addresses?.check(claimed.name, address) : undefined;
+  const addressCheck = signs ? undefined : addresses?.check(name, address);
+  const action = resolveBotAction(name, category, policy);
+  const mustSign = requiresSignature(name, category, policy);
   // Only an unsigned claim is verified by its address: a signature that failed is not rescued by one.
-  const byAddress = addressCheck === 'in' && !signature;
-  if (byAddress && !requiresSignature(claimed.name, claimed.category, policy))
-    return bot(
-      claimed.name,
-      claimed.category,
-      operator,
-      resolveBotAction(claimed.name, claimed.category, policy),
-      true,
-    );
-  const visitor = unverified(
-    claimed.name,
-    claimed.category,
-    operator,
-    policy,
-    claimedEntry?.signatureAgent !== undefined || addressCheck !== undefined,
-  );
-  if (addressCheck === 'loading' && !signature && visitor.kind === 'bot' && visitor.action === 'charge') {
-    // Worth the wait only when the ranges could let it through.
-    const allowed = resolveBotAction(claimed.name, claimed.category, policy) === 'allow';
-    if (allowed && !requiresSignature(claimed.name, claimed.category, policy)) visitor.awaitingAddress = true;
-  }
+  if (addressCheck === 'in' && !signature && !mustSign) return bot(name, category, operator, action, true);
+  const mustVerify = signs || mustSign || addressCheck !== undefined;
+  const visitor = bot(name, category, operator, mustVerify && action === 'allow' ? 'charge' : action, false);
+  // Worth the wait only when the ranges could let it through.
+  if (addressCheck === 'loading' && !signature && !mustSign && action === 'allow' && visitor.kind === 'bot')
+    visitor.awaitingAddress = true;
   return visitor;
 }
 

@@ -28,6 +28,20 @@ function listServer(...answers: Array<() => Response | Promise<Response>>) {
   };
 }
 
+/** Runs `run`, then waits a moment and fails if any promise was rejected with nobody handling it meanwhile. */
+async function expectNoUnhandledRejection(run: () => Promise<void>) {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    await run();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(unhandled).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+}
+
 const ok = () => new Response(LIST, { status: 200, headers: { 'content-type': 'application/json' } });
 
 function ipsWith(server: ReturnType<typeof listServer>, options: CrawlerIpsOptions = {}) {
@@ -117,10 +131,7 @@ describe('createCrawlerIps', () => {
   });
 
   it('survives a fetch that rejects with no Error and a logger that throws: no unhandled rejection, nothing verified', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    await expectNoUnhandledRejection(async () => {
       for (const [fetch, warn] of [
         [() => Promise.reject(undefined), () => undefined],
         [
@@ -139,11 +150,7 @@ describe('createCrawlerIps', () => {
         await expect(ips.loaded('Googlebot')).resolves.toBeUndefined();
         expect(ips.check('Googlebot', '66.249.64.1')).toBe('out');
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
   });
 
   it('survives a fetch that rejects with a value nothing can print, on a first load and on a background refresh', async () => {
@@ -160,10 +167,7 @@ describe('createCrawlerIps', () => {
         },
       },
     ];
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    await expectNoUnhandledRejection(async () => {
       for (const value of unprintable) {
         let calls = 0;
         const fetch = (() =>
@@ -178,11 +182,7 @@ describe('createCrawlerIps', () => {
           expect.stringMatching(/could not be loaded \(an error that cannot be read\)|could not be loaded/),
         ]);
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
   });
 
   it('refreshes after ttlMs in the background, keeping the old list through failures up to maxStaleMs', async () => {

@@ -56,6 +56,24 @@ describe('parseRangeList', () => {
     expect(addresses.has('2001:db8::1')).toBe(false);
   });
 
+  it('takes a /8 of IPv4 and a /16 of IPv6 at most', () => {
+    const addresses = addressesOf(
+      JSON.stringify({
+        prefixes: [
+          { ipv4Prefix: '12.0.0.0/8' },
+          { ipv4Prefix: '14.0.0.0/7' },
+          { ipv6Prefix: '2a00::/16' },
+          { ipv6Prefix: '2c00::/15' },
+        ],
+      }),
+    );
+    expect(addresses.size).toBe(2);
+    expect(addresses.has('12.255.255.255')).toBe(true);
+    expect(addresses.has('14.0.0.1')).toBe(false);
+    expect(addresses.has('2a00:ffff::1')).toBe(true);
+    expect(addresses.has('2c00::1')).toBe(false);
+  });
+
   it('never lets an IPv6 entry cover IPv4 (the IPv4-mapped block holds every IPv4 address)', () => {
     const addresses = addressesOf(
       JSON.stringify({

@@ -11,8 +11,9 @@ import { parseIp, parsePrefix, type AddressRange } from './ip-prefix';
 
 /** More prefixes than any operator publishes (Google's lists hold a few hundred). */
 export const MAX_PREFIXES = 20_000;
-const NARROWEST_V4 = 8;
-const NARROWEST_V6 = 16;
+/** The most addresses one entry may cover: a /8 of IPv4, a /16 of IPv6. */
+const WIDEST_V4 = 1n << 24n;
+const WIDEST_V6 = 1n << 112n;
 const IPV4_MAPPED = parsePrefix('::ffff:0:0/96')!;
 
 export interface AddressSet {
@@ -46,12 +47,10 @@ function rangeOf(entry: unknown): AddressRange | null {
   const { ipv4Prefix, ipv6Prefix } = entry as { ipv4Prefix?: unknown; ipv6Prefix?: unknown };
   const v4 = typeof ipv4Prefix === 'string' && !ipv4Prefix.includes(':');
   const text = v4 ? ipv4Prefix : typeof ipv6Prefix === 'string' && ipv6Prefix.includes(':') ? ipv6Prefix : null;
-  if (text === null) return null;
-  const length = Number(text.slice(text.indexOf('/') + 1));
-  if (length < (v4 ? NARROWEST_V4 : NARROWEST_V6)) return null;
-  const range = parsePrefix(text);
+  const range = text === null ? null : parsePrefix(text);
+  if (!range || range.end - range.start + 1n > (v4 ? WIDEST_V4 : WIDEST_V6)) return null;
   // IPv4 lives in the IPv4-mapped block (ip-prefix.ts): an IPv6 entry reaching into it would vouch for IPv4 addresses.
-  if (range && !v4 && range.start <= IPV4_MAPPED.end && range.end >= IPV4_MAPPED.start) return null;
+  if (!v4 && range.start <= IPV4_MAPPED.end && range.end >= IPV4_MAPPED.start) return null;
   return range;
 }
 

@@ -1,5 +1,5 @@
 import {
-  BOT_CATALOGUE_ENTRIES,
+  unverifiedAllowWarning,
   isBotCategory,
   UNKNOWN_AUTOMATION,
   UNKNOWN_CRAWLER,
@@ -67,17 +67,7 @@ export function groupNote(crawler: string): string | null {
   return null;
 }
 
-const CATALOGUE = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry]));
-
-/**
- * What an "allow" opens when the gate cannot verify the crawler: no published IP ranges and no
- * signature, so its name in a User-Agent is all it takes, and anyone can write it. Null when the
- * crawler is not allowed, is verified by the gate, or is not a catalogue crawler (groups have
- * their own note).
- */
+/** The catalogue's warning (unverifiedAllowWarning) when the crawler is allowed; null otherwise. */
 export function allowNote(crawler: string, action: BotAction | undefined): string | null {
-  if (action !== 'allow') return null;
-  const entry = CATALOGUE.get(crawler);
-  if (!entry || entry.ipRanges || entry.signatureAgent) return null;
-  return `Allowed on its name alone: the gate cannot verify ${crawler}, so anyone who sends that User-Agent gets your pages free`;
+  return action === 'allow' ? unverifiedAllowWarning(crawler) : null;
 }

@@ -316,10 +316,16 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
           ),
         ),
       });
-      expect(json(await crawlgate(['bots', 'set', siteId, 'Yahoo! Slurp', 'allow', '--json']))).toMatchObject({
+      const allowed = await crawlgate(['bots', 'set', siteId, 'yahoo! slurp', 'allow', '--json']);
+      expect(allowed.code).toBe(0);
+      expect(JSON.parse(allowed.stdout)).toMatchObject({
         bots: { GPTBot: 'block', 'Yahoo! Slurp': 'allow' },
         version: 2,
       });
+      // Nothing verifies Yahoo! Slurp (no published ranges, no signature): allowing it is a warning on stderr.
+      expect(allowed.stderr).toBe(
+        'Warning: Allowed on its name alone: the gate cannot verify Yahoo! Slurp, so anyone who sends that User-Agent gets your pages free.\n',
+      );
       const shown = (await crawlgate(['policy', 'show', domain])).stdout;
       expect(shown).toMatch(/\nCrawler +Action\nGPTBot +block\nYahoo! Slurp +allow\n$/);
       expect(json(await crawlgate(['policy', 'show', domain, '--json'])).bot_policy).toMatchObject({

@@ -378,3 +378,16 @@ const POLICY_NAMES = new Map<string, PolicyBotName>(
 export function policyBotName(name: string): PolicyBotName | undefined {
   return POLICY_NAMES.get(name.toLowerCase());
 }
+
+const CATALOGUE_BY_NAME = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name.toLowerCase(), entry]));
+
+/**
+ * What allowing `crawler` opens when the gate cannot verify it (no published IP ranges, no
+ * signature): its name in a User-Agent is all it takes, and anyone can write it. Null for a crawler
+ * the gate verifies and for a name outside the catalogue (the unknown groups say so themselves).
+ */
+export function unverifiedAllowWarning(crawler: string): string | null {
+  const entry = CATALOGUE_BY_NAME.get(crawler.toLowerCase());
+  if (!entry || entry.ipRanges || entry.signatureAgent) return null;
+  return `Allowed on its name alone: the gate cannot verify ${entry.name}, so anyone who sends that User-Agent gets your pages free`;
+}

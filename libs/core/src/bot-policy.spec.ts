@@ -1,4 +1,10 @@
-import { BOT_CATALOGUE_ENTRIES, policyBotName, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from './bot-catalogue';
+import {
+  BOT_CATALOGUE_ENTRIES,
+  policyBotName,
+  UNKNOWN_AUTOMATION,
+  UNKNOWN_CRAWLER,
+  unverifiedAllowWarning,
+} from './bot-catalogue';
 import {
   BOT_CATEGORIES,
   botActionProblem,
@@ -29,6 +35,21 @@ describe('bot policy words', () => {
       policyBotName('__proto__'),
       policyBotName('constructor'),
     ]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});
+
+describe('unverifiedAllowWarning', () => {
+  it('warns of a catalogue crawler nothing verifies, in any case, and of no other', () => {
+    expect(unverifiedAllowWarning('ahrefsbot')).toBe(
+      'Allowed on its name alone: the gate cannot verify AhrefsBot, so anyone who sends that User-Agent gets your pages free',
+    );
+    expect(unverifiedAllowWarning('YandexBot')).toMatch(/cannot verify YandexBot/);
+    expect(unverifiedAllowWarning('Googlebot')).toBeNull(); // Google's published ranges
+    expect(unverifiedAllowWarning('ChatGPT agent')).toBeNull(); // its signature
+    expect(unverifiedAllowWarning(UNKNOWN_CRAWLER)).toBeNull(); // a group, not a name anyone claims
+    expect(unverifiedAllowWarning('Made-up-bot')).toBeNull();
+    const unverified = BOT_CATALOGUE_ENTRIES.filter((entry) => unverifiedAllowWarning(entry.name) !== null);
+    expect(unverified.every((entry) => !entry.ipRanges && !entry.signatureAgent)).toBe(true);
   });
 });
 

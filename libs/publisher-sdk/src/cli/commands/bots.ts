@@ -1,4 +1,4 @@
-import { BOT_ACTIONS, BOT_CATEGORIES, isBotAction } from '@crawlgate/core';
+import { BOT_ACTIONS, BOT_CATEGORIES, isBotAction, unverifiedAllowWarning } from '@crawlgate/core';
 import type { SiteBotPolicy } from '../../types';
 import { print, type Command } from '../command';
 import { UsageError } from '../errors';
@@ -25,6 +25,9 @@ export const botsSet: Command = {
     const policy = await client.setBotAction(siteId, name, action);
     const stored = storedName(policy, name);
     print(input, policy, () => `${stored} on ${input.args[0]}: ${action}; ${APPLIED}.\n`);
+    // On stderr, so that --json output stays the API's answer alone.
+    const warning = action === 'allow' ? unverifiedAllowWarning(stored) : null;
+    if (warning) input.io.stderr(`Warning: ${warning}.\n`);
   },
 };
 

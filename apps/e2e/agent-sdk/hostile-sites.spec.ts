@@ -369,6 +369,42 @@ describe('x402 v2 first', () => {
     expect(site.seen.filter((seen) => paymentOf(seen.headers) && seen.headers['x-crawlgate-token'])).toEqual([]);
   });
 
+  it('pays no 402 that a read with the cached token was redirected to: it is another page’s, and the payment would go there', async () => {
+    let asked = 0;
+    const now = Math.floor(Date.now() / 1000);
+    const token = signAccessToken(
+      { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+      'secret',
+    );
+    // Another page, gated too (a victim publisher's, or a network attacker's answer): it would take any payment.
+    const elsewhere = await startSite((request, response) => {
+      if (paymentOf(request.headers)) return void response.writeHead(200).end('elsewhere, paid');
+      ask(response, { v1: [v1({ payTo: DEAD })], v2: [v2({ payTo: DEAD })] }, `${elsewhere.url}/landing`);
+    });
+    const site = await startSite((request, response) => {
+      // The read with the token the first fetch bought is sent away.
+      if (request.headers['x-crawlgate-token'] === token && !paymentOf(request.headers))
+        return void response.writeHead(302, { location: `${elsewhere.url}/landing` }).end();
+      if (paymentOf(request.headers))
+        return void response
+          .writeHead(200, {
+            'x-crawlgate-token': token,
+            'payment-response': encodeBase64Json({ success: true, transaction: '0x03' }),
+          })
+          .end('the page');
+      setTimeout(() => ask(response, { v2: [v2()] }), asked++ === 0 ? 0 : 300);
+    });
+    const agent = agentWith();
+    const [first, second] = await Promise.all([1, 2].map(() => agent.fetch(`${site.url}/page`)));
+    expect(await first.text()).toBe('the page');
+    // The second fetch gets the other page's 402, unpaid: the caller decides whether to buy that page.
+    expect(second.status).toBe(402);
+    expect(second.url).toBe(`${elsewhere.url}/landing`);
+    expect(paymentsSent(elsewhere)).toHaveLength(0);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ payments: 1 });
+  });
+
   it('still pays a v1-only site with X-PAYMENT, and v1 when the v2 offer is not allowed', async () => {
     const v1Only = await payingSite({ v1: [v1()] });
     expect((await agentWith().fetch(`${v1Only.url}/page`)).status).toBe(200);
@@ -539,6 +575,37 @@ describe('payment and token headers stay with their origin', () => {
     expect(paymentsSent(site)).toHaveLength(1);
     expect(requested.every((url) => url.startsWith(site.url))).toBe(true);
     await expect(agent.profile()).rejects.toThrow(/API URL is unknown/);
+  });
+});
+
+describe('the API the agent reads its history from', () => {
+  const PROFILE = {
+    address: account.address,
+    payments_count: 0,
+    total_spent_usd: '0',
+    total_spent_amount: '0',
+    first_payment_at: null,
+    last_payment_at: null,
+    sites_count: 0,
+  };
+
+  it('follows no redirect from it and reads no answer beyond a megabyte', async () => {
+    const elsewhere = await startSite((_, response) => void response.writeHead(200).end('{}'));
+    const redirecting = await startSite(
+      (_, response) => void response.writeHead(302, { location: `${elsewhere.url}/v1/agents/me` }).end(),
+    );
+    await expect(agentWith({ apiUrl: redirecting.url }).profile()).rejects.toThrow(/\/v1\/agents\/me: 302/);
+    expect(elsewhere.seen).toHaveLength(0);
+
+    const huge = await startSite(
+      (_, response) =>
+        void response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...PROFILE, padding: '0'.repeat(2 * 1024 * 1024) })),
+    );
+    await expect(agentWith({ apiUrl: huge.url }).profile()).rejects.toThrow(/not the one it documents/);
+    const small = await startSite((_, response) => void response.writeHead(200).end(JSON.stringify(PROFILE)));
+    expect(await agentWith({ apiUrl: small.url }).profile()).toEqual(PROFILE);
   });
 });
 

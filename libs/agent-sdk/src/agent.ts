@@ -230,7 +230,7 @@ const TOKEN_HEADER = 'x-crawlgate-token';
  * answer to that request, a redirect included (what the payment bought: its settlement, its
  * token); `response`, where its redirects ended, is what the caller gets.
  */
-type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response'>>;
+type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response' | 'plainHttp'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
 /**
@@ -998,8 +998,16 @@ export function createAgent(options: AgentOptions): Agent {
     const cached = tokens.get(key);
     if (cached !== undefined && sent.get(TOKEN_HEADER) !== cached) {
       await first.body?.cancel().catch(() => undefined);
-      challenge = (await retry({})).response;
-      if (challenge.status !== 402) return challenge;
+      const reread = await retry({});
+      if (reread.response.status !== 402) return reread.response;
+      // A 402 the read was redirected to is another page's: paid here, its offer would go with this
+      // page's request (and its verify_url be asked). The caller gets it unpaid, as after a payment.
+      if (reread.response !== reread.answer) return reread.response;
+      if (reread.plainHttp && !options.payOverHttp) {
+        await reread.response.body?.cancel().catch(() => undefined);
+        throw new InsecureConnectionError(hop.url.href);
+      }
+      challenge = reread.response;
     }
     const running = inflight.get(key);
     if (running) {
@@ -1048,8 +1056,12 @@ export function createAgent(options: AgentOptions): Agent {
     headers: Record<string, string> = {},
   ): Promise<T> {
     if (!apiUrl) throw new Error('The Crawlgate API URL is unknown: pass apiUrl to createAgent');
-    const response = await http(`${apiUrl}${path}`, { headers: { 'x-wallet-address': payer.address, ...headers } });
-    const body: unknown = await response.json();
+    // No redirect followed: an API learned from a 402 could send the wallet's proof on to any host.
+    const response = await http(`${apiUrl}${path}`, {
+      headers: { 'x-wallet-address': payer.address, ...headers },
+      redirect: 'manual',
+    });
+    const body = await jsonOf(response);
     if (!response.ok) throw new Error(`${path}: ${response.status} ${errorDetailOf(body) ?? 'no detail'}`);
     if (!isAnswer(body)) throw new Error(`${path}: the API's answer is not the one it documents`);
     return body;

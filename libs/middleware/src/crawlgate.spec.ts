@@ -717,6 +717,18 @@ describe('createCrawlgate', () => {
       expect(warnings.join()).toMatch(/never loaded; failMode closed: answering 503/);
     });
 
+    it('allows no crawler by default meanwhile: the stored policy it could not read may charge search engines', async () => {
+      const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+      const closed = setup({ timeoutMs: 50 });
+      closed.fake.answerWith(() => ({ status: 500 }));
+      expect(respond(await closed.handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(503);
+      expect(respond(await closed.handle('/post/1', { 'user-agent': 'Twitterbot/1.0' })).status).toBe(503);
+      // What the code allows stays allowed.
+      const coded = setup({ timeoutMs: 50, policy: { categories: { 'search-engine': 'allow' } } });
+      coded.fake.answerWith(() => ({ status: 500 }));
+      expect(await coded.handle('/post/1', { 'user-agent': GOOGLEBOT })).toEqual({ kind: 'pass' });
+    });
+
     it('serves with failMode open and warns without secrets', async () => {
       const { fake, handle, warnings } = setup({ timeoutMs: 50, failMode: 'open' });
       fake.answerWith(() => ({ status: 500 }));

@@ -64,6 +64,7 @@ import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { loadSiteTerms, type SiteTerms } from './site-terms';
+import { policyBeforeStored } from './stored-bot-policy';
 import { createSiwxGate } from './siwx';
 import { catalogueIpSources, createCrawlerIps, parseIp, type CrawlerIps, type CrawlerIpsOptions } from './crawler-ips';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
@@ -253,6 +254,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   // A typo in the policy would otherwise charge or free bots silently, request after request.
   for (const problem of botPolicyProblems(options.policy)) warn(problem);
+  const policyBeforeLoad = policyBeforeStored(options.policy);
 
   /** `path` is route.path, already requestPath()'s spelling: not spelled again. */
   function tokenOpens(token: string, path: string): boolean {
@@ -280,8 +282,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   ): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
-    // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); the code's until then.
-    const policy = site.current()?.botPolicy.effective ?? options.policy;
+    // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); until then the
+    // code's over every category charged at least, as the stored policy may charge what the defaults allow.
+    const terms = site.current();
+    const policy = terms ? terms.botPolicy.effective : policyBeforeLoad;
     // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).
     const visitor = identifyVisitor(
       headerValue(headers, 'user-agent'),

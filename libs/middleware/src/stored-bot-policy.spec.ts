@@ -8,6 +8,8 @@ const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; G
 const CLAUDEBOT =
   'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
 const AHREFS = 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)';
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const TWITTERBOT = 'Twitterbot/1.0';
 
 const stored = (changes: Record<string, unknown> = {}) => ({
   categories: {},
@@ -66,6 +68,7 @@ describe('readStoredBotPolicy', () => {
         requireSignature: { categories: ['ai-assistant'], bots: ['ChatGPT-User'] },
       },
       skipped: [],
+      unknownActions: [],
     });
   });
 
@@ -82,6 +85,27 @@ describe('readStoredBotPolicy', () => {
       version: 1,
       policy: { categories: { seo: 'block' }, bots: {}, requireSignature: { categories: [], bots: ['GPTBot'] } },
       skipped: ['category "ai-agent"', 'bot "FutureBot"', 'category "ai-agent"', 'bot "FutureBot"'],
+      unknownActions: [],
+    });
+  });
+
+  it('charges a key whose action it does not know (a newer API’s), keeps the rest, and never allows it', () => {
+    const read = readStoredBotPolicy(
+      stored({
+        categories: { seo: 'deny', 'social-preview': 'charge', 'search-engine': { allow: true } },
+        bots: { GPTBot: 'block', Bytespider: 'rate-limit', Twitterbot: null, FutureBot: 'rate-limit' },
+      }),
+    );
+    expect(read).toEqual({
+      ok: true,
+      version: 1,
+      policy: {
+        categories: { seo: 'charge', 'social-preview': 'charge', 'search-engine': 'charge' },
+        bots: { GPTBot: 'block', Bytespider: 'charge', Twitterbot: 'charge' },
+        requireSignature: { categories: [], bots: [] },
+      },
+      skipped: ['bot "FutureBot"'],
+      unknownActions: ['category "seo"', 'category "search-engine"', 'bot "Bytespider"', 'bot "Twitterbot"'],
     });
   });
 
@@ -95,9 +119,6 @@ describe('readStoredBotPolicy', () => {
     ['bots missing', { ...stored(), bots: undefined }],
     ['require_signature missing', { ...stored(), require_signature: undefined }],
     ['require_signature lists that are not lists', stored({ require_signature: { categories: 'seo', bots: [] } })],
-    ['an unknown action for a category', stored({ categories: { seo: 'deny' } })],
-    ['an unknown action for a bot', stored({ bots: { GPTBot: 'free' } })],
-    ['an unknown action for an unknown bot', stored({ bots: { FutureBot: 'rate-limit' } })],
     ['a non-string in a list', stored({ require_signature: { categories: [], bots: [{}] } })],
     [
       'too many bots',
@@ -149,18 +170,46 @@ describe('mergeBotPolicies: the code wins each key it sets', () => {
 describe('refreshBotPolicy', () => {
   const code: BotPolicy = { bots: { AhrefsBot: 'block' } };
 
-  it('applies the code’s policy alone when the API sends none, and at start-up when it cannot read the stored one', () => {
+  it('applies the code’s policy alone when the API sends none', () => {
     const warnings: string[] = [];
     expect(refreshBotPolicy(undefined, undefined, code, (m) => warnings.push(m))).toEqual({
       version: undefined,
       effective: code,
     });
-    expect(refreshBotPolicy(undefined, stored({ bots: { GPTBot: 'deny' } }), code, (m) => warnings.push(m))).toEqual({
-      version: undefined,
-      effective: code,
-    });
+    expect(warnings).toEqual([]);
+  });
+
+  it('charges every category the defaults allow when the first stored policy cannot be read, under the code’s own entries', () => {
+    // The stored policy may charge search engines or social previews: until one is read, nothing is allowed by default.
+    const warnings: string[] = [];
+    const first = refreshBotPolicy(undefined, stored({ categories: 'seo' }), code, (m) => warnings.push(m));
+    expect(first.version).toBeUndefined();
+    expect(action(GOOGLEBOT, first.effective)).toBe('charge');
+    expect(action(TWITTERBOT, first.effective)).toBe('charge');
+    expect(action(AHREFS, first.effective)).toBe('block'); // the code's
+    const allowing = refreshBotPolicy(
+      undefined,
+      'garbage',
+      { categories: { 'search-engine': 'allow' } },
+      () => undefined,
+    );
+    expect(action(GOOGLEBOT, allowing.effective)).toBe('allow'); // the code's own allow still wins
     expect(warnings).toEqual([
-      'the stored bot policy is unreadable (bots["GPTBot"] is no action); applying the policy in code and the defaults',
+      'the stored bot policy is unreadable (categories, bots or require_signature is not an object); applying the policy in code, every other category charged at least',
+    ]);
+  });
+
+  it('warns of the keys whose action it does not know, and charges them', () => {
+    const warnings: string[] = [];
+    const read = refreshBotPolicy(
+      undefined,
+      stored({ bots: { Twitterbot: 'rate-limit' }, categories: { 'social-preview': 'charge' } }),
+      undefined,
+      (m) => warnings.push(m),
+    );
+    expect(action(TWITTERBOT, read.effective)).toBe('charge');
+    expect(warnings).toEqual([
+      'the stored bot policy gives bot "Twitterbot" an action this version of the middleware does not know; charged',
     ]);
   });
 
@@ -245,7 +294,7 @@ describe('the gate with a stored policy (in-memory API)', () => {
   it('never lets an unreadable stored policy free a bot: start-up keeps the code’s, later ones keep the last good', async () => {
     const api = fakeApi();
     const offer = (await (await api.fetch(`${FAKE_API_URL}/v1/site`)).json()) as Record<string, unknown>;
-    let botPolicy: unknown = stored({ bots: { GPTBot: 'allow' }, categories: { seo: 'nope' } });
+    let botPolicy: unknown = { ...stored({ bots: { GPTBot: 'allow' } }), categories: ['seo'] };
     api.answerWith((call) =>
       call === 'GET /v1/site' ? { status: 200, body: { ...offer, bot_policy: botPolicy } } : undefined,
     );
@@ -275,7 +324,7 @@ describe('the gate with a stored policy (in-memory API)', () => {
       await refreshes(api, 2);
       expect([await status(GPTBOT), await status(AHREFS)]).toEqual([403, 403]);
 
-      botPolicy = { ...stored({ version: 3 }), bots: { GPTBot: 'allow', ClaudeBot: 'free' } };
+      botPolicy = { ...stored({ version: 3 }), bots: 'GPTBot=allow' };
       await refreshes(api, 2);
       expect(await status(GPTBOT)).toBe(403);
       expect(warnings.at(-1)).toMatch(/unreadable .*keeping the one loaded before/);

@@ -10,14 +10,17 @@
  * (from either), else the default. So a bot the dashboard sets keeps its action unless the code
  * names that same bot, even where the code sets its category.
  *
- * Never a fail-open: a stored policy this middleware cannot read (not an object, an action it does
- * not know, lists that are not lists) is refused whole, and the last one that read well stays in
- * force (before any, the code's policy and the defaults). Names it does not know, a category or a
- * crawler added to a newer catalogue than this one, are skipped with a warning: no visitor this
- * middleware classifies can carry them, so skipping them changes no answer.
+ * Never a fail-open: a stored policy this middleware cannot read (not an object, lists that are
+ * not lists) is refused whole, and the last one that read well stays in force; before any, the
+ * code's policy over every category charged at least (the stored one may charge what the defaults
+ * allow). An action it does not know (a newer API's) charges that key alone, or keeps it blocked
+ * where the default blocks: never an allow. Names it does not know, a category or a crawler added
+ * to a newer catalogue than this one, are skipped with a warning: no visitor this middleware
+ * classifies can carry them, so skipping them changes no answer.
  */
 
 import {
+  BOT_CATEGORIES,
   DEFAULT_CATEGORY_ACTIONS,
   isBotAction,
   isBotCategory,
@@ -73,16 +76,32 @@ export function refreshBotPolicy(
   const read = readStoredBotPolicy(stored);
   if (!read.ok) {
     warn(
-      `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code and the defaults'}`,
+      `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
     );
-    return previous ?? { version: undefined, effective: code };
+    return previous ?? { version: undefined, effective: policyBeforeStored(code) };
   }
   for (const name of read.skipped)
     warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
+  for (const key of read.unknownActions)
+    warn(`the stored bot policy gives ${key} an action this version of the middleware does not know; charged`);
   return { version: read.version, defaults, effective: mergeBotPolicies(read.policy, code) };
 }
 
-type Read = { ok: true; version: number; policy: BotPolicy; skipped: string[] } | { ok: false; problem: string };
+/**
+ * What the gate applies while no stored policy has been read (the API down at start-up, or its
+ * policy unreadable): the code's entries over every category charged at least, since the stored
+ * policy may charge crawlers the defaults allow (search engines, social previews).
+ */
+export function policyBeforeStored(code: BotPolicy | undefined): BotPolicy {
+  const categories: Partial<Record<BotCategory, BotAction>> = {};
+  for (const category of BOT_CATEGORIES)
+    categories[category] = stricterAction(DEFAULT_CATEGORY_ACTIONS[category], 'charge');
+  return mergeBotPolicies({ categories }, code);
+}
+
+type Read =
+  | { ok: true; version: number; policy: BotPolicy; skipped: string[]; unknownActions: string[] }
+  | { ok: false; problem: string };
 
 /** A stored policy as the API sends it (core's BotPolicyOffer), checked as untrusted input. */
 export function readStoredBotPolicy(value: unknown): Read {
@@ -104,6 +123,7 @@ export function readStoredBotPolicy(value: unknown): Read {
     return { ok: false, problem: 'default_categories is not a list' };
 
   const skipped: string[] = [];
+  const unknownActions: string[] = [];
   const policy: Required<Pick<BotPolicy, 'categories' | 'bots'>> & {
     requireSignature: { categories: BotCategory[]; bots: string[] };
   } = {
@@ -112,9 +132,14 @@ export function readStoredBotPolicy(value: unknown): Read {
     requireSignature: { categories: [], bots: [] },
   };
   for (const [category, action] of Object.entries(categories)) {
-    if (!isBotAction(action)) return { ok: false, problem: `categories["${category.slice(0, 40)}"] is no action` };
-    if (isBotCategory(category)) policy.categories[category] = action;
-    else skipped.push(`category "${category.slice(0, 40)}"`);
+    if (!isBotCategory(category)) {
+      skipped.push(`category "${category.slice(0, 40)}"`);
+      continue;
+    }
+    if (!isBotAction(action)) unknownActions.push(`category "${category}"`);
+    policy.categories[category] = isBotAction(action)
+      ? action
+      : stricterAction(DEFAULT_CATEGORY_ACTIONS[category], 'charge');
   }
   // A category the API filled with its default: the stricter of its default and ours, whichever is newer.
   for (const category of default_categories ?? []) {
@@ -126,10 +151,13 @@ export function readStoredBotPolicy(value: unknown): Read {
       );
   }
   for (const [name, action] of Object.entries(bots)) {
-    if (!isBotAction(action)) return { ok: false, problem: `bots["${name.slice(0, 40)}"] is no action` };
     const known = policyBotName(name);
-    if (known) policy.bots[known.name] = action;
-    else skipped.push(`bot "${name.slice(0, 40)}"`);
+    if (!known) {
+      skipped.push(`bot "${name.slice(0, 40)}"`);
+      continue;
+    }
+    if (!isBotAction(action)) unknownActions.push(`bot "${known.name}"`);
+    policy.bots[known.name] = isBotAction(action) ? action : 'charge';
   }
   for (const category of signature.categories) {
     if (typeof category !== 'string') return { ok: false, problem: 'require_signature.categories holds a non-string' };
@@ -142,7 +170,7 @@ export function readStoredBotPolicy(value: unknown): Read {
     if (known) policy.requireSignature.bots.push(known.name);
     else skipped.push(`bot "${name.slice(0, 40)}"`);
   }
-  return { ok: true, version, policy, skipped };
+  return { ok: true, version, policy, skipped, unknownActions };
 }
 
 /** The stored policy with the code's entries over it, key by key (see the top of this file). */

@@ -40,3 +40,4 @@ export * from './web-bot-auth';
 export * from './ip-address';
 export * from './site-domain';
 export * from './capped-text';
+export * from './deadline';

@@ -18,7 +18,7 @@ import type {
   SiwxAccessRequest,
   VerifyPaymentRequest,
 } from '@crawlgate/core';
-import { BodyTooLargeError, cappedText } from '@crawlgate/core';
+import { BodyTooLargeError, cappedText, DeadlineError, withinDeadline } from '@crawlgate/core';
 import {
   errorDetailOf,
   paidGateOf,
@@ -98,8 +98,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   ): Promise<Answer> {
     let response: Response;
     let text: string;
-    try {
-      response = await doFetch(base + path, {
+    // The gate's own deadline beside the signal: a fetch of the publisher's may ignore it, and a call
+    // that never ends would hold every request at start-up and every refresh after it.
+    const read = async () => {
+      const answer = await doFetch(base + path, {
         method,
         headers: {
           'x-site-token': options.siteToken,
@@ -111,7 +113,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      text = await cappedText(response, MAX_API_ANSWER_BYTES, 'the answer');
+      return { answer, text: await cappedText(answer, MAX_API_ANSWER_BYTES, 'the answer') };
+    };
+    try {
+      ({ answer: response, text } = await withinDeadline(read(), timeoutMs));
     } catch (error) {
       throw new CrawlgateApiError(`${label}: ${describeFetchError(error, timeoutMs)}`);
     }
@@ -204,7 +209,8 @@ function describeFetchError(error: unknown, timeoutMs: number): string {
     message?: unknown;
     cause?: { code?: unknown; message?: unknown };
   };
-  if (name === 'TimeoutError' || name === 'AbortError') return `no answer within ${timeoutMs} ms`;
+  if (name === 'TimeoutError' || name === 'AbortError' || error instanceof DeadlineError)
+    return `no answer within ${timeoutMs} ms`;
   if (error instanceof BodyTooLargeError) return error.message;
   if (typeof cause?.code === 'string') return `unreachable (${cause.code})`;
   const why = [message, cause?.message].filter((part) => typeof part === 'string').join(': ');

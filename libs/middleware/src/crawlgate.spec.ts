@@ -729,6 +729,25 @@ describe('createCrawlgate', () => {
       expect(await coded.handle('/post/1', { 'user-agent': GOOGLEBOT })).toEqual({ kind: 'pass' });
     });
 
+    it('keeps its own deadline on API calls whose fetch ignores the abort signal: nobody hangs, refreshes go on', async () => {
+      const fake = fakeApi();
+      let hanging = true;
+      const calls: string[] = [];
+      const fetch = ((input: string | URL | Request, init?: RequestInit) => {
+        calls.push(String(input));
+        return hanging ? new Promise<Response>(() => undefined) : fake.fetch(input, init);
+      }) as typeof globalThis.fetch;
+      const { handle, warnings } = setup({ timeoutMs: 50, refreshMs: 20, fetch });
+      expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+      expect(respond(await handle('/post/1')).status).toBe(503);
+      expect(warnings.join()).toMatch(/no answer within 50 ms/);
+      hanging = false;
+      for (let i = 0; i < 100 && respond(await handle('/post/1')).status !== 402; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(respond(await handle('/post/1')).status).toBe(402);
+      expect(calls.length).toBeGreaterThan(1);
+    });
+
     it('serves with failMode open and warns without secrets', async () => {
       const { fake, handle, warnings } = setup({ timeoutMs: 50, failMode: 'open' });
       fake.answerWith(() => ({ status: 500 }));

@@ -1,3 +1,4 @@
+import { DeadlineError, withinDeadline } from '@crawlgate/core';
 import { Controller, Get, Inject, Logger, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ThrottlerStorage } from '@nestjs/throttler';
@@ -100,7 +101,7 @@ export class HealthController {
     const network = this.chain.network.name;
     const started = performance.now();
     try {
-      const reading = await withTimeout(readChain(this.chain), CHECK_TIMEOUT_MS);
+      const reading = await withinDeadline(readChain(this.chain), CHECK_TIMEOUT_MS);
       return {
         status: 'up',
         network,
@@ -116,7 +117,7 @@ export class HealthController {
       };
     } catch (error) {
       // Never the RPC error's text: it can carry the node's URL, and a hosted node's URL holds its key.
-      const reason = error instanceof TimeoutError ? error.message : 'the node did not answer';
+      const reason = error instanceof DeadlineError ? error.message : 'the node did not answer';
       return { status: 'down', network, relayer: { address: this.chain.relayer.account.address }, error: reason };
     }
   }
@@ -129,23 +130,13 @@ export class HealthController {
   }> {
     const started = performance.now();
     try {
-      await withTimeout(this.db.sql.query('SELECT 1'), CHECK_TIMEOUT_MS);
+      await withinDeadline(this.db.sql.query('SELECT 1'), CHECK_TIMEOUT_MS);
       return { status: 'up', kind: this.db.kind, latency_ms: Math.round((performance.now() - started) * 10) / 10 };
     } catch (error) {
       // Never the driver's text to an anonymous caller: it can name the database's host, port and user.
       this.logger.warn(`the database check failed: ${(error as Error).message}`);
-      const reason = error instanceof TimeoutError ? error.message : 'the database did not answer';
+      const reason = error instanceof DeadlineError ? error.message : 'the database did not answer';
       return { status: 'down', kind: this.db.kind, error: reason };
     }
   }
-}
-
-class TimeoutError extends Error {}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>(
-    (_, reject) => (timer = setTimeout(() => reject(new TimeoutError(`no answer within ${ms} ms`)), ms)),
-  );
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

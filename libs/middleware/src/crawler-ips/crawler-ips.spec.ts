@@ -127,7 +127,7 @@ describe('createCrawlerIps', () => {
     expect(ips.check('Googlebot', '66.249.64.1')).toBe('loading');
     await ips.loaded('Googlebot');
     expect(ips.check('Googlebot', '66.249.64.1')).toBe('out');
-    expect(warnings[0]).toMatch(/timed out after 50 ms/);
+    expect(warnings[0]).toMatch(/no answer within 50 ms/);
   });
 
   it('survives a fetch that rejects with no Error and a logger that throws: no unhandled rejection, nothing verified', async () => {

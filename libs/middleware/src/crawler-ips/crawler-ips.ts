@@ -12,7 +12,7 @@
  * URLs, never one a visitor names: no cache bound beyond that is needed.
  */
 
-import { cappedText } from '@crawlgate/core';
+import { cappedText, withinDeadline } from '@crawlgate/core';
 import { parseRangeList, type AddressSet } from './range-list';
 
 export interface CrawlerIpsOptions {
@@ -91,7 +91,7 @@ export function createCrawlerIps(
 
   /** Never rejects, whatever the fetch or the logger throw: it runs with no one awaiting it. */
   function refresh(url: string, list: List): Promise<void> {
-    list.inflight ??= withinTimeout(load(url))
+    list.inflight ??= withinDeadline(load(url), timeoutMs) // the gate's own: a fetch may ignore its signal
       .then(
         (addresses) => {
           Object.assign(list, { addresses, loadedAt: now(), retryAt: 0 });
@@ -112,15 +112,6 @@ export function createCrawlerIps(
         list.inflight = undefined;
       });
     return list.inflight;
-  }
-
-  /** The gate's own deadline: a fetch (the publisher's own, perhaps) may ignore its abort signal. */
-  function withinTimeout<T>(work: Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    });
-    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 
   async function load(url: string): Promise<AddressSet> {

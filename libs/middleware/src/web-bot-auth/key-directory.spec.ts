@@ -83,6 +83,21 @@ describe('createKeyDirectory', () => {
     },
   );
 
+  it('keeps its own deadline when the fetch ignores its abort signal, and frees the fetch slot', async () => {
+    const agent = await served();
+    let hanging = true;
+    const fetch = ((input: string | URL | Request, init?: RequestInit) =>
+      hanging ? new Promise<Response>(() => undefined) : globalThis.fetch(input, init)) as typeof globalThis.fetch;
+    const keys = loopback({ fetch, timeoutMs: 50, maxConcurrentFetches: 1 });
+    expect(await keys.key(agent.origin, jwkThumbprint(agent.key))).toEqual({
+      kind: 'unavailable',
+      reason: 'no answer within 50 ms',
+    });
+    hanging = false;
+    const other = await served();
+    expect((await keys.key(other.origin, jwkThumbprint(other.key))).kind).toBe('found');
+  });
+
   it('is unavailable when nothing listens', async () => {
     const agent = await served();
     const origin = agent.origin;

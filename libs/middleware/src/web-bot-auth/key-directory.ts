@@ -20,6 +20,7 @@ import {
   KEY_DIRECTORY_PATH,
   readEd25519PublicJwk,
   refusedAddress,
+  withinDeadline,
   type WebCryptoKey,
 } from '@crawlgate/core';
 
@@ -123,7 +124,8 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
     const counted = !pinnedOrigins.has(origin);
     if (counted && fetching >= maxConcurrentFetches) return Promise.resolve();
     if (counted) fetching++;
-    entry.inflight = load(origin)
+    // The gate's own deadline beside the fetch's signal, which a fetch of the publisher's may ignore.
+    entry.inflight = withinDeadline(load(origin), timeoutMs)
       .then(
         ({ keys, ttl }) => {
           const at = now();

@@ -6,6 +6,7 @@
  */
 
 import type { Hex, PaymentRequirementsV2 } from './x402';
+import { holdsEip55Checksum } from './keys';
 
 export const BATCH_SETTLEMENT_SCHEME = 'batch-settlement';
 export const BATCH_SETTLEMENT_DOMAIN_NAME = 'x402 Batch Settlement';
@@ -249,11 +250,11 @@ function config(value: unknown): ChannelConfig {
     );
   }
   return {
-    payer: matching(c.payer, ADDRESS, 'payload.channelConfig.payer', why),
-    payerAuthorizer: matching(c.payerAuthorizer, ADDRESS, 'payload.channelConfig.payerAuthorizer', why),
-    receiver: matching(c.receiver, ADDRESS, 'payload.channelConfig.receiver', why),
-    receiverAuthorizer: matching(c.receiverAuthorizer, ADDRESS, 'payload.channelConfig.receiverAuthorizer', why),
-    token: matching(c.token, ADDRESS, 'payload.channelConfig.token', why),
+    payer: address(c.payer, 'payload.channelConfig.payer', why),
+    payerAuthorizer: address(c.payerAuthorizer, 'payload.channelConfig.payerAuthorizer', why),
+    receiver: address(c.receiver, 'payload.channelConfig.receiver', why),
+    receiverAuthorizer: address(c.receiverAuthorizer, 'payload.channelConfig.receiverAuthorizer', why),
+    token: address(c.token, 'payload.channelConfig.token', why),
     withdrawDelay: delay as number,
     salt: matching(c.salt, BYTES32, 'payload.channelConfig.salt', why),
   };
@@ -323,6 +324,13 @@ function text(value: unknown, field: string, reason: string): string {
 function matching(value: unknown, pattern: RegExp, field: string, reason: string): Hex {
   if (typeof value !== 'string' || !pattern.test(value)) throw new Invalid(reason, `${field} is malformed`);
   return value as Hex;
+}
+
+/** An address as the channel id hashes it: mixed case only as its EIP-55 checksum. */
+function address(value: unknown, field: string, reason: string): Hex {
+  const text = matching(value, ADDRESS, field, reason);
+  if (!holdsEip55Checksum(text)) throw new Invalid(reason, `${field} is in mixed case that is not its EIP-55 checksum`);
+  return text;
 }
 
 function signature(value: unknown, field: string, reason: string): Hex {

@@ -8,6 +8,7 @@ import {
   isAccessTokenSecretFormat,
   isApiKeyFormat,
   isEvmAddress,
+  holdsEip55Checksum,
   isPayoutAddress,
   isSiteTokenFormat,
   normalizeEvmAddress,
@@ -187,5 +188,11 @@ describe('isPayoutAddress', () => {
     }
     for (const bad of ['0x' + '0'.repeat(40), '0x' + 'g'.repeat(40), '0x1234', 42, null])
       expect(isPayoutAddress(bad)).toBe(false);
+  });
+
+  it('holdsEip55Checksum: the same case rule alone, the zero address included', () => {
+    expect(holdsEip55Checksum(checksummed[0])).toBe(true);
+    expect(holdsEip55Checksum('0x' + '0'.repeat(40))).toBe(true);
+    expect(holdsEip55Checksum(checksummed[0].replace('aA', 'Aa'))).toBe(false);
   });
 });

@@ -86,10 +86,17 @@ export function isEvmAddress(s: unknown): s is string {
  * address would pay a wallet nobody holds). All lower or all upper case carries no checksum.
  */
 export function isPayoutAddress(s: unknown): s is string {
-  if (!isEvmAddress(s)) return false;
-  const hex = s.slice(2);
+  return isEvmAddress(s) && !/^0x0+$/.test(s) && holdsEip55Checksum(s);
+}
+
+/**
+ * Whether an EVM address's case is consistent with EIP-55: all lower or all upper case (no
+ * checksum), or mixed case that is its checksum. viem refuses any other spelling where it hashes
+ * an address (typed data), so it is refused before it gets there.
+ */
+export function holdsEip55Checksum(address: string): boolean {
+  const hex = address.slice(2);
   const lower = hex.toLowerCase();
-  if (/^0+$/.test(hex)) return false;
   return hex === lower || hex === hex.toUpperCase() || hex === eip55Checksummed(lower);
 }
 

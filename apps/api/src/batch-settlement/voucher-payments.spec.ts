@@ -443,6 +443,29 @@ describe('voucher payments', () => {
     expect((await verify(offer, await good.payment(offer, PRICE, { deposit: 50_000n }))).status).toBe(200);
   });
 
+  it('refuses a channel address whose mixed case breaks its EIP-55 checksum with a 402, not a 500', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = await gate();
+    const channel = testChannel(app, payer, offer.accepted);
+    // Every letter's case flipped: still 40 hex digits, no longer its checksum.
+    const flipped = (address: string) =>
+      `0x${[...address.slice(2)].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')}`;
+    for (const field of ['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token']) {
+      const payment = (await channel.payment(offer, PRICE, { deposit: 50_000n })) as {
+        payload: { channelConfig: Record<string, string> };
+      };
+      payment.payload.channelConfig[field] = flipped(payment.payload.channelConfig[field]);
+      const response = await verify(offer, payment);
+      expect({ field, status: response.status, reason: response.body.reason }).toEqual({
+        field,
+        status: 402,
+        reason: BATCH_REASONS.voucherPayload,
+      });
+    }
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+  });
+
   it('refuses a total above what the channel holds, and a voucher with no deposit behind it', async () => {
     const { channel } = await openChannel(2n * PRICE);
     const second = await gate();

@@ -20,6 +20,12 @@ export const MAX_CRAWLERS_PER_SITE_DAY = 500;
 export const OTHER_CRAWLERS = 'other crawlers';
 /** Top paths kept per crawler and day, by the middleware and by the API. */
 export const MAX_TOP_PATHS_PER_CRAWLER = 20;
+/**
+ * Top paths the API keeps per site and day in all, the busiest of every crawler's: 20 for each of
+ * the 25 busiest crawlers, while a site token reporting made-up crawlers cannot store 20 paths
+ * for each of the 500 crawler names a day may hold.
+ */
+export const MAX_TOP_PATHS_PER_SITE_DAY = 500;
 /** The longest path listed among a crawler's top paths; a longer one is counted, not listed. */
 export const MAX_TOP_PATH_LENGTH = 256;
 /**

@@ -2,6 +2,7 @@ import {
   CRAWLER_ACTIONS,
   MAX_CRAWLERS_PER_SITE_DAY,
   MAX_TOP_PATHS_PER_CRAWLER,
+  MAX_TOP_PATHS_PER_SITE_DAY,
   OTHER_CRAWLERS,
   type CrawlerAction,
   type CrawlerCount,
@@ -96,8 +97,8 @@ export async function addCrawlerCounts(
 }
 
 /**
- * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, so
- * the table stays bounded whatever paths a crawler tries.
+ * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, and
+ * of those the site's busiest, so the table stays bounded whatever paths and crawlers a report names.
  */
 export async function addCrawlerPaths(
   sql: SqlSession,
@@ -121,12 +122,17 @@ export async function addCrawlerPaths(
       paths.map((p) => p.requests),
     ],
   );
+  // Each crawler's top paths, then the busiest of those for the whole site and day.
   await sql.query(
     `DELETE FROM crawler_daily_paths d
-      USING (SELECT day, crawler, path, ROW_NUMBER() OVER (PARTITION BY day, crawler ORDER BY requests DESC, path) AS rank
-               FROM crawler_daily_paths WHERE site_id = $1::uuid AND day = ANY($2::date[])) ranked
-      WHERE d.site_id = $1::uuid AND d.day = ranked.day AND d.crawler = ranked.crawler AND d.path = ranked.path AND ranked.rank > $3`,
-    [siteId, days, MAX_TOP_PATHS_PER_CRAWLER],
+      USING (SELECT day, crawler, path, crawler_rank,
+                    ROW_NUMBER() OVER (PARTITION BY day, crawler_rank <= $3 ORDER BY requests DESC, crawler, path) AS site_rank
+               FROM (SELECT day, crawler, path, requests,
+                            ROW_NUMBER() OVER (PARTITION BY day, crawler ORDER BY requests DESC, path) AS crawler_rank
+                       FROM crawler_daily_paths WHERE site_id = $1::uuid AND day = ANY($2::date[])) per_crawler) ranked
+      WHERE d.site_id = $1::uuid AND d.day = ranked.day AND d.crawler = ranked.crawler AND d.path = ranked.path
+        AND (ranked.crawler_rank > $3 OR ranked.site_rank > $4)`,
+    [siteId, days, MAX_TOP_PATHS_PER_CRAWLER, MAX_TOP_PATHS_PER_SITE_DAY],
   );
 }
 

@@ -1,7 +1,7 @@
 import {
   CRAWLER_ACTIONS,
   MAX_CRAWLER_NAME_LENGTH,
-  MAX_URL_LENGTH,
+  MAX_TOP_PATH_LENGTH,
   type CrawlerAction,
   type CrawlerCount,
   type CrawlerDayView,
@@ -112,13 +112,13 @@ export class CrawlerPathCountDto implements CrawlerPathCount {
   crawler!: string;
 
   @ApiProperty({
-    description: 'The request path as priced (no query).',
+    description: 'The request path as priced (no query); a longer one is counted by the middleware, not listed.',
     example: '/articles/42',
-    maxLength: MAX_URL_LENGTH,
+    maxLength: MAX_TOP_PATH_LENGTH,
   })
   @IsDefined()
   @IsString()
-  @MaxLength(MAX_URL_LENGTH)
+  @MaxLength(MAX_TOP_PATH_LENGTH)
   @Matches(/^\/\S*$/, { message: 'path must start with "/" and hold no spaces' })
   path!: string;
 

@@ -1,4 +1,10 @@
-import { MAX_CRAWLER_COUNTS_PER_REPORT, MAX_TOP_PATHS_PER_CRAWLER, type SiteCrawlersView } from '@crawlgate/core';
+import {
+  MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_TOP_PATH_LENGTH,
+  MAX_TOP_PATHS_PER_CRAWLER,
+  MAX_TOP_PATHS_PER_SITE_DAY,
+  type SiteCrawlersView,
+} from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -151,6 +157,28 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(top.map((p) => p.requests)).toEqual([...top.map((p) => p.requests)].sort((a, b) => b - a));
   });
 
+  it('keeps at most 500 top paths per site and day in all, the busiest, however many crawlers report them', async () => {
+    const fresh = await createSite(app, owner);
+    const names = Array.from({ length: 40 }, (_, i) => `PathBot${i}`);
+    for (const [i, name] of names.entries()) {
+      const paths = Array.from({ length: MAX_TOP_PATHS_PER_CRAWLER }, (_, j) => ({
+        day: day(0),
+        crawler: name,
+        path: `/${name}/${j}`,
+        requests: i * 100 + j + 1,
+      }));
+      expect((await report({ crawlers: [count(name, 'charged', 1)], paths }, fresh)).status).toBe(204);
+    }
+    const kept = await app.database.sql.query<{ crawler: string; requests: string }>(
+      `SELECT crawler, requests::text FROM crawler_daily_paths WHERE site_id = $1::uuid ORDER BY requests::bigint`,
+      [fresh.siteId],
+    );
+    expect(kept).toHaveLength(MAX_TOP_PATHS_PER_SITE_DAY);
+    // The 500 busiest of the 800: every path of the 25 busiest crawlers.
+    expect(kept[0]).toEqual({ crawler: 'PathBot15', requests: '1501' });
+    expect(kept.at(-1)).toEqual({ crawler: 'PathBot39', requests: '3920' });
+  });
+
   it('refuses bad entries with 422 and a detail, and stores nothing of that report', async () => {
     const fresh = await createSite(app, owner);
     const bad = [
@@ -169,6 +197,8 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       { crawlers: [count('GPTBot', 'charged', 1, { verified: 'yes' })] },
       { crawlers: Array(MAX_CRAWLER_COUNTS_PER_REPORT + 1).fill(count('GPTBot', 'charged', 1)) },
       { paths: [{ day: day(0), crawler: 'GPTBot', path: 'no-slash', requests: 1 }] },
+      // Longer than a top path is listed (the middleware counts such a request, and lists it not).
+      { paths: [{ day: day(0), crawler: 'GPTBot', path: `/${'a'.repeat(MAX_TOP_PATH_LENGTH)}`, requests: 1 }] },
       { paths: [{ day: day(0), crawler: 'GPTBot', path: '/a', requests: 1 }], counts: [{ day: day(9), gates: 1 }] },
     ];
     for (const body of bad) {
@@ -231,7 +261,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       `SELECT DISTINCT crawler FROM crawler_daily_paths WHERE site_id = $1::uuid`,
       [fresh.siteId],
     );
-    expect(pathNames).toHaveLength(501);
+    expect(pathNames.length).toBeLessThanOrEqual(MAX_TOP_PATHS_PER_SITE_DAY);
   });
 
   it('takes concurrent reports of one site whole, whatever order they name its rows in, and keeps the cap', async () => {

@@ -346,6 +346,25 @@ describe('characters no field accepts', () => {
     expect(email.body.detail[0]).toMatchObject({ loc: ['body', 'email'], input: 'not-an-email' });
   });
 
+  it('never echoes a new or current password, nor a token, back either', async () => {
+    const change = await app.call('POST', '/v1/publishers/me/password', {
+      body: { current_password: `Current-${'y'.repeat(300)}`, new_password: 'Hunter2' },
+      headers: publisher.auth,
+    });
+    expect(change.status).toBe(422);
+    expect(change.body.detail.map((item: { loc: unknown[] }) => item.loc)).toEqual(
+      expect.arrayContaining([['body', 'new_password']]),
+    );
+    for (const item of change.body.detail) expect(item).not.toHaveProperty('input');
+    expect(JSON.stringify(change.body)).not.toMatch(/Hunter2|Current-/);
+    const verify = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: `eyJ${'t'.repeat(9000)}` },
+      headers: { 'x-site-token': site.siteToken },
+    });
+    expect(verify.status).toBe(422);
+    expect(JSON.stringify(verify.body)).not.toContain('tttt');
+  });
+
   it('answers NUL in a gate URL with 422', async () => {
     rejected(
       await app.call('POST', '/v1/gates', { body: { url: '/a\u0000' }, headers: { 'x-site-token': site.siteToken } }),

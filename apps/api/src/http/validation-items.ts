@@ -43,8 +43,11 @@ const DETAILED: Record<string, (value: unknown) => Pick<ValidationItem, 'type' |
   },
 };
 
-/** Fields whose value an answer never shows: error bodies end up in logs, HAR files and proxies. */
-const UNSHOWN_FIELDS = new Set(['password']);
+/**
+ * Fields whose value an answer never shows (any password, secret or token: `new_password`,
+ * `current_password`, an access token): error bodies end up in logs, HAR files and proxies.
+ */
+const UNSHOWN_FIELD = /password|secret|token/i;
 
 /** Which failure to report when a field fails several checks: absence, then wrong type, then the rest. */
 const rank = (name: string) => (name === 'isDefined' ? 0 : TYPES[name]?.endsWith('_type') ? 1 : 2);
@@ -60,7 +63,7 @@ export function toValidationItems(errors: ValidationError[], loc: (string | numb
         loc: here,
         msg,
         type: detailed?.type ?? TYPES[name] ?? name,
-        ...(error.value === undefined || UNSHOWN_FIELDS.has(error.property) ? {} : { input: error.value }),
+        ...(error.value === undefined || UNSHOWN_FIELD.test(error.property) ? {} : { input: error.value }),
         ...(detailed?.ctx ? { ctx: detailed.ctx } : {}),
       };
     });

@@ -452,10 +452,9 @@ describe('voucher payments', () => {
     const flipped = (address: string) =>
       `0x${[...address.slice(2)].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')}`;
     for (const field of ['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token']) {
-      const payment = (await channel.payment(offer, PRICE, { deposit: 50_000n })) as {
-        payload: { channelConfig: Record<string, string> };
-      };
-      payment.payload.channelConfig[field] = flipped(payment.payload.channelConfig[field]);
+      const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
+      const config = payment.payload.channelConfig as Record<string, string>;
+      config[field] = flipped(config[field]);
       const response = await verify(offer, payment);
       expect({ field, status: response.status, reason: response.body.reason }).toEqual({
         field,

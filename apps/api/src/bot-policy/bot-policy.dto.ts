@@ -12,7 +12,8 @@ import {
 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Allow, IsObject } from 'class-validator';
-import { Optional } from '../http/validators';
+import { RejectsUnknownFields } from '../http/validation.pipe';
+import { IgnoredReadOnlyField, Optional } from '../http/validators';
 
 /*
  * The DTOs check the shape only (objects where objects go); core's botPolicyInputProblems checks
@@ -52,7 +53,13 @@ export class RequireSignatureInputDto {
   @ApiPropertyOptional(SIGNED_BOTS_DOC) bots?: string[];
 }
 
+@RejectsUnknownFields()
 export class BotPolicyDto implements BotPolicyInput {
+  @IgnoredReadOnlyField() site_id?: unknown;
+  @IgnoredReadOnlyField() defaults?: unknown;
+  @IgnoredReadOnlyField() version?: unknown;
+  @IgnoredReadOnlyField() updated_at?: unknown;
+
   @ApiPropertyOptional(CATEGORIES_DOC)
   @Optional()
   @IsObject({ message: 'categories must be an object of category → action' })
@@ -73,6 +80,7 @@ export class BotPolicyDto implements BotPolicyInput {
   require_signature?: RequireSignatureInputDto;
 }
 
+@RejectsUnknownFields()
 export class BotActionDto implements SetBotActionInput {
   @ApiProperty({ type: 'string', enum: [...BOT_ACTIONS], description: 'What the middleware does with this crawler' })
   @Allow()

@@ -1,20 +1,41 @@
-import { ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, Injectable, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
 import { toValidationItems, ValidationFailed } from './validation-items';
+
+const OPTIONS: ValidationPipeOptions = {
+  transform: true,
+  whitelist: true,
+  validationError: { target: false, value: true },
+  exceptionFactory: (errors) => new ValidationFailed(toValidationItems(errors)),
+};
+
+/** The body DTOs marked with RejectsUnknownFields. */
+const STRICT_BODIES = new WeakSet<object>();
+
+/**
+ * On a body DTO that replaces a publisher's settings: a field it does not declare (at any depth of
+ * its nested DTOs) is a 422 `extra_forbidden`, not dropped. A misspelt field dropped there wiped
+ * what it meant ("rule" for "rules": every rule gone). The middleware's calls stay lenient, so that
+ * a newer middleware's extra fields work with an older API.
+ */
+export const RejectsUnknownFields = (): ClassDecorator => (target) => {
+  STRICT_BODIES.add(target);
+};
 
 /** Validates DTO bodies and answers failures as 422 with the spec's `detail[]` items. */
 @Injectable()
 export class BodyValidationPipe extends ValidationPipe {
+  private readonly strict = new ValidationPipe({ ...OPTIONS, forbidNonWhitelisted: true });
+
   constructor() {
-    super({
-      transform: true,
-      whitelist: true,
-      validationError: { target: false, value: true },
-      exceptionFactory: (errors) => new ValidationFailed(toValidationItems(errors)),
-    });
+    super(OPTIONS);
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isDto = metadata.type === 'body' && typeof metadata.metatype === 'function' && metadata.metatype !== Object;
+    const validate = (body: unknown) =>
+      isDto && STRICT_BODIES.has(metadata.metatype!)
+        ? this.strict.transform(body, metadata)
+        : super.transform(body, metadata);
     const notAnObject = () =>
       new ValidationFailed([
         { loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null },
@@ -22,12 +43,12 @@ export class BodyValidationPipe extends ValidationPipe {
     // No body at all is `{}` to a DTO whose fields may all be left out, and not an object to any other.
     if (isDto && value === undefined) {
       try {
-        return await super.transform({}, metadata);
+        return await validate({});
       } catch {
         throw notAnObject();
       }
     }
     if (isDto && (typeof value !== 'object' || value === null || Array.isArray(value))) throw notAnObject();
-    return super.transform(value, metadata);
+    return validate(value);
   }
 }

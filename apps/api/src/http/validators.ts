@@ -1,5 +1,7 @@
 import { isEvmAddress, isPayoutAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
-import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 /*
  * class-validator decorators backed by @crawlgate/core's parsers, so the API accepts exactly
@@ -73,3 +75,13 @@ function evmAddressDecorator(
  * checks (class-validator's IsOptional lets null through, which would reach the database).
  */
 export const Optional = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/**
+ * A field the settings' GET answers and a body that RejectsUnknownFields may carry back: taken, and
+ * ignored (what GET answers can be edited and sent back as it is).
+ */
+export const IgnoredReadOnlyField = (): PropertyDecorator =>
+  applyDecorators(
+    Allow(),
+    ApiPropertyOptional({ readOnly: true, description: 'As GET answers it; ignored in a request' }),
+  );

@@ -9,7 +9,8 @@ import {
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
-import { IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
+import { RejectsUnknownFields } from '../http/validation.pipe';
+import { IgnoredReadOnlyField, IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 
 export const MAX_RULES_PER_SITE = 1000;
 
@@ -44,7 +45,12 @@ export class PriceRuleDto {
   price_usd!: number | string;
 }
 
+@RejectsUnknownFields()
 export class PricingDto {
+  @IgnoredReadOnlyField() site_id?: unknown;
+  @IgnoredReadOnlyField() version?: unknown;
+  @IgnoredReadOnlyField() updated_at?: unknown;
+
   @ApiProperty(PRICE_DOC)
   @IsPriceUsd()
   default_price_usd!: number | string;

@@ -1,10 +1,12 @@
-import { Body, Controller, Get, Headers, HttpCode, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Patch, Post, Req } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublisherAuth } from '../auth/authenticated';
 import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
+import type { FastifyRequest } from 'fastify';
 import { LimitPerIp } from '../rate-limit/limits';
+import { clientNetwork } from '../rate-limit/trackers';
 import {
   ApiKeyView,
   ChangePasswordDto,
@@ -42,8 +44,8 @@ export class PublishersController {
     description: 'Logging in rotates the API key: the previous one stops working.',
   })
   @ApiResponse({ status: 401, description: 'Invalid email or password' })
-  login(@Body() body: LoginDto): Promise<ApiKeyView> {
-    return this.publishers.login(body);
+  login(@Body() body: LoginDto, @Req() request: FastifyRequest): Promise<ApiKeyView> {
+    return this.publishers.login(body, clientNetwork(request.ip));
   }
 
   @Get('me')

@@ -9,6 +9,7 @@ import {
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { RejectsUnknownFields } from '../http/validation.pipe';
 import { IsPayoutAddressString, Optional } from '../http/validators';
 
 const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
@@ -70,6 +71,7 @@ export class ChangePasswordDto implements ChangePasswordInput {
   new_password!: string;
 }
 
+@RejectsUnknownFields()
 export class UpdatePublisherDto {
   @ApiPropertyOptional({ type: String, maxLength: 200, nullable: true })
   @IsOptional()

@@ -14,7 +14,11 @@ import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
-import { LOGINS_PER_ACCOUNT, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
+import {
+  FAILED_LOGINS_PER_ACCOUNT,
+  FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK,
+  PASSWORD_CONFIRMATIONS,
+} from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
@@ -43,13 +47,24 @@ export class PublishersService {
     }
   }
 
-  /** Checks the password and issues a fresh key; the previous key stops working. */
-  async login(input: LoginDto): Promise<IssuedApiKey> {
+  /**
+   * Checks the password and issues a fresh key; the previous key stops working. `network` is the
+   * client's (clientNetwork): failed logins are counted per account from it, then from all.
+   */
+  async login(input: LoginDto, network: string): Promise<IssuedApiKey> {
     // Before the lookup, and the same for every email, so a 429 tells nothing about who is registered.
-    await this.spendAttempt(`login-${sha256Hex(input.email)}`, LOGINS_PER_ACCOUNT, 'logins for this account');
+    const account = `login-${sha256Hex(input.email)}`;
+    const budgets = [
+      { key: `${account}-${sha256Hex(network)}`, budget: FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK },
+      { key: account, budget: FAILED_LOGINS_PER_ACCOUNT },
+    ];
+    for (const { key, budget } of budgets) await this.refuseWhileLocked(key, budget);
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
-    if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
+    if (!publisher || !passwordOk) {
+      for (const { key, budget } of budgets) await this.countFailure(key, budget);
+      throw unauthorized('Invalid email or password');
+    }
     // The password wins over any key: written whatever key is current, but only while that password
     // still stands (a password change racing this login must not leave the old password's key working).
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
@@ -123,18 +138,44 @@ export class PublishersService {
       if (!(await verifyPassword(password, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
-    // A payout change is written only while the password it was confirmed with still stands.
-    const { count } = await this.db.prisma.publisher.updateMany({
-      where: { id: publisher.id, ...(changesPayout ? { passwordHash: publisher.passwordHash } : {}) },
-      data: {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(changesPayout
-          ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null }
-          : {}),
-      },
-    });
-    if (count === 0) throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
+    const data = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(changesPayout
+        ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null }
+        : {}),
+    };
+    // Nothing to change: the account as it is (an update of nothing counts no row, which is no password failure).
+    if (Object.keys(data).length > 0) {
+      // A payout change is written only while the password it was confirmed with still stands.
+      const { count } = await this.db.prisma.publisher.updateMany({
+        where: { id: publisher.id, ...(changesPayout ? { passwordHash: publisher.passwordHash } : {}) },
+        data,
+      });
+      if (count === 0 && changesPayout)
+        throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
+    }
     return publisherView(await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.id } }));
+  }
+
+  /*
+   * Failed logins, in the shared limits storage, which only counts: a budget's failures are counted
+   * under `key:failures`, and the one that spends it locks `key:lock` (a limit of 0 blocks at once).
+   * Asking about the lock counts one more hit under a limit nothing reaches, which blocks nothing.
+   */
+  private async refuseWhileLocked(key: string, { ttl }: { limit: number; ttl: number }): Promise<void> {
+    const lock = await this.limits.increment(`${key}:lock`, ttl, Number.MAX_SAFE_INTEGER, ttl, 'password');
+    if (lock.isBlocked)
+      throw new ApiError(
+        429,
+        `Too many failed logins for this account (${FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK.limit} per ${ttl / 60_000} minutes from one network, ${FAILED_LOGINS_PER_ACCOUNT.limit} from all); retry after the time in Retry-After`,
+        {},
+        { 'retry-after': String(Math.max(1, lock.timeToBlockExpire)) },
+      );
+  }
+
+  private async countFailure(key: string, { limit, ttl }: { limit: number; ttl: number }): Promise<void> {
+    const failures = await this.limits.increment(`${key}:failures`, ttl, limit - 1, ttl, 'password');
+    if (failures.isBlocked) await this.limits.increment(`${key}:lock`, ttl, 0, ttl, 'password');
   }
 
   /** 429 beyond `budget`, before any password is looked at; counted in the shared limits storage. */

@@ -1,5 +1,14 @@
 import { encodeHeaderText, sha256Hex } from '@crawlgate/core';
 import { freshIp, registerPublisher } from '../../test/fixtures';
+
+/** A random IPv6 /48 ("fd12:3456:789a"), in the unique local block. */
+const freshIpv6Net = () =>
+  `fd${Math.floor(Math.random() * 256)
+    .toString(16)
+    .padStart(
+      2,
+      '0',
+    )}:${Math.floor(Math.random() * 65536).toString(16)}:${Math.floor(Math.random() * 65536).toString(16)}`;
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { PublishersService } from './publishers.service';
 
@@ -132,31 +141,63 @@ describe('publishers API', () => {
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     });
 
-    it('lets 10 logins a 15 minutes try one account, whatever addresses they come from', async () => {
-      // The per-IP limit alone lets a guesser with many addresses try passwords without end.
+    it('refuses logins to an account from an address where 10 failed, not its owner’s from another', async () => {
+      // Counting every address's attempts together let anyone lock the owner out with 10 wrong passwords
+      // (and a thief holding the account's key keep it that way: a login is how the owner takes the key back).
+      const publisher = await registerPublisher(app);
+      const login = (email: string, password: string, ip = freshIp()) =>
+        app.call('POST', '/v1/publishers/login', { body: { email, password }, headers: { 'x-forwarded-for': ip } });
+      // Addresses of one network (a /24): each is allowed 5 a minute by the spec's limit.
+      const attacker = freshIp().split('.').slice(0, 3).join('.');
+      for (let i = 1; i <= 10; i++)
+        expect((await login(publisher.email, `guess ${i}`, `${attacker}.${i}`)).status).toBe(401);
+      expect((await login(publisher.email, publisher.password, `${attacker}.99`)).status).toBe(429);
+      const owner = await login(publisher.email, publisher.password);
+      expect(owner.status).toBe(200);
+      expect(owner.body.api_key).toMatch(/^xk_pub_/);
+    });
+
+    it('lets 10 failed logins a 15 minutes try one account from one address, and 100 from all of them', async () => {
       const publisher = await registerPublisher(app);
       const other = await registerPublisher(app);
-      const login = (email: string, password: string) =>
-        app.call('POST', '/v1/publishers/login', {
-          body: { email, password },
-          headers: { 'x-forwarded-for': freshIp() },
-        });
-      for (let i = 0; i < 10; i++) expect((await login(publisher.email, `guess number ${i}`)).status).toBe(401);
-      // In another letter case, the same account; the right password no longer gets in.
-      const blocked = await login(publisher.email.toUpperCase(), publisher.password);
+      const login = (email: string, password: string, ip = freshIp()) =>
+        app.call('POST', '/v1/publishers/login', { body: { email, password }, headers: { 'x-forwarded-for': ip } });
+      // From one network (an IPv4 /24, an IPv6 /48: an IPv6 client holds many /64s)...
+      const net = freshIpv6Net();
+      for (let i = 1; i <= 10; i++)
+        expect((await login(publisher.email, `guess ${i}`, `${net}:${i}::1`)).status).toBe(401);
+      const fromThere = await login(publisher.email.toUpperCase(), publisher.password, `${net}:ff::1`);
+      expect(fromThere.status).toBe(429);
+      expect(fromThere.body.detail).toMatch(/failed logins for this account/);
+      expect(Number(fromThere.headers.get('retry-after'))).toBeGreaterThan(60);
+      expect(fromThere.body.api_key).toBeUndefined();
+      // ...and from many: the per-IP limit alone lets a guesser with many addresses try passwords without end.
+      for (let i = 10; i < 100; i++) expect((await login(publisher.email, `guess ${i}`)).status).toBe(401);
+      const blocked = await login(publisher.email, publisher.password);
       expect(blocked.status).toBe(429);
-      expect(blocked.body.detail).toMatch(/logins for this account/);
-      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(60);
-      expect(blocked.body.api_key).toBeUndefined();
+      expect(blocked.body.detail).toBe(fromThere.body.detail);
       // The key it has keeps working, and other accounts log in.
       expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
       expect((await login(other.email, other.password)).status).toBe(200);
       // An email nobody registered answers the same way, so the limit tells nothing about who is registered.
       const nobody = `nobody-${freshIp()}@example.com`;
-      for (let i = 0; i < 10; i++) expect((await login(nobody, `guess number ${i}`)).status).toBe(401);
-      const unknown = await login(nobody, 'one more guess');
+      const nobodyNet = freshIpv6Net();
+      for (let i = 1; i <= 10; i++)
+        expect((await login(nobody, `guess ${i}`, `${nobodyNet}:${i}::1`)).status).toBe(401);
+      const unknown = await login(nobody, 'one more guess', `${nobodyNet}:ff::1`);
       expect(unknown.status).toBe(429);
-      expect(unknown.body.detail).toBe(blocked.body.detail);
+      expect(unknown.body.detail).toBe(fromThere.body.detail);
+    });
+
+    it('counts only failed logins: an owner logging in often is never refused for it', async () => {
+      const publisher = await registerPublisher(app);
+      for (let i = 0; i < 12; i++) {
+        const login = await app.call('POST', '/v1/publishers/login', {
+          body: { email: publisher.email, password: publisher.password },
+          headers: { 'x-forwarded-for': freshIp() },
+        });
+        expect(login.status).toBe(200);
+      }
     });
   });
 

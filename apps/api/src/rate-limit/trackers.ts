@@ -22,6 +22,16 @@ export function setCredentialSubject(request: object, subject: string | undefine
 export const trackByIp = async (request: Request): Promise<string> =>
   `ip:${normalizeIp(request.ip, DEFAULT_IPV6_SUBNET_PREFIX)}`;
 
+/**
+ * The network a client address belongs to, as far as one party plausibly holds it: an IPv4 /24, an
+ * IPv6 /48 (an IPv4-mapped IPv6 address is its IPv4 address).
+ */
+export function clientNetwork(ip: string | undefined): string {
+  const address = ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : (ip ?? '');
+  if (isIP(address) === 4) return `${address.split('.').slice(0, 3).join('.')}.0/24`;
+  return `${normalizeIp(address, 48)}/48`;
+}
+
 export const trackByGate = async (request: Request): Promise<string> => `gate:${request.params?.id ?? ''}`;
 
 /** The default scope: the credential the route checks, once it authenticates; else the IP. */

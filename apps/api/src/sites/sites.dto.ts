@@ -10,6 +10,7 @@ import {
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { RejectsUnknownFields } from '../http/validation.pipe';
 import { Optional } from '../http/validators';
 
 const normalizeDomain = ({ value }: { value: unknown }) =>
@@ -17,6 +18,7 @@ const normalizeDomain = ({ value }: { value: unknown }) =>
 const DOMAIN_MESSAGE =
   'Must be a host name such as example.com, optionally with a port from 1 to 65535 (example.com:8080), without scheme or path';
 
+@RejectsUnknownFields()
 export class CreateSiteDto {
   @ApiProperty({ example: 'news.example.com' })
   @Transform(normalizeDomain)
@@ -33,6 +35,7 @@ export class CreateSiteDto {
   name?: string;
 }
 
+@RejectsUnknownFields()
 export class UpdateSiteDto {
   @ApiPropertyOptional({ example: 'news.example.com' })
   @Transform(normalizeDomain)
@@ -57,6 +60,7 @@ export class UpdateSiteDto {
   batch_settlement?: boolean;
 }
 
+@RejectsUnknownFields()
 export class RotateSecretDto {
   @ApiPropertyOptional({
     type: 'integer',

@@ -88,9 +88,10 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
           </tr>
         </thead>
         <tbody>
-          {rows.map((row) => {
+          {rows.map((row, index) => {
             const expanded = open === row.crawler;
-            const panelId = `paths-${row.crawler.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+            // By the row's place: names that differ only in characters an id cannot hold ("Cốc Cốc") stay apart.
+            const panelId = `paths-${index}`;
             return (
               <Fragment key={row.crawler}>
                 <tr data-crawler={row.crawler}>

@@ -1,0 +1,85 @@
+import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+/*
+ * A publisher's settings are replaced whole from a body: a field misspelt there ("rule" for
+ * "rules") was dropped without a word, and the setting it meant was wiped (every rule gone, the
+ * bot policy reset). Those bodies refuse a field they do not declare; the middleware's own calls
+ * (reports, gates, verifications) still ignore one, so a newer middleware works with an older API.
+ */
+describe('fields a settings body does not declare', () => {
+  let app: TestApp;
+  let publisher: TestPublisher;
+  let site: TestSite;
+  beforeAll(async () => {
+    app = await startTestApp();
+    publisher = await registerPublisher(app);
+    site = await createSite(app, publisher);
+  });
+  afterAll(() => app.close());
+
+  const call = (method: string, path: string, body: unknown) =>
+    app.call(method, path, { body, headers: publisher.auth });
+  const extra = (loc: (string | number)[]) => expect.objectContaining({ loc, type: 'extra_forbidden' });
+
+  it('refuses a misspelt pricing field, in the body or in a rule, and keeps the stored pricing', async () => {
+    const pricing = `/v1/sites/${site.siteId}/pricing`;
+    const good = { default_price_usd: '0.01', rules: [{ path: '/premium/*', price_usd: '0.05' }] };
+    expect((await call('PUT', pricing, good)).status).toBe(200);
+    const before = (await call('GET', pricing, undefined)).body;
+
+    const misspelt = await call('PUT', pricing, { default_price_usd: '0', rule: [{ path: '/*', price_usd: '0' }] });
+    expect(misspelt.status).toBe(422);
+    expect(misspelt.body.detail).toEqual([extra(['body', 'rule'])]);
+    const inRule = await call('PUT', pricing, { default_price_usd: '0.01', rules: [{ path: '/a', price: '0.5' }] });
+    expect(inRule.status).toBe(422);
+    expect(inRule.body.detail).toEqual(expect.arrayContaining([extra(['body', 'rules', 0, 'price'])]));
+    expect((await call('GET', pricing, undefined)).body).toEqual(before);
+
+    // What GET answers can be sent back as it is: its own read-only fields are taken and ignored.
+    expect((await call('PUT', pricing, before)).status).toBe(200);
+  });
+
+  it('refuses a misspelt bot policy field and keeps the stored policy; GET’s answer goes back as it is', async () => {
+    const policy = `/v1/sites/${site.siteId}/bot-policy`;
+    expect((await call('PUT', policy, { bots: { GPTBot: 'block' }, categories: { seo: 'block' } })).status).toBe(200);
+    const before = (await call('GET', policy, undefined)).body;
+    const misspelt = await call('PUT', policy, { bot: { GPTBot: 'allow' } });
+    expect(misspelt.status).toBe(422);
+    expect(misspelt.body.detail).toEqual([extra(['body', 'bot'])]);
+    const action = await call('PUT', `${policy}/bots/GPTBot`, { action: 'allow', actoin: 'allow' });
+    expect(action.body.detail).toEqual([extra(['body', 'actoin'])]);
+    expect((await call('GET', policy, undefined)).body).toEqual(before);
+    const sentBack = await call('PUT', policy, before);
+    expect(sentBack.status).toBe(200);
+    expect(sentBack.body).toMatchObject({ bots: { GPTBot: 'block' }, categories: { seo: 'block' } });
+  });
+
+  it('refuses a misspelt field when a site is created, changed or its secret rotated', async () => {
+    const created = await call('POST', '/v1/sites', { domain: 'typo.example.com', nmae: 'Typo' });
+    expect(created.body.detail).toEqual([extra(['body', 'nmae'])]);
+    const changed = await call('PATCH', `/v1/sites/${site.siteId}`, { batch_setlement: true });
+    expect(changed.body.detail).toEqual([extra(['body', 'batch_setlement'])]);
+    // A leaked secret revoked with a misspelt grace would have kept verifying for the default hour.
+    const rotated = await call('POST', `/v1/sites/${site.siteId}/secret/rotate`, { grace_second: 0 });
+    expect(rotated.status).toBe(422);
+    expect(rotated.body.detail).toEqual([extra(['body', 'grace_second'])]);
+  });
+
+  it('refuses a misspelt account field; an empty change answers the account as it is', async () => {
+    const misspelt = await call('PATCH', '/v1/publishers/me', { payout_adress: '0x' + '1'.repeat(40) });
+    expect(misspelt.body.detail).toEqual([extra(['body', 'payout_adress'])]);
+    const unchanged = await call('PATCH', '/v1/publishers/me', {});
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body).toEqual((await call('GET', '/v1/publishers/me', undefined)).body);
+  });
+
+  it('still ignores a field the middleware’s calls do not know (a newer middleware, an older API)', async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const report = await app.call('POST', '/v1/site/gate-counts', {
+      body: { counts: [{ day, gates: 1, from_the_future: true }], from_the_future: 1 },
+      headers: { 'x-site-token': site.siteToken },
+    });
+    expect(report.status).toBe(204);
+  });
+});

@@ -365,6 +365,10 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
         bots: {},
         version: 4,
       });
+      // Allowing a group lets in whatever it holds: a warning too.
+      const group = await crawlgate(['bots', 'set', domain, 'unknown-crawler', 'allow']);
+      expect(group.stderr).toBe('Warning: Allowed: every crawler the gate cannot name gets your pages free.\n');
+      expect((await crawlgate(['bots', 'reset', domain, 'unknown-crawler'])).code).toBe(0);
     });
 
     it('pricing set --file - reads YAML from stdin; policy set --file - reads JSON', async () => {

@@ -326,10 +326,10 @@ function matching(value: unknown, pattern: RegExp, field: string, reason: string
   return value as Hex;
 }
 
-/** An address as the channel id hashes it: mixed case only as its EIP-55 checksum. */
+/** An address as the channel id hashes it: in lower case or as its EIP-55 checksum. */
 function address(value: unknown, field: string, reason: string): Hex {
   const text = matching(value, ADDRESS, field, reason);
-  if (!holdsEip55Checksum(text)) throw new Invalid(reason, `${field} is in mixed case that is not its EIP-55 checksum`);
+  if (!holdsEip55Checksum(text)) throw new Invalid(reason, `${field} must be in lower case or its EIP-55 checksum`);
   return text;
 }
 

@@ -179,7 +179,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /**
  * Everything wrong with a policy as the API takes it (BotPolicyInput), as 422 items with `loc`
  * relative to the body; empty when it is fine. Unknown top-level fields are the caller's business
- * (the API drops them like every body's).
+ * (the API's DTO refuses them); unknown fields of require_signature are refused here.
  */
 export function botPolicyInputProblems(input: unknown): ValidationItem[] {
   if (!isPlainObject(input))
@@ -221,6 +221,14 @@ export function botPolicyInputProblems(input: unknown): ValidationItem[] {
         input: signature,
       });
     } else {
+      // A misspelt list here ("categorie") would require no signature of anyone, without a word.
+      for (const key of Object.keys(signature))
+        if (key !== 'categories' && key !== 'bots')
+          problems.push({
+            loc: ['require_signature', key],
+            msg: 'require_signature holds only the lists "categories" and "bots"',
+            type: 'extra_forbidden',
+          });
       problems.push(
         ...listProblems(
           signature.categories,

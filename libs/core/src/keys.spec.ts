@@ -190,9 +190,11 @@ describe('isPayoutAddress', () => {
       expect(isPayoutAddress(bad)).toBe(false);
   });
 
-  it('holdsEip55Checksum: the same case rule alone, the zero address included', () => {
+  it('holdsEip55Checksum: lower case or the checksum, as viem hashes addresses; the zero address included', () => {
     expect(holdsEip55Checksum(checksummed[0])).toBe(true);
     expect(holdsEip55Checksum('0x' + '0'.repeat(40))).toBe(true);
+    expect(holdsEip55Checksum(checksummed[0].toLowerCase())).toBe(true);
+    expect(holdsEip55Checksum(`0x${checksummed[0].slice(2).toUpperCase()}`)).toBe(false); // viem refuses it
     expect(holdsEip55Checksum(checksummed[0].replace('aA', 'Aa'))).toBe(false);
   });
 });

@@ -86,18 +86,18 @@ export function isEvmAddress(s: unknown): s is string {
  * address would pay a wallet nobody holds). All lower or all upper case carries no checksum.
  */
 export function isPayoutAddress(s: unknown): s is string {
-  return isEvmAddress(s) && !/^0x0+$/.test(s) && holdsEip55Checksum(s);
+  return isEvmAddress(s) && !/^0x0+$/.test(s) && (s === `0x${s.slice(2).toUpperCase()}` || holdsEip55Checksum(s));
 }
 
 /**
- * Whether an EVM address's case is consistent with EIP-55: all lower or all upper case (no
- * checksum), or mixed case that is its checksum. viem refuses any other spelling where it hashes
- * an address (typed data), so it is refused before it gets there.
+ * Whether an EVM address is spelt as viem takes it where it hashes one (typed data): all lower case
+ * (no checksum), or mixed case that is its EIP-55 checksum. Any other spelling, all upper case
+ * included, is refused before it gets there.
  */
 export function holdsEip55Checksum(address: string): boolean {
   const hex = address.slice(2);
   const lower = hex.toLowerCase();
-  return hex === lower || hex === hex.toUpperCase() || hex === eip55Checksummed(lower);
+  return hex === lower || hex === eip55Checksummed(lower);
 }
 
 /** EIP-55: a letter is upper case where the Keccak-256 of the lower-case hex has a nibble of 8 or more. */

@@ -90,6 +90,10 @@ describe('readStoredBotPolicy', () => {
   });
 
   it('charges a key whose action it does not know (a newer API’s), keeps the rest, and never allows it', () => {
+    // A bot whose category the stored policy blocks stays blocked.
+    expect(
+      readStoredBotPolicy(stored({ categories: { 'ai-training': 'block' }, bots: { GPTBot: 'rate-limit' } })),
+    ).toMatchObject({ ok: true, policy: { bots: { GPTBot: 'block' } } });
     const read = readStoredBotPolicy(
       stored({
         categories: { seo: 'deny', 'social-preview': 'charge', 'search-engine': { allow: true } },

@@ -14,7 +14,7 @@
  * not lists) is refused whole, and the last one that read well stays in force; before any, the
  * code's policy over every category charged at least (the stored one may charge what the defaults
  * allow). An action it does not know (a newer API's) charges that key alone, or keeps it blocked
- * where the default blocks: never an allow. Names it does not know, a category or a crawler added
+ * where the default (for a bot, its category's action) blocks: never an allow. Names it does not know, a category or a crawler added
  * to a newer catalogue than this one, are skipped with a warning: no visitor this middleware
  * classifies can carry them, so skipping them changes no answer.
  */
@@ -157,7 +157,9 @@ export function readStoredBotPolicy(value: unknown): Read {
       continue;
     }
     if (!isBotAction(action)) unknownActions.push(`bot "${known.name}"`);
-    policy.bots[known.name] = isBotAction(action) ? action : 'charge';
+    // Charged, or blocked where its category (as stored, else by default) blocks.
+    const categoryAction = policy.categories[known.category] ?? DEFAULT_CATEGORY_ACTIONS[known.category];
+    policy.bots[known.name] = isBotAction(action) ? action : stricterAction(categoryAction, 'charge');
   }
   for (const category of signature.categories) {
     if (typeof category !== 'string') return { ok: false, problem: 'require_signature.categories holds a non-string' };

@@ -443,7 +443,7 @@ describe('voucher payments', () => {
     expect((await verify(offer, await good.payment(offer, PRICE, { deposit: 50_000n }))).status).toBe(200);
   });
 
-  it('refuses a channel address whose mixed case breaks its EIP-55 checksum with a 402, not a 500', async () => {
+  it('refuses a channel address in neither lower case nor its EIP-55 checksum with a 402, not a 500', async () => {
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     const offer = await gate();
@@ -451,10 +451,13 @@ describe('voucher payments', () => {
     // Every letter's case flipped: still 40 hex digits, no longer its checksum.
     const flipped = (address: string) =>
       `0x${[...address.slice(2)].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')}`;
-    for (const field of ['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token']) {
+    const upper = (address: string) => `0x${address.slice(2).toUpperCase()}`;
+    for (const [field, respell] of ['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token'].flatMap(
+      (name) => [[name, flipped] as const, [name, upper] as const],
+    )) {
       const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
       const config = payment.payload.channelConfig as Record<string, string>;
-      config[field] = flipped(config[field]);
+      config[field] = respell(config[field]);
       const response = await verify(offer, payment);
       expect({ field, status: response.status, reason: response.body.reason }).toEqual({
         field,

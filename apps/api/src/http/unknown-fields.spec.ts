@@ -47,6 +47,13 @@ describe('fields a settings body does not declare', () => {
     const misspelt = await call('PUT', policy, { bot: { GPTBot: 'allow' } });
     expect(misspelt.status).toBe(422);
     expect(misspelt.body.detail).toEqual([extra(['body', 'bot'])]);
+    // Inside require_signature too: a misspelt list there left ai-search crawlers free on their User-Agent alone.
+    const signature = await call('PUT', policy, {
+      categories: { 'ai-search': 'allow' },
+      require_signature: { categorie: ['ai-search'] },
+    });
+    expect(signature.status).toBe(422);
+    expect(signature.body.detail).toEqual([extra(['body', 'require_signature', 'categorie'])]);
     const action = await call('PUT', `${policy}/bots/GPTBot`, { action: 'allow', actoin: 'allow' });
     expect(action.body.detail).toEqual([extra(['body', 'actoin'])]);
     expect((await call('GET', policy, undefined)).body).toEqual(before);
@@ -69,6 +76,10 @@ describe('fields a settings body does not declare', () => {
   it('refuses a misspelt account field; an empty change answers the account as it is', async () => {
     const misspelt = await call('PATCH', '/v1/publishers/me', { payout_adress: '0x' + '1'.repeat(40) });
     expect(misspelt.body.detail).toEqual([extra(['body', 'payout_adress'])]);
+    // What a field nobody declared holds is never shown: it may be a misspelt password.
+    const secret = await call('PATCH', '/v1/publishers/me', { pasword: 'hunter2-hunter2' });
+    expect(secret.body.detail).toEqual([extra(['body', 'pasword'])]);
+    expect(JSON.stringify(secret.body)).not.toContain('hunter2');
     const unchanged = await call('PATCH', '/v1/publishers/me', {});
     expect(unchanged.status).toBe(200);
     expect(unchanged.body).toEqual((await call('GET', '/v1/publishers/me', undefined)).body);

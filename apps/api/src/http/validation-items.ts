@@ -63,7 +63,10 @@ export function toValidationItems(errors: ValidationError[], loc: (string | numb
         loc: here,
         msg,
         type: detailed?.type ?? TYPES[name] ?? name,
-        ...(error.value === undefined || UNSHOWN_FIELD.test(error.property) ? {} : { input: error.value }),
+        // Nor what a field nobody declared holds: it may be a misspelt password.
+        ...(error.value === undefined || UNSHOWN_FIELD.test(error.property) || name === 'whitelistValidation'
+          ? {}
+          : { input: error.value }),
         ...(detailed?.ctx ? { ctx: detailed.ctx } : {}),
       };
     });

@@ -14,11 +14,7 @@ import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
-import {
-  FAILED_LOGINS_PER_ACCOUNT,
-  FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK,
-  PASSWORD_CONFIRMATIONS,
-} from '../rate-limit/limits';
+import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
@@ -49,22 +45,19 @@ export class PublishersService {
 
   /**
    * Checks the password and issues a fresh key; the previous key stops working. `network` is the
-   * client's (clientNetwork): failed logins are counted per account from it, then from all.
+   * client's (clientNetwork): logins are counted per account from it, then from all.
    */
   async login(input: LoginDto, network: string): Promise<IssuedApiKey> {
     // Before the lookup, and the same for every email, so a 429 tells nothing about who is registered.
+    // Counted before the password is checked, so that attempts sent at once cannot outrun the count;
+    // the account's budget is spent only by attempts its network's budget let through.
     const account = `login-${sha256Hex(input.email)}`;
-    const budgets = [
-      { key: `${account}-${sha256Hex(network)}`, budget: FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK },
-      { key: account, budget: FAILED_LOGINS_PER_ACCOUNT },
-    ];
-    for (const { key, budget } of budgets) await this.refuseWhileLocked(key, budget);
+    const fromNetwork = `${account}-${sha256Hex(network)}`;
+    await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
+    await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
-    if (!publisher || !passwordOk) {
-      for (const { key, budget } of budgets) await this.countFailure(key, budget);
-      throw unauthorized('Invalid email or password');
-    }
+    if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
     // The password wins over any key: written whatever key is current, but only while that password
     // still stands (a password change racing this login must not leave the old password's key working).
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
@@ -155,27 +148,6 @@ export class PublishersService {
         throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
     }
     return publisherView(await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.id } }));
-  }
-
-  /*
-   * Failed logins, in the shared limits storage, which only counts: a budget's failures are counted
-   * under `key:failures`, and the one that spends it locks `key:lock` (a limit of 0 blocks at once).
-   * Asking about the lock counts one more hit under a limit nothing reaches, which blocks nothing.
-   */
-  private async refuseWhileLocked(key: string, { ttl }: { limit: number; ttl: number }): Promise<void> {
-    const lock = await this.limits.increment(`${key}:lock`, ttl, Number.MAX_SAFE_INTEGER, ttl, 'password');
-    if (lock.isBlocked)
-      throw new ApiError(
-        429,
-        `Too many failed logins for this account (${FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK.limit} per ${ttl / 60_000} minutes from one network, ${FAILED_LOGINS_PER_ACCOUNT.limit} from all); retry after the time in Retry-After`,
-        {},
-        { 'retry-after': String(Math.max(1, lock.timeToBlockExpire)) },
-      );
-  }
-
-  private async countFailure(key: string, { limit, ttl }: { limit: number; ttl: number }): Promise<void> {
-    const failures = await this.limits.increment(`${key}:failures`, ttl, limit - 1, ttl, 'password');
-    if (failures.isBlocked) await this.limits.increment(`${key}:lock`, ttl, 0, ttl, 'password');
   }
 
   /** 429 beyond `budget`, before any password is looked at; counted in the shared limits storage. */

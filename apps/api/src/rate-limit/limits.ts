@@ -34,15 +34,16 @@ export const LimitPerSignInVisitor = limitPer('visitor', trackBySignInVisitor);
  */
 export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
 /**
- * Failed logins per account (by email, registered or not) from one client network (an IPv4 /24,
- * an IPv6 /48), then from all of them: the spec's 5 a minute per IP alone lets a guesser with many
- * addresses try passwords without end. Only failures count, and from the network they come from
- * first, so that a stranger's wrong passwords do not lock the owner out (a thief holding the
- * account's API key would keep it that way: a login is how the owner takes the key back). Once a
- * budget is spent, every login it covers is refused, the right password's too, until it ends.
+ * Logins per account (by email, registered or not) from one client network (an IPv4 /24, an IPv6
+ * /48), right or wrong, then from all networks, counting only the attempts the first let through:
+ * the spec's 5 a minute per IP alone lets a guesser with many addresses try passwords without
+ * end. Counted per network first so that a stranger's wrong passwords do not lock the owner out
+ * (a thief holding the account's API key would keep it that way: a login is how the owner takes
+ * the key back), unless the stranger holds addresses in ten networks. Counted before the password
+ * is checked: attempts sent at once cannot outrun the count.
  */
-export const FAILED_LOGINS_PER_ACCOUNT_AND_NETWORK = { limit: 10, ttl: 15 * MINUTE };
-export const FAILED_LOGINS_PER_ACCOUNT = { limit: 100, ttl: 15 * MINUTE };
+export const LOGINS_PER_ACCOUNT_AND_NETWORK = { limit: 10, ttl: 15 * MINUTE };
+export const LOGINS_PER_ACCOUNT = { limit: 100, ttl: 15 * MINUTE };
 
 /**
  * Requests to the wallet routes per client IP, across every wallet address it names: each address

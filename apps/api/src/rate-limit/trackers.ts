@@ -27,9 +27,10 @@ export const trackByIp = async (request: Request): Promise<string> =>
  * IPv6 /48 (an IPv4-mapped IPv6 address is its IPv4 address).
  */
 export function clientNetwork(ip: string | undefined): string {
-  const address = ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : (ip ?? '');
-  if (isIP(address) === 4) return `${address.split('.').slice(0, 3).join('.')}.0/24`;
-  return `${normalizeIp(address, 48)}/48`;
+  // The throttler's reading: an IPv4-mapped address in any spelling is its IPv4, an IPv6 one its /48.
+  const normalized = normalizeIp(ip ?? '', 48);
+  if (isIP(normalized) === 4) return `${normalized.split('.').slice(0, 3).join('.')}.0/24`;
+  return normalized || 'unknown';
 }
 
 export const trackByGate = async (request: Request): Promise<string> => `gate:${request.params?.id ?? ''}`;

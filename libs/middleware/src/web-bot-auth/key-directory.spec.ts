@@ -83,18 +83,28 @@ describe('createKeyDirectory', () => {
     },
   );
 
-  it('keeps its own deadline when the fetch ignores its abort signal, and frees the fetch slot', async () => {
+  it('keeps its own deadline when the fetch ignores its abort signal, and holds the fetch slot until it ends', async () => {
     const agent = await served();
-    let hanging = true;
-    const fetch = ((input: string | URL | Request, init?: RequestInit) =>
-      hanging ? new Promise<Response>(() => undefined) : globalThis.fetch(input, init)) as typeof globalThis.fetch;
+    const other = await served();
+    // Ignores its signal, and answers only after 300 ms.
+    let late = true;
+    const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      if (late) await new Promise((resolve) => setTimeout(resolve, 300));
+      return globalThis.fetch(input, { ...init, signal: undefined });
+    }) as typeof globalThis.fetch;
     const keys = loopback({ fetch, timeoutMs: 50, maxConcurrentFetches: 1 });
     expect(await keys.key(agent.origin, jwkThumbprint(agent.key))).toEqual({
       kind: 'unavailable',
       reason: 'no answer within 50 ms',
     });
-    hanging = false;
-    const other = await served();
+    // Its fetch still runs: no other origin starts one meanwhile.
+    expect(await keys.key(other.origin, jwkThumbprint(other.key))).toEqual({
+      kind: 'unavailable',
+      reason: expect.stringMatching(/too many fetches/),
+    });
+    expect(other.fetches).toBe(0);
+    late = false;
+    await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await keys.key(other.origin, jwkThumbprint(other.key))).kind).toBe('found');
   });
 

@@ -124,8 +124,13 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
     const counted = !pinnedOrigins.has(origin);
     if (counted && fetching >= maxConcurrentFetches) return Promise.resolve();
     if (counted) fetching++;
+    const loading = load(origin);
+    // The slot is held until the fetch itself ends, past the deadline if it must: a fetch that
+    // ignores its signal must not let ever more origins start fetches.
+    const release = () => void fetching--;
+    if (counted) loading.then(release, release);
     // The gate's own deadline beside the fetch's signal, which a fetch of the publisher's may ignore.
-    entry.inflight = withinDeadline(load(origin), timeoutMs)
+    entry.inflight = withinDeadline(loading, timeoutMs)
       .then(
         ({ keys, ttl }) => {
           const at = now();
@@ -145,7 +150,6 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
         },
       )
       .finally(() => {
-        if (counted) fetching--;
         entry.inflight = undefined;
       });
     return entry.inflight;

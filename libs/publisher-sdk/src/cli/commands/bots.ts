@@ -1,4 +1,11 @@
-import { BOT_ACTIONS, BOT_CATEGORIES, isBotAction, unverifiedAllowWarning } from '@crawlgate/core';
+import {
+  BOT_ACTIONS,
+  BOT_CATEGORIES,
+  isBotAction,
+  UNKNOWN_AUTOMATION,
+  UNKNOWN_CRAWLER,
+  unverifiedAllowWarning,
+} from '@crawlgate/core';
 import type { SiteBotPolicy } from '../../types';
 import { print, type Command } from '../command';
 import { UsageError } from '../errors';
@@ -26,7 +33,7 @@ export const botsSet: Command = {
     const stored = storedName(policy, name);
     print(input, policy, () => `${stored} on ${input.args[0]}: ${action}; ${APPLIED}.\n`);
     // On stderr, so that --json output stays the API's answer alone.
-    const warning = action === 'allow' ? unverifiedAllowWarning(stored) : null;
+    const warning = action === 'allow' ? (unverifiedAllowWarning(stored) ?? groupAllowWarning(stored)) : null;
     if (warning) input.io.stderr(`Warning: ${warning}.\n`);
   },
 };
@@ -45,6 +52,14 @@ export const botsReset: Command = {
     print(input, policy, () => `${name} on ${input.args[0]}: no action of its own; ${effectiveNote(policy)}.\n`);
   },
 };
+
+/** Allowing one of the two groups lets in every visitor it holds, whatever it calls itself. */
+function groupAllowWarning(name: string): string | null {
+  if (name === UNKNOWN_CRAWLER) return 'Allowed: every crawler the gate cannot name gets your pages free';
+  if (name === UNKNOWN_AUTOMATION)
+    return 'Allowed: every agent the gate cannot name (scripts, unknown signers, no User-Agent) gets your pages free';
+  return null;
+}
 
 /** The catalogue's spelling of `name`, as the API stored it. */
 function storedName(policy: SiteBotPolicy, name: string): string {

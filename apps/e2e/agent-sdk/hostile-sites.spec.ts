@@ -132,6 +132,30 @@ interface SentPayment {
     };
   };
 }
+/**
+ * A page whose second 402 comes 300 ms after the first, once the first fetch has paid (answered
+ * with the page and its token) and cached the token: a read with that token gets `tokenRead`.
+ */
+async function pageWithLateSecond402(tokenRead: (response: ServerResponse) => void): Promise<Site> {
+  let asked = 0;
+  const now = Math.floor(Date.now() / 1000);
+  const token = signAccessToken(
+    { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+    'secret',
+  );
+  return startSite((request, response) => {
+    if (request.headers['x-crawlgate-token'] === token && !paymentOf(request.headers)) return tokenRead(response);
+    if (paymentOf(request.headers))
+      return void response
+        .writeHead(200, {
+          'x-crawlgate-token': token,
+          'payment-response': encodeBase64Json({ success: true, transaction: '0x03' }),
+        })
+        .end('the page');
+    setTimeout(() => ask(response, { v2: [v2()] }), asked++ === 0 ? 0 : 300);
+  });
+}
+
 const paymentsSent = (site: Site) =>
   site.seen
     .map((request) => paymentOf(request.headers))
@@ -341,25 +365,7 @@ describe('x402 v2 first', () => {
   });
 
   it('pays once for concurrent fetches of a page whose 402s arrive apart: the later one reads with the token', async () => {
-    let asked = 0;
-    const now = Math.floor(Date.now() / 1000);
-    const token = signAccessToken(
-      { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
-      'secret',
-    );
-    const site = await startSite((request, response) => {
-      if (request.headers['x-crawlgate-token'] === token && !paymentOf(request.headers))
-        return void response.writeHead(200).end('the page');
-      if (paymentOf(request.headers))
-        return void response
-          .writeHead(200, {
-            'x-crawlgate-token': token,
-            'payment-response': encodeBase64Json({ success: true, transaction: '0x03' }),
-          })
-          .end('the page');
-      // The second 402 comes late: the first fetch has paid and cached the page's token by then.
-      setTimeout(() => ask(response, { v2: [v2()] }), asked++ === 0 ? 0 : 300);
-    });
+    const site = await pageWithLateSecond402((response) => void response.writeHead(200).end('the page'));
     const agent = agentWith();
     const pages = await Promise.all([1, 2].map(async () => (await agent.fetch(`${site.url}/page`)).text()));
     expect(pages).toEqual(['the page', 'the page']);
@@ -370,30 +376,15 @@ describe('x402 v2 first', () => {
   });
 
   it('pays no 402 that a read with the cached token was redirected to: it is another page’s, and the payment would go there', async () => {
-    let asked = 0;
-    const now = Math.floor(Date.now() / 1000);
-    const token = signAccessToken(
-      { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
-      'secret',
-    );
     // Another page, gated too (a victim publisher's, or a network attacker's answer): it would take any payment.
     const elsewhere = await startSite((request, response) => {
       if (paymentOf(request.headers)) return void response.writeHead(200).end('elsewhere, paid');
       ask(response, { v1: [v1({ payTo: DEAD })], v2: [v2({ payTo: DEAD })] }, `${elsewhere.url}/landing`);
     });
-    const site = await startSite((request, response) => {
-      // The read with the token the first fetch bought is sent away.
-      if (request.headers['x-crawlgate-token'] === token && !paymentOf(request.headers))
-        return void response.writeHead(302, { location: `${elsewhere.url}/landing` }).end();
-      if (paymentOf(request.headers))
-        return void response
-          .writeHead(200, {
-            'x-crawlgate-token': token,
-            'payment-response': encodeBase64Json({ success: true, transaction: '0x03' }),
-          })
-          .end('the page');
-      setTimeout(() => ask(response, { v2: [v2()] }), asked++ === 0 ? 0 : 300);
-    });
+    // The read with the token the first fetch bought is sent away.
+    const site = await pageWithLateSecond402(
+      (response) => void response.writeHead(302, { location: `${elsewhere.url}/landing` }).end(),
+    );
     const agent = agentWith();
     const [first, second] = await Promise.all([1, 2].map(() => agent.fetch(`${site.url}/page`)));
     expect(await first.text()).toBe('the page');

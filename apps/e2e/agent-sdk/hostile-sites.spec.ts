@@ -173,6 +173,20 @@ describe('the agent pays only in what it allows', () => {
     expect(site.seen).toHaveLength(1);
   });
 
+  it('takes no offer whose address is spelt in a way that could be a typo (all upper case, or mixed case not its checksum)', async () => {
+    const upper = `0x${PAY_TO.slice(2).toUpperCase()}` as const;
+    const flipped = `0x${[...PAY_TO.slice(2)].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')}`;
+    for (const payTo of [upper, flipped]) {
+      const site = await payingSite({ v1: [v1({ payTo })], v2: [v2({ payTo })] });
+      const attempt = agentWith().fetch(`${site.url}/page`);
+      await expect(attempt).rejects.toBeInstanceOf(UnsupportedPaymentError);
+      expect(paymentsSent(site)).toHaveLength(0);
+    }
+    // In lower case it is paid as usual.
+    const lower = await payingSite({ v1: [v1({ payTo: PAY_TO.toLowerCase() as `0x${string}` })] });
+    expect((await agentWith().fetch(`${lower.url}/page`)).status).toBe(200);
+  });
+
   it('refuses chains it was not configured for', async () => {
     const site = await payingSite({
       v2: [

@@ -3,6 +3,7 @@ import {
   cappedJson,
   decodeBase64Json,
   findNetworkByX402,
+  holdsEip55Checksum,
   isEvmAddress,
   isLoopbackHost,
   MAX_PAYMENT_ANSWER_BYTES,
@@ -212,5 +213,6 @@ export function chainIdOf(network: unknown): number | null {
   return findNetworkByX402(network)?.chainId ?? null;
 }
 
-const isAddress = (value: unknown): value is `0x${string}` => isEvmAddress(value);
+/** In lower case or as its EIP-55 checksum, as viem signs it: any other spelling may be a typo, and is no offer. */
+const isAddress = (value: unknown): value is `0x${string}` => isEvmAddress(value) && holdsEip55Checksum(value);
 const isAmount = (value: unknown): value is string => typeof value === 'string' && /^\d{1,30}$/.test(value);

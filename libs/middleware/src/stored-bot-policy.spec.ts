@@ -94,6 +94,10 @@ describe('readStoredBotPolicy', () => {
     expect(
       readStoredBotPolicy(stored({ categories: { 'ai-training': 'block' }, bots: { GPTBot: 'rate-limit' } })),
     ).toMatchObject({ ok: true, policy: { bots: { GPTBot: 'block' } } });
+    // And one whose category the code blocks.
+    expect(
+      readStoredBotPolicy(stored({ bots: { GPTBot: 'rate-limit' } }), { categories: { 'ai-training': 'block' } }),
+    ).toMatchObject({ ok: true, policy: { bots: { GPTBot: 'block' } } });
     const read = readStoredBotPolicy(
       stored({
         categories: { seo: 'deny', 'social-preview': 'charge', 'search-engine': { allow: true } },

@@ -73,7 +73,7 @@ export function refreshBotPolicy(
     : undefined;
   if (previous && previous.version !== undefined && previous.version === version && previous.defaults === defaults)
     return previous;
-  const read = readStoredBotPolicy(stored);
+  const read = readStoredBotPolicy(stored, code);
   if (!read.ok) {
     warn(
       `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
@@ -103,8 +103,12 @@ type Read =
   | { ok: true; version: number; policy: BotPolicy; skipped: string[]; unknownActions: string[] }
   | { ok: false; problem: string };
 
-/** A stored policy as the API sends it (core's BotPolicyOffer), checked as untrusted input. */
-export function readStoredBotPolicy(value: unknown): Read {
+/**
+ * A stored policy as the API sends it (core's BotPolicyOffer), checked as untrusted input. `code`
+ * (the policy option, which wins the categories it sets) only decides what a bot whose action is
+ * unknown falls back to.
+ */
+export function readStoredBotPolicy(value: unknown, code?: BotPolicy): Read {
   if (!isPlainObject(value)) return { ok: false, problem: 'not an object' };
   // By core's names: a field renamed there fails to compile here.
   const { version, categories, bots, require_signature, default_categories }: Untrusted<BotPolicyOffer> = value;
@@ -157,8 +161,11 @@ export function readStoredBotPolicy(value: unknown): Read {
       continue;
     }
     if (!isBotAction(action)) unknownActions.push(`bot "${known.name}"`);
-    // Charged, or blocked where its category (as stored, else by default) blocks.
-    const categoryAction = policy.categories[known.category] ?? DEFAULT_CATEGORY_ACTIONS[known.category];
+    // Charged, or blocked where its category blocks (as the code sets it, else as stored, else by default).
+    const categoryAction =
+      code?.categories?.[known.category] ??
+      policy.categories[known.category] ??
+      DEFAULT_CATEGORY_ACTIONS[known.category];
     policy.bots[known.name] = isBotAction(action) ? action : stricterAction(categoryAction, 'charge');
   }
   for (const category of signature.categories) {

@@ -80,6 +80,13 @@ describe('fields a settings body does not declare', () => {
     const secret = await call('PATCH', '/v1/publishers/me', { pasword: 'hunter2-hunter2' });
     expect(secret.body.detail).toEqual([extra(['body', 'pasword'])]);
     expect(JSON.stringify(secret.body)).not.toContain('hunter2');
+    // Nor a body that is no object: named by its kind.
+    const listed = await app.call('POST', '/v1/publishers/login', {
+      body: [{ email: 'a@example.com', password: 'hunter2-hunter2' }],
+    });
+    expect(listed.status).toBe(422);
+    expect(listed.body.detail).toEqual([expect.objectContaining({ loc: ['body'], type: 'dict_type', input: 'array' })]);
+    expect(JSON.stringify(listed.body)).not.toContain('hunter2');
     const unchanged = await call('PATCH', '/v1/publishers/me', {});
     expect(unchanged.status).toBe(200);
     expect(unchanged.body).toEqual((await call('GET', '/v1/publishers/me', undefined)).body);

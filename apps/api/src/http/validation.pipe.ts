@@ -8,6 +8,9 @@ const OPTIONS: ValidationPipeOptions = {
   exceptionFactory: (errors) => new ValidationFailed(toValidationItems(errors)),
 };
 
+/** What a body that is no object is ("array", "string", "null"...), to name it without showing it. */
+const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+
 /** The body DTOs marked with RejectsUnknownFields. */
 const STRICT_BODIES = new WeakSet<object>();
 
@@ -38,7 +41,8 @@ export class BodyValidationPipe extends ValidationPipe {
         : super.transform(body, metadata);
     const notAnObject = () =>
       new ValidationFailed([
-        { loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: value ?? null },
+        // Its kind, not the body itself: it may hold a password.
+        { loc: ['body'], msg: 'Request body must be a JSON object', type: 'dict_type', input: kindOf(value) },
       ]);
     // No body at all is `{}` to a DTO whose fields may all be left out, and not an object to any other.
     if (isDto && value === undefined) {

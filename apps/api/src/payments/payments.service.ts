@@ -83,7 +83,8 @@ export class PaymentsService {
           loc: ['body'],
           msg: 'Send exactly one of `payment` (x402 payload) or `tx_hash`',
           type: 'value_error',
-          input: body,
+          // The fields sent, not their values: a signed payment is not echoed back.
+          input: Object.keys(body).filter((key) => (body as Record<string, unknown>)[key] !== undefined),
         },
       ]);
     }

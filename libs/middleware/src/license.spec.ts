@@ -201,9 +201,9 @@ describe('buildRslDocument', () => {
       const payment = license.children.find((child) => child.name === 'payment')!;
       return [content.attributes.url, payment.attributes.type, payment.children[0]?.text ?? null];
     });
+    // The free rule "/free/*" is left out: RFC 9309's "*" also covers /free/a/b, which the rule does not free.
     expect(read).toEqual([
       ['https://news.example.com/premium/*', 'crawl', '0.5'],
-      ['https://news.example.com/free/*', 'free', null],
       ['https://news.example.com/about$', 'crawl', '0.002'],
       ['https://news.example.com/', 'crawl', '0.01'],
     ]);
@@ -235,6 +235,25 @@ describe('buildRslDocument', () => {
     ]);
   });
 
+  it('leaves out a free rule RFC 9309 could only write wider, never a priced one or an exact free path', () => {
+    const xml = buildRslDocument(
+      offer({
+        rules: [
+          { path: '/report-[0-9]', price_usd: '0' },
+          { path: '/post-?', price_usd: '0' },
+          { path: '/imprint', price_usd: '0' },
+          { path: '/report-[0-9]', price_usd: '0.02' },
+        ],
+      }),
+    );
+    expect(rslProblems(xml)).toEqual([]);
+    expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual([
+      'https://news.example.com/imprint$',
+      'https://news.example.com/report-*',
+      'https://news.example.com/',
+    ]);
+  });
+
   it('writes a free default as payment type="free"', () => {
     const xml = buildRslDocument(offer({ default_price_usd: '0', rules: [] }));
     expect(rslProblems(xml)).toEqual([]);
@@ -249,6 +268,13 @@ describe('rslPattern', () => {
     ['/post-?', '/post-*'],
     ['/about', '/about$'],
     ['/price$', '/price%24$'],
+    // A class is a wildcard, never the literal text "[0-9]" (which RFC 9309 would match as written).
+    ['/report-[0-9]', '/report-*'],
+    ['/premium/[a-z]*', '/premium/*'],
+    ['/x/[!ab]c', '/x/*c'],
+    ['/a\\*b', '/a*b'],
+    ['/a\\?b', '/a%3Fb$'],
+    ['/a\\[b', '/a[b$'],
   ])('%s reads as %s', (glob, pattern) => {
     expect(rslPattern(glob)).toBe(pattern);
   });

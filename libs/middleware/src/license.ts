@@ -156,11 +156,19 @@ function readUsage(usage: unknown): UsagePreferences {
   return read;
 }
 
-/** The RSL 1.0 document of a site: one <content> per price rule in order, then the default price for "/". */
+/**
+ * The RSL 1.0 document of a site: one <content> per price rule in order, then the default price
+ * for "/". A free rule whose pattern RFC 9309 can only write wider (a wildcard) is left out: the
+ * document would call free pages the rule does not cover, priced ones among them. Those pages read
+ * as the rules after it and the default price say, never cheaper than they are.
+ */
 export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
   const origin = `https://${offer.domain}`;
   const scopes = [
-    ...offer.rules.map((rule) => ({ url: origin + rslPattern(rule.path), price: rule.price_usd })),
+    ...offer.rules
+      .map((rule) => ({ pattern: rslPattern(rule.path), price: rule.price_usd }))
+      .filter((rule) => !(isFreePrice(rule.price) && rule.pattern.includes('*')))
+      .map((rule) => ({ url: origin + rule.pattern, price: rule.price })),
     { url: `${origin}/`, price: offer.default_price_usd },
   ];
   const terms = `${origin}/.well-known/pay.json`;
@@ -188,9 +196,11 @@ function usageLines(usage: UsagePreferences): string[] {
   return lines;
 }
 
+/** price_usd is the API's decimal string ("0.01"); "0" and "0.00" are free. */
+const isFreePrice = (price: string): boolean => /^0*(?:\.0*)?$/.test(price);
+
 function paymentLines(price: string): string[] {
-  // price_usd is the API's decimal string ("0.01"); "0" and "0.00" are free.
-  if (/^0*(?:\.0*)?$/.test(price)) return ['      <payment type="free"/>'];
+  if (isFreePrice(price)) return ['      <payment type="free"/>'];
   return [
     '      <payment type="crawl">',
     `        <amount currency="USD">${xmlEscape(price)}</amount>`,
@@ -198,10 +208,39 @@ function paymentLines(price: string): string[] {
   ];
 }
 
-/** Our glob as an RFC 9309 pattern: wildcards widen to `*`, a literal `$` is escaped, an exact path ends in `$`. */
+/**
+ * Our glob as an RFC 9309 pattern, which knows only `*` (any characters, "/" included) and a final
+ * `$`: each wildcard of ours (`*`, `?`, a class `[...]`, an escaped `*`, which RFC 9309 cannot write
+ * literally) widens to `*`; a literal `$` or `?` is percent-escaped; an exact path ends in `$`.
+ * Widened, it may cover paths the rule does not price (see buildRslDocument).
+ */
 export function rslPattern(glob: string): string {
-  const escaped = glob.replace(/\$/g, '%24').replace(/[*?]+/g, '*');
-  return escaped.includes('*') ? escaped : `${escaped}$`;
+  let pattern = '';
+  const widen = () => {
+    if (!pattern.endsWith('*')) pattern += '*';
+  };
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' || c === '?') widen();
+    else if (c === '[') {
+      i = classEnd(glob, i);
+      widen();
+    } else {
+      const literal = c === '\\' ? glob[++i] : c;
+      if (literal === undefined) break;
+      if (literal === '*') widen();
+      else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : literal;
+    }
+  }
+  return pattern.includes('*') ? pattern : `${pattern}$`;
+}
+
+/** The index of the "]" closing the class that opens at glob[start], as core's glob reads it (escapes honoured). */
+function classEnd(glob: string, start: number): number {
+  let i = start + 1;
+  if (glob[i] === '!' || glob[i] === '^') i++;
+  for (; i < glob.length && glob[i] !== ']'; i++) if (glob[i] === '\\') i++;
+  return i;
 }
 
 function xmlEscape(text: string): string {

@@ -6,6 +6,7 @@ import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttle
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { CREDENTIAL_HEADERS } from '../auth/credentials';
 import type { ChainContext } from '../chain/chain-context';
+import { RedactingLogger, secretPartsOf } from './redacting-logger';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
@@ -81,7 +82,11 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     AppModule.create({ config, database, chain, masterKey, limiterStorage }),
     adapter,
     {
-      logger: LOG_LEVELS[config.logLevel],
+      // The RPC URL's key and any URL's password never reach a log line, however an error quotes them.
+      logger: new RedactingLogger(
+        secretPartsOf({ rpcUrl: chain.rpcUrl, others: [config.databaseUrl, config.redisUrl] }),
+        LOG_LEVELS[config.logLevel],
+      ),
       abortOnError: false,
       // Fastify's own JSON parser only: any other content type is answered 415.
       bodyParser: false,

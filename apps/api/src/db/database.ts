@@ -54,13 +54,28 @@ async function openPgliteDir(dataDir: string | undefined): Promise<PGlite> {
   return PGlite.create(dir);
 }
 
+/**
+ * Asked of the server for each session: notice within about a minute that a client is gone (a host
+ * that died, a network that split). A background job's advisory lock is held by its session, and
+ * the server's defaults (keepalives after 2 h idle) left every other instance skipping that job for
+ * over two hours: payments unconfirmed, vouchers unclaimed. Set by SQL once connected, not as a
+ * startup option, which a connection pooler (PgBouncer) may refuse.
+ */
+export const SESSION_KEEPALIVES =
+  'SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3';
+
 function openPostgres(url: string, schema: string | undefined): Database {
   const pool = new Pool({
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 5000,
+    // The same from this side: a server that is gone is noticed too, not waited on.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 30_000,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
+  // Queued before the client's first query; a server that refuses it keeps its own settings.
+  pool.on('connect', (client) => void client.query(SESSION_KEEPALIVES).catch(() => undefined));
   // An idle client losing its server (PostgreSQL restarted) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });

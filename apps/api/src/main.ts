@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp, LOG_LEVELS } from './app/create-app';
+import { logRedactor, RedactingLogger } from './app/redacting-logger';
 import { tuneV8ForServer } from './app/v8-tuning';
 import { connectChain } from './chain/connect-chain';
 import { loadConfig, loggableUrl } from './config/config';
@@ -9,9 +10,13 @@ import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
 
 /** `npm start`: migrate the database, then serve. */
+/** Blanks the configured URLs' secrets from every line, also before the app's own logger exists and on a failed start. */
+let redact = (text: string) => text;
+
 async function main(): Promise<void> {
   const config = loadConfig();
-  Logger.overrideLogger(LOG_LEVELS[config.logLevel]);
+  redact = logRedactor([config.chain.rpcUrl, config.databaseUrl, config.redisUrl]);
+  Logger.overrideLogger(new RedactingLogger(redact, LOG_LEVELS[config.logLevel]));
   const logger = new Logger('Crawlgate');
   tuneV8ForServer(databaseKind(config));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -49,6 +54,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(redact(error instanceof Error ? error.message : String(error)));
   process.exit(1);
 });

@@ -1,10 +1,15 @@
+import { logRedactor } from './app/redacting-logger';
 import { loadConfig } from './config/config';
 import { openDatabase } from './db/database';
 import { migrate } from './db/migrator';
 
 /** `npm run migrate`: apply pending SQL migrations to DATABASE_URL, or to the embedded PGlite. */
+/** Blanks the database URL's password from a failure's message. */
+let redact = (text: string) => text;
+
 async function main(): Promise<void> {
   const config = loadConfig();
+  redact = logRedactor([config.databaseUrl]);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const { applied } = await migrate(database.sql);
@@ -15,6 +20,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(redact(error instanceof Error ? error.message : String(error)));
   process.exit(1);
 });

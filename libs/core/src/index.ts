@@ -15,6 +15,8 @@ export * from './gate-offer';
 export * from './transfer-proof';
 export * from './keys';
 export * from './header-text';
+export * from './terminal-text';
+export * from './url-redactor';
 export * from './networks';
 export * from './x402';
 export * from './exact-payment';

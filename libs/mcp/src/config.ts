@@ -6,13 +6,13 @@
  * redactor that blanks the key out of output.
  */
 
-import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount } from '@crawlgate/core';
+import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount, urlRedactor } from '@crawlgate/core';
 import type { AllowedNetwork } from '@crawlgate/agent';
 import { isAbsolute } from 'node:path';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import packageJson from '../package.json';
 import { parseNetworksSetting } from './networks-setting';
-import { secretRedactor, urlRedactor } from './redact';
+import { secretRedactor } from './redact';
 
 export type Env = Record<string, string | undefined>;
 

@@ -30,4 +30,11 @@ describe('createWalletSession', () => {
     session.log(`leaked ${KEY}`);
     expect(lines).toEqual(['leaked [redacted]']);
   });
+
+  it('writes no character the operator’s terminal would act on (a URL the model typed, a site’s detail)', () => {
+    const lines: string[] = [];
+    const session = createWalletSession(readConfig(ENV), { log: (line) => lines.push(line) });
+    session.log('fetch_page not a url\u001b]0;pwned\u0007\u001b[2J\u009b31m refused');
+    expect(lines).toEqual(['fetch_page not a url\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m refused']);
+  });
 });

@@ -4,7 +4,7 @@
  * budget by connecting again (over HTTP, each request may be a new connection).
  */
 
-import { parseUsdAmount } from '@crawlgate/core';
+import { parseUsdAmount, terminalSafe } from '@crawlgate/core';
 import {
   allowList,
   createAgent,
@@ -65,7 +65,8 @@ const VARIABLES: Record<string, string> = {
 
 export function createWalletSession(config: McpConfig, options: SessionOptions = {}): WalletSession {
   const write = options.log ?? (() => undefined);
-  const log = (line: string) => write(config.redact(line));
+  // Lines quote sites and the model (a URL argument, a refusal's detail): nothing the operator's terminal would act on.
+  const log = (line: string) => write(terminalSafe(config.redact(line)));
   const ledger = new PaymentLedger();
   // The URLs come from the assistant, and through it from the pages it read: by default no request,
   // nor a redirect hop, reaches this machine or its network (checked on the addresses connected to).

@@ -98,6 +98,12 @@ describe('readStoredBotPolicy', () => {
     expect(
       readStoredBotPolicy(stored({ bots: { GPTBot: 'rate-limit' } }), { categories: { 'ai-training': 'block' } }),
     ).toMatchObject({ ok: true, policy: { bots: { GPTBot: 'block' } } });
+    // A code typo ("Block", warned about at start-up) does not stand in for the stored category's block.
+    expect(
+      readStoredBotPolicy(stored({ categories: { 'ai-training': 'block' }, bots: { GPTBot: 'rate-limit' } }), {
+        categories: { 'ai-training': 'Block' as 'block' },
+      }),
+    ).toMatchObject({ ok: true, policy: { bots: { GPTBot: 'block' } } });
     const read = readStoredBotPolicy(
       stored({
         categories: { seo: 'deny', 'social-preview': 'charge', 'search-engine': { allow: true } },

@@ -162,8 +162,9 @@ export function readStoredBotPolicy(value: unknown, code?: BotPolicy): Read {
     }
     if (!isBotAction(action)) unknownActions.push(`bot "${known.name}"`);
     // Charged, or blocked where its category blocks (as the code sets it, else as stored, else by default).
+    const coded: unknown = code?.categories?.[known.category];
     const categoryAction =
-      code?.categories?.[known.category] ??
+      (isBotAction(coded) ? coded : undefined) ??
       policy.categories[known.category] ??
       DEFAULT_CATEGORY_ACTIONS[known.category];
     policy.bots[known.name] = isBotAction(action) ? action : stricterAction(categoryAction, 'charge');

@@ -1,6 +1,10 @@
+import { BodyTooLargeError, cappedText } from '@crawlgate/core';
 import { ApiError, TimeoutError } from './errors';
 import { parseRetryAfter, retryDelay, sleep, type Failure, type RetryPolicy } from './retry';
 import type { ValidationItem } from './types';
+
+/** The most of an answer read: far above any the API sends (a year's CSV export included), so a server streaming without end stops here. */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -70,8 +74,11 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
       redirect: 'manual',
       signal,
     });
-    text = await response.text();
+    text = await cappedText(response, MAX_ANSWER_BYTES, "the API's answer");
   } catch (error) {
+    // Not retried: the same server would send as much again.
+    if (error instanceof BodyTooLargeError)
+      throw new ApiError({ status: 0, detail: `${error.message}: ${call.method} ${call.path}`, cause: error });
     if (signal.aborted) {
       throw new TimeoutError({
         status: 0,

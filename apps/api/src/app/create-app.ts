@@ -6,7 +6,7 @@ import { ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttle
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { CREDENTIAL_HEADERS } from '../auth/credentials';
 import type { ChainContext } from '../chain/chain-context';
-import { RedactingLogger, secretPartsOf } from './redacting-logger';
+import { logRedactor, RedactingLogger } from './redacting-logger';
 import type { AppConfig } from '../config/config';
 import { resolveMasterKey } from '../crypto/master-key';
 import type { Database } from '../db/database';
@@ -84,7 +84,7 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     {
       // The RPC URL's key and any URL's password never reach a log line, however an error quotes them.
       logger: new RedactingLogger(
-        secretPartsOf({ rpcUrl: chain.rpcUrl, others: [config.databaseUrl, config.redisUrl] }),
+        logRedactor([chain.rpcUrl, config.databaseUrl, config.redisUrl]),
         LOG_LEVELS[config.logLevel],
       ),
       abortOnError: false,

@@ -1,26 +1,25 @@
 import { Logger } from '@nestjs/common';
-import { RedactingLogger, REDACTED, secretPartsOf } from './redacting-logger';
+import { logRedactor, RedactingLogger } from './redacting-logger';
 
-describe('secretPartsOf', () => {
-  it('takes the RPC URL’s path and query and any URL’s password, never a host or a user name', () => {
+describe('logRedactor', () => {
+  it('blanks each configured URL holding a secret, and leaves a local node’s URL readable', () => {
+    const redact = logRedactor([
+      'https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123',
+      'postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate',
+      'http://127.0.0.1:8545',
+      undefined,
+    ]);
+    expect(redact('URL: https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123')).toBe('URL: [redacted]');
+    expect(redact('postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate')).toBe('[redacted]');
+    expect(redact('Chain: local at http://127.0.0.1:8545')).toBe('Chain: local at http://127.0.0.1:8545');
     expect(
-      secretPartsOf({
-        rpcUrl: 'https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123',
-        others: [
-          'postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate',
-          'redis://127.0.0.1:6379',
-          undefined,
-        ],
-      }),
-    ).toEqual(['/v2/SECRETRPCKEY0123', 'db-pass%21word', 'db-pass!word']);
-    expect(secretPartsOf({ rpcUrl: 'http://127.0.0.1:8545' })).toEqual([]);
-    expect(secretPartsOf({ rpcUrl: 'https://rpc.example/?apikey=SECRET9' })).toEqual(['/?apikey=SECRET9']);
-    expect(secretPartsOf({ rpcUrl: 'not a url', others: ['postgres://u:pw@h/db'] })).toEqual([]); // "pw": too short to hide
+      logRedactor(['https://rpc.example?apikey=SECRETRPCKEY0123'])('URL: https://rpc.example?apikey=SECRETRPCKEY0123'),
+    ).toBe('URL: [redacted]');
   });
 });
 
 describe('RedactingLogger', () => {
-  it('hides the parts in every line and stack it writes, through Nest’s Logger too', () => {
+  it('redacts every line and stack it writes, through Nest’s Logger too', () => {
     const written: string[] = [];
     const write = process.stdout.write;
     const writeError = process.stderr.write;
@@ -29,18 +28,19 @@ describe('RedactingLogger', () => {
     process.stderr.write = capture as typeof process.stderr.write;
     const url = 'https://rpc.example/v2/SECRETRPCKEY0123';
     try {
-      Logger.overrideLogger(new RedactingLogger(secretPartsOf({ rpcUrl: url }), ['log', 'warn', 'error']));
+      Logger.overrideLogger(new RedactingLogger(logRedactor([url]), ['log', 'warn', 'error']));
       const logger = new Logger('Payments');
       logger.warn(`Broadcast failed: HTTP request failed.\nStatus: 502\nURL: ${url}`);
       const error = new Error(`HTTP request failed. URL: ${url}`);
       logger.error(error.message, error.stack);
+      logger.log({ url });
     } finally {
       Logger.overrideLogger(false);
       process.stdout.write = write;
       process.stderr.write = writeError;
     }
     const all = written.join('');
-    expect(all).toContain(`URL: https://rpc.example${REDACTED}`);
+    expect(all).toContain('URL: [redacted]');
     expect(all).toContain('Status: 502');
     expect(all).not.toContain('SECRETRPCKEY');
   });

@@ -1,38 +1,30 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
-
-/** How a hidden part reads in the logs. */
-export const REDACTED = '[redacted]';
-/** Shorter parts are not hidden: replacing them everywhere would garble unrelated text. */
-const SHORTEST_HIDDEN = 6;
+import { urlRedactor } from '@crawlgate/core';
 
 /**
- * The parts of configured URLs no log may show: a password in the user part of any of them, and
- * the path and query of the RPC URL, where hosted providers put their API key (`https://…/v2/<key>`).
- * viem's errors quote the RPC URL whole (less its user part) in their message, and a 500's stack
- * holds the message.
+ * What no log line may show, as one function: each configured URL that holds a secret (the RPC
+ * URL's path or query, where hosted providers put their key; any URL's password), in every form
+ * a library prints it (core's urlRedactor). viem's errors quote the RPC URL, and a 500's stack
+ * holds the message. A URL with nothing secret in it (a local node's) is left as it is.
  */
-export function secretPartsOf(urls: { rpcUrl?: string; others?: readonly (string | undefined)[] }): string[] {
-  const parts: string[] = [];
-  const read = (text: string | undefined) => {
-    try {
-      return text ? new URL(text) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const rpc = read(urls.rpcUrl);
-  if (rpc && `${rpc.pathname}${rpc.search}` !== '/') parts.push(`${rpc.pathname}${rpc.search}`);
-  for (const url of [rpc, ...(urls.others ?? []).map(read)]) {
-    if (!url?.password) continue;
-    parts.push(url.password, decodeURIComponent(url.password));
-  }
-  return [...new Set(parts)].filter((part) => part.length >= SHORTEST_HIDDEN);
+export function logRedactor(urls: readonly (string | undefined)[]): (text: string) => string {
+  const redactors = urls.filter(holdsSecret).map(urlRedactor);
+  return (text) => redactors.reduce((shown, redact) => redact(shown), text);
 }
 
-/** Nest's console logger, every line and stack trace with `hidden` parts replaced by REDACTED. */
+function holdsSecret(url: string | undefined): url is string {
+  try {
+    const parsed = url ? new URL(url) : undefined;
+    return parsed !== undefined && (parsed.password !== '' || `${parsed.pathname}${parsed.search}` !== '/');
+  } catch {
+    return false;
+  }
+}
+
+/** Nest's console logger, every line and stack trace passed through `hide` (logRedactor's). */
 export class RedactingLogger extends ConsoleLogger {
   constructor(
-    private readonly hidden: readonly string[],
+    private readonly hide: (text: string) => string,
     logLevels: LogLevel[],
   ) {
     super({ logLevels });
@@ -44,11 +36,5 @@ export class RedactingLogger extends ConsoleLogger {
 
   protected override printStackTrace(stack: string): void {
     super.printStackTrace(stack && this.hide(stack));
-  }
-
-  private hide(text: string): string {
-    let shown = text;
-    for (const part of this.hidden) shown = shown.replaceAll(part, REDACTED);
-    return shown;
   }
 }

@@ -73,9 +73,15 @@ function openPostgres(url: string, schema: string | undefined): Database {
     keepAlive: true,
     keepAliveInitialDelayMillis: 30_000,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
+    // Awaited by pg-pool before the client is handed out (@types/pg types it void); a server that
+    // refuses it keeps its own settings.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
+    onConnect: (client) =>
+      client.query(SESSION_KEEPALIVES).then(
+        () => undefined,
+        () => undefined,
+      ),
   });
-  // Queued before the client's first query; a server that refuses it keeps its own settings.
-  pool.on('connect', (client) => void client.query(SESSION_KEEPALIVES).catch(() => undefined));
   // An idle client losing its server (PostgreSQL restarted) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });

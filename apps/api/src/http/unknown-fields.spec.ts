@@ -87,6 +87,12 @@ describe('fields a settings body does not declare', () => {
     expect(listed.status).toBe(422);
     expect(listed.body.detail).toEqual([expect.objectContaining({ loc: ['body'], type: 'dict_type', input: 'array' })]);
     expect(JSON.stringify(listed.body)).not.toContain('hunter2');
+    // Nor a payment that is not one: a signed authorization is not echoed.
+    const payment = await app.call('POST', '/v1/gates/gate_x/verify', {
+      body: { payment: [{ x402Version: 1, payload: { signature: '0xSIGNEDSECRET' } }] },
+    });
+    expect(payment.status).toBe(422);
+    expect(JSON.stringify(payment.body)).not.toContain('SIGNEDSECRET');
     const unchanged = await call('PATCH', '/v1/publishers/me', {});
     expect(unchanged.status).toBe(200);
     expect(unchanged.body).toEqual((await call('GET', '/v1/publishers/me', undefined)).body);

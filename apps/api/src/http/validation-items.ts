@@ -45,9 +45,14 @@ const DETAILED: Record<string, (value: unknown) => Pick<ValidationItem, 'type' |
 
 /**
  * Fields whose value an answer never shows (any password, secret or token: `new_password`,
- * `current_password`, an access token): error bodies end up in logs, HAR files and proxies.
+ * `current_password`, an access token; a payment and its signature): error bodies end up in logs,
+ * HAR files and proxies.
  */
-const UNSHOWN_FIELD = /password|secret|token/i;
+const UNSHOWN_FIELD = /password|secret|token|payment|signature|authorization/i;
+
+/** What a value is ("array", "object", "string", "null"...), to name it without showing it. */
+export const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 
 /** Which failure to report when a field fails several checks: absence, then wrong type, then the rest. */
 const rank = (name: string) => (name === 'isDefined' ? 0 : TYPES[name]?.endsWith('_type') ? 1 : 2);

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, Injectable, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
-import { toValidationItems, ValidationFailed } from './validation-items';
+import { kindOf, toValidationItems, ValidationFailed } from './validation-items';
 
 const OPTIONS: ValidationPipeOptions = {
   transform: true,
@@ -7,9 +7,6 @@ const OPTIONS: ValidationPipeOptions = {
   validationError: { target: false, value: true },
   exceptionFactory: (errors) => new ValidationFailed(toValidationItems(errors)),
 };
-
-/** What a body that is no object is ("array", "string", "null"...), to name it without showing it. */
-const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
 
 /** The body DTOs marked with RejectsUnknownFields. */
 const STRICT_BODIES = new WeakSet<object>();

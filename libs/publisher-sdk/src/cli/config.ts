@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { CliError } from './errors';
@@ -19,9 +20,12 @@ export function configPath(env: Record<string, string | undefined>): string {
 export async function readConfig(path: string): Promise<CliConfig> {
   let text: string;
   try {
+    // Someone else's file (or a link to one) could name its own API, and the next login's password would go there.
+    await requirePrivate(path, 'file');
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if (error instanceof CliError) throw error;
     throw new CliError(`Cannot read ${path}: ${(error as Error).message}`);
   }
   let data: unknown;
@@ -37,12 +41,31 @@ export async function readConfig(path: string): Promise<CliConfig> {
   };
 }
 
-/** Written to a 0600 temporary file and renamed over the old one, so the key is never readable by others, even briefly. */
+/**
+ * Written to a new 0600 temporary file and renamed over the old one, so the key is never readable
+ * by others, even briefly; in a directory only its owner can write to, under a name nobody can
+ * guess, created exclusively (never through a link someone planted there).
+ */
 export async function writeConfig(path: string, config: CliConfig): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  await requirePrivate(dirname(path), 'directory');
+  const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   // The mode given to writeFile is filtered by the umask; make it exact.
   await chmod(temporary, 0o600);
   await rename(temporary, path);
+}
+
+/**
+ * Refuses `path` unless it is a real file or directory (not a link) of this user that no one else
+ * may write to. Where there are no user ids (Windows), only the link is checked.
+ */
+async function requirePrivate(path: string, kind: 'file' | 'directory'): Promise<void> {
+  const stats = await lstat(path);
+  const mine = process.getuid === undefined || stats.uid === process.getuid();
+  const wanted = kind === 'file' ? stats.isFile() : stats.isDirectory();
+  if (wanted && mine && (process.getuid === undefined || (stats.mode & 0o022) === 0)) return;
+  throw new CliError(
+    `${path} is not a ${kind} of yours that only you can change (a link, someone else's, or writable by others): the API key is not kept there. Fix it (chmod go-w) or set XDG_CONFIG_HOME to a directory of your own.`,
+  );
 }

@@ -14,6 +14,7 @@ import { stats } from './commands/stats';
 import { UsageError } from './errors';
 import { commandHelp, groupHelp, topHelp } from './help';
 import { processIo, type CliIo } from './io';
+import { terminalSafe } from '@crawlgate/core';
 import { reportFailure } from './report';
 
 // In the order of a publisher's first session; help and completion list them so.
@@ -42,7 +43,13 @@ const COMMANDS: Command[] = [
 
 /** Runs one command line and resolves to its exit code; never throws, never exits the process. */
 export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
-  const cli: CliIo = { ...processIo(), ...io };
+  const given: CliIo = { ...processIo(), ...io };
+  // What the API (or a site, through it) says is printed: never a sequence the terminal would act on.
+  const cli: CliIo = {
+    ...given,
+    stdout: (text) => given.stdout(terminalSafe(text)),
+    stderr: (text) => given.stderr(terminalSafe(text)),
+  };
   try {
     await run([...argv], cli);
     return 0;

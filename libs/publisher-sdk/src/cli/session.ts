@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '@crawlgate/core';
 import { PublisherClient } from '../client';
 import { apiBaseUrl } from '../http';
 import { configPath, readConfig } from './config';
@@ -40,6 +41,7 @@ export async function authedClient(values: Values, io: CliIo): Promise<Publisher
 }
 
 export function newClient(apiUrl: string, io: CliIo, apiKey?: string): PublisherClient {
+  refuseCleartext(apiUrl, io.env);
   try {
     return new PublisherClient({ apiUrl, apiKey, fetch: io.fetch });
   } catch (error) {
@@ -53,4 +55,18 @@ function sameApi(a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The password and the API key never cross a network in clear text, unless the user says the network is trusted. */
+function refuseCleartext(apiUrl: string, env: CliIo['env']): void {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return; // the client says what is wrong with it
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && env.CRAWLGATE_ALLOW_HTTP !== '1')
+    throw new UsageError(
+      `${url.origin} is plain http: your password and API key would cross the network readable by anyone on the way. Use https, or set CRAWLGATE_ALLOW_HTTP=1 on a network you trust.`,
+    );
 }

@@ -1,0 +1,171 @@
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../../libs/publisher-sdk/src/cli/main';
+
+/*
+ * The CLI against an API that is not ours (a URL the user was tricked into, or a network in
+ * between), and a machine it shares: what it prints, where it sends the key, what it reads, where
+ * it writes the key. Real HTTP servers on loopback.
+ */
+
+const ESCAPES = '\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u001b]0;owned\u0007\u001b[2J\u009b31m\u202e';
+const KEY = 'xk_pub_' + 'k'.repeat(43);
+
+let home: string;
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'crawlgate-hostile-'));
+});
+afterEach(() => rm(home, { recursive: true, force: true }));
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: { XDG_CONFIG_HOME: home, HOME: home, CRAWLGATE_API_KEY: KEY, ...env },
+  });
+  return { code, stdout, stderr };
+}
+
+async function hostileApi(answer: (response: ServerResponse) => void) {
+  const seen: string[] = [];
+  const server = createServer((request, response) => {
+    seen.push(`${request.method} ${request.url}`);
+    answer(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+/** No character a terminal acts on: ESC, BEL, C1 (U+009B) or a bidi override. */
+// eslint-disable-next-line no-control-regex -- the control characters are what it finds
+const ACTED_ON = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+describe('the CLI against an API that is not ours', () => {
+  it('prints no sequence a terminal would act on, from an error’s detail, a 422’s items or a table', async () => {
+    const answers = [
+      (r: ServerResponse) =>
+        r.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: `Bad${ESCAPES}` })),
+      (r: ServerResponse) =>
+        r
+          .writeHead(422, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ detail: [{ loc: ['body', `x${ESCAPES}`], msg: `m${ESCAPES}`, type: 't' }] })),
+      (r: ServerResponse) =>
+        r.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            items: [
+              {
+                site_id: 's',
+                domain: `a.example${ESCAPES}`,
+                name: ESCAPES,
+                default_price_usd: '0.001',
+                rules_count: 0,
+                created_at: '2026-11-29T00:00:00Z',
+              },
+            ],
+          }),
+        ),
+    ];
+    for (const answer of answers) {
+      const api = await hostileApi(answer);
+      try {
+        for (const json of [[], ['--json']]) {
+          const { stdout, stderr } = await run(['sites', 'list', '--api', api.url, ...json]);
+          expect({ stdout, stderr, acted: ACTED_ON.test(stdout + stderr) }).toMatchObject({ acted: false });
+          expect(stdout + stderr).toMatch(/\\u001b/); // shown, as text
+        }
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
+  it('reads no answer beyond 16 MB', async () => {
+    const api = await hostileApi((response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      for (let i = 0; i < 20; i++) response.write(chunk);
+      response.end('{}');
+    });
+    try {
+      const { code, stderr } = await run(['sites', 'list', '--api', api.url]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/larger than 16777216 bytes/);
+      expect(api.seen).toHaveLength(1); // not retried
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('sends no password or key over plain http off loopback, unless told the network is trusted', async () => {
+    const plain = 'http://203.0.113.9';
+    const refused = await run(['sites', 'list', '--api', plain]);
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/plain http.*CRAWLGATE_ALLOW_HTTP=1/s) });
+    const login = await run(['login', '--api', plain, '--email', 'a@example.com', '--password', 'pw-long-enough']);
+    expect(login).toMatchObject({ code: 2, stderr: expect.stringMatching(/plain http/) });
+    // Loopback is a local set-up; with the opt-out, the request leaves (and here finds nobody).
+    const api = await hostileApi((response) => void response.writeHead(200).end('{"items":[]}'));
+    try {
+      expect((await run(['sites', 'list', '--api', api.url.replace('127.0.0.1', 'localhost')])).stderr).not.toMatch(
+        /plain http/,
+      );
+    } finally {
+      await api.close();
+    }
+    const allowed = await run(['sites', 'list', '--api', 'http://127.0.0.2:9'], { CRAWLGATE_ALLOW_HTTP: '1' });
+    expect(allowed.stderr).not.toMatch(/plain http/);
+  });
+});
+
+describe('the config file on a shared machine', () => {
+  const login = async (apiUrl: string) => {
+    const api = await hostileApi((response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ api_key: KEY })),
+    );
+    try {
+      return await run([
+        'login',
+        '--api',
+        apiUrl === 'own' ? api.url : apiUrl,
+        '--email',
+        'a@example.com',
+        '--password',
+        'pw-long-enough',
+      ]);
+    } finally {
+      await api.close();
+    }
+  };
+
+  it('keeps no key in a directory others can write to, nor reads a config file that is a link', async () => {
+    const dir = join(home, 'crawlgate');
+    await mkdir(dir, { mode: 0o700 });
+    await chmod(dir, 0o777);
+    const refused = await login('own');
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/writable by others/) });
+    await chmod(dir, 0o700);
+
+    // A config file that is a link (to a file naming another API) is not read.
+    const planted = join(home, 'planted.json');
+    await writeFile(planted, JSON.stringify({ apiUrl: 'https://evil.example' }), { mode: 0o600 });
+    await symlink(planted, join(dir, 'config.json'));
+    const listed = await run(['sites', 'list'], { CRAWLGATE_API_KEY: '' });
+    expect(listed).toMatchObject({ code: 1, stderr: expect.stringMatching(/not a file of yours/) });
+  });
+
+  it('writes the key to a fresh 0600 file it creates itself, never through a planted link', async () => {
+    expect((await login('own')).code).toBe(0);
+    const path = join(home, 'crawlgate', 'config.json');
+    expect((await lstat(path)).isSymbolicLink()).toBe(false);
+    expect((await lstat(path)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ apiKey: KEY });
+  });
+});

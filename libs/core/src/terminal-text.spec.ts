@@ -1,0 +1,17 @@
+import { terminalSafe } from './terminal-text';
+
+describe('terminalSafe', () => {
+  it('writes every character a terminal would act on as its \\u escape, and keeps tabs, newlines and text', () => {
+    const hostile = 'Bad\u001b]52;c;Y3VybA==\u0007\u001b[2J\r\u009b31m\u202eevil\u2066x\u007f';
+    expect(terminalSafe(hostile)).toBe(
+      'Bad\\u001b]52;c;Y3VybA==\\u0007\\u001b[2J\\u000d\\u009b31m\\u202eevil\\u2066x\\u007f',
+    );
+    expect(terminalSafe('a\tb\nc é 中 🙂')).toBe('a\tb\nc é 中 🙂');
+  });
+
+  it('keeps JSON text valid JSON of the same value', () => {
+    const json = JSON.stringify({ detail: 'x\u009by\u202ez' });
+    expect(JSON.parse(terminalSafe(json))).toEqual({ detail: 'x\u009by\u202ez' });
+    expect(terminalSafe(json)).not.toMatch(/[\u009b\u202e]/);
+  });
+});

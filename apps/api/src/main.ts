@@ -15,7 +15,7 @@ let redact = (text: string) => text;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  redact = logRedactor([config.chain.rpcUrl, config.databaseUrl, config.redisUrl]);
+  redact = logRedactor({ rpcUrl: config.chain.rpcUrl, others: [config.databaseUrl, config.redisUrl] });
   Logger.overrideLogger(new RedactingLogger(redact, LOG_LEVELS[config.logLevel]));
   const logger = new Logger('Crawlgate');
   tuneV8ForServer(databaseKind(config));

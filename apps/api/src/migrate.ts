@@ -9,7 +9,7 @@ let redact = (text: string) => text;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  redact = logRedactor([config.databaseUrl]);
+  redact = logRedactor({ others: [config.databaseUrl] });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const { applied } = await migrate(database.sql);

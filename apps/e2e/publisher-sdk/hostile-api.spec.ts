@@ -126,43 +126,65 @@ describe('the CLI against an API that is not ours', () => {
 });
 
 describe('the config file on a shared machine', () => {
-  const login = async (apiUrl: string) => {
+  /** Runs `args` against an API that issues a key to anyone; resolves to the run and the requests it got. */
+  const withKeyIssuingApi = async (args: (apiUrl: string) => string[], env: Record<string, string> = {}) => {
     const api = await hostileApi((response) =>
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ api_key: KEY })),
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ publisher_id: 'p', api_key: KEY, items: [] })),
     );
     try {
-      return await run([
-        'login',
-        '--api',
-        apiUrl === 'own' ? api.url : apiUrl,
-        '--email',
-        'a@example.com',
-        '--password',
-        'pw-long-enough',
-      ]);
+      return { ...(await run(args(api.url), env)), seen: api.seen };
     } finally {
       await api.close();
     }
   };
+  const login = (apiUrl: string) => [
+    'login',
+    '--api',
+    apiUrl,
+    '--email',
+    'a@example.com',
+    '--password',
+    'pw-long-enough',
+  ];
 
-  it('keeps no key in a directory others can write to, nor reads a config file that is a link', async () => {
+  it('makes its own directory private before asking for a key, and refuses one that is a link, asking nothing', async () => {
     const dir = join(home, 'crawlgate');
     await mkdir(dir, { mode: 0o700 });
-    await chmod(dir, 0o777);
-    const refused = await login('own');
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/writable by others/) });
-    await chmod(dir, 0o700);
+    await chmod(dir, 0o777); // made by hand, say, under a loose umask
+    expect((await withKeyIssuingApi(login)).code).toBe(0);
+    expect((await lstat(dir)).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'))).toMatchObject({ apiKey: KEY });
 
-    // A config file that is a link (to a file naming another API) is not read.
+    // A directory that is a link (somewhere another user could have put it) is refused before any key is issued.
+    await rm(dir, { recursive: true });
+    const elsewhere = await mkdtemp(join(tmpdir(), 'crawlgate-elsewhere-'));
+    try {
+      await symlink(elsewhere, dir);
+      const refused = await withKeyIssuingApi(login);
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/not a directory of yours/), seen: [] });
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('reads no config file that is a link, and needs none when the environment gives the API and the key', async () => {
+    const dir = join(home, 'crawlgate');
+    await mkdir(dir, { mode: 0o700 });
     const planted = join(home, 'planted.json');
     await writeFile(planted, JSON.stringify({ apiUrl: 'https://evil.example' }), { mode: 0o600 });
     await symlink(planted, join(dir, 'config.json'));
     const listed = await run(['sites', 'list'], { CRAWLGATE_API_KEY: '' });
     expect(listed).toMatchObject({ code: 1, stderr: expect.stringMatching(/not a file of yours/) });
+    const fromEnv = await withKeyIssuingApi(() => ['sites', 'list'], {});
+    expect(fromEnv.code).toBe(1); // the env names no API: the config is read, and refused
+    const whole = await withKeyIssuingApi((apiUrl) => ['sites', 'list', '--api', apiUrl]);
+    expect(whole).toMatchObject({ code: 0, seen: ['GET /v1/sites'] });
   });
 
   it('writes the key to a fresh 0600 file it creates itself, never through a planted link', async () => {
-    expect((await login('own')).code).toBe(0);
+    expect((await withKeyIssuingApi(login)).code).toBe(0);
     const path = join(home, 'crawlgate', 'config.json');
     expect((await lstat(path)).isSymbolicLink()).toBe(false);
     expect((await lstat(path)).mode & 0o777).toBe(0o600);

@@ -5,14 +5,16 @@
  * credentials, and its path and query, when long enough to be a key (a short path such as /rpc
  * is no secret, and other text keeps it).
  */
-export function urlRedactor(url: string): (text: string) => string {
+export function urlRedactor(url: string, options: UrlRedactorOptions = {}): (text: string) => string {
+  const { shortestPart = MIN_SECRET_LENGTH, username = true, path = true } = options;
   const parsed = new URL(url);
   const normalised = parsed.href;
-  const secretLike = (part: string) => part.length >= MIN_SECRET_LENGTH;
+  const secretLike = (part: string) => part.length >= shortestPart;
   const parts = [
-    decodeURIComponent(parsed.username),
+    ...(username ? [decodeURIComponent(parsed.username)] : []),
+    parsed.password,
     decodeURIComponent(parsed.password),
-    `${parsed.pathname}${parsed.search}`,
+    ...(path ? [`${parsed.pathname}${parsed.search}`] : []),
   ].filter(secretLike);
   parsed.username = '';
   parsed.password = '';
@@ -24,5 +26,14 @@ export function urlRedactor(url: string): (text: string) => string {
   return (text) => text.replace(pattern, '[redacted]');
 }
 
-/** Shorter parts of the RPC URL are blanked only inside the whole URL: they could be common words. */
+/** Shorter parts of the URL are blanked only inside the whole URL: they could be common words. */
 const MIN_SECRET_LENGTH = 16;
+
+export interface UrlRedactorOptions {
+  /** The shortest part blanked on its own (default 16: page text shown to a model keeps short words). */
+  shortestPart?: number;
+  /** Whether the user name is a secret part (default true: some providers put the key there). */
+  username?: boolean;
+  /** Whether the path and query are a secret part (default true: an RPC provider's key; a database's name is not). */
+  path?: boolean;
+}

@@ -84,7 +84,7 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
     {
       // The RPC URL's key and any URL's password never reach a log line, however an error quotes them.
       logger: new RedactingLogger(
-        logRedactor([chain.rpcUrl, config.databaseUrl, config.redisUrl]),
+        logRedactor({ rpcUrl: chain.rpcUrl, others: [config.databaseUrl, config.redisUrl] }),
         LOG_LEVELS[config.logLevel],
       ),
       abortOnError: false,

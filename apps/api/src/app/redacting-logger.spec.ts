@@ -2,19 +2,33 @@ import { Logger } from '@nestjs/common';
 import { logRedactor, RedactingLogger } from './redacting-logger';
 
 describe('logRedactor', () => {
-  it('blanks each configured URL holding a secret, and leaves a local node’s URL readable', () => {
-    const redact = logRedactor([
-      'https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123',
-      'postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate',
-      'http://127.0.0.1:8545',
+  const redact = logRedactor({
+    rpcUrl: 'https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123',
+    others: [
+      'postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate_production',
+      'redis://127.0.0.1:6379',
       undefined,
-    ]);
+    ],
+  });
+
+  it('blanks the RPC URL’s key and the database password, whole or alone, as written or decoded', () => {
     expect(redact('URL: https://base-mainnet.g.example.com/v2/SECRETRPCKEY0123')).toBe('URL: [redacted]');
-    expect(redact('postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate')).toBe('[redacted]');
-    expect(redact('Chain: local at http://127.0.0.1:8545')).toBe('Chain: local at http://127.0.0.1:8545');
-    expect(
-      logRedactor(['https://rpc.example?apikey=SECRETRPCKEY0123'])('URL: https://rpc.example?apikey=SECRETRPCKEY0123'),
-    ).toBe('URL: [redacted]');
+    expect(redact('GET /v2/SECRETRPCKEY0123 failed')).toBe('GET [redacted] failed');
+    expect(redact('postgresql://crawlgate:db-pass%21word@db.internal:5432/crawlgate_production')).toBe('[redacted]');
+    expect(redact('password=db-pass!word')).toBe('password=[redacted]');
+    const query = logRedactor({ rpcUrl: 'https://rpc.example?key=abc123456' });
+    expect(query('URL: https://rpc.example?key=abc123456')).toBe('URL: [redacted]');
+    expect(query('GET /?key=abc123456 failed')).toBe('GET [redacted] failed');
+  });
+
+  it('leaves what is no secret readable: a local node, a Redis without password, user and database names', () => {
+    expect(redact('redis at redis://127.0.0.1:6379')).toBe('redis at redis://127.0.0.1:6379');
+    expect(redact('user "crawlgate" on database "crawlgate_production"')).toBe(
+      'user "crawlgate" on database "crawlgate_production"',
+    );
+    expect(logRedactor({ rpcUrl: 'http://127.0.0.1:8545' })('Chain: local at http://127.0.0.1:8545')).toBe(
+      'Chain: local at http://127.0.0.1:8545',
+    );
   });
 });
 
@@ -28,7 +42,7 @@ describe('RedactingLogger', () => {
     process.stderr.write = capture as typeof process.stderr.write;
     const url = 'https://rpc.example/v2/SECRETRPCKEY0123';
     try {
-      Logger.overrideLogger(new RedactingLogger(logRedactor([url]), ['log', 'warn', 'error']));
+      Logger.overrideLogger(new RedactingLogger(logRedactor({ rpcUrl: url }), ['log', 'warn', 'error']));
       const logger = new Logger('Payments');
       logger.warn(`Broadcast failed: HTTP request failed.\nStatus: 502\nURL: ${url}`);
       const error = new Error(`HTTP request failed. URL: ${url}`);

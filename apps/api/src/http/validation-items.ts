@@ -45,10 +45,10 @@ const DETAILED: Record<string, (value: unknown) => Pick<ValidationItem, 'type' |
 
 /**
  * Fields whose value an answer never shows (any password, secret or token: `new_password`,
- * `current_password`, an access token; a payment and its signature): error bodies end up in logs,
+ * `current_password`, an access token; a payment, its signature, a sign-in proof): error bodies end up in logs,
  * HAR files and proxies.
  */
-const UNSHOWN_FIELD = /password|secret|token|payment|signature|authorization/i;
+const UNSHOWN_FIELD = /password|secret|token|payment|signature|authorization|proof/i;
 
 /** What a value is ("array", "object", "string", "null"...), to name it without showing it. */
 export const kindOf = (value: unknown): string =>

@@ -47,13 +47,28 @@ export async function readConfig(path: string): Promise<CliConfig> {
  * guess, created exclusively (never through a link someone planted there).
  */
 export async function writeConfig(path: string, config: CliConfig): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await requirePrivate(dirname(path), 'directory');
+  await prepareConfigDir(path);
   const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`;
   await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   // The mode given to writeFile is filtered by the umask; make it exact.
   await chmod(temporary, 0o600);
   await rename(temporary, path);
+}
+
+/**
+ * Makes sure the directory of `path` can hold the key, before anything asks the API for one (a key
+ * issued and then not saved would be lost, the previous one dead): created 0700, or made so when it
+ * is the user's own (a directory made by hand under a umask of 002); refused when it is a link or
+ * someone else's.
+ */
+export async function prepareConfigDir(path: string): Promise<void> {
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const stats = await lstat(dir);
+  const mine = process.getuid === undefined || stats.uid === process.getuid();
+  if (stats.isDirectory() && mine && process.getuid !== undefined && (stats.mode & 0o022) !== 0)
+    await chmod(dir, 0o700);
+  await requirePrivate(dir, 'directory');
 }
 
 /**

@@ -20,12 +20,14 @@ export interface Session {
 /** A client for commands that need the key: --api, CRAWLGATE_API_URL or the saved URL; CRAWLGATE_API_KEY or the saved key. */
 export async function openSession(values: Values, io: CliIo): Promise<Session> {
   const path = configPath(io.env);
-  const config = await readConfig(path);
-  const apiUrl = stringValue(values, 'api') ?? (io.env.CRAWLGATE_API_URL || undefined) ?? config.apiUrl;
+  const givenUrl = stringValue(values, 'api') ?? (io.env.CRAWLGATE_API_URL || undefined);
+  const envKey = io.env.CRAWLGATE_API_KEY || undefined;
+  // Read only when needed: a session given wholly by the environment does not depend on a config file.
+  const config = givenUrl !== undefined && envKey !== undefined ? {} : await readConfig(path);
+  const apiUrl = givenUrl ?? config.apiUrl;
   if (apiUrl === undefined) throw new CliError(`No API URL: ${LOGIN_HINT}`);
   // The saved key belongs to the saved API: never send it to another server named by --api.
   const savedKey = config.apiKey && config.apiUrl && sameApi(apiUrl, config.apiUrl) ? config.apiKey : undefined;
-  const envKey = io.env.CRAWLGATE_API_KEY || undefined;
   const apiKey = envKey ?? savedKey;
   if (apiKey === undefined) throw new CliError(`Not logged in to ${apiUrl}: ${LOGIN_HINT}`);
   return {

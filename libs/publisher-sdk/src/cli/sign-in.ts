@@ -1,6 +1,6 @@
 import type { PublisherClient } from '../client';
 import { print, stringValue, type CommandInput } from './command';
-import { configPath, readConfig, writeConfig } from './config';
+import { configPath, prepareConfigDir, readConfig, writeConfig } from './config';
 import { UsageError } from './errors';
 import { newClient } from './session';
 import { fields } from './table';
@@ -35,7 +35,10 @@ export async function signInTarget(input: CommandInput, command: string): Promis
     throw new UsageError('--api <url> is required (the Crawlgate API, e.g. https://api.example.com)', command);
   const email = stringValue(values, 'email');
   if (email === undefined) throw new UsageError('--email <email> is required', command);
-  return { apiUrl: apiUrl.replace(/\/+$/, ''), email, configPath: path, client: newClient(apiUrl, io) };
+  const client = newClient(apiUrl, io);
+  // Before the API issues a key (and retires the previous one): a key that could not be saved would be lost.
+  await prepareConfigDir(path);
+  return { apiUrl: apiUrl.replace(/\/+$/, ''), email, configPath: path, client };
 }
 
 /**
@@ -49,7 +52,13 @@ export async function saveIssuedKey(
   headline: string,
   extra: Record<string, string | null> = {},
 ): Promise<void> {
-  await writeConfig(at.configPath, { apiUrl: at.apiUrl, apiKey: issued.api_key });
+  try {
+    await writeConfig(at.configPath, { apiUrl: at.apiUrl, apiKey: issued.api_key });
+  } catch (error) {
+    // The previous key no longer works: this is the new one's only copy.
+    input.io.stderr(`The new API key could not be saved; here is its only copy:\n  ${issued.api_key}\n`);
+    throw error;
+  }
   const showKey = input.values['show-key'] === true;
   const result = {
     publisher_id: issued.publisher_id,

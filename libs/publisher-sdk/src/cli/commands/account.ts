@@ -1,4 +1,5 @@
 import { print, stringValue, type Command, type CommandInput } from '../command';
+import { prepareConfigDir } from '../config';
 import { PASSWORD_HELP, readPassword } from '../password';
 import { openSession } from '../session';
 import { saveIssuedKey } from '../sign-in';
@@ -73,6 +74,8 @@ export const apiKeyRotate: Command = {
   positionals: [],
   async run(input) {
     const session = await openSession(input.values, input.io);
+    // Before the old key is retired: the new one must have somewhere to go.
+    if (session.keyFrom === 'config') await prepareConfigDir(session.configPath);
     const issued = await session.client.rotateApiKey();
     if (session.keyFrom === 'config')
       return saveIssuedKey(input, session, issued, 'New API key saved; the previous one no longer works.');

@@ -9,10 +9,10 @@ import { databaseKind, openDatabase } from './db/database';
 import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
 
-/** `npm start`: migrate the database, then serve. */
 /** Blanks the configured URLs' secrets from every line, also before the app's own logger exists and on a failed start. */
 let redact = (text: string) => text;
 
+/** `npm start`: migrate the database, then serve. */
 async function main(): Promise<void> {
   const config = loadConfig();
   redact = logRedactor({ rpcUrl: config.chain.rpcUrl, others: [config.databaseUrl, config.redisUrl] });

@@ -3,10 +3,10 @@ import { loadConfig } from './config/config';
 import { openDatabase } from './db/database';
 import { migrate } from './db/migrator';
 
-/** `npm run migrate`: apply pending SQL migrations to DATABASE_URL, or to the embedded PGlite. */
 /** Blanks the database URL's password from a failure's message. */
 let redact = (text: string) => text;
 
+/** `npm run migrate`: apply pending SQL migrations to DATABASE_URL, or to the embedded PGlite. */
 async function main(): Promise<void> {
   const config = loadConfig();
   redact = logRedactor({ others: [config.databaseUrl] });

@@ -358,6 +358,8 @@ export interface PolicyBotName {
   readonly name: string;
   readonly category: BotCategory;
   readonly robotsTxtOnly: boolean;
+  /** Nothing but its User-Agent identifies it: a catalogue crawler with no published ranges and no signature. */
+  readonly takenAtItsName: boolean;
   /** Its place in the catalogue's order (the unknown names last), for listing a policy's bots. */
   readonly rank: number;
 }
@@ -368,9 +370,10 @@ const POLICY_NAMES = new Map<string, PolicyBotName>(
       name: bot.name,
       category: bot.category,
       robotsTxtOnly: bot.robotsTxtOnly === true,
+      takenAtItsName: !bot.ipRanges && !bot.signatureAgent,
     })),
-    { name: UNKNOWN_CRAWLER, category: 'automation' as const, robotsTxtOnly: false },
-    { name: UNKNOWN_AUTOMATION, category: 'automation' as const, robotsTxtOnly: false },
+    { name: UNKNOWN_CRAWLER, category: 'automation' as const, robotsTxtOnly: false, takenAtItsName: false },
+    { name: UNKNOWN_AUTOMATION, category: 'automation' as const, robotsTxtOnly: false, takenAtItsName: false },
   ].map((entry, rank) => [entry.name.toLowerCase(), Object.freeze({ ...entry, rank })]),
 );
 
@@ -379,15 +382,13 @@ export function policyBotName(name: string): PolicyBotName | undefined {
   return POLICY_NAMES.get(name.toLowerCase());
 }
 
-const CATALOGUE_BY_NAME = new Map(BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name.toLowerCase(), entry]));
-
 /**
  * What allowing `crawler` opens when the gate cannot verify it (no published IP ranges, no
  * signature): its name in a User-Agent is all it takes, and anyone can write it. Null for a crawler
  * the gate verifies and for a name outside the catalogue (the unknown groups say so themselves).
  */
 export function unverifiedAllowWarning(crawler: string): string | null {
-  const entry = CATALOGUE_BY_NAME.get(crawler.toLowerCase());
-  if (!entry || entry.ipRanges || entry.signatureAgent) return null;
-  return `Allowed on its name alone: the gate cannot verify ${entry.name}, so anyone who sends that User-Agent gets your pages free`;
+  const known = policyBotName(crawler);
+  if (!known?.takenAtItsName) return null;
+  return `Allowed on its name alone: the gate cannot verify ${known.name}, so anyone who sends that User-Agent gets your pages free`;
 }

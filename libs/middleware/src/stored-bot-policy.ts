@@ -14,9 +14,9 @@
  * not lists) is refused whole, and the last one that read well stays in force; before any, the
  * code's policy over every category charged at least (the stored one may charge what the defaults
  * allow). An action it does not know (a newer API's) charges that key alone, or keeps it blocked
- * where the default (for a bot, its category's action) blocks: never an allow. Names it does not know, a category or a crawler added
- * to a newer catalogue than this one, are skipped with a warning: no visitor this middleware
- * classifies can carry them, so skipping them changes no answer.
+ * where the default (for a bot, its category's action) blocks: never an allow. Names it does not
+ * know, a category or a crawler added to a newer catalogue than this one, are skipped with a
+ * warning: no visitor this middleware classifies can carry them, so skipping them changes no answer.
  */
 
 import {

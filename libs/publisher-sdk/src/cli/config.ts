@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -65,9 +66,7 @@ export async function prepareConfigDir(path: string): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const stats = await lstat(dir);
-  const mine = process.getuid === undefined || stats.uid === process.getuid();
-  if (stats.isDirectory() && mine && process.getuid !== undefined && (stats.mode & 0o022) !== 0)
-    await chmod(dir, 0o700);
+  if (stats.isDirectory() && isOwn(stats) && !isPrivate(stats)) await chmod(dir, 0o700);
   await requirePrivate(dir, 'directory');
 }
 
@@ -77,10 +76,14 @@ export async function prepareConfigDir(path: string): Promise<void> {
  */
 async function requirePrivate(path: string, kind: 'file' | 'directory'): Promise<void> {
   const stats = await lstat(path);
-  const mine = process.getuid === undefined || stats.uid === process.getuid();
   const wanted = kind === 'file' ? stats.isFile() : stats.isDirectory();
-  if (wanted && mine && (process.getuid === undefined || (stats.mode & 0o022) === 0)) return;
+  if (wanted && isOwn(stats) && isPrivate(stats)) return;
   throw new CliError(
     `${path} is not a ${kind} of yours that only you can change (a link, someone else's, or writable by others): the API key is not kept there. Fix it (chmod go-w) or set XDG_CONFIG_HOME to a directory of your own.`,
   );
 }
+
+/** This user's, where there are user ids (not on Windows). */
+const isOwn = (stats: Stats): boolean => process.getuid === undefined || stats.uid === process.getuid();
+/** Writable by no one else, where modes mean that (not on Windows). */
+const isPrivate = (stats: Stats): boolean => process.getuid === undefined || (stats.mode & 0o022) === 0;

@@ -9,6 +9,7 @@ import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequire
 import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
 import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
+import { reverseName, startDnsServer, type DnsServer } from '../../../libs/middleware/testing/dns-server';
 import { crawlerRanges } from './support/crawler-ranges';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { LENIENT_FRAMEWORKS, MISREAD_ROUTERS } from './support/lenient-sites';
@@ -16,7 +17,16 @@ import { rawRequest, type Answer } from './support/raw-request';
 import type { SiteServer } from './support/site-servers';
 
 let site: GatedSite;
+let dns: DnsServer;
+const YANDEX_IP = '5.255.253.1';
+const YANDEX_HOST = 'spider-5-255-253-1.yandex.com';
+const SCRAPER_IP = '45.13.22.7'; // writes itself a PTR record naming a Yandex host
 beforeAll(async () => {
+  dns = await startDnsServer({
+    ptr: { [reverseName(YANDEX_IP)]: [YANDEX_HOST], [reverseName(SCRAPER_IP)]: [YANDEX_HOST] },
+    a: { [YANDEX_HOST]: [YANDEX_IP] },
+    aaaa: {},
+  });
   site = await startGatedSite();
   await site.setPricing({
     default_price_usd: '0.01',
@@ -29,7 +39,10 @@ beforeAll(async () => {
     ],
   });
 }, 60_000);
-afterAll(() => site?.close());
+afterAll(async () => {
+  await site?.close();
+  await dns?.close();
+});
 
 const get = rawRequest;
 
@@ -74,6 +87,50 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
     }
     // `server` runs with the default test lists, in which loopback is Google's network.
     expect(served(await get(server, `/verified-${tag}`, { 'user-agent': GOOGLEBOT }))).toBe(true);
+  });
+
+  it('answers a YandexBot User-Agent 402 unless its address’s host name is Yandex’s and resolves back, whatever address headers it adds', async () => {
+    const YANDEXBOT = 'Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)';
+    const reverseDns = { servers: [dns.server], timeoutMs: 500 };
+    const fromLoopback = await framework.start(site.options({ crawlerIps: { reverseDns } }));
+    // As behind a proxy the framework trusts: the address the test names is the visitor's.
+    const behindProxy = await framework.start(
+      site.options({
+        crawlerIps: {
+          reverseDns,
+          clientIp: (request) => {
+            const value = (request.headers as Record<string, string | string[] | undefined>)['x-test-client-ip'];
+            return typeof value === 'string' ? value : undefined;
+          },
+        },
+      }),
+    );
+    try {
+      const claims: Record<string, string>[] = [
+        {},
+        { 'x-forwarded-for': YANDEX_IP },
+        { forwarded: `for=${YANDEX_IP}` },
+        { 'x-real-ip': YANDEX_IP },
+        { 'cf-connecting-ip': YANDEX_IP },
+      ];
+      const answers = await Promise.all(
+        claims.map((headers, i) => get(fromLoopback, `/yandex-${tag}-${i}`, { 'user-agent': YANDEXBOT, ...headers })),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 402));
+      const spoof = await get(behindProxy, `/yandex-spoof-${tag}`, {
+        'user-agent': YANDEXBOT,
+        'x-test-client-ip': SCRAPER_IP,
+      });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      const real = await get(behindProxy, `/yandex-real-${tag}`, {
+        'user-agent': YANDEXBOT,
+        'x-test-client-ip': YANDEX_IP,
+      });
+      expect(served(real)).toBe(true);
+    } finally {
+      await fromLoopback.close();
+      await behindProxy.close();
+    }
   });
 
   it('answers an unpaid crawler sweeping 400 distinct priced URLs 402 every time: 0 pages', async () => {

@@ -316,20 +316,20 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
           ),
         ),
       });
-      const allowed = await crawlgate(['bots', 'set', siteId, 'yahoo! slurp', 'allow', '--json']);
+      const allowed = await crawlgate(['bots', 'set', siteId, 'screaming frog seo spider', 'allow', '--json']);
       expect(allowed.code).toBe(0);
       expect(JSON.parse(allowed.stdout)).toMatchObject({
-        bots: { GPTBot: 'block', 'Yahoo! Slurp': 'allow' },
+        bots: { GPTBot: 'block', 'Screaming Frog SEO Spider': 'allow' },
         version: 2,
       });
-      // Nothing verifies Yahoo! Slurp (no published ranges, no signature): allowing it is a warning on stderr.
+      // Nothing verifies Screaming Frog SEO Spider (no published ranges or host names, no signature): allowing it is a warning on stderr.
       expect(allowed.stderr).toBe(
-        'Warning: Allowed on its name alone: the gate cannot verify Yahoo! Slurp, so anyone who sends that User-Agent gets your pages free.\n',
+        'Warning: Allowed on its name alone: the gate cannot verify Screaming Frog SEO Spider, so anyone who sends that User-Agent gets your pages free.\n',
       );
       const shown = (await crawlgate(['policy', 'show', domain])).stdout;
-      expect(shown).toMatch(/\nCrawler +Action\nGPTBot +block\nYahoo! Slurp +allow\n$/);
+      expect(shown).toMatch(/\nCrawler +Action\nGPTBot +block\nScreaming Frog SEO Spider +allow\n$/);
       expect(json(await crawlgate(['policy', 'show', domain, '--json'])).bot_policy).toMatchObject({
-        bots: { GPTBot: 'block', 'Yahoo! Slurp': 'allow' },
+        bots: { GPTBot: 'block', 'Screaming Frog SEO Spider': 'allow' },
         version: 2,
       });
 
@@ -341,7 +341,7 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
           /^GPTBot on .*: no action of its own; its category's action applies \(ai-training charge, /,
         ),
       });
-      expect(json(await crawlgate(['bots', 'reset', domain, 'Yahoo! Slurp', '--json']))).toMatchObject({
+      expect(json(await crawlgate(['bots', 'reset', domain, 'Screaming Frog SEO Spider', '--json']))).toMatchObject({
         bots: {},
         version: 4,
       });

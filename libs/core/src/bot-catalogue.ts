@@ -54,6 +54,13 @@ export interface BotCatalogueEntry {
    * never allowed. Not for a crawler that signs (signatureAgent): only its signature verifies it.
    */
   readonly ipRanges?: string;
+  /**
+   * The domains under which the operator documents its crawlers' host names, for operators that
+   * publish no ranges (Yandex, Baidu, Bing's other crawlers…): a request naming the crawler is
+   * verified when its address's reverse DNS name is under one of them and resolves back to the
+   * address (forward-confirmed reverse DNS). Otherwise it is unverified, and never allowed.
+   */
+  readonly reverseDns?: readonly string[];
 }
 
 type Row = Omit<BotCatalogueEntry, 'category'>;
@@ -68,6 +75,10 @@ const META = 'https://developers.facebook.com/docs/sharing/webmasters/web-crawle
 const APPLE = 'https://support.apple.com/en-us/119829';
 const AMAZON = 'https://developer.amazon.com/amazonbot';
 const BING = 'https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0';
+// Bing: "verify that it resolves to a name that end with search.msn.com" (how-to-verify-bingbot-3905dc26).
+const BING_HOSTS = ['search.msn.com'];
+// Yandex: "All Yandex robot names end in yandex.ru, yandex.net, or yandex.com" (check-yandex-robots.html).
+const YANDEX_HOSTS = ['yandex.ru', 'yandex.net', 'yandex.com'];
 
 /**
  * The operators' published IP ranges (their verification pages link them). Google's lists moved
@@ -138,7 +149,13 @@ const AI_SEARCH: Row[] = [
   { name: 'amazon-kendra', operator: 'Amazon' },
   { name: 'bedrockbot', operator: 'Amazon' },
   { name: 'AzureAI-SearchBot', operator: 'Microsoft' },
-  { name: 'YandexAdditional', operator: 'Yandex', match: 'YandexAdditional(?:Bot)?', url: 'https://yandex.com/bots' },
+  {
+    name: 'YandexAdditional',
+    operator: 'Yandex',
+    match: 'YandexAdditional(?:Bot)?',
+    url: 'https://yandex.com/bots',
+    reverseDns: YANDEX_HOSTS,
+  },
   { name: 'PhindBot', operator: 'Phind' },
   { name: 'iAskBot', operator: 'iAsk', match: 'iAskBot|iaskspider' },
   { name: 'ExaBot', operator: 'Exa' },
@@ -166,7 +183,7 @@ const AI_TRAINING: Row[] = [
   { name: 'meta-externalagent', operator: 'Meta', url: META },
   // Meta documents FacebookBot as training its speech-recognition language models; previews are facebookexternalhit.
   { name: 'FacebookBot', operator: 'Meta', url: META },
-  { name: 'Amazonbot', operator: 'Amazon', url: AMAZON },
+  { name: 'Amazonbot', operator: 'Amazon', url: AMAZON, reverseDns: ['crawl.amazonbot.amazon'] },
   { name: 'Bytespider', operator: 'ByteDance' },
   { name: 'TikTokSpider', operator: 'ByteDance' },
   { name: 'CCBot', operator: 'Common Crawl', url: 'https://commoncrawl.org/ccbot' },
@@ -207,9 +224,9 @@ const SEARCH_ENGINE: Row[] = [
   { name: 'AdsBot-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
   { name: 'Mediapartners-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_SPECIAL_CRAWLERS },
   { name: 'bingbot', operator: 'Microsoft', url: BING, ipRanges: 'https://www.bing.com/toolbox/bingbot.json' },
-  { name: 'BingPreview', operator: 'Microsoft', url: BING },
-  { name: 'msnbot', operator: 'Microsoft', url: BING },
-  { name: 'adidxbot', operator: 'Microsoft', url: BING },
+  { name: 'BingPreview', operator: 'Microsoft', url: BING, reverseDns: BING_HOSTS },
+  { name: 'msnbot', operator: 'Microsoft', url: BING, reverseDns: BING_HOSTS },
+  { name: 'adidxbot', operator: 'Microsoft', url: BING, reverseDns: BING_HOSTS },
   { name: 'Applebot', operator: 'Apple', url: APPLE, ipRanges: 'https://search.developer.apple.com/applebot.json' },
   { name: 'DuckDuckGo-Favicons-Bot', operator: 'DuckDuckGo' },
   {
@@ -219,15 +236,32 @@ const SEARCH_ENGINE: Row[] = [
     ipRanges: 'https://duckduckgo.com/duckduckbot.json',
   },
   // YandexBot, YandexMobileBot, YandexRenderResourcesBot…; YandexAdditional (AI) is listed above.
-  { name: 'YandexBot', operator: 'Yandex', match: 'Yandex[a-z]*Bot', url: 'https://yandex.com/bots' },
-  { name: 'YandexImages', operator: 'Yandex', url: 'https://yandex.com/bots' },
-  { name: 'Baiduspider', operator: 'Baidu', url: 'https://www.baidu.com/search/spider.html' },
-  { name: 'Yahoo! Slurp', operator: 'Yahoo', match: 'Slurp' },
+  {
+    name: 'YandexBot',
+    operator: 'Yandex',
+    match: 'Yandex[a-z]*Bot',
+    url: 'https://yandex.com/bots',
+    reverseDns: YANDEX_HOSTS,
+  },
+  { name: 'YandexImages', operator: 'Yandex', url: 'https://yandex.com/bots', reverseDns: YANDEX_HOSTS },
+  {
+    name: 'Baiduspider',
+    operator: 'Baidu',
+    url: 'https://www.baidu.com/search/spider.html',
+    reverseDns: ['baidu.com', 'baidu.jp'],
+  },
+  // Yahoo's search blog: "The name of all Yahoo! Search crawlers will end with crawl.yahoo.net".
+  { name: 'Yahoo! Slurp', operator: 'Yahoo', match: 'Slurp', reverseDns: ['crawl.yahoo.net'] },
   { name: 'Sogou', operator: 'Sogou', match: 'Sogou [a-z]+ spider' },
   { name: '360Spider', operator: 'Qihoo 360' },
   { name: 'Yeti', operator: 'Naver' },
   { name: 'Daum', operator: 'Kakao', match: 'Daum(?:oa)?' },
-  { name: 'SeznamBot', operator: 'Seznam' },
+  {
+    name: 'SeznamBot',
+    operator: 'Seznam',
+    url: 'https://napoveda.seznam.cz/en/seznambot-crawler',
+    reverseDns: ['seznam.cz'],
+  },
   { name: 'coccocbot', operator: 'Cốc Cốc' },
   { name: 'Qwantbot', operator: 'Qwant', match: 'Qwantbot|Qwantify' },
   { name: 'MojeekBot', operator: 'Mojeek' },
@@ -285,7 +319,13 @@ const SOCIAL_PREVIEW: Row[] = [
   { name: 'Discordbot', operator: 'Discord' },
   { name: 'WhatsApp', operator: 'Meta' },
   // The crawler says "Pinterest/0.2 (+https://www.pinterest.com/bot.html)"; the app says "Pinterest for Android".
-  { name: 'Pinterestbot', operator: 'Pinterest', match: /(?<![a-z0-9])Pinterestbot(?![a-z0-9])|^Pinterest\/\d/i },
+  {
+    name: 'Pinterestbot',
+    operator: 'Pinterest',
+    match: /(?<![a-z0-9])Pinterestbot(?![a-z0-9])|^Pinterest\/\d/i,
+    url: 'https://help.pinterest.com/en/business/article/pinterest-crawler',
+    reverseDns: ['pinterest.com'],
+  },
   { name: 'redditbot', operator: 'Reddit' },
   { name: 'Embedly', operator: 'Embedly' },
   { name: 'Iframely', operator: 'Iframely' },
@@ -358,7 +398,7 @@ export interface PolicyBotName {
   readonly name: string;
   readonly category: BotCategory;
   readonly robotsTxtOnly: boolean;
-  /** Nothing but its User-Agent identifies it: a catalogue crawler with no published ranges and no signature. */
+  /** Nothing but its User-Agent identifies it: a catalogue crawler with no published ranges, host names or signature. */
   readonly takenAtItsName: boolean;
   /** Its place in the catalogue's order (the unknown names last), for listing a policy's bots. */
   readonly rank: number;
@@ -370,7 +410,7 @@ const POLICY_NAMES = new Map<string, PolicyBotName>(
       name: bot.name,
       category: bot.category,
       robotsTxtOnly: bot.robotsTxtOnly === true,
-      takenAtItsName: !bot.ipRanges && !bot.signatureAgent,
+      takenAtItsName: !bot.ipRanges && !bot.signatureAgent && !bot.reverseDns,
     })),
     { name: UNKNOWN_CRAWLER, category: 'automation' as const, robotsTxtOnly: false, takenAtItsName: false },
     { name: UNKNOWN_AUTOMATION, category: 'automation' as const, robotsTxtOnly: false, takenAtItsName: false },

@@ -43,13 +43,14 @@ describe('unverifiedAllowWarning', () => {
     expect(unverifiedAllowWarning('ahrefsbot')).toBe(
       'Allowed on its name alone: the gate cannot verify AhrefsBot, so anyone who sends that User-Agent gets your pages free',
     );
-    expect(unverifiedAllowWarning('YandexBot')).toMatch(/cannot verify YandexBot/);
+    expect(unverifiedAllowWarning('Twitterbot')).toMatch(/cannot verify Twitterbot/);
     expect(unverifiedAllowWarning('Googlebot')).toBeNull(); // Google's published ranges
+    expect(unverifiedAllowWarning('YandexBot')).toBeNull(); // Yandex's host names (reverse DNS)
     expect(unverifiedAllowWarning('ChatGPT agent')).toBeNull(); // its signature
     expect(unverifiedAllowWarning(UNKNOWN_CRAWLER)).toBeNull(); // a group, not a name anyone claims
     expect(unverifiedAllowWarning('Made-up-bot')).toBeNull();
     const unverified = BOT_CATALOGUE_ENTRIES.filter((entry) => unverifiedAllowWarning(entry.name) !== null);
-    expect(unverified.every((entry) => !entry.ipRanges && !entry.signatureAgent)).toBe(true);
+    expect(unverified.every((entry) => !entry.ipRanges && !entry.signatureAgent && !entry.reverseDns)).toBe(true);
   });
 });
 

@@ -1,13 +1,17 @@
 /*
  * A crawler that does not want to pay, claiming a search engine's User-Agent to be let through:
  * the gate (with the in-memory API) against operator range lists served by a real HTTP server on
- * loopback. Googlebot passes only from Google's published ranges; every way around it (another
- * address, a forwarded-for header, junk signature headers, the list down, slow or garbled, a
- * request racing its first fetch) is charged, never served.
+ * loopback, and a real DNS server on loopback (through Node's resolver) for the operators that
+ * document host names instead. Googlebot passes only from Google's published ranges, YandexBot
+ * only from an address whose host name is Yandex's and resolves back; every way around it
+ * (another address, a forwarded-for header, junk signature headers, the list down, slow or
+ * garbled, a request racing its first fetch, a PTR record the scraper wrote, a look-alike domain,
+ * DNS down or silent, a crowd of addresses) is charged, never served.
  */
 
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { reverseName, startDnsServer, type DnsRecords, type DnsServer } from '../testing/dns-server';
 import { FAKE_API_URL, FAKE_SITE_ID, fakeApi } from '../testing/fake-api';
 import { createCrawlgate, type CrawlgateOptions } from './crawlgate';
 import type { Decision } from './decision';
@@ -20,6 +24,12 @@ const SCREAMING_FROG = 'Screaming Frog SEO Spider/21.0';
 const LIGHTHOUSE =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Chrome-Lighthouse';
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+const YANDEXBOT = 'Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)';
+const MSNBOT = 'msnbot/2.0b (+http://search.msn.com/msnbot.htm)';
+const BAIDUSPIDER = 'Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)';
+const YANDEX_IP = '5.255.253.1';
+const YANDEX_HOST = 'spider-5-255-253-1.yandex.com';
+const SCRAPER_IP = '45.13.22.7';
 const GOOGLE_IP = '66.249.66.1';
 const OTHER_IP = '203.0.113.50';
 
@@ -385,6 +395,140 @@ describe('crawlers verified by their published IP ranges', () => {
     } finally {
       await fromHeader.gate.close();
       await off.gate.close();
+    }
+  });
+});
+
+describe('crawlers verified by forward-confirmed reverse DNS', () => {
+  let dns: DnsServer;
+  const records: DnsRecords = { ptr: {}, a: {}, aaaa: {} };
+
+  beforeAll(async () => {
+    dns = await startDnsServer(records);
+  });
+  afterAll(() => dns.close());
+  beforeEach(() => {
+    records.ptr = { [reverseName(YANDEX_IP)]: [YANDEX_HOST] };
+    records.a = { [YANDEX_HOST]: [YANDEX_IP] };
+    records.aaaa = {};
+    dns.mode = 'answer';
+    dns.queries.length = 0;
+  });
+
+  /** The DNS server's answers, through Node's resolver. */
+  const dnsOptions = (extra: object = {}) => ({
+    crawlerIps: { reverseDns: { servers: [dns.server], timeoutMs: 300, ...extra } },
+  });
+
+  it('lets YandexBot through from Yandex’s hosts only; the same User-Agent from anywhere else pays', async () => {
+    const { gate, status } = await gateWith(dnsOptions());
+    try {
+      expect(await status(YANDEXBOT, YANDEX_IP)).toBe(200);
+      expect(await status(YANDEXBOT, `::ffff:${YANDEX_IP}`)).toBe(200);
+      expect(await status(YANDEXBOT, SCRAPER_IP)).toBe(402); // no PTR record
+      expect(await status(MSNBOT, SCRAPER_IP)).toBe(402);
+      expect(await status(BAIDUSPIDER, SCRAPER_IP)).toBe(402);
+      expect(await status(MSNBOT, YANDEX_IP)).toBe(402); // a Yandex host is no Bing crawler
+      expect(await status(YANDEXBOT, undefined)).toBe(402);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('never takes the PTR record a scraper writes for its own address, nor a look-alike domain', async () => {
+    const { gate, status } = await gateWith(dnsOptions());
+    try {
+      const cases: [string, string, string[]][] = [
+        ['45.13.22.1', YANDEX_HOST, []], // Yandex's name; its forward record is Yandex's, not the scraper's
+        ['45.13.22.2', 'spider.yandex.com.scraper.example', ['45.13.22.2']],
+        ['45.13.22.3', 'spider.notyandex.com', ['45.13.22.3']],
+        ['45.13.22.4', 'yandex.com', []],
+      ];
+      for (const [address, name, forward] of cases) {
+        records.ptr[reverseName(address)] = [name];
+        if (forward.length > 0) records.a[name] = forward;
+        expect([address, await status(YANDEXBOT, address)]).toEqual([address, 402]);
+      }
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('charges while DNS fails or stays silent, and the page waits no longer than timeoutMs', async () => {
+    const { gate, status } = await gateWith(dnsOptions());
+    try {
+      dns.mode = 'servfail';
+      expect(await status(YANDEXBOT, YANDEX_IP)).toBe(402);
+      dns.mode = 'silent';
+      const started = Date.now();
+      expect(await status(YANDEXBOT, '5.255.253.2')).toBe(402);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('serves none of a crowd of spoofed addresses at once, and bounds the lookups', async () => {
+    const { gate, status } = await gateWith(dnsOptions({ maxLookups: 8 }));
+    try {
+      dns.mode = 'silent';
+      const addresses = Array.from({ length: 50 }, (_, i) => `45.13.23.${i + 1}`);
+      const statuses = await Promise.all(addresses.map((address) => status(YANDEXBOT, address)));
+      expect(statuses).toEqual(addresses.map(() => 402));
+      expect(dns.queries.length).toBe(8);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('makes concurrent first requests from one address wait for one lookup', async () => {
+    const { gate, status } = await gateWith(dnsOptions());
+    try {
+      const statuses = await Promise.all([1, 2, 3, 4].map(() => status(YANDEXBOT, YANDEX_IP)));
+      expect(statuses).toEqual([200, 200, 200, 200]);
+      expect(dns.queries.filter((query) => query.type === 'PTR').length).toBe(1);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('asks DNS nothing for a person, a crawler the policy charges or blocks, or one the policy must see signed', async () => {
+    const { gate, status } = await gateWith({
+      ...dnsOptions(),
+      policy: { bots: { YandexBot: 'charge', Baiduspider: 'block' }, requireSignature: { bots: ['msnbot'] } },
+    });
+    try {
+      expect(await status(BROWSER, SCRAPER_IP)).toBe(200);
+      expect(await status(YANDEXBOT, YANDEX_IP)).toBe(402);
+      expect(await status(BAIDUSPIDER, SCRAPER_IP)).toBe(403);
+      expect(await status(MSNBOT, SCRAPER_IP)).toBe(402);
+      expect(dns.queries).toEqual([]);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('counts a crawler verified by its host name as verified, and the spoof as not', async () => {
+    const { gate, api, status } = await gateWith(dnsOptions());
+    expect(await status(YANDEXBOT, YANDEX_IP)).toBe(200);
+    expect(await status(YANDEXBOT, SCRAPER_IP)).toBe(402);
+    await gate.close();
+    const crawlers = api.reports.flatMap((report) => (report as { crawlers?: unknown[] }).crawlers ?? []);
+    expect(crawlers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ crawler: 'YandexBot', action: 'allowed', verified: true }),
+        expect.objectContaining({ crawler: 'YandexBot', action: 'charged', verified: false }),
+      ]),
+    );
+  });
+
+  it('takes these crawlers at their User-Agent again only when told (reverseDns: false)', async () => {
+    const { gate, status } = await gateWith({ crawlerIps: { reverseDns: false } });
+    try {
+      expect(await status(YANDEXBOT, SCRAPER_IP)).toBe(200);
+      expect(dns.queries).toEqual([]);
+    } finally {
+      await gate.close();
     }
   });
 });

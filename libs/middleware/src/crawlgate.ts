@@ -55,7 +55,7 @@ import {
   type BotAction,
   type BotPolicy,
 } from './bots';
-import { identifyVisitor } from './bots/identify';
+import { identifyVisitor, type AddressChecker } from './bots/identify';
 import { PASS, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
 import { operatorOf } from './crawler-counts';
@@ -66,7 +66,15 @@ import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type Heade
 import { loadSiteTerms, type SiteTerms } from './site-terms';
 import { policyBeforeStored } from './stored-bot-policy';
 import { createSiwxGate } from './siwx';
-import { catalogueIpSources, createCrawlerIps, parseIp, type CrawlerIps, type CrawlerIpsOptions } from './crawler-ips';
+import {
+  catalogueIpSources,
+  catalogueReverseDns,
+  createCrawlerIps,
+  createReverseDns,
+  parseIp,
+  type CrawlerIpsOptions,
+  type ReverseDnsOptions,
+} from './crawler-ips';
 import { claimsSignature, createWebBotAuth, type SignatureCheck, type WebBotAuthOptions } from './web-bot-auth';
 import { hasPaymentHeader, presentedPayment, settlementHeader, type PresentedPayment } from './x402-headers';
 
@@ -142,10 +150,21 @@ export interface CrawlgateOptions {
   /**
    * Verification of crawlers by the IP ranges their operators publish (crawler-ips/): a request
    * naming Googlebot, bingbot, Applebot, GPTBot… from outside its operator's ranges is unverified,
-   * and never allowed. On by default; `false` trusts User-Agents again. `clientIp` says where the
+   * and never allowed; so is one naming YandexBot, Baiduspider… whose address's host name is not
+   * its operator's (reverseDns). On by default; `false` trusts User-Agents again. `clientIp` says where the
    * visitor's address is (default: the adapter's, which honours the framework's proxy settings).
    */
-  crawlerIps?: false | (CrawlerIpsOptions & { clientIp?: (request: CrawlgateRequest) => string | undefined });
+  crawlerIps?:
+    | false
+    | (CrawlerIpsOptions & {
+        clientIp?: (request: CrawlgateRequest) => string | undefined;
+        /**
+         * Forward-confirmed reverse DNS, for the crawlers whose operators document host names
+         * instead of ranges (the catalogue's `reverseDns`: YandexBot, Baiduspider, msnbot…); on by
+         * default where the runtime has a DNS resolver; `false` takes them at their User-Agent again.
+         */
+        reverseDns?: false | ReverseDnsOptions;
+      });
 }
 
 export interface Crawlgate {
@@ -645,7 +664,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // Its operator's ranges are on their way and may let it through: wait for them (a timeout at most), once.
     if (visitor.kind === 'bot' && visitor.awaitingAddress && crawlerIps && !addressWaited)
       return crawlerIps
-        .loaded(visitor.name)
+        .loaded(visitor.name, clientIp(request))
         .then(() => decideFor(request, seen, terms, route, headers, signature, true));
     seen.visitor = visitor;
     if (visitor.kind === 'person' || visitor.action === 'allow') {
@@ -724,14 +743,22 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   };
 }
 
+/** Whether a request naming a crawler comes from its operator, by its address; and a wait for the answer. */
+interface AddressVerifier extends AddressChecker {
+  /** Settles when what `check` was loading for this crawler and address has loaded or failed; never rejects. */
+  loaded(crawler: string, address: string | undefined): Promise<void>;
+}
+
 /**
- * The crawler IP check, unless turned off; it says once when a crawler's claim comes from a
- * private or loopback address, the mark of a proxy the framework was not told to trust.
+ * The crawler address checks, unless turned off: the operators' published ranges, else
+ * forward-confirmed reverse DNS for the crawlers documented by host name. It says once when a
+ * crawler's claim comes from a private or loopback address, the mark of a proxy the framework was
+ * not told to trust.
  */
 function crawlerIpsOf(
   options: CrawlgateOptions['crawlerIps'],
   warn: (message: string) => void,
-): CrawlerIps | undefined {
+): AddressVerifier | undefined {
   if (options === false) return undefined;
   // A source no request consults would silently check nothing (or keep checking what it meant to turn off).
   for (const name of Object.keys(options?.sources ?? {})) {
@@ -743,19 +770,24 @@ function crawlerIpsOf(
       );
   }
   const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options ?? {}, warn);
+  const dns =
+    options?.reverseDns === false
+      ? undefined
+      : createReverseDns(catalogueReverseDns(BOT_CATALOGUE_ENTRIES), options?.reverseDns ?? {}, warn);
   let warned = false;
   return {
-    check(crawler, address) {
-      const answer = ips.check(crawler, address);
+    check(crawler, address, lookUp) {
+      // A crawler with a list is verified by it; reverse DNS is for those without one.
+      const answer = ips.check(crawler, address) ?? dns?.check(crawler, address, lookUp);
       if (answer === 'out' && !warned && address !== undefined && isInternal(address)) {
         warned = true;
         warn(
-          `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it (Express "trust proxy", Fastify trustProxy) or set crawlerIps.clientIp; until then crawlers verified by their IP ranges are not allowed`,
+          `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it (Express "trust proxy", Fastify trustProxy) or set crawlerIps.clientIp; until then crawlers verified by their address are not allowed`,
         );
       }
       return answer;
     },
-    loaded: (crawler) => ips.loaded(crawler),
+    loaded: (crawler, address) => Promise.all([ips.loaded(crawler), dns?.settled(address)]).then(() => undefined),
   };
 }
 

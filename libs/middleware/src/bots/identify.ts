@@ -10,11 +10,12 @@
  *   crawler the policy requires to sign (requireSignature), without a verified signature, is
  *   unverified: the policy's action applies, except that "allow" becomes "charge". Block stays.
  * - A signature that fails from an unknown origin still says "automated": never a person.
- * - An unsigned request naming a crawler whose operator publishes its IP ranges is verified by
- *   its address (crawler-ips/): inside them, as a valid signature would (unless the policy
- *   requires a signature); outside, or while the ranges cannot be read, unverified ("allow"
- *   becomes "charge"). While they are being fetched, a request they would let through is marked
- *   `awaitingAddress`: the gate waits for them and asks again.
+ * - An unsigned request naming a crawler whose operator publishes its IP ranges (or documents its
+ *   host names) is verified by its address (crawler-ips/): inside them (or named under them, and
+ *   confirmed), as a valid signature would (unless the policy requires a signature); outside, or
+ *   while they cannot be read, unverified ("allow" becomes "charge"). While they are being
+ *   fetched (or looked up), a request they would let through is marked `awaitingAddress`: the
+ *   gate waits for them and asks again.
  * - Without signature headers this is the User-Agent classification, unchanged: people pass.
  */
 
@@ -45,9 +46,13 @@ export type Identified =
       awaitingAddress?: true;
     };
 
-/** The request's address against the ranges `crawler`'s operator publishes; undefined when it publishes none. */
+/**
+ * The request's address against what `crawler`'s operator publishes (its ranges, or its host names
+ * for reverse DNS); undefined when it publishes neither. `lookUp`: whether the answer could let the
+ * request through; a check that costs a query per address makes one only then.
+ */
 export interface AddressChecker {
-  check(crawler: string, address: string | undefined): AddressCheck | undefined;
+  check(crawler: string, address: string | undefined, lookUp: boolean): AddressCheck | undefined;
 }
 
 const SIGNERS = BOT_CATALOGUE_ENTRIES.filter((entry) => entry.signatureAgent !== undefined);
@@ -94,10 +99,13 @@ export function identifyVisitor(
   const { name, category } = claimed;
   const operator = claimedEntry?.operator ?? null;
   const signs = claimedEntry?.signatureAgent !== undefined;
-  // A crawler that signs is verified by its signature only (issue 15): its address is not asked.
-  const addressCheck = signs ? undefined : addresses?.check(name, address);
   const action = resolveBotAction(name, category, policy);
   const mustSign = requiresSignature(name, category, policy);
+  // A crawler that signs is verified by its signature only (issue 15): its address is not asked.
+  // A lookup per address (reverse DNS) is made only where its answer could let the request through.
+  const addressCheck = signs
+    ? undefined
+    : addresses?.check(name, address, action === 'allow' && !signature && !mustSign);
   // Only an unsigned claim is verified by its address: a signature that failed is not rescued by one.
   if (addressCheck === 'in' && !signature && !mustSign) return bot(name, category, operator, action, true);
   const mustVerify = signs || mustSign || addressCheck !== undefined;

@@ -13,6 +13,7 @@
  */
 
 import { cappedText, withinDeadline } from '@crawlgate/core';
+import { MAX_TIMER_MS, numberOptions } from './number-options';
 import { parseRangeList, type AddressSet } from './range-list';
 
 export interface CrawlerIpsOptions {
@@ -54,14 +55,7 @@ export function createCrawlerIps(
   options: CrawlerIpsOptions = {},
   warn: (message: string) => void = () => undefined,
 ): CrawlerIps {
-  // A bad number would time every list out (a timer overflows past 2^31 - 1 ms) or never retry: the default instead.
-  const duration = (name: keyof CrawlerIpsOptions, fallback: number, max = Number.MAX_SAFE_INTEGER) => {
-    const value = options[name];
-    if (value === undefined) return fallback;
-    if (typeof value === 'number' && Number.isFinite(value) && value >= 1 && value <= max) return value;
-    warn(`crawlerIps.${name} must be a number from 1 to ${max}; using ${fallback}`);
-    return fallback;
-  };
+  const duration = numberOptions(options, 'crawlerIps', warn);
   const timeoutMs = duration('timeoutMs', 2000, MAX_TIMER_MS);
   const maxBytes = duration('maxBytes', 1024 * 1024);
   const ttlMs = duration('ttlMs', 24 * 3600_000);
@@ -149,9 +143,6 @@ export function createCrawlerIps(
 
 /** A source configured wrongly for a crawler the catalogue has no list for: it never loads. */
 const NO_LIST = '';
-
-/** setTimeout's largest delay: beyond it Node fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A failure's message, whatever was thrown (a fetch may reject with anything, even what cannot be printed). */
 function reasonOf(error: unknown): string {

@@ -6,3 +6,10 @@ export {
   type CrawlerIpsOptions,
 } from './crawler-ips';
 export { parseIp } from './ip-prefix';
+export {
+  catalogueReverseDns,
+  createReverseDns,
+  type DnsResolver,
+  type ReverseDns,
+  type ReverseDnsOptions,
+} from './reverse-dns';

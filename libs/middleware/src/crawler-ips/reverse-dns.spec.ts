@@ -1,0 +1,211 @@
+/*
+ * Forward-confirmed reverse DNS against a real DNS server on loopback, through Node's own resolver:
+ * what a crawler that does not want to pay can write (its own address's PTR record) never
+ * verifies it; only a name under the operator's domain that resolves back to the address does.
+ */
+
+import {
+  reverseName as testReverseName,
+  startDnsServer,
+  type DnsRecords,
+  type DnsServer,
+} from '../../testing/dns-server';
+import { parseIp } from './ip-prefix';
+import { createReverseDns, reverseName, type ReverseDnsOptions } from './reverse-dns';
+
+const DOMAINS = new Map<string, readonly string[]>([
+  ['YandexBot', ['yandex.ru', 'yandex.net', 'yandex.com']],
+  ['msnbot', ['search.msn.com']],
+]);
+const YANDEX_IP = '5.255.253.1';
+const YANDEX_HOST = 'spider-5-255-253-1.yandex.com';
+const YANDEX_IP6 = '2a02:6b8:c0e:500:1:0:0:1';
+const YANDEX_HOST6 = 'spider-v6.yandex.net';
+const MSN_IP = '157.55.39.1';
+const MSN_HOST = 'msnbot-157-55-39-1.search.msn.com';
+const SCRAPER_IP = '45.13.22.7'; // a public address a scraper holds, and writes its PTR record
+
+let dns: DnsServer;
+let records: DnsRecords;
+
+beforeAll(async () => {
+  records = { ptr: {}, a: {}, aaaa: {} };
+  dns = await startDnsServer(records);
+});
+afterAll(() => dns.close());
+beforeEach(() => {
+  records.ptr = {
+    [testReverseName(YANDEX_IP)]: [YANDEX_HOST],
+    [testReverseName(YANDEX_IP6)]: [YANDEX_HOST6],
+    [testReverseName(MSN_IP)]: [MSN_HOST],
+  };
+  records.a = { [YANDEX_HOST]: [YANDEX_IP], [MSN_HOST]: [MSN_IP] };
+  records.aaaa = { [YANDEX_HOST6]: [YANDEX_IP6] };
+  dns.mode = 'answer';
+  dns.queries.length = 0;
+});
+
+function checker(options: ReverseDnsOptions = {}) {
+  const warnings: string[] = [];
+  const reverse = createReverseDns(DOMAINS, { servers: [dns.server], timeoutMs: 500, ...options }, (message) =>
+    warnings.push(message),
+  );
+  /** The answer once any lookup it starts has ended. */
+  const settledCheck = async (crawler: string, address: string) => {
+    const first = reverse.check(crawler, address, true);
+    if (first !== 'loading') return first;
+    await reverse.settled(address);
+    return reverse.check(crawler, address, true);
+  };
+  return { reverse, warnings, settledCheck };
+}
+
+describe('reverseName', () => {
+  it('spells the PTR name of IPv4, IPv4-mapped and IPv6 addresses as resolvers ask for them', () => {
+    expect(reverseName(parseIp('5.255.253.1')!)).toBe('1.253.255.5.in-addr.arpa');
+    expect(reverseName(parseIp('::ffff:5.255.253.1')!)).toBe('1.253.255.5.in-addr.arpa');
+    for (const address of [YANDEX_IP, YANDEX_IP6, '::1', '2001:db8::'])
+      expect(reverseName(parseIp(address)!)).toBe(testReverseName(address));
+  });
+});
+
+describe('createReverseDns', () => {
+  it('verifies an address whose host name is under the operator’s domain and resolves back to it, IPv4 and IPv6', async () => {
+    const { reverse, settledCheck } = checker();
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading');
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
+    expect(await settledCheck('YandexBot', `::ffff:${YANDEX_IP}`)).toBe('in'); // the same address, kept
+    expect(await settledCheck('YandexBot', YANDEX_IP6)).toBe('in');
+    expect(await settledCheck('msnbot', MSN_IP)).toBe('in');
+    expect(dns.queries).toEqual([
+      { name: testReverseName(YANDEX_IP), type: 'PTR' },
+      { name: YANDEX_HOST, type: 'A' },
+      { name: testReverseName(YANDEX_IP6), type: 'PTR' },
+      { name: YANDEX_HOST6, type: 'AAAA' },
+      { name: testReverseName(MSN_IP), type: 'PTR' },
+      { name: MSN_HOST, type: 'A' },
+    ]);
+  });
+
+  it('never verifies a scraper by the PTR record it writes itself', async () => {
+    const { settledCheck } = checker();
+    const cases: [string, string[], Record<string, string[]>][] = [
+      // A Yandex name whose forward record (Yandex's) does not hold the scraper's address.
+      ['45.13.22.1', [YANDEX_HOST], {}],
+      // Yandex's name as a label of the scraper's own domain, or glued to it.
+      ['45.13.22.2', ['yandex.com.scraper.example'], { 'yandex.com.scraper.example': ['45.13.22.2'] }],
+      ['45.13.22.3', ['spider.evilyandex.com'], { 'spider.evilyandex.com': ['45.13.22.3'] }],
+      // Another operator's host name: msnbot's, not YandexBot's.
+      [MSN_IP, [MSN_HOST], { [MSN_HOST]: [MSN_IP] }],
+      // No PTR record at all, or one that is no host name.
+      [SCRAPER_IP, [], {}],
+      ['45.13.22.4', ['spider yandex.com'], {}],
+    ];
+    for (const [address, ptr, a] of cases) {
+      if (ptr.length > 0) records.ptr[testReverseName(address)] = ptr;
+      Object.assign(records.a, a);
+      expect(await settledCheck('YandexBot', address)).toBe('out');
+    }
+    // The glued and label names were never looked up forward: they are under no catalogue domain.
+    expect(dns.queries.filter((query) => query.type === 'A').map((query) => query.name)).toEqual([
+      YANDEX_HOST,
+      MSN_HOST,
+    ]);
+  });
+
+  it('asks nothing for a private or loopback address, one it cannot read, or a crawler with no domains', () => {
+    const { reverse } = checker();
+    for (const address of ['10.0.0.1', '127.0.0.1', '::1', '::ffff:192.168.1.1', 'fe80::1', 'yandex.com', undefined])
+      expect(reverse.check('YandexBot', address, true)).toBe('out');
+    expect(reverse.check('Twitterbot', YANDEX_IP, true)).toBeUndefined();
+    expect(dns.queries).toEqual([]);
+  });
+
+  it('looks nothing up unless the answer could let the request through, and reads a kept answer either way', async () => {
+    const { reverse, settledCheck } = checker();
+    expect(reverse.check('YandexBot', YANDEX_IP, false)).toBe('out');
+    expect(dns.queries).toEqual([]);
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
+    expect(reverse.check('YandexBot', YANDEX_IP, false)).toBe('in');
+  });
+
+  it('keeps an answer for ttlMs, a failed lookup only for retryMs, and fails closed meanwhile', async () => {
+    let clock = 1_000_000;
+    const { reverse, settledCheck } = checker({ ttlMs: 60_000, retryMs: 5_000, now: () => clock });
+    records.ptr[testReverseName(SCRAPER_IP)] = [];
+    expect(await settledCheck('YandexBot', SCRAPER_IP)).toBe('out'); // NODATA: an answer, kept
+    dns.mode = 'servfail';
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('out'); // a server failure: unverified
+    dns.mode = 'answer';
+    const asked = dns.queries.length;
+    expect(reverse.check('YandexBot', SCRAPER_IP, true)).toBe('out');
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out');
+    expect(dns.queries.length).toBe(asked);
+    clock += 5_001; // the failure is asked again, the answer is not
+    expect(reverse.check('YandexBot', SCRAPER_IP, true)).toBe('out');
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
+    clock += 60_000;
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading');
+    await reverse.settled(YANDEX_IP);
+  });
+
+  it('gives up a lookup the server never answers within timeoutMs, unverified', async () => {
+    const { reverse, settledCheck } = checker({ timeoutMs: 300 });
+    dns.mode = 'silent';
+    const started = Date.now();
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('out');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out');
+  });
+
+  it('holds at most maxLookups lookups at once: beyond, unverified at once, nothing asked', async () => {
+    const { reverse } = checker({ timeoutMs: 300, maxLookups: 2 });
+    dns.mode = 'silent';
+    expect(reverse.check('YandexBot', '45.13.22.10', true)).toBe('loading');
+    expect(reverse.check('YandexBot', '45.13.22.11', true)).toBe('loading');
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out');
+    expect(reverse.check('YandexBot', '45.13.22.10', true)).toBe('loading'); // the same lookup, not a second
+    await Promise.all([reverse.settled('45.13.22.10'), reverse.settled('45.13.22.11')]);
+    expect(dns.queries.map((query) => query.name)).toEqual([
+      testReverseName('45.13.22.10'),
+      testReverseName('45.13.22.11'),
+    ]);
+  });
+
+  it('keeps at most maxAddresses answers, the oldest making room', async () => {
+    const { reverse, settledCheck } = checker({ maxAddresses: 2 });
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
+    expect(await settledCheck('YandexBot', '45.13.22.20')).toBe('out');
+    expect(await settledCheck('YandexBot', '45.13.22.21')).toBe('out');
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading'); // asked again
+    await reverse.settled(YANDEX_IP);
+  });
+
+  it('reads at most four PTR names of an address, and looks up forward only those under a catalogue domain', async () => {
+    const { settledCheck } = checker();
+    const names = ['a.scraper.example', ...[1, 2, 3, 4, 5].map((n) => `fake-${n}.yandex.ru`)];
+    records.ptr[testReverseName(SCRAPER_IP)] = names;
+    records.a['fake-5.yandex.ru'] = [SCRAPER_IP];
+    expect(await settledCheck('YandexBot', SCRAPER_IP)).toBe('out');
+    expect(dns.queries.filter((query) => query.type === 'A').length).toBe(4);
+  });
+
+  it('fails closed with a resolver that throws or answers nonsense, and warns of bad options', async () => {
+    const strange = checker({
+      resolver: {
+        resolvePtr: async () => [42 as unknown as string, YANDEX_HOST],
+        resolve4: () => {
+          throw new Error('boom');
+        },
+        resolve6: async () => [],
+      },
+      timeoutMs: 0,
+      maxLookups: 0,
+    });
+    expect(await strange.settledCheck('YandexBot', YANDEX_IP)).toBe('out');
+    expect(strange.warnings).toEqual([
+      expect.stringContaining('crawlerIps.reverseDns.timeoutMs must be'),
+      expect.stringContaining('crawlerIps.reverseDns.maxLookups must be'),
+    ]);
+  });
+});

@@ -8,6 +8,7 @@ import { loadConfig, loggableUrl } from './config/config';
 import { databaseKind, openDatabase } from './db/database';
 import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
+import { SiteSecretsService } from './sites/site-secrets.service';
 
 /** Blanks the configured URLs' secrets from every line, also before the app's own logger exists and on a failed start. */
 let redact = (text: string) => text;
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   );
 
   const app = await createApp({ config, database, chain: chain.context });
+  await app.get(SiteSecretsService).assertMasterKeyOpensSecrets();
   await app.listen({ port: config.port, host: config.host });
   const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.log(

@@ -8,6 +8,7 @@ import { ClaimerService } from './batch-settlement/claimer.service';
 import { JOB_LOCKS, whileHoldingLock } from './db/advisory-lock';
 import type { Database } from './db/database';
 import { ReconcilerService } from './payments/reconciler.service';
+import { SiteSecretsService } from './sites/site-secrets.service';
 
 /** Two API instances on one database behave as one service. (Shared rate limits: rate-limit/redis-throttler.spec.ts.) */
 describe('two API instances on one database', () => {
@@ -44,6 +45,20 @@ describe('two API instances on one database', () => {
 
     const other = await openGate(second, site, '/scale/other');
     expect((await second.call('POST', `/v1/gates/${other.id}/verify`, { body: { payment } })).status).toBe(409);
+  });
+
+  it('refuse to start on another master key than the one the stored secrets were sealed with', async () => {
+    const { site } = await pricedSite(first, newWallet().address);
+    expect(site.siteId).toBeDefined(); // a site, so a sealed secret, is stored
+    await expect(second.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).resolves.toBeUndefined();
+    const stranger = await startTestApp({ database: await db.connectAnother(), masterKey: randomBytes(32) });
+    try {
+      await expect(stranger.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).rejects.toThrow(
+        /master key does not open the access-token secrets stored in this database/,
+      );
+    } finally {
+      await stranger.close();
+    }
   });
 
   it('serve a pricing change made through one instance from the other at once', async () => {

@@ -92,6 +92,24 @@ export class SiteSecretsService {
     }));
   }
 
+  /**
+   * Throws unless the master key opens the newest stored secret: one it cannot open was sealed with
+   * another key (CRAWLGATE_MASTER_KEY changed, or an instance on a shared PostgreSQL generated a
+   * master.key of its own). Checked at start, so such an API refuses to serve instead of failing
+   * every gate and token check one request at a time. A database with no secret yet passes.
+   */
+  async assertMasterKeyOpensSecrets(): Promise<void> {
+    const row = await this.db.prisma.siteSecret.findFirst({ orderBy: { createdAt: 'desc' } });
+    if (!row) return;
+    try {
+      this.box.open(row.ciphertext, aad(row.siteId, row.kid));
+    } catch {
+      throw new Error(
+        'The master key does not open the access-token secrets stored in this database: they were sealed with another one. Start with the CRAWLGATE_MASTER_KEY they were sealed with (every instance on one database must share it); nothing was served.',
+      );
+    }
+  }
+
   /** Null for a site that does not exist (deleted). */
   private async versionOf(siteId: string): Promise<number | null> {
     const [row] = await this.db.sql.query<{ secrets_version: number }>(

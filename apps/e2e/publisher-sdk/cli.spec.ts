@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -334,6 +336,29 @@ describe('crawlgate CLI', () => {
       const run = await crawlgate(['sites', 'list', '--api', 'http://127.0.0.1:9']);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/Not logged in to http:\/\/127\.0\.0\.1:9/);
+    });
+
+    it('never sends CRAWLGATE_API_KEY to another API named by --api than CRAWLGATE_API_URL', async () => {
+      const key = (await savedConfig()).apiKey;
+      const seen: (string | undefined)[] = [];
+      const other = createServer((request, response) => {
+        seen.push(request.headers.authorization ?? request.headers['x-api-key']?.toString());
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[]}');
+      });
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      try {
+        const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+        const run = await crawlgate(['sites', 'list', '--api', otherUrl], {
+          XDG_CONFIG_HOME: join(home, 'elsewhere'),
+          CRAWLGATE_API_URL: app.baseUrl,
+          CRAWLGATE_API_KEY: key,
+        });
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/Not logged in to http:\/\/127\.0\.0\.1:\d+/);
+        expect(seen).toEqual([]);
+      } finally {
+        other.close();
+      }
     });
 
     it('CRAWLGATE_API_URL and CRAWLGATE_API_KEY work without a config file', async () => {

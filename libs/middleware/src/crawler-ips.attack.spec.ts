@@ -9,6 +9,7 @@
  * DNS down or silent, a crowd of addresses) is charged, never served.
  */
 
+import { signAccessToken } from '@crawlgate/core';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { reverseName, startDnsServer, type DnsRecords, type DnsServer } from '../testing/dns-server';
@@ -472,10 +473,13 @@ describe('crawlers verified by forward-confirmed reverse DNS', () => {
     const { gate, status } = await gateWith(dnsOptions({ maxLookups: 8 }));
     try {
       dns.mode = 'silent';
-      const addresses = Array.from({ length: 50 }, (_, i) => `45.13.23.${i + 1}`);
-      const statuses = await Promise.all(addresses.map((address) => status(YANDEXBOT, address)));
-      expect(statuses).toEqual(addresses.map(() => 402));
+      // From 50 networks, and 20 addresses of one: at most maxLookups queries, two per network.
+      const addresses = Array.from({ length: 50 }, (_, i) => `45.${i + 1}.23.1`);
+      const oneNetwork = Array.from({ length: 20 }, (_, i) => `45.13.23.${i + 1}`);
+      const statuses = await Promise.all([...oneNetwork, ...addresses].map((address) => status(YANDEXBOT, address)));
+      expect(statuses).toEqual([...oneNetwork, ...addresses].map(() => 402));
       expect(dns.queries.length).toBe(8);
+      expect(dns.queries.filter((query) => query.name.endsWith('.23.13.45.in-addr.arpa'))).toHaveLength(2);
     } finally {
       await gate.close();
     }
@@ -520,6 +524,46 @@ describe('crawlers verified by forward-confirmed reverse DNS', () => {
         expect.objectContaining({ crawler: 'YandexBot', action: 'charged', verified: false }),
       ]),
     );
+  });
+
+  it('starts no lookup for a visitor that opened the page with its token (counted only)', async () => {
+    const { gate, status } = await gateWith(dnsOptions());
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const token = signAccessToken(
+        { gate_id: 'gate-1', site_id: FAKE_SITE_ID, url: '/articles/1', kid: 'k1', iat: now, exp: now + 600 },
+        'secret',
+      );
+      expect(await status(YANDEXBOT, SCRAPER_IP, { authorization: `Bearer ${token}` })).toBe(200);
+      expect(dns.queries).toEqual([]);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('fails closed, with a warning and no throw, on servers the resolver cannot use', async () => {
+    for (const servers of [['not-an-ip'], '127.0.0.1' as unknown as string[]]) {
+      const { gate, status, warnings } = await gateWith({ crawlerIps: { reverseDns: { servers, timeoutMs: 300.5 } } });
+      try {
+        expect(await status(YANDEXBOT, YANDEX_IP)).toBe(402);
+        expect(warnings).toEqual([expect.stringContaining('crawlerIps.reverseDns.servers')]);
+      } finally {
+        await gate.close();
+      }
+    }
+  });
+
+  it('stops checking a crawler whose source is turned off (sources: { YandexBot: false }), as for the ranges', async () => {
+    const { gate, status } = await gateWith({
+      crawlerIps: { sources: { YandexBot: false }, reverseDns: { servers: [dns.server], timeoutMs: 300 } },
+    });
+    try {
+      expect(await status(YANDEXBOT, SCRAPER_IP)).toBe(200);
+      expect(await status(MSNBOT, SCRAPER_IP)).toBe(402); // the others are still checked
+      expect(dns.queries.map((query) => query.name)).toEqual([reverseName(SCRAPER_IP)]);
+    } finally {
+      await gate.close();
+    }
   });
 
   it('takes these crawlers at their User-Agent again only when told (reverseDns: false)', async () => {

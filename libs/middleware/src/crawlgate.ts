@@ -265,6 +265,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
   const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
   const crawlerIps = crawlerIpsOf(options.crawlerIps, warn);
+  /** The address checks as they stand, starting nothing: for counting a visitor already let through. */
+  const countingAddresses: AddressChecker | undefined = crawlerIps && {
+    check: (crawler, address) => crawlerIps.check(crawler, address, false),
+  };
   const gateCounts = createGateCounter({
     api,
     intervalMs: Math.max(options.reportIntervalMs ?? MIN_REPORT_INTERVAL_MS, MIN_REPORT_INTERVAL_MS),
@@ -298,6 +302,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     headers: HeaderRecord,
     token: string | undefined,
     signature: SignatureCheck | undefined,
+    addresses: AddressChecker | undefined = crawlerIps,
   ): Visitor {
     const verdict = options.isBot?.(request);
     if (verdict === false) return { kind: 'person' };
@@ -310,8 +315,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       headerValue(headers, 'user-agent'),
       policy,
       signature,
-      crawlerIps,
-      crawlerIps && clientIp(request),
+      addresses,
+      addresses && clientIp(request),
     );
     if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
@@ -691,7 +696,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     else if (decision.kind === 'respond' && decision.status === 402) action = 'charged';
     else return; // a bad price header, a pending settlement, a site that cannot charge: not a visit's outcome
     const bearer = seen.bearer;
-    const visitor = seen.visitor ?? classify(bearer!.request, bearer!.headers, bearer!.token, bearer!.signature);
+    // A token holder is classified only to be counted: no lookup is started for it (reverse DNS).
+    const visitor =
+      seen.visitor ?? classify(bearer!.request, bearer!.headers, bearer!.token, bearer!.signature, countingAddresses);
     const bot = visitor.kind === 'bot';
     gateCounts.countCrawler({
       crawler: bot ? visitor.name : 'person',
@@ -770,10 +777,11 @@ function crawlerIpsOf(
       );
   }
   const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options ?? {}, warn);
-  const dns =
-    options?.reverseDns === false
-      ? undefined
-      : createReverseDns(catalogueReverseDns(BOT_CATALOGUE_ENTRIES), options?.reverseDns ?? {}, warn);
+  // `sources: { YandexBot: false }` stops checking that crawler, by its host names too.
+  const turnedOff = Object.entries(options?.sources ?? {}).flatMap(([name, url]) => (url === false ? [name] : []));
+  const hostNames = new Map(catalogueReverseDns(BOT_CATALOGUE_ENTRIES));
+  for (const name of turnedOff) hostNames.delete(name);
+  const dns = options?.reverseDns === false ? undefined : createReverseDns(hostNames, options?.reverseDns ?? {}, warn);
   let warned = false;
   return {
     check(crawler, address, lookUp) {

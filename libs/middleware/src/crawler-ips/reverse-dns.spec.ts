@@ -158,27 +158,67 @@ describe('createReverseDns', () => {
     expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out');
   });
 
-  it('holds at most maxLookups lookups at once: beyond, unverified at once, nothing asked', async () => {
-    const { reverse } = checker({ timeoutMs: 300, maxLookups: 2 });
+  it('holds at most maxLookups lookups at once, and two per network: beyond, unverified at once, nothing asked', async () => {
+    const { reverse } = checker({ timeoutMs: 300, maxLookups: 3 });
     dns.mode = 'silent';
     expect(reverse.check('YandexBot', '45.13.22.10', true)).toBe('loading');
     expect(reverse.check('YandexBot', '45.13.22.11', true)).toBe('loading');
-    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out');
+    expect(reverse.check('YandexBot', '45.13.22.12', true)).toBe('out'); // a third from that /24
+    expect(reverse.check('YandexBot', '45.13.23.10', true)).toBe('loading');
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('out'); // all three taken
     expect(reverse.check('YandexBot', '45.13.22.10', true)).toBe('loading'); // the same lookup, not a second
-    await Promise.all([reverse.settled('45.13.22.10'), reverse.settled('45.13.22.11')]);
-    expect(dns.queries.map((query) => query.name)).toEqual([
-      testReverseName('45.13.22.10'),
-      testReverseName('45.13.22.11'),
-    ]);
+    await Promise.all(['45.13.22.10', '45.13.22.11', '45.13.23.10'].map((address) => reverse.settled(address)));
+    expect(dns.queries.map((query) => query.name)).toEqual(
+      ['45.13.22.10', '45.13.22.11', '45.13.23.10'].map((address) => testReverseName(address)),
+    );
   });
 
-  it('keeps at most maxAddresses answers, the oldest making room', async () => {
+  it('keeps at most maxAddresses answers of each kind, the oldest making room: unconfirmed ones never push out a confirmed one', async () => {
     const { reverse, settledCheck } = checker({ maxAddresses: 2 });
     expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
-    expect(await settledCheck('YandexBot', '45.13.22.20')).toBe('out');
-    expect(await settledCheck('YandexBot', '45.13.22.21')).toBe('out');
-    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading'); // asked again
+    for (const address of ['45.13.22.20', '45.13.22.21', '45.13.22.22'])
+      expect(await settledCheck('YandexBot', address)).toBe('out');
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('in'); // still kept
+    expect(reverse.check('YandexBot', '45.13.22.20', true)).toBe('loading'); // pushed out, asked again
+    await reverse.settled('45.13.22.20');
+    for (const n of [2, 3]) {
+      const address = `5.255.253.${n}`;
+      records.ptr[testReverseName(address)] = [`spider-${n}.yandex.ru`];
+      records.a[`spider-${n}.yandex.ru`] = [address];
+      expect(await settledCheck('YandexBot', address)).toBe('in');
+    }
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading'); // the oldest confirmed one made room
     await reverse.settled(YANDEX_IP);
+  });
+
+  it('keeps room for the networks where crawlers were confirmed: a crowd of silent addresses elsewhere cannot get them charged', async () => {
+    const { Resolver } = await import('node:dns/promises');
+    const real = new Resolver({ timeout: 500, tries: 1 });
+    real.setServers([dns.server]);
+    // The scraper's own reverse zone, made to stay silent: each of its lookups holds a slot until timeoutMs.
+    const scraperZone = '.0.7.4.0.1.0.0.2.ip6.arpa';
+    const { reverse, settledCheck } = checker({
+      timeoutMs: 400,
+      maxLookups: 4,
+      resolver: {
+        resolvePtr: (name) =>
+          name.endsWith(scraperZone) ? new Promise<string[]>(() => undefined) : real.resolvePtr(name),
+        resolve4: (name) => real.resolve4(name),
+        resolve6: (name) => real.resolve6(name),
+      },
+    });
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in'); // Yandex's /24 is a crawler's network now
+    // Two per network: its /48s are many, but each holds only two of the four slots.
+    const crowd = Array.from({ length: 20 }, (_, i) => `2001:470:${i.toString(16)}::${i + 1}`);
+    const answers = crowd.map((address) => reverse.check('YandexBot', address, true));
+    expect(answers.filter((answer) => answer === 'loading')).toHaveLength(4);
+    expect(reverse.check('YandexBot', '2001:470:0::99', true)).toBe('out'); // its network's two are taken
+    // A new address of Yandex's network is still looked up, and passes.
+    const another = '5.255.253.9';
+    records.ptr[testReverseName(another)] = ['spider-9.yandex.ru'];
+    records.a['spider-9.yandex.ru'] = [another];
+    expect(await settledCheck('YandexBot', another)).toBe('in');
+    await Promise.all(crowd.map((address) => reverse.settled(address)));
   });
 
   it('reads at most four PTR names of an address, and looks up forward only those under a catalogue domain', async () => {

@@ -9,8 +9,10 @@
  * Fails closed, like the ranges: no answer, a slow or failing resolver, a private address, a
  * runtime without DNS, too many lookups at once: "out", which never verifies. A lookup is made
  * only for a request it could let through (the policy allows the crawler), once per address for
- * `ttlMs`, at most `maxLookups` at a time, and the cache holds at most `maxAddresses` addresses:
- * a crowd of made-up crawlers from many addresses costs a bounded number of DNS queries and memory.
+ * `ttlMs`, at most `maxLookups` at a time and two per network, and the cache holds at most
+ * `maxAddresses` addresses: a crowd of made-up crawlers from many addresses costs a bounded number
+ * of DNS queries and memory. Networks where a crawler was confirmed keep room of their own, and
+ * confirmed answers are never pushed out by others, so that crowd cannot get real crawlers charged.
  */
 
 import { refusedAddress, withinDeadline } from '@crawlgate/core';
@@ -64,6 +66,13 @@ interface Answer {
 
 /** PTR names read per address, and forward queries made: a reverse zone can list many. */
 const MAX_NAMES = 4;
+/**
+ * Lookups at once from one network (an IPv4 /24, an IPv6 /48: what one party holds many addresses
+ * of), and from a network where a crawler was confirmed before (its operator's, which crawls from
+ * many of its addresses).
+ */
+const MAX_LOOKUPS_PER_NETWORK = 2;
+const MAX_LOOKUPS_PER_CRAWLER_NETWORK = 8;
 
 export function createReverseDns(
   domainsByCrawler: ReadonlyMap<string, readonly string[]>,
@@ -77,22 +86,48 @@ export function createReverseDns(
   const maxAddresses = number('maxAddresses', 10_000);
   const maxLookups = number('maxLookups', 32);
   const now = options.now ?? Date.now;
-  const resolver = options.resolver ?? nodeResolver(options.servers, timeoutMs);
+  let warnedNoResolver = false;
+  // Servers it cannot use are said once, as the reason there is no resolver.
+  const resolver =
+    options.resolver ??
+    nodeResolver(options.servers, timeoutMs, (message) => {
+      warnedNoResolver = true;
+      warn(message);
+    });
   // Every catalogue domain: a PTR name under none of them is never looked up forward.
   const allDomains = [...new Set([...domainsByCrawler.values()].flat())];
 
-  const answers = new Map<bigint, Answer>();
+  // Confirmed and unconfirmed answers are kept apart, each bounded: a crowd of made-up addresses
+  // pushes out only its own kind, never the answers that let real crawlers through.
+  const confirmedAnswers = new Map<bigint, Answer>();
+  const otherAnswers = new Map<bigint, Answer>();
+  /** Networks where a crawler was confirmed: their lookups have slots of their own. */
+  const crawlerNetworks = new Map<bigint, true>();
   const lookups = new Map<bigint, Promise<void>>();
-  let warnedNoResolver = false;
+  const lookupsByNetwork = new Map<bigint, number>();
 
   function keep(key: bigint, answer: Answer): void {
-    answers.delete(key);
-    // The oldest answer makes room: a Map iterates in insertion order.
-    if (answers.size >= maxAddresses) answers.delete(answers.keys().next().value as bigint);
-    answers.set(key, answer);
+    confirmedAnswers.delete(key);
+    otherAnswers.delete(key);
+    if (answer.confirmed.length > 0) {
+      boundedSet(confirmedAnswers, key, answer, maxAddresses);
+      boundedSet(crawlerNetworks, networkOf(key), true, maxAddresses);
+    } else boundedSet(otherAnswers, key, answer, maxAddresses);
+  }
+
+  /** Whether a lookup from `network` may start: per network, and all together, a crawler's networks with room of their own. */
+  function mayLookUp(network: bigint): boolean {
+    const known = crawlerNetworks.has(network);
+    const fromNetwork = lookupsByNetwork.get(network) ?? 0;
+    return (
+      fromNetwork < (known ? MAX_LOOKUPS_PER_CRAWLER_NETWORK : MAX_LOOKUPS_PER_NETWORK) &&
+      lookups.size < (known ? 2 * maxLookups : maxLookups)
+    );
   }
 
   function start(key: bigint): void {
+    const network = networkOf(key);
+    lookupsByNetwork.set(network, (lookupsByNetwork.get(network) ?? 0) + 1);
     const lookup = withinDeadline(confirmedNames(key), timeoutMs) // the gate's own: a resolver may hang
       .then(
         (confirmed) => keep(key, { confirmed, expiresAt: now() + ttlMs }),
@@ -100,7 +135,12 @@ export function createReverseDns(
         () => keep(key, { confirmed: [], expiresAt: now() + retryMs }),
       )
       .catch(() => undefined) // a clock that throws: the address stays unknown
-      .finally(() => lookups.delete(key));
+      .finally(() => {
+        lookups.delete(key);
+        const left = (lookupsByNetwork.get(network) ?? 1) - 1;
+        if (left > 0) lookupsByNetwork.set(network, left);
+        else lookupsByNetwork.delete(network);
+      });
     lookups.set(key, lookup);
   }
 
@@ -128,11 +168,11 @@ export function createReverseDns(
       const ip = ipText(key, address!);
       // A private or loopback address has no public name to confirm: a proxy the framework does not trust.
       if (refusedAddress(ip, false) !== null) return 'out';
-      const answer = answers.get(key);
+      const answer = confirmedAnswers.get(key) ?? otherAnswers.get(key);
       if (answer && answer.expiresAt > now())
         return answer.confirmed.some((name) => domains.some((domain) => isUnder(name, domain))) ? 'in' : 'out';
       if (lookups.has(key)) return 'loading';
-      if (!lookUp || lookups.size >= maxLookups) return 'out';
+      if (!lookUp || !mayLookUp(networkOf(key))) return 'out';
       if (!resolver) {
         if (!warnedNoResolver) {
           warnedNoResolver = true;
@@ -173,6 +213,15 @@ function hostName(text: unknown): string | null {
 
 const IPV4_MAPPED_HIGH = 0xffffn;
 const isIpv4 = (key: bigint) => key >> 32n === IPV4_MAPPED_HIGH;
+/** The address's /24 (IPv4) or /48 (IPv6). */
+const networkOf = (key: bigint) => (isIpv4(key) ? key >> 8n : key >> 80n);
+
+/** Sets `key`, the oldest entry making room beyond `max` (a Map iterates in insertion order). */
+function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value as K);
+  map.set(key, value);
+}
 
 /** The address as the private-address check reads it: an IPv4-mapped IPv6 address in its IPv4 form. */
 function ipText(key: bigint, address: string): string {
@@ -189,7 +238,11 @@ export function reverseName(key: bigint): string {
 }
 
 /** Node's resolver, when the runtime has node:dns (Node 20.16+, Bun, Deno); undefined elsewhere. */
-function nodeResolver(servers: string[] | undefined, timeoutMs: number): DnsResolver | undefined {
+function nodeResolver(
+  servers: string[] | undefined,
+  timeoutMs: number,
+  warn: (message: string) => void,
+): DnsResolver | undefined {
   type NodeDns = {
     promises: {
       Resolver: new (options: {
@@ -207,9 +260,17 @@ function nodeResolver(servers: string[] | undefined, timeoutMs: number): DnsReso
     return undefined;
   }
   if (!dns?.promises?.Resolver) return undefined;
-  const resolver = new dns.promises.Resolver({ timeout: timeoutMs, tries: 1 });
-  if (servers) resolver.setServers(servers);
-  return resolver;
+  try {
+    const resolver = new dns.promises.Resolver({ timeout: Math.ceil(timeoutMs), tries: 1 });
+    if (servers !== undefined) resolver.setServers(servers);
+    return resolver;
+  } catch (error) {
+    // Servers it cannot use (not addresses, not a list): no resolver, so nothing is verified, with a warning.
+    warn(
+      `crawlerIps.reverseDns.servers: ${(error as Error).message}; crawlers verified by reverse DNS are not allowed`,
+    );
+    return undefined;
+  }
 }
 
 /** The catalogue's crawlers that are verified by host name, by name: their domains, lower case. */

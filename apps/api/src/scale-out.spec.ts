@@ -1,6 +1,6 @@
 import { signAccessToken } from '@crawlgate/core';
 import { randomBytes } from 'node:crypto';
-import { openGate, pricedSite } from '../test/fixtures';
+import { freshIp, openGate, pricedSite, registerPublisher } from '../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../test/test-agent';
 import { startTestApp, type TestApp } from '../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
@@ -15,11 +15,11 @@ describe('two API instances on one database', () => {
   let db: TestDatabase;
   let first: TestApp;
   let second: TestApp;
+  const sharedKey = randomBytes(32);
   beforeAll(async () => {
     db = await createTestDatabase();
-    const masterKey = randomBytes(32);
-    first = await startTestApp({ database: db.database, masterKey, isolateChain: true });
-    second = await startTestApp({ database: await db.connectAnother(), masterKey });
+    first = await startTestApp({ database: db.database, masterKey: sharedKey, isolateChain: true });
+    second = await startTestApp({ database: await db.connectAnother(), masterKey: sharedKey });
   });
   afterAll(async () => {
     await second.close();
@@ -58,6 +58,29 @@ describe('two API instances on one database', () => {
       );
     } finally {
       await stranger.close();
+    }
+  });
+
+  it('count password guesses together, through a restart too: the budget does not grow with the instances', async () => {
+    // Counted per process (Redis absent or down), each instance and each restart gave a guesser 10 more.
+    const publisher = await registerPublisher(first);
+    const network = freshIp().split('.').slice(0, 3).join('.');
+    const login = (instance: TestApp, password: string, host: number) =>
+      instance.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password },
+        headers: { 'x-forwarded-for': `${network}.${host}` },
+      });
+    for (let i = 1; i <= 6; i++) expect((await login(i % 2 ? first : second, `guess ${i}`, i)).status).toBe(401);
+    const restarted = await startTestApp({ database: await db.connectAnother(), masterKey: sharedKey });
+    try {
+      for (let i = 7; i <= 10; i++) expect((await login(restarted, `guess ${i}`, i)).status).toBe(401);
+      for (const instance of [first, second, restarted]) {
+        const refused = await login(instance, publisher.password, 50);
+        expect(refused.status).toBe(429);
+        expect(refused.body.detail).toMatch(/logins for this account from your network/);
+      }
+    } finally {
+      await restarted.close();
     }
   });
 

@@ -29,6 +29,7 @@ import { PricingController } from '../pricing/pricing.controller';
 import { PricingService } from '../pricing/pricing.service';
 import { SiteOfferController } from '../pricing/site-offer.controller';
 import { PublishersController } from '../publishers/publishers.controller';
+import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
 import { PublishersService } from '../publishers/publishers.service';
 import { CredentialThrottlerGuard } from '../rate-limit/credential-throttler.guard';
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
@@ -109,6 +110,7 @@ export class AppModule {
       providers: [
         { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
         PublishersService,
+        PasswordAttemptsStore,
         PricingService,
         GatesService,
         PaymentsService,

@@ -5,13 +5,17 @@ import { ClaimerService } from '../batch-settlement/claimer.service';
 import { RefundsService } from '../batch-settlement/refunds.service';
 import { CrawlerRetentionService } from '../crawlers/crawler-retention.service';
 import { ReconcilerService } from '../payments/reconciler.service';
+import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
 
 /** How often crawler analytics older than the retention are deleted: days are its unit. */
 const CRAWLER_RETENTION_INTERVAL_MS = 6 * 3_600_000;
+/** How often password-attempt counters whose window and block are over are deleted (their window is 15 minutes). */
+const PASSWORD_ATTEMPTS_SWEEP_MS = 15 * 60_000;
 
 /**
- * Runs the reconciler (with the sweep of refund holds that are over), the voucher claimer and the
- * crawler analytics retention on their intervals; a run never overlaps the previous one.
+ * Runs the reconciler (with the sweep of refund holds that are over), the voucher claimer, the
+ * crawler analytics retention and the sweep of password-attempt counters on their intervals; a run
+ * never overlaps the previous one.
  */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -24,6 +28,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     private readonly claimer: ClaimerService,
     private readonly refunds: RefundsService,
     private readonly crawlerRetention: CrawlerRetentionService,
+    private readonly passwordAttempts: PasswordAttemptsStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -38,6 +43,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
       () => this.crawlerRetention.runOnce(),
       true,
     );
+    this.every(PASSWORD_ATTEMPTS_SWEEP_MS, 'password attempts sweep', () => this.passwordAttempts.deleteOver());
   }
 
   onApplicationShutdown(): void {

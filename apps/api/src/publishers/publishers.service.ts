@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
   decodeHeaderText,
   generateApiKey,
@@ -16,13 +15,14 @@ import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
+import { PasswordAttemptsStore, type AttemptBudget } from './password-attempts.store';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
 export class PublishersService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
-    @InjectThrottlerStorage() private readonly limits: ThrottlerStorage,
+    private readonly attempts: PasswordAttemptsStore,
   ) {}
 
   async register(input: RegisterPublisherDto): Promise<RegisteredPublisher> {
@@ -150,16 +150,15 @@ export class PublishersService {
     return publisherView(await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.id } }));
   }
 
-  /** 429 beyond `budget`, before any password is looked at; counted in the shared limits storage. */
-  private async spendAttempt(key: string, budget: { limit: number; ttl: number }, what: string): Promise<void> {
-    const { limit, ttl } = budget;
-    const count = await this.limits.increment(key, ttl, limit, ttl, 'password');
-    if (count.isBlocked)
+  /** 429 beyond `budget`, before any password is looked at; counted in the database, shared by every instance. */
+  private async spendAttempt(key: string, budget: AttemptBudget, what: string): Promise<void> {
+    const count = await this.attempts.spend(key, budget);
+    if (count.blocked)
       throw new ApiError(
         429,
-        `Too many ${what} (${limit} per ${ttl / 60_000} minutes); retry after the time in Retry-After`,
+        `Too many ${what} (${budget.limit} per ${budget.ttl / 60_000} minutes); retry after the time in Retry-After`,
         {},
-        { 'retry-after': String(Math.max(1, count.timeToBlockExpire)) },
+        { 'retry-after': String(count.retryAfterSeconds) },
       );
   }
 }

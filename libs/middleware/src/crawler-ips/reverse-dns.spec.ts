@@ -173,6 +173,20 @@ describe('createReverseDns', () => {
     );
   });
 
+  it('holds at most four lookups from one block of networks (an IPv6 /32 of /48s, an IPv4 /16), leaving the rest for others', async () => {
+    const { reverse } = checker({ timeoutMs: 300 });
+    dns.mode = 'silent';
+    const tunnels = Array.from({ length: 40 }, (_, i) => `2001:470:${(i >> 1).toString(16)}::${i + 1}`);
+    const answers = tunnels.map((address) => reverse.check('YandexBot', address, true));
+    expect(answers.filter((answer) => answer === 'loading')).toHaveLength(4);
+    const cloud = Array.from({ length: 10 }, (_, i) => `45.13.${i}.7`);
+    expect(
+      cloud.map((address) => reverse.check('YandexBot', address, true)).filter((a) => a === 'loading'),
+    ).toHaveLength(4);
+    expect(reverse.check('YandexBot', YANDEX_IP, true)).toBe('loading'); // a network of another block still gets a slot
+    await Promise.all([...tunnels, ...cloud, YANDEX_IP].map((address) => reverse.settled(address)));
+  });
+
   it('keeps at most maxAddresses answers of each kind, the oldest making room: unconfirmed ones never push out a confirmed one', async () => {
     const { reverse, settledCheck } = checker({ maxAddresses: 2 });
     expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');

@@ -9,10 +9,12 @@
  * Fails closed, like the ranges: no answer, a slow or failing resolver, a private address, a
  * runtime without DNS, too many lookups at once: "out", which never verifies. A lookup is made
  * only for a request it could let through (the policy allows the crawler), once per address for
- * `ttlMs`, at most `maxLookups` at a time and two per network, and the cache holds at most
- * `maxAddresses` addresses: a crowd of made-up crawlers from many addresses costs a bounded number
- * of DNS queries and memory. Networks where a crawler was confirmed keep room of their own, and
- * confirmed answers are never pushed out by others, so that crowd cannot get real crawlers charged.
+ * `ttlMs`, at most `maxLookups` at a time, two per network and four per block of networks, and the
+ * cache holds at most `maxAddresses` addresses of each kind (confirmed or not): a crowd of made-up
+ * crawlers from many addresses costs a bounded number of DNS queries and memory. Networks where a
+ * crawler was confirmed keep room of their own, and confirmed answers are never pushed out by
+ * others; a crowd from many blocks can still keep crawlers of networks not yet confirmed here
+ * unverified (charged, never served) while it lasts.
  */
 
 import { refusedAddress, withinDeadline } from '@crawlgate/core';
@@ -73,6 +75,8 @@ const MAX_NAMES = 4;
  */
 const MAX_LOOKUPS_PER_NETWORK = 2;
 const MAX_LOOKUPS_PER_CRAWLER_NETWORK = 8;
+/** Lookups at once from one block of networks (an IPv4 /16, an IPv6 /32: a tunnel broker's /48s), outside crawlers' networks. */
+const MAX_LOOKUPS_PER_BLOCK = 4;
 
 export function createReverseDns(
   domainsByCrawler: ReadonlyMap<string, readonly string[]>,
@@ -105,6 +109,7 @@ export function createReverseDns(
   const crawlerNetworks = new Map<bigint, true>();
   const lookups = new Map<bigint, Promise<void>>();
   const lookupsByNetwork = new Map<bigint, number>();
+  const lookupsByBlock = new Map<bigint, number>();
 
   function keep(key: bigint, answer: Answer): void {
     confirmedAnswers.delete(key);
@@ -115,19 +120,28 @@ export function createReverseDns(
     } else boundedSet(otherAnswers, key, answer, maxAddresses);
   }
 
-  /** Whether a lookup from `network` may start: per network, and all together, a crawler's networks with room of their own. */
-  function mayLookUp(network: bigint): boolean {
-    const known = crawlerNetworks.has(network);
-    const fromNetwork = lookupsByNetwork.get(network) ?? 0;
+  /**
+   * Whether a lookup for `key` may start: per network, per block of networks and all together; a
+   * crawler's networks with room of their own.
+   */
+  function mayLookUp(key: bigint): boolean {
+    const known = crawlerNetworks.has(networkOf(key));
+    if (known)
+      return (
+        inFlight(lookupsByNetwork, networkOf(key)) < MAX_LOOKUPS_PER_CRAWLER_NETWORK && lookups.size < 2 * maxLookups
+      );
     return (
-      fromNetwork < (known ? MAX_LOOKUPS_PER_CRAWLER_NETWORK : MAX_LOOKUPS_PER_NETWORK) &&
-      lookups.size < (known ? 2 * maxLookups : maxLookups)
+      inFlight(lookupsByNetwork, networkOf(key)) < MAX_LOOKUPS_PER_NETWORK &&
+      inFlight(lookupsByBlock, blockOf(key)) < MAX_LOOKUPS_PER_BLOCK &&
+      lookups.size < maxLookups
     );
   }
 
   function start(key: bigint): void {
     const network = networkOf(key);
-    lookupsByNetwork.set(network, (lookupsByNetwork.get(network) ?? 0) + 1);
+    const block = blockOf(key);
+    count(lookupsByNetwork, network, 1);
+    count(lookupsByBlock, block, 1);
     const lookup = withinDeadline(confirmedNames(key), timeoutMs) // the gate's own: a resolver may hang
       .then(
         (confirmed) => keep(key, { confirmed, expiresAt: now() + ttlMs }),
@@ -137,9 +151,8 @@ export function createReverseDns(
       .catch(() => undefined) // a clock that throws: the address stays unknown
       .finally(() => {
         lookups.delete(key);
-        const left = (lookupsByNetwork.get(network) ?? 1) - 1;
-        if (left > 0) lookupsByNetwork.set(network, left);
-        else lookupsByNetwork.delete(network);
+        count(lookupsByNetwork, network, -1);
+        count(lookupsByBlock, block, -1);
       });
     lookups.set(key, lookup);
   }
@@ -172,7 +185,7 @@ export function createReverseDns(
       if (answer && answer.expiresAt > now())
         return answer.confirmed.some((name) => domains.some((domain) => isUnder(name, domain))) ? 'in' : 'out';
       if (lookups.has(key)) return 'loading';
-      if (!lookUp || !mayLookUp(networkOf(key))) return 'out';
+      if (!lookUp || !mayLookUp(key)) return 'out';
       if (!resolver) {
         if (!warnedNoResolver) {
           warnedNoResolver = true;
@@ -215,6 +228,17 @@ const IPV4_MAPPED_HIGH = 0xffffn;
 const isIpv4 = (key: bigint) => key >> 32n === IPV4_MAPPED_HIGH;
 /** The address's /24 (IPv4) or /48 (IPv6). */
 const networkOf = (key: bigint) => (isIpv4(key) ? key >> 8n : key >> 80n);
+/** The address's /16 (IPv4) or /32 (IPv6). */
+const blockOf = (key: bigint) => (isIpv4(key) ? key >> 16n : key >> 96n);
+
+const inFlight = (map: Map<bigint, number>, key: bigint) => map.get(key) ?? 0;
+
+/** Adds `by` to `key`'s count, forgetting it at zero. */
+function count(map: Map<bigint, number>, key: bigint, by: number): void {
+  const total = inFlight(map, key) + by;
+  if (total > 0) map.set(key, total);
+  else map.delete(key);
+}
 
 /** Sets `key`, the oldest entry making room beyond `max` (a Map iterates in insertion order). */
 function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {

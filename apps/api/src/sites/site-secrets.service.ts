@@ -93,20 +93,27 @@ export class SiteSecretsService {
   }
 
   /**
-   * Throws unless the master key opens the newest stored secret: one it cannot open was sealed with
-   * another key (CRAWLGATE_MASTER_KEY changed, or an instance on a shared PostgreSQL generated a
-   * master.key of its own). Checked at start, so such an API refuses to serve instead of failing
-   * every gate and token check one request at a time. A database with no secret yet passes.
+   * Throws unless the master key opens the oldest and the newest stored secrets: one it cannot open
+   * was sealed with another key (CRAWLGATE_MASTER_KEY changed, or an instance on a shared PostgreSQL
+   * generated a master.key of its own). Both ends, so that instances that have been sealing with
+   * two keys are refused whichever wrote last. Checked at start, so such an API refuses to serve
+   * instead of failing every gate and token check one request at a time. No secret yet passes.
    */
   async assertMasterKeyOpensSecrets(): Promise<void> {
-    const row = await this.db.prisma.siteSecret.findFirst({ orderBy: { createdAt: 'desc' } });
-    if (!row) return;
-    try {
-      this.box.open(row.ciphertext, aad(row.siteId, row.kid));
-    } catch {
-      throw new Error(
-        'The master key does not open the access-token secrets stored in this database: they were sealed with another one. Start with the CRAWLGATE_MASTER_KEY they were sealed with (every instance on one database must share it); nothing was served.',
-      );
+    const ends = await Promise.all(
+      (['asc', 'desc'] as const).map((order) =>
+        this.db.prisma.siteSecret.findFirst({ orderBy: [{ createdAt: order }, { kid: order }] }),
+      ),
+    );
+    for (const row of ends) {
+      if (!row) continue;
+      try {
+        this.box.open(row.ciphertext, aad(row.siteId, row.kid));
+      } catch {
+        throw new Error(
+          `The master key does not open the access-token secret ${row.kid} of site ${row.siteId} stored in this database: it was sealed with another key (or is damaged). Start with the CRAWLGATE_MASTER_KEY it was sealed with (every instance on one database must share it); nothing was served.`,
+        );
+      }
     }
   }
 

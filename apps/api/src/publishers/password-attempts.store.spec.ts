@@ -20,6 +20,12 @@ describe('PasswordAttemptsStore', () => {
     const blocked = await store.spend('at-once', { limit: 3, ttl: 60_000 });
     expect(blocked).toEqual({ blocked: true, retryAfterSeconds: 60 });
     expect(await store.spend('another key', { limit: 3, ttl: 60_000 })).toEqual({ blocked: false });
+    // check() reads without counting.
+    expect(await store.check('at-once')).toEqual({ blocked: true, retryAfterSeconds: 60 });
+    expect(await store.check('another key')).toEqual({ blocked: false });
+    expect(await store.check('never seen')).toEqual({ blocked: false });
+    for (let i = 0; i < 5; i++) await store.check('another key');
+    expect((await spendMany('another key', 2)).every((count) => !count.blocked)).toBe(true); // still 3 in all
   });
 
   it('starts a new window once the last is over, and keeps a block that outlasts its window until its end', async () => {

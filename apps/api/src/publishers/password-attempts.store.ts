@@ -46,8 +46,17 @@ export class PasswordAttemptsStore {
                  CEIL(EXTRACT(EPOCH FROM (blocked_until - now()))) AS retry_after`,
       [sha256Hex(key), ttl, limit],
     );
-    if (!row?.blocked) return { blocked: false };
-    return { blocked: true, retryAfterSeconds: Math.max(1, Number(row.retry_after)) };
+    return countOf(row);
+  }
+
+  /** Whether `key`'s counter is blocked now, counting nothing. */
+  async check(key: string): Promise<AttemptCount> {
+    const [row] = await this.db.sql.query<AttemptRow>(
+      `SELECT blocked_until > now() AS blocked, CEIL(EXTRACT(EPOCH FROM (blocked_until - now()))) AS retry_after
+         FROM password_attempts WHERE key_hash = $1`,
+      [sha256Hex(key)],
+    );
+    return countOf(row);
   }
 
   /** Deletes the counters whose window and block are both over; returns how many. */
@@ -61,4 +70,9 @@ export class PasswordAttemptsStore {
     );
     return Number(row?.deleted ?? 0);
   }
+}
+
+function countOf(row: AttemptRow | undefined): AttemptCount {
+  if (!row?.blocked) return { blocked: false };
+  return { blocked: true, retryAfterSeconds: Math.max(1, Number(row.retry_after)) };
 }

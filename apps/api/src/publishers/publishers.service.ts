@@ -15,7 +15,7 @@ import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
-import { PasswordAttemptsStore, type AttemptBudget } from './password-attempts.store';
+import { PasswordAttemptsStore, type AttemptBudget, type AttemptCount } from './password-attempts.store';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
@@ -53,6 +53,9 @@ export class PublishersService {
     // the account's budget is spent only by attempts its network's budget let through.
     const account = `login-${sha256Hex(input.email)}`;
     const fromNetwork = `${account}-${sha256Hex(network)}`;
+    // An account blocked already is refused before its network's counter is written: one holding
+    // many networks would otherwise add a counter per network, with no password ever checked.
+    this.refuseIfBlocked(await this.attempts.check(account), LOGINS_PER_ACCOUNT, 'logins for this account');
     await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
     await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
@@ -152,7 +155,10 @@ export class PublishersService {
 
   /** 429 beyond `budget`, before any password is looked at; counted in the database, shared by every instance. */
   private async spendAttempt(key: string, budget: AttemptBudget, what: string): Promise<void> {
-    const count = await this.attempts.spend(key, budget);
+    this.refuseIfBlocked(await this.attempts.spend(key, budget), budget, what);
+  }
+
+  private refuseIfBlocked(count: AttemptCount, budget: AttemptBudget, what: string): void {
     if (count.blocked)
       throw new ApiError(
         429,

@@ -173,6 +173,32 @@ describe('createReverseDns', () => {
     );
   });
 
+  it('counts no lookup of a crawler’s confirmed network against its block: the operator’s next network still gets room', async () => {
+    const { Resolver } = await import('node:dns/promises');
+    const real = new Resolver({ timeout: 500, tries: 1 });
+    real.setServers([dns.server]);
+    const { reverse, settledCheck } = checker({
+      timeoutMs: 400,
+      resolver: {
+        // New addresses of Yandex's confirmed /24 hang; the rest is the DNS server's.
+        resolvePtr: (name) =>
+          name.endsWith('.253.255.5.in-addr.arpa') && name !== testReverseName(YANDEX_IP)
+            ? new Promise<string[]>(() => undefined)
+            : real.resolvePtr(name),
+        resolve4: (name) => real.resolve4(name),
+        resolve6: (name) => real.resolve6(name),
+      },
+    });
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('in');
+    const busy = Array.from({ length: 8 }, (_, i) => `5.255.253.${i + 100}`);
+    expect(busy.map((address) => reverse.check('YandexBot', address, true))).toEqual(busy.map(() => 'loading'));
+    const nextNetwork = '5.255.254.9'; // the same /16, a /24 not confirmed yet
+    records.ptr[testReverseName(nextNetwork)] = ['spider-254-9.yandex.ru'];
+    records.a['spider-254-9.yandex.ru'] = [nextNetwork];
+    expect(await settledCheck('YandexBot', nextNetwork)).toBe('in');
+    await Promise.all(busy.map((address) => reverse.settled(address)));
+  });
+
   it('holds at most four lookups from one block of networks (an IPv6 /32 of /48s, an IPv4 /16), leaving the rest for others', async () => {
     const { reverse } = checker({ timeoutMs: 300 });
     dns.mode = 'silent';

@@ -139,9 +139,11 @@ export function createReverseDns(
 
   function start(key: bigint): void {
     const network = networkOf(key);
-    const block = blockOf(key);
+    // Only lookups outside crawlers' networks count against their block: a confirmed network of an
+    // operator never takes the room of its other networks.
+    const block = crawlerNetworks.has(network) ? undefined : blockOf(key);
     count(lookupsByNetwork, network, 1);
-    count(lookupsByBlock, block, 1);
+    if (block !== undefined) count(lookupsByBlock, block, 1);
     const lookup = withinDeadline(confirmedNames(key), timeoutMs) // the gate's own: a resolver may hang
       .then(
         (confirmed) => keep(key, { confirmed, expiresAt: now() + ttlMs }),
@@ -152,7 +154,7 @@ export function createReverseDns(
       .finally(() => {
         lookups.delete(key);
         count(lookupsByNetwork, network, -1);
-        count(lookupsByBlock, block, -1);
+        if (block !== undefined) count(lookupsByBlock, block, -1);
       });
     lookups.set(key, lookup);
   }

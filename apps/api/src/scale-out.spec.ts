@@ -47,12 +47,12 @@ describe('two API instances on one database', () => {
     expect((await second.call('POST', `/v1/gates/${other.id}/verify`, { body: { payment } })).status).toBe(409);
   });
 
-  it('refuse to start on another master key than the one the stored secrets were sealed with, whichever wrote last', async () => {
+  it('refuse to start on another master key than the one any site’s secret was sealed with, whoever sealed what', async () => {
     const { site } = await pricedSite(first, newWallet().address);
     expect(site.siteId).toBeDefined(); // a site, so a sealed secret, is stored
     await expect(second.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).resolves.toBeUndefined();
     const refused =
-      /master key does not open the access-token secret \S+ of site [0-9a-f-]{36} stored in this database/;
+      /master key does not open the access-token secrets of \d+ of \d+ sites stored in this database \(the first: secret \S+ of site [0-9a-f-]{36}\)/;
     const stranger = await startTestApp({ database: await db.connectAnother(), masterKey: randomBytes(32) });
     try {
       await expect(stranger.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).rejects.toThrow(refused);
@@ -60,6 +60,11 @@ describe('two API instances on one database', () => {
       await pricedSite(stranger, newWallet().address);
       await expect(second.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).rejects.toThrow(refused);
       await expect(stranger.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).rejects.toThrow(refused);
+      // A site sealed with the shared key after it: the stranger's secret sits between the oldest and the newest.
+      await pricedSite(first, newWallet().address);
+      await expect(second.app.get(SiteSecretsService).assertMasterKeyOpensSecrets()).rejects.toThrow(
+        /secrets of 1 of /,
+      );
     } finally {
       await stranger.close();
     }

@@ -423,8 +423,8 @@ export function policyBotName(name: string): PolicyBotName | undefined {
 }
 
 /**
- * What allowing `crawler` opens when the gate cannot verify it (no published IP ranges, no
- * signature): its name in a User-Agent is all it takes, and anyone can write it. Null for a crawler
+ * What allowing `crawler` opens when the gate cannot verify it (no published IP ranges or host
+ * names, no signature): its name in a User-Agent is all it takes, and anyone can write it. Null for a crawler
  * the gate verifies and for a name outside the catalogue (the unknown groups say so themselves).
  */
 export function unverifiedAllowWarning(crawler: string): string | null {

@@ -160,8 +160,9 @@ export interface CrawlgateOptions {
         clientIp?: (request: CrawlgateRequest) => string | undefined;
         /**
          * Forward-confirmed reverse DNS, for the crawlers whose operators document host names
-         * instead of ranges (the catalogue's `reverseDns`: YandexBot, Baiduspider, msnbot…); on by
-         * default where the runtime has a DNS resolver; `false` takes them at their User-Agent again.
+         * instead of ranges (the catalogue's `reverseDns`: YandexBot, Baiduspider, msnbot…). On by
+         * default: on a runtime with no DNS resolver it verifies none of them, so they are charged.
+         * `false` takes them at their User-Agent again.
          */
         reverseDns?: false | ReverseDnsOptions;
       });

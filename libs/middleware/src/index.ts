@@ -33,7 +33,13 @@ export {
   type WebBotAuth,
   type WebBotAuthOptions,
 } from './web-bot-auth';
-export { createCrawlerIps, type CrawlerIps, type CrawlerIpsOptions } from './crawler-ips';
+export {
+  createCrawlerIps,
+  type CrawlerIps,
+  type CrawlerIpsOptions,
+  type DnsResolver,
+  type ReverseDnsOptions,
+} from './crawler-ips';
 export { buildPayJson, type PayJson } from './pay-json';
 export {
   buildRslDocument,

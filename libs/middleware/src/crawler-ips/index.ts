@@ -6,10 +6,4 @@ export {
   type CrawlerIpsOptions,
 } from './crawler-ips';
 export { parseIp } from './ip-prefix';
-export {
-  catalogueReverseDns,
-  createReverseDns,
-  type DnsResolver,
-  type ReverseDns,
-  type ReverseDnsOptions,
-} from './reverse-dns';
+export { catalogueReverseDns, createReverseDns, type DnsResolver, type ReverseDnsOptions } from './reverse-dns';

@@ -270,6 +270,24 @@ describe('createReverseDns', () => {
     expect(dns.queries.filter((query) => query.type === 'A').length).toBe(4);
   });
 
+  it('asks nothing more once a lookup is past its deadline: a PTR answered just too late adds no forward query', async () => {
+    const forward: string[] = [];
+    const { settledCheck } = checker({
+      timeoutMs: 200,
+      resolver: {
+        resolvePtr: () => new Promise((resolve) => setTimeout(() => resolve(['late.yandex.ru']), 300)),
+        resolve4: async (name) => {
+          forward.push(name);
+          return [YANDEX_IP];
+        },
+        resolve6: async () => [],
+      },
+    });
+    expect(await settledCheck('YandexBot', YANDEX_IP)).toBe('out');
+    await new Promise((resolve) => setTimeout(resolve, 250)); // the PTR answer arrives meanwhile
+    expect(forward).toEqual([]);
+  });
+
   it('fails closed with a resolver that throws or answers nonsense, and warns of bad options', async () => {
     const strange = checker({
       resolver: {

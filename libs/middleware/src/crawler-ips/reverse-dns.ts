@@ -43,7 +43,10 @@ export interface ReverseDnsOptions {
   retryMs?: number;
   /** Addresses whose answers are kept; default 10,000. */
   maxAddresses?: number;
-  /** Lookups in flight at once; beyond, a request is not verified (charged, never allowed); default 32. */
+  /**
+   * Lookups in flight at once for addresses of networks where no crawler was confirmed yet (as many
+   * again for those where one was); beyond, a request is not verified (charged, never allowed); default 32.
+   */
   maxLookups?: number;
   /** Default: Node's resolver (`dns.promises.Resolver`), where the runtime has one. */
   resolver?: DnsResolver;
@@ -68,12 +71,9 @@ interface Answer {
 
 /** PTR names read per address, and forward queries made: a reverse zone can list many. */
 const MAX_NAMES = 4;
-/**
- * Lookups at once from one network (an IPv4 /24, an IPv6 /48: what one party holds many addresses
- * of), and from a network where a crawler was confirmed before (its operator's, which crawls from
- * many of its addresses).
- */
+/** Lookups at once from one network (an IPv4 /24, an IPv6 /48): what one party holds many addresses of. */
 const MAX_LOOKUPS_PER_NETWORK = 2;
+/** Lookups at once from a network where a crawler was confirmed before: its operator's, which crawls from many addresses. */
 const MAX_LOOKUPS_PER_CRAWLER_NETWORK = 8;
 /** Lookups at once from one block of networks (an IPv4 /16, an IPv6 /32: a tunnel broker's /48s), outside crawlers' networks. */
 const MAX_LOOKUPS_PER_BLOCK = 4;
@@ -144,7 +144,9 @@ export function createReverseDns(
     const block = crawlerNetworks.has(network) ? undefined : blockOf(key);
     count(lookupsByNetwork, network, 1);
     if (block !== undefined) count(lookupsByBlock, block, 1);
-    const lookup = withinDeadline(confirmedNames(key), timeoutMs) // the gate's own: a resolver may hang
+    // Past the deadline its slot is free: the lookup asks nothing more (a zone answering just in time cannot add queries).
+    const lookupState = { over: false };
+    const lookup = withinDeadline(confirmedNames(key, lookupState), timeoutMs) // the gate's own: a resolver may hang
       .then(
         (confirmed) => keep(key, { confirmed, expiresAt: now() + ttlMs }),
         // A timeout or a failing server says nothing of the address: asked again after retryMs.
@@ -152,6 +154,7 @@ export function createReverseDns(
       )
       .catch(() => undefined) // a clock that throws: the address stays unknown
       .finally(() => {
+        lookupState.over = true;
         lookups.delete(key);
         count(lookupsByNetwork, network, -1);
         if (block !== undefined) count(lookupsByBlock, block, -1);
@@ -159,8 +162,8 @@ export function createReverseDns(
     lookups.set(key, lookup);
   }
 
-  /** The address's PTR names under a catalogue domain that resolve back to it. */
-  async function confirmedNames(key: bigint): Promise<string[]> {
+  /** The address's PTR names under a catalogue domain that resolve back to it; none once `state.over`. */
+  async function confirmedNames(key: bigint, state: { over: boolean }): Promise<string[]> {
     const names = (await resolver!.resolvePtr(reverseName(key)).catch(noRecord))
       .map(hostName)
       .filter((name): name is string => name !== null && allDomains.some((domain) => isUnder(name, domain)))
@@ -168,6 +171,7 @@ export function createReverseDns(
     const v4 = isIpv4(key);
     const confirmed: string[] = [];
     for (const name of names) {
+      if (state.over) return [];
       const forward = await (v4 ? resolver!.resolve4(name) : resolver!.resolve6(name)).catch(noRecord);
       if (forward.some((text) => parseIp(text) === key)) confirmed.push(name);
     }

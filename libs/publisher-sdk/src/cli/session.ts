@@ -23,7 +23,10 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
   const envUrl = io.env.CRAWLGATE_API_URL || undefined;
   const givenUrl = stringValue(values, 'api') ?? envUrl;
   // The environment's key belongs to the environment's API, when it names one: never sent to another server named by --api.
-  const envKey = envUrl === undefined || sameApi(givenUrl!, envUrl) ? io.env.CRAWLGATE_API_KEY || undefined : undefined;
+  const envKey =
+    envUrl === undefined || givenUrl === envUrl || sameApi(givenUrl!, envUrl)
+      ? io.env.CRAWLGATE_API_KEY || undefined
+      : undefined;
   // Read only when needed: a session given wholly by the environment does not depend on a config file.
   const config = givenUrl !== undefined && envKey !== undefined ? {} : await readConfig(path);
   const apiUrl = givenUrl ?? config.apiUrl;

@@ -779,9 +779,9 @@ function crawlerIpsOf(
   }
   const ips = createCrawlerIps(catalogueIpSources(BOT_CATALOGUE_ENTRIES), options ?? {}, warn);
   // `sources: { YandexBot: false }` stops checking that crawler, by its host names too.
-  const turnedOff = Object.entries(options?.sources ?? {}).flatMap(([name, url]) => (url === false ? [name] : []));
-  const hostNames = new Map(catalogueReverseDns(BOT_CATALOGUE_ENTRIES));
-  for (const name of turnedOff) hostNames.delete(name);
+  const hostNames = new Map(
+    [...catalogueReverseDns(BOT_CATALOGUE_ENTRIES)].filter(([name]) => options?.sources?.[name] !== false),
+  );
   const dns = options?.reverseDns === false ? undefined : createReverseDns(hostNames, options?.reverseDns ?? {}, warn);
   let warned = false;
   return {

@@ -184,14 +184,14 @@ export function createReverseDns(
       if (!domains) return undefined;
       const key = address === undefined ? null : parseIp(address);
       if (key === null) return 'out';
-      const ip = ipText(key, address!);
-      // A private or loopback address has no public name to confirm: a proxy the framework does not trust.
-      if (refusedAddress(ip, false) !== null) return 'out';
+      // Only public addresses are ever looked up, so a kept answer or a lookup needs no check of its address.
       const answer = confirmedAnswers.get(key) ?? otherAnswers.get(key);
       if (answer && answer.expiresAt > now())
         return answer.confirmed.some((name) => domains.some((domain) => isUnder(name, domain))) ? 'in' : 'out';
       if (lookups.has(key)) return 'loading';
-      if (!lookUp || !mayLookUp(key)) return 'out';
+      if (!lookUp) return 'out';
+      // A private or loopback address has no public name to confirm: a proxy the framework does not trust.
+      if (refusedAddress(ipText(key, address!), false) !== null || !mayLookUp(key)) return 'out';
       if (!resolver) {
         if (!warnedNoResolver) {
           warnedNoResolver = true;

@@ -2,7 +2,7 @@
  * The gate tried as a crawler that does not want to pay, against real Express, Fastify, Hono and
  * NestJS servers whose routers are as lenient as their options allow, the real API and the local
  * chain. The one rule: an unpaid bot never gets a page, whatever it sends and whatever the API does.
- * Pricing: /premium/* 0.5, /cheap/* 0.001, /free/* 0, everything else 0.01.
+ * Pricing: /premium/* 0.5, /cheap/* 0.001, /free/* 0, /kiosk/[!A-Z]* 0.5, everything else 0.01.
  */
 
 import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
@@ -36,6 +36,8 @@ beforeAll(async () => {
       { path: '/free/*', price_usd: '0' },
       { path: '/static/premium/*', price_usd: '0.5' },
       { path: '/static/free/*', price_usd: '0' },
+      // A class with letters, negated: a router that folds case serves /KIOSK/dog as /kiosk/dog.
+      { path: '/kiosk/[!A-Z]*', price_usd: '0.5' },
     ],
   });
 }, 60_000);
@@ -221,6 +223,17 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
   it('charges every spelling its router serves as a premium page at least the premium price', async () => {
     // The router really is lenient: some odd spellings reach the premium route.
     expect(await premiumSpellingsReached(server, framework.hasStatic)).toBeGreaterThan(1);
+  });
+
+  it('charges every case spelling of a page a rule with a negated class prices at that rule’s price', async () => {
+    for (const spelling of ['/kiosk/dog', '/KIOSK/dog', '/Kiosk/Dog', '/kiosk/DOG']) {
+      const bot = await get(server, spelling, { 'user-agent': GPTBOT });
+      expect({ spelling, status: bot.status, price: bot.headers['crawler-price'] }).toEqual({
+        spelling,
+        status: 402,
+        price: 'USD 0.5',
+      });
+    }
   });
 
   it('never opens an expensive page with a token for a cheap one', async () => {

@@ -28,16 +28,17 @@ describe('validatePathPattern', () => {
     '/*.pdf',
     '/café',
     '/...',
+    '/[A-_]x', // its class is closed under case for a router that folds case, not folded into "[a-_]"
   ])('accepts %j', (pattern) => {
     expect(validatePathPattern(pattern)).toBeNull();
   });
 
-  it.each([
-    ['/[A-_]x', /lower-cased.*range|range.*lower-cased/],
-    ['/a\\/', /trailing slash/],
-  ])('rejects %j, valid as written but not as a lenient router keys paths', (pattern, reason) => {
-    expect(validatePathPattern(pattern)).toEqual({ type: 'pattern_syntax', msg: expect.stringMatching(reason) });
-  });
+  it.each([['/a\\/', /trailing slash/]])(
+    'rejects %j, valid as written but not as a lenient router keys paths',
+    (pattern, reason) => {
+      expect(validatePathPattern(pattern)).toEqual({ type: 'pattern_syntax', msg: expect.stringMatching(reason) });
+    },
+  );
 
   it('rejects an empty pattern', () => {
     expect(validatePathPattern('')).toEqual({ type: 'pattern_empty', msg: 'Path pattern must not be empty' });

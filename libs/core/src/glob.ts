@@ -27,6 +27,7 @@
  * Paths are read by code point, as a "u" RegExp does.
  */
 
+import { closedUnderCase } from './case-fold';
 import { MAX_PRICE_MICROS } from './price';
 import { decodePathEscapes, requestPath } from './request-path';
 import { keyings, patternKey } from './route-key';
@@ -150,13 +151,13 @@ export function globSteps(): number {
 /**
  * Null when the pattern is valid, else why not. Valid means as written and as every lenient router
  * keys it (route-key.ts: case folded, a trailing slash dropped), since sites price both ways:
- * "/[A-_]x" folds to a reversed range, and "/a\\/" without its slash ends in a lone backslash.
+ * "/a\\/" without its slash ends in a lone backslash.
  */
 export function validatePathPattern(pattern: string): PatternProblem | null {
   const compiled = compilePattern(pattern);
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
-    const keyed = compilePattern(patternKey(pattern, keying));
+    const keyed = compilePattern(patternKey(pattern, keying), !keying.caseSensitive);
     if (!('type' in keyed)) continue;
     const how = [!keying.caseSensitive && 'lower-cased', !keying.strictTrailingSlash && 'without its trailing slash'];
     return {
@@ -167,11 +168,19 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
   return null;
 }
 
-/** Compiles ordered rules: resolve() prices a URL by the first matching rule, else the default. */
-export function compilePriceTable(rules: readonly PriceRule[], defaultMicros: bigint): PriceTable {
+/**
+ * Compiles ordered rules: resolve() prices a URL by the first matching rule, else the default.
+ * `caseClosedClasses`: the rules are keyed for a router that folds case (route-key.ts), and so
+ * are the paths looked up; their classes are read as that router reads them (case-fold.ts).
+ */
+export function compilePriceTable(
+  rules: readonly PriceRule[],
+  defaultMicros: bigint,
+  { caseClosedClasses = false }: { caseClosedClasses?: boolean } = {},
+): PriceTable {
   checkMicros(defaultMicros);
   const table = rules.map(({ pattern, micros }, index) => {
-    const compiled = compilePattern(pattern);
+    const compiled = compilePattern(pattern, caseClosedClasses);
     if ('type' in compiled) throw new PatternError(index, pattern, compiled.type, compiled.msg);
     checkMicros(micros);
     return { index, pattern, micros, ...compiled };
@@ -410,7 +419,7 @@ function checkMicros(micros: bigint): void {
   }
 }
 
-function compilePattern(pattern: string): CompiledPattern | PatternProblem {
+function compilePattern(pattern: string, caseClosedClasses = false): CompiledPattern | PatternProblem {
   if (typeof pattern !== 'string') return syntax('Path pattern must be a string');
   if (pattern.length === 0) return { type: 'pattern_empty', msg: 'Path pattern must not be empty' };
   if (pattern.length > MAX_PATTERN_LENGTH)
@@ -446,7 +455,7 @@ function compilePattern(pattern: string): CompiledPattern | PatternProblem {
     } else if (c === '[') {
       const cls = parseClass(chars, i);
       if ('type' in cls) return cls;
-      wildcard(cls.test);
+      wildcard(caseClosedClasses ? closedUnderCase(cls.test) : cls.test);
       i = cls.end;
     } else {
       run += c;

@@ -6,6 +6,7 @@
  */
 
 import { isAscii, utf8Decode, utf8Encode } from './base64url';
+import { foldCodePoint } from './case-fold';
 import { ESCAPE_RUN, escapeRunBytes } from './request-path';
 
 /** What a server knows of its router. Unknown (undefined) is both ways at once: the conservative choice. */
@@ -32,9 +33,13 @@ export function pathKey(path: string, routing: Required<RoutingOptions>): string
   return dropSlash(routing.caseSensitive ? path : foldCase(path), routing);
 }
 
-/** A rule's pattern keyed like pathKey(): its escaped letters are letters to a router that folds case. */
+/**
+ * A rule's pattern keyed like pathKey(): its escaped letters are letters to a router that folds
+ * case. Its classes stay as written: compiled for such a router, they are closed under case
+ * (case-fold.ts), which folding their text is not.
+ */
 export function patternKey(pattern: string, routing: Required<RoutingOptions>): string {
-  return dropSlash(routing.caseSensitive ? pattern : foldCase(unescapeLetters(pattern)), routing);
+  return dropSlash(routing.caseSensitive ? pattern : foldPatternText(pattern), routing);
 }
 
 function dropSlash(key: string, routing: Required<RoutingOptions>): string {
@@ -55,33 +60,27 @@ function foldCase(text: string): string {
   return folded.includes('%') ? folded.replace(ESCAPE, (escape) => escape.toUpperCase()) : folded;
 }
 
-function foldCodePoint(c: string): string {
-  const upper = c.toUpperCase();
-  const lower = (upper.length === c.length ? upper : c).toLowerCase();
-  return lower.length === c.length ? lower : c;
-}
-
 const LETTER = /^\p{L}$/u;
 
 /**
- * A pattern's escaped letters ("%C3%89" for "É") as letters, in its literal text only: every other
- * escape stays as written (an escaped "*" is no wildcard), and so does all of a "[…]" class, where
- * "%" is a character of its own, and a character after "\\".
+ * A pattern's literal text case folded, its escaped letters ("%C3%89" for "É") read as letters
+ * first: every other escape stays as written (an escaped "*" is no wildcard). A character after
+ * "\\" is folded too; a "[…]" class, where "%" is a character of its own, is left as written.
  */
-function unescapeLetters(pattern: string): string {
-  if (!pattern.includes('%')) return pattern;
+function foldPatternText(pattern: string): string {
   let out = '';
   let literal = '';
   const flush = () => {
-    out += literal.replace(ESCAPE_RUN, unescapeRun);
+    out += foldCase(literal.includes('%') ? literal.replace(ESCAPE_RUN, unescapeRun) : literal);
     literal = '';
   };
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === '\\') {
       flush();
-      out += pattern.slice(i, i + 2);
-      i++;
+      const next = i + 1 < pattern.length ? String.fromCodePoint(pattern.codePointAt(i + 1)!) : '';
+      out += c + foldCase(next);
+      i += next.length;
     } else if (c === '[') {
       flush();
       const end = classEnd(pattern, i);

@@ -64,6 +64,46 @@ describe('priceOfSpelling', () => {
     expect(priceOfSpelling(table, path)).toBe(100n);
   });
 
+  it.each([
+    // A negated class: its lower-case letters stay in it, so the route /blog/dog is priced by it.
+    ['/blog/[!A-Z]*', '/blog/dog', ['/BLOG/dog', '/Blog/dog', '/blog/Dog', '/blog/DOG']],
+    ['/[^A-Z]*/p', '/news/p', ['/NEWS/p']],
+    // A range across the case boundary: "Z-z" holds "A"'s lower case, "a".
+    ['/x[Z-z]', '/xa', ['/xA', '/Xa', '/XA']],
+    ['/x[A-_]', '/xA', ['/xa', '/XA']],
+    // Letters whose other cases lie outside the class as written: the Kelvin sign is a "k".
+    ['/[!k]ey', '/\u212Aey', ['/key', '/Key', '/KEY']],
+    ['/[\u212A]ey', '/\u212Aey', ['/key', '/Key']],
+    ['/[!s]x', '/\u017Fx', ['/sx', '/SX']],
+  ])(
+    'prices every case spelling of a route %s prices (%s) at its price, classes as a case-insensitive router reads them',
+    (pattern, route, spellings) => {
+      const unescape = (text: string) =>
+        text.replace(/\\u([0-9A-F]{4})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+      const table = compileSitePrices([{ pattern: unescape(pattern), micros: 100_000n }], 0n);
+      expect(priceOfSpelling(table, unescape(route))).toBe(100_000n);
+      for (const spelling of spellings)
+        expect([spelling, priceOfSpelling(table, unescape(spelling))]).toEqual([spelling, 100_000n]);
+      // A router known to be case-sensitive reads each spelling as written.
+      const strict = { caseSensitive: true, strictTrailingSlash: true };
+      expect(priceOfSpelling(table, unescape(route), strict)).toBe(100_000n);
+    },
+  );
+
+  it('never widens a class beyond the cases of its own characters', () => {
+    const table = compileSitePrices([{ pattern: '/x[!A-Z]', micros: 100_000n }], 0n);
+    // "/" is never in a class; "/x" followed by a digit is as written; nothing makes a two-character segment match.
+    expect(priceOfSpelling(table, '/x1')).toBe(100_000n);
+    expect(priceOfSpelling(table, '/xab')).toBe(0n);
+    const digits = compileSitePrices([{ pattern: '/x[0-9]', micros: 100_000n }], 0n);
+    expect(priceOfSpelling(digits, '/xa')).toBe(0n);
+    expect(priceOfSpelling(digits, '/X1')).toBe(100_000n);
+    // A class of both cases of a letter, negated, keeps that letter out in every case.
+    const noK = compileSitePrices([{ pattern: '/[!kK\u212A]ey', micros: 100_000n }], 0n);
+    expect(priceOfSpelling(noK, '/Key')).toBe(0n);
+    expect(priceOfSpelling(noK, '/Mey')).toBe(100_000n);
+  });
+
   it('does not price a path at the default for a slash it does not have', () => {
     expect(priceOfSpelling(prices, '/free/x')).toBe(0n);
     expect(priceOfSpelling(prices, '/free/x', { strictTrailingSlash: false })).toBe(0n);

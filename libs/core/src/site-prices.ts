@@ -30,6 +30,7 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
         table = compilePriceTable(
           rules.map((rule) => ({ pattern: patternKey(rule.pattern, routing), micros: rule.micros })),
           defaultMicros,
+          { caseClosedClasses: !routing.caseSensitive },
         );
         keyedTables.set(name, table);
       }

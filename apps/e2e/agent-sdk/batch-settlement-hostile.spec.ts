@@ -244,6 +244,45 @@ describe('a corrective 402', () => {
     }
   });
 
+  it.each([
+    [
+      'a plain 402',
+      (response: ServerResponse) =>
+        answer402(response, [batchAccept()], 'invalid_batch_settlement_evm_cumulative_exceeds_balance'),
+    ],
+    [
+      'a PAYMENT-RESPONSE saying it failed',
+      (response: ServerResponse) =>
+        response
+          .writeHead(402, {
+            'payment-response': encodeBase64Json({
+              success: false,
+              errorReason: 'unexpected_settle_error',
+              transaction: '',
+              network: 'eip155:8453',
+            }),
+          })
+          .end('{}'),
+    ],
+  ])(
+    'claiming as charged a voucher it refused with %s on an earlier page is not followed: the refused page is not paid on the next one',
+    async (_name, refuse) => {
+      const site = await startSite((voucher, response, i) => {
+        if (i === 0) return answerPaid(response, voucher);
+        if (i === 1) return refuse(response);
+        const sent = BigInt(voucher.voucher.maxClaimableAmount);
+        if (sent === 3n * PRICE) return answerPaid(response, voucher);
+        answerCorrection(response, voucher, 2n * PRICE); // the refused voucher's total, as if it had been taken
+      });
+      const agent = voucherAgent();
+      expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+      expect(await outcome(agent.fetch(`${site.url}/two`))).not.toBe(200);
+      expect(await outcome(agent.fetch(`${site.url}/three`))).toBe('channel_state_refused');
+      expect(totals(site)).toEqual([PRICE, 2n * PRICE, 2n * PRICE]); // never 3 × price for two pages
+      expect(agent.channels()[0]).toMatchObject({ charged: PRICE });
+    },
+  );
+
   it('naming a total below what the site already confirmed is not followed (it would have the agent pay again)', async () => {
     const site = await startSite((voucher, response, i) =>
       i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n),

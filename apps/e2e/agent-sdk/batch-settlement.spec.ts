@@ -494,11 +494,13 @@ it('keeps its channels in a channel file: restarted after a crash, it pays on th
   child.kill('SIGKILL');
   await exited;
   expect(existsSync(`${channelFile}.lock`)).toBe(true); // the crash left its lock behind
-  // As if the third answer had been lost: the file says charged for two pages, signed for three.
+  // As if the third answer had been lost: the file says charged for two pages, signed for three,
+  // the third voucher unanswered (as written before it left).
   const stored = JSON.parse(readFileSync(channelFile, 'utf8'));
   expect(stored.channels).toHaveLength(1);
-  expect(stored.channels[0]).toMatchObject({ charged: String(3n * PRICE), signed: String(3n * PRICE) });
+  expect(stored.channels[0]).toMatchObject({ charged: String(3n * PRICE), signed: String(3n * PRICE), unanswered: [] });
   stored.channels[0].charged = String(2n * PRICE);
+  stored.channels[0].unanswered = [String(3n * PRICE)];
   writeFileSync(channelFile, JSON.stringify(stored));
 
   const restarted = () => voucherAgent({ wallet, batchSettlement: { depositUsd: '0.5', channelFile } });

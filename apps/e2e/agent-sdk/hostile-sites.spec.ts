@@ -389,6 +389,26 @@ describe('x402 v2 first', () => {
     expect(site.seen.filter((seen) => paymentOf(seen.headers) && seen.headers['x-crawlgate-token'])).toEqual([]);
   });
 
+  it('signs one authorization for concurrent fetches of a page whose site refuses it: the site holds it, and could still settle it', async () => {
+    // Each payment refused after a while (another 402), the authorization kept.
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) setTimeout(() => ask(response, { v2: [v2()] }), 200);
+      else ask(response, { v2: [v2()] });
+    });
+    const agent = agentWith();
+    const outcomes = await Promise.all(
+      [1, 2, 3, 4, 5].map(() =>
+        agent.fetch(`${site.url}/page`).then(
+          (response) => response.status,
+          (error: { reason?: string }) => error.reason,
+        ),
+      ),
+    );
+    expect(outcomes).toEqual(Array(5).fill('payment_refused'));
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ payments: 0, reservedUsd: '0.001' });
+  });
+
   it('pays no 402 that a read with the cached token was redirected to: it is another page’s, and the payment would go there', async () => {
     // Another page, gated too (a victim publisher's, or a network attacker's answer): it would take any payment.
     const elsewhere = await startSite((request, response) => {

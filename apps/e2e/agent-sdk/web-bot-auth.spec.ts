@@ -125,6 +125,42 @@ describe('@crawlgate/agent with webBotAuth', () => {
     expect(elsewhere.seen[1].headers['signature-agent']).toBeUndefined();
   });
 
+  it('signs no request over plain http off loopback, where anyone between could take the signature to the https site', async () => {
+    const key = await generateWebBotAuthKey();
+    // https://victim.example redirects to its http twin; both reach the loopback site (the agent's transport).
+    const target = await site((url) =>
+      url === '/secure' ? { status: 301, headers: { location: 'http://victim.example/members?x=1' } } : { status: 200 },
+    );
+    const throughLoopback: typeof fetch = (input, init) =>
+      fetch(
+        `${target.origin}${new URL(input instanceof Request ? input.url : String(input)).pathname}${new URL(input instanceof Request ? input.url : String(input)).search}`,
+        init,
+      );
+    const agent = (payOverHttp?: boolean) =>
+      createAgent({
+        account: privateKeyToAccount(generatePrivateKey()),
+        maxPriceUsd: '0.01',
+        budgetUsd: '0.1',
+        fetch: throughLoopback,
+        payOverHttp,
+        webBotAuth: { key, signatureAgent: 'https://agent.example' },
+      });
+    await agent().fetch('https://victim.example/secure');
+    const [secure, plain] = target.seen;
+    expect(await verifies(secure, 'victim.example', key)).toBe(true);
+    expect(plain.url).toBe('/members?x=1');
+    expect([plain.headers.signature, plain.headers['signature-input'], plain.headers['signature-agent']]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // A network the caller trusts (payOverHttp), and loopback itself, are signed over http.
+    await agent(true).fetch('http://victim.example/members');
+    expect(await verifies(target.seen[2], 'victim.example', key)).toBe(true);
+    await (await signingAgent(key)).fetch(`${target.origin}/local`);
+    expect(await verifies(target.seen[3], new URL(target.origin).host, key)).toBe(true);
+  });
+
   it('refuses a key or an agent origin it cannot sign with', async () => {
     const key = await generateWebBotAuthKey();
     const account = privateKeyToAccount(generatePrivateKey());

@@ -30,7 +30,11 @@ import {
   ChannelBook,
   checkedCorrection,
   depositNonce,
+  markAnswered,
+  markCharged,
+  markUnanswered,
   newChannel,
+  pageVouchers,
   signDeposit,
   signVoucher,
   type Channel,
@@ -103,7 +107,9 @@ export interface AgentOptions {
   /**
    * Sign every request (Web Bot Auth: RFC 9421, Ed25519): sites that verify it know this agent
    * whatever its User-Agent. A price header the request carries is signed too. Each signature is
-   * made for one request to one URL (redirects included) and never sent again.
+   * made for one request to one URL (redirects included) and never sent again. Requests over plain
+   * http off loopback are not signed (unless payOverHttp: a network you trust): the signature would
+   * be readable on the way, and covers no scheme.
    */
   webBotAuth?: WebBotAuthOptions;
   /**
@@ -336,15 +342,16 @@ export function createAgent(options: AgentOptions): Agent {
     const token = tokens.get(TokenCache.key(url));
     return token ? { [TOKEN_HEADER]: token } : {};
   };
-  const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth) : undefined;
+  const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth, options.payOverHttp === true) : undefined;
   // What it throws is marked when it surely never reached a server (wasUnsent): a payment it carried never left.
   const send = (hop: Hop, extra: Record<string, string> = {}, onAnswer?: (answer: Response) => void) =>
     markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign, onAnswer));
 
   /**
    * Pays for the page behind `challenge` and returns the paid response and the token it carried.
-   * `spent()` is called when an exact payment went through or may have, whatever the outcome (a
-   * voucher may be resent instead: the gate answers the same voucher as it did the first time).
+   * `spent()` is called when an exact payment went through or may have, or was refused by a site
+   * that holds it (and could still settle it), whatever the outcome (a voucher may be resent
+   * instead: the gate answers the same voucher as it did the first time).
    */
   async function pay(
     url: string,
@@ -398,7 +405,7 @@ export function createAgent(options: AgentOptions): Agent {
       confirmed = true;
       return result;
     } finally {
-      if (outcome === 'spent') spent();
+      if (outcome === 'spent' || outcome === 'held') spent();
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
@@ -666,7 +673,7 @@ export function createAgent(options: AgentOptions): Agent {
         const channel = known ?? newChannel(origin, current, payer.address);
         channels.set(key, channel);
         if (takesPlace) opening.add(channel);
-        page ??= { signedBefore: channel.signed, sent: new Set() };
+        page ??= pageVouchers(channel);
         const total = channel.charged + current.amount;
         page.sent.add(total);
         let deposit: Awaited<ReturnType<typeof depositFor>> | undefined;
@@ -698,10 +705,12 @@ export function createAgent(options: AgentOptions): Agent {
         // Sent, the voucher can be claimed up to its total by whoever holds it, whatever the answer.
         const signedBefore = channel.signed;
         if (total > channel.signed) channel.signed = total;
+        const newlyUnanswered = markUnanswered(channel, total);
         try {
           channels.save(); // before it leaves: the file never knows less than what was sent
         } catch (error) {
           channel.signed = signedBefore; // not sent
+          if (newlyUnanswered) markAnswered(channel, total);
           await deposit?.settle('refused'); // not sent either: its authorization stays reserved, for the next deposit
           throw error;
         }
@@ -722,7 +731,7 @@ export function createAgent(options: AgentOptions): Agent {
         const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
-          channel.charged = total;
+          markCharged(channel, total);
           channels.saveAfterAnswer();
           options.onPayment?.({
             url,
@@ -777,12 +786,18 @@ export function createAgent(options: AgentOptions): Agent {
               'channel_state_refused',
               `the corrective 402 was not followed: ${check.detail}`,
             );
-          channel.charged = check.charged;
+          markCharged(channel, check.charged);
+          markAnswered(channel, total); // the site said what it took, and this voucher is not it (or is, and was pruned)
           // Above what this agent knew it signed only with its own voucher for it: an earlier run's.
           if (check.charged > channel.signed) channel.signed = check.charged;
           channels.saveAfterAnswer();
           current = corrected;
           continue;
+        }
+        // A plain refusal: the site says it took nothing. Its corrective 402 once too many says what it took, unchecked: nothing is concluded.
+        if (!corrected) {
+          markAnswered(channel, total);
+          channels.saveAfterAnswer();
         }
         const refusal = refusalOf(await jsonOf(paidAnswer));
         throw new PaymentFailedError(
@@ -1014,10 +1029,11 @@ export function createAgent(options: AgentOptions): Agent {
       // Waited for within the caller's own abort: the payment's fetch may wait on its gate a while.
       const shared = await untilAborted(running, hop.init.signal ?? undefined);
       if (shared.token) return (await retry({ [TOKEN_HEADER]: shared.token })).response;
-      // Paid (or maybe), and no token came of it, not even from the gate's verify_url: paying again
-      // could pay twice for the page, so this fetch fails as that one did.
+      // Paid (or maybe, or refused with the authorization in the site's hands), and no token came of
+      // it, not even from the gate's verify_url: paying again could pay twice for the page, so this
+      // fetch fails as that one did.
       if (shared.spent) throw shared.spent.error;
-      // Nothing paid (a refusal, a failure before the payment left), or a site that sells each
+      // Nothing paid (a voucher refused, a failure before the payment left), or a site that sells each
       // request: this fetch pays for itself, from the start (each round's first tries, so it ends).
       return agentFetch(input, agentInit);
     }

@@ -38,6 +38,7 @@ function channel(overrides: Partial<ChannelConfig> = {}, escrow: Hex = ESCROW): 
     deposited: 500_000n,
     charged: 30_000n,
     signed: 40_000n,
+    unanswered: [40_000n],
     withdrawing: false,
     refundTxs: [],
   };
@@ -73,6 +74,7 @@ describe('openChannelFile', () => {
         ...channel({ salt: `0x${'cd'.repeat(32)}` }),
         withdrawing: true,
         signed: 2n ** 100n,
+        unanswered: [40_000n, 2n ** 100n],
         refundTxs: [`0x${'12'.repeat(32)}` as const],
       },
     ];
@@ -89,6 +91,26 @@ describe('openChannelFile', () => {
     const path = writtenFile((json) => delete json.channels[0].refund_txs);
     const file = open(path);
     expect(file.channels).toEqual([channel()]);
+    file.release();
+  });
+
+  it('opens a file written before unanswered totals with the highest voucher sent as the one unanswered, if above the charge', () => {
+    const older = open(writtenFile((json) => delete json.channels[0].unanswered));
+    expect(older.channels).toEqual([channel()]);
+    older.release();
+    const settled = open(
+      writtenFile((json) => {
+        delete json.channels[0].unanswered;
+        json.channels[0].charged = json.channels[0].signed;
+      }),
+    );
+    expect(settled.channels[0].unanswered).toEqual([]);
+    settled.release();
+  });
+
+  it('keeps as unanswered only totals the agent could have sent: above the charge, at most the highest voucher', () => {
+    const file = open(writtenFile((json) => (json.channels[0].unanswered = ['30000', '35000', '40000', '40001'])));
+    expect(file.channels[0].unanswered).toEqual([35_000n, 40_000n]);
     file.release();
   });
 
@@ -187,6 +209,8 @@ describe('openChannelFile', () => {
     ['the same channel twice', (json) => json.channels.push(json.channels[0]), /is there twice/],
     ['a channel charged above its deposits', (json) => (json.channels[0].charged = '500001'), /above its deposits/],
     ['an amount that is not an integer', (json) => (json.channels[0].signed = '1.5'), /not an integer/],
+    ['an unanswered total that is not an integer', (json) => (json.channels[0].unanswered = ['1e5']), /not an integer/],
+    ['unanswered totals that are not a list', (json) => (json.channels[0].unanswered = '40000'), /not an integer/],
     ['a negative amount', (json) => (json.channels[0].deposited = '-1'), /not an integer/],
     ['a malformed config', (json) => (json.channels[0].config.withdrawDelay = 'soon'), /malformed config/],
     ['an unknown format', (json) => (json.version = 2), /unknown format/],

@@ -29,6 +29,8 @@ interface StoredChannelJson {
   deposited: string;
   charged: string;
   signed: string;
+  /** Absent in files written before it: then the highest voucher sent, if above what was charged. */
+  unanswered?: string[];
   withdrawing: boolean;
   /** Absent in files written before refunds. */
   refund_txs?: Hex[];
@@ -68,6 +70,7 @@ export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<s
             deposited: c.deposited.toString(),
             charged: c.charged.toString(),
             signed: c.signed.toString(),
+            unanswered: c.unanswered.map(String),
             withdrawing: c.withdrawing,
             refund_txs: c.refundTxs,
           })),
@@ -99,9 +102,10 @@ function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): C
   if (!isAddressEqual(parsed.payer, payer)) throw refuse(`it holds ${parsed.payer}'s channels`);
   const seen = new Set<string>();
   return parsed.channels.map((stored) => {
-    const amounts = [stored.deposited, stored.charged, stored.signed];
-    if (!amounts.every((a) => typeof a === 'string' && /^\d{1,78}$/.test(a)))
-      throw refuse('an amount is not an integer');
+    const isAmount = (a: unknown) => typeof a === 'string' && /^\d{1,78}$/.test(a);
+    if (![stored.deposited, stored.charged, stored.signed].every(isAmount)) throw refuse('an amount is not an integer');
+    const unanswered = stored.unanswered ?? (BigInt(stored.signed) > BigInt(stored.charged) ? [stored.signed] : []);
+    if (!Array.isArray(unanswered) || !unanswered.every(isAmount)) throw refuse('an amount is not an integer');
     // What the site confirmed never exceeds the deposits: the agent signs no voucher above them.
     if (BigInt(stored.charged) > BigInt(stored.deposited))
       throw refuse(`channel ${stored.channel_id} is charged above its deposits`);
@@ -139,6 +143,8 @@ function readChannels(path: string, payer: Hex, escrows: ReadonlySet<string>): C
       deposited: BigInt(stored.deposited),
       charged: BigInt(stored.charged),
       signed: BigInt(stored.signed),
+      // Only totals the agent could have sent: above what was charged, not above the highest sent.
+      unanswered: unanswered.map(BigInt).filter((t) => t > BigInt(stored.charged) && t <= BigInt(stored.signed)),
       withdrawing: stored.withdrawing === true,
       refundTxs,
     };

@@ -37,6 +37,12 @@ export interface Channel {
   charged: bigint;
   /** The highest voucher total sent: whoever got it can claim up to it. */
   signed: bigint;
+  /**
+   * Totals sent above `charged` whose answer never said whether the site took them (none came, or a
+   * proxy's 429 or 5xx): the only ones a corrective 402 may later say were charged. A total the
+   * site refused is not among them, nor is one never sent.
+   */
+  unanswered: bigint[];
   /** A withdrawal was started: the channel takes no more vouchers. */
   withdrawing: boolean;
   /** The cooperative refunds' transactions the budget was credited with: never credited again. */
@@ -169,23 +175,52 @@ export function newChannel(origin: string, offer: Offer, payer: Hex): Channel {
     deposited: 0n,
     charged: 0n,
     signed: 0n,
+    unanswered: [],
     withdrawing: false,
     refundTxs: [],
   };
 }
 
-/** What a page's payment attempts signed: the channel's signed total before them, and each total sent. */
+/** What a page's payment attempts signed: the channel's signed total before them, its unanswered totals then, and each total sent. */
 export interface PageVouchers {
   signedBefore: bigint;
+  unansweredBefore: ReadonlySet<bigint>;
   sent: Set<bigint>;
+}
+
+/** Enough for a site whose answers are lost a few times in a row at different prices; past it, the oldest is let go (its correction would be refused: the agent stops, it never overpays). */
+const MAX_UNANSWERED = 16;
+
+export function pageVouchers(channel: Channel): PageVouchers {
+  return { signedBefore: channel.signed, unansweredBefore: new Set(channel.unanswered), sent: new Set() };
+}
+
+/** Records `total` as sent and not answered yet; false when it was already. */
+export function markUnanswered(channel: Channel, total: bigint): boolean {
+  if (channel.unanswered.includes(total)) return false;
+  channel.unanswered.push(total);
+  if (channel.unanswered.length > MAX_UNANSWERED) channel.unanswered.shift();
+  return true;
+}
+
+/** The site said `total` was not taken (or it was never sent). */
+export function markAnswered(channel: Channel, total: bigint): void {
+  channel.unanswered = channel.unanswered.filter((t) => t !== total);
+}
+
+/** The site confirmed the channel charged `charged`: no total at or below it is unanswered any more. */
+export function markCharged(channel: Channel, charged: bigint): void {
+  channel.charged = charged;
+  channel.unanswered = channel.unanswered.filter((t) => t > charged);
 }
 
 /**
  * What a corrective 402 says the channel has been charged, if the agent can believe it; otherwise
  * why not. Never below what the site already confirmed (it would have the agent pay again for money
  * it already holds vouchers for); above what the agent ever sent only with the agent's own
- * signature for exactly that total. Between the two (a voucher sent whose answer said nothing of it)
- * it is believed: the site holds that voucher or one below it.
+ * signature for exactly that total. Between the two, only the total of a voucher sent whose answer
+ * said nothing of it: one the site refused (it holds it all the same) is not, or a site refusing a
+ * page would have the next page pay for it as well.
  */
 export async function checkedCorrection(
   channel: Channel,
@@ -213,6 +248,11 @@ export async function checkedCorrection(
     return {
       ok: false,
       detail: `the site says the channel was charged ${claimed}, the total of a voucher this agent sent for this page and the site refused`,
+    };
+  if (claimed > channel.charged && claimed <= page.signedBefore && !page.unansweredBefore.has(claimed))
+    return {
+      ok: false,
+      detail: `the site says the channel was charged ${claimed}, not the total of a voucher of this agent whose answer was lost (one the site refused, or none)`,
     };
   if (claimed > page.signedBefore) {
     const voucher = offer.batch?.voucherState;

@@ -10,6 +10,7 @@
 
 import {
   createWebBotAuthSigner,
+  isLoopbackHost,
   generateEd25519Jwk,
   KEY_DIRECTORY_MEDIA_TYPE,
   KEY_DIRECTORY_PATH,
@@ -62,8 +63,15 @@ export function webBotAuthDirectoryResponse(
 /** Signs one request the agent sends: the signature headers for this method, URL and headers. */
 export type HopSigner = (request: { method: string; url: URL; headers: Headers }) => Promise<Record<string, string>>;
 
-/** Signs each hop the agent sends (redirects.ts). */
-export function webBotAuthHopSigner(options: WebBotAuthOptions): HopSigner {
+/**
+ * Signs each hop the agent sends (redirects.ts), but one over plain http off loopback unless
+ * `overPlainHttp`: a signature covers neither the scheme nor the query, so whoever sees it on the
+ * way could stop the request and present it, within its lifetime, to the https site as this agent.
+ */
+export function webBotAuthHopSigner(options: WebBotAuthOptions, overPlainHttp = false): HopSigner {
   const signer = createWebBotAuthSigner(options);
-  return ({ method, url, headers }) => signer.sign({ method, url, headers });
+  return async ({ method, url, headers }) =>
+    url.protocol === 'http:' && !overPlainHttp && !isLoopbackHost(url.hostname)
+      ? {}
+      : signer.sign({ method, url, headers });
 }

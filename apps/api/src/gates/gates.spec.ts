@@ -156,10 +156,24 @@ describe('gates API', () => {
   it('prices a spelling a lenient router serves as a priced route at that route’s price, as the middleware does', async () => {
     const premium = await pricedSite(app, payTo);
     await app.call('PUT', `/v1/sites/${premium.site.siteId}/pricing`, {
-      body: { default_price_usd: '0.01', rules: [{ path: '/premium/*', price_usd: '0.5' }] },
+      body: {
+        default_price_usd: '0.01',
+        rules: [
+          { path: '/premium/*', price_usd: '0.5' },
+          { path: '/kiosk/[!A-Z]*', price_usd: '0.5' }, // /KIOSK/dog reaches /kiosk/dog, which it prices
+        ],
+      },
       headers: premium.publisher.auth,
     });
-    for (const url of ['/premium/a', '/PREMIUM/a', '/Premium/a', '/premium/a/']) {
+    for (const url of [
+      '/premium/a',
+      '/PREMIUM/a',
+      '/Premium/a',
+      '/premium/a/',
+      '/kiosk/dog',
+      '/KIOSK/dog',
+      '/Kiosk/Dog',
+    ]) {
       const response = await create(url, premium.site.siteToken);
       expect({ url, status: response.status, price: response.body.price_usd }).toEqual({
         url,

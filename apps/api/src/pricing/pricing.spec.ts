@@ -121,11 +121,9 @@ describe('pricing API', () => {
     });
 
     it('rejects a pattern valid as written but not as a lenient router keys paths, which would break every gate', async () => {
-      for (const path of ['/[A-_]x', '/a\\/']) {
-        const response = await put({ default_price_usd: '0.01', rules: [{ path, price_usd: '1' }] });
-        expect({ path, status: response.status }).toEqual({ path, status: 422 });
-        expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
-      }
+      const response = await put({ default_price_usd: '0.01', rules: [{ path: '/a\\/', price_usd: '1' }] });
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
     });
 
     it('rejects `**`, a missing pattern, a relative pattern and conflicting aliases', async () => {

@@ -60,9 +60,10 @@ export class PricingService {
         priceMicros: micros(rule.price_usd),
       };
     });
+    // The site's row first: its lock makes a concurrent replacement wait for this one to commit,
+    // then delete what this one wrote. Deleting first, the later one could not see rules written
+    // after its delete began, and failed on their positions or left them under its own default.
     await this.db.prisma.$transaction([
-      this.db.prisma.priceRule.deleteMany({ where: { siteId: site.id } }),
-      this.db.prisma.priceRule.createMany({ data: rules }),
       this.db.prisma.site.update({
         where: { id: site.id },
         data: {
@@ -71,6 +72,8 @@ export class PricingService {
           pricingUpdatedAt: new Date(),
         },
       }),
+      this.db.prisma.priceRule.deleteMany({ where: { siteId: site.id } }),
+      this.db.prisma.priceRule.createMany({ data: rules }),
     ]);
     return { rules_applied: rules.length };
   }

@@ -27,6 +27,26 @@ describe('pricing API', () => {
       })
     ).body;
 
+  it('takes concurrent replacements one after the other: each answered 200, the stored pricing exactly one of them', async () => {
+    // On PostgreSQL, a replacement that deleted the rules before another's were written left that
+    // other's rules under its own default, or failed on their positions (a 500).
+    const owner = await registerPublisher(app);
+    const target = await createSite(app, owner);
+    const bodies = Array.from({ length: 8 }, (_, i) => ({
+      default_price_usd: `0.0${i + 1}`,
+      rules: Array.from({ length: i % 2 ? 0 : 3 + i }, (_, k) => ({ path: `/r${i}/${k}/*`, price_usd: '0' })),
+    }));
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        bodies.map((body) => app.call('PUT', `/v1/sites/${target.siteId}/pricing`, { body, headers: owner.auth })),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(bodies.map(() => 200));
+      const stored = (await app.call('GET', `/v1/sites/${target.siteId}/pricing`, { headers: owner.auth })).body;
+      const sent = bodies.find((body) => body.default_price_usd === stored.default_price_usd);
+      expect({ default_price_usd: stored.default_price_usd, rules: stored.rules }).toEqual(sent);
+    }
+  });
+
   describe('accepted prices', () => {
     it.each([
       [0, '0'],

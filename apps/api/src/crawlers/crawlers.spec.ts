@@ -204,6 +204,12 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       // Longer than a top path is listed (the middleware counts such a request, and lists it not).
       { paths: [{ day: day(0), crawler: 'GPTBot', path: `/${'a'.repeat(MAX_TOP_PATH_LENGTH)}`, requests: 1 }] },
       { paths: [{ day: day(0), crawler: 'GPTBot', path: '/a', requests: 1 }], counts: [{ day: day(9), gates: 1 }] },
+      // A list where an entry should be: its items were validated, and the list read as an entry.
+      { crawlers: [[]] },
+      { crawlers: [[count('GPTBot', 'charged', 1)]] },
+      { paths: [[{ day: day(0), crawler: 'GPTBot', path: '/a', requests: 1 }]] },
+      { counts: [[{ day: day(0), gates: 1 }]] },
+      { crawlers: ['GPTBot'] },
     ];
     for (const body of bad) {
       const response = await report({ counts: [{ day: day(0), gates: 1 }], ...body }, fresh);

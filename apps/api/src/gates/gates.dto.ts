@@ -6,7 +6,6 @@ import {
   type PaymentRequirementsV1,
 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -18,9 +17,9 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateNested,
 } from 'class-validator';
 import { CrawlerCountDto, CrawlerPathCountDto } from '../crawlers/crawlers.dto';
+import { EachNested } from '../http/validators';
 
 export class CreateGateDto {
   @ApiProperty({
@@ -116,8 +115,7 @@ export class GateCountsDto {
   @IsDefined()
   @IsArray()
   @ArrayMaxSize(3)
-  @ValidateNested({ each: true })
-  @Type(() => DayGateCountDto)
+  @EachNested(() => DayGateCountDto)
   counts!: DayGateCountDto[];
 
   @ApiPropertyOptional({
@@ -128,8 +126,7 @@ export class GateCountsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_CRAWLER_COUNTS_PER_REPORT)
-  @ValidateNested({ each: true })
-  @Type(() => CrawlerCountDto)
+  @EachNested(() => CrawlerCountDto)
   crawlers?: CrawlerCountDto[];
 
   @ApiPropertyOptional({
@@ -140,7 +137,6 @@ export class GateCountsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_CRAWLER_PATHS_PER_REPORT)
-  @ValidateNested({ each: true })
-  @Type(() => CrawlerPathCountDto)
+  @EachNested(() => CrawlerPathCountDto)
   paths?: CrawlerPathCountDto[];
 }

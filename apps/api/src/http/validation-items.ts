@@ -54,8 +54,12 @@ const UNSHOWN_FIELD = /password|secret|token|payment|signature|authorization|pro
 export const kindOf = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 
-/** Which failure to report when a field fails several checks: absence, then wrong type, then the rest. */
-const rank = (name: string) => (name === 'isDefined' ? 0 : TYPES[name]?.endsWith('_type') ? 1 : 2);
+/**
+ * Which failure to report when a field fails several checks: absence, then not a list (a list's
+ * elements are checked too: "nope" is no list before it is no object), then wrong type, then the rest.
+ */
+const rank = (name: string) =>
+  name === 'isDefined' ? 0 : name === 'isArray' ? 1 : TYPES[name]?.endsWith('_type') ? 2 : 3;
 
 /** One item per failing field, the most basic failure, so `"abc"` for a list says "list_type", not "too_long". */
 export function toValidationItems(errors: ValidationError[], loc: (string | number)[] = ['body']): ValidationItem[] {

@@ -1,7 +1,8 @@
 import { isEvmAddress, isPayoutAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { Type } from 'class-transformer';
+import { Allow, IsObject, registerDecorator, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
 
 /*
  * class-validator decorators backed by @crawlgate/core's parsers, so the API accepts exactly
@@ -85,3 +86,11 @@ export const IgnoredReadOnlyField = (): PropertyDecorator =>
     Allow(),
     ApiPropertyOptional({ readOnly: true, description: 'As GET answers it; ignored in a request' }),
   );
+
+/**
+ * A list of `type` objects, each validated. ValidateNested alone takes a list for an element and
+ * validates its items instead ([[]] passed, and the service read a list as an entry): each element
+ * must be an object (422 dict_type).
+ */
+export const EachNested = (type: () => new () => object): PropertyDecorator =>
+  applyDecorators(IsObject({ each: true }), ValidateNested({ each: true }), Type(type));

@@ -7,10 +7,9 @@ import {
   type PricingRule,
 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf } from 'class-validator';
 import { RejectsUnknownFields } from '../http/validation.pipe';
-import { IgnoredReadOnlyField, IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
+import { EachNested, IgnoredReadOnlyField, IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 
 export const MAX_RULES_PER_SITE = 1000;
 
@@ -63,8 +62,7 @@ export class PricingDto {
   @Optional()
   @IsArray()
   @ArrayMaxSize(MAX_RULES_PER_SITE)
-  @ValidateNested({ each: true })
-  @Type(() => PriceRuleDto)
+  @EachNested(() => PriceRuleDto)
   rules?: PriceRuleDto[];
 }
 

@@ -146,6 +146,17 @@ describe('pricing API', () => {
       expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'rules', 0, 'path'], type: 'pattern_syntax' });
     });
 
+    it('rejects a list, or anything but an object, where a rule should be: 422, nothing stored', async () => {
+      const before = (await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body;
+      for (const rules of [[[]], [[{ path: '/x', price_usd: '0.1' }]], [[[]]], ['/x'], [null]]) {
+        const response = await put({ default_price_usd: '0.1', rules });
+        expect({ rules, status: response.status }).toEqual({ rules, status: 422 });
+        expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'rules'], type: 'dict_type' });
+      }
+      const after = (await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth })).body;
+      expect(after.version).toBe(before.version);
+    });
+
     it('rejects `**`, a missing pattern, a relative pattern and conflicting aliases', async () => {
       const globstar = await put({ default_price_usd: '0', rules: [{ path: '/blog/**', price_usd: '0.1' }] });
       expect(globstar.status).toBe(422);

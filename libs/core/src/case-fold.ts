@@ -1,7 +1,27 @@
 /*
- * Case as a case-insensitive router compares it, for keying paths and price rules (route-key.ts)
- * and for the classes of rules keyed that way (glob.ts).
+ * Case as a case-insensitive router compares it, for keying paths (route-key.ts) and price rules
+ * compiled for such a router (glob.ts): their literal text folded, their classes closed under case.
  */
+
+import { isAscii } from './base64url';
+
+const ESCAPE = /%[0-9a-f]{2}/g;
+/** "i" and a combining dot above: "İ" to Fastify's router, which lower-cases whole paths ("İ" becomes these two). */
+const DOTTED_I = /i\u0307/g;
+
+/**
+ * Case folded as a case-insensitive router compares (a JavaScript RegExp with the i flag: the same
+ * upper case is the same letter, so µ, μ and Μ fold alike, and ς and σ), one code point at a time
+ * (never the whole string, whose lower-casing turns a final Σ into ς), each keeping its length: "İ"
+ * stays as it is, so a "?" or a class in a pattern still stands for one character; and "i" with a
+ * combining dot above is read as "İ", which a router lower-casing whole paths turns into those two.
+ * Escapes keep their upper-case hex, as requestPath() and the pattern compiler write them.
+ */
+export function foldCase(text: string): string {
+  let folded = isAscii(text) ? text.toLowerCase() : Array.from(text, foldCodePoint).join('');
+  if (folded.includes('\u0307')) folded = folded.replace(DOTTED_I, '\u0130');
+  return folded.includes('%') ? folded.replace(ESCAPE, (escape) => escape.toUpperCase()) : folded;
+}
 
 /**
  * One code point case folded (a JavaScript RegExp with the i flag: the same upper case is the same
@@ -42,30 +62,49 @@ export interface CharClass {
 }
 
 /**
- * The class as a case-insensitive router reads it, for paths whose every code point is folded: a
- * folded code point is in it when the class as written holds the code point or any other that
- * folds to it. "[Z-z]" holds "a" (and so "A"), "[!A-Z]" every letter (each has a lower case
- * outside it), "[!kK\u212A]" no "k" at all. Folding the class's text instead would read "[!A-Z]"
- * as "[!a-z]" and price /BLOG/dog below the route /blog/dog it reaches.
+ * How a rule's class reads a case-folded path, of the two ways a case-insensitive match can mean:
+ * 'any-spelling', some spelling of the path matches the class as written ("[!A-Z]" takes "d": "d"
+ * is not in A-Z); 'regexp', as a RegExp with the i flag compares, the class's characters folded
+ * too ("[!A-Z]" refuses "d": "D" is in A-Z). They differ only for negated classes; sites price a
+ * path by both and charge the higher (site-prices.ts), as neither is the one a router means.
  */
-export function closedUnderCase(test: CharClass): CharClass {
+export type CaseReading = 'any-spelling' | 'regexp';
+
+/**
+ * The class as `reading` reads paths whose every code point is folded. A positive class holds a
+ * folded code point when it holds any that folds to it ("[Z-z]" holds "a", as "A" is in it);
+ * read 'regexp', so does the set a negated class refuses; read 'any-spelling', a negated class
+ * refuses a folded code point only when it refuses every one that folds to it ("[!kK\u212A]"
+ * refuses "k", "[!A-Z]" no letter).
+ */
+export function closedUnderCase(test: CharClass, reading: CaseReading): CharClass {
   if (test.ranges.length === 0) return test;
   const ranges = merged(test.ranges);
   const inside = (c: number) => {
-    for (let i = 0; i < ranges.length; i += 2) if (c >= ranges[i] && c <= ranges[i + 1]) return true;
-    return false;
+    // The last range starting at or before c, by binary search: a class may hold hundreds.
+    let low = 0;
+    let high = ranges.length / 2;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (ranges[2 * mid] <= c) low = mid + 1;
+      else high = mid;
+    }
+    return low > 0 && c <= ranges[2 * low - 1];
   };
+  const refusesEverySpelling = test.negated && reading === 'any-spelling';
   const table = casePairs();
   const points: number[] = [];
   for (let k = 0; k < table.length; k += 2) {
     const [x, folded] = [table[k], table[k + 1]];
-    // In a keyed path, `folded` stands for x too: negated, it leaves the class when x is not in what
-    // the class refuses; otherwise it joins when x is in the class.
-    if (test.negated ? inside(folded) && !inside(x) : inside(x) && !inside(folded)) points.push(folded);
+    // In a keyed path, `folded` stands for x too.
+    if (refusesEverySpelling ? inside(folded) && !inside(x) : inside(x) && !inside(folded)) points.push(folded);
   }
   if (points.length === 0) return test;
   const moved = merged(points.flatMap((point) => [point, point]));
-  return { negated: test.negated, ranges: test.negated ? without(ranges, moved) : merged([...ranges, ...moved]) };
+  return {
+    negated: test.negated,
+    ranges: refusesEverySpelling ? without(ranges, moved) : merged([...ranges, ...moved]),
+  };
 }
 
 /** Ranges sorted, and those that overlap or touch joined. */

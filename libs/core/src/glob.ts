@@ -27,7 +27,7 @@
  * Paths are read by code point, as a "u" RegExp does.
  */
 
-import { closedUnderCase } from './case-fold';
+import { closedUnderCase, foldCase, type CaseReading } from './case-fold';
 import { MAX_PRICE_MICROS } from './price';
 import { decodePathEscapes, requestPath } from './request-path';
 import { keyings, patternKey } from './route-key';
@@ -157,7 +157,7 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
   const compiled = compilePattern(pattern);
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
-    const keyed = compilePattern(patternKey(pattern, keying), !keying.caseSensitive);
+    const keyed = compilePattern(patternKey(pattern, keying), keying.caseSensitive ? undefined : 'any-spelling');
     if (!('type' in keyed)) continue;
     const how = [!keying.caseSensitive && 'lower-cased', !keying.strictTrailingSlash && 'without its trailing slash'];
     return {
@@ -170,17 +170,17 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
 
 /**
  * Compiles ordered rules: resolve() prices a URL by the first matching rule, else the default.
- * `caseClosedClasses`: the rules are keyed for a router that folds case (route-key.ts), and so
- * are the paths looked up; their classes are read as that router reads them (case-fold.ts).
+ * `caseFolded`: the paths looked up are keyed for a router that folds case (route-key.ts), and the
+ * rules are compiled so: their literal text folded, their classes read as `caseFolded` says (case-fold.ts).
  */
 export function compilePriceTable(
   rules: readonly PriceRule[],
   defaultMicros: bigint,
-  { caseClosedClasses = false }: { caseClosedClasses?: boolean } = {},
+  { caseFolded }: { caseFolded?: CaseReading } = {},
 ): PriceTable {
   checkMicros(defaultMicros);
   const table = rules.map(({ pattern, micros }, index) => {
-    const compiled = compilePattern(pattern, caseClosedClasses);
+    const compiled = compilePattern(pattern, caseFolded);
     if ('type' in compiled) throw new PatternError(index, pattern, compiled.type, compiled.msg);
     checkMicros(micros);
     return { index, pattern, micros, ...compiled };
@@ -419,7 +419,7 @@ function checkMicros(micros: bigint): void {
   }
 }
 
-function compilePattern(pattern: string, caseClosedClasses = false): CompiledPattern | PatternProblem {
+function compilePattern(pattern: string, caseFolded?: CaseReading): CompiledPattern | PatternProblem {
   if (typeof pattern !== 'string') return syntax('Path pattern must be a string');
   if (pattern.length === 0) return { type: 'pattern_empty', msg: 'Path pattern must not be empty' };
   if (pattern.length > MAX_PATTERN_LENGTH)
@@ -431,8 +431,10 @@ function compilePattern(pattern: string, caseClosedClasses = false): CompiledPat
   const chunks: Chunk[] = [emptyChunk()];
   let run = ''; // literal text met since the last wildcard
   // Ends the literal run; `test` follows it in the same chunk, or a star starts a new chunk.
+  // Literal text is folded once decoded: an escaped letter ("%C3%89", "\\%45") is a letter like any other.
+  const decoded = (text: string) => (caseFolded ? foldCase(decodePathEscapes(text)) : decodePathEscapes(text));
   const wildcard = (test: CharTest | 'star') => {
-    const text = decodePathEscapes(run);
+    const text = decoded(run);
     literals.push(text);
     addText(chunks[chunks.length - 1], text);
     if (test === 'star') chunks.push(emptyChunk());
@@ -455,13 +457,13 @@ function compilePattern(pattern: string, caseClosedClasses = false): CompiledPat
     } else if (c === '[') {
       const cls = parseClass(chars, i);
       if ('type' in cls) return cls;
-      wildcard(caseClosedClasses ? closedUnderCase(cls.test) : cls.test);
+      wildcard(caseFolded ? closedUnderCase(cls.test, caseFolded) : cls.test);
       i = cls.end;
     } else {
       run += c;
     }
   }
-  const tail = decodePathEscapes(run);
+  const tail = decoded(run);
   literals.push(tail);
   // requestPath() collapses "//" and resolves dot segments, so a pattern holding them could never match.
   if (/\/\/|\/\.{1,2}(?:\/|$)/.test(literals.join('\0'))) {

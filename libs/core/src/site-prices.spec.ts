@@ -59,6 +59,19 @@ describe('priceOfSpelling', () => {
     ['/x[%41]', '/X4'],
     ['/a/*', '/a'],
     ['/a/*', '/A'],
+    // Escaped cased characters that are not letters (Roman numeral one, circled A), folded like letters.
+    ['/%E2%85%A0/*', '/\u2170/a'],
+    ['/%E2%92%B6/*', '/\u24D0/a'],
+    // An escape after "\\" is still an escape (the compiler decodes it), and a letter.
+    ['/\\%50remium/*', '/premium/a'],
+    ['/\\%50remium/*', '/PREMIUM/a'],
+    ['/%C3%89t%C3%A9/*', '/ÉTÉ/a'],
+    // Fastify's router lower-cases whole paths: "İ" becomes "i" and a combining dot above.
+    ['/İstanbul/*', '/i\u0307stanbul/x'],
+    ['/İstanbul/*', '/I\u0307STANBUL/x'],
+    ['/i\u0307stanbul/*', '/İstanbul/x'],
+    // Escapes that are no letters keep their meaning: an escaped "*" is no wildcard.
+    ['/a%2A', '/A*'],
   ])('prices %s’s route for %s, which a case- or slash-lenient router serves from it', (pattern, path) => {
     const table = compileSitePrices([{ pattern, micros: 100n }], 0n);
     expect(priceOfSpelling(table, path)).toBe(100n);
@@ -89,6 +102,19 @@ describe('priceOfSpelling', () => {
       expect(priceOfSpelling(table, unescape(route), strict)).toBe(100_000n);
     },
   );
+
+  it('prices a route by the higher of the two readings of a negated class: neither is the one a router means', () => {
+    // Free "/x/[!A-Z]*" (paths starting lower-case), $1 otherwise: Express serves /x/dog as the route /x/Dog.
+    const free = compileSitePrices([{ pattern: '/x/[!A-Z]*', micros: 0n }], 1_000_000n);
+    for (const spelling of ['/x/Dog', '/x/dog', '/X/DOG'])
+      expect([spelling, priceOfSpelling(free, spelling)]).toEqual([spelling, 1_000_000n]);
+    // As a router known to be case-sensitive reads it: only as written.
+    expect(priceOfSpelling(free, '/x/dog', { caseSensitive: true, strictTrailingSlash: true })).toBe(0n);
+    // The same rule priced: every spelling of /x/dog at the rule's price.
+    const priced = compileSitePrices([{ pattern: '/x/[!A-Z]*', micros: 1_000_000n }], 0n);
+    for (const spelling of ['/x/dog', '/X/dog', '/x/DOG'])
+      expect([spelling, priceOfSpelling(priced, spelling)]).toEqual([spelling, 1_000_000n]);
+  });
 
   it('never widens a class beyond the cases of its own characters', () => {
     const table = compileSitePrices([{ pattern: '/x[!A-Z]', micros: 100_000n }], 0n);

@@ -7,6 +7,7 @@
  */
 
 import { compilePriceTable, type PriceMatch, type PriceRule, type PriceTable } from './glob';
+import type { CaseReading } from './case-fold';
 import { keyings, pathKey, patternKey, type RoutingOptions } from './route-key';
 
 export interface SitePrices {
@@ -27,15 +28,32 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
       const name = `${routing.caseSensitive}${routing.strictTrailingSlash}`;
       let table = keyedTables.get(name);
       if (!table) {
-        table = compilePriceTable(
-          rules.map((rule) => ({ pattern: patternKey(rule.pattern, routing), micros: rule.micros })),
-          defaultMicros,
-          { caseClosedClasses: !routing.caseSensitive },
-        );
+        const keyedRules = rules.map((rule) => ({ pattern: patternKey(rule.pattern, routing), micros: rule.micros }));
+        const read = (caseFolded?: CaseReading) => compilePriceTable(keyedRules, defaultMicros, { caseFolded });
+        // The two readings of a class differ only when negated (case-fold.ts): both, the higher price.
+        table = routing.caseSensitive
+          ? read()
+          : rules.some((rule) => NEGATED_CLASS.test(rule.pattern))
+            ? higherOf(read('any-spelling'), read('regexp'))
+            : read('any-spelling');
         keyedTables.set(name, table);
       }
       return table;
     },
+  };
+}
+
+/** A negated class's opening ("[!" or "[^"); an escaped "\\[" matching too only costs a second table. */
+const NEGATED_CLASS = /\[[!^]/;
+
+/** One table pricing each path at the higher of two tables' matches (on a tie, one that matched a rule). */
+function higherOf(a: PriceTable, b: PriceTable): PriceTable {
+  const higher = (x: PriceMatch, y: PriceMatch) =>
+    y.micros > x.micros || (y.micros === x.micros && x.rule === null) ? y : x;
+  return {
+    size: a.size,
+    resolve: (url) => higher(a.resolve(url), b.resolve(url)),
+    resolvePath: (path) => higher(a.resolvePath(path), b.resolvePath(path)),
   };
 }
 

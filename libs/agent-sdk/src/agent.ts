@@ -335,6 +335,13 @@ export function createAgent(options: AgentOptions): Agent {
   /** The offers whose payment onPayment reported: never reported unconfirmed too. */
   const reported = new WeakSet<Offer>();
   const inflight = new Map<string, Promise<Shared>>();
+  /**
+   * Per page, when its last payment that left without buying a token ended (a tick of `clock`) and
+   * its error: a fetch of the page sent before then overlapped it, whenever its own 402 came (a site
+   * can hold one back until the payment before it is refused), and fails as it did.
+   */
+  const unpaidEnds = new Map<string, { endedAt: number; error: unknown }>();
+  let clock = 0;
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
 
   /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
@@ -986,6 +993,7 @@ export function createAgent(options: AgentOptions): Agent {
     // Checked before anything is sent: a limit that is no amount is the caller's mistake, not the site's.
     // Read up to the budget's bound: a limit above maxPriceUsd is taken and changes nothing.
     const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_BUDGET_MICROS, 'maxPriceUsd');
+    const sentAt = ++clock;
     const { response: first, hop, sent, plainHttp } = await send(await firstHop(input, init));
     if (first.status !== 402) return first;
     if (plainHttp && !options.payOverHttp) {
@@ -1037,6 +1045,11 @@ export function createAgent(options: AgentOptions): Agent {
       // request: this fetch pays for itself, from the start (each round's first tries, so it ends).
       return agentFetch(input, agentInit);
     }
+    const ended = unpaidEnds.get(key);
+    if (ended && ended.endedAt > sentAt) {
+      await challenge.body?.cancel().catch(() => undefined);
+      throw ended.error;
+    }
     let done!: (shared: Shared) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
@@ -1050,6 +1063,7 @@ export function createAgent(options: AgentOptions): Agent {
         return response;
       } catch (error) {
         done(bought ? { token: bought } : spent ? { spent: { error } } : {});
+        if (!bought && spent) noteUnpaidEnd(key, error);
         throw error;
       } finally {
         inflight.delete(key);
@@ -1063,6 +1077,13 @@ export function createAgent(options: AgentOptions): Agent {
         () => undefined,
       );
     return untilAborted(paying, signal);
+  }
+
+  /** Records that `key`'s payment ended now with `error`, keeping the latest 1,024 pages' ends. */
+  function noteUnpaidEnd(key: string, error: unknown): void {
+    unpaidEnds.delete(key);
+    unpaidEnds.set(key, { endedAt: ++clock, error });
+    if (unpaidEnds.size > 1024) unpaidEnds.delete(unpaidEnds.keys().next().value!);
   }
 
   /** An agent route of the Crawlgate API (named by the wallet's address, plus `headers`), its answer checked. */

@@ -274,6 +274,29 @@ describe('refreshBotPolicy', () => {
     expect(warnings).toEqual(['the API sent no stored bot policy; keeping the one loaded before']);
   });
 
+  it('keeps every category charged at least when an unreadable policy is followed by an answer with none', () => {
+    // The stored policy may charge what the defaults allow: an answer without one (an older API
+    // during a rollout) is no sign that the site stores none.
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const unreadable = refreshBotPolicy(
+      undefined,
+      stored({ categories: { 'search-engine': 'charge' }, require_signature: { categories: 'all' }, version: 7 }),
+      undefined,
+      warn,
+    );
+    expect(unreadable.effective?.categories?.['search-engine']).toBe('charge');
+    const after = refreshBotPolicy(unreadable, undefined, undefined, warn);
+    expect(after.effective?.categories?.['search-engine']).toBe('charge');
+    expect(after.effective?.categories?.['social-preview']).toBe('charge');
+    expect(warnings.at(-1)).toMatch(/sent no stored bot policy/);
+    // An API that never sent one (it stores none) leaves the code's policy alone.
+    expect(refreshBotPolicy(undefined, undefined, undefined, warn)).toEqual({
+      version: undefined,
+      effective: undefined,
+    });
+  });
+
   it('reads a policy again only when its version moves', () => {
     const first = refreshBotPolicy(
       undefined,

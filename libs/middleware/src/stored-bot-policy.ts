@@ -47,6 +47,8 @@ export interface StoredBotPolicy {
   defaults?: string;
   /** What the gate applies: the stored policy under the code's. */
   effective: BotPolicy | undefined;
+  /** The API sent a policy this middleware could not read: it stores one, whatever a later answer omits. */
+  unreadable?: true;
 }
 
 /**
@@ -60,8 +62,9 @@ export function refreshBotPolicy(
   warn: (message: string) => void,
 ): StoredBotPolicy {
   if (stored === undefined) {
-    // An API that stores no policy: the code's alone. After one was read, its absence is no reason to drop it.
-    if (previous?.version === undefined) return { version: undefined, effective: code };
+    // An API that stores no policy: the code's alone. After one was sent, read or not, its absence
+    // is no reason to drop it (or the charged-at-least stand-in for one that could not be read).
+    if (previous?.version === undefined && !previous?.unreadable) return { version: undefined, effective: code };
     warn('the API sent no stored bot policy; keeping the one loaded before');
     return previous;
   }
@@ -78,7 +81,7 @@ export function refreshBotPolicy(
     warn(
       `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
     );
-    return previous ?? { version: undefined, effective: policyBeforeStored(code) };
+    return previous ?? { version: undefined, effective: policyBeforeStored(code), unreadable: true };
   }
   for (const name of read.skipped)
     warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);

@@ -20,6 +20,7 @@ const TYPES: Record<string, string> = {
   isArray: 'list_type',
   isObject: 'dict_type',
   isEmail: 'email_format',
+  plainEmailText: 'email_format',
   isUrl: 'url_format',
   minLength: 'string_too_short',
   maxLength: 'string_too_long',

@@ -26,6 +26,31 @@ export function IsPriceUsd(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
+/** Invisible and format characters (zero-width space, soft hyphen, bidi marks), controls, spaces. */
+const HIDDEN_CHARACTER = /[\p{Cf}\p{Cc}\p{Z}]/u;
+
+/**
+ * An email address written the one way it reads: NFKC-stable (no full-width letters, no letter and
+ * combining accent apart) and without characters that show as nothing, so no new account looks
+ * like another's. Accounts registered before keep logging in as they were written.
+ */
+export function IsPlainEmailText(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'plainEmailText',
+      target: target.constructor,
+      propertyName: String(property),
+      options: {
+        message: 'Email must be written plainly: composed characters (NFKC), no invisible, format or space characters',
+        ...options,
+      },
+      validator: {
+        validate: (value) =>
+          typeof value === 'string' && value.normalize('NFKC') === value && !HIDDEN_CHARACTER.test(value),
+      },
+    });
+}
+
 export function IsPathPattern(options?: ValidationOptions): PropertyDecorator {
   return (target, property) =>
     registerDecorator({

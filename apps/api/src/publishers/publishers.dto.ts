@@ -10,7 +10,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { RejectsUnknownFields } from '../http/validation.pipe';
-import { IsPayoutAddressString, Optional } from '../http/validators';
+import { IsPayoutAddressString, IsPlainEmailText, Optional } from '../http/validators';
 
 const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 
@@ -21,6 +21,7 @@ export class RegisterPublisherDto {
   @IsString()
   @MaxLength(254)
   @IsEmail({}, { message: 'Must be an email address' })
+  @IsPlainEmailText()
   email!: string;
 
   @ApiProperty({

@@ -41,6 +41,20 @@ describe('publishers API', () => {
       expect(again.body.detail).toMatch(/already registered/);
     });
 
+    it.each([
+      ['a zero-width space', 'fred+t@example.com\u200b'],
+      ['a soft hyphen', 'gi\u00adna+t@example.com'],
+      ['a full-width letter', '\uff43arol+t@example.com'],
+      ['a letter and a combining accent (NFD)', 'jose\u0301+t@example.com'],
+    ])('refuses an email with %s, which would look like another account’s (422)', async (_what, email) => {
+      const response = await app.call('POST', '/v1/publishers/register', {
+        body: { email, password: 'long enough pw' },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'email'], type: 'email_format' });
+    });
+
     it('answers 422 with loc/msg/type items for bad fields', async () => {
       const response = await app.call('POST', '/v1/publishers/register', {
         body: { email: 'not-an-email', password: 'short' },

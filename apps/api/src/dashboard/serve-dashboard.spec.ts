@@ -15,6 +15,10 @@ describe('the dashboard at /dashboard/', () => {
         '<!doctype html><title>Crawlgate dashboard</title><script type="module" src="/dashboard/assets/app-1234.js"></script>',
       );
       writeFileSync(join(dir, 'assets', 'app-1234.js'), 'console.log("dashboard")');
+      // A file a deploy may leave beside the build (Vite writes none): never served.
+      writeFileSync(join(dir, '.env'), 'SECRET=1');
+      mkdirSync(join(dir, '.git'));
+      writeFileSync(join(dir, '.git', 'config'), '[core]');
       app = await startTestApp({ config: { dashboardDir: dir } });
     });
     afterAll(async () => {
@@ -51,6 +55,11 @@ describe('the dashboard at /dashboard/', () => {
       expect((await fetch(`${app.baseUrl}/dashboard/assets/missing.js`)).status).toBe(404);
       const escape = await fetch(`${app.baseUrl}/dashboard/..%2f..%2fpackage.json`);
       expect(escape.status).not.toBe(200);
+    });
+
+    it('serves no dotfile, nor anything in a dot directory', async () => {
+      for (const path of ['/dashboard/.env', '/dashboard/.git/config', '/dashboard/%2eenv'])
+        expect([path, (await fetch(`${app.baseUrl}${path}`)).status]).toEqual([path, 404]);
     });
 
     it('leaves the API where it was', async () => {

@@ -41,6 +41,8 @@ export function serveDashboard(app: NestFastifyApplication, dashboardDir: string
       prefix: DASHBOARD_PREFIX,
       decorateReply: false,
       index: ['index.html'],
+      // A deploy may leave a .env or .git beside the build: never served.
+      dotfiles: 'ignore',
       // Ours alone, set below: a year for hashed assets, revalidate index.html.
       cacheControl: false,
       setHeaders(reply: FastifyReply, path: string) {

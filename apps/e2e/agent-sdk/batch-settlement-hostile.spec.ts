@@ -283,6 +283,26 @@ describe('a corrective 402', () => {
     },
   );
 
+  it.each([
+    ['the voucher it was just sent', (sent: bigint) => sent],
+    ['more than was deposited', () => 10n * PRICE],
+  ])(
+    'refusing a page with a correction the agent cannot follow (claiming %s) does not make that page’s voucher one the next page pays for',
+    async (_what, claim) => {
+      const site = await startSite((voucher, response, i) => {
+        const sent = BigInt(voucher.voucher.maxClaimableAmount);
+        if (i === 0 || sent === 3n * PRICE) return answerPaid(response, voucher);
+        answerCorrection(response, voucher, i === 1 ? claim(sent) : 2n * PRICE);
+      });
+      const agent = voucherAgent();
+      expect((await agent.fetch(`${site.url}/one`)).status).toBe(200);
+      expect(await outcome(agent.fetch(`${site.url}/two`))).toBe('channel_state_refused');
+      expect(await outcome(agent.fetch(`${site.url}/three`))).toBe('channel_state_refused');
+      expect(totals(site)).toEqual([PRICE, 2n * PRICE, 2n * PRICE]);
+      expect(agent.channels()[0]).toMatchObject({ charged: PRICE });
+    },
+  );
+
   it('naming a total below what the site already confirmed is not followed (it would have the agent pay again)', async () => {
     const site = await startSite((voucher, response, i) =>
       i < 2 ? answerPaid(response, voucher) : answerCorrection(response, voucher, 0n),

@@ -409,39 +409,55 @@ describe('x402 v2 first', () => {
     expect(agent.spent()).toMatchObject({ payments: 0, reservedUsd: '0.001' });
   });
 
-  it('signs one authorization for concurrent fetches of a refused page, however the site times their 402s', async () => {
-    // The first fetch's 402 at once; each other fetch's 402 held back until a payment was refused,
-    // then one at a time (each a payment the site could refuse and keep, were it made).
-    const held: ServerResponse[] = [];
-    let asked = 0;
-    const releaseOne = () => {
-      const next = held.shift();
-      if (next) ask(next, { v2: [v2()] });
-      if (held.length > 0) setTimeout(releaseOne, 50);
-    };
-    const site = await startSite((request, response) => {
-      if (paymentOf(request.headers)) {
-        ask(response, { v2: [v2()] });
-        releaseOne();
-      } else if (asked++ === 0) ask(response, { v2: [v2()] });
-      else held.push(response);
-    });
-    const agent = agentWith();
-    const outcomes = await Promise.all(
-      [1, 2, 3, 4, 5].map(() =>
-        agent.fetch(`${site.url}/page`).then(
-          (response) => response.status,
-          (error: { reason?: string }) => error.reason,
+  it.each([
+    ['no token', undefined],
+    ['a junk token', 'junk'],
+    ['a token of its own making', 'forged'],
+  ])(
+    'signs one authorization for concurrent fetches of a refused page, however the site times their 402s (its refusal carrying %s)',
+    async (_what, tokenKind) => {
+      const now = Math.floor(Date.now() / 1000);
+      const token =
+        tokenKind === 'forged'
+          ? signAccessToken(
+              { gate_id: 'gate_v2', site_id: 'site_1', url: '/page', kid: 'k1', iat: now, exp: now + 600 },
+              'secret',
+            )
+          : tokenKind;
+      // The first fetch's 402 at once; each other fetch's 402 held back until a payment was refused,
+      // then one at a time (each a payment the site could refuse and keep, were it made).
+      const held: ServerResponse[] = [];
+      let asked = 0;
+      const releaseOne = () => {
+        const next = held.shift();
+        if (next) ask(next, { v2: [v2()] });
+        if (held.length > 0) setTimeout(releaseOne, 50);
+      };
+      const site = await startSite((request, response) => {
+        if (paymentOf(request.headers)) {
+          if (token) response.setHeader('x-crawlgate-token', token);
+          ask(response, { v2: [v2()] });
+          releaseOne();
+        } else if (asked++ === 0) ask(response, { v2: [v2()] });
+        else held.push(response);
+      });
+      const agent = agentWith();
+      const outcomes = await Promise.all(
+        [1, 2, 3, 4, 5].map(() =>
+          agent.fetch(`${site.url}/page`).then(
+            (response) => response.status,
+            (error: { reason?: string }) => error.reason,
+          ),
         ),
-      ),
-    );
-    expect(outcomes).toEqual(Array(5).fill('payment_refused'));
-    expect(paymentsSent(site)).toHaveLength(1);
-    // A fetch sent after the refusal is the caller's new try: it pays.
-    setTimeout(releaseOne, 100);
-    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'payment_refused' });
-    expect(paymentsSent(site)).toHaveLength(2);
-  });
+      );
+      expect(outcomes).toEqual(Array(5).fill('payment_refused'));
+      expect(paymentsSent(site)).toHaveLength(1);
+      // A fetch sent after the refusal is the caller's new try: it pays.
+      setTimeout(releaseOne, 100);
+      await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'payment_refused' });
+      expect(paymentsSent(site)).toHaveLength(2);
+    },
+  );
 
   it('pays no 402 that a read with the cached token was redirected to: it is another page’s, and the payment would go there', async () => {
     // Another page, gated too (a victim publisher's, or a network attacker's answer): it would take any payment.

@@ -773,6 +773,9 @@ export function createAgent(options: AgentOptions): Agent {
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
         await deposit?.settle('refused');
+        // A total first sent for this page got its answer, whatever a correction with it claims; one
+        // sent before, whose answer was lost, may still have been charged then.
+        if (!page.unansweredBefore.has(total)) markAnswered(channel, total);
         channels.saveAfterAnswer();
         // A refusal that redirected (its body let go) is read for no correction, nor is where it led.
         if (paidAnswer !== response) await response.body?.cancel().catch(() => undefined);
@@ -800,11 +803,6 @@ export function createAgent(options: AgentOptions): Agent {
           channels.saveAfterAnswer();
           current = corrected;
           continue;
-        }
-        // A plain refusal: the site says it took nothing. Its corrective 402 once too many says what it took, unchecked: nothing is concluded.
-        if (!corrected) {
-          markAnswered(channel, total);
-          channels.saveAfterAnswer();
         }
         const refusal = refusalOf(await jsonOf(paidAnswer));
         throw new PaymentFailedError(
@@ -1012,7 +1010,8 @@ export function createAgent(options: AgentOptions): Agent {
       // So is one the answer carries, kept before its redirect is followed: a redirect back to the page
       // (its canonical URL) then carries it.
       return send(hop, extra, (answer) => {
-        const token = answer.headers.get(TOKEN_HEADER);
+        // Never from a 402: a refusal sells nothing, whatever header it carries.
+        const token = answer.status === 402 ? null : answer.headers.get(TOKEN_HEADER);
         if (token) tokens.set(key, (bought = token));
       });
     };
@@ -1063,7 +1062,8 @@ export function createAgent(options: AgentOptions): Agent {
         return response;
       } catch (error) {
         done(bought ? { token: bought } : spent ? { spent: { error } } : {});
-        if (!bought && spent) noteUnpaidEnd(key, error);
+        // Whatever token came: a fetch arriving later reads with a cached one first, and only then meets this.
+        if (spent) noteUnpaidEnd(key, error);
         throw error;
       } finally {
         inflight.delete(key);

@@ -157,7 +157,10 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
   const compiled = compilePattern(pattern);
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
-    const keyed = compilePattern(patternKey(pattern, keying), keying.caseSensitive ? undefined : 'any-spelling');
+    const keyed = compilePattern(
+      patternKey(pattern, keying),
+      keying.caseSensitive ? undefined : { classes: 'any-spelling' },
+    );
     if (!('type' in keyed)) continue;
     const how = [!keying.caseSensitive && 'lower-cased', !keying.strictTrailingSlash && 'without its trailing slash'];
     return {
@@ -168,15 +171,23 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
   return null;
 }
 
+/** For paths keyed for a router that folds case (route-key.ts): how the rules are compiled to meet them. */
+export interface CaseFolding {
+  /** How classes read folded code points (case-fold.ts). */
+  classes: CaseReading;
+  /** "İ" read as Fastify's router reads it: "i" and a combining dot above (case-fold.ts foldCase). */
+  expandDottedI?: boolean;
+}
+
 /**
  * Compiles ordered rules: resolve() prices a URL by the first matching rule, else the default.
- * `caseFolded`: the paths looked up are keyed for a router that folds case (route-key.ts), and the
- * rules are compiled so: their literal text folded, their classes read as `caseFolded` says (case-fold.ts).
+ * `caseFolded`: the paths looked up are keyed for a router that folds case, and the rules are
+ * compiled so: their literal text folded once decoded, their classes closed under case.
  */
 export function compilePriceTable(
   rules: readonly PriceRule[],
   defaultMicros: bigint,
-  { caseFolded }: { caseFolded?: CaseReading } = {},
+  caseFolded?: CaseFolding,
 ): PriceTable {
   checkMicros(defaultMicros);
   const table = rules.map(({ pattern, micros }, index) => {
@@ -419,7 +430,7 @@ function checkMicros(micros: bigint): void {
   }
 }
 
-function compilePattern(pattern: string, caseFolded?: CaseReading): CompiledPattern | PatternProblem {
+function compilePattern(pattern: string, caseFolded?: CaseFolding): CompiledPattern | PatternProblem {
   if (typeof pattern !== 'string') return syntax('Path pattern must be a string');
   if (pattern.length === 0) return { type: 'pattern_empty', msg: 'Path pattern must not be empty' };
   if (pattern.length > MAX_PATTERN_LENGTH)
@@ -432,7 +443,8 @@ function compilePattern(pattern: string, caseFolded?: CaseReading): CompiledPatt
   let run = ''; // literal text met since the last wildcard
   // Ends the literal run; `test` follows it in the same chunk, or a star starts a new chunk.
   // Literal text is folded once decoded: an escaped letter ("%C3%89", "\\%45") is a letter like any other.
-  const decoded = (text: string) => (caseFolded ? foldCase(decodePathEscapes(text)) : decodePathEscapes(text));
+  const decoded = (text: string) =>
+    caseFolded ? foldCase(decodePathEscapes(text), caseFolded.expandDottedI) : decodePathEscapes(text);
   const wildcard = (test: CharTest | 'star') => {
     const text = decoded(run);
     literals.push(text);
@@ -457,7 +469,7 @@ function compilePattern(pattern: string, caseFolded?: CaseReading): CompiledPatt
     } else if (c === '[') {
       const cls = parseClass(chars, i);
       if ('type' in cls) return cls;
-      wildcard(caseFolded ? closedUnderCase(cls.test, caseFolded) : cls.test);
+      wildcard(caseFolded ? closedUnderCase(cls.test, caseFolded.classes) : cls.test);
       i = cls.end;
     } else {
       run += c;

@@ -14,8 +14,11 @@ export interface SitePrices {
   readonly exact: PriceTable;
   /** The highest price of the site: a rule's or the default. */
   readonly highest: bigint;
-  /** The rules keyed as a router with these options keys paths (built on first use). */
-  keyed(routing: Required<RoutingOptions>): PriceTable;
+  /**
+   * The rules keyed as a router with these options keys paths (built on first use); with
+   * `expandDottedI`, "İ" as Fastify's router reads it ("i" and a combining dot above).
+   */
+  keyed(routing: Required<RoutingOptions>, expandDottedI?: boolean): PriceTable;
 }
 
 export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bigint): SitePrices {
@@ -24,12 +27,13 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
   return {
     exact,
     highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
-    keyed(routing) {
-      const name = `${routing.caseSensitive}${routing.strictTrailingSlash}`;
+    keyed(routing, expandDottedI = false) {
+      const name = `${routing.caseSensitive}${routing.strictTrailingSlash}${expandDottedI}`;
       let table = keyedTables.get(name);
       if (!table) {
         const keyedRules = rules.map((rule) => ({ pattern: patternKey(rule.pattern, routing), micros: rule.micros }));
-        const read = (caseFolded?: CaseReading) => compilePriceTable(keyedRules, defaultMicros, { caseFolded });
+        const read = (classes?: CaseReading) =>
+          compilePriceTable(keyedRules, defaultMicros, classes && { classes, expandDottedI });
         // The two readings of a class differ only when negated (case-fold.ts): both, the higher price.
         table = routing.caseSensitive
           ? read()
@@ -46,10 +50,12 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
 /** A negated class's opening ("[!" or "[^"); an escaped "\\[" matching too only costs a second table. */
 const NEGATED_CLASS = /\[[!^]/;
 
+/** The higher-priced match (on a tie, one that matched a rule). */
+const higher = (x: PriceMatch, y: PriceMatch) =>
+  y.micros > x.micros || (y.micros === x.micros && x.rule === null) ? y : x;
+
 /** One table pricing each path at the higher of two tables' matches (on a tie, one that matched a rule). */
 function higherOf(a: PriceTable, b: PriceTable): PriceTable {
-  const higher = (x: PriceMatch, y: PriceMatch) =>
-    y.micros > x.micros || (y.micros === x.micros && x.rule === null) ? y : x;
   return {
     size: a.size,
     resolve: (url) => higher(a.resolve(url), b.resolve(url)),
@@ -83,7 +89,12 @@ const EXACT = { caseSensitive: true, strictTrailingSlash: true } as const;
 
 /** `path`'s match among the rules as a router with `keying` keys both. */
 function reading(prices: SitePrices, path: string, keying: Required<RoutingOptions>): PriceMatch {
-  return keying === EXACT ? prices.exact.resolvePath(path) : prices.keyed(keying).resolvePath(pathKey(path, keying));
+  if (keying === EXACT) return prices.exact.resolvePath(path);
+  const key = pathKey(path, keying);
+  const match = prices.keyed(keying).resolvePath(key);
+  if (keying.caseSensitive || !(key.includes('\u0130') || key.includes('\u0307'))) return match;
+  // Express keeps "İ" one letter; Fastify lower-cases whole paths, "İ" becoming "i" and a combining dot.
+  return higher(match, prices.keyed(keying, true).resolvePath(key.replace(/\u0130/g, 'i\u0307')));
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);

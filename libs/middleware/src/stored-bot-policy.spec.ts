@@ -290,11 +290,18 @@ describe('refreshBotPolicy', () => {
     expect(after.effective?.categories?.['search-engine']).toBe('charge');
     expect(after.effective?.categories?.['social-preview']).toBe('charge');
     expect(warnings.at(-1)).toMatch(/sent no stored bot policy/);
-    // An API that never sent one (it stores none) leaves the code's policy alone.
-    expect(refreshBotPolicy(undefined, undefined, undefined, warn)).toEqual({
-      version: undefined,
-      effective: undefined,
-    });
+    // An API that never sent one (it stores none) leaves the code's policy alone; one sent later
+    // that cannot be read charges every category at least, as it would have first.
+    const none = refreshBotPolicy(undefined, undefined, undefined, warn);
+    expect(none).toEqual({ version: undefined, effective: undefined });
+    const unreadableLater = refreshBotPolicy(
+      none,
+      stored({ categories: { 'search-engine': 'charge' }, require_signature: 'newer-format', version: 8 }),
+      undefined,
+      warn,
+    );
+    expect(unreadableLater.effective?.categories?.['search-engine']).toBe('charge');
+    expect(warnings.at(-1)).toMatch(/every other category charged at least/);
   });
 
   it('reads a policy again only when its version moves', () => {

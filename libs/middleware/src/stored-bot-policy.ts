@@ -79,9 +79,12 @@ export function refreshBotPolicy(
   const read = readStoredBotPolicy(stored, code);
   if (!read.ok) {
     warn(
-      `the stored bot policy is unreadable (${read.problem}); ${previous ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
+      `the stored bot policy is unreadable (${read.problem}); ${previous?.version !== undefined ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
     );
-    return previous ?? { version: undefined, effective: policyBeforeStored(code), unreadable: true };
+    // The last good one, or (none read yet, the code's alone included) every category charged at least.
+    return previous && (previous.version !== undefined || previous.unreadable)
+      ? previous
+      : { version: undefined, effective: policyBeforeStored(code), unreadable: true };
   }
   for (const name of read.skipped)
     warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);

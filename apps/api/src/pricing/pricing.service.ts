@@ -17,7 +17,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { VersionedCache } from '../db/versioned-cache';
 import type { Site } from '../generated/prisma/client';
-import { conflict } from '../http/api-error';
+import { conflict, notFound, unavailable } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import type { PricingDto } from './pricing.dto';
 
@@ -30,6 +30,9 @@ function micros(value: number | string): bigint {
 
 /** What a site's price table is built from: its id, the pricing version it is cached by, and its default price. */
 export type PricedSite = Pick<Site, 'id' | 'pricingVersion' | 'defaultPriceMicros'>;
+
+/** Reads of a pricing while replacements keep committing before it gives up (503). */
+const MAX_PRICING_READS = 5;
 
 /** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
 const MAX_CACHED_SITES = 10_000;
@@ -94,16 +97,31 @@ export class PricingService {
    * whether the cached prices are stale, on this instance or after a change made through another.
    */
   prices(site: PricedSite): Promise<SitePrices> {
-    return this.compiled.get(site.id, site.pricingVersion, async () => {
-      const rules = await this.db.prisma.priceRule.findMany({
-        where: { siteId: site.id },
-        orderBy: { position: 'asc' },
+    return this.compiled.get(site.id, site.pricingVersion, () => this.load(site.id, site.pricingVersion));
+  }
+
+  /**
+   * One pricing whole: its rules, then the site's version and default. The same version as before
+   * the rules means no replacement committed meanwhile (each bumps it, with its rules); a moved
+   * one, that the rules may be the next pricing's: read again, for that version.
+   */
+  private async load(siteId: string, knownVersion: number): Promise<SitePrices> {
+    let version = knownVersion;
+    for (let attempt = 0; attempt < MAX_PRICING_READS; attempt++) {
+      const rules = await this.db.prisma.priceRule.findMany({ where: { siteId }, orderBy: { position: 'asc' } });
+      const now = await this.db.prisma.site.findUnique({
+        where: { id: siteId },
+        select: { pricingVersion: true, defaultPriceMicros: true },
       });
-      return compileSitePrices(
-        rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
-        site.defaultPriceMicros,
-      );
-    });
+      if (!now) throw notFound('Site not found');
+      if (now.pricingVersion === version)
+        return compileSitePrices(
+          rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
+          now.defaultPriceMicros,
+        );
+      version = now.pricingVersion;
+    }
+    throw unavailable('The site’s pricing kept changing while it was read; retry');
   }
 
   /**

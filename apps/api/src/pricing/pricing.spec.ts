@@ -1,4 +1,5 @@
 import {
+  priceOfSpelling,
   BOT_CATEGORIES,
   DEFAULT_CATEGORY_ACTIONS,
   DEFAULT_CATEGORY_ACTIONS_VERSION,
@@ -6,6 +7,7 @@ import {
 } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { PricingService } from './pricing.service';
 
 describe('pricing API', () => {
   let app: TestApp;
@@ -45,6 +47,25 @@ describe('pricing API', () => {
       const sent = bodies.find((body) => body.default_price_usd === stored.default_price_usd);
       expect({ default_price_usd: stored.default_price_usd, rules: stored.rules }).toEqual(sent);
     }
+  });
+
+  it('prices from one pricing whole, never a new one’s rules under the default its caller read before', async () => {
+    // A caller reads the site's row (version, default), then a replacement commits, then the
+    // rules are loaded: the old default with the new rules priced /paid/x free, where both charge.
+    const owner = await registerPublisher(app);
+    const target = await createSite(app, owner);
+    const pricing = (body: unknown) =>
+      app.call('PUT', `/v1/sites/${target.siteId}/pricing`, { body, headers: owner.auth });
+    expect((await pricing({ default_price_usd: '0', rules: [{ path: '/paid/*', price_usd: '0.05' }] })).status).toBe(
+      200,
+    );
+    const before = await app.database.prisma.site.findUniqueOrThrow({ where: { id: target.siteId } });
+    expect((await pricing({ default_price_usd: '0.05', rules: [{ path: '/free/*', price_usd: '0' }] })).status).toBe(
+      200,
+    );
+    const prices = await app.app.get(PricingService).prices(before);
+    expect(priceOfSpelling(prices, '/paid/x')).toBe(50_000n);
+    expect(priceOfSpelling(prices, '/free/x')).toBe(0n);
   });
 
   describe('accepted prices', () => {

@@ -1,6 +1,7 @@
 import { isEvmAddress, isPayoutAddress, parsePriceUsd, validatePathPattern } from '@crawlgate/core';
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { domainToASCII } from 'node:url';
 import { Type } from 'class-transformer';
 import { Allow, IsObject, registerDecorator, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
 
@@ -30,10 +31,18 @@ export function IsPriceUsd(options?: ValidationOptions): PropertyDecorator {
 const HIDDEN_CHARACTER = /[\p{Cf}\p{Cc}\p{Z}]/u;
 
 /**
- * An email address written the one way it reads: NFKC-stable (no full-width letters, no letter and
- * combining accent apart) and without characters that show as nothing, so no new account looks
- * like another's. Accounts registered before keep logging in as they were written.
+ * Whether an email address is written the one way it reads, so no new account looks like another's
+ * mailbox: NFKC-stable (no full-width letters, no letter and combining accent apart), nothing that
+ * shows as nothing, no quoted local part, and its domain in its ASCII form ("xn--bcher-kva.example",
+ * not "bücher.example"; "." not "。").
  */
+export function isPlainEmailText(value: unknown): boolean {
+  if (typeof value !== 'string' || value.normalize('NFKC') !== value || HIDDEN_CHARACTER.test(value)) return false;
+  const domain = value.slice(value.lastIndexOf('@') + 1);
+  return !value.includes('"') && domainToASCII(domain) === domain;
+}
+
+/** isPlainEmailText() as a class-validator decorator (422 email_format). Accounts registered before still log in as written. */
 export function IsPlainEmailText(options?: ValidationOptions): PropertyDecorator {
   return (target, property) =>
     registerDecorator({
@@ -41,13 +50,11 @@ export function IsPlainEmailText(options?: ValidationOptions): PropertyDecorator
       target: target.constructor,
       propertyName: String(property),
       options: {
-        message: 'Email must be written plainly: composed characters (NFKC), no invisible, format or space characters',
+        message:
+          'Email must be written plainly: composed characters (NFKC), no invisible, format or space characters, no quotes, the domain in its ASCII (xn--) form',
         ...options,
       },
-      validator: {
-        validate: (value) =>
-          typeof value === 'string' && value.normalize('NFKC') === value && !HIDDEN_CHARACTER.test(value),
-      },
+      validator: { validate: isPlainEmailText },
     });
 }
 

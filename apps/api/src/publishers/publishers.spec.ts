@@ -46,6 +46,9 @@ describe('publishers API', () => {
       ['a soft hyphen', 'gi\u00adna+t@example.com'],
       ['a full-width letter', '\uff43arol+t@example.com'],
       ['a letter and a combining accent (NFD)', 'jose\u0301+t@example.com'],
+      ['a domain in Unicode (its ASCII form is another spelling of it)', 'idn+t@bücher.example'],
+      ['an ideographic full stop in the domain', 'dot+t@mail.example\u3002com'],
+      ['a quoted local part', '"q+t"@example.com'],
     ])('refuses an email with %s, which would look like another account’s (422)', async (_what, email) => {
       const response = await app.call('POST', '/v1/publishers/register', {
         body: { email, password: 'long enough pw' },

@@ -112,6 +112,17 @@ const payingSite = (offers: Parameters<typeof ask>[1]) =>
     else ask(response, offers);
   });
 
+/** Five fetches of `url` at once: each one's status, or the reason it was refused. */
+const fiveFetches = (agent: ReturnType<typeof createAgent>, url: string) =>
+  Promise.all(
+    [1, 2, 3, 4, 5].map(() =>
+      agent.fetch(url).then(
+        (response) => response.status,
+        (error: { reason?: string }) => error.reason,
+      ),
+    ),
+  );
+
 const account = privateKeyToAccount(generatePrivateKey());
 const agentWith = (options: Partial<AgentOptions> = {}) =>
   createAgent({ account, maxPriceUsd: '0.01', budgetUsd: '1', ...options });
@@ -396,14 +407,7 @@ describe('x402 v2 first', () => {
       else ask(response, { v2: [v2()] });
     });
     const agent = agentWith();
-    const outcomes = await Promise.all(
-      [1, 2, 3, 4, 5].map(() =>
-        agent.fetch(`${site.url}/page`).then(
-          (response) => response.status,
-          (error: { reason?: string }) => error.reason,
-        ),
-      ),
-    );
+    const outcomes = await fiveFetches(agent, `${site.url}/page`);
     expect(outcomes).toEqual(Array(5).fill('payment_refused'));
     expect(paymentsSent(site)).toHaveLength(1);
     expect(agent.spent()).toMatchObject({ payments: 0, reservedUsd: '0.001' });
@@ -442,14 +446,7 @@ describe('x402 v2 first', () => {
         else held.push(response);
       });
       const agent = agentWith();
-      const outcomes = await Promise.all(
-        [1, 2, 3, 4, 5].map(() =>
-          agent.fetch(`${site.url}/page`).then(
-            (response) => response.status,
-            (error: { reason?: string }) => error.reason,
-          ),
-        ),
-      );
+      const outcomes = await fiveFetches(agent, `${site.url}/page`);
       expect(outcomes).toEqual(Array(5).fill('payment_refused'));
       expect(paymentsSent(site)).toHaveLength(1);
       // A fetch sent after the refusal is the caller's new try: it pays.

@@ -4,6 +4,8 @@
 
 /** The longest request URL a gate is opened for (POST /v1/gates takes at most this many characters). */
 export const MAX_URL_LENGTH = 2048;
+/** The most price rules a site has (PUT /v1/sites/{id}/pricing), and so a pay.json an agent reads. */
+export const MAX_RULES_PER_SITE = 1000;
 /**
  * Beyond the settlement timeout, how long the secret that signed a gate must still verify for a
  * payment of the gate to be taken (API) and for the gate to be offered (middleware): the payment's

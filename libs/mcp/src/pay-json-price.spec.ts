@@ -38,6 +38,22 @@ describe('priceFromPayJson', () => {
     expect(priceFromPayJson({ ...DOC, free_paths: ['/x*'] }, 'https://news.example/xyz')).toEqual({ free: true });
   });
 
+  it('refuses a document larger than any site publishes, and a path longer than a gate prices: each would hold the server', () => {
+    // 142,814 free paths and an 8,000-character path held the event loop for 6.8 s, every call.
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `/x${i}*`);
+    expect(() => priceFromPayJson({ ...DOC, free_paths: many(257) }, 'https://news.example/a')).toThrow(
+      /more than 256 free_paths/,
+    );
+    const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `/r${i}/*`, price_usd: '0.001' }));
+    expect(() => priceFromPayJson({ ...DOC, rules: rules(1001) }, 'https://news.example/a')).toThrow(
+      /more than 1000 rules/,
+    );
+    expect(priceFromPayJson({ ...DOC, rules: rules(1000) }, 'https://news.example/r999/x')).toEqual(
+      priced('0.001', '1000'),
+    );
+    expect(() => priceFromPayJson(DOC, `https://news.example/${'y'.repeat(2048)}`)).toThrow(/longer than/);
+  });
+
   it('says nothing can be paid when the site has no pay_to yet', () => {
     expect(() =>
       priceFromPayJson({ ...DOC, payment: { ...DOC.payment, pay_to: null } }, 'https://news.example/premium/x'),

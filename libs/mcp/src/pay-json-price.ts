@@ -10,6 +10,8 @@ import {
   compilePriceTable,
   formatMicrosUsd,
   isEvmAddress,
+  MAX_RULES_PER_SITE,
+  MAX_URL_LENGTH,
   parsePriceUsd,
   requestPath,
   untrusted,
@@ -18,6 +20,12 @@ import {
 import type { QuotedOffer } from './quoted-offers';
 
 export type PayJsonPrice = { free: true } | { free: false; offer: QuotedOffer };
+
+/**
+ * The most free_paths read: the middleware publishes about 30. A hostile document's 142,814 (under
+ * the 1 MB cap) against an 8,000-character path held the server's event loop for 6.8 s per quote.
+ */
+const MAX_FREE_PATHS = 256;
 
 /** The part of pay.json a price needs; free_paths is read when present. */
 interface PayJsonPrices extends Pick<PayJson, 'version' | 'default_price_usd' | 'rules'> {
@@ -29,6 +37,8 @@ interface PayJsonPrices extends Pick<PayJson, 'version' | 'default_price_usd' | 
 export function priceFromPayJson(document: unknown, url: string): PayJsonPrice {
   const doc = checked(document);
   const path = requestPath(url);
+  if (path.length > MAX_URL_LENGTH)
+    throw new TypeError(`pay.json: the path is longer than a gate prices (${MAX_URL_LENGTH} characters)`);
   if (isFreePath(doc.free_paths ?? [], path)) return { free: true };
   const micros = (text: string) => {
     const parsed = parsePriceUsd(text);
@@ -67,6 +77,8 @@ function checked(document: unknown): PayJsonPrices {
     })
   )
     throw new TypeError('pay.json: rules must be [{path, price_usd}]');
+  if (rules.length > MAX_RULES_PER_SITE)
+    throw new TypeError(`pay.json: more than ${MAX_RULES_PER_SITE} rules, more than a site can set`);
   if (typeof doc.default_price_usd !== 'string') throw new TypeError('pay.json: default_price_usd must be a string');
   const payment = untrusted<PayJson['payment']>(doc.payment);
   // A network the agent knows and addresses, as the agent reads a 402's: a quote repeats them.
@@ -81,6 +93,8 @@ function checked(document: unknown): PayJsonPrices {
     !(Array.isArray(doc.free_paths) && doc.free_paths.every((glob: unknown) => typeof glob === 'string'))
   )
     throw new TypeError('pay.json: free_paths must be strings');
+  if ((doc.free_paths?.length ?? 0) > MAX_FREE_PATHS)
+    throw new TypeError(`pay.json: more than ${MAX_FREE_PATHS} free_paths`);
   return doc as PayJsonPrices;
 }
 

@@ -1,5 +1,6 @@
 import {
   MAX_PRICE_STRING_LENGTH,
+  MAX_RULES_PER_SITE,
   PRICE_STRING_PATTERN,
   type PriceResolution,
   type Pricing,
@@ -11,7 +12,6 @@ import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf } from 'class-va
 import { RejectsUnknownFields } from '../http/validation.pipe';
 import { EachNested, IgnoredReadOnlyField, IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 
-export const MAX_RULES_PER_SITE = 1000;
 
 const PRICE_DOC = {
   oneOf: [

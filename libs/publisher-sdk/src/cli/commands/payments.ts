@@ -2,6 +2,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '@crawlgate/core';
 import type { SitePayment, SitePaymentPage } from '../../types';
 import { print, stringValue, type Command } from '../command';
 import { UsageError } from '../errors';
+import { shellWord } from '../shell-word';
 import { openSite, SITE_HELP } from '../site-ref';
 import { table } from '../table';
 
@@ -47,7 +48,7 @@ export const payments: Command = {
       const more =
         page.next_cursor === null
           ? ''
-          : `\nMore: crawlgate payments ${input.args[0]} --cursor ${page.next_cursor}${limitText ? ` --limit ${limitText}` : ''}\n`;
+          : `\nMore: crawlgate payments ${shellWord(input.args[0])} --cursor ${shellWord(page.next_cursor)}${limitText ? ` --limit ${shellWord(limitText)}` : ''}\n`;
       return rows + more;
     });
   },

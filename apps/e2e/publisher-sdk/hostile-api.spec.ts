@@ -174,6 +174,19 @@ describe('the CLI against an API that is not ours', () => {
     }
   });
 
+  it('never prints a key it was given with a line break in it (a CRLF secret file)', async () => {
+    const api = await hostileApi((response) => void response.writeHead(200).end('{"items":[]}'));
+    try {
+      const broken = `${KEY}\r\nsecond-line`;
+      const { code, stderr } = await run(['sites', 'list', '--api', api.url], { CRAWLGATE_API_KEY: broken });
+      expect(code).not.toBe(0);
+      expect(stderr).not.toContain('k'.repeat(43));
+      expect(api.seen).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('sends no password or key over plain http off loopback, unless told the network is trusted', async () => {
     const plain = 'http://203.0.113.9';
     const refused = await run(['sites', 'list', '--api', plain]);

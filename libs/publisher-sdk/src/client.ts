@@ -71,6 +71,12 @@ export class PublisherClient {
       retry: { maxRetries: options.maxRetries ?? 2, maxWaitMs: options.maxRetryWaitMs ?? 30_000 },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     };
+    // A key read with a line break (a CRLF secret file) would fail in the header, and the error
+    // names the header's value: refused here, without quoting it.
+    if (options.apiKey !== undefined && !/^[\x21-\x7e]+$/.test(options.apiKey))
+      throw new TypeError(
+        'The API key holds characters no key has (a line break or a space?): check where it was read from',
+      );
     this.#apiKey = options.apiKey;
     this.#send = (call) => send(transport, call);
   }

@@ -1,4 +1,5 @@
 import { createTestDatabase } from '../../test/test-database';
+import { whileHoldingLock } from './advisory-lock';
 
 /** Runs in the PostgreSQL run of the suites (DATABASE_URL set): PGlite has no network sessions. */
 const onPostgres = process.env.DATABASE_URL ? it : it.skip;
@@ -20,6 +21,30 @@ describe('a PostgreSQL session of the API', () => {
         // The schema a test isolates still applies beside them.
         const [{ schema }] = await test.database.sql.query<{ schema: string }>('SELECT current_schema() AS schema');
         expect(schema).toBe(test.database.schema);
+      } finally {
+        await test.dispose();
+      }
+    },
+  );
+
+  onPostgres(
+    'survives losing the connection a job holds its lock on (a failover, a terminated backend): the job fails, the API runs on',
+    async () => {
+      const test = await createTestDatabase();
+      try {
+        const key = 72707399; // a test's own, beside JOB_LOCKS
+        const job = whileHoldingLock(test.database, key, async () => {
+          // Its session is ended from another connection while the job waits on something else (the chain).
+          await test.database.sql.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1`,
+            [key],
+          );
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          return 'done';
+        });
+        await expect(job).rejects.toThrow();
+        // The pool serves the next caller on a fresh connection.
+        expect(await test.database.sql.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
       } finally {
         await test.dispose();
       }

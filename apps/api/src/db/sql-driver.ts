@@ -36,6 +36,26 @@ export function pgliteDriver(db: PGlite): SqlDriver {
   };
 }
 
+/**
+ * A client of the pool for one piece of work. The pool listens for a client's errors only while it
+ * is idle: one whose connection is lost while checked out (a failover, a terminated backend, a
+ * keepalive giving up) emitted an 'error' nobody heard, which ended the process. Heard here, the
+ * work's next query fails instead, and the client is dropped when released.
+ */
+async function checkOut(pool: Pool): Promise<{ client: PoolClient; release(error?: Error): void }> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  client.on('error', onError);
+  return {
+    client,
+    release(error) {
+      client.off('error', onError);
+      client.release(error ?? lost);
+    },
+  };
+}
+
 export function pgDriver(pool: Pool): SqlDriver {
   const onClient = (client: Pool | PoolClient): SqlSession => ({
     query: async (text, params) => (await client.query(text, params)).rows,
@@ -44,22 +64,22 @@ export function pgDriver(pool: Pool): SqlDriver {
   return {
     ...onClient(pool),
     async session(work) {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       try {
         const result = await work(onClient(client));
-        client.release();
+        release();
         return result;
       } catch (error) {
         // Session locks the work left behind (one whose unlock failed) would go on to the pool's next
         // caller: released here, or the connection is dropped if even that fails.
         let broken: Error | undefined;
         await client.query('SELECT pg_advisory_unlock_all()').catch((lost: Error) => (broken = lost));
-        client.release(broken);
+        release(broken);
         throw error;
       }
     },
     async transaction(work) {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       let broken: Error | undefined;
       try {
         // Read committed whatever the server's default: a statement after a lock must see what the
@@ -73,7 +93,7 @@ export function pgDriver(pool: Pool): SqlDriver {
         await client.query('ROLLBACK').catch((lost: Error) => (broken = lost));
         throw error;
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
   };

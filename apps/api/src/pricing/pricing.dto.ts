@@ -12,7 +12,6 @@ import { ArrayMaxSize, IsArray, IsDefined, IsString, ValidateIf } from 'class-va
 import { RejectsUnknownFields } from '../http/validation.pipe';
 import { EachNested, IgnoredReadOnlyField, IsPathPattern, IsPriceUsd, Optional } from '../http/validators';
 
-
 const PRICE_DOC = {
   oneOf: [
     { type: 'number', minimum: 0, maximum: 1 },

@@ -10,7 +10,6 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { LOG_LOOKBACK_BLOCKS } from '../payments/authorization-checks';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner } from './channel.store';
@@ -251,7 +250,7 @@ export class ClaimerService {
 
   /**
    * Channels whose payer started a withdrawal lately: the escrow's WithdrawInitiated events over
-   * the last LOG_LOOKBACK_BLOCKS, read once a run (one call, whatever the number of channels).
+   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), read once a run (one call, whatever the number of channels).
    */
   private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
@@ -259,7 +258,7 @@ export class ClaimerService {
       address: batch.escrow,
       abi: BATCH_SETTLEMENT_ABI,
       eventName: 'WithdrawInitiated',
-      fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
+      fromBlock: head > this.chain.recentLogBlocks ? head - this.chain.recentLogBlocks : 0n,
       toBlock: head,
     });
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];

@@ -39,6 +39,8 @@ export interface ChainContext {
   /** The one place the relayer's nonces are assigned, so overlapping settlements never collide or leave gaps. */
   relayerNonces: RelayerNonces;
   confirmations: number;
+  /** How many recent blocks a search for an authorization's or a channel's events covers (RECENT_LOG_BLOCKS). */
+  recentLogBlocks: bigint;
   settlementTimeoutMs: number;
   /** x402 batch-settlement; null when this API has no claim authorizer (sites cannot turn it on). */
   batchSettlement: BatchSettlementChain | null;
@@ -105,6 +107,7 @@ export function createChainContext({
       publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' }),
     ),
     confirmations: config.confirmations,
+    recentLogBlocks: BigInt(config.recentLogBlocks),
     settlementTimeoutMs: config.settlementTimeoutMs,
     batchSettlement: batchSettlementChain(
       config,

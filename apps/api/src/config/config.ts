@@ -55,6 +55,8 @@ export interface ChainConfig {
   /** Key of the account that pays gas to settle authorizations; on `local`, an anvil dev account. */
   relayerPrivateKey: `0x${string}` | undefined;
   confirmations: number;
+  /** How many recent blocks are searched for a payment's chain events before the narrower searches (RECENT_LOG_BLOCKS). */
+  recentLogBlocks: number;
   /** How long a verify request waits for its settlement before answering 202 settlement_pending. */
   settlementTimeoutMs: number;
   /** How often the reconciler looks for unfinished settlements; 0 turns it off. */
@@ -138,6 +140,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     usdcAddress: hex(env, 'USDC_ADDRESS', 40),
     relayerPrivateKey,
     confirmations: integer(env, 'CONFIRMATIONS', network === 'base' ? 2 : 1, 1, 64),
+    recentLogBlocks: integer(env, 'RECENT_LOG_BLOCKS', 10_000, 10, 1_000_000),
     settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),

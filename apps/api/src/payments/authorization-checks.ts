@@ -181,8 +181,21 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
   }
 }
 
-/** How far back to look for the events of an authorization. */
-export const LOG_LOOKBACK_BLOCKS = 10_000n;
+/**
+ * The first block up to `head` stamped at or after `timestamp` (`head` + 1 when none is), by binary
+ * search: about 25 block reads on a chain of tens of millions of blocks.
+ */
+export async function firstBlockStampedFrom(chain: ChainContext, timestamp: bigint, head: bigint): Promise<bigint> {
+  let low = 0n;
+  let high = head + 1n;
+  while (low < high) {
+    const middle = (low + high) / 2n;
+    const block = await chain.publicClient.getBlock({ blockNumber: middle });
+    if (block.timestamp >= timestamp) high = middle;
+    else low = middle + 1n;
+  }
+  return low;
+}
 
 /**
  * The token's own record: true once (from, nonce) was used by any transaction, ours or not, or
@@ -239,7 +252,7 @@ export async function authorizationOutcome(
     abi: USDC_ABI,
     eventName: 'AuthorizationCanceled',
     args: { authorizer: from, nonce },
-    fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
+    fromBlock: head > chain.recentLogBlocks ? head - chain.recentLogBlocks : 0n,
     toBlock: head,
   });
   return canceled.length > 0 ? 'canceled' : 'used';

@@ -28,7 +28,8 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
   const payTo = newWallet().address;
 
   beforeAll(async () => {
-    app = await startTestApp({ isolateChain: true });
+    // Recent blocks searched first: few, so a test passes them by mining (anvil mines thousands slowly).
+    app = await startTestApp({ isolateChain: true, config: { chain: { recentLogBlocks: 50 } } });
     ({ site } = await pricedSite(app, payTo));
   });
   afterAll(async () => {
@@ -96,6 +97,22 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(again.body.tx_hash).toBe(copy.toLowerCase());
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gate.amount));
+  });
+
+  it('finds the copy that paid when the reconciler first looks after the recent blocks it searches (an outage): charged once, the token issued', async () => {
+    const { agent, gate, payment, answer } = await settlementHeldInMempool('/front-run-long-ago');
+    const copier = newWallet();
+    await fundEth(app, copier.address);
+    const copy = await minedAhead(copier, { abi: USDC_ABI, ...settlementArgs(payment) });
+    expect((await answer).status).toBe(202);
+    // The API was away longer than the recent blocks the reconciler searches first (RECENT_LOG_BLOCKS).
+    await devTestClient(app.chain.rpcUrl).mine({ blocks: 51 });
+
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(again.status === 200 ? 200 : again).toBe(200);
+    expect(again.body.tx_hash).toBe(copy.toLowerCase());
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
   });
 
   it('pays no gate when the payer used the same nonce for another authorization: the page is never paid for that way', async () => {

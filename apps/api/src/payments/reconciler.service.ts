@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { USDC_ABI } from '@crawlgate/core';
+import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Hash, TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
@@ -9,7 +9,7 @@ import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
-  LOG_LOOKBACK_BLOCKS,
+  firstBlockStampedFrom,
   settledTransferIndex,
   unusedAuthorizationFate,
 } from './authorization-checks';
@@ -100,7 +100,7 @@ export class ReconcilerService {
       return 'released';
     }
     if (outcome === 'used') {
-      const receipt = await this.findSettlement(auth.from, auth.nonce);
+      const receipt = await this.findSettlement(auth);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
       const index = settledTransferIndex(this.chain, receipt, auth);
       if (index === null) {
@@ -201,17 +201,31 @@ export class ReconcilerService {
     return head - receipt.blockNumber + 1n >= BigInt(this.chain.confirmations);
   }
 
-  /** The transaction that used (authorizer, nonce), found by the token's AuthorizationUsed event. */
-  private async findSettlement(authorizer: `0x${string}`, nonce: `0x${string}`): Promise<TransactionReceipt | null> {
+  /**
+   * The transaction that used the authorization's (from, nonce), found by the token's
+   * AuthorizationUsed event: in the recent blocks, else (the reconciler was away longer than they
+   * last) in the blocks stamped within the authorization's validity, where the token takes it.
+   */
+  private async findSettlement(
+    auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
+  ): Promise<TransactionReceipt | null> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    const [log] = await this.chain.publicClient.getContractEvents({
-      address: this.chain.usdc,
-      abi: USDC_ABI,
-      eventName: 'AuthorizationUsed',
-      args: { authorizer, nonce },
-      fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
-      toBlock: head,
-    });
+    const recent = head > this.chain.recentLogBlocks ? head - this.chain.recentLogBlocks : 0n;
+    const used = (fromBlock: bigint, toBlock: bigint) =>
+      this.chain.publicClient.getContractEvents({
+        address: this.chain.usdc,
+        abi: USDC_ABI,
+        eventName: 'AuthorizationUsed',
+        args: { authorizer: auth.from, nonce: auth.nonce },
+        fromBlock,
+        toBlock,
+      });
+    let [log] = await used(recent, head);
+    if (!log && recent > 0n) {
+      const first = await firstBlockStampedFrom(this.chain, auth.validAfter, head);
+      const last = await firstBlockStampedFrom(this.chain, auth.validBefore, head);
+      if (first < recent) [log] = await used(first, last < recent ? last : recent - 1n);
+    }
     return log ? this.receipt(log.transactionHash) : null;
   }
 }

@@ -19,8 +19,13 @@ const DOTTED_CAPITAL_I = /\u0130/g;
  */
 export function foldCase(text: string, expandDottedI = false): string {
   let folded = isAscii(text) ? text.toLowerCase() : Array.from(text, foldCodePoint).join('');
-  if (expandDottedI && folded.includes('\u0130')) folded = folded.replace(DOTTED_CAPITAL_I, 'i\u0307');
+  if (expandDottedI) folded = dottedIExpanded(folded);
   return folded.includes('%') ? folded.replace(ESCAPE, (escape) => escape.toUpperCase()) : folded;
+}
+
+/** `text` with each "İ" as Fastify's router lower-cases it: "i" and a combining dot above. */
+export function dottedIExpanded(text: string): string {
+  return text.includes('\u0130') ? text.replace(DOTTED_CAPITAL_I, 'i\u0307') : text;
 }
 
 /**
@@ -102,15 +107,9 @@ export function closedUnderCase(test: CharClass, reading: CaseReading): CharClas
 function close(test: CharClass, reading: CaseReading): CharClass {
   const ranges = merged(test.ranges);
   const inside = (c: number) => {
-    // The last range starting at or before c, by binary search: a class may hold hundreds.
-    let low = 0;
-    let high = ranges.length / 2;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (ranges[2 * mid] <= c) low = mid + 1;
-      else high = mid;
-    }
-    return low > 0 && c <= ranges[2 * low - 1];
+    // In the last range starting at or before c, found by binary search: a class may hold hundreds.
+    const next = firstPairFrom(ranges, 0, c + 1);
+    return next > 0 && c <= ranges[next - 1];
   };
   // Negated and read 'any-spelling', a folded code point the class refuses leaves it when one of
   // its spellings is not refused; otherwise a folded code point joins when one of its spellings is in.
@@ -132,8 +131,8 @@ function close(test: CharClass, reading: CaseReading): CharClass {
   return { negated: test.negated, ranges: leaving ? without(ranges, moved) : merged([...ranges, ...moved]) };
 }
 
-/** The index of the first pair whose member at `sortedAt` is at least `from`, by binary search. */
-function firstPairFrom(table: Int32Array, sortedAt: number, from: number): number {
+/** The index of the first pair (of a flat list of pairs) whose member at `sortedAt` is at least `from`, by binary search. */
+function firstPairFrom(table: ArrayLike<number>, sortedAt: number, from: number): number {
   let low = 0;
   let high = table.length / 2;
   while (low < high) {

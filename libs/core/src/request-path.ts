@@ -22,7 +22,7 @@ import { utf8Decode } from './base64url';
 
 const ORIGIN = 'http://localhost';
 /** A run of percent-escapes ("%C3%A9"): the text escapeRunBytes() reads. */
-export const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
 const CONTROL = /\p{Cc}/gu;
 const LONE_SURROGATE = /\p{Cs}/gu;
 
@@ -68,7 +68,7 @@ function pathnameOf(url: string): string {
 }
 
 /** The bytes a run of percent-escapes (ESCAPE_RUN) stands for. */
-export function escapeRunBytes(run: string): Uint8Array {
+function escapeRunBytes(run: string): Uint8Array {
   const bytes = new Uint8Array(run.length / 3);
   for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(run.slice(3 * i + 1, 3 * i + 3), 16);
   return bytes;

@@ -7,7 +7,7 @@
  */
 
 import { compilePriceTable, type PriceMatch, type PriceRule, type PriceTable } from './glob';
-import type { CaseReading } from './case-fold';
+import { dottedIExpanded, type CaseReading } from './case-fold';
 import { keyings, pathKey, patternKey, type RoutingOptions } from './route-key';
 
 export interface SitePrices {
@@ -94,7 +94,7 @@ function reading(prices: SitePrices, path: string, keying: Required<RoutingOptio
   const match = prices.keyed(keying).resolvePath(key);
   if (keying.caseSensitive || !(key.includes('\u0130') || key.includes('\u0307'))) return match;
   // Express keeps "İ" one letter; Fastify lower-cases whole paths, "İ" becoming "i" and a combining dot.
-  return higher(match, prices.keyed(keying, true).resolvePath(key.replace(/\u0130/g, 'i\u0307')));
+  return higher(match, prices.keyed(keying, true).resolvePath(dottedIExpanded(key)));
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import type { Address, Hex } from 'viem';
-import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
+import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
@@ -258,7 +258,7 @@ export class ClaimerService {
       address: batch.escrow,
       abi: BATCH_SETTLEMENT_ABI,
       eventName: 'WithdrawInitiated',
-      fromBlock: head > this.chain.recentLogBlocks ? head - this.chain.recentLogBlocks : 0n,
+      fromBlock: firstRecentBlock(this.chain, head),
       toBlock: head,
     });
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];

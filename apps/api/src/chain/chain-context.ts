@@ -138,3 +138,8 @@ export async function assertChainId(context: ChainContext): Promise<void> {
     throw new Error(`RPC_URL serves chain ${actual}, but ${context.network.name} is chain ${context.chainId}`);
   }
 }
+
+/** The first of the recent blocks (chain.recentLogBlocks up to `head`) a search for events covers. */
+export function firstRecentBlock(chain: Pick<ChainContext, 'recentLogBlocks'>, head: bigint): bigint {
+  return head > chain.recentLogBlocks ? head - chain.recentLogBlocks : 0n;
+}

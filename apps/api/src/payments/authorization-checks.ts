@@ -18,7 +18,7 @@ import {
   type Log,
   type TransactionReceipt,
 } from 'viem';
-import type { ChainContext } from '../chain/chain-context';
+import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
 import { onChain, revertMessage } from './chain-errors';
@@ -252,7 +252,7 @@ export async function authorizationOutcome(
     abi: USDC_ABI,
     eventName: 'AuthorizationCanceled',
     args: { authorizer: from, nonce },
-    fromBlock: head > chain.recentLogBlocks ? head - chain.recentLogBlocks : 0n,
+    fromBlock: firstRecentBlock(chain, head),
     toBlock: head,
   });
   return canceled.length > 0 ? 'canceled' : 'used';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Hash, TransactionReceipt } from 'viem';
-import type { ChainContext } from '../chain/chain-context';
+import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
@@ -210,7 +210,7 @@ export class ReconcilerService {
     auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
   ): Promise<TransactionReceipt | null> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    const recent = head > this.chain.recentLogBlocks ? head - this.chain.recentLogBlocks : 0n;
+    const recent = firstRecentBlock(this.chain, head);
     const used = (fromBlock: bigint, toBlock: bigint) =>
       this.chain.publicClient.getContractEvents({
         address: this.chain.usdc,

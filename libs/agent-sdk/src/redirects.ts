@@ -9,6 +9,11 @@
 import { isLoopbackHost } from '@crawlgate/core';
 import type { HopSigner } from './web-bot-auth';
 
+/** Plain http to a host off loopback: anyone on the network between can read and change it. */
+export function isPlainHttpOffLoopback(url: URL): boolean {
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+}
+
 /** A Web Bot Auth signature's headers: made for one request, never sent again (a caller's own too, once a redirect leaves its origin). */
 const SIGNATURE_HEADERS = ['signature', 'signature-input', 'signature-agent'];
 
@@ -89,7 +94,7 @@ export async function follow(
   let answer: Response | undefined;
   let plainHttp = false;
   for (let redirects = 0; ; redirects++) {
-    plainHttp ||= hop.url.protocol === 'http:' && !isLoopbackHost(hop.url.hostname);
+    plainHttp ||= isPlainHttpOffLoopback(hop.url);
     const headers = new Headers(hop.headers);
     const payment = answer ? {} : extra;
     const paying = Object.keys(payment).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));

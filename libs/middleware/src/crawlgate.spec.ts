@@ -844,6 +844,27 @@ describe('a sign-in the API cannot check', () => {
   });
 });
 
+describe('a sign-in behind a proxy', () => {
+  it('tells the API the visitor’s address that crawlerIps.clientIp gives, not the proxy’s: its sign-in limit counts per address', async () => {
+    const { fake, handle } = setup({
+      crawlerIps: {
+        clientIp: (request) => request.headers['x-real-ip'] as string | undefined,
+        // No operator's list fetched, no name looked up: the address is what is tested.
+        fetch: () => Promise.reject(new Error('offline')),
+        reverseDns: false,
+      },
+    });
+    const sent: unknown[] = [];
+    fake.answerWith((call, body) => {
+      if (call === 'POST /v1/access-tokens/siwx') sent.push(body.client_ip);
+      return undefined;
+    });
+    await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '203.0.113.9' }, '127.0.0.1');
+    await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '198.51.100.7' }, '127.0.0.1');
+    expect(sent).toEqual(['203.0.113.9', '198.51.100.7']);
+  });
+});
+
 describe('a sign-in the API accepted', () => {
   it('serves the page with the token and counts it as a re-access, not as a new paid visit with revenue', async () => {
     const { fake, handle, gate } = setup();

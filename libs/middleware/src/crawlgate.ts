@@ -447,7 +447,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // A sign-in the API could not check is a 503, a payment the request also carries included:
       // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
-      return siwx.reaccess(headers, route.path, request.ip).then((signedIn) => {
+      return siwx.reaccess(headers, route.path, clientIp(request)).then((signedIn) => {
         if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
         // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
         if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';

@@ -7,7 +7,7 @@
 
 import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
 import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
-import { newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
+import { fundUsdc, newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import { reverseName, startDnsServer, type DnsServer } from '../../../libs/middleware/testing/dns-server';
 import { crawlerRanges } from './support/crawler-ranges';
@@ -218,6 +218,40 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
       const replay = await get(server, path, { 'user-agent': GPTBOT, 'payment-signature': signature });
       expect({ path, premium: replay.text.includes('premium content') }).toEqual({ path, premium: false });
     }
+  });
+
+  it('never lets a paid v2 PAYMENT-SIGNATURE of a gate at the highest price open other pages through a target read as its path', async () => {
+    // A wallet of its own: two premium pages would spend most of the shared agent's 1 USDC.
+    const payer = newWallet();
+    await fundUsdc(site.app, payer.address, '2');
+    const payV2 = async (target: string) => {
+      const first = await get(server, target, { 'user-agent': GPTBOT });
+      expect(first.status).toBe(402);
+      const required = decodeBase64Json(String(first.headers['payment-required'])) as PaymentRequiredV2;
+      const signed = await signOffer(site.app, payer, json(first) as never);
+      return encodeBase64Json(
+        exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }),
+      );
+    };
+    // Bought at the premium price, the highest; read whole, "/premium/x;/../anchor" is that page,
+    // cut at ";" (Fastify's useSemicolonDelimiter) another premium one.
+    const anchor = `/premium/anchor-${tag}`;
+    const signature = await payV2(anchor);
+    expect(served(await get(server, anchor, { 'user-agent': GPTBOT, 'payment-signature': signature }))).toBe(true);
+    for (const secret of ['one', 'two']) {
+      const target = `/premium/${secret}-${tag};/../anchor-${tag}`;
+      const replay = await get(server, target, { 'user-agent': GPTBOT, 'payment-signature': signature });
+      expect({ target, secret: replay.text.includes(`premium content ${secret}-`) }).toEqual({ target, secret: false });
+    }
+    // "http:///first" is the path / to the gate and /first to Express: paid once, it must not open /second.
+    const absolute = await payV2(`http:///first-${tag}`).catch(() => undefined);
+    if (absolute === undefined) return; // this server refuses absolute targets with no host
+    const paid = await get(server, `http:///first-${tag}`, { 'user-agent': GPTBOT, 'payment-signature': absolute });
+    expect(paid.text.includes(`content first-${tag}`) || paid.status !== 200).toBe(true);
+    const replay = await get(server, `http:///second-${tag}`, { 'user-agent': GPTBOT, 'payment-signature': absolute });
+    expect({ status: replay.status, second: replay.text.includes(`content second-${tag}`) }).toMatchObject({
+      second: false,
+    });
   });
 
   it('charges every spelling its router serves as a premium page at least the premium price', async () => {

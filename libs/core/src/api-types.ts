@@ -90,6 +90,13 @@ export interface VerifyPaymentRequest {
   signature?: string;
   /** With tx_hash: the transfer's payer, so a contract wallet's transfer is found in any bundle. */
   payer?: string;
+  /**
+   * With an EIP-3009 `payment`: answer only for a payment of this gate already recorded with this
+   * authorization (paid, pending or failed), never settle a new one (402 `invalid_payload`). The
+   * middleware asks so for a gate offered below the route's price now: its payer may have paid it
+   * before the price rose, and nobody may start paying it at the old price.
+   */
+  recorded_only?: boolean;
 }
 
 /** 402 of POST /v1/gates/{id}/verify: the proof does not pay this gate; nothing was charged. */

@@ -53,8 +53,16 @@ export interface ApiClientOptions {
 
 export interface ApiClient {
   site(): Promise<SiteOffer>;
-  /** `timeoutMs`: verify waits for the settlement on chain, so it gets longer than the other calls. */
-  verify(gateId: string, payment: Record<string, unknown>, timeoutMs: number): Promise<VerifyAnswer>;
+  /**
+   * `timeoutMs`: verify waits for the settlement on chain, so it gets longer than the other calls.
+   * `recordedOnly`: the API answers for a payment of this gate it already recorded, and settles none.
+   */
+  verify(
+    gateId: string,
+    payment: Record<string, unknown>,
+    timeoutMs: number,
+    recordedOnly?: boolean,
+  ): Promise<VerifyAnswer>;
   reportGateCounts(report: GateCountsReport): Promise<void>;
   /** A sign-in-with-x proof for a path: the paid token again, or null when the API refused the proof. */
   siwx(request: SiwxAccessRequest): Promise<SiwxAccess | null>;
@@ -138,9 +146,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       throw unexpected(label, answer);
     },
 
-    async verify(gateId, payment, timeoutMs) {
+    async verify(gateId, payment, timeoutMs, recordedOnly = false) {
       const label = 'POST /v1/gates/{id}/verify';
-      const request: VerifyPaymentRequest = { payment };
+      const request: VerifyPaymentRequest = recordedOnly ? { payment, recorded_only: true } : { payment };
       const path = `/v1/gates/${encodeURIComponent(gateId)}/verify`;
       const answer = await call('POST', path, request, timeoutMs, label);
       const { status, body } = answer;

@@ -82,6 +82,28 @@ function paymentV2(offer: Offer) {
   return encodeBase64Json({ x402Version: 2, accepted: acceptedOf(offer), payload: PAYLOAD });
 }
 
+const CHANNEL_ID = `0x${'c'.repeat(64)}`;
+
+/** x402's batch-settlement payment for the gate of `offer`: a voucher, or a refund request with the voucher for what was charged. */
+const refundRequest = (offer: Offer, type = 'refund') =>
+  encodeBase64Json({
+    x402Version: 2,
+    accepted: acceptedOf(offer, 'batch-settlement'),
+    payload: {
+      type,
+      channelConfig: {
+        payer: '0x' + '3'.repeat(40),
+        payerAuthorizer: '0x' + '3'.repeat(40),
+        receiver: '0x' + '2'.repeat(40),
+        receiverAuthorizer: '0x' + '4'.repeat(40),
+        token: '0x' + '1'.repeat(40),
+        withdrawDelay: 86400,
+        salt: '0x' + '0'.repeat(64),
+      },
+      voucher: { channelId: CHANNEL_ID, maxClaimableAmount: '20000', signature: '0x' + 'ab'.repeat(65) },
+    },
+  });
+
 /** A site offer that makes every page free, for answers that must not be taken. */
 const SITE_FREE = {
   site_id: FAKE_SITE_ID,
@@ -342,7 +364,6 @@ describe('createCrawlgate', () => {
     });
 
     describe('x402 batch-settlement refund requests', () => {
-      const CHANNEL_ID = `0x${'c'.repeat(64)}`;
       const refunded = (gateId: string): FakeAnswer => ({
         status: 200,
         body: {
@@ -363,25 +384,6 @@ describe('createCrawlgate', () => {
           },
         },
       });
-      /** x402's refund request for the gate of `offer`: the voucher for what was charged. */
-      const refundRequest = (offer: Offer, type = 'refund') =>
-        encodeBase64Json({
-          x402Version: 2,
-          accepted: acceptedOf(offer, 'batch-settlement'),
-          payload: {
-            type,
-            channelConfig: {
-              payer: '0x' + '3'.repeat(40),
-              payerAuthorizer: '0x' + '3'.repeat(40),
-              receiver: '0x' + '2'.repeat(40),
-              receiverAuthorizer: '0x' + '4'.repeat(40),
-              token: '0x' + '1'.repeat(40),
-              withdrawDelay: 86400,
-              salt: '0x' + '0'.repeat(64),
-            },
-            voucher: { channelId: CHANNEL_ID, maxClaimableAmount: '20000', signature: '0x' + 'ab'.repeat(65) },
-          },
-        });
 
       it('answers a refund the API made 200 with its PAYMENT-RESPONSE and no page, no token', async () => {
         const { handle } = setup({}, { verify: refunded });
@@ -425,6 +427,64 @@ describe('createCrawlgate', () => {
         });
       }
       expect(fake.count('POST /v1/gates')).toBe(0);
+    });
+
+    it('refuses a v2 payment whose gate_id is not a string as unreadable, without asking the API', async () => {
+      const { fake, handle } = setup({}, paysFor('/post/1'));
+      for (const gateId of [{ toString: 1 }, 42, ['gate'], null]) {
+        const offer = { accepts: [{ extra: { gate_id: gateId as unknown as string } }] };
+        const answer = respond(await handle('/post/1', { 'payment-signature': paymentV2(offer) }));
+        expect({ status: answer.status, payment: decodeBase64Json(answer.headers['payment-response']) }).toMatchObject({
+          status: 402,
+          payment: { success: false, errorReason: 'invalid_payload' },
+        });
+      }
+      expect(fake.calls.filter((call) => call.endsWith('/verify'))).toEqual([]);
+    });
+
+    describe('a gate offered below the price of its path now (the price rose since)', () => {
+      /** The gate of `offer`, as this site minted it when the path cost `micros`. */
+      const offeredAt = (offer: Offer & { id: string }, micros: bigint) => ({
+        accepts: [{ extra: { gate_id: signGate({ ...readGate(offer.id)!, micros }, SECRET) } }],
+      });
+
+      it('asks the API only for a payment of it already recorded, and serves what the API confirmed', async () => {
+        const { fake, handle } = setup({}, paysFor('/post/1'));
+        const sent: unknown[] = [];
+        fake.answerWith((call, body) => void (call.endsWith('/verify') && sent.push(body.recorded_only)));
+        const offer = respond(await handle('/post/1')).json;
+        const cheaper = offeredAt(offer, 1n);
+        expect((await handle('/post/1', { 'payment-signature': paymentV2(cheaper) })).kind).toBe('pass-after-payment');
+        expect((await handle('/post/1', { 'payment-signature': paymentV2(offer) })).kind).toBe('pass-after-payment');
+        expect(sent).toEqual([true, undefined]);
+      });
+
+      it('refuses a voucher for it without asking the API: a voucher is taken at once, never answered for later', async () => {
+        const { fake, handle } = setup({}, paysFor('/post/1'));
+        const offer = respond(await handle('/post/1')).json;
+        const voucher = refundRequest(offeredAt(offer, 1n), 'voucher');
+        // The same voucher for the gate at today's price is asked about (the fake API answers it paid).
+        expect((await handle('/post/1', { 'payment-signature': refundRequest(offer, 'voucher') })).kind).toBe(
+          'pass-after-payment',
+        );
+        fake.calls.length = 0;
+        const answer = respond(await handle('/post/1', { 'payment-signature': voucher }));
+        expect(answer.status).toBe(402);
+        expect(fake.calls.filter((call) => call.endsWith('/verify'))).toEqual([]);
+      });
+    });
+
+    it('pays the gate minted now for a payment on a target a router may read as another path, never the gate it names', async () => {
+      const seen: string[] = [];
+      const { handle } = setup(
+        {},
+        { verify: (gateId) => (seen.push(gateId), paid(gateId, token('/post/1'), '/post/1')) },
+      );
+      const offer = respond(await handle('/post/1')).json;
+      await handle('/other;/../post/1', { 'payment-signature': paymentV2(offer) });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).not.toBe(offer.id);
+      expect(readGate(seen[0])).toMatchObject({ path: '/post/1' });
     });
 
     it('never serves when the API confirms a payment whose token does not open this path', async () => {

@@ -27,6 +27,7 @@ import {
   paymentRequiredHeader,
   readGate,
   signGate,
+  isBatchSettlementPayment,
   isPlainRoute,
   priceRoute,
   rawPath,
@@ -476,9 +477,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         fresh,
         settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
       );
-    // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path.
-    const gateId = named.kind === 'named' ? named.gateId : fresh.offer.id;
-    return verify(request, route, terms, micros, fresh, payment, gateId);
+    // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path. So
+    // does any payment on a target a router may read as another path, paid for each time
+    // (route.ts): its named gate, paid once, would be opened again by the payment replayed on
+    // targets the router serves as other pages.
+    if (named.kind === 'unnamed' || !isPlainRoute(route))
+      return verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
+    return verify(request, route, terms, micros, fresh, payment, named.gateId, named.recordedOnly);
   }
 
   async function verify(
@@ -489,6 +494,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     fresh: MintedGate,
     payment: Extract<PresentedPayment, { ok: true }>,
     gateId: string,
+    recordedOnly: boolean,
   ): Promise<Decision> {
     let answer: VerifyAnswer;
     try {
@@ -496,6 +502,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         gateId,
         payment.payment,
         options.verifyTimeoutMs ?? terms.offer.settlement_timeout_seconds * 1000 + VERIFY_MARGIN_MS,
+        recordedOnly,
       );
     } catch (error) {
       if (!(error instanceof CrawlgateApiError)) throw error;
@@ -592,23 +599,33 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     );
   }
 
-  /** `micros`: what this route costs now; a gate named for less (minted for a cheaper reading of the target) is refused. */
+  /**
+   * The gate a v2 payment names, if it is one of ours for this path. `micros`: what this route costs
+   * now. A gate offered for less (before the price rose) may hold a payment made then, which the API
+   * answers for (`recordedOnly`); a new one is never taken at the old price, nor a voucher at all.
+   */
   function namedGate(
     payment: Extract<PresentedPayment, { ok: true }>,
     route: Route,
     micros: bigint,
-  ): { kind: 'named'; gateId: string } | { kind: 'unnamed' } | { kind: 'refused'; reason: string } {
+  ):
+    | { kind: 'named'; gateId: string; recordedOnly: boolean }
+    | { kind: 'unnamed' }
+    | { kind: 'refused'; reason: string } {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
     const gateId = accepted?.extra?.gate_id;
     if (gateId === undefined) return { kind: 'unnamed' };
-    const check = verifyGate(String(gateId), { secret: verifyingSecrets(), siteId: options.siteId });
+    if (typeof gateId !== 'string') return { kind: 'refused', reason: X402_REASONS.invalid_payload };
+    const check = verifyGate(gateId, { secret: verifyingSecrets(), siteId: options.siteId });
     // An expired gate may still hold a settled payment: the API answers for it. (verifyGate
     // checks the MAC and the site before the expiry, so an expired gate's terms are ours.)
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    const gate = check.valid ? check.gate : readGate(String(gateId));
-    if (gate?.path !== route.path || gate.micros < micros)
+    const gate = check.valid ? check.gate : readGate(gateId);
+    if (gate?.path !== route.path) return { kind: 'refused', reason: X402_REASONS.invalid_payload };
+    const cheaper = gate.micros < micros;
+    if (cheaper && isBatchSettlementPayment(payment.payment))
       return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    return { kind: 'named', gateId: String(gateId) };
+    return { kind: 'named', gateId, recordedOnly: cheaper };
   }
 
   function notLoaded(): Decision {

@@ -10,7 +10,7 @@ import {
   type VoucherStateView,
 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsObject, IsString, Matches, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
 
 /** Room for an ERC-6492 signature of a wallet not deployed yet (factory calldata included); an EOA's is 65 bytes. */
@@ -60,6 +60,14 @@ export class VerifyPaymentDto implements VerifyPaymentRequest {
   @IsString()
   @Matches(/^0x[0-9a-fA-F]{40}$/, { message: 'payer must be 0x followed by 40 hex characters' })
   payer?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'With an EIP-3009 `payment`: answer only for a payment of this gate already recorded with this authorization (paid, pending or failed), never settle a new one (402 `invalid_payload`). For a gate offered below the price of its path now: its payer may have paid it before the price rose; nobody may start paying it at the old price.',
+  })
+  @Optional()
+  @IsBoolean()
+  recorded_only?: boolean;
 }
 
 /** x402's channelState, with x402's field names. */

@@ -88,11 +88,21 @@ export class PaymentsService {
         },
       ]);
     }
+    const voucher = body.payment !== undefined && isBatchSettlementPayment(body.payment);
+    if (body.recorded_only === true && (body.payment === undefined || voucher)) {
+      throw new ValidationFailed([
+        {
+          loc: ['body', 'recorded_only'],
+          msg: '`recorded_only` goes with an EIP-3009 `payment` only',
+          type: 'value_error',
+          input: true,
+        },
+      ]);
+    }
     const { gate, payment } = await this.gates.findLive(gateId);
-    if (body.payment !== undefined && isBatchSettlementPayment(body.payment))
-      return this.vouchers.verify(gate, payment, body.payment);
+    if (voucher) return this.vouchers.verify(gate, payment, body.payment!);
     return body.payment !== undefined
-      ? this.verifyAuthorization(gate, payment, body.payment)
+      ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
       : this.verifyTransfer(
           gate,
           payment,
@@ -102,7 +112,13 @@ export class PaymentsService {
         );
   }
 
-  private async verifyAuthorization(gate: Gate, gatePayment: Payment | null, raw: unknown): Promise<VerifyOutcome> {
+  /** `recordedOnly`: answer for this authorization's payment of this gate if one is recorded; never start one. */
+  private async verifyAuthorization(
+    gate: Gate,
+    gatePayment: Payment | null,
+    raw: unknown,
+    recordedOnly: boolean,
+  ): Promise<VerifyOutcome> {
     const parsed = parsePaymentPayload(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const auth = toSignedAuthorization(parsed.payload);
@@ -118,6 +134,11 @@ export class PaymentsService {
       const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
       if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
     }
+    if (recordedOnly)
+      throw new PaymentRejected(
+        X402_REASONS.invalid_payload,
+        'No payment of this gate with this authorization is recorded, and recorded_only starts none; nothing was charged',
+      );
     assertPayable(gatePayment);
 
     checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));

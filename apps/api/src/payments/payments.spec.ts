@@ -335,6 +335,43 @@ describe('paying a gate', () => {
       ).toBe(422);
       expect((await verify(gate.id, { tx_hash: '0x1234' })).body.detail[0]).toMatchObject({ loc: ['body', 'tx_hash'] });
     });
+
+    it('with recorded_only, answers for this authorization’s payment of the gate if recorded, and starts none', async () => {
+      const gate = await openGate(app, site, '/article/recorded-only');
+      const payment = await signPayment(app, agent, gate);
+      const transfers = (await transfersTo(app, payTo)).length;
+      const unrecorded = await verify(gate.id, { payment, recorded_only: true });
+      expect([unrecorded.status, unrecorded.body.reason]).toEqual([402, 'invalid_payload']);
+      expect(await transfersTo(app, payTo)).toHaveLength(transfers);
+
+      const paid = await verify(gate.id, { payment });
+      expect(paid.status).toBe(200);
+      const again = await verify(gate.id, { payment, recorded_only: true });
+      expect([again.status, again.body.access_token]).toEqual([200, paid.body.access_token]);
+      // Another authorization for the paid gate, and this one for another gate: neither is taken.
+      expect(
+        (await verify(gate.id, { payment: await signPayment(app, agent, gate), recorded_only: true })).status,
+      ).toBe(402);
+      const other = await openGate(app, site, '/article/recorded-only-other');
+      expect((await verify(other.id, { payment, recorded_only: true })).status).toBe(409);
+      expect(await transfersTo(app, payTo)).toHaveLength(transfers + 1);
+    });
+
+    it('answers 422 for recorded_only with a tx_hash or a voucher, or that is not a boolean', async () => {
+      const gate = await openGate(app, site, '/article/recorded-only-bad');
+      const voucher = { x402Version: 2, accepted: { scheme: 'batch-settlement' }, payload: {} };
+      for (const body of [
+        { tx_hash: `0x${'a'.repeat(64)}`, signature: '0x1234', recorded_only: true },
+        { payment: voucher, recorded_only: true },
+        { payment: await signPayment(app, agent, gate), recorded_only: 'yes' },
+      ]) {
+        const answer = await verify(gate.id, body);
+        expect({ status: answer.status, loc: answer.body.detail[0].loc }).toEqual({
+          status: 422,
+          loc: ['body', 'recorded_only'],
+        });
+      }
+    });
   });
 
   describe('with the hash of a USDC transfer the agent sent', () => {

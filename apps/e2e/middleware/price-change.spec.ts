@@ -1,0 +1,94 @@
+/*
+ * A publisher changes a price while a payment of the old one is on its way to the chain. The payer
+ * retries with the same PAYMENT-SIGNATURE, as the gate's 503 tells it to: it must get the page it
+ * paid for, and nobody may start a new payment at the old price. The real API (its settlements
+ * held back by a chain that mines nothing), a real Fastify server with the gate, the local chain.
+ */
+
+import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
+import { devTestClient } from '@crawlgate/devchain';
+import { fundUsdc, newWallet, signOffer, transfersTo } from '../../../apps/api/test/test-agent';
+import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { rawRequest, type Answer } from './support/raw-request';
+import { FRAMEWORKS, type SiteServer } from './support/site-servers';
+
+const fastify = FRAMEWORKS.find((framework) => framework.name === 'Fastify')!;
+const bot = { 'user-agent': GPTBOT };
+
+let gated: GatedSite;
+let server: SiteServer;
+beforeAll(async () => {
+  gated = await startGatedSite({
+    app: { isolateChain: true, config: { chain: { settlementTimeoutMs: 500, reconcileIntervalMs: 200 } } },
+  });
+  await gated.setPricing({ default_price_usd: '0.01', rules: [] });
+  server = await fastify.start(gated.options({ refreshMs: 100 }));
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await gated?.close();
+}, 60_000);
+
+const served = (answer: Answer) => answer.status === 200 && answer.text.includes('<h1>Article ');
+
+/** A v2 PAYMENT-SIGNATURE paying the gate of this 402, signed by `payer`. */
+async function paymentOf(offered: Answer, payer: ReturnType<typeof newWallet>): Promise<string> {
+  const required = decodeBase64Json(String(offered.headers['payment-required'])) as PaymentRequiredV2;
+  const signed = await signOffer(gated.app, payer, JSON.parse(offered.text) as never);
+  return encodeBase64Json(
+    exactPaymentV2(required.accepts[0], signed.authorization, signed.signature, { resource: required.resource }),
+  );
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+it('serves a page paid before its price rose to the payer retrying with the same payment, and takes no new payment at the old price', async () => {
+  const chain = devTestClient(gated.app.chain.rpcUrl);
+  const payer = newWallet();
+  await fundUsdc(gated.app, payer.address, '1');
+  const page = '/articles/price-rise';
+  const offered = await rawRequest(server, page, bot);
+  expect([offered.status, offered.headers['crawler-price']]).toEqual([402, 'USD 0.01']);
+  const payment = await paymentOf(offered, payer);
+  // Offered at the old price too, and left unpaid until the price rose.
+  const other = '/articles/price-rise-other';
+  const unpaid = await rawRequest(server, other, bot);
+  const before = (await transfersTo(gated.app, gated.payTo)).length;
+
+  await chain.setAutomine(false);
+  try {
+    const first = await rawRequest(server, page, { ...bot, 'payment-signature': payment });
+    expect(first.status).toBe(503);
+    await gated.setPricing({ default_price_usd: '0.02', rules: [] });
+    await until(
+      () => rawRequest(server, '/articles/price-probe', bot),
+      (answer) => answer.headers['crawler-price'] === 'USD 0.02',
+      'the gate to load the new price',
+    );
+  } finally {
+    await chain.setAutomine(true);
+  }
+  await chain.mine({ blocks: 1 });
+
+  const retried = await until(
+    () => rawRequest(server, page, { ...bot, 'payment-signature': payment }),
+    (answer) => answer.status !== 503,
+    'the settlement to be confirmed',
+  );
+  expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
+  expect(retried.headers['x-crawlgate-token']).toBeDefined();
+
+  // The gate offered at the old price, paid now with a new authorization: refused, nothing sent to the chain.
+  const late = await rawRequest(server, other, { ...bot, 'payment-signature': await paymentOf(unpaid, payer) });
+  expect({ status: late.status, served: served(late) }).toEqual({ status: 402, served: false });
+  expect(late.headers['crawler-price']).toBe('USD 0.02');
+  expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
+}, 60_000);

@@ -416,11 +416,24 @@ function isBoundary(text: string, at: number): boolean {
   return !(low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff);
 }
 
+/**
+ * The segment nextSlash() read last: from any place in lastFrom..lastEnd of lastPath, the next "/"
+ * is at lastEnd. The rules tried on a path mostly ask from the same place (after "/" for "/*.pdf"),
+ * so a long segment is read once per lookup, not once per rule.
+ */
+let lastPath = '';
+let lastFrom = 0;
+let lastEnd = 0;
+
 /** The index of the first "/" at or after `from`, else the path's length. */
 function nextSlash(path: string, from: number): number {
+  if (from >= lastFrom && from <= lastEnd && path === lastPath) return lastEnd;
   let end = from;
   while (end < path.length && path.charCodeAt(end) !== SLASH) end++; // a loop: cheaper than indexOf() on short segments
   steps += end - from;
+  lastPath = path;
+  lastFrom = from;
+  lastEnd = end;
   return end;
 }
 

@@ -904,6 +904,19 @@ describe('a sign-in the API cannot check', () => {
   });
 });
 
+describe('a path no access token could carry', () => {
+  it('is answered 414 to a bot that must pay, before any rule is read: even a free one is not sold to it', async () => {
+    const { handle } = setup();
+    const long = '/free/' + 'a'.repeat(3000);
+    const answer = respond(await handle(long));
+    expect([answer.status, answer.json.detail]).toEqual([414, 'Path longer than 2048 bytes (UTF-8, as JSON)']);
+    expect(respond(await handle('/post/' + 'a'.repeat(100_000))).status).toBe(414);
+    // People, and bots the policy allows, are not priced: they pass as before.
+    expect(await handle(long, { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+    expect(await handle('/free/short')).toEqual({ kind: 'pass' });
+  });
+});
+
 describe('a sign-in behind a proxy', () => {
   it('tells the API the visitor’s address that crawlerIps.clientIp gives, not the proxy’s: its sign-in limit counts per address', async () => {
     const { fake, handle } = setup({

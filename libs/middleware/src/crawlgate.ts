@@ -423,9 +423,6 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
       return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
     }
-    // A path no access token could carry is not offered: a payment for it could never be served.
-    if (!fitsAccessToken(route.path))
-      return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
     // With no secret that verifies, the tokens of payments taken here could not open pages here: none are taken.
     const { signing } = live(terms.offer);
     if (!signing)
@@ -699,6 +696,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       return crawlerError(403, 'CrawlerForbidden', `${visitor.name} may not crawl this site`);
     }
     if (!terms) return notLoaded();
+    // A path no access token could carry is never sold (a payment for it could never be served), nor
+    // priced: a lookup reads the path once for each wildcard rule it tries, so a path of any length
+    // would cost the server in proportion, ahead of every visitor.
+    if (!fitsAccessToken(route.path))
+      return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
     const micros = priceRoute(terms.prices, route, request.routing ?? routing);
     Object.assign(seen, micros === 0n ? { outcome: 'passed' } : { outcome: 'charge', micros });
     if (micros === 0n) return PASS;

@@ -904,6 +904,39 @@ describe('a sign-in the API cannot check', () => {
   });
 });
 
+describe('terms the API has not refreshed for five minutes', () => {
+  // A secret revoked, a price raised or a bot blocked meanwhile would be unknown to the gate.
+  it('open no page with a token and price no bot, whatever failMode says, until a refresh succeeds; people pass', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    try {
+      for (const failMode of ['closed', 'open'] as const) {
+        const { fake, handle, gate } = setup({ refreshMs: 30_000, failMode });
+        await gate.ready();
+        const opened = token('/post/1');
+        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+        fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
+        await jest.advanceTimersByTimeAsync(4 * 60_000);
+        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+        expect(respond(await handle('/post/2')).status).toBe(402);
+
+        await jest.advanceTimersByTimeAsync(90_000);
+        for (const headers of [{ 'x-crawlgate-token': opened }, {}]) {
+          const answer = respond(await handle('/post/1', headers));
+          expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);
+        }
+        expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+
+        fake.answerWith(() => undefined);
+        await jest.advanceTimersByTimeAsync(30_000);
+        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+        await gate.close();
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
 describe('a path no access token could carry', () => {
   it('is answered 414 to a bot that must pay, before any rule is read: even a free one is not sold to it', async () => {
     const { handle } = setup();

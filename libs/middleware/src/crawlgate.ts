@@ -64,7 +64,7 @@ import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
-import { loadSiteTerms, type SiteTerms } from './site-terms';
+import { loadSiteTerms, MAX_TERMS_AGE_MS, type SiteTerms } from './site-terms';
 import { policyBeforeStored } from './stored-bot-policy';
 import { createSiwxGate } from './siwx';
 import {
@@ -255,7 +255,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   });
   const live = liveSecrets(secrets, warn);
   /** The configured secrets that verify now (live-secrets.ts). */
-  const verifyingSecrets = () => live(site.current()?.offer).verifying;
+  // Lapsed terms may not know of a secret revoked since: nothing verifies until they load again.
+  const verifyingSecrets = () => (site.lapsed() ? [] : live(site.current()?.offer).verifying);
   const siwx = createSiwxGate({
     api,
     siteId: options.siteId,
@@ -626,11 +627,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   }
 
   function notLoaded(): Decision {
+    const unavailable = () =>
+      respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
+    // failMode is for a start with the API out of reach; terms that lapsed since were the site's, and may be wrong now.
+    if (site.lapsed()) {
+      warn(`the site's terms have not been refreshed for ${MAX_TERMS_AGE_MS / 60_000} minutes: answering 503`);
+      return unavailable();
+    }
     warn(
       `the site's pricing has never loaded; failMode ${failMode}: ${failMode === 'open' ? 'serving the request' : 'answering 503'}`,
     );
-    if (failMode === 'open') return PASS;
-    return respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
+    return failMode === 'open' ? PASS : unavailable();
   }
 
   /** Waits only for what needs I/O (the first load of the terms, a key directory, the API): a person's request waits for nothing. */

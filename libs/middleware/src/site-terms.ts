@@ -1,9 +1,11 @@
 /*
  * The site's pricing and payment terms (GET /v1/site), loaded at start-up and refreshed in the
  * background, so the gate prices and mints gates with no API call per request. A failed refresh
- * keeps the last terms that loaded (a pricing change waits, money does not); until the first load
- * succeeds there are none, and the gate's failMode decides. The stored bot policy comes with the
- * terms and meets the code's policy there (stored-bot-policy.ts).
+ * keeps the last terms that loaded (a pricing change waits, money does not) for MAX_TERMS_AGE_MS:
+ * past that, a revoked secret, a price raised or a bot blocked since would go unseen, so the terms
+ * lapse until a refresh succeeds. Until the first load succeeds there are none, and the gate's
+ * failMode decides. The stored bot policy comes with the terms and meets the code's policy there
+ * (stored-bot-policy.ts).
  */
 
 import { compileSitePrices, parsePriceUsd, type PriceRule, type SiteOffer, type SitePrices } from '@crawlgate/core';
@@ -19,9 +21,14 @@ export interface SiteTerms {
   botPolicy: StoredBotPolicy;
 }
 
+/** How long terms a refresh could not replace are used: ten times the longest refresh interval. */
+export const MAX_TERMS_AGE_MS = 5 * 60_000;
+
 export interface SiteTermsSource {
-  /** The terms last loaded; undefined until the first load succeeds. */
+  /** The terms last loaded; undefined until the first load succeeds, and while they have lapsed. */
   current(): SiteTerms | undefined;
+  /** Whether terms loaded once have lapsed: no refresh has succeeded for MAX_TERMS_AGE_MS. */
+  lapsed(): boolean;
   /** Resolves once the first load has succeeded or failed (the gate waits for it once, at start-up). */
   ready(): Promise<void>;
   /** Whether ready() has resolved: from then on a request needs not wait. */
@@ -40,6 +47,7 @@ export interface SiteTermsOptions {
 
 export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOptions): SiteTermsSource {
   let terms: SiteTerms | undefined;
+  let loadedAt = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
@@ -52,6 +60,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
           ? terms.prices
           : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
       terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
+      loadedAt = Date.now();
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {
@@ -65,8 +74,10 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
 
   let firstEnded = false;
   const first = load().then(() => void (firstEnded = true));
+  const lapsed = () => terms !== undefined && !(Date.now() - loadedAt <= MAX_TERMS_AGE_MS);
   return {
-    current: () => terms,
+    current: () => (lapsed() ? undefined : terms),
+    lapsed,
     ready: () => first,
     firstLoadEnded: () => firstEnded,
     close() {

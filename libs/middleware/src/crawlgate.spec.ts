@@ -950,6 +950,28 @@ describe('a path no access token could carry', () => {
   });
 });
 
+describe('a settled payment sent again', () => {
+  it('is counted paid once, with its revenue; sent again it is a re-read of a paid page, with none', async () => {
+    const issued = token('/post/1');
+    const { fake, handle, gate } = setup({}, { verify: (gateId) => paid(gateId, issued, '/post/1') });
+    const offer = respond(await handle('/post/1')).json;
+    const payment = paymentV2(offer);
+    for (let i = 0; i < 3; i++)
+      expect((await handle('/post/1', { 'payment-signature': payment })).kind).toBe('pass-after-payment');
+    await gate.close();
+    const crawlers = (fake.reports[0] as { crawlers: { action: string; requests: number; revenue_micros: string }[] })
+      .crawlers;
+    expect(
+      crawlers
+        .filter(({ action }) => action !== 'charged')
+        .map(({ action, requests, revenue_micros }) => [action, requests, revenue_micros]),
+    ).toEqual([
+      ['paid', 1, '10000'],
+      ['token', 2, '0'],
+    ]);
+  });
+});
+
 describe('a sign-in behind a proxy', () => {
   it('tells the API the visitor’s address that crawlerIps.clientIp gives, not the proxy’s: its sign-in limit counts per address', async () => {
     const { fake, handle } = setup({

@@ -195,6 +195,8 @@ interface MintedGate {
 
 export const PAY_JSON_PATH = '/.well-known/pay.json';
 const PAY_JSON_CACHE_SECONDS = 60;
+/** Paid answers' tokens remembered (by MAC), to count a payment sent again as a re-read: about 300 KB at the bound. */
+const MAX_PAID_TOKENS_REMEMBERED = 4096;
 const DEFAULT_REFRESH_MS = 15_000;
 const MAX_REFRESH_MS = 30_000;
 const MIN_REPORT_INTERVAL_MS = 10_000;
@@ -719,7 +721,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (!seen.outcome || !(seen.visitor || seen.bearer)) return;
     let action: CrawlerAction;
     if (seen.outcome !== 'charge') action = seen.outcome;
-    else if (decision.kind === 'pass-after-payment') action = 'paid';
+    else if (decision.kind === 'pass-after-payment')
+      action = firstServedWith(decision.headers['x-crawlgate-token']) ? 'paid' : 'token';
     else if (decision.kind === 'respond' && decision.status === 402) action = 'charged';
     else return; // a bad price header, a pending settlement, a site that cannot charge: not a visit's outcome
     const bearer = seen.bearer;
@@ -737,6 +740,21 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       revenueMicros: action === 'paid' ? (seen.micros ?? 0n) : 0n,
       verified: bot && visitor.verified,
     });
+  }
+
+  /**
+   * Whether a paid answer's token is served here for the first time: a settled payment sent again
+   * gets its token again, a re-read of a page paid once (counted without revenue). Bounded; past the
+   * bound a payment sent again may be counted paid once more, never money.
+   */
+  const paidTokens = new Set<string>();
+  function firstServedWith(token = ''): boolean {
+    // By its MAC: as unique as the token, and a fixed 43 characters however long its path.
+    const mac = token.slice(token.lastIndexOf('.') + 1);
+    if (paidTokens.has(mac)) return false;
+    if (paidTokens.size >= MAX_PAID_TOKENS_REMEMBERED) paidTokens.clear();
+    paidTokens.add(mac);
+    return true;
   }
 
   function counted(seen: Seen, decision: Decision): Decision {

@@ -487,6 +487,18 @@ describe('createCrawlgate', () => {
       expect(readGate(seen[0])).toMatchObject({ path: '/post/1' });
     });
 
+    it('pays the gate it names on a target with ";" parameters written as its path: every router reads it alike each time', async () => {
+      const seen: string[] = [];
+      const page = '/post/1;session=abc';
+      const { handle } = setup({}, { verify: (gateId) => (seen.push(gateId), paid(gateId, token(page), page)) });
+      const offer = respond(await handle(page)).json;
+      expect((await handle(page, { 'payment-signature': paymentV2(offer) })).kind).toBe('pass-after-payment');
+      // Read as that path only once resolved: a gate minted now.
+      await handle('/other;/../post/1;session=abc', { 'payment-signature': paymentV2(offer) });
+      expect(seen[0]).toBe(offer.id);
+      expect(seen[1]).not.toBe(offer.id);
+    });
+
     it('never serves when the API confirms a payment whose token does not open this path', async () => {
       const { handle, warnings } = setup({}, paysFor('/post/cheap'));
       expect(respond(await handle('/post/1', { 'x-payment': paymentV1() })).status).toBe(402);

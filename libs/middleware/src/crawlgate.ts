@@ -478,10 +478,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
       );
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path. So
-    // does any payment on a target a router may read as another path, paid for each time
-    // (route.ts): its named gate, paid once, would be opened again by the payment replayed on
-    // targets the router serves as other pages.
-    if (named.kind === 'unnamed' || !isPlainRoute(route))
+    // does a payment on a target that resolves to its path only once read (a dot segment, an
+    // escape, an absolute form): its named gate, paid once, would be opened again by the payment
+    // sent on other such targets of the path, which a router serves as other pages.
+    if (named.kind === 'unnamed' || !(isPlainRoute(route) || writtenAsItsPath(request, route)))
       return verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
     return verify(request, route, terms, micros, fresh, payment, named.gateId, named.recordedOnly);
   }
@@ -847,6 +847,16 @@ function crawlerIpsOf(
 const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
 
 /** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */
+/**
+ * A target written exactly as the path its gates bind (route.ts leaves nothing to resolve, and no
+ * rewrite routes it elsewhere): every router reads it alike each time, ";" parameters included, so
+ * a payment sent on it again reaches the page it paid for, and only that page.
+ */
+function writtenAsItsPath(request: CrawlgateRequest, route: Route): boolean {
+  const routed = request.routedUrl === undefined || request.routedUrl === request.url;
+  return routed && !route.odd && rawPath(request.url) === route.path;
+}
+
 function crawlerError(status: number, code: string, detail: string): Decision {
   return respondJson(status, { detail }, { 'crawler-error': code });
 }

@@ -1,8 +1,10 @@
 /*
- * A publisher changes a price while a payment of the old one is on its way to the chain. The payer
- * retries with the same PAYMENT-SIGNATURE, as the gate's 503 tells it to: it must get the page it
- * paid for, and nobody may start a new payment at the old price. The real API (its settlements
- * held back by a chain that mines nothing), a real Fastify server with the gate, the local chain.
+ * A payment on its way to the chain: the gate answers 503, and the payer retries with the same
+ * PAYMENT-SIGNATURE, as the 503 tells it to. It must get the page it paid for, paying once: when the
+ * publisher raised the price meanwhile (and nobody may start a new payment at the old price), and on
+ * a target with ";" parameters, which a router may read as another path. The real API (its
+ * settlements held back by a chain that mines nothing), a real Fastify server with the gate, the
+ * local chain.
  */
 
 import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
@@ -91,4 +93,38 @@ it('serves a page paid before its price rose to the payer retrying with the same
   expect({ status: late.status, served: served(late) }).toEqual({ status: 402, served: false });
   expect(late.headers['crawler-price']).toBe('USD 0.02');
   expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
+}, 60_000);
+
+it('serves a page of a target with ";" parameters to the payer retrying with the same payment, paying once', async () => {
+  const chain = devTestClient(gated.app.chain.rpcUrl);
+  const payer = newWallet();
+  await fundUsdc(gated.app, payer.address, '1');
+  // A router cutting at ";" reads it as /articles/session, the gate as a path with a ";":
+  // paid for each time (no token opens it), at the highest of both readings' prices.
+  const page = '/articles/session;jsessionid=abc';
+  const offered = await rawRequest(server, page, bot);
+  expect(offered.status).toBe(402);
+  const payment = await paymentOf(offered, payer);
+  const before = (await transfersTo(gated.app, gated.payTo)).length;
+
+  await chain.setAutomine(false);
+  try {
+    expect((await rawRequest(server, page, { ...bot, 'payment-signature': payment })).status).toBe(503);
+  } finally {
+    await chain.setAutomine(true);
+  }
+  await chain.mine({ blocks: 1 });
+  const retried = await until(
+    () => rawRequest(server, page, { ...bot, 'payment-signature': payment }),
+    (answer) => answer.status !== 503,
+    'the settlement to be confirmed',
+  );
+  expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
+  expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
+  // Sent again on a target the gate reads as the same path and the router as another: never opened.
+  const other = await rawRequest(server, '/articles/other;/../session;jsessionid=abc', {
+    ...bot,
+    'payment-signature': payment,
+  });
+  expect({ status: other.status, served: served(other) }).toEqual({ status: 402, served: false });
 }, 60_000);

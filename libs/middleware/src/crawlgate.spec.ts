@@ -947,6 +947,53 @@ describe('terms the API has not refreshed for five minutes', () => {
       jest.useRealTimers();
     }
   });
+
+  it('serve a payment the API confirmed after they lapsed: it was taken under terms that held', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    try {
+      const issued = token('/post/1');
+      const { fake, handle, gate } = setup({ refreshMs: 30_000 }, { verify: (id) => paid(id, issued, '/post/1') });
+      await gate.ready();
+      const offer = respond(await handle('/post/1')).json;
+      fake.answerWith(async (call) => {
+        if (call === 'GET /v1/site') return { status: 503 };
+        // The settlement takes 25 s, within the verify timeout; the terms lapse meanwhile.
+        if (call.endsWith('/verify')) await new Promise((resolve) => setTimeout(resolve, 25_000));
+        return undefined;
+      });
+      await jest.advanceTimersByTimeAsync(4 * 60_000 + 50_000);
+      const paying = handle('/post/1', { 'payment-signature': paymentV2(offer) });
+      await jest.advanceTimersByTimeAsync(25_000);
+      expect(await paying).toMatchObject({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': issued } });
+      await gate.close();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('keep charging a bot the stored policy charged by name, where the code allows its category', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    try {
+      const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+      const { fake, handle, gate } = setup({ refreshMs: 30_000, policy: { categories: { 'search-engine': 'allow' } } });
+      fake.setSite({
+        bot_policy: {
+          version: 1,
+          categories: {},
+          bots: { Googlebot: 'charge' },
+          require_signature: { categories: [], bots: [] },
+        },
+      } as never);
+      await gate.ready();
+      expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(402);
+      fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
+      await jest.advanceTimersByTimeAsync(5 * 60_000 + 30_000);
+      expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(503);
+      await gate.close();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
 
 describe('a path no access token could carry', () => {
@@ -1001,7 +1048,9 @@ describe('a sign-in behind a proxy', () => {
     });
     await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '203.0.113.9' }, '127.0.0.1');
     await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '198.51.100.7' }, '127.0.0.1');
-    expect(sent).toEqual(['203.0.113.9', '198.51.100.7']);
+    // Not an address (a proxy that writes the port too): the socket's, which the API takes.
+    await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '203.0.113.9:4711' }, '10.0.0.2');
+    expect(sent).toEqual(['203.0.113.9', '198.51.100.7', '10.0.0.2']);
   });
 });
 

@@ -34,6 +34,7 @@ import {
   routeOf,
   verifyAccessToken,
   verifyGate,
+  stricterAction,
   X402_REASONS,
   CRAWLER_PRICE_HEADERS,
   type RoutingOptions,
@@ -284,9 +285,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   for (const problem of botPolicyProblems(options.policy)) warn(problem);
   const policyBeforeLoad = policyBeforeStored(options.policy);
 
-  /** `path` is route.path, already requestPath()'s spelling: not spelled again. */
-  function tokenOpens(token: string, path: string): boolean {
-    return verifyAccessToken(token, { secret: verifyingSecrets(), siteId: options.siteId, path }).valid;
+  /** `path` is route.path, already requestPath()'s spelling: not spelled again. `secrets`: those that verify now. */
+  function tokenOpens(token: string, path: string, secrets: readonly string[] = verifyingSecrets()): boolean {
+    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path }).valid;
   }
 
   /** Read for people too, so it never throws: an address the option cannot give is none, which verifies no crawler. */
@@ -299,6 +300,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     } catch {
       return undefined;
     }
+  }
+
+  /** The visitor's address as the API's sign-in limit counts it: clientIp()'s when it is one, else the socket's. */
+  function signInAddress(request: CrawlgateRequest): string | undefined {
+    const address = clientIp(request);
+    return address !== undefined && parseIp(address) !== null ? address : request.ip;
   }
 
   /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
@@ -316,13 +323,21 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const terms = site.current();
     const policy = terms ? terms.botPolicy.effective : policyBeforeLoad;
     // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).
-    const visitor = identifyVisitor(
-      headerValue(headers, 'user-agent'),
-      policy,
-      signature,
-      addresses,
-      addresses && clientIp(request),
-    );
+    const identify = (applied: typeof policy) =>
+      identifyVisitor(
+        headerValue(headers, 'user-agent'),
+        applied,
+        signature,
+        addresses,
+        addresses && clientIp(request),
+      );
+    let visitor = identify(policy);
+    // Terms that lapsed are not trusted, nor forgotten: a bot their stored policy charged or blocked stays so.
+    const lapsed = terms ? undefined : site.lastLoaded();
+    if (visitor.kind === 'bot' && lapsed) {
+      const before = identify(lapsed.botPolicy.effective);
+      if (before.kind === 'bot') visitor = { ...visitor, action: stricterAction(visitor.action, before.action) };
+    }
     if (visitor.kind === 'bot') return visitor;
     // Whoever presents a payment or a token is an agent, whatever its user agent says.
     const agent = verdict === true || token !== undefined || hasPaymentHeader(headers);
@@ -448,7 +463,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // A sign-in the API could not check is a 503, a payment the request also carries included:
       // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
-      return siwx.reaccess(headers, route.path, clientIp(request)).then((signedIn) => {
+      return siwx.reaccess(headers, route.path, signInAddress(request)).then((signedIn) => {
         if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
         // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
         if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';
@@ -535,7 +550,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       case 'paid': {
         const { paid } = answer;
         // Served only with a token that opens this very path: whatever the API said, a payment for another path never serves.
-        if (!tokenOpens(paid.access_token, route.path)) {
+        // Checked with the secrets of the terms it was taken under, which may have lapsed while it settled.
+        if (!tokenOpens(paid.access_token, route.path, live(terms.offer).verifying)) {
           warn(
             `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
           );

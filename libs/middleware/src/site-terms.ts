@@ -29,6 +29,8 @@ export interface SiteTermsSource {
   current(): SiteTerms | undefined;
   /** Whether terms loaded once have lapsed: no refresh has succeeded for MAX_TERMS_AGE_MS. */
   lapsed(): boolean;
+  /** The terms last loaded, lapsed or not: what they said is not forgotten, only no longer trusted. */
+  lastLoaded(): SiteTerms | undefined;
   /** Resolves once the first load has succeeded or failed (the gate waits for it once, at start-up). */
   ready(): Promise<void>;
   /** Whether ready() has resolved: from then on a request needs not wait. */
@@ -78,6 +80,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   return {
     current: () => (lapsed() ? undefined : terms),
     lapsed,
+    lastLoaded: () => terms,
     ready: () => first,
     firstLoadEnded: () => firstEnded,
     close() {

@@ -143,6 +143,29 @@ const SLASH = 0x2f;
  */
 let steps = 0;
 
+/** The step count past which a lookup stops (withinSteps); Infinity outside one. */
+let stepLimit = Infinity;
+/** Thrown to end a lookup that spent its budget: one object, no stack to capture. */
+const STEPS_SPENT = new Error('matcher step budget spent');
+
+/**
+ * `lookup`'s result if its lookups take at most `budget` more matcher steps, else undefined: each
+ * is bounded (O(path × pattern / 32)), but a table of many wildcard rules multiplies that by the
+ * rules every path is tried against.
+ */
+export function withinSteps<T>(budget: number, lookup: () => T): T | undefined {
+  const outer = stepLimit;
+  stepLimit = Math.min(outer, steps + budget);
+  try {
+    return lookup();
+  } catch (error) {
+    if (error === STEPS_SPENT && !(steps > outer)) return undefined;
+    throw error;
+  } finally {
+    stepLimit = outer;
+  }
+}
+
 /** Total matcher steps since the module loaded: tests take differences to check that work stays O(path × pattern / 32). */
 export function globSteps(): number {
   return steps;
@@ -223,6 +246,7 @@ export function compilePriceTable(
         j >= anySegment.length || (i < own.length && own[i].index < anySegment[j].index) ? own[i++] : anySegment[j++];
       if (rule === undefined || rule.index > limit) break;
       if (matchGlob(rule.glob, path)) return matchOf(rule);
+      if (steps > stepLimit) throw STEPS_SPENT;
     }
     return limit < table.length ? matchOf(table[limit]) : { micros: defaultMicros, rule: null, pattern: null };
   }

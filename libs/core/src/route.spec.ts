@@ -1,4 +1,5 @@
-import { isPlainRoute, priceRoute, readRoute, routeOf, spelledRoute } from './route';
+import { globSteps } from './glob';
+import { isPlainRoute, MAX_PRICING_STEPS, priceRoute, readRoute, routeOf, spelledRoute } from './route';
 import type { RoutingOptions } from './route-key';
 import { compileSitePrices } from './site-prices';
 
@@ -210,5 +211,29 @@ describe('routeOf', () => {
     expect(routeOf({ url: '/premium/a?x=1', routedUrl: '/premium/a?y=2' })).toEqual(readRoute('/premium/a?x=1'));
     expect(routeOf({ url: '/blog', routedUrl: '/blog/' })).toEqual(readRoute('/blog'));
     expect(routeOf({ url: '/premium/a' })).toEqual(readRoute('/premium/a'));
+  });
+});
+
+describe('priceRoute’s work', () => {
+  // 1,000 rules that every path is tried against, each reading the whole segment: a 2,000-character
+  // path with four spellings, each priced as written and as routers key it, read the path about
+  // 20,000 times, hundreds of milliseconds for any visitor who sends one.
+  const many = compileSitePrices(
+    Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
+    7n,
+  );
+
+  it('is bounded: past MAX_PRICING_STEPS a route is priced at the site’s highest price, never lower', () => {
+    const route = readRoute('/' + 'a'.repeat(2000) + 'İ%2F;x');
+    expect(route.spellings.length).toBeGreaterThan(2);
+    const before = globSteps();
+    expect(priceRoute(many, route, LENIENT)).toBe(many.highest);
+    expect(globSteps() - before).toBeLessThan(MAX_PRICING_STEPS + 20_000);
+  });
+
+  it('prices ordinary paths against the same rules in full', () => {
+    expect(priceRoute(many, readRoute('/post-v999-x'), LENIENT)).toBe(1000n);
+    expect(priceRoute(many, readRoute('/post-v0-x'), LENIENT)).toBe(1n);
+    expect(priceRoute(many, readRoute('/' + 'a'.repeat(300)), LENIENT)).toBe(7n);
   });
 });

@@ -22,6 +22,7 @@
  * A path is always free only if every spelling of it is.
  */
 
+import { withinSteps } from './glob';
 import { isCanonicalPath, requestPath } from './request-path';
 import type { RoutingOptions } from './route-key';
 import { priceOfSpelling, type SitePrices } from './site-prices';
@@ -163,9 +164,24 @@ export function isPlainRoute(route: Route): boolean {
   return !route.odd && route.spellings.length === 1;
 }
 
-/** The price of serving the route: the highest of its spellings', as written and as the router keys them; 0n is free. */
+/**
+ * The most matcher steps (glob.ts) pricing one request may take: a few milliseconds. A site's
+ * wildcard rules are tried on every path, each reading its segment, for each spelling and keying:
+ * 1,000 of them against a 2,000-character path took half a second.
+ */
+export const MAX_PRICING_STEPS = 2_000_000;
+
+/**
+ * The price of serving the route: the highest of its spellings', as written and as the router keys
+ * them; 0n is free. A route whose lookups would take more than MAX_PRICING_STEPS is priced at the
+ * site's highest price, which no full lookup exceeds.
+ */
 export function priceRoute(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
   if (route.odd) return prices.highest;
+  return withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing)) ?? prices.highest;
+}
+
+function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
   let micros = 0n;
   for (const spelling of route.spellings) micros = max(micros, priceOfSpelling(prices, spelling, routing));
   return micros;

@@ -862,7 +862,6 @@ function crawlerIpsOf(
 
 const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
 
-/** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */
 /**
  * A target written exactly as the path its gates bind (route.ts leaves nothing to resolve, and no
  * rewrite routes it elsewhere): every router reads it alike each time, ";" parameters included, so
@@ -873,6 +872,7 @@ function writtenAsItsPath(request: CrawlgateRequest, route: Route): boolean {
   return routed && !route.odd && rawPath(request.url) === route.path;
 }
 
+/** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */
 function crawlerError(status: number, code: string, detail: string): Decision {
   return respondJson(status, { detail }, { 'crawler-error': code });
 }

@@ -52,8 +52,28 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   }
 }
 
-it('serves a page paid before its price rose to the payer retrying with the same payment, and takes no new payment at the old price', async () => {
+/**
+ * `payment` sent on `page` while the chain mines nothing (503: pending), `meanwhile` run, then sent
+ * again until the settlement is confirmed: the answer to that retry.
+ */
+async function paidWhilePending(page: string, payment: string, meanwhile = async () => undefined): Promise<Answer> {
   const chain = devTestClient(gated.app.chain.rpcUrl);
+  await chain.setAutomine(false);
+  try {
+    expect((await rawRequest(server, page, { ...bot, 'payment-signature': payment })).status).toBe(503);
+    await meanwhile();
+  } finally {
+    await chain.setAutomine(true);
+  }
+  await chain.mine({ blocks: 1 });
+  return until(
+    () => rawRequest(server, page, { ...bot, 'payment-signature': payment }),
+    (answer) => answer.status !== 503,
+    'the settlement to be confirmed',
+  );
+}
+
+it('serves a page paid before its price rose to the payer retrying with the same payment, and takes no new payment at the old price', async () => {
   const payer = newWallet();
   await fundUsdc(gated.app, payer.address, '1');
   const page = '/articles/price-rise';
@@ -65,26 +85,14 @@ it('serves a page paid before its price rose to the payer retrying with the same
   const unpaid = await rawRequest(server, other, bot);
   const before = (await transfersTo(gated.app, gated.payTo)).length;
 
-  await chain.setAutomine(false);
-  try {
-    const first = await rawRequest(server, page, { ...bot, 'payment-signature': payment });
-    expect(first.status).toBe(503);
+  const retried = await paidWhilePending(page, payment, async () => {
     await gated.setPricing({ default_price_usd: '0.02', rules: [] });
     await until(
       () => rawRequest(server, '/articles/price-probe', bot),
       (answer) => answer.headers['crawler-price'] === 'USD 0.02',
       'the gate to load the new price',
     );
-  } finally {
-    await chain.setAutomine(true);
-  }
-  await chain.mine({ blocks: 1 });
-
-  const retried = await until(
-    () => rawRequest(server, page, { ...bot, 'payment-signature': payment }),
-    (answer) => answer.status !== 503,
-    'the settlement to be confirmed',
-  );
+  });
   expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
   expect(retried.headers['x-crawlgate-token']).toBeDefined();
 
@@ -96,7 +104,6 @@ it('serves a page paid before its price rose to the payer retrying with the same
 }, 60_000);
 
 it('serves a page of a target with ";" parameters to the payer retrying with the same payment, paying once', async () => {
-  const chain = devTestClient(gated.app.chain.rpcUrl);
   const payer = newWallet();
   await fundUsdc(gated.app, payer.address, '1');
   // A router cutting at ";" reads it as /articles/session, the gate as a path with a ";":
@@ -107,18 +114,7 @@ it('serves a page of a target with ";" parameters to the payer retrying with the
   const payment = await paymentOf(offered, payer);
   const before = (await transfersTo(gated.app, gated.payTo)).length;
 
-  await chain.setAutomine(false);
-  try {
-    expect((await rawRequest(server, page, { ...bot, 'payment-signature': payment })).status).toBe(503);
-  } finally {
-    await chain.setAutomine(true);
-  }
-  await chain.mine({ blocks: 1 });
-  const retried = await until(
-    () => rawRequest(server, page, { ...bot, 'payment-signature': payment }),
-    (answer) => answer.status !== 503,
-    'the settlement to be confirmed',
-  );
+  const retried = await paidWhilePending(page, payment);
   expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
   expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
   // Sent again on a target the gate reads as the same path and the router as another: never opened.

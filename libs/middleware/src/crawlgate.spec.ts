@@ -918,81 +918,69 @@ describe('a sign-in the API cannot check', () => {
 
 describe('terms the API has not refreshed for five minutes', () => {
   // A secret revoked, a price raised or a bot blocked meanwhile would be unknown to the gate.
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
   it('open no page with a token and price no bot, whatever failMode says, until a refresh succeeds; people pass', async () => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    try {
-      for (const failMode of ['closed', 'open'] as const) {
-        const { fake, handle, gate } = setup({ refreshMs: 30_000, failMode });
-        await gate.ready();
-        const opened = token('/post/1');
-        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
-        fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
-        await jest.advanceTimersByTimeAsync(4 * 60_000);
-        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
-        expect(respond(await handle('/post/2')).status).toBe(402);
+    for (const failMode of ['closed', 'open'] as const) {
+      const { fake, handle, gate } = setup({ refreshMs: 30_000, failMode });
+      await gate.ready();
+      const opened = token('/post/1');
+      expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+      fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
+      await jest.advanceTimersByTimeAsync(4 * 60_000);
+      expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+      expect(respond(await handle('/post/2')).status).toBe(402);
 
-        await jest.advanceTimersByTimeAsync(90_000);
-        for (const headers of [{ 'x-crawlgate-token': opened }, {}]) {
-          const answer = respond(await handle('/post/1', headers));
-          expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);
-        }
-        expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
-
-        fake.answerWith(() => undefined);
-        await jest.advanceTimersByTimeAsync(30_000);
-        expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
-        await gate.close();
+      await jest.advanceTimersByTimeAsync(90_000);
+      for (const headers of [{ 'x-crawlgate-token': opened }, {}]) {
+        const answer = respond(await handle('/post/1', headers));
+        expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);
       }
-    } finally {
-      jest.useRealTimers();
+      expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+
+      fake.answerWith(() => undefined);
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(await handle('/post/1', { 'x-crawlgate-token': opened })).toEqual({ kind: 'pass' });
+      await gate.close();
     }
   });
 
   it('serve a payment the API confirmed after they lapsed: it was taken under terms that held', async () => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    try {
-      const issued = token('/post/1');
-      const { fake, handle, gate } = setup({ refreshMs: 30_000 }, { verify: (id) => paid(id, issued, '/post/1') });
-      await gate.ready();
-      const offer = respond(await handle('/post/1')).json;
-      fake.answerWith(async (call) => {
-        if (call === 'GET /v1/site') return { status: 503 };
-        // The settlement takes 25 s, within the verify timeout; the terms lapse meanwhile.
-        if (call.endsWith('/verify')) await new Promise((resolve) => setTimeout(resolve, 25_000));
-        return undefined;
-      });
-      await jest.advanceTimersByTimeAsync(4 * 60_000 + 50_000);
-      const paying = handle('/post/1', { 'payment-signature': paymentV2(offer) });
-      await jest.advanceTimersByTimeAsync(25_000);
-      expect(await paying).toMatchObject({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': issued } });
-      await gate.close();
-    } finally {
-      jest.useRealTimers();
-    }
+    const issued = token('/post/1');
+    const { fake, handle, gate } = setup({ refreshMs: 30_000 }, { verify: (id) => paid(id, issued, '/post/1') });
+    await gate.ready();
+    const offer = respond(await handle('/post/1')).json;
+    fake.answerWith(async (call) => {
+      if (call === 'GET /v1/site') return { status: 503 };
+      // The settlement takes 25 s, within the verify timeout; the terms lapse meanwhile.
+      if (call.endsWith('/verify')) await new Promise((resolve) => setTimeout(resolve, 25_000));
+      return undefined;
+    });
+    await jest.advanceTimersByTimeAsync(4 * 60_000 + 50_000);
+    const paying = handle('/post/1', { 'payment-signature': paymentV2(offer) });
+    await jest.advanceTimersByTimeAsync(25_000);
+    expect(await paying).toMatchObject({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': issued } });
+    await gate.close();
   });
 
   it('keep charging a bot the stored policy charged by name, where the code allows its category', async () => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    try {
-      const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
-      const { fake, handle, gate } = setup({ refreshMs: 30_000, policy: { categories: { 'search-engine': 'allow' } } });
-      fake.setSite({
-        bot_policy: {
-          version: 1,
-          categories: {},
-          bots: { Googlebot: 'charge' },
-          require_signature: { categories: [], bots: [] },
-        },
-      } as never);
-      await gate.ready();
-      expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(402);
-      fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
-      await jest.advanceTimersByTimeAsync(5 * 60_000 + 30_000);
-      expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(503);
-      await gate.close();
-    } finally {
-      jest.useRealTimers();
-    }
+    const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    const { fake, handle, gate } = setup({ refreshMs: 30_000, policy: { categories: { 'search-engine': 'allow' } } });
+    fake.setSite({
+      bot_policy: {
+        version: 1,
+        categories: {},
+        bots: { Googlebot: 'charge' },
+        require_signature: { categories: [], bots: [] },
+      },
+    } as never);
+    await gate.ready();
+    expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(402);
+    fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
+    await jest.advanceTimersByTimeAsync(5 * 60_000 + 30_000);
+    expect(respond(await handle('/post/1', { 'user-agent': GOOGLEBOT })).status).toBe(503);
+    await gate.close();
   });
 });
 

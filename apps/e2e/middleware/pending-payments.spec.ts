@@ -103,24 +103,27 @@ it('serves a page paid before its price rose to the payer retrying with the same
   expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
 }, 60_000);
 
-it('serves a page of a target with ";" parameters to the payer retrying with the same payment, paying once', async () => {
-  const payer = newWallet();
-  await fundUsdc(gated.app, payer.address, '1');
-  // A router cutting at ";" reads it as /articles/session, the gate as a path with a ";":
-  // paid for each time (no token opens it), at the highest of both readings' prices.
-  const page = '/articles/session;jsessionid=abc';
-  const offered = await rawRequest(server, page, bot);
-  expect(offered.status).toBe(402);
-  const payment = await paymentOf(offered, payer);
-  const before = (await transfersTo(gated.app, gated.payTo)).length;
+it.each([
+  ['/articles/session;jsessionid=abc', '/articles/other;/../session;jsessionid=abc'],
+  ['/articles/hello%20world;jsessionid=abc', '/articles/other;/../hello%20world;jsessionid=abc'],
+])(
+  'serves %s to the payer retrying with the same payment, paying once, and never %s',
+  async (page, elsewhere) => {
+    const payer = newWallet();
+    await fundUsdc(gated.app, payer.address, '1');
+    // A router cutting at ";" reads it as /articles/session, the gate as a path with a ";":
+    // paid for each time (no token opens it), at the highest of both readings' prices.
+    const offered = await rawRequest(server, page, bot);
+    expect(offered.status).toBe(402);
+    const payment = await paymentOf(offered, payer);
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
 
-  const retried = await paidWhilePending(page, payment);
-  expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
-  expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
-  // Sent again on a target the gate reads as the same path and the router as another: never opened.
-  const other = await rawRequest(server, '/articles/other;/../session;jsessionid=abc', {
-    ...bot,
-    'payment-signature': payment,
-  });
-  expect({ status: other.status, served: served(other) }).toEqual({ status: 402, served: false });
-}, 60_000);
+    const retried = await paidWhilePending(page, payment);
+    expect({ status: retried.status, served: served(retried) }).toEqual({ status: 200, served: true });
+    expect(await transfersTo(gated.app, gated.payTo)).toHaveLength(before + 1);
+    // Sent again on a target the gate reads as the same path and the router as another: never opened.
+    const other = await rawRequest(server, elsewhere, { ...bot, 'payment-signature': payment });
+    expect({ status: other.status, served: served(other) }).toEqual({ status: 402, served: false });
+  },
+  60_000,
+);

@@ -1,6 +1,15 @@
 import { signAccessToken, verifyAccessToken } from './access-token';
 import { base64urlDecode, base64urlEncode, utf8Decode, utf8Encode } from './base64url';
-import { MAX_GATE_ID_LENGTH, newGateRef, readGate, signGate, verifyGate, type GateTerms } from './gate';
+import {
+  gateRefBindsTarget,
+  MAX_GATE_ID_LENGTH,
+  newGateRef,
+  newTargetBoundGateRef,
+  readGate,
+  signGate,
+  verifyGate,
+  type GateTerms,
+} from './gate';
 import { buildGateOffer, paymentRequiredHeader } from './gate-offer';
 import { decodeBase64Json } from './base64url';
 
@@ -155,5 +164,32 @@ describe('gate offers', () => {
       now: NOW + 880,
     });
     expect(offer.accepts[0].maxTimeoutSeconds).toBe(20);
+  });
+});
+
+describe('target-bound gate refs', () => {
+  const target = JSON.stringify(['/articles/hello%20world;jsessionid=abc', null]);
+
+  it('read as UUID v4 refs, each new', () => {
+    const refs = Array.from({ length: 50 }, () => newTargetBoundGateRef('s1', target));
+    for (const ref of refs)
+      expect(ref).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(refs).size).toBe(50);
+  });
+
+  it('bind the target they were made for, under the secret that made them, and no other', () => {
+    const ref = newTargetBoundGateRef('s1', target);
+    expect(gateRefBindsTarget(ref, ['s0', 's1'], target)).toBe(true);
+    expect(gateRefBindsTarget(ref, ['s0'], target)).toBe(false);
+    expect(gateRefBindsTarget(ref, [], target)).toBe(false);
+    for (const other of [
+      JSON.stringify(['/articles/other;/../hello%20world;jsessionid=abc', null]),
+      JSON.stringify(['/articles/hello%20world;jsessionid=abc', '/hello%20world;jsessionid=abc']),
+      target + ' ',
+    ])
+      expect(gateRefBindsTarget(ref, ['s1'], other)).toBe(false);
+    // A random ref binds nothing.
+    expect(gateRefBindsTarget(newGateRef(), ['s1'], target)).toBe(false);
+    expect(gateRefBindsTarget('not a ref', ['s1'], target)).toBe(false);
   });
 });

@@ -9,8 +9,10 @@
  *
  * The MAC input starts with a domain tag that no base64url segment can spell, so a gate's MAC never
  * verifies as an access token's and the other way round. `ref` is a random UUID naming the gate in
- * payments, access tokens and histories (the id itself is long: it carries the path). Whoever knows
- * a gate's id is the visitor it was offered to: histories and other public views show only `ref`.
+ * payments, access tokens and histories (the id itself is long: it carries the path); for a target
+ * a router may read as another path, half random and half a MAC binding that target
+ * (newTargetBoundGateRef). Whoever knows a gate's id is the visitor it was offered to: histories
+ * and other public views show only `ref`.
  */
 
 import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
@@ -23,7 +25,7 @@ import { MAX_PRICE_MICROS } from './price';
 /** Everything a gate offers: pay `micros` of `asset` on `chainId` to `payTo`, for `path` of `siteId`, until `exp`. */
 export interface GateTerms {
   siteId: string;
-  /** A random UUID: the gate's name in payments, tokens and histories. */
+  /** A UUID, random or bound to a target (newTargetBoundGateRef): the gate's name in payments, tokens and histories. */
   ref: string;
   /** The path the payment unlocks, as core's requestPath() spells it. */
   path: string;
@@ -60,6 +62,46 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A fresh random gate ref (UUID v4). */
 export function newGateRef(): string {
   return globalThis.crypto.randomUUID();
+}
+
+const TARGET_TAG_DOMAIN = 'crawlgate gate target v1\n';
+
+/**
+ * A gate ref bound to the request target it is offered on (`target`: the caller's one spelling of
+ * it): 8 random bytes, then 8 of an HMAC under the secret that signs the gate over them and the
+ * target, in UUID v4 form, so whatever reads refs reads it. For a target a router may read as
+ * another path: a payment of its gate is then taken again on that very target (a retry, a resend),
+ * never on the other spellings of its path, which a router may serve as other pages.
+ */
+export function newTargetBoundGateRef(secret: string, target: string): string {
+  const random = new Uint8Array(8);
+  globalThis.crypto.getRandomValues(random);
+  random[6] = (random[6] & 0x0f) | 0x40; // UUID v4's version, in the part the tag covers
+  return boundRef(secret, hexOf(random), target);
+}
+
+/** Whether `ref` was made by newTargetBoundGateRef for `target` under one of `secrets`. */
+export function gateRefBindsTarget(ref: string, secrets: readonly string[], target: string): boolean {
+  if (!UUID.test(ref)) return false;
+  const random = ref.slice(0, 8) + ref.slice(9, 13) + ref.slice(14, 18);
+  return secrets.some((secret) => secret.length > 0 && boundRef(secret, random, target) === ref);
+}
+
+/** `random`: 16 hex digits (version bits set); the tag's first 8 bytes follow, with UUID's variant bits set. */
+function boundRef(secret: string, random: string, target: string): string {
+  const tag = hmacSha256(secret, `${TARGET_TAG_DOMAIN}${random}\n${target}`).subarray(0, 8);
+  const bytes = new Uint8Array(16);
+  for (let i = 0; i < 8; i++) bytes[i] = parseInt(random.slice(2 * i, 2 * i + 2), 16);
+  bytes.set(tag, 8);
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = hexOf(bytes);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function hexOf(bytes: Uint8Array): string {
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
 }
 
 /** Throws TypeError for terms that readGate() would call malformed, or an empty secret. */

@@ -487,17 +487,30 @@ describe('createCrawlgate', () => {
       expect(readGate(seen[0])).toMatchObject({ path: '/post/1' });
     });
 
-    it('pays the gate it names on a target with ";" parameters written as its path: every router reads it alike each time', async () => {
-      const seen: string[] = [];
-      const page = '/post/1;session=abc';
-      const { handle } = setup({}, { verify: (gateId) => (seen.push(gateId), paid(gateId, token(page), page)) });
-      const offer = respond(await handle(page)).json;
-      expect((await handle(page, { 'payment-signature': paymentV2(offer) })).kind).toBe('pass-after-payment');
-      // Read as that path only once resolved: a gate minted now.
-      await handle('/other;/../post/1;session=abc', { 'payment-signature': paymentV2(offer) });
-      expect(seen[0]).toBe(offer.id);
-      expect(seen[1]).not.toBe(offer.id);
-    });
+    it.each([
+      ['";" parameters', { url: '/post/1;session=abc' }, { url: '/other;/../post/1;session=abc' }],
+      ['";" and escapes', { url: '/post/caf%C3%A9;s=1' }, { url: '/other;/../post/caf%C3%A9;s=1' }],
+      [
+        'a mounted app',
+        { url: '/premium/post/1', routedUrl: '/post/1' },
+        { url: '/premium/post/1', routedUrl: '/post/2' },
+      ],
+    ])(
+      'pays the gate it names on the very target (%s) it was offered on, and a gate minted now on any other',
+      async (_, target, other) => {
+        const seen: string[] = [];
+        const { gate } = setup({}, { verify: (gateId) => (seen.push(gateId), pending(gateId)) });
+        const send = (at: CrawlgateRequest['headers'], where: { url: string; routedUrl?: string }) =>
+          gate.handle({ method: 'GET', ...where, headers: { 'user-agent': GPTBOT, ...at }, ip: '10.0.0.1' });
+        const offer = respond(await send({}, target)).json;
+        for (let i = 0; i < 2; i++)
+          expect(respond(await send({ 'payment-signature': paymentV2(offer) }, target)).status).toBe(503);
+        expect(seen).toEqual([offer.id, offer.id]);
+        await send({ 'payment-signature': paymentV2(offer) }, other);
+        expect(seen).toHaveLength(3);
+        expect(seen[2]).not.toBe(offer.id);
+      },
+    );
 
     it('never serves when the API confirms a payment whose token does not open this path', async () => {
       const { handle, warnings } = setup({}, paysFor('/post/cheap'));
@@ -1036,9 +1049,11 @@ describe('a sign-in behind a proxy', () => {
     });
     await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '203.0.113.9' }, '127.0.0.1');
     await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '198.51.100.7' }, '127.0.0.1');
-    // Not an address (a proxy that writes the port too): the socket's, which the API takes.
+    // A proxy that writes the port too: the address alone. Not an address at all: the socket's, which the API takes.
     await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '203.0.113.9:4711' }, '10.0.0.2');
-    expect(sent).toEqual(['203.0.113.9', '198.51.100.7', '10.0.0.2']);
+    await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': '[2001:db8::7]:443' }, '10.0.0.2');
+    await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-real-ip': 'unknown' }, '10.0.0.2');
+    expect(sent).toEqual(['203.0.113.9', '198.51.100.7', '203.0.113.9', '2001:db8::7', '10.0.0.2']);
   });
 });
 

@@ -24,6 +24,8 @@ import {
   MAX_TOKEN_PATH_BYTES,
   MAX_URL_LENGTH,
   newGateRef,
+  newTargetBoundGateRef,
+  gateRefBindsTarget,
   paymentRequiredHeader,
   readGate,
   signGate,
@@ -74,6 +76,7 @@ import {
   createCrawlerIps,
   createReverseDns,
   parseIp,
+  withoutPort,
   type CrawlerIpsOptions,
   type ReverseDnsOptions,
 } from './crawler-ips';
@@ -296,7 +299,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (!clientIpOf) return request.ip;
     try {
       const address: unknown = clientIpOf(request);
-      return typeof address === 'string' ? address : undefined;
+      return typeof address === 'string' ? withoutPort(address) : undefined;
     } catch {
       return undefined;
     }
@@ -361,7 +364,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     terms: SiteTerms & { offer: { pay_to: string } },
     signing: Signing,
     route: Route,
-    target: string,
+    request: CrawlgateRequest,
     micros: bigint,
     correction?: ChannelCorrection,
   ): MintedGate {
@@ -369,7 +372,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const now = Math.floor(Date.now() / 1000);
     const gate = {
       siteId: options.siteId,
-      ref: newGateRef(),
+      // Where a router may read the target as another path, its gate takes a payment again on it alone (pay()).
+      ref: isPlainRoute(route) ? newGateRef() : newTargetBoundGateRef(signing.secret, targetOf(request)),
       path: route.path,
       micros,
       chainId: site.chain_id,
@@ -383,7 +387,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const offer = buildGateOffer(id, gate, paymentTermsOf(site), {
       domain: site.domain,
       apiBaseUrl: site.api_base_url,
-      pathAndQuery: resourceTarget(target, route),
+      pathAndQuery: resourceTarget(request.url, route),
       now,
     });
     return {
@@ -451,7 +455,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         },
         { 'retry-after': '60' },
       );
-    const fresh = mintGate(terms, signing, route, request.url, micros);
+    const fresh = mintGate(terms, signing, route, request, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
     if (maxPrice !== null && micros > maxPrice)
@@ -493,10 +497,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
       );
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path. So
-    // does a payment on a target that resolves to its path only once read (a dot segment, an
-    // escape, an absolute form): its named gate, paid once, would be opened again by the payment
-    // sent on other such targets of the path, which a router serves as other pages.
-    if (named.kind === 'unnamed' || !(isPlainRoute(route) || writtenAsItsPath(request, route)))
+    // does a payment on a target a router may read as another path, unless it names the gate
+    // offered on this very target (a retry, a resend): a gate paid once would otherwise be opened
+    // again by the payment sent on other spellings of its path, which a router serves as other pages.
+    if (
+      named.kind === 'unnamed' ||
+      !(isPlainRoute(route) || gateRefBindsTarget(named.ref, verifyingSecrets(), targetOf(request)))
+    )
       return verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
     return verify(request, route, terms, micros, fresh, payment, named.gateId, named.recordedOnly);
   }
@@ -532,7 +539,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     }
     if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
-      return paymentRequired(mintGate(terms, fresh.signing, route, request.url, micros, answer.correction));
+      return paymentRequired(mintGate(terms, fresh.signing, route, request, micros, answer.correction));
     }
     return settled(answer, fresh, gateId, payment, route, terms);
   }
@@ -625,7 +632,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     route: Route,
     micros: bigint,
   ):
-    | { kind: 'named'; gateId: string; recordedOnly: boolean }
+    | { kind: 'named'; gateId: string; ref: string; recordedOnly: boolean }
     | { kind: 'unnamed' }
     | { kind: 'refused'; reason: string } {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
@@ -641,7 +648,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const cheaper = gate.micros < micros;
     if (cheaper && isBatchSettlementPayment(payment.payment))
       return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    return { kind: 'named', gateId, recordedOnly: cheaper };
+    return { kind: 'named', gateId, ref: gate.ref, recordedOnly: cheaper };
   }
 
   function notLoaded(): Decision {
@@ -862,14 +869,9 @@ function crawlerIpsOf(
 
 const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
 
-/**
- * A target written exactly as the path its gates bind (route.ts leaves nothing to resolve, and no
- * rewrite routes it elsewhere): every router reads it alike each time, ";" parameters included, so
- * a payment sent on it again reaches the page it paid for, and only that page.
- */
-function writtenAsItsPath(request: CrawlgateRequest, route: Route): boolean {
-  const routed = request.routedUrl === undefined || request.routedUrl === request.url;
-  return routed && !route.odd && rawPath(request.url) === route.path;
+/** The request's target as a gate ref binds it (core's newTargetBoundGateRef): as written, and as routed. */
+function targetOf(request: CrawlgateRequest): string {
+  return JSON.stringify([request.url, request.routedUrl ?? null]);
 }
 
 /** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */

@@ -5,5 +5,5 @@ export {
   type CrawlerIps,
   type CrawlerIpsOptions,
 } from './crawler-ips';
-export { parseIp } from './ip-prefix';
+export { parseIp, withoutPort } from './ip-prefix';
 export { catalogueReverseDns, createReverseDns, type DnsResolver, type ReverseDnsOptions } from './reverse-dns';

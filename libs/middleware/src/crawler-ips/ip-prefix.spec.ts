@@ -1,4 +1,4 @@
-import { parseIp, parsePrefix } from './ip-prefix';
+import { parseIp, parsePrefix, withoutPort } from './ip-prefix';
 
 describe('parseIp', () => {
   it('reads IPv4, IPv6 and IPv4-mapped IPv6, the mapped form equal to its IPv4', () => {
@@ -52,5 +52,15 @@ describe('parsePrefix', () => {
 
   it.each(['1.2.3.4', '1.2.3.4/33', '1.2.3.4/', '1.2.3.4/-1', '1.2.3.4/8a', '::/129', 'x/8'])('refuses %j', (text) => {
     expect(parsePrefix(text)).toBeNull();
+  });
+});
+
+describe('withoutPort', () => {
+  it('takes the port off an address as proxies write it, and leaves anything else as it is', () => {
+    expect(withoutPort('203.0.113.9:4711')).toBe('203.0.113.9');
+    expect(withoutPort('[2001:db8::1]:443')).toBe('2001:db8::1');
+    expect(withoutPort('[2001:db8::1]')).toBe('2001:db8::1');
+    for (const text of ['203.0.113.9', '2001:db8::1', '::ffff:1.2.3.4', 'unknown', '1.2.3.4:', '1.2.3.4:123456', ''])
+      expect(withoutPort(text)).toBe(text);
   });
 });

@@ -15,6 +15,14 @@ export interface AddressRange {
 const IPV4_MAPPED = 0xffffn << 32n;
 const ALL_128 = (1n << 128n) - 1n;
 
+/** "203.0.113.9:4711" and "[2001:db8::1]:443", as some proxies write a client's address: the address alone; anything else as it is. */
+export function withoutPort(text: string): string {
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::[0-9]{1,5})?$/.exec(text);
+  if (bracketed) return bracketed[1];
+  const v4 = /^([0-9]{1,3}(?:\.[0-9]{1,3}){3}):[0-9]{1,5}$/.exec(text);
+  return v4 ? v4[1] : text;
+}
+
 /** The address as a 128-bit number; null for anything else (a zone, brackets, a port, a name). */
 export function parseIp(text: string): bigint | null {
   if (text.includes('.') && !text.includes(':')) {

@@ -512,6 +512,24 @@ describe('createCrawlgate', () => {
       },
     );
 
+    it('pays a gate with a ref bound to no target (POST /v1/gates) on a ";" target written as its path', async () => {
+      const seen: string[] = [];
+      const page = '/post/1;session=abc';
+      const { handle } = setup({}, { verify: (gateId) => (seen.push(gateId), pending(gateId)) });
+      const offer = respond(await handle(page)).json;
+      const minted = signGate({ ...readGate(offer.id)!, ref: crypto.randomUUID() }, SECRET);
+      const answer = respond(
+        await handle(page, { 'payment-signature': paymentV2({ accepts: [{ extra: { gate_id: minted } }] }) }),
+      );
+      expect(seen).toEqual([minted]);
+      // No token opens this target: the 503 sends the payer back here, not to verify_url for one.
+      expect(answer.status).toBe(503);
+      expect(answer.json).toEqual({
+        detail: expect.stringMatching(/Retry this URL with the same payment/),
+        gate_id: minted,
+      });
+    });
+
     it('never serves when the API confirms a payment whose token does not open this path', async () => {
       const { handle, warnings } = setup({}, paysFor('/post/cheap'));
       expect(respond(await handle('/post/1', { 'x-payment': paymentV1() })).status).toBe(402);

@@ -500,10 +500,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // does a payment on a target a router may read as another path, unless it names the gate
     // offered on this very target (a retry, a resend): a gate paid once would otherwise be opened
     // again by the payment sent on other spellings of its path, which a router serves as other pages.
-    if (
-      named.kind === 'unnamed' ||
-      !(isPlainRoute(route) || gateRefBindsTarget(named.ref, verifyingSecrets(), targetOf(request)))
-    )
+    if (named.kind === 'unnamed' || !(isPlainRoute(route) || offeredHere(named.ref, request, route)))
       return verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
     return verify(request, route, terms, micros, fresh, payment, named.gateId, named.recordedOnly);
   }
@@ -535,7 +532,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           fresh,
           settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)),
         );
-      return settlementPending(gateId, terms, 30);
+      return settlementPending(gateId, terms, route, 30);
     }
     if (answer.kind === 'rejected' && answer.correction && hasPayTo(terms)) {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
@@ -596,7 +593,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         return refundAnswer(answer.refunded, payment);
       case 'pending':
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
-        return settlementPending(gateId, terms, answer.retryAfterSeconds);
+        return settlementPending(gateId, terms, route, answer.retryAfterSeconds);
       case 'rejected':
         return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, network, from)));
       case 'conflict':
@@ -609,7 +606,19 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   }
 
   /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */
-  function settlementPending(gateId: string, terms: SiteTerms, retryAfterSeconds: number): Decision {
+  function settlementPending(gateId: string, terms: SiteTerms, route: Route, retryAfterSeconds: number): Decision {
+    const retryAfter = { 'retry-after': String(retryAfterSeconds) };
+    // No token opens a target a router may read as another path: the payment sent again here is the way in.
+    if (!isPlainRoute(route))
+      return respondJson(
+        503,
+        {
+          detail:
+            'Payment sent to the chain, not confirmed yet. Retry this URL with the same payment (x402 v2); it is never charged twice.',
+          gate_id: gateId,
+        },
+        retryAfter,
+      );
     return respondJson(
       503,
       {
@@ -618,7 +627,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         gate_id: gateId,
         verify_url: `${terms.offer.api_base_url}/v1/gates/${gateId}/verify`,
       },
-      { 'retry-after': String(retryAfterSeconds) },
+      retryAfter,
     );
   }
 
@@ -649,6 +658,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (cheaper && isBatchSettlementPayment(payment.payment))
       return { kind: 'refused', reason: X402_REASONS.invalid_payload };
     return { kind: 'named', gateId, ref: gate.ref, recordedOnly: cheaper };
+  }
+
+  /** Whether a gate named on a target a router may read as another path was offered on this very one. */
+  function offeredHere(ref: string, request: CrawlgateRequest, route: Route): boolean {
+    return gateRefBindsTarget(ref, verifyingSecrets(), targetOf(request)) || writtenAsItsPath(request, route);
   }
 
   function notLoaded(): Decision {
@@ -868,6 +882,16 @@ function crawlerIpsOf(
 }
 
 const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
+
+/**
+ * A target written exactly as the path its gates bind (route.ts leaves nothing to resolve, and no
+ * rewrite routes it elsewhere): every router reads it alike each time, ";" parameters included, so
+ * a gate named on it is taken again there whatever its ref binds (one of POST /v1/gates binds none).
+ */
+function writtenAsItsPath(request: CrawlgateRequest, route: Route): boolean {
+  const routed = request.routedUrl === undefined || request.routedUrl === request.url;
+  return routed && !route.odd && rawPath(request.url) === route.path;
+}
 
 /** The request's target as a gate ref binds it (core's newTargetBoundGateRef): as written, and as routed. */
 function targetOf(request: CrawlgateRequest): string {

@@ -995,6 +995,26 @@ describe('terms the API has not refreshed for five minutes', () => {
     await gate.close();
   });
 
+  it('serve a sign-in the API accepted after they lapsed, and take no payment the request also carries', async () => {
+    const issued = token('/post/1');
+    const { fake, handle, gate } = setup({ refreshMs: 30_000 }, paysFor('/post/1'));
+    await gate.ready();
+    fake.answerWith(async (call) => {
+      if (call === 'GET /v1/site') return { status: 503 };
+      if (call !== 'POST /v1/access-tokens/siwx') return undefined;
+      // The sign-in takes 2 s; the terms lapse meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const access = { access_token: issued, expires_at: new Date(Date.now() + 1_800_000).toISOString() };
+      return { status: 200, body: { ...access, url: '/post/1', payer: '0x' + '1'.repeat(40) } };
+    });
+    await jest.advanceTimersByTimeAsync(4 * 60_000 + 59_000);
+    const reading = handle('/post/1', { 'sign-in-with-x': proofFor('/post/1'), 'x-payment': paymentV1() });
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(await reading).toMatchObject({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': issued } });
+    expect(fake.calls.filter((call) => call.endsWith('/verify'))).toEqual([]);
+    await gate.close();
+  });
+
   it('keep charging a bot the stored policy charged by name, where the code allows its category', async () => {
     const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
     const { fake, handle, gate } = setup({ refreshMs: 30_000, policy: { categories: { 'search-engine': 'allow' } } });
@@ -1047,6 +1067,24 @@ describe('a settled payment sent again', () => {
       ['paid', 1, '10000'],
       ['token', 2, '0'],
     ]);
+  });
+});
+
+describe('a payment of a gate offered before the price rose', () => {
+  it('is counted with the revenue it paid, not today’s price', async () => {
+    const { fake, handle, gate } = setup({}, { verify: (gateId) => paid(gateId, token('/post/1'), '/post/1') });
+    const offer = respond(await handle('/post/1')).json;
+    const cheaper = { accepts: [{ extra: { gate_id: signGate({ ...readGate(offer.id)!, micros: 4000n }, SECRET) } }] };
+    // The API answers for the payment recorded before the rise: 0.004, as the gate offered.
+    fake.answerWith((call, body) => {
+      if (!call.endsWith('/verify') || !body.recorded_only) return undefined;
+      const answer = paid(decodeURIComponent(call.split('/')[3]), token('/post/1'), '/post/1');
+      return { ...answer, body: { ...(answer.body as object), amount: '4000', price_usd: '0.004' } };
+    });
+    expect((await handle('/post/1', { 'payment-signature': paymentV2(cheaper) })).kind).toBe('pass-after-payment');
+    await gate.close();
+    const crawlers = (fake.reports[0] as { crawlers: { action: string; revenue_micros: string }[] }).crawlers;
+    expect(crawlers.filter(({ action }) => action === 'paid').map((count) => count.revenue_micros)).toEqual(['4000']);
   });
 });
 

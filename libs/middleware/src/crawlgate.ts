@@ -38,6 +38,7 @@ import {
   verifyGate,
   stricterAction,
   X402_REASONS,
+  parsePriceUsd,
   CRAWLER_PRICE_HEADERS,
   type RoutingOptions,
   type CrawlerAction,
@@ -266,7 +267,6 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const siwx = createSiwxGate({
     api,
     siteId: options.siteId,
-    verifyingSecrets,
     tokenOpens,
     warn,
   });
@@ -467,12 +467,14 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // A sign-in the API could not check is a 503, a payment the request also carries included:
       // the wallet may have paid for this page, and junk proofs can keep the API's sign-in limit
       // spent; taking the payment would charge it again. The payment is not lost: it is retried.
-      return siwx.reaccess(headers, route.path, signInAddress(request)).then((signedIn) => {
-        if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
-        // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
-        if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';
-        return signedIn;
-      });
+      return siwx
+        .reaccess(headers, route.path, live(terms.offer).verifying, signInAddress(request))
+        .then((signedIn) => {
+          if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
+          // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
+          if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';
+          return signedIn;
+        });
     return pay(request, headers, route, terms, micros, fresh);
   }
 
@@ -774,7 +776,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       operator: bot && !isUnnamedGroup(visitor.name) ? (visitor.operator ?? operatorOf(visitor.name)) : null,
       action,
       path: bot ? (seen.path ?? null) : null,
-      revenueMicros: action === 'paid' ? (seen.micros ?? 0n) : 0n,
+      revenueMicros: action === 'paid' ? (chargedMicros(decision) ?? seen.micros ?? 0n) : 0n,
       verified: bot && visitor.verified,
     });
   }
@@ -891,6 +893,13 @@ const isInternal = (address: string) => parseIp(address) !== null && refusedAddr
 function writtenAsItsPath(request: CrawlgateRequest, route: Route): boolean {
   const routed = request.routedUrl === undefined || request.routedUrl === request.url;
   return routed && !route.odd && rawPath(request.url) === route.path;
+}
+
+/** What a paid answer says the payment was (crawler-charged): its gate's price, which may be below today's. */
+function chargedMicros(decision: Decision): bigint | undefined {
+  const charged = decision.kind === 'pass-after-payment' ? decision.headers['crawler-charged'] : undefined;
+  const price = charged?.startsWith('USD ') ? parsePriceUsd(charged.slice(4)) : undefined;
+  return price?.ok ? price.micros : undefined;
 }
 
 /** The request's target as a gate ref binds it (core's newTargetBoundGateRef): as written, and as routed. */

@@ -3,6 +3,7 @@ import { CrawlgateApiError, type ApiClient } from './api-client';
 import { createSiwxGate } from './siwx';
 
 /* One module: the API client is a stand-in here; siwx.spec.ts under test/ runs the real API. */
+const SECRETS = ['cgsec_s'];
 const access: SiwxAccess = {
   access_token: 'tok',
   expires_at: '2026-11-23T17:00:00.000Z',
@@ -20,7 +21,6 @@ function gate(
   const siwx = createSiwxGate({
     api,
     siteId: 'site-1',
-    verifyingSecrets: () => ['cgsec_s'],
     tokenOpens: opens,
     warn: (message) => warnings.push(message),
   });
@@ -55,7 +55,7 @@ describe('createSiwxGate', () => {
 
   it('passes with the token when the API accepts and the token opens the path', async () => {
     const { siwx, calls } = gate(async () => access);
-    expect(await siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toEqual({
+    expect(await siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS)).toEqual({
       kind: 'pass-after-payment',
       headers: { 'x-crawlgate-token': 'tok', 'cache-control': 'no-store' },
     });
@@ -64,14 +64,14 @@ describe('createSiwxGate', () => {
 
   it('tells the API the visitor’s address, which the API counts sign-ins by', async () => {
     const { siwx, calls } = gate(async () => access);
-    await siwx.reaccess({ 'sign-in-with-x': proof }, '/a', '203.0.113.9');
+    await siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS, '203.0.113.9');
     expect(calls).toEqual([{ proof, url: '/a', client_ip: '203.0.113.9' }]);
   });
 
   it('asks nothing without a header, or with one too long to be a proof', async () => {
     const { siwx, calls } = gate(async () => access);
-    expect(await siwx.reaccess({}, '/a')).toBeUndefined();
-    expect(await siwx.reaccess({ 'sign-in-with-x': 'A'.repeat(8193) }, '/a')).toBeUndefined();
+    expect(await siwx.reaccess({}, '/a', SECRETS)).toBeUndefined();
+    expect(await siwx.reaccess({ 'sign-in-with-x': 'A'.repeat(8193) }, '/a', SECRETS)).toBeUndefined();
     expect(calls).toEqual([]);
   });
 
@@ -84,23 +84,24 @@ describe('createSiwxGate', () => {
       proofFor('/a', 'cgsec_another_site'),
       proofFor('/a', 'cgsec_s', Math.floor(Date.now() / 1000) - 1),
     ])
-      expect(await siwx.reaccess({ 'sign-in-with-x': junk }, '/a')).toBeUndefined();
+      expect(await siwx.reaccess({ 'sign-in-with-x': junk }, '/a', SECRETS)).toBeUndefined();
     expect(calls).toEqual([]);
     // A challenge signed with a secret being rotated out still answers.
     const rotating = createSiwxGate({
       api: { siwx: async () => access } as unknown as ApiClient,
       siteId: 'site-1',
-      verifyingSecrets: () => ['cgsec_new', 'cgsec_s'],
       tokenOpens: () => true,
       warn: () => undefined,
     });
-    expect(await rotating.reaccess({ 'sign-in-with-x': proof }, '/a')).toMatchObject({ kind: 'pass-after-payment' });
+    expect(await rotating.reaccess({ 'sign-in-with-x': proof }, '/a', ['cgsec_new', 'cgsec_s'])).toMatchObject({
+      kind: 'pass-after-payment',
+    });
   });
 
   it('falls through to the 402 on a refusal, or a token that does not open this path', async () => {
-    expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a')).toBeUndefined();
+    expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS)).toBeUndefined();
     const elsewhere = gate(async () => access);
-    expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b')).toBeUndefined();
+    expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b', SECRETS)).toBeUndefined();
     expect(elsewhere.warnings).toEqual([expect.stringContaining('does not open /b')]);
   });
 
@@ -115,7 +116,7 @@ describe('createSiwxGate', () => {
     'answers 503 with Retry-After, not 402, when the sign-in cannot be checked (%s): a wallet that paid must not pay again',
     async (_case, error) => {
       const failing = gate(async () => Promise.reject(error));
-      const decision = await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a');
+      const decision = await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS);
       expect(decision).toMatchObject({ kind: 'respond', status: 503, headers: { 'retry-after': expect.any(String) } });
       expect(decision).not.toHaveProperty('headers.x-crawlgate-token');
       expect(failing.warnings).toEqual([expect.stringContaining(error.message)]);
@@ -124,7 +125,7 @@ describe('createSiwxGate', () => {
 
   it('lets a bug throw (the gate answers 503), never pass', async () => {
     await expect(
-      gate(async () => Promise.reject(new TypeError('bug'))).siwx.reaccess({ 'sign-in-with-x': proof }, '/a'),
+      gate(async () => Promise.reject(new TypeError('bug'))).siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS),
     ).rejects.toThrow('bug');
   });
 });

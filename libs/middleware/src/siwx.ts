@@ -28,10 +28,8 @@ const SIWX_RETRY_AFTER_SECONDS = 10;
 export interface SiwxOptions {
   api: ApiClient;
   siteId: string;
-  /** The secrets that verify now: a proof whose nonce none of them signed for this path never reaches the API. */
-  verifyingSecrets(): readonly string[];
-  /** The local token check of the gate, for exactly this path. */
-  tokenOpens(token: string, path: string): boolean;
+  /** The local token check of the gate, for exactly this path, with these secrets. */
+  tokenOpens(token: string, path: string, secrets: readonly string[]): boolean;
   warn(message: string): void;
 }
 
@@ -44,7 +42,11 @@ export interface SiwxGate {
    * A pass with the paid token when the request proves its wallet paid for `path`; undefined
    * otherwise. `ip`: the visitor's address, which the API counts sign-ins by.
    */
-  reaccess(headers: HeaderRecord, path: string, ip?: string): Promise<Decision | undefined>;
+  /**
+   * `secrets`: those verifying under the terms the request is decided by (they may lapse while the
+   * API answers): a proof whose nonce none of them signed for this path never reaches the API.
+   */
+  reaccess(headers: HeaderRecord, path: string, secrets: readonly string[], ip?: string): Promise<Decision | undefined>;
 }
 
 export function createSiwxGate(options: SiwxOptions): SiwxGate {
@@ -57,14 +59,13 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
 
     presented: (headers) => headerValue(headers, SIGN_IN_WITH_X_HEADER) !== undefined,
 
-    async reaccess(headers, path, ip) {
+    async reaccess(headers, path, secrets, ip) {
       const proof = headerValue(headers, SIGN_IN_WITH_X_HEADER);
       if (!proof || proof.length > MAX_SIWX_HEADER_LENGTH) return undefined;
       // Only a proof answering this gate's own live challenge for this path is worth an API call:
       // junk costs the API a request each (its sign-in limit counts per wallet a proof names).
       const read = readSiwxProof(proof);
-      if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, options.verifyingSecrets()).valid)
-        return undefined;
+      if (!read || !verifySiwxNonce(read.nonce, { siteId: options.siteId, path }, secrets).valid) return undefined;
       let access;
       try {
         access = await options.api.siwx({ proof, url: path, ...(ip ? { client_ip: ip } : {}) });
@@ -81,7 +82,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         );
       }
       if (!access) return undefined;
-      if (!options.tokenOpens(access.access_token, path)) {
+      if (!options.tokenOpens(access.access_token, path, secrets)) {
         options.warn(
           `the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 402`,
         );

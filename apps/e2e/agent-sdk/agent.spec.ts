@@ -208,6 +208,22 @@ describe('@crawlgate/agent', () => {
       }
     });
 
+    it('on a page no token opens (";" parameters), reads it with the same payment sent again, paying once', async () => {
+      const proxy = await startDroppingProxy(siteUrl, firstPaid());
+      try {
+        const { agent } = await fundedAgent();
+        const before = (await transfersTo(gated.app, gated.payTo)).length;
+        const target = '/article/dropped;jsessionid=abc';
+        const page = await agent.fetch(`${proxy.url}${target}`, asBot);
+        expect(proxy.lost).toEqual([expect.objectContaining({ status: 200 })]);
+        expect([page.status, await page.text()]).toEqual([200, `content of ${target}`]);
+        expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+        expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+      } finally {
+        await proxy.close();
+      }
+    });
+
     it('pays once for concurrent fetches of that page: those waiting read it with the same token', async () => {
       const proxy = await startDroppingProxy(siteUrl, firstPaid());
       try {

@@ -461,7 +461,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       }
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
-      return readWithTokenOfPayment(url, offer, value, retry, error);
+      return readWithTokenOfPayment(url, offer, [name, value], retry, error);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     if (answer.status === 402 || settlement?.success === false) {
@@ -481,7 +481,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
-      return readWithTokenOfPayment(url, offer, value, retry, pending);
+      return readWithTokenOfPayment(url, offer, [name, value], retry, pending);
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
@@ -490,13 +490,25 @@ export function createAgent(options: AgentOptions): Agent {
       // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
       // once), the page is read again instead of paid again.
       token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
-      if (token) ({ response } = await retry({ [TOKEN_HEADER]: token }));
+      if (token) response = await readWithToken(token, [name, value], retry);
     }
     return { response, token };
   }
 
   /**
-   * The page read with the token the payment `header` bought, asked of the gate's verify_url (which
+   * The page read with the token its payment bought; where no token opens it (a target a router may
+   * read as another path: the gate answers 402), with that payment sent again, which the gate takes
+   * again for the page it paid, never charging twice.
+   */
+  async function readWithToken(token: string, [name, value]: [string, string], retry: Retry): Promise<Response> {
+    const { response } = await retry({ [TOKEN_HEADER]: token });
+    if (response.status !== 402) return response;
+    await response.body?.cancel().catch(() => undefined);
+    return (await retry({ [name]: value })).response;
+  }
+
+  /**
+   * The page read with the token the payment (its header) bought, asked of the gate's verify_url (which
    * answers a payment it settled with its token, and settles a payment at most once), when the
    * site's answer to it brought none: lost, or the settlement still pending after the retries.
    * `failure` is thrown when the gate cannot say (no verify_url, refused, unreachable).
@@ -504,14 +516,14 @@ export function createAgent(options: AgentOptions): Agent {
   async function readWithTokenOfPayment(
     url: string,
     offer: Offer,
-    header: string,
+    payment: [name: string, value: string],
     retry: Retry,
     failure: unknown,
   ): Promise<{ response: Response; token: string }> {
-    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, header) : undefined;
+    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
+    return { response: await readWithToken(token, payment, retry), token };
   }
 
   /**

@@ -49,7 +49,9 @@ export interface SiteTermsOptions {
 
 export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOptions): SiteTermsSource {
   let terms: SiteTerms | undefined;
-  let loadedAt = 0;
+  // Set when MAX_TERMS_AGE_MS pass with no load succeeding: a timer, not a clock read per request.
+  let lapsed = false;
+  let lapse: ReturnType<typeof setTimeout> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
@@ -62,32 +64,38 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
           ? terms.prices
           : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
       terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
-      loadedAt = Date.now();
+      lapsed = false;
+      if (lapse) clearTimeout(lapse);
+      lapse = unref(setTimeout(() => void (lapsed = true), MAX_TERMS_AGE_MS));
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {
       if (!closed) {
-        timer = setTimeout(() => void load(), refreshMs);
         // A gate must never keep a process alive on its own.
-        (timer as { unref?: () => void }).unref?.();
+        timer = unref(setTimeout(() => void load(), refreshMs));
       }
     }
   }
 
   let firstEnded = false;
   const first = load().then(() => void (firstEnded = true));
-  const lapsed = () => terms !== undefined && !(Date.now() - loadedAt <= MAX_TERMS_AGE_MS);
   return {
-    current: () => (lapsed() ? undefined : terms),
-    lapsed,
+    current: () => (lapsed ? undefined : terms),
+    lapsed: () => lapsed,
     lastLoaded: () => terms,
     ready: () => first,
     firstLoadEnded: () => firstEnded,
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
+      if (lapse) clearTimeout(lapse);
     },
   };
+}
+
+function unref<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
 }
 
 function rulesOf(offer: SiteOffer): PriceRule[] {

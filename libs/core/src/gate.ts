@@ -15,6 +15,7 @@
  * and other public views show only `ref`.
  */
 
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 import { base64urlDecode, base64urlDecodeUtf8, base64urlEncode, base64urlEncodeUtf8 } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
@@ -77,31 +78,24 @@ export function newTargetBoundGateRef(secret: string, target: string): string {
   const random = new Uint8Array(8);
   globalThis.crypto.getRandomValues(random);
   random[6] = (random[6] & 0x0f) | 0x40; // UUID v4's version, in the part the tag covers
-  return boundRef(secret, hexOf(random), target);
+  return boundRef(secret, random, target);
 }
 
 /** Whether `ref` was made by newTargetBoundGateRef for `target` under one of `secrets`. */
 export function gateRefBindsTarget(ref: string, secrets: readonly string[], target: string): boolean {
   if (!UUID.test(ref)) return false;
-  const random = ref.slice(0, 8) + ref.slice(9, 13) + ref.slice(14, 18);
+  const random = hexToBytes(ref.slice(0, 8) + ref.slice(9, 13) + ref.slice(14, 18));
   return secrets.some((secret) => secret.length > 0 && boundRef(secret, random, target) === ref);
 }
 
-/** `random`: 16 hex digits (version bits set); the tag's first 8 bytes follow, with UUID's variant bits set. */
-function boundRef(secret: string, random: string, target: string): string {
-  const tag = hmacSha256(secret, `${TARGET_TAG_DOMAIN}${random}\n${target}`).subarray(0, 8);
+/** `random`: 8 bytes (version bits set); the tag's first 8 bytes follow, with UUID's variant bits set. */
+function boundRef(secret: string, random: Uint8Array, target: string): string {
   const bytes = new Uint8Array(16);
-  for (let i = 0; i < 8; i++) bytes[i] = parseInt(random.slice(2 * i, 2 * i + 2), 16);
-  bytes.set(tag, 8);
+  bytes.set(random);
+  bytes.set(hmacSha256(secret, `${TARGET_TAG_DOMAIN}${bytesToHex(random)}\n${target}`).subarray(0, 8), 8);
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = hexOf(bytes);
+  const hex = bytesToHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-function hexOf(bytes: Uint8Array): string {
-  let hex = '';
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }
 
 /** Throws TypeError for terms that readGate() would call malformed, or an empty secret. */

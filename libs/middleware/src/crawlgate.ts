@@ -609,28 +609,20 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */
   function settlementPending(gateId: string, terms: SiteTerms, route: Route, retryAfterSeconds: number): Decision {
-    const retryAfter = { 'retry-after': String(retryAfterSeconds) };
-    // No token opens a target a router may read as another path: the payment sent again here is the way in.
-    if (!isPlainRoute(route))
-      return respondJson(
-        503,
-        {
+    // No token opens a target a router may read as another path: the payment sent again there is the way in.
+    const body = isPlainRoute(route)
+      ? {
+          detail:
+            'Payment sent to the chain, not confirmed yet. Retry with the same payment (x402 v2), or POST it to verify_url for the token; it is never charged twice.',
+          gate_id: gateId,
+          verify_url: `${terms.offer.api_base_url}/v1/gates/${gateId}/verify`,
+        }
+      : {
           detail:
             'Payment sent to the chain, not confirmed yet. Retry this URL with the same payment (x402 v2); it is never charged twice.',
           gate_id: gateId,
-        },
-        retryAfter,
-      );
-    return respondJson(
-      503,
-      {
-        detail:
-          'Payment sent to the chain, not confirmed yet. Retry with the same payment (x402 v2), or POST it to verify_url for the token; it is never charged twice.',
-        gate_id: gateId,
-        verify_url: `${terms.offer.api_base_url}/v1/gates/${gateId}/verify`,
-      },
-      retryAfter,
-    );
+        };
+    return respondJson(503, body, { 'retry-after': String(retryAfterSeconds) });
   }
 
   /**

@@ -40,11 +40,9 @@ export interface SiwxGate {
   presented(headers: HeaderRecord): boolean;
   /**
    * A pass with the paid token when the request proves its wallet paid for `path`; undefined
-   * otherwise. `ip`: the visitor's address, which the API counts sign-ins by.
-   */
-  /**
-   * `secrets`: those verifying under the terms the request is decided by (they may lapse while the
-   * API answers): a proof whose nonce none of them signed for this path never reaches the API.
+   * otherwise. `secrets`: those verifying under the terms the request is decided by (they may lapse
+   * while the API answers): a proof whose nonce none of them signed for this path never reaches the
+   * API. `ip`: the visitor's address, which the API counts sign-ins by.
    */
   reaccess(headers: HeaderRecord, path: string, secrets: readonly string[], ip?: string): Promise<Decision | undefined>;
 }

@@ -224,6 +224,126 @@ describe('@crawlgate/agent', () => {
       }
     });
 
+    describe('when the gate’s API cannot be asked either', () => {
+      /**
+       * An agent whose posts to verify_url are answered by `verifyAnswer` while it returns one (the
+       * API out of reach: a TypeError), else by the API; a proxy losing the site's answers `drops` picks.
+       */
+      async function partitioned(
+        drops = firstPaid(),
+        verifyAnswer: () => Response | TypeError | undefined = () => new TypeError('fetch failed'),
+        options: { budgetUsd?: string } = {},
+      ) {
+        const proxy = await startDroppingProxy(siteUrl, drops);
+        const state = { reachable: false, verifyPosts: 0 };
+        const http: typeof fetch = (input, init) => {
+          if (!String(input).includes('/verify')) return fetch(input, init);
+          state.verifyPosts++;
+          const answer = state.reachable ? undefined : verifyAnswer();
+          if (answer instanceof TypeError) return Promise.reject(answer);
+          return answer ? Promise.resolve(answer) : fetch(input, init);
+        };
+        const funded = await fundedAgent({ fetch: http, ...options });
+        const before = (await transfersTo(gated.app, gated.payTo)).length;
+        const paidOnce = async () => {
+          expect(funded.agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+          expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+        };
+        return { ...funded, proxy, state, paidOnce };
+      }
+
+      it('the next fetch of the page asks it before paying again, paying once', async () => {
+        const { agent, events, proxy, state, paidOnce } = await partitioned();
+        try {
+          await expect(agent.fetch(`${proxy.url}/article/lost-twice`, asBot)).rejects.toThrow(/fetch failed/);
+          expect(proxy.lost).toEqual([expect.objectContaining({ status: 200 })]);
+          state.reachable = true;
+          const page = await agent.fetch(`${proxy.url}/article/lost-twice`, asBot);
+          expect([page.status, await page.text()]).toEqual([200, 'content of /article/lost-twice']);
+          expect(events).toHaveLength(1);
+          await paidOnce();
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it('reads that page with the budget spent by its payment: asking about it costs nothing', async () => {
+        const { agent, proxy, state, paidOnce } = await partitioned(firstPaid(), undefined, { budgetUsd: '0.01' });
+        try {
+          await expect(agent.fetch(`${proxy.url}/article/lost-budget`, asBot)).rejects.toThrow(/fetch failed/);
+          state.reachable = true;
+          const page = await agent.fetch(`${proxy.url}/article/lost-budget`, asBot);
+          expect([page.status, await page.text()]).toEqual([200, 'content of /article/lost-budget']);
+          await paidOnce();
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it.each([
+        [
+          'a 200 whose body breaks off',
+          () => new Response(new ReadableStream({ pull: (c) => c.error(new Error('reset')) })),
+        ],
+        ['a proxy’s 404 page', () => new Response('<h1>Not Found</h1>', { status: 404 })],
+        ['a redirect', () => new Response(null, { status: 302, headers: { location: 'https://elsewhere.example/' } })],
+        ['a 503', () => new Response('{"detail":"overloaded"}', { status: 503 })],
+      ])(
+        'fails the next fetch with payment_unconfirmed on %s, paying nothing more, and reads the page once it answers',
+        async (_, answer) => {
+          let lostFirst = false;
+          const { agent, proxy, state, paidOnce } = await partitioned(firstPaid(), () => {
+            if (lostFirst) return answer();
+            lostFirst = true;
+            return new TypeError('fetch failed');
+          });
+          try {
+            const url = `${proxy.url}/article/unsaid-${state.verifyPosts}-${Math.random().toString(36).slice(2)}`;
+            await expect(agent.fetch(url, asBot)).rejects.toThrow(/fetch failed/);
+            await expect(agent.fetch(url, asBot)).rejects.toMatchObject({ reason: 'payment_unconfirmed' });
+            state.reachable = true;
+            expect((await agent.fetch(url, asBot)).status).toBe(200);
+            await paidOnce();
+          } finally {
+            await proxy.close();
+          }
+        },
+      );
+
+      it('fails the fetches waiting on that page together, asking once', async () => {
+        const { agent, proxy, state } = await partitioned();
+        try {
+          const url = `${proxy.url}/article/lost-at-once`;
+          await expect(agent.fetch(url, asBot)).rejects.toThrow(/fetch failed/);
+          const posts = state.verifyPosts;
+          const fetches = await Promise.allSettled([1, 2, 3].map(() => agent.fetch(url, asBot)));
+          expect(fetches.map((one) => one.status === 'rejected' && (one.reason as PaymentFailedError).reason)).toEqual(
+            Array(3).fill('payment_unconfirmed'),
+          );
+          expect(state.verifyPosts - posts).toBe(1);
+          expect(agent.spent()).toMatchObject({ payments: 1 });
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it('on a page no token opens, keeps that payment when the read sending it again is lost too, paying once', async () => {
+        const { agent, proxy, state, paidOnce } = await partitioned(firstPaid(2));
+        try {
+          const url = `${proxy.url}/article/lost-again;jsessionid=abc`;
+          await expect(agent.fetch(url, asBot)).rejects.toThrow(/fetch failed/);
+          state.reachable = true;
+          await expect(agent.fetch(url, asBot)).rejects.toThrow(/fetch failed/);
+          expect(proxy.lost.map((answer) => answer.status)).toEqual([200, 200]);
+          const page = await agent.fetch(url, asBot);
+          expect([page.status, await page.text()]).toEqual([200, 'content of /article/lost-again;jsessionid=abc']);
+          await paidOnce();
+        } finally {
+          await proxy.close();
+        }
+      });
+    });
+
     it('pays once for concurrent fetches of that page: those waiting read it with the same token', async () => {
       const proxy = await startDroppingProxy(siteUrl, firstPaid());
       try {

@@ -5,6 +5,7 @@ import {
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
@@ -54,7 +55,12 @@ import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { untilAborted } from './abort';
 import { TokenCache } from './token-cache';
-import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
+import {
+  isUnanswered,
+  PaymentsInDoubt,
+  type UnconfirmedAuthorization,
+  type UnprovenTransfer,
+} from './payments-in-doubt';
 import { markingUnsent, wasUnsent } from './unsent';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
@@ -239,6 +245,10 @@ const TOKEN_HEADER = 'x-crawlgate-token';
 type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response' | 'plainHttp'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
+/** What the gate's API answers a payment it refuses for good (invalid, failed, another gate's, its gate unknown or gone). */
+const API_REFUSALS = new Set([400, 402, 404, 409, 410, 422]);
+/** A payment header as posted to its gate's verify_url. */
+const paymentBody = (header: string) => JSON.stringify({ payment: decodeBase64Json(header) });
 /**
  * Each post to a gate's verify_url. The API waits up to its settlement timeout (30 s by default)
  * before it answers 202; a post given up sooner would lose the token a payment bought.
@@ -331,7 +341,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
-  const unproven = new UnprovenTransfers();
+  const unproven = new PaymentsInDoubt<UnprovenTransfer>();
+  const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
   /** The offers whose payment onPayment reported: never reported unconfirmed too. */
   const reported = new WeakSet<Offer>();
   const inflight = new Map<string, Promise<Shared>>();
@@ -368,6 +379,16 @@ export function createAgent(options: AgentOptions): Agent {
     maxPrice: bigint,
     signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string }> {
+    // A payment sent for this page before, its outcome never learned: asked about first, at no cost.
+    const page = TokenCache.key(new URL(url));
+    const earlier = unconfirmed.get(page);
+    if (earlier) {
+      const bought = await boughtEarlier(url, page, earlier, retry, spent);
+      if (bought) {
+        await challenge.body?.cancel().catch(() => undefined);
+        return bought;
+      }
+    }
     const offers = await readOffers(challenge);
     const voucherOffer =
       batch &&
@@ -433,6 +454,7 @@ export function createAgent(options: AgentOptions): Agent {
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
     signal: AbortSignal | undefined,
   ) {
+    const page = TokenCache.key(new URL(url));
     const [name, value] = await payer.paymentHeader(offer);
     // A caller that gave up before the payment left wants nothing sent: it never leaves.
     signal?.throwIfAborted();
@@ -440,6 +462,39 @@ export function createAgent(options: AgentOptions): Agent {
     // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
     mark('spent');
+    // Until its outcome is learned, the next fetch of this page asks the gate's API about it before paying again.
+    if (offer.verifyUrl) {
+      const validBefore = authorizationOfHeader(value)?.validBefore;
+      const settledBy =
+        validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
+      // The token it bought may live that long after its settlement: it is worth asking for until then.
+      const until = settledBy + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+      unconfirmed.keep(page, { offer, verifyUrl: offer.verifyUrl, header: [name, value], until });
+    }
+    // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
+    // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
+    let learned = false;
+    const markLearned = (next: 'free' | 'spent' | 'held', header?: string) => {
+      if (next !== 'spent') learned = true;
+      mark(next, header);
+    };
+    try {
+      const paid = await sendAuthorization(url, offer, [name, value], retry, markLearned);
+      learned ||= paid.token !== undefined || paid.response.status < 500;
+      return paid;
+    } finally {
+      if (learned) unconfirmed.forget(page);
+    }
+  }
+
+  /** The authorization (its header) sent for the page, and what it bought. */
+  async function sendAuthorization(
+    url: string,
+    offer: Offer,
+    [name, value]: [string, string],
+    retry: Retry,
+    mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+  ) {
     let answer: Response | undefined;
     let response: Response | undefined;
     try {
@@ -496,6 +551,42 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
+   * What an authorization sent for this page before bought, its outcome never learned: the page, read
+   * with the token the gate's API answers for it (it settles a payment at most once); undefined once
+   * the API refuses it (the page is paid anew). Fails while the API cannot say (unreachable, still
+   * settling): a second payment could pay the page twice.
+   */
+  async function boughtEarlier(
+    url: string,
+    page: string,
+    earlier: UnconfirmedAuthorization,
+    retry: Retry,
+    spent: () => void,
+  ): Promise<{ response: Response; token: string } | undefined> {
+    const asked = await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined);
+    const body = asked ? await jsonOf(asked) : undefined;
+    // Only the API's own refusal of the payment: a proxy's error page, a redirect or an unreadable answer says nothing of it.
+    if (asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined) {
+      unconfirmed.forget(page);
+      return undefined;
+    }
+    const token = asked?.status === 200 ? verifyAnswerOf(body).accessToken : undefined;
+    if (!token) {
+      spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
+      throw new PaymentFailedError(
+        url,
+        'payment_unconfirmed',
+        "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
+      );
+    }
+    if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
+    const response = await readWithToken(token, earlier.header, retry);
+    // Forgotten once its page is read: a read that fails leaves it for the next fetch, which sends it again.
+    unconfirmed.forget(page);
+    return { response, token };
+  }
+
+  /**
    * The page read with the token its payment bought; where no token opens it (a target a router may
    * read as another path: the gate answers 402), with that payment sent again, which the gate takes
    * again for the page it paid, never charging twice.
@@ -532,10 +623,9 @@ export function createAgent(options: AgentOptions): Agent {
    * asked. Still pending after the retries: the settlement may land, so this fails as the 503 does.
    */
   async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
-    const body = JSON.stringify({ payment: decodeBase64Json(header) });
     let verified: Response;
     try {
-      verified = await postToVerifyUrl(verifyUrl, body);
+      verified = await postToVerifyUrl(verifyUrl, paymentBody(header));
     } catch {
       return undefined;
     }

@@ -1,10 +1,10 @@
-import { isUnanswered, UnprovenTransfers } from './unproven-transfers';
+import { isUnanswered, PaymentsInDoubt } from './payments-in-doubt';
 
-describe('UnprovenTransfers', () => {
+describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
 
   it('gives back a page’s transfer until its gate’s end, then drops it', () => {
-    const unproven = new UnprovenTransfers();
+    const unproven = new PaymentsInDoubt<ReturnType<typeof transfer>>();
     unproven.keep('https://site.example/a', transfer(1_000));
     expect(unproven.get('https://site.example/a', 999)).toEqual(transfer(1_000));
     expect(unproven.get('https://site.example/b', 999)).toBeUndefined();
@@ -13,7 +13,7 @@ describe('UnprovenTransfers', () => {
   });
 
   it('forgets a page on demand, and keeps at most 1,000 pages, the oldest dropped first', () => {
-    const unproven = new UnprovenTransfers();
+    const unproven = new PaymentsInDoubt<ReturnType<typeof transfer>>();
     for (let i = 0; i <= 1_000; i++) unproven.keep(`page-${i}`, transfer(10));
     expect(unproven.get('page-0', 0)).toBeUndefined();
     expect(unproven.get('page-1', 0)).toBeDefined();

@@ -1,0 +1,57 @@
+/*
+ * Payments that left for a page whose outcome this agent never learned: an answer lost on the way
+ * back, the gate's API failing or still settling. The payment may have opened the gate, whose API
+ * answers for it again while it is remembered (a payment is settled and credited at most once), so
+ * the next fetch of the page asks about it instead of paying a second time.
+ */
+
+import type { Offer } from './offers';
+
+/** A transfer sent for a page whose proof got no answer. */
+export interface UnprovenTransfer {
+  verifyUrl: string;
+  /** The body posted: `{tx_hash, signature, payer}`. */
+  proof: string;
+  /** Epoch milliseconds: the gate expires then, and its API refuses the proof after. */
+  until: number;
+}
+
+/** A signed authorization sent for a page (its payment header) that neither bought a token nor was refused. */
+export interface UnconfirmedAuthorization {
+  /** The offer it paid. */
+  offer: Offer;
+  /** The offer's verify_url: the gate's API answers for the payment there. */
+  verifyUrl: string;
+  header: [name: string, value: string];
+  /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
+  until: number;
+}
+
+/** Pages remembered at most; the oldest is dropped first (it is the likeliest to have expired). */
+const MAX_PAGES = 1_000;
+
+export class PaymentsInDoubt<Payment extends { until: number }> {
+  private readonly byPage = new Map<string, Payment>();
+
+  keep(page: string, payment: Payment): void {
+    this.byPage.delete(page);
+    this.byPage.set(page, payment);
+    if (this.byPage.size > MAX_PAGES) this.byPage.delete(this.byPage.keys().next().value!);
+  }
+
+  /** The page's payment still worth asking about, if any; one past its `until` is dropped. */
+  get(page: string, now = Date.now()): Payment | undefined {
+    const payment = this.byPage.get(page);
+    if (payment && !(now < payment.until)) this.byPage.delete(page);
+    return payment && now < payment.until ? payment : undefined;
+  }
+
+  forget(page: string): void {
+    this.byPage.delete(page);
+  }
+}
+
+/** A verify answer that says nothing of the payment yet: still settling (202), a limit, a timeout, a failure. */
+export function isUnanswered(status: number): boolean {
+  return status === 202 || status === 408 || status === 429 || status >= 500;
+}

@@ -17,6 +17,9 @@ export interface ChannelKey {
  * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
  * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
  */
+/** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
+const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
+
 export interface ClaimSigner {
   chainId: number;
   escrow: string;
@@ -433,6 +436,28 @@ export class ChannelStore {
       distinct: ['receiver', 'token'],
       select: { receiver: true, token: true },
     });
+  }
+
+  /**
+   * Receivers (and tokens) of this chain with a claim of the last week whose settle never landed (the
+   * run stopped or failed between the two): the claimed amount waits in the escrow until a settle
+   * sends it on. A week: the claimer tries every run, and one settled by someone else is not asked about for ever.
+   */
+  async receiversWithUnsettledClaims(
+    chainId: number,
+    now = new Date(),
+  ): Promise<{ receiver: string; token: string }[]> {
+    return this.db.prisma.channelClaim.findMany({
+      where: { chainId, settleTxHash: null, createdAt: { gte: new Date(now.getTime() - UNSETTLED_CLAIM_WINDOW_MS) } },
+      distinct: ['receiver', 'token'],
+      select: { receiver: true, token: true },
+    });
+  }
+
+  /** Every claim of this receiver and token not settled yet is settled by `settleTxHash` (a settle sends all that was claimed). */
+  async markClaimsSettled(claims: { chainId: number; receiver: string; token: string; settleTxHash: string }) {
+    const { settleTxHash, ...of } = claims;
+    await this.db.prisma.channelClaim.updateMany({ where: { ...of, settleTxHash: null }, data: { settleTxHash } });
   }
 
   /** How many channels with vouchers not yet claimed `signer` cannot claim: another escrow's, or naming another receiver authorizer. */

@@ -70,7 +70,8 @@ export class ClaimerService {
             this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
             return [];
           });
-    for (const { receiver, token } of receivers) {
+    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
+    for (const { receiver, token } of await this.withUnsettledClaims(receivers)) {
       await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run).catch(
         (error: Error) => {
           failed = true;
@@ -81,6 +82,15 @@ export class ClaimerService {
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) this.lastCompletedRunAt = performance.now();
     return run;
+  }
+
+  private async withUnsettledClaims(
+    receivers: { receiver: string; token: string }[],
+  ): Promise<{ receiver: string; token: string }[]> {
+    const all = new Map(receivers.map((one) => [`${one.receiver}/${one.token}`, one]));
+    for (const one of await this.store.receiversWithUnsettledClaims(this.chain.chainId))
+      all.set(`${one.receiver}/${one.token}`, one);
+    return [...all.values()];
   }
 
   private signer(batch: BatchSettlementChain): ClaimSigner {
@@ -131,30 +141,18 @@ export class ClaimerService {
     const withdrawing = withdrawingIds.length
       ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
       : [];
-    let last: ClaimMade | null = null;
     for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
-      last =
-        (await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run)) ??
-        last;
+      await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
-    last = (await this.claimChannels(batch, receiver, token, queued, options, run)) ?? last;
-    if ((await unsettled(this.chain, batch, receiver, token)) > 0n) {
-      const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
-      run.settles.push(settle);
-      const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
-      if (!receipt || receipt.status !== 'success')
-        throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-      if (last)
-        await this.store.recordClaim({
-          chainId: this.chain.chainId,
-          receiver,
-          token,
-          txHash: last.hash,
-          channels: last.channels,
-          amount: last.amount,
-          settleTxHash: settle,
-        });
-    }
+    await this.claimChannels(batch, receiver, token, queued, options, run);
+    if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
+    const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
+    run.settles.push(settle);
+    const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
+    if (!receipt || receipt.status !== 'success')
+      throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+    // A settle sends on all that was claimed: every claim recorded before it is settled by it.
+    await this.store.markClaimsSettled({ chainId: this.chain.chainId, receiver, token, settleTxHash: settle });
   }
 
   /** Claims what these channels owe in one claimWithSignature, when due; what it sent, or null. */

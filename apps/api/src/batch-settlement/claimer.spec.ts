@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
 import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
+import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
 
 /*
@@ -265,6 +266,34 @@ describe('voucher claimer', () => {
       await withdrawal(payer, channel).finish();
       // The payer gets back only what it did not spend.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('settles a claim whose settle never landed (the API stopped between the two) on its next run', async () => {
+    const { app, payTo, paidChannel } = await voucherSite();
+    try {
+      await paidChannel('/s', 100_000n, [10_000n, 20_000n]);
+      // The claim alone, as a run that stopped before its settle leaves it: claimed in the escrow, not the receiver's.
+      const claimer = app.app.get(ClaimerService);
+      const batch = app.chain.batchSettlement!;
+      const [receiver, token] = [payTo.toLowerCase() as Hex, app.chain.usdc.toLowerCase() as Hex];
+      const signer = { chainId: app.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
+      const channels = await app.app.get(ChannelStore).unclaimed(signer, receiver, token, 100);
+      const stopped = { claims: [] as Hex[], settles: [] as Hex[], skipped: false };
+      await claimer['claimChannels'](batch, receiver, token, channels, { force: true }, stopped);
+      expect(stopped.claims).toHaveLength(1);
+      expect(await usdcBalance(app, payTo)).toBe(0n);
+
+      const run = await claimer.runOnce();
+      expect(run).toMatchObject({ claims: [], settles: [expect.stringMatching(/^0x/)] });
+      expect(await usdcBalance(app, payTo)).toBe(20_000n);
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: stopped.claims[0], amount: 20_000n, settleTxHash: run.settles[0] }),
+      ]);
+      // Settled: the next run sends nothing.
+      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
     } finally {
       await app.close();
     }

@@ -308,6 +308,12 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
       '/security.txt%23a',
       '/sitemap.xml%3F',
       '/sitemap.xml%3F/premium-article',
+      // Inside a sitemap's name too: "sitemap?premium-a.xml" is a page of "/:page", not a sitemap.
+      '/sitemap%3Fpremium-a.xml',
+      '/sitemap%23premium-a.xml',
+      '/wp-sitemap%3F..xml',
+      '/sitemap.xml%3F.xml',
+      '/sitemap%3Bpremium.xml',
     ]) {
       const bot = await get(server, path, { 'user-agent': GPTBOT });
       expect({ path, served: served(bot) }).toEqual({ path, served: false });

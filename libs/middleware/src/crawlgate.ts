@@ -866,7 +866,7 @@ function crawlerIpsOf(
       if (answer === 'out' && !warned && address !== undefined && isInternal(address)) {
         warned = true;
         warn(
-          `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it (Express "trust proxy", Fastify trustProxy) or set crawlerIps.clientIp; until then crawlers verified by their address are not allowed`,
+          `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it by hop count or address, never "true", which trusts what the client writes (Express "trust proxy", Fastify trustProxy), or set crawlerIps.clientIp; until then crawlers verified by their address are not allowed`,
         );
       }
       return answer;

@@ -139,6 +139,10 @@ describe('isAlwaysFreeRoute', () => {
       '/sitemap.xml%3F/premium-article',
       '/llms.txt%3F',
       'https://example.com/favicon.ico%3Fa',
+      '/sitemap%3Fpremium-a.xml',
+      '/sitemap%23premium-a.xml',
+      '/wp-sitemap%3F..xml',
+      '/sitemap.xml%3F.xml',
     ]) {
       const route = readRoute(target);
       expect(route.path).toMatch(/[?#]/);

@@ -60,7 +60,8 @@ const FREE_FILES = new Set([
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
 ]);
 // sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml.
-const SITEMAP = /^\/(?:wp-)?sitemap[^/]*\.xml$/;
+// Letters, digits and "_.~-" only: a "?", "#" or ";" from an escape makes it another page to a router ("/:page").
+const SITEMAP = /^\/(?:wp-)?sitemap[\w.~-]*\.xml$/;
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full

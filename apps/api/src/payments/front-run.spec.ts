@@ -1,4 +1,4 @@
-import { USDC_ABI } from '@crawlgate/core';
+import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
 import { createWalletClient, http, type Abi, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
@@ -16,6 +16,8 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The hold on transfers not our relayer's, in the tests that wait it out (the default is 600 s). */
+const FOREIGN_HOLD_SECONDS = 2;
 
 /**
  * An EIP-3009 authorization can be sent by anyone who sees it. When a copy is mined ahead of our
@@ -29,13 +31,23 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
 
   beforeAll(async () => {
     // Recent blocks searched first: few, so a test passes them by mining (anvil mines thousands slowly).
-    app = await startTestApp({ isolateChain: true, config: { chain: { recentLogBlocks: 50 } } });
+    // A short hold on transfers not our relayer's: waited out by the tests that expect one to pay.
+    app = await startTestApp({
+      isolateChain: true,
+      config: { chain: { recentLogBlocks: 50, foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
+    });
     ({ site } = await pricedSite(app, payTo));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);
     await app.close();
   });
+
+  /** The chain's clock past the hold on a settlement by a transaction not ours: a block mined after it. */
+  async function pastForeignSettlementHold() {
+    await sleep(FOREIGN_HOLD_SECONDS * 1000 + 100);
+    await devTestClient(app.chain.rpcUrl).mine({ blocks: 1 });
+  }
 
   /** A funded agent's payment for a fresh gate, verified with automine off: our relayer's transaction waits in the mempool. */
   async function settlementHeldInMempool(path: string) {
@@ -91,6 +103,9 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(result.status === 202 ? 202 : result).toBe(202);
     expect(result.body).toMatchObject({ status: 'settlement_pending', gate_id: gate.id });
 
+    // Not at once: the copy's sender may be its payer, who may still name it for a gate of its own.
+    expect(await app.app.get(ReconcilerService).runOnce()).toMatchObject({ finalized: 0, released: 0 });
+    await pastForeignSettlementHold();
     await app.app.get(ReconcilerService).runOnce();
     const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     expect(again.status === 200 ? 200 : again).toBe(200);
@@ -107,6 +122,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect((await answer).status).toBe(202);
     // The API was away longer than the recent blocks the reconciler searches first (RECENT_LOG_BLOCKS).
     await devTestClient(app.chain.rpcUrl).mine({ blocks: 51 });
+    await pastForeignSettlementHold();
 
     await app.app.get(ReconcilerService).runOnce();
     const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
@@ -196,7 +212,8 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(await app.chain.publicClient.getTransactionCount({ address: relayer })).toBe(sentBefore);
     await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendAuthorizationAsStranger(app, payment) });
 
-    // The payer gets its page for that charge, and is charged once.
+    // The payer gets its page for that charge (once no gate of its own could be named for it), and is charged once.
+    await pastForeignSettlementHold();
     await app.app.get(ReconcilerService).runOnce();
     const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     expect(again.status === 200 ? 200 : again).toBe(200);
@@ -238,6 +255,70 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
       body: { payment: await signPayment(app, other, gate) },
     });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
+  });
+});
+
+/**
+ * A payer may have its own authorization sent by a relay of its choosing, then prove that transfer
+ * for its gate (tx_hash and its signature). While that transaction waits in the mempool, its
+ * authorization is public: a stranger posting it to a gate of its own at the same price and pay_to
+ * must not have that gate paid with the payer's money before the payer could name its transfer.
+ */
+describe("a payer's authorization, sent by its own relay, posted by a stranger to another gate", () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      isolateChain: true,
+      config: { chain: { recentLogBlocks: 50, settlementTimeoutMs: 500, reconcileIntervalMs: 0 } },
+    });
+    ({ site } = await pricedSite(app, payTo));
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it('pays the payer’s gate when it names its transfer after the reconciler has seen it, and never the stranger’s', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const own = await openGate(app, site, '/relayed/own');
+    const strangers = await openGate(app, site, '/relayed/strangers');
+    const payment = await signPayment(app, payer, own);
+
+    const chain = devTestClient(app.chain.rpcUrl);
+    await chain.setAutomine(false);
+    let relayed: Hash;
+    let posted: Awaited<ReturnType<TestApp['call']>>;
+    try {
+      relayed = await sendAuthorizationAsStranger(app, payment);
+      posted = await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } });
+    } finally {
+      await chain.mine({ blocks: 1 });
+      await chain.setAutomine(true);
+    }
+    expect(posted.status).not.toBe(200);
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: relayed })).status).toBe('success');
+
+    // The stranger's claim is old enough for the reconciler, which finds the payer's transfer.
+    await sleep(2_100);
+    await app.app.get(ReconcilerService).runOnce();
+    const stolen = await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } });
+    expect(stolen.body.access_token).toBeUndefined();
+
+    const proof = await app.call('POST', `/v1/gates/${own.id}/verify`, {
+      body: {
+        tx_hash: relayed,
+        signature: await payer.signMessage({ message: transferProofMessage(own.ref, relayed) }),
+      },
+    });
+    expect(proof.status === 200 ? 200 : proof).toBe(200);
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } });
+    expect(again.body.access_token).toBeUndefined();
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(own.amount));
   });
 });
 

@@ -5,7 +5,8 @@ import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
-import { DATABASE } from '../db/tokens';
+import type { AppConfig } from '../config/config';
+import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
@@ -45,6 +46,7 @@ export class ReconcilerService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     @Inject(CHAIN) private readonly chain: ChainContext,
+    @Inject(CONFIG) private readonly config: AppConfig,
     private readonly payments: PaymentsService,
     private readonly secrets: SiteSecretsService,
     private readonly siteTerms: SitePaymentTermsStore,
@@ -124,6 +126,7 @@ export class ReconcilerService {
         );
         return 'released';
       }
+      if (!(await this.heldLongEnough(payment, receipt, head.timestamp))) return 'waiting';
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }
@@ -177,6 +180,19 @@ export class ReconcilerService {
     if (!payment.tokenKid) return true;
     const secret = (await this.secrets.usable(payment.siteId)).find((usable) => usable.kid === payment.tokenKid);
     return secret !== undefined && outlastsSettlement(secret.retiresAt, this.chain.settlementTimeoutMs);
+  }
+
+  /**
+   * Our own transaction pays its claim at once; another's (a copy of the authorization sent ahead of
+   * ours, or the payer's own relay) only foreignSettlementHoldSeconds of chain time after its block.
+   * A payer who sent its authorization itself, public in the mempool from then, names its transfer
+   * for its own gate meanwhile (tx_hash and its signature): a stranger who posted that authorization
+   * to a gate of its own at the same price and pay_to is not paid with it first.
+   */
+  private async heldLongEnough(payment: Payment, receipt: TransactionReceipt, now: bigint): Promise<boolean> {
+    if (payment.txHash?.toLowerCase() === receipt.transactionHash.toLowerCase()) return true;
+    const block = await this.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
+    return now >= block.timestamp + BigInt(this.config.chain.foreignSettlementHoldSeconds);
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {

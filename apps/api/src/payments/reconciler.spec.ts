@@ -16,6 +16,9 @@ import { toSignedAuthorization } from './authorization-checks';
 import { ReconcilerService } from './reconciler.service';
 import { serializeAuthorization } from './payments.service';
 
+/** The hold on transfers not our relayer's in these tests (600 s by default). */
+const FOREIGN_HOLD_SECONDS = 2;
+
 describe('settlements that outlive their request', () => {
   let db: TestDatabase;
   let app: TestApp;
@@ -26,7 +29,13 @@ describe('settlements that outlive their request', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ database: db.database, masterKey, isolateChain: true });
+    // A short hold on transfers not our relayer's, waited out by the tests a stranger's transaction pays.
+    app = await startTestApp({
+      database: db.database,
+      masterKey,
+      isolateChain: true,
+      config: { chain: { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
+    });
     ({ site } = await pricedSite(app, payTo));
     await fundUsdc(app, agent.address, '1');
   });
@@ -36,6 +45,11 @@ describe('settlements that outlive their request', () => {
   });
 
   const reconcile = (on: TestApp) => on.app.get(ReconcilerService).runOnce();
+  /** The chain's clock past the hold on transfers not our relayer's: a block mined after it. */
+  const pastForeignSettlementHold = async () => {
+    await new Promise((resolve) => setTimeout(resolve, FOREIGN_HOLD_SECONDS * 1000 + 100));
+    await mineBlocks(app.chain.rpcUrl, 1);
+  };
 
   it('finishes a settlement whose request gave up after broadcasting, once, without a second charge', async () => {
     // An instance that answers as soon as the transaction is sent, then dies.
@@ -344,6 +358,9 @@ describe('settlements that outlive their request', () => {
     const first = await claimedButNeverSent('/reconcile/bundled-a');
     const second = await claimedButNeverSent('/reconcile/bundled-b');
     const hash = await sendAuthorizationsBundled(app, [first.signed, second.signed]);
+    // Held a while first: either payer may still name the transfer for a gate of its own.
+    expect(await reconcile(app)).toMatchObject({ finalized: 0, released: 0 });
+    await pastForeignSettlementHold();
     expect(await reconcile(app)).toMatchObject({ finalized: 2 });
     for (const { gate, signed } of [first, second]) {
       const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
@@ -370,6 +387,7 @@ describe('settlements that outlive their request', () => {
     });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
     expect(paid.body.payer).toBe(other.address.toLowerCase());
+    await pastForeignSettlementHold();
     await reconcile(app);
     const first = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
     expect(first.status === 200 ? 200 : first).toBe(200);
@@ -386,6 +404,7 @@ describe('settlements that outlive their request', () => {
       body: { tx_hash: hash, signature: await agent.signMessage({ message: transferProofMessage(own.ref, hash) }) },
     });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
+    await pastForeignSettlementHold();
     await reconcile(app);
     const first = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
     expect(first.status === 200 ? 200 : first).toBe(200);

@@ -4,6 +4,7 @@ import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
+import { transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -37,6 +38,9 @@ export class ClaimerService {
   private readonly logger = new Logger('Claimer');
   /** When a run last went through every receiver without a failure, the relayer holding gas for a claim; null before one. */
   private lastCompletedRunAt: number | null = null;
+
+  /** Per receiver and token, a settle this instance sent and has not seen mined. */
+  private readonly settling = new Map<string, Hex>();
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -145,14 +149,29 @@ export class ClaimerService {
       await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
+    // A settle of an earlier run still on its way is waited for, not sent again (a no-op at our gas).
+    const key = `${receiver}/${token}`;
+    const earlier = this.settling.get(key);
+    if (earlier) {
+      const state = await transactionState(this.chain, earlier);
+      if (state === 'pending') return;
+      this.settling.delete(key);
+      if (state === 'success') await this.settled(receiver, token, earlier);
+    }
     if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
+    this.settling.set(key, settle);
     const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
+    if (receipt) this.settling.delete(key);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    // A settle sends on all that was claimed: every claim recorded before it is settled by it.
-    await this.store.markClaimsSettled({ chainId: this.chain.chainId, receiver, token, settleTxHash: settle });
+    await this.settled(receiver, token, settle);
+  }
+
+  /** A settle sends on all that was claimed: every claim recorded before it is settled by it. */
+  private settled(receiver: string, token: string, settleTxHash: Hex): Promise<void> {
+    return this.store.markClaimsSettled({ chainId: this.chain.chainId, receiver, token, settleTxHash });
   }
 
   /** Claims what these channels owe in one claimWithSignature, when due; what it sent, or null. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import { batchSettlementAbi, devWalletClient, increaseTime } from '@crawlgate/devchain';
+import { batchSettlementAbi, devTestClient, devWalletClient, increaseTime } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -271,26 +271,48 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('sends a settle once while it waits to be mined, and marks the claim settled by it once it is', async () => {
+    const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
+    const chain = devTestClient(app.chain.rpcUrl);
+    try {
+      await paidChannel('/p', 100_000n, [10_000n]);
+      const claimer = app.app.get(ClaimerService);
+      // The claim lands; its settle is not mined within the timeout, nor in the runs that follow.
+      const claimed = await claimOnly(app, payTo);
+      const receiver = payTo.toLowerCase();
+      await chain.setAutomine(false);
+      const settles: string[] = [];
+      for (let run = 0; run < 3; run++) settles.push(...(await claimer.runOnce()).settles);
+      await chain.setAutomine(true);
+      await chain.mine({ blocks: 1 });
+      expect(settles).toHaveLength(1);
+
+      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: claimed, settleTxHash: settles[0] }),
+      ]);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await chain.setAutomine(true);
+      await app.close();
+    }
+  });
+
   it('settles a claim whose settle never landed (the API stopped between the two) on its next run', async () => {
     const { app, payTo, paidChannel } = await voucherSite();
     try {
       await paidChannel('/s', 100_000n, [10_000n, 20_000n]);
       // The claim alone, as a run that stopped before its settle leaves it: claimed in the escrow, not the receiver's.
-      const claimer = app.app.get(ClaimerService);
-      const batch = app.chain.batchSettlement!;
-      const [receiver, token] = [payTo.toLowerCase() as Hex, app.chain.usdc.toLowerCase() as Hex];
-      const signer = { chainId: app.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
-      const channels = await app.app.get(ChannelStore).unclaimed(signer, receiver, token, 100);
-      const stopped = { claims: [] as Hex[], settles: [] as Hex[], skipped: false };
-      await claimer['claimChannels'](batch, receiver, token, channels, { force: true }, stopped);
-      expect(stopped.claims).toHaveLength(1);
+      const claimed = await claimOnly(app, payTo);
       expect(await usdcBalance(app, payTo)).toBe(0n);
 
+      const claimer = app.app.get(ClaimerService);
       const run = await claimer.runOnce();
       expect(run).toMatchObject({ claims: [], settles: [expect.stringMatching(/^0x/)] });
       expect(await usdcBalance(app, payTo)).toBe(20_000n);
+      const receiver = payTo.toLowerCase();
       expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
-        expect.objectContaining({ txHash: stopped.claims[0], amount: 20_000n, settleTxHash: run.settles[0] }),
+        expect.objectContaining({ txHash: claimed, amount: 20_000n, settleTxHash: run.settles[0] }),
       ]);
       // Settled: the next run sends nothing.
       expect(await claimer.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
@@ -300,18 +322,33 @@ describe('voucher claimer', () => {
   });
 });
 
+/** The claimer's claim of what `payTo` is owed, without its settle, as a run that stopped between the two leaves it: the claim's hash. */
+async function claimOnly(app: TestApp, payTo: string): Promise<Hex> {
+  const batch = app.chain.batchSettlement!;
+  const [receiver, token] = [payTo.toLowerCase() as Hex, app.chain.usdc.toLowerCase() as Hex];
+  const signer = { chainId: app.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
+  const channels = await app.app.get(ChannelStore).unclaimed(signer, receiver, token, 100);
+  const stopped = { claims: [] as Hex[], settles: [] as Hex[], skipped: false };
+  await app.app.get(ClaimerService)['claimChannels'](batch, receiver, token, channels, { force: true }, stopped);
+  expect(stopped.claims).toHaveLength(1);
+  return stopped.claims[0];
+}
+
 /**
  * An API whose claimer runs only when a test asks, with a batch-settlement site, and paidChannel():
  * a new funded payer's channel paying `totals` for pages under `path`, its deposit with the first.
  */
-async function voucherSite(overrides: Partial<ReturnType<typeof loadConfig>['chain']['batchSettlement']> = {}) {
+async function voucherSite(
+  overrides: Partial<ReturnType<typeof loadConfig>['chain']['batchSettlement']> = {},
+  chain: Partial<Omit<ReturnType<typeof loadConfig>['chain'], 'batchSettlement'>> = {},
+) {
   const batchSettlement = {
     ...loadConfig({}).chain.batchSettlement,
     claimIntervalMs: 0,
     channelStateReuseMs: 0,
     ...overrides,
   };
-  const app = await startTestApp({ isolateChain: true, config: { chain: { batchSettlement } } });
+  const app = await startTestApp({ isolateChain: true, config: { chain: { ...chain, batchSettlement } } });
   const payTo = newWallet().address;
   const { site, publisher } = await pricedSite(app, payTo);
   await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });

@@ -27,6 +27,7 @@ import { PaymentRejected } from '../payments/payment-rejected';
 import { broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
+import { notFoundAsNull } from '../chain/transaction-state';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
 const UNSIGNED_HOLD_SECONDS = 120;
@@ -343,11 +344,4 @@ export class RefundsService {
     );
     return mined > hold.txNonce ? 'failed' : 'in flight';
   }
-}
-
-/** viem's "not found" for a receipt or transaction the node does not know: null; anything else is thrown. */
-function notFoundAsNull(error: unknown): null {
-  const name = (error as { name?: unknown })?.name;
-  if (name === 'TransactionReceiptNotFoundError' || name === 'TransactionNotFoundError') return null;
-  throw error;
 }

@@ -15,6 +15,7 @@ import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { onChain } from './chain-errors';
 import { PaymentRejected, TRANSFER_REASONS } from './payment-rejected';
+import { notFoundAsNull } from '../chain/transaction-state';
 
 /** The chain's clock and ours may disagree by a little: a block stamped this much before the gate still counts as after it. */
 const CHAIN_CLOCK_SKEW_SECONDS = 30n;
@@ -204,10 +205,4 @@ export async function checkPayerSignature(
   const valid = (await verify(signature)) || (expanded !== signature && (await verify(expanded)));
   if (!valid)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
-}
-
-function notFoundAsNull(error: unknown): null {
-  const name = (error as { name?: unknown })?.name;
-  if (name === 'TransactionReceiptNotFoundError' || name === 'TransactionNotFoundError') return null;
-  throw error;
 }

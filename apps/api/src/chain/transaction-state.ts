@@ -1,0 +1,19 @@
+import type { Hash } from 'viem';
+import type { ChainContext } from './chain-context';
+
+/** viem's "not found" for a receipt or transaction the node does not know: null; anything else is thrown. */
+export function notFoundAsNull(error: unknown): null {
+  const name = (error as { name?: unknown })?.name;
+  if (name === 'TransactionReceiptNotFoundError' || name === 'TransactionNotFoundError') return null;
+  throw error;
+}
+
+/** What the node says of a transaction now: mined (and how it ended), waiting to be, or unknown to it. */
+export async function transactionState(
+  chain: Pick<ChainContext, 'publicClient'>,
+  hash: Hash,
+): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
+  const receipt = await chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull);
+  if (receipt) return receipt.status;
+  return (await chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull)) ? 'pending' : 'unknown';
+}

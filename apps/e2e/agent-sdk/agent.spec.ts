@@ -1,7 +1,8 @@
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { devTestClient } from '@crawlgate/devchain';
+import { decodeBase64Json } from '@crawlgate/core';
+import { devTestClient, increaseTime } from '@crawlgate/devchain';
 import { createWalletClient, http } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
@@ -25,26 +26,22 @@ describe('@crawlgate/agent', () => {
   let siteUrl: string;
   beforeAll(async () => {
     gated = await startGatedSite();
-    const app = express();
-    app.use(crawlgateExpress(gated.options()));
-    // A route that fails the first time it is reached (after the gate took the payment), then serves.
-    const failedOnce = new Set<string>();
-    app.get('/flaky/:id', (request, response) => {
-      if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
-      failedOnce.add(request.path);
-      response.status(500).send('the route failed');
-    });
-    // One that fails without the gate's headers (a proxy or error page that drops them): no token reaches the agent.
-    app.get('/lost/:id', (request, response) => {
-      if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
-      failedOnce.add(request.path);
-      for (const name of response.getHeaderNames()) response.removeHeader(name);
-      response.status(502).send('bad gateway');
-    });
-    app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    siteUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    ({ server, url: siteUrl } = await startExpressSite(gated, (app) => {
+      // A route that fails the first time it is reached (after the gate took the payment), then serves.
+      const failedOnce = new Set<string>();
+      app.get('/flaky/:id', (request, response) => {
+        if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
+        failedOnce.add(request.path);
+        response.status(500).send('the route failed');
+      });
+      // One that fails without the gate's headers (a proxy or error page that drops them): no token reaches the agent.
+      app.get('/lost/:id', (request, response) => {
+        if (failedOnce.has(request.path)) return void response.send(`content of ${request.path}`);
+        failedOnce.add(request.path);
+        for (const name of response.getHeaderNames()) response.removeHeader(name);
+        response.status(502).send('bad gateway');
+      });
+    }));
   }, 60_000);
   afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
@@ -288,6 +285,11 @@ describe('@crawlgate/agent', () => {
         ['a proxy’s 404 page', () => new Response('<h1>Not Found</h1>', { status: 404 })],
         ['a redirect', () => new Response(null, { status: 302, headers: { location: 'https://elsewhere.example/' } })],
         ['a 503', () => new Response('{"detail":"overloaded"}', { status: 503 })],
+        // The API's 409: the proof paid another gate (a v1 payment pays a gate minted at the site). Money moved.
+        [
+          'a 409',
+          () => new Response('{"detail":"This payment proof was already used for another gate"}', { status: 409 }),
+        ],
       ])(
         'fails the next fetch with payment_unconfirmed on %s, paying nothing more, and reads the page once it answers',
         async (_, answer) => {
@@ -535,3 +537,73 @@ describe('@crawlgate/agent', () => {
     expect(second.items).toEqual([expect.objectContaining({ url: '/article/history-1' })]);
   });
 });
+
+/*
+ * A payment the agent sent without learning its fate, whose gate's API stays out of reach: once the
+ * chain shows its authorization expired unused, it paid nothing, and the page is paid anew. A real
+ * Express site and API on a chain of this block's own (its clock is moved forward, then restored).
+ */
+describe('@crawlgate/agent: a payment in doubt that the chain shows expired unused', () => {
+  let gated: GatedSite;
+  let server: Server;
+  let siteUrl: string;
+  beforeAll(async () => {
+    gated = await startGatedSite({ app: { isolateChain: true } });
+    ({ server, url: siteUrl } = await startExpressSite(gated));
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await gated.close();
+  }, 60_000);
+
+  it('asks while it cannot say, then, past its validBefore, pays anew', async () => {
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '1');
+    // The paid request never reaches the site, and verify_url never answers.
+    const payments: string[] = [];
+    let paidRequestsLost = true;
+    const partitioned: typeof fetch = (input, init) => {
+      if (String(input).includes('/verify')) return Promise.reject(new TypeError('fetch failed'));
+      const payment = new Headers(init?.headers).get('payment-signature');
+      if (payment) payments.push(payment);
+      return payment && paidRequestsLost ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
+    };
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '1',
+      networks: [{ network: 'local' as const, asset: gated.app.chain.usdc }],
+      rpcUrl: gated.app.chain.rpcUrl,
+      pollingIntervalMs: 20,
+      fetch: partitioned,
+    });
+    const page = `${siteUrl}/article/never-sent`;
+    const asBot = { headers: { 'user-agent': GPTBOT } };
+    await expect(agent.fetch(page, asBot)).rejects.toThrow(/fetch failed/);
+    await expect(agent.fetch(page, asBot)).rejects.toMatchObject({ reason: 'payment_unconfirmed' });
+    expect(payments).toHaveLength(1);
+
+    // The chain's clock past the authorization's validBefore and the agent's margin against reorgs.
+    const { validBefore } = (decodeBase64Json(payments[0]) as { payload: { authorization: { validBefore: string } } })
+      .payload.authorization;
+    const chainNow = (await gated.app.chain.publicClient.getBlock()).timestamp;
+    await increaseTime(gated.app.chain.rpcUrl, Number(BigInt(validBefore) - chainNow) + 61);
+    paidRequestsLost = false;
+    // Paid anew (a new authorization: signed by the wall clock, already expired on this chain, so refused).
+    const anew = await agent.fetch(page, asBot).catch((error: unknown) => error);
+    expect(anew).not.toMatchObject({ reason: 'payment_unconfirmed' });
+    expect(payments).toHaveLength(2);
+    expect(payments[1]).not.toBe(payments[0]);
+  });
+});
+
+/** A real Express site gated by `gated`'s middleware: `routes` first, then every other path's content; its server and URL. */
+async function startExpressSite(gated: GatedSite, routes: (app: express.Express) => void = () => undefined) {
+  const app = express();
+  app.use(crawlgateExpress(gated.options()));
+  routes(app);
+  app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}

@@ -25,7 +25,7 @@ import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlemen
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
-import { authorizationOfHeader, heldAuthorizations, type HeldOutcome } from './held-authorizations';
+import { authorizationOfHeader, finalStateOf, heldAuthorizations, type HeldOutcome } from './held-authorizations';
 import { openChannelFile } from './channel-file';
 import {
   ChannelBook,
@@ -245,8 +245,12 @@ const TOKEN_HEADER = 'x-crawlgate-token';
 type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response' | 'plainHttp'>>;
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
-/** What the gate's API answers a payment it refuses for good (invalid, failed, another gate's, its gate unknown or gone). */
-const API_REFUSALS = new Set([400, 402, 404, 409, 410, 422]);
+/**
+ * What the gate's API answers a payment it refuses for good, nothing charged: invalid, failed, its
+ * gate unknown or expired unpaid. Not 409 (the proof paid another gate, a v1 payment's gate minted
+ * at the site) nor 410 (settled, its site deleted): money may have moved.
+ */
+const API_REFUSALS = new Set([400, 402, 404, 422]);
 /** A payment header as posted to its gate's verify_url. */
 const paymentBody = (header: string) => JSON.stringify({ payment: decodeBase64Json(header) });
 /**
@@ -300,8 +304,8 @@ export function createAgent(options: AgentOptions): Agent {
     maxAuthorizationSeconds,
   });
   let chainClient: PublicClient | null | undefined;
-  // Reads refused authorizations' fate on chain, when the agent has a chain client (rpcUrl or a WalletClient).
-  const held = heldAuthorizations(budget, () => {
+  /** The chain client, when the agent has one (rpcUrl or a WalletClient): it reads what became of authorizations. */
+  const chainOf = () => {
     if (chainClient === undefined) {
       try {
         chainClient = payer.chain().public;
@@ -310,7 +314,9 @@ export function createAgent(options: AgentOptions): Agent {
       }
     }
     return chainClient ?? undefined;
-  });
+  };
+  // Reads refused authorizations' fate on chain.
+  const held = heldAuthorizations(budget, chainOf);
   const batch = batchOptions(options.batchSettlement);
   if (batch && maxAuthorizationSeconds < MIN_DEPOSIT_SECONDS)
     throw new RangeError(
@@ -343,7 +349,7 @@ export function createAgent(options: AgentOptions): Agent {
   const tokens = new TokenCache();
   const unproven = new PaymentsInDoubt<UnprovenTransfer>();
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
-  /** The offers whose payment onPayment reported: never reported unconfirmed too. */
+  /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   const inflight = new Map<string, Promise<Shared>>();
   /**
@@ -383,7 +389,10 @@ export function createAgent(options: AgentOptions): Agent {
     const page = TokenCache.key(new URL(url));
     const earlier = unconfirmed.get(page);
     if (earlier) {
-      const bought = await boughtEarlier(url, page, earlier, retry, spent);
+      const bought = await boughtEarlier(url, page, earlier, retry, spent).catch(async (error: unknown) => {
+        await challenge.body?.cancel().catch(() => undefined);
+        throw error;
+      });
       if (bought) {
         await challenge.body?.cancel().catch(() => undefined);
         return bought;
@@ -571,6 +580,11 @@ export function createAgent(options: AgentOptions): Agent {
       return undefined;
     }
     const token = asked?.status === 200 ? verifyAnswerOf(body).accessToken : undefined;
+    // The API cannot say, but the chain can once the authorization expired: never used, it paid nothing.
+    if (!token && (await neverUsed(earlier))) {
+      unconfirmed.forget(page);
+      return undefined;
+    }
     if (!token) {
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
@@ -584,6 +598,17 @@ export function createAgent(options: AgentOptions): Agent {
     // Forgotten once its page is read: a read that fails leaves it for the next fetch, which sends it again.
     unconfirmed.forget(page);
     return { response, token };
+  }
+
+  /** Whether the chain shows this authorization expired unused (false when it cannot say: no chain client, not final yet). */
+  async function neverUsed({ offer, header }: UnconfirmedAuthorization): Promise<boolean> {
+    const authorization = authorizationOfHeader(header[1]);
+    const client = chainOf();
+    if (!authorization || !client) return false;
+    const state = await finalStateOf(client, { chainId: offer.chainId, asset: offer.asset, ...authorization }).catch(
+      () => undefined,
+    );
+    return state === 'unused';
   }
 
   /**

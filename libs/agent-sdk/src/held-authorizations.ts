@@ -35,6 +35,29 @@ export function authorizationOfHeader(value: string): Pick<HeldAuthorization, 'f
   return { from: from as Hex, nonce: nonce as Hex, validBefore: BigInt(validBefore) };
 }
 
+type Authorization = Pick<HeldAuthorization, 'chainId' | 'asset' | 'from' | 'nonce' | 'validBefore'>;
+
+/** Whether the token took the authorization, as of `blockNumber`. */
+function usedAt(client: PublicClient, one: Authorization, blockNumber: bigint): Promise<boolean> {
+  return client.readContract({
+    address: one.asset,
+    abi: USDC_ABI,
+    functionName: 'authorizationState',
+    args: [one.from, one.nonce],
+    blockNumber,
+  });
+}
+
+/**
+ * What became of an authorization, once final: the chain's newest block is REORG_MARGIN_SECONDS
+ * past its validBefore. Undefined before then, or on another chain than the client's.
+ */
+export async function finalStateOf(client: PublicClient, one: Authorization): Promise<'used' | 'unused' | undefined> {
+  const [chainId, block] = await Promise.all([client.getChainId(), client.getBlock({ blockTag: 'latest' })]);
+  if (chainId !== one.chainId || block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) return undefined;
+  return (await usedAt(client, one, block.number)) ? 'used' : 'unused';
+}
+
 /**
  * Refused authorizations, kept reserved until the chain says what became of each. The token takes
  * one only in a block whose time is before its validBefore, so once the latest block's time has
@@ -57,13 +80,7 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
         if (one.chainId !== chainId) held.delete(one);
         // A margin past validBefore: a reorg of the newest blocks cannot bring back a time before it.
         if (one.chainId !== chainId || block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) continue;
-        const used = await client.readContract({
-          address: one.asset,
-          abi: USDC_ABI,
-          functionName: 'authorizationState',
-          args: [one.from, one.nonce],
-          blockNumber: block.number,
-        });
+        const used = await usedAt(client, one, block.number);
         if (!held.delete(one)) continue; // settled by a call that ran meanwhile
         await budget.settle(one.reservation, used);
         outcome[used ? 'spent' : 'freed']++;

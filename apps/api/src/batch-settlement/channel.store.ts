@@ -454,10 +454,22 @@ export class ChannelStore {
     });
   }
 
-  /** Every claim of this receiver and token not settled yet is settled by `settleTxHash` (a settle sends all that was claimed). */
-  async markClaimsSettled(claims: { chainId: number; receiver: string; token: string; settleTxHash: string }) {
-    const { settleTxHash, ...of } = claims;
-    await this.db.prisma.channelClaim.updateMany({ where: { ...of, settleTxHash: null }, data: { settleTxHash } });
+  /** The claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */
+  async unsettledClaimIds(of: { chainId: number; receiver: string; token: string }): Promise<string[]> {
+    const rows = await this.db.prisma.channelClaim.findMany({
+      where: { ...of, settleTxHash: null },
+      select: { id: true },
+    });
+    return rows.map((row) => row.id);
+  }
+
+  /** These claims were settled by `settleTxHash` (a settle sends on all that was claimed before it). */
+  async markClaimsSettled(ids: readonly string[], settleTxHash: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.prisma.channelClaim.updateMany({
+      where: { id: { in: [...ids] }, settleTxHash: null },
+      data: { settleTxHash },
+    });
   }
 
   /** How many channels with vouchers not yet claimed `signer` cannot claim: another escrow's, or naming another receiver authorizer. */

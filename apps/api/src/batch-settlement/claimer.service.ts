@@ -39,8 +39,8 @@ export class ClaimerService {
   /** When a run last went through every receiver without a failure, the relayer holding gas for a claim; null before one. */
   private lastCompletedRunAt: number | null = null;
 
-  /** Per receiver and token, a settle this instance sent and has not seen mined. */
-  private readonly settling = new Map<string, Hex>();
+  /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
+  private readonly settling = new Map<string, SentSettle>();
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -140,6 +140,12 @@ export class ClaimerService {
     run: ClaimRun,
   ): Promise<void> {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
+    // A settle of an earlier run still on its way is waited for, not sent again (a no-op at our gas);
+    // looked at before this run's claims, which the relayer's nonces put after it.
+    const of = { chainId: this.chain.chainId, receiver, token };
+    const key = `${receiver}/${token}`;
+    const earlier = this.settling.get(key);
+    const stillSettling = earlier !== undefined && (await this.settleLanded(key, earlier)) === 'pending';
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -149,29 +155,27 @@ export class ClaimerService {
       await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
-    // A settle of an earlier run still on its way is waited for, not sent again (a no-op at our gas).
-    const key = `${receiver}/${token}`;
-    const earlier = this.settling.get(key);
-    if (earlier) {
-      const state = await transactionState(this.chain, earlier);
-      if (state === 'pending') return;
-      this.settling.delete(key);
-      if (state === 'success') await this.settled(receiver, token, earlier);
-    }
+    // Not a run that kept up (keepsUp): the relayer's transactions wait behind that settle.
+    if (stillSettling) throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
     if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
+    const claims = await this.store.unsettledClaimIds(of);
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
-    this.settling.set(key, settle);
+    this.settling.set(key, { hash: settle, claims });
     const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
     if (receipt) this.settling.delete(key);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    await this.settled(receiver, token, settle);
+    await this.store.markClaimsSettled(claims, settle);
   }
 
-  /** A settle sends on all that was claimed: every claim recorded before it is settled by it. */
-  private settled(receiver: string, token: string, settleTxHash: Hex): Promise<void> {
-    return this.store.markClaimsSettled({ chainId: this.chain.chainId, receiver, token, settleTxHash });
+  /** What became of a settle an earlier run sent; landed, the claims recorded before it are marked settled by it. */
+  private async settleLanded(key: string, sent: SentSettle): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
+    const state = await transactionState(this.chain, sent.hash);
+    if (state === 'pending') return state;
+    this.settling.delete(key);
+    if (state === 'success') await this.store.markClaimsSettled(sent.claims, sent.hash);
+    return state;
   }
 
   /** Claims what these channels owe in one claimWithSignature, when due; what it sent, or null. */
@@ -280,6 +284,12 @@ export class ClaimerService {
     });
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
+}
+
+/** A settle sent, and the claims (their rows) recorded before it: what it sends on. */
+interface SentSettle {
+  hash: Hex;
+  claims: string[];
 }
 
 interface ClaimMade {

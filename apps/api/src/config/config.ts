@@ -148,7 +148,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     recentLogBlocks: integer(env, 'RECENT_LOG_BLOCKS', 10_000, 10, 1_000_000),
     settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
-    foreignSettlementHoldSeconds: integer(env, 'FOREIGN_SETTLEMENT_HOLD_SECONDS', 600, 0, 86_400),
+    foreignSettlementHoldSeconds: integer(env, 'FOREIGN_SETTLEMENT_HOLD_SECONDS', 120, 0, 86_400),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
     batchSettlement: {
       escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),

@@ -16,7 +16,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** The hold on transfers not our relayer's, in the tests that wait it out (the default is 600 s). */
+/** The hold on transfers not our relayer's, in the tests that wait it out (the default is 120 s). */
 const FOREIGN_HOLD_SECONDS = 2;
 
 /**

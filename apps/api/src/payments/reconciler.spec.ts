@@ -16,7 +16,7 @@ import { toSignedAuthorization } from './authorization-checks';
 import { ReconcilerService } from './reconciler.service';
 import { serializeAuthorization } from './payments.service';
 
-/** The hold on transfers not our relayer's in these tests (600 s by default). */
+/** The hold on transfers not our relayer's in these tests (120 s by default). */
 const FOREIGN_HOLD_SECONDS = 2;
 
 describe('settlements that outlive their request', () => {

@@ -13,13 +13,13 @@ export interface ChannelKey {
   config: ChannelConfig;
 }
 
+/** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
+const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
+
 /**
  * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
  * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
  */
-/** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
-const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
-
 export interface ClaimSigner {
   chainId: number;
   escrow: string;

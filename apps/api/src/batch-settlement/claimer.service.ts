@@ -178,7 +178,7 @@ export class ClaimerService {
     return state;
   }
 
-  /** Claims what these channels owe in one claimWithSignature, when due; what it sent, or null. */
+  /** Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in run.claims). */
   private async claimChannels(
     batch: BatchSettlementChain,
     receiver: Address,
@@ -186,7 +186,7 @@ export class ClaimerService {
     channels: readonly PaymentChannel[],
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
-  ): Promise<ClaimMade | null> {
+  ): Promise<void> {
     const now = options.now ?? new Date();
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
     let urgent = false;
@@ -231,7 +231,7 @@ export class ClaimerService {
       urgent ||
       amount >= claimMinMicros ||
       (oldest !== null && now.getTime() - oldest.getTime() >= maxAgeMs);
-    if (rows.length === 0 || !due) return null;
+    if (rows.length === 0 || !due) return;
     await this.store.markPublished(
       rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
     );
@@ -266,7 +266,6 @@ export class ClaimerService {
       settleTxHash: null,
     });
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
-    return { hash, channels: rows.length, amount };
   }
 
   /**
@@ -290,12 +289,6 @@ export class ClaimerService {
 interface SentSettle {
   hash: Hex;
   claims: string[];
-}
-
-interface ClaimMade {
-  hash: Hex;
-  channels: number;
-  amount: bigint;
 }
 
 function configOf(channel: PaymentChannel) {

@@ -594,6 +594,8 @@ describe('@crawlgate/agent: a payment in doubt that the chain shows expired unus
     expect(anew).not.toMatchObject({ reason: 'payment_unconfirmed' });
     expect(payments).toHaveLength(2);
     expect(payments[1]).not.toBe(payments[0]);
+    // The first is no longer counted as spent: it paid nothing (the second, refused, stays reserved).
+    expect(agent.spent()).toMatchObject({ usd: '0', reservedUsd: '0.01' });
   });
 });
 

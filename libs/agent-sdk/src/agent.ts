@@ -580,9 +580,11 @@ export function createAgent(options: AgentOptions): Agent {
       return undefined;
     }
     const token = asked?.status === 200 ? verifyAnswerOf(body).accessToken : undefined;
-    // The API cannot say, but the chain can once the authorization expired: never used, it paid nothing.
+    // The API cannot say, but the chain can once the authorization expired: never used, it paid
+    // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
       unconfirmed.forget(page);
+      await budget.credit(earlier.offer.amount);
       return undefined;
     }
     if (!token) {
@@ -600,7 +602,10 @@ export function createAgent(options: AgentOptions): Agent {
     return { response, token };
   }
 
-  /** Whether the chain shows this authorization expired unused (false when it cannot say: no chain client, not final yet). */
+  /**
+   * Whether the chain shows this authorization expired unused (false when it cannot say: no chain
+   * client, not final yet). The agent's own RPC is trusted on it, as it is for refused authorizations.
+   */
   async function neverUsed({ offer, header }: UnconfirmedAuthorization): Promise<boolean> {
     const authorization = authorizationOfHeader(header[1]);
     const client = chainOf();

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import type { Address, Hex } from 'viem';
+import type { Address, Hex, TransactionReceipt } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
@@ -145,7 +145,10 @@ export class ClaimerService {
     const of = { chainId: this.chain.chainId, receiver, token };
     const key = `${receiver}/${token}`;
     const earlier = this.settling.get(key);
-    const stillSettling = earlier !== undefined && (await this.settleLanded(key, earlier)) === 'pending';
+    // Nothing sent behind it (a claim sent now would wait on the relayer's nonce, and be sent again
+    // at each run): not a run that kept up (keepsUp).
+    if (earlier && (await this.settleLanded(key, earlier)) === 'pending')
+      throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -155,14 +158,12 @@ export class ClaimerService {
       await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
-    // Not a run that kept up (keepsUp): the relayer's transactions wait behind that settle.
-    if (stillSettling) throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
     if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
     const claims = await this.store.unsettledClaimIds(of);
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
     this.settling.set(key, { hash: settle, claims });
-    const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
+    const receipt = ownReceipt(settle, await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs));
     if (receipt) this.settling.delete(key);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
@@ -245,7 +246,7 @@ export class ClaimerService {
       ),
     );
     run.claims.push(hash);
-    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    const receipt = ownReceipt(hash, await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs));
     if (!receipt || receipt.status !== 'success')
       throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
     // Read back what the chain now says, rather than assume the rows applied.
@@ -283,6 +284,14 @@ export class ClaimerService {
     });
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
+}
+
+/**
+ * The receipt if it is this very transaction's: viem answers a replacement's (another transaction of
+ * the relayer's at its nonce, from another instance) as if it were, and that one claimed or settled nothing of ours.
+ */
+function ownReceipt(hash: Hex, receipt: TransactionReceipt | null): TransactionReceipt | null {
+  return receipt && receipt.transactionHash.toLowerCase() === hash.toLowerCase() ? receipt : null;
 }
 
 /** A settle sent, and the claims (their rows) recorded before it: what it sends on. */

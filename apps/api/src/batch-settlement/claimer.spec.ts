@@ -298,7 +298,7 @@ describe('voucher claimer', () => {
     }
   });
 
-  it('marks a claim settled only by a settle sent after it, when an earlier settle lands with it', async () => {
+  it('sends nothing behind a settle still on its way; once it lands, claims and settles the rest with a settle of their own', async () => {
     const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
     const chain = devTestClient(app.chain.rpcUrl);
     const relayer = app.chain.relayer.account.address;
@@ -308,23 +308,22 @@ describe('voucher claimer', () => {
       const first = await claimOnly(app, payTo);
       await paidChannel('/o2', 100_000n, [10_000n, 20_000n]);
       const claimer = app.app.get(ClaimerService);
-      // The first claim's settle waits in the mempool.
+      // The first claim's settle waits in the mempool: the second channel's claim, due, is not sent behind it.
       await chain.setAutomine(false);
       const [settled] = (await claimer.runOnce()).settles;
-      // The next run claims the second channel behind it; both are mined while it waits for its claim.
       const before = await sentCount();
-      const run = claimer.runOnce({ force: true });
-      while ((await sentCount()) === before) await new Promise((resolve) => setTimeout(resolve, 20));
-      await chain.mine({ blocks: 1 });
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await sentCount()).toBe(before);
       await chain.setAutomine(true);
-      const [second] = (await run).claims;
-      // Its settle came before the second claim: that one is settled by the settle sent after it.
-      const [after] = (await claimer.runOnce()).settles;
+      await chain.mine({ blocks: 1 });
+
+      const run = await claimer.runOnce({ force: true });
+      expect(run).toMatchObject({ claims: [expect.any(String)], settles: [expect.any(String)] });
       const rows = await app.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } });
       expect(rows.map((row) => [row.txHash, row.settleTxHash]).sort()).toEqual(
         [
           [first, settled],
-          [second, after],
+          [run.claims[0], run.settles[0]],
         ].sort(),
       );
       expect(await usdcBalance(app, payTo)).toBe(30_000n);

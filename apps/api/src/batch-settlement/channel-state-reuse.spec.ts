@@ -218,8 +218,11 @@ describe('vouchers judged on a recent channel state', () => {
     expect([refused.status, refused.body.reason]).toEqual([402, BATCH_REASONS.cumulativeExceedsBalance]);
 
     // The claimer, seeing the withdrawal, claims every voucher taken at once; the payer gets back only the rest.
-    const run = await app.app.get(ClaimerService).runOnce();
-    expect(run.claims).toHaveLength(1);
+    // (A run of an instance an earlier test closed may still hold the claimer's lock a moment: this one waits its turn.)
+    let run = await app.app.get(ClaimerService).runOnce();
+    for (const deadline = Date.now() + 30_000; run.skipped && Date.now() < deadline; await sleep(200))
+      run = await app.app.get(ClaimerService).runOnce();
+    expect(run).toMatchObject({ skipped: false, claims: [expect.any(String)] });
     const [, totalClaimed] = (await app.chain.publicClient.readContract({
       address: escrow,
       abi: BATCH_SETTLEMENT_ABI,

@@ -13,11 +13,24 @@ import {
   usdcBalance,
 } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { loadConfig } from '../config/config';
 import { ReconcilerService } from './reconciler.service';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The hold on transfers not our relayer's, in the tests that wait it out (the default is 120 s). */
 const FOREIGN_HOLD_SECONDS = 2;
+
+/**
+ * An API on a chain of its own with a priced site paying `payTo`. Recent blocks searched first: few,
+ * so a test passes them by mining (anvil mines thousands slowly).
+ */
+async function frontRunSite(
+  payTo: `0x${string}`,
+  chain: Partial<Omit<ReturnType<typeof loadConfig>['chain'], 'batchSettlement'>>,
+): Promise<{ app: TestApp; site: TestSite }> {
+  const app = await startTestApp({ isolateChain: true, config: { chain: { recentLogBlocks: 50, ...chain } } });
+  return { app, site: (await pricedSite(app, payTo)).site };
+}
 
 /**
  * An EIP-3009 authorization can be sent by anyone who sees it. When a copy is mined ahead of our
@@ -30,13 +43,8 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
   const payTo = newWallet().address;
 
   beforeAll(async () => {
-    // Recent blocks searched first: few, so a test passes them by mining (anvil mines thousands slowly).
     // A short hold on transfers not our relayer's: waited out by the tests that expect one to pay.
-    app = await startTestApp({
-      isolateChain: true,
-      config: { chain: { recentLogBlocks: 50, foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
-    });
-    ({ site } = await pricedSite(app, payTo));
+    ({ app, site } = await frontRunSite(payTo, { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS }));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);
@@ -270,11 +278,7 @@ describe("a payer's authorization, sent by its own relay, posted by a stranger t
   const payTo = newWallet().address;
 
   beforeAll(async () => {
-    app = await startTestApp({
-      isolateChain: true,
-      config: { chain: { recentLogBlocks: 50, settlementTimeoutMs: 500, reconcileIntervalMs: 0 } },
-    });
-    ({ site } = await pricedSite(app, payTo));
+    ({ app, site } = await frontRunSite(payTo, { settlementTimeoutMs: 500, reconcileIntervalMs: 0 }));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);

@@ -3,6 +3,7 @@ import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Hash, TransactionReceipt } from 'viem';
 import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
+import { notFoundAsNull } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import type { AppConfig } from '../config/config';
@@ -196,20 +197,11 @@ export class ReconcilerService {
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {
-    return this.chain.publicClient.getTransactionReceipt({ hash }).catch((error: { name?: string }) => {
-      if (error.name === 'TransactionReceiptNotFoundError') return null;
-      throw error;
-    });
+    return this.chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull);
   }
 
   private async isPending(hash: Hash): Promise<boolean> {
-    return this.chain.publicClient.getTransaction({ hash }).then(
-      () => true,
-      (error: { name?: string }) => {
-        if (error.name === 'TransactionNotFoundError') return false;
-        throw error;
-      },
-    );
+    return (await this.chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull)) !== null;
   }
 
   private async confirmed(receipt: TransactionReceipt): Promise<boolean> {

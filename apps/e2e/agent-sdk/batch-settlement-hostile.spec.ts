@@ -108,6 +108,7 @@ function answerCorrection(
 /** A site that offers batch-settlement and hands each voucher it is sent (and its number) to `onVoucher`. */
 async function startSite(
   onVoucher: (voucher: Voucher, response: ServerResponse, index: number) => void,
+  port = 0,
 ): Promise<Site> {
   const vouchers: Voucher[] = [];
   const server = createServer((request, response) => {
@@ -117,7 +118,7 @@ async function startSite(
     vouchers.push(voucher);
     onVoucher(voucher, response, vouchers.length - 1);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const site: Site = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     vouchers,
@@ -386,6 +387,30 @@ describe('a corrective 402', () => {
     expect(totals(site)).toEqual([PRICE, 2n * PRICE, 5n * PRICE]);
   });
 
+  it('naming the token under another signing domain is not followed: the next deposit would be signed under it', async () => {
+    // Charged 0 (what the agent knows) at a higher price, for a token named "Evil Coin" version 9:
+    // the allow-list refuses such an offer; a correction must not get round it.
+    const site = await startSite((voucher, response, i) => {
+      if (i > 0) return answerPaid(response, voucher);
+      const channelState = {
+        channelId: voucher.voucher.channelId,
+        balance: '10000',
+        totalClaimed: '0',
+        withdrawRequestedAt: 0,
+        refundNonce: '0',
+        chargedCumulativeAmount: '0',
+      };
+      answer402(
+        response,
+        [batchAccept(2n * PRICE, { channelState, name: 'Evil Coin', version: '9' })],
+        'invalid_batch_settlement_evm_cumulative_amount_mismatch',
+      );
+    });
+    const agent = voucherAgent('1', { depositUsd: '0.01' });
+    expect(await outcome(agent.fetch(`${site.url}/one`))).toBe('channel_state_refused');
+    expect(site.vouchers).toHaveLength(1);
+  });
+
   it('asking a price above maxPriceUsd is refused before anything is signed', async () => {
     const site = await startSite((voucher, response) => answerCorrection(response, voucher, 0n, undefined, 100_000n));
     const agent = voucherAgent();
@@ -436,6 +461,73 @@ describe('the budget', () => {
     expect((await agent.fetch(`${site.url}/two`)).status).toBe(200);
     expect(site.vouchers.map((v) => [v.type, v.deposit?.amount])).toEqual([['deposit', '50000']]);
     expect(agent.spent().remainingUsd).toBe('0.95');
+  });
+
+  it('counts no deposit of a page whose caller gave up while it waited for the channel: it never left', async () => {
+    // The first page's answer is slow; the second page, queued behind it on the channel, times out.
+    const site = await startSite((voucher, response, i) => {
+      if (i === 0) setTimeout(() => answerPaid(response, voucher), 600);
+      else answerPaid(response, voucher);
+    });
+    const agent = voucherAgent('1', { depositUsd: '0.01' });
+    const [one, two] = await Promise.all([
+      outcome(agent.fetch(`${site.url}/one`)),
+      outcome(agent.fetch(`${site.url}/two`, { signal: AbortSignal.timeout(150) })),
+    ]);
+    expect([one, two]).toEqual([200, 'TimeoutError']);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the second page's turn, ended
+    expect(site.vouchers).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', remainingUsd: '0.99' });
+    expect(agent.channels()[0]).toMatchObject({ deposited: PRICE, charged: PRICE });
+    // The next page brings the deposit it needs: a voucher above the deposits would be refused.
+    expect(await outcome(agent.fetch(`${site.url}/three`))).toBe(200);
+    expect(site.vouchers.map((v) => [v.type, v.voucher.maxClaimableAmount, v.deposit?.amount])).toEqual([
+      ['deposit', '10000', '10000'],
+      ['deposit', '20000', '10000'],
+    ]);
+  });
+
+  it('counts no deposit of a page whose caller gave up while the wallet signed: it never left', async () => {
+    let slowVoucher = true;
+    const wallet = walletSigning(async (typedData) => {
+      if (typedData.primaryType === 'Voucher' && slowVoucher) {
+        slowVoucher = false;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    });
+    const site = await startSite((voucher, response) => answerPaid(response, voucher));
+    const agent = voucherAgent('1', { depositUsd: '0.01', account: wallet });
+    expect(await outcome(agent.fetch(`${site.url}/one`, { signal: AbortSignal.timeout(100) }))).toBe('TimeoutError');
+    // The caller is answered at once; the payment it started ends when the wallet has signed.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(site.vouchers).toHaveLength(0);
+    expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '1' });
+    expect(await outcome(agent.fetch(`${site.url}/two`))).toBe(200);
+    expect(site.vouchers.map((v) => [v.type, v.voucher.maxClaimableAmount, v.deposit?.amount])).toEqual([
+      ['deposit', '10000', '10000'],
+    ]);
+  });
+
+  it('counts no deposit of a page whose paid request could not connect: it never left', async () => {
+    // The site answers the 402, closes the connection and stops listening: the paid request is refused.
+    const server = createServer((_request, response) => {
+      response.setHeader('connection', 'close');
+      answer402(response, [batchAccept()]);
+      server.close();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = voucherAgent('1', { depositUsd: '0.01' });
+    await expect(agent.fetch(`${url}/one`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '1' });
+    expect(agent.channels().every((channel) => channel.deposited === 0n)).toBe(true);
+    // Back on the same port: the page is paid from nothing, its deposit with it, no total counted as sent before.
+    const back = await startSite((voucher, response) => answerPaid(response, voucher), Number(new URL(url).port));
+    expect(await outcome(agent.fetch(`${url}/one`))).toBe(200);
+    expect(back.vouchers.map((v) => [v.type, v.voucher.maxClaimableAmount, v.deposit?.amount])).toEqual([
+      ['deposit', '10000', '10000'],
+    ]);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', remainingUsd: '0.99' });
   });
 
   it('is not locked up in channels by a site that names new channel terms on every page', async () => {

@@ -407,7 +407,7 @@ export function createAgent(options: AgentOptions): Agent {
       );
     const exact = exactOffers(offers);
     if (voucherOffer) {
-      const paid = await payByVoucher(url, voucherOffer, retry, maxPrice);
+      const paid = await payByVoucher(url, voucherOffer, retry, maxPrice, signal);
       if (paid !== NO_CHANNEL_PLACE) return paid;
       // A new channel would be one too many: this page is paid exact, or not at all.
       if (!firstAllowed(exact, allowed))
@@ -777,13 +777,15 @@ export function createAgent(options: AgentOptions): Agent {
    * Pays with a voucher on this origin's channel for the offer's terms (opening or topping it up
    * within the budget), one page of a channel at a time. A corrective 402 is followed only when its
    * numbers agree with the agent's own (checkedCorrection). NO_CHANNEL_PLACE: nothing was done, as
-   * a new channel would exceed batchSettlement.maxChannels.
+   * a new channel would exceed batchSettlement.maxChannels. A caller that gave up before the voucher
+   * left (while the page waited its turn, say) has nothing sent and nothing counted.
    */
   function payByVoucher(
     url: string,
     offer: Offer,
     retry: Retry,
     maxPrice: bigint,
+    signal: AbortSignal | undefined,
   ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
@@ -791,6 +793,7 @@ export function createAgent(options: AgentOptions): Agent {
       let current = offer;
       let page: PageVouchers | undefined;
       for (let corrections = 0; ; corrections++) {
+        signal?.throwIfAborted();
         if (current.amount > maxPrice)
           throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
         const known = channels.get(key);
@@ -828,6 +831,7 @@ export function createAgent(options: AgentOptions): Agent {
         let signature: Hex;
         try {
           signature = await signVoucher(payer, channel, total);
+          signal?.throwIfAborted(); // given up while the wallet signed: nothing leaves
         } catch (error) {
           await deposit?.settle('unsent'); // the wallet refused to sign: nothing left, nothing is spent
           if (!known) forgetIfEmpty(key, channel);
@@ -845,24 +849,38 @@ export function createAgent(options: AgentOptions): Agent {
         const signedBefore = channel.signed;
         if (total > channel.signed) channel.signed = total;
         const newlyUnanswered = markUnanswered(channel, total);
+        const unsign = () => {
+          channel.signed = signedBefore;
+          if (newlyUnanswered) markAnswered(channel, total);
+        };
         try {
           channels.save(); // before it leaves: the file never knows less than what was sent
         } catch (error) {
-          channel.signed = signedBefore; // not sent
-          if (newlyUnanswered) markAnswered(channel, total);
+          unsign(); // not sent
           await deposit?.settle('refused'); // not sent either: its authorization stays reserved, for the next deposit
           throw error;
         }
         let response!: Response;
         let paidAnswer: Response;
+        let answered = false;
         try {
           // Judged by the answer to the voucher itself, a redirect included: what the voucher bought.
           paidAnswer = await resendWhileUnconfirmed(async () => {
             const sent = await retry({ 'PAYMENT-SIGNATURE': header });
+            answered = true;
             response = sent.response;
             return sent.answer;
           }, PENDING_RETRIES);
         } catch (error) {
+          // Its first send reached no server (judged on the agent's own transport only, as for an
+          // authorization): nobody holds the voucher or its deposit.
+          if (!answered && !options.fetch && wasUnsent(error)) {
+            unsign();
+            await deposit?.settle('unsent');
+            if (!known) forgetIfEmpty(key, channel);
+            channels.saveAfterAnswer();
+            throw error;
+          }
           await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
@@ -921,6 +939,14 @@ export function createAgent(options: AgentOptions): Agent {
         if (corrected && corrections < MAX_CORRECTIONS) {
           // Its offers were read from a clone: the body itself is let go, or its connection stays open.
           await response.body?.cancel().catch(() => undefined);
+          // Its terms are the channel's (the key), but what the next deposit is signed under (the
+          // token's name and version) is the allow-list's to judge, as for any offer.
+          if (!firstAllowed([corrected], allowed))
+            throw new PaymentFailedError(
+              url,
+              'channel_state_refused',
+              'the corrective 402 was not followed: it names a payment this agent may not make (the token under another name or version)',
+            );
           const check = await checkedCorrection(channel, corrected, page);
           if (!check.ok)
             throw new PaymentFailedError(

@@ -283,9 +283,14 @@ function botPath(siteId: string, name: string): string {
   return `${sitePath(siteId)}/bot-policy/bots/${pathSegment(name)}`;
 }
 
-/** One path segment, whatever the value: its dots escaped too, since fetch resolves a bare `.` or `..` segment. */
+/**
+ * One path segment, whatever the value. "." and ".." are refused, not escaped: the URL parser reads
+ * them as steps up the path in either spelling (`%2E%2E` too), and no id or crawler name is one.
+ */
 function pathSegment(value: string): string {
-  return encodeURIComponent(value).replace(/\./g, '%2E');
+  if (value === '' || value === '.' || value === '..')
+    throw new RangeError(`${JSON.stringify(value)} is not a site id or crawler name`);
+  return encodeURIComponent(value);
 }
 
 function rangeQuery(range: StatsQuery): Record<string, string | undefined> {

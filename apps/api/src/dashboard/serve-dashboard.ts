@@ -3,20 +3,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { DASHBOARD_PAGE_HEADERS } from '../http/page-security-headers';
 
 export const DASHBOARD_PREFIX = '/dashboard/';
-
-/*
- * The page only ever talks to this origin's API and loads nothing from elsewhere; the publisher's
- * key sits in its sessionStorage, so no other script may run there and no other site may frame it.
- */
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-};
 
 /**
  * Serves the built dashboard (apps/dashboard, built by Vite) at /dashboard/. Hashed assets are cached
@@ -46,7 +35,7 @@ export function serveDashboard(app: NestFastifyApplication, dashboardDir: string
       // Ours alone, set below: a year for hashed assets, revalidate index.html.
       cacheControl: false,
       setHeaders(reply: FastifyReply, path: string) {
-        reply.headers(SECURITY_HEADERS);
+        reply.headers(DASHBOARD_PAGE_HEADERS);
         reply.header(
           'cache-control',
           path.includes(`${join(dashboardDir, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache',

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import type { FastifyRequest } from 'fastify';
 import { SECURITY_SCHEMES, UNAUTHORIZED } from '../auth/authenticated';
 import type { AppConfig } from '../config/config';
+import { DOCS_PAGE_HEADERS } from '../http/page-security-headers';
 import { requestBaseUrl } from '../http/request-base-url';
 import { DEFAULT_LIMIT_DOC } from '../rate-limit/limits';
 import { documentStandardAnswers } from './standard-answers';
@@ -25,6 +26,14 @@ export function setupOpenApi(app: NestFastifyApplication, config: AppConfig): vo
     defaultRateLimit: DEFAULT_LIMIT_DOC,
     unauthorized: UNAUTHORIZED,
   });
+  // The docs page shares the dashboard's origin: under a CSP too (see page-security-headers.ts).
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (request, reply, done) => {
+      if (isDocsPath(request.url)) void reply.headers(DOCS_PAGE_HEADERS);
+      done();
+    });
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'v1/openapi.json',
     yamlDocumentUrl: 'v1/openapi.yaml',
@@ -36,4 +45,9 @@ export function setupOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       servers: [{ url: requestBaseUrl(config, request as FastifyRequest) }],
     }),
   });
+}
+
+/** /docs and what Swagger UI loads under it (its script, styles and icons). */
+function isDocsPath(url: string): boolean {
+  return url === '/docs' || url.startsWith('/docs/') || url.startsWith('/docs?');
 }

@@ -292,6 +292,8 @@ describe('the publisher dashboard in a browser', () => {
         paths: [
           { day: today, crawler: 'GPTBot', path: '/blog/post-1', requests: 5 },
           { day: today, crawler: 'GPTBot', path: '/blog/post-2', requests: 3 },
+          // A right-to-left override (any crawler can ask for such a path): shown escaped, never reordering the cell.
+          { day: today, crawler: 'GPTBot', path: '/blog/\u202Egnp.exe', requests: 1 },
           { day: today, crawler: 'Googlebot', path: '/about', requests: 8 },
         ],
       },
@@ -346,7 +348,11 @@ describe('the publisher dashboard in a browser', () => {
     expect(await page.getByRole('table', { name: 'Top paths of GPTBot' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
     const paths = page.getByRole('table', { name: 'Top paths of GPTBot' });
-    expect(await paths.locator('tbody tr').allTextContents()).toEqual(['/blog/post-15', '/blog/post-23']);
+    expect(await paths.locator('tbody tr').allTextContents()).toEqual([
+      '/blog/post-15',
+      '/blog/post-23',
+      '/blog/\\u202egnp.exe1',
+    ]);
     await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
     expect(await paths.count()).toBe(0);
 

@@ -9,7 +9,8 @@ const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e
 
 /**
  * `text` with those characters written as `\uXXXX`, for text from an API, a site or a model that
- * is printed to a terminal or a log. Within JSON text, that is the character's own JSON escape.
+ * is printed to a terminal or a log, or shown in a page (the dashboard: an override would reorder
+ * what a path reads as). Within JSON text, that is the character's own JSON escape.
  */
 export function terminalSafe(text: string): string {
   return text.replace(TERMINAL_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Site } from '@crawlgate/publisher';
+import { terminalSafe } from '@crawlgate/core';
 import { useSession } from '../api-context';
 import { BotActionButtons } from '../components/bot-action-buttons';
 import { CsvDownload } from '../components/csv-download';
@@ -146,7 +147,7 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
                           {row.topPaths.map((path) => (
                             <tr key={path.path}>
                               <td>
-                                <code>{path.path}</code>
+                                <code>{terminalSafe(path.path)}</code>
                               </td>
                               <td class="num">{path.requests}</td>
                             </tr>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Site, SiteChannelsView, SitePayment } from '@crawlgate/publisher';
+import { terminalSafe } from '@crawlgate/core';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
 import { OneSitePage } from '../components/one-site-page';
@@ -94,7 +95,7 @@ function PaymentTable({ site }: { site: Site }) {
               <tr key={payment.payment_id}>
                 <td>{payment.paid_at.replace('T', ' ').slice(0, 19)}</td>
                 <td>
-                  <code>{payment.url}</code>
+                  <code>{terminalSafe(payment.url)}</code>
                 </td>
                 <td class="num">{formatUsd(BigInt(payment.amount))}</td>
                 <td>

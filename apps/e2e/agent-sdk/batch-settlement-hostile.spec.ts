@@ -8,6 +8,7 @@ import {
 } from '@crawlgate/core';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Agent as Dispatcher, RetryAgent } from 'undici';
 import { generatePrivateKey, privateKeyToAccount, toAccount, type LocalAccount } from 'viem/accounts';
 import { BudgetExceededError, createAgent, PaymentFailedError, PriceTooHighError } from '../../../libs/agent-sdk/src';
 
@@ -528,6 +529,24 @@ describe('the budget', () => {
       ['deposit', '10000', '10000'],
     ]);
     expect(agent.spent()).toMatchObject({ usd: '0.01', remainingUsd: '0.99' });
+  });
+
+  it('counts the deposit of a page whose paid request a retrying dispatcher hid: the site had it, though the last attempt could not connect', async () => {
+    const dispatcher = new RetryAgent(new Dispatcher(), { maxRetries: 1, minTimeout: 10 });
+    const server = createServer((request, response) => {
+      if (typeof request.headers['payment-signature'] !== 'string') return answer402(response, [batchAccept()]);
+      response.socket?.destroy(); // read, then gone
+      server.close();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = voucherAgent('0.01', { depositUsd: '0.01' });
+    await expect(agent.fetch(`${url}/one`, { dispatcher } as RequestInit)).rejects.toMatchObject({
+      cause: { code: 'ECONNREFUSED' },
+    });
+    expect(agent.spent()).toMatchObject({ usd: '0.01', remainingUsd: '0' });
+    expect(agent.channels()).toMatchObject([{ deposited: PRICE }]);
+    await dispatcher.close();
   });
 
   it('is not locked up in channels by a site that names new channel terms on every page', async () => {

@@ -11,6 +11,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Agent as Dispatcher, RetryAgent } from 'undici';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BASE_USDC, baseV1Offer } from './support/base-offers';
@@ -1045,6 +1046,23 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
     expect(paymentsSent(site)).toHaveLength(1);
     expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+  });
+
+  it('counts a payment whose paid request a retrying dispatcher hid: the site had it, though the last attempt could not connect', async () => {
+    // undici's RetryAgent resends a GET whose socket closed; the agent's fetch is called once and fails at connect.
+    const dispatcher = new RetryAgent(new Dispatcher(), { maxRetries: 1, minTimeout: 10 });
+    const site = await startSite((request, response, self) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      response.socket?.destroy();
+      void self.close();
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/page`, { dispatcher } as RequestInit)).rejects.toMatchObject({
+      cause: { code: 'ECONNREFUSED' },
+    });
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+    await dispatcher.close();
   });
 
   it('counts a payment whose paid request was redirected to a host that refuses connections: the site had it', async () => {

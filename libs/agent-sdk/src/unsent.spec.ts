@@ -1,4 +1,4 @@
-import { markingUnsent, neverConnected, wasUnsent } from './unsent';
+import { markingUnsent, neverConnected, sentOnce, wasUnsent } from './unsent';
 
 const failed = (cause: unknown) => new TypeError('fetch failed', { cause });
 const refused = () =>
@@ -102,5 +102,48 @@ describe('markingUnsent', () => {
       ),
     ).toEqual({ error, unsent: true });
     expect(await thrown(() => Promise.reject('a string'), answered)).toEqual({ error: 'a string', unsent: false });
+  });
+});
+
+describe('sentOnce', () => {
+  const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+  const globals = globalThis as Record<symbol, unknown>;
+  const before = globals[GLOBAL_DISPATCHER];
+  afterEach(() => {
+    globals[GLOBAL_DISPATCHER] = before;
+  });
+  class Agent {}
+  class RetryAgent {}
+
+  it('is a request naming no dispatcher, through a plain global Agent or none', () => {
+    globals[GLOBAL_DISPATCHER] = new Agent();
+    expect(sentOnce(undefined)).toBe(true);
+    expect(sentOnce({ method: 'GET' })).toBe(true);
+    globals[GLOBAL_DISPATCHER] = undefined;
+    expect(sentOnce({})).toBe(true);
+  });
+
+  it('is not a request naming a dispatcher of its own, nor one through another global dispatcher (it may resend)', () => {
+    globals[GLOBAL_DISPATCHER] = new Agent();
+    expect(sentOnce({ dispatcher: new Agent() } as RequestInit)).toBe(false);
+    globals[GLOBAL_DISPATCHER] = new RetryAgent();
+    expect(sentOnce({})).toBe(false);
+  });
+
+  it('keeps markingUnsent from marking a refused connection through such a dispatcher', async () => {
+    globals[GLOBAL_DISPATCHER] = new RetryAgent();
+    expect(
+      await thrown(
+        (http) => http('http://site/'),
+        () => Promise.reject(refused()),
+      ),
+    ).toMatchObject({ unsent: false });
+    // A failure before any request is still unsent, whatever would have sent it.
+    expect(
+      await thrown(
+        () => Promise.reject(new Error('the signature was not made')),
+        () => Promise.reject(refused()),
+      ),
+    ).toMatchObject({ unsent: true });
   });
 });

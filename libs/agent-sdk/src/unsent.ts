@@ -21,13 +21,14 @@ const unsent = new WeakSet<object>();
 
 /**
  * Runs `send` with `http` watched, and marks what it throws as unsent (wasUnsent) when no request
- * had gone out, or the first one could not connect.
+ * had gone out, or the first one could not connect through a dispatcher that sends once (sentOnce).
  */
 export async function markingUnsent<T>(http: typeof fetch, send: (http: typeof fetch) => Promise<T>): Promise<T> {
   let requests = 0;
   let answered = false;
+  let firstSentOnce = false;
   const watched: typeof fetch = async (input, init) => {
-    requests++;
+    if (requests++ === 0) firstSentOnce = sentOnce(init);
     const response = await http(input, init);
     answered = true;
     return response;
@@ -35,10 +36,25 @@ export async function markingUnsent<T>(http: typeof fetch, send: (http: typeof f
   try {
     return await send(watched);
   } catch (error) {
-    if (!answered && (requests === 0 || (requests === 1 && neverConnected(error))) && isObject(error))
+    if (!answered && (requests === 0 || (requests === 1 && firstSentOnce && neverConnected(error))) && isObject(error))
       unsent.add(error);
     throw error;
   }
+}
+
+/** Where undici (Node's fetch) keeps the dispatcher requests go through when they name none. */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+/**
+ * Whether a request sent with `init` goes out once: it names no dispatcher, and the global one is a
+ * plain undici Agent (or there is none: another runtime's fetch). A retrying dispatcher (undici's
+ * RetryAgent, a retry interceptor, a proxy agent of unknown ways) may have sent it, lost the
+ * answer, then failed to connect on its resend: its connection failure says nothing.
+ */
+export function sentOnce(init: RequestInit | undefined): boolean {
+  if (isObject(init) && (init as { dispatcher?: unknown }).dispatcher !== undefined) return false;
+  const global = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
+  return global === undefined || (isObject(global) && global.constructor?.name === 'Agent');
 }
 
 /** Thrown by markingUnsent for a request that surely never reached a server. */

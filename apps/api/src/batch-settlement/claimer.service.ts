@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import type { Address, Hex, TransactionReceipt } from 'viem';
+import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
-import { transactionState } from '../chain/transaction-state';
+import { ownReceipt, transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -284,14 +284,6 @@ export class ClaimerService {
     });
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
-}
-
-/**
- * The receipt if it is this very transaction's: viem answers a replacement's (another transaction of
- * the relayer's at its nonce, from another instance) as if it were, and that one claimed or settled nothing of ours.
- */
-function ownReceipt(hash: Hex, receipt: TransactionReceipt | null): TransactionReceipt | null {
-  return receipt && receipt.transactionHash.toLowerCase() === hash.toLowerCase() ? receipt : null;
 }
 
 /** A settle sent, and the claims (their rows) recorded before it: what it sends on. */

@@ -1,4 +1,4 @@
-import type { Hash } from 'viem';
+import type { Hash, TransactionReceipt } from 'viem';
 import type { ChainContext } from './chain-context';
 
 /** viem's "not found" for a receipt or transaction the node does not know: null; anything else is thrown. */
@@ -22,4 +22,13 @@ export async function transactionState(
     return head - receipt.blockNumber + 1n >= BigInt(chain.confirmations) ? receipt.status : 'pending';
   }
   return (await chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull)) ? 'pending' : 'unknown';
+}
+
+/**
+ * The receipt if it is this very transaction's: viem answers a replacement's (another transaction of
+ * the relayer's at its nonce, from another instance) as if it were, and a node that lies or lags may
+ * answer another's; that one says nothing of ours.
+ */
+export function ownReceipt(hash: Hash, receipt: TransactionReceipt | null): TransactionReceipt | null {
+  return receipt && receipt.transactionHash.toLowerCase() === hash.toLowerCase() ? receipt : null;
 }

@@ -1,6 +1,11 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
-import { authorizationsUsedIn, settledTransferIndex, unusedAuthorizationFate } from './authorization-checks';
+import {
+  authorizationsUsedIn,
+  settledTransferIndex,
+  unusedAuthorizationFate,
+  usedNonceIn,
+} from './authorization-checks';
 
 const usdc = '0x00000000000000000000000000000000000000aa' as const;
 const payer = '0x1111111111111111111111111111111111111111' as const;
@@ -61,6 +66,22 @@ describe('settledTransferIndex', () => {
     const reverted = { ...receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), status: 'reverted' as const };
     expect(settledTransferIndex({ usdc }, reverted, auth)).toBeNull();
     expect(settledTransferIndex({ usdc }, receipt(), auth)).toBeNull();
+  });
+});
+
+describe('usedNonceIn', () => {
+  it("is a successful transaction with our token's AuthorizationUsed(from, nonce), whatever it paid", () => {
+    expect(usedNonceIn({ usdc }, receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), auth)).toBe(true);
+    expect(usedNonceIn({ usdc }, receipt(used(payer, nonce), transfer(payer, payer, 0n)), auth)).toBe(true);
+  });
+
+  it('is not a reverted one, one without that event, or one with another token’s', () => {
+    const reverted = { ...receipt(used(payer, nonce), transfer(payer, payTo, 10_000n)), status: 'reverted' as const };
+    expect(usedNonceIn({ usdc }, reverted, auth)).toBe(false);
+    expect(usedNonceIn({ usdc }, receipt(transfer(payer, payTo, 10_000n)), auth)).toBe(false);
+    expect(usedNonceIn({ usdc }, receipt(used(payer, keccak256(toHex('other')))), auth)).toBe(false);
+    expect(usedNonceIn({ usdc }, receipt(used(stranger, nonce)), auth)).toBe(false);
+    expect(usedNonceIn({ usdc }, receipt(used(payer, nonce, stranger)), auth)).toBe(false);
   });
 });
 

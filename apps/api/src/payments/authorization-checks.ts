@@ -292,6 +292,23 @@ export function settledTransferIndex(
   return null;
 }
 
+/**
+ * Whether `receipt` is of a transaction that succeeded and used `auth`'s nonce: the token's
+ * AuthorizationUsed(from, nonce) among its logs. A reverted one used nothing, whatever a log search said.
+ */
+export function usedNonceIn(
+  chain: Pick<ChainContext, 'usdc'>,
+  receipt: Pick<TransactionReceipt, 'status' | 'logs'>,
+  auth: Pick<TransferAuthorization, 'from' | 'nonce'>,
+): boolean {
+  return (
+    receipt.status === 'success' &&
+    authorizationsUsedIn(chain, receipt).some(
+      (used) => isAddressEqual(used.authorizer, auth.from) && used.nonce.toLowerCase() === auth.nonce.toLowerCase(),
+    )
+  );
+}
+
 /** Every EIP-3009 authorization the token says `receipt` used: its (authorizer, nonce). */
 export function authorizationsUsedIn(
   chain: Pick<ChainContext, 'usdc'>,

@@ -3,7 +3,7 @@ import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Hash, TransactionReceipt } from 'viem';
 import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
-import { notFoundAsNull } from '../chain/transaction-state';
+import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import type { AppConfig } from '../config/config';
@@ -14,6 +14,7 @@ import {
   firstBlockStampedFrom,
   settledTransferIndex,
   unusedAuthorizationFate,
+  usedNonceIn,
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
@@ -105,6 +106,10 @@ export class ReconcilerService {
     if (outcome === 'used') {
       const receipt = await this.findSettlement(auth);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
+      // A transaction that used the nonce succeeded and says so in its logs: a receipt that does not
+      // (reverted, or without the event the log search found, from a node that lies or lags) is
+      // waited on, never read as the nonce spent elsewhere, which would release a paid claim.
+      if (!usedNonceIn(this.chain, receipt, auth)) return 'waiting';
       const index = settledTransferIndex(this.chain, receipt, auth);
       if (index === null) {
         // The payer spent the nonce on another authorization of its own: this one never settles.
@@ -197,7 +202,7 @@ export class ReconcilerService {
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {
-    return this.chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull);
+    return ownReceipt(hash, await this.chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
   }
 
   private async isPending(hash: Hash): Promise<boolean> {

@@ -10,6 +10,7 @@ import {
   signPayment,
   transfersTo,
 } from '../../test/test-agent';
+import { startRpcRewriter } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { toSignedAuthorization } from './authorization-checks';
@@ -409,6 +410,41 @@ describe('settlements that outlive their request', () => {
     const first = await app.call('POST', `/v1/gates/${claimed.id}/verify`, { body: { payment: signed } });
     expect(first.status === 200 ? 200 : first).toBe(200);
     expect(first.body).toMatchObject({ tx_hash: hash.toLowerCase(), access_token: expect.any(String) });
+  });
+
+  it('releases nothing on a node that says our settlement reverted while its AuthorizationUsed is on chain: it waits, and records the payment once the node is right', async () => {
+    // A node that lies or lags (a load balancer across forks, a bad cache): every receipt "reverted".
+    let lying = true;
+    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, result }) =>
+      lying && method === 'eth_getTransactionReceipt' && result ? { ...(result as object), status: '0x0' } : result,
+    );
+    const liar = await startTestApp({ database: db.database, masterKey, chainRpcUrl: rewriter.url });
+    try {
+      const gate = await openGate(liar, site, '/reconcile/lying-node');
+      const payment = await signPayment(app, agent, gate);
+      const first = await liar.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      expect(first.status).toBe(202);
+      expect(
+        await transfersTo(app, payTo).then((all) => all.filter((t) => t.hash === first.body.tx_hash)),
+      ).toHaveLength(1);
+      // Read as "the nonce paid another authorization of the payer's": the claim was deleted.
+      expect(await reconcile(liar)).toMatchObject({ released: 0 });
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+
+      lying = false;
+      expect(await reconcile(liar)).toMatchObject({ finalized: 1, released: 0 });
+      const paid = await liar.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'paid', tx_hash: first.body.tx_hash });
+      // Not payable again by the same payer: one transfer for the page.
+      const again = await liar.call('POST', `/v1/gates/${gate.id}/verify`, {
+        body: { payment: await signPayment(app, agent, gate) },
+      });
+      expect(again.status).not.toBe(200);
+    } finally {
+      await liar.app.close();
+      await rewriter.close();
+    }
   });
 
   it('answers 503 while the chain is unreachable, charges nothing and keeps the gate payable', async () => {

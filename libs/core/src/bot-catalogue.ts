@@ -347,6 +347,11 @@ const AUTOMATION: Row[] = [
   { name: 'Apache Nutch', operator: 'Apache', match: 'Nutch' },
   { name: 'Heritrix', operator: 'Internet Archive (open source)' },
   { name: 'HTTrack', operator: 'HTTrack' },
+  // Before curl, which Symfony's names ("Symfony HttpClient/Curl"). Invoke-WebRequest's default
+  // starts like a browser's: "Mozilla/5.0 (Windows NT; …) WindowsPowerShell/5.1".
+  { name: 'PowerShell', operator: 'Microsoft', match: /(?<![a-z0-9])(?:Windows)?PowerShell\/\d/i },
+  { name: 'Faraday', operator: 'Ruby Faraday', match: /^Faraday v\d/i },
+  { name: 'Symfony HttpClient', operator: 'Symfony (PHP)', match: /^Symfony HttpClient/i },
   { name: 'curl', operator: 'curl' },
   { name: 'Wget', operator: 'GNU' },
   { name: 'python-requests', operator: 'Python requests' },

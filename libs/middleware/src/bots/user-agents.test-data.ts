@@ -189,6 +189,11 @@ export const BOT_USER_AGENTS: readonly [ua: string, name: string, category: BotC
   ['Apache-HttpClient/4.5.14 (Java/17.0.9)', 'Apache-HttpClient', 'automation'],
   ['libwww-perl/6.72', 'libwww-perl', 'automation'],
   ['Scrapy/2.11.0 (+https://scrapy.org)', 'Scrapy', 'automation'],
+  // HTTP clients' defaults that read like no crawler (Invoke-WebRequest's starts like a browser's)
+  ['Mozilla/5.0 (Windows NT; Windows NT 10.0; en-US) WindowsPowerShell/5.1.19041.3031', 'PowerShell', 'automation'],
+  ['Mozilla/5.0 (Windows NT 10.0; Microsoft Windows 10.0.19045; en-US) PowerShell/7.4.0', 'PowerShell', 'automation'],
+  ['Faraday v2.7.4', 'Faraday', 'automation'],
+  ['Symfony HttpClient/Curl', 'Symfony HttpClient', 'automation'],
   [
     'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.109 Safari/537.36',
     'HeadlessChrome',

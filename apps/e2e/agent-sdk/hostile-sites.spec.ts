@@ -1016,7 +1016,7 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     }
   }, 20_000);
 
-  it('spends nothing, and asks no verify_url, when the paid request could not connect: the authorization never left', async () => {
+  it('counts a payment whose paid request could not connect, and asks its verify_url: fetch may have sent it on an earlier connection (after a 421)', async () => {
     const verifier = await startSite((_, response) => {
       response
         .writeHead(200, { 'content-type': 'application/json' })
@@ -1030,8 +1030,8 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     const agent = agentWith({ budgetUsd: '0.001' });
     await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
     expect(site.seen).toHaveLength(1);
-    expect(verifier.seen).toHaveLength(0);
-    expect(agent.spent()).toMatchObject({ micros: 0n, remainingUsd: '0.001' });
+    expect(verifier.seen).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
   });
 
   it('counts a payment whose paid request a caller’s retrying fetch hid: the site had it, though the last attempt could not connect', async () => {
@@ -1044,6 +1044,20 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     });
     const agent = agentWith({ budgetUsd: '0.001', fetch: retrying });
     await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
+  });
+
+  it('counts a payment the site read and answered 421: fetch sends it again on a new connection, which a site that stopped listening refuses', async () => {
+    const site = await startSite((request, response, self) => {
+      // The 402's connection is not kept: the paid request comes on a connection of its own.
+      if (!paymentOf(request.headers))
+        return ask(response.setHeader('connection', 'close'), { v1: [v1()], v2: [v2()] });
+      response.writeHead(421, { 'content-length': '0' }).end();
+      void self.close();
+    });
+    const agent = agentWith({ budgetUsd: '0.001' });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
     expect(paymentsSent(site)).toHaveLength(1);
     expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
   });

@@ -518,9 +518,9 @@ export function createAgent(options: AgentOptions): Agent {
         ({ answer, response } = await retry({ [name]: value }));
       }
     } catch (error) {
-      // The first send reached no server: the authorization never left this process, nobody can settle it.
-      // Judged on the agent's own transport only: a caller's fetch may have sent it, then retried.
-      if (answer === undefined && !options.fetch && wasUnsent(error)) {
+      // It failed before any request went out (a Web Bot Auth signature not made): the authorization
+      // never left this process, nobody can settle it. A connection refused is not that (see unsent.ts).
+      if (answer === undefined && wasUnsent(error)) {
         mark('free');
         throw error;
       }
@@ -833,7 +833,7 @@ export function createAgent(options: AgentOptions): Agent {
           signature = await signVoucher(payer, channel, total);
           signal?.throwIfAborted(); // given up while the wallet signed: nothing leaves
         } catch (error) {
-          await deposit?.settle('unsent'); // the wallet refused to sign: nothing left, nothing is spent
+          await deposit?.settle('unsent'); // the wallet refused to sign, or the caller gave up: nothing left, nothing is spent
           if (!known) forgetIfEmpty(key, channel);
           throw error;
         }
@@ -872,9 +872,8 @@ export function createAgent(options: AgentOptions): Agent {
             return sent.answer;
           }, PENDING_RETRIES);
         } catch (error) {
-          // Its first send reached no server (judged on the agent's own transport only, as for an
-          // authorization): nobody holds the voucher or its deposit.
-          if (!answered && !options.fetch && wasUnsent(error)) {
+          // It failed before any request went out, as for an authorization: nobody holds the voucher or its deposit.
+          if (!answered && wasUnsent(error)) {
             unsign();
             await deposit?.settle('unsent');
             if (!known) forgetIfEmpty(key, channel);

@@ -237,7 +237,10 @@ export function unusedAuthorizationFate(
 /**
  * What became of an authorization: still 'unused', 'used' by a transfer (ours or a copy: the payer
  * paid), or 'canceled' by its authorizer (cancelAuthorization: nothing was charged, ever). The
- * token's state says used-or-canceled alike; its AuthorizationCanceled event tells them apart.
+ * token's state says used-or-canceled alike; its AuthorizationCanceled event tells them apart, once
+ * its block has the chain's confirmations: a cancel a reorg may still undo (the fork where it beat
+ * our settlement) would release a claim that paid. Until then it reads as 'used' (the payer paid,
+ * or may have), which callers wait on.
  */
 export async function authorizationOutcome(
   chain: ChainContext,
@@ -247,13 +250,15 @@ export async function authorizationOutcome(
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
   const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  const confirmedHead = head - BigInt(chain.confirmations) + 1n;
+  if (confirmedHead < 0n) return 'used';
   const canceled = await chain.publicClient.getContractEvents({
     address: chain.usdc,
     abi: USDC_ABI,
     eventName: 'AuthorizationCanceled',
     args: { authorizer: from, nonce },
-    fromBlock: firstRecentBlock(chain, head),
-    toBlock: head,
+    fromBlock: firstRecentBlock(chain, confirmedHead),
+    toBlock: confirmedHead,
   });
   return canceled.length > 0 ? 'canceled' : 'used';
 }

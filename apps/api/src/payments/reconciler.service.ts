@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
-import type { Hash, TransactionReceipt } from 'viem';
+import type { Block, Hash, TransactionReceipt } from 'viem';
 import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
@@ -94,9 +94,10 @@ export class ReconcilerService {
     }
     if (!payment.authorization || !payment.nonce) return 'waiting';
     const auth = deserializeAuthorization(payment.authorization);
-    // The head first, the authorization's state as of it: unused there and expired by its stamp,
-    // it can never land, whichever node answers.
-    const head = await this.chain.publicClient.getBlock({ blockTag: 'latest' });
+    // The newest block with the chain's confirmations first, the authorization's state as of it:
+    // unused there and expired by its stamp, it can never land. A newer block may be a fork's that a
+    // reorg undoes, stamped past the authorization's end while ours holds its settlement.
+    const head = await this.confirmedHead();
     const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce, head.number);
     if (outcome === 'canceled') {
       await this.payments.release(payment.id);
@@ -207,6 +208,12 @@ export class ReconcilerService {
 
   private async isPending(hash: Hash): Promise<boolean> {
     return (await this.chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull)) !== null;
+  }
+
+  private async confirmedHead(): Promise<Block<bigint, false, 'latest'>> {
+    const latest = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const confirmed = latest - BigInt(this.chain.confirmations) + 1n;
+    return this.chain.publicClient.getBlock({ blockNumber: confirmed > 0n ? confirmed : 0n });
   }
 
   private async confirmed(receipt: TransactionReceipt): Promise<boolean> {

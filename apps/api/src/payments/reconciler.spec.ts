@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { transferProofMessage } from '@crawlgate/core';
+import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
+import { encodeEventTopics, toFunctionSelector, toHex } from 'viem';
 import { mineBlocks } from '@crawlgate/devchain';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
@@ -441,6 +442,132 @@ describe('settlements that outlive their request', () => {
         body: { payment: await signPayment(app, agent, gate) },
       });
       expect(again.status).not.toBe(200);
+    } finally {
+      await liar.app.close();
+      await rewriter.close();
+    }
+  });
+
+  it('takes no cancel from a block not yet confirmed for one that paid: a node on another fork says our settlement reverted, canceled by its payer', async () => {
+    // Two confirmations: the block a node shows the payer's cancel in is its newest, which a reorg may undo.
+    let lying = true;
+    let signed: ReturnType<typeof toSignedAuthorization> | undefined;
+    const canceledTopics = () =>
+      encodeEventTopics({
+        abi: USDC_ABI,
+        eventName: 'AuthorizationCanceled',
+        args: { authorizer: signed!.from, nonce: signed!.nonce },
+      });
+    let latest = 0n;
+    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, params, result }) => {
+      if (!lying || !signed) return result;
+      if (method === 'eth_blockNumber') latest = BigInt(result as string);
+      if (method === 'eth_getTransactionReceipt' && result) return { ...(result as object), status: '0x0' };
+      const filter = params[0] as { topics?: (string | null)[]; toBlock?: string } | undefined;
+      if (method !== 'eth_getLogs' || filter?.topics?.[0] !== canceledTopics()[0]) return result;
+      // A cancel in the newest block, answered to a search that reaches it.
+      if (!filter.toBlock || BigInt(filter.toBlock) < latest) return result;
+      return [
+        {
+          address: app.chain.usdc,
+          topics: canceledTopics(),
+          data: '0x',
+          blockNumber: toHex(latest),
+          blockHash: `0x${'ab'.repeat(32)}`,
+          transactionHash: `0x${'cd'.repeat(32)}`,
+          transactionIndex: '0x0',
+          logIndex: '0x0',
+          removed: false,
+        },
+      ];
+    });
+    const liar = await startTestApp({
+      database: db.database,
+      masterKey,
+      chainRpcUrl: rewriter.url,
+      config: { chain: { confirmations: 2 } },
+    });
+    try {
+      for (const [path, decidedBy] of [
+        ['/reconcile/fork-cancel-request', 'request'],
+        ['/reconcile/fork-cancel-reconciler', 'reconciler'],
+      ] as const) {
+        lying = true;
+        const gate = await openGate(liar, site, path);
+        const payment = await signPayment(app, agent, gate);
+        signed = toSignedAuthorization(payment.payload as never);
+        if (decidedBy === 'reconciler') {
+          // The request gave up at its broadcast: the reconciler is the one to judge.
+          const quick = await startTestApp({
+            database: db.database,
+            masterKey,
+            config: { chain: { settlementTimeoutMs: 0 } },
+          });
+          expect((await quick.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(202);
+          await quick.app.close();
+          await mineBlocks(app.chain.rpcUrl, 2);
+          expect(await reconcile(liar)).toMatchObject({ released: 0 });
+        } else {
+          // Blocks keep coming while the request waits for its receipt's two confirmations.
+          const miner = setInterval(() => void mineBlocks(app.chain.rpcUrl, 1).catch(() => undefined), 200);
+          const first = await liar
+            .call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })
+            .finally(() => clearInterval(miner));
+          expect([first.status, first.body.detail]).toEqual([202, expect.any(String)]);
+        }
+        expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+        lying = false;
+        await mineBlocks(app.chain.rpcUrl, 2);
+        expect(await reconcile(liar)).toMatchObject({ finalized: 1, released: 0 });
+        const paid = await liar.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+        expect([path, paid.status]).toEqual([path, 200]);
+      }
+    } finally {
+      await liar.app.close();
+      await rewriter.close();
+    }
+  }, 60_000);
+
+  it('judges an authorization expired by the newest confirmed block, not a head a fork stamps past its end: a claim that paid is not released', async () => {
+    // A node whose newest block (another fork's) is stamped a day ahead and holds neither our
+    // settlement nor the authorization's use; the block before it is the chain everyone agrees on.
+    let lying = true;
+    const authorizationState = toFunctionSelector('authorizationState(address,bytes32)');
+    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, params, result }) => {
+      if (!lying || !result) return result;
+      if (method === 'eth_getTransactionReceipt' || method === 'eth_getTransactionByHash') return null;
+      if (method === 'eth_call' && (params[0] as { data?: string }).data?.startsWith(authorizationState))
+        return `0x${'0'.repeat(64)}`;
+      if (method === 'eth_getBlockByNumber' && params[0] === 'latest') {
+        const block = result as { timestamp: string };
+        return { ...block, timestamp: toHex(BigInt(block.timestamp) + 86_400n) };
+      }
+      return result;
+    });
+    const liar = await startTestApp({
+      database: db.database,
+      masterKey,
+      chainRpcUrl: rewriter.url,
+      config: { chain: { confirmations: 2 } },
+    });
+    try {
+      const gate = await openGate(liar, site, '/reconcile/fork-expired');
+      const payment = await signPayment(app, agent, gate);
+      // The request gave up at its broadcast: the reconciler is the one to judge.
+      const quick = await startTestApp({
+        database: db.database,
+        masterKey,
+        config: { chain: { settlementTimeoutMs: 0 } },
+      });
+      expect((await quick.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(202);
+      await quick.app.close();
+      await mineBlocks(app.chain.rpcUrl, 2);
+      expect(await reconcile(liar)).toMatchObject({ released: 0 });
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+
+      lying = false;
+      expect(await reconcile(liar)).toMatchObject({ finalized: 1, released: 0 });
+      expect((await liar.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(200);
     } finally {
       await liar.app.close();
       await rewriter.close();

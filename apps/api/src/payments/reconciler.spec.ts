@@ -47,6 +47,23 @@ describe('settlements that outlive their request', () => {
   });
 
   const reconcile = (on: TestApp) => on.app.get(ReconcilerService).runOnce();
+  /** An instance on this database waiting two confirmations, its chain read through `rpcUrl` (a rewriting proxy). */
+  const twoConfirmationsThrough = (rpcUrl: string) =>
+    startTestApp({ database: db.database, masterKey, chainRpcUrl: rpcUrl, config: { chain: { confirmations: 2 } } });
+  /** The payment's request gives up once it has broadcast (202), two blocks pass: the reconciler is the one to judge it. */
+  const leftToReconciler = async (
+    gate: Awaited<ReturnType<typeof openGate>>,
+    payment: Awaited<ReturnType<typeof signPayment>>,
+  ) => {
+    const quick = await startTestApp({
+      database: db.database,
+      masterKey,
+      config: { chain: { settlementTimeoutMs: 0 } },
+    });
+    expect((await quick.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(202);
+    await quick.app.close();
+    await mineBlocks(app.chain.rpcUrl, 2);
+  };
   /** The chain's clock past the hold on transfers not our relayer's: a block mined after it. */
   const pastForeignSettlementHold = async () => {
     await new Promise((resolve) => setTimeout(resolve, FOREIGN_HOLD_SECONDS * 1000 + 100));
@@ -481,12 +498,7 @@ describe('settlements that outlive their request', () => {
         },
       ];
     });
-    const liar = await startTestApp({
-      database: db.database,
-      masterKey,
-      chainRpcUrl: rewriter.url,
-      config: { chain: { confirmations: 2 } },
-    });
+    const liar = await twoConfirmationsThrough(rewriter.url);
     try {
       for (const [path, decidedBy] of [
         ['/reconcile/fork-cancel-request', 'request'],
@@ -497,15 +509,7 @@ describe('settlements that outlive their request', () => {
         const payment = await signPayment(app, agent, gate);
         signed = toSignedAuthorization(payment.payload as never);
         if (decidedBy === 'reconciler') {
-          // The request gave up at its broadcast: the reconciler is the one to judge.
-          const quick = await startTestApp({
-            database: db.database,
-            masterKey,
-            config: { chain: { settlementTimeoutMs: 0 } },
-          });
-          expect((await quick.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(202);
-          await quick.app.close();
-          await mineBlocks(app.chain.rpcUrl, 2);
+          await leftToReconciler(gate, payment);
           expect(await reconcile(liar)).toMatchObject({ released: 0 });
         } else {
           // Blocks keep coming while the request waits for its receipt's two confirmations.
@@ -544,24 +548,11 @@ describe('settlements that outlive their request', () => {
       }
       return result;
     });
-    const liar = await startTestApp({
-      database: db.database,
-      masterKey,
-      chainRpcUrl: rewriter.url,
-      config: { chain: { confirmations: 2 } },
-    });
+    const liar = await twoConfirmationsThrough(rewriter.url);
     try {
       const gate = await openGate(liar, site, '/reconcile/fork-expired');
       const payment = await signPayment(app, agent, gate);
-      // The request gave up at its broadcast: the reconciler is the one to judge.
-      const quick = await startTestApp({
-        database: db.database,
-        masterKey,
-        config: { chain: { settlementTimeoutMs: 0 } },
-      });
-      expect((await quick.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })).status).toBe(202);
-      await quick.app.close();
-      await mineBlocks(app.chain.rpcUrl, 2);
+      await leftToReconciler(gate, payment);
       expect(await reconcile(liar)).toMatchObject({ released: 0 });
       expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
 

@@ -115,35 +115,73 @@ it('pays concurrent fetches of one site one voucher after another: one deposit, 
   expect(rows.map((row) => row.cumulativeAmount)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1) * PRICE));
 });
 
+/**
+ * A proxy in front of the gated site that edits the batch-settlement offer of every 402 and records
+ * what it is sent; `loseAnswer` says of a request whether its answer is lost (the connection cut
+ * once the site has answered it).
+ */
+async function editingProxy(
+  edit: (accept: Record<string, unknown>) => void,
+  loseAnswer: (headers: IncomingHttpHeaders) => boolean = () => false,
+) {
+  const seen: IncomingHttpHeaders[] = [];
+  const proxy = createServer(async (request, response) => {
+    seen.push(request.headers);
+    const forwarded = Object.fromEntries(
+      Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+    ) as Record<string, string>;
+    const upstream = await fetch(`${server.url}${request.url}`, { headers: forwarded });
+    const headers = new Headers(upstream.headers);
+    const required = headers.get('payment-required');
+    if (required) {
+      const body = decodeBase64Json(required) as { accepts: Record<string, unknown>[] };
+      for (const accept of body.accepts) if (accept.scheme === 'batch-settlement') edit(accept);
+      body.accepts = body.accepts.filter((accept) => accept.scheme === 'batch-settlement');
+      headers.set('payment-required', encodeBase64Json(body));
+    }
+    if (loseAnswer(request.headers)) return void response.socket?.destroy();
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+    response.writeHead(upstream.status, Object.fromEntries(headers));
+    response.end(upstream.status === 402 ? '{}' : await upstream.text());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise((resolve) => proxy.close(resolve)),
+  };
+}
+
+describe('an answer lost after the deposit was made', () => {
+  it('holds the deposit, resends it with the next page: made once, charged once per page, counted once', async () => {
+    let lose = true;
+    const proxy = await editingProxy(
+      () => undefined,
+      (headers) => lose && headers['payment-signature'] !== undefined,
+    );
+    try {
+      const { wallet, agent } = await voucherAgent({ batchSettlement: { depositUsd: '0.5' } });
+      await expect(agent.fetch(`${proxy.url}/articles/lost-1`, asBot)).rejects.toThrow();
+      // Held, not spent: made or not, the chain will say; the next page resends it.
+      expect(agent.spent()).toMatchObject({ usd: '0', remainingUsd: '1.5' });
+      lose = false;
+      expect((await agent.fetch(`${proxy.url}/articles/lost-2`, asBot)).status).toBe(200);
+      const [channel] = agent.channels();
+      expect(await depositsOf(channel.channelId)).toHaveLength(1);
+      expect(channel).toMatchObject({ deposited: 500_000n, charged: 2n * PRICE });
+      expect(agent.spent()).toMatchObject({ usd: '0.5', remainingUsd: '1.5' });
+      expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 500_000n);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('a site that rewrites the terms the API offered', () => {
   /** A proxy in front of the gated site that edits the batch-settlement offer of every 402 and records what it is sent. */
   async function rewritingProxy(edit: (accept: Record<string, unknown>) => void) {
-    const seen: IncomingHttpHeaders[] = [];
-    const proxy = createServer(async (request, response) => {
-      seen.push(request.headers);
-      const forwarded = Object.fromEntries(
-        Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
-      ) as Record<string, string>;
-      const upstream = await fetch(`${server.url}${request.url}`, { headers: forwarded });
-      const headers = new Headers(upstream.headers);
-      const required = headers.get('payment-required');
-      if (required) {
-        const body = decodeBase64Json(required) as { accepts: Record<string, unknown>[] };
-        for (const accept of body.accepts) if (accept.scheme === 'batch-settlement') edit(accept);
-        body.accepts = body.accepts.filter((accept) => accept.scheme === 'batch-settlement');
-        headers.set('payment-required', encodeBase64Json(body));
-      }
-      headers.delete('content-length');
-      headers.delete('content-encoding');
-      response.writeHead(upstream.status, Object.fromEntries(headers));
-      response.end(upstream.status === 402 ? '{}' : await upstream.text());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    return {
-      url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-      seen,
-      close: () => new Promise((resolve) => proxy.close(resolve)),
-    };
+    return editingProxy(edit);
   }
 
   it('another receiver: the agent signs only what the offer says, the API refuses it, and no deposit is made', async () => {

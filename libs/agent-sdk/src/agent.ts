@@ -880,7 +880,10 @@ export function createAgent(options: AgentOptions): Agent {
             channels.saveAfterAnswer();
             throw error;
           }
-          await deposit?.settle('spent'); // no answer: the deposit may have been made
+          // No answer: the site may hold the deposit, or never have had it. Kept like one it refused:
+          // reserved, resent with the channel's next voucher (a deposit made already is not made
+          // twice), then left to the chain (made: spent; expired unused: given back).
+          await deposit?.settle('refused');
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -946,7 +949,7 @@ export function createAgent(options: AgentOptions): Agent {
               'channel_state_refused',
               'the corrective 402 was not followed: it names a payment this agent may not make (the token under another name or version)',
             );
-          const check = await checkedCorrection(channel, corrected, page);
+          const check = await checkedCorrection(channel, corrected, page, refused.keptAmount(channel));
           if (!check.ok)
             throw new PaymentFailedError(
               url,

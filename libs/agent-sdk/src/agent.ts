@@ -880,10 +880,7 @@ export function createAgent(options: AgentOptions): Agent {
             channels.saveAfterAnswer();
             throw error;
           }
-          // No answer: the site may hold the deposit, or never have had it. Kept like one it refused:
-          // reserved, resent with the channel's next voucher (a deposit made already is not made
-          // twice), then left to the chain (made: spent; expired unused: given back).
-          await deposit?.settle('refused');
+          await deposit?.settle('spent'); // no answer: the deposit may have been made
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -949,7 +946,7 @@ export function createAgent(options: AgentOptions): Agent {
               'channel_state_refused',
               'the corrective 402 was not followed: it names a payment this agent may not make (the token under another name or version)',
             );
-          const check = await checkedCorrection(channel, corrected, page, refused.keptAmount(channel));
+          const check = await checkedCorrection(channel, corrected, page);
           if (!check.ok)
             throw new PaymentFailedError(
               url,

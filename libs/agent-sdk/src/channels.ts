@@ -226,8 +226,6 @@ export async function checkedCorrection(
   channel: Channel,
   offer: Offer,
   page: PageVouchers,
-  /** A deposit kept for the channel, sent and unanswered or refused: the site may have made it. */
-  kept = 0n,
 ): Promise<{ ok: true; charged: bigint } | { ok: false; detail: string }> {
   const state = offer.batch?.channelState;
   if (!state || state.channelId.toLowerCase() !== channel.channelId.toLowerCase())
@@ -238,10 +236,10 @@ export async function checkedCorrection(
       ok: false,
       detail: `the site says the channel was charged ${claimed}, below the ${channel.charged} it already confirmed`,
     };
-  if (claimed > channel.deposited + kept)
+  if (claimed > channel.deposited)
     return {
       ok: false,
-      detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited + kept} deposited`,
+      detail: `the site says the channel was charged ${claimed}, above the ${channel.deposited} deposited`,
     };
   // Above what was signed before this page, only the agent's own voucher for exactly the claim, and
   // never one sent for this page: a site that took this page's voucher and answered 402 would

@@ -32,15 +32,6 @@ describe('refusedDeposits', () => {
     expect(released).toEqual([]);
   });
 
-  it('says the amount kept for a channel, none once taken or for another channel', () => {
-    const { refused } = setUp();
-    const [a, b] = [channel('a'), channel('b')];
-    refused.keep(a, deposit(100n, 300));
-    expect([refused.keptAmount(a), refused.keptAmount(b)]).toEqual([100n, 0n]);
-    refused.take(a, 1n);
-    expect(refused.keptAmount(a)).toBe(0n);
-  });
-
   it('releases a kept deposit too small for the next one, or too close to its end to be resent', () => {
     const { released, refused } = setUp();
     const a = channel('a');

@@ -2,8 +2,8 @@ import type { Reservation } from './budget-store';
 import type { Channel, signDeposit } from './channels';
 
 /*
- * Deposit authorizations a site refused and still holds, or was sent without answering (made or
- * not, nobody here knows): whoever holds one can make it until it expires. One is kept per channel and resent as that channel's next deposit while it has
+ * Deposit authorizations a site refused and still holds: whoever holds one can make it until it
+ * expires. One is kept per channel and resent as that channel's next deposit while it has
  * REUSE_MARGIN_SECONDS left, so a site that keeps refusing gets one deposit's worth of the budget,
  * not one per page. Past that margin, or when it is not enough for the channel's next deposit, it
  * is released (held-authorizations.ts: reserved until the chain says whether anyone made it), and
@@ -28,8 +28,6 @@ export interface RefusedDeposits {
   take(channel: Channel, needed: bigint): SentDeposit | undefined;
   /** Whether the site holds a refused deposit of `channel` that someone could still make: kept, or released but not expired. */
   has(channel: Channel): boolean;
-  /** The amount of the deposit kept for `channel` (0 without one): the site may have made it already. */
-  keptAmount(channel: Channel): bigint;
 }
 
 export function refusedDeposits(onRelease: (channel: Channel, deposit: SentDeposit) => void): RefusedDeposits {
@@ -84,6 +82,5 @@ export function refusedDeposits(onRelease: (channel: Channel, deposit: SentDepos
       return undefined;
     },
     has: (channel) => kept.has(channel) || stillMakeable(channel),
-    keptAmount: (channel) => kept.get(channel)?.deposit.amount ?? 0n,
   };
 }

@@ -57,6 +57,21 @@ describe('bot policy', () => {
     ]);
   });
 
+  it('ignores an entry for a robots.txt token: no crawler sends it, so whoever does is an impostor, judged by its category', () => {
+    const policy: BotPolicy = {
+      categories: { 'ai-training': 'block' },
+      bots: { 'Google-Extended': 'allow', 'applebot-extended': 'allow' },
+    };
+    expect(
+      ['Mozilla/5.0 (compatible; Googlebot/2.1) Google-Extended', 'Google-Extended', 'Applebot-Extended/0.1'].map(
+        (ua) => action(ua, policy),
+      ),
+    ).toEqual(['block', 'block', 'block']);
+    expect(action('Google-Extended', { bots: { 'Google-Extended': 'allow' } })).toBe(
+      DEFAULT_CATEGORY_ACTIONS['ai-training'],
+    );
+  });
+
   it('prefers the exact spelling when two keys differ only in case', () => {
     expect(action(GPTBOT, { bots: { gptbot: 'allow', GPTBot: 'block' } })).toBe('block');
   });
@@ -104,7 +119,7 @@ describe('bot policy', () => {
         'policy.categories["ai-train"]: no such category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
         'policy.categories["seo"] is "deny": use "allow", "charge" or "block"',
         'policy.bots["GPT-Bot"]: no bot of that name in the catalogue',
-        'policy.bots["Google-Extended"]: Google-Extended is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies',
+        'policy.bots["Google-Extended"]: Google-Extended is a robots.txt token that no crawler sends as its User-Agent (whoever does is an impostor), so this entry is ignored',
       ]);
     });
 
@@ -122,7 +137,7 @@ describe('bot policy', () => {
         'policy.requireSignature.verified is not an option: use "categories" and "bots"',
         'policy.requireSignature.categories: "ai-agents" is no category (ai-training, ai-assistant, ai-search, search-engine, seo, social-preview, automation)',
         'policy.requireSignature.bots["GPT-Bot"]: no bot of that name in the catalogue',
-        'policy.requireSignature.bots["Applebot-Extended"]: Applebot-Extended is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies',
+        'policy.requireSignature.bots["Applebot-Extended"]: Applebot-Extended is a robots.txt token that no crawler sends as its User-Agent (whoever does is an impostor), so this entry is ignored',
         'policy.requireSignature.bots["7"]: 7 is not a name',
       ]);
       expect(botPolicyProblems({ requireSignature: { categories: 'seo', bots: {} } })).toEqual([

@@ -17,9 +17,13 @@ import type { BotPolicy } from './types';
 
 export { DEFAULT_CATEGORY_ACTIONS, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from '@crawlgate/core';
 
-/** The per-bot override wins, then the category override, then the default. Names compare in any case. */
+/**
+ * The per-bot override wins (but for a robots.txt token's), then the category override, then the
+ * default. Names compare in any case.
+ */
 export function resolveBotAction(name: string, category: BotCategory, policy: BotPolicy | undefined): BotAction {
-  const byName = policy?.bots ? findByName(policy.bots, name) : undefined;
+  // A robots.txt token is no crawler's User-Agent: an entry allowing it would free whoever writes it.
+  const byName = policy?.bots && !policyBotName(name)?.robotsTxtOnly ? findByName(policy.bots, name) : undefined;
   if (byName !== undefined) return checkedAction(byName, `policy.bots["${name}"]`);
   const byCategory = policy?.categories?.[category];
   if (byCategory !== undefined) return checkedAction(byCategory, `policy.categories["${category}"]`);
@@ -119,6 +123,6 @@ function nameProblem(name: string): string | undefined {
   const known = policyBotName(name);
   if (!known) return 'no bot of that name in the catalogue';
   if (known.robotsTxtOnly)
-    return `${known.name} is a robots.txt token that no crawler sends as its User-Agent, so this entry never applies`;
+    return `${known.name} is a robots.txt token that no crawler sends as its User-Agent (whoever does is an impostor), so this entry is ignored`;
   return undefined;
 }

@@ -1,11 +1,12 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashTypedData } from 'viem';
 import { openChannelFile } from './channel-file';
 import type { Channel } from './channels';
+import { processHost } from './locked-file';
 
 const PAYER: Hex = '0x1111111111111111111111111111111111111111';
 const OTHER: Hex = '0x2222222222222222222222222222222222222222';
@@ -61,7 +62,7 @@ function writtenFile(edit: (json: any) => void = () => undefined): string {
 
 /** A lock file as a process of this host with `pid` wrote it. */
 const lockOf = (path: string, pid: number) =>
-  writeFileSync(`${path}.lock`, JSON.stringify({ pid, host: hostname(), at: Date.now(), nonce: 'n' }));
+  writeFileSync(`${path}.lock`, JSON.stringify({ pid, host: processHost(), at: Date.now(), nonce: 'n' }));
 
 describe('openChannelFile', () => {
   it('gives back what was saved, amounts exact, once the first holder released it', () => {

@@ -9,9 +9,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
+import { processHost } from './locked-file';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CHILD = join(__dirname, '..', 'testing', 'spend-from-file.ts');
@@ -108,11 +109,11 @@ describe('createFileBudgetStore', () => {
     const file = join(dir, 'budget.json');
     const dead = await child([file, '1', '1', 'drain']);
     await exited(dead.pid);
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead.pid, host: hostname(), at: Date.now() }));
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead.pid, host: processHost(), at: Date.now() }));
     const store = createFileBudgetStore(file);
     expect(await store.reserve(1n, 10n)).not.toBeNull();
 
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() }));
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: processHost(), at: Date.now() }));
     await expect(createFileBudgetStore(file, { lockTimeoutMs: 200 }).reserve(1n, 10n)).rejects.toThrow(/locked/);
   });
 
@@ -126,14 +127,14 @@ describe('createFileBudgetStore', () => {
 
   it('refuses a reservation that is not a whole number of micro-USD, and a file that is JSON null', () => {
     const file = join(dir, 'budget.json');
-    const reservation = { micros: '-900000', pid: process.pid, host: hostname() };
+    const reservation = { micros: '-900000', pid: process.pid, host: processHost() };
     writeFileSync(
       file,
       JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations: { r: reservation } }),
     );
     expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
     // pid 0 names no process (signalling it signals the whole group): never a reservation's.
-    const noProcess = { micros: '5', pid: 0, host: hostname() };
+    const noProcess = { micros: '5', pid: 0, host: processHost() };
     writeFileSync(file, JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations: { r: noProcess } }));
     expect(() => createFileBudgetStore(file)).toThrow(/not a Crawlgate budget file/);
     writeFileSync(file, 'null');

@@ -13,10 +13,9 @@
 
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { BudgetState, BudgetStore, Reservation } from './budget-store';
-import { acquireLock, isRunning, readJsonFile, writeJsonAtomically } from './locked-file';
+import { acquireLock, isRunning, processHost, readJsonFile, writeJsonAtomically } from './locked-file';
 
 export interface FileBudgetStoreOptions {
   /** How long to wait for another process's lock before failing (and not paying); default 10 000 ms. */
@@ -41,7 +40,7 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
   const lockPath = `${path}.lock`;
   const lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
   const staleLockMs = options.staleLockMs ?? 30_000;
-  const host = hostname();
+  const host = processHost();
   // Whether this store has seen the file, and the budget it held: until then, a missing file is a new budget.
   let known = false;
   let budgetId: string | undefined;
@@ -122,7 +121,7 @@ function stateOf(stored: StoredBudget): BudgetState {
   return { spentMicros: BigInt(stored.spent_micros), reservedMicros: reserved, payments: stored.payments };
 }
 
-/** Reservations of processes of this host that no longer run become spending: they may have paid. */
+/** Reservations of processes of this host and pid namespace (processHost) that no longer run become spending: they may have paid. */
 function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBudget {
   let spent = BigInt(stored.spent_micros);
   const reservations: StoredBudget['reservations'] = {};

@@ -11,6 +11,7 @@ import {
   linkSync,
   openSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -116,7 +117,7 @@ function releaseIfMine(lockPath: string, text: string): void {
 
 /** The lock's text when it was taken now (it names this process, its host, the time and a nonce); false when held. */
 function tryLock(lockPath: string): string | false {
-  const text = JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now(), nonce: randomUUID() });
+  const text = JSON.stringify({ pid: process.pid, host: processHost(), at: Date.now(), nonce: randomUUID() });
   try {
     const fd = openSync(lockPath, 'wx', 0o600);
     writeSync(fd, text);
@@ -146,7 +147,7 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
     return; // being written this instant: look again next round
   }
   const abandoned =
-    (holder.host === hostname() &&
+    (holder.host === processHost() &&
       typeof holder.pid === 'number' &&
       ((ownPidIsDead && holder.pid === process.pid) || !isRunning(holder.pid))) ||
     (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
@@ -167,6 +168,25 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
     }
   }
   unlinkSync(moved);
+}
+
+/**
+ * Where a pid names this process's kind: the host name, and the pid namespace where the kernel says
+ * (Linux). Processes of one host name in different pid namespaces (a container sharing the host's
+ * name, a sandbox) cannot see each other's pids: a pid running there reads as dead here, so only
+ * one of the same processHost() is judged by its pid.
+ */
+export function processHost(): string {
+  return (ownProcessHost ??= pidNamespace() ? `${hostname()} ${pidNamespace()}` : hostname());
+}
+let ownProcessHost: string | undefined;
+
+function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
 }
 
 export function isRunning(pid: number): boolean {

@@ -1,7 +1,7 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashTypedData } from 'viem';
 import { openChannelFile } from './channel-file';
@@ -139,6 +139,14 @@ describe('openChannelFile', () => {
     const file = open(path);
     expect(file.channels).toHaveLength(1);
     file.release();
+    // The container before this one: the same host name and pid, its own pid namespace.
+    writeFileSync(
+      `${path}.lock`,
+      JSON.stringify({ pid: process.pid, host: `${hostname()} pid:[4026530000]`, at: Date.now(), nonce: 'n' }),
+    );
+    const again = open(path);
+    expect(again.channels).toHaveLength(1);
+    again.release();
   });
 
   it('releases only its own lock', () => {

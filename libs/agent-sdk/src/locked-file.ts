@@ -147,9 +147,10 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
     return; // being written this instant: look again next round
   }
   const abandoned =
-    (holder.host === processHost() &&
-      typeof holder.pid === 'number' &&
-      ((ownPidIsDead && holder.pid === process.pid) || !isRunning(holder.pid))) ||
+    (holder.host === processHost() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
+    // A lock held for life has no age to wait out: one naming this pid on this host name is a
+    // restarted container's predecessor's (a new pid namespace each start), whatever its namespace.
+    (ownPidIsDead && holder.pid === process.pid && hostNameOf(holder.host) === hostname()) ||
     (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
   if (!abandoned) return;
   // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
@@ -180,6 +181,11 @@ export function processHost(): string {
   return (ownProcessHost ??= pidNamespace() ? `${hostname()} ${pidNamespace()}` : hostname());
 }
 let ownProcessHost: string | undefined;
+
+/** The host name part of a processHost(). */
+function hostNameOf(host: unknown): string | undefined {
+  return typeof host === 'string' ? host.split(' ')[0] : undefined;
+}
 
 function pidNamespace(): string | undefined {
   try {

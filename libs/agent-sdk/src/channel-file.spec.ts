@@ -139,14 +139,18 @@ describe('openChannelFile', () => {
     const file = open(path);
     expect(file.channels).toHaveLength(1);
     file.release();
-    // The container before this one: the same host name and pid, its own pid namespace.
-    writeFileSync(
-      `${path}.lock`,
-      JSON.stringify({ pid: process.pid, host: `${hostname()} pid:[4026530000]`, at: Date.now(), nonce: 'n' }),
-    );
-    const again = open(path);
-    expect(again.channels).toHaveLength(1);
-    again.release();
+    // The container before this one, in its own pid namespace, with this pid or another; and an
+    // agent of a version that wrote the host name alone.
+    for (const predecessor of [
+      { pid: process.pid, host: `${hostname()} pid:[4026530000]` },
+      { pid: 2 ** 22 + 7, host: `${hostname()} pid:[4026530000]` },
+      { pid: 2 ** 22 + 7, host: hostname() },
+    ]) {
+      writeFileSync(`${path}.lock`, JSON.stringify({ ...predecessor, at: Date.now(), nonce: 'n' }));
+      const again = open(path);
+      expect(again.channels).toHaveLength(1);
+      again.release();
+    }
   });
 
   it('releases only its own lock', () => {

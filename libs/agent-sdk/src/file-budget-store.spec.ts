@@ -9,7 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBudgetStore } from './file-budget-store';
 import { processHost } from './locked-file';
@@ -115,6 +115,20 @@ describe('createFileBudgetStore', () => {
 
     writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: processHost(), at: Date.now() }));
     await expect(createFileBudgetStore(file, { lockTimeoutMs: 200 }).reserve(1n, 10n)).rejects.toThrow(/locked/);
+  });
+
+  it('counts as spent the reservations of dead processes whose pids it can test, and only those', async () => {
+    const file = join(dir, 'budget.json');
+    const dead = 2 ** 22 + 7;
+    const reservations = {
+      here: { micros: '1', pid: dead, host: processHost() },
+      // Written by a version that named the host alone (an upgrade): its pid is this host's.
+      before: { micros: '10', pid: dead, host: hostname() },
+      // Another pid namespace of the same host name: its process may run, unseen from here.
+      elsewhere: { micros: '100', pid: dead, host: `${hostname()} pid:[1]` },
+    };
+    writeFileSync(file, JSON.stringify({ version: 1, spent_micros: '0', payments: 0, reservations }));
+    expect(await createFileBudgetStore(file).read()).toMatchObject({ spentMicros: 11n, reservedMicros: 100n });
   });
 
   it('refuses a file that is not a budget rather than starting from zero', () => {

@@ -15,7 +15,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { BudgetState, BudgetStore, Reservation } from './budget-store';
-import { acquireLock, isRunning, processHost, readJsonFile, writeJsonAtomically } from './locked-file';
+import { acquireLock, isRunning, processHost, readJsonFile, seesPidsOf, writeJsonAtomically } from './locked-file';
 
 export interface FileBudgetStoreOptions {
   /** How long to wait for another process's lock before failing (and not paying); default 10 000 ms. */
@@ -51,7 +51,7 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
     if (!existed) return { ...stored, budget_id: randomUUID() };
     known = true;
     budgetId = stored.budget_id;
-    return withDeadReservationsSpent(stored, host);
+    return withDeadReservationsSpent(stored);
   };
   let seen = stateOf(load());
 
@@ -121,12 +121,12 @@ function stateOf(stored: StoredBudget): BudgetState {
   return { spentMicros: BigInt(stored.spent_micros), reservedMicros: reserved, payments: stored.payments };
 }
 
-/** Reservations of processes of this host and pid namespace (processHost) that no longer run become spending: they may have paid. */
-function withDeadReservationsSpent(stored: StoredBudget, host: string): StoredBudget {
+/** Reservations of processes whose pids this one sees (seesPidsOf) that no longer run become spending: they may have paid. */
+function withDeadReservationsSpent(stored: StoredBudget): StoredBudget {
   let spent = BigInt(stored.spent_micros);
   const reservations: StoredBudget['reservations'] = {};
   for (const [id, r] of Object.entries(stored.reservations)) {
-    if (r.host === host && !isRunning(r.pid)) spent += BigInt(r.micros);
+    if (seesPidsOf(r.host) && !isRunning(r.pid)) spent += BigInt(r.micros);
     else reservations[id] = r;
   }
   return { ...stored, spent_micros: spent.toString(), reservations };

@@ -146,11 +146,15 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
   } catch {
     return; // being written this instant: look again next round
   }
+  const pid = typeof holder.pid === 'number' ? holder.pid : undefined;
   const abandoned =
-    (holder.host === processHost() && typeof holder.pid === 'number' && !isRunning(holder.pid)) ||
-    // A lock held for life has no age to wait out: one naming this pid on this host name is a
-    // restarted container's predecessor's (a new pid namespace each start), whatever its namespace.
-    (ownPidIsDead && holder.pid === process.pid && hostNameOf(holder.host) === hostname()) ||
+    (pid !== undefined && seesPidsOf(holder.host) && !isRunning(pid)) ||
+    // A lock held for life has no age to wait out: judged by host name and pid alone, as a restarted
+    // container (a new pid namespace each start) must take its predecessor's back.
+    (ownPidIsDead &&
+      pid !== undefined &&
+      hostNameOf(holder.host) === hostname() &&
+      (pid === process.pid || !isRunning(pid))) ||
     (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
   if (!abandoned) return;
   // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
@@ -181,6 +185,14 @@ export function processHost(): string {
   return (ownProcessHost ??= pidNamespace() ? `${hostname()} ${pidNamespace()}` : hostname());
 }
 let ownProcessHost: string | undefined;
+
+/**
+ * Whether a pid written by a process of `host` (a processHost()) is one this process can test: its
+ * own host and pid namespace, or the host name alone, as versions before the namespace wrote it.
+ */
+export function seesPidsOf(host: unknown): boolean {
+  return host === processHost() || host === hostname();
+}
 
 /** The host name part of a processHost(). */
 function hostNameOf(host: unknown): string | undefined {

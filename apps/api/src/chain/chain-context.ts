@@ -143,3 +143,9 @@ export async function assertChainId(context: ChainContext): Promise<void> {
 export function firstRecentBlock(chain: Pick<ChainContext, 'recentLogBlocks'>, head: bigint): bigint {
   return head > chain.recentLogBlocks ? head - chain.recentLogBlocks : 0n;
 }
+
+/** The newest block with `confirmations` confirmations when `head` is the latest (itself one). */
+export function confirmedBlock(head: bigint, confirmations: number): bigint {
+  const block = head - BigInt(confirmations) + 1n;
+  return block > 0n ? block : 0n;
+}

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeFunctionResult, numberToHex, type Hex } from 'viem';
 import { testChainConfig, testChainContext } from '../../test/test-chain';
-import { confirmedBlock, readConfirmedChannel, stricterChannel, type OnChainChannel } from './escrow';
+import { readConfirmedChannel, stricterChannel, type OnChainChannel } from './escrow';
 
 /*
  * The channel state vouchers are judged against: its balance at the configured confirmation depth,
@@ -140,13 +140,5 @@ describe('stricterChannel', () => {
       withdrawal: { amount: 30_000n, initiatedAt: 1 },
       refundNonce: 3n,
     });
-  });
-});
-
-describe('confirmedBlock', () => {
-  it('is the newest block with that many confirmations, the head itself counting one; never below block 0', () => {
-    expect(confirmedBlock(100n, 1)).toBe(100n);
-    expect(confirmedBlock(100n, 2)).toBe(99n);
-    expect(confirmedBlock(1n, 5)).toBe(0n);
   });
 });

@@ -22,7 +22,7 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import type { BatchSettlementChain, ChainContext } from './chain-context';
+import { confirmedBlock, type BatchSettlementChain, type ChainContext } from './chain-context';
 
 /*
  * The batch-settlement escrow as the API uses it: channel ids, the payer's voucher signature
@@ -137,12 +137,6 @@ export async function readConfirmedChannel(
     readChannel(chain, batch, channelId),
   ]);
   return stricterChannel(confirmed, latest);
-}
-
-/** The newest block with `confirmations` confirmations when `head` is the latest (itself one). */
-export function confirmedBlock(head: bigint, confirmations: number): bigint {
-  const block = head - BigInt(confirmations) + 1n;
-  return block > 0n ? block : 0n;
 }
 
 /** Of two reads of one channel, what takes the fewest vouchers: the least to spend, the most already gone. */

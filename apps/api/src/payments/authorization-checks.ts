@@ -18,7 +18,7 @@ import {
   type Log,
   type TransactionReceipt,
 } from 'viem';
-import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
 import { onChain, revertMessage } from './chain-errors';
@@ -249,9 +249,7 @@ export async function authorizationOutcome(
   blockNumber?: bigint,
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
-  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  const confirmedHead = head - BigInt(chain.confirmations) + 1n;
-  if (confirmedHead < 0n) return 'used';
+  const confirmedHead = confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
   const canceled = await chain.publicClient.getContractEvents({
     address: chain.usdc,
     abi: USDC_ABI,

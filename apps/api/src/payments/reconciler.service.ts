@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
-import { firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -212,8 +212,7 @@ export class ReconcilerService {
 
   private async confirmedHead(): Promise<Block<bigint, false, 'latest'>> {
     const latest = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    const confirmed = latest - BigInt(this.chain.confirmations) + 1n;
-    return this.chain.publicClient.getBlock({ blockNumber: confirmed > 0n ? confirmed : 0n });
+    return this.chain.publicClient.getBlock({ blockNumber: confirmedBlock(latest, this.chain.confirmations) });
   }
 
   private async confirmed(receipt: TransactionReceipt): Promise<boolean> {

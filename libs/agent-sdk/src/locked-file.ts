@@ -182,7 +182,11 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
  * one of the same processHost() is judged by its pid.
  */
 export function processHost(): string {
-  return (ownProcessHost ??= pidNamespace() ? `${hostname()} ${pidNamespace()}` : hostname());
+  if (ownProcessHost === undefined) {
+    const namespace = pidNamespace();
+    ownProcessHost = namespace ? `${hostname()} ${namespace}` : hostname();
+  }
+  return ownProcessHost;
 }
 let ownProcessHost: string | undefined;
 

@@ -9,6 +9,7 @@ import {
   type BenchStack,
 } from './bench-api';
 import { startChild } from './child';
+import { pairedGoals, type BenchResult } from './goals';
 import { startLoadGenerator, type LoadGenerator } from './load-generator';
 import type { LoadJob } from './load-worker';
 import { alternate, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type ServerTime } from './paired';
@@ -28,7 +29,7 @@ const WARM_UP_SECONDS = 2;
  * one comparable INSERT (the least a gate endpoint that stores something can do), in alternating
  * rounds on fresh processes, median of the pairs' ratios with their spread.
  */
-export async function apiBench(): Promise<string> {
+export async function apiBench(): Promise<BenchResult> {
   const stack = await startBenchStack();
   const loadgen = startLoadGenerator();
   try {
@@ -59,7 +60,7 @@ export async function apiBench(): Promise<string> {
       await figure(loadgen, 'POST /v1/gates (a gate signed, no row written)', { bare, ours: api }, gates, 402, 1.0),
       await figure(loadgen, 'POST /v1/access-tokens/verify', { bare, ours: api }, verifies, 200, 1.0),
     ];
-    return [
+    const report = [
       pairedTable('API on PostgreSQL ÷ bare Fastify + pg INSERT (servers in their own processes)', 'req/s', rows),
       '',
       `The API (Nest on Fastify, as \`npm start\` runs it, on a PostgreSQL schema of its own) and the baseline each run alone in a Node process, autocannon in another; ${pinning.note}. ` +
@@ -67,6 +68,7 @@ export async function apiBench(): Promise<string> {
         "Baseline: Fastify and pg (10 connections, as the API's pool), one INSERT … RETURNING id into a table like the old gates table, answered 402. " +
         'A round with any other answer than the expected one (a 429 included) fails the run.',
     ].join('\n');
+    return { report, goals: pairedGoals(rows) };
   } finally {
     await loadgen.close();
     await stack.close();

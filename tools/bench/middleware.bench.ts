@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { benchPublisher, benchSite, startBenchApi } from './bench-api';
 import { EMPTY_MIDDLEWARE, FRAMEWORKS, type Framework, type Gate } from './bench-servers';
 import { startChild } from './child';
+import { pairedGoals, type BenchResult } from './goals';
 import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
 import { startLoadGenerator, type LoadGenerator } from './load-generator';
 import type { LoadJob } from './load-worker';
@@ -69,7 +70,7 @@ function visitorsOf(site: { id: string; secret: string; kid: string }): Visitor[
  * another process. The gate runs against a real Crawlgate API (PostgreSQL, local chain) started
  * here: it loads the site's terms once, then answers with no API call per request.
  */
-export async function middlewareBench(): Promise<string> {
+export async function middlewareBench(): Promise<BenchResult> {
   const api = await startBenchApi();
   const loadgen = startLoadGenerator();
   try {
@@ -97,7 +98,7 @@ export async function middlewareBench(): Promise<string> {
     const profiles = [];
     for (const row of rows.filter((r) => !meetsGoal(r)))
       profiles.push(await profileGated(loadgen, row.framework, visitors[row.visitor], gate));
-    return [
+    const report = [
       pairedTable('Middleware: the gated route ÷ the same route bare (servers in their own processes)', 'req/s', [
         ...rows,
         noiseFloor,
@@ -118,6 +119,7 @@ export async function middlewareBench(): Promise<string> {
           ]
         : []),
     ].join('\n');
+    return { report, goals: pairedGoals(rows) };
   } finally {
     await loadgen.close();
     await api.close();

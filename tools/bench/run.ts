@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiBench } from './api.bench';
+import { goalsTable, type BenchResult, type Goal } from './goals';
 import { middlewareBench } from './middleware.bench';
 import { signedRequestBench } from './middleware-signature.bench';
 import { paymentBench } from './payment.bench';
@@ -16,7 +17,7 @@ import { voucherBench } from './voucher.bench';
  */
 async function main(): Promise<void> {
   const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
-  const benches: [string, () => string | Promise<string>][] = [
+  const benches: [string, () => BenchResult | Promise<BenchResult>][] = [
     ['token', tokenVerifyBench],
     ['price', priceLookupBench],
     ['middleware', middlewareBench],
@@ -34,18 +35,27 @@ async function main(): Promise<void> {
     'Every ratio is ours ÷ a baseline measured in the same run; above 1 means ours is faster.',
     'The middleware and API figures run each server in a process of its own and the load generator in another,',
     "with baseline and ours in alternating rounds (median of the pairs' ratios, spread beside it).",
-    'Still in one process: the token and price function benchmarks, and the payment and load tests',
-    '(their load generator shares the process and event loop with the API it measures).',
+    'So does the load test: its API, gated server and load generator each run in a process of their own.',
+    'Still in one process: the token, price and signed-request function benchmarks, and the payment and voucher',
+    'latencies (agent, middleware and API share one event loop; one request at a time).',
+    'Earlier runs, and what each change did to the figures: HISTORY.md beside this file.',
   ].join('\n');
   // Each section printed as it is done: a later bench failing loses none of the earlier figures.
   console.log(header + '\n');
-  const sections = [header];
+  const sections: string[] = [];
+  const goals: Goal[] = [];
   for (const [name, bench] of benches) {
     if (only.length > 0 && !only.includes(name)) continue;
-    sections.push(await bench());
-    console.log(sections[sections.length - 1] + '\n');
+    const result = await bench();
+    sections.push(result.report);
+    goals.push(...result.goals);
+    console.log(result.report + '\n');
   }
-  if (process.argv.includes('--write')) writeFileSync(join(__dirname, 'RESULTS.md'), sections.join('\n\n') + '\n');
+  const summary = goalsTable(goals);
+  console.log(summary + '\n');
+  // The summary goes first in the file: what a reader wants, from the same run as every section under it.
+  if (process.argv.includes('--write'))
+    writeFileSync(join(__dirname, 'RESULTS.md'), [header, summary, ...sections].join('\n\n') + '\n');
 }
 
 main().catch((error) => {

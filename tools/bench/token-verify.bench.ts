@@ -3,7 +3,8 @@ import { createSigner, createVerifier } from 'fast-jwt';
 import { jwtVerify, SignJWT } from 'jose';
 import { createHmac } from 'node:crypto';
 import { measure, measureSync } from './measure';
-import { alternate, pairedTable, PAIRS, ROUND_SECONDS } from './paired';
+import { pairedGoals, type BenchResult } from './goals';
+import { alternate, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow } from './paired';
 
 /**
  * Local access-token verification, as middleware does on every paid request: ours (HMAC-SHA256,
@@ -13,7 +14,7 @@ import { alternate, pairedTable, PAIRS, ROUND_SECONDS } from './paired';
  * node:crypto's createHmac on the token's signed segment. A function benchmark, so it runs in this
  * process, but in alternating rounds like the server benchmarks.
  */
-export async function tokenVerifyBench(): Promise<string> {
+export async function tokenVerifyBench(): Promise<BenchResult> {
   const secret = 'cgsec_' + 'k'.repeat(43);
   const now = Math.floor(Date.now() / 1000);
   const claims = {
@@ -49,26 +50,28 @@ export async function tokenVerifyBench(): Promise<string> {
       .opsPerSecond,
     ours: measureSync('core', () => hmacSha256(secret, segment), { durationMs }).opsPerSecond,
   }));
-  return [
-    pairedTable('Local token verification (in-process function benchmark)', 'ops/s', [
-      {
-        figure: 'crawlgate verifyAccessToken (every runtime: Node and edge run the same pure-JS HMAC)',
-        baselineName: 'fast-jwt HS256 verify',
-        paired: fastJwt,
-        goal: 2,
-      },
-      {
-        figure: 'crawlgate verifyAccessToken',
-        baselineName: 'jose jwtVerify HS256',
-        paired: jose,
-      },
-      {
-        figure: `core's hmacSha256 of the token's signed segment (${segment.length} characters)`,
-        baselineName: "node:crypto createHmac('sha256')",
-        paired: hmac,
-      },
-    ]),
+  const rows: PairedRow[] = [
+    {
+      figure: 'crawlgate verifyAccessToken (every runtime: Node and edge run the same pure-JS HMAC)',
+      baselineName: 'fast-jwt HS256 verify',
+      paired: fastJwt,
+      goal: 2,
+    },
+    {
+      figure: 'crawlgate verifyAccessToken',
+      baselineName: 'jose jwtVerify HS256',
+      paired: jose,
+    },
+    {
+      figure: `core's hmacSha256 of the token's signed segment (${segment.length} characters)`,
+      baselineName: "node:crypto createHmac('sha256')",
+      paired: hmac,
+    },
+  ];
+  const report = [
+    pairedTable('Local token verification (in-process function benchmark)', 'ops/s', rows),
     '',
     `${PAIRS} pairs of ${ROUND_SECONDS} s rounds per row, baseline then ours, after a warm-up; one thread, unpinned.`,
   ].join('\n');
+  return { report, goals: pairedGoals(rows) };
 }

@@ -14,7 +14,7 @@ import { startLoadGenerator, type LoadGenerator } from './load-generator';
 import type { LoadJob } from './load-worker';
 import { alternate, pairedTable, PAIRS, ROUND_SECONDS, type PairedRow, type ServerTime } from './paired';
 import { pinning, SERVER_CPU } from './pinning';
-import { medianTime, round, type BenchServer } from './rounds';
+import { medianTime, primeEach, round, type BenchServer } from './rounds';
 
 // Each pair starts fresh API processes, whose rate limits (in memory) start empty. Each of the 32
 // connections walks the site tokens from the first, in the warm-up and again in the round: 2,400
@@ -64,7 +64,7 @@ export async function apiBench(): Promise<BenchResult> {
       pairedTable('API on PostgreSQL ÷ bare Fastify + pg INSERT (servers in their own processes)', 'req/s', rows),
       '',
       `The API (Nest on Fastify, as \`npm start\` runs it, on a PostgreSQL schema of its own) and the baseline each run alone in a Node process, autocannon in another; ${pinning.note}. ` +
-        `${CONNECTIONS} connections over ${SITES} site tokens; per figure ${PAIRS} pairs, each on a fresh baseline and a fresh API process: a ${WARM_UP_SECONDS} s warm-up of each, then a ${ROUND_SECONDS} s round of each, baseline then ours. ` +
+        `${CONNECTIONS} connections over ${SITES} site tokens; per figure ${PAIRS} pairs, each on a fresh baseline and a fresh API process: each token used once (the API then holds every site's prices and secrets, as a running instance does), a ${WARM_UP_SECONDS} s warm-up of each, then a ${ROUND_SECONDS} s round of each, baseline then ours. ` +
         "Baseline: Fastify and pg (10 connections, as the API's pool), one INSERT … RETURNING id into a table like the old gates table, answered 402. " +
         'A round with any other answer than the expected one (a 429 included) fails the run.',
     ].join('\n');
@@ -133,6 +133,8 @@ async function figure(
   const paired = await alternate(async () => {
     const [bare, ours] = await Promise.all([start.bare(), start.ours()]);
     try {
+      await primeEach(bare, bareRequests, 402);
+      await primeEach(ours, requests, status);
       await round(loadgen, bare, bareRequests, 402, WARM_UP_SECONDS, CONNECTIONS);
       await round(loadgen, ours, requests, status, WARM_UP_SECONDS, CONNECTIONS);
       const baseline = await round(loadgen, bare, bareRequests, 402, ROUND_SECONDS, CONNECTIONS);

@@ -36,6 +36,34 @@ export async function round(
   };
 }
 
+/**
+ * Each request once, `concurrency` at a time, before any round: a server that keeps something per
+ * credential (the API's prices and secrets per site) then starts its rounds as a running instance
+ * would be, not loading half its sites while it is timed. Any other answer than `status` fails the run.
+ */
+export async function primeEach(
+  server: BenchServer,
+  requests: LoadJob['requests'],
+  status: number,
+  concurrency = 32,
+): Promise<void> {
+  for (let i = 0; i < requests.length; i += concurrency) {
+    const answers = await Promise.all(
+      requests.slice(i, i + concurrency).map(async ({ method, path, headers, body }) => {
+        const response = await fetch(server.url + path, {
+          method,
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
+        await response.arrayBuffer();
+        return response.status;
+      }),
+    );
+    const other = answers.find((answered) => answered !== status);
+    if (other !== undefined) throw new Error(`${server.url}: expected only ${status} while priming, got ${other}`);
+  }
+}
+
 export const medianTime = (times: ServerTime[]): ServerTime => ({
   busy: median(times.map((t) => t.busy)),
   waiting: median(times.map((t) => t.waiting)),

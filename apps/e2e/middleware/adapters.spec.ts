@@ -17,7 +17,7 @@ import {
   startGatedSite,
   type GatedSite,
 } from './support/gated-site';
-import { FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-servers';
+import { CDN_CACHE_CONTROL, FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 beforeAll(async () => {
@@ -64,6 +64,22 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
       x402Version: 2,
       accepts: [{ amount: '10000' }],
     });
+  });
+
+  it('keeps a paid answer no-store when the route sends its own Cache-Control (a site behind a CDN)', async () => {
+    // A shared cache storing it would hand the page and the payer's token to the next bot.
+    const cached = `/cached/x-payment-${framework.name.replace(/\W+/g, '-')}`;
+    const offer = await get(server, cached, { 'user-agent': GPTBOT });
+    expect(offer.status).toBe(402);
+    const paid = await get(server, cached, { 'user-agent': GPTBOT, 'x-payment': await site.xPayment(offer.json) });
+    expect(paid.status).toBe(200);
+    expect(paid.text).toBe(page(cached.split('/')[2]));
+    expect(paid.headers.get('x-crawlgate-token')).toBeTruthy();
+    expect(paid.headers.get('cache-control')).toBe('no-store');
+    // The route's own header where the gate has none to keep: a person's page.
+    expect((await get(server, '/cached/1', { 'user-agent': BROWSER })).headers.get('cache-control')).toBe(
+      CDN_CACHE_CONTROL,
+    );
   });
 
   it('serves a crawler that paid through the API and shows its token, on the paid path only', async () => {

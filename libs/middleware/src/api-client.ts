@@ -75,8 +75,9 @@ export class CrawlgateApiError extends Error {
   override name = 'CrawlgateApiError';
 
   /**
-   * The API's HTTP status; undefined when it gave no usable answer: unreachable, timed out, or a 2xx
-   * whose body is not core's type of it (the API may have acted on the call, so it counts as no answer).
+   * The API's HTTP status; undefined when it gave no usable answer: unreachable, timed out, a 2xx
+   * whose body is not core's type of it, or a redirect or 4xx without the API's error body (the API
+   * may have acted on the call, so it counts as no answer).
    */
   constructor(
     message: string,
@@ -204,9 +205,13 @@ function unexpected(label: string, answer: Answer): CrawlgateApiError {
     return new CrawlgateApiError(`${label}: HTTP ${status} with a body that is not the API's answer`);
   // The API's details are about the request (bad token, no payout address), never secrets.
   const detail = errorDetailOf(answer.body);
+  // A refusal is the API's when it says why (its error body) or is a 402, which no proxy sends. A
+  // redirect, or a 4xx with neither (a proxy's, a load balancer's), is no answer: the call may
+  // have reached the API and been acted on.
+  const theApis = detail !== undefined || status === 402 || status >= 500;
   return new CrawlgateApiError(
     `${label}: unexpected HTTP ${status}${detail === undefined ? '' : `: ${detail.slice(0, 200)}`}`,
-    status,
+    theApis ? status : undefined,
   );
 }
 

@@ -530,11 +530,30 @@ describe('createCrawlgate', () => {
       });
     });
 
-    it('never serves when the API confirms a payment whose token does not open this path', async () => {
+    it('never serves when the API confirms a payment whose token does not open this path, nor asks for another', async () => {
       const { handle, warnings } = setup({}, paysFor('/post/cheap'));
-      expect(respond(await handle('/post/1', { 'x-payment': paymentV1() })).status).toBe(402);
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+      // The money moved: a 402 would ask an x402 client to pay again; the 503 has it send the same payment.
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBeDefined();
       expect(warnings.join()).toMatch(/does not open \/post\/1/);
     });
+
+    it.each([
+      ['a redirect', { status: 302, headers: { location: 'https://elsewhere.test/' } }],
+      ["a proxy's 400 without the API's error", { status: 400, body: '<html>bad request</html>' }],
+      ["a proxy's 408", { status: 408 }],
+      ["a 409 without the API's error", { status: 409, body: { detail: 42 } }],
+      ['a 413 from a load balancer', { status: 413, body: { message: 'too large' } }],
+    ] as [string, FakeAnswer][])(
+      'answers %s to a payment with 503 and Retry-After: the call may have settled, a 402 would ask to pay again',
+      async (_name, verify) => {
+        const { handle } = setup({}, { verify: () => verify });
+        const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+        expect(answer.status).toBe(503);
+        expect(answer.headers['retry-after']).toBeDefined();
+      },
+    );
 
     it('answers a settlement still pending with 503, Retry-After and the gate to ask for the token', async () => {
       const { handle } = setup({}, { verify: (gateId) => ({ ...pending(gateId), headers: { 'retry-after': '7' } }) });
@@ -619,6 +638,32 @@ describe('createCrawlgate', () => {
         respond(await handle('/post/1', { 'crawler-max-price': 'USD 0.01', 'crawler-exact-price': 'USD 0.01' })),
       ).toMatchObject({ status: 400, headers: { 'crawler-error': 'ConflictingPriceHeaders' } });
       expect(fake.count('POST /v1/gates/')).toBe(0);
+    });
+
+    it.each([
+      ['crawler-max-price', 'USD 0.01', 'InvalidCrawlerMaxPrice'],
+      ['crawler-exact-price', 'USD 0.01', 'InvalidCrawlerExactPrice'],
+    ])(
+      'holds %s to the price of the gate a payment names, not only to the path’s price now',
+      async (header, stated, error) => {
+        // The path costs 0.01 now; the gate named was offered at 0.02 (before the price was lowered): its payment settles 0.02.
+        const { fake, handle } = setup({}, paysFor('/post/1'));
+        const offer = respond(await handle('/post/1')).json;
+        const dearer = {
+          accepts: [{ extra: { gate_id: signGate({ ...readGate(offer.id)!, micros: 20000n }, SECRET) } }],
+        };
+        const answer = respond(await handle('/post/1', { [header]: stated, 'payment-signature': paymentV2(dearer) }));
+        expect(answer.status).toBe(402);
+        expect(answer.headers['crawler-error']).toBe(error);
+        expect(fake.count('POST /v1/gates/')).toBe(0);
+      },
+    );
+
+    it('takes a named gate whose price the crawler stated', async () => {
+      const { handle } = setup({}, paysFor('/post/1'));
+      const offer = respond(await handle('/post/1')).json;
+      const stated = { 'crawler-exact-price': 'USD 0.01', 'payment-signature': paymentV2(offer) };
+      expect((await handle('/post/1', stated)).kind).toBe('pass-after-payment');
     });
 
     it('answers 503 while the publisher has no payout address: nothing can be paid, nothing is given away', async () => {
@@ -706,7 +751,7 @@ describe('createCrawlgate', () => {
         status: 200,
         body: { ...good(gateId, '/post/cheap'), url: '/post/1', paths: ['/post/1'], access_token_for: '/post/1' },
       }));
-      expect(answer.status).toBe(402);
+      expect(answer.status).toBe(503); // paid, but not for this path: the same payment again, never a second one
     });
 
     it.each([
@@ -803,9 +848,9 @@ describe('createCrawlgate', () => {
       });
     });
 
-    it('answers a 409 whose body is malformed 402, never the page', async () => {
+    it('answers a 409 whose body is malformed 503, never the page (not the API’s refusal: it may have settled)', async () => {
       const answer = await refused(() => ({ status: 409, body: { detail: 42 } }));
-      expect(answer.status).toBe(402);
+      expect(answer.status).toBe(503);
     });
   });
 

@@ -458,10 +458,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const fresh = mintGate(terms, signing, route, request, micros);
 
     // Cloudflare's convention: the crawler states what it will pay; we never take more.
-    if (maxPrice !== null && micros > maxPrice)
-      return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerMaxPrice' });
-    if (exactPrice !== null && micros !== exactPrice)
-      return paymentRequired(fresh, { 'crawler-error': 'InvalidCrawlerExactPrice' });
+    const stated = { maxPrice, exactPrice };
+    const priceError = statedPriceError(stated, micros);
+    if (priceError) return paymentRequired(fresh, { 'crawler-error': priceError });
 
     if (siwx.presented(headers) && isPlainRoute(route))
       // A sign-in the API could not check is a 503, a payment the request also carries included:
@@ -470,12 +469,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       return siwx
         .reaccess(headers, route.path, live(terms.offer).verifying, signInAddress(request))
         .then((signedIn) => {
-          if (!signedIn) return pay(request, headers, route, terms, micros, fresh);
+          if (!signedIn) return pay(request, headers, route, terms, micros, fresh, stated);
           // A page paid before, read again: no new payment, no revenue. A sign-in the API could not check (503) is no visit's outcome.
           if (signedIn.kind === 'pass-after-payment') seen.outcome = 'token';
           return signedIn;
         });
-    return pay(request, headers, route, terms, micros, fresh);
+    return pay(request, headers, route, terms, micros, fresh, stated);
   }
 
   /** The payment presented, if any: refused here when unreadable or named for another path, else verified by the API. */
@@ -486,6 +485,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     terms: SiteTerms,
     micros: bigint,
     fresh: MintedGate,
+    stated: StatedPrices,
   ): Decision | Promise<Decision> {
     const payment = presentedPayment(headers);
     if (!payment) return paymentRequired(fresh);
@@ -498,6 +498,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         fresh,
         settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
       );
+    // The gate named settles at its own price, which may be above the path's now (offered before it was lowered).
+    const namedPriceError = named.kind === 'named' ? statedPriceError(stated, named.micros) : undefined;
+    if (namedPriceError) return paymentRequired(fresh, { 'crawler-error': namedPriceError });
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path. So
     // does a payment on a target a router may read as another path, unless it names the gate
     // offered on this very target (a retry, a resend): a gate paid once would otherwise be opened
@@ -561,10 +564,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           warn(
             `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
           );
-          return paymentRequired(
-            fresh,
-            settlementHeader(via, failedSettlement(X402_REASONS.unexpected_settle_error, network, from)),
-          );
+          // The money moved: a 402 would have an x402 client pay again. The same payment sent again
+          // is answered from the API's record, by a secret the gate may have loaded by then.
+          return settlementPending(gateId, terms, route, 30);
         }
         const settlement: SettleResponse = {
           success: true,
@@ -635,7 +637,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     route: Route,
     micros: bigint,
   ):
-    | { kind: 'named'; gateId: string; ref: string; recordedOnly: boolean }
+    | { kind: 'named'; gateId: string; ref: string; micros: bigint; recordedOnly: boolean }
     | { kind: 'unnamed' }
     | { kind: 'refused'; reason: string } {
     const accepted = (payment.payment as { accepted?: { extra?: { gate_id?: unknown } } }).accepted;
@@ -651,7 +653,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const cheaper = gate.micros < micros;
     if (cheaper && isBatchSettlementPayment(payment.payment))
       return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    return { kind: 'named', gateId, ref: gate.ref, recordedOnly: cheaper };
+    return { kind: 'named', gateId, ref: gate.ref, micros: gate.micros, recordedOnly: cheaper };
   }
 
   /** Whether a gate named on a target a router may read as another path was offered on this very one. */
@@ -897,6 +899,19 @@ function chargedMicros(decision: Decision): bigint | undefined {
 /** The request's target as a gate ref binds it (core's newTargetBoundGateRef): as written, and as routed. */
 function targetOf(request: CrawlgateRequest): string {
   return JSON.stringify([request.url, request.routedUrl ?? null]);
+}
+
+/** What a crawler said it will pay (crawler-max-price, crawler-exact-price), in micro-USD; null: not said. */
+interface StatedPrices {
+  maxPrice: bigint | null;
+  exactPrice: bigint | null;
+}
+
+/** Cloudflare's crawler-error code when a charge of `micros` is not what the crawler said it will pay. */
+function statedPriceError({ maxPrice, exactPrice }: StatedPrices, micros: bigint): string | undefined {
+  if (maxPrice !== null && micros > maxPrice) return 'InvalidCrawlerMaxPrice';
+  if (exactPrice !== null && micros !== exactPrice) return 'InvalidCrawlerExactPrice';
+  return undefined;
 }
 
 /** An error answer as Cloudflare's pay per crawl spells it: the code in crawler-error, the sentence in the body. */

@@ -1,9 +1,10 @@
 /*
  * One small site per framework, each gated by its adapter and serving the same pages:
- * /articles/:id (the content) and /robots.txt. Real servers on loopback, port chosen by the OS.
+ * /articles/:id (the content), /cached/:id (the same page sent with CDN_CACHE_CONTROL, as a site
+ * behind a CDN sends its pages) and /robots.txt. Real servers on loopback, port chosen by the OS.
  */
 
-import { Controller, Get, Module, Param, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Header, Module, Param, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { serve } from '@hono/node-server';
@@ -33,6 +34,7 @@ export interface Framework {
 }
 
 export const page = (id: string) => `<h1>Article ${id}</h1>`;
+export const CDN_CACHE_CONTROL = 'public, max-age=600';
 const ROBOTS = 'User-agent: *\nAllow: /\n';
 
 export const FRAMEWORKS: Framework[] = [
@@ -43,6 +45,7 @@ export const FRAMEWORKS: Framework[] = [
       app.use(crawlgateExpress(options));
       app.get('/robots.txt', (_req, res) => void res.type('text/plain').send(ROBOTS));
       app.get('/articles/:id', (req, res) => void res.type('text/html').send(page(req.params.id)));
+      app.get('/cached/:id', (req, res) => void res.set('Cache-Control', CDN_CACHE_CONTROL).send(page(req.params.id)));
       return listening(app.listen(port, '127.0.0.1'));
     },
   },
@@ -56,6 +59,9 @@ export const FRAMEWORKS: Framework[] = [
         child.get('/robots.txt', async (_req, reply) => reply.type('text/plain').send(ROBOTS));
         child.get<{ Params: { id: string } }>('/articles/:id', async (req, reply) =>
           reply.type('text/html').send(page(req.params.id)),
+        );
+        child.get<{ Params: { id: string } }>('/cached/:id', async (req, reply) =>
+          reply.header('cache-control', CDN_CACHE_CONTROL).type('text/html').send(page(req.params.id)),
         );
       });
       await app.listen({ port, host: '127.0.0.1' });
@@ -75,6 +81,7 @@ export const FRAMEWORKS: Framework[] = [
       });
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
+      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, { 'cache-control': CDN_CACHE_CONTROL }));
       return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -85,6 +92,7 @@ export const FRAMEWORKS: Framework[] = [
       app.use('*', crawlgateHono({ ...options, routing: { caseSensitive: true, strictTrailingSlash: true } }));
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
+      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, { 'cache-control': CDN_CACHE_CONTROL }));
       return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -97,6 +105,9 @@ export const FRAMEWORKS: Framework[] = [
           return ROBOTS;
         }
         @Get('articles/:id') article(@Param('id') id: string) {
+          return page(id);
+        }
+        @Get('cached/:id') @Header('Cache-Control', CDN_CACHE_CONTROL) cached(@Param('id') id: string) {
           return page(id);
         }
       }

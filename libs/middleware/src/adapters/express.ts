@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 type NodeRequest = IncomingMessage & { originalUrl?: string; baseUrl?: string; ip?: string };
@@ -51,9 +52,11 @@ function answer(decision: Decision, res: ServerResponse, next: (error?: unknown)
       res.writeHead(decision.status, decision.headers).end(decision.body);
       return;
     }
-    // Set now, sent with whatever the route answers.
-    if (decision.kind === 'pass-after-payment')
+    // Set now, sent with whatever the route answers, and set again over the route's own as it does.
+    if (decision.kind === 'pass-after-payment') {
       for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+      keepPaidAnswerHeaders(res, decision.headers);
+    }
   } catch (error) {
     next(error); // a header Node refuses: the app's error answer, never the page nor a crashed process
     return;

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
@@ -37,8 +38,11 @@ function answer(decision: Decision, reply: FastifyReply, done: HookHandlerDoneFu
     reply.code(decision.status).headers(decision.headers).send(decision.body);
     return;
   }
-  // Reply headers set now are sent with the route's answer.
-  if (decision.kind === 'pass-after-payment') reply.headers(decision.headers);
+  // Reply headers set now are sent with the route's answer, and set again over the route's own as it goes out.
+  if (decision.kind === 'pass-after-payment') {
+    reply.headers(decision.headers);
+    keepPaidAnswerHeaders(reply.raw, decision.headers);
+  }
   done();
 }
 

@@ -33,6 +33,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import type { ServerResponse } from 'node:http';
 import { SIGN_IN_WITH_X_HEADER } from '@crawlgate/core';
 import {
   createCrawlgate,
@@ -44,6 +45,7 @@ import {
 import type { Decision } from '../decision';
 import { PAYMENT_HEADERS } from '../x402-headers';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
+import { keepPaidAnswerHeaders } from './paid-answer';
 
 /** Injection token of the Crawlgate instance. */
 export const CRAWLGATE = Symbol('CRAWLGATE');
@@ -64,6 +66,8 @@ interface PlatformRequest {
 /** Express response or Fastify reply: both have header(name, value). */
 interface PlatformResponse {
   header(name: string, value: string): unknown;
+  /** Fastify's reply only: the Node response under it (Express's response is one). */
+  raw?: unknown;
 }
 
 /**
@@ -96,7 +100,11 @@ export class CrawlgateGuard implements CanActivate {
     const decision = await this.gate.handleNow(toCrawlgateRequest(exchange.request));
     if (decision.kind === 'pass') return true;
     if (exchange.response) setHeaders(exchange.response, decision.headers);
-    if (decision.kind === 'pass-after-payment') return true;
+    if (decision.kind === 'pass-after-payment') {
+      // A handler's @Header('Cache-Control', …) is set after the guard: the paid answer's headers are set again over it.
+      if (exchange.response) keepPaidAnswerHeaders(nodeResponseOf(exchange.response), decision.headers);
+      return true;
+    }
     throw asException(decision);
   }
 
@@ -211,6 +219,8 @@ function toCrawlgateRequest(request: PlatformRequest): CrawlgateRequest {
     ip: request.ip,
   };
 }
+
+const nodeResponseOf = (response: PlatformResponse) => (response.raw ?? response) as ServerResponse;
 
 function setHeaders(response: PlatformResponse, headers: Record<string, string>): void {
   for (const [name, value] of Object.entries(headers)) response.header(name, value);

@@ -1,0 +1,54 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { keepPaidAnswerHeaders } from './paid-answer';
+
+const PAID = { 'cache-control': 'no-store', 'x-crawlgate-token': 'tok', 'crawler-charged': 'USD 0.01' };
+const CDN = 'public, max-age=600';
+
+/** A real server whose route answers after the gate's headers were kept, the way `route` writes them. */
+async function answerOf(route: (response: ServerResponse) => void) {
+  const server = createServer((_request, response) => {
+    for (const [name, value] of Object.entries(PAID)) response.setHeader(name, value);
+    keepPaidAnswerHeaders(response, PAID);
+    route(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    return { status: answer.status, headers: answer.headers, text: await answer.text() };
+  } finally {
+    server.close();
+  }
+}
+
+describe('keepPaidAnswerHeaders', () => {
+  it.each([
+    ['setHeader, then end()', (r: ServerResponse) => r.setHeader('Cache-Control', CDN) && r.end('page')],
+    ['writeHead with an object', (r: ServerResponse) => r.writeHead(200, { 'Cache-Control': CDN }).end('page')],
+    [
+      'writeHead with a status message and an object',
+      (r: ServerResponse) => r.writeHead(200, 'OK', { 'cache-control': CDN }).end('page'),
+    ],
+    ['writeHead with a flat array', (r: ServerResponse) => r.writeHead(200, ['Cache-Control', CDN]).end('page')],
+    ['a write before end()', (r: ServerResponse) => (r.setHeader('cache-control', CDN), r.write('pa'), r.end('ge'))],
+    [
+      'its own token header and receipt',
+      (r: ServerResponse) => r.writeHead(200, { 'X-Crawlgate-Token': 'other', 'crawler-charged': 'USD 0' }).end('page'),
+    ],
+  ])("sends the gate's headers over the route's: %s", async (_name, route) => {
+    const answer = await answerOf(route);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('page');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('x-crawlgate-token')).toBe('tok');
+    expect(answer.headers.get('crawler-charged')).toBe('USD 0.01');
+  });
+
+  it("keeps the route's other headers and status", async () => {
+    const answer = await answerOf((r) => r.writeHead(404, { 'content-type': 'text/plain', 'x-page': '1' }).end('gone'));
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get('content-type')).toBe('text/plain');
+    expect(answer.headers.get('x-page')).toBe('1');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+  });
+});

@@ -17,7 +17,7 @@ import {
   startGatedSite,
   type GatedSite,
 } from './support/gated-site';
-import { CDN_CACHE_CONTROL, FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-servers';
+import { CDN_CACHING, FRAMEWORKS, listenNest, page, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 beforeAll(async () => {
@@ -75,11 +75,15 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
     expect(paid.status).toBe(200);
     expect(paid.text).toBe(page(cached.split('/')[2]));
     expect(paid.headers.get('x-crawlgate-token')).toBeTruthy();
+    // Cache-Control, and the headers CDNs read instead of it (Cloudflare, Fastly, nginx).
     expect(paid.headers.get('cache-control')).toBe('no-store');
-    // The route's own header where the gate has none to keep: a person's page.
-    expect((await get(server, '/cached/1', { 'user-agent': BROWSER })).headers.get('cache-control')).toBe(
-      CDN_CACHE_CONTROL,
-    );
+    expect(paid.headers.get('cdn-cache-control')).toBe('no-store');
+    expect(paid.headers.get('cloudflare-cdn-cache-control')).toBe('no-store');
+    expect(paid.headers.get('surrogate-control')).toBe('no-store');
+    expect(paid.headers.get('x-accel-expires')).toBe('0');
+    // The route's own headers where the gate has none to keep: a person's page.
+    const person = await get(server, '/cached/1', { 'user-agent': BROWSER });
+    for (const [name, value] of Object.entries(CDN_CACHING)) expect(person.headers.get(name)).toBe(value);
   });
 
   it('serves a crawler that paid through the API and shows its token, on the paid path only', async () => {

@@ -308,8 +308,8 @@ describe('refused, never the page', () => {
       ['error', 503],
       ['hang', 503],
       ['empty', 503],
-      // A token that does not open the path is the API's answer, not its failure: the usual 402.
-      ['other-token', 402],
+      // A token that does not open the path: the wallet paid for it (a secret rotated meanwhile, say), so no 402 either.
+      ['other-token', 503],
     ] as const) {
       apiMode = mode;
       const header = await proof(await challenge(paidPath, guardedSite));

@@ -333,8 +333,8 @@ describe('createApiClient.verify: only a whole 200 for the gate asked about is `
     expect((error as CrawlgateApiError).status).toBe(status);
   });
 
-  it('reads a 404 carrying a whole payment as gone, not paid', async () => {
-    await expect(verify(json(404, PAID))).resolves.toEqual({ kind: 'gone' });
+  it('reads a 404 carrying a whole payment as no answer (not the API’s error), never paid', async () => {
+    await expect(verify(json(404, PAID))).rejects.toMatchObject({ status: undefined });
   });
 
   it('reads a whole payment of the gate asked about as paid, its extra fields dropped', async () => {

@@ -185,6 +185,11 @@ export function rejectionOf(
 }
 
 /** An API error's body (409 and others): its detail, when a sentence. */
+/** Whether `body` is the API's error answer (`{detail}`: a sentence, or a 422's list): not a proxy's page. */
+export function isApiErrorBody(body: unknown): body is ApiErrorBody {
+  return hasFieldKinds<ApiErrorBody>(body, ERROR);
+}
+
 export function errorDetailOf(body: unknown): string | undefined {
   return hasFieldKinds<ApiErrorBody>(body, ERROR) && typeof body.detail === 'string' ? body.detail : undefined;
 }

@@ -64,3 +64,38 @@ describe('createApiClient: an API answering without end', () => {
     expect(sentBytes).toBeLessThan(64 * 1024 * 1024);
   });
 });
+
+describe('createApiClient: answers that are not the API’s', () => {
+  let status = 400;
+  let body = '';
+  let proxy: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    proxy = await listen((_request, response) => void response.writeHead(status).end(body));
+  });
+  afterAll(() => new Promise((resolve) => proxy.server.close(resolve)));
+  const client = () => createApiClient({ apiUrl: proxy.url, siteToken: 'cgst_secret', timeoutMs: 2000 });
+
+  it.each([
+    [400, '<html>Bad Request</html>'],
+    [401, ''],
+    [404, '<html>Not Found</html>'],
+    [409, '{"message":"conflict"}'],
+    [422, ''],
+  ])(
+    'takes a %i without the API’s error body as no answer, for a payment and a sign-in (the call may have been acted on)',
+    async (answered, text) => {
+      [status, body] = [answered, text];
+      await expect(client().verify('gate', { x402Version: 2 }, 2000)).rejects.toMatchObject({ status: undefined });
+      await expect(client().siwx({ proof: 'p', url: '/a' })).rejects.toMatchObject({ status: undefined });
+    },
+  );
+
+  it('takes the API’s own refusals as refusals: a 422 listing problems, a 404, a 401', async () => {
+    [status, body] = [422, JSON.stringify({ detail: [{ loc: ['body', 'payment'], msg: 'bad', type: 'x' }] })];
+    await expect(client().verify('gate', { x402Version: 2 }, 2000)).rejects.toMatchObject({ status: 422 });
+    [status, body] = [404, JSON.stringify({ detail: 'Gate not found or expired' })];
+    await expect(client().verify('gate', { x402Version: 2 }, 2000)).resolves.toEqual({ kind: 'gone' });
+    [status, body] = [401, JSON.stringify({ detail: 'Invalid proof' })];
+    await expect(client().siwx({ proof: 'p', url: '/a' })).resolves.toBeNull();
+  });
+});

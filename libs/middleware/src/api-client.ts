@@ -21,6 +21,7 @@ import type {
 import { BodyTooLargeError, cappedText, DeadlineError, withinDeadline } from '@crawlgate/core';
 import {
   errorDetailOf,
+  isApiErrorBody,
   paidGateOf,
   pendingOf,
   refundedOf,
@@ -163,7 +164,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       } else if (status === 402) {
         const rejection = rejectionOf(body);
         if (rejection) return { kind: 'rejected', ...rejection };
-      } else if (status === 404) {
+      } else if (status === 404 && isApiErrorBody(body)) {
         return { kind: 'gone' };
       } else if (status === 409) {
         const detail = errorDetailOf(body);
@@ -186,8 +187,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         const access = siwxAccessOf(body);
         if (access) return access;
       }
-      // The proof's fault (malformed, not ours, not the payer, no live payment, replayed): not the API's.
-      if (status === 400 || status === 401 || status === 402 || status === 409 || status === 422) return null;
+      // The proof's fault (malformed, not ours, not the payer, no live payment, replayed), as the API says it.
+      const refusal = status === 400 || status === 401 || status === 402 || status === 409 || status === 422;
+      if (refusal && isApiErrorBody(body)) return null;
       throw unexpected(label, answer);
     },
   };
@@ -208,7 +210,7 @@ function unexpected(label: string, answer: Answer): CrawlgateApiError {
   // A refusal is the API's when it says why (its error body) or is a 402, which no proxy sends. A
   // redirect, or a 4xx with neither (a proxy's, a load balancer's), is no answer: the call may
   // have reached the API and been acted on.
-  const theApis = detail !== undefined || status === 402 || status >= 500;
+  const theApis = isApiErrorBody(answer.body) || status === 402 || status >= 500;
   return new CrawlgateApiError(
     `${label}: unexpected HTTP ${status}${detail === undefined ? '' : `: ${detail.slice(0, 200)}`}`,
     theApis ? status : undefined,

@@ -545,6 +545,7 @@ describe('createCrawlgate', () => {
       ["a proxy's 408", { status: 408 }],
       ["a 409 without the API's error", { status: 409, body: { detail: 42 } }],
       ['a 413 from a load balancer', { status: 413, body: { message: 'too large' } }],
+      ["a proxy's 404", { status: 404, body: '<html>Not Found</html>' }],
     ] as [string, FakeAnswer][])(
       'answers %s to a payment with 503 and Retry-After: the call may have settled, a 402 would ask to pay again',
       async (_name, verify) => {
@@ -578,6 +579,11 @@ describe('createCrawlgate', () => {
         'unexpected_settle_error',
       ],
       ['refused as bad input', { status: 400, body: { detail: 'nested too deep' } }, 'unexpected_settle_error'],
+      [
+        'refused with a list of problems',
+        { status: 422, body: { detail: [{ loc: ['body', 'payment'], msg: 'control character', type: 'x' }] } },
+        'unexpected_settle_error',
+      ],
     ] as [string, FakeAnswer, string][])(
       'answers a payment the API %s 402 with a fresh gate and the reason',
       async (_name, verify, reason) => {
@@ -659,11 +665,43 @@ describe('createCrawlgate', () => {
       },
     );
 
-    it('takes a named gate whose price the crawler stated', async () => {
+    it('takes a named gate whose price the crawler stated, even where the path costs another now', async () => {
       const { handle } = setup({}, paysFor('/post/1'));
       const offer = respond(await handle('/post/1')).json;
       const stated = { 'crawler-exact-price': 'USD 0.01', 'payment-signature': paymentV2(offer) };
       expect((await handle('/post/1', stated)).kind).toBe('pass-after-payment');
+      // Offered at 0.02 before the price was lowered to today's 0.01: 0.02 is what settles, and what was stated.
+      const dearer = {
+        accepts: [{ extra: { gate_id: signGate({ ...readGate(offer.id)!, micros: 20000n }, SECRET) } }],
+      };
+      const atItsPrice = { 'crawler-exact-price': 'USD 0.02', 'payment-signature': paymentV2(dearer) };
+      expect((await handle('/post/1', atItsPrice)).kind).toBe('pass-after-payment');
+    });
+
+    it('reads a page paid before (a cheaper gate, recorded only) whatever price the crawler states now', async () => {
+      const { fake, handle } = setup({}, paysFor('/post/1'));
+      const offer = respond(await handle('/post/1')).json;
+      const cheaper = {
+        accepts: [{ extra: { gate_id: signGate({ ...readGate(offer.id)!, micros: 5000n }, SECRET) } }],
+      };
+      const stated = { 'crawler-exact-price': 'USD 0.01', 'payment-signature': paymentV2(cheaper) };
+      expect((await handle('/post/1', stated)).kind).toBe('pass-after-payment');
+      expect(fake.count('POST /v1/gates/')).toBe(1);
+    });
+
+    it('answers a paid page with the headers that keep it out of shared caches, CDNs’ own included', async () => {
+      const { handle } = setup({}, paysFor('/post/1'));
+      const decision = await handle('/post/1', { 'x-payment': paymentV1() });
+      expect(decision).toMatchObject({
+        kind: 'pass-after-payment',
+        headers: {
+          'cache-control': 'no-store',
+          'cdn-cache-control': 'no-store',
+          'cloudflare-cdn-cache-control': 'no-store',
+          'surrogate-control': 'no-store',
+          'x-accel-expires': '0',
+        },
+      });
     });
 
     it('answers 503 while the publisher has no payout address: nothing can be paid, nothing is given away', async () => {

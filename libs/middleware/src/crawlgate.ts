@@ -61,7 +61,7 @@ import {
   type BotPolicy,
 } from './bots';
 import { identifyVisitor, type AddressChecker } from './bots/identify';
-import { PASS, respondJson, type Decision } from './decision';
+import { PASS, passAfterPayment, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
 import { operatorOf } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
@@ -457,10 +457,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       );
     const fresh = mintGate(terms, signing, route, request, micros);
 
-    // Cloudflare's convention: the crawler states what it will pay; we never take more.
+    // Cloudflare's convention: the crawler states what it will pay; we never take more (checked in pay()
+    // against the price that would settle: a sign-in to a page paid before charges nothing).
     const stated = { maxPrice, exactPrice };
-    const priceError = statedPriceError(stated, micros);
-    if (priceError) return paymentRequired(fresh, { 'crawler-error': priceError });
 
     if (siwx.presented(headers) && isPlainRoute(route))
       // A sign-in the API could not check is a 503, a payment the request also carries included:
@@ -488,7 +487,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     stated: StatedPrices,
   ): Decision | Promise<Decision> {
     const payment = presentedPayment(headers);
-    if (!payment) return paymentRequired(fresh);
+    const statedError = (price: bigint) => {
+      const code = statedPriceError(stated, price);
+      return code ? paymentRequired(fresh, { 'crawler-error': code }) : undefined;
+    };
+    if (!payment) return statedError(micros) || paymentRequired(fresh);
     if (!payment.ok)
       return paymentRequired(fresh, settlementHeader(payment.via, failedSettlement(X402_REASONS.invalid_payload)));
 
@@ -498,15 +501,18 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         fresh,
         settlementHeader(payment.via, failedSettlement(named.reason, payment.network, payment.payer)),
       );
-    // The gate named settles at its own price, which may be above the path's now (offered before it was lowered).
-    const namedPriceError = named.kind === 'named' ? statedPriceError(stated, named.micros) : undefined;
-    if (namedPriceError) return paymentRequired(fresh, { 'crawler-error': namedPriceError });
     // A v1 X-PAYMENT cannot name its gate: it pays the gate minted for it now, for this path. So
     // does a payment on a target a router may read as another path, unless it names the gate
     // offered on this very target (a retry, a resend): a gate paid once would otherwise be opened
     // again by the payment sent on other spellings of its path, which a router serves as other pages.
     if (named.kind === 'unnamed' || !(isPlainRoute(route) || offeredHere(named.ref, request, route)))
-      return verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
+      return statedError(micros) || verify(request, route, terms, micros, fresh, payment, fresh.offer.id, false);
+    // The gate named settles at its own price, which may be above the path's now (offered before it was
+    // lowered); one offered below it is only read again (recorded_only), paid before and charged nothing now.
+    if (!named.recordedOnly) {
+      const refused = statedError(named.micros);
+      if (refused) return refused;
+    }
     return verify(request, route, terms, micros, fresh, payment, named.gateId, named.recordedOnly);
   }
 
@@ -575,15 +581,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           payer: paid.payer,
           ...voucherSettlement(paid),
         };
-        return {
-          kind: 'pass-after-payment',
-          headers: {
-            ...settlementHeader(via, settlement),
-            'crawler-charged': `USD ${paid.price_usd}`,
-            'x-crawlgate-token': paid.access_token,
-            'cache-control': 'no-store',
-          },
-        };
+        return passAfterPayment({
+          ...settlementHeader(via, settlement),
+          'crawler-charged': `USD ${paid.price_usd}`,
+          'x-crawlgate-token': paid.access_token,
+        });
       }
       case 'refunded':
         // Only a refund request can be refunded; said of a payment, the answer is not one the gate acts on.

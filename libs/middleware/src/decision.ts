@@ -14,6 +14,24 @@ export type Decision =
 export const PASS: Decision = Object.freeze({ kind: 'pass' });
 
 /**
+ * What keeps a paid answer (the page, with the payer's token) out of every shared cache:
+ * Cache-Control, and the headers CDNs obey instead of it when a route sends them (CDN-Cache-Control,
+ * Cloudflare's own, Fastly's Surrogate-Control, nginx's X-Accel-Expires; 0 turns its caching off).
+ */
+const NOT_STORED = {
+  'cache-control': 'no-store',
+  'cdn-cache-control': 'no-store',
+  'cloudflare-cdn-cache-control': 'no-store',
+  'surrogate-control': 'no-store',
+  'x-accel-expires': '0',
+};
+
+/** A payment settled (or a paid page read again): serve the request with `headers`, never stored by a shared cache. */
+export function passAfterPayment(headers: Record<string, string>): Decision {
+  return { kind: 'pass-after-payment', headers: { ...headers, ...NOT_STORED } };
+}
+
+/**
  * A JSON answer. Gate answers depend on who asks (user agent, token), so nothing may cache them:
  * a CDN keeping a 402 or 403 would show it to people.
  */

@@ -57,7 +57,7 @@ describe('createSiwxGate', () => {
     const { siwx, calls } = gate(async () => access);
     expect(await siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS)).toEqual({
       kind: 'pass-after-payment',
-      headers: { 'x-crawlgate-token': 'tok', 'cache-control': 'no-store' },
+      headers: expect.objectContaining({ 'x-crawlgate-token': 'tok', 'cache-control': 'no-store' }),
     });
     expect(calls).toEqual([{ proof, url: '/a' }]);
   });
@@ -98,10 +98,16 @@ describe('createSiwxGate', () => {
     });
   });
 
-  it('falls through to the 402 on a refusal, or a token that does not open this path', async () => {
+  it('falls through to the 402 on a refusal', async () => {
     expect(await gate(async () => null).siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS)).toBeUndefined();
+  });
+
+  it('answers 503, never the 402 nor a payment, when the API confirms a token that does not open this path', async () => {
+    // The wallet paid for this page (a secret rotated meanwhile, say): a 402 would have it pay again.
     const elsewhere = gate(async () => access);
-    expect(await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b', SECRETS)).toBeUndefined();
+    const decision = await elsewhere.siwx.reaccess({ 'sign-in-with-x': proofFor('/b') }, '/b', SECRETS);
+    expect(decision).toMatchObject({ kind: 'respond', status: 503, headers: { 'retry-after': expect.any(String) } });
+    expect(decision).not.toHaveProperty('headers.x-crawlgate-token');
     expect(elsewhere.warnings).toEqual([expect.stringContaining('does not open /b')]);
   });
 

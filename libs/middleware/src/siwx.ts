@@ -19,7 +19,7 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
-import { respondJson, type Decision } from './decision';
+import { passAfterPayment, respondJson, type Decision } from './decision';
 import { headerValue, type HeaderRecord } from './request-headers';
 
 /** Retry-After of a sign-in the API could not check (timeout, its limit, its error). */
@@ -73,23 +73,26 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         // pay it again (and junk proofs that spend the route's limit would make every such wallet
         // do so); 503 says come back for the page it has.
         options.warn(`${error.message}; answering the sign-in with a 503`);
-        return respondJson(
-          503,
-          { detail: 'The sign-in could not be checked right now; retry later' },
-          { 'retry-after': String(SIWX_RETRY_AFTER_SECONDS) },
-        );
+        return signInUncheckable();
       }
       if (!access) return undefined;
       if (!options.tokenOpens(access.access_token, path, secrets)) {
+        // The wallet paid for this page (a secret rotated meanwhile, say): a 402 would have it pay again.
         options.warn(
-          `the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 402`,
+          `the API answered a sign-in with a token that does not open ${path} with the configured secret; answering 503`,
         );
-        return undefined;
+        return signInUncheckable();
       }
-      return {
-        kind: 'pass-after-payment',
-        headers: { 'x-crawlgate-token': access.access_token, 'cache-control': 'no-store' },
-      };
+      return passAfterPayment({ 'x-crawlgate-token': access.access_token });
     },
   };
+}
+
+/** 503: come back with the same sign-in for the page the wallet has, never a 402 asking it to pay again. */
+function signInUncheckable(): Decision {
+  return respondJson(
+    503,
+    { detail: 'The sign-in could not be checked right now; retry later' },
+    { 'retry-after': String(SIWX_RETRY_AFTER_SECONDS) },
+  );
 }

@@ -1,7 +1,7 @@
 /*
  * One small site per framework, each gated by its adapter and serving the same pages:
- * /articles/:id (the content), /cached/:id (the same page sent with CDN_CACHE_CONTROL, as a site
- * behind a CDN sends its pages) and /robots.txt. Real servers on loopback, port chosen by the OS.
+ * /articles/:id (the content), /cached/:id (the same page sent with CDN_CACHING, as a site behind
+ * a CDN sends its pages) and /robots.txt. Real servers on loopback, port chosen by the OS.
  */
 
 import { Controller, Get, Header, Module, Param, type INestApplication } from '@nestjs/common';
@@ -34,7 +34,12 @@ export interface Framework {
 }
 
 export const page = (id: string) => `<h1>Article ${id}</h1>`;
-export const CDN_CACHE_CONTROL = 'public, max-age=600';
+/** What a site behind a CDN sends with its pages: for browsers, and for the CDNs that read their own header. */
+export const CDN_CACHING = {
+  'cache-control': 'public, max-age=600',
+  'cdn-cache-control': 'public, max-age=600',
+  'surrogate-control': 'max-age=600',
+};
 const ROBOTS = 'User-agent: *\nAllow: /\n';
 
 export const FRAMEWORKS: Framework[] = [
@@ -45,7 +50,7 @@ export const FRAMEWORKS: Framework[] = [
       app.use(crawlgateExpress(options));
       app.get('/robots.txt', (_req, res) => void res.type('text/plain').send(ROBOTS));
       app.get('/articles/:id', (req, res) => void res.type('text/html').send(page(req.params.id)));
-      app.get('/cached/:id', (req, res) => void res.set('Cache-Control', CDN_CACHE_CONTROL).send(page(req.params.id)));
+      app.get('/cached/:id', (req, res) => void res.set(CDN_CACHING).send(page(req.params.id)));
       return listening(app.listen(port, '127.0.0.1'));
     },
   },
@@ -61,7 +66,7 @@ export const FRAMEWORKS: Framework[] = [
           reply.type('text/html').send(page(req.params.id)),
         );
         child.get<{ Params: { id: string } }>('/cached/:id', async (req, reply) =>
-          reply.header('cache-control', CDN_CACHE_CONTROL).type('text/html').send(page(req.params.id)),
+          reply.headers(CDN_CACHING).type('text/html').send(page(req.params.id)),
         );
       });
       await app.listen({ port, host: '127.0.0.1' });
@@ -81,7 +86,7 @@ export const FRAMEWORKS: Framework[] = [
       });
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
-      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, { 'cache-control': CDN_CACHE_CONTROL }));
+      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, CDN_CACHING));
       return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -92,7 +97,7 @@ export const FRAMEWORKS: Framework[] = [
       app.use('*', crawlgateHono({ ...options, routing: { caseSensitive: true, strictTrailingSlash: true } }));
       app.get('/robots.txt', (c) => c.text(ROBOTS));
       app.get('/articles/:id', (c) => c.html(page(c.req.param('id'))));
-      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, { 'cache-control': CDN_CACHE_CONTROL }));
+      app.get('/cached/:id', (c) => c.html(page(c.req.param('id')), 200, CDN_CACHING));
       return listening(serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }) as Server);
     },
   },
@@ -107,7 +112,11 @@ export const FRAMEWORKS: Framework[] = [
         @Get('articles/:id') article(@Param('id') id: string) {
           return page(id);
         }
-        @Get('cached/:id') @Header('Cache-Control', CDN_CACHE_CONTROL) cached(@Param('id') id: string) {
+        @Get('cached/:id')
+        @Header('Cache-Control', CDN_CACHING['cache-control'])
+        @Header('CDN-Cache-Control', CDN_CACHING['cdn-cache-control'])
+        @Header('Surrogate-Control', CDN_CACHING['surrogate-control'])
+        cached(@Param('id') id: string) {
           return page(id);
         }
       }

@@ -32,6 +32,25 @@ describe('keepPaidAnswerHeaders', () => {
     ['writeHead with a flat array', (r: ServerResponse) => r.writeHead(200, ['Cache-Control', CDN]).end('page')],
     ['a write before end()', (r: ServerResponse) => (r.setHeader('cache-control', CDN), r.write('pa'), r.end('ge'))],
     [
+      'writeHead with an object and an undefined third argument',
+      // As a forwarding wrapper of fixed arity passes it on: Node takes the second argument as the headers.
+      (r: ServerResponse) =>
+        (r.writeHead as (...args: unknown[]) => ServerResponse)
+          .call(r, 200, { 'cache-control': CDN }, undefined)
+          .end('page'),
+    ],
+    [
+      'a wrapper of fixed arity installed after the gate',
+      (r: ServerResponse) => {
+        const inner = r.writeHead;
+        r.writeHead = function (this: ServerResponse, status: number, message?: unknown, headers?: unknown) {
+          return (inner as (...args: unknown[]) => ServerResponse).call(this, status, message, headers);
+        } as ServerResponse['writeHead'];
+        r.setHeader('cache-control', CDN);
+        r.end('page');
+      },
+    ],
+    [
       'its own token header and receipt',
       (r: ServerResponse) => r.writeHead(200, { 'X-Crawlgate-Token': 'other', 'crawler-charged': 'USD 0' }).end('page'),
     ],

@@ -9,9 +9,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 
-type HeadersArgument = OutgoingHttpHeaders | (string | string[] | number)[];
-
 type NodeResponse = ServerResponse | Http2ServerResponse;
+type HeaderValue = string | string[] | number;
 
 export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<string, string>): void {
   const names = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
@@ -21,23 +20,46 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
     statusCode: number,
     ...rest: unknown[]
   ) {
-    // writeHead(status, [message], [headers]): headers given here win over those set before, so
-    // the gate's names are taken out of them.
-    const last = rest.length > 0 ? rest[rest.length - 1] : undefined;
-    if (last !== null && typeof last === 'object') rest[rest.length - 1] = without(last as HeadersArgument, names);
+    // writeHead(status, [message], [headers]), read as Node reads it: the headers are the argument
+    // after the status, or after a message. They are applied here, the gate's names left out,
+    // then the gate's headers, so whatever shape they came in the gate's win.
+    const message = typeof rest[0] === 'string' ? rest[0] : undefined;
+    const given = message === undefined ? rest[0] : rest[1];
+    const entries = headerEntries(given);
+    if (entries === undefined) {
+      // A shape Node refuses (or ignores): passed on as it is, the gate's headers set first.
+      for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+      return writeHead.call(this, statusCode, ...rest);
+    }
+    const kept = entries.filter(([name]) => !names.has(name.toLowerCase()));
+    // As Node does with a list: what it names replaces what was set, its repeated names all sent.
+    const values = new Map<string, { name: string; list: HeaderValue[] }>();
+    for (const [name, value] of kept) {
+      const key = name.toLowerCase();
+      values.set(key, { name, list: [...(values.get(key)?.list ?? []), value] });
+    }
+    for (const { name, list } of values.values())
+      this.setHeader(name, list.length === 1 ? list[0] : list.flatMap((v) => (Array.isArray(v) ? v : [String(v)])));
     for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
-    return writeHead.call(this, statusCode, ...rest);
+    return message === undefined ? writeHead.call(this, statusCode) : writeHead.call(this, statusCode, message);
   };
 }
 
-function without(headers: HeadersArgument, names: Set<string>): HeadersArgument {
-  if (Array.isArray(headers)) {
-    if (headers.length % 2 !== 0) return headers; // Node refuses it as it is
-    // The flat form: name, value, name, value…
-    const kept: (string | string[] | number)[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2)
-      if (!names.has(String(headers[i]).toLowerCase())) kept.push(headers[i], headers[i + 1]);
-    return kept;
+/** The headers passed to writeHead as name and value pairs: an object, a flat list, a list of pairs; undefined for none of these. */
+function headerEntries(given: unknown): [string, HeaderValue][] | undefined {
+  if (given === undefined || given === null) return [];
+  if (Array.isArray(given)) {
+    if (given.every((item) => Array.isArray(item) && item.length === 2))
+      return (given as [unknown, HeaderValue][]).map(([name, value]) => [String(name), value]);
+    if (given.length % 2 !== 0) return undefined;
+    const pairs: [string, HeaderValue][] = [];
+    for (let i = 0; i < given.length; i += 2) pairs.push([String(given[i]), given[i + 1] as HeaderValue]);
+    return pairs;
   }
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase())));
+  if (typeof given === 'object')
+    return Object.entries(given as OutgoingHttpHeaders).filter(([, value]) => value !== undefined) as [
+      string,
+      HeaderValue,
+    ][];
+  return undefined;
 }

@@ -14,7 +14,7 @@ async function answerOf(route: (response: ServerResponse) => void) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
-    const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { redirect: 'manual' });
     return { status: answer.status, headers: answer.headers, text: await answer.text() };
   } finally {
     server.close();
@@ -61,6 +61,30 @@ describe('keepPaidAnswerHeaders', () => {
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expect(answer.headers.get('x-crawlgate-token')).toBe('tok');
     expect(answer.headers.get('crawler-charged')).toBe('USD 0.01');
+  });
+
+  it.each([
+    ['undefined', undefined],
+    ['null', null],
+  ])("keeps the route's headers given after a message that is %s, as Node reads them", async (_name, message) => {
+    const answer = await answerOf((r) =>
+      (r.writeHead as (...args: unknown[]) => ServerResponse)
+        .call(r, 302, message, { location: '/login', 'content-type': 'text/plain', 'cache-control': CDN })
+        .end('page'),
+    );
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe('/login');
+    expect(answer.headers.get('content-type')).toBe('text/plain');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('takes the third argument over the second when both are headers, as Node does', async () => {
+    const answer = await answerOf((r) =>
+      (r.writeHead as (...args: unknown[]) => ServerResponse)
+        .call(r, 200, { 'content-type': 'text/a' }, { 'content-type': 'text/b' })
+        .end('page'),
+    );
+    expect(answer.headers.get('content-type')).toBe('text/b');
   });
 
   it("keeps the route's other headers and status", async () => {

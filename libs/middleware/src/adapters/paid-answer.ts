@@ -20,11 +20,11 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
     statusCode: number,
     ...rest: unknown[]
   ) {
-    // writeHead(status, [message], [headers]), read as Node reads it: the headers are the argument
-    // after the status, or after a message. They are applied here, the gate's names left out,
-    // then the gate's headers, so whatever shape they came in the gate's win.
+    // writeHead(status, [message], [headers]), read as Node reads it: after a message the headers
+    // are the next argument; with none, the third, else the second (`obj ??= reason`). They are
+    // applied here, the gate's names left out, then the gate's headers, so the gate's win.
     const message = typeof rest[0] === 'string' ? rest[0] : undefined;
-    const given = message === undefined ? rest[0] : rest[1];
+    const given = message === undefined ? (rest[1] ?? rest[0]) : rest[1];
     const entries = headerEntries(given);
     if (entries === undefined) {
       // A shape Node refuses (or ignores): passed on as it is, the gate's headers set first.

@@ -4,10 +4,12 @@ import type { Channel, signDeposit } from './channels';
 /*
  * Deposit authorizations a site refused and still holds: whoever holds one can make it until it
  * expires. One is kept per channel and resent as that channel's next deposit while it has
- * REUSE_MARGIN_SECONDS left, so a site that keeps refusing gets one deposit's worth of the budget,
- * not one per page. Past that margin, or when it is not enough for the channel's next deposit, it
- * is released (held-authorizations.ts: reserved until the chain says whether anyone made it), and
- * the channel still counts as holding it until it expires.
+ * REUSE_MARGIN_SECONDS left, so a site that keeps refusing gets one deposit's worth of the budget
+ * at a time, not one per page. Past that margin, or when it is not enough for the channel's next
+ * deposit, it is released (held-authorizations.ts: reserved until the chain says whether anyone
+ * made it), and the channel still counts as holding it until it expires. A site that makes each
+ * released one itself moves budget into its channel a deposit at a time: counted, never over the
+ * budget, and withdrawable by the agent after the channel's delay.
  */
 
 /** A refused deposit is resent only while it has this long left. */

@@ -184,14 +184,14 @@ export function rejectionOf(
   return correction ? { reason, detail, correction } : undefined;
 }
 
-/** An API error's body (409 and others): its detail, when a sentence. */
 /** Whether `body` is the API's error answer (`{detail}`: a sentence, or a 422's list): not a proxy's page. */
 export function isApiErrorBody(body: unknown): body is ApiErrorBody {
   return hasFieldKinds<ApiErrorBody>(body, ERROR);
 }
 
+/** An API error's body (409 and others): its detail, when a sentence. */
 export function errorDetailOf(body: unknown): string | undefined {
-  return hasFieldKinds<ApiErrorBody>(body, ERROR) && typeof body.detail === 'string' ? body.detail : undefined;
+  return isApiErrorBody(body) && typeof body.detail === 'string' ? body.detail : undefined;
 }
 
 /** 200 of POST /v1/access-tokens/siwx: the paid token again. */

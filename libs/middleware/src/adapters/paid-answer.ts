@@ -26,21 +26,19 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
     const message = typeof rest[0] === 'string' ? rest[0] : undefined;
     const given = message === undefined ? (rest[1] ?? rest[0]) : rest[1];
     const entries = headerEntries(given);
-    if (entries === undefined) {
-      // A shape Node refuses (or ignores): passed on as it is, the gate's headers set first.
-      for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
-      return writeHead.call(this, statusCode, ...rest);
+    if (entries) {
+      // As Node does with a list: what it names replaces what was set, its repeated names all sent.
+      const values = new Map<string, { name: string; list: HeaderValue[] }>();
+      for (const [name, value] of entries) {
+        const key = name.toLowerCase();
+        if (!names.has(key)) values.set(key, { name, list: [...(values.get(key)?.list ?? []), value] });
+      }
+      for (const { name, list } of values.values())
+        this.setHeader(name, list.length === 1 ? list[0] : list.flatMap((v) => (Array.isArray(v) ? v : [String(v)])));
     }
-    const kept = entries.filter(([name]) => !names.has(name.toLowerCase()));
-    // As Node does with a list: what it names replaces what was set, its repeated names all sent.
-    const values = new Map<string, { name: string; list: HeaderValue[] }>();
-    for (const [name, value] of kept) {
-      const key = name.toLowerCase();
-      values.set(key, { name, list: [...(values.get(key)?.list ?? []), value] });
-    }
-    for (const { name, list } of values.values())
-      this.setHeader(name, list.length === 1 ? list[0] : list.flatMap((v) => (Array.isArray(v) ? v : [String(v)])));
     for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+    // A shape Node refuses (or ignores) is passed on as it is, for Node to judge.
+    if (!entries) return writeHead.call(this, statusCode, ...rest);
     return message === undefined ? writeHead.call(this, statusCode) : writeHead.call(this, statusCode, message);
   };
 }

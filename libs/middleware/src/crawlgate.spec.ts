@@ -24,6 +24,7 @@ import {
 } from '../testing/fake-api';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
+import { nodeHeaders, type HeaderRecord } from './request-headers';
 
 const SECRET = 'secret-of-the-site';
 const SITE_TOKEN = 'st_site_token_never_logged';
@@ -145,6 +146,67 @@ describe('createCrawlgate', () => {
     expect(await handle('/robots.txt')).toEqual({ kind: 'pass' });
     expect(await handle('/free/post')).toEqual({ kind: 'pass' });
     expect(fake.calls).toEqual(['GET /v1/site']);
+  });
+
+  it('decides the same for Node’s header records, which a plain person’s request may skip the full decision with, and counts the same', async () => {
+    // Each request through two gates: Node's marked record (plain-person.ts may answer it) and a
+    // hand-built copy (the full decision always): the same answers, the same counts.
+    const full = setup({ licensing: { path: '/license' } }, paysFor('/post/1'));
+    const quick = setup({ licensing: { path: '/license' } }, paysFor('/post/1'));
+    const signatureAgent = {
+      'signature-agent': '"https://chatgpt.com"',
+      'signature-input': 'sig1=();tag="web-bot-auth"',
+    };
+    const requests: [string, HeaderRecord][] = [
+      ...[
+        '/post/1',
+        '/POST/1',
+        '/post/1/',
+        '/post/1?x=1',
+        '/post/1;x',
+        '/post/%31',
+        '//post/1',
+        '/./post/1',
+        'http://example.com/post/1',
+        '/free/post',
+        '/robots.txt',
+        '/.well-known/pay.json',
+        '/license',
+        '/license?x',
+      ].map((url): [string, HeaderRecord] => [url, { 'user-agent': BROWSER }]),
+      ['/post/1', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') }],
+      ['/post/2', { 'user-agent': BROWSER, 'x-crawlgate-token': token('/post/1') }],
+      ['/post/2', { 'user-agent': BROWSER, authorization: `Bearer ${token('/post/1')}` }],
+      ['/post/2', { 'user-agent': BROWSER, authorization: 'Bearer site-session' }],
+      ['/post/1', { 'user-agent': BROWSER, 'x-payment': paymentV1() }],
+      ['/post/1', { 'user-agent': BROWSER, 'payment-signature': 'not base64' }],
+      ['/post/2', { 'user-agent': BROWSER, ...signatureAgent }],
+      ['/post/2', { 'user-agent': GPTBOT }],
+      ['/post/2', { 'user-agent': '' }],
+      ['/post/2', {}],
+      ['/post/2', { 'user-agent': `${BROWSER} ExampleBot/1.0` }],
+    ];
+    const view = (decision: Decision) =>
+      decision.kind === 'respond' ? { status: decision.status, type: decision.headers['content-type'] } : decision;
+    for (const [url, headers] of requests) {
+      const copy = () => JSON.parse(JSON.stringify(headers)) as HeaderRecord;
+      const decided = await full.gate.handle({ method: 'GET', url, headers: copy(), ip: '10.0.0.1' });
+      const quickly = await quick.gate.handle({ method: 'GET', url, headers: nodeHeaders(copy()), ip: '10.0.0.1' });
+      expect([url, headers, view(quickly)]).toEqual([url, headers, view(decided)]);
+    }
+    await Promise.all([full.gate.close(), quick.gate.close()]);
+    expect(quick.fake.reports).toEqual(full.fake.reports);
+    const persons = (full.fake.reports[0] as { crawlers: { crawler: string; requests: number }[] }).crawlers.filter(
+      (count) => count.crawler === 'person',
+    );
+    expect(persons.map((count) => count.requests)).toEqual([11]);
+  });
+
+  it('takes a person’s plain request the full way when the site’s isBot may call it a bot', async () => {
+    const { gate } = setup({ isBot: (request) => request.url.startsWith('/post') });
+    await gate.ready();
+    const decision = gate.handleNow({ method: 'GET', url: '/post/1', headers: nodeHeaders({ 'user-agent': BROWSER }) });
+    expect(respond(decision as Decision).status).toBe(402);
   });
 
   it('handleNow decides at once what needs no I/O, and waits for the first load and for the API', async () => {

@@ -63,10 +63,11 @@ import {
 import { identifyVisitor, type AddressChecker } from './bots/identify';
 import { PASS, passAfterPayment, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
-import { operatorOf } from './crawler-counts';
+import { operatorOf, type CrawlerSighting } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
 import { createLicensing, type LicensingOptions } from './license';
 import { buildPayJson } from './pay-json';
+import { isPlainPersonRequest } from './plain-person';
 import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type HeaderRecord } from './request-headers';
 import { loadSiteTerms, MAX_TERMS_AGE_MS, type SiteTerms } from './site-terms';
 import { policyBeforeStored } from './stored-bot-policy';
@@ -811,6 +812,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const seen: Seen = {};
     let decision: Decision | Promise<Decision>;
     try {
+      // Most requests are people's: a plain one is passed and counted as the full decision would (plain-person.ts).
+      if (!options.isBot && site.firstLoadEnded() && isPlainPersonRequest(request, licensing.path)) {
+        gateCounts.countCrawler(PERSON_PASSED);
+        return PASS;
+      }
       decision = decide(request, seen);
     } catch (error) {
       return failed(error);
@@ -981,6 +987,17 @@ function refundAnswer(refunded: RefundedChannel, payment: Extract<PresentedPayme
 function failedSettlement(reason: string, network = '', payer = ''): SettleResponse {
   return { success: false, errorReason: reason, transaction: '', network, payer };
 }
+
+/** A person passed: how countVisitor counts one. */
+const PERSON_PASSED: CrawlerSighting = Object.freeze({
+  crawler: 'person',
+  category: 'person',
+  operator: null,
+  action: 'passed',
+  path: null,
+  revenueMicros: 0n,
+  verified: false,
+});
 
 /** unknown-automation and unknown-crawler: every agent the gate cannot name, counted as one. */
 const isUnnamedGroup = (name: string) => name === UNKNOWN_AUTOMATION || name === UNKNOWN_CRAWLER;

@@ -17,7 +17,7 @@ type Marked = HeaderRecord & { [LOWER_CASE_NAMES]?: true };
  * read, where each header absent from a hand-built record would cost a scan of all its names.
  */
 export function lowerCaseHeaders(headers: HeaderRecord): HeaderRecord {
-  if ((headers as Marked)[LOWER_CASE_NAMES]) return headers;
+  if (hasLowerCaseNames(headers)) return headers;
   const record: Marked = { [LOWER_CASE_NAMES]: true };
   for (const key of Object.keys(headers)) {
     const lower = key.toLowerCase();
@@ -35,6 +35,9 @@ export function nodeHeaders(headers: HeaderRecord): HeaderRecord {
   return headers;
 }
 
+/** Whether `headers` is known to have lower-case names only (nodeHeaders, lowerCaseHeaders, headersOfFetch). */
+export const hasLowerCaseNames = (headers: HeaderRecord): boolean => (headers as Marked)[LOWER_CASE_NAMES] === true;
+
 /** A fetch Headers as a record for the gate (its names are lower-case already). */
 export function headersOfFetch(headers: Headers): HeaderRecord {
   const record: Marked = { [LOWER_CASE_NAMES]: true };
@@ -48,7 +51,7 @@ export function headersOfFetch(headers: Headers): HeaderRecord {
 export function headerValue(headers: HeaderRecord, name: string): string | undefined {
   const wanted = name.toLowerCase();
   let value = headers[wanted];
-  if (value === undefined && !(headers as Marked)[LOWER_CASE_NAMES]) {
+  if (value === undefined && !hasLowerCaseNames(headers)) {
     // Node lower-cases names, but a hand-built record may not.
     for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) value = headers[key];
   }

@@ -50,6 +50,9 @@ export function classifyVisitor(userAgent: string | undefined, policy?: BotPolic
   };
 }
 
+/** Whether a User-Agent is a person's: what classifyVisitor() calls human. */
+export const isPersonUserAgent = (userAgent: string | undefined): boolean => identify(userAgent) === null;
+
 function identify(userAgent: string | undefined): Identity | null {
   const ua = typeof userAgent === 'string' ? userAgent.slice(0, MAX_USER_AGENT_LENGTH).trim() : '';
   // Every browser sends a User-Agent; its absence is a script.

@@ -24,6 +24,7 @@ import {
 } from '../testing/fake-api';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
+import { AGENT_HEADERS } from './plain-person';
 import { nodeHeaders, type HeaderRecord } from './request-headers';
 
 const SECRET = 'secret-of-the-site';
@@ -188,18 +189,47 @@ describe('createCrawlgate', () => {
     ];
     const view = (decision: Decision) =>
       decision.kind === 'respond' ? { status: decision.status, type: decision.headers['content-type'] } : decision;
+    // Each also as HEAD and POST, and routed as a rewrite before the gate may route it (routedUrl).
+    const variants = [
+      { method: 'GET' },
+      { method: 'HEAD' },
+      { method: 'POST' },
+      { method: 'GET', routedUrl: '/license' },
+      { method: 'GET', routedUrl: '/.well-known/pay.json' },
+      { method: 'GET', routedUrl: '/post/3' },
+    ];
     for (const [url, headers] of requests) {
-      const copy = () => JSON.parse(JSON.stringify(headers)) as HeaderRecord;
-      const decided = await full.gate.handle({ method: 'GET', url, headers: copy(), ip: '10.0.0.1' });
-      const quickly = await quick.gate.handle({ method: 'GET', url, headers: nodeHeaders(copy()), ip: '10.0.0.1' });
-      expect([url, headers, view(quickly)]).toEqual([url, headers, view(decided)]);
+      for (const variant of variants) {
+        const copy = () => JSON.parse(JSON.stringify(headers)) as HeaderRecord;
+        const decided = await full.gate.handle({ ...variant, url, headers: copy(), ip: '10.0.0.1' });
+        const quickly = await quick.gate.handle({ ...variant, url, headers: nodeHeaders(copy()), ip: '10.0.0.1' });
+        expect([url, variant, headers, view(quickly)]).toEqual([url, variant, headers, view(decided)]);
+      }
     }
     await Promise.all([full.gate.close(), quick.gate.close()]);
     expect(quick.fake.reports).toEqual(full.fake.reports);
     const persons = (full.fake.reports[0] as { crawlers: { crawler: string; requests: number }[] }).crawlers.filter(
       (count) => count.crawler === 'person',
     );
-    expect(persons.map((count) => count.requests)).toEqual([11]);
+    expect(persons.map((count) => count.requests)).toEqual([70]);
+  });
+
+  it('reads no header of a person the quick path does not check: the User-Agent and the agents’ headers only', async () => {
+    // isBot answering nothing keeps the full decision; the record, marked, is read as it is.
+    const { gate } = setup({ isBot: () => undefined, licensing: { path: '/license' } });
+    await gate.ready();
+    const read = new Set<string>();
+    const watched = nodeHeaders({ host: 'example.com', 'user-agent': BROWSER, accept: '*/*', cookie: 'a=b' });
+    const headers = new Proxy(watched, {
+      get(target, name, receiver) {
+        if (typeof name === 'string') read.add(name);
+        return Reflect.get(target, name, receiver);
+      },
+    });
+    for (const url of ['/post/1', '/free/post', '/a/b?c=d', '/license/'])
+      expect(await gate.handle({ method: 'GET', url, headers, ip: '10.0.0.1' })).toEqual({ kind: 'pass' });
+    expect([...read].filter((name) => name !== 'user-agent' && !AGENT_HEADERS.includes(name))).toEqual([]);
+    expect(read.has('user-agent')).toBe(true);
   });
 
   it('takes a person’s plain request the full way when the site’s isBot may call it a bot', async () => {

@@ -11,8 +11,12 @@ import { isPersonUserAgent } from './bots/classify';
 import { hasLowerCaseNames } from './request-headers';
 import { PAYMENT_HEADERS } from './x402-headers';
 
-/** What makes a visitor an agent whatever its User-Agent: a token, a payment, a Web Bot Auth signature (or the site's own auth, left to the full decision). */
-const AGENT_HEADERS: readonly string[] = [
+/**
+ * Every header but the User-Agent that the full decision reads of a person: each may make the
+ * visitor an agent whatever its User-Agent (a token, a payment, a Web Bot Auth signature; the site's
+ * own auth is left to the full decision too). crawlgate.spec.ts checks that the list is whole.
+ */
+export const AGENT_HEADERS: readonly string[] = [
   'x-crawlgate-token',
   'authorization',
   ...PAYMENT_HEADERS,
@@ -28,9 +32,11 @@ const AGENT_HEADERS: readonly string[] = [
 const PLAIN_TARGET = /^\/(?:[A-Za-z0-9_~-]+\/)*[A-Za-z0-9_~-]*(?:\?|$)/;
 
 /**
- * Whether the full decision would pass this request as a person's, read from lower-case headers
- * (Node's, marked by nodeHeaders) only. `answeredPath`: a path the gate answers itself that may
- * have no dot (the license document's).
+ * Whether the full decision would pass this request as a person's. Only for a target written as a
+ * path (an absolute URL goes the full way) and headers known to be lower-case (marked by
+ * nodeHeaders): what the Express, Fastify and Hono-on-Node adapters hand over, not NestJS's or a
+ * web Request's. `answeredPath`: a path the gate answers itself that may have no dot (the license
+ * document's).
  */
 export function isPlainPersonRequest(request: CrawlgateRequest, answeredPath: string | undefined): boolean {
   const { headers } = request;

@@ -1,5 +1,5 @@
 import { format } from './measure';
-import { meetsGoal, type PairedRow } from './paired';
+import { printedVerdict, verdictOf, type PairedRow } from './paired';
 
 /** One goal of the issues, as one run reached it: a row of the summary at the top of RESULTS.md. */
 export interface Goal {
@@ -9,6 +9,8 @@ export interface Goal {
   /** The goal as printed: "≥ 0.97", "≤ 250 MB". */
   goal: string;
   met: boolean;
+  /** Why a figure that reached its goal is not counted as met (see PairedRow.unjudged). */
+  unjudged?: string;
 }
 
 /** What a bench prints, and the goals it measured: its section of RESULTS.md and its rows of the summary. */
@@ -27,23 +29,29 @@ export const pairedGoals = (rows: PairedRow[]): Goal[] =>
             figure: `${row.figure} ÷ ${row.baselineName}`,
             reached: `${format(row.paired.median, 2)} (${format(row.paired.min, 2)}–${format(row.paired.max, 2)})`,
             goal: `≥ ${format(row.goal, 2)}`,
-            met: meetsGoal(row),
+            met: verdictOf(row) === 'met',
+            unjudged: verdictOf(row) === 'not judged' ? row.unjudged : undefined,
           },
         ],
   );
 
 /** The summary: every goal of the benches that ran, in the order they ran, each from this one run. */
 export function goalsTable(goals: Goal[]): string {
-  const missed = goals.filter((goal) => !goal.met).length;
+  const met = goals.filter((goal) => goal.met).length;
+  const unjudged = goals.filter((goal) => goal.unjudged !== undefined).length;
+  const verdict = (goal: Goal) =>
+    goal.met
+      ? 'met'
+      : goal.unjudged === undefined
+        ? printedVerdict('missed')
+        : `${printedVerdict('not judged')}: ${goal.unjudged}`;
   return [
     '## Goals, as this run reached them',
     '',
     '| figure | reached | goal | |',
     '|---|---:|---|---|',
-    ...goals.map(
-      ({ figure, reached, goal, met }) => `| ${figure} | ${reached} | ${goal} | ${met ? 'met' : '**missed**'} |`,
-    ),
+    ...goals.map((goal) => `| ${goal.figure} | ${goal.reached} | ${goal.goal} | ${verdict(goal)} |`),
     '',
-    `${goals.length - missed} of ${goals.length} met. Each figure comes from its own section of this run; ratios are medians of paired rounds (spread in brackets) unless the section says otherwise.`,
+    `${met} of ${goals.length} met${unjudged ? `, ${unjudged} not judged` : ''}. Each figure comes from its own section of this run; ratios are medians of paired rounds (spread in brackets) unless the section says otherwise.`,
   ].join('\n');
 }

@@ -48,6 +48,8 @@ export interface PairedRow {
   server?: { baseline: ServerTime; ours: ServerTime };
   /** The least ratio the figure should reach, if it has a goal. */
   goal?: number;
+  /** Why a ratio at or above its goal cannot be taken as met (a baseline held down: its true ratio is lower). */
+  unjudged?: string;
 }
 
 /** Shares of a round's wall time: running on a CPU, and waiting for one that other work held. */
@@ -56,7 +58,13 @@ export interface ServerTime {
   waiting: number;
 }
 
-export const meetsGoal = (row: PairedRow) => row.goal === undefined || row.paired.median >= row.goal;
+export type Verdict = 'met' | 'missed' | 'not judged';
+
+/** Met when the ratio reaches the goal, unless the row says why that cannot be trusted; a ratio below it is missed whatever held the baseline down. */
+export function verdictOf(row: PairedRow): Verdict {
+  if (row.goal !== undefined && row.paired.median < row.goal) return 'missed';
+  return row.unjudged === undefined ? 'met' : 'not judged';
+}
 
 /** A markdown table: per row, the median rates of each side, the median ratio, its spread and the goal. */
 export function pairedTable(title: string, unit: string, rows: PairedRow[]): string {
@@ -69,9 +77,11 @@ export function pairedTable(title: string, unit: string, rows: PairedRow[]): str
     `|---|---|---:|---:|---:|---|${withServer ? '---|' : ''}---|`,
     ...rows.map((row) => {
       const { paired, goal, server } = row;
-      const verdict = goal === undefined ? '—' : `≥ ${format(goal, 2)} ${meetsGoal(row) ? 'met' : '**missed**'}`;
+      const verdict = goal === undefined ? '—' : `≥ ${format(goal, 2)} ${printedVerdict(verdictOf(row))}`;
       const share = withServer ? ` ${server ? `${time(server.baseline)} / ${time(server.ours)}` : '—'} |` : '';
       return `| ${row.figure} | ${row.baselineName} | ${format(median(paired.baseline))} | ${format(median(paired.ours))} | **${format(paired.median, 2)}** | ${format(paired.min, 2)}–${format(paired.max, 2)} |${share} ${verdict} |`;
     }),
   ].join('\n');
 }
+
+export const printedVerdict = (verdict: Verdict) => (verdict === 'met' ? 'met' : `**${verdict}**`);

@@ -10,6 +10,7 @@ module.exports = {
     '<rootDir>/apps/api',
     '<rootDir>/apps/e2e',
     '<rootDir>/apps/dashboard',
+    '<rootDir>/tools',
   ],
   maxWorkers: 2,
   // A global option (ignored in project configs): PGlite start-up and chain round trips on 2 cores.

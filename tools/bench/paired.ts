@@ -62,7 +62,8 @@ export type Verdict = 'met' | 'missed' | 'not judged';
 
 /** Met when the ratio reaches the goal, unless the row says why that cannot be trusted; a ratio below it is missed whatever held the baseline down. */
 export function verdictOf(row: PairedRow): Verdict {
-  if (row.goal !== undefined && row.paired.median < row.goal) return 'missed';
+  if (row.goal === undefined) return 'met'; // nothing to reach
+  if (row.paired.median < row.goal) return 'missed';
   return row.unjudged === undefined ? 'met' : 'not judged';
 }
 

@@ -21,19 +21,19 @@ export interface BenchResult {
 
 /** The goals of the paired rows that have one: the median ratio, its spread beside it. */
 export const pairedGoals = (rows: PairedRow[]): Goal[] =>
-  rows.flatMap((row) =>
-    row.goal === undefined
-      ? []
-      : [
-          {
-            figure: `${row.figure} ÷ ${row.baselineName}`,
-            reached: `${format(row.paired.median, 2)} (${format(row.paired.min, 2)}–${format(row.paired.max, 2)})`,
-            goal: `≥ ${format(row.goal, 2)}`,
-            met: verdictOf(row) === 'met',
-            unjudged: verdictOf(row) === 'not judged' ? row.unjudged : undefined,
-          },
-        ],
-  );
+  rows.flatMap((row) => {
+    if (row.goal === undefined) return [];
+    const verdict = verdictOf(row);
+    return [
+      {
+        figure: `${row.figure} ÷ ${row.baselineName}`,
+        reached: `${format(row.paired.median, 2)} (${format(row.paired.min, 2)}–${format(row.paired.max, 2)})`,
+        goal: `≥ ${format(row.goal, 2)}`,
+        met: verdict === 'met',
+        unjudged: verdict === 'not judged' ? row.unjudged : undefined,
+      },
+    ];
+  });
 
 /** The summary: every goal of the benches that ran, in the order they ran, each from this one run. */
 export function goalsTable(goals: Goal[]): string {

@@ -12,12 +12,15 @@ export type CrawlerAction = (typeof CRAWLER_ACTIONS)[number];
 export const MAX_CRAWLER_COUNTS_PER_REPORT = 1_000;
 export const MAX_CRAWLER_PATHS_PER_REPORT = 1_000;
 /**
- * Crawlers the API keeps apart per site and day; the requests of any further name count as
- * OTHER_CRAWLERS. A middleware names its catalogue's bots and a few groups, far fewer: the cap
- * bounds what a stolen site token could add.
+ * Names outside the catalogue and the groups below that the API keeps apart per site and day (a
+ * newer middleware's catalogue may name bots this API does not know); the requests of any further
+ * name count as OTHER_CRAWLERS. The cap bounds the rows a site token can add, made-up names and all.
  */
-export const MAX_CRAWLERS_PER_SITE_DAY = 500;
+export const MAX_UNLISTED_CRAWLERS_PER_SITE_DAY = 20;
 export const OTHER_CRAWLERS = 'other crawlers';
+/** What the middleware names people, and an agent it cannot name that shows a payment or a token. */
+export const PERSON = 'person';
+export const UNLISTED_AGENT = 'unlisted agent';
 /** Top paths kept per crawler and day, by the middleware and by the API. */
 export const MAX_TOP_PATHS_PER_CRAWLER = 20;
 /**

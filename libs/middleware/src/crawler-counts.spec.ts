@@ -124,7 +124,8 @@ describe('createCrawlerCounter', () => {
     for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++) {
       const crawler = `${i}-`.padEnd(MAX_CRAWLER_NAME_LENGTH, '漢');
       counts.count(sighting({ crawler, operator: 'o'.repeat(MAX_CRAWLER_NAME_LENGTH), path: `/${i}` }));
-      counts.count(sighting({ crawler, path: `/${i}`.padEnd(MAX_TOP_PATH_LENGTH, '漢') }));
+      // Verified and not: each half of the room filled.
+      counts.count(sighting({ crawler, path: `/${i}`.padEnd(MAX_TOP_PATH_LENGTH, '漢'), verified: i % 2 === 0 }));
       counts.count(sighting({ crawler, path: `/${i}`.padEnd(MAX_TOP_PATH_LENGTH + 1, 'a') }));
     }
     // Many requests to counted keys later: their numbers grow within the room kept for them.
@@ -137,6 +138,23 @@ describe('createCrawlerCounter', () => {
     expect(bytes(report.paths)).toBeLessThanOrEqual(MAX_CRAWLER_PATH_BYTES_PER_REPORT);
     // A path longer than a top path may be is counted (its crawler's requests), never listed.
     expect(report.paths.some((p) => p.path.length > MAX_TOP_PATH_LENGTH)).toBe(false);
+  });
+
+  it("keeps room for verified crawlers' paths, however many long paths unverified visitors send first", () => {
+    const counts = counter();
+    const wide = (i: number) => `/free/${i}/`.padEnd(MAX_TOP_PATH_LENGTH, '漢');
+    // Anyone can go unnamed or write a catalogued crawler's User-Agent: unverified, they share half the room.
+    for (const crawler of ['unknown-automation', 'unknown-crawler', 'GPTBot', 'ClaudeBot', 'Bytespider', 'CCBot'])
+      for (let i = 0; i < 200; i++) counts.count(sighting({ crawler, path: wide(i) }));
+    for (let i = 0; i < 3; i++) counts.count(sighting({ verified: true, path: `/articles/real-${i}` }));
+    const report = counts.drain();
+    expect(
+      report.paths
+        .filter((p) => p.path.startsWith('/articles/'))
+        .map(({ crawler, path, requests }) => [crawler, path, requests]),
+    ).toEqual([0, 1, 2].map((i) => ['GPTBot', `/articles/real-${i}`, 1]));
+    expect(report.paths.length).toBeGreaterThan(20);
+    expect(Buffer.byteLength(JSON.stringify(report.paths))).toBeLessThanOrEqual(MAX_CRAWLER_PATH_BYTES_PER_REPORT);
   });
 
   it('stays within what one report may carry, however many crawlers and paths it sees', () => {

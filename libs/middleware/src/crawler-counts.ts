@@ -87,12 +87,17 @@ export function utcDayClock(now: () => number): () => string {
 
 type Entry = { count: CrawlerCount; revenue: bigint };
 
+/** What one half of a report's top paths holds so far. */
+const emptyRoom = () => ({ paths: 0, bytes: 0 });
+
 export function createCrawlerCounter(now: () => number = Date.now): CrawlerCounter {
   const today = utcDayClock(now);
   let counts = new Map<string, Entry>();
   let countBytes = 0;
   let paths = new Map<string, CrawlerPathCount>();
-  let pathBytes = 0;
+  // Verified crawlers' paths and the others' each have half the room: anyone can send long paths
+  // unnamed or under a catalogued crawler's User-Agent, and must not crowd out the verified ones.
+  let pathRoom = { verified: emptyRoom(), unverified: emptyRoom() };
   let pathsPerCrawler = new Map<string, number>();
   // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
   let last: { day: string; sighting: CrawlerSighting; entry: Entry } | undefined;
@@ -140,13 +145,15 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         seen.requests++;
         return;
       }
-      const crawlerKey = `${day}\n${crawler}`;
+      const crawlerKey = `${day}\n${crawler}\n${sighting.verified}`;
       const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
-      if (tracked >= PATHS_TRACKED_PER_CRAWLER || paths.size >= MAX_CRAWLER_PATHS_PER_REPORT) return;
+      const room = sighting.verified ? pathRoom.verified : pathRoom.unverified;
+      if (tracked >= PATHS_TRACKED_PER_CRAWLER || room.paths >= MAX_CRAWLER_PATHS_PER_REPORT / 2) return;
       const counted = { day, crawler, path, requests: 1 };
       const bytes = reportBytes(counted);
-      if (pathBytes + bytes > MAX_CRAWLER_PATH_BYTES_PER_REPORT) return;
-      pathBytes += bytes;
+      if (room.bytes + bytes > MAX_CRAWLER_PATH_BYTES_PER_REPORT / 2) return;
+      room.bytes += bytes;
+      room.paths++;
       pathsPerCrawler.set(crawlerKey, tracked + 1);
       paths.set(pathKey, counted);
     },
@@ -159,7 +166,7 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
       countBytes = 0;
       last = undefined;
       paths = new Map();
-      pathBytes = 0;
+      pathRoom = { verified: emptyRoom(), unverified: emptyRoom() };
       pathsPerCrawler = new Map();
       return report;
     },

@@ -40,6 +40,7 @@ import {
   X402_REASONS,
   parsePriceUsd,
   CRAWLER_PRICE_HEADERS,
+  UNLISTED_AGENT,
   type RoutingOptions,
   type CrawlerAction,
   type GateOffer,
@@ -348,7 +349,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return agent
       ? {
           kind: 'bot',
-          name: 'unlisted agent',
+          name: UNLISTED_AGENT,
           category: 'automation',
           action: 'charge',
           operator: null,

@@ -1,6 +1,6 @@
 import {
   CRAWLER_ACTIONS,
-  MAX_CRAWLERS_PER_SITE_DAY,
+  MAX_UNLISTED_CRAWLERS_PER_SITE_DAY,
   MAX_TOP_PATHS_PER_CRAWLER,
   MAX_TOP_PATHS_PER_SITE_DAY,
   OTHER_CRAWLERS,
@@ -9,6 +9,7 @@ import {
   type CrawlerPathCount,
 } from '@crawlgate/core';
 import type { SqlSession } from '../db/sql-driver';
+import { knownCrawler } from './reported-names';
 
 /**
  * Distinct from every other advisory lock: (SITE_REPORT_LOCK, hash of the site id). Held to the end
@@ -20,8 +21,9 @@ const SITE_REPORT_LOCK = 0x63676372; // 'cgcr'
 const MAX_BIGINT = '9223372036854775807';
 
 /**
- * A report's entries with each crawler the site's day does not hold yet, beyond the first
- * MAX_CRAWLERS_PER_SITE_DAY of that day, renamed OTHER_CRAWLERS (its counts and paths kept).
+ * A report's entries with each crawler outside the catalogue and the groups (reported-names.ts)
+ * that the site's day does not hold yet, beyond the first MAX_UNLISTED_CRAWLERS_PER_SITE_DAY of
+ * that day, renamed OTHER_CRAWLERS (its counts and paths kept). Known names are always kept.
  * Run inside the report's transaction: it takes the site's report lock first, so a report written
  * at the same time reads the names this one adds, and the two never pass the cap together.
  */
@@ -40,11 +42,11 @@ export async function foldCrawlersOverCap<C extends CrawlerCount, P extends Craw
     [siteId, days],
   );
   const kept = new Map(days.map((day) => [day, new Set<string>()]));
-  for (const row of held) kept.get(row.day)?.add(row.crawler);
+  for (const row of held) if (!knownCrawler(row.crawler)) kept.get(row.day)?.add(row.crawler);
   const admits = (day: string, crawler: string) => {
     const names = kept.get(day)!;
-    if (names.has(crawler)) return true;
-    if (names.size >= MAX_CRAWLERS_PER_SITE_DAY) return false;
+    if (knownCrawler(crawler) || names.has(crawler)) return true;
+    if (names.size >= MAX_UNLISTED_CRAWLERS_PER_SITE_DAY) return false;
     names.add(crawler);
     return true;
   };
@@ -55,7 +57,9 @@ export async function foldCrawlersOverCap<C extends CrawlerCount, P extends Craw
         : { ...count, crawler: OTHER_CRAWLERS, category: OTHER_CRAWLERS, operator: null },
     ),
     // A path's crawler was admitted with its counts, or never counted: either way not a new name.
-    paths: paths.map((path) => (kept.get(path.day)!.has(path.crawler) ? path : { ...path, crawler: OTHER_CRAWLERS })),
+    paths: paths.map((path) =>
+      knownCrawler(path.crawler) || kept.get(path.day)!.has(path.crawler) ? path : { ...path, crawler: OTHER_CRAWLERS },
+    ),
   };
 }
 

@@ -1,5 +1,7 @@
 import {
+  BOT_CATALOGUE_ENTRIES,
   MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_UNLISTED_CRAWLERS_PER_SITE_DAY,
   MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
   MAX_TOP_PATHS_PER_SITE_DAY,
@@ -159,12 +161,12 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
 
   it('keeps at most 500 top paths per site and day in all, the busiest, however many crawlers report them', async () => {
     const fresh = await createSite(app, owner);
-    const names = Array.from({ length: 40 }, (_, i) => `PathBot${i}`);
+    const names = BOT_CATALOGUE_ENTRIES.slice(0, 40).map((entry) => entry.name);
     const paths = names.flatMap((name, i) =>
       Array.from({ length: MAX_TOP_PATHS_PER_CRAWLER }, (_, j) => ({
         day: day(0),
         crawler: name,
-        path: `/${name}/${j}`,
+        path: `/bot${i}/${j}`,
         requests: i * 100 + j + 1,
       })),
     );
@@ -179,8 +181,8 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     );
     expect(kept).toHaveLength(MAX_TOP_PATHS_PER_SITE_DAY);
     // The 500 busiest of the 800: every path of the 25 busiest crawlers.
-    expect(kept[0]).toEqual({ crawler: 'PathBot15', requests: '1501' });
-    expect(kept.at(-1)).toEqual({ crawler: 'PathBot39', requests: '3920' });
+    expect(kept[0]).toEqual({ crawler: names[15], requests: '1501' });
+    expect(kept.at(-1)).toEqual({ crawler: names[39], requests: '3920' });
   });
 
   it('refuses bad entries with 422 and a detail, and stores nothing of that report', async () => {
@@ -197,6 +199,10 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       // More than a page can cost (1 USD) for each request counted.
       { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: '1000001' })] },
       { crawlers: [count('GPTBot', 'paid', 9, { revenue_micros: '999999999999999999' })] },
+      // Revenue is what paid requests brought: on any other action it is no report of ours.
+      { crawlers: [count('GPTBot', 'blocked', 1, { revenue_micros: '5' })] },
+      { crawlers: [count('GPTBot', 'charged', 2, { revenue_micros: '1' })] },
+      { crawlers: [count('person', 'passed', 1, { revenue_micros: '1' })] },
       { crawlers: [count('GPTBot', 'charged', 1, { day: day(3) })] },
       { crawlers: [count('GPTBot', 'charged', 1, { verified: 'yes' })] },
       { crawlers: Array(MAX_CRAWLER_COUNTS_PER_REPORT + 1).fill(count('GPTBot', 'charged', 1)) },
@@ -245,10 +251,11 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect((await crawlers(fresh)).status).toBe(200);
   });
 
-  it('keeps at most 500 crawlers per site and day: further names are counted as "other crawlers"', async () => {
+  it(`keeps at most ${MAX_UNLISTED_CRAWLERS_PER_SITE_DAY} names outside the catalogue per site and day: further ones are counted as "other crawlers"`, async () => {
     const fresh = await createSite(app, owner);
+    const known = ['GPTBot', 'ClaudeBot', 'person', 'unknown-crawler', 'unknown-automation', 'unlisted agent'];
     for (let batch = 0; batch < 3; batch++) {
-      const names = Array.from({ length: 300 }, (_, i) => `Bot${batch}x${i}`);
+      const names = [...Array.from({ length: 30 }, (_, i) => `Bot${batch}x${i}`), ...known];
       const response = await report(
         {
           crawlers: names.map((name) => count(name, 'charged', 1)),
@@ -262,11 +269,13 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       `SELECT DISTINCT crawler FROM crawler_daily_counts WHERE site_id = $1::uuid`,
       [fresh.siteId],
     );
-    expect(names).toHaveLength(501);
+    // The catalogue's names and the middleware's groups are never folded, whatever came before them.
+    expect(names).toHaveLength(MAX_UNLISTED_CRAWLERS_PER_SITE_DAY + 1 + known.length);
     const view = (await crawlers(fresh)).body as SiteCrawlersView;
-    const other = view.crawlers.find((crawler) => crawler.crawler === 'other crawlers');
-    expect(other?.requests).toBe(400);
-    expect(view.crawlers.reduce((sum, crawler) => sum + crawler.requests, 0)).toBe(900);
+    const requestsOf = (name: string) => view.crawlers.find((crawler) => crawler.crawler === name)?.requests;
+    expect(requestsOf('other crawlers')).toBe(90 - MAX_UNLISTED_CRAWLERS_PER_SITE_DAY);
+    for (const name of known) expect({ name, requests: requestsOf(name) }).toEqual({ name, requests: 3 });
+    expect(view.crawlers.reduce((sum, crawler) => sum + crawler.requests, 0)).toBe(3 * (30 + known.length));
     const pathNames = await app.database.sql.query<{ crawler: string }>(
       `SELECT DISTINCT crawler FROM crawler_daily_paths WHERE site_id = $1::uuid`,
       [fresh.siteId],
@@ -274,9 +283,51 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(pathNames.length).toBeLessThanOrEqual(MAX_TOP_PATHS_PER_SITE_DAY);
   });
 
+  it("spells a known crawler as the catalogue does, whatever case, width or spacing a report used, with the catalogue's operator and category", async () => {
+    const fresh = await createSite(app, owner);
+    const response = await report(
+      {
+        crawlers: [
+          count('gptbot', 'charged', 1, { operator: 'Somebody Else', category: 'search-engine' }),
+          count('GPTBot ', 'charged', 1),
+          count('\uff27\uff30\uff34\uff22\uff4f\uff54', 'charged', 1), // full-width letters
+          count('GPTBot', 'charged', 1, { operator: null }),
+          count('Unknown-Automation', 'charged', 2, { category: 'automation' }),
+          count('OTHER  crawlers', 'charged', 1, { category: 'automation' }),
+          count('Person', 'passed', 5, { category: 'person', operator: 'OpenAI' }),
+        ],
+        paths: [
+          { day: day(0), crawler: 'GPTBOT', path: '/x', requests: 2 },
+          { day: day(0), crawler: 'gptbot', path: '/x', requests: 1 },
+        ],
+      },
+      fresh,
+    );
+    expect(response.status).toBe(204);
+    const stored = await app.database.sql.query<{
+      crawler: string;
+      category: string;
+      operator: string | null;
+      requests: string;
+    }>(
+      `SELECT crawler, category, operator, requests::text FROM crawler_daily_counts WHERE site_id = $1::uuid ORDER BY crawler`,
+      [fresh.siteId],
+    );
+    expect(stored).toEqual([
+      { crawler: 'GPTBot', category: 'ai-training', operator: 'OpenAI', requests: '4' },
+      { crawler: 'other crawlers', category: 'other crawlers', operator: null, requests: '1' },
+      { crawler: 'person', category: 'person', operator: null, requests: '5' },
+      { crawler: 'unknown-automation', category: 'automation', operator: null, requests: '2' },
+    ]);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    expect(view.crawlers.find((crawler) => crawler.crawler === 'GPTBot')?.top_paths).toEqual([
+      { path: '/x', requests: 3 },
+    ]);
+  });
+
   it('takes concurrent reports of one site whole, whatever order they name its rows in, and keeps the cap', async () => {
     const fresh = await createSite(app, owner);
-    const names = Array.from({ length: 40 }, (_, i) => `Shared${i}`);
+    const names = BOT_CATALOGUE_ENTRIES.slice(0, 40).map((entry) => entry.name);
     const rows = names.flatMap((name) => [count(name, 'charged', 1), count(name, 'paid', 1)]);
     // Every report names the same rows, each in an order of its own: row locks taken in different orders.
     const reports = Array.from({ length: 20 }, (_, i) => {
@@ -299,7 +350,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     const gates = await app.database.prisma.siteDailyCount.findFirstOrThrow({ where: { siteId: fresh.siteId } });
     expect(gates.gatesCreated).toBe(20);
 
-    // Two reports of 300 new names each, at once: 500 names kept, not 600.
+    // Two reports of 300 new names each, at once: the cap's names kept, not more.
     const capped = await createSite(app, owner);
     const both = [0, 1].map((batch) =>
       report({ crawlers: Array.from({ length: 300 }, (_, i) => count(`Racer${batch}x${i}`, 'charged', 1)) }, capped),
@@ -309,7 +360,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       `SELECT DISTINCT crawler FROM crawler_daily_counts WHERE site_id = $1::uuid`,
       [capped.siteId],
     );
-    expect(kept).toHaveLength(501);
+    expect(kept).toHaveLength(MAX_UNLISTED_CRAWLERS_PER_SITE_DAY + 1);
   });
 
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {

@@ -7,6 +7,7 @@ import { DATABASE } from '../db/tokens';
 import { ValidationFailed, type ValidationItem } from '../http/validation-items';
 import { MAX_PRICE_MICROS } from '@crawlgate/core';
 import { addCrawlerCounts, addCrawlerPaths, foldCrawlersOverCap } from '../crawlers/crawler-counts.store';
+import { canonicalCount, canonicalPathCrawler } from '../crawlers/reported-names';
 import { addGateCounts } from './gate-counts.store';
 import { GateCountsDto } from './gates.dto';
 
@@ -36,7 +37,11 @@ export class GateCountsController {
   @ApiOperation({ summary: 'Report the gates (402s) the middleware offered and its requests per crawler, per UTC day' })
   @ApiResponse({ status: 204, description: 'Added to the site’s daily gate counts and crawler analytics.' })
   async report(@CurrentSite() site: SiteWithPayout, @Body() body: GateCountsDto): Promise<void> {
-    const lists = { counts: body.counts, crawlers: body.crawlers ?? [], paths: body.paths ?? [] };
+    const lists = {
+      counts: body.counts,
+      crawlers: (body.crawlers ?? []).map(canonicalCount),
+      paths: (body.paths ?? []).map(canonicalPathCrawler),
+    };
     const problems: ValidationItem[] = Object.entries(lists).flatMap(([list, entries]) =>
       entries.flatMap(({ day }, index) =>
         isReportableDay(day)
@@ -52,8 +57,15 @@ export class GateCountsController {
       ),
     );
     // No page costs more than MAX_PRICE_MICROS: revenue above that per request is no report of ours.
-    lists.crawlers.forEach(({ requests, revenue_micros }, index) => {
-      if (BigInt(revenue_micros) > BigInt(requests) * MAX_PRICE_MICROS)
+    lists.crawlers.forEach(({ action, requests, revenue_micros }, index) => {
+      if (action !== 'paid' && revenue_micros !== '0')
+        problems.push({
+          loc: ['body', 'crawlers', index, 'revenue_micros'],
+          msg: 'revenue_micros must be "0" unless action is "paid"',
+          type: 'value_error',
+          input: revenue_micros,
+        });
+      else if (BigInt(revenue_micros) > BigInt(requests) * MAX_PRICE_MICROS)
         problems.push({
           loc: ['body', 'crawlers', index, 'revenue_micros'],
           msg: `revenue_micros may be at most ${MAX_PRICE_MICROS} (the highest price) for each request counted`,

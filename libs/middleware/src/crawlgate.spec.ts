@@ -1127,6 +1127,66 @@ describe('a sign-in the API cannot check', () => {
   });
 });
 
+describe('API calls a crawler can start (payments and sign-ins), held by a slow API', () => {
+  /** Holds every verify and sign-in call open until released; the site's terms still load. */
+  function holdingApi(options: Partial<CrawlgateOptions>) {
+    const setUp = setup(options, paysFor('/post/1'));
+    const held: (() => void)[] = [];
+    setUp.fake.answerWith((call) =>
+      call.endsWith('/verify') || call.endsWith('/siwx')
+        ? new Promise<undefined>((resolve) => held.push(() => resolve(undefined)))
+        : undefined,
+    );
+    const started = () => setUp.fake.calls.filter((call) => call.endsWith('/verify') || call.endsWith('/siwx')).length;
+    /** Answers the calls held, and every later one at once. */
+    const release = () => {
+      setUp.fake.answerWith(undefined);
+      held.splice(0).forEach((answer) => answer());
+    };
+    return { ...setUp, release, started };
+  }
+  const until = async (done: () => boolean) => {
+    while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('starts at most maxApiCallsInFlight at once: a payment past them gets 503 at once, nothing sent, nothing charged', async () => {
+    const { handle, release, started } = holdingApi({ maxApiCallsInFlight: 2 });
+    await handle('/warm-up', { 'user-agent': BROWSER });
+    const first = [1, 2].map(() => handle('/post/1', { 'x-payment': paymentV1() }));
+    await until(() => started() === 2);
+    const past = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+    expect(past.status).toBe(503);
+    expect(past.headers['retry-after']).toBeDefined();
+    expect(past.json.detail).toMatch(/nothing was charged/);
+    // A sign-in waits for a slot as a payment does: 503, the wallet may have paid for this page.
+    expect(respond(await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1') })).status).toBe(503);
+    expect(started()).toBe(2);
+    release();
+    expect((await Promise.all(first)).map((decision) => decision.kind)).toEqual([
+      'pass-after-payment',
+      'pass-after-payment',
+    ]);
+    // Slots given back: the next payment reaches the API.
+    expect((await handle('/post/1', { 'x-payment': paymentV1() })).kind).toBe('pass-after-payment');
+    expect(started()).toBe(3);
+  });
+
+  it('keeps the default cap whatever a flood of unpaid payment headers asks: one new call per slot, people still pass', async () => {
+    const { handle, release, started } = holdingApi({});
+    await handle('/warm-up', { 'user-agent': BROWSER });
+    const flood = Array.from({ length: 300 }, () => handle('/post/1', { 'x-payment': paymentV1() }));
+    await until(() => started() >= 256);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(started()).toBe(256);
+    expect(await handle('/post/2', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+    release();
+    const kinds = (await Promise.all(flood)).map((decision) =>
+      decision.kind === 'respond' ? decision.status : decision.kind,
+    );
+    expect(kinds.filter((kind) => kind === 503)).toHaveLength(300 - 256);
+  });
+});
+
 describe('terms the API has not refreshed for five minutes', () => {
   // A secret revoked, a price raised or a bot blocked meanwhile would be unknown to the gate.
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));

@@ -73,6 +73,7 @@ import { crawlerPrice, headerValue, lowerCaseHeaders, presentedToken, type Heade
 import { loadSiteTerms, MAX_TERMS_AGE_MS, type SiteTerms } from './site-terms';
 import { policyBeforeStored } from './stored-bot-policy';
 import { createSiwxGate } from './siwx';
+import { inFlightLimit } from './in-flight-limit';
 import {
   catalogueIpSources,
   catalogueReverseDns,
@@ -135,6 +136,12 @@ export interface CrawlgateOptions {
   timeoutMs?: number;
   /** For verifying a payment, which waits for the chain; default the API's settlement timeout + 5 s. */
   verifyTimeoutMs?: number;
+  /**
+   * Payment and sign-in calls to the API running at once; default 256. A request that would start
+   * one more is answered 503 with Retry-After at once, nothing sent and nothing charged: a crawler
+   * inventing payments cannot pile up calls (a socket each) while the API is slow.
+   */
+  maxApiCallsInFlight?: number;
   /** How often the pricing is refreshed; default 15 000 ms, at most 30 000. */
   refreshMs?: number;
   /** How often the 402s answered are reported for the site's stats; default and minimum 10 000 ms. */
@@ -209,6 +216,7 @@ const MAX_REFRESH_MS = 30_000;
 const MIN_REPORT_INTERVAL_MS = 10_000;
 /** verify waits this much longer than the API waits for its settlement, so the API answers first. */
 const VERIFY_MARGIN_MS = 5_000;
+const DEFAULT_MAX_API_CALLS_IN_FLIGHT = 256;
 
 type Visitor =
   | { kind: 'person' }
@@ -266,8 +274,14 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   /** The configured secrets that verify now (live-secrets.ts). */
   // Lapsed terms may not know of a secret revoked since: nothing verifies until they load again.
   const verifyingSecrets = () => (site.lapsed() ? [] : live(site.current()?.offer).verifying);
+  const apiCalls = inFlightLimit(options.maxApiCallsInFlight ?? DEFAULT_MAX_API_CALLS_IN_FLIGHT);
   const siwx = createSiwxGate({
-    api,
+    // Past the limit the sign-in is not checked: 503, as for an API that cannot answer it.
+    api: {
+      siwx: (request) =>
+        apiCalls.run(() => api.siwx(request)) ??
+        Promise.reject(new CrawlgateApiError('too many API calls in flight; the sign-in was not sent')),
+    },
     siteId: options.siteId,
     tokenOpens,
     warn,
@@ -528,14 +542,18 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     gateId: string,
     recordedOnly: boolean,
   ): Promise<Decision> {
-    let answer: VerifyAnswer;
-    try {
-      answer = await api.verify(
+    const call = apiCalls.run(() =>
+      api.verify(
         gateId,
         payment.payment,
         options.verifyTimeoutMs ?? terms.offer.settlement_timeout_seconds * 1000 + VERIFY_MARGIN_MS,
         recordedOnly,
-      );
+      ),
+    );
+    if (!call) return gateBusy(payment);
+    let answer: VerifyAnswer;
+    try {
+      answer = await call;
     } catch (error) {
       if (!(error instanceof CrawlgateApiError)) throw error;
       warn(`${error.message}; the page is not served`);
@@ -611,6 +629,19 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)),
         );
     }
+  }
+
+  /** 503 for a payment never sent to the API (too many calls in flight): nothing settled, retry. */
+  function gateBusy(payment: Extract<PresentedPayment, { ok: true }>): Decision {
+    warn('too many API calls in flight; a payment was answered 503, not sent');
+    return respondJson(
+      503,
+      { detail: 'The payment gate is busy; the payment was not sent and nothing was charged; retry later' },
+      {
+        'retry-after': '5',
+        ...settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)),
+      },
+    );
   }
 
   /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */

@@ -26,7 +26,7 @@ import { headerValue, type HeaderRecord } from './request-headers';
 const SIWX_RETRY_AFTER_SECONDS = 10;
 
 export interface SiwxOptions {
-  api: ApiClient;
+  api: Pick<ApiClient, 'siwx'>;
   siteId: string;
   /** The local token check of the gate, for exactly this path, with these secrets. */
   tokenOpens(token: string, path: string, secrets: readonly string[]): boolean;

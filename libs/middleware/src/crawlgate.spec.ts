@@ -1172,7 +1172,7 @@ describe('API calls a crawler can start (payments and sign-ins), held by a slow 
   });
 
   it('keeps the default cap whatever a flood of unpaid payment headers asks: one new call per slot, people still pass', async () => {
-    const { handle, release, started } = holdingApi({});
+    const { handle, release, started, warnings } = holdingApi({});
     await handle('/warm-up', { 'user-agent': BROWSER });
     const flood = Array.from({ length: 300 }, () => handle('/post/1', { 'x-payment': paymentV1() }));
     await until(() => started() >= 256);
@@ -1184,6 +1184,13 @@ describe('API calls a crawler can start (payments and sign-ins), held by a slow 
       decision.kind === 'respond' ? decision.status : decision.kind,
     );
     expect(kinds.filter((kind) => kind === 503)).toHaveLength(300 - 256);
+    // Said once, not once per refused payment: a flood must not become a flood of log lines.
+    expect(warnings.filter((warning) => warning.includes('maxApiCallsInFlight'))).toHaveLength(1);
+  });
+
+  it('refuses a bound that is not a whole number of at least 1 (NaN would bound nothing)', () => {
+    for (const maxApiCallsInFlight of [0, -1, 1.5, Number.NaN, Infinity])
+      expect(() => setup({ maxApiCallsInFlight })).toThrow(/maxApiCallsInFlight/);
   });
 });
 

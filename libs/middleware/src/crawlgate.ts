@@ -217,6 +217,7 @@ const MIN_REPORT_INTERVAL_MS = 10_000;
 /** verify waits this much longer than the API waits for its settlement, so the API answers first. */
 const VERIFY_MARGIN_MS = 5_000;
 const DEFAULT_MAX_API_CALLS_IN_FLIGHT = 256;
+const BUSY_WARNING_INTERVAL_MS = 60_000;
 
 type Visitor =
   | { kind: 'person' }
@@ -253,6 +254,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
     throw new TypeError('createCrawlgate: secret must be a non-empty string or a list of them');
   }
+  const maxApiCalls = options.maxApiCallsInFlight ?? DEFAULT_MAX_API_CALLS_IN_FLIGHT;
+  if (!Number.isSafeInteger(maxApiCalls) || maxApiCalls < 1)
+    throw new TypeError('createCrawlgate: maxApiCallsInFlight must be a whole number of at least 1');
   // Closed unless the publisher chose otherwise: an API out of reach must not give pages away.
   const failMode = options.failMode ?? 'closed';
   const routing = options.routing ?? {};
@@ -274,7 +278,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   /** The configured secrets that verify now (live-secrets.ts). */
   // Lapsed terms may not know of a secret revoked since: nothing verifies until they load again.
   const verifyingSecrets = () => (site.lapsed() ? [] : live(site.current()?.offer).verifying);
-  const apiCalls = inFlightLimit(options.maxApiCallsInFlight ?? DEFAULT_MAX_API_CALLS_IN_FLIGHT);
+  const apiCalls = inFlightLimit(maxApiCalls);
+  /** When a payment was last answered 503 for want of a slot: said once a minute, not once per request of a flood. */
+  let busySaidAt = -Infinity;
   const siwx = createSiwxGate({
     // Past the limit the sign-in is not checked: 503, as for an API that cannot answer it.
     api: {
@@ -633,7 +639,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   /** 503 for a payment never sent to the API (too many calls in flight): nothing settled, retry. */
   function gateBusy(payment: Extract<PresentedPayment, { ok: true }>): Decision {
-    warn('too many API calls in flight; a payment was answered 503, not sent');
+    if (Date.now() - busySaidAt >= BUSY_WARNING_INTERVAL_MS) {
+      busySaidAt = Date.now();
+      warn(`${maxApiCalls} API calls in flight (maxApiCallsInFlight): payments past them are answered 503, not sent`);
+    }
     return respondJson(
       503,
       { detail: 'The payment gate is busy; the payment was not sent and nothing was charged; retry later' },

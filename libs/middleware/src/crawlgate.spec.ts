@@ -1158,6 +1158,14 @@ describe('API calls a crawler can start (payments and sign-ins), held by a slow 
     expect(past.status).toBe(503);
     expect(past.headers['retry-after']).toBeDefined();
     expect(past.json.detail).toMatch(/nothing was charged/);
+    // No failed settlement either: an earlier send of this very payment may be settling (a pending
+    // answer resent into a full queue), and a payer told it failed would forget it and pay again.
+    expect(past.headers['x-payment-response']).toBeUndefined();
+    const pastV2 = respond(
+      await handle('/post/1', { 'payment-signature': paymentV2(respond(await handle('/post/1')).json) }),
+    );
+    expect(pastV2.status).toBe(503);
+    expect(pastV2.headers['payment-response']).toBeUndefined();
     // A sign-in waits for a slot as a payment does: 503, the wallet may have paid for this page.
     expect(respond(await handle('/post/1', { 'sign-in-with-x': proofFor('/post/1') })).status).toBe(503);
     expect(started()).toBe(2);

@@ -138,8 +138,9 @@ export interface CrawlgateOptions {
   verifyTimeoutMs?: number;
   /**
    * Payment and sign-in calls to the API running at once; default 256. A request that would start
-   * one more is answered 503 with Retry-After at once, nothing sent and nothing charged: a crawler
-   * inventing payments cannot pile up calls (a socket each) while the API is slow.
+   * one more is answered 503 with Retry-After at once, not sent and not charged: a crawler inventing
+   * payments cannot pile up calls (a socket each) while the API is slow. The slot is given back at
+   * the call's deadline: a `fetch` of your own must end its request when its signal aborts.
    */
   maxApiCallsInFlight?: number;
   /** How often the pricing is refreshed; default 15 000 ms, at most 30 000. */
@@ -556,7 +557,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         recordedOnly,
       ),
     );
-    if (!call) return gateBusy(payment);
+    if (!call) return gateBusy();
     let answer: VerifyAnswer;
     try {
       answer = await call;
@@ -637,19 +638,20 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     }
   }
 
-  /** 503 for a payment never sent to the API (too many calls in flight): nothing settled, retry. */
-  function gateBusy(payment: Extract<PresentedPayment, { ok: true }>): Decision {
+  /**
+   * 503 for a payment not sent to the API (too many calls in flight). No settlement header: this
+   * very payment may have been sent before and be settling (a pending answer, resent into a full
+   * queue), and a payer told it failed would forget it and pay again.
+   */
+  function gateBusy(): Decision {
     if (Date.now() - busySaidAt >= BUSY_WARNING_INTERVAL_MS) {
       busySaidAt = Date.now();
       warn(`${maxApiCalls} API calls in flight (maxApiCallsInFlight): payments past them are answered 503, not sent`);
     }
     return respondJson(
       503,
-      { detail: 'The payment gate is busy; the payment was not sent and nothing was charged; retry later' },
-      {
-        'retry-after': '5',
-        ...settlementHeader(payment.via, failedSettlement(X402_REASONS.unexpected_settle_error, payment.network)),
-      },
+      { detail: 'The payment gate is busy; the payment was not sent now and nothing was charged for it; retry later' },
+      { 'retry-after': '5' },
     );
   }
 

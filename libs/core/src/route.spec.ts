@@ -111,6 +111,13 @@ describe('readRoute', () => {
     },
   );
 
+  it.each(['//free/x', '//robots.txt', '//robots.txt?x', '///free/x', 'http://example.com//free/x'])(
+    'calls %s odd: new URL(target, base) reads "//free" as a host, the gate as a path',
+    (target) => {
+      expect(readRoute(target).odd).toBe(true);
+    },
+  );
+
   it.each([
     '/premium/a',
     '/premium/a.b',

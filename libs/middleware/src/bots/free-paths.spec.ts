@@ -19,7 +19,6 @@ describe('isAlwaysFreePath', () => {
     '/favicon.ico?v=3',
     '/llms.txt',
     'https://example.com/robots.txt',
-    '//robots.txt',
     '/%2Ewell-known/pay.json',
   ])('%s is free', (path) => {
     expect(isAlwaysFreePath(path)).toBe(true);
@@ -51,6 +50,8 @@ describe('isAlwaysFreePath', () => {
     '/.well-known/..%2Fpremium.html',
     '/.well-known/..%5Cpremium.html',
     '/sitemap%2F..%2Fpremium.xml',
+    // A host "robots.txt" and the path "/" to an app reading new URL(req.url, base).
+    '//robots.txt',
   ])('%s is not free', (path) => {
     expect(isAlwaysFreePath(path)).toBe(false);
   });

@@ -12,7 +12,7 @@
  * rule of 0.
  */
 
-import { requestPath, type Route } from '@crawlgate/core';
+import { readRoute, type Route } from '@crawlgate/core';
 
 /** The /.well-known/ documents (RFC 8615) a crawler or an agent reads: each one segment, by its name. */
 const WELL_KNOWN_DOCUMENTS: readonly string[] = [
@@ -65,12 +65,12 @@ const SITEMAP = /^\/(?:wp-)?sitemap[\w.~-]*\.xml$/;
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full
- * URL) and reads it the way pricing does (core's requestPath: no query, "/a/../b" is "/b",
- * escapes decoded), so "/.well-known/../premium" is "/premium" and is not free. Matching is
- * case-sensitive, as robots.txt's location is.
+ * URL) and reads it as the gate does (core's readRoute): every spelling a router may take for it
+ * must be free, and a target routers read apart from the gate ("/.well-known/../premium",
+ * "//robots.txt") is not. Matching is case-sensitive, as robots.txt's location is.
  */
 export function isAlwaysFreePath(path: string): boolean {
-  return isFreeRequestPath(requestPath(path));
+  return isAlwaysFreeRoute(readRoute(path));
 }
 
 /**

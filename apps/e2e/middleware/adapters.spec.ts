@@ -75,12 +75,15 @@ describe.each(FRAMEWORKS)('$name adapter', (framework) => {
     expect(paid.status).toBe(200);
     expect(paid.text).toBe(page(cached.split('/')[2]));
     expect(paid.headers.get('x-crawlgate-token')).toBeTruthy();
-    // Cache-Control, and the headers CDNs read instead of it (Cloudflare, Fastly, nginx).
+    // Cache-Control, and the headers CDNs read instead of it (Cloudflare, Fastly, nginx, Vercel, Netlify, Akamai).
     expect(paid.headers.get('cache-control')).toBe('no-store');
     expect(paid.headers.get('cdn-cache-control')).toBe('no-store');
     expect(paid.headers.get('cloudflare-cdn-cache-control')).toBe('no-store');
     expect(paid.headers.get('surrogate-control')).toBe('no-store');
     expect(paid.headers.get('x-accel-expires')).toBe('0');
+    expect(paid.headers.get('vercel-cdn-cache-control')).toBe('no-store');
+    expect(paid.headers.get('netlify-cdn-cache-control')).toBe('no-store');
+    expect(paid.headers.get('edge-control')).toBe('no-store');
     // The route's own headers where the gate has none to keep: a person's page.
     const person = await get(server, '/cached/1', { 'user-agent': BROWSER });
     for (const [name, value] of Object.entries(CDN_CACHING)) expect(person.headers.get(name)).toBe(value);

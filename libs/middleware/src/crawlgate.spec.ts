@@ -797,6 +797,9 @@ describe('createCrawlgate', () => {
           'cloudflare-cdn-cache-control': 'no-store',
           'surrogate-control': 'no-store',
           'x-accel-expires': '0',
+          'vercel-cdn-cache-control': 'no-store',
+          'netlify-cdn-cache-control': 'no-store',
+          'edge-control': 'no-store',
         },
       });
     });

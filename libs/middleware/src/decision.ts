@@ -16,13 +16,17 @@ export const PASS: Decision = Object.freeze({ kind: 'pass' });
 /**
  * What keeps a paid answer (the page, with the payer's token) out of every shared cache:
  * Cache-Control, and the headers CDNs obey instead of it when a route sends them (CDN-Cache-Control,
- * Cloudflare's own, Fastly's Surrogate-Control, nginx's X-Accel-Expires; 0 turns its caching off).
+ * Cloudflare's, Vercel's and Netlify's own, Fastly's Surrogate-Control, Akamai's Edge-Control,
+ * nginx's X-Accel-Expires; 0 turns its caching off).
  */
 const NOT_STORED = {
   'cache-control': 'no-store',
   'cdn-cache-control': 'no-store',
   'cloudflare-cdn-cache-control': 'no-store',
+  'vercel-cdn-cache-control': 'no-store',
+  'netlify-cdn-cache-control': 'no-store',
   'surrogate-control': 'no-store',
+  'edge-control': 'no-store',
   'x-accel-expires': '0',
 };
 

@@ -39,6 +39,9 @@ export const CDN_CACHING = {
   'cache-control': 'public, max-age=600',
   'cdn-cache-control': 'public, max-age=600',
   'surrogate-control': 'max-age=600',
+  'vercel-cdn-cache-control': 'max-age=600',
+  'netlify-cdn-cache-control': 'public, max-age=600',
+  'edge-control': 'max-age=600',
 };
 const ROBOTS = 'User-agent: *\nAllow: /\n';
 
@@ -116,6 +119,9 @@ export const FRAMEWORKS: Framework[] = [
         @Header('Cache-Control', CDN_CACHING['cache-control'])
         @Header('CDN-Cache-Control', CDN_CACHING['cdn-cache-control'])
         @Header('Surrogate-Control', CDN_CACHING['surrogate-control'])
+        @Header('Vercel-CDN-Cache-Control', CDN_CACHING['vercel-cdn-cache-control'])
+        @Header('Netlify-CDN-Cache-Control', CDN_CACHING['netlify-cdn-cache-control'])
+        @Header('Edge-Control', CDN_CACHING['edge-control'])
         cached(@Param('id') id: string) {
           return page(id);
         }

@@ -56,6 +56,7 @@ import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { untilAborted } from './abort';
 import { TokenCache } from './token-cache';
 import {
+  gateOfPendingAnswer,
   isUnanswered,
   PaymentsInDoubt,
   type UnconfirmedAuthorization,
@@ -472,13 +473,15 @@ export function createAgent(options: AgentOptions): Agent {
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
     mark('spent');
     // Until its outcome is learned, the next fetch of this page asks the gate's API about it before paying again.
+    let doubt: UnconfirmedAuthorization | undefined;
     if (offer.verifyUrl) {
       const validBefore = authorizationOfHeader(value)?.validBefore;
       const settledBy =
         validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
       // The token it bought may live that long after its settlement: it is worth asking for until then.
       const until = settledBy + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
-      unconfirmed.keep(page, { offer, verifyUrl: offer.verifyUrl, header: [name, value], until });
+      doubt = { offer, verifyUrl: offer.verifyUrl, header: [name, value], until };
+      unconfirmed.keep(page, doubt);
     }
     // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
     // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
@@ -488,8 +491,8 @@ export function createAgent(options: AgentOptions): Agent {
       mark(next, header);
     };
     try {
-      const paid = await sendAuthorization(url, offer, [name, value], retry, markLearned);
-      learned ||= paid.token !== undefined || paid.response.status < 500;
+      const { answered, ...paid } = await sendAuthorization(url, offer, [name, value], retry, markLearned, doubt);
+      learned ||= answered;
       return paid;
     } finally {
       if (learned) unconfirmed.forget(page);
@@ -503,9 +506,11 @@ export function createAgent(options: AgentOptions): Agent {
     [name, value]: [string, string],
     retry: Retry,
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+    doubt: UnconfirmedAuthorization | undefined,
   ) {
     let answer: Response | undefined;
     let response: Response | undefined;
+    let pending = false;
     try {
       ({ answer, response } = await retry({ [name]: value }));
       // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
@@ -514,6 +519,10 @@ export function createAgent(options: AgentOptions): Agent {
         answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
         attempt++
       ) {
+        // The gate that took the payment is asked about it: a v1 payment names none, and the site
+        // paid it through a gate of its own, which its answer names (sent again, it meets a new one).
+        if (!pending && doubt) doubt.verifyUrl = gateOfPendingAnswer(await jsonOf(answer), doubt.verifyUrl);
+        pending = true;
         await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
         ({ answer, response } = await retry({ [name]: value }));
       }
@@ -525,9 +534,29 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       }
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
-      return readWithTokenOfPayment(url, offer, [name, value], retry, error);
+      return {
+        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, error)),
+        answered: true,
+      };
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
+    let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
+    // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
+    // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
+    // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
+    if (pending && doubt && !token && settlement?.success !== true && !answer.ok) {
+      if (response !== answer) await response.body?.cancel().catch(() => undefined);
+      await answer.body?.cancel().catch(() => undefined);
+      const unsaid = new PaymentFailedError(
+        url,
+        'payment_unconfirmed',
+        `the site said the payment was settling, then answered ${answer.status}; the gate's API does not confirm it yet. It stays counted as spent, and the next fetch of the page asks about it before paying again`,
+      );
+      return {
+        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, unsaid)),
+        answered: true,
+      };
+    }
     if (answer.status === 402 || settlement?.success === false) {
       mark('held', value);
       if (response !== answer) await response.body?.cancel().catch(() => undefined);
@@ -540,23 +569,28 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (answer.status === 503) {
       await response.body?.cancel().catch(() => undefined);
-      const pending = new PaymentFailedError(
+      const stillPending = new PaymentFailedError(
         url,
         'settlement_pending',
         'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
-      return readWithTokenOfPayment(url, offer, [name, value], retry, pending);
+      return {
+        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, stillPending)),
+        answered: true,
+      };
+    }
+    if (isUnanswered(answer.status)) {
+      // The site failed, or a limit or timeout in front of it answered, once its gate had taken the
+      // payment or maybe before: with the token the payment bought (sent with the failure, or asked
+      // of the gate's API, which settles it at most once), the page is read again instead of paid
+      // again. Without one, nothing says it was paid or refused: not reported, and still in doubt.
+      token ??= doubt ? await tokenOfPayment(url, doubt.verifyUrl, value) : undefined;
+      if (!token) return { response, token, answered: false };
+      report(url, offer, settlement?.transaction ?? null, 'authorization');
+      return { response: await readWithToken(token, [name, value], retry), token, answered: true };
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
-    if (answer.status >= 500) {
-      // The site failed once its gate had taken the payment, or maybe before: with the token the
-      // payment bought (sent with the failure, or asked of the gate's API, which settles it at most
-      // once), the page is read again instead of paid again.
-      token ??= offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, value) : undefined;
-      if (token) response = await readWithToken(token, [name, value], retry);
-    }
-    return { response, token };
+    return { response, token, answered: true };
   }
 
   /**
@@ -637,11 +671,12 @@ export function createAgent(options: AgentOptions): Agent {
   async function readWithTokenOfPayment(
     url: string,
     offer: Offer,
+    verifyUrl: string | undefined,
     payment: [name: string, value: string],
     retry: Retry,
     failure: unknown,
   ): Promise<{ response: Response; token: string }> {
-    const token = offer.verifyUrl ? await tokenOfPayment(url, offer.verifyUrl, payment[1]) : undefined;
+    const token = verifyUrl ? await tokenOfPayment(url, verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
     return { response: await readWithToken(token, payment, retry), token };

@@ -1,4 +1,4 @@
-import { isUnanswered, PaymentsInDoubt } from './payments-in-doubt';
+import { gateOfPendingAnswer, isUnanswered, PaymentsInDoubt } from './payments-in-doubt';
 
 describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
@@ -26,5 +26,32 @@ describe('isUnanswered', () => {
   it('is a 202, 408, 429 or 5xx: anything else judged the proof', () => {
     expect([202, 408, 429, 500, 503].map(isUnanswered)).toEqual([true, true, true, true, true]);
     expect([200, 307, 400, 402, 404, 409].map(isUnanswered)).toEqual([false, false, false, false, false, false]);
+  });
+});
+
+describe('gateOfPendingAnswer', () => {
+  const offered = 'https://api.example/v1/gates/g0/verify';
+
+  it('takes the gate a pending answer names on the same API', () => {
+    expect(gateOfPendingAnswer({ verify_url: 'https://api.example/v1/gates/g1/verify' }, offered)).toBe(
+      'https://api.example/v1/gates/g1/verify',
+    );
+  });
+
+  it.each([
+    ['no body', undefined],
+    ['no verify_url', { gate_id: 'g1' }],
+    ['not a string', { verify_url: 42 }],
+    ['not a URL', { verify_url: 'not a url' }],
+    ['another host', { verify_url: 'https://evil.example/v1/gates/g1/verify' }],
+    ['another scheme', { verify_url: 'http://api.example/v1/gates/g1/verify' }],
+    ['another port', { verify_url: 'https://api.example:8443/v1/gates/g1/verify' }],
+    ['another route of the API', { verify_url: 'https://api.example/v1/agents/me/verify' }],
+    ['another prefix', { verify_url: 'https://api.example/v2/gates/g1/verify' }],
+    ['a query', { verify_url: 'https://api.example/v1/gates/g1/verify?x=1' }],
+    ['a fragment', { verify_url: 'https://api.example/v1/gates/g1/verify#x' }],
+    ['a deeper path', { verify_url: 'https://api.example/v1/gates/g1/x/verify' }],
+  ])('keeps the offered gate for %s', (_, body) => {
+    expect(gateOfPendingAnswer(body, offered)).toBe(offered);
   });
 });

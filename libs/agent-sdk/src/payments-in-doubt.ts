@@ -55,3 +55,28 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
 export function isUnanswered(status: number): boolean {
   return status === 202 || status === 408 || status === 429 || status >= 500;
 }
+
+/**
+ * The verify_url a site's "pending" answer names (the gate that took the payment: a v1 payment names
+ * none, and the site pays it through a gate of its own) when it is a gate of the same API as the
+ * `offered` one; otherwise `offered`. A site cannot send the agent's questions anywhere else.
+ */
+export function gateOfPendingAnswer(body: unknown, offered: string): string {
+  const named = (body as { verify_url?: unknown } | null | undefined)?.verify_url;
+  if (typeof named !== 'string') return offered;
+  let url: URL;
+  try {
+    url = new URL(named);
+  } catch {
+    return offered;
+  }
+  const before = new URL(offered);
+  const gates = (path: string) => /^(.*\/gates)\/[^/]+\/verify$/.exec(path)?.[1];
+  const sameApi =
+    url.origin === before.origin &&
+    url.search === '' &&
+    url.hash === '' &&
+    gates(url.pathname) !== undefined &&
+    gates(url.pathname) === gates(before.pathname);
+  return sameApi ? url.href : offered;
+}

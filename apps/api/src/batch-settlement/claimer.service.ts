@@ -4,7 +4,7 @@ import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
-import { ownReceipt, transactionState } from '../chain/transaction-state';
+import { transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -163,7 +163,7 @@ export class ClaimerService {
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
     this.settling.set(key, { hash: settle, claims });
-    const receipt = ownReceipt(settle, await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs));
+    const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
     if (receipt) this.settling.delete(key);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
@@ -246,7 +246,7 @@ export class ClaimerService {
       ),
     );
     run.claims.push(hash);
-    const receipt = ownReceipt(hash, await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs));
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
     // Read back what the chain now says, rather than assume the rows applied.

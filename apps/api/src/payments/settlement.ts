@@ -1,5 +1,6 @@
 import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
+import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 import { BroadcastFailed } from './chain-errors';
 
@@ -82,7 +83,10 @@ export async function sendSignedFromRelayer(chain: ChainContext, serializedTrans
   }
 }
 
-/** The receipt once it has enough confirmations, or null when `timeoutMs` passes first. */
+/**
+ * The transaction's own receipt once it has enough confirmations; null when `timeoutMs` passes
+ * first, or when another transaction took its place (ownReceipt: viem answers the replacement's).
+ */
 export async function waitForReceipt(
   chain: ChainContext,
   hash: Hash,
@@ -90,11 +94,14 @@ export async function waitForReceipt(
 ): Promise<TransactionReceipt | null> {
   if (timeoutMs <= 0) return null;
   try {
-    return await chain.publicClient.waitForTransactionReceipt({
+    return ownReceipt(
       hash,
-      confirmations: chain.confirmations,
-      timeout: timeoutMs,
-    });
+      await chain.publicClient.waitForTransactionReceipt({
+        hash,
+        confirmations: chain.confirmations,
+        timeout: timeoutMs,
+      }),
+    );
   } catch (error) {
     if ((error as { name?: unknown }).name === 'WaitForTransactionReceiptTimeoutError') return null;
     throw error;

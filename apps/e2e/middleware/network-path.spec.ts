@@ -3,7 +3,8 @@
  * reads its path the way Node's documentation shows (`new URL(req.url, base)`), a host "free" and
  * the path "/x". Such a target must be neither free nor opened by a token: it is priced at the
  * site's highest price. Real Express and Fastify servers whose pages read their path that way, the
- * real API. Pricing: /premium-article and everything else 0.01 (default), /cheap/* 0.001, /free/* 0.
+ * real API. Pricing: /premium-article and everything else 0.01 (default), /cheap/* and /blog/cheap/*
+ * 0.001, /free/* and /blog/free/* 0. A router mounted at /blog sees "/blog//free/x" as "//free/x".
  */
 
 import { crawlgateExpress } from '@crawlgate/middleware/express';
@@ -54,6 +55,8 @@ beforeAll(async () => {
     rules: [
       { path: '/cheap/*', price_usd: '0.001' },
       { path: '/free/*', price_usd: '0' },
+      { path: '/blog/cheap/*', price_usd: '0.001' },
+      { path: '/blog/free/*', price_usd: '0' },
     ],
   });
 }, 60_000);
@@ -103,6 +106,44 @@ describe.each(APPS)('$name, pages reading new URL(req.url, base)', (app) => {
     const withToken = { 'user-agent': GPTBOT, 'x-crawlgate-token': token };
     expect((await rawRequest(server, paid, withToken)).text).toBe(`content of ${paid}`);
     const answer = await rawRequest(server, `/${paid}`, withToken);
+    expect({ status: answer.status, content: answer.text.includes('content') }).toEqual({
+      status: 402,
+      content: false,
+    });
+  });
+});
+
+describe('Express, pages in a router mounted at /blog reading new URL(req.url, base)', () => {
+  let server: SiteServer;
+  beforeAll(async () => {
+    const app = express();
+    app.use(crawlgateExpress(site.options()));
+    const blog = express.Router();
+    blog.use((req, res) => void res.type('text/html').send(page(req.url)));
+    app.use('/blog', blog);
+    const listening = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listening.once('listening', resolve));
+    server = {
+      url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => listening.close(() => resolve())),
+    };
+  });
+  afterAll(() => server?.close());
+
+  it('charges "/blog//free/…": to the router, the page "/premium-article"', async () => {
+    const target = '/blog//free/premium-article';
+    expect((await rawRequest(server, target, { 'user-agent': BROWSER })).text).toBe('content of /premium-article');
+    const bot = await rawRequest(server, target, { 'user-agent': GPTBOT });
+    expect({ status: bot.status, content: bot.text.includes('content') }).toEqual({ status: 402, content: false });
+    expect((await rawRequest(server, '/blog/free/premium-article', { 'user-agent': GPTBOT })).status).toBe(200);
+  });
+
+  it('never opens "/blog//cheap/…" with the token bought for "/blog/cheap/…"', async () => {
+    const paid = '/blog/cheap/premium-article';
+    const token = await site.payThroughApi(json(await rawRequest(server, paid, { 'user-agent': GPTBOT })) as never);
+    const withToken = { 'user-agent': GPTBOT, 'x-crawlgate-token': token };
+    expect((await rawRequest(server, paid, withToken)).text).toBe('content of /cheap/premium-article');
+    const answer = await rawRequest(server, '/blog//cheap/premium-article', withToken);
     expect({ status: answer.status, content: answer.text.includes('content') }).toEqual({
       status: 402,
       content: false,

@@ -111,8 +111,16 @@ describe('readRoute', () => {
     },
   );
 
-  it.each(['//free/x', '//robots.txt', '//robots.txt?x', '///free/x', 'http://example.com//free/x'])(
-    'calls %s odd: new URL(target, base) reads "//free" as a host, the gate as a path',
+  it.each([
+    '//free/x',
+    '//robots.txt',
+    '//robots.txt?x',
+    '///free/x',
+    'http://example.com//free/x',
+    '/blog//free/x',
+    '/blog/x//',
+  ])(
+    'calls %s odd: new URL(target, base) reads "//free" as a host (a mounted router is handed "//free/x"), the gate as a path',
     (target) => {
       expect(readRoute(target).odd).toBe(true);
     },

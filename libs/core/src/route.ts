@@ -40,7 +40,7 @@ export interface Route {
   path: string;
   /** path, and the spellings a lenient router may take for the same route. */
   spellings: readonly string[];
-  /** Routers may read the target apart from the gate (a dot segment, a raw "\\", a leading "//", an odd absolute form): priced at the site's highest price, never free, never opened by a token. */
+  /** Routers may read the target apart from the gate (a dot segment, a raw "\\", a doubled "/", an odd absolute form): priced at the site's highest price, never free, never opened by a token. */
   odd: boolean;
 }
 
@@ -123,8 +123,9 @@ export function spelledRoute(target: string): Route {
     DOT_SEGMENT.test(path) ||
     raw.includes('\\') ||
     // "//free/x": a path to the gate ("/free/x"), a host "free" and the path "/x" to an app reading
-    // it as Node's documentation shows, new URL(req.url, base).
-    raw.startsWith('//') ||
+    // it as Node's documentation shows, new URL(req.url, base); "/blog//free/x" too, to a router
+    // mounted at /blog (it is handed "//free/x").
+    raw.includes('//') ||
     (!target.startsWith('/') && !plainOrigin(target));
   const spellings = new Set([path]);
   if (separated !== raw) spellings.add(requestPath(separated));

@@ -42,11 +42,13 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
 
   /**
    * A proxy to the site: `answer` may answer a request itself (true) instead of passing it on; `strip`
-   * names headers removed from every answer of the site. `resent`: the payment came a second time.
+   * names headers removed from every answer of the site; `lose` picks paying requests whose answer
+   * from the site is replaced by a 502 once the site gave it. `resent`: the payment came a second time.
    */
   async function startProxy(
     answer: (request: IncomingMessage, response: ServerResponse, paid: number) => boolean,
     strip: string[] = [],
+    lose: (paid: number) => boolean = () => false,
   ) {
     let paid = 0;
     let onResent = () => {};
@@ -54,8 +56,10 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
     const proxy = createServer((request, response) => {
       if (paying(request) && ++paid === 2) onResent();
       if (answer(request, response, paid)) return void request.resume();
+      const lost = paying(request) && lose(paid);
       const upstream = httpRequest(`${originUrl}${request.url}`, { method: request.method, headers: request.headers });
       upstream.on('response', (site) => {
+        if (lost) return void site.resume().on('end', () => response.writeHead(502).end('bad gateway'));
         const headers = { ...site.headers };
         for (const name of strip) delete headers[name];
         response.writeHead(site.statusCode ?? 502, headers);
@@ -179,4 +183,65 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
     },
     60_000,
   );
+
+  it('a 503 naming no gate (the site busy, nothing sent), then a refusal: held, not counted as spent', async () => {
+    // Nothing says this payment is on its way: the 402 that answers it sent again is a refusal.
+    const proxy = await startProxy((request, response, paid) => {
+      if (!paying(request) || paid !== 1) return false;
+      response.writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' });
+      response.end(JSON.stringify({ detail: 'The payment gate is busy; the payment was not sent now' }));
+      return true;
+    });
+    try {
+      const unconfirmed: UnconfirmedPaymentEvent['status'][] = [];
+      // A wallet with no USDC: the gate's API refuses the payment.
+      const agent = createAgent({
+        account: newWallet(),
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        networks: [{ network: 'local' as const, asset: slow.app.chain.usdc }],
+        rpcUrl: slow.app.chain.rpcUrl,
+        onUnconfirmedPayment: (event) => unconfirmed.push(event.status),
+      });
+      await expect(agent.fetch(`${proxy.url}/article/busy`, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow(
+        /insufficient|balance|refused/i,
+      );
+      expect(unconfirmed).toEqual(['held']);
+      expect(agent.spent()).toMatchObject({ payments: 0, usd: '0' });
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('a paid answer lost to a 502 that no gate answers for (x402 v1): the fetch resolves 502, and the payment is said unconfirmed', async () => {
+    // The site paid the v1 payment through a gate of its own; the 402's gate knows nothing of it.
+    const proxy = await startProxy(
+      () => false,
+      ['payment-required'],
+      (paid) => paid === 1,
+    );
+    try {
+      const events: PaymentEvent[] = [];
+      const unconfirmed: UnconfirmedPaymentEvent['status'][] = [];
+      const wallet = newWallet();
+      await fundUsdc(slow.app, wallet.address, '1');
+      const agent = createAgent({
+        account: wallet,
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        networks: [{ network: 'local' as const, asset: slow.app.chain.usdc }],
+        rpcUrl: slow.app.chain.rpcUrl,
+        onPayment: (event) => events.push(event),
+        onUnconfirmedPayment: (event) => unconfirmed.push(event.status),
+      });
+      const before = (await transfersTo(slow.app, slow.payTo)).length;
+      const page = await agent.fetch(`${proxy.url}/article/lost-v1`, { headers: { 'user-agent': GPTBOT } });
+      expect(page.status).toBe(502);
+      expect((await transfersTo(slow.app, slow.payTo)).length - before).toBe(1);
+      expect({ events: events.length, unconfirmed }).toEqual({ events: 0, unconfirmed: ['unknown'] });
+      expect(agent.spent()).toMatchObject({ payments: 1, usd: '0.01' });
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });

@@ -57,6 +57,7 @@ import { untilAborted } from './abort';
 import { TokenCache } from './token-cache';
 import {
   gateOfPendingAnswer,
+  namesGate,
   isUnanswered,
   PaymentsInDoubt,
   type UnconfirmedAuthorization,
@@ -104,8 +105,9 @@ export interface AgentOptions {
   onPayment?: (payment: PaymentEvent) => void;
   /**
    * Called when an exact payment left the agent and the fetch fails with no payment confirmed:
-   * the site refused it but holds the signed authorization, or the answer never came. In the
-   * async context of the fetch that paid (as onPayment), before that fetch rejects.
+   * the site refused it but holds the signed authorization, or the answer never came; or when the
+   * fetch resolves with a failure (a 5xx, 408 or 429) that no gate's API answers a token for. In
+   * the async context of the fetch that paid (as onPayment), before that fetch settles.
    */
   onUnconfirmedPayment?: (payment: UnconfirmedPaymentEvent) => void;
   fetch?: typeof fetch;
@@ -519,10 +521,14 @@ export function createAgent(options: AgentOptions): Agent {
         answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
         attempt++
       ) {
-        // The gate that took the payment is asked about it: a v1 payment names none, and the site
-        // paid it through a gate of its own, which its answer names (sent again, it meets a new one).
-        if (!pending && doubt) doubt.verifyUrl = gateOfPendingAnswer(await jsonOf(answer), doubt.verifyUrl);
-        pending = true;
+        // Pending: the answer names the gate that took the payment (a 503 naming none, a busy site,
+        // says nothing was sent). That gate is the one asked about it: a v1 payment names none, and
+        // the site paid it through a gate of its own (sent again, it meets a new one).
+        const named = await jsonOf(answer);
+        if (!pending && namesGate(named)) {
+          pending = true;
+          if (doubt) doubt.verifyUrl = gateOfPendingAnswer(named, doubt.verifyUrl);
+        }
         await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
         ({ answer, response } = await retry({ [name]: value }));
       }
@@ -585,7 +591,10 @@ export function createAgent(options: AgentOptions): Agent {
       // of the gate's API, which settles it at most once), the page is read again instead of paid
       // again. Without one, nothing says it was paid or refused: not reported, and still in doubt.
       token ??= doubt ? await tokenOfPayment(url, doubt.verifyUrl, value) : undefined;
-      if (!token) return { response, token, answered: false };
+      if (!token) {
+        reportUnconfirmed(url, offer, 'unknown');
+        return { response, token, answered: false };
+      }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
       return { response: await readWithToken(token, [name, value], retry), token, answered: true };
     }

@@ -1,4 +1,4 @@
-import { gateOfPendingAnswer, isUnanswered, PaymentsInDoubt } from './payments-in-doubt';
+import { gateOfPendingAnswer, isUnanswered, namesGate, PaymentsInDoubt } from './payments-in-doubt';
 
 describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
@@ -54,4 +54,19 @@ describe('gateOfPendingAnswer', () => {
   ])('keeps the offered gate for %s', (_, body) => {
     expect(gateOfPendingAnswer(body, offered)).toBe(offered);
   });
+});
+
+describe('namesGate', () => {
+  it('is true for a pending answer naming its gate', () => {
+    expect(namesGate({ detail: 'pending', gate_id: 'g1', verify_url: 'https://api.example/v1/gates/g1/verify' })).toBe(
+      true,
+    );
+  });
+
+  it.each([undefined, null, 'text', {}, { detail: 'busy' }, { gate_id: '' }, { gate_id: 7 }])(
+    'is false for %p',
+    (body) => {
+      expect(namesGate(body)).toBe(false);
+    },
+  );
 });

@@ -57,6 +57,15 @@ export function isUnanswered(status: number): boolean {
 }
 
 /**
+ * Whether a site's 503 says the payment is on its way: Crawlgate's "pending" names the gate that
+ * took it. A 503 naming none (a busy or unloaded gate) says nothing was sent.
+ */
+export function namesGate(body: unknown): boolean {
+  const gateId = (body as { gate_id?: unknown } | null | undefined)?.gate_id;
+  return typeof gateId === 'string' && gateId !== '';
+}
+
+/**
  * The verify_url a site's "pending" answer names (the gate that took the payment: a v1 payment names
  * none, and the site pays it through a gate of its own) when it is a gate of the same API as the
  * `offered` one; otherwise `offered`. A site cannot send the agent's questions anywhere else.

@@ -57,6 +57,8 @@ export interface RateLimitDoc {
   per: 'ip' | 'credential' | 'gate' | 'visitor' | 'wallet';
   /** A second limit in the same window per client IP, across every credential it names. */
   per_client?: number;
+  /** A second limit in the same window per credential (per IP without one), across every bucket above. */
+  per_credential?: number;
 }
 
 export interface StandardAnswersOptions {
@@ -134,7 +136,10 @@ function documentOperation(
     add(429, {
       description:
         `Rate limited: more than ${documented.limit} requests in ${documented.window_seconds} s ${PER[documented.per]}` +
-        (documented.per_client ? `, or more than ${documented.per_client} per client IP across them` : ''),
+        (documented.per_client ? `, or more than ${documented.per_client} per client IP across them` : '') +
+        (documented.per_credential
+          ? `, or more than ${documented.per_credential} per credential across them (${options.defaultRateLimit.limit} per IP address without one)`
+          : ''),
       headers: {
         'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
       },

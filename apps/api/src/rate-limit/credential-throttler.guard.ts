@@ -13,7 +13,7 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { WALLET_ROUTES_PER_CLIENT } from './limits';
+import { DEFAULT_LIMIT, PER_CREDENTIAL_LIMIT, WALLET_ROUTES_PER_CLIENT } from './limits';
 import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
@@ -39,26 +39,43 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
     if (kind) {
       const request = context.switchToHttp().getRequest<AuthedRequest>();
       const subject = await credentialSubject(this.db, request, kind);
-      if (kind !== 'wallet') setCredentialSubject(request, subject);
-      else {
+      if (kind !== 'wallet') {
+        setCredentialSubject(request, subject);
+        const perCredential = this.reflector.get<typeof DEFAULT_LIMIT | undefined>(
+          PER_CREDENTIAL_LIMIT,
+          context.getHandler(),
+        );
+        if (perCredential)
+          await this.countAcross(
+            context,
+            `${context.getClass().name}-${context.getHandler().name}-credential`,
+            subject ?? (await trackByIp(request)),
+            subject ? perCredential : DEFAULT_LIMIT,
+          );
+      } else {
         // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
         // requests naming it from elsewhere never hold its owner off.
         const client = await trackByIp(request);
         setCredentialSubject(request, subject && `${subject}/${client}`);
-        await this.countWalletRoutesPerClient(context, client);
+        await this.countAcross(context, WALLET_ROUTES_KEY, client, WALLET_ROUTES_PER_CLIENT);
       }
     }
     return super.canActivate(context);
   }
 
   /**
-   * One bucket per client IP across every wallet route and address (WALLET_ROUTES_PER_CLIENT); 429
-   * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the address's bucket,
+   * A bucket across a route's finer ones (WALLET_ROUTES_PER_CLIENT per client IP across every
+   * wallet route and address; PER_CREDENTIAL_LIMIT per credential across a route's visitors); 429
+   * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the finer bucket,
    * the one the spec names, on its 429s too.
    */
-  private async countWalletRoutesPerClient(context: ExecutionContext, tracker: string): Promise<void> {
-    const { limit, ttl } = WALLET_ROUTES_PER_CLIENT;
-    const key = `${WALLET_ROUTES_KEY}-${tracker}`;
+  private async countAcross(
+    context: ExecutionContext,
+    prefix: string,
+    tracker: string,
+    { limit, ttl }: { limit: number; ttl: number },
+  ): Promise<void> {
+    const key = `${prefix}-${tracker}`;
     const hits = await this.storageService.increment(key, ttl, limit, ttl, 'default');
     if (!hits.isBlocked) return;
     this.setResponseHeader(this.getRequestResponse(context).res, 'Retry-After', hits.timeToBlockExpire);

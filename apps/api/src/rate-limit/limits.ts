@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { SkipThrottle, Throttle } from '@nestjs/throttler';
 import { RATE_LIMIT_EXTENSION, type RateLimitDoc } from '../openapi/standard-answers';
@@ -25,8 +25,28 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 /** For routes whose guard checks the site token: counted per site, as any route per its credential. */
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
-/** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential. */
-export const LimitPerSignInVisitor = limitPer('visitor', trackBySignInVisitor);
+/**
+ * Sign-ins per site token across every visitor and wallet they name. Each visitor's bucket
+ * (LimitPerSignInVisitor) is named by the middleware and the proof, so a token's holder could name
+ * new ones without end, each failed proof a chain call (a smart wallet's signature check). A
+ * request whose site token does not authenticate counts against its IP, at DEFAULT_LIMIT.
+ */
+export const SIGN_INS_PER_SITE = { limit: 1_000, ttl: MINUTE };
+/** Metadata: a second limit per credential across the route's finer buckets (CredentialThrottlerGuard counts it). */
+export const PER_CREDENTIAL_LIMIT = 'crawlgate:per-credential-limit';
+
+/** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential; SIGN_INS_PER_SITE across them. */
+export const LimitPerSignInVisitor = (limit: number) =>
+  applyDecorators(
+    Throttle({ default: { limit, ttl: MINUTE, getTracker: trackBySignInVisitor } }),
+    SetMetadata(PER_CREDENTIAL_LIMIT, SIGN_INS_PER_SITE),
+    ApiExtension(RATE_LIMIT_EXTENSION, {
+      limit,
+      window_seconds: MINUTE / 1000,
+      per: 'visitor',
+      per_credential: SIGN_INS_PER_SITE.limit,
+    } satisfies RateLimitDoc),
+  );
 /**
  * X-Confirm-Password checks per publisher, right or wrong, whatever key or address asks: the
  * password guards the payout address against a leaked API key, so that key must not also be a

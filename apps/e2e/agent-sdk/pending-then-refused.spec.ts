@@ -43,12 +43,13 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
   /**
    * A proxy to the site: `answer` may answer a request itself (true) instead of passing it on; `strip`
    * names headers removed from every answer of the site; `lose` picks paying requests whose answer
-   * from the site is replaced by a 502 once the site gave it. `resent`: the payment came a second time.
+   * from the site is replaced by another once the site gave it (a 502, or what `lose` returns).
+   * `resent`: the payment came a second time.
    */
   async function startProxy(
     answer: (request: IncomingMessage, response: ServerResponse, paid: number) => boolean,
     strip: string[] = [],
-    lose: (paid: number) => boolean = () => false,
+    lose: (paid: number) => boolean | { status: number; headers: Record<string, string>; body: string } = () => false,
   ) {
     let paid = 0;
     let onResent = () => {};
@@ -59,7 +60,12 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
       const lost = paying(request) && lose(paid);
       const upstream = httpRequest(`${originUrl}${request.url}`, { method: request.method, headers: request.headers });
       upstream.on('response', (site) => {
-        if (lost) return void site.resume().on('end', () => response.writeHead(502).end('bad gateway'));
+        if (lost) {
+          const instead = lost === true ? { status: 502, headers: {}, body: 'bad gateway' } : lost;
+          return void site
+            .resume()
+            .on('end', () => response.writeHead(instead.status, instead.headers).end(instead.body));
+        }
         const headers = { ...site.headers };
         for (const name of strip) delete headers[name];
         response.writeHead(site.statusCode ?? 502, headers);
@@ -80,16 +86,9 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
     };
   }
 
-  /**
-   * The first fetch of `page` through the proxy, its payment held in the mempool (answered "pending")
-   * until the proxy changed the answer to its resend; then the page fetched again. Returns what the
-   * test checks.
-   */
-  async function payThenFetchAgain(proxy: { url: string; resent: Promise<void> }, page: string) {
-    const proxyUrl = proxy.url;
-    const chain = devTestClient(slow.app.chain.rpcUrl);
-    const wallet = newWallet();
-    await fundUsdc(slow.app, wallet.address, '1');
+  /** An agent paying the slow site's USDC with `wallet` (funded with 1 USDC unless `funded` is false), and what it reports. */
+  async function watchedAgent(wallet = newWallet(), funded = true) {
+    if (funded) await fundUsdc(slow.app, wallet.address, '1');
     const events: PaymentEvent[] = [];
     const unconfirmed: UnconfirmedPaymentEvent['status'][] = [];
     const agent = createAgent({
@@ -102,6 +101,18 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
       onPayment: (event) => events.push(event),
       onUnconfirmedPayment: (event) => unconfirmed.push(event.status),
     });
+    return { agent, events, unconfirmed };
+  }
+
+  /**
+   * The first fetch of `page` through the proxy, its payment held in the mempool (answered "pending")
+   * until the proxy changed the answer to its resend; then the page fetched again. Returns what the
+   * test checks.
+   */
+  async function payThenFetchAgain(proxy: { url: string; resent: Promise<void> }, page: string) {
+    const proxyUrl = proxy.url;
+    const chain = devTestClient(slow.app.chain.rpcUrl);
+    const { agent, events, unconfirmed } = await watchedAgent();
     const before = (await transfersTo(slow.app, slow.payTo)).length;
     await chain.setAutomine(false);
     // Mined once the changed answer is on its way: the gate's API confirms the payment while the agent asks it.
@@ -184,25 +195,19 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
     60_000,
   );
 
-  it('a 503 naming no gate (the site busy, nothing sent), then a refusal: held, not counted as spent', async () => {
+  it('a 503 saying it took nothing (charged: false, a busy gate), then a refusal: held, not counted as spent', async () => {
     // Nothing says this payment is on its way: the 402 that answers it sent again is a refusal.
     const proxy = await startProxy((request, response, paid) => {
       if (!paying(request) || paid !== 1) return false;
       response.writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' });
-      response.end(JSON.stringify({ detail: 'The payment gate is busy; the payment was not sent now' }));
+      response.end(
+        JSON.stringify({ detail: 'The payment gate is busy; the payment was not sent now', charged: false }),
+      );
       return true;
     });
     try {
-      const unconfirmed: UnconfirmedPaymentEvent['status'][] = [];
       // A wallet with no USDC: the gate's API refuses the payment.
-      const agent = createAgent({
-        account: newWallet(),
-        maxPriceUsd: '0.05',
-        budgetUsd: '1',
-        networks: [{ network: 'local' as const, asset: slow.app.chain.usdc }],
-        rpcUrl: slow.app.chain.rpcUrl,
-        onUnconfirmedPayment: (event) => unconfirmed.push(event.status),
-      });
+      const { agent, unconfirmed } = await watchedAgent(newWallet(), false);
       await expect(agent.fetch(`${proxy.url}/article/busy`, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow(
         /insufficient|balance|refused/i,
       );
@@ -221,24 +226,41 @@ describe('@crawlgate/agent: a payment answered "pending", then something else', 
       (paid) => paid === 1,
     );
     try {
-      const events: PaymentEvent[] = [];
-      const unconfirmed: UnconfirmedPaymentEvent['status'][] = [];
-      const wallet = newWallet();
-      await fundUsdc(slow.app, wallet.address, '1');
-      const agent = createAgent({
-        account: wallet,
-        maxPriceUsd: '0.05',
-        budgetUsd: '1',
-        networks: [{ network: 'local' as const, asset: slow.app.chain.usdc }],
-        rpcUrl: slow.app.chain.rpcUrl,
-        onPayment: (event) => events.push(event),
-        onUnconfirmedPayment: (event) => unconfirmed.push(event.status),
-      });
+      const { agent, events, unconfirmed } = await watchedAgent();
       const before = (await transfersTo(slow.app, slow.payTo)).length;
       const page = await agent.fetch(`${proxy.url}/article/lost-v1`, { headers: { 'user-agent': GPTBOT } });
       expect(page.status).toBe(502);
       expect((await transfersTo(slow.app, slow.payTo)).length - before).toBe(1);
       expect({ events: events.length, unconfirmed }).toEqual({ events: 0, unconfirmed: ['unknown'] });
+      expect(agent.spent()).toMatchObject({ payments: 1, usd: '0.01' });
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('a load balancer’s 503 that replaced the paid answer (x402 v1), then the middleware’s 402 to the resend: never paid twice', async () => {
+    // The site settled the payment; its answer was lost to a 503 page. Sent again, the v1 payment meets a
+    // fresh gate, whose API answer (already settled elsewhere) the middleware gives as a 402.
+    const proxy = await startProxy(
+      () => false,
+      ['payment-required'],
+      (paid) =>
+        paid === 1 && {
+          status: 503,
+          headers: { 'retry-after': '1', 'content-type': 'text/html' },
+          body: '<html><body>503 Service Temporarily Unavailable</body></html>',
+        },
+    );
+    try {
+      const { agent, unconfirmed } = await watchedAgent();
+      const before = (await transfersTo(slow.app, slow.payTo)).length;
+      const url = `${proxy.url}/article/behind-a-balancer`;
+      await expect(agent.fetch(url, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow();
+      expect((await transfersTo(slow.app, slow.payTo)).length - before).toBe(1);
+      // The next fetch asks about it and pays nothing while nothing says what became of it.
+      await expect(agent.fetch(url, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow(/payment_unconfirmed/);
+      expect((await transfersTo(slow.app, slow.payTo)).length - before).toBe(1);
+      expect(unconfirmed).toEqual(['unknown']);
       expect(agent.spent()).toMatchObject({ payments: 1, usd: '0.01' });
     } finally {
       await proxy.close();

@@ -14,6 +14,7 @@ import {
   WALLET_PROOF_HEADER,
   WALLET_PROOF_MAX_SECONDS,
   X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_REASONS,
   type AgentPaymentPage,
   type AgentProfile,
   type Hex,
@@ -57,9 +58,9 @@ import { untilAborted } from './abort';
 import { TokenCache } from './token-cache';
 import {
   gateOfPendingAnswer,
-  namesGate,
   isUnanswered,
   PaymentsInDoubt,
+  tookNothing,
   type UnconfirmedAuthorization,
   type UnprovenTransfer,
 } from './payments-in-doubt';
@@ -521,13 +522,14 @@ export function createAgent(options: AgentOptions): Agent {
         answer.status === 503 && answer.headers.has('retry-after') && attempt < PENDING_RETRIES;
         attempt++
       ) {
-        // Pending: the answer names the gate that took the payment (a 503 naming none, a busy site,
-        // says nothing was sent). That gate is the one asked about it: a v1 payment names none, and
-        // the site paid it through a gate of its own (sent again, it meets a new one).
-        const named = await jsonOf(answer);
-        if (!pending && namesGate(named)) {
+        // Pending, unless the site says it took nothing (a busy gate): a load balancer's 503 may
+        // have replaced the paid answer. The gate a pending answer names is the one asked about
+        // it: a v1 payment names none, and the site paid it through a gate of its own (sent
+        // again, it meets a new one).
+        const said = await jsonOf(answer);
+        if (!pending && !tookNothing(said)) {
           pending = true;
-          if (doubt) doubt.verifyUrl = gateOfPendingAnswer(named, doubt.verifyUrl);
+          if (doubt) doubt.verifyUrl = gateOfPendingAnswer(said, doubt.verifyUrl);
         }
         await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
         ({ answer, response } = await retry({ [name]: value }));
@@ -550,7 +552,7 @@ export function createAgent(options: AgentOptions): Agent {
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
-    if (pending && doubt && !token && settlement?.success !== true && !answer.ok) {
+    if (pending && doubt && !token && settlement?.success !== true && !answer.ok && answer.status !== 503) {
       if (response !== answer) await response.body?.cancel().catch(() => undefined);
       await answer.body?.cancel().catch(() => undefined);
       const unsaid = new PaymentFailedError(
@@ -564,7 +566,9 @@ export function createAgent(options: AgentOptions): Agent {
       };
     }
     if (answer.status === 402 || settlement?.success === false) {
-      mark('held', value);
+      // Already settled, by this gate or another (a v1 payment sent again meets a fresh gate): not
+      // refused. Kept in doubt: the next fetch of the page asks about it rather than pay again.
+      if (settlement?.errorReason !== X402_REASONS.duplicate_settlement) mark('held', value);
       if (response !== answer) await response.body?.cancel().catch(() => undefined);
       const refusal = refusalOf(await jsonOf(answer));
       throw new PaymentFailedError(

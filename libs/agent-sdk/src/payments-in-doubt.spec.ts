@@ -1,4 +1,4 @@
-import { gateOfPendingAnswer, isUnanswered, namesGate, PaymentsInDoubt } from './payments-in-doubt';
+import { gateOfPendingAnswer, isUnanswered, PaymentsInDoubt, tookNothing } from './payments-in-doubt';
 
 describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
@@ -56,17 +56,21 @@ describe('gateOfPendingAnswer', () => {
   });
 });
 
-describe('namesGate', () => {
-  it('is true for a pending answer naming its gate', () => {
-    expect(namesGate({ detail: 'pending', gate_id: 'g1', verify_url: 'https://api.example/v1/gates/g1/verify' })).toBe(
-      true,
-    );
+describe('tookNothing', () => {
+  it('is true for the middleware’s 503 that took nothing', () => {
+    expect(tookNothing({ detail: 'The payment gate is busy', charged: false })).toBe(true);
   });
 
-  it.each([undefined, null, 'text', {}, { detail: 'busy' }, { gate_id: '' }, { gate_id: 7 }])(
-    'is false for %p',
-    (body) => {
-      expect(namesGate(body)).toBe(false);
-    },
-  );
+  it.each([
+    undefined,
+    null,
+    '<html>503 Service Unavailable</html>',
+    {},
+    { detail: 'pending', gate_id: 'g1' },
+    { charged: 'false' },
+    { charged: 0 },
+    { charged: true },
+  ])('is false for %p', (body) => {
+    expect(tookNothing(body)).toBe(false);
+  });
 });

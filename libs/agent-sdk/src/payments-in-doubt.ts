@@ -57,12 +57,12 @@ export function isUnanswered(status: number): boolean {
 }
 
 /**
- * Whether a site's 503 says the payment is on its way: Crawlgate's "pending" names the gate that
- * took it. A 503 naming none (a busy or unloaded gate) says nothing was sent.
+ * Whether a site's 503 to a payment says it took nothing (the middleware's GateNotCharging: its
+ * gate busy or not loaded). Any other 503 (the middleware's "pending", a load balancer's error
+ * page that replaced the paid answer) may follow a settlement.
  */
-export function namesGate(body: unknown): boolean {
-  const gateId = (body as { gate_id?: unknown } | null | undefined)?.gate_id;
-  return typeof gateId === 'string' && gateId !== '';
+export function tookNothing(body: unknown): boolean {
+  return (body as { charged?: unknown } | null | undefined)?.charged === false;
 }
 
 /**

@@ -116,6 +116,16 @@ export interface VoucherCorrection extends PaymentRejection {
   voucher_state?: VoucherStateView;
 }
 
+/**
+ * The middleware's 503 that took nothing (its gate busy or not loaded, the site without a payout
+ * address): `charged: false` tells a payer that a payment it sent was not sent on. Any other 503 to
+ * a payment (a load balancer's, the middleware's "settlement pending") may follow its settlement.
+ */
+export interface GateNotCharging {
+  detail: string;
+  charged: false;
+}
+
 /** 202 of POST /v1/gates/{id}/verify: sent to the chain, not confirmed yet; the same proof for the same gate again gets the final answer. */
 export interface PendingPayment {
   status: 'settlement_pending';

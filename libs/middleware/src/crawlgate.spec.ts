@@ -808,7 +808,8 @@ describe('createCrawlgate', () => {
       const { fake, handle, warnings } = setup({ refreshMs: 20 });
       fake.setSite({ pay_to: null });
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(respond(await handle('/post/1')).status).toBe(503);
+      const answer = respond(await handle('/post/1'));
+      expect([answer.status, answer.json.charged]).toEqual([503, false]);
       expect(warnings.join()).toMatch(/no payout address/);
     });
   });
@@ -1161,6 +1162,8 @@ describe('API calls a crawler can start (payments and sign-ins), held by a slow 
     expect(past.status).toBe(503);
     expect(past.headers['retry-after']).toBeDefined();
     expect(past.json.detail).toMatch(/nothing was charged/);
+    // Said in a field a payer reads (GateNotCharging): this request sent nothing on.
+    expect(past.json.charged).toBe(false);
     // No failed settlement either: an earlier send of this very payment may be settling (a pending
     // answer resent into a full queue), and a payer told it failed would forget it and pay again.
     expect(past.headers['x-payment-response']).toBeUndefined();

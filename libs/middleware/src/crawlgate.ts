@@ -43,6 +43,7 @@ import {
   UNLISTED_AGENT,
   type RoutingOptions,
   type CrawlerAction,
+  type GateNotCharging,
   type GateOffer,
   type ChannelCorrection,
   type PaidGate,
@@ -466,7 +467,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       );
     if (!hasPayTo(terms)) {
       warn('the site cannot charge yet: its publisher has no payout address; answering 503 to bots that must pay');
-      return respondJson(503, { detail: 'This site cannot take payments yet; retry later' }, { 'retry-after': '60' });
+      return notCharging('This site cannot take payments yet; retry later', 60);
     }
     // With no secret that verifies, the tokens of payments taken here could not open pages here: none are taken.
     const { signing } = live(terms.offer);
@@ -648,11 +649,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       busySaidAt = Date.now();
       warn(`${maxApiCalls} API calls in flight (maxApiCallsInFlight): payments past them are answered 503, not sent`);
     }
-    return respondJson(
-      503,
-      { detail: 'The payment gate is busy; the payment was not sent now and nothing was charged for it; retry later' },
-      { 'retry-after': '5' },
+    return notCharging(
+      'The payment gate is busy; the payment was not sent now and nothing was charged for it; retry later',
+      5,
     );
+  }
+
+  /** 503 that took nothing: a payment sent with the request went no further (GateNotCharging). */
+  function notCharging(detail: string, retryAfterSeconds: number): Decision {
+    return respondJson(503, { detail, charged: false } satisfies GateNotCharging, {
+      'retry-after': String(retryAfterSeconds),
+    });
   }
 
   /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */
@@ -708,8 +715,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   }
 
   function notLoaded(): Decision {
-    const unavailable = () =>
-      respondJson(503, { detail: 'The payment gate is unavailable; retry later' }, { 'retry-after': '30' });
+    const unavailable = () => notCharging('The payment gate is unavailable; retry later', 30);
     // failMode is for a start with the API out of reach; terms that lapsed since were the site's, and may be wrong now.
     if (site.lapsed()) {
       warn(`the site's terms have not been refreshed for ${MAX_TERMS_AGE_MS / 60_000} minutes: answering 503`);

@@ -57,8 +57,6 @@ export interface RateLimitDoc {
   per: 'ip' | 'credential' | 'gate' | 'visitor' | 'wallet';
   /** A second limit in the same window per client IP, across every credential it names. */
   per_client?: number;
-  /** A second limit in the same window per credential (per IP without one), across every bucket above. */
-  per_credential?: number;
 }
 
 export interface StandardAnswersOptions {
@@ -76,7 +74,8 @@ const PER: Record<RateLimitDoc['per'], string> = {
   ip: 'per IP address',
   credential: 'per credential (per IP address without one)',
   gate: 'per gate',
-  visitor: 'per wallet the proof names and visitor the middleware names (client_ip), per credential',
+  visitor:
+    'per wallet the proof names and visitor the middleware names (client_ip), per credential (per IP address without a valid one)',
   wallet: 'per wallet address and client IP (an address proves nothing)',
 };
 
@@ -136,10 +135,7 @@ function documentOperation(
     add(429, {
       description:
         `Rate limited: more than ${documented.limit} requests in ${documented.window_seconds} s ${PER[documented.per]}` +
-        (documented.per_client ? `, or more than ${documented.per_client} per client IP across them` : '') +
-        (documented.per_credential
-          ? `, or more than ${documented.per_credential} per credential across them (${options.defaultRateLimit.limit} per IP address without one)`
-          : ''),
+        (documented.per_client ? `, or more than ${documented.per_client} per client IP across them` : ''),
       headers: {
         'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
       },

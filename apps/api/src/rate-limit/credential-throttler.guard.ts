@@ -13,7 +13,7 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { DEFAULT_LIMIT, PER_CREDENTIAL_LIMIT, WALLET_ROUTES_PER_CLIENT } from './limits';
+import { DEFAULT_LIMIT, UNAUTHENTICATED_PER_IP, WALLET_ROUTES_PER_CLIENT } from './limits';
 import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
@@ -41,16 +41,12 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
       const subject = await credentialSubject(this.db, request, kind);
       if (kind !== 'wallet') {
         setCredentialSubject(request, subject);
-        const perCredential = this.reflector.get<typeof DEFAULT_LIMIT | undefined>(
-          PER_CREDENTIAL_LIMIT,
-          context.getHandler(),
-        );
-        if (perCredential)
+        if (!subject && this.reflector.get<boolean | undefined>(UNAUTHENTICATED_PER_IP, context.getHandler()))
           await this.countAcross(
             context,
-            `${context.getClass().name}-${context.getHandler().name}-credential`,
-            subject ?? (await trackByIp(request)),
-            subject ? perCredential : DEFAULT_LIMIT,
+            `${context.getClass().name}-${context.getHandler().name}-unauthenticated`,
+            await trackByIp(request),
+            DEFAULT_LIMIT,
           );
       } else {
         // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
@@ -65,7 +61,7 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
 
   /**
    * A bucket across a route's finer ones (WALLET_ROUTES_PER_CLIENT per client IP across every
-   * wallet route and address; PER_CREDENTIAL_LIMIT per credential across a route's visitors); 429
+   * wallet route and address; UNAUTHENTICATED_PER_IP across a route's visitors); 429
    * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the finer bucket,
    * the one the spec names, on its 429s too.
    */

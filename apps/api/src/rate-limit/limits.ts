@@ -26,26 +26,26 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
 /**
- * Sign-ins per site token across every visitor and wallet they name. Each visitor's bucket
- * (LimitPerSignInVisitor) is named by the middleware and the proof, so a token's holder could name
- * new ones without end, each failed proof a chain call (a smart wallet's signature check). A
- * request whose site token does not authenticate counts against its IP, at DEFAULT_LIMIT.
+ * Sign-ins that ask the chain, per site: a smart wallet's signature, or one that does not hold.
+ * Each visitor's bucket (LimitPerSignInVisitor) is named by the middleware and the proof, so
+ * without this a site token's holder, or strangers through the site's middleware, could make chain
+ * calls without end. Counted only there: a payer's own EOA signature never asks the chain, so
+ * strangers' sign-ins never hold it off.
  */
-export const SIGN_INS_PER_SITE = { limit: 1_000, ttl: MINUTE };
-/** Metadata: a second limit per credential across the route's finer buckets (CredentialThrottlerGuard counts it). */
-export const PER_CREDENTIAL_LIMIT = 'crawlgate:per-credential-limit';
+export const SIGN_IN_CHAIN_CHECKS_PER_SITE = { limit: 100, ttl: MINUTE };
+/**
+ * Metadata: the route's buckets are finer than its credential (named by the caller), so a request
+ * whose credential does not authenticate also counts against its IP, at DEFAULT_LIMIT, as it
+ * does on every other route (CredentialThrottlerGuard counts it).
+ */
+export const UNAUTHENTICATED_PER_IP = 'crawlgate:unauthenticated-per-ip';
 
-/** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential; SIGN_INS_PER_SITE across them. */
+/** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential. */
 export const LimitPerSignInVisitor = (limit: number) =>
   applyDecorators(
     Throttle({ default: { limit, ttl: MINUTE, getTracker: trackBySignInVisitor } }),
-    SetMetadata(PER_CREDENTIAL_LIMIT, SIGN_INS_PER_SITE),
-    ApiExtension(RATE_LIMIT_EXTENSION, {
-      limit,
-      window_seconds: MINUTE / 1000,
-      per: 'visitor',
-      per_credential: SIGN_INS_PER_SITE.limit,
-    } satisfies RateLimitDoc),
+    SetMetadata(UNAUTHENTICATED_PER_IP, true),
+    ApiExtension(RATE_LIMIT_EXTENSION, { limit, window_seconds: MINUTE / 1000, per: 'visitor' } satisfies RateLimitDoc),
   );
 /**
  * X-Confirm-Password checks per publisher, right or wrong, whatever key or address asks: the

@@ -8,7 +8,11 @@ import type { Site } from '../generated/prisma/client';
 import { SiwxAccessDto, SiwxAccessView } from './siwx.dto';
 import { SiwxService } from './siwx.service';
 
-/** Rate limit: 100 per minute per wallet a proof names and visitor (client_ip), per site token: proofs of strangers never hold a payer off. */
+/**
+ * Rate limit: 100 per minute per wallet a proof names and visitor (client_ip), per site token: proofs
+ * of strangers never hold a payer off. Signatures the chain must check (a smart wallet's, or one
+ * that does not hold): 100 a minute per site (SIGN_IN_CHAIN_CHECKS_PER_SITE), then 429.
+ */
 @ApiTags('access tokens')
 @Controller('access-tokens')
 export class SiwxController {

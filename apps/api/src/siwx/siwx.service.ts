@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import { readSiwxProof, verifySiwxNonce, type SiwxAccess, type SiwxChallengeTerms } from '@crawlgate/core';
 import { getAddress } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
@@ -7,6 +8,7 @@ import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
+import { SIGN_IN_CHAIN_CHECKS_PER_SITE } from '../rate-limit/limits';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
@@ -25,6 +27,7 @@ export class SiwxService {
     private readonly store: SiwxStore,
     private readonly secrets: SiteSecretsService,
     private readonly tokens: AccessTokenService,
+    @InjectThrottlerStorage() private readonly buckets: ThrottlerStorage,
   ) {}
 
   async reaccess(site: Site, header: string, path: string, now = new Date()): Promise<SiwxAccess> {
@@ -74,7 +77,7 @@ export class SiwxService {
         'This wallet has no payment for this path on this site whose access token is still valid',
       );
     }
-    const signed = await this.signedBy(terms, address, proof.signature);
+    const signed = await this.signedBy(terms, address, proof.signature, site.id);
     if (signed === 'unchecked')
       throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
     if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
@@ -100,6 +103,7 @@ export class SiwxService {
     terms: SiwxChallengeTerms,
     address: `0x${string}`,
     signature: `0x${string}`,
+    siteId: string,
   ): Promise<boolean | 'unchecked'> {
     let message: string;
     try {
@@ -107,6 +111,19 @@ export class SiwxService {
     } catch {
       return false; // a path or domain EIP-4361 cannot carry: no proof can be for it
     }
-    return signedMessageBy(this.chain, { address, message, signature });
+    return signedMessageBy(this.chain, { address, message, signature }, () => this.countChainCheck(siteId));
+  }
+
+  /** One more of this site's sign-ins asked of the chain (SIGN_IN_CHAIN_CHECKS_PER_SITE); 429 once they are spent. */
+  private async countChainCheck(siteId: string): Promise<void> {
+    const { limit, ttl } = SIGN_IN_CHAIN_CHECKS_PER_SITE;
+    const hits = await this.buckets.increment(`SiwxChainChecks-site:${siteId}`, ttl, limit, ttl, 'default');
+    if (hits.isBlocked)
+      throw new ApiError(
+        429,
+        `More than ${limit} sign-ins a minute on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
+        {},
+        { 'retry-after': String(hits.timeToBlockExpire) },
+      );
   }
 }

@@ -4,8 +4,13 @@
  * the local chain. Pricing: /premium/* 0.5, everything else 0.001.
  */
 
+import middie from '@fastify/middie';
+import { Controller, Get, Module, Param } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import express from 'express';
 import Fastify from 'fastify';
+import { CrawlgateModule } from '@crawlgate/middleware/nest';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
 import { crawlgateHono } from '@crawlgate/middleware/hono';
@@ -14,7 +19,7 @@ import { Hono } from 'hono';
 import type { Server } from 'node:http';
 import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { rawRequest } from './support/raw-request';
-import { listening, type SiteServer } from './support/site-servers';
+import { listening, listenNest, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 const servers: SiteServer[] = [];
@@ -44,14 +49,39 @@ async function expressWithLocalePrefix(): Promise<SiteServer> {
   return server;
 }
 
-async function fastifyWithRewriteUrl(): Promise<SiteServer> {
+/** Fastify serving /premium/<id> as /render/<id>; `withMiddie`: Express-style middleware registered first (@fastify/middie). */
+async function fastifyWithRewriteUrl(withMiddie = false): Promise<SiteServer> {
   const app = Fastify({ rewriteUrl: (request) => (request.url ?? '/').replace(/^\/premium\//, '/render/') });
+  if (withMiddie) {
+    await app.register(middie);
+    app.use((_req: unknown, _res: unknown, next: () => void) => next());
+  }
   await app.register(crawlgateFastify, site.options());
   app.get('/render/:id', async (request, reply) =>
     reply.type('text/html').send(premium((request.params as { id: string }).id)),
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
   const server = await listening(app.server);
+  servers.push(server);
+  return server;
+}
+
+/** NestJS on Fastify serving /premium/<id> as /render/<id>, with a Nest middleware (Nest runs them through @fastify/middie). */
+async function nestOnFastifyWithRewriteUrl(): Promise<SiteServer> {
+  @Controller()
+  class RenderController {
+    @Get('render/:id') render(@Param('id') id: string) {
+      return premium(id);
+    }
+  }
+  @Module({ imports: [CrawlgateModule.forRoot(site.options())], controllers: [RenderController] })
+  class RewritingSite {}
+  const adapter = new FastifyAdapter({
+    rewriteUrl: (request: { url?: string }) => (request.url ?? '/').replace(/^\/premium\//, '/render/'),
+  });
+  const app = await NestFactory.create(RewritingSite, adapter, { logger: false });
+  app.use((_req: unknown, _res: unknown, next: () => void) => next());
+  const server = await listenNest(app);
   servers.push(server);
   return server;
 }
@@ -85,6 +115,21 @@ describe('a rewrite before the gate', () => {
 
   it('Fastify: a page rewriteUrl routes to a free path is priced as the path the client asked for', async () => {
     const server = await fastifyWithRewriteUrl();
+    expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toContain(premium('1'));
+    const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
+    expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
+    expect(bot.text).not.toContain('premium content');
+  });
+
+  it.each([
+    [
+      'Fastify with Express-style middleware (@fastify/middie) registered before the gate',
+      () => fastifyWithRewriteUrl(true),
+    ],
+    ['NestJS on Fastify with a Nest middleware', nestOnFastifyWithRewriteUrl],
+  ])('%s: a page rewriteUrl routes to a free path is priced as the path the client asked for', async (_, start) => {
+    // middie sets the request's originalUrl to the rewritten URL: the gate must not read the client's from there.
+    const server = await start();
     expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toContain(premium('1'));
     const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
     expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });

@@ -10,6 +10,7 @@ import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
+import { recordWrittenTargets, writtenTarget } from './written-target';
 
 export async function crawlgateFastify(fastify: FastifyInstance, options: CrawlgateOptions): Promise<void> {
   // The router's leniency is not read from the app: Fastify applies top-level caseSensitive and
@@ -17,12 +18,13 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   // Lenient unless options.routing says otherwise.
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
   fastify.addHook('onClose', () => gate.close());
+  recordWrittenTargets(fastify.server);
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const decision = gate.handleNow({
       method: request.method,
       // The URL as the client wrote it, and the one routed after rewriteUrl.
-      url: request.originalUrl ?? request.url,
+      url: writtenTarget(request.raw) ?? request.originalUrl ?? request.url,
       routedUrl: request.url,
       headers: nodeHeaders(request.headers),
       ip: request.ip,

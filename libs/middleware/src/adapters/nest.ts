@@ -31,8 +31,10 @@ import {
   type DynamicModule,
   type ExecutionContext,
   type OnApplicationShutdown,
+  type OnModuleInit,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_GUARD, HttpAdapterHost } from '@nestjs/core';
+import type { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { SIGN_IN_WITH_X_HEADER } from '@crawlgate/core';
 import {
@@ -46,6 +48,7 @@ import type { Decision } from '../decision';
 import { PAYMENT_HEADERS } from '../x402-headers';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 import { keepPaidAnswerHeaders } from './paid-answer';
+import { recordWrittenTargets, writtenTarget } from './written-target';
 
 /** Injection token of the Crawlgate instance. */
 export const CRAWLGATE = Symbol('CRAWLGATE');
@@ -145,8 +148,17 @@ export class CrawlgatePayJsonController {
 }
 
 @Module({})
-export class CrawlgateModule implements OnApplicationShutdown {
-  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+export class CrawlgateModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(CRAWLGATE) private readonly gate: Crawlgate,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /** The client's target, kept before any middleware can rewrite it (written-target.ts). */
+  onModuleInit(): void {
+    const server = this.adapterHost.httpAdapter?.getHttpServer() as EventEmitter | undefined;
+    if (typeof server?.prependListener === 'function') recordWrittenTargets(server);
+  }
 
   /** Stops the background refresh and reports the last gate counts (needs app.enableShutdownHooks() for signals). */
   async onApplicationShutdown(): Promise<void> {
@@ -213,7 +225,7 @@ function toCrawlgateRequest(request: PlatformRequest): CrawlgateRequest {
   const routedUrl = request.raw !== undefined ? request.url : `${request.baseUrl ?? ''}${request.url}`;
   return {
     method: request.method,
-    url: request.originalUrl ?? request.url,
+    url: writtenTarget(request.raw ?? request) ?? request.originalUrl ?? request.url,
     routedUrl,
     headers: request.headers,
     ip: request.ip,

@@ -669,7 +669,7 @@ describe('createCrawlgate', () => {
         'invalid_exact_evm_payload_signature',
       ],
       ['used for another gate', { status: 409, body: { detail: 'used' } }, 'duplicate_settlement'],
-      ['gone', { status: 404, body: { detail: 'Gate not found or expired' } }, 'duplicate_settlement'],
+      ['gone', { status: 404, body: { detail: 'Gate not found or expired' } }, 'payment_expired'],
       [
         'refused by the rate limit',
         { status: 429, headers: { 'retry-after': '30' }, body: { detail: 'slow down' } },

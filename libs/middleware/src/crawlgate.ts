@@ -43,7 +43,6 @@ import {
   UNLISTED_AGENT,
   type RoutingOptions,
   type CrawlerAction,
-  type GateNotCharging,
   type GateOffer,
   type ChannelCorrection,
   type PaidGate,
@@ -63,7 +62,7 @@ import {
   type BotPolicy,
 } from './bots';
 import { identifyVisitor, type AddressChecker } from './bots/identify';
-import { PASS, passAfterPayment, respondJson, type Decision } from './decision';
+import { notCharging, PASS, passAfterPayment, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
 import { operatorOf, type CrawlerSighting } from './crawler-counts';
 import { createGateCounter } from './gate-counts';
@@ -472,12 +471,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // With no secret that verifies, the tokens of payments taken here could not open pages here: none are taken.
     const { signing } = live(terms.offer);
     if (!signing)
-      return respondJson(
-        503,
-        {
-          detail: "This site's gate holds no access-token secret that verifies; it takes no payments until it does",
-        },
-        { 'retry-after': '60' },
+      return notCharging(
+        "This site's gate holds no access-token secret that verifies; it takes no payments until it does",
+        60,
       );
     const fresh = mintGate(terms, signing, route, request, micros);
 
@@ -631,10 +627,15 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       case 'rejected':
         return paymentRequired(fresh, settlementHeader(via, failedSettlement(answer.reason, network, from)));
       case 'conflict':
-      case 'gone':
         return paymentRequired(
           fresh,
           settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)),
+        );
+      case 'gone':
+        // The gate expired unpaid: nothing was settled (not a duplicate, which a payer keeps in doubt).
+        return paymentRequired(
+          fresh,
+          settlementHeader(via, failedSettlement(X402_REASONS.payment_expired, network, from)),
         );
     }
   }
@@ -653,13 +654,6 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       'The payment gate is busy; the payment was not sent now and nothing was charged for it; retry later',
       5,
     );
-  }
-
-  /** 503 that took nothing: a payment sent with the request went no further (GateNotCharging). */
-  function notCharging(detail: string, retryAfterSeconds: number): Decision {
-    return respondJson(503, { detail, charged: false } satisfies GateNotCharging, {
-      'retry-after': String(retryAfterSeconds),
-    });
   }
 
   /** 503 naming the gate: the payer (only it has seen this answer) gets its token at verify_url with the same proof. */

@@ -3,6 +3,8 @@
  * request and response objects.
  */
 
+import type { GateNotCharging } from '@crawlgate/core';
+
 export type Decision =
   /** Serve the request as if the gate were not there. */
   | { kind: 'pass' }
@@ -33,6 +35,13 @@ const NOT_STORED = {
 /** A payment settled (or a paid page read again): serve the request with `headers`, never stored by a shared cache. */
 export function passAfterPayment(headers: Record<string, string>): Decision {
   return { kind: 'pass-after-payment', headers: { ...headers, ...NOT_STORED } };
+}
+
+/** 503 that took nothing: a payment sent with the request went no further (core's GateNotCharging). */
+export function notCharging(detail: string, retryAfterSeconds: number): Decision {
+  return respondJson(503, { detail, charged: false } satisfies GateNotCharging, {
+    'retry-after': String(retryAfterSeconds),
+  });
 }
 
 /**

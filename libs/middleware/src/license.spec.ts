@@ -297,10 +297,9 @@ describe('createLicensing', () => {
   });
 
   it('answers 503 while the terms have never loaded', () => {
-    expect(createLicensing().answer('GET', '/license.xml', undefined)).toMatchObject({
-      status: 503,
-      headers: { 'retry-after': '30' },
-    });
+    const answer = createLicensing().answer('GET', '/license.xml', undefined);
+    expect(answer).toMatchObject({ status: 503, headers: { 'retry-after': '30' } });
+    expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ charged: false });
   });
 
   it('builds the document once per pricing version and domain', () => {

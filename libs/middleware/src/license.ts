@@ -15,7 +15,7 @@
  */
 
 import { requestPath, type SiteOffer } from '@crawlgate/core';
-import { respondJson, type Decision } from './decision';
+import { notCharging, type Decision } from './decision';
 import { robotsTxt } from './robots';
 
 export const RSL_NAMESPACE = 'https://rslstandard.org/rsl';
@@ -118,12 +118,7 @@ export function createLicensing(options: LicensingOptions = {}): Licensing {
         };
       }
       if (path === undefined || requested !== path || (method !== 'GET' && method !== 'HEAD')) return undefined;
-      if (!offer)
-        return respondJson(
-          503,
-          { detail: "The site's license is not loaded yet; retry later" },
-          { 'retry-after': '30' },
-        );
+      if (!offer) return notCharging("The site's license is not loaded yet; retry later", 30);
       return {
         kind: 'respond',
         status: 200,

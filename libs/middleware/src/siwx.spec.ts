@@ -125,6 +125,8 @@ describe('createSiwxGate', () => {
       const decision = await failing.siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS);
       expect(decision).toMatchObject({ kind: 'respond', status: 503, headers: { 'retry-after': expect.any(String) } });
       expect(decision).not.toHaveProperty('headers.x-crawlgate-token');
+      // Nothing was sent on, a payment with the sign-in neither (GateNotCharging).
+      expect(JSON.parse((decision as { body: string }).body)).toMatchObject({ charged: false });
       expect(failing.warnings).toEqual([expect.stringContaining(error.message)]);
     },
   );

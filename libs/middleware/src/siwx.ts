@@ -19,7 +19,7 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
-import { passAfterPayment, respondJson, type Decision } from './decision';
+import { notCharging, passAfterPayment, type Decision } from './decision';
 import { headerValue, type HeaderRecord } from './request-headers';
 
 /** Retry-After of a sign-in the API could not check (timeout, its limit, its error). */
@@ -90,9 +90,6 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
 
 /** 503: come back with the same sign-in for the page the wallet has, never a 402 asking it to pay again. */
 function signInUncheckable(): Decision {
-  return respondJson(
-    503,
-    { detail: 'The sign-in could not be checked right now; retry later' },
-    { 'retry-after': String(SIWX_RETRY_AFTER_SECONDS) },
-  );
+  // A payment sent with the sign-in is not sent either.
+  return notCharging('The sign-in could not be checked right now; retry later', SIWX_RETRY_AFTER_SECONDS);
 }

@@ -26,13 +26,15 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
 /**
- * Sign-ins that ask the chain, per site: a smart wallet's signature, or one that does not hold.
- * Each visitor's bucket (LimitPerSignInVisitor) is named by the middleware and the proof, so
- * without this a site token's holder, or strangers through the site's middleware, could make chain
- * calls without end. Counted only there: a payer's own EOA signature never asks the chain, so
- * strangers' sign-ins never hold it off.
+ * Sign-ins that ask the chain (a smart wallet's signature, or one that does not hold), per site and
+ * wallet the proof names. Each visitor's bucket (LimitPerSignInVisitor) is named by the middleware,
+ * so without this a site token's holder, or strangers through the site's middleware, could make
+ * chain calls without end. Per wallet: a proof reaches the check only for a wallet that paid for the
+ * path (its token still live), so the calls are bounded by real payments, and junk aimed at one
+ * payer holds off that payer's smart-wallet sign-ins only. A payer's own EOA signature never asks
+ * the chain and never counts.
  */
-export const SIGN_IN_CHAIN_CHECKS_PER_SITE = { limit: 100, ttl: MINUTE };
+export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
 /**
  * Metadata: the route's buckets are finer than its credential (named by the caller), so a request
  * whose credential does not authenticate also counts against its IP, at DEFAULT_LIMIT, as it

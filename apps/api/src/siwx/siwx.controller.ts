@@ -11,7 +11,7 @@ import { SiwxService } from './siwx.service';
 /**
  * Rate limit: 100 per minute per wallet a proof names and visitor (client_ip), per site token: proofs
  * of strangers never hold a payer off. Signatures the chain must check (a smart wallet's, or one
- * that does not hold): 100 a minute per site (SIGN_IN_CHAIN_CHECKS_PER_SITE), then 429.
+ * that does not hold): 10 a minute per wallet and site (SIGN_IN_CHAIN_CHECKS_PER_WALLET), then 429.
  */
 @ApiTags('access tokens')
 @Controller('access-tokens')

@@ -8,7 +8,7 @@ import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
-import { SIGN_IN_CHAIN_CHECKS_PER_SITE } from '../rate-limit/limits';
+import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
@@ -111,17 +111,18 @@ export class SiwxService {
     } catch {
       return false; // a path or domain EIP-4361 cannot carry: no proof can be for it
     }
-    return signedMessageBy(this.chain, { address, message, signature }, () => this.countChainCheck(siteId));
+    return signedMessageBy(this.chain, { address, message, signature }, () => this.countChainCheck(siteId, address));
   }
 
-  /** One more of this site's sign-ins asked of the chain (SIGN_IN_CHAIN_CHECKS_PER_SITE); 429 once they are spent. */
-  private async countChainCheck(siteId: string): Promise<void> {
-    const { limit, ttl } = SIGN_IN_CHAIN_CHECKS_PER_SITE;
-    const hits = await this.buckets.increment(`SiwxChainChecks-site:${siteId}`, ttl, limit, ttl, 'default');
+  /** One more sign-in for this wallet on this site asked of the chain (SIGN_IN_CHAIN_CHECKS_PER_WALLET); 429 once they are spent. */
+  private async countChainCheck(siteId: string, address: string): Promise<void> {
+    const { limit, ttl } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
+    const key = `SiwxChainChecks-site:${siteId}/wallet:${address.toLowerCase()}`;
+    const hits = await this.buckets.increment(key, ttl, limit, ttl, 'default');
     if (hits.isBlocked)
       throw new ApiError(
         429,
-        `More than ${limit} sign-ins a minute on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
+        `More than ${limit} sign-ins a minute for this wallet on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
         {},
         { 'retry-after': String(hits.timeToBlockExpire) },
       );

@@ -19,7 +19,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { deployTestWallet, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { SIGN_IN_CHAIN_CHECKS_PER_SITE } from '../rate-limit/limits';
+import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
 
 describe('POST /v1/access-tokens/siwx', () => {
   let app: TestApp;
@@ -263,50 +263,49 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect((await ask(fresh, '/articles/paid', site.siteToken, 'not an address')).status).toBe(422);
   });
 
-  it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_SITE sign-ins a minute per site; a payer’s own signature never needs it', async () => {
+  it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers and a payer’s own signature are not held off', async () => {
     // Proofs posing under a payer's public address, each from another visitor: every one reaches the
-    // chain's signature check (it could be a smart wallet's). Counted per site, they end in 429.
+    // chain's signature check (it could be a smart wallet's). Counted per wallet, they end in 429.
     const { site: busy } = await pricedSite(app, payTo);
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const gate = await openGate(app, busy, '/articles/paid');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
-      body: { payment: await signPayment(app, payer, gate) },
-    });
-    expect(paid.status).toBe(200);
-    const busyTerms = (): SiwxChallengeTerms => {
+    const payNow = async () => {
+      const payer = newWallet();
+      await fundUsdc(app, payer.address, '1');
+      const gate = await openGate(app, busy, '/articles/paid');
+      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+        body: { payment: await signPayment(app, payer, gate) },
+      });
+      expect(paid.status).toBe(200);
+      return payer;
+    };
+    const [payer, other] = [await payNow(), await payNow()];
+    const proofFor = async (signer: PrivateKeyAccount, address = signer.address) => {
       const exp = now() + 300;
-      return {
+      const { info, supportedChains } = siwxDeclaration({
         domain: busy.domain,
         path: '/articles/paid',
         caip2: `eip155:${app.chain.chainId}`,
         nonce: signSiwxNonce({ siteId: busy.siteId, path: '/articles/paid' }, exp, busy.secret),
         exp,
-      };
+      });
+      return encodeSIWxHeader({
+        ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, signer, info.uri)),
+        address,
+      });
     };
-    const { info, supportedChains } = siwxDeclaration(busyTerms());
-    const posing = encodeSIWxHeader({
-      ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
-      address: payer.address,
-    });
-    const statuses: number[] = [];
-    for (let i = 0; i <= SIGN_IN_CHAIN_CHECKS_PER_SITE.limit; i += 25)
-      statuses.push(
-        ...(
-          await Promise.all(
-            Array.from({ length: Math.min(25, SIGN_IN_CHAIN_CHECKS_PER_SITE.limit + 1 - i) }, (_, j) =>
-              ask(posing, '/articles/paid', busy.siteToken, `198.18.${(i + j) >> 8}.${(i + j) & 255}`),
-            ),
-          )
-        ).map((answer) => answer.status),
-      );
-    expect(statuses.slice(0, SIGN_IN_CHAIN_CHECKS_PER_SITE.limit).every((status) => status === 401)).toBe(true);
-    const over = await ask(posing, '/articles/paid', busy.siteToken, '198.18.200.1');
+    const posing = await proofFor(newWallet(), payer.address);
+    const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
+    const statuses = (
+      await Promise.all(
+        Array.from({ length: limit }, (_, i) => ask(posing, '/articles/paid', busy.siteToken, `198.18.0.${i + 1}`)),
+      )
+    ).map((answer) => answer.status);
+    expect(statuses).toEqual(Array(limit).fill(401));
+    const over = await ask(posing, '/articles/paid', busy.siteToken, '198.18.1.1');
     expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/chain/) } });
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another payer's checks are its own: a proof posing as it is still checked (and refused).
+    expect((await ask(await proofFor(newWallet(), other.address), '/articles/paid', busy.siteToken)).status).toBe(401);
     // The payer's own (EOA) signature is recovered without the chain: still answered.
-    const { info: own, supportedChains: chains } = siwxDeclaration(busyTerms());
-    const proof = encodeSIWxHeader(await createSIWxPayload({ ...own, ...chains[0] }, payer, own.uri));
-    expect((await ask(proof, '/articles/paid', busy.siteToken)).status).toBe(200);
+    expect((await ask(await proofFor(payer), '/articles/paid', busy.siteToken)).status).toBe(200);
   }, 60_000);
 });

@@ -194,14 +194,17 @@ describe('POST /v1/access-tokens/siwx', () => {
     }
   });
 
-  it("takes a smart wallet's ERC-1271 signature (its owner's key), not a stranger's", async () => {
+  /** A smart wallet (ERC-1271) of a fresh owner that paid `path` on `paidSite` by a transfer it proved. */
+  async function paidBySmartWallet(paidSite: TestSite, path: string) {
     const owner = newWallet();
     const smartWallet = await deployTestWallet(app, owner);
-    const walletOf = (account: PrivateKeyAccount) =>
-      createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-    const gate = await openGate(app, site, '/articles/smart');
+    const gate = await openGate(app, paidSite, path);
     const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
-    const hash = await walletOf(owner).writeContract({
+    const hash = await createWalletClient({
+      account: owner,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).writeContract({
       address: smartWallet,
       abi: testWalletAbi,
       functionName: 'execute',
@@ -212,6 +215,11 @@ describe('POST /v1/access-tokens/siwx', () => {
       body: { tx_hash: hash, signature: await owner.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
     });
     expect(paid.status).toBe(200);
+    return { owner, smartWallet, paid };
+  }
+
+  it("takes a smart wallet's ERC-1271 signature (its owner's key), not a stranger's", async () => {
+    const { owner, smartWallet, paid } = await paidBySmartWallet(site, '/articles/smart');
 
     const signedFor = async (signer: PrivateKeyAccount) => {
       const { info, supportedChains } = siwxDeclaration(terms('/articles/smart'));
@@ -263,22 +271,23 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect((await ask(fresh, '/articles/paid', site.siteToken, 'not an address')).status).toBe(422);
   });
 
-  it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers and a payer’s own signature are not held off', async () => {
-    // Proofs posing under a payer's public address, each from another visitor: every one reaches the
-    // chain's signature check (it could be a smart wallet's). Counted per wallet, they end in 429.
+  it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers are not held off', async () => {
+    // Proofs posing under a smart-wallet payer's public address, each from another visitor: every one
+    // reaches the chain's signature check. Counted per wallet, they end in 429.
     const { site: busy } = await pricedSite(app, payTo);
-    const payNow = async () => {
-      const payer = newWallet();
-      await fundUsdc(app, payer.address, '1');
-      const gate = await openGate(app, busy, '/articles/paid');
-      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
-        body: { payment: await signPayment(app, payer, gate) },
-      });
-      expect(paid.status).toBe(200);
-      return payer;
-    };
-    const [payer, other] = [await payNow(), await payNow()];
-    const proofFor = async (signer: PrivateKeyAccount, address = signer.address) => {
+    const smart = await paidBySmartWallet(busy, '/articles/paid');
+    const other = await paidBySmartWallet(busy, '/articles/paid');
+    const eoaPayer = newWallet();
+    await fundUsdc(app, eoaPayer.address, '1');
+    const gate = await openGate(app, busy, '/articles/paid');
+    expect(
+      (
+        await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+          body: { payment: await signPayment(app, eoaPayer, gate) },
+        })
+      ).status,
+    ).toBe(200);
+    const proofFor = async (signer: PrivateKeyAccount, address: string) => {
       const exp = now() + 300;
       const { info, supportedChains } = siwxDeclaration({
         domain: busy.domain,
@@ -287,12 +296,11 @@ describe('POST /v1/access-tokens/siwx', () => {
         nonce: signSiwxNonce({ siteId: busy.siteId, path: '/articles/paid' }, exp, busy.secret),
         exp,
       });
-      return encodeSIWxHeader({
-        ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, signer, info.uri)),
-        address,
-      });
+      const complete = { ...info, ...supportedChains[0] };
+      const signature = await signer.signMessage({ message: formatSIWEMessage(complete, address) });
+      return encodeSIWxHeader({ ...complete, address, signature });
     };
-    const posing = await proofFor(newWallet(), payer.address);
+    const posing = await proofFor(newWallet(), smart.smartWallet);
     const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
     const statuses = (
       await Promise.all(
@@ -303,9 +311,20 @@ describe('POST /v1/access-tokens/siwx', () => {
     const over = await ask(posing, '/articles/paid', busy.siteToken, '198.18.1.1');
     expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/chain/) } });
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Another payer's checks are its own: a proof posing as it is still checked (and refused).
-    expect((await ask(await proofFor(newWallet(), other.address), '/articles/paid', busy.siteToken)).status).toBe(401);
-    // The payer's own (EOA) signature is recovered without the chain: still answered.
-    expect((await ask(await proofFor(payer), '/articles/paid', busy.siteToken)).status).toBe(200);
+    // Another smart-wallet payer's checks are its own: its owner still signs in.
+    expect((await ask(await proofFor(other.owner, other.smartWallet), '/articles/paid', busy.siteToken)).status).toBe(
+      200,
+    );
+    // An EOA payer has no code: a stranger's proofs for it are refused without the chain, never 429.
+    const eoaPosing = await proofFor(newWallet(), eoaPayer.address);
+    const eoaStatuses = (
+      await Promise.all(
+        Array.from({ length: limit + 1 }, (_, i) =>
+          ask(eoaPosing, '/articles/paid', busy.siteToken, `198.18.2.${i + 1}`),
+        ),
+      )
+    ).map((answer) => answer.status);
+    expect(eoaStatuses).toEqual(Array(limit + 1).fill(401));
+    expect((await ask(await proofFor(eoaPayer, eoaPayer.address), '/articles/paid', busy.siteToken)).status).toBe(200);
   }, 60_000);
 });

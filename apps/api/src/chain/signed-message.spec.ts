@@ -1,0 +1,80 @@
+import {
+  DEFAULT_CHAIN_ID,
+  devPublicClient,
+  devTestClient,
+  devWalletClient,
+  testWalletAbi,
+  testWalletBytecode,
+} from '@crawlgate/devchain';
+import type { PublicClient } from 'viem';
+import { newWallet } from '../../test/test-agent';
+import { workerChain } from '../../test/test-chain';
+import { signedMessageBy } from './signed-message';
+
+/** Against this worker's anvil, with the node's calls counted per method. */
+describe('signedMessageBy', () => {
+  const { rpcUrl } = workerChain();
+  const message = 'a challenge';
+
+  function counted() {
+    const calls: Record<string, number> = {};
+    const client = devPublicClient(rpcUrl);
+    const publicClient = new Proxy(client, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls[String(name)] = (calls[String(name)] ?? 0) + 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as PublicClient;
+    return { chain: { publicClient } as never, calls };
+  }
+
+  it('takes an address’s own signature with no call to the node', async () => {
+    const owner = newWallet();
+    const { chain, calls } = counted();
+    const signature = await owner.signMessage({ message });
+    expect(await signedMessageBy(chain, { address: owner.address, message, signature })).toBe(true);
+    expect(calls).toEqual({});
+  });
+
+  it('refuses a stranger’s signature for an address with no code after one code read, remembered, never asking the chain to verify', async () => {
+    const payer = newWallet();
+    const { chain, calls } = counted();
+    let asked = 0;
+    for (let i = 0; i < 3; i++) {
+      const signature = await newWallet().signMessage({ message });
+      expect(
+        await signedMessageBy(chain, { address: payer.address, message, signature }, async () => void asked++),
+      ).toBe(false);
+    }
+    expect({ calls, asked }).toEqual({ calls: { getCode: 1 }, asked: 0 });
+  });
+
+  it('asks the chain for a smart wallet (ERC-1271): its owner’s signature holds, a stranger’s does not', async () => {
+    const owner = newWallet();
+    await devTestClient(rpcUrl).setBalance({ address: owner.address, value: 10n ** 18n });
+    const hash = await devWalletClient(rpcUrl, DEFAULT_CHAIN_ID, owner).deployContract({
+      abi: testWalletAbi,
+      bytecode: testWalletBytecode,
+      args: [owner.address],
+    } as never);
+    const wallet = (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress!;
+    const { chain } = counted();
+    let asked = 0;
+    const before = async () => void asked++;
+    const own = await owner.signMessage({ message });
+    expect(await signedMessageBy(chain, { address: wallet, message, signature: own }, before)).toBe(true);
+    const stranger = await newWallet().signMessage({ message });
+    expect(await signedMessageBy(chain, { address: wallet, message, signature: stranger }, before)).toBe(false);
+    expect(asked).toBe(2);
+  });
+
+  it('answers unchecked when the node cannot tell whether the address has code', async () => {
+    const { chain } = { chain: { publicClient: devPublicClient('http://127.0.0.1:1') } as never };
+    const signature = await newWallet().signMessage({ message });
+    expect(await signedMessageBy(chain, { address: newWallet().address, message, signature })).toBe('unchecked');
+  });
+});

@@ -40,17 +40,27 @@ describe('signedMessageBy', () => {
     expect(calls).toEqual({});
   });
 
-  it('refuses a stranger’s signature for an address with no code after one code read, remembered, never asking the chain to verify', async () => {
+  it('refuses a stranger’s signature for an address with no code after a code read, never asking the chain to verify', async () => {
     const payer = newWallet();
     const { chain, calls } = counted();
     let asked = 0;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 2; i++) {
       const signature = await newWallet().signMessage({ message });
       expect(
         await signedMessageBy(chain, { address: payer.address, message, signature }, async () => void asked++),
       ).toBe(false);
     }
-    expect({ calls, asked }).toEqual({ calls: { getCode: 1 }, asked: 0 });
+    expect({ calls, asked }).toEqual({ calls: { getCode: 2 }, asked: 2 });
+  });
+
+  it('reads nothing of the chain once the caller’s bound refuses', async () => {
+    const { chain, calls } = counted();
+    const signature = await newWallet().signMessage({ message });
+    const refused = new Error('bound spent');
+    await expect(
+      signedMessageBy(chain, { address: newWallet().address, message, signature }, () => Promise.reject(refused)),
+    ).rejects.toBe(refused);
+    expect(calls).toEqual({});
   });
 
   it('asks the chain for a smart wallet (ERC-1271): its owner’s signature holds, a stranger’s does not', async () => {

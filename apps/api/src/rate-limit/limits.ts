@@ -31,9 +31,9 @@ export const LimitPerGate = limitPer('gate', trackByGate);
  * so without this a site token's holder, or strangers through the site's middleware, could make
  * chain calls without end. Per wallet: a proof reaches the check only for a wallet that paid for the
  * path (its token still live), so the calls are bounded by real payments, and junk aimed at one
- * payer holds off that payer's smart-wallet sign-ins only. An address with no code (an EOA) never
- * gets there: its own signature is recovered locally, any other refused after one remembered code
- * read (chain/signed-message.ts).
+ * payer holds off that payer's smart-wallet sign-ins only. For an address with no code (an EOA) a
+ * stranger's proof costs a code read, never a verification, and its own signature is recovered
+ * locally, never counted (chain/signed-message.ts).
  */
 export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
 /**

@@ -87,4 +87,11 @@ describe('signedMessageBy', () => {
     const signature = await newWallet().signMessage({ message });
     expect(await signedMessageBy(chain, { address: newWallet().address, message, signature })).toBe('unchecked');
   });
+
+  it('answers unchecked, not "not signed", when the node fails the verification itself', async () => {
+    // A wrapped (ERC-6492) signature goes to the chain at once; viem answers false when the node fails that call.
+    const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;
+    const signature = `${await newWallet().signMessage({ message })}${'00'.repeat(32)}${'6492'.repeat(16)}` as const;
+    expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe('unchecked');
+  });
 });

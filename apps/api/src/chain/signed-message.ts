@@ -26,7 +26,22 @@ export async function signedMessageBy(
     if (code === 'unknown') return 'unchecked';
     if (code === 'none') return false;
   }
-  return chain.publicClient.verifyMessage({ address, message, signature }).catch(() => 'unchecked' as const);
+  const verified = await chain.publicClient
+    .verifyMessage({ address, message, signature })
+    .catch(() => 'unchecked' as const);
+  // viem answers false for a node that failed the call, as for a signature that does not hold:
+  // a "no" counts only from a node that answers right after it.
+  if (verified !== false) return verified;
+  return (await nodeAnswers(chain.publicClient)) ? false : 'unchecked';
+}
+
+async function nodeAnswers(client: PublicClient): Promise<boolean> {
+  try {
+    await client.getBlockNumber({ cacheTime: 0 });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `address` has code now ('unknown' when the node does not say). */

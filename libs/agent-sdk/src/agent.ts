@@ -514,6 +514,11 @@ export function createAgent(options: AgentOptions): Agent {
     let answer: Response | undefined;
     let response: Response | undefined;
     let pending = false;
+    // The page read with the token the gate's API answers for this payment; `failure` when it has none.
+    const readWithItsToken = async (failure: unknown) => ({
+      ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, failure)),
+      answered: true,
+    });
     try {
       ({ answer, response } = await retry({ [name]: value }));
       // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
@@ -542,10 +547,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       }
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
-      return {
-        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, error)),
-        answered: true,
-      };
+      return readWithItsToken(error);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
@@ -560,10 +562,7 @@ export function createAgent(options: AgentOptions): Agent {
         'payment_unconfirmed',
         `the site said the payment was settling, then answered ${answer.status}; the gate's API does not confirm it yet. It stays counted as spent, and the next fetch of the page asks about it before paying again`,
       );
-      return {
-        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, unsaid)),
-        answered: true,
-      };
+      return readWithItsToken(unsaid);
     }
     if (answer.status === 402 || settlement?.success === false) {
       // Already settled, by this gate or another (a v1 payment sent again meets a fresh gate): not
@@ -584,10 +583,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the settlement was still pending after several retries; the gate has the payment and settles it at most once (it stays counted as spent)',
       );
-      return {
-        ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, stillPending)),
-        answered: true,
-      };
+      return readWithItsToken(stillPending);
     }
     if (isUnanswered(answer.status)) {
       // The site failed, or a limit or timeout in front of it answered, once its gate had taken the

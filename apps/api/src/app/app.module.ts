@@ -29,6 +29,7 @@ import { PricingController } from '../pricing/pricing.controller';
 import { PricingService } from '../pricing/pricing.service';
 import { SiteOfferController } from '../pricing/site-offer.controller';
 import { PublishersController } from '../publishers/publishers.controller';
+import { KnownNetworksStore } from '../publishers/known-networks.store';
 import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
 import { PublishersService } from '../publishers/publishers.service';
 import { CredentialThrottlerGuard } from '../rate-limit/credential-throttler.guard';
@@ -111,6 +112,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
         PublishersService,
         PasswordAttemptsStore,
+        KnownNetworksStore,
         PricingService,
         GatesService,
         PaymentsService,

@@ -5,11 +5,15 @@ import { ClaimerService } from '../batch-settlement/claimer.service';
 import { RefundsService } from '../batch-settlement/refunds.service';
 import { CrawlerRetentionService } from '../crawlers/crawler-retention.service';
 import { ReconcilerService } from '../payments/reconciler.service';
+import { KnownNetworksStore } from '../publishers/known-networks.store';
 import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
 
 /** How often crawler analytics older than the retention are deleted: days are its unit. */
 const CRAWLER_RETENTION_INTERVAL_MS = 6 * 3_600_000;
-/** How often password-attempt counters whose window and block are over are deleted (their window is 15 minutes). */
+/**
+ * How often password-attempt counters whose window and block are over are deleted (their window is
+ * 15 minutes), and the networks logged in from that expired.
+ */
 const PASSWORD_ATTEMPTS_SWEEP_MS = 15 * 60_000;
 
 /**
@@ -29,6 +33,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     private readonly refunds: RefundsService,
     private readonly crawlerRetention: CrawlerRetentionService,
     private readonly passwordAttempts: PasswordAttemptsStore,
+    private readonly knownNetworks: KnownNetworksStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -43,7 +48,10 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
       () => this.crawlerRetention.runOnce(),
       true,
     );
-    this.every(PASSWORD_ATTEMPTS_SWEEP_MS, 'password attempts sweep', () => this.passwordAttempts.deleteOver());
+    this.every(PASSWORD_ATTEMPTS_SWEEP_MS, 'password attempts sweep', async () => {
+      await this.passwordAttempts.deleteOver();
+      await this.knownNetworks.deleteExpired();
+    });
   }
 
   onApplicationShutdown(): void {

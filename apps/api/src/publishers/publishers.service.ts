@@ -15,6 +15,7 @@ import { DATABASE } from '../db/tokens';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
+import { KnownNetworksStore } from './known-networks.store';
 import { PasswordAttemptsStore, type AttemptBudget, type AttemptCount } from './password-attempts.store';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
@@ -23,6 +24,7 @@ export class PublishersService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     private readonly attempts: PasswordAttemptsStore,
+    private readonly knownNetworks: KnownNetworksStore,
   ) {}
 
   async register(input: RegisterPublisherDto): Promise<RegisteredPublisher> {
@@ -45,19 +47,21 @@ export class PublishersService {
 
   /**
    * Checks the password and issues a fresh key; the previous key stops working. `network` is the
-   * client's (clientNetwork): logins are counted per account from it, then from all.
+   * client's (clientNetwork): logins are counted per account from it, then from all, but from a
+   * network the account logged in from (KnownNetworksStore) for that network only.
    */
   async login(input: LoginDto, network: string): Promise<IssuedApiKey> {
     // Before the lookup, and the same for every email, so a 429 tells nothing about who is registered.
     // Counted before the password is checked, so that attempts sent at once cannot outrun the count;
     // the account's budget is spent only by attempts its network's budget let through.
-    const account = `login-${sha256Hex(input.email)}`;
+    const account = loginAccount(input.email);
     const fromNetwork = `${account}-${sha256Hex(network)}`;
+    const known = await this.knownNetworks.isKnown(account, network);
     // An account blocked already is refused before its network's counter is written: one holding
     // many networks would otherwise add a counter per network, with no password ever checked.
-    this.refuseIfBlocked(await this.attempts.check(account), LOGINS_PER_ACCOUNT, 'logins for this account');
+    if (!known) this.refuseIfBlocked(await this.attempts.check(account), LOGINS_PER_ACCOUNT, 'logins for this account');
     await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
-    await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
+    if (!known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
@@ -65,6 +69,7 @@ export class PublishersService {
     // still stands (a password change racing this login must not leave the old password's key working).
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
     if (!issued) throw unauthorized('Invalid email or password');
+    await this.knownNetworks.remember(account, network);
     return issued;
   }
 
@@ -99,6 +104,7 @@ export class PublishersService {
       { passwordHash: await hashPassword(input.new_password) },
     );
     if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
+    await this.knownNetworks.forget(loginAccount(publisher.email));
     return issued;
   }
 
@@ -177,4 +183,9 @@ export function publisherView(publisher: Publisher): PublisherBody {
     payout_address: publisher.payoutAddress,
     created_at: publisher.createdAt.toISOString(),
   };
+}
+
+/** The key logins to the account of `email` are counted under, registered or not. */
+function loginAccount(email: string): string {
+  return `login-${sha256Hex(email)}`;
 }

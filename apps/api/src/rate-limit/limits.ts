@@ -62,8 +62,9 @@ export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
  * the spec's 5 a minute per IP alone lets a guesser with many addresses try passwords without
  * end. Counted per network first so that a stranger's wrong passwords do not lock the owner out
  * (a thief holding the account's API key would keep it that way: a login is how the owner takes
- * the key back), unless the stranger holds addresses in ten networks. Counted before the password
- * is checked: attempts sent at once cannot outrun the count.
+ * the key back). A stranger holding addresses in ten networks blocks the account, but not from the
+ * networks it logged in from (KnownNetworksStore), counted for that network only. Counted before
+ * the password is checked: attempts sent at once cannot outrun the count.
  */
 export const LOGINS_PER_ACCOUNT_AND_NETWORK = { limit: 10, ttl: 15 * MINUTE };
 export const LOGINS_PER_ACCOUNT = { limit: 100, ttl: 15 * MINUTE };

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { sha256Hex } from '@crawlgate/core';
+import type { Database } from '../db/database';
+import { DATABASE } from '../db/tokens';
+
+/** How long a network an account logged in from stays known without another login from it. */
+export const KNOWN_NETWORK_MS = 30 * 24 * 3_600_000;
+
+/**
+ * The networks each account logged in from with its password. A login from one is counted for that
+ * network only (PublishersService.login): strangers guessing from many networks, who block every
+ * other login to the account, do not lock its owner out. Keys are stored hashed, as the counters'.
+ */
+@Injectable()
+export class KnownNetworksStore {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  async isKnown(account: string, network: string): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      'SELECT 1 FROM known_login_networks WHERE key_hash = $1 AND expires_at > now()',
+      [keyOf(account, network)],
+    );
+    return rows.length > 0;
+  }
+
+  /** Known for KNOWN_NETWORK_MS from now. */
+  async remember(account: string, network: string): Promise<void> {
+    await this.db.sql.query(
+      `INSERT INTO known_login_networks (key_hash, account_hash, expires_at)
+       VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond')
+       ON CONFLICT (key_hash) DO UPDATE SET expires_at = excluded.expires_at`,
+      [keyOf(account, network), sha256Hex(account), KNOWN_NETWORK_MS],
+    );
+  }
+
+  /** Forgets every network of `account`: whoever logged in with its old password is a stranger again. */
+  async forget(account: string): Promise<void> {
+    await this.db.sql.query('DELETE FROM known_login_networks WHERE account_hash = $1', [sha256Hex(account)]);
+  }
+
+  /** Deletes the rows that expired; returns how many. */
+  async deleteExpired(): Promise<number> {
+    const [row] = await this.db.sql.query<{ deleted: number | string }>(
+      `WITH over AS (DELETE FROM known_login_networks WHERE expires_at <= now() RETURNING 1)
+       SELECT count(*) AS deleted FROM over`,
+    );
+    return Number(row?.deleted ?? 0);
+  }
+}
+
+function keyOf(account: string, network: string): string {
+  return sha256Hex(`${account}\n${network}`);
+}

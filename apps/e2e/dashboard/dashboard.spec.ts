@@ -165,8 +165,10 @@ describe('the publisher dashboard in a browser', () => {
   it('shows a real payment on the overview and in the payments table', async () => {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
+    // A right-to-left override in the path (any crawler can pay for such a path): shown escaped on
+    // every page, never reordering the cell into "/blog/post-1exe.pdf".
     const gate = await app.call('POST', '/v1/gates', {
-      body: { url: '/blog/post-1' },
+      body: { url: '/blog/post-1\u202Efdp.exe' },
       headers: { 'x-site-token': siteToken },
     });
     expect(gate.status).toBe(402);
@@ -183,13 +185,16 @@ describe('the publisher dashboard in a browser', () => {
     await expectText(page.getByTestId('paid-crawls'), /1/);
     await expectText(page.getByTestId('conversion'), /50\.0%/);
     await expectText(page.getByTestId('agents'), /agents1$/);
-    await expectText(page.getByRole('table', { name: 'Top paths' }), /\/blog\/post-1/);
+    const topPaths = page.getByRole('table', { name: 'Top paths' });
+    await expectText(topPaths, /\/blog\/post-1\\u202efdp\.exe/);
+    expect(await topPaths.textContent()).not.toMatch(/\u202e/);
     await expectText(page.getByRole('table', { name: 'Top agents' }), new RegExp(agent.address, 'i'));
     expect(await page.getByTestId('revenue-chart').locator('canvas').count()).toBeGreaterThan(0);
 
     await page.goto(url('#/payments'));
     const row = page.getByRole('table', { name: 'Payments' }).locator('tbody tr').first();
-    await expectText(row, /\/blog\/post-1/);
+    await expectText(row, /\/blog\/post-1\\u202efdp\.exe/);
+    expect(await row.textContent()).not.toMatch(/\u202e/);
     await expectText(row, /\$0\.05/);
     await expectText(row, new RegExp(agent.address, 'i'));
     await expectText(row, new RegExp(`${paid.body.tx_hash.slice(0, 10)}.*local`));

@@ -9,6 +9,16 @@ describe('terminalSafe', () => {
     expect(terminalSafe('a\tb\nc é 中 🙂')).toBe('a\tb\nc é 中 🙂');
   });
 
+  it('writes the invisible characters that make one text read as another as their escapes', () => {
+    // Direction marks move the neutral characters around them (a path's "." and "/"); zero-width and
+    // tag characters hide inside a name; a line or paragraph separator breaks a line like a newline.
+    const hidden = 'a\u200eb\u200fc\u061cd\u200be\ufeff\u2060f\u00adg\u2028h\u2029i\u{e0041}j';
+    expect(terminalSafe(hidden)).toBe(
+      'a\\u200eb\\u200fc\\u061cd\\u200be\\ufeff\\u2060f\\u00adg\\u2028h\\u2029i\\udb40\\udc41j',
+    );
+    expect(JSON.parse(terminalSafe(JSON.stringify(hidden)))).toBe(hidden);
+  });
+
   it('keeps JSON text valid JSON of the same value', () => {
     const json = JSON.stringify({ detail: 'x\u009by\u202ez' });
     expect(JSON.parse(terminalSafe(json))).toEqual({ detail: 'x\u009by\u202ez' });

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { terminalSafe } from '@crawlgate/core';
 import type { Site } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
@@ -63,7 +64,7 @@ export function OverviewPage({ sites }: { sites: Site[] }) {
                 label: (
                   <>
                     <span class="muted">{siteId ? '' : row.site}</span>
-                    {row.url}
+                    {terminalSafe(row.url)}
                   </>
                 ),
                 ...row,

@@ -23,13 +23,13 @@ const rand255 = () => Math.floor(Math.random() * 255);
 
 export async function registerPublisher(
   app: Pick<TestApp, 'call'>,
-  overrides: { email?: string; password?: string; name?: string } = {},
+  overrides: { email?: string; password?: string; name?: string; ip?: string } = {},
 ): Promise<TestPublisher> {
   const email = overrides.email ?? `p-${randomUUID()}@example.com`;
   const password = overrides.password ?? 'correct horse battery';
   const response = await app.call('POST', '/v1/publishers/register', {
     body: { email, password, name: overrides.name ?? 'Test Publisher' },
-    headers: { 'x-forwarded-for': freshIp() },
+    headers: { 'x-forwarded-for': overrides.ip ?? freshIp() },
   });
   if (response.status !== 201) throw new Error(`register failed: ${response.status} ${JSON.stringify(response.body)}`);
   const apiKey = response.body.api_key as string;

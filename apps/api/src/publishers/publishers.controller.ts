@@ -29,8 +29,8 @@ export class PublishersController {
   @ApiOperation({ summary: 'Create a publisher account and its first API key' })
   @ApiResponse({ status: 201, type: RegisteredPublisherView, description: 'The API key is shown only here.' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
-  register(@Body() body: RegisterPublisherDto): Promise<RegisteredPublisherView> {
-    return this.publishers.register(body);
+  register(@Body() body: RegisterPublisherDto, @Req() request: FastifyRequest): Promise<RegisteredPublisherView> {
+    return this.publishers.register(body, clientNetwork(request.ip));
   }
 
   @Post('login')
@@ -95,8 +95,12 @@ export class PublishersController {
     description:
       'Missing or invalid API key, or current_password does not match (checked at most 5 times per account in 15 minutes, with X-Confirm-Password; then 429)',
   })
-  changePassword(@CurrentPublisher() publisher: Publisher, @Body() body: ChangePasswordDto): Promise<ApiKeyView> {
-    return this.publishers.changePassword(publisher, body);
+  changePassword(
+    @CurrentPublisher() publisher: Publisher,
+    @Body() body: ChangePasswordDto,
+    @Req() request: FastifyRequest,
+  ): Promise<ApiKeyView> {
+    return this.publishers.changePassword(publisher, body, clientNetwork(request.ip));
   }
 
   @Post('me/api-key/rotate')

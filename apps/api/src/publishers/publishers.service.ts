@@ -27,7 +27,8 @@ export class PublishersService {
     private readonly knownNetworks: KnownNetworksStore,
   ) {}
 
-  async register(input: RegisterPublisherDto): Promise<RegisteredPublisher> {
+  /** `network` is the client's (clientNetwork): known to the account's logins from then on. */
+  async register(input: RegisterPublisherDto, network: string): Promise<RegisteredPublisher> {
     const apiKey = generateApiKey();
     try {
       const publisher = await this.db.prisma.publisher.create({
@@ -38,6 +39,7 @@ export class PublishersService {
           apiKeyHash: sha256Hex(apiKey),
         },
       });
+      await this.knownNetworks.remember(loginAccount(publisher.email), network);
       return { ...publisherView(publisher), api_key: apiKey };
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict('A publisher with this email is already registered');
@@ -87,9 +89,10 @@ export class PublishersService {
   /**
    * A new password, proven by the current one (checked within the account's password-check budget,
    * shared with payout changes); the API key rotates in the same write, so whoever held the old
-   * password or key is out.
+   * password or key is out, and of the networks the account's logins are known from, only `network`
+   * (the client's) is kept.
    */
-  async changePassword(publisher: Publisher, input: ChangePasswordDto): Promise<IssuedApiKey> {
+  async changePassword(publisher: Publisher, input: ChangePasswordDto, network: string): Promise<IssuedApiKey> {
     await this.spendAttempt(
       `confirm-password-${publisher.id}`,
       PASSWORD_CONFIRMATIONS,
@@ -104,7 +107,9 @@ export class PublishersService {
       { passwordHash: await hashPassword(input.new_password) },
     );
     if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
-    await this.knownNetworks.forget(loginAccount(publisher.email));
+    const account = loginAccount(publisher.email);
+    await this.knownNetworks.forget(account);
+    await this.knownNetworks.remember(account, network);
     return issued;
   }
 

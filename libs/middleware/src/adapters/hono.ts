@@ -7,11 +7,13 @@
  * No import of hono: the entry stays edge-safe and works with any Hono 4.
  */
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 import { gateRequestOf, responseOf } from '../web-request';
+import { keepPaidAnswerHeaders } from './paid-answer';
+import { writtenTarget } from './written-target';
 
 /** What the adapter uses of Hono's Context. */
 export interface HonoContext {
@@ -46,6 +48,10 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
   if (decision.kind === 'respond') return Promise.resolve(responseOf(decision));
   if (decision.kind === 'pass') return next();
   const { headers } = decision;
+  // On node-server, set again as the answer goes out: a middleware registered before the gate may
+  // set its own caching headers once the gate's next() returns. Elsewhere the gate must come first.
+  const outgoing = nodeResponseOf(c.env);
+  if (outgoing) keepPaidAnswerHeaders(outgoing, headers);
   return next().then(() => {
     try {
       for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
@@ -61,8 +67,10 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
 /**
  * On node-server, the URL the client asked for is Node's, and the one Hono routes on the web
  * Request's: a mounted app (`app.mount('/premium', inner.fetch)`) gets a Request with the prefix
- * cut off, and a gate inside it prices both readings. Elsewhere the gate sees only the Request:
- * put it on the outermost app.
+ * cut off, and a gate inside it prices both readings. Node's own URL may be cut too, when the app's
+ * request listener is mounted in Express, Connect or Fastify's middie (`use('/premium', listener)`):
+ * they keep the client's in originalUrl. Elsewhere the gate sees only the Request: put it on the
+ * outermost app.
  */
 function requestOf(c: HonoContext): CrawlgateRequest {
   const { raw } = c.req;
@@ -70,7 +78,7 @@ function requestOf(c: HonoContext): CrawlgateRequest {
   if (incoming)
     return {
       method: raw.method,
-      url: incoming.url ?? raw.url,
+      url: writtenTarget(incoming) ?? incoming.originalUrl ?? incoming.url ?? raw.url,
       routedUrl: pathAndQuery(raw.url),
       headers: nodeHeaders(incoming.headers),
       ip: incoming.socket?.remoteAddress,
@@ -85,9 +93,18 @@ function pathAndQuery(url: string): string {
 }
 
 /** @hono/node-server's IncomingMessage, told apart from a binding that happens to be named `incoming`. */
-function nodeMessageOf(env: unknown): IncomingMessage | undefined {
+function nodeMessageOf(env: unknown): (IncomingMessage & { originalUrl?: string }) | undefined {
   const incoming = (env as { incoming?: Partial<IncomingMessage> } | undefined)?.incoming;
   if (typeof incoming !== 'object' || incoming === null) return undefined;
   if (typeof incoming.headers !== 'object' || !Array.isArray(incoming.rawHeaders)) return undefined;
   return incoming as IncomingMessage;
+}
+
+/** @hono/node-server's ServerResponse, beside its IncomingMessage. */
+function nodeResponseOf(env: unknown): ServerResponse | undefined {
+  if (!nodeMessageOf(env)) return undefined;
+  const outgoing = (env as { outgoing?: Partial<ServerResponse> }).outgoing;
+  if (typeof outgoing !== 'object' || outgoing === null) return undefined;
+  if (typeof outgoing.writeHead !== 'function' || typeof outgoing.setHeader !== 'function') return undefined;
+  return outgoing as ServerResponse;
 }

@@ -1,0 +1,76 @@
+/*
+ * crawlgateHono where Hono is not the whole server: an app mounted in Express through
+ * @hono/node-server's request listener (Express cuts the mount path off the URL Hono sees), and
+ * an app whose own middleware, registered before the gate, sets caching headers on every answer.
+ * Real Express and node-server, the real API and the local chain. Pricing: /premium/* 0.5, else 0.001.
+ */
+
+import { getRequestListener, serve } from '@hono/node-server';
+import express from 'express';
+import { Hono } from 'hono';
+import type { Server } from 'node:http';
+import { crawlgateHono } from '@crawlgate/middleware/hono';
+import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
+import { rawRequest } from './support/raw-request';
+import { CDN_CACHING, listening, type SiteServer } from './support/site-servers';
+
+let site: GatedSite;
+const servers: SiteServer[] = [];
+beforeAll(async () => {
+  site = await startGatedSite();
+  await site.setPricing({ default_price_usd: '0.001', rules: [{ path: '/premium/*', price_usd: '0.5' }] });
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await site?.close();
+}, 60_000);
+
+const premium = (path: string) => `<p>premium content ${path}</p>`;
+
+async function start(server: Server): Promise<SiteServer> {
+  const started = await listening(server);
+  servers.push(started);
+  return started;
+}
+
+describe('crawlgateHono inside another server', () => {
+  it('prices the path the client asked for when Express mounts the Hono app under a prefix', async () => {
+    // Express hands the listener `req.url` without /premium: priced so, the page went for 0.001.
+    const inner = new Hono();
+    inner.use('*', crawlgateHono(site.options()));
+    inner.get('*', (c) => c.html(premium(c.req.path)));
+    const app = express();
+    app.use('/premium', getRequestListener(inner.fetch));
+    const server = await start(app.listen(0, '127.0.0.1'));
+    expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toBe(premium('/1'));
+    const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
+    expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
+    expect(bot.text).not.toContain('premium content');
+    // The gate offered, and its token will be bound to, the path the client asked for.
+    expect(JSON.parse(bot.text).url).toBe('/premium/1');
+  });
+
+  it('keeps a paid answer no-store over the caching headers a middleware before the gate sets', async () => {
+    // A shared cache storing the paid page would hand it and the payer's token to the next bot.
+    const app = new Hono();
+    app.use('*', async (c, next) => {
+      await next();
+      for (const [name, value] of Object.entries(CDN_CACHING)) c.header(name, value);
+    });
+    app.use('*', crawlgateHono(site.options()));
+    app.get('/articles/:id', (c) => c.html(premium(c.req.param('id'))));
+    const server = await start(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+    const offer = await rawRequest(server, '/articles/7', { 'user-agent': GPTBOT });
+    expect(offer.status).toBe(402);
+    const paid = await rawRequest(server, '/articles/7', {
+      'user-agent': GPTBOT,
+      'x-payment': await site.xPayment(JSON.parse(offer.text)),
+    });
+    expect([paid.status, paid.text]).toEqual([200, premium('7')]);
+    expect(paid.headers['x-crawlgate-token']).toBeTruthy();
+    for (const name of Object.keys(CDN_CACHING)) expect([name, paid.headers[name]]).toEqual([name, 'no-store']);
+    // A person's page keeps what the site's middleware sets.
+    const person = await rawRequest(server, '/articles/7', { 'user-agent': BROWSER });
+    for (const [name, value] of Object.entries(CDN_CACHING)) expect(person.headers[name]).toBe(value);
+  });
+});

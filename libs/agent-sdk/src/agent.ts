@@ -59,6 +59,7 @@ import { TokenCache } from './token-cache';
 import {
   gateOfPendingAnswer,
   isUnanswered,
+  MAX_PAYMENTS_IN_DOUBT,
   PaymentsInDoubt,
   tookNothing,
   type UnconfirmedAuthorization,
@@ -425,6 +426,14 @@ export function createAgent(options: AgentOptions): Agent {
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
+    // A payment whose outcome is never learned is remembered until it is over, so that its page is
+    // not paid twice; with no room to remember one more, none is made.
+    if (!unconfirmed.hasRoom() || !unproven.hasRoom())
+      throw new PaymentFailedError(
+        url,
+        'too_many_in_doubt',
+        `this agent holds ${MAX_PAYMENTS_IN_DOUBT} payments whose outcome it never learned (their sites or APIs failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
+      );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
       throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));

@@ -48,6 +48,10 @@ describe('readOffers: hostile 402 bodies are no offer, never a coerced one', () 
     ['an amount as a JSON number', { maxAmountRequired: 1000 }],
     ['an amount of 31 digits', { maxAmountRequired: '1'.repeat(31) }],
     ['an amount with a trailing newline', { maxAmountRequired: '1000\n' }],
+    // Nothing to pay: yet the payment would be signed, counted and remembered (a site offering
+    // thousands pushes out the agent's tokens and payments in doubt), or sent as a transfer that costs gas.
+    ['an amount of zero', { maxAmountRequired: '0' }],
+    ['an amount of zeros', { maxAmountRequired: '000' }],
     ['a payTo that is not an address', { payTo: `${PAY_TO}00` }],
     ['a payTo that is a list', { payTo: [PAY_TO] }],
     ['an asset that is a number', { asset: 1 }],
@@ -88,6 +92,13 @@ describe('readOffers: hostile 402 bodies are no offer, never a coerced one', () 
     await agent.fetch('https://site.test/page');
     expect(paid!.payload.authorization).toMatchObject({ to: PAY_TO, value: '1000' });
     expect(Number(paid!.payload.authorization.validBefore) - Date.now() / 1000).toBeLessThanOrEqual(301);
+  });
+
+  it('reads a timeout below a second as one second, never as an authorization valid before now', async () => {
+    const [offer] = await readOffers(
+      challengeOf(JSON.stringify({ x402Version: 1, accepts: [requirement({ maxTimeoutSeconds: 0.5 })] })),
+    );
+    expect(offer.maxTimeoutSeconds).toBe(1);
   });
 });
 
@@ -148,6 +159,43 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     // What the site can take from the wallet must stay within the 1000 micro-USD budget.
     expect(spendable).toBeLessThanOrEqual(1000n);
   });
+});
+
+describe('a site that answers every payment with a failure its API cannot clear up', () => {
+  it('keeps every payment in doubt, and pays no new page while 1,000 are: none is dropped and paid again', async () => {
+    // Each payment stays in doubt (the next fetch of its page asks before paying). Dropping the
+    // oldest to make room let a site answering 1,000 payments so push out a real one elsewhere.
+    const account = privateKeyToAccount(generatePrivateKey());
+    const body = (page: string) =>
+      JSON.stringify({
+        x402Version: 1,
+        accepts: [requirement({ maxAmountRequired: '1', resource: `https://site.test${page}` })],
+        verify_url: 'https://site.test/v1/gates/g/verify',
+      });
+    let sent = 0;
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (request.url.endsWith('/verify')) return new Response('{}', { status: 500 });
+      if (!request.headers.get('x-payment')) return challengeOf(body(new URL(request.url).pathname));
+      sent++;
+      return new Response('down', { status: 500 });
+    };
+    const unconfirmed: string[] = [];
+    const agent = createAgent({
+      account,
+      maxPriceUsd: '0.001',
+      budgetUsd: '1',
+      fetch: fake as typeof fetch,
+      onUnconfirmedPayment: (event) => unconfirmed.push(event.url),
+    });
+    for (let i = 0; i < 1_000; i++) await agent.fetch(`https://site.test/p-${i}`).catch(() => undefined);
+    expect([sent, unconfirmed.length]).toEqual([1_000, 1_000]);
+    await expect(agent.fetch('https://site.test/p-new')).rejects.toMatchObject({ reason: 'too_many_in_doubt' });
+    expect(sent).toBe(1_000);
+    // The first page's payment is still asked about, not paid again.
+    await agent.fetch('https://site.test/p-0').catch(() => undefined);
+    expect(sent).toBe(1_000);
+  }, 60_000);
 });
 
 describe('readOffers: the verify_url a 402 names is kept only where the agent may post', () => {

@@ -184,7 +184,10 @@ function base(
   const domain = untrusted<ExactExtra>(extra);
   if (!isAddress(asset) || !isAddress(payTo) || typeof domain?.name !== 'string' || typeof domain.version !== 'string')
     return null;
-  const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.floor(maxTimeoutSeconds) : 60;
+  // Nothing to pay is no offer: it would be signed, counted and remembered like a payment.
+  if (BigInt(amount) === 0n) return null;
+  // Whole seconds, at least one: 0.5 floored would make an authorization valid before now.
+  const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.ceil(maxTimeoutSeconds) : 60;
   return {
     scheme: 'exact',
     version,

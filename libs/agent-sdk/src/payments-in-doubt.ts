@@ -27,16 +27,25 @@ export interface UnconfirmedAuthorization {
   until: number;
 }
 
-/** Pages remembered at most; the oldest is dropped first (it is the likeliest to have expired). */
-const MAX_PAGES = 1_000;
+/**
+ * Pages remembered at most. None still in doubt is ever dropped to make room (its page would be paid
+ * again): full of them, the agent pays no new page until some are over (hasRoom).
+ */
+export const MAX_PAYMENTS_IN_DOUBT = 1_000;
 
 export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
+  /** Whether one more payment may be kept: those past their `until` are dropped to make room. */
+  hasRoom(now = Date.now()): boolean {
+    if (this.byPage.size < MAX_PAYMENTS_IN_DOUBT) return true;
+    for (const [page, payment] of this.byPage) if (!(now < payment.until)) this.byPage.delete(page);
+    return this.byPage.size < MAX_PAYMENTS_IN_DOUBT;
+  }
+
   keep(page: string, payment: Payment): void {
     this.byPage.delete(page);
     this.byPage.set(page, payment);
-    if (this.byPage.size > MAX_PAGES) this.byPage.delete(this.byPage.keys().next().value!);
   }
 
   /** The page's payment still worth asking about, if any; one past its `until` is dropped. */

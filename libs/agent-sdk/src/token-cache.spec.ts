@@ -47,6 +47,26 @@ describe('TokenCache', () => {
     expect(cache.get(key(2), NOW)).toBeUndefined();
   });
 
+  it('a full cache drops a token of the site holding the most, never another site’s for a busier one', () => {
+    // A site selling thousands of pages (a hostile one: for almost nothing) pushed out the tokens the
+    // agent bought elsewhere, and those pages were paid again.
+    const cache = new TokenCache(5);
+    const at = (origin: string, i: number) => TokenCache.key(new URL(`${origin}/page-${i}`));
+    cache.set(at('https://good.example', 1), token(1, NOW + 1800), NOW);
+    cache.set(at('https://good.example', 2), token(2, NOW + 1800), NOW);
+    for (let i = 0; i < 20; i++) cache.set(at('https://busy.example', i), token(i, NOW + 1800), NOW);
+    expect(cache.size).toBe(5);
+    expect(cache.get(at('https://good.example', 1), NOW)).toBe(token(1, NOW + 1800));
+    expect(cache.get(at('https://good.example', 2), NOW)).toBe(token(2, NOW + 1800));
+    expect(cache.get(at('https://busy.example', 19), NOW)).toBe(token(19, NOW + 1800));
+    expect(cache.get(at('https://busy.example', 16), NOW)).toBeUndefined();
+    // Sites holding as many as each other: the least recently used of them goes first.
+    cache.set(at('https://third.example', 1), token(1, NOW + 1800), NOW); // busy.example: 3 → 2
+    cache.set(at('https://third.example', 2), token(2, NOW + 1800), NOW); // busy: 2, good: 2, third: 2 → 1 of them
+    expect(cache.size).toBe(5);
+    expect(cache.get(at('https://good.example', 1), NOW)).toBe(token(1, NOW + 1800));
+  });
+
   it('a full cache drops its expired tokens first, then the oldest', () => {
     const cache = new TokenCache(4);
     cache.set(key(1), token(1, NOW + 3600), NOW); // the oldest, still live

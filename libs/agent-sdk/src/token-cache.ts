@@ -4,10 +4,17 @@ import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } fro
 const EXPIRY_MARGIN_SECONDS = 5;
 /**
  * Tokens kept at most (each up to core's MAX_ACCESS_TOKEN_LENGTH): a full cache drops its expired
- * tokens, then its least recently used. A dropped token's page is paid again if fetched again before it would
- * have expired, so the bound is generous.
+ * tokens, then the least recently used of the site holding the most. A dropped token's page is paid
+ * again if fetched again before it would have expired, so the bound is generous, and a site selling
+ * many pages (a hostile one: for almost nothing) pushes out its own tokens, not those bought elsewhere.
  */
 export const MAX_CACHED_TOKENS = 10_000;
+
+interface Entry {
+  token: string;
+  exp: number;
+  origin: string;
+}
 
 /**
  * Access tokens by origin and path (a token opens exactly the path it was paid for), until they
@@ -16,7 +23,9 @@ export const MAX_CACHED_TOKENS = 10_000;
  */
 export class TokenCache {
   /** In the order they were last kept or offered: the first is the least recently used. */
-  private readonly tokens = new Map<string, { token: string; exp: number }>();
+  private readonly tokens = new Map<string, Entry>();
+  /** How many tokens each origin holds. */
+  private readonly perOrigin = new Map<string, number>();
   /** No kept token expires before this: a sweep before it would find nothing. */
   private earliestExp = Infinity;
 
@@ -34,7 +43,10 @@ export class TokenCache {
     const entry = this.tokens.get(key);
     if (!entry) return undefined;
     this.tokens.delete(key);
-    if (!isLive(entry.exp, nowSeconds)) return undefined;
+    if (!isLive(entry.exp, nowSeconds)) {
+      this.counted(entry.origin, -1);
+      return undefined;
+    }
     // Kept again as the most recently used: a full cache drops the least recently used first.
     this.tokens.set(key, entry);
     return entry.token;
@@ -48,27 +60,52 @@ export class TokenCache {
     const payload = peekAccessTokenPayload(token);
     if (!payload) return;
     const exp = Math.min(payload.exp, nowSeconds + MAX_ACCESS_TOKEN_TTL_SECONDS);
-    this.tokens.delete(key); // kept again below as the newest
+    this.drop(key); // kept again below as the newest
     if (!isLive(exp, nowSeconds)) return;
     if (this.tokens.size >= this.maxTokens) this.makeRoom(nowSeconds);
-    this.tokens.set(key, { token, exp });
+    const origin = originOf(key);
+    this.tokens.set(key, { token, exp, origin });
+    this.counted(origin, 1);
     if (exp < this.earliestExp) this.earliestExp = exp;
   }
 
-  /** Drops the expired tokens, then the least recently used until one more fits. */
+  /** Drops the expired tokens, then the least recently used of the origins holding the most, until one more fits. */
   private makeRoom(nowSeconds: number): void {
     if (!isLive(this.earliestExp, nowSeconds)) {
       this.earliestExp = Infinity;
       for (const [key, { exp }] of this.tokens) {
-        if (!isLive(exp, nowSeconds)) this.tokens.delete(key);
+        if (!isLive(exp, nowSeconds)) this.drop(key);
         else if (exp < this.earliestExp) this.earliestExp = exp;
       }
     }
-    for (const key of this.tokens.keys()) {
-      if (this.tokens.size < this.maxTokens) break;
-      this.tokens.delete(key);
+    while (this.tokens.size > 0 && this.tokens.size >= this.maxTokens) {
+      const most = Math.max(...this.perOrigin.values());
+      for (const [key, { origin }] of this.tokens)
+        if (this.perOrigin.get(origin) === most) {
+          this.drop(key);
+          break;
+        }
     }
   }
+
+  private drop(key: string): void {
+    const entry = this.tokens.get(key);
+    if (!entry) return;
+    this.tokens.delete(key);
+    this.counted(entry.origin, -1);
+  }
+
+  private counted(origin: string, by: 1 | -1): void {
+    const count = (this.perOrigin.get(origin) ?? 0) + by;
+    if (count > 0) this.perOrigin.set(origin, count);
+    else this.perOrigin.delete(origin);
+  }
+}
+
+/** The origin a key starts with (key(): the origin, then the path). */
+function originOf(key: string): string {
+  const path = key.indexOf('/', key.indexOf('//') + 2);
+  return path < 0 ? key : key.slice(0, path);
 }
 
 const isLive = (exp: number, nowSeconds: number) => exp - EXPIRY_MARGIN_SECONDS > nowSeconds;

@@ -64,6 +64,10 @@ export function createFileBudgetStore(givenPath: string, options: FileBudgetStor
     });
     try {
       const { next, result } = change(load());
+      // Broken while this process was stopped (by another that took it for dead): writing now would
+      // undo what the other wrote since. Not paying is the safe answer.
+      if (!release.stillHeld())
+        throw new Error(`The budget file's lock (${lockPath}) was taken by another process meanwhile; not paying`);
       writeJsonAtomically(path, next);
       known = true;
       budgetId = next.budget_id;

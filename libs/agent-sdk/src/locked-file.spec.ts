@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,53 @@ describe('acquireLock', () => {
     writeFileSync(lock, JSON.stringify({ pid: DEAD_PID, host: elsewhere, at: Date.now(), nonce: 'alive' }));
     await expect(acquireLock(lock, options)).rejects.toThrow('busy');
     expect(readFileSync(lock, 'utf8')).toContain('alive');
+  });
+
+  describe('a holder of this host that still runs', () => {
+    let holder: ChildProcess;
+    beforeAll(() => {
+      holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    });
+    afterAll(() => void holder.kill('SIGKILL'));
+    /** The kernel's start time of a process (Linux), as the lock records its holder's. */
+    const startOf = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    };
+
+    it('keeps its lock however old: a holder paused past staleMs would write over the next holder’s changes', async () => {
+      // Broken by age, the lock of a process stopped for 30 s (SIGSTOP, a debugger) went to another,
+      // and the first, resumed, wrote the budget it read before: reservations were lost, the limit passed.
+      const lock = join(dir, 'budget.json.lock');
+      const text = JSON.stringify({
+        pid: holder.pid,
+        host: processHost(),
+        start: startOf(holder.pid!),
+        at: Date.now() - 3_600_000,
+        nonce: 'paused',
+      });
+      writeFileSync(lock, text);
+      await expect(acquireLock(lock, { ...options, staleMs: 10 })).rejects.toThrow('busy');
+      expect(readFileSync(lock, 'utf8')).toBe(text);
+    });
+
+    it('takes a lock whose pid now names a process started after it (the holder died, its pid reused)', async () => {
+      const lock = join(dir, 'budget.json.lock');
+      const start = String(Number(startOf(holder.pid!)) - 1);
+      writeFileSync(
+        lock,
+        JSON.stringify({ pid: holder.pid, host: processHost(), start, at: Date.now(), nonce: 'reused' }),
+      );
+      await expect(acquireLock(lock, options)).resolves.toEqual(expect.any(Function));
+    });
+  });
+
+  it('knows whether it still holds its lock: one broken and taken by another is not its own', async () => {
+    const lock = join(dir, 'budget.json.lock');
+    const release = await acquireLock(lock, options);
+    expect(release.stillHeld()).toBe(true);
+    writeFileSync(lock, JSON.stringify({ pid: 1, host: 'elsewhere', at: Date.now(), nonce: 'theirs' }));
+    expect(release.stillHeld()).toBe(false);
   });
 
   it('releases its lock, so the next holder takes it at once', async () => {

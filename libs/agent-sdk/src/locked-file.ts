@@ -57,6 +57,9 @@ export function writeJsonAtomically(path: string, value: unknown): void {
   }
 }
 
+/** Deletes the lock if it is still this one; `stillHeld()`: whether it is (no other process broke it). */
+export type HeldLock = (() => void) & { stillHeld(): boolean };
+
 /**
  * Takes the lock, waiting up to `timeoutMs` for its holder; `busy` is the error's message when it
  * cannot. Answers the release, which deletes the lock only while it is still this one: a lock
@@ -65,11 +68,12 @@ export function writeJsonAtomically(path: string, value: unknown): void {
 export async function acquireLock(
   lockPath: string,
   { timeoutMs, staleMs, busy }: { timeoutMs: number; staleMs: number; busy: string },
-): Promise<() => void> {
+): Promise<HeldLock> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = tryLock(lockPath);
-    if (text !== false) return () => releaseIfMine(lockPath, text);
+    if (text !== false)
+      return Object.assign(() => releaseIfMine(lockPath, text), { stillHeld: () => lockText(lockPath) === text });
     breakIfAbandoned(lockPath, staleMs);
     if (Date.now() >= deadline) throw new Error(busy);
     await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
@@ -109,15 +113,32 @@ export function holdLock(lockPath: string, busy: string): () => void {
 /** Deletes the lock if it still holds `text`, the one taken. */
 function releaseIfMine(lockPath: string, text: string): void {
   try {
-    if (readFileSync(lockPath, 'utf8') === text) unlinkSync(lockPath);
+    if (lockText(lockPath) === text) unlinkSync(lockPath);
   } catch {
     // gone already
   }
 }
 
-/** The lock's text when it was taken now (it names this process, its host, the time and a nonce); false when held. */
+function lockText(lockPath: string): string | undefined {
+  try {
+    return readFileSync(lockPath, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lock's text when it was taken now (it names this process, its host, its start where the kernel
+ * tells, the time and a nonce); false when held.
+ */
 function tryLock(lockPath: string): string | false {
-  const text = JSON.stringify({ pid: process.pid, host: processHost(), at: Date.now(), nonce: randomUUID() });
+  const text = JSON.stringify({
+    pid: process.pid,
+    host: processHost(),
+    start: startOf(process.pid),
+    at: Date.now(),
+    nonce: randomUUID(),
+  });
   try {
     const fd = openSync(lockPath, 'wx', 0o600);
     writeSync(fd, text);
@@ -131,7 +152,10 @@ function tryLock(lockPath: string): string | false {
 
 /**
  * A lock whose holder died (same host) or that is older than `staleMs` is moved away, then deleted;
- * with `ownPidIsDead`, also one naming this very process (the caller holds no such lock).
+ * with `ownPidIsDead`, also one naming this very process (the caller holds no such lock). Never one
+ * whose holder is known to run, however old: a holder paused (SIGSTOP, a debugger) writes when it
+ * resumes, over whatever the next holder wrote. Known where the kernel tells when the pid's process
+ * started (Linux): the pid of a holder that died may name another process since.
  */
 function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = false): void {
   let text: string;
@@ -140,22 +164,26 @@ function breakIfAbandoned(lockPath: string, staleMs: number, ownPidIsDead = fals
   } catch {
     return; // gone: try again
   }
-  let holder: { pid?: number; host?: string; at?: number };
+  let holder: { pid?: number; host?: string; start?: unknown; at?: number };
   try {
     holder = JSON.parse(text);
   } catch {
     return; // being written this instant: look again next round
   }
   const pid = typeof holder.pid === 'number' ? holder.pid : undefined;
+  const seen = pid !== undefined && seesPidsOf(holder.host);
+  const started = seen && typeof holder.start === 'string' ? startOf(pid) : undefined;
+  const runs = seen && isRunning(pid) && (started === undefined || started === holder.start);
+  const knownToRun = runs && started !== undefined;
   const abandoned =
-    (pid !== undefined && seesPidsOf(holder.host) && !isRunning(pid)) ||
+    (seen && !runs) ||
     // A lock held for life has no age to wait out: judged by host name and pid alone, as a restarted
     // container (a new pid namespace each start) must take its predecessor's back.
     (ownPidIsDead &&
       pid !== undefined &&
       hostNameOf(holder.host) === hostname() &&
       (pid === process.pid || !isRunning(pid))) ||
-    (typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
+    (!knownToRun && typeof holder.at === 'number' && Date.now() - holder.at > staleMs);
   if (!abandoned) return;
   // Renaming is atomic: of several processes seeing the same stale lock, one moves it. One that
   // moved a newer lock instead (taken between its read and its rename) puts it back.
@@ -206,6 +234,17 @@ function hostNameOf(host: unknown): string | undefined {
 function pidNamespace(): string | undefined {
   try {
     return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
+
+/** When the process of `pid` started, in clock ticks since boot, as Linux's /proc tells; undefined elsewhere. */
+function startOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name in parentheses (which may hold spaces): starttime is the 22nd.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   } catch {
     return undefined;
   }

@@ -452,6 +452,19 @@ describe('@crawlgate/agent', () => {
     expect(events).toEqual([expect.objectContaining({ mode: 'transfer', priceUsd: '0.01' })]);
   });
 
+  it('pays pages fetched at once by transfer one transfer each, none refused for its nonce', async () => {
+    // Sent at once, the transfers took the same pending nonce: half were refused by the node,
+    // the pages failed, and their price stayed counted as spent with no USDC moved.
+    const { agent, wallet } = await fundedAgent({ payMode: 'transfer' });
+    await fundEth(gated.app, wallet.address);
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
+    const pages = ['a', 'b', 'c', 'd'].map((id) => `${siteUrl}/article/at-once-by-transfer-${id}`);
+    const answers = await Promise.all(pages.map((page) => agent.fetch(page, asBot).then((r) => r.status, String)));
+    expect(answers).toEqual([200, 200, 200, 200]);
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 4);
+    expect(agent.spent()).toMatchObject({ usd: '0.04', payments: 4 });
+  });
+
   /** fetch as the network gives it, but the API's answers to the first `count` transfer proofs are lost (the proof itself arrives). */
   function losingProofAnswers(count: number): typeof fetch {
     let left = count;

@@ -36,6 +36,11 @@ export interface Payer {
   signTypedData(typedData: TypedDataDefinition): Promise<Hex>;
   /** Clients that send the agent's own transactions (a withdrawal): rpcUrl or the WalletClient's transport. */
   chain(): { wallet: WalletClient; public: PublicClient };
+  /**
+   * Runs `send`, one transaction's broadcast, once the agent's earlier ones are sent: sent at once,
+   * two transactions take the same pending nonce, and the node refuses one.
+   */
+  inTurn<T>(send: () => Promise<T>): Promise<T>;
 }
 
 /** A transfer that failed before it was sent (its gas estimate): it surely moved nothing. */
@@ -90,6 +95,13 @@ export function createPayer(
       ? (account as WalletClient).signMessage({ account: signer, message })
       : (account as LocalAccount).signMessage({ message });
 
+  let sending: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(send: () => Promise<T>): Promise<T> => {
+    const sent = sending.then(send, send);
+    sending = sent.catch(() => undefined);
+    return sent;
+  };
+
   const publicFor = (client: WalletClient): PublicClient =>
     createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
 
@@ -138,7 +150,7 @@ export function createPayer(
       } catch (error) {
         throw new TransferNotSent(error);
       }
-      const hash = await client.writeContract({ ...call, gas });
+      const hash = await inTurn(() => client.writeContract({ ...call, gas }));
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;
@@ -150,5 +162,6 @@ export function createPayer(
     },
     signTransferProof: (gateRef, txHash) => signMessage(transferProofMessage(gateRef, txHash)),
     signMessage,
+    inTurn,
   };
 }

@@ -45,14 +45,16 @@ export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Prom
       const kept = channel.signed > totalClaimed ? channel.signed : totalClaimed;
       const amount = balance - kept;
       if (amount <= 0n) return undefined;
-      const txHash = await wallet.writeContract({
-        address: escrow,
-        abi: BATCH_SETTLEMENT_ABI,
-        functionName: 'initiateWithdraw',
-        args: [channel.config, amount],
-        account: wallet.account!,
-        chain: null,
-      });
+      const txHash = await payer.inTurn(() =>
+        wallet.writeContract({
+          address: escrow,
+          abi: BATCH_SETTLEMENT_ABI,
+          functionName: 'initiateWithdraw',
+          args: [channel.config, amount],
+          account: wallet.account!,
+          chain: null,
+        }),
+      );
       await confirmed(reader, txHash, 'initiateWithdraw');
       return { channelId: channel.channelId, amount: amount.toString(), txHash };
     });
@@ -82,14 +84,16 @@ export async function finalizeWithdrawals(
       args: [channel.channelId],
     });
     if (initiatedAt === 0) continue; // nothing started, or already finished
-    const txHash = await wallet.writeContract({
-      address: escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'finalizeWithdraw',
-      args: [channel.config],
-      account: wallet.account!,
-      chain: null,
-    });
+    const txHash = await payer.inTurn(() =>
+      wallet.writeContract({
+        address: escrow,
+        abi: BATCH_SETTLEMENT_ABI,
+        functionName: 'finalizeWithdraw',
+        args: [channel.config],
+        account: wallet.account!,
+        chain: null,
+      }),
+    );
     const receipt = await confirmed(reader, txHash, 'finalizeWithdraw');
     const amount = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs })
       .filter(

@@ -58,4 +58,16 @@ describe('OpenAPI document and docs page', () => {
     expect(response.headers.get('content-type')).toMatch(/text\/html/);
     expect(await response.text()).toMatch(/Crawlgate API docs/);
   });
+
+  it.each(['/docs', '/docs/', '/%64ocs', '/%64ocs/', '/docs/%73wagger-ui-init.js', '/%64ocs/swagger-ui-init.js'])(
+    'serves the docs page and its files at %s under the page policy: never framed, no script from elsewhere',
+    async (path) => {
+      // The headers followed the raw URL while Fastify routes the decoded one: /%64ocs was the docs
+      // page with no policy, framable by any site, on the origin whose dashboard holds the key.
+      const response = await fetch(`${app.baseUrl}${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+    },
+  );
 });

@@ -27,11 +27,13 @@ export function setupOpenApi(app: NestFastifyApplication, config: AppConfig): vo
     unauthorized: UNAUTHORIZED,
   });
   // The docs page shares the dashboard's origin: under a CSP too (see page-security-headers.ts).
+  // Judged by the route Fastify matched, not the raw URL: it routes /%64ocs as /docs.
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onRequest', (request, reply, done) => {
-      if (isDocsPath(request.url)) void reply.headers(DOCS_PAGE_HEADERS);
+      const route = request.routeOptions.url;
+      if (route !== undefined && isDocsPath(route)) void reply.headers(DOCS_PAGE_HEADERS);
       done();
     });
   SwaggerModule.setup('docs', app, document, {
@@ -47,7 +49,7 @@ export function setupOpenApi(app: NestFastifyApplication, config: AppConfig): vo
   });
 }
 
-/** /docs and what Swagger UI loads under it (its script, styles and icons). */
+/** /docs and what Swagger UI loads under it (its script, styles and icons), as routes. */
 function isDocsPath(url: string): boolean {
   return url === '/docs' || url.startsWith('/docs/') || url.startsWith('/docs?');
 }

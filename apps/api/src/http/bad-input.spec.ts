@@ -402,6 +402,31 @@ describe('characters no field accepts', () => {
     expect(response.body).toEqual({ detail: expect.stringMatching(/URL/) });
   });
 
+  it.each([
+    ['a price too small for a double, read as 0 (free)', '1e-400'],
+    ['a price above 1 USD rounded to 1', '1.0000000000000001'],
+    ['a price of 18 digits rounded to 0.005', '0.0050000000000000001'],
+    ['a price with 400 zeros before its digit', `0.${'0'.repeat(400)}1`],
+  ])('refuses %s with 400, and stores nothing: a JSON number is taken only as written', async (_what, literal) => {
+    // JSON.parse rounds a number to the nearest double before any check reads it.
+    const publisher = await registerPublisher(app);
+    const site = await createSite(app, publisher);
+    const pricing = (text: string) =>
+      app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+        body: Buffer.from(`{"default_price_usd":"0.003","rules":[{"path":"/tiny/*","price_usd":${text}}]}`),
+        rawBody: true,
+        headers: { ...publisher.auth, 'content-type': 'application/json' },
+      });
+    const refused = await pricing(literal);
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/number .* not exactly .* send it as a string/i);
+    const stored = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
+    expect(stored.body.rules).toEqual([]);
+    // Numbers a double holds as written are read as before.
+    for (const exact of ['0.005', '1e-3', '0.50', '5E-3', '-0'])
+      expect([exact, (await pricing(exact)).status]).toEqual([exact, 200]);
+  });
+
   it('answers invalid UTF-8 in a body with 400, on an endpoint that needs no credential too', async () => {
     const body = Buffer.concat([
       Buffer.from('{"email":"a'),

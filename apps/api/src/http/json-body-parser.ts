@@ -1,6 +1,7 @@
 import { utf8Decode } from '@crawlgate/core';
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from './api-error';
+import { firstInexactNumber } from './exact-json-numbers';
 
 /**
  * Fastify's own JSON parser, fed only bodies that are valid UTF-8. Left to itself it decodes the
@@ -14,6 +15,17 @@ export function parseJsonBodiesAsStrictUtf8(fastify: FastifyInstance): void {
     const text = utf8Decode(body as Buffer);
     if (text === null) return done(badRequest('Request body is not valid UTF-8'), undefined);
     // Callback style: the parser answers through done, whatever it returns.
-    void parseJson(request, text, done);
+    void parseJson(request, text, (error: Error | null, parsed?: unknown) => {
+      if (error) return done(error, undefined);
+      const inexact = firstInexactNumber(text);
+      if (inexact !== undefined)
+        return done(
+          badRequest(
+            `The number ${inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact} in the request body is not exactly what a JSON reader keeps of it (${Number(inexact)}): send it as a string`,
+          ),
+          undefined,
+        );
+      done(null, parsed);
+    });
   });
 }

@@ -49,9 +49,10 @@ export interface SiteTermsOptions {
 
 export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOptions): SiteTermsSource {
   let terms: SiteTerms | undefined;
-  // Set when MAX_TERMS_AGE_MS pass with no load succeeding: a timer, not a clock read per request.
-  let lapsed = false;
-  let lapse: ReturnType<typeof setTimeout> | undefined;
+  // Read from the clock when the terms are used, not set by a timer: on an edge runtime a timer set
+  // while answering a request may never fire, and terms lapsing by one alone would never lapse.
+  let loadedAt = 0;
+  const lapsed = () => terms !== undefined && Date.now() - loadedAt > MAX_TERMS_AGE_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
@@ -64,9 +65,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
           ? terms.prices
           : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
       terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
-      lapsed = false;
-      if (lapse) clearTimeout(lapse);
-      lapse = unref(setTimeout(() => void (lapsed = true), MAX_TERMS_AGE_MS));
+      loadedAt = Date.now();
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {
@@ -80,15 +79,14 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   let firstEnded = false;
   const first = load().then(() => void (firstEnded = true));
   return {
-    current: () => (lapsed ? undefined : terms),
-    lapsed: () => lapsed,
+    current: () => (lapsed() ? undefined : terms),
+    lapsed,
     lastLoaded: () => terms,
     ready: () => first,
     firstLoadEnded: () => firstEnded,
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      if (lapse) clearTimeout(lapse);
     },
   };
 }

@@ -1,0 +1,49 @@
+import type { SiteOffer } from '@crawlgate/core';
+import type { ApiClient } from './api-client';
+import { loadSiteTerms, MAX_TERMS_AGE_MS } from './site-terms';
+
+const OFFER = {
+  site_id: 's',
+  domain: 'example.com',
+  default_price_usd: '0.01',
+  rules: [],
+  pricing_version: 1,
+} as Partial<SiteOffer> as SiteOffer;
+
+describe('loadSiteTerms', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
+  it('lapses terms no refresh replaced for MAX_TERMS_AGE_MS by the clock, where timers set earlier never fire', async () => {
+    // On an edge runtime a timer set while answering a request may never fire once the answer is
+    // sent: terms lapsing by a timer alone would be trusted for ever, a revoked secret and a price
+    // raised since never seen.
+    let calls = 0;
+    const api = {
+      site: async () => {
+        if (calls++ > 0) throw new Error('the API is down');
+        return OFFER;
+      },
+    } as Partial<ApiClient> as ApiClient;
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    await terms.ready();
+    expect(terms.current()?.offer).toBe(OFFER);
+    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS - 1_000); // the clock moves, no timer fires
+    expect([terms.lapsed(), terms.current()?.offer]).toEqual([false, OFFER]);
+    jest.setSystemTime(Date.now() + 2_000);
+    expect([terms.lapsed(), terms.current()]).toEqual([true, undefined]);
+    expect(terms.lastLoaded()?.offer).toBe(OFFER);
+    terms.close();
+  });
+
+  it('trusts terms again once a refresh succeeds', async () => {
+    const api = { site: async () => OFFER } as Partial<ApiClient> as ApiClient;
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    await terms.ready();
+    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS + 1_000);
+    expect(terms.lapsed()).toBe(true);
+    await jest.advanceTimersByTimeAsync(30_000); // the refresh runs and loads
+    expect([terms.lapsed(), terms.current()?.offer]).toEqual([false, OFFER]);
+    terms.close();
+  });
+});

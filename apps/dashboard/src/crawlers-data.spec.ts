@@ -14,7 +14,7 @@ const gptBot: CrawlerView = {
   token: 4,
   revenue_usd: '1234.005',
   verified_share: '0.2143',
-  top_paths: [{ path: '/a', requests: 9 }],
+  top_paths: [{ path: '/a', requests: 9, verified: true }],
 };
 
 const day = (overrides: Partial<CrawlerDayView>): CrawlerDayView => ({
@@ -39,7 +39,7 @@ describe('crawlerRows', () => {
         counts: { passed: 0, allowed: 0, blocked: 0, charged: 8, paid: 2, token: 4 },
         revenue: 1_234_005_000n,
         verifiedShare: 0.2143,
-        topPaths: [{ path: '/a', requests: 9 }],
+        topPaths: [{ path: '/a', requests: 9, verified: true }],
       },
     ]);
   });

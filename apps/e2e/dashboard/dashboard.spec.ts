@@ -295,7 +295,7 @@ describe('the publisher dashboard in a browser', () => {
           seen('GPTBot', 'ai-training', 'OpenAI', 'token', 1),
         ],
         paths: [
-          { day: today, crawler: 'GPTBot', path: '/blog/post-1', requests: 5 },
+          { day: today, crawler: 'GPTBot', path: '/blog/post-1', requests: 5, verified: true },
           { day: today, crawler: 'GPTBot', path: '/blog/post-2', requests: 3 },
           // A right-to-left override (any crawler can ask for such a path): shown escaped, never reordering the cell.
           { day: today, crawler: 'GPTBot', path: '/blog/\u202Egnp.exe', requests: 1 },
@@ -353,10 +353,11 @@ describe('the publisher dashboard in a browser', () => {
     expect(await page.getByRole('table', { name: 'Top paths of GPTBot' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
     const paths = page.getByRole('table', { name: 'Top paths of GPTBot' });
+    // Those it was verified on first: any client can send a crawler's name.
     expect(await paths.locator('tbody tr').allTextContents()).toEqual([
-      '/blog/post-15',
-      '/blog/post-23',
-      '/blog/\\u202egnp.exe1',
+      '/blog/post-15yes',
+      '/blog/post-23no',
+      '/blog/\\u202egnp.exe1no',
     ]);
     await page.getByRole('button', { name: 'Top paths of GPTBot' }).click();
     expect(await paths.count()).toBe(0);

@@ -63,6 +63,12 @@ export interface CrawlerPathCount {
   day: string;
   crawler: string;
   path: string;
+  /**
+   * Whether the crawler was verified on these requests (a signature, its operator's addresses): a
+   * name any client can claim keeps its verified paths apart from those strangers asked for under
+   * it. Absent (a middleware before it): not verified.
+   */
+  verified?: boolean;
   requests: number;
 }
 
@@ -83,7 +89,8 @@ export interface CrawlerView {
   revenue_usd: string;
   /** Verified requests ÷ requests, four decimals ("0.5000"). */
   verified_share: string;
-  top_paths: { path: string; requests: number }[];
+  /** The paths it was verified on first, then the others, each by requests. */
+  top_paths: { path: string; requests: number; verified: boolean }[];
 }
 
 /** Requests per action on one UTC day, over every crawler. */

@@ -93,8 +93,8 @@ describe('createCrawlerCounter', () => {
       },
     ]);
     expect(report.paths).toEqual([
-      { day: '2026-11-23', crawler: 'GPTBot', path: '/a', requests: 4 },
-      { day: '2026-11-24', crawler: 'GPTBot', path: '/a', requests: 1 },
+      { day: '2026-11-23', crawler: 'GPTBot', path: '/a', verified: false, requests: 4 },
+      { day: '2026-11-24', crawler: 'GPTBot', path: '/a', verified: false, requests: 1 },
     ]);
     expect(counts.pending).toBe(false);
     expect(counts.drain()).toEqual({ crawlers: [], paths: [] });
@@ -105,9 +105,15 @@ describe('createCrawlerCounter', () => {
     counts.count(sighting({ crawler: 'ChatGPT agent', verified: true }));
     counts.count(sighting({ crawler: 'ChatGPT agent', verified: true }));
     counts.count(sighting({ crawler: 'ChatGPT agent' }));
-    expect(counts.drain().crawlers.map(({ verified, requests }) => ({ verified, requests }))).toEqual([
+    const report = counts.drain();
+    expect(report.crawlers.map(({ verified, requests }) => ({ verified, requests }))).toEqual([
       { verified: true, requests: 2 },
       { verified: false, requests: 1 },
+    ]);
+    // Its paths too: a stranger claiming its name has its own, never the ones it was verified on.
+    expect(report.paths.map(({ path, verified, requests }) => ({ path, verified, requests }))).toEqual([
+      { path: '/a', verified: true, requests: 2 },
+      { path: '/a', verified: false, requests: 1 },
     ]);
   });
 

@@ -139,7 +139,8 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         entry.revenue += revenueMicros;
       }
       if (path === null || path.length > MAX_TOP_PATH_LENGTH || !REPORTABLE_PATH.test(path)) return;
-      const pathKey = `${day}\n${crawler}\n${path}`;
+      // Verified and not apart: a stranger claiming the crawler's name has its own paths, never its.
+      const pathKey = `${day}\n${crawler}\n${sighting.verified}\n${path}`;
       const seen = paths.get(pathKey);
       if (seen) {
         seen.requests++;
@@ -149,7 +150,7 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
       const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
       const room = sighting.verified ? pathRoom.verified : pathRoom.unverified;
       if (tracked >= PATHS_TRACKED_PER_CRAWLER || room.paths >= MAX_CRAWLER_PATHS_PER_REPORT / 2) return;
-      const counted = { day, crawler, path, requests: 1 };
+      const counted = { day, crawler, path, verified: sighting.verified, requests: 1 };
       const bytes = reportBytes(counted);
       if (room.bytes + bytes > MAX_CRAWLER_PATH_BYTES_PER_REPORT / 2) return;
       room.bytes += bytes;

@@ -101,8 +101,10 @@ export async function addCrawlerCounts(
 }
 
 /**
- * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, and
- * of those the site's busiest, so the table stays bounded whatever paths and crawlers a report names.
+ * Adds a report's path counts, then keeps only each crawler's top paths of the days reported, its
+ * verified ones and the others apart, and of those the site's busiest, verified first, so the table
+ * stays bounded whatever paths and crawlers a report names, and strangers claiming a crawler's name
+ * (their 402s cost them nothing) never push out the paths it was verified on.
  */
 export async function addCrawlerPaths(
   sql: SqlSession,
@@ -112,29 +114,33 @@ export async function addCrawlerPaths(
   if (paths.length === 0) return;
   const days = [...new Set(paths.map((p) => p.day))];
   await sql.query(
-    `INSERT INTO crawler_daily_paths (site_id, day, crawler, path, requests)
-     SELECT $1::uuid, day::date, crawler, path, LEAST(SUM(requests), ${MAX_BIGINT})::bigint
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS p(day, crawler, path, requests)
-      GROUP BY day, crawler, path
-     ON CONFLICT (site_id, day, crawler, path) DO UPDATE
+    `INSERT INTO crawler_daily_paths (site_id, day, crawler, verified, path, requests)
+     SELECT $1::uuid, day::date, crawler, verified, path, LEAST(SUM(requests), ${MAX_BIGINT})::bigint
+       FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::bigint[]) AS p(day, crawler, verified, path, requests)
+      GROUP BY day, crawler, verified, path
+     ON CONFLICT (site_id, day, crawler, verified, path) DO UPDATE
        SET requests = LEAST(crawler_daily_paths.requests::numeric + EXCLUDED.requests, ${MAX_BIGINT})::bigint`,
     [
       siteId,
       paths.map((p) => p.day),
       paths.map((p) => p.crawler),
+      paths.map((p) => p.verified === true),
       paths.map((p) => p.path),
       paths.map((p) => p.requests),
     ],
   );
-  // Each crawler's top paths, then the busiest of those for the whole site and day.
+  // Each crawler's top paths, verified and not apart, then the busiest of those for the whole site
+  // and day, verified first.
   await sql.query(
     `DELETE FROM crawler_daily_paths d
-      USING (SELECT day, crawler, path, crawler_rank,
-                    ROW_NUMBER() OVER (PARTITION BY day, crawler_rank <= $3 ORDER BY requests DESC, crawler, path) AS site_rank
-               FROM (SELECT day, crawler, path, requests,
-                            ROW_NUMBER() OVER (PARTITION BY day, crawler ORDER BY requests DESC, path) AS crawler_rank
+      USING (SELECT day, crawler, verified, path, crawler_rank,
+                    ROW_NUMBER() OVER (PARTITION BY day, crawler_rank <= $3
+                                       ORDER BY verified DESC, requests DESC, crawler, path) AS site_rank
+               FROM (SELECT day, crawler, verified, path, requests,
+                            ROW_NUMBER() OVER (PARTITION BY day, crawler, verified ORDER BY requests DESC, path) AS crawler_rank
                        FROM crawler_daily_paths WHERE site_id = $1::uuid AND day = ANY($2::date[])) per_crawler) ranked
-      WHERE d.site_id = $1::uuid AND d.day = ranked.day AND d.crawler = ranked.crawler AND d.path = ranked.path
+      WHERE d.site_id = $1::uuid AND d.day = ranked.day AND d.crawler = ranked.crawler
+        AND d.verified = ranked.verified AND d.path = ranked.path
         AND (ranked.crawler_rank > $3 OR ranked.site_rank > $4)`,
     [siteId, days, MAX_TOP_PATHS_PER_CRAWLER, MAX_TOP_PATHS_PER_SITE_DAY],
   );
@@ -195,19 +201,22 @@ export async function crawlerDays(
   return rows.map((row) => ({ ...row, requests: BigInt(row.requests) }));
 }
 
-/** Each crawler's top paths over the range, at most MAX_TOP_PATHS_PER_CRAWLER each. */
+/**
+ * Each crawler's top paths over the range, at most MAX_TOP_PATHS_PER_CRAWLER each: those it was
+ * verified on first, then the others, each by requests.
+ */
 export async function crawlerTopPaths(
   sql: SqlSession,
   siteId: string,
   from: string,
   to: string,
-): Promise<{ crawler: string; path: string; requests: bigint }[]> {
-  const rows = await sql.query<{ crawler: string; path: string; requests: string }>(
-    `SELECT crawler, path, requests::text FROM (
-       SELECT crawler, path, SUM(requests) AS requests,
-              ROW_NUMBER() OVER (PARTITION BY crawler ORDER BY SUM(requests) DESC, path) AS rank
+): Promise<{ crawler: string; path: string; verified: boolean; requests: bigint }[]> {
+  const rows = await sql.query<{ crawler: string; path: string; verified: boolean; requests: string }>(
+    `SELECT crawler, path, verified, requests::text FROM (
+       SELECT crawler, path, verified, SUM(requests) AS requests,
+              ROW_NUMBER() OVER (PARTITION BY crawler ORDER BY verified DESC, SUM(requests) DESC, path) AS rank
          FROM crawler_daily_paths WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
-        GROUP BY crawler, path) ranked
+        GROUP BY crawler, verified, path) ranked
       WHERE rank <= $4 ORDER BY crawler, rank`,
     [siteId, from, to, MAX_TOP_PATHS_PER_CRAWLER],
   );

@@ -9,12 +9,13 @@ import {
   type CrawlerView,
   type SiteCrawlersView,
 } from '@crawlgate/core';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsBoolean,
   IsDefined,
   IsIn,
   IsInt,
+  IsOptional,
   IsString,
   Matches,
   Max,
@@ -122,6 +123,14 @@ export class CrawlerPathCountDto implements CrawlerPathCount {
   @Matches(/^\/\S*$/, { message: 'path must start with "/" and hold no spaces' })
   path!: string;
 
+  @ApiPropertyOptional({
+    description:
+      'Whether the crawler was verified on these requests; kept apart from the paths strangers asked for under its name. Default false.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  verified?: boolean;
+
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 1_000_000_000 })
   @IsDefined()
   @IsInt()
@@ -133,6 +142,8 @@ export class CrawlerPathCountDto implements CrawlerPathCount {
 class CrawlerTopPathView {
   @ApiProperty() path!: string;
   @ApiProperty({ type: 'integer' }) requests!: number;
+  @ApiProperty({ description: 'Requested by the crawler verified (a name any client can claim otherwise).' })
+  verified!: boolean;
 }
 
 export class CrawlerViewDto implements CrawlerView {
@@ -149,7 +160,10 @@ export class CrawlerViewDto implements CrawlerView {
   @ApiProperty({ example: '0.05', description: 'What the middleware served for pay, as reported by it.' })
   revenue_usd!: string;
   @ApiProperty({ example: '0.5000', description: 'Verified requests ÷ requests, 4 decimals.' }) verified_share!: string;
-  @ApiProperty({ type: [CrawlerTopPathView], description: `Up to 20 paths by requests.` })
+  @ApiProperty({
+    type: [CrawlerTopPathView],
+    description: 'Up to 20 paths: those it was verified on first, then the others, each by requests.',
+  })
   top_paths!: CrawlerTopPathView[];
 }
 

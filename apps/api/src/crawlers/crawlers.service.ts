@@ -62,7 +62,9 @@ export class CrawlersService {
       view.revenue += row.revenueMicros;
     }
     for (const path of paths)
-      crawlers.get(path.crawler)?.top_paths.push({ path: path.path, requests: Number(path.requests) });
+      crawlers
+        .get(path.crawler)
+        ?.top_paths.push({ path: path.path, requests: Number(path.requests), verified: path.verified });
 
     const byDay = new Map<string, CrawlerDayView>(range.days.map((day) => [day, { day, ...zeroActions() }]));
     for (const row of days) {

@@ -154,8 +154,8 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     const view = (await crawlers(fresh)).body as SiteCrawlersView;
     const top = view.crawlers[0].top_paths;
     expect(top).toHaveLength(MAX_TOP_PATHS_PER_CRAWLER);
-    expect(top[0]).toEqual({ path: '/p/0', requests: 100 });
-    expect(top[1]).toEqual({ path: '/p/29', requests: 30 });
+    expect(top[0]).toEqual({ path: '/p/0', requests: 100, verified: false });
+    expect(top[1]).toEqual({ path: '/p/29', requests: 30, verified: false });
     expect(top.map((p) => p.requests)).toEqual([...top.map((p) => p.requests)].sort((a, b) => b - a));
   });
 
@@ -183,6 +183,42 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     // The 500 busiest of the 800: every path of the 25 busiest crawlers.
     expect(kept[0]).toEqual({ crawler: names[15], requests: '1501' });
     expect(kept.at(-1)).toEqual({ crawler: names[39], requests: '3920' });
+  });
+
+  it('keeps the paths a crawler was verified on apart: strangers claiming its name neither push them out nor outrank them', async () => {
+    // Kept by requests alone, one stranger's 402s under GPTBot's name filled its top paths with
+    // paths of its choosing, and 26 other catalogue names pushed out verified Googlebot's only path.
+    const fresh = await createSite(app, owner);
+    const names = BOT_CATALOGUE_ENTRIES.slice(0, 30).map((entry) => entry.name);
+    const claimed = names.flatMap((name, i) =>
+      Array.from({ length: MAX_TOP_PATHS_PER_CRAWLER }, (_, j) => ({
+        day: day(0),
+        crawler: name,
+        path: `/URGENT-re-enter-your-key/${i}/${j}`,
+        requests: 4,
+      })),
+    );
+    const verified = [
+      { day: day(0), crawler: names[0], path: '/real-article', requests: 3, verified: true },
+      { day: day(0), crawler: names[1], path: '/about', requests: 1, verified: true },
+    ];
+    const counts = names.map((name) => count(name, 'charged', 80));
+    expect((await report({ crawlers: counts, paths: [...verified, ...claimed.slice(0, 300)] }, fresh)).status).toBe(
+      204,
+    );
+    expect((await report({ paths: claimed.slice(300) }, fresh)).status).toBe(204);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    const top = (name: string) => view.crawlers.find((c) => c.crawler === name)!.top_paths;
+    expect(top(names[0])[0]).toEqual({ path: '/real-article', requests: 3, verified: true });
+    expect(top(names[0])[1]).toMatchObject({ requests: 4, verified: false });
+    expect(top(names[1])[0]).toEqual({ path: '/about', requests: 1, verified: true });
+    // A report from a middleware that says nothing of verification: its paths are taken as unverified.
+    expect(
+      (await report({ paths: [{ day: day(0), crawler: names[2], path: '/older', requests: 9 }] }, fresh)).status,
+    ).toBe(204);
+    expect(view.crawlers.length).toBeGreaterThan(0);
+    const older = ((await crawlers(fresh)).body as SiteCrawlersView).crawlers.find((c) => c.crawler === names[2])!;
+    expect(older.top_paths).toContainEqual({ path: '/older', requests: 9, verified: false });
   });
 
   it('refuses bad entries with 422 and a detail, and stores nothing of that report', async () => {
@@ -321,7 +357,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     ]);
     const view = (await crawlers(fresh)).body as SiteCrawlersView;
     expect(view.crawlers.find((crawler) => crawler.crawler === 'GPTBot')?.top_paths).toEqual([
-      { path: '/x', requests: 3 },
+      { path: '/x', requests: 3, verified: false },
     ]);
   });
 

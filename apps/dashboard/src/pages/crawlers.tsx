@@ -141,15 +141,18 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
                           <tr>
                             <th>Path</th>
                             <th class="num">Requests</th>
+                            <th>Verified</th>
                           </tr>
                         </thead>
                         <tbody>
                           {row.topPaths.map((path) => (
-                            <tr key={path.path}>
+                            <tr key={`${path.verified}:${path.path}`}>
                               <td>
                                 <code>{terminalSafe(path.path)}</code>
                               </td>
                               <td class="num">{path.requests}</td>
+                              {/* Any client can send a crawler's name: only a verified one is surely it. */}
+                              <td class={path.verified ? undefined : 'muted'}>{path.verified ? 'yes' : 'no'}</td>
                             </tr>
                           ))}
                         </tbody>

@@ -9,6 +9,7 @@ import { getRequestListener, serve } from '@hono/node-server';
 import express from 'express';
 import { Hono } from 'hono';
 import type { Server } from 'node:http';
+import type { CrawlgateOptions } from '@crawlgate/middleware';
 import { crawlgateHono } from '@crawlgate/middleware/hono';
 import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { rawRequest } from './support/raw-request';
@@ -34,20 +35,46 @@ async function start(server: Server): Promise<SiteServer> {
 }
 
 describe('crawlgateHono inside another server', () => {
-  it('prices the path the client asked for when Express mounts the Hono app under a prefix', async () => {
-    // Express hands the listener `req.url` without /premium: priced so, the page went for 0.001.
+  /** A Hono app gated inside, mounted by Express under /premium; `routing` as the README advises for Hono. */
+  async function honoInExpress(routing?: CrawlgateOptions['routing']): Promise<SiteServer> {
     const inner = new Hono();
-    inner.use('*', crawlgateHono(site.options()));
+    inner.use('*', crawlgateHono({ ...site.options(), routing }));
     inner.get('*', (c) => c.html(premium(c.req.path)));
     const app = express();
     app.use('/premium', getRequestListener(inner.fetch));
-    const server = await start(app.listen(0, '127.0.0.1'));
+    return start(app.listen(0, '127.0.0.1'));
+  }
+
+  it('prices the path the client asked for when Express mounts the Hono app under a prefix', async () => {
+    // Express hands the listener `req.url` without /premium: priced so, the page went for 0.001.
+    const server = await honoInExpress();
     expect((await rawRequest(server, '/premium/1', { 'user-agent': BROWSER })).text).toBe(premium('/1'));
     const bot = await rawRequest(server, '/premium/1', { 'user-agent': GPTBOT });
     expect({ status: bot.status, price: bot.headers['crawler-price'] }).toEqual({ status: 402, price: 'USD 0.5' });
     expect(bot.text).not.toContain('premium content');
     // The gate offered, and its token will be bound to, the path the client asked for.
     expect(JSON.parse(bot.text).url).toBe('/premium/1');
+  });
+
+  it('prices a spelling the mount takes as the same route at the premium price, whatever Hono routing is declared', async () => {
+    // Express matches its mount path whatever the case: /PREMIUM/1 reaches the app, and the gate,
+    // told Hono's routing is case-sensitive, priced it at the default price.
+    const server = await honoInExpress({ caseSensitive: true, strictTrailingSlash: true });
+    for (const path of ['/PREMIUM/1', '/Premium/1', '/premium/1']) {
+      const bot = await rawRequest(server, path, { 'user-agent': GPTBOT });
+      expect([path, bot.status, bot.headers['crawler-price']]).toEqual([path, 402, 'USD 0.5']);
+    }
+  });
+
+  it('opens the page under the mount with the token bought for it, and no other', async () => {
+    // Read as two paths (the client's, and the one Hono routes by), the page was paid on every fetch.
+    const server = await honoInExpress();
+    const offer = JSON.parse((await rawRequest(server, '/premium/2', { 'user-agent': GPTBOT })).text);
+    const token = await site.payThroughApi(offer);
+    const again = await rawRequest(server, '/premium/2', { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+    expect([again.status, again.text]).toEqual([200, premium('/2')]);
+    const other = await rawRequest(server, '/premium/3', { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
+    expect(other.status).toBe(402);
   });
 
   it('keeps a paid answer no-store over the caching headers a middleware before the gate sets', async () => {

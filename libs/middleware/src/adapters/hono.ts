@@ -68,22 +68,26 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
  * On node-server, the URL the client asked for is Node's, and the one Hono routes on the web
  * Request's: a mounted app (`app.mount('/premium', inner.fetch)`) gets a Request with the prefix
  * cut off, and a gate inside it prices both readings. Node's own URL may be cut too, when the app's
- * request listener is mounted in Express, Connect or Fastify's middie (`use('/premium', listener)`):
- * they keep the client's in originalUrl. Elsewhere the gate sees only the Request: put it on the
- * outermost app.
+ * request listener is mounted in Express or Connect (`use('/premium', listener)`): they keep the
+ * client's in originalUrl and the prefix matched in baseUrl, which reads the two as one path, as
+ * the Express adapter does. Elsewhere the gate sees only the Request: put it on the outermost app.
  */
 function requestOf(c: HonoContext): CrawlgateRequest {
   const { raw } = c.req;
   const incoming = nodeMessageOf(c.env);
-  if (incoming)
-    return {
-      method: raw.method,
-      url: writtenTarget(incoming) ?? incoming.originalUrl ?? incoming.url ?? raw.url,
-      routedUrl: pathAndQuery(raw.url),
-      headers: nodeHeaders(incoming.headers),
-      ip: incoming.socket?.remoteAddress,
-    };
-  return gateRequestOf(raw);
+  if (!incoming) return gateRequestOf(raw);
+  const url = writtenTarget(incoming) ?? incoming.originalUrl ?? incoming.url ?? raw.url;
+  // Mounted by another framework, whose match of the prefix is its own (Express's ignores case):
+  // the routing declared for Hono does not hold for the whole path, which is priced leniently.
+  const mounted = url !== incoming.url;
+  return {
+    method: raw.method,
+    url,
+    routedUrl: `${mounted ? (incoming.baseUrl ?? '') : ''}${pathAndQuery(raw.url)}`,
+    headers: nodeHeaders(incoming.headers),
+    ip: incoming.socket?.remoteAddress,
+    ...(mounted ? { routing: {} } : {}),
+  };
 }
 
 /** An absolute URL's path and query, as Node's message spells a request target. */
@@ -93,7 +97,7 @@ function pathAndQuery(url: string): string {
 }
 
 /** @hono/node-server's IncomingMessage, told apart from a binding that happens to be named `incoming`. */
-function nodeMessageOf(env: unknown): (IncomingMessage & { originalUrl?: string }) | undefined {
+function nodeMessageOf(env: unknown): (IncomingMessage & { originalUrl?: string; baseUrl?: string }) | undefined {
   const incoming = (env as { incoming?: Partial<IncomingMessage> } | undefined)?.incoming;
   if (typeof incoming !== 'object' || incoming === null) return undefined;
   if (typeof incoming.headers !== 'object' || !Array.isArray(incoming.rawHeaders)) return undefined;

@@ -5,7 +5,7 @@ import {
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
-  MAX_ACCESS_TOKEN_TTL_SECONDS,
+  ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
@@ -60,6 +60,7 @@ import {
   gateOfPendingAnswer,
   isUnanswered,
   MAX_PAYMENTS_IN_DOUBT,
+  MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN,
   PaymentsInDoubt,
   tookNothing,
   type UnconfirmedAuthorization,
@@ -428,11 +429,12 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
     // A payment whose outcome is never learned is remembered until it is over, so that its page is
     // not paid twice; with no room to remember one more, none is made.
-    if (!unconfirmed.hasRoom() || !unproven.hasRoom())
+    const room = [unconfirmed.roomFor(page), unproven.roomFor(page)].find((answer) => answer !== 'yes');
+    if (room)
       throw new PaymentFailedError(
         url,
         'too_many_in_doubt',
-        `this agent holds ${MAX_PAYMENTS_IN_DOUBT} payments whose outcome it never learned (their sites or APIs failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
+        `this agent holds ${room === 'origin' ? `${MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN} payments to ${new URL(url).origin}` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
       );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
@@ -490,8 +492,9 @@ export function createAgent(options: AgentOptions): Agent {
       const validBefore = authorizationOfHeader(value)?.validBefore;
       const settledBy =
         validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
-      // The token it bought may live that long after its settlement: it is worth asking for until then.
-      const until = settledBy + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+      // The token it bought lives that long after its settlement (the API's; a site issuing longer ones
+      // gets a page paid again past it): worth asking for until then.
+      const until = settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000;
       doubt = { offer, verifyUrl: offer.verifyUrl, header: [name, value], until };
       unconfirmed.keep(page, doubt);
     }

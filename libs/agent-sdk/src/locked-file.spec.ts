@@ -80,6 +80,32 @@ describe('acquireLock', () => {
     });
   });
 
+  it('takes a lock whose holder died and was never reaped (a zombie, in a container with no init)', async () => {
+    // Its pid still answers kill(pid, 0) and keeps its start time: taken for running, its lock was never broken.
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(
+        await new Promise<string>((resolve) => parent.stdout!.once('data', (data) => resolve(String(data)))),
+      );
+      const stat = () => readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = () =>
+        stat()
+          .slice(stat().lastIndexOf(')') + 2)
+          .split(' ');
+      const deadline = Date.now() + 5_000;
+      while (fields()[0] !== 'Z' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(fields()[0]).toBe('Z');
+      const lock = join(dir, 'budget.json.lock');
+      writeFileSync(
+        lock,
+        JSON.stringify({ pid, host: processHost(), start: fields()[19], at: Date.now(), nonce: 'zombie' }),
+      );
+      await expect(acquireLock(lock, options)).resolves.toEqual(expect.any(Function));
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
   it('knows whether it still holds its lock: one broken and taken by another is not its own', async () => {
     const lock = join(dir, 'budget.json.lock');
     const release = await acquireLock(lock, options);

@@ -239,12 +239,18 @@ function pidNamespace(): string | undefined {
   }
 }
 
-/** When the process of `pid` started, in clock ticks since boot, as Linux's /proc tells; undefined elsewhere. */
+/**
+ * When the process of `pid` started, in clock ticks since boot, as Linux's /proc tells; undefined
+ * elsewhere; 'dead' for a process that died but was not reaped (a zombie: a container with no init
+ * reaping its grandchildren), which holds nothing any more.
+ */
 function startOf(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name in parentheses (which may hold spaces): starttime is the 22nd.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    // The fields after the command name in parentheses (which may hold spaces): the state is the
+    // 3rd, starttime the 22nd.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? 'dead' : fields[19];
   } catch {
     return undefined;
   }

@@ -6,6 +6,7 @@ import {
   holdsEip55Checksum,
   isEvmAddress,
   isLoopbackHost,
+  MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
@@ -186,8 +187,12 @@ function base(
     return null;
   // Nothing to pay is no offer: it would be signed, counted and remembered like a payment.
   if (BigInt(amount) === 0n) return null;
-  // Whole seconds, at least one: 0.5 floored would make an authorization valid before now.
-  const timeout = typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0 ? Math.ceil(maxTimeoutSeconds) : 60;
+  // Whole seconds, at least one (0.5 floored would make an authorization valid before now), at most
+  // core's MAX_AUTHORIZATION_SECONDS (1e400 reads as Infinity: a transfer's proof kept for ever).
+  const timeout =
+    typeof maxTimeoutSeconds === 'number' && maxTimeoutSeconds > 0
+      ? Math.min(MAX_AUTHORIZATION_SECONDS, Math.ceil(maxTimeoutSeconds))
+      : 60;
   return {
     scheme: 'exact',
     version,

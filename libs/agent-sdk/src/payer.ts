@@ -66,6 +66,13 @@ export interface PayerOptions {
   maxAuthorizationSeconds: number;
 }
 
+/**
+ * The last transaction sent (or failing) per sending address, in this process: the agents of one
+ * process sharing a wallet send in turn too. Processes sharing one do not (their transfers may
+ * take the same nonce, and one fails, its price counted as spent).
+ */
+const sendsByAddress = new Map<string, Promise<unknown>>();
+
 export function createPayer(
   account: LocalAccount | WalletClient,
   { rpcUrl, pollingIntervalMs, maxAuthorizationSeconds }: PayerOptions,
@@ -95,10 +102,12 @@ export function createPayer(
       ? (account as WalletClient).signMessage({ account: signer, message })
       : (account as LocalAccount).signMessage({ message });
 
-  let sending: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(send: () => Promise<T>): Promise<T> => {
-    const sent = sending.then(send, send);
-    sending = sent.catch(() => undefined);
+    const key = address.toLowerCase();
+    const sent = (sendsByAddress.get(key) ?? Promise.resolve()).then(send, send);
+    const settled = sent.catch(() => undefined);
+    sendsByAddress.set(key, settled);
+    void settled.then(() => sendsByAddress.get(key) === settled && sendsByAddress.delete(key));
     return sent;
   };
 

@@ -23,17 +23,27 @@ describe('PaymentsInDoubt', () => {
     // Dropping the oldest let a site answering 1,000 payments with failures push out a real
     // payment in doubt, and the next fetch of that page paid it a second time.
     const unproven = new PaymentsInDoubt<ReturnType<typeof transfer>>();
+    const page = (i: number) => `https://site-${i % 50}.example/page-${i}`;
     for (let i = 0; i < 1_000; i++) {
-      expect(unproven.hasRoom(0)).toBe(true);
-      unproven.keep(`page-${i}`, transfer(i < 10 ? 5 : 10));
+      expect(unproven.roomFor(page(i), 0)).toBe('yes');
+      unproven.keep(page(i), transfer(i < 50 ? 5 : 10));
     }
-    expect(unproven.hasRoom(0)).toBe(false);
-    expect(unproven.get('page-0', 0)).toBeDefined();
+    expect(unproven.roomFor('https://another.example/a', 0)).toBe('all');
+    expect(unproven.get(page(0), 0)).toBeDefined();
     // Those past their end make room.
-    expect(unproven.hasRoom(5)).toBe(true);
-    unproven.keep('page-new', transfer(10));
-    expect(unproven.get('page-10', 5)).toBeDefined();
-    expect(unproven.get('page-new', 5)).toBeDefined();
+    expect(unproven.roomFor('https://another.example/a', 5)).toBe('yes');
+    unproven.keep('https://another.example/a', transfer(10));
+    expect(unproven.get(page(50), 5)).toBeDefined();
+    expect(unproven.get('https://another.example/a', 5)).toBeDefined();
+  });
+
+  it('holds at most 20 of one origin: a site failing every payment holds off payments to itself only', () => {
+    const unproven = new PaymentsInDoubt<ReturnType<typeof transfer>>();
+    for (let i = 0; i < 20; i++) unproven.keep(`https://failing.example/p-${i}`, transfer(10));
+    expect(unproven.roomFor('https://failing.example/p-new', 0)).toBe('origin');
+    expect(unproven.roomFor('https://failing.example:8443/p', 0)).toBe('yes');
+    expect(unproven.roomFor('https://honest.example/p', 0)).toBe('yes');
+    expect(unproven.roomFor('https://failing.example/p-new', 10)).toBe('yes');
   });
 });
 

@@ -6,6 +6,7 @@
  */
 
 import type { Offer } from './offers';
+import { TokenCache } from './token-cache';
 
 /** A transfer sent for a page whose proof got no answer. */
 export interface UnprovenTransfer {
@@ -28,19 +29,30 @@ export interface UnconfirmedAuthorization {
 }
 
 /**
- * Pages remembered at most. None still in doubt is ever dropped to make room (its page would be paid
- * again): full of them, the agent pays no new page until some are over (hasRoom).
+ * Pages remembered at most, and of one origin. None still in doubt is ever dropped to make room
+ * (its page would be paid again): full of them, the agent pays no new page (of that origin, or at
+ * all) until some are over (roomFor). Per origin first: a site answering every payment with a
+ * failure holds off payments to itself, not to the others.
  */
 export const MAX_PAYMENTS_IN_DOUBT = 1_000;
+export const MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN = 20;
 
 export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
-  /** Whether one more payment may be kept: those past their `until` are dropped to make room. */
-  hasRoom(now = Date.now()): boolean {
-    if (this.byPage.size < MAX_PAYMENTS_IN_DOUBT) return true;
-    for (const [page, payment] of this.byPage) if (!(now < payment.until)) this.byPage.delete(page);
-    return this.byPage.size < MAX_PAYMENTS_IN_DOUBT;
+  /**
+   * Whether one more payment for `page` (a TokenCache key) may be kept: 'origin' when its origin
+   * holds too many, 'all' when all origins do. Those past their `until` are dropped to make room.
+   */
+  roomFor(page: string, now = Date.now()): 'yes' | 'origin' | 'all' {
+    const origin = TokenCache.originOf(page);
+    let ofOrigin = 0;
+    for (const [kept, payment] of this.byPage) {
+      if (!(now < payment.until)) this.byPage.delete(kept);
+      else if (TokenCache.originOf(kept) === origin) ofOrigin++;
+    }
+    if (ofOrigin >= MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN) return 'origin';
+    return this.byPage.size < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';
   }
 
   keep(page: string, payment: Payment): void {

@@ -47,24 +47,28 @@ describe('TokenCache', () => {
     expect(cache.get(key(2), NOW)).toBeUndefined();
   });
 
-  it('a full cache drops a token of the site holding the most, never another site’s for a busier one', () => {
+  it('a full cache drops a site’s own token when it holds a tenth already, never another site’s', () => {
     // A site selling thousands of pages (a hostile one: for almost nothing) pushed out the tokens the
     // agent bought elsewhere, and those pages were paid again.
-    const cache = new TokenCache(5);
+    const cache = new TokenCache(20);
     const at = (origin: string, i: number) => TokenCache.key(new URL(`${origin}/page-${i}`));
-    cache.set(at('https://good.example', 1), token(1, NOW + 1800), NOW);
-    cache.set(at('https://good.example', 2), token(2, NOW + 1800), NOW);
-    for (let i = 0; i < 20; i++) cache.set(at('https://busy.example', i), token(i, NOW + 1800), NOW);
-    expect(cache.size).toBe(5);
-    expect(cache.get(at('https://good.example', 1), NOW)).toBe(token(1, NOW + 1800));
-    expect(cache.get(at('https://good.example', 2), NOW)).toBe(token(2, NOW + 1800));
-    expect(cache.get(at('https://busy.example', 19), NOW)).toBe(token(19, NOW + 1800));
-    expect(cache.get(at('https://busy.example', 16), NOW)).toBeUndefined();
-    // Sites holding as many as each other: the least recently used of them goes first.
-    cache.set(at('https://third.example', 1), token(1, NOW + 1800), NOW); // busy.example: 3 → 2
-    cache.set(at('https://third.example', 2), token(2, NOW + 1800), NOW); // busy: 2, good: 2, third: 2 → 1 of them
-    expect(cache.size).toBe(5);
-    expect(cache.get(at('https://good.example', 1), NOW)).toBe(token(1, NOW + 1800));
+    for (const i of [1, 2, 3]) cache.set(at('https://good.example', i), token(i, NOW + 1800), NOW);
+    for (let i = 0; i < 100; i++) cache.set(at('https://busy.example', i), token(i, NOW + 1800), NOW);
+    for (const i of [1, 2, 3]) expect(cache.get(at('https://good.example', i), NOW)).toBe(token(i, NOW + 1800));
+    expect(cache.get(at('https://busy.example', 99), NOW)).toBe(token(99, NOW + 1800));
+    expect(cache.get(at('https://busy.example', 82), NOW)).toBeUndefined();
+    expect(cache.get(at('https://busy.example', 83), NOW)).toBe(token(83, NOW + 1800));
+  });
+
+  it('a full cache of one-token sites drops the least recently used: a site’s tokens in use stay', () => {
+    // One origin per page (a wildcard domain), each holding one token: the tokens read again last stay.
+    const cache = new TokenCache(100);
+    const at = (origin: string, i: number) => TokenCache.key(new URL(`${origin}/page-${i}`));
+    for (let i = 0; i < 90; i++) cache.set(at(`https://p${i}.evil.example`, i), token(i, NOW + 1800), NOW);
+    for (let i = 0; i < 10; i++) cache.set(at('https://good.example', i), token(i, NOW + 1800), NOW);
+    for (let i = 0; i < 10; i++) cache.get(at('https://good.example', i), NOW); // in use
+    for (let i = 90; i < 150; i++) cache.set(at(`https://p${i}.evil.example`, i), token(i, NOW + 1800), NOW);
+    for (let i = 0; i < 10; i++) expect(cache.get(at('https://good.example', i), NOW)).toBe(token(i, NOW + 1800));
   });
 
   it('a full cache drops its expired tokens first, then the oldest', () => {

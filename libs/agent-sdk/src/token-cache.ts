@@ -4,9 +4,10 @@ import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } fro
 const EXPIRY_MARGIN_SECONDS = 5;
 /**
  * Tokens kept at most (each up to core's MAX_ACCESS_TOKEN_LENGTH): a full cache drops its expired
- * tokens, then the least recently used of the site holding the most. A dropped token's page is paid
- * again if fetched again before it would have expired, so the bound is generous, and a site selling
- * many pages (a hostile one: for almost nothing) pushes out its own tokens, not those bought elsewhere.
+ * tokens, then the least recently used, but of the site it keeps one for when that site holds a
+ * tenth of the cache already. A dropped token's page is paid again if fetched again before it would
+ * have expired, so the bound is generous, and a site selling many pages (a hostile one: for almost
+ * nothing) pushes out its own tokens, not those bought elsewhere.
  */
 export const MAX_CACHED_TOKENS = 10_000;
 
@@ -33,6 +34,12 @@ export class TokenCache {
 
   static key(url: URL): string {
     return `${url.origin}${requestPath(url.pathname)}`;
+  }
+
+  /** The origin a key() starts with (the path follows it). */
+  static originOf(key: string): string {
+    const path = key.indexOf('/', key.indexOf('//') + 2);
+    return path < 0 ? key : key.slice(0, path);
   }
 
   get size(): number {
@@ -62,15 +69,19 @@ export class TokenCache {
     const exp = Math.min(payload.exp, nowSeconds + MAX_ACCESS_TOKEN_TTL_SECONDS);
     this.drop(key); // kept again below as the newest
     if (!isLive(exp, nowSeconds)) return;
-    if (this.tokens.size >= this.maxTokens) this.makeRoom(nowSeconds);
-    const origin = originOf(key);
+    const origin = TokenCache.originOf(key);
+    if (this.tokens.size >= this.maxTokens) this.makeRoom(origin, nowSeconds);
     this.tokens.set(key, { token, exp, origin });
     this.counted(origin, 1);
     if (exp < this.earliestExp) this.earliestExp = exp;
   }
 
-  /** Drops the expired tokens, then the least recently used of the origins holding the most, until one more fits. */
-  private makeRoom(nowSeconds: number): void {
+  /**
+   * Drops the expired tokens, then the least recently used until one more fits: `origin`'s own when
+   * it holds a tenth of the cache (one origin per page, each holding one, cannot push out a
+   * site's tokens in use: those are the most recently used).
+   */
+  private makeRoom(origin: string, nowSeconds: number): void {
     if (!isLive(this.earliestExp, nowSeconds)) {
       this.earliestExp = Infinity;
       for (const [key, { exp }] of this.tokens) {
@@ -78,10 +89,11 @@ export class TokenCache {
         else if (exp < this.earliestExp) this.earliestExp = exp;
       }
     }
+    const share = Math.max(1, Math.floor(this.maxTokens / 10));
     while (this.tokens.size > 0 && this.tokens.size >= this.maxTokens) {
-      const most = Math.max(...this.perOrigin.values());
-      for (const [key, { origin }] of this.tokens)
-        if (this.perOrigin.get(origin) === most) {
+      const ownOnly = (this.perOrigin.get(origin) ?? 0) >= share;
+      for (const [key, entry] of this.tokens)
+        if (!ownOnly || entry.origin === origin) {
           this.drop(key);
           break;
         }
@@ -100,12 +112,6 @@ export class TokenCache {
     if (count > 0) this.perOrigin.set(origin, count);
     else this.perOrigin.delete(origin);
   }
-}
-
-/** The origin a key starts with (key(): the origin, then the path). */
-function originOf(key: string): string {
-  const path = key.indexOf('/', key.indexOf('//') + 2);
-  return path < 0 ? key : key.slice(0, path);
 }
 
 const isLive = (exp: number, nowSeconds: number) => exp - EXPIRY_MARGIN_SECONDS > nowSeconds;

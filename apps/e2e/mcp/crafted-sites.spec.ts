@@ -173,28 +173,54 @@ describe('@crawlgate/mcp against crafted 402s', () => {
     );
     mcp = await connect(env);
     const url = `${site.url}/keeps`;
-    for (let call = 0; call < 3; call++) {
+    expect(await mcp.call('fetch_page', { url })).toMatchObject({
+      isError: true,
+      json: {
+        error: {
+          code: 'payment_unconfirmed',
+          payment_status: 'held',
+          reason: 'invalid_payment',
+          price_usd: '0.001',
+          pay_to: PAYEE_B,
+        },
+      },
+    });
+    // Asked again ("try again"), it signs nothing more for the page while the site holds the first.
+    for (let call = 0; call < 2; call++)
       expect(await mcp.call('fetch_page', { url })).toMatchObject({
         isError: true,
-        json: {
-          error: {
-            code: 'payment_unconfirmed',
-            payment_status: 'held',
-            reason: 'invalid_payment',
-            price_usd: '0.001',
-            pay_to: PAYEE_B,
-          },
-        },
+        json: { error: { code: 'payment_failed', reason: 'payment_held' } },
       });
-    }
-    expect(site.authorizations).toHaveLength(3);
+    expect(site.authorizations).toHaveLength(1);
     expect((await mcp.call('spending')).structured).toMatchObject({
       spent_usd: '0',
       payments: 0,
-      held_usd: '0.003',
-      remaining_usd: '0.997',
-      pages: [{ url, spent_usd: '0', payments: 0, unconfirmed_usd: '0', held_usd: '0.003' }],
+      held_usd: '0.001',
+      remaining_usd: '0.999',
+      pages: [{ url, spent_usd: '0', payments: 0, unconfirmed_usd: '0', held_usd: '0.001' }],
     });
+  });
+
+  it('says a page it paid whose body broke off was paid, not refused: no call expects it free', async () => {
+    // Read after the payment's bookkeeping, the failure came back as fetch_failed ("nothing is paid"),
+    // and the assistant, believing it, paid the page again.
+    site = await startSite((request, response, paid) => {
+      if (!paid) return json402(response, { x402Version: 1, accepts: [v1()] });
+      response.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
+      response.write('<h1>the start');
+      setTimeout(() => request.socket.destroy(), 50);
+    });
+    mcp = await connect(env);
+    const url = `${site.url}/cut`;
+    const answer = await mcp.call('fetch_page', { url });
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structured).toMatchObject({
+      status: 200,
+      text: null,
+      body_error: expect.stringMatching(/broke off/),
+      paid: { price_usd: '0.001', amount: '1000' },
+    });
+    expect(site.authorizations).toHaveLength(1);
   });
 
   it("keeps a refusal short whatever the site's answer says, and lists a bounded number of offers", async () => {

@@ -26,7 +26,14 @@ import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlemen
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
-import { authorizationOfHeader, finalStateOf, heldAuthorizations, type HeldOutcome } from './held-authorizations';
+import {
+  authorizationOfHeader,
+  finalStateOf,
+  HELD_PAGE_MARGIN_MS,
+  HeldPages,
+  heldAuthorizations,
+  type HeldOutcome,
+} from './held-authorizations';
 import { openChannelFile } from './channel-file';
 import {
   ChannelBook,
@@ -354,6 +361,7 @@ export function createAgent(options: AgentOptions): Agent {
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
   const unproven = new PaymentsInDoubt<UnprovenTransfer>();
+  const heldPages = new HeldPages();
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -403,6 +411,18 @@ export function createAgent(options: AgentOptions): Agent {
         await challenge.body?.cancel().catch(() => undefined);
         return bought;
       }
+    }
+    // Refused, but the site holds the authorization and may settle it until it expires: another for
+    // the same page would be one more it could take (a site refusing every payment, asking for
+    // another each time, would hold the whole budget for one page).
+    const heldUntil = heldPages.until(page);
+    if (heldUntil !== undefined) {
+      await challenge.body?.cancel().catch(() => undefined);
+      throw new PaymentFailedError(
+        url,
+        'payment_held',
+        `the site refused this agent's last payment for the page but holds its signed authorization until ${new Date(heldUntil).toISOString()}; the page is not paid again before then`,
+      );
     }
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -461,7 +481,10 @@ export function createAgent(options: AgentOptions): Agent {
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
-        if (authorization) held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
+        if (authorization) {
+          held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
+          heldPages.keep(page, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
+        }
       }
       // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
       // budget holds it (a callback that throws then leaves the budget right). A payment its gate

@@ -160,6 +160,38 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     // What the site can take from the wallet must stay within the 1000 micro-USD budget.
     expect(spendable).toBeLessThanOrEqual(1000n);
   });
+
+  it('signs one authorization for a page while the site holds it: asked again, it pays nothing more', async () => {
+    // Each fetch signed a new one, and a site refusing every payment ("try again") held the whole
+    // budget for one page it never delivered.
+    const account = privateKeyToAccount(generatePrivateKey());
+    const authorizations: unknown[] = [];
+    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const header = new Headers(input instanceof Request ? input.headers : init?.headers).get('x-payment');
+      if (header) authorizations.push(header);
+      return challengeOf(
+        body,
+        header
+          ? {
+              'x-payment-response': encodeBase64Json({
+                success: false,
+                errorReason: 'invalid_payload',
+                transaction: '',
+              }),
+            }
+          : {},
+      );
+    };
+    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '1', fetch: fake as typeof fetch });
+    await agent.fetch('https://site.test/page').catch(() => undefined);
+    for (let i = 0; i < 3; i++)
+      await expect(agent.fetch('https://site.test/page')).rejects.toMatchObject({ reason: 'payment_held' });
+    expect(authorizations).toHaveLength(1);
+    // Another page is paid.
+    await agent.fetch('https://site.test/other').catch(() => undefined);
+    expect(authorizations).toHaveLength(2);
+  });
 });
 
 describe('a site that answers every payment with a failure its API cannot clear up', () => {

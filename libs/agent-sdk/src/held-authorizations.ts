@@ -115,3 +115,30 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
     },
   };
 }
+
+/** Past its authorization's validBefore, how long a page refused but held is not paid again: the chain's clock may lag. */
+export const HELD_PAGE_MARGIN_MS = 60_000;
+
+/** Pages whose payment was refused while the site holds its authorization, until it expires. */
+export class HeldPages {
+  private readonly untilByPage = new Map<string, number>();
+
+  keep(page: string, until: number): void {
+    if (this.untilByPage.size >= 1_000) this.dropEnded();
+    this.untilByPage.set(page, until);
+  }
+
+  /** When the page may be paid again; undefined: now. */
+  until(page: string, now = Date.now()): number | undefined {
+    const until = this.untilByPage.get(page);
+    if (until === undefined || until <= now) {
+      this.untilByPage.delete(page);
+      return undefined;
+    }
+    return until;
+  }
+
+  private dropEnded(now = Date.now()): void {
+    for (const [page, until] of this.untilByPage) if (until <= now) this.untilByPage.delete(page);
+  }
+}

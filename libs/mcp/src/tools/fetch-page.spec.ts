@@ -30,6 +30,7 @@ describe('fetchPage', () => {
       content_type: 'text/html',
       text: '<p>hello</p>',
       truncated: false,
+      body_error: null,
       paid: null,
       spent_usd: '0',
       remaining_usd: '1',

@@ -11,9 +11,11 @@ export interface FetchedPage {
   url: string;
   status: number;
   content_type: string | null;
-  /** null for a binary body (not shown). */
+  /** null for a binary body (not shown), or one that could not be read (body_error). */
   text: string | null;
   truncated: boolean;
+  /** Why the body could not be read once the page answered: what `paid` says was paid stands. */
+  body_error: string | null;
   /** What this call paid; null when it paid nothing (free, or read on a token paid before). */
   paid: {
     price_usd: string;
@@ -39,15 +41,22 @@ export async function fetchPage(
   const { value: response, payments } = await session.ledger.during(() =>
     session.agent.fetch(url, { headers: session.headers, ...(maxPriceUsd === undefined ? {} : { maxPriceUsd }) }),
   );
-  const { text, truncated } = await readBodyText(response, maxChars);
+  // Read outside the payment's bookkeeping, but never reported as a refusal: once paid, a body
+  // cut short (a connection dropped) is a paid page that failed to arrive, not "nothing paid".
+  let body: { text: string | null; truncated: boolean; body_error: string | null };
+  try {
+    body = { ...(await readBodyText(response, maxChars)), body_error: null };
+  } catch (error) {
+    if (payments.length === 0) throw error;
+    body = { text: null, truncated: true, body_error: `the body broke off: ${(error as Error).message}` };
+  }
   const payment = payments.at(-1);
   const spent = session.agent.spent();
   return {
     url: response.url || url.href,
     status: response.status,
     content_type: response.headers.get('content-type'),
-    text,
-    truncated,
+    ...body,
     paid: payment
       ? {
           price_usd: payment.priceUsd,
@@ -73,7 +82,8 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         `while this server runs. A page already paid is read again on its access token without paying. Refusals (price_too_high, ` +
         `budget_exceeded, network_not_allowed, payment_failed, private_network for a URL on a loopback or private address, …) come back ` +
         `as errors with a code; nothing is paid then. Except payment_unconfirmed: the payment left (price_usd to pay_to) and the site ` +
-        `holds it or never said whether it took it; it counts against the budget (see spending). ` +
+        `holds it or never said whether it took it; it counts against the budget (see spending). A page paid whose body broke off ` +
+        `comes back with paid set and body_error: do not call again expecting it free. ` +
         `Use quote_price first to see a price without paying.`,
       inputSchema: {
         url: z.string().describe('Absolute http(s) URL of the page'),
@@ -100,6 +110,10 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
           .nullable()
           .describe('The body as text, up to max_chars; null when the body is binary (not shown)'),
         truncated: z.boolean(),
+        body_error: z
+          .string()
+          .nullable()
+          .describe('Why the body could not be read once the page answered; what paid says was paid stands'),
         paid: z
           .object({
             price_usd: z.string(),
@@ -113,7 +127,8 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         spent_usd: z.string(),
         remaining_usd: z.string(),
       },
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      // Paying cannot be undone: a host that asks before destructive calls should ask here.
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     ({ url, max_chars, max_price_usd }) =>
       answer(session, 'fetch_page', url, async () => ({

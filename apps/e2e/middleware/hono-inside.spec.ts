@@ -10,6 +10,7 @@ import express from 'express';
 import { Hono } from 'hono';
 import type { Server } from 'node:http';
 import type { CrawlgateOptions } from '@crawlgate/middleware';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateHono } from '@crawlgate/middleware/hono';
 import { BROWSER, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { rawRequest } from './support/raw-request';
@@ -76,6 +77,47 @@ describe('crawlgateHono inside another server', () => {
     const other = await rawRequest(server, '/premium/3', { 'user-agent': GPTBOT, 'x-crawlgate-token': token });
     expect(other.status).toBe(402);
   });
+
+  it.each(['Express', 'Hono mounted in Express'])(
+    '%s: keeps a paid answer no-store when a middleware before the gate sets caching headers as it goes out',
+    async (kind) => {
+      // As on-headers does (compression, morgan, response-time use it): writeHead wrapped before the
+      // gate's, its listener run after the gate set its headers, so what it set went out.
+      const app = express();
+      app.use((_req, res, next) => {
+        const writeHead = res.writeHead;
+        res.writeHead = function (this: typeof res, ...args: unknown[]) {
+          this.setHeader('cache-control', 'public, max-age=601');
+          this.setHeader('cdn-cache-control', 'max-age=601');
+          this.removeHeader('surrogate-control');
+          return (writeHead as (...a: unknown[]) => typeof res).apply(this, args);
+        } as typeof res.writeHead;
+        next();
+      });
+      if (kind === 'Express') {
+        app.use(crawlgateExpress(site.options()));
+        app.get('/shop/:id', (req, res) => void res.type('text/html').send(premium(`/${req.params.id}`)));
+      } else {
+        const inner = new Hono();
+        inner.use('*', crawlgateHono(site.options()));
+        inner.get('*', (c) => c.html(premium(c.req.path)));
+        app.use('/shop', getRequestListener(inner.fetch));
+      }
+      const server = await start(app.listen(0, '127.0.0.1'));
+      const offer = await rawRequest(server, '/shop/4', { 'user-agent': GPTBOT });
+      const paid = await rawRequest(server, '/shop/4', {
+        'user-agent': GPTBOT,
+        'x-payment': await site.xPayment(JSON.parse(offer.text)),
+      });
+      expect([paid.status, paid.text]).toEqual([200, premium('/4')]);
+      expect(paid.headers['x-crawlgate-token']).toBeTruthy();
+      expect([
+        paid.headers['cache-control'],
+        paid.headers['cdn-cache-control'],
+        paid.headers['surrogate-control'],
+      ]).toEqual(['no-store', 'no-store', 'no-store']);
+    },
+  );
 
   it('keeps a paid answer no-store over the caching headers a middleware before the gate sets', async () => {
     // A shared cache storing the paid page would hand it and the payer's token to the next bot.

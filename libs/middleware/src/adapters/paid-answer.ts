@@ -3,7 +3,9 @@
  * payer's token, its receipt, `Cache-Control: no-store`), and a route may set its own afterwards:
  * a site behind a CDN often sends `public, max-age=…`, and a shared cache would then store the
  * page and the payer's token and hand both to the next bot. So they are set again as the headers
- * go out, over whatever the route wrote (Node's writeHead, which end() and write() call too).
+ * go out, over whatever the route wrote (Node's writeHead, which end() and write() call too), and
+ * from now on no one else sets or removes them: a middleware before the gate that wrapped
+ * writeHead (on-headers, which compression and morgan use) runs its listeners after the gate's.
  */
 
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -15,6 +17,17 @@ type HeaderValue = string | string[] | number;
 export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<string, string>): void {
   const names = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
   const writeHead = response.writeHead as (...args: unknown[]) => NodeResponse;
+  const setHeader = response.setHeader as (this: NodeResponse, name: string, value: HeaderValue) => NodeResponse;
+  const mutable = response as unknown as Record<'setHeader' | 'appendHeader' | 'removeHeader', unknown>;
+  for (const method of ['setHeader', 'appendHeader', 'removeHeader'] as const) {
+    const own = mutable[method];
+    if (typeof own !== 'function') continue;
+    mutable[method] = function (this: NodeResponse, name: unknown, ...rest: unknown[]) {
+      if (typeof name === 'string' && names.has(name.toLowerCase()))
+        return method === 'removeHeader' ? undefined : this;
+      return own.call(this, name, ...rest);
+    };
+  }
   (response as { writeHead: unknown }).writeHead = function (
     this: NodeResponse,
     statusCode: number,
@@ -36,7 +49,7 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
       for (const { name, list } of values.values())
         this.setHeader(name, list.length === 1 ? list[0] : list.flatMap((v) => (Array.isArray(v) ? v : [String(v)])));
     }
-    for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+    for (const [name, value] of Object.entries(headers)) setHeader.call(this, name, value);
     // A shape Node refuses (or ignores) is passed on as it is, for Node to judge.
     if (!entries) return writeHead.call(this, statusCode, ...rest);
     return message === undefined ? writeHead.call(this, statusCode) : writeHead.call(this, statusCode, message);

@@ -23,13 +23,21 @@ export class KnownNetworksStore {
     return rows.length > 0;
   }
 
-  /** Known for KNOWN_NETWORK_MS from now. */
-  async remember(account: string, network: string): Promise<void> {
+  /**
+   * Known for KNOWN_NETWORK_MS from now, while the publisher's password is still `passwordHash`, the
+   * one just checked: a login racing a password change must not leave the old password's network known.
+   */
+  async remember(
+    account: string,
+    network: string,
+    { publisherId, passwordHash }: { publisherId: string; passwordHash: string },
+  ): Promise<void> {
     await this.db.sql.query(
       `INSERT INTO known_login_networks (key_hash, account_hash, expires_at)
-       VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond')
+       SELECT $1, $2, now() + $3::bigint * interval '1 millisecond'
+        WHERE EXISTS (SELECT 1 FROM publishers WHERE id = $4::uuid AND password_hash = $5)
        ON CONFLICT (key_hash) DO UPDATE SET expires_at = excluded.expires_at`,
-      [keyOf(account, network), sha256Hex(account), KNOWN_NETWORK_MS],
+      [keyOf(account, network), sha256Hex(account), KNOWN_NETWORK_MS, publisherId, passwordHash],
     );
   }
 

@@ -39,7 +39,10 @@ export class PublishersService {
           apiKeyHash: sha256Hex(apiKey),
         },
       });
-      await this.knownNetworks.remember(loginAccount(publisher.email), network);
+      await this.knownNetworks.remember(loginAccount(publisher.email), network, {
+        publisherId: publisher.id,
+        passwordHash: publisher.passwordHash,
+      });
       return { ...publisherView(publisher), api_key: apiKey };
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict('A publisher with this email is already registered');
@@ -61,17 +64,26 @@ export class PublishersService {
     const known = await this.knownNetworks.isKnown(account, network);
     // An account blocked already is refused before its network's counter is written: one holding
     // many networks would otherwise add a counter per network, with no password ever checked.
-    if (!known) this.refuseIfBlocked(await this.attempts.check(account), LOGINS_PER_ACCOUNT, 'logins for this account');
+    const blocked = await this.attempts.check(account);
+    if (!known) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
     await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
     if (!known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
-    if (!publisher || !passwordOk) throw unauthorized('Invalid email or password');
+    if (!publisher || !passwordOk) {
+      // From a known network a wrong password to a blocked account is answered as from any other,
+      // or a neighbour there would learn the email is registered and its owner's network.
+      this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
+      throw unauthorized('Invalid email or password');
+    }
     // The password wins over any key: written whatever key is current, but only while that password
     // still stands (a password change racing this login must not leave the old password's key working).
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
     if (!issued) throw unauthorized('Invalid email or password');
-    await this.knownNetworks.remember(account, network);
+    await this.knownNetworks.remember(account, network, {
+      publisherId: publisher.id,
+      passwordHash: publisher.passwordHash,
+    });
     return issued;
   }
 
@@ -101,15 +113,12 @@ export class PublishersService {
     if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
       throw unauthorized('current_password does not match');
     // Written only while the password just checked still stands: of two changes racing, one wins.
-    const issued = await this.issueApiKey(
-      publisher.id,
-      { passwordHash: publisher.passwordHash },
-      { passwordHash: await hashPassword(input.new_password) },
-    );
+    const passwordHash = await hashPassword(input.new_password);
+    const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash }, { passwordHash });
     if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
     const account = loginAccount(publisher.email);
     await this.knownNetworks.forget(account);
-    await this.knownNetworks.remember(account, network);
+    await this.knownNetworks.remember(account, network, { publisherId: publisher.id, passwordHash });
     return issued;
   }
 

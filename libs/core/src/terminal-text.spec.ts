@@ -17,6 +17,11 @@ describe('terminalSafe', () => {
       'a\\u200eb\\u200fc\\u061cd\\u200be\\ufeff\\u2060f\\u00adg\\u2028h\\u2029i\\udb40\\udc41j',
     );
     expect(JSON.parse(terminalSafe(JSON.stringify(hidden)))).toBe(hidden);
+    // Characters shown as nothing (fillers, a grapheme joiner, variation selectors, an unassigned
+    // ignorable) and a surrogate alone.
+    expect(terminalSafe('G\u3164P\u115fT\uffa0B\u034fo\ufe0ft\u{e0100}\u2065\ud800x')).toBe(
+      'G\\u3164P\\u115fT\\uffa0B\\u034fo\\ufe0ft\\udb40\\udd00\\u2065\\ud800x',
+    );
   });
 
   it('keeps JSON text valid JSON of the same value', () => {

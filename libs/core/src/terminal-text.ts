@@ -3,10 +3,11 @@
  * the controls (C0 but tab and newline: ESC starts the sequences that move the cursor, retitle the
  * window or write the clipboard, CR overwrites a line; DEL; C1, U+009B being an 8-bit ESC [), every
  * format character (the bidirectional embeddings, overrides, isolates and marks, which reorder what
- * surrounds them; zero-width characters and tags, which hide inside a name) and the line and
- * paragraph separators, which break a line as a newline does.
+ * surrounds them; zero-width characters and tags, which hide inside a name), every other character
+ * shown as nothing (Unicode's default-ignorables: fillers, variation selectors), a surrogate alone,
+ * and the line and paragraph separators, which break a line as a newline does.
  */
-const TERMINAL_CONTROLS = /(?![\t\n])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const TERMINAL_CONTROLS = /(?![\t\n])[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cs}\u2028\u2029]/gu;
 
 /**
  * `text` with those characters written as `\uXXXX` (a pair of them for one beyond the BMP), for text

@@ -96,8 +96,8 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
             return (
               <Fragment key={row.crawler}>
                 <tr data-crawler={row.crawler}>
-                  <th scope="row">{row.crawler}</th>
-                  <td>{row.operator ?? '–'}</td>
+                  <th scope="row">{terminalSafe(row.crawler)}</th>
+                  <td>{row.operator === null ? '–' : terminalSafe(row.operator)}</td>
                   <td>{row.category}</td>
                   <td data-column="action">
                     <BotActionButtons row={row} policy={policy} />

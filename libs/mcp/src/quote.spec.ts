@@ -43,6 +43,19 @@ function sessionFor(site: (url: string) => Response) {
 }
 
 describe('quotePrice', () => {
+  it('names the page that answered after a redirect, not the one asked for: the price and payee are its site’s', async () => {
+    // Named by the URL asked for, a trusted page redirecting to another site lent it its trust.
+    const { session } = sessionFor(() => {
+      const answer = new Response('{}', { status: 402, headers: { 'payment-required': v2('10000') } });
+      Object.defineProperty(answer, 'url', { value: 'https://elsewhere.example/paid' });
+      return answer;
+    });
+    expect(await quotePrice(session, new URL('https://trusted.example/free'), 'page')).toMatchObject({
+      url: 'https://elsewhere.example/paid',
+      price_usd: '0.01',
+    });
+  });
+
   it('prices a page by its 402, asking as fetch_page does, and says how it stands against the limits', async () => {
     const { session, asked } = sessionFor(
       () => new Response('{}', { status: 402, headers: { 'payment-required': v2('10000') } }),

@@ -44,15 +44,25 @@ const MAX_PAY_JSON_CHARS = 1_000_000;
 export async function quotePrice(session: WalletSession, url: URL, source: QuoteSource): Promise<Quote> {
   if (source === 'pay.json') return judged(session, url, 'pay.json', null, await publishedPrice(session, url));
   const response = await session.fetch(url, { headers: session.headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  // The page that answered, after redirects: its price and payee are another site's when a
+  // redirect led there, and a quote naming the URL asked for would lend them that URL's trust.
+  const answered = response.url ? new URL(response.url) : url;
   if (response.status === 402) {
     const { offers, payable } = await offersOf402(response, session.allowed);
-    if (offers.length > 0) return judged(session, url, 'page', 402, { free: false, offers, payable });
+    if (offers.length > 0) return judged(session, answered, 'page', 402, { free: false, offers, payable });
   } else {
     discardBody(response);
     // Served (or refused for another reason than payment): nothing to pay. A 5xx could be hiding a price.
-    if (response.status < 500) return judged(session, url, 'page', response.status, { free: true, offers: [] });
+    if (response.status < 500)
+      return judged(session, answered, 'page', response.status, { free: true, offers: [] });
   }
-  return judged(session, url, 'pay.json', response.status, await publishedPrice(session, url, response.status));
+  return judged(
+    session,
+    answered,
+    'pay.json',
+    response.status,
+    await publishedPrice(session, answered, response.status),
+  );
 }
 
 /** The price in the site's pay.json, as a quote's offers. */

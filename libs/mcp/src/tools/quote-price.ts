@@ -31,7 +31,7 @@ export function registerQuotePrice(server: McpServer, session: WalletSession): v
           .describe('Where to read the price: "page" (default) or "pay.json"'),
       },
       outputSchema: {
-        url: z.string(),
+        url: z.string().describe("The page that answered, after redirects: the price and payee are its site's"),
         source: z.enum(['page', 'pay.json']),
         status: z.number().int().nullable(),
         free: z.boolean(),

@@ -40,8 +40,27 @@ describe('refusedAddress', () => {
     ['NAT64 of a private address', '64:ff9b::a00:1'],
     ['NAT64 (local use) of a private address', '64:ff9b:1::a00:1'],
     ['6to4 of a private address', '2002:c0a8:101::1'],
+    ['Teredo', '2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+    ['Teredo, compressed', '2001::1'],
+    ['documentation (3fff::/20)', '3fff::1'],
+    ['documentation (3fff::/20), past its first group', '3fff:fff:1::1'],
+    ['discard', '100::1'],
+    ['ORCHID', '2001:10::1'],
+    ['ORCHIDv2', '2001:2f::1'],
+    ['SRv6 SIDs', '5f00::1'],
   ])('refuses %s %s', (_kind, address) => {
     expect(refusedAddress(address, false)).not.toBeNull();
+  });
+
+  it.each([
+    '2001:4860:4860::8888',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::1',
+    '3fff:1000::1',
+    '2001:30::1',
+    '100:1::1',
+  ])('lets a public IPv6 address %s through', (address) => {
+    expect(refusedAddress(address, false)).toBeNull();
   });
 
   it('lets loopback be reached only when asked, and never a private address', () => {

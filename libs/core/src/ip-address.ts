@@ -57,6 +57,12 @@ function isPrivateIp(host: string): boolean {
   // IPv6 (as the URL parser writes it: compressed, lower case): unique local fc00::/7, link-local
   // fe80::/10 and site-local fec0::/10, and every form that embeds an IPv4 address, which may be a
   // private one: "::" forms (unspecified, IPv4-mapped and -compatible), NAT64 64:ff9b::/96 and
-  // 64:ff9b:1::/48, and 6to4 2002::/16; multicast ff00::/8 and documentation 2001:db8::/32.
-  return /^(?:f[cdf]|fe[89a-f])/.test(host) || host.startsWith('::') || /^(?:64:ff9b:|2002:|2001:db8:)/.test(host);
+  // 64:ff9b:1::/48, 6to4 2002::/16 and Teredo 2001::/32; multicast ff00::/8, documentation
+  // 2001:db8::/32 and 3fff::/20, discard 100::/64, ORCHID 2001:10::/28 and 2001:20::/28, and SRv6
+  // SIDs 5f00::/16: no public host in any.
+  return (
+    /^(?:f[cdf]|fe[89a-f])/.test(host) ||
+    host.startsWith('::') ||
+    /^(?:64:ff9b:|2002:|2001:db8:|2001:0?:|2001:[12][0-9a-f]:|3fff:(?:[0-9a-f]{1,3})?:|100::|5f00:)/.test(host)
+  );
 }

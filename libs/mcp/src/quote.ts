@@ -53,8 +53,7 @@ export async function quotePrice(session: WalletSession, url: URL, source: Quote
   } else {
     discardBody(response);
     // Served (or refused for another reason than payment): nothing to pay. A 5xx could be hiding a price.
-    if (response.status < 500)
-      return judged(session, answered, 'page', response.status, { free: true, offers: [] });
+    if (response.status < 500) return judged(session, answered, 'page', response.status, { free: true, offers: [] });
   }
   return judged(
     session,

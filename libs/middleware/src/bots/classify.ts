@@ -54,7 +54,9 @@ export function classifyVisitor(userAgent: string | undefined, policy?: BotPolic
 export const isPersonUserAgent = (userAgent: string | undefined): boolean => identify(userAgent) === null;
 
 function identify(userAgent: string | undefined): Identity | null {
-  const ua = typeof userAgent === 'string' ? userAgent.slice(0, MAX_USER_AGENT_LENGTH).trim() : '';
+  // No browser sends one past a kilobyte: read only so far, a bot's name after it would pass for a person's.
+  if (typeof userAgent === 'string' && userAgent.length > MAX_USER_AGENT_LENGTH) return UNKNOWN;
+  const ua = typeof userAgent === 'string' ? userAgent.trim() : '';
   // Every browser sends a User-Agent; its absence is a script.
   if (ua === '') return UNKNOWN;
   let found = identified.get(ua);

@@ -32,6 +32,14 @@ describe('readConfig', () => {
     expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
   });
 
+  it('blanks the budget file’s path out of output: it names the user (the budget store’s errors quote it)', () => {
+    const file = '/home/alice/.crawlgate-budget.json';
+    const config = readConfig({ ...BASE, CRAWLGATE_BUDGET_FILE: file });
+    expect(config.redact(`The budget file is locked by another process (${file}.lock); not paying`)).toBe(
+      'The budget file is locked by another process (<CRAWLGATE_BUDGET_FILE>.lock); not paying',
+    );
+  });
+
   it('blanks the RPC URL out of output too, as written and as viem prints it: a hosted node’s URL holds its key', () => {
     const withKey = readConfig({
       ...BASE,

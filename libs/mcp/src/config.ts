@@ -150,9 +150,16 @@ export function readConfig(env: Env): McpConfig {
   )
     throw new ConfigError(problems);
   const redactUrl = rpcUrl === undefined ? undefined : urlRedactor(rpcUrl);
+  const withoutUrl = redactUrl ? (text: string) => redactUrl(account.redact(text)) : account.redact;
+  // The budget file's path names the user who runs the server (its home directory): the budget
+  // store's errors quote it, and a refusal would hand it to the assistant.
+  const redact =
+    budgetFile === undefined
+      ? withoutUrl
+      : (text: string) => withoutUrl(text).split(budgetFile).join('<CRAWLGATE_BUDGET_FILE>');
   return {
     ...account,
-    redact: redactUrl ? (text) => redactUrl(account.redact(text)) : account.redact,
+    redact,
     maxPriceUsd,
     budgetUsd,
     budgetFile,

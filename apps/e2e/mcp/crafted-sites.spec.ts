@@ -223,6 +223,23 @@ describe('@crawlgate/mcp against crafted 402s', () => {
     expect(site.authorizations).toHaveLength(1);
   });
 
+  it('says a page answered after a payment whose outcome no answer told carries that payment: not "paid nothing"', async () => {
+    // The 502 page came back with paid: null (which says nothing was paid) while the price counted as spent.
+    site = await startSite((_request, response, paid) =>
+      paid
+        ? response.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway')
+        : json402(response, { x402Version: 1, accepts: [v1()] }),
+    );
+    mcp = await connect(env);
+    const answer = await mcp.call('fetch_page', { url: `${site.url}/gateway` });
+    expect(answer.structured).toMatchObject({
+      status: 502,
+      paid: null,
+      payment_unconfirmed: { status: 'unknown', price_usd: '0.001', amount: '1000', pay_to: PAYEE_B },
+      spent_usd: '0.001',
+    });
+  });
+
   it("keeps a refusal short whatever the site's answer says, and lists a bounded number of offers", async () => {
     const huge = 'x'.repeat(400_000);
     const junk = Array.from({ length: 2000 }, (_, i) =>

@@ -393,6 +393,7 @@ export function createAgent(options: AgentOptions): Agent {
    */
   async function pay(
     url: string,
+    requested: string,
     challenge: Response,
     retry: Retry,
     spent: () => void,
@@ -401,6 +402,9 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string }> {
     // A payment sent for this page before, its outcome never learned: asked about first, at no cost.
     const page = TokenCache.key(new URL(url));
+    // A payment refused but held is held against the page, the URL asked for (a redirect may lead to
+    // a new page each time) and the page's origin.
+    const heldKeys = [page, requested, TokenCache.originOf(page)];
     const earlier = unconfirmed.get(page);
     if (earlier) {
       const bought = await boughtEarlier(url, page, earlier, retry, spent).catch(async (error: unknown) => {
@@ -415,13 +419,13 @@ export function createAgent(options: AgentOptions): Agent {
     // Refused, but the site holds the authorization and may settle it until it expires: another for
     // the same page would be one more it could take (a site refusing every payment, asking for
     // another each time, would hold the whole budget for one page).
-    const heldUntil = heldPages.until(page);
+    const heldUntil = heldKeys.map((key) => heldPages.until(key)).find((until) => until !== undefined);
     if (heldUntil !== undefined) {
       await challenge.body?.cancel().catch(() => undefined);
       throw new PaymentFailedError(
         url,
         'payment_held',
-        `the site refused this agent's last payment for the page but holds its signed authorization until ${new Date(heldUntil).toISOString()}; the page is not paid again before then`,
+        `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
     const offers = await readOffers(challenge);
@@ -483,7 +487,8 @@ export function createAgent(options: AgentOptions): Agent {
         const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
         if (authorization) {
           held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
-          heldPages.keep(page, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
+          for (const key of heldKeys)
+            heldPages.keep(key, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
         }
       }
       // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
@@ -1228,7 +1233,9 @@ export function createAgent(options: AgentOptions): Agent {
     // Read up to the budget's bound: a limit above maxPriceUsd is taken and changes nothing.
     const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_BUDGET_MICROS, 'maxPriceUsd');
     const sentAt = ++clock;
-    const { response: first, hop, sent, plainHttp } = await send(await firstHop(input, init));
+    const start = await firstHop(input, init);
+    const requested = TokenCache.key(start.url);
+    const { response: first, hop, sent, plainHttp } = await send(start);
     if (first.status !== 402) return first;
     if (plainHttp && !options.payOverHttp) {
       await first.body?.cancel().catch(() => undefined);
@@ -1292,7 +1299,15 @@ export function createAgent(options: AgentOptions): Agent {
     const signal = hop.init.signal ?? undefined;
     const paying = (async () => {
       try {
-        const { response, token } = await pay(hop.url.href, challenge, retry, () => (spent = true), limit, signal);
+        const { response, token } = await pay(
+          hop.url.href,
+          requested,
+          challenge,
+          retry,
+          () => (spent = true),
+          limit,
+          signal,
+        );
         if (token) tokens.set(key, token);
         done({ token });
         return response;

@@ -188,9 +188,43 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     for (let i = 0; i < 3; i++)
       await expect(agent.fetch('https://site.test/page')).rejects.toMatchObject({ reason: 'payment_held' });
     expect(authorizations).toHaveLength(1);
-    // Another page is paid.
-    await agent.fetch('https://site.test/other').catch(() => undefined);
+    // Nor another page of the site while it holds that one; another site's is paid.
+    await expect(agent.fetch('https://site.test/other')).rejects.toMatchObject({ reason: 'payment_held' });
+    expect(authorizations).toHaveLength(1);
+    await agent.fetch('https://other.test/page').catch(() => undefined);
     expect(authorizations).toHaveLength(2);
+  });
+
+  it('signs one authorization for a URL that redirects to a new page on every fetch while the site holds it', async () => {
+    // Held against the page that answered 402 alone, a URL redirecting to /page/1, /page/2, … got a
+    // new authorization on each fetch, the whole budget held for one URL.
+    const account = privateKeyToAccount(generatePrivateKey());
+    const authorizations: unknown[] = [];
+    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
+    let hops = 0;
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      if (url.hostname === 'evil.test' && url.pathname === '/page')
+        return new Response(null, { status: 302, headers: { location: `https://evil${++hops}.test/page/${hops}` } });
+      const header = request.headers.get('x-payment');
+      if (header) authorizations.push(header);
+      return challengeOf(
+        body,
+        header
+          ? {
+              'x-payment-response': encodeBase64Json({
+                success: false,
+                errorReason: 'invalid_payload',
+                transaction: '',
+              }),
+            }
+          : {},
+      );
+    };
+    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '1', fetch: fake as typeof fetch });
+    for (let i = 0; i < 4; i++) await agent.fetch('https://evil.test/page').catch(() => undefined);
+    expect(authorizations).toHaveLength(1);
   });
 });
 

@@ -29,7 +29,7 @@ export interface UnconfirmedAuthorization {
 }
 
 /**
- * Pages remembered at most, and of one origin. None still in doubt is ever dropped to make room
+ * Pages remembered at most, and of one host. None still in doubt is ever dropped to make room
  * (its page would be paid again): full of them, the agent pays no new page (of that origin, or at
  * all) until some are over (roomFor). Per origin first: a site answering every payment with a
  * failure holds off payments to itself, not to the others.
@@ -41,15 +41,16 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
   /**
-   * Whether one more payment for `page` (a TokenCache key) may be kept: 'origin' when its origin
-   * holds too many, 'all' when all origins do. Those past their `until` are dropped to make room.
+   * Whether one more payment for `page` (a TokenCache key) may be kept: 'origin' when its host
+   * holds too many, 'all' when all hosts do. Those past their `until` are dropped to make room.
    */
   roomFor(page: string, now = Date.now()): 'yes' | 'origin' | 'all' {
-    const origin = TokenCache.originOf(page);
+    // By host, whatever the scheme and port: one host on many ports is one site.
+    const host = TokenCache.hostOf(page);
     let ofOrigin = 0;
     for (const [kept, payment] of this.byPage) {
       if (!(now < payment.until)) this.byPage.delete(kept);
-      else if (TokenCache.originOf(kept) === origin) ofOrigin++;
+      else if (TokenCache.hostOf(kept) === host) ofOrigin++;
     }
     if (ofOrigin >= MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN) return 'origin';
     return this.byPage.size < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';

@@ -4,18 +4,11 @@ import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } fro
 const EXPIRY_MARGIN_SECONDS = 5;
 /**
  * Tokens kept at most (each up to core's MAX_ACCESS_TOKEN_LENGTH): a full cache drops its expired
- * tokens, then the least recently used, but of the site it keeps one for when that site holds a
- * tenth of the cache already. A dropped token's page is paid again if fetched again before it would
- * have expired, so the bound is generous, and a site selling many pages (a hostile one: for almost
- * nothing) pushes out its own tokens, not those bought elsewhere.
+ * tokens, then its least recently used. A dropped token's page is paid again if fetched again before
+ * it would have expired, so the bound is generous; the tokens a site's pages are read with are the
+ * most recently used, whatever another site buys (offers of 0 are no offers: buying costs it).
  */
 export const MAX_CACHED_TOKENS = 10_000;
-
-interface Entry {
-  token: string;
-  exp: number;
-  origin: string;
-}
 
 /**
  * Access tokens by origin and path (a token opens exactly the path it was paid for), until they
@@ -24,22 +17,29 @@ interface Entry {
  */
 export class TokenCache {
   /** In the order they were last kept or offered: the first is the least recently used. */
-  private readonly tokens = new Map<string, Entry>();
-  /** How many tokens each origin holds. */
-  private readonly perOrigin = new Map<string, number>();
+  private readonly tokens = new Map<string, { token: string; exp: number }>();
   /** No kept token expires before this: a sweep before it would find nothing. */
   private earliestExp = Infinity;
 
   constructor(private readonly maxTokens = MAX_CACHED_TOKENS) {}
 
+  /** The page's key: its origin (a host's trailing dot dropped: the same site) and its path as the gate reads it. */
   static key(url: URL): string {
-    return `${url.origin}${requestPath(url.pathname)}`;
+    const host = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+    return `${url.protocol}//${host}${url.port ? `:${url.port}` : ''}${requestPath(url.pathname)}`;
   }
 
   /** The origin a key() starts with (the path follows it). */
   static originOf(key: string): string {
     const path = key.indexOf('/', key.indexOf('//') + 2);
     return path < 0 ? key : key.slice(0, path);
+  }
+
+  /** The host a key() names, whatever its scheme and port: one site. */
+  static hostOf(key: string): string {
+    return TokenCache.originOf(key)
+      .replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')
+      .replace(/:\d+$/, '');
   }
 
   get size(): number {
@@ -50,10 +50,7 @@ export class TokenCache {
     const entry = this.tokens.get(key);
     if (!entry) return undefined;
     this.tokens.delete(key);
-    if (!isLive(entry.exp, nowSeconds)) {
-      this.counted(entry.origin, -1);
-      return undefined;
-    }
+    if (!isLive(entry.exp, nowSeconds)) return undefined;
     // Kept again as the most recently used: a full cache drops the least recently used first.
     this.tokens.set(key, entry);
     return entry.token;
@@ -67,50 +64,26 @@ export class TokenCache {
     const payload = peekAccessTokenPayload(token);
     if (!payload) return;
     const exp = Math.min(payload.exp, nowSeconds + MAX_ACCESS_TOKEN_TTL_SECONDS);
-    this.drop(key); // kept again below as the newest
+    this.tokens.delete(key); // kept again below as the newest
     if (!isLive(exp, nowSeconds)) return;
-    const origin = TokenCache.originOf(key);
-    if (this.tokens.size >= this.maxTokens) this.makeRoom(origin, nowSeconds);
-    this.tokens.set(key, { token, exp, origin });
-    this.counted(origin, 1);
+    if (this.tokens.size >= this.maxTokens) this.makeRoom(nowSeconds);
+    this.tokens.set(key, { token, exp });
     if (exp < this.earliestExp) this.earliestExp = exp;
   }
 
-  /**
-   * Drops the expired tokens, then the least recently used until one more fits: `origin`'s own when
-   * it holds a tenth of the cache (one origin per page, each holding one, cannot push out a
-   * site's tokens in use: those are the most recently used).
-   */
-  private makeRoom(origin: string, nowSeconds: number): void {
+  /** Drops the expired tokens, then the least recently used until one more fits. */
+  private makeRoom(nowSeconds: number): void {
     if (!isLive(this.earliestExp, nowSeconds)) {
       this.earliestExp = Infinity;
       for (const [key, { exp }] of this.tokens) {
-        if (!isLive(exp, nowSeconds)) this.drop(key);
+        if (!isLive(exp, nowSeconds)) this.tokens.delete(key);
         else if (exp < this.earliestExp) this.earliestExp = exp;
       }
     }
-    const share = Math.max(1, Math.floor(this.maxTokens / 10));
-    while (this.tokens.size > 0 && this.tokens.size >= this.maxTokens) {
-      const ownOnly = (this.perOrigin.get(origin) ?? 0) >= share;
-      for (const [key, entry] of this.tokens)
-        if (!ownOnly || entry.origin === origin) {
-          this.drop(key);
-          break;
-        }
+    for (const key of this.tokens.keys()) {
+      if (this.tokens.size < this.maxTokens) break;
+      this.tokens.delete(key);
     }
-  }
-
-  private drop(key: string): void {
-    const entry = this.tokens.get(key);
-    if (!entry) return;
-    this.tokens.delete(key);
-    this.counted(entry.origin, -1);
-  }
-
-  private counted(origin: string, by: 1 | -1): void {
-    const count = (this.perOrigin.get(origin) ?? 0) + by;
-    if (count > 0) this.perOrigin.set(origin, count);
-    else this.perOrigin.delete(origin);
   }
 }
 

@@ -76,11 +76,14 @@ export class PaymentLedger {
    * Runs `work` and returns what it paid. When it fails after a payment left unconfirmed, it
    * fails with a PaymentUnconfirmedError saying so.
    */
-  async during<T>(work: () => Promise<T>): Promise<{ value: T; payments: PaymentEvent[] }> {
+  async during<T>(
+    work: () => Promise<T>,
+  ): Promise<{ value: T; payments: PaymentEvent[]; unconfirmed: UnconfirmedPaymentEvent[] }> {
     const call: CallPayments = { payments: [], unconfirmed: [] };
     try {
       const value = await this.currentCall.run(call, work);
-      return { value, payments: call.payments };
+      // A page may come back after a payment left unconfirmed (the site's 5xx, its API silent): said too.
+      return { value, payments: call.payments, unconfirmed: call.unconfirmed };
     } catch (error) {
       const left = call.unconfirmed.at(-1);
       throw left ? new PaymentUnconfirmedError(error, left) : error;

@@ -31,6 +31,7 @@ describe('fetchPage', () => {
       text: '<p>hello</p>',
       truncated: false,
       body_error: null,
+      payment_unconfirmed: null,
       paid: null,
       spent_usd: '0',
       remaining_usd: '1',

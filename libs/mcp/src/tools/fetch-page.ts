@@ -16,6 +16,17 @@ export interface FetchedPage {
   truncated: boolean;
   /** Why the body could not be read once the page answered: what `paid` says was paid stands. */
   body_error: string | null;
+  /**
+   * A payment this call made whose outcome no answer told (counted as spent), or that the site
+   * refused but holds (reserved): the page answered without confirming it. null when none.
+   */
+  payment_unconfirmed: {
+    price_usd: string;
+    amount: string;
+    network: string;
+    pay_to: string;
+    status: 'held' | 'unknown';
+  } | null;
   /** What this call paid; null when it paid nothing (free, or read on a token paid before). */
   paid: {
     price_usd: string;
@@ -38,7 +49,11 @@ export async function fetchPage(
   maxChars: number,
   maxPriceUsd?: string,
 ): Promise<FetchedPage> {
-  const { value: response, payments } = await session.ledger.during(() =>
+  const {
+    value: response,
+    payments,
+    unconfirmed,
+  } = await session.ledger.during(() =>
     session.agent.fetch(url, { headers: session.headers, ...(maxPriceUsd === undefined ? {} : { maxPriceUsd }) }),
   );
   // Read outside the payment's bookkeeping, but never reported as a refusal: once paid, a body
@@ -47,16 +62,26 @@ export async function fetchPage(
   try {
     body = { ...(await readBodyText(response, maxChars)), body_error: null };
   } catch (error) {
-    if (payments.length === 0) throw error;
+    if (payments.length === 0 && unconfirmed.length === 0) throw error;
     body = { text: null, truncated: true, body_error: `the body broke off: ${(error as Error).message}` };
   }
   const payment = payments.at(-1);
+  const doubt = unconfirmed.at(-1);
   const spent = session.agent.spent();
   return {
     url: response.url || url.href,
     status: response.status,
     content_type: response.headers.get('content-type'),
     ...body,
+    payment_unconfirmed: doubt
+      ? {
+          price_usd: doubt.priceUsd,
+          amount: doubt.amount,
+          network: doubt.network,
+          pay_to: doubt.payTo,
+          status: doubt.status,
+        }
+      : null,
     paid: payment
       ? {
           price_usd: payment.priceUsd,
@@ -114,6 +139,18 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
           .string()
           .nullable()
           .describe('Why the body could not be read once the page answered; what paid says was paid stands'),
+        payment_unconfirmed: z
+          .object({
+            price_usd: z.string(),
+            amount: z.string(),
+            network: z.string(),
+            pay_to: z.string(),
+            status: z.enum(['held', 'unknown']),
+          })
+          .nullable()
+          .describe(
+            'A payment this call made that the page answered without confirming: "unknown", no answer said whether it was taken (counted as spent); "held", the site refused it but holds the signed authorization. null when none',
+          ),
         paid: z
           .object({
             price_usd: z.string(),

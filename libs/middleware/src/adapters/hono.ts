@@ -68,9 +68,11 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
  * On node-server, the URL the client asked for is Node's, and the one Hono routes on the web
  * Request's: a mounted app (`app.mount('/premium', inner.fetch)`) gets a Request with the prefix
  * cut off, and a gate inside it prices both readings. Node's own URL may be cut too, when the app's
- * request listener is mounted in Express or Connect (`use('/premium', listener)`): they keep the
- * client's in originalUrl and the prefix matched in baseUrl, which reads the two as one path, as
- * the Express adapter does. Elsewhere the gate sees only the Request: put it on the outermost app.
+ * request listener is mounted in Express, Connect or @fastify/middie (`use('/premium', listener)`):
+ * they keep the client's in originalUrl. Express keeps the prefix it matched in baseUrl, which reads
+ * the two as one path, as the Express adapter does; Connect and middie do not, and the two readings
+ * stay two (a prefix guessed from them would take a rewrite for a mount). Elsewhere the gate sees
+ * only the Request: put it on the outermost app.
  */
 function requestOf(c: HonoContext): CrawlgateRequest {
   const { raw } = c.req;

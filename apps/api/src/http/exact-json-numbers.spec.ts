@@ -21,4 +21,14 @@ describe('firstInexactNumber', () => {
   ])('finds nothing in %s: numbers as written, and look-alikes inside strings', (text) => {
     expect(firstInexactNumber(text)).toBeUndefined();
   });
+
+  it('judges a number as long as a body may be in linear time', () => {
+    // A regex stripping trailing zeros retried from every zero: a 64 K-digit literal held the event
+    // loop 1.9 s, one of 256 KB would have held it tens of seconds. Linear, it is milliseconds.
+    const literal = `1${'0'.repeat(262_000)}1`;
+    const started = process.hrtime.bigint();
+    expect(firstInexactNumber(`{"n":${literal}}`)).toBe(literal);
+    expect(firstInexactNumber(`{"n":${'0'.repeat(262_000)}}`)).toBeUndefined();
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(2_000);
+  });
 });

@@ -58,11 +58,17 @@ function decimalOf(text: string): { negative: boolean; digits: string; exponent:
   const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!m) return undefined;
   const [, sign, whole, fraction = '', exponent = '0'] = m;
-  let digits = (whole + fraction).replace(/^0+/, '');
-  let shift = Number(exponent) - fraction.length;
-  const kept = digits.replace(/0+$/, '');
-  shift += digits.length - kept.length;
-  digits = kept;
-  if (digits === '') return { negative: false, digits: '', exponent: 0 };
-  return { negative: sign === '-', digits, exponent: shift };
+  // Loops, not /0+$/: a regex anchored at the end retries from every zero of a long run, and a
+  // body of one 256 KB number would hold the event loop for tens of seconds.
+  const all = whole + fraction;
+  let start = 0;
+  while (start < all.length && all.charCodeAt(start) === ZERO) start++;
+  let end = all.length;
+  while (end > start && all.charCodeAt(end - 1) === ZERO) end--;
+  if (start === end) return { negative: false, digits: '', exponent: 0 };
+  return {
+    negative: sign === '-',
+    digits: all.slice(start, end),
+    exponent: Number(exponent) - fraction.length + (all.length - end),
+  };
 }

@@ -66,14 +66,19 @@ export class PublishersService {
     // many networks would otherwise add a counter per network, with no password ever checked.
     const blocked = await this.attempts.check(account);
     if (!known) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
-    await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
+    const networkCount = await this.attempts.spend(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK);
+    // A blocked account's refusal reads the same from every network (a known one included).
+    if (networkCount.blocked && blocked.blocked)
+      this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
+    this.refuseIfBlocked(networkCount, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
     if (!known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
     const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
     if (!publisher || !passwordOk) {
-      // From a known network a wrong password to a blocked account is answered as from any other,
-      // or a neighbour there would learn the email is registered and its owner's network.
-      this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
+      // From a known network a wrong password counts against the account as from any other, and is
+      // answered so: a neighbour there learns neither that the email is registered nor its owner's
+      // network (but for the time the password check took, which the other networks skip).
+      if (known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
       throw unauthorized('Invalid email or password');
     }
     // The password wins over any key: written whatever key is current, but only while that password

@@ -54,6 +54,26 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
     if (!entries) return writeHead.call(this, statusCode, ...rest);
     return message === undefined ? writeHead.call(this, statusCode) : writeHead.call(this, statusCode, message);
   };
+  keepOnHttp2Stream(response, headers);
+}
+
+/**
+ * HTTP/2: Http2ServerResponse applies the headers given to writeHead through an internal setter,
+ * not setHeader, so a writeHead wrapped before the gate's could pass caching headers that no guard
+ * above sees. The stream's respond() takes every header that goes out: the gate's are set there last.
+ */
+function keepOnHttp2Stream(response: NodeResponse, headers: Record<string, string>): void {
+  const stream = (response as Partial<Http2ServerResponse>).stream as
+    { respond?: (headers?: OutgoingHttpHeaders, options?: unknown) => void } | undefined;
+  const respond = stream?.respond;
+  if (!stream || typeof respond !== 'function') return;
+  const names = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  stream.respond = function (this: unknown, given?: OutgoingHttpHeaders, options?: unknown) {
+    const kept: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(given ?? {})) if (!names.has(name.toLowerCase())) kept[name] = value;
+    for (const [name, value] of Object.entries(headers)) kept[name.toLowerCase()] = value;
+    return respond.call(this, kept, options);
+  };
 }
 
 /** The headers passed to writeHead as name and value pairs: an object, a flat list, a list of pairs; undefined for none of these. */

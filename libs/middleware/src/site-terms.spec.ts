@@ -36,6 +36,27 @@ describe('loadSiteTerms', () => {
     terms.close();
   });
 
+  it('loads again when a request finds no load for two refresh intervals, where timers never fire', async () => {
+    // Lapsed terms stayed lapsed: every paying bot got 503 until the isolate restarted, the API up.
+    let calls = 0;
+    const api = {
+      site: async () => {
+        calls++;
+        return OFFER;
+      },
+    } as Partial<ApiClient> as ApiClient;
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    await terms.ready();
+    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS + 1_000); // the clock moves, no timer fires
+    expect(terms.lapsed()).toBe(true); // this request finds them lapsed, and starts a load
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(calls).toBe(2);
+    expect([terms.lapsed(), terms.current()?.offer]).toEqual([false, OFFER]);
+    expect(calls).toBe(2); // one load at a time
+    terms.close();
+  });
+
   it('trusts terms again once a refresh succeeds', async () => {
     const api = { site: async () => OFFER } as Partial<ApiClient> as ApiClient;
     const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });

@@ -52,11 +52,22 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   // Read from the clock when the terms are used, not set by a timer: on an edge runtime a timer set
   // while answering a request may never fire, and terms lapsing by one alone would never lapse.
   let loadedAt = 0;
-  const lapsed = () => terms !== undefined && Date.now() - loadedAt > MAX_TERMS_AGE_MS;
+  // When the last load started, and whether one runs: a request that finds no load for two refresh
+  // intervals starts one (where timers do not fire, nothing else would, and lapsed terms stay lapsed).
+  let triedAt = 0;
+  let loading = false;
+  const lapsed = () => {
+    const now = Date.now();
+    if (!loading && !closed && now - triedAt > 2 * refreshMs) void load();
+    return terms !== undefined && now - loadedAt > MAX_TERMS_AGE_MS;
+  };
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
   async function load(): Promise<void> {
+    loading = true;
+    triedAt = Date.now();
+    if (timer) clearTimeout(timer);
     try {
       const offer = await api.site();
       // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
@@ -69,6 +80,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {
+      loading = false;
       if (!closed) {
         // A gate must never keep a process alive on its own.
         timer = unref(setTimeout(() => void load(), refreshMs));

@@ -161,29 +161,35 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     expect(spendable).toBeLessThanOrEqual(1000n);
   });
 
+  /**
+   * A site refusing every payment while it keeps the signed authorization; `redirect` answers a URL
+   * before the 402 does. Records the payment headers it got.
+   */
+  function refusingSite(redirect: (url: URL) => string | undefined = () => undefined) {
+    const authorizations: string[] = [];
+    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
+    const refused = encodeBase64Json({ success: false, errorReason: 'invalid_payload', transaction: '' });
+    const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const location = redirect(new URL(request.url));
+      if (location) return new Response(null, { status: 302, headers: { location } });
+      const header = request.headers.get('x-payment');
+      if (header) authorizations.push(header);
+      return challengeOf(body, header ? { 'x-payment-response': refused } : {});
+    };
+    const agent = createAgent({
+      account: privateKeyToAccount(generatePrivateKey()),
+      maxPriceUsd: '0.001',
+      budgetUsd: '1',
+      fetch: fetch as typeof globalThis.fetch,
+    });
+    return { agent, authorizations };
+  }
+
   it('signs one authorization for a page while the site holds it: asked again, it pays nothing more', async () => {
     // Each fetch signed a new one, and a site refusing every payment ("try again") held the whole
     // budget for one page it never delivered.
-    const account = privateKeyToAccount(generatePrivateKey());
-    const authorizations: unknown[] = [];
-    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
-    const fake = async (input: string | URL | Request, init?: RequestInit) => {
-      const header = new Headers(input instanceof Request ? input.headers : init?.headers).get('x-payment');
-      if (header) authorizations.push(header);
-      return challengeOf(
-        body,
-        header
-          ? {
-              'x-payment-response': encodeBase64Json({
-                success: false,
-                errorReason: 'invalid_payload',
-                transaction: '',
-              }),
-            }
-          : {},
-      );
-    };
-    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '1', fetch: fake as typeof fetch });
+    const { agent, authorizations } = refusingSite();
     await agent.fetch('https://site.test/page').catch(() => undefined);
     for (let i = 0; i < 3; i++)
       await expect(agent.fetch('https://site.test/page')).rejects.toMatchObject({ reason: 'payment_held' });
@@ -198,31 +204,10 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
   it('signs one authorization for a URL that redirects to a new page on every fetch while the site holds it', async () => {
     // Held against the page that answered 402 alone, a URL redirecting to /page/1, /page/2, … got a
     // new authorization on each fetch, the whole budget held for one URL.
-    const account = privateKeyToAccount(generatePrivateKey());
-    const authorizations: unknown[] = [];
-    const body = JSON.stringify({ x402Version: 1, accepts: [requirement()] });
     let hops = 0;
-    const fake = async (input: string | URL | Request, init?: RequestInit) => {
-      const request = new Request(input, init);
-      const url = new URL(request.url);
-      if (url.hostname === 'evil.test' && url.pathname === '/page')
-        return new Response(null, { status: 302, headers: { location: `https://evil${++hops}.test/page/${hops}` } });
-      const header = request.headers.get('x-payment');
-      if (header) authorizations.push(header);
-      return challengeOf(
-        body,
-        header
-          ? {
-              'x-payment-response': encodeBase64Json({
-                success: false,
-                errorReason: 'invalid_payload',
-                transaction: '',
-              }),
-            }
-          : {},
-      );
-    };
-    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '1', fetch: fake as typeof fetch });
+    const { agent, authorizations } = refusingSite((url) =>
+      url.hostname === 'evil.test' && url.pathname === '/page' ? `https://evil${++hops}.test/page/${hops}` : undefined,
+    );
     for (let i = 0; i < 4; i++) await agent.fetch('https://evil.test/page').catch(() => undefined);
     expect(authorizations).toHaveLength(1);
   });

@@ -275,7 +275,8 @@ const SEARCH_ENGINE: Row[] = [
  * Google's Rich Results Test and URL Inspection (Google-InspectionTool), Sheets' IMPORTXML and
  * Apps Script (APIs-Google, whose token GoogleDocs' User-Agent carries), feed readers
  * (FeedFetcher-Google), page testers (Lighthouse in PageSpeed Insights, GTmetrix: a full-page
- * screenshot). Google's come from Google's network, so their address verifies them, but anyone
+ * screenshot), and the AMP cache (Google-AMPHTML: it serves an AMP page it fetched to anyone, at
+ * cdn.ampproject.org). Google's come from Google's network, so their address verifies them, but anyone
  * can send any of them to any page: allowed, they would be an open proxy. Charged by default, as
  * automation; a site allows them by name for its own testing.
  */
@@ -283,6 +284,7 @@ const USER_TRIGGERED_FETCHERS: Row[] = [
   { name: 'Google-InspectionTool', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_COMMON_CRAWLERS },
   { name: 'APIs-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
   { name: 'FeedFetcher-Google', operator: 'Google', url: GOOGLE, ipRanges: GOOGLE_USER_TRIGGERED },
+  { name: 'Google-AMPHTML', operator: 'Google', url: GOOGLE },
   { name: 'Chrome-Lighthouse', operator: 'Google (PageSpeed Insights)' },
   { name: 'GTmetrix', operator: 'GTmetrix' },
 ];

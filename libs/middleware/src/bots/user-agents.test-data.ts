@@ -105,6 +105,11 @@ export const BOT_USER_AGENTS: readonly [ua: string, name: string, category: BotC
   ['Mozilla/5.0 (compatible; Google-InspectionTool/1.0)', 'Google-InspectionTool', 'automation'],
   ['Mozilla/5.0 (compatible; GoogleDocs; apis-google; +http://docs.google.com)', 'APIs-Google', 'automation'],
   [
+    'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36 (compatible; Google-AMPHTML)',
+    'Google-AMPHTML',
+    'automation',
+  ],
+  [
     'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36',
     'bingbot',
     'search-engine',

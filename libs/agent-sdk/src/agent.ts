@@ -402,9 +402,9 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string }> {
     // A payment sent for this page before, its outcome never learned: asked about first, at no cost.
     const page = TokenCache.key(new URL(url));
-    // A payment refused but held is held against the page, the URL asked for (a redirect may lead to
-    // a new page each time) and the page's origin.
-    const heldKeys = [page, requested, TokenCache.originOf(page)];
+    // A payment refused but held is held against the page and the URL asked for (a redirect may lead
+    // to a new page each time); a host holding MAX_HELD_PER_HOST such pages gets no more payments.
+    const heldKeys = [page, requested];
     const earlier = unconfirmed.get(page);
     if (earlier) {
       const bought = await boughtEarlier(url, page, earlier, retry, spent).catch(async (error: unknown) => {
@@ -419,7 +419,9 @@ export function createAgent(options: AgentOptions): Agent {
     // Refused, but the site holds the authorization and may settle it until it expires: another for
     // the same page would be one more it could take (a site refusing every payment, asking for
     // another each time, would hold the whole budget for one page).
-    const heldUntil = heldKeys.map((key) => heldPages.until(key)).find((until) => until !== undefined);
+    const heldUntil =
+      heldKeys.map((key) => heldPages.until(key)).find((until) => until !== undefined) ??
+      heldPages.hostUntil(TokenCache.hostOf(page));
     if (heldUntil !== undefined) {
       await challenge.body?.cancel().catch(() => undefined);
       throw new PaymentFailedError(

@@ -194,11 +194,14 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     for (let i = 0; i < 3; i++)
       await expect(agent.fetch('https://site.test/page')).rejects.toMatchObject({ reason: 'payment_held' });
     expect(authorizations).toHaveLength(1);
-    // Nor another page of the site while it holds that one; another site's is paid.
-    await expect(agent.fetch('https://site.test/other')).rejects.toMatchObject({ reason: 'payment_held' });
-    expect(authorizations).toHaveLength(1);
+    // Up to three pages of one host at once, whatever its ports and schemes; then none of it. Another site's is paid.
+    await agent.fetch('https://site.test/other').catch(() => undefined);
+    await agent.fetch('https://site.test:8443/third').catch(() => undefined);
+    expect(authorizations).toHaveLength(3);
+    await expect(agent.fetch('https://site.test:9443/fourth')).rejects.toMatchObject({ reason: 'payment_held' });
+    expect(authorizations).toHaveLength(3);
     await agent.fetch('https://other.test/page').catch(() => undefined);
-    expect(authorizations).toHaveLength(2);
+    expect(authorizations).toHaveLength(4);
   });
 
   it('signs one authorization for a URL that redirects to a new page on every fetch while the site holds it', async () => {

@@ -2,6 +2,7 @@ import { decodeBase64Json, USDC_ABI } from '@crawlgate/core';
 import type { Hex, PublicClient } from 'viem';
 import type { Budget } from './budget';
 import type { Reservation } from './budget-store';
+import { TokenCache } from './token-cache';
 
 /** A refused authorization the site still holds, and the budget reserved for it. */
 export interface HeldAuthorization {
@@ -120,6 +121,9 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
 export const HELD_PAGE_MARGIN_MS = 60_000;
 
 /** Pages whose payment was refused while the site holds its authorization, until it expires. */
+/** Pages of one host (whatever its ports and schemes) whose payment may be refused but held at once. */
+export const MAX_HELD_PER_HOST = 3;
+
 export class HeldPages {
   private readonly untilByPage = new Map<string, number>();
 
@@ -128,7 +132,7 @@ export class HeldPages {
     this.untilByPage.set(page, until);
   }
 
-  /** When the page may be paid again; undefined: now. */
+  /** When the page (a TokenCache key) may be paid again; undefined: now. */
   until(page: string, now = Date.now()): number | undefined {
     const until = this.untilByPage.get(page);
     if (until === undefined || until <= now) {
@@ -136,6 +140,19 @@ export class HeldPages {
       return undefined;
     }
     return until;
+  }
+
+  /**
+   * When a page of `host` may be paid again, while MAX_HELD_PER_HOST of its pages are held: a site
+   * refusing every payment gets that many authorizations at most, an honest one refusing one (too
+   * little in the wallet) does not stop the agent paying its other pages.
+   */
+  hostUntil(host: string, now = Date.now()): number | undefined {
+    const held = [...this.untilByPage]
+      .filter(([page, until]) => until > now && TokenCache.hostOf(page) === host)
+      .map(([, until]) => until)
+      .sort((a, b) => a - b);
+    return held.length >= MAX_HELD_PER_HOST ? held[held.length - MAX_HELD_PER_HOST] : undefined;
   }
 
   private dropEnded(now = Date.now()): void {

@@ -64,6 +64,10 @@ describe('TokenCache', () => {
     expect(TokenCache.key(new URL('http://site.example.:8080/p'))).toBe('http://site.example:8080/p');
     expect(TokenCache.hostOf(TokenCache.key(new URL('http://Site.example:8080/p')))).toBe('site.example');
     expect(TokenCache.hostOf(TokenCache.key(new URL('http://[::1]:8080/p')))).toBe('[::1]');
+    // An IPv4-mapped IPv6 address is its IPv4 host.
+    expect(TokenCache.key(new URL('https://[::ffff:127.0.0.2]/p'))).toBe(
+      TokenCache.key(new URL('https://127.0.0.2/p')),
+    );
   });
 
   it('a full cache drops its expired tokens first, then the oldest', () => {

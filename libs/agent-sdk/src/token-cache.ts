@@ -23,9 +23,12 @@ export class TokenCache {
 
   constructor(private readonly maxTokens = MAX_CACHED_TOKENS) {}
 
-  /** The page's key: its origin (a host's trailing dot dropped: the same site) and its path as the gate reads it. */
+  /**
+   * The page's key: its origin and its path as the gate reads it. A host's trailing dot is dropped
+   * and an IPv4-mapped IPv6 address written as its IPv4 one: the same site either way.
+   */
   static key(url: URL): string {
-    const host = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+    const host = sameHost(url.hostname);
     return `${url.protocol}//${host}${url.port ? `:${url.port}` : ''}${requestPath(url.pathname)}`;
   }
 
@@ -85,6 +88,16 @@ export class TokenCache {
       this.tokens.delete(key);
     }
   }
+}
+
+/** A host name as one site spells it: no trailing dot, an IPv4-mapped IPv6 address as IPv4. */
+function sameHost(hostname: string): string {
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(hostname);
+  if (mapped) {
+    const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
 }
 
 const isLive = (exp: number, nowSeconds: number) => exp - EXPIRY_MARGIN_SECONDS > nowSeconds;

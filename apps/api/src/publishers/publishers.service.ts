@@ -66,14 +66,16 @@ export class PublishersService {
     // many networks would otherwise add a counter per network, with no password ever checked.
     const blocked = await this.attempts.check(account);
     if (!known) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
-    const networkCount = await this.attempts.spend(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK);
-    // A blocked account's refusal reads the same from every network (a known one included).
-    if (networkCount.blocked && blocked.blocked)
-      this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
-    this.refuseIfBlocked(networkCount, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
+    // Blocked, a wrong password from a known network is refused as from any other network, counted
+    // nowhere: a neighbour there leaves the same state behind for a registered email as for any other.
+    let checked: Awaited<ReturnType<PublishersService['checkPassword']>> | undefined;
+    if (known && blocked.blocked) {
+      checked = await this.checkPassword(input);
+      if (!checked.passwordOk) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
+    }
+    await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
     if (!known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
-    const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
-    const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
+    const { publisher, passwordOk } = checked ?? (await this.checkPassword(input));
     if (!publisher || !passwordOk) {
       // From a known network a wrong password counts against the account as from any other, and is
       // answered so: a neighbour there learns neither that the email is registered nor its owner's
@@ -90,6 +92,13 @@ export class PublishersService {
       passwordHash: publisher.passwordHash,
     });
     return issued;
+  }
+
+  /** The publisher of the email and whether the password is its; a decoy hash is checked for an unknown email. */
+  private async checkPassword(input: LoginDto): Promise<{ publisher: Publisher | null; passwordOk: boolean }> {
+    const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
+    const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
+    return { publisher, passwordOk };
   }
 
   /**

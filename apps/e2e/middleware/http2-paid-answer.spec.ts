@@ -6,6 +6,9 @@
  */
 
 import Fastify from 'fastify';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
@@ -67,3 +70,35 @@ it('keeps a paid answer no-store over HTTP/2 when a hook before the gate passes 
     await app.close();
   }
 });
+
+it.each(['respondWithFile', 'respondWithFD'] as const)(
+  'keeps a paid answer no-store and its token over HTTP/2 when the route sends a file with %s',
+  async (method) => {
+    // These send their headers by a path of their own: the page left cacheable, without its token.
+    const file = join(mkdtempSync(join(tmpdir(), 'h2-')), 'page.html');
+    writeFileSync(file, '<p>paid file</p>');
+    const app = Fastify({ http2: true });
+    await app.register(crawlgateFastify, site.options());
+    app.get('/files/:id', async (_request, reply) => {
+      reply.hijack();
+      const stream = (reply.raw as unknown as { stream: import('node:http2').ServerHttp2Stream }).stream;
+      const headers = { 'content-type': 'text/html', 'cache-control': 'public, max-age=600' };
+      if (method === 'respondWithFile') stream.respondWithFile(file, headers);
+      else stream.respondWithFD((await import('node:fs')).openSync(file, 'r'), headers);
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as AddressInfo;
+      const offer = await get(port, `/files/${method}`, { 'user-agent': GPTBOT });
+      const paid = await get(port, `/files/${method}`, {
+        'user-agent': GPTBOT,
+        'x-payment': await site.xPayment(JSON.parse(offer.text)),
+      });
+      expect([paid.status, paid.text]).toEqual([200, '<p>paid file</p>']);
+      expect(paid.headers['x-crawlgate-token']).toBeTruthy();
+      expect(paid.headers['cache-control']).toBe('no-store');
+    } finally {
+      await app.close();
+    }
+  },
+);

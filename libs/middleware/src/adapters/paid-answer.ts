@@ -60,20 +60,35 @@ export function keepPaidAnswerHeaders(response: NodeResponse, headers: Record<st
 /**
  * HTTP/2: Http2ServerResponse applies the headers given to writeHead through an internal setter,
  * not setHeader, so a writeHead wrapped before the gate's could pass caching headers that no guard
- * above sees. The stream's respond() takes every header that goes out: the gate's are set there last.
+ * above sees. The stream's respond(), respondWithFile() and respondWithFD() take every header that
+ * goes out on it: the gate's are set there last. (A page the route pushes goes out on a stream of
+ * its own, unpaid: a paid route must not push paid pages.)
  */
 function keepOnHttp2Stream(response: NodeResponse, headers: Record<string, string>): void {
-  const stream = (response as Partial<Http2ServerResponse>).stream as
-    { respond?: (headers?: OutgoingHttpHeaders, options?: unknown) => void } | undefined;
-  const respond = stream?.respond;
-  if (!stream || typeof respond !== 'function') return;
+  const stream = (response as Partial<Http2ServerResponse>).stream as unknown as
+    Record<'respond' | 'respondWithFile' | 'respondWithFD', unknown> | undefined;
+  if (!stream) return;
   const names = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
-  stream.respond = function (this: unknown, given?: OutgoingHttpHeaders, options?: unknown) {
+  const withGateHeaders = (given: unknown): OutgoingHttpHeaders => {
+    // Symbol keys (http2.sensitiveHeaders) are kept; a key named __proto__ is no header to copy.
     const kept: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(given ?? {})) if (!names.has(name.toLowerCase())) kept[name] = value;
+    const source = (given ?? {}) as Record<string | symbol, unknown>;
+    for (const key of Reflect.ownKeys(source))
+      if (typeof key === 'symbol' || (key !== '__proto__' && !names.has(key.toLowerCase())))
+        (kept as Record<string | symbol, unknown>)[key] = source[key];
     for (const [name, value] of Object.entries(headers)) kept[name.toLowerCase()] = value;
-    return respond.call(this, kept, options);
+    return kept;
   };
+  for (const method of ['respond', 'respondWithFile', 'respondWithFD'] as const) {
+    const own = stream[method];
+    if (typeof own !== 'function') continue;
+    // respond(headers, options); respondWithFile(path, headers, options); respondWithFD(fd, headers, options).
+    const at = method === 'respond' ? 0 : 1;
+    stream[method] = function (this: unknown, ...args: unknown[]) {
+      args[at] = withGateHeaders(args[at]);
+      return own.apply(this, args);
+    };
+  }
 }
 
 /** The headers passed to writeHead as name and value pairs: an object, a flat list, a list of pairs; undefined for none of these. */

@@ -227,9 +227,9 @@ it('reports what it did with each kind of visitor in the same batched call, and 
       verified_share: '1.0000',
     });
     expect(byName.GPTBot.top_paths).toEqual([
-      { path: '/articles/paid', requests: 3 },
-      { path: '/articles/other', requests: 1 },
-      { path: '/free/page', requests: 1 },
+      { path: '/articles/paid', requests: 3, verified: true },
+      { path: '/articles/other', requests: 1, verified: true },
+      { path: '/free/page', requests: 1, verified: true },
     ]);
   } finally {
     await fresh.close();

@@ -407,7 +407,7 @@ describe('PublisherClient against the API', () => {
           paid: 3,
           revenue_usd: '0.015',
           verified_share: '0.0000',
-          top_paths: [{ path: '/a', requests: 3 }],
+          top_paths: [{ path: '/a', requests: 3, verified: false }],
         }),
       ]);
 

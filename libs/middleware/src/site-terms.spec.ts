@@ -57,6 +57,40 @@ describe('loadSiteTerms', () => {
     terms.close();
   });
 
+  it('gives a load that never settles up for lost, and keeps no answer of it over a later one', async () => {
+    // A runtime that drops a request's pending fetch once the answer is sent never settles it: a
+    // load counted as running for ever kept every later one from starting.
+    const answers: ((offer: SiteOffer) => void)[] = [];
+    let calls = 0;
+    const api = {
+      site: () => {
+        calls++;
+        return calls === 1 ? Promise.resolve(OFFER) : new Promise<SiteOffer>((resolve) => answers.push(resolve));
+      },
+    } as Partial<ApiClient> as ApiClient;
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    await terms.ready();
+    jest.setSystemTime(Date.now() + 61_000);
+    terms.lapsed(); // starts load 2, which never settles
+    expect(calls).toBe(2);
+    jest.setSystemTime(Date.now() + 61_000);
+    terms.lapsed(); // load 2 still running, not yet given up
+    expect(calls).toBe(2);
+    jest.setSystemTime(Date.now() + 61_000);
+    terms.lapsed(); // given up: load 3
+    expect(calls).toBe(3);
+    const newer = { ...OFFER, pricing_version: 3 } as SiteOffer;
+    answers[1](newer);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(terms.current()?.offer).toBe(newer);
+    answers[0]({ ...OFFER, pricing_version: 2 } as SiteOffer); // the lost one, late: ignored
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(terms.current()?.offer).toBe(newer);
+    terms.close();
+  });
+
   it('trusts terms again once a refresh succeeds', async () => {
     const api = { site: async () => OFFER } as Partial<ApiClient> as ApiClient;
     const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });

@@ -56,20 +56,27 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   // intervals starts one (where timers do not fire, nothing else would, and lapsed terms stay lapsed).
   let triedAt = 0;
   let loading = false;
+  // Each load's number: only the newest may store terms, so a load given up for lost (a runtime
+  // that dropped it once the answer was sent never settles it) cannot overwrite a later one.
+  let loads = 0;
   const lapsed = () => {
     const now = Date.now();
-    if (!loading && !closed && now - triedAt > 2 * refreshMs) void load();
+    // Due, and none running, or the one running started four intervals ago: given up for lost.
+    const due = now - triedAt > 2 * refreshMs;
+    if (!closed && due && (!loading || now - triedAt > 4 * refreshMs)) void load();
     return terms !== undefined && now - loadedAt > MAX_TERMS_AGE_MS;
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
   async function load(): Promise<void> {
+    const mine = ++loads;
     loading = true;
     triedAt = Date.now();
     if (timer) clearTimeout(timer);
     try {
       const offer = await api.site();
+      if (mine !== loads) return;
       // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
       const prices =
         terms?.offer.pricing_version === offer.pricing_version
@@ -80,8 +87,8 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {
-      loading = false;
-      if (!closed) {
+      if (mine === loads) loading = false;
+      if (!closed && mine === loads) {
         // A gate must never keep a process alive on its own.
         timer = unref(setTimeout(() => void load(), refreshMs));
       }

@@ -21,9 +21,14 @@ export function firstInexactNumber(text: string): string | undefined {
     }
     if (c !== MINUS && !(c >= ZERO && c <= NINE)) continue;
     let end = i + 1;
-    while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
+    let plain = c !== MINUS; // digits alone: an integer of up to 15 digits is always held exactly
+    while (end < text.length && isNumberChar(text.charCodeAt(end))) {
+      const d = text.charCodeAt(end);
+      if (d < ZERO || d > NINE) plain = false;
+      end++;
+    }
     const literal = text.slice(i, end);
-    if (!sameDecimal(literal, String(Number(literal)))) return literal;
+    if (!(plain && end - i <= 15) && !sameDecimal(literal, String(Number(literal)))) return literal;
     i = end - 1;
   }
   return undefined;

@@ -62,27 +62,35 @@ export class PublishersService {
     const account = loginAccount(input.email);
     const fromNetwork = `${account}-${sha256Hex(network)}`;
     const known = await this.knownNetworks.isKnown(account, network);
-    // An account blocked already is refused before its network's counter is written: one holding
-    // many networks would otherwise add a counter per network, with no password ever checked.
     const blocked = await this.attempts.check(account);
-    if (!known) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
-    // Blocked, a wrong password from a known network is refused as from any other network, counted
-    // nowhere: a neighbour there leaves the same state behind for a registered email as for any other.
-    let checked: Awaited<ReturnType<PublishersService['checkPassword']>> | undefined;
-    if (known && blocked.blocked) {
-      checked = await this.checkPassword(input);
-      if (!checked.passwordOk) this.refuseIfBlocked(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
+    if (blocked.blocked) {
+      // Blocked: only the right password from a known network goes on, within 10 tries a quarter of
+      // an hour there, counted apart from the network's own count (which an unknown network, refused
+      // before any count, leaves untouched too: after the block nothing tells a registered email from
+      // another). The password is checked on every try, so neither an answer nor its time tells
+      // which email is registered nor where its owner logs in from.
+      const { publisher, passwordOk } = await this.checkPassword(input);
+      if (known) {
+        const tries = await this.attempts.spend(`${fromNetwork}-while-blocked`, LOGINS_PER_ACCOUNT_AND_NETWORK);
+        if (!tries.blocked && publisher && passwordOk) return this.loggedIn(publisher, account, network);
+      }
+      throw tooMany(blocked, LOGINS_PER_ACCOUNT, 'logins for this account');
     }
-    await this.spendAttempt(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
+    const networkCount = await this.attempts.spend(fromNetwork, LOGINS_PER_ACCOUNT_AND_NETWORK);
+    this.refuseIfBlocked(networkCount, LOGINS_PER_ACCOUNT_AND_NETWORK, 'logins for this account from your network');
     if (!known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
-    const { publisher, passwordOk } = checked ?? (await this.checkPassword(input));
+    const { publisher, passwordOk } = await this.checkPassword(input);
     if (!publisher || !passwordOk) {
       // From a known network a wrong password counts against the account as from any other, and is
-      // answered so: a neighbour there learns neither that the email is registered nor its owner's
-      // network (but for the time the password check took, which the other networks skip).
+      // answered so.
       if (known) await this.spendAttempt(account, LOGINS_PER_ACCOUNT, 'logins for this account');
       throw unauthorized('Invalid email or password');
     }
+    return this.loggedIn(publisher, account, network);
+  }
+
+  /** A fresh key for a login whose password was just checked, and its network known from now. */
+  private async loggedIn(publisher: Publisher, account: string, network: string): Promise<IssuedApiKey> {
     // The password wins over any key: written whatever key is current, but only while that password
     // still stands (a password change racing this login must not leave the old password's key working).
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
@@ -193,14 +201,18 @@ export class PublishersService {
   }
 
   private refuseIfBlocked(count: AttemptCount, budget: AttemptBudget, what: string): void {
-    if (count.blocked)
-      throw new ApiError(
-        429,
-        `Too many ${what} (${budget.limit} per ${budget.ttl / 60_000} minutes); retry after the time in Retry-After`,
-        {},
-        { 'retry-after': String(count.retryAfterSeconds) },
-      );
+    if (count.blocked) throw tooMany(count, budget, what);
   }
+}
+
+/** The 429 of a blocked counter, with its Retry-After. */
+function tooMany(count: AttemptCount & { blocked: true }, budget: AttemptBudget, what: string): ApiError {
+  return new ApiError(
+    429,
+    `Too many ${what} (${budget.limit} per ${budget.ttl / 60_000} minutes); retry after the time in Retry-After`,
+    {},
+    { 'retry-after': String(count.retryAfterSeconds) },
+  );
 }
 
 export function publisherView(publisher: Publisher): PublisherBody {

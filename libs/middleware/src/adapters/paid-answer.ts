@@ -86,6 +86,21 @@ function keepOnHttp2Stream(response: NodeResponse, headers: Record<string, strin
     const at = method === 'respond' ? 0 : 1;
     stream[method] = function (this: unknown, ...args: unknown[]) {
       args[at] = withGateHeaders(args[at]);
+      // respondWithFile lets options.statCheck(stat, headers) change the headers before they go: set again after it.
+      const options = args[at + 1] as
+        { statCheck?: (stat: unknown, given: OutgoingHttpHeaders) => unknown } | undefined;
+      const statCheck = options?.statCheck;
+      if (typeof statCheck === 'function')
+        args[at + 1] = {
+          ...options,
+          statCheck(this: unknown, stat: unknown, given: OutgoingHttpHeaders) {
+            const answer = statCheck.call(this, stat, given);
+            const kept = withGateHeaders(given);
+            for (const key of Reflect.ownKeys(given)) delete (given as Record<string | symbol, unknown>)[key];
+            Object.assign(given, kept);
+            return answer;
+          },
+        };
       return own.apply(this, args);
     };
   }

@@ -45,7 +45,8 @@ it('keeps a paid answer no-store over HTTP/2 when a hook before the gate passes 
   // shared cache could keep the paid page with its token.
   const app = Fastify({ http2: true });
   app.addHook('onRequest', (_request, reply, done) => {
-    const raw = reply.raw as unknown as { writeHead: (...args: unknown[]) => unknown };
+    type WriteHead = (this: unknown, status: unknown, headers?: Record<string, unknown>) => unknown;
+    const raw = reply.raw as unknown as { writeHead: WriteHead };
     const writeHead = raw.writeHead;
     raw.writeHead = function (this: unknown, status: unknown, headers?: Record<string, unknown>) {
       return writeHead.call(this, status, { ...(headers ?? {}), 'cache-control': 'public, max-age=600' });

@@ -67,7 +67,7 @@ import {
   gateOfPendingAnswer,
   isUnanswered,
   MAX_PAYMENTS_IN_DOUBT,
-  MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN,
+  MAX_PAYMENTS_IN_DOUBT_PER_HOST,
   PaymentsInDoubt,
   tookNothing,
   type UnconfirmedAuthorization,
@@ -460,7 +460,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PaymentFailedError(
         url,
         'too_many_in_doubt',
-        `this agent holds ${room === 'origin' ? `${MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN} payments to ${new URL(url).origin}` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
+        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
       );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)

@@ -40,10 +40,10 @@ describe('PaymentsInDoubt', () => {
   it('holds at most 20 of one host: a site failing every payment holds off payments to itself only', () => {
     const unproven = new PaymentsInDoubt<ReturnType<typeof transfer>>();
     for (let i = 0; i < 20; i++) unproven.keep(`https://failing.example/p-${i}`, transfer(10));
-    expect(unproven.roomFor('https://failing.example/p-new', 0)).toBe('origin');
+    expect(unproven.roomFor('https://failing.example/p-new', 0)).toBe('host');
     // Another port or scheme of the host is the same site.
-    expect(unproven.roomFor('https://failing.example:8443/p', 0)).toBe('origin');
-    expect(unproven.roomFor('http://failing.example/p', 0)).toBe('origin');
+    expect(unproven.roomFor('https://failing.example:8443/p', 0)).toBe('host');
+    expect(unproven.roomFor('http://failing.example/p', 0)).toBe('host');
     expect(unproven.roomFor('https://honest.example/p', 0)).toBe('yes');
     expect(unproven.roomFor('https://failing.example/p-new', 10)).toBe('yes');
   });

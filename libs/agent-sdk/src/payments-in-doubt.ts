@@ -30,29 +30,29 @@ export interface UnconfirmedAuthorization {
 
 /**
  * Pages remembered at most, and of one host. None still in doubt is ever dropped to make room
- * (its page would be paid again): full of them, the agent pays no new page (of that origin, or at
- * all) until some are over (roomFor). Per origin first: a site answering every payment with a
+ * (its page would be paid again): full of them, the agent pays no new page (of that host, or at
+ * all) until some are over (roomFor). Per host first: a site answering every payment with a
  * failure holds off payments to itself, not to the others.
  */
 export const MAX_PAYMENTS_IN_DOUBT = 1_000;
-export const MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN = 20;
+export const MAX_PAYMENTS_IN_DOUBT_PER_HOST = 20;
 
 export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
   /**
-   * Whether one more payment for `page` (a TokenCache key) may be kept: 'origin' when its host
+   * Whether one more payment for `page` (a TokenCache key) may be kept: 'host' when it
    * holds too many, 'all' when all hosts do. Those past their `until` are dropped to make room.
    */
-  roomFor(page: string, now = Date.now()): 'yes' | 'origin' | 'all' {
+  roomFor(page: string, now = Date.now()): 'yes' | 'host' | 'all' {
     // By host, whatever the scheme and port: one host on many ports is one site.
     const host = TokenCache.hostOf(page);
-    let ofOrigin = 0;
+    let ofHost = 0;
     for (const [kept, payment] of this.byPage) {
       if (!(now < payment.until)) this.byPage.delete(kept);
-      else if (TokenCache.hostOf(kept) === host) ofOrigin++;
+      else if (TokenCache.hostOf(kept) === host) ofHost++;
     }
-    if (ofOrigin >= MAX_PAYMENTS_IN_DOUBT_PER_ORIGIN) return 'origin';
+    if (ofHost >= MAX_PAYMENTS_IN_DOUBT_PER_HOST) return 'host';
     return this.byPage.size < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';
   }
 

@@ -13,6 +13,18 @@ const MAX_ITEMS = 10;
 
 type Loc = (string | number)[];
 
+/** Where a value sits, as a link to its parent: the location's array is built only for an item. */
+interface Place {
+  key: string | number;
+  parent?: Place;
+}
+
+function locOf(place: Place): Loc {
+  const loc: Loc = [];
+  for (let at: Place | undefined = place; at; at = at.parent) loc.push(at.key);
+  return loc.reverse();
+}
+
 export interface ParsedRequest {
   body?: unknown;
   query?: unknown;
@@ -22,31 +34,37 @@ export interface ParsedRequest {
 /** One 422 item per string (value or field name) holding a forbidden character; empty when all is well. */
 export function forbiddenCharacterItems(request: ParsedRequest): ValidationItem[] {
   const items: ValidationItem[] = [];
-  const report = (text: string, loc: Loc, what: string) => {
+  const report = (text: string, place: Place, what: string) => {
     const found = FORBIDDEN.exec(text);
     if (!found) return;
     const code = found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
     items.push({
-      loc,
+      loc: locOf(place),
       msg: `${what} must not contain control characters or lone surrogates (found U+${code} at position ${found.index})`,
       type: 'forbidden_character',
     });
   };
-  // Depth-first without recursion, body first, children in document order.
-  const stack: [unknown, Loc][] = [
-    [request.params, ['path']],
-    [request.query, ['query']],
-    [request.body, ['body']],
+  // Depth-first without recursion, body first, children in document order. Only strings and
+  // containers are pushed: a body of many numbers costs one look at each, whatever its depth.
+  const stack: [unknown, Place][] = [
+    [request.params, { key: 'path' }],
+    [request.query, { key: 'query' }],
+    [request.body, { key: 'body' }],
   ];
+  const worthALook = (value: unknown) => typeof value === 'string' || (value !== null && typeof value === 'object');
   while (stack.length > 0 && items.length < MAX_ITEMS) {
-    const [value, loc] = stack.pop()!;
-    if (typeof value === 'string') report(value, loc, 'Text');
-    else if (value !== null && typeof value === 'object') {
-      const entries: [string | number, unknown][] = Array.isArray(value)
-        ? value.map((child, index) => [index, child])
-        : Object.entries(value);
-      for (const [key] of entries) if (typeof key === 'string') report(key, [...loc, key], 'A field name');
-      for (const [key, child] of entries.reverse()) stack.push([child, [...loc, key]]);
+    const [value, place] = stack.pop()!;
+    if (typeof value === 'string') report(value, place, 'Text');
+    else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--)
+        if (worthALook(value[index])) stack.push([value[index], { key: index, parent: place }]);
+    } else if (value !== null && typeof value === 'object') {
+      const keys = Object.keys(value);
+      for (const key of keys) report(key, { key, parent: place }, 'A field name');
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const child = (value as Record<string, unknown>)[keys[index]];
+        if (worthALook(child)) stack.push([child, { key: keys[index], parent: place }]);
+      }
     }
   }
   return items.slice(0, MAX_ITEMS);

@@ -21,6 +21,7 @@ import {
   PaymentNotAllowedError,
   UnsupportedPaymentError,
   type AgentOptions,
+  type PaymentEvent,
   type UnconfirmedPaymentEvent,
 } from '../../../libs/agent-sdk/src';
 
@@ -983,6 +984,40 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
     expect(paid).toHaveLength(1);
     expect(unconfirmed).toEqual([]);
+  });
+
+  it('says which payment a later confirmation confirms: one reported unconfirmed is reported paid once, as that payment', async () => {
+    let apiKnows = false;
+    const site = await startSite((request, response, self) => {
+      if (request.url === '/v1/gates/gate_1/verify')
+        return void (apiKnows
+          ? response
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ status: 'paid', access_token: token }))
+          : response.writeHead(503).end());
+      if (request.headers['x-crawlgate-token'] === token) return void response.writeHead(200).end('the page');
+      if (paymentOf(request.headers)) return void response.socket?.destroy();
+      askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
+    });
+    const paid: PaymentEvent[] = [];
+    const unconfirmed: UnconfirmedPaymentEvent[] = [];
+    const agent = agentWith({
+      onPayment: (event) => paid.push(event),
+      onUnconfirmedPayment: (event) => unconfirmed.push(event),
+    });
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
+    expect(unconfirmed).toEqual([expect.objectContaining({ url: `${site.url}/page`, status: 'unknown' })]);
+    expect(paid).toEqual([]);
+    apiKnows = true;
+    expect(await (await agent.fetch(`${site.url}/page?again`)).text()).toBe('the page');
+    expect(paid).toEqual([
+      expect.objectContaining({
+        url: `${site.url}/page?again`,
+        confirms: { url: `${site.url}/page`, status: 'unknown' },
+      }),
+    ]);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n });
   });
 
   it('fails the fetches waiting on a payment whose answer was lost, with no token to be had, rather than pay again', async () => {

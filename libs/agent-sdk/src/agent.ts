@@ -171,6 +171,8 @@ export interface PaymentEvent {
   mode: 'authorization' | 'transfer' | 'voucher';
   /** Voucher payments: the channel drawn on. */
   channelId?: string;
+  /** Set when onUnconfirmedPayment reported this payment before (for that URL, with that status): confirmed now, it is not another. */
+  confirms?: Pick<UnconfirmedPaymentEvent, 'url' | 'status'>;
 }
 
 /** An exact payment that left the agent without being confirmed (onUnconfirmedPayment). */
@@ -365,6 +367,8 @@ export function createAgent(options: AgentOptions): Agent {
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
+  /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
+  const reportedUnconfirmed = new WeakMap<Offer, NonNullable<PaymentEvent['confirms']>>();
   const inflight = new Map<string, Promise<Shared>>();
   /**
    * Per page, when its last payment that left without buying a token ended (a tick of `clock`) and
@@ -1205,6 +1209,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
     reported.add(offer);
+    const confirms = reportedUnconfirmed.get(offer);
     options.onPayment?.({
       url,
       priceUsd: formatMicrosUsd(offer.amount),
@@ -1213,10 +1218,12 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
       txHash,
       mode: how,
+      ...(confirms && { confirms }),
     });
   }
 
   function reportUnconfirmed(url: string, offer: Offer, status: UnconfirmedPaymentEvent['status']) {
+    reportedUnconfirmed.set(offer, { url, status });
     options.onUnconfirmedPayment?.({
       url,
       priceUsd: formatMicrosUsd(offer.amount),

@@ -100,6 +100,23 @@ describe('PaymentLedger', () => {
         last_tx_hash: '0xa',
       }),
     ]);
+    // The unknown payment of page 1 confirmed later (read by another URL): spent once, no longer unconfirmed.
+    ledger.record({
+      ...event('https://a.example/1b', '1000'),
+      confirms: { url: 'https://a.example/1', status: 'unknown' },
+    });
+    const pages = ledger.pages(10).pages;
+    expect(pages.find((page) => page.url === 'https://a.example/1')).toMatchObject({
+      spent_usd: '0.001',
+      unconfirmed_usd: '0',
+    });
+    expect(pages[0]).toMatchObject({ url: 'https://a.example/1b', spent_usd: '0.001', unconfirmed_usd: '0' });
+    // One of page 2's held ones settled, confirmed: the other is still held.
+    ledger.record({
+      ...event('https://a.example/2', '1000'),
+      confirms: { url: 'https://a.example/2', status: 'held' },
+    });
+    expect(ledger.pages(1).pages[0]).toMatchObject({ spent_usd: '0.001', payments: 1, held_usd: '0.001' });
     // A failure with nothing sent is the failure itself.
     await expect(ledger.during(() => Promise.reject(lost))).rejects.toBe(lost);
   });

@@ -61,7 +61,10 @@ export class PaymentLedger {
 
   /** The agent's onPayment. */
   record(event: PaymentEvent): void {
-    this.add(event.url, { micros: BigInt(event.amount), payments: 1, lastTxHash: event.txHash });
+    const micros = BigInt(event.amount);
+    // A payment reported unconfirmed before, confirmed now: moved to spent, not counted twice.
+    if (event.confirms) this.takeBack(event.confirms.url, event.confirms.status, micros);
+    this.add(event.url, { micros, payments: 1, lastTxHash: event.txHash });
     this.currentCall.getStore()?.payments.push(event);
   }
 
@@ -105,6 +108,15 @@ export class PaymentLedger {
       })),
       total: this.byPage.size,
     };
+  }
+
+  /** Takes `micros` off a page's unconfirmed or held sum, never below zero; its place in the order stays. */
+  private takeBack(url: string, status: UnconfirmedPaymentEvent['status'], micros: bigint): void {
+    const entry = this.byPage.get(url);
+    if (!entry) return;
+    const less = (sum: bigint) => (sum > micros ? sum - micros : 0n);
+    if (status === 'held') entry.heldMicros = less(entry.heldMicros);
+    else entry.unconfirmedMicros = less(entry.unconfirmedMicros);
   }
 
   private add(url: string, more: Partial<Omit<PageEntry, 'lastPaidAt'>>): void {

@@ -13,6 +13,10 @@ const OFFER = {
 describe('loadSiteTerms', () => {
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
   afterEach(() => jest.useRealTimers());
+  // A clock the test moves while no timer fires, as on an edge runtime.
+  let now = 0;
+  const clock = () => now;
+  beforeEach(() => (now = 1_000));
 
   it('lapses terms no refresh replaced for MAX_TERMS_AGE_MS by the clock, where timers set earlier never fire', async () => {
     // On an edge runtime a timer set while answering a request may never fire once the answer is
@@ -25,12 +29,12 @@ describe('loadSiteTerms', () => {
         return OFFER;
       },
     } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
     await terms.ready();
     expect(terms.current()?.offer).toBe(OFFER);
-    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS - 1_000); // the clock moves, no timer fires
+    now += MAX_TERMS_AGE_MS - 1_000; // the clock moves, no timer fires
     expect([terms.lapsed(), terms.current()?.offer]).toEqual([false, OFFER]);
-    jest.setSystemTime(Date.now() + 2_000);
+    now += 2_000;
     expect([terms.lapsed(), terms.current()]).toEqual([true, undefined]);
     expect(terms.lastLoaded()?.offer).toBe(OFFER);
     terms.close();
@@ -45,9 +49,9 @@ describe('loadSiteTerms', () => {
         return OFFER;
       },
     } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
     await terms.ready();
-    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS + 1_000); // the clock moves, no timer fires
+    now += MAX_TERMS_AGE_MS + 1_000; // the clock moves, no timer fires
     expect(terms.lapsed()).toBe(true); // this request finds them lapsed, and starts a load
     await Promise.resolve();
     await Promise.resolve();
@@ -68,15 +72,15 @@ describe('loadSiteTerms', () => {
         return calls === 1 ? Promise.resolve(OFFER) : new Promise<SiteOffer>((resolve) => answers.push(resolve));
       },
     } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
     await terms.ready();
-    jest.setSystemTime(Date.now() + 61_000);
+    now += 61_000;
     terms.lapsed(); // starts load 2, which never settles
     expect(calls).toBe(2);
-    jest.setSystemTime(Date.now() + 61_000);
+    now += 61_000;
     terms.lapsed(); // load 2 still running, not yet given up
     expect(calls).toBe(2);
-    jest.setSystemTime(Date.now() + 61_000);
+    now += 61_000;
     terms.lapsed(); // given up: load 3
     expect(calls).toBe(3);
     const newer = { ...OFFER, pricing_version: 3 } as SiteOffer;
@@ -91,11 +95,27 @@ describe('loadSiteTerms', () => {
     terms.close();
   });
 
+  it('lapses by a clock that never goes back: the wall clock stepped back an hour lengthens nothing', async () => {
+    let calls = 0;
+    const api = {
+      site: async () => {
+        if (calls++ > 0) throw new Error('the API is down');
+        return OFFER;
+      },
+    } as Partial<ApiClient> as ApiClient;
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined }); // performance.now()
+    await terms.ready();
+    jest.setSystemTime(Date.now() - 3_600_000);
+    await jest.advanceTimersByTimeAsync(MAX_TERMS_AGE_MS + 1_000); // refreshes fail all along
+    expect([terms.lapsed(), terms.current()]).toEqual([true, undefined]);
+    terms.close();
+  });
+
   it('trusts terms again once a refresh succeeds', async () => {
     const api = { site: async () => OFFER } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
     await terms.ready();
-    jest.setSystemTime(Date.now() + MAX_TERMS_AGE_MS + 1_000);
+    now += MAX_TERMS_AGE_MS + 1_000;
     expect(terms.lapsed()).toBe(true);
     await jest.advanceTimersByTimeAsync(30_000); // the refresh runs and loads
     expect([terms.lapsed(), terms.current()?.offer]).toEqual([false, OFFER]);

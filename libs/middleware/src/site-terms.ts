@@ -45,9 +45,20 @@ export interface SiteTermsOptions {
   /** The policy passed in code, which wins over the stored one key by key. */
   policy?: BotPolicy;
   onError(message: string): void;
+  /**
+   * Milliseconds from a clock that never goes back (default performance.now()): the wall clock,
+   * stepped back by NTP or by hand, would lengthen the terms' five minutes by as much.
+   */
+  clock?: () => number;
 }
 
-export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOptions): SiteTermsSource {
+export function loadSiteTerms({
+  api,
+  refreshMs,
+  policy,
+  onError,
+  clock = () => performance.now(),
+}: SiteTermsOptions): SiteTermsSource {
   let terms: SiteTerms | undefined;
   // Read from the clock when the terms are used, not set by a timer: on an edge runtime a timer set
   // while answering a request may never fire, and terms lapsing by one alone would never lapse.
@@ -60,7 +71,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   // that dropped it once the answer was sent never settles it) cannot overwrite a later one.
   let loads = 0;
   const lapsed = () => {
-    const now = Date.now();
+    const now = clock();
     // Due, and none running, or the one running started four intervals ago: given up for lost.
     const due = now - triedAt > 2 * refreshMs;
     if (!closed && due && (!loading || now - triedAt > 4 * refreshMs)) void load();
@@ -72,7 +83,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
   async function load(): Promise<void> {
     const mine = ++loads;
     loading = true;
-    triedAt = Date.now();
+    triedAt = clock();
     if (timer) clearTimeout(timer);
     try {
       const offer = await api.site();
@@ -83,7 +94,7 @@ export function loadSiteTerms({ api, refreshMs, policy, onError }: SiteTermsOpti
           ? terms.prices
           : compileSitePrices(rulesOf(offer), micros(offer.default_price_usd));
       terms = { offer, prices, botPolicy: refreshBotPolicy(terms?.botPolicy, offer.bot_policy, policy, onError) };
-      loadedAt = Date.now();
+      loadedAt = clock();
     } catch (error) {
       onError(`${(error as Error).message}; ${terms ? 'keeping the pricing loaded before' : 'no pricing loaded yet'}`);
     } finally {

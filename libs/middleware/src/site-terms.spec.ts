@@ -10,6 +10,16 @@ const OFFER = {
   pricing_version: 1,
 } as Partial<SiteOffer> as SiteOffer;
 
+/** An API that answers the first load, then is down. */
+function downAfterFirstLoad(): ApiClient {
+  let calls = 0;
+  const site = async () => {
+    if (calls++ > 0) throw new Error('the API is down');
+    return OFFER;
+  };
+  return { site } as Partial<ApiClient> as ApiClient;
+}
+
 describe('loadSiteTerms', () => {
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
   afterEach(() => jest.useRealTimers());
@@ -22,13 +32,7 @@ describe('loadSiteTerms', () => {
     // On an edge runtime a timer set while answering a request may never fire once the answer is
     // sent: terms lapsing by a timer alone would be trusted for ever, a revoked secret and a price
     // raised since never seen.
-    let calls = 0;
-    const api = {
-      site: async () => {
-        if (calls++ > 0) throw new Error('the API is down');
-        return OFFER;
-      },
-    } as Partial<ApiClient> as ApiClient;
+    const api = downAfterFirstLoad();
     const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
     await terms.ready();
     expect(terms.current()?.offer).toBe(OFFER);
@@ -96,13 +100,7 @@ describe('loadSiteTerms', () => {
   });
 
   it('lapses by a clock that never goes back: the wall clock stepped back an hour lengthens nothing', async () => {
-    let calls = 0;
-    const api = {
-      site: async () => {
-        if (calls++ > 0) throw new Error('the API is down');
-        return OFFER;
-      },
-    } as Partial<ApiClient> as ApiClient;
+    const api = downAfterFirstLoad();
     const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined }); // performance.now()
     await terms.ready();
     jest.setSystemTime(Date.now() - 3_600_000);

@@ -1330,6 +1330,34 @@ describe('a settled payment sent again', () => {
   });
 });
 
+describe('the paid tokens a gate remembers', () => {
+  it('forget the least recently served first: a payment sent again and again stays a re-read past the bound', async () => {
+    // Cleared at the bound, every payment paid just before was counted paid, with revenue, once more.
+    let answered = token('/post/1', { gateId: 'first' });
+    const { fake, handle, gate } = setup({}, { verify: (gateId) => paid(gateId, answered, '/post/1') });
+    const payment = paymentV2(respond(await handle('/post/1')).json);
+    const serve = async (issued: string) => {
+      answered = issued;
+      expect((await handle('/post/1', { 'payment-signature': payment })).kind).toBe('pass-after-payment');
+    };
+    const first = answered;
+    const others = Array.from({ length: 4_200 }, (_, index) => token('/post/1', { gateId: `other-${index}` }));
+    await serve(first);
+    for (const issued of others.slice(0, 4_000)) await serve(issued);
+    await serve(first); // a re-read, and now the most recently served
+    for (const issued of others.slice(4_000)) await serve(issued); // past the bound of 4,096
+    await serve(first);
+    await serve(others[4_100]);
+    await gate.close();
+    const counts = fake.reports.flatMap(
+      (report) => (report as { crawlers: { action: string; requests: number }[] }).crawlers,
+    );
+    const sum = (action: string) =>
+      counts.filter((count) => count.action === action).reduce((total, count) => total + count.requests, 0);
+    expect([sum('paid'), sum('token')]).toEqual([1 + 4_200, 3]);
+  });
+});
+
 describe('a payment of a gate offered before the price rose', () => {
   it('is counted with the revenue it paid, not today’s price', async () => {
     const { fake, handle, gate } = setup({}, { verify: (gateId) => paid(gateId, token('/post/1'), '/post/1') });

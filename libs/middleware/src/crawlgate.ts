@@ -823,17 +823,18 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   /**
    * Whether a paid answer's token is served here for the first time: a settled payment sent again
-   * gets its token again, a re-read of a page paid once (counted without revenue). Bounded; past the
-   * bound a payment sent again may be counted paid once more, never money.
+   * gets its token again, a re-read of a page paid once (counted without revenue). Bounded, the least
+   * recently served forgotten first (in the Set's order); one forgotten and sent again is counted paid
+   * once more, never money. Per process: each server of a site counts a payment sent to it paid once.
    */
   const paidTokens = new Set<string>();
   function firstServedWith(token = ''): boolean {
     // By its MAC: as unique as the token, and a fixed 43 characters however long its path.
     const mac = token.slice(token.lastIndexOf('.') + 1);
-    if (paidTokens.has(mac)) return false;
-    if (paidTokens.size >= MAX_PAID_TOKENS_REMEMBERED) paidTokens.clear();
+    const known = paidTokens.delete(mac);
+    if (!known && paidTokens.size >= MAX_PAID_TOKENS_REMEMBERED) paidTokens.delete(paidTokens.values().next().value!);
     paidTokens.add(mac);
-    return true;
+    return !known;
   }
 
   function counted(seen: Seen, decision: Decision): Decision {

@@ -249,14 +249,9 @@ export class ClaimerService {
     const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
     if (!receipt || receipt.status !== 'success')
       throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    // Read back what the chain now says, rather than assume the rows applied.
-    for (const { channel } of rows) {
-      const after = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, after.totalClaimed, {
-        balance: after.balance,
-        charged: channel.charged,
-      });
-    }
+    // Recorded before its channels are marked claimed: a run stopped between the two leaves a claim
+    // with no settle, whose receiver the next run visits. The other way round, nothing led a run back
+    // to it, and what it claimed stayed in the escrow until the receiver's next voucher.
     await this.store.recordClaim({
       chainId: this.chain.chainId,
       receiver,
@@ -266,6 +261,14 @@ export class ClaimerService {
       amount,
       settleTxHash: null,
     });
+    // Read back what the chain now says, rather than assume the rows applied.
+    for (const { channel } of rows) {
+      const after = await readChannel(this.chain, batch, channel.channelId as Hex);
+      await this.store.markClaimed(channel.channelId, after.totalClaimed, {
+        balance: after.balance,
+        charged: channel.charged,
+      });
+    }
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
   }
 

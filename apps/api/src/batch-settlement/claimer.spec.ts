@@ -355,6 +355,28 @@ describe('voucher claimer', () => {
       await app.close();
     }
   });
+
+  it('settles a claim whose run stopped once it landed, before it was written down (the database failing then)', async () => {
+    const { app, payTo, paidChannel } = await voucherSite();
+    const store = app.app.get(ChannelStore);
+    const failing = jest
+      .spyOn(store, 'recordClaim')
+      .mockRejectedValueOnce(new Error('the database went away after the claim landed'));
+    try {
+      await paidChannel('/s', 100_000n, [10_000n, 20_000n]);
+      const claimer = app.app.get(ClaimerService);
+      const stopped = await claimer.runOnce({ force: true });
+      expect([stopped.claims.length, stopped.settles.length]).toEqual([1, 0]);
+      expect(await usdcBalance(app, payTo)).toBe(0n);
+      // The next run finds the receiver again: the claim is read back from the chain and settled.
+      const next = await claimer.runOnce();
+      expect(next).toMatchObject({ claims: [], settles: [expect.stringMatching(/^0x/)] });
+      expect(await usdcBalance(app, payTo)).toBe(20_000n);
+    } finally {
+      failing.mockRestore();
+      await app.close();
+    }
+  });
 });
 
 /** The claimer's claim of what `payTo` is owed, without its settle, as a run that stopped between the two leaves it: the claim's hash. */

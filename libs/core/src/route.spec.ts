@@ -2,6 +2,7 @@ import { globSteps } from './glob';
 import { isPlainRoute, MAX_PRICING_STEPS, priceRoute, readRoute, routeOf, spelledRoute } from './route';
 import type { RoutingOptions } from './route-key';
 import { compileSitePrices } from './site-prices';
+import { checkStaticFiles, DEFAULT_STATIC_FILES } from './static-files';
 
 const prices = compileSitePrices(
   [
@@ -226,6 +227,45 @@ describe('routeOf', () => {
     expect(routeOf({ url: '/premium/a?x=1', routedUrl: '/premium/a?y=2' })).toEqual(readRoute('/premium/a?x=1'));
     expect(routeOf({ url: '/blog', routedUrl: '/blog/' })).toEqual(readRoute('/blog'));
     expect(routeOf({ url: '/premium/a' })).toEqual(readRoute('/premium/a'));
+  });
+});
+
+describe('priceRoute, with a static file server behind the route', () => {
+  // Files priced by their names: a static file server serves each under other URLs too.
+  const files = compileSitePrices(
+    [
+      { pattern: '/docs/*.html', micros: 50_000n },
+      { pattern: '/docs/secret/index.html', micros: 70_000n },
+      { pattern: '/dirs/*/', micros: 30_000n },
+      { pattern: '/free/*', micros: 0n },
+    ],
+    0n,
+  );
+  const priced = (target: string, staticFiles = DEFAULT_STATIC_FILES, routing: RoutingOptions = LENIENT) =>
+    priceRoute(files, readRoute(target), routing, staticFiles);
+
+  it('prices a directory URL as its index file, and an index file as its directory, by default', () => {
+    for (const routing of [LENIENT, STRICT]) {
+      expect(['/docs/secret/', '/docs/secret'].map((target) => priced(target, undefined, routing))).toEqual([
+        70_000n,
+        70_000n,
+      ]);
+      expect(priced('/dirs/x/index.html', undefined, routing)).toBe(30_000n);
+    }
+    // Without the static files' reading, the directory URL was free.
+    expect(priceRoute(files, readRoute('/docs/secret/'), LENIENT, { index: [], extensions: [] })).toBe(0n);
+  });
+
+  it('prices a name without its extension as the file, where extensions are tried', () => {
+    const withHtml = checkStaticFiles({ extensions: ['html'] });
+    expect([priced('/docs/report', withHtml), priced('/docs/secret/index', withHtml)]).toEqual([50_000n, 70_000n]);
+    expect(priced('/docs/report')).toBe(0n); // no extensions tried: /docs/report is no file's name
+  });
+
+  it('raises no path to the default for a spelling no rule names', () => {
+    const dearDefault = compileSitePrices([{ pattern: '/free/*', micros: 0n }], 10_000n);
+    expect(priceRoute(dearDefault, readRoute('/free/x'), LENIENT, checkStaticFiles({ extensions: ['html'] }))).toBe(0n);
+    expect(priceRoute(dearDefault, readRoute('/free/x'), STRICT, DEFAULT_STATIC_FILES)).toBe(0n);
   });
 });
 

@@ -14,6 +14,9 @@
  *     (lower-cased unless the router is known to be case-sensitive, a trailing slash dropped unless
  *     it is known to be strict), so /PREMIUM/a/ pays /premium/*'s price and /free/x/ is still free
  *     to a lenient router;
+ *   - each also as every URL a static file server serves the same file under, where a rule names
+ *     one (static-files.ts: "dir/", "dir" and "dir/index.html"; "report" and "report.html" where
+ *     extensions are tried);
  *   - a target with a dot segment ("/a/../b", "/a/.", "%2e%2e"), a raw backslash, or an absolute
  *     form that URL parsers read apart ("http:///premium/a": the path /premium/a to Express, host
  *     "premium" and path /a to the WHATWG parser) is priced at the site's highest price: no client
@@ -26,6 +29,7 @@ import { withinSteps } from './glob';
 import { isCanonicalPath, requestPath } from './request-path';
 import type { RoutingOptions } from './route-key';
 import { priceOfSpelling, type SitePrices } from './site-prices';
+import { DEFAULT_STATIC_FILES, staticFileSpellings, type StaticFiles } from './static-files';
 
 // A segment of one or two dots, ended by a separator, the end, or a ";" a router may cut at.
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
@@ -180,14 +184,32 @@ export const MAX_PRICING_STEPS = 2_000_000;
  * them; 0n is free. A route whose lookups would take more than MAX_PRICING_STEPS is priced at the
  * site's highest price, which no full lookup exceeds.
  */
-export function priceRoute(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
+export function priceRoute(
+  prices: SitePrices,
+  route: Route,
+  routing: RoutingOptions,
+  staticFiles: Required<StaticFiles> = DEFAULT_STATIC_FILES,
+): bigint {
   if (route.odd) return prices.highest;
-  return withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing)) ?? prices.highest;
+  return withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing, staticFiles)) ?? prices.highest;
 }
 
-function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
+function priceOfSpellings(
+  prices: SitePrices,
+  route: Route,
+  routing: RoutingOptions,
+  staticFiles: Required<StaticFiles>,
+): bigint {
   let micros = 0n;
-  for (const spelling of route.spellings) micros = max(micros, priceOfSpelling(prices, spelling, routing));
+  for (const spelling of route.spellings) {
+    micros = max(micros, priceOfSpelling(prices, spelling, routing));
+    // What a static file server serves under this spelling it serves under others too (static-files.ts):
+    // a rule pricing one of them prices this one. Only a rule: /free/x is not the default's because
+    // no rule names /free/x/index.html.
+    for (const served of staticFileSpellings(spelling, staticFiles))
+      if (prices.mayMatch(served))
+        micros = max(micros, priceOfSpelling(prices, served, routing, { matchedOnly: true, withTwin: false }));
+  }
   return micros;
 }
 

@@ -19,13 +19,27 @@ export interface SitePrices {
    * `expandDottedI`, "İ" as Fastify's router reads it ("i" and a combining dot above).
    */
   keyed(routing: Required<RoutingOptions>, expandDottedI?: boolean): PriceTable;
+  /**
+   * Whether some rule may match `path` as written or keyed by any router: one with as many
+   * segments ("*", "?" and classes never match a "/"; a trailing slash aside, which keying drops).
+   */
+  mayMatch(path: string): boolean;
+}
+
+/** A path's or pattern's number of "/", one at its end not counted: equal for any path a pattern matches. */
+function depthOf(path: string): number {
+  let slashes = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 0x2f) slashes++;
+  return path.length > 1 && path.endsWith('/') ? slashes - 1 : slashes;
 }
 
 export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bigint): SitePrices {
   const exact = compilePriceTable(rules, defaultMicros);
   const keyedTables = new Map<string, PriceTable>();
+  const depths = new Set(rules.map((rule) => depthOf(rule.pattern)));
   return {
     exact,
+    mayMatch: (path) => depths.has(depthOf(path)),
     highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
     keyed(routing, expandDottedI = false) {
       const name = `${routing.caseSensitive}${routing.strictTrailingSlash}${expandDottedI}`;
@@ -66,17 +80,26 @@ function higherOf(a: PriceTable, b: PriceTable): PriceTable {
 /**
  * The price of one path as requestPath() spells it, priced as it is (never read again): the
  * highest of its rule as written and as each router `routing` allows keys it (an unknown option
- * both ways). 0n is free.
+ * both ways). 0n is free. `matchedOnly`: a reading no rule matches counts nothing (not the default);
+ * `withTwin: false`: the path with or without its trailing slash is not read (the caller reads it).
  */
-export function priceOfSpelling(prices: SitePrices, path: string, routing: RoutingOptions = {}): bigint {
+export function priceOfSpelling(
+  prices: SitePrices,
+  path: string,
+  routing: RoutingOptions = {},
+  { matchedOnly = false, withTwin = true } = {},
+): bigint {
   let micros = 0n;
-  for (const keying of [EXACT, ...keyings(routing)]) micros = max(micros, reading(prices, path, keying).micros);
+  for (const keying of [EXACT, ...keyings(routing)]) {
+    const match = reading(prices, path, keying);
+    if (!matchedOnly || match.rule !== null) micros = max(micros, match.micros);
+  }
   // Routers serve some routes with and without the trailing slash, strict ones included: a lenient
   // router any route, a Fastify prefix its "/" route, Hono's "/a/*" /a, Express a mount's root. So
   // a rule pricing the other spelling (as "/a/*" prices /a/) prices this one too. Only a rule that
   // matches counts here: /free/x/ matching none does not make /free/x cost the default.
   const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
-  if (other === '') return micros;
+  if (other === '' || !withTwin) return micros;
   for (const keying of [EXACT, ...keyings({ ...routing, strictTrailingSlash: true })]) {
     const match = reading(prices, other, keying);
     if (match.rule !== null) micros = max(micros, match.micros);

@@ -32,6 +32,8 @@ import {
   isBatchSettlementPayment,
   isPlainRoute,
   priceRoute,
+  checkStaticFiles,
+  type StaticFiles,
   rawPath,
   routeOf,
   verifyAccessToken,
@@ -149,6 +151,13 @@ export interface CrawlgateOptions {
   reportIntervalMs?: number;
   /** What the router treats as the same route; adapters fill it in where they can read it. Unknown is priced leniently. */
   routing?: RoutingOptions;
+  /**
+   * How the static file servers behind the gate map URLs to files, so that a file priced by one URL
+   * is priced under each it is served by: `index` (default ["index.html"]: "dir/" and "dir" serve
+   * "dir/index.html"), `extensions` (default none; set it to express.static's or @fastify/static's
+   * `extensions`: "report" serves "report.html"). false: no static files.
+   */
+  staticFiles?: StaticFiles | false;
   /** Your own bot detection: true = a bot that pays, false = never gated, undefined = use the catalogue. */
   isBot?: (request: CrawlgateRequest) => boolean | undefined;
   /** Default console. Messages never contain tokens, payments or secrets. */
@@ -261,6 +270,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   // Closed unless the publisher chose otherwise: an API out of reach must not give pages away.
   const failMode = options.failMode ?? 'closed';
   const routing = options.routing ?? {};
+  const staticFiles = checkStaticFiles(options.staticFiles === false ? { index: [] } : (options.staticFiles ?? {}));
   const logger = options.logger ?? console;
   const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
   const api: ApiClient = createApiClient({
@@ -789,7 +799,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // would cost the server in proportion, ahead of every visitor.
     if (!fitsAccessToken(route.path))
       return respondJson(414, { detail: `Path longer than ${MAX_TOKEN_PATH_BYTES} bytes (UTF-8, as JSON)` });
-    const micros = priceRoute(terms.prices, route, request.routing ?? routing);
+    const micros = priceRoute(terms.prices, route, request.routing ?? routing, staticFiles);
     Object.assign(seen, micros === 0n ? { outcome: 'passed' } : { outcome: 'charge', micros });
     if (micros === 0n) return PASS;
     return charge(request, headers, route, terms, micros, signature, seen);

@@ -1,0 +1,41 @@
+import { checkStaticFiles, DEFAULT_STATIC_FILES, staticFileSpellings } from './static-files';
+
+describe('staticFileSpellings', () => {
+  it('reads a directory URL as its index file, and the index file as its directory, by default', () => {
+    // A path's twin with or without its trailing slash is priceOfSpelling's to read, not listed here.
+    expect(staticFileSpellings('/docs/secret/', DEFAULT_STATIC_FILES)).toEqual(['/docs/secret/index.html']);
+    expect(staticFileSpellings('/docs/secret/index.html', DEFAULT_STATIC_FILES)).toEqual([
+      '/docs/secret/',
+      '/docs/secret',
+    ]);
+    // A path with no slash at its end may be a directory that Fastify answers with its index.
+    expect(staticFileSpellings('/docs/secret', DEFAULT_STATIC_FILES)).toEqual(['/docs/secret/index.html']);
+    expect(staticFileSpellings('/', DEFAULT_STATIC_FILES)).toEqual(['/index.html']);
+    expect(staticFileSpellings('/index.html', DEFAULT_STATIC_FILES)).toEqual(['/']);
+  });
+
+  it('reads a name with no extension as each configured one, and a file with one as its name without', () => {
+    const files = checkStaticFiles({ extensions: ['html', '.htm'] });
+    expect(staticFileSpellings('/docs/report', files)).toEqual(
+      expect.arrayContaining(['/docs/report.html', '/docs/report.htm', '/docs/report/index.html']),
+    );
+    expect(staticFileSpellings('/docs/report.html', files)).toContain('/docs/report');
+    expect(staticFileSpellings('/docs/secret/index', files)).toEqual(
+      expect.arrayContaining(['/docs/secret/index.html', '/docs/secret/', '/docs/secret']),
+    );
+    // A name with a dot is a file of its own: notes.txt is not read as notes.txt.html.
+    expect(staticFileSpellings('/docs/notes.txt', files)).not.toContain('/docs/notes.txt.html');
+    // A name that is the extension alone is no file with it.
+    expect(staticFileSpellings('/docs/.html', files)).not.toContain('/docs/');
+  });
+
+  it('spells nothing more with no index and no extension', () => {
+    expect(staticFileSpellings('/docs/a', checkStaticFiles({ index: [], extensions: [] }))).toEqual([]);
+  });
+
+  it('refuses index names and extensions that are not file names', () => {
+    for (const name of ['', '.', '..', 'a/b', '../x', 'a?b', 'a#b', 'a%2fb', 'a b'])
+      expect(() => checkStaticFiles({ index: [name] })).toThrow(/not a file name/);
+    expect(() => checkStaticFiles({ extensions: ['ht/ml'] })).toThrow(/not a file name/);
+  });
+});

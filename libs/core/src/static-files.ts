@@ -1,0 +1,69 @@
+/*
+ * A static file server behind the gate (express.static, @fastify/static, serve-static) serves one
+ * file under several URLs: a directory's index file as "dir/index.html", "dir/" and "dir" (Fastify
+ * answers it, Express redirects to "dir/"), and, with its `extensions` option, "report.html" as
+ * "report" too. A rule priced on one of them must price them all, or the file is served free under
+ * another (a rule on "*.html" and a request for "report"; a rule on "/docs/secret/" and one for
+ * "/docs/secret/index.html"). So a path is priced as every URL of each file it may be served from.
+ */
+
+/** How the static file servers behind the gate map URLs to files. */
+export interface StaticFiles {
+  /** Index file names a directory URL serves; default ["index.html"], as express.static and @fastify/static. */
+  index?: readonly string[];
+  /**
+   * Extensions tried on a URL naming no file (express.static's and @fastify/static's `extensions`,
+   * without the dot); default none. Read on names with no dot only ("report" as "report.html").
+   */
+  extensions?: readonly string[];
+}
+
+export const DEFAULT_STATIC_FILES: Required<StaticFiles> = { index: ['index.html'], extensions: [] };
+
+/** A name a path may end with: no "/", no ".." and nothing a URL would escape or cut. */
+const FILE_NAME = /^[A-Za-z0-9._~!$&'()*+,=@-]+$/;
+
+/** Refuses index names and extensions that are no file name (a "/" in one would price other paths). */
+export function checkStaticFiles(files: StaticFiles): Required<StaticFiles> {
+  const index = files.index ?? DEFAULT_STATIC_FILES.index;
+  const extensions = files.extensions ?? DEFAULT_STATIC_FILES.extensions;
+  for (const name of [...index, ...extensions])
+    if (typeof name !== 'string' || !FILE_NAME.test(name) || name === '.' || name === '..')
+      throw new TypeError(`staticFiles: ${JSON.stringify(name)} is not a file name`);
+  return { index: [...index], extensions: extensions.map((extension) => extension.replace(/^\./, '')) };
+}
+
+/**
+ * The other paths (as requestPath() spells them) under which a static file server may serve what
+ * `path` serves. A path's twin with or without a trailing slash is left out: priceOfSpelling reads it.
+ */
+export function staticFileSpellings(path: string, files: Required<StaticFiles>): string[] {
+  const { index, extensions } = files;
+  const lastSegment = path.slice(path.lastIndexOf('/') + 1);
+  // The files the path may be served from: itself, a directory's index files, itself with an extension.
+  const served = path.endsWith('/') ? index.map((name) => path + name) : [path];
+  if (lastSegment !== '' && !index.includes(lastSegment)) {
+    for (const name of index) served.push(`${path}/${name}`);
+    // Only on a name with no dot: "notes.txt" is a file of its own (the server tries extensions on
+    // a name it finds no file for, which the gate cannot know), or every free file beside paid
+    // "*.html" ones would cost their price.
+    if (!lastSegment.includes('.')) for (const extension of extensions) served.push(`${path}.${extension}`);
+  }
+  // Every URL of each of those files: itself, its directory's with and without the slash (an index
+  // file), its name without the extension.
+  const urls = new Set<string>();
+  for (const file of served) {
+    urls.add(file);
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    if (index.includes(name)) {
+      const directory = file.slice(0, -name.length);
+      urls.add(directory);
+      if (directory.length > 1) urls.add(directory.slice(0, -1));
+    }
+    for (const extension of extensions)
+      if (name.length > extension.length + 1 && name.endsWith(`.${extension}`))
+        urls.add(file.slice(0, -extension.length - 1));
+  }
+  for (const twin of [path, path.endsWith('/') ? path.slice(0, -1) : `${path}/`]) urls.delete(twin);
+  return [...urls];
+}

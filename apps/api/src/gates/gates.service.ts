@@ -205,9 +205,10 @@ export class GatesService {
 
   /**
    * A gate that can still be paid, or that a payment holds: unknown, forged, tampered, another
-   * chain's, and expired-and-unpaid are 404 alike.
+   * chain's, and expired-and-unpaid are 404 alike (`transferProof`: an expired one is returned, for
+   * a transfer proof that checkTransfer judges by the block its transfer was mined in).
    */
-  async findLive(id: string): Promise<{ gate: Gate; payment: Payment | null }> {
+  async findLive(id: string, { transferProof = false } = {}): Promise<{ gate: Gate; payment: Payment | null }> {
     const terms = readGate(id);
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
       throw notFound(GATE_NOT_FOUND);
@@ -240,8 +241,10 @@ export class GatesService {
     // A ref held by another gate's payment: the ref is public, and any publisher can sign a gate of
     // its own site naming it. Never that payment's gate (its token, its hash), and never payable.
     if (payment && !isPaymentOfGate(payment, { ...terms, id })) throw notFound(GATE_NOT_FOUND);
-    // Expired, yet paid or being paid: the payer may still ask for its result.
-    if (!check.valid && !payment) throw notFound(GATE_NOT_FOUND);
+    // Expired, yet paid or being paid: the payer may still ask for its result. For a transfer proof,
+    // expired and unpaid too: the transfer is judged by when it was mined (checkTransfer), since a
+    // transfer mined in time may be confirmed, or its proof arrive, only after the gate expired.
+    if (!check.valid && !payment && !transferProof) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.
     const gate = { ...terms, asset: this.chain.usdc, id, kid: signer!.kid, secretRetiresAt: signer!.retiresAt };
     return { gate, payment };

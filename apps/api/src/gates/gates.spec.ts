@@ -265,12 +265,25 @@ describe('gates API', () => {
     for (const [name, id] of cases) {
       const read = await app.call('GET', `/v1/gates/${encodeURIComponent(id)}`);
       const pay = await app.call('POST', `/v1/gates/${encodeURIComponent(id)}/verify`, {
+        body: { payment: { x402Version: 1 } },
+      });
+      const proof = await app.call('POST', `/v1/gates/${encodeURIComponent(id)}/verify`, {
         body: { tx_hash: `0x${'1'.repeat(64)}` },
       });
-      expect({ name, read: [read.status, read.body.detail], pay: [pay.status, pay.body.detail] }).toEqual({
+      expect({
+        name,
+        read: [read.status, read.body.detail],
+        pay: [pay.status, pay.body.detail],
+        proof: [proof.status, proof.body.detail],
+      }).toEqual({
         name,
         read: [404, 'Gate not found or expired'],
         pay: [404, 'Gate not found or expired'],
+        // An expired gate's transfer proof is judged by when its transfer was mined (transfer-after-expiry.spec.ts).
+        proof:
+          name === 'expired'
+            ? [402, `Transaction 0x${'1'.repeat(64)} is not known on local`]
+            : [404, 'Gate not found or expired'],
       });
     }
   });

@@ -17,6 +17,7 @@ export const TRANSFER_REASONS = {
   transactionFailed: 'transaction_failed',
   noUsdcTransfer: 'invalid_asset',
   predatesGate: 'transaction_predates_gate',
+  afterGateExpired: 'transaction_after_gate_expiry',
   /** The proof lacks the signature of the transfer's payer over this gate and hash: anyone can read a hash off the chain. */
   notSignedByPayer: 'invalid_transfer_proof_signature',
 } as const;

@@ -37,7 +37,8 @@ export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kin
 /**
  * Proof by a USDC transfer the agent sent itself: the receipt succeeded and holds a Transfer of
  * exactly the price to pay_to from our USDC contract, with enough confirmations, mined after
- * the gate was offered (its iat). Not yet mined or confirmed: pending, and the agent asks again.
+ * the gate was offered (its iat) and before it expired (its exp, by the block's time). Not yet
+ * mined or confirmed: pending, and the agent asks again.
  */
 export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash): Promise<TransferCheck> {
   const receipt = await onChain(() => chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
@@ -79,6 +80,14 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
     throw new PaymentRejected(
       TRANSFER_REASONS.predatesGate,
       'The transfer was mined before this gate was created; it cannot pay for it',
+    );
+  }
+  // Judged by when the transfer was mined, not when its proof arrives: a transfer mined in time and
+  // confirmed (or proven, the API down meanwhile) after the gate expired still pays it.
+  if (block.timestamp > BigInt(gate.exp) + CHAIN_CLOCK_SKEW_SECONDS) {
+    throw new PaymentRejected(
+      TRANSFER_REASONS.afterGateExpired,
+      'The transfer was mined after this gate expired; it cannot pay for it',
     );
   }
   return {

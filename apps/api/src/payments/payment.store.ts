@@ -12,6 +12,27 @@ export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
  * locks never meet the one-key locks of the migrator and the reconciler.
  */
 const PAYER_TURN_LOCK = 0x63676174; // 'cgat'
+/**
+ * How long a claim waits for its payer's turn: a turn holds no chain call, so a longer wait means
+ * the instance holding it stalled (frozen, its link to the database hung), and every request of
+ * that payer, on every instance, would wait on it with a pooled connection each.
+ */
+export const PAYER_TURN_WAIT_MS = 3_000;
+
+/** The payer's turn was not had within PAYER_TURN_WAIT_MS: nothing was written. */
+export class PayerTurnBusy extends Error {
+  constructor() {
+    super('the payer’s turn was held too long by another claim');
+  }
+}
+
+/** The advisory lock that is a payer's turn (its two keys' arguments). */
+export function payerTurnLock(chainId: number, asset: string, payer: string): [number, string] {
+  return [PAYER_TURN_LOCK, `${chainId}:${asset}:${payer}`];
+}
+
+/** PostgreSQL's lock_not_available: lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** An authorization's claim: the payment row a settlement starts from. */
 export type AuthorizationClaim = Pick<
@@ -49,10 +70,15 @@ export class PaymentStore {
    */
   claimInPayerTurn(claim: AuthorizationClaim): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
     return this.db.sql.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
-        PAYER_TURN_LOCK,
-        `${claim.chainId}:${claim.asset}:${claim.payer}`,
-      ]);
+      await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
+      await tx
+        .query(
+          'SELECT pg_advisory_xact_lock($1::int, hashtext($2))',
+          payerTurnLock(claim.chainId, claim.asset, claim.payer),
+        )
+        .catch((error: { code?: string }) => {
+          throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
+        });
       const ahead = await tx.query<{ amount: string | bigint; nonce: string | null }>(
         `SELECT amount, nonce FROM payments
           WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`,

@@ -23,7 +23,7 @@ import {
   type Gate,
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
-import { ApiError, conflict, notFound } from '../http/api-error';
+import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -42,7 +42,7 @@ import { PaymentRejected } from './payment-rejected';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
-import { PaymentStore, type ClaimAhead } from './payment.store';
+import { PaymentStore, PayerTurnBusy, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
@@ -402,7 +402,15 @@ export class PaymentsService {
     }
     const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
-      if (row.method === 'authorization') return { kind: 'claimed', ...(await this.store.claimInPayerTurn(row)) };
+      if (row.method === 'authorization')
+        return {
+          kind: 'claimed',
+          ...(await this.store.claimInPayerTurn(row).catch((error: unknown) => {
+            if (error instanceof PayerTurnBusy)
+              throw unavailable('Another payment of this payer is being recorded; nothing was charged: retry shortly');
+            throw error;
+          })),
+        };
       return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;

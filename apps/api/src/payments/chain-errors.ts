@@ -70,7 +70,9 @@ function neverConnected(error: unknown): boolean {
 }
 
 export const chainUnavailable = () =>
-  unavailable('The payment network is unreachable; nothing was charged and the gate stays payable. Try again shortly.');
+  unavailable(
+    'The payment network is unreachable; this request settled nothing and the gate stays payable. Send the same payment again shortly.',
+  );
 
 /** Runs a chain call, turning "cannot reach the RPC" into a 503 for the client. */
 export async function onChain<T>(call: () => Promise<T>): Promise<T> {

@@ -53,7 +53,8 @@ export class PaymentsController {
   })
   @ApiResponse({
     status: 503,
-    description: 'The chain or the database is unreachable; nothing was charged and the gate stays payable.',
+    description:
+      'The chain or the database is unreachable, or another payment of the payer holds its turn: send the same payment again shortly (a payment is settled at most once). When the detail says nothing was charged, nothing was; a database failure after the settlement was sent may leave it settling, and the same payment sent again answers for it.',
   })
   async verify(
     @Param('id') id: string,

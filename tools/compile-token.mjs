@@ -32,6 +32,13 @@ const TARGETS = [
   { file: 'HostileToken.sol', contract: 'HostileToken', out: 'hostile-token.ts', prefix: 'hostileToken' },
   // Test only: a stranger's bundle of other people's authorizations in one transaction.
   { file: 'TestBundler.sol', contract: 'TestBundler', out: 'test-bundler.ts', prefix: 'testBundler' },
+  // Test only: a contract wallet whose signatures hold in simulations and fail on chain.
+  {
+    file: 'SimulationAwareWallet.sol',
+    contract: 'SimulationAwareWallet',
+    out: 'simulation-aware-wallet.ts',
+    prefix: 'simulationAwareWallet',
+  },
 ];
 
 // anvil 1.7 defaults to the latest hardfork; cancun keeps the bytecode valid on any post-Dencun chain.

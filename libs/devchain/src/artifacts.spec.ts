@@ -8,6 +8,11 @@ import { testWalletAbi, testWalletBytecode, testWalletSourceSha256 } from './art
 import { batchSettlementAbi, batchSettlementSourceSha256 } from './artifacts/batch-settlement';
 import { erc3009DepositCollectorAbi, erc3009DepositCollectorSourceSha256 } from './artifacts/erc3009-deposit-collector';
 import { hostileTokenSourceSha256 } from './artifacts/hostile-token';
+import {
+  simulationAwareWalletAbi,
+  simulationAwareWalletBytecode,
+  simulationAwareWalletSourceSha256,
+} from './artifacts/simulation-aware-wallet';
 
 // Canonical signatures, e.g. "transfer(address,uint256)".
 const signatures = (abi: readonly { type: string }[]): string[] =>
@@ -78,6 +83,12 @@ describe('TestUSDC artifact', () => {
     expect(testBundlerSourceSha256).toBe(sourceHash('TestBundler.sol'));
     expect(testBundlerBytecode).toMatch(/^0x[0-9a-f]+$/);
     expect(signatures(testBundlerAbi)).toEqual(['callAll(address[],bytes[])']);
+  });
+
+  it('has a SimulationAwareWallet artifact compiled from the current SimulationAwareWallet.sol', () => {
+    expect(simulationAwareWalletSourceSha256).toBe(sourceHash('SimulationAwareWallet.sol'));
+    expect(simulationAwareWalletBytecode).toMatch(/^0x[0-9a-f]+$/);
+    expect(signatures(simulationAwareWalletAbi)).toEqual(['isValidSignature(bytes32,bytes)']);
   });
 });
 

@@ -38,6 +38,7 @@ export {
 export { testUsdcAbi, testUsdcBytecode, testUsdcSolcVersion } from './artifacts/test-usdc';
 export { testWalletAbi, testWalletBytecode } from './artifacts/test-wallet';
 export { testBundlerAbi, testBundlerBytecode } from './artifacts/test-bundler';
+export { simulationAwareWalletAbi, simulationAwareWalletBytecode } from './artifacts/simulation-aware-wallet';
 export {
   placeBatchSettlement,
   deployBatchSettlement,

@@ -256,6 +256,15 @@ export class VoucherPaymentsService {
       return null;
     }
     const data = depositCalldata(batch, config, deposit!.amount, deposit!.erc3009);
+    // A contract payer's deposit authorization is checked by its own code (ERC-1271), which can pass
+    // the simulation and fail on chain: the relayer would pay for each revert, the payer nothing.
+    // Such a payer sends its deposit to the escrow itself (it counts once confirmed).
+    const code = await onChain(() => this.chain.publicClient.getCode({ address: config.payer }));
+    if (code !== undefined && code !== '0x')
+      throw new PaymentRejected(
+        BATCH_REASONS.depositPayload,
+        'The relayer sends deposits of EOA payers only: a contract wallet (or an account delegating to one) deposits into its channel itself, then pays with vouchers',
+      );
     // Judged before it may wait for the payer's lease: the token checks the payer's signature (a
     // contract wallet's too), so no one else can hold a payer's deposits up with deposits it did not sign.
     await this.simulateDeposit(batch, data);

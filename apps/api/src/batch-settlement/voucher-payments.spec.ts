@@ -8,11 +8,11 @@ import {
   signGate,
   verifyAccessToken,
 } from '@crawlgate/core';
-import { devTestClient } from '@crawlgate/devchain';
+import { devTestClient, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { zeroAddress } from 'viem';
+import { createWalletClient, http, zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
@@ -510,6 +510,33 @@ describe('voucher payments', () => {
       (await verify(offer, await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: PRICE })))
         .status,
     ).toBe(200);
+  });
+
+  it('sends no deposit of a contract payer, whose signature check may pass the simulation and fail on chain at the relayer’s cost', async () => {
+    // A wallet that signs anything in a simulation (gas priced at 0) and nothing on chain, its
+    // channel's vouchers signed by an EOA: the deposit passed every check and reverted, its gas ours.
+    const deployer = newWallet();
+    const client = devTestClient(app.chain.rpcUrl);
+    await client.setBalance({ address: deployer.address, value: 10n ** 18n });
+    const hash = await createWalletClient({
+      account: deployer,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    }).deployContract({ abi: simulationAwareWalletAbi, bytecode: simulationAwareWalletBytecode } as never);
+    const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+    await fundUsdc(app, wallet, '1');
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const before = await relayerNonce();
+    for (let i = 0; i < 3; i++) {
+      const offer = await gate();
+      const channel = testChannel(app, newWallet(), offer.accepted, { payer: wallet });
+      const refused = await verify(offer, await channel.payment(offer, PRICE, { deposit: 50_000n }));
+      expect([refused.status, refused.body.reason]).toEqual([402, BATCH_REASONS.depositPayload]);
+      expect(refused.body.detail).toMatch(/deposits into its channel itself/);
+    }
+    expect(await relayerNonce()).toBe(before);
+    expect(await usdcBalance(app, wallet)).toBe(1_000_000n);
   });
 
   it('sends one deposit of a payer at a time: deposits sent at once never leave the relayer paying for reverts', async () => {

@@ -150,6 +150,9 @@ export class PaymentsService {
     // it always was, so its failure is judged there and then.
     const prepared = prepareSettlement(this.chain, auth);
     prepared.catch(() => undefined);
+    // Read beside the claim, needed only when others of the payer are in flight (oneAtATime).
+    const payerCode = onChain(() => this.chain.publicClient.getCode({ address: auth.from }));
+    payerCode.catch(() => undefined);
 
     const claim = await this.claim(gate, {
       method: 'authorization',
@@ -168,6 +171,7 @@ export class PaymentsService {
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
     let covered: boolean;
     try {
+      if (claim.ahead.length > 0 && isContract(await payerCode)) throw contractPayerInTurn();
       covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
@@ -596,6 +600,21 @@ function assertPayable(payment: Payment | null): void {
   if (payment?.status === 'confirmed') throw conflict('This gate is already paid with another proof');
   if (payment) throw conflict('This gate is being settled with another payment');
 }
+
+/** Whether an account has code: a contract wallet, or an EOA delegating to one (EIP-7702). */
+const isContract = (code: Hex | undefined) => code !== undefined && code !== '0x';
+
+/**
+ * A contract payer's signature is checked by its own code, which can pass the simulation and fail
+ * on chain (tx.gasprice, the block, state it changes): each such settlement reverts at the relayer's
+ * cost and none of the payer's. So a contract's authorizations are settled one at a time, and one
+ * held after a revert (until it expires) holds the next: at most one reverted settlement per
+ * contract payer and authorization lifetime, not one per request sent at once.
+ */
+const contractPayerInTurn = () =>
+  unavailable(
+    'A contract wallet’s payments are settled one at a time, and one before this is still settling (or held until it expires, having reverted); nothing was charged: retry shortly',
+  );
 
 function pending(
   gateId: string,

@@ -18,7 +18,7 @@ import type {
   SiwxAccessRequest,
   VerifyPaymentRequest,
 } from '@crawlgate/core';
-import { BodyTooLargeError, cappedText, DeadlineError, withinDeadline } from '@crawlgate/core';
+import { BodyTooLargeError, cappedText, DeadlineError, isLoopbackHost, withinDeadline } from '@crawlgate/core';
 import {
   errorDetailOf,
   isApiErrorBody,
@@ -93,6 +93,31 @@ interface Answer {
   headers: Headers;
   /** The parsed JSON, of any type: the readers of api-answers.ts check it against core's types. */
   body: unknown;
+}
+
+/**
+ * Refuses an apiUrl the gate must not call: not an absolute http(s) URL, one holding credentials
+ * (fetch refuses it, and quotes it whole in the error a warning would carry), or plain http off
+ * loopback unless `allowPlainHttp` (the site token and every payment would cross the network in
+ * clear). The message never quotes the URL.
+ */
+export function checkApiUrl(apiUrl: string, allowPlainHttp: boolean): void {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    throw new TypeError('createCrawlgate: apiUrl must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new TypeError('createCrawlgate: apiUrl must be an http(s) URL');
+  if (url.username !== '' || url.password !== '')
+    throw new TypeError(
+      'createCrawlgate: apiUrl must hold no user name or password (the site token is the credential)',
+    );
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowPlainHttp)
+    throw new TypeError(
+      `createCrawlgate: apiUrl ${url.origin} is plain http: the site token and payments would cross the network in clear. Use https, or set allowPlainHttpApi on a network you trust`,
+    );
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {

@@ -141,6 +141,59 @@ describe('createCrawlgate', () => {
     expect(() => createCrawlgate({ apiUrl: FAKE_API_URL, siteId: 'x', siteToken: 'y', secret: [] })).toThrow(/secret/);
   });
 
+  it('refuses an apiUrl with credentials, not http(s), or plain http off loopback, and a site token no header can carry, quoting neither', () => {
+    const base = { siteId: 'x', secret: 'z', siteToken: SITE_TOKEN };
+    for (const apiUrl of [
+      'http://user:Sup3rS3cret@api.example/',
+      'ftp://api.example',
+      'not a url',
+      'http://api.example',
+    ]) {
+      expect(() => createCrawlgate({ ...base, apiUrl })).toThrow(/apiUrl/);
+      try {
+        createCrawlgate({ ...base, apiUrl });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('Sup3rS3cret');
+      }
+    }
+    // Plain http where the publisher says the network is trusted, and on loopback.
+    for (const apiUrl of ['http://127.0.0.1:9', 'http://localhost:3000', 'http://[::1]:3000'])
+      createCrawlgate({ ...base, apiUrl, crawlerIps: false }).close();
+    createCrawlgate({
+      ...base,
+      apiUrl: 'http://api.internal:3000',
+      allowPlainHttpApi: true,
+      crawlerIps: false,
+    }).close();
+    for (const siteToken of [`${SITE_TOKEN}\nst_old`, `${SITE_TOKEN}\u0000`, `${SITE_TOKEN} `]) {
+      expect(() => createCrawlgate({ ...base, apiUrl: FAKE_API_URL, siteToken })).toThrow(/siteToken/);
+      try {
+        createCrawlgate({ ...base, apiUrl: FAKE_API_URL, siteToken });
+      } catch (error) {
+        expect((error as Error).message).not.toContain(SITE_TOKEN);
+      }
+    }
+  });
+
+  it('never writes the site token or a secret in a warning, whatever the API or the network echoes', async () => {
+    const echoing = setup({}, {});
+    echoing.fake.answerWith(() => ({ status: 500, body: { detail: `proxy saw ${SITE_TOKEN} and ${SECRET}` } }));
+    await echoing.gate.ready();
+    const thrown = setup({
+      fetch: async () => {
+        throw new TypeError(`Headers.append: "${SITE_TOKEN}" is an invalid header value, secret ${SECRET}`);
+      },
+    });
+    await thrown.gate.ready();
+    const warnings = [...echoing.warnings, ...thrown.warnings];
+    expect(warnings.length).toBeGreaterThanOrEqual(2);
+    for (const warning of warnings) {
+      expect(warning).not.toContain(SITE_TOKEN);
+      expect(warning).not.toContain(SECRET);
+    }
+    expect(warnings.join('\n')).toContain('[redacted]');
+  });
+
   it('loads the site’s terms once at start-up, then lets people and always-free paths through with no API call', async () => {
     const { fake, handle } = setup();
     expect(await handle('/post/1', { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });

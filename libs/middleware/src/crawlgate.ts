@@ -54,7 +54,7 @@ import {
   type Route,
   type SiteOffer,
 } from '@crawlgate/core';
-import { createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
+import { checkApiUrl, createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
 import {
   botPolicyProblems,
   isAlwaysFreeRoute,
@@ -145,6 +145,8 @@ export interface CrawlgateOptions {
    * the call's deadline: a `fetch` of your own must end its request when its signal aborts.
    */
   maxApiCallsInFlight?: number;
+  /** Let apiUrl be plain http off loopback (a network you trust): the site token and payments cross it in clear. Default false. */
+  allowPlainHttpApi?: boolean;
   /** How often the pricing is refreshed; default 15 000 ms, at most 30 000. */
   refreshMs?: number;
   /** How often the 402s answered are reported for the site's stats; default and minimum 10 000 ms. */
@@ -255,11 +257,25 @@ interface Seen {
   micros?: bigint;
 }
 
+/** Visible ASCII: what a site token is, and all an HTTP header value carries without a fuss. */
+const HEADER_TOKEN = /^[\x21-\x7e]+$/;
+
+/** Replaces each of `secrets` in a text with "[redacted]". */
+function redactor(secrets: readonly string[]): (text: string) => string {
+  return (text) => secrets.reduce((redacted, secret) => redacted.split(secret).join('[redacted]'), text);
+}
+
 export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   for (const name of ['apiUrl', 'siteId', 'siteToken'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '')
       throw new TypeError(`createCrawlgate: ${name} is required`);
   }
+  checkApiUrl(options.apiUrl, options.allowPlainHttpApi === true);
+  // Quoted by fetch's own error, and so by a warning, were the gate to send it.
+  if (!HEADER_TOKEN.test(options.siteToken))
+    throw new TypeError(
+      'createCrawlgate: siteToken holds a character no HTTP header carries (a line break, a space, a NUL?); check how it is set',
+    );
   const secrets = typeof options.secret === 'string' ? [options.secret] : [...(options.secret ?? [])];
   if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
     throw new TypeError('createCrawlgate: secret must be a non-empty string or a list of them');
@@ -272,7 +288,10 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const routing = options.routing ?? {};
   const staticFiles = checkStaticFiles(options.staticFiles === false ? { index: [] } : (options.staticFiles ?? {}));
   const logger = options.logger ?? console;
-  const warn = (message: string) => logger.warn(`crawlgate: ${message}`);
+  // Whatever the API, a proxy or fetch echoes (a body quoting the token, an error quoting a header):
+  // no warning carries the site token or a secret.
+  const redact = redactor([options.siteToken, ...secrets]);
+  const warn = (message: string) => logger.warn(`crawlgate: ${redact(message)}`);
   const api: ApiClient = createApiClient({
     apiUrl: options.apiUrl,
     siteToken: options.siteToken,

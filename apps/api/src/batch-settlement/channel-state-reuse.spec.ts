@@ -152,6 +152,8 @@ describe('vouchers judged on a recent channel state', () => {
     const fresh = await startTestApp({ database: await db.connectAnother(), masterKey, config });
     try {
       await sleep(500); // the run at start is over
+      // Gas again (no voucher is taken while the relayer cannot pay for a claim); the next run is a minute away.
+      await devTestClient(app.chain.rpcUrl).setBalance({ address: relayer, value: gas });
       const reads = jest.spyOn(fresh.chain.publicClient, 'call');
       for (let page = 0; page < 3; page++) expect((await nextPage(fresh)).status).toBe(200);
       expect(reads.mock.calls.length).toBe(3);
@@ -173,6 +175,8 @@ describe('vouchers judged on a recent channel state', () => {
     const gas = await failing.chain.publicClient.getBalance({ address: relayer });
     try {
       const { payer, channel, nextPage } = await openChannel(50_000n);
+      // Its vouchers' reading of the relayer's gas is taken now, and judges them RELAYER_GAS_READ_MS.
+      expect((await nextPage(failing)).status).toBe(200);
       // The relayer has no gas left: every claim, so every claimer run, fails from now on (a voucher is due).
       await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: 0n });
       expect((await nextPage(failing)).status).toBe(200);

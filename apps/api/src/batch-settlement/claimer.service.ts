@@ -15,6 +15,9 @@ import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner } from './channel.store';
 
+/** How long a reading of the relayer's gas judges vouchers (relayerCanClaimNow). */
+export const RELAYER_GAS_READ_MS = 5_000;
+
 export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
   claims: Hex[];
@@ -38,6 +41,9 @@ export class ClaimerService {
   private readonly logger = new Logger('Claimer');
   /** When a run last went through every receiver without a failure, the relayer holding gas for a claim; null before one. */
   private lastCompletedRunAt: number | null = null;
+
+  /** The relayer's gas, last read for relayerCanClaimNow. */
+  private gasReading?: { at: number; canClaim: Promise<boolean> };
 
   /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
   private readonly settling = new Map<string, SentSettle>();
@@ -108,6 +114,18 @@ export class ClaimerService {
       this.logger.warn(
         `${stranded} channel(s) with unclaimed vouchers are stranded: they are another escrow's or name another receiver authorizer than ${signer.receiverAuthorizer} (BATCH_SETTLEMENT_ADDRESS or CLAIM_AUTHORIZER_PRIVATE_KEY changed); claim them with that escrow and key`,
       );
+  }
+
+  /**
+   * Whether the relayer could pay for a claim now, read at most every RELAYER_GAS_READ_MS: a
+   * voucher is money only once claimed, so none is taken while nothing could claim it (a payer
+   * withdrawing after the delay would take back what it was charged).
+   */
+  relayerCanClaimNow(): Promise<boolean> {
+    const now = performance.now();
+    if (!this.gasReading || now - this.gasReading.at > RELAYER_GAS_READ_MS)
+      this.gasReading = { at: now, canClaim: this.relayerCanClaim() };
+    return this.gasReading.canClaim;
   }
 
   private async relayerCanClaim(): Promise<boolean> {

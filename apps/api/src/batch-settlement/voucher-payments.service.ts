@@ -149,6 +149,10 @@ export class VoucherPaymentsService {
     await this.pricing.assertOfferStands(site, gate);
     assertPayeeStands(site, gate);
     assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
+    if (!(await this.claimer.relayerCanClaimNow()))
+      throw unavailable(
+        'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
+      );
 
     let state = await chainRead;
     // A recent state takes only what a fresh read would; anything it would refuse is judged on the chain now.

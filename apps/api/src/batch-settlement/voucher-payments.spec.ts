@@ -16,6 +16,7 @@ import { createWalletClient, http, zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
+import { RELAYER_GAS_READ_MS } from './claimer.service';
 
 /*
  * Paying gates with x402 batch-settlement vouchers, through POST /v1/gates/{id}/verify on the real
@@ -717,6 +718,32 @@ describe('voucher payments', () => {
       expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
     }
     expect(await app.database.prisma.payment.count({ where: { channelId: channel.channelId } })).toBe(6);
+  });
+
+  it('takes no voucher while the relayer cannot pay for a claim: nothing could collect it before the payer withdraws', async () => {
+    // A voucher is money only once claimed; with no gas for a claim, a payer withdrawing after the
+    // delay took back what it was charged (the pages served, the receiver paid nothing).
+    const { channel } = await openChannel(50_000n);
+    const relayer = app.chain.relayer.account.address;
+    const client = devTestClient(app.chain.rpcUrl);
+    const gas = await app.chain.publicClient.getBalance({ address: relayer });
+    await client.setBalance({ address: relayer, value: 1_000n });
+    try {
+      // The reading is kept a few seconds: wait it out.
+      await new Promise((resolve) => setTimeout(resolve, RELAYER_GAS_READ_MS + 100));
+      const offer = await gate();
+      const refused = await verify(offer, await channel.payment(offer, 2n * PRICE));
+      expect([refused.status, refused.body.detail]).toEqual([503, expect.stringMatching(/cannot pay for a claim/)]);
+      expect(refused.body.access_token).toBeUndefined();
+      expect(
+        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+      ).toBe(PRICE);
+    } finally {
+      await client.setBalance({ address: relayer, value: gas });
+    }
+    await new Promise((resolve) => setTimeout(resolve, RELAYER_GAS_READ_MS + 100));
+    const offer = await gate();
+    expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).status).toBe(200);
   });
 
   it('refuses vouchers for a site that has batch settlement off', async () => {

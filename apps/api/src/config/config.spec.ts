@@ -40,6 +40,20 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses a claimer interval longer than a quarter of the withdraw delay: a payer would withdraw what no claim collected', () => {
+    expect(() => loadConfig({ BATCH_WITHDRAW_DELAY_SECONDS: '900', CLAIM_INTERVAL_MS: '3600000' })).toThrow(
+      /CLAIM_INTERVAL_MS \(3600000\) must be at most a quarter of BATCH_WITHDRAW_DELAY_SECONDS \(900 s\)/,
+    );
+    expect(
+      loadConfig({ BATCH_WITHDRAW_DELAY_SECONDS: '900', CLAIM_INTERVAL_MS: '225000' }).chain.batchSettlement,
+    ).toMatchObject({
+      claimIntervalMs: 225_000,
+      withdrawDelaySeconds: 900,
+    });
+    // 0: this instance claims nothing (another does).
+    expect(loadConfig({ CLAIM_INTERVAL_MS: '0' }).chain.batchSettlement.claimIntervalMs).toBe(0);
+  });
+
   it('still names RPC_URL first when it is missing too', () => {
     expect(() => loadConfig({ CRAWLGATE_NETWORK: 'base' })).toThrow(/RPC_URL is required on base/);
   });

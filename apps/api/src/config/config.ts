@@ -139,6 +139,19 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
   if (network !== 'local' && !rpcUrl) throw new ConfigError(`RPC_URL is required on ${network}`);
   const relayerPrivateKey = hex(env, 'RELAYER_PRIVATE_KEY', 64);
   if (network !== 'local' && !relayerPrivateKey) throw new ConfigError(`RELAYER_PRIVATE_KEY is required on ${network}`);
+  const withdrawDelaySeconds = integer(
+    env,
+    'BATCH_WITHDRAW_DELAY_SECONDS',
+    86_400,
+    MIN_WITHDRAW_DELAY,
+    MAX_WITHDRAW_DELAY,
+  );
+  const claimIntervalMs = integer(env, 'CLAIM_INTERVAL_MS', 60_000, 0, 3_600_000);
+  // A payer may withdraw what it was charged once the delay is over: the claimer must run well inside it.
+  if (claimIntervalMs * 4 > withdrawDelaySeconds * 1000)
+    throw new ConfigError(
+      `CLAIM_INTERVAL_MS (${claimIntervalMs}) must be at most a quarter of BATCH_WITHDRAW_DELAY_SECONDS (${withdrawDelaySeconds} s): a payer withdraws what no claim collected within the delay`,
+    );
   return {
     network,
     rpcUrl,
@@ -153,14 +166,8 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     batchSettlement: {
       escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),
       claimAuthorizerPrivateKey: hex(env, 'CLAIM_AUTHORIZER_PRIVATE_KEY', 64),
-      withdrawDelaySeconds: integer(
-        env,
-        'BATCH_WITHDRAW_DELAY_SECONDS',
-        86_400,
-        MIN_WITHDRAW_DELAY,
-        MAX_WITHDRAW_DELAY,
-      ),
-      claimIntervalMs: integer(env, 'CLAIM_INTERVAL_MS', 60_000, 0, 3_600_000),
+      withdrawDelaySeconds,
+      claimIntervalMs,
       claimMinMicros: BigInt(integer(env, 'CLAIM_MIN_MICROS', 1_000_000, 1, Number.MAX_SAFE_INTEGER)),
       claimMaxAgeSeconds: integer(env, 'CLAIM_MAX_AGE_SECONDS', 3_600, 0, MAX_WITHDRAW_DELAY),
       claimMaxChannels: integer(env, 'CLAIM_MAX_CHANNELS', 100, 1, 100),

@@ -262,6 +262,32 @@ describe('priceRoute, with a static file server behind the route', () => {
     expect(priced('/docs/report')).toBe(0n); // no extensions tried: /docs/report is no file's name
   });
 
+  it('prices an index file as its directory where the directory’s rule ends in "*" (which may match nothing)', () => {
+    const dir = compileSitePrices(
+      [
+        { pattern: '/pub/*.html', micros: 0n },
+        { pattern: '/pub/*', micros: 30_000n },
+      ],
+      0n,
+    );
+    for (const target of ['/pub/', '/pub', '/pub/index.html'])
+      expect([target, priceRoute(dir, readRoute(target), LENIENT, DEFAULT_STATIC_FILES)]).toEqual([target, 30_000n]);
+  });
+
+  it('reads extensions on a name whose only dot leads it, as the servers do (path.extname)', () => {
+    const withHtml = checkStaticFiles({ extensions: ['html'] });
+    expect(priced('/docs/.secret', withHtml)).toBe(50_000n);
+    expect(priced('/docs/notes.txt', withHtml)).toBe(0n);
+  });
+
+  it('prices the static files’ URLs of a long honest path within a budget of their own', () => {
+    const many = compileSitePrices(
+      Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
+      7n,
+    );
+    expect(priceRoute(many, readRoute(`/${'a'.repeat(150)}/index.html`), LENIENT, DEFAULT_STATIC_FILES)).toBe(7n);
+  });
+
   it('raises no path to the default for a spelling no rule names', () => {
     const dearDefault = compileSitePrices([{ pattern: '/free/*', micros: 0n }], 10_000n);
     expect(priceRoute(dearDefault, readRoute('/free/x'), LENIENT, checkStaticFiles({ extensions: ['html'] }))).toBe(0n);

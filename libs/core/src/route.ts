@@ -191,25 +191,35 @@ export function priceRoute(
   staticFiles: Required<StaticFiles> = DEFAULT_STATIC_FILES,
 ): bigint {
   if (route.odd) return prices.highest;
-  return withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing, staticFiles)) ?? prices.highest;
+  // The static files' URLs within a budget of their own: they would otherwise leave an honest long
+  // path, on a site of many wildcard rules, less of the budget than it had (priced the highest).
+  const written = withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing));
+  const served = withinSteps(MAX_PRICING_STEPS, () => priceOfStaticFiles(prices, route, routing, staticFiles));
+  return written === undefined || served === undefined ? prices.highest : max(written, served);
 }
 
-function priceOfSpellings(
+function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {
+  let micros = 0n;
+  for (const spelling of route.spellings) micros = max(micros, priceOfSpelling(prices, spelling, routing));
+  return micros;
+}
+
+/**
+ * What a static file server serves under a spelling it serves under others too (static-files.ts):
+ * a rule pricing one of them prices this one. Only a rule: /free/x is not the default's because no
+ * rule names /free/x/index.html.
+ */
+function priceOfStaticFiles(
   prices: SitePrices,
   route: Route,
   routing: RoutingOptions,
   staticFiles: Required<StaticFiles>,
 ): bigint {
   let micros = 0n;
-  for (const spelling of route.spellings) {
-    micros = max(micros, priceOfSpelling(prices, spelling, routing));
-    // What a static file server serves under this spelling it serves under others too (static-files.ts):
-    // a rule pricing one of them prices this one. Only a rule: /free/x is not the default's because
-    // no rule names /free/x/index.html.
+  for (const spelling of route.spellings)
     for (const served of staticFileSpellings(spelling, staticFiles))
       if (prices.mayMatch(served))
         micros = max(micros, priceOfSpelling(prices, served, routing, { matchedOnly: true, withTwin: false }));
-  }
   return micros;
 }
 

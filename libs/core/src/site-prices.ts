@@ -21,7 +21,8 @@ export interface SitePrices {
   keyed(routing: Required<RoutingOptions>, expandDottedI?: boolean): PriceTable;
   /**
    * Whether some rule may match `path` as written or keyed by any router: one with as many
-   * segments ("*", "?" and classes never match a "/"; a trailing slash aside, which keying drops).
+   * segments ("*", "?" and classes never match a "/"; a trailing slash aside, which keying drops,
+   * and which a rule's last "*" may stand for).
    */
   mayMatch(path: string): boolean;
 }
@@ -39,7 +40,8 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
   const depths = new Set(rules.map((rule) => depthOf(rule.pattern)));
   return {
     exact,
-    mayMatch: (path) => depths.has(depthOf(path)),
+    // "/a/*" matches "/a/" ("*" may match nothing): a path ending in "/" may meet a rule one deeper.
+    mayMatch: (path) => depths.has(depthOf(path)) || (path.endsWith('/') && depths.has(depthOf(path) + 1)),
     highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
     keyed(routing, expandDottedI = false) {
       const name = `${routing.caseSensitive}${routing.strictTrailingSlash}${expandDottedI}`;

@@ -13,7 +13,8 @@ export interface StaticFiles {
   index?: readonly string[];
   /**
    * Extensions tried on a URL naming no file (express.static's and @fastify/static's `extensions`,
-   * without the dot); default none. Read on names with no dot only ("report" as "report.html").
+   * without the dot); default none. Read on names with no extension only ("report" and ".secret"
+   * as "report.html" and ".secret.html"; "notes.txt" is not "notes.txt.html"), as the servers try them.
    */
   extensions?: readonly string[];
 }
@@ -44,10 +45,11 @@ export function staticFileSpellings(path: string, files: Required<StaticFiles>):
   const served = path.endsWith('/') ? index.map((name) => path + name) : [path];
   if (lastSegment !== '' && !index.includes(lastSegment)) {
     for (const name of index) served.push(`${path}/${name}`);
-    // Only on a name with no dot: "notes.txt" is a file of its own (the server tries extensions on
-    // a name it finds no file for, which the gate cannot know), or every free file beside paid
+    // Only on a name with no extension, as the servers read it (path.extname: a leading dot is no
+    // extension, ".secret" has none): "notes.txt" is a file of its own (the server tries extensions
+    // on a name it finds no file for, which the gate cannot know), or every free file beside paid
     // "*.html" ones would cost their price.
-    if (!lastSegment.includes('.')) for (const extension of extensions) served.push(`${path}.${extension}`);
+    if (lastSegment.lastIndexOf('.') <= 0) for (const extension of extensions) served.push(`${path}.${extension}`);
   }
   // Every URL of each of those files: itself, its directory's with and without the slash (an index
   // file), its name without the extension.

@@ -152,6 +152,7 @@ export class VoucherPaymentsService {
     if (!(await this.claimer.relayerCanClaimNow()))
       throw unavailable(
         'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
+        30,
       );
 
     let state = await chainRead;

@@ -17,4 +17,6 @@ export const badRequest = (detail: string) => new ApiError(400, detail);
 export const unauthorized = (detail: string) => new ApiError(401, detail);
 export const notFound = (detail: string) => new ApiError(404, detail);
 export const conflict = (detail: string) => new ApiError(409, detail);
-export const unavailable = (detail: string) => new ApiError(503, detail);
+/** 503; `retryAfterSeconds` tells clients (the agent SDK waits for it) when to send the same request again. */
+export const unavailable = (detail: string, retryAfterSeconds?: number) =>
+  new ApiError(503, detail, {}, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) });

@@ -72,6 +72,7 @@ function neverConnected(error: unknown): boolean {
 export const chainUnavailable = () =>
   unavailable(
     'The payment network is unreachable; this request settled nothing and the gate stays payable. Send the same payment again shortly.',
+    5,
   );
 
 /** Runs a chain call, turning "cannot reach the RPC" into a 503 for the client. */

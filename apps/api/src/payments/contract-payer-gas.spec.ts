@@ -51,7 +51,8 @@ describe('a contract wallet that signs only in simulations', () => {
     expect((await relayerSent()) - before).toBe(1);
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses).toEqual([202, 503, 503, 503]);
-    expect(answers.find((answer) => answer.status === 503)!.body.detail).toMatch(/one at a time/);
+    const busy = answers.find((answer) => answer.status === 503)!;
+    expect([busy.body.detail, busy.headers.get('retry-after')]).toEqual([expect.stringMatching(/one at a time/), '2']);
     // The reverted one is held until its authorization expires: the next is not sent either.
     const next = await openGate(app, site, '/contract/next');
     const later = await app.call('POST', `/v1/gates/${next.id}/verify`, { body: { payment: paymentFor(next) } });

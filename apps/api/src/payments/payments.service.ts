@@ -411,7 +411,10 @@ export class PaymentsService {
           kind: 'claimed',
           ...(await this.store.claimInPayerTurn(row).catch((error: unknown) => {
             if (error instanceof PayerTurnBusy)
-              throw unavailable('Another payment of this payer is being recorded; nothing was charged: retry shortly');
+              throw unavailable(
+                'Another payment of this payer is being recorded; nothing was charged: retry shortly',
+                1,
+              );
             throw error;
           })),
         };
@@ -614,6 +617,7 @@ const isContract = (code: Hex | undefined) => code !== undefined && code !== '0x
 const contractPayerInTurn = () =>
   unavailable(
     'A contract wallet’s payments are settled one at a time, and one before this is still settling (or held until it expires, having reverted); nothing was charged: retry shortly',
+    2,
   );
 
 function pending(

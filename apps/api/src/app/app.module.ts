@@ -19,6 +19,7 @@ import { BackgroundJobs } from './background-jobs';
 import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { PaymentStore } from '../payments/payment.store';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
@@ -117,6 +118,7 @@ export class AppModule {
         GatesService,
         PaymentsService,
         PaymentStore,
+        RelayRefusalsStore,
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,

@@ -6,6 +6,7 @@ import { RefundsService } from '../batch-settlement/refunds.service';
 import { CrawlerRetentionService } from '../crawlers/crawler-retention.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { KnownNetworksStore } from '../publishers/known-networks.store';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
 
 /** How often crawler analytics older than the retention are deleted: days are its unit. */
@@ -34,6 +35,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     private readonly crawlerRetention: CrawlerRetentionService,
     private readonly passwordAttempts: PasswordAttemptsStore,
     private readonly knownNetworks: KnownNetworksStore,
+    private readonly relayRefusals: RelayRefusalsStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -48,9 +50,10 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
       () => this.crawlerRetention.runOnce(),
       true,
     );
-    this.every(PASSWORD_ATTEMPTS_SWEEP_MS, 'password attempts sweep', async () => {
+    this.every(PASSWORD_ATTEMPTS_SWEEP_MS, 'sweep of rows that are over', async () => {
       await this.passwordAttempts.deleteOver();
       await this.knownNetworks.deleteExpired();
+      await this.relayRefusals.deleteOver();
     });
   }
 

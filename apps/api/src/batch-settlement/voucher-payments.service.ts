@@ -34,6 +34,7 @@ import {
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected } from '../payments/payment-rejected';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
@@ -82,6 +83,7 @@ export class VoucherPaymentsService {
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
     private readonly claimer: ClaimerService,
+    private readonly relayRefusals: RelayRefusalsStore,
   ) {
     this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
   }
@@ -270,6 +272,11 @@ export class VoucherPaymentsService {
         BATCH_REASONS.depositPayload,
         'The relayer sends deposits of EOA payers only: a contract wallet (or an account delegating to one) deposits into its channel itself, then pays with vouchers',
       );
+    if (await this.relayRefusals.isRefused(this.chain.chainId, config.payer))
+      throw new PaymentRejected(
+        BATCH_REASONS.depositPayload,
+        'A transaction our relayer sent for this payer reverted on chain lately, so its deposits are not relayed for 24 hours: deposit into the channel yourself, then pay with vouchers',
+      );
     // Judged before it may wait for the payer's lease: the token checks the payer's signature (a
     // contract wallet's too), so no one else can hold a payer's deposits up with deposits it did not sign.
     await this.simulateDeposit(batch, data);
@@ -302,11 +309,14 @@ export class VoucherPaymentsService {
           'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
         );
       }
-      if (receipt.status !== 'success')
+      if (receipt.status !== 'success') {
+        // The payer made it revert (funds or code moved after the simulation): not relayed again for a while.
+        await this.relayRefusals.refuse(this.chain.chainId, config.payer, hash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,
           'The deposit transaction reverted; nothing was charged',
         );
+      }
       return hash;
     } finally {
       if (!keepLease) await this.store.endDepositLease(config.payer, lease);

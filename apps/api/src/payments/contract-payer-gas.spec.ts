@@ -1,8 +1,13 @@
-import { exactPaymentV1 } from '@crawlgate/core';
-import { buildAuthorization, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
+import { exactPaymentV1, USDC_ABI } from '@crawlgate/core';
+import {
+  buildAuthorization,
+  devTestClient,
+  simulationAwareWalletAbi,
+  simulationAwareWalletBytecode,
+} from '@crawlgate/devchain';
 import { createWalletClient, http, type Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
@@ -53,11 +58,75 @@ describe('a contract wallet that signs only in simulations', () => {
     expect(statuses).toEqual([202, 503, 503, 503]);
     const busy = answers.find((answer) => answer.status === 503)!;
     expect([busy.body.detail, busy.headers.get('retry-after')]).toEqual([expect.stringMatching(/one at a time/), '2']);
-    // The reverted one is held until its authorization expires: the next is not sent either.
+    // Reverted: the payer is not relayed again (a short authorization, released soon, would otherwise free it).
     const next = await openGate(app, site, '/contract/next');
     const later = await app.call('POST', `/v1/gates/${next.id}/verify`, { body: { payment: paymentFor(next) } });
-    expect(later.status).toBe(503);
+    expect([later.status, later.body.reason]).toEqual([402, 'payer_not_relayed']);
     expect((await relayerSent()) - before).toBe(1);
     expect(await usdcBalance(app, payTo)).toBe(0n);
+  }, 60_000);
+});
+
+/*
+ * An EOA passes the same checks, then moves its funds (or sets code, EIP-7702) ahead of the
+ * relayer's transactions, in the same block: every settlement it had in flight reverts at our gas.
+ * Once: the payer is then not relayed for a day.
+ */
+describe('an EOA that empties its account ahead of the relayer', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const payer = newWallet();
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it('gets its settlements in flight reverted once, then is not relayed', async () => {
+    const relayerSent = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const gates = await Promise.all(Array.from({ length: 3 }, (_, i) => openGate(app, site, `/eoa/${i}`)));
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, payer, gate)));
+    const before = await relayerSent();
+    const client = devTestClient(app.chain.rpcUrl);
+    await client.setAutomine(false);
+    const answers = Promise.all(
+      gates.map((gate, i) => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: payments[i] } })),
+    );
+    while ((await relayerSent()) - before < 3) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Its whole balance away, with a higher tip: mined first in the block.
+    const wallet = createWalletClient({
+      account: payer,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    });
+    await wallet.writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transfer',
+      args: [newWallet().address, 1_000_000n],
+      gas: 100_000n, // not estimated on the pending block, where the settlements took their part first
+      maxPriorityFeePerGas: 50_000_000_000n,
+      maxFeePerGas: 100_000_000_000n,
+    });
+    await client.mine({ blocks: 1 });
+    await client.setAutomine(true);
+    expect((await answers).map((answer) => answer.status)).toEqual([202, 202, 202]);
+    expect(await usdcBalance(app, payTo)).toBe(0n);
+    // Funded again, it is not relayed: nothing more is sent.
+    await fundUsdc(app, payer.address, '1');
+    const next = await openGate(app, site, '/eoa/next');
+    const refused = await app.call('POST', `/v1/gates/${next.id}/verify`, {
+      body: { payment: await signPayment(app, payer, next) },
+    });
+    expect([refused.status, refused.body.reason]).toEqual([402, 'payer_not_relayed']);
+    expect((await relayerSent()) - before).toBe(3);
   }, 60_000);
 });

@@ -11,6 +11,11 @@ export class PaymentRejected extends ApiError {
   }
 }
 
+/** A payer whose relayed transaction reverted lately is not relayed (RelayRefusalsStore). */
+export const RELAY_REASONS = {
+  refused: 'payer_not_relayed',
+} as const;
+
 /** Reasons of the tx-hash path, which x402 has no names for. */
 export const TRANSFER_REASONS = {
   transactionNotFound: 'transaction_not_found',

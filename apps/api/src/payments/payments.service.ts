@@ -38,7 +38,8 @@ import {
 } from './authorization-checks';
 import { broadcastMayHaveLanded, chainUnavailable, failedBroadcast, isChainUnreachable, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
-import { PaymentRejected } from './payment-rejected';
+import { PaymentRejected, RELAY_REASONS } from './payment-rejected';
+import { RelayRefusalsStore } from './relay-refusals.store';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
@@ -72,6 +73,7 @@ export class PaymentsService {
     private readonly tokens: AccessTokenService,
     private readonly vouchers: VoucherPaymentsService,
     private readonly store: PaymentStore,
+    private readonly relayRefusals: RelayRefusalsStore,
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
   ) {}
@@ -142,9 +144,16 @@ export class PaymentsService {
     assertPayable(gatePayment);
 
     checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
+    const refused = this.relayRefusals.isRefused(gate.chainId, payer);
+    refused.catch(() => undefined); // awaited below, after the simulation it runs beside
     // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
     // settlement. Recovering it here too cost more CPU than any other step of a payment.
     await simulateSettlement(this.chain, auth);
+    if (await refused)
+      throw new PaymentRejected(
+        RELAY_REASONS.refused,
+        'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
+      );
     // Gas and fees are estimated while the claim is written and the balance read, and used only if
     // both let the settlement go. An estimate that failed meanwhile is made again when sending, as
     // it always was, so its failure is judged there and then.
@@ -354,6 +363,8 @@ export class PaymentsService {
       // Canceled by the payer instead: nothing was charged, and the gate is payable again.
       const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
       if (outcome === 'used') return pending(gateId, hash);
+      // Canceled, or unused: the payer made ours revert (or could have): it is not relayed again for a while.
+      await this.relayRefusals.refuse(payment.chainId, auth.from, hash);
       if (outcome === 'canceled') {
         await this.release(payment.id);
         throw new PaymentRejected(

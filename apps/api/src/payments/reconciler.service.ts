@@ -19,6 +19,7 @@ import {
 import { sendSettlement } from './settlement';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
+import { RelayRefusalsStore } from './relay-refusals.store';
 import { outlastsSettlement, payeeStands } from '../gates/gates.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SiteSecretsService } from '../sites/site-secrets.service';
@@ -53,6 +54,7 @@ export class ReconcilerService {
     private readonly secrets: SiteSecretsService,
     private readonly siteTerms: SitePaymentTermsStore,
     private readonly store: PaymentStore,
+    private readonly relayRefusals: RelayRefusalsStore,
   ) {}
 
   /** One pass over unfinished settlements; with several API instances, only one reconciles at a time. */
@@ -99,6 +101,8 @@ export class ReconcilerService {
     // reorg undoes, stamped past the authorization's end while ours holds its settlement.
     const head = await this.confirmedHead();
     const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce, head.number);
+    // Ours reverted, the nonce not spent by another's copy: the payer made it revert (or could have).
+    if (reverted && outcome !== 'used') await this.relayRefusals.refuse(payment.chainId, auth.from, payment.txHash!);
     if (outcome === 'canceled') {
       await this.payments.release(payment.id);
       this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);

@@ -280,6 +280,18 @@ describe('priceRoute, with a static file server behind the route', () => {
     expect(priced('/docs/notes.txt', withHtml)).toBe(0n);
   });
 
+  it('takes no more steps for the static files’ URLs once the path’s own spellings spent the budget', () => {
+    const many = compileSitePrices(
+      Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
+      7n,
+    );
+    const before = globSteps();
+    expect(
+      priceRoute(many, readRoute('/' + 'a'.repeat(2000)), LENIENT, checkStaticFiles({ extensions: ['html'] })),
+    ).toBe(many.highest);
+    expect(globSteps() - before).toBeLessThan(MAX_PRICING_STEPS + 20_000);
+  });
+
   it('prices the static files’ URLs of a long honest path within a budget of their own', () => {
     const many = compileSitePrices(
       Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),

@@ -194,8 +194,9 @@ export function priceRoute(
   // The static files' URLs within a budget of their own: they would otherwise leave an honest long
   // path, on a site of many wildcard rules, less of the budget than it had (priced the highest).
   const written = withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing));
+  if (written === undefined || written === prices.highest) return prices.highest;
   const served = withinSteps(MAX_PRICING_STEPS, () => priceOfStaticFiles(prices, route, routing, staticFiles));
-  return written === undefined || served === undefined ? prices.highest : max(written, served);
+  return served === undefined ? prices.highest : max(written, served);
 }
 
 function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {

@@ -185,7 +185,12 @@ describe('createCrawlgate', () => {
       },
     });
     await thrown.gate.ready();
-    const warnings = [...echoing.warnings, ...thrown.warnings];
+    // An echo that a cut at 200 characters would split: blanked before the cut.
+    const padded = setup({}, {});
+    padded.fake.answerWith(() => ({ status: 500, body: { detail: `proxy saw ${'x'.repeat(180)}${SITE_TOKEN}` } }));
+    await padded.gate.ready();
+    const warnings = [...echoing.warnings, ...thrown.warnings, ...padded.warnings];
+    expect(warnings.join('\n')).not.toContain(SITE_TOKEN.slice(0, 8));
     expect(warnings.length).toBeGreaterThanOrEqual(2);
     for (const warning of warnings) {
       expect(warning).not.toContain(SITE_TOKEN);

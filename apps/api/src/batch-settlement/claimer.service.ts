@@ -15,6 +15,13 @@ import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner } from './channel.store';
 
+/**
+ * Settlements' gas (SETTLEMENT_GAS each) the relayer must hold for vouchers to be taken: a claim and
+ * a settle for each of 50 receivers. With gas for one, vouchers of every receiver were taken, and
+ * one receiver's claim spent it.
+ */
+const VOUCHER_GAS_RESERVE = 100n;
+
 /** How long a reading of the relayer's gas judges vouchers (relayerCanClaimNow). */
 export const RELAYER_GAS_READ_MS = 5_000;
 
@@ -124,13 +131,18 @@ export class ClaimerService {
   relayerCanClaimNow(): Promise<boolean> {
     const now = performance.now();
     if (!this.gasReading || now - this.gasReading.at > RELAYER_GAS_READ_MS)
-      this.gasReading = { at: now, canClaim: this.relayerCanClaim() };
+      this.gasReading = { at: now, canClaim: this.relayerCanClaim(VOUCHER_GAS_RESERVE) };
     return this.gasReading.canClaim;
   }
 
-  private async relayerCanClaim(): Promise<boolean> {
+  /**
+   * Whether the relayer holds gas for `settlements` settlements (each counted at SETTLEMENT_GAS): a
+   * run needs one; vouchers need VOUCHER_GAS_RESERVE, as a claim and a settle per receiver, and the
+   * exact settlements beside them, spend it.
+   */
+  private async relayerCanClaim(settlements = 1n): Promise<boolean> {
     try {
-      return (await readRelayerGas(this.chain)).settlementsLeft >= 1n;
+      return (await readRelayerGas(this.chain)).settlementsLeft >= settlements;
     } catch {
       return false;
     }

@@ -16,6 +16,7 @@ import { createWalletClient, http, zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
+import { SETTLEMENT_GAS } from '../chain/chain-health';
 import { RELAYER_GAS_READ_MS } from './claimer.service';
 
 /*
@@ -727,7 +728,9 @@ describe('voucher payments', () => {
     const relayer = app.chain.relayer.account.address;
     const client = devTestClient(app.chain.rpcUrl);
     const gas = await app.chain.publicClient.getBalance({ address: relayer });
-    await client.setBalance({ address: relayer, value: 1_000n });
+    // Gas for a claim or two, not for a claim and a settle per receiver waiting: too little.
+    const price = await app.chain.publicClient.getGasPrice();
+    await client.setBalance({ address: relayer, value: 2n * price * SETTLEMENT_GAS });
     try {
       // The reading is kept a few seconds: wait it out.
       await new Promise((resolve) => setTimeout(resolve, RELAYER_GAS_READ_MS + 100));

@@ -259,6 +259,14 @@ describe('the config file on a shared machine', () => {
     expect(whole).toMatchObject({ code: 0, seen: ['GET /v1/sites'] });
   });
 
+  it('makes a config file others can read its owner’s alone before it reads the key from it', async () => {
+    expect((await withKeyIssuingApi(login)).code).toBe(0);
+    const path = join(home, 'crawlgate', 'config.json');
+    await chmod(path, 0o644); // copied in by hand, say
+    await run(['sites', 'list'], {}); // its API is gone: what matters is the file it read
+    expect((await lstat(path)).mode & 0o777).toBe(0o600);
+  });
+
   it('writes the key to a fresh 0600 file it creates itself, never through a planted link', async () => {
     expect((await withKeyIssuingApi(login)).code).toBe(0);
     const path = join(home, 'crawlgate', 'config.json');

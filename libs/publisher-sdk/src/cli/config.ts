@@ -23,6 +23,8 @@ export async function readConfig(path: string): Promise<CliConfig> {
   try {
     // Someone else's file (or a link to one) could name its own API, and the next login's password would go there.
     await requirePrivate(path, 'file');
+    // It holds the API key: readable by others (copied in by hand, a loose umask), it is made the owner's alone.
+    if (process.getuid !== undefined && ((await lstat(path)).mode & 0o077) !== 0) await chmod(path, 0o600);
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};

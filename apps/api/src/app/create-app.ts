@@ -110,7 +110,11 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
   fastify.addHook('onSend', (request, reply, payload, done) => {
     void reply.headers(EVERY_ANSWER);
     // An answer to a credential is that account's own (sites, revenue, payers, crawlers): no cache keeps it.
-    if (!reply.hasHeader('cache-control') && CREDENTIAL_HEADERS.some((name) => request.headers[name] !== undefined))
+    // Nor an error, whoever asked: it may quote what the request sent.
+    if (
+      !reply.hasHeader('cache-control') &&
+      (reply.statusCode >= 400 || CREDENTIAL_HEADERS.some((name) => request.headers[name] !== undefined))
+    )
       void reply.header('cache-control', 'no-store');
     done(null, payload);
   });

@@ -36,7 +36,10 @@ export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorA
     if (typeof response === 'object' && response !== null && 'detail' in response) {
       return { status: error.getStatus(), body: response as ErrorAnswer['body'], headers: {} };
     }
-    return { status: error.getStatus(), body: { detail: readableMessage(response, error.message) }, headers: {} };
+    const detail = readableMessage(response, error.message);
+    // Nest's "Cannot GET /path?query" would echo a query a key or password was put in by mistake.
+    const unrouted = error.getStatus() === 404 && /^Cannot [A-Z]+ /.test(detail);
+    return { status: error.getStatus(), body: { detail: unrouted ? detail.split('?')[0] : detail }, headers: {} };
   }
   if (error instanceof SyntaxError && (error as { statusCode?: number }).statusCode === 400) {
     return { status: 400, body: { detail: 'Request body is not valid JSON' }, headers: {} };

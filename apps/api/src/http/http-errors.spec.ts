@@ -58,6 +58,13 @@ describe('HTTP error handling', () => {
     const response = await app.call('GET', '/v1/nothing-here');
     expect(response.status).toBe(404);
     expect(response.body.detail).toMatch(/Cannot GET \/v1\/nothing-here/);
+    // The query is not echoed (a key or password put there by mistake), nor is the answer kept by a cache.
+    const withQuery = await app.call('GET', '/v1/site/terms?site_token=st_secret_value&password=pw');
+    expect([withQuery.status, withQuery.body.detail, withQuery.headers.get('cache-control')]).toEqual([
+      404,
+      'Cannot GET /v1/site/terms',
+      'no-store',
+    ]);
   });
 
   it('limits other endpoints to 100 a minute per credential, with Retry-After', async () => {

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ConfigError, DEFAULT_MAX_CHARS, DEFAULT_USER_AGENT, readConfig, type Env } from './config';
 
@@ -38,6 +41,27 @@ describe('readConfig', () => {
     expect(config.redact(`The budget file is locked by another process (${file}.lock); not paying`)).toBe(
       'The budget file is locked by another process (<CRAWLGATE_BUDGET_FILE>.lock); not paying',
     );
+  });
+
+  it('blanks the budget file’s real path (through a linked folder) and its JSON spelling (a backslash in it) too', () => {
+    const home = mkdtempSync(join(tmpdir(), 'crawlgate-home-'));
+    try {
+      mkdirSync(join(home, 'alice-private'));
+      symlinkSync(join(home, 'alice-private'), join(home, 'linked'));
+      const file = join(home, 'linked', 'budget.json');
+      const real = join(realpathSync(home), 'alice-private', 'budget.json');
+      const config = readConfig({ ...BASE, CRAWLGATE_BUDGET_FILE: file });
+      expect(config.redact(`${real} is not a Crawlgate budget file`)).toBe(
+        '<CRAWLGATE_BUDGET_FILE> is not a Crawlgate budget file',
+      );
+      const windowsLike = join(home, 'C:\\Users\\alice', 'budget.json');
+      const quoted = readConfig({ ...BASE, CRAWLGATE_BUDGET_FILE: windowsLike });
+      expect(quoted.redact(JSON.stringify({ detail: `${windowsLike} is locked` }))).toBe(
+        JSON.stringify({ detail: '<CRAWLGATE_BUDGET_FILE> is locked' }),
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('blanks the RPC URL out of output too, as written and as viem prints it: a hosted node’s URL holds its key', () => {

@@ -8,7 +8,8 @@
 
 import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount, urlRedactor } from '@crawlgate/core';
 import type { AllowedNetwork } from '@crawlgate/agent';
-import { isAbsolute } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import packageJson from '../package.json';
 import { parseNetworksSetting } from './networks-setting';
@@ -153,10 +154,9 @@ export function readConfig(env: Env): McpConfig {
   const withoutUrl = redactUrl ? (text: string) => redactUrl(account.redact(text)) : account.redact;
   // The budget file's path names the user who runs the server (its home directory): the budget
   // store's errors quote it, and a refusal would hand it to the assistant.
-  const redact =
-    budgetFile === undefined
-      ? withoutUrl
-      : (text: string) => withoutUrl(text).split(budgetFile).join('<CRAWLGATE_BUDGET_FILE>');
+  const budgetPaths = budgetFile === undefined ? [] : spellingsOfPath(budgetFile);
+  const redact = (text: string) =>
+    budgetPaths.reduce((clean, path) => clean.split(path).join('<CRAWLGATE_BUDGET_FILE>'), withoutUrl(text));
   return {
     ...account,
     redact,
@@ -221,4 +221,23 @@ function readUsd(
     return undefined;
   }
   return formatMicrosUsd(parsed.micros);
+}
+
+/**
+ * A path as the budget store may quote it (through symbolic links: its real path) and as JSON
+ * writes it (a tool result is redacted as JSON text: "C:\\Users" there), longest first.
+ */
+function spellingsOfPath(path: string): string[] {
+  const forms = new Set([path]);
+  try {
+    forms.add(realpathSync(path));
+  } catch {
+    try {
+      forms.add(join(realpathSync(dirname(path)), basename(path)));
+    } catch {
+      // Neither the file nor its folder is there yet: the store will say so, in the path as given.
+    }
+  }
+  for (const form of [...forms]) forms.add(JSON.stringify(form).slice(1, -1));
+  return [...forms].sort((a, b) => b.length - a.length);
 }

@@ -16,6 +16,12 @@ const prices = compileSitePrices(
 const LENIENT: RoutingOptions = {};
 const STRICT: RoutingOptions = { caseSensitive: true, strictTrailingSlash: true };
 const price = (target: string, routing: RoutingOptions = LENIENT) => priceRoute(prices, readRoute(target), routing);
+/** 1,000 wildcard rules that every path is tried against, each reading its whole segment. */
+const manyWildcardRules = () =>
+  compileSitePrices(
+    Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
+    7n,
+  );
 
 describe('readRoute', () => {
   it('reads every target as the full reading does, the plain ones it takes a short way included', () => {
@@ -281,10 +287,7 @@ describe('priceRoute, with a static file server behind the route', () => {
   });
 
   it('takes no more steps for the static files’ URLs once the path’s own spellings spent the budget', () => {
-    const many = compileSitePrices(
-      Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
-      7n,
-    );
+    const many = manyWildcardRules();
     const before = globSteps();
     expect(
       priceRoute(many, readRoute('/' + 'a'.repeat(2000)), LENIENT, checkStaticFiles({ extensions: ['html'] })),
@@ -293,10 +296,7 @@ describe('priceRoute, with a static file server behind the route', () => {
   });
 
   it('prices the static files’ URLs of a long honest path within a budget of their own', () => {
-    const many = compileSitePrices(
-      Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
-      7n,
-    );
+    const many = manyWildcardRules();
     expect(priceRoute(many, readRoute(`/${'a'.repeat(150)}/index.html`), LENIENT, DEFAULT_STATIC_FILES)).toBe(7n);
   });
 
@@ -311,10 +311,7 @@ describe('priceRoute’s work', () => {
   // 1,000 rules that every path is tried against, each reading the whole segment: a 2,000-character
   // path with four spellings, each priced as written and as routers key it, read the path about
   // 20,000 times, hundreds of milliseconds for any visitor who sends one.
-  const many = compileSitePrices(
-    Array.from({ length: 1000 }, (_, i) => ({ pattern: `/*-v${i}-*`, micros: BigInt(i + 1) })),
-    7n,
-  );
+  const many = manyWildcardRules();
 
   it('is bounded: past MAX_PRICING_STEPS a route is priced at the site’s highest price, never lower', () => {
     const route = readRoute('/' + 'a'.repeat(2000) + 'İ%2F;x');

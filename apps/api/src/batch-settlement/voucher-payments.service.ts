@@ -310,7 +310,9 @@ export class VoucherPaymentsService {
         );
       }
       if (receipt.status !== 'success') {
-        // The payer made it revert (funds or code moved after the simulation): not relayed again for a while.
+        // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
+        if (await used()) return null;
+        // Else the payer made it revert (funds or code moved after the simulation): not relayed again for a while.
         await this.relayRefusals.refuse(this.chain.chainId, config.payer, hash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,

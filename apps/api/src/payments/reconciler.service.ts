@@ -101,8 +101,10 @@ export class ReconcilerService {
     // reorg undoes, stamped past the authorization's end while ours holds its settlement.
     const head = await this.confirmedHead();
     const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce, head.number);
-    // Ours reverted, the nonce not spent by another's copy: the payer made it revert (or could have).
-    if (reverted && outcome !== 'used') await this.relayRefusals.refuse(payment.chainId, auth.from, payment.txHash!);
+    // Ours reverted, the nonce not spent by another's copy (read at the newest block: a copy mined
+    // after the confirmed head made ours revert too): the payer made it revert (or could have).
+    if (reverted && (await authorizationOutcome(this.chain, auth.from, auth.nonce)) !== 'used')
+      await this.relayRefusals.refuse(payment.chainId, auth.from, payment.txHash!);
     if (outcome === 'canceled') {
       await this.payments.release(payment.id);
       this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);
@@ -155,6 +157,12 @@ export class ReconcilerService {
       // As a request would be refused (assertPayeeStands): the replaced wallet may be the lost one.
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: its publisher replaced the payout address it pays; released once its authorization expires`,
+      );
+      return 'waiting';
+    }
+    if (fate === 'send' && (await this.relayRefusals.isRefused(payment.chainId, auth.from))) {
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: its payer is not relayed (a transaction sent for it reverted); released once its authorization expires`,
       );
       return 'waiting';
     }

@@ -34,6 +34,13 @@ export async function sendFromRelayer(chain: ChainContext, to: Address, data: He
   return broadcastFromRelayer(chain, await prepareRelayerCall(chain, to, data));
 }
 
+/**
+ * Gas added to every estimate: the estimate is exact for the state it ran on, and a balance emptied
+ * before ours is mined (the payee sweeping its payouts: a write from zero costs ~17k more) made a
+ * settlement run out of gas, a revert blamed on its payer (RelayRefusalsStore). Unused gas is not paid.
+ */
+export const RELAYER_GAS_MARGIN = 30_000n;
+
 /** Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast. */
 export async function prepareRelayerCall(chain: ChainContext, to: Address, data: Hex): Promise<RelayerCall> {
   const request = await chain.relayer.prepareTransactionRequest({
@@ -47,7 +54,7 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
     chainId: chain.chainId,
     to,
     data,
-    gas: request.gas,
+    gas: request.gas + RELAYER_GAS_MARGIN,
     maxFeePerGas: request.maxFeePerGas,
     maxPriorityFeePerGas: request.maxPriorityFeePerGas,
   };

@@ -74,7 +74,7 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
       const { status, body, headers } = answerFor(error, new Logger('HTTP'));
       void reply
         .status(status)
-        .headers({ ...headers, ...EVERY_ANSWER })
+        .headers({ ...headers, ...EVERY_ANSWER, 'cache-control': 'no-store' })
         .send(body); // no onSend hook runs here
     },
   });

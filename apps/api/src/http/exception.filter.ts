@@ -38,7 +38,7 @@ export function answerFor(error: unknown, logger: Pick<Logger, 'error'>): ErrorA
     }
     const detail = readableMessage(response, error.message);
     // Nest's "Cannot GET /path?query" would echo a query a key or password was put in by mistake.
-    const unrouted = error.getStatus() === 404 && /^Cannot [A-Z]+ /.test(detail);
+    const unrouted = error.getStatus() === 404 && /^Cannot \S+ /.test(detail);
     return { status: error.getStatus(), body: { detail: unrouted ? detail.split('?')[0] : detail }, headers: {} };
   }
   if (error instanceof SyntaxError && (error as { statusCode?: number }).statusCode === 400) {

@@ -59,6 +59,8 @@ describe('HTTP error handling', () => {
     expect(response.status).toBe(404);
     expect(response.body.detail).toMatch(/Cannot GET \/v1\/nothing-here/);
     // The query is not echoed (a key or password put there by mistake), nor is the answer kept by a cache.
+    const undecodable = await app.call('GET', '/v1/%zz?site_token=st_secret_value');
+    expect([undecodable.status, undecodable.headers.get('cache-control')]).toEqual([400, 'no-store']);
     const withQuery = await app.call('GET', '/v1/site/terms?site_token=st_secret_value&password=pw');
     expect([withQuery.status, withQuery.body.detail, withQuery.headers.get('cache-control')]).toEqual([
       404,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { chmod, lstat, mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { CliError } from './errors';
@@ -21,13 +21,21 @@ export function configPath(env: Record<string, string | undefined>): string {
 export async function readConfig(path: string): Promise<CliConfig> {
   let text: string;
   try {
-    // Someone else's file (or a link to one) could name its own API, and the next login's password would go there.
-    await requirePrivate(path, 'file');
-    // It holds the API key: readable by others (copied in by hand, a loose umask), it is made the owner's alone.
-    if (process.getuid !== undefined && ((await lstat(path)).mode & 0o077) !== 0) await chmod(path, 0o600);
-    text = await readFile(path, 'utf8');
+    // Someone else's file (or a link to one) could name its own API, and the next login's password
+    // would go there. Judged, made private and read through one handle, never by name again: a file
+    // swapped in between would be the one read or changed.
+    const file = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    try {
+      requirePrivateStats(path, await file.stat(), 'file');
+      // It holds the API key: readable by others (copied in by hand, a loose umask), it is made the owner's alone.
+      if (process.getuid !== undefined && ((await file.stat()).mode & 0o077) !== 0) await file.chmod(0o600);
+      text = await file.readFile('utf8');
+    } finally {
+      await file.close();
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw notPrivate(path, 'file'); // a link: O_NOFOLLOW
     if (error instanceof CliError) throw error;
     throw new CliError(`Cannot read ${path}: ${(error as Error).message}`);
   }
@@ -77,10 +85,17 @@ export async function prepareConfigDir(path: string): Promise<void> {
  * may write to. Where there are no user ids (Windows), only the link is checked.
  */
 async function requirePrivate(path: string, kind: 'file' | 'directory'): Promise<void> {
-  const stats = await lstat(path);
+  requirePrivateStats(path, await lstat(path), kind);
+}
+
+function requirePrivateStats(path: string, stats: Stats, kind: 'file' | 'directory'): void {
   const wanted = kind === 'file' ? stats.isFile() : stats.isDirectory();
   if (wanted && isOwn(stats) && isPrivate(stats)) return;
-  throw new CliError(
+  throw notPrivate(path, kind);
+}
+
+function notPrivate(path: string, kind: 'file' | 'directory'): CliError {
+  return new CliError(
     `${path} is not a ${kind} of yours that only you can change (a link, someone else's, or writable by others): the API key is not kept there. Fix it (chmod go-w) or set XDG_CONFIG_HOME to a directory of your own.`,
   );
 }

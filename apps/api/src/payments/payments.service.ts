@@ -159,7 +159,7 @@ export class PaymentsService {
     // it always was, so its failure is judged there and then.
     const prepared = prepareSettlement(this.chain, auth);
     prepared.catch(() => undefined);
-    // Read beside the claim, needed only when others of the payer are in flight (oneAtATime).
+    // Read beside the claim, needed only when others of the payer are in flight (contractPayerInTurn).
     const payerCode = onChain(() => this.chain.publicClient.getCode({ address: auth.from }));
     payerCode.catch(() => undefined);
 

@@ -33,7 +33,7 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
-import { PaymentRejected } from '../payments/payment-rejected';
+import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
@@ -274,7 +274,7 @@ export class VoucherPaymentsService {
       );
     if (await this.relayRefusals.isRefused(this.chain.chainId, config.payer))
       throw new PaymentRejected(
-        BATCH_REASONS.depositPayload,
+        RELAY_REASONS.refused,
         'A transaction our relayer sent for this payer reverted on chain lately, so its deposits are not relayed for 24 hours: deposit into the channel yourself, then pay with vouchers',
       );
     // Judged before it may wait for the payer's lease: the token checks the payer's signature (a

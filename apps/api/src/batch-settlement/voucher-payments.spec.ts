@@ -15,6 +15,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { createWalletClient, http, zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { depositCalldata, depositNonce } from '../chain/escrow';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore } from './channel.store';
 import { SETTLEMENT_GAS } from '../chain/chain-health';
 import { RELAYER_GAS_READ_MS } from './claimer.service';
@@ -539,6 +540,22 @@ describe('voucher payments', () => {
     }
     expect(await relayerNonce()).toBe(before);
     expect(await usdcBalance(app, wallet)).toBe(1_000_000n);
+  });
+
+  it('sends no deposit of a payer whose relayed transaction reverted lately: it deposits itself', async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await app.app.get(RelayRefusalsStore).refuse(app.chain.chainId, payer.address, `0x${'12'.repeat(32)}`);
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const before = await relayerNonce();
+    const offer = await gate();
+    const refused = await verify(
+      offer,
+      await testChannel(app, payer, offer.accepted).payment(offer, PRICE, { deposit: 50_000n }),
+    );
+    expect([refused.status, refused.body.reason]).toEqual([402, 'payer_not_relayed']);
+    expect(await relayerNonce()).toBe(before);
   });
 
   it('sends one deposit of a payer at a time: deposits sent at once never leave the relayer paying for reverts', async () => {

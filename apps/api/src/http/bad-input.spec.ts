@@ -427,6 +427,17 @@ describe('characters no field accepts', () => {
       expect([exact, (await pricing(exact)).status]).toEqual([exact, 200]);
   });
 
+  it('quotes no number it refuses: a password of digits sent as a number is not echoed', async () => {
+    const digits = '123456789012345678901234567';
+    const refused = await app.call('POST', '/v1/publishers/login', {
+      body: Buffer.from(`{"email":"a@example.com","password":${digits}}`),
+      rawBody: true,
+      headers: { 'x-forwarded-for': freshIp(), 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).not.toContain(digits.slice(0, 12));
+  });
+
   it('answers invalid UTF-8 in a body with 400, on an endpoint that needs no credential too', async () => {
     const body = Buffer.concat([
       Buffer.from('{"email":"a'),

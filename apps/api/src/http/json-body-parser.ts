@@ -20,8 +20,9 @@ export function parseJsonBodiesAsStrictUtf8(fastify: FastifyInstance): void {
       const inexact = firstInexactNumber(text);
       if (inexact !== undefined)
         return done(
+          // Not quoted: it may be a secret sent as a number (a password of digits, say).
           badRequest(
-            `The number ${inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact} in the request body is not exactly what a JSON reader keeps of it (${Number(inexact)}): send it as a string`,
+            `A number of ${inexact.length} characters in the request body is not exactly what a JSON reader keeps of it: send it as a string`,
           ),
           undefined,
         );

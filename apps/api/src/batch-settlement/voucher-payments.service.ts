@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
+import { hasCode } from '../chain/account-code';
 import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -266,8 +267,7 @@ export class VoucherPaymentsService {
     // A contract payer's deposit authorization is checked by its own code (ERC-1271), which can pass
     // the simulation and fail on chain: the relayer would pay for each revert, the payer nothing.
     // Such a payer sends its deposit to the escrow itself (it counts once confirmed).
-    const code = await onChain(() => this.chain.publicClient.getCode({ address: config.payer }));
-    if (code !== undefined && code !== '0x')
+    if (await onChain(() => hasCode(this.chain.publicClient, config.payer)))
       throw new PaymentRejected(
         BATCH_REASONS.depositPayload,
         'The relayer sends deposits of EOA payers only: a contract wallet (or an account delegating to one) deposits into its channel itself, then pays with vouchers',

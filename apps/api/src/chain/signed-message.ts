@@ -1,4 +1,5 @@
 import { isAddressEqual, recoverMessageAddress, size, type Address, type Hex, type PublicClient } from 'viem';
+import { hasCode } from './account-code';
 import type { ChainContext } from './chain-context';
 
 /**
@@ -47,8 +48,7 @@ async function nodeAnswers(client: PublicClient): Promise<boolean> {
 /** Whether `address` has code now ('unknown' when the node does not say). */
 async function codeOf(client: PublicClient, address: Address): Promise<'some' | 'none' | 'unknown'> {
   try {
-    const code = await client.getCode({ address });
-    return code !== undefined && code !== '0x' ? 'some' : 'none';
+    return (await hasCode(client, address)) ? 'some' : 'none';
   } catch {
     return 'unknown';
   }

@@ -45,6 +45,7 @@ import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settl
 import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
 import { PaymentStore, PayerTurnBusy, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
+import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 
@@ -159,9 +160,6 @@ export class PaymentsService {
     // it always was, so its failure is judged there and then.
     const prepared = prepareSettlement(this.chain, auth);
     prepared.catch(() => undefined);
-    // Read beside the claim, needed only when others of the payer are in flight (contractPayerInTurn).
-    const payerCode = onChain(() => this.chain.publicClient.getCode({ address: auth.from }));
-    payerCode.catch(() => undefined);
 
     const claim = await this.claim(gate, {
       method: 'authorization',
@@ -180,7 +178,9 @@ export class PaymentsService {
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
     let covered: boolean;
     try {
-      if (claim.ahead.length > 0 && isContract(await payerCode)) throw contractPayerInTurn();
+      // Read only when others of the payer are in flight: a payment alone costs no call more.
+      if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
+        throw contractPayerInTurn();
       covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
@@ -614,9 +614,6 @@ function assertPayable(payment: Payment | null): void {
   if (payment?.status === 'confirmed') throw conflict('This gate is already paid with another proof');
   if (payment) throw conflict('This gate is being settled with another payment');
 }
-
-/** Whether an account has code: a contract wallet, or an EOA delegating to one (EIP-7702). */
-const isContract = (code: Hex | undefined) => code !== undefined && code !== '0x';
 
 /**
  * A contract payer's signature is checked by its own code, which can pass the simulation and fail

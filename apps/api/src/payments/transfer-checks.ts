@@ -11,6 +11,7 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
+import { hasCode } from '../chain/account-code';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
 import { onChain } from './chain-errors';
@@ -134,8 +135,7 @@ export async function transferSignedFor(
   // A contract wallet's signature (its owner's key, which may have paid beside it) is asked of the wallet.
   const payers = [...new Set(ranked.map((candidate) => candidate.payer))].filter((payer) => !isSigner(payer));
   for (const payer of payers.slice(0, MAX_PAYERS_EXAMINED)) {
-    const code = await onChain(() => chain.publicClient.getCode({ address: payer }));
-    if (!code || code === '0x') continue;
+    if (!(await onChain(() => hasCode(chain.publicClient, payer)))) continue;
     try {
       await checkPayerSignature(chain, gateRef, hash, payer, signature);
       return ranked.find((candidate) => candidate.payer === payer)!;

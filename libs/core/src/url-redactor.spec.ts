@@ -1,4 +1,4 @@
-import { urlRedactor } from './url-redactor';
+import { literalRedactor, urlRedactor } from './url-redactor';
 
 describe('urlRedactor', () => {
   it('blanks the URL in every form a library prints it, and a key long enough to be one', () => {
@@ -21,5 +21,14 @@ describe('urlRedactor', () => {
 
   it('leaves a short path alone outside the URL (it could be a common word)', () => {
     expect(urlRedactor('https://rpc.example/rpc')('the /rpc route')).toBe('the /rpc route');
+  });
+});
+
+describe('literalRedactor', () => {
+  it('blanks each secret as written, a longer one holding a shorter whole, and ignores empty ones', () => {
+    const redact = literalRedactor(['abc', 'abcdef', ''], '<x>');
+    expect(redact('1 abcdef 2 abc 3 ab')).toBe('1 <x> 2 <x> 3 ab');
+    expect(literalRedactor(['st_token'])('token st_token, again st_token')).toBe('token [redacted], again [redacted]');
+    expect(literalRedactor([])('nothing')).toBe('nothing');
   });
 });

@@ -37,3 +37,12 @@ export interface UrlRedactorOptions {
   /** Whether the path and query are a secret part (default true: an RPC provider's key; a database's name is not). */
   path?: boolean;
 }
+
+/**
+ * A function that replaces each of `secrets` (exactly as written, the longest first, so a secret
+ * holding another is blanked whole) with `mark` in any text.
+ */
+export function literalRedactor(secrets: readonly string[], mark = '[redacted]'): (text: string) => string {
+  const ordered = [...new Set(secrets)].filter((secret) => secret !== '').sort((a, b) => b.length - a.length);
+  return (text) => ordered.reduce((redacted, secret) => redacted.split(secret).join(mark), text);
+}

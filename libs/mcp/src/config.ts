@@ -6,7 +6,7 @@
  * redactor that blanks the key out of output.
  */
 
-import { formatMicrosUsd, MAX_PRICE_MICROS, parseUsdAmount, urlRedactor } from '@crawlgate/core';
+import { formatMicrosUsd, literalRedactor, MAX_PRICE_MICROS, parseUsdAmount, urlRedactor } from '@crawlgate/core';
 import type { AllowedNetwork } from '@crawlgate/agent';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
@@ -154,9 +154,11 @@ export function readConfig(env: Env): McpConfig {
   const withoutUrl = redactUrl ? (text: string) => redactUrl(account.redact(text)) : account.redact;
   // The budget file's path names the user who runs the server (its home directory): the budget
   // store's errors quote it, and a refusal would hand it to the assistant.
-  const budgetPaths = budgetFile === undefined ? [] : spellingsOfPath(budgetFile);
-  const redact = (text: string) =>
-    budgetPaths.reduce((clean, path) => clean.split(path).join('<CRAWLGATE_BUDGET_FILE>'), withoutUrl(text));
+  const withoutPath = literalRedactor(
+    budgetFile === undefined ? [] : spellingsOfPath(budgetFile),
+    '<CRAWLGATE_BUDGET_FILE>',
+  );
+  const redact = (text: string) => withoutPath(withoutUrl(text));
   return {
     ...account,
     redact,
@@ -225,7 +227,7 @@ function readUsd(
 
 /**
  * A path as the budget store may quote it (through symbolic links: its real path) and as JSON
- * writes it (a tool result is redacted as JSON text: "C:\\Users" there), longest first.
+ * writes it (a tool result is redacted as JSON text: "C:\\Users" there).
  */
 function spellingsOfPath(path: string): string[] {
   const forms = new Set([path]);
@@ -239,5 +241,5 @@ function spellingsOfPath(path: string): string[] {
     }
   }
   for (const form of [...forms]) forms.add(JSON.stringify(form).slice(1, -1));
-  return [...forms].sort((a, b) => b.length - a.length);
+  return [...forms];
 }

@@ -18,7 +18,14 @@ import type {
   SiwxAccessRequest,
   VerifyPaymentRequest,
 } from '@crawlgate/core';
-import { BodyTooLargeError, cappedText, DeadlineError, isLoopbackHost, withinDeadline } from '@crawlgate/core';
+import {
+  BodyTooLargeError,
+  cappedText,
+  DeadlineError,
+  isLoopbackHost,
+  literalRedactor,
+  withinDeadline,
+} from '@crawlgate/core';
 import {
   errorDetailOf,
   isApiErrorBody,
@@ -122,6 +129,7 @@ export function checkApiUrl(apiUrl: string, allowPlainHttp: boolean): void {
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const base = options.apiUrl.replace(/\/+$/, '');
+  const redactToken = literalRedactor([options.siteToken]);
   const doFetch = options.fetch ?? globalThis.fetch;
 
   async function call(
@@ -170,7 +178,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const answer = await call('GET', '/v1/site', undefined, options.timeoutMs, label);
       const offer = answer.status === 200 ? siteOfferOf(answer.body) : undefined;
       if (offer) return offer;
-      throw unexpected(label, answer, options.siteToken);
+      throw unexpected(label, answer, redactToken);
     },
 
     async verify(gateId, payment, timeoutMs, recordedOnly = false) {
@@ -195,13 +203,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         const detail = errorDetailOf(body);
         if (detail !== undefined) return { kind: 'conflict', detail };
       }
-      throw unexpected(label, answer, options.siteToken);
+      throw unexpected(label, answer, redactToken);
     },
 
     async reportGateCounts(report) {
       const label = 'POST /v1/site/gate-counts';
       const answer = await call('POST', '/v1/site/gate-counts', report, options.timeoutMs, label);
-      if (answer.status !== 204) throw unexpected(label, answer, options.siteToken);
+      if (answer.status !== 204) throw unexpected(label, answer, redactToken);
     },
 
     async siwx(request) {
@@ -215,7 +223,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       // The proof's fault (malformed, not ours, not the payer, no live payment, replayed), as the API says it.
       const refusal = status === 400 || status === 401 || status === 402 || status === 409 || status === 422;
       if (refusal && isApiErrorBody(body)) return null;
-      throw unexpected(label, answer, options.siteToken);
+      throw unexpected(label, answer, redactToken);
     },
   };
 }
@@ -225,8 +233,8 @@ function retryAfter(headers: Headers): number {
   return Number.isSafeInteger(seconds) && seconds > 0 ? seconds : 5;
 }
 
-/** `siteToken`: blanked in the detail before it is cut, or an echo of it cut short would escape redaction. */
-function unexpected(label: string, answer: Answer, siteToken: string): CrawlgateApiError {
+/** `redactToken`: blanks the site token in the detail before it is cut, or an echo of it cut short would escape redaction. */
+function unexpected(label: string, answer: Answer, redactToken: (text: string) => string): CrawlgateApiError {
   const { status } = answer;
   // A 2xx it cannot read may still have been acted on (a payment settled): it is no answer, not a refusal.
   if (status >= 200 && status < 300)
@@ -238,7 +246,7 @@ function unexpected(label: string, answer: Answer, siteToken: string): Crawlgate
   // have reached the API and been acted on.
   const theApis = isApiErrorBody(answer.body) || status === 402 || status >= 500;
   return new CrawlgateApiError(
-    `${label}: unexpected HTTP ${status}${detail === undefined ? '' : `: ${detail.split(siteToken).join('[redacted]').slice(0, 200)}`}`,
+    `${label}: unexpected HTTP ${status}${detail === undefined ? '' : `: ${redactToken(detail).slice(0, 200)}`}`,
     theApis ? status : undefined,
   );
 }

@@ -33,6 +33,7 @@ import {
   isPlainRoute,
   priceRoute,
   checkStaticFiles,
+  literalRedactor,
   type StaticFiles,
   rawPath,
   routeOf,
@@ -260,11 +261,6 @@ interface Seen {
 /** Visible ASCII: what a site token is, and all an HTTP header value carries without a fuss. */
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
-/** Replaces each of `secrets` in a text with "[redacted]". */
-function redactor(secrets: readonly string[]): (text: string) => string {
-  return (text) => secrets.reduce((redacted, secret) => redacted.split(secret).join('[redacted]'), text);
-}
-
 export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   for (const name of ['apiUrl', 'siteId', 'siteToken'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '')
@@ -290,7 +286,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   const logger = options.logger ?? console;
   // Whatever the API, a proxy or fetch echoes (a body quoting the token, an error quoting a header):
   // no warning carries the site token or a secret.
-  const redact = redactor([options.siteToken, ...secrets]);
+  const redact = literalRedactor([options.siteToken, ...secrets]);
   const warn = (message: string) => logger.warn(`crawlgate: ${redact(message)}`);
   const api: ApiClient = createApiClient({
     apiUrl: options.apiUrl,

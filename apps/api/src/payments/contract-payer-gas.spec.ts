@@ -9,6 +9,7 @@ import { createWalletClient, http, type Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT } from './payments.service';
 
 /*
  * A contract wallet's signature check runs its own code: one that says yes in a simulation (gas
@@ -129,4 +130,60 @@ describe('an EOA that empties its account ahead of the relayer', () => {
     expect([refused.status, refused.body.reason]).toEqual([402, 'payer_not_relayed']);
     expect((await relayerSent()) - before).toBe(3);
   }, 60_000);
+});
+
+/*
+ * The same EOA with many payments at once: each in flight is one more settlement reverted at our
+ * gas when it moves its funds first. Past MAX_PAYER_SETTLEMENTS_IN_FLIGHT, a payment waits for one
+ * to land (503, nothing sent, nothing charged), and pays when sent again.
+ */
+describe('an EOA that sends more payments at once than may be in flight', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+  const payer = newWallet();
+  const extra = 3;
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true });
+    ({ site } = await pricedSite(app, payTo));
+    await fundUsdc(app, payer.address, '1');
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it('gets no more than the bound sent, and the rest paid when sent again', async () => {
+    const relayerSent = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const count = MAX_PAYER_SETTLEMENTS_IN_FLIGHT + extra;
+    const gates = await Promise.all(Array.from({ length: count }, (_, i) => openGate(app, site, `/many/${i}`)));
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, payer, gate)));
+    const verify = (i: number) =>
+      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
+    const before = await relayerSent();
+    const client = devTestClient(app.chain.rpcUrl);
+    await client.setAutomine(false);
+    const answers = gates.map((_, i) => verify(i));
+    const refused = (
+      await Promise.all(answers.map((answer) => Promise.race([answer, new Promise((r) => setTimeout(r, 5_000))])))
+    ).filter((answer: any) => answer?.status === 503) as Awaited<ReturnType<typeof verify>>[];
+    // Every broadcast made while none could land: the bound, no more.
+    expect((await relayerSent()) - before).toBe(MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
+    expect(refused).toHaveLength(extra);
+    for (const answer of refused)
+      expect([answer.body.detail, answer.headers.get('retry-after')]).toEqual([
+        expect.stringMatching(/in flight/),
+        '1',
+      ]);
+    await client.mine({ blocks: 1 });
+    await client.setAutomine(true);
+    const statuses = (await Promise.all(answers)).map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
+    // Sent again once the others landed: paid, each once.
+    const again = gates.map((_, i) => i).filter((i) => statuses[i] === 503);
+    expect((await Promise.all(again.map(verify))).map((answer) => answer.status)).toEqual(again.map(() => 200));
+    expect(await usdcBalance(app, payTo)).toBe(BigInt(gates[0].amount) * BigInt(count));
+  }, 90_000);
 });

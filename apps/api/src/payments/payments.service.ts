@@ -178,6 +178,7 @@ export class PaymentsService {
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
     let covered: boolean;
     try {
+      if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
@@ -614,6 +615,20 @@ function assertPayable(payment: Payment | null): void {
   if (payment?.status === 'confirmed') throw conflict('This gate is already paid with another proof');
   if (payment) throw conflict('This gate is being settled with another payment');
 }
+
+/**
+ * Settlements of one payer in flight at once, at most. A payer that moves its funds ahead of them
+ * reverts every one at the relayer's gas (and is then refused for a day): without a bound, an
+ * address holding $1 had a thousand $0.001 settlements sent in one block, each reverted. Past it,
+ * a payment waits (503, nothing charged) for one to land; volume goes through batch settlement.
+ */
+export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
+
+const payerInFlightFull = () =>
+  unavailable(
+    `${MAX_PAYER_SETTLEMENTS_IN_FLIGHT} settlements of this payer are in flight, the most at once; nothing was charged: retry shortly (or pay many pages with batch-settlement vouchers)`,
+    1,
+  );
 
 /**
  * A contract payer's signature is checked by its own code, which can pass the simulation and fail

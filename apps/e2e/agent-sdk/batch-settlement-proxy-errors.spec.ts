@@ -26,8 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-/** What the front does with a request carrying a payment: pass it on, answer 429 itself, or pass it on and answer 502. */
-type FrontAction = 'forward' | 'refuse429' | 'forwardThen502';
+/** What the front does with a request carrying a payment: pass it on, answer 429 or 502 itself, or pass it on and answer 502. */
+type FrontAction = 'forward' | 'refuse429' | 'refuse502' | 'forwardThen502';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -39,8 +39,9 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   const front = createServer(async (request, response) => {
     const header = request.headers['payment-signature'];
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
-    if (action === 'refuse429') {
-      response.writeHead(429, { 'content-type': 'text/plain' }).end('Too Many Requests');
+    if (action === 'refuse429' || action === 'refuse502') {
+      const [status, text] = action === 'refuse429' ? [429, 'Too Many Requests'] : [502, 'Bad Gateway'];
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
       return;
     }
     if (typeof header === 'string') forwardedPaid.push(header);
@@ -207,3 +208,32 @@ it('a 502 from the front after the gate charged: the same voucher is resent, the
     await front.close();
   }
 });
+
+it('a front down for every resend of a voucher the gate charged: the next fetch of the page sends that voucher again and reads the page, paying it once', async () => {
+  let charged: string | undefined;
+  let down = true;
+  const front = await startFront((header, index) => {
+    if (index === 0) {
+      charged = header;
+      return 'forwardThen502';
+    }
+    return header === charged && down ? 'refuse502' : 'forward';
+  });
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = (i: number) => `${front.url}/articles/outage-${i}`;
+    expect(await fetchPage(agent, url(1))).toEqual({ reason: 'payment_unconfirmed' });
+    down = false;
+    expect(await fetchPage(agent, url(1))).toEqual(served('outage-1'));
+    expect(front.forwardedPaid.at(-1)).toBe(charged); // that very voucher, for its gate
+    const [channel] = agent.channels();
+    expect(await apiSide(channel.channelId)).toEqual({ payments: [['/articles/outage-1', PRICE]], charged: PRICE });
+    expect(channel).toMatchObject({ charged: PRICE });
+    // Reported paid once, when it was learned; the next page pays the next total.
+    expect(await fetchPage(agent, url(2))).toEqual(served('outage-2'));
+    expect(await apiSide(channel.channelId)).toMatchObject({ charged: 2n * PRICE });
+    expect(events.map((event) => event.url)).toEqual([url(1), url(2)]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);

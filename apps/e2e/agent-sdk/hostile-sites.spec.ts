@@ -1032,6 +1032,57 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(agent.spent()).toMatchObject({ micros: 1000n });
   });
 
+  // A plain x402 site names no verify_url: nothing can be asked, so the page waits for its
+  // authorization to be over (the chain says whether it was used) rather than be paid again.
+  it.each([
+    ['answers 500', (response: ServerResponse) => void response.writeHead(500).end('oops')],
+    ['drops the connection', (response: ServerResponse) => void response.socket?.destroy()],
+    [
+      'says duplicate_settlement',
+      (response: ServerResponse) =>
+        void response
+          .writeHead(402, {
+            'payment-response': encodeBase64Json({
+              success: false,
+              errorReason: 'duplicate_settlement',
+              transaction: '',
+            }),
+          })
+          .end('{}'),
+    ],
+  ])('pays once for a page whose site %s to every payment and names no verify_url', async (_, fail) => {
+    const site = await startSite((request, response) => {
+      if (!paymentOf(request.headers)) return ask(response, { v1: [v1()], v2: [v2()] });
+      fail(response);
+    });
+    const agent = agentWith();
+    for (let i = 0; i < 4; i++) await agent.fetch(`${site.url}/page`).catch(() => undefined);
+    expect(paymentsSent(site)).toHaveLength(1);
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'payment_unconfirmed' });
+    expect(agent.spent()).toMatchObject({ micros: 1000n });
+    // Its other pages are paid: the doubt is this page's (and counts against the host's cap).
+    await agent.fetch(`${site.url}/other`).catch(() => undefined);
+    expect(paymentsSent(site)).toHaveLength(2);
+  });
+
+  it("believes no refusal from a verify_url that is not the agent's apiUrl: the site names it, and could have it refuse every payment it takes", async () => {
+    const site = await startSite((request, response, self) => {
+      if (request.url === '/v1/gates/gate_1/verify')
+        return void response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ detail: 'no such payment' }));
+      if (!paymentOf(request.headers)) return askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
+      response.writeHead(500).end('oops');
+    });
+    const agent = agentWith();
+    for (let i = 0; i < 4; i++) await agent.fetch(`${site.url}/page`).catch(() => undefined);
+    expect(paymentsSent(site)).toHaveLength(1);
+    // The same refusal from the API the agent was configured with is believed: the page is paid anew.
+    const trusting = agentWith({ apiUrl: site.url });
+    for (let i = 0; i < 2; i++) await trusting.fetch(`${site.url}/trusted`).catch(() => undefined);
+    expect(paymentsSent(site)).toHaveLength(3);
+  });
+
   it('stops waiting on a verify_url that never answers when the caller aborts, and so do fetches waiting on that payment', async () => {
     const hung: ServerResponse[] = [];
     const verifier = await startSite((_, response) => void hung.push(response));
@@ -1125,7 +1176,9 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     const agent = agentWith({ budgetUsd: '0.001' });
     await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
     expect(agent.spent()).toMatchObject({ micros: 1000n, remainingUsd: '0' });
-    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+    // The page waits for that payment to be over; another page finds the budget spent.
+    await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'payment_unconfirmed' });
+    await expect(agent.fetch(`${site.url}/other`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
     expect(paymentsSent(site)).toHaveLength(1);
   });
 });

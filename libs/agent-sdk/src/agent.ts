@@ -2,6 +2,7 @@ import {
   BATCH_SETTLEMENT_SCHEME,
   cappedJson,
   decodeBase64Json,
+  DEFAULT_GATE_TTL_SECONDS,
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
@@ -70,6 +71,7 @@ import {
   MAX_PAYMENTS_IN_DOUBT_PER_HOST,
   PaymentsInDoubt,
   tookNothing,
+  type LostVoucher,
   type UnconfirmedAuthorization,
   type UnprovenTransfer,
 } from './payments-in-doubt';
@@ -365,6 +367,7 @@ export function createAgent(options: AgentOptions): Agent {
   const unproven = new PaymentsInDoubt<UnprovenTransfer>();
   const heldPages = new HeldPages();
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
+  const lostVouchers = new PaymentsInDoubt<LostVoucher>();
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
@@ -378,6 +381,15 @@ export function createAgent(options: AgentOptions): Agent {
   const unpaidEnds = new Map<string, { endedAt: number; error: unknown }>();
   let clock = 0;
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
+  /** Whether `verifyUrl` is on the API the caller named (not one learned from a site's 402). */
+  const isCallersApi = (verifyUrl: string): boolean => {
+    if (!options.apiUrl) return false;
+    try {
+      return new URL(verifyUrl).origin === new URL(options.apiUrl).origin;
+    } catch {
+      return false;
+    }
+  };
 
   /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
   const tokenFor = (url: URL): Record<string, string> => {
@@ -520,18 +532,16 @@ export function createAgent(options: AgentOptions): Agent {
     // answer we get (a settlement still pending, a dropped connection): it counts as spent. Freed on a
     // refusal, a site that keeps the authorizations and refuses them would get one per page.
     mark('spent');
-    // Until its outcome is learned, the next fetch of this page asks the gate's API about it before paying again.
-    let doubt: UnconfirmedAuthorization | undefined;
-    if (offer.verifyUrl) {
-      const validBefore = authorizationOfHeader(value)?.validBefore;
-      const settledBy =
-        validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
-      // The token it bought lives that long after its settlement (the API's; a site issuing longer ones
-      // gets a page paid again past it): worth asking for until then.
-      const until = settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000;
-      doubt = { offer, verifyUrl: offer.verifyUrl, header: [name, value], until };
-      unconfirmed.keep(page, doubt);
-    }
+    // Until its outcome is learned, the next fetch of this page asks the gate's API about it before
+    // paying again; a site that names no API to ask has the page wait until the authorization is over.
+    const validBefore = authorizationOfHeader(value)?.validBefore;
+    const settledBy =
+      validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
+    // The token it bought lives that long after its settlement (the API's; a site issuing longer ones
+    // gets a page paid again past it): worth asking for until then.
+    const until = offer.verifyUrl ? settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000 : settledBy + HELD_PAGE_MARGIN_MS;
+    const doubt: UnconfirmedAuthorization = { offer, verifyUrl: offer.verifyUrl, header: [name, value], until };
+    unconfirmed.keep(page, doubt);
     // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
     // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
     let learned = false;
@@ -555,14 +565,14 @@ export function createAgent(options: AgentOptions): Agent {
     [name, value]: [string, string],
     retry: Retry,
     mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
-    doubt: UnconfirmedAuthorization | undefined,
+    doubt: UnconfirmedAuthorization,
   ) {
     let answer: Response | undefined;
     let response: Response | undefined;
     let pending = false;
     // The page read with the token the gate's API answers for this payment; `failure` when it has none.
     const readWithItsToken = async (failure: unknown) => ({
-      ...(await readWithTokenOfPayment(url, offer, doubt?.verifyUrl, [name, value], retry, failure)),
+      ...(await readWithTokenOfPayment(url, offer, doubt.verifyUrl, [name, value], retry, failure)),
       answered: true,
     });
     try {
@@ -580,7 +590,7 @@ export function createAgent(options: AgentOptions): Agent {
         const said = await jsonOf(answer);
         if (!pending && !tookNothing(said)) {
           pending = true;
-          if (doubt) doubt.verifyUrl = gateOfPendingAnswer(said, doubt.verifyUrl);
+          if (doubt.verifyUrl) doubt.verifyUrl = gateOfPendingAnswer(said, doubt.verifyUrl);
         }
         await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
         ({ answer, response } = await retry({ [name]: value }));
@@ -600,7 +610,7 @@ export function createAgent(options: AgentOptions): Agent {
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
-    if (pending && doubt && !token && settlement?.success !== true && !answer.ok && answer.status !== 503) {
+    if (pending && doubt.verifyUrl && !token && settlement?.success !== true && !answer.ok && answer.status !== 503) {
       if (response !== answer) await response.body?.cancel().catch(() => undefined);
       await answer.body?.cancel().catch(() => undefined);
       const unsaid = new PaymentFailedError(
@@ -636,7 +646,7 @@ export function createAgent(options: AgentOptions): Agent {
       // payment or maybe before: with the token the payment bought (sent with the failure, or asked
       // of the gate's API, which settles it at most once), the page is read again instead of paid
       // again. Without one, nothing says it was paid or refused: not reported, and still in doubt.
-      token ??= doubt ? await tokenOfPayment(url, doubt.verifyUrl, value) : undefined;
+      token ??= doubt.verifyUrl ? await tokenOfPayment(url, doubt.verifyUrl, value) : undefined;
       if (!token) {
         reportUnconfirmed(url, offer, 'unknown');
         return { response, token, answered: false };
@@ -661,10 +671,15 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     spent: () => void,
   ): Promise<{ response: Response; token: string } | undefined> {
-    const asked = await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined);
+    const asked = earlier.verifyUrl
+      ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
+      : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    // Only the API's own refusal of the payment: a proxy's error page, a redirect or an unreadable answer says nothing of it.
-    if (asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined) {
+    // Only the API's own refusal of the payment: a proxy's error page, a redirect or an unreadable
+    // answer says nothing of it. And only an API the caller named: any other verify_url is the
+    // site's word (it could refuse every payment it took, to be paid again for the page).
+    const trusted = earlier.verifyUrl !== undefined && isCallersApi(earlier.verifyUrl);
+    if (asked && trusted && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined) {
       unconfirmed.forget(page);
       return undefined;
     }
@@ -864,6 +879,59 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
+   * The voucher whose answer was lost for this page, sent again (the gate answers it as it did):
+   * the page it bought, or undefined once the site refuses it (its gate expired, or it never
+   * reached it: the page is paid anew, a correction saying what the channel was charged). Fails
+   * while the site still does not say.
+   */
+  async function resendLostVoucher(
+    url: string,
+    pageKey: string,
+    lost: LostVoucher,
+    channel: Channel,
+    retry: Retry,
+  ): Promise<{ response: Response; token?: string } | undefined> {
+    let response!: Response;
+    const paidAnswer = await resendWhileUnconfirmed(async () => {
+      const sent = await retry({ 'PAYMENT-SIGNATURE': lost.header });
+      response = sent.response;
+      return sent.answer;
+    }, PENDING_RETRIES);
+    const answer = voucherAnswerOf(paidAnswer);
+    if (answer.kind === 'charged') {
+      lostVouchers.forget(pageKey);
+      if (lost.total > channel.charged) markCharged(channel, lost.total);
+      channels.saveAfterAnswer();
+      options.onPayment?.({
+        url,
+        priceUsd: formatMicrosUsd(lost.offer.amount),
+        amount: lost.offer.amount.toString(),
+        network: lost.offer.network,
+        payer: payer.address,
+        txHash: answer.settlement.transaction || null,
+        mode: 'voucher',
+        channelId: channel.channelId,
+      });
+      return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
+    }
+    // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer.
+    if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
+      lostVouchers.forget(pageKey);
+      return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
+    }
+    if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
+    await response.body?.cancel().catch(() => undefined);
+    if (answer.kind === 'unconfirmed')
+      throw new PaymentFailedError(
+        url,
+        'payment_unconfirmed',
+        `the voucher this agent sent for the page before, its answer lost, is still not answered (the site answered ${response.status}); retry later rather than pay twice`,
+      );
+    lostVouchers.forget(pageKey);
+    return undefined;
+  }
+
+  /**
    * Pays with a voucher on this origin's channel for the offer's terms (opening or topping it up
    * within the budget), one page of a channel at a time. A corrective 402 is followed only when its
    * numbers agree with the agent's own (checkedCorrection). NO_CHANNEL_PLACE: nothing was done, as
@@ -879,7 +947,22 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
+    const pageKey = TokenCache.key(new URL(url));
     return channels.exclusive(key, async () => {
+      const lost = lostVouchers.get(pageKey);
+      const known = channels.get(key);
+      if (lost && lost.channelKey === key && known) {
+        const bought = await resendLostVoucher(url, pageKey, lost, known, retry);
+        if (bought) return bought;
+      } else if (lost) lostVouchers.forget(pageKey); // its channel's terms changed: its gate is gone
+      // A voucher whose answer is lost is remembered until its gate is over; with no room to remember one more, none is sent.
+      const room = lostVouchers.roomFor(pageKey);
+      if (room !== 'yes')
+        throw new PaymentFailedError(
+          url,
+          'too_many_in_doubt',
+          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates expire`,
+        );
       let current = offer;
       let page: PageVouchers | undefined;
       for (let corrections = 0; ; corrections++) {
@@ -971,6 +1054,7 @@ export function createAgent(options: AgentOptions): Agent {
             throw error;
           }
           await deposit?.settle('spent'); // no answer: the deposit may have been made
+          lostVouchers.keep(pageKey, lostVoucher(key, total, header, current));
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -997,6 +1081,7 @@ export function createAgent(options: AgentOptions): Agent {
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
           if (!awaitsResend(paidAnswer)) return { response, token };
+          lostVouchers.keep(pageKey, lostVoucher(key, total, header, current));
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
             throw new PaymentFailedError(
@@ -1464,3 +1549,8 @@ function batchPaymentHeader(offer: Offer, payload: Record<string, unknown>): str
 const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MAX_PAYMENT_ANSWER_BYTES);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A voucher sent for a page whose answer was lost, remembered while its gate may live. */
+function lostVoucher(channelKey: string, total: bigint, header: string, offer: Offer): LostVoucher {
+  return { channelKey, total, header, offer, until: Date.now() + DEFAULT_GATE_TTL_SECONDS * 1000 };
+}

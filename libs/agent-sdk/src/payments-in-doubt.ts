@@ -21,10 +21,28 @@ export interface UnprovenTransfer {
 export interface UnconfirmedAuthorization {
   /** The offer it paid. */
   offer: Offer;
-  /** The offer's verify_url: the gate's API answers for the payment there. */
-  verifyUrl: string;
+  /** The offer's verify_url: the gate's API answers for the payment there. None: a plain x402 site, which nothing can be asked of. */
+  verifyUrl?: string;
   header: [name: string, value: string];
   /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
+  until: number;
+}
+
+/**
+ * A voucher sent for a page whose answer was lost (a front's errors to every resend, a dropped
+ * connection): the gate may have charged it. Sent again first on the next fetch of the page, the
+ * gate answers it as it did while the gate lives; a new voucher would meet the gate's correction
+ * saying this one was charged, and pay the page a second time.
+ */
+export interface LostVoucher {
+  /** The channel it was signed on (ChannelBook.key). */
+  channelKey: string;
+  total: bigint;
+  /** The PAYMENT-SIGNATURE sent. */
+  header: string;
+  /** The offer it paid (reported with onPayment once the gate says it was charged). */
+  offer: Offer;
+  /** Epoch milliseconds: its gate has surely expired by then. */
   until: number;
 }
 

@@ -15,13 +15,23 @@ describe('gateRequestOf', () => {
     expect(headerValue(request.headers, 'x-crawlgate-token')).toBe('a, b');
   });
 
+  /** A Request as Cloudflare's edge hands it to a Worker: with its `cf` properties. */
+  const fromEdge = (request: Request) => Object.assign(request, { cf: { colo: 'AMS' } });
+
   it('takes CF-Connecting-IP for the address on Cloudflare Workers only, and the given address first', () => {
+    const request = () =>
+      fromEdge(new Request('https://site.test/', { headers: { 'cf-connecting-ip': '66.249.66.1' } }));
+    expect(gateRequestOf(request()).ip).toBeUndefined(); // Node: a header any client can write
+    expect(gateRequestOf(request(), undefined, false).ip).toBeUndefined();
+    expect(gateRequestOf(request(), undefined, true).ip).toBe('66.249.66.1');
+    expect(gateRequestOf(request(), '10.0.0.1', true).ip).toBe('10.0.0.1');
+    expect(gateRequestOf(fromEdge(new Request('https://site.test/')), undefined, true).ip).toBeUndefined();
+  });
+
+  it('takes CF-Connecting-IP only from a request that came through Cloudflare’s edge (self-hosted workerd says Cloudflare-Workers too)', () => {
     const request = new Request('https://site.test/', { headers: { 'cf-connecting-ip': '66.249.66.1' } });
-    expect(gateRequestOf(request).ip).toBeUndefined(); // Node: a header any client can write
-    expect(gateRequestOf(request, undefined, false).ip).toBeUndefined();
-    expect(gateRequestOf(request, undefined, true).ip).toBe('66.249.66.1');
-    expect(gateRequestOf(request, '10.0.0.1', true).ip).toBe('10.0.0.1');
-    expect(gateRequestOf(new Request('https://site.test/'), undefined, true).ip).toBeUndefined();
+    expect(gateRequestOf(request, undefined, true).ip).toBeUndefined();
+    expect(gateRequestOf(Object.assign(request, { cf: null }), undefined, true).ip).toBeUndefined();
   });
 });
 

@@ -505,6 +505,36 @@ describe('@crawlgate/agent', () => {
     expect(agent.spent()).toMatchObject({ usd: '0.01' });
   });
 
+  it('sends no second transfer for a page whose verify_url, named by the site and not the agent’s apiUrl, refuses every proof', async () => {
+    // A site offering a real gate's terms, with a verify_url of its own that refuses every proof.
+    const hostile = createServer((request, response) => {
+      if (request.method === 'POST')
+        return void response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ detail: 'no such transfer' }));
+      void fetch(`${siteUrl}${request.url}`, asBot).then(async (offered) => {
+        const body = (await offered.json()) as { verify_url: string };
+        body.verify_url = body.verify_url.replace(/^https?:\/\/[^/]+/, hostileUrl);
+        response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const hostileUrl = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+    try {
+      const { agent, wallet } = await fundedAgent({ payMode: 'transfer' });
+      await fundEth(gated.app, wallet.address);
+      const before = (await transfersTo(gated.app, gated.payTo)).length;
+      for (let i = 0; i < 3; i++)
+        await agent.fetch(`${hostileUrl}/article/refused-proof`, asBot).catch(() => undefined);
+      expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+      await expect(agent.fetch(`${hostileUrl}/article/refused-proof`, asBot)).rejects.toMatchObject({
+        reason: 'transfer_unproven',
+      });
+    } finally {
+      await new Promise((resolve) => hostile.close(resolve));
+    }
+  });
+
   it('signs its transfer proof through a WalletClient too', async () => {
     const wallet = newWallet();
     await fundUsdc(gated.app, wallet.address, '1');

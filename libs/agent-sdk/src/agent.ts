@@ -796,12 +796,13 @@ export function createAgent(options: AgentOptions): Agent {
         report(url, offer, null, 'transfer');
         return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
       }
-      if (!answered || isUnanswered(answered.status)) {
+      // A refusal is believed only from the API the caller named: any other is the site's word.
+      if (!answered || isUnanswered(answered.status) || !isCallersApi(earlier.verifyUrl)) {
         await answered?.body?.cancel().catch(() => undefined);
         throw new PaymentFailedError(
           url,
           'transfer_unproven',
-          'a transfer this agent sent for the page is not proven yet (its verify_url does not answer); retry later rather than pay twice',
+          'a transfer this agent sent for the page is not proven yet (its verify_url does not answer, or refuses it and is not on the apiUrl the agent was given); retry later rather than pay twice',
         );
       }
       // Refused for good (its gate expired, the proof judged): what that transfer bought is lost; this page is paid anew.
@@ -842,7 +843,9 @@ export function createAgent(options: AgentOptions): Agent {
       keepUnproven();
       throw error;
     }
-    if (isUnanswered(verified.status)) keepUnproven();
+    // Not proven: asked again on the next fetch, rather than a transfer sent again. A refusal from the
+    // API the caller named is final (what that transfer bought is lost); from any other, the site's word.
+    if (verified.status !== 200 && (isUnanswered(verified.status) || !isCallersApi(verifyUrl))) keepUnproven();
     const answer = verifyAnswerOf(await jsonOf(verified));
     if (verified.status !== 200 || !answer.accessToken)
       throw new PaymentFailedError(

@@ -10,11 +10,13 @@ import { startTcpProxy, type TcpProxy } from '../../../apps/api/test/tcp-proxy';
 import { fundUsdc, newWallet, signOffer, signPayment } from '../../../apps/api/test/test-agent';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import { reverseName, startDnsServer, type DnsServer } from '../../../libs/middleware/testing/dns-server';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import express from 'express';
 import { crawlerRanges } from './support/crawler-ranges';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { LENIENT_FRAMEWORKS, MISREAD_ROUTERS } from './support/lenient-sites';
 import { rawRequest, type Answer } from './support/raw-request';
-import type { SiteServer } from './support/site-servers';
+import { listening, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 let dns: DnsServer;
@@ -461,6 +463,47 @@ describe.each(MISREAD_ROUTERS)('$name ($routing)', (framework) => {
   it('charges the spellings the router really serves as a premium page, not those its settings suggest', async () => {
     // Case and trailing slash reach the premium route (this router is lenient, whatever its settings read).
     expect(await premiumSpellingsReached(server, false)).toBeGreaterThanOrEqual(3);
+  });
+});
+
+/*
+ * Express with `trust proxy` true takes the first X-Forwarded-For address as req.ip: one the
+ * client wrote. The gate then judges crawlers by the connection's address (and says so), while
+ * an app that trusts its proxies by address has their X-Forwarded-For read as before.
+ */
+describe('Express trusting every X-Forwarded-For', () => {
+  const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+  const GOOGLE_IP = '66.249.66.1';
+  const start = async (trust: boolean | string) => {
+    const app = express();
+    app.set('trust proxy', trust);
+    app.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    return listening(app.listen(0, '127.0.0.1'));
+  };
+
+  it('judges a crawler by the connection’s address when the app trusts any X-Forwarded-For, and warns', async () => {
+    const server = await start(true);
+    try {
+      const spoof = await get(server, '/articles/trust-all', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /trust proxy/.test(warning))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reads X-Forwarded-For from a proxy the app trusts by address', async () => {
+    const server = await start('loopback');
+    try {
+      const real = await get(server, '/articles/trust-loopback', {
+        'user-agent': GOOGLEBOT,
+        'x-forwarded-for': GOOGLE_IP,
+      });
+      expect(real.status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -10,7 +10,12 @@ import { nodeHeaders } from '../request-headers';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
-type NodeRequest = IncomingMessage & { originalUrl?: string; baseUrl?: string; ip?: string };
+type NodeRequest = IncomingMessage & {
+  originalUrl?: string;
+  baseUrl?: string;
+  ip?: string;
+  app?: object & { get?: (setting: string) => unknown };
+};
 
 /** The middleware, and close(): stop the gate's background refresh and report its last counts. */
 export type CrawlgateExpressMiddleware = ((
@@ -26,6 +31,19 @@ export type CrawlgateExpressMiddleware = ((
  */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
+  const logger = options.logger ?? console;
+  let warned = false;
+  /** req.ip, unless the app takes it from any X-Forwarded-For: then the connection's address, said once. */
+  const addressOf = (req: NodeRequest): string | undefined => {
+    if (!trustsEveryForwarder(req.app)) return req.ip ?? req.socket.remoteAddress;
+    if (!warned) {
+      warned = true;
+      logger.warn(
+        `crawlgate: this app's "trust proxy" takes the first X-Forwarded-For address from anyone (true, or a hop count past any real chain), which a client writes as it likes: crawlers are judged by the connection's address instead. Trust your proxies by address or by their exact hop count, or set crawlerIps.clientIp`,
+      );
+    }
+    return req.socket.remoteAddress;
+  };
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
@@ -36,13 +54,30 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
       url,
       routedUrl,
       headers: nodeHeaders(req.headers),
-      ip: req.ip ?? req.socket.remoteAddress,
+      ip: addressOf(req),
     });
     // A decision that needs no I/O (a person, a token, a 402) is applied at once, with no promise.
     if (decision instanceof Promise) decision.then((settled) => answer(settled, res, next), next);
     else answer(decision, res, next);
   };
   return Object.assign(middleware, { close: () => gate.close() });
+}
+
+const trustsEveryForwarderOf = new WeakMap<object, boolean>();
+
+/**
+ * Whether an Express app's `trust proxy` trusts any address at any depth of X-Forwarded-For (`true`,
+ * or a hop count no proxy chain reaches): its req.ip is then the client's own word. Read once per app.
+ */
+function trustsEveryForwarder(app: NodeRequest['app']): boolean {
+  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return false; // an Express app is a function
+  let trusts = trustsEveryForwarderOf.get(app);
+  if (trusts === undefined) {
+    const trust = typeof app.get === 'function' ? app.get('trust proxy fn') : undefined;
+    trusts = typeof trust === 'function' && trust('203.0.113.7', 64) === true;
+    trustsEveryForwarderOf.set(app, trusts);
+  }
+  return trusts;
 }
 
 /** The gate's own answer, or on to the routes with the gate's headers set. */

@@ -505,33 +505,64 @@ describe('@crawlgate/agent', () => {
     expect(agent.spent()).toMatchObject({ usd: '0.01' });
   });
 
-  it('sends no second transfer for a page whose verify_url, named by the site and not the agent’s apiUrl, refuses every proof', async () => {
-    // A site offering a real gate's terms, with a verify_url of its own that refuses every proof.
-    const hostile = createServer((request, response) => {
-      if (request.method === 'POST')
-        return void response
-          .writeHead(400, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ detail: 'no such transfer' }));
+  /**
+   * A site offering a real gate's terms with its own payTo, and either its own verify_url answering
+   * `verify` or the real one (which refuses a transfer that did not pay its gate). Its pages as a bot fetches them.
+   */
+  async function startCopyingSite(payTo: string, verify?: (response: import('node:http').ServerResponse) => void) {
+    const copying = createServer((request, response) => {
+      if (request.method === 'POST' && verify) return verify(response);
       void fetch(`${siteUrl}${request.url}`, asBot).then(async (offered) => {
-        const body = (await offered.json()) as { verify_url: string };
-        body.verify_url = body.verify_url.replace(/^https?:\/\/[^/]+/, hostileUrl);
+        const body = (await offered.json()) as { verify_url: string; accepts: { payTo: string }[] };
+        if (verify) body.verify_url = body.verify_url.replace(/^https?:\/\/[^/]+/, copyingUrl);
+        for (const offer of body.accepts) offer.payTo = payTo;
         response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       });
     });
-    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-    const hostileUrl = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+    await new Promise<void>((resolve) => copying.listen(0, '127.0.0.1', resolve));
+    const copyingUrl = `http://127.0.0.1:${(copying.address() as { port: number }).port}`;
+    return { url: copyingUrl, close: () => new Promise((resolve) => copying.close(resolve)) };
+  }
+
+  // The USDC moved whatever the verify_url says after: with no token for it, the page waits for
+  // that proof (asked again) until its gate expires, rather than send a second transfer.
+  it.each([
+    [
+      'its own verify_url refusing every proof',
+      (r: any) => void r.writeHead(400, { 'content-type': 'application/json' }).end('{"detail":"no such transfer"}'),
+    ],
+    [
+      'its own verify_url answering 200 without a token',
+      (r: any) => void r.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"paid"}'),
+    ],
+    [
+      'its own verify_url answering an HTML 403',
+      (r: any) => void r.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>'),
+    ],
+    ['the real verify_url, which refuses a transfer to another payTo', undefined],
+  ])('sends one transfer for a page of a site copying a real gate with %s', async (_, verify) => {
+    const attacker = newWallet().address;
+    const copying = await startCopyingSite(attacker, verify);
     try {
       const { agent, wallet } = await fundedAgent({ payMode: 'transfer' });
       await fundEth(gated.app, wallet.address);
-      const before = (await transfersTo(gated.app, gated.payTo)).length;
-      for (let i = 0; i < 3; i++)
-        await agent.fetch(`${hostileUrl}/article/refused-proof`, asBot).catch(() => undefined);
-      expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
-      await expect(agent.fetch(`${hostileUrl}/article/refused-proof`, asBot)).rejects.toMatchObject({
-        reason: 'transfer_unproven',
+      const trusting = createAgent({
+        account: wallet,
+        maxPriceUsd: '0.05',
+        budgetUsd: '1',
+        payMode: 'transfer',
+        networks: localUsdc(),
+        rpcUrl: gated.app.chain.rpcUrl,
+        apiUrl: gated.app.baseUrl,
       });
+      for (const [i, payer] of [agent, trusting].entries()) {
+        const page = `${copying.url}/article/copied-${i}`;
+        for (let fetches = 0; fetches < 3; fetches++) await payer.fetch(page, asBot).catch(() => undefined);
+        await expect(payer.fetch(page, asBot)).rejects.toMatchObject({ reason: 'transfer_unproven' });
+      }
+      expect(await transfersTo(gated.app, attacker)).toHaveLength(2);
     } finally {
-      await new Promise((resolve) => hostile.close(resolve));
+      await copying.close();
     }
   });
 

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(() => close?.());
 
 /** What the front does with a request carrying a payment: pass it on, answer 429 or 502 itself, or pass it on and answer 502. */
-type FrontAction = 'forward' | 'refuse429' | 'refuse502' | 'forwardThen502';
+type FrontAction = 'forward' | 'refuse402' | 'refuse429' | 'refuse502' | 'forwardThen502';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -39,6 +39,10 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   const front = createServer(async (request, response) => {
     const header = request.headers['payment-signature'];
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
+    if (action === 'refuse402') {
+      response.writeHead(402, { 'content-type': 'application/json' }).end('{}');
+      return;
+    }
     if (action === 'refuse429' || action === 'refuse502') {
       const [status, text] = action === 'refuse429' ? [429, 'Too Many Requests'] : [502, 'Bad Gateway'];
       response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
@@ -233,6 +237,30 @@ it('a front down for every resend of a voucher the gate charged: the next fetch 
     expect(await fetchPage(agent, url(2))).toEqual(served('outage-2'));
     expect(await apiSide(channel.channelId)).toMatchObject({ charged: 2n * PRICE });
     expect(events.map((event) => event.url)).toEqual([url(1), url(2)]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a front that answers a bare 402 to a voucher the gate charged, sent again: the page is not paid a second time', async () => {
+  let charged: string | undefined;
+  let down = true;
+  const front = await startFront((header, index) => {
+    if (index === 0) {
+      charged = header;
+      return 'forwardThen502';
+    }
+    if (header !== charged) return 'forward';
+    return down ? 'refuse502' : 'refuse402';
+  });
+  try {
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/bare402`;
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    down = false;
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    const [channel] = agent.channels();
+    expect(await apiSide(channel.channelId)).toEqual({ payments: [['/articles/bare402', PRICE]], charged: PRICE });
   } finally {
     await front.close();
   }

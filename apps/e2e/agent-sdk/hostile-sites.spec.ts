@@ -1065,7 +1065,10 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(paymentsSent(site)).toHaveLength(2);
   });
 
-  it("believes no refusal from a verify_url that is not the agent's apiUrl: the site names it, and could have it refuse every payment it takes", async () => {
+  // A refusal from the gate's API says no token will come, not that the money stayed: the site got
+  // the authorization and can settle it (to a payTo of its choosing) until it expires. Whoever's API
+  // it is: a site can copy a real gate's 402, its verify_url included, and put its own payTo in it.
+  it('believes no refusal from a verify_url, the apiUrl the agent was given included: the page waits for the authorization to be over', async () => {
     const site = await startSite((request, response, self) => {
       if (request.url === '/v1/gates/gate_1/verify')
         return void response
@@ -1074,13 +1077,12 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
       if (!paymentOf(request.headers)) return askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
       response.writeHead(500).end('oops');
     });
-    const agent = agentWith();
-    for (let i = 0; i < 4; i++) await agent.fetch(`${site.url}/page`).catch(() => undefined);
-    expect(paymentsSent(site)).toHaveLength(1);
-    // The same refusal from the API the agent was configured with is believed: the page is paid anew.
-    const trusting = agentWith({ apiUrl: site.url });
-    for (let i = 0; i < 2; i++) await trusting.fetch(`${site.url}/trusted`).catch(() => undefined);
-    expect(paymentsSent(site)).toHaveLength(3);
+    for (const agent of [agentWith(), agentWith({ apiUrl: site.url })]) {
+      const sentBefore = paymentsSent(site).length;
+      for (let i = 0; i < 3; i++) await agent.fetch(`${site.url}/page`).catch(() => undefined);
+      await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'payment_unconfirmed' });
+      expect(paymentsSent(site).length - sentBefore).toBe(1);
+    }
   });
 
   it('stops waiting on a verify_url that never answers when the caller aborts, and so do fetches waiting on that payment', async () => {

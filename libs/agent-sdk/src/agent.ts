@@ -3,6 +3,7 @@ import {
   cappedJson,
   decodeBase64Json,
   DEFAULT_GATE_TTL_SECONDS,
+  readGate,
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
@@ -381,15 +382,6 @@ export function createAgent(options: AgentOptions): Agent {
   const unpaidEnds = new Map<string, { endedAt: number; error: unknown }>();
   let clock = 0;
   let apiUrl = options.apiUrl?.replace(/\/+$/, '');
-  /** Whether `verifyUrl` is on the API the caller named (not one learned from a site's 402). */
-  const isCallersApi = (verifyUrl: string): boolean => {
-    if (!options.apiUrl) return false;
-    try {
-      return new URL(verifyUrl).origin === new URL(options.apiUrl).origin;
-    } catch {
-      return false;
-    }
-  };
 
   /** A page's cached token goes to that page only, whichever hop of a redirect chain it is. */
   const tokenFor = (url: URL): Record<string, string> => {
@@ -675,14 +667,6 @@ export function createAgent(options: AgentOptions): Agent {
       ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    // Only the API's own refusal of the payment: a proxy's error page, a redirect or an unreadable
-    // answer says nothing of it. And only an API the caller named: any other verify_url is the
-    // site's word (it could refuse every payment it took, to be paid again for the page).
-    const trusted = earlier.verifyUrl !== undefined && isCallersApi(earlier.verifyUrl);
-    if (asked && trusted && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined) {
-      unconfirmed.forget(page);
-      return undefined;
-    }
     const token = asked?.status === 200 ? verifyAnswerOf(body).accessToken : undefined;
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
@@ -692,11 +676,18 @@ export function createAgent(options: AgentOptions): Agent {
       return undefined;
     }
     if (!token) {
+      // The API's refusal says no token will come, not that the money stayed: the site got the
+      // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
+      // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
+      const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+      if (refused) earlier.until = Math.min(earlier.until, authorizationOverAt(earlier));
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
         'payment_unconfirmed',
-        "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
+        refused
+          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(earlier.until).toISOString()}`
+          : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
       );
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
@@ -797,16 +788,15 @@ export function createAgent(options: AgentOptions): Agent {
         return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
       }
       // A refusal is believed only from the API the caller named: any other is the site's word.
-      if (!answered || isUnanswered(answered.status) || !isCallersApi(earlier.verifyUrl)) {
-        await answered?.body?.cancel().catch(() => undefined);
-        throw new PaymentFailedError(
-          url,
-          'transfer_unproven',
-          'a transfer this agent sent for the page is not proven yet (its verify_url does not answer, or refuses it and is not on the apiUrl the agent was given); retry later rather than pay twice',
-        );
-      }
-      // Refused for good (its gate expired, the proof judged): what that transfer bought is lost; this page is paid anew.
-      unproven.forget(page);
+      // The USDC moved, whatever the verify_url says: until the gate expires the page waits for
+      // that proof, rather than send a second transfer (a site can copy a real gate's 402 with its
+      // own payTo, and the real API then refuses the proof for good).
+      await answered?.body?.cancel().catch(() => undefined);
+      throw new PaymentFailedError(
+        url,
+        'transfer_unproven',
+        `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
+      );
     }
     // The transfer goes to whatever chain the RPC is: it must be the one the site asks to be paid on.
     const chainId = await payer.chain().wallet.getChainId();
@@ -843,16 +833,15 @@ export function createAgent(options: AgentOptions): Agent {
       keepUnproven();
       throw error;
     }
-    // Not proven: asked again on the next fetch, rather than a transfer sent again. A refusal from the
-    // API the caller named is final (what that transfer bought is lost); from any other, the site's word.
-    if (verified.status !== 200 && (isUnanswered(verified.status) || !isCallersApi(verifyUrl))) keepUnproven();
     const answer = verifyAnswerOf(await jsonOf(verified));
-    if (verified.status !== 200 || !answer.accessToken)
+    if (verified.status !== 200 || !answer.accessToken) {
+      keepUnproven(); // no token for it: asked again on the next fetch, never a second transfer
       throw new PaymentFailedError(
         url,
         answer.reason ?? `verify_${verified.status}`,
         answer.detail ?? `sent ${txHash}, but the gate was not opened`,
       );
+    }
     report(url, offer, txHash, 'transfer');
     return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
   }
@@ -882,18 +871,24 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
-   * The voucher whose answer was lost for this page, sent again (the gate answers it as it did):
-   * the page it bought, or undefined once the site refuses it (its gate expired, or it never
-   * reached it: the page is paid anew, a correction saying what the channel was charged). Fails
-   * while the site still does not say.
+   * The voucher whose answer was lost for this page, sent again (the gate answers it as it did, for
+   * its gate): the page it bought. Until its gate is over, the page is paid no other way: a voucher
+   * sent again and refused (a 402, whoever answers it) fails the fetch, since the gate may have
+   * charged it the first time and a new voucher would meet its correction and pay the page twice.
+   * One the gate shows was not charged (another page's voucher took its total) is forgotten before.
+   * Run under its own channel's turn, whatever channel the page's offer names now.
    */
   async function resendLostVoucher(
     url: string,
     pageKey: string,
     lost: LostVoucher,
-    channel: Channel,
     retry: Retry,
-  ): Promise<{ response: Response; token?: string } | undefined> {
+    maxPrice: bigint,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; token?: string }> {
+    signal?.throwIfAborted();
+    if (lost.offer.amount > maxPrice)
+      throw new PriceTooHighError(url, formatMicrosUsd(lost.offer.amount), formatMicrosUsd(maxPrice));
     let response!: Response;
     const paidAnswer = await resendWhileUnconfirmed(async () => {
       const sent = await retry({ 'PAYMENT-SIGNATURE': lost.header });
@@ -901,10 +896,14 @@ export function createAgent(options: AgentOptions): Agent {
       return sent.answer;
     }, PENDING_RETRIES);
     const answer = voucherAnswerOf(paidAnswer);
+    const channel = channels.get(lost.channelKey);
     if (answer.kind === 'charged') {
       lostVouchers.forget(pageKey);
-      if (lost.total > channel.charged) markCharged(channel, lost.total);
-      channels.saveAfterAnswer();
+      if (channel) {
+        if (lost.total > channel.charged) markCharged(channel, lost.total);
+        forgetLostVouchersAt(lost.channelKey, lost.total, pageKey);
+        channels.saveAfterAnswer();
+      }
       options.onPayment?.({
         url,
         priceUsd: formatMicrosUsd(lost.offer.amount),
@@ -913,7 +912,7 @@ export function createAgent(options: AgentOptions): Agent {
         payer: payer.address,
         txHash: answer.settlement.transaction || null,
         mode: 'voucher',
-        channelId: channel.channelId,
+        channelId: channel?.channelId,
       });
       return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
     }
@@ -924,14 +923,20 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
-    if (answer.kind === 'unconfirmed')
-      throw new PaymentFailedError(
-        url,
-        'payment_unconfirmed',
-        `the voucher this agent sent for the page before, its answer lost, is still not answered (the site answered ${response.status}); retry later rather than pay twice`,
-      );
-    lostVouchers.forget(pageKey);
-    return undefined;
+    throw new PaymentFailedError(
+      url,
+      'payment_unconfirmed',
+      answer.kind === 'unconfirmed'
+        ? `the voucher this agent sent for the page before, its answer lost, is still not answered (the site answered ${response.status}); retry later rather than pay twice`
+        : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(lost.until).toISOString()}`,
+    );
+  }
+
+  /** A voucher of this channel charged at `total`: a lost one of another page at the same total was not (the gate takes each total once). */
+  function forgetLostVouchersAt(channelKey: string, total: bigint, chargedPage: string): void {
+    lostVouchers.forgetWhere(
+      (page, lost) => page !== chargedPage && lost.channelKey === channelKey && lost.total === total,
+    );
   }
 
   /**
@@ -951,13 +956,10 @@ export function createAgent(options: AgentOptions): Agent {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
     const pageKey = TokenCache.key(new URL(url));
+    const lost = lostVouchers.get(pageKey);
+    if (lost)
+      return channels.exclusive(lost.channelKey, () => resendLostVoucher(url, pageKey, lost, retry, maxPrice, signal));
     return channels.exclusive(key, async () => {
-      const lost = lostVouchers.get(pageKey);
-      const known = channels.get(key);
-      if (lost && lost.channelKey === key && known) {
-        const bought = await resendLostVoucher(url, pageKey, lost, known, retry);
-        if (bought) return bought;
-      } else if (lost) lostVouchers.forget(pageKey); // its channel's terms changed: its gate is gone
       // A voucher whose answer is lost is remembered until its gate is over; with no room to remember one more, none is sent.
       const room = lostVouchers.roomFor(pageKey);
       if (room !== 'yes')
@@ -1065,6 +1067,7 @@ export function createAgent(options: AgentOptions): Agent {
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           markCharged(channel, total);
+          forgetLostVouchersAt(key, total, pageKey);
           channels.saveAfterAnswer();
           options.onPayment?.({
             url,
@@ -1553,7 +1556,27 @@ const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MA
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A voucher sent for a page whose answer was lost, remembered while its gate may live. */
+/** The longest a lost voucher is remembered, whatever expiry its gate names. */
+const MAX_LOST_VOUCHER_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A voucher sent for a page whose answer was lost, remembered while its gate may take it again: to
+ * the expiry its gate names (a Crawlgate gate's id carries it; an API may set gates' lifetime), else
+ * the default gate's lifetime.
+ */
 function lostVoucher(channelKey: string, total: bigint, header: string, offer: Offer): LostVoucher {
-  return { channelKey, total, header, offer, until: Date.now() + DEFAULT_GATE_TTL_SECONDS * 1000 };
+  const gateId = offer.v2?.accepted.extra?.gate_id;
+  const exp = typeof gateId === 'string' ? readGate(gateId)?.exp : undefined;
+  const now = Date.now();
+  const until =
+    exp === undefined
+      ? now + DEFAULT_GATE_TTL_SECONDS * 1000
+      : Math.min(exp * 1000 + HELD_PAGE_MARGIN_MS, now + MAX_LOST_VOUCHER_MS);
+  return { channelKey, total, header, offer, until };
+}
+
+/** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
+function authorizationOverAt({ header, until }: UnconfirmedAuthorization): number {
+  const validBefore = authorizationOfHeader(header[1])?.validBefore;
+  return validBefore === undefined ? until : Number(validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
 }

@@ -89,6 +89,11 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
   forget(page: string): void {
     this.byPage.delete(page);
   }
+
+  /** Forgets every page whose payment `matches`. */
+  forgetWhere(matches: (page: string, payment: Payment) => boolean): void {
+    for (const [page, payment] of this.byPage) if (matches(page, payment)) this.byPage.delete(page);
+  }
 }
 
 /** A verify answer that says nothing of the payment yet: still settling (202), a limit, a timeout, a failure. */

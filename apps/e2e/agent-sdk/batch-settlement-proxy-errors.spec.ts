@@ -176,6 +176,12 @@ it('a 429 that never lets the voucher through: that page fails unconfirmed, and 
     expect(channel).toMatchObject({ charged: 3n * PRICE, deposited: 1_500_000n });
     expect(events.map((event) => event.url)).toEqual([url(1), url(3), url(4)]);
     expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
+    // The second page's lost voucher was for the total the third page's voucher was charged at: the
+    // gate takes each total once, so it was not charged, and that page is paid anew (not held).
+    const blockedSends = front.paid.filter((header) => header === blocked).length;
+    expect(await fetchPage(agent, url(2))).toEqual(served('stuck429-2'));
+    expect(await apiSide(channel.channelId)).toMatchObject({ charged: 4n * PRICE });
+    expect(front.paid.filter((header) => header === blocked)).toHaveLength(blockedSends); // not sent again
   } finally {
     await front.close();
   }

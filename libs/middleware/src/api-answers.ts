@@ -194,6 +194,11 @@ export function errorDetailOf(body: unknown): string | undefined {
   return isApiErrorBody(body) && typeof body.detail === 'string' ? body.detail : undefined;
 }
 
+/** A 503 body in which the API says the call took nothing (core's GateNotCharging): its detail. */
+export function notChargingDetailOf(body: unknown): string | undefined {
+  return (body as { charged?: unknown } | null | undefined)?.charged === false ? errorDetailOf(body) : undefined;
+}
+
 /** 200 of POST /v1/access-tokens/siwx: the paid token again. */
 export function siwxAccessOf(body: unknown): SiwxAccess | undefined {
   return hasFieldKinds<SiwxAccess>(body, SIWX) && body.access_token !== '' ? only(body, SIWX) : undefined;

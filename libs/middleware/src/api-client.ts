@@ -29,6 +29,7 @@ import {
 import {
   errorDetailOf,
   isApiErrorBody,
+  notChargingDetailOf,
   paidGateOf,
   pendingOf,
   refundedOf,
@@ -50,7 +51,9 @@ export type VerifyAnswer =
   /** 404: the gate expired (or never existed). */
   | { kind: 'gone' }
   /** 409: the proof paid another gate, or another proof paid (or is paying) this one. */
-  | { kind: 'conflict'; detail: string };
+  | { kind: 'conflict'; detail: string }
+  /** 503 that took nothing (`charged: false`): the same proof again after Retry-After. */
+  | { kind: 'not-charged'; detail: string; retryAfterSeconds: number };
 
 export interface ApiClientOptions {
   apiUrl: string;
@@ -202,6 +205,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       } else if (status === 409) {
         const detail = errorDetailOf(body);
         if (detail !== undefined) return { kind: 'conflict', detail };
+      } else if (status === 503) {
+        const detail = notChargingDetailOf(body);
+        if (detail !== undefined) return { kind: 'not-charged', detail, retryAfterSeconds: retryAfter(answer.headers) };
       }
       throw unexpected(label, answer, redactToken);
     },

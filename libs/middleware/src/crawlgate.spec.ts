@@ -710,6 +710,19 @@ describe('createCrawlgate', () => {
       },
     );
 
+    it('passes on a 503 in which the API says it took nothing (core GateNotCharging): the payer sends the same payment again after its Retry-After, not in doubt', async () => {
+      const busy = { detail: 'payments of this payer are in flight; nothing was charged', charged: false };
+      const { handle } = setup({}, { verify: () => ({ status: 503, headers: { 'retry-after': '1' }, body: busy }) });
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+      expect([answer.status, answer.headers['retry-after'], answer.json.charged]).toEqual([503, '1', false]);
+      expect(answer.json.detail).toMatch(/in flight/);
+      expect(answer.json.verify_url).toBeUndefined();
+      // Without charged: false, a 503 may follow a settlement: pending, as before.
+      const { handle: other } = setup({}, { verify: () => ({ status: 503, body: { detail: 'busy' } }) });
+      const pendingAnswer = respond(await other('/post/1', { 'x-payment': paymentV1() }));
+      expect([pendingAnswer.status, pendingAnswer.json.charged]).toEqual([503, undefined]);
+    });
+
     it('answers a settlement still pending with 503, Retry-After and the gate to ask for the token', async () => {
       const { handle } = setup({}, { verify: (gateId) => ({ ...pending(gateId), headers: { 'retry-after': '7' } }) });
       const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));

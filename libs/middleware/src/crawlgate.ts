@@ -231,6 +231,8 @@ const MIN_REPORT_INTERVAL_MS = 10_000;
 const VERIFY_MARGIN_MS = 5_000;
 const DEFAULT_MAX_API_CALLS_IN_FLIGHT = 256;
 const BUSY_WARNING_INTERVAL_MS = 60_000;
+/** The longest Retry-After passed on from the API's "took nothing" 503: the payer comes back within it. */
+const MAX_NOT_CHARGED_RETRY_AFTER_SECONDS = 60;
 
 type Visitor =
   | { kind: 'person' }
@@ -646,6 +648,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           );
         }
         return refundAnswer(answer.refunded, payment);
+      case 'not-charged':
+        // The API took nothing (a payer's settlements at their limit, say): the same payment again later.
+        return notCharging(answer.detail, Math.min(answer.retryAfterSeconds, MAX_NOT_CHARGED_RETRY_AFTER_SECONDS));
       case 'pending':
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
         return settlementPending(gateId, terms, route, answer.retryAfterSeconds);

@@ -25,7 +25,7 @@ import {
   type Gate,
 } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
-import { conflict, notFound, unavailable } from '../http/api-error';
+import { conflict, notCharged, notFound, unavailable } from '../http/api-error';
 import {
   broadcastMayHaveLanded,
   chainUnavailable,
@@ -153,7 +153,7 @@ export class VoucherPaymentsService {
     assertPayeeStands(site, gate);
     assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
     if (!(await this.claimer.relayerCanClaimNow()))
-      throw unavailable(
+      throw notCharged(
         'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
         30,
       );

@@ -173,8 +173,9 @@ describe('an EOA that sends more payments at once than may be in flight', () => 
     expect((await relayerSent()) - before).toBe(MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
     expect(refused).toHaveLength(extra);
     for (const answer of refused)
-      expect([answer.body.detail, answer.headers.get('retry-after')]).toEqual([
+      expect([answer.body.detail, answer.body.charged, answer.headers.get('retry-after')]).toEqual([
         expect.stringMatching(/in flight/),
+        false,
         '1',
       ]);
     await client.mine({ blocks: 1 });

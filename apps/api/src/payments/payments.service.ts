@@ -23,7 +23,7 @@ import {
   type Gate,
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
-import { ApiError, conflict, notFound, unavailable } from '../http/api-error';
+import { ApiError, conflict, notCharged, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -423,7 +423,7 @@ export class PaymentsService {
           kind: 'claimed',
           ...(await this.store.claimInPayerTurn(row).catch((error: unknown) => {
             if (error instanceof PayerTurnBusy)
-              throw unavailable(
+              throw notCharged(
                 'Another payment of this payer is being recorded; nothing was charged: retry shortly',
                 1,
               );
@@ -625,7 +625,7 @@ function assertPayable(payment: Payment | null): void {
 export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
 
 const payerInFlightFull = () =>
-  unavailable(
+  notCharged(
     `${MAX_PAYER_SETTLEMENTS_IN_FLIGHT} settlements of this payer are in flight, the most at once; nothing was charged: retry shortly (or pay many pages with batch-settlement vouchers)`,
     1,
   );
@@ -638,7 +638,7 @@ const payerInFlightFull = () =>
  * contract payer and authorization lifetime, not one per request sent at once.
  */
 const contractPayerInTurn = () =>
-  unavailable(
+  notCharged(
     'A contract wallet’s payments are settled one at a time, and one before this is still settling (or held until it expires, having reverted); nothing was charged: retry shortly',
     2,
   );

@@ -3,7 +3,6 @@ import {
   cappedJson,
   decodeBase64Json,
   DEFAULT_GATE_TTL_SECONDS,
-  readGate,
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
@@ -13,6 +12,7 @@ import {
   MAX_PRICE_MICROS,
   parseUsdAmount,
   paymentHistoryMessage,
+  readGate,
   WALLET_PROOF_HEADER,
   WALLET_PROOF_MAX_SECONDS,
   X402_BATCH_SETTLEMENT_ADDRESS,
@@ -787,7 +787,6 @@ export function createAgent(options: AgentOptions): Agent {
         report(url, offer, null, 'transfer');
         return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
       }
-      // A refusal is believed only from the API the caller named: any other is the site's word.
       // The USDC moved, whatever the verify_url says: until the gate expires the page waits for
       // that proof, rather than send a second transfer (a site can copy a real gate's 402 with its
       // own payTo, and the real API then refuses the proof for good).

@@ -509,13 +509,20 @@ describe('@crawlgate/agent', () => {
    * A site offering a real gate's terms with its own payTo, and either its own verify_url answering
    * `verify` or the real one (which refuses a transfer that did not pay its gate). Its pages as a bot fetches them.
    */
-  async function startCopyingSite(payTo: string, verify?: (response: import('node:http').ServerResponse) => void) {
+  async function startCopyingSite(
+    payTo: string,
+    verify?: (response: import('node:http').ServerResponse) => void,
+    maxTimeoutSeconds?: number,
+  ) {
     const copying = createServer((request, response) => {
       if (request.method === 'POST' && verify) return verify(response);
       void fetch(`${siteUrl}${request.url}`, asBot).then(async (offered) => {
         const body = (await offered.json()) as { verify_url: string; accepts: { payTo: string }[] };
         if (verify) body.verify_url = body.verify_url.replace(/^https?:\/\/[^/]+/, copyingUrl);
-        for (const offer of body.accepts) offer.payTo = payTo;
+        for (const offer of body.accepts as { payTo: string; maxTimeoutSeconds?: number }[]) {
+          offer.payTo = payTo;
+          if (maxTimeoutSeconds !== undefined) offer.maxTimeoutSeconds = maxTimeoutSeconds;
+        }
         response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       });
     });
@@ -565,6 +572,24 @@ describe('@crawlgate/agent', () => {
       await copying.close();
     }
   });
+
+  it('holds such a page for a gate’s life whatever timeout the copying site names', async () => {
+    const attacker = newWallet().address;
+    const refuse = (r: any) =>
+      void r.writeHead(400, { 'content-type': 'application/json' }).end('{"detail":"no such transfer"}');
+    const copying = await startCopyingSite(attacker, refuse, 1);
+    try {
+      const { agent, wallet } = await fundedAgent({ payMode: 'transfer' });
+      await fundEth(gated.app, wallet.address);
+      for (let fetches = 0; fetches < 3; fetches++) {
+        await agent.fetch(`${copying.url}/article/short-timeout`, asBot).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+      }
+      expect(await transfersTo(gated.app, attacker)).toHaveLength(1);
+    } finally {
+      await copying.close();
+    }
+  }, 30_000);
 
   it('signs its transfer proof through a WalletClient too', async () => {
     const wallet = newWallet();

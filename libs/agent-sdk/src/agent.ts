@@ -2,7 +2,6 @@ import {
   BATCH_SETTLEMENT_SCHEME,
   cappedJson,
   decodeBase64Json,
-  DEFAULT_GATE_TTL_SECONDS,
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
@@ -71,6 +70,8 @@ import {
   MAX_PAYMENTS_IN_DOUBT,
   MAX_PAYMENTS_IN_DOUBT_PER_HOST,
   PaymentsInDoubt,
+  gateHoldUntil,
+  neverCharged,
   tookNothing,
   type LostVoucher,
   type UnconfirmedAuthorization,
@@ -823,8 +824,7 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
     };
     const proof = JSON.stringify(request);
-    const keepUnproven = () =>
-      unproven.keep(page, { verifyUrl, proof, until: Date.now() + offer.maxTimeoutSeconds * 1000 });
+    const keepUnproven = () => unproven.keep(page, { verifyUrl, proof, until: gateHoldUntil(offer.gateExp) });
     let verified: Response;
     try {
       verified = await postToVerifyUrl(verifyUrl, proof);
@@ -900,7 +900,7 @@ export function createAgent(options: AgentOptions): Agent {
       lostVouchers.forget(pageKey);
       if (channel) {
         if (lost.total > channel.charged) markCharged(channel, lost.total);
-        forgetLostVouchersAt(lost.channelKey, lost.total, pageKey);
+        forgetLostVouchersAt(lost.channelKey, lost.total, lost.offer.amount, pageKey);
         channels.saveAfterAnswer();
       }
       options.onPayment?.({
@@ -931,10 +931,11 @@ export function createAgent(options: AgentOptions): Agent {
     );
   }
 
-  /** A voucher of this channel charged at `total`: a lost one of another page at the same total was not (the gate takes each total once). */
-  function forgetLostVouchersAt(channelKey: string, total: bigint, chargedPage: string): void {
+  /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */
+  function forgetLostVouchersAt(channelKey: string, charged: bigint, price: bigint, chargedPage: string): void {
     lostVouchers.forgetWhere(
-      (page, lost) => page !== chargedPage && lost.channelKey === channelKey && lost.total === total,
+      (page, lost) =>
+        page !== chargedPage && lost.channelKey === channelKey && neverCharged(lost.total, charged, price),
     );
   }
 
@@ -1066,7 +1067,7 @@ export function createAgent(options: AgentOptions): Agent {
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           markCharged(channel, total);
-          forgetLostVouchersAt(key, total, pageKey);
+          forgetLostVouchersAt(key, total, current.amount, pageKey);
           channels.saveAfterAnswer();
           options.onPayment?.({
             url,
@@ -1555,22 +1556,10 @@ const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MA
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The longest a lost voucher is remembered, whatever expiry its gate names. */
-const MAX_LOST_VOUCHER_MS = 24 * 60 * 60 * 1000;
-
-/**
- * A voucher sent for a page whose answer was lost, remembered while its gate may take it again: to
- * the expiry its gate names (a Crawlgate gate's id carries it; an API may set gates' lifetime), else
- * the default gate's lifetime.
- */
+/** A voucher sent for a page whose answer was lost, remembered while its gate may take it again (gateHoldUntil). */
 function lostVoucher(channelKey: string, total: bigint, header: string, offer: Offer): LostVoucher {
   const gateId = offer.v2?.accepted.extra?.gate_id;
-  const exp = typeof gateId === 'string' ? readGate(gateId)?.exp : undefined;
-  const now = Date.now();
-  const until =
-    exp === undefined
-      ? now + DEFAULT_GATE_TTL_SECONDS * 1000
-      : Math.min(exp * 1000 + HELD_PAGE_MARGIN_MS, now + MAX_LOST_VOUCHER_MS);
+  const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
   return { channelKey, total, header, offer, until };
 }
 

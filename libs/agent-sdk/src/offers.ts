@@ -15,6 +15,7 @@ import {
   type BatchSettlementExtra,
   type ExactExtra,
   type GateOffer,
+  type GateTerms,
   type Hex,
   type PaymentRequiredV2,
   type PaymentRequirementsV1,
@@ -41,6 +42,8 @@ export interface Offer {
   verifyUrl?: string;
   /** Crawlgate gates only: the ref of the gate verifyUrl posts to, which a transfer proof is signed for. */
   gateRef?: string;
+  /** Crawlgate gates only: that gate's expiry (epoch seconds) as its id says: the site's word, unchecked. */
+  gateExp?: number;
   v2?: { accepted: PaymentRequirementsV2; resource: ResourceInfo };
   /** batch-settlement offers only: the channel terms of `extra`, and a corrective 402's view of the channel. */
   batch?: BatchTerms;
@@ -74,10 +77,10 @@ export async function readOffers(response: Response): Promise<Offer[]> {
   const v2 = Array.isArray(required?.accepts)
     ? required.accepts.map((r: unknown) => fromV2(untrusted<PaymentRequirementsV2>(r), resource, verifyUrl))
     : [];
-  const gateRef = gateRefOf(verifyUrl);
+  const gate = gateOf(verifyUrl);
   return [...v2, ...v1]
     .filter((offer): offer is Offer => offer !== null)
-    .map((offer) => (gateRef ? { ...offer, gateRef } : offer));
+    .map((offer) => (gate ? { ...offer, gateRef: gate.ref, gateExp: gate.exp } : offer));
 }
 
 /**
@@ -94,12 +97,12 @@ function postableUrl(value: unknown, pageUrl: string): string | undefined {
   return protocol === 'http:' && isLoopbackHost(hostname) && localSite ? value : undefined;
 }
 
-/** The ref inside the gate id of `…/v1/gates/{id}/verify`: what the API checks a transfer proof against. */
-function gateRefOf(verifyUrl: string | undefined): string | undefined {
+/** The terms inside the gate id of `…/v1/gates/{id}/verify` (its ref is what the API checks a transfer proof against). */
+function gateOf(verifyUrl: string | undefined): GateTerms | undefined {
   if (!verifyUrl || !URL.canParse(verifyUrl)) return undefined;
   const id = /\/v1\/gates\/([^/]+)\/verify$/.exec(new URL(verifyUrl).pathname)?.[1];
   try {
-    return readGate(id && decodeURIComponent(id))?.ref;
+    return readGate(id && decodeURIComponent(id)) ?? undefined;
   } catch {
     return undefined; // a malformed escape: not a gate we can prove a transfer to
   }

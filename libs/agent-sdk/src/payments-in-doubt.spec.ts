@@ -1,4 +1,13 @@
-import { gateOfPendingAnswer, isUnanswered, PaymentsInDoubt, tookNothing } from './payments-in-doubt';
+import {
+  gateHoldUntil,
+  gateOfPendingAnswer,
+  isUnanswered,
+  MAX_GATE_HOLD_MS,
+  MIN_GATE_HOLD_MS,
+  neverCharged,
+  PaymentsInDoubt,
+  tookNothing,
+} from './payments-in-doubt';
 
 describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });
@@ -99,5 +108,43 @@ describe('tookNothing', () => {
     { charged: true },
   ])('is false for %p', (body) => {
     expect(tookNothing(body)).toBe(false);
+  });
+});
+
+describe('neverCharged', () => {
+  // The gate charged a voucher for 11000, a page of 1000: the channel was at 10000 when it took it.
+  it('is true of a total above the channel before that voucher and at most its total', () => {
+    expect([10_001n, 10_500n, 11_000n].map((total) => neverCharged(total, 11_000n, 1_000n))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it('is false of a total the channel may have been charged before it, and of one above it', () => {
+    expect([9_000n, 10_000n, 11_001n, 20_000n].map((total) => neverCharged(total, 11_000n, 1_000n))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe('gateHoldUntil', () => {
+  const now = 1_800_000_000_000;
+
+  it('holds past the expiry the gate names, with a minute for clocks', () => {
+    const exp = now / 1000 + 3_600;
+    expect(gateHoldUntil(exp, now)).toBe(exp * 1000 + 60_000);
+  });
+
+  it('holds a gate’s default life at least, whatever expiry a site names, or none', () => {
+    for (const exp of [undefined, 0, now / 1000 - 60, now / 1000 + 1])
+      expect(gateHoldUntil(exp, now)).toBe(now + MIN_GATE_HOLD_MS);
+  });
+
+  it('holds a day at most', () => {
+    expect(gateHoldUntil(now / 1000 + 30 * 24 * 3_600, now)).toBe(now + MAX_GATE_HOLD_MS);
   });
 });

@@ -5,6 +5,8 @@
  * the next fetch of the page asks about it instead of paying a second time.
  */
 
+import { DEFAULT_GATE_TTL_SECONDS } from '@crawlgate/core';
+import { HELD_PAGE_MARGIN_MS } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
 
@@ -13,7 +15,7 @@ export interface UnprovenTransfer {
   verifyUrl: string;
   /** The body posted: `{tx_hash, signature, payer}`. */
   proof: string;
-  /** Epoch milliseconds: the gate expires then, and its API refuses the proof after. */
+  /** Epoch milliseconds: past its gate's expiry (gateHoldUntil), when its API refuses the proof. */
   until: number;
 }
 
@@ -26,6 +28,35 @@ export interface UnconfirmedAuthorization {
   header: [name: string, value: string];
   /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
   until: number;
+}
+
+/**
+ * Whether a voucher for `total` was surely never charged, the gate having charged this channel's
+ * voucher for `charged`, a page of `price`: it took that one on a channel at `charged - price`,
+ * below `total`, and never takes a total at or below what the channel holds. The agent's own record
+ * of what it signed and was answered, not a site's claim of what it holds.
+ */
+export function neverCharged(total: bigint, charged: bigint, price: bigint): boolean {
+  return total > charged - price && total <= charged;
+}
+
+/**
+ * The shortest a payment held in doubt until its gate is over is kept, whatever the site says of
+ * that gate (a gate already expired, a timeout of a second): a gate's default life.
+ */
+export const MIN_GATE_HOLD_MS = DEFAULT_GATE_TTL_SECONDS * 1000;
+/** The longest, whatever the site says: an API may give gates up to a day. */
+export const MAX_GATE_HOLD_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Until when a payment is held in doubt for its gate, which expires at `gateExp` as the gate id
+ * says (epoch seconds; undefined when the site names none): past it, with a margin for clocks,
+ * within [MIN_GATE_HOLD_MS, MAX_GATE_HOLD_MS] of now. The id's expiry is the site's word, never a
+ * reason to let go sooner.
+ */
+export function gateHoldUntil(gateExp: number | undefined, now = Date.now()): number {
+  const named = gateExp === undefined ? 0 : gateExp * 1000 + HELD_PAGE_MARGIN_MS;
+  return Math.max(now + MIN_GATE_HOLD_MS, Math.min(named, now + MAX_GATE_HOLD_MS));
 }
 
 /**

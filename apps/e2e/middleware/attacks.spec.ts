@@ -474,12 +474,12 @@ describe.each(MISREAD_ROUTERS)('$name ($routing)', (framework) => {
 describe('Express trusting every X-Forwarded-For', () => {
   const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
   const GOOGLE_IP = '66.249.66.1';
-  const start = async (trust: boolean | string) => {
+  const start = async (trust: boolean | string | number) => {
     const app = express();
     app.set('trust proxy', trust);
     app.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
     app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
-    return listening(app.listen(0, '127.0.0.1'));
+    return { ...(await listening(app.listen(0, '127.0.0.1'))), app };
   };
 
   it('judges a crawler by the connection’s address when the app trusts any X-Forwarded-For, and warns', async () => {
@@ -490,6 +490,21 @@ describe('Express trusting every X-Forwarded-For', () => {
       expect(site.warnings.some((warning) => /trust proxy/.test(warning))).toBe(true);
     } finally {
       await server.close();
+    }
+  });
+
+  it('does so for a hop count of 64, and for a setting made after the app answered its first request', async () => {
+    const hops = await start(64);
+    const late = await start(false);
+    try {
+      const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP };
+      expect((await get(hops, '/articles/trust-hops', spoof)).status).toBe(402);
+      expect((await get(late, '/articles/trust-late-0', spoof)).status).toBe(402);
+      late.app.set('trust proxy', true);
+      expect((await get(late, '/articles/trust-late-1', spoof)).status).toBe(402);
+    } finally {
+      await hops.close();
+      await late.close();
     }
   });
 

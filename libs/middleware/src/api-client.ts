@@ -40,6 +40,9 @@ import {
 
 export type { GateOffer, PaidGate, SiteOffer };
 
+/** The most of an API's "took nothing" detail passed on to a payer. */
+const MAX_NOT_CHARGED_DETAIL_LENGTH = 300;
+
 export type VerifyAnswer =
   | { kind: 'paid'; paid: PaidGate }
   /** 200 for a batch-settlement refund payload: nothing paid; the channel's rest went back to its payer. */
@@ -207,7 +210,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         if (detail !== undefined) return { kind: 'conflict', detail };
       } else if (status === 503) {
         const detail = notChargingDetailOf(body);
-        if (detail !== undefined) return { kind: 'not-charged', detail, retryAfterSeconds: retryAfter(answer.headers) };
+        // Said to the payer: the site token blanked (before the cut), and no longer than any detail of the API's.
+        if (detail !== undefined)
+          return {
+            kind: 'not-charged',
+            detail: redactToken(detail).slice(0, MAX_NOT_CHARGED_DETAIL_LENGTH),
+            retryAfterSeconds: retryAfter(answer.headers),
+          };
       }
       throw unexpected(label, answer, redactToken);
     },

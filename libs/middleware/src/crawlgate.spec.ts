@@ -717,6 +717,12 @@ describe('createCrawlgate', () => {
       expect([answer.status, answer.headers['retry-after'], answer.json.charged]).toEqual([503, '1', false]);
       expect(answer.json.detail).toMatch(/in flight/);
       expect(answer.json.verify_url).toBeUndefined();
+      // Whatever answers in the API's place: the site token blanked, and the detail cut.
+      const echo = { detail: `${SITE_TOKEN} ${'x'.repeat(10_000)}`, charged: false };
+      const { handle: echoing } = setup({}, { verify: () => ({ status: 503, body: echo }) });
+      const echoed = respond(await echoing('/post/1', { 'x-payment': paymentV1() }));
+      expect(echoed.json.detail).not.toContain(SITE_TOKEN);
+      expect(echoed.json.detail.length).toBeLessThanOrEqual(300);
       // Without charged: false, a 503 may follow a settlement: pending, as before.
       const { handle: other } = setup({}, { verify: () => ({ status: 503, body: { detail: 'busy' } }) });
       const pendingAnswer = respond(await other('/post/1', { 'x-payment': paymentV1() }));

@@ -63,19 +63,22 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
   return Object.assign(middleware, { close: () => gate.close() });
 }
 
+/** Each compiled `trust proxy fn`'s verdict: the setting is read on every request (an app may change it), judged once. */
 const trustsEveryForwarderOf = new WeakMap<object, boolean>();
 
 /**
  * Whether an Express app's `trust proxy` trusts any address at any depth of X-Forwarded-For (`true`,
- * or a hop count no proxy chain reaches): its req.ip is then the client's own word. Read once per app.
+ * or a hop count of 64 or more: no proxy chain is that long): its req.ip is then the client's own word.
  */
 function trustsEveryForwarder(app: NodeRequest['app']): boolean {
   if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return false; // an Express app is a function
-  let trusts = trustsEveryForwarderOf.get(app);
+  const trust = typeof app.get === 'function' ? app.get('trust proxy fn') : undefined;
+  if (typeof trust !== 'function') return false;
+  let trusts = trustsEveryForwarderOf.get(trust);
   if (trusts === undefined) {
-    const trust = typeof app.get === 'function' ? app.get('trust proxy fn') : undefined;
-    trusts = typeof trust === 'function' && trust('203.0.113.7', 64) === true;
-    trustsEveryForwarderOf.set(app, trusts);
+    // A hop count n is compiled to `index < n`: index 63 is trusted from 64 hops up.
+    trusts = (trust as (address: string, index: number) => unknown)('203.0.113.7', 63) === true;
+    trustsEveryForwarderOf.set(trust, trusts);
   }
   return trusts;
 }

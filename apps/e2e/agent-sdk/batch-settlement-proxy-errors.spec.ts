@@ -8,7 +8,7 @@
 
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
+import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { page, type SiteServer } from '../middleware/support/site-servers';
 import { depositsOf as depositsOfSite, startVoucherSite } from '../middleware/support/voucher-site';
@@ -89,7 +89,7 @@ async function voucherAgent() {
     batchSettlement: { depositUsd: '1.5' },
     onPayment: (event) => events.push(event),
   });
-  return { agent, events };
+  return { agent, events, wallet };
 }
 
 const depositsOf = (channelId: `0x${string}`) => depositsOfSite(site, channelId);
@@ -271,3 +271,35 @@ it('a front that answers a bare 402 to a voucher the gate charged, sent again: t
     await front.close();
   }
 }, 60_000);
+
+it('a lost voucher of a channel withdrawn since: the new channel’s charges do not let it go, and sent again it reads its page on its own channel', async () => {
+  let lost: string | undefined;
+  let down = true;
+  const front = await startFront((header, index) => {
+    if (index === 1) {
+      lost = header;
+      return 'forwardThen502';
+    }
+    return header === lost && down ? 'refuse502' : 'forward';
+  });
+  try {
+    const { agent, wallet } = await voucherAgent();
+    const url = (name: string) => `${front.url}/articles/withdrawn-${name}`;
+    expect(await fetchPage(agent, url('first'))).toEqual(served('withdrawn-first'));
+    expect(await fetchPage(agent, url('lost'))).toEqual({ reason: 'payment_unconfirmed' });
+    const [old] = agent.channels();
+    await fundEth(site.app, wallet.address);
+    await agent.initiateWithdraw();
+    // A new channel on the same terms, charged past the lost voucher's total.
+    for (const name of ['b1', 'b2', 'b3'])
+      expect(await fetchPage(agent, url(name))).toEqual(served(`withdrawn-${name}`));
+    down = false;
+    expect(await fetchPage(agent, url('lost'))).toEqual(served('withdrawn-lost'));
+    const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/withdrawn-lost' } });
+    expect(paid.map((payment) => payment.channelId)).toEqual([old.channelId]);
+    // The new channel's count is its own: its next page pays on.
+    expect(await fetchPage(agent, url('b4'))).toEqual(served('withdrawn-b4'));
+  } finally {
+    await front.close();
+  }
+}, 90_000);

@@ -895,12 +895,13 @@ export function createAgent(options: AgentOptions): Agent {
       return sent.answer;
     }, PENDING_RETRIES);
     const answer = voucherAnswerOf(paidAnswer);
-    const channel = channels.get(lost.channelKey);
+    // Its own channel: one withdrawn since is replaced by a new one on the same terms (the same key).
+    const channel = channels.all().find((known) => known.channelId === lost.channelId);
     if (answer.kind === 'charged') {
       lostVouchers.forget(pageKey);
       if (channel) {
         if (lost.total > channel.charged) markCharged(channel, lost.total);
-        forgetLostVouchersAt(lost.channelKey, lost.total, lost.offer.amount, pageKey);
+        forgetLostVouchersAt(lost.channelId, lost.total, lost.offer.amount, pageKey);
         channels.saveAfterAnswer();
       }
       options.onPayment?.({
@@ -932,10 +933,9 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */
-  function forgetLostVouchersAt(channelKey: string, charged: bigint, price: bigint, chargedPage: string): void {
+  function forgetLostVouchersAt(channelId: Hex, charged: bigint, price: bigint, chargedPage: string): void {
     lostVouchers.forgetWhere(
-      (page, lost) =>
-        page !== chargedPage && lost.channelKey === channelKey && neverCharged(lost.total, charged, price),
+      (page, lost) => page !== chargedPage && lost.channelId === channelId && neverCharged(lost.total, charged, price),
     );
   }
 
@@ -1059,7 +1059,7 @@ export function createAgent(options: AgentOptions): Agent {
             throw error;
           }
           await deposit?.settle('spent'); // no answer: the deposit may have been made
-          lostVouchers.keep(pageKey, lostVoucher(key, total, header, current));
+          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -1067,7 +1067,7 @@ export function createAgent(options: AgentOptions): Agent {
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           markCharged(channel, total);
-          forgetLostVouchersAt(key, total, current.amount, pageKey);
+          forgetLostVouchersAt(channel.channelId, total, current.amount, pageKey);
           channels.saveAfterAnswer();
           options.onPayment?.({
             url,
@@ -1087,7 +1087,7 @@ export function createAgent(options: AgentOptions): Agent {
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
           if (!awaitsResend(paidAnswer)) return { response, token };
-          lostVouchers.keep(pageKey, lostVoucher(key, total, header, current));
+          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
             throw new PaymentFailedError(
@@ -1557,10 +1557,10 @@ const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MA
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A voucher sent for a page whose answer was lost, remembered while its gate may take it again (gateHoldUntil). */
-function lostVoucher(channelKey: string, total: bigint, header: string, offer: Offer): LostVoucher {
+function lostVoucher(channelKey: string, channelId: Hex, total: bigint, header: string, offer: Offer): LostVoucher {
   const gateId = offer.v2?.accepted.extra?.gate_id;
   const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
-  return { channelKey, total, header, offer, until };
+  return { channelKey, channelId, total, header, offer, until };
 }
 
 /** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */

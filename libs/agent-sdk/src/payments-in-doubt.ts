@@ -5,7 +5,12 @@
  * the next fetch of the page asks about it instead of paying a second time.
  */
 
-import { DEFAULT_GATE_TTL_SECONDS } from '@crawlgate/core';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  DEFAULT_GATE_TTL_SECONDS,
+  MAX_AUTHORIZATION_SECONDS,
+  type Hex,
+} from '@crawlgate/core';
 import { HELD_PAGE_MARGIN_MS } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
@@ -45,8 +50,12 @@ export function neverCharged(total: bigint, charged: bigint, price: bigint): boo
  * that gate (a gate already expired, a timeout of a second): a gate's default life.
  */
 export const MIN_GATE_HOLD_MS = DEFAULT_GATE_TTL_SECONDS * 1000;
-/** The longest, whatever the site says: an API may give gates up to a day. */
-export const MAX_GATE_HOLD_MS = 24 * 60 * 60 * 1000;
+/**
+ * The longest, whatever the site says: as long as an authorization is held (its life and its
+ * token's). A site naming gates that live a day would otherwise fill the agent's room for payments
+ * in doubt (MAX_PAYMENTS_IN_DOUBT, over many host names) and stop its payments to every site for a day.
+ */
+export const MAX_GATE_HOLD_MS = (MAX_AUTHORIZATION_SECONDS + ACCESS_TOKEN_TTL_SECONDS) * 1000;
 
 /**
  * Until when a payment is held in doubt for its gate, which expires at `gateExp` as the gate id
@@ -66,8 +75,9 @@ export function gateHoldUntil(gateExp: number | undefined, now = Date.now()): nu
  * saying this one was charged, and pay the page a second time.
  */
 export interface LostVoucher {
-  /** The channel it was signed on (ChannelBook.key). */
+  /** The terms of the channel it was signed on (ChannelBook.key: its turn), and that channel (a withdrawn one is replaced on the same terms). */
   channelKey: string;
+  channelId: Hex;
   total: bigint;
   /** The PAYMENT-SIGNATURE sent. */
   header: string;

@@ -493,17 +493,21 @@ describe('Express trusting every X-Forwarded-For', () => {
     }
   });
 
-  it('does so for a hop count of 64, and for a setting made after the app answered its first request', async () => {
+  it('does so for a hop count of 64, a function trusting all with a truthy answer, and a setting made after the app answered its first request', async () => {
     const hops = await start(64);
+    const truthy = await start(false);
+    truthy.app.set('trust proxy', () => 1);
     const late = await start(false);
     try {
       const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP };
       expect((await get(hops, '/articles/trust-hops', spoof)).status).toBe(402);
+      expect((await get(truthy, '/articles/trust-truthy', spoof)).status).toBe(402);
       expect((await get(late, '/articles/trust-late-0', spoof)).status).toBe(402);
       late.app.set('trust proxy', true);
       expect((await get(late, '/articles/trust-late-1', spoof)).status).toBe(402);
     } finally {
       await hops.close();
+      await truthy.close();
       await late.close();
     }
   });

@@ -76,8 +76,10 @@ function trustsEveryForwarder(app: NodeRequest['app']): boolean {
   if (typeof trust !== 'function') return false;
   let trusts = trustsEveryForwarderOf.get(trust);
   if (trusts === undefined) {
-    // A hop count n is compiled to `index < n`: index 63 is trusted from 64 hops up.
-    trusts = (trust as (address: string, index: number) => unknown)('203.0.113.7', 63) === true;
+    // A hop count n is compiled to `index < n`: index 63 is trusted from 64 hops up. Any truthy answer
+    // trusts (proxy-addr's reading), and an app may listen on IPv6 only, so both kinds are asked.
+    const trusted = trust as (address: string, index: number) => unknown;
+    trusts = Boolean(trusted('203.0.113.7', 63)) || Boolean(trusted('2001:db8::7', 63));
     trustsEveryForwarderOf.set(trust, trusts);
   }
   return trusts;

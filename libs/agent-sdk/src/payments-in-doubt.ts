@@ -20,7 +20,7 @@ export interface UnprovenTransfer {
   verifyUrl: string;
   /** The body posted: `{tx_hash, signature, payer}`. */
   proof: string;
-  /** Epoch milliseconds: past its gate's expiry (gateHoldUntil), when its API refuses the proof. */
+  /** Epoch milliseconds: when it is no longer asked about (gateHoldUntil: past its gate's expiry, within bounds). */
   until: number;
 }
 
@@ -83,7 +83,7 @@ export interface LostVoucher {
   header: string;
   /** The offer it paid (reported with onPayment once the gate says it was charged). */
   offer: Offer;
-  /** Epoch milliseconds: its gate has surely expired by then. */
+  /** Epoch milliseconds: when it is let go (gateHoldUntil: past its gate's expiry, within bounds). */
   until: number;
 }
 

@@ -366,10 +366,12 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
-  const unproven = new PaymentsInDoubt<UnprovenTransfer>();
+  // Kept past their hold, until their page is asked about again: their gate's API still answers a
+  // payment it took after the gate expired, and only a refusal then frees the page.
+  const unproven = new PaymentsInDoubt<UnprovenTransfer>(true);
   const heldPages = new HeldPages();
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
-  const lostVouchers = new PaymentsInDoubt<LostVoucher>();
+  const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
@@ -788,15 +790,18 @@ export function createAgent(options: AgentOptions): Agent {
         report(url, offer, null, 'transfer');
         return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
       }
-      // The USDC moved, whatever the verify_url says: until the gate expires the page waits for
+      // The USDC moved, whatever the verify_url says: until the gate is over the page waits for
       // that proof, rather than send a second transfer (a site can copy a real gate's 402 with its
-      // own payTo, and the real API then refuses the proof for good).
+      // own payTo, and the real API then refuses the proof for good). Past it, asked once more
+      // without a token, what that transfer bought is lost: the page is paid anew.
       await answered?.body?.cancel().catch(() => undefined);
-      throw new PaymentFailedError(
-        url,
-        'transfer_unproven',
-        `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
-      );
+      if (Date.now() >= earlier.until) unproven.forget(page);
+      else
+        throw new PaymentFailedError(
+          url,
+          'transfer_unproven',
+          `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
+        );
     }
     // The transfer goes to whatever chain the RPC is: it must be the one the site asks to be paid on.
     const chainId = await payer.chain().wallet.getChainId();
@@ -871,9 +876,10 @@ export function createAgent(options: AgentOptions): Agent {
 
   /**
    * The voucher whose answer was lost for this page, sent again (the gate answers it as it did, for
-   * its gate): the page it bought. Until its gate is over, the page is paid no other way: a voucher
-   * sent again and refused (a 402, whoever answers it) fails the fetch, since the gate may have
-   * charged it the first time and a new voucher would meet its correction and pay the page twice.
+   * its gate, expired or not): the page it bought. Until its gate is over, the page is paid no other
+   * way: a voucher sent again and refused (a 402, whoever answers it) fails the fetch, since the gate
+   * may have charged it the first time and a new voucher would meet its correction and pay the page
+   * twice. Refused once its gate is over, it was never taken: undefined, and the page is paid anew.
    * One the gate shows was not charged (another page's voucher took its total) is forgotten before.
    * Run under its own channel's turn, whatever channel the page's offer names now.
    */
@@ -884,7 +890,7 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     maxPrice: bigint,
     signal: AbortSignal | undefined,
-  ): Promise<{ response: Response; token?: string }> {
+  ): Promise<{ response: Response; token?: string } | undefined> {
     signal?.throwIfAborted();
     if (lost.offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(lost.offer.amount), formatMicrosUsd(maxPrice));
@@ -923,6 +929,15 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
+    if (answer.kind === 'refused' && Date.now() >= lost.until) {
+      lostVouchers.forget(pageKey);
+      // Never taken: no correction may claim its total as charged (markAnswered) and have a page pay on top of it.
+      if (channel) {
+        markAnswered(channel, lost.total);
+        channels.saveAfterAnswer();
+      }
+      return undefined;
+    }
     throw new PaymentFailedError(
       url,
       'payment_unconfirmed',
@@ -946,7 +961,7 @@ export function createAgent(options: AgentOptions): Agent {
    * a new channel would exceed batchSettlement.maxChannels. A caller that gave up before the voucher
    * left (while the page waited its turn, say) has nothing sent and nothing counted.
    */
-  function payByVoucher(
+  async function payByVoucher(
     url: string,
     offer: Offer,
     retry: Retry,
@@ -957,8 +972,12 @@ export function createAgent(options: AgentOptions): Agent {
     const key = ChannelBook.key(origin, offer);
     const pageKey = TokenCache.key(new URL(url));
     const lost = lostVouchers.get(pageKey);
-    if (lost)
-      return channels.exclusive(lost.channelKey, () => resendLostVoucher(url, pageKey, lost, retry, maxPrice, signal));
+    if (lost) {
+      const bought = await channels.exclusive(lost.channelKey, () =>
+        resendLostVoucher(url, pageKey, lost, retry, maxPrice, signal),
+      );
+      if (bought) return bought;
+    }
     return channels.exclusive(key, async () => {
       // A voucher whose answer is lost is remembered until its gate is over; with no room to remember one more, none is sent.
       const room = lostVouchers.roomFor(pageKey);

@@ -3,11 +3,36 @@ import {
   gateOfPendingAnswer,
   isUnanswered,
   MAX_GATE_HOLD_MS,
+  MAX_PAYMENTS_IN_DOUBT,
+  MAX_PAYMENTS_IN_DOUBT_PER_HOST,
   MIN_GATE_HOLD_MS,
   neverCharged,
   PaymentsInDoubt,
   tookNothing,
 } from './payments-in-doubt';
+
+describe('PaymentsInDoubt kept past their hold', () => {
+  const held = (until: number) => ({ until });
+
+  it('gives back a page’s payment past its until: its gate may still answer for it', () => {
+    const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true);
+    lost.keep('https://site.example/a', held(1_000));
+    expect(lost.get('https://site.example/a', 5_000)).toEqual(held(1_000));
+    lost.forget('https://site.example/a');
+    expect(lost.get('https://site.example/a', 5_000)).toBeUndefined();
+  });
+
+  it('counts none past its until against the limits, and lets them go only when the room is needed', () => {
+    const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true);
+    for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT_PER_HOST; i++) lost.keep(`https://site.example/${i}`, held(1_000));
+    expect(lost.roomFor('https://site.example/next', 500)).toBe('host');
+    expect(lost.roomFor('https://site.example/next', 5_000)).toBe('yes');
+    expect(lost.get('https://site.example/0', 5_000)).toEqual(held(1_000)); // still there
+    for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT; i++) lost.keep(`https://h${i}.example/p`, held(10_000));
+    expect(lost.roomFor('https://other.example/p', 5_000)).toBe('all');
+    expect(lost.get('https://site.example/0', 5_000)).toBeUndefined(); // let go for room
+  });
+});
 
 describe('PaymentsInDoubt', () => {
   const transfer = (until: number) => ({ verifyUrl: 'https://api.example/v1/gates/g/verify', proof: '{}', until });

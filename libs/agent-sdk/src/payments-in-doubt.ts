@@ -100,6 +100,13 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
   /**
+   * `keepPastUntil`: a payment past its `until` stays, given back by get() (its gate may still answer
+   * for it), until its page is asked about again or its room is needed; it no longer counts against
+   * the limits. Otherwise it is dropped then.
+   */
+  constructor(private readonly keepPastUntil = false) {}
+
+  /**
    * Whether one more payment for `page` (a TokenCache key) may be kept: 'host' when it
    * holds too many, 'all' when all hosts do. Those past their `until` are dropped to make room.
    */
@@ -107,12 +114,18 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
     // By host, whatever the scheme and port: one host on many ports is one site.
     const host = TokenCache.hostOf(page);
     let ofHost = 0;
+    let live = 0;
+    const full = this.byPage.size >= MAX_PAYMENTS_IN_DOUBT;
     for (const [kept, payment] of this.byPage) {
-      if (!(now < payment.until)) this.byPage.delete(kept);
-      else if (TokenCache.hostOf(kept) === host) ofHost++;
+      if (!(now < payment.until)) {
+        if (!this.keepPastUntil || full) this.byPage.delete(kept);
+        continue;
+      }
+      live++;
+      if (TokenCache.hostOf(kept) === host) ofHost++;
     }
     if (ofHost >= MAX_PAYMENTS_IN_DOUBT_PER_HOST) return 'host';
-    return this.byPage.size < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';
+    return live < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';
   }
 
   keep(page: string, payment: Payment): void {
@@ -120,11 +133,12 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
     this.byPage.set(page, payment);
   }
 
-  /** The page's payment still worth asking about, if any; one past its `until` is dropped. */
+  /** The page's payment still worth asking about, if any; one past its `until` is dropped (unless kept past it). */
   get(page: string, now = Date.now()): Payment | undefined {
     const payment = this.byPage.get(page);
-    if (payment && !(now < payment.until)) this.byPage.delete(page);
-    return payment && now < payment.until ? payment : undefined;
+    if (!payment || this.keepPastUntil || now < payment.until) return payment;
+    this.byPage.delete(page);
+    return undefined;
   }
 
   forget(page: string): void {

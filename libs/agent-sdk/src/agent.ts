@@ -792,10 +792,10 @@ export function createAgent(options: AgentOptions): Agent {
       }
       // The USDC moved, whatever the verify_url says: until the gate is over the page waits for
       // that proof, rather than send a second transfer (a site can copy a real gate's 402 with its
-      // own payTo, and the real API then refuses the proof for good). Past it, asked once more
-      // without a token, what that transfer bought is lost: the page is paid anew.
+      // own payTo, and the real API then refuses the proof for good). Past it, refused once more
+      // (an answer, not a failure or silence), what that transfer bought is lost: the page is paid anew.
       await answered?.body?.cancel().catch(() => undefined);
-      if (Date.now() >= earlier.until) unproven.forget(page);
+      if (Date.now() >= earlier.until && answered && !isUnanswered(answered.status)) unproven.forget(page);
       else
         throw new PaymentFailedError(
           url,
@@ -929,10 +929,16 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
-    if (answer.kind === 'refused' && Date.now() >= lost.until) {
+    // Refused once its gate is over, it was never taken, unless the channel's count already holds its
+    // total (a correction said so, and a resend of a voucher the gate took is answered charged): then
+    // the site refuses a page it was paid for, and it is not paid again.
+    const counted = channel !== undefined && lost.total <= channel.charged;
+    if (answer.kind === 'refused' && Date.now() >= lost.until && !counted) {
       lostVouchers.forget(pageKey);
-      // Never taken: no correction may claim its total as charged (markAnswered) and have a page pay on top of it.
-      if (channel) {
+      // No correction may claim its total as charged and have a page pay on top of it, unless another
+      // lost voucher of the channel is at that total (signed before this one's answer came).
+      const shared = lostVouchers.some((_, other) => other.channelId === lost.channelId && other.total === lost.total);
+      if (channel && !shared) {
         markAnswered(channel, lost.total);
         channels.saveAfterAnswer();
       }
@@ -943,7 +949,9 @@ export function createAgent(options: AgentOptions): Agent {
       'payment_unconfirmed',
       answer.kind === 'unconfirmed'
         ? `the voucher this agent sent for the page before, its answer lost, is still not answered (the site answered ${response.status}); retry later rather than pay twice`
-        : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(lost.until).toISOString()}`,
+        : counted
+          ? `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), though the channel's count holds it (the site was paid for this page): it is not paid again`
+          : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(lost.until).toISOString()}`,
     );
   }
 

@@ -22,6 +22,13 @@ describe('PaymentsInDoubt kept past their hold', () => {
     expect(lost.get('https://site.example/a', 5_000)).toBeUndefined();
   });
 
+  it('says whether any payment matches, past its until or not', () => {
+    const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true);
+    lost.keep('https://site.example/a', held(1_000));
+    expect(lost.some((_, payment) => payment.until === 1_000)).toBe(true);
+    expect(lost.some((page) => page.endsWith('/b'))).toBe(false);
+  });
+
   it('counts none past its until against the limits, and lets them go only when the room is needed', () => {
     const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true);
     for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT_PER_HOST; i++) lost.keep(`https://site.example/${i}`, held(1_000));

@@ -145,6 +145,12 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
     this.byPage.delete(page);
   }
 
+  /** Whether any page's payment `matches`. */
+  some(matches: (page: string, payment: Payment) => boolean): boolean {
+    for (const [page, payment] of this.byPage) if (matches(page, payment)) return true;
+    return false;
+  }
+
   /** Forgets every page whose payment `matches`. */
   forgetWhere(matches: (page: string, payment: Payment) => boolean): void {
     for (const [page, payment] of this.byPage) if (matches(page, payment)) this.byPage.delete(page);

@@ -929,10 +929,10 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
-    // Refused once its gate is over, it was never taken, unless the channel's count already holds its
-    // total (a correction said so, and a resend of a voucher the gate took is answered charged): then
+    // Refused once its gate is over, it was never taken, unless a correction said the channel was
+    // charged exactly its total (and a resend of a voucher the gate took is answered charged): then
     // the site refuses a page it was paid for, and it is not paid again.
-    const counted = channel !== undefined && lost.total <= channel.charged;
+    const counted = lost.claimedCharged === true;
     if (answer.kind === 'refused' && Date.now() >= lost.until && !counted) {
       lostVouchers.forget(pageKey);
       // No correction may claim its total as charged and have a page pay on top of it, unless another
@@ -1162,6 +1162,10 @@ export function createAgent(options: AgentOptions): Agent {
               `the corrective 402 was not followed: ${check.detail}`,
             );
           markCharged(channel, check.charged);
+          // The gate says it took exactly a lost voucher's total: that voucher is not paid again past its hold.
+          lostVouchers.forEach((_, lost) => {
+            if (lost.channelId === channel.channelId && lost.total === check.charged) lost.claimedCharged = true;
+          });
           markAnswered(channel, total); // the site said what it took, and this voucher is not it (or is, and was pruned)
           // Above what this agent knew it signed only with its own voucher for it: an earlier run's.
           if (check.charged > channel.signed) channel.signed = check.charged;

@@ -29,6 +29,17 @@ describe('PaymentsInDoubt kept past their hold', () => {
     expect(lost.some((page) => page.endsWith('/b'))).toBe(false);
   });
 
+  it('visits every payment, past its until or not, for an update', () => {
+    const lost = new PaymentsInDoubt<{ until: number; seen?: boolean }>(true);
+    lost.keep('https://site.example/a', { until: 1_000 });
+    lost.keep('https://site.example/b', { until: 9_000 });
+    lost.forEach((_, payment) => (payment.seen = true));
+    expect([lost.get('https://site.example/a', 5_000), lost.get('https://site.example/b', 5_000)]).toEqual([
+      { until: 1_000, seen: true },
+      { until: 9_000, seen: true },
+    ]);
+  });
+
   it('counts none past its until against the limits, and lets them go only when the room is needed', () => {
     const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true);
     for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT_PER_HOST; i++) lost.keep(`https://site.example/${i}`, held(1_000));

@@ -85,6 +85,8 @@ export interface LostVoucher {
   offer: Offer;
   /** Epoch milliseconds: when it is let go (gateHoldUntil: past its gate's expiry, within bounds). */
   until: number;
+  /** A correction said the channel was charged exactly its total: refused past its hold, it is not paid again. */
+  claimedCharged?: boolean;
 }
 
 /**
@@ -143,6 +145,11 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
 
   forget(page: string): void {
     this.byPage.delete(page);
+  }
+
+  /** Visits every page's payment (which `visit` may update). */
+  forEach(visit: (page: string, payment: Payment) => void): void {
+    for (const [page, payment] of this.byPage) visit(page, payment);
   }
 
   /** Whether any page's payment `matches`. */

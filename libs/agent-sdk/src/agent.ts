@@ -23,7 +23,15 @@ import {
   type VerifyPaymentRequest,
 } from '@crawlgate/core';
 import { isHash, type Hash, type LocalAccount, type PublicClient, type WalletClient } from 'viem';
-import { errorDetailOf, isAgentPaymentPage, isAgentProfile, refusalOf, settlementOf, verifyAnswerOf } from './answers';
+import {
+  errorDetailOf,
+  isAgentPaymentPage,
+  isAgentProfile,
+  refusalOf,
+  settlementOf,
+  verifyAnswerOf,
+  type Settlement,
+} from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
@@ -905,21 +913,7 @@ export function createAgent(options: AgentOptions): Agent {
     const channel = channels.all().find((known) => known.channelId === lost.channelId);
     if (answer.kind === 'charged') {
       lostVouchers.forget(pageKey);
-      if (channel) {
-        if (lost.total > channel.charged) markCharged(channel, lost.total);
-        forgetLostVouchersAt(lost.channelId, lost.total, lost.offer.amount, pageKey);
-        channels.saveAfterAnswer();
-      }
-      options.onPayment?.({
-        url,
-        priceUsd: formatMicrosUsd(lost.offer.amount),
-        amount: lost.offer.amount.toString(),
-        network: lost.offer.network,
-        payer: payer.address,
-        txHash: answer.settlement.transaction || null,
-        mode: 'voucher',
-        channelId: channel?.channelId,
-      });
+      voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
       return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
     }
     // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer.
@@ -953,6 +947,27 @@ export function createAgent(options: AgentOptions): Agent {
           ? `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), though the channel's count holds it (the site was paid for this page): it is not paid again`
           : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(lost.until).toISOString()}`,
     );
+  }
+
+  /**
+   * The gate answered a voucher of `channel` for `total`, paying `offer`, charged: the channel counts
+   * it (a voucher sent again may be below what it counts since), the lost vouchers it shows were
+   * never charged are let go, and the payment is reported. No channel: its own was forgotten since.
+   */
+  function voucherCharged(
+    url: string,
+    pageKey: string,
+    channel: Channel | undefined,
+    total: bigint,
+    offer: Offer,
+    settlement: Settlement,
+  ): void {
+    if (channel) {
+      if (total > channel.charged) markCharged(channel, total);
+      forgetLostVouchersAt(channel.channelId, total, offer.amount, pageKey);
+      channels.saveAfterAnswer();
+    }
+    report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
   }
 
   /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */
@@ -1093,19 +1108,7 @@ export function createAgent(options: AgentOptions): Agent {
         const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
-          markCharged(channel, total);
-          forgetLostVouchersAt(channel.channelId, total, current.amount, pageKey);
-          channels.saveAfterAnswer();
-          options.onPayment?.({
-            url,
-            priceUsd: formatMicrosUsd(current.amount),
-            amount: current.amount.toString(),
-            network: current.network,
-            payer: payer.address,
-            txHash: answer.settlement.transaction || null,
-            mode: 'voucher',
-            channelId: channel.channelId,
-          });
+          voucherCharged(url, pageKey, channel, total, current, answer.settlement);
           return { response, token };
         }
         if (answer.kind === 'unconfirmed') {
@@ -1329,7 +1332,8 @@ export function createAgent(options: AgentOptions): Agent {
     };
   }
 
-  function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode']) {
+  /** onPayment for a payment that went through; `channelId`: a voucher's channel. */
+  function report(url: string, offer: Offer, txHash: string | null, how: PaymentEvent['mode'], channelId?: Hex) {
     reported.add(offer);
     const confirms = reportedUnconfirmed.get(offer);
     options.onPayment?.({
@@ -1340,6 +1344,7 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
       txHash,
       mode: how,
+      ...(channelId && { channelId }),
       ...(confirms && { confirms }),
     });
   }

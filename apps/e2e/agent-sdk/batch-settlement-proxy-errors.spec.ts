@@ -75,6 +75,29 @@ const forwardedHeaders = (headers: IncomingHttpHeaders) =>
     Object.entries(headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
   ) as Record<string, string>;
 
+/**
+ * A front that passes the `index`th paid request's voucher to the gate, which charges it, then
+ * answers 502; every later send of that voucher is answered 502 until recover(), then
+ * `afterwards` (passed on, or a bare 402). Other requests pass.
+ */
+async function startLosingFront(index: number, afterwards: 'forward' | 'refuse402' = 'forward') {
+  let lost: string | undefined;
+  let down = true;
+  const front = await startFront((header, at) => {
+    if (at === index) {
+      lost = header;
+      return 'forwardThen502';
+    }
+    if (header !== lost) return 'forward';
+    return down ? 'refuse502' : afterwards;
+  });
+  return Object.assign(front, {
+    /** The voucher the gate charged and the front lost. */
+    lost: () => lost,
+    recover: () => void (down = false),
+  });
+}
+
 async function voucherAgent() {
   const wallet = newWallet();
   await fundUsdc(site.app, wallet.address, '2');
@@ -220,22 +243,14 @@ it('a 502 from the front after the gate charged: the same voucher is resent, the
 });
 
 it('a front down for every resend of a voucher the gate charged: the next fetch of the page sends that voucher again and reads the page, paying it once', async () => {
-  let charged: string | undefined;
-  let down = true;
-  const front = await startFront((header, index) => {
-    if (index === 0) {
-      charged = header;
-      return 'forwardThen502';
-    }
-    return header === charged && down ? 'refuse502' : 'forward';
-  });
+  const front = await startLosingFront(0);
   try {
     const { agent, events } = await voucherAgent();
     const url = (i: number) => `${front.url}/articles/outage-${i}`;
     expect(await fetchPage(agent, url(1))).toEqual({ reason: 'payment_unconfirmed' });
-    down = false;
+    front.recover();
     expect(await fetchPage(agent, url(1))).toEqual(served('outage-1'));
-    expect(front.forwardedPaid.at(-1)).toBe(charged); // that very voucher, for its gate
+    expect(front.forwardedPaid.at(-1)).toBe(front.lost()); // that very voucher, for its gate
     const [channel] = agent.channels();
     expect(await apiSide(channel.channelId)).toEqual({ payments: [['/articles/outage-1', PRICE]], charged: PRICE });
     expect(channel).toMatchObject({ charged: PRICE });
@@ -249,21 +264,12 @@ it('a front down for every resend of a voucher the gate charged: the next fetch 
 }, 60_000);
 
 it('a front that answers a bare 402 to a voucher the gate charged, sent again: the page is not paid a second time', async () => {
-  let charged: string | undefined;
-  let down = true;
-  const front = await startFront((header, index) => {
-    if (index === 0) {
-      charged = header;
-      return 'forwardThen502';
-    }
-    if (header !== charged) return 'forward';
-    return down ? 'refuse502' : 'refuse402';
-  });
+  const front = await startLosingFront(0, 'refuse402');
   try {
     const { agent } = await voucherAgent();
     const url = `${front.url}/articles/bare402`;
     expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-    down = false;
+    front.recover();
     expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
     const [channel] = agent.channels();
     expect(await apiSide(channel.channelId)).toEqual({ payments: [['/articles/bare402', PRICE]], charged: PRICE });
@@ -273,15 +279,7 @@ it('a front that answers a bare 402 to a voucher the gate charged, sent again: t
 }, 60_000);
 
 it('a lost voucher of a channel withdrawn since: the new channel’s charges do not let it go, and sent again it reads its page on its own channel', async () => {
-  let lost: string | undefined;
-  let down = true;
-  const front = await startFront((header, index) => {
-    if (index === 1) {
-      lost = header;
-      return 'forwardThen502';
-    }
-    return header === lost && down ? 'refuse502' : 'forward';
-  });
+  const front = await startLosingFront(1);
   try {
     const { agent, wallet } = await voucherAgent();
     const url = (name: string) => `${front.url}/articles/withdrawn-${name}`;
@@ -293,7 +291,7 @@ it('a lost voucher of a channel withdrawn since: the new channel’s charges do 
     // A new channel on the same terms, charged past the lost voucher's total.
     for (const name of ['b1', 'b2', 'b3'])
       expect(await fetchPage(agent, url(name))).toEqual(served(`withdrawn-${name}`));
-    down = false;
+    front.recover();
     expect(await fetchPage(agent, url('lost'))).toEqual(served('withdrawn-lost'));
     const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/withdrawn-lost' } });
     expect(paid.map((payment) => payment.channelId)).toEqual([old.channelId]);

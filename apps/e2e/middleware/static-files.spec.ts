@@ -3,7 +3,9 @@
  * gate: a crawler asks for the same file by another URL the static server answers (a directory's
  * URL for its index file, a name without its extension). Real servers on loopback, the real API
  * and the local chain. Pricing: files named *.html under /docs and the index of /docs/secret are
- * paid, everything else free (the publisher prices files, not pages).
+ * paid, everything else free (the publisher prices files, not pages). Beside each paid file lie
+ * its precompressed siblings (report.html.gz, .br), which @fastify/static's preCompressed serves
+ * for it and both servers serve under their own names.
  */
 
 import fastifyStatic from '@fastify/static';
@@ -13,6 +15,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import { crawlgateFastify } from '@crawlgate/middleware/fastify';
 import type { CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
@@ -25,9 +28,14 @@ const PAID = 'paid file';
 function docsDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'crawlgate-docs-'));
   mkdirSync(join(dir, 'secret'));
-  writeFileSync(join(dir, 'report.html'), `<p>${PAID}: report</p>`);
-  writeFileSync(join(dir, 'secret', 'index.html'), `<p>${PAID}: secret index</p>`);
-  writeFileSync(join(dir, 'notes.txt'), 'free notes');
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    writeFileSync(join(dir, `${name}.gz`), gzipSync(text));
+    writeFileSync(join(dir, `${name}.br`), brotliCompressSync(text));
+  };
+  file('report.html', `<p>${PAID}: report</p>`);
+  file(join('secret', 'index.html'), `<p>${PAID}: secret index</p>`);
+  file('notes.txt', 'free notes');
   return dir;
 }
 
@@ -46,7 +54,12 @@ const SERVERS: { name: string; start(options: CrawlgateOptions): Promise<SiteSer
     async start(options) {
       const app = Fastify();
       await app.register(crawlgateFastify, options);
-      await app.register(fastifyStatic, { root: docsDir(), prefix: '/docs/', extensions: ['html'] });
+      await app.register(fastifyStatic, {
+        root: docsDir(),
+        prefix: '/docs/',
+        extensions: ['html'],
+        preCompressed: true,
+      });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
     },
@@ -80,6 +93,10 @@ describe.each(SERVERS)('$name, extensions: ["html"]', ({ start }) => {
     ['/docs/secret/', '0.07'],
     ['/docs/secret', '0.07'],
     ['/docs/secret/index', '0.07'],
+    ['/docs/report.html.gz', '0.05'],
+    ['/docs/report.html.br', '0.05'],
+    ['/docs/secret/index.html.gz', '0.07'],
+    ['/docs/secret/index.html.br', '0.07'],
   ])('answers a bot asking for %s with a 402 at the file’s price, never the file', async (path, price) => {
     const answer = await rawRequest(server, path, { 'user-agent': GPTBOT });
     expect(answer.text).not.toContain(PAID);
@@ -90,6 +107,8 @@ describe.each(SERVERS)('$name, extensions: ["html"]', ({ start }) => {
   it('serves a free file free, and the paid ones to a person', async () => {
     const notes = await rawRequest(server, '/docs/notes.txt', { 'user-agent': GPTBOT });
     expect([notes.status, notes.text]).toEqual([200, 'free notes']);
+    // The sibling of a free file is free: a rule on *.html does not name notes.txt.
+    expect((await rawRequest(server, '/docs/notes.txt.gz', { 'user-agent': GPTBOT })).status).toBe(200);
     const person = await rawRequest(server, '/docs/report', {
       'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0',
     });

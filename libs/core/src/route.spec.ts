@@ -259,7 +259,9 @@ describe('priceRoute, with a static file server behind the route', () => {
       expect(priced('/dirs/x/index.html', undefined, routing)).toBe(30_000n);
     }
     // Without the static files' reading, the directory URL was free.
-    expect(priceRoute(files, readRoute('/docs/secret/'), LENIENT, { index: [], extensions: [] })).toBe(0n);
+    expect(
+      priceRoute(files, readRoute('/docs/secret/'), LENIENT, { index: [], extensions: [], precompressed: [] }),
+    ).toBe(0n);
   });
 
   it('prices a name without its extension as the file, where extensions are tried', () => {

@@ -29,8 +29,26 @@ describe('staticFileSpellings', () => {
     expect(staticFileSpellings('/docs/.html', files)).not.toContain('/docs/');
   });
 
-  it('spells nothing more with no index and no extension', () => {
-    expect(staticFileSpellings('/docs/a', checkStaticFiles({ index: [], extensions: [] }))).toEqual([]);
+  it('reads a precompressed sibling as every URL of the file it compresses', () => {
+    expect(staticFileSpellings('/docs/report.html.gz', DEFAULT_STATIC_FILES)).toContain('/docs/report.html');
+    expect(staticFileSpellings('/docs/report.html.br', DEFAULT_STATIC_FILES)).toContain('/docs/report.html');
+    expect(staticFileSpellings('/docs/secret/index.html.zst', DEFAULT_STATIC_FILES)).toEqual(
+      expect.arrayContaining(['/docs/secret/index.html', '/docs/secret/', '/docs/secret']),
+    );
+    const files = checkStaticFiles({ extensions: ['html'], precompressed: ['.gz'] });
+    expect(staticFileSpellings('/docs/report.html.gz', files)).toEqual(
+      expect.arrayContaining(['/docs/report.html', '/docs/report']),
+    );
+    expect(staticFileSpellings('/docs/report.html.br', files)).not.toContain('/docs/report.html');
+    // One suffix only, and a name that is the suffix alone compresses nothing.
+    expect(staticFileSpellings('/docs/a.html.gz.gz', files)).not.toContain('/docs/a.html');
+    expect(staticFileSpellings('/docs/.gz', files)).not.toContain('/docs/');
+  });
+
+  it('spells nothing more with no index, extension or precompressed suffix', () => {
+    const none = checkStaticFiles({ index: [], extensions: [], precompressed: [] });
+    expect(staticFileSpellings('/docs/a', none)).toEqual([]);
+    expect(staticFileSpellings('/docs/a.gz', none)).toEqual([]);
   });
 
   it('refuses index names and extensions that are not file names', () => {

@@ -5,6 +5,8 @@
  * "report" too. A rule priced on one of them must price them all, or the file is served free under
  * another (a rule on "*.html" and a request for "report"; a rule on "/docs/secret/" and one for
  * "/docs/secret/index.html"). So a path is priced as every URL of each file it may be served from.
+ * A precompressed sibling ("report.html.gz", which @fastify/static's preCompressed, nginx's
+ * gzip_static and others serve for "report.html") holds the same page: it is priced as that file.
  */
 
 /** How the static file servers behind the gate map URLs to files. */
@@ -17,21 +19,32 @@ export interface StaticFiles {
    * as "report.html" and ".secret.html"; "notes.txt" is not "notes.txt.html"), as the servers try them.
    */
   extensions?: readonly string[];
+  /**
+   * Suffixes of precompressed siblings, without the dot; default ["br", "gz", "deflate", "zst"]:
+   * "report.html.gz" is priced as "report.html" (a URL no rule names is never priced by it).
+   */
+  precompressed?: readonly string[];
 }
 
-export const DEFAULT_STATIC_FILES: Required<StaticFiles> = { index: ['index.html'], extensions: [] };
+export const DEFAULT_STATIC_FILES: Required<StaticFiles> = {
+  index: ['index.html'],
+  extensions: [],
+  precompressed: ['br', 'gz', 'deflate', 'zst'],
+};
 
 /** A name a path may end with: no "/", no ".." and nothing a URL would escape or cut. */
 const FILE_NAME = /^[A-Za-z0-9._~!$&'()*+,=@-]+$/;
 
-/** Refuses index names and extensions that are no file name (a "/" in one would price other paths). */
+/** Refuses index names and suffixes that are no file name (a "/" in one would price other paths). */
 export function checkStaticFiles(files: StaticFiles): Required<StaticFiles> {
   const index = files.index ?? DEFAULT_STATIC_FILES.index;
   const extensions = files.extensions ?? DEFAULT_STATIC_FILES.extensions;
-  for (const name of [...index, ...extensions])
+  const precompressed = files.precompressed ?? DEFAULT_STATIC_FILES.precompressed;
+  for (const name of [...index, ...extensions, ...precompressed])
     if (typeof name !== 'string' || !FILE_NAME.test(name) || name === '.' || name === '..')
       throw new TypeError(`staticFiles: ${JSON.stringify(name)} is not a file name`);
-  return { index: [...index], extensions: extensions.map((extension) => extension.replace(/^\./, '')) };
+  const withoutDot = (suffix: string) => suffix.replace(/^\./, '');
+  return { index: [...index], extensions: extensions.map(withoutDot), precompressed: precompressed.map(withoutDot) };
 }
 
 /**
@@ -39,6 +52,24 @@ export function checkStaticFiles(files: StaticFiles): Required<StaticFiles> {
  * `path` serves. A path's twin with or without a trailing slash is left out: priceOfSpelling reads it.
  */
 export function staticFileSpellings(path: string, files: Required<StaticFiles>): string[] {
+  const urls = urlsServedAs(path, files);
+  // A precompressed sibling: also every URL of the file it compresses (one suffix: no server
+  // serves "report.html.gz.br" for "report.html").
+  const lastSegment = path.slice(path.lastIndexOf('/') + 1);
+  const suffix = files.precompressed.find(
+    (name) => lastSegment.length > name.length + 1 && lastSegment.endsWith(`.${name}`),
+  );
+  if (suffix !== undefined) {
+    const compressed = path.slice(0, -suffix.length - 1);
+    urls.add(compressed);
+    for (const url of urlsServedAs(compressed, files)) urls.add(url);
+  }
+  for (const twin of [path, path.endsWith('/') ? path.slice(0, -1) : `${path}/`]) urls.delete(twin);
+  return [...urls];
+}
+
+/** Every URL of each file a static server may serve at `path`, `path` itself among them. */
+function urlsServedAs(path: string, files: Required<StaticFiles>): Set<string> {
   const { index, extensions } = files;
   const lastSegment = path.slice(path.lastIndexOf('/') + 1);
   // The files the path may be served from: itself, a directory's index files, itself with an extension.
@@ -66,6 +97,5 @@ export function staticFileSpellings(path: string, files: Required<StaticFiles>):
       if (name.length > extension.length + 1 && name.endsWith(`.${extension}`))
         urls.add(file.slice(0, -extension.length - 1));
   }
-  for (const twin of [path, path.endsWith('/') ? path.slice(0, -1) : `${path}/`]) urls.delete(twin);
-  return [...urls];
+  return urls;
 }

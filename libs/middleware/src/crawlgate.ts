@@ -158,7 +158,8 @@ export interface CrawlgateOptions {
    * How the static file servers behind the gate map URLs to files, so that a file priced by one URL
    * is priced under each it is served by: `index` (default ["index.html"]: "dir/" and "dir" serve
    * "dir/index.html"), `extensions` (default none; set it to express.static's or @fastify/static's
-   * `extensions`: "report" serves "report.html"). false: no static files.
+   * `extensions`: "report" serves "report.html"), `precompressed` (default br, gz, deflate, zst:
+   * "report.html.gz" is priced as "report.html"). false: no static files.
    */
   staticFiles?: StaticFiles | false;
   /** Your own bot detection: true = a bot that pays, false = never gated, undefined = use the catalogue. */
@@ -284,7 +285,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   // Closed unless the publisher chose otherwise: an API out of reach must not give pages away.
   const failMode = options.failMode ?? 'closed';
   const routing = options.routing ?? {};
-  const staticFiles = checkStaticFiles(options.staticFiles === false ? { index: [] } : (options.staticFiles ?? {}));
+  const staticFiles = checkStaticFiles(
+    options.staticFiles === false ? { index: [], precompressed: [] } : (options.staticFiles ?? {}),
+  );
   const logger = options.logger ?? console;
   // Whatever the API, a proxy or fetch echoes (a body quoting the token, an error quoting a header):
   // no warning carries the site token or a secret.

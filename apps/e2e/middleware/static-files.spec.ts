@@ -36,6 +36,7 @@ function docsDir(): string {
   file('report.html', `<p>${PAID}: report</p>`);
   file(join('secret', 'index.html'), `<p>${PAID}: secret index</p>`);
   file('notes.txt', 'free notes');
+  writeFileSync(join(dir, 'archive.gz'), gzipSync('free archive'));
   return dir;
 }
 
@@ -97,6 +98,9 @@ describe.each(SERVERS)('$name, extensions: ["html"]', ({ start }) => {
     ['/docs/report.html.br', '0.05'],
     ['/docs/secret/index.html.gz', '0.07'],
     ['/docs/secret/index.html.br', '0.07'],
+    // A case-insensitive disk (macOS, Windows) serves report.html.gz for these.
+    ['/docs/report.html.GZ', '0.05'],
+    ['/docs/secret/INDEX.HTML.Br', '0.07'],
   ])('answers a bot asking for %s with a 402 at the file’s price, never the file', async (path, price) => {
     const answer = await rawRequest(server, path, { 'user-agent': GPTBOT });
     expect(answer.text).not.toContain(PAID);
@@ -109,6 +113,8 @@ describe.each(SERVERS)('$name, extensions: ["html"]', ({ start }) => {
     expect([notes.status, notes.text]).toEqual([200, 'free notes']);
     // The sibling of a free file is free: a rule on *.html does not name notes.txt.
     expect((await rawRequest(server, '/docs/notes.txt.gz', { 'user-agent': GPTBOT })).status).toBe(200);
+    // A compressed file whose name has no extension compresses that name, never a guessed *.html.
+    expect((await rawRequest(server, '/docs/archive.gz', { 'user-agent': GPTBOT })).status).toBe(200);
     const person = await rawRequest(server, '/docs/report', {
       'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0',
     });

@@ -40,9 +40,26 @@ describe('staticFileSpellings', () => {
       expect.arrayContaining(['/docs/report.html', '/docs/report']),
     );
     expect(staticFileSpellings('/docs/report.html.br', files)).not.toContain('/docs/report.html');
+    // The compressed file's own URLs, not the files its name might be read as: archive.gz compresses archive.
+    expect(staticFileSpellings('/docs/archive.gz', files)).not.toContain('/docs/archive.html');
+    expect(staticFileSpellings('/docs/archive.gz', files)).toContain('/docs/archive');
     // One suffix only, and a name that is the suffix alone compresses nothing.
     expect(staticFileSpellings('/docs/a.html.gz.gz', files)).not.toContain('/docs/a.html');
     expect(staticFileSpellings('/docs/.gz', files)).not.toContain('/docs/');
+  });
+
+  it('compares index names, extensions and suffixes case-blind, as a case-insensitive disk serves them', () => {
+    const files = checkStaticFiles({ extensions: ['html'] });
+    expect(staticFileSpellings('/docs/report.html.GZ', files)).toContain('/docs/report.html');
+    expect(staticFileSpellings('/docs/report.html.Br', files)).toContain('/docs/report.html');
+    expect(staticFileSpellings('/docs/report.html.z\u017ft', files)).toContain('/docs/report.html'); // ſ folds to s
+    expect(staticFileSpellings('/dsecret/INDEX.HTML', files)).toEqual(
+      expect.arrayContaining(['/dsecret/', '/dsecret']),
+    );
+    expect(staticFileSpellings('/dsecret/INDEX.HTML.gz', files)).toContain('/dsecret/');
+    expect(staticFileSpellings('/pages/report.HTML', files)).toContain('/pages/report');
+    // A directory named like an index file is one: no index file looked for under it.
+    expect(staticFileSpellings('/docs/Index.html', files)).not.toContain('/docs/Index.html/index.html');
   });
 
   it('spells nothing more with no index, extension or precompressed suffix', () => {

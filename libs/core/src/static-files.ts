@@ -50,31 +50,32 @@ export function checkStaticFiles(files: StaticFiles): Required<StaticFiles> {
 /**
  * The other paths (as requestPath() spells them) under which a static file server may serve what
  * `path` serves. A path's twin with or without a trailing slash is left out: priceOfSpelling reads it.
+ * Names are compared case-blind (index files, extensions, suffixes): a case-insensitive disk serves
+ * "report.html.GZ" as "report.html.gz", and a spelling too many only ever raises a price.
  */
 export function staticFileSpellings(path: string, files: Required<StaticFiles>): string[] {
-  const urls = urlsServedAs(path, files);
-  // A precompressed sibling: also every URL of the file it compresses (one suffix: no server
-  // serves "report.html.gz.br" for "report.html").
-  const lastSegment = path.slice(path.lastIndexOf('/') + 1);
-  const suffix = files.precompressed.find(
-    (name) => lastSegment.length > name.length + 1 && lastSegment.endsWith(`.${name}`),
-  );
-  if (suffix !== undefined) {
-    const compressed = path.slice(0, -suffix.length - 1);
-    urls.add(compressed);
-    for (const url of urlsServedAs(compressed, files)) urls.add(url);
+  const urls = new Set<string>();
+  const addUrlsOf = (file: string) => {
+    for (const url of urlsOfFile(file, files)) urls.add(url);
+  };
+  for (const file of filesServedAt(path, files)) addUrlsOf(file);
+  // A precompressed sibling holds the file it compresses: that file's URLs too, not the files its
+  // name might be read as ("archive.gz" compresses "archive", never "archive.html"). One suffix: no
+  // server serves "report.html.gz.br" for "report.html".
+  const directory = path.slice(0, path.lastIndexOf('/') + 1);
+  for (const suffix of files.precompressed) {
+    const compressed = withoutEnding(path.slice(directory.length), suffix);
+    if (compressed !== undefined) addUrlsOf(directory + compressed);
   }
   for (const twin of [path, path.endsWith('/') ? path.slice(0, -1) : `${path}/`]) urls.delete(twin);
   return [...urls];
 }
 
-/** Every URL of each file a static server may serve at `path`, `path` itself among them. */
-function urlsServedAs(path: string, files: Required<StaticFiles>): Set<string> {
-  const { index, extensions } = files;
+/** The files a static server may serve at `path`: itself, a directory's index files, itself with an extension. */
+function filesServedAt(path: string, { index, extensions }: Required<StaticFiles>): string[] {
   const lastSegment = path.slice(path.lastIndexOf('/') + 1);
-  // The files the path may be served from: itself, a directory's index files, itself with an extension.
   const served = path.endsWith('/') ? index.map((name) => path + name) : [path];
-  if (lastSegment !== '' && !index.includes(lastSegment)) {
+  if (lastSegment !== '' && !isIndexName(lastSegment, index)) {
     for (const name of index) served.push(`${path}/${name}`);
     // Only on a name with no extension, as the servers read it (path.extname: a leading dot is no
     // extension, ".secret" has none): "notes.txt" is a file of its own (the server tries extensions
@@ -82,20 +83,35 @@ function urlsServedAs(path: string, files: Required<StaticFiles>): Set<string> {
     // "*.html" ones would cost their price.
     if (lastSegment.lastIndexOf('.') <= 0) for (const extension of extensions) served.push(`${path}.${extension}`);
   }
-  // Every URL of each of those files: itself, its directory's with and without the slash (an index
-  // file), its name without the extension.
-  const urls = new Set<string>();
-  for (const file of served) {
-    urls.add(file);
-    const name = file.slice(file.lastIndexOf('/') + 1);
-    if (index.includes(name)) {
-      const directory = file.slice(0, -name.length);
-      urls.add(directory);
-      if (directory.length > 1) urls.add(directory.slice(0, -1));
-    }
-    for (const extension of extensions)
-      if (name.length > extension.length + 1 && name.endsWith(`.${extension}`))
-        urls.add(file.slice(0, -extension.length - 1));
+  return served;
+}
+
+/** Every URL of a file: itself, its directory's with and without the slash (an index file), its name without the extension. */
+function urlsOfFile(file: string, { index, extensions }: Required<StaticFiles>): string[] {
+  const urls = [file];
+  const directory = file.slice(0, file.lastIndexOf('/') + 1);
+  const name = file.slice(directory.length);
+  if (isIndexName(name, index)) {
+    urls.push(directory);
+    if (directory.length > 1) urls.push(directory.slice(0, -1));
+  }
+  for (const extension of extensions) {
+    const bare = withoutEnding(name, extension);
+    if (bare !== undefined) urls.push(directory + bare);
   }
   return urls;
+}
+
+/** Case-blind, as a case-insensitive disk compares names ("ſ" and "K" fold to "s" and "k" too). */
+const fold = (text: string) => text.toUpperCase().toLowerCase();
+
+const isIndexName = (name: string, index: readonly string[]) => index.some((one) => fold(one) === fold(name));
+
+/** `name` without the `.suffix` it ends with (case-blind), or undefined: a name that is the suffix alone has none. */
+function withoutEnding(name: string, suffix: string): string | undefined {
+  const ending = fold(`.${suffix}`);
+  if (name.length > ending.length && fold(name.slice(-ending.length)) === ending) return name.slice(0, -ending.length);
+  // A letter that folds to two ("ﬆ" to "st") leaves the lengths apart: read the folded name.
+  const folded = fold(name);
+  return folded.length > ending.length && folded.endsWith(ending) ? folded.slice(0, -ending.length) : undefined;
 }

@@ -11,12 +11,20 @@ import { fundUsdc, newWallet, signOffer, signPayment } from '../../../apps/api/t
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import { reverseName, startDnsServer, type DnsServer } from '../../../libs/middleware/testing/dns-server';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
+import { crawlgateFastify } from '@crawlgate/middleware/fastify';
+import { CrawlgateModule } from '@crawlgate/middleware/nest';
+import { Controller, Get, Module, Param } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import express from 'express';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import type { CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
 import { crawlerRanges } from './support/crawler-ranges';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { LENIENT_FRAMEWORKS, MISREAD_ROUTERS } from './support/lenient-sites';
 import { rawRequest, type Answer } from './support/raw-request';
-import { listening, type SiteServer } from './support/site-servers';
+import { listening, listenNest, type SiteServer } from './support/site-servers';
 
 let site: GatedSite;
 let dns: DnsServer;
@@ -520,6 +528,70 @@ describe('Express trusting every X-Forwarded-For', () => {
         'x-forwarded-for': GOOGLE_IP,
       });
       expect(real.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/*
+ * Fastify's trustProxy (the app's own, or NestJS's FastifyAdapter's) cannot be read by a plugin,
+ * but what it makes of an address can be asked of the request's `ip`: true, or a function trusting
+ * everyone, takes the first X-Forwarded-For address, one the client wrote.
+ */
+describe.each([
+  {
+    name: 'Fastify',
+    async start(options: CrawlgateOptions, trustProxy: FastifyServerOptions['trustProxy']): Promise<SiteServer> {
+      const app = Fastify({ trustProxy });
+      await app.register(crawlgateFastify, options);
+      app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    },
+  },
+  {
+    name: 'NestJS (Fastify)',
+    async start(options: CrawlgateOptions, trustProxy: FastifyServerOptions['trustProxy']): Promise<SiteServer> {
+      @Controller()
+      class PagesController {
+        @Get('articles/:id') article(@Param('id') id: string) {
+          return `content ${id}`;
+        }
+      }
+      @Module({ imports: [CrawlgateModule.forRoot(options)], controllers: [PagesController] })
+      class SiteModule {}
+      return listenNest(await NestFactory.create(SiteModule, new FastifyAdapter({ trustProxy }), { logger: false }));
+    },
+  },
+])('$name trusting every X-Forwarded-For', ({ name, start }) => {
+  const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+  const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': '66.249.66.1' };
+  const gated = async (trustProxy: FastifyServerOptions['trustProxy']) =>
+    start(site.options({ crawlerIps: await crawlerRanges('public.json') }), trustProxy);
+
+  it('judges a crawler by the connection’s address when trustProxy is true or trusts everyone, and warns', async () => {
+    for (const [index, trustProxy] of [true, () => true, '0.0.0.0/1,128.0.0.0/1,::/1,8000::/1'].entries()) {
+      site.warnings.length = 0;
+      const server = await gated(trustProxy as FastifyServerOptions['trustProxy']);
+      try {
+        const answer = await get(server, `/articles/trust-all-${name.length}-${index}`, spoof);
+        expect({ trustProxy: String(trustProxy), status: answer.status, served: served(answer) }).toEqual({
+          trustProxy: String(trustProxy),
+          status: 402,
+          served: false,
+        });
+        expect(site.warnings.some((warning) => /trustProxy/.test(warning))).toBe(true);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('reads X-Forwarded-For from a proxy the app trusts by address', async () => {
+    const server = await gated('127.0.0.1');
+    try {
+      expect((await get(server, `/articles/trust-loopback-${name.length}`, spoof)).status).toBe(200);
     } finally {
       await server.close();
     }

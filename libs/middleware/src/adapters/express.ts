@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { createClientAddress } from './client-address';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
@@ -14,7 +15,7 @@ type NodeRequest = IncomingMessage & {
   originalUrl?: string;
   baseUrl?: string;
   ip?: string;
-  app?: object & { get?: (setting: string) => unknown };
+  app?: unknown;
 };
 
 /** The middleware, and close(): stop the gate's background refresh and report its last counts. */
@@ -31,19 +32,7 @@ export type CrawlgateExpressMiddleware = ((
  */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
-  const logger = options.logger ?? console;
-  let warned = false;
-  /** req.ip, unless the app takes it from any X-Forwarded-For: then the connection's address, said once. */
-  const addressOf = (req: NodeRequest): string | undefined => {
-    if (!trustsEveryForwarder(req.app)) return req.ip ?? req.socket.remoteAddress;
-    if (!warned) {
-      warned = true;
-      logger.warn(
-        `crawlgate: this app's "trust proxy" takes the first X-Forwarded-For address from anyone (true, or a hop count past any real chain), which a client writes as it likes: crawlers are judged by the connection's address instead. Trust your proxies by address or by their exact hop count, or set crawlerIps.clientIp`,
-      );
-    }
-    return req.socket.remoteAddress;
-  };
+  const addressOf = createClientAddress(options.logger ?? console);
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
@@ -61,28 +50,6 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
     else answer(decision, res, next);
   };
   return Object.assign(middleware, { close: () => gate.close() });
-}
-
-/** Each compiled `trust proxy fn`'s verdict: the setting is read on every request (an app may change it), judged once. */
-const trustsEveryForwarderOf = new WeakMap<object, boolean>();
-
-/**
- * Whether an Express app's `trust proxy` trusts any address at any depth of X-Forwarded-For (`true`,
- * or a hop count of 64 or more: no proxy chain is that long): its req.ip is then the client's own word.
- */
-function trustsEveryForwarder(app: NodeRequest['app']): boolean {
-  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return false; // an Express app is a function
-  const trust = typeof app.get === 'function' ? app.get('trust proxy fn') : undefined;
-  if (typeof trust !== 'function') return false;
-  let trusts = trustsEveryForwarderOf.get(trust);
-  if (trusts === undefined) {
-    // A hop count n is compiled to `index < n`: index 63 is trusted from 64 hops up. Any truthy answer
-    // trusts (proxy-addr's reading), and an app may listen on IPv6 only, so both kinds are asked.
-    const trusted = trust as (address: string, index: number) => unknown;
-    trusts = Boolean(trusted('203.0.113.7', 63)) || Boolean(trusted('2001:db8::7', 63));
-    trustsEveryForwarderOf.set(trust, trusts);
-  }
-  return trusts;
 }
 
 /** The gate's own answer, or on to the routes with the gate's headers set. */

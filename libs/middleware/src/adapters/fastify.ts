@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
+import { createClientAddress } from './client-address';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 import { recordWrittenTargets, writtenTarget } from './written-target';
@@ -19,6 +20,7 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
   fastify.addHook('onClose', () => gate.close());
   recordWrittenTargets(fastify.server);
+  const addressOf = createClientAddress(options.logger ?? console);
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const decision = gate.handleNow({
@@ -27,7 +29,7 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
       url: writtenTarget(request.raw) ?? request.originalUrl ?? request.url,
       routedUrl: request.url,
       headers: nodeHeaders(request.headers),
-      ip: request.ip,
+      ip: addressOf(request),
     });
     if (decision instanceof Promise) decision.then((settled) => answer(settled, reply, done)).catch(done);
     else answer(decision, reply, done);

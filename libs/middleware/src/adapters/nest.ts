@@ -25,6 +25,7 @@ import {
   Injectable,
   Module,
   NotFoundException,
+  Optional,
   Req,
   Res,
   type CanActivate,
@@ -47,11 +48,16 @@ import {
 import type { Decision } from '../decision';
 import { PAYMENT_HEADERS } from '../x402-headers';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
+import { createClientAddress, type ClientAddress, type FrameworkRequest } from './client-address';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { recordWrittenTargets, writtenTarget } from './written-target';
 
 /** Injection token of the Crawlgate instance. */
 export const CRAWLGATE = Symbol('CRAWLGATE');
+/** How the guard reads the client's address (client-address.ts); forRoot provides it with the options' logger. */
+export const CRAWLGATE_CLIENT_ADDRESS = Symbol('CRAWLGATE_CLIENT_ADDRESS');
+/** For a CRAWLGATE provided without it: warns on the console. */
+const consoleClientAddress = createClientAddress(console);
 
 /** Express request or Fastify request: both have these. */
 interface PlatformRequest {
@@ -64,6 +70,8 @@ interface PlatformRequest {
   raw?: unknown;
   headers: CrawlgateRequest['headers'];
   ip?: string;
+  socket?: FrameworkRequest['socket'];
+  app?: unknown;
 }
 
 /** Express response or Fastify reply: both have header(name, value). */
@@ -87,7 +95,14 @@ const PAYING_HEADERS = new Set<string>([...PAYMENT_HEADERS, SIGN_IN_WITH_X_HEADE
 
 @Injectable()
 export class CrawlgateGuard implements CanActivate {
-  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+  private readonly addressOf: ClientAddress;
+
+  constructor(
+    @Inject(CRAWLGATE) private readonly gate: Crawlgate,
+    @Optional() @Inject(CRAWLGATE_CLIENT_ADDRESS) addressOf?: ClientAddress,
+  ) {
+    this.addressOf = addressOf ?? consoleClientAddress;
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const type = context.getType<string>();
@@ -100,7 +115,7 @@ export class CrawlgateGuard implements CanActivate {
     // reading the URL: "/premium/x;/../../.well-known/pay.json" reads as pay.json and routes to /premium/x.
     if (context.getClass() === CrawlgatePayJsonController) return true;
     if (type === 'graphql') return this.graphqlPasses(exchange.request);
-    const decision = await this.gate.handleNow(toCrawlgateRequest(exchange.request));
+    const decision = await this.gate.handleNow(toCrawlgateRequest(exchange.request, this.addressOf));
     if (decision.kind === 'pass') return true;
     if (exchange.response) setHeaders(exchange.response, decision.headers);
     if (decision.kind === 'pass-after-payment') {
@@ -119,7 +134,8 @@ export class CrawlgateGuard implements CanActivate {
       const headers = Object.fromEntries(
         Object.entries(request.headers).filter(([name]) => !PAYING_HEADERS.has(name.toLowerCase())),
       );
-      cached = { decision: Promise.resolve(this.gate.handleNow({ ...toCrawlgateRequest(request), headers })), at: now };
+      const crawlgateRequest = { ...toCrawlgateRequest(request, this.addressOf), headers };
+      cached = { decision: Promise.resolve(this.gate.handleNow(crawlgateRequest)), at: now };
       graphqlDecisions.set(request, cached);
     }
     const settled = await cached.decision;
@@ -131,14 +147,21 @@ export class CrawlgateGuard implements CanActivate {
 
 @Controller()
 export class CrawlgatePayJsonController {
-  constructor(@Inject(CRAWLGATE) private readonly gate: Crawlgate) {}
+  private readonly addressOf: ClientAddress;
+
+  constructor(
+    @Inject(CRAWLGATE) private readonly gate: Crawlgate,
+    @Optional() @Inject(CRAWLGATE_CLIENT_ADDRESS) addressOf?: ClientAddress,
+  ) {
+    this.addressOf = addressOf ?? consoleClientAddress;
+  }
 
   @Get(PAY_JSON_PATH.slice(1))
   async payJson(
     @Req() request: PlatformRequest,
     @Res({ passthrough: true }) response: PlatformResponse,
   ): Promise<unknown> {
-    const decision = await this.gate.handleNow({ ...toCrawlgateRequest(request), url: PAY_JSON_PATH });
+    const decision = await this.gate.handleNow({ ...toCrawlgateRequest(request, this.addressOf), url: PAY_JSON_PATH });
     // pass: the API is down and failMode is open; there is nothing to publish.
     if (decision.kind !== 'respond') throw new NotFoundException();
     setHeaders(response, decision.headers);
@@ -171,9 +194,10 @@ export class CrawlgateModule implements OnModuleInit, OnApplicationShutdown {
       controllers: [CrawlgatePayJsonController],
       providers: [
         { provide: CRAWLGATE, useValue: createCrawlgate(withNodeKeyDirectoryFetch(withoutLicenseDocument(options))) },
+        { provide: CRAWLGATE_CLIENT_ADDRESS, useValue: createClientAddress(options.logger ?? console) },
         { provide: APP_GUARD, useClass: CrawlgateGuard },
       ],
-      exports: [CRAWLGATE],
+      exports: [CRAWLGATE, CRAWLGATE_CLIENT_ADDRESS],
     };
   }
 }
@@ -221,14 +245,14 @@ function graphqlExchange(context: ExecutionContext): Exchange | null {
  * .raw) url is after rewriteUrl and originalUrl before; on Express originalUrl is as written and
  * baseUrl + url after mount paths and rewrites.
  */
-function toCrawlgateRequest(request: PlatformRequest): CrawlgateRequest {
+function toCrawlgateRequest(request: PlatformRequest, addressOf: ClientAddress): CrawlgateRequest {
   const routedUrl = request.raw !== undefined ? request.url : `${request.baseUrl ?? ''}${request.url}`;
   return {
     method: request.method,
     url: writtenTarget(request.raw ?? request) ?? request.originalUrl ?? request.url,
     routedUrl,
     headers: request.headers,
-    ip: request.ip,
+    ip: addressOf(request),
   };
 }
 

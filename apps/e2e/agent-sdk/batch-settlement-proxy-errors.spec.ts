@@ -6,13 +6,14 @@
  * header (the API answers it idempotently), and the channel never locks nor pays a page twice.
  */
 
+import { decodeBase64Json, encodeBase64Json } from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { page, type SiteServer } from '../middleware/support/site-servers';
 import { depositsOf as depositsOfSite, startVoucherSite } from '../middleware/support/voucher-site';
-import { createAgent, PaymentFailedError, type PaymentEvent } from '../../../libs/agent-sdk/src';
+import { createAgent, PaymentFailedError, type AgentOptions, type PaymentEvent } from '../../../libs/agent-sdk/src';
 
 const PRICE = 10_000n; // the site's default, 0.01 USD
 const asBot = { headers: { 'user-agent': GPTBOT } };
@@ -36,7 +37,24 @@ type FrontAction = 'forward' | 'refuse402' | 'refuse429' | 'refuse502' | 'forwar
 async function startFront(act: (header: string, index: number) => FrontAction) {
   const paid: string[] = [];
   const forwardedPaid: string[] = [];
+  /** Schemes the front takes out of the gate's 402s (v1 body and v2 header), as a hostile front may. */
+  const hidden = new Set<string>();
+  /** Whether the front answers the proofs posted to verify_url itself, 500 (the 402s then name it there). */
+  let verifyFails = false;
   const front = createServer(async (request, response) => {
+    if (request.method === 'POST' && VERIFY_PATH.test(request.url ?? '')) {
+      if (verifyFails) return void response.writeHead(500, { 'content-type': 'text/plain' }).end('down');
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const upstream = await fetch(`${site.app.baseUrl}${request.url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat(chunks),
+      });
+      return void response
+        .writeHead(upstream.status, { 'content-type': 'application/json' })
+        .end(await upstream.text());
+    }
     const header = request.headers['payment-signature'];
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
     if (action === 'refuse402') {
@@ -50,7 +68,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     }
     if (typeof header === 'string') forwardedPaid.push(header);
     const upstream = await fetch(`${server.url}${request.url}`, { headers: forwardedHeaders(request.headers) });
-    const body = await upstream.text();
+    let body = await upstream.text();
     if (action === 'forwardThen502') {
       response.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
       return;
@@ -58,16 +76,42 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     const headers = new Headers(upstream.headers);
     headers.delete('content-length');
     headers.delete('content-encoding');
+    if (upstream.status === 402 && hidden.size > 0) body = withoutHiddenOffers(headers, body, hidden);
+    if (upstream.status === 402) body = withVerifyThrough(body, frontUrl);
     response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
   });
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    url: frontUrl,
     /** Every PAYMENT-SIGNATURE the front was sent, and those it passed on to the gated site. */
     paid,
     forwardedPaid,
+    /** From now on the gate's 402s reach the agent without this scheme's offers. */
+    hide: (scheme: string) => void hidden.add(scheme),
+    show: (scheme: string) => void hidden.delete(scheme),
+    /** Whether the proofs posted to verify_url (which the front's 402s name on the front) fail 500, or pass on. */
+    failVerify: (fails: boolean) => void (verifyFails = fails),
     close: () => new Promise((resolve) => front.close(resolve)),
   };
+}
+
+type Offers = { accepts?: { scheme?: string }[] };
+
+/** A gate's verify_url path: the front's 402s name it on the front, which passes it on to the API (or fails it). */
+const VERIFY_PATH = /^\/v1\/gates\/[^/]+\/verify$/;
+
+function withVerifyThrough(body: string, frontUrl: string): string {
+  const offer = JSON.parse(body) as { verify_url?: string };
+  if (typeof offer.verify_url === 'string') offer.verify_url = frontUrl + new URL(offer.verify_url).pathname;
+  return JSON.stringify(offer);
+}
+
+function withoutHiddenOffers(headers: Headers, body: string, hidden: Set<string>): string {
+  const keep = (offers: Offers) => ({ ...offers, accepts: offers.accepts?.filter((one) => !hidden.has(one.scheme!)) });
+  const v2 = headers.get('payment-required');
+  if (v2) headers.set('payment-required', encodeBase64Json(keep(decodeBase64Json(v2) as Offers)));
+  return JSON.stringify(keep(JSON.parse(body) as Offers));
 }
 
 const forwardedHeaders = (headers: IncomingHttpHeaders) =>
@@ -98,9 +142,11 @@ async function startLosingFront(index: number, afterwards: 'forward' | 'refuse40
   });
 }
 
-async function voucherAgent() {
+/** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */
+async function voucherAgent({ payMode }: Pick<AgentOptions, 'payMode'> = {}) {
   const wallet = newWallet();
   await fundUsdc(site.app, wallet.address, '2');
+  if (payMode === 'transfer') await fundEth(site.app, wallet.address);
   const events: PaymentEvent[] = [];
   const agent = createAgent({
     account: wallet,
@@ -111,6 +157,7 @@ async function voucherAgent() {
     pollingIntervalMs: 20,
     batchSettlement: { depositUsd: '1.5' },
     onPayment: (event) => events.push(event),
+    payMode,
   });
   return { agent, events, wallet };
 }
@@ -258,6 +305,45 @@ it('a front down for every resend of a voucher the gate charged: the next fetch 
     expect(await fetchPage(agent, url(2))).toEqual(served('outage-2'));
     expect(await apiSide(channel.channelId)).toMatchObject({ charged: 2n * PRICE });
     expect(events.map((event) => event.url)).toEqual([url(1), url(2)]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a page whose voucher was lost is paid no other way, though its 402 then offers exact payment only: that voucher is sent again', async () => {
+  const front = await startLosingFront(0);
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/switched`;
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    front.hide('batch-settlement');
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    front.recover();
+    expect(await fetchPage(agent, url)).toEqual(served('switched'));
+    const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/switched' } });
+    expect(paid.map((payment) => payment.method)).toEqual(['voucher']);
+    expect(events.map((event) => event.url)).toEqual([url]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a page whose transfer is unproven is paid no other way, though its 402 then offers vouchers only: its proof is posted again', async () => {
+  const front = await startFront(() => 'forward');
+  try {
+    const { agent } = await voucherAgent({ payMode: 'transfer' });
+    const url = `${front.url}/articles/unproven`;
+    front.hide('batch-settlement');
+    front.failVerify(true);
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'verify_500' });
+    front.show('batch-settlement');
+    front.hide('exact');
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'transfer_unproven' });
+    front.failVerify(false);
+    expect(await fetchPage(agent, url)).toEqual(served('unproven'));
+    const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/unproven' } });
+    expect(paid.map((payment) => payment.method)).toEqual(['transfer']);
+    expect(agent.channels()).toEqual([]);
   } finally {
     await front.close();
   }

@@ -449,6 +449,17 @@ export function createAgent(options: AgentOptions): Agent {
         `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
+    // A voucher or a transfer sent for this page before, its outcome never learned: settled first,
+    // whatever the site offers now. Paid another way meanwhile, the page would be paid twice: a site
+    // (or a front) can stop offering the scheme the agent paid it by.
+    const inDoubt = await earlierVoucherOrTransfer(url, page, retry, maxPrice, signal).catch(async (error: unknown) => {
+      await challenge.body?.cancel().catch(() => undefined);
+      throw error;
+    });
+    if (inDoubt) {
+      await challenge.body?.cancel().catch(() => undefined);
+      return inDoubt;
+    }
     const offers = await readOffers(challenge);
     const voucherOffer =
       batch &&
@@ -787,30 +798,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new UnsupportedPaymentError(
         `${url}: payMode "transfer" needs a Crawlgate gate (a verify_url naming it); use "authorization"`,
       );
-    // A transfer already sent for this page whose proof got no answer: proven now, or this page waits for it.
     const page = TokenCache.key(new URL(url));
-    const earlier = unproven.get(page);
-    if (earlier) {
-      const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
-      const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
-      if (token) {
-        unproven.forget(page);
-        report(url, offer, null, 'transfer');
-        return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
-      }
-      // The USDC moved, whatever the verify_url says: until the gate is over the page waits for
-      // that proof, rather than send a second transfer (a site can copy a real gate's 402 with its
-      // own payTo, and the real API then refuses the proof for good). Past it, refused once more
-      // (an answer, not a failure or silence), what that transfer bought is lost: the page is paid anew.
-      await answered?.body?.cancel().catch(() => undefined);
-      if (Date.now() >= earlier.until && answered && !isUnanswered(answered.status)) unproven.forget(page);
-      else
-        throw new PaymentFailedError(
-          url,
-          'transfer_unproven',
-          `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
-        );
-    }
     // The transfer goes to whatever chain the RPC is: it must be the one the site asks to be paid on.
     const chainId = await payer.chain().wallet.getChainId();
     if (chainId !== offer.chainId)
@@ -837,7 +825,7 @@ export function createAgent(options: AgentOptions): Agent {
       payer: payer.address,
     };
     const proof = JSON.stringify(request);
-    const keepUnproven = () => unproven.keep(page, { verifyUrl, proof, until: gateHoldUntil(offer.gateExp) });
+    const keepUnproven = () => unproven.keep(page, { offer, verifyUrl, proof, until: gateHoldUntil(offer.gateExp) });
     let verified: Response;
     try {
       verified = await postToVerifyUrl(verifyUrl, proof);
@@ -880,6 +868,51 @@ export function createAgent(options: AgentOptions): Agent {
       verified = await post();
     }
     return verified;
+  }
+
+  /**
+   * What a voucher or a transfer sent for this page before bought, its outcome never learned: the
+   * lost voucher sent again, under its channel's turn, or the transfer's proof posted again. Undefined
+   * when there is none, or when it surely bought nothing (the page is then paid anew); throws while
+   * its outcome is still unknown.
+   */
+  async function earlierVoucherOrTransfer(
+    url: string,
+    page: string,
+    retry: Retry,
+    maxPrice: bigint,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; token?: string } | undefined> {
+    const lost = lostVouchers.get(page);
+    if (lost) {
+      const bought = await channels.exclusive(lost.channelKey, () =>
+        resendLostVoucher(url, page, lost, retry, maxPrice, signal),
+      );
+      if (bought) return bought;
+    }
+    const earlier = unproven.get(page);
+    if (!earlier) return undefined;
+    const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
+    const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
+    if (token) {
+      unproven.forget(page);
+      report(url, earlier.offer, null, 'transfer');
+      return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
+    }
+    // The USDC moved, whatever the verify_url says: until the gate is over the page waits for
+    // that proof, rather than send a second payment (a site can copy a real gate's 402 with its
+    // own payTo, and the real API then refuses the proof for good). Past it, refused once more
+    // (an answer, not a failure or silence), what that transfer bought is lost: the page is paid anew.
+    await answered?.body?.cancel().catch(() => undefined);
+    if (Date.now() >= earlier.until && answered && !isUnanswered(answered.status)) {
+      unproven.forget(page);
+      return undefined;
+    }
+    throw new PaymentFailedError(
+      url,
+      'transfer_unproven',
+      `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
+    );
   }
 
   /**
@@ -994,13 +1027,6 @@ export function createAgent(options: AgentOptions): Agent {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
     const pageKey = TokenCache.key(new URL(url));
-    const lost = lostVouchers.get(pageKey);
-    if (lost) {
-      const bought = await channels.exclusive(lost.channelKey, () =>
-        resendLostVoucher(url, pageKey, lost, retry, maxPrice, signal),
-      );
-      if (bought) return bought;
-    }
     return channels.exclusive(key, async () => {
       // A voucher whose answer is lost is remembered until its gate is over; with no room to remember one more, none is sent.
       const room = lostVouchers.roomFor(pageKey);

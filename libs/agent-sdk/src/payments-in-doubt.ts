@@ -17,6 +17,8 @@ import { TokenCache } from './token-cache';
 
 /** A transfer sent for a page whose proof got no answer. */
 export interface UnprovenTransfer {
+  /** The offer it paid. */
+  offer: Offer;
   verifyUrl: string;
   /** The body posted: `{tx_hash, signature, payer}`. */
   proof: string;

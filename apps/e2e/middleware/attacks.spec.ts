@@ -16,6 +16,7 @@ import { CrawlgateModule } from '@crawlgate/middleware/nest';
 import { Controller, Get, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import middie from '@fastify/middie';
 import express from 'express';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -520,6 +521,26 @@ describe('Express trusting every X-Forwarded-For', () => {
     }
   });
 
+  it('serves a site whose trust proxy function throws on IPv6 addresses (an IPv4-only list), and warns of a hop count', async () => {
+    const server = await start(false);
+    server.app.set('trust proxy', (address: string) => {
+      if (address.includes(':')) throw new Error('cannot match ipv6 address with non-ipv6 one');
+      return address.startsWith('10.');
+    });
+    const hops = await start(2);
+    site.warnings.length = 0;
+    try {
+      const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP };
+      expect(served(await get(server, '/articles/trust-v4', { 'user-agent': BROWSER }))).toBe(true);
+      expect((await get(server, '/articles/trust-v4', spoof)).status).toBe(402);
+      await get(hops, '/articles/trust-two-hops', spoof);
+      expect(site.warnings.filter((warning) => /X-Forwarded-For of any address/.test(warning))).toHaveLength(1);
+    } finally {
+      await server.close();
+      await hops.close();
+    }
+  });
+
   it('reads X-Forwarded-For from a proxy the app trusts by address', async () => {
     const server = await start('loopback');
     try {
@@ -592,6 +613,42 @@ describe.each([
     const server = await gated('127.0.0.1');
     try {
       expect((await get(server, `/articles/trust-loopback-${name.length}`, spoof)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('warns of a trustProxy that trusts any address at the first hop (a hop count): safe only behind a proxy every request passes', async () => {
+    site.warnings.length = 0;
+    const server = await gated((_address: string, hop: number) => hop < 4);
+    try {
+      await get(server, `/articles/trust-hops-${name.length}`, spoof);
+      expect(site.warnings.filter((warning) => /X-Forwarded-For of any address/.test(warning))).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the Express adapter where no Express app set req.ip', () => {
+  const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+  it('judges crawlers by the connection’s address in @fastify/middie on a Fastify trusting every X-Forwarded-For, and warns', async () => {
+    site.warnings.length = 0;
+    const app = Fastify({ trustProxy: true });
+    await app.register(middie);
+    app.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
+    app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const server = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    try {
+      const spoof = await get(server, '/articles/middie', {
+        'user-agent': GOOGLEBOT,
+        'x-forwarded-for': '66.249.66.1',
+      });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /no Express app set it/.test(warning))).toBe(true);
+      expect(served(await get(server, '/articles/middie', { 'user-agent': BROWSER }))).toBe(true);
     } finally {
       await server.close();
     }

@@ -653,6 +653,39 @@ describe('payment and token headers stay with their origin', () => {
   });
 });
 
+describe('a verify_url on the agent’s own machine or network', () => {
+  it.each([
+    'https://127.0.0.1:2375/v1/gates/gate_1/verify',
+    'https://10.0.0.5/v1/gates/gate_1/verify',
+    'https://[::1]/v1/gates/gate_1/verify',
+    'https://[fd00::5]/v1/gates/gate_1/verify',
+    'https://localhost/v1/gates/gate_1/verify',
+    'https://admin.localhost/v1/gates/gate_1/verify',
+    'https://localhost./v1/gates/gate_1/verify',
+  ])('is posted nothing, nor learned as the API, when a page elsewhere names it: %s', async (verifyUrl) => {
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers)) return void response.writeHead(500).end('failed');
+      response
+        .writeHead(402, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: verifyUrl }));
+    });
+    // https://pages.example is the site on loopback, as a page on the internet would be.
+    const requested: string[] = [];
+    const routing: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      requested.push(request.url);
+      if (!request.url.startsWith('https://pages.example/')) throw new TypeError('fetch failed');
+      const answer = await fetch(new Request(request.url.replace('https://pages.example', site.url), request));
+      return new Response(answer.body, answer);
+    };
+    const agent = agentWith({ fetch: routing });
+    expect((await agent.fetch('https://pages.example/page')).status).toBe(500);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(requested.filter((url) => !url.startsWith('https://pages.example/'))).toEqual([]);
+    await expect(agent.profile()).rejects.toThrow(/API URL is unknown/);
+  });
+});
+
 describe('the API the agent reads its history from', () => {
   const PROFILE = {
     address: account.address,

@@ -11,6 +11,7 @@ import {
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
   readGate,
+  refusedAddress,
   untrusted,
   type BatchSettlementExtra,
   type ExactExtra,
@@ -86,15 +87,25 @@ export async function readOffers(response: Response): Promise<Offer[]> {
 /**
  * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
  * it learns for profile()): https, or plain http on loopback for a site on loopback too (a local
- * set-up). Any other is ignored: a site would have the agent POST to plain-http hosts of the
- * agent's own network or machine.
+ * set-up); a host of the agent's own machine or network (loopback, a private address, a localhost
+ * name) only for a page there too. Any other is ignored: a site would have the agent POST into its
+ * machine or network. A name that resolves to such an address is not caught: nothing is resolved here.
  */
 function postableUrl(value: unknown, pageUrl: string): string | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const { protocol, hostname } = new URL(value);
+  const page = URL.canParse(pageUrl) ? new URL(pageUrl).hostname : undefined;
+  if (isLocalHost(hostname) && !(page !== undefined && isLocalHost(page))) return undefined;
   if (protocol === 'https:') return value;
-  const localSite = URL.canParse(pageUrl) && isLoopbackHost(new URL(pageUrl).hostname);
-  return protocol === 'http:' && isLoopbackHost(hostname) && localSite ? value : undefined;
+  return protocol === 'http:' && isLoopbackHost(hostname) && page !== undefined && isLoopbackHost(page)
+    ? value
+    : undefined;
+}
+
+/** A host of this machine or its network: loopback, a private or reserved address, a localhost name. */
+function isLocalHost(hostname: string): boolean {
+  const name = hostname.replace(/\.$/, ''); // "localhost." is localhost
+  return isLoopbackHost(name) || name.endsWith('.localhost') || refusedAddress(name, false) !== null;
 }
 
 /** The terms inside the gate id of `…/v1/gates/{id}/verify` (its ref is what the API checks a transfer proof against). */

@@ -28,7 +28,8 @@ beforeAll(async () => {
 afterAll(() => close?.());
 
 /** What the front does with a request carrying a payment: pass it on, answer 429 or 502 itself, or pass it on and answer 502. */
-type FrontAction = 'forward' | 'refuse402' | 'refuse429' | 'refuse502' | 'forwardThen502';
+type FrontAction =
+  'forward' | 'refuse402' | 'refuse404' | 'refuse429' | 'refuse502' | 'forwardThen502' | 'forwardThen404';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -61,16 +62,21 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
       response.writeHead(402, { 'content-type': 'application/json' }).end('{}');
       return;
     }
-    if (action === 'refuse429' || action === 'refuse502') {
-      const [status, text] = action === 'refuse429' ? [429, 'Too Many Requests'] : [502, 'Bad Gateway'];
+    if (action === 'refuse404' || action === 'refuse429' || action === 'refuse502') {
+      const [status, text] = {
+        refuse404: [404, 'Not Found'] as const,
+        refuse429: [429, 'Too Many Requests'] as const,
+        refuse502: [502, 'Bad Gateway'] as const,
+      }[action];
       response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
       return;
     }
     if (typeof header === 'string') forwardedPaid.push(header);
     const upstream = await fetch(`${server.url}${request.url}`, { headers: forwardedHeaders(request.headers) });
     let body = await upstream.text();
-    if (action === 'forwardThen502') {
-      response.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
+    if (action === 'forwardThen502' || action === 'forwardThen404') {
+      const [status, text] = action === 'forwardThen502' ? [502, 'Bad Gateway'] : [404, 'Not Found'];
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
       return;
     }
     const headers = new Headers(upstream.headers);
@@ -120,20 +126,21 @@ const forwardedHeaders = (headers: IncomingHttpHeaders) =>
   ) as Record<string, string>;
 
 /**
- * A front that passes the `index`th paid request's voucher to the gate, which charges it, then
- * answers 502; every later send of that voucher is answered 502 until recover(), then
- * `afterwards` (passed on, or a bare 402). Other requests pass.
+ * A front that passes the `index`th paid request's payment to the gate, which charges it, then
+ * answers 502 (or 404); every later send of that payment is answered the same until recover(),
+ * then `afterwards` (passed on, or a bare 402). Other requests pass.
  */
-async function startLosingFront(index: number, afterwards: 'forward' | 'refuse402' = 'forward') {
+async function startLosingFront(index: number, afterwards: 'forward' | 'refuse402' = 'forward', status = 502) {
   let lost: string | undefined;
   let down = true;
   const front = await startFront((header, at) => {
     if (at === index) {
       lost = header;
-      return 'forwardThen502';
+      return status === 404 ? 'forwardThen404' : 'forwardThen502';
     }
     if (header !== lost) return 'forward';
-    return down ? 'refuse502' : afterwards;
+    if (down) return status === 404 ? 'refuse404' : 'refuse502';
+    return afterwards;
   });
   return Object.assign(front, {
     /** The voucher the gate charged and the front lost. */
@@ -323,6 +330,56 @@ it('a page whose voucher was lost is paid no other way, though its 402 then offe
     const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/switched' } });
     expect(paid.map((payment) => payment.method)).toEqual(['voucher']);
     expect(events.map((event) => event.url)).toEqual([url]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('fetches made at once of a page whose voucher is lost fail with one round of its resends, not one each', async () => {
+  const front = await startLosingFront(0);
+  try {
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/crowd`;
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    const resends = () => front.paid.filter((header) => header === front.lost()).length;
+    const round = resends() - 1; // the first send, then one round of resends
+    const before = resends();
+    const answers = await Promise.all([1, 2, 3].map(() => fetchPage(agent, url)));
+    expect(answers).toEqual([1, 2, 3].map(() => ({ reason: 'payment_unconfirmed' })));
+    expect(resends() - before).toBeLessThanOrEqual(round + 1);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a front answering its own 404 to a voucher the gate charged, and to its resends: the page is paid no other way', async () => {
+  const front = await startLosingFront(0, 'forward', 404);
+  try {
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/notfound`;
+    const notFound = { status: 404, body: 'Not Found' };
+    expect(await fetchPage(agent, url)).toEqual(notFound);
+    front.hide('batch-settlement');
+    expect(await fetchPage(agent, url)).toEqual(notFound);
+    front.recover();
+    expect(await fetchPage(agent, url)).toEqual(served('notfound'));
+    const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/notfound' } });
+    expect(paid.map((payment) => payment.method)).toEqual(['voucher']);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a front answering its own 404 to an exact payment the gate settled: the agent asks verify_url for its token and reads the page, paying once', async () => {
+  const front = await startLosingFront(0, 'forward', 404);
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/settled404`;
+    expect(await fetchPage(agent, url)).toEqual(served('settled404'));
+    expect(await fetchPage(agent, url)).toEqual(served('settled404'));
+    const paid = await site.app.database.prisma.payment.findMany({ where: { url: '/articles/settled404' } });
+    expect(paid.map((payment) => payment.method)).toEqual(['authorization']);
   } finally {
     await front.close();
   }

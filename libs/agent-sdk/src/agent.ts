@@ -454,6 +454,8 @@ export function createAgent(options: AgentOptions): Agent {
     // (or a front) can stop offering the scheme the agent paid it by.
     const inDoubt = await earlierVoucherOrTransfer(url, page, retry, maxPrice, signal).catch(async (error: unknown) => {
       await challenge.body?.cancel().catch(() => undefined);
+      // Still in doubt: the fetches waiting on this page fail with it, rather than each send it in turn.
+      if (error instanceof PaymentFailedError) spent();
       throw error;
     });
     if (inDoubt) {
@@ -655,7 +657,10 @@ export function createAgent(options: AgentOptions): Agent {
       );
       return readWithItsToken(stillPending);
     }
-    if (isUnanswered(answer.status)) {
+    // A failure that carries no token and no settlement (a front's own 404, say) says nothing of the
+    // payment, which the gate behind may have settled: asked of its API as an unanswered one is.
+    const unsaid = !answer.ok && !token && settlement?.success !== true && doubt.verifyUrl !== undefined;
+    if (isUnanswered(answer.status) || unsaid) {
       // The site failed, or a limit or timeout in front of it answered, once its gate had taken the
       // payment or maybe before: with the token the payment bought (sent with the failure, or asked
       // of the gate's API, which settles it at most once), the page is read again instead of paid
@@ -949,9 +954,10 @@ export function createAgent(options: AgentOptions): Agent {
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
       return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
     }
-    // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer.
+    // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer. A
+    // failure keeps it in doubt: a front's own 404 says nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      lostVouchers.forget(pageKey);
+      if (paidAnswer.ok) lostVouchers.forget(pageKey);
       return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
@@ -1142,7 +1148,12 @@ export function createAgent(options: AgentOptions): Agent {
           // signed (channel.signed) but not charged. The next page signs the same total again: the
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
-          if (!awaitsResend(paidAnswer)) return { response, token };
+          // A final answer, the page's. One that failed without a word of the voucher (a front's own
+          // 404) is the caller's too, but the voucher stays in doubt, sent again on the next fetch.
+          if (!awaitsResend(paidAnswer)) {
+            if (!paidAnswer.ok) lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+            return { response, token };
+          }
           lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)

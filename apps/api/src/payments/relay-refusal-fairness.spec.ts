@@ -80,8 +80,12 @@ describe('a revert the payer did not cause', () => {
   }, 60_000);
 
   it('lets no payee make a settlement run out of gas by emptying its balance ahead of it', async () => {
+    // A payer of its own: the first test's payment waits for the copy's hold, and a payer with none
+    // settled yet has one settlement in flight at a time.
+    const sweptPayer = newWallet();
+    await fundUsdc(app, sweptPayer.address, '1');
     const gate = await openGate(app, site, '/swept');
-    const payment = await signPayment(app, payer, gate);
+    const payment = await signPayment(app, sweptPayer, gate);
     const payee = await walletOf(payTo);
     const held = await usdcBalance(app, payTo.address);
     expect(held).toBeGreaterThan(0n);
@@ -96,6 +100,6 @@ describe('a revert the payer did not cause', () => {
     );
     expect(answer.status === 200 ? 200 : answer).toBe(200);
     expect(await usdcBalance(app, payTo.address)).toBe(10_000n);
-    expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, payer.address)).toBe(false);
+    expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, sweptPayer.address)).toBe(false);
   }, 60_000);
 });

@@ -28,26 +28,23 @@ describe('PaymentStore', () => {
   });
   afterAll(() => test.dispose());
 
-  const claim = (nonce: string, payer = PAYER, settledUpTo = 7) =>
-    store.claimInPayerTurn(
-      {
-        gateId: randomUUID(),
-        siteId: site.id,
-        publisherId: site.publisherId,
-        url: '/a',
-        chainId: 31337,
-        asset: ASSET,
-        payer,
-        payTo: hex('dd', 20),
-        amount: 1_000n,
-        status: 'submitting',
-        nonce,
-        authorization: { from: PAYER, value: '1000' },
-        paymentIdentifier: null,
-        paymentFingerprint: null,
-      },
-      settledUpTo,
-    );
+  const claim = (nonce: string, payer = PAYER) =>
+    store.claimInPayerTurn({
+      gateId: randomUUID(),
+      siteId: site.id,
+      publisherId: site.publisherId,
+      url: '/a',
+      chainId: 31337,
+      asset: ASSET,
+      payer,
+      payTo: hex('dd', 20),
+      amount: 1_000n,
+      status: 'submitting',
+      nonce,
+      authorization: { from: PAYER, value: '1000' },
+      paymentIdentifier: null,
+      paymentFingerprint: null,
+    });
   const viaPrisma = (id: string) => test.database.prisma.payment.findUnique({ where: { id } });
 
   it('reads a payment by gate, id and nonce as Prisma does, through submitting, submitted and confirmed', async () => {
@@ -76,29 +73,6 @@ describe('PaymentStore', () => {
     expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: hex('01', 32) })).toEqual(
       confirmed,
     );
-  });
-
-  it('counts the payer’s settled authorizations in its turn, up to the bound asked', async () => {
-    const payer = hex('5e', 20);
-    const settle = async (nonce: string) => {
-      const { payment } = await claim(nonce, payer);
-      const receipt = {
-        txHash: hex(nonce.slice(2, 4), 32),
-        transferLogIndex: 1,
-        blockNumber: 1n,
-        confirmedAt: new Date(),
-      };
-      expect(
-        await store.confirm(payment.id, { ...receipt, tokenKid: null, tokenIssuedAt: null, tokenExpiresAt: null }),
-      ).toBe(true);
-    };
-    expect((await claim(hex('50', 32), payer)).settled).toBe(0);
-    await settle(hex('51', 32));
-    await settle(hex('52', 32));
-    expect((await claim(hex('53', 32), payer)).settled).toBe(2);
-    expect((await claim(hex('54', 32), payer, 1)).settled).toBe(1);
-    // Another payer's settlements are not this one's.
-    expect((await claim(hex('55', 32), hex('5f', 20))).settled).toBe(0);
   });
 
   it('confirms a payment once: a second finalizer changes nothing and is told so', async () => {

@@ -67,12 +67,8 @@ export class PaymentStore {
    * creation time instead, a claim created first but committed last missed the other, which saw it
    * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
    * A unique violation (the gate, the nonce or the payment-identifier taken) rolls it all back.
-   * `settled`: how many of the payer's authorizations were settled before, counted up to `settledUpTo`.
    */
-  claimInPayerTurn(
-    claim: AuthorizationClaim,
-    settledUpTo: number,
-  ): Promise<{ payment: Payment; ahead: ClaimAhead[]; settled: number }> {
+  claimInPayerTurn(claim: AuthorizationClaim): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
     return this.db.sql.transaction(async (tx) => {
       await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
       await tx
@@ -87,13 +83,6 @@ export class PaymentStore {
         `SELECT amount, nonce FROM payments
           WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`,
         [claim.payer, claim.chainId, claim.asset],
-      );
-      const [{ settled }] = await tx.query<{ settled: number }>(
-        `SELECT count(*)::int AS settled FROM (
-           SELECT 1 FROM payments
-            WHERE chain_id = $1::int AND asset = $2 AND payer = $3 AND method = 'authorization' AND status = 'confirmed'
-            LIMIT $4::int) counted`,
-        [claim.chainId, claim.asset, claim.payer, settledUpTo],
       );
       const [row] = await tx.query<PaymentRow>(
         `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
@@ -124,7 +113,6 @@ export class PaymentStore {
       return {
         payment: paymentFromRow(row),
         ahead: ahead.map((one) => ({ amount: BigInt(one.amount), nonce: one.nonce })),
-        settled: Number(settled),
       };
     });
   }

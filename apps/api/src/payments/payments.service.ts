@@ -178,13 +178,11 @@ export class PaymentsService {
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
     let covered: boolean;
     try {
+      if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
       covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
-      // The balance first: a payment it cannot cover is refused (402), not told to come back.
-      const inFlight = settlementsInFlightAllowed(claim.settled);
-      if (covered && claim.ahead.length >= inFlight) throw payerInFlightFull(inFlight);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
       return this.outcomeOf(claim.payment, gate);
@@ -407,9 +405,7 @@ export class PaymentsService {
       | 'paymentIdentifier'
       | 'paymentFingerprint'
     >,
-  ): Promise<
-    { kind: 'claimed'; payment: Payment; ahead: ClaimAhead[]; settled: number } | { kind: 'taken'; payment: Payment }
-  > {
+  ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     // A transfer's gate was judged by the block its transfer was mined in (checkTransfer).
     if (data.method !== 'transfer' && !(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const site = await this.sites.get(gate.siteId);
@@ -425,7 +421,7 @@ export class PaymentsService {
       if (row.method === 'authorization')
         return {
           kind: 'claimed',
-          ...(await this.store.claimInPayerTurn(row, MAX_PAYER_SETTLEMENTS_IN_FLIGHT - 1).catch((error: unknown) => {
+          ...(await this.store.claimInPayerTurn(row).catch((error: unknown) => {
             if (error instanceof PayerTurnBusy)
               throw notCharged(
                 'Another payment of this payer is being recorded; nothing was charged: retry shortly',
@@ -434,7 +430,7 @@ export class PaymentsService {
             throw error;
           })),
         };
-      return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [], settled: 0 };
+      return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
@@ -628,16 +624,9 @@ function assertPayable(payment: Payment | null): void {
  */
 export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
 
-/**
- * One more than the payer has had settled, up to the bound: a new address has one in flight, so
- * moving its funds reverts one settlement of ours (as a front-run copy does), not eight; each
- * settlement it paid lets one more go at once.
- */
-export const settlementsInFlightAllowed = (settled: number) => Math.min(MAX_PAYER_SETTLEMENTS_IN_FLIGHT, 1 + settled);
-
-const payerInFlightFull = (allowed: number) =>
+const payerInFlightFull = () =>
   notCharged(
-    `${allowed} settlement${allowed === 1 ? '' : 's'} of this payer ${allowed === 1 ? 'is' : 'are'} in flight, the most at once (one more than it has had settled, up to ${MAX_PAYER_SETTLEMENTS_IN_FLIGHT}); nothing was charged: retry shortly (or pay many pages with batch-settlement vouchers)`,
+    `${MAX_PAYER_SETTLEMENTS_IN_FLIGHT} settlements of this payer are in flight, the most at once; nothing was charged: retry shortly (or pay many pages with batch-settlement vouchers)`,
     1,
   );
 

@@ -654,35 +654,48 @@ describe('payment and token headers stay with their origin', () => {
 });
 
 describe('a verify_url on the agent’s own machine or network', () => {
+  const PUBLIC_PAGE = 'https://pages.example/page';
+  const LAN_PAGE = 'https://192.168.1.20/page';
   it.each([
-    'https://127.0.0.1:2375/v1/gates/gate_1/verify',
-    'https://10.0.0.5/v1/gates/gate_1/verify',
-    'https://[::1]/v1/gates/gate_1/verify',
-    'https://[fd00::5]/v1/gates/gate_1/verify',
-    'https://localhost/v1/gates/gate_1/verify',
-    'https://admin.localhost/v1/gates/gate_1/verify',
-    'https://localhost./v1/gates/gate_1/verify',
-  ])('is posted nothing, nor learned as the API, when a page elsewhere names it: %s', async (verifyUrl) => {
+    [PUBLIC_PAGE, 'https://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://10.0.0.5/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://[::1]/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://[fd00::5]/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://[::ffff:7f00:1]/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://0.0.0.0/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://localhost/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://admin.localhost/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://localhost./v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://printer.local/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://metadata.google.internal/v1/gates/gate_1/verify', false],
+    // A page on a local network reaches no further than that network: not this machine, nor its metadata service.
+    [LAN_PAGE, 'https://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    [LAN_PAGE, 'https://169.254.169.254/v1/gates/gate_1/verify', false],
+    [LAN_PAGE, 'https://10.0.0.5/v1/gates/gate_1/verify', true],
+    [PUBLIC_PAGE, 'https://api.crawlgate.example/v1/gates/gate_1/verify', true],
+  ])('from a page at %s, %s is posted to: %s', async (pageUrl, verifyUrl, posted) => {
     const site = await startSite((request, response) => {
       if (paymentOf(request.headers)) return void response.writeHead(500).end('failed');
       response
         .writeHead(402, { 'content-type': 'application/json' })
         .end(JSON.stringify({ x402Version: 1, accepts: [v1()], verify_url: verifyUrl }));
     });
-    // https://pages.example is the site on loopback, as a page on the internet would be.
+    // The page's origin is the site on loopback behind a routing fetch, as a page elsewhere would be.
+    const pageOrigin = new URL(pageUrl).origin;
     const requested: string[] = [];
     const routing: typeof fetch = async (input, init) => {
       const request = new Request(input, init);
       requested.push(request.url);
-      if (!request.url.startsWith('https://pages.example/')) throw new TypeError('fetch failed');
-      const answer = await fetch(new Request(request.url.replace('https://pages.example', site.url), request));
-      return new Response(answer.body, answer);
+      if (!request.url.startsWith(`${pageOrigin}/`)) throw new TypeError('fetch failed');
+      const answer = await fetch(new Request(request.url.replace(pageOrigin, site.url), request));
+      // Answered as the page's own URL, as a fetch of it would be.
+      return Object.defineProperty(new Response(answer.body, answer), 'url', { value: request.url });
     };
     const agent = agentWith({ fetch: routing });
-    expect((await agent.fetch('https://pages.example/page')).status).toBe(500);
+    expect((await agent.fetch(pageUrl)).status).toBe(500);
     expect(paymentsSent(site)).toHaveLength(1);
-    expect(requested.filter((url) => !url.startsWith('https://pages.example/'))).toEqual([]);
-    await expect(agent.profile()).rejects.toThrow(/API URL is unknown/);
+    expect(requested.filter((url) => !url.startsWith(`${pageOrigin}/`))).toEqual(posted ? [verifyUrl] : []);
+    if (!posted) await expect(agent.profile()).rejects.toThrow(/API URL is unknown/);
   });
 });
 

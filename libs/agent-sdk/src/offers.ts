@@ -87,25 +87,41 @@ export async function readOffers(response: Response): Promise<Offer[]> {
 /**
  * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
  * it learns for profile()): https, or plain http on loopback for a site on loopback too (a local
- * set-up); a host of the agent's own machine or network (loopback, a private address, a localhost
- * name) only for a page there too. Any other is ignored: a site would have the agent POST into its
- * machine or network. A name that resolves to such an address is not caught: nothing is resolved here.
+ * set-up); a host of the agent's own machine (loopback, a localhost name, link-local: the cloud's
+ * metadata address) only for a page on this machine, one of its network (a private address, a
+ * name only a local network resolves) only for a page on this machine or a network. Any other is
+ * ignored: a site would have the agent POST into its machine or network. A public name that
+ * resolves to such an address is not caught: nothing is resolved here.
  */
 function postableUrl(value: unknown, pageUrl: string): string | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const { protocol, hostname } = new URL(value);
-  const page = URL.canParse(pageUrl) ? new URL(pageUrl).hostname : undefined;
-  if (isLocalHost(hostname) && !(page !== undefined && isLocalHost(page))) return undefined;
+  const page = URL.canParse(pageUrl) ? reachOf(new URL(pageUrl).hostname) : 'public';
+  if (REACH_ORDER[reachOf(hostname)] > REACH_ORDER[page]) return undefined;
   if (protocol === 'https:') return value;
-  return protocol === 'http:' && isLoopbackHost(hostname) && page !== undefined && isLoopbackHost(page)
-    ? value
-    : undefined;
+  return protocol === 'http:' && isLoopbackHost(hostname) && page === 'machine' ? value : undefined;
 }
 
-/** A host of this machine or its network: loopback, a private or reserved address, a localhost name. */
-function isLocalHost(hostname: string): boolean {
-  const name = hostname.replace(/\.$/, ''); // "localhost." is localhost
-  return isLoopbackHost(name) || name.endsWith('.localhost') || refusedAddress(name, false) !== null;
+type Reach = 'machine' | 'network' | 'public';
+/** How close to the agent a host is: a verify_url may be no closer than its page. */
+const REACH_ORDER: Record<Reach, number> = { public: 0, network: 1, machine: 2 };
+/** Names only a local network resolves (RFC 6762, 6761, 8375; and the common private ones). */
+const LOCAL_NAME = /\.(?:local|internal|lan|home\.arpa|localdomain|intranet|corp|home)$/i;
+
+function reachOf(hostname: string): Reach {
+  const name = hostname.replace(/\.+$/, ''); // "localhost." is localhost
+  if (isLoopbackHost(name) || name === 'localhost' || name.endsWith('.localhost')) return 'machine';
+  // An address, as the URL parser writes it (IPv4 dotted, IPv6 in brackets); a name like "127.example.com" is none.
+  if (name.startsWith('[')) {
+    if (refusedAddress(name, false) === null) return 'public';
+    // Unique-local is a network's; any other refused form may be this machine (::, link-local, an embedded IPv4).
+    return /^\[f[cd]/i.test(name) ? 'network' : 'machine';
+  }
+  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(name)) {
+    if (refusedAddress(name, false) === null) return 'public';
+    return /^(?:0|169\.254)\./.test(name) ? 'machine' : 'network'; // 0.0.0.0 is this machine; link-local, its metadata
+  }
+  return LOCAL_NAME.test(name) ? 'network' : 'public';
 }
 
 /** The terms inside the gate id of `…/v1/gates/{id}/verify` (its ref is what the API checks a transfer proof against). */

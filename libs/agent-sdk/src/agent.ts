@@ -1148,13 +1148,12 @@ export function createAgent(options: AgentOptions): Agent {
           // signed (channel.signed) but not charged. The next page signs the same total again: the
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
-          // A final answer, the page's. One that failed without a word of the voucher (a front's own
-          // 404) is the caller's too, but the voucher stays in doubt, sent again on the next fetch.
-          if (!awaitsResend(paidAnswer)) {
-            if (!paidAnswer.ok) lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
-            return { response, token };
-          }
-          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+          // A final answer is the page's, the caller's. One that failed without a word of the voucher
+          // (a front's own 404) keeps the voucher in doubt, as an answer still awaited does: sent again next fetch.
+          const final = !awaitsResend(paidAnswer);
+          if (!final || !paidAnswer.ok)
+            lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+          if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
             throw new PaymentFailedError(

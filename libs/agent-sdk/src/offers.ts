@@ -110,7 +110,7 @@ const LOCAL_NAME = /\.(?:local|internal|lan|home\.arpa|localdomain|intranet|corp
 
 function reachOf(hostname: string): Reach {
   const name = hostname.replace(/\.+$/, ''); // "localhost." is localhost
-  if (isLoopbackHost(name) || name === 'localhost' || name.endsWith('.localhost')) return 'machine';
+  if (isLoopbackHost(name) || name.endsWith('.localhost')) return 'machine';
   // An address, as the URL parser writes it (IPv4 dotted, IPv6 in brackets); a name like "127.example.com" is none.
   if (name.startsWith('[')) {
     if (refusedAddress(name, false) === null) return 'public';

@@ -38,6 +38,8 @@ describe('the dashboard at /dashboard/', () => {
       expect(csp).toContain("frame-ancestors 'none'");
       expect(response.headers.get('x-frame-options')).toBe('DENY');
       expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      // A page that opened the dashboard keeps no handle on its tab (to send it to a look-alike sign-in).
+      expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin');
     });
 
     it('caches hashed assets for a year', async () => {

@@ -1,7 +1,7 @@
 /*
  * Headers of the HTML pages this origin serves (the dashboard, the API docs): the dashboard's tab
  * holds the publisher's key, so no page of this origin may run script from elsewhere or inline,
- * nor be framed by another site.
+ * nor be framed by another site, nor be steered by the page that opened it.
  */
 
 /** The directives every page shares; `style` is the page's style-src sources. */
@@ -15,6 +15,8 @@ function pageSecurityHeaders(style: string): Readonly<Record<string, string>> {
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
+    // A page that opened this one (window.open) gets no handle on its tab to send it elsewhere later.
+    'cross-origin-opener-policy': 'same-origin',
   };
 }
 

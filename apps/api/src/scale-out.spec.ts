@@ -101,9 +101,8 @@ describe('two API instances on one database', () => {
       body: { default_price_usd: '0.07' },
       headers: publisher.auth,
     });
-    const changedAt = Date.now();
+    // The very next gate on the other instance has the new price: no cache of it waits out a lifetime there.
     expect(await priceOn(second)).toBe('0.07');
-    expect(Date.now() - changedAt).toBeLessThan(1000);
   });
 
   it('see a secret rotation made through one instance on the other at once, though each caches decrypted secrets', async () => {

@@ -332,7 +332,8 @@ describe('an authorization lives a few minutes at most', () => {
     const { before, after } = lifetime(paymentsSent(site)[0]);
     expect(before).toBeGreaterThan(290);
     expect(before).toBeLessThanOrEqual(300);
-    expect(after).toBeGreaterThanOrEqual(-601);
+    // Signed 600 s back; the same 10 s of slack as validBefore's for a loaded machine between signing and this check.
+    expect(after).toBeGreaterThanOrEqual(-610);
     expect(after).toBeLessThanOrEqual(-599);
   });
 

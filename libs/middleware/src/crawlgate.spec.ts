@@ -132,8 +132,13 @@ function respond(decision: Decision) {
   return { ...decision, json: JSON.parse(decision.body) };
 }
 
-/** Verify answers: paid with a token for `url`, for whichever gate the payment was sent to. */
-const paysFor = (url: string): FakeApiOptions => ({ verify: (gateId) => paid(gateId, token(url), url) });
+/**
+ * Verify answers: paid with `paidToken` (a token for `url`, signed once: a test comparing the token
+ * answered with one signed later would fail when a second boundary fell between them).
+ */
+const paysFor = (url: string, paidToken = token(url)): FakeApiOptions => ({
+  verify: (gateId) => paid(gateId, paidToken, url),
+});
 
 describe('createCrawlgate', () => {
   it('refuses a configuration without credentials', () => {
@@ -484,7 +489,8 @@ describe('createCrawlgate', () => {
 
   describe('payments', () => {
     it('settles an X-PAYMENT at a gate minted for this path and passes with X-PAYMENT-RESPONSE, the price and the token', async () => {
-      const { fake, handle } = setup({}, paysFor('/post/1'));
+      const paidToken = token('/post/1');
+      const { fake, handle } = setup({}, paysFor('/post/1', paidToken));
       const decision = await handle('/post/1', { 'x-payment': paymentV1() });
       expect(decision.kind).toBe('pass-after-payment');
       const headers = (decision as { headers: Record<string, string> }).headers;
@@ -495,7 +501,7 @@ describe('createCrawlgate', () => {
       });
       expect(headers).toMatchObject({
         'crawler-charged': 'USD 0.01',
-        'x-crawlgate-token': token('/post/1'),
+        'x-crawlgate-token': paidToken,
         'cache-control': 'no-store',
       });
       const [verify] = fake.calls.filter((call) => call.includes('/verify'));

@@ -541,6 +541,73 @@ describe('Express trusting every X-Forwarded-For', () => {
     }
   });
 
+  it('serves people and judges crawlers by the connection’s address when reading req.ip throws (a function throwing on IPv6, on a dual-stack server)', async () => {
+    const app = express();
+    app.set('trust proxy', (address: string) => {
+      if (address.includes(':')) throw new Error('cannot match ipv6 address with non-ipv6 one');
+      return address.startsWith('10.');
+    });
+    app.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    // On '::' an IPv4 client's address reads ::ffff:127.0.0.1, which the function throws on.
+    const server = await listening(app.listen(0, '::'));
+    try {
+      const person = await get(server, '/articles/trust-dual', {
+        'user-agent': BROWSER,
+        'x-forwarded-for': '10.0.0.9',
+      });
+      expect([person.status, served(person)]).toEqual([200, true]);
+      const spoof = await get(server, '/articles/trust-dual', {
+        'user-agent': GOOGLEBOT,
+        'x-forwarded-for': GOOGLE_IP,
+      });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('judges crawlers by the connection’s address when a middleware before the gate sets req.ip itself (request-ip’s mw), and warns', async () => {
+    site.warnings.length = 0;
+    const app = express();
+    app.use((req, _res, next) => {
+      const forwarded = req.headers['x-forwarded-for'];
+      Object.defineProperty(req, 'ip', {
+        get: () => (typeof forwarded === 'string' ? forwarded : req.socket.remoteAddress),
+      });
+      next();
+    });
+    app.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const server = await listening(app.listen(0, '127.0.0.1'));
+    try {
+      const spoof = await get(server, '/articles/own-ip', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /req\.ip/.test(warning))).toBe(true);
+      expect(served(await get(server, '/articles/own-ip', { 'user-agent': BROWSER }))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('judges crawlers by the connection’s address when the app trusts every address behind the proxy it trusts, and warns of a depth of them', async () => {
+    const behind = await start(false);
+    behind.app.set('trust proxy', (address: string, hop: number) => hop > 0 || address === '127.0.0.1');
+    const deep = await start(false);
+    deep.app.set('trust proxy', (address: string, hop: number) => (hop === 0 ? address === '127.0.0.1' : hop < 10));
+    site.warnings.length = 0;
+    try {
+      const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': GOOGLE_IP };
+      expect((await get(behind, '/articles/trust-behind', spoof)).status).toBe(402);
+      expect(site.warnings.some((warning) => /first X-Forwarded-For address of anyone/.test(warning))).toBe(true);
+      await get(deep, '/articles/trust-deep', spoof);
+      expect(site.warnings.filter((warning) => /X-Forwarded-For of any address/.test(warning))).toHaveLength(1);
+    } finally {
+      await behind.close();
+      await deep.close();
+    }
+  });
+
   it('reads X-Forwarded-For from a proxy the app trusts by address', async () => {
     const server = await start('loopback');
     try {
@@ -618,6 +685,29 @@ describe.each([
     }
   });
 
+  it('judges a crawler by the connection’s address when trustProxy trusts every address behind the proxy it trusts, and warns', async () => {
+    site.warnings.length = 0;
+    const server = await gated((address: string, hop: number) => hop > 0 || address === '127.0.0.1');
+    try {
+      const answer = await get(server, `/articles/trust-behind-${name.length}`, spoof);
+      expect([answer.status, served(answer)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /trustProxy/.test(warning))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('warns of a trustProxy trusting any address to a depth behind the proxy it trusts', async () => {
+    site.warnings.length = 0;
+    const server = await gated((address: string, hop: number) => (hop === 0 ? address === '127.0.0.1' : hop < 10));
+    try {
+      await get(server, `/articles/trust-deep-${name.length}`, spoof);
+      expect(site.warnings.filter((warning) => /X-Forwarded-For of any address/.test(warning))).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('warns of a trustProxy that trusts any address at the first hop (a hop count): safe only behind a proxy every request passes', async () => {
     site.warnings.length = 0;
     const server = await gated((_address: string, hop: number) => hop < 4);
@@ -647,8 +737,61 @@ describe('the Express adapter where no Express app set req.ip', () => {
         'x-forwarded-for': '66.249.66.1',
       });
       expect([spoof.status, served(spoof)]).toEqual([402, false]);
-      expect(site.warnings.some((warning) => /no Express app set it/.test(warning))).toBe(true);
+      expect(site.warnings.some((warning) => /the framework did not set it/.test(warning))).toBe(true);
       expect(served(await get(server, '/articles/middie', { 'user-agent': BROWSER }))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('an address set by something other than the framework', () => {
+  const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+  const spoof = { 'user-agent': GOOGLEBOT, 'x-forwarded-for': '66.249.66.1' };
+  const fastifyServer = (app: ReturnType<typeof Fastify>) => ({
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    close: () => app.close(),
+  });
+
+  it('judges crawlers by the connection’s address in an Express app mounted in @fastify/middie on a Fastify trusting every X-Forwarded-For, and warns', async () => {
+    site.warnings.length = 0;
+    const app = Fastify({ trustProxy: true });
+    await app.register(middie);
+    const moved = express(); // an Express app moved onto Fastify: its own trust proxy unset
+    moved.use(crawlgateExpress(site.options({ crawlerIps: await crawlerRanges('public.json') })));
+    moved.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    app.use(moved);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const server = fastifyServer(app);
+    try {
+      const answer = await get(server, '/articles/middie-app', spoof);
+      expect([answer.status, served(answer)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /req\.ip/.test(warning))).toBe(true);
+      expect(served(await get(server, '/articles/middie-app', { 'user-agent': BROWSER }))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('judges crawlers by the connection’s address when a Fastify hook before the gate sets request.ip itself, and warns', async () => {
+    site.warnings.length = 0;
+    const app = Fastify();
+    app.addHook('onRequest', (request, _reply, done) => {
+      const forwarded = request.headers['x-forwarded-for'];
+      Object.defineProperty(request, 'ip', {
+        value: typeof forwarded === 'string' ? forwarded : request.socket.remoteAddress,
+      });
+      done();
+    });
+    await app.register(crawlgateFastify, site.options({ crawlerIps: await crawlerRanges('public.json') }));
+    app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const server = fastifyServer(app);
+    try {
+      const answer = await get(server, '/articles/hook-ip', spoof);
+      expect([answer.status, served(answer)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /req\.ip/.test(warning))).toBe(true);
+      expect(served(await get(server, '/articles/hook-ip', { 'user-agent': BROWSER }))).toBe(true);
     } finally {
       await server.close();
     }

@@ -1,12 +1,14 @@
 /*
  * The client's address as the framework read it (Express's req.ip, Fastify's request.ip), unless
  * the framework takes it from any X-Forwarded-For: Express's "trust proxy" or Fastify's trustProxy
- * trusting every address (true, a function saying yes to all, a hop count past any real chain). A
- * client writes that header as it likes, and one of Google's addresses there would pass a scraper
- * as Googlebot. Then the gate judges crawlers by the connection's address, and says so once. So it
- * does with a req.ip that no Express app set (the Express adapter mounted in @fastify/middie, which
- * copies Fastify's, or in Connect): what set it, and how, is unknown. An app trusting a hop count
- * (any address at the first hop) is warned once: only a proxy every request passes makes it safe.
+ * trusting every address (true, a function saying yes to all, a hop count past any real chain), or
+ * every address behind a proxy it trusts. A client writes that header as it likes, and one of
+ * Google's addresses there would pass a scraper as Googlebot. Then the gate judges crawlers by the
+ * connection's address, and says so once. So it does with a req.ip the framework did not set (a
+ * property of the request itself: @fastify/middie's copy of Fastify's, request-ip's, a hook's) or
+ * could not read (a trust function that throws): what set it, and how, is unknown. An app trusting
+ * a hop count (any address at some depth) is warned once: only a proxy every request passes makes
+ * it safe.
  */
 
 import type { CrawlgateLogger } from '../crawlgate';
@@ -24,15 +26,17 @@ export interface FrameworkRequest {
 export type ClientAddress = (request: FrameworkRequest) => string | undefined;
 
 /**
- * What the framework makes of X-Forwarded-For: trusted from known proxies only, from any address at
- * the first hop (a hop count), from anyone at any depth; unknown: a req.ip no Express app set.
+ * What the framework makes of X-Forwarded-For: trusted from known proxies only, from any address to
+ * some depth (a hop count), from anyone at any depth; unknown: a req.ip the framework did not set,
+ * or could not read.
  */
-type Trust = 'proxies' | 'first hop' | 'everyone' | 'unknown';
+type Trust = 'proxies' | 'first hop' | 'everyone' | 'unknown' | 'unreadable';
 
 const WARNINGS: Record<Exclude<Trust, 'proxies'>, string> = {
-  'first hop': `crawlgate: this app takes the client's address from the X-Forwarded-For of any address (a hop count, or a function trusting the first hop): safe only if no request reaches the app but through your proxies, else a client writes the address it likes. Trust your proxies by address where you can`,
-  everyone: `crawlgate: this app takes the client's address from the first X-Forwarded-For address of anyone (Express "trust proxy" or Fastify trustProxy true, a function trusting every address, or a hop count past any real chain), which a client writes as it likes: crawlers are judged by the connection's address instead. Trust your proxies by address or by their exact hop count, or set crawlerIps.clientIp`,
-  unknown: `crawlgate: req.ip differs from the connection's address and no Express app set it (the Express adapter in @fastify/middie or Connect): how it was read is unknown, so crawlers are judged by the connection's address instead. On Fastify use crawlgateFastify, or set crawlerIps.clientIp`,
+  'first hop': `crawlgate: this app takes the client's address from the X-Forwarded-For of any address (a hop count, or a function trusting any address at some depth): safe only if no request reaches the app but through your proxies, else a client writes the address it likes. Trust your proxies by address where you can`,
+  everyone: `crawlgate: this app takes the client's address from the first X-Forwarded-For address of anyone (Express "trust proxy" or Fastify trustProxy true, a function trusting every address or every one behind your proxy, or a hop count past any real chain), which a client writes as it likes: crawlers are judged by the connection's address instead. Trust your proxies by address or by their exact hop count, or set crawlerIps.clientIp`,
+  unknown: `crawlgate: req.ip differs from the connection's address and the framework did not set it (a property of the request itself: the Express adapter in @fastify/middie or Connect, a middleware or hook such as request-ip's): how it was read is unknown, so crawlers are judged by the connection's address instead. On Fastify use crawlgateFastify, or set crawlerIps.clientIp`,
+  unreadable: `crawlgate: reading req.ip threw (a trust proxy function that throws, on an IPv6 or dual-stack server an IPv4-only list): crawlers are judged by the connection's address instead`,
 };
 
 export function createClientAddress(logger: Pick<CrawlgateLogger, 'warn'>): ClientAddress {
@@ -40,22 +44,110 @@ export function createClientAddress(logger: Pick<CrawlgateLogger, 'warn'>): Clie
   return (request) => {
     const fastify = request.raw !== undefined && request.raw !== null;
     const socket = (fastify ? (request.raw as FrameworkRequest).socket : request.socket)?.remoteAddress;
-    const trust = fastify ? fastifyTrust(request) : expressTrust(request.app, request.ip, socket);
+    const read = readIp(request);
+    const trust =
+      read === UNREADABLE
+        ? 'unreadable'
+        : Object.hasOwn(request, 'ip')
+          ? read === undefined || read === socket
+            ? 'proxies'
+            : 'unknown'
+          : fastify
+            ? fastifyTrust(request, read, socket)
+            : expressTrust(request.app, read, socket);
     if (trust !== 'proxies' && !warned.has(trust)) {
       warned.add(trust);
       logger.warn(WARNINGS[trust]);
     }
-    return trust === 'everyone' || trust === 'unknown' ? socket : (request.ip ?? socket);
+    return trust === 'proxies' || trust === 'first hop' ? ((read as string | undefined) ?? socket) : socket;
   };
 }
 
-/** Each compiled `trust proxy fn`'s verdict: Express reads the setting on every request (an app may change it), judged once. */
-const expressVerdicts = new WeakMap<object, Trust>();
+const UNREADABLE = Symbol('req.ip threw');
+
+/** The request's ip, read once: a getter may throw (a trust function failing on the address it is given). */
+function readIp(request: FrameworkRequest): string | undefined | typeof UNREADABLE {
+  try {
+    return request.ip;
+  } catch {
+    return UNREADABLE;
+  }
+}
 
 /**
- * What an Express app's `trust proxy` trusts: a public address at index 63 of X-Forwarded-For
- * (`true`, or a hop count of 64 or more: no proxy chain is that long) makes its req.ip the client's
- * own word. No Express app: a req.ip other than the connection's was set by something unknown.
+ * What the framework answers for a request from `peer` whose X-Forwarded-For is `chain` (the
+ * nearest hop last): the address it would take as the client's.
+ */
+type Answer = (peer: string, chain: string[]) => unknown;
+
+/** A trust setting's verdicts: for arbitrary peers, and for each connection address it trusts. */
+interface Verdicts {
+  answer: Answer;
+  public: Trust;
+  peers: Map<string, Trust>;
+}
+
+/** The setting's verdicts, judged once per setting (`key`: Express's trust function, Fastify's request class). */
+function verdictsOf(cache: WeakMap<object, Verdicts>, key: object, makeAnswer: () => Answer): Verdicts {
+  let verdicts = cache.get(key);
+  if (verdicts === undefined) {
+    const answer = makeAnswer();
+    verdicts = { answer, public: judge(answer, PUBLIC_PEERS, true), peers: new Map() };
+    cache.set(key, verdicts);
+  }
+  return verdicts;
+}
+
+/** Trusted connection addresses judged per setting: the app's proxies, a handful; more are judged again. */
+const MAX_PEERS_JUDGED = 256;
+
+/**
+ * The verdict for a request the framework read as from `ip`: the setting's, or when it took `ip`
+ * from X-Forwarded-For (it trusts this connection's address), what it believes behind that address.
+ */
+function verdictOf(verdicts: Verdicts, ip: string | undefined, socket: string | undefined): Trust {
+  if (verdicts.public !== 'proxies' || ip === undefined || socket === undefined || ip === socket)
+    return verdicts.public;
+  let verdict = verdicts.peers.get(socket);
+  if (verdict === undefined) {
+    verdict = judge(verdicts.answer, [socket], false);
+    if (verdicts.peers.size >= MAX_PEERS_JUDGED) verdicts.peers.clear();
+    verdicts.peers.set(socket, verdict);
+  }
+  return verdict;
+}
+
+/** Public (documentation) addresses: one connecting, and 64 forwarded, past any real chain of proxies. */
+const PUBLIC_PEERS = ['203.0.113.7', '2001:db8::7'];
+const FORWARDED_CHAINS = [
+  Array.from({ length: 64 }, (_, i) => `198.51.100.${i + 1}`),
+  Array.from({ length: 64 }, (_, i) => `2001:db8:1::${(i + 1).toString(16)}`),
+];
+
+/**
+ * What a setting trusts, from these peers: everyone, when it takes the furthest of 64 forwarded
+ * public addresses; a depth of any addresses, when it takes one beyond what the peer itself wrote
+ * (for an arbitrary peer, trusting it at all is that: a hop count); else proxies it knows.
+ */
+function judge(answer: Answer, peers: string[], arbitraryPeers: boolean): Trust {
+  const pairs = peers.flatMap((peer, i) =>
+    arbitraryPeers ? [{ peer, chain: FORWARDED_CHAINS[i] }] : FORWARDED_CHAINS.map((chain) => ({ peer, chain })),
+  );
+  if (pairs.some(({ peer, chain }) => answer(peer, chain) === chain[0])) return 'everyone';
+  const trustsADepth = pairs.some(({ peer, chain }) => {
+    const [further, nearest] = chain.slice(-2);
+    const taken = answer(peer, [further, nearest]);
+    return taken === further || (arbitraryPeers && taken === nearest);
+  });
+  return trustsADepth ? 'first hop' : 'proxies';
+}
+
+/** Each compiled `trust proxy fn`'s verdicts: Express reads the setting on every request (an app may change it). */
+const expressVerdicts = new WeakMap<object, Verdicts>();
+
+/**
+ * What an Express app's `trust proxy` trusts, asked of its compiled function the way proxy-addr
+ * walks X-Forwarded-For. No Express app: a req.ip other than the connection's was set by something unknown.
  */
 function expressTrust(app: unknown, ip: string | undefined, socket: string | undefined): Trust {
   // An Express app is a function with get().
@@ -64,43 +156,52 @@ function expressTrust(app: unknown, ip: string | undefined, socket: string | und
   if (typeof get !== 'function') return ip === undefined || ip === socket ? 'proxies' : 'unknown';
   const trust = (get as (setting: string) => unknown).call(app, 'trust proxy fn');
   if (typeof trust !== 'function') return 'proxies';
-  let verdict = expressVerdicts.get(trust);
-  if (verdict === undefined) {
-    // A hop count n is compiled to `index < n`. Any truthy answer trusts (proxy-addr's reading), and an
-    // app may listen on IPv6 only, so both kinds are asked; one that throws (an IPv4-only list) trusts not.
-    const trusts = (index: number) =>
-      PROBES.some(({ peer }) => {
-        try {
-          return Boolean((trust as (address: string, index: number) => unknown)(peer, index));
-        } catch {
-          return false;
-        }
-      });
-    verdict = trusts(63) ? 'everyone' : trusts(0) ? 'first hop' : 'proxies';
-    expressVerdicts.set(trust, verdict);
-  }
-  return verdict;
+  return verdictOf(
+    verdictsOf(expressVerdicts, trust, () => proxyAddrWalk(trust as TrustFunction)),
+    ip,
+    socket,
+  );
 }
 
-/** Each Fastify request class's verdict: Fastify builds the `ip` getter from trustProxy once per app. */
-const fastifyVerdicts = new WeakMap<object, Trust>();
+type TrustFunction = (address: string, index: number) => unknown;
+
+/**
+ * proxy-addr's reading: from the connection's address outwards, each address trusted (any truthy
+ * answer) passes on to the next; the first not trusted, or the furthest, is the client. A call
+ * that throws (an IPv4-only list given an IPv6 address) trusts not.
+ */
+function proxyAddrWalk(trust: TrustFunction): Answer {
+  return (peer, chain) => {
+    const addresses = [peer, ...[...chain].reverse()];
+    let at = 0;
+    while (at < addresses.length - 1 && trusts(trust, addresses[at], at)) at++;
+    return addresses[at];
+  };
+}
+
+function trusts(trust: TrustFunction, address: string, index: number): boolean {
+  try {
+    return Boolean(trust(address, index));
+  } catch {
+    return false;
+  }
+}
+
+/** Each Fastify request class's verdicts: Fastify builds the `ip` getter from trustProxy once per app. */
+const fastifyVerdicts = new WeakMap<object, Verdicts>();
 
 /**
  * What a Fastify request's `ip` trusts. A plugin cannot read the app's trustProxy, so its `ip`
- * getter is asked: given a request from a public address forwarding 64 others, one that answers the
- * furthest trusted every hop; forwarding one, one that answers it trusts any address at the first.
+ * getter is asked, with requests made up of the addresses to judge.
  */
-function fastifyTrust(request: FrameworkRequest): Trust {
+function fastifyTrust(request: FrameworkRequest, ip: string | undefined, socket: string | undefined): Trust {
   const prototype = Object.getPrototypeOf(request) as object | null;
   if (prototype === null) return 'proxies';
-  let verdict = fastifyVerdicts.get(prototype);
-  if (verdict === undefined) {
-    const ip = ipGetterOf(prototype);
-    const trusts = (hops: number) => ip !== undefined && PROBES.some((probe) => answersFurthest(ip, probe, hops));
-    verdict = trusts(64) ? 'everyone' : trusts(1) ? 'first hop' : 'proxies';
-    fastifyVerdicts.set(prototype, verdict);
-  }
-  return verdict;
+  return verdictOf(
+    verdictsOf(fastifyVerdicts, prototype, () => askingGetter(ipGetterOf(prototype))),
+    ip,
+    socket,
+  );
 }
 
 function ipGetterOf(prototype: object): (() => unknown) | undefined {
@@ -111,26 +212,17 @@ function ipGetterOf(prototype: object): (() => unknown) | undefined {
   return undefined;
 }
 
-interface Probe {
-  peer: string;
-  forwarded: string[];
-}
-
-/** A public (documentation) address forwarding up to 64 others: no real chain of proxies is that long. */
-const PROBES: Probe[] = [
-  { peer: '203.0.113.7', forwarded: Array.from({ length: 64 }, (_, i) => `198.51.100.${i + 1}`) },
-  { peer: '2001:db8::7', forwarded: Array.from({ length: 64 }, (_, i) => `2001:db8:1::${(i + 1).toString(16)}`) },
-];
-
-/** Whether `ip`, for a request from the probe's peer forwarding the last `hops` of its addresses, answers the furthest. */
-function answersFurthest(ip: () => unknown, { peer, forwarded }: Probe, hops: number): boolean {
-  const chain = forwarded.slice(-hops);
-  const socket = { remoteAddress: peer };
-  const headers = { 'x-forwarded-for': chain.join(', ') };
-  const raw = { socket, connection: socket, headers };
-  try {
-    return ip.call({ raw, socket, headers }) === chain[0];
-  } catch {
-    return false; // a getter that cannot read a plain request: its app's requests say what they say
-  }
+/** Fastify's `ip` getter asked of a plain request from `peer` forwarding `chain`; no getter answers nothing. */
+function askingGetter(getter: (() => unknown) | undefined): Answer {
+  if (getter === undefined) return () => undefined;
+  return (peer, chain) => {
+    const socket = { remoteAddress: peer };
+    const headers = { 'x-forwarded-for': chain.join(', ') };
+    const raw = { socket, connection: socket, headers };
+    try {
+      return getter.call({ raw, socket, headers });
+    } catch {
+      return undefined; // a getter that cannot read a plain request: its app's requests say what they say
+    }
+  };
 }

@@ -616,6 +616,14 @@ describe('Express trusting every X-Forwarded-For', () => {
         'x-forwarded-for': GOOGLE_IP,
       });
       expect(real.status).toBe(200);
+      // Some proxies (Azure Application Gateway) write the client's port too, which req.ip keeps.
+      for (const written of [`${GOOGLE_IP}:443`, `[::ffff:${GOOGLE_IP}]:443`]) {
+        const withPort = await get(server, '/articles/trust-loopback', {
+          'user-agent': GOOGLEBOT,
+          'x-forwarded-for': written,
+        });
+        expect({ written, status: withPort.status }).toEqual({ written, status: 200 });
+      }
     } finally {
       await server.close();
     }

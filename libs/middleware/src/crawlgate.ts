@@ -349,7 +349,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   /** Read for people too, so it never throws: an address the option cannot give is none, which verifies no crawler. */
   function clientIp(request: CrawlgateRequest): string | undefined {
     const clientIpOf = options.crawlerIps ? options.crawlerIps.clientIp : undefined;
-    if (!clientIpOf) return request.ip;
+    // A trusted proxy may write the client's port into X-Forwarded-For, and the framework keeps it.
+    if (!clientIpOf) return request.ip === undefined ? undefined : withoutPort(request.ip);
     try {
       const address: unknown = clientIpOf(request);
       return typeof address === 'string' ? withoutPort(address) : undefined;

@@ -9,6 +9,7 @@ import {
   type PaymentRequirementsV2,
 } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent as Dispatcher, RetryAgent } from 'undici';
@@ -674,6 +675,26 @@ describe('a verify_url on the agent’s own machine or network', () => {
     [LAN_PAGE, 'https://169.254.169.254/v1/gates/gate_1/verify', false],
     [LAN_PAGE, 'https://10.0.0.5/v1/gates/gate_1/verify', true],
     [PUBLIC_PAGE, 'https://api.crawlgate.example/v1/gates/gate_1/verify', true],
+    // A public page written as an IPv6 form embedding its IPv4 address (93.184.216.34) is no page of this machine.
+    ['http://[::ffff:5db8:d822]/page', 'http://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    ['http://[::ffff:5db8:d822]/page', 'http://localhost:2375/v1/gates/gate_1/verify', false],
+    ['http://[::ffff:5db8:d822]/page', 'https://169.254.169.254/v1/gates/gate_1/verify', false],
+    ['http://[64:ff9b::5db8:d822]/page', 'http://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    ['http://[2002:5db8:d822::1]/page', 'http://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    ['http://[2001:0:5db8:d822::1]/page', 'http://127.0.0.1:2375/v1/gates/gate_1/verify', false],
+    ['http://[::ffff:5db8:d822]/page', 'https://api.crawlgate.example/v1/gates/gate_1/verify', true],
+    // Names only this machine or its network resolves: dotless ones, cluster and service-mesh suffixes.
+    [PUBLIC_PAGE, 'https://vm:2375/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://ip6-localhost/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://kubernetes/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://kubernetes.default.svc/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://metadata/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://vault.service.consul/v1/gates/gate_1/verify', false],
+    [PUBLIC_PAGE, 'https://host.ts.net/v1/gates/gate_1/verify', false],
+    [LAN_PAGE, `https://${hostname()}:2375/v1/gates/gate_1/verify`, false],
+    [LAN_PAGE, 'https://kubernetes.default.svc/v1/gates/gate_1/verify', true],
+    // A local set-up: a page on loopback naming an API on loopback.
+    ['http://127.0.0.1:3000/page', 'http://127.0.0.1:4000/v1/gates/gate_1/verify', true],
   ])('from a page at %s, %s is posted to: %s', async (pageUrl, verifyUrl, posted) => {
     const site = await startSite((request, response) => {
       if (paymentOf(request.headers)) return void response.writeHead(500).end('failed');
@@ -692,7 +713,8 @@ describe('a verify_url on the agent’s own machine or network', () => {
       // Answered as the page's own URL, as a fetch of it would be.
       return Object.defineProperty(new Response(answer.body, answer), 'url', { value: request.url });
     };
-    const agent = agentWith({ fetch: routing });
+    // A plain-http page off loopback is paid as payOverHttp allows, the documented way to pay one.
+    const agent = agentWith({ fetch: routing, payOverHttp: true });
     expect((await agent.fetch(pageUrl)).status).toBe(500);
     expect(paymentsSent(site)).toHaveLength(1);
     expect(requested.filter((url) => !url.startsWith(`${pageOrigin}/`))).toEqual(posted ? [verifyUrl] : []);

@@ -5,6 +5,8 @@ import {
   findNetworkByX402,
   holdsEip55Checksum,
   isEvmAddress,
+  embeddedIpv4,
+  isLoopbackAddress,
   isLoopbackHost,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
@@ -86,42 +88,102 @@ export async function readOffers(response: Response): Promise<Offer[]> {
 
 /**
  * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
- * it learns for profile()): https, or plain http on loopback for a site on loopback too (a local
+ * it learns for profile()): https, or plain http on loopback for a page on loopback itself (a local
  * set-up); a host of the agent's own machine (loopback, a localhost name, link-local: the cloud's
  * metadata address) only for a page on this machine, one of its network (a private address, a
  * name only a local network resolves) only for a page on this machine or a network. Any other is
- * ignored: a site would have the agent POST into its machine or network. A public name that
- * resolves to such an address is not caught: nothing is resolved here.
+ * ignored: a site would have the agent POST into its machine or network. The verify_url's host is
+ * read as close as it may be, the page's as far as it may be. A public name that resolves to such
+ * an address is not caught: nothing is resolved here.
  */
 function postableUrl(value: unknown, pageUrl: string): string | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const { protocol, hostname } = new URL(value);
-  const page = URL.canParse(pageUrl) ? reachOf(new URL(pageUrl).hostname) : 'public';
-  if (REACH_ORDER[reachOf(hostname)] > REACH_ORDER[page]) return undefined;
+  const pageHost = URL.canParse(pageUrl) ? new URL(pageUrl).hostname : undefined;
+  const page = pageHost === undefined ? 'public' : pageReach(pageHost);
+  if (REACH_ORDER[verifyUrlReach(hostname)] > REACH_ORDER[page]) return undefined;
   if (protocol === 'https:') return value;
-  return protocol === 'http:' && isLoopbackHost(hostname) && page === 'machine' ? value : undefined;
+  // Anyone on a network can read and rewrite plain http: only between a page and an API both on loopback.
+  const bothLoopback = isLoopbackHost(hostname) && pageHost !== undefined && isLoopbackHost(pageHost);
+  return protocol === 'http:' && bothLoopback ? value : undefined;
 }
 
 type Reach = 'machine' | 'network' | 'public';
 /** How close to the agent a host is: a verify_url may be no closer than its page. */
 const REACH_ORDER: Record<Reach, number> = { public: 0, network: 1, machine: 2 };
-/** Names only a local network resolves (RFC 6762, 6761, 8375; and the common private ones). */
-const LOCAL_NAME = /\.(?:local|internal|lan|home\.arpa|localdomain|intranet|corp|home)$/i;
+/**
+ * Names only a local network resolves: RFC 6762, 6761, 8375, the common private ones, and those of
+ * clusters, service meshes and containers (.local covers Kubernetes' .cluster.local).
+ */
+const LOCAL_NAME = /\.(?:local|internal|lan|home\.arpa|localdomain|intranet|corp|home|svc|consul|localnet|docker)$/i;
+/** Tailscale's names: its network's, though Funnel serves some to the internet, so a page there may be anyone's. */
+const TAILNET_NAME = /\.ts\.net$/i;
+/** Names /etc/hosts gives ::1 (Debian's and Ubuntu's defaults). */
+const LOOPBACK_NAMES = new Set(['ip6-localhost', 'ip6-loopback']);
+/** An IPv4 address as the URL parser writes it; a name like "127.example.com" is none. */
+const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+/** 10/8, 172.16/12, 192.168/16, link-local 169.254/16 and CGNAT 100.64/10 (a carrier's or a VPN's such as Tailscale). */
+const NETWORK_IPV4 =
+  /^(?:10\.|192\.168\.|169\.254\.|172\.(?:1[6-9]|2\d|3[01])\.|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.)/;
 
-function reachOf(hostname: string): Reach {
+/** How close a verify_url's host may be: read close, so what might be this machine or its network is. */
+function verifyUrlReach(hostname: string): Reach {
   const name = hostname.replace(/\.+$/, ''); // "localhost." is localhost
-  if (isLoopbackHost(name) || name.endsWith('.localhost')) return 'machine';
-  // An address, as the URL parser writes it (IPv4 dotted, IPv6 in brackets); a name like "127.example.com" is none.
+  if (isThisMachineName(name) || name === ownHostname()) return 'machine';
   if (name.startsWith('[')) {
     if (refusedAddress(name, false) === null) return 'public';
     // Unique-local is a network's; any other refused form may be this machine (::, link-local, an embedded IPv4).
     return /^\[f[cd]/i.test(name) ? 'network' : 'machine';
   }
-  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(name)) {
+  if (IPV4.test(name)) {
     if (refusedAddress(name, false) === null) return 'public';
     return /^(?:0|169\.254)\./.test(name) ? 'machine' : 'network'; // 0.0.0.0 is this machine; link-local, its metadata
   }
-  return LOCAL_NAME.test(name) ? 'network' : 'public';
+  return isLocalName(name) || TAILNET_NAME.test(name) ? 'network' : 'public';
+}
+
+/**
+ * How close a page's host surely is: read far, so only what is known to be this machine or its
+ * network is. Read close, a public page written as an IPv6 form embedding its address
+ * ([::ffff:5db8:d822] is 93.184.216.34) would count as this machine and name its loopback.
+ */
+function pageReach(hostname: string): Reach {
+  const name = hostname.replace(/\.+$/, '');
+  if (isThisMachineName(name)) return 'machine';
+  if (name.startsWith('[')) return pageIpv6Reach(name);
+  if (IPV4.test(name)) return pageIpv4Reach(name);
+  return isLocalName(name) ? 'network' : 'public';
+}
+
+function pageIpv4Reach(ip: string): Reach {
+  if (isLoopbackAddress(ip) || ip === '0.0.0.0') return 'machine';
+  return NETWORK_IPV4.test(ip) ? 'network' : 'public'; // multicast, reserved, documentation: no page of ours
+}
+
+function pageIpv6Reach(literal: string): Reach {
+  const embedded = embeddedIpv4(literal);
+  if (embedded?.mapped) return pageIpv4Reach(embedded.ipv4); // Node connects to it as IPv4
+  // Reached through a gateway or relay on the way: at closest that network, never this machine.
+  if (embedded) return pageIpv4Reach(embedded.ipv4) === 'public' ? 'public' : 'network';
+  // Unique-local fc00::/7, link-local fe80::/10, site-local fec0::/10.
+  return /^\[(?:f[cd]|fe[89a-f])/.test(literal) ? 'network' : 'public';
+}
+
+const isThisMachineName = (name: string): boolean =>
+  isLoopbackHost(name) || name.endsWith('.localhost') || LOOPBACK_NAMES.has(name);
+
+/** A dotless name is resolved by /etc/hosts or a search domain: the local network's. */
+const isLocalName = (name: string): boolean => /^[^.]+$/.test(name) || LOCAL_NAME.test(name);
+
+/** This machine's name (which /etc/hosts gives its own address), where the runtime has node:os: not on edge runtimes. */
+function ownHostname(): string | undefined {
+  const { process } = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
+  try {
+    const os = process?.getBuiltinModule?.('node:os') as { hostname?: () => string } | undefined;
+    return os?.hostname?.().toLowerCase().replace(/\.+$/, '') || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The terms inside the gate id of `…/v1/gates/{id}/verify` (its ref is what the API checks a transfer proof against). */

@@ -1,4 +1,4 @@
-import { isLoopbackAddress, refusedAddress } from './ip-address';
+import { embeddedIpv4, isLoopbackAddress, refusedAddress } from './ip-address';
 
 describe('refusedAddress', () => {
   it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '[2a00:1450::1]'])(
@@ -81,5 +81,26 @@ describe('isLoopbackAddress', () => {
   it('knows 127.0.0.0/8 and ::1, nothing else', () => {
     expect(['127.0.0.1', '127.255.0.1', '::1'].map(isLoopbackAddress)).toEqual([true, true, true]);
     expect(['128.0.0.1', '10.0.0.1', '::2', 'localhost'].map(isLoopbackAddress)).toEqual([false, false, false, false]);
+  });
+});
+
+describe('embeddedIpv4', () => {
+  it.each([
+    ['[::ffff:5db8:d822]', '93.184.216.34', true],
+    ['::ffff:127.0.0.1', '127.0.0.1', true],
+    ['0:0:0:0:0:ffff:7f00:1', '127.0.0.1', true],
+    ['[::5db8:d822]', '93.184.216.34', false],
+    ['[64:ff9b::5db8:d822]', '93.184.216.34', false],
+    ['[64:ff9b:1::5db8:d822]', '93.184.216.34', false],
+    ['[2002:5db8:d822::1]', '93.184.216.34', false],
+    // Teredo: the client's address is the last 32 bits, inverted.
+    ['[2001:0:4136:e378:8000:63bf:a247:29dd]', '93.184.214.34', false],
+  ])('reads %s as %s', (address, ipv4, mapped) => {
+    expect(embeddedIpv4(address)).toEqual({ ipv4, mapped });
+  });
+
+  it('finds none in other addresses', () => {
+    for (const address of ['::1', '[2001:db8::1]', '[fd00::1]', '2606:4700:4700::1111', '93.184.216.34', 'example.com'])
+      expect({ address, embedded: embeddedIpv4(address) }).toEqual({ address, embedded: undefined });
   });
 });

@@ -19,6 +19,37 @@ export function refusedAddress(address: string, allowLoopback: boolean): string 
 /** 127.0.0.0/8 and ::1, as the URL parser writes them (IPv6 without brackets). */
 export const isLoopbackAddress = (ip: string): boolean => ip === '::1' || /^127\./.test(ip);
 
+/** What an IPv6 form stands for when it embeds an IPv4 address: that address, and whether a socket connects to it as IPv4. */
+export interface EmbeddedIpv4 {
+  ipv4: string;
+  /** IPv4-mapped (::ffff:0:0/96): the socket reaches the IPv4 address itself, no gateway between. */
+  mapped: boolean;
+}
+
+/**
+ * The IPv4 address an IPv6 address embeds (bracketed or not): IPv4-mapped ::ffff:0:0/96, and the
+ * translated forms reached through a gateway or relay: IPv4-compatible ::/96 (but :: and ::1), NAT64 64:ff9b::/96
+ * and the /96 forms of 64:ff9b:1::/48 (its others place it elsewhere), 6to4 2002::/16, and
+ * Teredo 2001::/32's client (the last 32 bits, inverted). Undefined for any other address.
+ */
+export function embeddedIpv4(address: string): EmbeddedIpv4 | undefined {
+  const ip = canonicalIp(address);
+  if (ip === null || !ip.includes(':') || ip.includes('.')) return undefined;
+  const [head, tail] = ip.split('::');
+  const groupsOf = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const [left, right] = [groupsOf(head), groupsOf(tail)];
+  const g = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const zeroes = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  if (zeroes(0, 5) && g[5] === 0xffff) return { ipv4: ipv4(g[6], g[7]), mapped: true };
+  // IPv4-compatible, but not the unspecified :: nor the loopback ::1.
+  if (zeroes(0, 6) && (g[6] !== 0 || g[7] > 1)) return { ipv4: ipv4(g[6], g[7]), mapped: false };
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] <= 1 && zeroes(3, 6)) return { ipv4: ipv4(g[6], g[7]), mapped: false };
+  if (g[0] === 0x2002) return { ipv4: ipv4(g[1], g[2]), mapped: false };
+  if (g[0] === 0x2001 && g[1] === 0) return { ipv4: ipv4(~g[6] & 0xffff, ~g[7] & 0xffff), mapped: false };
+  return undefined;
+}
+
 /**
  * IPv6 as the URL parser writes it (compressed, lower case: "0:0:0:0:0:ffff:7f00:1" is
  * "::ffff:7f00:1"), the form the checks below read; anything else lower-cased. Null for an IPv6

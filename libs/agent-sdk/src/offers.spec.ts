@@ -1,0 +1,146 @@
+import { NETWORKS } from '@crawlgate/core';
+import { readOffers } from './offers';
+
+const USDC = NETWORKS.base.usdc;
+const PAY_TO = '0x000000000000000000000000000000000000dEaD';
+
+/** The verify_url readOffers keeps from a 402 of the page at pageUrl naming verifyUrl; undefined when it drops it. */
+async function keptVerifyUrl(pageUrl: string, verifyUrl: string): Promise<string | undefined> {
+  const accepts = [
+    {
+      scheme: 'exact',
+      network: 'base',
+      maxAmountRequired: '1000',
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      asset: USDC.address,
+      extra: { name: USDC.name, version: USDC.version },
+    },
+  ];
+  const response = new Response(JSON.stringify({ x402Version: 1, accepts, verify_url: verifyUrl }), {
+    status: 402,
+    headers: { 'content-type': 'application/json' },
+  });
+  // A fetched response's url is its page's; a constructed one has none.
+  Object.defineProperty(response, 'url', { value: pageUrl });
+  const [offer] = await readOffers(response);
+  expect(offer).toBeDefined();
+  return offer.verifyUrl;
+}
+
+const GATE = '/v1/gates/gate_1/verify';
+const PUBLIC_PAGE = 'https://pages.example/page';
+
+describe('a page written as an IPv6 form embedding a public IPv4 address is a public page', () => {
+  // 93.184.216.34 is 5db8:d822; Teredo's client address is the last 32 bits inverted (a247:27dd).
+  const pages = [
+    'http://[::ffff:5db8:d822]/page', // IPv4-mapped: Node connects to it as IPv4
+    'http://[::5db8:d822]/page', // IPv4-compatible
+    'http://[64:ff9b::5db8:d822]/page', // NAT64
+    'http://[64:ff9b:1::5db8:d822]/page', // local-use NAT64
+    'http://[2002:5db8:d822::1]/page', // 6to4
+    'http://[2001:0:5db8:d822::1]/page', // Teredo, the public address as its server
+    'http://[2001:0:4136:e378:8000:63bf:a247:27dd]/page', // Teredo, the public address as its client
+    'https://[ff02::1]/page', // multicast: no host of this machine or network
+  ];
+  it.each(
+    pages.flatMap((page) => [
+      [page, `http://127.0.0.1:2375${GATE}`],
+      [page, `http://localhost${GATE}`],
+    ]),
+  )('from %s, drops the plain-http loopback %s', async (page, verifyUrl) => {
+    expect(await keptVerifyUrl(page, verifyUrl)).toBeUndefined();
+  });
+  it.each(
+    pages.flatMap((page) => [
+      [page, `https://169.254.169.254${GATE}`],
+      [page, `https://127.0.0.1${GATE}`],
+      [page, `https://10.0.0.5${GATE}`],
+    ]),
+  )('from %s, drops %s', async (page, verifyUrl) => {
+    expect(await keptVerifyUrl(page, verifyUrl)).toBeUndefined();
+  });
+  it.each(pages)('from %s, keeps a public https API', async (page) => {
+    expect(await keptVerifyUrl(page, `https://api.crawlgate.example${GATE}`)).toBe(
+      `https://api.crawlgate.example${GATE}`,
+    );
+  });
+});
+
+describe('a page of a local network written as an IPv6 form reaches that network, never this machine', () => {
+  it.each([
+    'https://[::ffff:c0a8:114]/page', // 192.168.1.20, mapped
+    'https://[64:ff9b::7f00:1]/page', // NAT64 of 127.0.0.1: the gateway's, not this machine's
+    'https://[2002:7f00:1::1]/page', // 6to4 of 127.0.0.1: a relay's
+    'https://[fd00::20]/page',
+  ])('from %s', async (page) => {
+    expect(await keptVerifyUrl(page, `https://10.0.0.5${GATE}`)).toBe(`https://10.0.0.5${GATE}`);
+    expect(await keptVerifyUrl(page, `https://127.0.0.1${GATE}`)).toBeUndefined();
+    expect(await keptVerifyUrl(page, `https://169.254.169.254${GATE}`)).toBeUndefined();
+  });
+});
+
+describe('plain http to loopback only from a page on loopback itself', () => {
+  it.each([
+    ['http://127.0.0.1:3000/page', true],
+    ['http://localhost:3000/page', true],
+    ['http://[::1]:3000/page', true],
+    ['http://[::ffff:7f00:1]:3000/page', false], // loopback, though not as isLoopbackHost reads it: no exception
+    ['http://0.0.0.0:3000/page', false],
+    ['http://app.localhost:3000/page', false],
+  ])('from %s: %s', async (page, kept) => {
+    const verifyUrl = `http://127.0.0.1:4000${GATE}`;
+    expect(await keptVerifyUrl(page, verifyUrl)).toBe(kept ? verifyUrl : undefined);
+  });
+});
+
+describe('local-only names are of this machine or its network', () => {
+  it.each([
+    'https://vm:2375', // a dotless name: /etc/hosts or a search domain
+    'https://vm.:2375',
+    'https://ip6-localhost',
+    'https://ip6-loopback',
+    'https://kubernetes',
+    'https://kubernetes.default.svc',
+    'https://metadata',
+    'https://vault.service.consul',
+    'https://host.ts.net',
+    'https://db.localnet',
+    'https://redis.docker',
+    'https://api.cluster.local',
+  ])('from a public page, drops %s', async (origin) => {
+    expect(await keptVerifyUrl(PUBLIC_PAGE, `${origin}${GATE}`)).toBeUndefined();
+  });
+
+  it("drops this machine's own hostname from a page of its network", async () => {
+    const ownName = process.getBuiltinModule('node:os').hostname();
+    expect(await keptVerifyUrl('https://192.168.1.20/page', `https://${ownName}${GATE}`)).toBeUndefined();
+  });
+
+  it.each([
+    ['https://192.168.1.20/page', 'https://kubernetes.default.svc'],
+    ['https://wiki/page', 'https://api'],
+    ['https://ip6-localhost/page', 'https://localhost'],
+  ])('from %s, keeps %s', async (page, origin) => {
+    expect(await keptVerifyUrl(page, `${origin}${GATE}`)).toBe(`${origin}${GATE}`);
+  });
+
+  // Tailscale Funnel serves ts.net names to the internet: such a page may be anyone's.
+  it('reads a page on a ts.net name as public', async () => {
+    expect(await keptVerifyUrl('https://node.tailnet.ts.net/page', `https://10.0.0.5${GATE}`)).toBeUndefined();
+  });
+});
+
+describe('honest set-ups', () => {
+  it.each([
+    ['http://127.0.0.1:3000/page', `http://127.0.0.1:4000${GATE}`],
+    ['http://localhost:3000/page', `http://localhost:4000${GATE}`],
+    ['https://localhost/page', `https://169.254.169.254${GATE}`],
+    ['https://192.168.1.20/page', `https://10.0.0.5${GATE}`],
+    ['https://printer.local/page', `https://gate.lan${GATE}`],
+    [PUBLIC_PAGE, `https://api.crawlgate.example${GATE}`],
+    ['https://[2606:4700::1111]/page', `https://api.crawlgate.example${GATE}`],
+  ])('from %s, keeps %s', async (page, verifyUrl) => {
+    expect(await keptVerifyUrl(page, verifyUrl)).toBe(verifyUrl);
+  });
+});

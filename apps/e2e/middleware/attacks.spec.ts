@@ -806,6 +806,84 @@ describe('an address set by something other than the framework', () => {
   });
 });
 
+describe('an address read by a getter other than the framework’s, or an Express request carrying raw', () => {
+  const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+  const gate = async () => site.options({ crawlerIps: await crawlerRanges('public.json') });
+
+  it('judges crawlers by the connection’s address when the app’s request gets an ip getter of its own (Express’s guide), and warns', async () => {
+    site.warnings.length = 0;
+    const app = express();
+    // expressjs.com, "Overriding the Express API": the client's address from a header.
+    Object.defineProperty(app.request, 'ip', {
+      configurable: true,
+      get(this: express.Request) {
+        return this.get('Client-IP');
+      },
+    });
+    app.use(crawlgateExpress(await gate()));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const server = await listening(app.listen(0, '127.0.0.1'));
+    try {
+      const spoof = await get(server, '/articles/client-ip', { 'user-agent': GOOGLEBOT, 'client-ip': '66.249.66.1' });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(site.warnings.some((warning) => /req\.ip/.test(warning))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('judges crawlers by the connection’s address when a Fastify hook puts a prototype with an ip getter under the request', async () => {
+    const app = Fastify();
+    app.addHook('onRequest', (request, _reply, done) => {
+      const overriding = Object.create(Object.getPrototypeOf(request), {
+        ip: { get: () => request.headers['client-ip'] },
+      });
+      Object.setPrototypeOf(request, overriding);
+      done();
+    });
+    await app.register(crawlgateFastify, await gate());
+    app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const server = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    try {
+      const spoof = await get(server, '/articles/hook-prototype', {
+        'user-agent': GOOGLEBOT,
+        'client-ip': '66.249.66.1',
+      });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(served(await get(server, '/articles/hook-prototype', { 'user-agent': BROWSER }))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('judges an Express request whose body parser kept its raw body in req.raw as Express’s (trusting everyone: the connection’s address)', async () => {
+    const app = express();
+    app.set('trust proxy', true);
+    app.use(
+      express.json({
+        verify: (req, _res, body) => {
+          (req as unknown as { raw: Buffer }).raw = body; // the webhook pattern
+        },
+      }),
+    );
+    app.use(crawlgateExpress(await gate()));
+    app.post('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const server = await listening(app.listen(0, '127.0.0.1'));
+    try {
+      const answer = await fetch(`${server.url}/articles/raw-body`, {
+        method: 'POST',
+        headers: { 'user-agent': GOOGLEBOT, 'x-forwarded-for': '66.249.66.1', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const text = await answer.text();
+      expect([answer.status, text.includes('content')]).toEqual([402, false]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the API stopped after start-up', () => {
   let proxy: TcpProxy;
   let server: SiteServer;

@@ -5,8 +5,10 @@
  * every address behind a proxy it trusts. A client writes that header as it likes, and one of
  * Google's addresses there would pass a scraper as Googlebot. Then the gate judges crawlers by the
  * connection's address, and says so once. So it does with a req.ip the framework did not set (a
- * property of the request itself: @fastify/middie's copy of Fastify's, request-ip's, a hook's) or
- * could not read (a trust function that throws): what set it, and how, is unknown. An app trusting
+ * property of the request itself: @fastify/middie's copy of Fastify's, request-ip's, a hook's; a
+ * getter of the app's own, which answers what the framework's reading of the connection and
+ * X-Forwarded-For would not) or could not read (a trust function that throws): what set it, and
+ * how, is unknown. The adapters read it only when the gate needs it (a crawler). An app trusting
  * a hop count (any address at some depth) is warned once: only a proxy every request passes makes
  * it safe.
  */
@@ -21,9 +23,13 @@ export interface FrameworkRequest {
   raw?: unknown;
   /** Express's only: its app, whose settings say what req.ip is. */
   app?: unknown;
+  headers?: Record<string, unknown>;
 }
 
 export type ClientAddress = (request: FrameworkRequest) => string | undefined;
+
+/** The adapter's framework; NestJS's adapter leaves it to the request (Express's has its app). */
+export type Framework = 'express' | 'fastify';
 
 /**
  * What the framework makes of X-Forwarded-For: trusted from known proxies only, from any address to
@@ -39,22 +45,19 @@ const WARNINGS: Record<Exclude<Trust, 'proxies'>, string> = {
   unreadable: `crawlgate: reading req.ip threw (a trust proxy function that throws, on an IPv6 or dual-stack server an IPv4-only list): crawlers are judged by the connection's address instead`,
 };
 
-export function createClientAddress(logger: Pick<CrawlgateLogger, 'warn'>): ClientAddress {
+export function createClientAddress(logger: Pick<CrawlgateLogger, 'warn'>, framework?: Framework): ClientAddress {
   const warned = new Set<Trust>();
   return (request) => {
-    const fastify = request.raw !== undefined && request.raw !== null;
-    const socket = (fastify ? (request.raw as FrameworkRequest).socket : request.socket)?.remoteAddress;
+    // Told, not guessed from a `raw` property: Express apps keep a request's raw body there.
+    const fastify = framework ? framework === 'fastify' : typeof request.app !== 'function';
+    const socket = (fastify ? (request.raw as FrameworkRequest | undefined) : request)?.socket?.remoteAddress;
     const read = readIp(request);
     const trust =
       read === UNREADABLE
         ? 'unreadable'
-        : Object.hasOwn(request, 'ip')
-          ? read === undefined || read === socket
-            ? 'proxies'
-            : 'unknown'
-          : fastify
-            ? fastifyTrust(request, read, socket)
-            : expressTrust(request.app, read, socket);
+        : fastify
+          ? fastifyTrust(request, read, socket)
+          : expressTrust(request, read, socket);
     if (trust !== 'proxies' && !warned.has(trust)) {
       warned.add(trust);
       logger.warn(WARNINGS[trust]);
@@ -64,6 +67,8 @@ export function createClientAddress(logger: Pick<CrawlgateLogger, 'warn'>): Clie
 }
 
 const UNREADABLE = Symbol('req.ip threw');
+/** What a getter that cannot be asked answers: its setting is unknown. */
+const UNASKABLE = Symbol('the ip getter threw');
 
 /** The request's ip, read once: a getter may throw (a trust function failing on the address it is given). */
 function readIp(request: FrameworkRequest): string | undefined | typeof UNREADABLE {
@@ -79,6 +84,31 @@ function readIp(request: FrameworkRequest): string | undefined | typeof UNREADAB
  * nearest hop last): the address it would take as the client's.
  */
 type Answer = (peer: string, chain: string[]) => unknown;
+
+/**
+ * The verdict on a request whose address the framework read as `ip`. The connection's address is
+ * believed; any other only if the framework's own reading of the connection and X-Forwarded-For
+ * alone gives it: a getter of its own (set on the request, on a prototype put under it, or on the
+ * app's request as Express's guide shows) reading another header is unknown. Then the setting's
+ * verdict, and for a connection address it trusts, what it believes behind that address.
+ */
+function judgeRequest(
+  verdicts: Verdicts,
+  request: FrameworkRequest,
+  ip: string | undefined,
+  socket: string | undefined,
+): Trust {
+  if (ip === undefined || ip === socket) return verdicts.public === 'unknown' ? 'unknown' : 'proxies';
+  if (socket === undefined || Object.hasOwn(request, 'ip')) return 'unknown';
+  if (verdicts.answer(socket, forwardedChain(request.headers?.['x-forwarded-for'])) !== ip) return 'unknown';
+  return verdictOf(verdicts, socket);
+}
+
+/** X-Forwarded-For's addresses, the nearest hop last, as proxy-addr splits them. */
+function forwardedChain(header: unknown): string[] {
+  const text = Array.isArray(header) ? header.join(',') : typeof header === 'string' ? header : '';
+  return text === '' ? [] : text.split(',').map((address) => address.trim());
+}
 
 /** A trust setting's verdicts: for arbitrary peers, and for each connection address it trusts. */
 interface Verdicts {
@@ -98,20 +128,19 @@ function verdictsOf(cache: WeakMap<object, Verdicts>, key: object, makeAnswer: (
   return verdicts;
 }
 
-/** Trusted connection addresses judged per setting: the app's proxies, a handful; more are judged again. */
-const MAX_PEERS_JUDGED = 256;
+/** Trusted connection addresses judged per setting: the app's proxies (a CDN's edges, a cluster's pods); the oldest judged again. */
+const MAX_PEERS_JUDGED = 1024;
 
 /**
  * The verdict for a request the framework read as from `ip`: the setting's, or when it took `ip`
  * from X-Forwarded-For (it trusts this connection's address), what it believes behind that address.
  */
-function verdictOf(verdicts: Verdicts, ip: string | undefined, socket: string | undefined): Trust {
-  if (verdicts.public !== 'proxies' || ip === undefined || socket === undefined || ip === socket)
-    return verdicts.public;
+function verdictOf(verdicts: Verdicts, socket: string): Trust {
+  if (verdicts.public !== 'proxies') return verdicts.public;
   let verdict = verdicts.peers.get(socket);
   if (verdict === undefined) {
     verdict = judge(verdicts.answer, [socket], false);
-    if (verdicts.peers.size >= MAX_PEERS_JUDGED) verdicts.peers.clear();
+    if (verdicts.peers.size >= MAX_PEERS_JUDGED) verdicts.peers.delete(verdicts.peers.keys().next().value!);
     verdicts.peers.set(socket, verdict);
   }
   return verdict;
@@ -127,16 +156,25 @@ const FORWARDED_CHAINS = [
 /**
  * What a setting trusts, from these peers: everyone, when it takes the furthest of 64 forwarded
  * public addresses; a depth of any addresses, when it takes one beyond what the peer itself wrote
- * (for an arbitrary peer, trusting it at all is that: a hop count); else proxies it knows.
+ * (for an arbitrary peer, trusting it at all is that: a hop count); else proxies it knows. Unknown
+ * when its answer is neither the peer nor a forwarded address: it reads something else (another
+ * header, or the request it closed over rather than the one it is asked of), or cannot be asked.
  */
 function judge(answer: Answer, peers: string[], arbitraryPeers: boolean): Trust {
   const pairs = peers.flatMap((peer, i) =>
     arbitraryPeers ? [{ peer, chain: FORWARDED_CHAINS[i] }] : FORWARDED_CHAINS.map((chain) => ({ peer, chain })),
   );
-  if (pairs.some(({ peer, chain }) => answer(peer, chain) === chain[0])) return 'everyone';
-  const trustsADepth = pairs.some(({ peer, chain }) => {
-    const [further, nearest] = chain.slice(-2);
-    const taken = answer(peer, [further, nearest]);
+  const asked = (peer: string, chain: string[]) => {
+    const taken = answer(peer, chain);
+    return taken === peer || chain.includes(taken as string) ? (taken as string) : UNASKABLE;
+  };
+  const furthest = pairs.map(({ peer, chain }) => asked(peer, chain));
+  const depths = pairs.map(({ peer, chain }) => ({ peer, chain: chain.slice(-2) }));
+  const near = depths.map(({ peer, chain }) => asked(peer, chain));
+  if ([...furthest, ...near].includes(UNASKABLE)) return 'unknown';
+  if (furthest.some((taken, i) => taken === pairs[i].chain[0])) return 'everyone';
+  const trustsADepth = near.some((taken, i) => {
+    const [further, nearest] = depths[i].chain;
     return taken === further || (arbitraryPeers && taken === nearest);
   });
   return trustsADepth ? 'first hop' : 'proxies';
@@ -149,15 +187,17 @@ const expressVerdicts = new WeakMap<object, Verdicts>();
  * What an Express app's `trust proxy` trusts, asked of its compiled function the way proxy-addr
  * walks X-Forwarded-For. No Express app: a req.ip other than the connection's was set by something unknown.
  */
-function expressTrust(app: unknown, ip: string | undefined, socket: string | undefined): Trust {
+function expressTrust(request: FrameworkRequest, ip: string | undefined, socket: string | undefined): Trust {
   // An Express app is a function with get().
+  const { app } = request;
   const get =
     (typeof app === 'object' || typeof app === 'function') && app !== null ? (app as { get?: unknown }).get : undefined;
-  if (typeof get !== 'function') return ip === undefined || ip === socket ? 'proxies' : 'unknown';
-  const trust = (get as (setting: string) => unknown).call(app, 'trust proxy fn');
-  if (typeof trust !== 'function') return 'proxies';
-  return verdictOf(
+  const trust =
+    typeof get === 'function' ? (get as (setting: string) => unknown).call(app, 'trust proxy fn') : undefined;
+  if (typeof trust !== 'function') return ip === undefined || ip === socket ? 'proxies' : 'unknown';
+  return judgeRequest(
     verdictsOf(expressVerdicts, trust, () => proxyAddrWalk(trust as TrustFunction)),
+    request,
     ip,
     socket,
   );
@@ -196,9 +236,10 @@ const fastifyVerdicts = new WeakMap<object, Verdicts>();
  */
 function fastifyTrust(request: FrameworkRequest, ip: string | undefined, socket: string | undefined): Trust {
   const prototype = Object.getPrototypeOf(request) as object | null;
-  if (prototype === null) return 'proxies';
-  return verdictOf(
+  if (prototype === null) return ip === undefined || ip === socket ? 'proxies' : 'unknown';
+  return judgeRequest(
     verdictsOf(fastifyVerdicts, prototype, () => askingGetter(ipGetterOf(prototype))),
+    request,
     ip,
     socket,
   );
@@ -212,17 +253,17 @@ function ipGetterOf(prototype: object): (() => unknown) | undefined {
   return undefined;
 }
 
-/** Fastify's `ip` getter asked of a plain request from `peer` forwarding `chain`; no getter answers nothing. */
+/** Fastify's `ip` getter asked of a plain request from `peer` forwarding `chain`; one that throws cannot be judged. */
 function askingGetter(getter: (() => unknown) | undefined): Answer {
-  if (getter === undefined) return () => undefined;
+  if (getter === undefined) return () => UNASKABLE;
   return (peer, chain) => {
     const socket = { remoteAddress: peer };
-    const headers = { 'x-forwarded-for': chain.join(', ') };
+    const headers = chain.length > 0 ? { 'x-forwarded-for': chain.join(', ') } : {};
     const raw = { socket, connection: socket, headers };
     try {
       return getter.call({ raw, socket, headers });
     } catch {
-      return undefined; // a getter that cannot read a plain request: its app's requests say what they say
+      return UNASKABLE;
     }
   };
 }

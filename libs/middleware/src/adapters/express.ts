@@ -32,7 +32,7 @@ export type CrawlgateExpressMiddleware = ((
  */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
-  const addressOf = createClientAddress(options.logger ?? console);
+  const addressOf = createClientAddress(options.logger ?? console, 'express');
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
@@ -43,7 +43,10 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
       url,
       routedUrl,
       headers: nodeHeaders(req.headers),
-      ip: addressOf(req),
+      // Read only when the gate needs it (a crawler's address): a person's request never pays for it.
+      get ip() {
+        return addressOf(req);
+      },
     });
     // A decision that needs no I/O (a person, a token, a 402) is applied at once, with no promise.
     if (decision instanceof Promise) decision.then((settled) => answer(settled, res, next), next);

@@ -20,7 +20,7 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
   fastify.addHook('onClose', () => gate.close());
   recordWrittenTargets(fastify.server);
-  const addressOf = createClientAddress(options.logger ?? console);
+  const addressOf = createClientAddress(options.logger ?? console, 'fastify');
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const decision = gate.handleNow({
@@ -29,7 +29,10 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
       url: writtenTarget(request.raw) ?? request.originalUrl ?? request.url,
       routedUrl: request.url,
       headers: nodeHeaders(request.headers),
-      ip: addressOf(request),
+      // Read only when the gate needs it (a crawler's address): a person's request never pays for it.
+      get ip() {
+        return addressOf(request);
+      },
     });
     if (decision instanceof Promise) decision.then((settled) => answer(settled, reply, done)).catch(done);
     else answer(decision, reply, done);

@@ -282,20 +282,6 @@ describe('priceRoute, with a static file server behind the route', () => {
       expect([target, priceRoute(dir, readRoute(target), LENIENT, DEFAULT_STATIC_FILES)]).toEqual([target, 30_000n]);
   });
 
-  it('prices a precompressed copy at the full price of the file it compresses, its default included, over a free rule on the suffix', () => {
-    // A free rule on *.gz (meant for archives) must not free the compressed copy of a page that costs the default.
-    const gzFree = compileSitePrices([{ pattern: '/docs/*.gz', micros: 0n }], 50_000n);
-    const price = (target: string) => priceRoute(gzFree, readRoute(target), LENIENT, DEFAULT_STATIC_FILES);
-    expect(['/docs/report.html', '/docs/report.html.gz', '/docs/report.html.GZ'].map(price)).toEqual([
-      50_000n,
-      50_000n,
-      50_000n,
-    ]);
-    // Freed by a rule that names the file too (its folder), the copy is free.
-    const folderFree = compileSitePrices([{ pattern: '/downloads/*', micros: 0n }], 50_000n);
-    expect(priceRoute(folderFree, readRoute('/downloads/data.csv.gz'), LENIENT, DEFAULT_STATIC_FILES)).toBe(0n);
-  });
-
   it('reads extensions on a name whose only dot leads it, as the servers do (path.extname)', () => {
     const withHtml = checkStaticFiles({ extensions: ['html'] });
     expect(priced('/docs/.secret', withHtml)).toBe(50_000n);

@@ -29,7 +29,7 @@ import { withinSteps } from './glob';
 import { isCanonicalPath, requestPath } from './request-path';
 import type { RoutingOptions } from './route-key';
 import { priceOfSpelling, type SitePrices } from './site-prices';
-import { compressedFiles, DEFAULT_STATIC_FILES, staticFileSpellings, type StaticFiles } from './static-files';
+import { DEFAULT_STATIC_FILES, staticFileSpellings, type StaticFiles } from './static-files';
 
 // A segment of one or two dots, ended by a separator, the end, or a ";" a router may cut at.
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
@@ -208,8 +208,7 @@ function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOpti
 /**
  * What a static file server serves under a spelling it serves under others too (static-files.ts):
  * a rule pricing one of them prices this one. Only a rule: /free/x is not the default's because no
- * rule names /free/x/index.html. But a precompressed copy holds its file whole: it costs what the
- * file costs, the default included (a free rule on *.gz frees no page that costs the default).
+ * rule names /free/x/index.html.
  */
 function priceOfStaticFiles(
   prices: SitePrices,
@@ -218,13 +217,10 @@ function priceOfStaticFiles(
   staticFiles: Required<StaticFiles>,
 ): bigint {
   let micros = 0n;
-  for (const spelling of route.spellings) {
+  for (const spelling of route.spellings)
     for (const served of staticFileSpellings(spelling, staticFiles))
       if (prices.mayMatch(served))
         micros = max(micros, priceOfSpelling(prices, served, routing, { matchedOnly: true, withTwin: false }));
-    for (const file of compressedFiles(spelling, staticFiles))
-      micros = max(micros, priceOfSpelling(prices, file, routing, { withTwin: false }));
-  }
   return micros;
 }
 

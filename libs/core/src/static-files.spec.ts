@@ -1,4 +1,4 @@
-import { checkStaticFiles, compressedFiles, DEFAULT_STATIC_FILES, staticFileSpellings } from './static-files';
+import { checkStaticFiles, DEFAULT_STATIC_FILES, staticFileSpellings } from './static-files';
 
 describe('staticFileSpellings', () => {
   it('reads a directory URL as its index file, and the index file as its directory, by default', () => {
@@ -46,10 +46,6 @@ describe('staticFileSpellings', () => {
     // One suffix only, and a name that is the suffix alone compresses nothing.
     expect(staticFileSpellings('/docs/a.html.gz.gz', files)).not.toContain('/docs/a.html');
     expect(staticFileSpellings('/docs/.gz', files)).not.toContain('/docs/');
-    // The file itself, which the gate prices in full (its default included): the name without the suffix only.
-    expect(compressedFiles('/docs/report.html.GZ', files)).toEqual(['/docs/report.html']);
-    expect(compressedFiles('/docs/archive.gz', files)).toEqual(['/docs/archive']);
-    expect(compressedFiles('/docs/report.html', files)).toEqual([]);
   });
 
   it('compares index names, extensions and suffixes case-blind, as a case-insensitive disk serves them', () => {

@@ -59,24 +59,16 @@ export function staticFileSpellings(path: string, files: Required<StaticFiles>):
     for (const url of urlsOfFile(file, files)) urls.add(url);
   };
   for (const file of filesServedAt(path, files)) addUrlsOf(file);
-  for (const file of compressedFiles(path, files)) addUrlsOf(file);
+  // A precompressed sibling holds the file it compresses: that file's URLs too, not the files its
+  // name might be read as ("archive.gz" compresses "archive", never "archive.html"). One suffix: no
+  // server serves "report.html.gz.br" for "report.html".
+  const directory = path.slice(0, path.lastIndexOf('/') + 1);
+  for (const suffix of files.precompressed) {
+    const compressed = withoutEnding(path.slice(directory.length), suffix);
+    if (compressed !== undefined) addUrlsOf(directory + compressed);
+  }
   for (const twin of [path, path.endsWith('/') ? path.slice(0, -1) : `${path}/`]) urls.delete(twin);
   return [...urls];
-}
-
-/**
- * The files `path` holds compressed, when it names a precompressed sibling: its name without the
- * suffix, not the files that name might be read as ("archive.gz" compresses "archive", never
- * "archive.html"). One suffix: no server serves "report.html.gz.br" for "report.html".
- */
-export function compressedFiles(path: string, { precompressed }: Required<StaticFiles>): string[] {
-  const directory = path.slice(0, path.lastIndexOf('/') + 1);
-  const files: string[] = [];
-  for (const suffix of precompressed) {
-    const compressed = withoutEnding(path.slice(directory.length), suffix);
-    if (compressed !== undefined) files.push(directory + compressed);
-  }
-  return files;
 }
 
 /** The files a static server may serve at `path`: itself, a directory's index files, itself with an extension. */

@@ -6,7 +6,7 @@
  * header (the API answers it idempotently), and the channel never locks nor pays a page twice.
  */
 
-import { decodeBase64Json, encodeBase64Json } from '@crawlgate/core';
+import { base64urlEncodeUtf8, decodeBase64Json, encodeBase64Json, peekAccessTokenPayload } from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
@@ -27,9 +27,20 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-/** What the front does with a request carrying a payment: pass it on, answer 429 or 502 itself, or pass it on and answer 502. */
+/**
+ * What the front does with a request carrying a payment: pass it on, answer 402, 404, 429, 502 or a
+ * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404 or that 200.
+ */
 type FrontAction =
-  'forward' | 'refuse402' | 'refuse404' | 'refuse429' | 'refuse502' | 'forwardThen502' | 'forwardThen404';
+  | 'forward'
+  | 'refuse402'
+  | 'refuse404'
+  | 'refuse429'
+  | 'refuse502'
+  | 'refuse200'
+  | 'forwardThen502'
+  | 'forwardThen404'
+  | 'forwardThen200';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -42,9 +53,21 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   const hidden = new Set<string>();
   /** Whether the front answers the proofs posted to verify_url itself, 500 (the 402s then name it there). */
   let verifyFails = false;
+  /** A body the front answers 200 to every post to verify_url with, standing in for the API. */
+  let verifyStandIn: (() => unknown) | undefined;
+  /** Every access token the front saw go by (in a page's answer or a verify_url's), by the path it names. */
+  const tokens = new Map<string, string>();
+  const keepToken = (token: unknown) => {
+    const path = typeof token === 'string' ? peekAccessTokenPayload(token)?.url : undefined;
+    if (path) tokens.set(path, token as string);
+  };
   const front = createServer(async (request, response) => {
     if (request.method === 'POST' && VERIFY_PATH.test(request.url ?? '')) {
       if (verifyFails) return void response.writeHead(500, { 'content-type': 'text/plain' }).end('down');
+      if (verifyStandIn)
+        return void response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(verifyStandIn()));
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
       const upstream = await fetch(`${site.app.baseUrl}${request.url}`, {
@@ -52,12 +75,14 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
         headers: { 'content-type': 'application/json' },
         body: Buffer.concat(chunks),
       });
-      return void response
-        .writeHead(upstream.status, { 'content-type': 'application/json' })
-        .end(await upstream.text());
+      const text = await upstream.text();
+      if (upstream.ok) keepToken((JSON.parse(text) as { access_token?: unknown }).access_token);
+      return void response.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
     }
     const header = request.headers['payment-signature'];
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
+    if (action === 'refuse200')
+      return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
     if (action === 'refuse402') {
       response.writeHead(402, { 'content-type': 'application/json' }).end('{}');
       return;
@@ -74,6 +99,9 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     if (typeof header === 'string') forwardedPaid.push(header);
     const upstream = await fetch(`${server.url}${request.url}`, { headers: forwardedHeaders(request.headers) });
     let body = await upstream.text();
+    keepToken(upstream.headers.get('x-crawlgate-token'));
+    if (action === 'forwardThen200')
+      return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
     if (action === 'forwardThen502' || action === 'forwardThen404') {
       const [status, text] = action === 'forwardThen502' ? [502, 'Bad Gateway'] : [404, 'Not Found'];
       response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
@@ -98,6 +126,10 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     show: (scheme: string) => void hidden.delete(scheme),
     /** Whether the proofs posted to verify_url (which the front's 402s name on the front) fail 500, or pass on. */
     failVerify: (fails: boolean) => void (verifyFails = fails),
+    /** From now on the front answers every post to verify_url 200 with `body()` itself (undefined: passes them on). */
+    standInForVerify: (body: (() => unknown) | undefined) => void (verifyStandIn = body),
+    /** The access token the front saw for `path` (the site's, as its API or gate issued it). */
+    tokenOf: (path: string) => tokens.get(path),
     close: () => new Promise((resolve) => front.close(resolve)),
   };
 }
@@ -444,3 +476,166 @@ it('a lost voucher of a channel withdrawn since: the new channel’s charges do 
     await front.close();
   }
 }, 90_000);
+
+/** How the API says a page was paid, each payment as [method, cumulative total (vouchers) or null]. */
+async function paymentsFor(path: string) {
+  const rows = await site.app.database.prisma.payment.findMany({ where: { url: path }, orderBy: { createdAt: 'asc' } });
+  return rows.map((row) => [row.method, row.cumulativeAmount]);
+}
+
+/** `token` with its payload's path changed to `path`: a site's token no longer, its MAC the old one's. */
+function forgedFor(token: string, path: string): string {
+  const [, mac] = token.split('.');
+  return `${base64urlEncodeUtf8(JSON.stringify({ ...peekAccessTokenPayload(token), url: path }))}.${mac}`;
+}
+
+it('a front answering a bare 200 (no settlement, no token) to a voucher the gate charged: the caller gets it, and the voucher is sent again before the page is paid any other way', async () => {
+  const front = await startFront((_header, index) => (index === 0 ? 'forwardThen200' : 'forward'));
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/maintenance`;
+    expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'maintenance' });
+    front.hide('batch-settlement');
+    expect(await fetchPage(agent, url)).toEqual(served('maintenance'));
+    expect(await paymentsFor('/articles/maintenance')).toEqual([['voucher', PRICE]]);
+    expect(front.forwardedPaid[1]).toBe(front.forwardedPaid[0]); // that very voucher, for its gate
+    expect(events.map((event) => event.url)).toEqual([url]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a lost voucher sent again and answered a bare 200 by the front: it stays in doubt, and the next fetch sends it again rather than pay the next total', async () => {
+  let lost: string | undefined;
+  const front = await startFront((header, index) => {
+    if (index === 0) lost = header;
+    if (index === 0) return 'forwardThen404';
+    return header === lost && index === 1 ? 'refuse200' : 'forward';
+  });
+  try {
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/maintenance-resent`;
+    expect(await fetchPage(agent, url)).toEqual({ status: 404, body: 'Not Found' });
+    expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'maintenance' });
+    expect(await fetchPage(agent, url)).toEqual(served('maintenance-resent'));
+    expect(await paymentsFor('/articles/maintenance-resent')).toEqual([['voucher', PRICE]]);
+    expect(front.paid).toEqual([lost, lost, lost]);
+    const [channel] = agent.channels();
+    expect(await apiSide(channel.channelId)).toMatchObject({ charged: PRICE });
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it("a verify_url standing in with another page's token for an exact payment the gate settled: the token is not taken, and the page is paid no other way", async () => {
+  const front = await startLosingFront(1, 'forward', 404);
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent();
+    const url = (name: string) => `${front.url}/articles/p2-${name}`;
+    expect(await fetchPage(agent, url('b'))).toEqual(served('p2-b'));
+    front.standInForVerify(() => ({ access_token: front.tokenOf('/articles/p2-b') }));
+    expect(await fetchPage(agent, url('a'))).toEqual({ status: 404, body: 'Not Found' });
+    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'payment_unconfirmed' });
+    front.standInForVerify(undefined);
+    front.recover();
+    expect(await fetchPage(agent, url('a'))).toEqual(served('p2-a'));
+    expect(await paymentsFor('/articles/p2-a')).toEqual([['authorization', null]]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a verify_url standing in with a token naming the page that the gate refuses, the payment sent again answered 404: still in doubt, the page is not paid again', async () => {
+  const front = await startLosingFront(1, 'forward', 404);
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent();
+    const url = (name: string) => `${front.url}/articles/forged-${name}`;
+    expect(await fetchPage(agent, url('b'))).toEqual(served('forged-b'));
+    front.standInForVerify(() => ({
+      access_token: forgedFor(front.tokenOf('/articles/forged-b')!, '/articles/forged-a'),
+    }));
+    const notFound = { status: 404, body: 'Not Found' };
+    expect(await fetchPage(agent, url('a'))).toEqual(notFound);
+    expect(await fetchPage(agent, url('a'))).toEqual(notFound);
+    front.standInForVerify(undefined);
+    front.recover();
+    expect(await fetchPage(agent, url('a'))).toEqual(served('forged-a'));
+    expect(await paymentsFor('/articles/forged-a')).toEqual([['authorization', null]]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it("an unproven transfer whose proof, posted again, is answered with another page's token: it stays unproven, and no second transfer is sent", async () => {
+  const front = await startFront(() => 'forward');
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent({ payMode: 'transfer' });
+    const url = (name: string) => `${front.url}/articles/p3-${name}`;
+    expect(await fetchPage(agent, url('b'))).toEqual(served('p3-b'));
+    front.failVerify(true);
+    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'verify_500' });
+    front.failVerify(false);
+    front.standInForVerify(() => ({ access_token: front.tokenOf('/articles/p3-b') }));
+    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'transfer_unproven' });
+    front.standInForVerify(undefined);
+    expect(await fetchPage(agent, url('a'))).toEqual(served('p3-a'));
+    expect(await paymentsFor('/articles/p3-a')).toEqual([['transfer', null]]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it("a transfer whose first proof is answered with another page's token: it stays unproven, and its proof is posted again", async () => {
+  const front = await startFront(() => 'forward');
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent({ payMode: 'transfer' });
+    const url = (name: string) => `${front.url}/articles/p3first-${name}`;
+    expect(await fetchPage(agent, url('b'))).toEqual(served('p3first-b'));
+    front.standInForVerify(() => ({ access_token: front.tokenOf('/articles/p3first-b') }));
+    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'transfer_unproven' });
+    front.standInForVerify(undefined);
+    expect(await fetchPage(agent, url('a'))).toEqual(served('p3first-a'));
+    expect(await paymentsFor('/articles/p3first-a')).toEqual([['transfer', null]]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a transfer whose proof is answered with a token naming the page that the gate refuses: it stays unproven, and no second transfer is sent', async () => {
+  const front = await startFront(() => 'forward');
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent({ payMode: 'transfer' });
+    const url = (name: string) => `${front.url}/articles/forgedtx-${name}`;
+    expect(await fetchPage(agent, url('b'))).toEqual(served('forgedtx-b'));
+    front.standInForVerify(() => ({
+      access_token: forgedFor(front.tokenOf('/articles/forgedtx-b')!, '/articles/forgedtx-a'),
+    }));
+    expect(await fetchPage(agent, url('a'))).toMatchObject({ status: 402 });
+    expect(await fetchPage(agent, url('a'))).toMatchObject({ status: 402 });
+    front.standInForVerify(undefined);
+    expect(await fetchPage(agent, url('a'))).toEqual(served('forgedtx-a'));
+    expect(agent.spent()).toMatchObject({ micros: 2n * PRICE, payments: 2 }); // two transfers: one a page
+    expect(await paymentsFor('/articles/forgedtx-a')).toEqual([['transfer', null]]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a front answering a bare 200 (no settlement, no token) to an exact payment the gate settled: the agent asks verify_url for its token and reads the page, paying once', async () => {
+  const front = await startFront((_header, index) => (index === 0 ? 'forwardThen200' : 'forward'));
+  try {
+    front.hide('batch-settlement');
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/settled200`;
+    const outcomes = [await fetchPage(agent, url), await fetchPage(agent, url)];
+    expect(await paymentsFor('/articles/settled200')).toEqual([['authorization', null]]);
+    expect(outcomes).toEqual([served('settled200'), served('settled200')]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);

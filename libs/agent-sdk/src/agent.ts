@@ -71,7 +71,7 @@ import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { untilAborted } from './abort';
-import { TokenCache } from './token-cache';
+import { TokenCache, tokenNamesPage } from './token-cache';
 import {
   gateOfPendingAnswer,
   isUnanswered,
@@ -587,10 +587,10 @@ export function createAgent(options: AgentOptions): Agent {
     let response: Response | undefined;
     let pending = false;
     // The page read with the token the gate's API answers for this payment; `failure` when it has none.
-    const readWithItsToken = async (failure: unknown) => ({
-      ...(await readWithTokenOfPayment(url, offer, doubt.verifyUrl, [name, value], retry, failure)),
-      answered: true,
-    });
+    const readWithItsToken = async (failure: unknown) => {
+      const read = await readWithTokenOfPayment(url, offer, doubt.verifyUrl, [name, value], retry, failure);
+      return { response: read.response, token: read.token, answered: read.confirmed };
+    };
     try {
       ({ answer, response } = await retry({ [name]: value }));
       // The site accepted the payment but its settlement is not confirmed yet: the same header again is idempotent.
@@ -622,7 +622,8 @@ export function createAgent(options: AgentOptions): Agent {
       return readWithItsToken(error);
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
-    let token = answer.headers.get(TOKEN_HEADER) ?? undefined;
+    // A token for another page says nothing of this payment (a front can hand on one it kept).
+    let token = pageToken(answer.headers.get(TOKEN_HEADER), url);
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
@@ -657,9 +658,10 @@ export function createAgent(options: AgentOptions): Agent {
       );
       return readWithItsToken(stillPending);
     }
-    // A failure that carries no token and no settlement (a front's own 404, say) says nothing of the
-    // payment, which the gate behind may have settled: asked of its API as an unanswered one is.
-    const unsaid = !answer.ok && !token && settlement?.success !== true && doubt.verifyUrl !== undefined;
+    // An answer with no token for the page and no settlement (a front's own 404, or a bare 200) says
+    // nothing of the payment, which the gate behind may have settled (it sends its settlement with
+    // every paid answer): asked of its API as an unanswered one is.
+    const unsaid = !token && settlement?.success !== true && doubt.verifyUrl !== undefined;
     if (isUnanswered(answer.status) || unsaid) {
       // The site failed, or a limit or timeout in front of it answered, once its gate had taken the
       // payment or maybe before: with the token the payment bought (sent with the failure, or asked
@@ -671,7 +673,8 @@ export function createAgent(options: AgentOptions): Agent {
         return { response, token, answered: false };
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
-      return { response: await readWithToken(token, [name, value], retry), token, answered: true };
+      const read = await readWithToken(url, token, [name, value], retry);
+      return { response: read.response, token, answered: read.confirmed };
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
     return { response, token, answered: true };
@@ -694,7 +697,7 @@ export function createAgent(options: AgentOptions): Agent {
       ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    const token = asked?.status === 200 ? verifyAnswerOf(body).accessToken : undefined;
+    const token = asked && pageTokenOf(url, asked.status, body);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
@@ -718,9 +721,9 @@ export function createAgent(options: AgentOptions): Agent {
       );
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
-    const response = await readWithToken(token, earlier.header, retry);
-    // Forgotten once its page is read: a read that fails leaves it for the next fetch, which sends it again.
-    unconfirmed.forget(page);
+    const { response, confirmed } = await readWithToken(url, token, earlier.header, retry);
+    // Forgotten once its page is read: a read that fails, or shows nothing of the payment, leaves it for the next fetch.
+    if (confirmed) unconfirmed.forget(page);
     return { response, token };
   }
 
@@ -741,13 +744,21 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * The page read with the token its payment bought; where no token opens it (a target a router may
    * read as another path: the gate answers 402), with that payment sent again, which the gate takes
-   * again for the page it paid, never charging twice.
+   * again for the page it paid, never charging twice. `confirmed`: the token opened the page, or the
+   * payment sent again was answered settled; otherwise (a token the gate refuses, then a front's own
+   * 404 to the payment) nothing shows what the payment bought, and it stays in doubt.
    */
-  async function readWithToken(token: string, [name, value]: [string, string], retry: Retry): Promise<Response> {
+  async function readWithToken(
+    url: string,
+    token: string,
+    [name, value]: [string, string],
+    retry: Retry,
+  ): Promise<{ response: Response; confirmed: boolean }> {
     const { response } = await retry({ [TOKEN_HEADER]: token });
-    if (response.status !== 402) return response;
+    if (response.status !== 402) return { response, confirmed: true };
     await response.body?.cancel().catch(() => undefined);
-    return (await retry({ [name]: value })).response;
+    const resent = await retry({ [name]: value });
+    return { response: resent.response, confirmed: boughtThePage(resent.answer, url) };
   }
 
   /**
@@ -763,17 +774,18 @@ export function createAgent(options: AgentOptions): Agent {
     payment: [name: string, value: string],
     retry: Retry,
     failure: unknown,
-  ): Promise<{ response: Response; token: string }> {
+  ): Promise<{ response: Response; token: string; confirmed: boolean }> {
     const token = verifyUrl ? await tokenOfPayment(url, verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    return { response: await readWithToken(token, payment, retry), token };
+    return { ...(await readWithToken(url, token, payment, retry)), token };
   }
 
   /**
    * The access token the API answers for this payment header's payment, waiting out a settlement
    * still pending as the site's 503 is waited out; undefined when the API refuses it or cannot be
-   * asked. Still pending after the retries: the settlement may land, so this fails as the 503 does.
+   * asked, or answers a token for another page. Still pending after the retries: the settlement may
+   * land, so this fails as the 503 does.
    */
   async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
     let verified: Response;
@@ -788,7 +800,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the site failed and the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
-    return verified.status === 200 ? verifyAnswerOf(await jsonOf(verified)).accessToken : undefined;
+    return pageTokenOf(url, verified.status, await jsonOf(verified));
   }
 
   async function payByTransfer(
@@ -838,17 +850,32 @@ export function createAgent(options: AgentOptions): Agent {
       keepUnproven();
       throw error;
     }
-    const answer = verifyAnswerOf(await jsonOf(verified));
-    if (verified.status !== 200 || !answer.accessToken) {
-      keepUnproven(); // no token for it: asked again on the next fetch, never a second transfer
+    const body = await jsonOf(verified);
+    const token = pageTokenOf(url, verified.status, body);
+    if (!token) {
+      keepUnproven(); // no token for this page: asked again on the next fetch, never a second transfer
+      const answer = verifyAnswerOf(body);
+      const otherPage = verified.status === 200 && answer.accessToken !== undefined;
       throw new PaymentFailedError(
         url,
-        answer.reason ?? `verify_${verified.status}`,
-        answer.detail ?? `sent ${txHash}, but the gate was not opened`,
+        answer.reason ?? (otherPage ? 'transfer_unproven' : `verify_${verified.status}`),
+        answer.detail ??
+          `sent ${txHash}, but the gate was not opened${otherPage ? " (the verify_url answered another page's token)" : ''}`,
       );
     }
     report(url, offer, txHash, 'transfer');
-    return { response: (await retry({ [TOKEN_HEADER]: answer.accessToken })).response, token: answer.accessToken };
+    const read = await readWithTransferToken(token, retry);
+    if (!read.opened) keepUnproven();
+    return { response: read.response, token };
+  }
+
+  /**
+   * The page read with the token a transfer's proof bought, and whether it opened it: a token the
+   * gate refuses (402) shows nothing of the transfer, which stays unproven.
+   */
+  async function readWithTransferToken(token: string, retry: Retry) {
+    const { response } = await retry({ [TOKEN_HEADER]: token });
+    return { response, opened: response.status !== 402 };
   }
 
   /**
@@ -898,11 +925,12 @@ export function createAgent(options: AgentOptions): Agent {
     const earlier = unproven.get(page);
     if (!earlier) return undefined;
     const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
-    const token = answered?.status === 200 ? verifyAnswerOf(await jsonOf(answered)).accessToken : undefined;
+    const token = answered && pageTokenOf(url, answered.status, await jsonOf(answered));
     if (token) {
-      unproven.forget(page);
-      report(url, earlier.offer, null, 'transfer');
-      return { response: (await retry({ [TOKEN_HEADER]: token })).response, token };
+      if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'transfer');
+      const read = await readWithTransferToken(token, retry);
+      if (read.opened) unproven.forget(page);
+      return { response: read.response, token };
     }
     // The USDC moved, whatever the verify_url says: until the gate is over the page waits for
     // that proof, rather than send a second payment (a site can copy a real gate's 402 with its
@@ -949,16 +977,18 @@ export function createAgent(options: AgentOptions): Agent {
     const answer = voucherAnswerOf(paidAnswer);
     // Its own channel: one withdrawn since is replaced by a new one on the same terms (the same key).
     const channel = channels.all().find((known) => known.channelId === lost.channelId);
+    const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
     if (answer.kind === 'charged') {
       lostVouchers.forget(pageKey);
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
-      return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
+      return { response, token };
     }
-    // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer. A
-    // failure keeps it in doubt: a front's own 404 says nothing of what the gate behind it charged.
+    // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer. It
+    // stays in doubt unless a token shows it bought the page: a front's own 404, or a bare 200, says
+    // nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      if (paidAnswer.ok) lostVouchers.forget(pageKey);
-      return { response, token: paidAnswer.headers.get(TOKEN_HEADER) ?? undefined };
+      if (tokenNamesPage(token, url)) lostVouchers.forget(pageKey);
+      return { response, token };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
@@ -1148,10 +1178,11 @@ export function createAgent(options: AgentOptions): Agent {
           // signed (channel.signed) but not charged. The next page signs the same total again: the
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
           await deposit?.settle('spent');
-          // A final answer is the page's, the caller's. One that failed without a word of the voucher
-          // (a front's own 404) keeps the voucher in doubt, as an answer still awaited does: sent again next fetch.
+          // A final answer is the page's, the caller's. Unless a token shows the voucher bought the page,
+          // it stays in doubt, as an answer still awaited does: sent again next fetch. The gate sends its
+          // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
           const final = !awaitsResend(paidAnswer);
-          if (!final || !paidAnswer.ok)
+          if (!final || !tokenNamesPage(token, url))
             lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
@@ -1621,6 +1652,24 @@ function amount(value: string | number, max: bigint, name: string): bigint {
 /** The PAYMENT-SIGNATURE of a batch-settlement payload (a voucher, a deposit, a refund) for `offer`'s requirement. */
 function batchPaymentHeader(offer: Offer, payload: Record<string, unknown>): string {
   return encodeBase64Json({ x402Version: 2, accepted: offer.v2!.accepted, payload, resource: offer.v2!.resource });
+}
+
+/** `token` when it is bound to `url`'s page (tokenNamesPage); a token for another page is none. */
+const pageToken = (token: string | null | undefined, url: string) =>
+  token && tokenNamesPage(token, url) ? token : undefined;
+
+/**
+ * The access token a verify_url's answer (its status and JSON body) gives for `url`'s page: a 200's,
+ * bound to that page. A verify_url, or a front standing in for one, may answer another page's.
+ */
+function pageTokenOf(url: string, status: number, body: unknown): string | undefined {
+  return status === 200 ? pageToken(verifyAnswerOf(body).accessToken, url) : undefined;
+}
+
+/** Whether an answer to a payment shows it bought `url`'s page: settled, or a token for the page. */
+function boughtThePage(answer: Response, url: string): boolean {
+  const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
+  return settlement?.success === true || tokenNamesPage(answer.headers.get(TOKEN_HEADER), url);
 }
 
 /** A body as JSON, or undefined when it is not JSON or too large: a refusal's body is read for its reason only. */

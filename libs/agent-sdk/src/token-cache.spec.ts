@@ -6,7 +6,7 @@ import {
   MAX_UNIX_SECONDS,
   signAccessToken,
 } from '@crawlgate/core';
-import { MAX_CACHED_TOKENS, TokenCache } from './token-cache';
+import { MAX_CACHED_TOKENS, TokenCache, tokenNamesPage } from './token-cache';
 
 const NOW = 1_800_000_000;
 
@@ -130,5 +130,19 @@ describe('TokenCache', () => {
     expect(oversized.length).toBeGreaterThan(MAX_ACCESS_TOKEN_LENGTH);
     cache.set(key(3), oversized, NOW);
     expect(cache.size).toBe(0);
+  });
+});
+
+describe('tokenNamesPage', () => {
+  it('holds for a token bound to the page’s path as the gate reads it, whatever its origin or query', () => {
+    expect(tokenNamesPage(token(1, NOW + 60), 'https://site.example/page-1')).toBe(true);
+    expect(tokenNamesPage(token(1, NOW + 60), new URL('https://other.example/a/../page-1?x=1'))).toBe(true);
+  });
+
+  it('fails for another page’s token, a token it cannot read, or none', () => {
+    expect(tokenNamesPage(token(2, NOW + 60), 'https://site.example/page-1')).toBe(false);
+    expect(tokenNamesPage(token(1, NOW + 60), 'https://site.example/page-1/')).toBe(false);
+    expect(tokenNamesPage('not a token', 'https://site.example/page-1')).toBe(false);
+    expect(tokenNamesPage(undefined, 'https://site.example/page-1')).toBe(false);
   });
 });

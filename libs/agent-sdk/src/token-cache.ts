@@ -90,6 +90,16 @@ export class TokenCache {
   }
 }
 
+/**
+ * Whether `token` is bound to `url`'s page: its payload names the path as the gate reads it (the
+ * path key() keeps tokens under). Its signature is the site's to check: a token for another page
+ * opens nothing here, so it confirms no payment for this one.
+ */
+export function tokenNamesPage(token: string | null | undefined, url: string | URL): boolean {
+  if (!token) return false;
+  return peekAccessTokenPayload(token)?.url === requestPath(new URL(url).pathname);
+}
+
 /** A host name as one site spells it: no trailing dot, an IPv4-mapped IPv6 address as IPv4. */
 function sameHost(hostname: string): string {
   const mapped = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(hostname);

@@ -80,14 +80,17 @@ describe('a page of a local network written as an IPv6 form reaches that network
   });
 });
 
-describe('plain http to loopback only from a page on loopback itself', () => {
+describe('plain http to loopback only from a page on this machine', () => {
   it.each([
     ['http://127.0.0.1:3000/page', true],
     ['http://localhost:3000/page', true],
+    ['http://localhost.:3000/page', true],
     ['http://[::1]:3000/page', true],
-    ['http://[::ffff:7f00:1]:3000/page', false], // loopback, though not as isLoopbackHost reads it: no exception
-    ['http://0.0.0.0:3000/page', false],
-    ['http://app.localhost:3000/page', false],
+    ['http://[::ffff:7f00:1]:3000/page', true],
+    ['http://0.0.0.0:3000/page', true],
+    ['http://app.localhost:3000/page', true],
+    ['http://192.168.1.20:3000/page', false],
+    ['http://[::ffff:5db8:d822]/page', false],
   ])('from %s: %s', async (page, kept) => {
     const verifyUrl = `http://127.0.0.1:4000${GATE}`;
     expect(await keptVerifyUrl(page, verifyUrl)).toBe(kept ? verifyUrl : undefined);
@@ -108,8 +111,23 @@ describe('local-only names are of this machine or its network', () => {
     'https://db.localnet',
     'https://redis.docker',
     'https://api.cluster.local',
+    'https://localhost4.localdomain4:8443', // Red Hat's and Amazon Linux's /etc/hosts
+    'https://localhost6.localdomain6:8443',
+    'https://localhost.localdomain',
   ])('from a public page, drops %s', async (origin) => {
     expect(await keptVerifyUrl(PUBLIC_PAGE, `${origin}${GATE}`)).toBeUndefined();
+  });
+
+  it.each(['https://metadata.google.internal', 'https://host.docker.internal:2376', 'https://gateway.docker.internal'])(
+    "drops %s, a service of the agent's own host, from a page of its network",
+    async (origin) => {
+      expect(await keptVerifyUrl('https://192.168.1.20/page', `${origin}${GATE}`)).toBeUndefined();
+    },
+  );
+
+  it('reads a single label written absolute ("ai.") as a public page, not its network', async () => {
+    expect(await keptVerifyUrl('https://ai./page', `https://10.0.0.5${GATE}`)).toBeUndefined();
+    expect(await keptVerifyUrl('https://wiki/page', `https://10.0.0.5${GATE}`)).toBe(`https://10.0.0.5${GATE}`);
   });
 
   it("drops this machine's own hostname from a page of its network", async () => {

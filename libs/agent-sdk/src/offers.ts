@@ -88,7 +88,7 @@ export async function readOffers(response: Response): Promise<Offer[]> {
 
 /**
  * A verify_url the agent may POST to (a payment after a site's 5xx, a transfer proof, and the API
- * it learns for profile()): https, or plain http on loopback for a page on loopback itself (a local
+ * it learns for profile()): https, or plain http on loopback for a page surely on this machine (a local
  * set-up); a host of the agent's own machine (loopback, a localhost name, link-local: the cloud's
  * metadata address) only for a page on this machine, one of its network (a private address, a
  * name only a local network resolves) only for a page on this machine or a network. Any other is
@@ -103,9 +103,8 @@ function postableUrl(value: unknown, pageUrl: string): string | undefined {
   const page = pageHost === undefined ? 'public' : pageReach(pageHost);
   if (REACH_ORDER[verifyUrlReach(hostname)] > REACH_ORDER[page]) return undefined;
   if (protocol === 'https:') return value;
-  // Anyone on a network can read and rewrite plain http: only between a page and an API both on loopback.
-  const bothLoopback = isLoopbackHost(hostname) && pageHost !== undefined && isLoopbackHost(pageHost);
-  return protocol === 'http:' && bothLoopback ? value : undefined;
+  // Anyone on a network can read and rewrite plain http: only to loopback, from a page surely on this machine.
+  return protocol === 'http:' && isLoopbackHost(hostname) && page === 'machine' ? value : undefined;
 }
 
 type Reach = 'machine' | 'network' | 'public';
@@ -118,8 +117,23 @@ const REACH_ORDER: Record<Reach, number> = { public: 0, network: 1, machine: 2 }
 const LOCAL_NAME = /\.(?:local|internal|lan|home\.arpa|localdomain|intranet|corp|home|svc|consul|localnet|docker)$/i;
 /** Tailscale's names: its network's, though Funnel serves some to the internet, so a page there may be anyone's. */
 const TAILNET_NAME = /\.ts\.net$/i;
-/** Names /etc/hosts gives ::1 (Debian's and Ubuntu's defaults). */
-const LOOPBACK_NAMES = new Set(['ip6-localhost', 'ip6-loopback']);
+/** Names /etc/hosts gives loopback (Debian's and Ubuntu's ip6-*, Red Hat's and Amazon Linux's localhost4 and 6). */
+const LOOPBACK_NAMES = new Set([
+  'ip6-localhost',
+  'ip6-loopback',
+  'localhost4',
+  'localhost6',
+  'localhost.localdomain',
+  'localhost4.localdomain4',
+  'localhost6.localdomain6',
+]);
+/** Services of the agent's own host a verify_url must not name from afar: the cloud's metadata, Docker's host. */
+const HOST_SERVICE_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'host.docker.internal',
+  'gateway.docker.internal',
+]);
 /** An IPv4 address as the URL parser writes it; a name like "127.example.com" is none. */
 const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
 /** 10/8, 172.16/12, 192.168/16, link-local 169.254/16 and CGNAT 100.64/10 (a carrier's or a VPN's such as Tailscale). */
@@ -129,7 +143,7 @@ const NETWORK_IPV4 =
 /** How close a verify_url's host may be: read close, so what might be this machine or its network is. */
 function verifyUrlReach(hostname: string): Reach {
   const name = hostname.replace(/\.+$/, ''); // "localhost." is localhost
-  if (isThisMachineName(name) || name === ownHostname()) return 'machine';
+  if (isThisMachineName(name) || HOST_SERVICE_NAMES.has(name) || name === ownHostname()) return 'machine';
   if (name.startsWith('[')) {
     if (refusedAddress(name, false) === null) return 'public';
     // Unique-local is a network's; any other refused form may be this machine (::, link-local, an embedded IPv4).
@@ -152,6 +166,8 @@ function pageReach(hostname: string): Reach {
   if (isThisMachineName(name)) return 'machine';
   if (name.startsWith('[')) return pageIpv6Reach(name);
   if (IPV4.test(name)) return pageIpv4Reach(name);
+  // A single label written absolute ("ai.") skips the search domains: a top-level domain's own address.
+  if (name !== hostname && !name.includes('.')) return 'public';
   return isLocalName(name) ? 'network' : 'public';
 }
 

@@ -6,7 +6,13 @@
  * header (the API answers it idempotently), and the channel never locks nor pays a page twice.
  */
 
-import { base64urlEncodeUtf8, decodeBase64Json, encodeBase64Json, peekAccessTokenPayload } from '@crawlgate/core';
+import {
+  base64urlEncodeUtf8,
+  decodeBase64Json,
+  encodeBase64Json,
+  peekAccessTokenPayload,
+  readGate,
+} from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
@@ -29,7 +35,8 @@ afterAll(() => close?.());
 
 /**
  * What the front does with a request carrying a payment: pass it on, answer 402, 404, 429, 502 or a
- * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404 or that 200.
+ * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
+ * or that 200, or 502 with the gate's settlement header kept (its page and token dropped).
  */
 type FrontAction =
   | 'forward'
@@ -40,7 +47,8 @@ type FrontAction =
   | 'refuse200'
   | 'forwardThen502'
   | 'forwardThen404'
-  | 'forwardThen200';
+  | 'forwardThen200'
+  | 'forwardThen502WithSettlement';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -54,7 +62,9 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   /** Whether the front answers the proofs posted to verify_url itself, 500 (the 402s then name it there). */
   let verifyFails = false;
   /** A body the front answers 200 to every post to verify_url with, standing in for the API. */
-  let verifyStandIn: (() => unknown) | undefined;
+  let verifyStandIn: ((gateRef: string | undefined) => unknown) | undefined;
+  /** How the front maps a request's path onto the site's (an honest proxy stripping a prefix, say). */
+  let sitePath = (path: string) => path;
   /** Every access token the front saw go by (in a page's answer or a verify_url's), by the path it names. */
   const tokens = new Map<string, string>();
   const keepToken = (token: unknown) => {
@@ -67,7 +77,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
       if (verifyStandIn)
         return void response
           .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify(verifyStandIn()));
+          .end(JSON.stringify(verifyStandIn(gateRefOfVerifyPath(request.url))));
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
       const upstream = await fetch(`${site.app.baseUrl}${request.url}`, {
@@ -97,11 +107,18 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
       return;
     }
     if (typeof header === 'string') forwardedPaid.push(header);
-    const upstream = await fetch(`${server.url}${request.url}`, { headers: forwardedHeaders(request.headers) });
+    const upstream = await fetch(`${server.url}${sitePath(request.url ?? '/')}`, {
+      headers: forwardedHeaders(request.headers),
+    });
     let body = await upstream.text();
     keepToken(upstream.headers.get('x-crawlgate-token'));
     if (action === 'forwardThen200')
       return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
+    if (action === 'forwardThen502WithSettlement') {
+      const settlement = upstream.headers.get('payment-response');
+      const headers = { 'content-type': 'text/plain', ...(settlement && { 'payment-response': settlement }) };
+      return void response.writeHead(502, headers).end('Bad Gateway');
+    }
     if (action === 'forwardThen502' || action === 'forwardThen404') {
       const [status, text] = action === 'forwardThen502' ? [502, 'Bad Gateway'] : [404, 'Not Found'];
       response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
@@ -127,7 +144,9 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     /** Whether the proofs posted to verify_url (which the front's 402s name on the front) fail 500, or pass on. */
     failVerify: (fails: boolean) => void (verifyFails = fails),
     /** From now on the front answers every post to verify_url 200 with `body()` itself (undefined: passes them on). */
-    standInForVerify: (body: (() => unknown) | undefined) => void (verifyStandIn = body),
+    standInForVerify: (body: ((gateRef: string | undefined) => unknown) | undefined) => void (verifyStandIn = body),
+    /** From now on the front passes requests on to the site at `map(path)`. */
+    mapPaths: (map: (path: string) => string) => void (sitePath = map),
     /** The access token the front saw for `path` (the site's, as its API or gate issued it). */
     tokenOf: (path: string) => tokens.get(path),
     close: () => new Promise((resolve) => front.close(resolve)),
@@ -483,10 +502,17 @@ async function paymentsFor(path: string) {
   return rows.map((row) => [row.method, row.cumulativeAmount]);
 }
 
-/** `token` with its payload's path changed to `path`: a site's token no longer, its MAC the old one's. */
-function forgedFor(token: string, path: string): string {
+/** `token` with its payload's path and gate changed to `path`'s: a site's token no longer, its MAC the old one's. */
+function forgedFor(token: string, path: string, gateRef: string | undefined): string {
   const [, mac] = token.split('.');
-  return `${base64urlEncodeUtf8(JSON.stringify({ ...peekAccessTokenPayload(token), url: path }))}.${mac}`;
+  const payload = { ...peekAccessTokenPayload(token), url: path, gate_id: gateRef };
+  return `${base64urlEncodeUtf8(JSON.stringify(payload))}.${mac}`;
+}
+
+/** The ref of the gate a verify_url path (`/v1/gates/{id}/verify`) posts to: what its tokens name as their gate. */
+function gateRefOfVerifyPath(path: string | undefined): string | undefined {
+  const id = /^\/v1\/gates\/([^/]+)\/verify$/.exec(path ?? '')?.[1];
+  return id ? readGate(decodeURIComponent(id))?.ref : undefined;
 }
 
 it('a front answering a bare 200 (no settlement, no token) to a voucher the gate charged: the caller gets it, and the voucher is sent again before the page is paid any other way', async () => {
@@ -500,6 +526,39 @@ it('a front answering a bare 200 (no settlement, no token) to a voucher the gate
     expect(await paymentsFor('/articles/maintenance')).toEqual([['voucher', PRICE]]);
     expect(front.forwardedPaid[1]).toBe(front.forwardedPaid[0]); // that very voucher, for its gate
     expect(events.map((event) => event.url)).toEqual([url]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('a voucher the gate charged, answered 502 with its settlement but no token: the next fetch reads the page with that voucher sent again, and pays nothing more', async () => {
+  const front = await startFront((_header, index) => (index <= 1 ? 'forwardThen502WithSettlement' : 'forward'));
+  try {
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/charged-502`;
+    expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
+    // Sent again and answered the same way: still the page's, not forgotten.
+    expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
+    expect(await fetchPage(agent, url)).toEqual(served('charged-502'));
+    expect(await paymentsFor('/articles/charged-502')).toEqual([['voucher', PRICE]]);
+    expect(new Set(front.forwardedPaid).size).toBe(1); // that very voucher each time
+    expect(events.map((event) => event.url)).toEqual([url]); // reported paid once
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('an honest proxy stripping a prefix, failing once after the gate settled: the token verify_url answers for that gate reads the page, paid once', async () => {
+  // The first payment passed on is answered 502; the gate's token names /articles/…, the agent's page /blog/articles/….
+  const front = await startFront((_header, index) => (index === 0 ? 'forwardThen502' : 'forward'));
+  try {
+    front.hide('batch-settlement');
+    front.mapPaths((path) => path.replace(/^\/blog\//, '/'));
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/blog/articles/prefixed`;
+    expect(await fetchPage(agent, url)).toEqual(served('prefixed'));
+    expect(await fetchPage(agent, url)).toEqual(served('prefixed'));
+    expect(await paymentsFor('/articles/prefixed')).toEqual([['authorization', null]]);
   } finally {
     await front.close();
   }
@@ -553,8 +612,8 @@ it('a verify_url standing in with a token naming the page that the gate refuses,
     const { agent } = await voucherAgent();
     const url = (name: string) => `${front.url}/articles/forged-${name}`;
     expect(await fetchPage(agent, url('b'))).toEqual(served('forged-b'));
-    front.standInForVerify(() => ({
-      access_token: forgedFor(front.tokenOf('/articles/forged-b')!, '/articles/forged-a'),
+    front.standInForVerify((gateRef) => ({
+      access_token: forgedFor(front.tokenOf('/articles/forged-b')!, '/articles/forged-a', gateRef),
     }));
     const notFound = { status: 404, body: 'Not Found' };
     expect(await fetchPage(agent, url('a'))).toEqual(notFound);
@@ -612,8 +671,8 @@ it('a transfer whose proof is answered with a token naming the page that the gat
     const { agent } = await voucherAgent({ payMode: 'transfer' });
     const url = (name: string) => `${front.url}/articles/forgedtx-${name}`;
     expect(await fetchPage(agent, url('b'))).toEqual(served('forgedtx-b'));
-    front.standInForVerify(() => ({
-      access_token: forgedFor(front.tokenOf('/articles/forgedtx-b')!, '/articles/forgedtx-a'),
+    front.standInForVerify((gateRef) => ({
+      access_token: forgedFor(front.tokenOf('/articles/forgedtx-b')!, '/articles/forgedtx-a', gateRef),
     }));
     expect(await fetchPage(agent, url('a'))).toMatchObject({ status: 402 });
     expect(await fetchPage(agent, url('a'))).toMatchObject({ status: 402 });

@@ -71,7 +71,7 @@ import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
 import { untilAborted } from './abort';
-import { TokenCache, tokenNamesPage } from './token-cache';
+import { TokenCache, tokenBoughtAt, type PaidAt } from './token-cache';
 import {
   gateOfPendingAnswer,
   isUnanswered,
@@ -623,7 +623,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     // A token for another page says nothing of this payment (a front can hand on one it kept).
-    let token = pageToken(answer.headers.get(TOKEN_HEADER), url);
+    let token = boughtToken(answer.headers.get(TOKEN_HEADER), { url, verifyUrl: doubt.verifyUrl });
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
@@ -673,7 +673,7 @@ export function createAgent(options: AgentOptions): Agent {
         return { response, token, answered: false };
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
-      const read = await readWithToken(url, token, [name, value], retry);
+      const read = await readWithToken({ url, verifyUrl: doubt.verifyUrl }, token, [name, value], retry);
       return { response: read.response, token, answered: read.confirmed };
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
@@ -697,7 +697,7 @@ export function createAgent(options: AgentOptions): Agent {
       ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    const token = asked && pageTokenOf(url, asked.status, body);
+    const token = asked && boughtTokenOf({ url, verifyUrl: earlier.verifyUrl }, asked.status, body);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
@@ -721,7 +721,12 @@ export function createAgent(options: AgentOptions): Agent {
       );
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
-    const { response, confirmed } = await readWithToken(url, token, earlier.header, retry);
+    const { response, confirmed } = await readWithToken(
+      { url, verifyUrl: earlier.verifyUrl },
+      token,
+      earlier.header,
+      retry,
+    );
     // Forgotten once its page is read: a read that fails, or shows nothing of the payment, leaves it for the next fetch.
     if (confirmed) unconfirmed.forget(page);
     return { response, token };
@@ -749,7 +754,7 @@ export function createAgent(options: AgentOptions): Agent {
    * 404 to the payment) nothing shows what the payment bought, and it stays in doubt.
    */
   async function readWithToken(
-    url: string,
+    paidAt: PaidAt,
     token: string,
     [name, value]: [string, string],
     retry: Retry,
@@ -758,7 +763,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (response.status !== 402) return { response, confirmed: true };
     await response.body?.cancel().catch(() => undefined);
     const resent = await retry({ [name]: value });
-    return { response: resent.response, confirmed: boughtThePage(resent.answer, url) };
+    return { response: resent.response, confirmed: boughtWithAnswer(resent.answer, paidAt) };
   }
 
   /**
@@ -778,7 +783,7 @@ export function createAgent(options: AgentOptions): Agent {
     const token = verifyUrl ? await tokenOfPayment(url, verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    return { ...(await readWithToken(url, token, payment, retry)), token };
+    return { ...(await readWithToken({ url, verifyUrl }, token, payment, retry)), token };
   }
 
   /**
@@ -800,7 +805,7 @@ export function createAgent(options: AgentOptions): Agent {
         'settlement_pending',
         'the site failed and the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
-    return pageTokenOf(url, verified.status, await jsonOf(verified));
+    return boughtTokenOf({ url, verifyUrl }, verified.status, await jsonOf(verified));
   }
 
   async function payByTransfer(
@@ -851,7 +856,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw error;
     }
     const body = await jsonOf(verified);
-    const token = pageTokenOf(url, verified.status, body);
+    const token = boughtTokenOf({ url, verifyUrl }, verified.status, body);
     if (!token) {
       keepUnproven(); // no token for this page: asked again on the next fetch, never a second transfer
       const answer = verifyAnswerOf(body);
@@ -925,7 +930,8 @@ export function createAgent(options: AgentOptions): Agent {
     const earlier = unproven.get(page);
     if (!earlier) return undefined;
     const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
-    const token = answered && pageTokenOf(url, answered.status, await jsonOf(answered));
+    const token =
+      answered && boughtTokenOf({ url, verifyUrl: earlier.verifyUrl }, answered.status, await jsonOf(answered));
     if (token) {
       if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'transfer');
       const read = await readWithTransferToken(token, retry);
@@ -979,15 +985,17 @@ export function createAgent(options: AgentOptions): Agent {
     const channel = channels.all().find((known) => known.channelId === lost.channelId);
     const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
     if (answer.kind === 'charged') {
-      lostVouchers.forget(pageKey);
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
+      // Charged and answered without the page (a front's 5xx keeping the settlement): sent again next fetch.
+      if (boughtWith(response, token, { url, verifyUrl: lost.offer.verifyUrl })) lostVouchers.forget(pageKey);
+      else lost.claimedCharged = true;
       return { response, token };
     }
     // Nothing said of it, but a final answer (as for a voucher sent the first time): that answer. It
     // stays in doubt unless a token shows it bought the page: a front's own 404, or a bare 200, says
     // nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      if (tokenNamesPage(token, url)) lostVouchers.forget(pageKey);
+      if (tokenBoughtAt(token, { url, verifyUrl: lost.offer.verifyUrl })) lostVouchers.forget(pageKey);
       return { response, token };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
@@ -1036,7 +1044,13 @@ export function createAgent(options: AgentOptions): Agent {
       forgetLostVouchersAt(channel.channelId, total, offer.amount, pageKey);
       channels.saveAfterAnswer();
     }
-    report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
+    // Once per payment: a voucher charged again when resent (its page lost the first time) is the same one.
+    if (!reported.has(offer)) report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
+  }
+
+  /** Whether a charged voucher's answer brought its page: a success, or a token for the page to read it with. */
+  function boughtWith(response: Response, token: string | undefined, paidAt: PaidAt): boolean {
+    return response.ok || tokenBoughtAt(token, paidAt);
   }
 
   /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */
@@ -1171,6 +1185,14 @@ export function createAgent(options: AgentOptions): Agent {
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           voucherCharged(url, pageKey, channel, total, current, answer.settlement);
+          // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
+          // and token dropped): the same voucher is sent again next fetch, which the gate answers for
+          // its gate with the page and its token, rather than a new total paying for it again.
+          if (!boughtWith(response, token, { url, verifyUrl: current.verifyUrl }))
+            lostVouchers.keep(pageKey, {
+              ...lostVoucher(key, channel.channelId, total, header, current),
+              claimedCharged: true,
+            });
           return { response, token };
         }
         if (answer.kind === 'unconfirmed') {
@@ -1182,7 +1204,7 @@ export function createAgent(options: AgentOptions): Agent {
           // it stays in doubt, as an answer still awaited does: sent again next fetch. The gate sends its
           // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
           const final = !awaitsResend(paidAnswer);
-          if (!final || !tokenNamesPage(token, url))
+          if (!final || !tokenBoughtAt(token, { url, verifyUrl: current.verifyUrl }))
             lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
@@ -1654,22 +1676,22 @@ function batchPaymentHeader(offer: Offer, payload: Record<string, unknown>): str
   return encodeBase64Json({ x402Version: 2, accepted: offer.v2!.accepted, payload, resource: offer.v2!.resource });
 }
 
-/** `token` when it is bound to `url`'s page (tokenNamesPage); a token for another page is none. */
-const pageToken = (token: string | null | undefined, url: string) =>
-  token && tokenNamesPage(token, url) ? token : undefined;
+/** `token` when it is what the payment at `paidAt` bought (tokenBoughtAt); another gate's or page's is none. */
+const boughtToken = (token: string | null | undefined, paidAt: PaidAt) =>
+  token && tokenBoughtAt(token, paidAt) ? token : undefined;
 
 /**
- * The access token a verify_url's answer (its status and JSON body) gives for `url`'s page: a 200's,
- * bound to that page. A verify_url, or a front standing in for one, may answer another page's.
+ * The access token a verify_url's answer (its status and JSON body) gives for the payment at
+ * `paidAt`: a 200's, of its gate. A verify_url, or a front standing in for one, may answer another's.
  */
-function pageTokenOf(url: string, status: number, body: unknown): string | undefined {
-  return status === 200 ? pageToken(verifyAnswerOf(body).accessToken, url) : undefined;
+function boughtTokenOf(paidAt: PaidAt, status: number, body: unknown): string | undefined {
+  return status === 200 ? boughtToken(verifyAnswerOf(body).accessToken, paidAt) : undefined;
 }
 
-/** Whether an answer to a payment shows it bought `url`'s page: settled, or a token for the page. */
-function boughtThePage(answer: Response, url: string): boolean {
+/** Whether an answer to a payment shows what it bought: settled, or a token of its gate (or page). */
+function boughtWithAnswer(answer: Response, paidAt: PaidAt): boolean {
   const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
-  return settlement?.success === true || tokenNamesPage(answer.headers.get(TOKEN_HEADER), url);
+  return settlement?.success === true || tokenBoughtAt(answer.headers.get(TOKEN_HEADER), paidAt);
 }
 
 /** A body as JSON, or undefined when it is not JSON or too large: a refusal's body is read for its reason only. */

@@ -204,12 +204,20 @@ function ownHostname(): string | undefined {
 
 /** The terms inside the gate id of `…/v1/gates/{id}/verify` (its ref is what the API checks a transfer proof against). */
 function gateOf(verifyUrl: string | undefined): GateTerms | undefined {
+  return readGate(gateIdOf(verifyUrl)) ?? undefined;
+}
+
+/** The ref of the gate a Crawlgate `verify_url` posts to: what the API's tokens for it name as their gate_id. */
+export const gateRefOf = (verifyUrl: string | undefined): string | undefined => gateOf(verifyUrl)?.ref;
+
+/** The gate id a Crawlgate `verify_url` (`…/v1/gates/{id}/verify`) posts to; undefined for any other URL. */
+function gateIdOf(verifyUrl: string | undefined): string | undefined {
   if (!verifyUrl || !URL.canParse(verifyUrl)) return undefined;
   const id = /\/v1\/gates\/([^/]+)\/verify$/.exec(new URL(verifyUrl).pathname)?.[1];
   try {
-    return readGate(id && decodeURIComponent(id)) ?? undefined;
+    return id && decodeURIComponent(id);
   } catch {
-    return undefined; // a malformed escape: not a gate we can prove a transfer to
+    return undefined; // a malformed escape: not a gate
   }
 }
 

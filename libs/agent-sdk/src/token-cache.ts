@@ -1,4 +1,5 @@
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } from '@crawlgate/core';
+import { gateRefOf } from './offers';
 
 /** Seconds before expiry at which a token is no longer offered: it must survive the round trip. */
 const EXPIRY_MARGIN_SECONDS = 5;
@@ -90,14 +91,23 @@ export class TokenCache {
   }
 }
 
+/** Where a payment went: its page, and the `verify_url` of its Crawlgate gate when the offer named one. */
+export interface PaidAt {
+  url: string | URL;
+  verifyUrl?: string;
+}
+
 /**
- * Whether `token` is bound to `url`'s page: its payload names the path as the gate reads it (the
- * path key() keeps tokens under). Its signature is the site's to check: a token for another page
- * opens nothing here, so it confirms no payment for this one.
+ * Whether `token` is what the payment at `paidAt` bought: a Crawlgate gate's token names that gate's
+ * ref (however a proxy before the gate spelled the page's path); where no gate was named, a token naming
+ * the page (its path as the gate reads it, the one key() keeps tokens under). Its signature is the
+ * site's to check: a token of another gate or page confirms no payment for this one.
  */
-export function tokenNamesPage(token: string | null | undefined, url: string | URL): boolean {
-  if (!token) return false;
-  return peekAccessTokenPayload(token)?.url === requestPath(new URL(url).pathname);
+export function tokenBoughtAt(token: string | null | undefined, { url, verifyUrl }: PaidAt): boolean {
+  const payload = token ? peekAccessTokenPayload(token) : null;
+  if (!payload) return false;
+  const gateRef = gateRefOf(verifyUrl);
+  return gateRef !== undefined ? payload.gate_id === gateRef : payload.url === requestPath(new URL(url).pathname);
 }
 
 /** A host name as one site spells it: no trailing dot, an IPv4-mapped IPv6 address as IPv4. */

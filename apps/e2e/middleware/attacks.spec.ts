@@ -857,6 +857,71 @@ describe('an address read by a getter other than the framework’s, or an Expres
     }
   });
 
+  it('judges crawlers by the connection’s address when a Fastify getter keeps the first public X-Forwarded-For address (an ipware-style reader)', async () => {
+    const app = Fastify();
+    // As ipaddr.js's range() === 'unicast' reads it: documentation addresses are reserved, not public.
+    const isPublic = (address: string) =>
+      !/^(?:127\.|10\.|192\.168\.|::1$|::ffff:127\.|192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|2001:db8:)/.test(address);
+    app.addHook('onRequest', (request, _reply, done) => {
+      // Reads the request it is asked of, as a getter on a prototype does.
+      type Raw = { raw: { socket: { remoteAddress?: string }; headers: Record<string, unknown> } };
+      const overriding = Object.create(Object.getPrototypeOf(request), {
+        ip: {
+          get(this: Raw) {
+            const forwarded = String(this.raw.headers['x-forwarded-for'] ?? '').split(',');
+            return forwarded.map((address) => address.trim()).find(isPublic) ?? this.raw.socket.remoteAddress;
+          },
+        },
+      });
+      Object.setPrototypeOf(request, overriding);
+      done();
+    });
+    await app.register(crawlgateFastify, await gate());
+    app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const server = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    try {
+      const spoof = await get(server, '/articles/public-first', {
+        'user-agent': GOOGLEBOT,
+        'x-forwarded-for': '66.249.66.1',
+      });
+      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('verifies a real Googlebot behind a proxy the app trusts as any address that is not public, and reads a chain with empty entries as Express does', async () => {
+    const notPublic = (address: string) => /^(?:127\.|10\.|192\.168\.|::1$|::ffff:127\.)/.test(address);
+    const expressApp = express();
+    expressApp.set('trust proxy', notPublic);
+    expressApp.use(crawlgateExpress(await gate()));
+    expressApp.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const onExpress = await listening(expressApp.listen(0, '127.0.0.1'));
+    const fastify = Fastify({ trustProxy: notPublic });
+    await fastify.register(crawlgateFastify, await gate());
+    fastify.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const onFastify = {
+      url: `http://127.0.0.1:${(fastify.server.address() as AddressInfo).port}`,
+      close: () => fastify.close(),
+    };
+    try {
+      for (const server of [onExpress, onFastify])
+        for (const chain of ['66.249.66.1', '66.249.66.1,,127.0.0.1', '66.249.66.1, ,127.0.0.1', '66.249.66.1,']) {
+          const real = await get(server, '/articles/not-public', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': chain });
+          expect({ server: server.url, chain, status: real.status }).toEqual({
+            server: server.url,
+            chain,
+            status: 200,
+          });
+        }
+    } finally {
+      await onExpress.close();
+      await onFastify.close();
+    }
+  });
+
   it('judges an Express request whose body parser kept its raw body in req.raw as Express’s (trusting everyone: the connection’s address)', async () => {
     const app = express();
     app.set('trust proxy', true);

@@ -104,10 +104,13 @@ function judgeRequest(
   return verdictOf(verdicts, socket);
 }
 
-/** X-Forwarded-For's addresses, the nearest hop last, as proxy-addr splits them. */
+/** X-Forwarded-For's addresses, the nearest hop last, as proxy-addr splits them: spaces trimmed, empty entries dropped. */
 function forwardedChain(header: unknown): string[] {
   const text = Array.isArray(header) ? header.join(',') : typeof header === 'string' ? header : '';
-  return text === '' ? [] : text.split(',').map((address) => address.trim());
+  return text
+    .split(',')
+    .map((address) => address.replace(/^ +| +$/g, ''))
+    .filter((address) => address !== '');
 }
 
 /** A trust setting's verdicts: for arbitrary peers, and for each connection address it trusts. */
@@ -146,11 +149,16 @@ function verdictOf(verdicts: Verdicts, socket: string): Trust {
   return verdict;
 }
 
-/** Public (documentation) addresses: one connecting, and 64 forwarded, past any real chain of proxies. */
-const PUBLIC_PEERS = ['203.0.113.7', '2001:db8::7'];
+/**
+ * Ordinary public addresses, one connecting and 64 forwarded (past any real chain of proxies): the
+ * forwarded ones Googlebot's, what a spoof writes and no list of proxies trusts. Not documentation
+ * addresses: a getter keeping only public ones, or a setting trusting all that are not, reads those
+ * as reserved and would be judged on addresses it ignores.
+ */
+const PUBLIC_PEERS = ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'];
 const FORWARDED_CHAINS = [
-  Array.from({ length: 64 }, (_, i) => `198.51.100.${i + 1}`),
-  Array.from({ length: 64 }, (_, i) => `2001:db8:1::${(i + 1).toString(16)}`),
+  Array.from({ length: 64 }, (_, i) => `66.249.66.${i + 1}`),
+  Array.from({ length: 64 }, (_, i) => `2001:4860:4801:10::${(i + 1).toString(16)}`),
 ];
 
 /**

@@ -48,7 +48,9 @@ type FrontAction =
   | 'forwardThen502'
   | 'forwardThen404'
   | 'forwardThen200'
-  | 'forwardThen502WithSettlement';
+  | 'forwardThen502WithSettlement'
+  | 'forwardThen502WithSettlementAndForgedToken'
+  | 'forwardThen200WithSettlement';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -114,10 +116,18 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     keepToken(upstream.headers.get('x-crawlgate-token'));
     if (action === 'forwardThen200')
       return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
-    if (action === 'forwardThen502WithSettlement') {
+    if (action.startsWith('forwardThen') && action.includes('WithSettlement')) {
       const settlement = upstream.headers.get('payment-response');
-      const headers = { 'content-type': 'text/plain', ...(settlement && { 'payment-response': settlement }) };
-      return void response.writeHead(502, headers).end('Bad Gateway');
+      // A token with the gate's own payload (its ref, the page) and a MAC the front made up.
+      const real = upstream.headers.get('x-crawlgate-token');
+      const forged = real && action.endsWith('ForgedToken') ? `${real.split('.')[0]}.${'A'.repeat(43)}` : null;
+      const headers = {
+        'content-type': 'text/plain',
+        ...(settlement && { 'payment-response': settlement }),
+        ...(forged && { 'x-crawlgate-token': forged }),
+      };
+      const [status, text] = action.startsWith('forwardThen200') ? [200, 'maintenance'] : [502, 'Bad Gateway'];
+      return void response.writeHead(status, headers).end(text);
     }
     if (action === 'forwardThen502' || action === 'forwardThen404') {
       const [status, text] = action === 'forwardThen502' ? [502, 'Bad Gateway'] : [404, 'Not Found'];
@@ -563,6 +573,31 @@ it('an honest proxy stripping a prefix, failing once after the gate settled: the
     await front.close();
   }
 }, 60_000);
+
+it.each([
+  [
+    'a 502 keeping the settlement, with a token forged on the gate’s payload',
+    'forwardThen502WithSettlementAndForgedToken',
+  ],
+  ['a 200 "maintenance" keeping the settlement, with no token', 'forwardThen200WithSettlement'],
+] as const)(
+  'a voucher the gate charged, answered %s: the page is read with that voucher sent again, paid once',
+  async (_, action) => {
+    const front = await startFront((_header, index) => (index === 0 ? action : 'forward'));
+    try {
+      const { agent, events } = await voucherAgent();
+      const url = `${front.url}/articles/${action.length}-kept`;
+      expect((await fetchPage(agent, url)) as { status: number }).not.toEqual(served(`${action.length}-kept`));
+      expect(await fetchPage(agent, url)).toEqual(served(`${action.length}-kept`));
+      expect(await paymentsFor(`/articles/${action.length}-kept`)).toEqual([['voucher', PRICE]]);
+      expect(new Set(front.forwardedPaid).size).toBe(1);
+      expect(events.map((event) => event.url)).toEqual([url]);
+    } finally {
+      await front.close();
+    }
+  },
+  60_000,
+);
 
 it('a lost voucher sent again and answered a bare 200 by the front: it stays in doubt, and the next fetch sends it again rather than pay the next total', async () => {
   let lost: string | undefined;

@@ -623,7 +623,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
     // A token for another page says nothing of this payment (a front can hand on one it kept).
-    let token = boughtToken(answer.headers.get(TOKEN_HEADER), { url, verifyUrl: doubt.verifyUrl });
+    let token = boughtToken(answer.headers.get(TOKEN_HEADER), { url, offer, verifyUrl: doubt.verifyUrl });
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
@@ -667,13 +667,15 @@ export function createAgent(options: AgentOptions): Agent {
       // payment or maybe before: with the token the payment bought (sent with the failure, or asked
       // of the gate's API, which settles it at most once), the page is read again instead of paid
       // again. Without one, nothing says it was paid or refused: not reported, and still in doubt.
-      token ??= doubt.verifyUrl ? await tokenOfPayment(url, doubt.verifyUrl, value) : undefined;
+      token ??= doubt.verifyUrl
+        ? await tokenOfPayment({ url, offer, verifyUrl: doubt.verifyUrl }, doubt.verifyUrl, value)
+        : undefined;
       if (!token) {
         reportUnconfirmed(url, offer, 'unknown');
         return { response, token, answered: false };
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
-      const read = await readWithToken({ url, verifyUrl: doubt.verifyUrl }, token, [name, value], retry);
+      const read = await readWithToken({ url, offer, verifyUrl: doubt.verifyUrl }, token, [name, value], retry);
       return { response: read.response, token, answered: read.confirmed };
     }
     report(url, offer, settlement?.transaction ?? null, 'authorization');
@@ -697,7 +699,8 @@ export function createAgent(options: AgentOptions): Agent {
       ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    const token = asked && boughtTokenOf({ url, verifyUrl: earlier.verifyUrl }, asked.status, body);
+    const token =
+      asked && boughtTokenOf({ url, offer: earlier.offer, verifyUrl: earlier.verifyUrl }, asked.status, body);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
@@ -722,7 +725,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
     const { response, confirmed } = await readWithToken(
-      { url, verifyUrl: earlier.verifyUrl },
+      { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl },
       token,
       earlier.header,
       retry,
@@ -780,10 +783,10 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     failure: unknown,
   ): Promise<{ response: Response; token: string; confirmed: boolean }> {
-    const token = verifyUrl ? await tokenOfPayment(url, verifyUrl, payment[1]) : undefined;
+    const token = verifyUrl ? await tokenOfPayment({ url, offer, verifyUrl }, verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    return { ...(await readWithToken({ url, verifyUrl }, token, payment, retry)), token };
+    return { ...(await readWithToken({ url, offer, verifyUrl }, token, payment, retry)), token };
   }
 
   /**
@@ -792,7 +795,7 @@ export function createAgent(options: AgentOptions): Agent {
    * asked, or answers a token for another page. Still pending after the retries: the settlement may
    * land, so this fails as the 503 does.
    */
-  async function tokenOfPayment(url: string, verifyUrl: string, header: string): Promise<string | undefined> {
+  async function tokenOfPayment(paidAt: PaidAt, verifyUrl: string, header: string): Promise<string | undefined> {
     let verified: Response;
     try {
       verified = await postToVerifyUrl(verifyUrl, paymentBody(header));
@@ -801,11 +804,11 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (verified.status === 202)
       throw new PaymentFailedError(
-        url,
+        String(paidAt.url),
         'settlement_pending',
         'the site failed and the settlement was still pending after several retries; the same payment can be retried later (it stays counted as spent)',
       );
-    return boughtTokenOf({ url, verifyUrl }, verified.status, await jsonOf(verified));
+    return boughtTokenOf(paidAt, verified.status, await jsonOf(verified));
   }
 
   async function payByTransfer(
@@ -856,7 +859,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw error;
     }
     const body = await jsonOf(verified);
-    const token = boughtTokenOf({ url, verifyUrl }, verified.status, body);
+    const token = boughtTokenOf({ url, offer }, verified.status, body);
     if (!token) {
       keepUnproven(); // no token for this page: asked again on the next fetch, never a second transfer
       const answer = verifyAnswerOf(body);
@@ -930,8 +933,7 @@ export function createAgent(options: AgentOptions): Agent {
     const earlier = unproven.get(page);
     if (!earlier) return undefined;
     const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
-    const token =
-      answered && boughtTokenOf({ url, verifyUrl: earlier.verifyUrl }, answered.status, await jsonOf(answered));
+    const token = answered && boughtTokenOf({ url, offer: earlier.offer }, answered.status, await jsonOf(answered));
     if (token) {
       if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'transfer');
       const read = await readWithTransferToken(token, retry);
@@ -987,7 +989,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (answer.kind === 'charged') {
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
       // Charged and answered without the page (a front's 5xx keeping the settlement): sent again next fetch.
-      if (boughtWith(response, token, { url, verifyUrl: lost.offer.verifyUrl })) lostVouchers.forget(pageKey);
+      if (boughtWith(response, token, { url, offer: lost.offer })) lostVouchers.forget(pageKey);
       else lost.claimedCharged = true;
       return { response, token };
     }
@@ -995,7 +997,7 @@ export function createAgent(options: AgentOptions): Agent {
     // stays in doubt unless a token shows it bought the page: a front's own 404, or a bare 200, says
     // nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      if (tokenBoughtAt(token, { url, verifyUrl: lost.offer.verifyUrl })) lostVouchers.forget(pageKey);
+      if (tokenBoughtAt(token, { url, offer: lost.offer })) lostVouchers.forget(pageKey);
       return { response, token };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
@@ -1048,9 +1050,13 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reported.has(offer)) report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
   }
 
-  /** Whether a charged voucher's answer brought its page: a success, or a token for the page to read it with. */
+  /**
+   * Whether a charged voucher's answer brought its page: a success carrying a token of its gate, as
+   * the gate's paid answers all do. A front can keep the gate's settlement on an answer of its own (a
+   * 502, a 200 "maintenance") and add a token it forged: either alone shows nothing.
+   */
   function boughtWith(response: Response, token: string | undefined, paidAt: PaidAt): boolean {
-    return response.ok || tokenBoughtAt(token, paidAt);
+    return response.ok && tokenBoughtAt(token, paidAt);
   }
 
   /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */
@@ -1188,7 +1194,7 @@ export function createAgent(options: AgentOptions): Agent {
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
-          if (!boughtWith(response, token, { url, verifyUrl: current.verifyUrl }))
+          if (!boughtWith(response, token, { url, offer: current }))
             lostVouchers.keep(pageKey, {
               ...lostVoucher(key, channel.channelId, total, header, current),
               claimedCharged: true,
@@ -1204,7 +1210,7 @@ export function createAgent(options: AgentOptions): Agent {
           // it stays in doubt, as an answer still awaited does: sent again next fetch. The gate sends its
           // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
           const final = !awaitsResend(paidAnswer);
-          if (!final || !tokenBoughtAt(token, { url, verifyUrl: current.verifyUrl }))
+          if (!final || !tokenBoughtAt(token, { url, offer: current }))
             lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);

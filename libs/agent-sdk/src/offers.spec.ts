@@ -1,5 +1,5 @@
-import { NETWORKS } from '@crawlgate/core';
-import { readOffers } from './offers';
+import { encodeBase64Json, NETWORKS, signGate } from '@crawlgate/core';
+import { paidGateRef, readOffers } from './offers';
 
 const USDC = NETWORKS.base.usdc;
 const PAY_TO = '0x000000000000000000000000000000000000dEaD';
@@ -160,5 +160,57 @@ describe('honest set-ups', () => {
     ['https://[2606:4700::1111]/page', `https://api.crawlgate.example${GATE}`],
   ])('from %s, keeps %s', async (page, verifyUrl) => {
     expect(await keptVerifyUrl(page, verifyUrl)).toBe(verifyUrl);
+  });
+});
+
+describe('a verify_url naming another gate than the one a payment echoes', () => {
+  const gateId = (ref: string) =>
+    signGate(
+      {
+        siteId: '11111111-1111-4111-8111-111111111111',
+        ref,
+        path: '/page',
+        micros: 1000n,
+        chainId: NETWORKS.base.chainId,
+        asset: USDC.address!,
+        payTo: PAY_TO,
+        iat: 1_800_000_000,
+        exp: 1_800_000_300,
+      },
+      'secret',
+    );
+  const offersOf = async (echoed: string, named: string) => {
+    const accepted = {
+      scheme: 'exact',
+      network: NETWORKS.base.caip2,
+      amount: '1000',
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      asset: USDC.address,
+      extra: { name: USDC.name, version: USDC.version, gate_id: echoed },
+    };
+    const required = { x402Version: 2, accepts: [accepted], resource: { url: 'https://pages.example/page' } };
+    const body = { verify_url: `https://api.crawlgate.example/v1/gates/${encodeURIComponent(named)}/verify` };
+    const response = new Response(JSON.stringify(body), {
+      status: 402,
+      headers: { 'content-type': 'application/json', 'payment-required': encodeBase64Json(required) },
+    });
+    Object.defineProperty(response, 'url', { value: 'https://pages.example/page' });
+    return readOffers(response);
+  };
+  const GATE_Y = '6f9619ff-8b86-4d01-b42d-00cf4fc964ff';
+  const GATE_X = '7f9619ff-8b86-4d01-b42d-00cf4fc964ff';
+
+  it('is dropped, so no token of that other gate passes for this payment’s', async () => {
+    const [offer] = await offersOf(gateId(GATE_Y), gateId(GATE_X));
+    expect(offer).toMatchObject({ verifyUrl: undefined });
+    expect(offer.gateRef).toBeUndefined();
+    expect(paidGateRef(offer)).toBe(GATE_Y);
+  });
+
+  it('is kept when it names the gate the payment echoes', async () => {
+    const [offer] = await offersOf(gateId(GATE_Y), gateId(GATE_Y));
+    expect(offer.verifyUrl).toMatch(/^https:\/\/api\.crawlgate\.example\/v1\/gates\//);
+    expect([offer.gateRef, paidGateRef(offer)]).toEqual([GATE_Y, GATE_Y]);
   });
 });

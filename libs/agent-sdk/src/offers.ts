@@ -83,7 +83,18 @@ export async function readOffers(response: Response): Promise<Offer[]> {
   const gate = gateOf(verifyUrl);
   return [...v2, ...v1]
     .filter((offer): offer is Offer => offer !== null)
-    .map((offer) => (gate ? { ...offer, gateRef: gate.ref, gateExp: gate.exp } : offer));
+    .map((offer) => (gate ? withGate(offer, gate) : offer));
+}
+
+/**
+ * The offer with its verify_url's gate, which must be the gate a v2 payment of it echoes (the one
+ * the gate behind checks): a verify_url naming another is none, or a token of that other gate, a
+ * page already bought, would pass for this payment's.
+ */
+function withGate(offer: Offer, gate: GateTerms): Offer {
+  const echoed = offer.v2?.accepted.extra?.gate_id;
+  if (echoed !== undefined && readGate(echoed)?.ref !== gate.ref) return { ...offer, verifyUrl: undefined };
+  return { ...offer, gateRef: gate.ref, gateExp: gate.exp };
 }
 
 /**
@@ -207,8 +218,17 @@ function gateOf(verifyUrl: string | undefined): GateTerms | undefined {
   return readGate(gateIdOf(verifyUrl)) ?? undefined;
 }
 
-/** The ref of the gate a Crawlgate `verify_url` posts to: what the API's tokens for it name as their gate_id. */
-export const gateRefOf = (verifyUrl: string | undefined): string | undefined => gateOf(verifyUrl)?.ref;
+/**
+ * The ref of the Crawlgate gate a payment of `offer` pays, what the API's tokens for it name as their
+ * gate_id: the gate id a v2 payment echoes (the one the gate checks); for a v1 payment, which names
+ * none, the gate of the `verify_url` known for it (`verifyUrl`: a pending answer's, when a resend met
+ * a fresh gate), else the offer's.
+ */
+export function paidGateRef(offer: Offer, verifyUrl = offer.verifyUrl): string | undefined {
+  const echoed = offer.v2?.accepted.extra?.gate_id;
+  if (echoed !== undefined) return readGate(echoed)?.ref ?? undefined;
+  return gateOf(verifyUrl)?.ref ?? offer.gateRef;
+}
 
 /** The gate id a Crawlgate `verify_url` (`…/v1/gates/{id}/verify`) posts to; undefined for any other URL. */
 function gateIdOf(verifyUrl: string | undefined): string | undefined {

@@ -5,8 +5,8 @@ import {
   MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_UNIX_SECONDS,
   signAccessToken,
-  signGate,
 } from '@crawlgate/core';
+import type { Offer } from './offers';
 import { MAX_CACHED_TOKENS, TokenCache, tokenBoughtAt } from './token-cache';
 
 const NOW = 1_800_000_000;
@@ -136,45 +136,42 @@ describe('TokenCache', () => {
 
 describe('tokenBoughtAt', () => {
   const REF = '6f9619ff-8b86-4d01-b42d-00cf4fc964ff';
-  /** A Crawlgate gate's verify_url: its id carries the gate's terms, among them its ref. */
-  const verifyUrlOf = (ref: string) =>
-    `https://api.example/v1/gates/${encodeURIComponent(
-      signGate(
-        {
-          siteId: '11111111-1111-4111-8111-111111111111',
-          ref,
-          path: '/page-1',
-          micros: 1000n,
-          chainId: 31337,
-          asset: `0x${'1'.repeat(40)}`,
-          payTo: `0x${'2'.repeat(40)}`,
-          iat: NOW,
-          exp: NOW + 300,
-        },
-        'secret',
-      ),
-    )}/verify`;
+  const ADDRESS = `0x${'1'.repeat(40)}` as const;
+  /** An exact offer; `gateRef`: the Crawlgate gate its verify_url names. */
+  const offerOf = (gateRef?: string): Offer => ({
+    scheme: 'exact',
+    version: 1,
+    network: 'local',
+    chainId: 31337,
+    amount: 1000n,
+    asset: ADDRESS,
+    payTo: ADDRESS,
+    maxTimeoutSeconds: 60,
+    domain: { name: 'USDC', version: '2' },
+    ...(gateRef && { gateRef }),
+  });
   const tokenOfGate = (ref: string, url = '/page-1') =>
     signAccessToken({ gate_id: ref, site_id: 's', url, kid: 'k', iat: NOW, exp: NOW + 60 }, 'secret');
 
   it('holds for a token of the gate the payment went to, however a proxy before the gate spelled the path', () => {
-    const paidAt = { url: 'https://site.example/page-1', verifyUrl: verifyUrlOf(REF) };
+    const paidAt = { url: 'https://site.example/page-1', offer: offerOf(REF) };
     expect(tokenBoughtAt(tokenOfGate(REF), paidAt)).toBe(true);
     expect(tokenBoughtAt(tokenOfGate(REF), { ...paidAt, url: 'https://site.example/blog/page-1' })).toBe(true);
   });
 
   it('holds, where no gate was named, for a token bound to the page’s path as the gate reads it, whatever its origin or query', () => {
-    expect(tokenBoughtAt(token(1, NOW + 60), { url: 'https://site.example/page-1' })).toBe(true);
-    expect(tokenBoughtAt(token(1, NOW + 60), { url: new URL('https://other.example/a/../page-1?x=1') })).toBe(true);
+    expect(tokenBoughtAt(token(1, NOW + 60), { url: 'https://site.example/page-1', offer: offerOf() })).toBe(true);
+    const elsewhere = { url: new URL('https://other.example/a/../page-1?x=1'), offer: offerOf() };
+    expect(tokenBoughtAt(token(1, NOW + 60), elsewhere)).toBe(true);
   });
 
   it('fails for another gate’s or page’s token, a token it cannot read, or none', () => {
-    const paidAt = { url: 'https://site.example/page-1', verifyUrl: verifyUrlOf(REF) };
+    const paidAt = { url: 'https://site.example/page-1', offer: offerOf(REF) };
     // Another gate's token naming this very page: not what this payment bought.
     expect(tokenBoughtAt(tokenOfGate('7f9619ff-8b86-4d01-b42d-00cf4fc964ff'), paidAt)).toBe(false);
-    expect(tokenBoughtAt(token(2, NOW + 60), { url: 'https://site.example/page-1' })).toBe(false);
-    expect(tokenBoughtAt(token(1, NOW + 60), { url: 'https://site.example/page-1/' })).toBe(false);
+    expect(tokenBoughtAt(token(2, NOW + 60), { url: 'https://site.example/page-1', offer: offerOf() })).toBe(false);
+    expect(tokenBoughtAt(token(1, NOW + 60), { url: 'https://site.example/page-1/', offer: offerOf() })).toBe(false);
     expect(tokenBoughtAt('not a token', paidAt)).toBe(false);
-    expect(tokenBoughtAt(undefined, { url: 'https://site.example/page-1' })).toBe(false);
+    expect(tokenBoughtAt(undefined, { url: 'https://site.example/page-1', offer: offerOf() })).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload, requestPath } from '@crawlgate/core';
-import { gateRefOf } from './offers';
+import { paidGateRef, type Offer } from './offers';
 
 /** Seconds before expiry at which a token is no longer offered: it must survive the round trip. */
 const EXPIRY_MARGIN_SECONDS = 5;
@@ -91,9 +91,13 @@ export class TokenCache {
   }
 }
 
-/** Where a payment went: its page, and the `verify_url` of its Crawlgate gate when the offer named one. */
+/**
+ * Where a payment went: its page, the offer it paid, and the `verify_url` now known for it (a v1
+ * payment sent again meets a fresh gate, whose pending answer names its own).
+ */
 export interface PaidAt {
   url: string | URL;
+  offer: Offer;
   verifyUrl?: string;
 }
 
@@ -103,10 +107,10 @@ export interface PaidAt {
  * the page (its path as the gate reads it, the one key() keeps tokens under). Its signature is the
  * site's to check: a token of another gate or page confirms no payment for this one.
  */
-export function tokenBoughtAt(token: string | null | undefined, { url, verifyUrl }: PaidAt): boolean {
+export function tokenBoughtAt(token: string | null | undefined, { url, offer, verifyUrl }: PaidAt): boolean {
   const payload = token ? peekAccessTokenPayload(token) : null;
   if (!payload) return false;
-  const gateRef = gateRefOf(verifyUrl);
+  const gateRef = paidGateRef(offer, verifyUrl);
   return gateRef !== undefined ? payload.gate_id === gateRef : payload.url === requestPath(new URL(url).pathname);
 }
 

@@ -36,7 +36,9 @@ afterAll(() => close?.());
 /**
  * What the front does with a request carrying a payment: pass it on, answer 402, 404, 429, 502 or a
  * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
- * or that 200, or 502 with the gate's settlement header kept (its page and token dropped).
+ * or that 200, or 502 with the gate's settlement header kept (its page and token dropped), or pass
+ * on the gate's answer with its token dropped or replaced by an unsigned forgery naming the page's
+ * gate and path (its settlement header kept, or dropped too).
  */
 type FrontAction =
   | 'forward'
@@ -50,7 +52,10 @@ type FrontAction =
   | 'forwardThen200'
   | 'forwardThen502WithSettlement'
   | 'forwardThen502WithSettlementAndForgedToken'
-  | 'forwardThen200WithSettlement';
+  | 'forwardThen200WithSettlement'
+  | 'forwardStrippingToken'
+  | 'forwardForgingToken'
+  | 'forwardForgingTokenWithoutSettlement';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -139,6 +144,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     headers.delete('content-encoding');
     if (upstream.status === 402 && hidden.size > 0) body = withoutHiddenOffers(headers, body, hidden);
     if (upstream.status === 402) body = withVerifyThrough(body, frontUrl);
+    if (upstream.status !== 402) tamperWithToken(headers, action);
     response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
   });
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
@@ -161,6 +167,22 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     tokenOf: (path: string) => tokens.get(path),
     close: () => new Promise((resolve) => front.close(resolve)),
   };
+}
+
+/** What a hostile front does to the token of a paid answer it passes on: drops it, or forges one in its place. */
+function tamperWithToken(headers: Headers, action: FrontAction): void {
+  const token = headers.get('x-crawlgate-token');
+  if (action === 'forwardStrippingToken') headers.delete('x-crawlgate-token');
+  if (action !== 'forwardForgingToken' && action !== 'forwardForgingTokenWithoutSettlement') return;
+  if (token) headers.set('x-crawlgate-token', unsignedForgeryOf(token));
+  if (action === 'forwardForgingTokenWithoutSettlement') headers.delete('payment-response');
+}
+
+/** A token naming the same gate and path as `token`, with a MAC of the right length the gate refuses: the agent cannot tell. */
+function unsignedForgeryOf(token: string): string {
+  const { url, gate_id } = peekAccessTokenPayload(token)!;
+  const [payload, mac] = forgedFor(token, url, gate_id).split('.');
+  return `${payload}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
 }
 
 type Offers = { accepts?: { scheme?: string }[] };
@@ -729,6 +751,79 @@ it('a front answering a bare 200 (no settlement, no token) to an exact payment t
     const outcomes = [await fetchPage(agent, url), await fetchPage(agent, url)];
     expect(await paymentsFor('/articles/settled200')).toEqual([['authorization', null]]);
     expect(outcomes).toEqual([served('settled200'), served('settled200')]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+describe.each([
+  ['exact', 'authorization'],
+  ['voucher', 'voucher'],
+] as const)('a hostile front tampering with the token of a %s payment the gate settled', (scheme, method) => {
+  it.each(['forwardStrippingToken', 'forwardForgingToken', 'forwardForgingTokenWithoutSettlement'] as const)(
+    '%s on every paid answer: later fetches read the page with that payment sent again, never paying twice',
+    async (action) => {
+      const front = await startFront(() => action);
+      try {
+        if (scheme === 'exact') front.hide('batch-settlement');
+        const { agent, events } = await voucherAgent();
+        const name = `tampered-${scheme}-${action}`;
+        const url = `${front.url}/articles/${name}`;
+        for (let fetches = 0; fetches < 3; fetches++) expect(await fetchPage(agent, url)).toEqual(served(name));
+        expect(await paymentsFor(`/articles/${name}`)).toEqual([[method, scheme === 'voucher' ? PRICE : null]]);
+        expect(new Set(front.forwardedPaid).size).toBe(1); // that very payment each time
+        // Reported once, where the agent saw it settled: a voucher whose settlement the front dropped never was.
+        const settlementSeen = scheme === 'exact' || action !== 'forwardForgingTokenWithoutSettlement';
+        expect(events.map((event) => event.url)).toEqual(settlementSeen ? [url] : []);
+        if (scheme === 'voucher') expect(agent.channels()[0].charged).toBe(settlementSeen ? PRICE : 0n);
+        else expect(agent.spent()).toMatchObject({ micros: PRICE, payments: 1 });
+      } finally {
+        await front.close();
+      }
+    },
+    60_000,
+  );
+});
+
+it('a site selling each request anew (a payment sent again refused 402): the page is paid anew, once a fetch', async () => {
+  const sent = new Set<string>();
+  // The gate's token forged on the way (the next fetch meets a 402); a payment seen before is refused.
+  const front = await startFront((header) => {
+    if (sent.has(header)) return 'refuse402';
+    sent.add(header);
+    return 'forwardForgingToken';
+  });
+  try {
+    front.hide('batch-settlement');
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/sold-anew`;
+    expect(await fetchPage(agent, url)).toEqual(served('sold-anew'));
+    expect(await fetchPage(agent, url)).toEqual(served('sold-anew'));
+    expect(await paymentsFor('/articles/sold-anew')).toEqual([
+      ['authorization', null],
+      ['authorization', null],
+    ]);
+    expect(events.map((event) => event.url)).toEqual([url, url]);
+    expect(agent.spent()).toMatchObject({ micros: 2n * PRICE, payments: 2 });
+  } finally {
+    await front.close();
+  }
+}, 60_000);
+
+it('concurrent fetches of a page whose token the gate refuses share one resend of its payment, paying nothing more', async () => {
+  // The first paid answer's token forged on the way; the payment sent again passes honestly.
+  const front = await startFront((_header, index) => (index === 0 ? 'forwardForgingToken' : 'forward'));
+  try {
+    front.hide('batch-settlement');
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/shared-resend`;
+    expect(await fetchPage(agent, url)).toEqual(served('shared-resend'));
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => fetchPage(agent, url)));
+    expect(outcomes).toEqual([1, 2, 3, 4].map(() => served('shared-resend')));
+    expect(front.paid).toHaveLength(2); // the payment, and one resend of that very header
+    expect(front.paid[1]).toBe(front.paid[0]);
+    expect(await paymentsFor('/articles/shared-resend')).toEqual([['authorization', null]]);
+    expect(events.map((event) => event.url)).toEqual([url]);
   } finally {
     await front.close();
   }

@@ -86,6 +86,7 @@ import {
   type UnprovenTransfer,
 } from './payments-in-doubt';
 import { markingUnsent, wasUnsent } from './unsent';
+import { receiptUntil, Receipts } from './receipts';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
@@ -380,6 +381,17 @@ export function createAgent(options: AgentOptions): Agent {
   const heldPages = new HeldPages();
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
+  /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
+  const receipts = new Receipts();
+  /**
+   * Remembers a payment (its header, `amount` micro-USD) taken as bought for its page, with the token
+   * it bought, if any. Only a gate's (a verify_url named) or one that bought a token: a plain x402
+   * site's token-less payment has no token to be refused, and is paid anew each request as before.
+   */
+  const keepReceipt = (paidAt: PaidAt, header: [string, string], amount: bigint, token: string | undefined) => {
+    if (paidAt.verifyUrl === undefined && token === undefined) return;
+    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, amount, until: receiptUntil(token) });
+  };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
@@ -424,6 +436,16 @@ export function createAgent(options: AgentOptions): Agent {
     // A payment refused but held is held against the page and the URL asked for (a redirect may lead
     // to a new page each time); a host holding MAX_HELD_PER_HOST such pages gets no more payments.
     const heldKeys = [page, requested];
+    // A payment that bought the page before, its token refused or never come (a front can drop or
+    // forge it): sent again first, which its gate answers for the page it paid, never charging twice.
+    const again = await resendReceipt(url, page, retry, maxPrice, spent).catch(async (error: unknown) => {
+      await challenge.body?.cancel().catch(() => undefined);
+      throw error;
+    });
+    if (again) {
+      await challenge.body?.cancel().catch(() => undefined);
+      return again;
+    }
     const earlier = unconfirmed.get(page);
     if (earlier) {
       const bought = await boughtEarlier(url, page, earlier, retry, spent).catch(async (error: unknown) => {
@@ -676,10 +698,51 @@ export function createAgent(options: AgentOptions): Agent {
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
       const read = await readWithToken({ url, offer, verifyUrl: doubt.verifyUrl }, token, [name, value], retry);
+      if (read.confirmed) keepReceipt({ url, offer, verifyUrl: doubt.verifyUrl }, [name, value], offer.amount, token);
       return { response: read.response, token, answered: read.confirmed };
     }
+    // Settled, but its token did not come (a front dropped it): asked of the gate's verify_url, which
+    // answers a payment it settled with its token, so the next fetch of the page has one.
+    const paidAt = { url, offer, verifyUrl: doubt.verifyUrl };
+    if (!token && doubt.verifyUrl) token = await tokenOfPayment(paidAt, doubt.verifyUrl, value).catch(() => undefined);
     report(url, offer, settlement?.transaction ?? null, 'authorization');
+    keepReceipt(paidAt, [name, value], offer.amount, token);
     return { response, token, answered: true };
+  }
+
+  /**
+   * The page read with the payment that bought it before sent again (its receipt), the token it
+   * bought refused or never come: the gate answers its own payment for the page it paid, never
+   * charging twice. Undefined when there is none, or the site refuses it (402: the page is paid
+   * anew, as a site selling each request asks); fails while nothing answers for it, rather than
+   * pay twice. Nothing is counted or reported again: it was when it bought the page.
+   */
+  async function resendReceipt(
+    url: string,
+    page: string,
+    retry: Retry,
+    maxPrice: bigint,
+    spent: () => void,
+  ): Promise<{ response: Response; token?: string } | undefined> {
+    const receipt = receipts.get(page);
+    if (!receipt) return undefined;
+    if (receipt.amount > maxPrice)
+      throw new PriceTooHighError(url, formatMicrosUsd(receipt.amount), formatMicrosUsd(maxPrice));
+    const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
+    if (answer.status !== 402 && (answer.ok || boughtWithAnswer(answer, receipt.paidAt)))
+      return { response, token: boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt) };
+    if (response !== answer) await response.body?.cancel().catch(() => undefined);
+    await answer.body?.cancel().catch(() => undefined);
+    if (answer.status === 402) {
+      receipts.forget(page);
+      return undefined;
+    }
+    spent(); // the fetches waiting on this page fail with it, rather than each send it in turn
+    throw new PaymentFailedError(
+      url,
+      'payment_unconfirmed',
+      `the payment that bought the page before, sent again (its token refused or never come), was answered ${answer.status}; retry later rather than pay twice`,
+    );
   }
 
   /**
@@ -732,6 +795,13 @@ export function createAgent(options: AgentOptions): Agent {
     );
     // Forgotten once its page is read: a read that fails, or shows nothing of the payment, leaves it for the next fetch.
     if (confirmed) unconfirmed.forget(page);
+    if (confirmed)
+      keepReceipt(
+        { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl },
+        earlier.header,
+        earlier.offer.amount,
+        token,
+      );
     return { response, token };
   }
 
@@ -786,7 +856,10 @@ export function createAgent(options: AgentOptions): Agent {
     const token = verifyUrl ? await tokenOfPayment({ url, offer, verifyUrl }, verifyUrl, payment[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    return { ...(await readWithToken({ url, offer, verifyUrl }, token, payment, retry)), token };
+    const read = await readWithToken({ url, offer, verifyUrl }, token, payment, retry);
+    // Taken as bought once its token opened the page or the payment sent again was answered settled.
+    if (read.confirmed) keepReceipt({ url, offer, verifyUrl }, payment, offer.amount, token);
+    return { ...read, token };
   }
 
   /**
@@ -989,7 +1062,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (answer.kind === 'charged') {
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
       // Charged and answered without the page (a front's 5xx keeping the settlement): sent again next fetch.
-      if (boughtWith(response, token, { url, offer: lost.offer })) lostVouchers.forget(pageKey);
+      if (boughtWith(response, token, { url, offer: lost.offer })) voucherBought(url, pageKey, lost, token);
       else lost.claimedCharged = true;
       return { response, token };
     }
@@ -997,7 +1070,7 @@ export function createAgent(options: AgentOptions): Agent {
     // stays in doubt unless a token shows it bought the page: a front's own 404, or a bare 200, says
     // nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      if (tokenBoughtAt(token, { url, offer: lost.offer })) lostVouchers.forget(pageKey);
+      if (tokenBoughtAt(token, { url, offer: lost.offer })) voucherBought(url, pageKey, lost, token);
       return { response, token };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
@@ -1048,6 +1121,17 @@ export function createAgent(options: AgentOptions): Agent {
     }
     // Once per payment: a voucher charged again when resent (its page lost the first time) is the same one.
     if (!reported.has(offer)) report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
+  }
+
+  /** A voucher (its header and offer) that bought `url`'s page: no longer in doubt, and kept as the page's receipt. */
+  function voucherBought(
+    url: string,
+    pageKey: string,
+    { header, offer }: Pick<LostVoucher, 'header' | 'offer'>,
+    token?: string,
+  ) {
+    lostVouchers.forget(pageKey);
+    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], offer.amount, token);
   }
 
   /**
@@ -1194,7 +1278,9 @@ export function createAgent(options: AgentOptions): Agent {
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
-          if (!boughtWith(response, token, { url, offer: current }))
+          if (boughtWith(response, token, { url, offer: current }))
+            voucherBought(url, pageKey, { header, offer: current }, token);
+          else
             lostVouchers.keep(pageKey, {
               ...lostVoucher(key, channel.channelId, total, header, current),
               claimedCharged: true,
@@ -1210,8 +1296,9 @@ export function createAgent(options: AgentOptions): Agent {
           // it stays in doubt, as an answer still awaited does: sent again next fetch. The gate sends its
           // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
           const final = !awaitsResend(paidAnswer);
-          if (!final || !tokenBoughtAt(token, { url, offer: current }))
-            lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+          if (final && tokenBoughtAt(token, { url, offer: current }))
+            voucherBought(url, pageKey, { header, offer: current }, token);
+          else lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)

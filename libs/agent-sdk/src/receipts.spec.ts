@@ -1,0 +1,59 @@
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '@crawlgate/core';
+import type { Offer } from './offers';
+import { receiptUntil, Receipts, type Receipt } from './receipts';
+
+const NOW_MS = 1_800_000_000_000;
+
+const receipt = (until: number): Receipt => ({
+  header: ['PAYMENT-SIGNATURE', 'header'],
+  // What was paid is the agent's to read; receipts only keep it.
+  paidAt: { url: 'https://site.example/page', offer: { amount: 10_000n } as Offer },
+  amount: 10_000n,
+  until,
+});
+
+const token = (exp: number) =>
+  signAccessToken({ gate_id: 'g', site_id: 's', url: '/page', kid: 'k', iat: NOW_MS / 1000, exp }, 'secret');
+
+describe('receiptUntil', () => {
+  it("is the token's expiry, within the longest an access token lives", () => {
+    expect(receiptUntil(token(NOW_MS / 1000 + 60), NOW_MS)).toBe(NOW_MS + 60_000);
+    expect(receiptUntil(token(NOW_MS / 1000 + 10 * MAX_ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
+      NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
+    );
+  });
+
+  it('is the longest an access token lives when no readable token came', () => {
+    expect(receiptUntil(undefined, NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
+    expect(receiptUntil('not a token', NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
+  });
+});
+
+describe('Receipts', () => {
+  it('gives back a page’s receipt until it expires, then drops it', () => {
+    const receipts = new Receipts();
+    receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);
+    expect(receipts.get('a', NOW_MS + 999)).toEqual(receipt(NOW_MS + 1000));
+    expect(receipts.get('a', NOW_MS + 1000)).toBeUndefined();
+    expect(receipts.get('a', NOW_MS)).toBeUndefined(); // dropped
+  });
+
+  it('forgets a page’s receipt when told', () => {
+    const receipts = new Receipts();
+    receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);
+    receipts.forget('a');
+    expect(receipts.get('a', NOW_MS)).toBeUndefined();
+  });
+
+  it('keeps no more than its bound, dropping the expired first, then the oldest', () => {
+    const receipts = new Receipts(2);
+    receipts.keep('old', receipt(NOW_MS + 5000), NOW_MS);
+    receipts.keep('expired', receipt(NOW_MS + 10), NOW_MS);
+    receipts.keep('new', receipt(NOW_MS + 5000), NOW_MS + 100);
+    expect(receipts.get('old', NOW_MS + 100)).toBeDefined();
+    receipts.keep('newest', receipt(NOW_MS + 5000), NOW_MS + 100);
+    expect(receipts.get('new', NOW_MS + 100)).toBeDefined();
+    expect(receipts.get('newest', NOW_MS + 100)).toBeDefined();
+    expect(receipts.get('old', NOW_MS + 100)).toBeUndefined();
+  });
+});

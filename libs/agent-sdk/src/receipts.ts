@@ -1,0 +1,65 @@
+/*
+ * What a page's payment was, once taken as bought: its header, sent again when the token it bought
+ * is refused or never came. A front between the agent and an honest gate can drop or forge the
+ * token; the gate answers its own payment sent again idempotently (the API settles it at most once,
+ * a voucher for its gate is answered as it was), where a new payment would pay the page twice.
+ */
+
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
+import type { PaidAt } from './token-cache';
+
+/** A payment taken as bought for a page. */
+export interface Receipt {
+  /** The payment header sent: the same one is sent again. */
+  header: [name: string, value: string];
+  /** Where it went: the answers to it are read for its gate's settlement or token. */
+  paidAt: PaidAt;
+  /** What it paid, in micro-USD: sent again only within the fetch's price limit. */
+  amount: bigint;
+  /** Epoch milliseconds: when the token it bought expires (or would have); past it, the page is paid anew. */
+  until: number;
+}
+
+/** Receipts kept at most, as many as tokens (TokenCache): a full store drops its expired ones, then its oldest. */
+export const MAX_RECEIPTS = 10_000;
+
+/** When a receipt for a payment that bought `token` (if any came) ends: the token's expiry, within MAX_ACCESS_TOKEN_TTL_SECONDS. */
+export function receiptUntil(token: string | undefined, now = Date.now()): number {
+  const longest = now + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+  const exp = token ? peekAccessTokenPayload(token)?.exp : undefined;
+  return exp === undefined ? longest : Math.min(exp * 1000, longest);
+}
+
+/** Receipts by page (TokenCache.key), in memory, bounded. */
+export class Receipts {
+  private readonly byPage = new Map<string, Receipt>();
+
+  constructor(private readonly maxReceipts = MAX_RECEIPTS) {}
+
+  keep(page: string, receipt: Receipt, now = Date.now()): void {
+    this.byPage.delete(page);
+    if (this.byPage.size >= this.maxReceipts) this.makeRoom(now);
+    this.byPage.set(page, receipt);
+  }
+
+  /** The page's receipt while its token would live; an expired one is dropped. */
+  get(page: string, now = Date.now()): Receipt | undefined {
+    const receipt = this.byPage.get(page);
+    if (!receipt || now < receipt.until) return receipt;
+    this.byPage.delete(page);
+    return undefined;
+  }
+
+  forget(page: string): void {
+    this.byPage.delete(page);
+  }
+
+  /** Drops the expired receipts, then the oldest until one more fits. */
+  private makeRoom(now: number): void {
+    for (const [page, receipt] of this.byPage) if (!(now < receipt.until)) this.byPage.delete(page);
+    for (const page of this.byPage.keys()) {
+      if (this.byPage.size < this.maxReceipts) break;
+      this.byPage.delete(page);
+    }
+  }
+}

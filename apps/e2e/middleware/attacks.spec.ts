@@ -19,7 +19,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import middie from '@fastify/middie';
 import express from 'express';
 import Fastify, { type FastifyServerOptions } from 'fastify';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import type { CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
 import { crawlerRanges } from './support/crawler-ranges';
 import { BROWSER, CLAUDEBOT, GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
@@ -919,6 +919,70 @@ describe('an address read by a getter other than the framework’s, or an Expres
     } finally {
       await onExpress.close();
       await onFastify.close();
+    }
+  });
+
+  it('judges crawlers by the connection’s address when a Fastify getter believes a lone X-Forwarded-For address, or a setting trusts every address but Google’s', async () => {
+    const lone = Fastify();
+    lone.addHook('onRequest', (request, _reply, done) => {
+      type Raw = { raw: { socket: { remoteAddress?: string }; headers: Record<string, unknown> } };
+      const overriding = Object.create(Object.getPrototypeOf(request), {
+        ip: {
+          get(this: Raw) {
+            const forwarded = String(this.raw.headers['x-forwarded-for'] ?? '');
+            return isIP(forwarded) ? forwarded : this.raw.socket.remoteAddress; // one address: believed
+          },
+        },
+      });
+      Object.setPrototypeOf(request, overriding);
+      done();
+    });
+    const notGoogle = (address: string) => !/^(?:66\.249\.|::ffff:66\.249\.|2001:4860:)/.test(address);
+    const fastify = Fastify({ trustProxy: notGoogle });
+    const express_ = express();
+    express_.set('trust proxy', notGoogle);
+    for (const app of [lone, fastify]) {
+      await app.register(crawlgateFastify, await gate());
+      app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+    }
+    express_.use(crawlgateExpress(await gate()));
+    express_.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const servers = [
+      ...[lone, fastify].map((app) => ({
+        url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+        close: () => app.close(),
+      })),
+      await listening(express_.listen(0, '127.0.0.1')),
+    ];
+    try {
+      for (const [server, chain] of [
+        [servers[0], '66.249.66.1'],
+        [servers[1], '66.249.66.1, 8.8.4.4'],
+        [servers[2], '66.249.66.1, 8.8.4.4'],
+      ] as const) {
+        const spoof = await get(server, '/articles/stranger', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': chain });
+        expect({ server: server.url, status: spoof.status }).toEqual({ server: server.url, status: 402 });
+      }
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+    }
+  });
+
+  it('verifies a real Googlebot behind a load balancer the app trusts among all of Google’s ranges', async () => {
+    const app = express();
+    app.set('trust proxy', ['loopback', '66.249.64.0/19', '35.191.0.0/16']);
+    app.use(crawlgateExpress(await gate()));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    const server = await listening(app.listen(0, '127.0.0.1'));
+    try {
+      const real = await get(server, '/articles/google-lb', {
+        'user-agent': GOOGLEBOT,
+        'x-forwarded-for': '66.249.66.1, 35.191.9.9',
+      });
+      expect(real.status).toBe(200);
+    } finally {
+      await server.close();
     }
   });
 

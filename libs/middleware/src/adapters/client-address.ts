@@ -100,8 +100,25 @@ function judgeRequest(
 ): Trust {
   if (ip === undefined || ip === socket) return verdicts.public === 'unknown' ? 'unknown' : 'proxies';
   if (socket === undefined || Object.hasOwn(request, 'ip')) return 'unknown';
-  if (verdicts.answer(socket, forwardedChain(request.headers?.['x-forwarded-for'])) !== ip) return 'unknown';
-  return verdictOf(verdicts, socket);
+  const chain = forwardedChain(request.headers?.['x-forwarded-for']);
+  if (verdicts.answer(socket, chain) !== ip) return 'unknown';
+  const verdict = verdictOf(verdicts, socket);
+  return verdict === 'proxies' && takenFromAStranger(verdicts.answer, socket, chain, ip) ? 'everyone' : verdict;
+}
+
+/**
+ * Whether the address taken would be taken as well with a stranger in the way: connecting itself
+ * with this X-Forwarded-For, or standing just nearer than it in the chain. Then the setting trusts
+ * whoever sent it (every address but some, a lone address believed), whatever it made of the
+ * addresses it was judged on.
+ */
+function takenFromAStranger(answer: Answer, socket: string, chain: string[], ip: string): boolean {
+  const at = chain.lastIndexOf(ip);
+  return PUBLIC_PEERS.some(
+    (stranger) =>
+      answer(stranger, chain) === ip ||
+      (at >= 0 && answer(socket, [...chain.slice(0, at + 1), stranger, ...chain.slice(at + 1)]) === ip),
+  );
 }
 
 /** X-Forwarded-For's addresses, the nearest hop last, as proxy-addr splits them: spaces trimmed, empty entries dropped. */
@@ -150,15 +167,16 @@ function verdictOf(verdicts: Verdicts, socket: string): Trust {
 }
 
 /**
- * Ordinary public addresses, one connecting and 64 forwarded (past any real chain of proxies): the
- * forwarded ones Googlebot's, what a spoof writes and no list of proxies trusts. Not documentation
- * addresses: a getter keeping only public ones, or a setting trusting all that are not, reads those
- * as reserved and would be judged on addresses it ignores.
+ * Ordinary public addresses, one connecting and 64 forwarded (past any real chain of proxies), from
+ * Tor's exit ranges: public, and no list of proxies trusts them (a list of Google's, or a CDN's,
+ * legitimately may trust those). Not documentation addresses: a getter keeping only public ones, or
+ * a setting trusting all that are not, reads those as reserved and would be judged on addresses it
+ * ignores.
  */
-const PUBLIC_PEERS = ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'];
+const PUBLIC_PEERS = ['185.220.100.7', '2a0b:f4c0::7'];
 const FORWARDED_CHAINS = [
-  Array.from({ length: 64 }, (_, i) => `66.249.66.${i + 1}`),
-  Array.from({ length: 64 }, (_, i) => `2001:4860:4801:10::${(i + 1).toString(16)}`),
+  Array.from({ length: 64 }, (_, i) => `185.220.101.${i + 1}`),
+  Array.from({ length: 64 }, (_, i) => `2a0b:f4c2::${(i + 1).toString(16)}`),
 ];
 
 /**

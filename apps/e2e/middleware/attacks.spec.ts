@@ -18,7 +18,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import middie from '@fastify/middie';
 import express from 'express';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { isIP, type AddressInfo } from 'node:net';
 import type { CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
 import { crawlerRanges } from './support/crawler-ranges';
@@ -832,19 +832,46 @@ describe('an address read by a getter other than the framework’s, or an Expres
     }
   });
 
-  it('judges crawlers by the connection’s address when a Fastify hook puts a prototype with an ip getter under the request', async () => {
-    const app = Fastify();
-    app.addHook('onRequest', (request, _reply, done) => {
-      const overriding = Object.create(Object.getPrototypeOf(request), {
-        ip: { get: () => request.headers['client-ip'] },
+  /** What a getter of the app's own reads: the Node request under Fastify's. */
+  type RawOf = { raw: { socket: { remoteAddress?: string }; headers: Record<string, unknown> } };
+
+  /** A gated Fastify app; `ip`: a getter of the app's own, on a prototype put under each request. */
+  async function gatedFastify(
+    trustProxy?: FastifyServerOptions['trustProxy'],
+    ip?: (request: FastifyRequest) => PropertyDescriptor,
+  ): Promise<SiteServer> {
+    const app = Fastify({ trustProxy });
+    if (ip)
+      app.addHook('onRequest', (request, _reply, done) => {
+        Object.setPrototypeOf(request, Object.create(Object.getPrototypeOf(request), { ip: ip(request) }));
+        done();
       });
-      Object.setPrototypeOf(request, overriding);
-      done();
-    });
     await app.register(crawlgateFastify, await gate());
     app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
     await app.listen({ port: 0, host: '127.0.0.1' });
-    const server = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+  }
+
+  /** A gated Express app trusting `trust`. */
+  async function gatedExpress(trust: unknown): Promise<SiteServer> {
+    const app = express();
+    app.set('trust proxy', trust);
+    app.use(crawlgateExpress(await gate()));
+    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
+    return listening(app.listen(0, '127.0.0.1'));
+  }
+
+  /** Each server's status for a Googlebot User-Agent from 127.0.0.1 writing `chain`. */
+  async function statusesOf(servers: SiteServer[], chain: string, path: string) {
+    const statuses = [];
+    for (const server of servers)
+      statuses.push((await get(server, path, { 'user-agent': GOOGLEBOT, 'x-forwarded-for': chain })).status);
+    return statuses;
+  }
+
+  it('judges crawlers by the connection’s address when a Fastify hook puts a prototype with an ip getter under the request', async () => {
+    // Reading the request it closed over, not the one it is asked of.
+    const server = await gatedFastify(undefined, (request) => ({ get: () => request.headers['client-ip'] }));
     try {
       const spoof = await get(server, '/articles/hook-prototype', {
         'user-agent': GOOGLEBOT,
@@ -857,130 +884,62 @@ describe('an address read by a getter other than the framework’s, or an Expres
     }
   });
 
-  it('judges crawlers by the connection’s address when a Fastify getter keeps the first public X-Forwarded-For address (an ipware-style reader)', async () => {
-    const app = Fastify();
+  it('judges crawlers by the connection’s address when a Fastify getter keeps the first public X-Forwarded-For address (an ipware-style reader), or believes a lone one', async () => {
     // As ipaddr.js's range() === 'unicast' reads it: documentation addresses are reserved, not public.
     const isPublic = (address: string) =>
       !/^(?:127\.|10\.|192\.168\.|::1$|::ffff:127\.|192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|2001:db8:)/.test(address);
-    app.addHook('onRequest', (request, _reply, done) => {
-      // Reads the request it is asked of, as a getter on a prototype does.
-      type Raw = { raw: { socket: { remoteAddress?: string }; headers: Record<string, unknown> } };
-      const overriding = Object.create(Object.getPrototypeOf(request), {
-        ip: {
-          get(this: Raw) {
-            const forwarded = String(this.raw.headers['x-forwarded-for'] ?? '').split(',');
-            return forwarded.map((address) => address.trim()).find(isPublic) ?? this.raw.socket.remoteAddress;
-          },
+    const forwardedOf = (request: RawOf) => String(request.raw.headers['x-forwarded-for'] ?? '');
+    const servers = [
+      await gatedFastify(undefined, () => ({
+        get(this: RawOf) {
+          const first = forwardedOf(this)
+            .split(',')
+            .map((address) => address.trim())
+            .find(isPublic);
+          return first ?? this.raw.socket.remoteAddress;
         },
-      });
-      Object.setPrototypeOf(request, overriding);
-      done();
-    });
-    await app.register(crawlgateFastify, await gate());
-    app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const server = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+      })),
+      await gatedFastify(undefined, () => ({
+        get(this: RawOf) {
+          return isIP(forwardedOf(this)) ? forwardedOf(this) : this.raw.socket.remoteAddress; // one address: believed
+        },
+      })),
+    ];
     try {
-      const spoof = await get(server, '/articles/public-first', {
-        'user-agent': GOOGLEBOT,
-        'x-forwarded-for': '66.249.66.1',
-      });
-      expect([spoof.status, served(spoof)]).toEqual([402, false]);
+      expect(await statusesOf(servers, '66.249.66.1', '/articles/own-getter')).toEqual([402, 402]);
     } finally {
-      await server.close();
+      await Promise.all(servers.map((server) => server.close()));
     }
   });
 
   it('verifies a real Googlebot behind a proxy the app trusts as any address that is not public, and reads a chain with empty entries as Express does', async () => {
     const notPublic = (address: string) => /^(?:127\.|10\.|192\.168\.|::1$|::ffff:127\.)/.test(address);
-    const expressApp = express();
-    expressApp.set('trust proxy', notPublic);
-    expressApp.use(crawlgateExpress(await gate()));
-    expressApp.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
-    const onExpress = await listening(expressApp.listen(0, '127.0.0.1'));
-    const fastify = Fastify({ trustProxy: notPublic });
-    await fastify.register(crawlgateFastify, await gate());
-    fastify.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
-    await fastify.listen({ port: 0, host: '127.0.0.1' });
-    const onFastify = {
-      url: `http://127.0.0.1:${(fastify.server.address() as AddressInfo).port}`,
-      close: () => fastify.close(),
-    };
+    const servers = [await gatedExpress(notPublic), await gatedFastify(notPublic)];
     try {
-      for (const server of [onExpress, onFastify])
-        for (const chain of ['66.249.66.1', '66.249.66.1,,127.0.0.1', '66.249.66.1, ,127.0.0.1', '66.249.66.1,']) {
-          const real = await get(server, '/articles/not-public', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': chain });
-          expect({ server: server.url, chain, status: real.status }).toEqual({
-            server: server.url,
-            chain,
-            status: 200,
-          });
-        }
+      for (const chain of ['66.249.66.1', '66.249.66.1,,127.0.0.1', '66.249.66.1, ,127.0.0.1', '66.249.66.1,'])
+        expect({ chain, statuses: await statusesOf(servers, chain, '/articles/not-public') }).toEqual({
+          chain,
+          statuses: [200, 200],
+        });
     } finally {
-      await onExpress.close();
-      await onFastify.close();
+      await Promise.all(servers.map((server) => server.close()));
     }
   });
 
-  it('judges crawlers by the connection’s address when a Fastify getter believes a lone X-Forwarded-For address, or a setting trusts every address but Google’s', async () => {
-    const lone = Fastify();
-    lone.addHook('onRequest', (request, _reply, done) => {
-      type Raw = { raw: { socket: { remoteAddress?: string }; headers: Record<string, unknown> } };
-      const overriding = Object.create(Object.getPrototypeOf(request), {
-        ip: {
-          get(this: Raw) {
-            const forwarded = String(this.raw.headers['x-forwarded-for'] ?? '');
-            return isIP(forwarded) ? forwarded : this.raw.socket.remoteAddress; // one address: believed
-          },
-        },
-      });
-      Object.setPrototypeOf(request, overriding);
-      done();
-    });
+  it('judges crawlers by the connection’s address when a setting trusts every address but Google’s, even behind a proxy', async () => {
     const notGoogle = (address: string) => !/^(?:66\.249\.|::ffff:66\.249\.|2001:4860:)/.test(address);
-    const fastify = Fastify({ trustProxy: notGoogle });
-    const express_ = express();
-    express_.set('trust proxy', notGoogle);
-    for (const app of [lone, fastify]) {
-      await app.register(crawlgateFastify, await gate());
-      app.get<{ Params: { id: string } }>('/articles/:id', async (req) => `content ${req.params.id}`);
-      await app.listen({ port: 0, host: '127.0.0.1' });
-    }
-    express_.use(crawlgateExpress(await gate()));
-    express_.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
-    const servers = [
-      ...[lone, fastify].map((app) => ({
-        url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
-        close: () => app.close(),
-      })),
-      await listening(express_.listen(0, '127.0.0.1')),
-    ];
+    const servers = [await gatedExpress(notGoogle), await gatedFastify(notGoogle)];
     try {
-      for (const [server, chain] of [
-        [servers[0], '66.249.66.1'],
-        [servers[1], '66.249.66.1, 8.8.4.4'],
-        [servers[2], '66.249.66.1, 8.8.4.4'],
-      ] as const) {
-        const spoof = await get(server, '/articles/stranger', { 'user-agent': GOOGLEBOT, 'x-forwarded-for': chain });
-        expect({ server: server.url, status: spoof.status }).toEqual({ server: server.url, status: 402 });
-      }
+      expect(await statusesOf(servers, '66.249.66.1, 8.8.4.4', '/articles/not-google')).toEqual([402, 402]);
     } finally {
       await Promise.all(servers.map((server) => server.close()));
     }
   });
 
   it('verifies a real Googlebot behind a load balancer the app trusts among all of Google’s ranges', async () => {
-    const app = express();
-    app.set('trust proxy', ['loopback', '66.249.64.0/19', '35.191.0.0/16']);
-    app.use(crawlgateExpress(await gate()));
-    app.get('/articles/:id', (req, res) => void res.send(`content ${req.params.id}`));
-    const server = await listening(app.listen(0, '127.0.0.1'));
+    const server = await gatedExpress(['loopback', '66.249.64.0/19', '35.191.0.0/16']);
     try {
-      const real = await get(server, '/articles/google-lb', {
-        'user-agent': GOOGLEBOT,
-        'x-forwarded-for': '66.249.66.1, 35.191.9.9',
-      });
-      expect(real.status).toBe(200);
+      expect(await statusesOf([server], '66.249.66.1, 35.191.9.9', '/articles/google-lb')).toEqual([200]);
     } finally {
       await server.close();
     }

@@ -438,24 +438,22 @@ export function createAgent(options: AgentOptions): Agent {
     const heldKeys = [page, requested];
     // A payment that bought the page before, its token refused or never come (a front can drop or
     // forge it): sent again first, which its gate answers for the page it paid, never charging twice.
-    const again = await resendReceipt(url, page, retry, maxPrice, spent).catch(async (error: unknown) => {
-      await challenge.body?.cancel().catch(() => undefined);
-      throw error;
-    });
-    if (again) {
-      await challenge.body?.cancel().catch(() => undefined);
-      return again;
-    }
-    const earlier = unconfirmed.get(page);
-    if (earlier) {
-      const bought = await boughtEarlier(url, page, earlier, retry, spent).catch(async (error: unknown) => {
-        await challenge.body?.cancel().catch(() => undefined);
+    // The challenge is let go whatever comes of an earlier payment asked about first: its answer, or its failure.
+    const cancelChallenge = () => challenge.body?.cancel().catch(() => undefined);
+    const insteadOfChallenge = async <T>(work: Promise<T>): Promise<T> => {
+      const outcome = await work.catch(async (error: unknown) => {
+        await cancelChallenge();
         throw error;
       });
-      if (bought) {
-        await challenge.body?.cancel().catch(() => undefined);
-        return bought;
-      }
+      if (outcome) await cancelChallenge();
+      return outcome;
+    };
+    const again = await insteadOfChallenge(resendReceipt(url, page, retry, spent));
+    if (again) return again;
+    const earlier = unconfirmed.get(page);
+    if (earlier) {
+      const bought = await insteadOfChallenge(boughtEarlier(url, page, earlier, retry, spent));
+      if (bought) return bought;
     }
     // Refused, but the site holds the authorization and may settle it until it expires: another for
     // the same page would be one more it could take (a site refusing every payment, asking for
@@ -713,29 +711,37 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * The page read with the payment that bought it before sent again (its receipt), the token it
    * bought refused or never come: the gate answers its own payment for the page it paid, never
-   * charging twice. Undefined when there is none, or the site refuses it (402: the page is paid
-   * anew, as a site selling each request asks); fails while nothing answers for it, rather than
-   * pay twice. Nothing is counted or reported again: it was when it bought the page.
+   * charging twice. Undefined when there is none, or a plain x402 site refuses it (402: the page is
+   * paid anew, as a site selling each request asks); a Crawlgate gate's 402 is asked of its
+   * verify_url, whose token for that payment reads the page; fails while nothing shows it bought
+   * the page, rather than pay twice, until the receipt ends. Nothing is counted or reported again.
    */
   async function resendReceipt(
     url: string,
     page: string,
     retry: Retry,
-    maxPrice: bigint,
     spent: () => void,
   ): Promise<{ response: Response; token?: string } | undefined> {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
-    if (receipt.amount > maxPrice)
-      throw new PriceTooHighError(url, formatMicrosUsd(receipt.amount), formatMicrosUsd(maxPrice));
+    // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
     if (answer.status !== 402 && (answer.ok || boughtWithAnswer(answer, receipt.paidAt)))
       return { response, token: boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
+    const { verifyUrl } = receipt.paidAt;
+    // A plain x402 site may sell each request anew; a Crawlgate gate answers its own payment, paid
+    // once, so a 402 to it (a front's own, say) is asked of its verify_url, never taken for a new sale.
     if (answer.status === 402) {
-      receipts.forget(page);
-      return undefined;
+      if (verifyUrl === undefined) {
+        receipts.forget(page);
+        return undefined;
+      }
+      const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
+      const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
+      if (read?.confirmed) return { response: read.response, token };
+      await read?.response.body?.cancel().catch(() => undefined);
     }
     spent(); // the fetches waiting on this page fail with it, rather than each send it in turn
     throw new PaymentFailedError(

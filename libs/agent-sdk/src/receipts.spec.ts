@@ -1,4 +1,4 @@
-import { MAX_ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '@crawlgate/core';
+import { ACCESS_TOKEN_TTL_SECONDS, MAX_ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '@crawlgate/core';
 import type { Offer } from './offers';
 import { receiptUntil, Receipts, type Receipt } from './receipts';
 
@@ -17,10 +17,15 @@ const token = (exp: number) =>
 
 describe('receiptUntil', () => {
   it("is the token's expiry, within the longest an access token lives", () => {
-    expect(receiptUntil(token(NOW_MS / 1000 + 60), NOW_MS)).toBe(NOW_MS + 60_000);
+    expect(receiptUntil(token(NOW_MS / 1000 + 3600), NOW_MS)).toBe(NOW_MS + 3_600_000);
     expect(receiptUntil(token(NOW_MS / 1000 + 10 * MAX_ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
       NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
     );
+  });
+
+  it('is never shorter than a token’s default life: an expiry a front forged cannot end it sooner', () => {
+    expect(receiptUntil(token(NOW_MS / 1000), NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
+    expect(receiptUntil(token(NOW_MS / 1000 + 60), NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
   });
 
   it('is the longest an access token lives when no readable token came', () => {

@@ -5,7 +5,7 @@
  * a voucher for its gate is answered as it was), where a new payment would pay the page twice.
  */
 
-import { MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
+import { ACCESS_TOKEN_TTL_SECONDS, MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
 import type { PaidAt } from './token-cache';
 
 /** A payment taken as bought for a page. */
@@ -23,11 +23,17 @@ export interface Receipt {
 /** Receipts kept at most, as many as tokens (TokenCache): a full store drops its expired ones, then its oldest. */
 export const MAX_RECEIPTS = 10_000;
 
-/** When a receipt for a payment that bought `token` (if any came) ends: the token's expiry, within MAX_ACCESS_TOKEN_TTL_SECONDS. */
+/**
+ * When a receipt for a payment that bought `token` (if any came) ends: the token's expiry, within
+ * MAX_ACCESS_TOKEN_TTL_SECONDS, and never before a token's default life (ACCESS_TOKEN_TTL_SECONDS):
+ * the agent cannot check the token's signature, and a front forging a near expiry would otherwise
+ * end the receipt, and have the page paid anew, at once.
+ */
 export function receiptUntil(token: string | undefined, now = Date.now()): number {
   const longest = now + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
   const exp = token ? peekAccessTokenPayload(token)?.exp : undefined;
-  return exp === undefined ? longest : Math.min(exp * 1000, longest);
+  if (exp === undefined) return longest;
+  return Math.min(Math.max(exp * 1000, now + ACCESS_TOKEN_TTL_SECONDS * 1000), longest);
 }
 
 /** Receipts by page (TokenCache.key), in memory, bounded. */

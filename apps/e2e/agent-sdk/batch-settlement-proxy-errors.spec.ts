@@ -70,6 +70,8 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   let verifyFails = false;
   /** A body the front answers 200 to every post to verify_url with, standing in for the API. */
   let verifyStandIn: ((gateRef: string | undefined) => unknown) | undefined;
+  /** Whether the gate's 402s reach the agent with their verify_url (on the front), or without. */
+  let verifyUrlShown = true;
   /** How the front maps a request's path onto the site's (an honest proxy stripping a prefix, say). */
   let sitePath = (path: string) => path;
   /** Every access token the front saw go by (in a page's answer or a verify_url's), by the path it names. */
@@ -143,7 +145,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     headers.delete('content-length');
     headers.delete('content-encoding');
     if (upstream.status === 402 && hidden.size > 0) body = withoutHiddenOffers(headers, body, hidden);
-    if (upstream.status === 402) body = withVerifyThrough(body, frontUrl);
+    if (upstream.status === 402) body = withVerifyThrough(body, verifyUrlShown ? frontUrl : undefined);
     if (upstream.status !== 402) tamperWithToken(headers, action);
     response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
   });
@@ -161,6 +163,8 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     failVerify: (fails: boolean) => void (verifyFails = fails),
     /** From now on the front answers every post to verify_url 200 with `body()` itself (undefined: passes them on). */
     standInForVerify: (body: ((gateRef: string | undefined) => unknown) | undefined) => void (verifyStandIn = body),
+    /** From now on the gate's 402s reach the agent without their verify_url. */
+    dropVerifyUrl: () => void (verifyUrlShown = false),
     /** From now on the front passes requests on to the site at `map(path)`. */
     mapPaths: (map: (path: string) => string) => void (sitePath = map),
     /** The access token the front saw for `path` (the site's, as its API or gate issued it). */
@@ -190,9 +194,11 @@ type Offers = { accepts?: { scheme?: string }[] };
 /** A gate's verify_url path: the front's 402s name it on the front, which passes it on to the API (or fails it). */
 const VERIFY_PATH = /^\/v1\/gates\/[^/]+\/verify$/;
 
-function withVerifyThrough(body: string, frontUrl: string): string {
+/** The 402's body with its verify_url on the front (`frontUrl`), or without one. */
+function withVerifyThrough(body: string, frontUrl: string | undefined): string {
   const offer = JSON.parse(body) as { verify_url?: string };
-  if (typeof offer.verify_url === 'string') offer.verify_url = frontUrl + new URL(offer.verify_url).pathname;
+  if (typeof offer.verify_url === 'string')
+    offer.verify_url = frontUrl === undefined ? undefined : frontUrl + new URL(offer.verify_url).pathname;
   return JSON.stringify(offer);
 }
 
@@ -785,27 +791,39 @@ describe.each([
   );
 });
 
-it('a front answering the payment sent again 402, after forging the gate’s token: the gate’s verify_url gives the token of that payment, and the page is read with it, paid once', async () => {
-  const sent = new Set<string>();
-  // The gate's token forged on the way (the next fetch meets a 402); a payment seen before is refused.
-  const front = await startFront((header) => {
-    if (sent.has(header)) return 'refuse402';
-    sent.add(header);
-    return 'forwardForgingToken';
-  });
-  try {
-    front.hide('batch-settlement');
-    const { agent, events } = await voucherAgent();
-    const url = `${front.url}/articles/refused-again`;
-    expect(await fetchPage(agent, url)).toEqual(served('refused-again'));
-    expect(await fetchPage(agent, url)).toEqual(served('refused-again'));
-    expect(await paymentsFor('/articles/refused-again')).toEqual([['authorization', null]]);
-    expect(events.map((event) => event.url)).toEqual([url]);
-    expect(agent.spent()).toMatchObject({ micros: PRICE, payments: 1 });
-  } finally {
-    await front.close();
-  }
-}, 60_000);
+it.each([
+  ['an exact payment', 'exact', true],
+  ['a voucher', 'batch-settlement', true],
+  ['an exact payment, its 402s stripped of their verify_url', 'exact', false],
+  ['a voucher, its 402s stripped of their verify_url', 'batch-settlement', false],
+] as const)(
+  'a front forging the gate’s token on %s, then answering the payment sent again 402: never paid twice',
+  async (_, scheme, shown) => {
+    const sent = new Set<string>();
+    // The gate's token forged on the way (the next fetch meets a 402); a payment seen before is refused.
+    const front = await startFront((header) => {
+      if (sent.has(header)) return 'refuse402';
+      sent.add(header);
+      return 'forwardForgingToken';
+    });
+    try {
+      if (scheme === 'exact') front.hide('batch-settlement');
+      if (!shown) front.dropVerifyUrl();
+      const { agent, events } = await voucherAgent();
+      const name = `refused-again-${scheme}-${shown}`;
+      const url = `${front.url}/articles/${name}`;
+      expect(await fetchPage(agent, url)).toEqual(served(name));
+      // With its verify_url, the gate's API gives the token of that payment; without, the fetch fails rather than pay again.
+      expect(await fetchPage(agent, url)).toEqual(shown ? served(name) : { reason: 'payment_unconfirmed' });
+      expect(await fetchPage(agent, url)).toEqual(shown ? served(name) : { reason: 'payment_unconfirmed' });
+      expect(await paymentsFor(`/articles/${name}`)).toHaveLength(1);
+      expect(events.map((event) => event.url)).toEqual([url]);
+    } finally {
+      await front.close();
+    }
+  },
+  60_000,
+);
 
 it('concurrent fetches of a page whose token the gate refuses share one resend of its payment, paying nothing more', async () => {
   // The first paid answer's token forged on the way; the payment sent again passes honestly.

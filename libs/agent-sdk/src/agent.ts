@@ -66,7 +66,7 @@ import {
   PriceTooHighError,
   UnsupportedPaymentError,
 } from './errors';
-import { exactOffers, readOffers, type Offer } from './offers';
+import { exactOffers, paidGateRef, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
 import { firstHop, follow, type Followed, type Hop } from './redirects';
@@ -389,7 +389,7 @@ export function createAgent(options: AgentOptions): Agent {
    * site's token-less payment has no token to be refused, and is paid anew each request as before.
    */
   const keepReceipt = (paidAt: PaidAt, header: [string, string], amount: bigint, token: string | undefined) => {
-    if (paidAt.verifyUrl === undefined && token === undefined) return;
+    if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
     receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, amount, until: receiptUntil(token) });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
@@ -730,14 +730,16 @@ export function createAgent(options: AgentOptions): Agent {
       return { response, token: boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
-    const { verifyUrl } = receipt.paidAt;
-    // A plain x402 site may sell each request anew; a Crawlgate gate answers its own payment, paid
-    // once, so a 402 to it (a front's own, say) is asked of its verify_url, never taken for a new sale.
-    if (answer.status === 402) {
-      if (verifyUrl === undefined) {
-        receipts.forget(page);
-        return undefined;
-      }
+    const { offer } = receipt.paidAt;
+    const verifyUrl = receipt.paidAt.verifyUrl ?? offer.verifyUrl;
+    // A plain x402 site may sell each request anew; a Crawlgate gate (its payment names it, which a
+    // front cannot change without the gate refusing it) answers its own payment, paid once: a 402 to
+    // it (a front's own, say) is asked of its verify_url, never taken for a new sale.
+    if (answer.status === 402 && paidGateRef(offer, verifyUrl) === undefined) {
+      receipts.forget(page);
+      return undefined;
+    }
+    if (answer.status === 402 && verifyUrl !== undefined) {
       const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
       const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
       if (read?.confirmed) return { response: read.response, token };

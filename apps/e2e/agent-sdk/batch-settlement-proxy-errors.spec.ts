@@ -72,6 +72,8 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
   let verifyStandIn: ((gateRef: string | undefined) => unknown) | undefined;
   /** Whether the gate's 402s reach the agent with their verify_url (on the front), or without. */
   let verifyUrlShown = true;
+  /** Whether the gate's 402s reach the agent with their x402 v2 offers (PAYMENT-REQUIRED), or v1's only. */
+  let v2Shown = true;
   /** How the front maps a request's path onto the site's (an honest proxy stripping a prefix, say). */
   let sitePath = (path: string) => path;
   /** Every access token the front saw go by (in a page's answer or a verify_url's), by the path it names. */
@@ -98,7 +100,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
       if (upstream.ok) keepToken((JSON.parse(text) as { access_token?: unknown }).access_token);
       return void response.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
     }
-    const header = request.headers['payment-signature'];
+    const header = request.headers['payment-signature'] ?? request.headers['x-payment'];
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
     if (action === 'refuse200')
       return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
@@ -145,6 +147,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     headers.delete('content-length');
     headers.delete('content-encoding');
     if (upstream.status === 402 && hidden.size > 0) body = withoutHiddenOffers(headers, body, hidden);
+    if (upstream.status === 402 && !v2Shown) headers.delete('payment-required');
     if (upstream.status === 402) body = withVerifyThrough(body, verifyUrlShown ? frontUrl : undefined);
     if (upstream.status !== 402) tamperWithToken(headers, action);
     response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
@@ -165,6 +168,8 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     standInForVerify: (body: ((gateRef: string | undefined) => unknown) | undefined) => void (verifyStandIn = body),
     /** From now on the gate's 402s reach the agent without their verify_url. */
     dropVerifyUrl: () => void (verifyUrlShown = false),
+    /** From now on the gate's 402s reach the agent with x402 v1's offers only, which name no gate. */
+    dropV2: () => void (v2Shown = false),
     /** From now on the front passes requests on to the site at `map(path)`. */
     mapPaths: (map: (path: string) => string) => void (sitePath = map),
     /** The access token the front saw for `path` (the site's, as its API or gate issued it). */
@@ -790,6 +795,30 @@ describe.each([
     60_000,
   );
 });
+
+it('a front forging the gate’s token on an x402 v1 payment, its 402s stripped of v2 and of their verify_url, then answering the payment sent again 402: never paid twice', async () => {
+  const sent = new Set<string>();
+  const front = await startFront((header) => {
+    if (sent.has(header)) return 'refuse402';
+    sent.add(header);
+    return 'forwardForgingToken';
+  });
+  try {
+    front.hide('batch-settlement');
+    front.dropV2();
+    front.dropVerifyUrl();
+    const { agent, events } = await voucherAgent();
+    const url = `${front.url}/articles/v1-forged`;
+    expect(await fetchPage(agent, url)).toEqual(served('v1-forged'));
+    // A Crawlgate token came with it: the page was a gate's, whose refusal of its own payment is no new sale.
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+    expect(await paymentsFor('/articles/v1-forged')).toHaveLength(1);
+    expect(events.map((event) => event.url)).toEqual([url]);
+  } finally {
+    await front.close();
+  }
+}, 60_000);
 
 it.each([
   ['an exact payment', 'exact', true],

@@ -711,10 +711,10 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * The page read with the payment that bought it before sent again (its receipt), the token it
    * bought refused or never come: the gate answers its own payment for the page it paid, never
-   * charging twice. Undefined when there is none, or a plain x402 site refuses it (402: the page is
-   * paid anew, as a site selling each request asks); a Crawlgate gate's 402 is asked of its
-   * verify_url, whose token for that payment reads the page; fails while nothing shows it bought
-   * the page, rather than pay twice, until the receipt ends. Nothing is counted or reported again.
+   * charging twice. Undefined when there is none (a plain x402 site's token-less payment keeps none:
+   * paid anew, as a site selling each request asks); a 402 to it is asked of its gate's verify_url,
+   * whose token for that payment reads the page; fails while nothing shows it bought the page,
+   * rather than pay twice, until the receipt ends. Nothing is counted or reported again.
    */
   async function resendReceipt(
     url: string,
@@ -730,15 +730,11 @@ export function createAgent(options: AgentOptions): Agent {
       return { response, token: boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
-    const { offer } = receipt.paidAt;
-    const verifyUrl = receipt.paidAt.verifyUrl ?? offer.verifyUrl;
-    // A plain x402 site may sell each request anew; a Crawlgate gate (its payment names it, which a
-    // front cannot change without the gate refusing it) answers its own payment, paid once: a 402 to
-    // it (a front's own, say) is asked of its verify_url, never taken for a new sale.
-    if (answer.status === 402 && paidGateRef(offer, verifyUrl) === undefined) {
-      receipts.forget(page);
-      return undefined;
-    }
+    const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
+    // A receipt is a Crawlgate gate's (its payment named the gate, or a Crawlgate token came of it;
+    // a plain x402 site's token-less payments keep none and are paid anew): the gate answers its own
+    // payment, paid once, so a 402 to it (a front's own, say) is asked of its verify_url, never taken
+    // for a new sale, and without one the fetch fails rather than pay twice.
     if (answer.status === 402 && verifyUrl !== undefined) {
       const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
       const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;

@@ -695,42 +695,34 @@ it('a verify_url standing in with a token naming the page that the gate refuses,
   }
 }, 60_000);
 
-it("an unproven transfer whose proof, posted again, is answered with another page's token: it stays unproven, and no second transfer is sent", async () => {
-  const front = await startFront(() => 'forward');
-  try {
-    front.hide('batch-settlement');
-    const { agent } = await voucherAgent({ payMode: 'transfer' });
-    const url = (name: string) => `${front.url}/articles/p3-${name}`;
-    expect(await fetchPage(agent, url('b'))).toEqual(served('p3-b'));
-    front.failVerify(true);
-    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'verify_500' });
-    front.failVerify(false);
-    front.standInForVerify(() => ({ access_token: front.tokenOf('/articles/p3-b') }));
-    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'transfer_unproven' });
-    front.standInForVerify(undefined);
-    expect(await fetchPage(agent, url('a'))).toEqual(served('p3-a'));
-    expect(await paymentsFor('/articles/p3-a')).toEqual([['transfer', null]]);
-  } finally {
-    await front.close();
-  }
-}, 60_000);
-
-it("a transfer whose first proof is answered with another page's token: it stays unproven, and its proof is posted again", async () => {
-  const front = await startFront(() => 'forward');
-  try {
-    front.hide('batch-settlement');
-    const { agent } = await voucherAgent({ payMode: 'transfer' });
-    const url = (name: string) => `${front.url}/articles/p3first-${name}`;
-    expect(await fetchPage(agent, url('b'))).toEqual(served('p3first-b'));
-    front.standInForVerify(() => ({ access_token: front.tokenOf('/articles/p3first-b') }));
-    expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'transfer_unproven' });
-    front.standInForVerify(undefined);
-    expect(await fetchPage(agent, url('a'))).toEqual(served('p3first-a'));
-    expect(await paymentsFor('/articles/p3first-a')).toEqual([['transfer', null]]);
-  } finally {
-    await front.close();
-  }
-}, 60_000);
+it.each([
+  ['an unproven transfer whose proof, posted again,', 'p3', true],
+  ['a transfer whose first proof', 'p3first', false],
+] as const)(
+  "%s is answered with another page's token: it stays unproven, and no second transfer is sent",
+  async (_, name, firstProofFails) => {
+    const front = await startFront(() => 'forward');
+    try {
+      front.hide('batch-settlement');
+      const { agent } = await voucherAgent({ payMode: 'transfer' });
+      const url = (page: string) => `${front.url}/articles/${name}-${page}`;
+      expect(await fetchPage(agent, url('b'))).toEqual(served(`${name}-b`));
+      if (firstProofFails) {
+        front.failVerify(true);
+        expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'verify_500' });
+        front.failVerify(false);
+      }
+      front.standInForVerify(() => ({ access_token: front.tokenOf(`/articles/${name}-b`) }));
+      expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'transfer_unproven' });
+      front.standInForVerify(undefined);
+      expect(await fetchPage(agent, url('a'))).toEqual(served(`${name}-a`));
+      expect(await paymentsFor(`/articles/${name}-a`)).toEqual([['transfer', null]]);
+    } finally {
+      await front.close();
+    }
+  },
+  60_000,
+);
 
 it('a transfer whose proof is answered with a token naming the page that the gate refuses: it stays unproven, and no second transfer is sent', async () => {
   const front = await startFront(() => 'forward');

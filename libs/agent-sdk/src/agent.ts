@@ -28,6 +28,7 @@ import {
   isAgentPaymentPage,
   isAgentProfile,
   refusalOf,
+  settlementIn,
   settlementOf,
   verifyAnswerOf,
   type Settlement,
@@ -384,13 +385,13 @@ export function createAgent(options: AgentOptions): Agent {
   /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
   const receipts = new Receipts();
   /**
-   * Remembers a payment (its header, `amount` micro-USD) taken as bought for its page, with the token
-   * it bought, if any. Only a gate's (a verify_url named) or one that bought a token: a plain x402
-   * site's token-less payment has no token to be refused, and is paid anew each request as before.
+   * Remembers a payment (its header) taken as bought for its page, with the token it bought, if any.
+   * Only a gate's (its payment names it) or one that bought a token: a plain x402 site's token-less
+   * payment has no token to be refused, and is paid anew each request as before.
    */
-  const keepReceipt = (paidAt: PaidAt, header: [string, string], amount: bigint, token: string | undefined) => {
+  const keepReceipt = (paidAt: PaidAt, header: [string, string], token: string | undefined) => {
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
-    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, amount, until: receiptUntil(token) });
+    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, until: receiptUntil(token) });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -641,9 +642,10 @@ export function createAgent(options: AgentOptions): Agent {
       // The answer was lost (a dropped connection, a reset): the gate may have settled the payment.
       return readWithItsToken(error);
     }
-    const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
+    const settlement = settlementIn(answer);
+    const paidAt = { url, offer, verifyUrl: doubt.verifyUrl };
     // A token for another page says nothing of this payment (a front can hand on one it kept).
-    let token = boughtToken(answer.headers.get(TOKEN_HEADER), { url, offer, verifyUrl: doubt.verifyUrl });
+    let token = boughtToken(answer.headers.get(TOKEN_HEADER), paidAt);
     // Said to be settling, the payment is on its way to the chain: a refusal, limit or redirect
     // answering it since (a rate limiter, a v1 payment sent again to a fresh gate) does not say it
     // failed. Only the gate's API can; until it does, the page stays in doubt and is not paid again.
@@ -687,24 +689,21 @@ export function createAgent(options: AgentOptions): Agent {
       // payment or maybe before: with the token the payment bought (sent with the failure, or asked
       // of the gate's API, which settles it at most once), the page is read again instead of paid
       // again. Without one, nothing says it was paid or refused: not reported, and still in doubt.
-      token ??= doubt.verifyUrl
-        ? await tokenOfPayment({ url, offer, verifyUrl: doubt.verifyUrl }, doubt.verifyUrl, value)
-        : undefined;
+      token ??= doubt.verifyUrl ? await tokenOfPayment(paidAt, doubt.verifyUrl, value) : undefined;
       if (!token) {
         reportUnconfirmed(url, offer, 'unknown');
         return { response, token, answered: false };
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
-      const read = await readWithToken({ url, offer, verifyUrl: doubt.verifyUrl }, token, [name, value], retry);
-      if (read.confirmed) keepReceipt({ url, offer, verifyUrl: doubt.verifyUrl }, [name, value], offer.amount, token);
+      const read = await readWithToken(paidAt, token, [name, value], retry);
+      if (read.confirmed) keepReceipt(paidAt, [name, value], token);
       return { response: read.response, token, answered: read.confirmed };
     }
     // Settled, but its token did not come (a front dropped it): asked of the gate's verify_url, which
     // answers a payment it settled with its token, so the next fetch of the page has one.
-    const paidAt = { url, offer, verifyUrl: doubt.verifyUrl };
     if (!token && doubt.verifyUrl) token = await tokenOfPayment(paidAt, doubt.verifyUrl, value).catch(() => undefined);
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    keepReceipt(paidAt, [name, value], offer.amount, token);
+    keepReceipt(paidAt, [name, value], token);
     return { response, token, answered: true };
   }
 
@@ -766,8 +765,8 @@ export function createAgent(options: AgentOptions): Agent {
       ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
-    const token =
-      asked && boughtTokenOf({ url, offer: earlier.offer, verifyUrl: earlier.verifyUrl }, asked.status, body);
+    const paidAt = { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl };
+    const token = asked && boughtTokenOf(paidAt, asked.status, body);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
@@ -791,21 +790,13 @@ export function createAgent(options: AgentOptions): Agent {
       );
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
-    const { response, confirmed } = await readWithToken(
-      { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl },
-      token,
-      earlier.header,
-      retry,
-    );
-    // Forgotten once its page is read: a read that fails, or shows nothing of the payment, leaves it for the next fetch.
-    if (confirmed) unconfirmed.forget(page);
-    if (confirmed)
-      keepReceipt(
-        { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl },
-        earlier.header,
-        earlier.offer.amount,
-        token,
-      );
+    const { response, confirmed } = await readWithToken(paidAt, token, earlier.header, retry);
+    // Forgotten once its page is read, and kept as its receipt: a read that fails, or shows nothing of
+    // the payment, leaves it for the next fetch.
+    if (confirmed) {
+      unconfirmed.forget(page);
+      keepReceipt(paidAt, earlier.header, token);
+    }
     return { response, token };
   }
 
@@ -862,7 +853,7 @@ export function createAgent(options: AgentOptions): Agent {
     report(url, offer, null, 'authorization');
     const read = await readWithToken({ url, offer, verifyUrl }, token, payment, retry);
     // Taken as bought once its token opened the page or the payment sent again was answered settled.
-    if (read.confirmed) keepReceipt({ url, offer, verifyUrl }, payment, offer.amount, token);
+    if (read.confirmed) keepReceipt({ url, offer, verifyUrl }, payment, token);
     return { ...read, token };
   }
 
@@ -1135,7 +1126,7 @@ export function createAgent(options: AgentOptions): Agent {
     token?: string,
   ) {
     lostVouchers.forget(pageKey);
-    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], offer.amount, token);
+    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], token);
   }
 
   /**
@@ -1787,8 +1778,7 @@ function boughtTokenOf(paidAt: PaidAt, status: number, body: unknown): string | 
 
 /** Whether an answer to a payment shows what it bought: settled, or a token of its gate (or page). */
 function boughtWithAnswer(answer: Response, paidAt: PaidAt): boolean {
-  const settlement = settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
-  return settlement?.success === true || tokenBoughtAt(answer.headers.get(TOKEN_HEADER), paidAt);
+  return settlementIn(answer)?.success === true || tokenBoughtAt(answer.headers.get(TOKEN_HEADER), paidAt);
 }
 
 /** A body as JSON, or undefined when it is not JSON or too large: a refusal's body is read for its reason only. */

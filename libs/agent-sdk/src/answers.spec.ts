@@ -13,6 +13,7 @@ import {
   isAgentProfile,
   MAX_SITE_TEXT,
   refusalOf,
+  settlementIn,
   settlementOf,
   verifyAnswerOf,
 } from './answers';
@@ -40,6 +41,18 @@ const PAYMENT: AgentPayment = {
   network: 'local',
   paid_at: '2026-11-23T10:00:00.000Z',
 };
+
+describe('settlementIn', () => {
+  it('reads an answer’s X-PAYMENT-RESPONSE, else its PAYMENT-RESPONSE', () => {
+    const header = (success: boolean) => encodeBase64Json({ success });
+    const answer = (headers: Record<string, string>) => new Response(null, { headers });
+    expect(settlementIn(answer({ 'payment-response': header(true) }))).toEqual({ success: true });
+    expect(settlementIn(answer({ 'x-payment-response': header(false), 'payment-response': header(true) }))).toEqual({
+      success: false,
+    });
+    expect(settlementIn(answer({}))).toBeUndefined();
+  });
+});
 
 describe('settlementOf', () => {
   it('reads the fields the agent acts on from a settlement header', () => {

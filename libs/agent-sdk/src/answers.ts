@@ -34,6 +34,10 @@ export function siteText(text: string): string {
 /** The part of x402's settlement header (SettleResponse) the agent acts on. */
 export type Settlement = Partial<Pick<SettleResponse, 'success' | 'errorReason' | 'transaction'>>;
 
+/** An answer's settlement to a payment: its X-PAYMENT-RESPONSE (v1), else its PAYMENT-RESPONSE (v2). */
+export const settlementIn = (answer: Response): Settlement | undefined =>
+  settlementOf(answer.headers.get('x-payment-response') ?? answer.headers.get('payment-response'));
+
 /** A PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header; undefined when absent or not base64 JSON of an object. */
 export function settlementOf(header: string | null): Settlement | undefined {
   const body = untrusted<SettleResponse>(decodeBase64Json(header ?? ''));

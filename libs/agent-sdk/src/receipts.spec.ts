@@ -8,7 +8,6 @@ const receipt = (until: number): Receipt => ({
   header: ['PAYMENT-SIGNATURE', 'header'],
   // What was paid is the agent's to read; receipts only keep it.
   paidAt: { url: 'https://site.example/page', offer: { amount: 10_000n } as Offer },
-  amount: 10_000n,
   until,
 });
 

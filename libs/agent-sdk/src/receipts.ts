@@ -14,8 +14,6 @@ export interface Receipt {
   header: [name: string, value: string];
   /** Where it went: the answers to it are read for its gate's settlement or token. */
   paidAt: PaidAt;
-  /** What it paid, in micro-USD: sent again only within the fetch's price limit. */
-  amount: bigint;
   /** Epoch milliseconds: when the token it bought expires (or would have); past it, the page is paid anew. */
   until: number;
 }

@@ -13,6 +13,7 @@ import {
   peekAccessTokenPayload,
   readGate,
 } from '@crawlgate/core';
+import { increaseTime } from '@crawlgate/devchain';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
@@ -861,6 +862,39 @@ it('concurrent fetches of a page whose token the gate refuses share one resend o
     expect(await paymentsFor('/articles/shared-resend')).toEqual([['authorization', null]]);
     expect(events.map((event) => event.url)).toEqual([url]);
   } finally {
+    await front.close();
+  }
+}, 60_000);
+
+// Last in this file: it moves the clock (Date.now, and the chain's, which the file's own chain reverts at its end).
+it('a payment whose answer was lost, its token asked for 20 minutes later: the page is paid anew once that token expires, 30 minutes after the payment, not refused until 30 minutes after the asking', async () => {
+  const front = await startLosingFront(0);
+  const realNow = Date.now.bind(Date);
+  let ahead = 0;
+  const moveClock = async (seconds: number) => {
+    ahead += seconds * 1000;
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
+    await increaseTime(site.app.chain.rpcUrl, seconds);
+  };
+  try {
+    front.hide('batch-settlement');
+    front.failVerify(true);
+    const { agent } = await voucherAgent();
+    const url = `${front.url}/articles/asked-late`;
+    expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
+    front.recover();
+    front.failVerify(false);
+    await moveClock(20 * 60);
+    expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
+    expect(await paymentsFor('/articles/asked-late')).toEqual([['authorization', null]]);
+    await moveClock(10 * 60 + 10);
+    expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
+    expect(await paymentsFor('/articles/asked-late')).toEqual([
+      ['authorization', null],
+      ['authorization', null],
+    ]);
+  } finally {
+    jest.restoreAllMocks();
     await front.close();
   }
 }, 60_000);

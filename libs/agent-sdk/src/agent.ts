@@ -389,9 +389,9 @@ export function createAgent(options: AgentOptions): Agent {
    * Only a gate's (its payment names it) or one that bought a token: a plain x402 site's token-less
    * payment has no token to be refused, and is paid anew each request as before.
    */
-  const keepReceipt = (paidAt: PaidAt, header: [string, string], token: string | undefined) => {
+  const keepReceipt = (paidAt: PaidAt, header: [string, string], token: string | undefined, sentAt: number) => {
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
-    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, until: receiptUntil(token) });
+    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, sentAt, until: receiptUntil(token, sentAt) });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -577,7 +577,13 @@ export function createAgent(options: AgentOptions): Agent {
     // The token it bought lives that long after its settlement (the API's; a site issuing longer ones
     // gets a page paid again past it): worth asking for until then.
     const until = offer.verifyUrl ? settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000 : settledBy + HELD_PAGE_MARGIN_MS;
-    const doubt: UnconfirmedAuthorization = { offer, verifyUrl: offer.verifyUrl, header: [name, value], until };
+    const doubt: UnconfirmedAuthorization = {
+      offer,
+      verifyUrl: offer.verifyUrl,
+      header: [name, value],
+      sentAt: Date.now(),
+      until,
+    };
     unconfirmed.keep(page, doubt);
     // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
     // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
@@ -609,7 +615,7 @@ export function createAgent(options: AgentOptions): Agent {
     let pending = false;
     // The page read with the token the gate's API answers for this payment; `failure` when it has none.
     const readWithItsToken = async (failure: unknown) => {
-      const read = await readWithTokenOfPayment(url, offer, doubt.verifyUrl, [name, value], retry, failure);
+      const read = await readWithTokenOfPayment(url, doubt, retry, failure);
       return { response: read.response, token: read.token, answered: read.confirmed };
     };
     try {
@@ -696,14 +702,14 @@ export function createAgent(options: AgentOptions): Agent {
       }
       report(url, offer, settlement?.transaction ?? null, 'authorization');
       const read = await readWithToken(paidAt, token, [name, value], retry);
-      if (read.confirmed) keepReceipt(paidAt, [name, value], token);
+      if (read.confirmed) keepReceipt(paidAt, [name, value], token, doubt.sentAt);
       return { response: read.response, token, answered: read.confirmed };
     }
     // Settled, but its token did not come (a front dropped it): asked of the gate's verify_url, which
     // answers a payment it settled with its token, so the next fetch of the page has one.
     if (!token && doubt.verifyUrl) token = await tokenOfPayment(paidAt, doubt.verifyUrl, value).catch(() => undefined);
     report(url, offer, settlement?.transaction ?? null, 'authorization');
-    keepReceipt(paidAt, [name, value], token);
+    keepReceipt(paidAt, [name, value], token, doubt.sentAt);
     return { response, token, answered: true };
   }
 
@@ -725,8 +731,14 @@ export function createAgent(options: AgentOptions): Agent {
     if (!receipt) return undefined;
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
+    // A token of its gate, come with the answer, says when the page is to be paid anew (a receipt
+    // kept with none lasts the longest a token can).
+    const renewed = (token: string | undefined) => {
+      if (token) receipts.keep(page, { ...receipt, until: receiptUntil(token, receipt.sentAt) });
+      return token;
+    };
     if (answer.status !== 402 && (answer.ok || boughtWithAnswer(answer, receipt.paidAt)))
-      return { response, token: boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt) };
+      return { response, token: renewed(boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt)) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
     const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
@@ -737,14 +749,14 @@ export function createAgent(options: AgentOptions): Agent {
     if (answer.status === 402 && verifyUrl !== undefined) {
       const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
       const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
-      if (read?.confirmed) return { response: read.response, token };
+      if (read?.confirmed) return { response: read.response, token: renewed(token) };
       await read?.response.body?.cancel().catch(() => undefined);
     }
     spent(); // the fetches waiting on this page fail with it, rather than each send it in turn
     throw new PaymentFailedError(
       url,
       'payment_unconfirmed',
-      `the payment that bought the page before, sent again (its token refused or never come), was answered ${answer.status}; retry later rather than pay twice`,
+      `the payment that bought the page before, sent again (its token refused or never come), was answered ${answer.status}; retry later rather than pay twice (the page is not paid again before ${new Date(receipt.until).toISOString()})`,
     );
   }
 
@@ -795,7 +807,7 @@ export function createAgent(options: AgentOptions): Agent {
     // the payment, leaves it for the next fetch.
     if (confirmed) {
       unconfirmed.forget(page);
-      keepReceipt(paidAt, earlier.header, token);
+      keepReceipt(paidAt, earlier.header, token, earlier.sentAt);
     }
     return { response, token };
   }
@@ -842,18 +854,16 @@ export function createAgent(options: AgentOptions): Agent {
    */
   async function readWithTokenOfPayment(
     url: string,
-    offer: Offer,
-    verifyUrl: string | undefined,
-    payment: [name: string, value: string],
+    { offer, verifyUrl, header, sentAt }: UnconfirmedAuthorization,
     retry: Retry,
     failure: unknown,
   ): Promise<{ response: Response; token: string; confirmed: boolean }> {
-    const token = verifyUrl ? await tokenOfPayment({ url, offer, verifyUrl }, verifyUrl, payment[1]) : undefined;
+    const token = verifyUrl ? await tokenOfPayment({ url, offer, verifyUrl }, verifyUrl, header[1]) : undefined;
     if (!token) throw failure;
     report(url, offer, null, 'authorization');
-    const read = await readWithToken({ url, offer, verifyUrl }, token, payment, retry);
+    const read = await readWithToken({ url, offer, verifyUrl }, token, header, retry);
     // Taken as bought once its token opened the page or the payment sent again was answered settled.
-    if (read.confirmed) keepReceipt({ url, offer, verifyUrl }, payment, token);
+    if (read.confirmed) keepReceipt({ url, offer, verifyUrl }, header, token, sentAt);
     return { ...read, token };
   }
 
@@ -1122,11 +1132,11 @@ export function createAgent(options: AgentOptions): Agent {
   function voucherBought(
     url: string,
     pageKey: string,
-    { header, offer }: Pick<LostVoucher, 'header' | 'offer'>,
+    { header, offer, sentAt }: Pick<LostVoucher, 'header' | 'offer' | 'sentAt'>,
     token?: string,
   ) {
     lostVouchers.forget(pageKey);
-    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], token);
+    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], token, sentAt);
   }
 
   /**
@@ -1244,6 +1254,7 @@ export function createAgent(options: AgentOptions): Agent {
         let response!: Response;
         let paidAnswer: Response;
         let answered = false;
+        const sentAt = Date.now();
         try {
           // Judged by the answer to the voucher itself, a redirect included: what the voucher bought.
           paidAnswer = await resendWhileUnconfirmed(async () => {
@@ -1262,7 +1273,7 @@ export function createAgent(options: AgentOptions): Agent {
             throw error;
           }
           await deposit?.settle('spent'); // no answer: the deposit may have been made
-          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current, sentAt));
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -1274,10 +1285,10 @@ export function createAgent(options: AgentOptions): Agent {
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
           if (boughtWith(response, token, { url, offer: current }))
-            voucherBought(url, pageKey, { header, offer: current }, token);
+            voucherBought(url, pageKey, { header, offer: current, sentAt }, token);
           else
             lostVouchers.keep(pageKey, {
-              ...lostVoucher(key, channel.channelId, total, header, current),
+              ...lostVoucher(key, channel.channelId, total, header, current, sentAt),
               claimedCharged: true,
             });
           return { response, token };
@@ -1292,8 +1303,8 @@ export function createAgent(options: AgentOptions): Agent {
           // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
           const final = !awaitsResend(paidAnswer);
           if (final && tokenBoughtAt(token, { url, offer: current }))
-            voucherBought(url, pageKey, { header, offer: current }, token);
-          else lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current));
+            voucherBought(url, pageKey, { header, offer: current, sentAt }, token);
+          else lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current, sentAt));
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
@@ -1787,10 +1798,17 @@ const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MA
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A voucher sent for a page whose answer was lost, remembered while its gate may take it again (gateHoldUntil). */
-function lostVoucher(channelKey: string, channelId: Hex, total: bigint, header: string, offer: Offer): LostVoucher {
+function lostVoucher(
+  channelKey: string,
+  channelId: Hex,
+  total: bigint,
+  header: string,
+  offer: Offer,
+  sentAt: number,
+): LostVoucher {
   const gateId = offer.v2?.accepted.extra?.gate_id;
   const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
-  return { channelKey, channelId, total, header, offer, until };
+  return { channelKey, channelId, total, header, offer, sentAt, until };
 }
 
 /** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */

@@ -33,6 +33,8 @@ export interface UnconfirmedAuthorization {
   /** The offer's verify_url: the gate's API answers for the payment there. None: a plain x402 site, which nothing can be asked of. */
   verifyUrl?: string;
   header: [name: string, value: string];
+  /** Epoch milliseconds: when it was first sent (Receipt.sentAt). */
+  sentAt: number;
   /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
   until: number;
 }
@@ -83,6 +85,8 @@ export interface LostVoucher {
   total: bigint;
   /** The PAYMENT-SIGNATURE sent. */
   header: string;
+  /** Epoch milliseconds: when it was first sent (Receipt.sentAt). */
+  sentAt: number;
   /** The offer it paid (reported with onPayment once the gate says it was charged). */
   offer: Offer;
   /** Epoch milliseconds: when it is let go (gateHoldUntil: past its gate's expiry, within bounds). */

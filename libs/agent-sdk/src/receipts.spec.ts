@@ -1,4 +1,9 @@
-import { ACCESS_TOKEN_TTL_SECONDS, MAX_ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '@crawlgate/core';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
+  MIN_ACCESS_TOKEN_TTL_SECONDS,
+  signAccessToken,
+} from '@crawlgate/core';
 import type { Offer } from './offers';
 import { receiptUntil, Receipts, type Receipt } from './receipts';
 
@@ -8,6 +13,7 @@ const receipt = (until: number): Receipt => ({
   header: ['PAYMENT-SIGNATURE', 'header'],
   // What was paid is the agent's to read; receipts only keep it.
   paidAt: { url: 'https://site.example/page', offer: { amount: 10_000n } as Offer },
+  sentAt: NOW_MS,
   until,
 });
 
@@ -15,19 +21,30 @@ const token = (exp: number) =>
   signAccessToken({ gate_id: 'g', site_id: 's', url: '/page', kid: 'k', iat: NOW_MS / 1000, exp }, 'secret');
 
 describe('receiptUntil', () => {
-  it("is the token's expiry, within the longest an access token lives", () => {
+  it("is the token's expiry, within the longest an access token lives from the payment's send", () => {
     expect(receiptUntil(token(NOW_MS / 1000 + 3600), NOW_MS)).toBe(NOW_MS + 3_600_000);
     expect(receiptUntil(token(NOW_MS / 1000 + 10 * MAX_ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
       NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
     );
   });
 
-  it('is never shorter than a token’s default life: an expiry a front forged cannot end it sooner', () => {
-    expect(receiptUntil(token(NOW_MS / 1000), NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
-    expect(receiptUntil(token(NOW_MS / 1000 + 60), NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
+  it('is never shorter than the shortest token the API issues: an expiry a front forged ends it no sooner', () => {
+    expect(receiptUntil(token(NOW_MS / 1000), NOW_MS)).toBe(NOW_MS + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000);
+    expect(receiptUntil(token(NOW_MS / 1000 - 3600), NOW_MS)).toBe(NOW_MS + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000);
   });
 
-  it('is the longest an access token lives when no readable token came', () => {
+  it("is a short-lived token's own expiry: a gate issuing 2-minute tokens sells the page anew after 2 minutes", () => {
+    expect(receiptUntil(token(NOW_MS / 1000 + 120), NOW_MS)).toBe(NOW_MS + 120_000);
+  });
+
+  it('counts from when the payment was sent, not from when its token came: one asked for 20 minutes later ends with it', () => {
+    const sentAt = NOW_MS - 20 * 60_000;
+    const exp = sentAt / 1000 + ACCESS_TOKEN_TTL_SECONDS;
+    expect(receiptUntil(token(exp), sentAt)).toBe(exp * 1000);
+    expect(receiptUntil(token(exp), sentAt)).toBe(NOW_MS + 10 * 60_000);
+  });
+
+  it('is the longest an access token lives from the send when no readable token came', () => {
     expect(receiptUntil(undefined, NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
     expect(receiptUntil('not a token', NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
   });
@@ -40,13 +57,6 @@ describe('Receipts', () => {
     expect(receipts.get('a', NOW_MS + 999)).toEqual(receipt(NOW_MS + 1000));
     expect(receipts.get('a', NOW_MS + 1000)).toBeUndefined();
     expect(receipts.get('a', NOW_MS)).toBeUndefined(); // dropped
-  });
-
-  it('forgets a page’s receipt when told', () => {
-    const receipts = new Receipts();
-    receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);
-    receipts.forget('a');
-    expect(receipts.get('a', NOW_MS)).toBeUndefined();
   });
 
   it('keeps no more than its bound, dropping the expired first, then the oldest', () => {

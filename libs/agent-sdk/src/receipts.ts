@@ -5,7 +5,7 @@
  * a voucher for its gate is answered as it was), where a new payment would pay the page twice.
  */
 
-import { ACCESS_TOKEN_TTL_SECONDS, MAX_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
 import type { PaidAt } from './token-cache';
 
 /** A payment taken as bought for a page. */
@@ -14,6 +14,8 @@ export interface Receipt {
   header: [name: string, value: string];
   /** Where it went: the answers to it are read for its gate's settlement or token. */
   paidAt: PaidAt;
+  /** Epoch milliseconds: when the payment was first sent; no token it bought was issued before. */
+  sentAt: number;
   /** Epoch milliseconds: when the token it bought expires (or would have); past it, the page is paid anew. */
   until: number;
 }
@@ -22,16 +24,20 @@ export interface Receipt {
 export const MAX_RECEIPTS = 10_000;
 
 /**
- * When a receipt for a payment that bought `token` (if any came) ends: the token's expiry, within
- * MAX_ACCESS_TOKEN_TTL_SECONDS, and never before a token's default life (ACCESS_TOKEN_TTL_SECONDS):
- * the agent cannot check the token's signature, and a front forging a near expiry would otherwise
- * end the receipt, and have the page paid anew, at once.
+ * When a receipt for a payment first sent at `sentAt` (epoch milliseconds) that bought `token` (if
+ * any came) ends: the token's expiry, within the shortest and the longest life the API gives a
+ * token (MIN_ and MAX_ACCESS_TOKEN_TTL_SECONDS) from that send. Counted from the send, not from when
+ * the token came (a lost answer's token asked for 20 minutes later expires 30 minutes after the
+ * payment, and the page is paid anew then, not refused until 30 minutes after the asking). The
+ * agent cannot check the token's signature: a front forging a near expiry ends the receipt no sooner
+ * than a gate issuing the shortest tokens would. With no readable token, the longest: a resend that
+ * brings one shortens it.
  */
-export function receiptUntil(token: string | undefined, now = Date.now()): number {
-  const longest = now + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+export function receiptUntil(token: string | undefined, sentAt: number): number {
+  const longest = sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
   const exp = token ? peekAccessTokenPayload(token)?.exp : undefined;
   if (exp === undefined) return longest;
-  return Math.min(Math.max(exp * 1000, now + ACCESS_TOKEN_TTL_SECONDS * 1000), longest);
+  return Math.min(Math.max(exp * 1000, sentAt + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000), longest);
 }
 
 /** Receipts by page (TokenCache.key), in memory, bounded. */
@@ -52,10 +58,6 @@ export class Receipts {
     if (!receipt || now < receipt.until) return receipt;
     this.byPage.delete(page);
     return undefined;
-  }
-
-  forget(page: string): void {
-    this.byPage.delete(page);
   }
 
   /** Drops the expired receipts, then the oldest until one more fits. */

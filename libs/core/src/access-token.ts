@@ -19,6 +19,11 @@ import { isPlainRoute, readRoute } from './route';
 
 /** Default lifetime of an access token (spec: 30 minutes after issuance). */
 export const ACCESS_TOKEN_TTL_SECONDS = 30 * 60;
+/**
+ * The shortest lifetime the API issues a token for (its ACCESS_TOKEN_TTL_SECONDS): an agent takes a
+ * payment as having bought at least this long, whatever expiry a token it cannot check names.
+ */
+export const MIN_ACCESS_TOKEN_TTL_SECONDS = 60;
 /** The longest lifetime the API issues a token for (its ACCESS_TOKEN_TTL_SECONDS); an agent keeps none longer. */
 export const MAX_ACCESS_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 /** Longer strings are malformed before any decoding or MAC work is spent on them. */

@@ -1,3 +1,4 @@
+import { ACCESS_TOKEN_TTL_SECONDS, MIN_ACCESS_TOKEN_TTL_SECONDS } from '@crawlgate/core';
 import { ConfigError, loadConfig, loggableUrl } from './config';
 
 describe('loadConfig', () => {
@@ -52,6 +53,14 @@ describe('loadConfig', () => {
     });
     // 0: this instance claims nothing (another does).
     expect(loadConfig({ CLAIM_INTERVAL_MS: '0' }).chain.batchSettlement.claimIntervalMs).toBe(0);
+  });
+
+  it('issues access tokens for a minute at the least: an agent takes a payment as bought for at least that long', () => {
+    expect(loadConfig({}).accessTokenTtlSeconds).toBe(ACCESS_TOKEN_TTL_SECONDS);
+    expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '60' }).accessTokenTtlSeconds).toBe(MIN_ACCESS_TOKEN_TTL_SECONDS);
+    expect(() => loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '59' })).toThrow(
+      'ACCESS_TOKEN_TTL_SECONDS must be an integer from 60 to 604800, got "59"',
+    );
   });
 
   it('still names RPC_URL first when it is missing too', () => {

@@ -1,0 +1,79 @@
+/*
+ * An API issuing short-lived access tokens (ACCESS_TOKEN_TTL_SECONDS of a minute): once a page's
+ * token has expired, the agent pays the page anew, as the gate asks, rather than send again the
+ * payment that bought the expired one, which the gate can only answer with that token. The real
+ * gated site (Express), API and local chain; the clock moved forward for the agent, gate and API.
+ */
+
+import { MIN_ACCESS_TOKEN_TTL_SECONDS } from '@crawlgate/core';
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
+import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+
+const TTL_SECONDS = MIN_ACCESS_TOKEN_TTL_SECONDS;
+
+let gated: GatedSite;
+let server: Server;
+let siteUrl: string;
+
+beforeAll(async () => {
+  gated = await startGatedSite({ app: { isolateChain: true, config: { accessTokenTtlSeconds: TTL_SECONDS } } });
+  const app = express();
+  app.use(crawlgateExpress(gated.options()));
+  app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  siteUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await gated.close();
+}, 60_000);
+
+afterEach(() => jest.restoreAllMocks());
+
+/** Moves Date.now (the agent's, the gate's and the API's: one process) `seconds` forward from here on. */
+function moveClock(seconds: number): void {
+  const now = Date.now.bind(Date);
+  const ahead = (jest.isMockFunction(Date.now) ? Date.now() - now() : 0) + seconds * 1000;
+  jest.restoreAllMocks();
+  jest.spyOn(Date, 'now').mockImplementation(() => now() + ahead);
+}
+
+async function fetchPage(agent: ReturnType<typeof createAgent>, url: string) {
+  try {
+    const response = await agent.fetch(url, { headers: { 'user-agent': GPTBOT } });
+    return { status: response.status, body: await response.text() };
+  } catch (error) {
+    if (error instanceof PaymentFailedError) return { reason: error.reason, message: error.message };
+    throw error;
+  }
+}
+
+it('a page read again after its one-minute token expired is paid anew, not refused for half an hour', async () => {
+  const wallet = newWallet();
+  await fundUsdc(gated.app, wallet.address, '1');
+  const agent = createAgent({
+    account: wallet,
+    maxPriceUsd: '0.05',
+    budgetUsd: '1',
+    networks: [{ network: 'local', asset: gated.app.chain.usdc }],
+    rpcUrl: gated.app.chain.rpcUrl,
+    pollingIntervalMs: 20,
+  });
+  const url = `${siteUrl}/articles/short-lived`;
+  const served = { status: 200, body: 'content of /articles/short-lived' };
+  expect(await fetchPage(agent, url)).toEqual(served);
+  moveClock(TTL_SECONDS / 2);
+  expect(await fetchPage(agent, url)).toEqual(served); // its token still opens it
+  moveClock(TTL_SECONDS / 2 + 5);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  const payments = await gated.app.database.prisma.payment.findMany({ where: { url: '/articles/short-lived' } });
+  expect(payments.map((payment) => payment.method)).toEqual(['authorization', 'authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 20_000n, payments: 2 });
+}, 60_000);

@@ -39,7 +39,7 @@ afterAll(() => close?.());
  * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
  * or that 200, or 502 with the gate's settlement header kept (its page and token dropped), or pass
  * on the gate's answer with its token dropped or replaced by an unsigned forgery naming the page's
- * gate and path (its settlement header kept, or dropped too).
+ * gate and path (its settlement header kept, or dropped too; or living a week).
  */
 type FrontAction =
   | 'forward'
@@ -56,7 +56,8 @@ type FrontAction =
   | 'forwardThen200WithSettlement'
   | 'forwardStrippingToken'
   | 'forwardForgingToken'
-  | 'forwardForgingTokenWithoutSettlement';
+  | 'forwardForgingTokenWithoutSettlement'
+  | 'forwardForgingLongLivedToken';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -183,6 +184,11 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
 function tamperWithToken(headers: Headers, action: FrontAction): void {
   const token = headers.get('x-crawlgate-token');
   if (action === 'forwardStrippingToken') headers.delete('x-crawlgate-token');
+  if (action === 'forwardForgingLongLivedToken' && token) {
+    const payload = peekAccessTokenPayload(token)!;
+    const weekLong = { ...payload, exp: payload.iat + 7 * 24 * 3600 };
+    headers.set('x-crawlgate-token', `${base64urlEncodeUtf8(JSON.stringify(weekLong))}.${'A'.repeat(43)}`);
+  }
   if (action !== 'forwardForgingToken' && action !== 'forwardForgingTokenWithoutSettlement') return;
   if (token) headers.set('x-crawlgate-token', unsignedForgeryOf(token));
   if (action === 'forwardForgingTokenWithoutSettlement') headers.delete('payment-response');
@@ -866,35 +872,90 @@ it('concurrent fetches of a page whose token the gate refuses share one resend o
   }
 }, 60_000);
 
-// Last in this file: it moves the clock (Date.now, and the chain's, which the file's own chain reverts at its end).
-it('a payment whose answer was lost, its token asked for 20 minutes later: the page is paid anew once that token expires, 30 minutes after the payment, not refused until 30 minutes after the asking', async () => {
-  const front = await startLosingFront(0);
-  const realNow = Date.now.bind(Date);
+// Last in this file: these move the clock forward (Date.now for the agent, gate and API, and the
+// chain's, which goes back only when the file's own chain is reverted at its end).
+describe('receipts as the clock moves on', () => {
   let ahead = 0;
+  const realNow = Date.now.bind(Date);
+  beforeEach(() => jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead));
+  afterEach(() => jest.restoreAllMocks());
   const moveClock = async (seconds: number) => {
     ahead += seconds * 1000;
-    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
     await increaseTime(site.app.chain.rpcUrl, seconds);
   };
-  try {
-    front.hide('batch-settlement');
-    front.failVerify(true);
-    const { agent } = await voucherAgent();
-    const url = `${front.url}/articles/asked-late`;
-    expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
-    front.recover();
-    front.failVerify(false);
-    await moveClock(20 * 60);
-    expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
-    expect(await paymentsFor('/articles/asked-late')).toEqual([['authorization', null]]);
-    await moveClock(10 * 60 + 10);
-    expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
-    expect(await paymentsFor('/articles/asked-late')).toEqual([
-      ['authorization', null],
-      ['authorization', null],
-    ]);
-  } finally {
-    jest.restoreAllMocks();
-    await front.close();
-  }
-}, 60_000);
+  const authorizations = (n: number) => Array.from({ length: n }, () => ['authorization', null]);
+
+  it('a payment whose answer was lost, its token asked for 20 minutes later: the page is paid anew once that token expires, 30 minutes after the payment, not refused until 30 minutes after the asking', async () => {
+    const front = await startLosingFront(0);
+    try {
+      front.hide('batch-settlement');
+      front.failVerify(true);
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/asked-late`;
+      expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
+      front.recover();
+      front.failVerify(false);
+      await moveClock(20 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
+      expect(await paymentsFor('/articles/asked-late')).toEqual(authorizations(1));
+      await moveClock(10 * 60 + 10);
+      expect(await fetchPage(agent, url)).toEqual(served('asked-late'));
+      expect(await paymentsFor('/articles/asked-late')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('a settled answer whose token a front stripped while verify_url failed: the page is paid anew 30 minutes on, not refused for a week', async () => {
+    const front = await startFront((_header, index) => (index === 0 ? 'forwardStrippingToken' : 'forward'));
+    try {
+      front.hide('batch-settlement');
+      front.failVerify(true);
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/stripped-once`;
+      expect(await fetchPage(agent, url)).toEqual(served('stripped-once'));
+      front.failVerify(false);
+      await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('stripped-once'));
+      expect(await paymentsFor('/articles/stripped-once')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('a front answering the payment sent again with a forged week-long token: the page is still paid anew once the real one expired', async () => {
+    const front = await startFront((_header, index) =>
+      index === 0 ? 'forwardForgingToken' : index === 1 ? 'forwardForgingLongLivedToken' : 'forward',
+    );
+    try {
+      front.hide('batch-settlement');
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/week-long`;
+      expect(await fetchPage(agent, url)).toEqual(served('week-long'));
+      expect(await fetchPage(agent, url)).toEqual(served('week-long')); // the payment sent again
+      expect(front.paid[1]).toBe(front.paid[0]);
+      await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('week-long'));
+      expect(await paymentsFor('/articles/week-long')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('x402 v1 payments (the 402s stripped of their v2 offers): a page read again after its token expired is paid anew, not refused for a week', async () => {
+    const front = await startFront(() => 'forward');
+    try {
+      front.hide('batch-settlement');
+      front.dropV2();
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/v1-expired`;
+      expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
+      expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
+      await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
+      expect(await paymentsFor('/articles/v1-expired')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+});

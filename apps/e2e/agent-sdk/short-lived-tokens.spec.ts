@@ -55,17 +55,26 @@ async function fetchPage(agent: ReturnType<typeof createAgent>, url: string) {
   }
 }
 
-it('a page read again after its one-minute token expired is paid anew, not refused for half an hour', async () => {
+/** An agent paying from a wallet of its own, through `fetch` (the global one by default). */
+async function payingAgent(fetch?: typeof globalThis.fetch) {
   const wallet = newWallet();
   await fundUsdc(gated.app, wallet.address, '1');
-  const agent = createAgent({
+  return createAgent({
     account: wallet,
     maxPriceUsd: '0.05',
     budgetUsd: '1',
     networks: [{ network: 'local', asset: gated.app.chain.usdc }],
     rpcUrl: gated.app.chain.rpcUrl,
     pollingIntervalMs: 20,
+    fetch,
   });
+}
+
+const paymentsFor = async (path: string) =>
+  (await gated.app.database.prisma.payment.findMany({ where: { url: path } })).map((payment) => payment.method);
+
+it('a page read again after its one-minute token expired is paid anew, not refused for half an hour', async () => {
+  const agent = await payingAgent();
   const url = `${siteUrl}/articles/short-lived`;
   const served = { status: 200, body: 'content of /articles/short-lived' };
   expect(await fetchPage(agent, url)).toEqual(served);
@@ -73,7 +82,28 @@ it('a page read again after its one-minute token expired is paid anew, not refus
   expect(await fetchPage(agent, url)).toEqual(served); // its token still opens it
   moveClock(TTL_SECONDS / 2 + 5);
   expect(await fetchPage(agent, url)).toEqual(served);
-  const payments = await gated.app.database.prisma.payment.findMany({ where: { url: '/articles/short-lived' } });
-  expect(payments.map((payment) => payment.method)).toEqual(['authorization', 'authorization']);
+  expect(await paymentsFor('/articles/short-lived')).toEqual(['authorization', 'authorization']);
   expect(agent.spent()).toMatchObject({ micros: 20_000n, payments: 2 });
+}, 60_000);
+
+it('a payment whose answer was lost while verify_url was unreachable, the page read again after its token expired: paid anew, not refused', async () => {
+  // The paid request reaches the gate, which settles it, and its answer is lost; the posts to verify_url fail.
+  let losing = true;
+  const lossy: typeof fetch = async (input, init) => {
+    const paid = new Headers(init?.headers).has('payment-signature');
+    if (losing && init?.method === 'POST') throw new TypeError('fetch failed');
+    if (losing && paid) {
+      await (await fetch(input, init)).text();
+      throw new TypeError('fetch failed');
+    }
+    return fetch(input, init);
+  };
+  const agent = await payingAgent(lossy);
+  const url = `${siteUrl}/articles/lost-then-expired`;
+  await expect(fetchPage(agent, url)).rejects.toThrow('fetch failed');
+  expect(await paymentsFor('/articles/lost-then-expired')).toEqual(['authorization']);
+  losing = false;
+  moveClock(2 * TTL_SECONDS);
+  expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-then-expired' });
+  expect(await paymentsFor('/articles/lost-then-expired')).toEqual(['authorization', 'authorization']);
 }, 60_000);

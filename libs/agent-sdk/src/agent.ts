@@ -731,10 +731,11 @@ export function createAgent(options: AgentOptions): Agent {
     if (!receipt) return undefined;
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
-    // A token of its gate, come with the answer, says when the page is to be paid anew (a receipt
-    // kept with none lasts the longest a token can).
+    // A token of its gate, come with the answer, may end the receipt sooner (one kept with none
+    // lasts a token's default life), never later: a front's forgery cannot keep the page from being paid anew.
     const renewed = (token: string | undefined) => {
-      if (token) receipts.keep(page, { ...receipt, until: receiptUntil(token, receipt.sentAt) });
+      if (token)
+        receipts.keep(page, { ...receipt, until: Math.min(receipt.until, receiptUntil(token, receipt.sentAt)) });
       return token;
     };
     if (answer.status !== 402 && (answer.ok || boughtWithAnswer(answer, receipt.paidAt)))
@@ -763,8 +764,8 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * What an authorization sent for this page before bought, its outcome never learned: the page, read
    * with the token the gate's API answers for it (it settles a payment at most once); undefined once
-   * the API refuses it (the page is paid anew). Fails while the API cannot say (unreachable, still
-   * settling): a second payment could pay the page twice.
+   * the chain shows it never used, or the token it bought has expired (the page is paid anew). Fails
+   * while the API cannot say (unreachable, still settling): a second payment could pay the page twice.
    */
   async function boughtEarlier(
     url: string,
@@ -779,6 +780,13 @@ export function createAgent(options: AgentOptions): Agent {
     const body = asked ? await jsonOf(asked) : undefined;
     const paidAt = { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl };
     const token = asked && boughtTokenOf(paidAt, asked.status, body);
+    // Settled, and what it bought is over (a gate issuing short tokens, asked after they expired):
+    // the page is paid anew, as the gate asks.
+    if (token && !(Date.now() < receiptUntil(token, earlier.sentAt))) {
+      unconfirmed.forget(page);
+      if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
+      return undefined;
+    }
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {

@@ -21,32 +21,41 @@ const token = (exp: number) =>
   signAccessToken({ gate_id: 'g', site_id: 's', url: '/page', kid: 'k', iat: NOW_MS / 1000, exp }, 'secret');
 
 describe('receiptUntil', () => {
-  it("is the token's expiry, within the longest an access token lives from the payment's send", () => {
+  const tokenFor = (iat: number, exp: number) =>
+    signAccessToken({ gate_id: 'g', site_id: 's', url: '/page', kid: 'k', iat, exp }, 'secret');
+
+  it('is as long after the send as the token lives, within the longest an access token lives', () => {
     expect(receiptUntil(token(NOW_MS / 1000 + 3600), NOW_MS)).toBe(NOW_MS + 3_600_000);
     expect(receiptUntil(token(NOW_MS / 1000 + 10 * MAX_ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
       NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
     );
   });
 
-  it('is never shorter than the shortest token the API issues: an expiry a front forged ends it no sooner', () => {
+  it('is never shorter than the shortest token the API issues: a life a front forged ends it no sooner', () => {
     expect(receiptUntil(token(NOW_MS / 1000), NOW_MS)).toBe(NOW_MS + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000);
     expect(receiptUntil(token(NOW_MS / 1000 - 3600), NOW_MS)).toBe(NOW_MS + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000);
   });
 
-  it("is a short-lived token's own expiry: a gate issuing 2-minute tokens sells the page anew after 2 minutes", () => {
+  it("is a short-lived token's own life: a gate issuing 2-minute tokens sells the page anew after 2 minutes", () => {
     expect(receiptUntil(token(NOW_MS / 1000 + 120), NOW_MS)).toBe(NOW_MS + 120_000);
   });
 
   it('counts from when the payment was sent, not from when its token came: one asked for 20 minutes later ends with it', () => {
     const sentAt = NOW_MS - 20 * 60_000;
-    const exp = sentAt / 1000 + ACCESS_TOKEN_TTL_SECONDS;
-    expect(receiptUntil(token(exp), sentAt)).toBe(exp * 1000);
-    expect(receiptUntil(token(exp), sentAt)).toBe(NOW_MS + 10 * 60_000);
+    const iat = sentAt / 1000;
+    expect(receiptUntil(tokenFor(iat, iat + ACCESS_TOKEN_TTL_SECONDS), sentAt)).toBe(NOW_MS + 10 * 60_000);
   });
 
-  it('is the longest an access token lives from the send when no readable token came', () => {
-    expect(receiptUntil(undefined, NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
-    expect(receiptUntil('not a token', NOW_MS)).toBe(NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
+  it("is counted on the agent's clock: a token from an API whose clock is 5 minutes ahead lives as long", () => {
+    const iat = NOW_MS / 1000 + 300;
+    expect(receiptUntil(tokenFor(iat, iat + ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
+      NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000,
+    );
+  });
+
+  it("is a token's default life from the send when no readable token came", () => {
+    expect(receiptUntil(undefined, NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
+    expect(receiptUntil('not a token', NOW_MS)).toBe(NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000);
   });
 });
 

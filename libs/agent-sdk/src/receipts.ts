@@ -5,7 +5,12 @@
  * a voucher for its gate is answered as it was), where a new payment would pay the page twice.
  */
 
-import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_ACCESS_TOKEN_TTL_SECONDS, peekAccessTokenPayload } from '@crawlgate/core';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
+  MIN_ACCESS_TOKEN_TTL_SECONDS,
+  peekAccessTokenPayload,
+} from '@crawlgate/core';
 import type { PaidAt } from './token-cache';
 
 /** A payment taken as bought for a page. */
@@ -24,20 +29,20 @@ export interface Receipt {
 export const MAX_RECEIPTS = 10_000;
 
 /**
- * When a receipt for a payment first sent at `sentAt` (epoch milliseconds) that bought `token` (if
- * any came) ends: the token's expiry, within the shortest and the longest life the API gives a
- * token (MIN_ and MAX_ACCESS_TOKEN_TTL_SECONDS) from that send. Counted from the send, not from when
- * the token came (a lost answer's token asked for 20 minutes later expires 30 minutes after the
- * payment, and the page is paid anew then, not refused until 30 minutes after the asking). The
- * agent cannot check the token's signature: a front forging a near expiry ends the receipt no sooner
- * than a gate issuing the shortest tokens would. With no readable token, the longest: a resend that
- * brings one shortens it.
+ * When a receipt for a payment first sent at `sentAt` (epoch milliseconds, the agent's clock) that
+ * bought `token` (if any came) ends: as long after the send as the token lives (its exp - iat),
+ * within the shortest and the longest life the API gives a token (MIN_ and MAX_ACCESS_TOKEN_TTL_SECONDS).
+ * Counted from the send on the agent's own clock, not from when the token came (a lost answer's
+ * token asked for 20 minutes later ends 30 minutes after the payment) nor at the token's exp (an
+ * agent's clock behind the API's would send the payment again to a gate whose token expired). The
+ * agent cannot check the token's signature: a front forging a short life ends the receipt no sooner
+ * than a gate issuing the shortest tokens would. With no readable token, a token's default life
+ * (ACCESS_TOKEN_TTL_SECONDS): the page is paid anew no later than an ordinary token would ask.
  */
 export function receiptUntil(token: string | undefined, sentAt: number): number {
-  const longest = sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
-  const exp = token ? peekAccessTokenPayload(token)?.exp : undefined;
-  if (exp === undefined) return longest;
-  return Math.min(Math.max(exp * 1000, sentAt + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000), longest);
+  const payload = token ? peekAccessTokenPayload(token) : null;
+  const life = payload ? payload.exp - payload.iat : ACCESS_TOKEN_TTL_SECONDS;
+  return sentAt + Math.min(Math.max(life, MIN_ACCESS_TOKEN_TTL_SECONDS), MAX_ACCESS_TOKEN_TTL_SECONDS) * 1000;
 }
 
 /** Receipts by page (TokenCache.key), in memory, bounded. */

@@ -3,6 +3,7 @@
  * token has expired, the agent pays the page anew, as the gate asks, rather than send again the
  * payment that bought the expired one, which the gate can only answer with that token. The real
  * gated site (Express), API and local chain; the clock moved forward for the agent, gate and API.
+ * The site's pay.json says how long its tokens last.
  */
 
 import { MIN_ACCESS_TOKEN_TTL_SECONDS } from '@crawlgate/core';
@@ -107,3 +108,9 @@ it('a payment whose answer was lost while verify_url was unreachable, the page r
   expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-then-expired' });
   expect(await paymentsFor('/articles/lost-then-expired')).toEqual(['authorization', 'authorization']);
 }, 60_000);
+
+it("the site's /.well-known/pay.json says how long its tokens last, as its API issues them", async () => {
+  const answer = await fetch(`${siteUrl}/.well-known/pay.json`);
+  expect(answer.status).toBe(200);
+  expect(((await answer.json()) as { gate: { token_ttl_seconds: number } }).gate.token_ttl_seconds).toBe(TTL_SECONDS);
+});

@@ -154,6 +154,8 @@ export interface SiteOffer {
   pay_to: string | null;
   /** How long a gate the middleware mints stays payable. */
   gate_ttl_seconds: number;
+  /** How long a paid access token opens its path (the API's ACCESS_TOKEN_TTL_SECONDS); absent from APIs that do not say. */
+  access_token_ttl_seconds?: number;
   /** How long the API waits for a settlement before answering "pending": the middleware's verify waits a little longer. */
   settlement_timeout_seconds: number;
   /** The longest URL a gate is opened for. */

@@ -186,6 +186,7 @@ describe('siteOfferOf', () => {
       siteOfferOf({ ...SITE, usable_secrets: [{ ...usable[0], secret: 'never passed on' }] })?.usable_secrets,
     ).toEqual([usable[0]]);
     expect(siteOfferOf({ ...SITE, usable_secrets: [] })).toMatchObject({ usable_secrets: [] });
+    expect(siteOfferOf({ ...SITE, access_token_ttl_seconds: 60 })).toMatchObject({ access_token_ttl_seconds: 60 });
   });
 
   it.each([
@@ -194,6 +195,8 @@ describe('siteOfferOf', () => {
     ['a chain id that is a string', { ...SITE, chain_id: '8453' }],
     ['a fractional gate lifetime', { ...SITE, gate_ttl_seconds: 1.5 }],
     ['a negative settlement timeout', { ...SITE, settlement_timeout_seconds: -1 }],
+    ['a token life that is a string', { ...SITE, access_token_ttl_seconds: '1800' }],
+    ['a fractional token life', { ...SITE, access_token_ttl_seconds: 0.5 }],
     ['rules that are not a list', { ...SITE, rules: {} }],
     ['a rule whose price is a number', { ...SITE, rules: [{ path: '/a', price_usd: 0 }] }],
     ['a pay_to that is a number', { ...SITE, pay_to: 1 }],

@@ -110,6 +110,7 @@ const SITE: FieldKinds<SiteOffer> = {
   asset_version: ['string'],
   pay_to: ['string', 'null'],
   gate_ttl_seconds: ['number'],
+  access_token_ttl_seconds: ['number', 'undefined'],
   settlement_timeout_seconds: ['number'],
   max_url_length: ['number'],
   api_base_url: ['string'],
@@ -213,6 +214,7 @@ export function siteOfferOf(body: unknown): SiteOffer | undefined {
     body.rules.every((rule: unknown) => hasFieldKinds(rule, RULE) && parsePriceUsd(rule.price_usd).ok) &&
     [body.pricing_version, body.chain_id, body.gate_ttl_seconds, body.settlement_timeout_seconds].every(isCount) &&
     isCount(body.max_url_length) &&
+    (body.access_token_ttl_seconds === undefined || isCount(body.access_token_ttl_seconds)) &&
     (body.batch_settlement === null ||
       body.batch_settlement === undefined ||
       (hasFieldKinds<BatchSettlementOffer>(body.batch_settlement, BATCH_OFFER) &&

@@ -82,6 +82,11 @@ describe('buildPayJson', () => {
     }
   });
 
+  it("states how long a paid token opens its path as the site's API issues them, the default for an API that does not say", () => {
+    expect(buildPayJson({ ...SITE, access_token_ttl_seconds: 60 }).gate.token_ttl_seconds).toBe(60);
+    expect(buildPayJson(SITE).gate.token_ttl_seconds).toBe(1800);
+  });
+
   it('keeps pay_to null for a site that cannot be paid yet', () => {
     expect(buildPayJson({ ...SITE, pay_to: null }).payment.pay_to).toBeNull();
   });

@@ -58,7 +58,7 @@ export function buildPayJson(site: SiteOffer): PayJson {
       how_to: HOW_TO,
       payment_headers: ['X-PAYMENT', 'PAYMENT-SIGNATURE'],
       token_headers: ['Authorization: Bearer', 'X-Crawlgate-Token'],
-      token_ttl_seconds: ACCESS_TOKEN_TTL_SECONDS,
+      token_ttl_seconds: site.access_token_ttl_seconds ?? ACCESS_TOKEN_TTL_SECONDS,
     },
     api: site.api_base_url.replace(/\/+$/, ''),
     free_paths: [...ALWAYS_FREE_PATHS],

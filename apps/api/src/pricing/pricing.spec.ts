@@ -288,6 +288,7 @@ describe('GET /v1/site (site token)', () => {
       asset_version: '2',
       pay_to: null,
       gate_ttl_seconds: app.config.gateTtlSeconds,
+      access_token_ttl_seconds: app.config.accessTokenTtlSeconds,
       settlement_timeout_seconds: Math.ceil(app.chain.settlementTimeoutMs / 1000),
       max_url_length: 2048,
       api_base_url: app.baseUrl,

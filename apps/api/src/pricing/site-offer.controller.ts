@@ -45,6 +45,8 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' })
   pay_to!: string | null;
   @ApiProperty({ type: 'integer', description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
+  @ApiProperty({ type: 'integer', description: 'How long a paid access token opens its path' })
+  access_token_ttl_seconds!: number;
   @ApiProperty({ type: 'integer', description: 'How long verify waits for a settlement before answering 202' })
   settlement_timeout_seconds!: number;
   @ApiProperty({ type: 'integer' }) max_url_length!: number;
@@ -114,6 +116,7 @@ export class SiteOfferController {
       asset_version: this.chain.usdcVersion,
       pay_to: site.publisher.payoutAddress,
       gate_ttl_seconds: this.config.gateTtlSeconds,
+      access_token_ttl_seconds: this.config.accessTokenTtlSeconds,
       settlement_timeout_seconds: Math.ceil(this.chain.settlementTimeoutMs / 1000),
       max_url_length: MAX_URL_LENGTH,
       api_base_url: requestBaseUrl(this.config, request),

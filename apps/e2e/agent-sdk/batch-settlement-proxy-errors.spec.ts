@@ -942,6 +942,21 @@ describe('receipts as the clock moves on', () => {
     }
   }, 60_000);
 
+  it('a front forging a week-long token on the paid answer only: once the real one expired, the page is paid anew, not refused for a week', async () => {
+    const front = await startFront((_header, index) => (index === 0 ? 'forwardForgingLongLivedToken' : 'forward'));
+    try {
+      front.hide('batch-settlement');
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/week-long-first`;
+      expect(await fetchPage(agent, url)).toEqual(served('week-long-first'));
+      await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('week-long-first'));
+      expect(await paymentsFor('/articles/week-long-first')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
   it('x402 v1 payments (the 402s stripped of their v2 offers): a page read again after its token expired is paid anew, not refused for a week', async () => {
     const front = await startFront(() => 'forward');
     try {

@@ -7,6 +7,7 @@
  */
 
 import { MIN_ACCESS_TOKEN_TTL_SECONDS } from '@crawlgate/core';
+import { devTestClient } from '@crawlgate/devchain';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { Server } from 'node:http';
@@ -22,7 +23,9 @@ let server: Server;
 let siteUrl: string;
 
 beforeAll(async () => {
-  gated = await startGatedSite({ app: { isolateChain: true, config: { accessTokenTtlSeconds: TTL_SECONDS } } });
+  // A settlement not mined in half a second is answered pending, and confirmed later by the reconciler.
+  const chain = { settlementTimeoutMs: 500, reconcileIntervalMs: 200 };
+  gated = await startGatedSite({ app: { isolateChain: true, config: { accessTokenTtlSeconds: TTL_SECONDS, chain } } });
   const app = express();
   app.use(crawlgateExpress(gated.options()));
   app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
@@ -107,6 +110,41 @@ it('a payment whose answer was lost while verify_url was unreachable, the page r
   moveClock(2 * TTL_SECONDS);
   expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-then-expired' });
   expect(await paymentsFor('/articles/lost-then-expired')).toEqual(['authorization', 'authorization']);
+}, 60_000);
+
+it('a payment whose answer was lost, settled 40 seconds late: read 70 seconds after it was sent with the token its late settlement bought, not paid again', async () => {
+  let losing = true;
+  const lossy: typeof fetch = async (input, init) => {
+    if (losing && init?.method === 'POST') throw new TypeError('fetch failed');
+    if (losing && new Headers(init?.headers).has('payment-signature')) {
+      await (await fetch(input, init)).text();
+      throw new TypeError('fetch failed');
+    }
+    return fetch(input, init);
+  };
+  const agent = await payingAgent(lossy);
+  const url = `${siteUrl}/articles/settled-late`;
+  const chain = devTestClient(gated.app.chain.rpcUrl);
+  const { prisma } = gated.app.database;
+  try {
+    await chain.setAutomine(false);
+    await expect(fetchPage(agent, url)).rejects.toThrow('fetch failed');
+    moveClock(40);
+    await chain.setAutomine(true);
+    await chain.mine({ blocks: 1 });
+    // The reconciler confirms it now: the token it issues lives a minute from here, 40 s after the payment was sent.
+    for (let waited = 0; waited < 100; waited++) {
+      const [payment] = await prisma.payment.findMany({ where: { url: '/articles/settled-late' } });
+      if (payment?.status === 'confirmed') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    losing = false;
+    moveClock(30);
+    expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/settled-late' });
+    expect(await paymentsFor('/articles/settled-late')).toEqual(['authorization']);
+  } finally {
+    await chain.setAutomine(true);
+  }
 }, 60_000);
 
 it("the site's /.well-known/pay.json says how long its tokens last, as its API issues them", async () => {

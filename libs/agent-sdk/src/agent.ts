@@ -745,13 +745,21 @@ export function createAgent(options: AgentOptions): Agent {
     const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
     // A receipt is a Crawlgate gate's (its payment named the gate, or a Crawlgate token came of it;
     // a plain x402 site's token-less payments keep none and are paid anew): the gate answers its own
-    // payment, paid once, so a 402 to it (a front's own, say) is asked of its verify_url, never taken
-    // for a new sale, and without one the fetch fails rather than pay twice.
-    if (answer.status === 402 && verifyUrl !== undefined) {
+    // payment, paid once, so a 402 or a failure (a front's own, or the gate's 503 once the token it
+    // bought expired) is asked of its verify_url, never taken for a new sale, and without one the
+    // fetch fails rather than pay twice.
+    if (verifyUrl !== undefined) {
       const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
       const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
       if (read?.confirmed) return { response: read.response, token: renewed(token) };
       await read?.response.body?.cancel().catch(() => undefined);
+      // The gate refuses the token its API answers for the payment, which has lived as long as it
+      // could since the payment was sent: what it bought is over (whatever life the token that came
+      // with the page claimed, a front's forgery maybe), and the page is paid anew.
+      if (token && !(Date.now() < receiptUntil(token, receipt.sentAt))) {
+        receipts.forget(page);
+        return undefined;
+      }
     }
     spent(); // the fetches waiting on this page fail with it, rather than each send it in turn
     throw new PaymentFailedError(
@@ -780,13 +788,6 @@ export function createAgent(options: AgentOptions): Agent {
     const body = asked ? await jsonOf(asked) : undefined;
     const paidAt = { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl };
     const token = asked && boughtTokenOf(paidAt, asked.status, body);
-    // Settled, and what it bought is over (a gate issuing short tokens, asked after they expired):
-    // the page is paid anew, as the gate asks.
-    if (token && !(Date.now() < receiptUntil(token, earlier.sentAt))) {
-      unconfirmed.forget(page);
-      if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
-      return undefined;
-    }
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
@@ -816,6 +817,13 @@ export function createAgent(options: AgentOptions): Agent {
     if (confirmed) {
       unconfirmed.forget(page);
       keepReceipt(paidAt, earlier.header, token, earlier.sentAt);
+    } else if (!(Date.now() < receiptUntil(token, earlier.sentAt))) {
+      // Its token opens the page no more, and has lived as long as it could since the payment was
+      // sent (a gate issuing short tokens, asked after they expired): the page is paid anew, as the
+      // gate asks. The gate judges first: a settlement confirmed late bought a token that lives on.
+      await response.body?.cancel().catch(() => undefined);
+      unconfirmed.forget(page);
+      return undefined;
     }
     return { response, token };
   }

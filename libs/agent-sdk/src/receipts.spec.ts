@@ -68,6 +68,13 @@ describe('Receipts', () => {
     expect(receipts.get('a', NOW_MS)).toBeUndefined(); // dropped
   });
 
+  it('forgets a page’s receipt when told', () => {
+    const receipts = new Receipts();
+    receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);
+    receipts.forget('a');
+    expect(receipts.get('a', NOW_MS)).toBeUndefined();
+  });
+
   it('keeps no more than its bound, dropping the expired first, then the oldest', () => {
     const receipts = new Receipts(2);
     receipts.keep('old', receipt(NOW_MS + 5000), NOW_MS);

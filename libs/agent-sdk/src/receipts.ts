@@ -65,6 +65,10 @@ export class Receipts {
     return undefined;
   }
 
+  forget(page: string): void {
+    this.byPage.delete(page);
+  }
+
   /** Drops the expired receipts, then the oldest until one more fits. */
   private makeRoom(now: number): void {
     for (const [page, receipt] of this.byPage) if (!(now < receipt.until)) this.byPage.delete(page);

@@ -39,14 +39,18 @@ afterAll(async () => {
   await gated.close();
 }, 60_000);
 
+/** How far Date.now (the agent's, the gate's and the API's: one process) runs ahead in this test. */
+let ahead = 0;
+const realNow = Date.now.bind(Date);
+beforeEach(() => {
+  ahead = 0;
+  jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
+});
 afterEach(() => jest.restoreAllMocks());
 
-/** Moves Date.now (the agent's, the gate's and the API's: one process) `seconds` forward from here on. */
+/** Moves the clock `seconds` forward from here on. */
 function moveClock(seconds: number): void {
-  const now = Date.now.bind(Date);
-  const ahead = (jest.isMockFunction(Date.now) ? Date.now() - now() : 0) + seconds * 1000;
-  jest.restoreAllMocks();
-  jest.spyOn(Date, 'now').mockImplementation(() => now() + ahead);
+  ahead += seconds * 1000;
 }
 
 async function fetchPage(agent: ReturnType<typeof createAgent>, url: string) {
@@ -112,9 +116,23 @@ it('a payment whose answer was lost while verify_url was unreachable, the page r
   expect(await paymentsFor('/articles/lost-then-expired')).toEqual(['authorization', 'authorization']);
 }, 60_000);
 
-it('a payment whose answer was lost, settled 40 seconds late: read 70 seconds after it was sent with the token its late settlement bought, not paid again', async () => {
+it('a payment whose answer was lost, settled 40 seconds late: read with the token its late settlement bought, never paid again while it lives, whatever a front answers', async () => {
   let losing = true;
+  let dropToken = false;
+  let refuseOnce = false;
   const lossy: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers);
+    // A front answering the token's read 402 and the payment sent again 502, once each.
+    if (refuseOnce && headers.has('x-crawlgate-token')) return new Response('{}', { status: 402 });
+    if (refuseOnce && headers.has('payment-signature')) {
+      refuseOnce = false;
+      return new Response('Bad Gateway', { status: 502 });
+    }
+    if (dropToken && headers.has('x-crawlgate-token')) {
+      dropToken = false;
+      headers.delete('x-crawlgate-token');
+      return fetch(input, { ...init, headers });
+    }
     if (losing && init?.method === 'POST') throw new TypeError('fetch failed');
     if (losing && new Headers(init?.headers).has('payment-signature')) {
       await (await fetch(input, init)).text();
@@ -139,8 +157,16 @@ it('a payment whose answer was lost, settled 40 seconds late: read 70 seconds af
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     losing = false;
-    moveClock(30);
+    moveClock(30); // 70 s after the send: past send + 60 s, but the token lives until 100 s
+    refuseOnce = true;
+    expect(await fetchPage(agent, url)).toEqual({ status: 502, body: 'Bad Gateway' }); // the front's answer, not a new payment
+    expect(refuseOnce).toBe(false);
     expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/settled-late' });
+    // The token lives until 100 s after the send: a front dropping it once has the payment sent again, not a new one.
+    moveClock(5);
+    dropToken = true;
+    expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/settled-late' });
+    expect(dropToken).toBe(false);
     expect(await paymentsFor('/articles/settled-late')).toEqual(['authorization']);
   } finally {
     await chain.setAutomine(true);

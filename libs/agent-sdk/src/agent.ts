@@ -753,9 +753,9 @@ export function createAgent(options: AgentOptions): Agent {
       const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
       if (read?.confirmed) return { response: read.response, token: renewed(token) };
       await read?.response.body?.cancel().catch(() => undefined);
-      // The gate refuses the token its API answers for the payment, which has lived as long as it
-      // could since the payment was sent: what it bought is over (whatever life the token that came
-      // with the page claimed, a front's forgery maybe), and the page is paid anew.
+      // The token its API answers for the payment is refused, and has expired (receiptUntil): what it
+      // bought is over (whatever life the token that came with the page claimed, a front's forgery
+      // maybe), and the page is paid anew. Unexpired, a refusal may be a front's: never paid twice.
       if (token && !(Date.now() < receiptUntil(token, receipt.sentAt))) {
         receipts.forget(page);
         return undefined;
@@ -818,9 +818,9 @@ export function createAgent(options: AgentOptions): Agent {
       unconfirmed.forget(page);
       keepReceipt(paidAt, earlier.header, token, earlier.sentAt);
     } else if (!(Date.now() < receiptUntil(token, earlier.sentAt))) {
-      // Its token opens the page no more, and has lived as long as it could since the payment was
-      // sent (a gate issuing short tokens, asked after they expired): the page is paid anew, as the
-      // gate asks. The gate judges first: a settlement confirmed late bought a token that lives on.
+      // Its token is refused and has expired (receiptUntil: a gate issuing short tokens, asked after
+      // they expired): the page is paid anew, as the gate asks. Unexpired (a settlement confirmed
+      // late bought a token that lives on), a refusal may be a front's: never paid twice.
       await response.body?.cancel().catch(() => undefined);
       unconfirmed.forget(page);
       return undefined;

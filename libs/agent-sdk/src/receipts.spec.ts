@@ -46,11 +46,16 @@ describe('receiptUntil', () => {
     expect(receiptUntil(tokenFor(iat, iat + ACCESS_TOKEN_TTL_SECONDS), sentAt)).toBe(NOW_MS + 10 * 60_000);
   });
 
-  it("is counted on the agent's clock: a token from an API whose clock is 5 minutes ahead lives as long", () => {
-    const iat = NOW_MS / 1000 + 300;
+  it("lasts as long as its token lives after the send on an agent clock ahead of the API's", () => {
+    const iat = NOW_MS / 1000 - 300;
     expect(receiptUntil(tokenFor(iat, iat + ACCESS_TOKEN_TTL_SECONDS), NOW_MS)).toBe(
       NOW_MS + ACCESS_TOKEN_TTL_SECONDS * 1000,
     );
+  });
+
+  it('lasts until its token expires when the token was issued after the send (a settlement confirmed late)', () => {
+    const iat = NOW_MS / 1000 + 40;
+    expect(receiptUntil(tokenFor(iat, iat + 60), NOW_MS)).toBe(NOW_MS + 100_000);
   });
 
   it("is a token's default life from the send when no readable token came", () => {

@@ -29,20 +29,26 @@ export interface Receipt {
 export const MAX_RECEIPTS = 10_000;
 
 /**
- * When a receipt for a payment first sent at `sentAt` (epoch milliseconds, the agent's clock) that
- * bought `token` (if any came) ends: as long after the send as the token lives (its exp - iat),
- * within the shortest and the longest life the API gives a token (MIN_ and MAX_ACCESS_TOKEN_TTL_SECONDS).
- * Counted from the send on the agent's own clock, not from when the token came (a lost answer's
- * token asked for 20 minutes later ends 30 minutes after the payment) nor at the token's exp (an
- * agent's clock behind the API's would send the payment again to a gate whose token expired). The
- * agent cannot check the token's signature: a front forging a short life ends the receipt no sooner
- * than a gate issuing the shortest tokens would. With no readable token, a token's default life
- * (ACCESS_TOKEN_TTL_SECONDS): the page is paid anew no later than an ordinary token would ask.
+ * When a receipt for a payment first sent at `sentAt` (epoch milliseconds) that bought `token` (if
+ * any came) ends: when the token expires (its exp), and no sooner than as long after the send as it
+ * lives (exp less iat: an agent clock ahead of the API's), within the shortest and the longest life
+ * the API gives a token from the send (MIN_ and MAX_ACCESS_TOKEN_TTL_SECONDS). Counted from the
+ * send, not from when the token came: a lost answer's token asked for 20 minutes later ends 30
+ * minutes after the payment. A token issued late (a settlement the API confirmed after its wait)
+ * lives on past send + life, and so does its receipt: ended sooner, a front dropping the token once
+ * would have the page paid again while it opens it. An agent clock behind the API's keeps a receipt
+ * that long past its token (the page refused for the skew, never paid twice). The agent cannot check
+ * the token's signature: a front forging a short life ends the receipt no sooner than a gate issuing
+ * the shortest tokens would. With no readable token, a token's default life (ACCESS_TOKEN_TTL_SECONDS).
  */
 export function receiptUntil(token: string | undefined, sentAt: number): number {
   const payload = token ? peekAccessTokenPayload(token) : null;
-  const life = payload ? payload.exp - payload.iat : ACCESS_TOKEN_TTL_SECONDS;
-  return sentAt + Math.min(Math.max(life, MIN_ACCESS_TOKEN_TTL_SECONDS), MAX_ACCESS_TOKEN_TTL_SECONDS) * 1000;
+  if (!payload) return sentAt + ACCESS_TOKEN_TTL_SECONDS * 1000;
+  const until = Math.max(payload.exp * 1000, sentAt + (payload.exp - payload.iat) * 1000);
+  return Math.min(
+    Math.max(until, sentAt + MIN_ACCESS_TOKEN_TTL_SECONDS * 1000),
+    sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
+  );
 }
 
 /** Receipts by page (TokenCache.key), in memory, bounded. */

@@ -39,7 +39,7 @@ afterAll(() => close?.());
  * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
  * or that 200, or 502 with the gate's settlement header kept (its page and token dropped), or pass
  * on the gate's answer with its token dropped or replaced by an unsigned forgery naming the page's
- * gate and path (its settlement header kept, or dropped too; or living a week).
+ * gate and path (its settlement header kept, or dropped too; or living a week, or expired as issued).
  */
 type FrontAction =
   | 'forward'
@@ -57,7 +57,8 @@ type FrontAction =
   | 'forwardStrippingToken'
   | 'forwardForgingToken'
   | 'forwardForgingTokenWithoutSettlement'
-  | 'forwardForgingLongLivedToken';
+  | 'forwardForgingLongLivedToken'
+  | 'forwardForgingExpiredToken';
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
@@ -184,10 +185,11 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
 function tamperWithToken(headers: Headers, action: FrontAction): void {
   const token = headers.get('x-crawlgate-token');
   if (action === 'forwardStrippingToken') headers.delete('x-crawlgate-token');
-  if (action === 'forwardForgingLongLivedToken' && token) {
+  if ((action === 'forwardForgingLongLivedToken' || action === 'forwardForgingExpiredToken') && token) {
     const payload = peekAccessTokenPayload(token)!;
-    const weekLong = { ...payload, exp: payload.iat + 7 * 24 * 3600 };
-    headers.set('x-crawlgate-token', `${base64urlEncodeUtf8(JSON.stringify(weekLong))}.${'A'.repeat(43)}`);
+    const life = action === 'forwardForgingExpiredToken' ? 0 : 7 * 24 * 3600;
+    const forged = { ...payload, exp: payload.iat + life };
+    headers.set('x-crawlgate-token', `${base64urlEncodeUtf8(JSON.stringify(forged))}.${'A'.repeat(43)}`);
   }
   if (action !== 'forwardForgingToken' && action !== 'forwardForgingTokenWithoutSettlement') return;
   if (token) headers.set('x-crawlgate-token', unsignedForgeryOf(token));
@@ -952,6 +954,22 @@ describe('receipts as the clock moves on', () => {
       await moveClock(31 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('week-long-first'));
       expect(await paymentsFor('/articles/week-long-first')).toEqual(authorizations(2));
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('a front forging an expired token on the paid answer: a minute on, the payment sent again reads the page, not a new one', async () => {
+    const front = await startFront((_header, index) => (index === 0 ? 'forwardForgingExpiredToken' : 'forward'));
+    try {
+      front.hide('batch-settlement');
+      const { agent } = await voucherAgent();
+      const url = `${front.url}/articles/expired-forgery`;
+      expect(await fetchPage(agent, url)).toEqual(served('expired-forgery'));
+      await moveClock(61);
+      expect(await fetchPage(agent, url)).toEqual(served('expired-forgery'));
+      expect(front.paid[1]).toBe(front.paid[0]); // that very payment, sent again
+      expect(await paymentsFor('/articles/expired-forgery')).toEqual(authorizations(1));
     } finally {
       await front.close();
     }

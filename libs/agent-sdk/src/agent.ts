@@ -729,6 +729,9 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string } | undefined> {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
+    // Past the life its token was read to have (which a front may have forged short), the gate still
+    // has its word: sent once more, and the page paid anew unless the gate takes it.
+    const over = !(Date.now() < receipt.until);
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
     // A token of its gate, come with the answer, may end the receipt sooner (one kept with none
@@ -742,6 +745,10 @@ export function createAgent(options: AgentOptions): Agent {
       return { response, token: renewed(boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt)) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
+    if (over) {
+      receipts.forget(page);
+      return undefined;
+    }
     const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
     // A receipt is a Crawlgate gate's (its payment named the gate, or a Crawlgate token came of it;
     // a plain x402 site's token-less payments keep none and are paid anew): the gate answers its own

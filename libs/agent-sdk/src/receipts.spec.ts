@@ -65,11 +65,13 @@ describe('receiptUntil', () => {
 });
 
 describe('Receipts', () => {
-  it('gives back a page’s receipt until it expires, then drops it', () => {
+  it('gives back a page’s receipt past its until (a life a front may have forged), until the longest a token lives from its send, then drops it', () => {
     const receipts = new Receipts();
+    const lastUse = NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
     receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);
-    expect(receipts.get('a', NOW_MS + 999)).toEqual(receipt(NOW_MS + 1000));
-    expect(receipts.get('a', NOW_MS + 1000)).toBeUndefined();
+    expect(receipts.get('a', NOW_MS + 1000)).toEqual(receipt(NOW_MS + 1000));
+    expect(receipts.get('a', lastUse - 1)).toEqual(receipt(NOW_MS + 1000));
+    expect(receipts.get('a', lastUse)).toBeUndefined();
     expect(receipts.get('a', NOW_MS)).toBeUndefined(); // dropped
   });
 

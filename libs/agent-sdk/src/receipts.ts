@@ -21,7 +21,11 @@ export interface Receipt {
   paidAt: PaidAt;
   /** Epoch milliseconds: when the payment was first sent; no token it bought was issued before. */
   sentAt: number;
-  /** Epoch milliseconds: when the token it bought expires (or would have); past it, the page is paid anew. */
+  /**
+   * Epoch milliseconds: when the token it bought expires (or would have). Past it, a resend the gate
+   * does not take has the page paid anew; the receipt is kept (and sent once more) until the longest
+   * a token lives from its send, since a front may have forged the life it was read from.
+   */
   until: number;
 }
 
@@ -51,6 +55,9 @@ export function receiptUntil(token: string | undefined, sentAt: number): number 
   );
 }
 
+/** The longest a token its payment bought could live: past it, a receipt is of no use. */
+const lastUse = (receipt: Receipt) => receipt.sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+
 /** Receipts by page (TokenCache.key), in memory, bounded. */
 export class Receipts {
   private readonly byPage = new Map<string, Receipt>();
@@ -63,10 +70,10 @@ export class Receipts {
     this.byPage.set(page, receipt);
   }
 
-  /** The page's receipt while its token would live; an expired one is dropped. */
+  /** The page's receipt, past its until too, while a token it bought could live; an older one is dropped. */
   get(page: string, now = Date.now()): Receipt | undefined {
     const receipt = this.byPage.get(page);
-    if (!receipt || now < receipt.until) return receipt;
+    if (!receipt || now < lastUse(receipt)) return receipt;
     this.byPage.delete(page);
     return undefined;
   }
@@ -75,7 +82,7 @@ export class Receipts {
     this.byPage.delete(page);
   }
 
-  /** Drops the expired receipts, then the oldest until one more fits. */
+  /** Drops the receipts past their until, then the oldest until one more fits. */
   private makeRoom(now: number): void {
     for (const [page, receipt] of this.byPage) if (!(now < receipt.until)) this.byPage.delete(page);
     for (const page of this.byPage.keys()) {

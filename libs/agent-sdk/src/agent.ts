@@ -729,8 +729,8 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string } | undefined> {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
-    // Past the life its token was read to have (which a front may have forged short), the gate still
-    // has its word: sent once more, and the page paid anew unless the gate takes it.
+    // Past the life its token was read to have (which a front may have forged short), the gate and
+    // its API still have their word: sent once more, and the page paid anew unless either says it lives.
     const over = !(Date.now() < receipt.until);
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
@@ -745,28 +745,28 @@ export function createAgent(options: AgentOptions): Agent {
       return { response, token: renewed(boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt)) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
-    if (over) {
-      receipts.forget(page);
-      return undefined;
-    }
     const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
     // A receipt is a Crawlgate gate's (its payment named the gate, or a Crawlgate token came of it;
     // a plain x402 site's token-less payments keep none and are paid anew): the gate answers its own
     // payment, paid once, so a 402 or a failure (a front's own, or the gate's 503 once the token it
     // bought expired) is asked of its verify_url, never taken for a new sale, and without one the
     // fetch fails rather than pay twice.
-    if (verifyUrl !== undefined) {
-      const token = await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
-      const read = token ? await readWithToken(receipt.paidAt, token, receipt.header, retry) : undefined;
-      if (read?.confirmed) return { response: read.response, token: renewed(token) };
-      await read?.response.body?.cancel().catch(() => undefined);
-      // The token its API answers for the payment is refused, and has expired (receiptUntil): what it
-      // bought is over (whatever life the token that came with the page claimed, a front's forgery
-      // maybe), and the page is paid anew. Unexpired, a refusal may be a front's: never paid twice.
-      if (token && !(Date.now() < receiptUntil(token, receipt.sentAt))) {
-        receipts.forget(page);
-        return undefined;
-      }
+    const token =
+      verifyUrl === undefined
+        ? undefined
+        : await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
+    if (token) {
+      const read = await readWithToken(receipt.paidAt, token, receipt.header, retry);
+      if (read.confirmed) return { response: read.response, token: renewed(token) };
+      await read.response.body?.cancel().catch(() => undefined);
+    }
+    // The token its API answers for the payment is refused, and has expired (receiptUntil), or none
+    // came past the receipt's end: what it bought is over (whatever life the token that came with the
+    // page claimed, a front's forgery maybe), and the page is paid anew. An unexpired token refused
+    // may be a front's doing: never paid twice.
+    if (token ? !(Date.now() < receiptUntil(token, receipt.sentAt)) : over) {
+      receipts.forget(page);
+      return undefined;
     }
     spent(); // the fetches waiting on this page fail with it, rather than each send it in turn
     throw new PaymentFailedError(

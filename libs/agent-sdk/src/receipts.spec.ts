@@ -82,15 +82,25 @@ describe('Receipts', () => {
     expect(receipts.get('a', NOW_MS)).toBeUndefined();
   });
 
-  it('keeps no more than its bound, dropping the expired first, then the oldest', () => {
+  it('keeps no more than its bound, dropping those past their last use first, then the oldest', () => {
     const receipts = new Receipts(2);
+    const week = MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+    receipts.keep('stale', { ...receipt(NOW_MS), sentAt: NOW_MS - week }, NOW_MS - 1);
     receipts.keep('old', receipt(NOW_MS + 5000), NOW_MS);
-    receipts.keep('expired', receipt(NOW_MS + 10), NOW_MS);
     receipts.keep('new', receipt(NOW_MS + 5000), NOW_MS + 100);
     expect(receipts.get('old', NOW_MS + 100)).toBeDefined();
     receipts.keep('newest', receipt(NOW_MS + 5000), NOW_MS + 100);
     expect(receipts.get('new', NOW_MS + 100)).toBeDefined();
     expect(receipts.get('newest', NOW_MS + 100)).toBeDefined();
     expect(receipts.get('old', NOW_MS + 100)).toBeUndefined();
+  });
+
+  it('never drops a receipt to make room for being past its until: a front forging a short life would choose which goes', () => {
+    const receipts = new Receipts(2);
+    receipts.keep('honest', receipt(NOW_MS + 30 * 60_000), NOW_MS);
+    receipts.keep('shortened', receipt(NOW_MS + 60_000), NOW_MS);
+    receipts.keep('next', receipt(NOW_MS + 30 * 60_000), NOW_MS + 61_000);
+    expect(receipts.get('shortened', NOW_MS + 61_000)).toBeDefined();
+    expect(receipts.get('honest', NOW_MS + 61_000)).toBeUndefined(); // the oldest
   });
 });

@@ -29,7 +29,7 @@ export interface Receipt {
   until: number;
 }
 
-/** Receipts kept at most, as many as tokens (TokenCache): a full store drops its expired ones, then its oldest. */
+/** Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last use, then its oldest. */
 export const MAX_RECEIPTS = 10_000;
 
 /**
@@ -42,8 +42,9 @@ export const MAX_RECEIPTS = 10_000;
  * lives on past send + life, and so does its receipt: ended sooner, a front dropping the token once
  * would have the page paid again while it opens it. An agent clock behind the API's keeps a receipt
  * that long past its token (the page refused for the skew, never paid twice). The agent cannot check
- * the token's signature: a front forging a short life ends the receipt no sooner than a gate issuing
- * the shortest tokens would. With no readable token, a token's default life (ACCESS_TOKEN_TTL_SECONDS).
+ * the token's signature: a life a front forged short ends it no sooner than a gate issuing the
+ * shortest tokens would, and past it the payment is sent once more before the page is paid anew
+ * (Receipt.until). With no readable token, a token's default life (ACCESS_TOKEN_TTL_SECONDS).
  */
 export function receiptUntil(token: string | undefined, sentAt: number): number {
   const payload = token ? peekAccessTokenPayload(token) : null;
@@ -82,9 +83,12 @@ export class Receipts {
     this.byPage.delete(page);
   }
 
-  /** Drops the receipts past their until, then the oldest until one more fits. */
+  /**
+   * Drops the receipts past their last use, then the oldest until one more fits: never by an until
+   * a front may have forged short, which would drop the very receipt it shortened.
+   */
   private makeRoom(now: number): void {
-    for (const [page, receipt] of this.byPage) if (!(now < receipt.until)) this.byPage.delete(page);
+    for (const [page, receipt] of this.byPage) if (!(now < lastUse(receipt))) this.byPage.delete(page);
     for (const page of this.byPage.keys()) {
       if (this.byPage.size < this.maxReceipts) break;
       this.byPage.delete(page);

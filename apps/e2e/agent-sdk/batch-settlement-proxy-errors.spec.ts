@@ -975,23 +975,36 @@ describe('receipts as the clock moves on', () => {
     }
   }, 60_000);
 
-  it('a front forging an expired token on every paid answer and failing the payment sent again: minute after minute the page is read, paid once', async () => {
-    const front = await startFront((_header, index) => (index % 2 === 0 ? 'forwardForgingExpiredToken' : 'refuse502'));
-    try {
-      front.hide('batch-settlement');
-      const { agent } = await voucherAgent();
-      const url = `${front.url}/articles/minutely`;
-      expect(await fetchPage(agent, url)).toEqual(served('minutely'));
-      for (let minute = 1; minute <= 3; minute++) {
-        await moveClock(61);
-        expect(await fetchPage(agent, url)).toEqual(served('minutely'));
+  it.each([
+    ['', false],
+    [' and verify_url', true],
+  ])(
+    'a front forging an expired token on every paid answer and failing the payment sent again%s: minute after minute the page is paid once',
+    async (_name, verifyFails) => {
+      const front = await startFront((_header, index) =>
+        index % 2 === 0 ? 'forwardForgingExpiredToken' : 'refuse502',
+      );
+      try {
+        front.hide('batch-settlement');
+        front.failVerify(verifyFails);
+        const { agent } = await voucherAgent();
+        const url = `${front.url}/articles/minutely${verifyFails ? '-verify' : ''}`;
+        const outcomes = [await fetchPage(agent, url)];
+        for (let minute = 1; minute <= 3; minute++) {
+          await moveClock(61);
+          outcomes.push(await fetchPage(agent, url));
+        }
+        // The page is read each minute, or (verify_url failing too) refused, never bought again.
+        expect(outcomes[0]).toEqual(served(`minutely${verifyFails ? '-verify' : ''}`));
+        if (!verifyFails) expect(outcomes.slice(1)).toEqual([1, 2, 3].map(() => served('minutely')));
+        expect(new Set(front.paid).size).toBe(1);
+        expect(await paymentsFor(`/articles/minutely${verifyFails ? '-verify' : ''}`)).toEqual(authorizations(1));
+      } finally {
+        await front.close();
       }
-      expect(new Set(front.paid).size).toBe(1);
-      expect(await paymentsFor('/articles/minutely')).toEqual(authorizations(1));
-    } finally {
-      await front.close();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   it('x402 v1 payments (the 402s stripped of their v2 offers): a page read again after its token expired is paid anew, not refused for a week', async () => {
     const front = await startFront(() => 'forward');

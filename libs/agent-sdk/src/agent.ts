@@ -730,8 +730,9 @@ export function createAgent(options: AgentOptions): Agent {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
     // Past the life its token was read to have (which a front may have forged short), the gate and
-    // its API still have their word: sent once more, and the page paid anew unless either says it lives.
-    const over = !(Date.now() < receipt.until);
+    // its API still have their word: sent once more, and the page paid anew unless either says it
+    // lives. Without the API's word (verify_url failing, or none), no sooner than a token's default life.
+    const over = !(Date.now() < Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt)));
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
     // A token of its gate, come with the answer, may end the receipt sooner (one kept with none

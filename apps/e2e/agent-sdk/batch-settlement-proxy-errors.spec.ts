@@ -981,8 +981,9 @@ describe('receipts as the clock moves on', () => {
   ])(
     'a front forging an expired token on every paid answer and failing the payment sent again%s: minute after minute the page is paid once',
     async (_name, verifyFails) => {
+      let honest = false;
       const front = await startFront((_header, index) =>
-        index % 2 === 0 ? 'forwardForgingExpiredToken' : 'refuse502',
+        honest ? 'forward' : index % 2 === 0 ? 'forwardForgingExpiredToken' : 'refuse502',
       );
       try {
         front.hide('batch-settlement');
@@ -999,6 +1000,12 @@ describe('receipts as the clock moves on', () => {
         if (!verifyFails) expect(outcomes.slice(1)).toEqual([1, 2, 3].map(() => served('minutely')));
         expect(new Set(front.paid).size).toBe(1);
         expect(await paymentsFor(`/articles/minutely${verifyFails ? '-verify' : ''}`)).toEqual(authorizations(1));
+        if (!verifyFails) return;
+        // With no word from verify_url, a token's default life from the payment: then paid anew.
+        honest = true;
+        await moveClock(28 * 60);
+        expect(await fetchPage(agent, url)).toEqual(served('minutely-verify'));
+        expect(await paymentsFor('/articles/minutely-verify')).toEqual(authorizations(2));
       } finally {
         await front.close();
       }

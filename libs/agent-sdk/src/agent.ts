@@ -729,10 +729,6 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token?: string } | undefined> {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
-    // Past the life its token was read to have (which a front may have forged short), the gate and
-    // its API still have their word: sent once more, and the page paid anew unless either says it
-    // lives. Without the API's word (verify_url failing, or none), no sooner than a token's default life.
-    const over = !(Date.now() < Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt)));
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
     // A token of its gate, come with the answer, may end the receipt sooner (one kept with none
@@ -761,11 +757,15 @@ export function createAgent(options: AgentOptions): Agent {
       if (read.confirmed) return { response: read.response, token: renewed(token) };
       await read.response.body?.cancel().catch(() => undefined);
     }
-    // The token its API answers for the payment is refused, and has expired (receiptUntil), or none
-    // came past the receipt's end: what it bought is over (whatever life the token that came with the
-    // page claimed, a front's forgery maybe), and the page is paid anew. An unexpired token refused
+    // Past the life its token was read to have (which a front may have forged short), the gate and
+    // its API still have their word: the token its API answers for the payment, refused, has expired
+    // (receiptUntil), or none came and the receipt is past its end, never sooner than a token's
+    // default life: what it bought is over, and the page is paid anew. An unexpired token refused
     // may be a front's doing: never paid twice.
-    if (token ? !(Date.now() < receiptUntil(token, receipt.sentAt)) : over) {
+    const end = token
+      ? receiptUntil(token, receipt.sentAt)
+      : Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt));
+    if (!(Date.now() < end)) {
       receipts.forget(page);
       return undefined;
     }
@@ -773,7 +773,7 @@ export function createAgent(options: AgentOptions): Agent {
     throw new PaymentFailedError(
       url,
       'payment_unconfirmed',
-      `the payment that bought the page before, sent again (its token refused or never come), was answered ${answer.status}; retry later rather than pay twice (the page is not paid again before ${new Date(receipt.until).toISOString()})`,
+      `the payment that bought the page before, sent again (its token refused or never come), was answered ${answer.status}; retry later rather than pay twice (the page is not paid again before ${new Date(end).toISOString()})`,
     );
   }
 

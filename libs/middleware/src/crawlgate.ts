@@ -887,7 +887,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   }
 
   function handleNow(request: CrawlgateRequest): Decision | Promise<Decision> {
-    const seen: Seen = {};
+    let seen: Seen;
     let decision: Decision | Promise<Decision>;
     try {
       // Most requests are people's: a plain one is passed and counted as the full decision would (plain-person.ts).
@@ -895,6 +895,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         gateCounts.countCrawler(PERSON_PASSED);
         return PASS;
       }
+      seen = {};
       decision = decide(request, seen);
     } catch (error) {
       return failed(error);

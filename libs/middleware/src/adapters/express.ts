@@ -8,6 +8,7 @@ import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 import { createClientAddress } from './client-address';
+import { FrameworkGateRequest } from './framework-gate-request';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 
@@ -38,16 +39,9 @@ export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMid
     const url = req.originalUrl ?? req.url ?? '/';
     // What the router routes by: req.url, under the mount path, after any rewrite before the gate.
     const routedUrl = req.originalUrl === undefined ? undefined : `${req.baseUrl ?? ''}${req.url ?? ''}`;
-    const decision = gate.handleNow({
-      method: req.method ?? 'GET',
-      url,
-      routedUrl,
-      headers: nodeHeaders(req.headers),
-      // Read only when the gate needs it (a crawler's address): a person's request never pays for it.
-      get ip() {
-        return addressOf(req);
-      },
-    });
+    const decision = gate.handleNow(
+      new FrameworkGateRequest(req.method ?? 'GET', url, routedUrl, nodeHeaders(req.headers), req, addressOf),
+    );
     // A decision that needs no I/O (a person, a token, a 402) is applied at once, with no promise.
     if (decision instanceof Promise) decision.then((settled) => answer(settled, res, next), next);
     else answer(decision, res, next);

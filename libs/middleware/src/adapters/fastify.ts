@@ -9,6 +9,7 @@ import { createCrawlgate, type CrawlgateOptions } from '../crawlgate';
 import type { Decision } from '../decision';
 import { nodeHeaders } from '../request-headers';
 import { createClientAddress } from './client-address';
+import { FrameworkGateRequest } from './framework-gate-request';
 import { keepPaidAnswerHeaders } from './paid-answer';
 import { withNodeKeyDirectoryFetch } from '../web-bot-auth/node-directory-fetch';
 import { recordWrittenTargets, writtenTarget } from './written-target';
@@ -23,17 +24,17 @@ export async function crawlgateFastify(fastify: FastifyInstance, options: Crawlg
   const addressOf = createClientAddress(options.logger ?? console, 'fastify');
   // A callback hook, not an async one: a decision that needs no I/O (a person, a token, a 402) costs no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const decision = gate.handleNow({
-      method: request.method,
-      // The URL as the client wrote it, and the one routed after rewriteUrl.
-      url: writtenTarget(request.raw) ?? request.originalUrl ?? request.url,
-      routedUrl: request.url,
-      headers: nodeHeaders(request.headers),
-      // Read only when the gate needs it (a crawler's address): a person's request never pays for it.
-      get ip() {
-        return addressOf(request);
-      },
-    });
+    const decision = gate.handleNow(
+      new FrameworkGateRequest(
+        request.method,
+        // The URL as the client wrote it, and the one routed after rewriteUrl.
+        writtenTarget(request.raw) ?? request.originalUrl ?? request.url,
+        request.url,
+        nodeHeaders(request.headers),
+        request,
+        addressOf,
+      ),
+    );
     if (decision instanceof Promise) decision.then((settled) => answer(settled, reply, done)).catch(done);
     else answer(decision, reply, done);
   });

@@ -88,7 +88,7 @@ function requestOf(c: HonoContext): CrawlgateRequest {
     routedUrl: `${mounted ? (incoming.baseUrl ?? '') : ''}${pathAndQuery(raw.url)}`,
     headers: nodeHeaders(incoming.headers),
     ip: incoming.socket?.remoteAddress,
-    ...(mounted ? { routing: {} } : {}),
+    routing: mounted ? {} : undefined,
   };
 }
 

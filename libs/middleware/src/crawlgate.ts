@@ -16,6 +16,7 @@
  * never loaded.
  */
 
+import { requestForCallback } from './adapters/framework-gate-request';
 import {
   BOT_CATALOGUE_ENTRIES,
   refusedAddress,
@@ -352,7 +353,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     // A trusted proxy may write the client's port into X-Forwarded-For, and the framework keeps it.
     if (!clientIpOf) return request.ip === undefined ? undefined : withoutPort(request.ip);
     try {
-      const address: unknown = clientIpOf(request);
+      const address: unknown = clientIpOf(requestForCallback(request));
       return typeof address === 'string' ? withoutPort(address) : undefined;
     } catch {
       return undefined;
@@ -365,7 +366,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     return address !== undefined && parseIp(address) !== null ? address : request.ip;
   }
 
-  /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came. */
+  /** `headers`: request.headers with lower-case names (lowerCaseHeaders); isBot sees the request as it came (requestForCallback). */
   function classify(
     request: CrawlgateRequest,
     headers: HeaderRecord,
@@ -373,7 +374,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     signature: SignatureCheck | undefined,
     addresses: AddressChecker | undefined = crawlerIps,
   ): Visitor {
-    const verdict = options.isBot?.(request);
+    const verdict = options.isBot?.(requestForCallback(request));
     if (verdict === false) return { kind: 'person' };
     // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); until then the
     // code's over every category charged at least, as the stored policy may charge what the defaults allow.

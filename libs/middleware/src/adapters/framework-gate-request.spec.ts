@@ -25,6 +25,32 @@ describe('FrameworkGateRequest', () => {
     expect(JSON.parse(JSON.stringify(request))).toEqual({ method: 'POST', url: '/p', headers });
   });
 
+  it("is handed to the site's own isBot and clientIp as a plain object: its address survives a spread, a clone, a proxy", async () => {
+    const seen: unknown[] = [];
+    const gate = createCrawlgate({
+      apiUrl: 'http://127.0.0.1:9',
+      siteId: 'site',
+      siteToken: 'st_x',
+      secret: 'x'.repeat(32),
+      logger: { warn: () => undefined },
+      // A block list read from a copy of the request: the scraper's browser User-Agent must not free it.
+      isBot: (request) => {
+        const copy = { ...request };
+        seen.push(copy.ip, JSON.parse(JSON.stringify(request)).ip, Object.create(request).ip);
+        return copy.ip === '203.0.113.9' ? true : undefined;
+      },
+      crawlerIps: { clientIp: (request) => new Proxy(request, {}).ip },
+    });
+    try {
+      const request = new FrameworkGateRequest('GET', '/a', '/a', headers, {}, () => '203.0.113.9');
+      const decision = await gate.handle(request);
+      expect(seen).toEqual(['203.0.113.9', '203.0.113.9', '203.0.113.9']);
+      expect(decision.kind).not.toBe('pass');
+    } finally {
+      await gate.close();
+    }
+  });
+
   it('is read by the gate as a request: a crawler by its address, with the address read once it is one', async () => {
     const addressOf = jest.fn<ReturnType<ClientAddress>, Parameters<ClientAddress>>(() => '203.0.113.9');
     const gate = createCrawlgate({

@@ -31,3 +31,23 @@ export class FrameworkGateRequest implements CrawlgateRequest {
     return this.#addressOf(this.#source);
   }
 }
+
+/**
+ * The request as the site's own callbacks (isBot, crawlerIps.clientIp) get it. A
+ * FrameworkGateRequest becomes a plain object whose own `ip` reads the class's: a prototype
+ * getter is lost to a spread or a copy, and its private fields refuse a proxy, and a block list
+ * read from a copy would free the address it names. Any other request as it is.
+ */
+export function requestForCallback(request: CrawlgateRequest): CrawlgateRequest {
+  if (!(request instanceof FrameworkGateRequest)) return request;
+  const { method, url, routedUrl, headers } = request;
+  return {
+    method,
+    url,
+    routedUrl,
+    headers,
+    get ip() {
+      return request.ip;
+    },
+  };
+}

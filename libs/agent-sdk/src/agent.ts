@@ -380,7 +380,9 @@ export function createAgent(options: AgentOptions): Agent {
   // payment it took after the gate expired, and only a refusal then frees the page.
   const unproven = new PaymentsInDoubt<UnprovenTransfer>(true);
   const heldPages = new HeldPages();
-  const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>();
+  // Kept past their until too: the token a lost payment bought may outlive the default half hour
+  // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.
+  const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true);
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
   /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
   const receipts = new Receipts();
@@ -574,8 +576,8 @@ export function createAgent(options: AgentOptions): Agent {
     const validBefore = authorizationOfHeader(value)?.validBefore;
     const settledBy =
       validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
-    // The token it bought lives that long after its settlement (the API's; a site issuing longer ones
-    // gets a page paid again past it): worth asking for until then.
+    // The token it bought lives that long after its settlement (the API's default), worth asking for
+    // until then; past it, asked once more (boughtEarlier), the page waits no longer for an API that cannot say.
     const until = offer.verifyUrl ? settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000 : settledBy + HELD_PAGE_MARGIN_MS;
     const doubt: UnconfirmedAuthorization = {
       offer,
@@ -801,6 +803,11 @@ export function createAgent(options: AgentOptions): Agent {
     if (!token && (await neverUsed(earlier))) {
       unconfirmed.forget(page);
       await budget.credit(earlier.offer.amount);
+      return undefined;
+    }
+    // Past its until, without a token: what it bought, if anything, has expired by the default life.
+    if (!token && !(Date.now() < earlier.until)) {
+      unconfirmed.forget(page);
       return undefined;
     }
     if (!token) {

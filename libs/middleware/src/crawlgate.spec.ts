@@ -699,6 +699,19 @@ describe('createCrawlgate', () => {
       expect(warnings.join()).toMatch(/does not open \/post\/1/);
     });
 
+    it('never serves a payment the API confirms with a token that has expired, and says so rather than blame the secret', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { gate_id: 'gate-1', site_id: FAKE_SITE_ID, url: '/post/1', kid: 'k1', iat: now - 3600 };
+      const expired = signAccessToken({ ...claims, exp: now - 1800 }, SECRET);
+      const { handle, warnings } = setup({}, paysFor('/post/1', expired));
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+      // A payment sent again after its token's life, or this server's clock ahead of the API's: a 402
+      // would have a payer whose clock is right pay again each time, so the same payment is asked again.
+      expect(answer.status).toBe(503);
+      expect(warnings.join()).toMatch(/token for \/post\/1 has expired/);
+      expect(warnings.join()).not.toMatch(/secret/);
+    });
+
     it.each([
       ['a redirect', { status: 302, headers: { location: 'https://elsewhere.test/' } }],
       ["a proxy's 400 without the API's error", { status: 400, body: '<html>bad request</html>' }],

@@ -344,7 +344,11 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   /** `path` is route.path, already requestPath()'s spelling: not spelled again. `secrets`: those that verify now. */
   function tokenOpens(token: string, path: string, secrets: readonly string[] = verifyingSecrets()): boolean {
-    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path }).valid;
+    return tokenCheck(token, path, secrets).valid;
+  }
+
+  function tokenCheck(token: string, path: string, secrets: readonly string[]) {
+    return verifyAccessToken(token, { secret: secrets, siteId: options.siteId, path });
   }
 
   /** Read for people too, so it never throws: an address the option cannot give is none, which verifies no crawler. */
@@ -622,9 +626,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
         const { paid } = answer;
         // Served only with a token that opens this very path: whatever the API said, a payment for another path never serves.
         // Checked with the secrets of the terms it was taken under, which may have lapsed while it settled.
-        if (!tokenOpens(paid.access_token, route.path, live(terms.offer).verifying)) {
+        const check = tokenCheck(paid.access_token, route.path, live(terms.offer).verifying);
+        if (!check.valid) {
           warn(
-            `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
+            check.reason === 'expired'
+              ? `the API confirmed a payment whose token for ${route.path} has expired (the payment sent again after its token's life, or this server's clock ahead of the API's by more than that life); the page is not served`
+              : `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
           );
           // The money moved: a 402 would have an x402 client pay again. The same payment sent again
           // is answered from the API's record, by a secret the gate may have loaded by then.

@@ -1029,4 +1029,32 @@ describe('receipts as the clock moves on', () => {
       await front.close();
     }
   }, 60_000);
+
+  it('a voucher the gate charged, its answer lost, sent again after its token expired: its gate API says what it bought, and the page is paid anew with the next voucher, not refused for good', async () => {
+    const front = await startLosingFront(0);
+    try {
+      const { agent, events } = await voucherAgent();
+      const url = `${front.url}/articles/lost-voucher-expired`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      front.recover();
+      await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('lost-voucher-expired'));
+      expect(front.forwardedPaid).toContain(front.lost()); // the lost voucher was sent again first
+      const [channel] = agent.channels();
+      expect(await apiSide(channel.channelId)).toEqual({
+        payments: [
+          ['/articles/lost-voucher-expired', PRICE],
+          ['/articles/lost-voucher-expired', 2n * PRICE],
+        ],
+        charged: 2n * PRICE,
+      });
+      expect(channel).toMatchObject({ charged: 2n * PRICE });
+      expect(events.map((event) => event.url)).toEqual([url, url]);
+      // The new voucher's token opens the page: nothing more is paid.
+      expect(await fetchPage(agent, url)).toEqual(served('lost-voucher-expired'));
+      expect(await apiSide(channel.channelId)).toMatchObject({ charged: 2n * PRICE });
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
 });

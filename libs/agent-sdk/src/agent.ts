@@ -31,7 +31,6 @@ import {
   settlementIn,
   settlementOf,
   verifyAnswerOf,
-  type Settlement,
 } from './answers';
 import { Budget, type BudgetSummary } from './budget';
 import type { BudgetStore } from './budget-store';
@@ -299,6 +298,8 @@ const MAX_CHANNELS_PER_ORIGIN = 2;
 const DEFAULT_MAX_CHANNELS = 4;
 /** payByVoucher's answer when the page would open a channel beyond batchSettlement.maxChannels. */
 const NO_CHANNEL_PLACE = Symbol('no channel place');
+/** A payment's gate API had nothing to say of it (no verify_url, a refusal, no answer). */
+const UNSAID = Symbol('unsaid');
 /**
  * The shortest deposit authorization signed: a refused one is resent for the channel's next page
  * while it has REUSE_MARGIN_SECONDS left, and one too short for that would be signed anew on every
@@ -1085,6 +1086,12 @@ export function createAgent(options: AgentOptions): Agent {
     signal?.throwIfAborted();
     if (lost.offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(lost.offer.amount), formatMicrosUsd(maxPrice));
+    // Past its gate's hold, its gate's API is asked first: the gate answers a voucher it charged
+    // whose token has expired with a 503 to wait out, again at every fetch, and only the API says so.
+    if (!(Date.now() < lost.until)) {
+      const asked = await lostVoucherAskedOfItsGate(url, pageKey, lost, retry);
+      if (asked !== UNSAID) return asked;
+    }
     let response!: Response;
     const paidAnswer = await resendWhileUnconfirmed(async () => {
       const sent = await retry({ 'PAYMENT-SIGNATURE': lost.header });
@@ -1096,7 +1103,7 @@ export function createAgent(options: AgentOptions): Agent {
     const channel = channels.all().find((known) => known.channelId === lost.channelId);
     const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
     if (answer.kind === 'charged') {
-      voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement);
+      voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement.transaction || null);
       // Charged and answered without the page (a front's 5xx keeping the settlement): sent again next fetch.
       if (boughtWith(response, token, { url, offer: lost.offer })) voucherBought(url, pageKey, lost, token);
       else lost.claimedCharged = true;
@@ -1138,6 +1145,43 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
+   * What a lost voucher bought, by the token its gate's API answers for it: UNSAID without one (no
+   * verify_url, refused, unreachable), else it was charged and is counted so, and the page is read
+   * with that token; refused, and that token has expired (receiptUntil), what it bought is over:
+   * undefined, the page is paid anew. An unexpired token refused may be a front's doing: never paid twice.
+   */
+  async function lostVoucherAskedOfItsGate(
+    url: string,
+    pageKey: string,
+    lost: LostVoucher,
+    retry: Retry,
+  ): Promise<{ response: Response; token: string } | undefined | typeof UNSAID> {
+    const { verifyUrl } = lost.offer;
+    const paidAt = { url, offer: lost.offer, verifyUrl };
+    const token = verifyUrl ? await tokenOfPayment(paidAt, verifyUrl, lost.header).catch(() => undefined) : undefined;
+    if (!token) return UNSAID;
+    const channel = channels.all().find((known) => known.channelId === lost.channelId);
+    voucherCharged(url, pageKey, channel, lost.total, lost.offer, null);
+    lost.claimedCharged = true;
+    const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
+    if (read.confirmed) {
+      voucherBought(url, pageKey, lost, token);
+      return { response: read.response, token };
+    }
+    await read.response.body?.cancel().catch(() => undefined);
+    const end = receiptUntil(token, lost.sentAt);
+    if (!(Date.now() < end)) {
+      lostVouchers.forget(pageKey);
+      return undefined;
+    }
+    throw new PaymentFailedError(
+      url,
+      'payment_unconfirmed',
+      `the voucher this agent sent for the page before, its answer lost, bought a token its site refuses now: the page is not paid again before ${new Date(end).toISOString()}`,
+    );
+  }
+
+  /**
    * The gate answered a voucher of `channel` for `total`, paying `offer`, charged: the channel counts
    * it (a voucher sent again may be below what it counts since), the lost vouchers it shows were
    * never charged are let go, and the payment is reported. No channel: its own was forgotten since.
@@ -1148,7 +1192,7 @@ export function createAgent(options: AgentOptions): Agent {
     channel: Channel | undefined,
     total: bigint,
     offer: Offer,
-    settlement: Settlement,
+    transaction: string | null,
   ): void {
     if (channel) {
       if (total > channel.charged) markCharged(channel, total);
@@ -1156,7 +1200,7 @@ export function createAgent(options: AgentOptions): Agent {
       channels.saveAfterAnswer();
     }
     // Once per payment: a voucher charged again when resent (its page lost the first time) is the same one.
-    if (!reported.has(offer)) report(url, offer, settlement.transaction || null, 'voucher', channel?.channelId);
+    if (!reported.has(offer)) report(url, offer, transaction, 'voucher', channel?.channelId);
   }
 
   /** A voucher (its header and offer) that bought `url`'s page: no longer in doubt, and kept as the page's receipt. */
@@ -1311,7 +1355,7 @@ export function createAgent(options: AgentOptions): Agent {
         const token = paidAnswer.headers.get(TOKEN_HEADER) ?? undefined;
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
-          voucherCharged(url, pageKey, channel, total, current, answer.settlement);
+          voucherCharged(url, pageKey, channel, total, current, answer.settlement.transaction || null);
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.

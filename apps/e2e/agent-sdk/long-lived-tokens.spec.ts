@@ -42,3 +42,21 @@ it('a payment whose answer was lost, the page read again 40 minutes on: opened w
   expect(await fetchPage(agent, url)).toEqual(served);
   expect(await site.paymentsFor('/articles/lost-long-lived')).toEqual(['authorization', 'authorization']);
 }, 60_000);
+
+it("a site whose two-hour tokens the agent has seen: another page's lost answer, its API unreachable 40 minutes on, is not paid a second time", async () => {
+  const { state, fetchThrough } = losingPaidAnswers();
+  state.losing = false;
+  const agent = await site.payingAgent(fetchThrough);
+  const first = `${site.url}/articles/seen-first`;
+  expect(await fetchPage(agent, first)).toEqual({ status: 200, body: 'content of /articles/seen-first' });
+  state.losing = true;
+  const url = `${site.url}/articles/lost-unreachable`;
+  await expect(fetchPage(agent, url)).rejects.toThrow('fetch failed');
+  await moveClock(40 * 60);
+  // Its API still cannot be asked: the token its payment bought may open the page for 80 minutes more.
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor('/articles/lost-unreachable')).toEqual(['authorization']);
+  state.losing = false;
+  expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-unreachable' });
+  expect(await site.paymentsFor('/articles/lost-unreachable')).toEqual(['authorization']);
+}, 60_000);

@@ -5,7 +5,6 @@ import {
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
-  ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
@@ -87,6 +86,7 @@ import {
 } from './payments-in-doubt';
 import { markingUnsent, wasUnsent } from './unsent';
 import { receiptUntil, Receipts } from './receipts';
+import { TokenLives } from './token-lives';
 import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
@@ -392,9 +392,13 @@ export function createAgent(options: AgentOptions): Agent {
    * Only a gate's (its payment names it) or one that bought a token: a plain x402 site's token-less
    * payment has no token to be refused, and is paid anew each request as before.
    */
+  /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
+  const tokenLives = new TokenLives();
   const keepReceipt = (paidAt: PaidAt, header: [string, string], token: string | undefined, sentAt: number) => {
+    const page = TokenCache.key(new URL(paidAt.url));
+    if (token) tokenLives.learn(TokenCache.hostOf(page), token);
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
-    receipts.keep(TokenCache.key(new URL(paidAt.url)), { header, paidAt, sentAt, until: receiptUntil(token, sentAt) });
+    receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt) });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -577,9 +581,12 @@ export function createAgent(options: AgentOptions): Agent {
     const validBefore = authorizationOfHeader(value)?.validBefore;
     const settledBy =
       validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
-    // The token it bought lives that long after its settlement (the API's default), worth asking for
-    // until then; past it, asked once more (boughtEarlier), the page waits no longer for an API that cannot say.
-    const until = offer.verifyUrl ? settledBy + ACCESS_TOKEN_TTL_SECONDS * 1000 : settledBy + HELD_PAGE_MARGIN_MS;
+    // The token it bought lives that long after its settlement (the default, or longer as the site's
+    // tokens were seen to), worth asking for until then; past it, asked once more (boughtEarlier),
+    // the page waits no longer for an API that cannot say.
+    const until = offer.verifyUrl
+      ? settledBy + tokenLives.lifeMs(TokenCache.hostOf(page))
+      : settledBy + HELD_PAGE_MARGIN_MS;
     const doubt: UnconfirmedAuthorization = {
       offer,
       verifyUrl: offer.verifyUrl,

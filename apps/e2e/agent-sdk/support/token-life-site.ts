@@ -62,15 +62,16 @@ export async function startTokenLifeSite(config: TestAppOptions['config']): Prom
 }
 
 /**
- * A clock each test of the file starts at the real time and moves forward: Date.now, and with
- * `chainRpcUrl` the chain's time too (which goes back only when the file's chain is reverted).
- * Registers the file's beforeEach and afterEach.
+ * A clock moved forward: Date.now, and with `chainRpcUrl` the chain's time too. Without the chain,
+ * each test of the file starts at the real time; with it, where the last one left it, as the chain
+ * does (its time goes back only when the file's chain is reverted at close). Registers the file's
+ * beforeEach and afterEach.
  */
 export function movingClock(chainRpcUrl?: () => string): (seconds: number) => Promise<void> {
   let ahead = 0;
   const realNow = Date.now.bind(Date);
   beforeEach(() => {
-    ahead = 0;
+    if (!chainRpcUrl) ahead = 0;
     jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
   });
   afterEach(() => jest.restoreAllMocks());

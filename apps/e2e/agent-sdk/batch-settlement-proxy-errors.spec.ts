@@ -1057,4 +1057,66 @@ describe('receipts as the clock moves on', () => {
       await front.close();
     }
   }, 60_000);
+
+  it("a lost voucher's verify_url a front stands in for with a token forged to have expired, past its gate's hold: the page is not paid again before a token's default life from the send", async () => {
+    const path = '/articles/lost-forged-expired';
+    const front = await startLosingFront(0, 'refuse402');
+    try {
+      const { agent } = await voucherAgent();
+      const url = `${front.url}${path}`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      front.recover();
+      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
+      const expired = { ...real, exp: real.iat };
+      front.standInForVerify(() => ({
+        access_token: `${base64urlEncodeUtf8(JSON.stringify(expired))}.${'A'.repeat(43)}`,
+      }));
+      await moveClock(17 * 60);
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      expect(await paymentsFor(path)).toEqual([['voucher', PRICE]]);
+      // Past a token's default life from the send, the real token has expired too: paid anew.
+      front.standInForVerify(undefined);
+      await moveClock(14 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('lost-forged-expired'));
+      expect(await paymentsFor(path)).toHaveLength(2);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it("two pages' vouchers lost, a verify_url a front stands in for answering one of them with a forged token past its hold: the other page's lost voucher is not forgotten, its page not paid again while its token lives", async () => {
+    const lost: string[] = [];
+    let down = true;
+    const front = await startFront((header) => {
+      const which = lost.indexOf(header);
+      if (which >= 0) return down ? 'refuse502' : which === 0 ? 'forward' : 'refuse402';
+      if (lost.length < 2) {
+        lost.push(header);
+        return 'forwardThen502';
+      }
+      return 'forward';
+    });
+    try {
+      const { agent } = await voucherAgent();
+      const [first, second] = ['/articles/twin-first', '/articles/twin-second'];
+      expect(await fetchPage(agent, `${front.url}${first}`)).toEqual({ reason: 'payment_unconfirmed' });
+      expect(await fetchPage(agent, `${front.url}${second}`)).toEqual({ reason: 'payment_unconfirmed' });
+      down = false;
+      const firstToken = peekAccessTokenPayload(front.tokenOf(first)!)!;
+      front.standInForVerify((gateRef) =>
+        gateRef === firstToken.gate_id
+          ? {}
+          : {
+              access_token: `${base64urlEncodeUtf8(JSON.stringify({ ...firstToken, url: second, gate_id: gateRef, exp: firstToken.iat }))}.${'A'.repeat(43)}`,
+            },
+      );
+      await moveClock(17 * 60);
+      expect(await fetchPage(agent, `${front.url}${second}`)).toEqual({ reason: 'payment_unconfirmed' });
+      // The first page's voucher, sent again, is answered by its gate with the page: its token lives on.
+      expect(await fetchPage(agent, `${front.url}${first}`)).toEqual(served('twin-first'));
+      expect(await paymentsFor(first)).toHaveLength(1);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
 });

@@ -1154,8 +1154,9 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * What a lost voucher bought, by the token its gate's API answers for it: UNSAID without one (no
    * verify_url, refused, unreachable), else it was charged and is counted so, and the page is read
-   * with that token; refused, and that token has expired (receiptUntil), what it bought is over:
-   * undefined, the page is paid anew. An unexpired token refused may be a front's doing: never paid twice.
+   * with that token; refused, and that token has expired (receiptUntil), a token's default life
+   * after the send at the soonest, what it bought is over: undefined, the page is paid anew. An
+   * unexpired token refused may be a front's doing: never paid twice.
    */
   async function lostVoucherAskedOfItsGate(
     url: string,
@@ -1167,8 +1168,14 @@ export function createAgent(options: AgentOptions): Agent {
     const paidAt = { url, offer: lost.offer, verifyUrl };
     const token = verifyUrl ? await tokenOfPayment(paidAt, verifyUrl, lost.header).catch(() => undefined) : undefined;
     if (!token) return UNSAID;
+    // Counted charged, and reported; the channel's other lost vouchers are left to their own gates'
+    // word: a token from a verify_url a front stands in for is no proof that they were never charged.
     const channel = channels.all().find((known) => known.channelId === lost.channelId);
-    voucherCharged(url, pageKey, channel, lost.total, lost.offer, null);
+    if (channel && lost.total > channel.charged) {
+      markCharged(channel, lost.total);
+      channels.saveAfterAnswer();
+    }
+    if (!reported.has(lost.offer)) report(url, lost.offer, null, 'voucher', channel?.channelId);
     lost.claimedCharged = true;
     const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
     if (read.confirmed) {
@@ -1176,7 +1183,9 @@ export function createAgent(options: AgentOptions): Agent {
       return { response: read.response, token };
     }
     await read.response.body?.cancel().catch(() => undefined);
-    const end = receiptUntil(token, lost.sentAt);
+    // No sooner than a token's default life from the send: the token may be a front's, forged to
+    // have expired, while the real one opens the page (the wait on an API of shorter tokens).
+    const end = Math.max(receiptUntil(token, lost.sentAt), receiptUntil(undefined, lost.sentAt));
     if (!(Date.now() < end)) {
       lostVouchers.forget(pageKey);
       return undefined;

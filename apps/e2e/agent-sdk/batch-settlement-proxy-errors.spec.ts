@@ -1119,4 +1119,69 @@ describe('receipts as the clock moves on', () => {
       await front.close();
     }
   }, 60_000);
+
+  it("a lost voucher whose forged expired token from a stand-in verify_url comes with the gate's settlement on a 502: the receipt it leaves does not end before a token's default life from the send", async () => {
+    const path = '/articles/lost-receipt-bypass';
+    let lost: string | undefined;
+    let resends = 0;
+    const front = await startFront((header, index) => {
+      if (index === 0) {
+        lost = header;
+        return 'forwardThen502';
+      }
+      if (header !== lost) return 'forward';
+      // Down at first; past the hold, the gate's answer passed on as a 502 keeping its settlement once, then refused.
+      if (resends++ < 6) return 'refuse502';
+      return resends === 8 ? 'forwardThen502WithSettlement' : 'refuse402';
+    });
+    try {
+      const { agent } = await voucherAgent();
+      const url = `${front.url}${path}`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
+      const expired = { ...real, exp: real.iat };
+      front.standInForVerify(() => ({
+        access_token: `${base64urlEncodeUtf8(JSON.stringify(expired))}.${'A'.repeat(43)}`,
+      }));
+      await moveClock(17 * 60);
+      resends = 7;
+      expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      expect(await paymentsFor(path)).toEqual([['voucher', PRICE]]);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it("two lost vouchers at one total, a correction claiming it charged: once its gate's API shows one of them bought, the other is not held as charged, and its page is paid anew rather than refused for good", async () => {
+    let blocked: string | undefined;
+    let lost: string | undefined;
+    let down = true;
+    const front = await startFront((header, index) => {
+      if (index === 1) blocked = header;
+      if (header === blocked) return down ? 'refuse429' : 'forward';
+      if (lost === undefined && index > 1) {
+        lost = header;
+        return 'forwardThen502';
+      }
+      if (header === lost) return down ? 'refuse502' : 'forward';
+      return 'forward';
+    });
+    try {
+      const { agent } = await voucherAgent();
+      const url = (name: string) => `${front.url}/articles/claimed-${name}`;
+      expect(await fetchPage(agent, url('one'))).toEqual(served('claimed-one'));
+      expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'payment_unconfirmed' }); // never reached the gate
+      expect(await fetchPage(agent, url('b'))).toEqual({ reason: 'payment_unconfirmed' }); // charged, its answer lost
+      expect(await fetchPage(agent, url('c'))).toEqual(served('claimed-c')); // after the gate's correction
+      down = false;
+      await moveClock(17 * 60);
+      expect(await fetchPage(agent, url('b'))).toEqual(served('claimed-b'));
+      expect(await fetchPage(agent, url('a'))).toEqual(served('claimed-a'));
+      expect(await paymentsFor('/articles/claimed-a')).toHaveLength(1);
+      expect(await paymentsFor('/articles/claimed-b')).toHaveLength(1);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
 });

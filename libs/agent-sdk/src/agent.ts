@@ -394,11 +394,17 @@ export function createAgent(options: AgentOptions): Agent {
    */
   /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
   const tokenLives = new TokenLives();
-  const keepReceipt = (paidAt: PaidAt, header: [string, string], token: string | undefined, sentAt: number) => {
+  const keepReceipt = (
+    paidAt: PaidAt,
+    header: [string, string],
+    token: string | undefined,
+    sentAt: number,
+    notBefore?: number,
+  ) => {
     const page = TokenCache.key(new URL(paidAt.url));
     if (token) tokenLives.learn(TokenCache.hostOf(page), token);
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
-    receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt) });
+    receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt), notBefore });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -772,9 +778,10 @@ export function createAgent(options: AgentOptions): Agent {
     // (receiptUntil), or none came and the receipt is past its end, never sooner than a token's
     // default life: what it bought is over, and the page is paid anew. An unexpired token refused
     // may be a front's doing: never paid twice.
-    const end = token
-      ? receiptUntil(token, receipt.sentAt)
-      : Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt));
+    const end = Math.max(
+      token ? receiptUntil(token, receipt.sentAt) : Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt)),
+      receipt.notBefore ?? 0,
+    );
     if (!(Date.now() < end)) {
       receipts.forget(page);
       return undefined;
@@ -1177,15 +1184,23 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (!reported.has(lost.offer)) report(url, lost.offer, null, 'voucher', channel?.channelId);
     lost.claimedCharged = true;
+    // The gate takes each total once: a correction that said the channel was charged at this total
+    // spoke for this voucher, not for another page's at the same total, which its own gate's
+    // refusal past its hold may now let go (held as charged, it was refused for good).
+    lostVouchers.forEach((page, other) => {
+      if (page !== pageKey && other.channelId === lost.channelId && other.total === lost.total)
+        other.claimedCharged = false;
+    });
     const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
+    // No sooner than a token's default life from the send: the token may be a front's, forged to
+    // have expired, while the real one opens the page (the wait on an API of shorter tokens). So
+    // for the receipt it leaves, whose payment's resends the same front may refuse.
+    const end = Math.max(receiptUntil(token, lost.sentAt), receiptUntil(undefined, lost.sentAt));
     if (read.confirmed) {
-      voucherBought(url, pageKey, lost, token);
+      voucherBought(url, pageKey, lost, token, end);
       return { response: read.response, token };
     }
     await read.response.body?.cancel().catch(() => undefined);
-    // No sooner than a token's default life from the send: the token may be a front's, forged to
-    // have expired, while the real one opens the page (the wait on an API of shorter tokens).
-    const end = Math.max(receiptUntil(token, lost.sentAt), receiptUntil(undefined, lost.sentAt));
     if (!(Date.now() < end)) {
       lostVouchers.forget(pageKey);
       return undefined;
@@ -1225,9 +1240,10 @@ export function createAgent(options: AgentOptions): Agent {
     pageKey: string,
     { header, offer, sentAt }: Pick<LostVoucher, 'header' | 'offer' | 'sentAt'>,
     token?: string,
+    notBefore?: number,
   ) {
     lostVouchers.forget(pageKey);
-    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], token, sentAt);
+    keepReceipt({ url, offer }, ['PAYMENT-SIGNATURE', header], token, sentAt, notBefore);
   }
 
   /**

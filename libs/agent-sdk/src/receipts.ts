@@ -27,6 +27,11 @@ export interface Receipt {
    * a token lives from its send, since a front may have forged the life it was read from.
    */
   until: number;
+  /**
+   * Epoch milliseconds: the soonest it may end whatever a token says, for one whose token came from
+   * a verify_url past its gate's hold (a lost voucher's), which a front may stand in for.
+   */
+  notBefore?: number;
 }
 
 /** Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last use, then its oldest. */

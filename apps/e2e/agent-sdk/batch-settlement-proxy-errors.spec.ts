@@ -1153,7 +1153,7 @@ describe('receipts as the clock moves on', () => {
     }
   }, 60_000);
 
-  it("two lost vouchers at one total, a correction claiming it charged: once its gate's API shows one of them bought, the other is not held as charged, and its page is paid anew rather than refused for good", async () => {
+  it('two lost vouchers at one total, a correction claiming it charged: the page whose voucher the gate never took is paid anew once a token bought then would have expired, not refused for good', async () => {
     let blocked: string | undefined;
     let lost: string | undefined;
     let down = true;
@@ -1177,9 +1177,59 @@ describe('receipts as the clock moves on', () => {
       down = false;
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url('b'))).toEqual(served('claimed-b'));
+      // Either could be the one charged (a front may stand in for the verify_url that said b): held
+      // until a token bought with it would have expired, then paid anew.
+      expect(await fetchPage(agent, url('a'))).toEqual({ reason: 'payment_unconfirmed' });
+      await moveClock(14 * 60);
       expect(await fetchPage(agent, url('a'))).toEqual(served('claimed-a'));
       expect(await paymentsFor('/articles/claimed-a')).toHaveLength(1);
       expect(await paymentsFor('/articles/claimed-b')).toHaveLength(1);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('a lost voucher whose stand-in verify_url answers a token forged to live a week, its page then read: once the real token expired, the page is paid anew, not refused for a week', async () => {
+    const path = '/articles/lost-week-forged';
+    const front = await startLosingFront(0);
+    try {
+      const { agent } = await voucherAgent();
+      const url = `${front.url}${path}`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      front.recover();
+      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
+      const weekLong = { ...real, exp: real.iat + 7 * 24 * 3600 };
+      front.standInForVerify(() => ({
+        access_token: `${base64urlEncodeUtf8(JSON.stringify(weekLong))}.${'A'.repeat(43)}`,
+      }));
+      await moveClock(17 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged')); // the voucher sent again after the forgery's refusal
+      front.standInForVerify(undefined);
+      await moveClock(14 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged'));
+      expect(await paymentsFor(path)).toHaveLength(2);
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it('a lost voucher the gate charged, refused by a front past its hold with verify_url failing: not paid again while a token bought then would live', async () => {
+    const path = '/articles/lost-refused-past-hold';
+    const front = await startLosingFront(0, 'refuse402');
+    try {
+      const { agent } = await voucherAgent();
+      const url = `${front.url}${path}`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      front.recover();
+      front.failVerify(true);
+      await moveClock(17 * 60);
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      expect(await paymentsFor(path)).toEqual([['voucher', PRICE]]);
+      // Its token expired, the API says what it bought: counted charged, the page paid anew.
+      front.failVerify(false);
+      await moveClock(14 * 60);
+      expect(await fetchPage(agent, url)).toEqual(served('lost-refused-past-hold'));
+      expect(await paymentsFor(path)).toHaveLength(2);
     } finally {
       await front.close();
     }

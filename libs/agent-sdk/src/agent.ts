@@ -394,6 +394,8 @@ export function createAgent(options: AgentOptions): Agent {
    */
   /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
   const tokenLives = new TokenLives();
+  /** Epoch milliseconds: when whatever a payment sent at `sentAt` for `page` bought has expired, by its site's tokens' life. */
+  const boughtUntil = (sentAt: number, page: string) => sentAt + tokenLives.lifeMs(TokenCache.hostOf(page));
   const keepReceipt = (
     paidAt: PaidAt,
     header: [string, string],
@@ -1132,16 +1134,17 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
-    // Refused once its gate is over, it was never taken, unless a correction said the channel was
-    // charged exactly its total (and a resend of a voucher the gate took is answered charged): then
-    // the site refuses a page it was paid for, and it is not paid again.
+    // Refused once its gate is over, it was never taken, or what it bought has expired once a token
+    // of its site lives no longer (a front can refuse it with a 402 of its own, and a correction may
+    // have said the channel was charged exactly its total): the page is then paid anew.
     const counted = lost.claimedCharged === true;
-    if (answer.kind === 'refused' && Date.now() >= lost.until && !counted) {
+    const over = Math.max(lost.until, boughtUntil(lost.sentAt, pageKey));
+    if (answer.kind === 'refused' && !(Date.now() < over)) {
       lostVouchers.forget(pageKey);
       // No correction may claim its total as charged and have a page pay on top of it, unless another
       // lost voucher of the channel is at that total (signed before this one's answer came).
       const shared = lostVouchers.some((_, other) => other.channelId === lost.channelId && other.total === lost.total);
-      if (channel && !shared) {
+      if (channel && !shared && !counted) {
         markAnswered(channel, lost.total);
         channels.saveAfterAnswer();
       }
@@ -1153,8 +1156,8 @@ export function createAgent(options: AgentOptions): Agent {
       answer.kind === 'unconfirmed'
         ? `the voucher this agent sent for the page before, its answer lost, is still not answered (the site answered ${response.status}); retry later rather than pay twice`
         : counted
-          ? `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), though the channel's count holds it (the site was paid for this page): it is not paid again`
-          : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(lost.until).toISOString()}`,
+          ? `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), though the channel's count holds it (the site was paid for this page): the page is not paid again before ${new Date(over).toISOString()}`
+          : `the voucher this agent sent for the page before, its answer lost, is refused now (${response.status}), but its gate may have charged it then: the page is not paid again before ${new Date(over).toISOString()}`,
     );
   }
 
@@ -1184,20 +1187,15 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (!reported.has(lost.offer)) report(url, lost.offer, null, 'voucher', channel?.channelId);
     lost.claimedCharged = true;
-    // The gate takes each total once: a correction that said the channel was charged at this total
-    // spoke for this voucher, not for another page's at the same total, which its own gate's
-    // refusal past its hold may now let go (held as charged, it was refused for good).
-    lostVouchers.forEach((page, other) => {
-      if (page !== pageKey && other.channelId === lost.channelId && other.total === lost.total)
-        other.claimedCharged = false;
-    });
     const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
-    // No sooner than a token's default life from the send: the token may be a front's, forged to
-    // have expired, while the real one opens the page (the wait on an API of shorter tokens). So
-    // for the receipt it leaves, whose payment's resends the same front may refuse.
-    const end = Math.max(receiptUntil(token, lost.sentAt), receiptUntil(undefined, lost.sentAt));
+    // No sooner than a token of its site lives from the send: the token may be a front's, forged to
+    // have expired, while the real one opens the page (the wait on an API of shorter tokens). So for
+    // the receipt it leaves, whose payment's resends the same front may refuse: that floor alone,
+    // since a forged long life would otherwise outlast the honest API's word.
+    const floor = boughtUntil(lost.sentAt, pageKey);
+    const end = Math.max(receiptUntil(token, lost.sentAt), floor);
     if (read.confirmed) {
-      voucherBought(url, pageKey, lost, token, end);
+      voucherBought(url, pageKey, lost, token, floor);
       return { response: read.response, token };
     }
     await read.response.body?.cancel().catch(() => undefined);

@@ -1135,10 +1135,11 @@ export function createAgent(options: AgentOptions): Agent {
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
     await response.body?.cancel().catch(() => undefined);
     // Refused once its gate is over, it was never taken, or what it bought has expired once a token
-    // of its site lives no longer (a front can refuse it with a 402 of its own, and a correction may
-    // have said the channel was charged exactly its total): the page is then paid anew.
+    // of its site lives no longer from the last moment its gate could take it (a front holding it
+    // can send it on late, refuse it with a 402 of its own, and a correction may have said the
+    // channel was charged exactly its total): the page is then paid anew.
     const counted = lost.claimedCharged === true;
-    const over = Math.max(lost.until, boughtUntil(lost.sentAt, pageKey));
+    const over = boughtUntil(lost.until, pageKey);
     if (answer.kind === 'refused' && !(Date.now() < over)) {
       lostVouchers.forget(pageKey);
       // No correction may claim its total as charged and have a page pay on top of it, unless another
@@ -1188,11 +1189,11 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reported.has(lost.offer)) report(url, lost.offer, null, 'voucher', channel?.channelId);
     lost.claimedCharged = true;
     const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
-    // No sooner than a token of its site lives from the send: the token may be a front's, forged to
-    // have expired, while the real one opens the page (the wait on an API of shorter tokens). So for
-    // the receipt it leaves, whose payment's resends the same front may refuse: that floor alone,
-    // since a forged long life would otherwise outlast the honest API's word.
-    const floor = boughtUntil(lost.sentAt, pageKey);
+    // No sooner than a token's default life from the last moment its gate could take it: the token
+    // may be a front's, forged to have expired, while the real one opens the page (the wait on an
+    // API of shorter tokens). So for the receipt it leaves, whose payment's resends the same front
+    // may refuse: that floor alone, since a forged long life would otherwise outlast the honest API's word.
+    const floor = receiptUntil(undefined, lost.until);
     const end = Math.max(receiptUntil(token, lost.sentAt), floor);
     if (read.confirmed) {
       voucherBought(url, pageKey, lost, token, floor);

@@ -394,8 +394,6 @@ export function createAgent(options: AgentOptions): Agent {
    */
   /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
   const tokenLives = new TokenLives();
-  /** Epoch milliseconds: when whatever a payment sent at `sentAt` for `page` bought has expired, by its site's tokens' life. */
-  const boughtUntil = (sentAt: number, page: string) => sentAt + tokenLives.lifeMs(TokenCache.hostOf(page));
   const keepReceipt = (
     paidAt: PaidAt,
     header: [string, string],
@@ -1087,7 +1085,8 @@ export function createAgent(options: AgentOptions): Agent {
    * its gate, expired or not): the page it bought. Until its gate is over, the page is paid no other
    * way: a voucher sent again and refused (a 402, whoever answers it) fails the fetch, since the gate
    * may have charged it the first time and a new voucher would meet its correction and pay the page
-   * twice. Refused once its gate is over, it was never taken: undefined, and the page is paid anew.
+   * twice. Refused once its gate is over and a token it bought would have expired (LostVoucher.over),
+   * undefined, and the page is paid anew.
    * One the gate shows was not charged (another page's voucher took its total) is forgotten before.
    * Run under its own channel's turn, whatever channel the page's offer names now.
    */
@@ -1139,7 +1138,7 @@ export function createAgent(options: AgentOptions): Agent {
     // can send it on late, refuse it with a 402 of its own, and a correction may have said the
     // channel was charged exactly its total): the page is then paid anew.
     const counted = lost.claimedCharged === true;
-    const over = boughtUntil(lost.until, pageKey);
+    const { over } = lost;
     if (answer.kind === 'refused' && !(Date.now() < over)) {
       lostVouchers.forget(pageKey);
       // No correction may claim its total as charged and have a page pay on top of it, unless another
@@ -1165,8 +1164,8 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * What a lost voucher bought, by the token its gate's API answers for it: UNSAID without one (no
    * verify_url, refused, unreachable), else it was charged and is counted so, and the page is read
-   * with that token; refused, and that token has expired (receiptUntil), a token's default life
-   * after the send at the soonest, what it bought is over: undefined, the page is paid anew. An
+   * with that token; refused, and that token has expired (receiptUntil), no sooner than
+   * LostVoucher.over, what it bought is over: undefined, the page is paid anew. An
    * unexpired token refused may be a front's doing: never paid twice.
    */
   async function lostVoucherAskedOfItsGate(
@@ -1189,11 +1188,11 @@ export function createAgent(options: AgentOptions): Agent {
     if (!reported.has(lost.offer)) report(url, lost.offer, null, 'voucher', channel?.channelId);
     lost.claimedCharged = true;
     const read = await readWithToken(paidAt, token, ['PAYMENT-SIGNATURE', lost.header], retry);
-    // No sooner than a token's default life from the last moment its gate could take it: the token
-    // may be a front's, forged to have expired, while the real one opens the page (the wait on an
-    // API of shorter tokens). So for the receipt it leaves, whose payment's resends the same front
-    // may refuse: that floor alone, since a forged long life would otherwise outlast the honest API's word.
-    const floor = receiptUntil(undefined, lost.until);
+    // No sooner than its over (a token of its site's life from the last moment its gate could take
+    // it): the token may be a front's, forged to have expired, while the real one opens the page (the
+    // wait on an API of shorter tokens). So for the receipt it leaves, whose payment's resends the
+    // same front may refuse: that floor alone, since a forged long life would outlast the API's word.
+    const floor = lost.over;
     const end = Math.max(receiptUntil(token, lost.sentAt), floor);
     if (read.confirmed) {
       voucherBought(url, pageKey, lost, token, floor);
@@ -1361,6 +1360,17 @@ export function createAgent(options: AgentOptions): Agent {
         let paidAnswer: Response;
         let answered = false;
         const sentAt = Date.now();
+        // This voucher, as remembered if its answer is lost: with the life its site's tokens have now.
+        const thisLostVoucher = () =>
+          lostVoucher(
+            key,
+            channel.channelId,
+            total,
+            header,
+            current,
+            sentAt,
+            tokenLives.lifeMs(TokenCache.hostOf(pageKey)),
+          );
         try {
           // Judged by the answer to the voucher itself, a redirect included: what the voucher bought.
           paidAnswer = await resendWhileUnconfirmed(async () => {
@@ -1379,7 +1389,7 @@ export function createAgent(options: AgentOptions): Agent {
             throw error;
           }
           await deposit?.settle('spent'); // no answer: the deposit may have been made
-          lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current, sentAt));
+          lostVouchers.keep(pageKey, thisLostVoucher());
           throw error;
         }
         const answer = voucherAnswerOf(paidAnswer);
@@ -1394,7 +1404,7 @@ export function createAgent(options: AgentOptions): Agent {
             voucherBought(url, pageKey, { header, offer: current, sentAt }, token);
           else
             lostVouchers.keep(pageKey, {
-              ...lostVoucher(key, channel.channelId, total, header, current, sentAt),
+              ...thisLostVoucher(),
               claimedCharged: true,
             });
           return { response, token };
@@ -1410,7 +1420,7 @@ export function createAgent(options: AgentOptions): Agent {
           const final = !awaitsResend(paidAnswer);
           if (final && tokenBoughtAt(token, { url, offer: current }))
             voucherBought(url, pageKey, { header, offer: current, sentAt }, token);
-          else lostVouchers.keep(pageKey, lostVoucher(key, channel.channelId, total, header, current, sentAt));
+          else lostVouchers.keep(pageKey, thisLostVoucher());
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
@@ -1911,10 +1921,11 @@ function lostVoucher(
   header: string,
   offer: Offer,
   sentAt: number,
+  tokenLifeMs: number,
 ): LostVoucher {
   const gateId = offer.v2?.accepted.extra?.gate_id;
   const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
-  return { channelKey, channelId, total, header, offer, sentAt, until };
+  return { channelKey, channelId, total, header, offer, sentAt, until, over: until + tokenLifeMs };
 }
 
 /** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */

@@ -91,6 +91,12 @@ export interface LostVoucher {
   offer: Offer;
   /** Epoch milliseconds: when it is let go (gateHoldUntil: past its gate's expiry, within bounds). */
   until: number;
+  /**
+   * Epoch milliseconds: when a token it bought would have expired, from the last moment its gate
+   * could take it (until, plus the life its site's tokens were seen to have when it was sent): no
+   * refusal nor token a front may forge lets its page be paid anew sooner.
+   */
+  over: number;
   /** A correction said the channel was charged exactly its total: refused past its hold, it is not paid again. */
   claimedCharged?: boolean;
 }

@@ -189,12 +189,15 @@ function tamperWithToken(headers: Headers, action: FrontAction): void {
     const payload = peekAccessTokenPayload(token)!;
     const life = action === 'forwardForgingExpiredToken' ? 0 : 7 * 24 * 3600;
     const forged = { ...payload, exp: payload.iat + life };
-    headers.set('x-crawlgate-token', `${base64urlEncodeUtf8(JSON.stringify(forged))}.${'A'.repeat(43)}`);
+    headers.set('x-crawlgate-token', forgedToken(forged));
   }
   if (action !== 'forwardForgingToken' && action !== 'forwardForgingTokenWithoutSettlement') return;
   if (token) headers.set('x-crawlgate-token', unsignedForgeryOf(token));
   if (action === 'forwardForgingTokenWithoutSettlement') headers.delete('payment-response');
 }
+
+/** A token of `payload`, with a made-up MAC of the right length: the gate refuses it, the agent cannot tell. */
+const forgedToken = (payload: object): string => `${base64urlEncodeUtf8(JSON.stringify(payload))}.${'A'.repeat(43)}`;
 
 /** A token naming the same gate and path as `token`, with a MAC of the right length the gate refuses: the agent cannot tell. */
 function unsignedForgeryOf(token: string): string {
@@ -1069,7 +1072,7 @@ describe('receipts as the clock moves on', () => {
       const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
       const expired = { ...real, exp: real.iat };
       front.standInForVerify(() => ({
-        access_token: `${base64urlEncodeUtf8(JSON.stringify(expired))}.${'A'.repeat(43)}`,
+        access_token: forgedToken(expired),
       }));
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
@@ -1107,7 +1110,7 @@ describe('receipts as the clock moves on', () => {
         gateRef === firstToken.gate_id
           ? {}
           : {
-              access_token: `${base64urlEncodeUtf8(JSON.stringify({ ...firstToken, url: second, gate_id: gateRef, exp: firstToken.iat }))}.${'A'.repeat(43)}`,
+              access_token: forgedToken({ ...firstToken, url: second, gate_id: gateRef, exp: firstToken.iat }),
             },
       );
       await moveClock(17 * 60);
@@ -1141,7 +1144,7 @@ describe('receipts as the clock moves on', () => {
       const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
       const expired = { ...real, exp: real.iat };
       front.standInForVerify(() => ({
-        access_token: `${base64urlEncodeUtf8(JSON.stringify(expired))}.${'A'.repeat(43)}`,
+        access_token: forgedToken(expired),
       }));
       await moveClock(17 * 60);
       resends = 7;
@@ -1200,7 +1203,7 @@ describe('receipts as the clock moves on', () => {
       const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
       const weekLong = { ...real, exp: real.iat + 7 * 24 * 3600 };
       front.standInForVerify(() => ({
-        access_token: `${base64urlEncodeUtf8(JSON.stringify(weekLong))}.${'A'.repeat(43)}`,
+        access_token: forgedToken(weekLong),
       }));
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged')); // the voucher sent again after the forgery's refusal

@@ -20,6 +20,7 @@ import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent'
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { page, type SiteServer } from '../middleware/support/site-servers';
 import { depositsOf as depositsOfSite, startVoucherSite } from '../middleware/support/voucher-site';
+import { forgedToken } from './support/forged-token';
 import { createAgent, PaymentFailedError, type AgentOptions, type PaymentEvent } from '../../../libs/agent-sdk/src';
 
 const PRICE = 10_000n; // the site's default, 0.01 USD
@@ -195,9 +196,6 @@ function tamperWithToken(headers: Headers, action: FrontAction): void {
   if (token) headers.set('x-crawlgate-token', unsignedForgeryOf(token));
   if (action === 'forwardForgingTokenWithoutSettlement') headers.delete('payment-response');
 }
-
-/** A token of `payload`, with a made-up MAC of the right length: the gate refuses it, the agent cannot tell. */
-const forgedToken = (payload: object): string => `${base64urlEncodeUtf8(JSON.stringify(payload))}.${'A'.repeat(43)}`;
 
 /** A token naming the same gate and path as `token`, with a MAC of the right length the gate refuses: the agent cannot tell. */
 function unsignedForgeryOf(token: string): string {

@@ -60,3 +60,21 @@ it("a site whose two-hour tokens the agent has seen: another page's lost answer,
   expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-unreachable' });
   expect(await site.paymentsFor('/articles/lost-unreachable')).toEqual(['authorization']);
 }, 60_000);
+
+it("a payment whose answer was lost before the site's two-hour tokens were seen, its API unreachable 40 minutes on after another page showed them: not paid a second time", async () => {
+  const { state, fetchThrough } = losingPaidAnswers();
+  const agent = await site.payingAgent(fetchThrough);
+  const url = `${site.url}/articles/lost-before-learned`;
+  await expect(fetchPage(agent, url)).rejects.toThrow('fetch failed');
+  state.losing = false;
+  const other = `${site.url}/articles/learned-after-loss`;
+  expect(await fetchPage(agent, other)).toEqual({ status: 200, body: 'content of /articles/learned-after-loss' });
+  state.losing = true;
+  await moveClock(40 * 60);
+  // Its API still cannot be asked: the token its payment bought may open the page for 80 minutes more.
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor('/articles/lost-before-learned')).toEqual(['authorization']);
+  state.losing = false;
+  expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-before-learned' });
+  expect(await site.paymentsFor('/articles/lost-before-learned')).toEqual(['authorization']);
+}, 60_000);

@@ -406,6 +406,14 @@ export function createAgent(options: AgentOptions): Agent {
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
     receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt), notBefore });
   };
+  /**
+   * When a token of `page`'s site issued at `from` would expire, by the longest life its tokens
+   * were seen to have (the default at least): read at each check, so that a life learned since a
+   * payment was sent keeps its page waiting longer, never shorter.
+   */
+  const tokenExpiryFrom = (from: number, page: string) => from + tokenLives.lifeMs(TokenCache.hostOf(page));
+  /** LostVoucher.over, lengthened by a longer life of its site's tokens learned since it was sent. */
+  const overOf = (lost: LostVoucher, pageKey: string) => Math.max(lost.over, tokenExpiryFrom(lost.until, pageKey));
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
@@ -590,15 +598,14 @@ export function createAgent(options: AgentOptions): Agent {
     // The token it bought lives that long after its settlement (the default, or longer as the site's
     // tokens were seen to), worth asking for until then; past it, asked once more (boughtEarlier),
     // the page waits no longer for an API that cannot say.
-    const until = offer.verifyUrl
-      ? settledBy + tokenLives.lifeMs(TokenCache.hostOf(page))
-      : settledBy + HELD_PAGE_MARGIN_MS;
+    const until = offer.verifyUrl ? tokenExpiryFrom(settledBy, page) : settledBy + HELD_PAGE_MARGIN_MS;
     const doubt: UnconfirmedAuthorization = {
       offer,
       verifyUrl: offer.verifyUrl,
       header: [name, value],
       sentAt: Date.now(),
       until,
+      tokenFrom: offer.verifyUrl ? settledBy : undefined,
     };
     unconfirmed.keep(page, doubt);
     // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
@@ -775,11 +782,12 @@ export function createAgent(options: AgentOptions): Agent {
     }
     // Past the life its token was read to have (which a front may have forged short), the gate and
     // its API still have their word: the token its API answers for the payment, refused, has expired
-    // (receiptUntil), or none came and the receipt is past its end, never sooner than a token's
-    // default life: what it bought is over, and the page is paid anew. An unexpired token refused
+    // (receiptUntil), or none came and the receipt is past its end, never sooner than the longest
+    // life its site's tokens were seen to have (a front forging a short one and failing verify_url
+    // gains nothing): what it bought is over, and the page is paid anew. An unexpired token refused
     // may be a front's doing: never paid twice.
     const end = Math.max(
-      token ? receiptUntil(token, receipt.sentAt) : Math.max(receipt.until, receiptUntil(undefined, receipt.sentAt)),
+      token ? receiptUntil(token, receipt.sentAt) : Math.max(receipt.until, tokenExpiryFrom(receipt.sentAt, page)),
       receipt.notBefore ?? 0,
     );
     if (!(Date.now() < end)) {
@@ -820,8 +828,13 @@ export function createAgent(options: AgentOptions): Agent {
       await budget.credit(earlier.offer.amount);
       return undefined;
     }
-    // Past its until, without a token: what it bought, if anything, has expired by the default life.
-    if (!token && !(Date.now() < earlier.until)) {
+    // Past its until, without a token: what it bought, if anything, has expired by the longest life
+    // its site's tokens were seen to have (learned since it was sent, too).
+    const until =
+      earlier.tokenFrom === undefined
+        ? earlier.until
+        : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
+    if (!token && !(Date.now() < until)) {
       unconfirmed.forget(page);
       return undefined;
     }
@@ -830,7 +843,10 @@ export function createAgent(options: AgentOptions): Agent {
       // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
       // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
       const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
-      if (refused) earlier.until = Math.min(earlier.until, authorizationOverAt(earlier));
+      if (refused) {
+        earlier.until = Math.min(until, authorizationOverAt(earlier));
+        earlier.tokenFrom = undefined;
+      }
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
@@ -1120,7 +1136,8 @@ export function createAgent(options: AgentOptions): Agent {
     if (answer.kind === 'charged') {
       voucherCharged(url, pageKey, channel, lost.total, lost.offer, answer.settlement.transaction || null);
       // Charged and answered without the page (a front's 5xx keeping the settlement): sent again next fetch.
-      if (boughtWith(response, token, { url, offer: lost.offer })) voucherBought(url, pageKey, lost, token);
+      if (boughtWith(response, token, { url, offer: lost.offer }))
+        voucherBought(url, pageKey, lost, token, overOf(lost, pageKey));
       else lost.claimedCharged = true;
       return { response, token };
     }
@@ -1128,7 +1145,8 @@ export function createAgent(options: AgentOptions): Agent {
     // stays in doubt unless a token shows it bought the page: a front's own 404, or a bare 200, says
     // nothing of what the gate behind it charged.
     if (answer.kind === 'unconfirmed' && !awaitsResend(paidAnswer)) {
-      if (tokenBoughtAt(token, { url, offer: lost.offer })) voucherBought(url, pageKey, lost, token);
+      if (tokenBoughtAt(token, { url, offer: lost.offer }))
+        voucherBought(url, pageKey, lost, token, overOf(lost, pageKey));
       return { response, token };
     }
     if (paidAnswer !== response) await paidAnswer.body?.cancel().catch(() => undefined);
@@ -1138,7 +1156,7 @@ export function createAgent(options: AgentOptions): Agent {
     // can send it on late, refuse it with a 402 of its own, and a correction may have said the
     // channel was charged exactly its total): the page is then paid anew.
     const counted = lost.claimedCharged === true;
-    const { over } = lost;
+    const over = overOf(lost, pageKey);
     if (answer.kind === 'refused' && !(Date.now() < over)) {
       lostVouchers.forget(pageKey);
       // No correction may claim its total as charged and have a page pay on top of it, unless another
@@ -1192,7 +1210,7 @@ export function createAgent(options: AgentOptions): Agent {
     // it): the token may be a front's, forged to have expired, while the real one opens the page (the
     // wait on an API of shorter tokens). So for the receipt it leaves, whose payment's resends the
     // same front may refuse: that floor alone, since a forged long life would outlast the API's word.
-    const floor = lost.over;
+    const floor = overOf(lost, pageKey);
     const end = Math.max(receiptUntil(token, lost.sentAt), floor);
     if (read.confirmed) {
       voucherBought(url, pageKey, lost, token, floor);

@@ -37,6 +37,12 @@ export interface UnconfirmedAuthorization {
   sentAt: number;
   /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
   until: number;
+  /**
+   * Epoch milliseconds: the last moment its settlement could issue a token (its validBefore), from
+   * which a token of its site's life may open the page: a life learned since it was sent keeps it
+   * that much longer. Only with a verify_url, and dropped once its API refused it (no token comes).
+   */
+  tokenFrom?: number;
 }
 
 /**
@@ -93,8 +99,9 @@ export interface LostVoucher {
   until: number;
   /**
    * Epoch milliseconds: when a token it bought would have expired, from the last moment its gate
-   * could take it (until, plus the life its site's tokens were seen to have when it was sent): no
-   * refusal nor token a front may forge lets its page be paid anew sooner.
+   * could take it (until, plus the life its site's tokens were seen to have when it was sent; a
+   * longer one learned since counts too): no refusal nor token a front may forge lets its page be
+   * paid anew sooner, nor a receipt it leaves end sooner.
    */
   over: number;
   /** A correction said the channel was charged exactly its total: refused past its hold, it is not paid again. */

@@ -14,21 +14,30 @@ import { fundUsdc, newWallet } from '../../../../apps/api/test/test-agent';
 import type { TestAppOptions } from '../../../../apps/api/test/test-app';
 import { createAgent, PaymentFailedError } from '../../../../libs/agent-sdk/src';
 import { startGatedSite, GPTBOT, type GatedSite } from '../../middleware/support/gated-site';
+import { switchOnBatchSettlement } from '../../middleware/support/voucher-site';
 
 type Agent = ReturnType<typeof createAgent>;
 
 export interface TokenLifeSite {
   gated: GatedSite;
   url: string;
-  /** An agent paying from a wallet of its own (1 USDC), through `fetch` (the global one by default). */
-  payingAgent(fetch?: typeof globalThis.fetch): Promise<Agent>;
+  /**
+   * An agent paying from a wallet of its own (1 USDC), through `fetch` (the global one by default);
+   * with `depositUsd`, by batch-settlement vouchers from a channel of that deposit.
+   */
+  payingAgent(fetch?: typeof globalThis.fetch, depositUsd?: string): Promise<Agent>;
   /** The methods of the payments recorded for `path`. */
   paymentsFor(path: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
-export async function startTokenLifeSite(config: TestAppOptions['config']): Promise<TokenLifeSite> {
+/** With `batchSettlement`, the site offers x402 batch-settlement vouchers beside exact payments. */
+export async function startTokenLifeSite(
+  config: TestAppOptions['config'],
+  { batchSettlement = false } = {},
+): Promise<TokenLifeSite> {
   const gated = await startGatedSite({ app: { isolateChain: true, config } });
+  if (batchSettlement) await switchOnBatchSettlement(gated);
   const app = express();
   app.use(crawlgateExpress(gated.options()));
   app.get('/{*path}', (request, response) => void response.send(`content of ${request.path}`));
@@ -37,7 +46,7 @@ export async function startTokenLifeSite(config: TestAppOptions['config']): Prom
   return {
     gated,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async payingAgent(fetch) {
+    async payingAgent(fetch, depositUsd) {
       const wallet = newWallet();
       await fundUsdc(gated.app, wallet.address, '1');
       return createAgent({
@@ -48,6 +57,7 @@ export async function startTokenLifeSite(config: TestAppOptions['config']): Prom
         rpcUrl: gated.app.chain.rpcUrl,
         pollingIntervalMs: 20,
         fetch,
+        ...(depositUsd !== undefined && { batchSettlement: { depositUsd } }),
       });
     },
     async paymentsFor(path) {

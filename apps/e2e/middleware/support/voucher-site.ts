@@ -5,11 +5,7 @@ import { FRAMEWORKS, type SiteServer } from './site-servers';
 /** A gated site with x402 batch-settlement switched on, served by the first framework (Express) with our middleware. */
 export async function startVoucherSite(): Promise<{ site: GatedSite; server: SiteServer; close(): Promise<void> }> {
   const site = await startGatedSite();
-  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, {
-    body: { batch_settlement: true },
-    headers: site.publisher.auth,
-  });
-  if (on.status !== 200) throw new Error(`batch_settlement could not be switched on: ${on.status}`);
+  await switchOnBatchSettlement(site);
   const server = await FRAMEWORKS[0].start(site.options());
   return {
     site,
@@ -19,6 +15,15 @@ export async function startVoucherSite(): Promise<{ site: GatedSite; server: Sit
       await site.close();
     },
   };
+}
+
+/** Has `site` offer x402 batch-settlement vouchers beside exact payments, as its publisher would. */
+export async function switchOnBatchSettlement(site: GatedSite): Promise<void> {
+  const on = await site.app.call('PATCH', `/v1/sites/${site.site.siteId}`, {
+    body: { batch_settlement: true },
+    headers: site.publisher.auth,
+  });
+  if (on.status !== 200) throw new Error(`batch_settlement could not be switched on: ${on.status}`);
 }
 
 const DEPOSITED = parseAbiItem(

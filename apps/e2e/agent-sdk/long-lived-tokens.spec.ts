@@ -78,3 +78,71 @@ it("a payment whose answer was lost before the site's two-hour tokens were seen,
   expect(await fetchPage(agent, url)).toEqual({ status: 200, body: 'content of /articles/lost-before-learned' });
   expect(await site.paymentsFor('/articles/lost-before-learned')).toEqual(['authorization']);
 }, 60_000);
+
+it('a payment whose answer was lost, its verify_url answered by a front with a refusal: not paid again while the token it bought could live', async () => {
+  let refusing = true;
+  const { state, fetchThrough } = losingPaidAnswers((_input, init) =>
+    refusing && init?.method === 'POST'
+      ? Promise.resolve(Response.json({ detail: 'Gate not found or expired' }, { status: 404 }))
+      : undefined,
+  );
+  const agent = await site.payingAgent(fetchThrough);
+  const path = '/articles/lost-verify-refused';
+  await expect(fetchPage(agent, `${site.url}${path}`)).rejects.toThrow('fetch failed');
+  state.losing = false;
+  // Past its authorization's validBefore: the chain shows it used, and its two-hour token opens the page.
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  refusing = false;
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it('a payment whose answer was lost, its 402 stripped of verify_url by a front (the offer still names the gate): not paid again while the token it bought could live', async () => {
+  const withoutVerifyUrl = async (answer: Response) => {
+    if (answer.status !== 402) return answer;
+    const body = (await answer.json()) as { verify_url?: string };
+    delete body.verify_url;
+    return new Response(JSON.stringify(body), { status: 402, headers: answer.headers });
+  };
+  const { state, fetchThrough } = losingPaidAnswers((input, init) =>
+    new Headers(init?.headers).has('payment-signature') ? undefined : fetch(input, init).then(withoutVerifyUrl),
+  );
+  const agent = await site.payingAgent(fetchThrough);
+  const path = '/articles/lost-no-verify-url';
+  await expect(fetchPage(agent, `${site.url}${path}`)).rejects.toThrow('fetch failed');
+  state.losing = false;
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  // Past the life a token it bought could have: the page is paid anew.
+  await moveClock(30 * 60 + TTL_SECONDS);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
+}, 60_000);
+
+it('a payment the gate settled, answered by a front with a refusal of its own: the next fetch reads the page with the token verify_url answers, before and past its hold, not a second payment', async () => {
+  let refusingPaid = true;
+  const { state, fetchThrough } = losingPaidAnswers((input, init) =>
+    refusingPaid && new Headers(init?.headers).has('payment-signature')
+      ? fetch(input, init).then(async (answer) => {
+          await answer.text();
+          return Response.json({ error: 'payment_refused', detail: 'Insufficient funds' }, { status: 402 });
+        })
+      : undefined,
+  );
+  state.losing = false;
+  const agent = await site.payingAgent(fetchThrough);
+  const path = '/articles/settled-then-refused';
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_refused' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  refusingPaid = false;
+  await moveClock(3 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  // Past its authorization's validBefore, its two-hour token still opens the page.
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);

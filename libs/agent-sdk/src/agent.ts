@@ -383,8 +383,10 @@ export function createAgent(options: AgentOptions): Agent {
   const heldPages = new HeldPages();
   // Kept past their until too: the token a lost payment bought may outlive the default half hour
   // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.
-  const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true);
-  const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
+  // Each held, and counted against the limits, as long as a token it bought could live, by the
+  // life its site's tokens were seen to have when asked (learned since it was sent, too).
+  const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true, (page, earlier) => endOf(earlier, page));
+  const lostVouchers = new PaymentsInDoubt<LostVoucher>(true, (page, lost) => overOf(lost, page));
   /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
   const receipts = new Receipts();
   /**
@@ -412,6 +414,9 @@ export function createAgent(options: AgentOptions): Agent {
    * payment was sent keeps its page waiting longer, never shorter.
    */
   const tokenExpiryFrom = (from: number, page: string) => from + tokenLives.lifeMs(TokenCache.hostOf(page));
+  /** An authorization's until, lengthened by a longer life of its site's tokens learned since it was sent. */
+  const endOf = (earlier: UnconfirmedAuthorization, page: string) =>
+    earlier.tokenFrom === undefined ? earlier.until : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
   /** LostVoucher.over, lengthened by a longer life of its site's tokens learned since it was sent. */
   const overOf = (lost: LostVoucher, pageKey: string) => Math.max(lost.over, tokenExpiryFrom(lost.until, pageKey));
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
@@ -534,7 +539,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PaymentFailedError(
         url,
         'too_many_in_doubt',
-        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made`,
+        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each once a token it bought would have expired (35 minutes after it was made, longer on a site whose tokens live longer)`,
       );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
@@ -597,22 +602,27 @@ export function createAgent(options: AgentOptions): Agent {
       validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
     // The token it bought lives that long after its settlement (the default, or longer as the site's
     // tokens were seen to), worth asking for until then; past it, asked once more (boughtEarlier),
-    // the page waits no longer for an API that cannot say.
-    const until = offer.verifyUrl ? tokenExpiryFrom(settledBy, page) : settledBy + HELD_PAGE_MARGIN_MS;
+    // the page waits no longer for an API that cannot say. So for an offer naming a Crawlgate gate
+    // whose verify_url a front took out: a plain x402 site's answer buys no token, and such a page
+    // waits only until the authorization is over.
+    const tokenFrom = offer.verifyUrl !== undefined || paidGateRef(offer) !== undefined ? settledBy : undefined;
+    const until = tokenFrom === undefined ? settledBy + HELD_PAGE_MARGIN_MS : tokenExpiryFrom(tokenFrom, page);
     const doubt: UnconfirmedAuthorization = {
       offer,
       verifyUrl: offer.verifyUrl,
       header: [name, value],
       sentAt: Date.now(),
       until,
-      tokenFrom: offer.verifyUrl ? settledBy : undefined,
+      tokenFrom,
     };
     unconfirmed.keep(page, doubt);
-    // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
-    // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
-    let learned = false;
+    // Learned: it bought a token or an answer that is not a failure; never sent (freed); or refused
+    // (held authorizations follow it from then). Otherwise the site or its API may still settle it.
+    // A Crawlgate gate's refused payment stays in doubt too: a front can answer a refusal of its own
+    // to a payment its gate settled, whose token opens the page; its gate's API is asked first.
+    let learned = false as boolean | 'free' | 'held'; // set by markLearned(), which TypeScript's narrowing does not see
     const markLearned = (next: 'free' | 'spent' | 'held', header?: string) => {
-      if (next !== 'spent') learned = true;
+      if (next !== 'spent') learned = next;
       mark(next, header);
     };
     try {
@@ -620,7 +630,8 @@ export function createAgent(options: AgentOptions): Agent {
       learned ||= answered;
       return paid;
     } finally {
-      if (learned) unconfirmed.forget(page);
+      if (learned === 'held' && tokenFrom !== undefined) doubt.held = true;
+      else if (learned) unconfirmed.forget(page);
     }
   }
 
@@ -825,34 +836,29 @@ export function createAgent(options: AgentOptions): Agent {
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
       unconfirmed.forget(page);
-      await budget.credit(earlier.offer.amount);
+      // A refused one's price is the held authorizations' to give back (held-authorizations.ts).
+      if (!earlier.held) await budget.credit(earlier.offer.amount);
       return undefined;
     }
     // Past its until, without a token: what it bought, if anything, has expired by the longest life
     // its site's tokens were seen to have (learned since it was sent, too).
-    const until =
-      earlier.tokenFrom === undefined
-        ? earlier.until
-        : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
+    const until = endOf(earlier, page);
     if (!token && !(Date.now() < until)) {
       unconfirmed.forget(page);
       return undefined;
     }
     if (!token) {
-      // The API's refusal says no token will come, not that the money stayed: the site got the
-      // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
-      // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
+      // A refusal says no token will come, not that the money stayed: the site got the authorization
+      // and can settle it (to whatever payTo its 402 named) until it expires. Nor is it surely the
+      // API's (a front may stand in for verify_url while the token its gate issued opens the page):
+      // the page waits as for no answer, unless the chain shows the authorization expired unused.
       const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
-      if (refused) {
-        earlier.until = Math.min(until, authorizationOverAt(earlier));
-        earlier.tokenFrom = undefined;
-      }
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
-        'payment_unconfirmed',
+        earlier.held ? 'payment_held' : 'payment_unconfirmed',
         refused
-          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(earlier.until).toISOString()}`
+          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it, and a token it bought may still open the page: the page is not paid again before ${new Date(until).toISOString()}, or once the chain shows the authorization expired unused`
           : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
       );
     }
@@ -1302,7 +1308,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw new PaymentFailedError(
           url,
           'too_many_in_doubt',
-          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates expire`,
+          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as they end, each once a token it bought would have expired`,
         );
       let current = offer;
       let page: PageVouchers | undefined;
@@ -1944,10 +1950,4 @@ function lostVoucher(
   const gateId = offer.v2?.accepted.extra?.gate_id;
   const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
   return { channelKey, channelId, total, header, offer, sentAt, until, over: until + tokenLifeMs };
-}
-
-/** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
-function authorizationOverAt({ header, until }: UnconfirmedAuthorization): number {
-  const validBefore = authorizationOfHeader(header[1])?.validBefore;
-  return validBefore === undefined ? until : Number(validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
 }

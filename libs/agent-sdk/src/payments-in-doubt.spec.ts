@@ -50,6 +50,25 @@ describe('PaymentsInDoubt kept past their hold', () => {
     expect(lost.roomFor('https://other.example/p', 5_000)).toBe('all');
     expect(lost.get('https://site.example/0', 5_000)).toBeUndefined(); // let go for room
   });
+
+  it('holds a payment until the end its owner reads now (a token life learned since), counting it and never letting it go for room before', () => {
+    // The end read at each check: the page's payment lasts 4 s longer than its until.
+    let longer = 0;
+    const lost = new PaymentsInDoubt<ReturnType<typeof held>>(true, (page, payment) =>
+      page.endsWith('/held') ? payment.until + longer : payment.until,
+    );
+    lost.keep('https://site.example/held', held(1_000));
+    for (let i = 1; i < MAX_PAYMENTS_IN_DOUBT_PER_HOST; i++) lost.keep(`https://site.example/${i}`, held(10_000));
+    expect(lost.roomFor('https://site.example/next', 2_000)).toBe('yes');
+    longer = 4_000;
+    expect(lost.roomFor('https://site.example/next', 2_000)).toBe('host');
+    for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT; i++) lost.keep(`https://h${i}.example/p`, held(1_000));
+    expect(lost.roomFor('https://other.example/p', 2_000)).toBe('yes'); // the others let go for room
+    expect(lost.get('https://site.example/held', 2_000)).toEqual(held(1_000)); // not this one
+    for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT; i++) lost.keep(`https://h${i}.example/p`, held(10_000));
+    expect(lost.roomFor('https://other.example/p', 6_000)).toBe('all');
+    expect(lost.get('https://site.example/held', 6_000)).toBeUndefined(); // past its end, let go for room
+  });
 });
 
 describe('PaymentsInDoubt', () => {

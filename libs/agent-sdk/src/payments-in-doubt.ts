@@ -40,9 +40,15 @@ export interface UnconfirmedAuthorization {
   /**
    * Epoch milliseconds: the last moment its settlement could issue a token (its validBefore), from
    * which a token of its site's life may open the page: a life learned since it was sent keeps it
-   * that much longer. Only with a verify_url, and dropped once its API refused it (no token comes).
+   * that much longer. Only for a Crawlgate gate's payment (a verify_url, or a gate named): a plain
+   * x402 site's answer buys no token.
    */
   tokenFrom?: number;
+  /**
+   * Refused by whoever answered it, the site holding its authorization: its price is the held
+   * authorizations' to settle from the chain (held-authorizations.ts), never given back here.
+   */
+  held?: true;
 }
 
 /**
@@ -121,15 +127,19 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
 
   /**
-   * `keepPastUntil`: a payment past its `until` stays, given back by get() (its gate may still answer
+   * `keepPastUntil`: a payment past its end stays, given back by get() (its gate may still answer
    * for it), until its page is asked about again or its room is needed; it no longer counts against
-   * the limits. Otherwise it is dropped then.
+   * the limits. Otherwise it is dropped then. `endOf`: a payment's end as its owner reads it now (a
+   * life of its site's tokens learned since it was kept may hold its page longer); its `until` by default.
    */
-  constructor(private readonly keepPastUntil = false) {}
+  constructor(
+    private readonly keepPastUntil = false,
+    private readonly endOf: (page: string, payment: Payment) => number = (_page, payment) => payment.until,
+  ) {}
 
   /**
    * Whether one more payment for `page` (a TokenCache key) may be kept: 'host' when it
-   * holds too many, 'all' when all hosts do. Those past their `until` are dropped to make room.
+   * holds too many, 'all' when all hosts do. Those past their end are dropped to make room.
    */
   roomFor(page: string, now = Date.now()): 'yes' | 'host' | 'all' {
     // By host, whatever the scheme and port: one host on many ports is one site.
@@ -138,7 +148,7 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
     let live = 0;
     const full = this.byPage.size >= MAX_PAYMENTS_IN_DOUBT;
     for (const [kept, payment] of this.byPage) {
-      if (!(now < payment.until)) {
+      if (!(now < this.endOf(kept, payment))) {
         if (!this.keepPastUntil || full) this.byPage.delete(kept);
         continue;
       }
@@ -154,10 +164,10 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
     this.byPage.set(page, payment);
   }
 
-  /** The page's payment still worth asking about, if any; one past its `until` is dropped (unless kept past it). */
+  /** The page's payment still worth asking about, if any; one past its end is dropped (unless kept past it). */
   get(page: string, now = Date.now()): Payment | undefined {
     const payment = this.byPage.get(page);
-    if (!payment || this.keepPastUntil || now < payment.until) return payment;
+    if (!payment || this.keepPastUntil || now < this.endOf(page, payment)) return payment;
     this.byPage.delete(page);
     return undefined;
   }

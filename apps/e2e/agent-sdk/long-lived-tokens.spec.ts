@@ -122,27 +122,3 @@ it('a payment whose answer was lost, its 402 stripped of verify_url by a front (
   expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
   expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
 }, 60_000);
-
-it('a payment the gate settled, answered by a front with a refusal of its own: the next fetch reads the page with the token verify_url answers, before and past its hold, not a second payment', async () => {
-  let refusingPaid = true;
-  const { state, fetchThrough } = losingPaidAnswers((input, init) =>
-    refusingPaid && new Headers(init?.headers).has('payment-signature')
-      ? fetch(input, init).then(async (answer) => {
-          await answer.text();
-          return Response.json({ error: 'payment_refused', detail: 'Insufficient funds' }, { status: 402 });
-        })
-      : undefined,
-  );
-  state.losing = false;
-  const agent = await site.payingAgent(fetchThrough);
-  const path = '/articles/settled-then-refused';
-  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_refused' });
-  expect(await site.paymentsFor(path)).toEqual(['authorization']);
-  refusingPaid = false;
-  await moveClock(3 * 60);
-  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
-  // Past its authorization's validBefore, its two-hour token still opens the page.
-  await moveClock(10 * 60);
-  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
-  expect(await site.paymentsFor(path)).toEqual(['authorization']);
-}, 60_000);

@@ -616,13 +616,11 @@ export function createAgent(options: AgentOptions): Agent {
       tokenFrom,
     };
     unconfirmed.keep(page, doubt);
-    // Learned: it bought a token or an answer that is not a failure; never sent (freed); or refused
-    // (held authorizations follow it from then). Otherwise the site or its API may still settle it.
-    // A Crawlgate gate's refused payment stays in doubt too: a front can answer a refusal of its own
-    // to a payment its gate settled, whose token opens the page; its gate's API is asked first.
-    let learned = false as boolean | 'free' | 'held'; // set by markLearned(), which TypeScript's narrowing does not see
+    // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
+    // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
+    let learned = false;
     const markLearned = (next: 'free' | 'spent' | 'held', header?: string) => {
-      if (next !== 'spent') learned = next;
+      if (next !== 'spent') learned = true;
       mark(next, header);
     };
     try {
@@ -630,8 +628,7 @@ export function createAgent(options: AgentOptions): Agent {
       learned ||= answered;
       return paid;
     } finally {
-      if (learned === 'held' && tokenFrom !== undefined) doubt.held = true;
-      else if (learned) unconfirmed.forget(page);
+      if (learned) unconfirmed.forget(page);
     }
   }
 
@@ -836,8 +833,7 @@ export function createAgent(options: AgentOptions): Agent {
     // nothing, and what it was counted as spending comes back.
     if (!token && (await neverUsed(earlier))) {
       unconfirmed.forget(page);
-      // A refused one's price is the held authorizations' to give back (held-authorizations.ts).
-      if (!earlier.held) await budget.credit(earlier.offer.amount);
+      await budget.credit(earlier.offer.amount);
       return undefined;
     }
     // Past its until, without a token: what it bought, if anything, has expired by the longest life
@@ -856,7 +852,7 @@ export function createAgent(options: AgentOptions): Agent {
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
-        earlier.held ? 'payment_held' : 'payment_unconfirmed',
+        'payment_unconfirmed',
         refused
           ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it, and a token it bought may still open the page: the page is not paid again before ${new Date(until).toISOString()}, or once the chain shows the authorization expired unused`
           : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",

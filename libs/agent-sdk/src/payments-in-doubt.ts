@@ -44,11 +44,6 @@ export interface UnconfirmedAuthorization {
    * x402 site's answer buys no token.
    */
   tokenFrom?: number;
-  /**
-   * Refused by whoever answered it, the site holding its authorization: its price is the held
-   * authorizations' to settle from the chain (held-authorizations.ts), never given back here.
-   */
-  held?: true;
 }
 
 /**

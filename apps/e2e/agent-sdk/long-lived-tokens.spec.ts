@@ -79,27 +79,6 @@ it("a payment whose answer was lost before the site's two-hour tokens were seen,
   expect(await site.paymentsFor('/articles/lost-before-learned')).toEqual(['authorization']);
 }, 60_000);
 
-it('a payment whose answer was lost, its verify_url answered by a front with a refusal: not paid again while the token it bought could live', async () => {
-  let refusing = true;
-  const { state, fetchThrough } = losingPaidAnswers((_input, init) =>
-    refusing && init?.method === 'POST'
-      ? Promise.resolve(Response.json({ detail: 'Gate not found or expired' }, { status: 404 }))
-      : undefined,
-  );
-  const agent = await site.payingAgent(fetchThrough);
-  const path = '/articles/lost-verify-refused';
-  await expect(fetchPage(agent, `${site.url}${path}`)).rejects.toThrow('fetch failed');
-  state.losing = false;
-  // Past its authorization's validBefore: the chain shows it used, and its two-hour token opens the page.
-  await moveClock(10 * 60);
-  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
-  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
-  expect(await site.paymentsFor(path)).toEqual(['authorization']);
-  refusing = false;
-  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
-  expect(await site.paymentsFor(path)).toEqual(['authorization']);
-}, 60_000);
-
 it('a payment whose answer was lost, its 402 stripped of verify_url by a front (the offer still names the gate): not paid again while the token it bought could live', async () => {
   const withoutVerifyUrl = async (answer: Response) => {
     if (answer.status !== 402) return answer;

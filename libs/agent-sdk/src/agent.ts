@@ -377,6 +377,19 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const http = options.fetch ?? globalThis.fetch;
   const tokens = new TokenCache();
+  /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
+  const tokenLives = new TokenLives();
+  /**
+   * When a token of `page`'s site issued at `from` would expire, by the longest life its tokens
+   * were seen to have (the default at least): read at each check, so that a life learned since a
+   * payment was sent keeps its page waiting longer, never shorter.
+   */
+  const tokenExpiryFrom = (from: number, page: string) => from + tokenLives.lifeMs(TokenCache.hostOf(page));
+  /** An authorization's until, lengthened by a longer life of its site's tokens learned since it was sent. */
+  const endOf = (earlier: UnconfirmedAuthorization, page: string) =>
+    earlier.tokenFrom === undefined ? earlier.until : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
+  /** LostVoucher.over, lengthened by a longer life of its site's tokens learned since it was sent. */
+  const overOf = (lost: LostVoucher, pageKey: string) => Math.max(lost.over, tokenExpiryFrom(lost.until, pageKey));
   // Kept past their hold, until their page is asked about again: their gate's API still answers a
   // payment it took after the gate expired, and only a refusal then frees the page.
   const unproven = new PaymentsInDoubt<UnprovenTransfer>(true);
@@ -386,7 +399,8 @@ export function createAgent(options: AgentOptions): Agent {
   // Each held, and counted against the limits, as long as a token it bought could live, by the
   // life its site's tokens were seen to have when asked (learned since it was sent, too).
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true, (page, earlier) => endOf(earlier, page));
-  const lostVouchers = new PaymentsInDoubt<LostVoucher>(true, (page, lost) => overOf(lost, page));
+  // Counted until their gate's hold ends; each holds its page longer (overOf), judged when it is fetched.
+  const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
   /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
   const receipts = new Receipts();
   /**
@@ -394,8 +408,6 @@ export function createAgent(options: AgentOptions): Agent {
    * Only a gate's (its payment names it) or one that bought a token: a plain x402 site's token-less
    * payment has no token to be refused, and is paid anew each request as before.
    */
-  /** How long each site's tokens live, from those it sold: a payment in doubt is asked about that long. */
-  const tokenLives = new TokenLives();
   const keepReceipt = (
     paidAt: PaidAt,
     header: [string, string],
@@ -408,17 +420,6 @@ export function createAgent(options: AgentOptions): Agent {
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
     receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt), notBefore });
   };
-  /**
-   * When a token of `page`'s site issued at `from` would expire, by the longest life its tokens
-   * were seen to have (the default at least): read at each check, so that a life learned since a
-   * payment was sent keeps its page waiting longer, never shorter.
-   */
-  const tokenExpiryFrom = (from: number, page: string) => from + tokenLives.lifeMs(TokenCache.hostOf(page));
-  /** An authorization's until, lengthened by a longer life of its site's tokens learned since it was sent. */
-  const endOf = (earlier: UnconfirmedAuthorization, page: string) =>
-    earlier.tokenFrom === undefined ? earlier.until : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
-  /** LostVoucher.over, lengthened by a longer life of its site's tokens learned since it was sent. */
-  const overOf = (lost: LostVoucher, pageKey: string) => Math.max(lost.over, tokenExpiryFrom(lost.until, pageKey));
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
   /** The offers whose payment onUnconfirmedPayment reported, and as what: onPayment says so if it comes after. */
@@ -539,7 +540,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PaymentFailedError(
         url,
         'too_many_in_doubt',
-        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each once a token it bought would have expired (35 minutes after it was made, longer on a site whose tokens live longer)`,
+        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
       );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
@@ -602,9 +603,9 @@ export function createAgent(options: AgentOptions): Agent {
       validBefore === undefined ? Date.now() + offer.maxTimeoutSeconds * 1000 : Number(validBefore) * 1000;
     // The token it bought lives that long after its settlement (the default, or longer as the site's
     // tokens were seen to), worth asking for until then; past it, asked once more (boughtEarlier),
-    // the page waits no longer for an API that cannot say. So for an offer naming a Crawlgate gate
-    // whose verify_url a front took out: a plain x402 site's answer buys no token, and such a page
-    // waits only until the authorization is over.
+    // the page waits no longer for an API that cannot say. So does an offer naming a Crawlgate gate
+    // whose verify_url a front took out. A plain x402 site's answer buys no token: its page waits only
+    // until the authorization is over.
     const tokenFrom = offer.verifyUrl !== undefined || paidGateRef(offer) !== undefined ? settledBy : undefined;
     const until = tokenFrom === undefined ? settledBy + HELD_PAGE_MARGIN_MS : tokenExpiryFrom(tokenFrom, page);
     const doubt: UnconfirmedAuthorization = {
@@ -844,17 +845,20 @@ export function createAgent(options: AgentOptions): Agent {
       return undefined;
     }
     if (!token) {
-      // A refusal says no token will come, not that the money stayed: the site got the authorization
-      // and can settle it (to whatever payTo its 402 named) until it expires. Nor is it surely the
-      // API's (a front may stand in for verify_url while the token its gate issued opens the page):
-      // the page waits as for no answer, unless the chain shows the authorization expired unused.
+      // The API's refusal says no token will come, not that the money stayed: the site got the
+      // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
+      // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
       const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+      if (refused) {
+        earlier.until = Math.min(until, authorizationOverAt(earlier));
+        earlier.tokenFrom = undefined;
+      }
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
         'payment_unconfirmed',
         refused
-          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it, and a token it bought may still open the page: the page is not paid again before ${new Date(until).toISOString()}, or once the chain shows the authorization expired unused`
+          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(earlier.until).toISOString()}`
           : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
       );
     }
@@ -1304,7 +1308,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw new PaymentFailedError(
           url,
           'too_many_in_doubt',
-          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as they end, each once a token it bought would have expired`,
+          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates expire`,
         );
       let current = offer;
       let page: PageVouchers | undefined;
@@ -1946,4 +1950,10 @@ function lostVoucher(
   const gateId = offer.v2?.accepted.extra?.gate_id;
   const until = gateHoldUntil(typeof gateId === 'string' ? readGate(gateId)?.exp : undefined);
   return { channelKey, channelId, total, header, offer, sentAt, until, over: until + tokenLifeMs };
+}
+
+/** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
+function authorizationOverAt({ header, until }: UnconfirmedAuthorization): number {
+  const validBefore = authorizationOfHeader(header[1])?.validBefore;
+  return validBefore === undefined ? until : Number(validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
 }

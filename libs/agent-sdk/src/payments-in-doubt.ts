@@ -35,13 +35,17 @@ export interface UnconfirmedAuthorization {
   header: [name: string, value: string];
   /** Epoch milliseconds: when it was first sent (Receipt.sentAt). */
   sentAt: number;
-  /** Epoch milliseconds: a while past the authorization's validBefore, when whatever became of it is long final. */
+  /**
+   * Epoch milliseconds: when it is let go unasked: for a Crawlgate gate's, when a token it bought
+   * would have expired (validBefore plus the life its site's tokens were seen to have then); for a
+   * plain x402 site's, or once its API refused it, a minute past validBefore, when it is final.
+   */
   until: number;
   /**
    * Epoch milliseconds: the last moment its settlement could issue a token (its validBefore), from
    * which a token of its site's life may open the page: a life learned since it was sent keeps it
    * that much longer. Only for a Crawlgate gate's payment (a verify_url, or a gate named): a plain
-   * x402 site's answer buys no token.
+   * x402 site's answer buys no token. Dropped once its verify_url refused it (the chain then decides).
    */
   tokenFrom?: number;
 }

@@ -75,6 +75,15 @@ describe('Receipts', () => {
     expect(receipts.get('a', NOW_MS)).toBeUndefined(); // dropped
   });
 
+  it('gives back a receipt until its notBefore when that is later than the longest a token lives from its send (a lost voucher its gate could take late)', () => {
+    const receipts = new Receipts();
+    const notBefore = NOW_MS + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000 + 35 * 60_000;
+    const late = { ...receipt(NOW_MS + 1000), notBefore };
+    receipts.keep('a', late, NOW_MS);
+    expect(receipts.get('a', notBefore - 1)).toEqual(late);
+    expect(receipts.get('a', notBefore)).toBeUndefined();
+  });
+
   it('forgets a page’s receipt when told', () => {
     const receipts = new Receipts();
     receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);

@@ -61,8 +61,12 @@ export function receiptUntil(token: string | undefined, sentAt: number): number 
   );
 }
 
-/** The longest a token its payment bought could live: past it, a receipt is of no use. */
-const lastUse = (receipt: Receipt) => receipt.sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+/**
+ * The longest a token its payment bought could live, or its notBefore if later (a lost voucher its
+ * gate could take late): past it, a receipt is of no use.
+ */
+const lastUse = (receipt: Receipt) =>
+  Math.max(receipt.sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000, receipt.notBefore ?? 0);
 
 /** Receipts by page (TokenCache.key), in memory, bounded. */
 export class Receipts {

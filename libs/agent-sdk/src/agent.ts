@@ -397,7 +397,8 @@ export function createAgent(options: AgentOptions): Agent {
   // Kept past their until too: the token a lost payment bought may outlive the default half hour
   // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.
   // Each held, and counted against the limits, as long as a token it bought could live, by the
-  // life its site's tokens were seen to have when asked (learned since it was sent, too).
+  // life its site's tokens were seen to have when asked (learned since it was sent, too); once its
+  // verify_url refused it, until its authorization is over.
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true, (page, earlier) => endOf(earlier, page));
   // Counted until their gate's hold ends; each holds its page longer (overOf), judged when it is fetched.
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
@@ -1308,7 +1309,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw new PaymentFailedError(
           url,
           'too_many_in_doubt',
-          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates expire`,
+          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates' holds end, 15 to 35 minutes after each was sent`,
         );
       let current = offer;
       let page: PageVouchers | undefined;

@@ -106,7 +106,8 @@ export interface LostVoucher {
    * Epoch milliseconds: when a token it bought would have expired, from the last moment its gate
    * could take it (until, plus the life its site's tokens were seen to have when it was sent; a
    * longer one learned since counts too): no refusal nor token a front may forge lets its page be
-   * paid anew sooner, nor a receipt it leaves end sooner.
+   * paid anew sooner, nor a receipt it leaves end sooner. Counted against the limits only until
+   * `until`: past it, with the store full, it may be let go for room (PaymentsInDoubt.roomFor).
    */
   over: number;
   /** A correction said the channel was charged exactly its total: refused past its hold, it is not paid again. */

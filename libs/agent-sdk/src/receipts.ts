@@ -24,7 +24,8 @@ export interface Receipt {
   /**
    * Epoch milliseconds: when the token it bought expires (or would have). Past it, a resend the gate
    * does not take has the page paid anew; the receipt is kept (and sent once more) until the longest
-   * a token lives from its send, since a front may have forged the life it was read from.
+   * a token lives from its send, or its notBefore if later, since a front may have forged the life
+   * it was read from.
    */
   until: number;
   /**

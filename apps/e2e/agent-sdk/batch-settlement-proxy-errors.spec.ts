@@ -170,6 +170,11 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     failVerify: (fails: boolean) => void (verifyFails = fails),
     /** From now on the front answers every post to verify_url 200 with `body()` itself (undefined: passes them on). */
     standInForVerify: (body: ((gateRef: string | undefined) => unknown) | undefined) => void (verifyStandIn = body),
+    /** From now on the front answers every post to verify_url with the token it saw for `path`, forged to live `lifeSeconds` from its issue. */
+    standInWithForgedLife(path: string, lifeSeconds: number) {
+      const real = peekAccessTokenPayload(tokens.get(path)!)!;
+      verifyStandIn = () => ({ access_token: forgedToken({ ...real, exp: real.iat + lifeSeconds }) });
+    },
     /** From now on the gate's 402s reach the agent without their verify_url. */
     dropVerifyUrl: () => void (verifyUrlShown = false),
     /** From now on the gate's 402s reach the agent with x402 v1's offers only, which name no gate. */
@@ -1067,11 +1072,7 @@ describe('receipts as the clock moves on', () => {
       const url = `${front.url}${path}`;
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
       front.recover();
-      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
-      const expired = { ...real, exp: real.iat };
-      front.standInForVerify(() => ({
-        access_token: forgedToken(expired),
-      }));
+      front.standInWithForgedLife(path, 0);
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
       expect(await paymentsFor(path)).toEqual([['voucher', PRICE]]);
@@ -1139,11 +1140,7 @@ describe('receipts as the clock moves on', () => {
       const { agent } = await voucherAgent();
       const url = `${front.url}${path}`;
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
-      const expired = { ...real, exp: real.iat };
-      front.standInForVerify(() => ({
-        access_token: forgedToken(expired),
-      }));
+      front.standInWithForgedLife(path, 0);
       await moveClock(17 * 60);
       resends = 7;
       expect(await fetchPage(agent, url)).toMatchObject({ status: 502 });
@@ -1198,11 +1195,7 @@ describe('receipts as the clock moves on', () => {
       const url = `${front.url}${path}`;
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
       front.recover();
-      const real = peekAccessTokenPayload(front.tokenOf(path)!)!;
-      const weekLong = { ...real, exp: real.iat + 7 * 24 * 3600 };
-      front.standInForVerify(() => ({
-        access_token: forgedToken(weekLong),
-      }));
+      front.standInWithForgedLife(path, 7 * 24 * 3600);
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged')); // the voucher sent again after the forgery's refusal
       front.standInForVerify(undefined);

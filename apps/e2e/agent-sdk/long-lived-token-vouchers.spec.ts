@@ -36,7 +36,7 @@ const pathOf = (input: Parameters<typeof fetch>[0]) =>
  * A front before the site: while `losing`, a paid request reaches the gate and its answer is lost
  * (the gate's token kept in `tokens`, by path), and verify_url posts fail; once `refuse(path)`,
  * every payment sent for the path until then is answered with a bare 402 of the front's own when
- * sent again (a new one passes); `failVerify` keeps the verify_url posts failing; `answer` may
+ * sent again (a new one passes), until `behave()`; `failVerify` keeps the verify_url posts failing; `answer` may
  * answer a paid request of a path itself.
  */
 function hostileFront() {
@@ -66,7 +66,12 @@ function hostileFront() {
   });
   state.losing = false;
   const refuse = (path: string) => sent.get(path)?.forEach((header) => refused.add(header));
-  return { state, fetchThrough, tokens, refuse, refused, control };
+  /** From now on every payment passes, and verify_url answers. */
+  const behave = () => {
+    refused.clear();
+    control.failVerify = false;
+  };
+  return { state, fetchThrough, tokens, refuse, behave, control };
 }
 
 it("a lost voucher, the site's two-hour tokens learned only after it was sent: refused by a front past the half hour with verify_url failing, its page is not paid again while its token could live", async () => {
@@ -88,8 +93,7 @@ it("a lost voucher, the site's two-hour tokens learned only after it was sent: r
   expect(await site.paymentsFor(lost)).toEqual(['voucher']);
   // Past its gate's hold and two hours from it, what it bought is over: the page is paid anew.
   await moveClock(90 * 60);
-  front.refused.clear();
-  front.control.failVerify = false;
+  front.behave();
   expect(await fetchPage(agent, `${site.url}${lost}`)).toEqual(served(lost));
   expect(await site.paymentsFor(lost)).toEqual(['voucher', 'voucher']);
 }, 60_000);
@@ -119,8 +123,7 @@ it('a lost voucher sent again past its hold, answered by a front with a token fo
   expect(await site.paymentsFor(lost)).toEqual(['voucher']);
   // Two hours from the end of its gate's hold (some 16 minutes after the send), the token it bought has expired: the page is paid anew.
   await moveClock(110 * 60);
-  front.refused.clear();
-  front.control.failVerify = false;
+  front.behave();
   expect(await fetchPage(agent, `${site.url}${lost}`)).toEqual(served(lost));
   expect(await site.paymentsFor(lost)).toEqual(['voucher', 'voucher']);
 }, 60_000);
@@ -150,8 +153,7 @@ it('an exact payment whose paid answer a front gave a token forged to have expir
   expect(await site.paymentsFor(forged)).toEqual(['authorization']);
   // Two hours on, the real token has expired: the page is paid anew.
   await moveClock(90 * 60);
-  front.refused.clear();
-  front.control.failVerify = false;
+  front.behave();
   expect(await fetchPage(agent, `${site.url}${forged}`)).toEqual(served(forged));
   expect(await site.paymentsFor(forged)).toEqual(['authorization', 'authorization']);
 }, 60_000);

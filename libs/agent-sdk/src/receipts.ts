@@ -29,8 +29,8 @@ export interface Receipt {
    */
   until: number;
   /**
-   * Epoch milliseconds: the soonest it may end whatever a token says, for one whose token came from
-   * a verify_url past its gate's hold (a lost voucher's), which a front may stand in for.
+   * Epoch milliseconds: the soonest it may end whatever a token says, for a lost voucher's
+   * (LostVoucher.over): its token came from a verify_url or a resend a front may answer for its gate.
    */
   notBefore?: number;
 }

@@ -101,3 +101,182 @@ it('a payment whose answer was lost, its 402 stripped of verify_url by a front (
   expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
   expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
 }, 60_000);
+
+const pathOf = (input: Parameters<typeof fetch>[0]) =>
+  new URL(input instanceof Request ? input.url : input.toString()).pathname;
+
+/**
+ * A front answering its own 402 `{detail}` to the first payment for `path`, after its gate took it
+ * (`sendOn`) or without sending it on; later payments pass. With `refuseVerify`, it stands in for
+ * verify_url with a refusal of its own; `dropTokenReads` reads with a token fail as a dropped
+ * connection, and `stripTokens` are sent on without their token (the gate answers its 402).
+ */
+function refusingFront(path: string, { sendOn }: { sendOn: boolean }) {
+  const control = { refusing: true, refuseVerify: false, dropTokenReads: 0, stripTokens: 0 };
+  const { state, fetchThrough } = losingPaidAnswers((input, init) => {
+    if (init?.method === 'POST' && control.refuseVerify)
+      return Promise.resolve(Response.json({ detail: 'no payment of this gate is recorded' }, { status: 402 }));
+    const headers = new Headers(init?.headers);
+    if (control.dropTokenReads > 0 && headers.has('x-crawlgate-token')) {
+      control.dropTokenReads--;
+      return Promise.reject(new TypeError('fetch failed'));
+    }
+    if (control.stripTokens > 0 && headers.has('x-crawlgate-token')) {
+      control.stripTokens--;
+      headers.delete('x-crawlgate-token');
+      return fetch(input, { ...init, headers });
+    }
+    if (!control.refusing || pathOf(input) !== path || !new Headers(init?.headers).has('payment-signature'))
+      return undefined;
+    control.refusing = false;
+    const refusal = () => Response.json({ detail: 'the payment was refused' }, { status: 402 });
+    return sendOn ? fetch(input, init).then((answer) => answer.text().then(refusal)) : Promise.resolve(refusal());
+  });
+  state.losing = false;
+  return { control, fetchThrough };
+}
+
+/**
+ * An agent (reading the site's chain, or `rpcUrl`'s) whose first payment for `path` a refusingFront
+ * answered with its own 402; `refuseVerify` as the front's.
+ */
+async function refusedOnce(
+  path: string,
+  {
+    sendOn = true,
+    refuseVerify = false,
+    rpcUrl,
+  }: { sendOn?: boolean; refuseVerify?: boolean; rpcUrl?: string | null } = {},
+) {
+  const front = refusingFront(path, { sendOn });
+  front.control.refuseVerify = refuseVerify;
+  const agent = await site.payingAgent(front.fetchThrough, undefined, rpcUrl === undefined ? {} : { rpcUrl });
+  const url = `${site.url}${path}`;
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_refused' });
+  return { front, agent, url, served: { status: 200, body: `content of ${path}` } };
+}
+
+it("a front's own 402 to a payment its gate settled, the page fetched again past the half hour the agent knows tokens to live: read with the two-hour token verify_url answers for that payment, not paid again", async () => {
+  const path = '/articles/refused-but-settled';
+  const { agent, url, served } = await refusedOnce(path);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  await moveClock(40 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
+  // Its receipt reads the page while its two-hour token lives.
+  await moveClock(40 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment its gate settled, standing in for verify_url with a refusal: the chain shows the authorization used, and the page is not paid again while a token it bought could live", async () => {
+  const path = '/articles/refused-settled-verify-refused';
+  const { agent, url, served } = await refusedOnce(path, { refuseVerify: true });
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  // Past the life a token it bought could have (the site's, as far as the agent has seen: the default half hour).
+  await moveClock(30 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment it never sent on: past the authorization's hold, verify_url knows none and the chain shows it unused, and the page is paid, once", async () => {
+  const path = '/articles/refused-never-sent';
+  const { agent, url, served } = await refusedOnce(path, { sendOn: false });
+  expect(await site.paymentsFor(path)).toEqual([]);
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_held' });
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
+}, 60_000);
+
+it("with no chain client to read, a front's own 402 to a payment its gate settled: the token verify_url answers reads the page; to one it never sent on: the API's refusal has the page paid", async () => {
+  const settled = '/articles/refused-settled-no-chain';
+  const first = await refusedOnce(settled, { rpcUrl: null });
+  await moveClock(10 * 60);
+  expect(await fetchPage(first.agent, first.url)).toEqual(first.served);
+  expect(await site.paymentsFor(settled)).toEqual(['authorization']);
+  expect(first.agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
+
+  const neverSent = '/articles/refused-never-sent-no-chain';
+  const { agent: other, url, served } = await refusedOnce(neverSent, { sendOn: false, rpcUrl: null });
+  await moveClock(10 * 60);
+  expect(await fetchPage(other, url)).toEqual(served);
+  expect(await site.paymentsFor(neverSent)).toEqual(['authorization']);
+  // Nothing can say what became of the refused one: it stays reserved, as every refused one does without a chain client.
+  expect(other.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0.01' });
+}, 60_000);
+
+it('a payment whose answer was lost, a front standing in for verify_url with a refusal: the chain shows the authorization used, and the page is not paid again while a token it bought could live', async () => {
+  const path = '/articles/lost-verify-refused';
+  const control = { refuseVerify: false };
+  const { state, fetchThrough } = losingPaidAnswers((_input, init) =>
+    control.refuseVerify && init?.method === 'POST'
+      ? Promise.resolve(Response.json({ detail: 'no payment of this gate is recorded' }, { status: 402 }))
+      : undefined,
+  );
+  const agent = await site.payingAgent(fetchThrough);
+  await expect(fetchPage(agent, `${site.url}${path}`)).rejects.toThrow('fetch failed');
+  state.losing = false;
+  control.refuseVerify = true;
+  await moveClock(10 * 60);
+  for (const _fetch of [1, 2])
+    expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  // Past the life a token it bought could have (the site's, as far as the agent has seen: the default half hour).
+  await moveClock(30 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment its gate settled, then the read with the token verify_url answers dropped and the token kept from the gate: the next fetch reads the page with that payment, not paid again", async () => {
+  const path = '/articles/refused-settled-read-dropped';
+  const { front, agent, url, served } = await refusedOnce(path);
+  await moveClock(10 * 60);
+  front.control.dropTokenReads = 1;
+  await expect(fetchPage(agent, url)).rejects.toThrow('fetch failed');
+  front.control.stripTokens = 1;
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
+}, 60_000);
+
+it("a front's own 402 to a payment its gate settled, standing in for verify_url with a refusal, the agent's chain unreadable: the page is not paid again while a token it bought could live", async () => {
+  const path = '/articles/refused-settled-rpc-down';
+  const { agent, url } = await refusedOnce(path, { refuseVerify: true, rpcUrl: 'http://127.0.0.1:9' });
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it("a front taking a gate's 402 for a plain x402 site's (its v2 offer and verify_url taken out), its own 402 to a payment the gate settled: the chain shows the authorization used, and the page is not paid again", async () => {
+  const path = '/articles/refused-settled-plain';
+  const asPlainX402 = async (answer: Response) => {
+    if (answer.status !== 402) return answer;
+    const body = (await answer.json()) as { verify_url?: string };
+    delete body.verify_url;
+    const headers = new Headers(answer.headers);
+    headers.delete('payment-required');
+    return new Response(JSON.stringify(body), { status: 402, headers });
+  };
+  let refusing = true;
+  const { state, fetchThrough } = losingPaidAnswers((input, init) => {
+    const paid = new Headers(init?.headers).has('x-payment');
+    if (!paid) return fetch(input, init).then(asPlainX402);
+    if (!refusing) return undefined;
+    refusing = false;
+    return fetch(input, init).then((answer) =>
+      answer.text().then(() => Response.json({ detail: 'the payment was refused' }, { status: 402 })),
+    );
+  });
+  state.losing = false;
+  const agent = await site.payingAgent(fetchThrough);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_refused' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);

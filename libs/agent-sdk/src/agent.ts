@@ -5,6 +5,7 @@ import {
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
   MAX_PRICE_MICROS,
@@ -40,8 +41,12 @@ import {
   HELD_PAGE_MARGIN_MS,
   HeldPages,
   heldAuthorizations,
+  MAX_REFUSED_PAYMENTS,
+  type HeldAuthorization,
   type HeldOutcome,
+  type RefusedPayment,
 } from './held-authorizations';
+import { KeptByPage } from './kept-by-page';
 import { openChannelFile } from './channel-file';
 import {
   ChannelBook,
@@ -281,6 +286,9 @@ const PENDING_RETRIES = 6;
 const API_REFUSALS = new Set([400, 402, 404, 422]);
 /** A payment header as posted to its gate's verify_url. */
 const paymentBody = (header: string) => JSON.stringify({ payment: decodeBase64Json(header) });
+/** The same, answered only if the API recorded that payment: the question never starts a settlement. */
+const recordedPaymentBody = (header: string) =>
+  JSON.stringify({ payment: decodeBase64Json(header), recorded_only: true });
 /**
  * Each post to a gate's verify_url. The API waits up to its settlement timeout (30 s by default)
  * before it answers 202; a post given up sooner would lose the token a payment bought.
@@ -386,19 +394,30 @@ export function createAgent(options: AgentOptions): Agent {
    */
   const tokenExpiryFrom = (from: number, page: string) => from + tokenLives.lifeMs(TokenCache.hostOf(page));
   /** An authorization's until, lengthened by a longer life of its site's tokens learned since it was sent. */
-  const endOf = (earlier: UnconfirmedAuthorization, page: string) =>
+  const tokenEndOf = (earlier: UnconfirmedAuthorization, page: string) =>
     earlier.tokenFrom === undefined ? earlier.until : Math.max(earlier.until, tokenExpiryFrom(earlier.tokenFrom, page));
+  /** When an authorization is let go: tokenEndOf, or once its verify_url refused it a minute past its validBefore. */
+  const endOf = (earlier: UnconfirmedAuthorization, page: string) =>
+    earlier.refused ? Math.min(earlier.until, authorizationOverAt(earlier)) : tokenEndOf(earlier, page);
   /** LostVoucher.over, lengthened by a longer life of its site's tokens learned since it was sent. */
   const overOf = (lost: LostVoucher, pageKey: string) => Math.max(lost.over, tokenExpiryFrom(lost.until, pageKey));
   // Kept past their hold, until their page is asked about again: their gate's API still answers a
   // payment it took after the gate expired, and only a refusal then frees the page.
   const unproven = new PaymentsInDoubt<UnprovenTransfer>(true);
   const heldPages = new HeldPages();
+  // Kept past their hold until their page is paid anew, asked about first: past the life its site's
+  // tokens were seen to have too, asked once more (a front may have kept every token of its site
+  // from this agent), until the longest a token its settlement bought could live.
+  const refusedPayments = new KeptByPage<RefusedPayment>(
+    (refused) => Number(refused.authorization.validBefore) * 1000 + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
+    MAX_REFUSED_PAYMENTS,
+  );
   // Kept past their until too: the token a lost payment bought may outlive the default half hour
   // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.
   // Each held, and counted against the limits, as long as a token it bought could live, by the
   // life its site's tokens were seen to have when asked (learned since it was sent, too); once its
-  // verify_url refused it, until its authorization is over.
+  // verify_url refused it, counted until its authorization is over, its page held until the chain
+  // says what became of it where the agent can read it (boughtEarlier).
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true, (page, earlier) => endOf(earlier, page));
   // Counted until their gate's hold ends; each holds its page longer (overOf), judged when it is fetched.
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
@@ -498,6 +517,11 @@ export function createAgent(options: AgentOptions): Agent {
         `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
+    const refusedEarlier = refusedPayments.get(page);
+    if (refusedEarlier) {
+      const bought = await insteadOfChallenge(boughtDespiteRefusal(url, page, refusedEarlier, retry, spent));
+      if (bought) return bought;
+    }
     // A voucher or a transfer sent for this page before, its outcome never learned: settled first,
     // whatever the site offers now. Paid another way meanwhile, the page would be paid twice: a site
     // (or a front) can stop offering the scheme the agent paid it by.
@@ -550,8 +574,8 @@ export function createAgent(options: AgentOptions): Agent {
     // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
     // the chain says what became of it (held-authorizations.ts).
     let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
-    let heldHeader: string | undefined;
-    const mark = (next: 'free' | 'spent' | 'held', header?: string) => {
+    let heldHeader: [string, string] | undefined;
+    const mark = (next: 'free' | 'spent' | 'held', header?: [string, string]) => {
       outcome = next;
       heldHeader = header;
     };
@@ -567,11 +591,20 @@ export function createAgent(options: AgentOptions): Agent {
       if (outcome === 'spent' || outcome === 'held') spent();
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
-        const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader);
+        const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader[1]);
         if (authorization) {
-          held.add({ reservation, chainId: offer.chainId, asset: offer.asset, ...authorization });
+          const one: HeldAuthorization = { reservation, chainId: offer.chainId, asset: offer.asset, ...authorization };
+          held.add(one);
           for (const key of heldKeys)
             heldPages.keep(key, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
+          // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
+          refusedPayments.keep(page, {
+            offer,
+            verifyUrl: offer.verifyUrl,
+            header: heldHeader!,
+            sentAt: Date.now(),
+            authorization: one,
+          });
         }
       }
       // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
@@ -586,7 +619,7 @@ export function createAgent(options: AgentOptions): Agent {
     url: string,
     offer: Offer,
     retry: Retry,
-    mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+    mark: (outcome: 'free' | 'spent' | 'held', header?: [string, string]) => void,
     signal: AbortSignal | undefined,
   ) {
     const page = TokenCache.key(new URL(url));
@@ -621,7 +654,7 @@ export function createAgent(options: AgentOptions): Agent {
     // Learned: it bought a token or an answer that is not a failure; refused (held authorizations follow
     // it from then) or never sent (freed). Otherwise the site or its API may still settle it.
     let learned = false;
-    const markLearned = (next: 'free' | 'spent' | 'held', header?: string) => {
+    const markLearned = (next: 'free' | 'spent' | 'held', header?: [string, string]) => {
       if (next !== 'spent') learned = true;
       mark(next, header);
     };
@@ -640,7 +673,7 @@ export function createAgent(options: AgentOptions): Agent {
     offer: Offer,
     [name, value]: [string, string],
     retry: Retry,
-    mark: (outcome: 'free' | 'spent' | 'held', header?: string) => void,
+    mark: (outcome: 'free' | 'spent' | 'held', header?: [string, string]) => void,
     doubt: UnconfirmedAuthorization,
   ) {
     let answer: Response | undefined;
@@ -701,7 +734,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (answer.status === 402 || settlement?.success === false) {
       // Already settled, by this gate or another (a v1 payment sent again meets a fresh gate): not
       // refused. Kept in doubt: the next fetch of the page asks about it rather than pay again.
-      if (settlement?.errorReason !== X402_REASONS.duplicate_settlement) mark('held', value);
+      if (settlement?.errorReason !== X402_REASONS.duplicate_settlement) mark('held', [name, value]);
       if (response !== answer) await response.body?.cancel().catch(() => undefined);
       const refusal = refusalOf(await jsonOf(answer));
       throw new PaymentFailedError(
@@ -833,14 +866,18 @@ export function createAgent(options: AgentOptions): Agent {
     const token = asked && boughtTokenOf(paidAt, asked.status, body);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
-    if (!token && (await neverUsed(earlier))) {
+    const authorization = token ? null : authorizationOf(earlier);
+    const state = authorization ? await chainStateOf(authorization) : undefined;
+    if (state === 'unused') {
       unconfirmed.forget(page);
       await budget.credit(earlier.offer.amount);
       return undefined;
     }
     // Past its until, without a token: what it bought, if anything, has expired by the longest life
-    // its site's tokens were seen to have (learned since it was sent, too).
-    const until = endOf(earlier, page);
+    // its site's tokens were seen to have (learned since it was sent, too). A refusal from its
+    // verify_url (a front can stand in for it) shortens that only for an agent that cannot read the
+    // chain: one that can waits for it, which frees the page (unused, above) once final.
+    const until = state === undefined ? endOf(earlier, page) : tokenEndOf(earlier, page);
     if (!token && !(Date.now() < until)) {
       unconfirmed.forget(page);
       return undefined;
@@ -850,17 +887,18 @@ export function createAgent(options: AgentOptions): Agent {
       // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
       // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
       const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
-      if (refused) {
-        earlier.until = Math.min(until, authorizationOverAt(earlier));
-        earlier.tokenFrom = undefined;
-      }
+      if (refused) earlier.refused = true;
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
         url,
         'payment_unconfirmed',
-        refused
-          ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(earlier.until).toISOString()}`
-          : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
+        state === 'used'
+          ? `a payment this agent sent for the page before got no token${refused ? ' (its verify_url refuses it)' : ''}, yet the chain shows its authorization used: the page is not paid again before ${new Date(until).toISOString()}`
+          : refused && state === undefined
+            ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(endOf(earlier, page)).toISOString()}`
+            : refused
+              ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is paid anew once the chain shows it unused (a minute past its validBefore), or after ${new Date(until).toISOString()}`
+              : "a payment this agent sent for the page before is neither confirmed nor refused yet (the gate's verify_url does not say); retry later rather than pay twice",
       );
     }
     if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'authorization');
@@ -882,17 +920,77 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
-   * Whether the chain shows this authorization expired unused (false when it cannot say: no chain
-   * client, not final yet). The agent's own RPC is trusted on it, as it is for refused authorizations.
+   * What a payment refused before bought, asked once its hold is over (its authorization can no
+   * longer be settled): a front can answer its own 402 to a payment its gate settled. The gate's API
+   * is asked whether it recorded the payment (a question that never starts one): its token reads the
+   * page, and the payment counts as spent. Otherwise the page is paid anew (undefined) when the chain
+   * shows the authorization unused, or past the life its site's tokens were seen to have; without a
+   * chain client to read, also when the API refuses it, or the site names no API (a plain x402 site:
+   * nothing to ask). Else it fails until then: the chain shows it used (a front standing in for
+   * verify_url, or a site settling it itself), or cannot say yet.
    */
-  async function neverUsed({ offer, header }: UnconfirmedAuthorization): Promise<boolean> {
-    const authorization = authorizationOfHeader(header[1]);
-    const client = chainOf();
-    if (!authorization || !client) return false;
-    const state = await finalStateOf(client, { chainId: offer.chainId, asset: offer.asset, ...authorization }).catch(
-      () => undefined,
+  async function boughtDespiteRefusal(
+    url: string,
+    page: string,
+    refused: RefusedPayment,
+    retry: Retry,
+    spent: () => void,
+  ): Promise<{ response: Response; token: string } | undefined> {
+    const { offer, verifyUrl, header, sentAt, authorization } = refused;
+    const paidAt = { url, offer, verifyUrl };
+    const asked = verifyUrl
+      ? await postToVerifyUrl(verifyUrl, recordedPaymentBody(header[1])).catch(() => undefined)
+      : undefined;
+    const body = asked ? await jsonOf(asked) : undefined;
+    const token = asked && boughtTokenOf(paidAt, asked.status, body);
+    if (token) {
+      refusedPayments.forget(page);
+      await held.resolve(authorization, true);
+      if (!reported.has(offer)) report(url, offer, null, 'authorization');
+      // Its receipt first: a read a front drops leaves it for the next fetch, never a page to pay anew.
+      keepReceipt(paidAt, header, token, sentAt);
+      const { response, confirmed } = await readWithToken(paidAt, token, header, retry);
+      // Its token refused and expired: what it bought is over, and the page is paid anew. Refused
+      // while it lives (a front's doing?), its receipt asks about it again rather than pay twice.
+      if (!confirmed && !(Date.now() < receiptUntil(token, sentAt))) {
+        receipts.forget(page);
+        await response.body?.cancel().catch(() => undefined);
+        return undefined;
+      }
+      return { response, token };
+    }
+    const state = await chainStateOf(authorization);
+    const until = tokenExpiryFrom(Number(authorization.validBefore) * 1000, page);
+    const unread = state === undefined;
+    const refusedByApi = asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+    const gate = verifyUrl !== undefined || paidGateRef(offer) !== undefined;
+    if (state === 'unused' || !(Date.now() < until) || (unread && (refusedByApi || !gate))) {
+      refusedPayments.forget(page);
+      if (state === 'unused') await held.resolve(authorization, false);
+      return undefined;
+    }
+    spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
+    throw new PaymentFailedError(
+      url,
+      'payment_unconfirmed',
+      state === 'used'
+        ? `a payment this agent sent for the page before was refused, yet the chain shows its authorization used and no token came of it: the page is not paid again before ${new Date(until).toISOString()}`
+        : `a payment this agent sent for the page before was refused, and neither its gate's API nor the chain can say yet whether it was taken all the same; retry later (the page is not paid again before ${new Date(until).toISOString()})`,
     );
-    return state === 'unused';
+  }
+
+  /**
+   * What the chain shows became of an authorization once final: used or unused; 'pending' while it
+   * cannot say yet (not final, its RPC failing); undefined when this agent cannot read it (no chain
+   * client, or another chain than the client's). The agent's own RPC is trusted on it.
+   */
+  async function chainStateOf(
+    one: Omit<HeldAuthorization, 'reservation'>,
+  ): Promise<'used' | 'unused' | 'pending' | undefined> {
+    const client = chainOf();
+    if (!client) return undefined;
+    const state = await finalStateOf(client, one).catch(() => 'pending' as const);
+    return state === 'other-chain' ? undefined : state;
   }
 
   /**
@@ -1954,6 +2052,12 @@ function lostVoucher(
 }
 
 /** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
+/** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */
+function authorizationOf({ offer, header }: UnconfirmedAuthorization): Omit<HeldAuthorization, 'reservation'> | null {
+  const authorization = authorizationOfHeader(header[1]);
+  return authorization && { chainId: offer.chainId, asset: offer.asset, ...authorization };
+}
+
 function authorizationOverAt({ header, until }: UnconfirmedAuthorization): number {
   const validBefore = authorizationOfHeader(header[1])?.validBefore;
   return validBefore === undefined ? until : Number(validBefore) * 1000 + HELD_PAGE_MARGIN_MS;

@@ -59,6 +59,31 @@ describe('heldAuthorizations', () => {
     expect(spent.settled).toEqual([]);
   });
 
+  it('resolves one never held (no chain client) as its gate showed it, settling its reservation', async () => {
+    const spent = budget();
+    const held = heldAuthorizations(spent as never, () => undefined);
+    held.add(one);
+    await held.resolve(one, true);
+    expect(spent.settled).toEqual([[reservation, true]]);
+  });
+
+  it('resolves one it holds once: the polls no longer settle it, nor does a second resolve', async () => {
+    const spent = budget();
+    const client = {
+      getChainId: async () => 8453,
+      getBlock: async () => ({ number: 10n, timestamp: 10_000n }),
+      readContract: async () => true,
+    };
+    const held = heldAuthorizations(spent as never, () => client as never);
+    held.add(one);
+    expect(held.size).toBe(1);
+    await held.resolve(one, false);
+    expect(held.size).toBe(0);
+    expect(await held.settle()).toEqual({ freed: 0, spent: 0 });
+    await held.resolve(one, true);
+    expect(spent.settled).toEqual([[reservation, false]]);
+  });
+
   it('keeps one of another chain than the client’s reserved, and stops polling for it', async () => {
     const spent = budget();
     const calls: string[] = [];
@@ -73,5 +98,8 @@ describe('heldAuthorizations', () => {
     expect(held.size).toBe(0);
     expect(spent.settled).toEqual([]);
     expect(calls).not.toContain('read');
+    // Its gate's API answers a token for it: spent, though the polls let it go.
+    await held.resolve(one, true);
+    expect(spent.settled).toEqual([[reservation, true]]);
   });
 });

@@ -2,6 +2,7 @@ import { decodeBase64Json, USDC_ABI } from '@crawlgate/core';
 import type { Hex, PublicClient } from 'viem';
 import type { Budget } from './budget';
 import type { Reservation } from './budget-store';
+import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
 
 /** A refused authorization the site still holds, and the budget reserved for it. */
@@ -51,11 +52,15 @@ function usedAt(client: PublicClient, one: Authorization, blockNumber: bigint): 
 
 /**
  * What became of an authorization, once final: the chain's newest block is REORG_MARGIN_SECONDS
- * past its validBefore. Undefined before then, or on another chain than the client's.
+ * past its validBefore. 'pending' before then; 'other-chain' when it is not the client's chain.
  */
-export async function finalStateOf(client: PublicClient, one: Authorization): Promise<'used' | 'unused' | undefined> {
+export async function finalStateOf(
+  client: PublicClient,
+  one: Authorization,
+): Promise<'used' | 'unused' | 'pending' | 'other-chain'> {
   const [chainId, block] = await Promise.all([client.getChainId(), client.getBlock({ blockTag: 'latest' })]);
-  if (chainId !== one.chainId || block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) return undefined;
+  if (chainId !== one.chainId) return 'other-chain';
+  if (block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) return 'pending';
   return (await usedAt(client, one, block.number)) ? 'used' : 'unused';
 }
 
@@ -69,7 +74,18 @@ export async function finalStateOf(client: PublicClient, one: Authorization): Pr
  */
 export function heldAuthorizations(budget: Budget, chainClient: () => PublicClient | undefined) {
   const held = new Set<HeldAuthorization>();
+  /** Those whose reservation was settled (by a poll or resolve()): never settled again. */
+  const settled = new WeakSet<HeldAuthorization>();
   let timer: NodeJS.Timeout | undefined;
+
+  /** Settles one's reservation, unless that was done already; whether this did it. */
+  async function end(one: HeldAuthorization, used: boolean): Promise<boolean> {
+    held.delete(one);
+    if (settled.has(one)) return false;
+    settled.add(one);
+    await budget.settle(one.reservation, used);
+    return true;
+  }
 
   async function settle(): Promise<HeldOutcome> {
     const outcome: HeldOutcome = { freed: 0, spent: 0 };
@@ -82,8 +98,7 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
         // A margin past validBefore: a reorg of the newest blocks cannot bring back a time before it.
         if (one.chainId !== chainId || block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) continue;
         const used = await usedAt(client, one, block.number);
-        if (!held.delete(one)) continue; // settled by a call that ran meanwhile
-        await budget.settle(one.reservation, used);
+        if (!held.has(one) || !(await end(one, used))) continue; // settled by a call that ran meanwhile
         outcome[used ? 'spent' : 'freed']++;
       }
     }
@@ -104,6 +119,15 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
   }
 
   return {
+    /**
+     * Ends one as its gate's API or the chain showed it (a token the API answers for it: used):
+     * held, or never held (no chain client, another chain than the client's); one settled already
+     * is left as it was.
+     */
+    async resolve(one: HeldAuthorization, used: boolean): Promise<void> {
+      await end(one, used);
+      schedule();
+    },
     add(one: HeldAuthorization): void {
       // Without a chain client nothing can be learnt: it stays reserved, and nothing polls for it.
       if (!chainClient()) return;
@@ -120,10 +144,30 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
 /** Past its authorization's validBefore, how long a page refused but held is not paid again: the chain's clock may lag. */
 export const HELD_PAGE_MARGIN_MS = 60_000;
 
-/** Pages whose payment was refused while the site holds its authorization, until it expires. */
+/**
+ * An exact payment refused (a 402, a failed settlement) while the site holds its authorization. A
+ * front can answer its own 402 to a payment its gate settled: once the hold is over, before its
+ * page is paid anew, the gate's API (if it names one) is asked whether it recorded the payment,
+ * and the chain whether the authorization was used.
+ */
+export interface RefusedPayment {
+  offer: Offer;
+  /** The offer's verify_url; none for a plain x402 site, or when a front took it out. */
+  verifyUrl?: string;
+  header: [name: string, value: string];
+  /** Epoch milliseconds: when it was sent (Receipt.sentAt). */
+  sentAt: number;
+  /** As held (heldAuthorizations), whose reservation it ends once its fate is known. */
+  authorization: HeldAuthorization;
+}
+
+/** Refused payments kept at most: a full store drops those no token could follow any more, then its oldest. */
+export const MAX_REFUSED_PAYMENTS = 1_000;
+
 /** Pages of one host (whatever its ports and schemes) whose payment may be refused but held at once. */
 export const MAX_HELD_PER_HOST = 3;
 
+/** Pages whose payment was refused while the site holds its authorization, until it expires. */
 export class HeldPages {
   private readonly untilByPage = new Map<string, number>();
 

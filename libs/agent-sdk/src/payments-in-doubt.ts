@@ -38,16 +38,22 @@ export interface UnconfirmedAuthorization {
   /**
    * Epoch milliseconds: when it is let go unasked: for a Crawlgate gate's, when a token it bought
    * would have expired (validBefore plus the life its site's tokens were seen to have then); for a
-   * plain x402 site's, or once its API refused it, a minute past validBefore, when it is final.
+   * plain x402 site's a minute past validBefore, when it is final.
    */
   until: number;
   /**
    * Epoch milliseconds: the last moment its settlement could issue a token (its validBefore), from
    * which a token of its site's life may open the page: a life learned since it was sent keeps it
    * that much longer. Only for a Crawlgate gate's payment (a verify_url, or a gate named): a plain
-   * x402 site's answer buys no token. Dropped once its verify_url refused it (the chain then decides).
+   * x402 site's answer buys no token.
    */
   tokenFrom?: number;
+  /**
+   * Its verify_url refused it: counted against the limits until a minute past its validBefore; its
+   * page waits that long only for an agent that cannot read the chain, and otherwise until the chain
+   * shows it unused, or as long as a token could live (a front can stand in for verify_url).
+   */
+  refused?: boolean;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   MIN_ACCESS_TOKEN_TTL_SECONDS,
   peekAccessTokenPayload,
 } from '@crawlgate/core';
+import { KeptByPage } from './kept-by-page';
 import type { PaidAt } from './token-cache';
 
 /** A payment taken as bought for a page. */
@@ -69,39 +70,9 @@ export function receiptUntil(token: string | undefined, sentAt: number): number 
 const lastUse = (receipt: Receipt) =>
   Math.max(receipt.sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000, receipt.notBefore ?? 0);
 
-/** Receipts by page (TokenCache.key), in memory, bounded. */
-export class Receipts {
-  private readonly byPage = new Map<string, Receipt>();
-
-  constructor(private readonly maxReceipts = MAX_RECEIPTS) {}
-
-  keep(page: string, receipt: Receipt, now = Date.now()): void {
-    this.byPage.delete(page);
-    if (this.byPage.size >= this.maxReceipts) this.makeRoom(now);
-    this.byPage.set(page, receipt);
-  }
-
-  /** The page's receipt, past its until too, while a token it bought could live; an older one is dropped. */
-  get(page: string, now = Date.now()): Receipt | undefined {
-    const receipt = this.byPage.get(page);
-    if (!receipt || now < lastUse(receipt)) return receipt;
-    this.byPage.delete(page);
-    return undefined;
-  }
-
-  forget(page: string): void {
-    this.byPage.delete(page);
-  }
-
-  /**
-   * Drops the receipts past their last use, then the oldest until one more fits: never by an until
-   * a front may have forged short, which would drop the very receipt it shortened.
-   */
-  private makeRoom(now: number): void {
-    for (const [page, receipt] of this.byPage) if (!(now < lastUse(receipt))) this.byPage.delete(page);
-    for (const page of this.byPage.keys()) {
-      if (this.byPage.size < this.maxReceipts) break;
-      this.byPage.delete(page);
-    }
+/** Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last use, then its oldest. */
+export class Receipts extends KeptByPage<Receipt> {
+  constructor(maxReceipts = MAX_RECEIPTS) {
+    super(lastUse, maxReceipts);
   }
 }

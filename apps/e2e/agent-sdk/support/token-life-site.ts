@@ -23,9 +23,14 @@ export interface TokenLifeSite {
   url: string;
   /**
    * An agent paying from a wallet of its own (1 USDC), through `fetch` (the global one by default);
-   * with `depositUsd`, by batch-settlement vouchers from a channel of that deposit.
+   * with `depositUsd`, by batch-settlement vouchers from a channel of that deposit; `rpcUrl`: the
+   * chain it reads (the site's by default; none: nothing it signed can be read on chain).
    */
-  payingAgent(fetch?: typeof globalThis.fetch, depositUsd?: string): Promise<Agent>;
+  payingAgent(
+    fetch?: typeof globalThis.fetch,
+    depositUsd?: string,
+    options?: { rpcUrl?: string | null },
+  ): Promise<Agent>;
   /** The methods of the payments recorded for `path`. */
   paymentsFor(path: string): Promise<string[]>;
   close(): Promise<void>;
@@ -46,7 +51,7 @@ export async function startTokenLifeSite(
   return {
     gated,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async payingAgent(fetch, depositUsd) {
+    async payingAgent(fetch, depositUsd, { rpcUrl = gated.app.chain.rpcUrl } = {}) {
       const wallet = newWallet();
       await fundUsdc(gated.app, wallet.address, '1');
       return createAgent({
@@ -54,7 +59,7 @@ export async function startTokenLifeSite(
         maxPriceUsd: '0.05',
         budgetUsd: '1',
         networks: [{ network: 'local', asset: gated.app.chain.usdc }],
-        rpcUrl: gated.app.chain.rpcUrl,
+        rpcUrl: rpcUrl ?? undefined,
         pollingIntervalMs: 20,
         fetch,
         ...(depositUsd !== undefined && { batchSettlement: { depositUsd } }),

@@ -1,0 +1,40 @@
+import { KeptByPage } from './kept-by-page';
+
+describe('KeptByPage', () => {
+  const NOW = 1_000_000;
+
+  it('gives a value back until its last use as read now, then drops it', () => {
+    const ends = new Map([['a', NOW + 10]]);
+    const kept = new KeptByPage<string>((_value, page) => ends.get(page)!, 10);
+    kept.keep('a', 'payment', NOW);
+    expect(kept.get('a', NOW + 9)).toBe('payment');
+    // Its end lengthened since it was kept (a longer life learned): read at each get.
+    ends.set('a', NOW + 20);
+    expect(kept.get('a', NOW + 19)).toBe('payment');
+    expect(kept.get('a', NOW + 20)).toBeUndefined();
+    ends.set('a', NOW + 30);
+    expect(kept.get('a', NOW)).toBeUndefined(); // dropped
+  });
+
+  it('forgets a value', () => {
+    const kept = new KeptByPage<string>(() => NOW + 10, 10);
+    kept.keep('a', 'payment', NOW);
+    kept.forget('a');
+    expect(kept.get('a', NOW)).toBeUndefined();
+  });
+
+  it('full, drops the values past their last use first, then its oldest', () => {
+    const ends: Record<string, number> = { old: NOW + 100, ended: NOW, newer: NOW + 100 };
+    const kept = new KeptByPage<string>((value) => ends[value] ?? NOW + 100, 2);
+    kept.keep('old', 'old', NOW - 10);
+    kept.keep('ended', 'ended', NOW - 10);
+    kept.keep('newer', 'newer', NOW);
+    expect([kept.get('old', NOW), kept.get('ended', NOW), kept.get('newer', NOW)]).toEqual(['old', undefined, 'newer']);
+    kept.keep('newest', 'newest', NOW);
+    expect([kept.get('old', NOW), kept.get('newer', NOW), kept.get('newest', NOW)]).toEqual([
+      undefined,
+      'newer',
+      'newest',
+    ]);
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * Values by page (TokenCache.key), in memory, bounded: each kept until its last use, which its
+ * owner reads now (`lastUse`: a life of the site's tokens learned since may lengthen it). A full
+ * store drops those past their last use, then its oldest: never by an end a front may have forged
+ * short, which would drop the very value it shortened.
+ */
+export class KeptByPage<Value> {
+  private readonly byPage = new Map<string, Value>();
+
+  constructor(
+    private readonly lastUse: (value: Value, page: string) => number,
+    private readonly max: number,
+  ) {}
+
+  keep(page: string, value: Value, now = Date.now()): void {
+    this.byPage.delete(page);
+    if (this.byPage.size >= this.max) this.makeRoom(now);
+    this.byPage.set(page, value);
+  }
+
+  /** The page's value until its last use; an older one is dropped. */
+  get(page: string, now = Date.now()): Value | undefined {
+    const value = this.byPage.get(page);
+    if (value === undefined || now < this.lastUse(value, page)) return value;
+    this.byPage.delete(page);
+    return undefined;
+  }
+
+  forget(page: string): void {
+    this.byPage.delete(page);
+  }
+
+  private makeRoom(now: number): void {
+    for (const [page, value] of this.byPage) if (!(now < this.lastUse(value, page))) this.byPage.delete(page);
+    for (const page of this.byPage.keys()) {
+      if (this.byPage.size < this.max) break;
+      this.byPage.delete(page);
+    }
+  }
+}

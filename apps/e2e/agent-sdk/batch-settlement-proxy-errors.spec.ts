@@ -892,6 +892,32 @@ describe('receipts as the clock moves on', () => {
     await increaseTime(site.app.chain.rpcUrl, seconds);
   };
   const authorizations = (n: number) => Array.from({ length: n }, () => ['authorization', null]);
+  /**
+   * A voucher agent whose first voucher for `path` its gate charged, the answer lost by a front
+   * (startLosingFront, its resends then answered as `afterwards`), the front recovered since; `test`
+   * runs on, and the front is closed after.
+   */
+  async function afterLostVoucher(
+    path: string,
+    afterwards: 'forward' | 'refuse402',
+    test: (lost: {
+      front: Awaited<ReturnType<typeof startLosingFront>>;
+      agent: Awaited<ReturnType<typeof voucherAgent>>['agent'];
+      events: Awaited<ReturnType<typeof voucherAgent>>['events'];
+      url: string;
+    }) => Promise<void>,
+  ) {
+    const front = await startLosingFront(0, afterwards);
+    try {
+      const { agent, events } = await voucherAgent();
+      const url = `${front.url}${path}`;
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      front.recover();
+      await test({ front, agent, events, url });
+    } finally {
+      await front.close();
+    }
+  }
 
   it('a payment whose answer was lost, its token asked for 20 minutes later: the page is paid anew once that token expires, 30 minutes after the payment, not refused until 30 minutes after the asking', async () => {
     const front = await startLosingFront(0);
@@ -1037,12 +1063,7 @@ describe('receipts as the clock moves on', () => {
   }, 60_000);
 
   it('a voucher the gate charged, its answer lost, sent again after its token expired: its gate API says what it bought, and the page is paid anew with the next voucher, not refused for good', async () => {
-    const front = await startLosingFront(0);
-    try {
-      const { agent, events } = await voucherAgent();
-      const url = `${front.url}/articles/lost-voucher-expired`;
-      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-      front.recover();
+    await afterLostVoucher('/articles/lost-voucher-expired', 'forward', async ({ front, agent, events, url }) => {
       await moveClock(52 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-voucher-expired'));
       expect(front.forwardedPaid).toContain(front.lost()); // the lost voucher was sent again first
@@ -1059,19 +1080,12 @@ describe('receipts as the clock moves on', () => {
       // The new voucher's token opens the page: nothing more is paid.
       expect(await fetchPage(agent, url)).toEqual(served('lost-voucher-expired'));
       expect(await apiSide(channel.channelId)).toMatchObject({ charged: 2n * PRICE });
-    } finally {
-      await front.close();
-    }
+    });
   }, 60_000);
 
   it("a lost voucher's verify_url a front stands in for with a token forged to have expired, past its gate's hold: the page is not paid again before a token's default life from the last moment its gate could take it", async () => {
     const path = '/articles/lost-forged-expired';
-    const front = await startLosingFront(0, 'refuse402');
-    try {
-      const { agent } = await voucherAgent();
-      const url = `${front.url}${path}`;
-      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-      front.recover();
+    await afterLostVoucher(path, 'refuse402', async ({ front, agent, url }) => {
       front.standInWithForgedLife(path, 0);
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
@@ -1081,9 +1095,7 @@ describe('receipts as the clock moves on', () => {
       await moveClock(35 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-forged-expired'));
       expect(await paymentsFor(path)).toHaveLength(2);
-    } finally {
-      await front.close();
-    }
+    });
   }, 60_000);
 
   it("two pages' vouchers lost, a verify_url a front stands in for answering one of them with a forged token past its hold: the other page's lost voucher is not forgotten, its page not paid again while its token lives", async () => {
@@ -1189,12 +1201,7 @@ describe('receipts as the clock moves on', () => {
 
   it('a lost voucher whose stand-in verify_url answers a token forged to live a week, its page then read: once the real token expired, the page is paid anew, not refused for a week', async () => {
     const path = '/articles/lost-week-forged';
-    const front = await startLosingFront(0);
-    try {
-      const { agent } = await voucherAgent();
-      const url = `${front.url}${path}`;
-      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-      front.recover();
+    await afterLostVoucher(path, 'forward', async ({ front, agent, url }) => {
       front.standInWithForgedLife(path, 7 * 24 * 3600);
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged')); // the voucher sent again after the forgery's refusal
@@ -1202,19 +1209,12 @@ describe('receipts as the clock moves on', () => {
       await moveClock(35 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-week-forged'));
       expect(await paymentsFor(path)).toHaveLength(2);
-    } finally {
-      await front.close();
-    }
+    });
   }, 60_000);
 
   it('a lost voucher the gate charged, refused by a front past its hold with verify_url failing: not paid again while a token bought then would live', async () => {
     const path = '/articles/lost-refused-past-hold';
-    const front = await startLosingFront(0, 'refuse402');
-    try {
-      const { agent } = await voucherAgent();
-      const url = `${front.url}${path}`;
-      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
-      front.recover();
+    await afterLostVoucher(path, 'refuse402', async ({ front, agent, url }) => {
       front.failVerify(true);
       await moveClock(17 * 60);
       expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
@@ -1227,8 +1227,6 @@ describe('receipts as the clock moves on', () => {
       await moveClock(21 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('lost-refused-past-hold'));
       expect(await paymentsFor(path)).toHaveLength(2);
-    } finally {
-      await front.close();
-    }
+    });
   }, 60_000);
 });

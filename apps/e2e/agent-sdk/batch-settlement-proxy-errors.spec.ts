@@ -1054,7 +1054,11 @@ describe('receipts as the clock moves on', () => {
       const url = `${front.url}/articles/v1-expired`;
       expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
       expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
+      // Its token names the gate the site minted for it, not the 402's: kept with no token of its
+      // own, its receipt lasts a token's life from its authorization's validBefore (five minutes on).
       await moveClock(31 * 60);
+      expect(await fetchPage(agent, url)).toEqual({ reason: 'payment_unconfirmed' });
+      await moveClock(5 * 60);
       expect(await fetchPage(agent, url)).toEqual(served('v1-expired'));
       expect(await paymentsFor('/articles/v1-expired')).toEqual(authorizations(2));
     } finally {

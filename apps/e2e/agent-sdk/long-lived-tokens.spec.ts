@@ -6,6 +6,8 @@
  * API and chain.
  */
 
+import { encodeBase64Json, readGate } from '@crawlgate/core';
+import { forgedToken } from './support/forged-token';
 import {
   fetchPage,
   losingPaidAnswers,
@@ -109,14 +111,39 @@ const pathOf = (input: Parameters<typeof fetch>[0]) =>
  * A front answering its own 402 `{detail}` to the first payment for `path`, after its gate took it
  * (`sendOn`) or without sending it on; later payments pass. With `refuseVerify`, it stands in for
  * verify_url with a refusal of its own; `dropTokenReads` reads with a token fail as a dropped
- * connection, and `stripTokens` are sent on without their token (the gate answers its 402).
+ * connection, and `stripTokens` are sent on without their token (the gate answers its 402);
+ * `redirectTo` answers the page's URL with a redirect there; `forgeVerify` answers verify_url with a
+ * token it forged for the payment's gate.
  */
 function refusingFront(path: string, { sendOn }: { sendOn: boolean }) {
-  const control = { refusing: true, refuseVerify: false, dropTokenReads: 0, stripTokens: 0 };
+  const control = {
+    refusing: true,
+    refuseVerify: false,
+    dropTokenReads: 0,
+    stripTokens: 0,
+    redirectTo: undefined as string | undefined,
+    forgeVerify: false,
+  };
   const { state, fetchThrough } = losingPaidAnswers((input, init) => {
     if (init?.method === 'POST' && control.refuseVerify)
       return Promise.resolve(Response.json({ detail: 'no payment of this gate is recorded' }, { status: 402 }));
+    if (init?.method === 'POST' && control.forgeVerify) {
+      const gateId = decodeURIComponent(/\/gates\/([^/]+)\/verify$/.exec(pathOf(input))![1]);
+      const now = Math.floor(Date.now() / 1000);
+      const payload = {
+        gate_id: readGate(gateId)!.ref,
+        site_id: 'forged',
+        kid: 'forged',
+        url: path,
+        iat: now,
+        exp: now + 3600,
+      };
+      return Promise.resolve(Response.json({ status: 'paid', access_token: forgedToken(payload) }));
+    }
     const headers = new Headers(init?.headers);
+    const target = input instanceof Request ? input.url : input.toString();
+    if (control.redirectTo && target === `${site.url}${path}`)
+      return Promise.resolve(new Response(null, { status: 302, headers: { location: control.redirectTo } }));
     if (control.dropTokenReads > 0 && headers.has('x-crawlgate-token')) {
       control.dropTokenReads--;
       return Promise.reject(new TypeError('fetch failed'));
@@ -279,4 +306,70 @@ it("a front taking a gate's 402 for a plain x402 site's (its v2 offer and verify
   await moveClock(10 * 60);
   expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
   expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it('a front answering a payment settled (a forged settlement, no token) while it holds it, verify_url failing, then having its gate settle it late: the page is not paid again while the token so issued lives', async () => {
+  const path = '/articles/settled-late';
+  const held: { input?: Parameters<typeof fetch>[0]; init?: RequestInit } = {};
+  const control = { failVerify: false, refuseResends: false };
+  const { state, fetchThrough } = losingPaidAnswers((input, init) => {
+    if (init?.method === 'POST' && control.failVerify) return Promise.reject(new TypeError('fetch failed'));
+    const paid = new Headers(init?.headers).get('payment-signature');
+    if (pathOf(input) !== path || paid === null) return undefined;
+    if (held.init) {
+      const resent = paid === new Headers(held.init.headers).get('payment-signature');
+      return resent && control.refuseResends ? Promise.resolve(Response.json({}, { status: 402 })) : undefined;
+    }
+    Object.assign(held, { input, init });
+    const settlement = encodeBase64Json({ success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'local' });
+    return Promise.resolve(new Response(`content of ${path}`, { headers: { 'payment-response': settlement } }));
+  });
+  state.losing = false;
+  const agent = await site.payingAgent(fetchThrough);
+  // The site's two-hour tokens, seen on another page.
+  expect(await fetchPage(agent, `${site.url}/articles/before-settled-late`)).toMatchObject({ status: 200 });
+  control.failVerify = true;
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual([]);
+  // Four minutes on, within its authorization's life, the front has the gate settle it: its token lives two hours from then.
+  await moveClock(4 * 60);
+  expect((await fetch(held.input!, held.init)).status).toBe(200);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  control.refuseResends = true;
+  await moveClock(TTL_SECONDS - 3 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  // Past a token's life from its authorization's validBefore (five minutes after the payment at most): paid anew.
+  await moveClock(5 * 60);
+  expect(await fetchPage(agent, `${site.url}${path}`)).toEqual({ status: 200, body: `content of ${path}` });
+  expect(await site.paymentsFor(path)).toEqual(['authorization', 'authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment its gate settled, then a redirect to another spelling of the site (localhost for 127.0.0.1): the page is read with that payment, not paid again", async () => {
+  const path = '/articles/refused-settled-redirected';
+  const { front, agent, url, served } = await refusedOnce(path);
+  await moveClock(10 * 60);
+  front.control.redirectTo = url.replace('127.0.0.1', 'localhost');
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it('a payment a site refused without taking it, on a chain that mines on demand and has been idle since: past the hold, the API saying it knows none has the page paid, not held for the chain', async () => {
+  const path = '/articles/refused-idle-chain';
+  const { agent, url, served } = await refusedOnce(path, { sendOn: false });
+  // Past the hold (its validBefore, five minutes on, and a minute), within the authorizations' ten
+  // minutes of clock skew back (validAfter), which the simulation on this chain's stale newest block reads.
+  await moveClock(7 * 60, { mine: false });
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment it never sent on, then a token it forged answered for verify_url: the chain shows the authorization unused, so the token is not taken, the payment not counted, and the page paid once", async () => {
+  const path = '/articles/refused-forged-token';
+  const { front, agent, url, served } = await refusedOnce(path, { sendOn: false });
+  front.control.forgeVerify = true;
+  await moveClock(10 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
 }, 60_000);

@@ -438,7 +438,14 @@ export function createAgent(options: AgentOptions): Agent {
     const page = TokenCache.key(new URL(paidAt.url));
     if (token) tokenLives.learn(TokenCache.hostOf(page), token);
     if (paidGateRef(paidAt.offer, paidAt.verifyUrl) === undefined && token === undefined) return;
-    receipts.keep(page, { header, paidAt, sentAt, until: receiptUntil(token, sentAt), notBefore });
+    receipts.keep(page, {
+      header,
+      paidAt,
+      sentAt,
+      until: receiptUntil(token, sentAt),
+      notBefore,
+      ...(token === undefined && { lastIssue: lastIssueOf(header, sentAt) }),
+    });
   };
   /** The offers whose payment onPayment reported: never reported unconfirmed after (one reported unconfirmed may be paid later). */
   const reported = new WeakSet<Offer>();
@@ -517,7 +524,8 @@ export function createAgent(options: AgentOptions): Agent {
         `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
-    const refusedEarlier = refusedPayments.get(page);
+    // Under the URL asked for too: a redirect may lead it to another spelling of the page's site.
+    const refusedEarlier = refusedPayments.get(page) ?? refusedPayments.get(requested);
     if (refusedEarlier) {
       const bought = await insteadOfChallenge(boughtDespiteRefusal(url, page, refusedEarlier, retry, spent));
       if (bought) return bought;
@@ -572,7 +580,8 @@ export function createAgent(options: AgentOptions): Agent {
       throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
     // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
     // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
-    // the chain says what became of it (held-authorizations.ts).
+    // the chain says what became of it (held-authorizations.ts), or its gate's API answers a token
+    // for it (boughtDespiteRefusal).
     let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
     let heldHeader: [string, string] | undefined;
     const mark = (next: 'free' | 'spent' | 'held', header?: [string, string]) => {
@@ -598,13 +607,15 @@ export function createAgent(options: AgentOptions): Agent {
           for (const key of heldKeys)
             heldPages.keep(key, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
           // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
-          refusedPayments.keep(page, {
+          const refusedPayment: RefusedPayment = {
             offer,
             verifyUrl: offer.verifyUrl,
             header: heldHeader!,
             sentAt: Date.now(),
             authorization: one,
-          });
+            keys: heldKeys,
+          };
+          for (const key of heldKeys) refusedPayments.keep(key, refusedPayment);
         }
       }
       // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
@@ -827,10 +838,13 @@ export function createAgent(options: AgentOptions): Agent {
     // its API still have their word: the token its API answers for the payment, refused, has expired
     // (receiptUntil), or none came and the receipt is past its end, never sooner than the longest
     // life its site's tokens were seen to have (a front forging a short one and failing verify_url
-    // gains nothing): what it bought is over, and the page is paid anew. An unexpired token refused
+    // gains nothing), from the last moment one could have been issued for a receipt kept with none:
+    // what it bought is over, and the page is paid anew. An unexpired token refused
     // may be a front's doing: never paid twice.
     const end = Math.max(
-      token ? receiptUntil(token, receipt.sentAt) : Math.max(receipt.until, tokenExpiryFrom(receipt.sentAt, page)),
+      token
+        ? receiptUntil(token, receipt.sentAt)
+        : Math.max(receipt.until, tokenExpiryFrom(receipt.lastIssue ?? receipt.sentAt, page)),
       receipt.notBefore ?? 0,
     );
     if (!(Date.now() < end)) {
@@ -938,14 +952,18 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<{ response: Response; token: string } | undefined> {
     const { offer, verifyUrl, header, sentAt, authorization } = refused;
     const paidAt = { url, offer, verifyUrl };
+    const forget = () => refused.keys.forEach((key) => refusedPayments.forget(key));
     const asked = verifyUrl
       ? await postToVerifyUrl(verifyUrl, recordedPaymentBody(header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
     const token = asked && boughtTokenOf(paidAt, asked.status, body);
-    if (token) {
-      refusedPayments.forget(page);
-      await held.resolve(authorization, true);
+    const state = await chainStateOf(authorization);
+    // A token for an authorization the chain shows never used is no gate's (a front's forgery).
+    if (token && state !== 'unused') {
+      forget();
+      // Spent; still pending on chain, left to the polls, which settle it as the chain then says.
+      if (state !== 'pending') await held.resolve(authorization, true);
       if (!reported.has(offer)) report(url, offer, null, 'authorization');
       // Its receipt first: a read a front drops leaves it for the next fetch, never a page to pay anew.
       keepReceipt(paidAt, header, token, sentAt);
@@ -959,13 +977,12 @@ export function createAgent(options: AgentOptions): Agent {
       }
       return { response, token };
     }
-    const state = await chainStateOf(authorization);
     const until = tokenExpiryFrom(Number(authorization.validBefore) * 1000, page);
     const unread = state === undefined;
     const refusedByApi = asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
     const gate = verifyUrl !== undefined || paidGateRef(offer) !== undefined;
     if (state === 'unused' || !(Date.now() < until) || (unread && (refusedByApi || !gate))) {
-      refusedPayments.forget(page);
+      forget();
       if (state === 'unused') await held.resolve(authorization, false);
       return undefined;
     }
@@ -975,14 +992,15 @@ export function createAgent(options: AgentOptions): Agent {
       'payment_unconfirmed',
       state === 'used'
         ? `a payment this agent sent for the page before was refused, yet the chain shows its authorization used and no token came of it: the page is not paid again before ${new Date(until).toISOString()}`
-        : `a payment this agent sent for the page before was refused, and neither its gate's API nor the chain can say yet whether it was taken all the same; retry later (the page is not paid again before ${new Date(until).toISOString()})`,
+        : `a payment this agent sent for the page before was refused, and neither its gate's API nor the chain can say yet whether it was taken all the same (the chain can, a minute or so past its validBefore, unless its RPC fails); retry shortly (it is not paid again before ${new Date(until).toISOString()} otherwise)`,
     );
   }
 
   /**
    * What the chain shows became of an authorization once final: used or unused; 'pending' while it
    * cannot say yet (not final, its RPC failing); undefined when this agent cannot read it (no chain
-   * client, or another chain than the client's). The agent's own RPC is trusted on it.
+   * client, another chain than the client's, or a chain not moving: an idle local one mines only
+   * on demand). The agent's own RPC is trusted on it.
    */
   async function chainStateOf(
     one: Omit<HeldAuthorization, 'reservation'>,
@@ -990,7 +1008,7 @@ export function createAgent(options: AgentOptions): Agent {
     const client = chainOf();
     if (!client) return undefined;
     const state = await finalStateOf(client, one).catch(() => 'pending' as const);
-    return state === 'other-chain' ? undefined : state;
+    return state === 'other-chain' || state === 'stale' ? undefined : state;
   }
 
   /**
@@ -2051,13 +2069,19 @@ function lostVoucher(
   return { channelKey, channelId, total, header, offer, sentAt, until, over: until + tokenLifeMs };
 }
 
-/** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
+/** The last moment a payment (its header) sent at `sentAt` could have bought a token: an exact authorization's validBefore, else its send. */
+function lastIssueOf(header: [string, string], sentAt: number): number {
+  const validBefore = authorizationOfHeader(header[1])?.validBefore;
+  return validBefore === undefined ? sentAt : Math.max(sentAt, Number(validBefore) * 1000);
+}
+
 /** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */
 function authorizationOf({ offer, header }: UnconfirmedAuthorization): Omit<HeldAuthorization, 'reservation'> | null {
   const authorization = authorizationOfHeader(header[1]);
   return authorization && { chainId: offer.chainId, asset: offer.asset, ...authorization };
 }
 
+/** When whatever became of this authorization is final: past its validBefore, with a margin for the chain's clock. */
 function authorizationOverAt({ header, until }: UnconfirmedAuthorization): number {
   const validBefore = authorizationOfHeader(header[1])?.validBefore;
   return validBefore === undefined ? until : Number(validBefore) * 1000 + HELD_PAGE_MARGIN_MS;

@@ -1,5 +1,5 @@
 import { encodeBase64Json } from '@crawlgate/core';
-import { authorizationOfHeader, heldAuthorizations } from './held-authorizations';
+import { authorizationOfHeader, finalStateOf, heldAuthorizations } from './held-authorizations';
 
 const authorization = {
   from: '0x1111111111111111111111111111111111111111',
@@ -101,5 +101,35 @@ describe('heldAuthorizations', () => {
     // Its gate's API answers a token for it: spent, though the polls let it go.
     await held.resolve(one, true);
     expect(spent.settled).toEqual([[reservation, true]]);
+  });
+});
+
+describe('finalStateOf', () => {
+  const one = {
+    chainId: 8453,
+    asset: '0x3333333333333333333333333333333333333333' as const,
+    from: authorization.from as `0x${string}`,
+    nonce: authorization.nonce as `0x${string}`,
+    validBefore: 1000n,
+  };
+  const chain = (chainId: number, timestamp: bigint, used = true) =>
+    ({
+      getChainId: async () => chainId,
+      getBlock: async () => ({ number: 10n, timestamp }),
+      readContract: async () => used,
+    }) as never;
+
+  it('reads used or unused once the newest block is a minute past validBefore', async () => {
+    expect(await finalStateOf(chain(8453, 1060n, true), one)).toBe('used');
+    expect(await finalStateOf(chain(8453, 1060n, false), one)).toBe('unused');
+  });
+
+  it('is pending before then on a chain that moves, stale on one whose newest block is over two minutes old', async () => {
+    expect(await finalStateOf(chain(8453, 1059n), one, 1059_000 + 120_000)).toBe('pending');
+    expect(await finalStateOf(chain(8453, 1059n), one, 1059_000 + 120_001)).toBe('stale');
+  });
+
+  it("says other-chain for an authorization of another chain than the client's", async () => {
+    expect(await finalStateOf(chain(84532, 5000n), one)).toBe('other-chain');
   });
 });

@@ -51,16 +51,25 @@ function usedAt(client: PublicClient, one: Authorization, blockNumber: bigint): 
 }
 
 /**
+ * How far behind this machine's clock a chain's newest block may be while the chain is taken to
+ * be moving: a chain further behind (an idle local chain mines only on demand) is 'stale'.
+ */
+const STALE_CHAIN_MS = 120_000;
+
+/**
  * What became of an authorization, once final: the chain's newest block is REORG_MARGIN_SECONDS
- * past its validBefore. 'pending' before then; 'other-chain' when it is not the client's chain.
+ * past its validBefore. Before then 'pending', or 'stale' when that block is older than
+ * STALE_CHAIN_MS by `now`; 'other-chain' when it is not the client's chain.
  */
 export async function finalStateOf(
   client: PublicClient,
   one: Authorization,
-): Promise<'used' | 'unused' | 'pending' | 'other-chain'> {
+  now = Date.now(),
+): Promise<'used' | 'unused' | 'pending' | 'stale' | 'other-chain'> {
   const [chainId, block] = await Promise.all([client.getChainId(), client.getBlock({ blockTag: 'latest' })]);
   if (chainId !== one.chainId) return 'other-chain';
-  if (block.timestamp < one.validBefore + REORG_MARGIN_SECONDS) return 'pending';
+  if (block.timestamp < one.validBefore + REORG_MARGIN_SECONDS)
+    return Number(block.timestamp) * 1000 < now - STALE_CHAIN_MS ? 'stale' : 'pending';
   return (await usedAt(client, one, block.number)) ? 'used' : 'unused';
 }
 
@@ -159,6 +168,8 @@ export interface RefusedPayment {
   sentAt: number;
   /** As held (heldAuthorizations), whose reservation it ends once its fate is known. */
   authorization: HeldAuthorization;
+  /** The keys it is kept under (HeldPages': its page, and the URL asked for). */
+  keys: string[];
 }
 
 /** Refused payments kept at most: a full store drops those no token could follow any more, then its oldest. */

@@ -34,6 +34,13 @@ export interface Receipt {
    * (LostVoucher.over): its token came from a verify_url or a resend a front may answer for its gate.
    */
   notBefore?: number;
+  /**
+   * Epoch milliseconds, for one kept with no token: the last moment a token it bought could have
+   * been issued (an exact authorization's validBefore: a front holding it, answering a settlement
+   * of its own, can have its gate settle it late), from which its site's token life is counted
+   * when no token comes of it.
+   */
+  lastIssue?: number;
 }
 
 /** Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last use, then its oldest. */

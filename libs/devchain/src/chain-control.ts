@@ -34,9 +34,12 @@ export async function mineBlocks(rpcUrl: string, n: number): Promise<void> {
   await devTestClient(rpcUrl).mine({ blocks: n });
 }
 
-/** Moves the chain clock forward by `seconds` and mines a block so `latest` shows the new time. */
-export async function increaseTime(rpcUrl: string, seconds: number): Promise<void> {
+/**
+ * Moves the chain clock forward by `seconds` and mines a block so `latest` shows the new time;
+ * with `mine: false`, only the next block mined does (an idle chain mining on demand).
+ */
+export async function increaseTime(rpcUrl: string, seconds: number, { mine = true } = {}): Promise<void> {
   const client = devTestClient(rpcUrl);
   await client.increaseTime({ seconds });
-  await client.mine({ blocks: 1 });
+  if (mine) await client.mine({ blocks: 1 });
 }

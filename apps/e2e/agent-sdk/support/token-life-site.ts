@@ -79,10 +79,13 @@ export async function startTokenLifeSite(
 /**
  * A clock moved forward: Date.now, and with `chainRpcUrl` the chain's time too. Without the chain,
  * each test of the file starts at the real time; with it, where the last one left it, as the chain
- * does (its time goes back only when the file's chain is reverted at close). Registers the file's
+ * does (its time goes back only when the file's chain is reverted at close); `mine: false` leaves
+ * its newest block where it was (an idle chain that mines on demand). Registers the file's
  * beforeEach and afterEach.
  */
-export function movingClock(chainRpcUrl?: () => string): (seconds: number) => Promise<void> {
+export function movingClock(
+  chainRpcUrl?: () => string,
+): (seconds: number, options?: { mine?: boolean }) => Promise<void> {
   let ahead = 0;
   const realNow = Date.now.bind(Date);
   beforeEach(() => {
@@ -90,9 +93,9 @@ export function movingClock(chainRpcUrl?: () => string): (seconds: number) => Pr
     jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
   });
   afterEach(() => jest.restoreAllMocks());
-  return async (seconds) => {
+  return async (seconds, { mine = true } = {}) => {
     ahead += seconds * 1000;
-    if (chainRpcUrl) await increaseTime(chainRpcUrl(), seconds);
+    if (chainRpcUrl) await increaseTime(chainRpcUrl(), seconds, { mine });
   };
 }
 

@@ -351,6 +351,10 @@ it("a front's own 402 to a payment its gate settled, then a redirect to another 
   await moveClock(10 * 60);
   front.control.redirectTo = url.replace('127.0.0.1', 'localhost');
   expect(await fetchPage(agent, url)).toEqual(served);
+  // The redirect gone, the page under its own spelling is read with that payment too.
+  front.control.redirectTo = undefined;
+  front.control.stripTokens = 1;
+  expect(await fetchPage(agent, url)).toEqual(served);
   expect(await site.paymentsFor(path)).toEqual(['authorization']);
 }, 60_000);
 
@@ -369,6 +373,20 @@ it("a front's own 402 to a payment it never sent on, then a token it forged answ
   const { front, agent, url, served } = await refusedOnce(path, { sendOn: false });
   front.control.forgeVerify = true;
   await moveClock(10 * 60);
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
+}, 60_000);
+
+it("a front's own 402 to a payment it never sent on, then a token it forged answered for verify_url before the chain is final: not taken until the chain shows the authorization unused, then the page is paid once", async () => {
+  const path = '/articles/refused-forged-token-pending';
+  const { front, agent, url, served } = await refusedOnce(path, { sendOn: false });
+  front.control.forgeVerify = true;
+  // The chain five and a half minutes on, short of its validBefore and a minute; the agent past its hold.
+  await moveClock(330);
+  await moveClock(40, { mine: false });
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  await moveClock(60);
   expect(await fetchPage(agent, url)).toEqual(served);
   expect(await site.paymentsFor(path)).toEqual(['authorization']);
   expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });

@@ -524,8 +524,11 @@ export function createAgent(options: AgentOptions): Agent {
         `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
-    // Under the URL asked for too: a redirect may lead it to another spelling of the page's site.
-    const refusedEarlier = refusedPayments.get(page) ?? refusedPayments.get(requested);
+    // Under the URL asked for too: a redirect may lead it to another spelling of the page's site
+    // (the same path); one paid for another path is that page's, not this one's.
+    const refusedEarlier = [page, requested]
+      .map((key) => refusedPayments.get(key))
+      .find((refused) => refused && samePath(refused.url, url));
     if (refusedEarlier) {
       const bought = await insteadOfChallenge(boughtDespiteRefusal(url, page, refusedEarlier, retry, spent));
       if (bought) return bought;
@@ -589,6 +592,7 @@ export function createAgent(options: AgentOptions): Agent {
       heldHeader = header;
     };
     let confirmed = false;
+    const sentAt = Date.now(); // no token this payment buys is issued before
     try {
       const result =
         mode === 'transfer'
@@ -600,18 +604,18 @@ export function createAgent(options: AgentOptions): Agent {
       if (outcome === 'spent' || outcome === 'held') spent();
       if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
       else {
-        const authorization = heldHeader === undefined ? null : authorizationOfHeader(heldHeader[1]);
-        if (authorization) {
-          const one: HeldAuthorization = { reservation, chainId: offer.chainId, asset: offer.asset, ...authorization };
+        const signed = heldHeader === undefined ? null : authorizationOf({ offer, header: heldHeader });
+        if (signed) {
+          const one: HeldAuthorization = { reservation, ...signed };
           held.add(one);
-          for (const key of heldKeys)
-            heldPages.keep(key, Number(authorization.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
+          for (const key of heldKeys) heldPages.keep(key, Number(signed.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
           // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
           const refusedPayment: RefusedPayment = {
+            url,
             offer,
             verifyUrl: offer.verifyUrl,
             header: heldHeader!,
-            sentAt: Date.now(),
+            sentAt,
             authorization: one,
             keys: heldKeys,
           };
@@ -809,7 +813,8 @@ export function createAgent(options: AgentOptions): Agent {
     // No price limit: sent again, a payment taken as bought charges nothing more.
     const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
     // A token of its gate, come with the answer, may end the receipt sooner (one kept with none
-    // lasts a token's default life), never later: a front's forgery cannot keep the page from being paid anew.
+    // lasts a token's default life, or its site's from its lastIssue when no token comes), never
+    // later: a front's forgery cannot keep the page from being paid anew.
     const renewed = (token: string | undefined) => {
       if (token)
         receipts.keep(page, { ...receipt, until: Math.min(receipt.until, receiptUntil(token, receipt.sentAt)) });
@@ -881,7 +886,7 @@ export function createAgent(options: AgentOptions): Agent {
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     const authorization = token ? null : authorizationOf(earlier);
-    const state = authorization ? await chainStateOf(authorization) : undefined;
+    const state = authorization ? await chainStateOf(authorization) : 'none';
     if (state === 'unused') {
       unconfirmed.forget(page);
       await budget.credit(earlier.offer.amount);
@@ -891,7 +896,7 @@ export function createAgent(options: AgentOptions): Agent {
     // its site's tokens were seen to have (learned since it was sent, too). A refusal from its
     // verify_url (a front can stand in for it) shortens that only for an agent that cannot read the
     // chain: one that can waits for it, which frees the page (unused, above) once final.
-    const until = state === undefined ? endOf(earlier, page) : tokenEndOf(earlier, page);
+    const until = unreadable(state) ? endOf(earlier, page) : tokenEndOf(earlier, page);
     if (!token && !(Date.now() < until)) {
       unconfirmed.forget(page);
       return undefined;
@@ -900,7 +905,7 @@ export function createAgent(options: AgentOptions): Agent {
       // The API's refusal says no token will come, not that the money stayed: the site got the
       // authorization and can settle it (to whatever payTo its 402 named) until it expires, so the
       // page waits for that, and the chain decides. Any API's: a site can copy a real gate's 402.
-      const refused = asked && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+      const refused = refusedByItsApi(asked, body);
       if (refused) earlier.refused = true;
       spent(); // the fetches waiting on this page fail with it, rather than each ask in turn
       throw new PaymentFailedError(
@@ -908,7 +913,7 @@ export function createAgent(options: AgentOptions): Agent {
         'payment_unconfirmed',
         state === 'used'
           ? `a payment this agent sent for the page before got no token${refused ? ' (its verify_url refuses it)' : ''}, yet the chain shows its authorization used: the page is not paid again before ${new Date(until).toISOString()}`
-          : refused && state === undefined
+          : refused && unreadable(state)
             ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is not paid again before ${new Date(endOf(earlier, page)).toISOString()}`
             : refused
               ? `a payment this agent sent for the page before got no token (its verify_url refuses it), but whoever holds its authorization can still settle it: the page is paid anew once the chain shows it unused (a minute past its validBefore), or after ${new Date(until).toISOString()}`
@@ -951,19 +956,31 @@ export function createAgent(options: AgentOptions): Agent {
     spent: () => void,
   ): Promise<{ response: Response; token: string } | undefined> {
     const { offer, verifyUrl, header, sentAt, authorization } = refused;
-    const paidAt = { url, offer, verifyUrl };
-    const forget = () => refused.keys.forEach((key) => refusedPayments.forget(key));
+    // Its receipt is kept for the page it paid, whichever spelling of its site reached it now.
+    const paidAt = { url: refused.url, offer, verifyUrl };
+    const forget = () =>
+      refused.keys.forEach((key) => refusedPayments.get(key) === refused && refusedPayments.forget(key));
     const asked = verifyUrl
       ? await postToVerifyUrl(verifyUrl, recordedPaymentBody(header[1])).catch(() => undefined)
       : undefined;
     const body = asked ? await jsonOf(asked) : undefined;
     const token = asked && boughtTokenOf(paidAt, asked.status, body);
     const state = await chainStateOf(authorization);
+    // Not final on chain yet (it will be within a minute or two): a token may be a front's
+    // forgery, which the chain then shows; asked again shortly rather than taken now.
+    if (token && state === 'pending') {
+      spent();
+      throw new PaymentFailedError(
+        url,
+        'payment_unconfirmed',
+        "a payment this agent sent for the page before was refused, yet its gate's API answers a token for it; the chain has yet to show it made (it will within a minute or two of its validBefore): retry shortly",
+      );
+    }
     // A token for an authorization the chain shows never used is no gate's (a front's forgery).
     if (token && state !== 'unused') {
       forget();
-      // Spent; still pending on chain, left to the polls, which settle it as the chain then says.
-      if (state !== 'pending') await held.resolve(authorization, true);
+      // Spent: as the chain shows it, or where nothing polls it; otherwise the polls settle it as the chain then says.
+      if (state === 'used' || state === 'none' || state === 'other-chain') await held.resolve(authorization, true);
       if (!reported.has(offer)) report(url, offer, null, 'authorization');
       // Its receipt first: a read a front drops leaves it for the next fetch, never a page to pay anew.
       keepReceipt(paidAt, header, token, sentAt);
@@ -978,8 +995,8 @@ export function createAgent(options: AgentOptions): Agent {
       return { response, token };
     }
     const until = tokenExpiryFrom(Number(authorization.validBefore) * 1000, page);
-    const unread = state === undefined;
-    const refusedByApi = asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+    const unread = unreadable(state);
+    const refusedByApi = refusedByItsApi(asked, body);
     const gate = verifyUrl !== undefined || paidGateRef(offer) !== undefined;
     if (state === 'unused' || !(Date.now() < until) || (unread && (refusedByApi || !gate))) {
       forget();
@@ -997,18 +1014,13 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /**
-   * What the chain shows became of an authorization once final: used or unused; 'pending' while it
-   * cannot say yet (not final, its RPC failing); undefined when this agent cannot read it (no chain
-   * client, another chain than the client's, or a chain not moving: an idle local one mines only
-   * on demand). The agent's own RPC is trusted on it.
+   * What the chain shows became of an authorization (finalStateOf), 'failed' when its RPC fails, or
+   * 'none' with no chain client. The agent's own RPC is trusted on it.
    */
-  async function chainStateOf(
-    one: Omit<HeldAuthorization, 'reservation'>,
-  ): Promise<'used' | 'unused' | 'pending' | undefined> {
+  async function chainStateOf(one: Omit<HeldAuthorization, 'reservation'>): Promise<ChainState> {
     const client = chainOf();
-    if (!client) return undefined;
-    const state = await finalStateOf(client, one).catch(() => 'pending' as const);
-    return state === 'other-chain' || state === 'stale' ? undefined : state;
+    if (!client) return 'none';
+    return finalStateOf(client, one).catch(() => 'failed' as const);
   }
 
   /**
@@ -2075,8 +2087,30 @@ function lastIssueOf(header: [string, string], sentAt: number): number {
   return validBefore === undefined ? sentAt : Math.max(sentAt, Number(validBefore) * 1000);
 }
 
+type ChainState = Awaited<ReturnType<typeof finalStateOf>> | 'failed' | 'none';
+
+/**
+ * Whether the agent cannot read what became of an authorization: no chain client, another chain
+ * than the client's, or a chain not moving (an idle local one mines only on demand). A failing RPC
+ * is not that: it is asked again.
+ */
+const unreadable = (state: ChainState) => state === 'none' || state === 'other-chain' || state === 'stale';
+
+/** Whether an answer from a verify_url is its API's refusal (a status it refuses with, and its detail). */
+const refusedByItsApi = (asked: Response | undefined, body: unknown) =>
+  asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
+
+/** Whether two URLs name the same path and query, whatever spelling of their site. */
+function samePath(one: string, other: string): boolean {
+  const [a, b] = [new URL(one), new URL(other)];
+  return a.pathname === b.pathname && a.search === b.search;
+}
+
 /** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */
-function authorizationOf({ offer, header }: UnconfirmedAuthorization): Omit<HeldAuthorization, 'reservation'> | null {
+function authorizationOf({
+  offer,
+  header,
+}: Pick<UnconfirmedAuthorization, 'offer' | 'header'>): Omit<HeldAuthorization, 'reservation'> | null {
   const authorization = authorizationOfHeader(header[1]);
   return authorization && { chainId: offer.chainId, asset: offer.asset, ...authorization };
 }

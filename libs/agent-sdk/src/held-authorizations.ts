@@ -160,11 +160,13 @@ export const HELD_PAGE_MARGIN_MS = 60_000;
  * and the chain whether the authorization was used.
  */
 export interface RefusedPayment {
+  /** The page it paid. */
+  url: string;
   offer: Offer;
   /** The offer's verify_url; none for a plain x402 site, or when a front took it out. */
   verifyUrl?: string;
   header: [name: string, value: string];
-  /** Epoch milliseconds: when it was sent (Receipt.sentAt). */
+  /** Epoch milliseconds: when it was sent, or just before (Receipt.sentAt). */
   sentAt: number;
   /** As held (heldAuthorizations), whose reservation it ends once its fate is known. */
   authorization: HeldAuthorization;

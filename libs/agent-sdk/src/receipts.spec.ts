@@ -84,6 +84,16 @@ describe('Receipts', () => {
     expect(receipts.get('a', notBefore)).toBeUndefined();
   });
 
+  it('gives back a receipt kept with no token until the longest a token lives from its lastIssue (an authorization settled late)', () => {
+    const receipts = new Receipts();
+    const lastIssue = NOW_MS + 300_000;
+    const tokenless = { ...receipt(NOW_MS + 1000), lastIssue };
+    receipts.keep('a', tokenless, NOW_MS);
+    const lastUse = lastIssue + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+    expect(receipts.get('a', lastUse - 1)).toEqual(tokenless);
+    expect(receipts.get('a', lastUse)).toBeUndefined();
+  });
+
   it('forgets a page’s receipt when told', () => {
     const receipts = new Receipts();
     receipts.keep('a', receipt(NOW_MS + 1000), NOW_MS);

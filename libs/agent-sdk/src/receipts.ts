@@ -71,11 +71,14 @@ export function receiptUntil(token: string | undefined, sentAt: number): number 
 }
 
 /**
- * The longest a token its payment bought could live, or its notBefore if later (a lost voucher its
- * gate could take late): past it, a receipt is of no use.
+ * The longest a token its payment bought could live (from its lastIssue when kept with no token),
+ * or its notBefore if later (a lost voucher its gate could take late): past it, a receipt is of no use.
  */
 const lastUse = (receipt: Receipt) =>
-  Math.max(receipt.sentAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000, receipt.notBefore ?? 0);
+  Math.max(
+    Math.max(receipt.sentAt, receipt.lastIssue ?? 0) + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
+    receipt.notBefore ?? 0,
+  );
 
 /** Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last use, then its oldest. */
 export class Receipts extends KeptByPage<Receipt> {

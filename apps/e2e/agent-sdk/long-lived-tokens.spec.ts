@@ -391,3 +391,23 @@ it("a front's own 402 to a payment it never sent on, then a token it forged answ
   expect(await site.paymentsFor(path)).toEqual(['authorization']);
   expect(agent.spent()).toMatchObject({ micros: 10_000n, payments: 1, reservedUsd: '0' });
 }, 60_000);
+
+it("a front's own 402 to a payment its gate settled, then a redirect to the page under another spelling of its site with a query added: read with that payment, not paid again", async () => {
+  const path = '/articles/refused-settled-redirected-query';
+  const { front, agent, url, served } = await refusedOnce(path);
+  await moveClock(10 * 60);
+  front.control.redirectTo = `${url.replace('127.0.0.1', 'localhost')}?utm_source=front`;
+  expect(await fetchPage(agent, url)).toEqual(served);
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it("a front's own 402 to a payment its gate settled, the site's two-hour tokens learned since, then a redirect to another spelling of the site with verify_url refused: not paid again while the token it bought lives", async () => {
+  const path = '/articles/refused-settled-redirected-life';
+  const { front, agent, url } = await refusedOnce(path, { refuseVerify: true });
+  expect(await fetchPage(agent, `${site.url}/articles/life-seen`)).toMatchObject({ status: 200 });
+  // Past the default half hour from its validBefore, within the two hours the site's tokens live.
+  await moveClock(40 * 60);
+  front.control.redirectTo = url.replace('127.0.0.1', 'localhost');
+  expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
+  expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);

@@ -942,11 +942,13 @@ export function createAgent(options: AgentOptions): Agent {
    * What a payment refused before bought, asked once its hold is over (its authorization can no
    * longer be settled): a front can answer its own 402 to a payment its gate settled. The gate's API
    * is asked whether it recorded the payment (a question that never starts one): its token reads the
-   * page, and the payment counts as spent. Otherwise the page is paid anew (undefined) when the chain
-   * shows the authorization unused, or past the life its site's tokens were seen to have; without a
-   * chain client to read, also when the API refuses it, or the site names no API (a plain x402 site:
-   * nothing to ask). Else it fails until then: the chain shows it used (a front standing in for
-   * verify_url, or a site settling it itself), or cannot say yet.
+   * page, and the payment counts as spent, unless the chain shows the authorization unused (a
+   * forgery, not taken); while the chain has yet to say, it fails, asked again shortly. Otherwise
+   * the page is paid anew (undefined) when the chain shows the authorization unused, or past the
+   * life its site's tokens were seen to have; where the chain cannot be read, also when the API
+   * refuses it, or the site names no API (a plain x402 site: nothing to ask). Else it fails until
+   * then: the chain shows it used (a front standing in for verify_url, or a site settling it
+   * itself), or cannot say yet.
    */
   async function boughtDespiteRefusal(
     url: string,
@@ -960,6 +962,7 @@ export function createAgent(options: AgentOptions): Agent {
     const paidAt = { url: refused.url, offer, verifyUrl };
     const forget = () =>
       refused.keys.forEach((key) => refusedPayments.get(key) === refused && refusedPayments.forget(key));
+    const paidPage = TokenCache.key(new URL(refused.url));
     const asked = verifyUrl
       ? await postToVerifyUrl(verifyUrl, recordedPaymentBody(header[1])).catch(() => undefined)
       : undefined;
@@ -988,13 +991,15 @@ export function createAgent(options: AgentOptions): Agent {
       // Its token refused and expired: what it bought is over, and the page is paid anew. Refused
       // while it lives (a front's doing?), its receipt asks about it again rather than pay twice.
       if (!confirmed && !(Date.now() < receiptUntil(token, sentAt))) {
-        receipts.forget(page);
+        receipts.forget(paidPage);
         await response.body?.cancel().catch(() => undefined);
         return undefined;
       }
       return { response, token };
     }
-    const until = tokenExpiryFrom(Number(authorization.validBefore) * 1000, page);
+    // The longer life of the site it paid and the one reached now (a redirect to another spelling).
+    const lastIssue = Number(authorization.validBefore) * 1000;
+    const until = Math.max(tokenExpiryFrom(lastIssue, paidPage), tokenExpiryFrom(lastIssue, page));
     const unread = unreadable(state);
     const refusedByApi = refusedByItsApi(asked, body);
     const gate = verifyUrl !== undefined || paidGateRef(offer) !== undefined;
@@ -2100,10 +2105,13 @@ const unreadable = (state: ChainState) => state === 'none' || state === 'other-c
 const refusedByItsApi = (asked: Response | undefined, body: unknown) =>
   asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
 
-/** Whether two URLs name the same path and query, whatever spelling of their site. */
+/** Whether two URLs name the same page as its gate reads them (TokenCache.key's path), whatever spelling of their site. */
 function samePath(one: string, other: string): boolean {
-  const [a, b] = [new URL(one), new URL(other)];
-  return a.pathname === b.pathname && a.search === b.search;
+  const pathOf = (url: string) => {
+    const key = TokenCache.key(new URL(url));
+    return key.slice(TokenCache.originOf(key).length);
+  };
+  return pathOf(one) === pathOf(other);
 }
 
 /** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */

@@ -284,11 +284,12 @@ const PENDING_RETRIES = 6;
  * at the site) nor 410 (settled, its site deleted): money may have moved.
  */
 const API_REFUSALS = new Set([400, 402, 404, 422]);
-/** A payment header as posted to its gate's verify_url. */
-const paymentBody = (header: string) => JSON.stringify({ payment: decodeBase64Json(header) });
-/** The same, answered only if the API recorded that payment: the question never starts a settlement. */
-const recordedPaymentBody = (header: string) =>
-  JSON.stringify({ payment: decodeBase64Json(header), recorded_only: true });
+/**
+ * A payment header as posted to its gate's verify_url; `recordedOnly`: answered only if the API
+ * recorded that payment, so the question never starts a settlement.
+ */
+const paymentBody = (header: string, { recordedOnly = false } = {}) =>
+  JSON.stringify({ payment: decodeBase64Json(header), ...(recordedOnly && { recorded_only: true }) });
 /**
  * Each post to a gate's verify_url. The API waits up to its settlement timeout (30 s by default)
  * before it answers 202; a post given up sooner would lose the token a payment bought.
@@ -877,12 +878,8 @@ export function createAgent(options: AgentOptions): Agent {
     retry: Retry,
     spent: () => void,
   ): Promise<{ response: Response; token: string } | undefined> {
-    const asked = earlier.verifyUrl
-      ? await postToVerifyUrl(earlier.verifyUrl, paymentBody(earlier.header[1])).catch(() => undefined)
-      : undefined;
-    const body = asked ? await jsonOf(asked) : undefined;
     const paidAt = { url, offer: earlier.offer, verifyUrl: earlier.verifyUrl };
-    const token = asked && boughtTokenOf(paidAt, asked.status, body);
+    const { asked, body, token } = await askAboutPayment(paidAt, earlier.header[1]);
     // The API cannot say, but the chain can once the authorization expired: never used, it paid
     // nothing, and what it was counted as spending comes back.
     const authorization = token ? null : authorizationOf(earlier);
@@ -963,11 +960,7 @@ export function createAgent(options: AgentOptions): Agent {
     const forget = () =>
       refused.keys.forEach((key) => refusedPayments.get(key) === refused && refusedPayments.forget(key));
     const paidPage = TokenCache.key(new URL(refused.url));
-    const asked = verifyUrl
-      ? await postToVerifyUrl(verifyUrl, recordedPaymentBody(header[1])).catch(() => undefined)
-      : undefined;
-    const body = asked ? await jsonOf(asked) : undefined;
-    const token = asked && boughtTokenOf(paidAt, asked.status, body);
+    const { asked, body, token } = await askAboutPayment(paidAt, header[1], { recordedOnly: true });
     const state = await chainStateOf(authorization);
     // Not final on chain yet (it will be within a minute or two): a token may be a front's
     // forgery, which the chain then shows; asked again shortly rather than taken now.
@@ -1016,6 +1009,18 @@ export function createAgent(options: AgentOptions): Agent {
         ? `a payment this agent sent for the page before was refused, yet the chain shows its authorization used and no token came of it: the page is not paid again before ${new Date(until).toISOString()}`
         : `a payment this agent sent for the page before was refused, and neither its gate's API nor the chain can say yet whether it was taken all the same (the chain can, a minute or so past its validBefore, unless its RPC fails); retry shortly (it is not paid again before ${new Date(until).toISOString()} otherwise)`,
     );
+  }
+
+  /**
+   * What its gate's verify_url (paidAt's) answers of a payment (its header): the answer, undefined
+   * when there is none to ask or it cannot be reached; its body; the token it bought for paidAt's page.
+   */
+  async function askAboutPayment(paidAt: PaidAt, header: string, options?: { recordedOnly?: boolean }) {
+    const asked = paidAt.verifyUrl
+      ? await postToVerifyUrl(paidAt.verifyUrl, paymentBody(header, options)).catch(() => undefined)
+      : undefined;
+    const body = asked ? await jsonOf(asked) : undefined;
+    return { asked, body, token: asked ? boughtTokenOf(paidAt, asked.status, body) : undefined };
   }
 
   /**

@@ -11,7 +11,9 @@ import {
   decodeBase64Json,
   encodeBase64Json,
   peekAccessTokenPayload,
+  DeadlineError,
   readGate,
+  withinDeadline,
 } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -259,9 +261,18 @@ async function startLosingFront(index: number, afterwards: 'forward' | 'refuse40
 }
 
 /** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */
+/**
+ * `work`, or a failure naming `step` past `ms` (under a test's 60 s): a hang says where it was. A
+ * CI run once had a test here time out whole, telling nothing more.
+ */
+const step = <T>(name: string, work: Promise<T>, ms = 40_000): Promise<T> =>
+  withinDeadline(work, ms).catch((error: unknown) => {
+    throw error instanceof DeadlineError ? new Error(`${name}: ${error.message}`) : error;
+  });
+
 async function voucherAgent({ payMode }: Pick<AgentOptions, 'payMode'> = {}) {
   const wallet = newWallet();
-  await fundUsdc(site.app, wallet.address, '2');
+  await step('funding the agent', fundUsdc(site.app, wallet.address, '2'));
   if (payMode === 'transfer') await fundEth(site.app, wallet.address);
   const events: PaymentEvent[] = [];
   const agent = createAgent({
@@ -291,8 +302,10 @@ async function apiSide(channelId: string) {
 /** A page's status and body, or the reason its payment failed. */
 async function fetchPage(agent: Awaited<ReturnType<typeof voucherAgent>>['agent'], url: string) {
   try {
-    const response = await agent.fetch(url, asBot);
-    return { status: response.status, body: await response.text() };
+    return await step(
+      `fetching ${url}`,
+      agent.fetch(url, asBot).then(async (response) => ({ status: response.status, body: await response.text() })),
+    );
   } catch (error) {
     if (error instanceof PaymentFailedError) return { reason: error.reason };
     throw error;

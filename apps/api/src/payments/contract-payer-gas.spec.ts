@@ -55,10 +55,15 @@ describe('a contract wallet that signs only in simulations', () => {
       gates.map((gate) => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: paymentFor(gate) } })),
     );
     expect((await relayerSent()) - before).toBe(1);
-    const statuses = answers.map((answer) => answer.status).sort();
-    expect(statuses).toEqual([202, 503, 503, 503]);
-    const busy = answers.find((answer) => answer.status === 503)!;
-    expect([busy.body.detail, busy.headers.get('retry-after')]).toEqual([expect.stringMatching(/one at a time/), '2']);
+    expect(answers.filter((answer) => answer.status === 202)).toHaveLength(1);
+    // Each other one is answered busy while the first is out, or refused once its revert held the
+    // payer (a request the API reached that late): never sent either way.
+    for (const other of answers.filter((answer) => answer.status !== 202))
+      expect(
+        other.status === 503
+          ? [other.status, other.body.detail, other.headers.get('retry-after')]
+          : [other.status, other.body.reason],
+      ).toEqual(other.status === 503 ? [503, expect.stringMatching(/one at a time/), '2'] : [402, 'payer_not_relayed']);
     // Reverted: the payer is not relayed again (a short authorization, released soon, would otherwise free it).
     const next = await openGate(app, site, '/contract/next');
     const later = await app.call('POST', `/v1/gates/${next.id}/verify`, { body: { payment: paymentFor(next) } });

@@ -984,6 +984,18 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
     expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
   }, 30_000);
 
+  /**
+   * A fetch of the site's /page whose caller gives up after `giveUpMs` (it fails with its TimeoutError),
+   * another started while it is out, and the next one: what those two read.
+   */
+  async function othersWhileTheCallerGivesUp(agent: ReturnType<typeof agentWith>, site: Site, giveUpMs: number) {
+    const leader = agent.fetch(`${site.url}/page`, { signal: AbortSignal.timeout(giveUpMs) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const follower = agent.fetch(`${site.url}/page`);
+    await expect(leader).rejects.toMatchObject({ name: 'TimeoutError' });
+    return [await (await follower).text(), await (await agent.fetch(`${site.url}/page`)).text()];
+  }
+
   it('pays once for a page whose caller gave up while the gate settled it: one waiting on it, and the next fetch, read it with that payment’s token', async () => {
     let settled = false;
     const site = await startSite((request, response, self) => {
@@ -1000,14 +1012,49 @@ describe('a payment whose answer is lost or still pending is asked of the gate, 
       askWithVerifyUrl(response, `${self.url}/v1/gates/gate_1/verify`);
     });
     const agent = agentWith();
-    const leader = agent.fetch(`${site.url}/page`, { signal: AbortSignal.timeout(500) });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const follower = agent.fetch(`${site.url}/page`);
-    await expect(leader).rejects.toMatchObject({ name: 'TimeoutError' });
-    expect(await (await follower).text()).toBe('the page');
-    expect(await (await agent.fetch(`${site.url}/page`)).text()).toBe('the page');
+    expect(await othersWhileTheCallerGivesUp(agent, site, 500)).toEqual(['the page', 'the page']);
     expect(paymentsSent(site)).toHaveLength(1);
   }, 30_000);
+
+  it('learns the answer to a payment whose caller gave up while it was out, where no verify_url could give it again: one waiting on it, and the next fetch, read the page with its token', async () => {
+    const site = await startSite((request, response) => {
+      // A slow site naming no verify_url: its answer is the only word on the payment.
+      if (paymentOf(request.headers))
+        return void setTimeout(() => response.writeHead(200, { 'x-crawlgate-token': token }).end('the page'), 1_500);
+      if (request.headers['x-crawlgate-token'] === token) return void response.end('the page');
+      ask(response, { v2: [v2()] });
+    });
+    const agent = agentWith();
+    expect(await othersWhileTheCallerGivesUp(agent, site, 500)).toEqual(['the page', 'the page']);
+    expect(paymentsSent(site)).toHaveLength(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
+  }, 30_000);
+
+  it('sends a pending payment again whose caller gave up while it waited, where no verify_url could say: one waiting on it, and the next fetch, read the page with its token', async () => {
+    let sends = 0;
+    const site = await startSite((request, response) => {
+      if (paymentOf(request.headers))
+        return void (sends++ === 0
+          ? response
+              .writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
+              .end(JSON.stringify({ status: 'settlement_pending' }))
+          : response.writeHead(200, { 'x-crawlgate-token': token }).end('the page'));
+      if (request.headers['x-crawlgate-token'] === token) return void response.end('the page');
+      ask(response, { v2: [v2()] });
+    });
+    const agent = agentWith();
+    // The caller gives up while the agent waits out the pending answer's Retry-After.
+    expect(await othersWhileTheCallerGivesUp(agent, site, 400)).toEqual(['the page', 'the page']);
+    expect(new Set(paymentsSent(site).map((payment) => payment.payload.authorization.nonce)).size).toBe(1);
+    expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
+  }, 30_000);
+
+  it('rejects a fetch whose caller had given up with the caller’s own reason, as fetch does', async () => {
+    const site = await startSite((_, response) => response.end('free'));
+    const mine = new Error('the caller gave up');
+    await expect(agentWith().fetch(`${site.url}/free`, { signal: AbortSignal.abort(mine) })).rejects.toBe(mine);
+    expect(site.seen).toHaveLength(0);
+  });
 
   it('sends no payment, and asks no verify_url, for a caller that gave up before its payment left', async () => {
     const verifier = await startSite((_, response) => {

@@ -73,8 +73,8 @@ import {
 import { exactOffers, paidGateRef, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
-import { firstHop, follow, type Followed, type Hop } from './redirects';
-import { untilAborted } from './abort';
+import { carriesPayment, firstHop, follow, type Followed, type Hop } from './redirects';
+import { graceAfter, untilAborted } from './abort';
 import { TokenCache, tokenBoughtAt, type PaidAt } from './token-cache';
 import {
   gateOfPendingAnswer,
@@ -273,9 +273,16 @@ const TOKEN_HEADER = 'x-crawlgate-token';
 /**
  * Sends the page's request again with `extra` (a payment, or the token it bought): `answer` is the
  * answer to that request, a redirect included (what the payment bought: its settlement, its
- * token); `response`, where its redirects ended, is what the caller gets.
+ * token); `response`, where its redirects ended, is what the caller gets. `sentBefore`: the payment
+ * it carries left before (a resend), so it goes whatever the caller's signal.
  */
-type Retry = (extra: Record<string, string>) => Promise<Pick<Followed, 'answer' | 'response' | 'plainHttp'>>;
+type Retry = (
+  extra: Record<string, string>,
+  options?: SendOptions,
+) => Promise<Pick<Followed, 'answer' | 'response' | 'plainHttp'>>;
+interface SendOptions {
+  sentBefore?: boolean;
+}
 const MAX_BUDGET_MICROS = 1_000_000_000_000n; // 1,000,000 USD: a sanity bound, not a policy
 const PENDING_RETRIES = 6;
 /**
@@ -295,6 +302,8 @@ const paymentBody = (header: string, { recordedOnly = false } = {}) =>
  * before it answers 202; a post given up sooner would lose the token a payment bought.
  */
 const VERIFY_POST_TIMEOUT_MS = 90_000;
+/** How long a payment goes on sending and reading once its caller gave up: as long as a post to verify_url may. */
+const PAID_ANSWER_GRACE_MS = VERIFY_POST_TIMEOUT_MS;
 /** Corrective 402s followed for one page: a consistent site needs one. */
 const MAX_CORRECTIONS = 2;
 /** Channels with deposits one origin may have: a new set of terms from it beyond that is refused. */
@@ -469,8 +478,26 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const sign = options.webBotAuth ? webBotAuthHopSigner(options.webBotAuth, options.payOverHttp === true) : undefined;
   // What it throws is marked when it surely never reached a server (wasUnsent): a payment it carried never left.
-  const send = (hop: Hop, extra: Record<string, string> = {}, onAnswer?: (answer: Response) => void) =>
-    markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign, onAnswer));
+  // A payment leaves only while its caller still waits (checked as its request would leave), and its
+  // request then runs under the payment's own signal (`paidUnder`, agentFetch's graceAfter) whatever
+  // the caller's does, and so does every resend of it (`sentBefore`): that answer (a settlement, a token)
+  // is the payment's outcome, which the fetches waiting on it and the next one need, and a site may
+  // name no verify_url to give it again. agentFetch answers the caller's abort at once all the same.
+  const send = (
+    hop: Hop,
+    extra: Record<string, string> = {},
+    onAnswer?: (answer: Response) => void,
+    { sentBefore = false, paidUnder }: SendOptions & { paidUnder?: AbortSignal } = {},
+  ) => {
+    if (!carriesPayment(extra))
+      return markingUnsent(http, (watched) => follow(watched, hop, extra, tokenFor, sign, onAnswer));
+    const detached = { ...hop, init: { ...hop.init, signal: paidUnder } };
+    return markingUnsent(
+      http,
+      (watched) => follow(watched, detached, extra, tokenFor, sign, onAnswer),
+      sentBefore ? undefined : (hop.init.signal ?? undefined),
+    );
+  };
 
   /**
    * Pays for the page behind `challenge` and returns the paid response and the token it carried.
@@ -718,7 +745,7 @@ export function createAgent(options: AgentOptions): Agent {
           if (doubt.verifyUrl) doubt.verifyUrl = gateOfPendingAnswer(said, doubt.verifyUrl);
         }
         await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
-        ({ answer, response } = await retry({ [name]: value }));
+        ({ answer, response } = await retry({ [name]: value }, { sentBefore: true }));
       }
     } catch (error) {
       // It failed before any request went out (a Web Bot Auth signature not made): the authorization
@@ -812,7 +839,7 @@ export function createAgent(options: AgentOptions): Agent {
     const receipt = receipts.get(page);
     if (!receipt) return undefined;
     // No price limit: sent again, a payment taken as bought charges nothing more.
-    const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] });
+    const { answer, response } = await retry({ [receipt.header[0]]: receipt.header[1] }, { sentBefore: true });
     // A token of its gate, come with the answer, may end the receipt sooner (one kept with none
     // lasts a token's default life, or its site's from its lastIssue when no token comes), never
     // later: a front's forgery cannot keep the page from being paid anew.
@@ -1049,7 +1076,7 @@ export function createAgent(options: AgentOptions): Agent {
     const { response } = await retry({ [TOKEN_HEADER]: token });
     if (response.status !== 402) return { response, confirmed: true };
     await response.body?.cancel().catch(() => undefined);
-    const resent = await retry({ [name]: value });
+    const resent = await retry({ [name]: value }, { sentBefore: true });
     return { response: resent.response, confirmed: boughtWithAnswer(resent.answer, paidAt) };
   }
 
@@ -1270,7 +1297,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     let response!: Response;
     const paidAnswer = await resendWhileUnconfirmed(async () => {
-      const sent = await retry({ 'PAYMENT-SIGNATURE': lost.header });
+      const sent = await retry({ 'PAYMENT-SIGNATURE': lost.header }, { sentBefore: true });
       response = sent.response;
       return sent.answer;
     }, PENDING_RETRIES);
@@ -1537,7 +1564,7 @@ export function createAgent(options: AgentOptions): Agent {
         try {
           // Judged by the answer to the voucher itself, a redirect included: what the voucher bought.
           paidAnswer = await resendWhileUnconfirmed(async () => {
-            const sent = await retry({ 'PAYMENT-SIGNATURE': header });
+            const sent = await retry({ 'PAYMENT-SIGNATURE': header }, { sentBefore: answered });
             answered = true;
             response = sent.response;
             return sent.answer;
@@ -1850,16 +1877,19 @@ export function createAgent(options: AgentOptions): Agent {
     // fetches of it share one payment.
     const key = TokenCache.key(hop.url);
     let bought: string | undefined;
-    const retry: Retry = (extra) => {
+    // The signal this fetch's payment runs under (its requests, its reads of their answers): set as it starts.
+    const payment: { under?: AbortSignal } = {};
+    const retry: Retry = (extra, options) => {
       // A token a retry carries is the page's, bought by a payment: kept before the read, which may fail too.
       if (extra[TOKEN_HEADER]) tokens.set(key, (bought = extra[TOKEN_HEADER]));
       // So is one the answer carries, kept before its redirect is followed: a redirect back to the page
       // (its canonical URL) then carries it.
-      return send(hop, extra, (answer) => {
+      const keepToken = (answer: Response) => {
         // Never from a 402: a refusal sells nothing, whatever header it carries.
         const token = answer.status === 402 ? null : answer.headers.get(TOKEN_HEADER);
         if (token) tokens.set(key, (bought = token));
-      });
+      };
+      return send(hop, extra, keepToken, { ...options, paidUnder: payment.under });
     };
     // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
     let challenge = first;
@@ -1900,6 +1930,9 @@ export function createAgent(options: AgentOptions): Agent {
     let spent = false;
     const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
     const signal = hop.init.signal ?? undefined;
+    // One deadline for the payment once the caller gives up, whatever it sends or reads then.
+    const grace = graceAfter(signal, PAID_ANSWER_GRACE_MS);
+    payment.under = grace.signal;
     const paying = (async () => {
       try {
         const { response, token } = await pay(
@@ -1921,6 +1954,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw error;
       } finally {
         inflight.delete(key);
+        grace.release();
       }
     })();
     // The caller's abort is answered at once; the payment's fate is still learned (the gate's

@@ -29,6 +29,10 @@ const CREDENTIAL_HEADERS = [
 ];
 /** A payment travels without the page's token: a site would serve by the token and keep the payment. */
 const PAYMENT_HEADERS = new Set(['x-payment', 'payment-signature']);
+
+/** Whether these request headers carry a payment (x402 v1's X-PAYMENT or v2's PAYMENT-SIGNATURE). */
+export const carriesPayment = (headers: Record<string, string>): boolean =>
+  Object.keys(headers).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Fewer than fetch's 20: a paid request has no business bouncing around. */
@@ -97,7 +101,7 @@ export async function follow(
     plainHttp ||= isPlainHttpOffLoopback(hop.url);
     const headers = new Headers(hop.headers);
     const payment = answer ? {} : extra;
-    const paying = Object.keys(payment).some((name) => PAYMENT_HEADERS.has(name.toLowerCase()));
+    const paying = carriesPayment(payment);
     for (const [name, value] of Object.entries({ ...(paying ? {} : bound(hop.url)), ...payment }))
       headers.set(name, value);
     // Signed last, so that a price header this hop carries is among the signed components.

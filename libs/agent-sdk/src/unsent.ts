@@ -9,10 +9,20 @@
 
 const unsent = new WeakSet<object>();
 
-/** Runs `send` with `http` watched, and marks what it throws as unsent (wasUnsent) when no request had gone out. */
-export async function markingUnsent<T>(http: typeof fetch, send: (http: typeof fetch) => Promise<T>): Promise<T> {
+/**
+ * Runs `send` with `http` watched, and marks what it throws as unsent (wasUnsent) when no request had
+ * gone out. `leaveUnless`: its first request does not leave once this signal has fired (an AbortError
+ * thrown, its cause the signal's reason, marked unsent), checked as it would leave: a payment it carries is signed and dressed (a
+ * Web Bot Auth signature) in between, and `http` may be a fetch that ignores an aborted signal.
+ */
+export async function markingUnsent<T>(
+  http: typeof fetch,
+  send: (http: typeof fetch) => Promise<T>,
+  leaveUnless?: AbortSignal,
+): Promise<T> {
   let requests = 0;
   const watched: typeof fetch = (input, init) => {
+    if (requests === 0 && leaveUnless?.aborted) throw callerGaveUp(leaveUnless.reason);
     requests++;
     return http(input, init);
   };
@@ -23,6 +33,13 @@ export async function markingUnsent<T>(http: typeof fetch, send: (http: typeof f
     throw error;
   }
 }
+
+/**
+ * An error of its own, never the caller's reason: that one may be no object, or one object shared by
+ * many fetches (a crawl's signal), which a send whose request left may throw too.
+ */
+const callerGaveUp = (reason: unknown) =>
+  Object.assign(new DOMException('The caller gave up before the request left', 'AbortError'), { cause: reason });
 
 /** Thrown by markingUnsent for a request that surely never reached a server. */
 export const wasUnsent = (error: unknown): boolean => isObject(error) && unsent.has(error);

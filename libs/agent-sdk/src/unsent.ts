@@ -12,8 +12,8 @@ const unsent = new WeakSet<object>();
 /**
  * Runs `send` with `http` watched, and marks what it throws as unsent (wasUnsent) when no request had
  * gone out. `leaveUnless`: its first request does not leave once this signal has fired (an AbortError
- * thrown, its cause the signal's reason, marked unsent), checked as it would leave: a payment it carries is signed and dressed (a
- * Web Bot Auth signature) in between, and `http` may be a fetch that ignores an aborted signal.
+ * thrown, its cause the signal's reason, marked unsent), checked as it would leave: the request is
+ * signed in between (Web Bot Auth), and `http` may be a fetch that ignores an aborted signal.
  */
 export async function markingUnsent<T>(
   http: typeof fetch,

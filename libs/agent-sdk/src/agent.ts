@@ -12,6 +12,7 @@ import {
   parseUsdAmount,
   paymentHistoryMessage,
   readGate,
+  requestPath,
   WALLET_PROOF_HEADER,
   WALLET_PROOF_MAX_SECONDS,
   X402_BATCH_SETTLEMENT_ADDRESS,
@@ -2144,14 +2145,12 @@ const unreadable = (state: ChainState) => state === 'none' || state === 'other-c
 const refusedByItsApi = (asked: Response | undefined, body: unknown) =>
   asked !== undefined && API_REFUSALS.has(asked.status) && errorDetailOf(body) !== undefined;
 
-/** Whether two URLs name the same page as its gate reads them (TokenCache.key's path), whatever spelling of their site. */
-function samePath(one: string, other: string): boolean {
-  const pathOf = (url: string) => {
-    const key = TokenCache.key(new URL(url));
-    return key.slice(TokenCache.originOf(key).length);
-  };
-  return pathOf(one) === pathOf(other);
-}
+/**
+ * Whether two URLs name the same page as its gate reads it (requestPath, as in TokenCache.key),
+ * whatever spelling of their site.
+ */
+const samePath = (one: string, other: string): boolean =>
+  requestPath(new URL(one).pathname) === requestPath(new URL(other).pathname);
 
 /** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */
 function authorizationOf({

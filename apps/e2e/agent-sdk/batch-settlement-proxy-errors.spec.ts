@@ -16,7 +16,7 @@ import {
   withinDeadline,
 } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
@@ -36,6 +36,10 @@ beforeAll(async () => {
   ({ site, server, close } = await startVoucherSite());
 });
 afterAll(() => close?.());
+
+/** What went wrong inside a front (startFront) during a test: each fails the test it happened in. */
+const frontFailures: string[] = [];
+afterEach(() => expect(frontFailures.splice(0)).toEqual([]));
 
 /**
  * What the front does with a request carrying a payment: pass it on, answer 402, 404, 429, 502 or a
@@ -88,7 +92,16 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     const path = typeof token === 'string' ? peekAccessTokenPayload(token)?.url : undefined;
     if (path) tokens.set(path, token as string);
   };
-  const front = createServer(async (request, response) => {
+  // A failure of the front's own (its upstream fetch, a parse) answers 502 naming it and fails the
+  // test after it, where an unanswered request would leave the agent waiting out its timeouts.
+  const front = createServer((request, response) => {
+    answer(request, response).catch((error: unknown) => {
+      frontFailures.push(`${request.method} ${request.url}: ${String(error)}`);
+      if (response.headersSent) response.destroy();
+      else response.writeHead(502, { 'content-type': 'text/plain' }).end(`front failed: ${String(error)}`);
+    });
+  });
+  async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (request.method === 'POST' && VERIFY_PATH.test(request.url ?? '')) {
       if (verifyFails) return void response.writeHead(500, { 'content-type': 'text/plain' }).end('down');
       if (verifyStandIn)
@@ -157,7 +170,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     if (upstream.status === 402) body = withVerifyThrough(body, verifyUrlShown ? frontUrl : undefined);
     if (upstream.status !== 402) tamperWithToken(headers, action);
     response.writeHead(upstream.status, Object.fromEntries(headers)).end(body);
-  });
+  }
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
   const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
   return {

@@ -45,6 +45,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logLevel: testLogLevel(),
     redisUrl: undefined,
     trustProxyHops: 1,
+    // Suites register and log in hundreds of publishers: a cheaper scrypt (the same code; password.spec
+    // checks the production cost) took a publishers suite from 90 s to a few.
+    passwordScryptLogN: 10,
     ...overrides,
     chain: testChainConfig(chainOverrides),
   };

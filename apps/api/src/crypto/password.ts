@@ -1,40 +1,47 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-// scrypt N=2^15, r=8, p=1: ~32 MiB and tens of milliseconds a hash, OWASP's floor for scrypt.
-const PARAMS = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/**
+ * scrypt N=2^15, r=8, p=1: ~32 MiB and tens of milliseconds a hash, OWASP's floor for scrypt. The
+ * least PASSWORD_SCRYPT_LOG_N takes (config.ts); the API's own tests hash with less.
+ */
+export const DEFAULT_SCRYPT_LOG_N = 15;
+/** The most a hash may cost (64 MiB of memory while it runs), made or stored. */
+export const MAX_SCRYPT_LOG_N = 16;
+const R = 8;
+const P = 1;
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer, params = PARAMS): Promise<Buffer> {
+function derive(password: string, salt: Buffer, logN: number, r = R, p = P): Promise<Buffer> {
+  const N = 2 ** logN;
   return new Promise((resolvePromise, reject) =>
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, params, (error, key) =>
+    // scrypt needs 128·N·r bytes; maxmem is its bound, not an allocation.
+    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r, p, maxmem: 256 * N * r }, (error, key) =>
       error ? reject(error) : resolvePromise(key),
     ),
   );
 }
 
-/** Encoded as `scrypt$N$r$p$salt$hash` (base64) so parameters can change later. */
-export async function hashPassword(password: string): Promise<string> {
+/** Encoded as `scrypt$N$r$p$salt$hash` (base64) so parameters can change later: each hash keeps its own. */
+export async function hashPassword(password: string, logN = DEFAULT_SCRYPT_LOG_N): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await derive(password, salt, logN);
+  return ['scrypt', 2 ** logN, R, P, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const logN = Math.log2(Number(n));
+  if (!Number.isInteger(logN) || logN < 1 || logN > MAX_SCRYPT_LOG_N) return false;
   const expected = Buffer.from(hash, 'base64');
-  const key = await derive(password, Buffer.from(salt, 'base64'), {
-    ...PARAMS,
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-  });
+  const key = await derive(password, Buffer.from(salt, 'base64'), logN, Number(r), Number(p));
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** A hash to check unknown emails against, so a login takes as long whether or not the email exists. */
-let decoy: Promise<string> | undefined;
-export function decoyPasswordHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
+/** Hashes to check unknown emails against, one per cost, so a login takes as long whether or not the email exists. */
+const decoys = new Map<number, Promise<string>>();
+export function decoyPasswordHash(logN = DEFAULT_SCRYPT_LOG_N): Promise<string> {
+  let decoy = decoys.get(logN);
+  if (!decoy) decoys.set(logN, (decoy = hashPassword(randomBytes(16).toString('hex'), logN)));
   return decoy;
 }

@@ -11,7 +11,8 @@ import { getAddress } from 'viem';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
-import { DATABASE } from '../db/tokens';
+import { CONFIG, DATABASE } from '../db/tokens';
+import type { AppConfig } from '../config/config';
 import { ApiError, conflict, unauthorized } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
@@ -23,6 +24,7 @@ import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisher
 export class PublishersService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
+    @Inject(CONFIG) private readonly config: AppConfig,
     private readonly attempts: PasswordAttemptsStore,
     private readonly knownNetworks: KnownNetworksStore,
   ) {}
@@ -35,7 +37,7 @@ export class PublishersService {
         data: {
           email: input.email,
           name: input.name ?? null,
-          passwordHash: await hashPassword(input.password),
+          passwordHash: await hashPassword(input.password, this.config.passwordScryptLogN),
           apiKeyHash: sha256Hex(apiKey),
         },
       });
@@ -105,7 +107,10 @@ export class PublishersService {
   /** The publisher of the email and whether the password is its; a decoy hash is checked for an unknown email. */
   private async checkPassword(input: LoginDto): Promise<{ publisher: Publisher | null; passwordOk: boolean }> {
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
-    const passwordOk = await verifyPassword(input.password, publisher?.passwordHash ?? (await decoyPasswordHash()));
+    const passwordOk = await verifyPassword(
+      input.password,
+      publisher?.passwordHash ?? (await decoyPasswordHash(this.config.passwordScryptLogN)),
+    );
     return { publisher, passwordOk };
   }
 
@@ -135,7 +140,7 @@ export class PublishersService {
     if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
       throw unauthorized('current_password does not match');
     // Written only while the password just checked still stands: of two changes racing, one wins.
-    const passwordHash = await hashPassword(input.new_password);
+    const passwordHash = await hashPassword(input.new_password, this.config.passwordScryptLogN);
     const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash }, { passwordHash });
     if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
     const account = loginAccount(publisher.email);

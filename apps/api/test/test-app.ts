@@ -46,7 +46,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     redisUrl: undefined,
     trustProxyHops: 1,
     // Suites register and log in hundreds of publishers: a cheaper scrypt (the same code; password.spec
-    // checks the production cost) took a publishers suite from 90 s to a few.
+    // checks the production cost) took publishers.spec from 92 s to 18 s.
     passwordScryptLogN: 10,
     ...overrides,
     chain: testChainConfig(chainOverrides),

@@ -10,7 +10,7 @@ import {
   type NetworkName,
 } from '@crawlgate/core';
 import { resolve } from 'node:path';
-import { DEFAULT_SCRYPT_LOG_N, MAX_SCRYPT_LOG_N } from '../crypto/password';
+import { DEFAULT_SCRYPT_LOG_N } from '../crypto/password';
 
 /** Everything the API reads from its environment, parsed once at start-up. */
 export interface AppConfig {
@@ -32,7 +32,11 @@ export interface AppConfig {
   crawlerAnalyticsRetentionDays: number;
   /** Sites one publisher may hold: each carries secrets, caches and reports the API keeps. */
   maxSitesPerPublisher: number;
-  /** scrypt's cost (log2 N) for the password hashes it makes; each hash keeps its own, so a raise keeps old ones verifying. */
+  /**
+   * scrypt's cost (log2 N) for the password hashes the API makes: always 15 (OWASP's floor) from the
+   * environment, so every account's login costs what the decoy of an unknown email does. Lower only in
+   * the API's own test app.
+   */
   passwordScryptLogN: number;
   /** Trust X-Forwarded-For (behind a load balancer): rate limits per IP then see the client's address. */
   /**
@@ -126,8 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // Longer than the widest range the API reads (366 days), so "the last year" is always whole.
     crawlerAnalyticsRetentionDays: integer(env, 'CRAWLER_ANALYTICS_RETENTION_DAYS', 400, 0, 36_500),
     maxSitesPerPublisher: integer(env, 'MAX_SITES_PER_PUBLISHER', 1_000, 1, 100_000),
-    // Never below OWASP's floor (32 MiB a hash); at most 64 MiB a hash, each login or sign-up holding that while it runs.
-    passwordScryptLogN: integer(env, 'PASSWORD_SCRYPT_LOG_N', DEFAULT_SCRYPT_LOG_N, DEFAULT_SCRYPT_LOG_N, MAX_SCRYPT_LOG_N),
+    passwordScryptLogN: DEFAULT_SCRYPT_LOG_N,
     trustProxyHops: proxyHops(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['silent', 'error', 'warn', 'info', 'debug'] as const, 'info'),
     chain,

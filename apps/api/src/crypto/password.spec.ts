@@ -20,10 +20,17 @@ describe('password hashes', () => {
     expect(await verifyPassword('pw2', cheap)).toBe(false);
   });
 
-  it('refuses a stored hash of another scheme, a cost that is no power of two, or one past 2^16', async () => {
-    const [, , r, p, salt, key] = (await hashPassword('pw', 10)).split('$');
-    for (const n of ['1000', '0', 'x', String(2 ** 17)])
-      expect(await verifyPassword('pw', ['scrypt', n, r, p, salt, key].join('$'))).toBe(false);
+  it('refuses a stored hash of another scheme, a cost that is no power of two or past 2^16, or other r or p', async () => {
+    const [, n, r, p, salt, key] = (await hashPassword('pw', 10)).split('$');
+    for (const cost of ['1000', '0', 'x', String(2 ** 17)])
+      expect(await verifyPassword('pw', ['scrypt', cost, r, p, salt, key].join('$'))).toBe(false);
+    for (const [otherR, otherP] of [
+      ['256', p],
+      [r, '64'],
+      ['8.5', p],
+      [r, ''],
+    ])
+      expect(await verifyPassword('pw', ['scrypt', n, otherR, otherP, salt, key].join('$'))).toBe(false);
     expect(await verifyPassword('pw', ['bcrypt', 1024, r, p, salt, key].join('$'))).toBe(false);
   });
 

@@ -1,21 +1,21 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**
- * scrypt N=2^15, r=8, p=1: ~32 MiB and tens of milliseconds a hash, OWASP's floor for scrypt. The
- * least PASSWORD_SCRYPT_LOG_N takes (config.ts); the API's own tests hash with less.
+ * scrypt N=2^15, r=8, p=1: ~32 MiB and tens of milliseconds a hash, OWASP's floor for scrypt, and
+ * what the API hashes with (config.ts); the API's own tests hash with less.
  */
 export const DEFAULT_SCRYPT_LOG_N = 15;
-/** The most a hash may cost (64 MiB of memory while it runs), made or stored. */
-export const MAX_SCRYPT_LOG_N = 16;
+/** The most a stored hash may cost (64 MiB of memory while it runs). */
+const MAX_SCRYPT_LOG_N = 16;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer, logN: number, r = R, p = P): Promise<Buffer> {
+function derive(password: string, salt: Buffer, logN: number): Promise<Buffer> {
   const N = 2 ** logN;
   return new Promise((resolvePromise, reject) =>
     // scrypt needs 128·N·r bytes; maxmem is its bound, not an allocation.
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r, p, maxmem: 256 * N * r }, (error, key) =>
+    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r: R, p: P, maxmem: 256 * N * R }, (error, key) =>
       error ? reject(error) : resolvePromise(key),
     ),
   );
@@ -30,11 +30,12 @@ export async function hashPassword(password: string, logN = DEFAULT_SCRYPT_LOG_N
 
 export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = encoded.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  // r and p as every hash was made with: others would only cost memory and time.
+  if (scheme !== 'scrypt' || r !== String(R) || p !== String(P) || !salt || !hash) return false;
   const logN = Math.log2(Number(n));
   if (!Number.isInteger(logN) || logN < 1 || logN > MAX_SCRYPT_LOG_N) return false;
   const expected = Buffer.from(hash, 'base64');
-  const key = await derive(password, Buffer.from(salt, 'base64'), logN, Number(r), Number(p));
+  const key = await derive(password, Buffer.from(salt, 'base64'), logN);
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

@@ -273,7 +273,6 @@ async function startLosingFront(index: number, afterwards: 'forward' | 'refuse40
   });
 }
 
-/** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */
 /**
  * `work`, or a failure naming `step` past `ms` (under a test's 60 s): a hang says where it was. A
  * CI run once had a test here time out whole, telling nothing more.
@@ -283,6 +282,7 @@ const step = <T>(name: string, work: Promise<T>, ms = 40_000): Promise<T> =>
     throw error instanceof DeadlineError ? new Error(`${name}: ${error.message}`) : error;
   });
 
+/** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */
 async function voucherAgent({ payMode }: Pick<AgentOptions, 'payMode'> = {}) {
   const wallet = newWallet();
   await step('funding the agent', fundUsdc(site.app, wallet.address, '2'));

@@ -28,7 +28,8 @@ export interface TestDatabaseOptions {
 
 /**
  * A fresh, migrated database for one test file: a PostgreSQL schema of its own when
- * DATABASE_URL is set, else a PGlite loaded from the run's migrated template.
+ * DATABASE_URL is set, else a PGlite loaded from the run's migrated template (its empty one when
+ * the test applies migrations itself).
  */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const url = options.postgresUrl ?? process.env.DATABASE_URL;
@@ -52,11 +53,13 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       },
     };
   }
-  const template = options.migrations ? undefined : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
+  const template = options.migrations
+    ? process.env.CRAWLGATE_TEST_PGLITE_EMPTY
+    : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
   const pglite = template
-    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)]) })
+    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)], { type: 'application/gzip' }) })
     : await PGlite.create();
-  if (!template) await migrate(pgliteDriver(pglite), options.migrations);
+  if (options.migrations || !template) await migrate(pgliteDriver(pglite), options.migrations);
   const database = await openDatabase({ pglite });
   return { database, connectAnother: async () => database, dispose: () => database.close() };
 }

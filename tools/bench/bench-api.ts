@@ -1,4 +1,5 @@
 import { DEV_ROLES, deployTestUsdc, placeBatchSettlement, startAnvil } from '@crawlgate/devchain';
+import { payoutProofMessage } from '@crawlgate/core';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Address } from 'viem';
@@ -123,7 +124,12 @@ export async function benchPublisher(api: Pick<BenchApi, 'call'>): Promise<{ aut
   const password = 'benchmark password';
   const registered = await api.call('POST', '/v1/publishers/register', { email, password });
   const auth = { authorization: `Bearer ${registered.api_key}`, 'x-confirm-password': password };
-  await api.call('PATCH', '/v1/publishers/me', { payout_address: DEV_ROLES.publisher.address }, auth);
+  // Every bench publisher names the dev publisher's address: each proves it holds it.
+  const payee = DEV_ROLES.publisher;
+  const payout_proof = await payee.account.signMessage({
+    message: payoutProofMessage(payee.address, registered.publisher_id),
+  });
+  await api.call('PATCH', '/v1/publishers/me', { payout_address: payee.address, payout_proof }, auth);
   return { auth };
 }
 

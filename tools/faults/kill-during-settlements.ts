@@ -81,9 +81,11 @@ async function main(): Promise<number> {
     await api.start();
 
     const client = { call: httpCaller(api.url), chain };
-    const payTo = newWallet().address;
+    // Its key signs each publisher's proof: every site's publisher names this one address.
+    const payee = newWallet();
+    const payTo = payee.address;
     const sites: TestSite[] = [];
-    for (let i = 0; i < SITES; i++) sites.push((await pricedSite(client, payTo)).site);
+    for (let i = 0; i < SITES; i++) sites.push((await pricedSite(client, payee)).site);
     const agents = Array.from({ length: AGENTS }, () => newWallet());
     const balancesBefore = new Map<`0x${string}`, bigint>();
     for (const agent of agents) {

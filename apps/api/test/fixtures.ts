@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { payoutProofMessage } from '@crawlgate/core';
+import type { PrivateKeyAccount } from 'viem';
 import type { TestApp } from './test-app';
 
 export interface TestPublisher {
@@ -59,17 +61,40 @@ export async function createSite(
   };
 }
 
-/** A publisher with a fresh payout address and one site priced: default 0.01, /free/* free, /cheap/* 0.001. */
-export async function pricedSite(
+/**
+ * A payout address, or the account that holds it: an account signs a proof, so several publishers
+ * of one test may name its address (without one, an address already named is refused).
+ */
+export type TestPayee = `0x${string}` | PrivateKeyAccount;
+
+/** Makes `payTo` the publisher's payout address, with a proof when given the account. */
+export async function namePayoutAddress(
   app: Pick<TestApp, 'call'>,
-  payTo: `0x${string}`,
-): Promise<{ publisher: TestPublisher; site: TestSite }> {
-  const publisher = await registerPublisher(app);
+  publisher: TestPublisher,
+  payTo: TestPayee,
+): Promise<void> {
   const payout = await app.call('PATCH', '/v1/publishers/me', {
-    body: { payout_address: payTo },
+    body:
+      typeof payTo === 'string'
+        ? { payout_address: payTo }
+        : {
+            payout_address: payTo.address,
+            payout_proof: await payTo.signMessage({
+              message: payoutProofMessage(payTo.address, publisher.publisherId),
+            }),
+          },
     headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
   });
   if (payout.status !== 200) throw new Error(`payout failed: ${JSON.stringify(payout.body)}`);
+}
+
+/** A fresh publisher paid at `payTo`, with one site priced: default 0.01, /free/* free, /cheap/* 0.001. */
+export async function pricedSite(
+  app: Pick<TestApp, 'call'>,
+  payTo: TestPayee,
+): Promise<{ publisher: TestPublisher; site: TestSite }> {
+  const publisher = await registerPublisher(app);
+  await namePayoutAddress(app, publisher, payTo);
   const site = await createSite(app, publisher);
   const pricing = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
     body: {
@@ -88,7 +113,7 @@ export async function pricedSite(
 /** A priced site (pricedSite) that takes x402 batch-settlement vouchers. */
 export async function batchSettlementSite(
   app: Pick<TestApp, 'call'>,
-  payTo: `0x${string}`,
+  payTo: TestPayee,
 ): Promise<{ publisher: TestPublisher; site: TestSite }> {
   const priced = await pricedSite(app, payTo);
   const on = await app.call('PATCH', `/v1/sites/${priced.site.siteId}`, {

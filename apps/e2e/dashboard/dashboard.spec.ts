@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { encodeBase64Json, signAccessToken, type CrawlerView } from '@crawlgate/core';
+import { encodeBase64Json, payoutProofMessage, signAccessToken, type CrawlerView } from '@crawlgate/core';
 import { createCrawlgate } from '../../../libs/middleware/src/crawlgate';
 import type { Decision } from '../../../libs/middleware/src/decision';
 import { AHREFSBOT, BROWSER, freePort, GPTBOT } from '../../e2e/middleware/support/gated-site';
@@ -19,6 +19,7 @@ import { fundUsdc, newWallet, signPayment } from '../../api/test/test-agent';
 import { ClaimerService } from '../../api/src/batch-settlement/claimer.service';
 import { GateCounterService } from '../../api/src/gates/gate-counter.service';
 import { startTestApp, type TestApp } from '../../api/test/test-app';
+import { registerPublisher } from '../../api/test/fixtures';
 import { batchOffer, testChannel } from '../../api/test/test-channel';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../tools/testing/chromium';
 
@@ -105,6 +106,54 @@ describe('the publisher dashboard in a browser', () => {
     expect((await app.call('GET', '/v1/publishers/me', { headers: await authHeader() })).body.payout_address).toBe(
       payout,
     );
+  });
+
+  it('takes an address another publisher names only with its signature of the text it shows', async () => {
+    // A publisher of its own, signed in in a tab of its own: each submit is a password check, and
+    // the day's account has a budget of 5 in 15 minutes for its other tests.
+    const wallet = newWallet();
+    const squatter = await registerPublisher(app);
+    const named = await app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: wallet.address },
+      headers: { ...squatter.auth, 'x-confirm-password': squatter.password },
+    });
+    expect(named.status).toBe(200);
+    const owner = await registerPublisher(app);
+    const context = await browser.newContext();
+    try {
+      const tab = await context.newPage();
+      tab.on('pageerror', (error) => problems.push(error.message));
+      await tab.addInitScript((key) => sessionStorage.setItem('crawlgate.api_key', key), owner.apiKey);
+      const save = async (proof?: string) => {
+        if (proof !== undefined) await tab.getByLabel('Signature').fill(proof);
+        await tab.getByLabel('Your password, to confirm').fill(owner.password);
+        await tab.getByRole('button', { name: 'Save payout address' }).click();
+      };
+      await tab.goto(url('#/settings'));
+      await tab.getByLabel('Wallet address').fill(wallet.address);
+      await save();
+      const message = payoutProofMessage(wallet.address, owner.publisherId);
+      const proofGroup = tab.getByRole('group', { name: 'Proof that the address is yours' });
+      await expectText(proofGroup.locator('.proof-message'), new RegExp(`^${message}$`));
+
+      await save(await newWallet().signMessage({ message }));
+      await expectText(tab.getByRole('alert'), /payout_proof is not a signature by/);
+      const ownerNow = async () => (await app.call('GET', '/v1/publishers/me', { headers: owner.auth })).body;
+      expect((await ownerNow()).payout_address).toBeNull();
+
+      await save(await wallet.signMessage({ message }));
+      await expectText(tab.getByRole('status'), new RegExp(wallet.address, 'i'));
+      expect(await ownerNow()).toMatchObject({ payout_address: wallet.address, payout_address_proven: true });
+      await expectText(
+        tab.locator('form[aria-label="Payout address"]'),
+        /Proven: this address signed for your account/,
+      );
+      // The proof took the address from the publisher that named it without one.
+      expect((await app.call('GET', '/v1/publishers/me', { headers: squatter.auth })).body.payout_address).toBeNull();
+      await tab.screenshot({ path: join(SCREENSHOTS, 'settings-payout-proof.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
   });
 
   it('adds a site, with the server’s 422 next to the field and the credentials shown once', async () => {

@@ -18,7 +18,7 @@ import {
 } from '@x402/extensions/sign-in-with-x';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { createSite, registerPublisher } from '../../../apps/api/test/fixtures';
+import { createSite, namePayoutAddress, registerPublisher } from '../../../apps/api/test/fixtures';
 import { newWallet, transfersTo } from '../../../apps/api/test/test-agent';
 import type { CrawlgateOptions } from '../../../libs/middleware/src/crawlgate';
 import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
@@ -114,10 +114,7 @@ beforeAll(async () => {
   server = await express.start(gated.options());
   // The same domain, registered by another publisher: its own site id and secret.
   const publisher = await registerPublisher(gated.app);
-  await gated.app.call('PATCH', '/v1/publishers/me', {
-    body: { payout_address: gated.payTo },
-    headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
-  });
+  await namePayoutAddress(gated.app, publisher, gated.payee);
   const other = await createSite(gated.app, publisher, domain());
   const pricing = await gated.app.call('PUT', `/v1/sites/${other.siteId}/pricing`, {
     body: { default_price_usd: '0.01', rules: [] },

@@ -8,8 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { signAccessToken } from '@crawlgate/core';
-import type { TestPublisher, TestSite } from '../../../apps/api/test/fixtures';
+import { payoutProofMessage, signAccessToken } from '@crawlgate/core';
+import { DEV_ROLES } from '@crawlgate/devchain';
+import { registerPublisher, type TestPublisher, type TestSite } from '../../../apps/api/test/fixtures';
 import { startTestApp, type TestApp } from '../../../apps/api/test/test-app';
 import { insertPayment, newAddress } from '../../../apps/api/src/reporting/test-payments';
 import { cliRunner, fakeTerminal, newDomain, newEmail, PASSWORD, pipedStdin, type CliRun } from './support';
@@ -121,6 +122,7 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
         email,
         name: 'Example News',
         payout_address: null,
+        payout_address_proven: false,
         created_at: expect.any(String),
       });
       publisherId = me.publisher_id;
@@ -166,6 +168,42 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       expect(json(await crawlgate(['me', '--json'])).payout_address).toBeNull();
       expect(json(await crawlgate(['payout', 'set', PAYOUT, '--json'], withPassword))).toMatchObject({
         payout_address: PAYOUT,
+      });
+    });
+
+    it('payout set of an address another publisher names prints the text to sign; --proof with its signature takes it', async () => {
+      const other = await registerPublisher(app);
+      const asOther = {
+        CRAWLGATE_API_URL: app.baseUrl,
+        CRAWLGATE_API_KEY: other.apiKey,
+        CRAWLGATE_PASSWORD: other.password,
+      };
+      const message = payoutProofMessage(PAYOUT, other.publisherId);
+      const refused = await crawlgate(['payout', 'set', PAYOUT], asOther);
+      expect(refused).toMatchObject({ code: 1, stdout: '' });
+      expect(refused.stderr).toContain(`\n\n  ${message}\n\n`);
+      expect(refused.stderr).toContain(`crawlgate payout set ${PAYOUT} --proof <signature>`);
+      const byStranger = await crawlgate(
+        ['payout', 'set', PAYOUT, '--proof', await DEV_ROLES.spare[0].account.signMessage({ message })],
+        asOther,
+      );
+      expect(byStranger.code).toBe(1);
+      expect(byStranger.stderr).toMatch(/^error: payout_proof is not a signature by /);
+
+      const proof = await DEV_ROLES.publisher.account.signMessage({ message });
+      expect(json(await crawlgate(['payout', 'set', PAYOUT, '--proof', proof, '--json'], asOther))).toMatchObject({
+        payout_address: PAYOUT,
+        payout_address_proven: true,
+      });
+      expect((await crawlgate(['me'], asOther)).stdout).toContain(
+        `Payout address  ${PAYOUT} (proven: it signed for this account)`,
+      );
+      // This CLI's publisher named it without a proof: the proof took it; its own proof gives it back.
+      expect(json(await crawlgate(['me', '--json'])).payout_address).toBeNull();
+      const own = await DEV_ROLES.publisher.account.signMessage({ message: payoutProofMessage(PAYOUT, publisherId) });
+      expect(json(await crawlgate(['payout', 'set', PAYOUT, '--proof', own, '--json'], withPassword))).toMatchObject({
+        payout_address: PAYOUT,
+        payout_address_proven: true,
       });
     });
   });

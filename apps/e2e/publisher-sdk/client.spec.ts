@@ -1,5 +1,7 @@
 import { inspect } from 'node:util';
-import { ApiError, PublisherClient, type CreatedSite } from '@crawlgate/publisher';
+import { payoutProofMessage } from '@crawlgate/core';
+import { ApiError, payoutProofMessageOf, PublisherClient, type CreatedSite } from '@crawlgate/publisher';
+import { newWallet } from '../../../apps/api/test/test-agent';
 import { startTestApp, type TestApp } from '../../../apps/api/test/test-app';
 import { insertPayment, newAddress } from '../../../apps/api/src/reporting/test-payments';
 import { fetchFromFreshIp, newDomain, newEmail, PASSWORD, pricingView } from './support';
@@ -38,6 +40,7 @@ describe('PublisherClient against the API', () => {
         email,
         name: 'SDK News',
         payout_address: null,
+        payout_address_proven: false,
         created_at: expect.any(String),
         api_key: expect.stringMatching(/^xk_pub_/),
       });
@@ -89,8 +92,35 @@ describe('PublisherClient against the API', () => {
       const password = ' пароль с пробелом ';
       const other = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
       await other.register({ email: newEmail(), password });
-      const updated = await other.updateMe({ payout_address: PAYOUT }, { password });
-      expect(updated.payout_address).toBe(PAYOUT);
+      // An address of its own: PAYOUT is the first publisher's.
+      const address = newWallet().address;
+      const updated = await other.updateMe({ payout_address: address }, { password });
+      expect(updated.payout_address).toBe(address);
+    });
+
+    it('updateMe of an address another publisher names: a 409 with the text to sign, then payout_proof takes it', async () => {
+      const wallet = newWallet();
+      const password = 'another password';
+      const signUp = async () => {
+        const publisher = new PublisherClient({ apiUrl: app.baseUrl, fetch: fetchFromFreshIp() });
+        const { publisher_id } = await publisher.register({ email: newEmail(), password });
+        return { publisher, publisher_id };
+      };
+      const first = await signUp();
+      expect((await first.publisher.updateMe({ payout_address: wallet.address }, { password })).payout_address).toBe(
+        wallet.address,
+      );
+      const second = await signUp();
+      const refused = await failure(second.publisher.updateMe({ payout_address: wallet.address }, { password }));
+      expect(refused.status).toBe(409);
+      const message = payoutProofMessageOf(refused);
+      expect(message).toBe(payoutProofMessage(wallet.address, second.publisher_id));
+      const payout_proof = await wallet.signMessage({ message: message! });
+      expect(
+        await second.publisher.updateMe({ payout_address: wallet.address, payout_proof }, { password }),
+      ).toMatchObject({ payout_address: wallet.address, payout_address_proven: true });
+      // The first publisher named it without a proof: the proof took it.
+      expect((await first.publisher.me()).payout_address).toBeNull();
     });
 
     it('rotateApiKey switches the client to the new key', async () => {

@@ -28,6 +28,7 @@ export * from './api-types';
 export * from './publisher-views';
 export * from './agent-views';
 export * from './wallet-proof';
+export * from './payout-proof';
 export * from './pay-json';
 export * from './untrusted';
 export * from './crawler-report';

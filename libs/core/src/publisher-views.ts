@@ -33,6 +33,11 @@ export interface UpdatePublisherInput {
   name?: string | null;
   /** Needs the account password (sent as X-Confirm-Password). null clears it. */
   payout_address?: string | null;
+  /**
+   * The address's EIP-191 signature of payoutProofMessage(address, publisher_id): needed only to
+   * name an address another publisher names already (the 409 says so, with the message to sign).
+   */
+  payout_proof?: string;
 }
 
 export interface Publisher {
@@ -41,6 +46,8 @@ export interface Publisher {
   name: string | null;
   /** EIP-55 checksummed; null until set. */
   payout_address: string | null;
+  /** Whether payout_address signed for this publisher (payout_proof); only then may others name it too. */
+  payout_address_proven: boolean;
   created_at: string;
 }
 

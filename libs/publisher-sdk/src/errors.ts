@@ -37,6 +37,17 @@ export class TimeoutError extends ApiError {
   override name = 'TimeoutError';
 }
 
+/**
+ * The text to sign when the API refused a payout address because another publisher names it (its
+ * 409's `payout_proof_message`): the address's EIP-191 signature of it, sent as `payout_proof`,
+ * proves the address is yours. undefined for any other failure.
+ */
+export function payoutProofMessageOf(error: unknown): string | undefined {
+  if (!(error instanceof ApiError) || error.status !== 409) return undefined;
+  const message = (error.body as { payout_proof_message?: unknown } | undefined)?.payout_proof_message;
+  return typeof message === 'string' ? message : undefined;
+}
+
 /** One line: the message itself, or the 422 items as `loc.path: msg`. */
 export function describeDetail(detail: string | ValidationItem[]): string {
   return typeof detail === 'string' ? detail : detail.map(describeItem).join('; ');

@@ -1,5 +1,5 @@
 export { PublisherClient, type PublisherClientOptions, type RotateSecretOptions, type UpdateMeOptions } from './client';
-export { ApiError, TimeoutError, type ApiErrorInit } from './errors';
+export { ApiError, TimeoutError, payoutProofMessageOf, type ApiErrorInit } from './errors';
 export type { FetchLike } from './http';
 export * from './verify';
 export type * from './types';

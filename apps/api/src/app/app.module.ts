@@ -32,6 +32,7 @@ import { SiteOfferController } from '../pricing/site-offer.controller';
 import { PublishersController } from '../publishers/publishers.controller';
 import { KnownNetworksStore } from '../publishers/known-networks.store';
 import { PasswordAttemptsStore } from '../publishers/password-attempts.store';
+import { PayoutAddressStore } from '../publishers/payout-address.store';
 import { PublishersService } from '../publishers/publishers.service';
 import { CredentialThrottlerGuard } from '../rate-limit/credential-throttler.guard';
 import { DEFAULT_LIMIT } from '../rate-limit/limits';
@@ -113,6 +114,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
         PublishersService,
         PasswordAttemptsStore,
+        PayoutAddressStore,
         KnownNetworksStore,
         PricingService,
         GatesService,

@@ -9,7 +9,7 @@ import {
   verifyAccessToken,
 } from '@crawlgate/core';
 import { devTestClient, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
-import { batchSettlementSite, type TestPublisher, type TestSite } from '../../test/fixtures';
+import { batchSettlementSite, type TestPayee, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createWalletClient, http, zeroAddress } from 'viem';
@@ -30,12 +30,13 @@ describe('voucher payments', () => {
   let app: TestApp;
   let site: TestSite;
   let publisher: TestPublisher;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
   const PRICE = 10_000n; // the site's default 0.01 USD
 
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
-    ({ site, publisher } = await batchSettlementSite(app, payTo));
+    ({ site, publisher } = await batchSettlementSite(app, payee));
   });
   afterAll(() => app.close());
 
@@ -46,7 +47,7 @@ describe('voucher payments', () => {
   const verify = (offer: BatchOffer, payment: unknown) =>
     app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
   /** A site of its own paying `siteTo`, and a funded payer's channel to it, opened by paying `firstPath` with a deposit of 100,000. */
-  async function channelOnOwnSite(siteTo: `0x${string}`, firstPath: string) {
+  async function channelOnOwnSite(siteTo: TestPayee, firstPath: string) {
     const own = await batchSettlementSite(app, siteTo);
     const gateOf = async (path: string) =>
       batchOffer(
@@ -128,7 +129,7 @@ describe('voucher payments', () => {
   });
 
   it('takes no voucher at an old price for a gate offered before the price went up: 409, the channel charged nothing', async () => {
-    const { own, gateOf, channel } = await channelOnOwnSite(payTo, '/rising/first');
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/rising/first');
     const before = await gateOf('/rising/next');
     // Gates state whole seconds: the change comes in a later second than the offers.
     await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
@@ -165,7 +166,7 @@ describe('voucher payments', () => {
   });
 
   it('takes no voucher at the old price when the price went up while its deposit was landing: 409, the deposit stays in the channel', async () => {
-    const own = await batchSettlementSite(app, payTo);
+    const own = await batchSettlementSite(app, payee);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     const offer = batchOffer(
@@ -222,7 +223,7 @@ describe('voucher payments', () => {
    * with that first secret, as a middleware still holding only it mints.
    */
   async function gateOfRetiringSecret(graceSeconds: number, path: string) {
-    const own = await batchSettlementSite(app, payTo);
+    const own = await batchSettlementSite(app, payee);
     const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
       body: { grace_seconds: graceSeconds },
       headers: own.publisher.auth,

@@ -13,7 +13,9 @@ describe('the chain RPC going away and coming back', () => {
   let proxy: TcpProxy;
   let app: TestApp;
   let site: TestSite;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   const agent = newWallet();
   /** Sees the JSON-RPC traffic; a test sets it to cut at an exact moment of a settlement. */
   let onRpc: ((text: string, direction: Direction, connection: number) => boolean | void) | undefined;
@@ -29,7 +31,7 @@ describe('the chain RPC going away and coming back', () => {
       isolateChain: true,
       config: { chain: { settlementTimeoutMs: 1_000 } },
     });
-    ({ site } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '1');
   });
   afterAll(async () => {
@@ -162,7 +164,7 @@ describe('the chain RPC going away and coming back', () => {
   });
 
   it('answers a deposit whose broadcast went unanswered but was mined as maybe sent, its payer’s lease kept; the same payment then pays, deposited once', async () => {
-    const { site: channelSite } = await batchSettlementSite(app, payTo);
+    const { site: channelSite } = await batchSettlementSite(app, payee);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     const offer = batchOffer(

@@ -1,5 +1,12 @@
 import { decodeBase64Json } from '@crawlgate/core';
-import { createSite, openGate, pricedSite, registerPublisher, type TestSite } from '../../test/fixtures';
+import {
+  createSite,
+  namePayoutAddress,
+  openGate,
+  pricedSite,
+  registerPublisher,
+  type TestSite,
+} from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { readGate, signGate, type GateTerms } from '@crawlgate/core';
@@ -8,10 +15,12 @@ import { GateCounterService } from './gate-counter.service';
 describe('gates API', () => {
   let app: TestApp;
   let site: TestSite;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   beforeAll(async () => {
     app = await startTestApp();
-    ({ site } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
   });
   afterAll(() => app.close());
 
@@ -108,10 +117,7 @@ describe('gates API', () => {
     expect((await create('/cheap/a')).body.price_usd).toBe('0.001');
     const publisher = await registerPublisher(app);
     const other = await createSite(app, publisher);
-    await app.call('PATCH', '/v1/publishers/me', {
-      body: { payout_address: payTo },
-      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
-    });
+    await namePayoutAddress(app, publisher, payee);
     await app.call('PUT', `/v1/sites/${other.siteId}/pricing`, {
       body: { default_price_usd: '0.5' },
       headers: publisher.auth,
@@ -154,7 +160,7 @@ describe('gates API', () => {
   });
 
   it('prices a spelling a lenient router serves as a priced route at that route’s price, as the middleware does', async () => {
-    const premium = await pricedSite(app, payTo);
+    const premium = await pricedSite(app, payee);
     await app.call('PUT', `/v1/sites/${premium.site.siteId}/pricing`, {
       body: {
         default_price_usd: '0.01',
@@ -185,7 +191,7 @@ describe('gates API', () => {
 
   it('prices what a router may serve as a priced route (";" cut, escaped slash, dot segments) as the middleware does, never free', async () => {
     // A free default, so a target read as another path than the router serves would be given away.
-    const premium = await pricedSite(app, payTo);
+    const premium = await pricedSite(app, payee);
     await app.call('PUT', `/v1/sites/${premium.site.siteId}/pricing`, {
       body: {
         default_price_usd: '0',

@@ -30,6 +30,7 @@ const TYPES: Record<string, string> = {
   whitelistValidation: 'extra_forbidden',
   nestedValidation: 'dict_type',
   evmAddress: 'evm_address',
+  provesNamedPayoutAddress: 'payout_address_missing',
 };
 
 /** Custom constraints whose type and context come from the parser that rejected the value. */

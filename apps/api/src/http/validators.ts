@@ -103,6 +103,20 @@ function evmAddressDecorator(
     });
 }
 
+/** A payout_proof comes with the address it proves: payout_address a string in the same body. */
+export function ProvesNamedPayoutAddress(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'provesNamedPayoutAddress',
+      target: target.constructor,
+      propertyName: String(property),
+      options: { message: 'payout_proof proves the payout_address of the same request: name one', ...options },
+      validator: {
+        validate: (_value, args) => typeof (args?.object as { payout_address?: unknown }).payout_address === 'string',
+      },
+    });
+}
+
 /**
  * The field may be left out, but `null` is a value like any other and must pass the field's
  * checks (class-validator's IsOptional lets null through, which would reach the database).

@@ -1,6 +1,13 @@
 import { revert, snapshot } from '@crawlgate/devchain';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { createSite, openGate, pricedSite, registerPublisher, type TestSite } from '../../test/fixtures';
+import {
+  createSite,
+  namePayoutAddress,
+  openGate,
+  pricedSite,
+  registerPublisher,
+  type TestSite,
+} from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
@@ -18,7 +25,9 @@ describe('overlapping settlements from one relayer', () => {
   let proxy: TcpProxy;
   let app: TestApp;
   let site: TestSite;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   /** Sees the JSON-RPC traffic; a test sets it to fail one request among many. */
   let onRpc: ((text: string, direction: Direction) => boolean | 'reset' | void) | undefined;
 
@@ -34,7 +43,7 @@ describe('overlapping settlements from one relayer', () => {
       isolateChain: true,
       config: { chain: { settlementTimeoutMs: 3_000 } },
     });
-    ({ site } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
   });
   afterAll(async () => {
     onRpc = undefined;
@@ -125,10 +134,7 @@ describe('overlapping settlements from one relayer', () => {
   /** A site priced at 0.5 USD a page, paying out to payTo. */
   async function dearSite(): Promise<TestSite> {
     const publisher = await registerPublisher(app);
-    await app.call('PATCH', '/v1/publishers/me', {
-      body: { payout_address: payTo },
-      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
-    });
+    await namePayoutAddress(app, publisher, payee);
     const dear = await createSite(app, publisher);
     await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, {
       body: { default_price_usd: '0.5' },

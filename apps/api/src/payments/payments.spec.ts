@@ -50,12 +50,14 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 describe('paying a gate', () => {
   let app: TestApp;
   let site: TestSite;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   const agent = newWallet();
 
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
-    ({ site } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '5');
   });
   afterAll(() => app.close());
@@ -669,7 +671,7 @@ describe('paying a gate', () => {
   });
 
   it('takes no payment at an old price for a gate offered before the price went up; a gate offered above today’s price stands', async () => {
-    const priced = await pricedSite(app, payTo);
+    const priced = await pricedSite(app, payee);
     // The rule for /rising/* changes; the default (0.001) does not.
     const setPrice = (price: string) =>
       app.call('PUT', `/v1/sites/${priced.site.siteId}/pricing`, {
@@ -810,12 +812,12 @@ describe('paying a gate', () => {
       expect((await checkToken(flipped)).body).toEqual({ valid: false, reason: 'bad_signature' });
       expect((await checkToken('not.a.token')).body).toEqual({ valid: false, reason: 'malformed' });
 
-      const { site: otherSite } = await pricedSite(app, payTo);
+      const { site: otherSite } = await pricedSite(app, payee);
       expect((await checkToken(paid.body.access_token, undefined, otherSite.siteToken)).body.valid).toBe(false);
     });
 
     it('keep verifying through a secret rotation, and tokens from the new secret verify too', async () => {
-      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const { publisher, site: rotating } = await pricedSite(app, payee);
       const gate = await openGate(app, rotating, '/article/rotate');
       const before = await verify(gate.id, { payment: await signPayment(app, agent, gate) });
       await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, { headers: publisher.auth });
@@ -826,7 +828,7 @@ describe('paying a gate', () => {
     });
 
     it('are signed with the secret that signed their gate while it verifies, so the gate that minted it opens them', async () => {
-      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const { publisher, site: rotating } = await pricedSite(app, payee);
       const rotate = async (grace_seconds: number) =>
         (
           await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
@@ -865,7 +867,7 @@ describe('paying a gate', () => {
     });
 
     it('still answer a paid gate whose secret was revoked since, to its own proof only, with a token of the current secret', async () => {
-      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const { publisher, site: rotating } = await pricedSite(app, payee);
       const gate = await openGate(app, rotating, '/article/paid-then-revoked');
       const payment = await signPayment(app, agent, gate);
       const paid = await verify(gate.id, { payment });
@@ -895,7 +897,7 @@ describe('paying a gate', () => {
     });
 
     it('take no payment for a gate whose secret retires before the payment could settle: 409, nothing charged', async () => {
-      const { publisher, site: rotating } = await pricedSite(app, payTo);
+      const { publisher, site: rotating } = await pricedSite(app, payee);
       const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
         body: { grace_seconds: 30 },
         headers: publisher.auth,

@@ -26,7 +26,9 @@ describe('settlements that outlive their request', () => {
   let app: TestApp;
   let site: TestSite;
   const masterKey = randomBytes(32);
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   const agent = newWallet();
 
   beforeAll(async () => {
@@ -38,7 +40,7 @@ describe('settlements that outlive their request', () => {
       isolateChain: true,
       config: { chain: { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
     });
-    ({ site } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '1');
   });
   afterAll(async () => {
@@ -154,7 +156,7 @@ describe('settlements that outlive their request', () => {
 
   it('sends nothing for a claim whose gate’s secret stopped verifying meanwhile, and releases it once its authorization expired', async () => {
     // Its token could only be signed with another secret, which the gate that minted it does not hold.
-    const { publisher, site: rotating } = await pricedSite(app, payTo);
+    const { publisher, site: rotating } = await pricedSite(app, payee);
     const { gate, validBefore } = await claimedButNeverSent('/reconcile/secret-gone', 10, rotating, rotating.kid);
     const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
       body: { grace_seconds: 0 },
@@ -173,7 +175,7 @@ describe('settlements that outlive their request', () => {
 
   it('sends nothing for a claim whose payTo its publisher replaced meanwhile, and releases it once its authorization expired', async () => {
     // The old wallet may be the lost one: a gate minted before the change must not pay it (assertPayeeStands).
-    const { publisher, site: moving } = await pricedSite(app, payTo);
+    const { publisher, site: moving } = await pricedSite(app, payee);
     const { gate, validBefore } = await claimedButNeverSent('/reconcile/payee-moved', 10, moving);
     const newPayTo = newWallet().address;
     const moved = await app.call('PATCH', '/v1/publishers/me', {

@@ -1,5 +1,6 @@
 import {
   MAX_PASSWORD_LENGTH,
+  MAX_PAYOUT_PROOF_LENGTH,
   MIN_PASSWORD_LENGTH,
   type ChangePasswordInput,
   type IssuedApiKey,
@@ -8,9 +9,9 @@ import {
 } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsDefined, IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { RejectsUnknownFields } from '../http/validation.pipe';
-import { IsPayoutAddressString, IsPlainEmailText, Optional } from '../http/validators';
+import { IsPayoutAddressString, IsPlainEmailText, Optional, ProvesNamedPayoutAddress } from '../http/validators';
 
 const trimLower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 
@@ -90,6 +91,19 @@ export class UpdatePublisherDto {
   @ValidateIf((body: UpdatePublisherDto) => body.payout_address !== null && body.payout_address !== undefined)
   @IsPayoutAddressString()
   payout_address?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: MAX_PAYOUT_PROOF_LENGTH,
+    description:
+      "Proof that you hold payout_address: its EIP-191 (personal_sign) signature of the text `Crawlgate payout address <address, lowercase> for publisher <your publisher_id>`; a smart wallet's (ERC-1271, ERC-6492) is checked on chain. Needed only to name an address another publisher names already; a proof takes the address from every publisher that named it without one.",
+  })
+  @Optional()
+  @IsString()
+  @MaxLength(MAX_PAYOUT_PROOF_LENGTH)
+  @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'Must be a signature: 0x followed by hexadecimal bytes' })
+  @ProvesNamedPayoutAddress()
+  payout_proof?: string;
 }
 
 export class PublisherView implements Publisher {
@@ -97,6 +111,8 @@ export class PublisherView implements Publisher {
   @ApiProperty() email!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
   @ApiProperty({ nullable: true, type: String }) payout_address!: string | null;
+  @ApiProperty({ description: 'Whether payout_address signed for this publisher (payout_proof)' })
+  payout_address_proven!: boolean;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
 }
 

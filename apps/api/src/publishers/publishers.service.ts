@@ -2,22 +2,27 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   decodeHeaderText,
   generateApiKey,
+  payoutProofMessage,
   sha256Hex,
   type IssuedApiKey,
   type Publisher as PublisherBody,
   type RegisteredPublisher,
 } from '@crawlgate/core';
-import { getAddress } from 'viem';
+import { getAddress, type Address, type Hex } from 'viem';
+import type { ChainContext } from '../chain/chain-context';
+import { signedMessageBy } from '../chain/signed-message';
+import { CHAIN } from '../chain/tokens';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { AppConfig } from '../config/config';
-import { ApiError, conflict, unauthorized } from '../http/api-error';
+import { ApiError, badRequest, conflict, unauthorized, unavailable } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
 import type { Publisher } from '../generated/prisma/client';
 import { KnownNetworksStore } from './known-networks.store';
 import { PasswordAttemptsStore, type AttemptBudget, type AttemptCount } from './password-attempts.store';
+import { PayoutAddressStore } from './payout-address.store';
 import type { ChangePasswordDto, LoginDto, RegisterPublisherDto, UpdatePublisherDto } from './publishers.dto';
 
 @Injectable()
@@ -25,7 +30,9 @@ export class PublishersService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly attempts: PasswordAttemptsStore,
+    private readonly payoutAddresses: PayoutAddressStore,
     private readonly knownNetworks: KnownNetworksStore,
   ) {}
 
@@ -181,23 +188,44 @@ export class PublishersService {
       if (!(await verifyPassword(password, publisher.passwordHash)))
         throw unauthorized('X-Confirm-Password does not match');
     }
-    const data = {
-      ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(changesPayout
-        ? { payoutAddress: input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null }
-        : {}),
-    };
-    // Nothing to change: the account as it is (an update of nothing counts no row, which is no password failure).
-    if (Object.keys(data).length > 0) {
-      // A payout change is written only while the password it was confirmed with still stands.
-      const { count } = await this.db.prisma.publisher.updateMany({
-        where: { id: publisher.id, ...(changesPayout ? { passwordHash: publisher.passwordHash } : {}) },
-        data,
-      });
-      if (count === 0 && changesPayout)
-        throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
-    }
+    if (changesPayout) await this.namePayoutAddress(publisher, input);
+    else if (input.name !== undefined)
+      await this.db.prisma.publisher.update({ where: { id: publisher.id }, data: { name: input.name } });
     return publisherView(await this.db.prisma.publisher.findUniqueOrThrow({ where: { id: publisher.id } }));
+  }
+
+  /**
+   * Writes the payout address (and the name, when it changes too) while the password the change was
+   * confirmed with still stands. An address another publisher names is taken only with its proof
+   * (payout_proof), checked before anything is written.
+   */
+  private async namePayoutAddress(publisher: Publisher, input: UpdatePublisherDto): Promise<void> {
+    const address = input.payout_address ? getAddress(input.payout_address.toLowerCase()) : null;
+    const proven = address !== null && input.payout_proof !== undefined;
+    if (proven) await this.checkPayoutProof(publisher, address, input.payout_proof as Hex);
+    const outcome = await this.payoutAddresses.name({
+      publisherId: publisher.id,
+      passwordHash: publisher.passwordHash,
+      address,
+      proven,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+    });
+    if (outcome === 'password-changed')
+      throw unauthorized('X-Confirm-Password does not match: the password changed meanwhile');
+    if (outcome === 'taken')
+      throw new ApiError(
+        409,
+        `Another publisher names ${address} as its payout address. To name it too, prove you hold it: send payout_proof, the address's EIP-191 (personal_sign) signature of payout_proof_message; the proof takes it from any publisher that named it without one`,
+        { payout_proof_message: payoutProofMessage(address as string, publisher.id) },
+      );
+  }
+
+  /** 400 unless `signature` is the address's signature of this publisher's proof message; 503 if only the chain could tell, and it did not. */
+  private async checkPayoutProof(publisher: Publisher, address: Address, signature: Hex): Promise<void> {
+    const message = payoutProofMessage(address, publisher.id);
+    const signed = await signedMessageBy(this.chain, { address, message, signature });
+    if (signed === 'unchecked') throw unavailable('The payout_proof could not be checked on chain; retry later', 5);
+    if (!signed) throw badRequest(`payout_proof is not a signature by ${address} of the text "${message}"`);
   }
 
   /** 429 beyond `budget`, before any password is looked at; counted in the database, shared by every instance. */
@@ -226,6 +254,7 @@ export function publisherView(publisher: Publisher): PublisherBody {
     email: publisher.email,
     name: publisher.name,
     payout_address: publisher.payoutAddress,
+    payout_address_proven: publisher.payoutAddressProven,
     created_at: publisher.createdAt.toISOString(),
   };
 }

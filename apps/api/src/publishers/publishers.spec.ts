@@ -1,5 +1,6 @@
 import { encodeHeaderText, sha256Hex } from '@crawlgate/core';
 import { freshIp, registerPublisher } from '../../test/fixtures';
+import { newWallet } from '../../test/test-agent';
 
 /** A random IPv6 /48 ("fd12:3456:789a"), in the unique local block. */
 const freshIpv6Net = () =>
@@ -299,6 +300,7 @@ describe('publishers API', () => {
         email: publisher.email,
         name: 'Daily',
         payout_address: null,
+        payout_address_proven: false,
         created_at: expect.any(String),
       });
     });
@@ -317,7 +319,11 @@ describe('publishers API', () => {
   });
 
   describe('PATCH /v1/publishers/me', () => {
-    const payout = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+    // An address of its own per test: an address another publisher names is refused (payout-proof.spec).
+    let payout: string;
+    beforeEach(() => {
+      payout = newWallet().address;
+    });
 
     it('changes the name without a password', async () => {
       const publisher = await registerPublisher(app);

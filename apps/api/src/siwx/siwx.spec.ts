@@ -25,15 +25,17 @@ describe('POST /v1/access-tokens/siwx', () => {
   let app: TestApp;
   let site: TestSite;
   let otherSite: TestSite;
-  const payTo = newWallet().address;
+  // Its key signs each publisher's proof: several publishers here name this one address.
+  const payee = newWallet();
+  const payTo = payee.address;
   const agent = newWallet();
   /** The token POST /v1/gates/{id}/verify gave for /articles/paid. */
   let paidToken: { access_token: string; expires_at: string };
 
   beforeAll(async () => {
     app = await startTestApp({ isolateChain: true });
-    ({ site } = await pricedSite(app, payTo));
-    ({ site: otherSite } = await pricedSite(app, payTo));
+    ({ site } = await pricedSite(app, payee));
+    ({ site: otherSite } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '1');
     const gate = await openGate(app, site, '/articles/paid');
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
@@ -274,7 +276,7 @@ describe('POST /v1/access-tokens/siwx', () => {
   it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers are not held off', async () => {
     // Proofs posing under a smart-wallet payer's public address, each from another visitor: every one
     // reaches the chain's signature check. Counted per wallet, they end in 429.
-    const { site: busy } = await pricedSite(app, payTo);
+    const { site: busy } = await pricedSite(app, payee);
     const smart = await paidBySmartWallet(busy, '/articles/paid');
     const other = await paidBySmartWallet(busy, '/articles/paid');
     const eoaPayer = newWallet();

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Publisher } from '@crawlgate/publisher';
+import { payoutProofMessageOf, type Publisher } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
 import { ErrorNote } from '../components/error-note';
 import { FieldError, FormErrors } from '../components/form-errors';
@@ -30,11 +30,16 @@ export function SettingsPage() {
   );
 }
 
-/** Payments go straight to this address, so changing it takes the account password too. */
+/**
+ * Payments go straight to this address, so changing it takes the account password too. An address
+ * another publisher names needs its signature of the text the API answers with (payout_proof).
+ */
 function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): void }) {
   const { client } = useSession();
   const [address, setAddress] = useState(publisher.payout_address ?? '');
   const [password, setPassword] = useState('');
+  const [proofMessage, setProofMessage] = useState<string | null>(null);
+  const [proof, setProof] = useState('');
   const form = useFormSubmit();
   const [status, setStatus] = useState<string | null>(null);
 
@@ -42,8 +47,17 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
     event.preventDefault();
     setStatus(null);
     return form.run(async () => {
-      const updated = await client.updateMe({ payout_address: address.trim() || null }, { password });
+      const changes = {
+        payout_address: address.trim() || null,
+        ...(proofMessage !== null && proof.trim() ? { payout_proof: proof.trim() } : {}),
+      };
+      const updated = await client.updateMe(changes, { password }).catch((error: unknown) => {
+        setProofMessage(payoutProofMessageOf(error) ?? proofMessage);
+        throw error;
+      });
       setPassword('');
+      setProofMessage(null);
+      setProof('');
       setStatus(
         updated.payout_address
           ? `Payments now go to ${updated.payout_address}.`
@@ -65,13 +79,42 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
         <input
           name="payout_address"
           value={address}
-          onInput={(e) => setAddress((e.target as HTMLInputElement).value)}
+          onInput={(e) => {
+            setAddress((e.target as HTMLInputElement).value);
+            // The text to sign names the address: another address needs the API's text for it.
+            setProofMessage(null);
+          }}
           placeholder="0x…"
           spellcheck={false}
           aria-invalid={Boolean(form.fields.byField.payout_address)}
         />
         <FieldError form={form} field="payout_address" />
       </label>
+      {publisher.payout_address_proven && publisher.payout_address === address.trim() && (
+        <p class="muted">Proven: this address signed for your account.</p>
+      )}
+      {proofMessage !== null && (
+        <div class="proof" role="group" aria-label="Proof that the address is yours">
+          <p>
+            Another publisher names this address. If it is yours, sign this text with its wallet (EIP-191 personal_sign,
+            as wallets sign messages) and paste the signature; the proof takes the address from publishers that named it
+            without one.
+          </p>
+          <pre class="proof-message">{proofMessage}</pre>
+          <label>
+            Signature
+            <input
+              name="payout_proof"
+              value={proof}
+              onInput={(e) => setProof((e.target as HTMLInputElement).value)}
+              placeholder="0x…"
+              spellcheck={false}
+              aria-invalid={Boolean(form.fields.byField.payout_proof)}
+            />
+            <FieldError form={form} field="payout_proof" />
+          </label>
+        </div>
+      )}
       <label>
         Your password, to confirm
         <input

@@ -4,6 +4,7 @@
  */
 
 import { encodeBase64Json } from '@crawlgate/core';
+import type { PrivateKeyAccount } from 'viem';
 import { createServer, type AddressInfo } from 'node:net';
 import { pricedSite, type TestPublisher, type TestSite } from '../../../../apps/api/test/fixtures';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../../../apps/api/test/test-app';
@@ -40,6 +41,8 @@ export interface GatedSite {
   site: TestSite;
   publisher: TestPublisher;
   payTo: `0x${string}`;
+  /** The account of payTo: it signs the proof another publisher needs to name payTo too. */
+  payee: PrivateKeyAccount;
   agent: ReturnType<typeof newWallet>;
   /** Gate options for this site; the logger keeps warnings in `warnings`; loopback is every crawler operator's network (crawler-ranges.ts). */
   options(overrides?: Partial<CrawlgateOptions>): CrawlgateOptions;
@@ -67,8 +70,9 @@ export async function startGatedSite({
   fundAgent = (app, address) => fundUsdc(app, address, '1'),
 }: GatedSiteOptions = {}): Promise<GatedSite> {
   const app = await startTestApp(appOptions);
-  const payTo = newWallet().address;
-  const { site, publisher } = await pricedSite(app, payTo);
+  const payee = newWallet();
+  const payTo = payee.address;
+  const { site, publisher } = await pricedSite(app, payee);
   const agent = newWallet();
   await fundAgent(app, agent.address);
   const warnings: string[] = [];
@@ -79,6 +83,7 @@ export async function startGatedSite({
     site,
     publisher,
     payTo,
+    payee,
     agent,
     warnings,
     options: (overrides = {}) => ({

@@ -1,5 +1,8 @@
+import { payoutProofMessageOf } from '../../errors';
+import type { Publisher } from '../../types';
 import { print, stringValue, type Command, type CommandInput } from '../command';
 import { prepareConfigDir } from '../config';
+import { CliError } from '../errors';
 import { PASSWORD_HELP, readPassword } from '../password';
 import { openSession } from '../session';
 import { saveIssuedKey } from '../sign-in';
@@ -21,23 +24,37 @@ export const me: Command = {
         ['Publisher', publisher.publisher_id],
         ['Email', publisher.email],
         ['Name', publisher.name ?? ''],
-        ['Payout address', publisher.payout_address ?? NO_PAYOUT],
+        ['Payout address', payoutLine(publisher)],
         ['Created', publisher.created_at],
       ]),
     );
   },
 };
 
+function payoutLine(publisher: Publisher): string {
+  if (publisher.payout_address === null) return NO_PAYOUT;
+  return publisher.payout_address_proven
+    ? `${publisher.payout_address} (proven: it signed for this account)`
+    : publisher.payout_address;
+}
+
 const PAYOUT_HELP = `${PASSWORD_HELP}\nThe API asks for the account password (X-Confirm-Password) for every payout address change.`;
 
 export const payoutSet: Command = {
   name: 'payout set',
-  usage: '<address> [--password <password>]',
+  usage: '<address> [--proof <signature>] [--password <password>]',
   summary: 'Set the EVM address your sites are paid to (asks for the password)',
-  help: `The address is 0x and 40 hex digits; it is stored EIP-55 checksummed.\n${PAYOUT_HELP}`,
-  options: { password: { type: 'string' } },
+  help: [
+    'The address is 0x and 40 hex digits; it is stored EIP-55 checksummed.',
+    "An address another publisher names already needs --proof: the address's EIP-191 (personal_sign)",
+    'signature of the text the API answers with (printed when it refuses), for example',
+    "`cast wallet sign --private-key <key> '<text>'`. A proof takes the address from publishers",
+    'that named it without one.',
+    PAYOUT_HELP,
+  ].join('\n'),
+  options: { password: { type: 'string' }, proof: { type: 'string' } },
   positionals: ['address'],
-  run: (input) => changePayout(input, input.args[0]),
+  run: (input) => changePayout(input, input.args[0], stringValue(input.values, 'proof')),
 };
 
 export const payoutClear: Command = {
@@ -50,14 +67,34 @@ export const payoutClear: Command = {
   run: (input) => changePayout(input, null),
 };
 
-async function changePayout(input: CommandInput, address: string | null): Promise<void> {
+async function changePayout(input: CommandInput, address: string | null, proof?: string): Promise<void> {
   const { client } = await openSession(input.values, input.io);
   const password = await readPassword(stringValue(input.values, 'password'), input.io);
-  const publisher = await client.updateMe({ payout_address: address }, { password });
+  const publisher = await client
+    .updateMe({ payout_address: address, ...(proof === undefined ? {} : { payout_proof: proof }) }, { password })
+    .catch((error: unknown) => {
+      throw proofNeeded(error, address) ?? error;
+    });
   print(input, publisher, () =>
     publisher.payout_address === null
       ? `Payout address removed: ${NO_PAYOUT}.\n`
       : `Payout address set: ${publisher.payout_address}\n`,
+  );
+}
+
+/** The API's refusal of an address another publisher names, told as the steps that prove it. */
+function proofNeeded(error: unknown, address: string | null): CliError | undefined {
+  const message = payoutProofMessageOf(error);
+  if (message === undefined || address === null) return undefined;
+  return new CliError(
+    [
+      `Another publisher names ${address} as its payout address. If you hold it, sign this text with`,
+      "its key (EIP-191, personal_sign; e.g. `cast wallet sign --private-key <key> '<text>'`):",
+      '',
+      `  ${message}`,
+      '',
+      `then run \`crawlgate payout set ${address} --proof <signature>\`.`,
+    ].join('\n'),
   );
 }
 

@@ -1,0 +1,97 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Database } from '../db/database';
+import type { SqlSession } from '../db/sql-driver';
+import { DATABASE } from '../db/tokens';
+
+/**
+ * Distinct from every other advisory lock: (PAYOUT_ADDRESS_LOCK, hash of the lowercase address).
+ * Held to the end of a naming's transaction, so two publishers naming one address at once are
+ * judged one after the other; two-key locks never meet the one-key locks of the migrator and jobs.
+ */
+const PAYOUT_ADDRESS_LOCK = 0x63677061; // 'cgpa'
+
+export interface PayoutNaming {
+  publisherId: string;
+  /** The password hash the change was confirmed with: written only while it still stands. */
+  passwordHash: string;
+  /** EIP-55 checksummed; null clears it. */
+  address: string | null;
+  /** Whether the address signed for this publisher (its proof was checked before). */
+  proven: boolean;
+  /** A new name written in the same statement, when the request changes it too. */
+  name?: string | null;
+}
+
+/** 'taken': another publisher names the address and this naming has no proof. */
+export type PayoutNamingOutcome = 'named' | 'taken' | 'password-changed';
+
+/**
+ * The SQL of publishers' payout addresses. An address is named by one publisher, unless each
+ * publisher naming it proved it (payout_address_proven): a proof takes it from the others.
+ */
+@Injectable()
+export class PayoutAddressStore {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  async name(naming: PayoutNaming): Promise<PayoutNamingOutcome> {
+    try {
+      return await this.db.sql.transaction(async (tx) => {
+        if (naming.address !== null) {
+          const address = naming.address.toLowerCase();
+          await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [PAYOUT_ADDRESS_LOCK, address]);
+          if (naming.proven) await dropUnprovenNamings(tx, address, naming.publisherId);
+          else if (await namedByAnother(tx, address, naming.publisherId)) return 'taken';
+        }
+        const written = await tx.query(
+          `UPDATE publishers
+              SET payout_address = $3::text,
+                  -- Naming the address it holds again, without a proof, keeps the proof it had.
+                  payout_address_proven = $4::boolean
+                    OR COALESCE(lower(payout_address) = lower($3::text) AND payout_address_proven, false),
+                  name = CASE WHEN $5::boolean THEN $6::text ELSE name END,
+                  updated_at = now()
+            WHERE id = $1::uuid AND password_hash = $2
+        RETURNING id`,
+          [
+            naming.publisherId,
+            naming.passwordHash,
+            naming.address,
+            naming.proven,
+            naming.name !== undefined,
+            naming.name ?? null,
+          ],
+        );
+        // Undoes what this naming took from others too.
+        if (written.length === 0) throw new PasswordChanged();
+        return 'named';
+      });
+    } catch (error) {
+      if (error instanceof PasswordChanged) return 'password-changed';
+      throw error;
+    }
+  }
+}
+
+class PasswordChanged extends Error {}
+
+/**
+ * Whether a publisher other than `publisherId` names `address` (lowercase), one `publisherId` does
+ * not name already (naming its own address again changes nothing).
+ */
+async function namedByAnother(tx: SqlSession, address: string, publisherId: string): Promise<boolean> {
+  const [row] = await tx.query<{ taken: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM publishers WHERE lower(payout_address) = $1 AND id <> $2::uuid)
+        AND NOT EXISTS (SELECT 1 FROM publishers WHERE lower(payout_address) = $1 AND id = $2::uuid) AS taken`,
+    [address, publisherId],
+  );
+  return row.taken;
+}
+
+/** Takes `address` (lowercase) from every other publisher that named it without a proof. */
+async function dropUnprovenNamings(tx: SqlSession, address: string, publisherId: string): Promise<void> {
+  await tx.query(
+    `UPDATE publishers SET payout_address = NULL, payout_address_proven = false, updated_at = now()
+      WHERE lower(payout_address) = $1 AND id <> $2::uuid AND NOT payout_address_proven`,
+    [address, publisherId],
+  );
+}

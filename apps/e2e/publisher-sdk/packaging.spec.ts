@@ -39,7 +39,10 @@ describe('the published package', () => {
       'cgsec_x',
     );
     const check = `[Object.keys(m).sort(), m.verifyAccessToken(${JSON.stringify(token)}, { siteId: 'site-1', secret: 'cgsec_x', url: '/a' }).valid]`;
-    const expected = [['ApiError', 'PublisherClient', 'TimeoutError', 'verifyAccessToken'], true];
+    const expected = [
+      ['ApiError', 'PublisherClient', 'TimeoutError', 'payoutProofMessageOf', 'verifyAccessToken'],
+      true,
+    ];
     expect(await loadEntry(pkg, 'require', pkg.manifest.name, check)).toEqual(expected);
     expect(await loadEntry(pkg, 'import', pkg.manifest.name, check)).toEqual(expected);
   });

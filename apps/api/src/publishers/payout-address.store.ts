@@ -39,8 +39,10 @@ export class PayoutAddressStore {
         if (naming.address !== null) {
           const address = naming.address.toLowerCase();
           await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [PAYOUT_ADDRESS_LOCK, address]);
-          if (naming.proven) await dropUnprovenNamings(tx, address, naming.publisherId);
-          else if (await namedByAnother(tx, address, naming.publisherId)) return 'taken';
+          if (naming.proven) {
+            await lockRowsInIdOrder(tx, address, naming.publisherId);
+            await dropUnprovenNamings(tx, address, naming.publisherId);
+          } else if (await namedByAnother(tx, address, naming.publisherId)) return 'taken';
         }
         const written = await tx.query(
           `UPDATE publishers
@@ -85,6 +87,21 @@ async function namedByAnother(tx: SqlSession, address: string, publisherId: stri
     [address, publisherId],
   );
   return row.taken;
+}
+
+/**
+ * Locks, in id order, the rows a proven naming writes: its own and those of the publishers it takes
+ * `address` (lowercase) from. Two proofs each taking the other's address would otherwise lock the
+ * same two rows in opposite orders, and PostgreSQL would end one of them as a deadlock. The set is
+ * fixed while the address's advisory lock is held: no one else names the address meanwhile.
+ */
+async function lockRowsInIdOrder(tx: SqlSession, address: string, publisherId: string): Promise<void> {
+  await tx.query(
+    `SELECT id FROM publishers
+      WHERE id = $2::uuid OR (lower(payout_address) = $1 AND NOT payout_address_proven)
+      ORDER BY id FOR UPDATE`,
+    [address, publisherId],
+  );
 }
 
 /** Takes `address` (lowercase) from every other publisher that named it without a proof. */

@@ -187,6 +187,24 @@ describe('payout addresses: one publisher each, unless the address signs for ano
     }
   });
 
+  it('proofs crossing each other (each taking the address the other named) both go through', async () => {
+    // Each takes the other's row from its address before writing its own: on PostgreSQL, row locks
+    // taken in two orders deadlocked, and one of the two answered 500.
+    for (let round = 0; round < 8; round++) {
+      const [x, z] = [newWallet(), newWallet()];
+      const [first, second] = await Promise.all([0, 1].map(() => registerPublisher(app)));
+      expect((await name(first, { payout_address: z.address })).status).toBe(200);
+      expect((await name(second, { payout_address: x.address })).status).toBe(200);
+      const answers = await Promise.all([
+        name(first, { payout_address: x.address, payout_proof: await proofBy(x, first) }),
+        name(second, { payout_address: z.address, payout_proof: await proofBy(z, second) }),
+      ]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+      expect(await accountOf(first)).toMatchObject({ payout_address: x.address, payout_address_proven: true });
+      expect(await accountOf(second)).toMatchObject({ payout_address: z.address, payout_address_proven: true });
+    }
+  });
+
   it('a proven claim racing unproven ones never leaves them sharing the address', async () => {
     for (let round = 0; round < 6; round++) {
       const wallet = newWallet();

@@ -124,6 +124,25 @@ describe('the publisher dashboard in a browser', () => {
       const tab = await context.newPage();
       tab.on('pageerror', (error) => problems.push(error.message));
       await tab.addInitScript((key) => sessionStorage.setItem('crawlgate.api_key', key), owner.apiKey);
+      // A browser wallet (EIP-1193, as an extension injects it) holding the address's key.
+      const asked: string[] = [];
+      await tab.exposeFunction('testWalletRequest', async (method: string, params: unknown[]) => {
+        asked.push(method);
+        if (method === 'eth_requestAccounts') return [wallet.address];
+        if (method !== 'personal_sign' || String(params[1]).toLowerCase() !== wallet.address.toLowerCase())
+          throw new Error(`the test wallet does not do ${method} for ${String(params[1])}`);
+        return wallet.signMessage({ message: { raw: params[0] as `0x${string}` } });
+      });
+      await tab.addInitScript(() => {
+        const page = window as unknown as {
+          ethereum: unknown;
+          testWalletRequest(method: string, params: unknown[]): Promise<unknown>;
+        };
+        page.ethereum = {
+          request: ({ method, params }: { method: string; params?: unknown[] }) =>
+            page.testWalletRequest(method, params ?? []),
+        };
+      });
       const save = async (proof?: string) => {
         if (proof !== undefined) await tab.getByLabel('Signature').fill(proof);
         await tab.getByLabel('Your password, to confirm').fill(owner.password);
@@ -141,7 +160,15 @@ describe('the publisher dashboard in a browser', () => {
       const ownerNow = async () => (await app.call('GET', '/v1/publishers/me', { headers: owner.auth })).body;
       expect((await ownerNow()).payout_address).toBeNull();
 
-      await save(await wallet.signMessage({ message }));
+      await tab.getByRole('button', { name: 'Sign with your browser wallet' }).click();
+      await tab.waitForFunction(
+        () => document.querySelector<HTMLInputElement>('input[name="payout_proof"]')?.value.startsWith('0x'),
+        undefined,
+        { timeout: 10_000 },
+      );
+      expect(await tab.getByLabel('Signature').inputValue()).toBe(await wallet.signMessage({ message }));
+      expect(asked).toEqual(['eth_requestAccounts', 'personal_sign']);
+      await save();
       await expectText(tab.getByRole('status'), new RegExp(wallet.address, 'i'));
       expect(await ownerNow()).toMatchObject({ payout_address: wallet.address, payout_address_proven: true });
       await expectText(

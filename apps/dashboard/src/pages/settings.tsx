@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { payoutProofMessageOf, type Publisher } from '@crawlgate/publisher';
 import { useSession } from '../api-context';
+import { browserWallet, signWithBrowserWallet } from '../browser-wallet';
 import { ErrorNote } from '../components/error-note';
 import { FieldError, FormErrors } from '../components/form-errors';
 import { OnceOnly } from '../components/once-only';
@@ -40,6 +41,7 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
   const [password, setPassword] = useState('');
   const [proofMessage, setProofMessage] = useState<string | null>(null);
   const [proof, setProof] = useState('');
+  const wallet = browserWallet();
   const form = useFormSubmit();
   const [status, setStatus] = useState<string | null>(null);
 
@@ -97,8 +99,8 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
         <div class="proof" role="group" aria-label="Proof that the address is yours">
           <p>
             Another publisher names this address. If it is yours, sign this text with its wallet (EIP-191 personal_sign,
-            as wallets sign messages) and paste the signature; the proof takes the address from publishers that named it
-            without one.
+            as wallets sign messages), here with your browser wallet or elsewhere, and paste the signature; the proof
+            takes the address from publishers that named it without one.
           </p>
           <pre class="proof-message">{proofMessage}</pre>
           <label>
@@ -113,6 +115,18 @@ function PayoutForm({ publisher, onSaved }: { publisher: Publisher; onSaved(): v
             />
             <FieldError form={form} field="payout_proof" />
           </label>
+          {wallet && (
+            <button
+              type="button"
+              class="secondary"
+              disabled={form.busy}
+              onClick={() =>
+                void form.run(async () => setProof(await signWithBrowserWallet(wallet, address.trim(), proofMessage)))
+              }
+            >
+              Sign with your browser wallet
+            </button>
+          )}
         </div>
       )}
       <label>

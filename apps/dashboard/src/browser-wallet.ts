@@ -3,6 +3,7 @@
  * sign the text that proves a payout address is yours: most wallets sign text only when a page
  * asks them to.
  */
+import { HEX_BYTES } from '@crawlgate/core';
 
 export interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
@@ -22,8 +23,7 @@ export async function signWithBrowserWallet(
 ): Promise<string> {
   await wallet.request({ method: 'eth_requestAccounts' });
   const signature = await wallet.request({ method: 'personal_sign', params: [utf8Hex(message), address] });
-  if (typeof signature !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature))
-    throw new Error('The wallet gave no signature');
+  if (typeof signature !== 'string' || !HEX_BYTES.test(signature)) throw new Error('The wallet gave no signature');
   return signature;
 }
 

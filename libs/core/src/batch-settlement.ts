@@ -7,6 +7,7 @@
 
 import type { Hex, PaymentRequirementsV2 } from './x402';
 import { holdsEip55Checksum } from './keys';
+import { HEX_BYTES } from './hex-bytes';
 
 export const BATCH_SETTLEMENT_SCHEME = 'batch-settlement';
 export const BATCH_SETTLEMENT_DOMAIN_NAME = 'x402 Batch Settlement';
@@ -168,7 +169,6 @@ export type ParsedBatchSettlementPayment =
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
-const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/;
 const UINT = /^\d{1,78}$/;
 // Room for an ERC-1271 / ERC-6492 signature; an EOA's is 65 bytes.
 const MAX_SIGNATURE_HEX_DIGITS = 16_384;

@@ -29,6 +29,7 @@ export * from './publisher-views';
 export * from './agent-views';
 export * from './wallet-proof';
 export * from './payout-proof';
+export * from './hex-bytes';
 export * from './pay-json';
 export * from './untrusted';
 export * from './crawler-report';

@@ -19,6 +19,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 import { decodeBase64Json } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
+import { HEX_BYTES } from './hex-bytes';
 import { isEvmAddress, randomBytes } from './keys';
 
 export const SIGN_IN_WITH_X = 'sign-in-with-x';
@@ -124,8 +125,7 @@ export function readSiwxProof(header: unknown): SiwxProof | null {
   const proof = decodeBase64Json(header.trim());
   if (typeof proof !== 'object' || proof === null || Array.isArray(proof)) return null;
   const { address, signature, nonce, domain, uri, chainId } = proof as Record<string, unknown>;
-  if (!isEvmAddress(address) || typeof signature !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature))
-    return null;
+  if (!isEvmAddress(address) || typeof signature !== 'string' || !HEX_BYTES.test(signature)) return null;
   if (typeof nonce !== 'string' || typeof domain !== 'string' || typeof uri !== 'string' || typeof chainId !== 'string')
     return null;
   return { address: address as `0x${string}`, signature: signature as `0x${string}`, nonce, domain, uri, chainId };

@@ -5,6 +5,8 @@
  * strings on the wire; nothing here converts them to numbers.
  */
 
+import { HEX_BYTES } from './hex-bytes';
+
 export type Hex = `0x${string}`;
 
 /** One way to pay, x402 v1: named networks, amount in `maxAmountRequired`, resource inline. */
@@ -157,7 +159,6 @@ export type ParsedPaymentPayload =
 const MAX_SIGNATURE_HEX_DIGITS = 16_384;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
-const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/;
 const UINT = /^\d{1,78}$/;
 const UINT256_MAX = (1n << 256n) - 1n;
 

@@ -1,4 +1,5 @@
 import {
+  HEX_BYTES,
   transferProofMessage,
   type ChannelStateView,
   type PaidGate,
@@ -48,7 +49,7 @@ export class VerifyPaymentDto implements VerifyPaymentRequest {
   @Optional()
   @IsString()
   @MaxLength(MAX_SIGNATURE_HEX_LENGTH, { message: `signature must be at most ${MAX_SIGNATURE_BYTES} bytes` })
-  @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'signature must be 0x followed by an even number of hex characters' })
+  @Matches(HEX_BYTES, { message: 'signature must be 0x followed by an even number of hex characters' })
   signature?: string;
 
   @ApiPropertyOptional({

@@ -1,4 +1,5 @@
 import {
+  HEX_BYTES,
   MAX_PASSWORD_LENGTH,
   MAX_PAYOUT_PROOF_LENGTH,
   MIN_PASSWORD_LENGTH,
@@ -101,7 +102,7 @@ export class UpdatePublisherDto {
   @Optional()
   @IsString()
   @MaxLength(MAX_PAYOUT_PROOF_LENGTH)
-  @Matches(/^0x(?:[0-9a-fA-F]{2})+$/, { message: 'Must be a signature: 0x followed by hexadecimal bytes' })
+  @Matches(HEX_BYTES, { message: 'Must be a signature: 0x followed by hexadecimal bytes' })
   @ProvesNamedPayoutAddress()
   payout_proof?: string;
 }

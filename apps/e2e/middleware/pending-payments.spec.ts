@@ -2,7 +2,8 @@
  * A payment on its way to the chain: the gate answers 503, and the payer retries with the same
  * PAYMENT-SIGNATURE, as the 503 tells it to. It must get the page it paid for, paying once: when the
  * publisher raised the price meanwhile (and nobody may start a new payment at the old price), and on
- * a target with ";" parameters, which a router may read as another path. The real API (its
+ * a target with ";" parameters, which a router may read as another path; and a batch-settlement
+ * voucher sent again after its answer was lost, the price raised meanwhile. The real API (its
  * settlements held back by a chain that mines nothing), a real Fastify server with the gate, the
  * local chain.
  */
@@ -10,9 +11,11 @@
 import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
 import { devTestClient } from '@crawlgate/devchain';
 import { fundUsdc, newWallet, signOffer, transfersTo } from '../../../apps/api/test/test-agent';
+import { testChannel, type BatchOffer } from '../../../apps/api/test/test-channel';
 import { GPTBOT, startGatedSite, type GatedSite } from './support/gated-site';
 import { rawRequest, type Answer } from './support/raw-request';
 import { FRAMEWORKS, type SiteServer } from './support/site-servers';
+import { switchOnBatchSettlement } from './support/voucher-site';
 
 const fastify = FRAMEWORKS.find((framework) => framework.name === 'Fastify')!;
 const bot = { 'user-agent': GPTBOT };
@@ -127,3 +130,50 @@ it.each([
   },
   60_000,
 );
+
+/** The batch-settlement offer of a 402 from the gate (its gate id, and the requirement from PAYMENT-REQUIRED). */
+function voucherOffer(offered: Answer): BatchOffer {
+  const required = decodeBase64Json(String(offered.headers['payment-required'])) as PaymentRequiredV2;
+  const accepted = required.accepts.find((requirement) => requirement.scheme === 'batch-settlement');
+  if (!accepted) throw new Error('the 402 offers no batch-settlement');
+  return { id: (JSON.parse(offered.text) as { id: string }).id, accepted };
+}
+
+it('serves a page paid by a voucher to the payer sending it again after the price rose (its answer lost), and takes no new voucher at the old price', async () => {
+  await switchOnBatchSettlement(gated);
+  await gated.setPricing({ default_price_usd: '0.01', rules: [] });
+  const probe = () => rawRequest(server, '/articles/voucher-price-probe', bot);
+  await until(probe, (answer) => answer.headers['crawler-price'] === 'USD 0.01', 'the gate to load the price');
+  const payer = newWallet();
+  await fundUsdc(gated.app, payer.address, '1');
+  const page = '/articles/voucher-price-rise';
+  const offer = voucherOffer(await rawRequest(server, page, bot));
+  const channel = testChannel(gated.app, payer, offer.accepted);
+  const payment = encodeBase64Json(await channel.payment(offer, 10_000n, { deposit: 50_000n }));
+  // Offered at the old price too, and left unpaid until the price rose.
+  const other = '/articles/voucher-price-rise-other';
+  const unpaid = voucherOffer(await rawRequest(server, other, bot));
+  const first = await rawRequest(server, page, { ...bot, 'payment-signature': payment });
+  expect({ status: first.status, served: served(first) }).toEqual({ status: 200, served: true });
+
+  await gated.setPricing({ default_price_usd: '0.02', rules: [] });
+  await until(probe, (answer) => answer.headers['crawler-price'] === 'USD 0.02', 'the gate to load the new price');
+  const again = await rawRequest(server, page, { ...bot, 'payment-signature': payment });
+  expect({ status: again.status, served: served(again) }).toEqual({ status: 200, served: true });
+  expect(again.headers['x-crawlgate-token']).toBeDefined();
+
+  // The channel's next voucher for the gate offered at the old price: refused.
+  const late = await rawRequest(server, other, {
+    ...bot,
+    'payment-signature': encodeBase64Json(await channel.payment(unpaid, 20_000n)),
+  });
+  expect({ status: late.status, served: served(late) }).toEqual({ status: 402, served: false });
+  expect(late.headers['crawler-price']).toBe('USD 0.02');
+  // Charged once: the next voucher at today's price is for 10,000 + 20,000, and it pays.
+  const fresh = voucherOffer(await rawRequest(server, other, bot));
+  const paid = await rawRequest(server, other, {
+    ...bot,
+    'payment-signature': encodeBase64Json(await channel.payment(fresh, 30_000n)),
+  });
+  expect({ status: paid.status, served: served(paid) }).toEqual({ status: 200, served: true });
+}, 60_000);

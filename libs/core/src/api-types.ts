@@ -91,10 +91,11 @@ export interface VerifyPaymentRequest {
   /** With tx_hash: the transfer's payer, so a contract wallet's transfer is found in any bundle. */
   payer?: string;
   /**
-   * With an EIP-3009 `payment`: answer only for a payment of this gate already recorded with this
-   * authorization (paid, pending or failed), never settle a new one (402 `invalid_payload`). The
-   * middleware asks so for a gate offered below the route's price now: its payer may have paid it
-   * before the price rose, and nobody may start paying it at the old price.
+   * Answer only for a payment of this gate already recorded with this `payment` (an EIP-3009
+   * authorization paid, pending or failed; a batch-settlement voucher taken), never settle or take a
+   * new one, nor a refund (402 `invalid_payload`). The middleware asks so for a gate offered below
+   * the route's price now: its payer may have paid it before the price rose (and its answer been
+   * lost), and nobody may start paying it at the old price.
    */
   recorded_only?: boolean;
 }

@@ -30,7 +30,6 @@ import {
   paymentRequiredHeader,
   readGate,
   signGate,
-  isBatchSettlementPayment,
   isPlainRoute,
   priceRoute,
   checkStaticFiles,
@@ -719,7 +718,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   /**
    * The gate a v2 payment names, if it is one of ours for this path. `micros`: what this route costs
    * now. A gate offered for less (before the price rose) may hold a payment made then, which the API
-   * answers for (`recordedOnly`); a new one is never taken at the old price, nor a voucher at all.
+   * answers for (`recordedOnly`: an authorization recorded, a voucher taken, as a payer whose answer
+   * was lost sends it again); a new one is never taken at the old price.
    */
   function namedGate(
     payment: Extract<PresentedPayment, { ok: true }>,
@@ -739,10 +739,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (!check.valid && check.reason !== 'expired') return { kind: 'refused', reason: X402_REASONS.invalid_payload };
     const gate = check.valid ? check.gate : readGate(gateId);
     if (gate?.path !== route.path) return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    const cheaper = gate.micros < micros;
-    if (cheaper && isBatchSettlementPayment(payment.payment))
-      return { kind: 'refused', reason: X402_REASONS.invalid_payload };
-    return { kind: 'named', gateId, ref: gate.ref, micros: gate.micros, recordedOnly: cheaper };
+    return { kind: 'named', gateId, ref: gate.ref, micros: gate.micros, recordedOnly: gate.micros < micros };
   }
 
   /** Whether a gate named on a target a router may read as another path was offered on this very one. */

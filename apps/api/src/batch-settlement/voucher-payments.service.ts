@@ -5,6 +5,7 @@ import {
   type BatchSettlementPayment,
   type RefundedChannel,
   type VoucherPaid,
+  X402_REASONS,
 } from '@crawlgate/core';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -58,6 +59,13 @@ const DEPOSIT_LEASE_SECONDS = 120;
 const DEPOSIT_LEASE_WAIT_MS = 10_000;
 const DEPOSIT_LEASE_POLL_MS = 100;
 
+/** recorded_only's refusal: it answers for a voucher already taken for the gate, and takes none. */
+const notRecorded = (why: string) =>
+  new PaymentRejected(
+    X402_REASONS.invalid_payload,
+    `With recorded_only, ${why}, and none is taken; nothing was charged`,
+  );
+
 /**
  * Pays a gate with an x402 batch-settlement voucher (deposit + voucher, or voucher alone). The
  * voucher must be for this API's channel terms (receiver = the gate's pay-to, our receiver
@@ -89,10 +97,15 @@ export class VoucherPaymentsService {
     this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
   }
 
+  /**
+   * `recordedOnly`: answer for this voucher if it was taken for this gate, take none (a gate offered
+   * before its path's price rose: its payer may have paid it then, and its answer been lost).
+   */
   async verify(
     gate: Gate,
     gatePayment: Payment | null,
     raw: unknown,
+    recordedOnly = false,
   ): Promise<{ kind: 'paid'; body: PaidView } | { kind: 'refunded'; body: RefundedChannel }> {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
@@ -115,6 +128,7 @@ export class VoucherPaymentsService {
         'The voucher’s total is above any channel’s balance',
       );
     if (payment.type === 'refund') {
+      if (recordedOnly) throw notRecorded('a refund is never recorded for a gate');
       await requirePayerSignature(this.chain, batch, payment);
       return this.refunds.refund(gate, payment, channelId);
     }
@@ -142,6 +156,7 @@ export class VoucherPaymentsService {
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
     if (taken && isPaymentOfGate(taken, gate)) return this.answerFor(taken, gate, channelId, chainRead);
+    if (recordedOnly) throw notRecorded('no voucher of this gate with this total is recorded');
     if (gatePayment)
       throw conflict(
         gatePayment.status === 'confirmed'

@@ -305,6 +305,46 @@ describe('voucher payments', () => {
     expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
   });
 
+  it('with recorded_only, answers for a voucher it took for the gate and takes none (the gate offered before its price rose, its answer lost)', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const verifyRecorded = () =>
+      app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment, recorded_only: true } });
+    const unrecorded = await verifyRecorded();
+    expect([unrecorded.status, unrecorded.body.reason]).toEqual([402, 'invalid_payload']);
+    expect((await app.call('GET', `/v1/gates/${offer.id}`)).body.status).toBe('open');
+
+    // Nothing was charged: the same total is still the channel's next.
+    const paid = await verify(offer, payment);
+    expect(paid.status).toBe(200);
+    const again = await verifyRecorded();
+    expect([again.status, again.body.access_token]).toEqual([200, paid.body.access_token]);
+
+    // The channel's next voucher, for another gate, is not taken with recorded_only; without it, it is.
+    const next = await gate();
+    const nextPayment = await channel.payment(next, 3n * PRICE);
+    const refused = await app.call('POST', `/v1/gates/${next.id}/verify`, {
+      body: { payment: nextPayment, recorded_only: true },
+    });
+    expect([refused.status, refused.body.reason]).toEqual([402, 'invalid_payload']);
+    expect((await verify(next, nextPayment)).status).toBe(200);
+  });
+
+  it('with recorded_only, starts no refund', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const asked = await channel.payment(offer, PRICE);
+    const refund = { ...asked, payload: { ...asked.payload, type: 'refund' } };
+    const before = await channelOnChain(channel.channelId);
+    const answer = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+      body: { payment: refund, recorded_only: true },
+    });
+    expect([answer.status, answer.body.reason]).toEqual([402, 'invalid_payload']);
+    expect(await channelOnChain(channel.channelId)).toEqual(before);
+    expect((await verify(offer, refund)).body.status).toBe('refunded');
+  });
+
   it('refuses a signed total beyond what any channel holds (above the database’s 64-bit range) with a 402, not a 500', async () => {
     const { channel } = await openChannel(50_000n);
     for (const total of [2n ** 63n, 2n ** 128n - 1n]) {

@@ -64,7 +64,7 @@ export class VerifyPaymentDto implements VerifyPaymentRequest {
 
   @ApiPropertyOptional({
     description:
-      'With an EIP-3009 `payment`: answer only for a payment of this gate already recorded with this authorization (paid, pending or failed), never settle a new one (402 `invalid_payload`). For a gate offered below the price of its path now: its payer may have paid it before the price rose; nobody may start paying it at the old price.',
+      'With a `payment`: answer only for a payment of this gate already recorded with this EIP-3009 authorization (paid, pending or failed) or this batch-settlement voucher (taken), never settle or take a new one, nor a refund (402 `invalid_payload`). For a gate offered below the price of its path now: its payer may have paid it before the price rose, and its answer been lost; nobody may start paying it at the old price.',
   })
   @Optional()
   @IsBoolean()

@@ -92,18 +92,18 @@ export class PaymentsService {
       ]);
     }
     const voucher = body.payment !== undefined && isBatchSettlementPayment(body.payment);
-    if (body.recorded_only === true && (body.payment === undefined || voucher)) {
+    if (body.recorded_only === true && body.payment === undefined) {
       throw new ValidationFailed([
         {
           loc: ['body', 'recorded_only'],
-          msg: '`recorded_only` goes with an EIP-3009 `payment` only',
+          msg: '`recorded_only` goes with a `payment` (an EIP-3009 authorization or a voucher) only',
           type: 'value_error',
           input: true,
         },
       ]);
     }
     const { gate, payment } = await this.gates.findLive(gateId, { transferProof: body.tx_hash !== undefined });
-    if (voucher) return this.vouchers.verify(gate, payment, body.payment!);
+    if (voucher) return this.vouchers.verify(gate, payment, body.payment!, body.recorded_only === true);
     return body.payment !== undefined
       ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
       : this.verifyTransfer(

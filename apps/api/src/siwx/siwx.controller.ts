@@ -11,7 +11,9 @@ import { SiwxService } from './siwx.service';
 /**
  * Rate limit: 100 per minute per wallet a proof names and visitor (client_ip), per site token: proofs
  * of strangers never hold a payer off. Signatures the chain must check (a smart wallet's, or one
- * that does not hold): 10 a minute per wallet and site (SIGN_IN_CHAIN_CHECKS_PER_WALLET), then 429.
+ * that does not hold): 10 a minute per wallet and site (SIGN_IN_CHAIN_CHECKS_PER_WALLET), then 429,
+ * whoever sent them: a stranger sending junk proofs naming a smart wallet does hold off that
+ * wallet's sign-ins on the site (bounded chain calls, traded for it; an EOA's never are).
  */
 @ApiTags('access tokens')
 @Controller('access-tokens')

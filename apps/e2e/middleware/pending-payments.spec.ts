@@ -3,9 +3,9 @@
  * PAYMENT-SIGNATURE, as the 503 tells it to. It must get the page it paid for, paying once: when the
  * publisher raised the price meanwhile (and nobody may start a new payment at the old price), and on
  * a target with ";" parameters, which a router may read as another path; and a batch-settlement
- * voucher sent again after its answer was lost, the price raised meanwhile. The real API (its
- * settlements held back by a chain that mines nothing), a real Fastify server with the gate, the
- * local chain.
+ * voucher sent again after its answer was lost, the price raised or vouchers turned off meanwhile.
+ * The real API (its settlements held back by a chain that mines nothing), a real Fastify server
+ * with the gate, the local chain.
  */
 
 import { decodeBase64Json, encodeBase64Json, exactPaymentV2, type PaymentRequiredV2 } from '@crawlgate/core';
@@ -131,6 +131,11 @@ it.each([
   60_000,
 );
 
+const offersVouchers = (answer: Answer) =>
+  (decodeBase64Json(String(answer.headers['payment-required'])) as PaymentRequiredV2).accepts.some(
+    (requirement) => requirement.scheme === 'batch-settlement',
+  );
+
 /** The batch-settlement offer of a 402 from the gate (its gate id, and the requirement from PAYMENT-REQUIRED). */
 function voucherOffer(offered: Answer): BatchOffer {
   const required = decodeBase64Json(String(offered.headers['payment-required'])) as PaymentRequiredV2;
@@ -139,11 +144,15 @@ function voucherOffer(offered: Answer): BatchOffer {
   return { id: (JSON.parse(offered.text) as { id: string }).id, accepted };
 }
 
-it('serves a page paid by a voucher to the payer sending it again after the price rose (its answer lost), and takes no new voucher at the old price', async () => {
+it('serves a page paid by a voucher to the payer sending it again (its answer lost) after the price rose and after vouchers were turned off, and takes no new voucher at the old price', async () => {
   await switchOnBatchSettlement(gated);
   await gated.setPricing({ default_price_usd: '0.01', rules: [] });
   const probe = () => rawRequest(server, '/articles/voucher-price-probe', bot);
-  await until(probe, (answer) => answer.headers['crawler-price'] === 'USD 0.01', 'the gate to load the price');
+  await until(
+    probe,
+    (answer) => answer.headers['crawler-price'] === 'USD 0.01' && offersVouchers(answer),
+    'the gate to load the price and offer vouchers',
+  );
   const payer = newWallet();
   await fundUsdc(gated.app, payer.address, '1');
   const page = '/articles/voucher-price-rise';
@@ -176,4 +185,14 @@ it('serves a page paid by a voucher to the payer sending it again after the pric
     'payment-signature': encodeBase64Json(await channel.payment(fresh, 30_000n)),
   });
   expect({ status: paid.status, served: served(paid) }).toEqual({ status: 200, served: true });
+
+  // The publisher turns vouchers off: a voucher taken before, sent again, still reads its page.
+  const off = await gated.app.call('PATCH', `/v1/sites/${gated.site.siteId}`, {
+    body: { batch_settlement: false },
+    headers: gated.publisher.auth,
+  });
+  expect(off.status).toBe(200);
+  await until(probe, (answer) => !offersVouchers(answer), 'the gate to stop offering vouchers');
+  const afterOff = await rawRequest(server, page, { ...bot, 'payment-signature': payment });
+  expect({ status: afterOff.status, served: served(afterOff) }).toEqual({ status: 200, served: true });
 }, 60_000);

@@ -59,6 +59,9 @@ const DEPOSIT_LEASE_SECONDS = 120;
 const DEPOSIT_LEASE_WAIT_MS = 10_000;
 const DEPOSIT_LEASE_POLL_MS = 100;
 
+const noVouchers = () =>
+  new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
+
 /** recorded_only's refusal: it answers for a voucher already taken for the gate, and takes none. */
 const notRecorded = (why: string) =>
   new PaymentRejected(
@@ -113,12 +116,18 @@ export class VoucherPaymentsService {
     const site = await this.sites.get(gate.siteId);
     if (!site) throw notFound('Gate not found or expired');
     const batch = this.chain.batchSettlement;
-    if (!batch || !site.batchSettlement)
-      throw new PaymentRejected(
-        BATCH_REASONS.scheme,
-        'This site does not take batch-settlement vouchers; pay with exact',
-      );
-    const channelId = this.checkChannel(gate, batch, payment);
+    if (!batch) throw noVouchers();
+    // A voucher taken for this gate is answered as it was whatever the terms now (batch settlement
+    // switched off since, the channel terms the API asks changed): it was paid, its answer maybe lost.
+    let channelId: Hex;
+    try {
+      if (!site.batchSettlement) throw noVouchers();
+      channelId = this.checkChannel(gate, batch, payment);
+    } catch (error) {
+      const answered = await this.answerIfTaken(gate, batch, payment);
+      if (answered) return answered;
+      throw error;
+    }
     const { voucher } = payment;
     // x402 allows a uint128; no channel holds more than all the USDC there is, far below the
     // database's 64-bit totals, which such a total would overflow.
@@ -263,6 +272,22 @@ export class VoucherPaymentsService {
     if (channelId !== voucher.channelId.toLowerCase())
       reject(BATCH_REASONS.channelIdMismatch, 'The voucher’s channelId is not the hash of its channelConfig');
     return channelId;
+  }
+
+  /** The answer for a voucher taken for this gate before (its signature checked again), if it was. */
+  private async answerIfTaken(
+    gate: Gate,
+    batch: BatchSettlementChain,
+    payment: BatchSettlementPayment,
+  ): Promise<{ kind: 'paid'; body: PaidView } | undefined> {
+    const { voucher } = payment;
+    if (payment.type === 'refund' || voucher.maxClaimableAmount > MAX_CHANNEL_TOTAL) return undefined;
+    const channelId = channelIdOf(this.chain, batch, payment.channelConfig);
+    if (channelId !== voucher.channelId.toLowerCase()) return undefined;
+    const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    if (!taken || !isPaymentOfGate(taken, gate)) return undefined;
+    await requirePayerSignature(this.chain, batch, payment);
+    return this.answerFor(taken, gate, channelId);
   }
 
   /** Runs the payment's deposit through the relayer and waits for it; null when this authorization already deposited (a retry). */

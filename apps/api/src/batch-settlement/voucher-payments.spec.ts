@@ -807,6 +807,42 @@ describe('voucher payments', () => {
     expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).status).toBe(200);
   });
 
+  it('answers a voucher it took for the gate as before once the site turned batch settlement off (its answer lost), and takes no other', async () => {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/before-off');
+    const offer = await gateOf('/article/taken-before-off');
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const paid = await verify(offer, payment);
+    expect(paid.status).toBe(200);
+    const other = await gateOf('/article/offered-before-off');
+    const off = await app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
+      body: { batch_settlement: false },
+      headers: own.publisher.auth,
+    });
+    expect(off.status).toBe(200);
+
+    for (const body of [{ payment }, { payment, recorded_only: true }]) {
+      const again = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body });
+      expect([again.status, again.body.access_token]).toEqual([200, paid.body.access_token]);
+    }
+    // The same voucher for another gate, a forged copy of it, and the channel's next voucher: refused.
+    const refusals = [
+      await verify(other, { ...payment, accepted: other.accepted }),
+      await verify(
+        offer,
+        await channel.payment(offer, 2n * PRICE, { voucher: await channel.voucher(2n * PRICE, newWallet()) }),
+      ),
+      await verify(other, await channel.payment(other, 3n * PRICE)),
+    ];
+    expect(refusals.map((answer) => [answer.status, answer.body.access_token])).toEqual([
+      [402, undefined],
+      [402, undefined],
+      [402, undefined],
+    ]);
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(2n * PRICE);
+  });
+
   it('refuses vouchers for a site that has batch settlement off', async () => {
     const { channel } = await openChannel(50_000n);
     const offer = await gate();

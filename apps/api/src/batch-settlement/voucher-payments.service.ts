@@ -45,7 +45,7 @@ import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } 
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
 import { ClaimerService } from './claimer.service';
 import { RecentChannelStates } from './recent-channel-states';
-import { requirePayerSignature } from './payer-signature';
+import { payerSigned, requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
 
 /** The largest cumulative total a channel row stores (PostgreSQL bigint). */
@@ -285,8 +285,8 @@ export class VoucherPaymentsService {
     const channelId = channelIdOf(this.chain, batch, payment.channelConfig);
     if (channelId !== voucher.channelId.toLowerCase()) return undefined;
     const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-    if (!taken || !isPaymentOfGate(taken, gate)) return undefined;
-    await requirePayerSignature(this.chain, batch, payment);
+    // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher was taken.
+    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment))) return undefined;
     return this.answerFor(taken, gate, channelId);
   }
 

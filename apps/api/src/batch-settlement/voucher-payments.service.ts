@@ -208,11 +208,6 @@ export class VoucherPaymentsService {
       }
       depositTx = await this.deposit(batch, payment, channelId);
       state = await this.readChannel(batch, channelId);
-      // The deposit may have waited seconds for the payer's lease and the chain: a price raised
-      // meanwhile is checked again before anything is charged (the deposit stays in the channel).
-      const now = await this.offerCheckFields(gate.siteId);
-      await this.pricing.assertOfferStands(now, gate);
-      assertPayeeStands(now, gate);
     }
     if (state.balance === 0n)
       throw new PaymentRejected(
@@ -226,7 +221,15 @@ export class VoucherPaymentsService {
         `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable, deposits counted once they have ${this.chain.confirmations} confirmation(s)); deposit more`,
       );
     }
-    return this.record(gate, site, payment, channelId, { row, charged }, state, depositTx);
+    // Judged again just before it is charged, as an authorization is: the checks above may have
+    // waited seconds (RPC calls; a deposit's lease and receipt), while the price rose or vouchers
+    // were turned off, and a payer whose answer was lost sent it again, to be told it was not taken
+    // and to pay anew. A change read here refuses it too (a deposit made stays in the channel).
+    const now = await this.offerCheckFields(gate.siteId);
+    if (!now.batchSettlement) throw noVouchers();
+    await this.pricing.assertOfferStands(now, gate);
+    assertPayeeStands(now, gate);
+    return this.record(gate, now, payment, channelId, { row, charged }, state, depositTx);
   }
 
   /**

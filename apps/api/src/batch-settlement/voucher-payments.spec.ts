@@ -165,6 +165,27 @@ describe('voucher payments', () => {
     expect((await channelOnChain(channel.channelId))[0]).toBe(100_000n);
   });
 
+  /** `payment` sent for `offer`, `meanwhile` run while its deposit waits in the mempool, then mined: the answer. */
+  async function verifiedWhileDepositPends(offer: BatchOffer, payment: unknown, meanwhile: () => Promise<void>) {
+    const chain = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await pendingCount();
+    await chain.setAutomine(false);
+    try {
+      const answer = verify(offer, payment);
+      for (const started = Date.now(); (await pendingCount()) === sentBefore;) {
+        if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the deposit');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await meanwhile();
+      await chain.mine({ blocks: 1 });
+      return await answer;
+    } finally {
+      await chain.setAutomine(true);
+    }
+  }
+
   it('takes no voucher at the old price when the price went up while its deposit was landing: 409, the deposit stays in the channel', async () => {
     const own = await batchSettlementSite(app, payee);
     const payer = newWallet();
@@ -179,29 +200,14 @@ describe('voucher payments', () => {
     const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
     // Gates state whole seconds: the change comes in a later second than the offer.
     await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
-    const chain = devTestClient(app.chain.rpcUrl);
-    const relayer = app.chain.relayer.account.address;
-    const pendingCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
-    const sentBefore = await pendingCount();
-    await chain.setAutomine(false);
-    let answer;
-    try {
-      answer = verify(offer, payment);
-      for (const started = Date.now(); (await pendingCount()) === sentBefore;) {
-        if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the deposit');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      // The deposit waits in the mempool; the price goes up meanwhile.
+    // The deposit waits in the mempool; the price goes up meanwhile.
+    const old = await verifiedWhileDepositPends(offer, payment, async () => {
       const raised = await app.call('PUT', `/v1/sites/${own.site.siteId}/pricing`, {
         body: { default_price_usd: '0.02' },
         headers: own.publisher.auth,
       });
       expect(raised.status).toBe(200);
-      await chain.mine({ blocks: 1 });
-    } finally {
-      await chain.setAutomine(true);
-    }
-    const old = await answer;
+    });
     expect(old.status).toBe(409);
     expect(old.body.detail).toMatch(/price .* went up/);
     // The deposit landed and nothing was charged: the channel holds it for a page at today's price.
@@ -216,6 +222,34 @@ describe('voucher payments', () => {
     const paid = await verify(fresh, await channel.payment(fresh, 20_000n));
     expect(paid.status).toBe(200);
     expect(paid.body.batch_settlement).toMatchObject({ charged_amount: '20000' });
+  });
+
+  it('takes no voucher when the site turned vouchers off while its deposit was landing, as its resend meanwhile was told: the deposit stays in the channel', async () => {
+    const own = await batchSettlementSite(app, payee);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/switched/off' },
+        headers: { 'x-site-token': own.site.siteToken },
+      }),
+    );
+    const channel = testChannel(app, payer, offer.accepted);
+    const payment = await channel.payment(offer, PRICE, { deposit: 50_000n });
+    // The deposit waits in the mempool; the publisher turns vouchers off, and the payer, its answer
+    // lost (a proxy's timeout), sends the voucher again: not taken, so it is told to pay with exact.
+    const first = await verifiedWhileDepositPends(offer, payment, async () => {
+      const off = await app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
+        body: { batch_settlement: false },
+        headers: own.publisher.auth,
+      });
+      expect(off.status).toBe(200);
+      const resent = await verify(offer, payment);
+      expect([resent.status, resent.body.reason]).toEqual([402, BATCH_REASONS.scheme]);
+    });
+    expect([first.status, first.body.reason, first.body.access_token]).toEqual([402, BATCH_REASONS.scheme, undefined]);
+    expect(await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } })).toBeNull();
+    expect((await channelOnChain(channel.channelId))[0]).toBe(50_000n);
   });
 
   /**

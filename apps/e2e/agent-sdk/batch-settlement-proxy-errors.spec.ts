@@ -69,9 +69,15 @@ type FrontAction =
 
 /**
  * A front server on loopback before the gated site. `act` decides for each request carrying a
- * PAYMENT-SIGNATURE (given the header and how many came before it); others pass through.
+ * PAYMENT-SIGNATURE (given the header and how many came before it); others pass through. The
+ * front's own 429s and 502s say `Retry-After: <retryAfter>` (0 by default: the agent resends at
+ * once, and the suite does not wait out a second per resend), or nothing when it is null.
  */
-async function startFront(act: (header: string, index: number) => FrontAction) {
+async function startFront(
+  act: (header: string, index: number) => FrontAction,
+  { retryAfter = '0' }: { retryAfter?: string | null } = {},
+) {
+  const retryHeaders = retryAfter === null ? {} : { 'retry-after': retryAfter };
   const paid: string[] = [];
   const forwardedPaid: string[] = [];
   /** Schemes the front takes out of the gate's 402s (v1 body and v2 header), as a hostile front may. */
@@ -133,7 +139,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
         refuse429: [429, 'Too Many Requests'] as const,
         refuse502: [502, 'Bad Gateway'] as const,
       }[action];
-      response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+      response.writeHead(status, { 'content-type': 'text/plain', ...retryHeaders }).end(text);
       return;
     }
     if (typeof header === 'string') forwardedPaid.push(header);
@@ -151,6 +157,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
       const forged = real && action.endsWith('ForgedToken') ? `${real.split('.')[0]}.${'A'.repeat(43)}` : null;
       const headers = {
         'content-type': 'text/plain',
+        ...retryHeaders,
         ...(settlement && { 'payment-response': settlement }),
         ...(forged && { 'x-crawlgate-token': forged }),
       };
@@ -159,7 +166,7 @@ async function startFront(act: (header: string, index: number) => FrontAction) {
     }
     if (action === 'forwardThen502' || action === 'forwardThen404') {
       const [status, text] = action === 'forwardThen502' ? [502, 'Bad Gateway'] : [404, 'Not Found'];
-      response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+      response.writeHead(status, { 'content-type': 'text/plain', ...retryHeaders }).end(text);
       return;
     }
     const headers = new Headers(upstream.headers);
@@ -254,7 +261,12 @@ const forwardedHeaders = (headers: IncomingHttpHeaders) =>
  * answers 502 (or 404); every later send of that payment is answered the same until recover(),
  * then `afterwards` (passed on, or a bare 402). Other requests pass.
  */
-async function startLosingFront(index: number, afterwards: 'forward' | 'refuse402' = 'forward', status = 502) {
+async function startLosingFront(
+  index: number,
+  afterwards: 'forward' | 'refuse402' = 'forward',
+  status = 502,
+  options?: Parameters<typeof startFront>[1],
+) {
   let lost: string | undefined;
   let down = true;
   const front = await startFront((header, at) => {
@@ -265,7 +277,7 @@ async function startLosingFront(index: number, afterwards: 'forward' | 'refuse40
     if (header !== lost) return 'forward';
     if (down) return status === 404 ? 'refuse404' : 'refuse502';
     return afterwards;
-  });
+  }, options);
   return Object.assign(front, {
     /** The voucher the gate charged and the front lost. */
     lost: () => lost,
@@ -329,7 +341,8 @@ const served = (id: string) => ({ status: 200, body: page(id) });
 
 it('a 429 in front of the gate on the first paid retry: the voucher is resent, the page arrives, and later pages pay on the same channel', async () => {
   // The first paid request of the second page is answered by the front: the voucher never reaches the gate.
-  const front = await startFront((_header, index) => (index === 1 ? 'refuse429' : 'forward'));
+  // A 429 that names no wait: the agent waits its default second.
+  const front = await startFront((_header, index) => (index === 1 ? 'refuse429' : 'forward'), { retryAfter: null });
   try {
     const { agent, events } = await voucherAgent();
     const url = (i: number) => `${front.url}/articles/front429-${i}`;
@@ -471,7 +484,8 @@ it('a page whose voucher was lost is paid no other way, though its 402 then offe
 }, 60_000);
 
 it('fetches made at once of a page whose voucher is lost fail with one round of its resends, not one each', async () => {
-  const front = await startLosingFront(0);
+  // A second between resends: the later fetches start while the first one's round is still going.
+  const front = await startLosingFront(0, 'forward', 502, { retryAfter: '1' });
   try {
     const { agent } = await voucherAgent();
     const url = `${front.url}/articles/crowd`;

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, PublisherClient, TimeoutError, type FetchLike } from '@crawlgate/publisher';
-import { parseRetryAfter } from '../../../libs/publisher-sdk/src/retry';
 import { refusingUrl } from './support';
 
 /*
@@ -179,16 +178,5 @@ describe('retries and timeouts', () => {
     await client().setPricing('s1', { default_price_usd: '0.01', rules: [{ path: '/a', price_usd: 0 }] });
     expect(seen[0].headers['content-type']).toBeUndefined();
     expect(seen[1].headers['content-type']).toBe('application/json');
-  });
-});
-
-describe('parseRetryAfter', () => {
-  it('reads delta-seconds and HTTP dates', () => {
-    const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(parseRetryAfter('7', now)).toBe(7);
-    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30);
-    expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter(null, now)).toBeUndefined();
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
   });
 });

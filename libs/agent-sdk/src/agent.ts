@@ -93,7 +93,7 @@ import {
 import { markingUnsent, wasUnsent } from './unsent';
 import { receiptUntil, Receipts } from './receipts';
 import { TokenLives } from './token-lives';
-import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf } from './voucher-answers';
+import { awaitsResend, resendWhileUnconfirmed, voucherAnswerOf, waitBeforeResendMs } from './voucher-answers';
 import { webBotAuthHopSigner, type WebBotAuthOptions } from './web-bot-auth';
 import { finalizeWithdrawals, initiateWithdrawals, type WithdrawalStep } from './withdrawals';
 
@@ -745,7 +745,7 @@ export function createAgent(options: AgentOptions): Agent {
           pending = true;
           if (doubt.verifyUrl) doubt.verifyUrl = gateOfPendingAnswer(said, doubt.verifyUrl);
         }
-        await sleep(Math.min(Number(answer.headers.get('retry-after')) || 1, 10) * 1000);
+        await sleep(waitBeforeResendMs(answer));
         ({ answer, response } = await retry({ [name]: value }, { sentBefore: true }));
       }
     } catch (error) {
@@ -1217,7 +1217,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
     let verified = await post();
     for (let attempt = 0; verified.status === 202 && attempt < PENDING_RETRIES; attempt++) {
-      await sleep(Math.min(Number(verified.headers.get('retry-after')) || 1, 10) * 1000);
+      await sleep(waitBeforeResendMs(verified));
       verified = await post();
     }
     return verified;

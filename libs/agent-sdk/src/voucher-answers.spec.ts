@@ -64,9 +64,20 @@ describe('resendWhileUnconfirmed', () => {
     }
   });
 
-  it('a Retry-After that is no positive number waits the default second', async () => {
-    const run = scripted(answer(429, { 'retry-after': '-5' }), answer(429, { 'retry-after': 'soon' }), answer(200));
+  it('a Retry-After of 0 resends at once, a date waits until it, and one neither seconds nor a date waits the default second', async () => {
+    const inFive = new Date(Date.now() + 5_000).toUTCString();
+    const run = scripted(
+      answer(429, { 'retry-after': '0' }),
+      answer(503, { 'retry-after': inFive }),
+      answer(429, { 'retry-after': '-5' }),
+      answer(429, { 'retry-after': 'soon' }),
+      answer(502, { 'retry-after': '1.5' }),
+      answer(200),
+    );
     await resendWhileUnconfirmed(run.send, 6, run.wait);
-    expect(run.waits).toEqual([1000, 1000]);
+    expect(run.waits[0]).toBe(0);
+    expect(run.waits[1]).toBeGreaterThanOrEqual(4000);
+    expect(run.waits[1]).toBeLessThanOrEqual(6000);
+    expect(run.waits.slice(2)).toEqual([1000, 1000, 1000]);
   });
 });

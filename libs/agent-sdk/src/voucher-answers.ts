@@ -1,3 +1,4 @@
+import { parseRetryAfter } from '@crawlgate/core';
 import { settlementOf, type Settlement } from './answers';
 
 /*
@@ -10,6 +11,10 @@ import { settlementOf, type Settlement } from './answers';
 /** Seconds waited before a resend when the answer names none, and the most a Retry-After is followed. */
 const DEFAULT_WAIT_SECONDS = 1;
 const MAX_WAIT_SECONDS = 10;
+
+/** How long to wait before sending again after `response`: its Retry-After (0 is at once), else a second; at most ten. */
+export const waitBeforeResendMs = (response: Response): number =>
+  Math.min(parseRetryAfter(response.headers.get('retry-after')) ?? DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS) * 1000;
 
 export type VoucherAnswer =
   /** The gate's settlement header says it took the voucher. */
@@ -46,8 +51,7 @@ export async function resendWhileUnconfirmed(
   let response = await send();
   for (let resends = 0; awaitsResend(response) && resends < maxResends; resends++) {
     await response.body?.cancel().catch(() => undefined);
-    const asked = Number(response.headers.get('retry-after'));
-    await wait((asked > 0 ? Math.min(asked, MAX_WAIT_SECONDS) : DEFAULT_WAIT_SECONDS) * 1000);
+    await wait(waitBeforeResendMs(response));
     response = await send();
   }
   return response;

@@ -27,6 +27,7 @@ const CONTRACT = [
   'isSiteTokenFormat',
   'sha256Hex',
   'isEvmAddress',
+  'parseRetryAfter',
   'normalizeEvmAddress',
   'randomBytes',
   'randomHex32',

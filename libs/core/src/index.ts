@@ -46,3 +46,4 @@ export * from './ip-address';
 export * from './site-domain';
 export * from './capped-text';
 export * from './deadline';
+export * from './retry-after';

@@ -1,4 +1,5 @@
-import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
+import { pbkdf2Sync } from 'node:crypto';
+import { HDKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { toHex, type Address, type Hex } from 'viem';
 import { DEV_MNEMONIC } from './mnemonic';
 
@@ -21,7 +22,7 @@ export interface DevAccount {
   readonly address: Address;
   readonly privateKey: Hex;
   /** viem local account: pass to wallet clients or `signTypedData`. */
-  readonly account: HDAccount;
+  readonly account: PrivateKeyAccount;
 }
 
 const ROLES: readonly DevRole[] = [
@@ -37,11 +38,21 @@ const ROLES: readonly DevRole[] = [
   'deployer',
 ];
 
+/**
+ * m/44'/60'/0'/0, the parent of every dev account, derived once: viem's mnemonicToAccount
+ * stretches the mnemonic (2048 rounds of HMAC-SHA512 in JavaScript) and derives the whole path
+ * again for each account, and every test file that loads the dev chain paid that ten times.
+ */
+const DEV_PARENT_KEY = HDKey.fromMasterSeed(
+  pbkdf2Sync(DEV_MNEMONIC.normalize('NFKD'), 'mnemonic', 2048, 64, 'sha512'),
+).derive("m/44'/60'/0'/0");
+
 function devAccount(index: number): DevAccount {
-  const account = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
-  const key = account.getHdKey().privateKey;
+  const key = DEV_PARENT_KEY.deriveChild(index).privateKey;
   if (!key) throw new Error(`devchain: no private key derived for dev account ${index}`);
-  return { index, role: ROLES[index], address: account.address, privateKey: toHex(key), account };
+  const privateKey = toHex(key);
+  const account = privateKeyToAccount(privateKey);
+  return { index, role: ROLES[index], address: account.address, privateKey, account };
 }
 
 /** The default mnemonic's first ten accounts (m/44'/60'/0'/0/0..9), each funded with 10 000 ETH by anvil. */

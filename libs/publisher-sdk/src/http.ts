@@ -1,6 +1,6 @@
-import { BodyTooLargeError, cappedText } from '@crawlgate/core';
+import { BodyTooLargeError, cappedText, parseRetryAfter } from '@crawlgate/core';
 import { ApiError, TimeoutError } from './errors';
-import { parseRetryAfter, retryDelay, sleep, type Failure, type RetryPolicy } from './retry';
+import { retryDelay, sleep, type Failure, type RetryPolicy } from './retry';
 import type { ValidationItem } from './types';
 
 /** The most of an answer read: far above any the API sends (a year's CSV export included), so a server streaming without end stops here. */

@@ -21,13 +21,4 @@ export function retryDelay(policy: RetryPolicy, failure: Failure, method: string
   return wait <= policy.maxWaitMs ? wait : null;
 }
 
-/** Retry-After as seconds: delta-seconds or an HTTP date. undefined when absent or unreadable. */
-export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
-}
-
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -85,11 +85,11 @@ export function createChainContext({
   // settlements in flight under load cost the node, and this process, fewer round trips. Batched by
   // batchingRpcFetch, not viem, whose batches wait on a timer (a millisecond at least, per read).
   const fetchFn = createRpcFetch();
-  const reads = http(rpcUrl, { timeout: 10_000, retryCount: 1, fetchFn: batchingRpcFetch(fetchFn) });
+  const reads = http(rpcUrl, { timeout: config.rpcTimeoutMs, retryCount: 1, fetchFn: batchingRpcFetch(fetchFn) });
   // Broadcasts alone, never batched: whether a failed one may have landed is judged by its own request.
   // Never retried by viem: a resend after a lost answer finds its own transaction mined ("nonce too
   // low"), which the relayer reads as a nonce another took, and would sign the settlement again.
-  const writes = http(rpcUrl, { timeout: 10_000, retryCount: 0, fetchFn });
+  const writes = http(rpcUrl, { timeout: config.rpcTimeoutMs, retryCount: 0, fetchFn });
   const publicClient = createPublicClient({ chain, transport: reads, pollingInterval: config.pollingIntervalMs });
   // No viem nonce manager: its default is one per process that remembers nonces across chains
   // (a restarted anvil with the same id got nonces far ahead of its count, and every settlement stuck).

@@ -65,6 +65,8 @@ export interface ChainConfig {
   confirmations: number;
   /** How many recent blocks are searched for a payment's chain events before the narrower searches (RECENT_LOG_BLOCKS). */
   recentLogBlocks: number;
+  /** How long one JSON-RPC request may take before the API gives up on it (a broadcast then counts as maybe sent). */
+  rpcTimeoutMs: number;
   /** How long a verify request waits for its settlement before answering 202 settlement_pending. */
   settlementTimeoutMs: number;
   /** How often the reconciler looks for unfinished settlements; 0 turns it off. */
@@ -168,6 +170,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     relayerPrivateKey,
     confirmations: integer(env, 'CONFIRMATIONS', network === 'base' ? 2 : 1, 1, 64),
     recentLogBlocks: integer(env, 'RECENT_LOG_BLOCKS', 10_000, 10, 1_000_000),
+    rpcTimeoutMs: integer(env, 'RPC_TIMEOUT_MS', 10_000, 1_000, 120_000),
     settlementTimeoutMs: integer(env, 'SETTLEMENT_TIMEOUT_MS', 30_000, 0, 600_000),
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     foreignSettlementHoldSeconds: integer(env, 'FOREIGN_SETTLEMENT_HOLD_SECONDS', 120, 0, 86_400),

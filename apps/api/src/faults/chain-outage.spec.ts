@@ -25,11 +25,12 @@ describe('the chain RPC going away and coming back', () => {
     proxy = await startTcpProxy(rpc.hostname, Number(rpc.port), {
       tap: (chunk, direction, connection) => onRpc?.(chunk.toString(), direction, connection),
     });
-    // A short settlement timeout, so a claim whose broadcast went unanswered is the reconciler's after 2 s.
+    // A short settlement timeout, so a claim whose broadcast went unanswered is the reconciler's after
+    // 2 s; and a short RPC timeout, so a broadcast whose answer is dropped is given up on after 3 s, not 10.
     app = await startTestApp({
       chainRpcUrl: `http://127.0.0.1:${proxy.port}`,
       isolateChain: true,
-      config: { chain: { settlementTimeoutMs: 1_000 } },
+      config: { chain: { settlementTimeoutMs: 1_000, rpcTimeoutMs: 3_000 } },
     });
     ({ site } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '1');

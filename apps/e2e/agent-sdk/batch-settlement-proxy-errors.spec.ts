@@ -1273,4 +1273,36 @@ describe('receipts as the clock moves on', () => {
       expect(await paymentsFor(path)).toHaveLength(2);
     });
   }, 60_000);
+
+  it("a channel's first voucher, its deposit in it, answered 429 by a front at every send: once the chain shows the deposit never made, the channel counts it no more and the next page deposits anew", async () => {
+    let blocked: string | undefined;
+    const front = await startFront((header, index) => {
+      if (index === 0) blocked = header;
+      return header === blocked ? 'refuse429' : 'forward';
+    });
+    try {
+      const { agent } = await voucherAgent();
+      const url = (i: number) => `${front.url}/articles/deposit-never-made-${i}`;
+      expect(await fetchPage(agent, url(1))).toEqual({ reason: 'payment_unconfirmed' });
+      expect(front.forwardedPaid).toHaveLength(0);
+      const [channel] = agent.channels();
+      expect(channel).toMatchObject({ deposited: 1_500_000n, charged: 0n });
+      expect(await depositsOf(channel.channelId)).toHaveLength(0);
+      // It may have been made as far as the agent knows: reserved, not spent.
+      expect(agent.spent()).toMatchObject({ usd: '0', reservedUsd: '1.5' });
+      // Counted in the channel, it is not made anew: the gate has no such channel.
+      expect(await fetchPage(agent, url(2))).toEqual({ reason: 'invalid_batch_settlement_evm_channel_not_found' });
+      // Its authorization over by the chain's clock (and a minute more), the chain says it was never made.
+      await moveClock(7 * 60); // signed valid 300 s at most
+      expect(await agent.settleRefused()).toEqual({ freed: 1, spent: 0 });
+      expect(agent.channels()[0]).toMatchObject({ deposited: 0n, charged: 0n });
+      expect(await fetchPage(agent, url(2))).toEqual(served('deposit-never-made-2'));
+      expect(await fetchPage(agent, url(3))).toEqual(served('deposit-never-made-3'));
+      expect(await depositsOf(channel.channelId)).toHaveLength(1);
+      expect(agent.channels()[0]).toMatchObject({ deposited: 1_500_000n, charged: 2n * PRICE });
+      expect(agent.spent()).toMatchObject({ usd: '1.5', reservedUsd: '0' });
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
 });

@@ -163,14 +163,15 @@ describe('an answer lost after the deposit was made', () => {
     try {
       const { wallet, agent } = await voucherAgent({ batchSettlement: { depositUsd: '0.5' } });
       await expect(agent.fetch(`${proxy.url}/articles/lost-1`, asBot)).rejects.toThrow();
-      // No answer: the deposit may have been made (here it was), and counts as spent.
-      expect(agent.spent()).toMatchObject({ usd: '0.5', remainingUsd: '1.5' });
+      // No answer: the deposit may have been made (here it was): counted in the channel, and reserved
+      // until the chain says it was made (once its authorization is over).
+      expect(agent.spent()).toMatchObject({ usd: '0', reservedUsd: '0.5', remainingUsd: '1.5' });
       lose = false;
       expect((await agent.fetch(`${proxy.url}/articles/lost-2`, asBot)).status).toBe(200);
       const [channel] = agent.channels();
       expect(await depositsOf(channel.channelId)).toHaveLength(1);
       expect(channel).toMatchObject({ deposited: 500_000n, charged: 2n * PRICE });
-      expect(agent.spent()).toMatchObject({ usd: '0.5', remainingUsd: '1.5' });
+      expect(agent.spent()).toMatchObject({ reservedUsd: '0.5', remainingUsd: '1.5' });
       expect(await usdcBalance(site.app, wallet.address)).toBe(2_000_000n - 500_000n);
     } finally {
       await proxy.close();

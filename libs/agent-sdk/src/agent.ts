@@ -257,8 +257,9 @@ export interface Agent {
    */
   refund(url: string, options?: { amountUsd?: string | number; signal?: AbortSignal }): Promise<WithdrawalStep>;
   /**
-   * Ends the reservations of authorizations sites refused, once each has expired by the chain's
-   * clock: freed when unused, spent when a site settled it anyway. Runs by itself after each one's
+   * Ends the reservations of authorizations sites refused, and of deposits whose answer never came,
+   * once each has expired by the chain's clock: freed when unused (such a deposit then leaves its
+   * channel's count), spent when a site settled it anyway. Runs by itself after each one's
    * validBefore; needs rpcUrl (or a WalletClient), else they stay reserved.
    */
   settleRefused(): Promise<HeldOutcome>;
@@ -371,17 +372,18 @@ export function createAgent(options: AgentOptions): Agent {
     throw new RangeError(
       `maxAuthorizationSeconds: batchSettlement signs deposits valid ${MIN_DEPOSIT_SECONDS} s at least, got ${maxAuthorizationSeconds}`,
     );
+  /** A deposit's authorization as the held authorizations watch it: settled as the chain says. */
+  const heldDeposit = (channel: Channel, deposit: SentDeposit, onFreed?: () => void): HeldAuthorization => ({
+    reservation: deposit.reservation,
+    chainId: channel.domain.chainId,
+    asset: channel.config.token,
+    from: channel.config.payer,
+    nonce: depositNonce(channel.channelId, deposit.payload.authorization.erc3009Authorization.salt),
+    validBefore: deposit.validBefore,
+    onFreed,
+  });
   // A refused deposit no longer worth resending is settled as the chain says, as a refused authorization is.
-  const refused = refusedDeposits((channel, deposit) =>
-    held.add({
-      reservation: deposit.reservation,
-      chainId: channel.domain.chainId,
-      asset: channel.config.token,
-      from: channel.config.payer,
-      nonce: depositNonce(channel.channelId, deposit.payload.authorization.erc3009Authorization.salt),
-      validBefore: deposit.validBefore,
-    }),
-  );
+  const refused = refusedDeposits((channel, deposit) => held.add(heldDeposit(channel, deposit)));
   /** New channels whose first deposit is on its way: each takes one of its origin's places meanwhile. */
   const opening = new Set<Channel>();
   /** Holds a deposit beyond its charges, may come to (a refused one the site keeps), or is opening. */
@@ -1579,7 +1581,7 @@ export function createAgent(options: AgentOptions): Agent {
             channels.saveAfterAnswer();
             throw error;
           }
-          await deposit?.settle('spent'); // no answer: the deposit may have been made
+          await deposit?.settle('unknown'); // no answer: the deposit may have been made
           lostVouchers.keep(pageKey, thisLostVoucher());
           throw error;
         }
@@ -1604,7 +1606,7 @@ export function createAgent(options: AgentOptions): Agent {
           // The voucher may have reached the gate or not: its deposit may have been made, and it stays
           // signed (channel.signed) but not charged. The next page signs the same total again: the
           // gate takes it, or its corrective 402 says it was charged (accepted up to what was signed).
-          await deposit?.settle('spent');
+          await deposit?.settle('unknown');
           // A final answer is the page's, the caller's. Unless a token shows the voucher bought the page,
           // it stays in doubt, as an answer still awaited does: sent again next fetch. The gate sends its
           // settlement with every paid answer, so one without (a front's own 404, or a bare 200) says nothing.
@@ -1618,12 +1620,12 @@ export function createAgent(options: AgentOptions): Agent {
             throw new PaymentFailedError(
               url,
               'settlement_pending',
-              'the voucher payment was still pending after several retries (its deposit stays counted as spent)',
+              'the voucher payment was still pending after several retries (a deposit it carried stays reserved until the chain says whether it was made)',
             );
           throw new PaymentFailedError(
             url,
             'payment_unconfirmed',
-            `the site answered ${response.status} to the voucher, sent ${PENDING_RETRIES + 1} times, without saying whether it was charged (its deposit stays counted as spent; the next page's voucher settles it)`,
+            `the site answered ${response.status} to the voucher, sent ${PENDING_RETRIES + 1} times, without saying whether it was charged (a deposit it carried stays reserved until the chain says whether it was made; the next page's voucher settles the rest)`,
           );
         }
         // Refused: the site says nothing was taken, the deposit included (the API judges it before sending it).
@@ -1815,11 +1817,24 @@ export function createAgent(options: AgentOptions): Agent {
     let done = false;
     return {
       payload: deposit.payload,
-      /** spent: it may have been made; refused: the site holds it unused (kept for the next deposit); unsent: it never left. */
-      settle: async (outcome: 'spent' | 'refused' | 'unsent') => {
+      /**
+       * spent: the site took it; unknown: it may have been made (its answer never came), reserved until
+       * the chain says; refused: the site holds it unused (kept for the next deposit); unsent: it never left.
+       */
+      settle: async (outcome: 'spent' | 'unknown' | 'refused' | 'unsent') => {
         if (done) return;
         done = true;
         if (outcome === 'spent') return budget.settle(deposit.reservation, true);
+        // Never made (a front answered every send of its voucher itself, and it expired): the channel
+        // holds it no more, and the next page deposits anew, where counted as made it stayed short for good.
+        const neverMade = () => {
+          channel.deposited = channel.deposited > deposit.amount ? channel.deposited - deposit.amount : 0n;
+          channels.saveAfterAnswer();
+        };
+        if (outcome === 'unknown') {
+          if (!held.add(heldDeposit(channel, deposit, neverMade))) await budget.settle(deposit.reservation, true);
+          return;
+        }
         channel.deposited -= deposit.amount;
         if (outcome === 'refused' || sentBefore) refused.keep(channel, deposit);
         else await budget.settle(deposit.reservation, false); // never left this agent: nothing to hold

@@ -51,12 +51,36 @@ describe('heldAuthorizations', () => {
     return { settled, settle: async (r: typeof reservation, charged: boolean) => void settled.push([r, charged]) };
   };
 
-  it('keeps one reserved, unpolled, when there is no chain client', () => {
+  it('keeps one reserved, unpolled, when there is no chain client, and says it does not watch it', () => {
     const spent = budget();
     const held = heldAuthorizations(spent as never, () => undefined);
-    held.add(one);
+    expect(held.add(one)).toBe(false);
     expect(held.size).toBe(0);
     expect(spent.settled).toEqual([]);
+  });
+
+  it('tells one that the chain shows unused, once, after freeing it; one used is spent and told nothing', async () => {
+    const spent = budget();
+    const freed: string[] = [];
+    let used = false;
+    const client = {
+      getChainId: async () => 8453,
+      getBlock: async () => ({ number: 10n, timestamp: 10_000n }),
+      readContract: async () => used,
+    };
+    const held = heldAuthorizations(spent as never, () => client as never);
+    expect(held.add({ ...one, onFreed: () => freed.push('unused') })).toBe(true);
+    expect(await held.settle()).toEqual({ freed: 1, spent: 0 });
+    expect(await held.settle()).toEqual({ freed: 0, spent: 0 });
+    used = true;
+    const other = { ...one, reservation: { id: '2', micros: 1000n }, onFreed: () => freed.push('used') };
+    held.add(other);
+    expect(await held.settle()).toEqual({ freed: 0, spent: 1 });
+    expect(freed).toEqual(['unused']);
+    expect(spent.settled).toEqual([
+      [reservation, false],
+      [other.reservation, true],
+    ]);
   });
 
   it('resolves one never held (no chain client) as its gate showed it, settling its reservation', async () => {

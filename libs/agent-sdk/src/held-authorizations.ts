@@ -5,7 +5,7 @@ import type { Reservation } from './budget-store';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
 
-/** A refused authorization the site still holds, and the budget reserved for it. */
+/** A refused authorization the site still holds (or one whose answer never came), and the budget reserved for it. */
 export interface HeldAuthorization {
   reservation: Reservation;
   chainId: number;
@@ -13,6 +13,8 @@ export interface HeldAuthorization {
   from: Hex;
   nonce: Hex;
   validBefore: bigint;
+  /** Called once the chain showed it was never made (its reservation freed). */
+  onFreed?: () => void;
 }
 
 /** What settling the held authorizations did: freed (expired unused) and spent (a site settled one after refusing it). */
@@ -93,6 +95,7 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
     if (settled.has(one)) return false;
     settled.add(one);
     await budget.settle(one.reservation, used);
+    if (!used) one.onFreed?.();
     return true;
   }
 
@@ -137,11 +140,12 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
       await end(one, used);
       schedule();
     },
-    add(one: HeldAuthorization): void {
-      // Without a chain client nothing can be learnt: it stays reserved, and nothing polls for it.
-      if (!chainClient()) return;
+    /** Whether it is watched: without a chain client nothing can be learnt, it stays reserved and nothing polls for it. */
+    add(one: HeldAuthorization): boolean {
+      if (!chainClient()) return false;
       held.add(one);
       schedule();
+      return true;
     },
     settle,
     get size() {

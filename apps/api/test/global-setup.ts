@@ -36,21 +36,27 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
   process.env.CRAWLGATE_TEST_CHAINS = JSON.stringify(chains);
 
   if (process.env.DATABASE_URL) return;
-  const dir = join(tmpdir(), `crawlgate-jest-${process.pid}`);
+  const dir = pgliteTemplateDir();
   mkdirSync(dir, { recursive: true });
   // Every test file starts a PGlite from these, so their start-up is paid ~150 times a run: a
   // 1 MB WAL segment (16 by default) and 16 MB of shared buffers (128, zeroed at each start) halve
-  // it, and gzip keeps the file small to read. Production's embedded database keeps the defaults.
+  // it, and an uncompressed tar (30 MB, read from the page cache) loads in 0.3 s where gzip's 4 MB
+  // took 0.55 s to inflate. Production's embedded database keeps the defaults.
   const db = await PGlite.create({ initDbStartParams: ['--wal-segsize=1'] });
   await db.exec("ALTER SYSTEM SET shared_buffers = '16MB'");
-  process.env.CRAWLGATE_TEST_PGLITE_EMPTY = await dumpTo(db, join(dir, 'pglite-empty.tgz'));
+  process.env.CRAWLGATE_TEST_PGLITE_EMPTY = await dumpTo(db, join(dir, 'pglite-empty.tar'));
   await migrate(pgliteDriver(db));
-  process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE = await dumpTo(db, join(dir, 'pglite-migrated.tgz'));
+  process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE = await dumpTo(db, join(dir, 'pglite-migrated.tar'));
   await db.close();
 }
 
+/** Where this run's PGlite templates are written (global-teardown removes it). */
+export function pgliteTemplateDir(): string {
+  return join(tmpdir(), `crawlgate-jest-${process.pid}`);
+}
+
 async function dumpTo(db: PGlite, file: string): Promise<string> {
-  const dump = await db.dumpDataDir('gzip');
+  const dump = await db.dumpDataDir('none');
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   return file;
 }

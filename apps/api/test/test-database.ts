@@ -57,7 +57,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     ? process.env.CRAWLGATE_TEST_PGLITE_EMPTY
     : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
   const pglite = template
-    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)], { type: 'application/gzip' }) })
+    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)], { type: 'application/x-tar' }) })
     : await PGlite.create();
   if (options.migrations || !template) await migrate(pgliteDriver(pglite), options.migrations);
   const database = await openDatabase({ pglite });

@@ -16,7 +16,10 @@ import {
   withinDeadline,
 } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
@@ -295,9 +298,14 @@ const step = <T>(name: string, work: Promise<T>, ms = 40_000): Promise<T> =>
   });
 
 /** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */
-async function voucherAgent({ payMode }: Pick<AgentOptions, 'payMode'> = {}) {
-  const wallet = newWallet();
-  await step('funding the agent', fundUsdc(site.app, wallet.address, '2'));
+/** An agent paying with vouchers (1.5 USD deposits), on a new funded wallet, or on `wallet` as it is. */
+async function voucherAgent({
+  payMode,
+  wallet: given,
+  channelFile,
+}: Pick<AgentOptions, 'payMode'> & { wallet?: ReturnType<typeof newWallet>; channelFile?: string } = {}) {
+  const wallet = given ?? newWallet();
+  if (!given) await step('funding the agent', fundUsdc(site.app, wallet.address, '2'));
   if (payMode === 'transfer') await fundEth(site.app, wallet.address);
   const events: PaymentEvent[] = [];
   const agent = createAgent({
@@ -307,7 +315,7 @@ async function voucherAgent({ payMode }: Pick<AgentOptions, 'payMode'> = {}) {
     networks: [{ network: 'local', asset: site.app.chain.usdc }],
     rpcUrl: site.app.chain.rpcUrl,
     pollingIntervalMs: 20,
-    batchSettlement: { depositUsd: '1.5' },
+    batchSettlement: { depositUsd: '1.5', channelFile },
     onPayment: (event) => events.push(event),
     payMode,
   });
@@ -1301,6 +1309,32 @@ describe('receipts as the clock moves on', () => {
       expect(await depositsOf(channel.channelId)).toHaveLength(1);
       expect(agent.channels()[0]).toMatchObject({ deposited: 1_500_000n, charged: 2n * PRICE });
       expect(agent.spent()).toMatchObject({ usd: '1.5', reservedUsd: '0' });
+    } finally {
+      await front.close();
+    }
+  }, 60_000);
+
+  it("the same, the agent's process stopped before the chain could say: restarted from its channel file, it reads the escrow (no such channel) and the next page deposits anew", async () => {
+    let blocked: string | undefined;
+    const front = await startFront((header, index) => {
+      if (index === 0) blocked = header;
+      return header === blocked ? 'refuse429' : 'forward';
+    });
+    const channelFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'channels.json');
+    try {
+      const { agent: stopped, wallet } = await voucherAgent({ channelFile });
+      const url = (i: number) => `${front.url}/articles/deposit-never-made-restart-${i}`;
+      expect(await fetchPage(stopped, url(1))).toEqual({ reason: 'payment_unconfirmed' });
+      expect(front.forwardedPaid).toHaveLength(0);
+      stopped.close(); // as a process that stopped: its held deposit is forgotten with it
+      const { agent } = await voucherAgent({ wallet, channelFile });
+      const [channel] = agent.channels();
+      expect(channel).toMatchObject({ deposited: 1_500_000n, charged: 0n });
+      expect(await fetchPage(agent, url(2))).toEqual(served('deposit-never-made-restart-2'));
+      expect(await fetchPage(agent, url(3))).toEqual(served('deposit-never-made-restart-3'));
+      expect(await depositsOf(channel.channelId)).toHaveLength(1);
+      expect(agent.channels()[0]).toMatchObject({ deposited: 1_500_000n, charged: 2n * PRICE });
+      agent.close();
     } finally {
       await front.close();
     }

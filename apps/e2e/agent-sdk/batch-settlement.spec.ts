@@ -588,6 +588,41 @@ it('keeps its channels in a channel file: restarted after a crash, it pays on th
   next.agent.close();
 });
 
+it('restarted with a channel file that counts a deposit the chain never saw (its answer lost as the process stopped), reads the escrow and deposits anew', async () => {
+  const wallet = newWallet();
+  await fundUsdc(site.app, wallet.address, '1');
+  const channelFile = join(mkdtempSync(join(tmpdir(), 'crawlgate-agent-')), 'channels.json');
+  const batchSettlement = { depositUsd: '0.03', channelFile };
+  const pageUrl = (i: number) => `${server.url}/articles/never-made-${i}`;
+  const first = await voucherAgent({ wallet, batchSettlement });
+  for (const i of [1, 2]) expect((await first.agent.fetch(pageUrl(i), asBot)).status).toBe(200);
+  first.agent.close();
+  // The file is written before a deposit leaves: as if a second one had, and the process had stopped.
+  const stored = JSON.parse(readFileSync(channelFile, 'utf8'));
+  expect(stored.channels[0]).toMatchObject({ deposited: String(3n * PRICE), charged: String(2n * PRICE) });
+  stored.channels[0].deposited = String(6n * PRICE);
+  writeFileSync(channelFile, JSON.stringify(stored));
+
+  const { agent, events } = await voucherAgent({ wallet, batchSettlement });
+  for (const i of [3, 4, 5]) {
+    const response = await agent.fetch(pageUrl(i), asBot);
+    expect([response.status, await response.text()]).toEqual([200, page(`never-made-${i}`)]);
+  }
+  const [channel] = agent.channels();
+  expect(events.map((e) => e.channelId)).toEqual([channel.channelId, channel.channelId, channel.channelId]);
+  // The escrow's 30,000, then one deposit more (the next page's, of depositUsd): each page charged once.
+  expect(await depositsOf(channel.channelId)).toHaveLength(2);
+  expect(agent.channels()).toEqual([expect.objectContaining({ deposited: 6n * PRICE, charged: 5n * PRICE })]);
+  const rows = await site.app.database.prisma.payment.findMany({
+    where: { channelId: channel.channelId },
+    orderBy: { cumulativeAmount: 'asc' },
+  });
+  expect(rows.map((row) => [row.url, row.cumulativeAmount])).toEqual(
+    [1, 2, 3, 4, 5].map((i) => [`/articles/never-made-${i}`, BigInt(i) * PRICE]),
+  );
+  agent.close();
+});
+
 it('sends no voucher it could not write to its channel file first', async () => {
   const wallet = newWallet();
   await fundUsdc(site.app, wallet.address, '1');

@@ -1,4 +1,5 @@
 import {
+  BATCH_REASONS,
   BATCH_SETTLEMENT_SCHEME,
   cappedJson,
   decodeBase64Json,
@@ -53,6 +54,7 @@ import {
   ChannelBook,
   checkedCorrection,
   depositNonce,
+  escrowChannelOf,
   markAnswered,
   markCharged,
   markUnanswered,
@@ -384,6 +386,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
   // A refused deposit no longer worth resending is settled as the chain says, as a refused authorization is.
   const refused = refusedDeposits((channel, deposit) => held.add(heldDeposit(channel, deposit)));
+  /** Channels whose deposits were counted again from their escrow (countsDepositsNeverMade): once each. */
+  const balanceRead = new WeakSet<Channel>();
   /** New channels whose first deposit is on its way: each takes one of its origin's places meanwhile. */
   const opening = new Set<Channel>();
   /** Holds a deposit beyond its charges, may come to (a refused one the site keeps), or is opening. */
@@ -1674,13 +1678,45 @@ export function createAgent(options: AgentOptions): Agent {
           continue;
         }
         const refusal = refusalOf(await jsonOf(paidAnswer));
-        throw new PaymentFailedError(
-          url,
-          answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused',
-          refusal.detail ?? `the site answered ${paidAnswer.status}`,
-        );
+        const reason = answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused';
+        // Above the escrow's balance (or no such channel), a voucher that carried no deposit: the
+        // channel may count a deposit that was never made (its answer lost in a process that then
+        // stopped, the file written before it left). The chain says what the escrow holds; the page
+        // deposits anew.
+        if (
+          (reason === BATCH_REASONS.cumulativeExceedsBalance || reason === BATCH_REASONS.channelNotFound) &&
+          !deposit &&
+          corrections < MAX_CORRECTIONS &&
+          (await countsDepositsNeverMade(channel))
+        )
+          continue;
+        throw new PaymentFailedError(url, reason, refusal.detail ?? `the site answered ${paidAnswer.status}`);
       }
     });
+  }
+
+  /**
+   * Lowers what `channel` counts as deposited to what its escrow holds (never below what the site
+   * charged), when the escrow holds less; whether it did. Only with no deposit this process sent still
+   * in doubt (a held one may yet land, and is counted as the chain says once over), and never on a
+   * site's word: read from the chain, so without a chain client nothing changes. Once per channel
+   * and process: a site that refunds the channel itself and refuses the next voucher gets one
+   * deposit more for it, not one per page (each counted spent by the budget until withdrawn).
+   */
+  async function countsDepositsNeverMade(channel: Channel): Promise<boolean> {
+    const reader = chainOf();
+    if (!reader || held.size > 0 || refused.has(channel) || balanceRead.has(channel)) return false;
+    balanceRead.add(channel);
+    let balance: bigint;
+    try {
+      ({ balance } = await escrowChannelOf(reader, channel));
+    } catch {
+      return false; // the chain cannot say: the refusal stands
+    }
+    if (balance >= channel.deposited) return false;
+    channel.deposited = balance > channel.charged ? balance : channel.charged;
+    channels.saveAfterAnswer();
+    return true;
   }
 
   /**

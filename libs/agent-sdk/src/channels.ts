@@ -1,5 +1,6 @@
 import {
   AUTHORIZATION_CLOCK_SKEW_SECONDS,
+  BATCH_SETTLEMENT_ABI,
   batchSettlementDomain,
   CHANNEL_CONFIG_TYPES,
   randomHex32,
@@ -10,7 +11,14 @@ import {
   type ChannelConfig,
   type Hex,
 } from '@crawlgate/core';
-import { encodeAbiParameters, hashTypedData, isAddressEqual, keccak256, recoverTypedDataAddress } from 'viem';
+import {
+  encodeAbiParameters,
+  hashTypedData,
+  isAddressEqual,
+  keccak256,
+  recoverTypedDataAddress,
+  type PublicClient,
+} from 'viem';
 import type { ChannelFile } from './channel-file';
 import type { Offer } from './offers';
 import type { Payer } from './payer';
@@ -335,4 +343,18 @@ export async function signDeposit(
       erc3009Authorization: { validAfter: validAfter.toString(), validBefore: validBefore.toString(), salt, signature },
     },
   };
+}
+
+/** The channel as its escrow holds it now: what was deposited into it (less refunds) and claimed from it. */
+export async function escrowChannelOf(
+  reader: PublicClient,
+  channel: Pick<Channel, 'channelId' | 'domain'>,
+): Promise<{ balance: bigint; totalClaimed: bigint }> {
+  const [balance, totalClaimed] = (await reader.readContract({
+    address: channel.domain.verifyingContract,
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName: 'channels',
+    args: [channel.channelId],
+  })) as readonly [bigint, bigint];
+  return { balance, totalClaimed };
 }

@@ -1,6 +1,6 @@
 import { BATCH_SETTLEMENT_ABI, USDC_ABI, type Hex } from '@crawlgate/core';
 import { isAddressEqual, parseEventLogs } from 'viem';
-import { ChannelBook, type Channel } from './channels';
+import { ChannelBook, escrowChannelOf, type Channel } from './channels';
 import type { Payer } from './payer';
 
 /*
@@ -28,16 +28,14 @@ export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Prom
   for (const channel of book.all()) {
     const step = await book.exclusive(ChannelBook.keyOf(channel), async () => {
       const escrow = channel.domain.verifyingContract;
-      const read = <T>(functionName: 'channels' | 'pendingWithdrawals') =>
+      const [{ balance, totalClaimed }, [, initiatedAt]] = await Promise.all([
+        escrowChannelOf(reader, channel),
         reader.readContract({
           address: escrow,
           abi: BATCH_SETTLEMENT_ABI,
-          functionName,
+          functionName: 'pendingWithdrawals',
           args: [channel.channelId],
-        }) as Promise<T>;
-      const [[balance, totalClaimed], [, initiatedAt]] = await Promise.all([
-        read<readonly [bigint, bigint]>('channels'),
-        read<readonly [bigint, number]>('pendingWithdrawals'),
+        }) as Promise<readonly [bigint, number]>,
       ]);
       channel.withdrawing = true; // from here on, no voucher: the site would refuse it anyway
       book.save(); // a restarted agent too

@@ -387,7 +387,7 @@ export function createAgent(options: AgentOptions): Agent {
   // A refused deposit no longer worth resending is settled as the chain says, as a refused authorization is.
   const refused = refusedDeposits((channel, deposit) => held.add(heldDeposit(channel, deposit)));
   /** Channels whose deposits were counted again from their escrow (countsDepositsNeverMade): once each. */
-  const balanceRead = new WeakSet<Channel>();
+  const lowered = new WeakSet<Channel>();
   /** New channels whose first deposit is on its way: each takes one of its origin's places meanwhile. */
   const opening = new Set<Channel>();
   /** Holds a deposit beyond its charges, may come to (a refused one the site keeps), or is opening. */
@@ -1699,21 +1699,24 @@ export function createAgent(options: AgentOptions): Agent {
    * Lowers what `channel` counts as deposited to what its escrow holds (never below what the site
    * charged), when the escrow holds less; whether it did. Only with no deposit this process sent still
    * in doubt (a held one may yet land, and is counted as the chain says once over), and never on a
-   * site's word: read from the chain, so without a chain client nothing changes. Once per channel
-   * and process: a site that refunds the channel itself and refuses the next voucher gets one
-   * deposit more for it, not one per page (each counted spent by the budget until withdrawn).
+   * site's word: read from the channel's own chain, so without a chain client for it nothing
+   * changes. Lowered once per channel and process: a site that refunds the channel itself and
+   * refuses the next voucher gets one deposit more for it, not one per page (each counted spent by
+   * the budget until withdrawn).
    */
   async function countsDepositsNeverMade(channel: Channel): Promise<boolean> {
     const reader = chainOf();
-    if (!reader || held.size > 0 || refused.has(channel) || balanceRead.has(channel)) return false;
-    balanceRead.add(channel);
+    if (!reader || held.size > 0 || refused.has(channel) || lowered.has(channel)) return false;
     let balance: bigint;
     try {
+      // Another chain's escrow at the same address would say the channel holds nothing.
+      if ((await reader.getChainId()) !== channel.domain.chainId) return false;
       ({ balance } = await escrowChannelOf(reader, channel));
     } catch {
       return false; // the chain cannot say: the refusal stands
     }
     if (balance >= channel.deposited) return false;
+    lowered.add(channel);
     channel.deposited = balance > channel.charged ? balance : channel.charged;
     channels.saveAfterAnswer();
     return true;

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
+import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { SiteChannelRow } from './site-channels';
 
 export interface ChannelKey {
@@ -211,8 +212,12 @@ export class ChannelStore {
    * Records a voucher for `cumulative` and the payment it makes, atomically: the channel moves from
    * `expected` to `cumulative` only while it is still at `expected`, no refund holds it, and the
    * chain state it was judged against (`refundNonce`) is past every refund that landed; otherwise
-   * nothing is written and the answer is 'stale'. A gate already paid makes the payment insert fail (unique gate), and
-   * the statement, channel move included, is undone.
+   * nothing is written and the answer is 'stale'. The site's terms the voucher was last judged by
+   * (`terms`: vouchers on, its prices' version, its publisher's payout address) must be the site's
+   * still, read under a share lock, else nothing is written and the answer is 'terms-changed': a
+   * publisher's change waits for this statement, so a resend that reads the change finds this
+   * voucher taken, and one recorded never contradicts what a resend was told. A gate already paid
+   * makes the payment insert fail (unique gate), and the statement, channel move included, is undone.
    */
   async recordVoucher(args: {
     channelId: string;
@@ -221,22 +226,31 @@ export class ChannelStore {
     signature: string;
     /** The chain's refundNonce in the state the voucher was judged against. */
     refundNonce: bigint;
+    terms: Pick<SitePaymentTerms, 'pricingVersion' | 'payoutAddress'>;
     payment: VoucherPaymentData;
-  }): Promise<'recorded' | 'stale'> {
+  }): Promise<'recorded' | 'stale' | 'terms-changed'> {
     const p = args.payment;
     // One statement, so one transaction: the insert's unique violation undoes the move.
-    const rows = await this.db.sql.query(
-      `WITH moved AS (
+    const [row] = await this.db.sql.query<{ terms_stand: boolean; recorded: boolean }>(
+      `WITH terms AS (
+         SELECT s.id FROM sites s JOIN publishers p ON p.id = s.publisher_id
+          WHERE s.id = $7::uuid AND s.batch_settlement AND s.pricing_version = $21::int
+            AND p.payout_address::text IS NOT DISTINCT FROM $22::text
+            FOR SHARE OF s, p),
+       moved AS (
          UPDATE payment_channels
             SET charged = $3::bigint, signature = $4, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
           WHERE channel_id = $1 AND charged = $2::bigint AND refund_id IS NULL AND refunds_through <= $19::bigint
-         RETURNING channel_id)
-       INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
-                             token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount, gate_id_sha256)
-       SELECT $5::uuid, $6::uuid, $7::uuid, $8::uuid, $9, 'voucher', 'confirmed', $10::int, $11, $12, $13, $14::bigint,
-              $15, $16::timestamptz, $17::timestamptz, $18::timestamptz, channel_id, $3::bigint, $20
-         FROM moved
-       RETURNING id`,
+            AND EXISTS (SELECT 1 FROM terms)
+         RETURNING channel_id),
+       recorded AS (
+         INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
+                               token_kid, token_issued_at, token_expires_at, confirmed_at, channel_id, cumulative_amount, gate_id_sha256)
+         SELECT $5::uuid, $6::uuid, $7::uuid, $8::uuid, $9, 'voucher', 'confirmed', $10::int, $11, $12, $13, $14::bigint,
+                $15, $16::timestamptz, $17::timestamptz, $18::timestamptz, channel_id, $3::bigint, $20
+           FROM moved
+         RETURNING id)
+       SELECT EXISTS (SELECT 1 FROM terms) AS terms_stand, EXISTS (SELECT 1 FROM recorded) AS recorded`,
       [
         args.channelId,
         args.expected.toString(),
@@ -258,9 +272,12 @@ export class ChannelStore {
         p.confirmedAt.toISOString(),
         args.refundNonce.toString(),
         p.gateIdSha256,
+        args.terms.pricingVersion,
+        args.terms.payoutAddress,
       ],
     );
-    return rows.length === 1 ? 'recorded' : 'stale';
+    if (!row.terms_stand) return 'terms-changed';
+    return row.recorded ? 'recorded' : 'stale';
   }
 
   /** The channel as a refund is judged against it; null when it has no row. */

@@ -27,7 +27,7 @@ function holdFirst(matches: (text: string) => boolean): { tap: Tap; held: Promis
   return { tap, held, release };
 }
 
-const isVoucherWrite = (sql: string) => sql.includes('WITH moved AS');
+const isVoucherWrite = (sql: string) => sql.includes('moved AS (');
 const isBroadcast = (rpc: string) => rpc.includes('eth_sendRawTransaction');
 
 /**

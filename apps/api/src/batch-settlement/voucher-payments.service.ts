@@ -38,7 +38,7 @@ import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
-import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
+import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
@@ -58,6 +58,8 @@ const DEPOSIT_LEASE_SECONDS = 120;
 /** How long a deposit waits for the payer's one before it (a few blocks), and how often it looks. */
 const DEPOSIT_LEASE_WAIT_MS = 10_000;
 const DEPOSIT_LEASE_POLL_MS = 100;
+/** How many times a voucher is judged and recorded while the site's terms change under it. */
+const TERMS_ATTEMPTS = 3;
 
 const noVouchers = () =>
   new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
@@ -224,12 +226,41 @@ export class VoucherPaymentsService {
     // Judged again just before it is charged, as an authorization is: the checks above may have
     // waited seconds (RPC calls; a deposit's lease and receipt), while the price rose or vouchers
     // were turned off, and a payer whose answer was lost sent it again, to be told it was not taken
-    // and to pay anew. A change read here refuses it too (a deposit made stays in the channel).
-    const now = await this.offerCheckFields(gate.siteId);
-    if (!now.batchSettlement) throw noVouchers();
-    await this.pricing.assertOfferStands(now, gate);
-    assertPayeeStands(now, gate);
-    return this.record(gate, now, payment, channelId, { row, charged }, state, depositTx);
+    // and to pay anew. A change read here refuses it too (a deposit made stays in the channel); one
+    // made after it, before the voucher is recorded, makes the record refuse it, and it is judged again.
+    for (let attempt = 1; ; attempt++) {
+      const now = await this.termsNow(gate, channelId, voucher.maxClaimableAmount);
+      if ('answer' in now) return now.answer;
+      const recorded = await this.record(gate, now.terms, payment, channelId, { row, charged }, state, depositTx);
+      if (recorded) return recorded;
+      if (attempt === TERMS_ATTEMPTS)
+        throw conflict(
+          'The site’s terms kept changing while this voucher was recorded; nothing was charged: send it again',
+        );
+    }
+  }
+
+  /**
+   * The site's terms as they are now, judged again for this gate. Refused, the voucher may have been
+   * taken meanwhile by its twin (the same voucher sent again at once: a front's retry) after it read
+   * the channel: that payment's answer, as the twin got it.
+   */
+  private async termsNow(
+    gate: Gate,
+    channelId: Hex,
+    cumulative: bigint,
+  ): Promise<{ terms: SitePaymentTerms } | { answer: { kind: 'paid'; body: PaidView } }> {
+    try {
+      const now = await this.offerCheckFields(gate.siteId);
+      if (!now.batchSettlement) throw noVouchers();
+      await this.pricing.assertOfferStands(now, gate);
+      assertPayeeStands(now, gate);
+      return { terms: now };
+    } catch (error) {
+      const { taken } = await this.store.voucherRecord(channelId, cumulative);
+      if (taken && isPaymentOfGate(taken, gate)) return { answer: await this.answerFor(taken, gate, channelId) };
+      throw error;
+    }
   }
 
   /**
@@ -395,9 +426,10 @@ export class VoucherPaymentsService {
     }
   }
 
+  /** Records the voucher as judged; null when the site's terms changed since `site` was read (nothing written). */
   private async record(
     gate: Gate,
-    site: { publisherId: string },
+    site: SitePaymentTerms,
     payment: BatchSettlementPayment,
     channelId: Hex,
     recorded: { row: ChannelRecord | null; charged: bigint },
@@ -433,6 +465,7 @@ export class VoucherPaymentsService {
         cumulative: voucher.maxClaimableAmount,
         signature: voucher.signature.toLowerCase(),
         refundNonce: state.refundNonce,
+        terms: site,
         payment: paying,
       });
     } catch (error) {
@@ -442,6 +475,7 @@ export class VoucherPaymentsService {
       if (taken) return this.answerFor(taken, gate, channelId);
       throw conflict('This gate is already paid with another proof');
     }
+    if (result === 'terms-changed') return null;
     if (result === 'stale') {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).

@@ -17,6 +17,8 @@ import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/t
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore } from './channel.store';
+import { AccessTokenService } from '../access-tokens/access-token.service';
+import { PricingService } from '../pricing/pricing.service';
 import { SETTLEMENT_GAS } from '../chain/chain-health';
 import { RELAYER_GAS_READ_MS } from './claimer.service';
 
@@ -250,6 +252,95 @@ describe('voucher payments', () => {
     expect([first.status, first.body.reason, first.body.access_token]).toEqual([402, BATCH_REASONS.scheme, undefined]);
     expect(await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } })).toBeNull();
     expect((await channelOnChain(channel.channelId))[0]).toBe(50_000n);
+  });
+
+  /**
+   * Runs `during` inside the first verify of `payment` for `offer`, when `hook` of `service` is
+   * first called (the verify waits for it), and returns that verify's answer.
+   */
+  async function verifiedAround(
+    offer: BatchOffer,
+    payment: unknown,
+    service: object,
+    hook: string,
+    during: () => Promise<void>,
+  ) {
+    const target = service as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const original = target[hook];
+    const spy = jest.spyOn(target, hook).mockImplementationOnce(async (...args) => {
+      await during();
+      return original.apply(service, args);
+    });
+    try {
+      return await verify(offer, payment);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('answers a voucher as taken when its twin, sent at once, was charged and vouchers turned off before its own last check', async () => {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/twin-before');
+    const offer = await gateOf('/article/twin');
+    const payment = await channel.payment(offer, 2n * PRICE);
+    let twin!: Awaited<ReturnType<typeof verify>>;
+    // The first copy has read the channel's record (nothing taken yet) and waits before its last
+    // check of the terms; its twin (a front's retry) is charged, then the publisher turns vouchers off.
+    const first = await verifiedAround(offer, payment, app.app.get(PricingService), 'assertOfferStands', async () => {
+      twin = await verify(offer, payment);
+      const off = await app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
+        body: { batch_settlement: false },
+        headers: own.publisher.auth,
+      });
+      expect(off.status).toBe(200);
+    });
+    expect([twin.status, first.status, first.body.access_token]).toEqual([200, 200, twin.body.access_token]);
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(2n * PRICE);
+  });
+
+  it('takes no voucher whose terms changed after their last check, as its resend meanwhile was told: vouchers turned off, the price raised', async () => {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/terms-before');
+    const changes = [
+      {
+        path: '/article/terms-off',
+        change: { method: 'PATCH', url: '', body: { batch_settlement: false }, undo: { batch_settlement: true } },
+      },
+      {
+        path: '/article/terms-price',
+        change: {
+          method: 'PUT',
+          url: '/pricing',
+          body: { default_price_usd: '0.02', rules: [] },
+          undo: { default_price_usd: '0.01', rules: [] },
+        },
+      },
+    ] as const;
+    const terms = (change: (typeof changes)[number]['change'], body: object) =>
+      app.call(change.method, `/v1/sites/${own.site.siteId}${change.url}`, { body, headers: own.publisher.auth });
+    for (const { path, change } of changes) {
+      const offer = await gateOf(path);
+      const payment = await channel.payment(offer, 2n * PRICE);
+      // A price change judges gates offered before its second.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      let resent!: Awaited<ReturnType<typeof verify>>;
+      // The first copy passed its last check and is being recorded; the publisher changes the
+      // terms, and the payer's resend (its answer lost) is told the voucher was not taken.
+      const first = await verifiedAround(offer, payment, app.app.get(AccessTokenService), 'issue', async () => {
+        expect((await terms(change, change.body)).status).toBe(200);
+        resent = await verify(offer, payment);
+      });
+      expect(resent.status).not.toBe(200);
+      expect([first.status, first.body.reason, first.body.access_token]).toEqual([
+        resent.status,
+        resent.body.reason,
+        undefined,
+      ]);
+      expect(
+        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+      ).toBe(PRICE);
+      expect((await terms(change, change.undo)).status).toBe(200);
+    }
   });
 
   /**

@@ -7,6 +7,7 @@
  */
 
 import {
+  BATCH_REASONS,
   base64urlEncodeUtf8,
   decodeBase64Json,
   encodeBase64Json,
@@ -45,8 +46,8 @@ const frontFailures: string[] = [];
 afterEach(() => expect(frontFailures.splice(0)).toEqual([]));
 
 /**
- * What the front does with a request carrying a payment: pass it on, answer 402, 404, 429, 502 or a
- * bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
+ * What the front does with a request carrying a payment: pass it on, answer 402 (bare, or saying the
+ * voucher is above the channel's balance), 404, 429, 502 or a bare 200 ("maintenance": no settlement header, no token) itself, or pass it on and answer 502, 404
  * or that 200, or 502 with the gate's settlement header kept (its page and token dropped), or pass
  * on the gate's answer with its token dropped or replaced by an unsigned forgery naming the page's
  * gate and path (its settlement header kept, or dropped too; or living a week, or expired as issued).
@@ -54,6 +55,7 @@ afterEach(() => expect(frontFailures.splice(0)).toEqual([]));
 type FrontAction =
   | 'forward'
   | 'refuse402'
+  | 'refuse402AboveBalance'
   | 'refuse404'
   | 'refuse429'
   | 'refuse502'
@@ -132,8 +134,10 @@ async function startFront(
     const action = typeof header === 'string' ? act(header, paid.push(header) - 1) : 'forward';
     if (action === 'refuse200')
       return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
-    if (action === 'refuse402') {
-      response.writeHead(402, { 'content-type': 'application/json' }).end('{}');
+    if (action === 'refuse402' || action === 'refuse402AboveBalance') {
+      const refusal =
+        action === 'refuse402' ? {} : { reason: BATCH_REASONS.cumulativeExceedsBalance, detail: 'deposit more' };
+      response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify(refusal));
       return;
     }
     if (action === 'refuse404' || action === 'refuse429' || action === 'refuse502') {
@@ -366,6 +370,30 @@ it('a 429 in front of the gate on the first paid retry: the voucher is resent, t
     });
     expect(channel).toMatchObject({ charged: 4n * PRICE, deposited: 1_500_000n });
     expect(events).toHaveLength(4);
+    expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
+  } finally {
+    await front.close();
+  }
+});
+
+it('a front saying falsely that a voucher of a funded channel is above its balance: the agent reads the escrow, deposits nothing, and passes the refusal on; the next page pays on the same channel', async () => {
+  const front = await startFront((_header, index) => (index === 1 ? 'refuse402AboveBalance' : 'forward'));
+  try {
+    const { agent } = await voucherAgent();
+    const url = (i: number) => `${front.url}/articles/false-balance-${i}`;
+    expect(await fetchPage(agent, url(1))).toEqual(served('false-balance-1'));
+    const [channel] = agent.channels();
+    expect(await fetchPage(agent, url(2))).toEqual({ reason: BATCH_REASONS.cumulativeExceedsBalance });
+    expect(agent.channels()).toEqual([expect.objectContaining({ deposited: 1_500_000n, charged: PRICE })]);
+    expect(await fetchPage(agent, url(3))).toEqual(served('false-balance-3'));
+    expect(await depositsOf(channel.channelId)).toHaveLength(1);
+    expect(await apiSide(channel.channelId)).toEqual({
+      payments: [
+        ['/articles/false-balance-1', PRICE],
+        ['/articles/false-balance-3', 2n * PRICE],
+      ],
+      charged: 2n * PRICE,
+    });
     expect(agent.spent()).toMatchObject({ usd: '1.5', payments: 1 });
   } finally {
     await front.close();

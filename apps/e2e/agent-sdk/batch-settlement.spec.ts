@@ -326,6 +326,21 @@ describe('cooperative refund (x402 type: refund)', () => {
     }
   });
 
+  it('starts no withdrawal of a channel on another chain than its node, and keeps paying on it', async () => {
+    const otherChain = await rpcProxy((method, result) => (method === 'eth_chainId' ? '0x1' : result));
+    try {
+      const { agent, channelId } = await agentThatPaid('withdraw-chain', 1, { rpcUrl: otherChain.url });
+      expect(await agent.initiateWithdraw()).toEqual([]);
+      expect(await agent.finalizeWithdraw()).toEqual([]);
+      expect(agent.channels()).toEqual([expect.objectContaining({ channelId, withdrawing: false })]);
+      expect((await agent.fetch(`${server.url}/articles/withdraw-chain-2`, asBot)).status).toBe(200);
+      expect(agent.channels()).toEqual([expect.objectContaining({ channelId, charged: 2n * PRICE })]);
+      expect(await depositsOf(channelId)).toHaveLength(1);
+    } finally {
+      await otherChain.close();
+    }
+  });
+
   it('asks its refund of the site named, not of one the page redirects to', async () => {
     const { agent, channelId } = await agentThatPaid('refund-redirect', 1);
     const redirector = createServer((request, response) =>

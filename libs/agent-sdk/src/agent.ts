@@ -246,7 +246,7 @@ export interface Agent {
   payments(query?: PageQuery): Promise<AgentPaymentPage>;
   /** The batch-settlement channels this agent opened (in this process). */
   channels(): ChannelSummary[];
-  /** Starts taking back what the vouchers did not spend, on every channel; those channels take no more vouchers. Needs rpcUrl (or a WalletClient) and gas. */
+  /** Starts taking back what the vouchers did not spend, on every channel of the node's chain; those channels take no more vouchers. Needs rpcUrl (or a WalletClient) and gas. */
   initiateWithdraw(): Promise<WithdrawalStep[]>;
   /** Finishes the started withdrawals once each channel's withdrawDelay has passed (throws before). */
   finalizeWithdraw(): Promise<WithdrawalStep[]>;

@@ -25,7 +25,7 @@ export interface WithdrawalStep {
 export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
   const steps: WithdrawalStep[] = [];
-  for (const channel of book.all()) {
+  for (const channel of await onNodesChain(reader, book.all())) {
     const step = await book.exclusive(ChannelBook.keyOf(channel), async () => {
       const escrow = channel.domain.verifyingContract;
       const [{ balance, totalClaimed }, [, initiatedAt]] = await Promise.all([
@@ -73,7 +73,10 @@ export async function finalizeWithdrawals(
 ): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
   const steps: WithdrawalStep[] = [];
-  for (const channel of channels.filter((c) => c.withdrawing)) {
+  for (const channel of await onNodesChain(
+    reader,
+    channels.filter((c) => c.withdrawing),
+  )) {
     const escrow = channel.domain.verifyingContract;
     const [, initiatedAt] = await reader.readContract({
       address: escrow,
@@ -105,6 +108,16 @@ export async function finalizeWithdrawals(
     steps.push({ channelId: channel.channelId, amount: amount.toString(), txHash });
   }
   return steps;
+}
+
+/**
+ * The channels on the chain of the agent's node: another chain's escrow at the same address holds
+ * nothing of a channel, and reading it there would mark the channel withdrawing with nothing started.
+ * An agent whose rpcUrl is that chain's withdraws them.
+ */
+async function onNodesChain(reader: ReturnType<Payer['chain']>['public'], channels: Channel[]): Promise<Channel[]> {
+  const chainId = await reader.getChainId();
+  return channels.filter((channel) => channel.domain.chainId === chainId);
 }
 
 async function confirmed(reader: ReturnType<Payer['chain']>['public'], hash: Hex, what: string) {

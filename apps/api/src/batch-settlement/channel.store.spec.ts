@@ -1,5 +1,7 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
+import { besideHeldChange } from '../../test/held-change';
+import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
 import { ChannelStore } from './channel.store';
 
 /*
@@ -7,6 +9,15 @@ import { ChannelStore } from './channel.store';
  * a channel leaves the claimer's queue only on what the chain said about the charges it still has.
  */
 const hex = (byte: string, bytes: number) => `0x${byte.repeat(bytes)}` as Hex;
+const channelConfig = {
+  payer: hex('01', 20),
+  payerAuthorizer: hex('01', 20),
+  receiver: hex('02', 20),
+  receiverAuthorizer: hex('03', 20),
+  token: hex('04', 20),
+  withdrawDelay: 86_400,
+  salt: hex('00', 32),
+};
 
 describe('ChannelStore.markClaimed', () => {
   let test: TestDatabase;
@@ -20,16 +31,7 @@ describe('ChannelStore.markClaimed', () => {
   /** A channel charged `charged` and not yet claimed, as a voucher leaves it. */
   async function chargedChannel(byte: string, charged: bigint): Promise<string> {
     const channelId = hex(byte, 32);
-    const config = {
-      payer: hex('01', 20),
-      payerAuthorizer: hex('01', 20),
-      receiver: hex('02', 20),
-      receiverAuthorizer: hex('03', 20),
-      token: hex('04', 20),
-      withdrawDelay: 86_400,
-      salt: hex('00', 32),
-    };
-    await store.open({ channelId, chainId: 31337, escrow: hex('05', 20), config }, 0n);
+    await store.open({ channelId, chainId: 31337, escrow: hex('05', 20), config: channelConfig }, 0n);
     await charge(channelId, charged);
     return channelId;
   }
@@ -64,5 +66,81 @@ describe('ChannelStore.markClaimed', () => {
     const behind = await chargedChannel('a4', 20_000n);
     await store.markClaimed(behind, 10_000n);
     expect(await unclaimedSince(behind)).not.toBeNull();
+  });
+});
+
+/*
+ * On PostgreSQL (on either run: a change held open needs a second connection): a voucher's record
+ * holds its site's terms until it commits, so a change of them waits for it, and a record reaching
+ * a change held open waits for it and is then judged by what it left.
+ */
+describe('ChannelStore.recordVoucher beside a change of its site held open', () => {
+  let test: TestDatabase;
+  let store: ChannelStore;
+  let publisherSide: TestDatabase['database'];
+  beforeAll(async () => {
+    test = await createTestDatabase({ postgresUrl: FAULT_TEST_POSTGRES_URL });
+    store = new ChannelStore(test.database);
+    publisherSide = await test.connectAnother();
+  });
+  afterAll(() => test.dispose());
+
+  /** A site taking vouchers, and the record of a voucher for one of its pages on a fresh channel, judged by `terms`. */
+  async function vouchersOnNewSite() {
+    const publisher = await test.database.prisma.publisher.create({
+      data: { email: `${randomUUID()}@example.com`, passwordHash: 'x', apiKeyHash: randomUUID() },
+    });
+    const site = await test.database.prisma.site.create({
+      data: {
+        publisherId: publisher.id,
+        domain: `${randomUUID()}.example.com`,
+        siteTokenHash: randomUUID(),
+        batchSettlement: true,
+      },
+    });
+    const asJudged = { pricingVersion: site.pricingVersion, payoutAddress: publisher.payoutAddress };
+    const record = async (terms = asJudged) => {
+      const channelId = `0x${randomBytes(32).toString('hex')}` as Hex;
+      await store.open({ channelId, chainId: 31337, escrow: hex('05', 20), config: channelConfig }, 0n);
+      const now = new Date();
+      return store.recordVoucher({
+        channelId,
+        expected: 0n,
+        cumulative: 1_000n,
+        signature: hex('5a', 65),
+        refundNonce: 0n,
+        terms,
+        payment: {
+          gateId: randomUUID(),
+          gateIdSha256: 'e'.repeat(64),
+          siteId: site.id,
+          publisherId: publisher.id,
+          url: '/a',
+          payer: channelConfig.payer,
+          amount: 1_000n,
+          tokenKid: 'kid',
+          tokenIssuedAt: now,
+          tokenExpiresAt: new Date(now.getTime() + 60_000),
+          chainId: 31337,
+          asset: channelConfig.token,
+          payTo: channelConfig.receiver,
+          confirmedAt: now,
+        },
+      });
+    };
+    return { site, record };
+  }
+
+  it('waits for a change that turns vouchers off and then records nothing; one of another column waits and records', async () => {
+    const { site, record } = await vouchersOnNewSite();
+    const beside = (change: string, siteId: string) => besideHeldChange(publisherSide, change, [siteId], record);
+    const off = await beside('UPDATE sites SET batch_settlement = false WHERE id = $1::uuid', site.id);
+    expect(off).toEqual({ waited: true, outcome: { status: 'fulfilled', value: 'terms-changed' } });
+    await test.database.sql.query('UPDATE sites SET batch_settlement = true WHERE id = $1::uuid', [site.id]);
+    const renamed = await beside("UPDATE sites SET domain = 'renamed-' || domain WHERE id = $1::uuid", site.id);
+    expect(renamed).toEqual({ waited: true, outcome: { status: 'fulfilled', value: 'recorded' } });
+    const other = await vouchersOnNewSite();
+    const unrelated = await beside('UPDATE sites SET domain = domain WHERE id = $1::uuid', other.site.id);
+    expect(unrelated).toEqual({ waited: false, outcome: { status: 'fulfilled', value: 'recorded' } });
   });
 });

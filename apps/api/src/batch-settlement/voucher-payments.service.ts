@@ -23,6 +23,9 @@ import {
   assertSecretOutlastsSettlement,
   gatePaymentFields,
   isPaymentOfGate,
+  siteGoneAs410,
+  termsKeptChanging,
+  TERMS_ATTEMPTS,
   type Gate,
 } from '../gates/gates.service';
 import type { Payment } from '../generated/prisma/client';
@@ -58,8 +61,6 @@ const DEPOSIT_LEASE_SECONDS = 120;
 /** How long a deposit waits for the payer's one before it (a few blocks), and how often it looks. */
 const DEPOSIT_LEASE_WAIT_MS = 10_000;
 const DEPOSIT_LEASE_POLL_MS = 100;
-/** How many times a voucher is judged and recorded while the site's terms change under it. */
-const TERMS_ATTEMPTS = 3;
 
 const noVouchers = () =>
   new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
@@ -175,92 +176,85 @@ export class VoucherPaymentsService {
           : 'This gate is being settled with another payment',
       );
 
-    await this.pricing.assertOfferStands(site, gate);
-    assertPayeeStands(site, gate);
-    assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
-    if (!(await this.claimer.relayerCanClaimNow()))
-      throw notCharged(
-        'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
-        30,
-      );
+    try {
+      await this.pricing.assertOfferStands(site, gate);
+      assertPayeeStands(site, gate);
+      assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
+      if (!(await this.claimer.relayerCanClaimNow()))
+        throw notCharged(
+          'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
+          30,
+        );
 
-    let state = await chainRead;
-    // A recent state takes only what a fresh read would; anything it would refuse is judged on the chain now.
-    if (state === recent && !takesWithoutRead(row, state, voucher.maxClaimableAmount, gate.micros))
-      state = await this.readChannel(batch, channelId);
-    const charged = chargedBase(row, state);
-    if (voucher.maxClaimableAmount !== charged + gate.micros)
-      throw correction(channelId, charged, row, state, charged + gate.micros, voucher.maxClaimableAmount);
+      let state = await chainRead;
+      // A recent state takes only what a fresh read would; anything it would refuse is judged on the chain now.
+      if (state === recent && !takesWithoutRead(row, state, voucher.maxClaimableAmount, gate.micros))
+        state = await this.readChannel(batch, channelId);
+      const charged = chargedBase(row, state);
+      if (voucher.maxClaimableAmount !== charged + gate.micros)
+        throw correction(channelId, charged, row, state, charged + gate.micros, voucher.maxClaimableAmount);
 
-    let depositTx: Hash | null = null;
-    if (payment.deposit) {
-      // Judged before anything is sent: the relayer pays the deposit's gas, so a deposit for a
-      // voucher refused anyway, or one smaller than the page it comes with, is never sent.
-      if (voucher.maxClaimableAmount > spendableOf(state) + payment.deposit.amount) {
+      let depositTx: Hash | null = null;
+      if (payment.deposit) {
+        // Judged before anything is sent: the relayer pays the deposit's gas, so a deposit for a
+        // voucher refused anyway, or one smaller than the page it comes with, is never sent.
+        if (voucher.maxClaimableAmount > spendableOf(state) + payment.deposit.amount) {
+          throw new PaymentRejected(
+            BATCH_REASONS.cumulativeExceedsBalance,
+            `The voucher's total ${voucher.maxClaimableAmount} is above what the channel would hold with this deposit; deposit more`,
+          );
+        }
+        if (payment.deposit.amount < gate.micros) {
+          throw new PaymentRejected(
+            BATCH_REASONS.depositPayload,
+            `A deposit must cover at least the page it comes with (${gate.micros} atomic units)`,
+          );
+        }
+        depositTx = await this.deposit(batch, payment, channelId);
+        state = await this.readChannel(batch, channelId);
+      }
+      if (state.balance === 0n)
+        throw new PaymentRejected(
+          BATCH_REASONS.channelNotFound,
+          `The channel holds nothing on chain (a deposit counts once it has ${this.chain.confirmations} confirmation(s)): send a deposit with the voucher`,
+        );
+      const spendable = spendableOf(state);
+      if (voucher.maxClaimableAmount > spendable) {
         throw new PaymentRejected(
           BATCH_REASONS.cumulativeExceedsBalance,
-          `The voucher's total ${voucher.maxClaimableAmount} is above what the channel would hold with this deposit; deposit more`,
+          `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable, deposits counted once they have ${this.chain.confirmations} confirmation(s)); deposit more`,
         );
       }
-      if (payment.deposit.amount < gate.micros) {
-        throw new PaymentRejected(
-          BATCH_REASONS.depositPayload,
-          `A deposit must cover at least the page it comes with (${gate.micros} atomic units)`,
-        );
+      // Judged again just before it is charged, as an authorization is: the checks above may have
+      // waited seconds (RPC calls; a deposit's lease and receipt), while the price rose or vouchers
+      // were turned off, and a payer whose answer was lost sent it again, to be told it was not taken
+      // and to pay anew. A change read here refuses it too (a deposit made stays in the channel); one
+      // made after it, before the voucher is recorded, makes the record refuse it, and it is judged again.
+      for (let attempt = 1; ; attempt++) {
+        const terms = await this.termsNow(gate);
+        const recorded = await this.record(gate, terms, payment, channelId, { row, charged }, state, depositTx);
+        if (recorded) return recorded;
+        if (attempt === TERMS_ATTEMPTS) throw termsKeptChanging();
       }
-      depositTx = await this.deposit(batch, payment, channelId);
-      state = await this.readChannel(batch, channelId);
-    }
-    if (state.balance === 0n)
-      throw new PaymentRejected(
-        BATCH_REASONS.channelNotFound,
-        `The channel holds nothing on chain (a deposit counts once it has ${this.chain.confirmations} confirmation(s)): send a deposit with the voucher`,
-      );
-    const spendable = spendableOf(state);
-    if (voucher.maxClaimableAmount > spendable) {
-      throw new PaymentRejected(
-        BATCH_REASONS.cumulativeExceedsBalance,
-        `The voucher's total ${voucher.maxClaimableAmount} is above what the channel holds (${spendable} spendable, deposits counted once they have ${this.chain.confirmations} confirmation(s)); deposit more`,
-      );
-    }
-    // Judged again just before it is charged, as an authorization is: the checks above may have
-    // waited seconds (RPC calls; a deposit's lease and receipt), while the price rose or vouchers
-    // were turned off, and a payer whose answer was lost sent it again, to be told it was not taken
-    // and to pay anew. A change read here refuses it too (a deposit made stays in the channel); one
-    // made after it, before the voucher is recorded, makes the record refuse it, and it is judged again.
-    for (let attempt = 1; ; attempt++) {
-      const now = await this.termsNow(gate, channelId, voucher.maxClaimableAmount);
-      if ('answer' in now) return now.answer;
-      const recorded = await this.record(gate, now.terms, payment, channelId, { row, charged }, state, depositTx);
-      if (recorded) return recorded;
-      if (attempt === TERMS_ATTEMPTS)
-        throw conflict(
-          'The site’s terms kept changing while this voucher was recorded; nothing was charged: send it again',
-        );
+    } catch (error) {
+      // Refused after the channel's record was read (this voucher not taken then): its twin (the
+      // same voucher sent again at once, a front's retry) may have taken it since. Its answer then,
+      // as the twin got it: a payer told "refused" would pay anew for a page it paid.
+      const { taken } = await this.store
+        .voucherRecord(channelId, voucher.maxClaimableAmount)
+        .catch(() => ({ taken: null }));
+      if (taken && isPaymentOfGate(taken, gate)) return this.answerFor(taken, gate, channelId);
+      throw error;
     }
   }
 
-  /**
-   * The site's terms as they are now, judged again for this gate. Refused, the voucher may have been
-   * taken meanwhile by its twin (the same voucher sent again at once: a front's retry) after it read
-   * the channel: that payment's answer, as the twin got it.
-   */
-  private async termsNow(
-    gate: Gate,
-    channelId: Hex,
-    cumulative: bigint,
-  ): Promise<{ terms: SitePaymentTerms } | { answer: { kind: 'paid'; body: PaidView } }> {
-    try {
-      const now = await this.offerCheckFields(gate.siteId);
-      if (!now.batchSettlement) throw noVouchers();
-      await this.pricing.assertOfferStands(now, gate);
-      assertPayeeStands(now, gate);
-      return { terms: now };
-    } catch (error) {
-      const { taken } = await this.store.voucherRecord(channelId, cumulative);
-      if (taken && isPaymentOfGate(taken, gate)) return { answer: await this.answerFor(taken, gate, channelId) };
-      throw error;
-    }
+  /** The site's terms as they are now, judged again for this gate. */
+  private async termsNow(gate: Gate): Promise<SitePaymentTerms> {
+    const now = await this.offerCheckFields(gate.siteId);
+    if (!now.batchSettlement) throw noVouchers();
+    await this.pricing.assertOfferStands(now, gate);
+    assertPayeeStands(now, gate);
+    return now;
   }
 
   /**
@@ -515,12 +509,14 @@ export class VoucherPaymentsService {
       deposit_tx_hash: null,
       deposit_amount: null,
     };
-    const token = await this.tokens.reissue(
-      { gateId: taken.gateId, siteId: taken.siteId, url: taken.url },
-      taken.tokenKid,
-      taken.tokenIssuedAt,
-      taken.tokenExpiresAt,
-    );
+    const token = await this.tokens
+      .reissue(
+        { gateId: taken.gateId, siteId: taken.siteId, url: taken.url },
+        taken.tokenKid,
+        taken.tokenIssuedAt,
+        taken.tokenExpiresAt,
+      )
+      .catch(siteGoneAs410);
     return { kind: 'paid', body: this.paidView(taken, gate.id, paid, token) };
   }
 

@@ -14,6 +14,7 @@ import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createWalletClient, http, zeroAddress } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
+import { pausedAt } from '../../test/pause-at';
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore } from './channel.store';
@@ -255,48 +256,54 @@ describe('voucher payments', () => {
   });
 
   /**
-   * Runs `during` inside the first verify of `payment` for `offer`, when `hook` of `service` is
-   * first called (the verify waits for it), and returns that verify's answer.
+   * A voucher sent twice at once: its first copy has read the channel's record (nothing taken yet)
+   * and waits before its last check of the terms while its twin (a front's retry) is charged, then
+   * the publisher makes `change`. Both answers, and what the channel was charged.
    */
-  async function verifiedAround(
-    offer: BatchOffer,
-    payment: unknown,
-    service: object,
-    hook: string,
-    during: () => Promise<void>,
+  async function twinThen(
+    path: string,
+    change: (own: Awaited<ReturnType<typeof batchSettlementSite>>) => Promise<{ status: number }>,
   ) {
-    const target = service as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const original = target[hook];
-    const spy = jest.spyOn(target, hook).mockImplementationOnce(async (...args) => {
-      await during();
-      return original.apply(service, args);
-    });
-    try {
-      return await verify(offer, payment);
-    } finally {
-      spy.mockRestore();
-    }
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, `${path}-before`);
+    const offer = await gateOf(path);
+    const payment = await channel.payment(offer, 2n * PRICE);
+    let twin!: Awaited<ReturnType<typeof verify>>;
+    const first = await pausedAt(
+      app.app.get(PricingService),
+      'assertOfferStands',
+      async () => {
+        twin = await verify(offer, payment);
+        expect((await change(own)).status).toBeLessThan(300);
+      },
+      () => verify(offer, payment),
+    );
+    const charged = (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!
+      .charged;
+    return { twin, first, charged };
   }
 
   it('answers a voucher as taken when its twin, sent at once, was charged and vouchers turned off before its own last check', async () => {
-    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/twin-before');
-    const offer = await gateOf('/article/twin');
-    const payment = await channel.payment(offer, 2n * PRICE);
-    let twin!: Awaited<ReturnType<typeof verify>>;
-    // The first copy has read the channel's record (nothing taken yet) and waits before its last
-    // check of the terms; its twin (a front's retry) is charged, then the publisher turns vouchers off.
-    const first = await verifiedAround(offer, payment, app.app.get(PricingService), 'assertOfferStands', async () => {
-      twin = await verify(offer, payment);
-      const off = await app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
+    const { twin, first, charged } = await twinThen('/article/twin', (own) =>
+      app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
         body: { batch_settlement: false },
         headers: own.publisher.auth,
-      });
-      expect(off.status).toBe(200);
-    });
+      }),
+    );
     expect([twin.status, first.status, first.body.access_token]).toEqual([200, 200, twin.body.access_token]);
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(2n * PRICE);
+    expect(charged).toBe(2n * PRICE);
+  });
+
+  it('answers 410 for a voucher its twin was charged for when the site was deleted before its own last check', async () => {
+    const { twin, first, charged } = await twinThen('/article/gone', (own) =>
+      app.call('DELETE', `/v1/sites/${own.site.siteId}`, { headers: own.publisher.auth }),
+    );
+    // Paid, and told so: the payment stands, but no token can be signed without the site's secret.
+    expect([twin.status, first.status, first.body.detail]).toEqual([
+      200,
+      410,
+      expect.stringMatching(/site was deleted/),
+    ]);
+    expect(charged).toBe(2n * PRICE);
   });
 
   it('takes no voucher whose terms changed after their last check, as its resend meanwhile was told: vouchers turned off, the price raised', async () => {
@@ -326,10 +333,15 @@ describe('voucher payments', () => {
       let resent!: Awaited<ReturnType<typeof verify>>;
       // The first copy passed its last check and is being recorded; the publisher changes the
       // terms, and the payer's resend (its answer lost) is told the voucher was not taken.
-      const first = await verifiedAround(offer, payment, app.app.get(AccessTokenService), 'issue', async () => {
-        expect((await terms(change, change.body)).status).toBe(200);
-        resent = await verify(offer, payment);
-      });
+      const first = await pausedAt(
+        app.app.get(AccessTokenService),
+        'issue',
+        async () => {
+          expect((await terms(change, change.body)).status).toBe(200);
+          resent = await verify(offer, payment);
+        },
+        () => verify(offer, payment),
+      );
       expect(resent.status).not.toBe(200);
       expect([first.status, first.body.reason, first.body.access_token]).toEqual([
         resent.status,

@@ -28,7 +28,7 @@ import type { Payment } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
 import { PaymentStore } from '../payments/payment.store';
-import { SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
+import { NoCurrentSecret, SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
 import { GateCounterService } from './gate-counter.service';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
@@ -76,6 +76,25 @@ export function assertPayeeStands(site: { payoutAddress: string | null }, gate: 
     throw conflict(
       'This gate pays a payout address its publisher has since replaced; nothing was charged. Ask for a fresh gate',
     );
+}
+
+/**
+ * How many times a payment is judged and recorded while its site's terms change under it: each
+ * record holds the terms it was judged by, and refuses (writing nothing) when they changed since.
+ */
+export const TERMS_ATTEMPTS = 3;
+
+/** 409 for a payment whose site's terms changed under each of its TERMS_ATTEMPTS records: nothing was charged. */
+export const termsKeptChanging = () =>
+  conflict('The site’s terms kept changing while this payment was recorded; nothing was charged: send it again');
+
+/** 410 for a payment whose site was deleted since it was paid: its token cannot be issued, the payment stands. */
+export const paidSiteGone = () =>
+  new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');
+
+/** A token's (re)issue failed for want of its site's secret: the site was deleted (410); any other failure as it was. */
+export function siteGoneAs410(error: unknown): never {
+  throw error instanceof NoCurrentSecret ? paidSiteGone() : error;
 }
 
 /** Whether `payTo` is still the site's publisher's payout address (a site gone pays nobody). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { PaymentStore } from './payment.store';
+import { besideHeldChange } from '../../test/held-change';
+import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
+import { PaymentStore, PaymentTermsChanged } from './payment.store';
 
 /*
  * PaymentStore's reads and writes on the run's database (PGlite, or PostgreSQL with DATABASE_URL):
@@ -12,39 +13,50 @@ const ASSET = hex('aa', 20);
 const PAYER = hex('bb', 20);
 const TX = hex('cc', 32);
 
+/** A publisher's site and a claim of an authorization of `payer` for it, judged by `terms` (default: the site's). */
+async function claimsOnNewSite(database: TestDatabase['database'], store: PaymentStore) {
+  const publisher = await database.prisma.publisher.create({
+    data: { email: `store-${randomUUID()}@example.com`, passwordHash: 'x', apiKeyHash: randomUUID() },
+  });
+  const site = await database.prisma.site.create({
+    data: { publisherId: publisher.id, domain: `${randomUUID()}.example.com`, siteTokenHash: randomUUID() },
+  });
+  const asJudged = { pricingVersion: site.pricingVersion, payoutAddress: publisher.payoutAddress };
+  const claim = (nonce: string, payer = PAYER, terms = asJudged) =>
+    store.claimInPayerTurn(
+      {
+        gateId: randomUUID(),
+        siteId: site.id,
+        publisherId: site.publisherId,
+        url: '/a',
+        chainId: 31337,
+        asset: ASSET,
+        payer,
+        payTo: hex('dd', 20),
+        amount: 1_000n,
+        status: 'submitting',
+        nonce,
+        authorization: { from: PAYER, value: '1000' },
+        paymentIdentifier: null,
+        paymentFingerprint: null,
+      },
+      terms,
+    );
+  return { site, asJudged, claim };
+}
+
 describe('PaymentStore', () => {
   let test: TestDatabase;
   let store: PaymentStore;
-  let site: { id: string; publisherId: string };
+  let onSite: Awaited<ReturnType<typeof claimsOnNewSite>>;
   beforeAll(async () => {
     test = await createTestDatabase();
     store = new PaymentStore(test.database);
-    const publisher = await test.database.prisma.publisher.create({
-      data: { email: 'store@example.com', passwordHash: 'x', apiKeyHash: 'c'.repeat(64) },
-    });
-    site = await test.database.prisma.site.create({
-      data: { publisherId: publisher.id, domain: 'store.example.com', siteTokenHash: 'd'.repeat(64) },
-    });
+    onSite = await claimsOnNewSite(test.database, store);
   });
   afterAll(() => test.dispose());
 
-  const claim = (nonce: string, payer = PAYER) =>
-    store.claimInPayerTurn({
-      gateId: randomUUID(),
-      siteId: site.id,
-      publisherId: site.publisherId,
-      url: '/a',
-      chainId: 31337,
-      asset: ASSET,
-      payer,
-      payTo: hex('dd', 20),
-      amount: 1_000n,
-      status: 'submitting',
-      nonce,
-      authorization: { from: PAYER, value: '1000' },
-      paymentIdentifier: null,
-      paymentFingerprint: null,
-    });
+  const claim = (nonce: string, payer = PAYER) => onSite.claim(nonce, payer);
   const viaPrisma = (id: string) => test.database.prisma.payment.findUnique({ where: { id } });
 
   it('reads a payment by gate, id and nonce as Prisma does, through submitting, submitted and confirmed', async () => {
@@ -192,8 +204,8 @@ describe('PaymentStore', () => {
 
     const transferRow = {
       gateId: randomUUID(),
-      siteId: site.id,
-      publisherId: site.publisherId,
+      siteId: onSite.site.id,
+      publisherId: onSite.site.publisherId,
       url: '/t',
       method: 'transfer',
       status: 'submitted',
@@ -207,7 +219,7 @@ describe('PaymentStore', () => {
       paymentIdentifier: 'pay_0123456789abcdef',
     } as const;
     const transfer = await store.claimTransfer(transferRow);
-    const key = { siteId: site.id, payer: PAYER, paymentIdentifier: 'pay_0123456789abcdef' };
+    const key = { siteId: onSite.site.id, payer: PAYER, paymentIdentifier: 'pay_0123456789abcdef' };
     expect(await store.byIdentifier(key)).toEqual(transfer);
     expect(await store.byIdentifier({ ...key, payer: hex('b3', 20) })).toBeNull();
     // One transfer pays one gate.
@@ -291,9 +303,70 @@ describe('PaymentStore', () => {
     await expect(store.markSubmitted(randomUUID(), TX)).rejects.toThrow(/is gone/);
   });
 
+  it('writes no claim judged by other terms than its site’s now: a prices’ version or payout address since changed', async () => {
+    const { asJudged } = onSite;
+    const changed = [
+      { ...asJudged, pricingVersion: asJudged.pricingVersion + 1 },
+      { ...asJudged, payoutAddress: hex('ee', 20) },
+    ];
+    for (const [index, terms] of changed.entries()) {
+      const nonce = hex(`e${index}`, 32);
+      await expect(onSite.claim(nonce, PAYER, terms)).rejects.toBeInstanceOf(PaymentTermsChanged);
+      expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce })).toBeNull();
+    }
+  });
+
   it('answers null for what is not there', async () => {
     expect(await store.byId(randomUUID())).toBeNull();
     expect(await store.byGate(randomUUID())).toBeNull();
     expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: hex('ff', 32) })).toBeNull();
+  });
+});
+
+/*
+ * On PostgreSQL (on either run: a change held open needs a second connection, which PGlite does not
+ * have): a claim holds its site's terms until it commits, so a change of them waits for the claim,
+ * and a claim reaching a change held open waits for it and is then judged by what it left.
+ */
+describe('PaymentStore claims beside a change of their site held open', () => {
+  let test: TestDatabase;
+  let store: PaymentStore;
+  let publisherSide: TestDatabase['database'];
+  beforeAll(async () => {
+    test = await createTestDatabase({ postgresUrl: FAULT_TEST_POSTGRES_URL });
+    store = new PaymentStore(test.database);
+    publisherSide = await test.connectAnother();
+  });
+  afterAll(() => test.dispose());
+
+  /** The claim's outcome beside `change` of `siteId` held open, and whether it waited for it. */
+  async function claimBeside(change: string, siteId: string, claim: () => Promise<unknown>) {
+    const { waited, outcome } = await besideHeldChange(publisherSide, change, [siteId], claim);
+    if (outcome.status === 'fulfilled') return { waited, outcome: 'written' };
+    return { waited, outcome: outcome.reason instanceof PaymentTermsChanged ? 'terms-changed' : outcome.reason };
+  }
+
+  it('waits for a change of its prices and then writes nothing; one of another column waits and is written', async () => {
+    const { site, claim } = await claimsOnNewSite(test.database, store);
+    const nonce = (byte: string) => hex(byte, 32);
+    const raise = 'UPDATE sites SET pricing_version = pricing_version + 1 WHERE id = $1::uuid';
+    expect(await claimBeside(raise, site.id, () => claim(nonce('f1')))).toEqual({
+      waited: true,
+      outcome: 'terms-changed',
+    });
+    expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: nonce('f1') })).toBeNull();
+    const rename = "UPDATE sites SET domain = 'renamed-' || domain WHERE id = $1::uuid";
+    const judgedNow = () => test.database.prisma.site.findUniqueOrThrow({ where: { id: site.id } });
+    const terms = { pricingVersion: (await judgedNow()).pricingVersion, payoutAddress: null };
+    expect(await claimBeside(rename, site.id, () => claim(nonce('f2'), PAYER, terms))).toEqual({
+      waited: true,
+      outcome: 'written',
+    });
+    const other = await claimsOnNewSite(test.database, store);
+    const unrelated = 'UPDATE sites SET domain = domain WHERE id = $1::uuid';
+    expect(await claimBeside(unrelated, other.site.id, () => claim(nonce('f3'), PAYER, terms))).toEqual({
+      waited: false,
+      outcome: 'written',
+    });
   });
 });

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { Payment, Prisma } from '../generated/prisma/client';
+import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 
 /** A claim of the same payer written before this one and not yet settled when this one was written. */
 export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
@@ -23,6 +24,16 @@ export const PAYER_TURN_WAIT_MS = 3_000;
 export class PayerTurnBusy extends Error {
   constructor() {
     super('the payer’s turn was held too long by another claim');
+  }
+}
+
+/**
+ * The site's terms the claim was judged by changed before it was written, or were being changed
+ * for longer than PAYER_TURN_WAIT_MS: nothing was written, and the payment is judged again.
+ */
+export class PaymentTermsChanged extends Error {
+  constructor() {
+    super('the site’s terms changed while the claim was written');
   }
 }
 
@@ -67,8 +78,15 @@ export class PaymentStore {
    * creation time instead, a claim created first but committed last missed the other, which saw it
    * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
    * A unique violation (the gate, the nonce or the payment-identifier taken) rolls it all back.
+   * The site's terms the claim was judged by (`terms`: its prices' version, its publisher's payout
+   * address) must be the site's still, read under a share lock held to the commit, else nothing is
+   * written (PaymentTermsChanged): a publisher's change waits for the claim, so a resend that reads
+   * the change finds this claim, and a claim written never contradicts what a resend was told.
    */
-  claimInPayerTurn(claim: AuthorizationClaim): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
+  claimInPayerTurn(
+    claim: AuthorizationClaim,
+    terms: Pick<SitePaymentTerms, 'pricingVersion' | 'payoutAddress'>,
+  ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
     return this.db.sql.transaction(async (tx) => {
       await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
       await tx
@@ -79,6 +97,17 @@ export class PaymentStore {
         .catch((error: { code?: string }) => {
           throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
         });
+      const standing = await tx
+        .query(
+          `SELECT s.id FROM sites s JOIN publishers p ON p.id = s.publisher_id
+            WHERE s.id = $1::uuid AND s.pricing_version = $2::int AND p.payout_address::text IS NOT DISTINCT FROM $3::text
+              FOR SHARE OF s, p`,
+          [claim.siteId, terms.pricingVersion, terms.payoutAddress],
+        )
+        .catch((error: { code?: string }) => {
+          throw error?.code === LOCK_NOT_AVAILABLE ? new PaymentTermsChanged() : error;
+        });
+      if (standing.length === 0) throw new PaymentTermsChanged();
       const ahead = await tx.query<{ amount: string | bigint; nonce: string | null }>(
         `SELECT amount, nonce FROM payments
           WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`,

@@ -18,12 +18,16 @@ import {
   assertSecretOutlastsSettlement,
   gatePaymentFields,
   isPaymentOfGate,
+  paidSiteGone,
+  siteGoneAs410,
   GatesService,
   GATE_NOT_FOUND,
+  termsKeptChanging,
+  TERMS_ATTEMPTS,
   type Gate,
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
-import { ApiError, conflict, notCharged, notFound } from '../http/api-error';
+import { conflict, notCharged, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -43,7 +47,7 @@ import { RelayRefusalsStore } from './relay-refusals.store';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
 import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
-import { PaymentStore, PayerTurnBusy, type ClaimAhead } from './payment.store';
+import { PaymentStore, PayerTurnBusy, PaymentTermsChanged, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
@@ -131,7 +135,8 @@ export class PaymentsService {
     // The authorization first: once settled it is public (the transaction's calldata), and whoever
     // posts it must get the same answer whatever id it names, or the answers would tell which id
     // its payer used. The id then speaks only for an authorization not taken yet.
-    const existing = await this.store.byNonce({ chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce });
+    const nonceKey = { chainId: gate.chainId, asset: gate.asset, payer, nonce: auth.nonce };
+    const existing = await this.store.byNonce(nonceKey);
     if (existing) return this.outcomeOf(existing, gate);
     if (identifier) {
       const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
@@ -142,34 +147,45 @@ export class PaymentsService {
         X402_REASONS.invalid_payload,
         'No payment of this gate with this authorization is recorded, and recorded_only starts none; nothing was charged',
       );
-    assertPayable(gatePayment);
+    let claim: Awaited<ReturnType<PaymentsService['claim']>>;
+    let prepared: ReturnType<typeof prepareSettlement> | undefined; // set when claimed
+    try {
+      assertPayable(gatePayment);
 
-    checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
-    const refused = this.relayRefusals.isRefused(gate.chainId, payer);
-    refused.catch(() => undefined); // awaited below, after the simulation it runs beside
-    // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
-    // settlement. Recovering it here too cost more CPU than any other step of a payment.
-    await simulateSettlement(this.chain, auth);
-    if (await refused)
-      throw new PaymentRejected(
-        RELAY_REASONS.refused,
-        'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
-      );
-    // Gas and fees are estimated while the claim is written and the balance read, and used only if
-    // both let the settlement go. An estimate that failed meanwhile is made again when sending, as
-    // it always was, so its failure is judged there and then.
-    const prepared = prepareSettlement(this.chain, auth);
-    prepared.catch(() => undefined);
+      checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
+      const refused = this.relayRefusals.isRefused(gate.chainId, payer);
+      refused.catch(() => undefined); // awaited below, after the simulation it runs beside
+      // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
+      // settlement. Recovering it here too cost more CPU than any other step of a payment.
+      await simulateSettlement(this.chain, auth);
+      if (await refused)
+        throw new PaymentRejected(
+          RELAY_REASONS.refused,
+          'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
+        );
+      // Gas and fees are estimated while the claim is written and the balance read, and used only if
+      // both let the settlement go. An estimate that failed meanwhile is made again when sending, as
+      // it always was, so its failure is judged there and then.
+      prepared = prepareSettlement(this.chain, auth);
+      prepared.catch(() => undefined);
 
-    const claim = await this.claim(gate, {
-      method: 'authorization',
-      status: 'submitting',
-      payer,
-      nonce: auth.nonce,
-      authorization: serializeAuthorization(auth),
-      paymentIdentifier: identifier?.id ?? null,
-      paymentFingerprint: identifier?.fingerprint ?? null,
-    });
+      claim = await this.claim(gate, {
+        method: 'authorization',
+        status: 'submitting',
+        payer,
+        nonce: auth.nonce,
+        authorization: serializeAuthorization(auth),
+        paymentIdentifier: identifier?.id ?? null,
+        paymentFingerprint: identifier?.fingerprint ?? null,
+      });
+    } catch (error) {
+      // Refused after the authorization was read as not taken (above): its twin (the same
+      // authorization sent again at once, a front's retry) may have taken it since. Its answer then,
+      // as the twin got it: a payer told "refused" would pay anew for a page it paid.
+      const twin = await this.store.byNonce(nonceKey).catch(() => null);
+      if (!twin || !isPaymentOfGate(twin, gate)) throw error;
+      claim = { kind: 'taken', payment: twin };
+    }
     if (claim.kind === 'taken')
       return identifier
         ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth)
@@ -200,7 +216,7 @@ export class PaymentsService {
     // reconciler may have taken it first, while this request waited for its turn or its nonce.
     let recorded: Hash | null = null;
     try {
-      const call = await prepared.catch(() => prepareSettlement(this.chain, auth));
+      const call = await prepared!.catch(() => prepareSettlement(this.chain, auth));
       hash = await broadcastFromRelayer(this.chain, call, async (signed) => {
         if (!(await this.store.takeForBroadcast(claim.payment.id, recorded, signed))) throw new ClaimTaken();
         recorded = signed;
@@ -408,28 +424,12 @@ export class PaymentsService {
   ): Promise<{ kind: 'claimed'; payment: Payment; ahead: ClaimAhead[] } | { kind: 'taken'; payment: Payment }> {
     // A transfer's gate was judged by the block its transfer was mined in (checkTransfer).
     if (data.method !== 'transfer' && !(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
-    const site = await this.sites.get(gate.siteId);
-    if (!site) throw notFound(GATE_NOT_FOUND);
-    // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
-    if (data.method === 'authorization') {
-      await this.pricing.assertOfferStands(site, gate);
-      assertPayeeStands(site, gate);
-      assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
-    }
-    const row: Prisma.PaymentUncheckedCreateInput = { ...data, ...gatePaymentFields(gate, site.publisherId) };
     try {
-      if (row.method === 'authorization')
-        return {
-          kind: 'claimed',
-          ...(await this.store.claimInPayerTurn(row).catch((error: unknown) => {
-            if (error instanceof PayerTurnBusy)
-              throw notCharged(
-                'Another payment of this payer is being recorded; nothing was charged: retry shortly',
-                1,
-              );
-            throw error;
-          })),
-        };
+      // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
+      if (data.method === 'authorization') return { kind: 'claimed', ...(await this.claimAsTermsStand(gate, data)) };
+      const site = await this.sites.get(gate.siteId);
+      if (!site) throw notFound(GATE_NOT_FOUND);
+      const row = { ...data, ...gatePaymentFields(gate, site.publisherId) };
       return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [] };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -455,6 +455,32 @@ export class PaymentsService {
     if (sameId) return { kind: 'taken', payment: sameId };
     assertPayable(await this.store.byGate(gate.ref));
     throw conflict('The gate changed while this payment was checked; try again');
+  }
+
+  /**
+   * An authorization's claim, judged by the site's terms as they are now and written only while
+   * they still are (the claim holds them until it commits): a change between the two, made as a
+   * resend of this payment was refused by it, judges the payment again (TERMS_ATTEMPTS).
+   */
+  private async claimAsTermsStand(
+    gate: Gate,
+    data: Parameters<PaymentsService['claim']>[1],
+  ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
+    for (let attempt = 1; ; attempt++) {
+      const site = await this.sites.get(gate.siteId);
+      if (!site) throw notFound(GATE_NOT_FOUND);
+      await this.pricing.assertOfferStands(site, gate);
+      assertPayeeStands(site, gate);
+      assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
+      try {
+        return await this.store.claimInPayerTurn({ ...data, ...gatePaymentFields(gate, site.publisherId) }, site);
+      } catch (error) {
+        if (error instanceof PayerTurnBusy)
+          throw notCharged('Another payment of this payer is being recorded; nothing was charged: retry shortly', 1);
+        if (!(error instanceof PaymentTermsChanged)) throw error;
+        if (attempt === TERMS_ATTEMPTS) throw termsKeptChanging();
+      }
+    }
   }
 
   /**
@@ -590,11 +616,14 @@ export class PaymentsService {
    */
   private async paidView(payment: Payment, gateId: string, issued?: IssuedToken | null): Promise<PaidView> {
     if (!payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
-      throw new ApiError(410, 'This payment settled, but its site was deleted, so no access token can be issued');
+      throw paidSiteGone();
     }
     const grant = { gateId: payment.gateId, siteId: payment.siteId, url: payment.url };
     const token =
-      issued ?? (await this.tokens.reissue(grant, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt));
+      issued ??
+      (await this.tokens
+        .reissue(grant, payment.tokenKid, payment.tokenIssuedAt, payment.tokenExpiresAt)
+        .catch(siteGoneAs410));
     return {
       status: 'paid',
       access_token: token.token,

@@ -45,7 +45,10 @@ import {
   transfersTo,
   usdcBalance,
 } from '../../test/test-agent';
+import { pausedAt } from '../../test/pause-at';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { PaymentStore } from './payment.store';
+import { RelayRefusalsStore } from './relay-refusals.store';
 
 describe('paying a gate', () => {
   let app: TestApp;
@@ -741,6 +744,69 @@ describe('paying a gate', () => {
     expect((await setPayout(null)).status).toBe(200);
     expect((await verify(another.id, { payment: await signPayment(app, agent, another) })).status).toBe(409);
     expect(await transfersTo(app, replaced)).toHaveLength(1);
+  });
+
+  /**
+   * An authorization for a gate of `path` (a /rising/* page at 0.001, offered in an earlier second
+   * than any price change after it), its first copy paused at `method` of `service` while `during`
+   * runs (its twin sent, a price change): that copy's answer, and the transfers to payTo it made.
+   */
+  async function firstCopyPausedAt(
+    path: string,
+    [service, method]: [object, string],
+    during: (sides: {
+      sendAgain: () => ReturnType<typeof verify>;
+      setPrice: (price: string) => ReturnType<typeof verify>;
+    }) => Promise<void>,
+  ) {
+    const priced = await pricedSite(app, payee);
+    const setPrice = (price: string) =>
+      app.call('PUT', `/v1/sites/${priced.site.siteId}/pricing`, {
+        body: { default_price_usd: '0.001', rules: [{ path: '/rising/*', price_usd: price }] },
+        headers: priced.publisher.auth,
+      });
+    expect((await setPrice('0.001')).status).toBe(200);
+    const gate = await openGate(app, priced.site, path);
+    // Gates state whole seconds: a change is judged against the offers of the seconds before it.
+    await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+    const payment = await signPayment(app, agent, gate);
+    const sendAgain = () => verify(gate.id, { payment });
+    const transfers = (await transfersTo(app, payTo)).length;
+    const first = await pausedAt(service, method, () => during({ sendAgain, setPrice }), sendAgain);
+    return { first, transfersMade: (await transfersTo(app, payTo)).length - transfers };
+  }
+
+  it('answers an authorization as its twin was answered when the twin, sent at once, was charged and the price rose before its own checks', async () => {
+    let twin!: Awaited<ReturnType<typeof verify>>;
+    // The first copy has read the authorization as not taken and waits before its checks; its twin
+    // (a front's retry) is settled, then the publisher raises the price.
+    const { first, transfersMade } = await firstCopyPausedAt(
+      '/rising/twin',
+      [app.app.get(RelayRefusalsStore), 'isRefused'],
+      async ({ sendAgain, setPrice }) => {
+        twin = await sendAgain();
+        expect((await setPrice('0.5')).status).toBe(200);
+      },
+    );
+    expect([twin.status, first.status, first.body.access_token]).toEqual([200, 200, twin.body.access_token]);
+    expect(transfersMade).toBe(1);
+  });
+
+  it('takes no authorization whose price rose after its check, as its resend meanwhile was told', async () => {
+    let resent!: Awaited<ReturnType<typeof verify>>;
+    // The first copy passed its check and is being claimed; the publisher raises the price, and the
+    // payer's resend (its answer lost) is told the authorization was not taken.
+    const { first, transfersMade } = await firstCopyPausedAt(
+      '/rising/resent',
+      [app.app.get(PaymentStore), 'claimInPayerTurn'],
+      async ({ sendAgain, setPrice }) => {
+        expect((await setPrice('0.5')).status).toBe(200);
+        resent = await sendAgain();
+      },
+    );
+    expect(resent.status).toBe(409);
+    expect([first.status, first.body.detail]).toEqual([resent.status, resent.body.detail]);
+    expect(transfersMade).toBe(0);
   });
 
   it('limits verify to 50 a minute per gate, with Retry-After', async () => {

@@ -99,3 +99,37 @@ describe('createApiClient: answers that are not the API’s', () => {
     await expect(client().siwx({ proof: 'p', url: '/a' })).resolves.toBeNull();
   });
 });
+
+describe('createApiClient: the Retry-After of a settlement still pending', () => {
+  let retryAfter: string | undefined;
+  let api: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    api = await listen((_request, response) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+      const body = { status: 'settlement_pending', gate_id: 'gate', tx_hash: null, detail: 'sent' };
+      response.writeHead(202, headers).end(JSON.stringify(body));
+    });
+  });
+  afterAll(() => new Promise((resolve) => api.server.close(resolve)));
+  const pendingFor = async (header: string | undefined) => {
+    retryAfter = header;
+    const client = createApiClient({ apiUrl: api.url, siteToken: 'cgst_secret', timeoutMs: 2000 });
+    return client.verify('gate', { x402Version: 2 }, 2000);
+  };
+
+  it('reads it as RFC 9110 does (seconds, or an HTTP-date), as core’s parseRetryAfter', async () => {
+    await expect(pendingFor('7')).resolves.toEqual({ kind: 'pending', retryAfterSeconds: 7 });
+    const inAMinute = new Date(Date.now() + 60_000).toUTCString();
+    const answer = await pendingFor(inAMinute);
+    expect(answer.kind === 'pending' && answer.retryAfterSeconds).toBeGreaterThanOrEqual(58);
+    expect(answer.kind === 'pending' && answer.retryAfterSeconds).toBeLessThanOrEqual(60);
+  });
+
+  it.each([undefined, '0', '-5', '1.5', 'soon', new Date(Date.now() - 60_000).toUTCString(), '9'.repeat(20)])(
+    'asks for a few seconds when it is %p (absent, now, unreadable or past any wait)',
+    async (header) => {
+      await expect(pendingFor(header)).resolves.toEqual({ kind: 'pending', retryAfterSeconds: 5 });
+    },
+  );
+});

@@ -24,6 +24,7 @@ import {
   DeadlineError,
   isLoopbackHost,
   literalRedactor,
+  parseRetryAfter,
   withinDeadline,
 } from '@crawlgate/core';
 import {
@@ -243,9 +244,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
 }
 
+/** The API's Retry-After; a few seconds when it says none, now, or more than a number can hold. */
 function retryAfter(headers: Headers): number {
-  const seconds = Number(headers.get('retry-after'));
-  return Number.isSafeInteger(seconds) && seconds > 0 ? seconds : 5;
+  const seconds = parseRetryAfter(headers.get('retry-after'));
+  return seconds !== undefined && Number.isSafeInteger(seconds) && seconds > 0 ? seconds : 5;
 }
 
 /** `redactToken`: blanks the site token in the detail before it is cut, or an echo of it cut short would escape redaction. */

@@ -261,8 +261,9 @@ export interface Agent {
   /**
    * Ends the reservations of authorizations sites refused, and of deposits whose answer never came,
    * once each has expired by the chain's clock: freed when unused (such a deposit then leaves its
-   * channel's count), spent when a site settled it anyway. Runs by itself after each one's
-   * validBefore; needs rpcUrl (or a WalletClient), else they stay reserved.
+   * channel's count), spent when a site settled it anyway. Exact payments whose answer never came,
+   * counted as spent, get their price back (freed) when the chain shows them unused. Runs by itself
+   * after each one's validBefore; needs rpcUrl (or a WalletClient), else they stay as they are.
    */
   settleRefused(): Promise<HeldOutcome>;
   /**
@@ -714,7 +715,23 @@ export function createAgent(options: AgentOptions): Agent {
       return paid;
     } finally {
       if (learned) unconfirmed.forget(page);
+      // Sent, and no answer said whether it was taken: counted as spent, and watched on the chain,
+      // which gives its price back if it was never used, its page asked about again or not.
+      else if (!reported.has(offer)) watchInDoubt(page, doubt);
     }
+  }
+
+  function watchInDoubt(page: string, doubt: UnconfirmedAuthorization): void {
+    const signed = authorizationOf(doubt);
+    if (!signed) return;
+    const watched: HeldAuthorization = {
+      ...signed,
+      onFreed: async () => {
+        if (unconfirmed.get(page) === doubt) unconfirmed.forget(page);
+        await budget.credit(doubt.offer.amount);
+      },
+    };
+    if (held.add(watched)) doubt.watched = watched;
   }
 
   /** The authorization (its header) sent for the page, and what it bought. */
@@ -920,7 +937,9 @@ export function createAgent(options: AgentOptions): Agent {
     const state = authorization ? await chainStateOf(authorization) : 'none';
     if (state === 'unused') {
       unconfirmed.forget(page);
-      await budget.credit(earlier.offer.amount);
+      // Given back once, by whichever of this and its watch learns it first.
+      if (earlier.watched) await held.resolve(earlier.watched, false);
+      else await budget.credit(earlier.offer.amount);
       return undefined;
     }
     // Past its until, without a token: what it bought, if anything, has expired by the longest life

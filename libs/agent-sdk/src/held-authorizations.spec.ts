@@ -69,11 +69,11 @@ describe('heldAuthorizations', () => {
       readContract: async () => used,
     };
     const held = heldAuthorizations(spent as never, () => client as never);
-    expect(held.add({ ...one, onFreed: () => freed.push('unused') })).toBe(true);
+    expect(held.add({ ...one, onFreed: () => void freed.push('unused') })).toBe(true);
     expect(await held.settle()).toEqual({ freed: 1, spent: 0 });
     expect(await held.settle()).toEqual({ freed: 0, spent: 0 });
     used = true;
-    const other = { ...one, reservation: { id: '2', micros: 1000n }, onFreed: () => freed.push('used') };
+    const other = { ...one, reservation: { id: '2', micros: 1000n }, onFreed: () => void freed.push('used') };
     held.add(other);
     expect(await held.settle()).toEqual({ freed: 0, spent: 1 });
     expect(freed).toEqual(['unused']);
@@ -81,6 +81,32 @@ describe('heldAuthorizations', () => {
       [reservation, false],
       [other.reservation, true],
     ]);
+  });
+
+  it('watches one with no reservation (counted as spent): freed, it is told once and waited for; no budget is settled', async () => {
+    const spent = budget();
+    const told: string[] = [];
+    const client = {
+      getChainId: async () => 8453,
+      getBlock: async () => ({ number: 10n, timestamp: 10_000n }),
+      readContract: async () => false,
+    };
+    const held = heldAuthorizations(spent as never, () => client as never);
+    const { reservation: _none, ...unreserved } = one;
+    const watched = {
+      ...unreserved,
+      onFreed: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        told.push('credited');
+      },
+    };
+    expect(held.add(watched)).toBe(true);
+    expect(await held.settle()).toEqual({ freed: 1, spent: 0 });
+    expect(told).toEqual(['credited']);
+    await held.resolve(watched, false);
+    expect(await held.settle()).toEqual({ freed: 0, spent: 0 });
+    expect(told).toEqual(['credited']);
+    expect(spent.settled).toEqual([]);
   });
 
   it('resolves one never held (no chain client) as its gate showed it, settling its reservation', async () => {

@@ -7,14 +7,15 @@ import { TokenCache } from './token-cache';
 
 /** A refused authorization the site still holds (or one whose answer never came), and the budget reserved for it. */
 export interface HeldAuthorization {
-  reservation: Reservation;
+  /** None for a payment already counted as spent (an exact payment whose answer never came): onFreed gives its price back. */
+  reservation?: Reservation;
   chainId: number;
   asset: Hex;
   from: Hex;
   nonce: Hex;
   validBefore: bigint;
   /** Called once the chain showed it was never made (its reservation freed). */
-  onFreed?: () => void;
+  onFreed?: () => void | Promise<void>;
 }
 
 /** What settling the held authorizations did: freed (expired unused) and spent (a site settled one after refusing it). */
@@ -94,8 +95,8 @@ export function heldAuthorizations(budget: Budget, chainClient: () => PublicClie
     held.delete(one);
     if (settled.has(one)) return false;
     settled.add(one);
-    await budget.settle(one.reservation, used);
-    if (!used) one.onFreed?.();
+    if (one.reservation) await budget.settle(one.reservation, used);
+    if (!used) await one.onFreed?.();
     return true;
   }
 

@@ -11,7 +11,7 @@ import {
   MAX_AUTHORIZATION_SECONDS,
   type Hex,
 } from '@crawlgate/core';
-import { HELD_PAGE_MARGIN_MS } from './held-authorizations';
+import { HELD_PAGE_MARGIN_MS, type HeldAuthorization } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
 
@@ -54,6 +54,8 @@ export interface UnconfirmedAuthorization {
    * shows it unused, or as long as a token could live (a front can stand in for verify_url).
    */
   refused?: boolean;
+  /** Watched on the chain until it is over (heldAuthorizations), which gives its price back if it was never used. */
+  watched?: HeldAuthorization;
 }
 
 /**

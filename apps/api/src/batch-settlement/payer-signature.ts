@@ -20,10 +20,14 @@ export async function requirePayerSignature(
   batch: BatchSettlementChain,
   payment: BatchSettlementPayment,
 ): Promise<void> {
-  if (!(await payerSigned(chain, batch, payment))) {
+  assertPayerSigned(await payerSigned(chain, batch, payment));
+}
+
+/** The refusal of a voucher payerSigned() found not signed by the channel's payer authorizer. */
+export function assertPayerSigned(signed: boolean): void {
+  if (!signed)
     throw new PaymentRejected(
       BATCH_REASONS.voucherSignature,
       'The voucher is not signed by the channel’s payer authorizer (65-byte ECDSA with low s)',
     );
-  }
 }

@@ -16,6 +16,7 @@ import { hasCode } from '../chain/account-code';
 import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
+import { afterPendingWrites } from '../db/after-pending-writes';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG } from '../db/tokens';
 import {
@@ -48,7 +49,7 @@ import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } 
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
 import { ClaimerService } from './claimer.service';
 import { RecentChannelStates } from './recent-channel-states';
-import { payerSigned, requirePayerSignature } from './payer-signature';
+import { assertPayerSigned, payerSigned, requirePayerSignature } from './payer-signature';
 import { refundInFlight, RefundsService } from './refunds.service';
 
 /** The largest cumulative total a channel row stores (PostgreSQL bigint). */
@@ -61,6 +62,12 @@ const DEPOSIT_LEASE_SECONDS = 120;
 /** How long a deposit waits for the payer's one before it (a few blocks), and how often it looks. */
 const DEPOSIT_LEASE_WAIT_MS = 10_000;
 const DEPOSIT_LEASE_POLL_MS = 100;
+
+/**
+ * Whether recording a voucher first writes the channel's row (opens it, or raises it to the chain's
+ * claims): a channel first seen, or one whose record is behind the chain.
+ */
+const opensRow = (row: ChannelRecord | null, state: OnChainChannel) => !row || row.charged < state.totalClaimed;
 
 const noVouchers = () =>
   new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
@@ -116,22 +123,43 @@ export class VoucherPaymentsService {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
     const payment = parsed.payment;
-    const site = await this.sites.get(gate.siteId);
-    if (!site) throw notFound('Gate not found or expired');
+    const { voucher } = payment;
     const batch = this.chain.batchSettlement;
+    // The site's terms and the voucher's record are read while the signature is recovered (CPU):
+    // both reads go out first, then the recovery runs as the database answers. Their verdicts are
+    // given below in the order they always were; the chain is asked (RPC calls, metered on hosted
+    // nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
+    const channel = batch && this.channelCheck(gate, batch, payment);
+    const siteRead = this.sites.get(gate.siteId);
+    siteRead.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
+    const candidate =
+      channel && 'id' in channel && payment.type !== 'refund' && voucher.maxClaimableAmount <= MAX_CHANNEL_TOTAL
+        ? channel.id
+        : undefined;
+    const recordRead = candidate && this.store.voucherRecord(candidate, voucher.maxClaimableAmount);
+    recordRead?.catch(() => undefined);
+    let signed: Promise<boolean> | undefined;
+    if (batch && candidate) {
+      // The database driver writes a query on a later turn of the event loop: recovering first would hold both back.
+      await afterPendingWrites();
+      signed = payerSigned(this.chain, batch, payment);
+      signed.catch(() => undefined);
+    }
+    const site = await siteRead;
+    if (!site) throw notFound('Gate not found or expired');
     if (!batch) throw noVouchers();
     // A voucher taken for this gate is answered as it was whatever the terms now (batch settlement
     // switched off since, the channel terms the API asks changed): it was paid, its answer maybe lost.
     let channelId: Hex;
     try {
       if (!site.batchSettlement) throw noVouchers();
-      channelId = this.checkChannel(gate, batch, payment);
+      if (!channel || 'refused' in channel) throw channel ? channel.refused : noVouchers();
+      channelId = channel.id;
     } catch (error) {
       const answered = await this.answerIfTaken(gate, batch, payment);
       if (answered) return answered;
       throw error;
     }
-    const { voucher } = payment;
     // x402 allows a uint128; no channel holds more than all the USDC there is, far below the
     // database's 64-bit totals, which such a total would overflow.
     if (voucher.maxClaimableAmount > MAX_CHANNEL_TOTAL)
@@ -144,11 +172,9 @@ export class VoucherPaymentsService {
       await requirePayerSignature(this.chain, batch, payment);
       return this.refunds.refund(gate, payment, channelId);
     }
-    // The database read starts beside the signature's recovery; the chain's (RPC calls, metered on
-    // hosted nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
-    let recorded = this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-    recorded.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
-    await requirePayerSignature(this.chain, batch, payment);
+    let recorded = recordRead ?? this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    recorded.catch(() => undefined);
+    assertPayerSigned(await (signed ?? payerSigned(this.chain, batch, payment)));
     // A deposit is judged on the chain as it is; a voucher alone may be on a state read a moment ago,
     // while this instance's claimer would collect it before a withdrawal unseen then could take it.
     const recent = payment.deposit || !this.claimer.keepsUp() ? undefined : this.recentStates.get(channelId);
@@ -228,13 +254,17 @@ export class VoucherPaymentsService {
       // Judged again just before it is charged, as an authorization is: the checks above may have
       // waited seconds (RPC calls; a deposit's lease and receipt), while the price rose or vouchers
       // were turned off, and a payer whose answer was lost sent it again, to be told it was not taken
-      // and to pay anew. A change read here refuses it too (a deposit made stays in the channel); one
-      // made after it, before the voucher is recorded, makes the record refuse it, and it is judged again.
+      // and to pay anew. The record takes the voucher only while the terms it is given stand (their
+      // version and payout, under a share lock) and writes nothing otherwise; they are then read and
+      // judged again. A voucher alone on a channel as its row has it goes first on the terms judged
+      // above (a read less on the common path); with a deposit, or a row to write first, they are
+      // read again before (a change read then refuses it; a deposit made stays in the channel).
+      let terms = payment.deposit || opensRow(row, state) ? await this.termsNow(gate) : site;
       for (let attempt = 1; ; attempt++) {
-        const terms = await this.termsNow(gate);
         const recorded = await this.record(gate, terms, payment, channelId, { row, charged }, state, depositTx);
         if (recorded) return recorded;
         if (attempt === TERMS_ATTEMPTS) throw termsKeptChanging();
+        terms = await this.termsNow(gate);
       }
     } catch (error) {
       // Refused after the channel's record was read (this voucher not taken then): its twin (the
@@ -273,6 +303,19 @@ export class VoucherPaymentsService {
     const site = await this.sites.get(siteId);
     if (!site) throw notFound('Gate not found or expired');
     return site;
+  }
+
+  /** checkChannel's answer, its refusal kept to be thrown in its turn. */
+  private channelCheck(
+    gate: Gate,
+    batch: BatchSettlementChain,
+    payment: BatchSettlementPayment,
+  ): { id: Hex } | { refused: unknown } {
+    try {
+      return { id: this.checkChannel(gate, batch, payment) };
+    } catch (refused) {
+      return { refused };
+    }
   }
 
   /** The channel config must be this API's terms for this gate; returns the channel id it hashes to. */
@@ -435,7 +478,7 @@ export class VoucherPaymentsService {
     const { row, charged } = recorded;
     // A channel first seen, or one whose record is behind the chain's claims, gets its row raised
     // first; otherwise the row is as the voucher was judged against, and the move below checks it.
-    if (!row || row.charged < state.totalClaimed)
+    if (opensRow(row, state))
       await this.store.open(
         { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
         state.totalClaimed,

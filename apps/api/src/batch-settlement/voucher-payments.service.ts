@@ -22,6 +22,7 @@ import { CONFIG } from '../db/tokens';
 import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
+  GATE_NOT_FOUND,
   gatePaymentFields,
   isPaymentOfGate,
   siteGoneAs410,
@@ -42,6 +43,7 @@ import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
+import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
@@ -146,7 +148,7 @@ export class VoucherPaymentsService {
       signed.catch(() => undefined);
     }
     const site = await siteRead;
-    if (!site) throw notFound('Gate not found or expired');
+    if (!site) throw notFound(GATE_NOT_FOUND);
     if (!batch) throw noVouchers();
     // A voucher taken for this gate is answered as it was whatever the terms now (batch settlement
     // switched off since, the channel terms the API asks changed): it was paid, its answer maybe lost.
@@ -301,7 +303,7 @@ export class VoucherPaymentsService {
   /** The site's columns the price check reads, as they are now; a site deleted meanwhile has no gate to pay. */
   private async offerCheckFields(siteId: string) {
     const site = await this.sites.get(siteId);
-    if (!site) throw notFound('Gate not found or expired');
+    if (!site) throw notFound(GATE_NOT_FOUND);
     return site;
   }
 
@@ -473,7 +475,7 @@ export class VoucherPaymentsService {
     state: OnChainChannel,
     depositTx: Hash | null,
   ) {
-    if (!(gate.exp > Date.now() / 1000)) throw notFound('Gate not found or expired');
+    if (!(gate.exp > Date.now() / 1000)) throw notFound(GATE_NOT_FOUND);
     const { voucher, channelConfig: config } = payment;
     const { row, charged } = recorded;
     // A channel first seen, or one whose record is behind the chain's claims, gets its row raised
@@ -485,7 +487,12 @@ export class VoucherPaymentsService {
       );
     // The site's secrets as they are now, not as the request's start read them: a rotation meanwhile
     // must not sign the token with a secret it retired.
-    const token = await this.tokens.issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path, kid: gate.kid });
+    // A site deleted since its terms were read has no secret: nothing is charged, as for a gate of a site gone.
+    const token = await this.tokens
+      .issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path, kid: gate.kid })
+      .catch((error: unknown) => {
+        throw error instanceof NoCurrentSecret ? notFound(GATE_NOT_FOUND) : error;
+      });
     const paying: VoucherPaymentData = {
       ...gatePaymentFields(gate, site.publisherId),
       payer: config.payer.toLowerCase(),

@@ -306,6 +306,25 @@ describe('voucher payments', () => {
     expect(charged).toBe(2n * PRICE);
   });
 
+  it('answers 404, not 500, for a voucher whose site was deleted after its last check of the terms, before its token was signed: nothing charged', async () => {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/deleted-before');
+    const offer = await gateOf('/article/deleted');
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const answer = await pausedAt(
+      app.app.get(AccessTokenService),
+      'issue',
+      async () => {
+        const deleted = await app.call('DELETE', `/v1/sites/${own.site.siteId}`, { headers: own.publisher.auth });
+        expect(deleted.status).toBeLessThan(300);
+      },
+      () => verify(offer, payment),
+    );
+    expect([answer.status, answer.body.detail]).toEqual([404, 'Gate not found or expired']);
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(PRICE);
+  });
+
   it('takes no voucher whose terms changed after their last check, as its resend meanwhile was told: vouchers turned off, the price raised', async () => {
     const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/terms-before');
     const changes = [

@@ -262,7 +262,8 @@ export interface Agent {
    * Ends the reservations of authorizations sites refused, and of deposits whose answer never came,
    * once each has expired by the chain's clock: freed when unused (such a deposit then leaves its
    * channel's count), spent when a site settled it anyway. Exact payments whose answer never came,
-   * counted as spent, get their price back (freed) when the chain shows them unused. Runs by itself
+   * counted as spent when sent, get their price back (freed) when the chain shows them unused; used,
+   * they count in `spent` too, which then adds nothing to spending(). Runs by itself
    * after each one's validBefore; needs rpcUrl (or a WalletClient), else they stay as they are.
    */
   settleRefused(): Promise<HeldOutcome>;

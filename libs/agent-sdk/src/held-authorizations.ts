@@ -20,7 +20,12 @@ export interface HeldAuthorization {
 
 /** What settling the held authorizations did: freed (expired unused) and spent (a site settled one after refusing it). */
 export interface HeldOutcome {
+  /** Found unused: each reservation freed, each payment whose answer was lost given its price back. */
   freed: number;
+  /**
+   * Found used on chain: each refused authorization's reservation now counts as spent (one payment
+   * more); a payment whose answer was lost was counted as spent when sent, and stays so.
+   */
   spent: number;
 }
 

@@ -29,7 +29,11 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
       const payment = request.headers['x-payment'];
       if (typeof payment === 'string') {
         kept.push(payment);
-        return void response.socket?.destroy();
+        if (!request.url?.startsWith('/trickle/')) return void response.socket?.destroy();
+        // Refused, its reason never ending: a space a second, the connection kept alive.
+        response.writeHead(402, { 'content-type': 'application/json' }).write(' ');
+        const trickle = setInterval(() => response.write(' '), 1000);
+        return void response.on('close', () => clearInterval(trickle));
       }
       const offer: PaymentRequirementsV1 = {
         scheme: 'exact',
@@ -57,7 +61,8 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
     await gated.close();
   }, 60_000);
 
-  async function agentWhoseAnswerWasLost(withChain = true) {
+  /** An agent with a budget of 0.05 and a wallet of its own holding 1 USDC; `withChain`: it may read the chain. */
+  async function fundedAgent(withChain = true) {
     const wallet = newWallet();
     await fundUsdc(gated.app, wallet.address, '1');
     const agent = createAgent({
@@ -68,6 +73,11 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
       ...(withChain && { rpcUrl: gated.app.chain.rpcUrl }),
       pollingIntervalMs: 20,
     });
+    return { wallet, agent };
+  }
+
+  async function agentWhoseAnswerWasLost(withChain = true) {
+    const { wallet, agent } = await fundedAgent(withChain);
     const page = `${siteUrl}/article/${wallet.address}`;
     const before = kept.length;
     await expect(agent.fetch(page, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow();
@@ -125,6 +135,25 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
     expect(await settled.agent.spending()).toMatchObject({ usd: '0.01', remainingUsd: '0.04' });
     expect(await settled.agent.settleRefused()).toEqual({ freed: 0, spent: 0 });
   });
+
+  it('ends a payment whose answer trickles in, and gives its price back once the chain shows it unused', async () => {
+    const { wallet, agent } = await fundedAgent();
+    // No AbortSignal: nothing of the caller's would ever end it.
+    const fetched = agent.fetch(`${siteUrl}/trickle/${wallet.address}`, { headers: { 'user-agent': GPTBOT } });
+    const ended = await Promise.race([
+      fetched.then(
+        (response) => response.status,
+        (error: Error) => error.name,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 30_000)),
+    ]);
+    expect(ended).toBe('PaymentFailedError');
+    expect(await agent.spending()).toMatchObject({ usd: '0', reservedUsd: '0.01', remainingUsd: '0.04' });
+    await increaseTime(gated.app.chain.rpcUrl, 150);
+    expect(await agent.settleRefused()).toEqual({ freed: 1, spent: 0 });
+    expect(await agent.spending()).toMatchObject({ usd: '0', reservedUsd: '0', remainingUsd: '0.05' });
+    expect(await usdcBalance(gated.app, wallet.address)).toBe(1_000_000n);
+  }, 60_000);
 
   it('keeps it counted as spent with no chain to ask (no rpcUrl)', async () => {
     expect(await blind.agent.settleRefused()).toEqual({ freed: 0, spent: 0 });

@@ -9,6 +9,7 @@ import {
   MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
+  MAX_PAYMENT_ANSWER_MS,
   MAX_PRICE_MICROS,
   parseUsdAmount,
   paymentHistoryMessage,
@@ -2180,8 +2181,9 @@ function boughtWithAnswer(answer: Response, paidAt: PaidAt): boolean {
   return settlementIn(answer)?.success === true || tokenBoughtAt(answer.headers.get(TOKEN_HEADER), paidAt);
 }
 
-/** A body as JSON, or undefined when it is not JSON or too large: a refusal's body is read for its reason only. */
-const jsonOf = (response: Response): Promise<unknown> => cappedJson(response, MAX_PAYMENT_ANSWER_BYTES);
+/** A body as JSON, or undefined when it is not JSON, too large or too slow (MAX_PAYMENT_ANSWER_MS): a refusal's body is read for its reason only. */
+const jsonOf = (response: Response): Promise<unknown> =>
+  cappedJson(response, MAX_PAYMENT_ANSWER_BYTES, MAX_PAYMENT_ANSWER_MS);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

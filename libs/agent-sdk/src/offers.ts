@@ -10,6 +10,7 @@ import {
   isLoopbackHost,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
+  MAX_PAYMENT_ANSWER_MS,
   MAX_WITHDRAW_DELAY,
   MIN_WITHDRAW_DELAY,
   readGate,
@@ -68,7 +69,7 @@ export interface BatchTerms {
  */
 export async function readOffers(response: Response): Promise<Offer[]> {
   // A Crawlgate gate's 402 body (GateOffer) holds x402 v1's (PaymentRequiredV1) `accepts`, and verify_url.
-  const body = untrusted<GateOffer>(await cappedJson(response, MAX_PAYMENT_ANSWER_BYTES));
+  const body = untrusted<GateOffer>(await cappedJson(response, MAX_PAYMENT_ANSWER_BYTES, MAX_PAYMENT_ANSWER_MS));
   const verifyUrl = postableUrl(body?.verify_url, response.url);
   const v1 = Array.isArray(body?.accepts)
     ? body.accepts.map((r: unknown) => fromV1(untrusted<PaymentRequirementsV1>(r), verifyUrl))

@@ -1,4 +1,4 @@
-import { BodyTooLargeError, cappedJson, cappedText } from './capped-text';
+import { BodyTooLargeError, BodyTooSlowError, cappedJson, cappedText } from './capped-text';
 
 const streamOf = (...chunks: string[]) =>
   new ReadableStream<Uint8Array>({
@@ -32,6 +32,29 @@ describe('cappedText', () => {
     const declared = new Response(new ReadableStream<Uint8Array>(), { headers: { 'content-length': '5' } });
     await expect(cappedText(declared, 4, 'it')).rejects.toBeInstanceOf(BodyTooLargeError);
   });
+
+  it('fails, and stops the download, when the whole body has not arrived within withinMs', async () => {
+    let canceled = false;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    // A byte every 10 ms, never ending: each read answered, the body never done.
+    const trickled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 10);
+      },
+      cancel() {
+        canceled = true;
+        clearInterval(timer);
+      },
+    });
+    const started = Date.now();
+    await expect(cappedText(new Response(trickled), 1_000_000, 'the answer', 100)).rejects.toThrow(
+      new BodyTooSlowError('the answer did not arrive within 100 ms'),
+    );
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(canceled).toBe(true);
+    // One that arrives in time is read whole.
+    expect(await cappedText(new Response(streamOf('ab', 'cd')), 4, 'it', 100)).toBe('abcd');
+  });
 });
 
 describe('cappedJson', () => {
@@ -40,5 +63,11 @@ describe('cappedJson', () => {
     expect(await cappedJson(new Response('{"a":1}'), 6)).toBeUndefined();
     expect(await cappedJson(new Response(''), 6)).toBeUndefined();
     expect(await cappedJson(new Response('{"a":'), 60)).toBeUndefined();
+  });
+
+  it('is undefined for a body not arrived within withinMs', async () => {
+    const never = new Response(new ReadableStream<Uint8Array>());
+    expect(await cappedJson(never, 60, 50)).toBeUndefined();
+    expect(await cappedJson(new Response('{"a":1}'), 60, 50)).toEqual({ a: 1 });
   });
 });

@@ -29,6 +29,12 @@ export const MAX_PAGE_SIZE = 100;
 /** The most read of a site's 402 or payment answer by an agent: they hold a few kilobytes, and more is a hostile site's. */
 export const MAX_PAYMENT_ANSWER_BYTES = 1024 * 1024;
 /**
+ * How long a 402 or a payment's answer (a site's, or its gate API's) may take to arrive whole once
+ * its headers came: a few kilobytes of JSON. Later, it is unreadable: a site trickling it a byte at
+ * a time would hold the payment, and its price in an agent's budget, for as long as it liked.
+ */
+export const MAX_PAYMENT_ANSWER_MS = 10_000;
+/**
  * The longest x402 payment header (X-PAYMENT, PAYMENT-SIGNATURE) a gate decodes. The largest part
  * of an honest one is the gate id it echoes (MAX_GATE_ID_LENGTH); runtimes with no header limit of
  * their own (Deno, Bun) would otherwise decode megabytes per request.

@@ -199,6 +199,12 @@ export class PaymentsService {
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
       covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
+      // The claim held the site's terms only until it was written: a site deleted, or a payout
+      // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
+      // reconciler would send nothing for it.
+      const site = await this.sites.get(gate.siteId);
+      if (!site) throw notFound(GATE_NOT_FOUND);
+      assertPayeeStands(site, gate);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
       return this.outcomeOf(claim.payment, gate);

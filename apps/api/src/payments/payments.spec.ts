@@ -48,6 +48,7 @@ import {
 import { pausedAt } from '../../test/pause-at';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { PaymentStore } from './payment.store';
+import { PaymentsService } from './payments.service';
 import { RelayRefusalsStore } from './relay-refusals.store';
 
 describe('paying a gate', () => {
@@ -807,6 +808,45 @@ describe('paying a gate', () => {
     expect(resent.status).toBe(409);
     expect([first.status, first.body.detail]).toEqual([resent.status, resent.body.detail]);
     expect(transfersMade).toBe(0);
+  });
+
+  it('sends no claimed authorization whose site was deleted, or whose payout was replaced, before its broadcast: nothing moves, the claim is let go', async () => {
+    // Its key proves it for each publisher naming it.
+    const old = newWallet();
+    const changes: [string, (priced: Awaited<ReturnType<typeof pricedSite>>) => ReturnType<typeof verify>, number][] = [
+      [
+        '/claimed/deleted',
+        (priced) =>
+          app.call('DELETE', `/v1/sites/${priced.site.siteId}`, {
+            headers: { ...priced.publisher.auth, 'x-confirm-password': priced.publisher.password },
+          }),
+        404,
+      ],
+      [
+        '/claimed/moved',
+        (priced) =>
+          app.call('PATCH', '/v1/publishers/me', {
+            body: { payout_address: newWallet().address },
+            headers: { ...priced.publisher.auth, 'x-confirm-password': priced.publisher.password },
+          }),
+        409,
+      ],
+    ];
+    for (const [path, change, status] of changes) {
+      const priced = await pricedSite(app, old);
+      const gate = await openGate(app, priced.site, path);
+      const payment = await signPayment(app, agent, gate);
+      // Claimed, its balance being read just before the broadcast, when the publisher changes the site.
+      const answer = await pausedAt(
+        app.app.get(PaymentsService),
+        'balanceCovers',
+        async () => expect((await change(priced)).status).toBeLessThan(300),
+        () => verify(gate.id, { payment }),
+      );
+      expect(answer.status).toBe(status);
+      expect(await transfersTo(app, old.address)).toHaveLength(0);
+      expect(await app.database.prisma.payment.findUnique({ where: { gateId: readGate(gate.id)!.ref } })).toBeNull();
+    }
   });
 
   it('limits verify to 50 a minute per gate, with Retry-After', async () => {

@@ -24,6 +24,7 @@ import {
   assertSecretOutlastsSettlement,
   GATE_NOT_FOUND,
   gatePaymentFields,
+  gateSiteTerms,
   isPaymentOfGate,
   siteGoneAs410,
   termsKeptChanging,
@@ -132,7 +133,7 @@ export class VoucherPaymentsService {
     // given below in the order they always were; the chain is asked (RPC calls, metered on hosted
     // nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
     const channel = batch && this.channelCheck(gate, batch, payment);
-    const siteRead = this.sites.get(gate.siteId);
+    const siteRead = gateSiteTerms(this.sites, gate);
     siteRead.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     const candidate =
       channel && 'id' in channel && payment.type !== 'refund' && voucher.maxClaimableAmount <= MAX_CHANNEL_TOTAL
@@ -148,7 +149,6 @@ export class VoucherPaymentsService {
       signed.catch(() => undefined);
     }
     const site = await siteRead;
-    if (!site) throw notFound(GATE_NOT_FOUND);
     if (!batch) throw noVouchers();
     // A voucher taken for this gate is answered as it was whatever the terms now (batch settlement
     // switched off since, the channel terms the API asks changed): it was paid, its answer maybe lost.
@@ -282,7 +282,7 @@ export class VoucherPaymentsService {
 
   /** The site's terms as they are now, judged again for this gate. */
   private async termsNow(gate: Gate): Promise<SitePaymentTerms> {
-    const now = await this.offerCheckFields(gate.siteId);
+    const now = await gateSiteTerms(this.sites, gate);
     if (!now.batchSettlement) throw noVouchers();
     await this.pricing.assertOfferStands(now, gate);
     assertPayeeStands(now, gate);
@@ -298,13 +298,6 @@ export class VoucherPaymentsService {
     const state = await onChain(() => readConfirmedChannel(this.chain, batch, channelId));
     this.recentStates.remember(channelId, state, readAt);
     return state;
-  }
-
-  /** The site's columns the price check reads, as they are now; a site deleted meanwhile has no gate to pay. */
-  private async offerCheckFields(siteId: string) {
-    const site = await this.sites.get(siteId);
-    if (!site) throw notFound(GATE_NOT_FOUND);
-    return site;
   }
 
   /** checkChannel's answer, its refusal kept to be thrown in its turn. */

@@ -28,10 +28,21 @@ import type { Payment } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
 import { PaymentStore } from '../payments/payment.store';
+import type { SitePaymentTerms, SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { NoCurrentSecret, SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
 import { GateCounterService } from './gate-counter.service';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
+
+/** The payment terms of a gate's site as they are now: a site deleted since has no gate to pay (404). */
+export async function gateSiteTerms(
+  sites: SitePaymentTermsStore,
+  gate: Pick<GateTerms, 'siteId'>,
+): Promise<SitePaymentTerms> {
+  const site = await sites.get(gate.siteId);
+  if (!site) throw notFound(GATE_NOT_FOUND);
+  return site;
+}
 
 /** A gate whose MAC checked out: its signed id and its terms. */
 export interface Gate extends GateTerms {

@@ -17,6 +17,7 @@ import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
   gatePaymentFields,
+  gateSiteTerms,
   isPaymentOfGate,
   paidSiteGone,
   siteGoneAs410,
@@ -202,8 +203,7 @@ export class PaymentsService {
       // The claim held the site's terms only until it was written: a site deleted, or a payout
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
       // reconciler would send nothing for it.
-      const site = await this.sites.get(gate.siteId);
-      if (!site) throw notFound(GATE_NOT_FOUND);
+      const site = await gateSiteTerms(this.sites, gate);
       assertPayeeStands(site, gate);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
@@ -433,8 +433,7 @@ export class PaymentsService {
     try {
       // Nothing has moved yet for an authorization; a transfer is on chain already, so its gate is honoured as offered.
       if (data.method === 'authorization') return { kind: 'claimed', ...(await this.claimAsTermsStand(gate, data)) };
-      const site = await this.sites.get(gate.siteId);
-      if (!site) throw notFound(GATE_NOT_FOUND);
+      const site = await gateSiteTerms(this.sites, gate);
       const row = { ...data, ...gatePaymentFields(gate, site.publisherId) };
       return { kind: 'claimed', payment: await this.store.claimTransfer(row), ahead: [] };
     } catch (error) {
@@ -473,8 +472,7 @@ export class PaymentsService {
     data: Parameters<PaymentsService['claim']>[1],
   ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
     for (let attempt = 1; ; attempt++) {
-      const site = await this.sites.get(gate.siteId);
-      if (!site) throw notFound(GATE_NOT_FOUND);
+      const site = await gateSiteTerms(this.sites, gate);
       await this.pricing.assertOfferStands(site, gate);
       assertPayeeStands(site, gate);
       assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);

@@ -37,8 +37,7 @@ export async function cappedText(
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (late) break;
-      if (done) break;
+      if (done || late) break;
       size += value.length;
       if (size > maxBytes) {
         await reader.cancel().catch(() => undefined);

@@ -3,8 +3,8 @@ import { increaseTime } from '@crawlgate/devchain';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
-import { fundUsdc, newWallet, sendAuthorizationAsStranger, usdcBalance } from '../../../apps/api/test/test-agent';
-import { createAgent } from '../../../libs/agent-sdk/src';
+import { newWallet, sendAuthorizationAsStranger, usdcBalance } from '../../../apps/api/test/test-agent';
+import { fundedAgent } from './support/funded-agent';
 
 /*
  * A plain x402 site (no Crawlgate gate, no verify_url to ask) whose paid answers never arrive: it
@@ -61,23 +61,8 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
     await gated.close();
   }, 60_000);
 
-  /** An agent with a budget of 0.05 and a wallet of its own holding 1 USDC; `withChain`: it may read the chain. */
-  async function fundedAgent(withChain = true) {
-    const wallet = newWallet();
-    await fundUsdc(gated.app, wallet.address, '1');
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '0.05',
-      networks: [{ network: 'local', asset: gated.app.chain.usdc }],
-      ...(withChain && { rpcUrl: gated.app.chain.rpcUrl }),
-      pollingIntervalMs: 20,
-    });
-    return { wallet, agent };
-  }
-
   async function agentWhoseAnswerWasLost(withChain = true) {
-    const { wallet, agent } = await fundedAgent(withChain);
+    const { wallet, agent } = await fundedAgent(gated.app, { withChain });
     const page = `${siteUrl}/article/${wallet.address}`;
     const before = kept.length;
     await expect(agent.fetch(page, { headers: { 'user-agent': GPTBOT } })).rejects.toThrow();
@@ -137,7 +122,7 @@ describe('@crawlgate/agent: exact payments whose answer never came', () => {
   });
 
   it('ends a payment whose answer trickles in, and gives its price back once the chain shows it unused', async () => {
-    const { wallet, agent } = await fundedAgent();
+    const { wallet, agent } = await fundedAgent(gated.app);
     // No AbortSignal: nothing of the caller's would ever end it.
     const fetched = agent.fetch(`${siteUrl}/trickle/${wallet.address}`, { headers: { 'user-agent': GPTBOT } });
     const ended = await Promise.race([

@@ -6,8 +6,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWalletClient, http, type Hex } from 'viem';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
-import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
-import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { fundEth, newWallet, usdcBalance } from '../../../apps/api/test/test-agent';
+import { PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { fundedAgent } from './support/funded-agent';
 import { startRefusingProxy } from './support/refusing-proxy';
 
 /*
@@ -42,16 +43,7 @@ describe('@crawlgate/agent: authorizations a site refused', () => {
   }, 60_000);
 
   async function refusedAgent() {
-    const wallet = newWallet();
-    await fundUsdc(gated.app, wallet.address, '1');
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '0.05',
-      networks: [{ network: 'local', asset: gated.app.chain.usdc }],
-      rpcUrl: gated.app.chain.rpcUrl,
-      pollingIntervalMs: 20,
-    });
+    const { wallet, agent } = await fundedAgent(gated.app);
     const before = kept.length;
     await expect(
       agent.fetch(`${refusingUrl}/article/${wallet.address}`, { headers: { 'user-agent': GPTBOT } }),

@@ -1,11 +1,11 @@
 import { decodeBase64Json, parseBatchSettlementPayment } from '@crawlgate/core';
 import { increaseTime } from '@crawlgate/devchain';
 import { depositCalldata } from '../../../apps/api/src/chain/escrow';
-import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
-import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { PaymentFailedError } from '../../../libs/agent-sdk/src';
 import { GPTBOT } from '../middleware/support/gated-site';
 import { FRAMEWORKS, type SiteServer } from '../middleware/support/site-servers';
 import { startVoucherSite } from '../middleware/support/voucher-site';
+import { fundedAgent } from './support/funded-agent';
 import { startRefusingProxy } from './support/refusing-proxy';
 
 /*
@@ -38,17 +38,7 @@ describe('@crawlgate/agent: deposits a site refused', () => {
   /** An agent whose first deposit (0.01, for a 0.01 page) was refused, then outgrown by a 0.02 page's, refused too. */
   async function outgrownDeposit() {
     const app = voucherSite.site.app;
-    const wallet = newWallet();
-    await fundUsdc(app, wallet.address, '1');
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '0.1',
-      networks: [{ network: 'local', asset: app.chain.usdc }],
-      rpcUrl: app.chain.rpcUrl,
-      pollingIntervalMs: 20,
-      batchSettlement: { depositUsd: '0.01' },
-    });
+    const { wallet, agent } = await fundedAgent(app, { budgetUsd: '0.1', batchSettlement: { depositUsd: '0.01' } });
     const fetchPage = (path: string) => agent.fetch(`${refusing.url}${path}`, { headers: { 'user-agent': GPTBOT } });
     const { kept } = refusing;
     const before = kept.length;

@@ -1,16 +1,11 @@
 import { createAgent } from '@crawlgate/agent';
-import {
-  exactAuthorization,
-  MAX_AUTHORIZATION_SECONDS,
-  transferWithAuthorizationTypedData,
-  USDC_ABI,
-} from '@crawlgate/core';
 import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
-import { createPublicClient, createWalletClient, http, parseSignature } from 'viem';
+import { createPublicClient, createWalletClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { benchPublisher, benchSite, startBenchApi } from './bench-api';
+import { relayExactTransfer } from './exact-settlement';
 import type { BenchResult } from './goals';
 import { format } from './measure';
 
@@ -81,36 +76,7 @@ export async function paymentBench(): Promise<BenchResult> {
     // Round -1 warms up, as the agent's first fetch does for ours.
     for (let i = -1; i < ROUNDS; i++) {
       const started = performance.now();
-      const message = exactAuthorization({
-        from: payer.address,
-        to: payer.address,
-        value: 10_000n,
-        validForSeconds: MAX_AUTHORIZATION_SECONDS,
-      });
-      const domain = {
-        name: chain.usdcName,
-        version: chain.usdcVersion,
-        chainId: chain.chainId,
-        verifyingContract: chain.usdc,
-      };
-      const signature = await payer.signTypedData(transferWithAuthorizationTypedData(domain, message));
-      const { r, s, yParity } = parseSignature(signature);
-      const hash = await relayer.writeContract({
-        address: chain.usdc,
-        abi: USDC_ABI,
-        functionName: 'transferWithAuthorization',
-        args: [
-          message.from,
-          message.to,
-          message.value,
-          message.validAfter,
-          message.validBefore,
-          message.nonce,
-          yParity + 27,
-          r,
-          s,
-        ],
-      });
+      const hash = await relayExactTransfer(relayer, chain, payer, payer.address, 10_000n);
       await reader.waitForTransactionReceipt({ hash });
       if (i >= 0) baseline.push(performance.now() - started);
     }

@@ -13,15 +13,8 @@ import type { BenchStack } from './bench-api';
 /** The real API on a stack, listening on loopback, as the API's own main.ts builds it. */
 export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
   const database = await openDatabase({ databaseUrl: stack.databaseUrl, schema: stack.schema });
-  const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxyHops: 1 };
-  config.chain = { ...config.chain, pollingIntervalMs: 20 };
-  const chain: ChainContext = createChainContext({
-    config: config.chain,
-    rpcUrl: stack.rpcUrl,
-    relayerPrivateKey: DEV_ROLES.relayer.privateKey,
-    usdc: stack.usdc,
-    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
-  });
+  const config = benchConfig();
+  const chain = benchChain(stack);
   const app = await createApp({ config, database, chain, masterKey: Buffer.from(stack.masterKey, 'hex') });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.getHttpServer().address() as { port: number }).port;
@@ -35,6 +28,24 @@ export async function listenBenchApp(stack: Omit<BenchStack, 'close'>) {
       await database.close();
     },
   };
+}
+
+/** The API's configuration on a bench stack: silent, behind one proxy hop, polling the local chain every 20 ms. */
+function benchConfig() {
+  const config = { ...loadConfig({}), logLevel: 'silent' as const, trustProxyHops: 1 };
+  config.chain = { ...config.chain, pollingIntervalMs: 20 };
+  return config;
+}
+
+/** The chain's clients as a bench stack's API has them (its relayer key, token and polling). */
+export function benchChain(stack: Pick<BenchStack, 'rpcUrl' | 'usdc'>): ChainContext {
+  return createChainContext({
+    config: benchConfig().chain,
+    rpcUrl: stack.rpcUrl,
+    relayerPrivateKey: DEV_ROLES.relayer.privateKey,
+    usdc: stack.usdc,
+    claimAuthorizerPrivateKey: LOCAL_CLAIM_AUTHORIZER.privateKey,
+  });
 }
 
 export type BenchApp = Awaited<ReturnType<typeof listenBenchApp>>;

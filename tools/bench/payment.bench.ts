@@ -1,10 +1,10 @@
 import { createAgent } from '@crawlgate/agent';
-import { crawlgateExpress } from '@crawlgate/middleware/express';
-import express from 'express';
-import type { AddressInfo } from 'node:net';
+import type { CrawlgateOptions } from '@crawlgate/middleware';
 import { createPublicClient, createWalletClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { benchPublisher, benchSite, startBenchApi } from './bench-api';
+import { benchPublisher, benchSite, startBenchApiProcess, startBenchStack } from './bench-api';
+import { benchChain } from './bench-app';
+import { startChild } from './child';
 import { relayExactTransfer } from './exact-settlement';
 import type { BenchResult } from './goals';
 import { format } from './measure';
@@ -18,38 +18,33 @@ const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; G
  * What paying costs in wall time: an agent's fetch of a gated page from 402 to paid content
  * (middleware → API gate → EIP-3009 signature → verify, settle, receipt → token → content),
  * against the bare chain round trip the payment cannot avoid: sign, transferWithAuthorization,
- * receipt, through plain viem clients. Same local chain, same relayer key, one payment at a time.
+ * receipt, through plain viem clients. Same local chain, same relayer key, one payment at a time;
+ * the agent runs here, the gated site (Express) and the API each in a process of their own.
  */
 export async function paymentBench(): Promise<BenchResult> {
-  const api = await startBenchApi();
+  const stack = await startBenchStack();
+  // Unpinned: the agent (this process), the site, the API, PostgreSQL and the chain share the cores,
+  // one payment at a time.
+  const api = await startBenchApiProcess(stack, { pinned: false });
   const publisher = await benchPublisher(api);
   const site = await benchSite(api, publisher, 'pay.example.com');
-  const siteToken = site.token;
-  const gate = crawlgateExpress({ apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret });
-  const server = await new Promise<import('node:http').Server>((resolve) => {
-    const app = express();
-    app.use(gate);
-    app.get('/{*path}', (request, response) => void response.send(`paid content ${request.path}`));
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const gate: CrawlgateOptions = { apiUrl: api.baseUrl, siteId: site.id, siteToken: site.token, secret: site.secret };
+  const server = startChild('middleware-server.ts', { args: ['Express'], env: { BENCH_GATE: JSON.stringify(gate) } });
   try {
-    const siteUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const siteUrl = `http://127.0.0.1:${Number(await server.readLine())}`;
     const fund = async () => {
       const account = privateKeyToAccount(generatePrivateKey());
       await api.call('POST', '/v1/dev/faucet', { address: account.address, amount_usd: '5' });
       return account;
     };
 
-    const { asset } = (await api.call('GET', '/v1/site', undefined, { 'x-site-token': siteToken })) as {
-      asset: `0x${string}`;
-    };
     const agent = createAgent({
       account: await fund(),
-      networks: [{ network: 'local', asset }],
+      networks: [{ network: 'local', asset: stack.usdc }],
       maxPriceUsd: '0.05',
       budgetUsd: '5',
     });
-    await agent.fetch(`${siteUrl}/warm-up`, { headers: { 'user-agent': GPTBOT } });
+    await agent.fetch(`${siteUrl}/article/warm-up`, { headers: { 'user-agent': GPTBOT } });
     const ours: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const started = performance.now();
@@ -60,16 +55,16 @@ export async function paymentBench(): Promise<BenchResult> {
     }
 
     const payer = await fund();
-    const { chain } = api;
+    const chain = benchChain(stack);
     // Plain viem clients on the same node and relayer key (polling as often as the API's): the
     // chain's own round trips, whatever transports and batching the API's clients use.
     const relayer = createWalletClient({
       account: chain.relayer.account,
       chain: chain.relayer.chain,
-      transport: http(api.rpcUrl),
+      transport: http(stack.rpcUrl),
     });
     const reader = createPublicClient({
-      transport: http(api.rpcUrl),
+      transport: http(stack.rpcUrl),
       pollingInterval: chain.publicClient.pollingInterval,
     });
     const baseline: number[] = [];
@@ -85,7 +80,7 @@ export async function paymentBench(): Promise<BenchResult> {
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const ratio = mean(ours) / mean(baseline);
     const report = [
-      '### Payment: 402 → paid content',
+      '### Payment: 402 → paid content (agent, gated site and API each in a process of their own)',
       '',
       `| case | mean ms | p50 ms | rounds |`,
       '|---|---:|---:|---:|',
@@ -102,8 +97,8 @@ export async function paymentBench(): Promise<BenchResult> {
     };
     return { report, goals: [goal] };
   } finally {
-    await new Promise((resolve) => server.close(resolve));
-    await gate.close(); // else its refresh keeps calling the API closed below
+    await server.close(); // the gate too: else its refresh keeps calling the API closed below
     await api.close();
+    await stack.close();
   }
 }

@@ -36,9 +36,8 @@ async function main(): Promise<void> {
     'The middleware and API figures run each server in a process of its own and the load generator in another,',
     "with baseline and ours in alternating rounds (median of the pairs' ratios, spread beside it).",
     'So does the load test: its API, gated server and load generator each run in a process of their own,',
-    'and the voucher latency: its agent, gated site and API, one request at a time.',
-    'Still in one process: the token, price and signed-request function benchmarks, and the payment latency',
-    '(agent, middleware and API share one event loop; one request at a time).',
+    'and the payment and voucher latencies: their agent, gated site and API, one request at a time.',
+    'Still in one process: the token, price and signed-request function benchmarks.',
     'Earlier runs, and what each change did to the figures: HISTORY.md beside this file.',
   ].join('\n');
   // Each section printed as it is done: a later bench failing loses none of the earlier figures.

@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { revert, snapshot } from '@crawlgate/devchain';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../src/app/create-app';
+import { ClaimerHeartbeatStore } from '../src/batch-settlement/claimer-heartbeat.store';
 import { loadConfig, type AppConfig } from '../src/config/config';
 import type { ChainContext } from '../src/chain/chain-context';
 import type { Database } from '../src/db/database';
@@ -34,6 +35,12 @@ export interface TestAppOptions {
   /** Share a database with another app (scale-out tests). */
   database?: Database;
   redisPrefix?: string;
+  /**
+   * Record a claimer run on the database at start, as the instance that claims does where this
+   * one's claimer is off (the tests' default: testChainConfig): vouchers are taken only while some
+   * claimer keeps up. false: none has run (a test of that check).
+   */
+  claimerHeartbeat?: boolean;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -60,6 +67,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     masterKey: options.masterKey ?? randomBytes(32),
     redisPrefix: options.redisPrefix,
   });
+  if (options.claimerHeartbeat !== false) await app.get(ClaimerHeartbeatStore).record(0);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;

@@ -22,6 +22,7 @@ import { PaymentStore } from '../payments/payment.store';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
+import { ClaimerHeartbeatStore } from '../batch-settlement/claimer-heartbeat.store';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
 import { RefundsService } from '../batch-settlement/refunds.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
@@ -126,6 +127,7 @@ export class AppModule {
         VoucherPaymentsService,
         RefundsService,
         ChannelStore,
+        ClaimerHeartbeatStore,
         ClaimerService,
         BackgroundJobs,
         SiwxService,

@@ -49,14 +49,22 @@ describe('ChannelStore.markClaimed', () => {
     // voucher for 20,000 land before its update: the new voucher must still be claimed.
     const channelId = await chargedChannel('a1', 10_000n);
     await charge(channelId, 20_000n);
-    await store.markClaimed(channelId, 10_000n, { balance: 10_000n, charged: 10_000n });
+    await store.markClaimed(channelId, 10_000n, { balance: 10_000n, charged: 10_000n, readAgainAfterSeconds: 3600 });
     expect(await unclaimedSince(channelId)).not.toBeNull();
   });
 
-  it('takes out of the queue a channel charged above what it holds, while nothing more was charged since the read', async () => {
+  it('puts a channel charged above what it holds, while nothing more was charged since the read, behind the queue: read again later', async () => {
     const channelId = await chargedChannel('a2', 30_000n);
-    await store.markClaimed(channelId, 20_000n, { balance: 20_000n, charged: 30_000n });
-    expect(await unclaimedSince(channelId)).toBeNull();
+    const before = Date.now();
+    await store.markClaimed(channelId, 20_000n, { balance: 20_000n, charged: 30_000n, readAgainAfterSeconds: 3600 });
+    const since = await unclaimedSince(channelId);
+    expect(since).not.toBeNull();
+    expect(since!.getTime()).toBeGreaterThan(before + 3_500_000);
+    // Charged since the read (a voucher on a deposit the read did not see): it keeps its place.
+    const charged = await chargedChannel('a5', 30_000n);
+    const place = await unclaimedSince(charged);
+    await store.markClaimed(charged, 20_000n, { balance: 20_000n, charged: 25_000n, readAgainAfterSeconds: 3600 });
+    expect(await unclaimedSince(charged)).toEqual(place);
   });
 
   it('takes out of the queue a channel whose charges are all claimed, and keeps one charged above the claims', async () => {

@@ -496,23 +496,26 @@ export class ChannelStore {
 
   /**
    * Follows the chain's totalClaimed: `claimed` never goes down, and the channel counts as fully
-   * claimed only while nothing above it was charged (a voucher accepted meanwhile keeps it open),
-   * or, given `read` (the chain's balance, and the channel's charged total when it was read), while
-   * it holds nothing more to claim and was charged nothing since: a channel charged above what it
-   * holds must not wait among the unclaimed for ever, crowding out the others, but a voucher taken
-   * after the read (on a deposit the read did not see) must still be claimed.
+   * claimed only while nothing above it was charged (a voucher accepted meanwhile keeps it open).
+   * Given `read` (the chain's balance, and the channel's charged total when it was read), a channel
+   * that holds nothing more to claim and was charged nothing since waits `readAgainAfterSeconds`
+   * before it is read again: charged above what it holds, it must not stand at the front of the
+   * queue, crowding out the channels charged since; nor may it leave the queue, since the read may
+   * come from a node behind the chain (one that has not seen a deposit with vouchers on it).
    */
   async markClaimed(
     channelId: string,
     totalClaimed: bigint,
-    read?: { balance: bigint; charged: bigint },
+    read?: { balance: bigint; charged: bigint; readAgainAfterSeconds: number },
   ): Promise<void> {
     const exhausted = read !== undefined && read.balance <= totalClaimed;
     await this.db.prisma.$executeRaw`
       UPDATE payment_channels
          SET claimed = GREATEST(claimed, ${totalClaimed}),
-             unclaimed_since = CASE WHEN charged <= ${totalClaimed} OR (${exhausted} AND charged = ${read?.charged ?? null}::bigint)
-                               THEN NULL ELSE unclaimed_since END,
+             unclaimed_since = CASE WHEN charged <= ${totalClaimed} THEN NULL
+                                    WHEN ${exhausted} AND charged = ${read?.charged ?? null}::bigint
+                                    THEN now() + make_interval(secs => ${read?.readAgainAfterSeconds ?? 0}::double precision)
+                                    ELSE unclaimed_since END,
              updated_at = now()
        WHERE channel_id = ${channelId}`;
   }

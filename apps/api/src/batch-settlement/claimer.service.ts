@@ -14,6 +14,7 @@ import type { PaymentChannel } from '../generated/prisma/client';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner } from './channel.store';
+import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
  * Settlements' gas (SETTLEMENT_GAS each) the relayer must hold for vouchers to be taken: a claim and
@@ -24,6 +25,9 @@ const VOUCHER_GAS_RESERVE = 100n;
 
 /** How long a reading of the relayer's gas judges vouchers (relayerCanClaimNow). */
 export const RELAYER_GAS_READ_MS = 5_000;
+
+/** How long a heartbeat found recent judges vouchers (someoneKeepsUp) before it is read again. */
+const HEARTBEAT_READ_MS = 5_000;
 
 export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
@@ -55,11 +59,15 @@ export class ClaimerService {
   /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
   private readonly settling = new Map<string, SentSettle>();
 
+  /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
+  private recentHeartbeatAt?: number;
+
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(DATABASE) private readonly db: Database,
     private readonly store: ChannelStore,
+    private readonly heartbeat: ClaimerHeartbeatStore,
   ) {}
 
   /**
@@ -97,7 +105,10 @@ export class ClaimerService {
       );
     }
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
-    if (!failed && (await this.relayerCanClaim())) this.lastCompletedRunAt = performance.now();
+    if (!failed && (await this.relayerCanClaim())) {
+      this.lastCompletedRunAt = performance.now();
+      await this.heartbeat.record(this.config.chain.batchSettlement.claimIntervalMs);
+    }
     return run;
   }
 
@@ -133,6 +144,22 @@ export class ClaimerService {
     if (!this.gasReading || now - this.gasReading.at > RELAYER_GAS_READ_MS)
       this.gasReading = { at: now, canClaim: this.relayerCanClaim(VOUCHER_GAS_RESERVE) };
     return this.gasReading.canClaim;
+  }
+
+  /**
+   * Whether some instance's claimer (this one's, or another's on the same database) finished a
+   * whole run recently enough to collect what a withdrawal started now would take: within three of
+   * its intervals, and never more than a quarter of the withdraw delay ago (one run only when asked
+   * counts that long). A voucher is money only once claimed, so none is taken otherwise: with
+   * CLAIM_INTERVAL_MS at 0 here and the instance that claims down, or a claimer failing every run,
+   * a payer would withdraw after the delay what it was charged for pages already served.
+   */
+  async someoneKeepsUp(): Promise<boolean> {
+    const now = performance.now();
+    if (this.recentHeartbeatAt !== undefined && now - this.recentHeartbeatAt <= HEARTBEAT_READ_MS) return true;
+    const recent = isRecent(await this.heartbeat.last(), this.config.chain.batchSettlement);
+    this.recentHeartbeatAt = recent ? now : undefined;
+    return recent;
   }
 
   /**
@@ -209,6 +236,16 @@ export class ClaimerService {
     return state;
   }
 
+  /**
+   * How old the oldest unclaimed voucher of a receiver may grow before a claim: never older than a
+   * quarter of the withdraw delay, so that should the escrow's withdrawals be unreadable
+   * (withdrawingChannelIds failed), the queue still moves well inside any withdrawal's delay.
+   */
+  private maxClaimAgeSeconds(): number {
+    const { claimMaxAgeSeconds, withdrawDelaySeconds } = this.config.chain.batchSettlement;
+    return Math.min(claimMaxAgeSeconds, withdrawDelaySeconds / 4);
+  }
+
   /** Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in run.claims). */
   private async claimChannels(
     batch: BatchSettlementChain,
@@ -226,6 +263,7 @@ export class ClaimerService {
       await this.store.markClaimed(channel.channelId, state.totalClaimed, {
         balance: state.balance,
         charged: channel.charged,
+        readAgainAfterSeconds: this.maxClaimAgeSeconds(),
       });
       // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
       // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
@@ -253,10 +291,8 @@ export class ClaimerService {
         r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min,
       null,
     );
-    const { claimMinMicros, claimMaxAgeSeconds, withdrawDelaySeconds } = this.config.chain.batchSettlement;
-    // Never older than a quarter of the withdraw delay: should the escrow's withdrawals be unreadable
-    // (withdrawingChannelIds failed), the queue still moves well inside any withdrawal's delay.
-    const maxAgeMs = Math.min(claimMaxAgeSeconds, withdrawDelaySeconds / 4) * 1000;
+    const { claimMinMicros } = this.config.chain.batchSettlement;
+    const maxAgeMs = this.maxClaimAgeSeconds() * 1000;
     const due =
       options.force ||
       urgent ||
@@ -297,6 +333,7 @@ export class ClaimerService {
       await this.store.markClaimed(channel.channelId, after.totalClaimed, {
         balance: after.balance,
         charged: channel.charged,
+        readAgainAfterSeconds: this.maxClaimAgeSeconds(),
       });
     }
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
@@ -335,4 +372,20 @@ function configOf(channel: PaymentChannel) {
     withdrawDelay: channel.withdrawDelay,
     salt: channel.salt as Hex,
   };
+}
+
+/**
+ * Whether `last` is a run recent enough for vouchers (ClaimerService.someoneKeepsUp): within three
+ * intervals of the instance that made it, or of this one's own claimer when it runs one (it runs
+ * as often itself), and never more than a quarter of the withdraw delay ago. A run made only when
+ * asked (interval 0) counts that quarter.
+ */
+export function isRecent(
+  last: ClaimerHeartbeat | undefined,
+  { withdrawDelaySeconds, claimIntervalMs }: { withdrawDelaySeconds: number; claimIntervalMs: number },
+): boolean {
+  if (!last) return false;
+  const quarterDelayMs = (withdrawDelaySeconds * 1000) / 4;
+  const writers = last.intervalMs > 0 ? 3 * last.intervalMs : quarterDelayMs;
+  return last.ageMs <= Math.min(quarterDelayMs, Math.max(writers, 3 * claimIntervalMs));
 }

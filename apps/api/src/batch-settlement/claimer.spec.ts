@@ -271,6 +271,54 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('keeps a channel queued when a node behind the chain says it holds nothing more: claimed once read again, so a withdrawal cannot take what it owes', async () => {
+    const { app, payTo, site, paidChannel, withdrawal } = await voucherSite();
+    try {
+      const { payer, channel } = await paidChannel('/lag', 10_000n, [10_000n]);
+      const claimer = app.app.get(ClaimerService);
+      expect((await claimer.runOnce({ force: true })).claims).toHaveLength(1); // all it held is claimed
+      const before = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+      // The payer deposits again with its next page, which is charged.
+      const offer = batchOffer(
+        await app.call('POST', '/v1/gates', {
+          body: { url: '/lag/again' },
+          headers: { 'x-site-token': site.siteToken },
+        }),
+      );
+      const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+        body: { payment: await channel.payment(offer, 20_000n, { deposit: 50_000n }) },
+      });
+      expect(paid.status).toBe(200);
+      // The claimer's next read of the escrow is answered by a node still before that deposit (a
+      // load-balanced RPC a few blocks behind): the channel seems to hold only what was claimed.
+      const client = app.chain.publicClient;
+      const call = client.call.bind(client);
+      let lagged = 0;
+      const lag = jest.spyOn(client, 'call').mockImplementation(((args: Parameters<typeof client.call>[0]) => {
+        const escrowRead = args.to?.toLowerCase() === app.chain.batchSettlement!.escrow.toLowerCase();
+        if (lagged === 0 && escrowRead && args.blockNumber === undefined) {
+          lagged++;
+          return call({ ...args, blockNumber: before } as never);
+        }
+        return call(args);
+      }) as never);
+      try {
+        await claimer.runOnce();
+      } finally {
+        lag.mockRestore();
+      }
+      expect(lagged).toBe(1);
+      // The payer asks everything back; the claimer, reading the chain as it is, collects what was charged first.
+      await withdrawal(payer, channel).start(50_000n);
+      expect((await claimer.runOnce()).claims).toHaveLength(1);
+      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
+      await withdrawal(payer, channel).finish();
+      expect(await usdcBalance(app, payTo)).toBe(20_000n);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('sends a settle once while it waits to be mined, and marks the claim settled by it once it is', async () => {
     const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
     const chain = devTestClient(app.chain.rpcUrl);

@@ -268,13 +268,14 @@ describe('channel refunds', () => {
     await app.app.get(ClaimerService).runOnce({ force: true });
     expect(await escrowRead('channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
     expect(await escrowRead('channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
-    // Nothing more can be claimed from it: it leaves the unclaimed, where it would crowd out the others.
+    // Nothing more can be claimed from it: it goes behind the queue, so it crowds out none charged meanwhile.
+    const third = await paidChannel(20_000n, 1);
     const batch = app.chain.batchSettlement!;
     const signer = { chainId: app.chain.chainId, escrow: batch.escrow, receiverAuthorizer: batch.authorizer.address };
     const unclaimed = await app.app
       .get(ChannelStore)
-      .unclaimed(signer, payTo.toLowerCase(), app.chain.usdc.toLowerCase(), 100);
-    expect(unclaimed.map((channel) => channel.channelId)).not.toContain(over.channel.channelId);
+      .unclaimed(signer, payTo.toLowerCase(), app.chain.usdc.toLowerCase(), 1);
+    expect(unclaimed.map((channel) => channel.channelId)).toEqual([third.channel.channelId]);
   });
 
   describe('a refund whose transaction’s fate was unknown (the API stopped, the node timed out)', () => {

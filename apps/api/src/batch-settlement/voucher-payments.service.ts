@@ -208,9 +208,18 @@ export class VoucherPaymentsService {
       await this.pricing.assertOfferStands(site, gate);
       assertPayeeStands(site, gate);
       assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
-      if (!(await this.claimer.relayerCanClaimNow()))
+      const [relayerCanClaim, claimerKeepsUp] = await Promise.all([
+        this.claimer.relayerCanClaimNow(),
+        this.claimer.someoneKeepsUp(),
+      ]);
+      if (!relayerCanClaim)
         throw notCharged(
           'The relayer cannot pay for a claim now, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
+          30,
+        );
+      if (!claimerKeepsUp)
+        throw notCharged(
+          'No claimer has finished a run recently, so no voucher is taken (a voucher is money only once claimed); nothing was charged: retry later, or pay with exact',
           30,
         );
 

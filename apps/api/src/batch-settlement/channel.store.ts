@@ -21,6 +21,18 @@ const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
  * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
  * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
  */
+/** A claimWithSignature transaction of ours, as channel_claims records it. */
+export interface ClaimRecord {
+  chainId: number;
+  receiver: string;
+  token: string;
+  txHash: string;
+  /** How many channels it claimed, and what it added to their totalClaimed (atomic units). */
+  channels: number;
+  amount: bigint;
+  settleTxHash: string | null;
+}
+
 export interface ClaimSigner {
   chainId: number;
   escrow: string;
@@ -534,15 +546,7 @@ export class ChannelStore {
     );
   }
 
-  async recordClaim(claim: {
-    chainId: number;
-    receiver: string;
-    token: string;
-    txHash: string;
-    channels: number;
-    amount: bigint;
-    settleTxHash: string | null;
-  }): Promise<void> {
+  async recordClaim(claim: ClaimRecord): Promise<void> {
     await this.db.prisma.channelClaim.upsert({
       where: { chainId_txHash: { chainId: claim.chainId, txHash: claim.txHash } },
       create: claim,

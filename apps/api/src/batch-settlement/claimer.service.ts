@@ -13,7 +13,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
-import { ChannelStore, type ClaimSigner } from './channel.store';
+import { ChannelStore, type ClaimRecord, type ClaimSigner } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
@@ -58,6 +58,9 @@ export class ClaimerService {
 
   /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
   private readonly settling = new Map<string, SentSettle>();
+
+  /** Per receiver and token, a claim this instance sent and has not seen mined, recorded once it is. */
+  private readonly claiming = new Map<string, ClaimRecord>();
 
   /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
   private recentHeartbeatAt?: number;
@@ -206,6 +209,10 @@ export class ClaimerService {
     // at each run): not a run that kept up (keepsUp).
     if (earlier && (await this.settleLanded(key, earlier)) === 'pending')
       throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
+    // Nor is a claim of an earlier run still on its way sent again: each copy would be a no-op the relayer pays for.
+    const claim = this.claiming.get(key);
+    if (claim && (await this.claimLanded(key, claim)) === 'pending')
+      throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -233,6 +240,15 @@ export class ClaimerService {
     if (state === 'pending') return state;
     this.settling.delete(key);
     if (state === 'success') await this.store.markClaimsSettled(sent.claims, sent.hash);
+    return state;
+  }
+
+  /** What became of a claim an earlier run sent; landed, it is recorded (its run stopped waiting before it could). */
+  private async claimLanded(key: string, sent: ClaimRecord): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
+    const state = await transactionState(this.chain, sent.txHash as Hex);
+    if (state === 'pending') return state;
+    this.claiming.delete(key);
+    if (state === 'success') await this.store.recordClaim(sent);
     return state;
   }
 
@@ -312,13 +328,7 @@ export class ClaimerService {
       ),
     );
     run.claims.push(hash);
-    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
-    if (!receipt || receipt.status !== 'success')
-      throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    // Recorded before its channels are marked claimed: a run stopped between the two leaves a claim
-    // with no settle, whose receiver the next run visits. The other way round, nothing led a run back
-    // to it, and what it claimed stayed in the escrow until the receiver's next voucher.
-    await this.store.recordClaim({
+    const record: ClaimRecord = {
       chainId: this.chain.chainId,
       receiver,
       token,
@@ -326,7 +336,17 @@ export class ClaimerService {
       channels: rows.length,
       amount,
       settleTxHash: null,
-    });
+    };
+    const key = `${receiver}/${token}`;
+    this.claiming.set(key, record);
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    if (receipt) this.claiming.delete(key);
+    if (!receipt || receipt.status !== 'success')
+      throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+    // Recorded before its channels are marked claimed: a run stopped between the two leaves a claim
+    // with no settle, whose receiver the next run visits. The other way round, nothing led a run back
+    // to it, and what it claimed stayed in the escrow until the receiver's next voucher.
+    await this.store.recordClaim(record);
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) {
       const after = await readChannel(this.chain, batch, channel.channelId as Hex);

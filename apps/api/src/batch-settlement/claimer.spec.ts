@@ -319,6 +319,32 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('sends a claim once while it waits to be mined, and records it once it is', async () => {
+    const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
+    const node = devTestClient(app.chain.rpcUrl);
+    try {
+      await paidChannel('/slow', 100_000n, [10_000n]);
+      const claimer = app.app.get(ClaimerService);
+      // The chain mines nothing for a while (a congested chain, a fee spike): each run's wait times out.
+      await node.setAutomine(false);
+      const claims: Hex[] = [];
+      for (let run = 0; run < 3; run++) claims.push(...(await claimer.runOnce({ force: true })).claims);
+      expect(claims).toHaveLength(1);
+      await node.setAutomine(true);
+      await node.mine({ blocks: 1 });
+      // Mined: the next run records it and settles what it claimed.
+      const next = await claimer.runOnce();
+      expect(next.claims).toEqual([]);
+      expect(next.settles).toHaveLength(1);
+      const rows = await app.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } });
+      expect(rows.map((row) => [row.txHash, row.amount])).toEqual([[claims[0], 10_000n]]);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await node.setAutomine(true);
+      await app.close();
+    }
+  });
+
   it('sends a settle once while it waits to be mined, and marks the claim settled by it once it is', async () => {
     const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
     const chain = devTestClient(app.chain.rpcUrl);

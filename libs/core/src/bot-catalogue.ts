@@ -399,6 +399,9 @@ export const BOT_CATALOGUE_ENTRIES: readonly BotCatalogueEntry[] = Object.freeze
 export const UNKNOWN_CRAWLER = 'unknown-crawler';
 export const UNKNOWN_AUTOMATION = 'unknown-automation';
 
+/** Whether `name` is one of those two: a group of visitors no catalogue entry names, not one crawler. */
+export const isUnnamedCrawler = (name: string): boolean => name === UNKNOWN_CRAWLER || name === UNKNOWN_AUTOMATION;
+
 /** A name a bot policy may use: a catalogued crawler or one of the two unknown names. */
 export interface PolicyBotName {
   /** As the catalogue spells it. */

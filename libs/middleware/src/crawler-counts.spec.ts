@@ -163,6 +163,28 @@ describe('createCrawlerCounter', () => {
     expect(Buffer.byteLength(JSON.stringify(report.paths))).toBeLessThanOrEqual(MAX_CRAWLER_PATH_BYTES_PER_REPORT);
   });
 
+  it('keeps that room from signers no catalogue names: anyone can publish a key directory and sign', () => {
+    const counts = counter();
+    const wide = (i: number) => `/own/${i}/`.padEnd(MAX_TOP_PATH_LENGTH, '漢');
+    // Signed with a key of its own directory: verified as itself, an unnamed automation.
+    for (let i = 0; i < 200; i++)
+      counts.count(sighting({ crawler: 'unknown-automation', verified: true, path: wide(i) }));
+    counts.count(sighting({ crawler: 'Googlebot', verified: true, path: '/articles/real-story' }));
+    counts.count(sighting({ crawler: 'ChatGPT agent', verified: true, path: '/articles/real-story' }));
+    const report = counts.drain();
+    expect(
+      report.paths.filter((p) => p.path.startsWith('/articles/')).map(({ crawler, verified }) => [crawler, verified]),
+    ).toEqual([
+      ['Googlebot', true],
+      ['ChatGPT agent', true],
+    ]);
+    // Its requests still count as verified ones.
+    expect(report.crawlers.find((c) => c.crawler === 'unknown-automation')).toMatchObject({
+      verified: true,
+      requests: 200,
+    });
+  });
+
   it('stays within what one report may carry, however many crawlers and paths it sees', () => {
     const counts = counter();
     for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++)

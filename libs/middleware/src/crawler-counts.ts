@@ -13,6 +13,7 @@ import {
   MAX_CRAWLER_PATHS_PER_REPORT,
   MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
+  isUnnamedCrawler,
   utf8ByteLength,
   type CrawlerAction,
   type CrawlerCount,
@@ -95,8 +96,9 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
   let counts = new Map<string, Entry>();
   let countBytes = 0;
   let paths = new Map<string, CrawlerPathCount>();
-  // Verified crawlers' paths and the others' each have half the room: anyone can send long paths
-  // unnamed or under a catalogued crawler's User-Agent, and must not crowd out the verified ones.
+  // Verified catalogued crawlers' paths and the others' each have half the room: anyone can send long
+  // paths unnamed, under a catalogued crawler's User-Agent or signed with a key of its own, and must
+  // not crowd out the verified ones.
   let pathRoom = { verified: emptyRoom(), unverified: emptyRoom() };
   let pathsPerCrawler = new Map<string, number>();
   // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
@@ -148,7 +150,9 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
       }
       const crawlerKey = `${day}\n${crawler}\n${sighting.verified}`;
       const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
-      const room = sighting.verified ? pathRoom.verified : pathRoom.unverified;
+      // A signature whose signer no catalogue names proves only that someone holds a key (anyone can
+      // publish a directory): such a crawler's paths share the others' half.
+      const room = sighting.verified && !isUnnamedCrawler(crawler) ? pathRoom.verified : pathRoom.unverified;
       if (tracked >= PATHS_TRACKED_PER_CRAWLER || room.paths >= MAX_CRAWLER_PATHS_PER_REPORT / 2) return;
       const counted = { day, crawler, path, verified: sighting.verified, requests: 1 };
       const bytes = reportBytes(counted);

@@ -52,18 +52,12 @@ import {
   type PaymentTerms,
   type RefundedChannel,
   type SettleResponse,
+  isUnnamedCrawler,
   type Route,
   type SiteOffer,
 } from '@crawlgate/core';
 import { checkApiUrl, createApiClient, CrawlgateApiError, type ApiClient, type VerifyAnswer } from './api-client';
-import {
-  botPolicyProblems,
-  isAlwaysFreeRoute,
-  UNKNOWN_AUTOMATION,
-  UNKNOWN_CRAWLER,
-  type BotAction,
-  type BotPolicy,
-} from './bots';
+import { botPolicyProblems, isAlwaysFreeRoute, type BotAction, type BotPolicy } from './bots';
 import { identifyVisitor, type AddressChecker } from './bots/identify';
 import { notCharging, PASS, passAfterPayment, respondJson, type Decision } from './decision';
 import { liveSecrets, type UsableSecrets } from './live-secrets';
@@ -852,7 +846,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       crawler: bot ? visitor.name : 'person',
       category: bot ? visitor.category : 'person',
       // A group (every agent it cannot name) has no one operator: the counts merge them all.
-      operator: bot && !isUnnamedGroup(visitor.name) ? (visitor.operator ?? operatorOf(visitor.name)) : null,
+      operator: bot && !isUnnamedCrawler(visitor.name) ? (visitor.operator ?? operatorOf(visitor.name)) : null,
       action,
       path: bot ? (seen.path ?? null) : null,
       revenueMicros: action === 'paid' ? (chargedMicros(decision) ?? seen.micros ?? 0n) : 0n,
@@ -1084,4 +1078,3 @@ const PERSON_PASSED: CrawlerSighting = Object.freeze({
 });
 
 /** unknown-automation and unknown-crawler: every agent the gate cannot name, counted as one. */
-const isUnnamedGroup = (name: string) => name === UNKNOWN_AUTOMATION || name === UNKNOWN_CRAWLER;

@@ -9,18 +9,8 @@ import { MAX_PRICE_MICROS } from '@crawlgate/core';
 import { addCrawlerCounts, addCrawlerPaths, foldCrawlersOverCap } from '../crawlers/crawler-counts.store';
 import { canonicalCount, canonicalPathCrawler } from '../crawlers/reported-names';
 import { addGateCounts } from './gate-counts.store';
+import { CLOCK_AHEAD_MS, isReportableDay, REPORTABLE_DAYS } from './reportable-day';
 import { GateCountsDto } from './gates.dto';
-
-/** A report may name today and the two days before (a middleware's clock, a batch sent after midnight). */
-const REPORTABLE_DAYS = 3;
-
-/** A real UTC date, today or one of the days before that a report may still name. */
-function isReportableDay(day: string, now = new Date()): boolean {
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  const at = Date.parse(`${day}T00:00:00Z`);
-  const real = !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
-  return real && at <= today && at > today - REPORTABLE_DAYS * 86_400_000;
-}
 
 /**
  * The middleware's batched report, one call per interval: the gates (402s) it offered, for the
@@ -49,7 +39,7 @@ export class GateCountsController {
           : [
               {
                 loc: ['body', list, index, 'day'],
-                msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC)`,
+                msg: `day must be today or one of the ${REPORTABLE_DAYS - 1} days before (UTC), or tomorrow in today's last ${CLOCK_AHEAD_MS / 60_000} minutes`,
                 type: 'value_error',
                 input: day,
               },

@@ -52,7 +52,7 @@ interface Runtime {
 /**
  * Key directories, whose host a signed request names: on @hono/node-server the global fetch would
  * connect wherever a public name resolves, inside the site's own network, and the checked fetch
- * (nodeKeyDirectoryFetch, @crawlgate/middleware/node) is Node's alone, while this entry stays
+ * (nodeKeyDirectoryFetch, in the node entry) is Node's alone, while this entry stays
  * edge-safe. So there, unless the options give a fetch, no directory is fetched (signatures stay
  * unverified, and the policy decides) and the gate says once how to verify. Elsewhere (Workers,
  * Bun, Deno) the runtime's fetch, as before: no name can be checked there.
@@ -66,7 +66,7 @@ function keyDirectoriesOn(runtime: Runtime, options: CrawlgateOptions): Crawlgat
     if (!told) {
       told = true;
       logger.warn(
-        'crawlgate: on @hono/node-server, Web Bot Auth key directories are fetched only through a fetch that checks the addresses a name resolves to: pass webBotAuth: { fetch: nodeKeyDirectoryFetch() } from @crawlgate/middleware/node; until then signed requests stay unverified',
+        'crawlgate: on @hono/node-server, Web Bot Auth key directories are fetched only through a fetch that checks the addresses a name resolves to: pass webBotAuth: { fetch: nodeKeyDirectoryFetch() } from the node entry of this package; until then signed requests stay unverified',
       );
     }
     return Promise.reject(new Error('no key directory is fetched on @hono/node-server without webBotAuth.fetch'));

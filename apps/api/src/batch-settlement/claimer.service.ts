@@ -57,10 +57,10 @@ export class ClaimerService {
   private gasReading?: { at: number; canClaim: Promise<boolean> };
 
   /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
-  private readonly settling = new Map<string, SentSettle>();
+  private readonly settling = new Map<string, InFlight>();
 
   /** Per receiver and token, a claim this instance sent and has not seen mined, recorded once it is. */
-  private readonly claiming = new Map<string, ClaimRecord>();
+  private readonly claiming = new Map<string, InFlight>();
 
   /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
   private recentHeartbeatAt?: number;
@@ -203,16 +203,14 @@ export class ClaimerService {
     // A settle of an earlier run still on its way is waited for, not sent again (a no-op at our gas);
     // looked at before this run's claims, which the relayer's nonces put after it.
     const of = { chainId: this.chain.chainId, receiver, token };
-    const key = `${receiver}/${token}`;
-    const earlier = this.settling.get(key);
+    const key = receiverKey(receiver, token);
+    const earlier = await this.stillOnItsWay(this.settling, key);
     // Nothing sent behind it (a claim sent now would wait on the relayer's nonce, and be sent again
     // at each run): not a run that kept up (keepsUp).
-    if (earlier && (await this.settleLanded(key, earlier)) === 'pending')
-      throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
+    if (earlier) throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
     // Nor is a claim of an earlier run still on its way sent again: each copy would be a no-op the relayer pays for.
-    const claim = this.claiming.get(key);
-    if (claim && (await this.claimLanded(key, claim)) === 'pending')
-      throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
+    const claim = await this.stillOnItsWay(this.claiming, key);
+    if (claim) throw new Error(`the claim ${claim.hash} of an earlier run is not mined yet`);
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -226,30 +224,44 @@ export class ClaimerService {
     const claims = await this.store.unsettledClaimIds(of);
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
-    this.settling.set(key, { hash: settle, claims });
-    const receipt = await waitForReceipt(this.chain, settle, this.chain.settlementTimeoutMs);
-    if (receipt) this.settling.delete(key);
+    // Landed, the claims recorded before it are marked settled by it.
+    await this.untilLanded(this.settling, key, 'settle', {
+      hash: settle,
+      landed: () => this.store.markClaimsSettled(claims, settle),
+    });
+  }
+
+  /**
+   * Waits for a transaction just sent, kept in `inFlight` under `key` until it is mined (a run that
+   * stops waiting leaves it there for the next, stillOnItsWay); fails unless it succeeded, then runs
+   * its `landed`.
+   */
+  private async untilLanded(
+    inFlight: Map<string, InFlight>,
+    key: string,
+    what: 'claim' | 'settle',
+    sent: InFlight,
+  ): Promise<void> {
+    inFlight.set(key, sent);
+    const receipt = await waitForReceipt(this.chain, sent.hash, this.chain.settlementTimeoutMs);
+    if (receipt) inFlight.delete(key);
     if (!receipt || receipt.status !== 'success')
-      throw new Error(`settle ${settle} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    await this.store.markClaimsSettled(claims, settle);
+      throw new Error(`${what} ${sent.hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+    await sent.landed();
   }
 
-  /** What became of a settle an earlier run sent; landed, the claims recorded before it are marked settled by it. */
-  private async settleLanded(key: string, sent: SentSettle): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
+  /**
+   * The transaction an earlier run sent and left in `inFlight` under `key`, while it is still on its
+   * way; once it is not, it is let go, after its `landed` if it succeeded.
+   */
+  private async stillOnItsWay(inFlight: Map<string, InFlight>, key: string): Promise<InFlight | undefined> {
+    const sent = inFlight.get(key);
+    if (!sent) return undefined;
     const state = await transactionState(this.chain, sent.hash);
-    if (state === 'pending') return state;
-    this.settling.delete(key);
-    if (state === 'success') await this.store.markClaimsSettled(sent.claims, sent.hash);
-    return state;
-  }
-
-  /** What became of a claim an earlier run sent; landed, it is recorded (its run stopped waiting before it could). */
-  private async claimLanded(key: string, sent: ClaimRecord): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
-    const state = await transactionState(this.chain, sent.txHash as Hex);
-    if (state === 'pending') return state;
-    this.claiming.delete(key);
-    if (state === 'success') await this.store.recordClaim(sent);
-    return state;
+    if (state === 'pending') return sent;
+    inFlight.delete(key);
+    if (state === 'success') await sent.landed();
+    return undefined;
   }
 
   /**
@@ -337,16 +349,13 @@ export class ClaimerService {
       amount,
       settleTxHash: null,
     };
-    const key = `${receiver}/${token}`;
-    this.claiming.set(key, record);
-    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
-    if (receipt) this.claiming.delete(key);
-    if (!receipt || receipt.status !== 'success')
-      throw new Error(`claim ${hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    // Recorded before its channels are marked claimed: a run stopped between the two leaves a claim
-    // with no settle, whose receiver the next run visits. The other way round, nothing led a run back
-    // to it, and what it claimed stayed in the escrow until the receiver's next voucher.
-    await this.store.recordClaim(record);
+    // Recorded once landed, before its channels are marked claimed: a run stopped between the two
+    // leaves a claim with no settle, whose receiver the next run visits. The other way round, nothing
+    // led a run back to it, and what it claimed stayed in the escrow until the receiver's next voucher.
+    await this.untilLanded(this.claiming, receiverKey(receiver, token), 'claim', {
+      hash,
+      landed: () => this.store.recordClaim(record),
+    });
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) {
       const after = await readChannel(this.chain, batch, channel.channelId as Hex);
@@ -376,11 +385,14 @@ export class ClaimerService {
   }
 }
 
-/** A settle sent, and the claims (their rows) recorded before it: what it sends on. */
-interface SentSettle {
+/** A claim or settle this instance sent and has not seen mined, and what is written once it is. */
+interface InFlight {
   hash: Hex;
-  claims: string[];
+  landed(): Promise<void>;
 }
+
+/** The key of a receiver's claims and settles in one token. */
+const receiverKey = (receiver: Address, token: Address) => `${receiver}/${token}`;
 
 function configOf(channel: PaymentChannel) {
   return {

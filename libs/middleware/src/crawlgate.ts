@@ -40,6 +40,7 @@ import {
   verifyAccessToken,
   verifyGate,
   stricterAction,
+  isUnnamedCrawler,
   X402_REASONS,
   parsePriceUsd,
   CRAWLER_PRICE_HEADERS,
@@ -52,7 +53,6 @@ import {
   type PaymentTerms,
   type RefundedChannel,
   type SettleResponse,
-  isUnnamedCrawler,
   type Route,
   type SiteOffer,
 } from '@crawlgate/core';
@@ -1076,5 +1076,3 @@ const PERSON_PASSED: CrawlerSighting = Object.freeze({
   revenueMicros: 0n,
   verified: false,
 });
-
-/** unknown-automation and unknown-crawler: every agent the gate cannot name, counted as one. */

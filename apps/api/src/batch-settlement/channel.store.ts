@@ -17,10 +17,6 @@ export interface ChannelKey {
 /** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
 const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
 
-/**
- * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
- * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
- */
 /** A claimWithSignature transaction of ours, as channel_claims records it. */
 export interface ClaimRecord {
   chainId: number;
@@ -33,6 +29,10 @@ export interface ClaimRecord {
   settleTxHash: string | null;
 }
 
+/**
+ * Whose claims a claimer signs: those of one escrow on one chain, whose channels name its key as
+ * receiver authorizer (the escrow reverts a whole claim batch over any other channel).
+ */
 export interface ClaimSigner {
   chainId: number;
   escrow: string;

@@ -138,7 +138,8 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
       const entry = entryOf(day, sighting);
       if (entry) {
         entry.count.requests++;
-        entry.revenue += revenueMicros;
+        // A bigint sum allocates: people and free passes, most requests, add nothing.
+        if (revenueMicros !== 0n) entry.revenue += revenueMicros;
       }
       if (path === null || path.length > MAX_TOP_PATH_LENGTH || !REPORTABLE_PATH.test(path)) return;
       // Verified and not apart: a stranger claiming the crawler's name has its own paths, never its.

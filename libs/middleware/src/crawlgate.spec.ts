@@ -212,6 +212,23 @@ describe('createCrawlgate', () => {
     expect(fake.calls).toEqual(['GET /v1/site']);
   });
 
+  it('reads a hand-built record’s headers in any spelling: a payment under X-Payment is no person’s request', async () => {
+    const { gate } = setup({}, paysFor('/post/1'));
+    await gate.ready();
+    const spelled = await gate.handle({
+      method: 'GET',
+      url: '/post/1',
+      headers: { 'user-agent': BROWSER, 'X-Payment': paymentV1() },
+    });
+    const lower = await gate.handle({
+      method: 'GET',
+      url: '/post/1',
+      headers: { 'user-agent': BROWSER, 'x-payment': paymentV1() },
+    });
+    expect(spelled.kind).toBe('pass-after-payment');
+    expect(spelled).toEqual(lower);
+  });
+
   it('decides the same for Node’s header records, which a plain person’s request may skip the full decision with, and counts the same', async () => {
     // Each request through two gates: Node's marked record (plain-person.ts may answer it) and a
     // hand-built copy (the full decision always): the same answers, the same counts.

@@ -1,5 +1,5 @@
 import { ANY_CATALOGUED_BOT, BOT_CATALOGUE } from './catalogue';
-import { classifyVisitor } from './classify';
+import { classifyVisitor, isPersonUserAgent } from './classify';
 import { resolveBotAction, UNKNOWN_AUTOMATION, UNKNOWN_CRAWLER } from './policy';
 import type { BotCategory, BotPolicy, Visitor } from './types';
 import { BOT_USER_AGENTS, BROWSER_USER_AGENTS } from './user-agents.test-data';
@@ -122,3 +122,30 @@ function classifiedBefore(userAgent: string | undefined, policy?: BotPolicy): Vi
     action: resolveBotAction(found.name, found.category, policy),
   };
 }
+
+describe('isPersonUserAgent', () => {
+  // A fresh copy of a string, as each request brings its own: compared, not the same object.
+  const fresh = (text: string) => Buffer.from(text).toString();
+
+  it('says what classifyVisitor says, asked again and again in any order, browsers and bots mixed', () => {
+    const userAgents = [...BROWSER_USER_AGENTS, ...BOT_USER_AGENTS].map(([userAgent]) => userAgent).concat(['', ' ']);
+    for (let round = 0; round < 3; round++)
+      for (let index = 0; index < userAgents.length; index++) {
+        const asked = userAgents[(index * 7 + round) % userAgents.length];
+        const expected = classifyVisitor(asked).kind === 'human';
+        expect([asked, isPersonUserAgent(fresh(asked))]).toEqual([asked, expected]);
+        expect([asked, isPersonUserAgent(asked)]).toEqual([asked, expected]);
+      }
+  });
+
+  it('never remembers a bot among the people: a bot’s string asked right after is still a bot', () => {
+    const [browser] = BROWSER_USER_AGENTS[0];
+    const bot = `${browser} ExampleBot/1.0`;
+    expect(isPersonUserAgent(browser)).toBe(true);
+    expect(isPersonUserAgent(bot)).toBe(false);
+    expect(isPersonUserAgent(fresh(bot))).toBe(false);
+    // A person's string one character off is looked up, not taken for the one remembered.
+    expect(isPersonUserAgent(`${browser.slice(0, -1)}X`)).toBe(true);
+    expect(isPersonUserAgent(`${browser}Bot/1`)).toBe(false);
+  });
+});

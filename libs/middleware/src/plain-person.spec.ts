@@ -99,7 +99,28 @@ describe('isPlainPersonRequest', () => {
     // The grammar as a regular expression; the gate reads it with a loop over the codes.
     const grammar = /^\/(?:[A-Za-z0-9_~-]+\/)*[A-Za-z0-9_~-]*(?:\?|$)/;
     const plainCodes = ['/', '/', 'a', 'Z', '0', '_', '~', '-'];
-    const otherCodes = ['.', '?', '%', ';', '\\', '#', ' ', 'é', ':', '@', '+'];
+    // Besides the usual suspects, each code just outside a range the segments allow.
+    const otherCodes = [
+      '.',
+      '?',
+      '%',
+      ';',
+      '\\',
+      '#',
+      ' ',
+      'é',
+      ':',
+      '@',
+      '+',
+      ',',
+      '[',
+      '^',
+      '`',
+      '{',
+      '}',
+      '\x7f',
+      '\ud83d',
+    ];
     let seed = 42;
     const random = (below: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % below);
     const seen = { plain: 0, other: 0 };

@@ -148,4 +148,15 @@ describe('isPersonUserAgent', () => {
     expect(isPersonUserAgent(`${browser.slice(0, -1)}X`)).toBe(true);
     expect(isPersonUserAgent(`${browser}Bot/1`)).toBe(false);
   });
+
+  it('answers a remembered person’s string padded, grown past a kilobyte, or not a string as it always did', () => {
+    const [browser] = BROWSER_USER_AGENTS[1];
+    expect(isPersonUserAgent(browser)).toBe(true);
+    expect(isPersonUserAgent(` ${browser} `)).toBe(true);
+    expect(isPersonUserAgent(`${browser}${' '.repeat(1024)}GPTBot/1.0`)).toBe(false);
+    expect(isPersonUserAgent(`${browser} ${'x'.repeat(1024)}`)).toBe(false);
+    expect(isPersonUserAgent(undefined)).toBe(false);
+    expect(isPersonUserAgent([browser] as unknown as string)).toBe(false);
+    expect(isPersonUserAgent(browser)).toBe(true);
+  });
 });

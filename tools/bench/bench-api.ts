@@ -81,7 +81,7 @@ export async function startBenchApi(): Promise<InProcessBenchApi> {
 export async function startBenchApiProcess(
   stack: BenchStack,
   { nodeArgs = [], pinned = true }: { nodeArgs?: string[]; pinned?: boolean } = {},
-): Promise<BenchApi> {
+): Promise<BenchApi & { pid: number }> {
   const { close: _close, ...settings } = stack;
   const child = startChild(await builtApiServer(), {
     cpu: pinned ? SERVER_CPU : undefined,

@@ -10,6 +10,7 @@ import { startChild, type Child } from './child';
 import { relayExactTransfer } from './exact-settlement';
 import type { BenchResult } from './goals';
 import { format } from './measure';
+import { cpuTimes } from './process-cpu';
 
 /** Pages paid from one channel: issue 14 judges gas per page at 100. */
 const PAGES = 100;
@@ -80,17 +81,20 @@ export async function voucherBench(): Promise<BenchResult> {
       await response.text();
       return performance.now() - started;
     };
-    /** pages new paths, each paid with a voucher then fetched again with its token. */
+    /** pages new paths, each paid with a voucher then fetched again with its token; the API's CPU seconds of each voucher page. */
     const rounds = async (origin: string, pages: number, prefix: string) => {
       const voucher: number[] = [];
       const token: number[] = [];
+      const apiCpu: number[] = [];
       for (let i = 0; i < pages; i++) {
+        const before = cpuTimes(api.pid).running;
         voucher.push(await get(`${origin}/article/${prefix}${i}`)); // a new path: a voucher (the first also deposits)
+        apiCpu.push(cpuTimes(api.pid).running - before);
         token.push(await get(`${origin}/article/${prefix}${i}`)); // the same path again: the agent sends its token
       }
-      return { voucher, token };
+      return { voucher, token, apiCpu };
     };
-    const { voucher, token } = await rounds(siteUrl, PAGES, '');
+    const { voucher, token, apiCpu } = await rounds(siteUrl, PAGES, '');
 
     // The claim, by an API on the same stack in this process (the claimer's thresholds are the API's
     // own; this one claims now), and one exact settlement of the same price, relayed the same way.
@@ -141,6 +145,7 @@ export async function voucherBench(): Promise<BenchResult> {
       '|---|---:|---:|---:|---|',
       `| gas per paid page: deposit + claim + settle (${escrowTxs.size} transactions) ÷ ${PAGES} | ${format(perPage)} | one exact settlement: ${exactGas} | **${format(gasRatio, 3)}** | ≤ 0.05 (1/20) |`,
       `${loopback.row} ≤ 3 |`,
+      `| the API's CPU time per voucher-paid page on loopback (its process, all threads), mean of ${apiCpu.length - 1} (p50) | ${format(mean(apiCpu.slice(1)) * 1000, 2)} ms (${format(p50(apiCpu.slice(1)) * 1000, 2)}) | — | — | — |`,
       ...overNetwork.map(
         ({ rttMs, ...times }) =>
           `${latencyRow(`the same with a round trip of ${rttMs} ms between agent and site and between site and API`, times).row} — |`,

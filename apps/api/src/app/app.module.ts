@@ -4,6 +4,7 @@ import { ThrottlerModule, ThrottlerStorage } from '@nestjs/throttler';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import { AccessTokensController } from '../access-tokens/access-tokens.controller';
 import type { ChainContext } from '../chain/chain-context';
+import { SignerKeys } from '../chain/signer-keys';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { SecretBox } from '../crypto/secret-box';
@@ -125,6 +126,7 @@ export class AppModule {
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,
+        { provide: SignerKeys, useValue: new SignerKeys() },
         RefundsService,
         ChannelStore,
         ClaimerHeartbeatStore,

@@ -1,7 +1,7 @@
 import { BATCH_REASONS, type BatchSettlementPayment } from '@crawlgate/core';
-import { isAddressEqual } from 'viem';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
-import { voucherSigner } from '../chain/escrow';
+import { voucherSignedBy } from '../chain/escrow';
+import type { SignerKeys } from '../chain/signer-keys';
 import { PaymentRejected } from '../payments/payment-rejected';
 
 /** Whether the channel's payer authorizer signed the payload's voucher as strictly as the escrow checks it. */
@@ -9,9 +9,9 @@ export async function payerSigned(
   chain: ChainContext,
   batch: BatchSettlementChain,
   payment: BatchSettlementPayment,
+  keys: SignerKeys,
 ): Promise<boolean> {
-  const signer = await voucherSigner(chain, batch, payment.voucher);
-  return signer !== null && isAddressEqual(signer, payment.channelConfig.payerAuthorizer);
+  return voucherSignedBy(chain, batch, payment.voucher, payment.channelConfig.payerAuthorizer, keys);
 }
 
 /** Refuses a payload whose voucher the channel's payer authorizer did not sign as strictly as the escrow checks it. */
@@ -19,8 +19,9 @@ export async function requirePayerSignature(
   chain: ChainContext,
   batch: BatchSettlementChain,
   payment: BatchSettlementPayment,
+  keys: SignerKeys,
 ): Promise<void> {
-  assertPayerSigned(await payerSigned(chain, batch, payment));
+  assertPayerSigned(await payerSigned(chain, batch, payment, keys));
 }
 
 /** The refusal of a voucher payerSigned() found not signed by the channel's payer authorizer. */

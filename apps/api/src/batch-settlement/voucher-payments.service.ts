@@ -14,6 +14,7 @@ import { AccessTokenService, type IssuedToken } from '../access-tokens/access-to
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { hasCode } from '../chain/account-code';
 import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
+import { SignerKeys } from '../chain/signer-keys';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { afterPendingWrites } from '../db/after-pending-writes';
@@ -109,6 +110,8 @@ export class VoucherPaymentsService {
     private readonly sites: SitePaymentTermsStore,
     private readonly claimer: ClaimerService,
     private readonly relayRefusals: RelayRefusalsStore,
+    /** The payers' keys: a payer's next vouchers are checked against its key rather than recovered. */
+    private readonly signerKeys: SignerKeys,
   ) {
     this.recentStates = new RecentChannelStates(config.chain.batchSettlement.channelStateReuseMs);
   }
@@ -145,7 +148,7 @@ export class VoucherPaymentsService {
     if (batch && candidate) {
       // The database driver writes a query on a later turn of the event loop: recovering first would hold both back.
       await afterPendingWrites();
-      signed = payerSigned(this.chain, batch, payment);
+      signed = payerSigned(this.chain, batch, payment, this.signerKeys);
       signed.catch(() => undefined);
     }
     const site = await siteRead;
@@ -171,12 +174,12 @@ export class VoucherPaymentsService {
       );
     if (payment.type === 'refund') {
       if (recordedOnly) throw notRecorded('a refund is never recorded for a gate');
-      await requirePayerSignature(this.chain, batch, payment);
+      await requirePayerSignature(this.chain, batch, payment, this.signerKeys);
       return this.refunds.refund(gate, payment, channelId);
     }
     let recorded = recordRead ?? this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined);
-    assertPayerSigned(await (signed ?? payerSigned(this.chain, batch, payment)));
+    assertPayerSigned(await (signed ?? payerSigned(this.chain, batch, payment, this.signerKeys)));
     // A deposit is judged on the chain as it is; a voucher alone may be on a state read a moment ago,
     // while this instance's claimer would collect it before a withdrawal unseen then could take it.
     const recent = payment.deposit || !this.claimer.keepsUp() ? undefined : this.recentStates.get(channelId);
@@ -273,7 +276,11 @@ export class VoucherPaymentsService {
       let terms = payment.deposit || opensRow(row, state) ? await this.termsNow(gate) : site;
       for (let attempt = 1; ; attempt++) {
         const recorded = await this.record(gate, terms, payment, channelId, { row, charged }, state, depositTx);
-        if (recorded) return recorded;
+        if (recorded) {
+          // Taken against funds on chain: this payer's next vouchers are checked against its key.
+          this.signerKeys.admit(payment.channelConfig.payerAuthorizer);
+          return recorded;
+        }
         if (attempt === TERMS_ATTEMPTS) throw termsKeptChanging();
         terms = await this.termsNow(gate);
       }
@@ -361,7 +368,8 @@ export class VoucherPaymentsService {
     if (channelId !== voucher.channelId.toLowerCase()) return undefined;
     const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher was taken.
-    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment))) return undefined;
+    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
+      return undefined;
     return this.answerFor(taken, gate, channelId);
   }
 

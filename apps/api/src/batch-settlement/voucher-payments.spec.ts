@@ -12,7 +12,7 @@ import { devTestClient, simulationAwareWalletAbi, simulationAwareWalletBytecode 
 import { batchSettlementSite, type TestPayee, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { createWalletClient, http, zeroAddress } from 'viem';
+import { createWalletClient, http, zeroAddress, type Hex } from 'viem';
 import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { pausedAt } from '../../test/pause-at';
 import { depositCalldata, depositNonce } from '../chain/escrow';
@@ -21,7 +21,8 @@ import { ChannelStore } from './channel.store';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import { PricingService } from '../pricing/pricing.service';
 import { SETTLEMENT_GAS } from '../chain/chain-health';
-import { RELAYER_GAS_READ_MS } from './claimer.service';
+import { ClaimerService, RELAYER_GAS_READ_MS } from './claimer.service';
+import { SignerKeys } from '../chain/signer-keys';
 
 /*
  * Paying gates with x402 batch-settlement vouchers, through POST /v1/gates/{id}/verify on the real
@@ -531,6 +532,46 @@ describe('voucher payments', () => {
         token: undefined,
       });
     }
+  });
+
+  it('checks a payer’s later vouchers against its admitted key as strictly as its first: a stranger’s, a high-s twin, a flipped v, another total’s signature or a moved r are refused, and the claim collects what it took', async () => {
+    const { payer, channel } = await openChannel(50_000n);
+    // Its first voucher, taken with the deposit, admits its key: the next ones are checked against it.
+    for (const paid of [2n * PRICE, 3n * PRICE]) {
+      const offer = await gate();
+      expect((await verify(offer, await channel.payment(offer, paid))).status).toBe(200);
+    }
+    const total = 4n * PRICE;
+    const voucher = await channel.voucher(total);
+    const signature = voucher.signature;
+    const flippedV = `${signature.slice(0, 130)}${signature.endsWith('1b') ? '1c' : '1b'}` as Hex;
+    const r = BigInt(signature.slice(0, 66));
+    const movedR = `0x${(r + 1n).toString(16).padStart(64, '0')}${signature.slice(66)}` as Hex;
+    const forged = [
+      (await channel.voucher(total, newWallet())).signature,
+      malleate(signature),
+      flippedV,
+      (await channel.voucher(5n * PRICE)).signature,
+      movedR,
+    ];
+    for (const copy of forged) {
+      const offer = await gate();
+      const response = await verify(
+        offer,
+        await channel.payment(offer, total, { voucher: { ...voucher, signature: copy } }),
+      );
+      expect({ status: response.status, reason: response.body.reason, token: response.body.access_token }).toEqual({
+        status: 402,
+        reason: BATCH_REASONS.voucherSignature,
+        token: undefined,
+      });
+    }
+    const offer = await gate();
+    expect((await verify(offer, await channel.payment(offer, total, { voucher }))).status).toBe(200);
+    expect(app.app.get(SignerKeys).knows(payer.address)).toBe(true);
+    // What the key's check took, the escrow's ecrecover takes: the claim collects it all.
+    await app.app.get(ClaimerService).runOnce({ force: true });
+    expect((await channelOnChain(channel.channelId))[1]).toBe(total);
   });
 
   it('reads nothing from the chain for a voucher its channel’s payer did not sign', async () => {

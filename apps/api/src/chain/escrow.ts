@@ -17,12 +17,12 @@ import {
   isAddressEqual,
   keccak256,
   parseEventLogs,
-  recoverAddress,
   type Address,
   type Hex,
   type TransactionReceipt,
 } from 'viem';
 import { confirmedBlock, type BatchSettlementChain, type ChainContext } from './chain-context';
+import { recoverableSignature, type SignerKeys } from './signer-keys';
 
 /*
  * The batch-settlement escrow as the API uses it: channel ids, the payer's voucher signature
@@ -56,30 +56,25 @@ export function channelIdOf(chain: ChainContext, batch: BatchSettlementChain, co
 }
 
 /**
- * The EOA that signed a voucher, recovered only from a 65-byte signature with low `s` and v of 27
- * or 28 (the escrow's `_recover`); null for anything else. A high-s twin of a valid signature is null.
+ * Whether `signer` signed the voucher as strictly as the escrow's `_recover` checks it: 65 bytes,
+ * low `s`, v of 27 or 28. A high-s twin of a valid signature is refused.
  */
-export async function voucherSigner(
+export async function voucherSignedBy(
   chain: ChainContext,
   batch: BatchSettlementChain,
   voucher: BatchVoucher,
-): Promise<Address | null> {
-  const signature = voucher.signature;
-  if (signature.length !== 2 + 130) return null;
-  const s = BigInt(`0x${signature.slice(66, 130)}`);
-  const v = Number.parseInt(signature.slice(130, 132), 16);
-  if (s > HALF_CURVE_ORDER || (v !== 27 && v !== 28)) return null;
+  signer: Address,
+  keys: SignerKeys,
+): Promise<boolean> {
+  const parts = recoverableSignature(voucher.signature);
+  if (!parts || parts.s > HALF_CURVE_ORDER) return false;
   const hash = hashTypedData({
     domain: escrowDomain(chain, batch),
     types: VOUCHER_TYPES,
     primaryType: 'Voucher',
     message: { channelId: voucher.channelId, maxClaimableAmount: voucher.maxClaimableAmount },
   });
-  try {
-    return await recoverAddress({ hash, signature });
-  } catch {
-    return null;
-  }
+  return keys.signedBy(hash, voucher.signature, signer);
 }
 
 /** The channel as the chain has it at `blockNumber` (the latest block when none). */

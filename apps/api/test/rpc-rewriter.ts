@@ -14,35 +14,53 @@ export interface RpcRewriter {
   close(): Promise<void>;
 }
 
+/** A JSON-RPC error a node answers instead of a result. */
+export interface RpcRefusal {
+  code: number;
+  message: string;
+}
+
 /**
  * A JSON-RPC proxy for tests in front of the local chain, answering each call (alone or in a
  * batch) with `rewrite`'s result instead of the node's: a node that lies or lags (a receipt said
- * reverted, another transaction's receipt), which no honest anvil answers.
+ * reverted, another transaction's receipt), which no honest anvil answers. A call `refuse` answers
+ * for never reaches the chain and gets that error: a node that caps what it serves (eth_getLogs's range).
  */
 export async function startRpcRewriter(
   upstream: string,
   rewrite: (exchange: RpcExchange) => unknown,
+  refuse: (call: { method: string; params: unknown[] }) => RpcRefusal | undefined = () => undefined,
 ): Promise<RpcRewriter> {
   const server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
-    const answer = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    const calls = JSON.parse(body) as Call | Call[];
-    const answers = (await answer.json()) as Answer | Answer[];
-    const rewritten = (call: Call | undefined, reply: Answer): Answer =>
-      call && 'result' in reply
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Call | Call[];
+    const calls = Array.isArray(parsed) ? parsed : [parsed];
+    const refusals = new Map(calls.map((call) => [call, refuse({ method: call.method, params: call.params ?? [] })]));
+    const passed = calls.filter((call) => !refusals.get(call));
+    let status = 200;
+    let answers: Answer[] = [];
+    if (passed.length > 0) {
+      const answer = await fetch(upstream, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(Array.isArray(parsed) ? passed : passed[0]),
+      });
+      status = answer.status;
+      const body = (await answer.json()) as Answer | Answer[];
+      answers = Array.isArray(body) ? body : [body];
+    }
+    const out = calls.map((call): Answer => {
+      const refusal = refusals.get(call);
+      if (refusal) return { jsonrpc: '2.0', id: call.id, error: refusal };
+      const reply = answers.find((one) => one.id === call.id)!;
+      return 'result' in reply
         ? { ...reply, result: rewrite({ method: call.method, params: call.params ?? [], result: reply.result }) }
         : reply;
-    const out = Array.isArray(answers)
-      ? answers.map((reply) =>
-          rewritten(
-            (calls as Call[]).find((call) => call.id === reply.id),
-            reply,
-          ),
-        )
-      : rewritten(calls as Call, answers);
-    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+    });
+    response
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify(Array.isArray(parsed) ? out : out[0]));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -62,6 +80,8 @@ interface Call {
 }
 
 interface Answer {
+  jsonrpc?: string;
   id: unknown;
   result?: unknown;
+  error?: RpcRefusal;
 }

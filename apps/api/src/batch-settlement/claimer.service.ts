@@ -4,6 +4,7 @@ import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
+import { eventsInSpans } from '../chain/log-spans';
 import { transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -370,17 +371,24 @@ export class ClaimerService {
 
   /**
    * Channels whose payer started a withdrawal lately: the escrow's WithdrawInitiated events over
-   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), read once a run (one call, whatever the number of channels).
+   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), read once a run (one call, whatever the number
+   * of channels, or a few on a node capping eth_getLogs's range).
    */
   private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    const logs = await this.chain.publicClient.getContractEvents({
-      address: batch.escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      eventName: 'WithdrawInitiated',
-      fromBlock: firstRecentBlock(this.chain, head),
-      toBlock: head,
-    });
+    const logs = await eventsInSpans(
+      this.chain.logSpan,
+      firstRecentBlock(this.chain, head),
+      head,
+      (fromBlock, toBlock) =>
+        this.chain.publicClient.getContractEvents({
+          address: batch.escrow,
+          abi: BATCH_SETTLEMENT_ABI,
+          eventName: 'WithdrawInitiated',
+          fromBlock,
+          toBlock,
+        }),
+    );
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
 }

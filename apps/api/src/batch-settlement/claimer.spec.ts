@@ -3,14 +3,17 @@ import { randomBytes } from 'node:crypto';
 import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import { batchSettlementAbi, devTestClient, devWalletClient, increaseTime } from '@crawlgate/devchain';
+import { batchSettlementAbi, devTestClient, devWalletClient, increaseTime, mineBlocks } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
+import { startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
+import { workerChain } from '../../test/test-chain';
 import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ChannelStore } from './channel.store';
+import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
 import { ClaimerService } from './claimer.service';
 
 /*
@@ -204,8 +207,7 @@ describe('voucher claimer', () => {
 
       const run = await app.app.get(ClaimerService).runOnce();
       expect(run.claims.length).toBeGreaterThanOrEqual(1);
-      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      await withdrawal(payer, channel).finish();
+      await withdrawal(payer, channel).finishAfterDelay();
       // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
       expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
@@ -262,12 +264,49 @@ describe('voucher claimer', () => {
       expect(run.claims).toHaveLength(1);
       expect(await usdcBalance(app, payTo)).toBe(30_000n);
 
-      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      await withdrawal(payer, channel).finish();
+      await withdrawal(payer, channel).finishAfterDelay();
       // The payer gets back only what it did not spend.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
     } finally {
       await app.close();
+    }
+  });
+
+  it('through a node capping eth_getLogs at 1,000 blocks, finds a withdrawal behind a queue, claims it first, and finishes its run', async () => {
+    // Hosted nodes refuse eth_getLogs over a wider range (by provider and plan); the escrow's
+    // withdrawals are searched over RECENT_LOG_BLOCKS (10,000). Refused, the run claimed in queue
+    // order and counted as unfinished: no voucher is taken while no claimer finishes its runs.
+    const capped = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      ({ method, params }) => {
+        const range = params[0] as { fromBlock?: string; toBlock?: string } | undefined;
+        if (method !== 'eth_getLogs' || !range?.fromBlock?.startsWith('0x') || !range.toBlock?.startsWith('0x'))
+          return undefined;
+        const blocks = BigInt(range.toBlock) - BigInt(range.fromBlock) + 1n;
+        return blocks > 1_000n ? { code: -32602, message: 'eth_getLogs is limited to a 1000 block range' } : undefined;
+      },
+    );
+    const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 }, {}, capped.url);
+    try {
+      await mineBlocks(app.chain.rpcUrl, 3_000); // the recent blocks now span more than the node serves at once
+      await paidChannel('/capped-ahead-1', 10_000n, [10_000n]);
+      await paidChannel('/capped-ahead-2', 10_000n, [10_000n]);
+      const { payer, channel } = await paidChannel('/capped-owing', 100_000n, [10_000n, 20_000n, 30_000n]);
+      await withdrawal(payer, channel).start(100_000n);
+      const heartbeats = app.app.get(ClaimerHeartbeatStore);
+      const before = (await heartbeats.last())!.ageMs;
+
+      await app.app.get(ClaimerService).runOnce();
+      expect((await heartbeats.last())!.ageMs).toBeLessThan(before);
+      expect(app.chain.logSpan.blocks).toBeLessThanOrEqual(1_000n);
+      await withdrawal(payer, channel).finishAfterDelay();
+      // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+      expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
+    } finally {
+      await app.close();
+      await capped.close();
     }
   });
 
@@ -311,8 +350,7 @@ describe('voucher claimer', () => {
       // The payer asks everything back; the claimer, reading the chain as it is, collects what was charged first.
       await withdrawal(payer, channel).start(50_000n);
       expect((await claimer.runOnce()).claims).toHaveLength(1);
-      await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
-      await withdrawal(payer, channel).finish();
+      await withdrawal(payer, channel).finishAfterDelay();
       expect(await usdcBalance(app, payTo)).toBe(20_000n);
     } finally {
       await app.close();
@@ -472,6 +510,7 @@ async function claimOnly(app: TestApp, payTo: string): Promise<Hex> {
 async function voucherSite(
   overrides: Partial<ReturnType<typeof loadConfig>['chain']['batchSettlement']> = {},
   chain: Partial<Omit<ReturnType<typeof loadConfig>['chain'], 'batchSettlement'>> = {},
+  chainRpcUrl?: string,
 ) {
   const batchSettlement = {
     ...loadConfig({}).chain.batchSettlement,
@@ -479,7 +518,7 @@ async function voucherSite(
     channelStateReuseMs: 0,
     ...overrides,
   };
-  const app = await startTestApp({ isolateChain: true, config: { chain: { ...chain, batchSettlement } } });
+  const app = await startTestApp({ isolateChain: true, chainRpcUrl, config: { chain: { ...chain, batchSettlement } } });
   const payTo = newWallet().address;
   const { site, publisher } = await pricedSite(app, payTo);
   await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
@@ -517,7 +556,11 @@ async function voucherSite(
     };
     return {
       start: (amount: bigint) => call('initiateWithdraw', [channel.config, amount]),
-      finish: () => call('finalizeWithdraw', [channel.config]),
+      /** Finishes it once its delay is over (the chain's clock moved past it). */
+      finishAfterDelay: async () => {
+        await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
+        await call('finalizeWithdraw', [channel.config]);
+      },
     };
   };
   return { app, payTo, site, paidChannel, withdrawal };

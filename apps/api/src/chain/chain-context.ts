@@ -20,6 +20,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ChainConfig } from '../config/config';
+import type { LogSpan } from './log-spans';
 import { createRelayerNonces, type RelayerNonces } from './relayer-nonces';
 import { batchingRpcFetch } from './rpc-batching';
 import { createRpcFetch } from './rpc-fetch';
@@ -41,6 +42,8 @@ export interface ChainContext {
   confirmations: number;
   /** How many recent blocks a search for an authorization's or a channel's events covers (RECENT_LOG_BLOCKS). */
   recentLogBlocks: bigint;
+  /** The widest eth_getLogs span this node answers, as far as the searches found (log-spans.ts). */
+  logSpan: LogSpan;
   settlementTimeoutMs: number;
   /** x402 batch-settlement; null when this API has no claim authorizer (sites cannot turn it on). */
   batchSettlement: BatchSettlementChain | null;
@@ -108,6 +111,7 @@ export function createChainContext({
     ),
     confirmations: config.confirmations,
     recentLogBlocks: BigInt(config.recentLogBlocks),
+    logSpan: { blocks: BigInt(config.recentLogBlocks) },
     settlementTimeoutMs: config.settlementTimeoutMs,
     batchSettlement: batchSettlementChain(
       config,

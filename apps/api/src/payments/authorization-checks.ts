@@ -19,6 +19,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { eventsInSpans } from '../chain/log-spans';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
 import { onChain, revertMessage } from './chain-errors';
@@ -250,14 +251,20 @@ export async function authorizationOutcome(
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
   const confirmedHead = confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
-  const canceled = await chain.publicClient.getContractEvents({
-    address: chain.usdc,
-    abi: USDC_ABI,
-    eventName: 'AuthorizationCanceled',
-    args: { authorizer: from, nonce },
-    fromBlock: firstRecentBlock(chain, confirmedHead),
-    toBlock: confirmedHead,
-  });
+  const canceled = await eventsInSpans(
+    chain.logSpan,
+    firstRecentBlock(chain, confirmedHead),
+    confirmedHead,
+    (fromBlock, toBlock) =>
+      chain.publicClient.getContractEvents({
+        address: chain.usdc,
+        abi: USDC_ABI,
+        eventName: 'AuthorizationCanceled',
+        args: { authorizer: from, nonce },
+        fromBlock,
+        toBlock,
+      }),
+  );
   return canceled.length > 0 ? 'canceled' : 'used';
 }
 

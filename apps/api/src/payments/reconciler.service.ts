@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
 import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -242,15 +243,17 @@ export class ReconcilerService {
   ): Promise<TransactionReceipt | null> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
-    const used = (fromBlock: bigint, toBlock: bigint) =>
-      this.chain.publicClient.getContractEvents({
-        address: this.chain.usdc,
-        abi: USDC_ABI,
-        eventName: 'AuthorizationUsed',
-        args: { authorizer: auth.from, nonce: auth.nonce },
-        fromBlock,
-        toBlock,
-      });
+    const used = (from: bigint, to: bigint) =>
+      eventsInSpans(this.chain.logSpan, from, to, (fromBlock, toBlock) =>
+        this.chain.publicClient.getContractEvents({
+          address: this.chain.usdc,
+          abi: USDC_ABI,
+          eventName: 'AuthorizationUsed',
+          args: { authorizer: auth.from, nonce: auth.nonce },
+          fromBlock,
+          toBlock,
+        }),
+      );
     let [log] = await used(recent, head);
     if (!log && recent > 0n) {
       const first = await firstBlockStampedFrom(this.chain, auth.validAfter, head);

@@ -5,7 +5,7 @@ import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import { batchSettlementAbi, devTestClient, devWalletClient, increaseTime, mineBlocks } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
-import { startRpcRewriter } from '../../test/rpc-rewriter';
+import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
@@ -276,17 +276,8 @@ describe('voucher claimer', () => {
     // Hosted nodes refuse eth_getLogs over a wider range (by provider and plan); the escrow's
     // withdrawals are searched over RECENT_LOG_BLOCKS (10,000). Refused, the run claimed in queue
     // order and counted as unfinished: no voucher is taken while no claimer finishes its runs.
-    const capped = await startRpcRewriter(
-      workerChain().rpcUrl,
-      ({ result }) => result,
-      ({ method, params }) => {
-        const range = params[0] as { fromBlock?: string; toBlock?: string } | undefined;
-        if (method !== 'eth_getLogs' || !range?.fromBlock?.startsWith('0x') || !range.toBlock?.startsWith('0x'))
-          return undefined;
-        const blocks = BigInt(range.toBlock) - BigInt(range.fromBlock) + 1n;
-        return blocks > 1_000n ? { code: -32602, message: 'eth_getLogs is limited to a 1000 block range' } : undefined;
-      },
-    );
+    const refusals = { count: 0 };
+    const capped = await startRpcRewriter(workerChain().rpcUrl, ({ result }) => result, capsLogRange(1_000n, refusals));
     const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 }, {}, capped.url);
     try {
       await mineBlocks(app.chain.rpcUrl, 3_000); // the recent blocks now span more than the node serves at once
@@ -300,6 +291,11 @@ describe('voucher claimer', () => {
       await app.app.get(ClaimerService).runOnce();
       expect((await heartbeats.last())!.ageMs).toBeLessThan(before);
       expect(app.chain.logSpan.blocks).toBeLessThanOrEqual(1_000n);
+      // The width that answered is kept: the next run is refused nothing.
+      const refusedFirst = refusals.count;
+      expect(refusedFirst).toBeGreaterThan(0);
+      await app.app.get(ClaimerService).runOnce();
+      expect(refusals.count).toBe(refusedFirst);
       await withdrawal(payer, channel).finishAfterDelay();
       // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
       expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);

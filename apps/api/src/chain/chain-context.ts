@@ -143,9 +143,9 @@ export async function assertChainId(context: ChainContext): Promise<void> {
   }
 }
 
-/** The first of the recent blocks (chain.recentLogBlocks up to `head`) a search for events covers. */
+/** The first of the recent blocks (the last chain.recentLogBlocks up to `head`) a search for events covers. */
 export function firstRecentBlock(chain: Pick<ChainContext, 'recentLogBlocks'>, head: bigint): bigint {
-  return head > chain.recentLogBlocks ? head - chain.recentLogBlocks : 0n;
+  return head >= chain.recentLogBlocks ? head - chain.recentLogBlocks + 1n : 0n;
 }
 
 /** The newest block with `confirmations` confirmations when `head` is the latest (itself one). */

@@ -1,22 +1,37 @@
-import { eventsInSpans, type LogSpan } from './log-spans';
+import { createPublicClient, http, HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
+import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
+import { workerChain } from '../../test/test-chain';
+import { firstRecentBlock } from './chain-context';
+import { eventsInSpans, isRangeRefusal, type LogSpan } from './log-spans';
+
+const url = 'http://node.test';
+const capRefusal = (cap: number) =>
+  new RpcRequestError({
+    body: {},
+    error: { code: -32602, message: `eth_getLogs is limited to a ${cap} block range` },
+    url,
+  });
+
+type Asked = { from: bigint; to: bigint; refused: boolean }[];
 
 /**
  * A node's eth_getLogs over blocks holding one event each at `eventBlocks`, refusing spans wider
- * than `cap` blocks (as hosted nodes do), or every call when `down`; it records what it was asked.
+ * than `cap` blocks (as hosted nodes do); `fails(n)` makes its n-th call (from 1) fail with that
+ * error instead. It records what it was asked.
  */
-function node(eventBlocks: bigint[], { cap = Infinity, down = false }: { cap?: number; down?: boolean } = {}) {
-  const asked: { from: bigint; to: bigint; refused: boolean }[] = [];
+function node(eventBlocks: bigint[], { cap = Infinity, fails = (_n: number): Error | undefined => undefined } = {}) {
+  const asked: Asked = [];
   const ask = async (from: bigint, to: bigint) => {
-    const refused = down || Number(to - from + 1n) > cap;
-    asked.push({ from, to, refused });
-    if (refused) throw new Error(down ? 'node down' : `eth_getLogs is limited to a ${cap} block range`);
+    const failure = fails(asked.length + 1) ?? (Number(to - from + 1n) > cap ? capRefusal(cap) : undefined);
+    asked.push({ from, to, refused: failure !== undefined });
+    if (failure) throw failure;
     return eventBlocks.filter((block) => block >= from && block <= to);
   };
   return { ask, asked };
 }
 
 /** The blocks the answered calls covered, each once and in order, from `from` to `to`. */
-function expectCoveredOnce(asked: { from: bigint; to: bigint; refused: boolean }[], from: bigint, to: bigint) {
+function expectCoveredOnce(asked: Asked, from: bigint, to: bigint) {
   let next = from;
   for (const call of asked.filter((one) => !one.refused)) {
     expect({ from: call.from }).toEqual({ from: next });
@@ -26,11 +41,12 @@ function expectCoveredOnce(asked: { from: bigint; to: bigint; refused: boolean }
 }
 
 describe('eventsInSpans', () => {
-  it('asks an uncapped node once for the whole range', async () => {
-    const { ask, asked } = node([5n, 700n, 9_000n]);
+  it('asks an uncapped node once for the recent blocks', async () => {
+    const { ask, asked } = node([90_001n, 95_000n, 100_000n]);
     const span: LogSpan = { blocks: 10_000n };
-    expect(await eventsInSpans(span, 1n, 10_000n, ask)).toEqual([5n, 700n, 9_000n]);
-    expect(asked).toEqual([{ from: 1n, to: 10_000n, refused: false }]);
+    const from = firstRecentBlock({ recentLogBlocks: 10_000n }, 100_000n);
+    expect(await eventsInSpans(span, from, 100_000n, ask)).toEqual([90_001n, 95_000n, 100_000n]);
+    expect(asked).toEqual([{ from: 90_001n, to: 100_000n, refused: false }]);
     expect(span.blocks).toBe(10_000n);
   });
 
@@ -49,7 +65,7 @@ describe('eventsInSpans', () => {
     expectCoveredOnce(asked, 0n, 9_999n);
   });
 
-  it('finds every event once over any range, cap and starting span', async () => {
+  it('finds every event once over any range, cap and starting span, and learns a width no narrower than half the cap', async () => {
     let seed = 7;
     const random = (below: number) => {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -67,24 +83,93 @@ describe('eventsInSpans', () => {
       const { ask, asked } = node(events, { cap });
       expect({ round, found: await eventsInSpans(span, from, to, ask) }).toEqual({ round, found: events });
       expectCoveredOnce(asked, from, to);
-      // Narrowed to what the node answers once it refused, else as it was.
-      if (asked.some((call) => call.refused)) expect(Number(span.blocks)).toBeLessThanOrEqual(cap);
-      else expect(span.blocks).toBe(first);
+      if (asked.some((call) => call.refused)) {
+        expect(Number(span.blocks)).toBeLessThanOrEqual(cap);
+        expect(2 * Number(span.blocks)).toBeGreaterThanOrEqual(cap);
+      } else expect(span.blocks).toBe(first);
     }
   });
 
-  it('throws a node’s failure once a single block is refused, after at most one call per halving, its span as it was', async () => {
-    const { ask, asked } = node([], { down: true });
-    const span: LogSpan = { blocks: 10_000n };
-    await expect(eventsInSpans(span, 0n, 9_999n, ask)).rejects.toThrow('node down');
-    expect(asked.length).toBeLessThanOrEqual(15); // 10,000 halved to 1: 14 halvings
-    expect(asked.at(-1)).toMatchObject({ to: asked.at(-1)!.from });
-    expect(span.blocks).toBe(10_000n);
+  it('throws a timeout, a rate limit or a server error at once, its span as it was', async () => {
+    const failures = [
+      new TimeoutError({ body: {}, url }),
+      new HttpRequestError({ status: 429, url }),
+      new HttpRequestError({ status: 503, url }),
+      new RpcRequestError({ body: {}, error: { code: 429, message: 'rate limited' }, url }),
+      new Error('socket hang up'),
+    ];
+    for (const failure of failures) {
+      const { ask, asked } = node([], { fails: () => failure });
+      const span: LogSpan = { blocks: 10_000n };
+      await expect(eventsInSpans(span, 0n, 9_999n, ask)).rejects.toBe(failure);
+      expect({ failure: failure.message, calls: asked.length, span: span.blocks }).toEqual({
+        failure: failure.message,
+        calls: 1,
+        span: 10_000n,
+      });
+    }
+  });
+
+  it('throws a refusal of a span no wider than one answered in the search: a failing node, not a cap', async () => {
+    // 312 blocks a call; the last call (the 17 blocks left) refused.
+    const { ask, asked } = node([], { fails: (n) => (n === 33 ? capRefusal(8) : undefined) });
+    const span: LogSpan = { blocks: 312n };
+    await expect(eventsInSpans(span, 0n, 10_000n, ask)).rejects.toThrow('limited to a 8 block range');
+    expect({ calls: asked.length, last: asked.at(-1), span: span.blocks }).toEqual({
+      calls: 33,
+      last: { from: 9_984n, to: 10_000n, refused: true },
+      span: 312n,
+    });
+  });
+
+  it('takes one block as the narrowest span: a node refusing that is failing, and the search throws', async () => {
+    const { ask, asked } = node([], { fails: () => capRefusal(0) });
+    const span: LogSpan = { blocks: 8n };
+    await expect(eventsInSpans(span, 0n, 100n, ask)).rejects.toThrow('limited to a 0 block range');
+    expect(asked.map((call) => call.to - call.from + 1n)).toEqual([8n, 4n, 2n, 1n]);
+    expect(span.blocks).toBe(8n);
   });
 
   it('asks nothing over an empty range', async () => {
     const { ask, asked } = node([1n]);
     expect(await eventsInSpans({ blocks: 100n }, 10n, 9n, ask)).toEqual([]);
     expect(asked).toEqual([]);
+  });
+});
+
+describe('isRangeRefusal, on what viem throws for a node’s answers', () => {
+  it('takes a JSON-RPC error or HTTP 400 and 413 as a refusal; HTTP 429 and 5xx and JSON-RPC 429 are not', async () => {
+    let refusal: RpcRefusal = { code: -32602, message: 'block range too large' };
+    const rewriter = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      ({ method }) => (method === 'eth_getLogs' ? refusal : undefined),
+    );
+    try {
+      const client = createPublicClient({ transport: http(rewriter.url, { retryCount: 0 }) });
+      const cases: [RpcRefusal, boolean][] = [
+        [{ code: -32602, message: 'eth_getLogs is limited to a 1000 block range' }, true],
+        [{ code: -32005, message: 'query returned more than 10000 results' }, true],
+        [{ code: -32600, message: 'Log response size exceeded' }, true],
+        [{ httpStatus: 400 }, true],
+        [{ httpStatus: 413 }, true],
+        [{ code: 429, message: 'Too Many Requests' }, false],
+        [{ httpStatus: 429 }, false],
+        [{ httpStatus: 503 }, false],
+      ];
+      for (const [answer, expected] of cases) {
+        refusal = answer;
+        const error = await client.getLogs({ fromBlock: 0n, toBlock: 1n }).then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
+        expect({ answer, refused: error !== undefined && isRangeRefusal(error) }).toEqual({
+          answer,
+          refused: expected,
+        });
+      }
+    } finally {
+      await rewriter.close();
+    }
   });
 });

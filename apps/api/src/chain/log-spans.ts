@@ -1,3 +1,5 @@
+import { BaseError, HttpRequestError, RpcRequestError } from 'viem';
+
 /*
  * Chain events over a range of blocks, asked of the node in spans it answers. Hosted nodes cap
  * eth_getLogs's range (at 500, 2,000 or 10,000 blocks, by provider and plan): one call over the
@@ -5,16 +7,18 @@
  * withdrawals once a run, would never finish a run (no voucher is then taken).
  */
 
-/** The widest span the node answered since a refusal (first the recent blocks): shared by a chain's searches. */
+/** The widest span the node answered after refusing a wider one (first the recent blocks): shared by a chain's searches. */
 export interface LogSpan {
   blocks: bigint;
 }
 
 /**
- * What `ask` finds over [fromBlock, toBlock], in block order, asked span by span. A span refused is
- * halved and asked again, down to one block; the width that then answered is kept in `span`, so a
- * capped node costs its refusals once, not on every search. A refusal of one block is the node's
- * failure, thrown. A node failing for a moment may leave `span` narrower: more calls, never fewer blocks.
+ * What `ask` finds over [fromBlock, toBlock], in block order, asked span by span. A span the node
+ * refuses (its JSON-RPC error, or HTTP 400 or 413) is halved and asked again, down to one block;
+ * the width that then answered is kept in `span`, so a capped node costs its refusals once, not
+ * on every search. Anything else (a timeout, a rate limit, a server error) is thrown at once, and
+ * so is a refusal of a span no wider than one the node answered in this search: neither is a cap,
+ * and neither narrows `span`.
  */
 export async function eventsInSpans<T>(
   span: LogSpan,
@@ -24,19 +28,32 @@ export async function eventsInSpans<T>(
 ): Promise<T[]> {
   const found: T[] = [];
   let width = span.blocks > 0n ? span.blocks : 1n;
-  let refused = false;
+  let answered = 0n;
   for (let start = fromBlock; start <= toBlock;) {
     const end = start + width - 1n < toBlock ? start + width - 1n : toBlock;
+    const blocks = end - start + 1n;
     try {
       found.push(...(await ask(start, end)));
     } catch (error) {
-      if (end === start) throw error;
-      width = (end - start + 1n) / 2n;
-      refused = true;
+      if (blocks === 1n || blocks <= answered || !isRangeRefusal(error)) throw error;
+      width = blocks / 2n;
       continue;
     }
-    if (refused && width < span.blocks) span.blocks = width;
+    if (blocks > answered) answered = blocks;
     start = end + 1n;
   }
+  if (width < span.blocks) span.blocks = width;
   return found;
+}
+
+/**
+ * Whether the node refused the request itself (a JSON-RPC error answered, or HTTP 400 or 413) rather
+ * than failed to answer it (a timeout, a network error, HTTP 429 or 5xx, JSON-RPC's rate limit 429).
+ */
+export function isRangeRefusal(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  const http = error.walk((cause) => cause instanceof HttpRequestError);
+  if (http instanceof HttpRequestError) return http.status === 400 || http.status === 413;
+  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
+  return rpc instanceof RpcRequestError && rpc.code !== 429;
 }

@@ -2,6 +2,7 @@ import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
 import {
   authorizationsUsedIn,
+  earliestUseOf,
   settledTransferIndex,
   unusedAuthorizationFate,
   usedNonceIn,
@@ -129,5 +130,15 @@ describe('authorizationsUsedIn', () => {
     expect(
       authorizationsUsedIn({ usdc }, indexed(used(payer, nonce, elsewhere), transfer(payer, payTo, 1n, elsewhere))),
     ).toEqual([]);
+  });
+});
+
+describe('earliestUseOf', () => {
+  it('starts where the API could have taken it: validBefore less its longest validity, skew and a margin, never before validAfter', () => {
+    const validBefore = 1_800_000_000n;
+    const taken = validBefore - 300n - 60n - 60n;
+    expect(earliestUseOf({ validAfter: 0n, validBefore })).toBe(taken);
+    expect(earliestUseOf({ validAfter: taken - 1n, validBefore })).toBe(taken);
+    expect(earliestUseOf({ validAfter: taken + 100n, validBefore })).toBe(taken + 100n);
   });
 });

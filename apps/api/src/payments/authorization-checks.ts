@@ -182,6 +182,21 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
   }
 }
 
+/** How far the chain's clock may run behind ours when it stamps a block. */
+const CHAIN_CLOCK_MARGIN_SECONDS = 60n;
+
+/**
+ * The earliest chain time an accepted authorization can have been used: it was unused when the API
+ * took it, at most MAX_AUTHORIZATION_SECONDS (and the agent's clock skew) before its validBefore,
+ * and the token takes it from validAfter on. A search for its use starts there, not at validAfter,
+ * which the payer chooses (0: the chain's first block).
+ */
+export function earliestUseOf(auth: Pick<TransferAuthorization, 'validAfter' | 'validBefore'>): bigint {
+  const accepted =
+    auth.validBefore - BigInt(MAX_AUTHORIZATION_SECONDS) - AGENT_CLOCK_SKEW_SECONDS - CHAIN_CLOCK_MARGIN_SECONDS;
+  return accepted > auth.validAfter ? accepted : auth.validAfter;
+}
+
 /**
  * The first block up to `head` stamped at or after `timestamp` (`head` + 1 when none is), by binary
  * search: about 25 block reads on a chain of tens of millions of blocks.

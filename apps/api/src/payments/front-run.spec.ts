@@ -12,7 +12,9 @@ import {
   signPayment,
   usdcBalance,
 } from '../../test/test-agent';
+import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { workerChain } from '../../test/test-chain';
 import { loadConfig } from '../config/config';
 import { ReconcilerService } from './reconciler.service';
 
@@ -20,16 +22,30 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The hold on transfers not our relayer's, in the tests that wait it out (the default is 120 s). */
 const FOREIGN_HOLD_SECONDS = 2;
 
+/** The widest eth_getLogs range the node of these tests serves, as hosted nodes cap it: below the recent blocks. */
+const LOG_RANGE_CAP = 20n;
+
 /**
  * An API on a chain of its own with a priced site paying `payTo`. Recent blocks searched first: few,
- * so a test passes them by mining (anvil mines thousands slowly).
+ * so a test passes them by mining (anvil mines thousands slowly). Its node refuses eth_getLogs over
+ * more than LOG_RANGE_CAP blocks, as hosted nodes do: every search for an authorization's use or
+ * cancel here is made in spans. `close` closes the API and its node.
  */
 async function frontRunSite(
   payTo: `0x${string}`,
   chain: Partial<Omit<ReturnType<typeof loadConfig>['chain'], 'batchSettlement'>>,
-): Promise<{ app: TestApp; site: TestSite }> {
-  const app = await startTestApp({ isolateChain: true, config: { chain: { recentLogBlocks: 50, ...chain } } });
-  return { app, site: (await pricedSite(app, payTo)).site };
+): Promise<{ app: TestApp; site: TestSite; close: () => Promise<void> }> {
+  const node = await startRpcRewriter(workerChain().rpcUrl, ({ result }) => result, capsLogRange(LOG_RANGE_CAP));
+  const app = await startTestApp({
+    isolateChain: true,
+    chainRpcUrl: node.url,
+    config: { chain: { recentLogBlocks: 50, ...chain } },
+  });
+  const close = async () => {
+    await app.close();
+    await node.close();
+  };
+  return { app, site: (await pricedSite(app, payTo)).site, close };
 }
 
 /**
@@ -40,15 +56,16 @@ async function frontRunSite(
 describe('an authorization settled by someone else ahead of our relayer', () => {
   let app: TestApp;
   let site: TestSite;
+  let close: () => Promise<void>;
   const payTo = newWallet().address;
 
   beforeAll(async () => {
     // A short hold on transfers not our relayer's: waited out by the tests that expect one to pay.
-    ({ app, site } = await frontRunSite(payTo, { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS }));
+    ({ app, site, close } = await frontRunSite(payTo, { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS }));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);
-    await app.close();
+    await close();
   });
 
   /** The chain's clock past the hold on a settlement by a transaction not ours: a block mined after it. */
@@ -275,14 +292,15 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
 describe("a payer's authorization, sent by its own relay, posted by a stranger to another gate", () => {
   let app: TestApp;
   let site: TestSite;
+  let close: () => Promise<void>;
   const payTo = newWallet().address;
 
   beforeAll(async () => {
-    ({ app, site } = await frontRunSite(payTo, { settlementTimeoutMs: 500, reconcileIntervalMs: 0 }));
+    ({ app, site, close } = await frontRunSite(payTo, { settlementTimeoutMs: 500, reconcileIntervalMs: 0 }));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);
-    await app.close();
+    await close();
   });
 
   it('pays the payer’s gate when it names its transfer after the reconciler has seen it, and never the stranger’s', async () => {

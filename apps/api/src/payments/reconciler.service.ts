@@ -12,6 +12,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
+  earliestUseOf,
   firstBlockStampedFrom,
   settledTransferIndex,
   unusedAuthorizationFate,
@@ -236,7 +237,8 @@ export class ReconcilerService {
   /**
    * The transaction that used the authorization's (from, nonce), found by the token's
    * AuthorizationUsed event: in the recent blocks, else (the reconciler was away longer than they
-   * last) in the blocks stamped within the authorization's validity, where the token takes it.
+   * last) in the blocks stamped within the authorization's validity, where the token takes it, from
+   * when it was accepted on (earliestUseOf): a validAfter of 0 would have it search from genesis.
    */
   private async findSettlement(
     auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
@@ -256,7 +258,7 @@ export class ReconcilerService {
       );
     let [log] = await used(recent, head);
     if (!log && recent > 0n) {
-      const first = await firstBlockStampedFrom(this.chain, auth.validAfter, head);
+      const first = await firstBlockStampedFrom(this.chain, earliestUseOf(auth), head);
       const last = await firstBlockStampedFrom(this.chain, auth.validBefore, head);
       if (first < recent) [log] = await used(first, last < recent ? last : recent - 1n);
     }

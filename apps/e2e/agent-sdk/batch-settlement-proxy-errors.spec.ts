@@ -43,6 +43,8 @@ afterAll(() => close?.());
 
 /** What went wrong inside a front (startFront) during a test: each fails the test it happened in. */
 const frontFailures: string[] = [];
+/** The gated site's last answers to paid requests a front passed on: a step that hangs names them. */
+const paidAnswers: string[] = [];
 afterEach(() => expect(frontFailures.splice(0)).toEqual([]));
 
 /**
@@ -155,6 +157,12 @@ async function startFront(
     });
     let body = await upstream.text();
     keepToken(upstream.headers.get('x-crawlgate-token'));
+    if (typeof header === 'string') {
+      const retry = upstream.headers.get('retry-after');
+      const said = upstream.status === 200 ? '' : ` ${body.slice(0, 160)}`;
+      paidAnswers.push(`${upstream.status} ${request.url}${retry === null ? '' : ` retry-after ${retry}`}${said}`);
+      paidAnswers.splice(0, paidAnswers.length - 8);
+    }
     if (action === 'forwardThen200')
       return void response.writeHead(200, { 'content-type': 'text/plain' }).end('maintenance');
     if (action.startsWith('forwardThen') && action.includes('WithSettlement')) {
@@ -298,7 +306,9 @@ async function startLosingFront(
  */
 const step = <T>(name: string, work: Promise<T>, ms = 40_000): Promise<T> =>
   withinDeadline(work, ms).catch((error: unknown) => {
-    throw error instanceof DeadlineError ? new Error(`${name}: ${error.message}`) : error;
+    if (!(error instanceof DeadlineError)) throw error;
+    const answers = paidAnswers.length ? paidAnswers.join(' | ') : 'none';
+    throw new Error(`${name}: ${error.message}; the site's last answers to paid requests: ${answers}`);
   });
 
 /** An agent paying by voucher, with a deposit of 1.5 USD; `payMode: 'transfer'` pays exact offers by transfer (its wallet given gas). */

@@ -22,6 +22,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { ClaimerHeartbeatStore } from '../../../apps/api/src/batch-settlement/claimer-heartbeat.store';
 import { fundEth, fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
 import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { page, type SiteServer } from '../middleware/support/site-servers';
@@ -973,9 +974,13 @@ describe('receipts as the clock moves on', () => {
   const realNow = Date.now.bind(Date);
   beforeEach(() => jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead));
   afterEach(() => jest.restoreAllMocks());
+  // A claimer keeps running while the clocks move (the tests' API runs none): its heartbeat, written
+  // by the database's clock (PGlite's follows Date.now), stays recent. Else, hours on, vouchers are
+  // refused (503, no claimer keeps up) wherever the API reads the heartbeat again (each 5 s).
   const moveClock = async (seconds: number) => {
     ahead += seconds * 1000;
     await increaseTime(site.app.chain.rpcUrl, seconds);
+    await site.app.app.get(ClaimerHeartbeatStore).record(0);
   };
   const authorizations = (n: number) => Array.from({ length: n }, () => ['authorization', null]);
   /**

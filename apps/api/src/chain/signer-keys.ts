@@ -63,7 +63,7 @@ export function signedWithKey(hash: Hex, signature: RecoverableSignature, key: P
  */
 export class SignerKeys {
   private readonly met = new Map<string, Point>();
-  private readonly admitted = new Map<string, { key: Point; tabled: boolean }>();
+  private readonly admitted = new Map<string, Point>();
 
   constructor(
     private readonly maxKeys = MAX_KEYS,
@@ -77,10 +77,8 @@ export class SignerKeys {
     const id = signer.toLowerCase();
     const known = this.admitted.get(id);
     if (known) {
-      if (!known.tabled) secp256k1.utils.precompute(KEY_WINDOW, known.key);
-      known.tabled = true;
       remember(this.admitted, id, known, this.maxKeys);
-      return signedWithKey(hash, parts, known.key);
+      return signedWithKey(hash, parts, known);
     }
     let publicKey: Hex;
     try {
@@ -94,13 +92,13 @@ export class SignerKeys {
     return true;
   }
 
-  /** `signer`'s later signatures are checked against its key, met in a signature signedBy() found its. */
+  /** `signer`'s later signatures are checked against its key (met in a signature signedBy() found its), its table built now. */
   admit(signer: Address): void {
     const id = signer.toLowerCase();
     const key = this.met.get(id);
     if (!key) return;
     this.met.delete(id);
-    remember(this.admitted, id, { key, tabled: false }, this.maxKeys);
+    remember(this.admitted, id, secp256k1.utils.precompute(KEY_WINDOW, key), this.maxKeys);
   }
 
   /** Whether `signer`'s signatures are checked against its key. */

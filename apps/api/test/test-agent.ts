@@ -2,8 +2,10 @@ import {
   buildAuthorization,
   devTestClient,
   signAuthorization,
+  signCancelAuthorization,
   testBundlerAbi,
   testBundlerBytecode,
+  testUsdcAbi,
   testWalletAbi,
   testWalletBytecode,
   usdcDomain,
@@ -17,7 +19,7 @@ import {
   USDC_ABI,
   WALLET_PROOF_MAX_SECONDS,
 } from '@crawlgate/core';
-import { createWalletClient, encodeFunctionData, http, type Hash } from 'viem';
+import { createWalletClient, encodeFunctionData, http, type Hash, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
 
@@ -119,6 +121,26 @@ export async function sendAuthorizationAsStranger(
 ): Promise<Hash> {
   const stranger = await strangerClient(app);
   return stranger.writeContract({ address: app.chain.usdc, abi: USDC_ABI, ...settlementArgs(payment) });
+}
+
+/**
+ * The payer's cancel of its authorization of `nonce` (EIP-3009 cancelAuthorization, signed by the
+ * payer), sent by a stranger, as anyone holding it can send it; the hash of its transaction.
+ */
+export async function sendCancelAsStranger(
+  app: Pick<TestApp, 'chain'>,
+  payer: PrivateKeyAccount,
+  nonce: Hex,
+): Promise<Hash> {
+  const domain = usdcDomain(app.chain.chainId, app.chain.usdc);
+  const signature = await signCancelAuthorization(payer, domain, payer.address, nonce);
+  const stranger = await strangerClient(app);
+  return stranger.writeContract({
+    address: app.chain.usdc,
+    abi: testUsdcAbi,
+    functionName: 'cancelAuthorization',
+    args: [payer.address, nonce, signature],
+  });
 }
 
 /**

@@ -266,21 +266,30 @@ export async function authorizationOutcome(
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
   const confirmedHead = confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
-  const canceled = await eventsInSpans(
-    chain.logSpan,
-    firstRecentBlock(chain, confirmedHead),
-    confirmedHead,
-    (fromBlock, toBlock) =>
-      chain.publicClient.getContractEvents({
-        address: chain.usdc,
-        abi: USDC_ABI,
-        eventName: 'AuthorizationCanceled',
-        args: { authorizer: from, nonce },
-        fromBlock,
-        toBlock,
-      }),
+  return (await isCanceledWithin(chain, from, nonce, firstRecentBlock(chain, confirmedHead), confirmedHead))
+    ? 'canceled'
+    : 'used';
+}
+
+/** Whether the token's AuthorizationCanceled(from, nonce) is in a block of [fromBlock, toBlock]. */
+export async function isCanceledWithin(
+  chain: ChainContext,
+  from: `0x${string}`,
+  nonce: `0x${string}`,
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<boolean> {
+  const canceled = await eventsInSpans(chain.logSpan, fromBlock, toBlock, (spanFrom, spanTo) =>
+    chain.publicClient.getContractEvents({
+      address: chain.usdc,
+      abi: USDC_ABI,
+      eventName: 'AuthorizationCanceled',
+      args: { authorizer: from, nonce },
+      fromBlock: spanFrom,
+      toBlock: spanTo,
+    }),
   );
-  return canceled.length > 0 ? 'canceled' : 'used';
+  return canceled.length > 0;
 }
 
 /**

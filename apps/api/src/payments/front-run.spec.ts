@@ -1,5 +1,5 @@
 import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
-import { devTestClient, signCancelAuthorization, usdcDomain } from '@crawlgate/devchain';
+import { devTestClient, signCancelAuthorization, testUsdcAbi, usdcDomain } from '@crawlgate/devchain';
 import { createWalletClient, http, type Abi, type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
@@ -259,7 +259,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
       nonce,
     );
     await minedAhead(agent, {
-      abi: CANCEL_ABI,
+      abi: testUsdcAbi,
       functionName: 'cancelAuthorization',
       args: [agent.address, nonce, cancelSignature],
     });
@@ -343,18 +343,3 @@ describe("a payer's authorization, sent by its own relay, posted by a stranger t
     expect(await usdcBalance(app, payTo)).toBe(BigInt(own.amount));
   });
 });
-
-/** cancelAuthorization(address,bytes32,bytes): on our test USDC as on Circle's FiatTokenV2_2. */
-const CANCEL_ABI = [
-  {
-    type: 'function',
-    name: 'cancelAuthorization',
-    stateMutability: 'nonpayable',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-      { name: 'signature', type: 'bytes' },
-    ],
-    outputs: [],
-  },
-] as const;

@@ -14,6 +14,7 @@ import {
   authorizationOutcome,
   earliestUseOf,
   firstBlockStampedFrom,
+  isCanceledWithin,
   settledTransferIndex,
   unusedAuthorizationFate,
   usedNonceIn,
@@ -107,13 +108,19 @@ export class ReconcilerService {
     // after the confirmed head made ours revert too): the payer made it revert (or could have).
     if (reverted && (await authorizationOutcome(this.chain, auth.from, auth.nonce)) !== 'used')
       await this.relayRefusals.refuse(payment.chainId, auth.from, payment.txHash!);
-    if (outcome === 'canceled') {
+    const receipt = outcome === 'used' ? await this.findSettlement(auth) : null;
+    // Spent, and used in none of the blocks it could have been: a cancel the recent blocks do not
+    // hold (the reconciler away longer than they reach) is searched for before it, or the claim
+    // would wait for a settlement that never comes.
+    if (
+      outcome === 'canceled' ||
+      (outcome === 'used' && !receipt && (await this.canceledBeforeRecent(auth, head.number)))
+    ) {
       await this.payments.release(payment.id);
       this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);
       return 'released';
     }
     if (outcome === 'used') {
-      const receipt = await this.findSettlement(auth);
       if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
       // A transaction that used the nonce succeeded and says so in its logs: a receipt that does not
       // (reverted, or without the event the log search found, from a node that lies or lags) is
@@ -263,6 +270,21 @@ export class ReconcilerService {
       if (first < recent) [log] = await used(first, last < recent ? last : recent - 1n);
     }
     return log ? this.receipt(log.transactionHash) : null;
+  }
+
+  /**
+   * Whether the token's AuthorizationCanceled for the authorization is in a block before the recent
+   * blocks authorizationOutcome searched up to `confirmedHead`, back to the first block it can have
+   * been canceled in: stamped from when the API accepted it (earliestUseOf), the nonce unused then.
+   */
+  private async canceledBeforeRecent(
+    auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
+    confirmedHead: bigint,
+  ): Promise<boolean> {
+    const recent = firstRecentBlock(this.chain, confirmedHead);
+    if (recent === 0n) return false;
+    const first = await firstBlockStampedFrom(this.chain, earliestUseOf(auth), confirmedHead);
+    return first < recent && (await isCanceledWithin(this.chain, auth.from, auth.nonce, first, recent - 1n));
   }
 }
 

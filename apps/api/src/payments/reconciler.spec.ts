@@ -8,8 +8,10 @@ import {
   newWallet,
   sendAuthorizationAsStranger,
   sendAuthorizationsBundled,
+  sendCancelAsStranger,
   signPayment,
   transfersTo,
+  usdcBalance,
 } from '../../test/test-agent';
 import { startRpcRewriter } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -209,6 +211,60 @@ describe('settlements that outlive their request', () => {
     expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     expect((await transfersTo(app, payTo)).length).toBe(before);
+  });
+
+  it('releases a claim whose payer canceled its authorization before the recent blocks it searches first (an outage): nothing charged, the gate payable again', async () => {
+    // An instance of this API searching only 10 recent blocks first, so that mining passes them.
+    const shortSighted = await startTestApp({
+      database: db.database,
+      masterKey,
+      chainRpcUrl: app.chain.rpcUrl,
+      config: { chain: { recentLogBlocks: 10 } },
+    });
+    try {
+      const { gate, signed } = await claimedButNeverSent('/reconcile/canceled-long-ago');
+      const before = await usdcBalance(app, agent.address);
+      const nonce = signed.payload.authorization.nonce as `0x${string}`;
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendCancelAsStranger(app, agent, nonce) });
+      // The API was away longer than those blocks: the token says the nonce is spent, no recent block why.
+      await mineBlocks(app.chain.rpcUrl, 11);
+      await reconcile(shortSighted);
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+      expect(await usdcBalance(app, agent.address)).toBe(before);
+    } finally {
+      await shortSighted.close();
+    }
+  });
+
+  it('releases nothing on a node whose logs miss a settlement made before the recent blocks (an outage): spent, neither its use nor a cancel found, the claim waits, and is paid once the node answers', async () => {
+    let hiding = true;
+    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, result }) =>
+      hiding && method === 'eth_getLogs' ? [] : result,
+    );
+    const blind = await startTestApp({
+      database: db.database,
+      masterKey,
+      chainRpcUrl: rewriter.url,
+      config: { chain: { recentLogBlocks: 10, foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
+    });
+    try {
+      const { gate, signed } = await claimedButNeverSent('/reconcile/logs-missing');
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendAuthorizationAsStranger(app, signed) });
+      await mineBlocks(app.chain.rpcUrl, 11);
+      await reconcile(blind);
+      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).not.toBe('open');
+
+      hiding = false;
+      await pastForeignSettlementHold();
+      expect(await reconcile(blind)).toMatchObject({ finalized: 1 });
+      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+    } finally {
+      await blind.close();
+      await rewriter.close();
+    }
   });
 
   it('keeps a claim the chain would still settle when this machine’s clock runs ahead, and finishes it once the clock is right', async () => {

@@ -2,7 +2,7 @@ import { USDC_ABI } from '@crawlgate/core';
 import { encodeAbiParameters, encodeEventTopics, keccak256, toHex, type Hex } from 'viem';
 import {
   authorizationsUsedIn,
-  earliestUseOf,
+  earliestAcceptanceOf,
   settledTransferIndex,
   unusedAuthorizationFate,
   usedNonceIn,
@@ -133,12 +133,12 @@ describe('authorizationsUsedIn', () => {
   });
 });
 
-describe('earliestUseOf', () => {
-  it('starts where the API could have taken it: validBefore less its longest validity, skew and a margin, never before validAfter', () => {
+describe('earliestAcceptanceOf', () => {
+  it('starts where the API could have taken it: validBefore less its longest validity, skew and a margin, whatever validAfter says', () => {
     const validBefore = 1_800_000_000n;
     const taken = validBefore - 300n - 60n - 60n;
-    expect(earliestUseOf({ validAfter: 0n, validBefore })).toBe(taken);
-    expect(earliestUseOf({ validAfter: taken - 1n, validBefore })).toBe(taken);
-    expect(earliestUseOf({ validAfter: taken + 100n, validBefore })).toBe(taken + 100n);
+    expect(earliestAcceptanceOf({ validBefore })).toBe(taken);
+    // No earlier than the chain's first second.
+    expect(earliestAcceptanceOf({ validBefore: 100n })).toBe(0n);
   });
 });

@@ -186,15 +186,16 @@ export async function simulateSettlement(chain: ChainContext, auth: SignedAuthor
 const CHAIN_CLOCK_MARGIN_SECONDS = 60n;
 
 /**
- * The earliest chain time an accepted authorization can have been used: it was unused when the API
- * took it, at most MAX_AUTHORIZATION_SECONDS (and the agent's clock skew) before its validBefore,
- * and the token takes it from validAfter on. A search for its use starts there, not at validAfter,
- * which the payer chooses (0: the chain's first block).
+ * The earliest chain time the API can have accepted an authorization: at most
+ * MAX_AUTHORIZATION_SECONDS (and the agent's clock skew) before its validBefore, less a margin for
+ * the chain's clock. Its nonce was unused then (the API simulates its transfer before it takes it),
+ * so neither its use nor its cancel is in an earlier block. A search for either starts there, not
+ * at validAfter, which the payer chooses (0: the chain's first block) and which a cancel ignores.
  */
-export function earliestUseOf(auth: Pick<TransferAuthorization, 'validAfter' | 'validBefore'>): bigint {
+export function earliestAcceptanceOf(auth: Pick<TransferAuthorization, 'validBefore'>): bigint {
   const accepted =
     auth.validBefore - BigInt(MAX_AUTHORIZATION_SECONDS) - AGENT_CLOCK_SKEW_SECONDS - CHAIN_CLOCK_MARGIN_SECONDS;
-  return accepted > auth.validAfter ? accepted : auth.validAfter;
+  return accepted > 0n ? accepted : 0n;
 }
 
 /**
@@ -256,7 +257,8 @@ export function unusedAuthorizationFate(
  * token's state says used-or-canceled alike; its AuthorizationCanceled event tells them apart, once
  * its block has the chain's confirmations: a cancel a reorg may still undo (the fork where it beat
  * our settlement) would release a claim that paid. Until then it reads as 'used' (the payer paid,
- * or may have), which callers wait on.
+ * or may have), which callers wait on. `blockNumber`, a block with those confirmations: the state
+ * and the cancels as of it, not of the newest such block.
  */
 export async function authorizationOutcome(
   chain: ChainContext,
@@ -265,7 +267,8 @@ export async function authorizationOutcome(
   blockNumber?: bigint,
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
-  const confirmedHead = confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
+  const confirmedHead =
+    blockNumber ?? confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
   return (await isCanceledWithin(chain, from, nonce, firstRecentBlock(chain, confirmedHead), confirmedHead))
     ? 'canceled'
     : 'used';
@@ -289,7 +292,8 @@ export async function isCanceledWithin(
       toBlock: spanTo,
     }),
   );
-  return canceled.length > 0;
+  // The token's own and still on the chain: what the node's filter should have left alone already.
+  return canceled.some((log) => isAddressEqual(log.address, chain.usdc) && !log.removed);
 }
 
 /**

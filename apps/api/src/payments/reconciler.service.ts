@@ -12,7 +12,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
-  earliestUseOf,
+  earliestAcceptanceOf,
   firstBlockStampedFrom,
   isCanceledWithin,
   settledTransferIndex,
@@ -108,13 +108,15 @@ export class ReconcilerService {
     // after the confirmed head made ours revert too): the payer made it revert (or could have).
     if (reverted && (await authorizationOutcome(this.chain, auth.from, auth.nonce)) !== 'used')
       await this.relayRefusals.refuse(payment.chainId, auth.from, payment.txHash!);
-    const receipt = outcome === 'used' ? await this.findSettlement(auth) : null;
+    let life: Promise<BlockSpan> | undefined;
+    const lifeOnce = () => (life ??= this.lifeOf(auth, head.number));
+    const receipt = outcome === 'used' ? await this.findSettlement(auth, lifeOnce) : null;
     // Spent, and used in none of the blocks it could have been: a cancel the recent blocks do not
-    // hold (the reconciler away longer than they reach) is searched for before it, or the claim
+    // hold (the reconciler away longer than they reach) is searched for before them, or the claim
     // would wait for a settlement that never comes.
     if (
       outcome === 'canceled' ||
-      (outcome === 'used' && !receipt && (await this.canceledBeforeRecent(auth, head.number)))
+      (outcome === 'used' && !receipt && (await this.canceledBeforeRecent(auth, head.number, lifeOnce)))
     ) {
       await this.payments.release(payment.id);
       this.logger.log(`Released gate ${payment.gateId}: its payer canceled the authorization, nothing was charged`);
@@ -242,13 +244,26 @@ export class ReconcilerService {
   }
 
   /**
+   * The blocks an authorization's nonce can have been spent in, by its use or its cancel: from the
+   * first stamped when the API can have accepted it (the nonce unused then) to the first stamped at
+   * its validBefore, after which the token takes no use and a cancel changes nothing; up to `head`.
+   */
+  private async lifeOf(auth: Pick<TransferAuthorization, 'validBefore'>, head: bigint): Promise<BlockSpan> {
+    return {
+      first: await firstBlockStampedFrom(this.chain, earliestAcceptanceOf(auth), head),
+      last: await firstBlockStampedFrom(this.chain, auth.validBefore, head),
+    };
+  }
+
+  /**
    * The transaction that used the authorization's (from, nonce), found by the token's
    * AuthorizationUsed event: in the recent blocks, else (the reconciler was away longer than they
-   * last) in the blocks stamped within the authorization's validity, where the token takes it, from
-   * when it was accepted on (earliestUseOf): a validAfter of 0 would have it search from genesis.
+   * last) in the blocks of its life before them (`life`, read once a pass when needed): a validAfter
+   * of 0 would have the search start at genesis.
    */
   private async findSettlement(
-    auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
+    auth: Pick<TransferAuthorization, 'from' | 'nonce'>,
+    life: () => Promise<BlockSpan>,
   ): Promise<TransactionReceipt | null> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
@@ -265,27 +280,33 @@ export class ReconcilerService {
       );
     let [log] = await used(recent, head);
     if (!log && recent > 0n) {
-      const first = await firstBlockStampedFrom(this.chain, earliestUseOf(auth), head);
-      const last = await firstBlockStampedFrom(this.chain, auth.validBefore, head);
+      const { first, last } = await life();
       if (first < recent) [log] = await used(first, last < recent ? last : recent - 1n);
     }
     return log ? this.receipt(log.transactionHash) : null;
   }
 
   /**
-   * Whether the token's AuthorizationCanceled for the authorization is in a block before the recent
-   * blocks authorizationOutcome searched up to `confirmedHead`, back to the first block it can have
-   * been canceled in: stamped from when the API accepted it (earliestUseOf), the nonce unused then.
+   * Whether the token's AuthorizationCanceled for the authorization is in a block of its life
+   * before the recent blocks authorizationOutcome searched up to `confirmedHead`.
    */
   private async canceledBeforeRecent(
-    auth: Pick<TransferAuthorization, 'from' | 'nonce' | 'validAfter' | 'validBefore'>,
+    auth: Pick<TransferAuthorization, 'from' | 'nonce'>,
     confirmedHead: bigint,
+    life: () => Promise<BlockSpan>,
   ): Promise<boolean> {
     const recent = firstRecentBlock(this.chain, confirmedHead);
     if (recent === 0n) return false;
-    const first = await firstBlockStampedFrom(this.chain, earliestUseOf(auth), confirmedHead);
-    return first < recent && (await isCanceledWithin(this.chain, auth.from, auth.nonce, first, recent - 1n));
+    const { first, last } = await life();
+    if (first >= recent) return false;
+    return isCanceledWithin(this.chain, auth.from, auth.nonce, first, last < recent ? last : recent - 1n);
   }
+}
+
+/** A range of blocks, both ends included. */
+interface BlockSpan {
+  first: bigint;
+  last: bigint;
 }
 
 /** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */

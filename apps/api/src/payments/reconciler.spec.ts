@@ -112,17 +112,25 @@ describe('settlements that outlive their request', () => {
     await survivor.app.close();
   });
 
-  /** The state a process leaves when it dies right after claiming the gate, before broadcasting. */
+  /**
+   * The state a process leaves when it dies right after claiming the gate, before broadcasting; the
+   * authorization valid for `validForSeconds` from now, and from `validAfterSeconds` from now if given.
+   */
   async function claimedButNeverSent(
     url: string,
     validForSeconds = 300,
     on = site,
     tokenKid?: string,
     claimedMsAgo = 60_000,
+    validAfterSeconds?: number,
   ) {
     const gate = await openGate(app, on, url);
-    const validBefore = Math.floor(Date.now() / 1000) + validForSeconds;
-    const signed = await signPayment(app, agent, gate, { validBefore: BigInt(validBefore) });
+    const now = Math.floor(Date.now() / 1000);
+    const validBefore = now + validForSeconds;
+    const signed = await signPayment(app, agent, gate, {
+      validBefore: BigInt(validBefore),
+      ...(validAfterSeconds === undefined ? {} : { validAfter: BigInt(now + validAfterSeconds) }),
+    });
     const auth = toSignedAuthorization(signed.payload as never);
     await app.database.prisma.payment.create({
       data: {
@@ -222,7 +230,16 @@ describe('settlements that outlive their request', () => {
       config: { chain: { recentLogBlocks: 10 } },
     });
     try {
-      const { gate, signed } = await claimedButNeverSent('/reconcile/canceled-long-ago');
+      // Its validAfter a few seconds ahead of the chain's clock (the API's running ahead of it): the
+      // cancel, which the token takes at any time, is in a block stamped before it.
+      const { gate, signed } = await claimedButNeverSent(
+        '/reconcile/canceled-long-ago',
+        300,
+        site,
+        undefined,
+        60_000,
+        5,
+      );
       const before = await usdcBalance(app, agent.address);
       const nonce = signed.payload.authorization.nonce as `0x${string}`;
       await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendCancelAsStranger(app, agent, nonce) });
@@ -237,11 +254,36 @@ describe('settlements that outlive their request', () => {
     }
   });
 
-  it('releases nothing on a node whose logs miss a settlement made before the recent blocks (an outage): spent, neither its use nor a cancel found, the claim waits, and is paid once the node answers', async () => {
+  it('releases nothing on a node whose logs miss a settlement made before the recent blocks (an outage) and show a look-alike cancel from another contract: the claim waits, and is paid once the node answers', async () => {
     let hiding = true;
-    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, result }) =>
-      hiding && method === 'eth_getLogs' ? [] : result,
-    );
+    let signed: Awaited<ReturnType<typeof claimedButNeverSent>>['signed'] | undefined;
+    const canceledTopics = () => {
+      const { from, nonce } = signed!.payload.authorization;
+      return encodeEventTopics({
+        abi: USDC_ABI,
+        eventName: 'AuthorizationCanceled',
+        args: { authorizer: from as `0x${string}`, nonce: nonce as `0x${string}` },
+      });
+    };
+    const rewriter = await startRpcRewriter(app.chain.rpcUrl, ({ method, params, result }) => {
+      if (!hiding || method !== 'eth_getLogs') return result;
+      const filter = params[0] as { topics?: (string | null)[]; fromBlock?: string } | undefined;
+      if (filter?.topics?.[0] !== canceledTopics()[0]) return [];
+      // Anyone can deploy a contract emitting the token's event with the payer's nonce.
+      return [
+        {
+          address: newWallet().address,
+          topics: canceledTopics(),
+          data: '0x',
+          blockNumber: filter.fromBlock,
+          blockHash: `0x${'ab'.repeat(32)}`,
+          transactionHash: `0x${'cd'.repeat(32)}`,
+          transactionIndex: '0x0',
+          logIndex: '0x0',
+          removed: false,
+        },
+      ];
+    });
     const blind = await startTestApp({
       database: db.database,
       masterKey,
@@ -249,17 +291,18 @@ describe('settlements that outlive their request', () => {
       config: { chain: { recentLogBlocks: 10, foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS } },
     });
     try {
-      const { gate, signed } = await claimedButNeverSent('/reconcile/logs-missing');
+      const claimed = await claimedButNeverSent('/reconcile/logs-missing');
+      signed = claimed.signed;
       await app.chain.publicClient.waitForTransactionReceipt({ hash: await sendAuthorizationAsStranger(app, signed) });
       await mineBlocks(app.chain.rpcUrl, 11);
       await reconcile(blind);
-      expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).not.toBe('open');
+      expect(await app.database.prisma.payment.count({ where: { gateId: claimed.gate.ref } })).toBe(1);
+      expect((await app.call('GET', `/v1/gates/${claimed.gate.id}`)).body.status).not.toBe('open');
 
       hiding = false;
       await pastForeignSettlementHold();
       expect(await reconcile(blind)).toMatchObject({ finalized: 1 });
-      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: signed } });
+      const paid = await app.call('POST', `/v1/gates/${claimed.gate.id}/verify`, { body: { payment: signed } });
       expect(paid.status === 200 ? 200 : paid).toBe(200);
     } finally {
       await blind.close();

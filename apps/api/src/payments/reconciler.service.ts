@@ -280,8 +280,8 @@ export class ReconcilerService {
       );
     let [log] = await used(recent, head);
     if (!log && recent > 0n) {
-      const { first, last } = await life();
-      if (first < recent) [log] = await used(first, last < recent ? last : recent - 1n);
+      const older = partBefore(await life(), recent);
+      if (older) [log] = await used(older.first, older.last);
     }
     return log ? this.receipt(log.transactionHash) : null;
   }
@@ -297,9 +297,8 @@ export class ReconcilerService {
   ): Promise<boolean> {
     const recent = firstRecentBlock(this.chain, confirmedHead);
     if (recent === 0n) return false;
-    const { first, last } = await life();
-    if (first >= recent) return false;
-    return isCanceledWithin(this.chain, auth.from, auth.nonce, first, last < recent ? last : recent - 1n);
+    const older = partBefore(await life(), recent);
+    return older !== null && (await isCanceledWithin(this.chain, auth.from, auth.nonce, older.first, older.last));
   }
 }
 
@@ -307,6 +306,12 @@ export class ReconcilerService {
 interface BlockSpan {
   first: bigint;
   last: bigint;
+}
+
+/** The blocks of `span` before `block`, or null when none is. */
+function partBefore(span: BlockSpan, block: bigint): BlockSpan | null {
+  if (span.first >= block) return null;
+  return { first: span.first, last: span.last < block ? span.last : block - 1n };
 }
 
 /** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */

@@ -3,7 +3,14 @@ import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
-import { claimCalldata, readChannel, settleCalldata, unsettled, type ClaimRow } from '../chain/escrow';
+import {
+  claimCalldata,
+  readChannelAtBothDepths,
+  settleCalldata,
+  unsettled,
+  type ClaimRow,
+  type OnChainChannel,
+} from '../chain/escrow';
 import { eventsInSpans } from '../chain/log-spans';
 import { transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
@@ -275,6 +282,22 @@ export class ClaimerService {
     return Math.min(claimMaxAgeSeconds, withdrawDelaySeconds / 4);
   }
 
+  /**
+   * The channel's state at the latest block, what a claim sent now runs on (one already there needs
+   * no other). What is recorded claimed, which takes the channel out of the queue, is only what the
+   * configured confirmations hold: a claim a reorg can still take back (mined by a run that stopped
+   * waiting, or another instance's) leaves the channel queued, to be claimed again if it is undone.
+   */
+  private async readAndMarkClaimed(batch: BatchSettlementChain, channel: PaymentChannel): Promise<OnChainChannel> {
+    const { confirmed, latest } = await readChannelAtBothDepths(this.chain, batch, channel.channelId as Hex);
+    await this.store.markClaimed(channel.channelId, confirmed.totalClaimed, {
+      balance: confirmed.balance,
+      charged: channel.charged,
+      readAgainAfterSeconds: this.maxClaimAgeSeconds(),
+    });
+    return latest;
+  }
+
   /** Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in run.claims). */
   private async claimChannels(
     batch: BatchSettlementChain,
@@ -288,12 +311,7 @@ export class ClaimerService {
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
     let urgent = false;
     for (const channel of channels) {
-      const state = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, state.totalClaimed, {
-        balance: state.balance,
-        charged: channel.charged,
-        readAgainAfterSeconds: this.maxClaimAgeSeconds(),
-      });
+      const state = await this.readAndMarkClaimed(batch, channel);
       // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
       // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
       if (state.withdrawal && channel.charged > spendableOf(state)) urgent = true;
@@ -358,14 +376,7 @@ export class ClaimerService {
       landed: () => this.store.recordClaim(record),
     });
     // Read back what the chain now says, rather than assume the rows applied.
-    for (const { channel } of rows) {
-      const after = await readChannel(this.chain, batch, channel.channelId as Hex);
-      await this.store.markClaimed(channel.channelId, after.totalClaimed, {
-        balance: after.balance,
-        charged: channel.charged,
-        readAgainAfterSeconds: this.maxClaimAgeSeconds(),
-      });
-    }
+    for (const { channel } of rows) await this.readAndMarkClaimed(batch, channel);
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
   }
 

@@ -3,7 +3,15 @@ import { randomBytes } from 'node:crypto';
 import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import { batchSettlementAbi, devTestClient, devWalletClient, increaseTime, mineBlocks } from '@crawlgate/devchain';
+import {
+  batchSettlementAbi,
+  devTestClient,
+  devWalletClient,
+  increaseTime,
+  mineBlocks,
+  revert,
+  snapshot,
+} from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
@@ -359,6 +367,50 @@ describe('voucher claimer', () => {
       await withdrawal(payer, channel).finishAfterDelay();
       expect(await usdcBalance(app, payTo)).toBe(20_000n);
     } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps a channel queued while a claim of it is short of the confirmations (CONFIRMATIONS=2): a reorg dropping that claim leaves it to be claimed again, not lost', async () => {
+    const { app, payTo, paidChannel } = await voucherSite();
+    // Two instances of an API that waits for two confirmations, on the same database and chain.
+    const confirming = () =>
+      startTestApp({
+        database: app.database,
+        chainRpcUrl: app.chain.rpcUrl,
+        config: {
+          chain: {
+            confirmations: 2,
+            settlementTimeoutMs: 400,
+            batchSettlement: { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0 },
+          },
+        },
+      });
+    let stopped: TestApp | undefined;
+    let restarted: TestApp | undefined;
+    try {
+      const { channel } = await paidChannel('/reorg', 100_000n, [10_000n]);
+      const beforeClaim = await snapshot(app.chain.rpcUrl);
+      // The claim is mined, with one confirmation; its run stops waiting for the second.
+      stopped = await confirming();
+      expect((await stopped.app.get(ClaimerService).runOnce({ force: true })).claims).toHaveLength(1);
+      await stopped.close();
+      stopped = undefined;
+      // Another instance (or this one restarted) reads the channel while the claim is still that shallow.
+      restarted = await confirming();
+      expect((await restarted.app.get(ClaimerService).runOnce({ force: true })).claims).toEqual([]);
+      const row = () =>
+        app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId: channel.channelId } });
+      expect((await row()).unclaimedSince).not.toBeNull();
+      // The reorg: the claim's block is gone, and the claim with it (and the settle sent after it).
+      await revert(app.chain.rpcUrl, beforeClaim);
+      const run = await app.app.get(ClaimerService).runOnce({ force: true });
+      expect([run.claims.length, run.settles.length]).toEqual([1, 1]);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+      expect(await row()).toMatchObject({ claimed: 10_000n, unclaimedSince: null });
+    } finally {
+      await restarted?.close();
+      await stopped?.close();
       await app.close();
     }
   });

@@ -124,14 +124,30 @@ export async function readConfirmedChannel(
   batch: BatchSettlementChain,
   channelId: Hex,
 ): Promise<OnChainChannel> {
-  if (chain.confirmations <= 1) return readChannel(chain, batch, channelId);
+  const { confirmed, latest } = await readChannelAtBothDepths(chain, batch, channelId);
+  return stricterChannel(confirmed, latest);
+}
+
+/**
+ * The channel as of the latest block and as of the block with the configured confirmations (what
+ * a reorg can no longer take back). With one confirmation they are the same block: a single eth_call.
+ */
+export async function readChannelAtBothDepths(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  channelId: Hex,
+): Promise<{ confirmed: OnChainChannel; latest: OnChainChannel }> {
+  if (chain.confirmations <= 1) {
+    const state = await readChannel(chain, batch, channelId);
+    return { confirmed: state, latest: state };
+  }
   const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
   // Both calls start in the same tick: the batching transport sends them in one request.
   const [confirmed, latest] = await Promise.all([
     readChannel(chain, batch, channelId, confirmedBlock(head, chain.confirmations)),
     readChannel(chain, batch, channelId),
   ]);
-  return stricterChannel(confirmed, latest);
+  return { confirmed, latest };
 }
 
 /** Of two reads of one channel, what takes the fewest vouchers: the least to spend, the most already gone. */

@@ -8,6 +8,7 @@ import {
   directRefundCalldata,
   multicallCalldata,
   readChannel,
+  readChannelAtBothDepths,
   refundCalldata,
   refundedIn,
   settleCalldata,
@@ -103,10 +104,9 @@ export class RefundsService {
     /** Set when this request sends again a refund whose signed transaction failed: its hold is kept. */
     let retried: RefundHold | undefined;
     if (record.hold) {
-      const fate = await this.fateOf(record.hold, state);
+      const fate = await this.fateOf(channelId, record.hold, state);
       if (fate === 'failed') retried = record.hold;
-      else if (fate === 'in flight' || !(await this.endHold(channelId, record.hold, fate, state)))
-        throw refundInFlight();
+      else if (fate === 'in flight' || !(await this.endHold(channelId, record.hold, fate))) throw refundInFlight();
       else {
         state = await this.read(channelId);
         record = await this.currentRecord(channelId, payment, state);
@@ -161,13 +161,13 @@ export class RefundsService {
     if (receipt.status !== 'success') {
       // The signature is on chain now: the hold ends only if a refund of this channel landed meanwhile.
       if (after.refundNonce > state.refundNonce)
-        await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed', after);
+        await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed');
       throw new PaymentRejected(
         BATCH_REASONS.refundTransactionFailed,
         'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
       );
     }
-    await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed', after);
+    await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed');
     const refunded = refundedIn(receipt, batch, channelId);
     this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${hash}`);
     return {
@@ -193,9 +193,9 @@ export class RefundsService {
     const record = await this.store.refundRecord(channelId);
     if (!record?.hold) return true;
     const state = await this.read(channelId);
-    const fate = await this.fateOf(record.hold, state);
+    const fate = await this.fateOf(channelId, record.hold, state);
     if (fate !== 'landed' && fate !== 'unsigned') return false;
-    return this.endHold(channelId, record.hold, fate, state);
+    return this.endHold(channelId, record.hold, fate);
   }
 
   /**
@@ -225,6 +225,13 @@ export class RefundsService {
 
   private read(channelId: Hex): Promise<OnChainChannel> {
     return onChain(() => readChannel(this.chain, this.chain.batchSettlement!, channelId));
+  }
+
+  /** The channel as of the block with the configured confirmations: what a reorg can no longer take back. */
+  private async readConfirmed(channelId: Hex): Promise<OnChainChannel> {
+    return onChain(
+      async () => (await readChannelAtBothDepths(this.chain, this.chain.batchSettlement!, channelId)).confirmed,
+    );
   }
 
   /** The channel's record for a refund: opened (or raised) to the chain's claimed total first, as vouchers do. */
@@ -314,29 +321,34 @@ export class RefundsService {
   }
 
   /**
-   * Ends `hold` as `fate` says; true when it ended. A landed refund also moves the claimed total and
-   * what vouchers must have seen; an unsigned hold ends only if still unsigned and stale.
+   * Ends `hold` as `fate` says; true when it ended. A landed refund also moves the claimed total (as
+   * deep as the confirmations: the claimer's queue is left by it) and what vouchers must have seen;
+   * an unsigned hold ends only if still unsigned and stale.
    */
   private async endHold(
     channelId: Hex,
     hold: Pick<RefundHold, 'id' | 'nonce'>,
     fate: 'landed' | 'unsigned',
-    state: OnChainChannel,
   ): Promise<boolean> {
     if (fate === 'unsigned') return this.store.endUnsignedHold(channelId, hold.id, UNSIGNED_HOLD_SECONDS);
-    await this.store.markClaimed(channelId, state.totalClaimed);
+    await this.store.markClaimed(channelId, (await this.readConfirmed(channelId)).totalClaimed);
     await this.store.endRefund(channelId, hold.id, true);
     return true;
   }
 
-  private async fateOf(hold: RefundHold, state: OnChainChannel): Promise<RefundFate> {
-    if (state.refundNonce > hold.nonce) return 'landed';
+  private async fateOf(channelId: Hex, hold: RefundHold, state: OnChainChannel): Promise<RefundFate> {
+    // A refund landed once the chain's refund nonce moved as deep as the confirmations. Ended before
+    // (the channel recorded claimed, out of the claimer's queue), a reorg dropping the refund would
+    // leave what it claimed unclaimed, for the payer to withdraw.
+    const landedOnceDeep = async (): Promise<RefundFate> =>
+      (await this.readConfirmed(channelId)).refundNonce > hold.nonce ? 'landed' : 'in flight';
+    if (state.refundNonce > hold.nonce) return landedOnceDeep();
     if (hold.tx === null || hold.txNonce === null) return 'unsigned';
     const client = this.chain.publicClient;
     const hash = hold.tx as Hash;
     const receipt = await onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
-    // Mined and successful, the nonce moved after `state` was read: landed. Reverted: failed.
-    if (receipt) return receipt.status === 'success' ? 'landed' : 'failed';
+    // Mined and successful, the nonce moved after `state` was read. Reverted: failed.
+    if (receipt) return receipt.status === 'success' ? landedOnceDeep() : 'failed';
     if (await onChain(() => client.getTransaction({ hash })).catch(notFoundAsNull)) return 'in flight';
     // Unknown to the node: it can still land only while its relayer nonce is unused.
     const mined = await onChain(() =>

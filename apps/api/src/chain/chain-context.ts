@@ -111,7 +111,7 @@ export function createChainContext({
     ),
     confirmations: config.confirmations,
     recentLogBlocks: BigInt(config.recentLogBlocks),
-    logSpan: { blocks: BigInt(config.recentLogBlocks) },
+    logSpan: { blocks: BigInt(config.recentLogBlocks), widest: BigInt(config.recentLogBlocks) },
     settlementTimeoutMs: config.settlementTimeoutMs,
     batchSettlement: batchSettlementChain(
       config,

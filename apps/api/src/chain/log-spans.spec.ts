@@ -2,7 +2,7 @@ import { createPublicClient, http, HttpRequestError, RpcRequestError, TimeoutErr
 import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
 import { workerChain } from '../../test/test-chain';
 import { firstRecentBlock } from './chain-context';
-import { eventsInSpans, isRangeRefusal, type LogSpan } from './log-spans';
+import { eventsInSpans, isRangeRefusal, WIDEN_AFTER_MS, type LogSpan } from './log-spans';
 
 const url = 'http://node.test';
 const capRefusal = (cap: number) =>
@@ -128,6 +128,71 @@ describe('eventsInSpans', () => {
     await expect(eventsInSpans(span, 0n, 100n, ask)).rejects.toThrow('limited to a 0 block range');
     expect(asked.map((call) => call.to - call.from + 1n)).toEqual([8n, 4n, 2n, 1n]);
     expect(span.blocks).toBe(8n);
+  });
+
+  it('tries twice its width once WIDEN_AFTER_MS passed since it last changed: back to the recent blocks once a node lifts its cap, one refusal a wait while it keeps it', async () => {
+    let cap = 1_000;
+    const asked: { blocks: bigint; refused: boolean }[] = [];
+    const ask = async (from: bigint, to: bigint) => {
+      const blocks = to - from + 1n;
+      asked.push({ blocks, refused: blocks > cap });
+      if (blocks > cap) throw capRefusal(cap);
+      return [];
+    };
+    const span: LogSpan = { blocks: 10_000n, widest: 10_000n };
+    const search = (at: number) => eventsInSpans(span, 0n, 9_999n, ask, at);
+    await search(0);
+    expect(span.blocks).toBe(625n);
+    // Within the wait: the width kept, no refusal.
+    asked.length = 0;
+    await search(WIDEN_AFTER_MS - 1);
+    expect(asked.filter((call) => call.refused || call.blocks !== 625n)).toEqual([]);
+    // Past it, the node still capping: one refusal at twice the width, then the width kept; the next try waits again.
+    asked.length = 0;
+    await search(WIDEN_AFTER_MS);
+    expect(asked.filter((call) => call.refused).map((call) => call.blocks)).toEqual([1_250n]);
+    expect(span.blocks).toBe(625n);
+    asked.length = 0;
+    await search(2 * WIDEN_AFTER_MS - 1);
+    expect(asked.filter((call) => call.refused)).toEqual([]);
+    // The cap lifted: each wait doubles the width, up to the recent blocks and no further.
+    cap = Infinity;
+    const widths: bigint[] = [];
+    for (let wait = 2; wait <= 7; wait++) {
+      await search(wait * WIDEN_AFTER_MS);
+      widths.push(span.blocks);
+    }
+    expect(widths).toEqual([1_250n, 2_500n, 5_000n, 10_000n, 10_000n, 10_000n]);
+  });
+
+  it('waits again after a widening the search could not try (a range no wider than the width kept)', async () => {
+    const { ask, asked } = node([], { cap: 1_000 });
+    const span: LogSpan = { blocks: 500n, widest: 10_000n, changedAt: 0 };
+    await eventsInSpans(span, 0n, 99n, ask, WIDEN_AFTER_MS);
+    expect({ asked: asked.length, blocks: span.blocks, changedAt: span.changedAt }).toEqual({
+      asked: 1,
+      blocks: 500n,
+      changedAt: 0,
+    });
+    await eventsInSpans(span, 0n, 9_999n, ask, WIDEN_AFTER_MS + 1);
+    expect(asked[1]).toEqual({ from: 0n, to: 999n, refused: false });
+    expect({ blocks: span.blocks, changedAt: span.changedAt }).toEqual({
+      blocks: 1_000n,
+      changedAt: WIDEN_AFTER_MS + 1,
+    });
+  });
+
+  it('never widens a span past its widest, nor one with none', async () => {
+    const uncapped = node([]);
+    const span: LogSpan = { blocks: 6_000n, widest: 10_000n, changedAt: 0 };
+    await eventsInSpans(span, 0n, 19_999n, uncapped.ask, WIDEN_AFTER_MS);
+    expect(uncapped.asked.map((call) => call.to - call.from + 1n)).toEqual([10_000n, 10_000n]);
+    expect(span.blocks).toBe(10_000n);
+    const { ask, asked } = node([], { cap: 1_000 });
+    const none: LogSpan = { blocks: 500n };
+    await eventsInSpans(none, 0n, 9_999n, ask, 100 * WIDEN_AFTER_MS);
+    expect(asked.every((call) => call.to - call.from + 1n === 500n)).toBe(true);
+    expect(none.blocks).toBe(500n);
   });
 
   it('asks nothing over an empty range', async () => {

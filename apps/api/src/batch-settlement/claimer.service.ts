@@ -287,11 +287,13 @@ export class ClaimerService {
    * no other). What is recorded claimed, which takes the channel out of the queue, is only what the
    * configured confirmations hold: a claim a reorg can still take back (mined by a run that stopped
    * waiting, or another instance's) leaves the channel queued, to be claimed again if it is undone.
+   * Whether it holds nothing more to claim is judged on the latest balance: a deposit not yet that
+   * deep must not send it to the back of the queue.
    */
   private async readAndMarkClaimed(batch: BatchSettlementChain, channel: PaymentChannel): Promise<OnChainChannel> {
     const { confirmed, latest } = await readChannelAtBothDepths(this.chain, batch, channel.channelId as Hex);
     await this.store.markClaimed(channel.channelId, confirmed.totalClaimed, {
-      balance: confirmed.balance,
+      balance: latest.balance,
       charged: channel.charged,
       readAgainAfterSeconds: this.maxClaimAgeSeconds(),
     });

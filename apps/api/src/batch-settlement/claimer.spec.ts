@@ -415,6 +415,31 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('keeps a channel at its place in the queue while its deposit is short of the confirmations (CONFIRMATIONS raised after its vouchers were taken)', async () => {
+    const { app, paidChannel } = await voucherSite();
+    let confirming: TestApp | undefined;
+    try {
+      const { channel } = await paidChannel('/shallow-deposit', 100_000n, [10_000n]);
+      confirming = await startTestApp({
+        database: app.database,
+        chainRpcUrl: app.chain.rpcUrl,
+        config: {
+          chain: { confirmations: 2, batchSettlement: { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0 } },
+        },
+      });
+      const queuedSince = async () =>
+        (await app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId: channel.channelId } }))
+          .unclaimedSince;
+      const before = await queuedSince();
+      // Not due (neither size nor age): read, not claimed. The deposit's block is the latest, not yet confirmed.
+      expect(await confirming.app.get(ClaimerService).runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await queuedSince()).toEqual(before);
+    } finally {
+      await confirming?.close();
+      await app.close();
+    }
+  });
+
   it('sends a claim once while it waits to be mined, and records it once it is', async () => {
     const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
     const node = devTestClient(app.chain.rpcUrl);

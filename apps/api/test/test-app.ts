@@ -87,6 +87,23 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
 }
 
+/**
+ * Another instance of `app`'s API, on its database and chain and with its chain settings, that
+ * waits for two confirmations (CONFIRMATIONS=2): to it a transaction one block deep is one a reorg
+ * can still take back. `chain` overrides more of the settings.
+ */
+export function startConfirmingApp(
+  app: TestApp,
+  options: Pick<TestAppOptions, 'masterKey' | 'chainRpcUrl'> & { chain?: Partial<AppConfig['chain']> } = {},
+): Promise<TestApp> {
+  return startTestApp({
+    database: app.database,
+    masterKey: options.masterKey,
+    chainRpcUrl: options.chainRpcUrl ?? app.chain.rpcUrl,
+    config: { chain: { ...app.config.chain, confirmations: 2, ...options.chain } },
+  });
+}
+
 /** Tests are silent; CRAWLGATE_TEST_LOG=error (or warn, info, debug) shows the app's logs while debugging. */
 function testLogLevel(): AppConfig['logLevel'] {
   const level = process.env.CRAWLGATE_TEST_LOG;

@@ -15,7 +15,7 @@ import {
 import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
-import { startTestApp, type TestApp } from '../../test/test-app';
+import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
 import { workerChain } from '../../test/test-chain';
 import { createTestDatabase } from '../../test/test-database';
@@ -374,18 +374,7 @@ describe('voucher claimer', () => {
   it('keeps a channel queued while a claim of it is short of the confirmations (CONFIRMATIONS=2): a reorg dropping that claim leaves it to be claimed again, not lost', async () => {
     const { app, payTo, paidChannel } = await voucherSite();
     // Two instances of an API that waits for two confirmations, on the same database and chain.
-    const confirming = () =>
-      startTestApp({
-        database: app.database,
-        chainRpcUrl: app.chain.rpcUrl,
-        config: {
-          chain: {
-            confirmations: 2,
-            settlementTimeoutMs: 400,
-            batchSettlement: { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0 },
-          },
-        },
-      });
+    const confirming = () => startConfirmingApp(app, { chain: { settlementTimeoutMs: 400 } });
     let stopped: TestApp | undefined;
     let restarted: TestApp | undefined;
     try {
@@ -415,18 +404,37 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('takes a channel out of the queue once a claim of it is as deep as the confirmations (CONFIRMATIONS=2), without claiming it again', async () => {
+    const { app, payTo, paidChannel } = await voucherSite();
+    let confirming: TestApp | undefined;
+    try {
+      const { channel } = await paidChannel('/deep-claim', 100_000n, [10_000n]);
+      confirming = await startConfirmingApp(app, { chain: { settlementTimeoutMs: 400 } });
+      const claimer = confirming.app.get(ClaimerService);
+      // The claim is mined, with one confirmation; the run stops waiting for the second.
+      expect((await claimer.runOnce({ force: true })).claims).toHaveLength(1);
+      const row = () =>
+        app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId: channel.channelId } });
+      expect((await row()).unclaimedSince).not.toBeNull();
+      // One block more: the next scheduled run (not forced) finds the claim that deep and records it,
+      // and settles it to the receiver (the first run stopped before its settle).
+      await mineBlocks(app.chain.rpcUrl, 1);
+      const run = await claimer.runOnce();
+      expect([run.claims.length, run.settles.length]).toEqual([0, 1]);
+      expect(await row()).toMatchObject({ claimed: 10_000n, unclaimedSince: null });
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await confirming?.close();
+      await app.close();
+    }
+  });
+
   it('keeps a channel at its place in the queue while its deposit is short of the confirmations (CONFIRMATIONS raised after its vouchers were taken)', async () => {
     const { app, paidChannel } = await voucherSite();
     let confirming: TestApp | undefined;
     try {
       const { channel } = await paidChannel('/shallow-deposit', 100_000n, [10_000n]);
-      confirming = await startTestApp({
-        database: app.database,
-        chainRpcUrl: app.chain.rpcUrl,
-        config: {
-          chain: { confirmations: 2, batchSettlement: { ...loadConfig({}).chain.batchSettlement, claimIntervalMs: 0 } },
-        },
-      });
+      confirming = await startConfirmingApp(app);
       const queuedSince = async () =>
         (await app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId: channel.channelId } }))
           .unclaimedSince;

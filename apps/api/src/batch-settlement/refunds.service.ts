@@ -9,6 +9,7 @@ import {
   multicallCalldata,
   readChannel,
   readChannelAtBothDepths,
+  readChannelConfirmed,
   refundCalldata,
   refundedIn,
   settleCalldata,
@@ -50,11 +51,14 @@ export function refundInFlight(): PaymentRejected {
   );
 }
 
+/** A refund of the hold's nonce as deep as the confirmations, and the channel as of that depth. */
+type Landed = { landed: OnChainChannel };
+
 /**
  * Where a hold's refund is, from the chain's word. `landed` ends it; `unsigned` (no transaction
  * stored when read) ends it only if still so and stale when ended (ChannelStore.endUnsignedHold).
  */
-type RefundFate = 'landed' | 'unsigned' | 'in flight' | 'failed';
+type RefundFate = Landed | 'unsigned' | 'in flight' | 'failed';
 
 /** The refund's hold was released as stale before its transaction was stored: it is never sent. */
 class HoldLost extends Error {}
@@ -157,17 +161,16 @@ export class RefundsService {
     });
     // Not confirmed in time: the hold stays, and is ended by whoever next finds its nonce moved.
     if (!receipt) throw unavailable('The refund is sent and not confirmed yet; ask again shortly');
-    const after = await this.read(channelId);
-    if (receipt.status !== 'success') {
-      // The signature is on chain now: the hold ends only if a refund of this channel landed meanwhile.
-      if (after.refundNonce > state.refundNonce)
-        await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed');
+    const { confirmed, latest: after } = await onChain(() => readChannelAtBothDepths(this.chain, batch, channelId));
+    // The hold ends once a refund of its nonce is as deep as the confirmations: this one, or when it
+    // reverted, an earlier signature of the same nonce, which may have landed after it (shallower).
+    // Else it stays, for the next voucher or the background sweep to end.
+    if (confirmed.refundNonce > state.refundNonce) await this.endHold(channelId, { id: hold }, { landed: confirmed });
+    if (receipt.status !== 'success')
       throw new PaymentRejected(
         BATCH_REASONS.refundTransactionFailed,
         'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
       );
-    }
-    await this.endHold(channelId, { id: hold, nonce: state.refundNonce }, 'landed');
     const refunded = refundedIn(receipt, batch, channelId);
     this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${hash}`);
     return {
@@ -194,7 +197,7 @@ export class RefundsService {
     if (!record?.hold) return true;
     const state = await this.read(channelId);
     const fate = await this.fateOf(channelId, record.hold, state);
-    if (fate !== 'landed' && fate !== 'unsigned') return false;
+    if (fate === 'in flight' || fate === 'failed') return false;
     return this.endHold(channelId, record.hold, fate);
   }
 
@@ -227,11 +230,14 @@ export class RefundsService {
     return onChain(() => readChannel(this.chain, this.chain.batchSettlement!, channelId));
   }
 
-  /** The channel as of the block with the configured confirmations: what a reorg can no longer take back. */
-  private async readConfirmed(channelId: Hex): Promise<OnChainChannel> {
-    return onChain(
-      async () => (await readChannelAtBothDepths(this.chain, this.chain.batchSettlement!, channelId)).confirmed,
-    );
+  /**
+   * A refund of `nonce` landed once the chain's refund nonce moved past it as deep as the
+   * confirmations. Ended before (the channel recorded claimed, out of the claimer's queue), a reorg
+   * dropping the refund would leave what it claimed unclaimed, for the payer to withdraw.
+   */
+  private async landedDeep(channelId: Hex, nonce: bigint): Promise<Landed | null> {
+    const confirmed = await onChain(() => readChannelConfirmed(this.chain, this.chain.batchSettlement!, channelId));
+    return confirmed.refundNonce > nonce ? { landed: confirmed } : null;
   }
 
   /** The channel's record for a refund: opened (or raised) to the chain's claimed total first, as vouchers do. */
@@ -321,27 +327,20 @@ export class RefundsService {
   }
 
   /**
-   * Ends `hold` as `fate` says; true when it ended. A landed refund also moves the claimed total (as
-   * deep as the confirmations: the claimer's queue is left by it) and what vouchers must have seen;
-   * an unsigned hold ends only if still unsigned and stale.
+   * Ends `hold` as `fate` says; true when it ended. A landed refund also moves the claimed total (to
+   * the landing's confirmed read: the claimer's queue is left by it) and what vouchers must have
+   * seen; an unsigned hold ends only if still unsigned and stale.
    */
-  private async endHold(
-    channelId: Hex,
-    hold: Pick<RefundHold, 'id' | 'nonce'>,
-    fate: 'landed' | 'unsigned',
-  ): Promise<boolean> {
+  private async endHold(channelId: Hex, hold: Pick<RefundHold, 'id'>, fate: Landed | 'unsigned'): Promise<boolean> {
     if (fate === 'unsigned') return this.store.endUnsignedHold(channelId, hold.id, UNSIGNED_HOLD_SECONDS);
-    await this.store.markClaimed(channelId, (await this.readConfirmed(channelId)).totalClaimed);
+    await this.store.markClaimed(channelId, fate.landed.totalClaimed);
     await this.store.endRefund(channelId, hold.id, true);
     return true;
   }
 
   private async fateOf(channelId: Hex, hold: RefundHold, state: OnChainChannel): Promise<RefundFate> {
-    // A refund landed once the chain's refund nonce moved as deep as the confirmations. Ended before
-    // (the channel recorded claimed, out of the claimer's queue), a reorg dropping the refund would
-    // leave what it claimed unclaimed, for the payer to withdraw.
     const landedOnceDeep = async (): Promise<RefundFate> =>
-      (await this.readConfirmed(channelId)).refundNonce > hold.nonce ? 'landed' : 'in flight';
+      (await this.landedDeep(channelId, hold.nonce)) ?? 'in flight';
     if (state.refundNonce > hold.nonce) return landedOnceDeep();
     if (hold.tx === null || hold.txNonce === null) return 'unsigned';
     const client = this.chain.publicClient;

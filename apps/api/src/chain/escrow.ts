@@ -128,6 +128,17 @@ export async function readConfirmedChannel(
   return stricterChannel(confirmed, latest);
 }
 
+/** The channel as of the block with the configured confirmations: what a reorg can no longer take back. */
+export async function readChannelConfirmed(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  channelId: Hex,
+): Promise<OnChainChannel> {
+  if (chain.confirmations <= 1) return readChannel(chain, batch, channelId);
+  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  return readChannel(chain, batch, channelId, confirmedBlock(head, chain.confirmations));
+}
+
 /**
  * The channel as of the latest block and as of the block with the configured confirmations (what
  * a reorg can no longer take back). With one confirmation they are the same block: a single eth_call.

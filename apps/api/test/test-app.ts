@@ -94,7 +94,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
  */
 export function startConfirmingApp(
   app: TestApp,
-  options: Pick<TestAppOptions, 'masterKey' | 'chainRpcUrl'> & { chain?: Partial<AppConfig['chain']> } = {},
+  options: Pick<TestAppOptions, 'masterKey' | 'chainRpcUrl'> & {
+    chain?: Partial<Omit<AppConfig['chain'], 'confirmations'>>;
+  } = {},
 ): Promise<TestApp> {
   return startTestApp({
     database: app.database,

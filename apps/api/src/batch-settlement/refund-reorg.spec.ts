@@ -72,6 +72,9 @@ describe('a refund short of the confirmations (CONFIRMATIONS=2)', () => {
       const asked = await paid.askRefund(confirming);
       expect(asked.body).toMatchObject({ reason: BATCH_REASONS.refundTransactionFailed });
       expect(await paid.escrowChannel()).toEqual([PRICE, PRICE]);
+      // The refund nonce moved at the latest block, not one block before it (the confirmed one).
+      const head = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+      expect([await paid.refundNonce(head - 1n), await paid.refundNonce(head)]).toEqual([0n, 1n]);
       expect(await paid.hold()).not.toBeNull();
       expect((await paid.row()).unclaimedSince).not.toBeNull();
 
@@ -130,6 +133,14 @@ describe('a refund short of the confirmations (CONFIRMATIONS=2)', () => {
             abi: BATCH_SETTLEMENT_ABI,
             functionName: 'channels',
             args: [channelId],
+          }),
+        refundNonce: (blockNumber: bigint) =>
+          app.chain.publicClient.readContract({
+            address: app.chain.batchSettlement!.escrow,
+            abi: BATCH_SETTLEMENT_ABI,
+            functionName: 'refundNonce',
+            args: [channelId],
+            blockNumber,
           }),
         hold: async () => (await app.app.get(ChannelStore).refundRecord(channelId))?.hold ?? null,
         row: () => app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId } }),

@@ -9,7 +9,7 @@ import {
   multicallCalldata,
   readChannel,
   readChannelAtBothDepths,
-  readChannelConfirmed,
+  readChannelAtConfirmedDepth,
   refundCalldata,
   refundedIn,
   settleCalldata,
@@ -80,7 +80,7 @@ class SignatureOut extends Error {
  * none is accepted against funds the refund returns. A refund signature names the channel's
  * refund nonce and never expires, and anyone who saw it (the node, a mined transaction that
  * reverted) can send it: once it is signed into a transaction, the hold ends only when the chain's
- * refund nonce moved. A refund that failed is sent again when the payer asks again. Only a hold
+ * refund nonce moved, as deep as the confirmations. A refund that failed is sent again when the payer asks again. Only a hold
  * whose signature never left (no transaction stored) ends otherwise, once stale. The simulation and
  * the gas estimate use the authorizer's direct refund, so they show the node no signature.
  */
@@ -144,7 +144,8 @@ export class RefundsService {
     const amount = asked > 0n ? asked : 1n;
 
     const hold = retried?.id ?? randomUUID();
-    if (!retried && !(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: state.refundNonce })))
+    const holdNonce = retried?.nonce ?? state.refundNonce;
+    if (!retried && !(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: holdNonce })))
       throw refundInFlight(); // a voucher or another refund moved the channel since it was read
     let hash: Hash;
     try {
@@ -159,17 +160,20 @@ export class RefundsService {
       if (isChainUnreachable(error)) return null;
       throw error;
     });
-    // Not confirmed in time: the hold stays, and is ended by whoever next finds its nonce moved.
+    // Not confirmed in time: the hold stays, and is ended by whoever next finds its nonce moved that deep.
     if (!receipt) throw unavailable('The refund is sent and not confirmed yet; ask again shortly');
     const { confirmed, latest: after } = await onChain(() => readChannelAtBothDepths(this.chain, batch, channelId));
     // The hold ends once a refund of its nonce is as deep as the confirmations: this one, or when it
     // reverted, an earlier signature of the same nonce, which may have landed after it (shallower).
     // Else it stays, for the next voucher or the background sweep to end.
-    if (confirmed.refundNonce > state.refundNonce) await this.endHold(channelId, { id: hold }, { landed: confirmed });
+    const landed = confirmed.refundNonce > holdNonce;
+    if (landed) await this.endHold(channelId, { id: hold }, { landed: confirmed });
     if (receipt.status !== 'success')
       throw new PaymentRejected(
         BATCH_REASONS.refundTransactionFailed,
-        'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
+        landed
+          ? 'The refund transaction reverted, but an earlier refund of this channel landed: its state shows what came back'
+          : 'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
       );
     const refunded = refundedIn(receipt, batch, channelId);
     this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${hash}`);
@@ -236,7 +240,9 @@ export class RefundsService {
    * dropping the refund would leave what it claimed unclaimed, for the payer to withdraw.
    */
   private async landedDeep(channelId: Hex, nonce: bigint): Promise<Landed | null> {
-    const confirmed = await onChain(() => readChannelConfirmed(this.chain, this.chain.batchSettlement!, channelId));
+    const confirmed = await onChain(() =>
+      readChannelAtConfirmedDepth(this.chain, this.chain.batchSettlement!, channelId),
+    );
     return confirmed.refundNonce > nonce ? { landed: confirmed } : null;
   }
 

@@ -153,3 +153,8 @@ export function confirmedBlock(head: bigint, confirmations: number): bigint {
   const block = head - BigInt(confirmations) + 1n;
   return block > 0n ? block : 0n;
 }
+
+/** The newest block with the configured confirmations, from the node's latest block read now. */
+export async function confirmedBlockNow(chain: Pick<ChainContext, 'publicClient' | 'confirmations'>): Promise<bigint> {
+  return confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
+}

@@ -21,7 +21,7 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { confirmedBlock, type BatchSettlementChain, type ChainContext } from './chain-context';
+import { confirmedBlockNow, type BatchSettlementChain, type ChainContext } from './chain-context';
 import { recoverableSignature, type SignerKeys } from './signer-keys';
 
 /*
@@ -128,15 +128,17 @@ export async function readConfirmedChannel(
   return stricterChannel(confirmed, latest);
 }
 
-/** The channel as of the block with the configured confirmations: what a reorg can no longer take back. */
-export async function readChannelConfirmed(
+/**
+ * The channel as of the block with the configured confirmations only: what a reorg can no longer
+ * take back (readConfirmedChannel takes each field's stricter value at that block and the latest).
+ */
+export async function readChannelAtConfirmedDepth(
   chain: ChainContext,
   batch: BatchSettlementChain,
   channelId: Hex,
 ): Promise<OnChainChannel> {
   if (chain.confirmations <= 1) return readChannel(chain, batch, channelId);
-  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  return readChannel(chain, batch, channelId, confirmedBlock(head, chain.confirmations));
+  return readChannel(chain, batch, channelId, await confirmedBlockNow(chain));
 }
 
 /**
@@ -152,10 +154,10 @@ export async function readChannelAtBothDepths(
     const state = await readChannel(chain, batch, channelId);
     return { confirmed: state, latest: state };
   }
-  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  const confirmedAt = await confirmedBlockNow(chain);
   // Both calls start in the same tick: the batching transport sends them in one request.
   const [confirmed, latest] = await Promise.all([
-    readChannel(chain, batch, channelId, confirmedBlock(head, chain.confirmations)),
+    readChannel(chain, batch, channelId, confirmedAt),
     readChannel(chain, batch, channelId),
   ]);
   return { confirmed, latest };

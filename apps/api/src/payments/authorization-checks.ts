@@ -18,7 +18,7 @@ import {
   type Log,
   type TransactionReceipt,
 } from 'viem';
-import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { eventsInSpans } from '../chain/log-spans';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
@@ -267,8 +267,7 @@ export async function authorizationOutcome(
   blockNumber?: bigint,
 ): Promise<'unused' | 'used' | 'canceled'> {
   if (!(await isAuthorizationUsed(chain, from, nonce, blockNumber))) return 'unused';
-  const confirmedHead =
-    blockNumber ?? confirmedBlock(await chain.publicClient.getBlockNumber({ cacheTime: 0 }), chain.confirmations);
+  const confirmedHead = blockNumber ?? (await confirmedBlockNow(chain));
   return (await isCanceledWithin(chain, from, nonce, firstRecentBlock(chain, confirmedHead), confirmedHead))
     ? 'canceled'
     : 'used';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
-import { confirmedBlock, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
@@ -234,8 +234,7 @@ export class ReconcilerService {
   }
 
   private async confirmedHead(): Promise<Block<bigint, false, 'latest'>> {
-    const latest = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    return this.chain.publicClient.getBlock({ blockNumber: confirmedBlock(latest, this.chain.confirmations) });
+    return this.chain.publicClient.getBlock({ blockNumber: await confirmedBlockNow(this.chain) });
   }
 
   private async confirmed(receipt: TransactionReceipt): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { encodeEventTopics, toFunctionSelector, toHex } from 'viem';
-import { mineBlocks } from '@crawlgate/devchain';
+import { increaseTime, mineBlocks, revert, snapshot } from '@crawlgate/devchain';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
   fundUsdc,
@@ -14,7 +14,7 @@ import {
   usdcBalance,
 } from '../../test/test-agent';
 import { startRpcRewriter } from '../../test/rpc-rewriter';
-import { startTestApp, type TestApp } from '../../test/test-app';
+import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { toSignedAuthorization } from './authorization-checks';
 import { ReconcilerService } from './reconciler.service';
@@ -52,8 +52,7 @@ describe('settlements that outlive their request', () => {
 
   const reconcile = (on: TestApp) => on.app.get(ReconcilerService).runOnce();
   /** An instance on this database waiting two confirmations, its chain read through `rpcUrl` (a rewriting proxy). */
-  const twoConfirmationsThrough = (rpcUrl: string) =>
-    startTestApp({ database: db.database, masterKey, chainRpcUrl: rpcUrl, config: { chain: { confirmations: 2 } } });
+  const twoConfirmationsThrough = (rpcUrl: string) => startConfirmingApp(app, { masterKey, chainRpcUrl: rpcUrl });
   /** The payment's request gives up once it has broadcast (202), two blocks pass: the reconciler is the one to judge it. */
   const leftToReconciler = async (
     gate: Awaited<ReturnType<typeof openGate>>,
@@ -68,11 +67,12 @@ describe('settlements that outlive their request', () => {
     await quick.app.close();
     await mineBlocks(app.chain.rpcUrl, 2);
   };
-  /** The chain's clock past the hold on transfers not our relayer's: a block mined after it. */
-  const pastForeignSettlementHold = async () => {
-    await new Promise((resolve) => setTimeout(resolve, FOREIGN_HOLD_SECONDS * 1000 + 100));
-    await mineBlocks(app.chain.rpcUrl, 1);
-  };
+  /**
+   * The chain's clock past the hold on transfers not our relayer's: a block stamped after it, the
+   * clock moved rather than waited for. It stays that far ahead of the wall clock for the tests
+   * after, whose authorizations are valid for minutes.
+   */
+  const pastForeignSettlementHold = () => increaseTime(app.chain.rpcUrl, FOREIGN_HOLD_SECONDS + 1);
 
   it('finishes a settlement whose request gave up after broadcasting, once, without a second charge', async () => {
     // An instance that answers as soon as the transaction is sent, then dies.
@@ -177,8 +177,7 @@ describe('settlements that outlive their request', () => {
     // While the authorization could still land (a broadcast the row never recorded), it is kept, unsent.
     expect(await reconcile(app)).toMatchObject({ waiting: 1, resubmitted: 0, released: 0 });
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-    await chainPasses(validBefore);
-    expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
+    expect(await passAfterItsEnd(validBefore)).toMatchObject({ released: 1, resubmitted: 0 });
     expect(await transfersTo(app, payTo)).toHaveLength(before);
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
   });
@@ -195,17 +194,26 @@ describe('settlements that outlive their request', () => {
     expect(moved.status).toBe(200);
     const before = (await transfersTo(app, payTo)).length;
     expect(await reconcile(app)).toMatchObject({ waiting: 1, resubmitted: 0, released: 0 });
-    await chainPasses(validBefore);
-    expect(await reconcile(app)).toMatchObject({ released: 1, resubmitted: 0 });
+    expect(await passAfterItsEnd(validBefore)).toMatchObject({ released: 1, resubmitted: 0 });
     expect(await transfersTo(app, payTo)).toHaveLength(before);
     expect(await transfersTo(app, newPayTo)).toHaveLength(0);
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
   });
 
-  /** Waits until the wall clock is past `validBefore`, then mines a block stamped after it. */
-  async function chainPasses(validBefore: number) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (validBefore + 1) * 1000 - Date.now())));
-    await mineBlocks(app.chain.rpcUrl, 1);
+  /**
+   * A reconciler pass on a chain whose latest block is stamped past `validBefore`: the chain's clock
+   * is moved there rather than waited for, and put back to the wall clock after the pass (with the
+   * empty blocks mined meanwhile), so the tests after sign authorizations against the wall clock.
+   */
+  async function passAfterItsEnd(validBefore: number) {
+    const before = await snapshot(app.chain.rpcUrl);
+    try {
+      const head = await app.chain.publicClient.getBlock({ blockTag: 'latest' });
+      await increaseTime(app.chain.rpcUrl, Math.max(1, validBefore + 1 - Number(head.timestamp)));
+      return await reconcile(app);
+    } finally {
+      await revert(app.chain.rpcUrl, before);
+    }
   }
 
   it('releases the gate once the chain is past the unsent authorization’s end: nothing charged, gate payable again', async () => {
@@ -214,8 +222,7 @@ describe('settlements that outlive their request', () => {
     // Too close to its end to send again, but a broadcast this row never recorded could still land.
     expect(await reconcile(app)).toMatchObject({ waiting: 1, released: 0, resubmitted: 0 });
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(1);
-    await chainPasses(validBefore);
-    expect(await reconcile(app)).toMatchObject({ released: 1 });
+    expect(await passAfterItsEnd(validBefore)).toMatchObject({ released: 1 });
     expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
     expect(await app.database.prisma.payment.count({ where: { gateId: gate.ref } })).toBe(0);
     expect((await transfersTo(app, payTo)).length).toBe(before);

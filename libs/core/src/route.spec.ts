@@ -134,6 +134,21 @@ describe('readRoute', () => {
   );
 
   it.each([
+    '/premium/.\t./llms.txt',
+    '/premium/x/.\n./.\r./free/y',
+    '/robots.txt\f',
+    '\u0001/robots.txt',
+    '/free/x y',
+    '/free/x\u007f',
+    'http://example.com/premium/.\t./llms.txt',
+  ])(
+    'calls %j odd: the URL parser drops tabs and line breaks (so ".\\t." is a dot segment to it) and trims control characters, which routers match as written',
+    (target) => {
+      expect(readRoute(target).odd).toBe(true);
+    },
+  );
+
+  it.each([
     '/premium/a',
     '/premium/a.b',
     '/.well-known/pay.json',

@@ -35,6 +35,13 @@ import { DEFAULT_STATIC_FILES, staticFileSpellings, type StaticFiles } from './s
 const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\;]|$)/;
 const ESCAPED_SEPARATOR = /%(?:2f|5c)/gi;
 const ESCAPED_DOT = /%2e/gi;
+/**
+ * A raw control character, space or DEL: the URL parser drops tabs and line breaks anywhere (".\t."
+ * is ".." to it) and trims the others at the ends, where routers match them as written. Node's HTTP
+ * parser refuses them; a server in front that passes them on would not.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const RAW_CONTROL = /[\x00-\x20\x7f]/;
 /** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */
 const SEGMENT_PARAMETERS = /;[^/]*/g;
 
@@ -126,6 +133,7 @@ export function spelledRoute(target: string): Route {
     // A "..;" left in the decoded path: a server that drops ";…" then resolves it.
     DOT_SEGMENT.test(path) ||
     raw.includes('\\') ||
+    RAW_CONTROL.test(raw) ||
     // "//free/x": a path to the gate ("/free/x"), a host "free" and the path "/x" to an app reading
     // it as Node's documentation shows, new URL(req.url, base); "/blog//free/x" too, to a router
     // mounted at /blog (it is handed "//free/x").

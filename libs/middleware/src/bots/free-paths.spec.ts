@@ -128,6 +128,10 @@ describe('isAlwaysFreeRoute', () => {
       '/.well-known/../premium',
       '/.well-known/..%2fpremium',
       '/robots.txt%2f..%2fpremium',
+      // Raw tabs and controls the URL parser drops or trims and a literal router keeps.
+      '/premium/.\t./llms.txt',
+      '/premium/x/.\t./.\t./robots.txt',
+      '/robots.txt\f',
     ]) {
       expect({ target, free: isAlwaysFreeRoute(readRoute(target)) }).toEqual({ target, free: false });
     }

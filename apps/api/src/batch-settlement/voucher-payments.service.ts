@@ -339,6 +339,12 @@ export class VoucherPaymentsService {
       reject(BATCH_REASONS.networkMismatch, `This gate is paid on ${this.chain.network.caip2}`);
     if (!isAddressEqual(config.receiver, gate.payTo))
       reject(BATCH_REASONS.receiverMismatch, 'The channel’s receiver is not this gate’s pay-to');
+    // Whoever holds the payout key (a wallet replaced since, lost with its key) would read for gas alone.
+    if (isAddressEqual(config.payer, gate.payTo))
+      reject(
+        BATCH_REASONS.receiverMismatch,
+        'The channel’s payer is this gate’s pay-to, its receiver: vouchers to itself pay nothing',
+      );
     if (!isAddressEqual(config.receiverAuthorizer, batch.authorizer.address))
       reject(BATCH_REASONS.receiverAuthorizerMismatch, 'The channel’s receiverAuthorizer is not this API’s');
     if (!isAddressEqual(config.token, this.chain.usdc))

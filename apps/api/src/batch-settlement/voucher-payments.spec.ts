@@ -684,6 +684,23 @@ describe('voucher payments', () => {
     expect((await verify(offer, await good.payment(offer, PRICE, { deposit: 50_000n }))).status).toBe(200);
   });
 
+  it('refuses a channel whose payer is the gate’s pay-to: vouchers to itself pay the publisher nothing', async () => {
+    // Whoever holds the payout key (a wallet replaced since, lost with its key) would read for gas alone.
+    await fundUsdc(app, payee.address, '1');
+    const before = await usdcBalance(app, payee.address);
+    const offer = await gate();
+    const own = testChannel(app, payee, offer.accepted);
+    const response = await verify(offer, await own.payment(offer, PRICE, { deposit: 50_000n }));
+    expect([response.status, response.body.reason, response.body.detail]).toEqual([
+      402,
+      BATCH_REASONS.receiverMismatch,
+      expect.stringContaining('itself'),
+    ]);
+    expect(response.body.access_token).toBeUndefined();
+    expect(await usdcBalance(app, payee.address)).toBe(before);
+    expect(await app.database.prisma.paymentChannel.findUnique({ where: { channelId: own.channelId } })).toBeNull();
+  });
+
   it('refuses a channel address in neither lower case nor its EIP-55 checksum with a 402, not a 500', async () => {
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');

@@ -70,6 +70,13 @@ export function checkTerms(
       `The authorization pays ${auth.to}, not the gate's pay_to ${gate.payTo}`,
     );
   }
+  // Whoever holds the payout key (a wallet replaced since, lost with its key) would read for gas alone.
+  if (auth.from.toLowerCase() === gate.payTo.toLowerCase()) {
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
+      `The authorization's payer is the gate's pay_to ${gate.payTo}: a transfer to itself pays nothing`,
+    );
+  }
   if (auth.value !== gate.micros) {
     throw new PaymentRejected(
       X402_REASONS.invalid_exact_evm_payload_authorization_value,

@@ -170,6 +170,21 @@ describe('paying a gate', () => {
       expect((await app.call('GET', `/v1/gates/${second.id}`)).body.status).toBe('open');
     });
 
+    it('takes no authorization from the gate’s own pay_to: a transfer to itself pays the publisher nothing', async () => {
+      // Whoever holds the payout key (a wallet since replaced, and lost with its key) would read for gas alone.
+      await fundUsdc(app, payTo, '1');
+      const gate = await openGate(app, site, '/reject/from-pay-to');
+      const before = await usdcBalance(app, payTo);
+      const response = await verify(gate.id, { payment: await signPayment(app, payee, gate) });
+      expect(response).toMatchObject({
+        status: 402,
+        body: { reason: 'invalid_exact_evm_payload_recipient_mismatch', detail: expect.stringMatching(/itself/) },
+      });
+      expect(response.body.access_token).toBeUndefined();
+      expect(await usdcBalance(app, payTo)).toBe(before);
+      expect((await app.call('GET', `/v1/gates/${gate.id}`)).body.status).toBe('open');
+    });
+
     it('refuses a second, different proof for a gate already paid with 409', async () => {
       const gate = await openGate(app, site, '/article/paid-once');
       expect((await verify(gate.id, { payment: await signPayment(app, agent, gate) })).status).toBe(200);
@@ -605,6 +620,20 @@ describe('paying a gate', () => {
         expect(response.status).toBe(422);
         expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'signature'] });
       }
+    });
+
+    it('rejects a transfer from pay_to to itself, signed by pay_to: it pays the publisher nothing', async () => {
+      await fundUsdc(app, payTo, '1');
+      await fundEth(app, payTo);
+      const gate = await openGate(app, site, '/tx/from-pay-to');
+      const hash = await send(payTo, 10_000n, app.chain.usdc, payee);
+      const response = await verify(gate.id, await proof(gate, hash, payee));
+      expect(response).toMatchObject({
+        status: 402,
+        body: { reason: 'invalid_exact_evm_payload_recipient_mismatch', detail: expect.stringMatching(/itself/) },
+      });
+      expect(response.body.access_token).toBeUndefined();
+      expect(await recorded(hash)).toBe(0);
     });
 
     it('rejects a transfer to another address', async () => {

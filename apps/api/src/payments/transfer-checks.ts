@@ -67,7 +67,14 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
       X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
       `The transaction pays no USDC to the gate's pay_to ${gate.payTo}`,
     );
-  const exact = toPayee.filter((log) => log.args.value === gate.micros);
+  // Whoever holds the payout key (a wallet replaced since, lost with its key) would read for gas alone.
+  const fromOthers = toPayee.filter((log) => log.args.from.toLowerCase() !== gate.payTo.toLowerCase());
+  if (fromOthers.length === 0)
+    throw new PaymentRejected(
+      X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
+      `The transaction's transfers to the gate's pay_to ${gate.payTo} come from pay_to itself: a transfer to itself pays nothing`,
+    );
+  const exact = fromOthers.filter((log) => log.args.value === gate.micros);
   if (exact.length === 0)
     throw new PaymentRejected(
       X402_REASONS.invalid_exact_evm_payload_authorization_value,

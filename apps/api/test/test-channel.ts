@@ -1,5 +1,10 @@
 import { channelIdOf, signErc3009Deposit, signVoucher, usdcDomain, type ChannelConfig } from '@crawlgate/devchain';
-import { batchSettlementDomain, decodeBase64Json, type PaymentRequirementsV2 } from '@crawlgate/core';
+import {
+  BATCH_SETTLEMENT_ABI,
+  batchSettlementDomain,
+  decodeBase64Json,
+  type PaymentRequirementsV2,
+} from '@crawlgate/core';
 import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { TestApp } from './test-app';
@@ -101,4 +106,20 @@ export function malleate(signature: Hex): Hex {
   const s = BigInt(`0x${signature.slice(66, 130)}`);
   const v = Number.parseInt(signature.slice(130, 132), 16);
   return `${signature.slice(0, 66)}${(n - s).toString(16).padStart(64, '0')}${(v === 27 ? 28 : 27).toString(16)}` as Hex;
+}
+
+/** The escrow's `channels` ([balance, totalClaimed]) or `refundNonce` of a channel, at `blockNumber` or the latest block. */
+export function escrowRead<T>(
+  app: Pick<TestApp, 'chain'>,
+  functionName: 'channels' | 'refundNonce',
+  channelId: Hex,
+  blockNumber?: bigint,
+): Promise<T> {
+  return app.chain.publicClient.readContract({
+    address: app.chain.batchSettlement!.escrow,
+    abi: BATCH_SETTLEMENT_ABI,
+    functionName,
+    args: [channelId],
+    blockNumber,
+  }) as Promise<T>;
 }

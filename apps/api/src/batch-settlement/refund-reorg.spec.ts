@@ -1,4 +1,4 @@
-import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { BATCH_REASONS } from '@crawlgate/core';
 import { mineBlocks, revert, snapshot } from '@crawlgate/devchain';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toHex, type Hex } from 'viem';
@@ -6,7 +6,7 @@ import { batchSettlementSite } from '../../test/fixtures';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
 import { RefundsService } from './refunds.service';
@@ -127,21 +127,8 @@ describe('a refund short of the confirmations (CONFIRMATIONS=2)', () => {
           });
         },
         /** The escrow's [balance, totalClaimed] of the channel. */
-        escrowChannel: () =>
-          app.chain.publicClient.readContract({
-            address: app.chain.batchSettlement!.escrow,
-            abi: BATCH_SETTLEMENT_ABI,
-            functionName: 'channels',
-            args: [channelId],
-          }),
-        refundNonce: (blockNumber: bigint) =>
-          app.chain.publicClient.readContract({
-            address: app.chain.batchSettlement!.escrow,
-            abi: BATCH_SETTLEMENT_ABI,
-            functionName: 'refundNonce',
-            args: [channelId],
-            blockNumber,
-          }),
+        escrowChannel: () => escrowRead<readonly [bigint, bigint]>(app, 'channels', channelId),
+        refundNonce: (blockNumber: bigint) => escrowRead<bigint>(app, 'refundNonce', channelId, blockNumber),
         hold: async () => (await app.app.get(ChannelStore).refundRecord(channelId))?.hold ?? null,
         row: () => app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId } }),
       };

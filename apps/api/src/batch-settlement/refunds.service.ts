@@ -54,6 +54,10 @@ export function refundInFlight(): PaymentRejected {
 /** A refund of the hold's nonce as deep as the confirmations, and the channel as of that depth. */
 type Landed = { landed: OnChainChannel };
 
+/** Landed when `confirmed` (the channel as deep as the confirmations) shows the refund nonce moved past `nonce`. */
+const landedIn = (confirmed: OnChainChannel, nonce: bigint): Landed | null =>
+  confirmed.refundNonce > nonce ? { landed: confirmed } : null;
+
 /**
  * Where a hold's refund is, from the chain's word. `landed` ends it; `unsigned` (no transaction
  * stored when read) ends it only if still so and stale when ended (ChannelStore.endUnsignedHold).
@@ -80,9 +84,10 @@ class SignatureOut extends Error {
  * none is accepted against funds the refund returns. A refund signature names the channel's
  * refund nonce and never expires, and anyone who saw it (the node, a mined transaction that
  * reverted) can send it: once it is signed into a transaction, the hold ends only when the chain's
- * refund nonce moved, as deep as the confirmations. A refund that failed is sent again when the payer asks again. Only a hold
- * whose signature never left (no transaction stored) ends otherwise, once stale. The simulation and
- * the gas estimate use the authorizer's direct refund, so they show the node no signature.
+ * refund nonce moved, as deep as the confirmations. A refund that failed is sent again when the
+ * payer asks again. Only a hold whose signature never left (no transaction stored) ends otherwise,
+ * once stale. The simulation and the gas estimate use the authorizer's direct refund, so they show
+ * the node no signature.
  */
 @Injectable()
 export class RefundsService {
@@ -166,8 +171,8 @@ export class RefundsService {
     // The hold ends once a refund of its nonce is as deep as the confirmations: this one, or when it
     // reverted, an earlier signature of the same nonce, which may have landed after it (shallower).
     // Else it stays, for the next voucher or the background sweep to end.
-    const landed = confirmed.refundNonce > holdNonce;
-    if (landed) await this.endHold(channelId, { id: hold }, { landed: confirmed });
+    const landed = landedIn(confirmed, holdNonce);
+    if (landed) await this.endHold(channelId, { id: hold }, landed);
     if (receipt.status !== 'success')
       throw new PaymentRejected(
         BATCH_REASONS.refundTransactionFailed,
@@ -243,7 +248,7 @@ export class RefundsService {
     const confirmed = await onChain(() =>
       readChannelAtConfirmedDepth(this.chain, this.chain.batchSettlement!, channelId),
     );
-    return confirmed.refundNonce > nonce ? { landed: confirmed } : null;
+    return landedIn(confirmed, nonce);
   }
 
   /** The channel's record for a refund: opened (or raised) to the chain's claimed total first, as vouchers do. */

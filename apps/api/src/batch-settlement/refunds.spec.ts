@@ -1,11 +1,11 @@
-import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { BATCH_REASONS } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { keccak256, toHex, type Hex } from 'viem';
 import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { directRefundCalldata } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
@@ -39,13 +39,6 @@ describe('channel refunds', () => {
     );
   const verify = (offer: BatchOffer, payment: unknown) =>
     app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
-  const escrowRead = <T>(functionName: 'channels' | 'refundNonce', channelId: Hex) =>
-    app.chain.publicClient.readContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName,
-      args: [channelId],
-    }) as Promise<T>;
   const relayerNonce = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
 
@@ -84,7 +77,7 @@ describe('channel refunds', () => {
       channel_state: { balance: '20000', totalClaimed: '20000', refundNonce: '1', chargedCumulativeAmount: '20000' },
     });
     expect(response.body.access_token).toBeUndefined();
-    expect(await escrowRead('channels', channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', channel.channelId)).toEqual([20_000n, 20_000n]);
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 20_000n);
     expect((await usdcBalance(app, payTo)) - receiverBefore).toBe(20_000n);
     expect((await app.call('GET', `/v1/gates/${offer.id}`)).body.status).toBe('open');
@@ -110,7 +103,7 @@ describe('channel refunds', () => {
     expect((await verify(page, await channel.payment(page, 2n * PRICE))).status).toBe(200);
     const later = await verify(offer, await refund(offer, 2n * PRICE));
     expect(later.body).toMatchObject({ status: 'refunded', refund_amount: '25000' });
-    expect(await escrowRead('channels', channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', channel.channelId)).toEqual([20_000n, 20_000n]);
   });
 
   it('moves nothing for a forged, stale, empty or malformed refund request, and sends no transaction', async () => {
@@ -160,7 +153,7 @@ describe('channel refunds', () => {
     // corrective 402 answered with the payer's last voucher, that voucher would refund the channel.
     const { channel, refund } = await paidChannel(100_000n, 2);
     await app.app.get(ClaimerService).runOnce({ force: true });
-    expect(await escrowRead('channels', channel.channelId)).toEqual([100_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', channel.channelId)).toEqual([100_000n, 20_000n]);
     const page = await gate();
     expect((await verify(page, await channel.payment(page, 3n * PRICE))).status).toBe(200);
 
@@ -176,7 +169,7 @@ describe('channel refunds', () => {
       expect(answer.body.voucher_state).toBeUndefined();
     }
     expect(await relayerNonce()).toBe(nonce);
-    expect(await escrowRead('channels', channel.channelId)).toEqual([100_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', channel.channelId)).toEqual([100_000n, 20_000n]);
 
     // The payer, whose answer for its last page was lost, sends that voucher again: it is told its own.
     const resent = await verify(offer, await channel.payment(offer, 3n * PRICE));
@@ -248,7 +241,7 @@ describe('channel refunds', () => {
       expect(paid).toBeLessThanOrEqual(1);
       // Whatever the order: every voucher taken is within what the channel holds, and gets claimed.
       await claimer.runOnce({ force: true });
-      const [balance, claimed] = await escrowRead<readonly [bigint, bigint]>('channels', channel.channelId);
+      const [balance, claimed] = await escrowRead<readonly [bigint, bigint]>(app, 'channels', channel.channelId);
       expect(claimed).toBe(BigInt(1 + paid) * PRICE);
       expect(balance).toBeGreaterThanOrEqual(claimed);
       if (answers[0].status === 200) expect(balance).toBe(claimed);
@@ -266,8 +259,8 @@ describe('channel refunds', () => {
       voucher.signature.toLowerCase(),
     ]);
     await app.app.get(ClaimerService).runOnce({ force: true });
-    expect(await escrowRead('channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
-    expect(await escrowRead('channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', fine.channel.channelId)).toEqual([20_000n, 20_000n]);
+    expect(await escrowRead(app, 'channels', over.channel.channelId)).toEqual([20_000n, 20_000n]);
     // Nothing more can be claimed from it: it goes behind the queue, so it crowds out none charged meanwhile.
     const third = await paidChannel(20_000n, 1);
     const batch = app.chain.batchSettlement!;
@@ -284,7 +277,7 @@ describe('channel refunds', () => {
     /** A hold of the channel (charged one page) by a refund whose signed transaction is `tx` at relayer nonce `txNonce`. */
     async function heldBy(channelId: Hex, tx: Hex, txNonce: number) {
       const hold = randomUUID();
-      const nonce = await escrowRead<bigint>('refundNonce', channelId);
+      const nonce = await escrowRead<bigint>(app, 'refundNonce', channelId);
       expect(await store().holdForRefund({ channelId, id: hold, charged: PRICE, nonce })).toBe(true);
       expect(await store().setRefundTx(channelId, hold, tx, txNonce)).toBe(true);
     }
@@ -332,7 +325,7 @@ describe('channel refunds', () => {
       );
       const again = await gate();
       expect((await verify(again, await refund(again, PRICE))).body).toMatchObject({ status: 'refunded' });
-      expect(await escrowRead('refundNonce', channel.channelId)).toBe(1n);
+      expect(await escrowRead(app, 'refundNonce', channel.channelId)).toBe(1n);
     });
 
     it('frees a hold whose refund landed, and counts its voucher total as used', async () => {
@@ -360,7 +353,7 @@ describe('channel refunds', () => {
     it('ends a stale unsigned hold only if its holder did not store a transaction meanwhile', async () => {
       const { channel } = await paidChannel(30_000n, 1);
       const hold = randomUUID();
-      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
+      const nonce = await escrowRead<bigint>(app, 'refundNonce', channel.channelId);
       expect(await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce })).toBe(true);
       await app.database.sql.query(
         `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
@@ -393,7 +386,7 @@ describe('channel refunds', () => {
       );
       // A hold never signed, whose holder is long gone.
       const unsigned = await paidChannel(30_000n, 1);
-      const nonce = await escrowRead<bigint>('refundNonce', unsigned.channel.channelId);
+      const nonce = await escrowRead<bigint>(app, 'refundNonce', unsigned.channel.channelId);
       const hold = randomUUID();
       expect(
         await store().holdForRefund({ channelId: unsigned.channel.channelId, id: hold, charged: PRICE, nonce }),
@@ -451,7 +444,7 @@ describe('channel refunds', () => {
 
     it('keeps a hold whose transaction was never signed, until its holder is surely gone', async () => {
       const { channel } = await paidChannel(30_000n, 1);
-      const nonce = await escrowRead<bigint>('refundNonce', channel.channelId);
+      const nonce = await escrowRead<bigint>(app, 'refundNonce', channel.channelId);
       expect(
         await store().holdForRefund({ channelId: channel.channelId, id: randomUUID(), charged: PRICE, nonce }),
       ).toBe(true);

@@ -1,9 +1,11 @@
 import { createHmac } from 'node:crypto';
 import {
+  ACCESS_TOKEN_CLOCK_SKEW_SECONDS,
   ACCESS_TOKEN_TTL_SECONDS,
   type AccessTokenPayload,
   fitsAccessToken,
   MAX_ACCESS_TOKEN_LENGTH,
+  MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_TOKEN_PATH_BYTES,
   isAccessTokenShaped,
   peekAccessTokenPayload,
@@ -283,6 +285,77 @@ describe('verifyAccessToken', () => {
     it('rejects the old secret once it is dropped', () => {
       expect(reasonOf(oldToken, { ...opts, secret: [SECRET] })).toBe('bad_signature');
       expect(reasonOf(oldToken, opts)).toBe('bad_signature');
+    });
+
+    it('verifies with a keyed secret only the tokens that name its kid', () => {
+      const keyed = [
+        { secret: SECRET, kid: 'k1' },
+        { secret: OLD_SECRET, kid: 'k0' },
+      ];
+      expect(reasonOf(token, { ...opts, secret: keyed })).toBe('valid');
+      expect(reasonOf(oldToken, { ...opts, secret: keyed })).toBe('valid');
+      // The right secret under another key id: a token naming k0 signed with the current secret is none the API made.
+      const misnamed = signAccessToken({ ...payload, kid: 'k0' }, SECRET);
+      expect(reasonOf(misnamed, { ...opts, secret: keyed })).toBe('bad_signature');
+      expect(reasonOf(token, { ...opts, secret: [{ secret: SECRET, kid: 'k0' }] })).toBe('bad_signature');
+      // Without a kid a secret verifies whatever the token names, as a plain string does.
+      expect(reasonOf(misnamed, { ...opts, secret: [{ secret: SECRET }] })).toBe('valid');
+    });
+
+    it('stops verifying with a secret at its validUntil, whatever the exp of a token it signed', () => {
+      const retiring = (validUntil: unknown) => ({
+        ...opts,
+        secret: [SECRET, { secret: OLD_SECRET, kid: 'k0', validUntil: validUntil as number }],
+      });
+      const until = NOW + 60;
+      expect(payload.exp).toBeGreaterThan(until);
+      for (const validUntil of [until, new Date(until * 1000), new Date(until * 1000).toISOString()]) {
+        expect(reasonOf(oldToken, { ...retiring(validUntil), now: until - 1 })).toBe('valid');
+        expect(reasonOf(oldToken, { ...retiring(validUntil), now: until - 0.001 })).toBe('valid');
+        expect(reasonOf(oldToken, { ...retiring(validUntil), now: until })).toBe('bad_signature');
+        expect(reasonOf(oldToken, { ...retiring(validUntil), now: until + 3600 })).toBe('bad_signature');
+        // The other secrets go on verifying.
+        expect(reasonOf(token, { ...retiring(validUntil), now: until + 60 })).toBe('valid');
+      }
+    });
+
+    it('verifies nothing with a secret whose validUntil cannot be read, nor under a NaN clock', () => {
+      // null is what a rotation answers as previous_valid_until when the previous secret was revoked.
+      for (const validUntil of [null, NaN, Infinity, 'soon', '', {}, new Date(NaN), -1, true])
+        expect(
+          reasonOf(oldToken, { ...opts, secret: [{ secret: OLD_SECRET, validUntil: validUntil as number }] }),
+        ).toBe('bad_signature');
+      expect(
+        reasonOf(oldToken, { ...opts, now: NaN, secret: [{ secret: OLD_SECRET, validUntil: payload.exp + 60 }] }),
+      ).not.toBe('valid');
+    });
+
+    it('takes no entry that is neither a string nor a keyed secret as one', () => {
+      for (const entry of [null, undefined, 42, {}, { secret: '' }, { secret: 7 }, { secret: OLD_SECRET, kid: 7 }])
+        expect(reasonOf(oldToken, { ...opts, secret: [entry as string] })).toBe('bad_signature');
+    });
+  });
+
+  describe('lifetime', () => {
+    const lived = (iat: number, exp: number) => signRaw(JSON.stringify({ ...payload, iat, exp }));
+
+    it('refuses a token that lives longer than the API ever issues one for', () => {
+      expect(reasonOf(lived(NOW, NOW + MAX_ACCESS_TOKEN_TTL_SECONDS), opts)).toBe('valid');
+      expect(reasonOf(lived(NOW, NOW + MAX_ACCESS_TOKEN_TTL_SECONDS + 1), opts)).toBe('malformed');
+      expect(reasonOf(lived(0, NOW + 60), opts)).toBe('malformed');
+      // Checked after the signature: a forged token is bad_signature whatever it claims.
+      expect(reasonOf(lived(0, NOW + 60), { ...opts, secret: OLD_SECRET })).toBe('bad_signature');
+    });
+
+    it('refuses a token issued further ahead of the clock than ACCESS_TOKEN_CLOCK_SKEW_SECONDS', () => {
+      const ahead = (seconds: number) => lived(NOW + seconds, NOW + seconds + 60);
+      expect(reasonOf(ahead(ACCESS_TOKEN_CLOCK_SKEW_SECONDS), opts)).toBe('valid');
+      expect(reasonOf(ahead(ACCESS_TOKEN_CLOCK_SKEW_SECONDS + 1), opts)).toBe('not_yet_valid');
+      expect(reasonOf(ahead(MAX_ACCESS_TOKEN_TTL_SECONDS), opts)).toBe('not_yet_valid');
+      // Checked after the signature: a forged token is bad_signature whatever it claims.
+      expect(reasonOf(ahead(ACCESS_TOKEN_CLOCK_SKEW_SECONDS + 1), { ...opts, secret: OLD_SECRET })).toBe(
+        'bad_signature',
+      );
     });
   });
 

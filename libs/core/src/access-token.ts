@@ -24,8 +24,17 @@ export const ACCESS_TOKEN_TTL_SECONDS = 30 * 60;
  * payment as having bought at least this long, whatever expiry a token it cannot check names.
  */
 export const MIN_ACCESS_TOKEN_TTL_SECONDS = 60;
-/** The longest lifetime the API issues a token for (its ACCESS_TOKEN_TTL_SECONDS); an agent keeps none longer. */
+/**
+ * The longest lifetime the API issues a token for (its ACCESS_TOKEN_TTL_SECONDS); an agent keeps
+ * none longer, and none that claims to live longer verifies (malformed).
+ */
 export const MAX_ACCESS_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+/**
+ * How far a token's iat may be ahead of the verifier's clock (the API's clock and a publisher's
+ * server's differ a little). Further ahead it is not_yet_valid: a token signed for later, with a
+ * secret that has since leaked, must not outlive that secret by its claimed issue date.
+ */
+export const ACCESS_TOKEN_CLOCK_SKEW_SECONDS = 300;
 /** Longer strings are malformed before any decoding or MAC work is spent on them. */
 export const MAX_ACCESS_TOKEN_LENGTH = 4096;
 /**
@@ -53,7 +62,30 @@ export interface AccessTokenPayload {
   exp: number;
 }
 
-export type TokenInvalidReason = 'malformed' | 'bad_signature' | 'expired' | 'wrong_site' | 'wrong_path';
+/** Why verifyAccessToken refuses a token, in the order it checks. */
+export const TOKEN_INVALID_REASONS = [
+  'malformed',
+  'bad_signature',
+  'expired',
+  'not_yet_valid',
+  'wrong_site',
+  'wrong_path',
+] as const;
+
+export type TokenInvalidReason = (typeof TOKEN_INVALID_REASONS)[number];
+
+/**
+ * A secret and what bounds it. With `kid` (the API's key id of the secret) it verifies only tokens
+ * that name that kid; with `validUntil` nothing from that instant on (unix seconds, a Date, or an
+ * ISO 8601 text such as a rotation's previous_valid_until): how a rotated-out secret kept for its
+ * grace period stops opening pages on time without a redeploy. A validUntil that cannot be read
+ * (null: a revoked secret's previous_valid_until) verifies nothing.
+ */
+export interface AccessTokenKey {
+  secret: string;
+  kid?: string;
+  validUntil?: number | Date | string | null;
+}
 
 export type TokenCheck = { valid: true; payload: AccessTokenPayload } | { valid: false; reason: TokenInvalidReason };
 
@@ -64,8 +96,12 @@ export type TokenCheck = { valid: true; payload: AccessTokenPayload } | { valid:
  * there is none) must never open every page of the site.
  */
 export type VerifyAccessTokenOptions = {
-  /** Several secrets during a rotation: a token signed with any of them passes. */
-  secret: string | readonly string[];
+  /**
+   * Several secrets during a rotation: a token signed with any of them that verifies now passes. A
+   * plain string verifies whatever kid a token names and for ever: bound a previous secret with
+   * AccessTokenKey's kid and validUntil.
+   */
+  secret: string | readonly (string | AccessTokenKey)[];
   siteId: string;
   /** Unix seconds; defaults to the current time. */
   now?: number;
@@ -101,7 +137,10 @@ export type VerifyAccessTokenOptions = {
     }
 );
 
-/** Throws TypeError for a payload that verifyAccessToken() would call malformed, or an empty secret. */
+/**
+ * Throws TypeError for a payload whose shape verifyAccessToken() would call malformed, or an empty
+ * secret. Its lifetime is the caller's: a test may sign a longer one than any verifies.
+ */
 export function signAccessToken(payload: AccessTokenPayload, secret: string): string {
   const fields = toPayload(payload);
   if (!fields)
@@ -119,32 +158,60 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
 }
 
 /**
- * Checks, in order: malformed, bad_signature, expired (now >= exp), wrong_site, wrong_path
- * (only when opts.path or opts.url is given; path wins when both are).
+ * Checks, in order: malformed, bad_signature (no given secret that verifies now signed it),
+ * malformed again for a signed token that lives longer than MAX_ACCESS_TOKEN_TTL_SECONDS, expired (now >= exp), not_yet_valid (iat ahead of now by more than the skew), wrong_site,
+ * wrong_path (only when opts.path or opts.url is given; path wins when both are).
  */
 export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions): TokenCheck {
   const parts = split(token);
   if (!parts) return { valid: false, reason: 'malformed' };
   const { segment, signature, json } = parts;
+  const now = opts.now ?? Date.now() / 1000;
 
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
-  let signed = false;
-  for (const secret of secrets) {
+  const signedBy: AccessTokenKey[] = [];
+  for (const entry of secrets) {
+    const key = typeof entry === 'string' ? { secret: entry } : entry;
     // An empty secret is a configuration slip, never a key that verifies.
-    if (typeof secret === 'string' && secret.length > 0 && constantTimeEqual(hmacSha256(secret, segment), signature))
-      signed = true;
+    if (isKey(key) && constantTimeEqual(hmacSha256(key.secret, segment), signature)) signedBy.push(key);
   }
   // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.
   const payload = readPayload(json);
   if (!payload) return { valid: false, reason: 'malformed' };
-  if (!signed) return { valid: false, reason: 'bad_signature' };
+  if (!signedBy.some((key) => verifiesNow(key, payload.kid, now))) return { valid: false, reason: 'bad_signature' };
+  // Signed, yet no token the API issues: one of a leaked secret, made to outlive it.
+  if (payload.exp - payload.iat > MAX_ACCESS_TOKEN_TTL_SECONDS) return { valid: false, reason: 'malformed' };
 
-  const now = opts.now ?? Date.now() / 1000;
   // Written as !(now < exp) so that a NaN clock counts as expired, not as forever valid.
   if (!(now < payload.exp)) return { valid: false, reason: 'expired' };
+  if (payload.iat > now + ACCESS_TOKEN_CLOCK_SKEW_SECONDS) return { valid: false, reason: 'not_yet_valid' };
   if (payload.site_id !== opts.siteId) return { valid: false, reason: 'wrong_site' };
   if (!pathMatches(payload.url, opts)) return { valid: false, reason: 'wrong_path' };
   return { valid: true, payload };
+}
+
+/** A secret entry a caller may have built by hand: anything else in the list verifies nothing. */
+function isKey(key: unknown): key is AccessTokenKey {
+  if (typeof key !== 'object' || key === null) return false;
+  const { secret, kid } = key as Record<string, unknown>;
+  return typeof secret === 'string' && secret.length > 0 && (kid === undefined || typeof kid === 'string');
+}
+
+/** Whether `key` may vouch for a token naming `kid` at `now`: its own kid, if it has one, and before its validUntil. */
+function verifiesNow(key: AccessTokenKey, kid: string, now: number): boolean {
+  if (key.kid !== undefined && key.kid !== kid) return false;
+  if (key.validUntil === undefined) return true;
+  // Written as now < until so that an unreadable bound (NaN) or clock ends the secret.
+  return now < unixSeconds(key.validUntil);
+}
+
+/** NaN for anything but a finite time. */
+function unixSeconds(at: unknown): number {
+  if (typeof at === 'number') return Number.isFinite(at) && at >= 0 ? at : NaN;
+  if (at instanceof Date) return at.getTime() / 1000;
+  // Only an ISO 8601 date and time: Date.parse reads other texts differently from engine to engine.
+  if (typeof at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(at)) return Date.parse(at) / 1000;
+  return NaN;
 }
 
 /** Whether the request `opts` name may be opened by a token paid for `paid` (VerifyAccessTokenOptions). */

@@ -1,4 +1,5 @@
 import {
+  ACCESS_TOKEN_CLOCK_SKEW_SECONDS,
   decodeBase64Json,
   encodeBase64Json,
   readGate,
@@ -735,6 +736,17 @@ describe('createCrawlgate', () => {
       // would have a payer whose clock is right pay again each time, so the same payment is asked again.
       expect(answer.status).toBe(503);
       expect(warnings.join()).toMatch(/token for \/post\/1 has expired/);
+      expect(warnings.join()).not.toMatch(/secret/);
+    });
+
+    it('never serves a payment the API confirms with a token issued ahead of this server’s clock, and blames the clock', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const iat = now + ACCESS_TOKEN_CLOCK_SKEW_SECONDS + 120;
+      const claims = { gate_id: 'gate-1', site_id: FAKE_SITE_ID, url: '/post/1', kid: 'k1', iat, exp: iat + 1800 };
+      const { handle, warnings } = setup({}, paysFor('/post/1', signAccessToken(claims, SECRET)));
+      const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+      expect(answer.status).toBe(503);
+      expect(warnings.join()).toMatch(/issued ahead of this server's clock/);
       expect(warnings.join()).not.toMatch(/secret/);
     });
 

@@ -38,6 +38,7 @@ import {
   rawPath,
   routeOf,
   verifyAccessToken,
+  ACCESS_TOKEN_CLOCK_SKEW_SECONDS,
   verifyGate,
   stricterAction,
   isUnnamedCrawler,
@@ -624,7 +625,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           warn(
             check.reason === 'expired'
               ? `the API confirmed a payment whose token for ${route.path} has expired (the payment sent again after its token's life, or this server's clock ahead of the API's by more than that life); the page is not served`
-              : `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
+              : check.reason === 'not_yet_valid'
+                ? `the API confirmed a payment whose token for ${route.path} was issued ahead of this server's clock by more than ${ACCESS_TOKEN_CLOCK_SKEW_SECONDS} s (set this server's clock right: no token opens a page until it is); the page is not served`
+                : `the API confirmed a payment whose token does not open ${route.path} with the configured secret (check the secret option); the page is not served`,
           );
           // The money moved: a 402 would have an x402 client pay again. The same payment sent again
           // is answered from the API's record, by a secret the gate may have loaded by then.

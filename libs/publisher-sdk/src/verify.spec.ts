@@ -1,6 +1,6 @@
 import * as core from '@crawlgate/core';
 import { signAccessToken } from '@crawlgate/core';
-import { verifyAccessToken } from './index';
+import { verifyAccessToken, type SecretRotation } from './index';
 
 describe('verifyAccessToken (local, no API call)', () => {
   const siteId = '3b0f6c1e-7d2a-4c1b-9e8f-0a1b2c3d4e5f';
@@ -20,6 +20,23 @@ describe('verifyAccessToken (local, no API call)', () => {
 
   it('accepts any secret of a rotation list', () => {
     expect(verifyAccessToken(token, { siteId, secret: ['cgsec_next', secret], anyPath: true }).valid).toBe(true);
+  });
+
+  it('bounds a previous secret by what a rotation answered, as the README shows', () => {
+    const rotation: SecretRotation = {
+      site_id: siteId,
+      access_token_secret: 'cgsec_next',
+      kid: 'k3',
+      previous_kids: ['k2'],
+      previous_valid_until: new Date((now + 600) * 1000).toISOString(),
+    };
+    const previous = { secret, kid: rotation.previous_kids[0], validUntil: rotation.previous_valid_until };
+    const options = { siteId, secret: [rotation.access_token_secret, previous], anyPath: true as const };
+    expect(verifyAccessToken(token, { ...options, now: now + 599 }).valid).toBe(true);
+    expect(verifyAccessToken(token, { ...options, now: now + 600 })).toEqual({ valid: false, reason: 'bad_signature' });
+    // A revoke answers null: the previous secret verifies nothing.
+    const revoked = { ...previous, validUntil: null };
+    expect(verifyAccessToken(token, { ...options, secret: [rotation.access_token_secret, revoked] }).valid).toBe(false);
   });
 
   it('rejects another path, another site, another secret, and a tampered token', () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { peekAccessTokenPayload, signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
+import { signAccessToken, verifyAccessToken, type TokenCheck } from '@crawlgate/core';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
@@ -51,14 +51,14 @@ export class AccessTokenService {
 
   /** Verifies for the site that owns the site token; `url` additionally checks the path binding. */
   async verify(site: { id: string; secretsVersion: number }, token: string, url?: string): Promise<TokenCheck> {
-    const siteId = site.id;
-    const kid = peekAccessTokenPayload(token)?.kid;
-    const secrets = (await this.secrets.usable(siteId, site.secretsVersion))
-      .filter((secret) => secret.kid === kid)
-      .map((secret) => secret.secret);
-    // No secret with that kid: still run the check (it reports malformed or bad_signature).
+    // Each secret vouches only for tokens naming its kid, and only until it retires.
+    const keys = (await this.secrets.usable(site.id, site.secretsVersion)).map(({ secret, kid, retiresAt }) => ({
+      secret,
+      kid,
+      ...(retiresAt && { validUntil: retiresAt }),
+    }));
     const page = url === undefined ? { anyPath: true as const } : { url };
-    return verifyAccessToken(token, { secret: secrets.length ? secrets : [''], siteId, ...page });
+    return verifyAccessToken(token, { secret: keys, siteId: site.id, ...page });
   }
 
   private async sign(grant: TokenGrant, iat: number, exp: number): Promise<IssuedToken> {

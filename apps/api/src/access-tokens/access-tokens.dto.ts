@@ -1,4 +1,4 @@
-import { MAX_ACCESS_TOKEN_LENGTH, MAX_URL_LENGTH } from '@crawlgate/core';
+import { MAX_ACCESS_TOKEN_LENGTH, MAX_URL_LENGTH, TOKEN_INVALID_REASONS } from '@crawlgate/core';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { Optional } from '../http/validators';
@@ -26,5 +26,5 @@ export class AccessTokenCheckView {
   @ApiPropertyOptional({ format: 'uuid' }) gate_id?: string;
   @ApiPropertyOptional() url?: string;
   @ApiPropertyOptional({ type: 'integer', description: 'Unix seconds' }) exp?: number;
-  @ApiPropertyOptional({ enum: ['malformed', 'bad_signature', 'expired', 'wrong_site', 'wrong_path'] }) reason?: string;
+  @ApiPropertyOptional({ enum: TOKEN_INVALID_REASONS }) reason?: string;
 }

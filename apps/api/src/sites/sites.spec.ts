@@ -1,4 +1,4 @@
-import { sha256Hex, signAccessToken } from '@crawlgate/core';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, sha256Hex, signAccessToken } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -224,6 +224,40 @@ describe('sites API', () => {
       expect(await isValid(site, tokenSignedBy(site, site.kid, site.secret))).toBe(false);
       expect(await isValid(site, tokenSignedBy(site, first.body.kid, first.body.access_token_secret))).toBe(true);
       expect(await isValid(site, tokenSignedBy(site, second.body.kid, second.body.access_token_secret))).toBe(true);
+    });
+
+    it('takes each secret for the tokens naming its own kid only, none issued ahead of its clock nor living too long', async () => {
+      const site = await createSite(app, owner);
+      const rotated = await rotate(site);
+      const verify = async (token: string) =>
+        (
+          await app.call('POST', '/v1/access-tokens/verify', {
+            body: { token },
+            headers: { 'x-site-token': site.siteToken },
+          })
+        ).body;
+      // Both secrets verify (the previous one in its grace), each under its own kid only.
+      expect(await isValid(site, tokenSignedBy(site, site.kid, site.secret))).toBe(true);
+      expect(await verify(tokenSignedBy(site, rotated.body.kid, site.secret))).toEqual({
+        valid: false,
+        reason: 'bad_signature',
+      });
+      expect(await verify(tokenSignedBy(site, site.kid, rotated.body.access_token_secret))).toEqual({
+        valid: false,
+        reason: 'bad_signature',
+      });
+      const now = Math.floor(Date.now() / 1000);
+      const signed = (iat: number, exp: number) =>
+        signAccessToken(
+          { gate_id: randomUUID(), site_id: site.siteId, url: '/paid', kid: rotated.body.kid, iat, exp },
+          rotated.body.access_token_secret,
+        );
+      expect(await verify(signed(now + 3600, now + 4200))).toEqual({ valid: false, reason: 'not_yet_valid' });
+      expect(await verify(signed(now - 60, now + MAX_ACCESS_TOKEN_TTL_SECONDS))).toEqual({
+        valid: false,
+        reason: 'malformed',
+      });
+      expect(await isValid(site, signed(now - 60, now + 600))).toBe(true);
     });
 
     it('serialises concurrent rotations: one current secret, one in grace', async () => {

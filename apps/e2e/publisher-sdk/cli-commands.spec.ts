@@ -182,6 +182,8 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       const refused = await crawlgate(['payout', 'set', PAYOUT], asOther);
       expect(refused).toMatchObject({ code: 1, stdout: '' });
       expect(refused.stderr).toContain(`\n\n  ${message}\n\n`);
+      expect(refused.stderr).toContain(`\n  cast wallet sign --interactive '${message}'\n`);
+      expect(refused.stderr).not.toContain('--private-key');
       expect(refused.stderr).toContain(`crawlgate payout set ${PAYOUT} --proof <signature>`);
       const byStranger = await crawlgate(
         ['payout', 'set', PAYOUT, '--proof', await DEV_ROLES.spare[0].account.signMessage({ message })],

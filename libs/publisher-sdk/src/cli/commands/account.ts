@@ -1,9 +1,11 @@
 import { payoutProofMessageOf } from '../../errors';
+import type { PublisherClient } from '../../client';
 import type { Publisher } from '../../types';
 import { print, stringValue, type Command, type CommandInput } from '../command';
 import { prepareConfigDir } from '../config';
 import { CliError } from '../errors';
 import { PASSWORD_HELP, readPassword } from '../password';
+import { payoutProofSteps } from '../payout-proof-steps';
 import { openSession } from '../session';
 import { saveIssuedKey } from '../sign-in';
 import { fields } from '../table';
@@ -72,8 +74,8 @@ async function changePayout(input: CommandInput, address: string | null, proof?:
   const password = await readPassword(stringValue(input.values, 'password'), input.io);
   const publisher = await client
     .updateMe({ payout_address: address, ...(proof === undefined ? {} : { payout_proof: proof }) }, { password })
-    .catch((error: unknown) => {
-      throw proofNeeded(error, address) ?? error;
+    .catch(async (error: unknown) => {
+      throw (await proofNeeded(error, address, client)) ?? error;
     });
   print(input, publisher, () =>
     publisher.payout_address === null
@@ -82,20 +84,18 @@ async function changePayout(input: CommandInput, address: string | null, proof?:
   );
 }
 
-/** The API's refusal of an address another publisher names, told as the steps that prove it. */
-function proofNeeded(error: unknown, address: string | null): CliError | undefined {
-  const message = payoutProofMessageOf(error);
-  if (message === undefined || address === null) return undefined;
-  return new CliError(
-    [
-      `Another publisher names ${address} as its payout address. If you hold it, sign this text with`,
-      "its key (EIP-191, personal_sign; e.g. `cast wallet sign --private-key <key> '<text>'`):",
-      '',
-      `  ${message}`,
-      '',
-      `then run \`crawlgate payout set ${address} --proof <signature>\`.`,
-    ].join('\n'),
-  );
+/**
+ * The API's refusal of an address another publisher names, told as the steps that prove it. The
+ * text to sign is built here for this account, never the API's text pasted into a command.
+ */
+async function proofNeeded(
+  error: unknown,
+  address: string | null,
+  client: PublisherClient,
+): Promise<CliError | undefined> {
+  if (payoutProofMessageOf(error) === undefined || address === null) return undefined;
+  const { publisher_id } = await client.me();
+  return new CliError(payoutProofSteps(address, publisher_id));
 }
 
 export const apiKeyRotate: Command = {

@@ -72,6 +72,8 @@ export interface RefundHold {
   id: string;
   /** The chain's refundNonce its signature is for: once the chain's is past it, it landed. */
   nonce: bigint;
+  /** What it asks back; null for a hold taken before this was stored. */
+  amount: bigint | null;
   /** Its transaction and relayer nonce, stored before the broadcast; null until signed. */
   tx: string | null;
   txNonce: number | null;
@@ -301,10 +303,12 @@ export class ChannelStore {
       published: string | bigint;
       refund_id: string | null;
       refund_nonce: string | bigint | null;
+      refund_amount: string | bigint | null;
       refund_tx: string | null;
       refund_tx_nonce: number | null;
     }>(
-      `SELECT charged, signature, refunded_charged, published, refund_id, refund_nonce, refund_tx, refund_tx_nonce
+      `SELECT charged, signature, refunded_charged, published, refund_id, refund_nonce, refund_amount, refund_tx,
+              refund_tx_nonce
          FROM payment_channels WHERE channel_id = $1`,
       [channelId],
     );
@@ -320,6 +324,7 @@ export class ChannelStore {
           : {
               id: row.refund_id,
               nonce: BigInt(row.refund_nonce!),
+              amount: row.refund_amount === null ? null : BigInt(row.refund_amount),
               tx: row.refund_tx?.trim() ?? null,
               txNonce: row.refund_tx_nonce,
             },
@@ -327,18 +332,24 @@ export class ChannelStore {
   }
 
   /**
-   * Holds the channel for refund `id` while it is charged exactly `charged`, no refund holds it and
-   * no refund used up that total yet; false otherwise. From here no voucher is recorded on it.
+   * Holds the channel for refund `id` of `amount` while it is charged exactly `charged`, no refund
+   * holds it and no refund used up that total yet; false otherwise. From here no voucher is recorded on it.
    */
-  async holdForRefund(args: { channelId: string; id: string; charged: bigint; nonce: bigint }): Promise<boolean> {
+  async holdForRefund(args: {
+    channelId: string;
+    id: string;
+    charged: bigint;
+    nonce: bigint;
+    amount: bigint;
+  }): Promise<boolean> {
     const rows = await this.db.sql.query(
       `UPDATE payment_channels
-          SET refund_id = $2::uuid, refund_nonce = $4::bigint, refund_locked_at = now(), refund_tx = NULL,
-              refund_tx_nonce = NULL, updated_at = now()
+          SET refund_id = $2::uuid, refund_nonce = $4::bigint, refund_amount = $5::bigint, refund_locked_at = now(),
+              refund_tx = NULL, refund_tx_nonce = NULL, updated_at = now()
         WHERE channel_id = $1 AND refund_id IS NULL AND charged = $3::bigint
           AND refunded_charged IS DISTINCT FROM $3::bigint
        RETURNING channel_id`,
-      [args.channelId, args.id, args.charged.toString(), args.nonce.toString()],
+      [args.channelId, args.id, args.charged.toString(), args.nonce.toString(), args.amount.toString()],
     );
     return rows.length === 1;
   }

@@ -143,14 +143,17 @@ export class RefundsService {
         BATCH_REASONS.refundPayload,
         'The voucher for this total is public (a claim transaction carried it), so it cannot ask for a refund: pay a page and ask with its voucher, or withdraw (initiateWithdraw, then finalizeWithdraw after the delay)',
       );
-    // Asking for more gets the room. A refund sent again only has to move the nonce (the escrow
-    // refunds nothing when nothing is left).
-    const asked = payment.refundAmount !== undefined && payment.refundAmount < room ? payment.refundAmount : room;
+    // A refund sent again asks what it first asked: its voucher is public once its transaction
+    // failed, and a request sending it again for 1 unit would use the refund up. Asking for more
+    // gets the room. A refund sent again only has to move the nonce (the escrow refunds nothing
+    // when nothing is left).
+    const wanted = retried?.amount ?? payment.refundAmount;
+    const asked = wanted !== undefined && wanted < room ? wanted : room;
     const amount = asked > 0n ? asked : 1n;
 
     const hold = retried?.id ?? randomUUID();
     const holdNonce = retried?.nonce ?? state.refundNonce;
-    if (!retried && !(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: holdNonce })))
+    if (!retried && !(await this.store.holdForRefund({ channelId, id: hold, charged, nonce: holdNonce, amount })))
       throw refundInFlight(); // a voucher or another refund moved the channel since it was read
     let hash: Hash;
     try {

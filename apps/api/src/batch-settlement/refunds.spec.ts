@@ -1,4 +1,4 @@
-import { BATCH_REASONS } from '@crawlgate/core';
+import { BATCH_REASONS, type ChannelConfig } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { keccak256, toHex, type Hex } from 'viem';
 import { devTestClient } from '@crawlgate/devchain';
@@ -274,12 +274,31 @@ describe('channel refunds', () => {
   describe('a refund whose transaction’s fate was unknown (the API stopped, the node timed out)', () => {
     const store = () => app.app.get(ChannelStore);
 
-    /** A hold of the channel (charged one page) by a refund whose signed transaction is `tx` at relayer nonce `txNonce`. */
-    async function heldBy(channelId: Hex, tx: Hex, txNonce: number) {
+    /**
+     * A hold of the channel (charged one page) by a refund of `amount` whose signed transaction is
+     * `tx` at relayer nonce `txNonce`.
+     */
+    async function heldBy(channelId: Hex, tx: Hex, txNonce: number, amount = 20_000n) {
       const hold = randomUUID();
       const nonce = await escrowRead<bigint>(app, 'refundNonce', channelId);
-      expect(await store().holdForRefund({ channelId, id: hold, charged: PRICE, nonce })).toBe(true);
+      expect(await store().holdForRefund({ channelId, id: hold, charged: PRICE, nonce, amount })).toBe(true);
       expect(await store().setRefundTx(channelId, hold, tx, txNonce)).toBe(true);
+    }
+
+    /**
+     * A hold by a refund of `amount` whose transaction reverted: a relayer transaction that reverts
+     * (the relayer may not refund directly), standing for a refund that ran out of gas.
+     */
+    async function heldByReverted(channel: { config: ChannelConfig; channelId: Hex }, amount?: bigint) {
+      const nonce = await relayerNonce();
+      const reverted = await app.chain.relayer.sendTransaction({
+        to: app.chain.batchSettlement!.escrow,
+        data: directRefundCalldata(channel.config, 1n),
+        gas: 200_000n,
+        nonce,
+      });
+      expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: reverted })).status).toBe('reverted');
+      await heldBy(channel.channelId, reverted, nonce, amount);
     }
 
     it('keeps the channel from vouchers while the refund may land, even once it cannot; the payer asking again sends it again', async () => {
@@ -309,16 +328,7 @@ describe('channel refunds', () => {
 
     it('keeps the channel from vouchers when the refund’s transaction reverted: its signature is on chain', async () => {
       const { channel, refund } = await paidChannel(30_000n, 1);
-      // A relayer transaction that reverts (the relayer may not refund directly), standing for a refund that ran out of gas.
-      const nonce = await relayerNonce();
-      const reverted = await app.chain.relayer.sendTransaction({
-        to: app.chain.batchSettlement!.escrow,
-        data: directRefundCalldata(channel.config, 1n),
-        gas: 200_000n,
-        nonce,
-      });
-      expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: reverted })).status).toBe('reverted');
-      await heldBy(channel.channelId, reverted, nonce);
+      await heldByReverted(channel);
       const offer = await gate();
       expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).body.reason).toBe(
         BATCH_REASONS.channelBusy,
@@ -326,6 +336,18 @@ describe('channel refunds', () => {
       const again = await gate();
       expect((await verify(again, await refund(again, PRICE))).body).toMatchObject({ status: 'refunded' });
       expect(await escrowRead(app, 'refundNonce', channel.channelId)).toBe(1n);
+    });
+
+    it('sends a failed refund again for what it first asked, whatever the request sending it again asks', async () => {
+      const { channel, refund } = await paidChannel(30_000n, 1);
+      // A refund of 5,000 whose transaction reverted: the payer's voucher for what was charged is in
+      // its calldata, so anyone may send the refund request again, asking for 1 unit to use the refund up.
+      await heldByReverted(channel, 5_000n);
+      const byStranger = await gate();
+      expect((await verify(byStranger, await refund(byStranger, PRICE, { amount: '1' }))).body).toMatchObject({
+        status: 'refunded',
+        refund_amount: '5000',
+      });
     });
 
     it('frees a hold whose refund landed, and counts its voucher total as used', async () => {
@@ -354,7 +376,9 @@ describe('channel refunds', () => {
       const { channel } = await paidChannel(30_000n, 1);
       const hold = randomUUID();
       const nonce = await escrowRead<bigint>(app, 'refundNonce', channel.channelId);
-      expect(await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce })).toBe(true);
+      expect(
+        await store().holdForRefund({ channelId: channel.channelId, id: hold, charged: PRICE, nonce, amount: PRICE }),
+      ).toBe(true);
       await app.database.sql.query(
         `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
         [channel.channelId],
@@ -389,7 +413,13 @@ describe('channel refunds', () => {
       const nonce = await escrowRead<bigint>(app, 'refundNonce', unsigned.channel.channelId);
       const hold = randomUUID();
       expect(
-        await store().holdForRefund({ channelId: unsigned.channel.channelId, id: hold, charged: PRICE, nonce }),
+        await store().holdForRefund({
+          channelId: unsigned.channel.channelId,
+          id: hold,
+          charged: PRICE,
+          nonce,
+          amount: PRICE,
+        }),
       ).toBe(true);
       await app.database.sql.query(
         `UPDATE payment_channels SET refund_locked_at = now() - interval '10 minutes' WHERE channel_id = $1`,
@@ -446,7 +476,13 @@ describe('channel refunds', () => {
       const { channel } = await paidChannel(30_000n, 1);
       const nonce = await escrowRead<bigint>(app, 'refundNonce', channel.channelId);
       expect(
-        await store().holdForRefund({ channelId: channel.channelId, id: randomUUID(), charged: PRICE, nonce }),
+        await store().holdForRefund({
+          channelId: channel.channelId,
+          id: randomUUID(),
+          charged: PRICE,
+          nonce,
+          amount: PRICE,
+        }),
       ).toBe(true);
       const offer = await gate();
       expect((await verify(offer, await channel.payment(offer, 2n * PRICE))).body.reason).toBe(

@@ -34,8 +34,9 @@ describe('the published package', () => {
 
   it('loads with require() and import(), and verifies a token with the bundled core', async () => {
     const siteId = 'site-1';
+    const iat = Math.floor(Date.now() / 1000);
     const token = signAccessToken(
-      { gate_id: 'g', site_id: siteId, url: '/a', kid: 'k', iat: 1, exp: 4_000_000_000 },
+      { gate_id: 'g', site_id: siteId, url: '/a', kid: 'k', iat, exp: iat + 3600 },
       'cgsec_x',
     );
     const check = `[Object.keys(m).sort(), m.verifyAccessToken(${JSON.stringify(token)}, { siteId: 'site-1', secret: 'cgsec_x', url: '/a' }).valid]`;

@@ -330,6 +330,63 @@ describe('verifyAccessToken', () => {
       ).not.toBe('valid');
     });
 
+    it('reads a validUntil in milliseconds, or a date and time without its offset, as unreadable: the secret verifies nothing', () => {
+      const until = NOW + 60;
+      const iso = new Date(until * 1000).toISOString(); // 2025-06-15T15:07:20.000Z
+      for (const validUntil of [
+        until * 1000, // Date.parse(…) or getTime(): 57,000 years of seconds
+        MAX_UNIX_SECONDS + 1,
+        iso.slice(0, -1), // no Z: local time, which differs from server to server
+        iso.slice(0, 10), // a date alone
+        `${iso.slice(0, 8)}31T00:00:00Z`, // 31 June: read as 1 July by Date.parse
+        '2025-02-29T00:00:00Z',
+        `${iso} `,
+      ])
+        expect(reasonOf(oldToken, { ...opts, now: until - 30, secret: [{ secret: OLD_SECRET, validUntil }] })).toBe(
+          'bad_signature',
+        );
+      // Written with an offset, the same instant is read.
+      const offset = `${iso.slice(0, 11)}${String(Number(iso.slice(11, 13)) + 2).padStart(2, '0')}${iso.slice(13, 19)}+02:00`;
+      const bounded = (validUntil: string, now: number) =>
+        reasonOf(oldToken, { ...opts, now, secret: [{ secret: OLD_SECRET, validUntil }] });
+      expect([bounded(offset, until - 1), bounded(offset, until)]).toEqual(['valid', 'bad_signature']);
+      expect([bounded('2028-02-29T00:00:00Z', until), bounded(iso, until - 1)]).toEqual(['valid', 'valid']);
+    });
+
+    it('reads a validUntil present but undefined as unreadable, not as no bound', () => {
+      const unset = { secret: OLD_SECRET, validUntil: undefined };
+      expect(reasonOf(oldToken, { ...opts, secret: [unset] })).toBe('bad_signature');
+      expect(reasonOf(oldToken, { ...opts, secret: [{ secret: OLD_SECRET }] })).toBe('valid');
+    });
+
+    it('holds a secret listed more than once to its strictest entry', () => {
+      const retired = { secret: OLD_SECRET, kid: 'k0', validUntil: NOW - 1 };
+      for (const secret of [
+        [OLD_SECRET, retired],
+        [retired, OLD_SECRET],
+        [
+          { secret: OLD_SECRET, kid: 'k0' },
+          { secret: OLD_SECRET, kid: 'k9' },
+        ],
+      ])
+        expect(reasonOf(oldToken, { ...opts, secret })).toBe('bad_signature');
+      // Other secrets are judged on their own entries.
+      expect(reasonOf(token, { ...opts, secret: [SECRET, retired] })).toBe('valid');
+    });
+
+    it('reads only an entry’s own properties: nothing inherited makes a secret, a kid or a bound', () => {
+      const inherited = Object.create({ secret: OLD_SECRET });
+      expect(reasonOf(oldToken, { ...opts, secret: [inherited] })).toBe('bad_signature');
+      const unbounded = Object.assign(Object.create({ validUntil: NOW - 1, kid: 'k9' }), { secret: OLD_SECRET });
+      expect(reasonOf(oldToken, { ...opts, secret: [unbounded] })).toBe('valid');
+    });
+
+    it('takes a clock that is not a number as no time at all: nothing verifies', () => {
+      const ahead = signAccessToken({ ...payload, iat: NOW + 3600, exp: NOW + 4000 }, SECRET);
+      expect(reasonOf(ahead, { ...opts, now: String(NOW) as unknown as number })).not.toBe('valid');
+      expect(reasonOf(token, { ...opts, now: String(NOW) as unknown as number })).not.toBe('valid');
+    });
+
     it('takes no entry that is neither a string nor a keyed secret as one', () => {
       for (const entry of [null, undefined, 42, {}, { secret: '' }, { secret: 7 }, { secret: OLD_SECRET, kid: 7 }])
         expect(reasonOf(oldToken, { ...opts, secret: [entry as string] })).toBe('bad_signature');

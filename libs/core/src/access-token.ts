@@ -62,7 +62,7 @@ export interface AccessTokenPayload {
   exp: number;
 }
 
-/** Why verifyAccessToken refuses a token, in the order it checks. */
+/** Why verifyAccessToken refuses a token, in the order it checks (malformed also once more, after the signature). */
 export const TOKEN_INVALID_REASONS = [
   'malformed',
   'bad_signature',
@@ -166,19 +166,21 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   const parts = split(token);
   if (!parts) return { valid: false, reason: 'malformed' };
   const { segment, signature, json } = parts;
-  const now = opts.now ?? Date.now() / 1000;
+  // A clock that is not a number (a string would compare as text) is no time: nothing verifies.
+  const now = opts.now === undefined ? Date.now() / 1000 : typeof opts.now === 'number' ? opts.now : NaN;
 
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
   const signedBy: AccessTokenKey[] = [];
   for (const entry of secrets) {
-    const key = typeof entry === 'string' ? { secret: entry } : entry;
-    // An empty secret is a configuration slip, never a key that verifies.
-    if (isKey(key) && constantTimeEqual(hmacSha256(key.secret, segment), signature)) signedBy.push(key);
+    const key = keyOf(typeof entry === 'string' ? { secret: entry } : entry);
+    if (key && constantTimeEqual(hmacSha256(key.secret, segment), signature)) signedBy.push(key);
   }
   // Read after the MAC; for a forged token only to tell a malformed payload from a bad signature.
   const payload = readPayload(json);
   if (!payload) return { valid: false, reason: 'malformed' };
-  if (!signedBy.some((key) => verifiesNow(key, payload.kid, now))) return { valid: false, reason: 'bad_signature' };
+  // A secret listed more than once (plain beside bounded) is held to every entry of it: the strictest.
+  if (signedBy.length === 0 || !signedBy.every((key) => verifiesNow(key, payload.kid, now)))
+    return { valid: false, reason: 'bad_signature' };
   // Signed, yet no token the API issues: one of a leaked secret, made to outlive it.
   if (payload.exp - payload.iat > MAX_ACCESS_TOKEN_TTL_SECONDS) return { valid: false, reason: 'malformed' };
 
@@ -190,28 +192,58 @@ export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions)
   return { valid: true, payload };
 }
 
-/** A secret entry a caller may have built by hand: anything else in the list verifies nothing. */
-function isKey(key: unknown): key is AccessTokenKey {
-  if (typeof key !== 'object' || key === null) return false;
-  const { secret, kid } = key as Record<string, unknown>;
-  return typeof secret === 'string' && secret.length > 0 && (kid === undefined || typeof kid === 'string');
+/**
+ * A secret entry a caller may have built by hand, read from its own properties only (nothing
+ * inherited, should Object.prototype have been written to); null when it is none. An empty secret
+ * is a configuration slip, never a key that verifies.
+ */
+function keyOf(entry: unknown): AccessTokenKey | null {
+  if (typeof entry !== 'object' || entry === null) return null;
+  const own = (name: string) => (Object.hasOwn(entry, name) ? (entry as Record<string, unknown>)[name] : undefined);
+  const secret = own('secret');
+  const kid = own('kid');
+  if (typeof secret !== 'string' || secret.length === 0 || (kid !== undefined && typeof kid !== 'string')) return null;
+  // A validUntil written but undefined (an unset variable) is unreadable, not the absence of a bound.
+  return Object.hasOwn(entry, 'validUntil')
+    ? { secret, kid, validUntil: (own('validUntil') as AccessTokenKey['validUntil']) ?? NaN }
+    : { secret, kid };
 }
 
 /** Whether `key` may vouch for a token naming `kid` at `now`: its own kid, if it has one, and before its validUntil. */
 function verifiesNow(key: AccessTokenKey, kid: string, now: number): boolean {
   if (key.kid !== undefined && key.kid !== kid) return false;
-  if (key.validUntil === undefined) return true;
+  if (!('validUntil' in key)) return true;
   // Written as now < until so that an unreadable bound (NaN) or clock ends the secret.
   return now < unixSeconds(key.validUntil);
 }
 
-/** NaN for anything but a finite time. */
+/** An ISO 8601 date and time with its offset: without one, Date.parse reads local time, which differs from server to server. */
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Unix seconds of a bound; NaN for anything but a time up to MAX_UNIX_SECONDS (a number above it
+ * is milliseconds, read as seconds it would be a bound some 57,000 years away).
+ */
 function unixSeconds(at: unknown): number {
-  if (typeof at === 'number') return Number.isFinite(at) && at >= 0 ? at : NaN;
-  if (at instanceof Date) return at.getTime() / 1000;
-  // Only an ISO 8601 date and time: Date.parse reads other texts differently from engine to engine.
-  if (typeof at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(at)) return Date.parse(at) / 1000;
-  return NaN;
+  const seconds =
+    typeof at === 'number'
+      ? at
+      : at instanceof Date
+        ? at.getTime() / 1000
+        : typeof at === 'string'
+          ? isoSeconds(at)
+          : NaN;
+  return seconds >= 0 && seconds <= MAX_UNIX_SECONDS ? seconds : NaN;
+}
+
+/** NaN unless `text` is an ISO_INSTANT of a real day (Date.parse reads 31 June as 1 July). */
+function isoSeconds(text: string): number {
+  const parts = ISO_INSTANT.exec(text);
+  if (!parts) return NaN;
+  const [year, month, day] = parts.slice(1, 4).map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return NaN;
+  return Date.parse(text) / 1000;
 }
 
 /** Whether the request `opts` name may be opened by a token paid for `paid` (VerifyAccessTokenOptions). */

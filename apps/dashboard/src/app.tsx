@@ -30,7 +30,8 @@ export function App() {
   const session = useMemo<Session | null>(() => {
     if (!apiKey) return null;
     return {
-      client: new PublisherClient({ apiUrl: API_URL, apiKey, maxRetries: 1 }),
+      // The API is this page's own origin (allowPlainHttp): the page came over that connection already.
+      client: new PublisherClient({ apiUrl: API_URL, apiKey, maxRetries: 1, allowPlainHttp: true }),
       // The client already uses a rotated key; the tab keeps it for the next reload.
       replaceApiKey: (next) => saveApiKey(sessionStorage, next),
       signOut: () => {

@@ -36,3 +36,32 @@ describe('PublisherClient paths', () => {
     ]);
   });
 });
+
+describe('PublisherClient over plain http', () => {
+  const answering = async () => new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+
+  it.each(['http://api.example.com', 'http://10.0.0.5:3000', 'http://127.0.0.1.example.com'])(
+    'refuses %s off loopback: the password and the key would cross the network in clear',
+    (apiUrl) => {
+      const sent: string[] = [];
+      const create = () =>
+        new PublisherClient({ apiUrl, apiKey: 'xk_pub_test', fetch: async (url) => (sent.push(url), answering()) });
+      expect(create).toThrow(TypeError);
+      expect(create).toThrow(/plain http.*allowPlainHttp/);
+      expect(create).not.toThrow(/xk_pub_test/);
+      expect(sent).toEqual([]);
+    },
+  );
+
+  it('takes https, plain http on loopback, and plain http off loopback when allowed', async () => {
+    for (const apiUrl of ['https://api.example.com', 'http://127.0.0.1:9', 'http://localhost:9', 'http://[::1]:9'])
+      await expect(new PublisherClient({ apiUrl, apiKey: 'xk_pub_test', fetch: answering }).me()).resolves.toEqual({});
+    const allowed = new PublisherClient({
+      apiUrl: 'http://10.0.0.5:3000',
+      apiKey: 'xk_pub_test',
+      allowPlainHttp: true,
+      fetch: answering,
+    });
+    await expect(allowed.me()).resolves.toEqual({});
+  });
+});

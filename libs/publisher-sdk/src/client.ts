@@ -1,5 +1,5 @@
 import { encodeHeaderText } from '@crawlgate/core';
-import { apiBaseUrl, send, type Call, type FetchLike } from './http';
+import { apiBaseUrl, refusePlainHttp, send, type Call, type FetchLike } from './http';
 import type {
   BotAction,
   BotPolicyInput,
@@ -46,6 +46,11 @@ export interface PublisherClientOptions {
   maxRetryWaitMs?: number;
   /** Defaults to the global fetch. */
   fetch?: FetchLike;
+  /**
+   * Let apiUrl be plain http off loopback (a network you trust): the password and the API key
+   * cross it in clear. Default false: such an apiUrl is refused (TypeError).
+   */
+  allowPlainHttp?: boolean;
 }
 
 export interface RotateSecretOptions {
@@ -65,8 +70,10 @@ export class PublisherClient {
   readonly #send: (call: Call) => Promise<unknown>;
 
   constructor(options: PublisherClientOptions) {
+    const baseUrl = apiBaseUrl(options.apiUrl);
+    if (!options.allowPlainHttp) refusePlainHttp(baseUrl);
     const transport = {
-      baseUrl: apiBaseUrl(options.apiUrl),
+      baseUrl,
       timeoutMs: options.timeoutMs ?? 10_000,
       retry: { maxRetries: options.maxRetries ?? 2, maxWaitMs: options.maxRetryWaitMs ?? 30_000 },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),

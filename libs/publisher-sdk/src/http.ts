@@ -1,4 +1,4 @@
-import { BodyTooLargeError, cappedText, parseRetryAfter } from '@crawlgate/core';
+import { BodyTooLargeError, cappedText, isLoopbackHost, parseRetryAfter } from '@crawlgate/core';
 import { ApiError, TimeoutError } from './errors';
 import { retryDelay, sleep, type Failure, type RetryPolicy } from './retry';
 import type { ValidationItem } from './types';
@@ -42,6 +42,15 @@ export function apiBaseUrl(apiUrl: string): string {
     throw new TypeError(`apiUrl must use http or https, got ${url.protocol}`);
   const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
   return `${url.origin}${path}/v1`;
+}
+
+/** Throws TypeError for a base URL that is plain http off loopback: a network between reads the password and the key. */
+export function refusePlainHttp(baseUrl: string): void {
+  const url = new URL(baseUrl);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    throw new TypeError(
+      `apiUrl ${url.origin} is plain http: the password and the API key would cross the network in clear. Use https, or set allowPlainHttp on a network you trust`,
+    );
 }
 
 /** One API call, retried per the transport's policy; resolves to the parsed JSON body or throws ApiError. */

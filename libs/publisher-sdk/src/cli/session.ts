@@ -50,7 +50,8 @@ export async function authedClient(values: Values, io: CliIo): Promise<Publisher
 export function newClient(apiUrl: string, io: CliIo, apiKey?: string): PublisherClient {
   refuseCleartext(apiUrl, io.env);
   try {
-    return new PublisherClient({ apiUrl, apiKey, fetch: io.fetch });
+    // refuseCleartext judged plain http, with the CLI's own switch (CRAWLGATE_ALLOW_HTTP).
+    return new PublisherClient({ apiUrl, apiKey, fetch: io.fetch, allowPlainHttp: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

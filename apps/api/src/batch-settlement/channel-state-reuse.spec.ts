@@ -5,7 +5,7 @@ import { loadConfig } from '../config/config';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { depositCalldata } from '../chain/escrow';
 import { ClaimerService } from './claimer.service';
@@ -227,12 +227,7 @@ describe('vouchers judged on a recent channel state', () => {
     for (const deadline = Date.now() + 30_000; run.skipped && Date.now() < deadline; await sleep(200))
       run = await app.app.get(ClaimerService).runOnce();
     expect(run).toMatchObject({ skipped: false, claims: [expect.any(String)] });
-    const [, totalClaimed] = (await app.chain.publicClient.readContract({
-      address: escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'channels',
-      args: [channel.channelId],
-    })) as readonly [bigint, bigint];
+    const [, totalClaimed] = await escrowRead<readonly [bigint, bigint]>(app, 'channels', channel.channelId);
     expect(totalClaimed).toBe(30_000n);
     await increaseTime(app.chain.rpcUrl, app.chain.batchSettlement!.withdrawDelaySeconds + 1);
     const finished = await wallet.writeContract({

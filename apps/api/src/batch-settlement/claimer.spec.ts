@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
-import { BATCH_REASONS, BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { BATCH_REASONS } from '@crawlgate/core';
 import {
   batchSettlementAbi,
   devTestClient,
@@ -16,7 +16,7 @@ import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel } from '../../test/test-channel';
 import { workerChain } from '../../test/test-chain';
 import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
@@ -111,12 +111,11 @@ describe('voucher claimer', () => {
         where: { receiver: payTo.toLowerCase() },
       })) {
         expect(channel.unclaimedSince).toBeNull();
-        const [, totalClaimed] = (await second.chain.publicClient.readContract({
-          address: second.chain.batchSettlement!.escrow,
-          abi: BATCH_SETTLEMENT_ABI,
-          functionName: 'channels',
-          args: [channel.channelId as `0x${string}`],
-        })) as readonly [bigint, bigint];
+        const [, totalClaimed] = await escrowRead<readonly [bigint, bigint]>(
+          second,
+          'channels',
+          channel.channelId as `0x${string}`,
+        );
         expect(totalClaimed).toBe(channel.charged);
       }
 
@@ -183,14 +182,7 @@ describe('voucher claimer', () => {
       const run = await after.app.get(ClaimerService).runOnce({ force: true });
       expect(run.claims).toHaveLength(1);
       const claimed = async (channelId: Hex) =>
-        (
-          (await after!.chain.publicClient.readContract({
-            address: after!.chain.batchSettlement!.escrow,
-            abi: BATCH_SETTLEMENT_ABI,
-            functionName: 'channels',
-            args: [channelId],
-          })) as readonly [bigint, bigint]
-        )[1];
+        (await escrowRead<readonly [bigint, bigint]>(after!, 'channels', channelId))[1];
       expect(await claimed(current.channelId)).toBe(10_000n);
       expect(await usdcBalance(after, payTo)).toBe(10_000n);
       // The old channel's voucher stays for the old key to claim, and the run says so once.

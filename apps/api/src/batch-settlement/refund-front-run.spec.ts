@@ -5,7 +5,7 @@ import { decodeFunctionData, type Hash, type Hex } from 'viem';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
 
@@ -45,13 +45,7 @@ describe('a refund front-run by the payer’s own withdrawal and the lifted refu
   const verify = (offer: BatchOffer, payment: unknown) =>
     app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
   const escrow = () => app.chain.batchSettlement!.escrow;
-  const channelOnChain = (channelId: Hex) =>
-    app.chain.publicClient.readContract({
-      address: escrow(),
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    }) as Promise<readonly [bigint, bigint]>;
+  const channelOnChain = (channelId: Hex) => escrowRead<readonly [bigint, bigint]>(app, 'channels', channelId);
   const relayerNonce = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
 

@@ -4,7 +4,7 @@ import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { startProxiedTestApp, type ProxiedTestApp, type Tap } from '../../test/proxied-test-app';
 import { fundUsdc, newWallet } from '../../test/test-agent';
 import type { TestApp } from '../../test/test-app';
-import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 
 // The voucher's write must arrive late at a server, so this file runs on PostgreSQL even on a PGlite run.
 /** Longest a held write or broadcast waits to be released. */
@@ -73,12 +73,7 @@ describe('a voucher written while a refund it did not see is in flight, or after
 
   /** The chain's (balance, totalClaimed) and the API's charged total: all one page. */
   async function expectChargedOnePage(channel: ReturnType<typeof testChannel>) {
-    const [balance, claimed] = (await app.chain.publicClient.readContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'channels',
-      args: [channel.channelId],
-    })) as readonly [bigint, bigint];
+    const [balance, claimed] = await escrowRead<readonly [bigint, bigint]>(app, 'channels', channel.channelId);
     expect([balance, claimed]).toEqual([PRICE, PRICE]);
     const [row] = await app.database.sql.query<{ charged: string | bigint }>(
       'SELECT charged FROM payment_channels WHERE channel_id = $1',

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  BATCH_SETTLEMENT_ABI,
   BATCH_REASONS,
   parseBatchSettlementPayment,
   peekAccessTokenPayload,
@@ -13,7 +12,7 @@ import { batchSettlementSite, type TestPayee, type TestPublisher, type TestSite 
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createWalletClient, http, zeroAddress, type Hex } from 'viem';
-import { batchOffer, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchOffer, escrowRead, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { pausedAt } from '../../test/pause-at';
 import { depositCalldata, depositNonce } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
@@ -64,13 +63,8 @@ describe('voucher payments', () => {
     expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
     return { own, gateOf, channel };
   }
-  const channelOnChain = async (channelId: `0x${string}`) =>
-    (await app.chain.publicClient.readContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: BATCH_SETTLEMENT_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    })) as readonly [bigint, bigint];
+  const channelOnChain = (channelId: `0x${string}`) =>
+    escrowRead<readonly [bigint, bigint]>(app, 'channels', channelId);
 
   /** For each offer, the payer's first page on a channel of its own (salts from `firstSalt` on), with a deposit of 50,000. */
   const firstPagesOnNewChannels = (payer: ReturnType<typeof newWallet>, offers: BatchOffer[], firstSalt: number) =>

@@ -159,8 +159,9 @@ export function signAccessToken(payload: AccessTokenPayload, secret: string): st
 
 /**
  * Checks, in order: malformed, bad_signature (no given secret that verifies now signed it),
- * malformed again for a signed token that lives longer than MAX_ACCESS_TOKEN_TTL_SECONDS, expired (now >= exp), not_yet_valid (iat ahead of now by more than the skew), wrong_site,
- * wrong_path (only when opts.path or opts.url is given; path wins when both are).
+ * malformed again for a signed token that lives longer than MAX_ACCESS_TOKEN_TTL_SECONDS, expired
+ * (now >= exp), not_yet_valid (iat ahead of now by more than the skew), wrong_site, wrong_path
+ * (only when opts.path or opts.url is given; path wins when both are).
  */
 export function verifyAccessToken(token: string, opts: VerifyAccessTokenOptions): TokenCheck {
   const parts = split(token);

@@ -88,6 +88,28 @@ describe('signedMessageBy', () => {
     expect(await signedMessageBy(chain, { address: newWallet().address, message, signature })).toBe('unchecked');
   });
 
+  // Junk anyone can send: a signature that viem fails to parse before (or instead of) asking the node.
+  const junkSignatures = {
+    'an ERC-8010 wrapper around nothing': `0x${'00'.repeat(40)}${'8010'.repeat(16)}`,
+    'an ERC-6492 wrapper around nothing': `0x${'ab'.repeat(10)}${'6492'.repeat(16)}`,
+    'two bytes': '0x1234',
+    'no bytes': '0x',
+  } as const;
+
+  it.each(Object.entries(junkSignatures))(
+    'answers "not signed" for %s while the node answers',
+    async (_, signature) => {
+      const { chain } = counted();
+      expect(await signedMessageBy(chain, { address: newWallet().address, message, signature })).toBe(false);
+    },
+  );
+
+  it('answers unchecked for junk viem cannot parse while the node is down: its failure is not a "no"', async () => {
+    const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;
+    const signature = junkSignatures['an ERC-8010 wrapper around nothing'];
+    expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe('unchecked');
+  });
+
   it('answers unchecked, not "not signed", when the node fails the verification itself', async () => {
     // A wrapped (ERC-6492) signature goes to the chain at once; viem answers false when the node fails that call.
     const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;

@@ -27,12 +27,11 @@ export async function signedMessageBy(
     if (code === 'unknown') return 'unchecked';
     if (code === 'none') return false;
   }
-  const verified = await chain.publicClient
-    .verifyMessage({ address, message, signature })
-    .catch(() => 'unchecked' as const);
-  // viem answers false for a node that failed the call, as for a signature that does not hold:
-  // a "no" counts only from a node that answers right after it.
-  if (verified !== false) return verified;
+  // viem answers false for a node that failed the call, as for a signature that does not hold, and
+  // throws alike for a node that failed and for junk it cannot parse (an ERC-8010 wrapper around
+  // nothing): a "no" counts only from a node that answers right after it.
+  const verified = await chain.publicClient.verifyMessage({ address, message, signature }).catch(() => false);
+  if (verified) return true;
   return (await nodeAnswers(chain.publicClient)) ? false : 'unchecked';
 }
 

@@ -571,6 +571,12 @@ describe('paying a gate', () => {
         status: 402,
         body: { reason: 'invalid_transfer_proof_signature' },
       });
+      // The hash is public: junk in the wrappers viem parses (ERC-8010, ERC-6492) is a refusal, not a 500.
+      for (const signature of [`0x${'00'.repeat(40)}${'8010'.repeat(16)}`, `0x${'ab'.repeat(10)}${'6492'.repeat(16)}`])
+        expect(await verify(gate.id, { tx_hash: hash, signature })).toMatchObject({
+          status: 402,
+          body: { reason: 'invalid_transfer_proof_signature' },
+        });
       const paid = await verify(gate.id, await proof(gate, hash, owner));
       expect(paid.status === 200 ? 200 : paid).toBe(200);
       expect(paid.body.payer).toBe(smartWallet.toLowerCase());

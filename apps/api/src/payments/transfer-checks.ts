@@ -14,7 +14,8 @@ import {
 import { hasCode } from '../chain/account-code';
 import type { ChainContext } from '../chain/chain-context';
 import type { Gate } from '../gates/gates.service';
-import { onChain } from './chain-errors';
+import { signedMessageBy } from '../chain/signed-message';
+import { chainUnavailable, onChain } from './chain-errors';
 import { PaymentRejected, TRANSFER_REASONS } from './payment-rejected';
 import { notFoundAsNull } from '../chain/transaction-state';
 
@@ -213,8 +214,11 @@ export async function checkPayerSignature(
   const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
   if (signature === undefined)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
-  const verify = (form: Hex) =>
-    onChain(() => chain.publicClient.verifyMessage({ address: payer, message, signature: form, mode: 'eoa' }));
+  const verify = async (form: Hex) => {
+    const signed = await signedMessageBy(chain, { address: payer, message, signature: form });
+    if (signed === 'unchecked') throw chainUnavailable();
+    return signed;
+  };
   // As sent first (a contract wallet may take 64 bytes of its own kind, a passkey's r||s), then
   // read as EIP-2098's 64-byte ECDSA form.
   const expanded = expandedSignature(signature);

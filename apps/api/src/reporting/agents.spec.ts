@@ -170,6 +170,13 @@ describe('agents API', () => {
           'x-wallet-proof': `${now() + 60}.0x${'00'.repeat(65)}`,
         }),
       ],
+      [
+        'an ERC-8010 wrapper around nothing (junk viem fails to parse)',
+        async (victim: Signer) => ({
+          ...wallet(victim.address),
+          'x-wallet-proof': `${now() + 60}.0x${'00'.repeat(40)}${'8010'.repeat(16)}`,
+        }),
+      ],
     ])('answers 401 and no item for %s', async (_, headersFor) => {
       const victim = newWallet();
       await insertPayment(app, owner, siteA, { payer: victim.address, amount: 5000n, url: '/secret/path' });

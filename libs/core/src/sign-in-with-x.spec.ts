@@ -5,6 +5,7 @@ import {
   parseSIWxHeader,
 } from '@x402/extensions/sign-in-with-x';
 import { privateKeyToAccount } from 'viem/accounts';
+import { ACCESS_TOKEN_CLOCK_SKEW_SECONDS } from './access-token';
 import { encodeBase64Json } from './base64url';
 import {
   readSiwxProof,
@@ -56,6 +57,19 @@ describe('SIWX nonces', () => {
     ]) {
       expect(verifySiwxNonce(bad, scope, [secret], now)).toEqual({ valid: false, reason: 'malformed' });
     }
+  });
+
+  it('refuse a nonce that outlives a challenge’s life by more than the clocks’ allowed skew: no row kept for years', () => {
+    const latest = now + SIWX_CHALLENGE_SECONDS + ACCESS_TOKEN_CLOCK_SKEW_SECONDS;
+    expect(verifySiwxNonce(signSiwxNonce(scope, latest, secret), scope, [secret], now)).toEqual({
+      valid: true,
+      exp: latest,
+    });
+    for (const far of [latest + 1, now + 10 * 365 * 86_400])
+      expect(verifySiwxNonce(signSiwxNonce(scope, far, secret), scope, [secret], now)).toEqual({
+        valid: false,
+        reason: 'too_long',
+      });
   });
 
   it('cannot be signed without a secret or with a bad exp', () => {

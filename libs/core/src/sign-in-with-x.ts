@@ -16,6 +16,7 @@
  */
 
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
+import { ACCESS_TOKEN_CLOCK_SKEW_SECONDS } from './access-token';
 import { decodeBase64Json } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
@@ -53,9 +54,13 @@ export function signSiwxNonce(scope: SiwxNonceScope, exp: number, secret: string
 }
 
 export type SiwxNonceCheck =
-  { valid: true; exp: number } | { valid: false; reason: 'malformed' | 'bad_signature' | 'expired' };
+  { valid: true; exp: number } | { valid: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'too_long' };
 
-/** Whether `nonce` was signed for `scope` with one of `secrets`, and is not past its `exp`. */
+/**
+ * Whether `nonce` was signed for `scope` with one of `secrets`, is not past its `exp`, and lasts
+ * no longer than a challenge does (SIWX_CHALLENGE_SECONDS, beside the clocks' allowed skew): the
+ * API keeps a spent nonce until its expiry.
+ */
 export function verifySiwxNonce(
   nonce: unknown,
   scope: SiwxNonceScope,
@@ -72,6 +77,7 @@ export function verifySiwxNonce(
   );
   if (!signed) return { valid: false, reason: 'bad_signature' };
   if (exp <= now) return { valid: false, reason: 'expired' };
+  if (exp > now + SIWX_CHALLENGE_SECONDS + ACCESS_TOKEN_CLOCK_SKEW_SECONDS) return { valid: false, reason: 'too_long' };
   return { valid: true, exp };
 }
 

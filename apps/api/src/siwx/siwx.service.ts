@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
-import { readSiwxProof, verifySiwxNonce, type SiwxAccess, type SiwxChallengeTerms } from '@crawlgate/core';
+import {
+  readSiwxProof,
+  SIWX_CHALLENGE_SECONDS,
+  verifySiwxNonce,
+  type SiwxAccess,
+  type SiwxChallengeTerms,
+  type SiwxNonceCheck,
+} from '@crawlgate/core';
 import { getAddress } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
@@ -12,6 +19,13 @@ import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
+
+const NONCE_REFUSALS: Record<Exclude<SiwxNonceCheck, { valid: true }>['reason'], string> = {
+  expired: 'The sign-in challenge expired: answer a fresh 402',
+  too_long: `The sign-in challenge outlives the ${SIWX_CHALLENGE_SECONDS} s a challenge lasts (beyond the clocks' allowed skew): answer a fresh 402, and check the site's clock`,
+  malformed: 'The nonce was not issued by this site for this path',
+  bad_signature: 'The nonce was not issued by this site for this path',
+};
 
 /**
  * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
@@ -45,14 +59,7 @@ export class SiwxService {
       usable.map((secret) => secret.secret),
       Math.floor(now.getTime() / 1000),
     );
-    if (!nonce.valid) {
-      throw new ApiError(
-        401,
-        nonce.reason === 'expired'
-          ? 'The sign-in challenge expired: answer a fresh 402'
-          : 'The nonce was not issued by this site for this path',
-      );
-    }
+    if (!nonce.valid) throw new ApiError(401, NONCE_REFUSALS[nonce.reason]);
     const terms: SiwxChallengeTerms = {
       domain: site.domain,
       path,
@@ -81,7 +88,7 @@ export class SiwxService {
     if (signed === 'unchecked')
       throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
     if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
-    if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000), now))) {
+    if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000)))) {
       throw new ApiError(409, 'This proof was already used: answer a fresh 402');
     }
     const token = await this.tokens.reissue(

@@ -6,6 +6,7 @@
  */
 
 import {
+  ACCESS_TOKEN_CLOCK_SKEW_SECONDS,
   signSiwxNonce,
   siwxDeclaration,
   transferProofMessage,
@@ -61,12 +62,13 @@ describe('POST /v1/access-tokens/siwx', () => {
     const { info, supportedChains } = siwxDeclaration(challenge);
     return encodeSIWxHeader(await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, info.uri));
   };
-  /** A stranger's signature of the challenge for `path`, under the payer's public address. */
-  const posingAsPayer = async (path = '/articles/paid') => {
+  /** A stranger's signature of the challenge for `path` (or `signature`), under the payer's public address. */
+  const posingAsPayer = async (path = '/articles/paid', signature?: `0x${string}`) => {
     const { info, supportedChains } = siwxDeclaration(terms(path));
     return encodeSIWxHeader({
       ...(await createSIWxPayload({ ...info, ...supportedChains[0] }, newWallet(), info.uri)),
       address: agent.address,
+      ...(signature === undefined ? {} : { signature }),
     });
   };
   const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken, client?: string) =>
@@ -90,19 +92,34 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect(replay).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/already used/) } });
   });
 
+  it('forgets a spent nonce once it expired longer ago than the clocks’ allowed skew, by the database’s clock', async () => {
+    const spent = (nonce: string, expiredSecondsAgo: number) =>
+      app.database.prisma.$executeRaw`INSERT INTO siwx_nonces (nonce, site_id, expires_at)
+        VALUES (${nonce}, ${site.siteId}::uuid, now() - ${expiredSecondsAgo} * interval '1 second')`;
+    await spent('spent-long-ago', ACCESS_TOKEN_CLOCK_SKEW_SECONDS + 60);
+    await spent('spent-within-skew', ACCESS_TOKEN_CLOCK_SKEW_SECONDS - 60);
+    expect((await ask(await prove(terms('/articles/paid')))).status).toBe(200); // spends one: the purge runs
+    const left = await app.database.prisma.siwxNonce.findMany({
+      where: { nonce: { in: ['spent-long-ago', 'spent-within-skew'] } },
+    });
+    expect(left.map((row) => row.nonce)).toEqual(['spent-within-skew']);
+  });
+
   it('lets one of ten concurrent uses of a proof through', async () => {
     const proof = await prove(terms('/articles/paid'));
     const statuses = (await Promise.all(Array.from({ length: 10 }, () => ask(proof)))).map((answer) => answer.status);
     expect(statuses.sort()).toEqual([200, ...Array(9).fill(409)]);
   });
 
-  it('refuses a nonce not this site’s for this path, forged, or expired: 401', async () => {
+  it('refuses a nonce not this site’s for this path, forged, expired or lasting years: 401', async () => {
     const cases: [SiwxChallengeTerms, RegExp][] = [
       [terms('/articles/paid', { nonce: 'f'.repeat(108) }), /not issued/],
       [terms('/articles/paid', { secret: 'cgsec_not_the_sites' }), /not issued/],
       [terms('/articles/paid', { secret: otherSite.secret, siteId: otherSite.siteId }), /not issued/],
       [{ ...terms('/articles/other'), path: '/articles/paid' }, /not issued/],
       [terms('/articles/paid', { exp: now() - 1 }), /expired/],
+      // The site's own nonce, but for years: a spent one would keep its row as long.
+      [terms('/articles/paid', { exp: now() + 10 * 365 * 86_400 }), /outlives/],
     ];
     for (const [challenge, detail] of cases) {
       const answer = await ask(await prove(challenge));
@@ -141,6 +158,15 @@ describe('POST /v1/access-tokens/siwx', () => {
       status: 401,
       body: { detail: expect.stringMatching(/signature/) },
     });
+    // Junk in the wrappers viem parses (ERC-8010, ERC-6492) is no signature either: 401, not "retry later".
+    for (const junk of [
+      `0x${'00'.repeat(40)}${'8010'.repeat(16)}`,
+      `0x${'ab'.repeat(10)}${'6492'.repeat(16)}`,
+    ] as const)
+      expect(await ask(await posingAsPayer('/articles/paid', junk))).toMatchObject({
+        status: 401,
+        body: { detail: expect.stringMatching(/signature/) },
+      });
     expect(await ask(await prove(terms('/articles/paid'), stranger))).toMatchObject({
       status: 402,
       body: { detail: expect.stringMatching(/no payment/) },

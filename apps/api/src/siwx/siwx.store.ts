@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ACCESS_TOKEN_CLOCK_SKEW_SECONDS } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
-
-const PURGE_MARGIN_MS = 5 * 60_000;
 
 /** The SQL of sign-in-with-x: which payment a wallet may read again, and which nonces are spent. */
 @Injectable()
@@ -22,13 +21,13 @@ export class SiwxStore {
   /**
    * Marks a nonce answered; false when it already was (a replay). The unique key decides, so two
    * concurrent proofs with one nonce cannot both pass. Rows of nonces expired a while go first (an
-   * expired nonce is refused before it gets here); the margin keeps an instance whose clock runs
-   * ahead from deleting a row another instance still needs.
+   * expired nonce is refused before it gets here), by the database's clock, the one every instance
+   * shares: an instance whose clock runs ahead deletes no row another still needs. The margin is
+   * the clocks' allowed skew, as a nonce may be read that much past its expiry by a clock behind.
    */
-  async spendNonce(nonce: string, siteId: string, expiresAt: Date, now: Date): Promise<boolean> {
-    await this.db.prisma.siwxNonce.deleteMany({
-      where: { expiresAt: { lt: new Date(now.getTime() - PURGE_MARGIN_MS) } },
-    });
+  async spendNonce(nonce: string, siteId: string, expiresAt: Date): Promise<boolean> {
+    await this.db.prisma.$executeRaw`
+      DELETE FROM siwx_nonces WHERE expires_at < now() - ${ACCESS_TOKEN_CLOCK_SKEW_SECONDS} * interval '1 second'`;
     try {
       await this.db.prisma.siwxNonce.create({ data: { nonce, siteId, expiresAt } });
       return true;

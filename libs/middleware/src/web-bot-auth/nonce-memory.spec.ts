@@ -55,6 +55,20 @@ describe('createNonceMemory', () => {
     expect(nonces.remember('https://flood.example', '3', 20_000)).toBe('fresh');
   });
 
+  it('frees each expired nonce without walking the others: a signer cannot make every request a walk of the memory', () => {
+    // A full memory whose nonces expire one per millisecond: each request frees one (a walk of all before).
+    const capacity = 50_000;
+    let at = 0;
+    const nonces = createNonceMemory(capacity, () => at, 1);
+    const filling = new Set<string>();
+    for (let i = 1; i <= capacity; i++) filling.add(nonces.remember(AGENT, `old ${i}`, i));
+    const answers = new Set<string>();
+    for (at = 1; at <= capacity; at++) answers.add(nonces.remember(AGENT, `new ${at}`, 10 * capacity));
+    expect({ filling: [...filling], answers: [...answers] }).toEqual({ filling: ['fresh'], answers: ['fresh'] });
+    expect(nonces.size).toBe(capacity);
+    expect(nonces.remember(AGENT, 'new 1', 10 * capacity)).toBe('replayed');
+  }, 20_000);
+
   it('keeps long keys as short hashes', () => {
     const nonces = createNonceMemory(5, Date.now, 1);
     expect(nonces.remember(AGENT, 'x'.repeat(10_000), Date.now() + 1000)).toBe('fresh');

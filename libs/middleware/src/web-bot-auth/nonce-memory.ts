@@ -11,6 +11,7 @@
 
 import { base64urlEncode, utf8Encode } from '@crawlgate/core';
 import { sha256 } from '@noble/hashes/sha2';
+import { createExpiryQueue } from './expiry-queue';
 
 export type NonceAnswer = 'fresh' | 'replayed' | 'full';
 
@@ -56,22 +57,19 @@ export function createNonceMemory(
 function createPool(capacity: number, now: () => number, perSigner: number): NonceMemory {
   const entries = new Map<string, { expiry: number; signer: string }>();
   const held = new Map<string, number>();
-  /** No entry expires before this: a sweep before then would free nothing. */
-  let nextExpiry = Infinity;
+  // By expiry, so a sweep takes what expired and walks nothing else (expiry-queue.ts).
+  const expiring = createExpiryQueue<string>();
 
   function sweep(at: number): void {
-    if (at < nextExpiry) return;
-    nextExpiry = Infinity;
-    for (const [key, { expiry, signer }] of entries) {
-      if (expiry > at) {
-        nextExpiry = Math.min(nextExpiry, expiry);
-        continue;
-      }
+    expiring.takeExpired(at, (key, expiry) => {
+      const entry = entries.get(key);
+      // An entry remembered again since, under a later expiry, is not this one.
+      if (entry === undefined || entry.expiry !== expiry) return;
       entries.delete(key);
-      const left = (held.get(signer) ?? 1) - 1;
-      if (left > 0) held.set(signer, left);
-      else held.delete(signer);
-    }
+      const left = (held.get(entry.signer) ?? 1) - 1;
+      if (left > 0) held.set(entry.signer, left);
+      else held.delete(entry.signer);
+    });
   }
 
   return {
@@ -80,13 +78,11 @@ function createPool(capacity: number, now: () => number, perSigner: number): Non
       const hashed = replayKey(signer, key);
       const known = entries.get(hashed);
       if (known !== undefined && known.expiry > at) return 'replayed';
-      if (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner) sweep(at);
-      // An expired entry of this key was swept, or is overwritten below (its count carried over).
-      const again = entries.has(hashed);
-      if (!again && (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner)) return 'full';
+      sweep(at);
+      if (entries.size >= capacity || (held.get(signer) ?? 0) >= perSigner) return 'full';
       entries.set(hashed, { expiry: expiresAtMs, signer });
-      if (!again) held.set(signer, (held.get(signer) ?? 0) + 1);
-      nextExpiry = Math.min(nextExpiry, expiresAtMs);
+      held.set(signer, (held.get(signer) ?? 0) + 1);
+      expiring.add(hashed, expiresAtMs);
       return 'fresh';
     },
     get size() {

@@ -30,7 +30,7 @@ import {
 import type { AddressCheck } from '../crawler-ips';
 import type { SignatureCheck } from '../web-bot-auth';
 import { classifyVisitor } from './classify';
-import { resolveBotAction } from './policy';
+import { requiresSignature, resolveBotAction } from './policy';
 import type { BotPolicy } from './types';
 
 export type Identified =
@@ -136,14 +136,6 @@ function unverified(
   const action = resolveBotAction(name, category, policy);
   const mustVerify = verifiable || requiresSignature(name, category, policy);
   return bot(name, category, operator, mustVerify && action === 'allow' ? 'charge' : action, false);
-}
-
-export function requiresSignature(name: string, category: BotCategory, policy: BotPolicy | undefined): boolean {
-  const required = policy?.requireSignature;
-  if (!required) return false;
-  if (required.categories?.includes(category)) return true;
-  const lower = name.toLowerCase();
-  return required.bots?.some((bot) => typeof bot === 'string' && bot.toLowerCase() === lower) ?? false;
 }
 
 /** The signer's host as the crawler counts' operator; null where the API would refuse it (an IPv6 literal, a long name), which would lose the whole report. */

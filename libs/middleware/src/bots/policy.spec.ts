@@ -123,6 +123,28 @@ describe('bot policy', () => {
       ]);
     });
 
+    it('warns that requiring a signature of automation it allows frees every self-signed request', () => {
+      // Anyone can publish a key directory: a signature from an origin the catalogue does not know says who signed, no more.
+      const warning = expect.stringMatching(/anyone can publish a key directory/);
+      for (const policy of [
+        { categories: { automation: 'allow' }, requireSignature: { categories: ['automation'] } },
+        { bots: { 'Unknown-Automation': 'allow' }, requireSignature: { bots: ['unknown-automation'] } },
+        { categories: { automation: 'allow' }, requireSignature: { bots: ['UNKNOWN-AUTOMATION'] } },
+      ] as const)
+        expect(botPolicyProblems(policy)).toEqual([warning]);
+      for (const policy of [
+        { categories: { automation: 'charge' }, requireSignature: { categories: ['automation'] } },
+        {
+          categories: { automation: 'allow' },
+          bots: { 'unknown-automation': 'charge' },
+          requireSignature: { categories: ['automation'] },
+        },
+        { categories: { automation: 'allow' } },
+        { requireSignature: { categories: ['automation'] } },
+      ] as const)
+        expect(botPolicyProblems(policy)).toEqual([]);
+    });
+
     it('checks requireSignature: known categories and catalogue names, as lists', () => {
       expect(
         botPolicyProblems({

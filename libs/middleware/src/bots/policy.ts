@@ -12,6 +12,7 @@ import {
   policyBotName,
   type BotAction,
   type BotCategory,
+  UNKNOWN_AUTOMATION,
 } from '@crawlgate/core';
 import type { BotPolicy } from './types';
 
@@ -28,6 +29,15 @@ export function resolveBotAction(name: string, category: BotCategory, policy: Bo
   const byCategory = policy?.categories?.[category];
   if (byCategory !== undefined) return checkedAction(byCategory, `policy.categories["${category}"]`);
   return DEFAULT_CATEGORY_ACTIONS[category];
+}
+
+/** Whether the policy lets `name` (of `category`) through only with a verified signature. */
+export function requiresSignature(name: string, category: BotCategory, policy: BotPolicy | undefined): boolean {
+  const required = policy?.requireSignature;
+  if (!required) return false;
+  if (required.categories?.includes(category)) return true;
+  const lower = name.toLowerCase();
+  return required.bots?.some((bot) => typeof bot === 'string' && bot.toLowerCase() === lower) ?? false;
 }
 
 function findByName(bots: Record<string, BotAction>, name: string): BotAction | undefined {
@@ -84,7 +94,19 @@ export function botPolicyProblems(policy: unknown): string[] {
     }
   }
   if (requireSignature !== undefined) problems.push(...requireSignatureProblems(requireSignature));
+  if (problems.length === 0 && allowsAnySigner(policy as BotPolicy))
+    problems.push(
+      'policy requires a signature of unknown-automation and allows it: anyone can publish a key directory, so every request signed by a key of its own passes free (a signature from an origin the catalogue does not know says only which host signed); charge it, or allow the crawlers you trust by name',
+    );
   return problems;
+}
+
+/** Whether a signature from any origin at all, the catalogue's or not, lets a request through free. */
+function allowsAnySigner(policy: BotPolicy): boolean {
+  return (
+    requiresSignature(UNKNOWN_AUTOMATION, 'automation', policy) &&
+    resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy) === 'allow'
+  );
 }
 
 function requireSignatureProblems(requireSignature: unknown): string[] {

@@ -6,7 +6,8 @@ import {
   testWalletAbi,
   testWalletBytecode,
 } from '@crawlgate/devchain';
-import type { PublicClient } from 'viem';
+import type { Address, PublicClient } from 'viem';
+import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
 import { newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
 import { signedMessageBy } from './signed-message';
@@ -63,7 +64,8 @@ describe('signedMessageBy', () => {
     expect(calls).toEqual({});
   });
 
-  it('asks the chain for a smart wallet (ERC-1271): its owner’s signature holds, a stranger’s does not', async () => {
+  /** A smart wallet (ERC-1271) deployed on this worker's anvil, and its owner. */
+  async function smartWallet(): Promise<{ owner: ReturnType<typeof newWallet>; wallet: Address }> {
     const owner = newWallet();
     await devTestClient(rpcUrl).setBalance({ address: owner.address, value: 10n ** 18n });
     const hash = await devWalletClient(rpcUrl, DEFAULT_CHAIN_ID, owner).deployContract({
@@ -71,7 +73,11 @@ describe('signedMessageBy', () => {
       bytecode: testWalletBytecode,
       args: [owner.address],
     } as never);
-    const wallet = (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress!;
+    return { owner, wallet: (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress! };
+  }
+
+  it('asks the chain for a smart wallet (ERC-1271): its owner’s signature holds, a stranger’s does not', async () => {
+    const { owner, wallet } = await smartWallet();
     const { chain } = counted();
     let asked = 0;
     const before = async () => void asked++;
@@ -104,10 +110,16 @@ describe('signedMessageBy', () => {
     },
   );
 
-  it('answers unchecked for junk viem cannot parse while the node is down: its failure is not a "no"', async () => {
+  it('answers "not signed" for junk viem cannot parse while the node is down: it asks no node, so no failure stands for it', async () => {
     const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;
     const signature = junkSignatures['an ERC-8010 wrapper around nothing'];
-    expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe('unchecked');
+    expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe(false);
+  });
+
+  it('answers unchecked for short bytes while the node is down: a contract wallet may take any bytes, only it can say', async () => {
+    const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;
+    for (const signature of [junkSignatures['two bytes'], junkSignatures['no bytes']])
+      expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe('unchecked');
   });
 
   it('answers unchecked, not "not signed", when the node fails the verification itself', async () => {
@@ -115,5 +127,42 @@ describe('signedMessageBy', () => {
     const down = { publicClient: devPublicClient('http://127.0.0.1:1') } as never;
     const signature = `${await newWallet().signMessage({ message })}${'00'.repeat(32)}${'6492'.repeat(16)}` as const;
     expect(await signedMessageBy(down, { address: newWallet().address, message, signature })).toBe('unchecked');
+  });
+
+  // viem folds a failed eth_call into "false", whatever failed: a node's limit is no wallet's "no".
+  const refusals: Record<string, RpcRefusal> = {
+    'HTTP 429 (rate limited)': { httpStatus: 429 },
+    'JSON-RPC -32005 (limit exceeded)': { code: -32005, message: 'limit exceeded' },
+    'JSON-RPC -32603 (internal error)': { code: -32603, message: 'header not found' },
+  };
+
+  it.each(Object.entries(refusals))(
+    'answers unchecked for a smart wallet’s valid signature when the node refuses eth_call with %s',
+    async (_, refusal) => {
+      const { owner, wallet } = await smartWallet();
+      const limited = await startRpcRewriter(
+        rpcUrl,
+        ({ result }) => result,
+        ({ method }) => (method === 'eth_call' ? refusal : undefined),
+      );
+      try {
+        const chain = { publicClient: devPublicClient(limited.url) } as never;
+        const signature = await owner.signMessage({ message });
+        expect(await signedMessageBy(chain, { address: wallet, message, signature })).toBe('unchecked');
+        const stranger = await newWallet().signMessage({ message });
+        expect(await signedMessageBy(chain, { address: wallet, message, signature: stranger })).toBe('unchecked');
+      } finally {
+        await limited.close();
+      }
+    },
+  );
+
+  it('answers "not signed" when the wallet itself reverts: a revert is the wallet’s answer, not the node’s failure', async () => {
+    // An address whose code reverts on every call stands for a wallet refusing the signature by reverting.
+    const reverting = newWallet().address;
+    await devTestClient(rpcUrl).setCode({ address: reverting, bytecode: '0x60006000fd' });
+    const { chain } = counted();
+    const signature = await newWallet().signMessage({ message });
+    expect(await signedMessageBy(chain, { address: reverting, message, signature })).toBe(false);
   });
 });

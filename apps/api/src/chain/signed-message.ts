@@ -1,15 +1,25 @@
-import { isAddressEqual, recoverMessageAddress, size, type Address, type Hex, type PublicClient } from 'viem';
+import {
+  BaseError,
+  hashMessage,
+  isAddressEqual,
+  recoverMessageAddress,
+  size,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
+import { verifyHash } from 'viem/actions';
 import { hasCode } from './account-code';
 import type { ChainContext } from './chain-context';
 
 /**
  * Whether `address` signed `message` (EIP-191), EOAs and smart wallets (ERC-1271, ERC-6492, ERC-8010)
- * alike; 'unchecked' when only the chain could tell and it did not answer (no answer is not a "no").
+ * alike; 'unchecked' when only the chain could tell and a call to it failed (a failure is not a "no").
  * A plain signature by the address itself is recovered locally, with no RPC call. Anything else
  * comes after `beforeAskingChain` (a caller's bound on chain calls, which may throw): a plain
  * 65-byte signature by someone else is refused for an address with no code (an EOA signs only as
  * itself) after one code read, never a verification; the rest asks the chain (a contract wallet's
- * isValidSignature, or a wrapper for a wallet not deployed yet) through its verifyMessage.
+ * isValidSignature, or a wrapper for a wallet not deployed yet) through viem's verifyHash.
  */
 export async function signedMessageBy(
   chain: Pick<ChainContext, 'publicClient'>,
@@ -27,21 +37,40 @@ export async function signedMessageBy(
     if (code === 'unknown') return 'unchecked';
     if (code === 'none') return false;
   }
-  // viem answers false for a node that failed the call, as for a signature that does not hold, and
-  // throws alike for a node that failed and for junk it cannot parse (an ERC-8010 wrapper around
-  // nothing): a "no" counts only from a node that answers right after it.
-  const verified = await chain.publicClient.verifyMessage({ address, message, signature }).catch(() => false);
+  // viem answers false for any failed eth_call (a node's rate limit as much as the wallet's revert),
+  // and throws alike for junk it cannot parse: so the answer is read from the requests themselves.
+  // A "no" stands only when every request the verification made was answered, or reverted.
+  const watched = watchedRequests(chain.publicClient);
+  const verified = await verifyHash(watched.client, { address, hash: hashMessage(message), signature }).catch(
+    () => false,
+  );
   if (verified) return true;
-  return (await nodeAnswers(chain.publicClient)) ? false : 'unchecked';
+  return watched.failed() ? 'unchecked' : false;
 }
 
-async function nodeAnswers(client: PublicClient): Promise<boolean> {
-  try {
-    await client.getBlockNumber({ cacheTime: 0 });
-    return true;
-  } catch {
-    return false;
-  }
+/** A copy of `client` whose requests are watched: `failed()` says whether one failed other than by a revert. */
+function watchedRequests(client: PublicClient): { client: PublicClient; failed: () => boolean } {
+  let failures = 0;
+  const request = (async (args: unknown, options?: unknown) => {
+    try {
+      return await client.request(args as never, options as never);
+    } catch (error) {
+      if (!isRevert(error)) failures++;
+      throw error;
+    }
+  }) as PublicClient['request'];
+  return { client: { ...client, request }, failed: () => failures > 0 };
+}
+
+/** A call the contract reverted (JSON-RPC 3, or a node's "execution reverted"): the chain's answer, not its failure. */
+function isRevert(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  return Boolean(
+    error.walk((cause) => {
+      const { code, message } = cause as { code?: unknown; message?: unknown };
+      return code === 3 || (typeof message === 'string' && /execution reverted/i.test(message));
+    }),
+  );
 }
 
 /** Whether `address` has code now ('unknown' when the node does not say). */

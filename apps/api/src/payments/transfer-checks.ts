@@ -214,15 +214,16 @@ export async function checkPayerSignature(
   const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
   if (signature === undefined)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
-  const verify = async (form: Hex) => {
-    const signed = await signedMessageBy(chain, { address: payer, message, signature: form });
-    if (signed === 'unchecked') throw chainUnavailable();
-    return signed;
-  };
-  // As sent first (a contract wallet may take 64 bytes of its own kind, a passkey's r||s), then
-  // read as EIP-2098's 64-byte ECDSA form.
+  // Read as EIP-2098's 64-byte ECDSA form first (recovered locally, no node asked), then as sent (a
+  // contract wallet may take 64 bytes of its own kind, a passkey's r||s). A form the chain could not
+  // check is no "no": it is a 503 only when no form holds.
   const expanded = expandedSignature(signature);
-  const valid = (await verify(signature)) || (expanded !== signature && (await verify(expanded)));
-  if (!valid)
-    throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
+  const answers: Array<boolean | 'unchecked'> = [];
+  for (const form of expanded === signature ? [signature] : [expanded, signature]) {
+    const signed = await signedMessageBy(chain, { address: payer, message, signature: form });
+    if (signed === true) return;
+    answers.push(signed);
+  }
+  if (answers.includes('unchecked')) throw chainUnavailable();
+  throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
 }

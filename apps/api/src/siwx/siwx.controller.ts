@@ -1,3 +1,4 @@
+import { SIWX_CHALLENGE_SECONDS } from '@crawlgate/core';
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { SiteTokenGuard } from '../auth/guards';
@@ -35,8 +36,7 @@ export class SiwxController {
   @ApiResponse({ status: 400, description: 'The proof is not a SIGN-IN-WITH-X header.' })
   @ApiResponse({
     status: 401,
-    description:
-      'Bad site token; or the nonce is not this site’s for this path, expired, or the signature does not hold.',
+    description: `Bad site token; or the nonce is not this site’s for this path, expired, or outlives the ${SIWX_CHALLENGE_SECONDS} s a challenge lasts (beyond the clocks’ allowed skew); or the signature does not hold (junk no wallet signed, or the wallet’s own "no", a revert included).`,
   })
   @ApiResponse({
     status: 402,
@@ -44,7 +44,11 @@ export class SiwxController {
   })
   @ApiResponse({ status: 409, description: 'The proof was already used.' })
   @ApiResponse({ status: 422, description: 'Invalid body.' })
-  @ApiResponse({ status: 503, description: 'The signature could not be checked on chain.' })
+  @ApiResponse({
+    status: 503,
+    description:
+      'A smart wallet’s signature could not be checked: the node was down, timed out, or refused the call (a rate limit). Retry after `Retry-After`; it is no "no".',
+  })
   async reaccess(@CurrentSite() site: Site, @Body() body: SiwxAccessDto): Promise<SiwxAccessView> {
     return this.siwx.reaccess(site, body.proof, body.url);
   }

@@ -30,7 +30,7 @@ export interface WebBotAuthOptions {
   maxDirectories?: number;
   /** Key directory fetches in flight at once (a client inventing Signature-Agent origins must not make the gate fetch without bound); default 8. */
   maxConcurrentFetches?: number;
-  /** Tolerated clock difference for created/expires; default 60 s. */
+  /** Tolerated clock difference for created/expires; default 60 s, at most 3600. */
   clockSkewSeconds?: number;
   /** The longest signature accepted (expires − created); default 3600 s, at most 86 400. */
   maxLifetimeSeconds?: number;
@@ -67,6 +67,23 @@ const CATALOGUE_SIGNERS = BOT_CATALOGUE_ENTRIES.flatMap((entry) =>
   entry.signatureAgent ? [entry.signatureAgent] : [],
 );
 
+/** The most clock difference an option may tolerate: beyond an hour, a clock is wrong, not late. */
+const MAX_CLOCK_SKEW_SECONDS = 3600;
+/** The longest a signed request may wait for a key directory or the replay store. */
+const MAX_WAIT_MS = 60_000;
+const MAX_DIRECTORY_BYTES = 16 * 1024 * 1024;
+const MAX_DIRECTORY_TTL_MS = 86_400_000;
+
+/**
+ * A whole number within [min, max], or a RangeError naming the option: a value that is not a number
+ * (Number(undefined) from an unset variable) would turn every time check into "not expired".
+ */
+function wholeNumberOption(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(`webBotAuth.${name}: a whole number from ${min} to ${max}, got ${String(value)}`);
+  return value;
+}
+
 /** host[:port]: a name, an IPv4 address or a bracketed IPv6 one; no scheme, path or credentials. */
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/i;
 
@@ -93,16 +110,19 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
     return domainHosts.hosts;
   }
 
-  const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 3600;
-  if (
-    !Number.isInteger(maxLifetimeSeconds) ||
-    maxLifetimeSeconds < 1 ||
-    maxLifetimeSeconds > MAX_WEB_BOT_AUTH_LIFETIME_SECONDS
-  ) {
-    throw new RangeError(
-      `webBotAuth.maxLifetimeSeconds: 1 to ${MAX_WEB_BOT_AUTH_LIFETIME_SECONDS}, got ${maxLifetimeSeconds}`,
-    );
-  }
+  const maxLifetimeSeconds = wholeNumberOption(
+    'maxLifetimeSeconds',
+    options.maxLifetimeSeconds ?? 3600,
+    1,
+    MAX_WEB_BOT_AUTH_LIFETIME_SECONDS,
+  );
+  const clockSkewSeconds = wholeNumberOption(
+    'clockSkewSeconds',
+    options.clockSkewSeconds ?? 60,
+    0,
+    MAX_CLOCK_SKEW_SECONDS,
+  );
+  const maxNonces = wholeNumberOption('maxNonces', options.maxNonces ?? 100_000, 1, Number.MAX_SAFE_INTEGER);
   const now = options.now ?? Date.now;
   const allowLoopback = options.allowLoopbackDirectories === true;
   const knownSigners = new Set([
@@ -116,14 +136,17 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
       return origin;
     }),
   ]);
+  // Unset stays unset (the directory's defaults); set, it must bound something.
+  const optional = (name: keyof WebBotAuthOptions, min: number, max: number) =>
+    options[name] === undefined ? undefined : wholeNumberOption(name, options[name], min, max);
   const directory = createKeyDirectory({
     pinnedOrigins: knownSigners,
     fetch: options.fetch,
-    timeoutMs: options.directoryTimeoutMs,
-    maxBytes: options.directoryMaxBytes,
-    ttlMs: options.directoryTtlMs,
-    maxOrigins: options.maxDirectories,
-    maxConcurrentFetches: options.maxConcurrentFetches,
+    timeoutMs: optional('directoryTimeoutMs', 1, MAX_WAIT_MS),
+    maxBytes: optional('directoryMaxBytes', 1, MAX_DIRECTORY_BYTES),
+    ttlMs: optional('directoryTtlMs', 1, MAX_DIRECTORY_TTL_MS),
+    maxOrigins: optional('maxDirectories', 1, Number.MAX_SAFE_INTEGER),
+    maxConcurrentFetches: optional('maxConcurrentFetches', 1, Number.MAX_SAFE_INTEGER),
     allowLoopback,
     now,
   });
@@ -133,10 +156,15 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
     );
   const check = createSignatureVerifier({
     directory,
-    nonces: createNonceMemory(options.maxNonces ?? 100_000, now, undefined, knownSigners),
+    nonces: createNonceMemory(maxNonces, now, undefined, knownSigners),
     replayStore: options.replayStore,
-    replayStoreTimeoutMs: options.replayStoreTimeoutMs ?? 500,
-    clockSkewSeconds: options.clockSkewSeconds ?? 60,
+    replayStoreTimeoutMs: wholeNumberOption(
+      'replayStoreTimeoutMs',
+      options.replayStoreTimeoutMs ?? 500,
+      1,
+      MAX_WAIT_MS,
+    ),
+    clockSkewSeconds,
     maxLifetimeSeconds,
     allowLoopback,
     ownHosts,

@@ -69,6 +69,15 @@ describe('createNonceMemory', () => {
     expect(nonces.remember(AGENT, 'new 1', 10 * capacity)).toBe('replayed');
   }, 20_000);
 
+  it('remembers no nonce under an expiry it cannot order: it answers full, so its request is not verified', () => {
+    const memory = createNonceMemory(4, () => 1_000);
+    for (const expiry of [Number.NaN, Infinity, -Infinity]) expect(memory.remember('a', 'n', expiry)).toBe('full');
+    expect(memory.size).toBe(0);
+    // The memory still orders, refuses and frees what it holds.
+    expect(memory.remember('a', 'n', 2_000)).toBe('fresh');
+    expect(memory.remember('a', 'n', 2_000)).toBe('replayed');
+  });
+
   it('keeps long keys as short hashes', () => {
     const nonces = createNonceMemory(5, Date.now, 1);
     expect(nonces.remember(AGENT, 'x'.repeat(10_000), Date.now() + 1000)).toBe('fresh');

@@ -74,6 +74,8 @@ function createPool(capacity: number, now: () => number, perSigner: number): Non
 
   return {
     remember(signer, key, expiresAtMs) {
+      // An expiry the heap cannot order (NaN, infinite) would never be freed, nor ever count as expired.
+      if (!Number.isFinite(expiresAtMs)) return 'full';
       const at = now();
       const hashed = replayKey(signer, key);
       const known = entries.get(hashed);

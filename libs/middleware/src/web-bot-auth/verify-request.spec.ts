@@ -328,6 +328,30 @@ describe("the site's own hosts", () => {
     expect(() => verifier({ hosts: ['WWW.example.:443', '127.0.0.1:8080', '[::1]:3000'] })).not.toThrow();
   });
 
+  it('refuses numeric options it cannot read: a skew that is not a number would accept a signature, and its replays, for ever', () => {
+    for (const clockSkewSeconds of [Number.NaN, Number(undefined), -1, 1.5, Infinity, 3601, '60' as never])
+      expect(() => verifier({ clockSkewSeconds })).toThrow(/webBotAuth.clockSkewSeconds/);
+    for (const maxNonces of [Number.NaN, 0, -5, 2.5, Infinity, '100' as never])
+      expect(() => verifier({ maxNonces })).toThrow(/webBotAuth.maxNonces/);
+    for (const maxLifetimeSeconds of [Number.NaN, 0, 86_401])
+      expect(() => verifier({ maxLifetimeSeconds })).toThrow(/webBotAuth.maxLifetimeSeconds/);
+    // A count that is not a number bounds nothing: the directory cache or the fetches in flight would grow without end.
+    for (const name of [
+      'directoryTimeoutMs',
+      'directoryMaxBytes',
+      'directoryTtlMs',
+      'maxDirectories',
+      'maxConcurrentFetches',
+      'replayStoreTimeoutMs',
+    ] as const) {
+      for (const value of [Number.NaN, 0, 1.5, Infinity, '8' as never])
+        expect(() => verifier({ [name]: value })).toThrow(new RegExp(`webBotAuth.${name}`));
+      expect(() => verifier({ [name]: 1 })).not.toThrow();
+    }
+    expect(() => verifier({ clockSkewSeconds: 0, maxNonces: 1, maxLifetimeSeconds: 86_400 })).not.toThrow();
+    expect(() => verifier({ clockSkewSeconds: 3600 })).not.toThrow();
+  });
+
   it('siteAuthority: lower case, no default port, no root dot', () => {
     expect(
       [

@@ -326,6 +326,42 @@ describe('refreshBotPolicy', () => {
   });
 });
 
+describe('refreshBotPolicy: a policy that frees every signer', () => {
+  const anySigner = /anyone can publish a key directory/;
+
+  it('warns, once per version, when the stored policy (or it under the code’s) allows a required signature of unknown automation', () => {
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const freeing = stored({
+      categories: { automation: 'allow' },
+      require_signature: { categories: ['automation'], bots: [] },
+    });
+    const first = refreshBotPolicy(undefined, freeing, undefined, warn);
+    expect(warnings).toEqual([expect.stringMatching(anySigner)]);
+    // The same version again: no new warning.
+    refreshBotPolicy(first, freeing, undefined, warn);
+    expect(warnings).toHaveLength(1);
+    // Stored allow, code's requirement: the merge frees every signer too.
+    const merged = refreshBotPolicy(
+      first,
+      stored({ categories: { automation: 'allow' }, version: 2 }),
+      { requireSignature: { bots: ['unknown-automation'] } },
+      warn,
+    );
+    expect(warnings).toEqual([expect.stringMatching(anySigner), expect.stringMatching(anySigner)]);
+    // A stored policy that charges it: no warning.
+    refreshBotPolicy(merged, stored({ categories: { automation: 'charge' }, version: 3 }), undefined, warn);
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('does not warn again for a code policy start-up already warned about', () => {
+    const warnings: string[] = [];
+    const code: BotPolicy = { categories: { automation: 'allow' }, requireSignature: { categories: ['automation'] } };
+    refreshBotPolicy(undefined, stored(), code, (message) => warnings.push(message));
+    expect(warnings).toEqual([]);
+  });
+});
+
 describe('the gate with a stored policy (in-memory API)', () => {
   /** Resolves once `count` more GET /v1/site calls have started: the one before the last has been applied by then. */
   async function refreshes(api: ReturnType<typeof fakeApi>, count: number): Promise<void> {

@@ -34,7 +34,7 @@ import {
   type RequireSignature,
   type Untrusted,
 } from '@crawlgate/core';
-import type { BotPolicy } from './bots';
+import { anySignerWarning, type BotPolicy } from './bots';
 
 export interface StoredBotPolicy {
   /** The stored policy's version; undefined when the API sent none (an API that stores no policy). */
@@ -90,7 +90,14 @@ export function refreshBotPolicy(
     warn(`the stored bot policy names ${name}, which this version of the middleware does not know; skipped`);
   for (const key of read.unknownActions)
     warn(`the stored bot policy gives ${key} an action this version of the middleware does not know; charged`);
-  return { version: read.version, defaults, effective: mergeBotPolicies(read.policy, code) };
+  const effective = mergeBotPolicies(read.policy, code);
+  // Start-up has warned of the code's own (botPolicyProblems); this is what the stored one brings.
+  const anySigner =
+    code && anySignerWarning(code, 'policy')
+      ? undefined
+      : anySignerWarning(effective, 'the bot policy (stored, under the code’s)');
+  if (anySigner) warn(anySigner);
+  return { version: read.version, defaults, effective };
 }
 
 /**

@@ -145,6 +145,24 @@ describe('bot policy', () => {
         expect(botPolicyProblems(policy)).toEqual([]);
     });
 
+    it('warns of it beside the policy’s other problems: a typo elsewhere does not hide it', () => {
+      expect(
+        botPolicyProblems({
+          categories: { automation: 'allow', seo: 'deny' },
+          bots: { 'GPT-Bot': 'block' },
+          requireSignature: { categories: ['automation'] },
+        } as never),
+      ).toEqual([
+        'policy.categories["seo"] is "deny": use "allow", "charge" or "block"',
+        'policy.bots["GPT-Bot"]: no bot of that name in the catalogue',
+        expect.stringMatching(/anyone can publish a key directory/),
+      ]);
+      // A requirement it cannot read at all is its own problem, and no false warning.
+      expect(
+        botPolicyProblems({ categories: { automation: 'allow' }, requireSignature: 'automation' } as never),
+      ).toEqual(['policy.requireSignature must be an object with optional lists "categories" and "bots"']);
+    });
+
     it('checks requireSignature: known categories and catalogue names, as lists', () => {
       expect(
         botPolicyProblems({

@@ -94,19 +94,27 @@ export function botPolicyProblems(policy: unknown): string[] {
     }
   }
   if (requireSignature !== undefined) problems.push(...requireSignatureProblems(requireSignature));
-  if (problems.length === 0 && allowsAnySigner(policy as BotPolicy))
-    problems.push(
-      'policy requires a signature of unknown-automation and allows it: anyone can publish a key directory, so every request signed by a key of its own passes free (a signature from an origin the catalogue does not know says only which host signed); charge it, or allow the crawlers you trust by name',
-    );
+  const anySigner = anySignerWarning(policy as BotPolicy, 'policy');
+  if (anySigner) problems.push(anySigner);
   return problems;
 }
 
-/** Whether a signature from any origin at all, the catalogue's or not, lets a request through free. */
-function allowsAnySigner(policy: BotPolicy): boolean {
-  return (
-    requiresSignature(UNKNOWN_AUTOMATION, 'automation', policy) &&
-    resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy) === 'allow'
-  );
+/**
+ * The warning for a policy under which a signature from any origin at all, the catalogue's or not,
+ * lets a request through free; undefined when it does not, or when the parts that would say cannot
+ * be read (those are problems of their own). `named` says which policy: the code's or the stored one.
+ */
+export function anySignerWarning(policy: BotPolicy, named: string): string | undefined {
+  let frees: boolean;
+  try {
+    frees =
+      requiresSignature(UNKNOWN_AUTOMATION, 'automation', policy) &&
+      resolveBotAction(UNKNOWN_AUTOMATION, 'automation', policy) === 'allow';
+  } catch {
+    return undefined;
+  }
+  if (!frees) return undefined;
+  return `${named} requires a signature of unknown-automation and allows it: anyone can publish a key directory, so every request signed by a key of its own passes free (a signature from an origin the catalogue does not know says only which host signed); charge it, or allow the crawlers you trust by name`;
 }
 
 function requireSignatureProblems(requireSignature: unknown): string[] {

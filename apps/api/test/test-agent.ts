@@ -1,6 +1,9 @@
 import {
   buildAuthorization,
+  DEFAULT_CHAIN_ID,
+  devPublicClient,
   devTestClient,
+  devWalletClient,
   signAuthorization,
   signCancelAuthorization,
   testBundlerAbi,
@@ -186,6 +189,21 @@ export async function deployTestWallet(
   const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
   await fundUsdc(app, wallet, usd);
   return wallet;
+}
+
+/**
+ * A smart-contract wallet (TestWallet) for a new owner on the anvil at `rpcUrl`, with no API: the
+ * owner's gas is set on anvil, and the wallet holds nothing. The owner and the wallet's address.
+ */
+export async function deployBareTestWallet(rpcUrl: string): Promise<{ owner: PrivateKeyAccount; wallet: Hex }> {
+  const owner = newWallet();
+  await devTestClient(rpcUrl).setBalance({ address: owner.address, value: 10n ** 18n });
+  const hash = await devWalletClient(rpcUrl, DEFAULT_CHAIN_ID, owner).deployContract({
+    abi: testWalletAbi,
+    bytecode: testWalletBytecode,
+    args: [owner.address],
+  } as never);
+  return { owner, wallet: (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress! };
 }
 
 async function strangerClient(app: Pick<TestApp, 'chain'>) {

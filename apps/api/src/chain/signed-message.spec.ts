@@ -1,14 +1,7 @@
-import {
-  DEFAULT_CHAIN_ID,
-  devPublicClient,
-  devTestClient,
-  devWalletClient,
-  testWalletAbi,
-  testWalletBytecode,
-} from '@crawlgate/devchain';
-import type { Address, PublicClient } from 'viem';
+import { devPublicClient, devTestClient } from '@crawlgate/devchain';
+import type { PublicClient } from 'viem';
 import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
-import { newWallet } from '../../test/test-agent';
+import { deployBareTestWallet, newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
 import { signedMessageBy } from './signed-message';
 
@@ -64,17 +57,7 @@ describe('signedMessageBy', () => {
     expect(calls).toEqual({});
   });
 
-  /** A smart wallet (ERC-1271) deployed on this worker's anvil, and its owner. */
-  async function smartWallet(): Promise<{ owner: ReturnType<typeof newWallet>; wallet: Address }> {
-    const owner = newWallet();
-    await devTestClient(rpcUrl).setBalance({ address: owner.address, value: 10n ** 18n });
-    const hash = await devWalletClient(rpcUrl, DEFAULT_CHAIN_ID, owner).deployContract({
-      abi: testWalletAbi,
-      bytecode: testWalletBytecode,
-      args: [owner.address],
-    } as never);
-    return { owner, wallet: (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress! };
-  }
+  const smartWallet = () => deployBareTestWallet(rpcUrl);
 
   it('asks the chain for a smart wallet (ERC-1271): its owner’s signature holds, a stranger’s does not', async () => {
     const { owner, wallet } = await smartWallet();

@@ -3,6 +3,7 @@ import {
   hashMessage,
   isAddressEqual,
   recoverMessageAddress,
+  RpcRequestError,
   size,
   type Address,
   type Hex,
@@ -62,15 +63,16 @@ function watchedRequests(client: PublicClient): { client: PublicClient; failed: 
   return { client: { ...client, request }, failed: () => failures > 0 };
 }
 
-/** A call the contract reverted (JSON-RPC 3, or a node's "execution reverted"): the chain's answer, not its failure. */
+/**
+ * A call the contract reverted, as the node's own JSON-RPC error says it (code 3, or a message that
+ * begins "execution reverted"): the chain's answer, not its failure. Only the node's error object is
+ * read, not viem's wording around it, which quotes the request.
+ */
 function isRevert(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false;
-  return Boolean(
-    error.walk((cause) => {
-      const { code, message } = cause as { code?: unknown; message?: unknown };
-      return code === 3 || (typeof message === 'string' && /execution reverted/i.test(message));
-    }),
-  );
+  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
+  if (!(rpc instanceof RpcRequestError)) return false;
+  return rpc.code === 3 || /^execution reverted/i.test(rpc.details);
 }
 
 /** Whether `address` has code now ('unknown' when the node does not say). */

@@ -1,16 +1,17 @@
 import { transferProofMessage } from '@crawlgate/core';
-import { devPublicClient } from '@crawlgate/devchain';
+import { devPublicClient, devTestClient } from '@crawlgate/devchain';
 import { parseSignature, serializeCompactSignature, signatureToCompactSignature, type Hex } from 'viem';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
-import { newWallet } from '../../test/test-agent';
+import { deployBareTestWallet, newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
 import { PaymentRejected } from './payment-rejected';
-import { checkPayerSignature } from './transfer-checks';
+import { checkPayerSignature, transferSignedFor } from './transfer-checks';
+
+const gateRef = 'gate_ref_1';
+const hash = `0x${'ab'.repeat(32)}` as const;
 
 /** checkPayerSignature against this worker's anvil, through a node that refuses every eth_call (a rate limit). */
 describe('checkPayerSignature', () => {
-  const gateRef = 'gate_ref_1';
-  const hash = `0x${'ab'.repeat(32)}` as const;
   let limited: RpcRewriter;
 
   beforeAll(async () => {
@@ -46,6 +47,32 @@ describe('checkPayerSignature', () => {
     const signature = compact(await proofBy(newWallet()));
     await expect(
       checkPayerSignature(chainThrough(limited.url), gateRef, hash, newWallet().address, signature),
+    ).rejects.toMatchObject({ status: 503 });
+  });
+});
+
+describe('transferSignedFor', () => {
+  const { rpcUrl } = workerChain();
+
+  it('finds an honest smart wallet’s transfer behind a co-payer whose check the node cannot answer', async () => {
+    // A co-payer's contract (in a public bundle, anyone's) that reverts with 2 MB: the node's answer
+    // is too large to read, so its check is unchecked. That must not hold up the next payer's.
+    const { owner, wallet: honest } = await deployBareTestWallet(rpcUrl);
+    const bomb = newWallet().address;
+    await devTestClient(rpcUrl).setCode({ address: bomb, bytecode: '0x622000006000fd' });
+    const candidates = [
+      { payer: bomb.toLowerCase() as Hex, logIndex: 0 },
+      { payer: honest.toLowerCase() as Hex, logIndex: 1 },
+    ];
+    const chain = { publicClient: devPublicClient(rpcUrl) } as never;
+    const signature = await owner.signMessage({ message: transferProofMessage(gateRef, hash) });
+    await expect(transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), signature)).resolves.toEqual(
+      candidates[1],
+    );
+    // With no payer whose check holds, the one that could not be checked makes it a 503, not a 402.
+    const stranger = await newWallet().signMessage({ message: transferProofMessage(gateRef, hash) });
+    await expect(
+      transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), stranger),
     ).rejects.toMatchObject({ status: 503 });
   });
 });

@@ -141,21 +141,25 @@ export async function transferSignedFor(
   const signers = ranked.find((candidate) => isSigner(candidate.payer));
   if (signers) return signers;
   // A contract wallet's signature (its owner's key, which may have paid beside it) is asked of the wallet.
+  // A payer whose check the chain could not answer (anyone's contract can make its own so) does not
+  // hold up the next: it makes a 503 only when no payer's check holds.
   const payers = [...new Set(ranked.map((candidate) => candidate.payer))].filter((payer) => !isSigner(payer));
-  for (const payer of payers.slice(0, MAX_PAYERS_EXAMINED)) {
-    if (!(await onChain(() => hasCode(chain.publicClient, payer)))) continue;
-    try {
-      await checkPayerSignature(chain, gateRef, hash, payer, signature);
-      return ranked.find((candidate) => candidate.payer === payer)!;
-    } catch (error) {
-      if (!(error instanceof PaymentRejected)) throw error;
+  const message = transferProofMessage(gateRef, hash);
+  let unchecked = false;
+  if (signature !== undefined) {
+    for (const payer of payers.slice(0, MAX_PAYERS_EXAMINED)) {
+      if (!(await onChain(() => hasCode(chain.publicClient, payer)))) continue;
+      const signed = await payerSigned(chain, message, payer, signature);
+      if (signed === true) return ranked.find((candidate) => candidate.payer === payer)!;
+      if (signed === 'unchecked') unchecked = true;
     }
   }
+  if (unchecked) throw chainUnavailable();
   if (ranked.length === 0 || candidates.some((candidate) => isSigner(candidate.payer))) return 'used';
   if (signature === undefined) await checkPayerSignature(chain, gateRef, hash, ranked[0].payer, signature); // asks for one
   throw new PaymentRejected(
     TRANSFER_REASONS.notSignedByPayer,
-    `\`signature\` is not the proof of any payer of a transfer of the price to pay_to in ${hash}${payers.length > MAX_PAYERS_EXAMINED ? ` (the first ${MAX_PAYERS_EXAMINED} payers were looked at)` : ''}: the transfer's payer signs (EIP-191) ${JSON.stringify(transferProofMessage(gateRef, hash))}`,
+    `\`signature\` is not the proof of any payer of a transfer of the price to pay_to in ${hash}${payers.length > MAX_PAYERS_EXAMINED ? ` (the first ${MAX_PAYERS_EXAMINED} payers were looked at)` : ''}: the transfer's payer signs (EIP-191) ${JSON.stringify(message)}`,
   );
 }
 
@@ -214,16 +218,30 @@ export async function checkPayerSignature(
   const asked = `the transfer's payer ${payer} signs (EIP-191) ${JSON.stringify(message)}`;
   if (signature === undefined)
     throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `A tx_hash needs \`signature\`: ${asked}`);
-  // Read as EIP-2098's 64-byte ECDSA form first (recovered locally, no node asked), then as sent (a
-  // contract wallet may take 64 bytes of its own kind, a passkey's r||s). A form the chain could not
-  // check is no "no": it is a 503 only when no form holds.
+  const signed = await payerSigned(chain, message, payer, signature);
+  if (signed === 'unchecked') throw chainUnavailable();
+  if (signed) return;
+  throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
+}
+
+/**
+ * Whether `payer` signed `message` with `signature`, read as EIP-2098's 64-byte ECDSA form first
+ * (recovered locally, no node asked), then as sent (a contract wallet may take 64 bytes of its own
+ * kind, a passkey's r||s). A form the chain could not check is no "no": 'unchecked' only when no
+ * form holds.
+ */
+async function payerSigned(
+  chain: Pick<ChainContext, 'publicClient'>,
+  message: string,
+  payer: Hex,
+  signature: Hex,
+): Promise<boolean | 'unchecked'> {
   const expanded = expandedSignature(signature);
-  const answers: Array<boolean | 'unchecked'> = [];
+  let unchecked = false;
   for (const form of expanded === signature ? [signature] : [expanded, signature]) {
     const signed = await signedMessageBy(chain, { address: payer, message, signature: form });
-    if (signed === true) return;
-    answers.push(signed);
+    if (signed === true) return true;
+    if (signed === 'unchecked') unchecked = true;
   }
-  if (answers.includes('unchecked')) throw chainUnavailable();
-  throw new PaymentRejected(TRANSFER_REASONS.notSignedByPayer, `\`signature\` is not this proof's: ${asked}`);
+  return unchecked ? 'unchecked' : false;
 }

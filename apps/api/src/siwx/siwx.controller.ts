@@ -47,7 +47,7 @@ export class SiwxController {
   @ApiResponse({
     status: 503,
     description:
-      'A smart wallet’s signature could not be checked: the node was down, timed out, or refused the call (a rate limit). Retry after `Retry-After`; it is no "no".',
+      'A smart wallet’s signature could not be checked: the node was down, timed out or refused the call (a rate limit), or the wallet’s answer could not be read (larger than a node reply may be). Retry after `Retry-After`; it is no "no".',
   })
   async reaccess(@CurrentSite() site: Site, @Body() body: SiwxAccessDto): Promise<SiwxAccessView> {
     return this.siwx.reaccess(site, body.proof, body.url);

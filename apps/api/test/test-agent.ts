@@ -181,12 +181,7 @@ export async function deployTestWallet(
   usd = '1',
 ): Promise<`0x${string}`> {
   await fundEth(app, owner.address);
-  const hash = await createWalletClient({
-    account: owner,
-    chain: app.chain.relayer.chain,
-    transport: http(app.chain.rpcUrl),
-  }).deployContract({ abi: testWalletAbi, bytecode: testWalletBytecode, args: [owner.address] } as never);
-  const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+  const wallet = await deployWalletContract(app.chain.rpcUrl, app.chain.relayer.chain.id, owner);
   await fundUsdc(app, wallet, usd);
   return wallet;
 }
@@ -198,12 +193,17 @@ export async function deployTestWallet(
 export async function deployBareTestWallet(rpcUrl: string): Promise<{ owner: PrivateKeyAccount; wallet: Hex }> {
   const owner = newWallet();
   await devTestClient(rpcUrl).setBalance({ address: owner.address, value: 10n ** 18n });
-  const hash = await devWalletClient(rpcUrl, DEFAULT_CHAIN_ID, owner).deployContract({
+  return { owner, wallet: await deployWalletContract(rpcUrl, DEFAULT_CHAIN_ID, owner) };
+}
+
+/** Deploys a TestWallet for `owner`, who pays its gas; its address. */
+async function deployWalletContract(rpcUrl: string, chainId: number, owner: PrivateKeyAccount): Promise<Hex> {
+  const hash = await devWalletClient(rpcUrl, chainId, owner).deployContract({
     abi: testWalletAbi,
     bytecode: testWalletBytecode,
     args: [owner.address],
   } as never);
-  return { owner, wallet: (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress! };
+  return (await devPublicClient(rpcUrl).waitForTransactionReceipt({ hash })).contractAddress!;
 }
 
 async function strangerClient(app: Pick<TestApp, 'chain'>) {

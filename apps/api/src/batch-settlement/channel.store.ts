@@ -17,16 +17,23 @@ export interface ChannelKey {
 /** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
 const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
 
-/** A claimWithSignature transaction of ours, as channel_claims records it. */
+/** A claimWithSignature transaction of ours, as channel_claims records it once signed. */
 export interface ClaimRecord {
   chainId: number;
   receiver: string;
   token: string;
   txHash: string;
+  /** The relayer nonce it was signed with. */
+  nonce: number;
   /** How many channels it claimed, and what it added to their totalClaimed (atomic units). */
   channels: number;
   amount: bigint;
-  settleTxHash: string | null;
+}
+
+/** A claim written down before its broadcast and not yet seen landed: mined, lost or never sent. */
+export interface ClaimOnItsWay {
+  txHash: string;
+  nonce: number | null;
 }
 
 /**
@@ -494,10 +501,10 @@ export class ChannelStore {
     });
   }
 
-  /** The claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */
+  /** The landed claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */
   async unsettledClaimIds(of: { chainId: number; receiver: string; token: string }): Promise<string[]> {
     const rows = await this.db.prisma.channelClaim.findMany({
-      where: { ...of, settleTxHash: null },
+      where: { ...of, settleTxHash: null, landedAt: { not: null } },
       select: { id: true },
     });
     return rows.map((row) => row.id);
@@ -557,11 +564,48 @@ export class ChannelStore {
     );
   }
 
-  async recordClaim(claim: ClaimRecord): Promise<void> {
+  /**
+   * A claim signed and about to be broadcast: written first, so that whatever the broadcast's answer
+   * and whichever instance runs next (this one restarted, or another), it is waited for while on its
+   * way and recorded once landed (claimsOnTheirWay), not sent again.
+   */
+  async recordClaimSent(claim: ClaimRecord): Promise<void> {
+    // The same claim signed again at the same nonce and fees (its broadcast refused before) is the same transaction.
     await this.db.prisma.channelClaim.upsert({
       where: { chainId_txHash: { chainId: claim.chainId, txHash: claim.txHash } },
       create: claim,
-      update: { settleTxHash: claim.settleTxHash },
+      update: {},
     });
+  }
+
+  /** This receiver's claims written down and not yet seen landed, oldest first. */
+  claimsOnTheirWay(of: { chainId: number; receiver: string; token: string }): Promise<ClaimOnItsWay[]> {
+    return this.db.prisma.channelClaim.findMany({
+      where: { ...of, landedAt: null },
+      select: { txHash: true, nonce: true },
+      orderBy: { createdAt: 'asc' },
+    });
+  }
+
+  /**
+   * The claim landed: recorded so, and any other claim written down with its nonce dropped (a
+   * broadcast tried again at that nonce, or refused there: neither can ever be mined now).
+   */
+  async recordClaimLanded(chainId: number, txHash: string): Promise<void> {
+    const landed = await this.db.prisma.channelClaim.update({
+      where: { chainId_txHash: { chainId, txHash } },
+      data: { landedAt: new Date() },
+      select: { nonce: true },
+    });
+    // Not in one transaction with the update: a row left by a failure here is dropped by the next run.
+    if (landed.nonce !== null)
+      await this.db.prisma.channelClaim.deleteMany({
+        where: { chainId, nonce: landed.nonce, landedAt: null, NOT: { txHash } },
+      });
+  }
+
+  /** A claim written down that claimed nothing and never will: reverted, or its nonce taken by another transaction. */
+  async dropClaim(chainId: number, txHash: string): Promise<void> {
+    await this.db.prisma.channelClaim.deleteMany({ where: { chainId, txHash, landedAt: null } });
   }
 }

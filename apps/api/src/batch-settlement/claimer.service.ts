@@ -19,9 +19,9 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { broadcastFromRelayer, prepareRelayerCall, sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
-import { ChannelStore, type ClaimRecord, type ClaimSigner } from './channel.store';
+import { ChannelStore, type ClaimOnItsWay, type ClaimSigner } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
@@ -66,9 +66,6 @@ export class ClaimerService {
 
   /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
   private readonly settling = new Map<string, InFlight>();
-
-  /** Per receiver and token, a claim this instance sent and has not seen mined, recorded once it is. */
-  private readonly claiming = new Map<string, InFlight>();
 
   /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
   private recentHeartbeatAt?: number;
@@ -212,13 +209,14 @@ export class ClaimerService {
     // looked at before this run's claims, which the relayer's nonces put after it.
     const of = { chainId: this.chain.chainId, receiver, token };
     const key = receiverKey(receiver, token);
-    const earlier = await this.stillOnItsWay(this.settling, key);
+    const earlier = await this.settleStillOnItsWay(key);
     // Nothing sent behind it (a claim sent now would wait on the relayer's nonce, and be sent again
     // at each run): not a run that kept up (keepsUp).
     if (earlier) throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
-    // Nor is a claim of an earlier run still on its way sent again: each copy would be a no-op the relayer pays for.
-    const claim = await this.stillOnItsWay(this.claiming, key);
-    if (claim) throw new Error(`the claim ${claim.hash} of an earlier run is not mined yet`);
+    // Nor is a claim still on its way sent again, whichever run sent it (this instance's before a
+    // restart, or another's): each copy would be a no-op the relayer pays for.
+    const claim = await this.claimOnItsWay(of);
+    if (claim) throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -233,43 +231,66 @@ export class ClaimerService {
     const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
     run.settles.push(settle);
     // Landed, the claims recorded before it are marked settled by it.
-    await this.untilLanded(this.settling, key, 'settle', {
-      hash: settle,
-      landed: () => this.store.markClaimsSettled(claims, settle),
-    });
+    await this.untilSettleLands(key, { hash: settle, landed: () => this.store.markClaimsSettled(claims, settle) });
   }
 
   /**
-   * Waits for a transaction just sent, kept in `inFlight` under `key` until it is mined (a run that
-   * stops waiting leaves it there for the next, stillOnItsWay); fails unless it succeeded, then runs
-   * its `landed`.
+   * Waits for a settle just sent, kept in `settling` under `key` until it is mined (a run that stops
+   * waiting leaves it there for the next, settleStillOnItsWay); fails unless it succeeded, then runs its `landed`.
    */
-  private async untilLanded(
-    inFlight: Map<string, InFlight>,
-    key: string,
-    what: 'claim' | 'settle',
-    sent: InFlight,
-  ): Promise<void> {
-    inFlight.set(key, sent);
+  private async untilSettleLands(key: string, sent: InFlight): Promise<void> {
+    this.settling.set(key, sent);
     const receipt = await waitForReceipt(this.chain, sent.hash, this.chain.settlementTimeoutMs);
-    if (receipt) inFlight.delete(key);
+    if (receipt) this.settling.delete(key);
     if (!receipt || receipt.status !== 'success')
-      throw new Error(`${what} ${sent.hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
+      throw new Error(`settle ${sent.hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
     await sent.landed();
   }
 
   /**
-   * The transaction an earlier run sent and left in `inFlight` under `key`, while it is still on its
-   * way; once it is not, it is let go, after its `landed` if it succeeded.
+   * The settle an earlier run sent and left in `settling` under `key`, while it is still on its way;
+   * once it is not, it is let go, after its `landed` if it succeeded.
    */
-  private async stillOnItsWay(inFlight: Map<string, InFlight>, key: string): Promise<InFlight | undefined> {
-    const sent = inFlight.get(key);
+  private async settleStillOnItsWay(key: string): Promise<InFlight | undefined> {
+    const sent = this.settling.get(key);
     if (!sent) return undefined;
     const state = await transactionState(this.chain, sent.hash);
     if (state === 'pending') return sent;
-    inFlight.delete(key);
+    this.settling.delete(key);
     if (state === 'success') await sent.landed();
     return undefined;
+  }
+
+  /**
+   * A claim of this receiver written down (recordClaimSent) that is still on its way. The others are
+   * settled here: one mined meanwhile is recorded landed; one that reverted, or that the chain does
+   * not know while its nonce went to another transaction, claimed nothing and never will, and is
+   * dropped. One the chain does not know with its nonce still free (a broadcast the node refused)
+   * holds nothing back; it is dropped once its nonce is taken.
+   */
+  private async claimOnItsWay(of: {
+    chainId: number;
+    receiver: string;
+    token: string;
+  }): Promise<ClaimOnItsWay | undefined> {
+    for (const claim of await this.store.claimsOnTheirWay(of)) {
+      const state = await transactionState(this.chain, claim.txHash as Hex);
+      if (state === 'pending') return claim;
+      if (state === 'success') await this.store.recordClaimLanded(of.chainId, claim.txHash);
+      else if (state === 'reverted' || (await this.relayerNonceTaken(claim.nonce)))
+        await this.store.dropClaim(of.chainId, claim.txHash);
+    }
+    return undefined;
+  }
+
+  /** Whether a transaction of the relayer's with this nonce was mined: no other can be now. */
+  private async relayerNonceTaken(nonce: number | null): Promise<boolean> {
+    if (nonce === null) return false;
+    const mined = await this.chain.publicClient.getTransactionCount({
+      address: this.chain.relayer.account.address,
+      blockTag: 'latest',
+    });
+    return mined > nonce;
   }
 
   /**
@@ -351,7 +372,7 @@ export class ClaimerService {
     await this.store.markPublished(
       rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
     );
-    const hash = await sendFromRelayer(
+    const call = await prepareRelayerCall(
       this.chain,
       batch.escrow,
       await claimCalldata(
@@ -360,23 +381,23 @@ export class ClaimerService {
         rows.map((r) => r.row),
       ),
     );
+    const of = { chainId: this.chain.chainId, receiver, token };
+    // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
+    // instance runs next, it is waited for while on its way and recorded once landed (claimOnItsWay).
+    const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
+      this.store.recordClaimSent({ ...of, txHash, nonce, channels: rows.length, amount }),
+    );
     run.claims.push(hash);
-    const record: ClaimRecord = {
-      chainId: this.chain.chainId,
-      receiver,
-      token,
-      txHash: hash,
-      channels: rows.length,
-      amount,
-      settleTxHash: null,
-    };
-    // Recorded once landed, before its channels are marked claimed: a run stopped between the two
-    // leaves a claim with no settle, whose receiver the next run visits. The other way round, nothing
-    // led a run back to it, and what it claimed stayed in the escrow until the receiver's next voucher.
-    await this.untilLanded(this.claiming, receiverKey(receiver, token), 'claim', {
-      hash,
-      landed: () => this.store.recordClaim(record),
-    });
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    if (!receipt) throw new Error(`claim ${hash} not confirmed yet`);
+    if (receipt.status !== 'success') {
+      await this.store.dropClaim(this.chain.chainId, hash);
+      throw new Error(`claim ${hash} reverted`);
+    }
+    // Recorded landed before its channels are marked claimed: a run stopped between the two leaves
+    // a claim with no settle, whose receiver the next run visits. The other way round, nothing led a
+    // run back to it, and what it claimed stayed in the escrow until the receiver's next voucher.
+    await this.store.recordClaimLanded(this.chain.chainId, hash);
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) await this.readAndMarkClaimed(batch, channel);
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { Hex } from 'viem';
+import { keccak256, type Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS } from '@crawlgate/core';
 import {
@@ -22,7 +22,8 @@ import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ChannelStore } from './channel.store';
 import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
-import { ClaimerService } from './claimer.service';
+import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { ClaimerService, type ClaimRun } from './claimer.service';
 
 /** The range a capping node in these tests answers eth_getLogs over, in blocks. */
 const LOG_RANGE_CAP = 100n;
@@ -466,6 +467,74 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('records a claim sent before a restart once it lands, and sends none again while it is on its way (or from another instance)', async () => {
+    const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
+    const node = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const sentCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    try {
+      await paidChannel('/restart', 100_000n, [10_000n, 20_000n]);
+      await node.setAutomine(false);
+      const [sent] = (await app.app.get(ClaimerService).runOnce({ force: true })).claims;
+      expect(sent).toMatch(/^0x/);
+      // The API restarts (or another instance on the same database runs) while the claim waits in the mempool.
+      const restarted = claimerLike(app);
+      const before = await sentCount();
+      expect(await restarted.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await sentCount()).toBe(before);
+      await node.setAutomine(true);
+      await node.mine({ blocks: 1 });
+
+      // Landed: the restarted claimer records it and settles what it claimed; nothing is claimed twice.
+      const next = await restarted.runOnce({ force: true });
+      expect(next).toMatchObject({ claims: [], settles: [expect.stringMatching(/^0x/)] });
+      const receiver = payTo.toLowerCase();
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: sent, amount: 20_000n, channels: 1, settleTxHash: next.settles[0] }),
+      ]);
+      expect(await usdcBalance(app, payTo)).toBe(20_000n);
+    } finally {
+      await node.setAutomine(true);
+      await app.close();
+    }
+  });
+
+  it('drops the record of a claim whose broadcast the node refused once its nonce is taken, and records the claim sent in its place once', async () => {
+    const { app, payTo, claimRefused, onlyClaim, close } = await refusedClaimSite('/refused');
+    try {
+      const claimer = await claimRefused();
+      // The relayer's next transaction, mined, takes the nonce the refused claim was signed with.
+      const other = await sendFromRelayer(app.chain, newWallet().address, '0x');
+      expect((await waitForReceipt(app.chain, other, 10_000))?.status).toBe('success');
+      // The refused claim, never on the chain, does not hold the receiver's claims back.
+      const run = await claimerLike(app).runOnce({ force: true });
+      expect(run).toMatchObject({ claims: [expect.stringMatching(/^0x/)], settles: [expect.stringMatching(/^0x/)] });
+      expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
+      await onlyClaim(run);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await close();
+    }
+  });
+
+  it('drops the record of a refused claim once a claim signed at other fees takes its nonce', async () => {
+    const { app, refused, claimRefused, onlyClaim, close } = await refusedClaimSite('/refused-fees');
+    try {
+      const claimer = await claimRefused();
+      // Fees rose meanwhile: the claim signed again is another transaction, at the same nonce.
+      const chain = devTestClient(app.chain.rpcUrl);
+      const { baseFeePerGas } = await app.chain.publicClient.getBlock();
+      await chain.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFeePerGas! * 3n });
+      await chain.mine({ blocks: 1 });
+      const run = await claimer.runOnce({ force: true });
+      expect(run.claims).toHaveLength(1);
+      expect(run.claims[0]).not.toBe(refused[0]);
+      await onlyClaim(run);
+    } finally {
+      await close();
+    }
+  });
+
   it('sends a settle once while it waits to be mined, and marks the claim settled by it once it is', async () => {
     const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
     const chain = devTestClient(app.chain.rpcUrl);
@@ -555,7 +624,7 @@ describe('voucher claimer', () => {
     const { app, payTo, paidChannel } = await voucherSite();
     const store = app.app.get(ChannelStore);
     const failing = jest
-      .spyOn(store, 'recordClaim')
+      .spyOn(store, 'recordClaimLanded')
       .mockRejectedValueOnce(new Error('the database went away after the claim landed'));
     try {
       await paidChannel('/s', 100_000n, [10_000n, 20_000n]);
@@ -573,6 +642,55 @@ describe('voucher claimer', () => {
     }
   });
 });
+
+/** A claimer of its own on the app's database and chain, as the API restarted or another instance has: nothing in its memory. */
+function claimerLike(app: TestApp): ClaimerService {
+  return new ClaimerService(
+    app.chain,
+    app.config,
+    app.database,
+    app.app.get(ChannelStore),
+    app.app.get(ClaimerHeartbeatStore),
+  );
+}
+
+/**
+ * A voucher site whose node refuses the broadcast of its first claim (a node refusing a transaction
+ * never sees it): claimRefused() runs the claimer through that refusal (the refused transaction's
+ * hash in `refused`); onlyClaim() checks the receiver's one claim record is the run's, settled.
+ */
+async function refusedClaimSite(path: string) {
+  const refused: Hex[] = [];
+  const refusing = { on: false };
+  const node = await startRpcRewriter(
+    workerChain().rpcUrl,
+    ({ result }) => result,
+    ({ method, params }) => {
+      if (!refusing.on || method !== 'eth_sendRawTransaction') return undefined;
+      refused.push(keccak256(params[0] as Hex));
+      return { code: -32000, message: 'insufficient funds for gas * price + value' };
+    },
+  );
+  const { app, payTo, paidChannel } = await voucherSite({}, {}, node.url);
+  await paidChannel(path, 100_000n, [10_000n]);
+  const claimRefused = async () => {
+    const claimer = app.app.get(ClaimerService);
+    refusing.on = true;
+    expect(await claimer.runOnce({ force: true })).toEqual({ claims: [], settles: [], skipped: false });
+    refusing.on = false;
+    expect(refused).toHaveLength(1);
+    return claimer;
+  };
+  const onlyClaim = async (run: ClaimRun) =>
+    expect(await app.database.prisma.channelClaim.findMany({ where: { receiver: payTo.toLowerCase() } })).toEqual([
+      expect.objectContaining({ txHash: run.claims[0], amount: 10_000n, settleTxHash: run.settles[0] }),
+    ]);
+  const close = async () => {
+    await app.close();
+    await node.close();
+  };
+  return { app, payTo, refused, claimRefused, onlyClaim, close };
+}
 
 /** The claimer's claim of what `payTo` is owed, without its settle, as a run that stopped between the two leaves it: the claim's hash. */
 async function claimOnly(app: TestApp, payTo: string): Promise<Hex> {

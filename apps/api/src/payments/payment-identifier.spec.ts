@@ -81,8 +81,9 @@ describe('payment-identifier (x402 idempotency id)', () => {
     expect(first.status).toBe(200);
     const before = (await transfersTo(app, payTo)).length;
     const second = await verify(gate.id, { payment: await v2Payment(agent, gate, id) });
+    // Checked as any new payment is: this gate is paid (another gate under the id: the next test).
     expect(second.status).toBe(409);
-    expect(second.body.detail).toMatch(/payment identifier/i);
+    expect(second.body.detail).toMatch(/already paid/i);
     expect((await transfersTo(app, payTo)).length).toBe(before);
   });
 
@@ -124,20 +125,40 @@ describe('payment-identifier (x402 idempotency id)', () => {
     expect(await verify(victimGate.id, { payment: victimPayment })).toMatchObject({ status: 200, body: victim.body });
   });
 
-  it('gives nothing away to someone posing as the payer with its id: the forged payment is refused by signature, not 409', async () => {
+  it('gives nothing away to someone posing as the payer with its id: the answer any other id gets, never the stored one', async () => {
     const gate = await openGate(app, site, '/pid/posing');
     const id = generatePaymentId();
     const paid = await verify(gate.id, { payment: await v2Payment(agent, gate, id) });
     expect(paid.status).toBe(200);
     const forged = await verify(gate.id, { payment: await v2Payment(agent, gate, id, { signer: other }) });
-    expect(forged.status).toBe(402);
-    expect(forged.body).toEqual({ detail: expect.any(String), reason: 'invalid_exact_evm_payload_signature' });
+    const guessed = await verify(gate.id, {
+      payment: await v2Payment(agent, gate, generatePaymentId(), { signer: other }),
+    });
+    expect(forged.status).toBe(409);
+    expect(forged.body).toEqual(guessed.body);
+    expect(JSON.stringify(forged.body)).not.toContain(paid.body.access_token);
     const elsewhere = await openGate(app, site, '/pid/posing-elsewhere');
     const forgedElsewhere = await verify(elsewhere.id, {
       payment: await v2Payment(agent, elsewhere, id, { signer: other }),
     });
     expect(forgedElsewhere.status).toBe(402);
     expect(JSON.stringify(forgedElsewhere.body)).not.toContain(paid.body.access_token);
+  });
+
+  it('answers a payment forged in the payer\'s name the same whether or not the payer used its id on the site', async () => {
+    const gate = await openGate(app, site, '/pid/oracle');
+    const usedId = generatePaymentId();
+    expect((await verify(gate.id, { payment: await v2Payment(agent, gate, usedId) })).status).toBe(200);
+    // Anyone: a gate of the site, the payer's public address, a key of its own, and a candidate id;
+    // with terms the API refuses (another recipient), and with the gate's own terms.
+    const probe = await openGate(app, site, '/pid/oracle-probe');
+    for (const tamper of [{ signer: other, to: newWallet().address }, { signer: other }] as Tamper[]) {
+      const ask = async (id: string) => verify(probe.id, { payment: await v2Payment(agent, probe, id, tamper) });
+      const used = await ask(usedId);
+      const unused = await ask(generatePaymentId());
+      expect(used.status).toBe(402);
+      expect(used.body).toEqual(unused.body);
+    }
   });
 
   it('tells nobody holding a public authorization which id its payer used: the same 409 whatever the id', async () => {

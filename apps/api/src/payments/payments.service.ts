@@ -140,8 +140,12 @@ export class PaymentsService {
     const existing = await this.store.byNonce(nonceKey);
     if (existing) return this.outcomeOf(existing, gate);
     if (identifier) {
+      // Only this very payment gets its stored answer here. Another under the id goes through every
+      // check a new payment does, and the claim's key refuses it (409): answered sooner, a payment
+      // forged in the payer's name would tell whether the payer used that id on the site.
       const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
-      if (kept) return this.answerForIdentifier(kept, gate, identifier.fingerprint, auth);
+      if (kept && sameFingerprint(kept.paymentFingerprint, identifier.fingerprint) && isPaymentOfGate(kept, gate))
+        return this.outcomeOf(kept, gate);
     }
     if (recordedOnly)
       throw new PaymentRejected(

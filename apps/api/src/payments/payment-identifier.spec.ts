@@ -145,7 +145,7 @@ describe('payment-identifier (x402 idempotency id)', () => {
     expect(JSON.stringify(forgedElsewhere.body)).not.toContain(paid.body.access_token);
   });
 
-  it('answers a payment forged in the payer\'s name the same whether or not the payer used its id on the site', async () => {
+  it("answers a payment forged in the payer's name the same whether or not the payer used its id on the site", async () => {
     const gate = await openGate(app, site, '/pid/oracle');
     const usedId = generatePaymentId();
     expect((await verify(gate.id, { payment: await v2Payment(agent, gate, usedId) })).status).toBe(200);

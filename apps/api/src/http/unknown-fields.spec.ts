@@ -98,6 +98,44 @@ describe('fields a settings body does not declare', () => {
     expect(unchanged.body).toEqual((await call('GET', '/v1/publishers/me', undefined)).body);
   });
 
+  it('refuses a field named as a member every object inherits ("constructor", "hasOwnProperty"), at any depth, and keeps what is stored', async () => {
+    // class-validator's whitelist looks names up in a plain object, where these are found: each was
+    // taken as declared (and, inside the bot policy's maps, dropped: the whole policy then replaced by an empty one).
+    const policy = `/v1/sites/${site.siteId}/bot-policy`;
+    expect((await call('PUT', policy, { bots: { GPTBot: 'block' } })).status).toBe(200);
+    const before = (await call('GET', policy, undefined)).body;
+    for (const [body, loc] of [
+      [{ bots: { constructor: 'allow' } }, ['body', 'bots', 'constructor']],
+      [{ categories: { hasOwnProperty: 'allow' } }, ['body', 'categories', 'hasOwnProperty']],
+      [{ require_signature: { constructor: ['x'] } }, ['body', 'require_signature', 'constructor']],
+    ] as const) {
+      const answer = await call('PUT', policy, body);
+      expect({ status: answer.status, detail: answer.body.detail }).toEqual({ status: 422, detail: [extra([...loc])] });
+    }
+    expect((await call('GET', policy, undefined)).body).toEqual(before);
+    const pricing = `/v1/sites/${site.siteId}/pricing`;
+    for (const [method, path, body, loc] of [
+      ['PATCH', '/v1/publishers/me', { constructor: 'x', name: 'n' }, ['body', 'constructor']],
+      ['PUT', pricing, { default_price_usd: '0.01', constructor: 'x' }, ['body', 'constructor']],
+      [
+        'PUT',
+        pricing,
+        { default_price_usd: '0.01', rules: [{ path: '/a', price_usd: '0.5', valueOf: 1 }] },
+        ['body', 'rules', 0, 'valueOf'],
+      ],
+      ['PATCH', `/v1/sites/${site.siteId}`, { __defineGetter__: 1 }, ['body', '__defineGetter__']],
+      ['PATCH', `/v1/sites/${site.siteId}`, { __lookupGetter__: 1 }, ['body', '__lookupGetter__']],
+      ['PATCH', `/v1/sites/${site.siteId}`, { hasOwnProperty: 1 }, ['body', 'hasOwnProperty']],
+    ] as const) {
+      const answer = await call(method, path, body);
+      expect({ path, status: answer.status, detail: answer.body.detail }).toEqual({
+        path,
+        status: 422,
+        detail: [extra([...loc])],
+      });
+    }
+  });
+
   it('still ignores a field the middleware’s calls do not know (a newer middleware, an older API)', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const report = await app.call('POST', '/v1/site/gate-counts', {

@@ -11,7 +11,12 @@ describe('createWalletSession', () => {
     expect(await session.remaining()).toEqual({ micros: 2_000_000n, usd: '2' });
     expect(session.ledger.pages(10)).toEqual({ pages: [], total: 0 });
     expect(describeSession(session)).toBe(
-      `crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`,
+      `crawlgate-mcp: wallet ${session.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia; a payment a site refuses stays reserved from the budget: with no CRAWLGATE_RPC_URL nothing can see its authorization expire unused (with a budget file, it counts as spent once this server stops); set CRAWLGATE_RPC_URL to the network’s node to free it`,
+    );
+    // With a node to ask, a refused payment's reservation ends once its authorization expired unused: no warning.
+    const checked = createWalletSession(readConfig({ ...ENV, CRAWLGATE_RPC_URL: 'https://base.example.com/v2/key' }));
+    expect(describeSession(checked)).toBe(
+      `crawlgate-mcp: wallet ${checked.address}, at most 0.01 USD a page, budget 2 USD, networks base, base-sepolia`,
     );
   });
 

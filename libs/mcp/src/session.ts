@@ -25,6 +25,12 @@ export interface WalletSession {
   maxPriceUsd: string;
   maxPriceMicros: bigint;
   budgetUsd: string;
+  /**
+   * Whether the chain can be asked (CRAWLGATE_RPC_URL) what became of a payment a site refused but
+   * holds: its reservation ends once its authorization expired unused. Without, it stays reserved,
+   * and a budget file counts it spent once this process is gone: nothing can tell it was not settled.
+   */
+  refusalsChecked: boolean;
   networks: readonly AllowedNetwork[];
   /** `networks` as the agent checks an offer against them (chain, token, EIP-712 domain): a quote chooses as it does. */
   allowed: readonly Allowed[];
@@ -92,7 +98,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       onUnconfirmedPayment: (event) => {
         ledger.recordUnconfirmed(event);
         log(
-          `crawlgate-mcp: ${event.status === 'held' ? 'refused, but the site holds' : 'sent, no answer for'} a payment of ${event.priceUsd} USD to ${event.payTo} for ${event.url} on ${event.network}`,
+          `crawlgate-mcp: ${event.status === 'held' ? 'refused, but the site holds' : 'sent, no answer for'} a payment of ${event.priceUsd} USD to ${event.payTo} for ${event.url} on ${event.network}${event.status === 'held' && config.rpcUrl === undefined ? `; it stays reserved from the budget: ${UNCHECKED_REFUSALS}` : ''}`,
         );
       },
     });
@@ -111,6 +117,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
     maxPriceUsd: config.maxPriceUsd,
     maxPriceMicros: usdMicros(config.maxPriceUsd),
     budgetUsd: config.budgetUsd,
+    refusalsChecked: config.rpcUrl !== undefined,
     networks: config.networks,
     allowed: allowList(config.networks),
     headers: { 'user-agent': config.userAgent, accept: ACCEPT },
@@ -137,5 +144,12 @@ export function describeSession(session: WalletSession): string {
   const networks = session.networks
     .map((entry) => (typeof entry === 'string' ? entry : `${entry.network} (${entry.asset})`))
     .join(', ');
-  return `crawlgate-mcp: wallet ${session.address}, at most ${session.maxPriceUsd} USD a page, budget ${session.budgetUsd} USD, networks ${networks}`;
+  const refusals = session.refusalsChecked
+    ? ''
+    : `; a payment a site refuses stays reserved from the budget: ${UNCHECKED_REFUSALS}`;
+  return `crawlgate-mcp: wallet ${session.address}, at most ${session.maxPriceUsd} USD a page, budget ${session.budgetUsd} USD, networks ${networks}${refusals}`;
 }
+
+/** Why a refused payment's reservation never ends without an RPC URL (WalletSession.refusalsChecked). */
+const UNCHECKED_REFUSALS =
+  'with no CRAWLGATE_RPC_URL nothing can see its authorization expire unused (with a budget file, it counts as spent once this server stops); set CRAWLGATE_RPC_URL to the network’s node to free it';

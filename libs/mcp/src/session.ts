@@ -74,6 +74,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
   // Lines quote sites and the model (a URL argument, a refusal's detail): nothing the operator's terminal would act on.
   const log = (line: string) => write(terminalSafe(config.redact(line)));
   const ledger = new PaymentLedger();
+  const refusalsChecked = config.rpcUrl !== undefined;
   // The URLs come from the assistant, and through it from the pages it read: by default no request,
   // nor a redirect hop, reaches this machine or its network (checked on the addresses connected to).
   const fetch = options.fetch ?? (config.allowPrivateNetworks ? globalThis.fetch : publicAddressFetch());
@@ -98,7 +99,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       onUnconfirmedPayment: (event) => {
         ledger.recordUnconfirmed(event);
         log(
-          `crawlgate-mcp: ${event.status === 'held' ? 'refused, but the site holds' : 'sent, no answer for'} a payment of ${event.priceUsd} USD to ${event.payTo} for ${event.url} on ${event.network}${event.status === 'held' && config.rpcUrl === undefined ? `; it stays reserved from the budget: ${UNCHECKED_REFUSALS}` : ''}`,
+          `crawlgate-mcp: ${event.status === 'held' ? 'refused, but the site holds' : 'sent, no answer for'} a payment of ${event.priceUsd} USD to ${event.payTo} for ${event.url} on ${event.network}${event.status === 'held' && !refusalsChecked ? `; it stays reserved from the budget: ${UNCHECKED_REFUSALS}` : ''}`,
         );
       },
     });
@@ -117,7 +118,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
     maxPriceUsd: config.maxPriceUsd,
     maxPriceMicros: usdMicros(config.maxPriceUsd),
     budgetUsd: config.budgetUsd,
-    refusalsChecked: config.rpcUrl !== undefined,
+    refusalsChecked,
     networks: config.networks,
     allowed: allowList(config.networks),
     headers: { 'user-agent': config.userAgent, accept: ACCEPT },

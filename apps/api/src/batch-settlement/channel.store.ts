@@ -17,11 +17,15 @@ export interface ChannelKey {
 /** How long a claim with no settle recorded is followed up (see receiversWithUnsettledClaims). */
 const UNSETTLED_CLAIM_WINDOW_MS = 7 * 24 * 3600_000;
 
-/** A claimWithSignature transaction of ours, as channel_claims records it once signed. */
-export interface ClaimRecord {
+/** Whose claims: one receiver's, in one token, on one chain. */
+export interface ReceiverClaims {
   chainId: number;
   receiver: string;
   token: string;
+}
+
+/** A claimWithSignature transaction of ours, as channel_claims records it once signed. */
+export interface ClaimRecord extends ReceiverClaims {
   txHash: string;
   /** The relayer nonce it was signed with. */
   nonce: number;
@@ -502,7 +506,7 @@ export class ChannelStore {
   }
 
   /** The landed claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */
-  async unsettledClaimIds(of: { chainId: number; receiver: string; token: string }): Promise<string[]> {
+  async unsettledClaimIds(of: ReceiverClaims): Promise<string[]> {
     const rows = await this.db.prisma.channelClaim.findMany({
       where: { ...of, settleTxHash: null, landedAt: { not: null } },
       select: { id: true },
@@ -579,7 +583,7 @@ export class ChannelStore {
   }
 
   /** This receiver's claims written down and not yet seen landed, oldest first. */
-  claimsOnTheirWay(of: { chainId: number; receiver: string; token: string }): Promise<ClaimOnItsWay[]> {
+  claimsOnTheirWay(of: ReceiverClaims): Promise<ClaimOnItsWay[]> {
     return this.db.prisma.channelClaim.findMany({
       where: { ...of, landedAt: null },
       select: { txHash: true, nonce: true },

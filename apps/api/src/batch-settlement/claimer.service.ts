@@ -12,7 +12,7 @@ import {
   type OnChainChannel,
 } from '../chain/escrow';
 import { eventsInSpans } from '../chain/log-spans';
-import { transactionState } from '../chain/transaction-state';
+import { relayerNonceUsed, transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -21,7 +21,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { broadcastFromRelayer, prepareRelayerCall, sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
-import { ChannelStore, type ClaimOnItsWay, type ClaimSigner } from './channel.store';
+import { ChannelStore, type ClaimOnItsWay, type ClaimSigner, type ReceiverClaims } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
@@ -268,29 +268,15 @@ export class ClaimerService {
    * dropped. One the chain does not know with its nonce still free (a broadcast the node refused)
    * holds nothing back; it is dropped once its nonce is taken.
    */
-  private async claimOnItsWay(of: {
-    chainId: number;
-    receiver: string;
-    token: string;
-  }): Promise<ClaimOnItsWay | undefined> {
+  private async claimOnItsWay(of: ReceiverClaims): Promise<ClaimOnItsWay | undefined> {
     for (const claim of await this.store.claimsOnTheirWay(of)) {
       const state = await transactionState(this.chain, claim.txHash as Hex);
       if (state === 'pending') return claim;
       if (state === 'success') await this.store.recordClaimLanded(of.chainId, claim.txHash);
-      else if (state === 'reverted' || (await this.relayerNonceTaken(claim.nonce)))
+      else if (state === 'reverted' || (claim.nonce !== null && (await relayerNonceUsed(this.chain, claim.nonce))))
         await this.store.dropClaim(of.chainId, claim.txHash);
     }
     return undefined;
-  }
-
-  /** Whether a transaction of the relayer's with this nonce was mined: no other can be now. */
-  private async relayerNonceTaken(nonce: number | null): Promise<boolean> {
-    if (nonce === null) return false;
-    const mined = await this.chain.publicClient.getTransactionCount({
-      address: this.chain.relayer.account.address,
-      blockTag: 'latest',
-    });
-    return mined > nonce;
   }
 
   /**

@@ -29,7 +29,7 @@ import { PaymentRejected } from '../payments/payment-rejected';
 import { broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
-import { notFoundAsNull } from '../chain/transaction-state';
+import { notFoundAsNull, relayerNonceUsed } from '../chain/transaction-state';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
 const UNSIGNED_HOLD_SECONDS = 120;
@@ -356,7 +356,8 @@ export class RefundsService {
     const landedOnceDeep = async (): Promise<RefundFate> =>
       (await this.landedDeep(channelId, hold.nonce)) ?? 'in flight';
     if (state.refundNonce > hold.nonce) return landedOnceDeep();
-    if (hold.tx === null || hold.txNonce === null) return 'unsigned';
+    const txNonce = hold.txNonce;
+    if (hold.tx === null || txNonce === null) return 'unsigned';
     const client = this.chain.publicClient;
     const hash = hold.tx as Hash;
     const receipt = await onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
@@ -364,9 +365,6 @@ export class RefundsService {
     if (receipt) return receipt.status === 'success' ? landedOnceDeep() : 'failed';
     if (await onChain(() => client.getTransaction({ hash })).catch(notFoundAsNull)) return 'in flight';
     // Unknown to the node: it can still land only while its relayer nonce is unused.
-    const mined = await onChain(() =>
-      client.getTransactionCount({ address: this.chain.relayer.account.address, blockTag: 'latest' }),
-    );
-    return mined > hold.txNonce ? 'failed' : 'in flight';
+    return (await onChain(() => relayerNonceUsed(this.chain, txNonce))) ? 'failed' : 'in flight';
   }
 }

@@ -32,3 +32,18 @@ export async function transactionState(
 export function ownReceipt(hash: Hash, receipt: TransactionReceipt | null): TransactionReceipt | null {
   return receipt && receipt.transactionHash.toLowerCase() === hash.toLowerCase() ? receipt : null;
 }
+
+/**
+ * Whether a transaction of the relayer's at `nonce` was mined: one the node does not know can then
+ * never land (no other transaction can take that nonce now).
+ */
+export async function relayerNonceUsed(
+  chain: Pick<ChainContext, 'publicClient' | 'relayer'>,
+  nonce: number,
+): Promise<boolean> {
+  const mined = await chain.publicClient.getTransactionCount({
+    address: chain.relayer.account.address,
+    blockTag: 'latest',
+  });
+  return mined > nonce;
+}

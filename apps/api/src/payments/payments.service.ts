@@ -144,8 +144,7 @@ export class PaymentsService {
       // check a new payment does, and the claim's key refuses it (409): answered sooner, a payment
       // forged in the payer's name would tell whether the payer used that id on the site.
       const kept = await this.store.byIdentifier({ siteId: gate.siteId, payer, paymentIdentifier: identifier.id });
-      if (kept && sameFingerprint(kept.paymentFingerprint, identifier.fingerprint) && isPaymentOfGate(kept, gate))
-        return this.outcomeOf(kept, gate);
+      if (kept && isThisPayment(kept, gate, identifier.fingerprint)) return this.outcomeOf(kept, gate);
     }
     if (recordedOnly)
       throw new PaymentRejected(
@@ -280,8 +279,7 @@ export class PaymentsService {
     fingerprint: string,
     auth: SignedAuthorization,
   ): Promise<VerifyOutcome> {
-    if (sameFingerprint(kept.paymentFingerprint, fingerprint) && isPaymentOfGate(kept, gate))
-      return this.outcomeOf(kept, gate);
+    if (isThisPayment(kept, gate, fingerprint)) return this.outcomeOf(kept, gate);
     await checkSignature(this.chain, auth);
     throw conflict(
       'This payment identifier was already used with another payment; send a new id with a new payment, or the same payment again for its answer',
@@ -716,3 +714,8 @@ export function deserializeAuthorization(json: unknown): SignedAuthorization {
 
 /** The reconciler took the claim for its own broadcast first: this request sends nothing. */
 class ClaimTaken extends Error {}
+
+/** Whether the payment kept under an id is this very one (the same payment, fingerprinted, for the same gate). */
+function isThisPayment(kept: Payment, gate: Gate, fingerprint: string): boolean {
+  return sameFingerprint(kept.paymentFingerprint, fingerprint) && isPaymentOfGate(kept, gate);
+}

@@ -34,10 +34,19 @@ export interface ClaimRecord extends ReceiverClaims {
   amount: bigint;
 }
 
-/** A claim written down before its broadcast and not yet seen landed: mined, lost or never sent. */
-export interface ClaimOnItsWay {
+/** A claim or settle written down before its broadcast and not yet seen landed: mined, lost or never sent. */
+export interface SentTransaction {
   txHash: string;
   nonce: number | null;
+}
+
+/** A settle transaction of ours, as channel_settles records it once signed. */
+export interface SettleRecord extends ReceiverClaims {
+  txHash: string;
+  /** The relayer nonce it was signed with. */
+  nonce: number;
+  /** The landed claims it sends on (unsettledClaimIds when it was signed). */
+  claimIds: string[];
 }
 
 /**
@@ -491,8 +500,9 @@ export class ChannelStore {
 
   /**
    * Receivers (and tokens) of this chain with a claim of the last week whose settle never landed (the
-   * run stopped or failed between the two): the claimed amount waits in the escrow until a settle
-   * sends it on. A week: the claimer tries every run, and one settled by someone else is not asked about for ever.
+   * run stopped or failed between the two, or its settle is still on its way): the claimed amount
+   * waits in the escrow until a settle sends it on. A week: the claimer tries every run, and one
+   * settled by someone else is not asked about for ever.
    */
   async receiversWithUnsettledClaims(
     chainId: number,
@@ -512,15 +522,6 @@ export class ChannelStore {
       select: { id: true },
     });
     return rows.map((row) => row.id);
-  }
-
-  /** These claims were settled by `settleTxHash` (a settle sends on all that was claimed before it). */
-  async markClaimsSettled(ids: readonly string[], settleTxHash: string): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db.prisma.channelClaim.updateMany({
-      where: { id: { in: [...ids] }, settleTxHash: null },
-      data: { settleTxHash },
-    });
   }
 
   /** How many channels with vouchers not yet claimed `signer` cannot claim: another escrow's, or naming another receiver authorizer. */
@@ -571,7 +572,7 @@ export class ChannelStore {
   /**
    * A claim signed and about to be broadcast: written first, so that whatever the broadcast's answer
    * and whichever instance runs next (this one restarted, or another), it is waited for while on its
-   * way and recorded once landed (claimsOnTheirWay), not sent again.
+   * way and recorded once landed (ClaimerService.onItsWay), not sent again.
    */
   async recordClaimSent(claim: ClaimRecord): Promise<void> {
     // The same claim signed again at the same nonce and fees (its broadcast refused before) is the same transaction.
@@ -583,7 +584,7 @@ export class ChannelStore {
   }
 
   /** This receiver's claims written down and not yet seen landed, oldest first. */
-  claimsOnTheirWay(of: ReceiverClaims): Promise<ClaimOnItsWay[]> {
+  claimsOnTheirWay(of: ReceiverClaims): Promise<SentTransaction[]> {
     return this.db.prisma.channelClaim.findMany({
       where: { ...of, landedAt: null },
       select: { txHash: true, nonce: true },
@@ -611,5 +612,52 @@ export class ChannelStore {
   /** A claim written down that claimed nothing and never will: reverted, or its nonce taken by another transaction. */
   async dropClaim(chainId: number, txHash: string): Promise<void> {
     await this.db.prisma.channelClaim.deleteMany({ where: { chainId, txHash, landedAt: null } });
+  }
+
+  /**
+   * A settle signed and about to be broadcast: written first, so that whatever the broadcast's answer
+   * and whichever instance runs next, it is waited for while on its way and, once landed, the claims
+   * it sends on are marked settled by it (settlesOnTheirWay), not sent again.
+   */
+  async recordSettleSent(settle: SettleRecord): Promise<void> {
+    // The same settle signed again at the same nonce and fees (its broadcast refused before) is the same transaction.
+    await this.db.prisma.channelSettle.upsert({
+      where: { chainId_txHash: { chainId: settle.chainId, txHash: settle.txHash } },
+      create: settle,
+      update: {},
+    });
+  }
+
+  /** This receiver's settles written down and not yet seen landed, oldest first. */
+  settlesOnTheirWay(of: ReceiverClaims): Promise<SentTransaction[]> {
+    return this.db.prisma.channelSettle.findMany({
+      where: { ...of, landedAt: null },
+      select: { txHash: true, nonce: true },
+      orderBy: { createdAt: 'asc' },
+    });
+  }
+
+  /**
+   * The settle landed: recorded so, the claims it sent on marked settled by it, and any other settle
+   * written down with its nonce dropped (it can never be mined now), in one transaction.
+   */
+  async recordSettleLanded(chainId: number, txHash: string): Promise<void> {
+    await this.db.prisma.$transaction(async (tx) => {
+      const landed = await tx.channelSettle.update({
+        where: { chainId_txHash: { chainId, txHash } },
+        data: { landedAt: new Date() },
+        select: { nonce: true, claimIds: true },
+      });
+      await tx.channelClaim.updateMany({
+        where: { id: { in: landed.claimIds as string[] }, settleTxHash: null },
+        data: { settleTxHash: txHash },
+      });
+      await tx.channelSettle.deleteMany({ where: { chainId, nonce: landed.nonce, landedAt: null, NOT: { txHash } } });
+    });
+  }
+
+  /** A settle written down that sent nothing on and never will: reverted, or its nonce taken by another transaction. */
+  async dropSettle(chainId: number, txHash: string): Promise<void> {
+    await this.db.prisma.channelSettle.deleteMany({ where: { chainId, txHash, landedAt: null } });
   }
 }

@@ -19,9 +19,9 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { broadcastFromRelayer, prepareRelayerCall, sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
-import { ChannelStore, type ClaimOnItsWay, type ClaimSigner, type ReceiverClaims } from './channel.store';
+import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
@@ -63,9 +63,6 @@ export class ClaimerService {
 
   /** The relayer's gas, last read for relayerCanClaimNow. */
   private gasReading?: { at: number; canClaim: Promise<boolean> };
-
-  /** Per receiver and token, a settle this instance sent and has not seen confirmed. */
-  private readonly settling = new Map<string, InFlight>();
 
   /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
   private recentHeartbeatAt?: number;
@@ -205,17 +202,20 @@ export class ClaimerService {
     run: ClaimRun,
   ): Promise<void> {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
-    // A settle of an earlier run still on its way is waited for, not sent again (a no-op at our gas);
-    // looked at before this run's claims, which the relayer's nonces put after it.
+    // A settle or claim still on its way, whichever run sent it (this instance's before a restart,
+    // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
+    // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
+    // each run): not a run that kept up (keepsUp). The settle first: this run's claims would follow it.
     const of = { chainId: this.chain.chainId, receiver, token };
-    const key = receiverKey(receiver, token);
-    const earlier = await this.settleStillOnItsWay(key);
-    // Nothing sent behind it (a claim sent now would wait on the relayer's nonce, and be sent again
-    // at each run): not a run that kept up (keepsUp).
-    if (earlier) throw new Error(`the settle ${earlier.hash} of an earlier run is not confirmed yet`);
-    // Nor is a claim still on its way sent again, whichever run sent it (this instance's before a
-    // restart, or another's): each copy would be a no-op the relayer pays for.
-    const claim = await this.claimOnItsWay(of);
+    const settle = await this.onItsWay(await this.store.settlesOnTheirWay(of), {
+      landed: (hash) => this.store.recordSettleLanded(of.chainId, hash),
+      drop: (hash) => this.store.dropSettle(of.chainId, hash),
+    });
+    if (settle) throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
+    const claim = await this.onItsWay(await this.store.claimsOnTheirWay(of), {
+      landed: (hash) => this.store.recordClaimLanded(of.chainId, hash),
+      drop: (hash) => this.store.dropClaim(of.chainId, hash),
+    });
     if (claim) throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
@@ -227,54 +227,48 @@ export class ClaimerService {
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
     if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
-    const claims = await this.store.unsettledClaimIds(of);
-    const settle = await sendFromRelayer(this.chain, batch.escrow, settleCalldata(receiver, token));
-    run.settles.push(settle);
-    // Landed, the claims recorded before it are marked settled by it.
-    await this.untilSettleLands(key, { hash: settle, landed: () => this.store.markClaimsSettled(claims, settle) });
+    await this.settle(batch, of, run);
+  }
+
+  /** Sends on what the escrow holds claimed for this receiver, and marks the landed claims settled by it once it lands. */
+  private async settle(batch: BatchSettlementChain, of: ReceiverClaims, run: ClaimRun): Promise<void> {
+    const claimIds = await this.store.unsettledClaimIds(of);
+    const call = await prepareRelayerCall(
+      this.chain,
+      batch.escrow,
+      settleCalldata(of.receiver as Address, of.token as Address),
+    );
+    // Written down once signed, before it is sent, as claims are (claimChannels).
+    const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
+      this.store.recordSettleSent({ ...of, txHash, nonce, claimIds }),
+    );
+    run.settles.push(hash);
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+    if (!receipt) throw new Error(`settle ${hash} not confirmed yet`);
+    if (receipt.status !== 'success') {
+      await this.store.dropSettle(of.chainId, hash);
+      throw new Error(`settle ${hash} reverted`);
+    }
+    await this.store.recordSettleLanded(of.chainId, hash);
   }
 
   /**
-   * Waits for a settle just sent, kept in `settling` under `key` until it is mined (a run that stops
-   * waiting leaves it there for the next, settleStillOnItsWay); fails unless it succeeded, then runs its `landed`.
+   * The first of these transactions (claims or settles of one receiver, written down before their
+   * broadcast) still on its way. The others are settled here: one mined meanwhile is recorded
+   * `landed`; one that reverted, or that the chain does not know while its nonce went to another
+   * transaction, did nothing and never will, and is dropped. One the chain does not know with its
+   * nonce still free (a broadcast the node refused) holds nothing back; it is dropped once its nonce is taken.
    */
-  private async untilSettleLands(key: string, sent: InFlight): Promise<void> {
-    this.settling.set(key, sent);
-    const receipt = await waitForReceipt(this.chain, sent.hash, this.chain.settlementTimeoutMs);
-    if (receipt) this.settling.delete(key);
-    if (!receipt || receipt.status !== 'success')
-      throw new Error(`settle ${sent.hash} ${receipt ? 'reverted' : 'not confirmed yet'}`);
-    await sent.landed();
-  }
-
-  /**
-   * The settle an earlier run sent and left in `settling` under `key`, while it is still on its way;
-   * once it is not, it is let go, after its `landed` if it succeeded.
-   */
-  private async settleStillOnItsWay(key: string): Promise<InFlight | undefined> {
-    const sent = this.settling.get(key);
-    if (!sent) return undefined;
-    const state = await transactionState(this.chain, sent.hash);
-    if (state === 'pending') return sent;
-    this.settling.delete(key);
-    if (state === 'success') await sent.landed();
-    return undefined;
-  }
-
-  /**
-   * A claim of this receiver written down (recordClaimSent) that is still on its way. The others are
-   * settled here: one mined meanwhile is recorded landed; one that reverted, or that the chain does
-   * not know while its nonce went to another transaction, claimed nothing and never will, and is
-   * dropped. One the chain does not know with its nonce still free (a broadcast the node refused)
-   * holds nothing back; it is dropped once its nonce is taken.
-   */
-  private async claimOnItsWay(of: ReceiverClaims): Promise<ClaimOnItsWay | undefined> {
-    for (const claim of await this.store.claimsOnTheirWay(of)) {
-      const state = await transactionState(this.chain, claim.txHash as Hex);
-      if (state === 'pending') return claim;
-      if (state === 'success') await this.store.recordClaimLanded(of.chainId, claim.txHash);
-      else if (state === 'reverted' || (claim.nonce !== null && (await relayerNonceUsed(this.chain, claim.nonce))))
-        await this.store.dropClaim(of.chainId, claim.txHash);
+  private async onItsWay(
+    sent: readonly SentTransaction[],
+    on: { landed(hash: string): Promise<void>; drop(hash: string): Promise<void> },
+  ): Promise<SentTransaction | undefined> {
+    for (const one of sent) {
+      const state = await transactionState(this.chain, one.txHash as Hex);
+      if (state === 'pending') return one;
+      if (state === 'success') await on.landed(one.txHash);
+      else if (state === 'reverted' || (one.nonce !== null && (await relayerNonceUsed(this.chain, one.nonce))))
+        await on.drop(one.txHash);
     }
     return undefined;
   }
@@ -369,7 +363,7 @@ export class ClaimerService {
     );
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
-    // instance runs next, it is waited for while on its way and recorded once landed (claimOnItsWay).
+    // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).
     const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
       this.store.recordClaimSent({ ...of, txHash, nonce, channels: rows.length, amount }),
     );
@@ -412,15 +406,6 @@ export class ClaimerService {
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
 }
-
-/** A claim or settle this instance sent and has not seen mined, and what is written once it is. */
-interface InFlight {
-  hash: Hex;
-  landed(): Promise<void>;
-}
-
-/** The key of a receiver's claims and settles in one token. */
-const receiverKey = (receiver: Address, token: Address) => `${receiver}/${token}`;
 
 function configOf(channel: PaymentChannel) {
   return {

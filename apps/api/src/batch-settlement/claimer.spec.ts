@@ -597,6 +597,101 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('records a settle sent before a restart once it lands, and sends none again while it is on its way (or from another instance)', async () => {
+    const { app, payTo, paidChannel } = await voucherSite({}, { settlementTimeoutMs: 400 });
+    const node = devTestClient(app.chain.rpcUrl);
+    const relayer = app.chain.relayer.account.address;
+    const sentCount = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    try {
+      await paidChannel('/settle-restart', 100_000n, [10_000n]);
+      const claimed = await claimOnly(app, payTo);
+      await node.setAutomine(false);
+      const [settle] = (await app.app.get(ClaimerService).runOnce()).settles;
+      expect(settle).toMatch(/^0x/);
+      // The API restarts (or another instance on the same database runs) while the settle waits in the mempool.
+      const restarted = claimerLike(app);
+      const before = await sentCount();
+      expect(await restarted.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await sentCount()).toBe(before);
+      await node.setAutomine(true);
+      await node.mine({ blocks: 1 });
+
+      // Landed: the restarted claimer records the claim settled by it, and sends nothing.
+      expect(await restarted.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      expect(await sentCount()).toBe(before);
+      const receiver = payTo.toLowerCase();
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: claimed, settleTxHash: settle }),
+      ]);
+      expect(await app.database.prisma.channelSettle.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: settle, landedAt: expect.any(Date) }),
+      ]);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await node.setAutomine(true);
+      await app.close();
+    }
+  });
+
+  it('drops the record of a settle whose broadcast the node refused once its nonce is taken, and records the settle sent in its place', async () => {
+    const { app, payTo, refusing, refused, close } = await refusedClaimSite('/refused-settle');
+    try {
+      const claimed = await claimOnly(app, payTo);
+      refusing.on = true;
+      expect(await app.app.get(ClaimerService).runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      refusing.on = false;
+      expect(refused).toHaveLength(1);
+      const receiver = payTo.toLowerCase();
+      expect(await app.database.prisma.channelSettle.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: refused[0], landedAt: null }),
+      ]);
+      // The relayer's next transaction, mined, takes the nonce the refused settle was signed with.
+      const other = await sendFromRelayer(app.chain, newWallet().address, '0x');
+      expect((await waitForReceipt(app.chain, other, 10_000))?.status).toBe('success');
+
+      const run = await claimerLike(app).runOnce();
+      expect(run).toMatchObject({ claims: [], settles: [expect.stringMatching(/^0x/)] });
+      expect(run.settles[0]).not.toBe(refused[0]);
+      expect(await app.database.prisma.channelSettle.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: run.settles[0], landedAt: expect.any(Date) }),
+      ]);
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: claimed, settleTxHash: run.settles[0] }),
+      ]);
+      expect(await usdcBalance(app, payTo)).toBe(10_000n);
+    } finally {
+      await close();
+    }
+  });
+
+  it('drops the record of a refused settle once a settle signed at other fees takes its nonce', async () => {
+    const { app, payTo, refusing, refused, close } = await refusedClaimSite('/refused-settle-fees');
+    try {
+      const claimed = await claimOnly(app, payTo);
+      refusing.on = true;
+      const claimer = app.app.get(ClaimerService);
+      expect(await claimer.runOnce()).toEqual({ claims: [], settles: [], skipped: false });
+      refusing.on = false;
+      // Fees rose meanwhile: the settle signed again is another transaction, at the same nonce.
+      const chain = devTestClient(app.chain.rpcUrl);
+      const { baseFeePerGas } = await app.chain.publicClient.getBlock();
+      await chain.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFeePerGas! * 3n });
+      await chain.mine({ blocks: 1 });
+      const run = await claimer.runOnce();
+      expect(run.settles).toHaveLength(1);
+      expect(run.settles[0]).not.toBe(refused[0]);
+      const receiver = payTo.toLowerCase();
+      expect(await app.database.prisma.channelSettle.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: run.settles[0], landedAt: expect.any(Date) }),
+      ]);
+      expect(await app.database.prisma.channelClaim.findMany({ where: { receiver } })).toEqual([
+        expect.objectContaining({ txHash: claimed, settleTxHash: run.settles[0] }),
+      ]);
+    } finally {
+      await close();
+    }
+  });
+
   it('settles a claim whose settle never landed (the API stopped between the two) on its next run', async () => {
     const { app, payTo, paidChannel } = await voucherSite();
     try {
@@ -655,9 +750,9 @@ function claimerLike(app: TestApp): ClaimerService {
 }
 
 /**
- * A voucher site whose node refuses the broadcast of its first claim (a node refusing a transaction
- * never sees it): claimRefused() runs the claimer through that refusal (the refused transaction's
- * hash in `refused`); onlyClaim() checks the receiver's one claim record is the run's, settled.
+ * A voucher site whose node refuses every broadcast while `refusing.on` (a node refusing a
+ * transaction never sees it; the refused transactions' hashes in `refused`): claimRefused() runs the
+ * claimer through the refusal of its first claim; onlyClaim() checks the receiver's one claim record is the run's, settled.
  */
 async function refusedClaimSite(path: string) {
   const refused: Hex[] = [];
@@ -689,7 +784,7 @@ async function refusedClaimSite(path: string) {
     await app.close();
     await node.close();
   };
-  return { app, payTo, refused, claimRefused, onlyClaim, close };
+  return { app, payTo, refused, refusing, claimRefused, onlyClaim, close };
 }
 
 /** The claimer's claim of what `payTo` is owed, without its settle, as a run that stopped between the two leaves it: the claim's hash. */

@@ -298,6 +298,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     api,
     refreshMs: Math.min(options.refreshMs ?? DEFAULT_REFRESH_MS, MAX_REFRESH_MS),
     policy: options.policy,
+    siteId: options.siteId,
     onError: warn,
   });
   const live = liveSecrets(secrets, warn);
@@ -374,8 +375,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   ): Visitor {
     const verdict = options.isBot?.(requestForCallback(request));
     if (verdict === false) return { kind: 'person' };
-    // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); until then the
-    // code's over every category charged at least, as the stored policy may charge what the defaults allow.
+    // The stored policy under the code's, once the terms loaded (stored-bot-policy.ts); until then
+    // policyBeforeStored: every category charged at least, as the stored policy may charge what the
+    // defaults or the code's categories allow.
     const terms = site.current();
     const policy = terms ? terms.botPolicy.effective : policyBeforeLoad;
     // A verified Web Bot Auth signature identifies the visitor whatever its User-Agent says (bots/identify.ts).

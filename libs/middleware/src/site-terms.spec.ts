@@ -33,7 +33,7 @@ describe('loadSiteTerms', () => {
     // sent: terms lapsing by a timer alone would be trusted for ever, a revoked secret and a price
     // raised since never seen.
     const api = downAfterFirstLoad();
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, siteId: 's', onError: () => undefined, clock });
     await terms.ready();
     expect(terms.current()?.offer).toBe(OFFER);
     now += MAX_TERMS_AGE_MS - 1_000; // the clock moves, no timer fires
@@ -53,7 +53,7 @@ describe('loadSiteTerms', () => {
         return OFFER;
       },
     } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, siteId: 's', onError: () => undefined, clock });
     await terms.ready();
     now += MAX_TERMS_AGE_MS + 1_000; // the clock moves, no timer fires
     expect(terms.lapsed()).toBe(true); // this request finds them lapsed, and starts a load
@@ -76,7 +76,7 @@ describe('loadSiteTerms', () => {
         return calls === 1 ? Promise.resolve(OFFER) : new Promise<SiteOffer>((resolve) => answers.push(resolve));
       },
     } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, siteId: 's', onError: () => undefined, clock });
     await terms.ready();
     now += 61_000;
     terms.lapsed(); // starts load 2, which never settles
@@ -101,7 +101,7 @@ describe('loadSiteTerms', () => {
 
   it('lapses by a clock that never goes back: the wall clock stepped back an hour lengthens nothing', async () => {
     const api = downAfterFirstLoad();
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined }); // performance.now()
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, siteId: 's', onError: () => undefined }); // performance.now()
     await terms.ready();
     jest.setSystemTime(Date.now() - 3_600_000);
     await jest.advanceTimersByTimeAsync(MAX_TERMS_AGE_MS + 1_000); // refreshes fail all along
@@ -111,7 +111,7 @@ describe('loadSiteTerms', () => {
 
   it('trusts terms again once a refresh succeeds', async () => {
     const api = { site: async () => OFFER } as Partial<ApiClient> as ApiClient;
-    const terms = loadSiteTerms({ api, refreshMs: 30_000, onError: () => undefined, clock });
+    const terms = loadSiteTerms({ api, refreshMs: 30_000, siteId: 's', onError: () => undefined, clock });
     await terms.ready();
     now += MAX_TERMS_AGE_MS + 1_000;
     expect(terms.lapsed()).toBe(true);

@@ -44,6 +44,8 @@ export interface SiteTermsOptions {
   refreshMs: number;
   /** The policy passed in code, which wins over the stored one key by key. */
   policy?: BotPolicy;
+  /** This gate's site: terms the API sends for another (the token of another site configured) are refused. */
+  siteId: string;
   onError(message: string): void;
   /**
    * Milliseconds from a clock that never goes back (default performance.now()): the wall clock,
@@ -56,6 +58,7 @@ export function loadSiteTerms({
   api,
   refreshMs,
   policy,
+  siteId,
   onError,
   clock = () => performance.now(),
 }: SiteTermsOptions): SiteTermsSource {
@@ -88,6 +91,11 @@ export function loadSiteTerms({
     try {
       const offer = await api.site();
       if (mine !== loads) return;
+      // The site token is another site's (staging's, pasted here): its prices and policy are not this site's.
+      if (offer.site_id.toLowerCase() !== siteId.toLowerCase())
+        throw new Error(
+          `the API sent the terms of site ${offer.site_id}, not of ${siteId}: is siteToken another site's?`,
+        );
       // The compiled prices depend on the rules alone, which pricing_version tracks; the rest of the offer is taken as is.
       const prices =
         terms?.offer.pricing_version === offer.pricing_version

@@ -207,9 +207,12 @@ describe('refreshBotPolicy', () => {
       { categories: { 'search-engine': 'allow' } },
       () => undefined,
     );
-    expect(action(GOOGLEBOT, allowing.effective)).toBe('allow'); // the code's own allow still wins
+    // A category the code allows is charged too: the stored policy may name one of its bots (helper-347's F1).
+    expect(action(GOOGLEBOT, allowing.effective)).toBe('charge');
+    const naming = refreshBotPolicy(undefined, 'garbage', { bots: { Googlebot: 'allow' } }, () => undefined);
+    expect(action(GOOGLEBOT, naming.effective)).toBe('allow'); // a bot the code names is the code's alone
     expect(warnings).toEqual([
-      'the stored bot policy is unreadable (categories, bots or require_signature is not an object); applying the policy in code, every other category charged at least',
+      'the stored bot policy is unreadable (categories, bots or require_signature is not an object); applying the bots named in code, every category charged at least',
     ]);
   });
 
@@ -301,7 +304,7 @@ describe('refreshBotPolicy', () => {
       warn,
     );
     expect(unreadableLater.effective?.categories?.['search-engine']).toBe('charge');
-    expect(warnings.at(-1)).toMatch(/every other category charged at least/);
+    expect(warnings.at(-1)).toMatch(/every category charged at least/);
   });
 
   it('reads a policy again only when its version moves', () => {
@@ -398,7 +401,7 @@ describe('the gate with a stored policy (in-memory API)', () => {
     try {
       await gate.ready();
       expect([await status(GPTBOT), await status(AHREFS)]).toEqual([402, 403]);
-      expect(warnings[0]).toMatch(/stored bot policy is unreadable .*applying the policy in code/);
+      expect(warnings[0]).toMatch(/stored bot policy is unreadable .*applying the bots named in code/);
 
       botPolicy = stored({ bots: { GPTBot: 'block' }, version: 2 });
       await refreshes(api, 2);

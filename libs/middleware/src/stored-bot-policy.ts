@@ -11,10 +11,10 @@
  * names that same bot, even where the code sets its category.
  *
  * Never a fail-open: a stored policy this middleware cannot read (not an object, lists that are
- * not lists) is refused whole, and the last one that read well stays in force; before any, the
- * code's policy over every category charged at least (the stored one may charge what the defaults
- * allow). An action it does not know (a newer API's) charges that key alone, or keeps it blocked
- * where the default (for a bot, its category's action) blocks: never an allow. Names it does not
+ * not lists) is refused whole, and the last one that read well stays in force; before any, every
+ * category charged at least, the code's included, under the bots the code names (policyBeforeStored).
+ * An action it does not know (a newer API's) charges that key alone, or keeps it blocked where the
+ * default (for a bot, its category's action) blocks: never an allow. Names it does not
  * know, a category or a crawler added to a newer catalogue than this one, are skipped with a
  * warning: no visitor this middleware classifies can carry them, so skipping them changes no answer.
  */
@@ -79,9 +79,9 @@ export function refreshBotPolicy(
   const read = readStoredBotPolicy(stored, code);
   if (!read.ok) {
     warn(
-      `the stored bot policy is unreadable (${read.problem}); ${previous?.version !== undefined ? 'keeping the one loaded before' : 'applying the policy in code, every other category charged at least'}`,
+      `the stored bot policy is unreadable (${read.problem}); ${previous?.version !== undefined ? 'keeping the one loaded before' : 'applying the bots named in code, every category charged at least'}`,
     );
-    // The last good one, or (none read yet, the code's alone included) every category charged at least.
+    // The last good one, or (none read yet, the code's alone included) policyBeforeStored.
     return previous && (previous.version !== undefined || previous.unreadable)
       ? previous
       : { version: undefined, effective: policyBeforeStored(code), unreadable: true };
@@ -102,14 +102,15 @@ export function refreshBotPolicy(
 
 /**
  * What the gate applies while no stored policy has been read (the API down at start-up, or its
- * policy unreadable): the code's entries over every category charged at least, since the stored
- * policy may charge crawlers the defaults allow (search engines, social previews).
+ * policy unreadable): every category charged at least, the code's own categories included, since
+ * the stored policy may charge crawlers the defaults allow (search engines, social previews), and
+ * a bot it names wins over the code's category; only the bots the code names keep the code's action.
  */
 export function policyBeforeStored(code: BotPolicy | undefined): BotPolicy {
   const categories: Partial<Record<BotCategory, BotAction>> = {};
   for (const category of BOT_CATEGORIES)
-    categories[category] = stricterAction(DEFAULT_CATEGORY_ACTIONS[category], 'charge');
-  return mergeBotPolicies({ categories }, code);
+    categories[category] = stricterAction(code?.categories?.[category] ?? DEFAULT_CATEGORY_ACTIONS[category], 'charge');
+  return mergeBotPolicies({ categories }, { ...code, categories: undefined });
 }
 
 type Read =

@@ -81,14 +81,15 @@ export class PricingService {
     return { rules_applied: rules.length };
   }
 
+  /** The site's pricing, one version whole (`site` as read before: its default and version may be a replacement behind). */
   async view(site: Site): Promise<Pricing> {
-    const rules = await this.db.prisma.priceRule.findMany({ where: { siteId: site.id }, orderBy: { position: 'asc' } });
+    const whole = await this.readWhole(site.id, site.pricingVersion);
     return {
       site_id: site.id,
-      default_price_usd: formatMicrosUsd(site.defaultPriceMicros),
-      rules: rules.map((rule) => ({ path: rule.pattern, price_usd: formatMicrosUsd(rule.priceMicros) })),
-      version: site.pricingVersion,
-      updated_at: site.pricingUpdatedAt?.toISOString() ?? null,
+      default_price_usd: formatMicrosUsd(whole.defaultPriceMicros),
+      rules: whole.rules.map((rule) => ({ path: rule.pattern, price_usd: formatMicrosUsd(rule.priceMicros) })),
+      version: whole.pricingVersion,
+      updated_at: whole.pricingUpdatedAt?.toISOString() ?? null,
     };
   }
 
@@ -100,25 +101,30 @@ export class PricingService {
     return this.compiled.get(site.id, site.pricingVersion, () => this.load(site.id, site.pricingVersion));
   }
 
+  private async load(siteId: string, knownVersion: number): Promise<SitePrices> {
+    const whole = await this.readWhole(siteId, knownVersion);
+    return compileSitePrices(
+      whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
+      whole.defaultPriceMicros,
+    );
+  }
+
   /**
    * One pricing whole: its rules, then the site's version and default. The same version as before
-   * the rules means no replacement committed meanwhile (each bumps it, with its rules); a moved
-   * one, that the rules may be the next pricing's: read again, for that version.
+   * the rules means no replacement committed meanwhile (each bumps it, with its rules, in one
+   * transaction); a moved one, that the rules may be the next pricing's: read again, for that
+   * version. Never the default of one pricing with the rules of another (an offer no PUT made).
    */
-  private async load(siteId: string, knownVersion: number): Promise<SitePrices> {
+  private async readWhole(siteId: string, knownVersion: number) {
     let version = knownVersion;
     for (let attempt = 0; attempt < MAX_PRICING_READS; attempt++) {
       const rules = await this.db.prisma.priceRule.findMany({ where: { siteId }, orderBy: { position: 'asc' } });
       const now = await this.db.prisma.site.findUnique({
         where: { id: siteId },
-        select: { pricingVersion: true, defaultPriceMicros: true },
+        select: { pricingVersion: true, defaultPriceMicros: true, pricingUpdatedAt: true },
       });
       if (!now) throw notFound('Site not found');
-      if (now.pricingVersion === version)
-        return compileSitePrices(
-          rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
-          now.defaultPriceMicros,
-        );
+      if (now.pricingVersion === version) return { ...now, rules };
       version = now.pricingVersion;
     }
     throw unavailable('The site’s pricing kept changing while it was read; retry');

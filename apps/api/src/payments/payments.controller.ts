@@ -40,7 +40,7 @@ export class PaymentsController {
   @ApiResponse({
     status: 409,
     description:
-      'The proof was used for another gate, the gate is paid by another proof, or the x402 payment-identifier was used by this payer on this site with another payment.',
+      'The proof was used for another gate, the gate is paid by another proof, the x402 payment-identifier was used by this payer on this site with another payment, the gate pays a payout address its publisher has since replaced (a transfer: one mined before the change stands), or the site’s prices rose since the gate was offered.',
   })
   @ApiResponse({
     status: 414,

@@ -16,6 +16,7 @@ import { isUniqueViolation } from '../db/prisma-errors';
 import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
+  assertTransferPayeeStood,
   gatePaymentFields,
   gateSiteTerms,
   isPaymentOfGate,
@@ -312,7 +313,8 @@ export class PaymentsService {
     const check = await checkTransfer(this.chain, gate, hash);
     if (check.kind === 'pending')
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
-    const { receipt } = check.transfer;
+    const { receipt, minedAt } = check.transfer;
+    assertTransferPayeeStood(await gateSiteTerms(this.sites, gate), gate, minedAt);
     // A proof naming its payer is judged among that payer's transfers only.
     const candidates = named
       ? check.transfer.candidates.filter((candidate) => candidate.payer === named)

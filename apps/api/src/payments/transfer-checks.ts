@@ -32,6 +32,8 @@ export interface ProvenTransfer {
   receipt: TransactionReceipt;
   /** Every Transfer of the transaction that could pay the gate, in log order (a relay may carry several payers'). */
   candidates: PayingTransfer[];
+  /** Its block's time (chain seconds). */
+  minedAt: bigint;
 }
 
 export type TransferCheck = { kind: 'proven'; transfer: ProvenTransfer } | { kind: 'pending' };
@@ -103,6 +105,7 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
     kind: 'proven',
     transfer: {
       receipt,
+      minedAt: block.timestamp,
       candidates: exact.map((log) => ({
         payer: log.args.from.toLowerCase() as `0x${string}`,
         logIndex: log.logIndex,

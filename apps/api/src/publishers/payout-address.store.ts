@@ -50,6 +50,8 @@ export class PayoutAddressStore {
                   -- Naming the address it holds again, without a proof, keeps the proof it had.
                   payout_address_proven = $4::boolean
                     OR COALESCE(lower(payout_address) = lower($3::text) AND payout_address_proven, false),
+                  payout_changed_at = CASE WHEN lower(payout_address) IS NOT DISTINCT FROM lower($3::text)
+                                           THEN payout_changed_at ELSE now() END,
                   name = CASE WHEN $5::boolean THEN $6::text ELSE name END,
                   updated_at = now()
             WHERE id = $1::uuid AND password_hash = $2
@@ -107,7 +109,7 @@ async function lockRowsInIdOrder(tx: SqlSession, address: string, publisherId: s
 /** Takes `address` (lowercase) from every other publisher that named it without a proof. */
 async function dropUnprovenNamings(tx: SqlSession, address: string, publisherId: string): Promise<void> {
   await tx.query(
-    `UPDATE publishers SET payout_address = NULL, payout_address_proven = false, updated_at = now()
+    `UPDATE publishers SET payout_address = NULL, payout_address_proven = false, payout_changed_at = now(), updated_at = now()
       WHERE lower(payout_address) = $1 AND id <> $2::uuid AND NOT payout_address_proven`,
     [address, publisherId],
   );

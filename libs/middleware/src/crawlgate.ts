@@ -748,7 +748,15 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
 
   function notLoaded(): Decision {
     const unavailable = () => notCharging('The payment gate is unavailable; retry later', 30);
-    // failMode is for a start with the API out of reach; terms that lapsed since were the site's, and may be wrong now.
+    // failMode is for a start with the API out of reach; terms that lapsed since were the site's, and
+    // may be wrong now; an API answering for another site is within reach, and the set-up is wrong.
+    const otherSite = site.answeredForSite();
+    if (otherSite !== undefined) {
+      warn(
+        `the API answers for site ${otherSite}, not ${options.siteId}: answering 503 until siteToken is this site's`,
+      );
+      return unavailable();
+    }
     if (site.lapsed()) {
       warn(`the site's terms have not been refreshed for ${MAX_TERMS_AGE_MS / 60_000} minutes: answering 503`);
       return unavailable();

@@ -53,6 +53,15 @@ describe('terms of another site (GET /v1/site answering for a site that is not o
     expect(warnings.some((warning) => warning.includes(OTHER_SITE_ID) || /another site/i.test(warning))).toBe(true);
   });
 
+  it('does not serve a bot with failMode open either: the API answered, it is not out of reach', async () => {
+    // Refused as unreadable, the other site's terms left none loaded, and failMode open served every bot (helper-349's F2).
+    const { api, status, warnings } = setup({ failMode: 'open' });
+    api.setSite({ site_id: OTHER_SITE_ID, default_price_usd: '0.05', rules: [] });
+    expect(await status('/articles/1')).toBe(503);
+    expect(warnings.some((warning) => warning.includes(`answers for site ${OTHER_SITE_ID}`))).toBe(true);
+    expect(await status('/articles/1', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0')).toBe(200); // people pass
+  });
+
   it('does not let the other site’s bot policy allow a bot the code leaves charged', async () => {
     const { api, status } = setup();
     api.setSite({

@@ -90,23 +90,15 @@ export function assertPayeeStands(site: { payoutAddress: string | null }, gate: 
 }
 
 /**
- * 409 for a transfer to a gate's pay_to that its publisher had replaced when the transfer was mined
- * (by the block's time): the money went to a wallet the publisher disowned, maybe for a key lost
- * to whoever sent it (from a second wallet of its own, to read for the gas alone). One mined before
- * the change paid the publisher's address of the time, in good faith, and pays its gate.
+ * 409 for a transfer to a gate's pay_to that was not its publisher's payout address when the
+ * transfer was mined (PayoutAddressStore.wasPayoutAt): the money went to a wallet the publisher
+ * disowned, maybe for a key lost to whoever sent it (from a second wallet of its own, to read for
+ * the gas alone). One mined while it was paid the publisher's address of the time, in good faith.
  */
-export function assertTransferPayeeStood(
-  site: { payoutAddress: string | null; payoutChangedAt: Date | null },
-  gate: Pick<Gate, 'payTo'>,
-  minedAt: bigint,
-): void {
-  if (payeeStands(site, gate.payTo)) return;
-  const changedAt = site.payoutChangedAt && BigInt(Math.floor(site.payoutChangedAt.getTime() / 1000));
-  if (changedAt !== null && minedAt < changedAt) return;
-  throw conflict(
+export const transferToReplacedPayee = () =>
+  conflict(
     'This gate pays a payout address its publisher had replaced when this transfer was mined: it pays nothing here. Ask for a fresh gate',
   );
-}
 
 /**
  * How many times a payment is judged and recorded while its site's terms change under it: each

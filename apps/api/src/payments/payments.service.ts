@@ -16,19 +16,21 @@ import { isUniqueViolation } from '../db/prisma-errors';
 import {
   assertPayeeStands,
   assertSecretOutlastsSettlement,
-  assertTransferPayeeStood,
   gatePaymentFields,
   gateSiteTerms,
   isPaymentOfGate,
   paidSiteGone,
+  payeeStands,
   siteGoneAs410,
   GatesService,
   GATE_NOT_FOUND,
   termsKeptChanging,
   TERMS_ATTEMPTS,
+  transferToReplacedPayee,
   type Gate,
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
+import { PayoutAddressStore } from '../publishers/payout-address.store';
 import { conflict, notCharged, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
@@ -83,6 +85,7 @@ export class PaymentsService {
     private readonly relayRefusals: RelayRefusalsStore,
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
+    private readonly payouts: PayoutAddressStore,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -314,7 +317,9 @@ export class PaymentsService {
     if (check.kind === 'pending')
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, minedAt } = check.transfer;
-    assertTransferPayeeStood(await gateSiteTerms(this.sites, gate), gate, minedAt);
+    const site = await gateSiteTerms(this.sites, gate);
+    if (!payeeStands(site, gate.payTo) && !(await this.payouts.wasPayoutAt(site.publisherId, gate.payTo, minedAt)))
+      throw transferToReplacedPayee();
     // A proof naming its payer is judged among that payer's transfers only.
     const candidates = named
       ? check.transfer.candidates.filter((candidate) => candidate.payer === named)

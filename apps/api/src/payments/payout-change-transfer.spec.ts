@@ -2,7 +2,7 @@ import { signGate, transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { createWalletClient, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { openGate, pricedSite } from '../../test/fixtures';
+import { namePayoutAddress, openGate, pricedSite, registerPublisher } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -101,6 +101,53 @@ describe('a transfer to a payout address its publisher has replaced', () => {
     });
     expect(paid.status === 200 ? paid.status : paid.body).toBe(200);
     expect(paid.body.access_token).toEqual(expect.any(String));
+  });
+
+  it('still refuses it after a second change: the address had been replaced when the transfer was mined', async () => {
+    // The time of the last change alone let this through (helper-349's F1): mined after A→B, before B→C.
+    const lost = newWallet();
+    const { publisher, site } = await pricedSite(app, lost.address);
+    const collected = await openGate(app, site, '/premium/twice');
+    const setPayout = async (address: string) => {
+      const changed = await app.call('PATCH', '/v1/publishers/me', {
+        body: { payout_address: address },
+        headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+      });
+      expect(changed.status).toBe(200);
+    };
+    const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100));
+    await setPayout(newWallet().address);
+    await nextSecond();
+    const second = newWallet();
+    await fundUsdc(app, second.address, '1');
+    await fundEth(app, second.address);
+    const hash = await send(second, lost.address, BigInt(collected.amount));
+    const proof = {
+      tx_hash: hash,
+      signature: await second.signMessage({ message: transferProofMessage(collected.ref, hash) }),
+    };
+    expect((await app.call('POST', `/v1/gates/${collected.id}/verify`, { body: proof })).status).toBe(409);
+    // Later the publisher moves to yet another wallet; the very same proof is sent again.
+    await nextSecond();
+    await setPayout(newWallet().address);
+    const late = await app.call('POST', `/v1/gates/${collected.id}/verify`, { body: proof });
+    expect({ status: late.status, token: late.body.access_token }).toEqual({ status: 409, token: undefined });
+  });
+
+  it('refuses it when a proof took the address from a publisher that named it without one', async () => {
+    // A publisher names an address it cannot sign for; its holder proves it for a publisher of its own.
+    const holder = newWallet();
+    const { site } = await pricedSite(app, holder.address);
+    const gate = await openGate(app, site, '/premium/taken');
+    await namePayoutAddress(app, await registerPublisher(app), holder);
+    const second = newWallet();
+    await fundUsdc(app, second.address, '1');
+    await fundEth(app, second.address);
+    const hash = await send(second, holder.address, BigInt(gate.amount));
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { tx_hash: hash, signature: await second.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
+    });
+    expect({ status: paid.status, token: paid.body.access_token }).toEqual({ status: 409, token: undefined });
   });
 
   it('refuses such a transfer for a gate a middleware minted with the old pay_to before it reloaded the terms', async () => {

@@ -50,8 +50,6 @@ export class PayoutAddressStore {
                   -- Naming the address it holds again, without a proof, keeps the proof it had.
                   payout_address_proven = $4::boolean
                     OR COALESCE(lower(payout_address) = lower($3::text) AND payout_address_proven, false),
-                  payout_changed_at = CASE WHEN lower(payout_address) IS NOT DISTINCT FROM lower($3::text)
-                                           THEN payout_changed_at ELSE now() END,
                   name = CASE WHEN $5::boolean THEN $6::text ELSE name END,
                   updated_at = now()
             WHERE id = $1::uuid AND password_hash = $2
@@ -67,12 +65,30 @@ export class PayoutAddressStore {
         );
         // Undoes what this naming took from others too.
         if (written.length === 0) throw new PasswordChanged();
+        await recordSpan(tx, naming.publisherId, naming.address);
         return 'named';
       });
     } catch (error) {
       if (error instanceof PasswordChanged) return 'password-changed';
       throw error;
     }
+  }
+
+  /**
+   * Whether `address` was the publisher's payout address throughout the second of chain time
+   * `atSeconds` (a block's): named by its end, and not replaced before the next one began. A
+   * change within that second counts against it: the block may have come after the change.
+   */
+  async wasPayoutAt(publisherId: string, address: string, atSeconds: bigint): Promise<boolean> {
+    const [row] = await this.db.sql.query<{ was: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM payout_address_spans
+          WHERE publisher_id = $1::uuid AND address = lower($2::text)
+            AND from_at < to_timestamp($3::bigint + 1)
+            AND (until_at IS NULL OR until_at >= to_timestamp($3::bigint + 1))) AS was`,
+      [publisherId, address, atSeconds.toString()],
+    );
+    return row.was;
   }
 }
 
@@ -106,11 +122,34 @@ async function lockRowsInIdOrder(tx: SqlSession, address: string, publisherId: s
   );
 }
 
-/** Takes `address` (lowercase) from every other publisher that named it without a proof. */
+/** Takes `address` (lowercase) from every other publisher that named it without a proof, ending its span for each. */
 async function dropUnprovenNamings(tx: SqlSession, address: string, publisherId: string): Promise<void> {
   await tx.query(
-    `UPDATE publishers SET payout_address = NULL, payout_address_proven = false, payout_changed_at = now(), updated_at = now()
-      WHERE lower(payout_address) = $1 AND id <> $2::uuid AND NOT payout_address_proven`,
+    `WITH dropped AS (
+       UPDATE publishers SET payout_address = NULL, payout_address_proven = false, updated_at = now()
+        WHERE lower(payout_address) = $1 AND id <> $2::uuid AND NOT payout_address_proven
+        RETURNING id)
+     UPDATE payout_address_spans SET until_at = now()
+      WHERE until_at IS NULL AND publisher_id IN (SELECT id FROM dropped)`,
     [address, publisherId],
+  );
+}
+
+/**
+ * The publisher's payout address is now `address`: the span of the one before ends, unless it is
+ * the same, and one starts for the new one (none for no address).
+ */
+async function recordSpan(tx: SqlSession, publisherId: string, address: string | null): Promise<void> {
+  await tx.query(
+    `UPDATE payout_address_spans SET until_at = now()
+      WHERE publisher_id = $1::uuid AND until_at IS NULL AND address IS DISTINCT FROM lower($2::text)`,
+    [publisherId, address],
+  );
+  if (address === null) return;
+  await tx.query(
+    `INSERT INTO payout_address_spans (id, publisher_id, address)
+     SELECT gen_random_uuid(), $1::uuid, lower($2::text)
+      WHERE NOT EXISTS (SELECT 1 FROM payout_address_spans WHERE publisher_id = $1::uuid AND until_at IS NULL)`,
+    [publisherId, address],
   );
 }

@@ -5,12 +5,12 @@ import type { Site } from '../generated/prisma/client';
 
 /**
  * A site's columns a payment reads: who is paid (its publisher, and that publisher's payout address
- * now and when it last changed), whether vouchers are taken, and its prices' version and last change.
+ * now), whether vouchers are taken, and its prices' version and last change.
  */
 export type SitePaymentTerms = Pick<
   Site,
   'id' | 'publisherId' | 'batchSettlement' | 'pricingVersion' | 'defaultPriceMicros' | 'pricingUpdatedAt'
-> & { payoutAddress: string | null; payoutChangedAt: Date | null };
+> & { payoutAddress: string | null };
 
 interface SitePaymentTermsRow {
   id: string;
@@ -20,7 +20,6 @@ interface SitePaymentTermsRow {
   default_price_micros: string | bigint;
   pricing_updated_at: Date | string | null;
   payout_address: string | null;
-  payout_changed_at: Date | string | null;
 }
 
 /**
@@ -35,7 +34,7 @@ export class SitePaymentTermsStore {
   async get(siteId: string): Promise<SitePaymentTerms | null> {
     const [row] = await this.db.sql.query<SitePaymentTermsRow>(
       `SELECT s.id, s.publisher_id, s.batch_settlement, s.pricing_version, s.default_price_micros,
-              s.pricing_updated_at, p.payout_address, p.payout_changed_at
+              s.pricing_updated_at, p.payout_address
          FROM sites s JOIN publishers p ON p.id = s.publisher_id
         WHERE s.id = $1::uuid`,
       [siteId],
@@ -49,7 +48,6 @@ export class SitePaymentTermsStore {
       defaultPriceMicros: BigInt(row.default_price_micros),
       pricingUpdatedAt: row.pricing_updated_at === null ? null : new Date(row.pricing_updated_at),
       payoutAddress: row.payout_address,
-      payoutChangedAt: row.payout_changed_at === null ? null : new Date(row.payout_changed_at),
     };
   }
 }

@@ -77,7 +77,8 @@ export class PayoutAddressStore {
   /**
    * Whether `address` was the publisher's payout address throughout the second of chain time
    * `atSeconds` (a block's): named by its end, and not replaced before the next one began. A
-   * change within that second counts against it: the block may have come after the change.
+   * change within that second counts against it: the block may have come after the change. Its
+   * end is stored to the millisecond, rounded: one stored at the next second may have been before it.
    */
   async wasPayoutAt(publisherId: string, address: string, atSeconds: bigint): Promise<boolean> {
     const [row] = await this.db.sql.query<{ was: boolean }>(
@@ -85,7 +86,7 @@ export class PayoutAddressStore {
          SELECT 1 FROM payout_address_spans
           WHERE publisher_id = $1::uuid AND address = lower($2::text)
             AND from_at < to_timestamp($3::bigint + 1)
-            AND (until_at IS NULL OR until_at >= to_timestamp($3::bigint + 1))) AS was`,
+            AND (until_at IS NULL OR until_at > to_timestamp($3::bigint + 1))) AS was`,
       [publisherId, address, atSeconds.toString()],
     );
     return row.was;

@@ -164,7 +164,7 @@ describe('vouchers judged on a recent channel state', () => {
     }
   }, 60_000);
 
-  it('stops taking vouchers once its claimer fails to finish its runs: none is judged on a remembered state', async () => {
+  it('stops reusing states once its claimer fails to finish its runs: a withdrawal is then seen at the next voucher', async () => {
     // An instance whose claimer runs every 300 ms and finds every voucher due.
     const failing = await startTestApp({
       database: await db.connectAnother(),
@@ -174,19 +174,25 @@ describe('vouchers judged on a recent channel state', () => {
     const relayer = failing.chain.relayer.account.address;
     const gas = await failing.chain.publicClient.getBalance({ address: relayer });
     try {
-      const { nextPage } = await openChannel(50_000n);
+      const { payer, channel, nextPage } = await openChannel(50_000n);
       // Its vouchers' reading of the relayer's gas is taken now, and judges them RELAYER_GAS_READ_MS.
       expect((await nextPage(failing)).status).toBe(200);
       // The relayer has no gas left: every claim, so every claimer run, fails from now on (a voucher is due).
       await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: 0n });
       expect((await nextPage(failing)).status).toBe(200);
       await sleep(1_500);
-      // Three of its intervals later, its state is no longer reused, and the receiver's claims have
-      // failed for as long as a missing run may last: its vouchers are refused, nothing charged.
-      expect(failing.app.get(ClaimerService).keepsUp()).toBe(false);
+      expect((await nextPage(failing)).status).toBe(200); // read now, and remembered
+      const wallet = devWalletClient(failing.chain.rpcUrl, failing.chain.chainId, payer);
+      const started = await wallet.writeContract({
+        address: failing.chain.batchSettlement!.escrow,
+        abi: BATCH_SETTLEMENT_ABI,
+        functionName: 'initiateWithdraw',
+        args: [channel.config, 30_000n],
+      });
+      await failing.chain.publicClient.waitForTransactionReceipt({ hash: started });
+      // Within the window, but no claimer would collect it in time: the chain is read, the withdrawal seen.
       const refused = await nextPage(failing);
-      expect(refused.status).toBe(503);
-      expect(refused.body.detail).toMatch(/claims for this payout address have failed.*nothing was charged/i);
+      expect([refused.status, refused.body.reason]).toEqual([402, BATCH_REASONS.cumulativeExceedsBalance]);
     } finally {
       await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: gas });
       await failing.close();

@@ -100,38 +100,29 @@ export class ClaimerService {
             this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
             return [];
           });
-    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle
-    // is sent; and one whose claims were failing, which a refund may have left nothing to claim.
-    // One whose claims fail (a payout address the token refuses, say) is kept failing apart: the run
-    // still counts for the others, and vouchers to it alone stop once that lasts (receiverKeepsUp).
-    const { claimIntervalMs } = this.config.chain.batchSettlement;
-    for (const { receiver, token } of await this.receiversToVisit(receivers)) {
-      const of = { chainId: this.chain.chainId, receiver, token };
-      try {
-        await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run);
-        await this.heartbeat.recordReceiverClaimed(of);
-      } catch (error) {
-        this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${(error as Error).message}`);
-        await this.heartbeat.recordReceiverFailed(of, claimIntervalMs).catch(() => (failed = true));
-      }
+    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
+    for (const { receiver, token } of await this.withUnsettledClaims(receivers)) {
+      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run).catch(
+        (error: Error) => {
+          failed = true;
+          this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
+        },
+      );
     }
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) {
       this.lastCompletedRunAt = performance.now();
-      await this.heartbeat.record(claimIntervalMs);
+      await this.heartbeat.record(this.config.chain.batchSettlement.claimIntervalMs);
     }
     return run;
   }
 
-  private async receiversToVisit(
+  private async withUnsettledClaims(
     receivers: { receiver: string; token: string }[],
   ): Promise<{ receiver: string; token: string }[]> {
     const all = new Map(receivers.map((one) => [`${one.receiver}/${one.token}`, one]));
-    const [unsettled, failing] = await Promise.all([
-      this.store.receiversWithUnsettledClaims(this.chain.chainId),
-      this.heartbeat.failingReceivers(this.chain.chainId),
-    ]);
-    for (const one of [...unsettled, ...failing]) all.set(`${one.receiver}/${one.token}`, one);
+    for (const one of await this.store.receiversWithUnsettledClaims(this.chain.chainId))
+      all.set(`${one.receiver}/${one.token}`, one);
     return [...all.values()];
   }
 
@@ -174,16 +165,6 @@ export class ClaimerService {
     const recent = isRecent(await this.heartbeat.last(), this.config.chain.batchSettlement);
     this.recentHeartbeatAt = recent ? now : undefined;
     return recent;
-  }
-
-  /**
-   * Whether the claims of this receiver keep up: they have not failed in every run for as long as
-   * a missing run may last (isRecent, the failures' start read as its last good run). A voucher
-   * to a receiver whose claims keep failing is not money: a payer could withdraw it after the delay.
-   */
-  async receiverKeepsUp(of: ReceiverClaims): Promise<boolean> {
-    const failure = await this.heartbeat.receiverFailure(of);
-    return !failure || isRecent(failure, this.config.chain.batchSettlement);
   }
 
   /**

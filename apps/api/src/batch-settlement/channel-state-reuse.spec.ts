@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { depositCalldata } from '../chain/escrow';
+import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
 import { ClaimerService } from './claimer.service';
 
 /*
@@ -181,6 +182,9 @@ describe('vouchers judged on a recent channel state', () => {
       await devTestClient(failing.chain.rpcUrl).setBalance({ address: relayer, value: 0n });
       expect((await nextPage(failing)).status).toBe(200);
       await sleep(1_500);
+      // Another instance's claimer keeps up (it just finished a run), so vouchers are still taken:
+      // what must stop reusing states is this instance's own claimer failing.
+      await failing.app.get(ClaimerHeartbeatStore).record(0);
       expect((await nextPage(failing)).status).toBe(200); // read now, and remembered
       const wallet = devWalletClient(failing.chain.rpcUrl, failing.chain.chainId, payer);
       const started = await wallet.writeContract({

@@ -1,9 +1,7 @@
 import {
-  BaseError,
   hashMessage,
   isAddressEqual,
   recoverMessageAddress,
-  RpcRequestError,
   size,
   type Address,
   type Hex,
@@ -12,6 +10,7 @@ import {
 import { verifyHash } from 'viem/actions';
 import { hasCode } from './account-code';
 import type { ChainContext } from './chain-context';
+import { isRevert } from './revert';
 
 /**
  * Whether `address` signed `message` (EIP-191), EOAs and smart wallets (ERC-1271, ERC-6492, ERC-8010)
@@ -61,18 +60,6 @@ function watchedRequests(client: PublicClient): { client: PublicClient; failed: 
     }
   }) as PublicClient['request'];
   return { client: { ...client, request }, failed: () => failures > 0 };
-}
-
-/**
- * A call the contract reverted, as the node's own JSON-RPC error says it (code 3, or a message that
- * begins "execution reverted"): the chain's answer, not its failure. Only the node's error object is
- * read, not viem's wording around it, which quotes the request.
- */
-function isRevert(error: unknown): boolean {
-  if (!(error instanceof BaseError)) return false;
-  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
-  if (!(rpc instanceof RpcRequestError)) return false;
-  return rpc.code === 3 || /^execution reverted/i.test(rpc.details);
 }
 
 /** Whether `address` has code now ('unknown' when the node does not say). */

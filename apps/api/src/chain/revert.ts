@@ -1,0 +1,13 @@
+import { BaseError, RpcRequestError } from 'viem';
+
+/**
+ * A call the contract reverted, as the node's own JSON-RPC error says it (code 3, or a message that
+ * begins "execution reverted"): the chain's answer, not its failure. Only the node's error object is
+ * read, not viem's wording around it, which quotes the request.
+ */
+export function isRevert(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
+  if (!(rpc instanceof RpcRequestError)) return false;
+  return rpc.code === 3 || /^execution reverted/i.test(rpc.details);
+}

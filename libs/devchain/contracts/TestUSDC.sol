@@ -11,8 +11,10 @@ interface IERC1271 {
 /// It reproduces the parts a payment gate touches — ERC-20 with 6 decimals, EIP-2612 permit,
 /// EIP-3009 transfer/receive/cancel with authorization in both signature forms, ERC-1271 signers —
 /// with the same function signatures and revert strings as USDC, so a revert seen locally reads
-/// the same as on Base. It leaves out what a gate never touches: proxy, pausing, blacklisting,
-/// rescue, master-minter and allowance-per-minter bookkeeping beyond a simple cap.
+/// the same as on Base. Blacklisting is kept as USDC has it (no transfer from or to a blacklisted
+/// account, by any path; the owner is the blacklister), as anyone can name a blacklisted address as
+/// a payout address. It leaves out what a gate never touches: proxy, pausing, rescue, master-minter
+/// and allowance-per-minter bookkeeping beyond a simple cap.
 contract TestUSDC {
     // ---------------------------------------------------------------- ERC-20 metadata
 
@@ -32,6 +34,8 @@ contract TestUSDC {
     // ---------------------------------------------------------------- roles
 
     address public owner;
+    address public blacklister;
+    mapping(address => bool) private _blacklisted;
     mapping(address => bool) public isMinter;
     mapping(address => uint256) public minterAllowance;
 
@@ -71,6 +75,9 @@ contract TestUSDC {
     event MinterConfigured(address indexed minter, uint256 minterAllowedAmount);
     event MinterRemoved(address indexed oldMinter);
     event OwnershipTransferred(address previousOwner, address newOwner);
+    event Blacklisted(address indexed _account);
+    event UnBlacklisted(address indexed _account);
+    event BlacklisterChanged(address indexed newBlacklister);
 
     /// @param name_    token name, also the EIP-712 domain name ("USD Coin" on Base, "USDC" on Base Sepolia)
     /// @param version_ EIP-712 domain version ("2" for USDC)
@@ -80,11 +87,22 @@ contract TestUSDC {
         _hashedName = keccak256(bytes(name_));
         _hashedVersion = keccak256(bytes(version_));
         owner = msg.sender;
+        blacklister = msg.sender;
         emit OwnershipTransferred(address(0), msg.sender);
     }
 
     modifier onlyOwner() {
         require(msg.sender == owner, "Ownable: caller is not the owner");
+        _;
+    }
+
+    modifier onlyBlacklister() {
+        require(msg.sender == blacklister, "Blacklistable: caller is not the blacklister");
+        _;
+    }
+
+    modifier notBlacklisted(address account) {
+        require(!_blacklisted[account], "Blacklistable: account is blacklisted");
         _;
     }
 
@@ -115,7 +133,11 @@ contract TestUSDC {
         return true;
     }
 
-    function transferFrom(address from, address to, uint256 value) external returns (bool) {
+    function transferFrom(address from, address to, uint256 value)
+        external
+        notBlacklisted(msg.sender)
+        returns (bool)
+    {
         uint256 allowed = allowance[from][msg.sender];
         require(value <= allowed, "ERC20: transfer amount exceeds allowance");
         _transfer(from, to, value);
@@ -140,7 +162,12 @@ contract TestUSDC {
         return true;
     }
 
-    function _transfer(address from, address to, uint256 value) private {
+    /// Every transfer (ERC-20, EIP-3009) comes here, so none moves from or to a blacklisted account.
+    function _transfer(address from, address to, uint256 value)
+        private
+        notBlacklisted(from)
+        notBlacklisted(to)
+    {
         require(from != address(0), "ERC20: transfer from the zero address");
         require(to != address(0), "ERC20: transfer to the zero address");
         uint256 fromBalance = balanceOf[from];
@@ -150,6 +177,28 @@ contract TestUSDC {
         }
         balanceOf[to] += value;
         emit Transfer(from, to, value);
+    }
+
+    // ---------------------------------------------------------------- blacklisting
+
+    function isBlacklisted(address account) external view returns (bool) {
+        return _blacklisted[account];
+    }
+
+    function blacklist(address account) external onlyBlacklister {
+        _blacklisted[account] = true;
+        emit Blacklisted(account);
+    }
+
+    function unBlacklist(address account) external onlyBlacklister {
+        _blacklisted[account] = false;
+        emit UnBlacklisted(account);
+    }
+
+    function updateBlacklister(address newBlacklister) external onlyOwner {
+        require(newBlacklister != address(0), "Blacklistable: new blacklister is the zero address");
+        blacklister = newBlacklister;
+        emit BlacklisterChanged(newBlacklister);
     }
 
     function _approve(address holder, address spender, uint256 value) private {

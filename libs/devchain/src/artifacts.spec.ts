@@ -57,6 +57,12 @@ describe('TestUSDC artifact', () => {
     'isMinter(address)',
     'minterAllowance(address)',
     'owner()',
+    // blacklisting
+    'blacklister()',
+    'isBlacklisted(address)',
+    'blacklist(address)',
+    'unBlacklist(address)',
+    'updateBlacklister(address)',
   ])('has %s', (signature) => {
     expect(signatures(testUsdcAbi)).toContain(signature);
   });

@@ -4,7 +4,7 @@ import { startAnvil, type AnvilInstance } from './anvil';
 import { testUsdcAbi } from './artifacts/test-usdc';
 import { increaseTime, mineBlocks, revert, snapshot } from './chain-control';
 import { devPublicClient, devWalletClient } from './clients';
-import { deployTestUsdc, mintTestUsdc, TEST_USDC_ADDRESS, usdcBalance } from './deploy';
+import { blacklistTestUsdc, deployTestUsdc, mintTestUsdc, TEST_USDC_ADDRESS, usdcBalance } from './deploy';
 import { revertReason } from './test-support';
 
 const { relayer, publisher, agents, spare, deployer } = DEV_ROLES;
@@ -122,6 +122,39 @@ describe('minting and ERC-20', () => {
       args: [relayer.address, 1n],
     });
     expect(await revertReason(configure)).toBe('Ownable: caller is not the owner');
+  });
+
+  it("refuses, as USDC does, any transfer from or to a blacklisted account, and only the blacklister's say", async () => {
+    const [sender, target] = [spare[1], spare[2]];
+    await mintTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, to: sender.address, amount: 2n * USDC });
+    const send = (from: typeof sender, to: Address) =>
+      walletOf(from).writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'transfer', args: [to, 1n] });
+    const blacklistBy = (who: typeof sender) =>
+      walletOf(who).writeContract({
+        address: usdc,
+        abi: testUsdcAbi,
+        functionName: 'blacklist',
+        args: [target.address],
+      });
+    expect(await revertReason(blacklistBy(sender))).toBe('Blacklistable: caller is not the blacklister');
+
+    await blacklistTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, account: target.address });
+    expect(
+      await client.readContract({
+        address: usdc,
+        abi: testUsdcAbi,
+        functionName: 'isBlacklisted',
+        args: [target.address],
+      }),
+    ).toBe(true);
+    expect(await revertReason(send(sender, target.address))).toBe('Blacklistable: account is blacklisted');
+    expect(await balance(target.address)).toBe(0n);
+
+    await blacklistTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, account: target.address, blacklisted: false });
+    await client.waitForTransactionReceipt({ hash: await send(sender, target.address) });
+    expect(await balance(target.address)).toBe(1n);
+    await blacklistTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, account: target.address });
+    expect(await revertReason(send(target, sender.address))).toBe('Blacklistable: account is blacklisted');
   });
 
   it("transfers, and reverts with USDC's message beyond the balance", async () => {

@@ -88,18 +88,43 @@ export interface MintTestUsdcOptions {
 }
 
 /** Mints as the token owner (the deployer) and waits for the block. Returns the transaction hash. */
-export async function mintTestUsdc(opts: MintTestUsdcOptions): Promise<Hash> {
+export function mintTestUsdc(opts: MintTestUsdcOptions): Promise<Hash> {
+  return asTokenOwner(opts, 'mint', [opts.to, opts.amount]);
+}
+
+export interface BlacklistTestUsdcOptions {
+  rpcUrl: string;
+  usdc: Address;
+  account: Address;
+  /** false: lift the blacklisting. */
+  blacklisted?: boolean;
+}
+
+/**
+ * Blacklists `account` as USDC's blacklister (the deployer here): no transfer from or to it goes
+ * through after, as on Base for an address Circle blacklisted. Returns the transaction hash.
+ */
+export function blacklistTestUsdc(opts: BlacklistTestUsdcOptions): Promise<Hash> {
+  return asTokenOwner(opts, opts.blacklisted === false ? 'unBlacklist' : 'blacklist', [opts.account]);
+}
+
+/** Calls the token as its owner (the deployer) and waits for the block; a revert throws. */
+async function asTokenOwner(
+  opts: { rpcUrl: string; usdc: Address },
+  functionName: 'mint' | 'blacklist' | 'unBlacklist',
+  args: readonly [Address] | readonly [Address, bigint],
+): Promise<Hash> {
   const client = devPublicClient(opts.rpcUrl);
   const chainId = await client.getChainId();
   const wallet = devWalletClient(opts.rpcUrl, chainId, DEV_ROLES.deployer.account);
   const hash = await wallet.writeContract({
     address: opts.usdc,
     abi: testUsdcAbi,
-    functionName: 'mint',
-    args: [opts.to, opts.amount],
-  });
+    functionName,
+    args,
+  } as Parameters<typeof wallet.writeContract>[0]);
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: DEV_POLLING_INTERVAL_MS });
-  if (receipt.status !== 'success') throw new Error(`devchain: mint ${hash} reverted`);
+  if (receipt.status !== 'success') throw new Error(`devchain: ${functionName} ${hash} reverted`);
   return hash;
 }
 

@@ -12,6 +12,7 @@ export {
 export {
   deployTestUsdc,
   mintTestUsdc,
+  blacklistTestUsdc,
   usdcBalance,
   TEST_USDC_ADDRESS,
   DEFAULT_USDC_NAME,
@@ -19,6 +20,7 @@ export {
   type DeployTestUsdcOptions,
   type TestUsdcDeployment,
   type MintTestUsdcOptions,
+  type BlacklistTestUsdcOptions,
   type UsdcBalanceOptions,
 } from './deploy';
 export { snapshot, revert, mineBlocks, increaseTime } from './chain-control';

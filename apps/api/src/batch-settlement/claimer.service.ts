@@ -23,7 +23,7 @@ import type { PaymentChannel } from '../generated/prisma/client';
 import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
-import { ClaimerHeartbeatStore, type ClaimerHeartbeat, type ClaimingReceiver } from './claimer-heartbeat.store';
+import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
 /**
  * Settlements' gas (SETTLEMENT_GAS each) the relayer must hold for vouchers to be taken: a claim and
@@ -39,25 +39,13 @@ export const RELAYER_GAS_READ_MS = 5_000;
 const HEARTBEAT_READ_MS = 5_000;
 
 /**
- * A transaction of one receiver's own that the chain reverted, or would (its gas estimate
- * reverted): that receiver's failure, kept apart, not the run's. A node refusing, a claim never
- * mined, a read that failed: those fail the run whole, since they would fail any receiver's.
+ * A settle to a receiver the chain reverted, or would (its gas estimate reverted): the token
+ * refuses that receiver (real USDC refuses a transfer to a blacklisted address, and anyone can name
+ * one as an unproven payout address). What its claims collected is in the escrow, credited to it
+ * and out of any payer's withdrawal, so it stops no run. A claim never calls the token: its revert
+ * is ours or the node's, and fails the run like any other failure.
  */
-class OwnTransactionReverted extends Error {}
-
-/** Rethrows a revert of the receiver's own call (its gas estimate) as OwnTransactionReverted. */
-function asOwnRevert(what: string): (error: unknown) => never {
-  return (error) => {
-    throw isRevert(error) ? new OwnTransactionReverted(`${what} would revert: ${(error as Error).message}`) : error;
-  };
-}
-
-/** How a visit to a receiver ended: caughtUp once one of its claims or settles landed, or it has nothing left to send. */
-interface ReceiverVisit {
-  caughtUp: boolean;
-}
-
-type ClaimOutcome = 'landed' | 'not due' | 'nothing';
+class SettleReverted extends Error {}
 
 export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
@@ -88,9 +76,6 @@ export class ClaimerService {
 
   /** When a heartbeat was last found recent (someoneKeepsUp); one found stale is read again each time. */
   private recentHeartbeatAt?: number;
-
-  /** The receivers whose own transactions revert, as last read for receiverKeepsUp (again after HEARTBEAT_READ_MS, or a run). */
-  private failuresReading?: { at: number; failures: Promise<Map<string, ClaimerHeartbeat>> };
 
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
@@ -125,58 +110,37 @@ export class ClaimerService {
             this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
             return [];
           });
-    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle
-    // is sent; and one whose own transactions were reverting, which a refund may have left nothing to claim.
-    // Such reverts (a payout address the token refuses, say) are that receiver's alone: the run
-    // still counts for the others, and vouchers to it alone stop once they last (receiverKeepsUp).
-    const { claimIntervalMs } = this.config.chain.batchSettlement;
-    for (const { receiver, token } of await this.receiversToVisit(signer, receivers)) {
-      const of: ClaimingReceiver = { ...signer, receiver, token };
-      try {
-        const visit = await this.claimReceiver(
-          batch,
-          signer,
-          receiver as Address,
-          token as Address,
-          withdrawing,
-          options,
-          run,
-        );
-        if (visit.caughtUp) await this.heartbeat.recordCaughtUp(of);
-      } catch (error) {
-        const message = (error as Error).message;
-        if (!(error instanceof OwnTransactionReverted)) {
+    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
+    for (const { receiver, token } of await this.withUnsettledClaims(receivers)) {
+      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run).catch(
+        (error: Error) => {
+          if (error instanceof SettleReverted) {
+            this.logger.error(
+              `settling to ${receiver} reverted; what its claims collected stays in the escrow, credited to it, and the next run tries again: ${error.message}`,
+            );
+            return;
+          }
           failed = true;
-          this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${message}`);
-          continue;
-        }
-        this.logger.warn(
-          `a transaction of ${receiver}'s own reverted; the run still counts for the others: ${message}`,
-        );
-        await this.heartbeat.recordOwnRevert(of, claimIntervalMs).catch(() => (failed = true));
-      }
+          this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
+        },
+      );
     }
-    // What vouchers judge by is read again after a run here: it may have changed both.
-    this.failuresReading = undefined;
+    // A run here may have changed what vouchers judge by: it is read again.
     this.recentHeartbeatAt = undefined;
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) {
       this.lastCompletedRunAt = performance.now();
-      await this.heartbeat.record(claimIntervalMs);
+      await this.heartbeat.record(this.config.chain.batchSettlement.claimIntervalMs);
     }
     return run;
   }
 
-  private async receiversToVisit(
-    signer: ClaimSigner,
+  private async withUnsettledClaims(
     receivers: { receiver: string; token: string }[],
   ): Promise<{ receiver: string; token: string }[]> {
     const all = new Map(receivers.map((one) => [`${one.receiver}/${one.token}`, one]));
-    const [unsettled, failing] = await Promise.all([
-      this.store.receiversWithUnsettledClaims(this.chain.chainId),
-      this.heartbeat.failures(signer),
-    ]);
-    for (const { receiver, token } of [...unsettled, ...failing]) all.set(`${receiver}/${token}`, { receiver, token });
+    for (const one of await this.store.receiversWithUnsettledClaims(this.chain.chainId))
+      all.set(`${one.receiver}/${one.token}`, one);
     return [...all.values()];
   }
 
@@ -222,32 +186,6 @@ export class ClaimerService {
   }
 
   /**
-   * Whether this receiver's claims keep up: its own transactions have not reverted in every run for
-   * as long as a missing run may last (isRecent, the first revert read as its last good run). A
-   * voucher to a receiver whose claims keep reverting is not money: a payer could withdraw it after
-   * the delay. The failures are read at most every HEARTBEAT_READ_MS, and again after each run here.
-   */
-  async receiverKeepsUp(receiver: string, token: string): Promise<boolean> {
-    const batch = this.chain.batchSettlement;
-    if (!batch) return false;
-    if (!this.failuresReading || performance.now() - this.failuresReading.at > HEARTBEAT_READ_MS) {
-      const failures = this.heartbeat
-        .failures(this.signer(batch))
-        .then((rows) => new Map(rows.map(({ receiver, token, ...since }) => [`${receiver}/${token}`, since])));
-      // A failed read is not kept: the voucher waiting on it fails, the next one reads again.
-      failures.catch(() => {
-        if (this.failuresReading?.failures === failures) this.failuresReading = undefined;
-      });
-      this.failuresReading = { at: performance.now(), failures };
-    }
-    const reading = this.failuresReading;
-    const failure = (await reading.failures).get(`${receiver.toLowerCase()}/${token.toLowerCase()}`);
-    if (!failure) return true;
-    const ageMs = failure.ageMs + (performance.now() - reading.at);
-    return isRecent({ ...failure, ageMs }, this.config.chain.batchSettlement);
-  }
-
-  /**
    * Whether the relayer holds gas for `settlements` settlements (each counted at SETTLEMENT_GAS): a
    * run needs one; vouchers need VOUCHER_GAS_RESERVE, as a claim and a settle per receiver, and the
    * exact settlements beside them, spend it.
@@ -280,29 +218,20 @@ export class ClaimerService {
     withdrawingIds: readonly string[],
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
-  ): Promise<ReceiverVisit> {
+  ): Promise<void> {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
-    // Whether one of its transactions landed in this visit, and whether claims are left not yet due.
-    let landed = false;
-    let owed = false;
     // A settle or claim still on its way, whichever run sent it (this instance's before a restart,
     // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
     // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
     // each run): not a run that kept up (keepsUp). The settle first: this run's claims would follow it.
     const of = { chainId: this.chain.chainId, receiver, token };
     const settle = await this.onItsWay(await this.store.settlesOnTheirWay(of), {
-      landed: async (hash) => {
-        await this.store.recordSettleLanded(of.chainId, hash);
-        landed = true;
-      },
+      landed: (hash) => this.store.recordSettleLanded(of.chainId, hash),
       drop: (hash) => this.store.dropSettle(of.chainId, hash),
     });
     if (settle) throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
     const claim = await this.onItsWay(await this.store.claimsOnTheirWay(of), {
-      landed: async (hash) => {
-        await this.store.recordClaimLanded(of.chainId, hash);
-        landed = true;
-      },
+      landed: (hash) => this.store.recordClaimLanded(of.chainId, hash),
       drop: (hash) => this.store.dropClaim(of.chainId, hash),
     });
     if (claim) throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
@@ -311,17 +240,12 @@ export class ClaimerService {
     const withdrawing = withdrawingIds.length
       ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
       : [];
-    const note = (claimed: ClaimOutcome) => {
-      if (claimed === 'landed') landed = true;
-      if (claimed === 'not due') owed = true;
-    };
     for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
-      note(await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run));
+      await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
-    note(await this.claimChannels(batch, receiver, token, queued, options, run));
-    if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return { caughtUp: landed || !owed };
+    await this.claimChannels(batch, receiver, token, queued, options, run);
+    if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
     await this.settle(batch, of, run);
-    return { caughtUp: true };
   }
 
   /** Sends on what the escrow holds claimed for this receiver, and marks the landed claims settled by it once it lands. */
@@ -331,7 +255,9 @@ export class ClaimerService {
       this.chain,
       batch.escrow,
       settleCalldata(of.receiver as Address, of.token as Address),
-    ).catch(asOwnRevert(`the settle to ${of.receiver}`));
+    ).catch((error: unknown) => {
+      throw isRevert(error) ? new SettleReverted(`the settle would revert: ${(error as Error).message}`) : error;
+    });
     // Written down once signed, before it is sent, as claims are (claimChannels).
     const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
       this.store.recordSettleSent({ ...of, txHash, nonce, claimIds }),
@@ -341,7 +267,7 @@ export class ClaimerService {
     if (!receipt) throw new Error(`settle ${hash} not confirmed yet`);
     if (receipt.status !== 'success') {
       await this.store.dropSettle(of.chainId, hash);
-      throw new OwnTransactionReverted(`settle ${hash} reverted`);
+      throw new SettleReverted(`settle ${hash} reverted`);
     }
     await this.store.recordSettleLanded(of.chainId, hash);
   }
@@ -395,10 +321,7 @@ export class ClaimerService {
     return latest;
   }
 
-  /**
-   * Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in
-   * run.claims): 'landed' then, 'not due' when they owe something not due yet, 'nothing' otherwise.
-   */
+  /** Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in run.claims). */
   private async claimChannels(
     batch: BatchSettlementChain,
     receiver: Address,
@@ -406,7 +329,7 @@ export class ClaimerService {
     channels: readonly PaymentChannel[],
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
-  ): Promise<ClaimOutcome> {
+  ): Promise<void> {
     const now = options.now ?? new Date();
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
     let urgent = false;
@@ -445,8 +368,7 @@ export class ClaimerService {
       urgent ||
       amount >= claimMinMicros ||
       (oldest !== null && now.getTime() - oldest.getTime() >= maxAgeMs);
-    if (rows.length === 0) return 'nothing';
-    if (!due) return 'not due';
+    if (rows.length === 0 || !due) return;
     await this.store.markPublished(
       rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
     );
@@ -458,7 +380,7 @@ export class ClaimerService {
         batch,
         rows.map((r) => r.row),
       ),
-    ).catch(asOwnRevert(`the claim for ${receiver}`));
+    );
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
     // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).
@@ -470,7 +392,7 @@ export class ClaimerService {
     if (!receipt) throw new Error(`claim ${hash} not confirmed yet`);
     if (receipt.status !== 'success') {
       await this.store.dropClaim(this.chain.chainId, hash);
-      throw new OwnTransactionReverted(`claim ${hash} reverted`);
+      throw new Error(`claim ${hash} reverted`);
     }
     // Recorded landed before its channels are marked claimed: a run stopped between the two leaves
     // a claim with no settle, whose receiver the next run visits. The other way round, nothing led a
@@ -479,7 +401,6 @@ export class ClaimerService {
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) await this.readAndMarkClaimed(batch, channel);
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
-    return 'landed';
   }
 
   /**

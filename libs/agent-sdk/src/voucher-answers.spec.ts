@@ -9,13 +9,14 @@ describe('voucherAnswerOf', () => {
   it('counts a voucher as charged only on a settlement header saying so (PAYMENT-RESPONSE or X-PAYMENT-RESPONSE)', () => {
     expect(voucherAnswerOf(answer(200, { 'payment-response': settled(true) })).kind).toBe('charged');
     expect(voucherAnswerOf(answer(200, { 'x-payment-response': settled(true) })).kind).toBe('charged');
-    // The gate took it, then the site behind failed: still charged.
+    // The gate took it, then the site behind failed, or its route answered 402 itself: still charged.
     expect(voucherAnswerOf(answer(500, { 'payment-response': settled(true) })).kind).toBe('charged');
+    expect(voucherAnswerOf(answer(402, { 'payment-response': settled(true) })).kind).toBe('charged');
   });
 
-  it('a 402 or a failed settlement is a refusal', () => {
+  it('a 402 without the gate saying it took the voucher, or a failed settlement, is a refusal', () => {
     expect(voucherAnswerOf(answer(402)).kind).toBe('refused');
-    expect(voucherAnswerOf(answer(402, { 'payment-response': settled(true) })).kind).toBe('refused');
+    expect(voucherAnswerOf(answer(402, { 'payment-response': 'not base64 json' })).kind).toBe('refused');
     expect(voucherAnswerOf(answer(500, { 'payment-response': settled(false) })).kind).toBe('refused');
   });
 

@@ -19,7 +19,7 @@ export const waitBeforeResendMs = (response: Response): number =>
 export type VoucherAnswer =
   /** The gate's settlement header says it took the voucher. */
   | { kind: 'charged'; settlement: Settlement }
-  /** A 402, or a settlement header saying it failed: nothing was taken. */
+  /** A 402 without the gate's word that it took the voucher, or a settlement header saying it failed: nothing was taken. */
   | { kind: 'refused'; settlement?: Settlement }
   /** Neither: the voucher may or may not have reached the gate. */
   | { kind: 'unconfirmed' };
@@ -28,8 +28,10 @@ export function voucherAnswerOf(response: Response): VoucherAnswer {
   const settlement = settlementOf(
     response.headers.get('payment-response') ?? response.headers.get('x-payment-response'),
   );
-  if (response.status === 402 || settlement?.success === false) return { kind: 'refused', settlement };
+  // The gate's word wins over the status: a route may answer 402 itself after the gate took the
+  // voucher (a paywall of the publisher's own), and the voucher is the site's to claim either way.
   if (settlement?.success === true) return { kind: 'charged', settlement };
+  if (response.status === 402 || settlement?.success === false) return { kind: 'refused', settlement };
   return { kind: 'unconfirmed' };
 }
 

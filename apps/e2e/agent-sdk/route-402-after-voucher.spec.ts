@@ -1,0 +1,79 @@
+import { crawlgateExpress } from '@crawlgate/middleware/express';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
+import { createAgent, type PaymentEvent } from '../../../libs/agent-sdk/src';
+import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import { switchOnBatchSettlement } from '../middleware/support/voucher-site';
+import { startGatedSite } from '../middleware/support/gated-site';
+
+/*
+ * A publisher's own route may answer 402 after the gate took the voucher (a paywall of its own):
+ * the middleware sends the gate's PAYMENT-RESPONSE, success true, on that 402. The agent took any
+ * 402 for a refusal, so it forgot the charged total: every later voucher of the channel signed
+ * that total again, the gate's corrective 402 naming it was refused as a lie, and the channel, its
+ * refund included, stayed stuck until a timed withdrawal (helper-353's medium finding).
+ */
+describe('a route answering 402 after the gate charged its voucher', () => {
+  const asBot = { headers: { 'user-agent': GPTBOT } };
+  let gated: GatedSite;
+  let server: Server;
+  let siteUrl: string;
+  beforeAll(async () => {
+    gated = await startGatedSite();
+    await switchOnBatchSettlement(gated);
+    const app = express();
+    app.use(crawlgateExpress(gated.options()));
+    app.get('/members/:id', (_req, res) => void res.status(402).send('subscribers only'));
+    app.get('/{*path}', (req, res) => void res.send(`content of ${req.path}`));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    siteUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await gated?.close();
+  }, 60_000);
+
+  const paymentsFor = async (path: string) =>
+    (await gated.app.database.prisma.payment.findMany({ where: { url: path } })).map((row) => ({
+      method: row.method,
+      amount: String(row.amount),
+    }));
+
+  it('counts the voucher charged: the page is not paid again, and the channel pays the next pages and refunds', async () => {
+    const wallet = newWallet();
+    await fundUsdc(gated.app, wallet.address, '2');
+    const events: PaymentEvent[] = [];
+    const agent = createAgent({
+      account: wallet,
+      maxPriceUsd: '0.05',
+      budgetUsd: '2',
+      networks: [{ network: 'local', asset: gated.app.chain.usdc }],
+      rpcUrl: gated.app.chain.rpcUrl,
+      pollingIntervalMs: 20,
+      batchSettlement: { depositUsd: '1' },
+      onPayment: (event) => events.push(event),
+    });
+    expect((await agent.fetch(`${siteUrl}/articles/1`, asBot)).status).toBe(200);
+
+    const members = await agent.fetch(`${siteUrl}/members/1`, asBot);
+    expect([members.status, await members.text()]).toEqual([402, 'subscribers only']); // the route's own answer
+    expect(await paymentsFor('/members/1')).toEqual([{ method: 'voucher', amount: '10000' }]);
+    expect(events.map((event) => new URL(event.url).pathname)).toEqual(['/articles/1', '/members/1']);
+    const charged = () => agent.channels()[0].charged;
+    expect(charged()).toBe(20_000n);
+
+    for (const page of ['/articles/2', '/articles/3'])
+      expect((await agent.fetch(`${siteUrl}${page}`, asBot)).status).toBe(200);
+    expect(charged()).toBe(40_000n);
+    // The page again: its voucher is sent again, which the gate answers for its gate; nothing more is charged.
+    expect((await agent.fetch(`${siteUrl}/members/1`, asBot)).status).toBe(402);
+    expect(await paymentsFor('/members/1')).toHaveLength(1);
+    expect(charged()).toBe(40_000n);
+
+    // The refund asks back the deposit's rest: the site was paid the four pages it charged.
+    expect(await agent.refund(`${siteUrl}/articles/9`)).toMatchObject({ amount: String(1_000_000n - 40_000n) });
+  }, 90_000);
+});

@@ -646,7 +646,9 @@ export function createAgent(options: AgentOptions): Agent {
         if (signed) {
           const one: HeldAuthorization = { reservation, ...signed };
           held.add(one);
-          for (const key of heldKeys) heldPages.keep(key, Number(signed.validBefore) * 1000 + HELD_PAGE_MARGIN_MS);
+          const until = Number(signed.validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
+          heldPages.keep(page, until);
+          if (requested !== page) heldPages.keep(requested, until, { alias: true });
           // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
           const refusedPayment: RefusedPayment = {
             url,

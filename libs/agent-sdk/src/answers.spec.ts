@@ -70,6 +70,16 @@ describe('settlementOf', () => {
     });
   });
 
+  it("keeps a transaction only as a hash: a site's text never reaches onPayment's txHash (helper-353)", () => {
+    const hash = `0x${'ab'.repeat(32)}`;
+    expect(settlementOf(encodeBase64Json({ success: true, transaction: hash }))).toEqual({
+      success: true,
+      transaction: hash,
+    });
+    for (const transaction of ['\u001b[2Jpaid', `${hash}00`, 'x'.repeat(5_000)])
+      expect(settlementOf(encodeBase64Json({ success: true, transaction }))).toEqual({ success: true });
+  });
+
   it('drops fields of the wrong type, and is undefined for no header or no object', () => {
     expect(settlementOf(encodeBase64Json({ success: 'false', errorReason: 7, transaction: {} }))).toEqual({});
     for (const header of [null, '', 'not base64 json!', encodeBase64Json(null), encodeBase64Json([{ success: false }])])

@@ -18,6 +18,7 @@ import {
   type PaymentRejection,
   type SettleResponse,
 } from '@crawlgate/core';
+import { isHash } from 'viem';
 
 /**
  * The most characters of a site's own words (a refusal's reason and detail, a settlement's
@@ -45,7 +46,10 @@ export function settlementOf(header: string | null): Settlement | undefined {
   return {
     ...(typeof body.success === 'boolean' ? { success: body.success } : {}),
     ...(typeof body.errorReason === 'string' ? { errorReason: siteText(body.errorReason) } : {}),
-    ...(typeof body.transaction === 'string' ? { transaction: body.transaction } : {}),
+    // A transaction hash, or none (''): anything else would reach onPayment's txHash as the site wrote it.
+    ...(typeof body.transaction === 'string' && (body.transaction === '' || isHash(body.transaction))
+      ? { transaction: body.transaction }
+      : {}),
   };
 }
 

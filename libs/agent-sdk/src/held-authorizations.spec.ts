@@ -1,5 +1,12 @@
 import { encodeBase64Json } from '@crawlgate/core';
-import { authorizationOfHeader, finalStateOf, heldAuthorizations } from './held-authorizations';
+import {
+  authorizationOfHeader,
+  finalStateOf,
+  heldAuthorizations,
+  HeldPages,
+  MAX_HELD_PER_HOST,
+} from './held-authorizations';
+import { TokenCache } from './token-cache';
 
 const authorization = {
   from: '0x1111111111111111111111111111111111111111',
@@ -181,5 +188,32 @@ describe('finalStateOf', () => {
 
   it("says other-chain for an authorization of another chain than the client's", async () => {
     expect(await finalStateOf(chain(84532, 5000n), one)).toBe('other-chain');
+  });
+});
+
+describe('HeldPages', () => {
+  const key = (url: string) => TokenCache.key(new URL(url));
+  const now = 1_000_000;
+
+  it(`holds a host once ${MAX_HELD_PER_HOST} of its pages are held, until the earliest of those ends`, () => {
+    const pages = new HeldPages();
+    pages.keep(key('https://refusing.example/a'), now + 3_000);
+    pages.keep(key('https://refusing.example/b'), now + 1_000);
+    expect(pages.hostUntil('refusing.example', now)).toBeUndefined();
+    pages.keep(key('https://refusing.example/c'), now + 2_000);
+    expect(pages.hostUntil('refusing.example', now)).toBe(now + 1_000);
+    expect(pages.until(key('https://refusing.example/b'), now)).toBe(now + 1_000);
+    expect(pages.hostUntil('refusing.example', now + 1_000)).toBeUndefined();
+  });
+
+  it('holds the URLs asked for that redirected to a refused page, counted against no host (helper-353)', () => {
+    const pages = new HeldPages();
+    for (const n of [1, 2, 3]) {
+      pages.keep(key(`https://refusing.example/x${n}`), now + 1_000);
+      pages.keep(key(`https://honest.example/go/${n}`), now + 1_000, { alias: true });
+    }
+    expect(pages.until(key('https://honest.example/go/1'), now)).toBe(now + 1_000);
+    expect(pages.hostUntil('honest.example', now)).toBeUndefined();
+    expect(pages.hostUntil('refusing.example', now)).toBe(now + 1_000);
   });
 });

@@ -190,20 +190,24 @@ export const MAX_REFUSED_PAYMENTS = 1_000;
 /** Pages of one host (whatever its ports and schemes) whose payment may be refused but held at once. */
 export const MAX_HELD_PER_HOST = 3;
 
-/** Pages whose payment was refused while the site holds its authorization, until it expires. */
+/**
+ * Pages whose payment was refused while the site holds its authorization, until it expires; and
+ * the URLs asked for that led to them (aliases), held alike but counted against no host.
+ */
 export class HeldPages {
-  private readonly untilByPage = new Map<string, number>();
+  private readonly held = new Map<string, { until: number; alias: boolean }>();
 
-  keep(page: string, until: number): void {
-    if (this.untilByPage.size >= 1_000) this.dropEnded();
-    this.untilByPage.set(page, until);
+  /** `alias`: `key` is the URL asked for, a redirect away from the page refused, perhaps on another host. */
+  keep(key: string, until: number, { alias = false } = {}): void {
+    if (this.held.size >= 1_000) this.dropEnded();
+    this.held.set(key, { until, alias });
   }
 
   /** When the page (a TokenCache key) may be paid again; undefined: now. */
   until(page: string, now = Date.now()): number | undefined {
-    const until = this.untilByPage.get(page);
+    const until = this.held.get(page)?.until;
     if (until === undefined || until <= now) {
-      this.untilByPage.delete(page);
+      this.held.delete(page);
       return undefined;
     }
     return until;
@@ -212,17 +216,18 @@ export class HeldPages {
   /**
    * When a page of `host` may be paid again, while MAX_HELD_PER_HOST of its pages are held: a site
    * refusing every payment gets that many authorizations at most, an honest one refusing one (too
-   * little in the wallet) does not stop the agent paying its other pages.
+   * little in the wallet) does not stop the agent paying its other pages. Only pages refused count:
+   * a host whose links redirect to a refusing site is not held for it.
    */
   hostUntil(host: string, now = Date.now()): number | undefined {
-    const held = [...this.untilByPage]
-      .filter(([page, until]) => until > now && TokenCache.hostOf(page) === host)
-      .map(([, until]) => until)
+    const held = [...this.held]
+      .filter(([page, { until, alias }]) => !alias && until > now && TokenCache.hostOf(page) === host)
+      .map(([, { until }]) => until)
       .sort((a, b) => a - b);
     return held.length >= MAX_HELD_PER_HOST ? held[held.length - MAX_HELD_PER_HOST] : undefined;
   }
 
   private dropEnded(now = Date.now()): void {
-    for (const [page, until] of this.untilByPage) if (until <= now) this.untilByPage.delete(page);
+    for (const [page, { until }] of this.held) if (until <= now) this.held.delete(page);
   }
 }

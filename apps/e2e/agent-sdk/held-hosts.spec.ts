@@ -1,0 +1,77 @@
+import { encodeBase64Json, type PaymentRequirementsV2 } from '@crawlgate/core';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { BASE_USDC } from './support/base-offers';
+
+/*
+ * A site that refuses every payment and keeps its authorization holds the agent back from paying
+ * more of its pages (three at most are held per host). Those holds were also counted against the
+ * host of the URL asked for: three links of an honest site redirecting to such a site stopped the
+ * agent paying the honest site itself until the authorizations expired (helper-353's low finding).
+ * Plain loopback servers on two hosts (127.0.0.1, 127.0.0.2); nothing is settled.
+ */
+describe('@crawlgate/agent: pages held for a site that refuses payments', () => {
+  const offer = (payTo: string): PaymentRequirementsV2 => ({
+    scheme: 'exact',
+    network: 'eip155:8453',
+    amount: '1000',
+    asset: BASE_USDC,
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: { name: 'USD Coin', version: '2' },
+  });
+  const askPayment = (response: ServerResponse, payTo: string) =>
+    response
+      .writeHead(402, {
+        'payment-required': encodeBase64Json({ x402Version: 2, resource: { url: 'x' }, accepts: [offer(payTo)] }),
+      })
+      .end('{}');
+  const paymentOf = (headers: IncomingHttpHeaders) => headers['payment-signature'] ?? headers['x-payment'];
+  const closers: (() => void)[] = [];
+  afterAll(() => closers.forEach((close) => close()));
+
+  async function listen(
+    host: string,
+    handle: (url: string, headers: IncomingHttpHeaders, res: ServerResponse) => void,
+  ) {
+    const server = createServer((req, res) => handle(req.url!, req.headers, res));
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    closers.push(() => server.close());
+    return `http://${host}:${(server.address() as AddressInfo).port}`;
+  }
+
+  it("holds the refusing site's pages, not the pages of the site whose links led there", async () => {
+    const refusedPayments: string[] = [];
+    const refusing = await listen('127.0.0.2', (_url, headers, res) => {
+      const payment = paymentOf(headers);
+      if (typeof payment === 'string') refusedPayments.push(payment);
+      askPayment(res, privateKeyToAccount(generatePrivateKey()).address);
+    });
+    const honestPaid: string[] = [];
+    const honestPayTo = privateKeyToAccount(generatePrivateKey()).address;
+    const honest = await listen('127.0.0.1', (url, headers, res) => {
+      if (url.startsWith('/go/')) return void res.writeHead(302, { location: `${refusing}/x${url.slice(4)}` }).end();
+      if (paymentOf(headers)) return void (honestPaid.push(url), res.writeHead(200).end('the article'));
+      askPayment(res, honestPayTo);
+    });
+    const agent = createAgent({
+      account: privateKeyToAccount(generatePrivateKey()),
+      maxPriceUsd: '0.01',
+      budgetUsd: '1',
+      networks: ['base'],
+    });
+    for (const n of [1, 2, 3])
+      await expect(agent.fetch(`${honest}/go/${n}`)).rejects.toBeInstanceOf(PaymentFailedError);
+    expect(refusedPayments).toHaveLength(3);
+
+    // The refusing site holds three authorizations: no fourth page of it is paid, by any link.
+    await expect(agent.fetch(`${refusing}/x4`)).rejects.toMatchObject({ reason: 'payment_held' });
+    await expect(agent.fetch(`${honest}/go/1`)).rejects.toMatchObject({ reason: 'payment_held' });
+    expect(refusedPayments).toHaveLength(3);
+    // The honest site's own pages are still paid.
+    expect((await agent.fetch(`${honest}/article`)).status).toBe(200);
+    expect(honestPaid).toEqual(['/article']);
+  });
+});

@@ -28,14 +28,15 @@ contract TestUSDC {
     // ---------------------------------------------------------------- ERC-20 state
 
     uint256 public totalSupply;
-    mapping(address => uint256) public balanceOf;
+    /// As USDC v2.2 keeps them: an account's balance, and its blacklisting in the top bit of the same
+    /// word, so a transfer's blacklist checks read no storage slot more than its balance does.
+    mapping(address => uint256) private _balanceAndBlacklistStates;
     mapping(address => mapping(address => uint256)) public allowance;
 
     // ---------------------------------------------------------------- roles
 
     address public owner;
     address public blacklister;
-    mapping(address => bool) private _blacklisted;
     mapping(address => bool) public isMinter;
     mapping(address => uint256) public minterAllowance;
 
@@ -102,7 +103,7 @@ contract TestUSDC {
     }
 
     modifier notBlacklisted(address account) {
-        require(!_blacklisted[account], "Blacklistable: account is blacklisted");
+        require(!_isBlacklisted(account), "Blacklistable: account is blacklisted");
         _;
     }
 
@@ -170,28 +171,38 @@ contract TestUSDC {
     {
         require(from != address(0), "ERC20: transfer from the zero address");
         require(to != address(0), "ERC20: transfer to the zero address");
-        uint256 fromBalance = balanceOf[from];
+        uint256 fromBalance = balanceOf(from);
         require(value <= fromBalance, "ERC20: transfer amount exceeds balance");
         unchecked {
-            balanceOf[from] = fromBalance - value;
+            _balanceAndBlacklistStates[from] = fromBalance - value; // not blacklisted: its top bit is 0
         }
-        balanceOf[to] += value;
+        _balanceAndBlacklistStates[to] += value; // below 2^255 with any supply a minter can make
         emit Transfer(from, to, value);
     }
 
     // ---------------------------------------------------------------- blacklisting
 
+    uint256 private constant BLACKLISTED = 1 << 255;
+
+    function balanceOf(address account) public view returns (uint256) {
+        return _balanceAndBlacklistStates[account] & ~BLACKLISTED;
+    }
+
+    function _isBlacklisted(address account) private view returns (bool) {
+        return _balanceAndBlacklistStates[account] & BLACKLISTED != 0;
+    }
+
     function isBlacklisted(address account) external view returns (bool) {
-        return _blacklisted[account];
+        return _isBlacklisted(account);
     }
 
     function blacklist(address account) external onlyBlacklister {
-        _blacklisted[account] = true;
+        _balanceAndBlacklistStates[account] |= BLACKLISTED;
         emit Blacklisted(account);
     }
 
     function unBlacklist(address account) external onlyBlacklister {
-        _blacklisted[account] = false;
+        _balanceAndBlacklistStates[account] &= ~BLACKLISTED;
         emit UnBlacklisted(account);
     }
 
@@ -211,7 +222,7 @@ contract TestUSDC {
     // ---------------------------------------------------------------- minting
 
     /// The owner mints without limit (dev convenience); other minters spend their allowance.
-    function mint(address to, uint256 amount) external onlyMinters returns (bool) {
+    function mint(address to, uint256 amount) external onlyMinters notBlacklisted(to) returns (bool) {
         require(to != address(0), "FiatToken: mint to the zero address");
         require(amount > 0, "FiatToken: mint amount not greater than 0");
         if (msg.sender != owner) {
@@ -220,18 +231,18 @@ contract TestUSDC {
             minterAllowance[msg.sender] = allowed - amount;
         }
         totalSupply += amount;
-        balanceOf[to] += amount;
+        _balanceAndBlacklistStates[to] += amount;
         emit Mint(msg.sender, to, amount);
         emit Transfer(address(0), to, amount);
         return true;
     }
 
     function burn(uint256 amount) external onlyMinters {
-        uint256 balance = balanceOf[msg.sender];
+        uint256 balance = balanceOf(msg.sender);
         require(amount > 0, "FiatToken: burn amount not greater than 0");
         require(balance >= amount, "FiatToken: burn amount exceeds balance");
         unchecked {
-            balanceOf[msg.sender] = balance - amount;
+            _balanceAndBlacklistStates[msg.sender] -= amount;
             totalSupply -= amount;
         }
         emit Burn(msg.sender, amount);

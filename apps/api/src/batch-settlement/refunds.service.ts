@@ -15,6 +15,7 @@ import {
   settleCalldata,
   type OnChainChannel,
 } from '../chain/escrow';
+import { isRevert } from '../chain/revert';
 import { CHAIN } from '../chain/tokens';
 import type { Gate } from '../gates/gates.service';
 import { unavailable } from '../http/api-error';
@@ -273,8 +274,8 @@ export class RefundsService {
   }
 
   /**
-   * The claim (when anything charged is unclaimed), the settle, and the refund, in one transaction,
-   * stored before it is broadcast. Simulated and estimated first with the authorizer's direct
+   * The claim (when anything charged is unclaimed), the settle (left out when it alone reverts),
+   * and the refund, in one transaction, stored before it is broadcast. Simulated and estimated first with the authorizer's direct
    * refund in place of the signed one, so no refund signature exists until the transaction is signed.
    */
   private async send(
@@ -285,22 +286,35 @@ export class RefundsService {
     { charged, amount, state }: { charged: bigint; amount: bigint; state: OnChainChannel },
   ): Promise<Hash> {
     const { channelConfig: config, voucher } = payment;
-    const calls: Hex[] = [];
+    const claim: Hex[] = [];
+    const settle: Hex[] = [];
     const claimTo = claimableTotal(charged, state);
     if (claimTo > state.totalClaimed) {
       await this.store.markPublished([{ channelId, total: charged }]);
       const row = { config, maxClaimableAmount: charged, signature: voucher.signature, totalClaimed: claimTo };
-      calls.push(await claimCalldata(this.chain, batch, [row]), settleCalldata(config.receiver, config.token));
+      claim.push(await claimCalldata(this.chain, batch, [row]));
+      settle.push(settleCalldata(config.receiver, config.token));
     }
     const client = this.chain.publicClient;
-    const unsigned = {
-      account: batch.authorizer.address,
-      to: batch.escrow,
-      data: multicallCalldata([...calls, directRefundCalldata(config, amount)]),
-    };
+    const estimate = (calls: Hex[]) =>
+      client.estimateGas({
+        account: batch.authorizer.address,
+        to: batch.escrow,
+        data: multicallCalldata([...calls, directRefundCalldata(config, amount)]),
+      });
+    let calls = [...claim, ...settle];
     let gas: bigint;
     try {
-      gas = GAS_HEADROOM(await client.estimateGas(unsigned));
+      gas = GAS_HEADROOM(
+        await estimate(calls).catch((error: unknown) => {
+          // The settle reverting (the token refuses the receiver: a blacklisted payout address) would
+          // keep the payer's rest in escrow until a timed withdrawal: the refund goes without it, what
+          // was charged claimed, credited to the receiver in the escrow.
+          if (settle.length === 0 || !isRevert(error)) throw error;
+          calls = claim;
+          return estimate(calls);
+        }),
+      );
     } catch (error) {
       if (isChainUnreachable(error)) throw chainUnavailable();
       throw new PaymentRejected(

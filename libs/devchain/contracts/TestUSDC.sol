@@ -12,8 +12,8 @@ interface IERC1271 {
 /// EIP-3009 transfer/receive/cancel with authorization in both signature forms, ERC-1271 signers —
 /// with the same function signatures and revert strings as USDC, so a revert seen locally reads
 /// the same as on Base. Blacklisting is kept as USDC has it (no transfer from or to a blacklisted
-/// account, by any path; the owner is the blacklister), as anyone can name a blacklisted address as
-/// a payout address. It leaves out what a gate never touches: proxy, pausing, rescue, master-minter
+/// account, by any path, the token's own address blacklisted from the start; the owner is the
+/// blacklister), as anyone can name a blacklisted address as a payout address. It leaves out what a gate never touches: proxy, pausing, rescue, master-minter
 /// and allowance-per-minter bookkeeping beyond a simple cap.
 contract TestUSDC {
     // ---------------------------------------------------------------- ERC-20 metadata
@@ -89,7 +89,10 @@ contract TestUSDC {
         _hashedVersion = keccak256(bytes(version_));
         owner = msg.sender;
         blacklister = msg.sender;
+        // As USDC (initializeV2_1): no transfer to the token's own address.
+        _balanceAndBlacklistStates[address(this)] = BLACKLISTED;
         emit OwnershipTransferred(address(0), msg.sender);
+        emit Blacklisted(address(this));
     }
 
     modifier onlyOwner() {

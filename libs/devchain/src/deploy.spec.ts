@@ -137,6 +137,8 @@ describe('minting and ERC-20', () => {
         args: [target.address],
       });
     expect(await revertReason(blacklistBy(sender))).toBe('Blacklistable: caller is not the blacklister');
+    // As USDC: its own address is blacklisted from the start, so nothing is sent to the token by mistake.
+    expect(await revertReason(send(sender, usdc))).toBe('Blacklistable: account is blacklisted');
 
     await blacklistTestUsdc({ rpcUrl: anvil.rpcUrl, usdc, account: target.address });
     expect(

@@ -13,7 +13,10 @@ import { ClaimerService } from './claimer.service';
  * payout address: the settle to it reverts every run. That must not stop batch settlement on every
  * site (it did: the run failed whole, the heartbeat aged, and every site's vouchers were refused).
  * Its claims still land, so what vouchers charged is in the escrow, credited to that receiver and
- * out of any payer's withdrawal. Anything else failing still fails the run whole: a claim never
+ * out of any payer's withdrawal. Only a settle the token refuses for that receiver alone counts so
+ * (a transfer of the same amount from the escrow to another address goes through): a settle every
+ * receiver's would meet (the escrow blacklisted, say) fails the run (helper-355's F1). Anything
+ * else failing still fails the run whole: a claim never
  * calls the token, so its revert is ours or the node's (helper-352's H1 on 8f990ba, which took it
  * for the receiver's own), and a node refusing or a claim never mined would fail any receiver
  * (helper-351's F1 on 5b77e8a, which took every failure for the receiver's own).
@@ -110,6 +113,12 @@ describe('a claimer run with one receiver the token refuses', () => {
   // stop on every site, new receivers' included, within three intervals.
   it.each([
     ['a claim reverts (a bad voucher row of ours)', (_a: TestApp, receiver: Hex) => spoilVouchersOf(receiver)],
+    [
+      // Every settle reverts, not one receiver's (as when USDC is paused, or the escrow holds less than it owes).
+      'the token refuses the escrow itself',
+      (a: TestApp) =>
+        blacklistTestUsdc({ rpcUrl: a.chain.rpcUrl, usdc: a.chain.usdc, account: a.chain.batchSettlement!.escrow }),
+    ],
     [
       'the node refuses every gas estimate',
       (a: TestApp) => {

@@ -13,6 +13,7 @@ import {
 } from '../chain/escrow';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
+import { tokenRefusesOnly } from '../chain/token-refusal';
 import { relayerNonceUsed, transactionState } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -39,11 +40,12 @@ export const RELAYER_GAS_READ_MS = 5_000;
 const HEARTBEAT_READ_MS = 5_000;
 
 /**
- * A settle to a receiver the chain reverted, or would (its gas estimate reverted): the token
- * refuses that receiver (real USDC refuses a transfer to a blacklisted address, and anyone can name
- * one as an unproven payout address). What its claims collected is in the escrow, credited to it
- * and out of any payer's withdrawal, so it stops no run. A claim never calls the token: its revert
- * is ours or the node's, and fails the run like any other failure.
+ * A settle to a receiver the chain reverted, or would (its gas estimate reverted), while the token
+ * refuses a transfer from the escrow to that receiver alone (real USDC refuses a blacklisted
+ * address, and anyone can name one as an unproven payout address). What its claims collected is in
+ * the escrow, credited to it and out of any payer's withdrawal, so it stops no run. A settle every
+ * receiver's would meet (the token paused, the escrow blacklisted or short of funds, our calldata
+ * wrong) is no receiver's: it fails the run, as a claim's revert does (a claim never calls the token).
  */
 class SettleReverted extends Error {}
 
@@ -244,19 +246,21 @@ export class ClaimerService {
       await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
-    if ((await unsettled(this.chain, batch, receiver, token)) === 0n) return;
-    await this.settle(batch, of, run);
+    const owed = await unsettled(this.chain, batch, receiver, token);
+    if (owed === 0n) return;
+    await this.settle(batch, of, owed, run);
   }
 
   /** Sends on what the escrow holds claimed for this receiver, and marks the landed claims settled by it once it lands. */
-  private async settle(batch: BatchSettlementChain, of: ReceiverClaims, run: ClaimRun): Promise<void> {
+  private async settle(batch: BatchSettlementChain, of: ReceiverClaims, owed: bigint, run: ClaimRun): Promise<void> {
     const claimIds = await this.store.unsettledClaimIds(of);
     const call = await prepareRelayerCall(
       this.chain,
       batch.escrow,
       settleCalldata(of.receiver as Address, of.token as Address),
-    ).catch((error: unknown) => {
-      throw isRevert(error) ? new SettleReverted(`the settle would revert: ${(error as Error).message}`) : error;
+    ).catch(async (error: unknown) => {
+      if (!isRevert(error)) throw error;
+      throw await this.settleRevert(batch, of, owed, `the settle would revert: ${(error as Error).message}`);
     });
     // Written down once signed, before it is sent, as claims are (claimChannels).
     const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
@@ -267,9 +271,28 @@ export class ClaimerService {
     if (!receipt) throw new Error(`settle ${hash} not confirmed yet`);
     if (receipt.status !== 'success') {
       await this.store.dropSettle(of.chainId, hash);
-      throw new SettleReverted(`settle ${hash} reverted`);
+      throw await this.settleRevert(batch, of, owed, `settle ${hash} reverted`);
     }
     await this.store.recordSettleLanded(of.chainId, hash);
+  }
+
+  /** A SettleReverted when the token refuses what is owed to this receiver alone (the relayer would get it); else an Error, which fails the run. */
+  private async settleRevert(
+    batch: BatchSettlementChain,
+    of: ReceiverClaims,
+    owed: bigint,
+    why: string,
+  ): Promise<Error> {
+    const refusedAlone = await tokenRefusesOnly(this.chain, {
+      token: of.token as Address,
+      from: batch.escrow,
+      to: of.receiver as Address,
+      control: this.chain.relayer.account.address,
+      amount: owed,
+    });
+    return refusedAlone
+      ? new SettleReverted(why)
+      : new Error(`${why}, and the token refuses it to no receiver alone (every settle would fail)`);
   }
 
   /**

@@ -127,7 +127,7 @@ export class ClaimerService {
         },
       );
     }
-    // A run here may have changed what vouchers judge by: it is read again.
+    // A run that fails here may leave the heartbeat stale: the next voucher reads it again, not a reading of up to 5 s.
     this.recentHeartbeatAt = undefined;
     // A run with nothing due sends nothing: it counts only if the relayer could also pay for a claim.
     if (!failed && (await this.relayerCanClaim())) {

@@ -38,7 +38,10 @@ describe('@crawlgate/agent: pages held for a site that refuses payments', () => 
   ) {
     const server = createServer((req, res) => handle(req.url!, req.headers, res));
     await new Promise<void>((resolve) => server.listen(0, host, resolve));
-    closers.push(() => server.close());
+    closers.push(() => {
+      server.closeAllConnections(); // a payment never answered would keep its socket open
+      server.close();
+    });
     return `http://${host}:${(server.address() as AddressInfo).port}`;
   }
 
@@ -74,4 +77,54 @@ describe('@crawlgate/agent: pages held for a site that refuses payments', () => 
     expect((await agent.fetch(`${honest}/article`)).status).toBe(200);
     expect(honestPaid).toEqual(['/article']);
   });
+
+  it('holds a site that refuses each payment of a crawl two fetches at a time, its links each the next page with a query (helper-356)', async () => {
+    const LINKS = 30;
+    const waiting: ServerResponse[] = [];
+    const refused: string[] = [];
+    let next = 1;
+    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+    // /a_k?hop redirects to /a_{k+1}: the URL asked for has the key of the page another fetch pays (no query in it).
+    const site = await listen('127.0.0.3', (url, headers, res) => {
+      const [path, query] = url.split('?');
+      if (typeof paymentOf(headers) === 'string') {
+        refused.push(path);
+        waiting[Number(path.slice('/a_'.length))] = res;
+        // Refused in order, a_k's payment once a_{k+1}'s has come: the fetch asking for a_k?hop passed its checks meanwhile.
+        while (waiting[next] && (waiting[next + 1] || next === LINKS)) askPayment(waiting[next++], payTo);
+        return;
+      }
+      if (query === 'hop') return void res.writeHead(302, { location: `/a_${Number(path.slice(3)) + 1}` }).end();
+      askPayment(res, payTo);
+    });
+    const agent = createAgent({
+      account: privateKeyToAccount(generatePrivateKey()),
+      maxPriceUsd: '0.01',
+      budgetUsd: '1',
+      networks: ['base'],
+    });
+    const links = Array.from({ length: LINKS }, (_, i) => `${site}/a_${i}?hop`);
+    const outcomes: string[] = [];
+    const worker = async () => {
+      for (let link = links.shift(); link; link = links.shift()) {
+        const reason = await agent.fetch(link).then(
+          (response) => `status ${response.status}`,
+          (error: { reason?: string }) => error.reason ?? String(error),
+        );
+        outcomes.push(reason);
+        // Held: the payments still waiting are refused, so that no fetch waits for good.
+        if (reason !== 'payment_refused')
+          waiting.forEach((res, k) => {
+            if (res && !res.headersSent) {
+              askPayment(res, payTo);
+              next = Math.max(next, k + 1);
+            }
+          });
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    // Three pages held stop the host; two fetches at once can each have sent one before the third refusal came back.
+    expect(refused.length).toBeLessThanOrEqual(4);
+    expect(outcomes.filter((outcome) => outcome === 'payment_held').length).toBeGreaterThanOrEqual(LINKS - 4);
+  }, 30_000);
 });

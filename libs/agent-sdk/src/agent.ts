@@ -1466,11 +1466,14 @@ export function createAgent(options: AgentOptions): Agent {
 
   /**
    * Whether a charged voucher's answer brought its page: a success carrying a token of its gate, as
-   * the gate's paid answers all do. A front can keep the gate's settlement on an answer of its own (a
-   * 502, a 200 "maintenance") and add a token it forged: either alone shows nothing.
+   * the gate's paid answers all do, or the route's own 402 carrying one (a paywall of the
+   * publisher's own, behind the gate: the page is what the route answers). A front can keep the
+   * gate's settlement on an answer of its own (a 502, a 200 "maintenance") and add a token it
+   * forged: either alone shows nothing, and a forged token kept is refused at its next use, when
+   * the voucher is sent again first (resendReceipt).
    */
   function boughtWith(response: Response, token: string | undefined, paidAt: PaidAt): boolean {
-    return response.ok && tokenBoughtAt(token, paidAt);
+    return (response.ok || response.status === 402) && tokenBoughtAt(token, paidAt);
   }
 
   /** A voucher of this channel charged at `charged` for a page of `price`: the lost ones it shows were never charged are let go. */

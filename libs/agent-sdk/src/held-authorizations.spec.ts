@@ -216,4 +216,17 @@ describe('HeldPages', () => {
     expect(pages.hostUntil('honest.example', now)).toBeUndefined();
     expect(pages.hostUntil('refusing.example', now)).toBe(now + 1_000);
   });
+
+  it('never lets an alias weaken a page still held under the same key: it stays counted, to its later end (helper-356)', () => {
+    const pages = new HeldPages();
+    for (const n of [1, 2, 3]) {
+      pages.keep(key(`https://refusing.example/a${n}`), now + 2_000, {}, now);
+      pages.keep(key(`https://refusing.example/a${n}?hop`), now + 1_000, { alias: true }, now);
+    }
+    expect(pages.until(key('https://refusing.example/a1'), now)).toBe(now + 2_000);
+    expect(pages.hostUntil('refusing.example', now)).toBe(now + 2_000);
+    // An alias of a key no longer held is only an alias.
+    pages.keep(key('https://refusing.example/a1'), now + 5_000, { alias: true }, now + 3_000);
+    expect(pages.hostUntil('refusing.example', now + 3_000)).toBeUndefined();
+  });
 });

@@ -197,10 +197,18 @@ export const MAX_HELD_PER_HOST = 3;
 export class HeldPages {
   private readonly held = new Map<string, { until: number; alias: boolean }>();
 
-  /** `alias`: `key` is the URL asked for, a redirect away from the page refused, perhaps on another host. */
-  keep(key: string, until: number, { alias = false } = {}): void {
+  /**
+   * `alias`: `key` is the URL asked for, a redirect away from the page refused, perhaps on another
+   * host. A key still held is never weakened: a page stays a page (counted) and keeps its later end,
+   * whatever alias of another fetch shares its key (its URL asked for, with a query, say).
+   */
+  keep(key: string, until: number, { alias = false } = {}, now = Date.now()): void {
     if (this.held.size >= 1_000) this.dropEnded();
-    this.held.set(key, { until, alias });
+    const was = this.held.get(key);
+    this.held.set(
+      key,
+      was && was.until > now ? { until: Math.max(was.until, until), alias: was.alias && alias } : { until, alias },
+    );
   }
 
   /** When the page (a TokenCache key) may be paid again; undefined: now. */

@@ -44,6 +44,7 @@ import {
   HELD_PAGE_MARGIN_MS,
   HeldPages,
   heldAuthorizations,
+  keepRefusedPayment,
   MAX_REFUSED_PAYMENTS,
   type HeldAuthorization,
   type HeldOutcome,
@@ -659,7 +660,7 @@ export function createAgent(options: AgentOptions): Agent {
             authorization: one,
             keys: heldKeys,
           };
-          for (const key of heldKeys) refusedPayments.keep(key, refusedPayment);
+          keepRefusedPayment(refusedPayments, refusedPayment);
         }
       }
       // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the

@@ -4,8 +4,11 @@ import {
   finalStateOf,
   heldAuthorizations,
   HeldPages,
+  keepRefusedPayment,
   MAX_HELD_PER_HOST,
+  type RefusedPayment,
 } from './held-authorizations';
+import { KeptByPage } from './kept-by-page';
 import { TokenCache } from './token-cache';
 
 const authorization = {
@@ -228,5 +231,34 @@ describe('HeldPages', () => {
     // An alias of a key no longer held is only an alias.
     pages.keep(key('https://refusing.example/a1'), now + 5_000, { alias: true }, now + 3_000);
     expect(pages.hostUntil('refusing.example', now + 3_000)).toBeUndefined();
+  });
+});
+
+describe('keepRefusedPayment', () => {
+  const key = (url: string) => TokenCache.key(new URL(url));
+  /** A refused payment of `page`, reached by asking for `asked` (only what the store reads of it). */
+  const refused = (page: string, asked: string) =>
+    ({ url: page, keys: [key(page), key(asked)] }) as unknown as RefusedPayment;
+  const store = () => new KeptByPage<RefusedPayment>(() => Number.POSITIVE_INFINITY, 100);
+
+  it("never lets another payment's URL asked for replace a live payment of the page it is the key of (helper-357)", () => {
+    const kept = store();
+    const a1 = refused('https://site.example/a_1', 'https://site.example/a_0?hop');
+    const a2 = refused('https://site.example/a_2', 'https://site.example/a_1?hop'); // its URL asked for has a_1's key
+    keepRefusedPayment(kept, a1);
+    keepRefusedPayment(kept, a2);
+    expect(kept.get(key('https://site.example/a_1'))).toBe(a1);
+    expect(kept.get(key('https://site.example/a_2'))).toBe(a2);
+  });
+
+  it("keeps a page's own payment over the URL asked for of another kept before it, and an alias where no page's is", () => {
+    const kept = store();
+    const a2 = refused('https://site.example/a_2', 'https://site.example/a_1?hop');
+    const a1 = refused('https://site.example/a_1', 'https://site.example/a_0?hop');
+    keepRefusedPayment(kept, a2);
+    expect(kept.get(key('https://site.example/a_1'))).toBe(a2); // asked for there, no payment of a_1 yet
+    keepRefusedPayment(kept, a1);
+    expect(kept.get(key('https://site.example/a_1'))).toBe(a1);
+    expect(kept.get(key('https://site.example/a_0'))).toBe(a1);
   });
 });

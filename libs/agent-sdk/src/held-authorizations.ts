@@ -1,6 +1,7 @@
 import { decodeBase64Json, USDC_ABI } from '@crawlgate/core';
 import type { Hex, PublicClient } from 'viem';
 import type { Budget } from './budget';
+import type { KeptByPage } from './kept-by-page';
 import type { Reservation } from './budget-store';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
@@ -182,6 +183,18 @@ export interface RefusedPayment {
   authorization: HeldAuthorization;
   /** The keys it is kept under (HeldPages': its page, and the URL asked for). */
   keys: string[];
+}
+
+/**
+ * Keeps a refused payment under each of its keys (its page, then the URL asked for). The URL asked
+ * for never replaces a live payment of the page it is itself the key of (a query is no part of a
+ * key, so another fetch's link may share it): that payment is what is asked about (its gate, the
+ * chain) before its page is paid again, and lost, the page would be paid twice.
+ */
+export function keepRefusedPayment(store: KeptByPage<RefusedPayment>, payment: RefusedPayment): void {
+  const [page, ...asked] = payment.keys;
+  store.keep(page, payment);
+  for (const key of asked) if (key !== page && store.get(key)?.keys[0] !== key) store.keep(key, payment);
 }
 
 /** Refused payments kept at most: a full store drops those no token could follow any more, then its oldest. */

@@ -5,8 +5,10 @@ import {
   decodeBase64Json,
   type PaymentRequirementsV2,
 } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import type { TestSite } from './fixtures';
 import type { TestApp } from './test-app';
 
 /*
@@ -26,6 +28,13 @@ export function batchOffer(response: { body: any; headers: Headers }): BatchOffe
   const accepted = required.accepts.find((a) => a.scheme === 'batch-settlement');
   if (!accepted) throw new Error('the gate offers no batch-settlement');
   return { id: response.body.id, accepted };
+}
+
+/** A new gate of `site` (POST /v1/gates, a fresh page unless `url` is named), as its batch-settlement offer. */
+export async function batchGate(app: Pick<TestApp, 'call'>, site: TestSite, url = `/article/${randomUUID()}`) {
+  return batchOffer(
+    await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } }),
+  );
 }
 
 export function testChannel(

@@ -2,11 +2,10 @@ import { crawlgateExpress } from '@crawlgate/middleware/express';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fundUsdc, newWallet } from '../../../apps/api/test/test-agent';
-import { createAgent, type PaymentEvent } from '../../../libs/agent-sdk/src';
-import { GPTBOT, type GatedSite } from '../middleware/support/gated-site';
+import type { PaymentEvent } from '../../../libs/agent-sdk/src';
+import { GPTBOT, startGatedSite, type GatedSite } from '../middleware/support/gated-site';
 import { switchOnBatchSettlement } from '../middleware/support/voucher-site';
-import { startGatedSite } from '../middleware/support/gated-site';
+import { fundedAgent } from './support/funded-agent';
 
 /*
  * A publisher's own route may answer 402 after the gate took the voucher (a paywall of its own):
@@ -43,16 +42,9 @@ describe('a route answering 402 after the gate charged its voucher', () => {
     }));
 
   it('counts the voucher charged: the page is not paid again, and the channel pays the next pages and refunds', async () => {
-    const wallet = newWallet();
-    await fundUsdc(gated.app, wallet.address, '2');
     const events: PaymentEvent[] = [];
-    const agent = createAgent({
-      account: wallet,
-      maxPriceUsd: '0.05',
-      budgetUsd: '2',
-      networks: [{ network: 'local', asset: gated.app.chain.usdc }],
-      rpcUrl: gated.app.chain.rpcUrl,
-      pollingIntervalMs: 20,
+    const { agent } = await fundedAgent(gated.app, {
+      budgetUsd: '1',
       batchSettlement: { depositUsd: '1' },
       onPayment: (event) => events.push(event),
     });

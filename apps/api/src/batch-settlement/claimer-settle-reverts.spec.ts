@@ -1,9 +1,9 @@
 import { blacklistTestUsdc } from '@crawlgate/devchain';
 import type { Hex } from 'viem';
-import { pricedSite } from '../../test/fixtures';
+import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, testChannel } from '../../test/test-channel';
+import { batchGate, testChannel } from '../../test/test-channel';
 import { unsettled } from '../chain/escrow';
 import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
 import { ClaimerService } from './claimer.service';
@@ -34,19 +34,12 @@ describe('a claimer run with one receiver the token refuses', () => {
   /** A batch-settlement site paid at a new address, and pay(): a new payer's voucher for one more page. */
   async function voucherSite() {
     const payTo = newWallet().address;
-    const { site, publisher } = await pricedSite(app, payTo);
-    await app.call('PATCH', `/v1/sites/${site.siteId}`, { body: { batch_settlement: true }, headers: publisher.auth });
-    let page = 0;
+    const { site } = await batchSettlementSite(app, payTo);
     const pay = async () => {
       const payer = newWallet();
       await fundUsdc(app, payer.address, '1');
       await fundEth(app, payer.address);
-      const offer = batchOffer(
-        await app.call('POST', '/v1/gates', {
-          body: { url: `/article/${page++}` },
-          headers: { 'x-site-token': site.siteToken },
-        }),
-      );
+      const offer = await batchGate(app, site);
       const channel = testChannel(app, payer, offer.accepted);
       const payment = await channel.payment(offer, BigInt(offer.accepted.amount), { deposit: 100_000n });
       return app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });

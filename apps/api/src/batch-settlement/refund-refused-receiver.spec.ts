@@ -1,10 +1,9 @@
 import { blacklistTestUsdc } from '@crawlgate/devchain';
-import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchGate, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { unsettled } from '../chain/escrow';
 
 /*
@@ -23,13 +22,7 @@ describe('a refund for a receiver the token refuses', () => {
     app = await startTestApp({ isolateChain: true });
     const payTo = newWallet().address.toLowerCase() as Hex;
     const { site } = await batchSettlementSite(app, payTo);
-    const gate = async (): Promise<BatchOffer> =>
-      batchOffer(
-        await app.call('POST', '/v1/gates', {
-          body: { url: `/article/${randomUUID()}` },
-          headers: { 'x-site-token': site.siteToken },
-        }),
-      );
+    const gate = (): Promise<BatchOffer> => batchGate(app, site);
     const verify = (offer: BatchOffer, payment: unknown) =>
       app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
     const payer = newWallet();

@@ -1,12 +1,12 @@
 import { BATCH_REASONS } from '@crawlgate/core';
 import { mineBlocks, revert, snapshot } from '@crawlgate/devchain';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { toHex, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchGate, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
 import { RefundsService } from './refunds.service';
@@ -99,13 +99,7 @@ describe('a refund short of the confirmations (CONFIRMATIONS=2)', () => {
     try {
       const payTo = newWallet().address;
       const { site } = await batchSettlementSite(app, payTo);
-      const gate = async (): Promise<BatchOffer> =>
-        batchOffer(
-          await app.call('POST', '/v1/gates', {
-            body: { url: `/article/${randomUUID()}` },
-            headers: { 'x-site-token': site.siteToken },
-          }),
-        );
+      const gate = (): Promise<BatchOffer> => batchGate(app, site);
       const payer = newWallet();
       await fundUsdc(app, payer.address, '1');
       const first = await gate();

@@ -275,8 +275,9 @@ export class RefundsService {
 
   /**
    * The claim (when anything charged is unclaimed), the settle (left out when it alone reverts),
-   * and the refund, in one transaction, stored before it is broadcast. Simulated and estimated first with the authorizer's direct
-   * refund in place of the signed one, so no refund signature exists until the transaction is signed.
+   * and the refund, in one transaction, stored before it is broadcast. Simulated and estimated first
+   * with the authorizer's direct refund in place of the signed one, so no refund signature exists
+   * until the transaction is signed.
    */
   private async send(
     batch: BatchSettlementChain,

@@ -5,7 +5,7 @@ import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
+import { batchGate, escrowRead, testChannel, type BatchOffer } from '../../test/test-channel';
 import { directRefundCalldata } from '../chain/escrow';
 import { ChannelStore } from './channel.store';
 import { ClaimerService } from './claimer.service';
@@ -30,13 +30,7 @@ describe('channel refunds', () => {
   });
   afterAll(() => app.close());
 
-  const gate = async (): Promise<BatchOffer> =>
-    batchOffer(
-      await app.call('POST', '/v1/gates', {
-        body: { url: `/article/${randomUUID()}` },
-        headers: { 'x-site-token': site.siteToken },
-      }),
-    );
+  const gate = (): Promise<BatchOffer> => batchGate(app, site);
   const verify = (offer: BatchOffer, payment: unknown) =>
     app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
   const relayerNonce = () =>

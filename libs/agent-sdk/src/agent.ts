@@ -877,8 +877,11 @@ export function createAgent(options: AgentOptions): Agent {
         receipts.keep(page, { ...receipt, until: Math.min(receipt.until, receiptUntil(token, receipt.sentAt)) });
       return token;
     };
-    if (answer.status !== 402 && (answer.ok || boughtWithAnswer(answer, receipt.paidAt)))
-      return { response, token: renewed(boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt)) };
+    // The page: any answer but a 402, or the route's own 402 (a paywall behind the gate) carrying a
+    // token of its gate, which no challenge of the gate carries.
+    const token = boughtToken(answer.headers.get(TOKEN_HEADER), receipt.paidAt);
+    if (answer.status === 402 ? token !== undefined : answer.ok || boughtWithAnswer(answer, receipt.paidAt))
+      return { response, token: renewed(token) };
     if (response !== answer) await response.body?.cancel().catch(() => undefined);
     await answer.body?.cancel().catch(() => undefined);
     const verifyUrl = receipt.paidAt.verifyUrl ?? receipt.paidAt.offer.verifyUrl;
@@ -887,13 +890,13 @@ export function createAgent(options: AgentOptions): Agent {
     // payment, paid once, so a 402 or a failure (a front's own, or the gate's 503 once the token it
     // bought expired) is asked of its verify_url, never taken for a new sale, and without one the
     // fetch fails rather than pay twice.
-    const token =
+    const verified =
       verifyUrl === undefined
         ? undefined
         : await tokenOfPayment(receipt.paidAt, verifyUrl, receipt.header[1]).catch(() => undefined);
-    if (token) {
-      const read = await readWithToken(receipt.paidAt, token, receipt.header, retry);
-      if (read.confirmed) return { response: read.response, token: renewed(token) };
+    if (verified) {
+      const read = await readWithToken(receipt.paidAt, verified, receipt.header, retry);
+      if (read.confirmed) return { response: read.response, token: renewed(verified) };
       await read.response.body?.cancel().catch(() => undefined);
     }
     // Past the life its token was read to have (which a front may have forged short), the gate and
@@ -904,8 +907,8 @@ export function createAgent(options: AgentOptions): Agent {
     // what it bought is over, and the page is paid anew. An unexpired token refused
     // may be a front's doing: never paid twice.
     const end = Math.max(
-      token
-        ? receiptUntil(token, receipt.sentAt)
+      verified
+        ? receiptUntil(verified, receipt.sentAt)
         : Math.max(receipt.until, tokenExpiryFrom(receipt.lastIssue ?? receipt.sentAt, page)),
       receipt.notBefore ?? 0,
     );

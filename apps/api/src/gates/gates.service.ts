@@ -20,6 +20,7 @@ import {
 import { isAddressEqual, type Address } from 'viem';
 import type { SiteWithPayout } from '../auth/request-context';
 import type { ChainContext } from '../chain/chain-context';
+import { ownAddressRole } from '../chain/own-addresses';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../db/database';
@@ -219,6 +220,12 @@ export class GatesService {
     if (!payTo)
       throw conflict(
         'This site cannot charge yet: its publisher has no payout address (set payout_address with PATCH /v1/publishers/me)',
+      );
+    // Named before such addresses were refused (publishers.service): paid, the money would be lost.
+    const unpayable = ownAddressRole(this.chain, payTo);
+    if (unpayable)
+      throw conflict(
+        `This site cannot charge: its publisher's payout address is ${unpayable}, which no payment may go to (set another payout_address with PATCH /v1/publishers/me)`,
       );
     const now = Math.floor(Date.now() / 1000);
     const gate: GateTerms = {

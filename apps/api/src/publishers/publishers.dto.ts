@@ -85,7 +85,7 @@ export class UpdatePublisherDto {
   @ApiPropertyOptional({
     type: String,
     description:
-      'EVM address that receives payments: not the zero address, and in mixed case its EIP-55 checksum must hold. Changing it requires the X-Confirm-Password header. null clears it.',
+      "EVM address that receives payments: not the zero address, nor the USDC token's, the batch-settlement escrow's or its deposit collector's, nor this API's relayer or claim authorizer (400), and in mixed case its EIP-55 checksum must hold. Changing it requires the X-Confirm-Password header. null clears it.",
     example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
     nullable: true,
   })

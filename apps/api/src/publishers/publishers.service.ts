@@ -10,6 +10,7 @@ import {
 } from '@crawlgate/core';
 import { getAddress, type Address, type Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
+import { ownAddressRole } from '../chain/own-addresses';
 import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
@@ -176,6 +177,13 @@ export class PublishersService {
   ): Promise<PublisherBody> {
     const changesPayout = input.payout_address !== undefined;
     if (changesPayout) {
+      // Refused before the password is checked: bad input spends none of its confirmations.
+      const named = input.payout_address;
+      const unpayable = named ? ownAddressRole(this.chain, named) : undefined;
+      if (named && unpayable)
+        throw badRequest(
+          `payout_address ${getAddress(named.toLowerCase())} is ${unpayable}: payments to it would fail or be lost. Name an address you hold`,
+        );
       if (!confirmPassword) throw unauthorized('Changing payout_address requires the X-Confirm-Password header');
       const password = decodeHeaderText(confirmPassword);
       if (password === undefined)

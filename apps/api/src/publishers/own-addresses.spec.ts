@@ -1,0 +1,73 @@
+import { X402_BATCH_SETTLEMENT_ADDRESS, X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@crawlgate/core';
+import { getAddress } from 'viem';
+import { createSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
+import { startTestApp, type TestApp } from '../../test/test-app';
+
+/*
+ * A payout address is where payers' money goes. Named as the token's own address (USDC refuses
+ * transfers to it), the escrow's or its deposit collector's (money sent there is stranded: no
+ * channel owns it), or the API's own relayer or claim authorizer (the service never holds a
+ * publisher's money), every sale would fail or be lost. Anyone can name such an address: they
+ * are public.
+ */
+describe("payout addresses: never the token's, the escrow's or the API's own", () => {
+  let app: TestApp;
+  let publisher: TestPublisher;
+  beforeAll(async () => {
+    app = await startTestApp();
+    publisher = await registerPublisher(app);
+  });
+  afterAll(() => app.close());
+
+  const name = (payoutAddress: string) =>
+    app.call('PATCH', '/v1/publishers/me', {
+      body: { payout_address: payoutAddress },
+      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
+    });
+
+  const ownAddresses = () => {
+    const batch = app.chain.batchSettlement!;
+    return [
+      [app.chain.usdc, /USDC token contract/],
+      [batch.escrow, /batch-settlement escrow/],
+      [X402_BATCH_SETTLEMENT_ADDRESS, /batch-settlement escrow/],
+      [batch.collector, /deposit collector/],
+      [X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS, /deposit collector/],
+      [app.chain.relayer.account.address, /relayer/],
+      [batch.authorizer.address, /claim authorizer/],
+    ] as const;
+  };
+
+  // Fourteen refusals: more than X-Confirm-Password's checks allow, so none of them spends one.
+  it('refuses each, in any spelling, with a detail naming what it is, and keeps the address named before', async () => {
+    const mine = '0x1111111111111111111111111111111111111111';
+    expect((await name(mine)).status).toBe(200);
+    expect(app.chain.batchSettlement).not.toBeNull();
+    for (const [address, what] of ownAddresses())
+      for (const spelling of [getAddress(address), address.toLowerCase()]) {
+        const refused = await name(spelling);
+        expect([refused.status, refused.body.detail]).toEqual([400, expect.stringMatching(what)]);
+      }
+    const account = await app.call('GET', '/v1/publishers/me', { headers: publisher.auth });
+    expect(account.body.payout_address).toBe(getAddress(mine));
+  });
+
+  it('opens no gate to one named before the check: 409, nothing offered', async () => {
+    const site = await createSite(app, publisher);
+    await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+      body: { default_price_usd: '0.01', rules: [] },
+      headers: publisher.auth,
+    });
+    const openGate = () =>
+      app.call('POST', '/v1/gates', { body: { url: '/a' }, headers: { 'x-site-token': site.siteToken } });
+    expect((await openGate()).status).toBe(402);
+    for (const [address] of ownAddresses()) {
+      await app.database.prisma.publisher.update({
+        where: { id: publisher.publisherId },
+        data: { payoutAddress: getAddress(address) },
+      });
+      const gate = await openGate();
+      expect([gate.status, gate.body.detail]).toEqual([409, expect.stringMatching(/cannot charge/)]);
+    }
+  });
+});

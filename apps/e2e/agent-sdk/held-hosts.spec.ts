@@ -1,8 +1,10 @@
 import { encodeBase64Json, type PaymentRequirementsV2 } from '@crawlgate/core';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Agent as Dispatcher, fetch as undiciFetch } from 'undici';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createAgent, PaymentFailedError } from '../../../libs/agent-sdk/src';
+import { MAX_HELD_PER_DOMAIN } from '../../../libs/agent-sdk/src/held-authorizations';
 import { BASE_USDC } from './support/base-offers';
 
 /*
@@ -126,5 +128,51 @@ describe('@crawlgate/agent: pages held for a site that refuses payments', () => 
     // Three pages held stop the host; two fetches at once can each have sent one before the third refusal came back.
     expect(refused.length).toBeLessThanOrEqual(4);
     expect(outcomes.filter((outcome) => outcome === 'payment_held').length).toBeGreaterThanOrEqual(LINKS - 4);
+  }, 30_000);
+
+  it('holds a site that sends each link to a subdomain of its own (wildcard DNS): its domain, not each host name, is held', async () => {
+    const refused: string[] = [];
+    // Every name resolves to this loopback address: p1.refusing.test, p2.refusing.test, ...
+    const site = await listen('127.0.0.4', (_url, headers, res) => {
+      const payment = paymentOf(headers);
+      if (typeof payment === 'string') refused.push(String(headers.host));
+      askPayment(res, privateKeyToAccount(generatePrivateKey()).address);
+    });
+    const honest = await listen('127.0.0.5', (url, headers, res) => {
+      if (paymentOf(headers)) return void res.writeHead(200).end('the article');
+      askPayment(res, privateKeyToAccount(generatePrivateKey()).address);
+    });
+    const byName = new Dispatcher({
+      connect: {
+        lookup: (hostname, _options, callback) =>
+          callback(null, [{ address: hostname.endsWith('.honest.test') ? '127.0.0.5' : '127.0.0.4', family: 4 }]),
+      },
+    });
+    const agent = createAgent({
+      account: privateKeyToAccount(generatePrivateKey()),
+      maxPriceUsd: '0.01',
+      budgetUsd: '1',
+      networks: ['base'],
+      payOverHttp: true, // loopback names other than localhost's
+      fetch: ((input: string, init?: RequestInit) =>
+        undiciFetch(input, { ...(init as object), dispatcher: byName })) as unknown as typeof fetch,
+    });
+    const port = new URL(site).port;
+    const outcomes: string[] = [];
+    for (let n = 1; n <= 20; n++)
+      outcomes.push(
+        await agent.fetch(`http://p${n}.refusing.test:${port}/article`).then(
+          (response) => `status ${response.status}`,
+          (error: { reason?: string }) => error.reason ?? String(error),
+        ),
+      );
+    // Before: twenty authorizations, one per subdomain (three held per exact host name only).
+    expect(new Set(refused).size).toBe(refused.length);
+    expect(refused).toHaveLength(MAX_HELD_PER_DOMAIN);
+    expect(outcomes.slice(MAX_HELD_PER_DOMAIN)).toEqual(Array(20 - MAX_HELD_PER_DOMAIN).fill('payment_held'));
+    // Another domain's pages are still paid.
+    const article = await agent.fetch(`http://www.honest.test:${new URL(honest).port}/article`);
+    expect([article.status, await article.text()]).toEqual([200, 'the article']);
+    await byName.close();
   }, 30_000);
 });

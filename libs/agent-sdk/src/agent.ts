@@ -528,7 +528,8 @@ export function createAgent(options: AgentOptions): Agent {
     // A payment sent for this page before, its outcome never learned: asked about first, at no cost.
     const page = TokenCache.key(new URL(url));
     // A payment refused but held is held against the page and the URL asked for (a redirect may lead
-    // to a new page each time); a host holding MAX_HELD_PER_HOST such pages gets no more payments.
+    // to a new page each time); a host holding MAX_HELD_PER_HOST such pages, or its domain
+    // MAX_HELD_PER_DOMAIN (HeldPages.hostUntil), gets no more payments.
     const heldKeys = [page, requested];
     // A payment that bought the page before, its token refused or never come (a front can drop or
     // forge it): sent again first, which its gate answers for the page it paid, never charging twice.
@@ -560,7 +561,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PaymentFailedError(
         url,
         'payment_held',
-        `the site refused this agent's last payment for the page (or another of its site, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
+        `the site refused this agent's last payment for the page (or others of its site or domain, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
       );
     }
     // Under the URL asked for too: a redirect may lead it to another spelling of the page's site

@@ -1,10 +1,12 @@
 import { encodeBase64Json } from '@crawlgate/core';
 import {
   authorizationOfHeader,
+  domainOf,
   finalStateOf,
   heldAuthorizations,
   HeldPages,
   keepRefusedPayment,
+  MAX_HELD_PER_DOMAIN,
   MAX_HELD_PER_HOST,
   type RefusedPayment,
 } from './held-authorizations';
@@ -209,6 +211,19 @@ describe('HeldPages', () => {
     expect(pages.hostUntil('refusing.example', now + 1_000)).toBeUndefined();
   });
 
+  it(`holds every host of a domain once ${MAX_HELD_PER_DOMAIN} of its pages are held, on any of its host names, until the earliest of those ends`, () => {
+    const pages = new HeldPages();
+    for (let n = 1; n < MAX_HELD_PER_DOMAIN; n++) pages.keep(key(`https://p${n}.refusing.example/a`), now + 1_000 * n);
+    expect(pages.hostUntil('p99.refusing.example', now)).toBeUndefined();
+    pages.keep(key('https://refusing.example/a'), now + 9_000);
+    for (const host of ['p99.refusing.example', 'refusing.example', 'a.b.refusing.example'])
+      expect(pages.hostUntil(host, now)).toBe(now + 1_000);
+    expect(pages.hostUntil('p99.refusing.example', now + 1_000)).toBeUndefined();
+    // Another domain, and a host name under another's last labels, are not held.
+    expect(pages.hostUntil('refusing.example.org', now)).toBeUndefined();
+    expect(pages.hostUntil('honest.example', now)).toBeUndefined();
+  });
+
   it('holds the URLs asked for that redirected to a refused page, counted against no host (helper-353)', () => {
     const pages = new HeldPages();
     for (const n of [1, 2, 3]) {
@@ -231,6 +246,17 @@ describe('HeldPages', () => {
     // An alias of a key no longer held is only an alias.
     pages.keep(key('https://refusing.example/a1'), now + 5_000, { alias: true }, now + 3_000);
     expect(pages.hostUntil('refusing.example', now + 3_000)).toBeUndefined();
+  });
+});
+
+describe('domainOf', () => {
+  it("is a host name's last two labels, in lower case; an IP address or a name of fewer labels is itself", () => {
+    expect(domainOf('P1.Refusing.Example')).toBe('refusing.example');
+    expect(domainOf('a.b.refusing.example.')).toBe('refusing.example');
+    expect(domainOf('news.bbc.co.uk')).toBe('co.uk'); // no public suffix list: shared, never split
+    expect(domainOf('localhost')).toBe('localhost');
+    expect(domainOf('127.0.0.2')).toBe('127.0.0.2');
+    expect(domainOf('[::1]')).toBe('[::1]');
   });
 });
 

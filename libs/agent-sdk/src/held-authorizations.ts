@@ -202,6 +202,26 @@ export const MAX_REFUSED_PAYMENTS = 1_000;
 
 /** Pages of one host (whatever its ports and schemes) whose payment may be refused but held at once. */
 export const MAX_HELD_PER_HOST = 3;
+export const MAX_HELD_PER_DOMAIN = 6;
+
+/**
+ * The domain a host name is held with: its last two labels (refusing.example for
+ * p1.refusing.example), or the host itself when it is an IP address or has fewer. Without a public
+ * suffix list, the sites under one suffix of more labels (co.uk, github.io) share it: one of them
+ * holding MAX_HELD_PER_DOMAIN refused payments keeps the agent from paying the others until one
+ * ends. Nothing is lost that way; a site would otherwise get one authorization per host name.
+ */
+export function domainOf(host: string): string {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name.includes(':') || /^[\d.]+$/.test(name)) return name; // IPv6 (bracketed) or IPv4
+  return name.split('.').slice(-2).join('.');
+}
+
+/** When fewer than `limit` of these held pages remain: the end of the one that brings them below it. */
+function heldUntil(pages: { until: number }[], limit: number): number | undefined {
+  const ends = pages.map((page) => page.until).sort((a, b) => a - b);
+  return ends.length >= limit ? ends[ends.length - limit] : undefined;
+}
 
 /**
  * Pages whose payment was refused while the site holds its authorization, until it expires; and
@@ -235,17 +255,22 @@ export class HeldPages {
   }
 
   /**
-   * When a page of `host` may be paid again, while MAX_HELD_PER_HOST of its pages are held: a site
-   * refusing every payment gets that many authorizations at most, an honest one refusing one (too
-   * little in the wallet) does not stop the agent paying its other pages. Only pages refused count:
-   * a host whose links redirect to a refusing site is not held for it.
+   * When a page of `host` may be paid again, while MAX_HELD_PER_HOST of its pages are held, or
+   * MAX_HELD_PER_DOMAIN of its domain's (a site with wildcard DNS sends each link to a new host
+   * name): a site refusing every payment gets that many authorizations at most, an honest one
+   * refusing one (too little in the wallet) does not stop the agent paying its other pages. Only
+   * pages refused count: a host whose links redirect to a refusing site is not held for it.
    */
   hostUntil(host: string, now = Date.now()): number | undefined {
+    const domain = domainOf(host);
     const held = [...this.held]
-      .filter(([page, { until, alias }]) => !alias && until > now && TokenCache.hostOf(page) === host)
-      .map(([, { until }]) => until)
-      .sort((a, b) => a - b);
-    return held.length >= MAX_HELD_PER_HOST ? held[held.length - MAX_HELD_PER_HOST] : undefined;
+      .filter(([, { until, alias }]) => !alias && until > now)
+      .map(([page, { until }]) => ({ host: TokenCache.hostOf(page), until }));
+    const ofHost = held.filter((page) => page.host === host);
+    const ofDomain = held.filter((page) => domainOf(page.host) === domain);
+    const ends = [heldUntil(ofHost, MAX_HELD_PER_HOST), heldUntil(ofDomain, MAX_HELD_PER_DOMAIN)];
+    const until = Math.max(...ends.map((end) => end ?? -Infinity));
+    return until === -Infinity ? undefined : until;
   }
 
   private dropEnded(now = Date.now()): void {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { payoutProofMessage } from '@crawlgate/core';
+import { payoutProofMessage, signGate } from '@crawlgate/core';
 import type { PrivateKeyAccount } from 'viem';
 import type { TestApp } from './test-app';
 
@@ -128,4 +128,24 @@ export async function openGate(app: Pick<TestApp, 'call'>, site: TestSite, url: 
   const response = await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': site.siteToken } });
   if (response.status !== 402) throw new Error(`gate not opened: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;
+}
+
+/**
+ * A gate of `path` as a middleware mints it from its site's terms (signed with the site's secret),
+ * naming `payTo`: one it kept minting before it reloaded them, say. Its terms too (`ref`).
+ */
+export function middlewareGate(app: Pick<TestApp, 'chain'>, site: TestSite, payTo: `0x${string}`, path: string) {
+  const now = Math.floor(Date.now() / 1000);
+  const terms = {
+    siteId: site.siteId,
+    ref: randomUUID(),
+    path,
+    micros: 10_000n,
+    chainId: app.chain.chainId,
+    asset: app.chain.usdc,
+    payTo,
+    iat: now,
+    exp: now + 900,
+  };
+  return { id: signGate(terms, site.secret), terms };
 }

@@ -209,7 +209,7 @@ export class VoucherPaymentsService {
 
     try {
       await this.pricing.assertOfferStands(site, gate);
-      assertPayeeStands(site, gate);
+      assertPayeeStands(site, gate, this.chain);
       assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
       const [relayerCanClaim, claimerKeepsUp] = await Promise.all([
         this.claimer.relayerCanClaimNow(),
@@ -301,7 +301,7 @@ export class VoucherPaymentsService {
     const now = await gateSiteTerms(this.sites, gate);
     if (!now.batchSettlement) throw noVouchers();
     await this.pricing.assertOfferStands(now, gate);
-    assertPayeeStands(now, gate);
+    assertPayeeStands(now, gate, this.chain);
     return now;
   }
 

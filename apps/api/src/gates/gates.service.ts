@@ -83,11 +83,25 @@ export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: 
  * middleware that has not reloaded the site's terms yet, must not pay the old wallet. Asked before
  * anything is charged; a transfer already made is honoured as offered.
  */
-export function assertPayeeStands(site: { payoutAddress: string | null }, gate: Pick<Gate, 'payTo'>): void {
-  if (!payeeStands(site, gate.payTo))
+export function assertPayeeStands(
+  site: { payoutAddress: string | null },
+  gate: Pick<Gate, 'payTo'>,
+  chain: ChainContext,
+): void {
+  assertPaysNoOwnAddress(gate, chain);
+  if (!payeeStands(site, gate.payTo, chain))
     throw conflict(
       'This gate pays a payout address its publisher has since replaced; nothing was charged. Ask for a fresh gate',
     );
+}
+
+/**
+ * 409 for a gate whose payTo no payment may go to (ownAddressRole): minted before such payout
+ * addresses were refused, by this API or a middleware from the site's terms.
+ */
+export function assertPaysNoOwnAddress(gate: Pick<Gate, 'payTo'>, chain: ChainContext): void {
+  const unpayable = ownAddressRole(chain, gate.payTo);
+  if (unpayable) throw conflict(`This gate pays ${unpayable}, which no payment may go to; nothing was charged`);
 }
 
 /**
@@ -120,10 +134,21 @@ export function siteGoneAs410(error: unknown): never {
   throw error instanceof NoCurrentSecret ? paidSiteGone() : error;
 }
 
-/** Whether `payTo` is still the site's publisher's payout address (a site gone pays nobody). */
-export function payeeStands(site: { payoutAddress: string | null } | null, payTo: string): boolean {
+/**
+ * Whether `payTo` is still the site's publisher's payout address (a site gone pays nobody), and
+ * not one no payment may go to (ownAddressRole: named before such addresses were refused, and
+ * still offered by a middleware minting gates from the site's terms).
+ */
+export function payeeStands(
+  site: { payoutAddress: string | null } | null,
+  payTo: string,
+  chain: ChainContext,
+): boolean {
   return (
-    site !== null && site.payoutAddress !== null && isAddressEqual(site.payoutAddress as Address, payTo as Address)
+    site !== null &&
+    site.payoutAddress !== null &&
+    isAddressEqual(site.payoutAddress as Address, payTo as Address) &&
+    ownAddressRole(chain, payTo) === undefined
   );
 }
 

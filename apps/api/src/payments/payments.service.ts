@@ -15,6 +15,7 @@ import { CHAIN } from '../chain/tokens';
 import { isUniqueViolation } from '../db/prisma-errors';
 import {
   assertPayeeStands,
+  assertPaysNoOwnAddress,
   assertSecretOutlastsSettlement,
   gatePaymentFields,
   gateSiteTerms,
@@ -112,6 +113,8 @@ export class PaymentsService {
       ]);
     }
     const { gate, payment } = await this.gates.findLive(gateId, { transferProof: body.tx_hash !== undefined });
+    // Before anything is simulated or charged: a payment already recorded is still answered.
+    if (body.payment !== undefined && !payment) assertPaysNoOwnAddress(gate, this.chain);
     if (voucher) return this.vouchers.verify(gate, payment, body.payment!, body.recorded_only === true);
     return body.payment !== undefined
       ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
@@ -211,7 +214,7 @@ export class PaymentsService {
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
       // reconciler would send nothing for it.
       const site = await gateSiteTerms(this.sites, gate);
-      assertPayeeStands(site, gate);
+      assertPayeeStands(site, gate, this.chain);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
       return this.outcomeOf(claim.payment, gate);
@@ -318,7 +321,10 @@ export class PaymentsService {
       return pending(gate.id, hash, 'The transaction is not mined or not confirmed yet; ask again shortly');
     const { receipt, minedAt } = check.transfer;
     const site = await gateSiteTerms(this.sites, gate);
-    if (!payeeStands(site, gate.payTo) && !(await this.payouts.wasPayoutAt(site.publisherId, gate.payTo, minedAt)))
+    if (
+      !payeeStands(site, gate.payTo, this.chain) &&
+      !(await this.payouts.wasPayoutAt(site.publisherId, gate.payTo, minedAt))
+    )
       throw transferToReplacedPayee();
     // A proof naming its payer is judged among that payer's transfers only.
     const candidates = named
@@ -483,7 +489,7 @@ export class PaymentsService {
     for (let attempt = 1; ; attempt++) {
       const site = await gateSiteTerms(this.sites, gate);
       await this.pricing.assertOfferStands(site, gate);
-      assertPayeeStands(site, gate);
+      assertPayeeStands(site, gate, this.chain);
       assertSecretOutlastsSettlement(gate, this.chain.settlementTimeoutMs);
       try {
         return await this.store.claimInPayerTurn({ ...data, ...gatePaymentFields(gate, site.publisherId) }, site);

@@ -1,8 +1,7 @@
-import { signGate, transferProofMessage, USDC_ABI } from '@crawlgate/core';
-import { randomUUID } from 'node:crypto';
+import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { createWalletClient, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { namePayoutAddress, openGate, pricedSite, registerPublisher } from '../../test/fixtures';
+import { middlewareGate, namePayoutAddress, openGate, pricedSite, registerPublisher } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -160,19 +159,7 @@ describe('a transfer to a payout address its publisher has replaced', () => {
       headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
     });
     expect(changed.status).toBe(200);
-    const now = Math.floor(Date.now() / 1000);
-    const terms = {
-      siteId: site.siteId,
-      ref: randomUUID(),
-      path: '/premium/late',
-      micros: 10_000n,
-      chainId: app.chain.chainId,
-      asset: app.chain.usdc,
-      payTo: lost.address,
-      iat: now,
-      exp: now + 900,
-    };
-    const id = signGate(terms, site.secret);
+    const { id, terms } = middlewareGate(app, site, lost.address, '/premium/late');
     const second = newWallet();
     await fundUsdc(app, second.address, '1');
     await fundEth(app, second.address);

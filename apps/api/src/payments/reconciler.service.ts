@@ -164,7 +164,7 @@ export class ReconcilerService {
       );
       return 'waiting';
     }
-    if (fate === 'send' && !payeeStands(await this.siteTerms.get(payment.siteId), payment.payTo)) {
+    if (fate === 'send' && !payeeStands(await this.siteTerms.get(payment.siteId), payment.payTo, this.chain)) {
       // As a request would be refused (assertPayeeStands): the replaced wallet may be the lost one.
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: its publisher replaced the payout address it pays; released once its authorization expires`,

@@ -14,6 +14,7 @@ import { CurrentSite, type SiteWithPayout } from '../auth/request-context';
 import { BotPolicyOfferView } from '../bot-policy/bot-policy.dto';
 import { BotPolicyService } from '../bot-policy/bot-policy.service';
 import type { ChainContext } from '../chain/chain-context';
+import { ownAddressRole } from '../chain/own-addresses';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
@@ -42,7 +43,11 @@ export class SiteOfferView implements SiteOffer {
   @ApiProperty({ example: 'base-sepolia', description: 'The x402 v1 name of the network' }) x402_network!: string;
   @ApiProperty({ example: 'USDC', description: 'The asset’s EIP-712 domain name' }) asset_name!: string;
   @ApiProperty({ example: '2' }) asset_version!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'null until the publisher sets a payout address' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'null until the publisher sets a payout address (one payments may go to)',
+  })
   pay_to!: string | null;
   @ApiProperty({ type: 'integer', description: 'How long a gate stays payable' }) gate_ttl_seconds!: number;
   @ApiProperty({ type: 'integer', description: 'How long a paid access token opens its path' })
@@ -70,6 +75,10 @@ export class SiteOfferView implements SiteOffer {
   })
   usable_secrets!: UsableSecretViewDoc[];
 }
+
+/** A payout address no payment may go to (ownAddressRole: named before such were refused) is none: the site cannot charge. */
+const payableAddress = (chain: ChainContext, address: string | null) =>
+  address !== null && ownAddressRole(chain, address) === undefined ? address : null;
 
 /**
  * A site's terms for its middleware: its prices, how to pay, the gate settings and the bot policy,
@@ -114,7 +123,7 @@ export class SiteOfferController {
       x402_network: this.chain.network.x402Network,
       asset_name: this.chain.usdcName,
       asset_version: this.chain.usdcVersion,
-      pay_to: site.publisher.payoutAddress,
+      pay_to: payableAddress(this.chain, site.publisher.payoutAddress),
       gate_ttl_seconds: this.config.gateTtlSeconds,
       access_token_ttl_seconds: this.config.accessTokenTtlSeconds,
       settlement_timeout_seconds: Math.ceil(this.chain.settlementTimeoutMs / 1000),

@@ -1,6 +1,7 @@
 import { X402_BATCH_SETTLEMENT_ADDRESS, X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@crawlgate/core';
 import { getAddress } from 'viem';
-import { createSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
+import { createSite, middlewareGate, pricedSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
+import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
@@ -68,6 +69,39 @@ describe("payout addresses: never the token's, the escrow's or the API's own", (
       });
       const gate = await openGate();
       expect([gate.status, gate.body.detail]).toEqual([409, expect.stringMatching(/cannot charge/)]);
+      // The middleware mints its gates from the site's terms: they name no one to pay.
+      const terms = await app.call('GET', '/v1/site', { headers: { 'x-site-token': site.siteToken } });
+      expect([terms.status, terms.body.pay_to]).toEqual([200, null]);
     }
+  });
+
+  it('takes no payment for a gate a middleware minted to one before it reloaded the terms: 409, nothing charged', async () => {
+    const { publisher: owner, site } = await pricedSite(app, newWallet().address);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    for (const [address] of ownAddresses()) {
+      await app.database.prisma.publisher.update({
+        where: { id: owner.publisherId },
+        data: { payoutAddress: address },
+      });
+      const gate = middlewareGate(app, site, address, '/premium/a');
+      const offer = {
+        id: gate.id,
+        amount: '10000',
+        pay_to: address,
+        accepts: [{ network: app.chain.network.x402Network, payTo: address, maxAmountRequired: '10000' }],
+      };
+      const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+        body: { payment: await signPayment(app, payer, offer) },
+      });
+      expect([address, paid.status, paid.body.detail, paid.body.access_token]).toEqual([
+        address,
+        409,
+        expect.stringMatching(/no payment may go to; nothing was charged/),
+        undefined,
+      ]);
+    }
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+    expect(await app.database.prisma.payment.count({ where: { siteId: site.siteId } })).toBe(0);
   });
 });

@@ -1971,7 +1971,8 @@ export function createAgent(options: AgentOptions): Agent {
       // So is one the answer carries, kept before its redirect is followed: a redirect back to the page
       // (its canonical URL) then carries it.
       const keepToken = (answer: Response) => {
-        // Never from a 402: a refusal sells nothing, whatever header it carries.
+        // Never from a 402 here: a refusal sells nothing, whatever header it carries. (pay() judges a
+        // route's own 402 to a payment, carrying a token of its gate, bought: boughtWith, resendReceipt.)
         const token = answer.status === 402 ? null : answer.headers.get(TOKEN_HEADER);
         if (token) tokens.set(key, (bought = token));
       };

@@ -206,15 +206,30 @@ export const MAX_HELD_PER_DOMAIN = 6;
 
 /**
  * The domain a host name is held with: its last two labels (refusing.example for
- * p1.refusing.example), or the host itself when it is an IP address or has fewer. Without a public
- * suffix list, the sites under one suffix of more labels (co.uk, github.io) share it: one of them
- * holding MAX_HELD_PER_DOMAIN refused payments keeps the agent from paying the others until one
- * ends. Nothing is lost that way; a site would otherwise get one authorization per host name.
+ * p1.refusing.example), an IPv6 address's /64 (the least a server is given: a site could link
+ * each page to another address of it), or the host itself when it is an IPv4 address or has fewer
+ * labels. Without a public suffix list, the sites under one suffix of more labels (co.uk,
+ * github.io, com.au) share it: one of them holding MAX_HELD_PER_DOMAIN refused payments keeps the
+ * agent from paying the others until one ends. Nothing is lost that way; a site would otherwise
+ * get one authorization per host name.
  */
 export function domainOf(host: string): string {
-  const name = host.toLowerCase().replace(/\.$/, '');
-  if (name.includes(':') || /^[\d.]+$/.test(name)) return name; // IPv6 (bracketed) or IPv4
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  if (name.startsWith('[')) return ipv6Prefix(name);
+  if (/^[\d.]+$/.test(name)) return name;
   return name.split('.').slice(-2).join('.');
+}
+
+/** A bracketed IPv6 address's first 64 bits, as `[2001:db8:0:1::]/64` (a URL's host is never written with a zone). */
+function ipv6Prefix(host: string): string {
+  const [head, tail] = host.slice(1, -1).split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `[${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::]/64`;
 }
 
 /** When fewer than `limit` of these held pages remain: the end of the one that brings them below it. */

@@ -259,13 +259,13 @@ describe('domainOf', () => {
     expect(domainOf('refusing.example...')).toBe('refusing.example');
   });
 
-  it("is an IPv6 address's /64, however the address is written (helper-358)", () => {
-    const prefix = '[2001:db8:0:7::]/64';
-    for (const host of ['[2001:db8:0:7::1]', '[2001:db8:0:7:ffff::2]', '[2001:0db8:0000:0007:1:2:3:4]'])
+  it("is an IPv6 address's /48, however the address is written (helper-358, helper-359)", () => {
+    const prefix = '[2001:db8:7::]/48';
+    for (const host of ['[2001:db8:7::1]', '[2001:db8:7:ffff::2]', '[2001:0db8:0007:1:2:3:4:5]'])
       expect(domainOf(host)).toBe(prefix);
-    expect(domainOf(new URL('http://[2001:db8:0:7:0:0:0:9]:8080/').hostname)).toBe(prefix);
-    expect(domainOf('[2001:db8:0:8::1]')).not.toBe(prefix);
-    expect(domainOf('[::1]')).toBe('[0:0:0:0::]/64');
+    expect(domainOf(new URL('http://[2001:db8:7:0:0:0:0:9]:8080/').hostname)).toBe(prefix);
+    expect(domainOf('[2001:db8:8::1]')).not.toBe(prefix);
+    expect(domainOf('[::1]')).toBe('[0:0:0::]/48');
   });
 });
 

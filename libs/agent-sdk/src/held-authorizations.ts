@@ -206,8 +206,8 @@ export const MAX_HELD_PER_DOMAIN = 6;
 
 /**
  * The domain a host name is held with: its last two labels (refusing.example for
- * p1.refusing.example), an IPv6 address's /64 (the least a server is given: a site could link
- * each page to another address of it), or the host itself when it is an IPv4 address or has fewer
+ * p1.refusing.example), an IPv6 address's /48 (what a site is commonly given, a tunnel broker's
+ * for free: it could link each page to another address or subnet of it), or the host itself when it is an IPv4 address or has fewer
  * labels. Without a public suffix list, the sites under one suffix of more labels (co.uk,
  * github.io, com.au) share it: one of them holding MAX_HELD_PER_DOMAIN refused payments keeps the
  * agent from paying the others until one ends. Nothing is lost that way; a site would otherwise
@@ -220,16 +220,16 @@ export function domainOf(host: string): string {
   return name.split('.').slice(-2).join('.');
 }
 
-/** A bracketed IPv6 address's first 64 bits, as `[2001:db8:0:1::]/64` (a URL's host is never written with a zone). */
+/** A bracketed IPv6 address's first 48 bits, as `[2001:db8:7::]/48` (a URL's host is never written with a zone). */
 function ipv6Prefix(host: string): string {
   const [head, tail] = host.slice(1, -1).split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
   return `[${groups
-    .slice(0, 4)
+    .slice(0, 3)
     .map((group) => parseInt(group, 16).toString(16))
-    .join(':')}::]/64`;
+    .join(':')}::]/48`;
 }
 
 /** When fewer than `limit` of these held pages remain: the end of the one that brings them below it. */

@@ -22,6 +22,7 @@ import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG } from '../db/tokens';
 import {
   assertPayeeStands,
+  assertPaysNoOwnAddress,
   assertSecretOutlastsSettlement,
   GATE_NOT_FOUND,
   gatePaymentFields,
@@ -177,6 +178,8 @@ export class VoucherPaymentsService {
       await requirePayerSignature(this.chain, batch, payment, this.signerKeys);
       return this.refunds.refund(gate, payment, channelId);
     }
+    // A gate minted to an address no payment may go to takes no new voucher (a refund pays nothing).
+    if (!gatePayment) assertPaysNoOwnAddress(gate, this.chain);
     let recorded = recordRead ?? this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     recorded.catch(() => undefined);
     assertPayerSigned(await (signed ?? payerSigned(this.chain, batch, payment, this.signerKeys)));

@@ -1,7 +1,12 @@
-import { X402_BATCH_SETTLEMENT_ADDRESS, X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@crawlgate/core';
-import { getAddress } from 'viem';
+import {
+  transferProofMessage,
+  USDC_ABI,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+} from '@crawlgate/core';
+import { createWalletClient, getAddress, http } from 'viem';
 import { createSite, middlewareGate, pricedSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
@@ -103,5 +108,38 @@ describe("payout addresses: never the token's, the escrow's or the API's own", (
     }
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
     expect(await app.database.prisma.payment.count({ where: { siteId: site.siteId } })).toBe(0);
+  });
+
+  it("takes no transfer proof for such a gate: a deposit through the collector is any depositor's own (helper-359)", async () => {
+    const { publisher: owner, site } = await pricedSite(app, newWallet().address);
+    const relayer = app.chain.relayer.account.address;
+    await app.database.prisma.publisher.update({ where: { id: owner.publisherId }, data: { payoutAddress: relayer } });
+    const gate = middlewareGate(app, site, relayer, '/premium/b');
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+    const wallet = createWalletClient({
+      account: payer,
+      chain: app.chain.relayer.chain,
+      transport: http(app.chain.rpcUrl),
+    });
+    const hash = await wallet.writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transfer',
+      args: [relayer, 10_000n],
+    });
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: {
+        tx_hash: hash,
+        signature: await payer.signMessage({ message: transferProofMessage(gate.terms.ref, hash) }),
+      },
+    });
+    expect([paid.status, paid.body.detail, paid.body.access_token]).toEqual([
+      409,
+      expect.stringMatching(/no payment may go to/),
+      undefined,
+    ]);
   });
 });

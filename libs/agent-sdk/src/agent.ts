@@ -40,6 +40,7 @@ import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import {
   authorizationOfHeader,
+  domainOfPage,
   finalStateOf,
   HELD_PAGE_MARGIN_MS,
   HeldPages,
@@ -432,6 +433,7 @@ export function createAgent(options: AgentOptions): Agent {
   const refusedPayments = new KeptByPage<RefusedPayment>(
     (refused) => Number(refused.authorization.validBefore) * 1000 + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
     MAX_REFUSED_PAYMENTS,
+    domainOfPage,
   );
   // Kept past their until too: the token a lost payment bought may outlive the default half hour
   // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.

@@ -197,7 +197,11 @@ export function keepRefusedPayment(store: KeptByPage<RefusedPayment>, payment: R
   for (const key of asked) if (key !== page && store.get(key)?.keys[0] !== key) store.keep(key, payment);
 }
 
-/** Refused payments kept at most: a full store drops those no token could follow any more, then its oldest. */
+/**
+ * Refused payments kept at most (under each of their keys): a full store drops those no token could
+ * follow any more, then the oldest of the domain holding the most (domainOfPage), so that a site
+ * made to refuse many cannot push out another's (whose page would be paid anew unasked).
+ */
 export const MAX_REFUSED_PAYMENTS = 1_000;
 
 /** Pages of one host (whatever its ports and schemes) whose payment may be refused but held at once. */
@@ -219,6 +223,9 @@ export function domainOf(host: string): string {
   if (/^[\d.]+$/.test(name)) return name;
   return name.split('.').slice(-2).join('.');
 }
+
+/** The domain of a page's host (a TokenCache key): the site a store full of its values charges first (KeptByPage). */
+export const domainOfPage = (page: string): string => domainOf(TokenCache.hostOf(page));
 
 /** A bracketed IPv6 address's first 48 bits, as `[2001:db8:7::]/48` (a URL's host is never written with a zone). */
 function ipv6Prefix(host: string): string {

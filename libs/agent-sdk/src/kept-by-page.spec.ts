@@ -37,4 +37,29 @@ describe('KeptByPage', () => {
       'newest',
     ]);
   });
+
+  it("full, drops the oldest value of the group holding the most, not another group's older one", () => {
+    // Dropped oldest first, a site refusing payments on many pages pushed out an older site's
+    // refused payment, whose page was then paid anew though that payment may have gone through.
+    const groupOf = (page: string) => page.split('/')[0];
+    const kept = new KeptByPage<string>(() => NOW + 100, 4, groupOf);
+    kept.keep('honest/a', 'honest', NOW);
+    kept.keep('evil/1', 'evil 1', NOW);
+    kept.keep('evil/2', 'evil 2', NOW);
+    kept.keep('other/b', 'other', NOW);
+    kept.keep('evil/3', 'evil 3', NOW);
+    expect(['honest/a', 'evil/1', 'evil/2', 'other/b', 'evil/3'].map((page) => kept.get(page, NOW))).toEqual([
+      'honest',
+      undefined,
+      'evil 2',
+      'other',
+      'evil 3',
+    ]);
+    // Groups of one each: the oldest of them goes.
+    const even = new KeptByPage<string>(() => NOW + 100, 2, groupOf);
+    even.keep('a/1', 'a', NOW);
+    even.keep('b/1', 'b', NOW);
+    even.keep('c/1', 'c', NOW);
+    expect(['a/1', 'b/1', 'c/1'].map((page) => even.get(page, NOW))).toEqual([undefined, 'b', 'c']);
+  });
 });

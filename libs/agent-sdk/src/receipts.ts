@@ -11,6 +11,7 @@ import {
   MIN_ACCESS_TOKEN_TTL_SECONDS,
   peekAccessTokenPayload,
 } from '@crawlgate/core';
+import { domainOfPage } from './held-authorizations';
 import { KeptByPage } from './kept-by-page';
 import type { PaidAt } from './token-cache';
 
@@ -43,7 +44,10 @@ export interface Receipt {
   lastIssue?: number;
 }
 
-/** Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last use, then its oldest. */
+/**
+ * Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last
+ * use, then the oldest of the domain (domainOf) holding the most.
+ */
 export const MAX_RECEIPTS = 10_000;
 
 /**
@@ -80,9 +84,12 @@ const lastUse = (receipt: Receipt) =>
     receipt.notBefore ?? 0,
   );
 
-/** Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last use, then its oldest. */
+/**
+ * Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last
+ * use, then the oldest of the domain holding the most.
+ */
 export class Receipts extends KeptByPage<Receipt> {
   constructor(maxReceipts = MAX_RECEIPTS) {
-    super(lastUse, maxReceipts);
+    super(lastUse, maxReceipts, domainOfPage);
   }
 }

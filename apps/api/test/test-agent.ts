@@ -69,6 +69,29 @@ export async function usdcBalance(app: Pick<TestApp, 'chain'>, address: `0x${str
   });
 }
 
+/** A wallet client sending from `account` on the app's chain (paying its own gas: fundEth). */
+export function walletOf(app: Pick<TestApp, 'chain'>, account: PrivateKeyAccount) {
+  return createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+}
+
+/** A token transfer (USDC unless `asset` is named) sent from `from` and mined: its hash, as a tx-hash payer proves it. */
+export async function sendUsdc(
+  app: Pick<TestApp, 'chain'>,
+  from: PrivateKeyAccount,
+  to: Hex,
+  value: bigint,
+  asset: Hex = app.chain.usdc,
+): Promise<Hash> {
+  const hash = await walletOf(app, from).writeContract({
+    address: asset,
+    abi: USDC_ABI,
+    functionName: 'transfer',
+    args: [to, value],
+  });
+  await app.chain.publicClient.waitForTransactionReceipt({ hash });
+  return hash;
+}
+
 export interface GateOfferBody {
   id: string;
   amount: string;
@@ -209,7 +232,7 @@ async function deployWalletContract(rpcUrl: string, chainId: number, owner: Priv
 async function strangerClient(app: Pick<TestApp, 'chain'>) {
   const stranger = newWallet();
   await fundEth(app, stranger.address);
-  return createWalletClient({ account: stranger, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+  return walletOf(app, stranger);
 }
 
 /** transferWithAuthorization's name and arguments for a signed payment, as anyone holding it sends it. */

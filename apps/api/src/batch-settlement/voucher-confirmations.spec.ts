@@ -1,8 +1,7 @@
 import { BATCH_REASONS, parseBatchSettlementPayment } from '@crawlgate/core';
 import { devTestClient, revert, snapshot } from '@crawlgate/devchain';
-import { createWalletClient, http } from 'viem';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel, type BatchOffer } from '../../test/test-channel';
 import { depositCalldata } from '../chain/escrow';
@@ -48,11 +47,7 @@ describe('voucher payments against a deposit still confirming (CONFIRMATIONS=2)'
     const parsed = parseBatchSettlementPayment(await channel.payment(offer, PRICE, { deposit: amount, salt }));
     if (!parsed.ok || !parsed.payment.deposit) throw new Error('not a deposit payment');
     const batch = app.chain.batchSettlement!;
-    const wallet = createWalletClient({
-      account: payer,
-      chain: app.chain.publicClient.chain,
-      transport: http(app.chain.rpcUrl),
-    });
+    const wallet = walletOf(app, payer);
     const hash = await wallet.sendTransaction({
       to: batch.escrow,
       data: depositCalldata(batch, parsed.payment.channelConfig, amount, parsed.payment.deposit.erc3009),

@@ -9,9 +9,9 @@ import {
 } from '@crawlgate/core';
 import { devTestClient, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestPayee, type TestPublisher, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { fundUsdc, newWallet, usdcBalance, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { createWalletClient, http, zeroAddress, type Hex } from 'viem';
+import { zeroAddress, type Hex } from 'viem';
 import { batchOffer, escrowRead, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
 import { pausedAt } from '../../test/pause-at';
 import { depositCalldata, depositNonce } from '../chain/escrow';
@@ -770,11 +770,10 @@ describe('voucher payments', () => {
     const deployer = newWallet();
     const client = devTestClient(app.chain.rpcUrl);
     await client.setBalance({ address: deployer.address, value: 10n ** 18n });
-    const hash = await createWalletClient({
-      account: deployer,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).deployContract({ abi: simulationAwareWalletAbi, bytecode: simulationAwareWalletBytecode } as never);
+    const hash = await walletOf(app, deployer).deployContract({
+      abi: simulationAwareWalletAbi,
+      bytecode: simulationAwareWalletBytecode,
+    } as never);
     const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
     await fundUsdc(app, wallet, '1');
     const relayerNonce = () =>

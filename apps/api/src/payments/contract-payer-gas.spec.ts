@@ -5,9 +5,9 @@ import {
   simulationAwareWalletAbi,
   simulationAwareWalletBytecode,
 } from '@crawlgate/devchain';
-import { createWalletClient, http, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT } from './payments.service';
 
@@ -29,11 +29,10 @@ describe('a contract wallet that signs only in simulations', () => {
     ({ site } = await pricedSite(app, payTo));
     const deployer = newWallet();
     await fundEth(app, deployer.address);
-    const hash = await createWalletClient({
-      account: deployer,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).deployContract({ abi: simulationAwareWalletAbi, bytecode: simulationAwareWalletBytecode } as never);
+    const hash = await walletOf(app, deployer).deployContract({
+      abi: simulationAwareWalletAbi,
+      bytecode: simulationAwareWalletBytecode,
+    } as never);
     wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
     await fundUsdc(app, wallet, '1');
   });
@@ -110,11 +109,7 @@ describe('an EOA that empties its account ahead of the relayer', () => {
     );
     while ((await relayerSent()) - before < 3) await new Promise((resolve) => setTimeout(resolve, 50));
     // Its whole balance away, with a higher tip: mined first in the block.
-    const wallet = createWalletClient({
-      account: payer,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    });
+    const wallet = walletOf(app, payer);
     await wallet.writeContract({
       address: app.chain.usdc,
       abi: USDC_ABI,

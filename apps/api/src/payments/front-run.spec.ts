@@ -1,6 +1,6 @@
 import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { devTestClient, increaseTime, signCancelAuthorization, testUsdcAbi, usdcDomain } from '@crawlgate/devchain';
-import { createWalletClient, http, type Abi, type Hash } from 'viem';
+import type { Abi, Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
   fundEth,
@@ -11,6 +11,7 @@ import {
   signOffer,
   signPayment,
   usdcBalance,
+  walletOf,
 } from '../../test/test-agent';
 import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -102,11 +103,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     account: ReturnType<typeof newWallet>,
     call: { abi: Abi; functionName: string; args: readonly unknown[] },
   ): Promise<Hash> {
-    const hash = await createWalletClient({
-      account,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
+    const hash = await walletOf(app, account).writeContract({
       address: app.chain.usdc,
       ...call,
       gas: 200_000n,
@@ -221,11 +218,7 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(await app.database.prisma.payment.count({ where: { nonce } })).toBe(1);
 
     // The money comes back, and a stranger sends the authorization read from the chain.
-    await createWalletClient({
-      account: friend,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
+    await walletOf(app, friend).writeContract({
       address: app.chain.usdc,
       abi: USDC_ABI,
       functionName: 'transfer',

@@ -21,10 +21,8 @@ import {
   usdcDomain,
 } from '@crawlgate/devchain';
 import {
-  createWalletClient,
   encodeFunctionData,
   hashTypedData,
-  http,
   parseSignature,
   serializeCompactSignature,
   serializeSignature,
@@ -40,10 +38,12 @@ import {
   newWallet,
   sendAuthorizationAsStranger,
   sendAuthorizationsBundled,
+  sendUsdc,
   signOffer,
   signPayment,
   transfersTo,
   usdcBalance,
+  walletOf,
 } from '../../test/test-agent';
 import { pausedAt } from '../../test/pause-at';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -308,11 +308,7 @@ describe('paying a gate', () => {
     it('settles a smart wallet’s ERC-1271 authorization, and refuses one its signer did not sign', async () => {
       const owner = newWallet();
       await fundEth(app, owner.address);
-      const deploy = createWalletClient({
-        account: owner,
-        chain: app.chain.relayer.chain,
-        transport: http(app.chain.rpcUrl),
-      });
+      const deploy = walletOf(app, owner);
       const deployed = await deploy.deployContract({
         abi: testWalletAbi,
         bytecode: testWalletBytecode,
@@ -399,19 +395,9 @@ describe('paying a gate', () => {
       await fundUsdc(app, payer.address, '1');
       await fundEth(app, payer.address);
     });
-    const walletOf = (account: PrivateKeyAccount) =>
-      createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-    const wallet = () => walletOf(payer);
-    const send = async (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc, from = payer) => {
-      const hash = await walletOf(from).writeContract({
-        address: asset,
-        abi: USDC_ABI,
-        functionName: 'transfer',
-        args: [to, value],
-      });
-      await app.chain.publicClient.waitForTransactionReceipt({ hash });
-      return hash;
-    };
+    const wallet = () => walletOf(app, payer);
+    const send = (to: `0x${string}`, value: bigint, asset: `0x${string}` = app.chain.usdc, from = payer) =>
+      sendUsdc(app, from, to, value, asset);
     /** The body an agent posts: its transfer's hash and its signature binding that transfer to this gate. */
     const proof = async (gate: { ref: string }, hash: `0x${string}`, signer: PrivateKeyAccount = payer) => ({
       tx_hash: hash,
@@ -461,13 +447,13 @@ describe('paying a gate', () => {
       const stranger = newWallet();
       await fundEth(app, stranger.address);
       const deployed = await app.chain.publicClient.waitForTransactionReceipt({
-        hash: await walletOf(stranger).deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
+        hash: await walletOf(app, stranger).deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
       });
       const bundler = deployed.contractAddress!;
       for (const account of [...others, first, second]) {
         await fundUsdc(app, account.address, '1');
         await fundEth(app, account.address);
-        const approved = await walletOf(account).writeContract({
+        const approved = await walletOf(app, account).writeContract({
           address: app.chain.usdc,
           abi: testUsdcAbi,
           functionName: 'approve',
@@ -478,7 +464,7 @@ describe('paying a gate', () => {
       const gates = await Promise.all(['a', 'b', 'c', 'd'].map((name) => openGate(app, site, `/tx/bundle-${name}`)));
       const pull = (from: PrivateKeyAccount) =>
         encodeFunctionData({ abi: testUsdcAbi, functionName: 'transferFrom', args: [from.address, payTo, 10_000n] });
-      const hash = await walletOf(stranger).writeContract({
+      const hash = await walletOf(app, stranger).writeContract({
         address: bundler,
         abi: testBundlerAbi,
         functionName: 'callAll',
@@ -558,7 +544,7 @@ describe('paying a gate', () => {
       const smartWallet = await deployTestWallet(app, owner);
       const gate = await openGate(app, site, '/tx/smart-wallet');
       const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
-      const hash = await walletOf(owner).writeContract({
+      const hash = await walletOf(app, owner).writeContract({
         address: smartWallet,
         abi: testWalletAbi,
         functionName: 'execute',

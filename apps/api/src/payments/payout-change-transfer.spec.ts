@@ -1,8 +1,7 @@
-import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
-import { createWalletClient, http } from 'viem';
+import { transferProofMessage } from '@crawlgate/core';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { middlewareGate, namePayoutAddress, openGate, pricedSite, registerPublisher } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, sendUsdc, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
@@ -21,18 +20,7 @@ describe('a transfer to a payout address its publisher has replaced', () => {
   });
   afterAll(() => app.close());
 
-  const walletOf = (account: PrivateKeyAccount) =>
-    createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
-  const send = async (from: PrivateKeyAccount, to: `0x${string}`, value: bigint) => {
-    const hash = await walletOf(from).writeContract({
-      address: app.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'transfer',
-      args: [to, value],
-    });
-    await app.chain.publicClient.waitForTransactionReceipt({ hash });
-    return hash;
-  };
+  const send = (from: PrivateKeyAccount, to: `0x${string}`, value: bigint) => sendUsdc(app, from, to, value);
 
   it('refuses a transfer to the replaced address, as it refuses an authorization to it', async () => {
     const lost = newWallet(); // the old payout wallet, whose key the thief holds

@@ -1,8 +1,16 @@
 import { USDC_ABI } from '@crawlgate/core';
 import { devTestClient } from '@crawlgate/devchain';
-import { createWalletClient, http, type PrivateKeyAccount } from 'viem';
+import type { PrivateKeyAccount } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, settlementArgs, signPayment, usdcBalance } from '../../test/test-agent';
+import {
+  fundEth,
+  fundUsdc,
+  newWallet,
+  settlementArgs,
+  signPayment,
+  usdcBalance,
+  walletOf,
+} from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
 import { RelayRefusalsStore } from './relay-refusals.store';
@@ -33,9 +41,9 @@ describe('a revert the payer did not cause', () => {
 
   const relayerSent = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
-  const walletOf = async (account: PrivateKeyAccount) => {
+  const fundedWalletOf = async (account: PrivateKeyAccount) => {
     await fundEth(app, account.address);
-    return createWalletClient({ account, chain: app.chain.relayer.chain, transport: http(app.chain.rpcUrl) });
+    return walletOf(app, account);
   };
   /**
    * Verifies `payment` with automine off; `ahead` sends a transaction mined before the relayer's, in
@@ -63,7 +71,7 @@ describe('a revert the payer did not cause', () => {
   it('refuses no payer whose authorization a stranger’s copy settled first, by the request or the reconciler', async () => {
     const gate = await openGate(app, site, '/copied');
     const payment = await signPayment(app, payer, gate);
-    const stranger = await walletOf(newWallet());
+    const stranger = await fundedWalletOf(newWallet());
     const reconcile = () => app.app.get(ReconcilerService).runOnce();
     const answer = await withOneAhead(
       gate,
@@ -86,7 +94,7 @@ describe('a revert the payer did not cause', () => {
     await fundUsdc(app, sweptPayer.address, '1');
     const gate = await openGate(app, site, '/swept');
     const payment = await signPayment(app, sweptPayer, gate);
-    const payee = await walletOf(payTo);
+    const payee = await fundedWalletOf(payTo);
     const held = await usdcBalance(app, payTo.address);
     expect(held).toBeGreaterThan(0n);
     const answer = await withOneAhead(gate, payment, () =>

@@ -1,8 +1,7 @@
-import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
+import { transferProofMessage } from '@crawlgate/core';
 import { increaseTime, mineBlocks } from '@crawlgate/devchain';
-import { createWalletClient, http } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, sendUsdc, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
 /*
@@ -30,21 +29,7 @@ describe('a transfer proof for a gate that expired meanwhile', () => {
   afterAll(() => app.close());
 
   const verify = (gateId: string, body: unknown) => app.call('POST', `/v1/gates/${gateId}/verify`, { body });
-  const pay = async () => {
-    const wallet = createWalletClient({
-      account: payer,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    });
-    const hash = await wallet.writeContract({
-      address: app.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'transfer',
-      args: [payTo, 10_000n],
-    });
-    await app.chain.publicClient.waitForTransactionReceipt({ hash });
-    return hash;
-  };
+  const pay = () => sendUsdc(app, payer, payTo, 10_000n);
   const proof = async (gate: { ref: string }, hash: `0x${string}`) => ({
     tx_hash: hash,
     signature: await payer.signMessage({ message: transferProofMessage(gate.ref, hash) }),

@@ -1,13 +1,22 @@
 import {
+  parseBatchSettlementPayment,
   transferProofMessage,
-  USDC_ABI,
   X402_BATCH_SETTLEMENT_ADDRESS,
   X402_ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
 } from '@crawlgate/core';
-import { createWalletClient, getAddress, http } from 'viem';
-import { createSite, middlewareGate, pricedSite, registerPublisher, type TestPublisher } from '../../test/fixtures';
-import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { getAddress } from 'viem';
+import {
+  batchSettlementSite,
+  createSite,
+  middlewareGate,
+  pricedSite,
+  registerPublisher,
+  type TestPublisher,
+} from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet, sendUsdc, signPayment, usdcBalance, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchGate, testChannel, type BatchOffer } from '../../test/test-channel';
+import { depositCalldata } from '../chain/escrow';
 
 /*
  * A payout address is where payers' money goes. Named as the token's own address (USDC refuses
@@ -118,18 +127,7 @@ describe("payout addresses: never the token's, the escrow's or the API's own", (
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     await fundEth(app, payer.address);
-    const wallet = createWalletClient({
-      account: payer,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    });
-    const hash = await wallet.writeContract({
-      address: app.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'transfer',
-      args: [relayer, 10_000n],
-    });
-    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    const hash = await sendUsdc(app, payer, relayer, 10_000n);
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
       body: {
         tx_hash: hash,
@@ -141,5 +139,47 @@ describe("payout addresses: never the token's, the escrow's or the API's own", (
       expect.stringMatching(/no payment may go to/),
       undefined,
     ]);
+  });
+
+  it('takes no voucher for such a gate, deposited or not; a refund of its channel is judged as any refund', async () => {
+    const { publisher: owner, site } = await batchSettlementSite(app, newWallet().address);
+    const template = await batchGate(app, site);
+    const relayer = app.chain.relayer.account.address;
+    await app.database.prisma.publisher.update({ where: { id: owner.publisherId }, data: { payoutAddress: relayer } });
+    const gate = middlewareGate(app, site, relayer, '/premium/c');
+    const offer: BatchOffer = { id: gate.id, accepted: { ...template.accepted, payTo: relayer } };
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+    const channel = testChannel(app, payer, offer.accepted);
+    const verify = (payment: unknown) => app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+    const refused = [409, expect.stringMatching(/no payment may go to/), undefined];
+
+    // The relayer would deposit for it: nothing is sent.
+    const deposited = await verify(await channel.payment(offer, 10_000n, { deposit: 50_000n }));
+    expect([deposited.status, deposited.body.detail, deposited.body.access_token]).toEqual(refused);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+
+    // Deposited by the payer itself: the channel holds the money, and still no voucher is taken.
+    const parsed = parseBatchSettlementPayment(await channel.payment(offer, 10_000n, { deposit: 50_000n }));
+    if (!parsed.ok || !parsed.payment.deposit) throw new Error('not a deposit payment');
+    const hash = await walletOf(app, payer).sendTransaction({
+      to: app.chain.batchSettlement!.escrow,
+      data: depositCalldata(
+        app.chain.batchSettlement!,
+        parsed.payment.channelConfig,
+        50_000n,
+        parsed.payment.deposit.erc3009,
+      ),
+    });
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
+    const voucher = await verify(await channel.payment(offer, 10_000n));
+    expect([voucher.status, voucher.body.detail, voucher.body.access_token]).toEqual(refused);
+    expect(await app.database.prisma.payment.count({ where: { siteId: site.siteId } })).toBe(0);
+
+    // A refund pays no one: it reaches the refund's own checks (nothing charged: its voucher of 0 is anyone's).
+    const zero = await channel.payment(offer, 0n);
+    const refund = await verify({ ...zero, payload: { ...zero.payload, type: 'refund' } });
+    expect([refund.status, refund.body.detail]).toEqual([402, expect.stringMatching(/public/)]);
   });
 });

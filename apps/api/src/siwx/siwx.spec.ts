@@ -15,10 +15,10 @@ import {
 } from '@crawlgate/core';
 import { testWalletAbi } from '@crawlgate/devchain';
 import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
-import { createWalletClient, encodeFunctionData, http } from 'viem';
+import { encodeFunctionData } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { deployTestWallet, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
+import { deployTestWallet, fundUsdc, newWallet, signPayment, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
 
@@ -228,11 +228,7 @@ describe('POST /v1/access-tokens/siwx', () => {
     const smartWallet = await deployTestWallet(app, owner);
     const gate = await openGate(app, paidSite, path);
     const transfer = encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [payTo, 10_000n] });
-    const hash = await createWalletClient({
-      account: owner,
-      chain: app.chain.relayer.chain,
-      transport: http(app.chain.rpcUrl),
-    }).writeContract({
+    const hash = await walletOf(app, owner).writeContract({
       address: smartWallet,
       abi: testWalletAbi,
       functionName: 'execute',

@@ -23,6 +23,7 @@ import {
   type FakeAnswer,
   type FakeApiOptions,
 } from '../testing/fake-api';
+import { heldCrawlerRanges } from '../testing/held-crawler-ranges';
 import { createCrawlgate, type CrawlgateOptions, type CrawlgateRequest } from './crawlgate';
 import type { Decision } from './decision';
 import { AGENT_HEADERS } from './plain-person';
@@ -1411,6 +1412,32 @@ describe('terms the API has not refreshed for five minutes', () => {
     expect(await reading).toMatchObject({ kind: 'pass-after-payment', headers: { 'x-crawlgate-token': issued } });
     expect(fake.calls.filter((call) => call.endsWith('/verify'))).toEqual([]);
     await gate.close();
+  });
+
+  it('never serve a bot that waited for its address check while they lapsed, once they load again, failMode open or not (helper-360)', async () => {
+    // The decision went on with the terms read before the wait: none, as they had lapsed. With
+    // the terms loaded again by then, that read as "never loaded", which failMode open serves.
+    const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    for (const failMode of ['open', 'closed'] as const) {
+      const { crawlerIps, release: releaseRanges } = heldCrawlerRanges();
+      const { fake, handle, gate } = setup({
+        refreshMs: 30_000,
+        failMode,
+        policy: { bots: { Googlebot: 'allow' } },
+        crawlerIps,
+      });
+      await gate.ready();
+      fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 503 } : undefined));
+      await jest.advanceTimersByTimeAsync(6 * 60_000);
+      // 10.0.0.1 is none of Google's addresses: this Googlebot pays.
+      const waiting = handle('/post/1', { 'user-agent': GOOGLEBOT });
+      fake.answerWith(() => undefined);
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(respond(await handle('/post/2')).status).toBe(402); // loaded again
+      releaseRanges();
+      expect(respond(await waiting).status).toBe(402);
+      await gate.close();
+    }
   });
 
   it('keep charging a bot the stored policy charged by name, where the code allows its category', async () => {

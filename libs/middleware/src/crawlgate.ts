@@ -757,7 +757,9 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       );
       return unavailable();
     }
-    if (site.lapsed()) {
+    // Terms ever loaded are never "not loaded": a decision that read them lapsed, then waited while
+    // they loaded again, would otherwise read as a start the API never answered, which open serves.
+    if (site.lapsed() || site.lastLoaded() !== undefined) {
       warn(`the site's terms have not been refreshed for ${MAX_TERMS_AGE_MS / 60_000} minutes: answering 503`);
       return unavailable();
     }
@@ -792,7 +794,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (claimsSignature(headers))
       return webBotAuth
         .check(request, headers)
-        .then((signature) => decideFor(request, seen, terms, route, headers, signature));
+        .then((signature) => decideFor(request, seen, site.current(), route, headers, signature));
     return decideFor(request, seen, terms, route, headers, undefined);
   }
 
@@ -819,7 +821,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     if (visitor.kind === 'bot' && visitor.awaitingAddress && crawlerIps && !addressWaited)
       return crawlerIps
         .loaded(visitor.name, clientIp(request))
-        .then(() => decideFor(request, seen, terms, route, headers, signature, true));
+        .then(() => decideFor(request, seen, site.current(), route, headers, signature, true));
     seen.visitor = visitor;
     if (visitor.kind === 'person' || visitor.action === 'allow') {
       seen.outcome = visitor.kind === 'person' ? 'passed' : 'allowed';

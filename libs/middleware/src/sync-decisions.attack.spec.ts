@@ -9,6 +9,7 @@ import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { readRoute, signAccessToken, spelledRoute } from '@crawlgate/core';
 import { FAKE_API_URL, FAKE_SITE_ID, fakeApi, fakePaymentV1, gateRequest, paid } from '../testing/fake-api';
+import { heldCrawlerRanges } from '../testing/held-crawler-ranges';
 import { createCrawlgate, type CrawlgateOptions } from './crawlgate';
 import type { Decision } from './decision';
 import { crawlgateExpress } from './adapters/express';
@@ -263,3 +264,51 @@ describe.each([
     expect(server.served()).toBe(0);
   });
 });
+
+describe.each([
+  ['fastify', fastifyServer],
+  ['express', expressServer],
+] as const)(
+  '%s adapter, failMode open, terms lapsed while a crawler waits for its address check (helper-360)',
+  (_name, start) => {
+    it('charges the crawler once the terms load again: the route never runs', async () => {
+      const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+      // The terms lapse by a clock that never goes back: moved on by hand, as five minutes of an outage would.
+      let ahead = 0;
+      const realNow = performance.now.bind(performance);
+      jest.spyOn(performance, 'now').mockImplementation(() => realNow() + ahead);
+      closers.push(() => jest.restoreAllMocks());
+      const { crawlerIps, release: releaseRanges } = heldCrawlerRanges();
+      const fake = fakeApi();
+      const server = await start(
+        baseOptions(fake.fetch, {
+          failMode: 'open',
+          refreshMs: 1_000,
+          policy: { bots: { Googlebot: 'allow' } },
+          crawlerIps,
+        }),
+      );
+      const get = (userAgent: string) =>
+        fetch(`${server.url}/post/1`, { headers: { 'user-agent': userAgent } }).then(async (r) => ({
+          status: r.status,
+          text: await r.text(),
+        }));
+      expect((await get(GPTBOT)).status).toBe(402);
+      fake.answerWith((call) => (call === 'GET /v1/site' ? { status: 500 } : undefined));
+      ahead += 6 * 60_000;
+      expect((await get(GPTBOT)).status).toBe(503);
+      // 127.0.0.1 is none of Google's addresses: this Googlebot pays, once its ranges say so.
+      const waiting = get(GOOGLEBOT);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fake.answerWith(() => undefined);
+      ahead += 10_000;
+      await get(GPTBOT); // starts the load
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await get(GPTBOT)).status).toBe(402); // loaded again
+      releaseRanges();
+      const answer = await waiting;
+      expect([answer.status, answer.text.includes('the page')]).toEqual([402, false]);
+      expect(server.served()).toBe(0);
+    });
+  },
+);

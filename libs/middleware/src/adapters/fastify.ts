@@ -1,7 +1,8 @@
 /*
  * Fastify: `await app.register(crawlgateFastify, options)`. An onRequest hook on the whole app:
  * the plugin skips Fastify's encapsulation (what fastify-plugin does), so routes registered in
- * sibling plugins are gated too.
+ * sibling plugins are gated too, when it is registered on the root instance: inside a plugin of
+ * the app's own, it gates that plugin's routes only (the README says so).
  */
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';

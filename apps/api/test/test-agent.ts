@@ -4,6 +4,7 @@ import {
   devPublicClient,
   devTestClient,
   devWalletClient,
+  revert,
   signAuthorization,
   signCancelAuthorization,
   testBundlerAbi,
@@ -90,6 +91,38 @@ export async function sendUsdc(
   });
   await app.chain.publicClient.waitForTransactionReceipt({ hash });
   return hash;
+}
+
+/**
+ * A reorg moving a mined transaction within its block: the chain goes back to `snapshot` (taken
+ * before the block that mined it), then one block mines it again (its hash, read back from the
+ * node) behind a USDC transfer from `ahead` (funded with USDC and gas) with a higher tip, so every
+ * log of the transaction sits at another index.
+ */
+export async function mineAgainBehindAnother(
+  app: Pick<TestApp, 'chain'>,
+  { hash, snapshot, ahead }: { hash: Hash; snapshot: Hex; ahead: PrivateKeyAccount },
+): Promise<void> {
+  const raw: Hex = await app.chain.publicClient.request({ method: 'eth_getRawTransactionByHash', params: [hash] });
+  await revert(app.chain.rpcUrl, snapshot);
+  const chain = devTestClient(app.chain.rpcUrl);
+  await chain.setAutomine(false);
+  try {
+    await walletOf(app, ahead).writeContract({
+      address: app.chain.usdc,
+      abi: USDC_ABI,
+      functionName: 'transfer',
+      args: [newWallet().address, 1n],
+      gas: 100_000n,
+      maxFeePerGas: 200_000_000_000n,
+      maxPriorityFeePerGas: 100_000_000_000n,
+    } as never);
+    // Back in the node's pool after the revert, or sent again.
+    await app.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+    await chain.mine({ blocks: 1 });
+  } finally {
+    await chain.setAutomine(true);
+  }
 }
 
 export interface GateOfferBody {

@@ -1,10 +1,18 @@
 import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
-import { devTestClient, increaseTime, signCancelAuthorization, testUsdcAbi, usdcDomain } from '@crawlgate/devchain';
-import type { Abi, Hash } from 'viem';
+import {
+  devTestClient,
+  increaseTime,
+  signCancelAuthorization,
+  snapshot,
+  testUsdcAbi,
+  usdcDomain,
+} from '@crawlgate/devchain';
+import type { Abi, Hash, Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
   fundEth,
   fundUsdc,
+  mineAgainBehindAnother,
   newWallet,
   sendAuthorizationAsStranger,
   settlementArgs,
@@ -336,5 +344,53 @@ describe("a payer's authorization, sent by its own relay, posted by a stranger t
     const again = await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } });
     expect(again.body.access_token).toBeUndefined();
     expect(await usdcBalance(app, payTo)).toBe(BigInt(own.amount));
+  });
+
+  it('pays no stranger’s gate with a transfer the payer named for its own, once a reorg mined it again at another log index', async () => {
+    // The reconciler looked for a payment of the transfer's log index as it is now: the payer's
+    // proof, recorded at its index before the reorg, was not found, and the stranger's claim was
+    // finalized with the same transfer (helper-361).
+    const payer = newWallet();
+    const other = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundUsdc(app, other.address, '1');
+    await fundEth(app, other.address);
+    const own = await openGate(app, site, '/reorged/own');
+    const strangers = await openGate(app, site, '/reorged/strangers');
+    const payment = await signPayment(app, payer, own);
+
+    const chain = devTestClient(app.chain.rpcUrl);
+    await chain.setAutomine(false);
+    let relayed: Hash;
+    let beforeMined: Hex;
+    try {
+      relayed = await sendAuthorizationAsStranger(app, payment);
+      expect((await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } })).status).not.toBe(200);
+      beforeMined = await snapshot(app.chain.rpcUrl);
+    } finally {
+      await chain.mine({ blocks: 1 });
+      await chain.setAutomine(true);
+    }
+    const first = await app.chain.publicClient.waitForTransactionReceipt({ hash: relayed });
+    const proof = await app.call('POST', `/v1/gates/${own.id}/verify`, {
+      body: {
+        tx_hash: relayed,
+        signature: await payer.signMessage({ message: transferProofMessage(own.ref, relayed) }),
+      },
+    });
+    expect(proof.status === 200 ? 200 : proof).toBe(200);
+
+    // The reorg: the same transaction mined again, behind another USDC transfer with a higher tip.
+    await mineAgainBehindAnother(app, { hash: relayed, snapshot: beforeMined!, ahead: other });
+    const second = await app.chain.publicClient.getTransactionReceipt({ hash: relayed });
+    expect(second.status).toBe('success');
+    expect(second.logs.map((log) => log.logIndex)).not.toEqual(first.logs.map((log) => log.logIndex));
+
+    // Past the hold on transfers not our relayer's (120 s here), the stranger's claim old enough: the reconciler judges it now.
+    await increaseTime(app.chain.rpcUrl, 121);
+    await sleep(2_100);
+    await app.app.get(ReconcilerService).runOnce();
+    const stolen = await app.call('POST', `/v1/gates/${strangers.id}/verify`, { body: { payment } });
+    expect(stolen.body.access_token).toBeUndefined();
   });
 });

@@ -51,7 +51,13 @@ import { PaymentRejected, RELAY_REASONS } from './payment-rejected';
 import { RelayRefusalsStore } from './relay-refusals.store';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
-import { checkPayerSignature, checkTransfer, transferIndexOf, transferSignedFor } from './transfer-checks';
+import {
+  checkPayerSignature,
+  checkTransfer,
+  transferIndexOf,
+  transferSignedFor,
+  transfersTaken,
+} from './transfer-checks';
 import { PaymentStore, PayerTurnBusy, PaymentTermsChanged, type ClaimAhead } from './payment.store';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
@@ -337,9 +343,21 @@ export class PaymentsService {
         X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
         `The transaction holds no transfer of the gate's price to pay_to from ${named}`,
       );
-    const taken = new Set(recorded.map((payment) => payment.transferLogIndex));
+    const taken = transfersTaken(receipt, recorded);
+    if (taken === 'changed')
+      throw conflict(
+        'This transaction no longer holds every transfer recorded for it (the chain reorganized); it pays no other gate',
+      );
     const claimed = await this.transfersClaimedElsewhere(gate, receipt);
-    const signed = await transferSignedFor(this.chain, gate.ref, hash, candidates, taken, claimed, signature);
+    const signed = await transferSignedFor(
+      this.chain,
+      gate.ref,
+      hash,
+      candidates,
+      new Set(taken.keys()),
+      claimed,
+      signature,
+    );
     if (signed === 'used') throw conflict('This payment proof was already used for another gate');
     const { payer, logIndex } = signed;
     const claim = await this.claim(gate, {

@@ -20,6 +20,7 @@ import {
   usedNonceIn,
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
+import { transfersTaken } from './transfer-checks';
 import { deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
@@ -139,10 +140,18 @@ export class ReconcilerService {
       }
       // Its payer sent it and named that transfer for another gate (a copy claimed this one
       // meanwhile): that gate is paid; this claim is not, and nothing of its own was charged.
-      const paidElsewhere = await this.store.byTransfer(
-        { chainId: payment.chainId, txHash: receipt.transactionHash.toLowerCase(), transferLogIndex: index },
-        payment.id,
+      // Found where each recorded transfer is now: a reorg may have mined the transaction again at another place in its block.
+      const others = (await this.store.byTransaction(payment.chainId, receipt.transactionHash.toLowerCase())).filter(
+        (other) => other.id !== payment.id && other.transferLogIndex !== null,
       );
+      const taken = transfersTaken(receipt, others);
+      if (taken === 'changed') {
+        this.logger.error(
+          `Gate ${payment.gateId} stays open: ${receipt.transactionHash} no longer holds every transfer recorded for it (the chain reorganized); nothing is finalized from it`,
+        );
+        return 'waiting';
+      }
+      const paidElsewhere = taken.get(index);
       if (paidElsewhere) {
         await this.payments.release(payment.id);
         this.logger.warn(

@@ -1,11 +1,18 @@
-import { transferProofMessage } from '@crawlgate/core';
+import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import { devPublicClient, devTestClient } from '@crawlgate/devchain';
-import { parseSignature, serializeCompactSignature, signatureToCompactSignature, type Hex } from 'viem';
+import {
+  encodeAbiParameters,
+  encodeEventTopics,
+  parseSignature,
+  serializeCompactSignature,
+  signatureToCompactSignature,
+  type Hex,
+} from 'viem';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { deployBareTestWallet, newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
 import { PaymentRejected } from './payment-rejected';
-import { checkPayerSignature, transferSignedFor } from './transfer-checks';
+import { checkPayerSignature, transferSignedFor, transfersTaken } from './transfer-checks';
 
 const gateRef = 'gate_ref_1';
 const hash = `0x${'ab'.repeat(32)}` as const;
@@ -74,5 +81,60 @@ describe('transferSignedFor', () => {
     await expect(
       transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), stranger),
     ).rejects.toMatchObject({ status: 503 });
+  });
+});
+
+describe('transfersTaken', () => {
+  const usdc = '0x00000000000000000000000000000000000000aa' as const;
+  const [payer, payTo, other] = [newWallet().address, newWallet().address, newWallet().address];
+  const transfer = (from: Hex, to: Hex, value: bigint) => ({
+    address: usdc,
+    topics: encodeEventTopics({ abi: USDC_ABI, eventName: 'Transfer', args: { from, to } }),
+    data: encodeAbiParameters([{ type: 'uint256' }], [value]),
+  });
+  /** A receipt whose logs start at `first` in their block. */
+  const receipt = (first: number, ...logs: ReturnType<typeof transfer>[]) => ({
+    logs: logs.map((log, i) => ({ ...log, logIndex: first + i })) as never,
+  });
+  const recorded = (transferLogIndex: number, from: Hex = payer) => ({
+    asset: usdc,
+    payer: from.toLowerCase(),
+    payTo: payTo.toLowerCase(),
+    amount: 10_000n,
+    transferLogIndex,
+  });
+
+  it('finds each recorded transfer where it is now: mined again after a reorg, at another index', () => {
+    const paid = transfer(payer, payTo, 10_000n);
+    const row = recorded(0);
+    expect(transfersTaken(receipt(0, paid), [row])).toEqual(new Map([[0, row]]));
+    expect(transfersTaken(receipt(3, paid), [row])).toEqual(new Map([[3, row]]));
+  });
+
+  it('takes each of identical transfers once, those still at their index first', () => {
+    const paid = transfer(payer, payTo, 10_000n);
+    // Recorded at 0 and 2 before; now at 1 and 2: the one at 2 stays, the other is found at 1.
+    const [moved, still] = [recorded(0), recorded(2)];
+    const taken = transfersTaken(receipt(1, paid, paid), [moved, still]);
+    expect(taken).toEqual(
+      new Map([
+        [2, still],
+        [1, moved],
+      ]),
+    );
+    // A third recorded payment finds none left.
+    expect(transfersTaken(receipt(1, paid, paid), [recorded(0), recorded(2), recorded(5)])).toBe('changed');
+  });
+
+  it("never takes another payer's, amount's or payee's transfer for a recorded one", () => {
+    const others = receipt(
+      0,
+      transfer(other, payTo, 10_000n),
+      transfer(payer, payTo, 9_999n),
+      transfer(payer, other, 10_000n),
+    );
+    expect(transfersTaken(others, [recorded(0)])).toBe('changed');
+    expect(transfersTaken(others, [recorded(1)])).toBe('changed');
+    expect(transfersTaken(others, [])).toEqual(new Map());
   });
 });

@@ -13,6 +13,7 @@ import {
 } from 'viem';
 import { hasCode } from '../chain/account-code';
 import type { ChainContext } from '../chain/chain-context';
+import type { Payment } from '../generated/prisma/client';
 import type { Gate } from '../gates/gates.service';
 import { signedMessageBy } from '../chain/signed-message';
 import { chainUnavailable, onChain } from './chain-errors';
@@ -114,6 +115,51 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
   };
 }
 
+const transferLogs = (receipt: Pick<TransactionReceipt, 'logs'>) =>
+  parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs, strict: true });
+
+/** Whether a Transfer log moves exactly this: `amount` of `asset` from `payer` to `payTo`. */
+function moves(
+  log: ReturnType<typeof transferLogs>[number],
+  payment: { asset: string; payer: string; payTo: string; amount: bigint },
+): boolean {
+  return (
+    isAddressEqual(log.address, payment.asset as Hex) &&
+    isAddressEqual(log.args.from, payment.payer as Hex) &&
+    isAddressEqual(log.args.to, payment.payTo as Hex) &&
+    log.args.value === payment.amount
+  );
+}
+
+/** What a recorded payment of a transaction moved, and the log index it was recorded at. */
+export type RecordedTransfer = Pick<Payment, 'asset' | 'payer' | 'payTo' | 'amount' | 'transferLogIndex'>;
+
+/**
+ * The recorded payments of `receipt`'s transaction by the log index, in the receipt as it is now, of
+ * the Transfer each took. A log index is the log's place in its block, and a reorg mining the
+ * transaction again behind another moves it: each payment's Transfer is found by what it moved
+ * (asset, payer, pay_to, amount), at its recorded index while the log there moves that, else at the
+ * first such log no other payment took. 'changed' when one is not there (the transaction ran otherwise).
+ */
+export function transfersTaken<Recorded extends RecordedTransfer>(
+  receipt: Pick<TransactionReceipt, 'logs'>,
+  recorded: readonly Recorded[],
+): Map<number, Recorded> | 'changed' {
+  const transfers = transferLogs(receipt);
+  const taken = new Map<number, Recorded>();
+  const moved = recorded.filter((payment) => {
+    const still = transfers.find((log) => log.logIndex === payment.transferLogIndex && moves(log, payment));
+    if (still) taken.set(still.logIndex, payment);
+    return !still;
+  });
+  for (const payment of moved) {
+    const log = transfers.find((candidate) => !taken.has(candidate.logIndex) && moves(candidate, payment));
+    if (!log) return 'changed';
+    taken.set(log.logIndex, payment);
+  }
+  return taken;
+}
+
 /** Payers of one transaction looked at for one proof, at most (each a chain read, a contract's a call). */
 const MAX_PAYERS_EXAMINED = 32;
 
@@ -194,15 +240,7 @@ export function transferIndexOf(
   receipt: Pick<TransactionReceipt, 'logs'>,
   payment: { payer: string; payTo: string; amount: bigint },
 ): number | null {
-  const transfers = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs, strict: true });
-  const paying = transfers.find(
-    (log) =>
-      log.address.toLowerCase() === chain.usdc.toLowerCase() &&
-      log.args.from.toLowerCase() === payment.payer.toLowerCase() &&
-      log.args.to.toLowerCase() === payment.payTo.toLowerCase() &&
-      log.args.value === payment.amount,
-  );
-  return paying?.logIndex ?? null;
+  return transferLogs(receipt).find((log) => moves(log, { ...payment, asset: chain.usdc }))?.logIndex ?? null;
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   Min,
 } from 'class-validator';
 import { CrawlerCountDto, CrawlerPathCountDto } from '../crawlers/crawlers.dto';
-import { EachNested } from '../http/validators';
+import { EachNested, IsGateUrl } from '../http/validators';
 
 export class CreateGateDto {
   @ApiProperty({
@@ -32,6 +32,7 @@ export class CreateGateDto {
   @Matches(/^(\/|https?:\/\/[^\s/]+)(\S*)$/, {
     message: 'url must be a path starting with "/" or an absolute http(s) URL, without spaces',
   })
+  @IsGateUrl()
   url!: string;
 }
 

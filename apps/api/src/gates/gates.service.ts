@@ -265,7 +265,6 @@ export class GatesService {
       exp: now + this.config.gateTtlSeconds,
     };
     const id = signGate(gate, (await this.secrets.current(site.id, site.secretsVersion)).secret);
-    this.counter.count(site.id);
     // `resource` names the site's own domain whatever host the caller wrote.
     const offer = buildGateOffer(id, gate, this.paymentTerms(site), {
       domain: site.domain,
@@ -273,6 +272,8 @@ export class GatesService {
       pathAndQuery: pathAndQuery(url),
       now,
     });
+    // Counted once offered: a request failing before gives no gate.
+    this.counter.count(site.id);
     return { kind: 'priced', offer, paymentRequired: paymentRequiredHeader(offer, this.chain.network.caip2) };
   }
 

@@ -113,6 +113,25 @@ describe('gates API', () => {
     expect(counted?.gatesCreated).toBeGreaterThanOrEqual(20);
   });
 
+  it('answers 422 for an absolute URL no URL parser reads, and counts no gate for it (helper-363)', async () => {
+    const counter = app.app.get(GateCounterService);
+    await counter.flush();
+    const today = new Date().toISOString().slice(0, 10);
+    const counted = async () =>
+      (
+        await app.database.prisma.siteDailyCount.findUnique({
+          where: { siteId_day: { siteId: site.siteId, day: new Date(today) } },
+        })
+      )?.gatesCreated ?? 0;
+    const before = await counted();
+    for (const url of ['https://example.com:99999/a', 'http://[::1', 'http://exa%zzmple.com/a', 'http://a:b/x']) {
+      const response = await create(url);
+      expect([url, response.status, response.body.detail?.[0]?.loc]).toEqual([url, 422, ['body', 'url']]);
+    }
+    await counter.flush();
+    expect(await counted()).toBe(before);
+  });
+
   it('prices by the site’s rules and follows pricing changes at once', async () => {
     expect((await create('/cheap/a')).body.price_usd).toBe('0.001');
     const publisher = await registerPublisher(app);

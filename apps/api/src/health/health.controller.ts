@@ -51,6 +51,8 @@ class HealthView {
   @ApiProperty({ type: ChainHealthView, description: 'Read at most every 5 s, whoever asks' })
   chain!: ChainHealthView;
   @ApiProperty({ enum: ['in-process', 'redis', 'in-process-fallback'] }) rate_limits!: string;
+  @ApiPropertyOptional({ description: 'Why it is unavailable (503 only): every error body has a detail' })
+  detail?: string;
 }
 
 /** How long one reading of the chain answers every health check: the endpoint is open, its RPC calls are metered. */
@@ -86,6 +88,7 @@ export class HealthController {
       database,
       chain,
       rate_limits: rateLimits,
+      ...(ok ? {} : { detail: 'The database is unavailable; retry later' }),
     };
   }
 

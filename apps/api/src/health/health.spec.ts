@@ -80,7 +80,11 @@ describe('GET /v1/health', () => {
       await other.database.close();
       const response = await other.call('GET', '/v1/health');
       expect(response.status).toBe(503);
-      expect(response.body).toMatchObject({ status: 'unavailable', database: { status: 'down' } });
+      expect(response.body).toMatchObject({
+        status: 'unavailable',
+        database: { status: 'down' },
+        detail: 'The database is unavailable; retry later',
+      });
       // Never the driver's text: it can name the database's host, port and user to anyone asking.
       expect(response.body.database.error).toBe('the database did not answer');
     } finally {

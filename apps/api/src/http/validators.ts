@@ -58,6 +58,20 @@ export function IsPlainEmailText(options?: ValidationOptions): PropertyDecorator
     });
 }
 
+/** A gate's URL: a path, or an absolute URL that parses (whose path the offer's `resource` names). 422 otherwise. */
+export function IsGateUrl(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'gateUrl',
+      target: target.constructor,
+      propertyName: String(property),
+      options: { message: 'url must be a path starting with "/" or an absolute http(s) URL that parses', ...options },
+      validator: {
+        validate: (value) => typeof value === 'string' && (value.startsWith('/') || URL.canParse(value)),
+      },
+    });
+}
+
 export function IsPathPattern(options?: ValidationOptions): PropertyDecorator {
   return (target, property) =>
     registerDecorator({

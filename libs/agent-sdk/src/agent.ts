@@ -40,13 +40,13 @@ import type { BudgetStore } from './budget-store';
 import { allowList, chooseOffer, firstAllowed, type AllowedNetwork } from './allow-list';
 import {
   authorizationOfHeader,
-  domainOfPage,
   finalStateOf,
   HELD_PAGE_MARGIN_MS,
   HeldPages,
   heldAuthorizations,
   keepRefusedPayment,
   MAX_REFUSED_PAYMENTS,
+  siteGroupsOf,
   type HeldAuthorization,
   type HeldOutcome,
   type RefusedPayment,
@@ -433,7 +433,7 @@ export function createAgent(options: AgentOptions): Agent {
   const refusedPayments = new KeptByPage<RefusedPayment>(
     (refused) => Number(refused.authorization.validBefore) * 1000 + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000,
     MAX_REFUSED_PAYMENTS,
-    domainOfPage,
+    siteGroupsOf,
   );
   // Kept past their until too: the token a lost payment bought may outlive the default half hour
   // (an API issuing longer ones), and only its gate's API can say; asked once more before the page is paid anew.

@@ -221,52 +221,60 @@ describe('a site that answers a sent payment with a 402 (it holds the signed aut
     expect(authorizations).toHaveLength(1);
   });
 
-  it("keeps a refused payment asked about before its page is paid anew, however many another site's domain makes it keep", async () => {
-    // Dropped oldest first when 1,000 were kept, a refused payment of one site was pushed out by
-    // another's, made on its pages one hold after another: its page was then paid anew, unasked,
-    // though the first payment may have gone through.
-    jest.useFakeTimers({
-      now: Date.now(),
-      doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'clearTimeout', 'queueMicrotask'],
-    });
-    try {
-      const asked: string[] = [];
-      const body = (url: URL) =>
-        JSON.stringify({
-          x402Version: 1,
-          accepts: [requirement({ maxAmountRequired: '1', resource: url.href })],
-          verify_url: `${url.origin}/v1/gates/g/verify`,
-        });
-      const refused = encodeBase64Json({ success: false, errorReason: 'invalid_payload', transaction: '' });
-      const fake = async (input: string | URL | Request, init?: RequestInit) => {
-        const request = new Request(input, init);
-        const url = new URL(request.url);
-        if (url.pathname.endsWith('/verify')) {
-          asked.push(url.hostname);
-          return new Response('{}', { status: 500 });
-        }
-        return challengeOf(body(url), request.headers.get('x-payment') ? { 'x-payment-response': refused } : {});
-      };
-      const agent = createAgent({
-        account: privateKeyToAccount(generatePrivateKey()),
-        maxPriceUsd: '0.001',
-        budgetUsd: '1',
-        fetch: fake as typeof fetch,
+  it.each([
+    ['victim.test', 'evil.test'],
+    // Without a public suffix list both are co.uk's: one label more tells them apart (helper-362).
+    ['victim.co.uk', 'evil.co.uk'],
+  ])(
+    "keeps %s's refused payment asked about before its page is paid anew, however many %s makes it keep",
+    async (victim, evil) => {
+      // Dropped oldest first when 1,000 were kept, a refused payment of one site was pushed out by
+      // another's, made on its pages one hold after another: its page was then paid anew, unasked,
+      // though the first payment may have gone through.
+      jest.useFakeTimers({
+        now: Date.now(),
+        doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'clearTimeout', 'queueMicrotask'],
       });
-      await agent.fetch('https://victim.test/page').catch(() => undefined);
-      // Six pages of its domain at a time (MAX_HELD_PER_DOMAIN), each held a minute past its authorization.
-      const holdMs = 60_000 + HELD_PAGE_MARGIN_MS + 1_000;
-      for (let page = 0; page < MAX_REFUSED_PAYMENTS; page++) {
-        if (page % MAX_HELD_PER_DOMAIN === 0) jest.setSystemTime(Date.now() + holdMs);
-        await agent.fetch(`https://p${page % MAX_HELD_PER_HOST}.evil.test/${page}`).catch(() => undefined);
+      try {
+        const asked: string[] = [];
+        const body = (url: URL) =>
+          JSON.stringify({
+            x402Version: 1,
+            accepts: [requirement({ maxAmountRequired: '1', resource: url.href })],
+            verify_url: `${url.origin}/v1/gates/g/verify`,
+          });
+        const refused = encodeBase64Json({ success: false, errorReason: 'invalid_payload', transaction: '' });
+        const fake = async (input: string | URL | Request, init?: RequestInit) => {
+          const request = new Request(input, init);
+          const url = new URL(request.url);
+          if (url.pathname.endsWith('/verify')) {
+            asked.push(url.hostname);
+            return new Response('{}', { status: 500 });
+          }
+          return challengeOf(body(url), request.headers.get('x-payment') ? { 'x-payment-response': refused } : {});
+        };
+        const agent = createAgent({
+          account: privateKeyToAccount(generatePrivateKey()),
+          maxPriceUsd: '0.001',
+          budgetUsd: '1',
+          fetch: fake as typeof fetch,
+        });
+        await agent.fetch(`https://${victim}/page`).catch(() => undefined);
+        // Six pages of its domain at a time (MAX_HELD_PER_DOMAIN), each held a minute past its authorization.
+        const holdMs = 60_000 + HELD_PAGE_MARGIN_MS + 1_000;
+        for (let page = 0; page < MAX_REFUSED_PAYMENTS; page++) {
+          if (page % MAX_HELD_PER_DOMAIN === 0) jest.setSystemTime(Date.now() + holdMs);
+          await agent.fetch(`https://p${page % MAX_HELD_PER_HOST}.${evil}/${page}`).catch(() => undefined);
+        }
+        expect(asked).not.toContain(victim);
+        await agent.fetch(`https://${victim}/page`).catch(() => undefined);
+        expect(asked).toContain(victim);
+      } finally {
+        jest.useRealTimers();
       }
-      expect(asked).not.toContain('victim.test');
-      await agent.fetch('https://victim.test/page').catch(() => undefined);
-      expect(asked).toContain('victim.test');
-    } finally {
-      jest.useRealTimers();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });
 
 describe('a site that answers every payment with a failure its API cannot clear up', () => {

@@ -8,6 +8,7 @@ import {
   keepRefusedPayment,
   MAX_HELD_PER_DOMAIN,
   MAX_HELD_PER_HOST,
+  siteGroupsOf,
   type RefusedPayment,
 } from './held-authorizations';
 import { KeptByPage } from './kept-by-page';
@@ -246,6 +247,16 @@ describe('HeldPages', () => {
     // An alias of a key no longer held is only an alias.
     pages.keep(key('https://refusing.example/a1'), now + 5_000, { alias: true }, now + 3_000);
     expect(pages.hostUntil('refusing.example', now + 3_000)).toBeUndefined();
+  });
+});
+
+describe('siteGroupsOf', () => {
+  it('groups a page by its domain, one label more, then its host; addresses by their network, then themselves', () => {
+    const groups = (url: string) => siteGroupsOf(TokenCache.key(new URL(url)));
+    expect(groups('https://p1.Evil.co.uk./a')).toEqual(['co.uk', 'evil.co.uk', 'p1.evil.co.uk']);
+    expect(groups('https://victim.co.uk/a')).toEqual(['co.uk', 'victim.co.uk', 'victim.co.uk']);
+    expect(groups('http://203.0.113.7:8080/a')).toEqual(['203.0.113.0/24', '203.0.113.7']);
+    expect(groups('http://[2001:db8:7::9]/a')).toEqual(['[2001:db8:7::]/48', '[2001:db8:7::9]']);
   });
 });
 

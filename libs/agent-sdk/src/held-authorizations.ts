@@ -199,7 +199,7 @@ export function keepRefusedPayment(store: KeptByPage<RefusedPayment>, payment: R
 
 /**
  * Refused payments kept at most (under each of their keys): a full store drops those no token could
- * follow any more, then the oldest of the domain holding the most (domainOfPage), so that a site
+ * follow any more, then the oldest of the site holding the most (siteGroupsOf), so that a site
  * made to refuse many cannot push out another's (whose page would be paid anew unasked).
  */
 export const MAX_REFUSED_PAYMENTS = 1_000;
@@ -224,8 +224,19 @@ export function domainOf(host: string): string {
   return name.split('.').slice(-2).join('.');
 }
 
-/** The domain of a page's host (a TokenCache key): the site a store full of its values charges first (KeptByPage). */
-export const domainOfPage = (page: string): string => domainOf(TokenCache.hostOf(page));
+/**
+ * The groups of a page's host (a TokenCache key), widest first, that a full store of refused
+ * payments lets go from (KeptByPage): its domain (domainOf), then one label more (without a public
+ * suffix list, sites under co.uk or github.io share a domain; their next label parts them), then
+ * the host. An IPv4 address is grouped by its /24 first, as an IPv6 one by its /48: a block of
+ * addresses is one site's as readily as a set of host names.
+ */
+export function siteGroupsOf(page: string): string[] {
+  const host = TokenCache.hostOf(page).toLowerCase().replace(/\.+$/, '');
+  if (/^[\d.]+$/.test(host)) return [`${host.split('.').slice(0, 3).join('.')}.0/24`, host];
+  if (host.startsWith('[')) return [domainOf(host), host];
+  return [domainOf(host), host.split('.').slice(-3).join('.'), host];
+}
 
 /** A bracketed IPv6 address's first 48 bits, as `[2001:db8:7::]/48` (a URL's host is never written with a zone). */
 function ipv6Prefix(host: string): string {

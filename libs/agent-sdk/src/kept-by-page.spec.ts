@@ -41,8 +41,8 @@ describe('KeptByPage', () => {
   it("full, drops the oldest value of the group holding the most, not another group's older one", () => {
     // Dropped oldest first, a site refusing payments on many pages pushed out an older site's
     // refused payment, whose page was then paid anew though that payment may have gone through.
-    const groupOf = (page: string) => page.split('/')[0];
-    const kept = new KeptByPage<string>(() => NOW + 100, 4, groupOf);
+    const groupsOf = (page: string) => [page.split('/')[0]];
+    const kept = new KeptByPage<string>(() => NOW + 100, 4, groupsOf);
     kept.keep('honest/a', 'honest', NOW);
     kept.keep('evil/1', 'evil 1', NOW);
     kept.keep('evil/2', 'evil 2', NOW);
@@ -55,11 +55,30 @@ describe('KeptByPage', () => {
       'other',
       'evil 3',
     ]);
-    // Groups of one each: the oldest of them goes.
-    const even = new KeptByPage<string>(() => NOW + 100, 2, groupOf);
-    even.keep('a/1', 'a', NOW);
-    even.keep('b/1', 'b', NOW);
-    even.keep('c/1', 'c', NOW);
-    expect(['a/1', 'b/1', 'c/1'].map((page) => even.get(page, NOW))).toEqual([undefined, 'b', 'c']);
+    // Groups as large: the newest group's goes, so a crowd of newcomers pushes out its own, not the older sites'.
+    const even = new KeptByPage<string>(() => NOW + 100, 3, groupsOf);
+    for (const page of ['a/1', 'b/1', 'c/1', 'd/1']) even.keep(page, page, NOW);
+    expect(['a/1', 'b/1', 'c/1', 'd/1'].map((page) => even.get(page, NOW))).toEqual(['a/1', 'b/1', undefined, 'd/1']);
+  });
+
+  it('full, goes down the groups, widest first: a site sharing its widest group with a crowd keeps its value', () => {
+    // Without a public suffix list, victim.co.uk and evil.co.uk share "co.uk"; one label more parts them.
+    const groupsOf = (page: string) => {
+      const host = page.split('/')[0];
+      return [host.split('.').slice(-2).join('.'), host.split('.').slice(-3).join('.'), host];
+    };
+    const kept = new KeptByPage<string>(() => NOW + 100, 4, groupsOf);
+    kept.keep('victim.co.uk/a', 'victim', NOW);
+    kept.keep('p1.evil.co.uk/1', 'evil 1', NOW);
+    kept.keep('p2.evil.co.uk/2', 'evil 2', NOW);
+    kept.keep('p1.evil.co.uk/3', 'evil 3', NOW);
+    kept.keep('p3.evil.co.uk/4', 'evil 4', NOW);
+    expect(kept.get('victim.co.uk/a', NOW)).toBe('victim');
+    // Of evil.co.uk's hosts, p1 holds the most: its oldest went.
+    expect(['p1.evil.co.uk/1', 'p2.evil.co.uk/2', 'p1.evil.co.uk/3'].map((page) => kept.get(page, NOW))).toEqual([
+      undefined,
+      'evil 2',
+      'evil 3',
+    ]);
   });
 });

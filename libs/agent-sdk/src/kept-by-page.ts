@@ -1,53 +1,73 @@
 /**
  * Values by page (TokenCache.key), in memory, bounded: each kept until its last use, which its
  * owner reads now (`lastUse`: a life of the site's tokens learned since may lengthen it). A full
- * store drops those past their last use, then the oldest of the group (`groupOf`: a page's site)
- * holding the most: never by an end a front may have forged short, which would drop the very value
- * it shortened, and never another site's first, which a site filling the store would push out.
+ * store drops those past their last use, then its oldest; or, given `groupsOf` (a page's groups,
+ * widest first: its domain, then narrower), the oldest of the group holding the most at each
+ * level in turn. Never by an end a front may have forged short, which would drop the very value it
+ * shortened; with groups, never another site's first, which a site filling the store would push out.
  */
 export class KeptByPage<Value> {
   private readonly byPage = new Map<string, Value>();
+  /** Each page's groups, read once when it is kept. */
+  private readonly groups = new Map<string, readonly string[]>();
 
   constructor(
     private readonly lastUse: (value: Value, page: string) => number,
     private readonly max: number,
-    private readonly groupOf: (page: string) => string = () => '',
+    private readonly groupsOf?: (page: string) => readonly string[],
   ) {}
 
   keep(page: string, value: Value, now = Date.now()): void {
-    this.byPage.delete(page);
+    this.forget(page);
     if (this.byPage.size >= this.max) this.makeRoom(now);
     this.byPage.set(page, value);
+    if (this.groupsOf) this.groups.set(page, this.groupsOf(page));
   }
 
   /** The page's value until its last use; an older one is dropped. */
   get(page: string, now = Date.now()): Value | undefined {
     const value = this.byPage.get(page);
     if (value === undefined || now < this.lastUse(value, page)) return value;
-    this.byPage.delete(page);
+    this.forget(page);
     return undefined;
   }
 
   forget(page: string): void {
     this.byPage.delete(page);
+    this.groups.delete(page);
   }
 
   private makeRoom(now: number): void {
-    for (const [page, value] of this.byPage) if (!(now < this.lastUse(value, page))) this.byPage.delete(page);
-    while (this.byPage.size >= this.max) this.byPage.delete(this.oldestOfLargestGroup());
+    for (const [page, value] of this.byPage) if (!(now < this.lastUse(value, page))) this.forget(page);
+    while (this.byPage.size >= this.max) this.forget(this.groupsOf ? this.oldestOfLargestGroups() : this.oldest());
   }
 
-  /** The oldest page of the group holding the most pages (of those, the one whose oldest is oldest). */
-  private oldestOfLargestGroup(): string {
-    const groups = new Map<string, { oldest: string; size: number }>();
-    for (const page of this.byPage.keys()) {
-      const group = this.groupOf(page);
-      const seen = groups.get(group);
-      if (seen) seen.size++;
-      else groups.set(group, { oldest: page, size: 1 });
+  private oldest(): string {
+    return this.byPage.keys().next().value as string;
+  }
+
+  /**
+   * At each level of the groups, widest first, the group holding the most of the pages still in
+   * play (of groups as large, the one whose oldest page is newest: a newcomer's); its oldest page.
+   */
+  private oldestOfLargestGroups(): string {
+    let pages = [...this.byPage.keys()];
+    for (let level = 0; pages.length > 1; level++) {
+      const byGroup = new Map<string, string[]>();
+      let deeper = false;
+      for (const page of pages) {
+        const groups = this.groups.get(page) ?? [];
+        deeper ||= level < groups.length;
+        const group = groups[level] ?? '';
+        const members = byGroup.get(group);
+        if (members) members.push(page);
+        else byGroup.set(group, [page]);
+      }
+      if (!deeper) break;
+      let largest: string[] = [];
+      for (const members of byGroup.values()) if (members.length >= largest.length) largest = members;
+      pages = largest;
     }
-    let largest = { oldest: '', size: 0 };
-    for (const group of groups.values()) if (group.size > largest.size) largest = group;
-    return largest.oldest;
+    return pages[0];
   }
 }

@@ -6,7 +6,6 @@ import {
 } from '@crawlgate/core';
 import type { Offer } from './offers';
 import { receiptUntil, Receipts, type Receipt } from './receipts';
-import { TokenCache } from './token-cache';
 
 const NOW_MS = 1_800_000_000_000;
 
@@ -122,18 +121,5 @@ describe('Receipts', () => {
     receipts.keep('next', receipt(NOW_MS + 30 * 60_000), NOW_MS + 61_000);
     expect(receipts.get('shortened', NOW_MS + 61_000)).toBeDefined();
     expect(receipts.get('honest', NOW_MS + 61_000)).toBeUndefined(); // the oldest
-  });
-
-  it('full, drops the oldest receipt of the domain holding the most, whatever its host names', () => {
-    // A site paid on many pages of its host names pushed out another site's older receipt.
-    const receipts = new Receipts(3);
-    const page = (url: string) => TokenCache.key(new URL(url));
-    receipts.keep(page('https://honest.example/a'), receipt(NOW_MS + 5000), NOW_MS);
-    receipts.keep(page('https://p1.busy.example/1'), receipt(NOW_MS + 5000), NOW_MS);
-    receipts.keep(page('https://p2.busy.example/2'), receipt(NOW_MS + 5000), NOW_MS);
-    receipts.keep(page('https://p3.busy.example/3'), receipt(NOW_MS + 5000), NOW_MS);
-    expect(receipts.get(page('https://honest.example/a'), NOW_MS)).toBeDefined();
-    expect(receipts.get(page('https://p1.busy.example/1'), NOW_MS)).toBeUndefined();
-    expect(receipts.get(page('https://p3.busy.example/3'), NOW_MS)).toBeDefined();
   });
 });

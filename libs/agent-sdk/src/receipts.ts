@@ -11,7 +11,6 @@ import {
   MIN_ACCESS_TOKEN_TTL_SECONDS,
   peekAccessTokenPayload,
 } from '@crawlgate/core';
-import { domainOfPage } from './held-authorizations';
 import { KeptByPage } from './kept-by-page';
 import type { PaidAt } from './token-cache';
 
@@ -46,7 +45,7 @@ export interface Receipt {
 
 /**
  * Receipts kept at most, as many as tokens (TokenCache): a full store drops those past their last
- * use, then the oldest of the domain (domainOf) holding the most.
+ * use, then its oldest (a site's paid pages are what push another's out: no one is paid for free).
  */
 export const MAX_RECEIPTS = 10_000;
 
@@ -84,12 +83,9 @@ const lastUse = (receipt: Receipt) =>
     receipt.notBefore ?? 0,
   );
 
-/**
- * Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last
- * use, then the oldest of the domain holding the most.
- */
+/** Receipts by page (TokenCache.key), in memory, bounded: a full store drops those past their last use, then its oldest. */
 export class Receipts extends KeptByPage<Receipt> {
   constructor(maxReceipts = MAX_RECEIPTS) {
-    super(lastUse, maxReceipts, domainOfPage);
+    super(lastUse, maxReceipts);
   }
 }

@@ -94,29 +94,50 @@ export async function sendUsdc(
 }
 
 /**
+ * `count` one-log USDC transfers (1 unit each, to fresh addresses) from `from` (funded with USDC and
+ * gas), with a tip far above what the relayer and the test relays pay: mined first in the next
+ * block, while automine is off. Their hashes.
+ */
+export async function sendTransfersAhead(app: Pick<TestApp, 'chain'>, from: PrivateKeyAccount, count: number) {
+  const nonce = await app.chain.publicClient.getTransactionCount({ address: from.address });
+  const hashes: Hash[] = [];
+  for (let i = 0; i < count; i++)
+    hashes.push(
+      await walletOf(app, from).writeContract({
+        address: app.chain.usdc,
+        abi: USDC_ABI,
+        functionName: 'transfer',
+        args: [newWallet().address, 1n],
+        gas: 100_000n,
+        nonce: nonce + i,
+        maxFeePerGas: 400_000_000_000n,
+        maxPriorityFeePerGas: 200_000_000_000n,
+      } as never),
+    );
+  return hashes;
+}
+
+/**
  * A reorg moving a mined transaction within its block: the chain goes back to `snapshot` (taken
  * before the block that mined it), then one block mines it again (its hash, read back from the
- * node) behind a USDC transfer from `ahead` (funded with USDC and gas) with a higher tip, so every
- * log of the transaction sits at another index.
+ * node) behind `transfersAhead` (1) USDC transfers from `ahead` (funded with USDC and gas) with a
+ * higher tip, so every log of the transaction sits at another index.
  */
 export async function mineAgainBehindAnother(
   app: Pick<TestApp, 'chain'>,
-  { hash, snapshot, ahead }: { hash: Hash; snapshot: Hex; ahead: PrivateKeyAccount },
+  {
+    hash,
+    snapshot,
+    ahead,
+    transfersAhead = 1,
+  }: { hash: Hash; snapshot: Hex; ahead: PrivateKeyAccount; transfersAhead?: number },
 ): Promise<void> {
   const raw: Hex = await app.chain.publicClient.request({ method: 'eth_getRawTransactionByHash', params: [hash] });
   await revert(app.chain.rpcUrl, snapshot);
   const chain = devTestClient(app.chain.rpcUrl);
   await chain.setAutomine(false);
   try {
-    await walletOf(app, ahead).writeContract({
-      address: app.chain.usdc,
-      abi: USDC_ABI,
-      functionName: 'transfer',
-      args: [newWallet().address, 1n],
-      gas: 100_000n,
-      maxFeePerGas: 200_000_000_000n,
-      maxPriorityFeePerGas: 100_000_000_000n,
-    } as never);
+    await sendTransfersAhead(app, ahead, transfersAhead);
     // Back in the node's pool after the revert, or sent again.
     await app.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
     await chain.mine({ blocks: 1 });
@@ -203,26 +224,38 @@ export async function sendCancelAsStranger(
 }
 
 /**
- * Sends several signed payments' authorizations in one transaction from a stranger's multicall
- * contract (TestBundler), as anyone who read them can; the hash once mined.
+ * A stranger's multicall contract (TestBundler), deployed and mined now. `send` relays several
+ * signed payments' authorizations in one transaction, as anyone who read them can, with the fees
+ * given; its hash, not waited for (automine may be off).
  */
-export async function sendAuthorizationsBundled(
-  app: Pick<TestApp, 'chain'>,
-  payments: Awaited<ReturnType<typeof signPayment>>[],
-): Promise<Hash> {
+export async function strangersBundler(app: Pick<TestApp, 'chain'>) {
   const stranger = await strangerClient(app);
   const deployed = await app.chain.publicClient.waitForTransactionReceipt({
     hash: await stranger.deployContract({ abi: testBundlerAbi, bytecode: testBundlerBytecode }),
   });
-  const hash = await stranger.writeContract({
-    address: deployed.contractAddress!,
-    abi: testBundlerAbi,
-    functionName: 'callAll',
-    args: [
-      payments.map(() => app.chain.usdc),
-      payments.map((payment) => encodeFunctionData({ abi: USDC_ABI, ...settlementArgs(payment) })),
-    ],
-  });
+  const send = (
+    payments: Awaited<ReturnType<typeof signPayment>>[],
+    fees: { gas?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } = {},
+  ) =>
+    stranger.writeContract({
+      address: deployed.contractAddress!,
+      abi: testBundlerAbi,
+      functionName: 'callAll',
+      args: [
+        payments.map(() => app.chain.usdc),
+        payments.map((payment) => encodeFunctionData({ abi: USDC_ABI, ...settlementArgs(payment) })),
+      ],
+      ...fees,
+    });
+  return { send };
+}
+
+/** Several signed payments' authorizations sent in one transaction by a stranger (strangersBundler); the hash once mined. */
+export async function sendAuthorizationsBundled(
+  app: Pick<TestApp, 'chain'>,
+  payments: Awaited<ReturnType<typeof signPayment>>[],
+): Promise<Hash> {
+  const hash = await (await strangersBundler(app)).send(payments);
   await app.chain.publicClient.waitForTransactionReceipt({ hash });
   return hash;
 }

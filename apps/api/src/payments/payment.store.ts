@@ -206,6 +206,21 @@ export class PaymentStore {
     });
   }
 
+  /**
+   * Moves recorded payments to the log indexes their Transfers sit at now (a reorg mined their
+   * transaction again elsewhere in its block), in one transaction: through indexes no log has
+   * (negative) first, so that payments trading places never meet on the unique key.
+   */
+  async moveTransferIndexes(moves: readonly { id: string; transferLogIndex: number }[]): Promise<void> {
+    if (moves.length === 0) return;
+    const update = (id: string, transferLogIndex: number) =>
+      this.db.prisma.payment.update({ where: { id }, data: { transferLogIndex } });
+    await this.db.prisma.$transaction([
+      ...moves.map((move, i) => update(move.id, -1 - i)),
+      ...moves.map((move) => update(move.id, move.transferLogIndex)),
+    ]);
+  }
+
   /** Records a transfer's payment, confirmed on chain already; a unique violation when the gate or the transfer is taken. */
   claimTransfer(claim: Prisma.PaymentUncheckedCreateInput): Promise<Payment> {
     return this.db.prisma.payment.create({ data: claim });

@@ -56,6 +56,7 @@ import {
   checkTransfer,
   transferIndexOf,
   transferSignedFor,
+  movedTransfers,
   transfersTaken,
 } from './transfer-checks';
 import { PaymentStore, PayerTurnBusy, PaymentTermsChanged, type ClaimAhead } from './payment.store';
@@ -343,11 +344,13 @@ export class PaymentsService {
         X402_REASONS.invalid_exact_evm_payload_recipient_mismatch,
         `The transaction holds no transfer of the gate's price to pay_to from ${named}`,
       );
-    const taken = transfersTaken(receipt, recorded);
+    const taken = transfersTaken(receipt, recorded, authorizationSettledIn(this.chain, receipt));
     if (taken === 'changed')
       throw conflict(
         'This transaction no longer holds every transfer recorded for it (the chain reorganized); it pays no other gate',
       );
+    // Recorded where a reorg moved them from: moved first, so this claim's index meets theirs on the unique key.
+    await this.store.moveTransferIndexes(movedTransfers(taken));
     const claimed = await this.transfersClaimedElsewhere(gate, receipt);
     const signed = await transferSignedFor(
       this.chain,
@@ -730,6 +733,17 @@ export function serializeAuthorization(auth: SignedAuthorization): Prisma.InputJ
     nonce: auth.nonce,
     signature: auth.signature,
   };
+}
+
+/** For transfersTaken: where an authorization's payment used its nonce in `receipt`; undefined for a payment that is no authorization's. */
+export function authorizationSettledIn(
+  chain: Pick<ChainContext, 'usdc'>,
+  receipt: Pick<TransactionReceipt, 'status' | 'logs'>,
+): (payment: Pick<Payment, 'authorization'>) => number | null | undefined {
+  return (payment) =>
+    payment.authorization
+      ? settledTransferIndex(chain, receipt, deserializeAuthorization(payment.authorization))
+      : undefined;
 }
 
 export function deserializeAuthorization(json: unknown): SignedAuthorization {

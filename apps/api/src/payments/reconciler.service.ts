@@ -20,8 +20,8 @@ import {
   usedNonceIn,
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
-import { transfersTaken } from './transfer-checks';
-import { deserializeAuthorization, PaymentsService } from './payments.service';
+import { movedTransfers, transfersTaken } from './transfer-checks';
+import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
 import { outlastsSettlement, payeeStands } from '../gates/gates.service';
@@ -144,7 +144,7 @@ export class ReconcilerService {
       const others = (await this.store.byTransaction(payment.chainId, receipt.transactionHash.toLowerCase())).filter(
         (other) => other.id !== payment.id && other.transferLogIndex !== null,
       );
-      const taken = transfersTaken(receipt, others);
+      const taken = transfersTaken(receipt, others, authorizationSettledIn(this.chain, receipt));
       if (taken === 'changed') {
         this.logger.error(
           `Gate ${payment.gateId} stays open: ${receipt.transactionHash} no longer holds every transfer recorded for it (the chain reorganized); nothing is finalized from it`,
@@ -160,6 +160,8 @@ export class ReconcilerService {
         return 'released';
       }
       if (!(await this.heldLongEnough(payment, receipt, head.timestamp))) return 'waiting';
+      // Others recorded where a reorg moved them from: moved first, or this one's index would meet a stale one.
+      await this.store.moveTransferIndexes(movedTransfers(taken));
       await this.payments.finalize(payment.id, receipt);
       return 'finalized';
     }

@@ -12,7 +12,7 @@ import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { deployBareTestWallet, newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
 import { PaymentRejected } from './payment-rejected';
-import { checkPayerSignature, transferSignedFor, transfersTaken } from './transfer-checks';
+import { checkPayerSignature, movedTransfers, transferSignedFor, transfersTaken } from './transfer-checks';
 
 const gateRef = 'gate_ref_1';
 const hash = `0x${'ab'.repeat(32)}` as const;
@@ -124,6 +124,32 @@ describe('transfersTaken', () => {
     );
     // A third recorded payment finds none left.
     expect(transfersTaken(receipt(1, paid, paid), [recorded(0), recorded(2), recorded(5)])).toBe('changed');
+  });
+
+  it("places an authorization's payment where its nonce was used, before any other is matched by what it moved", () => {
+    const paid = transfer(payer, payTo, 10_000n);
+    // Two of one payer's authorizations at one price: interchangeable by what they moved. The one
+    // recorded at 2 (its Transfer before a reorg) is not taken for the authorization settled there now.
+    const [authorization, proof] = [
+      { ...recorded(0), id: 'a' },
+      { ...recorded(2), id: 'p' },
+    ];
+    const taken = transfersTaken(receipt(1, paid, paid), [proof, authorization], (row) =>
+      row === authorization ? 2 : undefined,
+    );
+    expect(taken).toEqual(
+      new Map([
+        [2, authorization],
+        [1, proof],
+      ]),
+    );
+    expect(movedTransfers(taken as Map<number, typeof proof>)).toEqual([
+      { id: 'a', transferLogIndex: 2 },
+      { id: 'p', transferLogIndex: 1 },
+    ]);
+    // Its nonce used nowhere in the receipt, or where another's was: the transaction ran otherwise.
+    expect(transfersTaken(receipt(1, paid), [authorization], () => null)).toBe('changed');
+    expect(transfersTaken(receipt(1, paid), [authorization, { ...authorization, id: 'b' }], () => 1)).toBe('changed');
   });
 
   it("never takes another payer's, amount's or payee's transfer for a recorded one", () => {

@@ -137,18 +137,30 @@ export type RecordedTransfer = Pick<Payment, 'asset' | 'payer' | 'payTo' | 'amou
 /**
  * The recorded payments of `receipt`'s transaction by the log index, in the receipt as it is now, of
  * the Transfer each took. A log index is the log's place in its block, and a reorg mining the
- * transaction again behind another moves it: each payment's Transfer is found by what it moved
- * (asset, payer, pay_to, amount), at its recorded index while the log there moves that, else at the
- * first such log no other payment took. 'changed' when one is not there (the transaction ran otherwise).
+ * transaction again behind another moves it. An authorization's payment is where its own nonce was
+ * used (`settledBy`: its index, null when not in this receipt, undefined for a payment that is no
+ * authorization's); the others by what they moved (asset, payer, pay_to, amount): at their recorded
+ * index while the log there moves that and no other payment took it, else at the first such log
+ * none took. 'changed' when one is not there (the transaction ran otherwise).
  */
 export function transfersTaken<Recorded extends RecordedTransfer>(
   receipt: Pick<TransactionReceipt, 'logs'>,
   recorded: readonly Recorded[],
+  settledBy: (payment: Recorded) => number | null | undefined = () => undefined,
 ): Map<number, Recorded> | 'changed' {
   const transfers = transferLogs(receipt);
   const taken = new Map<number, Recorded>();
-  const moved = recorded.filter((payment) => {
-    const still = transfers.find((log) => log.logIndex === payment.transferLogIndex && moves(log, payment));
+  const byMove: Recorded[] = [];
+  for (const payment of recorded) {
+    const settled = settledBy(payment);
+    if (settled === undefined) byMove.push(payment);
+    else if (settled === null || taken.has(settled)) return 'changed';
+    else taken.set(settled, payment);
+  }
+  const moved = byMove.filter((payment) => {
+    const still = transfers.find(
+      (log) => log.logIndex === payment.transferLogIndex && !taken.has(log.logIndex) && moves(log, payment),
+    );
     if (still) taken.set(still.logIndex, payment);
     return !still;
   });
@@ -158,6 +170,15 @@ export function transfersTaken<Recorded extends RecordedTransfer>(
     taken.set(log.logIndex, payment);
   }
   return taken;
+}
+
+/** The payments of `taken` (transfersTaken) recorded at another log index than their Transfer's now. */
+export function movedTransfers<Recorded extends RecordedTransfer & { id: string }>(
+  taken: ReadonlyMap<number, Recorded>,
+): { id: string; transferLogIndex: number }[] {
+  return [...taken]
+    .filter(([index, payment]) => payment.transferLogIndex !== index)
+    .map(([index, payment]) => ({ id: payment.id, transferLogIndex: index }));
 }
 
 /** Payers of one transaction looked at for one proof, at most (each a chain read, a contract's a call). */

@@ -1,8 +1,21 @@
 import { transferProofMessage } from '@crawlgate/core';
-import { devTestClient, snapshot } from '@crawlgate/devchain';
+import { devTestClient, increaseTime, revert, snapshot } from '@crawlgate/devchain';
+import type { Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { fundEth, fundUsdc, mineAgainBehindAnother, newWallet, sendUsdc, usdcBalance } from '../../test/test-agent';
+import {
+  fundEth,
+  fundUsdc,
+  mineAgainBehindAnother,
+  newWallet,
+  sendTransfersAhead,
+  strangersBundler,
+  sendUsdc,
+  signPayment,
+  usdcBalance,
+} from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { PaymentStore } from './payment.store';
+import { ReconcilerService } from './reconciler.service';
 
 /*
  * A transfer that paid a gate is recorded with its Transfer's log index, which is the log's place
@@ -55,5 +68,99 @@ describe('a transfer mined again at another place in its block by a reorg', () =
     const paidA = await verify(gateA);
     expect([paidA.status, typeof paidA.body.access_token]).toEqual([200, 'string']);
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gateA.amount));
+  });
+});
+
+/*
+ * A reorg moving a relayed bundle of several payers' transfers (helper-362): the payments recorded
+ * before keep the log indexes of the first mining, where now other payers' Transfers may sit.
+ */
+describe('a bundle of transfers mined again at another place in its block by a reorg', () => {
+  let app: TestApp;
+  let site: TestSite;
+  const payTo = newWallet().address;
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true, config: { chain: { foreignSettlementHoldSeconds: 2 } } });
+    ({ site } = await pricedSite(app, payTo));
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it("answers an honest payer whose Transfer now sits at another payment's recorded index: 200, not 409", async () => {
+    const [x, y, other] = [newWallet(), newWallet(), newWallet()];
+    for (const account of [x, y, other]) await fundUsdc(app, account.address, '1');
+    await fundEth(app, other.address);
+    const gateX = await openGate(app, site, '/bundle/x');
+    const gateY = await openGate(app, site, '/bundle/y');
+    const [payY, payX] = [await signPayment(app, y, gateY), await signPayment(app, x, gateX)];
+    const bundler = await strangersBundler(app);
+    const beforeMined = await snapshot(app.chain.rpcUrl);
+    // Y's authorization, then X's: Y's Transfer at 1, X's at 3 of their block.
+    const hash = await bundler.send([payY, payX]);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+    const verify = async (payer: typeof x, gate: { id: string; ref: string }) =>
+      app.call('POST', `/v1/gates/${gate.id}/verify`, {
+        body: { tx_hash: hash, signature: await payer.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
+      });
+    expect((await verify(x, gateX)).status).toBe(200);
+    // Mined again behind two one-log transfers: Y's Transfer now sits at X's recorded index.
+    await mineAgainBehindAnother(app, { hash, snapshot: beforeMined, ahead: other, transfersAhead: 2 });
+    const paidY = await verify(y, gateY);
+    expect([paidY.status, typeof paidY.body.access_token]).toEqual([200, 'string']);
+    expect((await verify(x, gateX)).status).toBe(200);
+    expect((await verify(y, gateX)).status).not.toBe(200);
+  });
+
+  it("never releases a claim its payer's authorization paid because another of its claims was recorded at that index", async () => {
+    const chain = devTestClient(app.chain.rpcUrl);
+    const [agent, other] = [newWallet(), newWallet()];
+    await fundUsdc(app, agent.address, '1');
+    await fundUsdc(app, other.address, '1');
+    await fundEth(app, other.address);
+    const bundler = await strangersBundler(app);
+    const g1 = await openGate(app, site, '/bundle/g1');
+    const g2 = await openGate(app, site, '/bundle/g2');
+    const [p1, p2] = [await signPayment(app, agent, g1), await signPayment(app, agent, g2)];
+    // Both authorizations claimed by the API, its settlements waiting in the mempool.
+    const relayer = app.chain.relayer.account.address;
+    const sent = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await sent();
+    await chain.setAutomine(false);
+    const answers = [p1, p2].map((payment, i) =>
+      app.call('POST', `/v1/gates/${[g1, g2][i].id}/verify`, { body: { payment } }),
+    );
+    for (const started = Date.now(); (await sent()) < sentBefore + 2; await new Promise((r) => setTimeout(r, 20)))
+      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast both settlements');
+    const beforeMined = await snapshot(app.chain.rpcUrl);
+    // A stranger's bundle of both lands first, behind two one-log transfers: N1's Transfer at 3, N2's at 5.
+    const ahead = await sendTransfersAhead(app, other, 2);
+    const bundle = await bundler.send([p1, p2], {
+      gas: 500_000n,
+      maxFeePerGas: 200_000_000_000n,
+      maxPriorityFeePerGas: 100_000_000_000n,
+    });
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+    await Promise.all(answers);
+    const store = app.app.get(PaymentStore);
+    const reconciler = app.app.get(ReconcilerService) as unknown as { reconcile(payment: unknown): Promise<string> };
+    await increaseTime(app.chain.rpcUrl, 3);
+    expect(await reconciler.reconcile(await store.byGate(g1.ref))).toBe('finalized');
+
+    // The reorg: the bundle mined again first in its block (the two transfers gone): N1's Transfer at 1, N2's at 3.
+    const raw: Hex = await app.chain.publicClient.request({ method: 'eth_getRawTransactionByHash', params: [bundle] });
+    await revert(app.chain.rpcUrl, beforeMined);
+    await chain.setAutomine(false);
+    for (const hash of ahead) await chain.dropTransaction({ hash }).catch(() => undefined);
+    await app.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+    await increaseTime(app.chain.rpcUrl, 3);
+    expect(await reconciler.reconcile(await store.byGate(g2.ref))).toBe('finalized');
+    const paid = await app.call('POST', `/v1/gates/${g2.id}/verify`, { body: { payment: p2 } });
+    expect([paid.status, typeof paid.body.access_token]).toEqual([200, 'string']);
   });
 });

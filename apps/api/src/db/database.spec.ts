@@ -1,4 +1,7 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Client } from 'pg';
 import { createTestDatabase } from '../../test/test-database';
+import { openDatabase } from './database';
 import { whileHoldingLock } from './advisory-lock';
 
 /** Runs in the PostgreSQL run of the suites (DATABASE_URL set): PGlite has no network sessions. */
@@ -50,4 +53,42 @@ describe('a PostgreSQL session of the API', () => {
       }
     },
   );
+});
+
+/*
+ * Prisma writes and reads timestamps without a zone, in the session's: a server (or a database)
+ * whose default zone is not UTC shifted every stored time and moved stats between days, beside the
+ * raw statements that write them in UTC (helper-363).
+ */
+describe('the time zone of the API’s database sessions', () => {
+  it('is UTC on PGlite, whatever the session was set to', async () => {
+    const pglite = await PGlite.create();
+    await pglite.exec("SET TIME ZONE 'Asia/Tokyo'");
+    const database = await openDatabase({ pglite });
+    try {
+      const [{ zone }] = await database.sql.query<{ zone: string }>('SELECT current_setting($1) AS zone', ['TimeZone']);
+      expect(zone).toBe('UTC');
+    } finally {
+      await database.close();
+    }
+  });
+
+  onPostgres('is UTC on PostgreSQL, whatever the database’s default', async () => {
+    const admin = new Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const name = `tz_${Date.now()}_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`ALTER DATABASE ${name} SET timezone TO 'Asia/Tokyo'`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const database = await openDatabase({ databaseUrl: url.href });
+    try {
+      const [{ zone }] = await database.sql.query<{ zone: string }>('SELECT current_setting($1) AS zone', ['TimeZone']);
+      expect(zone).toBe('UTC');
+    } finally {
+      await database.close();
+      await admin.query(`DROP DATABASE ${name}`);
+      await admin.end();
+    }
+  });
 });

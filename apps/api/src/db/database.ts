@@ -31,9 +31,17 @@ export interface DatabaseOptions {
 export const databaseKind = (options: Pick<DatabaseOptions, 'databaseUrl'>): Database['kind'] =>
   options.databaseUrl ? 'postgres' : 'pglite';
 
+/**
+ * Every session's time zone. Prisma writes and reads timestamps without a zone, in the session's:
+ * a server or database whose default is another zone shifts every stored time, and moves stats
+ * between days, beside the raw statements that write them in UTC.
+ */
+const SESSION_TIME_ZONE = "SET TIME ZONE 'UTC'";
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (databaseKind(options) === 'postgres') return openPostgres(options.databaseUrl!, options.schema);
   const db = options.pglite ?? (await openPgliteDir(options.dataDir));
+  await db.exec(SESSION_TIME_ZONE);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   return {
     kind: 'pglite',
@@ -73,14 +81,13 @@ function openPostgres(url: string, schema: string | undefined): Database {
     keepAlive: true,
     keepAliveInitialDelayMillis: 30_000,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
-    // Awaited by pg-pool before the client is handed out (@types/pg types it void); a server that
-    // refuses it keeps its own settings.
+    // Awaited by pg-pool before the client is handed out (@types/pg types it void). The time zone
+    // must hold (a failure fails the connection); a server that refuses the keepalives keeps its own.
     // eslint-disable-next-line @typescript-eslint/no-misused-promises
-    onConnect: (client) =>
-      client.query(SESSION_KEEPALIVES).then(
-        () => undefined,
-        () => undefined,
-      ),
+    onConnect: async (client) => {
+      await client.query(SESSION_TIME_ZONE);
+      await client.query(SESSION_KEEPALIVES).catch(() => undefined);
+    },
   });
   // An idle client losing its server (PostgreSQL restarted) must not crash the process.
   pool.on('error', () => undefined);

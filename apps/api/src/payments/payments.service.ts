@@ -12,6 +12,7 @@ import { AccessTokenService, type IssuedToken } from '../access-tokens/access-to
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
 import type { ChainContext } from '../chain/chain-context';
 import { CHAIN } from '../chain/tokens';
+import { notFoundAsNull } from '../chain/transaction-state';
 import { isUniqueViolation } from '../db/prisma-errors';
 import {
   assertPayeeStands,
@@ -371,8 +372,30 @@ export class PaymentsService {
       transferLogIndex: logIndex,
     });
     if (claim.kind === 'taken') return this.outcomeOf(claim.payment, gate);
+    // A reorg since the receipt was read may have moved the transfer to where another proof, reading
+    // the receipt after it, claimed it at its new index: the claim stands only if the receipt as it
+    // is now holds a Transfer for every payment recorded for the transaction.
+    // Not kept when the chain cannot say (it is asked again with the proof).
+    const holds = await this.transfersStillHold(gate.chainId, hash).catch(async (error: unknown) => {
+      await this.store.deleteUnconfirmed(claim.payment.id);
+      throw error;
+    });
+    if (!holds) {
+      await this.store.deleteUnconfirmed(claim.payment.id);
+      return pending(gate.id, hash, 'The transaction moved in a reorg while this proof was checked; ask again shortly');
+    }
     const confirmed = await this.confirm(claim.payment.id, receipt, claim.payment);
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gate.id, confirmed.token) };
+  }
+
+  /** Whether `hash`'s receipt, read now, holds a Transfer for every payment recorded for it (transfersTaken). */
+  private async transfersStillHold(chainId: number, hash: Hash): Promise<boolean> {
+    const receipt = await onChain(() => this.chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
+    if (!receipt || receipt.status !== 'success') return false;
+    const recorded = (await this.store.byTransaction(chainId, hash)).filter(
+      (payment) => payment.transferLogIndex !== null,
+    );
+    return transfersTaken(receipt, recorded, authorizationSettledIn(this.chain, receipt)) !== 'changed';
   }
 
   /**

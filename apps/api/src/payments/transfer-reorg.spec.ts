@@ -14,6 +14,7 @@ import {
   usdcBalance,
 } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
 import { ReconcilerService } from './reconciler.service';
 
@@ -68,6 +69,52 @@ describe('a transfer mined again at another place in its block by a reorg', () =
     const paidA = await verify(gateA);
     expect([paidA.status, typeof paidA.body.access_token]).toEqual([200, 'string']);
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gateA.amount));
+  });
+
+  it('pays one gate when two proofs of one transfer straddle a reorg: the one read before it is asked again', async () => {
+    // Each proof found the transfer at the index its receipt showed: one before the reorg, the other
+    // after; neither saw the other's row, and the unique key, on two indexes, stopped neither (helper-362).
+    const payer = newWallet();
+    const other = newWallet();
+    for (const account of [payer, other]) {
+      await fundUsdc(app, account.address, '1');
+      await fundEth(app, account.address);
+    }
+    const gateA = await openGate(app, site, '/straddle/a');
+    const gateB = await openGate(app, site, '/straddle/b');
+    const beforeTransfer = await snapshot(app.chain.rpcUrl);
+    const hash = await sendUsdc(app, payer, payTo, BigInt(gateA.amount));
+    const verify = async (gate: { id: string; ref: string }) =>
+      app.call('POST', `/v1/gates/${gate.id}/verify`, {
+        body: { tx_hash: hash, signature: await payer.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
+      });
+    // Proof A held between its receipt's read and its claim (a slow contract wallet's check, a busy database).
+    const service = app.app.get(PaymentsService) as unknown as { claim(...args: unknown[]): Promise<unknown> };
+    const claim = service.claim.bind(service);
+    let reached = () => undefined as void;
+    const atClaim = new Promise<void>((resolve) => (reached = resolve));
+    let release = () => undefined as void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = jest.spyOn(service, 'claim').mockImplementationOnce(async (...args: unknown[]) => {
+      reached();
+      await released;
+      return claim(...args);
+    });
+    try {
+      const proofA = verify(gateA);
+      await atClaim;
+      await mineAgainBehindAnother(app, { hash, snapshot: beforeTransfer, ahead: other });
+      const paidB = await verify(gateB);
+      release();
+      const paidA = await proofA;
+      expect([paidA.status, paidB.status].filter((status) => status === 200)).toHaveLength(1);
+      expect([paidA.body.access_token, paidB.body.access_token].filter(Boolean)).toHaveLength(1);
+      // Proof A, asked again as its 202 says, finds the transfer paid gate B.
+      expect([paidA.status, paidB.status]).toEqual([202, 200]);
+      expect((await verify(gateA)).status).toBe(409);
+    } finally {
+      held.mockRestore();
+    }
   });
 });
 

@@ -213,8 +213,9 @@ export class PaymentStore {
    */
   async moveTransferIndexes(moves: readonly { id: string; transferLogIndex: number }[]): Promise<void> {
     if (moves.length === 0) return;
+    // A claim its request deleted meanwhile (transfersStillHold) is skipped, not an error.
     const update = (id: string, transferLogIndex: number) =>
-      this.db.prisma.payment.update({ where: { id }, data: { transferLogIndex } });
+      this.db.prisma.payment.updateMany({ where: { id }, data: { transferLogIndex } });
     await this.db.prisma.$transaction([
       ...moves.map((move, i) => update(move.id, -1 - i)),
       ...moves.map((move) => update(move.id, move.transferLogIndex)),

@@ -388,12 +388,20 @@ export class PaymentsService {
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gate.id, confirmed.token) };
   }
 
-  /** Whether `hash`'s receipt, read now, holds a Transfer for every payment recorded for it (transfersTaken). */
+  /** Whether `hash`'s receipt, read now, holds a Transfer for every payment recorded for it (transfersHold). */
   private async transfersStillHold(chainId: number, hash: Hash): Promise<boolean> {
     const receipt = await onChain(() => this.chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull));
-    if (!receipt || receipt.status !== 'success') return false;
-    const recorded = (await this.store.byTransaction(chainId, hash)).filter(
-      (payment) => payment.transferLogIndex !== null,
+    return receipt !== null && receipt.status === 'success' && this.transfersHold(chainId, receipt);
+  }
+
+  /**
+   * Whether `receipt` holds a Transfer for every payment recorded for its transaction
+   * (transfersTaken), `paymentId`'s included though its log index is not recorded yet (an
+   * authorization's settlement): after a reorg, two payments may have claimed one Transfer.
+   */
+  async transfersHold(chainId: number, receipt: TransactionReceipt, paymentId?: string): Promise<boolean> {
+    const recorded = (await this.store.byTransaction(chainId, receipt.transactionHash.toLowerCase())).filter(
+      (payment) => payment.transferLogIndex !== null || payment.id === paymentId,
     );
     return transfersTaken(receipt, recorded, authorizationSettledIn(this.chain, receipt)) !== 'changed';
   }

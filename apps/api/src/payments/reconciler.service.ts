@@ -20,7 +20,7 @@ import {
   usedNonceIn,
 } from './authorization-checks';
 import { sendSettlement } from './settlement';
-import { movedTransfers, transfersTaken } from './transfer-checks';
+import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
 import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
@@ -92,6 +92,9 @@ export class ReconcilerService {
       reverted = receipt?.status === 'reverted';
       if (receipt?.status === 'success') {
         if (!(await this.confirmed(receipt))) return 'waiting';
+        // After a reorg, a transfer proof's claim and another's may both name its one Transfer: the
+        // request that made it deletes it (transfersStillHold), never confirmed here meanwhile.
+        if (!(await this.payments.transfersHold(payment.chainId, receipt, payment.id))) return 'waiting';
         await this.payments.finalize(payment.id, receipt);
         return 'finalized';
       }
@@ -139,25 +142,27 @@ export class ReconcilerService {
         return 'released';
       }
       // Its payer sent it and named that transfer for another gate (a copy claimed this one
-      // meanwhile): that gate is paid; this claim is not, and nothing of its own was charged.
-      // Found where each recorded transfer is now: a reorg may have mined the transaction again at another place in its block.
+      // meanwhile): that gate is paid; this claim is not, and nothing of its own was charged. Only a
+      // payment still at this Transfer says so: one a reorg moved is found elsewhere, this claim's own first.
       const others = (await this.store.byTransaction(payment.chainId, receipt.transactionHash.toLowerCase())).filter(
         (other) => other.id !== payment.id && other.transferLogIndex !== null,
       );
-      const taken = transfersTaken(receipt, others, authorizationSettledIn(this.chain, receipt));
-      if (taken === 'changed') {
-        this.logger.error(
-          `Gate ${payment.gateId} stays open: ${receipt.transactionHash} no longer holds every transfer recorded for it (the chain reorganized); nothing is finalized from it`,
-        );
-        return 'waiting';
-      }
-      const paidElsewhere = taken.get(index);
+      const settledBy = authorizationSettledIn(this.chain, receipt);
+      const paidElsewhere = recordedStillAt(receipt, others, index, settledBy);
       if (paidElsewhere) {
         await this.payments.release(payment.id);
         this.logger.warn(
           `Released gate ${payment.gateId}: its authorization's transfer paid gate ${paidElsewhere.gateId}, which its payer named`,
         );
         return 'released';
+      }
+      const own = { ...payment, transferLogIndex: index };
+      const taken = transfersTaken(receipt, [own, ...others], (row) => (row === own ? index : settledBy(row)));
+      if (taken === 'changed') {
+        this.logger.error(
+          `Gate ${payment.gateId} stays open: ${receipt.transactionHash} no longer holds every transfer recorded for it (the chain reorganized); nothing is finalized from it`,
+        );
+        return 'waiting';
       }
       if (!(await this.heldLongEnough(payment, receipt, head.timestamp))) return 'waiting';
       // Others recorded where a reorg moved them from: moved first, or this one's index would meet a stale one.

@@ -172,6 +172,25 @@ export function transfersTaken<Recorded extends RecordedTransfer>(
   return taken;
 }
 
+/**
+ * The payment recorded at log `index` whose Transfer is still there (an authorization's: its nonce
+ * used there; another's: the log there moves what it moved), if any: one a reorg moved says nothing
+ * about whose the log at its old index is now.
+ */
+export function recordedStillAt<Recorded extends RecordedTransfer>(
+  receipt: Pick<TransactionReceipt, 'logs'>,
+  recorded: readonly Recorded[],
+  index: number,
+  settledBy: (payment: Recorded) => number | null | undefined = () => undefined,
+): Recorded | undefined {
+  const log = transferLogs(receipt).find((candidate) => candidate.logIndex === index);
+  return recorded.find((payment) => {
+    if (payment.transferLogIndex !== index) return false;
+    const settled = settledBy(payment);
+    return settled === undefined ? log !== undefined && moves(log, payment) : settled === index;
+  });
+}
+
 /** The payments of `taken` (transfersTaken) recorded at another log index than their Transfer's now. */
 export function movedTransfers<Recorded extends RecordedTransfer & { id: string }>(
   taken: ReadonlyMap<number, Recorded>,

@@ -71,26 +71,35 @@ describe('a transfer mined again at another place in its block by a reorg', () =
     expect(await usdcBalance(app, payTo)).toBe(BigInt(gateA.amount));
   });
 
-  it('pays one gate when two proofs of one transfer straddle a reorg: the one read before it is asked again', async () => {
-    // Each proof found the transfer at the index its receipt showed: one before the reorg, the other
-    // after; neither saw the other's row, and the unique key, on two indexes, stopped neither (helper-362).
+  /**
+   * A payer's transfer of one gate's price, proved for gate A and gate B on either side of a reorg
+   * that moves it: proof A read the receipt before it, and is held at its claim until B is answered
+   * (a slow contract wallet's check, a busy database). `beforeClaimChecked` runs when A's claim is
+   * about to be checked against the receipt again. Each proof's answer.
+   */
+  async function straddlingProofs(
+    name: string,
+    beforeClaimChecked: (gateA: { ref: string }) => Promise<void> = async () => undefined,
+  ) {
     const payer = newWallet();
     const other = newWallet();
     for (const account of [payer, other]) {
       await fundUsdc(app, account.address, '1');
       await fundEth(app, account.address);
     }
-    const gateA = await openGate(app, site, '/straddle/a');
-    const gateB = await openGate(app, site, '/straddle/b');
+    const gateA = await openGate(app, site, `/${name}/a`);
+    const gateB = await openGate(app, site, `/${name}/b`);
     const beforeTransfer = await snapshot(app.chain.rpcUrl);
     const hash = await sendUsdc(app, payer, payTo, BigInt(gateA.amount));
     const verify = async (gate: { id: string; ref: string }) =>
       app.call('POST', `/v1/gates/${gate.id}/verify`, {
         body: { tx_hash: hash, signature: await payer.signMessage({ message: transferProofMessage(gate.ref, hash) }) },
       });
-    // Proof A held between its receipt's read and its claim (a slow contract wallet's check, a busy database).
-    const service = app.app.get(PaymentsService) as unknown as { claim(...args: unknown[]): Promise<unknown> };
-    const claim = service.claim.bind(service);
+    const service = app.app.get(PaymentsService) as unknown as {
+      claim(...args: unknown[]): Promise<unknown>;
+      transfersStillHold(...args: unknown[]): Promise<boolean>;
+    };
+    const [claim, stillHold] = [service.claim.bind(service), service.transfersStillHold.bind(service)];
     let reached = () => undefined as void;
     const atClaim = new Promise<void>((resolve) => (reached = resolve));
     let release = () => undefined as void;
@@ -100,21 +109,48 @@ describe('a transfer mined again at another place in its block by a reorg', () =
       await released;
       return claim(...args);
     });
+    let armed = false;
+    const checked = jest.spyOn(service, 'transfersStillHold').mockImplementation(async (...args: unknown[]) => {
+      if (armed) {
+        armed = false;
+        await beforeClaimChecked(gateA);
+      }
+      return stillHold(...args);
+    });
     try {
       const proofA = verify(gateA);
       await atClaim;
       await mineAgainBehindAnother(app, { hash, snapshot: beforeTransfer, ahead: other });
       const paidB = await verify(gateB);
+      armed = true;
       release();
-      const paidA = await proofA;
-      expect([paidA.status, paidB.status].filter((status) => status === 200)).toHaveLength(1);
-      expect([paidA.body.access_token, paidB.body.access_token].filter(Boolean)).toHaveLength(1);
-      // Proof A, asked again as its 202 says, finds the transfer paid gate B.
-      expect([paidA.status, paidB.status]).toEqual([202, 200]);
-      expect((await verify(gateA)).status).toBe(409);
+      return { paidA: await proofA, paidB, askAgain: () => verify(gateA) };
     } finally {
       held.mockRestore();
+      checked.mockRestore();
     }
+  }
+
+  it('pays one gate when two proofs of one transfer straddle a reorg: the one read before it is asked again', async () => {
+    // Each proof found the transfer at the index its receipt showed: one before the reorg, the other
+    // after; neither saw the other's row, and the unique key, on two indexes, stopped neither (helper-362).
+    const { paidA, paidB, askAgain } = await straddlingProofs('straddle');
+    expect([paidA.status, paidB.status].filter((status) => status === 200)).toHaveLength(1);
+    expect([paidA.body.access_token, paidB.body.access_token].filter(Boolean)).toHaveLength(1);
+    // Proof A, asked again as its 202 says, finds the transfer paid gate B.
+    expect([paidA.status, paidB.status]).toEqual([202, 200]);
+    expect((await askAgain()).status).toBe(409);
+  });
+
+  it('never lets the reconciler confirm a straddling claim its request is about to take back (helper-364)', async () => {
+    let reconciled = 'not run';
+    const { paidA, paidB, askAgain } = await straddlingProofs('straddle-reconciled', async (gateA) => {
+      const reconciler = app.app.get(ReconcilerService) as unknown as { reconcile(payment: unknown): Promise<string> };
+      reconciled = await reconciler.reconcile(await app.app.get(PaymentStore).byGate(gateA.ref));
+    });
+    expect([reconciled, paidA.status, paidB.status]).toEqual(['waiting', 202, 200]);
+    const again = await askAgain();
+    expect([again.status, again.body.access_token]).toEqual([409, undefined]);
   });
 });
 
@@ -161,30 +197,33 @@ describe('a bundle of transfers mined again at another place in its block by a r
     expect((await verify(y, gateX)).status).not.toBe(200);
   });
 
-  it("never releases a claim its payer's authorization paid because another of its claims was recorded at that index", async () => {
+  /**
+   * One agent's authorizations for two fresh gates; the first `claimed` of them posted to the API
+   * with automine off (its settlements wait in the mempool); then a stranger's bundle of both lands
+   * first, behind two one-log transfers: N1's Transfer at 3, N2's at 5. `reorg()` mines the bundle
+   * again first in its block (the transfers ahead gone): N1's at 1, N2's at 3.
+   */
+  async function bundleAheadOfOurSettlements(name: string, claimed: 1 | 2) {
     const chain = devTestClient(app.chain.rpcUrl);
     const [agent, other] = [newWallet(), newWallet()];
     await fundUsdc(app, agent.address, '1');
     await fundUsdc(app, other.address, '1');
     await fundEth(app, other.address);
     const bundler = await strangersBundler(app);
-    const g1 = await openGate(app, site, '/bundle/g1');
-    const g2 = await openGate(app, site, '/bundle/g2');
-    const [p1, p2] = [await signPayment(app, agent, g1), await signPayment(app, agent, g2)];
-    // Both authorizations claimed by the API, its settlements waiting in the mempool.
+    const gates = [await openGate(app, site, `/${name}/g1`), await openGate(app, site, `/${name}/g2`)];
+    const payments = [await signPayment(app, agent, gates[0]), await signPayment(app, agent, gates[1])];
     const relayer = app.chain.relayer.account.address;
     const sent = () => app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
     const sentBefore = await sent();
     await chain.setAutomine(false);
-    const answers = [p1, p2].map((payment, i) =>
-      app.call('POST', `/v1/gates/${[g1, g2][i].id}/verify`, { body: { payment } }),
-    );
-    for (const started = Date.now(); (await sent()) < sentBefore + 2; await new Promise((r) => setTimeout(r, 20)))
-      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast both settlements');
+    const answers = payments
+      .slice(0, claimed)
+      .map((payment, i) => app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment } }));
+    for (const started = Date.now(); (await sent()) < sentBefore + claimed; await new Promise((r) => setTimeout(r, 20)))
+      if (Date.now() - started > 10_000) throw new Error('the relayer never broadcast the settlements');
     const beforeMined = await snapshot(app.chain.rpcUrl);
-    // A stranger's bundle of both lands first, behind two one-log transfers: N1's Transfer at 3, N2's at 5.
     const ahead = await sendTransfersAhead(app, other, 2);
-    const bundle = await bundler.send([p1, p2], {
+    const bundle = await bundler.send(payments, {
       gas: 500_000n,
       maxFeePerGas: 200_000_000_000n,
       maxPriorityFeePerGas: 100_000_000_000n,
@@ -192,22 +231,51 @@ describe('a bundle of transfers mined again at another place in its block by a r
     await chain.mine({ blocks: 1 });
     await chain.setAutomine(true);
     await Promise.all(answers);
-    const store = app.app.get(PaymentStore);
-    const reconciler = app.app.get(ReconcilerService) as unknown as { reconcile(payment: unknown): Promise<string> };
-    await increaseTime(app.chain.rpcUrl, 3);
-    expect(await reconciler.reconcile(await store.byGate(g1.ref))).toBe('finalized');
+    const reorg = async () => {
+      const raw: Hex = await app.chain.publicClient.request({
+        method: 'eth_getRawTransactionByHash',
+        params: [bundle],
+      });
+      await revert(app.chain.rpcUrl, beforeMined);
+      await chain.setAutomine(false);
+      for (const hash of ahead) await chain.dropTransaction({ hash }).catch(() => undefined);
+      await app.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+      await chain.mine({ blocks: 1 });
+      await chain.setAutomine(true);
+      await increaseTime(app.chain.rpcUrl, 3);
+    };
+    return { agent, gates, payments, bundle, reorg };
+  }
 
-    // The reorg: the bundle mined again first in its block (the two transfers gone): N1's Transfer at 1, N2's at 3.
-    const raw: Hex = await app.chain.publicClient.request({ method: 'eth_getRawTransactionByHash', params: [bundle] });
-    await revert(app.chain.rpcUrl, beforeMined);
-    await chain.setAutomine(false);
-    for (const hash of ahead) await chain.dropTransaction({ hash }).catch(() => undefined);
-    await app.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
-    await chain.mine({ blocks: 1 });
-    await chain.setAutomine(true);
+  const reconcile = async (gate: { ref: string }) => {
+    const reconciler = app.app.get(ReconcilerService) as unknown as { reconcile(payment: unknown): Promise<string> };
+    return reconciler.reconcile(await app.app.get(PaymentStore).byGate(gate.ref));
+  };
+
+  it("never releases a claim its payer's authorization paid because another of its claims was recorded at that index", async () => {
+    const { gates, payments, reorg } = await bundleAheadOfOurSettlements('bundle', 2);
     await increaseTime(app.chain.rpcUrl, 3);
-    expect(await reconciler.reconcile(await store.byGate(g2.ref))).toBe('finalized');
-    const paid = await app.call('POST', `/v1/gates/${g2.id}/verify`, { body: { payment: p2 } });
+    expect(await reconcile(gates[0])).toBe('finalized');
+    await reorg();
+    expect(await reconcile(gates[1])).toBe('finalized');
+    const paid = await app.call('POST', `/v1/gates/${gates[1].id}/verify`, { body: { payment: payments[1] } });
     expect([paid.status, typeof paid.body.access_token]).toEqual([200, 'string']);
+  });
+
+  it('never releases an authorization claim whose Transfer a moved proof of its payer could be matched to (helper-364)', async () => {
+    const { agent, gates, payments, bundle, reorg } = await bundleAheadOfOurSettlements('bundle-proof', 1);
+    // The payer proves the bundle for the second gate (its second Transfer, recorded at 5).
+    const byHash = await app.call('POST', `/v1/gates/${gates[1].id}/verify`, {
+      body: {
+        tx_hash: bundle,
+        signature: await agent.signMessage({ message: transferProofMessage(gates[1].ref, bundle) }),
+      },
+    });
+    expect(byHash.status).toBe(200);
+    await reorg();
+    expect(await reconcile(gates[0])).toBe('finalized');
+    const paid = await app.call('POST', `/v1/gates/${gates[0].id}/verify`, { body: { payment: payments[0] } });
+    expect([paid.status, typeof paid.body.access_token]).toEqual([200, 'string']);
+    expect((await app.app.get(PaymentStore).byGate(gates[1].ref))?.status).toBe('confirmed');
   });
 });

@@ -156,8 +156,9 @@ export class ReconcilerService {
         );
         return 'released';
       }
+      // Its own Transfer is where its nonce was used (settledBy: `index`), reserved before the others are matched.
       const own = { ...payment, transferLogIndex: index };
-      const taken = transfersTaken(receipt, [own, ...others], (row) => (row === own ? index : settledBy(row)));
+      const taken = transfersTaken(receipt, [own, ...others], settledBy);
       if (taken === 'changed') {
         this.logger.error(
           `Gate ${payment.gateId} stays open: ${receipt.transactionHash} no longer holds every transfer recorded for it (the chain reorganized); nothing is finalized from it`,

@@ -132,20 +132,27 @@ export async function openGate(app: Pick<TestApp, 'call'>, site: TestSite, url: 
 
 /**
  * A gate of `path` as a middleware mints it from its site's terms (signed with the site's secret),
- * naming `payTo`: one it kept minting before it reloaded them, say. Its terms too (`ref`).
+ * naming `payTo`: one it kept minting before it reloaded them, say. Its terms too (`ref`). `ref`:
+ * another gate's, to forge one; `ttlSeconds`: its life (900).
  */
-export function middlewareGate(app: Pick<TestApp, 'chain'>, site: TestSite, payTo: `0x${string}`, path: string) {
+export function middlewareGate(
+  app: Pick<TestApp, 'chain'>,
+  site: TestSite,
+  payTo: `0x${string}`,
+  path: string,
+  { ref = randomUUID(), ttlSeconds = 900 }: { ref?: string; ttlSeconds?: number } = {},
+) {
   const now = Math.floor(Date.now() / 1000);
   const terms = {
     siteId: site.siteId,
-    ref: randomUUID(),
+    ref,
     path,
     micros: 10_000n,
     chainId: app.chain.chainId,
     asset: app.chain.usdc,
     payTo,
     iat: now,
-    exp: now + 900,
+    exp: now + ttlSeconds,
   };
   return { id: signGate(terms, site.secret), terms };
 }

@@ -1,6 +1,6 @@
 import { exactPaymentV1, signGate, USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import { decodeFunctionData, type Hash } from 'viem';
-import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { middlewareGate, openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, historyHeaders, newWallet, signPayment } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 
@@ -109,22 +109,8 @@ describe('a payer’s token from public data', () => {
     expect(paid.status).toBe(200);
     const { replayed } = await authorizationFromCalldata(paid.body.tx_hash as Hash);
     const attacker = await pricedSite(app, newWallet().address);
-    const now = Math.floor(Date.now() / 1000);
     for (const path of ['/anything', '/public/other-report']) {
-      const forged = signGate(
-        {
-          siteId: attacker.site.siteId,
-          ref: gate.ref,
-          path,
-          micros: 10_000n,
-          chainId: app.chain.chainId,
-          asset: app.chain.usdc,
-          payTo,
-          iat: now,
-          exp: now + 600,
-        },
-        attacker.site.secret,
-      );
+      const forged = middlewareGate(app, attacker.site, payTo, path, { ref: gate.ref, ttlSeconds: 600 }).id;
       const byProof = await app.call('POST', `/v1/gates/${forged}/verify`, { body: { payment: replayed } });
       expect({ status: byProof.status, token: byProof.body.access_token }).toEqual({ status: 404, token: undefined });
       const view = await app.call('GET', `/v1/gates/${forged}`);

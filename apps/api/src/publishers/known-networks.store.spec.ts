@@ -23,8 +23,8 @@ describe('KnownNetworksStore', () => {
 
   it('knows a network for its account only, for 30 days, and stores no key in the clear', async () => {
     expect(await store.isKnown('login-a', '203.0.113')).toBe(false);
-    await store.remember('login-a', '203.0.113', current);
-    await store.remember('login-a', '203.0.113', current); // again: one row, its time renewed
+    await store.remember(db.database.prisma, 'login-a', '203.0.113', current);
+    await store.remember(db.database.prisma, 'login-a', '203.0.113', current); // again: one row, its time renewed
     expect(await store.isKnown('login-a', '203.0.113')).toBe(true);
     expect(await store.isKnown('login-a', '198.51.100')).toBe(false);
     expect(await store.isKnown('login-b', '203.0.113')).toBe(false);
@@ -39,23 +39,26 @@ describe('KnownNetworksStore', () => {
   });
 
   it('remembers nothing for a password that is no longer the publisher’s (a login racing a password change)', async () => {
-    await store.remember('login-g', '192.0.2', { ...current, passwordHash: 'scrypt-of-the-old-password' });
+    await store.remember(db.database.prisma, 'login-g', '192.0.2', {
+      ...current,
+      passwordHash: 'scrypt-of-the-old-password',
+    });
     expect(await store.isKnown('login-g', '192.0.2')).toBe(false);
   });
 
   it('forgets every network of one account, and no other’s', async () => {
-    await store.remember('login-c', '192.0.2', current);
-    await store.remember('login-c', 'fd00:1:2', current);
-    await store.remember('login-d', '192.0.2', current);
-    await store.forget('login-c');
+    await store.remember(db.database.prisma, 'login-c', '192.0.2', current);
+    await store.remember(db.database.prisma, 'login-c', 'fd00:1:2', current);
+    await store.remember(db.database.prisma, 'login-d', '192.0.2', current);
+    await store.forget(db.database.prisma, 'login-c');
     expect(await store.isKnown('login-c', '192.0.2')).toBe(false);
     expect(await store.isKnown('login-c', 'fd00:1:2')).toBe(false);
     expect(await store.isKnown('login-d', '192.0.2')).toBe(true);
   });
 
   it('takes an expired network as unknown, and deletes it', async () => {
-    await store.remember('login-e', '192.0.2', current);
-    await store.remember('login-f', '192.0.2', current);
+    await store.remember(db.database.prisma, 'login-e', '192.0.2', current);
+    await store.remember(db.database.prisma, 'login-f', '192.0.2', current);
     await db.database.sql.query(
       `UPDATE known_login_networks SET expires_at = now() - interval '1 second'
         WHERE account_hash = encode(sha256('login-e'::bytea), 'hex')`,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
+import type { Prisma } from '../generated/prisma/client';
 
 /** How long a network an account logged in from stays known without another login from it. */
 export const KNOWN_NETWORK_MS = 30 * 24 * 3_600_000;
@@ -26,24 +27,24 @@ export class KnownNetworksStore {
   /**
    * Known for KNOWN_NETWORK_MS from now, while the publisher's password is still `passwordHash`, the
    * one just checked: a login racing a password change must not leave the old password's network known.
+   * Written by `tx`, the transaction of the login's other writes (its key), so that none stands alone.
    */
   async remember(
+    tx: Prisma.TransactionClient,
     account: string,
     network: string,
     { publisherId, passwordHash }: { publisherId: string; passwordHash: string },
   ): Promise<void> {
-    await this.db.sql.query(
-      `INSERT INTO known_login_networks (key_hash, account_hash, expires_at)
-       SELECT $1, $2, now() + $3::bigint * interval '1 millisecond'
-        WHERE EXISTS (SELECT 1 FROM publishers WHERE id = $4::uuid AND password_hash = $5)
-       ON CONFLICT (key_hash) DO UPDATE SET expires_at = excluded.expires_at`,
-      [keyOf(account, network), sha256Hex(account), KNOWN_NETWORK_MS, publisherId, passwordHash],
-    );
+    await tx.$executeRaw`
+      INSERT INTO known_login_networks (key_hash, account_hash, expires_at)
+      SELECT ${keyOf(account, network)}, ${sha256Hex(account)}, now() + ${KNOWN_NETWORK_MS}::bigint * interval '1 millisecond'
+       WHERE EXISTS (SELECT 1 FROM publishers WHERE id = ${publisherId}::uuid AND password_hash = ${passwordHash})
+      ON CONFLICT (key_hash) DO UPDATE SET expires_at = excluded.expires_at`;
   }
 
-  /** Forgets every network of `account`: whoever logged in with its old password is a stranger again. */
-  async forget(account: string): Promise<void> {
-    await this.db.sql.query('DELETE FROM known_login_networks WHERE account_hash = $1', [sha256Hex(account)]);
+  /** Forgets every network of `account`, within `tx`: whoever logged in with its old password is a stranger again. */
+  async forget(tx: Prisma.TransactionClient, account: string): Promise<void> {
+    await tx.$executeRaw`DELETE FROM known_login_networks WHERE account_hash = ${sha256Hex(account)}`;
   }
 
   /** Deletes the rows that expired; returns how many. */

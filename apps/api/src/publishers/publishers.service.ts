@@ -20,7 +20,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { AppConfig } from '../config/config';
 import { ApiError, badRequest, conflict, unauthorized, unavailable } from '../http/api-error';
 import { LOGINS_PER_ACCOUNT, LOGINS_PER_ACCOUNT_AND_NETWORK, PASSWORD_CONFIRMATIONS } from '../rate-limit/limits';
-import type { Publisher } from '../generated/prisma/client';
+import type { Prisma, Publisher } from '../generated/prisma/client';
 import { KnownNetworksStore } from './known-networks.store';
 import { PasswordAttemptsStore, type AttemptBudget, type AttemptCount } from './password-attempts.store';
 import { PayoutAddressStore } from './payout-address.store';
@@ -40,18 +40,18 @@ export class PublishersService {
   /** `network` is the client's (clientNetwork): known to the account's logins from then on. */
   async register(input: RegisterPublisherDto, network: string): Promise<RegisteredPublisher> {
     const apiKey = generateApiKey();
+    const passwordHash = await hashPassword(input.password, this.config.passwordScryptLogN);
     try {
-      const publisher = await this.db.prisma.publisher.create({
-        data: {
-          email: input.email,
-          name: input.name ?? null,
-          passwordHash: await hashPassword(input.password, this.config.passwordScryptLogN),
-          apiKeyHash: sha256Hex(apiKey),
-        },
-      });
-      await this.knownNetworks.remember(loginAccount(publisher.email), network, {
-        publisherId: publisher.id,
-        passwordHash: publisher.passwordHash,
+      // One transaction: an account is never left without the key shown for it.
+      const publisher = await this.db.prisma.$transaction(async (tx) => {
+        const created = await tx.publisher.create({
+          data: { email: input.email, name: input.name ?? null, passwordHash, apiKeyHash: sha256Hex(apiKey) },
+        });
+        await this.knownNetworks.remember(tx, loginAccount(created.email), network, {
+          publisherId: created.id,
+          passwordHash,
+        });
+        return created;
       });
       return { ...publisherView(publisher), api_key: apiKey };
     } catch (error) {
@@ -103,12 +103,17 @@ export class PublishersService {
   private async loggedIn(publisher: Publisher, account: string, network: string): Promise<IssuedApiKey> {
     // The password wins over any key: written whatever key is current, but only while that password
     // still stands (a password change racing this login must not leave the old password's key working).
-    const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash });
-    if (!issued) throw unauthorized('Invalid email or password');
-    await this.knownNetworks.remember(account, network, {
-      publisherId: publisher.id,
-      passwordHash: publisher.passwordHash,
+    // One transaction: a failed write leaves the current key working, not rotated away for none.
+    const issued = await this.db.prisma.$transaction(async (tx) => {
+      const key = await issueApiKey(tx, publisher.id, { passwordHash: publisher.passwordHash });
+      if (key)
+        await this.knownNetworks.remember(tx, account, network, {
+          publisherId: publisher.id,
+          passwordHash: publisher.passwordHash,
+        });
+      return key;
     });
+    if (!issued) throw unauthorized('Invalid email or password');
     return issued;
   }
 
@@ -128,7 +133,7 @@ export class PublishersService {
    * the owner's login by rotating at the same moment.
    */
   async rotateApiKey(publisher: Publisher): Promise<IssuedApiKey> {
-    const issued = await this.issueApiKey(publisher.id, { apiKeyHash: publisher.apiKeyHash });
+    const issued = await issueApiKey(this.db.prisma, publisher.id, { apiKeyHash: publisher.apiKeyHash });
     if (!issued) throw unauthorized('This API key was replaced meanwhile; use the current one or log in');
     return issued;
   }
@@ -147,27 +152,19 @@ export class PublishersService {
     );
     if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
       throw unauthorized('current_password does not match');
-    // Written only while the password just checked still stands: of two changes racing, one wins.
+    // Written only while the password just checked still stands: of two changes racing, one wins. One
+    // transaction: a failed write leaves the old password, key and known networks as they were.
     const passwordHash = await hashPassword(input.new_password, this.config.passwordScryptLogN);
-    const issued = await this.issueApiKey(publisher.id, { passwordHash: publisher.passwordHash }, { passwordHash });
-    if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
     const account = loginAccount(publisher.email);
-    await this.knownNetworks.forget(account);
-    await this.knownNetworks.remember(account, network, { publisherId: publisher.id, passwordHash });
-    return issued;
-  }
-
-  private async issueApiKey(
-    id: string,
-    ifStill: { apiKeyHash?: string; passwordHash?: string },
-    alongside: { passwordHash?: string } = {},
-  ): Promise<IssuedApiKey | null> {
-    const apiKey = generateApiKey();
-    const { count } = await this.db.prisma.publisher.updateMany({
-      where: { id, ...ifStill },
-      data: { ...alongside, apiKeyHash: sha256Hex(apiKey) },
+    const issued = await this.db.prisma.$transaction(async (tx) => {
+      const key = await issueApiKey(tx, publisher.id, { passwordHash: publisher.passwordHash }, { passwordHash });
+      if (!key) return null;
+      await this.knownNetworks.forget(tx, account);
+      await this.knownNetworks.remember(tx, account, network, { publisherId: publisher.id, passwordHash });
+      return key;
     });
-    return count === 0 ? null : { publisher_id: id, api_key: apiKey };
+    if (!issued) throw unauthorized('current_password does not match: the password changed meanwhile');
+    return issued;
   }
 
   async update(
@@ -244,6 +241,24 @@ export class PublishersService {
   private refuseIfBlocked(count: AttemptCount, budget: AttemptBudget, what: string): void {
     if (count.blocked) throw tooMany(count, budget, what);
   }
+}
+
+/**
+ * A fresh key written by `client` while the row still matches `ifStill`, with `alongside`; null when
+ * it no longer does (a login, a rotation or a password change got there first).
+ */
+async function issueApiKey(
+  client: Prisma.TransactionClient,
+  id: string,
+  ifStill: { apiKeyHash?: string; passwordHash?: string },
+  alongside: { passwordHash?: string } = {},
+): Promise<IssuedApiKey | null> {
+  const apiKey = generateApiKey();
+  const { count } = await client.publisher.updateMany({
+    where: { id, ...ifStill },
+    data: { ...alongside, apiKeyHash: sha256Hex(apiKey) },
+  });
+  return count === 0 ? null : { publisher_id: id, api_key: apiKey };
 }
 
 /** The 429 of a blocked counter, with its Retry-After. */

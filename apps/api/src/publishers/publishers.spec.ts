@@ -1,4 +1,5 @@
 import { encodeHeaderText, sha256Hex } from '@crawlgate/core';
+import { randomUUID } from 'node:crypto';
 import { freshIp, registerPublisher } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 
@@ -471,16 +472,16 @@ describe('publishers API', () => {
     it('issues no key to a login whose password changed while it was checked: the change wins', async () => {
       // A leaked password's holder logging in as the owner changes it must not keep a working key.
       const publisher = await registerPublisher(app);
-      const rows = app.database.prisma.publisher;
-      const realUpdateMany = rows.updateMany.bind(rows);
+      const prisma = app.database.prisma;
+      const realTransaction = prisma.$transaction.bind(prisma);
       let changed: Awaited<ReturnType<TestApp['call']>> | undefined;
-      // The owner's change lands between the login's password check and its write of the new key.
-      const write = jest.spyOn(rows, 'updateMany').mockImplementationOnce((async (args: never) => {
+      // The owner's change lands between the login's password check and its transaction writing the new key.
+      const write = jest.spyOn(prisma, '$transaction').mockImplementationOnce((async (...args: never[]) => {
         changed = await app.call('POST', '/v1/publishers/me/password', {
           body: { current_password: publisher.password, new_password: 'the owner’s new password' },
           headers: { ...publisher.auth, 'x-forwarded-for': freshIp() },
         });
-        return realUpdateMany(args);
+        return (realTransaction as (...a: never[]) => unknown)(...args);
       }) as never);
       try {
         const login = await app.call('POST', '/v1/publishers/login', {
@@ -557,6 +558,81 @@ describe('publishers API', () => {
       await expect(app.app.get(PublishersService).rotateApiKey(checked)).rejects.toMatchObject({ status: 401 });
       const owner = { authorization: `Bearer ${login.body.api_key}` };
       expect((await app.call('GET', '/v1/publishers/me', { headers: owner })).status).toBe(200);
+    });
+  });
+
+  describe('a write that fails half-way leaves the account as it was', () => {
+    // A database error after the first of an account change's writes (here the network its login is
+    // known from, refused by a trigger for one account) must undo the rest: no account without its
+    // key shown, no key rotated away and none issued, no password changed behind a 500.
+    const accountHash = (email: string) => sha256Hex(`login-${sha256Hex(email)}`);
+    async function refuseNetworksOf(email: string): Promise<() => Promise<void>> {
+      const name = `refuse_${randomUUID().replace(/-/g, '')}`;
+      await app.database.sql.exec(`
+        CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.account_hash = '${accountHash(email)}' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER ${name} BEFORE INSERT OR UPDATE ON known_login_networks
+          FOR EACH ROW EXECUTE FUNCTION ${name}();`);
+      return () => app.database.sql.exec(`DROP TRIGGER ${name} ON known_login_networks; DROP FUNCTION ${name}();`);
+    }
+    const login = (email: string, password: string) =>
+      app.call('POST', '/v1/publishers/login', {
+        body: { email, password },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+
+    it('registers nobody when the registration fails', async () => {
+      const email = `p-${randomUUID()}@example.com`;
+      const allow = await refuseNetworksOf(email);
+      try {
+        const failed = await app.call('POST', '/v1/publishers/register', {
+          body: { email, password: 'long enough pw' },
+          headers: { 'x-forwarded-for': freshIp() },
+        });
+        expect(failed.status).toBe(500);
+        expect(await app.database.prisma.publisher.count({ where: { email } })).toBe(0);
+      } finally {
+        await allow();
+      }
+      expect((await registerPublisher(app, { email })).email).toBe(email);
+    });
+
+    it('keeps the current key when a login fails', async () => {
+      const publisher = await registerPublisher(app);
+      const allow = await refuseNetworksOf(publisher.email);
+      try {
+        expect((await login(publisher.email, publisher.password)).status).toBe(500);
+      } finally {
+        await allow();
+      }
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+    });
+
+    it('keeps the password, the key and the known networks when a password change fails', async () => {
+      const publisher = await registerPublisher(app);
+      const known = await app.database.prisma.knownLoginNetwork.count({
+        where: { accountHash: accountHash(publisher.email) },
+      });
+      expect(known).toBe(1);
+      const allow = await refuseNetworksOf(publisher.email);
+      try {
+        const failed = await app.call('POST', '/v1/publishers/me/password', {
+          body: { current_password: publisher.password, new_password: 'a new long password' },
+          headers: { ...publisher.auth, 'x-forwarded-for': freshIp() },
+        });
+        expect(failed.status).toBe(500);
+      } finally {
+        await allow();
+      }
+      expect((await app.call('GET', '/v1/publishers/me', { headers: publisher.auth })).status).toBe(200);
+      expect(
+        await app.database.prisma.knownLoginNetwork.count({ where: { accountHash: accountHash(publisher.email) } }),
+      ).toBe(known);
+      expect((await login(publisher.email, 'a new long password')).status).toBe(401);
+      expect((await login(publisher.email, publisher.password)).status).toBe(200);
     });
   });
 

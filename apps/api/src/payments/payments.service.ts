@@ -590,8 +590,12 @@ export class PaymentsService {
     if (payment.status === 'confirmed') return { kind: 'paid', body: await this.paidView(payment, gate.id) };
     const settled = await this.waitForRecorded(payment.id);
     if (settled?.status === 'confirmed') return { kind: 'paid', body: await this.paidView(settled, gate.id) };
+    // Gone: its settlement failed, or its claim was let go when the chain changed under it (a reorg).
     if (!settled)
-      throw new PaymentRejected('unexpected_settle_error', 'The settlement of this proof failed; nothing was charged');
+      throw new PaymentRejected(
+        'unexpected_settle_error',
+        'This proof is no longer being settled (its settlement failed, or the chain changed under it); it paid for nothing here: present it again to have it judged anew',
+      );
     return pending(gate.id, settled.txHash);
   }
 

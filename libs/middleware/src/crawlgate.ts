@@ -321,7 +321,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   });
   const licensing = createLicensing(options.licensing);
   // A signature verifies only when made for one of the site's own hosts: its domain, as the terms give it, and webBotAuth.hosts.
-  const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain);
+  const webBotAuth = createWebBotAuth(options.webBotAuth, () => site.current()?.offer.domain, warn);
   const crawlerIps = crawlerIpsOf(options.crawlerIps, warn);
   /** The address checks as they stand, starting nothing: for counting a visitor already let through. */
   const countingAddresses: AddressChecker | undefined = crawlerIps && {

@@ -33,45 +33,14 @@ export type CrawlgateHonoMiddleware = ((c: HonoContext, next: () => Promise<void
  * router is case-sensitive and strict about trailing slashes (Hono's default; not `strict: false`).
  */
 export function crawlgateHono(options: CrawlgateOptions): CrawlgateHonoMiddleware {
-  const runtime: Runtime = { nodeServer: false };
-  const gate = createCrawlgate(keyDirectoriesOn(runtime, options));
+  const gate = createCrawlgate(options);
   const middleware = (c: HonoContext, next: () => Promise<void>): Promise<Response | void> => {
-    const decision = gate.handleNow(requestOf(c, runtime));
+    const decision = gate.handleNow(requestOf(c));
     // A decision that needs no I/O (a person, a token, a 402) costs no promise of ours.
     if (decision instanceof Promise) return decision.then((settled) => answer(settled, c, next));
     return answer(decision, c, next);
   };
   return Object.assign(middleware, { close: () => gate.close() });
-}
-
-/** Where the app runs, as its requests show it: on @hono/node-server once one came through it. */
-interface Runtime {
-  nodeServer: boolean;
-}
-
-/**
- * Key directories, whose host a signed request names: on @hono/node-server the global fetch would
- * connect wherever a public name resolves, inside the site's own network, and the checked fetch
- * (nodeKeyDirectoryFetch, in the node entry) is Node's alone, while this entry stays
- * edge-safe. So there, unless the options give a fetch, no directory is fetched (signatures stay
- * unverified, and the policy decides) and the gate says once how to verify. Elsewhere (Workers,
- * Bun, Deno) the runtime's fetch, as before: no name can be checked there.
- */
-function keyDirectoriesOn(runtime: Runtime, options: CrawlgateOptions): CrawlgateOptions {
-  if (options.webBotAuth?.fetch) return options;
-  const logger = options.logger ?? console;
-  let told = false;
-  const fetchOffNode: typeof fetch = (input, init) => {
-    if (!runtime.nodeServer) return fetch(input, init);
-    if (!told) {
-      told = true;
-      logger.warn(
-        'crawlgate: on @hono/node-server, Web Bot Auth key directories are fetched only through a fetch that checks the addresses a name resolves to: pass webBotAuth: { fetch: nodeKeyDirectoryFetch() } from the node entry of this package; until then signed requests stay unverified',
-      );
-    }
-    return Promise.reject(new Error('no key directory is fetched on @hono/node-server without webBotAuth.fetch'));
-  };
-  return { ...options, webBotAuth: { ...options.webBotAuth, fetch: fetchOffNode } };
 }
 
 /** The gate's own answer (the routes never run), or on to the routes with the gate's headers added. */
@@ -105,11 +74,10 @@ function answer(decision: Decision, c: HonoContext, next: () => Promise<void>): 
  * stay two (a prefix guessed from them would take a rewrite for a mount). Elsewhere the gate sees
  * only the Request: put it on the outermost app.
  */
-function requestOf(c: HonoContext, runtime: Runtime): CrawlgateRequest {
+function requestOf(c: HonoContext): CrawlgateRequest {
   const { raw } = c.req;
   const incoming = nodeMessageOf(c.env);
   if (!incoming) return gateRequestOf(raw);
-  runtime.nodeServer = true;
   const url = writtenTarget(incoming) ?? incoming.originalUrl ?? incoming.url ?? raw.url;
   // Mounted by another framework, whose match of the prefix is its own (Express's ignores case):
   // the routing declared for Hono does not hold for the whole path, which is priced leniently.

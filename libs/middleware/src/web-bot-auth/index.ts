@@ -5,6 +5,7 @@
 
 import { BOT_CATALOGUE_ENTRIES, MAX_WEB_BOT_AUTH_LIFETIME_SECONDS, signatureAgentOrigin } from '@crawlgate/core';
 import { createKeyDirectory } from './key-directory';
+import { runtimeKeyDirectoryFetch } from './runtime-fetch';
 import { createNonceMemory } from './nonce-memory';
 import type { ReplayStore } from './replay-store';
 import { createSignatureVerifier, siteAuthority, type SignatureCheck, type SignedRequest } from './verify-request';
@@ -51,7 +52,10 @@ export interface WebBotAuthOptions {
   replayStore?: ReplayStore;
   /** How long a verified signature waits for the replay store; default 500 ms. */
   replayStoreTimeoutMs?: number;
-  /** The fetch for key directories; default the global one. */
+  /**
+   * The fetch for key directories; default the runtime's on Cloudflare Workers and Deno Deploy, and
+   * none elsewhere (runtimeKeyDirectoryFetch): on Node, nodeKeyDirectoryFetch().
+   */
   fetch?: typeof fetch;
   /** Tests only: accept http://127.0.0.1 (and localhost) Signature-Agents and fetch their directories. */
   allowLoopbackDirectories?: boolean;
@@ -91,7 +95,11 @@ const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/
  * `siteDomain`: the site's domain as its terms (GET /v1/site) give it, undefined until they load;
  * while it is undefined nothing verifies. Without it (standalone use) the own hosts are `hosts`.
  */
-export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: () => string | undefined): WebBotAuth {
+export function createWebBotAuth(
+  options: WebBotAuthOptions = {},
+  siteDomain?: () => string | undefined,
+  warn: (message: string) => void = (message) => console.warn(`crawlgate: ${message}`),
+): WebBotAuth {
   const aliases = (options.hosts ?? []).map((host) => {
     if (typeof host !== 'string' || !HOST.test(host))
       throw new TypeError(
@@ -141,7 +149,10 @@ export function createWebBotAuth(options: WebBotAuthOptions = {}, siteDomain?: (
     options[name] === undefined ? undefined : wholeNumberOption(name, options[name], min, max);
   const directory = createKeyDirectory({
     pinnedOrigins: knownSigners,
-    fetch: options.fetch,
+    // Tests that allow loopback directories fetch them with the global fetch, as the option says.
+    fetch:
+      options.fetch ??
+      (allowLoopback ? (input, init) => globalThis.fetch(input, init) : runtimeKeyDirectoryFetch(warn)),
     timeoutMs: optional('directoryTimeoutMs', 1, MAX_WAIT_MS),
     maxBytes: optional('directoryMaxBytes', 1, MAX_DIRECTORY_BYTES),
     ttlMs: optional('directoryTtlMs', 1, MAX_DIRECTORY_TTL_MS),

@@ -5,7 +5,7 @@ import { fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
-import { ClaimerService, isRecent } from './claimer.service';
+import { claimDeadlineMs, ClaimerService, isRecent } from './claimer.service';
 
 /*
  * A voucher is money only once a claim collects it: a payer who withdraws before any claim gets
@@ -128,9 +128,29 @@ describe('isRecent', () => {
     expect(isRecent({ ageMs: 1_000, intervalMs: 300 }, claims)).toBe(true);
     expect(isRecent({ ageMs: 180_001, intervalMs: 300 }, claims)).toBe(false);
   });
+  it('takes no run of a claimer whose runs are further apart than a quarter of this instance’s delay, however recent', () => {
+    // Another instance on the database, configured for a day's delay and hourly runs: this one's
+    // channels (900 s) would wait an hour for its next run.
+    const short = { withdrawDelaySeconds: 900, claimIntervalMs: 0 };
+    expect(isRecent({ ageMs: 1_000, intervalMs: 3_600_000 }, short)).toBe(false);
+    expect(isRecent({ ageMs: 1_000, intervalMs: 225_001 }, short)).toBe(false);
+    expect(isRecent({ ageMs: 1_000, intervalMs: 225_000 }, short)).toBe(true);
+  });
   it('judges a run made only when asked (interval 0) by a quarter of the delay, and no run as none', () => {
     expect(isRecent({ ageMs: quarterDay, intervalMs: 0 }, off)).toBe(true);
     expect(isRecent({ ageMs: quarterDay + 1, intervalMs: 0 }, off)).toBe(false);
     expect(isRecent(undefined, off)).toBe(false);
+  });
+});
+
+describe('claimDeadlineMs', () => {
+  const settings = { claimMaxAgeSeconds: 3_600, claimIntervalMs: 60_000 };
+  it('gives a channel CLAIM_MAX_AGE_SECONDS, never more than a quarter of its own withdraw delay', () => {
+    expect(claimDeadlineMs(86_400, settings)).toBe(3_600_000);
+    expect(claimDeadlineMs(900, settings)).toBe(225_000);
+  });
+  it('claims at every run a channel whose quarter delay is shorter than the interval between runs', () => {
+    expect(claimDeadlineMs(900, { ...settings, claimIntervalMs: 3_600_000 })).toBe(0);
+    expect(claimDeadlineMs(900, { ...settings, claimIntervalMs: 225_000 })).toBe(225_000);
   });
 });

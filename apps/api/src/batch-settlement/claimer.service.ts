@@ -317,16 +317,6 @@ export class ClaimerService {
   }
 
   /**
-   * How old the oldest unclaimed voucher of a receiver may grow before a claim: never older than a
-   * quarter of the withdraw delay, so that should the escrow's withdrawals be unreadable
-   * (withdrawingChannelIds failed), the queue still moves well inside any withdrawal's delay.
-   */
-  private maxClaimAgeSeconds(): number {
-    const { claimMaxAgeSeconds, withdrawDelaySeconds } = this.config.chain.batchSettlement;
-    return Math.min(claimMaxAgeSeconds, withdrawDelaySeconds / 4);
-  }
-
-  /**
    * The channel's state at the latest block, what a claim sent now runs on (one already there needs
    * no other). What is recorded claimed, which takes the channel out of the queue, is only what the
    * configured confirmations hold: a claim a reorg can still take back (mined by a run that stopped
@@ -339,7 +329,7 @@ export class ClaimerService {
     await this.store.markClaimed(channel.channelId, confirmed.totalClaimed, {
       balance: latest.balance,
       charged: channel.charged,
-      readAgainAfterSeconds: this.maxClaimAgeSeconds(),
+      readAgainAfterSeconds: claimDeadlineMs(channel.withdrawDelay, this.config.chain.batchSettlement) / 1000,
     });
     return latest;
   }
@@ -379,18 +369,10 @@ export class ClaimerService {
       });
     }
     const amount = rows.reduce((sum, r) => sum + (r.row.totalClaimed - r.from), 0n);
-    const oldest = rows.reduce<Date | null>(
-      (min, r) =>
-        r.channel.unclaimedSince && (!min || r.channel.unclaimedSince < min) ? r.channel.unclaimedSince : min,
-      null,
-    );
-    const { claimMinMicros } = this.config.chain.batchSettlement;
-    const maxAgeMs = this.maxClaimAgeSeconds() * 1000;
-    const due =
-      options.force ||
-      urgent ||
-      amount >= claimMinMicros ||
-      (oldest !== null && now.getTime() - oldest.getTime() >= maxAgeMs);
+    const settings = this.config.chain.batchSettlement;
+    const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
+      unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
+    const due = options.force || urgent || amount >= settings.claimMinMicros || rows.some((r) => overdue(r.channel));
     if (rows.length === 0 || !due) return;
     await this.store.markPublished(
       rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
@@ -463,6 +445,23 @@ function configOf(channel: PaymentChannel) {
 }
 
 /**
+ * How old a channel's oldest unclaimed voucher may grow before a claim (ms): never older than a
+ * quarter of the channel's own withdraw delay, the one it was opened with (a restart with a longer
+ * BATCH_WITHDRAW_DELAY_SECONDS must not give the channels before it longer), so that should the
+ * escrow's withdrawals be unreadable (withdrawingChannelIds failed), the queue still moves well
+ * inside any withdrawal's delay. 0, claimed at every run, when this claimer's runs are further apart
+ * than that quarter.
+ */
+export function claimDeadlineMs(
+  withdrawDelaySeconds: number,
+  { claimMaxAgeSeconds, claimIntervalMs }: { claimMaxAgeSeconds: number; claimIntervalMs: number },
+): number {
+  const quarterDelayMs = (withdrawDelaySeconds * 1000) / 4;
+  if (claimIntervalMs > quarterDelayMs) return 0;
+  return Math.min(claimMaxAgeSeconds * 1000, quarterDelayMs);
+}
+
+/**
  * Whether `last` is a run recent enough for vouchers (ClaimerService.someoneKeepsUp): within three
  * intervals of the instance that made it, or of this one's own claimer when it runs one (it runs
  * as often itself), and never more than a quarter of the withdraw delay ago. A run made only when
@@ -474,6 +473,9 @@ export function isRecent(
 ): boolean {
   if (!last) return false;
   const quarterDelayMs = (withdrawDelaySeconds * 1000) / 4;
+  // A claimer whose runs are further apart than that (another instance's, configured for a longer
+  // delay) would come back too late for this one's channels, however lately it ran.
+  if (last.intervalMs > quarterDelayMs) return false;
   const writers = last.intervalMs > 0 ? 3 * last.intervalMs : quarterDelayMs;
   return last.ageMs <= Math.min(quarterDelayMs, Math.max(writers, 3 * claimIntervalMs));
 }

@@ -245,6 +245,24 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('claims by the withdraw delay a channel was opened with: a restart with a longer BATCH_WITHDRAW_DELAY_SECONDS gives it no longer', async () => {
+    // Its payer may withdraw 900 s after asking, whatever this instance's delay for new channels.
+    const { app, paidChannel } = await voucherSite({ withdrawDelaySeconds: 900, claimMaxAgeSeconds: 3_600 });
+    const restarted = await startTestApp({
+      database: app.database,
+      config: { chain: { batchSettlement: { ...app.config.chain.batchSettlement, withdrawDelaySeconds: 86_400 } } },
+    });
+    try {
+      await paidChannel('/aged', 100_000n, [10_000n]);
+      const claimer = restarted.app.get(ClaimerService);
+      expect((await claimer.runOnce({ now: new Date(Date.now() + 200_000) })).claims).toHaveLength(0);
+      expect((await claimer.runOnce({ now: new Date(Date.now() + 230_000) })).claims).toHaveLength(1);
+    } finally {
+      await restarted.close();
+      await app.close();
+    }
+  });
+
   it('claims at once when the payer starts a withdrawal, so the payer cannot take back what it owes; new vouchers then stop', async () => {
     // Every voucher reads the chain here; a state read a moment before the withdrawal is channel-state-reuse.spec's.
     const { app, payTo, site, paidChannel, withdrawal } = await voucherSite();

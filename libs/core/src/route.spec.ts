@@ -324,6 +324,60 @@ describe('priceRoute, with a static file server behind the route', () => {
   });
 });
 
+describe('priceRoute, with a Windows server behind the route', () => {
+  // A paid page among free ones: a spelling a Windows server serves as report.html must not be free.
+  const docs = compileSitePrices([{ pattern: '/docs/*.html', micros: 500_000n }], 0n);
+  const highest = compileSitePrices(
+    [
+      { pattern: '/docs/*.html', micros: 500_000n },
+      { pattern: '/premium/*', micros: 900_000n },
+    ],
+    0n,
+  );
+
+  it.each([
+    // Win32 drops a trailing "." or space from each segment (IIS, nginx on Windows).
+    '/docs/report.html.',
+    '/docs/report.html%2e',
+    '/docs/report.html%20',
+    '/docs/report.html.%20.',
+    '/docs/report.html./',
+    '/docs./report.html',
+    '/docs%20/report.html',
+    '/docs/report.html.;x',
+    'http://example.com/docs/report.html.',
+    // NTFS reads "name::$DATA" as the file's main stream, and a ":" names a stream.
+    '/docs/report.html::$DATA',
+    '/docs/report.html%3A%3A$DATA',
+    '/docs/report.html:stream',
+    // A server in C ends the file name at a NUL.
+    '/docs/report.html%00',
+    '/docs/report.html%00.txt',
+  ])('charges %s the site’s highest price, never 0, whatever the routing', (target) => {
+    for (const routing of [LENIENT, STRICT])
+      expect([target, priceRoute(highest, readRoute(target), routing)]).toEqual([target, 900_000n]);
+    expect(priceRoute(docs, readRoute(target), STRICT)).toBe(500_000n);
+  });
+
+  it.each([
+    ['/docs/report.html', 500_000n],
+    ['/docs/notes.txt', 0n],
+    ['/docs/.hidden', 0n],
+    ['/docs/v1.2/notes', 0n],
+    ['/docs/a%20b', 0n],
+    ['/docs/..x', 0n],
+    ['/docs/v1/', 0n],
+  ])('prices %s by its rules: no segment ends in "." or a space, none holds a ":" or a NUL', (target, micros) => {
+    expect(priceRoute(docs, readRoute(target), LENIENT)).toBe(micros);
+  });
+
+  it('still opens a path with a ":" by a token bound to it: every reading of it costs the highest price', () => {
+    const talk = readRoute('/wiki/Talk:Main');
+    expect(isPlainRoute(talk)).toBe(true);
+    expect(priceRoute(highest, talk, LENIENT)).toBe(900_000n);
+  });
+});
+
 describe('priceRoute’s work', () => {
   // 1,000 rules that every path is tried against, each reading the whole segment: a 2,000-character
   // path with four spellings, each priced as written and as routers key it, read the path about

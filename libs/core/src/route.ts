@@ -20,7 +20,10 @@
  *   - a target with a dot segment ("/a/../b", "/a/.", "%2e%2e"), a raw backslash, or an absolute
  *     form that URL parsers read apart ("http:///premium/a": the path /premium/a to Express, host
  *     "premium" and path /a to the WHATWG parser) is priced at the site's highest price: no client
- *     sends one (HTTP clients resolve dot segments and send a path), and routers disagree on them.
+ *     sends one (HTTP clients resolve dot segments and send a path), and routers disagree on them;
+ *   - so is a target with a spelling a Windows server serves as another file's name (a segment
+ *     ending in "." or a space, or holding a ":" or a NUL: "report.html." is report.html there).
+ *     It still reads one way, so a token bound to it opens it: every gate for it cost that price.
  *
  * A path is always free only if every spelling of it is.
  */
@@ -42,6 +45,12 @@ const ESCAPED_DOT = /%2e/gi;
  */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const RAW_CONTROL = /[\x00-\x20\x7f]/;
+/**
+ * A spelling's segment that a Windows server reads as another file's name: Win32 drops a trailing
+ * "." or space (IIS, nginx on Windows), NTFS reads "report.html::$DATA" as report.html (a ":"
+ * names a stream), and a server in C ends the name at a NUL (kept escaped by requestPath()).
+ */
+const WINDOWS_FILE_ALIAS = /[. ](?:[/\\]|$)|:|%00/;
 /** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */
 const SEGMENT_PARAMETERS = /;[^/]*/g;
 
@@ -198,13 +207,22 @@ export function priceRoute(
   routing: RoutingOptions,
   staticFiles: Required<StaticFiles> = DEFAULT_STATIC_FILES,
 ): bigint {
-  if (route.odd) return prices.highest;
+  if (route.odd || hasWindowsFileAlias(route)) return prices.highest;
   // The static files' URLs within a budget of their own: they would otherwise leave an honest long
   // path, on a site of many wildcard rules, less of the budget than it had (priced the highest).
   const written = withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing));
   if (written === undefined || written === prices.highest) return prices.highest;
   const served = withinSteps(MAX_PRICING_STEPS, () => priceOfStaticFiles(prices, route, routing, staticFiles));
   return served === undefined ? prices.highest : max(written, served);
+}
+
+/**
+ * Whether a Windows server may serve one of the route's spellings as a file the rules know by
+ * another name (WINDOWS_FILE_ALIAS): priced as an odd target is. Not marked odd, as such a target
+ * still reads one way (a wiki's "/wiki/Talk:Main"): a token paid for it, at this price, opens it.
+ */
+function hasWindowsFileAlias(route: Route): boolean {
+  return route.spellings.some((spelling) => WINDOWS_FILE_ALIAS.test(spelling));
 }
 
 function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {

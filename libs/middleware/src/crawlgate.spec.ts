@@ -1625,3 +1625,43 @@ describe('a target a router may read as another path', () => {
     expect(asked()).toBe(1);
   });
 });
+
+describe('a spelling a Windows server serves as another file', () => {
+  // Win32 drops a trailing "." or space (IIS, nginx on Windows), NTFS reads "::$DATA" as the file
+  // itself, and a server in C ends a name at a NUL: each is report.html there.
+  const SPELLINGS = ['/docs/report.html.', '/docs/report.html%20', '/docs/report.html%00', '/docs/report.html::$DATA'];
+
+  async function docsSite() {
+    const site = setup();
+    site.fake.setSite({ default_price_usd: '0', rules: [{ path: '/docs/*.html', price_usd: '0.5' }] });
+    await site.gate.ready();
+    return site;
+  }
+
+  it('charges a bot the site’s highest price, never 0, and lets a person through', async () => {
+    const { handle } = await docsSite();
+    expect(respond(await handle('/docs/report.html')).json.price_usd).toBe('0.5');
+    for (const url of [...SPELLINGS, '/robots.txt.']) {
+      const answer = respond(await handle(url));
+      expect({ url, status: answer.status, price: answer.json.price_usd }).toEqual({ url, status: 402, price: '0.5' });
+      expect(await handle(url, { 'user-agent': BROWSER })).toEqual({ kind: 'pass' });
+    }
+    expect(await handle('/docs/notes.txt')).toEqual({ kind: 'pass' });
+    expect(await handle('/robots.txt')).toEqual({ kind: 'pass' });
+  });
+
+  it('is opened by no token for the file it names', async () => {
+    const { handle } = await docsSite();
+    expect(await handle('/docs/report.html', { 'x-crawlgate-token': token('/docs/report.html') })).toEqual({
+      kind: 'pass',
+    });
+    for (const url of SPELLINGS)
+      expect({
+        url,
+        status: respond(await handle(url, { 'x-crawlgate-token': token('/docs/report.html') })).status,
+      }).toEqual({
+        url,
+        status: 402,
+      });
+  });
+});

@@ -1,5 +1,13 @@
 import { globSteps } from './glob';
-import { isPlainRoute, MAX_PRICING_STEPS, priceRoute, readRoute, routeOf, spelledRoute } from './route';
+import {
+  isPlainRoute,
+  MAX_PRICING_STEPS,
+  priceRoute,
+  readRoute,
+  routeOf,
+  spelledRoute,
+  windowsFileName,
+} from './route';
 import type { RoutingOptions } from './route-key';
 import { compileSitePrices } from './site-prices';
 import { checkStaticFiles, DEFAULT_STATIC_FILES } from './static-files';
@@ -326,8 +334,7 @@ describe('priceRoute, with a static file server behind the route', () => {
 
 describe('priceRoute, with a Windows server behind the route', () => {
   // A paid page among free ones: a spelling a Windows server serves as report.html must not be free.
-  const docs = compileSitePrices([{ pattern: '/docs/*.html', micros: 500_000n }], 0n);
-  const highest = compileSitePrices(
+  const docs = compileSitePrices(
     [
       { pattern: '/docs/*.html', micros: 500_000n },
       { pattern: '/premium/*', micros: 900_000n },
@@ -336,7 +343,7 @@ describe('priceRoute, with a Windows server behind the route', () => {
   );
 
   it.each([
-    // Win32 drops a trailing "." or space from each segment (IIS, nginx on Windows).
+    // Win32 drops trailing dots and spaces from each segment (IIS, nginx on Windows).
     '/docs/report.html.',
     '/docs/report.html%2e',
     '/docs/report.html%20',
@@ -346,35 +353,49 @@ describe('priceRoute, with a Windows server behind the route', () => {
     '/docs%20/report.html',
     '/docs/report.html.;x',
     'http://example.com/docs/report.html.',
-    // NTFS reads "name::$DATA" as the file's main stream, and a ":" names a stream.
+    // NTFS reads "name::$DATA" as the file's main stream.
     '/docs/report.html::$DATA',
-    '/docs/report.html%3A%3A$DATA',
-    '/docs/report.html:stream',
+    '/docs/report.html%3A%3A$data',
+    '/docs/report.html::$DATA.',
     // A server in C ends the file name at a NUL.
     '/docs/report.html%00',
     '/docs/report.html%00.txt',
-  ])('charges %s the site’s highest price, never 0, whatever the routing', (target) => {
+  ])('charges %s report.html’s price, whatever the routing', (target) => {
     for (const routing of [LENIENT, STRICT])
-      expect([target, priceRoute(highest, readRoute(target), routing)]).toEqual([target, 900_000n]);
-    expect(priceRoute(docs, readRoute(target), STRICT)).toBe(500_000n);
+      expect([target, priceRoute(docs, readRoute(target), routing)]).toEqual([target, 500_000n]);
   });
 
   it.each([
     ['/docs/report.html', 500_000n],
     ['/docs/notes.txt', 0n],
+    ['/docs/notes.txt.', 0n],
     ['/docs/.hidden', 0n],
     ['/docs/v1.2/notes', 0n],
     ['/docs/a%20b', 0n],
     ['/docs/..x', 0n],
     ['/docs/v1/', 0n],
-  ])('prices %s by its rules: no segment ends in "." or a space, none holds a ":" or a NUL', (target, micros) => {
+    ['/docs/report.html:stream', 0n], // another stream of the file, not its content
+    ['/wiki/Talk:Main', 0n],
+  ])('prices %s by its rules (a Windows server opens no other file for it)', (target, micros) => {
     expect(priceRoute(docs, readRoute(target), LENIENT)).toBe(micros);
   });
 
-  it('still opens a path with a ":" by a token bound to it: every reading of it costs the highest price', () => {
-    const talk = readRoute('/wiki/Talk:Main');
-    expect(isPlainRoute(talk)).toBe(true);
-    expect(priceRoute(highest, talk, LENIENT)).toBe(900_000n);
+  it('still opens a path ending in "." by a token bound to it, priced as the file a Windows server opens', () => {
+    const title = readRoute('/wiki/Washington,_D.C.');
+    expect(isPlainRoute(title)).toBe(true);
+    const wiki = compileSitePrices([{ pattern: '/wiki/*', micros: 1_000n }], 0n);
+    expect(priceRoute(wiki, title, LENIENT)).toBe(1_000n);
+  });
+
+  it.each([
+    ['/docs/report.html.', '/docs/report.html'],
+    ['/docs. /a . /b', '/docs/a/b'],
+    ['/a/b::$DATA::$data', '/a/b'],
+    ['/a/b%00x/c', '/a/b/c'],
+    ['/ ', '/'],
+    ['/a/b.txt', '/a/b.txt'],
+  ])('reads %s as %s on Windows', (spelling, file) => {
+    expect(windowsFileName(spelling)).toBe(file);
   });
 });
 

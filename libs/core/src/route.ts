@@ -21,9 +21,10 @@
  *     form that URL parsers read apart ("http:///premium/a": the path /premium/a to Express, host
  *     "premium" and path /a to the WHATWG parser) is priced at the site's highest price: no client
  *     sends one (HTTP clients resolve dot segments and send a path), and routers disagree on them;
- *   - so is a target with a spelling a Windows server serves as another file's name (a segment
- *     ending in "." or a space, or holding a ":" or a NUL: "report.html." is report.html there).
- *     It still reads one way, so a token bound to it opens it: every gate for it cost that price.
+ *   - each also as the file a Windows server opens for it (a segment's trailing dots and spaces
+ *     dropped, an NTFS "::$DATA" stream name, a NUL and what follows it: "report.html." is
+ *     report.html there). Only priced so: the target still reads one way, and a token bound to it
+ *     opens it (every gate for it cost at least report.html's price).
  *
  * A path is always free only if every spelling of it is.
  */
@@ -45,12 +46,14 @@ const ESCAPED_DOT = /%2e/gi;
  */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const RAW_CONTROL = /[\x00-\x20\x7f]/;
-/**
- * A spelling's segment that a Windows server reads as another file's name: Win32 drops a trailing
- * "." or space (IIS, nginx on Windows), NTFS reads "report.html::$DATA" as report.html (a ":"
- * names a stream), and a server in C ends the name at a NUL (kept escaped by requestPath()).
- */
-const WINDOWS_FILE_ALIAS = /[. ](?:[/\\]|$)|:|%00/;
+/** Whether a spelling may name a file a Windows server knows by another name (windowsFileName). */
+const WINDOWS_ALIAS_HINT = /[. ](?:\/|$)|::\$data|%00/i;
+/** What Win32 drops from a segment's end (IIS, nginx on Windows): its trailing dots and spaces. */
+const WIN32_TRAILING = /[. ]+(?=\/|$)/g;
+/** NTFS's name of a file's main stream: "report.html::$DATA" is report.html. */
+const NTFS_MAIN_STREAM = /::\$data(?=\/|$)/gi;
+/** A NUL (kept escaped by requestPath()) and the rest of its segment: a server in C ends the name there. */
+const NUL_TO_SEGMENT_END = /%00[^/]*/g;
 /** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */
 const SEGMENT_PARAMETERS = /;[^/]*/g;
 
@@ -207,22 +210,32 @@ export function priceRoute(
   routing: RoutingOptions,
   staticFiles: Required<StaticFiles> = DEFAULT_STATIC_FILES,
 ): bigint {
-  if (route.odd || hasWindowsFileAlias(route)) return prices.highest;
+  if (route.odd) return prices.highest;
+  const priced = withWindowsFileNames(route);
   // The static files' URLs within a budget of their own: they would otherwise leave an honest long
   // path, on a site of many wildcard rules, less of the budget than it had (priced the highest).
-  const written = withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, route, routing));
+  const written = withinSteps(MAX_PRICING_STEPS, () => priceOfSpellings(prices, priced, routing));
   if (written === undefined || written === prices.highest) return prices.highest;
-  const served = withinSteps(MAX_PRICING_STEPS, () => priceOfStaticFiles(prices, route, routing, staticFiles));
+  const served = withinSteps(MAX_PRICING_STEPS, () => priceOfStaticFiles(prices, priced, routing, staticFiles));
   return served === undefined ? prices.highest : max(written, served);
 }
 
-/**
- * Whether a Windows server may serve one of the route's spellings as a file the rules know by
- * another name (WINDOWS_FILE_ALIAS): priced as an odd target is. Not marked odd, as such a target
- * still reads one way (a wiki's "/wiki/Talk:Main"): a token paid for it, at this price, opens it.
- */
-function hasWindowsFileAlias(route: Route): boolean {
-  return route.spellings.some((spelling) => WINDOWS_FILE_ALIAS.test(spelling));
+/** The route with, beside its spellings, the files a Windows server opens for them (priced, never bound). */
+function withWindowsFileNames(route: Route): Route {
+  if (!route.spellings.some((spelling) => WINDOWS_ALIAS_HINT.test(spelling))) return route;
+  const spellings = new Set(route.spellings);
+  for (const spelling of route.spellings) spellings.add(windowsFileName(spelling));
+  return { ...route, spellings: [...spellings] };
+}
+
+/** The file a Windows server opens for `spelling`: each segment without what Win32, NTFS and C ignore at its end. */
+export function windowsFileName(spelling: string): string {
+  let name = spelling;
+  for (let before = ''; before !== name;) {
+    before = name;
+    name = name.replace(NUL_TO_SEGMENT_END, '').replace(NTFS_MAIN_STREAM, '').replace(WIN32_TRAILING, '');
+  }
+  return name || '/';
 }
 
 function priceOfSpellings(prices: SitePrices, route: Route, routing: RoutingOptions): bigint {

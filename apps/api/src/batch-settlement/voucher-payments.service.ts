@@ -499,6 +499,12 @@ export class VoucherPaymentsService {
     const { row, charged } = recorded;
     // A channel first seen, or one whose record is behind the chain's claims, gets its row raised
     // first; otherwise the row is as the voucher was judged against, and the move below checks it.
+    if (row && row.charged < state.totalClaimed)
+      // Only the receiver itself claims above what was charged here (x402's escrow lets it): a
+      // voucher this API refused, taken from the payer for no page. Worth an operator's look.
+      this.logger.warn(
+        `channel ${channelId}: the escrow shows ${state.totalClaimed} claimed, above the ${row.charged} this API charged: its receiver ${config.receiver} claimed a voucher not taken here; vouchers go on from the chain's total`,
+      );
     if (opensRow(row, state))
       await this.store.open(
         { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },

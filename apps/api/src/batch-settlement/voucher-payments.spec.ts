@@ -7,9 +7,15 @@ import {
   signGate,
   verifyAccessToken,
 } from '@crawlgate/core';
-import { devTestClient, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
+import {
+  batchSettlementAbi,
+  devTestClient,
+  simulationAwareWalletAbi,
+  simulationAwareWalletBytecode,
+} from '@crawlgate/devchain';
+import { Logger } from '@nestjs/common';
 import { batchSettlementSite, type TestPayee, type TestPublisher, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, usdcBalance, walletOf } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, usdcBalance, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { zeroAddress, type Hex } from 'viem';
 import { batchOffer, escrowRead, malleate, testChannel, type BatchOffer } from '../../test/test-channel';
@@ -605,6 +611,48 @@ describe('voucher payments', () => {
     expect(
       (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
     ).toBe(PRICE);
+  });
+
+  it('goes on from the chain’s total, with a warning, when the receiver claimed a voucher it refused (x402’s escrow lets the receiver claim)', async () => {
+    // The site sees every voucher its payers send, refused ones too, and its payout address may claim
+    // them on the escrow itself. What it takes so is the payer's signed money, and never counted here.
+    const { channel } = await openChannel(100_000n);
+    const refused = await channel.voucher(5n * PRICE);
+    const ahead = await gate();
+    expect((await verify(ahead, await channel.payment(ahead, 5n * PRICE, { voucher: refused }))).status).toBe(402);
+    await fundEth(app, payee.address);
+    const hash = await walletOf(app, payee).writeContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: batchSettlementAbi,
+      functionName: 'claim',
+      args: [
+        [
+          {
+            voucher: { channel: channel.config, maxClaimableAmount: 5n * PRICE },
+            signature: refused.signature as Hex,
+            totalClaimed: 5n * PRICE,
+          },
+        ],
+      ],
+    });
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
+
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const stale = await gate();
+      const corrected = await verify(stale, await channel.payment(stale, 2n * PRICE));
+      expect(corrected.status).toBe(402);
+      expect(corrected.body.channel_state).toMatchObject({ chargedCumulativeAmount: String(5n * PRICE) });
+      const next = await gate();
+      expect((await verify(next, await channel.payment(next, 6n * PRICE))).status).toBe(200);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining(`channel ${channel.channelId}`));
+      expect(warn.mock.calls.filter(([message]) => String(message).includes(channel.channelId))).toHaveLength(1);
+    } finally {
+      warn.mockRestore();
+    }
+    // Only the pages the API took count as paid: the first and the last.
+    const payments = await app.database.prisma.payment.findMany({ where: { channelId: channel.channelId } });
+    expect(payments.map((payment) => payment.amount).sort()).toEqual([PRICE, PRICE]);
   });
 
   it('refuses vouchers bound to another receiver, authorizer, token, delay or channel, signed by another key, or a high-s twin', async () => {

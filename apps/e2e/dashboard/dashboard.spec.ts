@@ -382,6 +382,7 @@ describe('the publisher dashboard in a browser', () => {
     expect(reported.status).toBe(204);
 
     await page.reload();
+    // GPTBot's reported $0.1 shows as the $0.05 the site's confirmed payments brought: no more.
     const table = page.getByRole('table', { name: 'Crawlers' });
     const cell = (crawler: string, column: string) =>
       table.locator(`tr[data-crawler="${crawler}"] [data-column="${column}"]`);
@@ -395,7 +396,7 @@ describe('the publisher dashboard in a browser', () => {
           cell('GPTBot', column).textContent(),
         ),
       ),
-    ).toEqual(['0', '0', '0', '5', '2', '1', '$0.1', '25.0%']);
+    ).toEqual(['0', '0', '0', '5', '2', '1', '$0.05', '25.0%']);
     expect(await cell('person', 'passed').textContent()).toBe('40');
     expect(await cell('Googlebot', 'allowed').textContent()).toBe('8');
     expect(await cell('AhrefsBot', 'blocked').textContent()).toBe('3');
@@ -451,7 +452,7 @@ describe('the publisher dashboard in a browser', () => {
     expect(csv.split('\r\n')[0]).toBe(
       'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share',
     );
-    expect(csv).toContain('\r\nGPTBot,ai-training,OpenAI,8,0,0,0,5,2,1,0.1,0.2500\r\n');
+    expect(csv).toContain('\r\nGPTBot,ai-training,OpenAI,8,0,0,0,5,2,1,0.05,0.2500\r\n');
     expect(page.url()).not.toContain((await apiKeyInTab())!);
   });
 

@@ -435,7 +435,8 @@ describe('PublisherClient against the API', () => {
           operator: 'OpenAI',
           requests: 3,
           paid: 3,
-          revenue_usd: '0.015',
+          // Reported, and backed by no confirmed payment: none of it shows.
+          revenue_usd: '0',
           verified_share: '0.0000',
           top_paths: [{ path: '/a', requests: 3, verified: false }],
         }),
@@ -443,7 +444,7 @@ describe('PublisherClient against the API', () => {
 
       const csv = await client.siteCrawlersCsv(site.site_id, { from: today });
       expect(csv).toBe(
-        'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\nGPTBot,ai-training,OpenAI,3,0,0,0,0,3,0,0.015,0.0000\r\n',
+        'crawler,category,operator,requests,passed,allowed,blocked,charged,paid,token,revenue_usd,verified_share\r\nGPTBot,ai-training,OpenAI,3,0,0,0,0,3,0,0,0.0000\r\n',
       );
       // A refusal is still read as the API's JSON detail.
       const error = await failure(client.siteCrawlersCsv(site.site_id, { from: '2026-02-30' }));

@@ -157,7 +157,11 @@ export class CrawlerViewDto implements CrawlerView {
   @ApiProperty({ type: 'integer', description: 'Answered 402.' }) charged!: number;
   @ApiProperty({ type: 'integer', description: 'Served with a payment.' }) paid!: number;
   @ApiProperty({ type: 'integer', description: 'Served with an access token bought earlier.' }) token!: number;
-  @ApiProperty({ example: '0.05', description: 'What the middleware served for pay, as reported by it.' })
+  @ApiProperty({
+    example: '0.05',
+    description:
+      "What the middleware served for pay, as reported by it; when every crawler's together exceeds the site's confirmed payments over the same days, each is scaled down to them (rounded down).",
+  })
   revenue_usd!: string;
   @ApiProperty({ example: '0.5000', description: 'Verified requests ÷ requests, 4 decimals.' }) verified_share!: string;
   @ApiProperty({

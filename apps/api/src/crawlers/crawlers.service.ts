@@ -12,6 +12,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import { formatConversion } from '../reporting/conversion';
 import type { DateRange } from '../reporting/date-range';
+import { siteRevenue } from '../reporting/paid-payments.store';
 import { crawlerDays, crawlerTopPaths, crawlerTotals } from './crawler-counts.store';
 
 /**
@@ -23,6 +24,16 @@ const CATALOGUE_CATEGORIES = new Map<string, string>(
   BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry.category]),
 );
 
+/**
+ * A crawler's reported revenue, scaled down by confirmed / reported when every crawler's together
+ * comes to more than the site's confirmed payments over the same days: whoever holds the site token
+ * can report any revenue, and the page shows none that no payment backs. Integer micro-USD, bigint
+ * arithmetic rounded down, so the crawlers' total never exceeds the confirmed money.
+ */
+function backedRevenue(reported: bigint, reportedTotal: bigint, confirmed: bigint): bigint {
+  return reportedTotal <= confirmed ? reported : (reported * confirmed) / reportedTotal;
+}
+
 const zeroActions = (): Record<CrawlerAction, number> =>
   Object.fromEntries(CRAWLER_ACTIONS.map((action) => [action, 0])) as Record<CrawlerAction, number>;
 
@@ -32,10 +43,11 @@ export class CrawlersService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   async view(siteId: string, range: DateRange): Promise<SiteCrawlersView> {
-    const [totals, days, paths] = await Promise.all([
+    const [totals, days, paths, confirmed] = await Promise.all([
       crawlerTotals(this.db.sql, siteId, range.from, range.to),
       crawlerDays(this.db.sql, siteId, range.from, range.to),
       crawlerTopPaths(this.db.sql, siteId, range.from, range.to),
+      siteRevenue(this.db.prisma, siteId, range),
     ]);
     const crawlers = new Map<string, CrawlerView & { verified: number; revenue: bigint }>();
     for (const row of totals) {
@@ -65,6 +77,7 @@ export class CrawlersService {
       crawlers
         .get(path.crawler)
         ?.top_paths.push({ path: path.path, requests: Number(path.requests), verified: path.verified });
+    const reportedRevenue = [...crawlers.values()].reduce((sum, view) => sum + view.revenue, 0n);
 
     const byDay = new Map<string, CrawlerDayView>(range.days.map((day) => [day, { day, ...zeroActions() }]));
     for (const row of days) {
@@ -80,7 +93,7 @@ export class CrawlersService {
         .sort((a, b) => b.requests - a.requests || a.crawler.localeCompare(b.crawler))
         .map(({ verified, revenue, ...view }) => ({
           ...view,
-          revenue_usd: formatMicrosUsd(revenue),
+          revenue_usd: formatMicrosUsd(backedRevenue(revenue, reportedRevenue, confirmed)),
           verified_share: formatConversion(verified, view.requests),
         })),
       days: [...byDay.values()],

@@ -9,6 +9,7 @@ import {
 } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { insertPayment, newAddress } from '../reporting/test-payments';
 
 const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
 const count = (crawler: string, action: string, requests: number, extra: Record<string, unknown> = {}) => ({
@@ -44,8 +45,13 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
   const crawlers = (target = site, query = '', publisher = owner) =>
     app.call('GET', `/v1/sites/${target.siteId}/crawlers${query}`, { headers: publisher.auth });
 
+  /** A confirmed payment of `micros` to `target`: what backs the revenue its middleware reports. */
+  const paid = (target: TestSite, micros: bigint, confirmedAt?: Date) =>
+    insertPayment(app, owner, target, { payer: newAddress(), amount: micros, confirmedAt });
+
   it('sums reports per crawler and action, with revenue, verified share and requests per day', async () => {
     const fresh = await createSite(app, owner);
+    await paid(fresh, 20_000n);
     expect(
       (
         await report(
@@ -399,6 +405,57 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(kept).toHaveLength(MAX_UNLISTED_CRAWLERS_PER_SITE_DAY + 1);
   });
 
+  it('shows no revenue that no confirmed payment backs: $1,000,000 reported for a site never paid shows as 0, in the JSON and the CSV', async () => {
+    const fresh = await createSite(app, owner);
+    // A million GPTBot requests at 1 USD each: within a report's bounds, and no payment behind any of it.
+    const forged = count('GPTBot', 'paid', 1_000_000, { verified: true, revenue_micros: '1000000000000' });
+    expect((await report({ crawlers: [forged] }, fresh)).status).toBe(204);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    expect(view.crawlers.map(({ crawler, paid, revenue_usd }) => ({ crawler, paid, revenue_usd }))).toEqual([
+      { crawler: 'GPTBot', paid: 1_000_000, revenue_usd: '0' },
+    ]);
+    const csv = await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv`, { headers: owner.auth });
+    expect(csv.body).toContain('\r\nGPTBot,ai-training,OpenAI,1000000,0,0,0,0,1000000,0,0,1.0000\r\n');
+  });
+
+  it("shows reported revenue as reported while the range's confirmed payments cover it, else each crawler's scaled down to them", async () => {
+    const honest = await createSite(app, owner);
+    await paid(honest, 30_000n);
+    await report(
+      {
+        crawlers: [
+          count('GPTBot', 'paid', 2, { revenue_micros: '20000' }),
+          count('ClaudeBot', 'paid', 1, { revenue_micros: '10000' }),
+        ],
+      },
+      honest,
+    );
+    const revenues = async (target: TestSite) =>
+      Object.fromEntries(
+        ((await crawlers(target, `?from=${day(6)}&to=${day(0)}`)).body as SiteCrawlersView).crawlers.map((c) => [
+          c.crawler,
+          c.revenue_usd,
+        ]),
+      );
+    expect(await revenues(honest)).toEqual({ GPTBot: '0.02', ClaudeBot: '0.01' });
+
+    // The same report with 0.01 USD confirmed in the range: a third of each, rounded down, never more in all.
+    const overstated = await createSite(app, owner);
+    await paid(overstated, 10_000n);
+    await paid(overstated, 50_000n, new Date(`${day(7)}T23:59:59Z`)); // the day before the range
+    await paid(honest, 50_000n); // another site's
+    await report(
+      {
+        crawlers: [
+          count('GPTBot', 'paid', 2, { revenue_micros: '20000' }),
+          count('ClaudeBot', 'paid', 1, { revenue_micros: '10000' }),
+        ],
+      },
+      overstated,
+    );
+    expect(await revenues(overstated)).toEqual({ GPTBot: '0.006666', ClaudeBot: '0.003333' });
+  });
+
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {
     expect((await crawlers(site, '', stranger)).status).toBe(404);
     expect((await app.call('GET', `/v1/sites/${site.siteId}/crawlers`)).status).toBe(401);
@@ -414,6 +471,7 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
 
   it('exports the table as CSV, one row per crawler', async () => {
     const fresh = await createSite(app, owner);
+    await paid(fresh, 20_000n);
     await report(
       {
         crawlers: [

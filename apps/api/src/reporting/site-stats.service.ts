@@ -5,21 +5,11 @@ import { DATABASE } from '../db/tokens';
 import { Prisma, type Site } from '../generated/prisma/client';
 import { formatConversion } from './conversion';
 import type { DateRange } from './date-range';
-import { PAID_SQL } from './paid-payments';
+import { CONFIRMED_DAY, paidGroups, paidWithin, scopeSites, type ReportScope } from './paid-payments.store';
 import { checksummed } from './payment-items';
-import { toBigInt, toCount } from './sql-values';
+import { toCount } from './sql-values';
 
 const TOP = 10;
-
-/** Paid payments summed by some key. */
-interface Group {
-  key: string;
-  paidGates: number;
-  revenue: bigint;
-}
-
-/** Whose payments and gate counts a report covers: one site's, or every site of a publisher's. */
-type Scope = { siteId: string } | { publisherId: string };
 
 /*
  * Revenue counts confirmed payments by the UTC day they were confirmed; gates created come from
@@ -40,22 +30,18 @@ export class SiteStatsService {
     return this.report({ publisherId }, range);
   }
 
-  private async report(scope: Scope, range: DateRange): Promise<PublisherStats> {
-    const sites =
-      'siteId' in scope
-        ? Prisma.sql`site_id = ${scope.siteId}::uuid`
-        : Prisma.sql`site_id IN (SELECT id FROM sites WHERE publisher_id = ${scope.publisherId}::uuid)`;
-    const paid = Prisma.sql`${sites} AND ${PAID_SQL}
-      AND confirmed_at >= ${range.start}::timestamptz AND confirmed_at < ${range.end}::timestamptz`;
+  private async report(scope: ReportScope, range: DateRange): Promise<PublisherStats> {
+    const sites = scopeSites(scope);
+    const paid = paidWithin(scope, range);
     const byRevenue = (key: Prisma.Sql) =>
       Prisma.sql`ORDER BY SUM(amount) DESC, COUNT(*) DESC, ${key} ASC LIMIT ${TOP}`;
-    const day = Prisma.sql`to_char(confirmed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
     // A path is a site's: the key joins both (a uuid's text never holds a space).
     const sitePath = Prisma.sql`site_id::text || ' ' || url`;
+    const prisma = this.db.prisma;
     const [paidByDay, topPaths, topAgents, uniqueAgents, createdByDay] = await Promise.all([
-      this.groups(day, paid),
-      this.groups(sitePath, paid, byRevenue(sitePath)),
-      this.groups(Prisma.sql`payer`, paid, byRevenue(Prisma.sql`payer`)),
+      paidGroups(prisma, CONFIRMED_DAY, paid),
+      paidGroups(prisma, sitePath, paid, byRevenue(sitePath)),
+      paidGroups(prisma, Prisma.sql`payer`, paid, byRevenue(Prisma.sql`payer`)),
       this.db.prisma.$queryRaw<
         { count: unknown }[]
       >`SELECT COUNT(DISTINCT payer)::int AS count FROM payments WHERE ${paid}`,
@@ -102,14 +88,6 @@ export class SiteStatsService {
         gates_created: d.gatesCreated,
       })),
     };
-  }
-
-  /** Sums are cast to text and counts to int in SQL, so neither driver hands back a float. */
-  private async groups(key: Prisma.Sql, where: Prisma.Sql, tail: Prisma.Sql = Prisma.empty): Promise<Group[]> {
-    const rows = await this.db.prisma.$queryRaw<{ key: string; paid_gates: unknown; revenue: unknown }[]>`
-      SELECT ${key} AS key, COUNT(*)::int AS paid_gates, SUM(amount)::text AS revenue
-      FROM payments WHERE ${where} GROUP BY ${key} ${tail}`;
-    return rows.map((row) => ({ key: row.key, paidGates: toCount(row.paid_gates), revenue: toBigInt(row.revenue) }));
   }
 
   private async gatesCreatedByDay(sites: Prisma.Sql, range: DateRange): Promise<Map<string, number>> {

@@ -149,14 +149,16 @@ export async function addCrawlerPaths(
 export interface CrawlerTotals {
   crawler: string;
   category: string;
-  operator: string | null;
   action: CrawlerAction;
   verified: boolean;
   requests: bigint;
   revenueMicros: bigint;
 }
 
-/** A site's counts over whole UTC days [from, to], summed per crawler, action and verification. */
+/**
+ * A site's counts over whole UTC days [from, to], summed per crawler, action and verification. The
+ * operator a report claimed is left out: the view shows the catalogue's (reported-names.ts).
+ */
 export async function crawlerTotals(
   sql: SqlSession,
   siteId: string,
@@ -166,13 +168,12 @@ export async function crawlerTotals(
   const rows = await sql.query<{
     crawler: string;
     category: string;
-    operator: string | null;
     action: string;
     verified: boolean;
     requests: string;
     revenue: string;
   }>(
-    `SELECT crawler, MAX(category) AS category, MAX(operator) AS operator, action, verified,
+    `SELECT crawler, MAX(category) AS category, action, verified,
             SUM(requests)::text AS requests, SUM(revenue_micros)::text AS revenue
        FROM crawler_daily_counts WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
       GROUP BY crawler, action, verified`,

@@ -149,7 +149,13 @@ class CrawlerTopPathView {
 export class CrawlerViewDto implements CrawlerView {
   @ApiProperty({ example: 'GPTBot' }) crawler!: string;
   @ApiProperty({ example: 'ai-crawler' }) category!: string;
-  @ApiProperty({ nullable: true, type: String, example: 'OpenAI' }) operator!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'OpenAI',
+    description: "The catalogue's operator; null for a name outside the catalogue, whatever the report claimed.",
+  })
+  operator!: string | null;
   @ApiProperty({ type: 'integer' }) requests!: number;
   @ApiProperty({ type: 'integer', description: 'People and bots the policy lets through free.' }) passed!: number;
   @ApiProperty({ type: 'integer' }) allowed!: number;
@@ -163,7 +169,12 @@ export class CrawlerViewDto implements CrawlerView {
       "What the middleware served for pay, as reported by it; when every crawler's together exceeds the site's confirmed payments over the same days, each is scaled down to them (rounded down).",
   })
   revenue_usd!: string;
-  @ApiProperty({ example: '0.5000', description: 'Verified requests ÷ requests, 4 decimals.' }) verified_share!: string;
+  @ApiProperty({
+    example: '0.5000',
+    description:
+      'Verified requests ÷ requests, 4 decimals; 0 for a name outside the catalogue and the middleware’s groups, and for other crawlers.',
+  })
+  verified_share!: string;
   @ApiProperty({
     type: [CrawlerTopPathView],
     description: 'Up to 20 paths: those it was verified on first, then the others, each by requests.',

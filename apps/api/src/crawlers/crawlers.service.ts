@@ -1,5 +1,4 @@
 import {
-  BOT_CATALOGUE_ENTRIES,
   CRAWLER_ACTIONS,
   formatMicrosUsd,
   type CrawlerAction,
@@ -14,15 +13,7 @@ import { formatConversion } from '../reporting/conversion';
 import type { DateRange } from '../reporting/date-range';
 import { siteRevenue } from '../reporting/paid-payments.store';
 import { crawlerDays, crawlerTopPaths, crawlerTotals } from './crawler-counts.store';
-
-/**
- * A catalogue crawler's category is the catalogue's: a middleware of an older version reports the
- * one its catalogue gave (Google-InspectionTool was a search engine before 2026-11-29), and the
- * dashboard derives each crawler's default action from what this says.
- */
-const CATALOGUE_CATEGORIES = new Map<string, string>(
-  BOT_CATALOGUE_ENTRIES.map((entry) => [entry.name, entry.category]),
-);
+import { knownCrawler, vouchedName } from './reported-names';
 
 /**
  * A crawler's reported revenue, scaled down by confirmed / reported when every crawler's together
@@ -53,10 +44,13 @@ export class CrawlersService {
     for (const row of totals) {
       let view = crawlers.get(row.crawler);
       if (!view) {
+        // The catalogue's category and operator (an older middleware may report another category:
+        // Google-InspectionTool was a search engine before 2026-11-29); a name outside it has no operator.
+        const known = knownCrawler(row.crawler);
         view = {
           crawler: row.crawler,
-          category: CATALOGUE_CATEGORIES.get(row.crawler) ?? row.category,
-          operator: row.operator,
+          category: known?.category ?? row.category,
+          operator: known?.operator ?? null,
           requests: 0,
           ...zeroActions(),
           revenue_usd: '0',
@@ -70,13 +64,15 @@ export class CrawlersService {
       const requests = Number(row.requests);
       view.requests += requests;
       view[row.action] += requests;
-      if (row.verified) view.verified += requests;
+      if (row.verified && vouchedName(row.crawler)) view.verified += requests;
       view.revenue += row.revenueMicros;
     }
     for (const path of paths)
-      crawlers
-        .get(path.crawler)
-        ?.top_paths.push({ path: path.path, requests: Number(path.requests), verified: path.verified });
+      crawlers.get(path.crawler)?.top_paths.push({
+        path: path.path,
+        requests: Number(path.requests),
+        verified: path.verified && vouchedName(path.crawler),
+      });
     const reportedRevenue = [...crawlers.values()].reduce((sum, view) => sum + view.revenue, 0n);
 
     const byDay = new Map<string, CrawlerDayView>(range.days.map((day) => [day, { day, ...zeroActions() }]));

@@ -456,6 +456,49 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
     expect(await revenues(overstated)).toEqual({ GPTBot: '0.006666', ClaudeBot: '0.003333' });
   });
 
+  it('shows a name outside the catalogue (a look-alike of GPTBot) with no operator and none of its requests verified', async () => {
+    const fresh = await createSite(app, owner);
+    const lookalike = 'GPTB\u03bft'; // a Greek omicron for the "o": a name of its own (reported-names.spec.ts)
+    const claimed = { operator: 'OpenAI', verified: true };
+    expect(
+      (
+        await report(
+          {
+            crawlers: [
+              count(lookalike, 'allowed', 500, claimed),
+              count('GPTBot', 'allowed', 3, claimed),
+              // The middleware's own group of agents it verified but cannot name keeps its verification.
+              count('unknown-automation', 'allowed', 2, { category: 'automation', verified: true }),
+              // The API's own group of the names over the cap: outside the catalogue all the same.
+              count('other crawlers', 'allowed', 4, { category: 'other crawlers', verified: true }),
+            ],
+            paths: [{ day: day(0), crawler: lookalike, path: '/a', requests: 5, verified: true }],
+          },
+          fresh,
+        )
+      ).status,
+    ).toBe(204);
+    const view = (await crawlers(fresh)).body as SiteCrawlersView;
+    expect(
+      view.crawlers.map(({ crawler, operator, verified_share, top_paths }) => ({
+        crawler,
+        operator,
+        verified_share,
+        top_paths,
+      })),
+    ).toEqual([
+      {
+        crawler: lookalike,
+        operator: null,
+        verified_share: '0.0000',
+        top_paths: [{ path: '/a', requests: 5, verified: false }],
+      },
+      { crawler: 'other crawlers', operator: null, verified_share: '0.0000', top_paths: [] },
+      { crawler: 'GPTBot', operator: 'OpenAI', verified_share: '1.0000', top_paths: [] },
+      { crawler: 'unknown-automation', operator: null, verified_share: '1.0000', top_paths: [] },
+    ]);
+  });
+
   it('shows a site only to its publisher (404 otherwise) and needs the site token to report', async () => {
     expect((await crawlers(site, '', stranger)).status).toBe(404);
     expect((await app.call('GET', `/v1/sites/${site.siteId}/crawlers`)).status).toBe(401);

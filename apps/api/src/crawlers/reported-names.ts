@@ -42,6 +42,17 @@ const KNOWN = new Map<string, KnownCrawler>(
 /** The catalogue's crawler or the group a reported name spells; undefined for a name outside them. */
 export const knownCrawler = (name: string): KnownCrawler | undefined => KNOWN.get(foldedName(name));
 
+/**
+ * Whether the view shows a name's verified requests: a catalogue crawler's, or those the middleware
+ * verified for a group of its own (a signer it cannot name is unknown-automation). Not a name outside
+ * them, whose report could claim anything (a look-alike of GPTBot with a Greek omicron would read as
+ * GPTBot, verified), nor OTHER_CRAWLERS, where the API folds such names.
+ */
+export const vouchedName = (name: string): boolean => {
+  const known = knownCrawler(name);
+  return known !== undefined && known.name !== OTHER_CRAWLERS;
+};
+
 /** A reported count of a known crawler under its own spelling, operator and category; any other as reported. */
 export function canonicalCount<C extends CrawlerCount>(count: C): C {
   const known = knownCrawler(count.crawler);

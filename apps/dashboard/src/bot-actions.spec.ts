@@ -1,5 +1,5 @@
 import { DEFAULT_CATEGORY_ACTIONS, type SiteBotPolicy } from '@crawlgate/core';
-import { allowNote, describeSource, effectiveAction, groupNote } from './bot-actions';
+import { allowNote, describeSource, effectiveAction, groupNote, noActionNote } from './bot-actions';
 
 const policy = (changes: Partial<SiteBotPolicy> = {}): SiteBotPolicy => ({
   site_id: 's',
@@ -44,21 +44,27 @@ describe('effectiveAction', () => {
     ).toEqual({ action: 'block', source: 'bot' });
   });
 
-  it('has nothing for people, nor for a category it does not know unless the crawler has its own action', () => {
-    expect(
-      effectiveAction({ crawler: 'person', category: 'person' }, policy({ bots: { person: 'block' } })),
-    ).toBeNull();
+  it('has nothing for a name no policy can hold: people, the unlisted agents the middleware always charges, names outside the catalogue', () => {
+    // PUT …/bot-policy/bots/{name} answers 422 for each: a button there could only fail.
+    const blocked = policy({ categories: { automation: 'block', 'ai-training': 'block' } });
+    expect(effectiveAction({ crawler: 'person', category: 'person' }, blocked)).toBeNull();
+    expect(effectiveAction({ crawler: 'unlisted agent', category: 'automation' }, blocked)).toBeNull();
+    expect(effectiveAction({ crawler: 'other crawlers', category: 'other crawlers' }, blocked)).toBeNull();
+    expect(effectiveAction({ crawler: 'GPTB\u03bft', category: 'ai-training' }, blocked)).toBeNull(); // Greek omicron
     expect(effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy())).toBeNull();
+    expect(effectiveAction({ crawler: 'constructor', category: 'automation' }, policy())).toBeNull();
+  });
+
+  it('has nothing for a catalogue crawler in a category it does not know, unless the crawler has its own action', () => {
+    expect(effectiveAction({ crawler: 'GPTBot', category: 'ai-future' }, policy())).toBeNull();
     expect(
-      effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy({ bots: { NewBot: 'block' } })),
+      effectiveAction({ crawler: 'GPTBot', category: 'ai-future' }, policy({ bots: { GPTBot: 'block' } })),
     ).toEqual({ action: 'block', source: 'bot' });
   });
 
   it('does not take an inherited property for an action', () => {
-    expect(effectiveAction({ crawler: 'constructor', category: 'automation' }, policy())).toEqual({
-      action: 'charge',
-      source: 'default',
-    });
+    const inherited = Object.create({ GPTBot: 'block' }) as Record<string, 'block'>;
+    expect(effectiveAction(gptBot, policy({ bots: inherited }))).toEqual({ action: 'charge', source: 'default' });
   });
 });
 
@@ -75,6 +81,14 @@ describe('groupNote', () => {
     expect(groupNote('unknown-automation')).toMatch(/all of them/);
     expect(groupNote('unknown-crawler')).toMatch(/all of them/);
     expect(groupNote('GPTBot')).toBeNull();
+  });
+});
+
+describe('noActionNote', () => {
+  it('says the unlisted agents are always charged, and shows a dash for any other row with no action', () => {
+    expect(noActionNote('unlisted agent')).toBe('always charged');
+    expect(noActionNote('person')).toBe('–');
+    expect(noActionNote('GPTB\u03bft')).toBe('–');
   });
 });
 

@@ -1,12 +1,13 @@
 import {
   unverifiedAllowWarning,
   isBotCategory,
+  policyBotName,
   UNKNOWN_AUTOMATION,
   UNKNOWN_CRAWLER,
+  UNLISTED_AGENT,
   type BotAction,
   type SiteBotPolicy,
 } from '@crawlgate/core';
-import { PERSON } from './crawlers-data';
 
 /** Where a crawler's action comes from: its own entry, its category's, or the middleware's default. */
 export type ActionSource = 'bot' | 'category' | 'default';
@@ -20,14 +21,15 @@ type PolicyRules = Pick<SiteBotPolicy, 'bots' | 'categories' | 'defaults'>;
 
 /**
  * What the stored policy does with a crawler, the way the middleware resolves it: its own action
- * (names compare in any case), else its category's, else the default. Null for people, whom no
- * policy acts on, and for a category this dashboard does not know with no action of its own.
+ * (names compare in any case), else its category's, else the default. Null for a name no policy can
+ * hold (people, the unlisted agents the middleware always charges, names outside the catalogue),
+ * whose buttons could only fail, and for a category this dashboard does not know with no action of its own.
  */
 export function effectiveAction(
   crawler: { crawler: string; category: string },
   policy: PolicyRules,
 ): EffectiveAction | null {
-  if (crawler.crawler === PERSON) return null;
+  if (!policyBotName(crawler.crawler)) return null;
   const own = ownAction(policy.bots, crawler.crawler);
   if (own) return { action: own, source: 'bot' };
   if (!isBotCategory(crawler.category)) return null;
@@ -65,6 +67,11 @@ export function groupNote(crawler: string): string | null {
     return 'Every agent we cannot name (scripts, unknown signers, no User-Agent): an action here applies to all of them';
   if (crawler === UNKNOWN_CRAWLER) return 'Every crawler we cannot name: an action here applies to all of them';
   return null;
+}
+
+/** Said in place of the actions of a row with none (effectiveAction is null): the middleware charges every unlisted agent. */
+export function noActionNote(crawler: string): string {
+  return crawler === UNLISTED_AGENT ? 'always charged' : '–';
 }
 
 /** The catalogue's warning (unverifiedAllowWarning) when the crawler is allowed; null otherwise. */

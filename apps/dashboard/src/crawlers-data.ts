@@ -11,9 +11,6 @@ export const ACTIONS: readonly { action: CrawlerAction; label: string; color: st
   { action: 'token', label: 'Token reuse', color: '#7c3aed' },
 ];
 
-/** The name the middleware reports for people; they are never a crawler the policy can act on. */
-export const PERSON = 'person';
-
 /** One row of the crawlers table: the API's view with revenue in micro-USD and the share as a number. */
 export interface CrawlerRow {
   crawler: string;

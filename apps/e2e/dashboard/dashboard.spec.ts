@@ -460,23 +460,23 @@ describe('the publisher dashboard in a browser', () => {
     const id = await siteId();
     const storedBots = async () =>
       (await app.call('GET', `/v1/sites/${id}/bot-policy`, { headers: await authHeader() })).body.bots;
-    // A crawler named like an Object.prototype member (any middleware with the site token can report one).
+    // A crawler named like an Object.prototype member (any middleware with the site token can report
+    // one), and the agents the middleware cannot name that show a payment or a token.
+    const charged = (crawler: string, category: string) => ({
+      day: new Date().toISOString().slice(0, 10),
+      crawler,
+      category,
+      operator: null,
+      action: 'charged',
+      verified: false,
+      requests: 1,
+      revenue_micros: '0',
+    });
     const reported = await app.call('POST', '/v1/site/gate-counts', {
       headers: { 'x-site-token': siteToken },
       body: {
         counts: [],
-        crawlers: [
-          {
-            day: new Date().toISOString().slice(0, 10),
-            crawler: 'constructor',
-            category: 'ai-training',
-            operator: null,
-            action: 'charged',
-            verified: false,
-            requests: 1,
-            revenue_micros: '0',
-          },
-        ],
+        crawlers: [charged('constructor', 'ai-training'), charged('unlisted agent', 'automation')],
         paths: [],
       },
     });
@@ -485,8 +485,12 @@ describe('the publisher dashboard in a browser', () => {
     await page.reload();
     const row = (crawler: string) =>
       page.getByRole('table', { name: 'Crawlers' }).locator(`tr[data-crawler="${crawler}"]`);
-    // It is a row like any other: no error of a change never made (the errors were a plain object).
-    await expectPressed(page.getByRole('button', { name: 'Charge constructor' }));
+    // No policy can hold either name (its PUT is a 422): no buttons, and no error of a change never
+    // made (the errors were a plain object); the unlisted agents say what the middleware does with them.
+    await expectText(row('unlisted agent').locator('[data-column="action"]'), /^always charged$/);
+    expect(await row('unlisted agent').getByRole('button').count()).toBe(0);
+    await expectText(row('constructor').locator('[data-column="action"]'), /^–$/);
+    expect(await row('constructor').getByRole('button').count()).toBe(0);
     expect(await row('constructor').getByRole('alert').count()).toBe(0);
     // Nothing stored yet: each crawler's category default applies; people have no action.
     await expectPressed(page.getByRole('button', { name: 'Charge GPTBot' }));

@@ -1,5 +1,5 @@
 import { BOT_ACTIONS, type BotAction } from '@crawlgate/core';
-import { allowNote, describeSource, effectiveAction, groupNote } from '../bot-actions';
+import { allowNote, describeSource, effectiveAction, groupNote, noActionNote } from '../bot-actions';
 import type { CrawlerRow } from '../crawlers-data';
 import type { BotPolicyState } from '../use-bot-policy';
 import { errorMessage } from './error-note';
@@ -9,7 +9,7 @@ const ACTION_LABELS: Record<BotAction, string> = { allow: 'Allow', charge: 'Char
 /** One click sets the crawler's own action; the stored policy's answer is what shows. */
 export function BotActionButtons({ row, policy }: { row: CrawlerRow; policy: BotPolicyState }) {
   const effective = policy.policy && effectiveAction(row, policy.policy);
-  if (!effective) return <span class="muted">–</span>;
+  if (!effective) return <span class="muted">{noActionNote(row.crawler)}</span>;
   const saving = policy.saving.has(row.crawler);
   const error = policy.errors.get(row.crawler);
   return (

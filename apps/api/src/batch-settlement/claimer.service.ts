@@ -72,6 +72,8 @@ export class ClaimerService {
   private readonly logger = new Logger('Claimer');
   /** When a run last went through every receiver without a failure, the relayer holding gas for a claim; null before one. */
   private lastCompletedRunAt: number | null = null;
+  /** The head up to which this instance last read the escrow's withdrawals (withdrawingChannelIds). */
+  private withdrawalsReadUpTo: bigint | undefined;
 
   /** The relayer's gas, last read for relayerCanClaimNow. */
   private gasReading?: { at: number; canClaim: Promise<boolean> };
@@ -410,14 +412,18 @@ export class ClaimerService {
 
   /**
    * Channels whose payer started a withdrawal lately: the escrow's WithdrawInitiated events over
-   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), read once a run (one call, whatever the number
-   * of channels, or a few on a node capping eth_getLogs's range).
+   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), and back to the block after the last read
+   * when that is further (runs further apart than those blocks must not leave a withdrawal between
+   * two reads unseen); read once a run (one call, whatever the number of channels, or a few on a
+   * node capping eth_getLogs's range).
    */
   private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    const recent = firstRecentBlock(this.chain, head);
+    const readUpTo = this.withdrawalsReadUpTo;
     const logs = await eventsInSpans(
       this.chain.logSpan,
-      firstRecentBlock(this.chain, head),
+      readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent,
       head,
       (fromBlock, toBlock) =>
         this.chain.publicClient.getContractEvents({
@@ -428,6 +434,7 @@ export class ClaimerService {
           toBlock,
         }),
     );
+    this.withdrawalsReadUpTo = head;
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
 }

@@ -220,6 +220,26 @@ describe('voucher claimer', () => {
     }
   });
 
+  it('finds a withdrawal started between two runs further apart than RECENT_LOG_BLOCKS, behind a queue, and claims it first', async () => {
+    const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 }, { recentLogBlocks: 10 });
+    try {
+      await paidChannel('/far-ahead-1', 10_000n, [10_000n]);
+      await paidChannel('/far-ahead-2', 10_000n, [10_000n]);
+      const { payer, channel } = await paidChannel('/far-owing', 100_000n, [10_000n, 20_000n, 30_000n]);
+      const claimer = app.app.get(ClaimerService);
+      expect((await claimer.runOnce()).claims).toHaveLength(0); // nothing due: small and young
+      await withdrawal(payer, channel).start(100_000n);
+      await mineBlocks(app.chain.rpcUrl, 20); // the next run comes more than ten blocks later
+
+      expect((await claimer.runOnce()).claims).toHaveLength(1);
+      await withdrawal(payer, channel).finishAfterDelay();
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+      expect(await usdcBalance(app, payTo)).toBe(30_000n);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('spends no gas on a withdrawal that cannot take what was charged (a payer asking back 1 unit each run)', async () => {
     const { app, paidChannel, withdrawal } = await voucherSite();
     try {

@@ -357,9 +357,17 @@ describe('priceRoute, with a Windows server behind the route', () => {
     '/docs/report.html::$DATA',
     '/docs/report.html%3A%3A$data',
     '/docs/report.html::$DATA.',
-    // A server in C ends the file name at a NUL.
+    // NTFS reads any stream of the file by its name (a named one is no page, but is priced so), and a
+    // folder by its index stream.
+    '/docs/report.html:stream',
+    '/docs/report.html:',
+    '/docs::$INDEX_ALLOCATION/report.html',
+    '/docs:$i30:$index_allocation/report.html',
+    // A server in C ends the file name at a NUL, whatever follows it.
     '/docs/report.html%00',
     '/docs/report.html%00.txt',
+    '/docs/report.html%00/x',
+    '/docs/report.html%00/x.txt',
   ])('charges %s report.html’s price, whatever the routing', (target) => {
     for (const routing of [LENIENT, STRICT])
       expect([target, priceRoute(docs, readRoute(target), routing)]).toEqual([target, 500_000n]);
@@ -374,7 +382,6 @@ describe('priceRoute, with a Windows server behind the route', () => {
     ['/docs/a%20b', 0n],
     ['/docs/..x', 0n],
     ['/docs/v1/', 0n],
-    ['/docs/report.html:stream', 0n], // another stream of the file, not its content
     ['/wiki/Talk:Main', 0n],
   ])('prices %s by its rules (a Windows server opens no other file for it)', (target, micros) => {
     expect(priceRoute(docs, readRoute(target), LENIENT)).toBe(micros);
@@ -387,11 +394,28 @@ describe('priceRoute, with a Windows server behind the route', () => {
     expect(priceRoute(wiki, title, LENIENT)).toBe(1_000n);
   });
 
+  it('keeps a wiki’s colon titles at their own price', () => {
+    const wiki = compileSitePrices([{ pattern: '/wiki/*', micros: 1_000n }], 0n);
+    expect(priceRoute(wiki, readRoute('/wiki/Talk:Main'), LENIENT)).toBe(1_000n);
+  });
+
+  it('reads a target of 2,000 characters made to be slow in a few milliseconds', () => {
+    // Dots not followed by "/" and stream names, five spellings (";", "%2F"): a loop of regular
+    // expressions over the whole target took a second here.
+    const target = `/a;b%2Fc;d/${'.'.repeat(1_300)}x${'::$DATA'.repeat(96)}`;
+    const route = readRoute(target);
+    expect(route.spellings.length).toBeGreaterThan(3);
+    const started = performance.now();
+    expect(priceRoute(docs, route, LENIENT)).toBe(0n);
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
   it.each([
     ['/docs/report.html.', '/docs/report.html'],
     ['/docs. /a . /b', '/docs/a/b'],
     ['/a/b::$DATA::$data', '/a/b'],
-    ['/a/b%00x/c', '/a/b/c'],
+    ['/a:$I30:$INDEX_ALLOCATION/b', '/a/b'],
+    ['/a/b%00x/c', '/a/b'],
     ['/ ', '/'],
     ['/a/b.txt', '/a/b.txt'],
   ])('reads %s as %s on Windows', (spelling, file) => {

@@ -1628,8 +1628,16 @@ describe('a target a router may read as another path', () => {
 
 describe('a spelling a Windows server serves as another file', () => {
   // Win32 drops a trailing "." or space (IIS, nginx on Windows), NTFS reads "::$DATA" as the file
-  // itself, and a server in C ends a name at a NUL: each is report.html there.
-  const SPELLINGS = ['/docs/report.html.', '/docs/report.html%20', '/docs/report.html%00', '/docs/report.html::$DATA'];
+  // itself and "::$INDEX_ALLOCATION" as its folder, and a server in C ends a name at a NUL: each is
+  // report.html there.
+  const SPELLINGS = [
+    '/docs/report.html.',
+    '/docs/report.html%20',
+    '/docs/report.html%00',
+    '/docs/report.html%00/x',
+    '/docs/report.html::$DATA',
+    '/docs::$INDEX_ALLOCATION/report.html',
+  ];
 
   async function docsSite() {
     const site = setup();

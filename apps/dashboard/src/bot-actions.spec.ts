@@ -53,6 +53,9 @@ describe('effectiveAction', () => {
     expect(effectiveAction({ crawler: 'GPTB\u03bft', category: 'ai-training' }, blocked)).toBeNull(); // Greek omicron
     expect(effectiveAction({ crawler: 'NewBot', category: 'ai-future' }, policy())).toBeNull();
     expect(effectiveAction({ crawler: 'constructor', category: 'automation' }, policy())).toBeNull();
+    // A robots.txt-only token of the catalogue: PUT answers 422 bot_robots_txt_only.
+    expect(effectiveAction({ crawler: 'Google-Extended', category: 'ai-training' }, blocked)).toBeNull();
+    expect(effectiveAction({ crawler: 'Applebot-Extended', category: 'ai-training' }, policy())).toBeNull();
   });
 
   it('has nothing for a catalogue crawler in a category it does not know, unless the crawler has its own action', () => {
@@ -89,6 +92,7 @@ describe('noActionNote', () => {
     expect(noActionNote('unlisted agent')).toBe('always charged');
     expect(noActionNote('person')).toBe('–');
     expect(noActionNote('GPTB\u03bft')).toBe('–');
+    expect(noActionNote('Google-Extended')).toMatch(/robots\.txt token/);
   });
 });
 

@@ -22,14 +22,16 @@ type PolicyRules = Pick<SiteBotPolicy, 'bots' | 'categories' | 'defaults'>;
 /**
  * What the stored policy does with a crawler, the way the middleware resolves it: its own action
  * (names compare in any case), else its category's, else the default. Null for a name no policy can
- * hold (people, the unlisted agents the middleware always charges, names outside the catalogue),
+ * hold (people, the unlisted agents the middleware always charges, names outside the catalogue, the
+ * catalogue's robots.txt-only tokens such as Google-Extended),
  * whose buttons could only fail, and for a category this dashboard does not know with no action of its own.
  */
 export function effectiveAction(
   crawler: { crawler: string; category: string },
   policy: PolicyRules,
 ): EffectiveAction | null {
-  if (!policyBotName(crawler.crawler)) return null;
+  const named = policyBotName(crawler.crawler);
+  if (!named || named.robotsTxtOnly) return null;
   const own = ownAction(policy.bots, crawler.crawler);
   if (own) return { action: own, source: 'bot' };
   if (!isBotCategory(crawler.category)) return null;
@@ -69,9 +71,14 @@ export function groupNote(crawler: string): string | null {
   return null;
 }
 
-/** Said in place of the actions of a row with none (effectiveAction is null): the middleware charges every unlisted agent. */
+/**
+ * Said in place of the actions of a row with none (effectiveAction is null): the middleware charges
+ * every unlisted agent, and a robots.txt-only token is governed through its operator's crawler.
+ */
 export function noActionNote(crawler: string): string {
-  return crawler === UNLISTED_AGENT ? 'always charged' : '–';
+  if (crawler === UNLISTED_AGENT) return 'always charged';
+  if (policyBotName(crawler)?.robotsTxtOnly) return 'a robots.txt token: set the action on its operator’s crawler';
+  return '–';
 }
 
 /** The catalogue's warning (unverifiedAllowWarning) when the crawler is allowed; null otherwise. */

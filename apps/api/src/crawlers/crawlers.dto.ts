@@ -166,7 +166,7 @@ export class CrawlerViewDto implements CrawlerView {
   @ApiProperty({
     example: '0.05',
     description:
-      "What the middleware served for pay, as reported by it; when every crawler's together exceeds the site's confirmed payments over the same days, each is scaled down to them (rounded down).",
+      "What the middleware served for pay, as reported by it; when every crawler's together exceeds the site's confirmed payments over the same days, each is scaled down to them (rounded down). Payments carry no crawler name: the total is bounded by money, the split among crawlers is only as true as the reports.",
   })
   revenue_usd!: string;
   @ApiProperty({

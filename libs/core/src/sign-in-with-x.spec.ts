@@ -7,11 +7,13 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { ACCESS_TOKEN_CLOCK_SKEW_SECONDS } from './access-token';
 import { encodeBase64Json } from './base64url';
+import { requestPath } from './request-path';
 import {
   readSiwxProof,
   signSiwxNonce,
   siwxDeclaration,
   SIWX_CHALLENGE_SECONDS,
+  siwxMessageFields,
   SIWX_NONCE_LENGTH,
   verifySiwxNonce,
 } from './sign-in-with-x';
@@ -149,5 +151,52 @@ describe('SIWX declaration', () => {
     ]) {
       expect(readSiwxProof(bad)).toBeNull();
     }
+  });
+});
+
+describe('SIWX message URI of a path requestPath() decodes', () => {
+  // The path a sign-in binds is requestPath()'s spelling, decoded ("/café", "/a b"): the message's
+  // URI must still be one (RFC 3986), or no SIWE message can carry it (viem's createSiweMessage and
+  // x402's client throw, and a wallet that paid is asked to pay again).
+  const wallet = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+  const challengeFor = (path: string) => ({
+    domain: 'blog.example.com',
+    path,
+    caip2: 'eip155:8453',
+    nonce: signSiwxNonce({ ...scope, path }, exp, secret),
+    exp,
+  });
+
+  it.each([
+    // [as requested, the path requestPath() binds, the URI the message names]
+    ['/caf%C3%A9', '/café', 'https://blog.example.com/caf%C3%A9'],
+    ['/a%20b', '/a b', 'https://blog.example.com/a%20b'],
+    ['/a%22b', '/a"b', 'https://blog.example.com/a%22b'],
+    ['/%E6%97%A5%E6%9C%AC', '/日本', 'https://blog.example.com/%E6%97%A5%E6%9C%AC'],
+    ['/a%3Fb%23c%5B0%5D', '/a?b#c[0]', 'https://blog.example.com/a%3Fb%23c%5B0%5D'],
+    ['/100%', '/100%', 'https://blog.example.com/100%25'],
+  ])('percent-encodes what a URI path cannot hold (%s → %s)', async (requested, path, uri) => {
+    expect(requestPath(requested)).toBe(path);
+    const challenge = challengeFor(path);
+    expect(siwxMessageFields(challenge).uri).toBe(uri);
+    // x402's own client answers the challenge (it throws on a URI that is none)...
+    const { info, supportedChains } = siwxDeclaration(challenge);
+    const payload = await createSIWxPayload({ ...info, ...supportedChains[0] }, wallet, info.uri);
+    expect(readSiwxProof(encodeSIWxHeader(payload))).toMatchObject({ uri, nonce: challenge.nonce });
+    // ...and the nonce still binds the path, not the URI.
+    expect(verifySiwxNonce(challenge.nonce, { ...scope, path }, [secret], now)).toEqual({ valid: true, exp });
+    expect(
+      verifySiwxNonce(challenge.nonce, { ...scope, path: uri.slice('https://blog.example.com'.length) }, [secret], now),
+    ).toEqual({ valid: false, reason: 'bad_signature' });
+  });
+
+  it.each([
+    '/caf%C3%A9/x', // an escape already there is kept, not escaped again
+    '/caf%c3%a9', // as written
+    '/a%2Fb', // requestPath() keeps an escaped slash...
+    '/a%25b', // ...and an escaped "%"
+    "/a;b=c,d!$&'()*+:@~-._/", // RFC 3986 pchar and "/": left alone
+  ])('keeps a path a URI can hold as it is (%s)', (path) => {
+    expect(siwxMessageFields(challengeFor(path)).uri).toBe(`https://blog.example.com${path}`);
   });
 });

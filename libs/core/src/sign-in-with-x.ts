@@ -17,7 +17,7 @@
 
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 import { ACCESS_TOKEN_CLOCK_SKEW_SECONDS } from './access-token';
-import { decodeBase64Json } from './base64url';
+import { decodeBase64Json, utf8Encode } from './base64url';
 import { constantTimeEqual } from './constant-time';
 import { hmacSha256 } from './hmac';
 import { HEX_BYTES } from './hex-bytes';
@@ -93,17 +93,42 @@ export interface SiwxChallengeTerms {
   exp: number;
 }
 
-/** The message fields a proof for these terms must have signed (all but the address). */
+/**
+ * The message fields a proof for these terms must have signed (all but the address). The middleware
+ * builds its challenge and the API its check with this one function, so both name the same URI.
+ */
 export function siwxMessageFields(terms: SiwxChallengeTerms) {
   return {
     domain: terms.domain,
-    uri: `https://${terms.domain}${terms.path}`,
+    uri: `https://${terms.domain}${uriPath(terms.path)}`,
     statement: SIWX_STATEMENT,
     version: SIWX_VERSION,
     nonce: terms.nonce,
     issuedAt: new Date((terms.exp - SIWX_CHALLENGE_SECONDS) * 1000).toISOString(),
     expirationTime: new Date(terms.exp * 1000).toISOString(),
   };
+}
+
+/** A "%XX" escape, or one character RFC 3986 lets no path hold as it is: not a pchar, nor "/". */
+const NOT_URI_PATH = /%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/gu;
+
+/**
+ * `path` as a URI's path. The path a sign-in binds is core's requestPath() spelling, which is
+ * decoded ("/café", "/a b", "/a?b"): a URI cannot hold it, and viem's createSiweMessage and x402's
+ * client throw on it. Every character outside RFC 3986's pchar and "/" is percent-encoded (UTF-8);
+ * escapes already there (requestPath() keeps "%2F", "%25") stay as they are. Only the message's URI
+ * is spelled so: the nonce binds the path itself.
+ */
+function uriPath(path: string): string {
+  return path.replace(NOT_URI_PATH, (match) =>
+    match.length === 3 && match[0] === '%' ? match : percentEncoded(match),
+  );
+}
+
+function percentEncoded(character: string): string {
+  let out = '';
+  for (const byte of utf8Encode(character)) out += '%' + byte.toString(16).toUpperCase().padStart(2, '0');
+  return out;
 }
 
 /** What PAYMENT-REQUIRED's `extensions['sign-in-with-x']` holds: the challenge, the chain, the proof's schema. */

@@ -15,7 +15,8 @@ describe('expectedSiweMessage', () => {
     exp,
   });
 
-  it.each(['/articles/1', '/', '/a?b', '/caf%C3%A9/x'])(
+  // The decoded spellings are requestPath()'s, the paths the middleware binds ("/café" for "/caf%C3%A9").
+  it.each(['/articles/1', '/', '/a?b', '/caf%C3%A9/x', '/café', '/a b', '/a"b', '/日本', '/100%'])(
     "equals @x402/extensions' formatSIWEMessage byte for byte (%s)",
     (path) => {
       const challenge = terms(path);

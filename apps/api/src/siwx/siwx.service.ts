@@ -3,6 +3,7 @@ import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler
 import {
   readSiwxProof,
   SIWX_CHALLENGE_SECONDS,
+  siwxMessageFields,
   verifySiwxNonce,
   type SiwxAccess,
   type SiwxChallengeTerms,
@@ -69,7 +70,8 @@ export class SiwxService {
     };
     if (
       proof.domain !== terms.domain ||
-      proof.uri !== `https://${site.domain}${path}` ||
+      // The URI the challenge named: the path percent-encoded where a URI cannot hold it ("/café").
+      proof.uri !== siwxMessageFields(terms).uri ||
       proof.chainId !== terms.caip2
     ) {
       throw new ApiError(401, 'The proof is for another domain, URI or chain than this site, path and network');

@@ -7,6 +7,7 @@
 
 import {
   ACCESS_TOKEN_CLOCK_SKEW_SECONDS,
+  requestPath,
   signSiwxNonce,
   siwxDeclaration,
   transferProofMessage,
@@ -91,6 +92,26 @@ describe('POST /v1/access-tokens/siwx', () => {
     const replay = await ask(proof);
     expect(replay).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/already used/) } });
   });
+
+  it.each(['/caf%C3%A9', '/a%20b', '/a%22b', '/%E6%97%A5%E6%9C%AC', '/caf%C3%A9/%3F'])(
+    "answers the payer's proof for a path requestPath() decodes (%s as requested): its URI percent-encoded",
+    async (requested) => {
+      // The middleware binds (and forwards) the decoded path, "/café"; the message names a URI.
+      const path = requestPath(requested);
+      const gate = await openGate(app, site, requested);
+      const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+        body: { payment: await signPayment(app, agent, gate) },
+      });
+      expect(paid.status).toBe(200);
+      const challenge = terms(path);
+      expect(siwxDeclaration(challenge).info.uri).toBe(`https://${site.domain}${requested}`);
+      const answer = await ask(await prove(challenge), path);
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 200,
+        body: expect.objectContaining({ access_token: paid.body.access_token, url: path }),
+      });
+    },
+  );
 
   it('forgets a spent nonce once it expired longer ago than the clocks’ allowed skew, by the database’s clock', async () => {
     const spent = (nonce: string, expiredSecondsAgo: number) =>

@@ -81,6 +81,7 @@ describe('createApiClient: answers that are not the API’s', () => {
     [404, '<html>Not Found</html>'],
     [409, '{"message":"conflict"}'],
     [422, ''],
+    [429, '<html>Too Many Requests</html>'],
   ])(
     'takes a %i without the API’s error body as no answer, for a payment and a sign-in (the call may have been acted on)',
     async (answered, text) => {
@@ -97,6 +98,14 @@ describe('createApiClient: answers that are not the API’s', () => {
     await expect(client().verify('gate', { x402Version: 2 }, 2000)).resolves.toEqual({ kind: 'gone' });
     [status, body] = [401, JSON.stringify({ detail: 'Invalid proof' })];
     await expect(client().siwx({ proof: 'p', url: '/a' })).resolves.toBeNull();
+  });
+
+  it("takes the API's 429 to a payment as its answer (the rate limit took nothing; the payment may be settling from an earlier send)", async () => {
+    [status, body] = [429, JSON.stringify({ detail: 'ThrottlerException: Too Many Requests' })];
+    await expect(client().verify('gate', { x402Version: 2 }, 2000)).resolves.toEqual({
+      kind: 'throttled',
+      retryAfterSeconds: 5,
+    });
   });
 });
 

@@ -1,10 +1,10 @@
 /*
  * The Crawlgate API calls the middleware makes, over global fetch with a timeout each: the site's
  * terms (in the background), a payment's verification, batched gate counts, and sign-in-with-x proofs. Every
- * answer the gate can act on comes back as a value; anything else (unreachable, timed out, 5xx,
- * 429, a status or body it cannot use) is a CrawlgateApiError, which the gate answers 402 or 503
- * for, never with the page. Error messages name the call and the cause, never the site token or
- * the API URL (which may carry credentials).
+ * answer the gate can act on comes back as a value (a payment's 429 too: it took nothing); anything
+ * else (unreachable, timed out, 5xx, another call's 429, a status or body it cannot use) is a
+ * CrawlgateApiError, which the gate answers 402 or 503 for, never with the page. Error messages
+ * name the call and the cause, never the site token or the API URL (which may carry credentials).
  */
 
 import type {
@@ -57,7 +57,9 @@ export type VerifyAnswer =
   /** 409: the proof paid another gate, or another proof paid (or is paying) this one. */
   | { kind: 'conflict'; detail: string }
   /** 503 that took nothing (`charged: false`): the same proof again after Retry-After. */
-  | { kind: 'not-charged'; detail: string; retryAfterSeconds: number };
+  | { kind: 'not-charged'; detail: string; retryAfterSeconds: number }
+  /** 429: the API's rate limit refused the call before it was acted on (the same proof may be settling from an earlier send). */
+  | { kind: 'throttled'; retryAfterSeconds: number };
 
 export interface ApiClientOptions {
   apiUrl: string;
@@ -209,6 +211,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       } else if (status === 409) {
         const detail = errorDetailOf(body);
         if (detail !== undefined) return { kind: 'conflict', detail };
+      } else if (status === 429 && isApiErrorBody(body)) {
+        return { kind: 'throttled', retryAfterSeconds: retryAfter(answer.headers) };
       } else if (status === 503) {
         const detail = notChargingDetailOf(body);
         // Said to the payer: the site token blanked (before the cut), and no longer than any detail of the API's.

@@ -804,11 +804,6 @@ describe('createCrawlgate', () => {
       ],
       ['used for another gate', { status: 409, body: { detail: 'used' } }, 'duplicate_settlement'],
       ['gone', { status: 404, body: { detail: 'Gate not found or expired' } }, 'payment_expired'],
-      [
-        'refused by the rate limit',
-        { status: 429, headers: { 'retry-after': '30' }, body: { detail: 'slow down' } },
-        'unexpected_settle_error',
-      ],
       ['refused as bad input', { status: 400, body: { detail: 'nested too deep' } }, 'unexpected_settle_error'],
       [
         'refused with a list of problems',
@@ -1040,7 +1035,7 @@ describe('createCrawlgate', () => {
       [402, 402],
       [404, 402],
       [409, 402],
-      [429, 402],
+      [429, 503], // the API's rate limit took nothing, and this payment may be settling: never "failed"
       [500, 503],
       [502, 503],
     ])('never serves a paid body with a valid token under HTTP %i: answers %i', async (status, expected) => {
@@ -1492,6 +1487,49 @@ describe('a settled payment sent again', () => {
       ['paid', 1, '10000'],
       ['token', 2, '0'],
     ]);
+  });
+});
+
+describe("a payment the API's rate limit refuses (429)", () => {
+  const throttled = (retryAfter?: string): FakeAnswer => ({
+    status: 429,
+    ...(retryAfter === undefined ? {} : { headers: { 'retry-after': retryAfter } }),
+    body: { detail: 'ThrottlerException: Too Many Requests' },
+  });
+
+  it("is answered 503 with the API's Retry-After, nothing charged, no failed settlement: never a 402 asking to pay again", async () => {
+    // The same payment resent after a "pending" 503 shares the per-gate 429 bucket with the payer's
+    // polls of verify_url: it may be settling, and a payer told it failed signs a second one.
+    let calls = 0;
+    const { handle, warnings } = setup({}, { verify: (gateId) => (++calls === 1 ? pending(gateId) : throttled('30')) });
+    const payment = paymentV2(respond(await handle('/post/1')).json);
+    expect(respond(await handle('/post/1', { 'payment-signature': payment })).status).toBe(503); // pending
+    const resent = respond(await handle('/post/1', { 'payment-signature': payment }));
+    expect({ status: resent.status, retryAfter: resent.headers['retry-after'], charged: resent.json.charged }).toEqual({
+      status: 503,
+      retryAfter: '30',
+      charged: false,
+    });
+    expect(resent.headers['payment-response']).toBeUndefined();
+    expect(resent.headers['payment-required']).toBeUndefined();
+    expect(warnings.some((warning) => warning.includes('429'))).toBe(true);
+    // An x402 v1 payment alike.
+    const v1 = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+    expect(v1.status).toBe(503);
+    expect(v1.headers['x-payment-response']).toBeUndefined();
+  });
+
+  it.each([
+    ['3600', '60'],
+    [undefined, '5'],
+    ['soon', '5'],
+  ])('bounds its Retry-After as a payment not charged (API: %s → %s)', async (theirs, ours) => {
+    const { handle } = setup({}, { verify: () => throttled(theirs) });
+    const answer = respond(await handle('/post/1', { 'x-payment': paymentV1() }));
+    expect({ status: answer.status, retryAfter: answer.headers['retry-after'] }).toEqual({
+      status: 503,
+      retryAfter: ours,
+    });
   });
 });
 

@@ -593,7 +593,8 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     } catch (error) {
       if (!(error instanceof CrawlgateApiError)) throw error;
       warn(`${error.message}; the page is not served`);
-      // The API refused the call (4xx, 429): nothing was settled. No answer or a 5xx: a settlement may be in flight.
+      // The API refused the call (4xx): nothing was settled. No answer or a 5xx: a settlement may be in flight.
+      // (Its 429 is an answer, 'throttled': this payment may be settling from an earlier send.)
       if (error.status !== undefined && error.status < 500)
         return paymentRequired(
           fresh,
@@ -661,6 +662,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       case 'not-charged':
         // The API took nothing (a payer's settlements at their limit, say): the same payment again later.
         return notCharging(answer.detail, Math.min(answer.retryAfterSeconds, MAX_NOT_CHARGED_RETRY_AFTER_SECONDS));
+      case 'throttled':
+        // The API's rate limit (per gate: a resend of a pending payment shares it with the payer's
+        // polls of verify_url) took nothing, but this very payment may be settling from an earlier
+        // send: as gateBusy(), 503 and no settlement header, never a 402 that has the client pay again.
+        warn(
+          `the API rate-limited a payment's verification (HTTP 429); answered 503 with Retry-After, nothing charged, the page not served`,
+        );
+        return notCharging(
+          'Too many requests for this payment right now; it was not checked now and nothing was charged for this request; retry the same payment later',
+          Math.min(answer.retryAfterSeconds, MAX_NOT_CHARGED_RETRY_AFTER_SECONDS),
+        );
       case 'pending':
         // Not 402: the payment is on its way, and a 402 would make the client sign a second one.
         return settlementPending(gateId, terms, route, answer.retryAfterSeconds);

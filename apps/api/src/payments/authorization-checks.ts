@@ -104,8 +104,8 @@ export function checkTerms(
   }
 }
 
-/** EIP-712 signature by `from`: recovered locally for EOAs, asked of the wallet (ERC-1271/6492) otherwise. */
-export async function checkSignature(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
+/** The EIP-712 TransferWithAuthorization `auth` signs, for our token on this chain. */
+function authorizationTypedData(chain: ChainContext, auth: SignedAuthorization) {
   const { signature: _, ...authorization } = auth;
   const domain = {
     name: chain.usdcName,
@@ -113,11 +113,24 @@ export async function checkSignature(chain: ChainContext, auth: SignedAuthorizat
     chainId: chain.chainId,
     verifyingContract: chain.usdc,
   };
-  const typedData = transferWithAuthorizationTypedData(domain, authorization);
-  if (size(auth.signature) === 65) {
-    const recovered = await recoverTypedDataAddress({ ...typedData, signature: auth.signature }).catch(() => undefined);
-    if (recovered === auth.from) return;
-  }
+  return transferWithAuthorizationTypedData(domain, authorization);
+}
+
+/**
+ * Whether `from` signed `auth` with its own key (a plain ECDSA signature), recovered locally with no
+ * chain call. False says only that the chain must judge it: a smart wallet's (ERC-1271/6492), or junk.
+ */
+export async function isSignedByFromKey(chain: ChainContext, auth: SignedAuthorization): Promise<boolean> {
+  if (size(auth.signature) !== 65) return false;
+  const typedData = authorizationTypedData(chain, auth);
+  const recovered = await recoverTypedDataAddress({ ...typedData, signature: auth.signature }).catch(() => undefined);
+  return recovered === auth.from;
+}
+
+/** EIP-712 signature by `from`: recovered locally for EOAs, asked of the wallet (ERC-1271/6492) otherwise. */
+export async function checkSignature(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
+  if (await isSignedByFromKey(chain, auth)) return;
+  const typedData = authorizationTypedData(chain, auth);
   const valid = await onChain(() =>
     chain.publicClient.verifyTypedData({ ...typedData, address: auth.from, signature: auth.signature }),
   );

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
   formatMicrosUsd,
   isBatchSettlementPayment,
@@ -41,6 +42,7 @@ import {
   checkSignature,
   checkTerms,
   isAuthorizationUsed,
+  isSignedByFromKey,
   settledTransferIndex,
   simulateSettlement,
   toSignedAuthorization,
@@ -65,6 +67,8 @@ import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
+import { spendFromBucket } from '../rate-limit/bucket';
+import { CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT } from '../rate-limit/limits';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -95,9 +99,11 @@ export class PaymentsService {
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
     private readonly payouts: PayoutAddressStore,
+    @InjectThrottlerStorage() private readonly buckets: ThrottlerStorage,
   ) {}
 
-  async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
+  /** `client`: who sent the payment, as CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT counts it (asked only when it counts). */
+  async verify(gateId: string, body: VerifyPaymentDto, client: () => Promise<string>): Promise<VerifyOutcome> {
     if ((body.payment === undefined) === (body.tx_hash === undefined)) {
       throw new ValidationFailed([
         {
@@ -127,7 +133,7 @@ export class PaymentsService {
     if (!voucher && !payment) assertPaysNoOwnAddress(gate, this.chain);
     if (voucher) return this.vouchers.verify(gate, payment, body.payment!, body.recorded_only === true);
     return body.payment !== undefined
-      ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
+      ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true, client)
       : this.verifyTransfer(
           gate,
           payment,
@@ -143,6 +149,7 @@ export class PaymentsService {
     gatePayment: Payment | null,
     raw: unknown,
     recordedOnly: boolean,
+    client: () => Promise<string>,
   ): Promise<VerifyOutcome> {
     const parsed = parsePaymentPayload(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
@@ -174,10 +181,11 @@ export class PaymentsService {
       assertPayable(gatePayment);
 
       checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
+      if (!(await isSignedByFromKey(this.chain, auth))) await this.countChainJudged(await client());
       const refused = this.relayRefusals.isRefused(gate.chainId, payer);
       refused.catch(() => undefined); // awaited below, after the simulation it runs beside
-      // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
-      // settlement. Recovering it here too cost more CPU than any other step of a payment.
+      // The simulation is the signature check that counts: the token verifies it (ECDSA or ERC-1271)
+      // as it will on settlement. The local recovery above only says whether the client's budget pays for it.
       await simulateSettlement(this.chain, auth);
       if (await refused)
         throw new PaymentRejected(
@@ -265,6 +273,20 @@ export class PaymentsService {
     }
     await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
+  }
+
+  /**
+   * One more authorization from `client` that only the chain can judge (its signature is not its
+   * payer's own plain one); 429 once CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT are spent. Nothing was charged.
+   */
+  private countChainJudged(client: string): Promise<void> {
+    const { limit } = CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT;
+    return spendFromBucket(
+      this.buckets,
+      `ChainJudgedAuthorizations-${client}`,
+      CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT,
+      `More than ${limit} authorizations a minute from this client needed the chain to check their signature (a smart wallet's, or one that is not the payer's); nothing was charged, retry later`,
+    );
   }
 
   /**

@@ -37,6 +37,14 @@ export const LimitPerGate = limitPer('gate', trackByGate);
  */
 export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
 /**
+ * EIP-3009 authorizations whose signature is not `from`'s own plain one (a smart wallet's, ERC-1271
+ * or ERC-6492, or junk), per client of POST /v1/gates/{id}/verify: only the token's simulation can
+ * judge them, one eth_call each. Gates cost nothing to get (every 402 mints one), so the route's
+ * limit per gate does not bound them; without this one client could spend the node's quota. A
+ * payer signing for itself is recovered locally and never counted.
+ */
+export const CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT = { limit: 100, ttl: MINUTE };
+/**
  * Metadata: the route's buckets are finer than its credential (named by the caller), so a request
  * whose credential does not authenticate also counts against its IP, at DEFAULT_LIMIT, as it
  * does on every other route (CredentialThrottlerGuard counts it).

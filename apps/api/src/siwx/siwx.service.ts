@@ -16,6 +16,7 @@ import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
+import { spendFromBucket } from '../rate-limit/bucket';
 import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
@@ -124,16 +125,12 @@ export class SiwxService {
   }
 
   /** One more sign-in for this wallet on this site asked of the chain (SIGN_IN_CHAIN_CHECKS_PER_WALLET); 429 once they are spent. */
-  private async countChainCheck(siteId: string, address: string): Promise<void> {
-    const { limit, ttl } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
-    const key = `SiwxChainChecks-site:${siteId}/wallet:${address.toLowerCase()}`;
-    const hits = await this.buckets.increment(key, ttl, limit, ttl, 'default');
-    if (hits.isBlocked)
-      throw new ApiError(
-        429,
-        `More than ${limit} sign-ins a minute for this wallet on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
-        {},
-        { 'retry-after': String(hits.timeToBlockExpire) },
-      );
+  private countChainCheck(siteId: string, address: string): Promise<void> {
+    return spendFromBucket(
+      this.buckets,
+      `SiwxChainChecks-site:${siteId}/wallet:${address.toLowerCase()}`,
+      SIGN_IN_CHAIN_CHECKS_PER_WALLET,
+      `More than ${SIGN_IN_CHAIN_CHECKS_PER_WALLET.limit} sign-ins a minute for this wallet on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
+    );
   }
 }

@@ -13,7 +13,13 @@ import { credentialSubject, type CredentialKind } from '../auth/credentials';
 import type { AuthedRequest } from '../auth/request-context';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
-import { DEFAULT_LIMIT, UNAUTHENTICATED_PER_IP, WALLET_ROUTES_PER_CLIENT } from './limits';
+import {
+  ACROSS_PER_CLIENT,
+  DEFAULT_LIMIT,
+  UNAUTHENTICATED_PER_IP,
+  WALLET_ROUTES_PER_CLIENT,
+  type AcrossPerClient,
+} from './limits';
 import { setCredentialSubject, trackByIp } from './trackers';
 
 /**
@@ -48,6 +54,14 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
             await trackByIp(request),
             DEFAULT_LIMIT,
           );
+        const across = this.reflector.get<AcrossPerClient | undefined>(ACROSS_PER_CLIENT, context.getHandler());
+        if (subject && across)
+          await this.countAcross(
+            context,
+            `${context.getClass().name}-${context.getHandler().name}-across`,
+            await across.getTracker(request),
+            across,
+          );
       } else {
         // A wallet address proves nothing (anyone may send it): its bucket is per client too, so
         // requests naming it from elsewhere never hold its owner off.
@@ -61,7 +75,8 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
 
   /**
    * A bucket across a route's finer ones (WALLET_ROUTES_PER_CLIENT per client IP across every
-   * wallet route and address; UNAUTHENTICATED_PER_IP across a route's visitors); 429
+   * wallet route and address; UNAUTHENTICATED_PER_IP across a route's visitors; ACROSS_PER_CLIENT,
+   * such as a sign-in's visitor across the wallets it names); 429
    * with Retry-After once spent. It sets no X-RateLimit headers: those speak of the finer bucket,
    * the one the spec names, on its 429s too.
    */

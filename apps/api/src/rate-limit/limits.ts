@@ -2,7 +2,7 @@ import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { SkipThrottle, Throttle } from '@nestjs/throttler';
 import { RATE_LIMIT_EXTENSION, type RateLimitDoc } from '../openapi/standard-answers';
-import { trackByCredential, trackByGate, trackByIp, trackBySignInVisitor } from './trackers';
+import { trackByCredential, trackByGate, trackByIp, trackBySignInClient, trackBySignInVisitor } from './trackers';
 
 const MINUTE = 60_000;
 
@@ -45,18 +45,44 @@ export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
  */
 export const CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT = { limit: 100, ttl: MINUTE };
 /**
+ * Sign-ins per site and visitor the middleware names (client_ip), across every wallet its proofs
+ * name; per site when it names none. The wallet is the proof's pick (any fresh key), so the
+ * per-wallet bucket (LimitPerSignInVisitor) alone let one visitor have the middleware forward
+ * sign-ins without end (each a nonce MAC, a payments query, and an API call slot payments share).
+ */
+export const SIGN_INS_PER_VISITOR = { limit: 300, ttl: MINUTE };
+/**
  * Metadata: the route's buckets are finer than its credential (named by the caller), so a request
  * whose credential does not authenticate also counts against its IP, at DEFAULT_LIMIT, as it
  * does on every other route (CredentialThrottlerGuard counts it).
  */
 export const UNAUTHENTICATED_PER_IP = 'crawlgate:unauthenticated-per-ip';
+/**
+ * Metadata: a bucket across the route's finer ones, counted (by CredentialThrottlerGuard) for a
+ * credential that authenticates; one that does not counts against the IP (UNAUTHENTICATED_PER_IP).
+ */
+export const ACROSS_PER_CLIENT = 'crawlgate:across-per-client';
+export interface AcrossPerClient {
+  limit: number;
+  ttl: number;
+  getTracker: typeof trackByIp;
+}
 
 /** Sign-ins per wallet the proof names and visitor the middleware names, within the site token's credential. */
 export const LimitPerSignInVisitor = (limit: number) =>
   applyDecorators(
     Throttle({ default: { limit, ttl: MINUTE, getTracker: trackBySignInVisitor } }),
     SetMetadata(UNAUTHENTICATED_PER_IP, true),
-    ApiExtension(RATE_LIMIT_EXTENSION, { limit, window_seconds: MINUTE / 1000, per: 'visitor' } satisfies RateLimitDoc),
+    SetMetadata(ACROSS_PER_CLIENT, {
+      ...SIGN_INS_PER_VISITOR,
+      getTracker: trackBySignInClient,
+    } satisfies AcrossPerClient),
+    ApiExtension(RATE_LIMIT_EXTENSION, {
+      limit,
+      window_seconds: MINUTE / 1000,
+      per: 'visitor',
+      per_client: SIGN_INS_PER_VISITOR.limit,
+    } satisfies RateLimitDoc),
   );
 /**
  * X-Confirm-Password checks per publisher, right or wrong, whatever key or address asks: the

@@ -61,12 +61,23 @@ export const trackBySiteTokenOrIp = async (db: Database, request: FastifyRequest
  * under a payer's address still spends that payer's budget.)
  */
 export const trackBySignInVisitor = async (request: Request): Promise<string> => {
-  const body = request.body as { proof?: unknown; client_ip?: unknown } | undefined;
+  const body = request.body as { proof?: unknown } | undefined;
   const address = readSiwxProof(body?.proof)?.address;
-  const client = typeof body?.client_ip === 'string' && isIP(body.client_ip) ? body.client_ip : undefined;
   return [
     await trackByCredential(request),
     ...(address ? [`wallet:${address.toLowerCase()}`] : []),
-    ...(client ? [`client:${normalizeIp(client, DEFAULT_IPV6_SUBNET_PREFIX)}`] : []),
+    ...signInClient(request),
   ].join('/');
 };
+
+/** A sign-in's visitor across the wallets its proofs name: the client address the middleware names, within the credential. */
+export const trackBySignInClient = async (request: Request): Promise<string> =>
+  [await trackByCredential(request), ...signInClient(request)].join('/');
+
+/** The client address the middleware names in a sign-in's body, as a tracker part; none when it names none. */
+function signInClient(request: Request): string[] {
+  const client = (request.body as { client_ip?: unknown } | undefined)?.client_ip;
+  return typeof client === 'string' && isIP(client)
+    ? [`client:${normalizeIp(client, DEFAULT_IPV6_SUBNET_PREFIX)}`]
+    : [];
+}

@@ -21,7 +21,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { deployTestWallet, fundUsdc, newWallet, signPayment, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { SIGN_IN_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
+import { SIGN_IN_CHAIN_CHECKS_PER_WALLET, SIGN_INS_PER_VISITOR } from '../rate-limit/limits';
 
 describe('POST /v1/access-tokens/siwx', () => {
   let app: TestApp;
@@ -315,6 +315,32 @@ describe('POST /v1/access-tokens/siwx', () => {
     const fresh = await prove(terms('/articles/paid'), newWallet());
     expect((await ask(fresh, '/articles/paid', site.siteToken, 'not an address')).status).toBe(422);
   });
+
+  it('holds one visitor to SIGN_INS_PER_VISITOR across every wallet its proofs name; per site when the middleware names none', async () => {
+    // The wallet is the proof's pick: per wallet alone, a fresh one per proof was a fresh bucket each time.
+    const { site: visited } = await pricedSite(app, payee);
+    const freshWalletProof = () =>
+      prove(
+        terms('/articles/paid', { domain: visited.domain, siteId: visited.siteId, secret: visited.secret }),
+        newWallet(),
+      );
+    const { limit } = SIGN_INS_PER_VISITOR;
+    const signIns = async (count: number, client?: string) => {
+      const proofs = await Promise.all(Array.from({ length: count }, freshWalletProof));
+      const statuses: number[] = [];
+      for (const proof of proofs) statuses.push((await ask(proof, '/articles/paid', visited.siteToken, client)).status);
+      return statuses;
+    };
+    expect(await signIns(limit, '203.0.113.9')).toEqual(Array(limit).fill(402));
+    const over = await ask(await freshWalletProof(), '/articles/paid', visited.siteToken, '203.0.113.9');
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another visitor of the site is not held off.
+    expect(await signIns(1, '203.0.113.10')).toEqual([402]);
+    // Named by no middleware: the site's sign-ins share one such budget.
+    expect(await signIns(limit - 1)).toEqual(Array(limit - 1).fill(402));
+    expect(await signIns(2)).toEqual([402, 429]);
+  }, 120_000);
 
   it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers are not held off', async () => {
     // Proofs posing under a smart-wallet payer's public address, each from another visitor: every one

@@ -14,7 +14,11 @@ export class AccessTokensController {
   @Post('verify')
   @HttpCode(200)
   @SiteTokenAuth()
-  @ApiOperation({ summary: 'Check an access token for the site that owns the site token' })
+  @ApiOperation({
+    summary: 'Check an access token for the site that owns the site token',
+    description:
+      'Counted against the site token, 100 a minute for all its visitors together: a site relaying every token its visitors send lets strangers’ junk spend the budget of its payers. Check tokens locally instead (`verifyAccessToken` with the site’s secrets, as the middleware does): no call, no budget.',
+  })
   @ApiResponse({
     status: 200,
     type: AccessTokenCheckView,

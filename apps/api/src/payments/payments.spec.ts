@@ -31,7 +31,7 @@ import {
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { freshIp, openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT } from '../rate-limit/limits';
+import { CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT, DEFAULT_LIMIT } from '../rate-limit/limits';
 import {
   deployTestWallet,
   fundEth,
@@ -942,6 +942,22 @@ describe('paying a gate', () => {
     const signedWith = <T extends { id: string }>(gate: T, secret: string): T => ({
       ...gate,
       id: signGate(readGate(gate.id)!, secret),
+    });
+
+    it("are checked 100 a minute per site, every visitor's together: strangers' junk relayed by a site spends them (README: verify locally)", async () => {
+      const { site: relaying } = await pricedSite(app, payee);
+      const junk = (i: number) => checkToken(`eyJ${'a'.repeat(20)}${i}.${'b'.repeat(43)}`, '/a', relaying.siteToken);
+      for (let i = 0; i < DEFAULT_LIMIT.limit; i++) expect((await junk(i)).status).toBe(200);
+      const now = Math.floor(Date.now() / 1000);
+      const paid = signAccessToken(
+        { gate_id: 'g', site_id: relaying.siteId, url: '/a', kid: relaying.kid, iat: now, exp: now + 1800 },
+        relaying.secret,
+      );
+      expect((await checkToken(paid, '/a', relaying.siteToken)).status).toBe(429);
+      // What the middleware does instead: no API call, no budget.
+      expect(verifyAccessToken(paid, { secret: relaying.secret, siteId: relaying.siteId, url: '/a' })).toMatchObject({
+        valid: true,
+      });
     });
 
     it('are checked only with a valid site token', async () => {

@@ -1,10 +1,7 @@
-import { Body, Controller, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database } from '../db/database';
-import { DATABASE } from '../db/tokens';
+import type { FastifyReply } from 'fastify';
 import { LimitPerGate } from '../rate-limit/limits';
-import { trackBySiteTokenOrIp } from '../rate-limit/trackers';
 import { PaidView, PaymentRejectedView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { PaymentsService } from './payments.service';
 
@@ -12,17 +9,8 @@ import { PaymentsService } from './payments.service';
 @ApiExtraModels(PaidView, RefundedView)
 @Controller('gates/:id/verify')
 export class PaymentsController {
-  constructor(
-    private readonly payments: PaymentsService,
-    @Inject(DATABASE) private readonly db: Database,
-  ) {}
+  constructor(private readonly payments: PaymentsService) {}
 
-  /**
-   * Rate limit: 50 a minute per gate. Gates cost nothing to get, so an authorization only the chain
-   * can judge (its signature not its payer's own plain one: a smart wallet's, or junk) is also
-   * counted per client, CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT, then 429 (nothing charged); a payer
-   * signing for itself never is.
-   */
   @Post()
   @LimitPerGate(50)
   @ApiOperation({ summary: 'Pay a gate: an x402 payment, or a USDC transfer already sent; an access token' })
@@ -71,11 +59,9 @@ export class PaymentsController {
   async verify(
     @Param('id') id: string,
     @Body() body: VerifyPaymentDto,
-    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PaidView | PendingView | RefundedView> {
-    // Looked up only for a payment the chain must judge: a payer signing for itself costs no query.
-    const outcome = await this.payments.verify(id, body, () => trackBySiteTokenOrIp(this.db, request));
+    const outcome = await this.payments.verify(id, body);
     void reply.header('cache-control', 'no-store');
     if (outcome.kind === 'pending') void reply.status(202).header('retry-after', '5');
     else void reply.status(200);

@@ -34,7 +34,7 @@ import {
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { PayoutAddressStore } from '../publishers/payout-address.store';
-import { conflict, notCharged, notFound } from '../http/api-error';
+import { ApiError, conflict, notCharged, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -67,8 +67,8 @@ import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
-import { spendFromBucket } from '../rate-limit/bucket';
-import { CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT } from '../rate-limit/limits';
+import { HeldOff } from '../rate-limit/held-off';
+import { REFUSED_SIMULATIONS_PER_SITE } from '../rate-limit/limits';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -102,8 +102,10 @@ export class PaymentsService {
     @InjectThrottlerStorage() private readonly buckets: ThrottlerStorage,
   ) {}
 
-  /** `client`: who sent the payment, as CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT counts it (asked only when it counts). */
-  async verify(gateId: string, body: VerifyPaymentDto, client: () => Promise<string>): Promise<VerifyOutcome> {
+  /** Sites past REFUSED_SIMULATIONS_PER_SITE, as this instance last counted. */
+  private readonly refusingSites = new HeldOff();
+
+  async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
     if ((body.payment === undefined) === (body.tx_hash === undefined)) {
       throw new ValidationFailed([
         {
@@ -133,7 +135,7 @@ export class PaymentsService {
     if (!voucher && !payment) assertPaysNoOwnAddress(gate, this.chain);
     if (voucher) return this.vouchers.verify(gate, payment, body.payment!, body.recorded_only === true);
     return body.payment !== undefined
-      ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true, client)
+      ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
       : this.verifyTransfer(
           gate,
           payment,
@@ -149,7 +151,6 @@ export class PaymentsService {
     gatePayment: Payment | null,
     raw: unknown,
     recordedOnly: boolean,
-    client: () => Promise<string>,
   ): Promise<VerifyOutcome> {
     const parsed = parsePaymentPayload(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
@@ -181,12 +182,15 @@ export class PaymentsService {
       assertPayable(gatePayment);
 
       checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
-      if (!(await isSignedByFromKey(this.chain, auth))) await this.countChainJudged(await client());
+      await this.assertChainMayJudge(gate.siteId, auth);
       const refused = this.relayRefusals.isRefused(gate.chainId, payer);
       refused.catch(() => undefined); // awaited below, after the simulation it runs beside
-      // The simulation is the signature check that counts: the token verifies it (ECDSA or ERC-1271)
-      // as it will on settlement. The local recovery above only says whether the client's budget pays for it.
-      await simulateSettlement(this.chain, auth);
+      // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
+      // settlement. Recovering it here too cost more CPU than any other step of a payment.
+      await simulateSettlement(this.chain, auth).catch(async (error: unknown) => {
+        if (error instanceof PaymentRejected) await this.countRefusedSimulation(gate.siteId);
+        throw error;
+      });
       if (await refused)
         throw new PaymentRejected(
           RELAY_REASONS.refused,
@@ -276,17 +280,27 @@ export class PaymentsService {
   }
 
   /**
-   * One more authorization from `client` that only the chain can judge (its signature is not its
-   * payer's own plain one); 429 once CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT are spent. Nothing was charged.
+   * While the gate's site is past REFUSED_SIMULATIONS_PER_SITE, only an authorization signed with its
+   * payer's own key (recovered locally: this costs CPU only then) goes on to the chain; another (a
+   * smart wallet's, or junk) is 429, nothing charged. Junk costs an eth_call each, and gates cost
+   * nothing to get, so the route's limit per gate bounds none of it.
    */
-  private countChainJudged(client: string): Promise<void> {
-    const { limit } = CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT;
-    return spendFromBucket(
-      this.buckets,
-      `ChainJudgedAuthorizations-${client}`,
-      CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT,
-      `More than ${limit} authorizations a minute from this client needed the chain to check their signature (a smart wallet's, or one that is not the payer's); nothing was charged, retry later`,
+  private async assertChainMayJudge(siteId: string, auth: SignedAuthorization): Promise<void> {
+    if (!this.refusingSites.isHeldOff(siteId) || (await isSignedByFromKey(this.chain, auth))) return;
+    const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
+    throw new ApiError(
+      429,
+      `More than ${limit} payments to this site's gates were refused by the token in ${ttl / 60_000} minute; until that passes, only a payer's own plain signature is checked: nothing was charged, retry later`,
+      {},
+      { 'retry-after': '60' },
     );
+  }
+
+  /** One more authorization for the site's gates that the token's simulation refused; past the budget, the site is held off here. */
+  private async countRefusedSimulation(siteId: string): Promise<void> {
+    const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
+    const hits = await this.buckets.increment(`RefusedSimulations-site:${siteId}`, ttl, limit, ttl, 'default');
+    if (hits.isBlocked) this.refusingSites.holdOff(siteId, Date.now() + hits.timeToBlockExpire * 1000);
   }
 
   /**

@@ -31,7 +31,7 @@ import {
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { freshIp, openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT, DEFAULT_LIMIT } from '../rate-limit/limits';
+import { DEFAULT_LIMIT, REFUSED_SIMULATIONS_PER_SITE } from '../rate-limit/limits';
 import {
   deployTestWallet,
   fundEth,
@@ -883,58 +883,43 @@ describe('paying a gate', () => {
     expect((await verify(other.id, {})).status).toBe(422);
   });
 
-  it('asks the chain about at most CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT signatures not by `from` a minute per client, whatever gates they name', async () => {
+  it('asks the chain about at most REFUSED_SIMULATIONS_PER_SITE refused authorizations a minute per site, from any address, then only about payers signing for themselves', async () => {
     // Gates are free (every 402 mints one), and a stranger's signature under sound terms is refused
-    // only by the token's simulation: counted per gate, one client could spend the node's quota.
-    const ip = freshIp();
-    const { limit } = CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT;
+    // only by the token's simulation: counted per gate, anyone could spend the node's quota.
+    const { site: attacked } = await pricedSite(app, payee);
+    const { limit } = REFUSED_SIMULATIONS_PER_SITE;
     const simulate = jest.spyOn(app.chain.publicClient, 'simulateContract');
-    const junk = async (i: number, from = ip) => {
-      const gate = await openGate(app, site, `/article/junk-${i}`);
+    const junk = async (i: number, target = attacked) => {
+      const gate = await openGate(app, target, `/article/junk-${i}`);
       const payment = await signPayment(app, newWallet(), gate, { signer: newWallet() });
       return app.call('POST', `/v1/gates/${gate.id}/verify`, {
         body: { payment },
-        headers: { 'x-forwarded-for': from },
+        headers: { 'x-forwarded-for': freshIp() },
       });
     };
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < limit; i++) statuses.push((await junk(i)).status);
-      expect(statuses).toEqual(Array(limit).fill(402));
-      const over = await junk(limit);
-      expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/chain/) } });
+      // The count answers "over" on the refusal past the budget; the site is held off from then.
+      for (let i = 0; i <= limit; i++) statuses.push((await junk(i)).status);
+      expect(statuses).toEqual(Array(limit + 1).fill(402));
+      const over = await junk(limit + 1);
+      expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/refused by the token/) } });
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(simulate).toHaveBeenCalledTimes(limit);
-      // Another client's bucket is its own.
-      expect((await junk(limit + 1, freshIp())).status).toBe(402);
+      expect(simulate).toHaveBeenCalledTimes(limit + 1);
+      // Another site's gates are judged as before.
+      expect((await junk(limit + 2, site)).status).toBe(402);
     } finally {
       simulate.mockRestore();
     }
-    // A payer signing for itself (recovered locally) never spends from it, from the same client.
+    // A payer signing for itself (recovered locally while the site is held off) still pays.
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
-    const gate = await openGate(app, site, '/article/junk-then-paid');
+    const gate = await openGate(app, attacked, '/article/junk-then-paid');
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
       body: { payment: await signPayment(app, payer, gate) },
-      headers: { 'x-forwarded-for': ip },
+      headers: { 'x-forwarded-for': freshIp() },
     });
     expect(paid.status).toBe(200);
-  });
-
-  it("counts the authorizations a site's middleware relays against the site's token, from whatever address", async () => {
-    const { site: relaying } = await pricedSite(app, payee);
-    const { limit } = CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT;
-    const junk = async (i: number) => {
-      const gate = await openGate(app, relaying, `/article/relayed-${i}`);
-      const payment = await signPayment(app, newWallet(), gate, { signer: newWallet() });
-      return app.call('POST', `/v1/gates/${gate.id}/verify`, {
-        body: { payment },
-        headers: { 'x-site-token': relaying.siteToken, 'x-forwarded-for': freshIp() },
-      });
-    };
-    const statuses: number[] = [];
-    for (let i = 0; i <= limit; i++) statuses.push((await junk(i)).status);
-    expect(statuses).toEqual([...Array(limit).fill(402), 429]);
   });
 
   describe('access tokens', () => {

@@ -37,13 +37,12 @@ export const LimitPerGate = limitPer('gate', trackByGate);
  */
 export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
 /**
- * EIP-3009 authorizations whose signature is not `from`'s own plain one (a smart wallet's, ERC-1271
- * or ERC-6492, or junk), per client of POST /v1/gates/{id}/verify: only the token's simulation can
- * judge them, one eth_call each. Gates cost nothing to get (every 402 mints one), so the route's
- * limit per gate does not bound them; without this one client could spend the node's quota. A
- * payer signing for itself is recovered locally and never counted.
+ * EIP-3009 authorizations for a site's gates that the token's simulation refused (junk: one eth_call
+ * each), per minute and site. Gates cost nothing to get (every 402 mints one), so the verify route's
+ * limit per gate does not bound them; past this one, until the minute is over, only authorizations
+ * signed with their payer's own key reach the chain for that site (PaymentsService.assertChainMayJudge).
  */
-export const CHAIN_JUDGED_AUTHORIZATIONS_PER_CLIENT = { limit: 100, ttl: MINUTE };
+export const REFUSED_SIMULATIONS_PER_SITE = { limit: 100, ttl: MINUTE };
 /**
  * Sign-ins per site and visitor the middleware names (client_ip), across every wallet its proofs
  * name; per site when it names none. The wallet is the proof's pick (any fresh key), so the

@@ -1,9 +1,6 @@
 import { DEFAULT_IPV6_SUBNET_PREFIX, normalizeIp, type ThrottlerGetTrackerFunction } from '@nestjs/throttler';
 import { readSiwxProof } from '@crawlgate/core';
-import type { FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
-import { credentialSubject } from '../auth/credentials';
-import type { Database } from '../db/database';
 
 /*
  * Who a request counts against, per the spec's scopes. The throttler hashes the tracker into its
@@ -41,17 +38,6 @@ export const trackByGate = async (request: Request): Promise<string> => `gate:${
 /** The default scope: the credential the route checks, once it authenticates; else the IP. */
 export const trackByCredential = async (request: Request): Promise<string> =>
   subjects.get(request) ?? trackByIp(request);
-
-/**
- * Who sends a payment to POST /v1/gates/{id}/verify, a route that takes no credential: the site
- * whose token it carries, when that authenticates, else its IP (a made-up token opens no bucket). A
- * site's middleware relays all its visitors' payments from its own address and names none of them,
- * so the site answers for what it relays; an agent paying on its own is counted by its address.
- * No visitor address the caller names splits it: unlike a sign-in's, it would be the caller's pick,
- * each fresh one a fresh bucket (the middleware sends none here).
- */
-export const trackBySiteTokenOrIp = async (db: Database, request: FastifyRequest): Promise<string> =>
-  (await credentialSubject(db, request, 'site')) ?? trackByIp(request);
 
 /**
  * A sign-in's visitor, within the credential: the wallet the proof names and the client address

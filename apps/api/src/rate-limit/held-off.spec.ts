@@ -1,0 +1,23 @@
+import { HeldOff } from './held-off';
+
+describe('HeldOff', () => {
+  it('holds a key off until its time, then forgets it', () => {
+    let now = 1_000;
+    const heldOff = new HeldOff(10, () => now);
+    expect(heldOff.isHeldOff('site-a')).toBe(false);
+    heldOff.holdOff('site-a', 61_000);
+    expect(heldOff.isHeldOff('site-a')).toBe(true);
+    expect(heldOff.isHeldOff('site-b')).toBe(false);
+    now = 61_000;
+    expect(heldOff.isHeldOff('site-a')).toBe(false);
+  });
+
+  it('lets the key held off longest ago go first when full', () => {
+    const heldOff = new HeldOff(2, () => 0);
+    heldOff.holdOff('a', 100);
+    heldOff.holdOff('b', 100);
+    heldOff.holdOff('a', 200); // held off again: now the newest
+    heldOff.holdOff('c', 100);
+    expect(['a', 'b', 'c'].map((key) => heldOff.isHeldOff(key))).toEqual([true, false, true]);
+  });
+});

@@ -1,0 +1,27 @@
+/**
+ * Keys held off until a time, in this process: what a shared bucket answered when this process
+ * last counted in it, kept so that the requests between two counts need not ask. Bounded: when
+ * full, the key held off longest ago goes first.
+ */
+export class HeldOff {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly maxKeys = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  isHeldOff(key: string): boolean {
+    const until = this.until.get(key);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.until.delete(key);
+    return false;
+  }
+
+  holdOff(key: string, untilMs: number): void {
+    this.until.delete(key);
+    if (this.until.size >= this.maxKeys) this.until.delete(this.until.keys().next().value as string);
+    this.until.set(key, untilMs);
+  }
+}

@@ -185,7 +185,9 @@ describe.each(LENIENT_FRAMEWORKS)('$name ($routing)', (framework) => {
       },
     );
     expect(answers.filter(served)).toHaveLength(0);
-    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([402]));
+    // 402 each, until the site's refused payments pass the API's budget (every framework here pays
+    // the one site, the later ones while it is held off): the API then answers 429 and the gate 503.
+    expect([...new Set(answers.map((a) => a.status))].filter((status) => status !== 402 && status !== 503)).toEqual([]);
   });
 
   it('never lets a paid payment header open another path, nor the same path for another visitor', async () => {

@@ -187,15 +187,19 @@ export class PaymentsService {
       refused.catch(() => undefined); // awaited below, after the simulation it runs beside
       // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
       // settlement. Recovering it here too cost more CPU than any other step of a payment.
+      // Every simulation that fails counts, a timeout or a node's refusal as much as the token's: a
+      // smart wallet's signature check can be made to run until the call times out.
       await simulateSettlement(this.chain, auth).catch(async (error: unknown) => {
-        if (error instanceof PaymentRejected) await this.countRefusedSimulation(gate.siteId);
+        await this.countRefusedSimulation(gate.siteId).catch(() => undefined);
         throw error;
       });
-      if (await refused)
+      if (await refused) {
+        await this.countRefusedSimulation(gate.siteId).catch(() => undefined);
         throw new PaymentRejected(
           RELAY_REASONS.refused,
           'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
         );
+      }
       // Gas and fees are estimated while the claim is written and the balance read, and used only if
       // both let the settlement go. An estimate that failed meanwhile is made again when sending, as
       // it always was, so its failure is judged there and then.
@@ -286,17 +290,18 @@ export class PaymentsService {
    * nothing to get, so the route's limit per gate bounds none of it.
    */
   private async assertChainMayJudge(siteId: string, auth: SignedAuthorization): Promise<void> {
-    if (!this.refusingSites.isHeldOff(siteId) || (await isSignedByFromKey(this.chain, auth))) return;
+    const heldOffMs = this.refusingSites.heldOffFor(siteId);
+    if (heldOffMs === 0 || (await isSignedByFromKey(this.chain, auth))) return;
     const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
     throw new ApiError(
       429,
-      `More than ${limit} payments to this site's gates were refused by the token in ${ttl / 60_000} minute; until that passes, only a payer's own plain signature is checked: nothing was charged, retry later`,
+      `More than ${limit} payments to this site's gates were refused in ${ttl / 60_000} minute; until that passes, only a payer's own plain signature is checked: nothing was charged, retry later`,
       {},
-      { 'retry-after': '60' },
+      { 'retry-after': String(Math.ceil(heldOffMs / 1000)) },
     );
   }
 
-  /** One more authorization for the site's gates that the token's simulation refused; past the budget, the site is held off here. */
+  /** One more authorization for the site's gates refused by its simulation (or its payer's relay record); past the budget, the site is held off here. */
   private async countRefusedSimulation(siteId: string): Promise<void> {
     const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
     const hits = await this.buckets.increment(`RefusedSimulations-site:${siteId}`, ttl, limit, ttl, 'default');

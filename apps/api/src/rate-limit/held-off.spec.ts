@@ -4,12 +4,12 @@ describe('HeldOff', () => {
   it('holds a key off until its time, then forgets it', () => {
     let now = 1_000;
     const heldOff = new HeldOff(10, () => now);
-    expect(heldOff.isHeldOff('site-a')).toBe(false);
+    expect(heldOff.heldOffFor('site-a')).toBe(0);
     heldOff.holdOff('site-a', 61_000);
-    expect(heldOff.isHeldOff('site-a')).toBe(true);
-    expect(heldOff.isHeldOff('site-b')).toBe(false);
+    expect(heldOff.heldOffFor('site-a')).toBe(60_000);
+    expect(heldOff.heldOffFor('site-b')).toBe(0);
     now = 61_000;
-    expect(heldOff.isHeldOff('site-a')).toBe(false);
+    expect(heldOff.heldOffFor('site-a')).toBe(0);
   });
 
   it('lets the key held off longest ago go first when full', () => {
@@ -18,6 +18,6 @@ describe('HeldOff', () => {
     heldOff.holdOff('b', 100);
     heldOff.holdOff('a', 200); // held off again: now the newest
     heldOff.holdOff('c', 100);
-    expect(['a', 'b', 'c'].map((key) => heldOff.isHeldOff(key))).toEqual([true, false, true]);
+    expect(['a', 'b', 'c'].map((key) => heldOff.heldOffFor(key) > 0)).toEqual([true, false, true]);
   });
 });

@@ -11,12 +11,14 @@ export class HeldOff {
     private readonly now: () => number = Date.now,
   ) {}
 
-  isHeldOff(key: string): boolean {
+  /** How long `key` stays held off, in ms; 0 when it is not. */
+  heldOffFor(key: string): number {
     const until = this.until.get(key);
-    if (until === undefined) return false;
-    if (until > this.now()) return true;
+    if (until === undefined) return 0;
+    const left = until - this.now();
+    if (left > 0) return left;
     this.until.delete(key);
-    return false;
+    return 0;
   }
 
   holdOff(key: string, untilMs: number): void {

@@ -190,11 +190,11 @@ export class PaymentsService {
       // Every simulation that fails counts, a timeout or a node's refusal as much as the token's: a
       // smart wallet's signature check can be made to run until the call times out.
       await simulateSettlement(this.chain, auth).catch(async (error: unknown) => {
-        await this.countRefusedSimulation(gate.siteId).catch(() => undefined);
+        await this.countRefusedSimulation(gate.siteId);
         throw error;
       });
       if (await refused) {
-        await this.countRefusedSimulation(gate.siteId).catch(() => undefined);
+        await this.countRefusedSimulation(gate.siteId);
         throw new PaymentRejected(
           RELAY_REASONS.refused,
           'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
@@ -304,8 +304,11 @@ export class PaymentsService {
   /** One more authorization for the site's gates refused by its simulation (or its payer's relay record); past the budget, the site is held off here. */
   private async countRefusedSimulation(siteId: string): Promise<void> {
     const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
-    const hits = await this.buckets.increment(`RefusedSimulations-site:${siteId}`, ttl, limit, ttl, 'default');
-    if (hits.isBlocked) this.refusingSites.holdOff(siteId, Date.now() + hits.timeToBlockExpire * 1000);
+    // A count the storage failed to take is lost, never put in place of the payment's own answer.
+    const hits = await this.buckets
+      .increment(`RefusedSimulations-site:${siteId}`, ttl, limit, ttl, 'default')
+      .catch(() => undefined);
+    if (hits?.isBlocked) this.refusingSites.holdOff(siteId, Date.now() + hits.timeToBlockExpire * 1000);
   }
 
   /**

@@ -5,7 +5,6 @@
 
 import { BOT_CATALOGUE_ENTRIES, MAX_WEB_BOT_AUTH_LIFETIME_SECONDS, signatureAgentOrigin } from '@crawlgate/core';
 import { createKeyDirectory } from './key-directory';
-import { runtimeKeyDirectoryFetch } from './runtime-fetch';
 import { createNonceMemory } from './nonce-memory';
 import type { ReplayStore } from './replay-store';
 import { createSignatureVerifier, siteAuthority, type SignatureCheck, type SignedRequest } from './verify-request';
@@ -98,7 +97,7 @@ const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::\d{1,5})?$/
 export function createWebBotAuth(
   options: WebBotAuthOptions = {},
   siteDomain?: () => string | undefined,
-  warn: (message: string) => void = (message) => console.warn(`crawlgate: ${message}`),
+  warn?: (message: string) => void,
 ): WebBotAuth {
   const aliases = (options.hosts ?? []).map((host) => {
     if (typeof host !== 'string' || !HOST.test(host))
@@ -149,10 +148,8 @@ export function createWebBotAuth(
     options[name] === undefined ? undefined : wholeNumberOption(name, options[name], min, max);
   const directory = createKeyDirectory({
     pinnedOrigins: knownSigners,
-    // Tests that allow loopback directories fetch them with the global fetch, as the option says.
-    fetch:
-      options.fetch ??
-      (allowLoopback ? (input, init) => globalThis.fetch(input, init) : runtimeKeyDirectoryFetch(warn)),
+    fetch: options.fetch,
+    warn,
     timeoutMs: optional('directoryTimeoutMs', 1, MAX_WAIT_MS),
     maxBytes: optional('directoryMaxBytes', 1, MAX_DIRECTORY_BYTES),
     ttlMs: optional('directoryTtlMs', 1, MAX_DIRECTORY_TTL_MS),

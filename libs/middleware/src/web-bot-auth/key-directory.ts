@@ -23,9 +23,16 @@ import {
   withinDeadline,
   type WebCryptoKey,
 } from '@crawlgate/core';
+import { runtimeKeyDirectoryFetch } from './runtime-fetch';
 
 export interface KeyDirectoryOptions {
+  /**
+   * Default: the runtime's where it cannot reach the site's own network, else none
+   * (runtimeKeyDirectoryFetch); the global one with allowLoopback (tests).
+   */
   fetch?: typeof fetch;
+  /** Told once when this runtime fetches no directory by default; default console.warn. */
+  warn?: (message: string) => void;
   /** Per fetch, body included; default 1000 ms. */
   timeoutMs?: number;
   /** Default 64 KiB. */
@@ -86,7 +93,11 @@ const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 86_400_000;
 
 export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirectory {
-  const http = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const http =
+    options.fetch ??
+    (options.allowLoopback
+      ? (input, init) => globalThis.fetch(input, init)
+      : runtimeKeyDirectoryFetch(options.warn ?? ((message) => console.warn(`crawlgate: ${message}`))));
   const timeoutMs = options.timeoutMs ?? 1000;
   const maxBytes = options.maxBytes ?? 65_536;
   const maxKeys = options.maxKeys ?? 32;

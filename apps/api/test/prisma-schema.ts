@@ -70,15 +70,19 @@ export function readPrismaSchema(file = join(__dirname, '../../../prisma/schema.
       const column = /@map\("([^"]+)"\)/.exec(line)?.[1] ?? name;
       columnOf.set(name, column);
       const native = /@db\.(\w+)(?:\((\d+)(?:,\s*\d+)?\))?/.exec(line);
-      const dataType = enums.has(baseType)
-        ? 'USER-DEFINED'
-        : native && NATIVE[native[1]]
-          ? NATIVE[native[1]]
-          : SCALARS[baseType];
+      // A scalar list: Prisma creates the column as a nullable array (its default fills new rows).
+      const list = rawType.endsWith('[]');
+      const dataType = list
+        ? 'ARRAY'
+        : enums.has(baseType)
+          ? 'USER-DEFINED'
+          : native && NATIVE[native[1]]
+            ? NATIVE[native[1]]
+            : SCALARS[baseType];
       if (!dataType) throw new Error(`prisma-schema reader: unknown type ${rawType} on ${model}.${name}`);
       const length =
         native && (native[1] === 'Char' || native[1] === 'VarChar') && native[2] ? Number(native[2]) : undefined;
-      columns.push({ column, dataType, nullable: rawType.endsWith('?'), ...(length ? { length } : {}) });
+      columns.push({ column, dataType, nullable: list || rawType.endsWith('?'), ...(length ? { length } : {}) });
       if (/@id\b/.test(line) || /@unique\b/.test(line)) uniques.push([column]);
     }
     for (const match of body.matchAll(/@@(?:id|unique)\(\[([^\]]+)\]/g)) {

@@ -38,6 +38,8 @@ export interface ClaimRecord extends ReceiverClaims {
 export interface SentTransaction {
   txHash: string;
   nonce: number | null;
+  /** When it was written down, just before its broadcast: one pending too long is re-priced. */
+  createdAt: Date;
 }
 
 /** A settle transaction of ours, as channel_settles records it once signed. */
@@ -587,7 +589,7 @@ export class ChannelStore {
   claimsOnTheirWay(of: ReceiverClaims): Promise<SentTransaction[]> {
     return this.db.prisma.channelClaim.findMany({
       where: { ...of, landedAt: null },
-      select: { txHash: true, nonce: true },
+      select: { txHash: true, nonce: true, createdAt: true },
       orderBy: { createdAt: 'asc' },
     });
   }
@@ -607,6 +609,22 @@ export class ChannelStore {
       await this.db.prisma.channelClaim.deleteMany({
         where: { chainId, nonce: landed.nonce, landedAt: null, NOT: { txHash } },
       });
+  }
+
+  /**
+   * The claim `replaced`, re-priced at its nonce (fee-bump.ts), about to be broadcast as `txHash`:
+   * written down as a copy of it before it is sent. Whichever of the two lands is recorded and the
+   * other dropped (recordClaimLanded, onItsWay); the claim it copies must still be on its way.
+   */
+  async recordClaimReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
+    const rows = await this.db.sql.query(
+      `INSERT INTO channel_claims (id, chain_id, receiver, token, tx_hash, channels, amount, nonce)
+       SELECT $3::uuid, chain_id, receiver, token, $4, channels, amount, nonce FROM channel_claims
+        WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
+       ON CONFLICT (chain_id, tx_hash) DO NOTHING RETURNING id`,
+      [chainId, replaced, randomUUID(), txHash],
+    );
+    if (rows.length === 0) throw new Error(`claim ${replaced} is no longer on its way; nothing replaces it`);
   }
 
   /** A claim written down that claimed nothing and never will: reverted, or its nonce taken by another transaction. */
@@ -632,7 +650,7 @@ export class ChannelStore {
   settlesOnTheirWay(of: ReceiverClaims): Promise<SentTransaction[]> {
     return this.db.prisma.channelSettle.findMany({
       where: { ...of, landedAt: null },
-      select: { txHash: true, nonce: true },
+      select: { txHash: true, nonce: true, createdAt: true },
       orderBy: { createdAt: 'asc' },
     });
   }
@@ -654,6 +672,18 @@ export class ChannelStore {
       });
       await tx.channelSettle.deleteMany({ where: { chainId, nonce: landed.nonce, landedAt: null, NOT: { txHash } } });
     });
+  }
+
+  /** The settle `replaced`, re-priced at its nonce, about to be broadcast as `txHash`: as recordClaimReplacement. */
+  async recordSettleReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
+    const rows = await this.db.sql.query(
+      `INSERT INTO channel_settles (id, chain_id, receiver, token, tx_hash, nonce, claim_ids)
+       SELECT $3::uuid, chain_id, receiver, token, $4, nonce, claim_ids FROM channel_settles
+        WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
+       ON CONFLICT (chain_id, tx_hash) DO NOTHING RETURNING id`,
+      [chainId, replaced, randomUUID(), txHash],
+    );
+    if (rows.length === 0) throw new Error(`settle ${replaced} is no longer on its way; nothing replaces it`);
   }
 
   /** A settle written down that sent nothing on and never will: reverted, or its nonce taken by another transaction. */

@@ -11,6 +11,7 @@ import {
   type ClaimRow,
   type OnChainChannel,
 } from '../chain/escrow';
+import { stuckAtCap } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
@@ -21,7 +22,7 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
+import { broadcastFromRelayer, prepareRelayerCall, repriceIfStuck, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
@@ -233,12 +234,22 @@ export class ClaimerService {
       landed: (hash) => this.store.recordSettleLanded(of.chainId, hash),
       drop: (hash) => this.store.dropSettle(of.chainId, hash),
     });
-    if (settle) throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
+    if (settle) {
+      await this.repriceSentIfStuck('settle', settle, (hash) =>
+        this.store.recordSettleReplacement(of.chainId, settle.txHash, hash),
+      );
+      throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
+    }
     const claim = await this.onItsWay(await this.store.claimsOnTheirWay(of), {
       landed: (hash) => this.store.recordClaimLanded(of.chainId, hash),
       drop: (hash) => this.store.dropClaim(of.chainId, hash),
     });
-    if (claim) throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
+    if (claim) {
+      await this.repriceSentIfStuck('claim', claim, (hash) =>
+        this.store.recordClaimReplacement(of.chainId, claim.txHash, hash),
+      );
+      throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
+    }
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
     const withdrawing = withdrawingIds.length
@@ -316,6 +327,25 @@ export class ClaimerService {
         await on.drop(one.txHash);
     }
     return undefined;
+  }
+
+  /**
+   * Re-prices a claim or settle of ours stuck under the chain's fees (repriceIfStuck): its copy at
+   * the same nonce is written down before it is sent, and whichever of the two lands is recorded.
+   * At the maximum fee it is left to wait, with a warning.
+   */
+  private async repriceSentIfStuck(
+    kind: 'claim' | 'settle',
+    sent: SentTransaction,
+    record: (hash: Hex) => Promise<void>,
+  ): Promise<void> {
+    const repricing = await repriceIfStuck(this.chain, sent.txHash as Hex, sent.createdAt, (hash) => record(hash));
+    if (repricing.kind === 'capped')
+      this.logger.warn(`the ${kind} ${sent.txHash} is stuck: ${stuckAtCap(this.chain, repricing.market)}`);
+    if (repricing.kind === 'replaced')
+      this.logger.log(
+        `re-priced the ${kind} ${sent.txHash} stuck under the chain's fees: replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
+      );
   }
 
   /**

@@ -19,7 +19,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { ChainConfig } from '../config/config';
+import type { ChainConfig, FeeBumpConfig } from '../config/config';
 import type { LogSpan } from './log-spans';
 import { createRelayerNonces, type RelayerNonces } from './relayer-nonces';
 import { batchingRpcFetch } from './rpc-batching';
@@ -45,6 +45,8 @@ export interface ChainContext {
   /** The widest eth_getLogs span this node answers, as far as the searches found (log-spans.ts). */
   logSpan: LogSpan;
   settlementTimeoutMs: number;
+  /** When and up to what fees a stuck relayer transaction is sent again (fee-bump.ts). */
+  feeBump: FeeBumpConfig;
   /** x402 batch-settlement; null when this API has no claim authorizer (sites cannot turn it on). */
   batchSettlement: BatchSettlementChain | null;
 }
@@ -113,6 +115,7 @@ export function createChainContext({
     recentLogBlocks: BigInt(config.recentLogBlocks),
     logSpan: { blocks: BigInt(config.recentLogBlocks), widest: BigInt(config.recentLogBlocks) },
     settlementTimeoutMs: config.settlementTimeoutMs,
+    feeBump: config.feeBump,
     batchSettlement: batchSettlementChain(
       config,
       claimAuthorizerPrivateKey ?? config.batchSettlement.claimAuthorizerPrivateKey,

@@ -77,7 +77,17 @@ export interface ChainConfig {
    */
   foreignSettlementHoldSeconds: number;
   pollingIntervalMs: number;
+  /** When a relayer transaction stuck under a fee spike is sent again at higher fees (fee-bump.ts). */
+  feeBump: FeeBumpConfig;
   batchSettlement: BatchSettlementConfig;
+}
+
+/** Re-pricing a relayer transaction the chain's fees outgrew: its nonce holds every later one back. */
+export interface FeeBumpConfig {
+  /** How long a transaction stays pending before it is re-priced (RELAYER_BUMP_AFTER_SECONDS). */
+  afterSeconds: number;
+  /** The most a re-priced transaction offers per gas, in wei (RELAYER_MAX_FEE_PER_GAS_WEI): past it, it waits. */
+  maxFeePerGas: bigint;
 }
 
 /** x402 batch-settlement: where the escrow is, who authorizes claims, and when the claimer claims. */
@@ -175,6 +185,11 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     foreignSettlementHoldSeconds: integer(env, 'FOREIGN_SETTLEMENT_HOLD_SECONDS', 120, 0, 86_400),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
+    feeBump: {
+      afterSeconds: integer(env, 'RELAYER_BUMP_AFTER_SECONDS', 30, 0, 3_600),
+      // 10 gwei: far above Base's usual fees, and a settlement (~80k gas) at it costs under 0.001 ETH.
+      maxFeePerGas: BigInt(integer(env, 'RELAYER_MAX_FEE_PER_GAS_WEI', 10_000_000_000, 1, Number.MAX_SAFE_INTEGER)),
+    },
     batchSettlement: {
       escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),
       claimAuthorizerPrivateKey: hex(env, 'CLAIM_AUTHORIZER_PRIVATE_KEY', 64),

@@ -191,9 +191,14 @@ export class PaymentStore {
     return this.db.prisma.payment.findUnique({ where: { siteId_payer_paymentIdentifier: key } });
   }
 
-  /** The payments recorded for transfers of one transaction. */
+  /**
+   * The payments recorded for transfers of one transaction: by their hash, or one their settlement
+   * had before it was re-priced (the replaced transaction may be the one mined).
+   */
   byTransaction(chainId: number, txHash: string): Promise<Payment[]> {
-    return this.db.prisma.payment.findMany({ where: { chainId, txHash } });
+    return this.db.prisma.payment.findMany({
+      where: { chainId, OR: [{ txHash }, { replacedTxHashes: { has: txHash } }] },
+    });
   }
 
   /** The payment one Transfer of a transaction (its log index) made, other than `exceptId`'s, if any. */
@@ -272,7 +277,7 @@ export class PaymentStore {
    */
   async takeForBroadcast(id: string, recorded: string | null, txHash: string): Promise<boolean> {
     const rows = await this.db.sql.query(
-      `UPDATE payments SET tx_hash = $3, checked_at = now()
+      `UPDATE payments SET tx_hash = $3, tx_sent_at = now(), checked_at = now()
         WHERE id = $1::uuid AND status = 'submitting' AND tx_hash IS NOT DISTINCT FROM $2::char(66) RETURNING id`,
       [id, recorded, txHash],
     );
@@ -288,9 +293,26 @@ export class PaymentStore {
   async markResubmitted(id: string, seen: string | null, txHash: string): Promise<boolean> {
     const { count } = await this.db.prisma.payment.updateMany({
       where: { id, status: { not: 'confirmed' }, txHash: seen },
-      data: { status: 'submitted', txHash },
+      data: { status: 'submitted', txHash, txSentAt: new Date() },
     });
     return count > 0;
+  }
+
+  /**
+   * The reconciler is about to broadcast `txHash` in place of the payment's pending `replaced` (the
+   * same transaction at its nonce, re-priced): recorded first, the replaced hash kept, since either
+   * may be the one mined. Only while the payment still has `replaced` and is not confirmed.
+   */
+  async recordReplacement(id: string, replaced: string, txHash: string): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payments
+          SET tx_hash = $3, replaced_tx_hashes = array_append(replaced_tx_hashes, $2::text), tx_sent_at = now(),
+              status = 'submitted'
+        WHERE id = $1::uuid AND status <> 'confirmed' AND tx_hash = $2
+        RETURNING id`,
+      [id, replaced, txHash],
+    );
+    return rows.length === 1;
   }
 
   /**
@@ -384,6 +406,8 @@ interface PaymentRow {
   amount: string | bigint;
   nonce: string | null;
   tx_hash: string | null;
+  replaced_tx_hashes: string[] | null;
+  tx_sent_at: Date | string | null;
   transfer_log_index: number | null;
   block_number: string | bigint | null;
   authorization: Prisma.JsonValue | string | null;
@@ -419,6 +443,8 @@ function paymentFromRow(row: PaymentRow): Payment {
     amount: BigInt(row.amount),
     nonce: row.nonce,
     txHash: row.tx_hash,
+    replacedTxHashes: row.replaced_tx_hashes ?? [],
+    txSentAt: date(row.tx_sent_at),
     transferLogIndex: row.transfer_log_index,
     blockNumber: big(row.block_number),
     authorization: typeof row.authorization === 'string' ? JSON.parse(row.authorization) : row.authorization,

@@ -4,6 +4,7 @@ import type { Block, Hash, TransactionReceipt } from 'viem';
 import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
+import { stuckAtCap } from '../chain/fee-bump';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
@@ -19,7 +20,7 @@ import {
   unusedAuthorizationFate,
   usedNonceIn,
 } from './authorization-checks';
-import { sendSettlement } from './settlement';
+import { repriceIfStuck, sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
 import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
 import { PaymentStore } from './payment.store';
@@ -88,7 +89,8 @@ export class ReconcilerService {
     // pass), only watched until someone's copy lands or the chain is past its end.
     let reverted = false;
     if (payment.txHash) {
-      const receipt = await this.receipt(payment.txHash as Hash);
+      // Any hash broadcast for it: a re-priced transaction's original may be the one mined.
+      const receipt = await this.ownMinedReceipt(payment);
       reverted = receipt?.status === 'reverted';
       if (receipt?.status === 'success') {
         if (!(await this.confirmed(receipt))) return 'waiting';
@@ -98,7 +100,11 @@ export class ReconcilerService {
         await this.payments.finalize(payment.id, receipt);
         return 'finalized';
       }
-      if (!receipt && (await this.isPending(payment.txHash as Hash))) return 'waiting';
+      const pending = receipt ? null : await this.pendingOwnHash(payment);
+      if (pending) {
+        if (payment.method === 'authorization') await this.repriceSettlementIfStuck(payment, pending);
+        return 'waiting';
+      }
       if (payment.method === 'transfer') return 'waiting';
     }
     if (!payment.authorization || !payment.nonce) return 'waiting';
@@ -202,7 +208,7 @@ export class ReconcilerService {
       const hash = await sendSettlement(this.chain, auth, async (signed) => {
         // In the broadcast turn, behind any other: a hash judged unknown may have reached the node
         // since (its request's send slower than the claim wait), and then it is the settlement.
-        if (seen && (await this.isPending(seen as Hash))) throw new ClaimSettled();
+        if (seen && (await this.pendingOwnHash({ ...payment, txHash: seen }))) throw new ClaimSettled();
         if (!(await this.store.markResubmitted(payment.id, seen, signed))) throw new ClaimSettled();
         seen = signed;
       }).catch((error: unknown) => {
@@ -237,9 +243,56 @@ export class ReconcilerService {
    * to a gate of its own at the same price and pay_to is not paid with it first.
    */
   private async heldLongEnough(payment: Payment, receipt: TransactionReceipt, now: bigint): Promise<boolean> {
-    if (payment.txHash?.toLowerCase() === receipt.transactionHash.toLowerCase()) return true;
+    if (ownHashes(payment).includes(receipt.transactionHash.toLowerCase() as Hash)) return true;
     const block = await this.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
     return now >= block.timestamp + BigInt(this.config.chain.foreignSettlementHoldSeconds);
+  }
+
+  /**
+   * The receipt of a hash broadcast for the payment's settlement that was mined, if one was: a
+   * successful one first (one sent again at a later nonce may have reverted behind it).
+   */
+  private async ownMinedReceipt(payment: Payment): Promise<TransactionReceipt | null> {
+    let mined: TransactionReceipt | null = null;
+    for (const hash of ownHashes(payment)) {
+      const receipt = await this.receipt(hash);
+      if (receipt?.status === 'success') return receipt;
+      mined ??= receipt;
+    }
+    return mined;
+  }
+
+  /** A hash broadcast for the payment's settlement that the node holds pending, if any. */
+  private async pendingOwnHash(payment: Payment): Promise<Hash | null> {
+    for (const hash of ownHashes(payment)) if (await this.isPending(hash)) return hash;
+    return null;
+  }
+
+  /**
+   * Re-prices the payment's pending settlement once stuck under the chain's fees (repriceIfStuck);
+   * at the maximum fee it is left to wait, with a warning. The new hash is recorded before it is
+   * sent, the replaced one kept, and only while the payment still has the hash judged here.
+   */
+  private async repriceSettlementIfStuck(payment: Payment, pending: Hash): Promise<void> {
+    const repricing = await repriceIfStuck(
+      this.chain,
+      pending,
+      payment.txSentAt ?? payment.createdAt,
+      async (signed) => {
+        if (!(await this.store.recordReplacement(payment.id, payment.txHash!, signed))) throw new ClaimSettled();
+      },
+    ).catch((error: unknown) => {
+      if (error instanceof ClaimSettled) return null;
+      throw error;
+    });
+    if (repricing?.kind === 'capped')
+      this.logger.warn(
+        `The settlement ${pending} of gate ${payment.gateId} is stuck: ${stuckAtCap(this.chain, repricing.market)}`,
+      );
+    if (repricing?.kind === 'replaced')
+      this.logger.log(
+        `Re-priced the settlement of gate ${payment.gateId} stuck under the chain's fees: ${pending} is replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
+      );
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {
@@ -328,6 +381,12 @@ interface BlockSpan {
 function partBefore(span: BlockSpan, block: bigint): BlockSpan | null {
   if (span.first >= block) return null;
   return { first: span.first, last: span.last < block ? span.last : block - 1n };
+}
+
+/** Every hash broadcast for the payment's settlement, the current one first (lower-case, as signed). */
+function ownHashes(payment: Pick<Payment, 'txHash' | 'replacedTxHashes'>): Hash[] {
+  const all = [payment.txHash, ...(payment.replacedTxHashes ?? [])].filter((hash): hash is string => !!hash);
+  return [...new Set(all.map((hash) => hash.toLowerCase() as Hash))];
 }
 
 /** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */

@@ -1,5 +1,6 @@
 import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
+import { pendingTooLong, planFeeBump, type Fees, type Replacement } from '../chain/fee-bump';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 import { BroadcastFailed } from './chain-errors';
@@ -79,6 +80,53 @@ export function broadcastFromRelayer(
     await beforeBroadcast?.(keccak256(signed), nonce);
     return sendSignedFromRelayer(chain, signed);
   });
+}
+
+/**
+ * What re-pricing a relayer transaction did: nothing (`waiting`: not pending long enough, no longer
+ * pending, or priced as the chain asks), nothing at the maximum fee (`capped`, what the chain asks),
+ * or it sent `hash` in its place.
+ */
+export type Repricing =
+  { kind: 'waiting' } | { kind: 'capped'; market: Fees } | { kind: 'replaced'; hash: Hash; fees: Fees };
+
+/**
+ * Sends the relayer's pending transaction `hash` (broadcast at `sentAt`) again at its nonce with
+ * higher fees, once it has waited past RELAYER_BUMP_AFTER_SECONDS while the chain's fees outgrew
+ * it: every later relayer transaction waits behind its nonce. `record` writes the new hash down
+ * before it is sent (throwing sends nothing); the old one must stay recognised, as either may land.
+ */
+export async function repriceIfStuck(
+  chain: ChainContext,
+  hash: Hash,
+  sentAt: Date,
+  record: BeforeBroadcast,
+): Promise<Repricing> {
+  if (!pendingTooLong(chain, sentAt)) return { kind: 'waiting' };
+  const bump = await planFeeBump(chain, hash);
+  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market };
+  if (bump.kind !== 'replace') return { kind: 'waiting' };
+  const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
+  return {
+    kind: 'replaced',
+    hash: await broadcastReplacement(chain, bump.replacement, record),
+    fees: { maxFeePerGas, maxPriorityFeePerGas },
+  };
+}
+
+/**
+ * Signs a replacement of a pending relayer transaction (its nonce, higher fees: planFeeBump) and
+ * broadcasts it. Outside the nonce turn: it takes no new nonce, and the pending count others read
+ * stays the same. `beforeBroadcast` records its hash first, as for any broadcast.
+ */
+export async function broadcastReplacement(
+  chain: ChainContext,
+  replacement: Replacement,
+  beforeBroadcast: BeforeBroadcast,
+): Promise<Hash> {
+  const signed = await chain.relayer.account.signTransaction!(replacement);
+  await beforeBroadcast(keccak256(signed), replacement.nonce);
+  return sendSignedFromRelayer(chain, signed);
 }
 
 /** Sends a transaction the relayer signed; failing, it throws BroadcastFailed with the hash it would have on chain. */

@@ -95,6 +95,11 @@ export async function pricedSite(
 ): Promise<{ publisher: TestPublisher; site: TestSite }> {
   const publisher = await registerPublisher(app);
   await namePayoutAddress(app, publisher, payTo);
+  return { publisher, site: await pricedSiteOf(app, publisher) };
+}
+
+/** Another site of `publisher`, priced as pricedSite's. */
+export async function pricedSiteOf(app: Pick<TestApp, 'call'>, publisher: TestPublisher): Promise<TestSite> {
   const site = await createSite(app, publisher);
   const pricing = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
     body: {
@@ -107,7 +112,7 @@ export async function pricedSite(
     headers: publisher.auth,
   });
   if (pricing.status !== 200) throw new Error(`pricing failed: ${JSON.stringify(pricing.body)}`);
-  return { publisher, site };
+  return site;
 }
 
 /** A priced site (pricedSite) that takes x402 batch-settlement vouchers. */

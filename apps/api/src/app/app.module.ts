@@ -21,6 +21,7 @@ import { PaymentsController } from '../payments/payments.controller';
 import { PaymentsService } from '../payments/payments.service';
 import { PaymentStore } from '../payments/payment.store';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
+import { SimulationBudget } from '../payments/simulation-budget';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { ClaimerHeartbeatStore } from '../batch-settlement/claimer-heartbeat.store';
@@ -123,6 +124,7 @@ export class AppModule {
         PaymentsService,
         PaymentStore,
         RelayRefusalsStore,
+        SimulationBudget,
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,

@@ -316,6 +316,23 @@ describe('PaymentStore', () => {
     }
   });
 
+  it('knows a payer by its payments confirmed within a window, on this chain and token only', async () => {
+    const payer = hex('b1', 20);
+    const known = (within: number, key: Partial<{ chainId: number; asset: string; payer: string }> = {}) =>
+      store.hasSettledWithin({ chainId: 31337, asset: ASSET, payer, ...key }, within);
+    const { payment } = await claim(hex('b1', 32), payer);
+    expect(await known(60_000)).toBe(false); // claimed, not settled
+    const confirmedAt = new Date(Date.now() - 10 * 60_000);
+    const receipt = { txHash: hex('b1', 32), transferLogIndex: 1, blockNumber: 5n, confirmedAt };
+    await store.confirm(payment.id, { ...receipt, tokenKid: 'k', tokenIssuedAt: null, tokenExpiresAt: null });
+    expect(await known(60 * 60_000)).toBe(true);
+    expect(await known(60 * 60_000, { payer: payer.toUpperCase().replace('0X', '0x') })).toBe(true);
+    expect(await known(5 * 60_000)).toBe(false); // settled before the window
+    expect(await known(60 * 60_000, { chainId: 1 })).toBe(false);
+    expect(await known(60 * 60_000, { asset: hex('ab', 20) })).toBe(false);
+    expect(await known(60 * 60_000, { payer: hex('b2', 20) })).toBe(false);
+  });
+
   it('answers null for what is not there', async () => {
     expect(await store.byId(randomUUID())).toBeNull();
     expect(await store.byGate(randomUUID())).toBeNull();

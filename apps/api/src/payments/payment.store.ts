@@ -192,6 +192,21 @@ export class PaymentStore {
   }
 
   /**
+   * Whether the payer has a payment settled on this chain and token within the last `withinMs`.
+   * Answered by the (payer, confirmed_at, id) index: a payer's recent payments are few.
+   */
+  async hasSettledWithin(key: { chainId: number; asset: string; payer: string }, withinMs: number): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `SELECT 1 FROM payments
+        WHERE payer = $1 AND confirmed_at > now() - $2::bigint * interval '1 millisecond'
+          AND chain_id = $3::int AND asset = $4 AND status = 'confirmed'
+        LIMIT 1`,
+      [key.payer.toLowerCase(), withinMs, key.chainId, key.asset],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * The payments recorded for transfers of one transaction: by their hash, or one their settlement
    * had before it was re-priced (the replaced transaction may be the one mined).
    */

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
   formatMicrosUsd,
   isBatchSettlementPayment,
@@ -34,7 +33,7 @@ import {
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { PayoutAddressStore } from '../publishers/payout-address.store';
-import { ApiError, conflict, notCharged, notFound } from '../http/api-error';
+import { conflict, notCharged, notFound } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -42,7 +41,6 @@ import {
   checkSignature,
   checkTerms,
   isAuthorizationUsed,
-  isSignedByFromKey,
   settledTransferIndex,
   simulateSettlement,
   toSignedAuthorization,
@@ -67,8 +65,7 @@ import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
-import { HeldOff } from '../rate-limit/held-off';
-import { REFUSED_SIMULATIONS_PER_SITE } from '../rate-limit/limits';
+import { SimulationBudget } from './simulation-budget';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -99,11 +96,8 @@ export class PaymentsService {
     private readonly pricing: PricingService,
     private readonly sites: SitePaymentTermsStore,
     private readonly payouts: PayoutAddressStore,
-    @InjectThrottlerStorage() private readonly buckets: ThrottlerStorage,
+    private readonly simulations: SimulationBudget,
   ) {}
-
-  /** Sites past REFUSED_SIMULATIONS_PER_SITE, as this instance last counted. */
-  private readonly refusingSites = new HeldOff();
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
     if ((body.payment === undefined) === (body.tx_hash === undefined)) {
@@ -182,19 +176,16 @@ export class PaymentsService {
       assertPayable(gatePayment);
 
       checkTerms(gate, this.chain, parsed.scheme, parsed.network, auth, BigInt(Math.floor(Date.now() / 1000)));
-      await this.assertChainMayJudge(gate.siteId, auth);
+      await this.simulations.assertMaySimulate(gate, auth);
       const refused = this.relayRefusals.isRefused(gate.chainId, payer);
       refused.catch(() => undefined); // awaited below, after the simulation it runs beside
       // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
       // settlement. Recovering it here too cost more CPU than any other step of a payment.
       // Every simulation that fails counts, a timeout or a node's refusal as much as the token's: a
       // smart wallet's signature check can be made to run until the call times out.
-      await simulateSettlement(this.chain, auth).catch(async (error: unknown) => {
-        await this.countRefusedSimulation(gate.siteId);
-        throw error;
-      });
+      await this.simulations.simulating(gate.siteId, () => simulateSettlement(this.chain, auth));
       if (await refused) {
-        await this.countRefusedSimulation(gate.siteId);
+        await this.simulations.countRefused(gate.siteId);
         throw new PaymentRejected(
           RELAY_REASONS.refused,
           'A transaction our relayer sent for this payer reverted on chain lately, so its authorizations are not relayed for 24 hours; nothing was charged. Pay with a transfer of your own (tx_hash)',
@@ -281,34 +272,6 @@ export class PaymentsService {
     }
     await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
-  }
-
-  /**
-   * While the gate's site is past REFUSED_SIMULATIONS_PER_SITE, only an authorization signed with its
-   * payer's own key (recovered locally: this costs CPU only then) goes on to the chain; another (a
-   * smart wallet's, or junk) is 429, nothing charged. Junk costs an eth_call each, and gates cost
-   * nothing to get, so the route's limit per gate bounds none of it.
-   */
-  private async assertChainMayJudge(siteId: string, auth: SignedAuthorization): Promise<void> {
-    const heldOffMs = this.refusingSites.heldOffFor(siteId);
-    if (heldOffMs === 0 || (await isSignedByFromKey(this.chain, auth))) return;
-    const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
-    throw new ApiError(
-      429,
-      `More than ${limit} payments to this site's gates were refused in ${ttl / 60_000} minute; until that passes, only a payer's own plain signature is checked: nothing was charged, retry later`,
-      {},
-      { 'retry-after': String(Math.ceil(heldOffMs / 1000)) },
-    );
-  }
-
-  /** One more authorization for the site's gates refused by its simulation (or its payer's relay record); past the budget, the site is held off here. */
-  private async countRefusedSimulation(siteId: string): Promise<void> {
-    const { limit, ttl } = REFUSED_SIMULATIONS_PER_SITE;
-    // A count the storage failed to take is lost, never put in place of the payment's own answer.
-    const hits = await this.buckets
-      .increment(`RefusedSimulations-site:${siteId}`, ttl, limit, ttl, 'default')
-      .catch(() => undefined);
-    if (hits?.isBlocked) this.refusingSites.holdOff(siteId, Date.now() + hits.timeToBlockExpire * 1000);
   }
 
   /**

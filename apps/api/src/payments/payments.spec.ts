@@ -30,8 +30,13 @@ import {
   type Hex,
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { freshIp, openGate, pricedSite, type TestSite } from '../../test/fixtures';
-import { DEFAULT_LIMIT, REFUSED_SIMULATIONS_PER_SITE } from '../rate-limit/limits';
+import { freshIp, openGate, pricedSite, pricedSiteOf, type TestSite } from '../../test/fixtures';
+import {
+  DEFAULT_LIMIT,
+  REFUSED_SIMULATIONS_PER_PUBLISHER,
+  REFUSED_SIMULATIONS_PER_SITE,
+  SIMULATIONS_IN_FLIGHT_PER_SITE,
+} from '../rate-limit/limits';
 import {
   deployTestWallet,
   fundEth,
@@ -883,43 +888,164 @@ describe('paying a gate', () => {
     expect((await verify(other.id, {})).status).toBe(422);
   });
 
-  it('asks the chain about at most REFUSED_SIMULATIONS_PER_SITE refused authorizations a minute per site, from any address, then only about payers signing for themselves', async () => {
+  /** An authorization for a fresh gate of `target`, signed by a stranger in a fresh payer's name: only the simulation refuses it. */
+  const junkTo = async (target: TestSite, path: string) => {
+    const gate = await openGate(app, target, path);
+    const payment = await signPayment(app, newWallet(), gate, { signer: newWallet() });
+    return app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+  };
+  /** Pays a fresh gate of `target` from `payer`. */
+  const payFrom = async (target: TestSite, payer: PrivateKeyAccount, path: string) => {
+    const gate = await openGate(app, target, path);
+    const answer = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, payer, gate) },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+    return { gate, answer };
+  };
+  /** A payer with USDC that settled a payment on the chain's token lately (on `site`, another publisher's). */
+  const knownPayer = async (path: string) => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    expect((await payFrom(site, payer, path)).answer.status).toBe(200);
+    return payer;
+  };
+  /** A payer with USDC, signing for itself, that never paid here: any fresh key. */
+  const freshPayer = async () => {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    return payer;
+  };
+  /** A fresh payer's authorization, answered 429 with nothing charged and nothing claimed. */
+  const expectFreshPayerHeldOff = async (target: TestSite, path: string, reason: RegExp) => {
+    const payer = await freshPayer();
+    const { gate, answer } = await payFrom(target, payer, path);
+    expect(answer).toMatchObject({ status: 429, body: { detail: expect.stringMatching(reason) } });
+    expect(answer.body.detail).toMatch(/nothing was charged/);
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n);
+    expect(await app.database.prisma.payment.findUnique({ where: { gateId: readGate(gate.id)!.ref } })).toBeNull();
+  };
+
+  it('asks the chain about at most REFUSED_SIMULATIONS_PER_SITE refused authorizations a minute per site, from any address, then only about known payers signing for themselves', async () => {
     // Gates are free (every 402 mints one), and a stranger's signature under sound terms is refused
     // only by the token's simulation: counted per gate, anyone could spend the node's quota.
     const { site: attacked } = await pricedSite(app, payee);
     const { limit } = REFUSED_SIMULATIONS_PER_SITE;
+    const known = await knownPayer('/article/known-before-junk');
     const simulate = jest.spyOn(app.chain.publicClient, 'simulateContract');
-    const junk = async (i: number, target = attacked) => {
-      const gate = await openGate(app, target, `/article/junk-${i}`);
-      const payment = await signPayment(app, newWallet(), gate, { signer: newWallet() });
-      return app.call('POST', `/v1/gates/${gate.id}/verify`, {
-        body: { payment },
-        headers: { 'x-forwarded-for': freshIp() },
-      });
-    };
     try {
       const statuses: number[] = [];
       // The count answers "over" on the refusal past the budget; the site is held off from then.
-      for (let i = 0; i <= limit; i++) statuses.push((await junk(i)).status);
+      for (let i = 0; i <= limit; i++) statuses.push((await junkTo(attacked, `/article/junk-${i}`)).status);
       expect(statuses).toEqual(Array(limit + 1).fill(402));
-      const over = await junk(limit + 1);
-      expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/were refused/) } });
+      const over = await junkTo(attacked, `/article/junk-${limit + 1}`);
+      expect(over).toMatchObject({
+        status: 429,
+        body: { detail: expect.stringMatching(/this site's gates were refused/) },
+      });
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(simulate).toHaveBeenCalledTimes(limit + 1);
       // Another site's gates are judged as before.
-      expect((await junk(limit + 2, site)).status).toBe(402);
+      expect((await junkTo(site, `/article/junk-${limit + 2}`)).status).toBe(402);
+      // A fresh key signing for itself costs nothing to make: it reaches no chain while the site is held off.
+      await expectFreshPayerHeldOff(attacked, '/article/junk-then-fresh', /this site's gates were refused/);
+      expect(simulate).toHaveBeenCalledTimes(limit + 2);
     } finally {
       simulate.mockRestore();
     }
-    // A payer signing for itself (recovered locally while the site is held off) still pays.
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const gate = await openGate(app, attacked, '/article/junk-then-paid');
-    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
-      body: { payment: await signPayment(app, payer, gate) },
-      headers: { 'x-forwarded-for': freshIp() },
-    });
-    expect(paid.status).toBe(200);
+    // A payer signing for itself that settled a payment lately (recovered and looked up only while
+    // the site is held off) still pays.
+    expect((await payFrom(attacked, known, '/article/junk-then-paid')).answer.status).toBe(200);
+  });
+
+  it('asks the chain about at most REFUSED_SIMULATIONS_PER_PUBLISHER refused authorizations a minute across a publisher’s sites, then holds them all off', async () => {
+    // A publisher registers sites at will: junk spread over sites of its own, none past its site's
+    // budget, must not multiply what the node is asked.
+    const { publisher, site: first } = await pricedSite(app, payee);
+    const perSite = REFUSED_SIMULATIONS_PER_SITE.limit;
+    const { limit } = REFUSED_SIMULATIONS_PER_PUBLISHER;
+    const sites = [first];
+    while (sites.length * perSite <= limit) sites.push(await pricedSiteOf(app, publisher));
+    const known = await knownPayer('/article/known-before-spread');
+    // limit + 1 refusals, at most perSite on each site: the last one holds the publisher off.
+    const targets = Array.from({ length: limit + 1 }, (_, i) => sites[Math.floor(i / perSite)]);
+    const statuses = await inBatches(targets, 10, (target, i) => junkTo(target, `/article/spread-${i}`));
+    expect(statuses.map((answer) => answer.status)).toEqual(Array(limit + 1).fill(402));
+
+    const simulate = jest.spyOn(app.chain.publicClient, 'simulateContract');
+    try {
+      for (const target of [sites[0], sites[sites.length - 1]]) {
+        const over = await junkTo(target, '/article/spread-over');
+        expect(over).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/publisher.*were refused/) } });
+        expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      await expectFreshPayerHeldOff(sites[1], '/article/spread-fresh', /publisher.*were refused/);
+      expect(simulate).not.toHaveBeenCalled();
+      // Another publisher's site is judged as before.
+      expect((await junkTo(site, '/article/spread-elsewhere')).status).toBe(402);
+    } finally {
+      simulate.mockRestore();
+    }
+    expect((await payFrom(sites[1], known, '/article/spread-then-paid')).answer.status).toBe(200);
+  });
+
+  it('simulates at most SIMULATIONS_IN_FLIGHT_PER_SITE authorizations of a site at once: one more is 429 at once, no chain call, nothing claimed', async () => {
+    // Refusals are counted as they come back: junk sent all at once would all be on its way to the
+    // node before the first was counted. A slow node here: it answers none of the first simulations
+    // until the test lets it.
+    const { site: burst } = await pricedSite(app, payee);
+    const limit = SIMULATIONS_IN_FLIGHT_PER_SITE;
+    const gates: Awaited<ReturnType<typeof openGate>>[] = [];
+    for (let i = 0; i <= limit; i++) gates.push(await openGate(app, burst, `/article/burst-${i}`));
+    const payments = await Promise.all(
+      gates.map((gate) => signPayment(app, newWallet(), gate, { signer: newWallet() })),
+    );
+    const verifyJunk = (i: number) =>
+      app.call('POST', `/v1/gates/${gates[i].id}/verify`, {
+        body: { payment: payments[i] },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+    let answerHeld!: () => void;
+    const held = new Promise<void>((resolve) => (answerHeld = resolve));
+    const client = app.chain.publicClient;
+    const original = client.simulateContract;
+    let calls = 0;
+    const simulate = jest.spyOn(client, 'simulateContract').mockImplementation((async (...args: never[]) => {
+      if (++calls <= limit) await held;
+      return (original as (...a: never[]) => Promise<unknown>)(...args);
+    }) as never);
+    const first = Array.from({ length: limit }, (_, i) => verifyJunk(i));
+    try {
+      for (const deadline = Date.now() + 20_000; calls < limit && Date.now() < deadline;)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(calls).toBe(limit);
+
+      const more = await verifyJunk(limit);
+      expect(more).toMatchObject({
+        status: 429,
+        body: { detail: expect.stringMatching(/at once.*nothing was charged/) },
+      });
+      expect(more.headers.get('retry-after')).toBe('1');
+      expect(calls).toBe(limit);
+      expect(
+        await app.database.prisma.payment.findUnique({ where: { gateId: readGate(gates[limit].id)!.ref } }),
+      ).toBeNull();
+      // Another site's gates are judged meanwhile.
+      expect((await junkTo(site, '/article/beside-burst')).status).toBe(402);
+
+      answerHeld();
+      expect((await Promise.all(first)).map((answer) => answer.status)).toEqual(Array(limit).fill(402));
+    } finally {
+      answerHeld();
+      await Promise.allSettled(first);
+      simulate.mockRestore();
+    }
+    // The slots are free once answered: the authorization turned away is judged now.
+    expect((await verifyJunk(limit)).status).toBe(402);
   });
 
   describe('access tokens', () => {
@@ -1107,4 +1233,12 @@ function highSTwin(signature: Hex): Hex {
   const { r, s, yParity } = parseSignature(signature);
   const high = SECP256K1_N - BigInt(s);
   return serializeSignature({ r, s: `0x${high.toString(16).padStart(64, '0')}`, yParity: yParity === 0 ? 1 : 0 });
+}
+
+/** `run` over `items`, `size` at a time (sent together, as a crawler would), in order. */
+async function inBatches<T, R>(items: T[], size: number, run: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += size)
+    results.push(...(await Promise.all(items.slice(start, start + size).map((item, i) => run(item, start + i)))));
+  return results;
 }

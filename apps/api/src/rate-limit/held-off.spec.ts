@@ -20,4 +20,16 @@ describe('HeldOff', () => {
     heldOff.holdOff('c', 100);
     expect(['a', 'b', 'c'].map((key) => heldOff.heldOffFor(key) > 0)).toEqual([true, false, true]);
   });
+
+  it('tells whether any key is held off now', () => {
+    let now = 0;
+    const heldOff = new HeldOff(10, () => now);
+    expect(heldOff.holdsAny()).toBe(false);
+    heldOff.holdOff('a', 100);
+    heldOff.holdOff('b', 200);
+    now = 150;
+    expect(heldOff.holdsAny()).toBe(true);
+    now = 200;
+    expect(heldOff.holdsAny()).toBe(false);
+  });
 });

@@ -21,6 +21,12 @@ export class HeldOff {
     return 0;
   }
 
+  /** Whether any key is held off now (those whose time is over are forgotten on the way). */
+  holdsAny(): boolean {
+    for (const key of this.until.keys()) if (this.heldOffFor(key) > 0) return true;
+    return false;
+  }
+
   holdOff(key: string, untilMs: number): void {
     this.until.delete(key);
     if (this.until.size >= this.maxKeys) this.until.delete(this.until.keys().next().value as string);

@@ -40,9 +40,23 @@ export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
  * EIP-3009 authorizations for a site's gates that the token's simulation refused (junk: one eth_call
  * each), per minute and site. Gates cost nothing to get (every 402 mints one), so the verify route's
  * limit per gate does not bound them; past this one, until the minute is over, only authorizations
- * signed with their payer's own key reach the chain for that site (PaymentsService.assertChainMayJudge).
+ * signed with their payer's own key, by a payer that settled a payment here lately, reach the chain
+ * for that site (SimulationBudget.assertMaySimulate).
  */
 export const REFUSED_SIMULATIONS_PER_SITE = { limit: 100, ttl: MINUTE };
+/**
+ * The same refusals counted per publisher across all its sites: a publisher registers sites at will
+ * (each with its own REFUSED_SIMULATIONS_PER_SITE), so an attacker aiming at sites of its own would
+ * otherwise multiply the budget. Past it, every site of that publisher is held off as one site is.
+ */
+export const REFUSED_SIMULATIONS_PER_PUBLISHER = { limit: 300, ttl: MINUTE };
+/**
+ * Simulations of authorizations running at once for one site's gates, in this instance. Refusals
+ * are counted as they come back, so junk sent all at once would all be on its way to the node before
+ * the first was counted. Legit load stays far below: the load bench settles about 40 payments a
+ * second on one site, and a simulation takes about 100 ms on a remote node (a handful in flight).
+ */
+export const SIMULATIONS_IN_FLIGHT_PER_SITE = 32;
 /**
  * Sign-ins per site and visitor the middleware names (client_ip), across every wallet its proofs
  * name; per site when it names none. The wallet is the proof's pick (any fresh key), so the

@@ -50,4 +50,13 @@ export class SitePaymentTermsStore {
       payoutAddress: row.payout_address,
     };
   }
+
+  /** The publisher a site belongs to (never another while the site exists); null for a site deleted. */
+  async publisherOf(siteId: string): Promise<string | null> {
+    const [row] = await this.db.sql.query<{ publisher_id: string }>(
+      'SELECT publisher_id FROM sites WHERE id = $1::uuid',
+      [siteId],
+    );
+    return row?.publisher_id ?? null;
+  }
 }

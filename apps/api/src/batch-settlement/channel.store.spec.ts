@@ -152,3 +152,59 @@ describe('ChannelStore.recordVoucher beside a change of its site held open', () 
     expect(unrelated).toEqual({ waited: false, outcome: { status: 'fulfilled', value: 'recorded' } });
   });
 });
+
+describe('ChannelStore: a re-priced claim or settle written down again', () => {
+  let test: TestDatabase;
+  let store: ChannelStore;
+  beforeAll(async () => {
+    test = await createTestDatabase();
+    store = new ChannelStore(test.database);
+  });
+  afterAll(() => test.dispose());
+
+  const of = { chainId: 31337, receiver: hex('02', 20), token: hex('04', 20) };
+  const rowsAtNonce = async (nonce: number) => ({
+    claims: await test.database.prisma.channelClaim.count({ where: { ...of, nonce } }),
+    settles: await test.database.prisma.channelSettle.count({ where: { ...of, nonce } }),
+  });
+
+  // Signing is deterministic: a replacement whose broadcast was refused is signed identical at the next run.
+  it('takes the same claim replacement twice (its broadcast refused the first time), once written', async () => {
+    const stuck = hex('c1', 32);
+    const replacement = hex('c2', 32);
+    await test.database.prisma.channelClaim.create({
+      data: { ...of, txHash: stuck, channels: 1, amount: 1_000n, nonce: 41 },
+    });
+    await store.recordClaimReplacement(of.chainId, stuck, replacement);
+    await expect(store.recordClaimReplacement(of.chainId, stuck, replacement)).resolves.toBeUndefined();
+    expect((await rowsAtNonce(41)).claims).toBe(2);
+  });
+
+  it('takes the same settle replacement twice, once written', async () => {
+    const stuck = hex('d1', 32);
+    const replacement = hex('d2', 32);
+    await test.database.prisma.channelSettle.create({ data: { ...of, txHash: stuck, nonce: 42, claimIds: [] } });
+    await store.recordSettleReplacement(of.chainId, stuck, replacement);
+    await expect(store.recordSettleReplacement(of.chainId, stuck, replacement)).resolves.toBeUndefined();
+    expect((await rowsAtNonce(42)).settles).toBe(2);
+  });
+
+  it('replaces nothing no longer on its way, nor with a hash written down at another nonce', async () => {
+    const landed = hex('e1', 32);
+    await test.database.prisma.channelClaim.create({
+      data: { ...of, txHash: landed, channels: 1, amount: 1_000n, nonce: 43, landedAt: new Date() },
+    });
+    await expect(store.recordClaimReplacement(of.chainId, landed, hex('e2', 32))).rejects.toThrow(
+      /no longer on its way/,
+    );
+    const stuck = hex('e3', 32);
+    const elsewhere = hex('e4', 32);
+    await test.database.prisma.channelClaim.create({
+      data: { ...of, txHash: stuck, channels: 1, amount: 1_000n, nonce: 44 },
+    });
+    await test.database.prisma.channelClaim.create({
+      data: { ...of, txHash: elsewhere, channels: 1, amount: 1_000n, nonce: 45 },
+    });
+    await expect(store.recordClaimReplacement(of.chainId, stuck, elsewhere)).rejects.toThrow(/no longer on its way/);
+  });
+});

@@ -615,16 +615,23 @@ export class ChannelStore {
    * The claim `replaced`, re-priced at its nonce (fee-bump.ts), about to be broadcast as `txHash`:
    * written down as a copy of it before it is sent. Whichever of the two lands is recorded and the
    * other dropped (recordClaimLanded, onItsWay); the claim it copies must still be on its way.
+   * Written already (signing is deterministic: the same replacement, its broadcast refused at an
+   * earlier run), it is the same transaction at the same nonce and is sent again.
    */
   async recordClaimReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
       `INSERT INTO channel_claims (id, chain_id, receiver, token, tx_hash, channels, amount, nonce)
        SELECT $3::uuid, chain_id, receiver, token, $4, channels, amount, nonce FROM channel_claims
         WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
-       ON CONFLICT (chain_id, tx_hash) DO NOTHING RETURNING id`,
+       ON CONFLICT (chain_id, tx_hash) DO UPDATE SET tx_hash = EXCLUDED.tx_hash
+        WHERE channel_claims.nonce IS NOT DISTINCT FROM EXCLUDED.nonce AND channel_claims.landed_at IS NULL
+       RETURNING id`,
       [chainId, replaced, randomUUID(), txHash],
     );
-    if (rows.length === 0) throw new Error(`claim ${replaced} is no longer on its way; nothing replaces it`);
+    if (rows.length === 0)
+      throw new Error(
+        `claim ${replaced} is no longer on its way, or ${txHash} is another nonce's; nothing replaces it`,
+      );
   }
 
   /** A claim written down that claimed nothing and never will: reverted, or its nonce taken by another transaction. */
@@ -674,16 +681,21 @@ export class ChannelStore {
     });
   }
 
-  /** The settle `replaced`, re-priced at its nonce, about to be broadcast as `txHash`: as recordClaimReplacement. */
+  /** The settle `replaced`, re-priced at its nonce, about to be broadcast as `txHash`: as recordClaimReplacement, and as idempotent. */
   async recordSettleReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
       `INSERT INTO channel_settles (id, chain_id, receiver, token, tx_hash, nonce, claim_ids)
        SELECT $3::uuid, chain_id, receiver, token, $4, nonce, claim_ids FROM channel_settles
         WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
-       ON CONFLICT (chain_id, tx_hash) DO NOTHING RETURNING id`,
+       ON CONFLICT (chain_id, tx_hash) DO UPDATE SET tx_hash = EXCLUDED.tx_hash
+        WHERE channel_settles.nonce IS NOT DISTINCT FROM EXCLUDED.nonce AND channel_settles.landed_at IS NULL
+       RETURNING id`,
       [chainId, replaced, randomUUID(), txHash],
     );
-    if (rows.length === 0) throw new Error(`settle ${replaced} is no longer on its way; nothing replaces it`);
+    if (rows.length === 0)
+      throw new Error(
+        `settle ${replaced} is no longer on its way, or ${txHash} is another nonce's; nothing replaces it`,
+      );
   }
 
   /** A settle written down that sent nothing on and never will: reverted, or its nonce taken by another transaction. */

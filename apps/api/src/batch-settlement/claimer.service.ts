@@ -11,7 +11,7 @@ import {
   type ClaimRow,
   type OnChainChannel,
 } from '../chain/escrow';
-import { stuckAtCap } from '../chain/fee-bump';
+import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
@@ -22,7 +22,7 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { broadcastFromRelayer, prepareRelayerCall, repriceIfStuck, waitForReceipt } from '../payments/settlement';
+import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
 import { claimableTotal, spendableOf } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';

@@ -1,6 +1,18 @@
-import type { Address, Hash, Hex } from 'viem';
+import { Logger } from '@nestjs/common';
+import {
+  keccak256,
+  recoverTransactionAddress,
+  serializeTransaction,
+  type Address,
+  type Hash,
+  type Hex,
+  type Transaction,
+} from 'viem';
 import type { ChainContext } from './chain-context';
+import { sendSignedFromRelayer, type BeforeBroadcast } from './relayer-broadcast';
 import { notFoundAsNull } from './transaction-state';
+
+const logger = new Logger('FeeBump');
 
 /** What a transaction offers per gas (EIP-1559), in wei. */
 export interface Fees {
@@ -87,6 +99,53 @@ export function stuckAtCap(chain: Pick<ChainContext, 'feeBump'>, market: Fees): 
 }
 
 /**
+ * What re-pricing a relayer transaction did: nothing (`waiting`: not pending long enough, no longer
+ * pending, or priced as the chain asks), nothing at the maximum fee (`capped`, what the chain asks),
+ * or it sent `hash` in its place.
+ */
+export type Repricing =
+  { kind: 'waiting' } | { kind: 'capped'; market: Fees } | { kind: 'replaced'; hash: Hash; fees: Fees };
+
+/**
+ * Sends the relayer's pending transaction `hash` (broadcast at `sentAt`) again at its nonce with
+ * higher fees, once it has waited past RELAYER_BUMP_AFTER_SECONDS while the chain's fees outgrew
+ * it: every later relayer transaction waits behind its nonce. `record` writes the new hash down
+ * before it is sent (throwing sends nothing); the old one must stay recognised, as either may land.
+ */
+export async function repriceIfStuck(
+  chain: ChainContext,
+  hash: Hash,
+  sentAt: Date,
+  record: BeforeBroadcast,
+): Promise<Repricing> {
+  if (!pendingTooLong(chain, sentAt)) return { kind: 'waiting' };
+  const bump = await planFeeBump(chain, hash);
+  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market };
+  if (bump.kind !== 'replace') return { kind: 'waiting' };
+  const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
+  return {
+    kind: 'replaced',
+    hash: await broadcastReplacement(chain, bump.replacement, record),
+    fees: { maxFeePerGas, maxPriorityFeePerGas },
+  };
+}
+
+/**
+ * Signs a replacement of a pending relayer transaction (its nonce, higher fees: planFeeBump) and
+ * broadcasts it. Outside the nonce turn: it takes no new nonce, and the pending count others read
+ * stays the same. `beforeBroadcast` records its hash first, as for any broadcast.
+ */
+export async function broadcastReplacement(
+  chain: ChainContext,
+  replacement: Replacement,
+  beforeBroadcast: BeforeBroadcast,
+): Promise<Hash> {
+  const signed = await chain.relayer.account.signTransaction!(replacement);
+  await beforeBroadcast(keccak256(signed), replacement.nonce);
+  return sendSignedFromRelayer(chain, signed);
+}
+
+/**
  * Reads the relayer's transaction `hash` from the node and, while it is pending and underpriced
  * for the next block, the replacement that takes its place: only its fees change, so whichever of the
  * two is mined does the same thing once.
@@ -94,8 +153,12 @@ export function stuckAtCap(chain: Pick<ChainContext, 'feeBump'>, market: Fees): 
 export async function planFeeBump(chain: ChainContext, hash: Hash): Promise<FeeBump> {
   const tx = await chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull);
   if (!tx || tx.blockNumber !== null || !tx.to || tx.type !== 'eip1559') return { kind: 'not-pending' };
-  // Only the relayer's own nonce is ours to replace.
-  if (tx.from.toLowerCase() !== chain.relayer.account.address.toLowerCase()) return { kind: 'not-pending' };
+  // The replacement is signed from what the node says: a node that lies would have the relayer sign its call.
+  const mismatch = await notOursBecause(chain, hash, tx);
+  if (mismatch) {
+    logger.warn(`The node's transaction ${hash} is not the relayer's own (${mismatch}): it is not re-priced`);
+    return { kind: 'not-pending' };
+  }
   const offered = { maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas };
   const now = await chainFees(chain);
   if (!now || !isUnderpriced(offered, now)) return { kind: 'priced-fine' };
@@ -116,6 +179,39 @@ export async function planFeeBump(chain: ChainContext, hash: Hash): Promise<FeeB
       ...fees,
     },
   };
+}
+
+/**
+ * Why the node's answer for `hash` is not the relayer's own transaction, or null when it is: its
+ * fields, serialized with its signature on our chain, must hash to `hash` and be signed by the
+ * relayer, and it moves no ether (none of the relayer's calls does).
+ */
+export async function notOursBecause(
+  chain: Pick<ChainContext, 'chainId' | 'relayer'>,
+  hash: Hash,
+  tx: Transaction,
+): Promise<string | null> {
+  if (tx.type !== 'eip1559' || !tx.to) return 'not an EIP-1559 call';
+  if (tx.value !== 0n) return `it moves ${tx.value} wei`;
+  const serialized = serializeTransaction(
+    {
+      type: 'eip1559',
+      chainId: chain.chainId,
+      nonce: tx.nonce,
+      to: tx.to,
+      data: tx.input,
+      value: tx.value,
+      gas: tx.gas,
+      maxFeePerGas: tx.maxFeePerGas,
+      maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
+      accessList: tx.accessList,
+    },
+    { r: tx.r, s: tx.s, yParity: tx.yParity },
+  );
+  if (keccak256(serialized).toLowerCase() !== hash.toLowerCase()) return 'its fields do not hash to it';
+  const signer = await recoverTransactionAddress({ serializedTransaction: serialized });
+  if (signer.toLowerCase() !== chain.relayer.account.address.toLowerCase()) return `signed by ${signer}`;
+  return null;
 }
 
 /**

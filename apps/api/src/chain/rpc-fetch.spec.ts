@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPublicClient, createWalletClient, http, keccak256 } from 'viem';
-import { BroadcastFailed, broadcastMayHaveLanded, isChainUnreachable } from '../payments/chain-errors';
-import { sendSignedFromRelayer } from '../payments/settlement';
+import { broadcastMayHaveLanded, isChainUnreachable } from '../payments/chain-errors';
+import { BroadcastFailed, sendSignedFromRelayer } from './relayer-broadcast';
 import type { ChainContext } from './chain-context';
 import { createRpcFetch } from './rpc-fetch';
 

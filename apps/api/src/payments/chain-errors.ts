@@ -1,4 +1,4 @@
-import type { Hash } from 'viem';
+import { BroadcastFailed } from '../chain/relayer-broadcast';
 import { unavailable } from '../http/api-error';
 
 const UNREACHABLE_NAMES = new Set(['HttpRequestError', 'TimeoutError', 'WebSocketRequestError', 'SocketClosedError']);
@@ -15,21 +15,6 @@ export function isChainUnreachable(error: unknown): boolean {
     if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return true;
   }
   return false;
-}
-
-/**
- * A signed transaction of the relayer whose broadcast failed. `hash` is known before sending (the
- * keccak of the signed transaction): the one it has on chain if the node took it after all.
- */
-export class BroadcastFailed extends Error {
-  constructor(
-    readonly hash: Hash,
-    cause: unknown,
-  ) {
-    // The node's words kept in the message: the relayer's nonce step reads "nonce too low" there.
-    super(`Broadcast of ${hash} failed: ${(cause as { message?: unknown })?.message ?? String(cause)}`, { cause });
-    this.name = 'BroadcastFailed';
-  }
 }
 
 /** Node's codes, and the calls, of a connection that never opened: its request was never written. */

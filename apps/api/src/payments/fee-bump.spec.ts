@@ -187,6 +187,48 @@ describe('relayer settlements stuck under a fee spike', () => {
     }
   }, 60_000);
 
+  it('answers 200 to the request still waiting for the original once its replacement is mined', async () => {
+    // Another instance on the database whose requests wait for their settlement.
+    const waiting = await startTestApp({
+      database: db.database,
+      masterKey,
+      config: { chain: { settlementTimeoutMs: 45_000, feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n } } },
+    });
+    try {
+      await test().setAutomine(false);
+      const gate = await openGate(waiting, site, '/spike/awaited');
+      const payment = await signPayment(waiting, agent, gate);
+      const answer = waiting.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+      const original = await broadcastFor(gate);
+      // viem has read the original while it waits: it tells its replacement apart once that is mined.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await spikeAbove(original);
+      await reconcile();
+      const repriced = await rowOf(gate);
+      expect(repriced.replacedTxHashes).toEqual([original]);
+      await test().mine({ blocks: 1 });
+
+      const paid = await answer;
+      expect(paid.status).toBe(200);
+      expect(paid.body.tx_hash).toBe(repriced.txHash);
+    } finally {
+      // The fees fall again for the tests after it.
+      await nextBaseFee(1n);
+      await test().mine({ blocks: 1 });
+      await waiting.app.close();
+    }
+  }, 60_000);
+
+  /** The settlement hash written down for the gate's payment, once its request has broadcast it. */
+  async function broadcastFor(gate: { ref: string }): Promise<Hash> {
+    for (let tries = 0; tries < 100; tries++) {
+      const row = await app.database.prisma.payment.findUnique({ where: { gateId: gate.ref } });
+      if (row?.txHash && (await isPending(row.txHash))) return row.txHash as Hash;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no settlement broadcast for gate ${gate.ref}`);
+  }
+
   it('leaves a pending settlement alone while the chain asks no more than it offered', async () => {
     await test().setAutomine(false);
     const sent = await paidAndBroadcast('/spike/none');

@@ -48,6 +48,7 @@ import {
 } from './authorization-checks';
 import { broadcastMayHaveLanded, chainUnavailable, failedBroadcast, isChainUnreachable, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
+import { isOwnHash } from './payment-hashes';
 import { PaymentRejected, RELAY_REASONS } from './payment-rejected';
 import { RelayRefusalsStore } from './relay-refusals.store';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
@@ -450,20 +451,25 @@ export class PaymentsService {
   ): Promise<VerifyOutcome> {
     let receipt: TransactionReceipt | null;
     try {
-      receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
+      // The reconciler may have re-priced it meanwhile: its replacement, mined, is this payment's settlement.
+      receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs, (replacement) =>
+        this.isSettlementOf(payment.id, replacement),
+      );
     } catch (error) {
       if (!isChainUnreachable(error)) throw error;
       receipt = null;
     }
     if (!receipt) return pending(gateId, hash);
+    // The hash mined: ours, or a re-priced copy of it.
+    const mined = receipt.transactionHash;
     if (receipt.status !== 'success') {
       // Ours reverted, but the authorization may have been used by another transaction (a copy of
       // it sent ahead of ours): then the agent did pay, and the reconciler finds that transaction.
       // Canceled by the payer instead: nothing was charged, and the gate is payable again.
       const outcome = await authorizationOutcome(this.chain, auth.from, auth.nonce);
-      if (outcome === 'used') return pending(gateId, hash);
+      if (outcome === 'used') return pending(gateId, mined);
       // Canceled, or unused: the payer made ours revert (or could have): it is not relayed again for a while.
-      await this.relayRefusals.refuse(payment.chainId, auth.from, hash);
+      await this.relayRefusals.refuse(payment.chainId, auth.from, mined);
       if (outcome === 'canceled') {
         await this.release(payment.id);
         throw new PaymentRejected(
@@ -477,12 +483,18 @@ export class PaymentsService {
       // for another gate: transfersClaimedElsewhere). Our relayer does not send it again.
       return pending(
         gateId,
-        hash,
+        mined,
         'The settlement transaction reverted, but its authorization can still settle until it expires: the gate is held for it until then, and paid if it settles. Ask again with the same proof.',
       );
     }
     const confirmed = await this.confirm(payment.id, receipt, payment);
     return { kind: 'paid', body: await this.paidView(confirmed.payment, gateId, confirmed.token) };
+  }
+
+  /** Whether `receipt` is of a hash broadcast for the payment's settlement, as its row says now. */
+  private async isSettlementOf(paymentId: string, receipt: TransactionReceipt): Promise<boolean> {
+    const payment = await this.store.byId(paymentId);
+    return !!payment && isOwnHash(payment, receipt.transactionHash);
   }
 
   /**

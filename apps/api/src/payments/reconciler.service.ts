@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
 import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
-import { stuckAtCap } from '../chain/fee-bump';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
@@ -20,9 +20,10 @@ import {
   unusedAuthorizationFate,
   usedNonceIn,
 } from './authorization-checks';
-import { repriceIfStuck, sendSettlement } from './settlement';
+import { sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
 import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
+import { isOwnHash, ownHashes } from './payment-hashes';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
 import { outlastsSettlement, payeeStands } from '../gates/gates.service';
@@ -243,7 +244,7 @@ export class ReconcilerService {
    * to a gate of its own at the same price and pay_to is not paid with it first.
    */
   private async heldLongEnough(payment: Payment, receipt: TransactionReceipt, now: bigint): Promise<boolean> {
-    if (ownHashes(payment).includes(receipt.transactionHash.toLowerCase() as Hash)) return true;
+    if (isOwnHash(payment, receipt.transactionHash)) return true;
     const block = await this.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
     return now >= block.timestamp + BigInt(this.config.chain.foreignSettlementHoldSeconds);
   }
@@ -279,10 +280,11 @@ export class ReconcilerService {
       pending,
       payment.txSentAt ?? payment.createdAt,
       async (signed) => {
-        if (!(await this.store.recordReplacement(payment.id, payment.txHash!, signed))) throw new ClaimSettled();
+        if (!(await this.store.recordReplacement(payment.id, payment.txHash!, signed)))
+          throw new ReplacementNotRecorded();
       },
     ).catch((error: unknown) => {
-      if (error instanceof ClaimSettled) return null;
+      if (error instanceof ReplacementNotRecorded) return null;
       throw error;
     });
     if (repricing?.kind === 'capped')
@@ -383,11 +385,8 @@ function partBefore(span: BlockSpan, block: bigint): BlockSpan | null {
   return { first: span.first, last: span.last < block ? span.last : block - 1n };
 }
 
-/** Every hash broadcast for the payment's settlement, the current one first (lower-case, as signed). */
-function ownHashes(payment: Pick<Payment, 'txHash' | 'replacedTxHashes'>): Hash[] {
-  const all = [payment.txHash, ...(payment.replacedTxHashes ?? [])].filter((hash): hash is string => !!hash);
-  return [...new Set(all.map((hash) => hash.toLowerCase() as Hash))];
-}
-
 /** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */
 class ClaimSettled extends Error {}
+
+/** The payment's settlement moved on (confirmed, released, or sent again) before its replacement was recorded: nothing is sent. */
+class ReplacementNotRecorded extends Error {}

@@ -1,9 +1,8 @@
 import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import { pendingTooLong, planFeeBump, type Fees, type Replacement } from '../chain/fee-bump';
+import { sendSignedFromRelayer, type BeforeBroadcast } from '../chain/relayer-broadcast';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
-import { BroadcastFailed } from './chain-errors';
 
 /** A call from the relayer with its gas and fees, ready to be signed with a nonce and broadcast. */
 export interface RelayerCall {
@@ -61,12 +60,6 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
   };
 }
 
-/**
- * Runs once a transaction is signed, before it is sent, with the hash and nonce it will have: a
- * record of it written then outlives any answer the broadcast gets. Throwing sends nothing.
- */
-export type BeforeBroadcast = (hash: Hash, nonce: number) => Promise<void>;
-
 /** Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a BroadcastFailed. */
 export function broadcastFromRelayer(
   chain: ChainContext,
@@ -83,80 +76,30 @@ export function broadcastFromRelayer(
 }
 
 /**
- * What re-pricing a relayer transaction did: nothing (`waiting`: not pending long enough, no longer
- * pending, or priced as the chain asks), nothing at the maximum fee (`capped`, what the chain asks),
- * or it sent `hash` in its place.
+ * Whether the receipt of another transaction mined at our transaction's nonce (viem answers a
+ * replacement's as if it were ours) does our transaction's work all the same: a re-priced copy of it.
  */
-export type Repricing =
-  { kind: 'waiting' } | { kind: 'capped'; market: Fees } | { kind: 'replaced'; hash: Hash; fees: Fees };
-
-/**
- * Sends the relayer's pending transaction `hash` (broadcast at `sentAt`) again at its nonce with
- * higher fees, once it has waited past RELAYER_BUMP_AFTER_SECONDS while the chain's fees outgrew
- * it: every later relayer transaction waits behind its nonce. `record` writes the new hash down
- * before it is sent (throwing sends nothing); the old one must stay recognised, as either may land.
- */
-export async function repriceIfStuck(
-  chain: ChainContext,
-  hash: Hash,
-  sentAt: Date,
-  record: BeforeBroadcast,
-): Promise<Repricing> {
-  if (!pendingTooLong(chain, sentAt)) return { kind: 'waiting' };
-  const bump = await planFeeBump(chain, hash);
-  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market };
-  if (bump.kind !== 'replace') return { kind: 'waiting' };
-  const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
-  return {
-    kind: 'replaced',
-    hash: await broadcastReplacement(chain, bump.replacement, record),
-    fees: { maxFeePerGas, maxPriorityFeePerGas },
-  };
-}
-
-/**
- * Signs a replacement of a pending relayer transaction (its nonce, higher fees: planFeeBump) and
- * broadcasts it. Outside the nonce turn: it takes no new nonce, and the pending count others read
- * stays the same. `beforeBroadcast` records its hash first, as for any broadcast.
- */
-export async function broadcastReplacement(
-  chain: ChainContext,
-  replacement: Replacement,
-  beforeBroadcast: BeforeBroadcast,
-): Promise<Hash> {
-  const signed = await chain.relayer.account.signTransaction!(replacement);
-  await beforeBroadcast(keccak256(signed), replacement.nonce);
-  return sendSignedFromRelayer(chain, signed);
-}
-
-/** Sends a transaction the relayer signed; failing, it throws BroadcastFailed with the hash it would have on chain. */
-export async function sendSignedFromRelayer(chain: ChainContext, serializedTransaction: Hex): Promise<Hash> {
-  try {
-    return await chain.relayer.sendRawTransaction({ serializedTransaction });
-  } catch (error) {
-    throw new BroadcastFailed(keccak256(serializedTransaction), error);
-  }
-}
+export type IsOwnReplacement = (receipt: TransactionReceipt) => Promise<boolean>;
 
 /**
  * The transaction's own receipt once it has enough confirmations; null when `timeoutMs` passes
- * first, or when another transaction took its place (ownReceipt: viem answers the replacement's).
+ * first, or when another transaction took its place (ownReceipt), unless `isOwnReplacement` says
+ * that one is ours too.
  */
 export async function waitForReceipt(
   chain: ChainContext,
   hash: Hash,
   timeoutMs: number,
+  isOwnReplacement: IsOwnReplacement = () => Promise.resolve(false),
 ): Promise<TransactionReceipt | null> {
   if (timeoutMs <= 0) return null;
   try {
-    return ownReceipt(
+    const receipt = await chain.publicClient.waitForTransactionReceipt({
       hash,
-      await chain.publicClient.waitForTransactionReceipt({
-        hash,
-        confirmations: chain.confirmations,
-        timeout: timeoutMs,
-      }),
-    );
+      confirmations: chain.confirmations,
+      timeout: timeoutMs,
+    });
+    return ownReceipt(hash, receipt) ?? ((await isOwnReplacement(receipt)) ? receipt : null);
   } catch (error) {
     if ((error as { name?: unknown }).name === 'WaitForTransactionReceiptTimeoutError') return null;
     throw error;

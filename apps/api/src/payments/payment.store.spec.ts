@@ -316,10 +316,13 @@ describe('PaymentStore', () => {
     }
   });
 
-  it('knows a payer by its payments confirmed within a window, on this chain and token only', async () => {
+  it("knows a payer by its payments to the publisher's sites confirmed within a window, on this chain and token only", async () => {
     const payer = hex('b1', 20);
-    const known = (within: number, key: Partial<{ chainId: number; asset: string; payer: string }> = {}) =>
-      store.hasSettledWithin({ chainId: 31337, asset: ASSET, payer, ...key }, within);
+    const publisherId = onSite.site.publisherId;
+    const known = (
+      within: number,
+      key: Partial<{ chainId: number; asset: string; payer: string; publisherId: string }> = {},
+    ) => store.hasPaidPublisherWithin({ chainId: 31337, asset: ASSET, payer, publisherId, ...key }, within);
     const { payment } = await claim(hex('b1', 32), payer);
     expect(await known(60_000)).toBe(false); // claimed, not settled
     const confirmedAt = new Date(Date.now() - 10 * 60_000);
@@ -331,6 +334,9 @@ describe('PaymentStore', () => {
     expect(await known(60 * 60_000, { chainId: 1 })).toBe(false);
     expect(await known(60 * 60_000, { asset: hex('ab', 20) })).toBe(false);
     expect(await known(60 * 60_000, { payer: hex('b2', 20) })).toBe(false);
+    // Paid to this publisher only: a payment to a site of one's own makes no one known to another.
+    const elsewhere = await claimsOnNewSite(test.database, store);
+    expect(await known(60 * 60_000, { publisherId: elsewhere.site.publisherId })).toBe(false);
   });
 
   it('answers null for what is not there', async () => {

@@ -192,16 +192,21 @@ export class PaymentStore {
   }
 
   /**
-   * Whether the payer has a payment settled on this chain and token within the last `withinMs`.
-   * Answered by the (payer, confirmed_at, id) index: a payer's recent payments are few.
+   * Whether the payer has a payment to one of the publisher's sites settled on this chain and token
+   * within the last `withinMs`: money paid to that publisher, which a payer cannot fake by paying
+   * itself on a site of its own. Answered by the (payer, confirmed_at, id) index: a payer's recent
+   * payments are few.
    */
-  async hasSettledWithin(key: { chainId: number; asset: string; payer: string }, withinMs: number): Promise<boolean> {
+  async hasPaidPublisherWithin(
+    key: { chainId: number; asset: string; payer: string; publisherId: string },
+    withinMs: number,
+  ): Promise<boolean> {
     const rows = await this.db.sql.query(
-      `SELECT 1 FROM payments
-        WHERE payer = $1 AND confirmed_at > now() - $2::bigint * interval '1 millisecond'
-          AND chain_id = $3::int AND asset = $4 AND status = 'confirmed'
+      `SELECT 1 FROM payments p JOIN sites s ON s.id = p.site_id
+        WHERE p.payer = $1 AND p.confirmed_at > now() - $2::bigint * interval '1 millisecond'
+          AND p.chain_id = $3::int AND p.asset = $4 AND p.status = 'confirmed' AND s.publisher_id = $5::uuid
         LIMIT 1`,
-      [key.payer.toLowerCase(), withinMs, key.chainId, key.asset],
+      [key.payer.toLowerCase(), withinMs, key.chainId, key.asset, key.publisherId],
     );
     return rows.length > 0;
   }

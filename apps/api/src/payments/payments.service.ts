@@ -184,7 +184,7 @@ export class PaymentsService {
       // settlement. Recovering it here too cost more CPU than any other step of a payment.
       // Every simulation that fails counts, a timeout or a node's refusal as much as the token's: a
       // smart wallet's signature check can be made to run until the call times out.
-      await this.simulations.simulating(gate.siteId, () => simulateSettlement(this.chain, auth));
+      await this.simulations.simulating(gate.siteId, payer, () => simulateSettlement(this.chain, auth));
       if (await refused) {
         await this.simulations.countRefused(gate.siteId);
         throw new PaymentRejected(

@@ -35,6 +35,7 @@ import {
   DEFAULT_LIMIT,
   REFUSED_SIMULATIONS_PER_PUBLISHER,
   REFUSED_SIMULATIONS_PER_SITE,
+  SIMULATIONS_IN_FLIGHT_PER_PAYER,
   SIMULATIONS_IN_FLIGHT_PER_SITE,
 } from '../rate-limit/limits';
 import {
@@ -906,11 +907,11 @@ describe('paying a gate', () => {
     });
     return { gate, answer };
   };
-  /** A payer with USDC that settled a payment on the chain's token lately (on `site`, another publisher's). */
-  const knownPayer = async (path: string) => {
+  /** A payer with USDC that paid `target`'s publisher lately (a page of `target`). */
+  const payerOf = async (target: TestSite, path: string) => {
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
-    expect((await payFrom(site, payer, path)).answer.status).toBe(200);
+    expect((await payFrom(target, payer, path)).answer.status).toBe(200);
     return payer;
   };
   /** A payer with USDC, signing for itself, that never paid here: any fresh key. */
@@ -935,7 +936,10 @@ describe('paying a gate', () => {
     // only by the token's simulation: counted per gate, anyone could spend the node's quota.
     const { site: attacked } = await pricedSite(app, payee);
     const { limit } = REFUSED_SIMULATIONS_PER_SITE;
-    const known = await knownPayer('/article/known-before-junk');
+    const known = await payerOf(attacked, '/article/known-before-junk');
+    // Known to another publisher only: a payment to a site of one's own, priced at a millionth of a
+    // dollar and paid back to oneself, would make any key known for next to nothing.
+    const knownElsewhere = await payerOf(site, '/article/known-elsewhere');
     const simulate = jest.spyOn(app.chain.publicClient, 'simulateContract');
     try {
       const statuses: number[] = [];
@@ -954,6 +958,9 @@ describe('paying a gate', () => {
       // A fresh key signing for itself costs nothing to make: it reaches no chain while the site is held off.
       await expectFreshPayerHeldOff(attacked, '/article/junk-then-fresh', /this site's gates were refused/);
       expect(simulate).toHaveBeenCalledTimes(limit + 2);
+      const { answer: fromElsewhere } = await payFrom(attacked, knownElsewhere, '/article/junk-then-elsewhere');
+      expect(fromElsewhere).toMatchObject({ status: 429, body: { detail: expect.stringMatching(/publisher/) } });
+      expect(simulate).toHaveBeenCalledTimes(limit + 2);
     } finally {
       simulate.mockRestore();
     }
@@ -970,7 +977,7 @@ describe('paying a gate', () => {
     const { limit } = REFUSED_SIMULATIONS_PER_PUBLISHER;
     const sites = [first];
     while (sites.length * perSite <= limit) sites.push(await pricedSiteOf(app, publisher));
-    const known = await knownPayer('/article/known-before-spread');
+    const known = await payerOf(sites[0], '/article/known-before-spread');
     // limit + 1 refusals, at most perSite on each site: the last one holds the publisher off.
     const targets = Array.from({ length: limit + 1 }, (_, i) => sites[Math.floor(i / perSite)]);
     const statuses = await inBatches(targets, 10, (target, i) => junkTo(target, `/article/spread-${i}`));
@@ -993,6 +1000,40 @@ describe('paying a gate', () => {
     expect((await payFrom(sites[1], known, '/article/spread-then-paid')).answer.status).toBe(200);
   });
 
+  /** Verifies gate i with payment i, each from a fresh address. */
+  const verifierOf = (gates: readonly { id: string }[], payments: readonly unknown[]) => (i: number) =>
+    app.call('POST', `/v1/gates/${gates[i].id}/verify`, {
+      body: { payment: payments[i] },
+      headers: { 'x-forwarded-for': freshIp() },
+    });
+  /**
+   * A slow node for the simulations `hold` picks (by the authorization's `from`, lower-case, and the
+   * simulation's count): they wait until answerHeld(); the others are answered as ever.
+   */
+  const holdSimulations = (hold: (from: string, call: number) => boolean) => {
+    let answerHeld!: () => void;
+    const held = new Promise<void>((resolve) => (answerHeld = resolve));
+    const client = app.chain.publicClient;
+    const original = client.simulateContract;
+    let all = 0;
+    let holding = 0;
+    const simulate = jest.spyOn(client, 'simulateContract').mockImplementation((async (...args: never[]) => {
+      const [request] = args as unknown as [{ args: readonly unknown[] }];
+      if (hold(String(request.args[0]).toLowerCase(), ++all)) {
+        holding++;
+        await held;
+      }
+      return (original as (...a: never[]) => Promise<unknown>)(...args);
+    }) as never);
+    return { calls: () => holding, answerHeld, simulate };
+  };
+  /** Waits until `count` simulations are held (20 s at most). */
+  const untilHeld = async (calls: () => number, count: number) => {
+    for (const deadline = Date.now() + 20_000; calls() < count && Date.now() < deadline;)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(calls()).toBe(count);
+  };
+
   it('simulates at most SIMULATIONS_IN_FLIGHT_PER_SITE authorizations of a site at once: one more is 429 at once, no chain call, nothing claimed', async () => {
     // Refusals are counted as they come back: junk sent all at once would all be on its way to the
     // node before the first was counted. A slow node here: it answers none of the first simulations
@@ -1004,25 +1045,12 @@ describe('paying a gate', () => {
     const payments = await Promise.all(
       gates.map((gate) => signPayment(app, newWallet(), gate, { signer: newWallet() })),
     );
-    const verifyJunk = (i: number) =>
-      app.call('POST', `/v1/gates/${gates[i].id}/verify`, {
-        body: { payment: payments[i] },
-        headers: { 'x-forwarded-for': freshIp() },
-      });
-    let answerHeld!: () => void;
-    const held = new Promise<void>((resolve) => (answerHeld = resolve));
-    const client = app.chain.publicClient;
-    const original = client.simulateContract;
-    let calls = 0;
-    const simulate = jest.spyOn(client, 'simulateContract').mockImplementation((async (...args: never[]) => {
-      if (++calls <= limit) await held;
-      return (original as (...a: never[]) => Promise<unknown>)(...args);
-    }) as never);
+    const verifyJunk = verifierOf(gates, payments);
+    // The first `limit` simulations wait for the test.
+    const { calls: heldCalls, answerHeld, simulate } = holdSimulations((_, call) => call <= limit);
     const first = Array.from({ length: limit }, (_, i) => verifyJunk(i));
     try {
-      for (const deadline = Date.now() + 20_000; calls < limit && Date.now() < deadline;)
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      expect(calls).toBe(limit);
+      await untilHeld(heldCalls, limit);
 
       const more = await verifyJunk(limit);
       expect(more).toMatchObject({
@@ -1030,7 +1058,7 @@ describe('paying a gate', () => {
         body: { detail: expect.stringMatching(/at once.*nothing was charged/) },
       });
       expect(more.headers.get('retry-after')).toBe('1');
-      expect(calls).toBe(limit);
+      expect(heldCalls()).toBe(limit);
       expect(
         await app.database.prisma.payment.findUnique({ where: { gateId: readGate(gates[limit].id)!.ref } }),
       ).toBeNull();
@@ -1046,6 +1074,35 @@ describe('paying a gate', () => {
     }
     // The slots are free once answered: the authorization turned away is judged now.
     expect((await verifyJunk(limit)).status).toBe(402);
+  });
+
+  it("simulates at most SIMULATIONS_IN_FLIGHT_PER_PAYER of one payer's authorizations at once: a payer the node answers slowly does not fill a site's slots", async () => {
+    // A smart wallet's signature check can burn gas up to the call's cap: each of its simulations
+    // is slow, and taking every slot of a site would turn the site's other payers away.
+    const { site: crowded } = await pricedSite(app, payee);
+    const slow = newWallet();
+    const perPayer = SIMULATIONS_IN_FLIGHT_PER_PAYER;
+    const gates: Awaited<ReturnType<typeof openGate>>[] = [];
+    for (let i = 0; i <= perPayer; i++) gates.push(await openGate(app, crowded, `/article/slow-${i}`));
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, slow, gate, { signer: newWallet() })));
+    const verifySlow = verifierOf(gates, payments);
+    const { calls: slowCalls, answerHeld, simulate } = holdSimulations((from) => from === slow.address.toLowerCase());
+    const first = Array.from({ length: perPayer }, (_, i) => verifySlow(i));
+    try {
+      await untilHeld(slowCalls, perPayer);
+      const more = await verifySlow(perPayer);
+      expect(more).toMatchObject({
+        status: 429,
+        body: { detail: expect.stringMatching(/from this payer .* at once.*nothing was charged/) },
+      });
+      expect(slowCalls()).toBe(perPayer);
+      // Another payer of the same site pays meanwhile.
+      expect((await payFrom(crowded, await freshPayer(), '/article/beside-slow')).answer.status).toBe(200);
+    } finally {
+      answerHeld();
+      await Promise.allSettled(first);
+      simulate.mockRestore();
+    }
   });
 
   describe('access tokens', () => {

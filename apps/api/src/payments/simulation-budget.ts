@@ -8,6 +8,7 @@ import { HeldOff } from '../rate-limit/held-off';
 import {
   REFUSED_SIMULATIONS_PER_PUBLISHER,
   REFUSED_SIMULATIONS_PER_SITE,
+  SIMULATIONS_IN_FLIGHT_PER_PAYER,
   SIMULATIONS_IN_FLIGHT_PER_SITE,
 } from '../rate-limit/limits';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
@@ -15,9 +16,11 @@ import { isSignedByFromKey, type SignedAuthorization } from './authorization-che
 import { PaymentStore } from './payment.store';
 
 /**
- * How recently a payer must have settled a payment on this chain and token to have its
- * authorizations simulated while their site is held off: a fresh key signing for itself costs
- * nothing to make, a settled payment costs real money.
+ * How recently a payer must have paid the held-off site's publisher (a payment to one of its sites
+ * settled on this chain and token) to have its authorizations simulated while that site is held
+ * off: a fresh key signing for itself costs nothing to make, and a payment to a site of one's own
+ * (priced at a millionth of a dollar, paid back to oneself) would cost next to nothing; a payment
+ * to this publisher costs at least its price, paid to it.
  */
 export const KNOWN_PAYER_WINDOW_MS = 30 * 24 * 3_600_000;
 
@@ -29,7 +32,8 @@ type HoldOff = { ms: number; by: 'site' | 'publisher' };
 /**
  * What the simulations of EIP-3009 authorizations (one eth_call each, and junk costs its sender
  * nothing: gates are free) may spend, per site and per publisher: at most
- * SIMULATIONS_IN_FLIGHT_PER_SITE at once per site in this instance; and past
+ * SIMULATIONS_IN_FLIGHT_PER_SITE at once per site and SIMULATIONS_IN_FLIGHT_PER_PAYER per payer in
+ * this instance (so one payer's slow calls cannot fill a site's); and past
  * REFUSED_SIMULATIONS_PER_SITE or REFUSED_SIMULATIONS_PER_PUBLISHER refusals a minute, only
  * authorizations a known payer signed with its own key until the minute is over. Every answer it
  * gives is a refusal, nothing charged: none lets a payment through, and a count the storage fails to
@@ -40,8 +44,9 @@ export class SimulationBudget {
   /** Sites and publishers past their refusals' budget, as this instance last counted. */
   private readonly refusingSites = new HeldOff();
   private readonly refusingPublishers = new HeldOff();
-  /** Simulations running now, per site, in this instance. */
-  private readonly inFlight = new Map<string, number>();
+  /** Simulations running now, per site and per payer, in this instance. */
+  private readonly inFlightPerSite = new Map<string, number>();
+  private readonly inFlightPerPayer = new Map<string, number>();
   private readonly publishers = new Map<string, string>();
 
   constructor(
@@ -53,29 +58,32 @@ export class SimulationBudget {
 
   /**
    * While the gate's site or its publisher is held off, only an authorization signed with its
-   * payer's own key (recovered locally: this costs CPU only then) by a payer that settled a payment
-   * here within KNOWN_PAYER_WINDOW_MS goes on to the chain; another (a smart wallet's, a fresh key's,
-   * junk) is 429, nothing charged.
+   * payer's own key (recovered locally: this costs CPU only then) by a payer that paid this
+   * publisher within KNOWN_PAYER_WINDOW_MS goes on to the chain; another (a smart wallet's, a fresh
+   * key's, one known only to other publishers, junk) is 429, nothing charged.
    */
   async assertMaySimulate(gate: Pick<Gate, 'siteId' | 'chainId' | 'asset'>, auth: SignedAuthorization): Promise<void> {
     const holdOff = await this.holdOffOf(gate.siteId);
-    if (holdOff.ms === 0 || (await this.isKnownPayerSigning(gate, auth))) return;
+    if (holdOff.ms === 0 || (await this.isPublishersPayerSigning(gate, auth))) return;
     throw heldOffAnswer(holdOff);
   }
 
   /**
-   * Runs `simulate` in one of the site's SIMULATIONS_IN_FLIGHT_PER_SITE slots; with none free, 429
-   * and no chain call. A failure counts against the site and its publisher.
+   * Runs `simulate` in one of the site's SIMULATIONS_IN_FLIGHT_PER_SITE slots and one of the payer's
+   * SIMULATIONS_IN_FLIGHT_PER_PAYER; with either full, 429 and no chain call. A failure counts
+   * against the site and its publisher.
    */
-  async simulating<T>(siteId: string, simulate: () => Promise<T>): Promise<T> {
-    this.takeSlot(siteId);
+  async simulating<T>(siteId: string, payer: string, simulate: () => Promise<T>): Promise<T> {
+    payer = payer.toLowerCase();
+    this.takeSlots(siteId, payer);
     try {
       return await simulate().catch(async (error: unknown) => {
         await this.countRefused(siteId);
         throw error;
       });
     } finally {
-      this.releaseSlot(siteId);
+      release(this.inFlightPerSite, siteId);
+      release(this.inFlightPerPayer, payer);
     }
   }
 
@@ -118,14 +126,16 @@ export class SimulationBudget {
     return publisher.ms > site.ms ? publisher : site;
   }
 
-  /** A signature recovered to the payer (no chain call) of a payer with a payment settled lately; a failed read knows no one. */
-  private async isKnownPayerSigning(
-    gate: Pick<Gate, 'chainId' | 'asset'>,
+  /** A signature recovered to the payer (no chain call) of a payer that paid the site's publisher lately; a failed read knows no one. */
+  private async isPublishersPayerSigning(
+    gate: Pick<Gate, 'siteId' | 'chainId' | 'asset'>,
     auth: SignedAuthorization,
   ): Promise<boolean> {
     if (!(await isSignedByFromKey(this.chain, auth))) return false;
-    const payer = { chainId: gate.chainId, asset: gate.asset, payer: auth.from };
-    return this.payments.hasSettledWithin(payer, KNOWN_PAYER_WINDOW_MS).catch(() => false);
+    const publisherId = await this.publisherOf(gate.siteId);
+    if (!publisherId) return false;
+    const payer = { chainId: gate.chainId, asset: gate.asset, payer: auth.from, publisherId };
+    return this.payments.hasPaidPublisherWithin(payer, KNOWN_PAYER_WINDOW_MS).catch(() => false);
   }
 
   /** The site's publisher, remembered once read; null when it cannot be read (a deleted site, a storage failure). */
@@ -142,23 +152,29 @@ export class SimulationBudget {
     this.publishers.set(siteId, publisherId);
   }
 
-  private takeSlot(siteId: string): void {
-    const running = this.inFlight.get(siteId) ?? 0;
-    if (running >= SIMULATIONS_IN_FLIGHT_PER_SITE) throw inFlightFull();
-    this.inFlight.set(siteId, running + 1);
-  }
-
-  private releaseSlot(siteId: string): void {
-    const running = (this.inFlight.get(siteId) ?? 1) - 1;
-    if (running > 0) this.inFlight.set(siteId, running);
-    else this.inFlight.delete(siteId);
+  private takeSlots(siteId: string, payer: string): void {
+    const site = this.inFlightPerSite.get(siteId) ?? 0;
+    if (site >= SIMULATIONS_IN_FLIGHT_PER_SITE) throw inFlightFull('site');
+    const ofPayer = this.inFlightPerPayer.get(payer) ?? 0;
+    if (ofPayer >= SIMULATIONS_IN_FLIGHT_PER_PAYER) throw inFlightFull('payer');
+    this.inFlightPerSite.set(siteId, site + 1);
+    this.inFlightPerPayer.set(payer, ofPayer + 1);
   }
 }
 
-const inFlightFull = () =>
+/** One slot of `key` given back; a key with none left is forgotten, so the map holds only what runs. */
+function release(inFlight: Map<string, number>, key: string): void {
+  const running = (inFlight.get(key) ?? 1) - 1;
+  if (running > 0) inFlight.set(key, running);
+  else inFlight.delete(key);
+}
+
+const inFlightFull = (whose: 'site' | 'payer') =>
   new ApiError(
     429,
-    `${SIMULATIONS_IN_FLIGHT_PER_SITE} payments to this site's gates are being checked on chain at once, the most taken at a time: nothing was charged, retry shortly`,
+    whose === 'site'
+      ? `${SIMULATIONS_IN_FLIGHT_PER_SITE} payments to this site's gates are being checked on chain at once, the most taken at a time: nothing was charged, retry shortly`
+      : `${SIMULATIONS_IN_FLIGHT_PER_PAYER} payments from this payer are being checked on chain at once, the most taken at a time: nothing was charged, retry shortly`,
     {},
     { 'retry-after': '1' },
   );
@@ -168,7 +184,7 @@ function heldOffAnswer({ ms, by }: HoldOff): ApiError {
   const whose = by === 'site' ? "this site's gates" : "the gates of this site's publisher, across its sites,";
   return new ApiError(
     429,
-    `More than ${limit} payments to ${whose} were refused in ${ttl / 60_000} minute; until that passes, only payers signing with their own key that settled a payment on this network in the last ${KNOWN_PAYER_WINDOW_MS / 86_400_000} days are checked on chain: nothing was charged, retry later`,
+    `More than ${limit} payments to ${whose} were refused in ${ttl / 60_000} minute; until that passes, only payers signing with their own key that paid this site's publisher on this network in the last ${KNOWN_PAYER_WINDOW_MS / 86_400_000} days are checked on chain: nothing was charged, retry later`,
     {},
     { 'retry-after': String(Math.ceil(ms / 1000)) },
   );

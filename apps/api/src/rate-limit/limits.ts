@@ -40,8 +40,8 @@ export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
  * EIP-3009 authorizations for a site's gates that the token's simulation refused (junk: one eth_call
  * each), per minute and site. Gates cost nothing to get (every 402 mints one), so the verify route's
  * limit per gate does not bound them; past this one, until the minute is over, only authorizations
- * signed with their payer's own key, by a payer that settled a payment here lately, reach the chain
- * for that site (SimulationBudget.assertMaySimulate).
+ * signed with their payer's own key, by a payer that paid the site's publisher lately, reach the
+ * chain for that site (SimulationBudget.assertMaySimulate).
  */
 export const REFUSED_SIMULATIONS_PER_SITE = { limit: 100, ttl: MINUTE };
 /**
@@ -57,6 +57,13 @@ export const REFUSED_SIMULATIONS_PER_PUBLISHER = { limit: 300, ttl: MINUTE };
  * second on one site, and a simulation takes about 100 ms on a remote node (a handful in flight).
  */
 export const SIMULATIONS_IN_FLIGHT_PER_SITE = 32;
+/**
+ * Simulations running at once for one payer's authorizations, in this instance: without it one payer
+ * whose calls the node answers slowly (a smart wallet's signature check burning gas up to the call's
+ * cap) could fill a site's slots and turn its other payers away. As many as a payer may have
+ * settlements in flight (MAX_PAYER_SETTLEMENTS_IN_FLIGHT), so an honest payer is never held below that.
+ */
+export const SIMULATIONS_IN_FLIGHT_PER_PAYER = 8;
 /**
  * Sign-ins per site and visitor the middleware names (client_ip), across every wallet its proofs
  * name; per site when it names none. The wallet is the proof's pick (any fresh key), so the

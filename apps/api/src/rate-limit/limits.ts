@@ -60,10 +60,11 @@ export const SIMULATIONS_IN_FLIGHT_PER_SITE = 32;
 /**
  * Simulations running at once for one payer's authorizations, in this instance: without it one payer
  * whose calls the node answers slowly (a smart wallet's signature check burning gas up to the call's
- * cap) could fill a site's slots and turn its other payers away. As many as a payer may have
- * settlements in flight (MAX_PAYER_SETTLEMENTS_IN_FLIGHT), so an honest payer is never held below that.
+ * cap) could fill a site's slots and turn its other payers away. Twice what a payer may have
+ * settled in flight (MAX_PAYER_SETTLEMENTS_IN_FLIGHT): a payer sending more at once than that bound
+ * is told to wait by it (503, nothing charged), and half a site's slots stay for its other payers.
  */
-export const SIMULATIONS_IN_FLIGHT_PER_PAYER = 8;
+export const SIMULATIONS_IN_FLIGHT_PER_PAYER = 16;
 /**
  * Sign-ins per site and visitor the middleware names (client_ip), across every wallet its proofs
  * name; per site when it names none. The wallet is the proof's pick (any fresh key), so the

@@ -168,16 +168,7 @@ export async function planFeeBump(chain: ChainContext, hash: Hash): Promise<FeeB
   return {
     kind: 'replace',
     offered,
-    replacement: {
-      type: 'eip1559',
-      chainId: chain.chainId,
-      nonce: tx.nonce,
-      to: tx.to,
-      data: tx.input,
-      value: tx.value,
-      gas: tx.gas,
-      ...fees,
-    },
+    replacement: { ...sameCall(chain, tx, tx.to), ...fees },
   };
 }
 
@@ -195,13 +186,7 @@ export async function notOursBecause(
   if (tx.value !== 0n) return `it moves ${tx.value} wei`;
   const serialized = serializeTransaction(
     {
-      type: 'eip1559',
-      chainId: chain.chainId,
-      nonce: tx.nonce,
-      to: tx.to,
-      data: tx.input,
-      value: tx.value,
-      gas: tx.gas,
+      ...sameCall(chain, tx, tx.to),
       maxFeePerGas: tx.maxFeePerGas,
       maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
       accessList: tx.accessList,
@@ -235,4 +220,17 @@ function max(a: bigint, b: bigint): bigint {
 
 function min(a: bigint, b: bigint): bigint {
   return a < b ? a : b;
+}
+
+/** The node's transaction as our chain's EIP-1559 call at its nonce, gas and value, without its fees. */
+function sameCall(chain: Pick<ChainContext, 'chainId'>, tx: Transaction, to: Address) {
+  return {
+    type: 'eip1559',
+    chainId: chain.chainId,
+    nonce: tx.nonce,
+    to,
+    data: tx.input,
+    value: tx.value,
+    gas: tx.gas,
+  } as const;
 }

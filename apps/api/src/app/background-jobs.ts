@@ -20,12 +20,15 @@ const PASSWORD_ATTEMPTS_SWEEP_MS = 15 * 60_000;
 /**
  * Runs the reconciler (with the sweep of refund holds that are over), the voucher claimer, the
  * crawler analytics retention and the sweep of password-attempt counters on their intervals; a run
- * never overlaps the previous one.
+ * never overlaps the previous one, and shutdown waits for the runs in flight.
  */
 @Injectable()
 export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Jobs');
   private readonly timers: NodeJS.Timeout[] = [];
+  /** The runs in flight, awaited at shutdown. */
+  private readonly running = new Set<Promise<unknown>>();
+  private stopping = false;
 
   constructor(
     @Inject(CONFIG) private readonly config: AppConfig,
@@ -57,19 +60,28 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     });
   }
 
-  onApplicationShutdown(): void {
+  /**
+   * Waits for the runs in flight: one left running after the app closed keeps its job's advisory
+   * lock, so the next instance's run is skipped, and it works on a database about to be closed.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
+    await Promise.all(this.running);
   }
 
   private every(intervalMs: number, name: string, job: () => Promise<unknown>, atStart = false): void {
     if (intervalMs <= 0) return;
-    let running = false;
+    let run: Promise<unknown> | undefined;
     const tick = () => {
-      if (running) return;
-      running = true;
-      job()
+      if (run || this.stopping) return;
+      run = job()
         .catch((error: Error) => this.logger.warn(`${name} failed: ${error.message}`))
-        .finally(() => (running = false));
+        .finally(() => {
+          this.running.delete(run!);
+          run = undefined;
+        });
+      this.running.add(run);
     };
     const timer = setInterval(tick, intervalMs);
     timer.unref();

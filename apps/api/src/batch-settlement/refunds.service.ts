@@ -20,14 +20,14 @@ import { CHAIN } from '../chain/tokens';
 import type { Gate } from '../gates/gates.service';
 import { unavailable } from '../http/api-error';
 import {
-  broadcastMayHaveLanded,
   chainUnavailable,
   isChainUnreachable,
+  nothingSentAnswer,
   onChain,
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
+import { assertFeesWithinCap, broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 import { notFoundAsNull, relayerNonceUsed } from '../chain/transaction-state';
@@ -287,6 +287,10 @@ export class RefundsService {
     { charged, amount, state }: { charged: bigint; amount: bigint; state: OnChainChannel },
   ): Promise<Hash> {
     const { channelConfig: config, voucher } = payment;
+    const client = this.chain.publicClient;
+    // Priced first: a refund the relayer would not sign at these fees must not mark its voucher public.
+    const fees = await onChain(() => client.estimateFeesPerGas());
+    assertFeesWithinCap(this.chain, fees);
     const claim: Hex[] = [];
     const settle: Hex[] = [];
     const claimTo = claimableTotal(charged, state);
@@ -296,7 +300,6 @@ export class RefundsService {
       claim.push(await claimCalldata(this.chain, batch, [row]));
       settle.push(settleCalldata(config.receiver, config.token));
     }
-    const client = this.chain.publicClient;
     const estimate = (calls: Hex[]) =>
       client.estimateGas({
         account: batch.authorizer.address,
@@ -323,7 +326,6 @@ export class RefundsService {
         `The refund would revert: ${revertMessage(error).slice(0, 200)}`,
       );
     }
-    const fees = await onChain(() => client.estimateFeesPerGas());
     const data = multicallCalldata([
       ...calls,
       await refundCalldata(this.chain, batch, config, amount, state.refundNonce),
@@ -348,9 +350,7 @@ export class RefundsService {
       if (!stored) throw error;
       // Stored, maybe broadcast: the hold stays until the refund nonce moves; asking again sends it again if it failed.
       throw new SignatureOut(
-        isChainUnreachable(error) && !broadcastMayHaveLanded(error)
-          ? chainUnavailable()
-          : unavailable('The refund may have been sent; ask again shortly'),
+        nothingSentAnswer(error) ?? unavailable('The refund may have been sent; ask again shortly'),
       );
     }
   }

@@ -36,9 +36,9 @@ import {
 import type { Payment } from '../generated/prisma/client';
 import { conflict, notCharged, notFound, unavailable } from '../http/api-error';
 import {
-  broadcastMayHaveLanded,
   chainUnavailable,
   isChainUnreachable,
+  nothingSentAnswer,
   onChain,
   revertMessage,
 } from '../payments/chain-errors';
@@ -425,7 +425,8 @@ export class VoucherPaymentsService {
       try {
         hash = await sendFromRelayer(this.chain, batch.escrow, data);
       } catch (error) {
-        if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) throw chainUnavailable();
+        const unsent = nothingSentAnswer(error);
+        if (unsent) throw unsent;
         keepLease = true;
         throw unavailable(
           'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',

@@ -88,6 +88,14 @@ export function replacementFees(offered: Fees, market: Fees, cap: bigint): Fees 
   return { maxFeePerGas, maxPriorityFeePerGas };
 }
 
+/**
+ * Whether `fees` offer more per gas than RELAYER_MAX_FEE_PER_GAS_WEI. No relayer transaction does:
+ * a first send above it is not signed (assertFeesWithinCap), a replacement stops at it (replacementFees).
+ */
+export function aboveCap(chain: Pick<ChainContext, 'feeBump'>, fees: Pick<Fees, 'maxFeePerGas'>): boolean {
+  return fees.maxFeePerGas > chain.feeBump.maxFeePerGas;
+}
+
 /** Whether a transaction sent at `sentAt` has waited past the configured time for re-pricing. */
 export function pendingTooLong(chain: Pick<ChainContext, 'feeBump'>, sentAt: Date, now = Date.now()): boolean {
   return now - sentAt.getTime() >= chain.feeBump.afterSeconds * 1000;

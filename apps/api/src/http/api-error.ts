@@ -10,6 +10,8 @@ export class ApiError extends HttpException {
     readonly headers: Record<string, string> = {},
   ) {
     super({ detail, ...extra } satisfies ApiErrorBody, status);
+    // Nest's message would be "Api Error": a background job logging one (a relayer call refused) says why.
+    this.message = detail;
   }
 }
 

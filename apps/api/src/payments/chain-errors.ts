@@ -1,5 +1,5 @@
 import { BroadcastFailed } from '../chain/relayer-broadcast';
-import { unavailable } from '../http/api-error';
+import { ApiError, unavailable } from '../http/api-error';
 
 const UNREACHABLE_NAMES = new Set(['HttpRequestError', 'TimeoutError', 'WebSocketRequestError', 'SocketClosedError']);
 const UNREACHABLE_MESSAGES = /fetch failed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|other side closed/i;
@@ -54,11 +54,22 @@ function neverConnected(error: unknown): boolean {
   return false;
 }
 
-export const chainUnavailable = () =>
+/** The 503 for chain trouble that sent nothing; `why` says what the trouble is. */
+export const chainUnavailable = (why = 'The payment network is unreachable', retryAfterSeconds = 5) =>
   unavailable(
-    'The payment network is unreachable; this request settled nothing and the gate stays payable. Send the same payment again shortly.',
-    5,
+    `${why}; this request settled nothing and the gate stays payable. Send the same payment again shortly.`,
+    retryAfterSeconds,
   );
+
+/**
+ * The answer for a relayer broadcast that failed having sent nothing (refused before signing, as
+ * above the fee cap, or a node never reached), or null when the node may have taken it.
+ */
+export function nothingSentAnswer(error: unknown): ApiError | null {
+  // Thrown before the relayer signs: no ApiError comes out of a broadcast itself.
+  if (error instanceof ApiError) return error;
+  return isChainUnreachable(error) && !broadcastMayHaveLanded(error) ? chainUnavailable() : null;
+}
 
 /** Runs a chain call, turning "cannot reach the RPC" into a 503 for the client. */
 export async function onChain<T>(call: () => Promise<T>): Promise<T> {

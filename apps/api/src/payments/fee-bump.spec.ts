@@ -162,16 +162,22 @@ describe('relayer settlements stuck under a fee spike', () => {
   }, 60_000);
 
   it('leaves a stuck settlement waiting, with a warning, when a replacement would pass the maximum fee', async () => {
-    // Another instance on the database, whose maximum fee is what the stuck one already offers.
+    await test().setAutomine(false);
+    const sent = await paidAndBroadcast('/spike/capped');
+    // Another instance on the database, whose maximum fee is what the stuck one already offers: a
+    // replacement must offer 12.5 % more. (Below it, the first send would not have been signed.)
     const capped = await startTestApp({
       database: db.database,
       masterKey,
-      config: { chain: { settlementTimeoutMs: 0, feeBump: { afterSeconds: 0, maxFeePerGas: 1n } } },
+      config: {
+        chain: {
+          settlementTimeoutMs: 0,
+          feeBump: { afterSeconds: 0, maxFeePerGas: (await transaction(sent.hash)).maxFeePerGas! },
+        },
+      },
     });
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
-      await test().setAutomine(false);
-      const sent = await paidAndBroadcast('/spike/capped', capped);
       await spikeAbove(sent.hash);
       expect(await reconcile(capped)).toMatchObject({ finalized: 0, released: 0, resubmitted: 0, waiting: 1 });
       expect(await rowOf(sent.gate)).toMatchObject({ txHash: sent.hash, replacedTxHashes: [] });

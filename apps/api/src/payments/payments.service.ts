@@ -46,7 +46,7 @@ import {
   toSignedAuthorization,
   type SignedAuthorization,
 } from './authorization-checks';
-import { broadcastMayHaveLanded, chainUnavailable, failedBroadcast, isChainUnreachable, onChain } from './chain-errors';
+import { failedBroadcast, isChainUnreachable, nothingSentAnswer, onChain } from './chain-errors';
 import { paymentFingerprint, sameFingerprint } from './payment-fingerprint';
 import { isOwnHash } from './payment-hashes';
 import { PaymentRejected, RELAY_REASONS } from './payment-rejected';
@@ -257,10 +257,11 @@ export class PaymentsService {
       });
     } catch (error) {
       if (error instanceof ClaimTaken) return this.settledElsewhere(claim.payment, gate, auth);
-      if (isChainUnreachable(error) && !broadcastMayHaveLanded(error)) {
-        // Nothing reached the chain: free the gate so the agent can retry once it is back.
+      const unsent = nothingSentAnswer(error);
+      if (unsent) {
+        // Nothing reached the chain (unreachable, or its fees above the cap): free the gate so the agent can retry.
         if (!(await this.store.releaseUnsent(claim.payment.id, recorded))) return this.outcomeOf(claim.payment, gate);
-        throw chainUnavailable();
+        throw unsent;
       }
       // The node may or may not have taken the transaction: the claim keeps its hash, and the
       // reconciler records it once mined, or asks the token (and sends it again) if it never was.

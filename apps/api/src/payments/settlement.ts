@@ -1,8 +1,10 @@
 import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
+import { aboveCap } from '../chain/fee-bump';
 import { sendSignedFromRelayer, type BeforeBroadcast } from '../chain/relayer-broadcast';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
+import { chainUnavailable } from './chain-errors';
 
 /** A call from the relayer with its gas and fees, ready to be signed with a nonce and broadcast. */
 export interface RelayerCall {
@@ -41,6 +43,9 @@ export async function sendFromRelayer(chain: ChainContext, to: Address, data: He
  */
 export const RELAYER_GAS_MARGIN = 30_000n;
 
+/** When a request refused for fees above the cap is told to come back: a fee spike lasts minutes, not seconds. */
+const FEES_ABOVE_CAP_RETRY_SECONDS = 30;
+
 /** Gas and fees first, side by side with other settlements: the nonce is held only to sign and broadcast. */
 export async function prepareRelayerCall(chain: ChainContext, to: Address, data: Hex): Promise<RelayerCall> {
   const request = await chain.relayer.prepareTransactionRequest({
@@ -60,12 +65,29 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
   };
 }
 
-/** Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a BroadcastFailed. */
-export function broadcastFromRelayer(
+/**
+ * No relayer transaction is first sent offering more per gas than RELAYER_MAX_FEE_PER_GAS_WEI: at
+ * such fees this throws the 503 of chain trouble (chainUnavailable), which a request answers with
+ * nothing sent, and a background job logs, to try again at its next run.
+ */
+export function assertFeesWithinCap(chain: ChainContext, fees: Pick<RelayerCall, 'maxFeePerGas'>): void {
+  if (aboveCap(chain, fees))
+    throw chainUnavailable(
+      `The payment network asks ${fees.maxFeePerGas} wei per gas, more than the relayer pays (RELAYER_MAX_FEE_PER_GAS_WEI, ${chain.feeBump.maxFeePerGas}): nothing is sent until its fees fall`,
+      FEES_ABOVE_CAP_RETRY_SECONDS,
+    );
+}
+
+/**
+ * Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a
+ * BroadcastFailed. A call priced above the maximum fee is not signed (assertFeesWithinCap).
+ */
+export async function broadcastFromRelayer(
   chain: ChainContext,
   call: RelayerCall,
   beforeBroadcast?: BeforeBroadcast,
 ): Promise<Hash> {
+  assertFeesWithinCap(chain, call);
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) => {

@@ -1,6 +1,7 @@
 import type { ChannelConfig } from '@crawlgate/core';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import type { Hex } from 'viem';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
@@ -99,6 +100,16 @@ export interface RefundHold {
   /** Its transaction and relayer nonce, stored before the broadcast; null until signed. */
   tx: string | null;
   txNonce: number | null;
+  /** Earlier hashes of `tx`, each replaced at its nonce by a re-priced one: any of them may be mined. */
+  replacedTxs: string[];
+  /** When `tx` was signed to be broadcast: one pending too long is re-priced. */
+  txSentAt: Date | null;
+}
+
+/** Every hash broadcast for the hold's refund, the current one first (lower-case): whichever is mined is the refund. */
+export function refundHashes(hold: Pick<RefundHold, 'tx' | 'replacedTxs'>): Hex[] {
+  const all = [hold.tx, ...hold.replacedTxs].filter((hash): hash is string => !!hash);
+  return [...new Set(all.map((hash) => hash.toLowerCase() as Hex))];
 }
 
 /** A channel as a refund request is judged against it. */
@@ -328,9 +339,11 @@ export class ChannelStore {
       refund_amount: string | bigint | null;
       refund_tx: string | null;
       refund_tx_nonce: number | null;
+      refund_replaced_txs: string[] | null;
+      refund_tx_sent_at: Date | string | null;
     }>(
       `SELECT charged, signature, refunded_charged, published, refund_id, refund_nonce, refund_amount, refund_tx,
-              refund_tx_nonce
+              refund_tx_nonce, refund_replaced_txs, refund_tx_sent_at
          FROM payment_channels WHERE channel_id = $1`,
       [channelId],
     );
@@ -349,6 +362,8 @@ export class ChannelStore {
               amount: row.refund_amount === null ? null : BigInt(row.refund_amount),
               tx: row.refund_tx?.trim() ?? null,
               txNonce: row.refund_tx_nonce,
+              replacedTxs: row.refund_replaced_txs ?? [],
+              txSentAt: row.refund_tx_sent_at === null ? null : new Date(row.refund_tx_sent_at),
             },
     };
   }
@@ -367,7 +382,8 @@ export class ChannelStore {
     const rows = await this.db.sql.query(
       `UPDATE payment_channels
           SET refund_id = $2::uuid, refund_nonce = $4::bigint, refund_amount = $5::bigint, refund_locked_at = now(),
-              refund_tx = NULL, refund_tx_nonce = NULL, updated_at = now()
+              refund_tx = NULL, refund_tx_nonce = NULL, refund_replaced_txs = '{}', refund_tx_sent_at = NULL,
+              updated_at = now()
         WHERE channel_id = $1 AND refund_id IS NULL AND charged = $3::bigint
           AND refunded_charged IS DISTINCT FROM $3::bigint
        RETURNING channel_id`,
@@ -376,13 +392,46 @@ export class ChannelStore {
     return rows.length === 1;
   }
 
-  /** Stores refund `id`'s signed transaction before it is broadcast; false when the hold is no longer its own (then it must not be sent). */
+  /**
+   * Stores refund `id`'s signed transaction before it is broadcast; false when the hold is no longer
+   * its own (then it must not be sent). A refund sent again follows one that failed: the hashes
+   * that replaced that one at its nonce are as dead as it.
+   */
   async setRefundTx(channelId: string, id: string, tx: string, txNonce: number): Promise<boolean> {
     const rows = await this.db.sql.query(
-      `UPDATE payment_channels SET refund_tx = $3, refund_tx_nonce = $4::int, updated_at = now()
+      `UPDATE payment_channels
+          SET refund_tx = $3, refund_tx_nonce = $4::int, refund_replaced_txs = '{}', refund_tx_sent_at = now(),
+              updated_at = now()
         WHERE channel_id = $1 AND refund_id = $2::uuid
        RETURNING channel_id`,
       [channelId, id, tx, txNonce],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Refund `id`'s transaction `replaced` (as last read), re-priced at its nonce (fee-bump.ts), about
+   * to be broadcast as `txHash`: stored as the hold's current one before it is sent, `replaced` kept,
+   * as either may be mined. Only while the hold is still `id`'s, with `replaced` current at `txNonce`:
+   * false otherwise (another sweep re-priced it, or it ended), and it must not be sent. The same
+   * replacement again (signing is deterministic; its broadcast refused before) is stored once.
+   */
+  async recordRefundReplacement(
+    channelId: string,
+    id: string,
+    replaced: string,
+    txHash: string,
+    txNonce: number,
+  ): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `UPDATE payment_channels
+          SET refund_replaced_txs = CASE
+                WHEN refund_tx = $4 OR refund_tx::text = ANY(COALESCE(refund_replaced_txs, '{}')) THEN refund_replaced_txs
+                ELSE array_append(COALESCE(refund_replaced_txs, '{}'), refund_tx::text) END,
+              refund_tx = $4, refund_tx_sent_at = now(), updated_at = now()
+        WHERE channel_id = $1 AND refund_id = $2::uuid AND refund_tx = $3 AND refund_tx_nonce = $5::int
+       RETURNING channel_id`,
+      [channelId, id, replaced, txHash, txNonce],
     );
     return rows.length === 1;
   }

@@ -15,6 +15,7 @@ import {
   settleCalldata,
   type OnChainChannel,
 } from '../chain/escrow';
+import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
 import { isRevert } from '../chain/revert';
 import { CHAIN } from '../chain/tokens';
 import type { Gate } from '../gates/gates.service';
@@ -29,7 +30,7 @@ import {
 import { PaymentRejected } from '../payments/payment-rejected';
 import { assertFeesWithinCap, broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
-import { ChannelStore, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
+import { ChannelStore, refundHashes, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 import { notFoundAsNull, relayerNonceUsed } from '../chain/transaction-state';
 
 /** A hold whose refund was never signed into a transaction is the holder's only until this old: it died, or its chain calls hung. */
@@ -67,6 +68,9 @@ type RefundFate = Landed | 'unsigned' | 'in flight' | 'failed';
 
 /** The refund's hold was released as stale before its transaction was stored: it is never sent. */
 class HoldLost extends Error {}
+
+/** The hold ended, or its refund was re-priced by another sweep, before this replacement was stored: it is not sent. */
+class ReplacementNotRecorded extends Error {}
 
 /** A refund signature may be out (stored, maybe broadcast): the hold must stay; `answer` is what the payer is told. */
 class SignatureOut extends Error {
@@ -165,7 +169,10 @@ export class RefundsService {
       if (!retried) await this.store.endRefund(channelId, hold, false);
       throw error;
     }
-    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
+    // The sweep may re-price it meanwhile: its replacement's receipt is this refund's too.
+    const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs, (mined) =>
+      this.sentForHold(channelId, hold, mined.transactionHash),
+    ).catch((error: unknown) => {
       if (isChainUnreachable(error)) return null;
       throw error;
     });
@@ -185,7 +192,7 @@ export class RefundsService {
           : 'The refund transaction reverted; the channel takes no voucher until a refund lands. Ask again to send it again',
       );
     const refunded = refundedIn(receipt, batch, channelId);
-    this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${hash}`);
+    this.logger.log(`refunded ${refunded} of channel ${channelId} to ${config.payer} in ${receipt.transactionHash}`);
     return {
       kind: 'refunded',
       body: {
@@ -194,7 +201,7 @@ export class RefundsService {
         channel_id: channelId,
         payer: config.payer.toLowerCase(),
         refund_amount: refunded.toString(),
-        refund_tx_hash: hash,
+        refund_tx_hash: receipt.transactionHash,
         network: this.chain.network.name,
         channel_state: channelState(channelId, after, charged),
       },
@@ -203,15 +210,48 @@ export class RefundsService {
 
   /**
    * Ends the channel's refund hold if its refund landed, or was never signed and is stale; true
-   * when no hold remains. Vouchers call it when they find the channel held.
+   * when no hold remains. Vouchers call it when they find the channel held. `reprice` (the
+   * background sweep only): a refund still in flight and stuck under the chain's fees is re-priced.
    */
-  async releaseIfOver(channelId: Hex): Promise<boolean> {
+  async releaseIfOver(channelId: Hex, { reprice = false } = {}): Promise<boolean> {
     const record = await this.store.refundRecord(channelId);
     if (!record?.hold) return true;
     const state = await this.read(channelId);
     const fate = await this.fateOf(channelId, record.hold, state);
+    if (fate === 'in flight' && reprice) await this.repriceStuckRefund(channelId, record.hold);
     if (fate === 'in flight' || fate === 'failed') return false;
     return this.endHold(channelId, record.hold, fate);
+  }
+
+  /**
+   * Re-prices the hold's refund stuck under the chain's fees (repriceIfStuck), as the claimer does
+   * claims: its pending transaction is sent again at its nonce, the new hash stored before it is sent
+   * (only while the hold still has the hash read here), the earlier ones kept, as any of them may be
+   * mined. At the maximum fee it is left to wait, with a warning.
+   */
+  private async repriceStuckRefund(channelId: Hex, hold: RefundHold): Promise<void> {
+    const current = hold.tx;
+    if (current === null || hold.txSentAt === null) return;
+    const record = async (hash: Hash, nonce: number) => {
+      if (!(await this.store.recordRefundReplacement(channelId, hold.id, current, hash, nonce)))
+        throw new ReplacementNotRecorded();
+    };
+    for (const hash of refundHashes(hold)) {
+      const repricing = await repriceIfStuck(this.chain, hash, hold.txSentAt, record).catch((error: unknown) => {
+        if (error instanceof ReplacementNotRecorded) return null;
+        throw error;
+      });
+      if (repricing?.kind === 'capped')
+        this.logger.warn(
+          `the refund ${hash} of channel ${channelId} is stuck: ${stuckAtCap(this.chain, repricing.market)}`,
+        );
+      if (repricing?.kind === 'replaced')
+        this.logger.log(
+          `re-priced the refund of channel ${channelId} stuck under the chain's fees: ${hash} is replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
+        );
+      // Only one of them is pending at a time (one nonce): the others are not looked at further.
+      if (repricing?.kind !== 'waiting') return;
+    }
   }
 
   /**
@@ -230,13 +270,19 @@ export class RefundsService {
     this.sweptUpTo = held.length < limit ? undefined : held[held.length - 1];
     let ended = 0;
     for (const { channelId } of held) {
-      const over = await this.releaseIfOver(channelId as Hex).catch((error: Error) => {
+      const over = await this.releaseIfOver(channelId as Hex, { reprice: true }).catch((error: Error) => {
         this.logger.warn(`refund hold of channel ${channelId} not checked; the next run tries again: ${error.message}`);
         return false;
       });
       if (over) ended++;
     }
     return ended;
+  }
+
+  /** Whether `hash` was sent for hold `id`'s refund: the original, or a re-priced copy at its nonce. */
+  private async sentForHold(channelId: Hex, id: string, hash: Hash): Promise<boolean> {
+    const hold = (await this.store.refundRecord(channelId))?.hold;
+    return hold?.id === id && refundHashes(hold).includes(hash.toLowerCase() as Hex);
   }
 
   private read(channelId: Hex): Promise<OnChainChannel> {
@@ -374,11 +420,16 @@ export class RefundsService {
     const txNonce = hold.txNonce;
     if (hold.tx === null || txNonce === null) return 'unsigned';
     const client = this.chain.publicClient;
-    const hash = hold.tx as Hash;
-    const receipt = await onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
+    // Every hash sent for it, all at its nonce: a re-priced refund's original may be the one mined.
+    const hashes = refundHashes(hold);
+    const receipts = await Promise.all(
+      hashes.map((hash) => onChain(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull)),
+    );
     // Mined and successful, the nonce moved after `state` was read. Reverted: failed.
-    if (receipt) return receipt.status === 'success' ? landedOnceDeep() : 'failed';
-    if (await onChain(() => client.getTransaction({ hash })).catch(notFoundAsNull)) return 'in flight';
+    if (receipts.some((receipt) => receipt?.status === 'success')) return landedOnceDeep();
+    if (receipts.some((receipt) => receipt)) return 'failed';
+    for (const hash of hashes)
+      if (await onChain(() => client.getTransaction({ hash })).catch(notFoundAsNull)) return 'in flight';
     // Unknown to the node: it can still land only while its relayer nonce is unused.
     return (await onChain(() => relayerNonceUsed(this.chain, txNonce))) ? 'failed' : 'in flight';
   }

@@ -42,8 +42,11 @@ export function failedBroadcast(error: unknown): BroadcastFailed | null {
   return null;
 }
 
-/** Node's own error for a socket that failed while connecting, read through viem's chain (not messages). */
-function neverConnected(error: unknown): boolean {
+/**
+ * Whether `error` (through its causes) is Node's own error for a socket that failed while
+ * connecting, read through viem's chain (not messages): the node never saw the request.
+ */
+export function neverConnected(error: unknown): boolean {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
     seen.add(current);
@@ -71,12 +74,12 @@ export function nothingSentAnswer(error: unknown): ApiError | null {
   return isChainUnreachable(error) && !broadcastMayHaveLanded(error) ? chainUnavailable() : null;
 }
 
-/** Runs a chain call, turning "cannot reach the RPC" into a 503 for the client. */
+/** Runs a chain call, turning "cannot reach the RPC" into a 503 for the client, the node's error its cause. */
 export async function onChain<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (isChainUnreachable(error)) throw chainUnavailable();
+    if (isChainUnreachable(error)) throw Object.assign(chainUnavailable(), { cause: error });
     throw error;
   }
 }

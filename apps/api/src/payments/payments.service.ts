@@ -182,8 +182,9 @@ export class PaymentsService {
       refused.catch(() => undefined); // awaited below, after the simulation it runs beside
       // The simulation is the signature check: the token verifies it (ECDSA or ERC-1271) as it will on
       // settlement. Recovering it here too cost more CPU than any other step of a payment.
-      // Every simulation that fails counts, a timeout or a node's refusal as much as the token's: a
-      // smart wallet's signature check can be made to run until the call times out.
+      // Every simulation that fails counts, a timeout or a node's refusal as much as the token's (a
+      // smart wallet's signature check can be made to run until the call times out), but not one
+      // whose connection to the node never opened.
       await this.simulations.simulating(gate.siteId, payer, () => simulateSettlement(this.chain, auth));
       if (await refused) {
         await this.simulations.countRefused(gate.siteId);

@@ -21,8 +21,10 @@ import {
   usdcDomain,
 } from '@crawlgate/devchain';
 import {
+  createPublicClient,
   encodeFunctionData,
   hashTypedData,
+  http,
   parseSignature,
   serializeCompactSignature,
   serializeSignature,
@@ -53,6 +55,7 @@ import {
   walletOf,
 } from '../../test/test-agent';
 import { pausedAt } from '../../test/pause-at';
+import { freePort } from '../../test/free-port';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { PaymentStore } from './payment.store';
 import { PaymentsService } from './payments.service';
@@ -967,6 +970,25 @@ describe('paying a gate', () => {
     // A payer signing for itself that settled a payment lately (recovered and looked up only while
     // the site is held off) still pays.
     expect((await payFrom(attacked, known, '/article/junk-then-paid')).answer.status).toBe(200);
+  });
+
+  it('does not count a simulation whose connection to the node never opened: an outage holds no site off once it is over', async () => {
+    // No payer can make a node refuse connections; counted, an outage under load would leave busy
+    // sites taking known payers only for a minute after it ended.
+    const { site: target } = await pricedSite(app, payee);
+    const { limit } = REFUSED_SIMULATIONS_PER_SITE;
+    const down = createPublicClient({ transport: http(`http://127.0.0.1:${await freePort()}`, { retryCount: 0 }) });
+    const simulate = jest
+      .spyOn(app.chain.publicClient, 'simulateContract')
+      .mockImplementation((call) => down.simulateContract(call as never) as never);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i <= limit; i++) statuses.push((await junkTo(target, `/article/outage-${i}`)).status);
+      expect(statuses).toEqual(Array(limit + 1).fill(503));
+    } finally {
+      simulate.mockRestore();
+    }
+    expect((await payFrom(target, await freshPayer(), '/article/after-outage')).answer.status).toBe(200);
   });
 
   it('asks the chain about at most REFUSED_SIMULATIONS_PER_PUBLISHER refused authorizations a minute across a publisher’s sites, then holds them all off', async () => {

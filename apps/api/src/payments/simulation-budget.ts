@@ -13,6 +13,7 @@ import {
 } from '../rate-limit/limits';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { isSignedByFromKey, type SignedAuthorization } from './authorization-checks';
+import { neverConnected } from './chain-errors';
 import { PaymentStore } from './payment.store';
 
 /**
@@ -71,14 +72,16 @@ export class SimulationBudget {
   /**
    * Runs `simulate` in one of the site's SIMULATIONS_IN_FLIGHT_PER_SITE slots and one of the payer's
    * SIMULATIONS_IN_FLIGHT_PER_PAYER; with either full, 429 and no chain call. A failure counts
-   * against the site and its publisher.
+   * against the site and its publisher, a timeout included (a smart wallet's signature check can
+   * run until the call times out), but not one whose connection to the node never opened: no payer
+   * makes a node refuse connections, and counted, an outage would hold busy sites off after it.
    */
   async simulating<T>(siteId: string, payer: string, simulate: () => Promise<T>): Promise<T> {
     payer = payer.toLowerCase();
     this.takeSlots(siteId, payer);
     try {
       return await simulate().catch(async (error: unknown) => {
-        await this.countRefused(siteId);
+        if (!neverConnected(error)) await this.countRefused(siteId);
         throw error;
       });
     } finally {

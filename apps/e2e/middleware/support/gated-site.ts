@@ -5,7 +5,7 @@
 
 import { encodeBase64Json } from '@crawlgate/core';
 import type { PrivateKeyAccount } from 'viem';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../../../apps/api/test/free-port';
 import { pricedSite, type TestPublisher, type TestSite } from '../../../../apps/api/test/fixtures';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../../../apps/api/test/test-app';
 import { fundUsdc, newWallet, signPayment, type GateOfferBody } from '../../../../apps/api/test/test-agent';
@@ -27,14 +27,7 @@ export async function deadApiUrl(): Promise<string> {
   return `http://127.0.0.1:${await freePort()}`;
 }
 
-/** A loopback port that was just free (for a server that must know its address before it starts). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort };
 
 export interface GatedSite {
   app: TestApp;

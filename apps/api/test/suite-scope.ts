@@ -36,6 +36,7 @@ export const POSTGRESQL_ONLY = [
   'src/payments/claim-order.spec.ts',
   'src/payments/public-data.spec.ts',
   'src/payments/relay-refusal-fairness.spec.ts',
+  'src/payments/relayer-fee-cap.spec.ts',
   // The claimer's passes and refunds' races with them.
   'src/batch-settlement/claimer.spec.ts',
   'src/batch-settlement/claimer-fee-bump.spec.ts',
@@ -47,6 +48,7 @@ export const POSTGRESQL_ONLY = [
   'src/batch-settlement/refund-race.spec.ts',
   'src/batch-settlement/refund-front-run.spec.ts',
   'src/batch-settlement/refund-refused-receiver.spec.ts',
+  'src/batch-settlement/refund-fee-bump.spec.ts',
   // On PostgreSQL in either run (a fault proxy in front of a server).
   'src/faults/database-outage.spec.ts',
   'src/faults/payer-turn-stall.spec.ts',

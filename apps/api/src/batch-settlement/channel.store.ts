@@ -394,17 +394,25 @@ export class ChannelStore {
 
   /**
    * Stores refund `id`'s signed transaction before it is broadcast; false when the hold is no longer
-   * its own (then it must not be sent). A refund sent again follows one that failed: the hashes
-   * that replaced that one at its nonce are as dead as it.
+   * its own, or its transaction is no longer `follows` (null for a hold never signed): then it must
+   * not be sent. A refund sent again follows one judged failed: the hashes that replaced that one at
+   * its nonce are as dead as it, but a replacement the sweep stored since (its nonce's use, read
+   * before it was stored, made the one judged look failed) may land, and only one request may send again.
    */
-  async setRefundTx(channelId: string, id: string, tx: string, txNonce: number): Promise<boolean> {
+  async setRefundTx(
+    channelId: string,
+    id: string,
+    follows: string | null,
+    tx: string,
+    txNonce: number,
+  ): Promise<boolean> {
     const rows = await this.db.sql.query(
       `UPDATE payment_channels
-          SET refund_tx = $3, refund_tx_nonce = $4::int, refund_replaced_txs = '{}', refund_tx_sent_at = now(),
+          SET refund_tx = $4, refund_tx_nonce = $5::int, refund_replaced_txs = '{}', refund_tx_sent_at = now(),
               updated_at = now()
-        WHERE channel_id = $1 AND refund_id = $2::uuid
+        WHERE channel_id = $1 AND refund_id = $2::uuid AND refund_tx IS NOT DISTINCT FROM $3
        RETURNING channel_id`,
-      [channelId, id, tx, txNonce],
+      [channelId, id, follows, tx, txNonce],
     );
     return rows.length === 1;
   }

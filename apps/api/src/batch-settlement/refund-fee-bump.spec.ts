@@ -251,4 +251,52 @@ describe('refunds stuck under a fee spike', () => {
     }
     throw new Error(`no refund broadcast for channel ${channelId}`);
   }
+
+  it('does not send the refund again when a re-priced copy it has not read yet landed', async () => {
+    // A request that read the hold (the original hash only) before the sweep stored a re-priced copy,
+    // and judges it after that copy was mined, finds the original unknown to the node and its relayer
+    // nonce used: failed, to its reads. Sent again, the refund would name a refund nonce the copy used
+    // and could only revert, at the relayer's gas: it is stored only while the hold's transaction is
+    // the one judged, so nothing is sent.
+    const { channel, refund, offer, hash, stuck } = await sentAndStuck();
+    const proto = RefundsService.prototype as unknown as { fateOf: (...args: unknown[]) => Promise<unknown> };
+    const fateOf = proto.fateOf;
+    let armed = true;
+    let replacedBy = '';
+    let usedAfterLanding = -1;
+    const judging = jest.spyOn(proto, 'fateOf').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      if (armed) {
+        armed = false;
+        expect(await sweep(refunding)).toBe(0);
+        replacedBy = (await rowOf(channel.channelId)).refundTx!.trim();
+        expect(replacedBy).not.toBe(hash);
+        await test().mine({ blocks: 1 });
+        expect((await app.chain.publicClient.getTransactionReceipt({ hash: replacedBy as Hash })).status).toBe(
+          'success',
+        );
+        usedAfterLanding = await relayerNonce();
+      }
+      return fateOf.apply(this, args);
+    });
+    let again: Awaited<ReturnType<typeof verify>>;
+    try {
+      again = await verify(refunding, offer.id, refund);
+    } finally {
+      judging.mockRestore();
+    }
+    expect(usedAfterLanding).toBe(stuck.nonce + 1);
+    expect(await escrowRead<bigint>(app, 'refundNonce', channel.channelId)).toBe(1n);
+    await test().mine({ blocks: 1 });
+    expect({
+      answer: again.status,
+      reason: again.body.detail,
+      sentAfterTheRefundLanded: (await relayerNonce()) - usedAfterLanding,
+      holdsAnother: ![replacedBy, undefined].includes((await rowOf(channel.channelId)).refundTx?.trim()),
+    }).toEqual({
+      answer: 402,
+      reason: expect.stringMatching(/refund of this channel is in flight/),
+      sentAfterTheRefundLanded: 0,
+      holdsAnother: false,
+    });
+  });
 });

@@ -66,7 +66,7 @@ const landedIn = (confirmed: OnChainChannel, nonce: bigint): Landed | null =>
  */
 type RefundFate = Landed | 'unsigned' | 'in flight' | 'failed';
 
-/** The refund's hold was released as stale before its transaction was stored: it is never sent. */
+/** The refund's hold was released as stale, or its transaction sent or re-priced by another, before this one was stored: it is never sent. */
 class HoldLost extends Error {}
 
 /** The hold ended, or its refund was re-priced by another sweep, before this replacement was stored: it is not sent. */
@@ -162,7 +162,13 @@ export class RefundsService {
       throw refundInFlight(); // a voucher or another refund moved the channel since it was read
     let hash: Hash;
     try {
-      hash = await this.send(batch, payment, channelId, hold, { charged, amount, state });
+      hash = await this.send(
+        batch,
+        payment,
+        channelId,
+        { id: hold, follows: retried?.tx ?? null },
+        { charged, amount, state },
+      );
     } catch (error) {
       if (error instanceof SignatureOut) throw error.answer;
       // Nothing signed left this process: a fresh hold simply ends; a retried one keeps its older signature out.
@@ -329,7 +335,7 @@ export class RefundsService {
     batch: BatchSettlementChain,
     payment: BatchSettlementPayment,
     channelId: Hex,
-    hold: string,
+    hold: { id: string; follows: string | null },
     { charged, amount, state }: { charged: bigint; amount: bigint; state: OnChainChannel },
   ): Promise<Hash> {
     const { channelConfig: config, voucher } = payment;
@@ -388,7 +394,7 @@ export class RefundsService {
     let stored = false;
     try {
       return await broadcastFromRelayer(this.chain, call, async (hash, nonce) => {
-        if (!(await this.store.setRefundTx(channelId, hold, hash, nonce))) throw new HoldLost();
+        if (!(await this.store.setRefundTx(channelId, hold.id, hold.follows, hash, nonce))) throw new HoldLost();
         stored = true;
       });
     } catch (error) {

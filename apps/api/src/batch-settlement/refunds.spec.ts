@@ -276,7 +276,7 @@ describe('channel refunds', () => {
       const hold = randomUUID();
       const nonce = await escrowRead<bigint>(app, 'refundNonce', channelId);
       expect(await store().holdForRefund({ channelId, id: hold, charged: PRICE, nonce, amount })).toBe(true);
-      expect(await store().setRefundTx(channelId, hold, tx, txNonce)).toBe(true);
+      expect(await store().setRefundTx(channelId, hold, null, tx, txNonce)).toBe(true);
     }
 
     /**
@@ -378,9 +378,9 @@ describe('channel refunds', () => {
         [channel.channelId],
       );
       // Another request read it as stale and unsigned; the slow holder stores its transaction before that request ends it.
-      expect(await store().setRefundTx(channel.channelId, hold, keccak256(toHex(hold)), await relayerNonce())).toBe(
-        true,
-      );
+      expect(
+        await store().setRefundTx(channel.channelId, hold, null, keccak256(toHex(hold)), await relayerNonce()),
+      ).toBe(true);
       expect(await store().endUnsignedHold(channel.channelId, hold, 120)).toBe(false);
       expect((await store().refundRecord(channel.channelId))?.hold?.id).toBe(hold);
     });

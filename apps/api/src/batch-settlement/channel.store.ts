@@ -1,10 +1,11 @@
 import type { ChannelConfig } from '@crawlgate/core';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Hex } from 'viem';
+import type { Hash } from 'viem';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
+import { hashesSent } from '../payments/payment-hashes';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { SiteChannelRow } from './site-channels';
 
@@ -106,10 +107,9 @@ export interface RefundHold {
   txSentAt: Date | null;
 }
 
-/** Every hash broadcast for the hold's refund, the current one first (lower-case): whichever is mined is the refund. */
-export function refundHashes(hold: Pick<RefundHold, 'tx' | 'replacedTxs'>): Hex[] {
-  const all = [hold.tx, ...hold.replacedTxs].filter((hash): hash is string => !!hash);
-  return [...new Set(all.map((hash) => hash.toLowerCase() as Hex))];
+/** Every hash broadcast for the hold's refund, the current one first: whichever is mined is the refund. */
+export function refundHashes(hold: Pick<RefundHold, 'tx' | 'replacedTxs'>): Hash[] {
+  return hashesSent(hold.tx, hold.replacedTxs);
 }
 
 /** A channel as a refund request is judged against it. */

@@ -59,12 +59,17 @@ describe('relayer transactions first sent while the chain asks more than the max
     expect(answer.body.detail).toMatch(/settled nothing/);
   }
 
-  it('sends no exact settlement: 503, nothing charged, and the gate is paid by the same payment once fees fall', async () => {
-    const payee = newWallet();
-    const { site } = await pricedSite(app, payee.address);
+  /** A gate at `path` of a fresh site priced to pay `payTo`, and a payer holding 1 USDC. */
+  async function payerAndGate(path: string) {
+    const payTo = newWallet().address;
+    const { site } = await pricedSite(app, payTo);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
-    const gate = await openGate(app, site, '/spike/exact');
+    return { site, payTo, payer, gate: await openGate(app, site, path) };
+  }
+
+  it('sends no exact settlement: 503, nothing charged, and the gate is paid by the same payment once fees fall', async () => {
+    const { payer, gate } = await payerAndGate('/spike/exact');
     const payment = await signPayment(app, payer, gate);
     await spike();
     const nonce = await relayerNonce();
@@ -84,11 +89,7 @@ describe('relayer transactions first sent while the chain asks more than the max
   }, 60_000);
 
   it('has the reconciler send no settlement of a claim its request never sent, and say why; it sends it once fees fall', async () => {
-    const payee = newWallet();
-    const { site } = await pricedSite(app, payee.address);
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const gate = await openGate(app, site, '/spike/reconciled');
+    const { site, payTo, payer, gate } = await payerAndGate('/spike/reconciled');
     const auth = toSignedAuthorization((await signPayment(app, payer, gate)).payload as never);
     // Claimed a minute ago by a request that died before its broadcast: the reconciler's to send.
     await app.database.prisma.payment.create({
@@ -102,7 +103,7 @@ describe('relayer transactions first sent while the chain asks more than the max
         chainId: app.chain.chainId,
         asset: app.chain.usdc,
         payer: payer.address.toLowerCase(),
-        payTo: payee.address.toLowerCase(),
+        payTo: payTo.toLowerCase(),
         amount: BigInt(gate.amount),
         nonce: auth.nonce,
         authorization: serializeAuthorization(auth),

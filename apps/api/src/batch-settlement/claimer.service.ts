@@ -11,7 +11,7 @@ import {
   type ClaimRow,
   type OnChainChannel,
 } from '../chain/escrow';
-import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
+import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
@@ -340,12 +340,7 @@ export class ClaimerService {
     record: (hash: Hex) => Promise<void>,
   ): Promise<void> {
     const repricing = await repriceIfStuck(this.chain, sent.txHash as Hex, sent.createdAt, (hash) => record(hash));
-    if (repricing.kind === 'capped')
-      this.logger.warn(`the ${kind} ${sent.txHash} is stuck: ${stuckAtCap(this.chain, repricing.market)}`);
-    if (repricing.kind === 'replaced')
-      this.logger.log(
-        `re-priced the ${kind} ${sent.txHash} stuck under the chain's fees: replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
-      );
+    logRepricing(this.chain, this.logger, `the ${kind}`, sent.txHash as Hex, repricing);
   }
 
   /**

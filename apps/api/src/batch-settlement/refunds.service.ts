@@ -15,7 +15,7 @@ import {
   settleCalldata,
   type OnChainChannel,
 } from '../chain/escrow';
-import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
+import { logRepricing, ReplacementNotRecorded, repriceIfStuck } from '../chain/fee-bump';
 import { isRevert } from '../chain/revert';
 import { CHAIN } from '../chain/tokens';
 import type { Gate } from '../gates/gates.service';
@@ -68,9 +68,6 @@ type RefundFate = Landed | 'unsigned' | 'in flight' | 'failed';
 
 /** The refund's hold was released as stale, or its transaction sent or re-priced by another, before this one was stored: it is never sent. */
 class HoldLost extends Error {}
-
-/** The hold ended, or its refund was re-priced by another sweep, before this replacement was stored: it is not sent. */
-class ReplacementNotRecorded extends Error {}
 
 /** A refund signature may be out (stored, maybe broadcast): the hold must stay; `answer` is what the payer is told. */
 class SignatureOut extends Error {
@@ -243,20 +240,10 @@ export class RefundsService {
         throw new ReplacementNotRecorded();
     };
     for (const hash of refundHashes(hold)) {
-      const repricing = await repriceIfStuck(this.chain, hash, hold.txSentAt, record).catch((error: unknown) => {
-        if (error instanceof ReplacementNotRecorded) return null;
-        throw error;
-      });
-      if (repricing?.kind === 'capped')
-        this.logger.warn(
-          `the refund ${hash} of channel ${channelId} is stuck: ${stuckAtCap(this.chain, repricing.market)}`,
-        );
-      if (repricing?.kind === 'replaced')
-        this.logger.log(
-          `re-priced the refund of channel ${channelId} stuck under the chain's fees: ${hash} is replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
-        );
+      const repricing = await repriceIfStuck(this.chain, hash, hold.txSentAt, record);
+      logRepricing(this.chain, this.logger, `the refund of channel ${channelId}`, hash, repricing);
       // Only one of them is pending at a time (one nonce): the others are not looked at further.
-      if (repricing?.kind !== 'waiting') return;
+      if (repricing.kind !== 'waiting') return;
     }
   }
 
@@ -288,7 +275,7 @@ export class RefundsService {
   /** Whether `hash` was sent for hold `id`'s refund: the original, or a re-priced copy at its nonce. */
   private async sentForHold(channelId: Hex, id: string, hash: Hash): Promise<boolean> {
     const hold = (await this.store.refundRecord(channelId))?.hold;
-    return hold?.id === id && refundHashes(hold).includes(hash.toLowerCase() as Hex);
+    return hold?.id === id && refundHashes(hold).includes(hash.toLowerCase() as Hash);
   }
 
   private read(channelId: Hex): Promise<OnChainChannel> {

@@ -109,16 +109,42 @@ export function stuckAtCap(chain: Pick<ChainContext, 'feeBump'>, market: Fees): 
 /**
  * What re-pricing a relayer transaction did: nothing (`waiting`: not pending long enough, no longer
  * pending, or priced as the chain asks), nothing at the maximum fee (`capped`, what the chain asks),
- * or it sent `hash` in its place.
+ * nothing because its record refused the replacement (`superseded`: ReplacementNotRecorded), or it
+ * sent `hash` in its place.
  */
 export type Repricing =
-  { kind: 'waiting' } | { kind: 'capped'; market: Fees } | { kind: 'replaced'; hash: Hash; fees: Fees };
+  | { kind: 'waiting' }
+  | { kind: 'capped'; market: Fees }
+  | { kind: 'superseded' }
+  | { kind: 'replaced'; hash: Hash; fees: Fees };
+
+/**
+ * Thrown by a replacement's `record` that did not write it down: what it replaces moved on since it
+ * was read (another pass re-priced it, or its payment or hold ended). Nothing is sent.
+ */
+export class ReplacementNotRecorded extends Error {}
+
+/** Logs what re-pricing `what` (its pending hash `hash`) did: a warning at the maximum fee, a note when replaced. */
+export function logRepricing(
+  chain: Pick<ChainContext, 'feeBump'>,
+  log: Pick<Logger, 'warn' | 'log'>,
+  what: string,
+  hash: Hash,
+  repricing: Repricing,
+): void {
+  if (repricing.kind === 'capped') log.warn(`${what} ${hash} is stuck: ${stuckAtCap(chain, repricing.market)}`);
+  if (repricing.kind === 'replaced')
+    log.log(
+      `re-priced ${what} ${hash} stuck under the chain's fees: replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
+    );
+}
 
 /**
  * Sends the relayer's pending transaction `hash` (broadcast at `sentAt`) again at its nonce with
  * higher fees, once it has waited past RELAYER_BUMP_AFTER_SECONDS while the chain's fees outgrew
  * it: every later relayer transaction waits behind its nonce. `record` writes the new hash down
- * before it is sent (throwing sends nothing); the old one must stay recognised, as either may land.
+ * before it is sent (throwing sends nothing; ReplacementNotRecorded: `superseded`); the old one must
+ * stay recognised, as either may land.
  */
 export async function repriceIfStuck(
   chain: ChainContext,
@@ -131,11 +157,12 @@ export async function repriceIfStuck(
   if (bump.kind === 'capped') return { kind: 'capped', market: bump.market };
   if (bump.kind !== 'replace') return { kind: 'waiting' };
   const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
-  return {
-    kind: 'replaced',
-    hash: await broadcastReplacement(chain, bump.replacement, record),
-    fees: { maxFeePerGas, maxPriorityFeePerGas },
-  };
+  const sent = await broadcastReplacement(chain, bump.replacement, record).catch((error: unknown) => {
+    if (error instanceof ReplacementNotRecorded) return null;
+    throw error;
+  });
+  if (!sent) return { kind: 'superseded' };
+  return { kind: 'replaced', hash: sent, fees: { maxFeePerGas, maxPriorityFeePerGas } };
 }
 
 /**

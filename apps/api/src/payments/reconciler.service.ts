@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
 import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
-import { repriceIfStuck, stuckAtCap } from '../chain/fee-bump';
+import { logRepricing, ReplacementNotRecorded, repriceIfStuck } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
 import { notFoundAsNull, ownReceipt } from '../chain/transaction-state';
@@ -283,18 +283,8 @@ export class ReconcilerService {
         if (!(await this.store.recordReplacement(payment.id, payment.txHash!, signed)))
           throw new ReplacementNotRecorded();
       },
-    ).catch((error: unknown) => {
-      if (error instanceof ReplacementNotRecorded) return null;
-      throw error;
-    });
-    if (repricing?.kind === 'capped')
-      this.logger.warn(
-        `The settlement ${pending} of gate ${payment.gateId} is stuck: ${stuckAtCap(this.chain, repricing.market)}`,
-      );
-    if (repricing?.kind === 'replaced')
-      this.logger.log(
-        `Re-priced the settlement of gate ${payment.gateId} stuck under the chain's fees: ${pending} is replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
-      );
+    );
+    logRepricing(this.chain, this.logger, `the settlement of gate ${payment.gateId}`, pending, repricing);
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {
@@ -387,6 +377,3 @@ function partBefore(span: BlockSpan, block: bigint): BlockSpan | null {
 
 /** The claim was confirmed, released or taken while its settlement was being prepared: nothing is sent. */
 class ClaimSettled extends Error {}
-
-/** The payment's settlement moved on (confirmed, released, or sent again) before its replacement was recorded: nothing is sent. */
-class ReplacementNotRecorded extends Error {}

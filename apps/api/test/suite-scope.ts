@@ -40,6 +40,7 @@ export const POSTGRESQL_ONLY = [
   // The claimer's passes and refunds' races with them.
   'src/batch-settlement/claimer.spec.ts',
   'src/batch-settlement/claimer-fee-bump.spec.ts',
+  'src/batch-settlement/claimer-urgent-fees.spec.ts',
   'src/batch-settlement/claimer-liveness.spec.ts',
   'src/batch-settlement/claimer-settle-reverts.spec.ts',
   'src/batch-settlement/channel-state-reuse.spec.ts',

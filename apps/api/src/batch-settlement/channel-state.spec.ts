@@ -1,6 +1,15 @@
 import { BATCH_REASONS } from '@crawlgate/core';
 import type { OnChainChannel } from '../chain/escrow';
-import { chargedBase, claimableTotal, correction, publicTotal, spendableOf, takesWithoutRead } from './channel-state';
+import {
+  chargedBase,
+  claimableTotal,
+  correction,
+  publicTotal,
+  spendableOf,
+  takesWithoutRead,
+  withdrawableAt,
+  withdrawalTakesCharged,
+} from './channel-state';
 
 const ID = `0x${'c'.repeat(64)}` as const;
 const state = (changes: Partial<OnChainChannel> = {}): OnChainChannel => ({
@@ -21,6 +30,17 @@ describe('channel state', () => {
   it('leaves a pending withdrawal out of what may be spent', () => {
     expect(spendableOf(state())).toBe(50_000n);
     expect(spendableOf(state({ withdrawal: { amount: 20_000n, initiatedAt: 1 } }))).toBe(30_000n);
+  });
+
+  it('calls a claim urgent only while a pending withdrawal would take what was charged and nobody claimed', () => {
+    const withdrawing = (amount: bigint, changes: Partial<OnChainChannel> = {}) =>
+      state({ withdrawal: { amount, initiatedAt: 1_000 }, ...changes });
+    expect(withdrawalTakesCharged(30_000n, state())).toBe(false); // no withdrawal
+    expect(withdrawalTakesCharged(30_000n, withdrawing(40_000n))).toBe(true); // leaves 10,000 for 30,000 charged
+    expect(withdrawalTakesCharged(30_000n, withdrawing(20_000n))).toBe(false); // asks back only what is unspent
+    expect(withdrawalTakesCharged(30_000n, withdrawing(40_000n, { totalClaimed: 30_000n }))).toBe(false); // claimed
+    expect(withdrawableAt(900, withdrawing(40_000n))).toEqual(new Date(1_900_000));
+    expect(withdrawableAt(900, state())).toBeNull();
   });
 
   it('claims what was charged, but never above what the channel holds', () => {

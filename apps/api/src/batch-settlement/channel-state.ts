@@ -40,6 +40,21 @@ export function spendableOf(state: OnChainChannel): bigint {
 }
 
 /**
+ * Whether the channel's pending withdrawal, once its delay is over, would take some of what it was
+ * charged and nobody claimed: its claim is urgent (the escrow pays a withdrawal only from what is
+ * not claimed). One that asks back only what is unspent (1 unit, each run) is not: it costs the
+ * relayer no claim, nor urgent fees.
+ */
+export function withdrawalTakesCharged(charged: bigint, state: OnChainChannel): boolean {
+  return state.withdrawal !== null && charged > spendableOf(state) && charged > state.totalClaimed;
+}
+
+/** When a channel's pending withdrawal may be finalized (the escrow's deadline for its claim); null when none. */
+export function withdrawableAt(withdrawDelaySeconds: number, state: OnChainChannel): Date | null {
+  return state.withdrawal ? new Date((state.withdrawal.initiatedAt + withdrawDelaySeconds) * 1000) : null;
+}
+
+/**
  * Whether a channel state read a moment ago may judge a voucher with no new read of the chain: only
  * when it takes the voucher exactly as the checks below would, against a channel this API already
  * records, that no refund holds or has moved since that state. Anything else (a refusal, a corrective
@@ -66,7 +81,8 @@ export function takesWithoutRead(
 
 /**
  * The highest voucher total anyone may hold without the payer: what claim transactions carried
- * (ours, marked before each is sent, pending or reverted alike) and what the chain shows claimed.
+ * (ours, marked once its fees are within the relayer's maximum, before it is sent, pending or
+ * reverted alike; one refused for fees marks nothing) and what the chain shows claimed.
  * Such a voucher proves nothing about who sends it.
  */
 export function publicTotal(row: Pick<ChannelRecord, 'published'> | null, state: OnChainChannel): bigint {

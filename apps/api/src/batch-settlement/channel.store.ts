@@ -616,7 +616,9 @@ export class ChannelStore {
 
   /**
    * Vouchers about to go into a claim transaction, each channel's total: marked before the
-   * transaction exists, since its calldata (pending, reverted or mined) shows them to anyone.
+   * transaction exists, since its calldata (pending, reverted or mined) shows them to anyone, and
+   * only once it is being sent (its fees within the relayer's maximum): a voucher of a claim never
+   * sent is still the payer's own, and may ask a cooperative refund.
    */
   async markPublished(vouchers: readonly { channelId: string; total: bigint }[]): Promise<void> {
     if (vouchers.length === 0) return;

@@ -23,7 +23,12 @@ describe('claims stuck under a fee spike', () => {
     // Its claimer's runs end as soon as they have broadcast (settlementTimeoutMs 0); a stuck claim is re-priced at the next run.
     claiming = await startTestApp({
       database: db.database,
-      config: { chain: { settlementTimeoutMs: 0, feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n } } },
+      config: {
+        chain: {
+          settlementTimeoutMs: 0,
+          feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n, urgentMaxFeePerGas: 10n ** 12n },
+        },
+      },
     });
   });
   afterAll(async () => {

@@ -5,13 +5,14 @@ import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '
 import { readRelayerGas } from '../chain/chain-health';
 import {
   claimCalldata,
+  readChannel,
   readChannelAtBothDepths,
   settleCalldata,
   unsettled,
   type ClaimRow,
   type OnChainChannel,
 } from '../chain/escrow';
-import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
+import { feeCap, logRepricing, repriceIfStuck, type FeeUrgency } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
@@ -22,8 +23,8 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
-import { claimableTotal, spendableOf } from './channel-state';
+import { assertFeesWithinCap, broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
+import { claimableTotal, withdrawableAt, withdrawalTakesCharged } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
@@ -67,6 +68,10 @@ export interface ClaimRun {
  * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
  * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
  * Only channels of its escrow naming its key are claimed: one claim batch cannot carry others.
+ * Fees: a claim of a channel whose withdrawal would take what was charged is urgent, sent (and
+ * re-priced, with whatever of its receiver's is stuck ahead of it) up to
+ * RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; every other claim and settle up to RELAYER_MAX_FEE_PER_GAS_WEI.
+ * A claim refused for fees publishes nothing: its vouchers may still ask a cooperative refund.
  */
 @Injectable()
 export class ClaimerService {
@@ -225,17 +230,24 @@ export class ClaimerService {
     run: ClaimRun,
   ): Promise<void> {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
+    // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
+    // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
+    const withdrawing = withdrawingIds.length
+      ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
+      : [];
     // A settle or claim still on its way, whichever run sent it (this instance's before a restart,
     // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
     // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
     // each run): not a run that kept up (keepsUp). The settle first: this run's claims would follow it.
+    // Stuck, it is re-priced; as urgent when it holds back an urgent claim of this receiver's (urgencyOf).
+    const urgencyAhead = () => this.urgencyOf(batch, withdrawing);
     const of = { chainId: this.chain.chainId, receiver, token };
     const settle = await this.onItsWay(await this.store.settlesOnTheirWay(of), {
       landed: (hash) => this.store.recordSettleLanded(of.chainId, hash),
       drop: (hash) => this.store.dropSettle(of.chainId, hash),
     });
     if (settle) {
-      await this.repriceSentIfStuck('settle', settle, (hash) =>
+      await this.repriceSentIfStuck('settle', settle, await urgencyAhead(), (hash) =>
         this.store.recordSettleReplacement(of.chainId, settle.txHash, hash),
       );
       throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
@@ -245,16 +257,11 @@ export class ClaimerService {
       drop: (hash) => this.store.dropClaim(of.chainId, hash),
     });
     if (claim) {
-      await this.repriceSentIfStuck('claim', claim, (hash) =>
+      await this.repriceSentIfStuck('claim', claim, await urgencyAhead(), (hash) =>
         this.store.recordClaimReplacement(of.chainId, claim.txHash, hash),
       );
       throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
     }
-    // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
-    // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
-    const withdrawing = withdrawingIds.length
-      ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
-      : [];
     for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
       await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
@@ -330,17 +337,35 @@ export class ClaimerService {
   }
 
   /**
-   * Re-prices a claim or settle of ours stuck under the chain's fees (repriceIfStuck): its copy at
-   * the same nonce is written down before it is sent, and whichever of the two lands is recorded.
-   * At the maximum fee it is left to wait, with a warning.
+   * `urgent` when a withdrawal would take what one of these (withdrawing) channels was charged and
+   * nobody claimed, as the chain says now: their claim may pay RELAYER_URGENT_MAX_FEE_PER_GAS_WEI.
+   */
+  private async urgencyOf(batch: BatchSettlementChain, withdrawing: readonly PaymentChannel[]): Promise<FeeUrgency> {
+    for (const channel of withdrawing)
+      if (withdrawalTakesCharged(channel.charged, await readChannel(this.chain, batch, channel.channelId as Hex)))
+        return 'urgent';
+    return 'routine';
+  }
+
+  /**
+   * Re-prices a claim or settle of ours stuck under the chain's fees (repriceIfStuck), up to the
+   * maximum of `urgency`: its copy at the same nonce is written down before it is sent, and
+   * whichever of the two lands is recorded. At that maximum it is left to wait, with a warning.
    */
   private async repriceSentIfStuck(
     kind: 'claim' | 'settle',
     sent: SentTransaction,
+    urgency: FeeUrgency,
     record: (hash: Hex) => Promise<void>,
   ): Promise<void> {
-    const repricing = await repriceIfStuck(this.chain, sent.txHash as Hex, sent.createdAt, (hash) => record(hash));
-    logRepricing(this.chain, this.logger, `the ${kind}`, sent.txHash as Hex, repricing);
+    const repricing = await repriceIfStuck(
+      this.chain,
+      sent.txHash as Hex,
+      sent.createdAt,
+      (hash) => record(hash),
+      urgency,
+    );
+    logRepricing(this.logger, `the ${kind}`, sent.txHash as Hex, repricing);
   }
 
   /**
@@ -372,12 +397,12 @@ export class ClaimerService {
   ): Promise<void> {
     const now = options.now ?? new Date();
     const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
-    let urgent = false;
+    /** Channels a pending withdrawal would take charged money from, and when it may. */
+    const urgent: { channel: PaymentChannel; withdrawableAt: Date }[] = [];
     for (const channel of channels) {
       const state = await this.readAndMarkClaimed(batch, channel);
-      // Urgent only when the withdrawal, once its delay is over, would leave less than was charged:
-      // one that asks back only what is unspent (1 unit, each run) costs the relayer no claim.
-      if (state.withdrawal && channel.charged > spendableOf(state)) urgent = true;
+      if (withdrawalTakesCharged(channel.charged, state))
+        urgent.push({ channel, withdrawableAt: withdrawableAt(channel.withdrawDelay, state)! });
       const claimTo = claimableTotal(channel.charged, state);
       if (claimTo < channel.charged)
         this.logger.error(
@@ -399,11 +424,9 @@ export class ClaimerService {
     const settings = this.config.chain.batchSettlement;
     const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
       unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
-    const due = options.force || urgent || amount >= settings.claimMinMicros || rows.some((r) => overdue(r.channel));
+    const due =
+      options.force || urgent.length > 0 || amount >= settings.claimMinMicros || rows.some((r) => overdue(r.channel));
     if (rows.length === 0 || !due) return;
-    await this.store.markPublished(
-      rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
-    );
     const call = await prepareRelayerCall(
       this.chain,
       batch.escrow,
@@ -413,11 +436,26 @@ export class ClaimerService {
         rows.map((r) => r.row),
       ),
     );
+    const urgency: FeeUrgency = urgent.length > 0 ? 'urgent' : 'routine';
+    try {
+      assertFeesWithinCap(this.chain, call, urgency);
+    } catch (error) {
+      if (urgency === 'urgent') this.logUrgentClaimHeld(receiver, urgent, call.maxFeePerGas);
+      throw error;
+    }
+    // Public from here on (its calldata shows them to anyone), and not before: a claim refused for
+    // fees leaves its vouchers the payers' own, to ask a cooperative refund with.
+    await this.store.markPublished(
+      rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
+    );
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
     // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).
-    const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
-      this.store.recordClaimSent({ ...of, txHash, nonce, channels: rows.length, amount }),
+    const hash = await broadcastFromRelayer(
+      this.chain,
+      call,
+      (txHash, nonce) => this.store.recordClaimSent({ ...of, txHash, nonce, channels: rows.length, amount }),
+      urgency,
     );
     run.claims.push(hash);
     const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs);
@@ -433,6 +471,21 @@ export class ClaimerService {
     // Read back what the chain now says, rather than assume the rows applied.
     for (const { channel } of rows) await this.readAndMarkClaimed(batch, channel);
     this.logger.log(`claimed ${amount} from ${rows.length} channel(s) for ${receiver} in ${hash}`);
+  }
+
+  /** An urgent claim held even by RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: past the deadlines, its payers take back what they were charged. */
+  private logUrgentClaimHeld(
+    receiver: Address,
+    urgent: readonly { channel: PaymentChannel; withdrawableAt: Date }[],
+    asked: bigint,
+  ): void {
+    const cap = feeCap(this.chain, 'urgent');
+    const channels = urgent
+      .map(({ channel, withdrawableAt }) => `${channel.channelId} (withdrawable from ${withdrawableAt.toISOString()})`)
+      .join(', ');
+    this.logger.error(
+      `the urgent claim for ${receiver} is not sent: the chain asks ${asked} wei per gas, more than ${cap.setting} (${cap.maxFeePerGas}); once their withdrawals may be finalized, the payers of ${channels} take back what they were charged and nobody claimed. The next run tries again`,
+    );
   }
 
   /**

@@ -26,7 +26,7 @@ describe('refunds stuck under a fee spike', () => {
   const payTo = newWallet().address;
   const PRICE = 10_000n; // the site's default 0.01 USD
   const DEPOSIT = 50_000n;
-  const REPRICE_AT_ONCE = { afterSeconds: 0, maxFeePerGas: 10n ** 12n };
+  const REPRICE_AT_ONCE = { afterSeconds: 0, maxFeePerGas: 10n ** 12n, urgentMaxFeePerGas: 10n ** 12n };
   // Shared by every instance here: each reads the sites' secrets.
   const masterKey = randomBytes(32);
 
@@ -191,7 +191,9 @@ describe('refunds stuck under a fee spike', () => {
   it('sends nothing when a replacement would pass the maximum fee: the refund waits, with a warning, and lands once fees fall', async () => {
     const { payer, channel, hash, stuck } = await sentAndStuck();
     // At the cap: what the stuck refund already offers, less than the 12.5 % more a replacement needs.
-    const capped = await sweeper({ feeBump: { afterSeconds: 0, maxFeePerGas: stuck.maxFeePerGas! } });
+    const capped = await sweeper({
+      feeBump: { afterSeconds: 0, maxFeePerGas: stuck.maxFeePerGas!, urgentMaxFeePerGas: stuck.maxFeePerGas! },
+    });
     const nonce = await relayerNonce();
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {

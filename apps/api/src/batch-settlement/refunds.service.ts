@@ -241,7 +241,7 @@ export class RefundsService {
     };
     for (const hash of refundHashes(hold)) {
       const repricing = await repriceIfStuck(this.chain, hash, hold.txSentAt, record);
-      logRepricing(this.chain, this.logger, `the refund of channel ${channelId}`, hash, repricing);
+      logRepricing(this.logger, `the refund of channel ${channelId}`, hash, repricing);
       // Only one of them is pending at a time (one nonce): the others are not looked at further.
       if (repricing.kind !== 'waiting') return;
     }

@@ -72,7 +72,7 @@ describe('re-pricing a stuck relayer transaction', () => {
   });
 
   it('waits the configured time from the broadcast first', () => {
-    const chain = { feeBump: { afterSeconds: 30, maxFeePerGas: gwei(10) } };
+    const chain = { feeBump: { afterSeconds: 30, maxFeePerGas: gwei(10), urgentMaxFeePerGas: gwei(100) } };
     const sentAt = new Date(1_000_000);
     expect(pendingTooLong(chain, sentAt, 1_000_000 + 29_999)).toBe(false);
     expect(pendingTooLong(chain, sentAt, 1_000_000 + 30_000)).toBe(true);
@@ -125,7 +125,7 @@ describe('re-pricing only what the relayer itself sent', () => {
       chainId,
       relayer: { account: relayer },
       publicClient,
-      feeBump: { afterSeconds: 0, maxFeePerGas: gwei(100) },
+      feeBump: { afterSeconds: 0, maxFeePerGas: gwei(100), urgentMaxFeePerGas: gwei(100) },
     } as unknown as ChainContext;
   }
 

@@ -39,7 +39,7 @@ export interface Replacement extends Fees {
 export type FeeBump =
   | { kind: 'not-pending' }
   | { kind: 'priced-fine' }
-  | { kind: 'capped'; offered: Fees; market: Fees }
+  | { kind: 'capped'; offered: Fees; market: Fees; cap: FeeCap }
   | { kind: 'replace'; replacement: Replacement; offered: Fees };
 
 /**
@@ -89,11 +89,32 @@ export function replacementFees(offered: Fees, market: Fees, cap: bigint): Fees 
 }
 
 /**
- * Whether `fees` offer more per gas than RELAYER_MAX_FEE_PER_GAS_WEI. No relayer transaction does:
- * a first send above it is not signed (assertFeesWithinCap), a replacement stops at it (replacementFees).
+ * Which maximum fee a relayer transaction answers to. `urgent`: a batch-settlement claim of a
+ * channel whose pending withdrawal would take what it was charged and nobody claimed, or a claim or
+ * settle of its receiver stuck ahead of that claim (RELAYER_URGENT_MAX_FEE_PER_GAS_WEI); held past
+ * the withdraw delay, that money is the payer's again. `routine`: every other (RELAYER_MAX_FEE_PER_GAS_WEI).
  */
-export function aboveCap(chain: Pick<ChainContext, 'feeBump'>, fees: Pick<Fees, 'maxFeePerGas'>): boolean {
-  return fees.maxFeePerGas > chain.feeBump.maxFeePerGas;
+export type FeeUrgency = 'routine' | 'urgent';
+
+/** The most a relayer transaction offers per gas, in wei, and the setting that says so (for messages). */
+export interface FeeCap {
+  maxFeePerGas: bigint;
+  setting: 'RELAYER_MAX_FEE_PER_GAS_WEI' | 'RELAYER_URGENT_MAX_FEE_PER_GAS_WEI';
+}
+
+/** The maximum fee of a relayer transaction of this urgency: the one place urgency picks a bound. */
+export function feeCap(chain: Pick<ChainContext, 'feeBump'>, urgency: FeeUrgency = 'routine'): FeeCap {
+  return urgency === 'urgent'
+    ? { maxFeePerGas: chain.feeBump.urgentMaxFeePerGas, setting: 'RELAYER_URGENT_MAX_FEE_PER_GAS_WEI' }
+    : { maxFeePerGas: chain.feeBump.maxFeePerGas, setting: 'RELAYER_MAX_FEE_PER_GAS_WEI' };
+}
+
+/**
+ * Whether `fees` offer more per gas than `cap` (feeCap). No relayer transaction does: a first send
+ * above it is not signed (assertFeesWithinCap), a replacement stops at it (replacementFees).
+ */
+export function aboveCap(cap: FeeCap, fees: Pick<Fees, 'maxFeePerGas'>): boolean {
+  return fees.maxFeePerGas > cap.maxFeePerGas;
 }
 
 /** Whether a transaction sent at `sentAt` has waited past the configured time for re-pricing. */
@@ -101,20 +122,20 @@ export function pendingTooLong(chain: Pick<ChainContext, 'feeBump'>, sentAt: Dat
   return now - sentAt.getTime() >= chain.feeBump.afterSeconds * 1000;
 }
 
-/** Why a transaction is left stuck at the maximum fee, for a warning. */
-export function stuckAtCap(chain: Pick<ChainContext, 'feeBump'>, market: Fees): string {
-  return `the chain asks ${market.maxFeePerGas} wei per gas, and a replacement would offer more than RELAYER_MAX_FEE_PER_GAS_WEI (${chain.feeBump.maxFeePerGas}); it waits for fees to fall, and every later relayer transaction behind it`;
+/** Why a transaction is left stuck at its maximum fee, for a warning. */
+export function stuckAtCap(cap: FeeCap, market: Fees): string {
+  return `the chain asks ${market.maxFeePerGas} wei per gas, and a replacement would offer more than ${cap.setting} (${cap.maxFeePerGas}); it waits for fees to fall, and every later relayer transaction behind it`;
 }
 
 /**
  * What re-pricing a relayer transaction did: nothing (`waiting`: not pending long enough, no longer
- * pending, or priced as the chain asks), nothing at the maximum fee (`capped`, what the chain asks),
+ * pending, or priced as the chain asks), nothing at its maximum fee (`capped`: what the chain asks, and that maximum),
  * nothing because its record refused the replacement (`superseded`: ReplacementNotRecorded), or it
  * sent `hash` in its place.
  */
 export type Repricing =
   | { kind: 'waiting' }
-  | { kind: 'capped'; market: Fees }
+  | { kind: 'capped'; market: Fees; cap: FeeCap }
   | { kind: 'superseded' }
   | { kind: 'replaced'; hash: Hash; fees: Fees };
 
@@ -125,14 +146,8 @@ export type Repricing =
 export class ReplacementNotRecorded extends Error {}
 
 /** Logs what re-pricing `what` (its pending hash `hash`) did: a warning at the maximum fee, a note when replaced. */
-export function logRepricing(
-  chain: Pick<ChainContext, 'feeBump'>,
-  log: Pick<Logger, 'warn' | 'log'>,
-  what: string,
-  hash: Hash,
-  repricing: Repricing,
-): void {
-  if (repricing.kind === 'capped') log.warn(`${what} ${hash} is stuck: ${stuckAtCap(chain, repricing.market)}`);
+export function logRepricing(log: Pick<Logger, 'warn' | 'log'>, what: string, hash: Hash, repricing: Repricing): void {
+  if (repricing.kind === 'capped') log.warn(`${what} ${hash} is stuck: ${stuckAtCap(repricing.cap, repricing.market)}`);
   if (repricing.kind === 'replaced')
     log.log(
       `re-priced ${what} ${hash} stuck under the chain's fees: replaced by ${repricing.hash} at ${repricing.fees.maxFeePerGas} wei per gas`,
@@ -144,17 +159,18 @@ export function logRepricing(
  * higher fees, once it has waited past RELAYER_BUMP_AFTER_SECONDS while the chain's fees outgrew
  * it: every later relayer transaction waits behind its nonce. `record` writes the new hash down
  * before it is sent (throwing sends nothing; ReplacementNotRecorded: `superseded`); the old one must
- * stay recognised, as either may land.
+ * stay recognised, as either may land. Never above the maximum fee of its `urgency` (feeCap).
  */
 export async function repriceIfStuck(
   chain: ChainContext,
   hash: Hash,
   sentAt: Date,
   record: BeforeBroadcast,
+  urgency: FeeUrgency = 'routine',
 ): Promise<Repricing> {
   if (!pendingTooLong(chain, sentAt)) return { kind: 'waiting' };
-  const bump = await planFeeBump(chain, hash);
-  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market };
+  const bump = await planFeeBump(chain, hash, urgency);
+  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market, cap: bump.cap };
   if (bump.kind !== 'replace') return { kind: 'waiting' };
   const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
   const sent = await broadcastReplacement(chain, bump.replacement, record).catch((error: unknown) => {
@@ -183,9 +199,9 @@ export async function broadcastReplacement(
 /**
  * Reads the relayer's transaction `hash` from the node and, while it is pending and underpriced
  * for the next block, the replacement that takes its place: only its fees change, so whichever of the
- * two is mined does the same thing once.
+ * two is mined does the same thing once. Its fees stop at the maximum of its `urgency` (feeCap).
  */
-export async function planFeeBump(chain: ChainContext, hash: Hash): Promise<FeeBump> {
+export async function planFeeBump(chain: ChainContext, hash: Hash, urgency: FeeUrgency = 'routine'): Promise<FeeBump> {
   const tx = await chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull);
   if (!tx || tx.blockNumber !== null || !tx.to || tx.type !== 'eip1559') return { kind: 'not-pending' };
   // The replacement is signed from what the node says: a node that lies would have the relayer sign its call.
@@ -198,8 +214,9 @@ export async function planFeeBump(chain: ChainContext, hash: Hash): Promise<FeeB
   const now = await chainFees(chain);
   if (!now || !isUnderpriced(offered, now)) return { kind: 'priced-fine' };
   const market = currentFees(now);
-  const fees = replacementFees(offered, market, chain.feeBump.maxFeePerGas);
-  if (!fees) return { kind: 'capped', offered, market };
+  const cap = feeCap(chain, urgency);
+  const fees = replacementFees(offered, market, cap.maxFeePerGas);
+  if (!fees) return { kind: 'capped', offered, market, cap };
   return {
     kind: 'replace',
     offered,

@@ -55,6 +55,43 @@ describe('loadConfig', () => {
     expect(loadConfig({ CLAIM_INTERVAL_MS: '0' }).chain.batchSettlement.claimIntervalMs).toBe(0);
   });
 
+  describe('RELAYER_URGENT_MAX_FEE_PER_GAS_WEI', () => {
+    it('is ten times RELAYER_MAX_FEE_PER_GAS_WEI unless set', () => {
+      expect(loadConfig({}).chain.feeBump).toMatchObject({
+        maxFeePerGas: 10_000_000_000n,
+        urgentMaxFeePerGas: 100_000_000_000n,
+      });
+      expect(loadConfig({ RELAYER_MAX_FEE_PER_GAS_WEI: '2000000000' }).chain.feeBump.urgentMaxFeePerGas).toBe(
+        20_000_000_000n,
+      );
+      expect(loadConfig({ RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: '50000000000' }).chain.feeBump.urgentMaxFeePerGas).toBe(
+        50_000_000_000n,
+      );
+      // Equal to the normal maximum: urgent claims get no more room than any transaction.
+      expect(loadConfig({ RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: '10000000000' }).chain.feeBump.urgentMaxFeePerGas).toBe(
+        10_000_000_000n,
+      );
+    });
+
+    it('refuses less than RELAYER_MAX_FEE_PER_GAS_WEI: an urgent claim must never be held by less than any other transaction', () => {
+      expect(() => loadConfig({ RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: '9999999999' })).toThrow(
+        /RELAYER_URGENT_MAX_FEE_PER_GAS_WEI \(9999999999\) must be at least RELAYER_MAX_FEE_PER_GAS_WEI \(10000000000\)/,
+      );
+      expect(() =>
+        loadConfig({ RELAYER_MAX_FEE_PER_GAS_WEI: '200000000000', RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: '100000000000' }),
+      ).toThrow(ConfigError);
+    });
+
+    it('refuses anything but a whole number of wei', () => {
+      for (const bad of ['-1', '0', '1.5', '1e11', '100 gwei', '0x174876e800'])
+        expect(() => loadConfig({ RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: bad })).toThrow(
+          new RegExp(
+            `RELAYER_URGENT_MAX_FEE_PER_GAS_WEI must be an integer from 1 to \\d+, got "${bad.replace('.', '\\.')}"`,
+          ),
+        );
+    });
+  });
+
   it('issues access tokens for a minute at the least: an agent takes a payment as bought for at least that long', () => {
     expect(loadConfig({}).accessTokenTtlSeconds).toBe(ACCESS_TOKEN_TTL_SECONDS);
     expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '60' }).accessTokenTtlSeconds).toBe(MIN_ACCESS_TOKEN_TTL_SECONDS);

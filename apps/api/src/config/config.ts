@@ -86,8 +86,17 @@ export interface ChainConfig {
 export interface FeeBumpConfig {
   /** How long a transaction stays pending before it is re-priced (RELAYER_BUMP_AFTER_SECONDS). */
   afterSeconds: number;
-  /** The most a re-priced transaction offers per gas, in wei (RELAYER_MAX_FEE_PER_GAS_WEI): past it, it waits. */
+  /**
+   * The most a relayer transaction offers per gas, in wei (RELAYER_MAX_FEE_PER_GAS_WEI): none is
+   * first sent, or re-priced, above it; it waits for fees to fall. Every transaction but an urgent claim.
+   */
   maxFeePerGas: bigint;
+  /**
+   * The same for an urgent claim, one of a channel whose pending withdrawal would take what it was
+   * charged and nobody claimed (RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; at least maxFeePerGas): held
+   * past the withdraw delay, that money is the payer's again.
+   */
+  urgentMaxFeePerGas: bigint;
 }
 
 /** x402 batch-settlement: where the escrow is, who authorizes claims, and when the claimer claims. */
@@ -185,11 +194,7 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
     reconcileIntervalMs: integer(env, 'RECONCILE_INTERVAL_MS', 5_000, 0, 3_600_000),
     foreignSettlementHoldSeconds: integer(env, 'FOREIGN_SETTLEMENT_HOLD_SECONDS', 120, 0, 86_400),
     pollingIntervalMs: integer(env, 'CHAIN_POLLING_MS', network === 'local' ? 50 : 1_000, 10, 60_000),
-    feeBump: {
-      afterSeconds: integer(env, 'RELAYER_BUMP_AFTER_SECONDS', 30, 0, 3_600),
-      // 10 gwei: far above Base's usual fees, and a settlement (~80k gas) at it costs under 0.001 ETH.
-      maxFeePerGas: BigInt(integer(env, 'RELAYER_MAX_FEE_PER_GAS_WEI', 10_000_000_000, 1, Number.MAX_SAFE_INTEGER)),
-    },
+    feeBump: feeBumpConfig(env),
     batchSettlement: {
       escrow: hex(env, 'BATCH_SETTLEMENT_ADDRESS', 40),
       claimAuthorizerPrivateKey: hex(env, 'CLAIM_AUTHORIZER_PRIVATE_KEY', 64),
@@ -202,6 +207,28 @@ function loadChainConfig(env: NodeJS.ProcessEnv): ChainConfig {
       channelStateReuseMs: integer(env, 'CHANNEL_STATE_REUSE_MS', 2_000, 0, 60_000),
     },
   };
+}
+
+/**
+ * How many times the normal maximum fee an urgent claim may offer unless RELAYER_URGENT_MAX_FEE_PER_GAS_WEI
+ * says otherwise: 100 gwei by default, which Base has not charged for minutes on end, let alone for a
+ * withdraw delay (15 minutes at least); a one-channel claim (~75k gas, more with each channel) at it
+ * costs under 0.01 ETH, spent only while a withdrawal would otherwise take money already charged.
+ */
+const URGENT_FEE_FACTOR = 10n;
+
+function feeBumpConfig(env: NodeJS.ProcessEnv): FeeBumpConfig {
+  // 10 gwei: far above Base's usual fees, and a settlement (~80k gas) at it costs under 0.001 ETH.
+  const maxFeePerGas = BigInt(integer(env, 'RELAYER_MAX_FEE_PER_GAS_WEI', 10_000_000_000, 1, Number.MAX_SAFE_INTEGER));
+  const urgentMaxFeePerGas =
+    nonEmpty(env.RELAYER_URGENT_MAX_FEE_PER_GAS_WEI) === undefined
+      ? maxFeePerGas * URGENT_FEE_FACTOR
+      : BigInt(integer(env, 'RELAYER_URGENT_MAX_FEE_PER_GAS_WEI', 0, 1, Number.MAX_SAFE_INTEGER));
+  if (urgentMaxFeePerGas < maxFeePerGas)
+    throw new ConfigError(
+      `RELAYER_URGENT_MAX_FEE_PER_GAS_WEI (${urgentMaxFeePerGas}) must be at least RELAYER_MAX_FEE_PER_GAS_WEI (${maxFeePerGas}): an urgent claim is never held by less than any other relayer transaction`,
+    );
+  return { afterSeconds: integer(env, 'RELAYER_BUMP_AFTER_SECONDS', 30, 0, 3_600), maxFeePerGas, urgentMaxFeePerGas };
 }
 
 /**

@@ -30,7 +30,12 @@ describe('relayer settlements stuck under a fee spike', () => {
       database: db.database,
       masterKey,
       isolateChain: true,
-      config: { chain: { settlementTimeoutMs: 0, feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n } } },
+      config: {
+        chain: {
+          settlementTimeoutMs: 0,
+          feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n, urgentMaxFeePerGas: 10n ** 12n },
+        },
+      },
     });
     ({ site } = await pricedSite(app, payee));
     await fundUsdc(app, agent.address, '1');
@@ -166,13 +171,14 @@ describe('relayer settlements stuck under a fee spike', () => {
     const sent = await paidAndBroadcast('/spike/capped');
     // Another instance on the database, whose maximum fee is what the stuck one already offers: a
     // replacement must offer 12.5 % more. (Below it, the first send would not have been signed.)
+    const { maxFeePerGas } = await transaction(sent.hash);
     const capped = await startTestApp({
       database: db.database,
       masterKey,
       config: {
         chain: {
           settlementTimeoutMs: 0,
-          feeBump: { afterSeconds: 0, maxFeePerGas: (await transaction(sent.hash)).maxFeePerGas! },
+          feeBump: { afterSeconds: 0, maxFeePerGas: maxFeePerGas!, urgentMaxFeePerGas: maxFeePerGas! },
         },
       },
     });
@@ -198,7 +204,12 @@ describe('relayer settlements stuck under a fee spike', () => {
     const waiting = await startTestApp({
       database: db.database,
       masterKey,
-      config: { chain: { settlementTimeoutMs: 45_000, feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n } } },
+      config: {
+        chain: {
+          settlementTimeoutMs: 45_000,
+          feeBump: { afterSeconds: 0, maxFeePerGas: 10n ** 12n, urgentMaxFeePerGas: 10n ** 12n },
+        },
+      },
     });
     try {
       await test().setAutomine(false);

@@ -284,7 +284,7 @@ export class ReconcilerService {
           throw new ReplacementNotRecorded();
       },
     );
-    logRepricing(this.chain, this.logger, `the settlement of gate ${payment.gateId}`, pending, repricing);
+    logRepricing(this.logger, `the settlement of gate ${payment.gateId}`, pending, repricing);
   }
 
   private async receipt(hash: Hash): Promise<TransactionReceipt | null> {

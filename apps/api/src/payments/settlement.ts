@@ -1,6 +1,6 @@
 import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import { aboveCap } from '../chain/fee-bump';
+import { aboveCap, feeCap, type FeeUrgency } from '../chain/fee-bump';
 import { sendSignedFromRelayer, type BeforeBroadcast } from '../chain/relayer-broadcast';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
@@ -66,28 +66,35 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
 }
 
 /**
- * No relayer transaction is first sent offering more per gas than RELAYER_MAX_FEE_PER_GAS_WEI: at
- * such fees this throws the 503 of chain trouble (chainUnavailable), which a request answers with
+ * No relayer transaction is first sent offering more per gas than the maximum of its `urgency`
+ * (feeCap: RELAYER_MAX_FEE_PER_GAS_WEI, or RELAYER_URGENT_MAX_FEE_PER_GAS_WEI for an urgent claim):
+ * at such fees this throws the 503 of chain trouble (chainUnavailable), which a request answers with
  * nothing sent, and a background job logs, to try again at its next run.
  */
-export function assertFeesWithinCap(chain: ChainContext, fees: Pick<RelayerCall, 'maxFeePerGas'>): void {
-  if (aboveCap(chain, fees))
+export function assertFeesWithinCap(
+  chain: ChainContext,
+  fees: Pick<RelayerCall, 'maxFeePerGas'>,
+  urgency: FeeUrgency = 'routine',
+): void {
+  const cap = feeCap(chain, urgency);
+  if (aboveCap(cap, fees))
     throw chainUnavailable(
-      `The payment network asks ${fees.maxFeePerGas} wei per gas, more than the relayer pays (RELAYER_MAX_FEE_PER_GAS_WEI, ${chain.feeBump.maxFeePerGas}): nothing is sent until its fees fall`,
+      `The payment network asks ${fees.maxFeePerGas} wei per gas, more than the relayer pays (${cap.setting}, ${cap.maxFeePerGas}): nothing is sent until its fees fall`,
       FEES_ABOVE_CAP_RETRY_SECONDS,
     );
 }
 
 /**
  * Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a
- * BroadcastFailed. A call priced above the maximum fee is not signed (assertFeesWithinCap).
+ * BroadcastFailed. A call priced above the maximum fee of its `urgency` is not signed (assertFeesWithinCap).
  */
 export async function broadcastFromRelayer(
   chain: ChainContext,
   call: RelayerCall,
   beforeBroadcast?: BeforeBroadcast,
+  urgency: FeeUrgency = 'routine',
 ): Promise<Hash> {
-  assertFeesWithinCap(chain, call);
+  assertFeesWithinCap(chain, call, urgency);
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
   return chain.relayerNonces.send(async (nonce) => {

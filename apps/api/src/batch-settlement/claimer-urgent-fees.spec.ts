@@ -1,0 +1,187 @@
+import { Logger } from '@nestjs/common';
+import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
+import type { Hash } from 'viem';
+import { batchSettlementSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { batchGate, testChannel } from '../../test/test-channel';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database';
+import { loadConfig } from '../config/config';
+import { ClaimerService } from './claimer.service';
+
+const GWEI = 1_000_000_000n;
+/** The defaults: RELAYER_MAX_FEE_PER_GAS_WEI, and RELAYER_URGENT_MAX_FEE_PER_GAS_WEI ten times it. */
+const CAP = 10n * GWEI;
+const URGENT_CAP = 100n * GWEI;
+
+/**
+ * The attack: a payer pays for pages with vouchers, starts a withdrawal of its whole deposit, and
+ * waits for a fee spike above RELAYER_MAX_FEE_PER_GAS_WEI to outlast the withdraw delay, when it
+ * takes back what it was charged. A claim of a channel whose withdrawal would take charged money
+ * (urgent) may pay up to RELAYER_URGENT_MAX_FEE_PER_GAS_WEI, first sent or re-priced; every other
+ * claim keeps the normal maximum, and a claim refused for fees leaves its vouchers private (the
+ * payer may still ask a cooperative refund with them). On the worker's anvil, the base fee raised.
+ */
+describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER_GAS_WEI', () => {
+  let db: TestDatabase;
+  let app: TestApp;
+  /** Another instance whose claimer's runs end once they have broadcast, and re-price what is stuck at once. */
+  let claiming: TestApp;
+  const PRICE = 10_000n; // the site's default 0.01 USD
+  const DEPOSIT = 50_000n;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({ database: db.database, isolateChain: true });
+    const { feeBump } = loadConfig({}).chain;
+    claiming = await startTestApp({
+      database: db.database,
+      config: { chain: { settlementTimeoutMs: 0, feeBump: { ...feeBump, afterSeconds: 0 } } },
+    });
+  });
+  afterAll(async () => {
+    await test().setAutomine(true);
+    await claiming.app.close();
+    await app.close();
+    await db.dispose();
+  });
+  // Fees fall after each test, and what it left unclaimed or unsettled is collected.
+  afterEach(async () => {
+    await test().setAutomine(true);
+    await nextBaseFee(1n);
+    await test().mine({ blocks: 1 });
+    await app.app.get(ClaimerService).runOnce({ force: true });
+  });
+
+  const test = () => devTestClient(app.chain.rpcUrl);
+  const nextBaseFee = (wei: bigint) =>
+    test().request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${wei.toString(16)}`] as never });
+  const relayerNonce = () =>
+    app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+  const transaction = (hash: string) => app.chain.publicClient.getTransaction({ hash: hash as Hash });
+  const channelRow = (channelId: string) =>
+    app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId } });
+  const verify = (gateId: string, payment: unknown) =>
+    app.call('POST', `/v1/gates/${gateId}/verify`, { body: { payment } });
+
+  /** A block mined at `wei` a gas: what a transaction sent now is priced from (a fifth more, plus the tip). */
+  async function spike(wei: bigint) {
+    await nextBaseFee(wei);
+    await test().mine({ blocks: 1 });
+    return (await app.chain.publicClient.estimateFeesPerGas()).maxFeePerGas;
+  }
+
+  /** A new receiver's site, and a payer whose channel there holds DEPOSIT and paid one page (charged PRICE). */
+  async function paidChannel() {
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    await fundEth(app, payer.address);
+    const offer = await batchGate(app, site);
+    const channel = testChannel(app, payer, offer.accepted);
+    expect((await verify(offer.id, await channel.payment(offer, PRICE, { deposit: DEPOSIT }))).status).toBe(200);
+    return { site, payer, channel };
+  }
+
+  /** The payer starts withdrawing its whole deposit, charged money included (nothing is claimed yet). */
+  async function startWithdrawal({ payer, channel }: Awaited<ReturnType<typeof paidChannel>>) {
+    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+    const hash = await wallet.writeContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: batchSettlementAbi,
+      functionName: 'initiateWithdraw',
+      args: [channel.config, DEPOSIT],
+    } as never);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+  }
+
+  it('sends the claim of a channel whose withdrawal would take charged money above the normal maximum, below the urgent one', async () => {
+    const paid = await paidChannel();
+    await startWithdrawal(paid);
+    const asked = await spike(50n * GWEI);
+    expect(asked).toBeGreaterThan(CAP);
+    expect(asked).toBeLessThan(URGENT_CAP);
+    const nonce = await relayerNonce();
+
+    const run = await app.app.get(ClaimerService).runOnce();
+
+    expect(run.claims).toHaveLength(1);
+    expect(await relayerNonce()).toBeGreaterThan(nonce);
+    expect((await app.chain.publicClient.getTransactionReceipt({ hash: run.claims[0] })).status).toBe('success');
+    // Claimed on the chain (read back): the withdrawal can no longer take it.
+    expect((await channelRow(paid.channel.channelId)).claimed).toBe(PRICE);
+  }, 60_000);
+
+  it('sends no claim of a channel no withdrawal threatens at the same fees; its vouchers stay private, and a cooperative refund goes through once fees fall', async () => {
+    const { site, channel } = await paidChannel();
+    expect(await spike(50n * GWEI)).toBeGreaterThan(CAP);
+    const nonce = await relayerNonce();
+
+    expect(await app.app.get(ClaimerService).runOnce({ force: true })).toMatchObject({ claims: [], settles: [] });
+
+    expect(await relayerNonce()).toBe(nonce);
+    // No claim carried the voucher: it is still the payer's own, and may ask a refund.
+    expect(await channelRow(channel.channelId)).toMatchObject({ claimed: 0n, published: 0n });
+    await nextBaseFee(1n);
+    await test().mine({ blocks: 1 });
+    const offer = await batchGate(app, site);
+    const voucher = await channel.payment(offer, PRICE);
+    const refunded = await verify(offer.id, { ...voucher, payload: { ...voucher.payload, type: 'refund' } });
+    expect(refunded.body).toMatchObject({ status: 'refunded', refund_amount: (DEPOSIT - PRICE).toString() });
+  }, 60_000);
+
+  it('sends no urgent claim above the urgent maximum either, and logs an error naming the channel, the fees, the bound and the deadline', async () => {
+    const paid = await paidChannel();
+    await startWithdrawal(paid);
+    const asked = await spike(200n * GWEI);
+    expect(asked).toBeGreaterThan(URGENT_CAP);
+    const nonce = await relayerNonce();
+    const error = jest.spyOn(Logger.prototype, 'error');
+    try {
+      expect(await app.app.get(ClaimerService).runOnce()).toMatchObject({ claims: [], settles: [] });
+      const logged = error.mock.calls
+        .map(([message]) => String(message))
+        .filter((m) => m.includes(paid.channel.channelId));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatch(/RELAYER_URGENT_MAX_FEE_PER_GAS_WEI/);
+      expect(logged[0]).toContain(URGENT_CAP.toString());
+      expect(logged[0]).toMatch(/withdraw.*\d{4}-\d{2}-\d{2}T/);
+    } finally {
+      error.mockRestore();
+    }
+    expect(await relayerNonce()).toBe(nonce);
+    expect(await channelRow(paid.channel.channelId)).toMatchObject({ claimed: 0n, published: 0n });
+  }, 60_000);
+
+  it('re-prices a stuck urgent claim above the normal maximum, to what the chain asks; the replacement lands', async () => {
+    const paid = await paidChannel();
+    await startWithdrawal(paid);
+    const claimer = claiming.app.get(ClaimerService);
+    await test().setAutomine(false);
+    const sent = await claimer.runOnce();
+    expect(sent.claims).toHaveLength(1);
+    const stuck = await transaction(sent.claims[0]);
+    expect(stuck.maxFeePerGas!).toBeLessThan(CAP);
+    // The next block's base fee above the normal maximum: no copy at that maximum could be mined.
+    await nextBaseFee(30n * GWEI);
+
+    expect(await claimer.runOnce()).toMatchObject({ claims: [], settles: [] });
+    const claims = await app.database.prisma.channelClaim.findMany({
+      where: { receiver: paid.channel.config.receiver.toLowerCase() },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(claims).toHaveLength(2);
+    const replacement = await transaction(claims[1].txHash);
+    expect(replacement).toMatchObject({ nonce: stuck.nonce, input: stuck.input, blockNumber: null });
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(30n * GWEI);
+    expect(replacement.maxFeePerGas!).toBeLessThanOrEqual(URGENT_CAP);
+
+    await test().mine({ blocks: 1 });
+    await test().setAutomine(true);
+    expect((await app.chain.publicClient.getTransactionReceipt({ hash: claims[1].txHash as Hash })).status).toBe(
+      'success',
+    );
+    await claimer.runOnce();
+    expect((await channelRow(paid.channel.channelId)).claimed).toBe(PRICE);
+  }, 60_000);
+});

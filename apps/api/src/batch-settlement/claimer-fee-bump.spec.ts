@@ -69,10 +69,7 @@ describe('claims stuck under a fee spike', () => {
       const sent = await claimer.runOnce({ force: true });
       expect(sent.claims).toHaveLength(1);
       const stuck = await transaction(sent.claims[0]);
-      await test().request({
-        method: 'anvil_setNextBlockBaseFeePerGas' as never,
-        params: [`0x${(stuck.maxFeePerGas! * 3n).toString(16)}`] as never,
-      });
+      await test().setNextBlockBaseFeePerGas({ baseFeePerGas: stuck.maxFeePerGas! * 3n });
       // Not mined now: anvil drops a transaction its block's base fee leaves out (geth keeps it waiting).
       const next = await claiming.chain.publicClient.getBlock({ blockTag: 'pending' });
       expect(next.baseFeePerGas).toBeGreaterThan(stuck.maxFeePerGas!);

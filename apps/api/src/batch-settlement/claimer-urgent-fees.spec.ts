@@ -54,8 +54,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   });
 
   const test = () => devTestClient(app.chain.rpcUrl);
-  const nextBaseFee = (wei: bigint) =>
-    test().request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${wei.toString(16)}`] as never });
+  const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
   const relayerNonce = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
   const transaction = (hash: string) => app.chain.publicClient.getTransaction({ hash: hash as Hash });

@@ -55,8 +55,7 @@ describe('refunds stuck under a fee spike', () => {
   });
 
   const test = () => devTestClient(app.chain.rpcUrl);
-  const nextBaseFee = (wei: bigint) =>
-    test().request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${wei.toString(16)}`] as never });
+  const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
   const transaction = (hash: string) => app.chain.publicClient.getTransaction({ hash: hash as Hash });
   const isPending = async (hash: string) => (await transaction(hash).catch(() => null))?.blockNumber === null;
   const relayerNonce = () =>

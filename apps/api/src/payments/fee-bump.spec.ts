@@ -74,8 +74,7 @@ describe('relayer settlements stuck under a fee spike', () => {
     expect((await app.chain.publicClient.getBlock({ blockTag: 'pending' })).baseFeePerGas).toBeGreaterThan(offered);
     expect(await isPending(hash)).toBe(true);
   }
-  const nextBaseFee = (wei: bigint) =>
-    test().request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${wei.toString(16)}`] as never });
+  const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
 
   it('re-prices the stuck settlement at its nonce, which is then mined, settles once, and the payments behind it proceed', async () => {
     const before = await usdcBalance(app, agent.address);

@@ -37,8 +37,7 @@ describe('relayer transactions first sent while the chain asks more than the max
   });
 
   const test = () => devTestClient(app.chain.rpcUrl);
-  const nextBaseFee = (wei: bigint) =>
-    test().request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${wei.toString(16)}`] as never });
+  const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
   const relayerNonce = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
   const verify = (gateId: string, payment: unknown) =>

@@ -4,6 +4,7 @@
  * it is loaded both ways by plain Node and its declarations type-check a consumer.
  */
 
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   distFilesContaining,
@@ -72,5 +73,23 @@ export async function run(): Promise<[number, string, bigint, number, string]> {
 `;
     // node20 only: viem's declarations are ES modules alone, which a CommonJS file may require() only under node20.
     expect(typeCheckConsumer(pkg, consumer, ['node20'])).toBe('');
+  });
+
+  // Last in the file: it breaks the installed declarations, and puts them back.
+  it('the type check can fail: a declaration the package ships that does not type-check is reported, in each format', () => {
+    const files = ['index.d.ts', 'index.d.mts'].map((file) => join(pkg.dist, file));
+    const originals = files.map((file) => readFileSync(file, 'utf8'));
+    try {
+      for (const file of files) appendFileSync(file, '\nexport declare const broken: NoSuchType;\n');
+      const output = typeCheckConsumer(
+        pkg,
+        `import { createAgent } from '@crawlgate/agent';\nexport const made = createAgent;\n`,
+        ['node20'],
+      );
+      expect(output).toMatch(/declarations\/index\.ts\(\d+,\d+\): error TS\d+: Cannot find name 'NoSuchType'/);
+      expect(output).toMatch(/declarations\/index\.mts\(\d+,\d+\): error TS\d+: Cannot find name 'NoSuchType'/);
+    } finally {
+      files.forEach((file, i) => writeFileSync(file, originals[i]));
+    }
   });
 });

@@ -53,15 +53,22 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       },
     };
   }
-  const template = options.migrations
-    ? process.env.CRAWLGATE_TEST_PGLITE_EMPTY
-    : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
-  const pglite = template
-    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(template)], { type: 'application/x-tar' }) })
-    : await PGlite.create();
-  if (options.migrations || !template) await migrate(pgliteDriver(pglite), options.migrations);
+  const { pglite, migrated } = await templatePglite(options.migrations ? 'empty' : 'migrated');
+  if (!migrated) await migrate(pgliteDriver(pglite), options.migrations);
   const database = await openDatabase({ pglite });
   return { database, connectAnother: async () => database, dispose: () => database.close() };
+}
+
+/**
+ * A PGlite loaded from the run's template (global-setup): `migrated`, or `empty` (no migration
+ * applied). Without the run's templates (a script outside jest), a new PGlite, migrated = false.
+ */
+export async function templatePglite(which: 'empty' | 'migrated'): Promise<{ pglite: PGlite; migrated: boolean }> {
+  const template =
+    which === 'empty' ? process.env.CRAWLGATE_TEST_PGLITE_EMPTY : process.env.CRAWLGATE_TEST_PGLITE_TEMPLATE;
+  if (!template) return { pglite: await PGlite.create(), migrated: false };
+  const loadDataDir = new Blob([readFileSync(template)], { type: 'application/x-tar' });
+  return { pglite: await PGlite.create({ loadDataDir }), migrated: which === 'migrated' };
 }
 
 async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {

@@ -1,6 +1,5 @@
-import { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
-import { createTestDatabase } from '../../test/test-database';
+import { createTestDatabase, templatePglite } from '../../test/test-database';
 import { openDatabase } from './database';
 import { whileHoldingLock } from './advisory-lock';
 
@@ -62,7 +61,7 @@ describe('a PostgreSQL session of the API', () => {
  */
 describe('the time zone of the API’s database sessions', () => {
   it('is UTC on PGlite, whatever the session was set to', async () => {
-    const pglite = await PGlite.create();
+    const { pglite } = await templatePglite('empty');
     await pglite.exec("SET TIME ZONE 'Asia/Tokyo'");
     const database = await openDatabase({ pglite });
     try {

@@ -41,6 +41,8 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
   });
   afterAll(async () => {
     await test().setAutomine(true);
+    await nextBaseFee(1n);
+    await test().mine({ blocks: 1 });
     await claiming.app.close();
     await app.app.close();
     await db.dispose();

@@ -427,6 +427,22 @@ export class ClaimerService {
     const due =
       options.force || urgent.length > 0 || amount >= settings.claimMinMicros || rows.some((r) => overdue(r.channel));
     if (rows.length === 0 || !due) return;
+    const urgency: FeeUrgency = urgent.length > 0 ? 'urgent' : 'routine';
+    const withinCap = (fees: { maxFeePerGas: bigint }) => {
+      try {
+        assertFeesWithinCap(this.chain, fees, urgency);
+      } catch (error) {
+        if (urgency === 'urgent') this.logUrgentClaimHeld(receiver, urgent, fees.maxFeePerGas);
+        throw error;
+      }
+    };
+    // Priced first, as a refund is: the gas estimate below already shows the node the claim's
+    // calldata (every voucher in it), so a claim the relayer would not sign at these fees stops here,
+    // its vouchers the payers' own; past here they are public, whatever is sent.
+    withinCap(await this.chain.publicClient.estimateFeesPerGas());
+    await this.store.markPublished(
+      rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
+    );
     const call = await prepareRelayerCall(
       this.chain,
       batch.escrow,
@@ -436,18 +452,7 @@ export class ClaimerService {
         rows.map((r) => r.row),
       ),
     );
-    const urgency: FeeUrgency = urgent.length > 0 ? 'urgent' : 'routine';
-    try {
-      assertFeesWithinCap(this.chain, call, urgency);
-    } catch (error) {
-      if (urgency === 'urgent') this.logUrgentClaimHeld(receiver, urgent, call.maxFeePerGas);
-      throw error;
-    }
-    // Public from here on (its calldata shows them to anyone), and not before: a claim refused for
-    // fees leaves its vouchers the payers' own, to ask a cooperative refund with.
-    await this.store.markPublished(
-      rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
-    );
+    withinCap(call);
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
     // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).

@@ -71,7 +71,10 @@ export interface ClaimRun {
  * Fees: a claim of a channel whose withdrawal would take what was charged is urgent, sent (and
  * re-priced, with whatever of its receiver's is stuck ahead of it) up to
  * RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; every other claim and settle up to RELAYER_MAX_FEE_PER_GAS_WEI.
- * A claim refused for fees publishes nothing: its vouchers may still ask a cooperative refund.
+ * A claim is priced (estimateFeesPerGas) before its gas estimate shows the node its calldata: one
+ * refused for fees then shows the node nothing and publishes nothing, and its vouchers may still ask
+ * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
+ * them), even when the estimate's own fees, checked again, then refuse it.
  */
 @Injectable()
 export class ClaimerService {

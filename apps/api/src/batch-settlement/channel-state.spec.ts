@@ -1,8 +1,10 @@
 import { BATCH_REASONS } from '@crawlgate/core';
 import type { OnChainChannel } from '../chain/escrow';
 import {
+  chargedAtStake,
   chargedBase,
   claimableTotal,
+  claimIsUrgent,
   correction,
   publicTotal,
   spendableOf,
@@ -41,6 +43,38 @@ describe('channel state', () => {
     expect(withdrawalTakesCharged(30_000n, withdrawing(40_000n, { totalClaimed: 30_000n }))).toBe(false); // claimed
     expect(withdrawableAt(900, withdrawing(40_000n))).toEqual(new Date(1_900_000));
     expect(withdrawableAt(900, state())).toBeNull();
+  });
+
+  it('counts at stake what a pending withdrawal would take of what was charged and nobody claimed', () => {
+    const withdrawing = (amount: bigint, changes: Partial<OnChainChannel> = {}) =>
+      state({ withdrawal: { amount, initiatedAt: 1_000 }, ...changes });
+    expect(chargedAtStake(30_000n, state())).toBe(0n); // no withdrawal
+    expect(chargedAtStake(30_000n, withdrawing(40_000n))).toBe(20_000n); // 10,000 left, 10,000 claimed
+    expect(chargedAtStake(30_000n, withdrawing(50_000n))).toBe(20_000n); // all of it: the claimed 10,000 stays
+    expect(chargedAtStake(30_000n, withdrawing(20_000n))).toBe(0n); // only what is unspent
+    expect(chargedAtStake(70_000n, withdrawing(50_000n))).toBe(40_000n); // at most what the channel holds
+  });
+
+  it('calls a claim urgent only when its withdrawal takes at least CLAIM_MIN_MICROS and may be finalized within half its delay', () => {
+    const DELAY = 86_400;
+    const START = 1_000_000; // the withdrawal's start (s)
+    const withdrawing = (amount: bigint) => state({ withdrawal: { amount, initiatedAt: START } });
+    const at = (seconds: number) => new Date((START + seconds) * 1000);
+    const urgent = (charged: bigint, s: OnChainChannel, now: Date, claimMinMicros = 20_000n) =>
+      claimIsUrgent(charged, s, { withdrawDelaySeconds: DELAY, claimMinMicros, now });
+    const late = at(DELAY / 2);
+    // 20,000 at stake, the deadline half a delay away: urgent.
+    expect(urgent(30_000n, withdrawing(40_000n), late)).toBe(true);
+    expect(urgent(30_000n, withdrawing(40_000n), at(DELAY + 60))).toBe(true); // past it: still claimable until finalized
+    // The deadline further than half a delay: routine (the first half waits out a spike).
+    expect(urgent(30_000n, withdrawing(40_000n), at(DELAY / 2 - 1))).toBe(false);
+    expect(urgent(30_000n, withdrawing(40_000n), at(0))).toBe(false);
+    // Less at stake than a claim is worth (one page): routine, however near the deadline.
+    expect(urgent(20_000n, withdrawing(40_000n), late)).toBe(false); // 10,000 at stake
+    expect(urgent(20_000n, withdrawing(40_000n), late, 10_000n)).toBe(true);
+    // No withdrawal, or one only of what is unspent: nothing at stake.
+    expect(urgent(30_000n, state(), late, 1n)).toBe(false);
+    expect(urgent(30_000n, withdrawing(20_000n), late, 1n)).toBe(false);
   });
 
   it('claims what was charged, but never above what the channel holds', () => {

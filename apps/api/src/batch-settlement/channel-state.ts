@@ -40,13 +40,50 @@ export function spendableOf(state: OnChainChannel): bigint {
 }
 
 /**
- * Whether the channel's pending withdrawal, once its delay is over, would take some of what it was
- * charged and nobody claimed: its claim is urgent (the escrow pays a withdrawal only from what is
- * not claimed). One that asks back only what is unspent (1 unit, each run) is not: it costs the
- * relayer no claim, nor urgent fees.
+ * What the channel's pending withdrawal, once its delay is over, would take of what it was charged
+ * and nobody claimed (the escrow pays a withdrawal only from what is not claimed): what a claim of
+ * it may still record (claimableTotal) above what would be left it and above what is claimed. 0
+ * with no withdrawal, or one that asks back only what is unspent.
+ */
+export function chargedAtStake(charged: bigint, state: OnChainChannel): bigint {
+  if (state.withdrawal === null) return 0n;
+  const left = spendableOf(state);
+  const floor = left > state.totalClaimed ? left : state.totalClaimed;
+  const claimable = claimableTotal(charged, state);
+  return claimable > floor ? claimable - floor : 0n;
+}
+
+/**
+ * Whether the channel's pending withdrawal would take some of what it was charged and nobody
+ * claimed (chargedAtStake): its claim is due at once, at routine fees (claimIsUrgent says when it
+ * may pay more). One that asks back only what is unspent (1 unit, each run) is not: it costs the
+ * relayer no claim.
  */
 export function withdrawalTakesCharged(charged: bigint, state: OnChainChannel): boolean {
-  return state.withdrawal !== null && charged > spendableOf(state) && charged > state.totalClaimed;
+  return chargedAtStake(charged, state) > 0n;
+}
+
+/**
+ * Whether the channel's claim is urgent (may be sent, and re-priced, up to
+ * RELAYER_URGENT_MAX_FEE_PER_GAS_WEI): only when it is worth it and needed now, that is when
+ * its pending withdrawal would take at least `claimMinMicros` (CLAIM_MIN_MICROS, the size a claim
+ * is worth its gas at) of what it was charged and nobody claimed (chargedAtStake), and may be
+ * finalized within half of the channel's withdraw delay from `now`. The first half of the delay
+ * waits out a fee spike at the routine maximum (the claimer runs at least every quarter delay, so
+ * at least two runs remain after it); a withdrawal taking less is claimed at routine fees only, so
+ * that nobody can make the relayer pay urgent fees for a page or two.
+ */
+export function claimIsUrgent(
+  charged: bigint,
+  state: OnChainChannel,
+  { withdrawDelaySeconds, claimMinMicros, now }: { withdrawDelaySeconds: number; claimMinMicros: bigint; now: Date },
+): boolean {
+  const deadline = withdrawableAt(withdrawDelaySeconds, state);
+  return (
+    deadline !== null &&
+    chargedAtStake(charged, state) >= claimMinMicros &&
+    now.getTime() >= deadline.getTime() - (withdrawDelaySeconds * 1000) / 2
+  );
 }
 
 /** When a channel's pending withdrawal may be finalized (the escrow's deadline for its claim); null when none. */
@@ -81,8 +118,9 @@ export function takesWithoutRead(
 
 /**
  * The highest voucher total anyone may hold without the payer: what claim transactions carried
- * (ours, marked once its fees are within the relayer's maximum, before it is sent, pending or
- * reverted alike; one refused for fees marks nothing) and what the chain shows claimed.
+ * (ours, marked once the chain's fees are within the relayer's maximum, before its gas estimate
+ * shows the node its calldata, sent or not, pending or reverted alike; one refused for fees before
+ * that estimate marks nothing) and what the chain shows claimed.
  * Such a voucher proves nothing about who sends it.
  */
 export function publicTotal(row: Pick<ChannelRecord, 'published'> | null, state: OnChainChannel): bigint {

@@ -32,11 +32,19 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ database: db.database, isolateChain: true });
-    const { feeBump } = loadConfig({}).chain;
+    // A page is worth a claim, and an urgent one (claimIsUrgent: at least CLAIM_MIN_MICROS at stake).
+    const { feeBump, batchSettlement } = loadConfig({}).chain;
+    const claimsAPage = { ...batchSettlement, claimIntervalMs: 0, claimMinMicros: PRICE };
+    app = await startTestApp({
+      database: db.database,
+      isolateChain: true,
+      config: { chain: { batchSettlement: claimsAPage } },
+    });
     claiming = await startTestApp({
       database: db.database,
-      config: { chain: { settlementTimeoutMs: 0, feeBump: { ...feeBump, afterSeconds: 0 } } },
+      config: {
+        chain: { settlementTimeoutMs: 0, batchSettlement: claimsAPage, feeBump: { ...feeBump, afterSeconds: 0 } },
+      },
     });
   });
   afterAll(async () => {
@@ -54,6 +62,8 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   });
 
   const test = () => devTestClient(app.chain.rpcUrl);
+  /** A run's time once a withdrawal started now is within half of its delay of its deadline: its claim is urgent. */
+  const late = () => new Date(Date.now() + (loadConfig({}).chain.batchSettlement.withdrawDelaySeconds * 1000 * 3) / 4);
   const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
   const relayerNonce = () =>
     app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
@@ -102,7 +112,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     expect(asked).toBeLessThan(URGENT_CAP);
     const nonce = await relayerNonce();
 
-    const run = await app.app.get(ClaimerService).runOnce();
+    const run = await app.app.get(ClaimerService).runOnce({ now: late() });
 
     expect(run.claims).toHaveLength(1);
     expect(await relayerNonce()).toBeGreaterThan(nonce);
@@ -137,7 +147,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     const nonce = await relayerNonce();
     const error = jest.spyOn(Logger.prototype, 'error');
     try {
-      expect(await app.app.get(ClaimerService).runOnce()).toMatchObject({ claims: [], settles: [] });
+      expect(await app.app.get(ClaimerService).runOnce({ now: late() })).toMatchObject({ claims: [], settles: [] });
       const logged = error.mock.calls
         .map(([message]) => String(message))
         .filter((m) => m.includes(paid.channel.channelId));
@@ -157,14 +167,14 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     await startWithdrawal(paid);
     const claimer = claiming.app.get(ClaimerService);
     await test().setAutomine(false);
-    const sent = await claimer.runOnce();
+    const sent = await claimer.runOnce({ now: late() });
     expect(sent.claims).toHaveLength(1);
     const stuck = await transaction(sent.claims[0]);
     expect(stuck.maxFeePerGas!).toBeLessThan(CAP);
     // The next block's base fee above the normal maximum: no copy at that maximum could be mined.
     await nextBaseFee(30n * GWEI);
 
-    expect(await claimer.runOnce()).toMatchObject({ claims: [], settles: [] });
+    expect(await claimer.runOnce({ now: late() })).toMatchObject({ claims: [], settles: [] });
     const claims = await app.database.prisma.channelClaim.findMany({
       where: { receiver: paid.channel.config.receiver.toLowerCase() },
       orderBy: { createdAt: 'asc' },
@@ -180,7 +190,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     expect((await app.chain.publicClient.getTransactionReceipt({ hash: claims[1].txHash as Hash })).status).toBe(
       'success',
     );
-    await claimer.runOnce();
+    await claimer.runOnce({ now: late() });
     expect((await channelRow(paid.channel.channelId)).claimed).toBe(PRICE);
   }, 60_000);
 });

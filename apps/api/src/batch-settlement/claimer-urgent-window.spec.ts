@@ -31,10 +31,18 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({ database: db.database, isolateChain: true });
-    const { feeBump } = loadConfig({}).chain;
+    // The page at stake is worth an urgent claim (claimIsUrgent: at least CLAIM_MIN_MICROS).
+    const { feeBump, batchSettlement } = loadConfig({}).chain;
     claiming = await startTestApp({
       database: db.database,
-      config: { chain: { settlementTimeoutMs: 0, recentLogBlocks: 10, feeBump: { ...feeBump, afterSeconds: 0 } } },
+      config: {
+        chain: {
+          settlementTimeoutMs: 0,
+          recentLogBlocks: 10,
+          batchSettlement: { ...batchSettlement, claimIntervalMs: 0, claimMinMicros: PRICE },
+          feeBump: { ...feeBump, afterSeconds: 0 },
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -47,6 +55,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
   });
 
   const test = () => devTestClient(app.chain.rpcUrl);
+  const batchSettlementDelay = () => loadConfig({}).chain.batchSettlement.withdrawDelaySeconds;
   const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
   const transaction = (hash: string) => app.chain.publicClient.getTransaction({ hash: hash as Hash });
   const verify = (gateId: string, payment: unknown) =>
@@ -71,7 +80,9 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
 
     await test().setAutomine(false);
     const claimer = claiming.app.get(ClaimerService);
-    const sent = await claimer.runOnce();
+    // Runs once the withdrawal is within half of its delay of its deadline (claimIsUrgent).
+    const late = new Date(Date.now() + (batchSettlementDelay() * 1000 * 3) / 4);
+    const sent = await claimer.runOnce({ now: late });
     expect(sent.claims).toHaveLength(1); // the urgent claim, sent at low fees
     const stuck = await transaction(sent.claims[0]);
     // Blocks pass while it waits (out of anvil's pool meanwhile: anvil drops it when a block's base
@@ -101,7 +112,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     const warn = jest.spyOn(Logger.prototype, 'warn');
     let said: string[];
     try {
-      await claimer.runOnce();
+      await claimer.runOnce({ now: late });
       said = [...log.mock.calls, ...warn.mock.calls].map(([m]) => String(m));
     } finally {
       log.mockRestore();
@@ -123,7 +134,9 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     // What the claimer says it offered: re-priced "at N wei per gas".
     // or, when the node refused it, the signed replacement in the broadcast's failure.
     const replaced = said.map((m) => /replaced by .* at (\d+) wei per gas/.exec(m)?.[1]).find(Boolean);
-    const refusedRaw = said.map((m) => /"eth_sendRawTransaction","params":\["(0x[0-9a-f]+)"/.exec(m)?.[1]).find(Boolean);
+    const refusedRaw = said
+      .map((m) => /"eth_sendRawTransaction","params":\["(0x[0-9a-f]+)"/.exec(m)?.[1])
+      .find(Boolean);
     const offered = replaced
       ? BigInt(replaced)
       : refusedRaw

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import type { Address, Hex } from 'viem';
+import { decodeFunctionData, type Address, type Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import {
+  channelIdOf,
   claimCalldata,
   readChannel,
   readChannelAtBothDepths,
@@ -12,7 +13,7 @@ import {
   type ClaimRow,
   type OnChainChannel,
 } from '../chain/escrow';
-import { feeCap, logRepricing, repriceIfStuck, type FeeUrgency } from '../chain/fee-bump';
+import { feeCap, logRepricing, pendingTooLong, repriceIfStuck, type FeeUrgency } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
@@ -24,7 +25,7 @@ import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { assertFeesWithinCap, broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
-import { claimableTotal, withdrawableAt, withdrawalTakesCharged } from './channel-state';
+import { claimableTotal, claimIsUrgent, withdrawableAt, withdrawalTakesCharged } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 
@@ -68,9 +69,13 @@ export interface ClaimRun {
  * claiming, every channel's totalClaimed is read back (a claim sent before a crash, or by another
  * instance, counts), and the escrow records a cumulative total at most once, so nothing is claimed twice.
  * Only channels of its escrow naming its key are claimed: one claim batch cannot carry others.
- * Fees: a claim of a channel whose withdrawal would take what was charged is urgent, sent (and
- * re-priced, with whatever of its receiver's is stuck ahead of it) up to
- * RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; every other claim and settle up to RELAYER_MAX_FEE_PER_GAS_WEI.
+ * Fees: a channel's claim is urgent only when worth it and needed now (claimIsUrgent: its pending
+ * withdrawal would take at least CLAIM_MIN_MICROS of what was charged and nobody claimed, and may be
+ * finalized within half of its withdraw delay). Urgent channels are claimed in claims of their own,
+ * sent (and re-priced) up to RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; so is a claim or settle of their
+ * receiver's stuck ahead of them (nothing is sent behind it), and a stuck claim carrying an urgent
+ * channel. Every other claim and settle, those of withdrawing channels not urgent included (due at
+ * once all the same), keeps RELAYER_MAX_FEE_PER_GAS_WEI.
  * A claim is priced (estimateFeesPerGas) before its gas estimate shows the node its calldata: one
  * refused for fees then shows the node nothing and publishes nothing, and its vouchers may still ask
  * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
@@ -242,16 +247,20 @@ export class ClaimerService {
     // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
     // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
     // each run): not a run that kept up (keepsUp). The settle first: this run's claims would follow it.
-    // Stuck, it is re-priced; as urgent when it holds back an urgent claim of this receiver's (urgencyOf).
-    const urgencyAhead = () => this.urgencyOf(batch, withdrawing);
+    // Stuck, it is re-priced; as urgent when it carries an urgent channel or holds back an urgent
+    // claim of this receiver's (urgencyOf).
+    const now = options.now ?? new Date();
     const of = { chainId: this.chain.chainId, receiver, token };
     const settle = await this.onItsWay(await this.store.settlesOnTheirWay(of), {
       landed: (hash) => this.store.recordSettleLanded(of.chainId, hash),
       drop: (hash) => this.store.dropSettle(of.chainId, hash),
     });
     if (settle) {
-      await this.repriceSentIfStuck('settle', settle, await urgencyAhead(), (hash) =>
-        this.store.recordSettleReplacement(of.chainId, settle.txHash, hash),
+      await this.repriceSentIfStuck(
+        'settle',
+        settle,
+        () => this.urgencyOf(batch, withdrawing, now),
+        (hash) => this.store.recordSettleReplacement(of.chainId, settle.txHash, hash),
       );
       throw new Error(`the settle ${settle.txHash} of an earlier run is not mined yet`);
     }
@@ -260,7 +269,8 @@ export class ClaimerService {
       drop: (hash) => this.store.dropClaim(of.chainId, hash),
     });
     if (claim) {
-      await this.repriceSentIfStuck('claim', claim, await urgencyAhead(), (hash) =>
+      const urgency = () => this.urgencyOf(batch, withdrawing, now, claim.txHash as Hex);
+      await this.repriceSentIfStuck('claim', claim, urgency, (hash) =>
         this.store.recordClaimReplacement(of.chainId, claim.txHash, hash),
       );
       throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
@@ -340,14 +350,42 @@ export class ClaimerService {
   }
 
   /**
-   * `urgent` when a withdrawal would take what one of these (withdrawing) channels was charged and
-   * nobody claimed, as the chain says now: their claim may pay RELAYER_URGENT_MAX_FEE_PER_GAS_WEI.
+   * The urgency of a receiver's claim or settle stuck on its way, as the chain says now
+   * (claimIsUrgent): `urgent` when one of its withdrawing channels (seen in the escrow's recent
+   * WithdrawInitiated events) is, as nothing of the receiver's is sent behind the stuck one, or
+   * when the stuck claim `claimHash` itself carries an urgent channel (read from its calldata,
+   * whatever the log window or a restart forgot). Otherwise routine: a stuck claim is never
+   * re-priced past RELAYER_MAX_FEE_PER_GAS_WEI for a withdrawal that is not worth urgent fees or
+   * not near its deadline.
    */
-  private async urgencyOf(batch: BatchSettlementChain, withdrawing: readonly PaymentChannel[]): Promise<FeeUrgency> {
+  private async urgencyOf(
+    batch: BatchSettlementChain,
+    withdrawing: readonly PaymentChannel[],
+    now: Date,
+    claimHash?: Hex,
+  ): Promise<FeeUrgency> {
+    const { claimMinMicros } = this.config.chain.batchSettlement;
+    const urgent = (charged: bigint, state: OnChainChannel, withdrawDelaySeconds: number) =>
+      claimIsUrgent(charged, state, { withdrawDelaySeconds, claimMinMicros, now });
     for (const channel of withdrawing)
-      if (withdrawalTakesCharged(channel.charged, await readChannel(this.chain, batch, channel.channelId as Hex)))
+      if (
+        urgent(channel.charged, await readChannel(this.chain, batch, channel.channelId as Hex), channel.withdrawDelay)
+      )
         return 'urgent';
+    for (const row of claimHash ? await this.claimRowsOf(claimHash) : []) {
+      const state = await readChannel(this.chain, batch, channelIdOf(this.chain, batch, row.voucher.channel));
+      // What the stuck claim would record is what it protects.
+      if (urgent(row.totalClaimed, state, row.voucher.channel.withdrawDelay)) return 'urgent';
+    }
     return 'routine';
+  }
+
+  /** The claim rows a claimWithSignature transaction of ours carries, from its calldata; none when the node does not know it. */
+  private async claimRowsOf(hash: Hex) {
+    const tx = await this.chain.publicClient.getTransaction({ hash }).catch(() => null);
+    if (!tx) return [];
+    const call = decodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, data: tx.input });
+    return call.functionName === 'claimWithSignature' ? call.args[0] : [];
   }
 
   /**
@@ -358,9 +396,11 @@ export class ClaimerService {
   private async repriceSentIfStuck(
     kind: 'claim' | 'settle',
     sent: SentTransaction,
-    urgency: FeeUrgency,
+    urgencyOf: () => Promise<FeeUrgency>,
     record: (hash: Hex) => Promise<void>,
   ): Promise<void> {
+    // Its urgency is read only once it is stuck: it costs a read of each channel it carries.
+    const urgency = pendingTooLong(this.chain, sent.createdAt) ? await urgencyOf() : 'routine';
     const repricing = await repriceIfStuck(
       this.chain,
       sent.txHash as Hex,
@@ -389,7 +429,11 @@ export class ClaimerService {
     return latest;
   }
 
-  /** Claims what these channels owe in one claimWithSignature, when due (recorded, its hash in run.claims). */
+  /**
+   * Claims what these channels owe, when due: the urgent ones (claimIsUrgent) first, in one
+   * claimWithSignature of their own at urgent fees, then the others in one at routine fees (each
+   * recorded, its hash in run.claims). An urgent channel never lifts the fees of one that is not.
+   */
   private async claimChannels(
     batch: BatchSettlementChain,
     receiver: Address,
@@ -399,43 +443,62 @@ export class ClaimerService {
     run: ClaimRun,
   ): Promise<void> {
     const now = options.now ?? new Date();
-    const rows: { channel: PaymentChannel; row: ClaimRow; from: bigint }[] = [];
-    /** Channels a pending withdrawal would take charged money from, and when it may. */
-    const urgent: { channel: PaymentChannel; withdrawableAt: Date }[] = [];
+    const settings = this.config.chain.batchSettlement;
+    const urgent: ClaimOf[] = [];
+    const routine: ClaimOf[] = [];
     for (const channel of channels) {
       const state = await this.readAndMarkClaimed(batch, channel);
-      if (withdrawalTakesCharged(channel.charged, state))
-        urgent.push({ channel, withdrawableAt: withdrawableAt(channel.withdrawDelay, state)! });
       const claimTo = claimableTotal(channel.charged, state);
       if (claimTo < channel.charged)
         this.logger.error(
           `channel ${channel.channelId} is charged ${channel.charged} but holds ${state.balance}; claiming what it holds`,
         );
       if (claimTo <= state.totalClaimed || !channel.signature) continue;
-      rows.push({
+      const one: ClaimOf = {
         channel,
         from: state.totalClaimed,
+        takesCharged: withdrawalTakesCharged(channel.charged, state),
+        withdrawableAt: withdrawableAt(channel.withdrawDelay, state),
         row: {
           config: configOf(channel),
           maxClaimableAmount: channel.charged,
           signature: channel.signature as Hex,
           totalClaimed: claimTo,
         },
+      };
+      const isUrgent = claimIsUrgent(channel.charged, state, {
+        withdrawDelaySeconds: channel.withdrawDelay,
+        claimMinMicros: settings.claimMinMicros,
+        now,
       });
+      (isUrgent ? urgent : routine).push(one);
     }
-    const amount = rows.reduce((sum, r) => sum + (r.row.totalClaimed - r.from), 0n);
-    const settings = this.config.chain.batchSettlement;
+    if (urgent.length > 0) await this.sendClaim(batch, receiver, token, urgent, 'urgent', run);
+    const amount = amountOf(routine);
     const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
       unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
+    // A withdrawal that would take charged money makes the claim due at once, at routine fees
+    // while it is not urgent: the first half of its delay may wait out a fee spike.
     const due =
-      options.force || urgent.length > 0 || amount >= settings.claimMinMicros || rows.some((r) => overdue(r.channel));
-    if (rows.length === 0 || !due) return;
-    const urgency: FeeUrgency = urgent.length > 0 ? 'urgent' : 'routine';
+      options.force || amount >= settings.claimMinMicros || routine.some((r) => r.takesCharged || overdue(r.channel));
+    if (routine.length > 0 && due) await this.sendClaim(batch, receiver, token, routine, 'routine', run);
+  }
+
+  /** One claimWithSignature of these rows, at fees within the maximum of `urgency`. */
+  private async sendClaim(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    rows: readonly ClaimOf[],
+    urgency: FeeUrgency,
+    run: ClaimRun,
+  ): Promise<void> {
+    const amount = amountOf(rows);
     const withinCap = (fees: { maxFeePerGas: bigint }) => {
       try {
         assertFeesWithinCap(this.chain, fees, urgency);
       } catch (error) {
-        if (urgency === 'urgent') this.logUrgentClaimHeld(receiver, urgent, fees.maxFeePerGas);
+        if (urgency === 'urgent') this.logUrgentClaimHeld(receiver, rows, fees.maxFeePerGas);
         throw error;
       }
     };
@@ -484,12 +547,12 @@ export class ClaimerService {
   /** An urgent claim held even by RELAYER_URGENT_MAX_FEE_PER_GAS_WEI: past the deadlines, its payers take back what they were charged. */
   private logUrgentClaimHeld(
     receiver: Address,
-    urgent: readonly { channel: PaymentChannel; withdrawableAt: Date }[],
+    urgent: readonly { channel: PaymentChannel; withdrawableAt: Date | null }[],
     asked: bigint,
   ): void {
     const cap = feeCap(this.chain, 'urgent');
     const channels = urgent
-      .map(({ channel, withdrawableAt }) => `${channel.channelId} (withdrawable from ${withdrawableAt.toISOString()})`)
+      .map(({ channel, withdrawableAt }) => `${channel.channelId} (withdrawable from ${withdrawableAt?.toISOString()})`)
       .join(', ');
     this.logger.error(
       `the urgent claim for ${receiver} is not sent: the chain asks ${asked} wei per gas, more than ${cap.setting} (${cap.maxFeePerGas}); once their withdrawals may be finalized, the payers of ${channels} take back what they were charged and nobody claimed. The next run tries again`,
@@ -523,6 +586,21 @@ export class ClaimerService {
     this.withdrawalsReadUpTo = head;
     return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
   }
+}
+
+/** A channel's row in a claim, as this run read it. */
+interface ClaimOf {
+  channel: PaymentChannel;
+  row: ClaimRow;
+  /** What the chain held claimed of it. */
+  from: bigint;
+  /** Its pending withdrawal would take charged money (withdrawalTakesCharged). */
+  takesCharged: boolean;
+  withdrawableAt: Date | null;
+}
+
+function amountOf(rows: readonly ClaimOf[]): bigint {
+  return rows.reduce((sum, r) => sum + (r.row.totalClaimed - r.from), 0n);
 }
 
 function configOf(channel: PaymentChannel) {

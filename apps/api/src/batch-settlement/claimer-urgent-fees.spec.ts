@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
-import type { Hash } from 'viem';
+import { decodeFunctionData, type Hash } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -81,8 +81,8 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   }
 
   /** A new receiver's site, and a payer whose channel there holds DEPOSIT and paid one page (charged PRICE). */
-  async function paidChannel() {
-    const { site } = await batchSettlementSite(app, newWallet().address);
+  async function paidChannel(onSite?: Awaited<ReturnType<typeof batchSettlementSite>>['site']) {
+    const site = onSite ?? (await batchSettlementSite(app, newWallet().address)).site;
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     await fundEth(app, payer.address);
@@ -93,13 +93,13 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   }
 
   /** The payer starts withdrawing its whole deposit, charged money included (nothing is claimed yet). */
-  async function startWithdrawal({ payer, channel }: Awaited<ReturnType<typeof paidChannel>>) {
+  async function startWithdrawal({ payer, channel }: Awaited<ReturnType<typeof paidChannel>>, amount = DEPOSIT) {
     const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
     const hash = await wallet.writeContract({
       address: app.chain.batchSettlement!.escrow,
       abi: batchSettlementAbi,
       functionName: 'initiateWithdraw',
-      args: [channel.config, DEPOSIT],
+      args: [channel.config, amount],
     } as never);
     await app.chain.publicClient.waitForTransactionReceipt({ hash });
   }
@@ -192,5 +192,39 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     );
     await claimer.runOnce({ now: late() });
     expect((await channelRow(paid.channel.channelId)).claimed).toBe(PRICE);
+  }, 60_000);
+  it('sends the claim of a withdrawing channel at the normal maximum while its deadline is more than half a delay away: a spike waits, nothing published', async () => {
+    const paid = await paidChannel();
+    await startWithdrawal(paid);
+    expect(await spike(50n * GWEI)).toBeGreaterThan(CAP);
+    const nonce = await relayerNonce();
+
+    expect(await app.app.get(ClaimerService).runOnce()).toMatchObject({ claims: [], settles: [] });
+
+    expect(await relayerNonce()).toBe(nonce);
+    expect(await channelRow(paid.channel.channelId)).toMatchObject({ claimed: 0n, published: 0n });
+  }, 60_000);
+
+  it('claims an urgent channel apart from a withdrawing one that is not (less than CLAIM_MIN_MICROS at stake)', async () => {
+    const urgent = await paidChannel();
+    const small = await paidChannel(urgent.site);
+    await startWithdrawal(urgent); // takes the page charged: PRICE at stake
+    await startWithdrawal(small, DEPOSIT - PRICE / 2n); // leaves half a page: PRICE / 2 at stake
+
+    const run = await app.app.get(ClaimerService).runOnce({ now: late() });
+
+    expect(run.claims).toHaveLength(2);
+    const carried = await Promise.all(
+      run.claims.map(async (hash) => {
+        const { args } = decodeFunctionData({ abi: batchSettlementAbi, data: (await transaction(hash)).input });
+        return (args![0] as readonly { voucher: { channel: { payer: string } } }[]).map((c) =>
+          c.voucher.channel.payer.toLowerCase(),
+        );
+      }),
+    );
+    // The urgent one first, alone; the other at routine fees, due at once all the same.
+    expect(carried).toEqual([[urgent.channel.config.payer.toLowerCase()], [small.channel.config.payer.toLowerCase()]]);
+    expect((await channelRow(urgent.channel.channelId)).claimed).toBe(PRICE);
+    expect((await channelRow(small.channel.channelId)).claimed).toBe(PRICE);
   }, 60_000);
 });

@@ -53,6 +53,33 @@ describe('ChannelStore.markClaimed', () => {
     expect(await unclaimedSince(channelId)).not.toBeNull();
   });
 
+  it("lists a channel seen withdrawing among its receiver's withdrawing ones, whatever the log window, until a read shows no withdrawal", async () => {
+    const signer = { chainId: 31337, escrow: hex('05', 20), receiverAuthorizer: channelConfig.receiverAuthorizer };
+    const among = async (ids: string[]) =>
+      (await store.unclaimedAmong(signer, channelConfig.receiver, channelConfig.token, ids)).map((c) => c.channelId);
+    const seen = await chargedChannel('b1', 10_000n);
+    const read = await chargedChannel('b2', 10_000n);
+    await chargedChannel('b3', 10_000n); // never withdrawing
+    expect(await among([])).toEqual([]);
+    await store.markWithdrawalsSeen([seen]); // a WithdrawInitiated event
+    await store.markClaimed(read, 0n, {
+      balance: 50_000n,
+      charged: 10_000n,
+      readAgainAfterSeconds: 3600,
+      withdrawing: true,
+    });
+    expect((await among([])).sort()).toEqual([seen, read].sort()); // out of the window: still listed
+    await store.markClaimed(seen, 0n, {
+      balance: 50_000n,
+      charged: 10_000n,
+      readAgainAfterSeconds: 3600,
+      withdrawing: false,
+    });
+    await store.markClaimed(read, 0n); // no read of its withdrawal: unchanged
+    expect(await among([])).toEqual([read]);
+    expect((await among([seen])).sort()).toEqual([seen, read].sort()); // in the window again
+  });
+
   it('puts a channel charged above what it holds, while nothing more was charged since the read, behind the queue: read again later', async () => {
     const channelId = await chargedChannel('a2', 30_000n);
     const before = Date.now();

@@ -542,7 +542,8 @@ export class ChannelStore {
         receiver,
         token,
         unclaimedSince: { not: null },
-        channelId: { in: [...channelIds] },
+        // Or seen withdrawing before (markWithdrawalsSeen, markClaimed), whatever the log window says now.
+        OR: [{ channelId: { in: [...channelIds] } }, { withdrawalSeen: true }],
       },
       orderBy: [{ unclaimedSince: 'asc' }, { channelId: 'asc' }],
     });
@@ -600,7 +601,7 @@ export class ChannelStore {
   async markClaimed(
     channelId: string,
     totalClaimed: bigint,
-    read?: { balance: bigint; charged: bigint; readAgainAfterSeconds: number },
+    read?: { balance: bigint; charged: bigint; readAgainAfterSeconds: number; withdrawing?: boolean },
   ): Promise<void> {
     const exhausted = read !== undefined && read.balance <= totalClaimed;
     await this.db.prisma.$executeRaw`
@@ -610,8 +611,21 @@ export class ChannelStore {
                                     WHEN ${exhausted} AND charged = ${read?.charged ?? null}::bigint
                                     THEN now() + make_interval(secs => ${read?.readAgainAfterSeconds ?? 0}::double precision)
                                     ELSE unclaimed_since END,
+             withdrawal_seen = COALESCE(${read?.withdrawing ?? null}::boolean, withdrawal_seen),
              updated_at = now()
        WHERE channel_id = ${channelId}`;
+  }
+
+  /**
+   * Channels the escrow's WithdrawInitiated events name: seen withdrawing (unclaimedAmong lists
+   * them) until a read of the channel shows no withdrawal pending (markClaimed).
+   */
+  async markWithdrawalsSeen(channelIds: readonly string[]): Promise<void> {
+    if (channelIds.length === 0) return;
+    await this.db.prisma.paymentChannel.updateMany({
+      where: { channelId: { in: [...channelIds] }, withdrawalSeen: false },
+      data: { withdrawalSeen: true },
+    });
   }
 
   /**

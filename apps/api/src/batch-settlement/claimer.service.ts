@@ -239,10 +239,10 @@ export class ClaimerService {
   ): Promise<void> {
     const { claimMaxChannels } = this.config.chain.batchSettlement;
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
-    // run, ahead of the queue, however many channels (an attacker's, say) wait before it there.
-    const withdrawing = withdrawingIds.length
-      ? await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds)
-      : [];
+    // run, ahead of the queue, however many channels (an attacker's, say) wait before it there:
+    // those of the recent WithdrawInitiated events, and those seen withdrawing before (a read, or
+    // an event since left the log window or read before a restart: withdrawalSeen).
+    const withdrawing = await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds);
     // A settle or claim still on its way, whichever run sent it (this instance's before a restart,
     // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
     // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
@@ -351,10 +351,10 @@ export class ClaimerService {
 
   /**
    * The urgency of a receiver's claim or settle stuck on its way, as the chain says now
-   * (claimIsUrgent): `urgent` when one of its withdrawing channels (seen in the escrow's recent
-   * WithdrawInitiated events) is, as nothing of the receiver's is sent behind the stuck one, or
-   * when the stuck claim `claimHash` itself carries an urgent channel (read from its calldata,
-   * whatever the log window or a restart forgot). Otherwise routine: a stuck claim is never
+   * (claimIsUrgent): `urgent` when one of its withdrawing channels (in the escrow's recent
+   * WithdrawInitiated events, or seen withdrawing before: withdrawalSeen) is, as nothing of the
+   * receiver's is sent behind the stuck one, or when the stuck claim `claimHash` itself carries an
+   * urgent channel (read from its calldata). Otherwise routine: a stuck claim is never
    * re-priced past RELAYER_MAX_FEE_PER_GAS_WEI for a withdrawal that is not worth urgent fees or
    * not near its deadline.
    */
@@ -425,6 +425,7 @@ export class ClaimerService {
       balance: latest.balance,
       charged: channel.charged,
       readAgainAfterSeconds: claimDeadlineMs(channel.withdrawDelay, this.config.chain.batchSettlement) / 1000,
+      withdrawing: latest.withdrawal !== null,
     });
     return latest;
   }
@@ -564,7 +565,8 @@ export class ClaimerService {
    * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), and back to the block after the last read
    * when that is further (runs further apart than those blocks must not leave a withdrawal between
    * two reads unseen); read once a run (one call, whatever the number of channels, or a few on a
-   * node capping eth_getLogs's range).
+   * node capping eth_getLogs's range). Each is recorded seen withdrawing (markWithdrawalsSeen), so
+   * it stays among its receiver's withdrawing channels past that window and a restart.
    */
   private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
@@ -583,8 +585,11 @@ export class ClaimerService {
           toBlock,
         }),
     );
+    const ids = [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
+    // Remembered past the window and a restart (unclaimedAmong), before the read is counted done.
+    await this.store.markWithdrawalsSeen(ids);
     this.withdrawalsReadUpTo = head;
-    return [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
+    return ids;
   }
 }
 

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
-import { keccak256, parseTransaction, serializeTransaction, type Hash, type Hex } from 'viem';
+import { decodeFunctionData, keccak256, parseTransaction, serializeTransaction, type Hash, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -31,15 +31,14 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({ database: db.database, isolateChain: true });
-    // The page at stake is worth an urgent claim (claimIsUrgent: at least CLAIM_MIN_MICROS).
-    const { feeBump, batchSettlement } = loadConfig({}).chain;
+    const { feeBump } = loadConfig({}).chain;
     claiming = await startTestApp({
       database: db.database,
       config: {
         chain: {
           settlementTimeoutMs: 0,
           recentLogBlocks: 10,
-          batchSettlement: { ...batchSettlement, claimIntervalMs: 0, claimMinMicros: PRICE },
+          batchSettlement: claimerSettings(),
           feeBump: { ...feeBump, afterSeconds: 0 },
         },
       },
@@ -54,6 +53,13 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     await db.dispose();
   });
 
+  // The page at stake is worth an urgent claim (claimIsUrgent: at least CLAIM_MIN_MICROS); a claim takes one channel.
+  const claimerSettings = () => ({
+    ...loadConfig({}).chain.batchSettlement,
+    claimIntervalMs: 0,
+    claimMinMicros: PRICE,
+    claimMaxChannels: 1,
+  });
   const test = () => devTestClient(app.chain.rpcUrl);
   const batchSettlementDelay = () => loadConfig({}).chain.batchSettlement.withdrawDelaySeconds;
   const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
@@ -144,5 +150,64 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
         : 0n;
     expect(offered).toBeGreaterThan(CAP); // f0d24d7: exactly CAP (10 gwei), the routine maximum
     expect(offered).toBeLessThanOrEqual(URGENT_CAP);
+  }, 90_000);
+  it('claims a channel seen withdrawing ahead of the queue, at urgent fees, on a claimer restarted past the log window', async () => {
+    await test().setAutomine(true);
+    await nextBaseFee(1n);
+    await test().mine({ blocks: 1 });
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    const paid = async () => {
+      const payer = newWallet();
+      await fundUsdc(app, payer.address, '1');
+      await fundEth(app, payer.address);
+      const offer = await batchGate(app, site);
+      const channel = testChannel(app, payer, offer.accepted);
+      expect((await verify(offer.id, await channel.payment(offer, PRICE, { deposit: DEPOSIT }))).status).toBe(200);
+      return { payer, channel };
+    };
+    const first = await paid(); // first in the queue, no withdrawal
+    const withdrawing = await paid();
+    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, withdrawing.payer);
+    const withdraw = await wallet.writeContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: batchSettlementAbi,
+      functionName: 'initiateWithdraw',
+      args: [withdrawing.channel.config, DEPOSIT],
+    } as never);
+    await app.chain.publicClient.waitForTransactionReceipt({ hash: withdraw });
+    const spike = async () => {
+      await nextBaseFee(50n * GWEI);
+      await test().mine({ blocks: 1 });
+    };
+    // A claimer sees the withdrawal while its deadline is far: routine, refused under the spike.
+    await spike();
+    expect(await claiming.app.get(ClaimerService).runOnce()).toMatchObject({ claims: [] });
+    await nextBaseFee(1n);
+    await test().mine({ blocks: 12 }); // the event leaves the log window (10 blocks)
+
+    // Another instance (or this one restarted): its log read starts inside the window.
+    const restarted = await startTestApp({
+      database: db.database,
+      config: { chain: { recentLogBlocks: 10, batchSettlement: claimerSettings() } },
+    });
+    try {
+      await spike();
+      const late = new Date(Date.now() + (batchSettlementDelay() * 1000 * 3) / 4);
+      const run = await restarted.app.get(ClaimerService).runOnce({ now: late });
+      // The withdrawing channel's claim, urgent, ahead of the one queued before it (refused at routine fees).
+      expect(run.claims).toHaveLength(1);
+      const tx = await transaction(run.claims[0]);
+      expect(tx.maxFeePerGas!).toBeGreaterThan(CAP);
+      const { args } = decodeFunctionData({ abi: batchSettlementAbi, data: tx.input });
+      const payers = (args![0] as readonly { voucher: { channel: { payer: string } } }[]).map((c) =>
+        c.voucher.channel.payer.toLowerCase(),
+      );
+      expect(payers).toEqual([withdrawing.channel.config.payer.toLowerCase()]);
+      expect(first.channel.config.payer).not.toBe(withdrawing.channel.config.payer);
+    } finally {
+      await nextBaseFee(1n);
+      await test().mine({ blocks: 1 });
+      await restarted.app.close();
+    }
   }, 90_000);
 });

@@ -629,10 +629,11 @@ export class ChannelStore {
   }
 
   /**
-   * Vouchers about to go into a claim transaction, each channel's total: marked before the
-   * transaction exists, since its calldata (pending, reverted or mined) shows them to anyone, and
-   * only once it is being sent (its fees within the relayer's maximum): a voucher of a claim never
-   * sent is still the payer's own, and may ask a cooperative refund.
+   * Vouchers about to go into a claim transaction, each channel's total: marked before anything
+   * shows the node its calldata (the gas estimate does, and the transaction, pending, reverted or
+   * mined, shows them to anyone), and only once the chain's fees are within the relayer's maximum:
+   * a voucher of a claim refused for fees before its estimate is still the payer's own, and may ask
+   * a cooperative refund; one refused at the estimate's own fees stays marked.
    */
   async markPublished(vouchers: readonly { channelId: string; total: bigint }[]): Promise<void> {
     if (vouchers.length === 0) return;

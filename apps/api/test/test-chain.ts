@@ -1,4 +1,4 @@
-import { DEV_ROLES } from '@crawlgate/devchain';
+import { DEV_ROLES, devTestClient } from '@crawlgate/devchain';
 import { createChainContext, type ChainContext } from '../src/chain/chain-context';
 import { LOCAL_CLAIM_AUTHORIZER } from '../src/chain/local-chain';
 import { loadConfig, type ChainConfig } from '../src/config/config';
@@ -34,4 +34,32 @@ export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl
     // A test may give the claim authorizer another key (a rotation).
     claimAuthorizerPrivateKey: config.batchSettlement.claimAuthorizerPrivateKey ?? LOCAL_CLAIM_AUTHORIZER.privateKey,
   });
+}
+
+/**
+ * Ends a fee spike a test made on its chain: automine on, and blocks mined at a base fee of 1 wei
+ * until the node's fee estimate is under half of RELAYER_MAX_FEE_PER_GAS_WEI's default again, or it
+ * throws saying what the chain shows. One anvil_setNextBlockBaseFeePerGas and one block were not
+ * always enough: once in a few runs the blocks after a spike kept its base fee (15 gwei, decaying
+ * 12.5 % a block), and the next test, or the next spec file on this worker's chain, had its
+ * payments refused as above the relayer's maximum (503).
+ */
+export async function endFeeSpike(chain: Pick<ChainContext, 'rpcUrl' | 'publicClient'>): Promise<void> {
+  const test = devTestClient(chain.rpcUrl);
+  await test.setAutomine(true);
+  const calm = loadConfig({}).chain.feeBump.maxFeePerGas / 2n;
+  for (let block = 0; block < 5; block++) {
+    // Set again before each block: a block mined meanwhile (a transaction, under automine) takes it.
+    await test.setNextBlockBaseFeePerGas({ baseFeePerGas: 1n });
+    await test.mine({ blocks: 1 });
+    if ((await chain.publicClient.estimateFeesPerGas()).maxFeePerGas < calm) return;
+  }
+  const [block, tip, pool] = await Promise.all([
+    chain.publicClient.getBlock({ blockTag: 'latest' }),
+    chain.publicClient.estimateMaxPriorityFeePerGas(),
+    test.getTxpoolStatus(),
+  ]);
+  throw new Error(
+    `the chain's fee estimate stayed at ${calm} wei per gas or more after 5 blocks: base fee ${block.baseFeePerGas}, suggested tip ${tip}, ${block.transactions.length} transaction(s) in the last block, ${pool.pending} pending, ${pool.queued} queued`,
+  );
 }

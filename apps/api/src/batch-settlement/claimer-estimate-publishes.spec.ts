@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { ClaimerService } from './claimer.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 const GWEI = 1_000_000_000n;
 const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
@@ -92,8 +93,7 @@ describe('a claim refused for fees showed its vouchers to the node in its gas es
     expect(claims[0].voucher.maxClaimableAmount).toBe(PRICE);
 
     // Fees fall. The stranger (not the payer: it signs nothing) asks the payer's refund with that voucher.
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     const gate = await batchGate(app, site);
     const stranger = {
       x402Version: 2,

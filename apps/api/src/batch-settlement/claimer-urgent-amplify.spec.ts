@@ -8,6 +8,7 @@ import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 const GWEI = 1_000_000_000n;
 const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
@@ -41,9 +42,7 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
     });
   });
   afterAll(async () => {
-    await test().setAutomine(true);
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     await claiming.app.close();
     await app.app.close();
     await db.dispose();

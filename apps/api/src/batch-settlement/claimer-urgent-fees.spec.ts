@@ -8,6 +8,7 @@ import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 const GWEI = 1_000_000_000n;
 /** The defaults: RELAYER_MAX_FEE_PER_GAS_WEI, and RELAYER_URGENT_MAX_FEE_PER_GAS_WEI ten times it. */
@@ -55,9 +56,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   });
   // Fees fall after each test, and what it left unclaimed or unsettled is collected.
   afterEach(async () => {
-    await test().setAutomine(true);
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     await app.app.get(ClaimerService).runOnce({ force: true });
   });
 
@@ -131,8 +130,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     expect(await relayerNonce()).toBe(nonce);
     // No claim carried the voucher: it is still the payer's own, and may ask a refund.
     expect(await channelRow(channel.channelId)).toMatchObject({ claimed: 0n, published: 0n });
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     const offer = await batchGate(app, site);
     const voucher = await channel.payment(offer, PRICE);
     const refunded = await verify(offer.id, { ...voucher, payload: { ...voucher.payload, type: 'refund' } });

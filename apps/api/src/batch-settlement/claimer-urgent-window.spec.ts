@@ -8,6 +8,7 @@ import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 const GWEI = 1_000_000_000n;
 const CAP = 10n * GWEI;
@@ -45,9 +46,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     });
   });
   afterAll(async () => {
-    await test().setAutomine(true);
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     await claiming.app.close();
     await app.app.close();
     await db.dispose();
@@ -152,9 +151,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     expect(offered).toBeLessThanOrEqual(URGENT_CAP);
   }, 90_000);
   it('claims a channel seen withdrawing ahead of the queue, at urgent fees, on a claimer restarted past the log window', async () => {
-    await test().setAutomine(true);
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
+    await endFeeSpike(app.chain);
     const { site } = await batchSettlementSite(app, newWallet().address);
     const paid = async () => {
       const payer = newWallet();
@@ -205,8 +202,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
       expect(payers).toEqual([withdrawing.channel.config.payer.toLowerCase()]);
       expect(first.channel.config.payer).not.toBe(withdrawing.channel.config.payer);
     } finally {
-      await nextBaseFee(1n);
-      await test().mine({ blocks: 1 });
+      await endFeeSpike(app.chain);
       await restarted.app.close();
     }
   }, 90_000);

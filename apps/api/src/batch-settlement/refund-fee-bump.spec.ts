@@ -8,7 +8,7 @@ import { startRpcRewriter } from '../../test/rpc-rewriter';
 import { fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../test/test-app';
 import { batchGate, escrowRead, testChannel } from '../../test/test-channel';
-import { workerChain } from '../../test/test-chain';
+import { endFeeSpike, workerChain } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { minimumReplacementFee } from '../chain/fee-bump';
 import { RefundsService } from './refunds.service';
@@ -48,11 +48,7 @@ describe('refunds stuck under a fee spike', () => {
     await db.dispose();
   });
   // Automine back on, and the fees fallen, for the next test.
-  afterEach(async () => {
-    await test().setAutomine(true);
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
-  });
+  afterEach(() => endFeeSpike(app.chain));
 
   const test = () => devTestClient(app.chain.rpcUrl);
   const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { minimumReplacementFee } from '../chain/fee-bump';
 import { ReconcilerService } from './reconciler.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 /**
  * A relayer transaction stuck under a fee spike, on the worker's anvil with automine off: the
@@ -229,8 +230,7 @@ describe('relayer settlements stuck under a fee spike', () => {
       expect(paid.body.tx_hash).toBe(repriced.txHash);
     } finally {
       // The fees fall again for the tests after it.
-      await nextBaseFee(1n);
-      await test().mine({ blocks: 1 });
+      await endFeeSpike(app.chain);
       await waiting.app.close();
     }
   }, 60_000);

@@ -9,6 +9,7 @@ import { ClaimerService } from '../batch-settlement/claimer.service';
 import { toSignedAuthorization } from './authorization-checks';
 import { serializeAuthorization } from './payments.service';
 import { ReconcilerService } from './reconciler.service';
+import { endFeeSpike } from '../../test/test-chain';
 
 /**
  * A fee spike past RELAYER_MAX_FEE_PER_GAS_WEI (10 gwei by default) when a relayer transaction is
@@ -31,10 +32,7 @@ describe('relayer transactions first sent while the chain asks more than the max
     await db.dispose();
   });
   // The fees fall again after each test: the next block's base fee at 1 wei.
-  afterEach(async () => {
-    await nextBaseFee(1n);
-    await test().mine({ blocks: 1 });
-  });
+  afterEach(() => endFeeSpike(app.chain));
 
   const test = () => devTestClient(app.chain.rpcUrl);
   const nextBaseFee = (wei: bigint) => test().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });

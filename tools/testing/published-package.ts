@@ -262,6 +262,8 @@ export function typeCheckConsumer(
         noEmit: true,
         skipLibCheck: true,
         types: ['node'],
+        // One line per error (file(line,col): error TSn: ...) wherever it runs: tsc's default varies with the environment.
+        pretty: false,
       };
       const checked = module === 'node10' ? declarations.filter((file) => file.endsWith('.ts')) : declarations;
       writeFileSync(config, JSON.stringify({ compilerOptions: options, files: [...files, ...checked] }));

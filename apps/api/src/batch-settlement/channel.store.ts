@@ -618,7 +618,8 @@ export class ChannelStore {
 
   /**
    * Channels the escrow's WithdrawInitiated events name: seen withdrawing (unclaimedAmong lists
-   * them) until a read of the channel shows no withdrawal pending (markClaimed).
+   * them) until a read of the channel shows no pending withdrawal that would take charged money
+   * (markClaimed).
    */
   async markWithdrawalsSeen(channelIds: readonly string[]): Promise<void> {
     if (channelIds.length === 0) return;

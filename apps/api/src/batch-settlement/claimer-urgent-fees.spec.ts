@@ -225,4 +225,53 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     expect((await channelRow(urgent.channel.channelId)).claimed).toBe(PRICE);
     expect((await channelRow(small.channel.channelId)).claimed).toBe(PRICE);
   }, 60_000);
+
+  it('claims every urgent channel before any other: a withdrawing channel ahead of it whose routine claim the fees refuse holds none back', async () => {
+    const small = await paidChannel(); // first in the queue of withdrawing channels
+    const urgent = await paidChannel(small.site);
+    await startWithdrawal(small, DEPOSIT - PRICE / 2n); // routine: PRICE / 2 at stake, due at once
+    await startWithdrawal(urgent); // urgent: PRICE at stake
+    // A claimer whose claims take one channel each: the two are in slices of their own, the small one's first.
+    const { batchSettlement } = loadConfig({}).chain;
+    const oneAClaim = await startTestApp({
+      database: db.database,
+      config: {
+        chain: {
+          batchSettlement: { ...batchSettlement, claimIntervalMs: 0, claimMinMicros: PRICE, claimMaxChannels: 1 },
+        },
+      },
+    });
+    try {
+      const asked = await spike(50n * GWEI);
+      expect(asked).toBeGreaterThan(CAP);
+      expect(asked).toBeLessThan(URGENT_CAP);
+
+      const run = await oneAClaim.app.get(ClaimerService).runOnce({ now: late() });
+
+      // The urgent claim went, alone; the routine one waits for fees to fall (the run fails on it).
+      expect(run.claims).toHaveLength(1);
+      const { args } = decodeFunctionData({ abi: batchSettlementAbi, data: (await transaction(run.claims[0])).input });
+      const payers = (args![0] as readonly { voucher: { channel: { payer: string } } }[]).map((c) =>
+        c.voucher.channel.payer.toLowerCase(),
+      );
+      expect(payers).toEqual([urgent.channel.config.payer.toLowerCase()]);
+      expect((await channelRow(urgent.channel.channelId)).claimed).toBe(PRICE);
+      expect((await channelRow(small.channel.channelId)).claimed).toBe(0n);
+    } finally {
+      await oneAClaim.app.close();
+    }
+  }, 60_000);
+
+  it('keeps a channel seen withdrawing only while its withdrawal would take charged money', async () => {
+    const takes = await paidChannel();
+    const unspentOnly = await paidChannel(takes.site);
+    await startWithdrawal(takes); // takes the page charged
+    await startWithdrawal(unspentOnly, DEPOSIT - PRICE); // asks back only what is unspent
+
+    await app.app.get(ClaimerService).runOnce({ now: late() });
+
+    expect((await channelRow(unspentOnly.channel.channelId)).withdrawalSeen).toBe(false);
+    // The other was claimed (its withdrawal can take nothing charged now): no longer seen either.
+    expect(await channelRow(takes.channel.channelId)).toMatchObject({ claimed: PRICE, withdrawalSeen: false });
+  }, 60_000);
 });

@@ -275,8 +275,10 @@ export class ClaimerService {
       );
       throw new Error(`the claim ${claim.txHash} of an earlier run is not mined yet`);
     }
-    for (let i = 0; i < withdrawing.length; i += claimMaxChannels)
-      await this.claimChannels(batch, receiver, token, withdrawing.slice(i, i + claimMaxChannels), options, run);
+    // Every withdrawing channel is read before any is claimed, so that all the urgent ones go first:
+    // a routine claim refused for fees (a spike between the two maximums) stops the run, and would
+    // otherwise hold back the urgent channels of the slices after it.
+    await this.sendClaims(batch, receiver, token, await this.claimsOf(batch, withdrawing, now), options, run);
     const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
     await this.claimChannels(batch, receiver, token, queued, options, run);
     const owed = await unsettled(this.chain, batch, receiver, token);
@@ -425,25 +427,22 @@ export class ClaimerService {
       balance: latest.balance,
       charged: channel.charged,
       readAgainAfterSeconds: claimDeadlineMs(channel.withdrawDelay, this.config.chain.batchSettlement) / 1000,
-      withdrawing: latest.withdrawal !== null,
+      // Seen withdrawing only while its withdrawal would take charged money: one asking back only
+      // what is unspent (a unit, never finalized) must not keep it read ahead of the queue for good.
+      withdrawing: withdrawalTakesCharged(channel.charged, latest),
     });
     return latest;
   }
 
   /**
-   * Claims what these channels owe, when due: the urgent ones (claimIsUrgent) first, in one
-   * claimWithSignature of their own at urgent fees, then the others in one at routine fees (each
-   * recorded, its hash in run.claims). An urgent channel never lifts the fees of one that is not.
+   * What these channels owe a claim, each read from the chain (readAndMarkClaimed), split into the
+   * urgent ones (claimIsUrgent) and the others; a channel with nothing more to claim is in neither.
    */
-  private async claimChannels(
+  private async claimsOf(
     batch: BatchSettlementChain,
-    receiver: Address,
-    token: Address,
     channels: readonly PaymentChannel[],
-    options: { force?: boolean; now?: Date },
-    run: ClaimRun,
-  ): Promise<void> {
-    const now = options.now ?? new Date();
+    now: Date,
+  ): Promise<{ urgent: ClaimOf[]; routine: ClaimOf[] }> {
     const settings = this.config.chain.batchSettlement;
     const urgent: ClaimOf[] = [];
     const routine: ClaimOf[] = [];
@@ -474,15 +473,53 @@ export class ClaimerService {
       });
       (isUrgent ? urgent : routine).push(one);
     }
-    if (urgent.length > 0) await this.sendClaim(batch, receiver, token, urgent, 'urgent', run);
-    const amount = amountOf(routine);
+    return { urgent, routine };
+  }
+
+  /** Claims what these channels owe, when due (claimsOf, then sendClaims). */
+  private async claimChannels(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    channels: readonly PaymentChannel[],
+    options: { force?: boolean; now?: Date },
+    run: ClaimRun,
+  ): Promise<void> {
+    const claims = await this.claimsOf(batch, channels, options.now ?? new Date());
+    await this.sendClaims(batch, receiver, token, claims, options, run);
+  }
+
+  /**
+   * Claims what `claims` owe, when due, CLAIM_MAX_CHANNELS rows a claim: every urgent one first, in
+   * claims of their own at urgent fees, then the others at routine fees (each recorded, its hash in
+   * run.claims). An urgent channel never lifts the fees of one that is not.
+   */
+  private async sendClaims(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    claims: { urgent: ClaimOf[]; routine: ClaimOf[] },
+    options: { force?: boolean; now?: Date },
+    run: ClaimRun,
+  ): Promise<void> {
+    const now = options.now ?? new Date();
+    const settings = this.config.chain.batchSettlement;
+    const slices = (rows: ClaimOf[]) =>
+      Array.from({ length: Math.ceil(rows.length / settings.claimMaxChannels) }, (_, i) =>
+        rows.slice(i * settings.claimMaxChannels, (i + 1) * settings.claimMaxChannels),
+      );
+    for (const urgent of slices(claims.urgent)) await this.sendClaim(batch, receiver, token, urgent, 'urgent', run);
     const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
       unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
-    // A withdrawal that would take charged money makes the claim due at once, at routine fees
-    // while it is not urgent: the first half of its delay may wait out a fee spike.
-    const due =
-      options.force || amount >= settings.claimMinMicros || routine.some((r) => r.takesCharged || overdue(r.channel));
-    if (routine.length > 0 && due) await this.sendClaim(batch, receiver, token, routine, 'routine', run);
+    for (const routine of slices(claims.routine)) {
+      // A withdrawal that would take charged money makes the claim due at once, at routine fees
+      // while it is not urgent: the first half of its delay may wait out a fee spike.
+      const due =
+        options.force ||
+        amountOf(routine) >= settings.claimMinMicros ||
+        routine.some((r) => r.takesCharged || overdue(r.channel));
+      if (due) await this.sendClaim(batch, receiver, token, routine, 'routine', run);
+    }
   }
 
   /** One claimWithSignature of these rows, at fees within the maximum of `urgency`. */

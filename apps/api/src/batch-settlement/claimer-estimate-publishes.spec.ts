@@ -32,7 +32,7 @@ describe('a claim refused for fees showed its vouchers to the node in its gas es
     app = await startTestApp({ database: db.database, isolateChain: true });
   });
   afterAll(async () => {
-    await app.app.close();
+    await app.close();
     await db.dispose();
   });
 

@@ -44,7 +44,7 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
   afterAll(async () => {
     await endFeeSpike(app.chain);
     await claiming.app.close();
-    await app.app.close();
+    await app.close();
     await db.dispose();
   });
 

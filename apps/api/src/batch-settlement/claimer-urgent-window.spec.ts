@@ -48,7 +48,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
   afterAll(async () => {
     await endFeeSpike(app.chain);
     await claiming.app.close();
-    await app.app.close();
+    await app.close();
     await db.dispose();
   });
 

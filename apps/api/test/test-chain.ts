@@ -1,4 +1,5 @@
 import { DEV_ROLES, devTestClient } from '@crawlgate/devchain';
+import { serializeTransaction, type Hex, type Transaction } from 'viem';
 import { createChainContext, type ChainContext } from '../src/chain/chain-context';
 import { LOCAL_CLAIM_AUTHORIZER } from '../src/chain/local-chain';
 import { loadConfig, type ChainConfig } from '../src/config/config';
@@ -61,5 +62,27 @@ export async function endFeeSpike(chain: Pick<ChainContext, 'rpcUrl' | 'publicCl
   ]);
   throw new Error(
     `the chain's fee estimate stayed at ${calm} wei per gas or more after 5 blocks: base fee ${block.baseFeePerGas}, suggested tip ${tip}, ${block.transactions.length} transaction(s) in the last block, ${pool.pending} pending, ${pool.queued} queued`,
+  );
+}
+
+/**
+ * An EIP-1559 transaction the node returned, serialized as it was signed (same hash): to broadcast
+ * again once the node dropped it from its pool, as anvil does under a base fee above its fee.
+ */
+export function signedTransactionOf(tx: Transaction): Hex {
+  return serializeTransaction(
+    {
+      type: 'eip1559',
+      chainId: tx.chainId!,
+      nonce: tx.nonce,
+      to: tx.to!,
+      data: tx.input,
+      value: tx.value,
+      gas: tx.gas,
+      maxFeePerGas: tx.maxFeePerGas!,
+      maxPriorityFeePerGas: tx.maxPriorityFeePerGas!,
+      accessList: tx.accessList ?? [],
+    },
+    { r: tx.r, s: tx.s, yParity: tx.yParity! },
   );
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
-import { keccak256, parseTransaction, serializeTransaction, type Hash, type Hex } from 'viem';
+import { keccak256, parseTransaction, type Hash, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -8,7 +8,7 @@ import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
-import { endFeeSpike } from '../../test/test-chain';
+import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
 
 const GWEI = 1_000_000_000n;
 const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
@@ -86,21 +86,7 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
 
     // Anvil drops a pending transaction priced under a mined block's base fee: the stuck claim is
     // taken out of its pool while the attacker's withdrawal is mined, then broadcast again (same hash).
-    const raw = serializeTransaction(
-      {
-        type: 'eip1559',
-        chainId: app.chain.chainId,
-        nonce: stuck.nonce,
-        to: stuck.to!,
-        data: stuck.input,
-        value: stuck.value,
-        gas: stuck.gas,
-        maxFeePerGas: stuck.maxFeePerGas!,
-        maxPriorityFeePerGas: stuck.maxPriorityFeePerGas!,
-        accessList: stuck.accessList,
-      },
-      { r: stuck.r, s: stuck.s, yParity: stuck.yParity! },
-    );
+    const raw = signedTransactionOf(stuck);
     expect(keccak256(raw)).toBe(sent.claims[0]);
     await test().dropTransaction({ hash: sent.claims[0] });
 

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { devTestClient } from '@crawlgate/devchain';
-import { serializeTransaction, type Hash } from 'viem';
+import { type Hash } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { minimumReplacementFee } from '../chain/fee-bump';
 import { ReconcilerService } from './reconciler.service';
-import { endFeeSpike } from '../../test/test-chain';
+import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
 
 /**
  * A relayer transaction stuck under a fee spike, on the worker's anvil with automine off: the
@@ -131,21 +131,7 @@ describe('relayer settlements stuck under a fee spike', () => {
     const sent = await paidAndBroadcast('/spike/original-mined');
     const original = await transaction(sent.hash);
     // The original as signed, to send again once the node forgot it for its replacement.
-    const raw = serializeTransaction(
-      {
-        type: 'eip1559',
-        chainId: app.chain.chainId,
-        nonce: original.nonce,
-        to: original.to!,
-        data: original.input,
-        gas: original.gas,
-        maxFeePerGas: original.maxFeePerGas!,
-        maxPriorityFeePerGas: original.maxPriorityFeePerGas!,
-        value: original.value,
-        accessList: original.accessList ?? [],
-      },
-      { r: original.r, s: original.s, yParity: original.yParity! },
-    );
+    const raw = signedTransactionOf(original);
     await spikeAbove(sent.hash);
     await reconcile();
     const repriced = await rowOf(sent.gate);

@@ -1,4 +1,12 @@
-import { channelIdOf, signErc3009Deposit, signVoucher, usdcDomain, type ChannelConfig } from '@crawlgate/devchain';
+import {
+  batchSettlementAbi,
+  channelIdOf,
+  devWalletClient,
+  signErc3009Deposit,
+  signVoucher,
+  usdcDomain,
+  type ChannelConfig,
+} from '@crawlgate/devchain';
 import {
   BATCH_SETTLEMENT_ABI,
   batchSettlementDomain,
@@ -131,4 +139,21 @@ export function escrowRead<T>(
     args: [channelId],
     blockNumber,
   }) as Promise<T>;
+}
+
+/** The payer starts withdrawing `amount` of its channel (the escrow's initiateWithdraw), and waits for it to be mined. */
+export async function startWithdrawal(
+  app: Pick<TestApp, 'chain'>,
+  payer: PrivateKeyAccount,
+  config: ChannelConfig,
+  amount: bigint,
+): Promise<void> {
+  const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
+  const hash = await wallet.writeContract({
+    address: app.chain.batchSettlement!.escrow,
+    abi: batchSettlementAbi,
+    functionName: 'initiateWithdraw',
+    args: [config, amount],
+  } as never);
+  await app.chain.publicClient.waitForTransactionReceipt({ hash });
 }

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
+import { batchSettlementAbi, devTestClient } from '@crawlgate/devchain';
 import { decodeFunctionData, type Hash } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchGate, testChannel } from '../../test/test-channel';
+import { batchGate, startWithdrawal as startChannelWithdrawal, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
@@ -92,15 +92,8 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   }
 
   /** The payer starts withdrawing its whole deposit, charged money included (nothing is claimed yet). */
-  async function startWithdrawal({ payer, channel }: Awaited<ReturnType<typeof paidChannel>>, amount = DEPOSIT) {
-    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-    const hash = await wallet.writeContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: batchSettlementAbi,
-      functionName: 'initiateWithdraw',
-      args: [channel.config, amount],
-    } as never);
-    await app.chain.publicClient.waitForTransactionReceipt({ hash });
+  function startWithdrawal({ payer, channel }: Awaited<ReturnType<typeof paidChannel>>, amount = DEPOSIT) {
+    return startChannelWithdrawal(app, payer, channel.config, amount);
   }
 
   it('sends the claim of a channel whose withdrawal would take charged money above the normal maximum, below the urgent one', async () => {

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { batchSettlementAbi, devTestClient, devWalletClient } from '@crawlgate/devchain';
+import { batchSettlementAbi, devTestClient } from '@crawlgate/devchain';
 import { decodeFunctionData, keccak256, parseTransaction, type Hash, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { batchGate, testChannel } from '../../test/test-channel';
+import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
@@ -74,14 +74,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     const offer = await batchGate(app, site);
     const channel = testChannel(app, payer, offer.accepted);
     expect((await verify(offer.id, await channel.payment(offer, PRICE, { deposit: DEPOSIT }))).status).toBe(200);
-    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-    const withdraw = await wallet.writeContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: batchSettlementAbi,
-      functionName: 'initiateWithdraw',
-      args: [channel.config, DEPOSIT],
-    } as never);
-    await app.chain.publicClient.waitForTransactionReceipt({ hash: withdraw });
+    await startWithdrawal(app, payer, channel.config, DEPOSIT);
 
     await test().setAutomine(false);
     const claimer = claiming.app.get(ClaimerService);
@@ -150,14 +143,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
     };
     const first = await paid(); // first in the queue, no withdrawal
     const withdrawing = await paid();
-    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, withdrawing.payer);
-    const withdraw = await wallet.writeContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: batchSettlementAbi,
-      functionName: 'initiateWithdraw',
-      args: [withdrawing.channel.config, DEPOSIT],
-    } as never);
-    await app.chain.publicClient.waitForTransactionReceipt({ hash: withdraw });
+    await startWithdrawal(app, withdrawing.payer, withdrawing.channel.config, DEPOSIT);
     const spike = async () => {
       await nextBaseFee(50n * GWEI);
       await test().mine({ blocks: 1 });

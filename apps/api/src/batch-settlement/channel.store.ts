@@ -634,7 +634,7 @@ export class ChannelStore {
    * shows the node its calldata (the gas estimate does, and the transaction, pending, reverted or
    * mined, shows them to anyone), and only once the chain's fees are within the relayer's maximum:
    * a voucher of a claim refused for fees before its estimate is still the payer's own, and may ask
-   * a cooperative refund; one refused at the estimate's own fees stays marked.
+   * a cooperative refund; one whose estimate then failed (a revert) stays marked.
    */
   async markPublished(vouchers: readonly { channelId: string; total: bigint }[]): Promise<void> {
     if (vouchers.length === 0) return;

@@ -24,7 +24,13 @@ import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
 import type { Database } from '../db/database';
 import { CONFIG, DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
-import { assertFeesWithinCap, broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
+import {
+  assertFeesWithinCap,
+  broadcastFromRelayer,
+  prepareRelayerCall,
+  relayerCallAtFees,
+  waitForReceipt,
+} from '../payments/settlement';
 import { claimableTotal, claimIsUrgent, withdrawableAt, withdrawalTakesCharged } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
@@ -79,7 +85,7 @@ export interface ClaimRun {
  * A claim is priced (estimateFeesPerGas) before its gas estimate shows the node its calldata: one
  * refused for fees then shows the node nothing and publishes nothing, and its vouchers may still ask
  * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
- * them), even when the estimate's own fees, checked again, then refuse it.
+ * them), and the claim is sent at the fees checked (relayerCallAtFees), not priced again by the node.
  */
 @Injectable()
 export class ClaimerService {
@@ -542,21 +548,19 @@ export class ClaimerService {
     };
     // Priced first, as a refund is: the gas estimate below already shows the node the claim's
     // calldata (every voucher in it), so a claim the relayer would not sign at these fees stops here,
-    // its vouchers the payers' own; past here they are public, whatever is sent.
-    withinCap(await this.chain.publicClient.estimateFeesPerGas());
+    // its vouchers the payers' own; past here they are public, whatever is sent. It is sent at these
+    // very fees: priced again by the node, a claim let through here could be refused after publishing.
+    const fees = await this.chain.publicClient.estimateFeesPerGas();
+    withinCap(fees);
     await this.store.markPublished(
       rows.map((r) => ({ channelId: r.channel.channelId, total: r.row.maxClaimableAmount })),
     );
-    const call = await prepareRelayerCall(
+    const data = await claimCalldata(
       this.chain,
-      batch.escrow,
-      await claimCalldata(
-        this.chain,
-        batch,
-        rows.map((r) => r.row),
-      ),
+      batch,
+      rows.map((r) => r.row),
     );
-    withinCap(call);
+    const call = await relayerCallAtFees(this.chain, batch.escrow, data, fees);
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
     // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).

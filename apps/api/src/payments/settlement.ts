@@ -66,6 +66,30 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
 }
 
 /**
+ * A call from the relayer at `fees` already checked within the maximum (assertFeesWithinCap): only
+ * its gas is asked of the node (estimating runs the call: it fails if the call would revert).
+ * prepareRelayerCall lets viem price the call again (eth_fillTransaction where the node has it:
+ * geth fills at twice the base fee), so the fees checked would not be the fees sent.
+ */
+export async function relayerCallAtFees(
+  chain: ChainContext,
+  to: Address,
+  data: Hex,
+  fees: Pick<RelayerCall, 'maxFeePerGas' | 'maxPriorityFeePerGas'>,
+): Promise<RelayerCall> {
+  const gas = await chain.publicClient.estimateGas({ account: chain.relayer.account.address, to, data });
+  return {
+    type: 'eip1559',
+    chainId: chain.chainId,
+    to,
+    data,
+    gas: gas + RELAYER_GAS_MARGIN,
+    maxFeePerGas: fees.maxFeePerGas,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+  };
+}
+
+/**
  * No relayer transaction is first sent offering more per gas than the maximum of its `urgency`
  * (feeCap: RELAYER_MAX_FEE_PER_GAS_WEI, or RELAYER_URGENT_MAX_FEE_PER_GAS_WEI for an urgent claim):
  * at such fees this throws the 503 of chain trouble (chainUnavailable), which a request answers with

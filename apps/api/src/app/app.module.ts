@@ -25,6 +25,7 @@ import { SimulationBudget } from '../payments/simulation-budget';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { ClaimerHeartbeatStore } from '../batch-settlement/claimer-heartbeat.store';
+import { StuckAheadService } from '../batch-settlement/stuck-ahead.service';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
 import { RefundsService } from '../batch-settlement/refunds.service';
 import { VoucherPaymentsService } from '../batch-settlement/voucher-payments.service';
@@ -133,6 +134,7 @@ export class AppModule {
         ChannelStore,
         ClaimerHeartbeatStore,
         ClaimerService,
+        StuckAheadService,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

@@ -44,6 +44,16 @@ export interface SentTransaction {
   createdAt: Date;
 }
 
+/** A claim, settle or refund transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
+export interface OnItsWay {
+  kind: 'claim' | 'settle' | 'refund';
+  txHash: string;
+  nonce: number;
+  sentAt: Date;
+  /** A refund's hold: its replacement is recorded only while that hold still has txHash. */
+  refund?: { channelId: string; id: string };
+}
+
 /** A settle transaction of ours, as channel_settles records it once signed. */
 export interface SettleRecord extends ReceiverClaims {
   txHash: string;
@@ -707,6 +717,41 @@ export class ChannelStore {
       throw new Error(
         `claim ${replaced} is no longer on its way, or ${txHash} is another nonce's; nothing replaces it`,
       );
+  }
+
+  /**
+   * Every claim, settle and refund of ours, of any receiver or channel, written down and not yet
+   * seen landed: what of the relayer's may still be pending (StuckAheadService), each with its
+   * relayer nonce and when it was sent. A claim row of before nonces were kept is left out.
+   */
+  async relayerTransactionsOnTheirWay(chainId: number): Promise<OnItsWay[]> {
+    const rows = await this.db.sql.query<{
+      kind: OnItsWay['kind'];
+      tx_hash: string;
+      nonce: number;
+      sent_at: Date | string;
+      channel_id: string | null;
+      refund_id: string | null;
+    }>(
+      `SELECT 'claim' AS kind, tx_hash, nonce, created_at AS sent_at, NULL AS channel_id, NULL AS refund_id
+         FROM channel_claims WHERE chain_id = $1::int AND landed_at IS NULL AND nonce IS NOT NULL
+       UNION ALL
+       SELECT 'settle', tx_hash, nonce, created_at, NULL, NULL
+         FROM channel_settles WHERE chain_id = $1::int AND landed_at IS NULL
+       UNION ALL
+       SELECT 'refund', refund_tx, refund_tx_nonce, refund_tx_sent_at, channel_id, refund_id::text
+         FROM payment_channels
+        WHERE chain_id = $1::int AND refund_id IS NOT NULL AND refund_tx IS NOT NULL
+          AND refund_tx_nonce IS NOT NULL AND refund_tx_sent_at IS NOT NULL`,
+      [chainId],
+    );
+    return rows.map((row) => ({
+      kind: row.kind,
+      txHash: row.tx_hash,
+      nonce: Number(row.nonce),
+      sentAt: new Date(row.sent_at),
+      ...(row.channel_id && row.refund_id ? { refund: { channelId: row.channel_id, id: row.refund_id } } : {}),
+    }));
   }
 
   /** A claim written down that claimed nothing and never will: reverted, or its nonce taken by another transaction. */

@@ -34,6 +34,7 @@ import {
 import { claimableTotal, claimIsUrgent, withdrawableAt, withdrawalTakesCharged } from './channel-state';
 import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
+import { StuckAheadService } from './stuck-ahead.service';
 
 /**
  * Settlements' gas (SETTLEMENT_GAS each) the relayer must hold for vouchers to be taken: a claim and
@@ -79,9 +80,10 @@ export interface ClaimRun {
  * withdrawal would take at least CLAIM_MIN_MICROS of what was charged and nobody claimed, and may be
  * finalized within half of its withdraw delay). Urgent channels are claimed in claims of their own,
  * sent (and re-priced) up to RELAYER_URGENT_MAX_FEE_PER_GAS_WEI; so is a claim or settle of their
- * receiver's stuck ahead of them (nothing is sent behind it), and a stuck claim carrying an urgent
- * channel. Every other claim and settle, those of withdrawing channels not urgent included (due at
- * once all the same), keeps RELAYER_MAX_FEE_PER_GAS_WEI.
+ * receiver's stuck ahead of them (nothing is sent behind it), a stuck claim carrying an urgent
+ * channel, and any relayer transaction pending at a lower nonce than an urgent claim, whatever its
+ * kind (StuckAheadService). Every other claim and settle, those of withdrawing channels not urgent
+ * included (due at once all the same), keeps RELAYER_MAX_FEE_PER_GAS_WEI.
  * A claim is priced (estimateFeesPerGas) before its gas estimate shows the node its calldata: one
  * refused for fees then shows the node nothing and publishes nothing, and its vouchers may still ask
  * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
@@ -107,6 +109,7 @@ export class ClaimerService {
     @Inject(DATABASE) private readonly db: Database,
     private readonly store: ChannelStore,
     private readonly heartbeat: ClaimerHeartbeatStore,
+    private readonly stuckAhead: StuckAheadService,
   ) {}
 
   /**
@@ -417,6 +420,7 @@ export class ClaimerService {
       urgency,
     );
     logRepricing(this.logger, `the ${kind}`, sent.txHash as Hex, repricing);
+    if (urgency === 'urgent' && sent.nonce !== null) await this.stuckAhead.liftAhead(sent.nonce);
   }
 
   /**
@@ -561,6 +565,8 @@ export class ClaimerService {
       rows.map((r) => r.row),
     );
     const call = await relayerCallAtFees(this.chain, batch.escrow, data, fees);
+    // Mined only after every lower nonce: whatever is stuck there goes up to the urgent maximum too.
+    if (urgency === 'urgent') await this.stuckAhead.liftAhead();
     const of = { chainId: this.chain.chainId, receiver, token };
     // Written down once signed, before it is sent: whatever the broadcast answers, and whichever
     // instance runs next, it is waited for while on its way and recorded once landed (onItsWay).

@@ -22,6 +22,7 @@ import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ChannelStore } from './channel.store';
 import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
+import { StuckAheadService } from './stuck-ahead.service';
 import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
 import { ClaimerService, type ClaimRun } from './claimer.service';
 
@@ -784,6 +785,7 @@ function claimerLike(app: TestApp): ClaimerService {
     app.database,
     app.app.get(ChannelStore),
     app.app.get(ClaimerHeartbeatStore),
+    app.app.get(StuckAheadService),
   );
 }
 

@@ -90,8 +90,8 @@ export function replacementFees(offered: Fees, market: Fees, cap: bigint): Fees 
 
 /**
  * Which maximum fee a relayer transaction answers to. `urgent`: a batch-settlement claim of a
- * channel whose pending withdrawal would take what it was charged and nobody claimed, or a claim or
- * settle of its receiver stuck ahead of that claim (RELAYER_URGENT_MAX_FEE_PER_GAS_WEI); held past
+ * channel whose pending withdrawal would take what it was charged and nobody claimed, or any relayer
+ * transaction stuck ahead of that claim (RELAYER_URGENT_MAX_FEE_PER_GAS_WEI); held past
  * the withdraw delay, that money is the payer's again. `routine`: every other (RELAYER_MAX_FEE_PER_GAS_WEI).
  */
 export type FeeUrgency = 'routine' | 'urgent';

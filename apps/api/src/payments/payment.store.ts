@@ -290,6 +290,17 @@ export class PaymentStore {
   }
 
   /**
+   * Settlements of ours on this chain whose current hash may be pending: recorded for a broadcast
+   * and not confirmed (StuckAheadService re-prices one holding an urgent claim behind its nonce).
+   */
+  settlementsInFlight(chainId: number): Promise<Pick<Payment, 'id' | 'txHash' | 'txSentAt' | 'createdAt'>[]> {
+    return this.db.prisma.payment.findMany({
+      where: { chainId, status: { in: ['submitting', 'submitted'] }, txHash: { not: null } },
+      select: { id: true, txHash: true, txSentAt: true, createdAt: true },
+    });
+  }
+
+  /**
    * A request takes its claim for the broadcast of `txHash`, recorded before it is sent: only a
    * claim still submitting with the hash it last recorded (`recorded`: null, or its own refused
    * one), so whichever of the request and the reconciler takes it first sends it, and the other

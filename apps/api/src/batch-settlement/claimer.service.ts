@@ -59,6 +59,13 @@ const HEARTBEAT_READ_MS = 5_000;
  */
 class SettleReverted extends Error {}
 
+/**
+ * A claim the escrow reverted, or would (its gas estimate reverted). It fails the run, as our
+ * calldata or the node is to blame, except a claim of one channel whose payer may finalize its
+ * withdrawal now (sendClaimAlone): that payer may have finalized first.
+ */
+class ClaimReverted extends Error {}
+
 export interface ClaimRun {
   /** claimWithSignature transactions sent, and settle transactions sent. */
   claims: Hex[];
@@ -502,7 +509,8 @@ export class ClaimerService {
   /**
    * Claims what `claims` owe, when due, CLAIM_MAX_CHANNELS rows a claim: every urgent one first, in
    * claims of their own at urgent fees, then the others at routine fees (each recorded, its hash in
-   * run.claims). An urgent channel never lifts the fees of one that is not.
+   * run.claims). An urgent channel never lifts the fees of one that is not. Of each, a channel whose
+   * withdrawal may be finalized now goes first, in a claim of its own (sendClaimAlone).
    */
   private async sendClaims(
     batch: BatchSettlementChain,
@@ -518,17 +526,48 @@ export class ClaimerService {
       Array.from({ length: Math.ceil(rows.length / settings.claimMaxChannels) }, (_, i) =>
         rows.slice(i * settings.claimMaxChannels, (i + 1) * settings.claimMaxChannels),
       );
-    for (const urgent of slices(claims.urgent)) await this.sendClaim(batch, receiver, token, urgent, 'urgent', run);
     const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
       unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
-    for (const routine of slices(claims.routine)) {
-      // A withdrawal that would take charged money makes the claim due at once, at routine fees
-      // while it is not urgent: the first half of its delay may wait out a fee spike.
-      const due =
-        options.force ||
-        amountOf(routine) >= settings.claimMinMicros ||
-        routine.some((r) => r.takesCharged || overdue(r.channel));
-      if (due) await this.sendClaim(batch, receiver, token, routine, 'routine', run);
+    // A withdrawal that would take charged money makes the claim due at once, at routine fees
+    // while it is not urgent: the first half of its delay may wait out a fee spike.
+    const due = (rows: ClaimOf[]) =>
+      options.force ||
+      amountOf(rows) >= settings.claimMinMicros ||
+      rows.some((r) => r.takesCharged || overdue(r.channel));
+    // A payer whose withdrawal may be finalized now can finalize it just before a claim carrying its
+    // channel is mined, and the escrow claims all or none: each such channel is claimed alone, first.
+    const [finalizable, urgent] = partition(claims.urgent, (r) => mayBeFinalized(r, now));
+    const [finalizableRoutine, routine] = partition(claims.routine, (r) => mayBeFinalized(r, now));
+    for (const one of finalizable) await this.sendClaimAlone(batch, receiver, token, one, 'urgent', run);
+    for (const rows of slices(urgent)) await this.sendClaim(batch, receiver, token, rows, 'urgent', run);
+    for (const one of finalizableRoutine)
+      if (due([one])) await this.sendClaimAlone(batch, receiver, token, one, 'routine', run);
+    for (const rows of slices(routine))
+      if (due(rows)) await this.sendClaim(batch, receiver, token, rows, 'routine', run);
+  }
+
+  /**
+   * The claim of one channel whose payer may finalize its withdrawal now (sendClaims). Reverted, as
+   * when that payer finalized first, it is logged and its channel read again (once finalized it holds
+   * nothing more to claim, and no claim of it is sent again): no other channel's claim, nor the run,
+   * fails with it.
+   */
+  private async sendClaimAlone(
+    batch: BatchSettlementChain,
+    receiver: Address,
+    token: Address,
+    one: ClaimOf,
+    urgency: FeeUrgency,
+    run: ClaimRun,
+  ): Promise<void> {
+    try {
+      await this.sendClaim(batch, receiver, token, [one], urgency, run);
+    } catch (error) {
+      if (!(error instanceof ClaimReverted)) throw error;
+      this.logger.error(
+        `the claim of channel ${one.channel.channelId} for ${receiver}, whose withdrawal may be finalized since ${one.withdrawableAt?.toISOString()}, reverted (its payer may have finalized first); it is read again: ${error.message}`,
+      );
+      await this.readAndMarkClaimed(batch, one.channel);
     }
   }
 
@@ -564,7 +603,10 @@ export class ClaimerService {
       batch,
       rows.map((r) => r.row),
     );
-    const call = await relayerCallAtFees(this.chain, batch.escrow, data, fees);
+    const call = await relayerCallAtFees(this.chain, batch.escrow, data, fees).catch((error: unknown) => {
+      if (isRevert(error)) throw new ClaimReverted(`the claim would revert: ${(error as Error).message}`);
+      throw error;
+    });
     // Mined only after every lower nonce: whatever is stuck there goes up to the urgent maximum too.
     if (urgency === 'urgent') await this.stuckAhead.liftAhead();
     const of = { chainId: this.chain.chainId, receiver, token };
@@ -581,7 +623,7 @@ export class ClaimerService {
     if (!receipt) throw new Error(`claim ${hash} not confirmed yet`);
     if (receipt.status !== 'success') {
       await this.store.dropClaim(this.chain.chainId, hash);
-      throw new Error(`claim ${hash} reverted`);
+      throw new ClaimReverted(`claim ${hash} reverted`);
     }
     // Recorded landed before its channels are marked claimed: a run stopped between the two leaves
     // a claim with no settle, whose receiver the next run visits. The other way round, nothing led a
@@ -649,6 +691,16 @@ interface ClaimOf {
   /** Its pending withdrawal would take charged money (withdrawalTakesCharged). */
   takesCharged: boolean;
   withdrawableAt: Date | null;
+}
+
+/** Whether the channel's pending withdrawal may be finalized at `now` (its delay is over). */
+function mayBeFinalized({ withdrawableAt }: ClaimOf, now: Date): boolean {
+  return withdrawableAt !== null && withdrawableAt.getTime() <= now.getTime();
+}
+
+/** The rows `test` holds for, and the others, each in their order. */
+function partition<T>(rows: readonly T[], test: (row: T) => boolean): [T[], T[]] {
+  return [rows.filter(test), rows.filter((row) => !test(row))];
 }
 
 function amountOf(rows: readonly ClaimOf[]): bigint {

@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
-import { decodeFunctionData, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import {
   channelIdOf,
   claimCalldata,
+  claimsIn,
   readChannel,
   readChannelAtBothDepths,
   settleCalldata,
@@ -398,12 +399,13 @@ export class ClaimerService {
     return 'routine';
   }
 
-  /** The claim rows a claimWithSignature transaction of ours carries, from its calldata; none when the node does not know it. */
+  /**
+   * The claim rows a claimWithSignature transaction of ours carries, from its calldata (claimsIn);
+   * none when the node does not know it, or it is no claim.
+   */
   private async claimRowsOf(hash: Hex) {
     const tx = await this.chain.publicClient.getTransaction({ hash }).catch(() => null);
-    if (!tx) return [];
-    const call = decodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, data: tx.input });
-    return call.functionName === 'claimWithSignature' ? call.args[0] : [];
+    return tx ? claimsIn(tx.input) : [];
   }
 
   /**

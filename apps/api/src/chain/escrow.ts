@@ -10,6 +10,7 @@ import {
   type Erc3009DepositAuthorization,
 } from '@crawlgate/core';
 import {
+  decodeFunctionData,
   decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
@@ -236,6 +237,26 @@ export async function claimCalldata(
     functionName: 'claimWithSignature',
     args: [claims, signature],
   });
+}
+
+/** A claimWithSignature's claims, as its calldata carries them. */
+export type ClaimsInCalldata = Extract<
+  ReturnType<typeof decodeFunctionData<typeof BATCH_SETTLEMENT_ABI>>,
+  { functionName: 'claimWithSignature' }
+>['args'][0];
+
+/**
+ * The claims a transaction's calldata carries when it is a claimWithSignature of the escrow; none
+ * for any other call, one this ABI cannot read included (a transaction of another kind is no claim:
+ * it must not fail the run judging it).
+ */
+export function claimsIn(input: Hex): ClaimsInCalldata {
+  try {
+    const call = decodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, data: input });
+    return call.functionName === 'claimWithSignature' ? call.args[0] : [];
+  } catch {
+    return [];
+  }
 }
 
 export function settleCalldata(receiver: Address, token: Address): Hex {

@@ -141,6 +141,51 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     });
   }, 90_000);
 
+  it('re-prices it when the urgent claim behind it, sent before it was stuck long enough, is itself re-priced', async () => {
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    await withdrawingChannel(site);
+    const { gate, stuck } = await stuckAtTheMaximum(site);
+    // An instance re-pricing only what waited RELAYER_BUMP_AFTER_SECONDS (30 s) sends the urgent claim behind it.
+    const { batchSettlement } = loadConfig({}).chain;
+    const patient = await startTestApp({
+      database: db.database,
+      masterKey,
+      config: {
+        chain: {
+          settlementTimeoutMs: 0,
+          batchSettlement: { ...batchSettlement, claimIntervalMs: 0, claimMinMicros: PRICE },
+        },
+      },
+    });
+    let sent;
+    try {
+      sent = await patient.app.get(ClaimerService).runOnce({ now: late() });
+    } finally {
+      await patient.app.close();
+    }
+    expect(sent.claims).toHaveLength(1);
+    const claim = await transaction(sent.claims[0]);
+    expect(claim.nonce).toBe(stuck.nonce + 1);
+    expect((await app.database.prisma.payment.findUniqueOrThrow({ where: { gateId: gate.ref } })).txHash).toBe(
+      stuck.hash,
+    );
+
+    // The next run finds the urgent claim on its way: what holds it back goes up to the urgent maximum.
+    await claiming.app.get(ClaimerService).runOnce({ now: late() });
+
+    const payment = await app.database.prisma.payment.findUniqueOrThrow({ where: { gateId: gate.ref } });
+    expect(payment.txHash).not.toBe(stuck.hash);
+    const replacement = await transaction(payment.txHash!);
+    expect(replacement.nonce).toBe(stuck.nonce);
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(CAP);
+    await test().mine({ blocks: 1 });
+    const mined = await app.chain.publicClient.getTransactionCount({
+      address: app.chain.relayer.account.address,
+      blockTag: 'latest',
+    });
+    expect(mined).toBeGreaterThan(claim.nonce); // the claim, or its re-priced copy, is mined
+  }, 90_000);
+
   it('leaves it at the normal maximum when no urgent claim waits behind it', async () => {
     const { site } = await batchSettlementSite(app, newWallet().address);
     const payer = newWallet();

@@ -15,7 +15,7 @@ const swc = [
 ];
 
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: path.join(__dirname, 'tools/testing/jest-environment.ts'),
   transform: { '^.+\\.(ts|js|mjs|cjs)$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql|content-disposition)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],

@@ -82,5 +82,7 @@ export async function run(): Promise<[Pricing, SiteStats, string, boolean]> {
     } finally {
       await app.close();
     }
-  });
+    // An API started in this file (its modules loaded for the first time) and four Node processes:
+    // twice over 30 s on a loaded machine (a CI beside other tests), 3.6 s alone on a quiet one.
+  }, 90_000);
 });

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apiSpecFiles, filesReaching, POSTGRESQL_ONLY, specsFor, specsUsingDatabase } from './suite-scope';
+import { apiSpecFiles, filesReaching, PGLITE_ONLY, POSTGRESQL_ONLY, specsFor, specsUsingDatabase } from './suite-scope';
 
 describe('which API specs each database run takes', () => {
   const all = apiSpecFiles();
@@ -17,6 +17,16 @@ describe('which API specs each database run takes', () => {
     expect(POSTGRESQL_ONLY.filter((spec) => !all.includes(spec))).toEqual([]);
     const usingDatabase = specsUsingDatabase();
     expect(POSTGRESQL_ONLY.filter((spec) => !usingDatabase.includes(spec))).toEqual([]);
+  });
+
+  it('names as PGlite-only specs that exist, start a database, and read nothing of it themselves', () => {
+    const usingDatabase = specsUsingDatabase();
+    expect(PGLITE_ONLY.filter((spec) => !usingDatabase.includes(spec))).toEqual([]);
+    const readsDatabase = /database|prisma|\.sql\b|\w+Store\b/i;
+    expect(PGLITE_ONLY.filter((spec) => readsDatabase.test(readFileSync(join(__dirname, '..', spec), 'utf8')))).toEqual(
+      [],
+    );
+    for (const spec of PGLITE_ONLY) expect([pglite.includes(spec), postgresql.includes(spec)]).toEqual([true, false]);
   });
 
   it('runs a spec that uses no database on PGlite only, one that does on both, a chain-judging one on PostgreSQL only', () => {

@@ -8,7 +8,11 @@
  *   PostgreSQL run only: its SQL is the stores' that both runs test, its cost is chain time, and
  *   PostgreSQL is where instances run side by side and race;
  * - a spec that always uses PostgreSQL (a fault proxy in front of a server) runs in that run only;
- * - everything else, every HTTP and store spec and the payment flows, runs on both.
+ * - a spec of another layer than the database (the HTTP surface, the API document, signatures, the
+ *   dev faucet) that starts the API only to reach that layer, and reads nothing of the database
+ *   itself, runs in the PGlite run only: the stores it passes through are each tested on both by
+ *   their own specs;
+ * - everything else, every store spec, the payment flows and their faults, runs on both.
  * The PGlite run's driver still settles exact payments, vouchers and refunds in payments.spec,
  * voucher-payments.spec, refunds.spec and the e2e suites, which run the API on PGlite.
  */
@@ -59,6 +63,22 @@ export const POSTGRESQL_ONLY = [
   // On PostgreSQL in either run (a fault proxy in front of a server).
   'src/faults/database-outage.spec.ts',
   'src/faults/payer-turn-stall.spec.ts',
+];
+
+/**
+ * Specs of another layer than the database (see above), relative to apps/api: each starts the API
+ * and asserts what its HTTP answers, document or signatures say, never what the database holds
+ * (suite-scope.spec checks that none names a store, the database or SQL).
+ */
+export const PGLITE_ONLY = [
+  'test/openapi-client.spec.ts',
+  'src/openapi/openapi.spec.ts',
+  'src/http/http-errors.spec.ts',
+  'src/http/unknown-fields.spec.ts',
+  'src/http/response-headers.spec.ts',
+  'src/dashboard/serve-dashboard.spec.ts',
+  'src/chain/signed-message.spec.ts',
+  'src/dev/faucet.spec.ts',
 ];
 
 /** Every TypeScript file under `root`'s src and test, absolute paths, sorted. */
@@ -130,5 +150,7 @@ export function specsFor(database: SuiteDatabase, root = API_ROOT): string[] {
   const all = apiSpecFiles(root);
   if (database === 'pglite') return all.filter((spec) => !POSTGRESQL_ONLY.includes(spec));
   const usingDatabase = new Set(specsUsingDatabase(root));
-  return all.filter((spec) => usingDatabase.has(spec) || POSTGRESQL_ONLY.includes(spec));
+  return all.filter(
+    (spec) => (usingDatabase.has(spec) && !PGLITE_ONLY.includes(spec)) || POSTGRESQL_ONLY.includes(spec),
+  );
 }

@@ -62,8 +62,8 @@ class SettleReverted extends Error {}
 
 /**
  * A claim the escrow reverted, or would (its gas estimate reverted). It fails the run, as our
- * calldata or the node is to blame, except a claim of one channel whose payer may finalize its
- * withdrawal now (sendClaimAlone): that payer may have finalized first.
+ * calldata or the node is to blame, except a claim of one channel whose payer may finalize now a
+ * withdrawal taking charged money (sendClaimAlone): that payer may have finalized first.
  */
 class ClaimReverted extends Error {}
 
@@ -512,7 +512,8 @@ export class ClaimerService {
    * Claims what `claims` owe, when due, CLAIM_MAX_CHANNELS rows a claim: every urgent one first, in
    * claims of their own at urgent fees, then the others at routine fees (each recorded, its hash in
    * run.claims). An urgent channel never lifts the fees of one that is not. Of each, a channel whose
-   * withdrawal may be finalized now goes first, in a claim of its own (sendClaimAlone).
+   * withdrawal may be finalized now and would take charged money goes first, in a claim of its own
+   * (sendClaimAlone).
    */
   private async sendClaims(
     batch: BatchSettlementChain,
@@ -537,9 +538,10 @@ export class ClaimerService {
       amountOf(rows) >= settings.claimMinMicros ||
       rows.some((r) => r.takesCharged || overdue(r.channel));
     // A payer whose withdrawal may be finalized now can finalize it just before a claim carrying its
-    // channel is mined, and the escrow claims all or none: each such channel is claimed alone, first.
-    const [finalizable, urgent] = partition(claims.urgent, (r) => mayBeFinalized(r, now));
-    const [finalizableRoutine, routine] = partition(claims.routine, (r) => mayBeFinalized(r, now));
+    // channel is mined, and the escrow claims all or none: each channel that finalizing would make
+    // revert is claimed alone, first. The others are batched (mayRevertAlone says why).
+    const [finalizable, urgent] = partition(claims.urgent, (r) => mayRevertAlone(r, now));
+    const [finalizableRoutine, routine] = partition(claims.routine, (r) => mayRevertAlone(r, now));
     for (const one of finalizable) await this.sendClaimAlone(batch, receiver, token, one, 'urgent', run);
     for (const rows of slices(urgent)) await this.sendClaim(batch, receiver, token, rows, 'urgent', run);
     for (const one of finalizableRoutine)
@@ -549,7 +551,8 @@ export class ClaimerService {
   }
 
   /**
-   * The claim of one channel whose payer may finalize its withdrawal now (sendClaims). Reverted, as
+   * The claim of one channel whose payer may finalize now a withdrawal that would take charged money,
+   * and so revert the claim (mayRevertAlone, sendClaims). Reverted, as
    * when that payer finalized first, it is logged and its channel read again (once finalized it holds
    * nothing more to claim, and no claim of it is sent again): no other channel's claim, nor the run,
    * fails with it.
@@ -698,6 +701,15 @@ interface ClaimOf {
 /** Whether the channel's pending withdrawal may be finalized at `now` (its delay is over). */
 function mayBeFinalized({ withdrawableAt }: ClaimOf, now: Date): boolean {
   return withdrawableAt !== null && withdrawableAt.getTime() <= now.getTime();
+}
+
+/**
+ * Whether the channel's payer can make its claim revert now: its withdrawal may be finalized and
+ * would take charged money. One that takes none (a unit, never finalized) leaves the claim within
+ * the balance less the withdrawal, which finalizing cannot revert: batched, it costs no claim of its own.
+ */
+function mayRevertAlone(claim: ClaimOf, now: Date): boolean {
+  return claim.takesCharged && mayBeFinalized(claim, now);
 }
 
 /** The rows `test` holds for, and the others, each in their order. */

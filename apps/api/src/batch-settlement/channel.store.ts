@@ -44,14 +44,24 @@ export interface SentTransaction {
   createdAt: Date;
 }
 
-/** A claim, settle or refund transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
+/** A claim, settle, refund or deposit transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
 export interface OnItsWay {
-  kind: 'claim' | 'settle' | 'refund';
+  kind: 'claim' | 'settle' | 'refund' | 'deposit';
   txHash: string;
   nonce: number;
   sentAt: Date;
   /** A refund's hold: its replacement is recorded only while that hold still has txHash. */
   refund?: { channelId: string; id: string };
+}
+
+/** A deposit the relayer sends for a payer, as channel_deposits records it once signed. */
+export interface DepositRecord {
+  chainId: number;
+  channelId: string;
+  payer: string;
+  txHash: string;
+  /** The relayer nonce it was signed with. */
+  nonce: number;
 }
 
 /** A settle transaction of ours, as channel_settles records it once signed. */
@@ -720,7 +730,7 @@ export class ChannelStore {
   }
 
   /**
-   * Every claim, settle and refund of ours, of any receiver or channel, written down and not yet
+   * Every claim, settle, refund and deposit of ours, of any receiver or channel, written down and not yet
    * seen landed: what of the relayer's may still be pending (StuckAheadService), each with its
    * relayer nonce and when it was sent. A claim row of before nonces were kept is left out.
    */
@@ -742,7 +752,10 @@ export class ChannelStore {
        SELECT 'refund', refund_tx, refund_tx_nonce, refund_tx_sent_at, channel_id, refund_id::text
          FROM payment_channels
         WHERE chain_id = $1::int AND refund_id IS NOT NULL AND refund_tx IS NOT NULL
-          AND refund_tx_nonce IS NOT NULL AND refund_tx_sent_at IS NOT NULL`,
+          AND refund_tx_nonce IS NOT NULL AND refund_tx_sent_at IS NOT NULL
+       UNION ALL
+       SELECT 'deposit', tx_hash, nonce, created_at, NULL, NULL
+         FROM channel_deposits WHERE chain_id = $1::int AND landed_at IS NULL`,
       [chainId],
     );
     return rows.map((row) => ({
@@ -821,5 +834,74 @@ export class ChannelStore {
   /** A settle written down that sent nothing on and never will: reverted, or its nonce taken by another transaction. */
   async dropSettle(chainId: number, txHash: string): Promise<void> {
     await this.db.prisma.channelSettle.deleteMany({ where: { chainId, txHash, landedAt: null } });
+  }
+  /**
+   * A deposit the relayer signed for a payer, about to be broadcast: written first, so that whatever
+   * the broadcast answers it can be re-priced while stuck (the refund holds' sweep, StuckAheadService)
+   * and its replacement recognised when mined. The same deposit signed again (same nonce and fees) is the same row.
+   */
+  async recordDepositSent(deposit: DepositRecord): Promise<void> {
+    await this.db.prisma.channelDeposit.upsert({
+      where: { chainId_txHash: { chainId: deposit.chainId, txHash: deposit.txHash } },
+      create: { ...deposit, payer: deposit.payer.toLowerCase() },
+      update: {},
+    });
+  }
+
+  /** Deposits written down and not yet seen landed, oldest first. */
+  depositsOnTheirWay(chainId: number): Promise<SentTransaction[]> {
+    return this.db.prisma.channelDeposit.findMany({
+      where: { chainId, landedAt: null },
+      select: { txHash: true, nonce: true, createdAt: true },
+      orderBy: { createdAt: 'asc' },
+    });
+  }
+
+  /**
+   * The deposit `replaced`, re-priced at its nonce, about to be broadcast as `txHash`: written down
+   * as a copy of it (its channel, payer and nonce) before it is sent, as recordClaimReplacement, and as idempotent.
+   */
+  async recordDepositReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
+    const rows = await this.db.sql.query(
+      `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, tx_hash, nonce)
+       SELECT $3::uuid, chain_id, channel_id, payer, $4, nonce FROM channel_deposits
+        WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
+       ON CONFLICT (chain_id, tx_hash) DO UPDATE SET tx_hash = EXCLUDED.tx_hash
+        WHERE channel_deposits.nonce = EXCLUDED.nonce AND channel_deposits.landed_at IS NULL
+       RETURNING id`,
+      [chainId, replaced, randomUUID(), txHash],
+    );
+    if (rows.length === 0)
+      throw new Error(
+        `deposit ${replaced} is no longer on its way, or ${txHash} is another nonce's; nothing replaces it`,
+      );
+  }
+
+  /** Whether `mined` was written down as `sent` or a copy of it (the same channel, at its nonce): either is the deposit. */
+  async isDepositCopy(chainId: number, sent: string, mined: string): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      `SELECT 1 FROM channel_deposits sent JOIN channel_deposits mined
+           ON mined.chain_id = sent.chain_id AND mined.nonce = sent.nonce AND mined.channel_id = sent.channel_id
+        WHERE sent.chain_id = $1::int AND sent.tx_hash = $2 AND mined.tx_hash = $3`,
+      [chainId, sent.toLowerCase(), mined.toLowerCase()],
+    );
+    return rows.length > 0;
+  }
+
+  /** The deposit landed: recorded so, and the other hashes written down at its nonce dropped (none can be mined now). */
+  async recordDepositLanded(chainId: number, txHash: string): Promise<void> {
+    const landed = await this.db.prisma.channelDeposit.update({
+      where: { chainId_txHash: { chainId, txHash: txHash.toLowerCase() } },
+      data: { landedAt: new Date() },
+      select: { nonce: true },
+    });
+    await this.db.prisma.channelDeposit.deleteMany({
+      where: { chainId, nonce: landed.nonce, landedAt: null, NOT: { txHash: txHash.toLowerCase() } },
+    });
+  }
+
+  /** A deposit written down that deposited nothing and never will: reverted, or its nonce taken by another transaction. */
+  async dropDeposit(chainId: number, txHash: string): Promise<void> {
+    await this.db.prisma.channelDeposit.deleteMany({ where: { chainId, txHash, landedAt: null } });
   }
 }

@@ -17,7 +17,7 @@ interface PendingOfOurs {
 
 /**
  * The relayer's transactions pending ahead of an urgent claim, whatever their kind or receiver (an
- * `exact` settlement, a refund, another receiver's claim or settle): the claim is mined only after
+ * `exact` settlement, a refund, a deposit, another receiver's claim or settle): the claim is mined only after
  * every lower nonce, so one of them stuck at RELAYER_MAX_FEE_PER_GAS_WEI would hold it past its
  * payer's withdrawal deadline however high its own fees. Only the claimer lifts them, and only for
  * an urgent claim; each owner's own re-pricing keeps the normal maximum.
@@ -35,9 +35,9 @@ export class StuckAheadService {
   /**
    * Re-prices (repriceIfStuck), up to RELAYER_URGENT_MAX_FEE_PER_GAS_WEI, every relayer transaction
    * pending at a nonce below `before` (an urgent claim's; by default the nonce the next one takes),
-   * its replacement recorded as its owner's before it is sent. One the API has no record of (a
-   * deposit, another process's) is left as it is, with a warning. Never throws: the urgent claim
-   * goes all the same.
+   * its replacement recorded as its owner's before it is sent (a relayer deposit's too). One the API
+   * has no record of (another process's, a deposit sent before deposits were recorded) is left as it
+   * is, with a warning. Never throws: the urgent claim goes all the same.
    */
   async liftAhead(before?: number): Promise<void> {
     try {
@@ -96,6 +96,7 @@ export class StuckAheadService {
       record: async (hash, nonce) => {
         if (one.kind === 'claim') return this.channels.recordClaimReplacement(chainId, one.txHash, hash);
         if (one.kind === 'settle') return this.channels.recordSettleReplacement(chainId, one.txHash, hash);
+        if (one.kind === 'deposit') return this.channels.recordDepositReplacement(chainId, one.txHash, hash);
         const { channelId, id } = one.refund!;
         if (!(await this.channels.recordRefundReplacement(channelId, id, one.txHash, hash, nonce)))
           throw new ReplacementNotRecorded();

@@ -49,7 +49,7 @@ import { PricingService } from '../pricing/pricing.service';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
-import { sendFromRelayer, waitForReceipt } from '../payments/settlement';
+import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
 import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
 import { ClaimerService } from './claimer.service';
@@ -73,6 +73,10 @@ const DEPOSIT_LEASE_POLL_MS = 100;
  * claims): a channel first seen, or one whose record is behind the chain.
  */
 const opensRow = (row: ChannelRecord | null, state: OnChainChannel) => !row || row.charged < state.totalClaimed;
+
+/** A deposit not written down was never signed into a broadcast: nothing left, nothing charged. */
+const notSent = () =>
+  notCharged('The deposit was not sent; nothing was charged: send the same payment again shortly', 5);
 
 const noVouchers = () =>
   new PaymentRejected(BATCH_REASONS.scheme, 'This site does not take batch-settlement vouchers; pay with exact');
@@ -422,17 +426,22 @@ export class VoucherPaymentsService {
       if (await used()) return null;
       await this.simulateDeposit(batch, data);
       let hash: Hash;
+      let recorded = false;
       try {
-        hash = await sendFromRelayer(this.chain, batch.escrow, data);
+        hash = await this.sendDeposit(batch, channelId, config.payer, data, () => (recorded = true));
       } catch (error) {
-        const unsent = nothingSentAnswer(error);
+        const unsent = recorded ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
         if (unsent) throw unsent;
         keepLease = true;
         throw unavailable(
           'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',
         );
       }
-      const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs).catch((error: unknown) => {
+      // Stuck, it may be re-priced meanwhile (the background sweep, an urgent claim behind it): a
+      // copy of it mined is this deposit. Whatever is mined, the voucher is judged on the channel read after.
+      const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs, (mined) =>
+        this.store.isDepositCopy(this.chain.chainId, hash, mined.transactionHash),
+      ).catch((error: unknown) => {
         if (isChainUnreachable(error)) return null;
         throw error;
       });
@@ -446,16 +455,35 @@ export class VoucherPaymentsService {
         // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
         if (await used()) return null;
         // Else the payer made it revert (funds or code moved after the simulation): not relayed again for a while.
-        await this.relayRefusals.refuse(this.chain.chainId, config.payer, hash);
+        await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,
           'The deposit transaction reverted; nothing was charged',
         );
       }
-      return hash;
+      return receipt.transactionHash;
     } finally {
       if (!keepLease) await this.store.endDepositLease(config.payer, lease);
     }
+  }
+
+  /**
+   * Signs the deposit with the relayer's next nonce and broadcasts it, written down first (hash,
+   * nonce, channel and payer: channel_deposits) so that, stuck, it is re-priced as every other
+   * relayer transaction is. `onRecorded` runs once it is written down: past it, it may have left.
+   */
+  private async sendDeposit(
+    batch: BatchSettlementChain,
+    channelId: Hex,
+    payer: string,
+    data: Hex,
+    onRecorded: () => void,
+  ): Promise<Hash> {
+    const call = await prepareRelayerCall(this.chain, batch.escrow, data);
+    return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
+      await this.store.recordDepositSent({ chainId: this.chain.chainId, channelId, payer, txHash, nonce });
+      onRecorded();
+    });
   }
 
   /** The deposit run as the relayer would send it: refused (402) if it would revert. */

@@ -25,6 +25,7 @@ import { SimulationBudget } from '../payments/simulation-budget';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { ClaimerHeartbeatStore } from '../batch-settlement/claimer-heartbeat.store';
+import { RelayerDepositsService } from '../batch-settlement/relayer-deposits.service';
 import { StuckAheadService } from '../batch-settlement/stuck-ahead.service';
 import { SiteChannelsController } from '../batch-settlement/site-channels.controller';
 import { RefundsService } from '../batch-settlement/refunds.service';
@@ -135,6 +136,7 @@ export class AppModule {
         ClaimerHeartbeatStore,
         ClaimerService,
         StuckAheadService,
+        RelayerDepositsService,
         BackgroundJobs,
         SiwxService,
         SiwxStore,

@@ -17,11 +17,16 @@ function heldJob() {
 
 function jobsWith(reconcile: () => Promise<unknown>, intervalMs = 10) {
   const config = { chain: { reconcileIntervalMs: intervalMs, batchSettlement: { claimIntervalMs: 0 } } } as AppConfig;
-  const idle = { runOnce: async () => undefined, endHoldsOver: async () => undefined };
+  const idle = {
+    runOnce: async () => undefined,
+    endHoldsOver: async () => undefined,
+    followOnTheirWay: async () => undefined,
+  };
   const never = { deleteOver: async () => undefined, deleteExpired: async () => undefined };
   return new BackgroundJobs(
     config,
     { runOnce: reconcile } as never,
+    idle as never,
     idle as never,
     idle as never,
     idle as never,

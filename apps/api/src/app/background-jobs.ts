@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/config';
 import { CONFIG } from '../db/tokens';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { RefundsService } from '../batch-settlement/refunds.service';
+import { RelayerDepositsService } from '../batch-settlement/relayer-deposits.service';
 import { CrawlerRetentionService } from '../crawlers/crawler-retention.service';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { KnownNetworksStore } from '../publishers/known-networks.store';
@@ -18,7 +19,8 @@ const CRAWLER_RETENTION_INTERVAL_MS = 6 * 3_600_000;
 const PASSWORD_ATTEMPTS_SWEEP_MS = 15 * 60_000;
 
 /**
- * Runs the reconciler (with the sweep of refund holds that are over), the voucher claimer, the
+ * Runs the reconciler (with the sweep of refund holds that are over and of relayer deposits on
+ * their way), the voucher claimer, the
  * crawler analytics retention and the sweep of password-attempt counters on their intervals; a run
  * never overlaps the previous one, and shutdown waits for the runs in flight.
  */
@@ -35,6 +37,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     private readonly reconciler: ReconcilerService,
     private readonly claimer: ClaimerService,
     private readonly refunds: RefundsService,
+    private readonly deposits: RelayerDepositsService,
     private readonly crawlerRetention: CrawlerRetentionService,
     private readonly passwordAttempts: PasswordAttemptsStore,
     private readonly knownNetworks: KnownNetworksStore,
@@ -43,7 +46,13 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
 
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
-    this.every(this.config.chain.reconcileIntervalMs, 'refund holds', () => this.refunds.endHoldsOver());
+    // Deposits go with the refund holds: both are channel transactions a request sent and may have
+    // stopped waiting for, followed every few seconds (a stuck one holds every later relayer nonce);
+    // the claimer's run is minutes apart, and its lock and heartbeat are the claims'.
+    this.every(this.config.chain.reconcileIntervalMs, 'refund holds and relayer deposits', async () => {
+      await this.refunds.endHoldsOver();
+      await this.deposits.followOnTheirWay();
+    });
     // At start too: it collects what an instance that stopped left unclaimed, and vouchers are judged
     // on remembered channel states only once a claimer run has finished (ClaimerService.keepsUp).
     this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce(), true);

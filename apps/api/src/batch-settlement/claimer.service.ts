@@ -18,7 +18,7 @@ import { feeCap, logRepricing, pendingTooLong, repriceIfStuck, type FeeUrgency }
 import { eventsInSpans } from '../chain/log-spans';
 import { isRevert } from '../chain/revert';
 import { tokenRefusesOnly } from '../chain/token-refusal';
-import { relayerNonceUsed, transactionState } from '../chain/transaction-state';
+import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
 import { JOB_LOCKS, whileHoldingLock } from '../db/advisory-lock';
@@ -359,11 +359,10 @@ export class ClaimerService {
     on: { landed(hash: string): Promise<void>; drop(hash: string): Promise<void> },
   ): Promise<SentTransaction | undefined> {
     for (const one of sent) {
-      const state = await transactionState(this.chain, one.txHash as Hex);
-      if (state === 'pending') return one;
-      if (state === 'success') await on.landed(one.txHash);
-      else if (state === 'reverted' || (one.nonce !== null && (await relayerNonceUsed(this.chain, one.nonce))))
-        await on.drop(one.txHash);
+      const fate = await sentTransactionFate(this.chain, one);
+      if (fate === 'pending') return one;
+      if (fate === 'landed') await on.landed(one.txHash);
+      else if (fate === 'dead') await on.drop(one.txHash);
     }
     return undefined;
   }

@@ -1,0 +1,48 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Hash } from 'viem';
+import type { ChainContext } from '../chain/chain-context';
+import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
+import { sentTransactionFate } from '../chain/transaction-state';
+import { CHAIN } from '../chain/tokens';
+import { ChannelStore, type SentTransaction } from './channel.store';
+
+/**
+ * The deposits the relayer sent for payers (written down once signed: channel_deposits), followed
+ * in the background with the refund holds, at the reconciler's interval: like a refund, a deposit is
+ * sent by a request that may stop waiting for it, and stuck under the chain's fees it holds every
+ * later relayer transaction behind its nonce. One pending too long is re-priced up to
+ * RELAYER_MAX_FEE_PER_GAS_WEI (repriceIfStuck), its replacement written down first; one mined is
+ * recorded landed, one that never lands dropped. Ahead of an urgent claim, StuckAheadService lifts
+ * one further.
+ */
+@Injectable()
+export class RelayerDepositsService {
+  private readonly logger = new Logger('Deposits');
+
+  constructor(
+    @Inject(CHAIN) private readonly chain: ChainContext,
+    private readonly store: ChannelStore,
+  ) {}
+
+  /** Goes through every deposit on its way; one that fails is logged and tried again at the next run. */
+  async followOnTheirWay(): Promise<void> {
+    if (!this.chain.batchSettlement) return;
+    for (const sent of await this.store.depositsOnTheirWay(this.chain.chainId))
+      await this.follow(sent).catch((error: Error) =>
+        this.logger.warn(`deposit ${sent.txHash} not followed; the next run tries again: ${error.message}`),
+      );
+  }
+
+  private async follow(sent: SentTransaction): Promise<void> {
+    const chainId = this.chain.chainId;
+    const fate = await sentTransactionFate(this.chain, sent);
+    if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
+    if (fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
+    if (fate !== 'pending') return;
+    const hash = sent.txHash as Hash;
+    const repricing = await repriceIfStuck(this.chain, hash, sent.createdAt, (replacement) =>
+      this.store.recordDepositReplacement(chainId, sent.txHash, replacement),
+    );
+    logRepricing(this.logger, 'the deposit', hash, repricing);
+  }
+}

@@ -235,3 +235,44 @@ describe('ChannelStore: a re-priced claim or settle written down again', () => {
     await expect(store.recordClaimReplacement(of.chainId, stuck, elsewhere)).rejects.toThrow(/no longer on its way/);
   });
 });
+
+describe('ChannelStore: relayer transactions on their way', () => {
+  let test: TestDatabase;
+  let store: ChannelStore;
+  beforeAll(async () => {
+    test = await createTestDatabase();
+    store = new ChannelStore(test.database);
+  });
+  afterAll(() => test.dispose());
+
+  it('lists a deposit written down until it lands; a copy at its nonce is the same deposit, one elsewhere is not', async () => {
+    const deposit = {
+      chainId: 31337,
+      channelId: hex('a7', 32),
+      payer: hex('01', 20),
+      txHash: hex('a8', 32),
+      nonce: 60,
+    };
+    await store.recordDepositSent(deposit);
+    await store.recordDepositSent(deposit); // signed again identical: one row
+    const copy = hex('a9', 32);
+    await store.recordDepositReplacement(deposit.chainId, deposit.txHash, copy);
+    const deposits = async () =>
+      (await store.relayerTransactionsOnTheirWay(31337))
+        .filter((one) => one.kind === 'deposit')
+        .map((one) => one.txHash);
+    expect((await deposits()).sort()).toEqual([deposit.txHash, copy]);
+    expect(await store.isDepositAt(deposit.chainId, deposit, copy)).toBe(true);
+    expect(await store.isDepositAt(deposit.chainId, { ...deposit, nonce: 61 }, copy)).toBe(false);
+    expect(await store.isDepositAt(deposit.chainId, { ...deposit, channelId: hex('b7', 32) }, copy)).toBe(false);
+
+    await store.recordDepositLanded(deposit.chainId, copy);
+    expect(await deposits()).toEqual([]);
+    // The original, never mined now, is dropped; the copy that landed still answers for the deposit.
+    expect(await test.database.prisma.channelDeposit.count({ where: { nonce: 60 } })).toBe(1);
+    expect(await store.isDepositAt(deposit.chainId, deposit, copy)).toBe(true);
+    await expect(store.recordDepositReplacement(deposit.chainId, copy, hex('aa', 32))).rejects.toThrow(
+      /no longer on its way/,
+    );
+  });
+});

@@ -877,15 +877,15 @@ export class ChannelStore {
       );
   }
 
-  /** Whether `mined` was written down as `sent` or a copy of it (the same channel, at its nonce): either is the deposit. */
-  async isDepositCopy(chainId: number, sent: string, mined: string): Promise<boolean> {
-    const rows = await this.db.sql.query(
-      `SELECT 1 FROM channel_deposits sent JOIN channel_deposits mined
-           ON mined.chain_id = sent.chain_id AND mined.nonce = sent.nonce AND mined.channel_id = sent.channel_id
-        WHERE sent.chain_id = $1::int AND sent.tx_hash = $2 AND mined.tx_hash = $3`,
-      [chainId, sent.toLowerCase(), mined.toLowerCase()],
-    );
-    return rows.length > 0;
+  /**
+   * Whether `mined` was written down as a deposit into this channel at this relayer nonce: the one
+   * sent or a re-priced copy of it, either of which is the deposit (whatever rows at the nonce were dropped since).
+   */
+  async isDepositAt(chainId: number, at: { channelId: string; nonce: number }, mined: string): Promise<boolean> {
+    const found = await this.db.prisma.channelDeposit.count({
+      where: { chainId, channelId: at.channelId, nonce: at.nonce, txHash: mined.toLowerCase() },
+    });
+    return found > 0;
   }
 
   /** The deposit landed: recorded so, and the other hashes written down at its nonce dropped (none can be mined now). */

@@ -426,11 +426,12 @@ export class VoucherPaymentsService {
       if (await used()) return null;
       await this.simulateDeposit(batch, data);
       let hash: Hash;
-      let recorded = false;
+      /** The relayer nonce it was written down with; unset, nothing was broadcast. */
+      let nonce: number | undefined;
       try {
-        hash = await this.sendDeposit(batch, channelId, config.payer, data, () => (recorded = true));
+        hash = await this.sendDeposit(batch, channelId, config.payer, data, (signedAt) => (nonce = signedAt));
       } catch (error) {
-        const unsent = recorded ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
+        const unsent = nonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
         if (unsent) throw unsent;
         keepLease = true;
         throw unavailable(
@@ -440,7 +441,7 @@ export class VoucherPaymentsService {
       // Stuck, it may be re-priced meanwhile (the background sweep, an urgent claim behind it): a
       // copy of it mined is this deposit. Whatever is mined, the voucher is judged on the channel read after.
       const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs, (mined) =>
-        this.store.isDepositCopy(this.chain.chainId, hash, mined.transactionHash),
+        this.store.isDepositAt(this.chain.chainId, { channelId, nonce: nonce! }, mined.transactionHash),
       ).catch((error: unknown) => {
         if (isChainUnreachable(error)) return null;
         throw error;
@@ -470,19 +471,19 @@ export class VoucherPaymentsService {
   /**
    * Signs the deposit with the relayer's next nonce and broadcasts it, written down first (hash,
    * nonce, channel and payer: channel_deposits) so that, stuck, it is re-priced as every other
-   * relayer transaction is. `onRecorded` runs once it is written down: past it, it may have left.
+   * relayer transaction is. `onRecorded` gets its nonce once it is written down: past it, it may have left.
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
     channelId: Hex,
     payer: string,
     data: Hex,
-    onRecorded: () => void,
+    onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
     return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
       await this.store.recordDepositSent({ chainId: this.chain.chainId, channelId, payer, txHash, nonce });
-      onRecorded();
+      onRecorded(nonce);
     });
   }
 

@@ -245,6 +245,26 @@ describe('ChannelStore: relayer transactions on their way', () => {
   });
   afterAll(() => test.dispose());
 
+  it("lists a refund once per hash sent for it, each naming the hold's current hash (an earlier one may be the one pending)", async () => {
+    const channelId = hex('f1', 32);
+    await store.open({ channelId, chainId: 31337, escrow: hex('05', 20), config: channelConfig }, 0n);
+    await test.database.sql.query(`UPDATE payment_channels SET charged = 10000 WHERE channel_id = $1`, [channelId]);
+    const id = randomUUID();
+    expect(await store.holdForRefund({ channelId, id, charged: 10_000n, nonce: 0n, amount: 1n })).toBe(true);
+    const [first, current] = [hex('f2', 32), hex('f3', 32)];
+    expect(await store.setRefundTx(channelId, id, null, first, 50)).toBe(true);
+    expect(await store.recordRefundReplacement(channelId, id, first, current, 50)).toBe(true);
+
+    const listed = (await store.relayerTransactionsOnTheirWay(31337)).filter((one) => one.kind === 'refund');
+    expect(listed.map((one) => [one.txHash, one.nonce, one.refund])).toEqual(
+      expect.arrayContaining([
+        [current, 50, { channelId, id, current }],
+        [first, 50, { channelId, id, current }],
+      ]),
+    );
+    expect(listed).toHaveLength(2);
+  });
+
   it('lists a deposit written down until it lands; a copy at its nonce is the same deposit, one elsewhere is not', async () => {
     const deposit = {
       chainId: 31337,

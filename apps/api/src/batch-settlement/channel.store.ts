@@ -50,8 +50,11 @@ export interface OnItsWay {
   txHash: string;
   nonce: number;
   sentAt: Date;
-  /** A refund's hold: its replacement is recorded only while that hold still has txHash. */
-  refund?: { channelId: string; id: string };
+  /**
+   * A refund's hold, and the hash it has now (`current`): txHash may be an earlier one, still pending
+   * when the broadcast of `current` failed. Its replacement is recorded only while the hold still has `current`.
+   */
+  refund?: { channelId: string; id: string; current: string };
 }
 
 /** A deposit the relayer sends for a payer, as channel_deposits records it once signed. */
@@ -732,7 +735,8 @@ export class ChannelStore {
   /**
    * Every claim, settle, refund and deposit of ours, of any receiver or channel, written down and not yet
    * seen landed: what of the relayer's may still be pending (StuckAheadService), each with its
-   * relayer nonce and when it was sent. A claim row of before nonces were kept is left out.
+   * relayer nonce and when it was sent; a refund once per hash sent for it (each a row already for
+   * the others). A claim row of before nonces were kept is left out.
    */
   async relayerTransactionsOnTheirWay(chainId: number): Promise<OnItsWay[]> {
     const rows = await this.db.sql.query<{
@@ -742,19 +746,22 @@ export class ChannelStore {
       sent_at: Date | string;
       channel_id: string | null;
       refund_id: string | null;
+      refund_tx: string | null;
     }>(
-      `SELECT 'claim' AS kind, tx_hash, nonce, created_at AS sent_at, NULL AS channel_id, NULL AS refund_id
+      `SELECT 'claim' AS kind, tx_hash, nonce, created_at AS sent_at, NULL AS channel_id, NULL AS refund_id,
+              NULL AS refund_tx
          FROM channel_claims WHERE chain_id = $1::int AND landed_at IS NULL AND nonce IS NOT NULL
        UNION ALL
-       SELECT 'settle', tx_hash, nonce, created_at, NULL, NULL
+       SELECT 'settle', tx_hash, nonce, created_at, NULL, NULL, NULL
          FROM channel_settles WHERE chain_id = $1::int AND landed_at IS NULL
        UNION ALL
-       SELECT 'refund', refund_tx, refund_tx_nonce, refund_tx_sent_at, channel_id, refund_id::text
-         FROM payment_channels
+       SELECT 'refund', sent.tx_hash, refund_tx_nonce, refund_tx_sent_at, channel_id, refund_id::text, refund_tx
+         FROM payment_channels,
+              unnest(array_prepend(refund_tx::text, COALESCE(refund_replaced_txs, '{}'))) AS sent(tx_hash)
         WHERE chain_id = $1::int AND refund_id IS NOT NULL AND refund_tx IS NOT NULL
           AND refund_tx_nonce IS NOT NULL AND refund_tx_sent_at IS NOT NULL
        UNION ALL
-       SELECT 'deposit', tx_hash, nonce, created_at, NULL, NULL
+       SELECT 'deposit', tx_hash, nonce, created_at, NULL, NULL, NULL
          FROM channel_deposits WHERE chain_id = $1::int AND landed_at IS NULL`,
       [chainId],
     );
@@ -763,7 +770,9 @@ export class ChannelStore {
       txHash: row.tx_hash,
       nonce: Number(row.nonce),
       sentAt: new Date(row.sent_at),
-      ...(row.channel_id && row.refund_id ? { refund: { channelId: row.channel_id, id: row.refund_id } } : {}),
+      ...(row.channel_id && row.refund_id && row.refund_tx
+        ? { refund: { channelId: row.channel_id, id: row.refund_id, current: row.refund_tx } }
+        : {}),
     }));
   }
 

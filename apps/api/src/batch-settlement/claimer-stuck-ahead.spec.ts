@@ -186,6 +186,32 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     expect(mined).toBeGreaterThan(claim.nonce); // the claim, or its re-priced copy, is mined
   }, 90_000);
 
+  it('re-prices the hash still pending when its payment names a replacement whose broadcast failed', async () => {
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    await withdrawingChannel(site);
+    const { gate, stuck, first } = await stuckAtTheMaximum(site);
+    // What a replacement recorded before its broadcast leaves when the node never took it: the
+    // payment names a hash no node knows, and the one it replaced is still the pending one.
+    const neverSent = `0x${'ab'.repeat(32)}`;
+    await app.database.prisma.payment.update({
+      where: { gateId: gate.ref },
+      data: { txHash: neverSent, replacedTxHashes: [first, stuck.hash] },
+    });
+
+    const run = await claiming.app.get(ClaimerService).runOnce({ now: late() });
+
+    expect(run.claims).toHaveLength(1);
+    expect((await transaction(run.claims[0])).nonce).toBe(stuck.nonce + 1);
+    const payment = await app.database.prisma.payment.findUniqueOrThrow({ where: { gateId: gate.ref } });
+    expect(payment.replacedTxHashes).toEqual([first, stuck.hash, neverSent]);
+    const replacement = await transaction(payment.txHash!);
+    expect(replacement).toMatchObject({ nonce: stuck.nonce, input: stuck.input });
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(CAP);
+    await test().mine({ blocks: 1 });
+    expect((await receipt(payment.txHash!))?.status).toBe('success');
+    expect((await receipt(run.claims[0]))?.status).toBe('success');
+  }, 90_000);
+
   it('leaves it at the normal maximum when no urgent claim waits behind it', async () => {
     const { site } = await batchSettlementSite(app, newWallet().address);
     const payer = newWallet();

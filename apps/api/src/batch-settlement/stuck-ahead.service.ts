@@ -4,6 +4,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, ReplacementNotRecorded, repriceIfStuck } from '../chain/fee-bump';
 import { notFoundAsNull } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
+import { ownHashes } from '../payments/payment-hashes';
 import { PaymentStore } from '../payments/payment.store';
 import { ChannelStore } from './channel.store';
 
@@ -77,7 +78,7 @@ export class StuckAheadService {
     return { mined, next };
   }
 
-  /** Our recorded transactions the node holds pending, by nonce. */
+  /** Our recorded transactions the node holds pending (by any hash sent for them), by nonce. */
   private async pendingOfOurs(): Promise<Map<number, PendingOfOurs>> {
     const pending = new Map<number, PendingOfOurs>();
     for (const one of [...(await this.channelTransactions()), ...(await this.settlements())]) {
@@ -97,22 +98,26 @@ export class StuckAheadService {
         if (one.kind === 'claim') return this.channels.recordClaimReplacement(chainId, one.txHash, hash);
         if (one.kind === 'settle') return this.channels.recordSettleReplacement(chainId, one.txHash, hash);
         if (one.kind === 'deposit') return this.channels.recordDepositReplacement(chainId, one.txHash, hash);
-        const { channelId, id } = one.refund!;
-        if (!(await this.channels.recordRefundReplacement(channelId, id, one.txHash, hash, nonce)))
+        const { channelId, id, current } = one.refund!;
+        if (!(await this.channels.recordRefundReplacement(channelId, id, current, hash, nonce)))
           throw new ReplacementNotRecorded();
       },
     }));
   }
 
+  /** Each hash sent for a settlement in flight: the current one's broadcast may have failed while an earlier one waits. */
   private async settlements(): Promise<PendingOfOurs[]> {
-    return (await this.payments.settlementsInFlight(this.chain.chainId)).map((payment) => ({
-      what: `the settlement of payment ${payment.id}`,
-      hash: payment.txHash as Hash,
-      sentAt: payment.txSentAt ?? payment.createdAt,
-      record: async (hash) => {
-        if (!(await this.payments.recordReplacement(payment.id, payment.txHash!, hash)))
-          throw new ReplacementNotRecorded();
-      },
-    }));
+    return (await this.payments.settlementsInFlight(this.chain.chainId)).flatMap((payment) =>
+      ownHashes(payment).map((sent) => ({
+        what: `the settlement of payment ${payment.id}`,
+        hash: sent,
+        sentAt: payment.txSentAt ?? payment.createdAt,
+        // Recorded over the hash the payment has now, whichever of its hashes is replaced.
+        record: async (hash: Hash) => {
+          if (!(await this.payments.recordReplacement(payment.id, payment.txHash!, hash)))
+            throw new ReplacementNotRecorded();
+        },
+      })),
+    );
   }
 }

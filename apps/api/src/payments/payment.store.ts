@@ -290,13 +290,16 @@ export class PaymentStore {
   }
 
   /**
-   * Settlements of ours on this chain whose current hash may be pending: recorded for a broadcast
-   * and not confirmed (StuckAheadService re-prices one holding an urgent claim behind its nonce).
+   * Settlements of ours on this chain that may be pending: recorded for a broadcast and not
+   * confirmed, with every hash sent for them (StuckAheadService re-prices the one holding an urgent
+   * claim behind its nonce; the current hash's broadcast may have failed while an earlier one waits).
    */
-  settlementsInFlight(chainId: number): Promise<Pick<Payment, 'id' | 'txHash' | 'txSentAt' | 'createdAt'>[]> {
+  settlementsInFlight(
+    chainId: number,
+  ): Promise<Pick<Payment, 'id' | 'txHash' | 'replacedTxHashes' | 'txSentAt' | 'createdAt'>[]> {
     return this.db.prisma.payment.findMany({
       where: { chainId, status: { in: ['submitting', 'submitted'] }, txHash: { not: null } },
-      select: { id: true, txHash: true, txSentAt: true, createdAt: true },
+      select: { id: true, txHash: true, replacedTxHashes: true, txSentAt: true, createdAt: true },
     });
   }
 

@@ -51,6 +51,7 @@ export const POSTGRESQL_ONLY = [
   'src/batch-settlement/claimer-finalize-race.spec.ts',
   'src/batch-settlement/claimer-finalizable-batching.spec.ts',
   'src/batch-settlement/claimer-deposit-ahead.spec.ts',
+  'src/batch-settlement/deposit-revert-refused.spec.ts',
   'src/batch-settlement/deposit-fee-bump.spec.ts',
   'src/batch-settlement/claimer-urgent-amplify.spec.ts',
   'src/batch-settlement/claimer-urgent-window.spec.ts',

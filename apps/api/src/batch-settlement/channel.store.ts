@@ -44,6 +44,11 @@ export interface SentTransaction {
   createdAt: Date;
 }
 
+/** A deposit the relayer sent for `payer` (channel_deposits). */
+export interface SentDeposit extends SentTransaction {
+  payer: string;
+}
+
 /** A claim, settle, refund or deposit transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
 export interface OnItsWay {
   kind: 'claim' | 'settle' | 'refund' | 'deposit';
@@ -858,10 +863,10 @@ export class ChannelStore {
   }
 
   /** Deposits written down and not yet seen landed, oldest first. */
-  depositsOnTheirWay(chainId: number): Promise<SentTransaction[]> {
+  depositsOnTheirWay(chainId: number): Promise<SentDeposit[]> {
     return this.db.prisma.channelDeposit.findMany({
       where: { chainId, landedAt: null },
-      select: { txHash: true, nonce: true, createdAt: true },
+      select: { txHash: true, nonce: true, createdAt: true, payer: true },
       orderBy: { createdAt: 'asc' },
     });
   }

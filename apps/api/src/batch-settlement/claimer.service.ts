@@ -362,7 +362,7 @@ export class ClaimerService {
       const fate = await sentTransactionFate(this.chain, one);
       if (fate === 'pending') return one;
       if (fate === 'landed') await on.landed(one.txHash);
-      else if (fate === 'dead') await on.drop(one.txHash);
+      else if (fate === 'reverted' || fate === 'dead') await on.drop(one.txHash);
     }
     return undefined;
   }

@@ -4,7 +4,8 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
-import { ChannelStore, type SentTransaction } from './channel.store';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
+import { ChannelStore, type SentDeposit } from './channel.store';
 
 /**
  * The deposits the relayer sent for payers (written down once signed: channel_deposits), followed
@@ -12,8 +13,9 @@ import { ChannelStore, type SentTransaction } from './channel.store';
  * sent by a request that may stop waiting for it, and stuck under the chain's fees it holds every
  * later relayer transaction behind its nonce. One pending too long is re-priced up to
  * RELAYER_MAX_FEE_PER_GAS_WEI (repriceIfStuck), its replacement written down first; one mined is
- * recorded landed, one that never lands dropped. Ahead of an urgent claim, StuckAheadService lifts
- * one further.
+ * recorded landed, one that never lands dropped, and one that reverted dropped with its payer
+ * refused (RelayRefusalsStore), as its request does when it sees the revert itself. Ahead of an
+ * urgent claim, StuckAheadService lifts one further.
  */
 @Injectable()
 export class RelayerDepositsService {
@@ -22,6 +24,7 @@ export class RelayerDepositsService {
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
     private readonly store: ChannelStore,
+    private readonly refusals: RelayRefusalsStore,
   ) {}
 
   /** Goes through every deposit on its way; one that fails is logged and tried again at the next run. */
@@ -33,11 +36,13 @@ export class RelayerDepositsService {
       );
   }
 
-  private async follow(sent: SentTransaction): Promise<void> {
+  private async follow(sent: SentDeposit): Promise<void> {
     const chainId = this.chain.chainId;
     const fate = await sentTransactionFate(this.chain, sent);
     if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
-    if (fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
+    // The payer made it revert (funds moved after the simulation): its deposits are not relayed for a while.
+    if (fate === 'reverted') await this.refusals.refuse(chainId, sent.payer, sent.txHash);
+    if (fate === 'reverted' || fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
     if (fate !== 'pending') return;
     const hash = sent.txHash as Hash;
     const repricing = await repriceIfStuck(this.chain, hash, sent.createdAt, (replacement) =>

@@ -50,17 +50,19 @@ export async function relayerNonceUsed(
 
 /**
  * Where a relayer transaction written down before its broadcast stands: `pending` (on its way),
- * `landed` (mined successfully with the confirmations), `dead` (reverted, or unknown to the node
- * while its nonce went to another transaction: it never lands), or `unknown` (the node does not know
- * it and its nonce is still free: a broadcast refused, or a replaced copy; it may yet be sent).
+ * `landed` (mined successfully with the confirmations), `reverted` (mined, and reverted: the relayer
+ * paid its gas), `dead` (unknown to the node while its nonce went to another transaction: it never
+ * lands), or `unknown` (the node does not know it and its nonce is still free: a broadcast refused,
+ * or a replaced copy; it may yet be sent).
  */
 export async function sentTransactionFate(
   chain: Pick<ChainContext, 'publicClient' | 'relayer' | 'confirmations'>,
   sent: { txHash: string; nonce: number | null },
-): Promise<'pending' | 'landed' | 'dead' | 'unknown'> {
+): Promise<'pending' | 'landed' | 'reverted' | 'dead' | 'unknown'> {
   const state = await transactionState(chain, sent.txHash as Hash);
   if (state === 'pending') return 'pending';
   if (state === 'success') return 'landed';
-  if (state === 'reverted' || (sent.nonce !== null && (await relayerNonceUsed(chain, sent.nonce)))) return 'dead';
+  if (state === 'reverted') return 'reverted';
+  if (sent.nonce !== null && (await relayerNonceUsed(chain, sent.nonce))) return 'dead';
   return 'unknown';
 }

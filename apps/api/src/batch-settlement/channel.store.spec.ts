@@ -270,6 +270,7 @@ describe('ChannelStore: relayer transactions on their way', () => {
       chainId: 31337,
       channelId: hex('a7', 32),
       payer: hex('01', 20),
+      authorizationNonce: hex('aa', 32),
       txHash: hex('a8', 32),
       nonce: 60,
     };

@@ -44,9 +44,10 @@ export interface SentTransaction {
   createdAt: Date;
 }
 
-/** A deposit the relayer sent for `payer` (channel_deposits). */
+/** A deposit the relayer sent for `payer` (channel_deposits), spending its authorization `authorizationNonce`. */
 export interface SentDeposit extends SentTransaction {
   payer: string;
+  authorizationNonce: string;
 }
 
 /** A claim, settle, refund or deposit transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
@@ -67,6 +68,8 @@ export interface DepositRecord {
   chainId: number;
   channelId: string;
   payer: string;
+  /** The payer's ERC-3009 authorization nonce the deposit spends. */
+  authorizationNonce: string;
   txHash: string;
   /** The relayer nonce it was signed with. */
   nonce: number;
@@ -857,7 +860,11 @@ export class ChannelStore {
   async recordDepositSent(deposit: DepositRecord): Promise<void> {
     await this.db.prisma.channelDeposit.upsert({
       where: { chainId_txHash: { chainId: deposit.chainId, txHash: deposit.txHash } },
-      create: { ...deposit, payer: deposit.payer.toLowerCase() },
+      create: {
+        ...deposit,
+        payer: deposit.payer.toLowerCase(),
+        authorizationNonce: deposit.authorizationNonce.toLowerCase(),
+      },
       update: {},
     });
   }
@@ -866,7 +873,7 @@ export class ChannelStore {
   depositsOnTheirWay(chainId: number): Promise<SentDeposit[]> {
     return this.db.prisma.channelDeposit.findMany({
       where: { chainId, landedAt: null },
-      select: { txHash: true, nonce: true, createdAt: true, payer: true },
+      select: { txHash: true, nonce: true, createdAt: true, payer: true, authorizationNonce: true },
       orderBy: { createdAt: 'asc' },
     });
   }
@@ -877,8 +884,8 @@ export class ChannelStore {
    */
   async recordDepositReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
-      `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, tx_hash, nonce)
-       SELECT $3::uuid, chain_id, channel_id, payer, $4, nonce FROM channel_deposits
+      `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce)
+       SELECT $3::uuid, chain_id, channel_id, payer, authorization_nonce, $4, nonce FROM channel_deposits
         WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
        ON CONFLICT (chain_id, tx_hash) DO UPDATE SET tx_hash = EXCLUDED.tx_hash
         WHERE channel_deposits.nonce = EXCLUDED.nonce AND channel_deposits.landed_at IS NULL

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { devTestClient } from '@crawlgate/devchain';
 import { USDC_ABI } from '@crawlgate/core';
-import { encodeFunctionData, type Hash } from 'viem';
+import { encodeFunctionData, type Hash, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -11,12 +11,15 @@ import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { RelayerDepositsService } from './relayer-deposits.service';
 
 /**
- * A relayer deposit the payer makes revert once its request stopped waiting is seen reverted
- * by the deposits' sweep (RelayerDepositsService), not by its request: the payer is refused all the
- * same (RelayRefusalsStore), as its request would have: the relayer paid its gas (review finding:
- * the sweep dropped the deposit and the payer's deposits were relayed as before).
+ * A relayer deposit that reverted once its request stopped waiting is seen by the deposits' sweep
+ * (RelayerDepositsService), not by its request. Made to revert by its payer, the payer is refused
+ * all the same (RelayRefusalsStore), as its request would have: the relayer paid its gas (review
+ * finding: the sweep dropped it and the payer's deposits were relayed as before). Reverted because a
+ * copy of it made the deposit first (the escrow's deposit is anyone's to call), nobody is refused
+ * (review finding: anyone reading the mempool could get a payer refused for a day).
  */
 describe('a relayed deposit reverted after its request stopped waiting', () => {
+  const GWEI = 10n ** 9n;
   let db: TestDatabase;
   let app: TestApp;
   let depositing: TestApp;
@@ -38,20 +41,36 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
     await db.dispose();
   });
 
-  it('refuses the payer whose relayed deposit reverted (the sweep saw it)', async () => {
-    const test = devTestClient(app.chain.rpcUrl);
+  /** A payer's deposit sent by the relayer and left pending (automine off) once its request answered 503. */
+  async function depositLeftPending() {
     const { site } = await batchSettlementSite(app, newWallet().address);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
     await fundEth(app, payer.address);
     const offer = await batchGate(depositing, site);
     const channel = testChannel(depositing, payer, offer.accepted);
-    await test.setAutomine(false);
+    await devTestClient(app.chain.rpcUrl).setAutomine(false);
     const answer = await depositing.call('POST', `/v1/gates/${offer.id}/verify`, {
       body: { payment: await channel.payment(offer, 10_000n, { deposit: 50_000n }) },
     });
     expect(answer.status).toBe(503); // sent, not confirmed within the timeout
-    const [row] = await db.database.sql.query<{ tx_hash: string }>('SELECT tx_hash FROM channel_deposits');
+    const [row] = await db.database.sql.query<{ tx_hash: string }>(
+      'SELECT tx_hash FROM channel_deposits WHERE landed_at IS NULL',
+    );
+    return { payer, deposit: row.tx_hash as Hash };
+  }
+
+  /** Mines `signed` ahead of the pending deposit (its higher tip) and the deposit after it. */
+  async function mineAhead(from: ReturnType<typeof newWallet>, signed: Hex, deposit: Hash) {
+    await walletOf(app, from).sendRawTransaction({ serializedTransaction: signed });
+    const test = devTestClient(app.chain.rpcUrl);
+    await test.mine({ blocks: 1 });
+    await test.setAutomine(true);
+    return app.chain.publicClient.getTransactionReceipt({ hash: deposit });
+  }
+
+  it('refuses the payer whose relayed deposit reverted (the sweep saw it)', async () => {
+    const { payer, deposit } = await depositLeftPending();
     // The payer empties its wallet ahead of the deposit (higher tip): the deposit reverts.
     const signed = await payer.signTransaction({
       type: 'eip1559',
@@ -60,17 +79,35 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
       to: app.chain.usdc,
       data: encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [newWallet().address, 960_000n] }),
       gas: 100_000n,
-      maxPriorityFeePerGas: 100n * 10n ** 9n,
-      maxFeePerGas: 200n * 10n ** 9n,
+      maxPriorityFeePerGas: 100n * GWEI,
+      maxFeePerGas: 200n * GWEI,
     });
-    await walletOf(app, payer).sendRawTransaction({ serializedTransaction: signed });
-    await test.mine({ blocks: 1 });
-    await test.setAutomine(true);
-    const receipt = await app.chain.publicClient.getTransactionReceipt({ hash: row.tx_hash as Hash });
-    expect(receipt.status).toBe('reverted');
+    expect((await mineAhead(payer, signed, deposit)).status).toBe('reverted');
 
     await depositing.app.get(RelayerDepositsService).followOnTheirWay();
-    expect(await db.database.sql.query('SELECT 1 FROM channel_deposits')).toEqual([]); // dropped as dead
+    expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);
     expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, payer.address)).toBe(true);
+  }, 90_000);
+
+  it('refuses nobody when a copy of the deposit, sent by a stranger, made it first', async () => {
+    const { payer, deposit } = await depositLeftPending();
+    const ours = await app.chain.publicClient.getTransaction({ hash: deposit });
+    const stranger = newWallet();
+    await fundEth(app, stranger.address);
+    const signed = await stranger.signTransaction({
+      type: 'eip1559',
+      chainId: app.chain.chainId,
+      nonce: 0,
+      to: ours.to!,
+      data: ours.input,
+      gas: ours.gas,
+      maxPriorityFeePerGas: 100n * GWEI,
+      maxFeePerGas: 200n * GWEI,
+    });
+    expect((await mineAhead(stranger, signed, deposit)).status).toBe('reverted');
+
+    await depositing.app.get(RelayerDepositsService).followOnTheirWay();
+    expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);
+    expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, payer.address)).toBe(false);
   }, 90_000);
 });

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Hash } from 'viem';
+import type { Hash, Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
+import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore, type SentDeposit } from './channel.store';
 
@@ -14,7 +15,8 @@ import { ChannelStore, type SentDeposit } from './channel.store';
  * later relayer transaction behind its nonce. One pending too long is re-priced up to
  * RELAYER_MAX_FEE_PER_GAS_WEI (repriceIfStuck), its replacement written down first; one mined is
  * recorded landed, one that never lands dropped, and one that reverted dropped with its payer
- * refused (RelayRefusalsStore), as its request does when it sees the revert itself. Ahead of an
+ * refused (RelayRefusalsStore) unless a copy spent its authorization first, as its request does
+ * when it sees the revert itself. Ahead of an
  * urgent claim, StuckAheadService lifts one further.
  */
 @Injectable()
@@ -40,8 +42,13 @@ export class RelayerDepositsService {
     const chainId = this.chain.chainId;
     const fate = await sentTransactionFate(this.chain, sent);
     if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
-    // The payer made it revert (funds moved after the simulation): its deposits are not relayed for a while.
-    if (fate === 'reverted') await this.refusals.refuse(chainId, sent.payer, sent.txHash);
+    // The payer made it revert (funds moved after the simulation): its deposits are not relayed for
+    // a while. Not when its authorization was spent: a copy (anyone may call the escrow's deposit) made it.
+    if (
+      fate === 'reverted' &&
+      !(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))
+    )
+      await this.refusals.refuse(chainId, sent.payer, sent.txHash);
     if (fate === 'reverted' || fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
     if (fate !== 'pending') return;
     const hash = sent.txHash as Hash;

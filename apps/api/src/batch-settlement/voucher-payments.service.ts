@@ -51,7 +51,13 @@ import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-paym
 import type { PaidView } from '../payments/payments.dto';
 import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
-import { ChannelStore, type ChannelRecord, type VoucherPayment, type VoucherPaymentData } from './channel.store';
+import {
+  ChannelStore,
+  type ChannelRecord,
+  type DepositRecord,
+  type VoucherPayment,
+  type VoucherPaymentData,
+} from './channel.store';
 import { ClaimerService } from './claimer.service';
 import { RecentChannelStates } from './recent-channel-states';
 import { assertPayerSigned, payerSigned, requirePayerSignature } from './payer-signature';
@@ -427,11 +433,12 @@ export class VoucherPaymentsService {
       await this.simulateDeposit(batch, data);
       let hash: Hash;
       /** The relayer nonce it was written down with; unset, nothing was broadcast. */
-      let nonce: number | undefined;
+      let relayerNonce: number | undefined;
+      const sent = { channelId, payer: config.payer, authorizationNonce: nonce };
       try {
-        hash = await this.sendDeposit(batch, channelId, config.payer, data, (signedAt) => (nonce = signedAt));
+        hash = await this.sendDeposit(batch, sent, data, (signedAt) => (relayerNonce = signedAt));
       } catch (error) {
-        const unsent = nonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
+        const unsent = relayerNonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
         if (unsent) throw unsent;
         keepLease = true;
         throw unavailable(
@@ -441,7 +448,7 @@ export class VoucherPaymentsService {
       // Stuck, it may be re-priced meanwhile (the background sweep, an urgent claim behind it): a
       // copy of it mined is this deposit. Whatever is mined, the voucher is judged on the channel read after.
       const receipt = await waitForReceipt(this.chain, hash, this.chain.settlementTimeoutMs, (mined) =>
-        this.store.isDepositAt(this.chain.chainId, { channelId, nonce: nonce! }, mined.transactionHash),
+        this.store.isDepositAt(this.chain.chainId, { channelId, nonce: relayerNonce! }, mined.transactionHash),
       ).catch((error: unknown) => {
         if (isChainUnreachable(error)) return null;
         throw error;
@@ -475,14 +482,13 @@ export class VoucherPaymentsService {
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
-    channelId: Hex,
-    payer: string,
+    deposit: Pick<DepositRecord, 'channelId' | 'payer' | 'authorizationNonce'>,
     data: Hex,
     onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
     return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
-      await this.store.recordDepositSent({ chainId: this.chain.chainId, channelId, payer, txHash, nonce });
+      await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce });
       onRecorded(nonce);
     });
   }

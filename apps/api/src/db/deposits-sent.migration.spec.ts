@@ -20,8 +20,9 @@ describe('migration 20261219000000_deposits_sent', () => {
 
     const insert = (id: string) =>
       sql.query(
-        `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, tx_hash, nonce) VALUES ($1, 31337, $2, $3, $4, 7)`,
-        [id, '0x' + '1'.repeat(64), '0x' + '2'.repeat(40), '0x' + '3'.repeat(64)],
+        `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce)
+         VALUES ($1, 31337, $2, $3, $4, $5, 7)`,
+        [id, '0x' + '1'.repeat(64), '0x' + '2'.repeat(40), '0x' + '4'.repeat(64), '0x' + '3'.repeat(64)],
       );
     await insert('60000000-0000-4000-8000-000000000001');
     await expect(insert('60000000-0000-4000-8000-000000000002')).rejects.toThrow();

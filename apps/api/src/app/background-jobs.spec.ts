@@ -15,7 +15,11 @@ function heldJob() {
   return job;
 }
 
-function jobsWith(reconcile: () => Promise<unknown>, intervalMs = 10) {
+function jobsWith(
+  reconcile: () => Promise<unknown>,
+  intervalMs = 10,
+  sweeps: { endHoldsOver?: () => Promise<unknown>; followOnTheirWay?: () => Promise<unknown> } = {},
+) {
   const config = { chain: { reconcileIntervalMs: intervalMs, batchSettlement: { claimIntervalMs: 0 } } } as AppConfig;
   const idle = {
     runOnce: async () => undefined,
@@ -27,8 +31,8 @@ function jobsWith(reconcile: () => Promise<unknown>, intervalMs = 10) {
     config,
     { runOnce: reconcile } as never,
     idle as never,
-    idle as never,
-    idle as never,
+    { ...idle, ...sweeps } as never,
+    { ...idle, ...sweeps } as never,
     idle as never,
     never as never,
     never as never,
@@ -55,6 +59,20 @@ describe('BackgroundJobs', () => {
     // No run starts after shutdown began.
     await wait(30);
     expect(reconciler.starts).toBe(1);
+  });
+
+  it('follows relayer deposits while the refund holds sweep fails or hangs: a stuck deposit holds every later nonce', async () => {
+    for (const endHoldsOver of [() => Promise.reject(new Error('database down')), () => new Promise(() => {})]) {
+      let followed = 0;
+      const jobs = jobsWith(async () => undefined, 10, {
+        endHoldsOver,
+        followOnTheirWay: async () => void (followed += 1),
+      });
+      jobs.onApplicationBootstrap();
+      await wait(50);
+      expect(followed).toBeGreaterThan(1);
+      for (const timer of (jobs as unknown as { timers: NodeJS.Timeout[] }).timers) clearTimeout(timer);
+    }
   });
 
   it('shuts down at once when nothing runs, and a failed run does not fail the shutdown', async () => {

@@ -19,8 +19,8 @@ const CRAWLER_RETENTION_INTERVAL_MS = 6 * 3_600_000;
 const PASSWORD_ATTEMPTS_SWEEP_MS = 15 * 60_000;
 
 /**
- * Runs the reconciler (with the sweep of refund holds that are over and of relayer deposits on
- * their way), the voucher claimer, the
+ * Runs the reconciler, the sweep of refund holds that are over, the one of relayer deposits on
+ * their way, the voucher claimer, the
  * crawler analytics retention and the sweep of password-attempt counters on their intervals; a run
  * never overlaps the previous one, and shutdown waits for the runs in flight.
  */
@@ -46,13 +46,11 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
 
   onApplicationBootstrap(): void {
     this.every(this.config.chain.reconcileIntervalMs, 'reconciler', () => this.reconciler.runOnce());
-    // Deposits go with the refund holds: both are channel transactions a request sent and may have
-    // stopped waiting for, followed every few seconds (a stuck one holds every later relayer nonce);
-    // the claimer's run is minutes apart, and its lock and heartbeat are the claims'.
-    this.every(this.config.chain.reconcileIntervalMs, 'refund holds and relayer deposits', async () => {
-      await this.refunds.endHoldsOver();
-      await this.deposits.followOnTheirWay();
-    });
+    this.every(this.config.chain.reconcileIntervalMs, 'refund holds', () => this.refunds.endHoldsOver());
+    // Deposits are followed as often: like a refund, a deposit is sent by a request that may stop
+    // waiting for it, and stuck it holds every later relayer nonce. A job of their own, so a refund
+    // sweep that fails or is slow holds no deposit back; the claimer's runs are minutes apart.
+    this.every(this.config.chain.reconcileIntervalMs, 'relayer deposits', () => this.deposits.followOnTheirWay());
     // At start too: it collects what an instance that stopped left unclaimed, and vouchers are judged
     // on remembered channel states only once a claimer run has finished (ClaimerService.keepsUp).
     this.every(this.config.chain.batchSettlement.claimIntervalMs, 'claimer', () => this.claimer.runOnce(), true);

@@ -34,16 +34,20 @@ export function ownReceipt(hash: Hash, receipt: TransactionReceipt | null): Tran
 }
 
 /**
- * Whether a transaction of the relayer's at `nonce` was mined: one the node does not know can then
- * never land (no other transaction can take that nonce now).
+ * Whether a transaction of the relayer's at `nonce` was mined as deep as the chain's confirmations:
+ * one the node does not know can then never land (no other transaction can take that nonce now).
+ * Shallower, a reorg may take the block back, and a copy of ours still in some node's mempool land.
  */
 export async function relayerNonceUsed(
-  chain: Pick<ChainContext, 'publicClient' | 'relayer'>,
+  chain: Pick<ChainContext, 'publicClient' | 'relayer' | 'confirmations'>,
   nonce: number,
 ): Promise<boolean> {
+  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  const deepEnough = head - BigInt(chain.confirmations) + 1n;
+  if (deepEnough < 0n) return false;
   const mined = await chain.publicClient.getTransactionCount({
     address: chain.relayer.account.address,
-    blockTag: 'latest',
+    blockNumber: deepEnough,
   });
   return mined > nonce;
 }

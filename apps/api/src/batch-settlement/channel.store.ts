@@ -854,7 +854,7 @@ export class ChannelStore {
   }
   /**
    * A deposit the relayer signed for a payer, about to be broadcast: written first, so that whatever
-   * the broadcast answers it can be re-priced while stuck (the refund holds' sweep, StuckAheadService)
+   * the broadcast answers it can be re-priced while stuck (RelayerDepositsService, StuckAheadService)
    * and its replacement recognised when mined. The same deposit signed again (same nonce and fees) is the same row.
    */
   async recordDepositSent(deposit: DepositRecord): Promise<void> {

@@ -10,14 +10,13 @@ import { ChannelStore, type SentDeposit } from './channel.store';
 
 /**
  * The deposits the relayer sent for payers (written down once signed: channel_deposits), followed
- * in the background with the refund holds, at the reconciler's interval: like a refund, a deposit is
+ * in the background by a job of their own at the reconciler's interval: like a refund, a deposit is
  * sent by a request that may stop waiting for it, and stuck under the chain's fees it holds every
  * later relayer transaction behind its nonce. One pending too long is re-priced up to
  * RELAYER_MAX_FEE_PER_GAS_WEI (repriceIfStuck), its replacement written down first; one mined is
  * recorded landed, one that never lands dropped, and one that reverted dropped with its payer
  * refused (RelayRefusalsStore) unless a copy spent its authorization first, as its request does
- * when it sees the revert itself. Ahead of an
- * urgent claim, StuckAheadService lifts one further.
+ * when it sees the revert itself. Ahead of an urgent claim, StuckAheadService lifts one further.
  */
 @Injectable()
 export class RelayerDepositsService {

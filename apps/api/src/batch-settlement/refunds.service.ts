@@ -28,7 +28,7 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { PaymentRejected } from '../payments/payment-rejected';
-import { assertFeesWithinCap, broadcastFromRelayer, waitForReceipt, type RelayerCall } from '../payments/settlement';
+import { assertFeesWithinCap, broadcastFromRelayer, relayerCall, waitForReceipt } from '../payments/settlement';
 import { chargedBase, channelState, claimableTotal, correction, publicTotal, spendableOf } from './channel-state';
 import { ChannelStore, refundHashes, type HeldChannel, type RefundHold, type RefundRecord } from './channel.store';
 import { notFoundAsNull, relayerNonceUsed } from '../chain/transaction-state';
@@ -369,15 +369,7 @@ export class RefundsService {
       ...calls,
       await refundCalldata(this.chain, batch, config, amount, state.refundNonce),
     ]);
-    const call: RelayerCall = {
-      type: 'eip1559',
-      chainId: this.chain.chainId,
-      to: batch.escrow,
-      data,
-      gas,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    };
+    const call = relayerCall(this.chain, batch.escrow, data, gas, fees);
     let stored = false;
     try {
       return await broadcastFromRelayer(this.chain, call, async (hash, nonce) => {

@@ -54,15 +54,7 @@ export async function prepareRelayerCall(chain: ChainContext, to: Address, data:
     type: 'eip1559',
     parameters: ['fees', 'gas'],
   });
-  return {
-    type: 'eip1559',
-    chainId: chain.chainId,
-    to,
-    data,
-    gas: request.gas + RELAYER_GAS_MARGIN,
-    maxFeePerGas: request.maxFeePerGas,
-    maxPriorityFeePerGas: request.maxPriorityFeePerGas,
-  };
+  return relayerCall(chain, to, data, request.gas + RELAYER_GAS_MARGIN, request);
 }
 
 /**
@@ -78,12 +70,23 @@ export async function relayerCallAtFees(
   fees: Pick<RelayerCall, 'maxFeePerGas' | 'maxPriorityFeePerGas'>,
 ): Promise<RelayerCall> {
   const gas = await chain.publicClient.estimateGas({ account: chain.relayer.account.address, to, data });
+  return relayerCall(chain, to, data, gas + RELAYER_GAS_MARGIN, fees);
+}
+
+/** The call of `data` to `to` from the relayer, with the gas and fees given. */
+export function relayerCall(
+  chain: ChainContext,
+  to: Address,
+  data: Hex,
+  gas: bigint,
+  fees: Pick<RelayerCall, 'maxFeePerGas' | 'maxPriorityFeePerGas'>,
+): RelayerCall {
   return {
     type: 'eip1559',
     chainId: chain.chainId,
     to,
     data,
-    gas: gas + RELAYER_GAS_MARGIN,
+    gas,
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
   };

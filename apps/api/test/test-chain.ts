@@ -5,6 +5,15 @@ import { LOCAL_CLAIM_AUTHORIZER } from '../src/chain/local-chain';
 import { loadConfig, type ChainConfig } from '../src/config/config';
 import type { TestChain } from './global-setup';
 
+/** A gwei in wei: the unit the fee specs speak. */
+export const GWEI = 1_000_000_000n;
+
+/**
+ * The relayer's fee maxima as the tests' apps run them: the defaults of RELAYER_MAX_FEE_PER_GAS_WEI
+ * (10 gwei) and RELAYER_URGENT_MAX_FEE_PER_GAS_WEI (ten times it).
+ */
+export const { maxFeePerGas: ROUTINE_FEE_CAP, urgentMaxFeePerGas: URGENT_FEE_CAP } = loadConfig({}).chain.feeBump;
+
 /** This jest worker's local chain, started by the global set-up. */
 export function workerChain(): TestChain {
   const chains = JSON.parse(process.env.CRAWLGATE_TEST_CHAINS ?? '[]') as TestChain[];

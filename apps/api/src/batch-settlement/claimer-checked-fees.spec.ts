@@ -3,11 +3,9 @@ import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
-import { endFeeSpike } from '../../test/test-chain';
+import { endFeeSpike, GWEI } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { ClaimerService } from './claimer.service';
-
-const GWEI = 1_000_000_000n;
 
 /**
  * Review finding 4 (helper-386): the claimer checked a claim's fees from estimateFeesPerGas (viem:

@@ -6,12 +6,10 @@ import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
-import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
+import { endFeeSpike, GWEI, signedTransactionOf } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
-
-const GWEI = 1_000_000_000n;
 
 /**
  * A relayer deposit (any payer can have the relayer send one) is recorded once signed, like every

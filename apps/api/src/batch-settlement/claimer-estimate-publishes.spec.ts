@@ -7,10 +7,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { ClaimerService } from './claimer.service';
-import { endFeeSpike } from '../../test/test-chain';
-
-const GWEI = 1_000_000_000n;
-const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
+import { endFeeSpike, GWEI, ROUTINE_FEE_CAP } from '../../test/test-chain';
 
 /**
  * Review finding (helper rev383): the claimer now marks a claim's vouchers public only after its fee
@@ -53,7 +50,7 @@ describe('a claim refused for fees showed its vouchers to the node in its gas es
     // A fee spike above the relayer's maximum; no withdrawal, so the claim is routine.
     await nextBaseFee(50n * GWEI);
     await test().mine({ blocks: 1 });
-    expect((await app.chain.publicClient.estimateFeesPerGas()).maxFeePerGas).toBeGreaterThan(CAP);
+    expect((await app.chain.publicClient.estimateFeesPerGas()).maxFeePerGas).toBeGreaterThan(ROUTINE_FEE_CAP);
 
     // What the node is sent: every JSON-RPC body the API writes on node:http (rpc-fetch.ts).
     const seen: string[] = [];

@@ -4,12 +4,11 @@ import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
+import { GWEI } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
 import { ClaimerService } from './claimer.service';
-
-const GWEI = 1_000_000_000n;
 
 /**
  * Review finding 3 (helper-386): once a payer's withdrawal may be finalized (its delay is over), the

@@ -5,15 +5,11 @@ import { batchSettlementSite, openGate } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
-import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
+import { endFeeSpike, GWEI, ROUTINE_FEE_CAP, signedTransactionOf, URGENT_FEE_CAP } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ReconcilerService } from '../payments/reconciler.service';
 import { ClaimerService } from './claimer.service';
-
-const GWEI = 1_000_000_000n;
-const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
-const URGENT_CAP = 100n * GWEI;
 
 /**
  * Review finding 1 (helper-386): an urgent claim is sent at the relayer's next nonce, behind any
@@ -97,7 +93,7 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     await claiming.app.get(ReconcilerService).runOnce();
     const { txHash } = await app.database.prisma.payment.findUniqueOrThrow({ where: { gateId: gate.ref } });
     const stuck = await transaction(txHash!);
-    expect(stuck.maxFeePerGas).toBe(CAP);
+    expect(stuck.maxFeePerGas).toBe(ROUTINE_FEE_CAP);
     await test().dropTransaction({ hash: stuck.hash });
     await test().mine({ blocks: 1 });
     await app.chain.publicClient.sendRawTransaction({ serializedTransaction: signedTransactionOf(stuck) });
@@ -111,7 +107,7 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     const channel = await withdrawingChannel(site);
     const { gate, stuck, first } = await stuckAtTheMaximum(site);
     const asked = (await app.chain.publicClient.estimateFeesPerGas()).maxFeePerGas;
-    expect(asked).toBeGreaterThan(CAP);
+    expect(asked).toBeGreaterThan(ROUTINE_FEE_CAP);
     const claimer = claiming.app.get(ClaimerService);
 
     const run = await claimer.runOnce({ now: late() });
@@ -123,8 +119,8 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     expect(payment.replacedTxHashes).toEqual([first, stuck.hash]);
     const replacement = await transaction(payment.txHash!);
     expect(replacement).toMatchObject({ nonce: stuck.nonce, input: stuck.input, blockNumber: null });
-    expect(replacement.maxFeePerGas!).toBeGreaterThan(CAP);
-    expect(replacement.maxFeePerGas!).toBeLessThanOrEqual(URGENT_CAP);
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(ROUTINE_FEE_CAP);
+    expect(replacement.maxFeePerGas!).toBeLessThanOrEqual(URGENT_FEE_CAP);
     // A block at the spike takes both, in nonce order (before: neither, the settlement left out).
     await test().mine({ blocks: 1 });
     expect((await receipt(payment.txHash!))?.status).toBe('success');
@@ -177,7 +173,7 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     expect(payment.txHash).not.toBe(stuck.hash);
     const replacement = await transaction(payment.txHash!);
     expect(replacement.nonce).toBe(stuck.nonce);
-    expect(replacement.maxFeePerGas!).toBeGreaterThan(CAP);
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(ROUTINE_FEE_CAP);
     await test().mine({ blocks: 1 });
     const mined = await app.chain.publicClient.getTransactionCount({
       address: app.chain.relayer.account.address,
@@ -206,7 +202,7 @@ describe('an urgent claim behind a stuck relayer transaction of another kind', (
     expect(payment.replacedTxHashes).toEqual([first, stuck.hash, neverSent]);
     const replacement = await transaction(payment.txHash!);
     expect(replacement).toMatchObject({ nonce: stuck.nonce, input: stuck.input });
-    expect(replacement.maxFeePerGas!).toBeGreaterThan(CAP);
+    expect(replacement.maxFeePerGas!).toBeGreaterThan(ROUTINE_FEE_CAP);
     await test().mine({ blocks: 1 });
     expect((await receipt(payment.txHash!))?.status).toBe('success');
     expect((await receipt(run.claims[0]))?.status).toBe('success');

@@ -8,10 +8,7 @@ import { batchGate, testChannel } from '../../test/test-channel';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
-import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
-
-const GWEI = 1_000_000_000n;
-const CAP = 10n * GWEI; // RELAYER_MAX_FEE_PER_GAS_WEI's default
+import { endFeeSpike, GWEI, ROUTINE_FEE_CAP, signedTransactionOf } from '../../test/test-chain';
 
 /**
  * Review finding (helper rev383): urgency is per receiver, not per transaction, and knows neither
@@ -82,7 +79,7 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
     const sent = await claimer.runOnce({ force: true });
     expect(sent.claims).toHaveLength(1);
     const stuck = await transaction(sent.claims[0]);
-    expect(stuck.maxFeePerGas!).toBeLessThan(CAP);
+    expect(stuck.maxFeePerGas!).toBeLessThan(ROUTINE_FEE_CAP);
 
     // Anvil drops a pending transaction priced under a mined block's base fee: the stuck claim is
     // taken out of its pool while the attacker's withdrawal is mined, then broadcast again (same hash).
@@ -132,7 +129,7 @@ describe('one small withdrawal re-prices every stuck claim of its receiver to ur
       const signed = refusedRaw ? parseTransaction(refusedRaw as Hex) : undefined;
       const offered = replaced ? BigInt(replaced) : (signed as { maxFeePerGas?: bigint } | undefined)?.maxFeePerGas;
       expect(offered).toBeDefined();
-      expect(offered!).toBeLessThanOrEqual(CAP);
+      expect(offered!).toBeLessThanOrEqual(ROUTINE_FEE_CAP);
       if (signed) expect(signed.data).toBe(stuck.input);
     }
   }, 90_000);

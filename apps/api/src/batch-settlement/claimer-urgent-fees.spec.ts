@@ -8,12 +8,7 @@ import { batchGate, startWithdrawal as startChannelWithdrawal, testChannel } fro
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
-import { endFeeSpike } from '../../test/test-chain';
-
-const GWEI = 1_000_000_000n;
-/** The defaults: RELAYER_MAX_FEE_PER_GAS_WEI, and RELAYER_URGENT_MAX_FEE_PER_GAS_WEI ten times it. */
-const CAP = 10n * GWEI;
-const URGENT_CAP = 100n * GWEI;
+import { endFeeSpike, GWEI, ROUTINE_FEE_CAP, URGENT_FEE_CAP } from '../../test/test-chain';
 
 /**
  * The attack: a payer pays for pages with vouchers, starts a withdrawal of its whole deposit, and
@@ -100,8 +95,8 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     const paid = await paidChannel();
     await startWithdrawal(paid);
     const asked = await spike(50n * GWEI);
-    expect(asked).toBeGreaterThan(CAP);
-    expect(asked).toBeLessThan(URGENT_CAP);
+    expect(asked).toBeGreaterThan(ROUTINE_FEE_CAP);
+    expect(asked).toBeLessThan(URGENT_FEE_CAP);
     const nonce = await relayerNonce();
 
     const run = await app.app.get(ClaimerService).runOnce({ now: late() });
@@ -115,7 +110,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
 
   it('sends no claim of a channel no withdrawal threatens at the same fees; its vouchers stay private, and a cooperative refund goes through once fees fall', async () => {
     const { site, channel } = await paidChannel();
-    expect(await spike(50n * GWEI)).toBeGreaterThan(CAP);
+    expect(await spike(50n * GWEI)).toBeGreaterThan(ROUTINE_FEE_CAP);
     const nonce = await relayerNonce();
 
     expect(await app.app.get(ClaimerService).runOnce({ force: true })).toMatchObject({ claims: [], settles: [] });
@@ -134,7 +129,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     const paid = await paidChannel();
     await startWithdrawal(paid);
     const asked = await spike(200n * GWEI);
-    expect(asked).toBeGreaterThan(URGENT_CAP);
+    expect(asked).toBeGreaterThan(URGENT_FEE_CAP);
     const nonce = await relayerNonce();
     const error = jest.spyOn(Logger.prototype, 'error');
     try {
@@ -144,7 +139,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
         .filter((m) => m.includes(paid.channel.channelId));
       expect(logged).toHaveLength(1);
       expect(logged[0]).toMatch(/RELAYER_URGENT_MAX_FEE_PER_GAS_WEI/);
-      expect(logged[0]).toContain(URGENT_CAP.toString());
+      expect(logged[0]).toContain(URGENT_FEE_CAP.toString());
       expect(logged[0]).toMatch(/withdraw.*\d{4}-\d{2}-\d{2}T/);
     } finally {
       error.mockRestore();
@@ -161,7 +156,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     const sent = await claimer.runOnce({ now: late() });
     expect(sent.claims).toHaveLength(1);
     const stuck = await transaction(sent.claims[0]);
-    expect(stuck.maxFeePerGas!).toBeLessThan(CAP);
+    expect(stuck.maxFeePerGas!).toBeLessThan(ROUTINE_FEE_CAP);
     // The next block's base fee above the normal maximum: no copy at that maximum could be mined.
     await nextBaseFee(30n * GWEI);
 
@@ -174,7 +169,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     const replacement = await transaction(claims[1].txHash);
     expect(replacement).toMatchObject({ nonce: stuck.nonce, input: stuck.input, blockNumber: null });
     expect(replacement.maxFeePerGas!).toBeGreaterThan(30n * GWEI);
-    expect(replacement.maxFeePerGas!).toBeLessThanOrEqual(URGENT_CAP);
+    expect(replacement.maxFeePerGas!).toBeLessThanOrEqual(URGENT_FEE_CAP);
 
     await test().mine({ blocks: 1 });
     await test().setAutomine(true);
@@ -187,7 +182,7 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
   it('sends the claim of a withdrawing channel at the normal maximum while its deadline is more than half a delay away: a spike waits, nothing published', async () => {
     const paid = await paidChannel();
     await startWithdrawal(paid);
-    expect(await spike(50n * GWEI)).toBeGreaterThan(CAP);
+    expect(await spike(50n * GWEI)).toBeGreaterThan(ROUTINE_FEE_CAP);
     const nonce = await relayerNonce();
 
     expect(await app.app.get(ClaimerService).runOnce()).toMatchObject({ claims: [], settles: [] });
@@ -236,8 +231,8 @@ describe('claims under a fee spike: urgent ones up to RELAYER_URGENT_MAX_FEE_PER
     });
     try {
       const asked = await spike(50n * GWEI);
-      expect(asked).toBeGreaterThan(CAP);
-      expect(asked).toBeLessThan(URGENT_CAP);
+      expect(asked).toBeGreaterThan(ROUTINE_FEE_CAP);
+      expect(asked).toBeLessThan(URGENT_FEE_CAP);
 
       const run = await oneAClaim.app.get(ClaimerService).runOnce({ now: late() });
 

@@ -8,11 +8,7 @@ import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
 import { ClaimerService } from './claimer.service';
-import { endFeeSpike, signedTransactionOf } from '../../test/test-chain';
-
-const GWEI = 1_000_000_000n;
-const CAP = 10n * GWEI;
-const URGENT_CAP = 100n * GWEI;
+import { endFeeSpike, GWEI, ROUTINE_FEE_CAP, signedTransactionOf, URGENT_FEE_CAP } from '../../test/test-chain';
 
 /**
  * Review finding (helper rev383): a stuck claim is re-priced as urgent (urgencyOf) only while its
@@ -126,8 +122,8 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
       : refusedRaw
         ? (parseTransaction(refusedRaw as Hex) as { maxFeePerGas: bigint }).maxFeePerGas
         : 0n;
-    expect(offered).toBeGreaterThan(CAP); // f0d24d7: exactly CAP (10 gwei), the routine maximum
-    expect(offered).toBeLessThanOrEqual(URGENT_CAP);
+    expect(offered).toBeGreaterThan(ROUTINE_FEE_CAP); // f0d24d7: exactly ROUTINE_FEE_CAP (10 gwei), the routine maximum
+    expect(offered).toBeLessThanOrEqual(URGENT_FEE_CAP);
   }, 90_000);
   it('claims a channel seen withdrawing ahead of the queue, at urgent fees, on a claimer restarted past the log window', async () => {
     await endFeeSpike(app.chain);
@@ -166,7 +162,7 @@ describe('a stuck urgent claim once its withdrawal event left the log window', (
       // The withdrawing channel's claim, urgent, ahead of the one queued before it (refused at routine fees).
       expect(run.claims).toHaveLength(1);
       const tx = await transaction(run.claims[0]);
-      expect(tx.maxFeePerGas!).toBeGreaterThan(CAP);
+      expect(tx.maxFeePerGas!).toBeGreaterThan(ROUTINE_FEE_CAP);
       const { args } = decodeFunctionData({ abi: batchSettlementAbi, data: tx.input });
       const payers = (args![0] as readonly { voucher: { channel: { payer: string } } }[]).map((c) =>
         c.voucher.channel.payer.toLowerCase(),

@@ -6,6 +6,7 @@ import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
+import { GWEI } from '../../test/test-chain';
 import { createTestDatabase, type TestDatabase } from '../../test/test-database';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { RelayerDepositsService } from './relayer-deposits.service';
@@ -19,7 +20,6 @@ import { RelayerDepositsService } from './relayer-deposits.service';
  * (review finding: anyone reading the mempool could get a payer refused for a day).
  */
 describe('a relayed deposit reverted after its request stopped waiting', () => {
-  const GWEI = 10n ** 9n;
   let db: TestDatabase;
   let app: TestApp;
   let depositing: TestApp;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { devTestClient } from '@crawlgate/devchain';
 import { USDC_ABI } from '@crawlgate/core';
-import { encodeFunctionData, type Hash, type Hex } from 'viem';
+import { encodeFunctionData, type Address, type Hash, type Hex } from 'viem';
 import { batchSettlementSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -60,8 +60,23 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
     return { payer, deposit: row.tx_hash as Hash };
   }
 
-  /** Mines `signed` ahead of the pending deposit (its higher tip) and the deposit after it. */
-  async function mineAhead(from: ReturnType<typeof newWallet>, signed: Hex, deposit: Hash) {
+  /**
+   * Sends `call` from `from` (its first transaction) with a higher tip than the pending deposit's,
+   * mines it ahead of the deposit and the deposit after it; the deposit's receipt.
+   */
+  async function mineAhead(
+    from: ReturnType<typeof newWallet>,
+    call: { to: Address; data: Hex; gas: bigint },
+    deposit: Hash,
+  ) {
+    const signed = await from.signTransaction({
+      type: 'eip1559',
+      chainId: app.chain.chainId,
+      nonce: 0,
+      ...call,
+      maxPriorityFeePerGas: 100n * GWEI,
+      maxFeePerGas: 200n * GWEI,
+    });
     await walletOf(app, from).sendRawTransaction({ serializedTransaction: signed });
     const test = devTestClient(app.chain.rpcUrl);
     await test.mine({ blocks: 1 });
@@ -72,17 +87,12 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
   it('refuses the payer whose relayed deposit reverted (the sweep saw it)', async () => {
     const { payer, deposit } = await depositLeftPending();
     // The payer empties its wallet ahead of the deposit (higher tip): the deposit reverts.
-    const signed = await payer.signTransaction({
-      type: 'eip1559',
-      chainId: app.chain.chainId,
-      nonce: 0,
+    const emptying = {
       to: app.chain.usdc,
       data: encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [newWallet().address, 960_000n] }),
       gas: 100_000n,
-      maxPriorityFeePerGas: 100n * GWEI,
-      maxFeePerGas: 200n * GWEI,
-    });
-    expect((await mineAhead(payer, signed, deposit)).status).toBe('reverted');
+    };
+    expect((await mineAhead(payer, emptying, deposit)).status).toBe('reverted');
 
     await depositing.app.get(RelayerDepositsService).followOnTheirWay();
     expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);
@@ -94,17 +104,8 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
     const ours = await app.chain.publicClient.getTransaction({ hash: deposit });
     const stranger = newWallet();
     await fundEth(app, stranger.address);
-    const signed = await stranger.signTransaction({
-      type: 'eip1559',
-      chainId: app.chain.chainId,
-      nonce: 0,
-      to: ours.to!,
-      data: ours.input,
-      gas: ours.gas,
-      maxPriorityFeePerGas: 100n * GWEI,
-      maxFeePerGas: 200n * GWEI,
-    });
-    expect((await mineAhead(stranger, signed, deposit)).status).toBe('reverted');
+    const copy = { to: ours.to!, data: ours.input, gas: ours.gas };
+    expect((await mineAhead(stranger, copy, deposit)).status).toBe('reverted');
 
     await depositing.app.get(RelayerDepositsService).followOnTheirWay();
     expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);

@@ -1,5 +1,5 @@
 import type { Hash, TransactionReceipt } from 'viem';
-import type { ChainContext } from './chain-context';
+import { confirmedBlockNow, type ChainContext } from './chain-context';
 
 /** viem's "not found" for a receipt or transaction the node does not know: null; anything else is thrown. */
 export function notFoundAsNull(error: unknown): null {
@@ -42,12 +42,9 @@ export async function relayerNonceUsed(
   chain: Pick<ChainContext, 'publicClient' | 'relayer' | 'confirmations'>,
   nonce: number,
 ): Promise<boolean> {
-  const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  const deepEnough = head - BigInt(chain.confirmations) + 1n;
-  if (deepEnough < 0n) return false;
   const mined = await chain.publicClient.getTransactionCount({
     address: chain.relayer.account.address,
-    blockNumber: deepEnough,
+    blockNumber: await confirmedBlockNow(chain),
   });
   return mined > nonce;
 }

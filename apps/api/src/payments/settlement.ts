@@ -75,7 +75,7 @@ export async function relayerCallAtFees(
 
 /** The call of `data` to `to` from the relayer, with the gas and fees given. */
 export function relayerCall(
-  chain: ChainContext,
+  chain: Pick<ChainContext, 'chainId'>,
   to: Address,
   data: Hex,
   gas: bigint,

@@ -98,6 +98,19 @@ export async function pricedSite(
   return { publisher, site: await pricedSiteOf(app, publisher) };
 }
 
+/** A fresh publisher paid at `payTo`, with one site whose every page costs `priceUsd`. */
+export async function siteAtPrice(app: Pick<TestApp, 'call'>, payTo: TestPayee, priceUsd: string): Promise<TestSite> {
+  const publisher = await registerPublisher(app);
+  await namePayoutAddress(app, publisher, payTo);
+  const site = await createSite(app, publisher);
+  const pricing = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+    body: { default_price_usd: priceUsd },
+    headers: publisher.auth,
+  });
+  if (pricing.status !== 200) throw new Error(`pricing failed: ${JSON.stringify(pricing.body)}`);
+  return site;
+}
+
 /** Another site of `publisher`, priced as pricedSite's. */
 export async function pricedSiteOf(app: Pick<TestApp, 'call'>, publisher: TestPublisher): Promise<TestSite> {
   const site = await createSite(app, publisher);

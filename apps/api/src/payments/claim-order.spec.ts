@@ -1,4 +1,4 @@
-import { createSite, openGate, registerPublisher, type TestSite } from '../../test/fixtures';
+import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
@@ -27,16 +27,7 @@ describe('claims of one payer reaching the database out of order', () => {
   beforeAll(async () => {
     proxied = await startProxiedTestApp();
     app = proxied.app;
-    const publisher = await registerPublisher(app);
-    await app.call('PATCH', '/v1/publishers/me', {
-      body: { payout_address: payTo },
-      headers: { ...publisher.auth, 'x-confirm-password': publisher.password },
-    });
-    dear = await createSite(app, publisher);
-    await app.call('PUT', `/v1/sites/${dear.siteId}/pricing`, {
-      body: { default_price_usd: '0.5' },
-      headers: publisher.auth,
-    });
+    dear = await siteAtPrice(app, payTo, '0.5');
   });
   afterAll(() => proxied.close());
 

@@ -8,6 +8,13 @@ import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 /** A claim of the same payer written before this one and not yet settled when this one was written. */
 export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
 
+type ClaimAheadRow = { id: string; amount: string | bigint; nonce: string | null };
+const claimAheadFromRow = (row: ClaimAheadRow): ClaimAhead => ({ amount: BigInt(row.amount), nonce: row.nonce });
+
+/** A payer's authorization claims in flight: $1 payer, $2 chain id, $3 token. */
+const PAYER_CLAIMS_IN_FLIGHT = `SELECT id, amount, nonce FROM payments
+  WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`;
+
 /**
  * Distinct from every other advisory lock: (PAYER_TURN_LOCK, hash of chain, token and payer). Two-key
  * locks never meet the one-key locks of the migrator and the reconciler.
@@ -108,11 +115,7 @@ export class PaymentStore {
           throw error?.code === LOCK_NOT_AVAILABLE ? new PaymentTermsChanged() : error;
         });
       if (standing.length === 0) throw new PaymentTermsChanged();
-      const ahead = await tx.query<{ amount: string | bigint; nonce: string | null }>(
-        `SELECT amount, nonce FROM payments
-          WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`,
-        [claim.payer, claim.chainId, claim.asset],
-      );
+      const ahead = await tx.query<ClaimAheadRow>(PAYER_CLAIMS_IN_FLIGHT, [claim.payer, claim.chainId, claim.asset]);
       const [row] = await tx.query<PaymentRow>(
         `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
                                nonce, "authorization", payment_identifier, payment_fingerprint, token_kid, gate_id_sha256)
@@ -141,9 +144,23 @@ export class PaymentStore {
       );
       return {
         payment: paymentFromRow(row),
-        ahead: ahead.map((one) => ({ amount: BigInt(one.amount), nonce: one.nonce })),
+        ahead: ahead.map(claimAheadFromRow),
       };
     });
+  }
+
+  /**
+   * The payer's other authorization claims in flight (being sent, or sent and not yet confirmed),
+   * whatever their order: the reconciler, sending a claim its request left, cannot tell which of
+   * them that request or another counted as written before it, so it counts them all.
+   */
+  async othersInFlight(payment: Pick<Payment, 'id' | 'payer' | 'chainId' | 'asset'>): Promise<ClaimAhead[]> {
+    const rows = await this.db.sql.query<ClaimAheadRow>(PAYER_CLAIMS_IN_FLIGHT, [
+      payment.payer,
+      payment.chainId,
+      payment.asset,
+    ]);
+    return rows.filter((row) => row.id !== payment.id).map(claimAheadFromRow);
   }
 
   /** The payment of a gate (by its ref), if any. */

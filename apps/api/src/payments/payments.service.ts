@@ -4,7 +4,6 @@ import {
   isBatchSettlementPayment,
   parsePaymentPayload,
   readPaymentIdentifier,
-  USDC_ABI,
   X402_REASONS,
 } from '@crawlgate/core';
 import { isAddressEqual, type Hash, type Hex, type TransactionReceipt } from 'viem';
@@ -40,7 +39,6 @@ import {
   authorizationsUsedIn,
   checkSignature,
   checkTerms,
-  isAuthorizationUsed,
   settledTransferIndex,
   simulateSettlement,
   toSignedAuthorization,
@@ -67,6 +65,7 @@ import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SimulationBudget } from './simulation-budget';
+import { balanceCovers } from './payer-balance';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -228,7 +227,7 @@ export class PaymentsService {
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
-      covered = await this.balanceCovers(claim.payment, claim.ahead, auth);
+      covered = await this.payerCovers(claim.payment, claim.ahead, auth);
       // The claim held the site's terms only until it was written: a site deleted, or a payout
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
       // reconciler would send nothing for it.
@@ -578,31 +577,11 @@ export class PaymentsService {
   }
 
   /**
-   * True when the payer's balance covers this claim and every claim of the same payer written
-   * before it that has not yet moved money: the relayer never pays gas for a settlement bound to
-   * revert (five concurrent payments of a payer holding enough for one broadcast one). A claim ahead
-   * whose authorization is used already took its money from the balance, so it is not counted twice.
+   * Whether the payer's USDC covers the claim and every claim of the same payer written before it
+   * and not yet settled (five concurrent payments of a payer holding enough for one broadcast one).
    */
-  private async balanceCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
-    // The claims ahead first, the balance after: a claim seen as used has left the balance read
-    // later. Read together (one batch), a transfer mined between the two reads was seen as used
-    // but not yet taken from the balance, and a doomed settlement was broadcast.
-    const unsettled = await onChain(() =>
-      Promise.all(
-        ahead.map(async (row) =>
-          (await isAuthorizationUsed(this.chain, auth.from, row.nonce as Hex)) ? 0n : row.amount,
-        ),
-      ),
-    );
-    const balance = await onChain(() =>
-      this.chain.publicClient.readContract({
-        address: this.chain.usdc,
-        abi: USDC_ABI,
-        functionName: 'balanceOf',
-        args: [auth.from],
-      }),
-    );
-    return balance >= unsettled.reduce((sum, amount) => sum + amount, claim.amount);
+  private payerCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
+    return onChain(() => balanceCovers(this.chain, auth.from, claim.amount, ahead));
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */

@@ -13,6 +13,7 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
+  type SignedAuthorization,
   earliestAcceptanceOf,
   firstBlockStampedFrom,
   isCanceledWithin,
@@ -20,6 +21,7 @@ import {
   unusedAuthorizationFate,
   usedNonceIn,
 } from './authorization-checks';
+import { balanceCovers } from './payer-balance';
 import { sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
 import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
@@ -201,6 +203,15 @@ export class ReconcilerService {
       );
       return 'waiting';
     }
+    if (fate === 'send' && !(await this.payerCovers(payment, auth))) {
+      // As a request would be refused (balanceCovers), though its request may still be running: one
+      // slower than the claim age leaves its claim here, and the payer's other settlement may be on
+      // its way. Sent by a later pass if its money is still there then.
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: its payer's USDC, less its other settlements in flight, does not cover it; released once its authorization expires`,
+      );
+      return 'waiting';
+    }
     if (fate === 'send') {
       // Recorded before it is sent (a stuck request then finds it sent), and sent only if nobody
       // changed the claim since it was judged: its request neither finished, released nor took it
@@ -223,6 +234,14 @@ export class ReconcilerService {
     await this.payments.release(payment.id);
     this.logger.log(`Released gate ${payment.gateId}: its authorization expired unsettled, nothing was charged`);
     return 'released';
+  }
+
+  /**
+   * Whether the payer's USDC covers the claim and all its other claims in flight: which of those its
+   * request, or theirs, counted as written first is unknown here, so none is taken as behind it.
+   */
+  private async payerCovers(payment: Payment, auth: SignedAuthorization): Promise<boolean> {
+    return balanceCovers(this.chain, auth.from, payment.amount, await this.store.othersInFlight(payment));
   }
 
   /**

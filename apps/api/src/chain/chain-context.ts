@@ -15,6 +15,7 @@ import {
   type Chain,
   type LocalAccount,
   type PublicClient,
+  type TransactionReceipt,
   type Transport,
   type WalletClient,
 } from 'viem';
@@ -155,6 +156,23 @@ export function firstRecentBlock(chain: Pick<ChainContext, 'recentLogBlocks'>, h
 export function confirmedBlock(head: bigint, confirmations: number): bigint {
   const block = head - BigInt(confirmations) + 1n;
   return block > 0n ? block : 0n;
+}
+
+/** Whether a transaction mined in `block` has `confirmations` confirmations when `head` is the latest (itself one). */
+export function hasConfirmations(head: bigint, block: bigint, confirmations: number): boolean {
+  return head - block + 1n >= BigInt(confirmations);
+}
+
+/** Whether a receipt has the configured confirmations, by the node's latest block read now. */
+export async function hasConfirmationsNow(
+  chain: Pick<ChainContext, 'publicClient' | 'confirmations'>,
+  receipt: Pick<TransactionReceipt, 'blockNumber'>,
+): Promise<boolean> {
+  return hasConfirmations(
+    await chain.publicClient.getBlockNumber({ cacheTime: 0 }),
+    receipt.blockNumber,
+    chain.confirmations,
+  );
 }
 
 /** The newest block with the configured confirmations, from the node's latest block read now. */

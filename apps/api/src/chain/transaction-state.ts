@@ -1,5 +1,5 @@
 import type { Hash, TransactionReceipt } from 'viem';
-import { confirmedBlockNow, type ChainContext } from './chain-context';
+import { confirmedBlockNow, hasConfirmationsNow, type ChainContext } from './chain-context';
 
 /** viem's "not found" for a receipt or transaction the node does not know: null; anything else is thrown. */
 export function notFoundAsNull(error: unknown): null {
@@ -17,10 +17,7 @@ export async function transactionState(
   hash: Hash,
 ): Promise<'success' | 'reverted' | 'pending' | 'unknown'> {
   const receipt = await chain.publicClient.getTransactionReceipt({ hash }).catch(notFoundAsNull);
-  if (receipt) {
-    const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    return head - receipt.blockNumber + 1n >= BigInt(chain.confirmations) ? receipt.status : 'pending';
-  }
+  if (receipt) return (await hasConfirmationsNow(chain, receipt)) ? receipt.status : 'pending';
   return (await chain.publicClient.getTransaction({ hash }).catch(notFoundAsNull)) ? 'pending' : 'unknown';
 }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
-import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
+import { confirmedBlockNow, firstRecentBlock, hasConfirmationsNow, type ChainContext } from '../chain/chain-context';
 import { logRepricing, ReplacementNotRecorded, repriceIfStuck } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
 import { CHAIN } from '../chain/tokens';
@@ -96,7 +96,7 @@ export class ReconcilerService {
       const receipt = await this.ownMinedReceipt(payment);
       reverted = receipt?.status === 'reverted';
       if (receipt?.status === 'success') {
-        if (!(await this.confirmed(receipt))) return 'waiting';
+        if (!(await hasConfirmationsNow(this.chain, receipt))) return 'waiting';
         // After a reorg, a transfer proof's claim and another's may both name its one Transfer: the
         // request that made it deletes it (transfersStillHold), never confirmed here meanwhile.
         if (!(await this.payments.transfersHold(payment.chainId, receipt, payment.id))) return 'waiting';
@@ -136,7 +136,7 @@ export class ReconcilerService {
       return 'released';
     }
     if (outcome === 'used') {
-      if (!receipt || !(await this.confirmed(receipt))) return 'waiting';
+      if (!receipt || !(await hasConfirmationsNow(this.chain, receipt))) return 'waiting';
       // A transaction that used the nonce succeeded and says so in its logs: a receipt that does not
       // (reverted, or without the event the log search found, from a node that lies or lags) is
       // waited on, never read as the nonce spent elsewhere, which would release a paid claim.
@@ -316,11 +316,6 @@ export class ReconcilerService {
 
   private async confirmedHead(): Promise<Block<bigint, false, 'latest'>> {
     return this.chain.publicClient.getBlock({ blockNumber: await confirmedBlockNow(this.chain) });
-  }
-
-  private async confirmed(receipt: TransactionReceipt): Promise<boolean> {
-    const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    return head - receipt.blockNumber + 1n >= BigInt(this.chain.confirmations);
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { hasCode } from '../chain/account-code';
-import type { ChainContext } from '../chain/chain-context';
+import { hasConfirmationsNow, type ChainContext } from '../chain/chain-context';
 import type { Payment } from '../generated/prisma/client';
 import type { Gate } from '../gates/gates.service';
 import { signedMessageBy } from '../chain/signed-message';
@@ -85,8 +85,7 @@ export async function checkTransfer(chain: ChainContext, gate: Gate, hash: Hash)
       `The transfer to pay_to is not exactly the gate's ${gate.micros} atomic units`,
     );
 
-  const head = await onChain(() => chain.publicClient.getBlockNumber({ cacheTime: 0 }));
-  if (head - receipt.blockNumber + 1n < BigInt(chain.confirmations)) return { kind: 'pending' };
+  if (!(await onChain(() => hasConfirmationsNow(chain, receipt)))) return { kind: 'pending' };
   const block = await onChain(() => chain.publicClient.getBlock({ blockNumber: receipt.blockNumber }));
   if (block.timestamp + CHAIN_CLOCK_SKEW_SECONDS < BigInt(gate.iat)) {
     throw new PaymentRejected(

@@ -1,7 +1,6 @@
 import { USDC_ABI } from '@crawlgate/core';
-import type { Address, Hex } from 'viem';
+import type { Address, ContractFunctionParameters, Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import { isAuthorizationUsed } from './authorization-checks';
 import type { ClaimAhead } from './payment.store';
 
 /**
@@ -15,17 +14,27 @@ export async function balanceCovers(
   amount: bigint,
   inFlight: ClaimAhead[],
 ): Promise<boolean> {
-  // The claims first, the balance after: a claim seen as used has left the balance read later.
-  // Read together (one batch), a transfer mined between the two reads was seen as used but not yet
-  // taken from the balance, and a doomed settlement was broadcast.
-  const unsettled = await Promise.all(
-    inFlight.map(async (claim) => ((await isAuthorizationUsed(chain, payer, claim.nonce as Hex)) ? 0n : claim.amount)),
+  // The claims and the balance in one eth_call (a deployless multicall, one chunk): one state.
+  // Read one after the other, a later `latest` need not be a later state: anvil, mid-mine, answers
+  // a call it resolved to the block before from that block's stored state after an earlier call
+  // read the new one, and a node behind a load balancer may lag the one that answered first. A
+  // claim read as used beside a balance from before it: a doomed settlement was broadcast.
+  const balanceOf = { address: chain.usdc, abi: USDC_ABI, functionName: 'balanceOf', args: [payer] } as const;
+  const states = inFlight.map(
+    (claim) =>
+      ({
+        address: chain.usdc,
+        abi: USDC_ABI,
+        functionName: 'authorizationState',
+        args: [payer, claim.nonce as Hex],
+      }) as const,
   );
-  const balance = await chain.publicClient.readContract({
-    address: chain.usdc,
-    abi: USDC_ABI,
-    functionName: 'balanceOf',
-    args: [payer],
-  });
-  return balance >= unsettled.reduce((sum, one) => sum + one, amount);
+  const [balance, ...used] = (await chain.publicClient.multicall({
+    deployless: true,
+    batchSize: 0,
+    allowFailure: false,
+    contracts: [balanceOf, ...states] as ContractFunctionParameters[],
+  })) as [bigint, ...boolean[]];
+  const unsettled = inFlight.reduce((sum, claim, i) => sum + (used[i] ? 0n : claim.amount), amount);
+  return balance >= unsettled;
 }

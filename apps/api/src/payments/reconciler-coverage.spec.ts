@@ -7,8 +7,8 @@ import { RelayRefusalsStore } from './relay-refusals.store';
 
 /** The claim age after which the reconciler takes an unsent claim: max(2 s, the settlement timeout). */
 const CLAIM_AGE_MS = 2_000;
-/** A USDC balanceOf call, which only the coverage check makes on the settlement path. */
-const BALANCE_OF = '0x70a08231';
+/** A USDC balanceOf call's selector, inside the one call the coverage check makes on the settlement path. */
+const BALANCE_OF = '70a08231';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -364,13 +364,10 @@ describe('settlements that outlive their request', () => {
     const payment = await signPayment(stuck, agent, gate);
     let fail!: () => void;
     const failing = new Promise<void>((resolve) => (fail = resolve));
-    const read = stuck.chain.publicClient.readContract.bind(stuck.chain.publicClient);
+    // The balance check's one read (balanceCovers' multicall), which nothing else on the way makes.
     jest
-      .spyOn(stuck.chain.publicClient, 'readContract')
-      .mockImplementation(((request: { functionName: string }) =>
-        request.functionName === 'balanceOf'
-          ? failing.then(() => Promise.reject(new Error('fetch failed')))
-          : read(request as never)) as never);
+      .spyOn(stuck.chain.publicClient, 'multicall')
+      .mockImplementation((() => failing.then(() => Promise.reject(new Error('fetch failed')))) as never);
     const before = (await transfersTo(app, payTo)).length;
     const answer = stuck.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     const reconcileOther = () => other.app.get(ReconcilerService).runOnce();

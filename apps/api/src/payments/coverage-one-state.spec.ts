@@ -1,0 +1,103 @@
+import { USDC_ABI } from '@crawlgate/core';
+import { encodeAbiParameters, type Hash, type Hex } from 'viem';
+import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
+import { pausedAt } from '../../test/pause-at';
+import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
+import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { workerChain } from '../../test/test-chain';
+import { PaymentStore } from './payment.store';
+import { PaymentsService } from './payments.service';
+
+/** A USDC balanceOf call's selector. */
+const BALANCE_OF = '0x70a08231';
+
+/**
+ * A payer's second payment is judged while its first is mined but not yet recorded as settled: the
+ * first's authorization reads as used, and the balance must then read without its amount. A
+ * `latest` read made after another need not come from a later state: anvil, mid-mine, answers a
+ * call it resolved to the block before from that block's stored state after an earlier call read
+ * the new one (a 202 among the 402s of overlapping-settlements, once in CI), and a node behind a
+ * load balancer may lag the one that answered before. The node here answers the payer's balance
+ * read from the block before the first settlement; a single call is answered from one state.
+ */
+describe('the coverage check of a payer holding enough for one', () => {
+  let rewriter: RpcRewriter;
+  let app: TestApp;
+  let dear: TestSite;
+  /** The balanceOf answer a lagging node gives, once set; the node's own answer before. */
+  let staleBalance: { payer: string; answer: Hex } | undefined;
+
+  beforeAll(async () => {
+    rewriter = await startRpcRewriter(workerChain().rpcUrl, ({ method, params, result }) => {
+      const call = params[0] as { data?: string; input?: string } | undefined;
+      const data = (call?.data ?? call?.input ?? '').toLowerCase();
+      return method === 'eth_call' && staleBalance && data === BALANCE_OF + staleBalance.payer
+        ? staleBalance.answer
+        : result;
+    });
+    app = await startTestApp({ chainRpcUrl: rewriter.url, isolateChain: true });
+    dear = await siteAtPrice(app, newWallet(), '0.5');
+  });
+  afterAll(async () => {
+    await app.close();
+    await rewriter.close();
+  });
+
+  it('sends nothing for a payment read against a balance from before its payer’s settlement just mined', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const gates = await Promise.all([openGate(app, dear, '/one-state/0'), openGate(app, dear, '/one-state/1')]);
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
+    const verify = (i: number) =>
+      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
+    const relayer = app.chain.relayer.account.address;
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+
+    // The first settlement is broadcast and held before its claim is marked sent: in flight still.
+    const store = app.app.get(PaymentStore);
+    const markSubmitted = store.markSubmitted.bind(store);
+    let broadcast!: (hash: Hash) => void;
+    const sent = new Promise<Hash>((resolve) => (broadcast = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    jest.spyOn(store, 'markSubmitted').mockImplementationOnce(async (id, hash) => {
+      broadcast(hash as Hash);
+      await released;
+      return markSubmitted(id, hash);
+    });
+
+    // The second request, its simulation passed, waits before its claim until the first is mined.
+    let first!: ReturnType<typeof verify>;
+    const second = await pausedAt(
+      app.app.get(PaymentsService),
+      'claimAsTermsStand',
+      async () => {
+        first = verify(0);
+        const receipt = await app.chain.publicClient.waitForTransactionReceipt({ hash: await sent });
+        const before = await app.chain.publicClient.readContract({
+          address: app.chain.usdc,
+          abi: USDC_ABI,
+          functionName: 'balanceOf',
+          args: [agent.address],
+          blockNumber: receipt.blockNumber - 1n,
+        });
+        staleBalance = {
+          payer: agent.address.slice(2).toLowerCase().padStart(64, '0'),
+          answer: encodeAbiParameters([{ type: 'uint256' }], [before]),
+        };
+      },
+      () => verify(1),
+    );
+    staleBalance = undefined;
+    release();
+    const answers = [await first, second];
+
+    expect({
+      answers: answers.map((a) => `${a.status} ${a.status === 402 ? a.body.reason : (a.body.detail ?? 'paid')}`),
+      broadcast:
+        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      balance: await usdcBalance(app, agent.address),
+    }).toEqual({ answers: ['200 paid', '402 insufficient_funds'], broadcast: 1, balance: 0n });
+  }, 30_000);
+});

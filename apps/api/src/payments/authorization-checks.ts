@@ -22,7 +22,7 @@ import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain
 import { eventsInSpans } from '../chain/log-spans';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
-import { onChain, revertMessage } from './chain-errors';
+import { chainUnavailable, isChainUnreachable, onChain, revertMessage } from './chain-errors';
 import { PaymentRejected } from './payment-rejected';
 
 /** x402 clients sign validBefore = now + maxTimeoutSeconds; settlement needs a few seconds of that. */
@@ -187,19 +187,29 @@ const SIMULATION_REASONS: [RegExp, string, string][] = [
 /** Dry-runs the settlement: balance, nonce state and the token's own checks, without spending gas. */
 export async function simulateSettlement(chain: ChainContext, auth: SignedAuthorization): Promise<void> {
   try {
-    await onChain(() =>
-      chain.publicClient.simulateContract({ ...settlementCall(chain, auth), account: chain.relayer.account } as never),
-    );
+    await chain.publicClient.simulateContract({
+      ...settlementCall(chain, auth),
+      account: chain.relayer.account,
+    } as never);
   } catch (error) {
-    if (error instanceof ApiError) throw error;
-    const message = revertMessage(error);
-    const known = SIMULATION_REASONS.find(([pattern]) => pattern.test(message));
-    if (known) throw new PaymentRejected(known[1], known[2]);
-    throw new PaymentRejected(
-      X402_REASONS.invalid_payload,
-      `The token refused this authorization: ${message.split(' | ')[0]}`,
-    );
+    throw settlementRefusal(error);
   }
+}
+
+/**
+ * The answer for a settlement a dry run of it failed (its simulation, or its gas estimate, which
+ * runs it too): the token's reason, or 503 for a node that was not reached. Nothing was sent.
+ */
+export function settlementRefusal(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isChainUnreachable(error)) return Object.assign(chainUnavailable(), { cause: error });
+  const message = revertMessage(error);
+  const known = SIMULATION_REASONS.find(([pattern]) => pattern.test(message));
+  if (known) return new PaymentRejected(known[1], known[2]);
+  return new PaymentRejected(
+    X402_REASONS.invalid_payload,
+    `The token refused this authorization: ${message.split(' | ')[0]}`,
+  );
 }
 
 /** How far the chain's clock may run behind ours when it stamps a block. */

@@ -19,26 +19,40 @@ const BALANCE_OF = '0x70a08231';
  * call it resolved to the block before from that block's stored state after an earlier call read
  * the new one (a 202 among the 402s of overlapping-settlements, once in CI), and a node behind a
  * load balancer may lag the one that answered before. The node here answers the payer's balance
- * read from the block before the first settlement; a single call is answered from one state.
+ * read from the block before the first settlement; a single call is answered from one state. And
+ * funds that leave after the checks: the gas estimate made to send the settlement reverts.
  */
-describe('the coverage check of a payer holding enough for one', () => {
+describe('a payer’s funds between its checks and its broadcast', () => {
   let rewriter: RpcRewriter;
   let app: TestApp;
   let dear: TestSite;
   /** The balanceOf answer a lagging node gives, once set; the node's own answer before. */
   let staleBalance: { payer: string; answer: Hex } | undefined;
+  /** A payer (lower-case, unprefixed) whose settlements' gas estimates the node answers with a revert, once set. */
+  let estimateReverts: string | undefined;
 
   beforeAll(async () => {
-    rewriter = await startRpcRewriter(workerChain().rpcUrl, ({ method, params, result }) => {
-      const call = params[0] as { data?: string; input?: string } | undefined;
-      const data = (call?.data ?? call?.input ?? '').toLowerCase();
-      return method === 'eth_call' && staleBalance && data === BALANCE_OF + staleBalance.payer
-        ? staleBalance.answer
-        : result;
-    });
+    rewriter = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ method, params, result }) => {
+        const call = params[0] as { data?: string; input?: string } | undefined;
+        const data = (call?.data ?? call?.input ?? '').toLowerCase();
+        return method === 'eth_call' && staleBalance && data === BALANCE_OF + staleBalance.payer
+          ? staleBalance.answer
+          : result;
+      },
+      refuseEstimate,
+    );
     app = await startTestApp({ chainRpcUrl: rewriter.url, isolateChain: true });
     dear = await siteAtPrice(app, newWallet(), '0.5');
   });
+  /** The node's answer when a settlement's estimate runs it after its payer's funds left. */
+  const refuseEstimate = ({ method, params }: { method: string; params: unknown[] }) =>
+    estimateReverts &&
+    (method === 'eth_estimateGas' || method === 'eth_fillTransaction') &&
+    JSON.stringify(params).toLowerCase().includes(estimateReverts)
+      ? { code: 3, message: 'execution reverted: ERC20: transfer amount exceeds balance' }
+      : undefined;
   afterAll(async () => {
     await app.close();
     await rewriter.close();
@@ -99,5 +113,29 @@ describe('the coverage check of a payer holding enough for one', () => {
         (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
       balance: await usdcBalance(app, agent.address),
     }).toEqual({ answers: ['200 paid', '402 insufficient_funds'], broadcast: 1, balance: 0n });
+  }, 30_000);
+
+  it('frees the gate when the gas estimate made to send it reverts after its checks passed: 402, nothing sent, the same payment pays later', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const gate = await openGate(app, dear, '/one-state/estimate');
+    const payment = await signPayment(app, agent, gate);
+    const verify = () => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    const relayer = app.chain.relayer.account.address;
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+
+    // Its simulation and its balance check pass; both estimates (beside the claim, and again to send) revert.
+    estimateReverts = agent.address.slice(2).toLowerCase();
+    const refused = await verify().finally(() => (estimateReverts = undefined));
+
+    expect({
+      answer: `${refused.status} ${refused.body.reason ?? refused.body.detail}`,
+      broadcast:
+        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      recorded: await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } }),
+    }).toEqual({ answer: '402 insufficient_funds', broadcast: 0, recorded: 0 });
+    const paid = await verify();
+    expect(paid.status).toBe(200);
+    expect(await usdcBalance(app, agent.address)).toBe(0n);
   }, 30_000);
 });

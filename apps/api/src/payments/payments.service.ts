@@ -40,6 +40,7 @@ import {
   checkSignature,
   checkTerms,
   settledTransferIndex,
+  settlementRefusal,
   simulateSettlement,
   toSignedAuthorization,
   type SignedAuthorization,
@@ -50,7 +51,7 @@ import { isOwnHash } from './payment-hashes';
 import { PaymentRejected, RELAY_REASONS } from './payment-rejected';
 import { RelayRefusalsStore } from './relay-refusals.store';
 import type { PaidView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
-import { broadcastFromRelayer, prepareSettlement, waitForReceipt } from './settlement';
+import { broadcastFromRelayer, prepareSettlement, waitForReceipt, type RelayerCall } from './settlement';
 import {
   checkPayerSignature,
   checkTransfer,
@@ -249,8 +250,17 @@ export class PaymentsService {
     // The hash this request took the claim for, just before sending it (in its broadcast turn): the
     // reconciler may have taken it first, while this request waited for its turn or its nonce.
     let recorded: Hash | null = null;
+    let call: RelayerCall;
     try {
-      const call = await prepared!.catch(() => prepareSettlement(this.chain, auth));
+      call = await prepared!.catch(() => prepareSettlement(this.chain, auth));
+    } catch (error) {
+      // Nothing was signed: the gas estimate runs the transfer, and it failed (the payer's funds or
+      // nonce changed since its checks), or the node was not reached. The gate is freed, never left
+      // to answer 202 for a settlement that was never sent.
+      if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
+      throw settlementRefusal(error);
+    }
+    try {
       hash = await broadcastFromRelayer(this.chain, call, async (signed) => {
         if (!(await this.store.takeForBroadcast(claim.payment.id, recorded, signed))) throw new ClaimTaken();
         recorded = signed;

@@ -1,5 +1,5 @@
 import { USDC_ABI } from '@crawlgate/core';
-import { encodeAbiParameters, type Hash, type Hex } from 'viem';
+import { encodeAbiParameters, numberToHex, type Hash, type Hex } from 'viem';
 import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
 import { pausedAt } from '../../test/pause-at';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
@@ -7,6 +7,7 @@ import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-a
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
 import { PaymentStore } from './payment.store';
+import { RelayRefusalsStore } from './relay-refusals.store';
 import { PaymentsService } from './payments.service';
 
 /** A USDC balanceOf call's selector. */
@@ -30,6 +31,14 @@ describe('a payer’s funds between its checks and its broadcast', () => {
   let staleBalance: { payer: string; answer: Hex } | undefined;
   /** A payer (lower-case, unprefixed) whose settlements' gas estimates the node answers with a revert, once set. */
   let estimateReverts: string | undefined;
+  /** A payer (lower-case, unprefixed) whose settlements' gas estimates the node fails without running them (the relayer's gas money, its rate), once set. */
+  let estimateFails: { payer: string; error: { code: number; message: string } } | undefined;
+  /**
+   * A payer (lower-case, unprefixed) whose `latest` reads (eth_call, its estimates) a lagging node
+   * answers from `block`, once set: a node behind a load balancer, a block or two behind the one
+   * that answered the receipts.
+   */
+  let lagging: { payer: string; block: bigint } | undefined;
 
   beforeAll(async () => {
     rewriter = await startRpcRewriter(
@@ -41,7 +50,7 @@ describe('a payer’s funds between its checks and its broadcast', () => {
           ? staleBalance.answer
           : result;
       },
-      refuseEstimate,
+      (call) => lag(call) ?? failEstimate(call) ?? refuseEstimate(call),
     );
     app = await startTestApp({ chainRpcUrl: rewriter.url, isolateChain: true });
     dear = await siteAtPrice(app, newWallet(), '0.5');
@@ -53,6 +62,24 @@ describe('a payer’s funds between its checks and its broadcast', () => {
     JSON.stringify(params).toLowerCase().includes(estimateReverts)
       ? { code: 3, message: 'execution reverted: ERC20: transfer amount exceeds balance' }
       : undefined;
+  /** The node's error for an estimate it did not run: nothing about the payer's funds or signature. */
+  const failEstimate = ({ method, params }: { method: string; params: unknown[] }) =>
+    estimateFails &&
+    (method === 'eth_estimateGas' || method === 'eth_fillTransaction') &&
+    JSON.stringify(params).toLowerCase().includes(estimateFails.payer)
+      ? estimateFails.error
+      : undefined;
+  /** Sends the payer's `latest` reads on to the block the lagging node is at (its params rewritten in place). */
+  const lag = ({ method, params }: { method: string; params: unknown[] }) => {
+    if (
+      lagging &&
+      ['eth_call', 'eth_estimateGas', 'eth_fillTransaction'].includes(method) &&
+      JSON.stringify(params[0]).toLowerCase().includes(lagging.payer) &&
+      (params[1] === undefined || params[1] === 'latest')
+    )
+      params[1] = numberToHex(lagging.block);
+    return undefined;
+  };
   afterAll(async () => {
     await app.close();
     await rewriter.close();
@@ -137,5 +164,58 @@ describe('a payer’s funds between its checks and its broadcast', () => {
     const paid = await verify();
     expect(paid.status).toBe(200);
     expect(await usdcBalance(app, agent.address)).toBe(0n);
+  }, 30_000);
+
+  it('refuses a payment judged on a node a block behind its payer’s settlement just confirmed: 402, nothing sent, the payer not refused', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const gates = await Promise.all([openGate(app, dear, '/one-state/lag/0'), openGate(app, dear, '/one-state/lag/1')]);
+    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
+    const verify = (i: number) =>
+      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
+    const relayer = app.chain.relayer.account.address;
+
+    // The first pays and is confirmed: it is no longer in flight.
+    const first = await verify(0);
+    expect(first.status).toBe(200);
+    const settled = await app.database.prisma.payment.findFirstOrThrow({
+      where: { payer: agent.address.toLowerCase(), status: 'confirmed' },
+    });
+    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+
+    // The node that answers the second payment's reads lags: it is at the block before the first settlement.
+    lagging = { payer: agent.address.slice(2).toLowerCase(), block: settled.blockNumber! - 1n };
+    const second = await verify(1).finally(() => (lagging = undefined));
+
+    expect({
+      answer: `${second.status} ${second.status === 402 ? second.body.reason : second.body.detail}`,
+      broadcast:
+        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      refused: await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, agent.address),
+    }).toEqual({ answer: '402 insufficient_funds', broadcast: 0, refused: false });
+  }, 30_000);
+
+  it('answers 503 when the node fails the gas estimate without running it (the relayer’s gas money, a rate limit): never a 402 blaming the payment', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '0.5');
+    const failures = [
+      { code: -32000, message: 'insufficient funds for gas * price + value: have 0 want 3000000000000' },
+      { code: -32005, message: 'request rate exceeded' },
+    ];
+    const answers: string[] = [];
+    for (const [i, error] of failures.entries()) {
+      const gate = await openGate(app, dear, `/one-state/estimate-fails/${i}`);
+      const payment = await signPayment(app, agent, gate);
+      estimateFails = { payer: agent.address.slice(2).toLowerCase(), error };
+      const answer = await app
+        .call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })
+        .finally(() => (estimateFails = undefined));
+      answers.push(`${answer.status} ${answer.body.reason ?? 'no reason'}`);
+    }
+
+    expect({
+      answers,
+      recorded: await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } }),
+    }).toEqual({ answers: ['503 no reason', '503 no reason'], recorded: 0 });
   }, 30_000);
 });

@@ -20,6 +20,7 @@ import {
 } from 'viem';
 import { confirmedBlockNow, firstRecentBlock, type ChainContext } from '../chain/chain-context';
 import { eventsInSpans } from '../chain/log-spans';
+import { isRevert } from '../chain/revert';
 import type { Gate } from '../gates/gates.service';
 import { ApiError } from '../http/api-error';
 import { chainUnavailable, isChainUnreachable, onChain, revertMessage } from './chain-errors';
@@ -209,6 +210,19 @@ export function settlementRefusal(error: unknown): ApiError {
   return new PaymentRejected(
     X402_REASONS.invalid_payload,
     `The token refused this authorization: ${message.split(' | ')[0]}`,
+  );
+}
+
+/**
+ * The answer for a settlement whose gas estimate failed when it was to be sent: its refusal only
+ * when the node ran it and it reverted (settlementRefusal); any other failure (the relayer's gas
+ * money, a node's rate limit or its own error) says nothing of the payment: 503, nothing sent.
+ */
+export function estimateRefusal(error: unknown): ApiError {
+  if (error instanceof ApiError || isRevert(error)) return settlementRefusal(error);
+  return Object.assign(
+    chainUnavailable('The payment network did not run this settlement’s gas estimate, so it was not sent'),
+    { cause: error },
   );
 }
 

@@ -40,7 +40,7 @@ import {
   checkSignature,
   checkTerms,
   settledTransferIndex,
-  settlementRefusal,
+  estimateRefusal,
   simulateSettlement,
   toSignedAuthorization,
   type SignedAuthorization,
@@ -258,7 +258,7 @@ export class PaymentsService {
       // nonce changed since its checks), or the node was not reached. The gate is freed, never left
       // to answer 202 for a settlement that was never sent.
       if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
-      throw settlementRefusal(error);
+      throw estimateRefusal(error);
     }
     try {
       hash = await broadcastFromRelayer(this.chain, call, async (signed) => {

@@ -6,7 +6,8 @@ import type { ClaimAhead } from './payment.store';
 /**
  * True when the payer's USDC covers `amount` and every claim of `inFlight` that has not yet moved
  * money: the relayer never pays gas for a settlement bound to revert. A claim whose authorization is
- * used already took its money from the balance, so it is not counted twice.
+ * used already took its money from the balance, so it is not counted twice; one settled that reads as
+ * unused was read on a node that has not reached it, whose balance still holds its amount.
  */
 export async function balanceCovers(
   chain: ChainContext,

@@ -163,6 +163,25 @@ export class PaymentStore {
     return rows.filter((row) => row.id !== payment.id).map(claimAheadFromRow);
   }
 
+  /**
+   * The payer's authorization settled last (the highest block among those confirmed in the last
+   * hour), if any. Read beside the balance: a node that has not reached its block (one behind a load
+   * balancer, a block or two behind the one that answered its receipt) answers a balance that still
+   * holds its amount, and only its authorization, read as unused in that same call, tells. A node
+   * that has reached it has reached every settlement before it.
+   * Read after the claims in flight: one that left them since is here.
+   */
+  async settledLast(payment: Pick<Payment, 'payer' | 'chainId' | 'asset'>): Promise<ClaimAhead[]> {
+    const rows = await this.db.sql.query<ClaimAheadRow>(
+      `SELECT id, amount, nonce FROM payments
+        WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
+          AND confirmed_at > now() - interval '1 hour'
+        ORDER BY block_number DESC NULLS LAST LIMIT 1`,
+      [payment.payer, payment.chainId, payment.asset],
+    );
+    return rows.map(claimAheadFromRow);
+  }
+
   /** The payment of a gate (by its ref), if any. */
   byGate(gateRef: string): Promise<Payment | null> {
     return this.one('SELECT * FROM payments WHERE gate_id = $1::uuid', [gateRef]);

@@ -590,8 +590,11 @@ export class PaymentsService {
    * Whether the payer's USDC covers the claim and every claim of the same payer written before it
    * and not yet settled (five concurrent payments of a payer holding enough for one broadcast one).
    */
-  private payerCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
-    return onChain(() => balanceCovers(this.chain, auth.from, claim.amount, ahead));
+  private async payerCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
+    // With the payer's settlement confirmed last (settledLast): a node behind it answers its balance
+    // with that settlement's amount still in it, and its authorization as unused, counted then.
+    const settled = await this.store.settledLast(claim);
+    return onChain(() => balanceCovers(this.chain, auth.from, claim.amount, [...ahead, ...settled]));
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */

@@ -241,7 +241,10 @@ export class ReconcilerService {
    * request, or theirs, counted as written first is unknown here, so none is taken as behind it.
    */
   private async payerCovers(payment: Payment, auth: SignedAuthorization): Promise<boolean> {
-    return balanceCovers(this.chain, auth.from, payment.amount, await this.store.othersInFlight(payment));
+    const inFlight = await this.store.othersInFlight(payment);
+    // After them: a claim that left them meanwhile is the payer's settlement confirmed last, or before it.
+    const settled = await this.store.settledLast(payment);
+    return balanceCovers(this.chain, auth.from, payment.amount, [...inFlight, ...settled]);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { ChainContext } from '../chain/chain-context';
 import type { ClaimAhead } from './payment.store';
 
 /**
- * True when the payer's USDC covers `amount` and every claim of `inFlight` that has not yet moved
+ * True when the payer's USDC covers `amount` and every one of `claims` that has not yet moved
  * money: the relayer never pays gas for a settlement bound to revert. A claim whose authorization is
  * used already took its money from the balance, so it is not counted twice; one settled that reads as
  * unused was read on a node that has not reached it, whose balance still holds its amount.
@@ -13,8 +13,10 @@ export async function balanceCovers(
   chain: ChainContext,
   payer: Address,
   amount: bigint,
-  inFlight: ClaimAhead[],
+  claims: ClaimAhead[],
 ): Promise<boolean> {
+  // Each authorization once: a claim read in flight may since be among those confirmed last.
+  const inFlight = [...new Map(claims.map((claim) => [claim.nonce, claim])).values()];
   // The claims and the balance in one eth_call (a deployless multicall, one chunk): one state.
   // Read one after the other, a later `latest` need not be a later state: anvil, mid-mine, answers
   // a call it resolved to the block before from that block's stored state after an earlier call

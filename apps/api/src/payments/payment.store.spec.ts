@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { besideHeldChange } from '../../test/held-change';
 import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
+import type { Payment } from '../generated/prisma/client';
 import { PaymentStore, PaymentTermsChanged } from './payment.store';
 
 /*
@@ -337,6 +338,34 @@ describe('PaymentStore', () => {
     // Paid to this publisher only: a payment to a site of one's own makes no one known to another.
     const elsewhere = await claimsOnNewSite(test.database, store);
     expect(await known(60 * 60_000, { publisherId: elsewhere.site.publisherId })).toBe(false);
+  });
+
+  it("reads a payer's other claims in flight, and its authorizations confirmed last, newest first, within the hour", async () => {
+    const payer = hex('b3', 20);
+    const nonces = ['c1', 'c2', 'c3', 'c4'].map((byte) => hex(byte, 32));
+    const claims: Payment[] = [];
+    for (const nonce of nonces) claims.push((await claim(nonce, payer)).payment);
+    const key = { payer, chainId: 31337, asset: ASSET };
+    const settle = (i: number, minutesAgo: number) =>
+      store.confirm(claims[i].id, {
+        txHash: hex(`d${i}`, 32),
+        transferLogIndex: 1,
+        blockNumber: BigInt(10 + i),
+        confirmedAt: new Date(Date.now() - minutesAgo * 60_000),
+        tokenKid: 'k',
+        tokenIssuedAt: null,
+        tokenExpiresAt: null,
+      });
+    await settle(0, 90); // confirmed before the hour
+    await settle(1, 5);
+    await settle(2, 1);
+    const nonceOf = (one: { nonce: string | null }) => one.nonce;
+
+    expect((await store.othersInFlight({ ...claims[3], ...key })).map(nonceOf)).toEqual([]);
+    expect((await store.othersInFlight({ ...claims[3], ...key, id: randomUUID() })).map(nonceOf)).toEqual([nonces[3]]);
+    expect((await store.settledLast(key, 8)).map(nonceOf)).toEqual([nonces[2], nonces[1]]);
+    expect(await store.settledLast(key, 1)).toEqual([{ amount: 1_000n, nonce: nonces[2] }]);
+    expect(await store.settledLast({ ...key, asset: hex('ab', 20) }, 8)).toEqual([]);
   });
 
   it('answers null for what is not there', async () => {

@@ -164,20 +164,22 @@ export class PaymentStore {
   }
 
   /**
-   * The payer's authorization settled last (the highest block among those confirmed in the last
-   * hour), if any. Read beside the balance: a node that has not reached its block (one behind a load
-   * balancer, a block or two behind the one that answered its receipt) answers a balance that still
-   * holds its amount, and only its authorization, read as unused in that same call, tells. A node
-   * that has reached it has reached every settlement before it.
-   * Read after the claims in flight: one that left them since is here.
+   * The payer's authorization payments confirmed last (within the hour), the `count` newest: the
+   * one in the highest block among them when `count` is at least how many of the payer's settlements
+   * may be in flight at once (any confirmed after it was mined by then, so in flight with it). Read
+   * beside the balance: a node that has not reached that block (one behind a load balancer, a block
+   * or two behind the one that answered its receipt) answers a balance that still holds its amount,
+   * and only its authorization, read as unused in that same call, tells. A node that has reached it
+   * has reached every settlement before it. Read after the claims in flight: one that left them
+   * since is here. By the (payer, confirmed_at, id) index: newest first, `count` rows.
    */
-  async settledLast(payment: Pick<Payment, 'payer' | 'chainId' | 'asset'>): Promise<ClaimAhead[]> {
+  async settledLast(payment: Pick<Payment, 'payer' | 'chainId' | 'asset'>, count: number): Promise<ClaimAhead[]> {
     const rows = await this.db.sql.query<ClaimAheadRow>(
       `SELECT id, amount, nonce FROM payments
-        WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
-          AND confirmed_at > now() - interval '1 hour'
-        ORDER BY block_number DESC NULLS LAST LIMIT 1`,
-      [payment.payer, payment.chainId, payment.asset],
+        WHERE payer = $1 AND confirmed_at > now() - interval '1 hour'
+          AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
+        ORDER BY confirmed_at DESC, id DESC LIMIT $4::int`,
+      [payment.payer, payment.chainId, payment.asset, count],
     );
     return rows.map(claimAheadFromRow);
   }

@@ -591,9 +591,9 @@ export class PaymentsService {
    * and not yet settled (five concurrent payments of a payer holding enough for one broadcast one).
    */
   private async payerCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
-    // With the payer's settlement confirmed last (settledLast): a node behind it answers its balance
-    // with that settlement's amount still in it, and its authorization as unused, counted then.
-    const settled = await this.store.settledLast(claim);
+    // With the payer's settlements confirmed last (settledLast): a node behind one answers its
+    // balance with that settlement's amount still in it, and its authorization as unused, counted then.
+    const settled = await this.store.settledLast(claim, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
     return onChain(() => balanceCovers(this.chain, auth.from, claim.amount, [...ahead, ...settled]));
   }
 

@@ -24,7 +24,12 @@ import {
 import { balanceCovers } from './payer-balance';
 import { sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
-import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
+import {
+  authorizationSettledIn,
+  deserializeAuthorization,
+  MAX_PAYER_SETTLEMENTS_IN_FLIGHT,
+  PaymentsService,
+} from './payments.service';
 import { isOwnHash, ownHashes } from './payment-hashes';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
@@ -242,8 +247,8 @@ export class ReconcilerService {
    */
   private async payerCovers(payment: Payment, auth: SignedAuthorization): Promise<boolean> {
     const inFlight = await this.store.othersInFlight(payment);
-    // After them: a claim that left them meanwhile is the payer's settlement confirmed last, or before it.
-    const settled = await this.store.settledLast(payment);
+    // After them: a claim that left them meanwhile is among the payer's settlements confirmed last.
+    const settled = await this.store.settledLast(payment, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
     return balanceCovers(this.chain, auth.from, payment.amount, [...inFlight, ...settled]);
   }
 

@@ -340,31 +340,32 @@ describe('PaymentStore', () => {
     expect(await known(60 * 60_000, { publisherId: elsewhere.site.publisherId })).toBe(false);
   });
 
-  it("reads a payer's other claims in flight, and its authorizations confirmed last, newest first, within the hour", async () => {
+  it("reads a payer's other claims in flight, and its authorizations settled last, highest block first, within the hour", async () => {
     const payer = hex('b3', 20);
     const nonces = ['c1', 'c2', 'c3', 'c4'].map((byte) => hex(byte, 32));
     const claims: Payment[] = [];
     for (const nonce of nonces) claims.push((await claim(nonce, payer)).payment);
     const key = { payer, chainId: 31337, asset: ASSET };
-    const settle = (i: number, minutesAgo: number) =>
+    const settle = (i: number, minutesAgo: number, block: number) =>
       store.confirm(claims[i].id, {
         txHash: hex(`d${i}`, 32),
         transferLogIndex: 1,
-        blockNumber: BigInt(10 + i),
+        blockNumber: BigInt(block),
         confirmedAt: new Date(Date.now() - minutesAgo * 60_000),
         tokenKid: 'k',
         tokenIssuedAt: null,
         tokenExpiresAt: null,
       });
-    await settle(0, 90); // confirmed before the hour
-    await settle(1, 5);
-    await settle(2, 1);
+    await settle(0, 90, 30); // confirmed before the hour
+    // Confirmed last, in the lower block (confirmed late, or by an instance whose clock runs ahead).
+    await settle(1, 5, 21);
+    await settle(2, 1, 20);
     const nonceOf = (one: { nonce: string | null }) => one.nonce;
 
     expect((await store.othersInFlight({ ...claims[3], ...key })).map(nonceOf)).toEqual([]);
     expect((await store.othersInFlight({ ...claims[3], ...key, id: randomUUID() })).map(nonceOf)).toEqual([nonces[3]]);
-    expect((await store.settledLast(key, 8)).map(nonceOf)).toEqual([nonces[2], nonces[1]]);
-    expect(await store.settledLast(key, 1)).toEqual([{ amount: 1_000n, nonce: nonces[2] }]);
+    expect((await store.settledLast(key, 8)).map(nonceOf)).toEqual([nonces[1], nonces[2]]);
+    expect(await store.settledLast(key, 1)).toEqual([{ amount: 1_000n, nonce: nonces[1] }]);
     expect(await store.settledLast({ ...key, asset: hex('ab', 20) }, 8)).toEqual([]);
   });
 

@@ -11,6 +11,9 @@ export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
 type ClaimAheadRow = { id: string; amount: string | bigint; nonce: string | null };
 const claimAheadFromRow = (row: ClaimAheadRow): ClaimAhead => ({ amount: BigInt(row.amount), nonce: row.nonce });
 
+/** How many of a payer's newest confirmed payments settledLast looks among for the highest blocks. */
+const RECENTLY_SETTLED = 64;
+
 /** A payer's authorization claims in flight: $1 payer, $2 chain id, $3 token. */
 const PAYER_CLAIMS_IN_FLIGHT = `SELECT id, amount, nonce FROM payments
   WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`;
@@ -164,22 +167,26 @@ export class PaymentStore {
   }
 
   /**
-   * The payer's authorization payments confirmed last (within the hour), the `count` newest: the
-   * one in the highest block among them when `count` is at least how many of the payer's settlements
-   * may be in flight at once (any confirmed after it was mined by then, so in flight with it). Read
-   * beside the balance: a node that has not reached that block (one behind a load balancer, a block
-   * or two behind the one that answered its receipt) answers a balance that still holds its amount,
-   * and only its authorization, read as unused in that same call, tells. A node that has reached it
-   * has reached every settlement before it. Read after the claims in flight: one that left them
-   * since is here. By the (payer, confirmed_at, id) index: newest first, `count` rows.
+   * The payer's authorization payments settled last: the `count` in the highest blocks among its
+   * newest confirmed (within the hour). Read beside the balance: a node that has not reached the
+   * highest of those blocks (one behind a load balancer, a block or two behind the one that
+   * answered its receipt) answers a balance that still holds its amount, and only its
+   * authorization, read as unused in that same call, tells; a node that has reached it has reached
+   * every settlement before it. Read after the claims in flight: one that left them since is here.
+   * The highest block is among the newest confirmed: any confirmed after it was in flight with it
+   * (at most MAX_PAYER_SETTLEMENTS_IN_FLIGHT), give or take instances' clocks, which stamp
+   * confirmed_at; RECENTLY_SETTLED of them, by the (payer, confirmed_at, id) index, leave room for both.
    */
   async settledLast(payment: Pick<Payment, 'payer' | 'chainId' | 'asset'>, count: number): Promise<ClaimAhead[]> {
     const rows = await this.db.sql.query<ClaimAheadRow>(
-      `SELECT id, amount, nonce FROM payments
-        WHERE payer = $1 AND confirmed_at > now() - interval '1 hour'
-          AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
-        ORDER BY confirmed_at DESC, id DESC LIMIT $4::int`,
-      [payment.payer, payment.chainId, payment.asset, count],
+      `SELECT id, amount, nonce FROM (
+          SELECT id, amount, nonce, block_number FROM payments
+           WHERE payer = $1 AND confirmed_at > now() - interval '1 hour'
+             AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
+           ORDER BY confirmed_at DESC, id DESC LIMIT $5::int
+        ) newest
+        ORDER BY block_number DESC NULLS LAST LIMIT $4::int`,
+      [payment.payer, payment.chainId, payment.asset, count, RECENTLY_SETTLED],
     );
     return rows.map(claimAheadFromRow);
   }

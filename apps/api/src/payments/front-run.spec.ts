@@ -1,4 +1,4 @@
-import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
+import { readGate, transferProofMessage, USDC_ABI } from '@crawlgate/core';
 import {
   devTestClient,
   increaseTime,
@@ -26,6 +26,7 @@ import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
 import { loadConfig } from '../config/config';
 import { ReconcilerService } from './reconciler.service';
+import { SimulationBudget } from './simulation-budget';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The hold on transfers not our relayer's, in the tests that wait it out (the default is 120 s). */
@@ -248,6 +249,45 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(again.body.access_token).toEqual(expect.any(String));
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
     expect(await usdcBalance(app, payTo)).toBe(publisherBefore + BigInt(gate.amount));
+  });
+
+  it('keeps the claim when a copy is mined after the simulation and before ours is estimated: 202, never refused, and the copy pays this gate', async () => {
+    const agent = newWallet();
+    await fundUsdc(app, agent.address, '1');
+    const gate = await openGate(app, site, '/front-run/before-estimate');
+    const payment = await signPayment(app, agent, gate);
+    // The copy lands as soon as the simulation passed: both gas estimates of ours then revert.
+    const budget = app.app.get(SimulationBudget);
+    const simulating = budget.simulating.bind(budget);
+    let copy: Promise<Hash> | undefined;
+    jest.spyOn(budget, 'simulating').mockImplementationOnce(async (...args) => {
+      const passed = await simulating(...args);
+      copy = sendAuthorizationAsStranger(app, payment);
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: await copy });
+      return passed;
+    });
+
+    const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect(copy).toBeDefined();
+    expect({ status: first.status, body: first.body }).toMatchObject({
+      status: 202,
+      body: { status: 'settlement_pending', gate_id: gate.id },
+    });
+
+    // Nothing of ours was sent: the reconciler takes the claim once it is older than a broadcast
+    // could be on its way (the settlement timeout), as if that long had passed.
+    await app.database.prisma.payment.updateMany({
+      where: { gateId: readGate(gate.id)!.ref },
+      data: { createdAt: new Date(Date.now() - 60_000) },
+    });
+    await pastForeignSettlementHold();
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect({ status: again.status, tx_hash: again.body.tx_hash }).toEqual({
+      status: 200,
+      tx_hash: (await copy!).toLowerCase(),
+    });
+    expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
   });
 
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {

@@ -39,8 +39,9 @@ import {
   authorizationsUsedIn,
   checkSignature,
   checkTerms,
-  settledTransferIndex,
   estimateRefusal,
+  isAuthorizationUsed,
+  settledTransferIndex,
   simulateSettlement,
   toSignedAuthorization,
   type SignedAuthorization,
@@ -255,8 +256,12 @@ export class PaymentsService {
       call = await prepared!.catch(() => prepareSettlement(this.chain, auth));
     } catch (error) {
       // Nothing was signed: the gas estimate runs the transfer, and it failed (the payer's funds or
-      // nonce changed since its checks), or the node was not reached. The gate is freed, never left
-      // to answer 202 for a settlement that was never sent.
+      // nonce changed since its checks), or the node did not run it. The gate is freed, never left
+      // to answer 202 for a settlement that was never sent, unless the authorization was spent
+      // meanwhile (or that cannot be read): a copy of it mined may have paid this gate, which the
+      // claim keeps for the reconciler to find, as when a copy beats our broadcast.
+      const spent = await isAuthorizationUsed(this.chain, auth.from, auth.nonce).catch(() => null);
+      if (spent !== false) return pending(gate.id, null);
       if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
       throw estimateRefusal(error);
     }

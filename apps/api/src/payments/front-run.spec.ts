@@ -7,7 +7,7 @@ import {
   testUsdcAbi,
   usdcDomain,
 } from '@crawlgate/devchain';
-import type { Abi, Hash, Hex } from 'viem';
+import { formatUnits, type Abi, type Hash, type Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import {
   fundEth,
@@ -23,8 +23,10 @@ import {
 } from '../../test/test-agent';
 import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { pausedAt } from '../../test/pause-at';
 import { workerChain } from '../../test/test-chain';
 import { loadConfig } from '../config/config';
+import { PaymentsService } from './payments.service';
 import { ReconcilerService } from './reconciler.service';
 import { SimulationBudget } from './simulation-budget';
 
@@ -84,6 +86,31 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
    */
   async function pastForeignSettlementHold() {
     await increaseTime(app.chain.rpcUrl, FOREIGN_HOLD_SECONDS + 1);
+  }
+
+  /**
+   * A claim nothing of ours was sent for, kept because its authorization was spent by `copy`: 202
+   * first; once the reconciler takes it (older than a broadcast could be on its way, as if that long
+   * had passed) and the hold on transfers not ours is over, the same payment is paid by the copy.
+   */
+  async function paidByCopyOnceHeld(
+    gate: { id: string },
+    payment: Awaited<ReturnType<typeof signPayment>>,
+    first: { status: number; body: unknown },
+    copy: Hash,
+  ) {
+    expect({ status: first.status, body: first.body }).toMatchObject({
+      status: 202,
+      body: { status: 'settlement_pending', gate_id: gate.id },
+    });
+    await app.database.prisma.payment.updateMany({
+      where: { gateId: readGate(gate.id)!.ref },
+      data: { createdAt: new Date(Date.now() - 60_000) },
+    });
+    await pastForeignSettlementHold();
+    await app.app.get(ReconcilerService).runOnce();
+    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    expect({ status: again.status, tx_hash: again.body.tx_hash }).toEqual({ status: 200, tx_hash: copy.toLowerCase() });
   }
 
   /** A funded agent's payment for a fresh gate, verified with automine off: our relayer's transaction waits in the mempool. */
@@ -269,25 +296,28 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
 
     const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     expect(copy).toBeDefined();
-    expect({ status: first.status, body: first.body }).toMatchObject({
-      status: 202,
-      body: { status: 'settlement_pending', gate_id: gate.id },
-    });
-
-    // Nothing of ours was sent: the reconciler takes the claim once it is older than a broadcast
-    // could be on its way (the settlement timeout), as if that long had passed.
-    await app.database.prisma.payment.updateMany({
-      where: { gateId: readGate(gate.id)!.ref },
-      data: { createdAt: new Date(Date.now() - 60_000) },
-    });
-    await pastForeignSettlementHold();
-    await app.app.get(ReconcilerService).runOnce();
-    const again = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
-    expect({ status: again.status, tx_hash: again.body.tx_hash }).toEqual({
-      status: 200,
-      tx_hash: (await copy!).toLowerCase(),
-    });
+    await paidByCopyOnceHeld(gate, payment, first, await copy!);
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
+  });
+
+  it('keeps the claim when a copy is mined just before the payer’s balance is read: 202, not "insufficient funds", and the copy pays this gate', async () => {
+    const agent = newWallet();
+    const gate = await openGate(app, site, '/front-run/before-coverage');
+    await fundUsdc(app, agent.address, formatUnits(BigInt(gate.amount), 6)); // the page's price, no more
+    const payment = await signPayment(app, agent, gate);
+    let copy: Hash | undefined;
+
+    const first = await pausedAt(
+      app.app.get(PaymentsService),
+      'payerCoverage',
+      async () => {
+        copy = await sendAuthorizationAsStranger(app, payment);
+        await app.chain.publicClient.waitForTransactionReceipt({ hash: copy });
+      },
+      () => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } }),
+    );
+    await paidByCopyOnceHeld(gate, payment, first, copy!);
+    expect(await usdcBalance(app, agent.address)).toBe(0n);
   });
 
   it('tells a canceled authorization from a used one: 402, nothing charged, the gate payable again, never 202 forever', async () => {

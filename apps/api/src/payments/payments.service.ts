@@ -67,7 +67,7 @@ import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SimulationBudget } from './simulation-budget';
-import { balanceCovers } from './payer-balance';
+import { payerCoverage } from './payer-balance';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -223,13 +223,13 @@ export class PaymentsService {
         : this.outcomeOf(claim.payment, gate);
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
-    let covered: boolean;
+    let coverage: Awaited<ReturnType<typeof payerCoverage>>;
     try {
       if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
-      covered = await this.payerCovers(claim.payment, claim.ahead, auth);
+      coverage = await this.payerCoverage(claim.payment, claim.ahead, auth);
       // The claim held the site's terms only until it was written: a site deleted, or a payout
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
       // reconciler would send nothing for it.
@@ -239,7 +239,10 @@ export class PaymentsService {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
       return this.outcomeOf(claim.payment, gate);
     }
-    if (!covered) {
+    // Spent since its simulation: a copy of it mined may have paid this gate, which the claim keeps
+    // for the reconciler to find (as when a copy beats our broadcast); nothing of ours is sent.
+    if (coverage === 'spent') return pending(gate.id, null);
+    if (coverage === 'short') {
       if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
       throw new PaymentRejected(
         X402_REASONS.insufficient_funds,
@@ -595,11 +598,15 @@ export class PaymentsService {
    * Whether the payer's USDC covers the claim and every claim of the same payer written before it
    * and not yet settled (five concurrent payments of a payer holding enough for one broadcast one).
    */
-  private async payerCovers(claim: Payment, ahead: ClaimAhead[], auth: SignedAuthorization): Promise<boolean> {
+  private async payerCoverage(
+    claim: Payment,
+    ahead: ClaimAhead[],
+    auth: SignedAuthorization,
+  ): Promise<Awaited<ReturnType<typeof payerCoverage>>> {
     // With the payer's settlements confirmed last (settledLast): a node behind one answers its
     // balance with that settlement's amount still in it, and its authorization as unused, counted then.
     const settled = await this.store.settledLast(claim, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-    return onChain(() => balanceCovers(this.chain, auth.from, claim.amount, [...ahead, ...settled]));
+    return onChain(() => payerCoverage(this.chain, auth.from, claim, [...ahead, ...settled]));
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */

@@ -870,7 +870,7 @@ describe('paying a gate', () => {
       // Claimed, its balance being read just before the broadcast, when the publisher changes the site.
       const answer = await pausedAt(
         app.app.get(PaymentsService),
-        'payerCovers',
+        'payerCoverage',
         async () => expect((await change(priced)).status).toBeLessThan(300),
         () => verify(gate.id, { payment }),
       );

@@ -21,7 +21,7 @@ import {
   unusedAuthorizationFate,
   usedNonceIn,
 } from './authorization-checks';
-import { balanceCovers } from './payer-balance';
+import { payerCoverage } from './payer-balance';
 import { sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
 import {
@@ -209,7 +209,7 @@ export class ReconcilerService {
       return 'waiting';
     }
     if (fate === 'send' && !(await this.payerCovers(payment, auth))) {
-      // As a request would be refused (balanceCovers), though its request may still be running: one
+      // As a request would be refused (payerCoverage), though its request may still be running: one
       // slower than the claim age leaves its claim here, and the payer's other settlement may be on
       // its way. Sent by a later pass if its money is still there then.
       this.logger.log(
@@ -249,7 +249,7 @@ export class ReconcilerService {
     const inFlight = await this.store.othersInFlight(payment);
     // After them: a claim that left them meanwhile is among the payer's settlements confirmed last.
     const settled = await this.store.settledLast(payment, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-    return balanceCovers(this.chain, auth.from, payment.amount, [...inFlight, ...settled]);
+    return (await payerCoverage(this.chain, auth.from, payment, [...inFlight, ...settled])) === 'covered';
   }
 
   /**

@@ -364,7 +364,7 @@ describe('settlements that outlive their request', () => {
     const payment = await signPayment(stuck, agent, gate);
     let fail!: () => void;
     const failing = new Promise<void>((resolve) => (fail = resolve));
-    // The balance check's one read (balanceCovers' multicall), which nothing else on the way makes.
+    // The balance check's one read (payerCoverage's multicall), which nothing else on the way makes.
     jest
       .spyOn(stuck.chain.publicClient, 'multicall')
       .mockImplementation((() => failing.then(() => Promise.reject(new Error('fetch failed')))) as never);

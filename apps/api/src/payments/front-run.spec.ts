@@ -21,14 +21,13 @@ import {
   usdcBalance,
   walletOf,
 } from '../../test/test-agent';
-import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
+import { capsLogRange, startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { pausedAt } from '../../test/pause-at';
 import { workerChain } from '../../test/test-chain';
 import { loadConfig } from '../config/config';
 import { PaymentsService } from './payments.service';
 import { ReconcilerService } from './reconciler.service';
-import { SimulationBudget } from './simulation-budget';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The hold on transfers not our relayer's, in the tests that wait it out (the default is 120 s). */
@@ -46,8 +45,14 @@ const LOG_RANGE_CAP = 20n;
 async function frontRunSite(
   payTo: `0x${string}`,
   chain: Partial<Omit<ReturnType<typeof loadConfig>['chain'], 'batchSettlement'>>,
+  refuse: (call: { method: string; params: unknown[] }) => RpcRefusal | undefined = () => undefined,
 ): Promise<{ app: TestApp; site: TestSite; close: () => Promise<void> }> {
-  const node = await startRpcRewriter(workerChain().rpcUrl, ({ result }) => result, capsLogRange(LOG_RANGE_CAP));
+  const capped = capsLogRange(LOG_RANGE_CAP);
+  const node = await startRpcRewriter(
+    workerChain().rpcUrl,
+    ({ result }) => result,
+    (call) => refuse(call) ?? capped(call),
+  );
   const app = await startTestApp({
     isolateChain: true,
     chainRpcUrl: node.url,
@@ -70,10 +75,14 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
   let site: TestSite;
   let close: () => Promise<void>;
   const payTo = newWallet().address;
+  /** The JSON-RPC error the node answers a call with instead of running it, while a test sets it. */
+  let refusing: ((call: { method: string; params: unknown[] }) => RpcRefusal | undefined) | undefined;
 
   beforeAll(async () => {
     // A short hold on transfers not our relayer's: waited out by the tests that expect one to pay.
-    ({ app, site, close } = await frontRunSite(payTo, { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS }));
+    ({ app, site, close } = await frontRunSite(payTo, { foreignSettlementHoldSeconds: FOREIGN_HOLD_SECONDS }, (call) =>
+      refusing?.(call),
+    ));
   });
   afterAll(async () => {
     await devTestClient(app.chain.rpcUrl).setAutomine(true);
@@ -278,25 +287,35 @@ describe('an authorization settled by someone else ahead of our relayer', () => 
     expect(await usdcBalance(app, payTo)).toBe(publisherBefore + BigInt(gate.amount));
   });
 
-  it('keeps the claim when a copy is mined after the simulation and before ours is estimated: 202, never refused, and the copy pays this gate', async () => {
+  it('keeps the claim when a copy is mined after its balance was read and before ours is estimated: 202, never refused, and the copy pays this gate', async () => {
     const agent = newWallet();
     await fundUsdc(app, agent.address, '1');
     const gate = await openGate(app, site, '/front-run/before-estimate');
     const payment = await signPayment(app, agent, gate);
-    // The copy lands as soon as the simulation passed: both gas estimates of ours then revert.
-    const budget = app.app.get(SimulationBudget);
-    const simulating = budget.simulating.bind(budget);
-    let copy: Promise<Hash> | undefined;
-    jest.spyOn(budget, 'simulating').mockImplementationOnce(async (...args) => {
-      const passed = await simulating(...args);
-      copy = sendAuthorizationAsStranger(app, payment);
-      await app.chain.publicClient.waitForTransactionReceipt({ hash: await copy });
-      return passed;
+    // The estimate made beside the claim meets a node's rate limit; the copy lands once the balance
+    // was read, so the estimate made again to send it reverts: the authorization is used.
+    const payer = agent.address.slice(2).toLowerCase();
+    refusing = ({ method, params }) =>
+      ['eth_estimateGas', 'eth_fillTransaction'].includes(method) &&
+      JSON.stringify(params).toLowerCase().includes(payer)
+        ? { code: -32005, message: 'request rate exceeded' }
+        : undefined;
+    const service = app.app.get(PaymentsService) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const coverage = service.payerCoverage.bind(service);
+    let copy: Hash | undefined;
+    jest.spyOn(service, 'payerCoverage').mockImplementationOnce(async (...args) => {
+      const answer = await coverage(...args);
+      refusing = undefined;
+      copy = await sendAuthorizationAsStranger(app, payment);
+      await app.chain.publicClient.waitForTransactionReceipt({ hash: copy });
+      return answer;
     });
 
-    const first = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
+    const first = await app
+      .call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } })
+      .finally(() => (refusing = undefined));
     expect(copy).toBeDefined();
-    await paidByCopyOnceHeld(gate, payment, first, await copy!);
+    await paidByCopyOnceHeld(gate, payment, first, copy!);
     expect(await usdcBalance(app, agent.address)).toBe(1_000_000n - BigInt(gate.amount));
   });
 

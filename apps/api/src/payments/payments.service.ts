@@ -241,7 +241,7 @@ export class PaymentsService {
     }
     // Spent since its simulation: a copy of it mined may have paid this gate, which the claim keeps
     // for the reconciler to find (as when a copy beats our broadcast); nothing of ours is sent.
-    if (coverage === 'spent') return pending(gate.id, null);
+    if (coverage === 'spent') return this.spentBeforeSent(claim.payment, gate);
     if (coverage === 'short') {
       if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
       throw new PaymentRejected(
@@ -263,10 +263,14 @@ export class PaymentsService {
       // to answer 202 for a settlement that was never sent, unless the authorization was spent
       // meanwhile (or that cannot be read): a copy of it mined may have paid this gate, which the
       // claim keeps for the reconciler to find, as when a copy beats our broadcast.
-      const spent = await isAuthorizationUsed(this.chain, auth.from, auth.nonce).catch(() => null);
-      if (spent !== false) return pending(gate.id, null);
+      const refusal = estimateRefusal(error);
+      // The estimate's own revert says so too: the read after it may come from a node behind it.
+      const spent =
+        (refusal instanceof PaymentRejected && refusal.reason === X402_REASONS.invalid_exact_evm_nonce_already_used) ||
+        (await isAuthorizationUsed(this.chain, auth.from, auth.nonce).catch(() => null)) !== false;
+      if (spent) return this.spentBeforeSent(claim.payment, gate);
       if (!(await this.store.releaseUnsent(claim.payment.id))) return this.outcomeOf(claim.payment, gate);
-      throw estimateRefusal(error);
+      throw refusal;
     }
     try {
       hash = await broadcastFromRelayer(this.chain, call, async (signed) => {
@@ -292,6 +296,16 @@ export class PaymentsService {
     }
     await this.store.markSubmitted(claim.payment.id, hash);
     return this.awaitSettlement({ ...claim.payment, status: 'submitted', txHash: hash }, gate.id, hash, auth);
+  }
+
+  /**
+   * The answer for a claim whose authorization was spent before this request sent it: 202 while it
+   * is kept for the reconciler to find the transfer that spent it; the outcome of the reconciler's
+   * own broadcast, if it took the claim meanwhile (a request slower than the claim's wait).
+   */
+  private async spentBeforeSent(claim: Payment, gate: Gate): Promise<VerifyOutcome> {
+    const now = await this.store.byId(claim.id);
+    return now && !now.txHash ? pending(gate.id, null) : this.outcomeOf(now ?? claim, gate);
   }
 
   /**

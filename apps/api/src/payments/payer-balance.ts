@@ -17,9 +17,10 @@ export async function payerCoverage(
   claim: ClaimAhead,
   others: ClaimAhead[],
 ): Promise<'covered' | 'short' | 'spent'> {
-  // Each authorization once: a claim read in flight may since be among those confirmed last.
+  // Each authorization once: a claim read in flight may since be among those confirmed last. An
+  // authorization claim always has its nonce; one without is not an authorization's to read.
   const counted = [...new Map(others.map((other) => [other.nonce, other])).values()].filter(
-    (other) => other.nonce !== claim.nonce,
+    (other) => other.nonce !== null && other.nonce !== claim.nonce,
   );
   // The balance and the authorizations in one eth_call (a deployless multicall, one chunk): one state.
   // Read one after the other, a later `latest` need not be a later state: anvil, mid-mine, answers

@@ -222,7 +222,8 @@ export class PaymentsService {
         ? this.answerForIdentifier(claim.payment, gate, identifier.fingerprint, auth)
         : this.outcomeOf(claim.payment, gate);
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is
-    // released, unless the reconciler sent it meanwhile; then its outcome is the answer.
+    // released, unless the reconciler sent it meanwhile; then its outcome is the answer. One whose
+    // authorization was spent meanwhile is kept (spentBeforeSent).
     let coverage: Awaited<ReturnType<typeof payerCoverage>>;
     try {
       if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
@@ -232,9 +233,8 @@ export class PaymentsService {
       coverage = await this.payerCoverage(claim.payment, claim.ahead, auth);
       // The claim held the site's terms only until it was written: a site deleted, or a payout
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
-      // reconciler would send nothing for it.
-      const site = await gateSiteTerms(this.sites, gate);
-      assertPayeeStands(site, gate, this.chain);
+      // reconciler would send nothing for it. A spent claim sends nothing either way: it is kept.
+      if (coverage !== 'spent') assertPayeeStands(await gateSiteTerms(this.sites, gate), gate, this.chain);
     } catch (error) {
       if (await this.store.releaseUnsent(claim.payment.id)) throw error;
       return this.outcomeOf(claim.payment, gate);

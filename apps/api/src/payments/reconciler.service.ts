@@ -208,12 +208,20 @@ export class ReconcilerService {
       );
       return 'waiting';
     }
-    if (fate === 'send' && !(await this.payerCovers(payment, auth))) {
+    const coverage = fate === 'send' ? await this.payerCoverage(payment, auth) : undefined;
+    if (coverage === 'short') {
       // As a request would be refused (payerCoverage), though its request may still be running: one
       // slower than the claim age leaves its claim here, and the payer's other settlement may be on
       // its way. Sent by a later pass if its money is still there then.
       this.logger.log(
         `Not sending the settlement of gate ${payment.gateId}: its payer's USDC, less its other settlements in flight, does not cover it; released once its authorization expires`,
+      );
+      return 'waiting';
+    }
+    if (coverage === 'spent') {
+      // Used in a block newer than the confirmed head: a later pass finds that transfer.
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: its authorization was just used by another transaction, looked for again once that is as deep as the confirmations`,
       );
       return 'waiting';
     }
@@ -245,11 +253,11 @@ export class ReconcilerService {
    * Whether the payer's USDC covers the claim and all its other claims in flight: which of those its
    * request, or theirs, counted as written first is unknown here, so none is taken as behind it.
    */
-  private async payerCovers(payment: Payment, auth: SignedAuthorization): Promise<boolean> {
+  private async payerCoverage(payment: Payment, auth: SignedAuthorization): ReturnType<typeof payerCoverage> {
     const inFlight = await this.store.othersInFlight(payment);
     // After them: a claim that left them meanwhile is among the payer's settlements confirmed last.
     const settled = await this.store.settledLast(payment, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-    return (await payerCoverage(this.chain, auth.from, payment, [...inFlight, ...settled])) === 'covered';
+    return payerCoverage(this.chain, auth.from, payment, [...inFlight, ...settled]);
   }
 
   /**

@@ -25,6 +25,7 @@ import {
 } from '@crawlgate/core';
 import { createWalletClient, encodeFunctionData, http, type Hash, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { openGate, type TestSite } from './fixtures';
 import type { TestApp } from './test-app';
 
 /** A fresh wallet with no history: balances and nonces start from zero in every test. */
@@ -331,4 +332,26 @@ export async function transfersTo(
     fromBlock: 0n,
   });
   return logs.map((log) => ({ from: log.args.from!, value: log.args.value!, hash: log.transactionHash }));
+}
+
+/**
+ * A fresh payer funded with `fundUsd`, a gate of `site` for each of `paths` and its payment of
+ * each; `verify(i)` posts the i-th, `relayerSent()` counts the relayer's transactions since (its
+ * pending nonce: broadcasts the node took, mined or not).
+ */
+export async function paymentsOfOnePayer(app: TestApp, site: TestSite, fundUsd: string, paths: string[]) {
+  const agent = newWallet();
+  await fundUsdc(app, agent.address, fundUsd);
+  const gates = await Promise.all(paths.map((path) => openGate(app, site, path)));
+  const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
+  const relayerNonce = () =>
+    app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+  const sentBefore = await relayerNonce();
+  return {
+    agent,
+    gates,
+    payments,
+    verify: (i: number) => app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } }),
+    relayerSent: async () => (await relayerNonce()) - sentBefore,
+  };
 }

@@ -1,5 +1,5 @@
-import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { siteAtPrice, type TestSite } from '../../test/fixtures';
+import { newWallet, paymentsOfOnePayer, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
 
@@ -32,12 +32,7 @@ describe('claims of one payer reaching the database out of order', () => {
   afterAll(() => proxied.close());
 
   it('broadcasts one settlement when the first claim written is held back until the second was checked', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '0.5');
-    const gates = await Promise.all([openGate(app, dear, '/late/0'), openGate(app, dear, '/late/1')]);
-    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
-    const relayer = app.chain.relayer.account.address;
-    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const { agent, verify, relayerSent } = await paymentsOfOnePayer(app, dear, '0.5', ['/late/0', '/late/1']);
 
     // The first claim written waits until the other's read of the claims ahead of it went out (or
     // HOLD_MS: a claim serialized behind the held one never reads meanwhile).
@@ -59,18 +54,14 @@ describe('claims of one payer reaching the database out of order', () => {
       broadcastsHeld++;
       return claimReleased.then(() => sleep(300));
     });
-    const answers = await Promise.all(
-      gates.map((gate, i) => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment: payments[i] } })),
-    );
+    const answers = await Promise.all([verify(0), verify(1)]);
 
     proxied.onStatement(undefined);
     proxied.onRpc(undefined);
     expect(claimsHeld).toBe(1);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
     expect(answers.find((a) => a.status === 402)!.body.reason).toBe('insufficient_funds');
-    expect(
-      (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
-    ).toBe(1);
+    expect(await relayerSent()).toBe(1);
     expect(await usdcBalance(app, agent.address)).toBe(0n);
     expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
   }, 20_000);

@@ -3,7 +3,7 @@ import { encodeAbiParameters, numberToHex, type Hash, type Hex } from 'viem';
 import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
 import { pausedAt } from '../../test/pause-at';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
-import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { fundUsdc, newWallet, paymentsOfOnePayer, signPayment, usdcBalance } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
 import { PaymentStore } from './payment.store';
@@ -86,14 +86,7 @@ describe('a payer’s funds between its checks and its broadcast', () => {
   });
 
   it('sends nothing for a payment read against a balance from before its payer’s settlement just mined', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '0.5');
-    const gates = await Promise.all([openGate(app, dear, '/one-state/0'), openGate(app, dear, '/one-state/1')]);
-    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
-    const verify = (i: number) =>
-      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
-    const relayer = app.chain.relayer.account.address;
-    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const { agent, verify, relayerSent } = await paymentsOfOnePayer(app, dear, '0.5', ['/one-state/0', '/one-state/1']);
 
     // The first settlement is broadcast and held before its claim is marked sent: in flight still.
     const store = app.app.get(PaymentStore);
@@ -136,44 +129,33 @@ describe('a payer’s funds between its checks and its broadcast', () => {
 
     expect({
       answers: answers.map((a) => `${a.status} ${a.status === 402 ? a.body.reason : (a.body.detail ?? 'paid')}`),
-      broadcast:
-        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      broadcast: await relayerSent(),
       balance: await usdcBalance(app, agent.address),
     }).toEqual({ answers: ['200 paid', '402 insufficient_funds'], broadcast: 1, balance: 0n });
   }, 30_000);
 
   it('frees the gate when the gas estimate made to send it reverts after its checks passed: 402, nothing sent, the same payment pays later', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '0.5');
-    const gate = await openGate(app, dear, '/one-state/estimate');
-    const payment = await signPayment(app, agent, gate);
-    const verify = () => app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
-    const relayer = app.chain.relayer.account.address;
-    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const { agent, verify, relayerSent } = await paymentsOfOnePayer(app, dear, '0.5', ['/one-state/estimate']);
 
     // Its simulation and its balance check pass; both estimates (beside the claim, and again to send) revert.
     estimateReverts = agent.address.slice(2).toLowerCase();
-    const refused = await verify().finally(() => (estimateReverts = undefined));
+    const refused = await verify(0).finally(() => (estimateReverts = undefined));
 
     expect({
       answer: `${refused.status} ${refused.body.reason ?? refused.body.detail}`,
-      broadcast:
-        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      broadcast: await relayerSent(),
       recorded: await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } }),
     }).toEqual({ answer: '402 insufficient_funds', broadcast: 0, recorded: 0 });
-    const paid = await verify();
+    const paid = await verify(0);
     expect(paid.status).toBe(200);
     expect(await usdcBalance(app, agent.address)).toBe(0n);
   }, 30_000);
 
   it('refuses a payment judged on a node a block behind its payer’s settlement just confirmed: 402, nothing sent, the payer not refused', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '0.5');
-    const gates = await Promise.all([openGate(app, dear, '/one-state/lag/0'), openGate(app, dear, '/one-state/lag/1')]);
-    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
-    const verify = (i: number) =>
-      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
-    const relayer = app.chain.relayer.account.address;
+    const { agent, verify, relayerSent } = await paymentsOfOnePayer(app, dear, '0.5', [
+      '/one-state/lag/0',
+      '/one-state/lag/1',
+    ]);
 
     // The first pays and is confirmed: it is no longer in flight.
     const first = await verify(0);
@@ -181,7 +163,7 @@ describe('a payer’s funds between its checks and its broadcast', () => {
     const settled = await app.database.prisma.payment.findFirstOrThrow({
       where: { payer: agent.address.toLowerCase(), status: 'confirmed' },
     });
-    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const sentBefore = await relayerSent();
 
     // The node that answers the second payment's reads lags: it is at the block before the first settlement.
     lagging = { payer: agent.address.slice(2).toLowerCase(), block: settled.blockNumber! - 1n };
@@ -189,8 +171,7 @@ describe('a payer’s funds between its checks and its broadcast', () => {
 
     expect({
       answer: `${second.status} ${second.status === 402 ? second.body.reason : second.body.detail}`,
-      broadcast:
-        (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
+      broadcast: (await relayerSent()) - sentBefore,
       refused: await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, agent.address),
     }).toEqual({ answer: '402 insufficient_funds', broadcast: 0, refused: false });
   }, 30_000);

@@ -609,10 +609,11 @@ export class PaymentsService {
   }
 
   /**
-   * Whether the payer's USDC covers the claim and every claim of the same payer written before it
-   * and not yet settled (five concurrent payments of a payer holding enough for one broadcast one).
+   * Whether the payer's USDC covers the claim and `others` of the same payer not yet settled (five
+   * concurrent payments of a payer holding enough for one broadcast one): a request counts those
+   * written before its claim, the reconciler every other one in flight (read before this call).
    */
-  private async payerCoverage(
+  async payerCoverage(
     claim: Payment,
     ahead: ClaimAhead[],
     auth: SignedAuthorization,

@@ -1,5 +1,5 @@
-import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
-import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { siteAtPrice, type TestSite } from '../../test/fixtures';
+import { newWallet, paymentsOfOnePayer, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
@@ -33,14 +33,7 @@ describe('the reconciler and the claims of a payer holding enough for one', () =
   afterAll(() => proxied.close());
 
   it('does not send a claim left to it while the payer’s other settlement is on its way', async () => {
-    const agent = newWallet();
-    await fundUsdc(app, agent.address, '0.5');
-    const gates = await Promise.all([openGate(app, dear, '/slow/0'), openGate(app, dear, '/slow/1')]);
-    const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
-    const verify = (i: number) =>
-      app.call('POST', `/v1/gates/${gates[i].id}/verify`, { body: { payment: payments[i] } });
-    const relayer = app.chain.relayer.account.address;
-    const sentBefore = await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' });
+    const { agent, verify, relayerSent } = await paymentsOfOnePayer(app, dear, '0.5', ['/slow/0', '/slow/1']);
 
     // The first settlement's broadcast is held (its request keeps the relayer's broadcast turn);
     // the second request stops at its balance read, its claim written; the reconciler's gas
@@ -72,9 +65,7 @@ describe('the reconciler and the claims of a payer holding enough for one', () =
 
     expect(answers.map((a) => a.status)).toEqual([200, 402]);
     expect(answers[1].body.reason).toBe('insufficient_funds');
-    expect(
-      (await app.chain.publicClient.getTransactionCount({ address: relayer, blockTag: 'pending' })) - sentBefore,
-    ).toBe(1);
+    expect(await relayerSent()).toBe(1);
     expect(await usdcBalance(app, agent.address)).toBe(0n);
     expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, agent.address)).toBe(false);
     expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);

@@ -13,7 +13,6 @@ import { CONFIG, DATABASE } from '../db/tokens';
 import type { Payment } from '../generated/prisma/client';
 import {
   authorizationOutcome,
-  type SignedAuthorization,
   earliestAcceptanceOf,
   firstBlockStampedFrom,
   isCanceledWithin,
@@ -21,15 +20,9 @@ import {
   unusedAuthorizationFate,
   usedNonceIn,
 } from './authorization-checks';
-import { payerCoverage } from './payer-balance';
 import { sendSettlement } from './settlement';
 import { movedTransfers, recordedStillAt, transfersTaken } from './transfer-checks';
-import {
-  authorizationSettledIn,
-  deserializeAuthorization,
-  MAX_PAYER_SETTLEMENTS_IN_FLIGHT,
-  PaymentsService,
-} from './payments.service';
+import { authorizationSettledIn, deserializeAuthorization, PaymentsService } from './payments.service';
 import { isOwnHash, ownHashes } from './payment-hashes';
 import { PaymentStore } from './payment.store';
 import { RelayRefusalsStore } from './relay-refusals.store';
@@ -208,7 +201,12 @@ export class ReconcilerService {
       );
       return 'waiting';
     }
-    const coverage = fate === 'send' ? await this.payerCoverage(payment, auth) : undefined;
+    // Every other claim of the payer in flight counts: which of those its request, or theirs, counted
+    // as written first is unknown here, so none is taken as behind it.
+    const coverage =
+      fate === 'send'
+        ? await this.payments.payerCoverage(payment, await this.store.othersInFlight(payment), auth)
+        : undefined;
     if (coverage === 'short') {
       // As a request would be refused (payerCoverage), though its request may still be running: one
       // slower than the claim age leaves its claim here, and the payer's other settlement may be on
@@ -247,17 +245,6 @@ export class ReconcilerService {
     await this.payments.release(payment.id);
     this.logger.log(`Released gate ${payment.gateId}: its authorization expired unsettled, nothing was charged`);
     return 'released';
-  }
-
-  /**
-   * Whether the payer's USDC covers the claim and all its other claims in flight: which of those its
-   * request, or theirs, counted as written first is unknown here, so none is taken as behind it.
-   */
-  private async payerCoverage(payment: Payment, auth: SignedAuthorization): ReturnType<typeof payerCoverage> {
-    const inFlight = await this.store.othersInFlight(payment);
-    // After them: a claim that left them meanwhile is among the payer's settlements confirmed last.
-    const settled = await this.store.settledLast(payment, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-    return payerCoverage(this.chain, auth.from, payment, [...inFlight, ...settled]);
   }
 
   /**

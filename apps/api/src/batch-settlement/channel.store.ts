@@ -6,6 +6,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { hashesSent } from '../payments/payment-hashes';
+import { inPayerTurn, type ClaimAhead, type PayerKey } from '../payments/payment.store';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { SiteChannelRow } from './site-channels';
 
@@ -509,19 +510,32 @@ export class ChannelStore {
   }
 
   /**
-   * Takes the payer's deposit lease for `id` (the deposit of authorization `nonce`): true when no
-   * other deposit of the payer holds it, or the one that does is older than `staleSeconds` by the
-   * database's clock (its process died, or gave up waiting for it).
+   * Takes the payer's deposit lease for `lease.id` (the deposit of authorization `lease.nonce`, of
+   * `lease.amount`, valid until `lease.validBefore`) when no other deposit of the payer holds it, or
+   * the one that does is older than `staleSeconds` by the database's clock (its process died, or gave
+   * up waiting for it). Taken in the payer's turn (inPayerTurn), as its exact claims are written:
+   * the claims in flight written before it are returned to be counted against the payer's balance,
+   * and every claim written after it counts the deposit. Null when another deposit holds the lease.
    */
-  async takeDepositLease(payer: string, id: string, nonce: string, staleSeconds: number): Promise<boolean> {
-    const rows = await this.db.sql.query(
-      `INSERT INTO deposit_leases (payer, lease_id, nonce) VALUES ($1, $2::uuid, $3)
-       ON CONFLICT (payer) DO UPDATE SET lease_id = EXCLUDED.lease_id, nonce = EXCLUDED.nonce, taken_at = now()
-        WHERE deposit_leases.taken_at < now() - make_interval(secs => $4::int)
-       RETURNING lease_id`,
-      [payer.toLowerCase(), id, nonce.toLowerCase(), staleSeconds],
-    );
-    return rows.length === 1;
+  async takeDepositLease(
+    lease: PayerKey & { id: string; nonce: string; amount: bigint; validBefore: Date },
+    staleSeconds: number,
+  ): Promise<ClaimAhead[] | null> {
+    const payer = lease.payer.toLowerCase();
+    return this.db.sql.transaction(async (tx) => {
+      const inFlight = await inPayerTurn(tx, { chainId: lease.chainId, asset: lease.asset, payer });
+      const rows = await tx.query(
+        `INSERT INTO deposit_leases (payer, lease_id, nonce, amount, valid_before) VALUES ($1, $2::uuid, $3, $5::bigint, $6::timestamptz)
+         ON CONFLICT (payer) DO UPDATE SET lease_id = EXCLUDED.lease_id, nonce = EXCLUDED.nonce, taken_at = now(),
+                                           amount = EXCLUDED.amount, valid_before = EXCLUDED.valid_before
+          WHERE deposit_leases.taken_at < now() - make_interval(secs => $4::int)
+         RETURNING lease_id`,
+        [payer, lease.id, lease.nonce.toLowerCase(), staleSeconds, lease.amount.toString(), lease.validBefore],
+      );
+      // A stale lease taken over stays counted (read before): its deposit may still land, and if it
+      // did, its authorization reads as used. This deposit's own (a resend's stale lease) payerCoverage leaves out.
+      return rows.length === 0 ? null : inFlight.map(({ amount, nonce }) => ({ amount, nonce }));
+    });
   }
 
   /** Gives the lease back, if `id` still holds it. */

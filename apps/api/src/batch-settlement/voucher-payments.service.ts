@@ -44,6 +44,8 @@ import {
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
+import { payerCoverageNow } from '../payments/payer-balance';
+import { PayerTurnBusy, PaymentStore, type ClaimAhead, type PayerKey } from '../payments/payment.store';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
@@ -121,6 +123,7 @@ export class VoucherPaymentsService {
     private readonly sites: SitePaymentTermsStore,
     private readonly claimer: ClaimerService,
     private readonly relayRefusals: RelayRefusalsStore,
+    private readonly payments: PaymentStore,
     /** The payers' keys: a payer's next vouchers are checked against its key rather than recovered. */
     private readonly signerKeys: SignerKeys,
   ) {
@@ -424,12 +427,26 @@ export class VoucherPaymentsService {
     await this.simulateDeposit(batch, data);
     // One deposit of a payer at a time, judged again against a chain that holds the one before:
     // deposits sent at once were each judged without the others, and all but one reverted at our cost.
-    const lease = randomUUID();
-    await this.waitForDepositLease(config.payer, lease, nonce);
+    const lease = {
+      ...this.payerKey(config.payer),
+      id: randomUUID(),
+      nonce,
+      amount: deposit!.amount,
+      validBefore: validBeforeOf(deposit!),
+    };
+    const ahead = await this.waitForDepositLease(lease);
     // Kept when the deposit may still land (sent, not confirmed): the next one must see it first.
     let keepLease = false;
     try {
       if (await used()) return null;
+      // The payer's exact settlements in flight move the same USDC: sent beside them, one of the two reverts.
+      const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead, config.payer);
+      if (coverage === 'spent') return null; // a copy of it landed since used() read it
+      if (coverage === 'short')
+        throw new PaymentRejected(
+          X402_REASONS.insufficient_funds,
+          'The payer’s USDC, less what its payments in flight will take, does not cover this deposit; nothing was charged',
+        );
       await this.simulateDeposit(batch, data);
       let hash: Hash;
       /** The relayer nonce it was written down with; unset, nothing was broadcast. */
@@ -471,7 +488,7 @@ export class VoucherPaymentsService {
       }
       return receipt.transactionHash;
     } finally {
-      if (!keepLease) await this.store.endDepositLease(config.payer, lease);
+      if (!keepLease) await this.store.endDepositLease(config.payer, lease.id);
     }
   }
 
@@ -506,11 +523,20 @@ export class VoucherPaymentsService {
     }
   }
 
-  /** Takes the payer's deposit lease for `nonce`'s deposit, waiting a little for the one before to land. */
-  private async waitForDepositLease(payer: string, lease: string, nonce: Hex): Promise<void> {
+  /**
+   * Takes the payer's deposit lease for `lease`'s deposit, waiting a little for the one before to
+   * land; the payer's exact claims in flight written before it (ChannelStore.takeDepositLease).
+   */
+  private async waitForDepositLease(lease: Parameters<ChannelStore['takeDepositLease']>[0]): Promise<ClaimAhead[]> {
     const staleAfter = Math.max(DEPOSIT_LEASE_SECONDS, Math.ceil(this.chain.settlementTimeoutMs / 1000) + 60);
     const deadline = Date.now() + DEPOSIT_LEASE_WAIT_MS;
-    while (!(await this.store.takeDepositLease(payer, lease, nonce, staleAfter))) {
+    for (;;) {
+      // A turn held too long by the payer's claims is waited for as a lease held by another deposit.
+      const ahead = await this.store.takeDepositLease(lease, staleAfter).catch((error: unknown) => {
+        if (error instanceof PayerTurnBusy) return null;
+        throw error;
+      });
+      if (ahead) return ahead;
       if (Date.now() >= deadline)
         throw new PaymentRejected(
           BATCH_REASONS.channelBusy,
@@ -518,6 +544,11 @@ export class VoucherPaymentsService {
         );
       await new Promise((resolve) => setTimeout(resolve, DEPOSIT_LEASE_POLL_MS));
     }
+  }
+
+  /** A relayer transaction of `payer`'s, keyed as its exact claims are (lower-case payer, the chain's token as the gates name it). */
+  private payerKey(payer: string): PayerKey {
+    return { chainId: this.chain.chainId, asset: this.chain.usdc, payer: payer.toLowerCase() };
   }
 
   /** Records the voucher as judged; null when the site's terms changed since `site` was read (nothing written). */
@@ -652,4 +683,13 @@ export class VoucherPaymentsService {
       batch_settlement: paid,
     };
   }
+}
+
+/** The last second a date holds in PostgreSQL and JavaScript alike, comfortably: 9999-12-31T23:59:59Z. */
+const LAST_DATE_SECONDS = 253_402_300_799n;
+
+/** When a deposit's authorization stops being valid (a uint256 of seconds; any beyond year 9999 read as then). */
+function validBeforeOf(deposit: { erc3009: { validBefore: bigint } }): Date {
+  const { validBefore } = deposit.erc3009;
+  return new Date(Number(validBefore < LAST_DATE_SECONDS ? validBefore : LAST_DATE_SECONDS) * 1000);
 }

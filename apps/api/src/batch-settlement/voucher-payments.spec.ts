@@ -906,20 +906,20 @@ describe('voucher payments', () => {
     const payer = newWallet().address;
     const [first, second] = [randomUUID(), randomUUID()];
     const NONCE = `0x${'ab'.repeat(32)}`;
-    expect(await store.takeDepositLease(payer, first, NONCE, 120)).toBe(true);
-    expect(await store.takeDepositLease(payer.toLowerCase(), second, NONCE, 120)).toBe(false);
+    expect(await takeLease(app, payer, first, NONCE)).toBe(true);
+    expect(await takeLease(app, payer.toLowerCase(), second, NONCE)).toBe(false);
     await store.endDepositLease(payer, second); // not its holder: nothing given back
-    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(false);
+    expect(await takeLease(app, payer, second, NONCE)).toBe(false);
     await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
       payer.toLowerCase(),
     ]);
-    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(true);
+    expect(await takeLease(app, payer, second, NONCE)).toBe(true);
     await store.endDepositLease(payer, second);
-    expect(await store.takeDepositLease(payer, first, NONCE, 120)).toBe(true);
+    expect(await takeLease(app, payer, first, NONCE)).toBe(true);
     await store.endDepositLeaseOf(payer, `0x${'cd'.repeat(32)}`); // another deposit's: nothing given back
-    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(false);
+    expect(await takeLease(app, payer, second, NONCE)).toBe(false);
     await store.endDepositLeaseOf(payer, NONCE.toUpperCase().replace('0X', '0x')); // its deposit landed
-    expect(await store.takeDepositLease(payer, second, NONCE, 120)).toBe(true);
+    expect(await takeLease(app, payer, second, NONCE)).toBe(true);
   });
 
   it('lets no one hold a payer’s deposits up with deposits it did not sign; the payer’s own sent at once all land', async () => {
@@ -963,7 +963,7 @@ describe('voucher payments', () => {
     });
     expect((await app.chain.publicClient.waitForTransactionReceipt({ hash: landed })).status).toBe('success');
     const nonce = depositNonce(channel.channelId, erc3009.salt);
-    expect(await app.app.get(ChannelStore).takeDepositLease(payer.address, randomUUID(), nonce, 120)).toBe(true);
+    expect(await takeLease(app, payer.address, randomUUID(), nonce)).toBe(true);
     expect((await verify(offer, payment)).status).toBe(200);
     const leases = await app.database.sql.query('SELECT payer FROM deposit_leases WHERE payer = $1', [
       payer.address.toLowerCase(),
@@ -1115,3 +1115,17 @@ describe('voucher payments', () => {
     }
   });
 });
+
+/** Whether `id` took `payer`'s deposit lease (a deposit of authorization `nonce`, stale after 120 s). */
+async function takeLease(app: TestApp, payer: string, id: string, nonce: string): Promise<boolean> {
+  const lease = {
+    chainId: app.chain.chainId,
+    asset: app.chain.usdc,
+    payer,
+    id,
+    nonce,
+    amount: 1n,
+    validBefore: new Date(Date.now() + 3_600_000),
+  };
+  return (await app.app.get(ChannelStore).takeDepositLease(lease, 120)) !== null;
+}

@@ -9,7 +9,7 @@ import type { Hex } from 'viem';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet, signPayment, usdcBalance, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT } from './payments.service';
+import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT } from './payer-balance';
 
 /*
  * A contract wallet's signature check runs its own code: one that says yes in a simulation (gas

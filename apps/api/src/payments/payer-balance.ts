@@ -1,7 +1,33 @@
 import { USDC_ABI } from '@crawlgate/core';
 import type { Address, ContractFunctionParameters, Hex } from 'viem';
 import type { ChainContext } from '../chain/chain-context';
-import type { ClaimAhead } from './payment.store';
+import { onChain } from './chain-errors';
+import type { ClaimAhead, PaymentStore, PayerKey } from './payment.store';
+
+/**
+ * Settlements of one payer in flight at once, at most (and so how many of those confirmed last
+ * payerCoverageNow counts). A payer that moves its funds ahead of them reverts every one at the
+ * relayer's gas (and is then refused for a day): without a bound, an address holding $1 had a
+ * thousand $0.001 settlements sent in one block, each reverted. Past it, a payment waits (503,
+ * nothing charged) for one to land; volume goes through batch settlement.
+ */
+export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
+
+/**
+ * payerCoverage of `claim` (an exact settlement's, or a relayed deposit's), counting `ahead` and the
+ * payer's settlements confirmed last (settledLast): a node behind one answers its balance with that
+ * settlement's amount still in it, and its authorization as unused, counted then.
+ */
+export async function payerCoverageNow(
+  chain: ChainContext,
+  store: Pick<PaymentStore, 'settledLast'>,
+  claim: PayerKey & ClaimAhead,
+  ahead: ClaimAhead[],
+  payer: Address,
+): Promise<Awaited<ReturnType<typeof payerCoverage>>> {
+  const settled = await store.settledLast(claim, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
+  return onChain(() => payerCoverage(chain, payer, claim, [...ahead, ...settled]));
+}
 
 /**
  * Whether the payer's USDC covers `claim` and every one of `others` that has not yet moved money

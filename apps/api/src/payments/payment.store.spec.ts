@@ -369,6 +369,31 @@ describe('PaymentStore', () => {
     expect(await store.settledLast({ ...key, asset: hex('ab', 20) }, 8)).toEqual([]);
   });
 
+  it("counts a payer's relayed deposit in flight among its claims while its authorization can still land", async () => {
+    const payer = hex('b4', 20);
+    const { payment } = await claim(hex('c5', 32), payer);
+    const key = { payer, chainId: 31337, asset: ASSET };
+    const lease = (nonce: string, amount: string | null, validBefore: string) =>
+      test.database.sql.query(
+        `INSERT INTO deposit_leases (payer, lease_id, nonce, amount, valid_before)
+         VALUES ($1, gen_random_uuid(), $2, $3::bigint, now() + $4::interval)
+         ON CONFLICT (payer) DO UPDATE SET nonce = EXCLUDED.nonce, amount = EXCLUDED.amount, valid_before = EXCLUDED.valid_before`,
+        [payer, nonce, amount, validBefore],
+      );
+    const others = () => store.othersInFlight({ ...key, id: payment.id });
+
+    await lease(hex('e1', 32), '70000', '1 hour');
+    expect(await others()).toEqual([{ amount: 70_000n, nonce: hex('e1', 32) }]);
+    // Past its end, give or take a block clock's lag (AUTHORIZATION_CLOCK_SKEW_SECONDS, 600 s).
+    await lease(hex('e1', 32), '70000', '-5 minutes');
+    expect(await others()).toEqual([{ amount: 70_000n, nonce: hex('e1', 32) }]);
+    await lease(hex('e1', 32), '70000', '-11 minutes');
+    expect(await others()).toEqual([]);
+    await lease(hex('e2', 32), null, '1 hour'); // taken before leases named their amount
+    expect(await others()).toEqual([]);
+    expect(await store.othersInFlight({ ...key, payer: hex('b5', 20), id: payment.id })).toEqual([]);
+  });
+
   it('answers null for what is not there', async () => {
     expect(await store.byId(randomUUID())).toBeNull();
     expect(await store.byGate(randomUUID())).toBeNull();

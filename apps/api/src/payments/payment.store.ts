@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AUTHORIZATION_CLOCK_SKEW_SECONDS } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
+import type { SqlSession } from '../db/sql-driver';
 import { DATABASE } from '../db/tokens';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 
-/** A claim of the same payer written before this one and not yet settled when this one was written. */
+/** A claim (or relayed deposit) of the same payer written before this one and not yet settled when this one was written. */
 export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
 
 type ClaimAheadRow = { id: string; amount: string | bigint; nonce: string | null };
@@ -14,9 +16,19 @@ const claimAheadFromRow = (row: ClaimAheadRow): ClaimAhead => ({ amount: BigInt(
 /** How many of a payer's newest confirmed payments settledLast looks among for the highest blocks. */
 const RECENTLY_SETTLED = 64;
 
-/** A payer's authorization claims in flight: $1 payer, $2 chain id, $3 token. */
-const PAYER_CLAIMS_IN_FLIGHT = `SELECT id, amount, nonce FROM payments
-  WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')`;
+/**
+ * What of a payer's USDC the relayer may be moving ($1 payer, $2 chain id, $3 token): its
+ * authorization claims in flight and its relayed deposit's lease. Both move the payer's USDC by an
+ * EIP-3009 authorization, read as used once mined, so the two are counted alike. A lease counts
+ * while its deposit authorization can still land (its end, less what a block's clock may lag ours):
+ * one its process left unsent counts until then, or until the payer's next deposit takes it over.
+ * Leases hold this API's chain and token only; one written before they named an amount is not counted.
+ */
+const PAYER_MONEY_IN_FLIGHT = `SELECT id, amount, nonce FROM payments
+  WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')
+  UNION ALL
+  SELECT lease_id AS id, amount, nonce FROM deposit_leases
+  WHERE payer = $1 AND amount IS NOT NULL AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})`;
 
 /**
  * Distinct from every other advisory lock: (PAYER_TURN_LOCK, hash of chain, token and payer). Two-key
@@ -55,6 +67,29 @@ export function payerTurnLock(chainId: number, asset: string, payer: string): [n
 /** PostgreSQL's lock_not_available: lock_timeout ran out. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** A payer's relayer transactions: keyed as its claims are (the chain, its token as gates name it, the lower-case payer). */
+export interface PayerKey {
+  chainId: number;
+  asset: string;
+  payer: string;
+}
+
+/**
+ * Takes the payer's turn in transaction `tx` (held to its end) and reads what of the payer's USDC
+ * the relayer may be moving: what was written in a turn before this one (PayerTurnBusy past
+ * PAYER_TURN_WAIT_MS). Whatever is written in this turn, every later turn reads.
+ */
+export async function inPayerTurn(tx: SqlSession, key: PayerKey): Promise<(ClaimAhead & { id: string })[]> {
+  await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
+  await tx
+    .query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', payerTurnLock(key.chainId, key.asset, key.payer))
+    .catch((error: { code?: string }) => {
+      throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
+    });
+  const rows = await tx.query<ClaimAheadRow>(PAYER_MONEY_IN_FLIGHT, [key.payer, key.chainId, key.asset]);
+  return rows.map((row) => ({ id: row.id, ...claimAheadFromRow(row) }));
+}
+
 /** An authorization's claim: the payment row a settlement starts from. */
 export type AuthorizationClaim = Pick<
   Prisma.PaymentUncheckedCreateInput,
@@ -82,8 +117,8 @@ export class PaymentStore {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /**
-   * Writes an authorization's claim together with the payer's other claims in flight, in one turn
-   * of that payer (a transaction holding a lock on it, across API instances): the claims it reads
+   * Writes an authorization's claim together with what else of the payer's USDC the relayer may be
+   * moving (its other claims in flight, its relayed deposit: inPayerTurn), in one turn of that payer (a transaction holding a lock on it, across API instances): the claims it reads
    * are exactly those written before it, and every claim written after it reads it. Ordered by
    * creation time instead, a claim created first but committed last missed the other, which saw it
    * as behind: both were broadcast and one reverted. Nothing slow runs inside: no chain call.
@@ -98,15 +133,7 @@ export class PaymentStore {
     terms: Pick<SitePaymentTerms, 'pricingVersion' | 'payoutAddress'>,
   ): Promise<{ payment: Payment; ahead: ClaimAhead[] }> {
     return this.db.sql.transaction(async (tx) => {
-      await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
-      await tx
-        .query(
-          'SELECT pg_advisory_xact_lock($1::int, hashtext($2))',
-          payerTurnLock(claim.chainId, claim.asset, claim.payer),
-        )
-        .catch((error: { code?: string }) => {
-          throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
-        });
+      const ahead = await inPayerTurn(tx, claim);
       const standing = await tx
         .query(
           `SELECT s.id FROM sites s JOIN publishers p ON p.id = s.publisher_id
@@ -118,7 +145,6 @@ export class PaymentStore {
           throw error?.code === LOCK_NOT_AVAILABLE ? new PaymentTermsChanged() : error;
         });
       if (standing.length === 0) throw new PaymentTermsChanged();
-      const ahead = await tx.query<ClaimAheadRow>(PAYER_CLAIMS_IN_FLIGHT, [claim.payer, claim.chainId, claim.asset]);
       const [row] = await tx.query<PaymentRow>(
         `INSERT INTO payments (id, gate_id, site_id, publisher_id, url, method, status, chain_id, asset, payer, pay_to, amount,
                                nonce, "authorization", payment_identifier, payment_fingerprint, token_kid, gate_id_sha256)
@@ -147,7 +173,7 @@ export class PaymentStore {
       );
       return {
         payment: paymentFromRow(row),
-        ahead: ahead.map(claimAheadFromRow),
+        ahead: ahead.map(({ amount, nonce }) => ({ amount, nonce })),
       };
     });
   }
@@ -158,7 +184,7 @@ export class PaymentStore {
    * them that request or another counted as written before it, so it counts them all.
    */
   async othersInFlight(payment: Pick<Payment, 'id' | 'payer' | 'chainId' | 'asset'>): Promise<ClaimAhead[]> {
-    const rows = await this.db.sql.query<ClaimAheadRow>(PAYER_CLAIMS_IN_FLIGHT, [
+    const rows = await this.db.sql.query<ClaimAheadRow>(PAYER_MONEY_IN_FLIGHT, [
       payment.payer,
       payment.chainId,
       payment.asset,

@@ -67,7 +67,7 @@ import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SimulationBudget } from './simulation-budget';
-import { payerCoverage } from './payer-balance';
+import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT, payerCoverage, payerCoverageNow } from './payer-balance';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -618,10 +618,7 @@ export class PaymentsService {
     ahead: ClaimAhead[],
     auth: SignedAuthorization,
   ): Promise<Awaited<ReturnType<typeof payerCoverage>>> {
-    // With the payer's settlements confirmed last (settledLast): a node behind one answers its
-    // balance with that settlement's amount still in it, and its authorization as unused, counted then.
-    const settled = await this.store.settledLast(claim, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-    return onChain(() => payerCoverage(this.chain, auth.from, claim, [...ahead, ...settled]));
+    return payerCoverageNow(this.chain, this.store, claim, ahead, auth.from);
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */
@@ -761,14 +758,6 @@ function assertPayable(payment: Payment | null): void {
   if (payment?.status === 'confirmed') throw conflict('This gate is already paid with another proof');
   if (payment) throw conflict('This gate is being settled with another payment');
 }
-
-/**
- * Settlements of one payer in flight at once, at most. A payer that moves its funds ahead of them
- * reverts every one at the relayer's gas (and is then refused for a day): without a bound, an
- * address holding $1 had a thousand $0.001 settlements sent in one block, each reverted. Past it,
- * a payment waits (503, nothing charged) for one to land; volume goes through batch settlement.
- */
-export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
 
 const payerInFlightFull = () =>
   notCharged(

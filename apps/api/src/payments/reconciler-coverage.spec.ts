@@ -1,4 +1,5 @@
 import { siteAtPrice, type TestSite } from '../../test/fixtures';
+import { holdPoint } from '../../test/hold-point';
 import { newWallet, paymentsOfOnePayer, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
@@ -71,12 +72,3 @@ describe('the reconciler and the claims of a payer holding enough for one', () =
     expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
   }, 30_000);
 });
-
-/** A point a request reaches (reached) and is held at until the test opens it. */
-function holdPoint() {
-  let reach!: () => void;
-  let open!: () => void;
-  const reached = new Promise<void>((resolve) => (reach = resolve));
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { reached, open, reach: () => (reach(), opened) };
-}

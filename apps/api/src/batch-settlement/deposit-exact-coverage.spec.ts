@@ -1,0 +1,117 @@
+import { batchSettlementSite, openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
+import { holdPoint } from '../../test/hold-point';
+import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
+import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
+import type { TestApp } from '../../test/test-app';
+import { batchGate, testChannel } from '../../test/test-channel';
+import { RelayRefusalsStore } from '../payments/relay-refusals.store';
+
+/** The batch site's page price (pricedSite): the voucher paid beside the deposit. */
+const PAGE = 10_000n;
+/** The deposit: with the exact page below, more than the payer holds; either alone, less. */
+const DEPOSIT = 600_000n;
+const EXACT_PRICE_USD = '0.5';
+const FUNDS_USD = '1';
+
+/**
+ * The relayer sends a payer's exact settlements and its batch-settlement deposits: both move the
+ * payer's USDC by an EIP-3009 authorization, and each path judged the payer's balance without the
+ * other's transaction in flight. A payer holding enough for one of them, paying with both at once
+ * (an agent crawling an exact site and a batch site), had both sent: one reverted at the relayer's
+ * gas and the payer was refused relaying for 24 hours. Each path now counts the other's in flight.
+ */
+describe('an exact settlement and a deposit of one payer, holding enough for one', () => {
+  let proxied: ProxiedTestApp;
+  let app: TestApp;
+  let exactSite: TestSite;
+  let batchSite: TestSite;
+
+  beforeAll(async () => {
+    proxied = await startProxiedTestApp();
+    app = proxied.app;
+    exactSite = await siteAtPrice(app, newWallet(), EXACT_PRICE_USD);
+    batchSite = (await batchSettlementSite(app, newWallet().address)).site;
+  });
+  afterAll(() => proxied.close());
+
+  /** A funded payer, an exact gate and its payment, a batch gate and its deposit payment. */
+  async function payerOfBoth() {
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, FUNDS_USD);
+    const exactGate = await openGate(app, exactSite, '/exact/page');
+    const exactPayment = await signPayment(app, payer, exactGate);
+    const batchOffer = await batchGate(app, batchSite);
+    const depositPayment = await testChannel(app, payer, batchOffer.accepted).payment(batchOffer, PAGE, {
+      deposit: DEPOSIT,
+    });
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const sentBefore = await relayerNonce();
+    return {
+      payer,
+      payExact: () => app.call('POST', `/v1/gates/${exactGate.id}/verify`, { body: { payment: exactPayment } }),
+      deposit: () => app.call('POST', `/v1/gates/${batchOffer.id}/verify`, { body: { payment: depositPayment } }),
+      relayerSent: async () => (await relayerNonce()) - sentBefore,
+    };
+  }
+
+  /** What must hold whichever went first: one sent, nothing reverted, the payer not refused. */
+  async function expectOneSent(payer: ReturnType<typeof newWallet>, relayerSent: () => Promise<number>) {
+    expect(await relayerSent()).toBe(1);
+    expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, payer.address)).toBe(false);
+  }
+
+  /**
+   * `first` sent, its broadcast held at the node; `second` sent meanwhile: whether it was answered
+   * while the broadcast was held (a request that waits for the relayer's turn is not), and both answers.
+   */
+  async function secondWhileFirstOnItsWay(first: () => Promise<Answer>, second: () => Promise<Answer>) {
+    const held = holdPoint();
+    let holding = true;
+    proxied.onRpc((text) => {
+      if (holding && text.includes('eth_sendRawTransaction')) {
+        holding = false;
+        return held.reach();
+      }
+    });
+    const firstAnswer = first();
+    await held.reached;
+    const secondAnswer = second();
+    const answeredWhileHeld = await Promise.race([secondAnswer.then(() => true), later(8_000)]);
+    held.open();
+    const answers = await Promise.all([firstAnswer, secondAnswer]);
+    proxied.onRpc(undefined);
+    return { answeredWhileHeld, first: answers[0], second: answers[1] };
+  }
+
+  it('refuses the exact payment while the deposit is on its way', async () => {
+    const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
+    const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(deposit, payExact);
+
+    expect({ answeredWhileHeld, exact: [second.status, second.body.reason], deposit: first.status }).toEqual({
+      answeredWhileHeld: true,
+      exact: [402, 'insufficient_funds'],
+      deposit: 200,
+    });
+    await expectOneSent(payer, relayerSent);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - DEPOSIT);
+  }, 30_000);
+
+  it('refuses the deposit while the exact settlement is on its way', async () => {
+    const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
+    const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(payExact, deposit);
+
+    expect({ answeredWhileHeld, exact: first.status, deposit: [second.status, second.body.reason] }).toEqual({
+      answeredWhileHeld: true,
+      exact: 200,
+      deposit: [402, 'insufficient_funds'],
+    });
+    await expectOneSent(payer, relayerSent);
+    expect(await usdcBalance(app, payer.address)).toBe(500_000n);
+  }, 30_000);
+});
+
+type Answer = Awaited<ReturnType<TestApp['call']>>;
+
+/** False after `ms`: an answer that waits for the held broadcast never comes while it is held. */
+const later = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));

@@ -1,0 +1,38 @@
+import { migrationUnderTest } from '../../test/migration-under-test';
+import type { TestDatabase } from '../../test/test-database';
+
+/*
+ * 20261220000000_deposit_lease_amount: a deposit lease names its deposit's amount and the end of its
+ * authorization, so a payer's exact claims count the deposit in flight. A lease held across the
+ * upgrade keeps neither (null), and is counted by nothing.
+ */
+describe('migration 20261220000000_deposit_lease_amount', () => {
+  const migration = migrationUnderTest('20261220000000_deposit_lease_amount');
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await migration.before();
+  });
+  afterAll(() => db?.dispose());
+
+  it('keeps a lease held across it, with no amount, and takes both on new ones', async () => {
+    const sql = db.database.sql;
+    const payer = (byte: string) => '0x' + byte.repeat(40);
+    await sql.query(
+      `INSERT INTO deposit_leases (payer, lease_id, nonce) VALUES ($1, '70000000-0000-4000-8000-000000000001', $2)`,
+      [payer('1'), '0x' + '2'.repeat(64)],
+    );
+    expect(await migration.apply(sql)).toEqual({ applied: ['20261220000000_deposit_lease_amount'] });
+    await sql.query(
+      `INSERT INTO deposit_leases (payer, lease_id, nonce, amount, valid_before)
+       VALUES ($1, '70000000-0000-4000-8000-000000000002', $2, 600000, '2030-01-01T00:00:00Z')`,
+      [payer('3'), '0x' + '4'.repeat(64)],
+    );
+    const rows = await sql.query<{ payer: string; amount: string | null; valid_before: Date | null }>(
+      'SELECT payer, amount, valid_before FROM deposit_leases ORDER BY payer',
+    );
+    expect(rows.map((row) => [row.payer, row.amount === null ? null : BigInt(row.amount), row.valid_before])).toEqual([
+      [payer('1'), null, null],
+      [payer('3'), 600_000n, new Date('2030-01-01T00:00:00Z')],
+    ]);
+  });
+});

@@ -273,6 +273,8 @@ describe('ChannelStore: relayer transactions on their way', () => {
       authorizationNonce: hex('aa', 32),
       txHash: hex('a8', 32),
       nonce: 60,
+      amount: 600_000n,
+      validBefore: new Date('2030-01-01T00:00:00Z'),
     };
     await store.recordDepositSent(deposit);
     await store.recordDepositSent(deposit); // signed again identical: one row

@@ -6,7 +6,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { hashesSent } from '../payments/payment-hashes';
-import { inPayerTurn, type ClaimAhead, type PayerKey } from '../payments/payment.store';
+import { inPayerTurn, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { SiteChannelRow } from './site-channels';
 
@@ -74,6 +74,9 @@ export interface DepositRecord {
   txHash: string;
   /** The relayer nonce it was signed with. */
   nonce: number;
+  /** The deposit's amount (atomic units) and its authorization's end: counted as the payer's money in flight until it lands. */
+  amount: bigint;
+  validBefore: Date;
 }
 
 /** A settle transaction of ours, as channel_settles records it once signed. */
@@ -520,7 +523,7 @@ export class ChannelStore {
   async takeDepositLease(
     lease: PayerKey & { id: string; nonce: string; amount: bigint; validBefore: Date },
     staleSeconds: number,
-  ): Promise<ClaimAhead[] | null> {
+  ): Promise<MoneyInFlight[] | null> {
     const payer = lease.payer.toLowerCase();
     return this.db.sql.transaction(async (tx) => {
       const inFlight = await inPayerTurn(tx, { chainId: lease.chainId, asset: lease.asset, payer });
@@ -532,9 +535,10 @@ export class ChannelStore {
          RETURNING lease_id`,
         [payer, lease.id, lease.nonce.toLowerCase(), staleSeconds, lease.amount.toString(), lease.validBefore],
       );
-      // A stale lease taken over stays counted (read before): its deposit may still land, and if it
-      // did, its authorization reads as used. This deposit's own (a resend's stale lease) payerCoverage leaves out.
-      return rows.length === 0 ? null : inFlight.map(({ amount, nonce }) => ({ amount, nonce }));
+      // A stale lease taken over was read before, as were the hashes sent for its deposit (those stay
+      // counted after, channel_deposits): a deposit that may still land counts until its authorization
+      // reads as used. This deposit's own (a resend's) payerCoverage leaves out, by its nonce.
+      return rows.length === 0 ? null : inFlight;
     });
   }
 
@@ -894,12 +898,12 @@ export class ChannelStore {
 
   /**
    * The deposit `replaced`, re-priced at its nonce, about to be broadcast as `txHash`: written down
-   * as a copy of it (its channel, payer and nonce) before it is sent, as recordClaimReplacement, and as idempotent.
+   * as a copy of it (its channel, payer, nonce and amount) before it is sent, as recordClaimReplacement, and as idempotent.
    */
   async recordDepositReplacement(chainId: number, replaced: string, txHash: string): Promise<void> {
     const rows = await this.db.sql.query(
-      `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce)
-       SELECT $3::uuid, chain_id, channel_id, payer, authorization_nonce, $4, nonce FROM channel_deposits
+      `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce, amount, valid_before)
+       SELECT $3::uuid, chain_id, channel_id, payer, authorization_nonce, $4, nonce, amount, valid_before FROM channel_deposits
         WHERE chain_id = $1::int AND tx_hash = $2 AND landed_at IS NULL
        ON CONFLICT (chain_id, tx_hash) DO UPDATE SET tx_hash = EXCLUDED.tx_hash
         WHERE channel_deposits.nonce = EXCLUDED.nonce AND channel_deposits.landed_at IS NULL

@@ -4,6 +4,7 @@ import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-a
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
+import { depositNonce } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 
 /** The batch site's page price (pricedSite): the voucher paid beside the deposit. */
@@ -20,7 +21,7 @@ const FUNDS_USD = '1';
  * (an agent crawling an exact site and a batch site), had both sent: one reverted at the relayer's
  * gas and the payer was refused relaying for 24 hours. Each path now counts the other's in flight.
  */
-describe('an exact settlement and a deposit of one payer, holding enough for one', () => {
+describe('an exact settlement and a relayed deposit of one payer', () => {
   let proxied: ProxiedTestApp;
   let app: TestApp;
   let exactSite: TestSite;
@@ -34,16 +35,24 @@ describe('an exact settlement and a deposit of one payer, holding enough for one
   });
   afterAll(() => proxied.close());
 
-  /** A funded payer, an exact gate and its payment, a batch gate and its deposit payment. */
-  async function payerOfBoth() {
+  /**
+   * A funded payer (FUNDS_USD unless `fundsUsd`), an exact gate and its payment, a batch gate and its
+   * deposit payment; `sameNonce`: the exact authorization signed with the deposit authorization's nonce.
+   */
+  async function payerOfBoth({ fundsUsd = FUNDS_USD, sameNonce = false } = {}) {
     const payer = newWallet();
-    await fundUsdc(app, payer.address, FUNDS_USD);
-    const exactGate = await openGate(app, exactSite, '/exact/page');
-    const exactPayment = await signPayment(app, payer, exactGate);
+    await fundUsdc(app, payer.address, fundsUsd);
     const batchOffer = await batchGate(app, batchSite);
-    const depositPayment = await testChannel(app, payer, batchOffer.accepted).payment(batchOffer, PAGE, {
-      deposit: DEPOSIT,
-    });
+    const channel = testChannel(app, payer, batchOffer.accepted);
+    const salt = BigInt(Date.now()) * 1000n + 7n;
+    const depositPayment = await channel.payment(batchOffer, PAGE, { deposit: DEPOSIT, salt });
+    const exactGate = await openGate(app, exactSite, '/exact/page');
+    const exactPayment = await signPayment(
+      app,
+      payer,
+      exactGate,
+      sameNonce ? { nonce: depositNonce(channel.channelId, salt) } : {},
+    );
     const relayerNonce = () =>
       app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
     const sentBefore = await relayerNonce();
@@ -84,7 +93,7 @@ describe('an exact settlement and a deposit of one payer, holding enough for one
     return { answeredWhileHeld, first: answers[0], second: answers[1] };
   }
 
-  it('refuses the exact payment while the deposit is on its way', async () => {
+  it('refuses the exact payment while the deposit is on its way, the payer holding enough for one', async () => {
     const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
     const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(deposit, payExact);
 
@@ -97,7 +106,7 @@ describe('an exact settlement and a deposit of one payer, holding enough for one
     expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - DEPOSIT);
   }, 30_000);
 
-  it('refuses the deposit while the exact settlement is on its way', async () => {
+  it('refuses the deposit while the exact settlement is on its way, the payer holding enough for one', async () => {
     const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
     const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(payExact, deposit);
 
@@ -108,6 +117,34 @@ describe('an exact settlement and a deposit of one payer, holding enough for one
     });
     await expectOneSent(payer, relayerSent);
     expect(await usdcBalance(app, payer.address)).toBe(500_000n);
+  }, 30_000);
+  /*
+   * Anyone may sign an exact authorization with the nonce of its own deposit authorization (the
+   * deposit's nonce is public: the channel and a salt). Each path took the other as itself and left
+   * it out, both were sent, one reverted at our gas, and nobody was refused (its nonce was used).
+   */
+  it('refuses an exact payment spending the nonce of the payer’s deposit on its way', async () => {
+    const { payer, payExact, deposit, relayerSent } = await payerOfBoth({ fundsUsd: '2', sameNonce: true });
+    const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(deposit, payExact);
+
+    expect({ answeredWhileHeld, exact: [second.status, second.body.reason], deposit: first.status }).toEqual({
+      answeredWhileHeld: true,
+      exact: [402, 'invalid_exact_evm_nonce_already_used'],
+      deposit: 200,
+    });
+    await expectOneSent(payer, relayerSent);
+  }, 30_000);
+
+  it('refuses a deposit spending the nonce of the payer’s exact settlement on its way', async () => {
+    const { payer, payExact, deposit, relayerSent } = await payerOfBoth({ fundsUsd: '2', sameNonce: true });
+    const { answeredWhileHeld, first, second } = await secondWhileFirstOnItsWay(payExact, deposit);
+
+    expect({ answeredWhileHeld, exact: first.status, deposit: [second.status, second.body.reason] }).toEqual({
+      answeredWhileHeld: true,
+      exact: 200,
+      deposit: [402, 'invalid_batch_settlement_evm_deposit_payload'],
+    });
+    await expectOneSent(payer, relayerSent);
   }, 30_000);
 });
 

@@ -45,7 +45,7 @@ import {
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
 import { payerCoverageNow } from '../payments/payer-balance';
-import { PayerTurnBusy, PaymentStore, type ClaimAhead, type PayerKey } from '../payments/payment.store';
+import { PayerTurnBusy, PaymentStore, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { PricingService } from '../pricing/pricing.service';
 import { NoCurrentSecret } from '../sites/site-secrets.service';
@@ -439,6 +439,13 @@ export class VoucherPaymentsService {
     let keepLease = false;
     try {
       if (await used()) return null;
+      // An exact payment of the payer signed with this authorization's nonce: only one of the two can
+      // land, and sent beside it, the other reverts at our gas (and nobody is refused: its nonce is used).
+      if (ahead.some((one) => one.kind === 'claim' && one.nonce?.toLowerCase() === nonce.toLowerCase()))
+        throw new PaymentRejected(
+          BATCH_REASONS.depositPayload,
+          'The deposit authorization’s nonce is that of an exact payment of this payer being settled; nothing was charged',
+        );
       // The payer's exact settlements in flight move the same USDC: sent beside them, one of the two reverts.
       const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead, config.payer);
       if (coverage === 'spent') return null; // a copy of it landed since used() read it
@@ -451,7 +458,13 @@ export class VoucherPaymentsService {
       let hash: Hash;
       /** The relayer nonce it was written down with; unset, nothing was broadcast. */
       let relayerNonce: number | undefined;
-      const sent = { channelId, payer: config.payer, authorizationNonce: nonce };
+      const sent = {
+        channelId,
+        payer: config.payer,
+        authorizationNonce: nonce,
+        amount: lease.amount,
+        validBefore: lease.validBefore,
+      };
       try {
         hash = await this.sendDeposit(batch, sent, data, (signedAt) => (relayerNonce = signedAt));
       } catch (error) {
@@ -499,7 +512,7 @@ export class VoucherPaymentsService {
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
-    deposit: Pick<DepositRecord, 'channelId' | 'payer' | 'authorizationNonce'>,
+    deposit: Omit<DepositRecord, 'chainId' | 'txHash' | 'nonce'>,
     data: Hex,
     onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
@@ -525,9 +538,9 @@ export class VoucherPaymentsService {
 
   /**
    * Takes the payer's deposit lease for `lease`'s deposit, waiting a little for the one before to
-   * land; the payer's exact claims in flight written before it (ChannelStore.takeDepositLease).
+   * land; what of the payer's USDC was in flight as it was taken (ChannelStore.takeDepositLease).
    */
-  private async waitForDepositLease(lease: Parameters<ChannelStore['takeDepositLease']>[0]): Promise<ClaimAhead[]> {
+  private async waitForDepositLease(lease: Parameters<ChannelStore['takeDepositLease']>[0]): Promise<MoneyInFlight[]> {
     const staleAfter = Math.max(DEPOSIT_LEASE_SECONDS, Math.ceil(this.chain.settlementTimeoutMs / 1000) + 60);
     const deadline = Date.now() + DEPOSIT_LEASE_WAIT_MS;
     for (;;) {
@@ -540,7 +553,7 @@ export class VoucherPaymentsService {
       if (Date.now() >= deadline)
         throw new PaymentRejected(
           BATCH_REASONS.channelBusy,
-          'Another deposit of this payer is in flight; send the payment again once it has landed',
+          'Another deposit of this payer is in flight, or its payments are being recorded; send the payment again shortly',
         );
       await new Promise((resolve) => setTimeout(resolve, DEPOSIT_LEASE_POLL_MS));
     }

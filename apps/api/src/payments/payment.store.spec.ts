@@ -369,29 +369,51 @@ describe('PaymentStore', () => {
     expect(await store.settledLast({ ...key, asset: hex('ab', 20) }, 8)).toEqual([]);
   });
 
-  it("counts a payer's relayed deposit in flight among its claims while its authorization can still land", async () => {
+  it("counts a payer's relayed deposit in flight, by its lease and then each hash sent, while its authorization can still land", async () => {
     const payer = hex('b4', 20);
     const { payment } = await claim(hex('c5', 32), payer);
     const key = { payer, chainId: 31337, asset: ASSET };
-    const lease = (nonce: string, amount: string | null, validBefore: string) =>
+    const lease = (nonce: string, amount: string | null, validBefore: string, takenAgo = '0 seconds') =>
       test.database.sql.query(
-        `INSERT INTO deposit_leases (payer, lease_id, nonce, amount, valid_before)
-         VALUES ($1, gen_random_uuid(), $2, $3::bigint, now() + $4::interval)
-         ON CONFLICT (payer) DO UPDATE SET nonce = EXCLUDED.nonce, amount = EXCLUDED.amount, valid_before = EXCLUDED.valid_before`,
-        [payer, nonce, amount, validBefore],
+        `INSERT INTO deposit_leases (payer, lease_id, nonce, amount, valid_before, taken_at)
+         VALUES ($1, gen_random_uuid(), $2, $3::bigint, now() + $4::interval, now() - $5::interval)
+         ON CONFLICT (payer) DO UPDATE SET nonce = EXCLUDED.nonce, amount = EXCLUDED.amount,
+                                           valid_before = EXCLUDED.valid_before, taken_at = EXCLUDED.taken_at`,
+        [payer, nonce, amount, validBefore, takenAgo],
+      );
+    const sent = (txByte: string, nonce: string, validBefore: string, landedAgo: string | null = null) =>
+      test.database.sql.query(
+        `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce, amount, valid_before, landed_at)
+         VALUES (gen_random_uuid(), 31337, $1, $2, $3, $4, 1, 80000, now() + $5::interval, now() - $6::interval)`,
+        [hex('f0', 32), payer, nonce, hex(txByte, 32), validBefore, landedAgo],
       );
     const others = () => store.othersInFlight({ ...key, id: payment.id });
+    const deposit = (byte: string, amount: bigint) => ({ amount, nonce: hex(byte, 32) });
 
     await lease(hex('e1', 32), '70000', '1 hour');
-    expect(await others()).toEqual([{ amount: 70_000n, nonce: hex('e1', 32) }]);
+    expect(await others()).toEqual([deposit('e1', 70_000n)]);
     // Past its end, give or take a block clock's lag (AUTHORIZATION_CLOCK_SKEW_SECONDS, 600 s).
     await lease(hex('e1', 32), '70000', '-5 minutes');
-    expect(await others()).toEqual([{ amount: 70_000n, nonce: hex('e1', 32) }]);
+    expect(await others()).toEqual([deposit('e1', 70_000n)]);
     await lease(hex('e1', 32), '70000', '-11 minutes');
     expect(await others()).toEqual([]);
     await lease(hex('e2', 32), null, '1 hour'); // taken before leases named their amount
     expect(await others()).toEqual([]);
+    // A lease counts for the moments before its broadcast; one its process left unsent, ten minutes.
+    await lease(hex('e3', 32), '70000', '1 hour', '11 minutes');
+    expect(await others()).toEqual([]);
+    // Sent, each hash written down counts (payerCoverage counts an authorization once) until one is seen landed.
+    await sent('f1', hex('e3', 32), '1 hour');
+    await sent('f2', hex('e3', 32), '1 hour');
+    expect(await others()).toEqual([deposit('e3', 80_000n), deposit('e3', 80_000n)]);
+    await test.database.sql.query(`UPDATE channel_deposits SET landed_at = now() WHERE tx_hash = $1`, [hex('f1', 32)]);
+    await test.database.sql.query(`DELETE FROM channel_deposits WHERE tx_hash = $1`, [hex('f2', 32)]);
+    expect(await others()).toEqual([]);
+    // Landed within the hour, it is among those settled last (a node behind it answers a balance holding it).
+    await sent('f3', hex('e4', 32), '1 hour', '2 hours');
+    expect(await store.settledLast(key, 8)).toEqual([deposit('e3', 80_000n)]);
     expect(await store.othersInFlight({ ...key, payer: hex('b5', 20), id: payment.id })).toEqual([]);
+    expect(await store.settledLast({ ...key, payer: hex('b5', 20) }, 8)).toEqual([]);
   });
 
   it('answers null for what is not there', async () => {

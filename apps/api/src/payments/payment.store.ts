@@ -11,24 +11,36 @@ import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
 
 type ClaimAheadRow = { id: string; amount: string | bigint; nonce: string | null };
+/** What moves a payer's USDC in flight: an exact settlement's claim, or a deposit the relayer sends for it. */
+export type MoneyInFlight = ClaimAhead & { id: string; kind: 'claim' | 'deposit' };
 const claimAheadFromRow = (row: ClaimAheadRow): ClaimAhead => ({ amount: BigInt(row.amount), nonce: row.nonce });
 
 /** How many of a payer's newest confirmed payments settledLast looks among for the highest blocks. */
 const RECENTLY_SETTLED = 64;
 
+/** How long a deposit's lease counts as its deposit in flight: the moments before its broadcast, written down then (channel_deposits). */
+const LEASE_COUNTED_SECONDS = 600;
+
 /**
  * What of a payer's USDC the relayer may be moving ($1 payer, $2 chain id, $3 token): its
- * authorization claims in flight and its relayed deposit's lease. Both move the payer's USDC by an
- * EIP-3009 authorization, read as used once mined, so the two are counted alike. A lease counts
- * while its deposit authorization can still land (its end, less what a block's clock may lag ours):
- * one its process left unsent counts until then, or until the payer's next deposit takes it over.
- * Leases hold this API's chain and token only; one written before they named an amount is not counted.
+ * authorization claims in flight, and its relayed deposit, by its lease before its broadcast and by
+ * each hash sent for it after (one a later deposit's lease replaced included) until one is seen
+ * landed. Both move the payer's USDC by an EIP-3009 authorization, read as used once mined, so both
+ * are counted alike (each authorization once, payerCoverage). A deposit counts while its
+ * authorization can still land (its end, give or take a block clock's lag of ours); a lease left by
+ * a process that died before sending counts LEASE_COUNTED_SECONDS. Leases and deposits hold this
+ * API's token; rows written before they named an amount are not counted.
  */
-const PAYER_MONEY_IN_FLIGHT = `SELECT id, amount, nonce FROM payments
+const PAYER_MONEY_IN_FLIGHT = `SELECT id, amount, nonce, 'claim' AS kind FROM payments
   WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')
   UNION ALL
-  SELECT lease_id AS id, amount, nonce FROM deposit_leases
-  WHERE payer = $1 AND amount IS NOT NULL AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})`;
+  SELECT lease_id, amount, nonce, 'deposit' FROM deposit_leases
+  WHERE payer = $1 AND amount IS NOT NULL AND taken_at > now() - make_interval(secs => ${LEASE_COUNTED_SECONDS})
+    AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})
+  UNION ALL
+  SELECT id, amount, authorization_nonce, 'deposit' FROM channel_deposits
+  WHERE payer = $1 AND chain_id = $2::int AND landed_at IS NULL AND amount IS NOT NULL
+    AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})`;
 
 /**
  * Distinct from every other advisory lock: (PAYER_TURN_LOCK, hash of chain, token and payer). Two-key
@@ -79,15 +91,19 @@ export interface PayerKey {
  * the relayer may be moving: what was written in a turn before this one (PayerTurnBusy past
  * PAYER_TURN_WAIT_MS). Whatever is written in this turn, every later turn reads.
  */
-export async function inPayerTurn(tx: SqlSession, key: PayerKey): Promise<(ClaimAhead & { id: string })[]> {
+export async function inPayerTurn(tx: SqlSession, key: PayerKey): Promise<MoneyInFlight[]> {
   await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
   await tx
     .query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', payerTurnLock(key.chainId, key.asset, key.payer))
     .catch((error: { code?: string }) => {
       throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
     });
-  const rows = await tx.query<ClaimAheadRow>(PAYER_MONEY_IN_FLIGHT, [key.payer, key.chainId, key.asset]);
-  return rows.map((row) => ({ id: row.id, ...claimAheadFromRow(row) }));
+  const rows = await tx.query<ClaimAheadRow & { kind: MoneyInFlight['kind'] }>(PAYER_MONEY_IN_FLIGHT, [
+    key.payer,
+    key.chainId,
+    key.asset,
+  ]);
+  return rows.map((row) => ({ id: row.id, kind: row.kind, ...claimAheadFromRow(row) }));
 }
 
 /** An authorization's claim: the payment row a settlement starts from. */
@@ -202,16 +218,22 @@ export class PaymentStore {
    * The highest block is among the newest confirmed: any confirmed after it was in flight with it
    * (at most MAX_PAYER_SETTLEMENTS_IN_FLIGHT), give or take instances' clocks, which stamp
    * confirmed_at; RECENTLY_SETTLED of them, by the (payer, confirmed_at, id) index, leave room for both.
+   * With them, the `count` deposits the relayer sent for the payer seen landed last (within the hour,
+   * one at a time per payer): a node behind one answers a balance that still holds its amount.
    */
   async settledLast(payment: Pick<Payment, 'payer' | 'chainId' | 'asset'>, count: number): Promise<ClaimAhead[]> {
     const rows = await this.db.sql.query<ClaimAheadRow>(
-      `SELECT id, amount, nonce FROM (
+      `(SELECT id, amount, nonce FROM (
           SELECT id, amount, nonce, block_number FROM payments
            WHERE payer = $1 AND confirmed_at > now() - interval '1 hour'
              AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status = 'confirmed'
            ORDER BY confirmed_at DESC, id DESC LIMIT $5::int
         ) newest
-        ORDER BY block_number DESC NULLS LAST LIMIT $4::int`,
+        ORDER BY block_number DESC NULLS LAST LIMIT $4::int)
+       UNION ALL
+       (SELECT id, amount, authorization_nonce FROM channel_deposits
+         WHERE payer = $1 AND chain_id = $2::int AND landed_at > now() - interval '1 hour' AND amount IS NOT NULL
+         ORDER BY landed_at DESC LIMIT $4::int)`,
       [payment.payer, payment.chainId, payment.asset, count, RECENTLY_SETTLED],
     );
     return rows.map(claimAheadFromRow);

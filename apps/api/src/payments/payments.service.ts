@@ -227,6 +227,9 @@ export class PaymentsService {
     let coverage: Awaited<ReturnType<typeof payerCoverage>>;
     try {
       if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
+      // Only a deposit of the payer can be ahead with this authorization's nonce (a claim's is unique):
+      // one of the two would revert at our gas, and nobody be refused for it.
+      if (claim.ahead.some((one) => one.nonce === claim.payment.nonce)) throw nonceOfADepositInFlight();
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
@@ -772,6 +775,12 @@ const payerInFlightFull = () =>
  * held after a revert (until it expires) holds the next: at most one reverted settlement per
  * contract payer and authorization lifetime, not one per request sent at once.
  */
+const nonceOfADepositInFlight = () =>
+  new PaymentRejected(
+    X402_REASONS.invalid_exact_evm_nonce_already_used,
+    'The authorization’s nonce is that of a deposit of this payer the relayer is sending; nothing was charged',
+  );
+
 const contractPayerInTurn = () =>
   notCharged(
     'A contract wallet’s payments are settled one at a time, and one before this is still settling (or held until it expires, having reverted); nothing was charged: retry shortly',

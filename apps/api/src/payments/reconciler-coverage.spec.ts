@@ -1,6 +1,8 @@
-import { siteAtPrice, type TestSite } from '../../test/fixtures';
+import { exactPaymentV1 } from '@crawlgate/core';
+import { buildAuthorization, simulationAwareWalletAbi, simulationAwareWalletBytecode } from '@crawlgate/devchain';
+import { openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
 import { holdPoint } from '../../test/hold-point';
-import { newWallet, paymentsOfOnePayer, usdcBalance } from '../../test/test-agent';
+import { fundEth, fundUsdc, newWallet, paymentsOfOnePayer, usdcBalance, walletOf } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import type { TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
@@ -70,5 +72,71 @@ describe('the reconciler and the claims of a payer holding enough for one', () =
     expect(await usdcBalance(app, agent.address)).toBe(0n);
     expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, agent.address)).toBe(false);
     expect(await app.database.prisma.payment.count({ where: { payer: agent.address.toLowerCase() } })).toBe(1);
+  }, 30_000);
+  /*
+   * A contract wallet's signature check runs its own code, which can say yes to every check and no on
+   * chain: its payments are settled one at a time (a request with another in flight answers 503). The
+   * reconciler, taking a claim its request left, must keep that rule too: it sent a contract payer's
+   * second claim while the first was on its way, though its balance covered both.
+   */
+  it('does not send a contract payer’s claim left to it while another of its settlements is on its way', async () => {
+    const deployer = newWallet();
+    await fundEth(app, deployer.address);
+    const deployed = await walletOf(app, deployer).deployContract({
+      abi: simulationAwareWalletAbi,
+      bytecode: simulationAwareWalletBytecode,
+    } as never);
+    const wallet = (await app.chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+    await fundUsdc(app, wallet, '1'); // enough for both
+    const gates = await Promise.all(['/wallet/0', '/wallet/1'].map((path) => openGate(app, dear, path)));
+    const verify = (i: number) =>
+      app.call('POST', `/v1/gates/${gates[i].id}/verify`, {
+        body: {
+          payment: exactPaymentV1(
+            gates[i].accepts[0].network,
+            buildAuthorization({
+              from: wallet,
+              to: gates[i].pay_to,
+              value: BigInt(gates[i].amount),
+              validForSeconds: 300,
+            }),
+            `0x${'11'.repeat(65)}`,
+          ),
+        },
+      });
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const sentBefore = await relayerNonce();
+
+    // The first settlement's broadcast is held; the second request stops at its read of the payer's
+    // code (made once another claim is ahead of its own, written by then); the reconciler's gas estimate is seen.
+    const held = { broadcast: holdPoint(), code: holdPoint(), estimate: holdPoint() };
+    let phase: 'first' | 'second' | 'reconciler' = 'first';
+    proxied.onRpc((text) => {
+      if (phase === 'first' && text.includes('eth_sendRawTransaction')) return held.broadcast.reach();
+      if (phase === 'second' && text.includes('eth_getCode')) return held.code.reach();
+      if (phase === 'reconciler' && text.includes('eth_estimateGas')) void held.estimate.reach();
+    });
+
+    const first = verify(0);
+    await held.broadcast.reached;
+    phase = 'second';
+    const second = verify(1);
+    await held.code.reached;
+    phase = 'reconciler';
+    await sleep(CLAIM_AGE_MS + 300);
+    const run = app.app.get(ReconcilerService).runOnce();
+    await Promise.race([held.estimate.reached, run]);
+    held.broadcast.open();
+    held.code.open();
+    const answers = await Promise.all([first, second]);
+    await run;
+    proxied.onRpc(undefined);
+
+    expect({
+      statuses: answers.map((a) => a.status),
+      second: answers[1].body.detail,
+      sent: (await relayerNonce()) - sentBefore,
+    }).toEqual({ statuses: [202, 503], second: expect.stringMatching(/one at a time/), sent: 1 });
   }, 30_000);
 });

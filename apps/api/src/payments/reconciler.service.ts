@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { USDC_ABI, type TransferAuthorization } from '@crawlgate/core';
 import type { Block, Hash, TransactionReceipt } from 'viem';
+import { hasCode } from '../chain/account-code';
 import { confirmedBlockNow, firstRecentBlock, hasConfirmationsNow, type ChainContext } from '../chain/chain-context';
 import { logRepricing, ReplacementNotRecorded, repriceIfStuck } from '../chain/fee-bump';
 import { eventsInSpans } from '../chain/log-spans';
@@ -203,10 +204,23 @@ export class ReconcilerService {
     }
     // Every other claim of the payer in flight counts: which of those its request, or theirs, counted
     // as written first is unknown here, so none is taken as behind it.
-    const coverage =
-      fate === 'send'
-        ? await this.payments.payerCoverage(payment, await this.store.othersInFlight(payment), auth)
-        : undefined;
+    const others = fate === 'send' ? await this.store.othersInFlight(payment) : [];
+    if (others.some((other) => other.nonce === payment.nonce)) {
+      // A deposit the relayer sends for the payer spends this very authorization: one of the two reverts.
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: a deposit of its payer on its way spends the same authorization; released once it expires`,
+      );
+      return 'waiting';
+    }
+    if (others.length > 0 && (await hasCode(this.chain.publicClient, auth.from))) {
+      // As a request would be answered (contractPayerInTurn): a contract wallet's signature check can
+      // pass every check and fail on chain, so its settlements go one at a time, at most one reverting.
+      this.logger.log(
+        `Not sending the settlement of gate ${payment.gateId}: its payer is a contract wallet with another settlement in flight; sent once that one is settled, else released once its authorization expires`,
+      );
+      return 'waiting';
+    }
+    const coverage = fate === 'send' ? await this.payments.payerCoverage(payment, others, auth) : undefined;
     if (coverage === 'short') {
       // As a request would be refused (payerCoverage), though its request may still be running: one
       // slower than the claim age leaves its claim here, and the payer's other settlement may be on

@@ -399,15 +399,19 @@ describe('priceRoute, with a Windows server behind the route', () => {
     expect(priceRoute(wiki, readRoute('/wiki/Talk:Main'), LENIENT)).toBe(1_000n);
   });
 
-  it('reads a target of 2,000 characters made to be slow in a few milliseconds', () => {
+  it('reads a target of 2,000 characters made to be slow in milliseconds, not a second', () => {
     // Dots not followed by "/" and stream names, five spellings (";", "%2F"): a loop of regular
-    // expressions over the whole target took a second here.
+    // expressions over the whole target took a second here. The fastest of three reads is judged,
+    // with room for a loaded machine (CI beside other work took 74 ms for what takes a few alone).
     const target = `/a;b%2Fc;d/${'.'.repeat(1_300)}x${'::$DATA'.repeat(96)}`;
     const route = readRoute(target);
     expect(route.spellings.length).toBeGreaterThan(3);
-    const started = performance.now();
-    expect(priceRoute(docs, route, LENIENT)).toBe(0n);
-    expect(performance.now() - started).toBeLessThan(50);
+    const timings = [1, 2, 3].map(() => {
+      const started = performance.now();
+      expect(priceRoute(docs, route, LENIENT)).toBe(0n);
+      return performance.now() - started;
+    });
+    expect(Math.min(...timings)).toBeLessThan(250);
   });
 
   it.each([

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import { besideHeldChange } from '../../test/held-change';
 import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
-import { ChannelStore } from './channel.store';
+import { ChannelStore, DepositLeaseLost } from './channel.store';
 
 /*
  * ChannelStore's claim bookkeeping on the run's database (PGlite, or PostgreSQL with DATABASE_URL):
@@ -265,19 +265,34 @@ describe('ChannelStore: relayer transactions on their way', () => {
     expect(listed).toHaveLength(2);
   });
 
+  it('writes a deposit down only while its lease is the payer’s and still counts it', async () => {
+    const deposit = depositOf({ byte: 'c', payer: hex('02', 20), nonce: 70 });
+    const lease = leaseOf(deposit);
+    const written = () => test.database.prisma.channelDeposit.count({ where: { payer: deposit.payer } });
+    await store.takeDepositLease(lease, 120);
+    await expect(store.recordDepositSent(deposit, randomUUID())).rejects.toThrow(DepositLeaseLost); // another's lease
+    // Stalled past the time its lease counts (LEASE_COUNTED_SECONDS): exact claims no longer count it.
+    await test.database.sql.query(
+      `UPDATE deposit_leases SET taken_at = now() - interval '11 minutes' WHERE payer = $1`,
+      [deposit.payer],
+    );
+    await expect(store.recordDepositSent(deposit, lease.id)).rejects.toThrow(DepositLeaseLost);
+    expect(await written()).toBe(0);
+    await test.database.sql.query(
+      `UPDATE deposit_leases SET taken_at = now() - interval '9 minutes' WHERE payer = $1`,
+      [deposit.payer],
+    );
+    await store.recordDepositSent(deposit, lease.id);
+    expect(await written()).toBe(1);
+    await store.recordDepositLanded(deposit.chainId, deposit.txHash); // off the list of those on their way
+  });
+
   it('lists a deposit written down until it lands; a copy at its nonce is the same deposit, one elsewhere is not', async () => {
-    const deposit = {
-      chainId: 31337,
-      channelId: hex('a7', 32),
-      payer: hex('01', 20),
-      authorizationNonce: hex('aa', 32),
-      txHash: hex('a8', 32),
-      nonce: 60,
-      amount: 600_000n,
-      validBefore: new Date('2030-01-01T00:00:00Z'),
-    };
-    await store.recordDepositSent(deposit);
-    await store.recordDepositSent(deposit); // signed again identical: one row
+    const deposit = depositOf({ byte: 'a', payer: hex('01', 20), nonce: 60 });
+    const lease = leaseOf(deposit);
+    expect(await store.takeDepositLease(lease, 120)).toEqual([]);
+    await store.recordDepositSent(deposit, lease.id);
+    await store.recordDepositSent(deposit, lease.id); // signed again identical: one row
     const copy = hex('a9', 32);
     await store.recordDepositReplacement(deposit.chainId, deposit.txHash, copy);
     const deposits = async () =>
@@ -299,3 +314,22 @@ describe('ChannelStore: relayer transactions on their way', () => {
     );
   });
 });
+
+/** A deposit the relayer sent at relayer nonce `nonce` for `payer`: its channel, authorization and hash spelled from `byte`. */
+function depositOf({ byte, payer, nonce }: { byte: string; payer: Hex; nonce: number }) {
+  return {
+    chainId: 31337,
+    channelId: hex(`${byte}7`, 32),
+    payer,
+    authorizationNonce: hex(`${byte}${byte}`, 32),
+    txHash: hex(`${byte}8`, 32),
+    nonce,
+    amount: 600_000n,
+    validBefore: new Date('2030-01-01T00:00:00Z'),
+  };
+}
+
+/** The payer's deposit lease for `deposit`, before its broadcast. */
+function leaseOf(deposit: ReturnType<typeof depositOf>) {
+  return { ...deposit, asset: hex('ab', 20), id: randomUUID(), nonce: deposit.authorizationNonce };
+}

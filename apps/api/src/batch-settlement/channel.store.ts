@@ -6,7 +6,7 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import type { PaymentChannel } from '../generated/prisma/client';
 import { hashesSent } from '../payments/payment-hashes';
-import { inPayerTurn, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
+import { inPayerTurn, LEASE_COUNTED_SECONDS, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { SiteChannelRow } from './site-channels';
 
@@ -77,6 +77,13 @@ export interface DepositRecord {
   /** The deposit's amount (atomic units) and its authorization's end: counted as the payer's money in flight until it lands. */
   amount: bigint;
   validBefore: Date;
+}
+
+/** A deposit's lease no longer counts it (stalled past LEASE_COUNTED_SECONDS, or taken by another deposit): nothing was written. */
+export class DepositLeaseLost extends Error {
+  constructor() {
+    super('the deposit’s lease no longer counts it');
+  }
 }
 
 /** A settle transaction of ours, as channel_settles records it once signed. */
@@ -874,16 +881,36 @@ export class ChannelStore {
    * A deposit the relayer signed for a payer, about to be broadcast: written first, so that whatever
    * the broadcast answers it can be re-priced while stuck (RelayerDepositsService, StuckAheadService)
    * and its replacement recognised when mined. The same deposit signed again (same nonce and fees) is the same row.
+   * Written only while lease `leaseId` is still the payer's and still counts (LEASE_COUNTED_SECONDS,
+   * renewed here): every exact claim of the payer written meanwhile counted the deposit, by its lease
+   * until now and by this row after. Else nothing is written (DepositLeaseLost) and nothing may be sent:
+   * a request stalled past it, or whose lease another deposit took, was counted by nobody since.
    */
-  async recordDepositSent(deposit: DepositRecord): Promise<void> {
-    await this.db.prisma.channelDeposit.upsert({
-      where: { chainId_txHash: { chainId: deposit.chainId, txHash: deposit.txHash } },
-      create: {
-        ...deposit,
-        payer: deposit.payer.toLowerCase(),
-        authorizationNonce: deposit.authorizationNonce.toLowerCase(),
-      },
-      update: {},
+  async recordDepositSent(deposit: DepositRecord, leaseId: string): Promise<void> {
+    await this.db.sql.transaction(async (tx) => {
+      const held = await tx.query(
+        `UPDATE deposit_leases SET taken_at = now()
+          WHERE payer = $1 AND lease_id = $2::uuid AND taken_at > now() - make_interval(secs => $3::int)
+          RETURNING lease_id`,
+        [deposit.payer.toLowerCase(), leaseId, LEASE_COUNTED_SECONDS],
+      );
+      if (held.length === 0) throw new DepositLeaseLost();
+      await tx.query(
+        `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce, amount, valid_before)
+         VALUES ($1::uuid, $2::int, $3, $4, $5, $6, $7::int, $8::bigint, $9::timestamptz)
+         ON CONFLICT (chain_id, tx_hash) DO NOTHING`,
+        [
+          randomUUID(),
+          deposit.chainId,
+          deposit.channelId,
+          deposit.payer.toLowerCase(),
+          deposit.authorizationNonce.toLowerCase(),
+          deposit.txHash.toLowerCase(),
+          deposit.nonce,
+          deposit.amount.toString(),
+          deposit.validBefore,
+        ],
+      );
     });
   }
 

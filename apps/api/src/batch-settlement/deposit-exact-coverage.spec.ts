@@ -1,8 +1,9 @@
+import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
 import { holdPoint } from '../../test/hold-point';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
-import type { TestApp } from '../../test/test-app';
+import { startTestApp, type TestApp } from '../../test/test-app';
 import { batchGate, testChannel } from '../../test/test-channel';
 import { depositNonce } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
@@ -146,9 +147,93 @@ describe('an exact settlement and a relayed deposit of one payer', () => {
     });
     await expectOneSent(payer, relayerSent);
   }, 30_000);
+  it('sends no deposit whose request stalled past the time its lease counts it', async () => {
+    const { payer, deposit, relayerSent } = await payerOfBoth();
+    const held = holdPoint();
+    let holding = true;
+    // The transaction's preparation (gas, fees), after the lease is taken and the coverage judged, before the broadcast.
+    proxied.onRpc((text) => {
+      if (holding && (text.includes('eth_fillTransaction') || text.includes('eth_estimateGas'))) {
+        holding = false;
+        return held.reach();
+      }
+    });
+    const depositing = deposit();
+    await held.reached;
+    // Stalled past LEASE_COUNTED_SECONDS (10 minutes): an exact claim written now counts no deposit.
+    await app.database.sql.query(
+      `UPDATE deposit_leases SET taken_at = now() - interval '11 minutes' WHERE payer = $1`,
+      [payer.address.toLowerCase()],
+    );
+    held.open();
+    const answer = await depositing;
+    proxied.onRpc(undefined);
+    const rows = await app.database.sql.query('SELECT id FROM channel_deposits WHERE payer = $1', [
+      payer.address.toLowerCase(),
+    ]);
+
+    expect({ status: answer.status, detail: answer.body.detail, sent: await relayerSent(), rows }).toEqual({
+      status: 503,
+      detail: expect.stringMatching(/not sent/),
+      sent: 0,
+      rows: [],
+    });
+  }, 30_000);
 });
 
 type Answer = Awaited<ReturnType<TestApp['call']>>;
 
 /** False after `ms`: an answer that waits for the held broadcast never comes while it is held. */
 const later = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
+
+/*
+ * A deposit whose request stopped waiting for it (503, its lease kept) is sent again when the payer
+ * sends the same payment. Once its lease was stale, the resend took it over and, the first copy not
+ * mined yet, broadcast a second: one of the two reverted at our gas, and nobody was refused (the
+ * authorization was used, by our own first copy).
+ */
+describe('a deposit sent again while its first copy is on its way', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ isolateChain: true, config: { chain: { settlementTimeoutMs: 1_500 } } });
+  });
+  afterAll(async () => {
+    await devTestClient(app.chain.rpcUrl).setAutomine(true);
+    await app.close();
+  });
+
+  it('is not broadcast again, and pays once the first copy lands', async () => {
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, FUNDS_USD);
+    const offer = await batchGate(app, site);
+    const payment = await testChannel(app, payer, offer.accepted).payment(offer, PAGE, { deposit: DEPOSIT });
+    const verify = () => app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment } });
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const sentBefore = await relayerNonce();
+    const chain = devTestClient(app.chain.rpcUrl);
+
+    await chain.setAutomine(false);
+    const first = await verify();
+    expect([first.status, first.body.detail]).toEqual([503, expect.stringMatching(/sent and not confirmed/)]);
+    // Its lease stale (the deposit's lease is taken over after 120 s), the payer sends the payment again.
+    await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
+      payer.address.toLowerCase(),
+    ]);
+    const again = await verify();
+    expect({ status: again.status, detail: again.body.detail, sent: (await relayerNonce()) - sentBefore }).toEqual({
+      status: 503,
+      detail: expect.stringMatching(/sent and not confirmed/),
+      sent: 1,
+    });
+
+    await chain.mine({ blocks: 1 });
+    await chain.setAutomine(true);
+    const paid = await verify();
+    expect(paid.status).toBe(200);
+    expect((await relayerNonce()) - sentBefore).toBe(1);
+    expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - DEPOSIT);
+  }, 30_000);
+});

@@ -83,6 +83,11 @@ const DEPOSIT_LEASE_POLL_MS = 100;
 const opensRow = (row: ChannelRecord | null, state: OnChainChannel) => !row || row.charged < state.totalClaimed;
 
 /** A deposit not written down was never signed into a broadcast: nothing left, nothing charged. */
+const depositOnItsWay = () =>
+  unavailable(
+    'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
+  );
+
 const notSent = () =>
   notCharged('The deposit was not sent; nothing was charged: send the same payment again shortly', 5);
 
@@ -441,11 +446,15 @@ export class VoucherPaymentsService {
       if (await used()) return null;
       // An exact payment of the payer signed with this authorization's nonce: only one of the two can
       // land, and sent beside it, the other reverts at our gas (and nobody is refused: its nonce is used).
-      if (ahead.some((one) => one.kind === 'claim' && one.nonce?.toLowerCase() === nonce.toLowerCase()))
+      const sameNonce = ahead.filter((one) => one.nonce?.toLowerCase() === nonce.toLowerCase());
+      if (sameNonce.some((one) => one.kind === 'claim'))
         throw new PaymentRejected(
           BATCH_REASONS.depositPayload,
           'The deposit authorization’s nonce is that of an exact payment of this payer being settled; nothing was charged',
         );
+      // This deposit sent before (its request stopped waiting, its lease taken over since) and not seen
+      // landed: a second copy would revert once the first lands, at our gas.
+      if (sameNonce.some((one) => one.kind === 'sent')) throw depositOnItsWay();
       // The payer's exact settlements in flight move the same USDC: sent beside them, one of the two reverts.
       const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead, config.payer);
       if (coverage === 'spent') return null; // a copy of it landed since used() read it
@@ -466,7 +475,7 @@ export class VoucherPaymentsService {
         validBefore: lease.validBefore,
       };
       try {
-        hash = await this.sendDeposit(batch, sent, data, (signedAt) => (relayerNonce = signedAt));
+        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt) => (relayerNonce = signedAt));
       } catch (error) {
         const unsent = relayerNonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
         if (unsent) throw unsent;
@@ -485,9 +494,7 @@ export class VoucherPaymentsService {
       });
       if (!receipt) {
         keepLease = true;
-        throw unavailable(
-          'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
-        );
+        throw depositOnItsWay();
       }
       if (receipt.status !== 'success') {
         // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
@@ -507,18 +514,21 @@ export class VoucherPaymentsService {
 
   /**
    * Signs the deposit with the relayer's next nonce and broadcasts it, written down first (hash,
-   * nonce, channel and payer: channel_deposits) so that, stuck, it is re-priced as every other
-   * relayer transaction is. `onRecorded` gets its nonce once it is written down: past it, it may have left.
+   * nonce, channel, payer and amount: channel_deposits) so that, stuck, it is re-priced as every other
+   * relayer transaction is, and counted as the payer's money in flight; only while `leaseId` still
+   * counts it (else nothing is sent: DepositLeaseLost). `onRecorded` gets its nonce once it is
+   * written down: past it, it may have left.
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
     deposit: Omit<DepositRecord, 'chainId' | 'txHash' | 'nonce'>,
+    leaseId: string,
     data: Hex,
     onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
     return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
-      await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce });
+      await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce }, leaseId);
       onRecorded(nonce);
     });
   }

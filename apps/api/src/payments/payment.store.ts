@@ -11,15 +11,18 @@ import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
 export type ClaimAhead = Pick<Payment, 'amount' | 'nonce'>;
 
 type ClaimAheadRow = { id: string; amount: string | bigint; nonce: string | null };
-/** What moves a payer's USDC in flight: an exact settlement's claim, or a deposit the relayer sends for it. */
-export type MoneyInFlight = ClaimAhead & { id: string; kind: 'claim' | 'deposit' };
+/** What moves a payer's USDC in flight: an exact settlement's claim, or a deposit the relayer sends for it (by its lease, or a hash sent). */
+export type MoneyInFlight = ClaimAhead & { id: string; kind: 'claim' | 'lease' | 'sent' };
 const claimAheadFromRow = (row: ClaimAheadRow): ClaimAhead => ({ amount: BigInt(row.amount), nonce: row.nonce });
 
 /** How many of a payer's newest confirmed payments settledLast looks among for the highest blocks. */
 const RECENTLY_SETTLED = 64;
 
-/** How long a deposit's lease counts as its deposit in flight: the moments before its broadcast, written down then (channel_deposits). */
-const LEASE_COUNTED_SECONDS = 600;
+/**
+ * How long a deposit's lease counts as its deposit in flight: the moments before its broadcast,
+ * written down then (channel_deposits) only while its lease still counts (ChannelStore.recordDepositSent).
+ */
+export const LEASE_COUNTED_SECONDS = 600;
 
 /**
  * What of a payer's USDC the relayer may be moving ($1 payer, $2 chain id, $3 token): its
@@ -34,11 +37,11 @@ const LEASE_COUNTED_SECONDS = 600;
 const PAYER_MONEY_IN_FLIGHT = `SELECT id, amount, nonce, 'claim' AS kind FROM payments
   WHERE payer = $1 AND chain_id = $2::int AND asset = $3 AND method = 'authorization' AND status IN ('submitting', 'submitted')
   UNION ALL
-  SELECT lease_id, amount, nonce, 'deposit' FROM deposit_leases
+  SELECT lease_id, amount, nonce, 'lease' FROM deposit_leases
   WHERE payer = $1 AND amount IS NOT NULL AND taken_at > now() - make_interval(secs => ${LEASE_COUNTED_SECONDS})
     AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})
   UNION ALL
-  SELECT id, amount, authorization_nonce, 'deposit' FROM channel_deposits
+  SELECT id, amount, authorization_nonce, 'sent' FROM channel_deposits
   WHERE payer = $1 AND chain_id = $2::int AND landed_at IS NULL AND amount IS NOT NULL
     AND valid_before > now() - make_interval(secs => ${AUTHORIZATION_CLOCK_SKEW_SECONDS})`;
 

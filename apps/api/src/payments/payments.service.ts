@@ -226,7 +226,9 @@ export class PaymentsService {
     // authorization was spent meanwhile is kept (spentBeforeSent).
     let coverage: Awaited<ReturnType<typeof payerCoverage>>;
     try {
-      if (claim.ahead.length >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT) throw payerInFlightFull();
+      // Each authorization once: a deposit in flight is its lease and each hash sent for it.
+      if (new Set(claim.ahead.map((one) => one.nonce)).size >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT)
+        throw payerInFlightFull();
       // Only a deposit of the payer can be ahead with this authorization's nonce (a claim's is unique):
       // one of the two would revert at our gas, and nobody be refused for it.
       if (claim.ahead.some((one) => one.nonce === claim.payment.nonce)) throw nonceOfADepositInFlight();
@@ -768,6 +770,12 @@ const payerInFlightFull = () =>
     1,
   );
 
+const nonceOfADepositInFlight = () =>
+  new PaymentRejected(
+    X402_REASONS.invalid_exact_evm_nonce_already_used,
+    'The authorization’s nonce is that of a deposit of this payer the relayer is sending; nothing was charged',
+  );
+
 /**
  * A contract payer's signature is checked by its own code, which can pass the simulation and fail
  * on chain (tx.gasprice, the block, state it changes): each such settlement reverts at the relayer's
@@ -775,12 +783,6 @@ const payerInFlightFull = () =>
  * held after a revert (until it expires) holds the next: at most one reverted settlement per
  * contract payer and authorization lifetime, not one per request sent at once.
  */
-const nonceOfADepositInFlight = () =>
-  new PaymentRejected(
-    X402_REASONS.invalid_exact_evm_nonce_already_used,
-    'The authorization’s nonce is that of a deposit of this payer the relayer is sending; nothing was charged',
-  );
-
 const contractPayerInTurn = () =>
   notCharged(
     'A contract wallet’s payments are settled one at a time, and one before this is still settling (or held until it expires, having reverted); nothing was charged: retry shortly',

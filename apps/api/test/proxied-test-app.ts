@@ -1,7 +1,7 @@
 import { workerChain } from './test-chain';
 import { startTestApp, type TestApp, type TestAppOptions } from './test-app';
 import { createProxiedTestDatabase } from './test-database';
-import { startTcpProxy } from './tcp-proxy';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 
 /** What a chunk on its way to PostgreSQL or to the chain's RPC meets: a promise holds it (tcp-proxy.ts). */
 export type Tap = (text: string) => Promise<void> | void;
@@ -12,6 +12,8 @@ export interface ProxiedTestApp {
   onStatement(tap: Tap | undefined): void;
   /** The next JSON-RPC requests meet `tap`, until it is set again. */
   onRpc(tap: Tap | undefined): void;
+  /** The chain RPC's proxy: refuse() new connections (a request then provably never reached the node), restore(). */
+  rpc: Pick<TcpProxy, 'refuse' | 'restore'>;
   close(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ export async function startProxiedTestApp(
     app,
     onStatement: (tap) => void (statementTap = tap),
     onRpc: (tap) => void (rpcTap = tap),
+    rpc: rpcProxy,
     async close() {
       statementTap = undefined;
       rpcTap = undefined;

@@ -19,7 +19,12 @@ export interface TcpProxy {
   port: number;
   /** Resets every live connection and, until restore(), every new one: the target looks down. */
   cut(): Promise<void>;
-  /** Forwards new connections again. */
+  /**
+   * Resets every live connection and stops listening until restore(): a new connection is refused
+   * (ECONNREFUSED), so a request made meanwhile provably never reached the target.
+   */
+  refuse(): Promise<void>;
+  /** Forwards new connections again (listening again on the same port after refuse()). */
   restore(): Promise<void>;
   /** Resets everything and stops listening. */
   close(): Promise<void>;
@@ -53,20 +58,30 @@ export async function startTcpProxy(
     forward(client, target, 'to-target', id, options);
     forward(target, client, 'to-client', id, options);
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+  await listen(0);
+  const port = (server.address() as { port: number }).port;
 
   const resetAll = () =>
     Promise.all(
       [...live].map((socket) => new Promise<void>((resolve) => (socket.once('close', () => resolve()), reset(socket)))),
     );
   return {
-    port: (server.address() as { port: number }).port,
+    port,
     async cut() {
       down = true;
       await resetAll();
     },
+    async refuse() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        void resetAll();
+      });
+    },
     async restore() {
       down = false;
+      if (!server.listening) await listen(port);
     },
     async close() {
       down = true;

@@ -179,6 +179,39 @@ describe('an exact settlement and a relayed deposit of one payer', () => {
       rows: [],
     });
   }, 30_000);
+
+  it('keeps no record of a deposit whose broadcast never reached the node, so it holds none of the payer’s balance', async () => {
+    const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
+    // Written down (its lease renewed, its row inserted) and then broadcast: the RPC refuses new
+    // connections while its row's insert is held, so the broadcast provably never reaches the node.
+    const held = holdPoint();
+    let holding = true;
+    proxied.onStatement((sql) => {
+      if (holding && sql.includes('INSERT INTO channel_deposits')) {
+        holding = false;
+        return held.reach();
+      }
+    });
+    const depositing = deposit();
+    await held.reached;
+    await proxied.rpc.refuse();
+    held.open();
+    const answer = await depositing;
+    proxied.onStatement(undefined);
+    await proxied.rpc.restore();
+    const rows = await app.database.sql.query('SELECT id FROM channel_deposits WHERE payer = $1', [
+      payer.address.toLowerCase(),
+    ]);
+
+    expect({ status: answer.status, detail: answer.body.detail, rows, sent: await relayerSent() }).toEqual({
+      status: 503,
+      detail: expect.stringMatching(/unreachable/),
+      rows: [],
+      sent: 0,
+    });
+    // The exact payment its balance covers without the deposit is not held back by it.
+    expect((await payExact()).status).toBe(200);
+  }, 30_000);
 });
 
 type Answer = Awaited<ReturnType<TestApp['call']>>;

@@ -467,6 +467,8 @@ export class VoucherPaymentsService {
       let hash: Hash;
       /** The relayer nonce it was written down with; unset, nothing was broadcast. */
       let relayerNonce: number | undefined;
+      /** Every hash written down for it (one a refused nonce took, then the next). */
+      const written: Hash[] = [];
       const sent = {
         channelId,
         payer: config.payer,
@@ -475,10 +477,18 @@ export class VoucherPaymentsService {
         validBefore: lease.validBefore,
       };
       try {
-        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt) => (relayerNonce = signedAt));
+        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt, txHash) => {
+          relayerNonce = signedAt;
+          written.push(txHash);
+        });
       } catch (error) {
         const unsent = relayerNonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
-        if (unsent) throw unsent;
+        if (unsent) {
+          // Written down, never sent: not the payer's money in flight (it would hold the payer's
+          // balance from its exact payments until the sweep saw the relayer nonce taken).
+          await Promise.all(written.map((txHash) => this.store.dropDeposit(this.chain.chainId, txHash)));
+          throw unsent;
+        }
         keepLease = true;
         throw unavailable(
           'The deposit may have been sent; send the same payment again shortly (it is never deposited twice)',
@@ -516,20 +526,20 @@ export class VoucherPaymentsService {
    * Signs the deposit with the relayer's next nonce and broadcasts it, written down first (hash,
    * nonce, channel, payer and amount: channel_deposits) so that, stuck, it is re-priced as every other
    * relayer transaction is, and counted as the payer's money in flight; only while `leaseId` still
-   * counts it (else nothing is sent: DepositLeaseLost). `onRecorded` gets its nonce once it is
-   * written down: past it, it may have left.
+   * counts it (else nothing is sent: DepositLeaseLost). `onRecorded` gets its nonce and hash once
+   * it is written down: past it, it may have left.
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
     deposit: Omit<DepositRecord, 'chainId' | 'txHash' | 'nonce'>,
     leaseId: string,
     data: Hex,
-    onRecorded: (nonce: number) => void,
+    onRecorded: (nonce: number, txHash: Hash) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
     return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
       await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce }, leaseId);
-      onRecorded(nonce);
+      onRecorded(nonce, txHash);
     });
   }
 

@@ -51,6 +51,15 @@ describe('startTcpProxy', () => {
     expect(await roundTrip(proxy.port, 'back')).toBe('back');
   });
 
+  it('resets live connections on refuse, refuses new ones (never connected), and listens again on the same port after restore', async () => {
+    const live = await openConnection(proxy.port);
+    await proxy.refuse();
+    expect(await live.ended).toBe('ECONNRESET');
+    await expect(roundTrip(proxy.port, 'lost')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await proxy.restore();
+    expect(await roundTrip(proxy.port, 'back')).toBe('back');
+  });
+
   it('lets a tap drop chunks, by direction and connection', async () => {
     await proxy.close();
     const seen: string[] = [];

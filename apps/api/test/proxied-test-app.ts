@@ -12,8 +12,11 @@ export interface ProxiedTestApp {
   onStatement(tap: Tap | undefined): void;
   /** The next JSON-RPC requests meet `tap`, until it is set again. */
   onRpc(tap: Tap | undefined): void;
-  /** The chain RPC's proxy: refuse() new connections (a request then provably never reached the node), restore(). */
-  rpc: Pick<TcpProxy, 'refuse' | 'restore'>;
+  /**
+   * The chain RPC's proxy: cut() connections (a request then may have reached the node), refuse()
+   * new ones (a request then provably never did), restore().
+   */
+  rpc: Pick<TcpProxy, 'cut' | 'refuse' | 'restore'>;
   close(): Promise<void>;
 }
 

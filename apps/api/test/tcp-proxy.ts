@@ -59,7 +59,9 @@ export async function startTcpProxy(
     forward(target, client, 'to-client', id, options);
   });
   const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject).listen(port, '127.0.0.1', () => (server.off('error', reject), resolve()));
+    });
   await listen(0);
   const port = (server.address() as { port: number }).port;
 

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import { besideHeldChange } from '../../test/held-change';
 import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
-import { ChannelStore, DepositLeaseLost } from './channel.store';
+import { ChannelStore, DepositLeaseLost, DepositOnItsWay } from './channel.store';
 
 /*
  * ChannelStore's claim bookkeeping on the run's database (PGlite, or PostgreSQL with DATABASE_URL):
@@ -265,25 +265,32 @@ describe('ChannelStore: relayer transactions on their way', () => {
     expect(listed).toHaveLength(2);
   });
 
-  it('writes a deposit down only while its lease is the payer’s and still counts it', async () => {
+  it('writes a deposit down only while its lease is the payer’s and still counts it, and no copy is on its way at another relayer nonce', async () => {
     const deposit = depositOf({ byte: 'c', payer: hex('02', 20), nonce: 70 });
     const lease = leaseOf(deposit);
     const written = () => test.database.prisma.channelDeposit.count({ where: { payer: deposit.payer } });
     await store.takeDepositLease(lease, 120);
     await expect(store.recordDepositSent(deposit, randomUUID())).rejects.toThrow(DepositLeaseLost); // another's lease
-    // Stalled past the time its lease counts (LEASE_COUNTED_SECONDS): exact claims no longer count it.
+    // Stalled past the time its lease may be written down within (9 minutes, a minute short of the 10 exact claims count it).
     await test.database.sql.query(
-      `UPDATE deposit_leases SET taken_at = now() - interval '11 minutes' WHERE payer = $1`,
+      `UPDATE deposit_leases SET taken_at = now() - interval '9 minutes 30 seconds' WHERE payer = $1`,
       [deposit.payer],
     );
     await expect(store.recordDepositSent(deposit, lease.id)).rejects.toThrow(DepositLeaseLost);
     expect(await written()).toBe(0);
     await test.database.sql.query(
-      `UPDATE deposit_leases SET taken_at = now() - interval '9 minutes' WHERE payer = $1`,
+      `UPDATE deposit_leases SET taken_at = now() - interval '8 minutes' WHERE payer = $1`,
       [deposit.payer],
     );
     await store.recordDepositSent(deposit, lease.id);
     expect(await written()).toBe(1);
+    // The same authorization again: at another relayer nonce while this one is on its way, never
+    // (both could be mined); at the same nonce, yes (only one of the two can be).
+    await expect(store.recordDepositSent({ ...deposit, txHash: hex('c9', 32), nonce: 71 }, lease.id)).rejects.toThrow(
+      DepositOnItsWay,
+    );
+    await store.recordDepositSent({ ...deposit, txHash: hex('c9', 32) }, lease.id);
+    expect(await written()).toBe(2);
     await store.recordDepositLanded(deposit.chainId, deposit.txHash); // off the list of those on their way
   });
 

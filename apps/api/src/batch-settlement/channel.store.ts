@@ -79,12 +79,25 @@ export interface DepositRecord {
   validBefore: Date;
 }
 
-/** A deposit's lease no longer counts it (stalled past LEASE_COUNTED_SECONDS, or taken by another deposit): nothing was written. */
+/** A deposit's lease no longer counts it (stalled past LEASE_WRITTEN_WITHIN_SECONDS, or taken by another deposit): nothing was written. */
 export class DepositLeaseLost extends Error {
   constructor() {
     super('the deposit’s lease no longer counts it');
   }
 }
+
+/** The same deposit is written down at another relayer nonce and not seen landed: nothing was written. */
+export class DepositOnItsWay extends Error {
+  constructor() {
+    super('the deposit is on its way at another relayer nonce');
+  }
+}
+
+/**
+ * How old a lease may be when its deposit is written down: less than the LEASE_COUNTED_SECONDS
+ * readers count it, by more than any statement's wait between the two (each reads its own now()).
+ */
+const LEASE_WRITTEN_WITHIN_SECONDS = LEASE_COUNTED_SECONDS - 60;
 
 /** A settle transaction of ours, as channel_settles records it once signed. */
 export interface SettleRecord extends ReceiverClaims {
@@ -881,10 +894,11 @@ export class ChannelStore {
    * A deposit the relayer signed for a payer, about to be broadcast: written first, so that whatever
    * the broadcast answers it can be re-priced while stuck (RelayerDepositsService, StuckAheadService)
    * and its replacement recognised when mined. The same deposit signed again (same nonce and fees) is the same row.
-   * Written only while lease `leaseId` is still the payer's and still counts (LEASE_COUNTED_SECONDS,
+   * Written only while lease `leaseId` is still the payer's and still counts (LEASE_WRITTEN_WITHIN_SECONDS,
    * renewed here): every exact claim of the payer written meanwhile counted the deposit, by its lease
    * until now and by this row after. Else nothing is written (DepositLeaseLost) and nothing may be sent:
-   * a request stalled past it, or whose lease another deposit took, was counted by nobody since.
+   * a request stalled past it, or whose lease another deposit took, was counted by nobody since. Nor
+   * while the same deposit is written down at another relayer nonce and not seen landed (DepositOnItsWay).
    */
   async recordDepositSent(deposit: DepositRecord, leaseId: string): Promise<void> {
     await this.db.sql.transaction(async (tx) => {
@@ -892,9 +906,18 @@ export class ChannelStore {
         `UPDATE deposit_leases SET taken_at = now()
           WHERE payer = $1 AND lease_id = $2::uuid AND taken_at > now() - make_interval(secs => $3::int)
           RETURNING lease_id`,
-        [deposit.payer.toLowerCase(), leaseId, LEASE_COUNTED_SECONDS],
+        [deposit.payer.toLowerCase(), leaseId, LEASE_WRITTEN_WITHIN_SECONDS],
       );
       if (held.length === 0) throw new DepositLeaseLost();
+      // The same authorization written down at another relayer nonce, not seen landed: both could be
+      // mined, the second reverting at our gas. At the same nonce, at most one of them can be.
+      const elsewhere = await tx.query(
+        `SELECT 1 FROM channel_deposits
+          WHERE payer = $1 AND chain_id = $2::int AND authorization_nonce = $3 AND landed_at IS NULL AND nonce <> $4::int
+          LIMIT 1`,
+        [deposit.payer.toLowerCase(), deposit.chainId, deposit.authorizationNonce.toLowerCase(), deposit.nonce],
+      );
+      if (elsewhere.length > 0) throw new DepositOnItsWay();
       await tx.query(
         `INSERT INTO channel_deposits (id, chain_id, channel_id, payer, authorization_nonce, tx_hash, nonce, amount, valid_before)
          VALUES ($1::uuid, $2::int, $3, $4, $5, $6, $7::int, $8::bigint, $9::timestamptz)

@@ -255,12 +255,10 @@ describe('a deposit sent again while its first copy is on its way', () => {
     await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
       payer.address.toLowerCase(),
     ]);
+    // Refused before it is written down a second time (DepositOnItsWay: its first copy is at another
+    // relayer nonce), or, on anvil, already by its preparation against the pending block: never sent.
     const again = await verify();
-    expect({ status: again.status, detail: again.body.detail, sent: (await relayerNonce()) - sentBefore }).toEqual({
-      status: 503,
-      detail: expect.stringMatching(/sent and not confirmed/),
-      sent: 1,
-    });
+    expect({ status: again.status, sent: (await relayerNonce()) - sentBefore }).toEqual({ status: 503, sent: 1 });
 
     await chain.mine({ blocks: 1 });
     await chain.setAutomine(true);

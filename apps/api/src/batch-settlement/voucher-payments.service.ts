@@ -37,6 +37,7 @@ import type { Payment } from '../generated/prisma/client';
 import { conflict, notCharged, notFound, unavailable } from '../http/api-error';
 import {
   chainUnavailable,
+  failedBroadcast,
   isChainUnreachable,
   nothingSentAnswer,
   onChain,
@@ -55,6 +56,7 @@ import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../pay
 import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
 import {
   ChannelStore,
+  DepositOnItsWay,
   type ChannelRecord,
   type DepositRecord,
   type VoucherPayment,
@@ -452,9 +454,6 @@ export class VoucherPaymentsService {
           BATCH_REASONS.depositPayload,
           'The deposit authorization’s nonce is that of an exact payment of this payer being settled; nothing was charged',
         );
-      // This deposit sent before (its request stopped waiting, its lease taken over since) and not seen
-      // landed: a second copy would revert once the first lands, at our gas.
-      if (sameNonce.some((one) => one.kind === 'sent')) throw depositOnItsWay();
       // The payer's exact settlements in flight move the same USDC: sent beside them, one of the two reverts.
       const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead, config.payer);
       if (coverage === 'spent') return null; // a copy of it landed since used() read it
@@ -467,8 +466,6 @@ export class VoucherPaymentsService {
       let hash: Hash;
       /** The relayer nonce it was written down with; unset, nothing was broadcast. */
       let relayerNonce: number | undefined;
-      /** Every hash written down for it (one a refused nonce took, then the next). */
-      const written: Hash[] = [];
       const sent = {
         channelId,
         payer: config.payer,
@@ -477,16 +474,23 @@ export class VoucherPaymentsService {
         validBefore: lease.validBefore,
       };
       try {
-        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt, txHash) => {
-          relayerNonce = signedAt;
-          written.push(txHash);
-        });
+        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt) => (relayerNonce = signedAt));
       } catch (error) {
+        // This deposit sent before (its request stopped waiting, its lease taken over since), on its
+        // way at another relayer nonce: a second copy would revert once the first lands, at our gas.
+        if (error instanceof DepositOnItsWay) throw depositOnItsWay();
         const unsent = relayerNonce !== undefined ? nothingSentAnswer(error) : (nothingSentAnswer(error) ?? notSent());
         if (unsent) {
-          // Written down, never sent: not the payer's money in flight (it would hold the payer's
-          // balance from its exact payments until the sweep saw the relayer nonce taken).
-          await Promise.all(written.map((txHash) => this.store.dropDeposit(this.chain.chainId, txHash)));
+          // The hash whose broadcast never reached the node is not the payer's money in flight (it
+          // would hold the payer's balance until the sweep saw its relayer nonce taken). One an
+          // earlier attempt's node refused is left to the sweep: a gateway may say so of one it sent.
+          const neverSent = failedBroadcast(error)?.hash;
+          if (neverSent)
+            await this.store
+              .dropDeposit(this.chain.chainId, neverSent)
+              .catch((dropFailed: unknown) =>
+                this.logger.warn(`Deposit ${neverSent} was never sent but stays written down: ${String(dropFailed)}`),
+              );
           throw unsent;
         }
         keepLease = true;
@@ -526,20 +530,20 @@ export class VoucherPaymentsService {
    * Signs the deposit with the relayer's next nonce and broadcasts it, written down first (hash,
    * nonce, channel, payer and amount: channel_deposits) so that, stuck, it is re-priced as every other
    * relayer transaction is, and counted as the payer's money in flight; only while `leaseId` still
-   * counts it (else nothing is sent: DepositLeaseLost). `onRecorded` gets its nonce and hash once
-   * it is written down: past it, it may have left.
+   * counts it and no copy of it is on its way at another relayer nonce (else nothing is sent:
+   * DepositLeaseLost, DepositOnItsWay). `onRecorded` gets its nonce once it is written down: past it, it may have left.
    */
   private async sendDeposit(
     batch: BatchSettlementChain,
     deposit: Omit<DepositRecord, 'chainId' | 'txHash' | 'nonce'>,
     leaseId: string,
     data: Hex,
-    onRecorded: (nonce: number, txHash: Hash) => void,
+    onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
     return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
       await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce }, leaseId);
-      onRecorded(nonce, txHash);
+      onRecorded(nonce);
     });
   }
 

@@ -18,7 +18,7 @@ describe('the chain RPC going away and coming back', () => {
   const payTo = payee.address;
   const agent = newWallet();
   /** Sees the JSON-RPC traffic; a test sets it to cut at an exact moment of a settlement. */
-  let onRpc: ((text: string, direction: Direction, connection: number) => boolean | void) | undefined;
+  let onRpc: ((text: string, direction: Direction, connection: number) => boolean | 'reset' | void) | undefined;
 
   beforeAll(async () => {
     const rpc = new URL(workerChain().rpcUrl);
@@ -191,5 +191,40 @@ describe('the chain RPC going away and coming back', () => {
     expect(paid.status).toBe(200);
     expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n);
     expect(await leases()).toEqual([]);
+  });
+  it('sends again, at its relayer nonce, a deposit whose broadcast the node never got though its connection took it', async () => {
+    const { site: channelSite } = await batchSettlementSite(app, payee);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: '/outage/deposit-lost' },
+        headers: { 'x-site-token': channelSite.siteToken },
+      }),
+    );
+    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    const balance = await usdcBalance(app, payer.address);
+    const relayerNonce = () =>
+      app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });
+    const sentBefore = await relayerNonce();
+
+    // The broadcast's request is dropped on its way and its connection reset: it may have reached
+    // the node (503, its lease and row kept), and it did not.
+    onRpc = (text, direction) => {
+      if (direction !== 'to-target' || !text.includes('eth_sendRawTransaction')) return;
+      onRpc = undefined;
+      return 'reset';
+    };
+    const unsure = await verify(offer.id, payment);
+    expect([unsure.status, unsure.body.detail]).toEqual([503, expect.stringMatching(/may have been sent/)]);
+    expect(await usdcBalance(app, payer.address)).toBe(balance);
+    // Its lease stale (taken over after 120 s), the payer sends the same payment again: at the relayer
+    // nonce its first copy was written down at, still free, so at most one of the two can be mined.
+    await app.database.sql.query(`UPDATE deposit_leases SET taken_at = now() - interval '3 minutes' WHERE payer = $1`, [
+      payer.address.toLowerCase(),
+    ]);
+    const paid = await verify(offer.id, payment);
+    expect({ status: paid.status, sent: (await relayerNonce()) - sentBefore }).toEqual({ status: 200, sent: 1 });
+    expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n);
   });
 });

@@ -51,8 +51,10 @@ export function neverConnected(error: unknown): boolean {
   for (let current: unknown = error; current && !seen.has(current); current = (current as { cause?: unknown }).cause) {
     seen.add(current);
     const { code, syscall } = current as { code?: unknown; syscall?: unknown };
-    if (typeof code === 'string' && NEVER_CONNECTED_CODES.has(code)) return true;
     if (typeof syscall === 'string' && CONNECT_CALLS.has(syscall)) return true;
+    // Only while connecting: an unreachable host on a socket already open (a read or write the
+    // kernel gave up on) may follow a request the node received.
+    if (typeof code === 'string' && NEVER_CONNECTED_CODES.has(code) && syscall === undefined) return true;
   }
   return false;
 }

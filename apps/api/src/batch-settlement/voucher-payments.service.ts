@@ -84,12 +84,13 @@ const DEPOSIT_LEASE_POLL_MS = 100;
  */
 const opensRow = (row: ChannelRecord | null, state: OnChainChannel) => !row || row.charged < state.totalClaimed;
 
-/** A deposit not written down was never signed into a broadcast: nothing left, nothing charged. */
+/** A deposit sent and not seen landed: the same payment sent again is answered for it, never deposited twice. */
 const depositOnItsWay = () =>
   unavailable(
     'The deposit is sent and not confirmed yet; send the same payment again shortly (it is never deposited twice)',
   );
 
+/** A deposit not written down was never signed into a broadcast: nothing left, nothing charged. */
 const notSent = () =>
   notCharged('The deposit was not sent; nothing was charged: send the same payment again shortly', 5);
 
@@ -455,7 +456,7 @@ export class VoucherPaymentsService {
           'The deposit authorization’s nonce is that of an exact payment of this payer being settled; nothing was charged',
         );
       // The payer's exact settlements in flight move the same USDC: sent beside them, one of the two reverts.
-      const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead, config.payer);
+      const coverage = await payerCoverageNow(this.chain, this.payments, lease, ahead);
       if (coverage === 'spent') return null; // a copy of it landed since used() read it
       if (coverage === 'short')
         throw new PaymentRejected(

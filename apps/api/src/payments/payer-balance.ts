@@ -13,6 +13,9 @@ import type { ClaimAhead, PaymentStore, PayerKey } from './payment.store';
  */
 export const MAX_PAYER_SETTLEMENTS_IN_FLIGHT = 8;
 
+/** What payerCoverage finds of a claim against the payer's USDC. */
+export type Coverage = 'covered' | 'short' | 'spent';
+
 /**
  * payerCoverage of `claim` (an exact settlement's, or a relayed deposit's), counting `ahead` and the
  * payer's settlements confirmed last (settledLast): a node behind one answers its balance with that
@@ -23,10 +26,9 @@ export async function payerCoverageNow(
   store: Pick<PaymentStore, 'settledLast'>,
   claim: PayerKey & ClaimAhead,
   ahead: ClaimAhead[],
-  payer: Address,
-): Promise<Awaited<ReturnType<typeof payerCoverage>>> {
+): Promise<Coverage> {
   const settled = await store.settledLast(claim, MAX_PAYER_SETTLEMENTS_IN_FLIGHT);
-  return onChain(() => payerCoverage(chain, payer, claim, [...ahead, ...settled]));
+  return onChain(() => payerCoverage(chain, claim.payer as Address, claim, [...ahead, ...settled]));
 }
 
 /**
@@ -42,7 +44,7 @@ export async function payerCoverage(
   payer: Address,
   claim: ClaimAhead,
   others: ClaimAhead[],
-): Promise<'covered' | 'short' | 'spent'> {
+): Promise<Coverage> {
   // Each authorization once: a claim read in flight may since be among those confirmed last. An
   // authorization claim always has its nonce; one without is not an authorization's to read.
   const counted = [...new Map(others.map((other) => [other.nonce, other])).values()].filter(

@@ -192,7 +192,7 @@ export class PaymentStore {
       );
       return {
         payment: paymentFromRow(row),
-        ahead: ahead.map(({ amount, nonce }) => ({ amount, nonce })),
+        ahead,
       };
     });
   }

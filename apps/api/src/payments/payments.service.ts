@@ -67,7 +67,7 @@ import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
 import { SimulationBudget } from './simulation-budget';
-import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT, payerCoverage, payerCoverageNow } from './payer-balance';
+import { MAX_PAYER_SETTLEMENTS_IN_FLIGHT, payerCoverageNow, type Coverage } from './payer-balance';
 
 export type VerifyOutcome =
   | { kind: 'paid'; body: PaidView }
@@ -224,7 +224,7 @@ export class PaymentsService {
     // Nothing is broadcast yet: a claim the balance cannot cover, or a chain that cannot tell, is
     // released, unless the reconciler sent it meanwhile; then its outcome is the answer. One whose
     // authorization was spent meanwhile is kept (spentBeforeSent).
-    let coverage: Awaited<ReturnType<typeof payerCoverage>>;
+    let coverage: Coverage;
     try {
       // Each authorization once: a deposit in flight is its lease and each hash sent for it.
       if (new Set(claim.ahead.map((one) => one.nonce)).size >= MAX_PAYER_SETTLEMENTS_IN_FLIGHT)
@@ -235,7 +235,7 @@ export class PaymentsService {
       // Read only when others of the payer are in flight: a payment alone costs no call more.
       if (claim.ahead.length > 0 && (await onChain(() => hasCode(this.chain.publicClient, auth.from))))
         throw contractPayerInTurn();
-      coverage = await this.payerCoverage(claim.payment, claim.ahead, auth);
+      coverage = await this.payerCoverage(claim.payment, claim.ahead);
       // The claim held the site's terms only until it was written: a site deleted, or a payout
       // replaced, since then pays nobody (the replaced wallet may be the lost one), as the
       // reconciler would send nothing for it. A spent claim sends nothing either way: it is kept.
@@ -618,12 +618,8 @@ export class PaymentsService {
    * concurrent payments of a payer holding enough for one broadcast one): a request counts those
    * written before its claim, the reconciler every other one in flight (read before this call).
    */
-  async payerCoverage(
-    claim: Payment,
-    ahead: ClaimAhead[],
-    auth: SignedAuthorization,
-  ): Promise<Awaited<ReturnType<typeof payerCoverage>>> {
-    return payerCoverageNow(this.chain, this.store, claim, ahead, auth.from);
+  payerCoverage(claim: Payment, ahead: ClaimAhead[]): Promise<Coverage> {
+    return payerCoverageNow(this.chain, this.store, claim, ahead);
   }
 
   /** The answer for a proof that was already recorded: its result for the same gate, 409 for another. */

@@ -220,7 +220,7 @@ export class ReconcilerService {
       );
       return 'waiting';
     }
-    const coverage = fate === 'send' ? await this.payments.payerCoverage(payment, others, auth) : undefined;
+    const coverage = fate === 'send' ? await this.payments.payerCoverage(payment, others) : undefined;
     if (coverage === 'short') {
       // As a request would be refused (payerCoverage), though its request may still be running: one
       // slower than the claim age leaves its claim here, and the payer's other settlement may be on

@@ -1,6 +1,6 @@
 import { devTestClient } from '@crawlgate/devchain';
 import { batchSettlementSite, openGate, siteAtPrice, type TestSite } from '../../test/fixtures';
-import { holdPoint } from '../../test/hold-point';
+import { holdFirst } from '../../test/hold-point';
 import { fundUsdc, newWallet, signPayment, usdcBalance } from '../../test/test-agent';
 import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-test-app';
 import { startTestApp, type TestApp } from '../../test/test-app';
@@ -76,14 +76,7 @@ describe('an exact settlement and a relayed deposit of one payer', () => {
    * while the broadcast was held (a request that waits for the relayer's turn is not), and both answers.
    */
   async function secondWhileFirstOnItsWay(first: () => Promise<Answer>, second: () => Promise<Answer>) {
-    const held = holdPoint();
-    let holding = true;
-    proxied.onRpc((text) => {
-      if (holding && text.includes('eth_sendRawTransaction')) {
-        holding = false;
-        return held.reach();
-      }
-    });
+    const held = holdFirst(proxied.onRpc, (text) => text.includes('eth_sendRawTransaction'));
     const firstAnswer = first();
     await held.reached;
     const secondAnswer = second();
@@ -149,18 +142,14 @@ describe('an exact settlement and a relayed deposit of one payer', () => {
   }, 30_000);
   it('sends no deposit whose request stalled past the time its lease counts it', async () => {
     const { payer, deposit, relayerSent } = await payerOfBoth();
-    const held = holdPoint();
-    let holding = true;
     // The transaction's preparation (gas, fees), after the lease is taken and the coverage judged, before the broadcast.
-    proxied.onRpc((text) => {
-      if (holding && (text.includes('eth_fillTransaction') || text.includes('eth_estimateGas'))) {
-        holding = false;
-        return held.reach();
-      }
-    });
+    const held = holdFirst(
+      proxied.onRpc,
+      (text) => text.includes('eth_fillTransaction') || text.includes('eth_estimateGas'),
+    );
     const depositing = deposit();
     await held.reached;
-    // Stalled past LEASE_COUNTED_SECONDS (10 minutes): an exact claim written now counts no deposit.
+    // Stalled past the 9 minutes a lease may be written down within (exact claims count it 10): nothing may be sent.
     await app.database.sql.query(
       `UPDATE deposit_leases SET taken_at = now() - interval '11 minutes' WHERE payer = $1`,
       [payer.address.toLowerCase()],
@@ -184,14 +173,7 @@ describe('an exact settlement and a relayed deposit of one payer', () => {
     const { payer, payExact, deposit, relayerSent } = await payerOfBoth();
     // Written down (its lease renewed, its row inserted) and then broadcast: the RPC refuses new
     // connections while its row's insert is held, so the broadcast provably never reaches the node.
-    const held = holdPoint();
-    let holding = true;
-    proxied.onStatement((sql) => {
-      if (holding && sql.includes('INSERT INTO channel_deposits')) {
-        holding = false;
-        return held.reach();
-      }
-    });
+    const held = holdFirst(proxied.onStatement, (sql) => sql.includes('INSERT INTO channel_deposits'));
     const depositing = deposit();
     await held.reached;
     await proxied.rpc.refuse();

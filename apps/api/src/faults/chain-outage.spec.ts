@@ -82,6 +82,18 @@ describe('the chain RPC going away and coming back', () => {
     };
   }
 
+  /** A funded payer's first page of a batch-settlement site at `url`, paid with a voucher and a deposit of $0.05. */
+  async function depositToPay(url: string) {
+    const { site: channelSite } = await batchSettlementSite(app, payee);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const offer = batchOffer(
+      await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': channelSite.siteToken } }),
+    );
+    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    return { payer, offer, payment };
+  }
+
   /** Runs the reconciler until it has finished this gate's payment (a claim without a hash waits 2 s first). */
   async function reconcileUntilPaid(gateId: string): Promise<void> {
     for (const started = Date.now(); Date.now() - started < 8_000; await sleep(250)) {
@@ -165,16 +177,7 @@ describe('the chain RPC going away and coming back', () => {
   });
 
   it('answers a deposit whose broadcast went unanswered but was mined as maybe sent, its payer’s lease kept; the same payment then pays, deposited once', async () => {
-    const { site: channelSite } = await batchSettlementSite(app, payee);
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const offer = batchOffer(
-      await app.call('POST', '/v1/gates', {
-        body: { url: '/outage/deposit' },
-        headers: { 'x-site-token': channelSite.siteToken },
-      }),
-    );
-    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    const { payer, offer, payment } = await depositToPay('/outage/deposit');
     const balance = await usdcBalance(app, payer.address);
     const leases = () =>
       app.database.sql.query('SELECT payer FROM deposit_leases WHERE payer = $1', [payer.address.toLowerCase()]);
@@ -192,17 +195,9 @@ describe('the chain RPC going away and coming back', () => {
     expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n);
     expect(await leases()).toEqual([]);
   });
+
   it('sends again, at its relayer nonce, a deposit whose broadcast the node never got though its connection took it', async () => {
-    const { site: channelSite } = await batchSettlementSite(app, payee);
-    const payer = newWallet();
-    await fundUsdc(app, payer.address, '1');
-    const offer = batchOffer(
-      await app.call('POST', '/v1/gates', {
-        body: { url: '/outage/deposit-lost' },
-        headers: { 'x-site-token': channelSite.siteToken },
-      }),
-    );
-    const payment = await testChannel(app, payer, offer.accepted).payment(offer, 10_000n, { deposit: 50_000n });
+    const { payer, offer, payment } = await depositToPay('/outage/deposit-lost');
     const balance = await usdcBalance(app, payer.address);
     const relayerNonce = () =>
       app.chain.publicClient.getTransactionCount({ address: app.chain.relayer.account.address, blockTag: 'pending' });

@@ -27,7 +27,7 @@ import {
   GATE_NOT_FOUND,
   gatePaymentFields,
   gateSiteTerms,
-  isPaymentOfGate,
+  boughtPageOf,
   siteGoneAs410,
   termsKeptChanging,
   TERMS_ATTEMPTS,
@@ -219,10 +219,11 @@ export class VoucherPaymentsService {
     }
     const { channel: row, taken } = await recorded;
     if (row?.refundHeld) throw refundInFlight();
-    // The same voucher again for its gate: the same answer. For any other gate its total is behind
-    // the channel's, so it gets the corrective 402 below (a client restarted without its state
-    // signs exactly such a voucher; x402 has it recover from that answer).
-    if (taken && isPaymentOfGate(taken, gate)) return this.answerFor(taken, gate, channelId, chainRead);
+    // The same voucher again for its gate, or for another gate of its page (sent again without
+    // naming its gate): the same answer. For any other page its total is behind the channel's, so
+    // it gets the corrective 402 below (a client restarted without its state signs exactly such a
+    // voucher; x402 has it recover from that answer).
+    if (taken && boughtPageOf(taken, gate)) return this.answerFor(taken, gate, channelId, chainRead);
     if (recordedOnly) throw notRecorded('no voucher of this gate with this total is recorded');
     if (gatePayment)
       throw conflict(
@@ -315,7 +316,7 @@ export class VoucherPaymentsService {
       const { taken } = await this.store
         .voucherRecord(channelId, voucher.maxClaimableAmount)
         .catch(() => ({ taken: null }));
-      if (taken && isPaymentOfGate(taken, gate)) return this.answerFor(taken, gate, channelId);
+      if (taken && boughtPageOf(taken, gate)) return this.answerFor(taken, gate, channelId);
       throw error;
     }
   }
@@ -386,7 +387,7 @@ export class VoucherPaymentsService {
     return channelId;
   }
 
-  /** The answer for a voucher taken for this gate before (its signature checked again), if it was. */
+  /** The answer for a voucher taken for this gate's page before (its signature checked again), if it was. */
   private async answerIfTaken(
     gate: Gate,
     batch: BatchSettlementChain,
@@ -398,7 +399,7 @@ export class VoucherPaymentsService {
     if (channelId !== voucher.channelId.toLowerCase()) return undefined;
     const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher was taken.
-    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
+    if (!taken || !boughtPageOf(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
       return undefined;
     return this.answerFor(taken, gate, channelId);
   }
@@ -654,7 +655,7 @@ export class VoucherPaymentsService {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
       const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (now.taken && isPaymentOfGate(now.taken, gate)) return this.answerFor(now.taken, gate, channelId);
+      if (now.taken && boughtPageOf(now.taken, gate)) return this.answerFor(now.taken, gate, channelId);
       // A refund held it, or landed after this voucher's chain state was read: judged again, it may no longer fit.
       if (now.channel && (now.channel.refundHeld || now.channel.refundsThrough > state.refundNonce))
         throw refundInFlight();
@@ -672,14 +673,14 @@ export class VoucherPaymentsService {
     return { kind: 'paid' as const, body: this.paidView(paying, gate.id, paid, token) };
   }
 
-  /** The answer for a voucher already taken: the same token for its own gate, 409 for another. */
+  /** The answer for a voucher already taken: the same token for a gate of its page, 409 for another page's. */
   private async answerFor(
     taken: VoucherPayment,
     gate: Gate,
     channelId: Hex,
     chainRead?: Promise<OnChainChannel>,
   ): Promise<{ kind: 'paid'; body: PaidView }> {
-    if (!isPaymentOfGate(taken, gate)) throw conflict('This voucher already paid another gate');
+    if (!boughtPageOf(taken, gate)) throw conflict('This voucher already paid another page');
     const batch = this.chain.batchSettlement!;
     const state = await (chainRead ?? this.readChannel(batch, channelId));
     const paid: VoucherPaid = {

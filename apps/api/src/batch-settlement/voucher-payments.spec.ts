@@ -462,6 +462,55 @@ describe('voucher payments', () => {
     expect((await app.call('GET', `/v1/gates/${other.id}`)).body.status).toBe('open');
   });
 
+  it('answers a voucher taken for its page again through another gate of that page (sent again without naming its gate, which the middleware pays with a gate minted for it): the same token, nothing charged; not on another page or site', async () => {
+    const { channel } = await openChannel(50_000n);
+    const path = `/article/${randomUUID()}`;
+    const offer = await gate(path);
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const paid = await verify(offer, payment);
+    expect(paid.status).toBe(200);
+
+    const samePage = await gate(path);
+    for (const body of [
+      { payment: { ...payment, accepted: samePage.accepted } },
+      { payment: { ...payment, accepted: samePage.accepted }, recorded_only: true },
+    ]) {
+      const again = await app.call('POST', `/v1/gates/${samePage.id}/verify`, { body });
+      expect([again.status, again.body.access_token, again.body.gate_id, again.body.url]).toEqual([
+        200,
+        paid.body.access_token,
+        samePage.id,
+        path,
+      ]);
+    }
+    // A copy signed by another key tells nothing of what was taken.
+    const forged = await verify(
+      samePage,
+      await channel.payment(samePage, 2n * PRICE, { voucher: await channel.voucher(2n * PRICE, newWallet()) }),
+    );
+    expect([forged.status, forged.body.access_token]).toEqual([402, undefined]);
+    // Another page of the site, and the same page of another site paid to the same address: the channel's correction.
+    const otherPage = await gate(`${path}-2`);
+    const otherSite = await batchSettlementSite(app, payee);
+    const otherSitesPage = batchOffer(
+      await app.call('POST', '/v1/gates', {
+        body: { url: path },
+        headers: { 'x-site-token': otherSite.site.siteToken },
+      }),
+    );
+    for (const other of [otherPage, otherSitesPage]) {
+      const refused = await verify(other, { ...payment, accepted: other.accepted });
+      expect([refused.status, refused.body.reason, refused.body.access_token]).toEqual([
+        402,
+        BATCH_REASONS.cumulativeMismatch,
+        undefined,
+      ]);
+    }
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(2n * PRICE);
+  });
+
   it('with recorded_only, answers for a voucher it took for the gate and takes none (the gate offered before its price rose, its answer lost)', async () => {
     const { channel } = await openChannel(50_000n);
     const offer = await gate();
@@ -1032,6 +1081,22 @@ describe('voucher payments', () => {
       expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
     }
     expect(await app.database.prisma.payment.count({ where: { channelId: channel.channelId } })).toBe(6);
+  });
+
+  it('answers the same voucher sent ten times at once, each through a gate of its own for one page (sent without naming a gate), with one payment and the same token', async () => {
+    const { channel } = await openChannel(100_000n);
+    for (let round = 2n; round <= 4n; round++) {
+      const path = `/article/${randomUUID()}`;
+      const offers = await Promise.all(Array.from({ length: 10 }, () => gate(path)));
+      const payment = await channel.payment(offers[0], round * PRICE);
+      const answers = await Promise.all(offers.map((offer) => verify(offer, { ...payment, accepted: offer.accepted })));
+      expect([round, answers.map((a) => a.status)]).toEqual([round, Array(10).fill(200)]);
+      expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
+    }
+    expect(await app.database.prisma.payment.count({ where: { channelId: channel.channelId } })).toBe(4);
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(4n * PRICE);
   });
 
   it('takes no voucher while the relayer cannot pay for a claim: nothing could collect it before the payer withdraws', async () => {

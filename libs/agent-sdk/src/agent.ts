@@ -76,10 +76,10 @@ import {
   PriceTooHighError,
   UnsupportedPaymentError,
 } from './errors';
-import { exactOffers, paidGateRef, readOffers, type Offer } from './offers';
+import { exactOffers, offerAhead, paidGateRef, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
 import { createPayer, TransferNotSent, TransferReverted } from './payer';
-import { carriesPayment, firstHop, follow, type Followed, type Hop } from './redirects';
+import { carriesPayment, firstHop, follow, isPlainHttpOffLoopback, type Followed, type Hop } from './redirects';
 import { graceAfter, untilAborted } from './abort';
 import { TokenCache, tokenBoughtAt, type PaidAt } from './token-cache';
 import {
@@ -182,6 +182,15 @@ export interface BatchSettlementOptions {
    * withdraw from them. Held by one running process at a time. Without it, channels live in memory only.
    */
   channelFile?: string;
+  /**
+   * Off unless true. Once an origin's channel has paid a page by voucher, each new page of that
+   * origin is sent with its voucher already (x402 v2, naming no gate, at the last price the origin
+   * charged): one round trip a page instead of the 402's and the paid request's. A page priced
+   * otherwise gets the site's correction and is paid at its own price; a free page serves without
+   * charging it (the next page then pays that same total). Only while the channel covers the page
+   * and every voucher it sent was answered: otherwise the page is asked for first, as without it.
+   */
+  payAhead?: boolean;
 }
 
 export interface PaymentEvent {
@@ -323,6 +332,23 @@ const MAX_CHANNELS_PER_ORIGIN = 2;
  * deposits in escrow, not the whole budget (each comes back only after a withdraw delay).
  */
 const DEFAULT_MAX_CHANNELS = 4;
+/** A page paid ahead (batchSettlement.payAhead): no 402 asked for it, the offer its voucher goes with. */
+interface PaidAhead {
+  ahead: Offer;
+}
+/** Whether a page's challenge is the offer it is paid ahead with (a Response may be another fetch's class: no instanceof). */
+const isPaidAhead = (challenge: Response | PaidAhead): challenge is PaidAhead => 'ahead' in challenge;
+/**
+ * payByVoucher's answer when a page was not paid ahead after all: the channel no longer covers it
+ * as it stands (nothing sent), or the site refused the voucher without a correction to follow
+ * (`challenge`: that refusal, the page's own 402, its body unread).
+ */
+interface NotPaidAhead {
+  notAhead: true;
+  challenge?: Response;
+}
+/** Origins whose last charged voucher offer is remembered to pay their next pages ahead with. */
+const MAX_ORIGINS_PAID_AHEAD = 1024;
 /** payByVoucher's answer when the page would open a channel beyond batchSettlement.maxChannels. */
 const NO_CHANNEL_PLACE = Symbol('no channel place');
 /** A payment's gate API had nothing to say of it (no verify_url, a refusal, no answer). */
@@ -444,6 +470,38 @@ export function createAgent(options: AgentOptions): Agent {
   const unconfirmed = new PaymentsInDoubt<UnconfirmedAuthorization>(true, (page, earlier) => endOf(earlier, page));
   // Counted until their gate's hold ends; each holds its page longer (overOf), judged when it is fetched.
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
+  /** Per origin, the last voucher offer one of its gates charged: its next pages are paid ahead on it (batchSettlement.payAhead). */
+  const chargedOffers = new Map<string, Offer>();
+  const rememberCharged = (origin: string, offer: Offer) => {
+    chargedOffers.delete(origin);
+    chargedOffers.set(origin, offer);
+    if (chargedOffers.size > MAX_ORIGINS_PAID_AHEAD) chargedOffers.delete(chargedOffers.keys().next().value!);
+  };
+  /**
+   * Whether `channel` takes a page of `price` paid ahead as it stands: it covers the page with no
+   * deposit, and every voucher it sent was answered (what it counts charged is what its gate
+   * counts, so a voucher at its total plus a wrong price meets a correction, never a total that
+   * another price would make right).
+   */
+  const paysAhead = (channel: Channel, price: bigint) =>
+    !channel.withdrawing &&
+    !refused.has(channel) &&
+    channel.unanswered.length === 0 &&
+    channel.charged + price <= channel.deposited &&
+    !lostVouchers.some((_, lost) => lost.channelId === channel.channelId);
+  /**
+   * The offer `url`'s page is paid ahead with, if it may be (batchSettlement.payAhead): over https
+   * (or payOverHttp), no token for it, its origin's gate charged a voucher before, at a price within
+   * `limit`, on a channel that takes it as it stands (paysAhead).
+   */
+  function offerAheadFor(url: URL, limit: bigint): Offer | undefined {
+    if (!batch?.payAhead || (isPlainHttpOffLoopback(url) && !options.payOverHttp)) return undefined;
+    if (tokens.get(TokenCache.key(url)) !== undefined) return undefined;
+    const charged = chargedOffers.get(url.origin);
+    if (!charged || charged.amount > limit) return undefined;
+    const channel = channels.get(ChannelBook.key(url.origin, charged));
+    return channel && paysAhead(channel, charged.amount) ? offerAhead(charged, url) : undefined;
+  }
   /** Payments taken as bought, by page: sent again when the token they bought is refused or never came. */
   const receipts = new Receipts();
   /**
@@ -513,7 +571,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
 
   /**
-   * Pays for the page behind `challenge` and returns the paid response and the token it carried.
+   * Pays for the page behind `challenge` (its 402, or the offer it is paid ahead with) and returns
+   * the paid response and the token it carried.
    * `spent()` is called when an exact payment went through or may have, or was refused by a site
    * that holds it (and could still settle it), whatever the outcome (a voucher may be resent
    * instead: the gate answers the same voucher as it did the first time).
@@ -521,7 +580,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function pay(
     url: string,
     requested: string,
-    challenge: Response,
+    challenge: Response | PaidAhead,
     retry: Retry,
     spent: () => void,
     maxPrice: bigint,
@@ -536,7 +595,9 @@ export function createAgent(options: AgentOptions): Agent {
     // A payment that bought the page before, its token refused or never come (a front can drop or
     // forge it): sent again first, which its gate answers for the page it paid, never charging twice.
     // The challenge is let go whatever comes of an earlier payment asked about first: its answer, or its failure.
-    const cancelChallenge = () => challenge.body?.cancel().catch(() => undefined);
+    const cancelChallenge = async () => {
+      if (!isPaidAhead(challenge)) await challenge.body?.cancel().catch(() => undefined);
+    };
     const insteadOfChallenge = async <T>(work: Promise<T>): Promise<T> => {
       const outcome = await work.catch(async (error: unknown) => {
         await cancelChallenge();
@@ -559,7 +620,7 @@ export function createAgent(options: AgentOptions): Agent {
       heldKeys.map((key) => heldPages.until(key)).find((until) => until !== undefined) ??
       heldPages.hostUntil(TokenCache.hostOf(page));
     if (heldUntil !== undefined) {
-      await challenge.body?.cancel().catch(() => undefined);
+      await cancelChallenge();
       throw new PaymentFailedError(
         url,
         'payment_held',
@@ -579,14 +640,28 @@ export function createAgent(options: AgentOptions): Agent {
     // whatever the site offers now. Paid another way meanwhile, the page would be paid twice: a site
     // (or a front) can stop offering the scheme the agent paid it by.
     const inDoubt = await earlierVoucherOrTransfer(url, page, retry, maxPrice, signal).catch(async (error: unknown) => {
-      await challenge.body?.cancel().catch(() => undefined);
+      await cancelChallenge();
       // Still in doubt: the fetches waiting on this page fail with it, rather than each send it in turn.
       if (error instanceof PaymentFailedError) spent();
       throw error;
     });
     if (inDoubt) {
-      await challenge.body?.cancel().catch(() => undefined);
+      await cancelChallenge();
       return inDoubt;
+    }
+    if (isPaidAhead(challenge)) {
+      const paid = await payByVoucher(url, challenge.ahead, retry, maxPrice, signal, true);
+      if (paid !== NO_CHANNEL_PLACE && !('notAhead' in paid)) return paid;
+      // Not paid ahead after all: paid from the page's own 402, as without payAhead.
+      const refusal = paid !== NO_CHANNEL_PLACE ? paid.challenge : undefined;
+      const own = refusal ? { response: refusal, answer: refusal, plainHttp: false } : await retry({});
+      // A 402 that a redirect led to is another page's; the caller gets it unpaid, as any answer but a 402.
+      if (own.response.status !== 402 || own.response !== own.answer) return { response: own.response };
+      if (own.plainHttp && !options.payOverHttp) {
+        await own.response.body?.cancel().catch(() => undefined);
+        throw new InsecureConnectionError(url);
+      }
+      return pay(url, requested, own.response, retry, spent, maxPrice, signal);
     }
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -1496,14 +1571,32 @@ export function createAgent(options: AgentOptions): Agent {
    * numbers agree with the agent's own (checkedCorrection). NO_CHANNEL_PLACE: nothing was done, as
    * a new channel would exceed batchSettlement.maxChannels. A caller that gave up before the voucher
    * left (while the page waited its turn, say) has nothing sent and nothing counted.
+   * `ahead`: the offer is the page's paid ahead (offerAheadFor), its voucher sent with the page's
+   * first request; NotPaidAhead when that cannot be, or the site refused it without a correction.
    */
+  function payByVoucher(
+    url: string,
+    offer: Offer,
+    retry: Retry,
+    maxPrice: bigint,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE>;
+  function payByVoucher(
+    url: string,
+    offer: Offer,
+    retry: Retry,
+    maxPrice: bigint,
+    signal: AbortSignal | undefined,
+    ahead: true,
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | NotPaidAhead>;
   async function payByVoucher(
     url: string,
     offer: Offer,
     retry: Retry,
     maxPrice: bigint,
     signal: AbortSignal | undefined,
-  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE> {
+    ahead = false,
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | NotPaidAhead> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
     const pageKey = TokenCache.key(new URL(url));
@@ -1523,6 +1616,8 @@ export function createAgent(options: AgentOptions): Agent {
         if (current.amount > maxPrice)
           throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
         const known = channels.get(key);
+        // Judged again in the channel's turn: a page paid before this one waited may have left it short or unanswered.
+        if (ahead && page === undefined && !(known && paysAhead(known, current.amount))) return { notAhead: true };
         // A site names new channel terms rarely (its claim authorizer changed); one naming new ones
         // on every page would have each take a deposit of its own, locking the budget in escrow.
         // Checked and taken with no await between: concurrent pages of one origin count each other.
@@ -1627,6 +1722,8 @@ export function createAgent(options: AgentOptions): Agent {
         if (answer.kind === 'charged') {
           await deposit?.settle('spent');
           voucherCharged(url, pageKey, channel, total, current, answer.settlement.transaction || null);
+          // A gate's own offer (one paid ahead names none): what this origin's next pages are paid ahead with.
+          if (batch!.payAhead && paidGateRef(current) !== undefined) rememberCharged(origin, current);
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
@@ -1709,6 +1806,13 @@ export function createAgent(options: AgentOptions): Agent {
           channels.saveAfterAnswer();
           current = corrected;
           continue;
+        }
+        if (ahead && current === offer) {
+          // Refused with nothing to correct (vouchers off since, say): that refusal is the page's own
+          // 402, paid from its offers. One a redirect led to is another page's: the page is asked for again.
+          const own = paidAnswer === response && response.status === 402 ? response : undefined;
+          if (!own) await paidAnswer.body?.cancel().catch(() => undefined);
+          return { notAhead: true, challenge: own };
         }
         const refusal = refusalOf(await jsonOf(paidAnswer));
         const reason = answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused';
@@ -1950,15 +2054,19 @@ export function createAgent(options: AgentOptions): Agent {
     // Checked before anything is sent: a limit that is no amount is the caller's mistake, not the site's.
     // Read up to the budget's bound: a limit above maxPriceUsd is taken and changes nothing.
     const requestMaxPrice = requestMax === undefined ? maxPrice : amount(requestMax, MAX_BUDGET_MICROS, 'maxPriceUsd');
+    const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
     const sentAt = ++clock;
     const start = await firstHop(input, init);
     const requested = TokenCache.key(start.url);
-    const { response: first, hop, sent, plainHttp } = await send(start);
-    if (first.status !== 402) return first;
-    if (plainHttp && !options.payOverHttp) {
-      await first.body?.cancel().catch(() => undefined);
-      throw new InsecureConnectionError(hop.url.href);
+    // Paid ahead, the page's first request carries its voucher: no request goes out unpaid first.
+    const ahead = offerAheadFor(start.url, limit);
+    const unpaid = ahead ? undefined : await send(start);
+    if (unpaid && unpaid.response.status !== 402) return unpaid.response;
+    if (unpaid?.plainHttp && !options.payOverHttp) {
+      await unpaid.response.body?.cancel().catch(() => undefined);
+      throw new InsecureConnectionError(unpaid.hop.url.href);
     }
+    const hop = unpaid?.hop ?? start;
 
     // The page that asked (perhaps a redirect away from the one requested) is the one paid for and
     // retried: the payment goes to it alone, not on to where its answer redirects. Concurrent
@@ -1981,10 +2089,10 @@ export function createAgent(options: AgentOptions): Agent {
       return send(hop, extra, keepToken, { ...options, paidUnder: payment.under });
     };
     // A token for the page came while this request was out (a concurrent fetch paid): read with it first.
-    let challenge = first;
+    let challenge: Response | PaidAhead = unpaid?.response ?? { ahead: ahead! };
     const cached = tokens.get(key);
-    if (cached !== undefined && sent.get(TOKEN_HEADER) !== cached) {
-      await first.body?.cancel().catch(() => undefined);
+    if (cached !== undefined && unpaid?.sent.get(TOKEN_HEADER) !== cached) {
+      await unpaid?.response.body?.cancel().catch(() => undefined);
       const reread = await retry({});
       if (reread.response.status !== 402) return reread.response;
       // A 402 the read was redirected to is another page's: paid here, its offer would go with this
@@ -2011,13 +2119,12 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const ended = unpaidEnds.get(key);
     if (ended && ended.endedAt > sentAt) {
-      await challenge.body?.cancel().catch(() => undefined);
+      if (!isPaidAhead(challenge)) await challenge.body?.cancel().catch(() => undefined);
       throw ended.error;
     }
     let done!: (shared: Shared) => void;
     inflight.set(key, new Promise((resolve) => (done = resolve)));
     let spent = false;
-    const limit = requestMaxPrice < maxPrice ? requestMaxPrice : maxPrice;
     const signal = hop.init.signal ?? undefined;
     // One deadline for the payment once the caller gives up, whatever it sends or reads then.
     const grace = graceAfter(signal, PAID_ANSWER_GRACE_MS);
@@ -2137,7 +2244,9 @@ const PROOF_CLOCK_MARGIN_SECONDS = 30;
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,
-): { depositMicros: bigint; escrows: Set<string>; maxChannels: number; channelFile?: string } | undefined {
+):
+  | { depositMicros: bigint; escrows: Set<string>; maxChannels: number; channelFile?: string; payAhead: boolean }
+  | undefined {
   if (!options) return undefined;
   const depositMicros = amount(options.depositUsd, MAX_BUDGET_MICROS, 'batchSettlement.depositUsd');
   if (depositMicros === 0n) throw new RangeError('batchSettlement.depositUsd: a deposit must be above 0');
@@ -2149,11 +2258,14 @@ function batchOptions(
   const maxChannels = options.maxChannels === undefined ? DEFAULT_MAX_CHANNELS : options.maxChannels;
   if (!Number.isInteger(maxChannels) || maxChannels < 1)
     throw new RangeError(`batchSettlement.maxChannels: a whole number of channels from 1, got ${String(maxChannels)}`);
+  if (options.payAhead !== undefined && typeof options.payAhead !== 'boolean')
+    throw new RangeError('batchSettlement.payAhead: true or false');
   return {
     depositMicros,
     escrows: new Set(escrows.map((e) => e.toLowerCase())),
     maxChannels,
     channelFile: options.channelFile,
+    payAhead: options.payAhead === true,
   };
 }
 

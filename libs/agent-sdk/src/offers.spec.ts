@@ -1,5 +1,5 @@
 import { encodeBase64Json, NETWORKS, signGate } from '@crawlgate/core';
-import { paidGateRef, readOffers } from './offers';
+import { offerAhead, paidGateRef, readOffers } from './offers';
 
 const USDC = NETWORKS.base.usdc;
 const PAY_TO = '0x000000000000000000000000000000000000dEaD';
@@ -27,6 +27,23 @@ async function keptVerifyUrl(pageUrl: string, verifyUrl: string): Promise<string
   expect(offer).toBeDefined();
   return offer.verifyUrl;
 }
+
+/** A gate of /page on base, for ref, as a site signs it. */
+const gateId = (ref: string) =>
+  signGate(
+    {
+      siteId: '11111111-1111-4111-8111-111111111111',
+      ref,
+      path: '/page',
+      micros: 1000n,
+      chainId: NETWORKS.base.chainId,
+      asset: USDC.address!,
+      payTo: PAY_TO,
+      iat: 1_800_000_000,
+      exp: 1_800_000_300,
+    },
+    'secret',
+  );
 
 const GATE = '/v1/gates/gate_1/verify';
 const PUBLIC_PAGE = 'https://pages.example/page';
@@ -164,21 +181,6 @@ describe('honest set-ups', () => {
 });
 
 describe('a verify_url naming another gate than the one a payment echoes', () => {
-  const gateId = (ref: string) =>
-    signGate(
-      {
-        siteId: '11111111-1111-4111-8111-111111111111',
-        ref,
-        path: '/page',
-        micros: 1000n,
-        chainId: NETWORKS.base.chainId,
-        asset: USDC.address!,
-        payTo: PAY_TO,
-        iat: 1_800_000_000,
-        exp: 1_800_000_300,
-      },
-      'secret',
-    );
   const offersOf = async (echoed: string, named: string) => {
     const accepted = {
       scheme: 'exact',
@@ -212,5 +214,80 @@ describe('a verify_url naming another gate than the one a payment echoes', () =>
     const [offer] = await offersOf(gateId(GATE_Y), gateId(GATE_Y));
     expect(offer.verifyUrl).toMatch(/^https:\/\/api\.crawlgate\.example\/v1\/gates\//);
     expect([offer.gateRef, paidGateRef(offer)]).toEqual([GATE_Y, GATE_Y]);
+  });
+});
+
+describe('offerAhead', () => {
+  const gate = gateId('6f9619ff-8b86-4d01-b42d-00cf4fc964ff');
+  const terms = {
+    name: USDC.name,
+    version: USDC.version,
+    escrow: '0x4020000000000000000000000000000000000001',
+    receiverAuthorizer: '0x000000000000000000000000000000000000bEEF',
+    withdrawDelay: 86_400,
+  };
+  /** The batch-settlement offer of a corrective 402 for /a, naming its gate and the channel's state. */
+  async function corrected() {
+    const accepted = {
+      scheme: 'batch-settlement',
+      network: NETWORKS.base.caip2,
+      amount: '1000',
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      asset: USDC.address,
+      extra: {
+        ...terms,
+        gate_id: gate,
+        channelState: { channelId: `0x${'ab'.repeat(32)}`, chargedCumulativeAmount: '5000' },
+        voucherState: { signedMaxClaimable: '5000', signature: `0x${'cd'.repeat(65)}` },
+      },
+    };
+    const required = { x402Version: 2, accepts: [accepted], resource: { url: 'https://pages.example/a' } };
+    const body = { verify_url: `https://api.crawlgate.example/v1/gates/${encodeURIComponent(gate)}/verify` };
+    const response = new Response(JSON.stringify(body), {
+      status: 402,
+      headers: { 'content-type': 'application/json', 'payment-required': encodeBase64Json(required) },
+    });
+    Object.defineProperty(response, 'url', { value: 'https://pages.example/a' });
+    const [offer] = await readOffers(response);
+    expect([offer.scheme, offer.gateRef, offer.batch?.channelState?.chargedCumulativeAmount]).toEqual([
+      'batch-settlement',
+      '6f9619ff-8b86-4d01-b42d-00cf4fc964ff',
+      5000n,
+    ]);
+    return offer;
+  }
+
+  it('names no gate, no verify_url and no channel state: the same terms and price, for the page asked', async () => {
+    const charged = await corrected();
+    const ahead = offerAhead(charged, new URL('https://pages.example/b?q=1'));
+    expect(ahead.v2).toEqual({
+      accepted: { ...charged.v2!.accepted, extra: terms },
+      resource: { url: 'https://pages.example/b?q=1' },
+    });
+    expect([ahead.verifyUrl, ahead.gateRef, ahead.gateExp, paidGateRef(ahead)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(ahead.batch).toEqual({
+      escrow: terms.escrow,
+      receiverAuthorizer: terms.receiverAuthorizer,
+      withdrawDelay: 86_400,
+    });
+    expect([ahead.amount, ahead.payTo, ahead.asset, ahead.chainId]).toEqual([
+      1000n,
+      PAY_TO,
+      USDC.address,
+      NETWORKS.base.chainId,
+    ]);
+  });
+
+  it('leaves the offer it copies as it was', async () => {
+    const charged = await corrected();
+    const before = structuredClone(charged);
+    offerAhead(charged, new URL('https://pages.example/b'));
+    expect(charged).toEqual(before);
   });
 });

@@ -361,3 +361,25 @@ export function chainIdOf(network: unknown): number | null {
 /** In lower case or as its EIP-55 checksum, as viem signs it: any other spelling may be a typo, and is no offer. */
 const isAddress = (value: unknown): value is `0x${string}` => isEvmAddress(value) && holdsEip55Checksum(value);
 const isAmount = (value: unknown): value is string => typeof value === 'string' && /^\d{1,30}$/.test(value);
+
+/**
+ * The offer a page of `url` is paid ahead with (batchSettlement.payAhead): `charged`, the last
+ * voucher offer its origin's gate charged, naming no gate, for this URL. x402 v2 lets a payment
+ * name no gate: the middleware pays it with a gate it mints for the path the request reaches, at
+ * that path's price, and corrects any other total. No verify_url or gate: nothing to ask of a gate
+ * this payment never named, so a lost answer is settled by sending the same payment again.
+ */
+export function offerAhead(charged: Offer, url: URL): Offer {
+  const accepted = charged.v2!.accepted;
+  // A corrective 402's view of the channel is that moment's, not this payment's.
+  const { gate_id: _named, channelState: _said, voucherState: _held, ...extra } = accepted.extra ?? {};
+  const { channelState: _state, voucherState: _voucher, ...terms } = charged.batch!;
+  return {
+    ...charged,
+    verifyUrl: undefined,
+    gateRef: undefined,
+    gateExp: undefined,
+    batch: terms,
+    v2: { accepted: { ...accepted, extra }, resource: { url: url.href } },
+  };
+}

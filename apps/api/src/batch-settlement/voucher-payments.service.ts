@@ -27,7 +27,8 @@ import {
   GATE_NOT_FOUND,
   gatePaymentFields,
   gateSiteTerms,
-  boughtPageOf,
+  isPaymentOfGate,
+  isPaymentOfGatesPage,
   siteGoneAs410,
   termsKeptChanging,
   TERMS_ATTEMPTS,
@@ -53,7 +54,7 @@ import { NoCurrentSecret } from '../sites/site-secrets.service';
 import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-payment-terms.store';
 import type { PaidView } from '../payments/payments.dto';
 import { broadcastFromRelayer, prepareRelayerCall, waitForReceipt } from '../payments/settlement';
-import { chargedBase, channelState, correction, spendableOf, takesWithoutRead } from './channel-state';
+import { chargedBase, channelState, correction, publicTotal, spendableOf, takesWithoutRead } from './channel-state';
 import {
   ChannelStore,
   DepositOnItsWay,
@@ -219,11 +220,12 @@ export class VoucherPaymentsService {
     }
     const { channel: row, taken } = await recorded;
     if (row?.refundHeld) throw refundInFlight();
-    // The same voucher again for its gate, or for another gate of its page (sent again without
-    // naming its gate): the same answer. For any other page its total is behind the channel's, so
-    // it gets the corrective 402 below (a client restarted without its state signs exactly such a
-    // voucher; x402 has it recover from that answer).
-    if (taken && boughtPageOf(taken, gate)) return this.answerFor(taken, gate, channelId, chainRead);
+    // The same voucher again for its gate, or for another gate of its page while it is not public
+    // (sent again without naming its gate): the same answer. For any other gate its total is behind
+    // the channel's, so it gets the corrective 402 below (a client restarted without its state
+    // signs exactly such a voucher; x402 has it recover from that answer).
+    if (taken && (await answersGate(taken, gate, row, chainRead)))
+      return this.answerFor(taken, gate, channelId, chainRead);
     if (recordedOnly) throw notRecorded('no voucher of this gate with this total is recorded');
     if (gatePayment)
       throw conflict(
@@ -313,10 +315,11 @@ export class VoucherPaymentsService {
       // Refused after the channel's record was read (this voucher not taken then): its twin (the
       // same voucher sent again at once, a front's retry) may have taken it since. Its answer then,
       // as the twin got it: a payer told "refused" would pay anew for a page it paid.
-      const { taken } = await this.store
+      const { channel: now, taken } = await this.store
         .voucherRecord(channelId, voucher.maxClaimableAmount)
-        .catch(() => ({ taken: null }));
-      if (taken && boughtPageOf(taken, gate)) return this.answerFor(taken, gate, channelId);
+        .catch(() => ({ channel: null, taken: null }));
+      if (taken && (await answersGate(taken, gate, now, chainRead).catch(() => false)))
+        return this.answerFor(taken, gate, channelId);
       throw error;
     }
   }
@@ -387,7 +390,7 @@ export class VoucherPaymentsService {
     return channelId;
   }
 
-  /** The answer for a voucher taken for this gate's page before (its signature checked again), if it was. */
+  /** The answer for a voucher taken for this gate before (its signature checked again), if it was. */
   private async answerIfTaken(
     gate: Gate,
     batch: BatchSettlementChain,
@@ -399,7 +402,7 @@ export class VoucherPaymentsService {
     if (channelId !== voucher.channelId.toLowerCase()) return undefined;
     const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
     // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher was taken.
-    if (!taken || !boughtPageOf(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
+    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
       return undefined;
     return this.answerFor(taken, gate, channelId);
   }
@@ -646,16 +649,17 @@ export class VoucherPaymentsService {
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       // Another request paid this gate, or took this very voucher, first; the channel did not move.
-      const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (taken) return this.answerFor(taken, gate, channelId);
-      throw conflict('This gate is already paid with another proof');
+      const { channel: now, taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+      if (taken && (await answersGate(taken, gate, now, state))) return this.answerFor(taken, gate, channelId);
+      throw conflict(taken ? 'This voucher already paid another page' : 'This gate is already paid with another proof');
     }
     if (result === 'terms-changed') return null;
     if (result === 'stale') {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
       const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (now.taken && boughtPageOf(now.taken, gate)) return this.answerFor(now.taken, gate, channelId);
+      if (now.taken && (await answersGate(now.taken, gate, now.channel, state)))
+        return this.answerFor(now.taken, gate, channelId);
       // A refund held it, or landed after this voucher's chain state was read: judged again, it may no longer fit.
       if (now.channel && (now.channel.refundHeld || now.channel.refundsThrough > state.refundNonce))
         throw refundInFlight();
@@ -680,7 +684,8 @@ export class VoucherPaymentsService {
     channelId: Hex,
     chainRead?: Promise<OnChainChannel>,
   ): Promise<{ kind: 'paid'; body: PaidView }> {
-    if (!boughtPageOf(taken, gate)) throw conflict('This voucher already paid another page');
+    if (!isPaymentOfGate(taken, gate) && !isPaymentOfGatesPage(taken, gate))
+      throw conflict('This voucher already paid another page');
     const batch = this.chain.batchSettlement!;
     const state = await (chainRead ?? this.readChannel(batch, channelId));
     const paid: VoucherPaid = {
@@ -722,6 +727,25 @@ export class VoucherPaymentsService {
       batch_settlement: paid,
     };
   }
+}
+
+/**
+ * Whether the voucher payment `taken` is answered for `gate`: made through it, or through another
+ * gate of its page (sent again without naming its gate) while the token it bought lives and the
+ * voucher is above the channel's public total: then only its payer and its site hold it. A public
+ * one (a claim's calldata, the chain) proves nothing of who sends it: through a gate of a guessed
+ * path it would open that page. One whose token expired bought nothing more: the gate asking now
+ * is paid anew, the same total meeting the correction.
+ */
+async function answersGate(
+  taken: VoucherPayment,
+  gate: Gate,
+  row: Pick<ChannelRecord, 'published'> | null,
+  state: OnChainChannel | Promise<OnChainChannel>,
+): Promise<boolean> {
+  if (isPaymentOfGate(taken, gate)) return true;
+  if (!isPaymentOfGatesPage(taken, gate) || taken.tokenExpiresAt.getTime() <= Date.now()) return false;
+  return taken.cumulativeAmount > publicTotal(row, await state);
 }
 
 /** The last second a date holds in PostgreSQL and JavaScript alike, comfortably: 9999-12-31T23:59:59Z. */

@@ -69,6 +69,29 @@ describe('voucher payments', () => {
     expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
     return { own, gateOf, channel };
   }
+  /** The site's payout address claims `voucher` on the escrow itself, as x402's escrow lets a receiver: the chain then shows it. */
+  async function claimedByReceiver(
+    channel: ReturnType<typeof testChannel>,
+    voucher: { maxClaimableAmount: string; signature: string },
+  ) {
+    await fundEth(app, payee.address);
+    const total = BigInt(voucher.maxClaimableAmount);
+    const hash = await walletOf(app, payee).writeContract({
+      address: app.chain.batchSettlement!.escrow,
+      abi: batchSettlementAbi,
+      functionName: 'claim',
+      args: [
+        [
+          {
+            voucher: { channel: channel.config, maxClaimableAmount: total },
+            signature: voucher.signature as Hex,
+            totalClaimed: total,
+          },
+        ],
+      ],
+    });
+    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
+  }
   const channelOnChain = (channelId: `0x${string}`) =>
     escrowRead<readonly [bigint, bigint]>(app, 'channels', channelId);
 
@@ -509,6 +532,41 @@ describe('voucher payments', () => {
     expect(
       (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
     ).toBe(2n * PRICE);
+
+    // Once the token it bought has expired (its row aged by hand), what it bought is over: another gate of its page gets the correction.
+    await app.database.prisma.payment.updateMany({
+      where: { channelId: channel.channelId, cumulativeAmount: 2n * PRICE },
+      data: { tokenExpiresAt: new Date(Date.now() - 1_000) },
+    });
+    const later = await gate(path);
+    const expired = await verify(later, { ...payment, accepted: later.accepted });
+    expect([expired.status, expired.body.reason, expired.body.access_token]).toEqual([
+      402,
+      BATCH_REASONS.cumulativeMismatch,
+      undefined,
+    ]);
+  });
+
+  it('answers a voucher through another gate of its page only while no one but its payer and site can hold it: once public (the chain shows it claimed), such a gate gets the correction', async () => {
+    // A claim's calldata shows its voucher to anyone; sent through a gate of a guessed path, it
+    // would open the page it paid to whoever guessed. Its own gate (its id only the payer was shown) still answers.
+    const { channel } = await openChannel(50_000n);
+    const path = `/article/${randomUUID()}`;
+    const offer = await gate(path);
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const paid = await verify(offer, payment);
+    expect(paid.status).toBe(200);
+    await claimedByReceiver(channel, await channel.voucher(2n * PRICE));
+
+    const samePage = await gate(path);
+    const replayed = await verify(samePage, { ...payment, accepted: samePage.accepted });
+    expect([replayed.status, replayed.body.reason, replayed.body.access_token]).toEqual([
+      402,
+      BATCH_REASONS.cumulativeMismatch,
+      undefined,
+    ]);
+    const own = await verify(offer, payment);
+    expect([own.status, own.body.access_token]).toEqual([200, paid.body.access_token]);
   });
 
   it('with recorded_only, answers for a voucher it took for the gate and takes none (the gate offered before its price rose, its answer lost)', async () => {
@@ -669,22 +727,7 @@ describe('voucher payments', () => {
     const refused = await channel.voucher(5n * PRICE);
     const ahead = await gate();
     expect((await verify(ahead, await channel.payment(ahead, 5n * PRICE, { voucher: refused }))).status).toBe(402);
-    await fundEth(app, payee.address);
-    const hash = await walletOf(app, payee).writeContract({
-      address: app.chain.batchSettlement!.escrow,
-      abi: batchSettlementAbi,
-      functionName: 'claim',
-      args: [
-        [
-          {
-            voucher: { channel: channel.config, maxClaimableAmount: 5n * PRICE },
-            signature: refused.signature as Hex,
-            totalClaimed: 5n * PRICE,
-          },
-        ],
-      ],
-    });
-    expect((await app.chain.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
+    await claimedByReceiver(channel, refused);
 
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
@@ -1084,10 +1127,11 @@ describe('voucher payments', () => {
   });
 
   it('answers the same voucher sent ten times at once, each through a gate of its own for one page (sent without naming a gate), with one payment and the same token', async () => {
-    const { channel } = await openChannel(100_000n);
+    // A site of its own: these gates do not count against the shared site's limit.
+    const { gateOf, channel } = await channelOnOwnSite(payee, '/article/first');
     for (let round = 2n; round <= 4n; round++) {
       const path = `/article/${randomUUID()}`;
-      const offers = await Promise.all(Array.from({ length: 10 }, () => gate(path)));
+      const offers = await Promise.all(Array.from({ length: 10 }, () => gateOf(path)));
       const payment = await channel.payment(offers[0], round * PRICE);
       const answers = await Promise.all(offers.map((offer) => verify(offer, { ...payment, accepted: offer.accepted })));
       expect([round, answers.map((a) => a.status)]).toEqual([round, Array(10).fill(200)]);

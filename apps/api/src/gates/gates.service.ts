@@ -169,16 +169,16 @@ export function isPaymentOfGate(
 }
 
 /**
- * Whether `payment` bought `gate`'s page: made through that gate, or through another gate of the
- * same site and path. A voucher sent again without naming its gate (its answer lost, or sent
- * before any 402) is paid by the middleware with a gate minted for it then, and is answered with
- * the token it bought, never charged again. The token opens that path alone, whichever gate asks.
+ * Whether `payment` was made for `gate`'s page: the same site and path, through whichever gate. A
+ * payment sent again without naming its gate (its answer lost, or sent before any 402) is paid by
+ * the middleware through a gate minted for it then; only a proof that no stranger can hold may be
+ * answered so (the voucher rule: VoucherPaymentsService).
  */
-export function boughtPageOf(
-  payment: { gateId: string; siteId: string; url: string; gateIdSha256?: string | null },
-  gate: Pick<Gate, 'id' | 'ref' | 'siteId' | 'path'>,
+export function isPaymentOfGatesPage(
+  payment: { siteId: string; url: string },
+  gate: Pick<Gate, 'siteId' | 'path'>,
 ): boolean {
-  return isPaymentOfGate(payment, gate) || (payment.siteId === gate.siteId && payment.url === gate.path);
+  return payment.siteId === gate.siteId && payment.url === gate.path;
 }
 
 /** What a payment records of the gate it pays. */

@@ -339,14 +339,12 @@ interface PaidAhead {
 /** Whether a page's challenge is the offer it is paid ahead with (a Response may be another fetch's class: no instanceof). */
 const isPaidAhead = (challenge: Response | PaidAhead): challenge is PaidAhead => 'ahead' in challenge;
 /**
- * payByVoucher's answer when a page was not paid ahead after all: the channel no longer covers it
- * as it stands (nothing sent), or the site refused the voucher without a correction to follow
- * (`challenge`: that refusal, the page's own 402, its body unread).
+ * A page not paid ahead after all (payByVoucher, pay): its channel no longer covers it as it stands
+ * (nothing sent), the site refused its voucher without a correction to follow, or the voucher's
+ * answer led elsewhere to a 402 (a redirect in front of the gate). The page is fetched again,
+ * asked for first, as without payAhead.
  */
-interface NotPaidAhead {
-  notAhead: true;
-  challenge?: Response;
-}
+const ASK_FIRST = Symbol('ask first');
 /** Origins whose last charged voucher offer is remembered to pay their next pages ahead with. */
 const MAX_ORIGINS_PAID_AHEAD = 1024;
 /** payByVoucher's answer when the page would open a channel beyond batchSettlement.maxChannels. */
@@ -585,7 +583,7 @@ export function createAgent(options: AgentOptions): Agent {
     spent: () => void,
     maxPrice: bigint,
     signal: AbortSignal | undefined,
-  ): Promise<{ response: Response; token?: string }> {
+  ): Promise<{ response: Response; token?: string } | typeof ASK_FIRST> {
     // A payment sent for this page before, its outcome never learned: asked about first, at no cost.
     const page = TokenCache.key(new URL(url));
     // A payment refused but held is held against the page and the URL asked for (a redirect may lead
@@ -651,17 +649,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (isPaidAhead(challenge)) {
       const paid = await payByVoucher(url, challenge.ahead, retry, maxPrice, signal, true);
-      if (paid !== NO_CHANNEL_PLACE && !('notAhead' in paid)) return paid;
-      // Not paid ahead after all: paid from the page's own 402, as without payAhead.
-      const refusal = paid !== NO_CHANNEL_PLACE ? paid.challenge : undefined;
-      const own = refusal ? { response: refusal, answer: refusal, plainHttp: false } : await retry({});
-      // A 402 that a redirect led to is another page's; the caller gets it unpaid, as any answer but a 402.
-      if (own.response.status !== 402 || own.response !== own.answer) return { response: own.response };
-      if (own.plainHttp && !options.payOverHttp) {
-        await own.response.body?.cancel().catch(() => undefined);
-        throw new InsecureConnectionError(url);
-      }
-      return pay(url, requested, own.response, retry, spent, maxPrice, signal);
+      return paid === NO_CHANNEL_PLACE ? ASK_FIRST : paid;
     }
     const offers = await readOffers(challenge);
     const voucherOffer =
@@ -1572,7 +1560,7 @@ export function createAgent(options: AgentOptions): Agent {
    * a new channel would exceed batchSettlement.maxChannels. A caller that gave up before the voucher
    * left (while the page waited its turn, say) has nothing sent and nothing counted.
    * `ahead`: the offer is the page's paid ahead (offerAheadFor), its voucher sent with the page's
-   * first request; NotPaidAhead when that cannot be, or the site refused it without a correction.
+   * first request; ASK_FIRST when it was not paid ahead after all.
    */
   function payByVoucher(
     url: string,
@@ -1588,7 +1576,7 @@ export function createAgent(options: AgentOptions): Agent {
     maxPrice: bigint,
     signal: AbortSignal | undefined,
     ahead: true,
-  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | NotPaidAhead>;
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | typeof ASK_FIRST>;
   async function payByVoucher(
     url: string,
     offer: Offer,
@@ -1596,7 +1584,7 @@ export function createAgent(options: AgentOptions): Agent {
     maxPrice: bigint,
     signal: AbortSignal | undefined,
     ahead = false,
-  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | NotPaidAhead> {
+  ): Promise<{ response: Response; token?: string } | typeof NO_CHANNEL_PLACE | typeof ASK_FIRST> {
     const origin = new URL(url).origin;
     const key = ChannelBook.key(origin, offer);
     const pageKey = TokenCache.key(new URL(url));
@@ -1617,7 +1605,7 @@ export function createAgent(options: AgentOptions): Agent {
           throw new PriceTooHighError(url, formatMicrosUsd(current.amount), formatMicrosUsd(maxPrice));
         const known = channels.get(key);
         // Judged again in the channel's turn: a page paid before this one waited may have left it short or unanswered.
-        if (ahead && page === undefined && !(known && paysAhead(known, current.amount))) return { notAhead: true };
+        if (ahead && page === undefined && !(known && paysAhead(known, current.amount))) return ASK_FIRST;
         // A site names new channel terms rarely (its claim authorizer changed); one naming new ones
         // on every page would have each take a deposit of its own, locking the budget in escrow.
         // Checked and taken with no await between: concurrent pages of one origin count each other.
@@ -1748,6 +1736,12 @@ export function createAgent(options: AgentOptions): Agent {
           if (final && tokenBoughtAt(token, { url, offer: current }))
             voucherBought(url, pageKey, { header, offer: current, sentAt }, token);
           else lostVouchers.keep(pageKey, thisLostVoucher());
+          if (final && ahead && current === offer && response.status === 402) {
+            // Its answer led elsewhere (a redirect in front of the gate) to a page asking to be paid:
+            // asked for first, that page is paid; this voucher stays in doubt until a page's is charged at its total.
+            await response.body?.cancel().catch(() => undefined);
+            return ASK_FIRST;
+          }
           if (final) return { response, token };
           await response.body?.cancel().catch(() => undefined);
           if (response.status === 503)
@@ -1808,11 +1802,11 @@ export function createAgent(options: AgentOptions): Agent {
           continue;
         }
         if (ahead && current === offer) {
-          // Refused with nothing to correct (vouchers off since, say): that refusal is the page's own
-          // 402, paid from its offers. One a redirect led to is another page's: the page is asked for again.
-          const own = paidAnswer === response && response.status === 402 ? response : undefined;
-          if (!own) await paidAnswer.body?.cancel().catch(() => undefined);
-          return { notAhead: true, challenge: own };
+          // Refused with nothing to correct (vouchers switched off since, say): asked for first, the
+          // page is paid from the offers of its own 402.
+          await paidAnswer.body?.cancel().catch(() => undefined);
+          await response.body?.cancel().catch(() => undefined);
+          return ASK_FIRST;
         }
         const refusal = refusalOf(await jsonOf(paidAnswer));
         const reason = answer.settlement?.errorReason ?? refusal.reason ?? 'payment_refused';
@@ -2049,7 +2043,16 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  async function agentFetch(input: string | URL | Request, agentInit?: AgentRequestInit): Promise<Response> {
+  /** The agent's fetch: a page, paid ahead where it may be (batchSettlement.payAhead). */
+  function agentFetch(input: string | URL | Request, agentInit?: AgentRequestInit): Promise<Response> {
+    return fetchPage(input, agentInit, true);
+  }
+
+  async function fetchPage(
+    input: string | URL | Request,
+    agentInit: AgentRequestInit | undefined,
+    mayPayAhead: boolean,
+  ): Promise<Response> {
     const { maxPriceUsd: requestMax, ...init } = agentInit ?? {};
     // Checked before anything is sent: a limit that is no amount is the caller's mistake, not the site's.
     // Read up to the budget's bound: a limit above maxPriceUsd is taken and changes nothing.
@@ -2059,7 +2062,7 @@ export function createAgent(options: AgentOptions): Agent {
     const start = await firstHop(input, init);
     const requested = TokenCache.key(start.url);
     // Paid ahead, the page's first request carries its voucher: no request goes out unpaid first.
-    const ahead = offerAheadFor(start.url, limit);
+    const ahead = mayPayAhead ? offerAheadFor(start.url, limit) : undefined;
     const unpaid = ahead ? undefined : await send(start);
     if (unpaid && unpaid.response.status !== 402) return unpaid.response;
     if (unpaid?.plainHttp && !options.payOverHttp) {
@@ -2129,17 +2132,14 @@ export function createAgent(options: AgentOptions): Agent {
     // One deadline for the payment once the caller gives up, whatever it sends or reads then.
     const grace = graceAfter(signal, PAID_ANSWER_GRACE_MS);
     payment.under = grace.signal;
-    const paying = (async () => {
+    const paying = (async (): Promise<Response | typeof ASK_FIRST> => {
       try {
-        const { response, token } = await pay(
-          hop.url.href,
-          requested,
-          challenge,
-          retry,
-          () => (spent = true),
-          limit,
-          signal,
-        );
+        const paid = await pay(hop.url.href, requested, challenge, retry, () => (spent = true), limit, signal);
+        if (paid === ASK_FIRST) {
+          done({});
+          return ASK_FIRST;
+        }
+        const { response, token } = paid;
         if (token) tokens.set(key, token);
         done({ token });
         return response;
@@ -2157,10 +2157,12 @@ export function createAgent(options: AgentOptions): Agent {
     // verify_url asked, the token kept) for the fetches waiting on it and the next one.
     if (signal)
       paying.then(
-        (response) => signal.aborted && void response.body?.cancel().catch(() => undefined),
+        (response) => signal.aborted && response !== ASK_FIRST && void response.body?.cancel().catch(() => undefined),
         () => undefined,
       );
-    return untilAborted(paying, signal);
+    const answer = await untilAborted(paying, signal);
+    // Not paid ahead after all: the page again, asked for first.
+    return answer === ASK_FIRST ? fetchPage(input, agentInit, false) : answer;
   }
 
   /** Records that `key`'s payment ended now with `error`, keeping the latest 1,024 pages' ends. */

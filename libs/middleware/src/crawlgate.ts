@@ -606,7 +606,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
       return paymentRequired(mintGate(terms, fresh.signing, route, request, micros, answer.correction));
     }
-    return settled(answer, fresh, gateId, payment, route, terms);
+    return settled(answer, fresh, gateId, payment, request, route, terms);
   }
 
   function settled(
@@ -614,6 +614,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     fresh: MintedGate,
     gateId: string,
     payment: Extract<PresentedPayment, { ok: true }>,
+    request: CrawlgateRequest,
     route: Route,
     terms: SiteTerms,
   ): Decision {
@@ -636,6 +637,15 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           // is answered from the API's record, by a secret the gate may have loaded by then.
           return settlementPending(gateId, terms, route, 30);
         }
+        // On a target a router may read as another path, only a payment through a gate offered on
+        // this very target serves. The API answers a voucher again through any gate of the page it
+        // paid (its resend names none): paid on one spelling, it would open every odd spelling of
+        // that path, each of which a router may serve as another page. Its money moved for that gate.
+        if (!isPlainRoute(route) && !offeredHere(check.payload.gate_id, request, route))
+          return paymentRequired(
+            fresh,
+            settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)),
+          );
         const settlement: SettleResponse = {
           success: true,
           transaction: paid.tx_hash,

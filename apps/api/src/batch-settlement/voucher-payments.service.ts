@@ -224,7 +224,7 @@ export class VoucherPaymentsService {
     // (sent again without naming its gate): the same answer. For any other gate its total is behind
     // the channel's, so it gets the corrective 402 below (a client restarted without its state
     // signs exactly such a voucher; x402 has it recover from that answer).
-    if (taken && (await answersGate(taken, gate, row, chainRead)))
+    if (taken && (await answersGate(taken, gate, row, () => chainRead)))
       return this.answerFor(taken, gate, channelId, chainRead);
     if (recordedOnly) throw notRecorded('no voucher of this gate with this total is recorded');
     if (gatePayment)
@@ -318,7 +318,7 @@ export class VoucherPaymentsService {
       const { channel: now, taken } = await this.store
         .voucherRecord(channelId, voucher.maxClaimableAmount)
         .catch(() => ({ channel: null, taken: null }));
-      if (taken && (await answersGate(taken, gate, now, chainRead).catch(() => false)))
+      if (taken && (await answersGate(taken, gate, now, () => chainRead).catch(() => false)))
         return this.answerFor(taken, gate, channelId);
       throw error;
     }
@@ -400,10 +400,12 @@ export class VoucherPaymentsService {
     if (payment.type === 'refund' || voucher.maxClaimableAmount > MAX_CHANNEL_TOTAL) return undefined;
     const channelId = channelIdOf(this.chain, batch, payment.channelConfig);
     if (channelId !== voucher.channelId.toLowerCase()) return undefined;
-    const { taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-    // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher was taken.
-    if (!taken || !isPaymentOfGate(taken, gate) || !(await payerSigned(this.chain, batch, payment, this.signerKeys)))
-      return undefined;
+    const { channel: row, taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
+    // An unsigned copy gets the refusal it would have had anyway: no answer tells whether a voucher
+    // was taken. Signed, it is judged as when vouchers are on (the chain read only for another gate of its page).
+    if (!taken || !(isPaymentOfGate(taken, gate) || isPaymentOfGatesPage(taken, gate))) return undefined;
+    if (!(await payerSigned(this.chain, batch, payment, this.signerKeys))) return undefined;
+    if (!(await answersGate(taken, gate, row, () => this.readChannel(batch, channelId)))) return undefined;
     return this.answerFor(taken, gate, channelId);
   }
 
@@ -650,7 +652,7 @@ export class VoucherPaymentsService {
       if (!isUniqueViolation(error)) throw error;
       // Another request paid this gate, or took this very voucher, first; the channel did not move.
       const { channel: now, taken } = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (taken && (await answersGate(taken, gate, now, state))) return this.answerFor(taken, gate, channelId);
+      if (taken && (await answersGate(taken, gate, now, () => state))) return this.answerFor(taken, gate, channelId);
       throw conflict(taken ? 'This voucher already paid another page' : 'This gate is already paid with another proof');
     }
     if (result === 'terms-changed') return null;
@@ -658,7 +660,7 @@ export class VoucherPaymentsService {
       // Another voucher of this channel was accepted since this one was checked: this very one, for
       // this gate, sent twice at once (the same answer), or another (the corrective 402).
       const now = await this.store.voucherRecord(channelId, voucher.maxClaimableAmount);
-      if (now.taken && (await answersGate(now.taken, gate, now.channel, state)))
+      if (now.taken && (await answersGate(now.taken, gate, now.channel, () => state)))
         return this.answerFor(now.taken, gate, channelId);
       // A refund held it, or landed after this voucher's chain state was read: judged again, it may no longer fit.
       if (now.channel && (now.channel.refundHeld || now.channel.refundsThrough > state.refundNonce))
@@ -741,11 +743,11 @@ async function answersGate(
   taken: VoucherPayment,
   gate: Gate,
   row: Pick<ChannelRecord, 'published'> | null,
-  state: OnChainChannel | Promise<OnChainChannel>,
+  state: () => OnChainChannel | Promise<OnChainChannel>,
 ): Promise<boolean> {
   if (isPaymentOfGate(taken, gate)) return true;
   if (!isPaymentOfGatesPage(taken, gate) || taken.tokenExpiresAt.getTime() <= Date.now()) return false;
-  return taken.cumulativeAmount > publicTotal(row, await state);
+  return taken.cumulativeAmount > publicTotal(row, await state());
 }
 
 /** The last second a date holds in PostgreSQL and JavaScript alike, comfortably: 9999-12-31T23:59:59Z. */

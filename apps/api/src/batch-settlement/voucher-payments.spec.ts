@@ -1178,6 +1178,7 @@ describe('voucher payments', () => {
     const paid = await verify(offer, payment);
     expect(paid.status).toBe(200);
     const other = await gateOf('/article/offered-before-off');
+    const samePage = await gateOf('/article/taken-before-off');
     const off = await app.call('PATCH', `/v1/sites/${own.site.siteId}`, {
       body: { batch_settlement: false },
       headers: own.publisher.auth,
@@ -1188,6 +1189,9 @@ describe('voucher payments', () => {
       const again = await app.call('POST', `/v1/gates/${offer.id}/verify`, { body });
       expect([again.status, again.body.access_token]).toEqual([200, paid.body.access_token]);
     }
+    // Sent again without naming its gate (paid ahead, its answer lost), through another gate of its page: the same.
+    const resent = await verify(samePage, { ...payment, accepted: samePage.accepted });
+    expect([resent.status, resent.body.access_token]).toEqual([200, paid.body.access_token]);
     // The same voucher for another gate, a forged copy of it, and the channel's next voucher: refused.
     const refusals = [
       await verify(other, { ...payment, accepted: other.accepted }),

@@ -11,6 +11,10 @@ import { relayExactTransfer } from './exact-settlement';
 import type { BenchResult } from './goals';
 import { format } from './measure';
 import { cpuTimes } from './process-cpu';
+import { profileClock, selfTimeList, summarizeProfile } from './cpu-profile';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Pages paid from one channel: issue 14 judges gas per page at 100. */
 const PAGES = 100;
@@ -35,10 +39,18 @@ const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; G
  * The agent runs here, the site and the API each in a process of its own.
  */
 export async function voucherBench(): Promise<BenchResult> {
+  // VOUCHER_PROFILE=1: the API runs under `node --cpu-prof`, and the report adds its top self-time
+  // functions while it takes the loopback pages asked for first.
+  const profileDir =
+    process.env.VOUCHER_PROFILE === '1' ? mkdtempSync(join(tmpdir(), 'crawlgate-voucher-prof-')) : undefined;
   const stack = await startBenchStack();
   // Unpinned: the agent (this process), the site, the API, PostgreSQL and the chain share the cores,
   // one request at a time.
-  const api = await startBenchApiProcess(stack, { pinned: false });
+  const api = await startBenchApiProcess(stack, {
+    pinned: false,
+    nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+  });
+  let profileWindow: { from: number; to: number } | undefined;
   const children: Child[] = [];
   const start = async (file: string, options: Parameters<typeof startChild>[1]) => {
     const child = startChild(file, options);
@@ -107,7 +119,10 @@ export async function voucherBench(): Promise<BenchResult> {
     };
     // PAGES pages from one channel, each asked for first, for the gas (this channel's alone in the claim).
     const { voucher, token, apiCpu } = timed();
-    for (let i = 0; i < PAGES; i++) await page(askedFirst, { voucher, token, apiCpu }, `${siteUrl}/article/${i}`);
+    await page(askedFirst, { voucher, token, apiCpu }, `${siteUrl}/article/0`); // the deposit, out of the profile
+    const from = profileClock();
+    for (let i = 1; i < PAGES; i++) await page(askedFirst, { voucher, token, apiCpu }, `${siteUrl}/article/${i}`);
+    profileWindow = { from, to: profileClock() };
 
     // The claim, by an API on the same stack in this process (the claimer's thresholds are the API's
     // own; this one claims now), and one exact settlement of the same price, relayed the same way.
@@ -193,8 +208,12 @@ export async function voucherBench(): Promise<BenchResult> {
   } finally {
     // The sites first: else their gates' refresh keeps calling the API closed below.
     for (const child of children.reverse()) await child.close();
-    await api.close();
+    await api.close(); // writes its profile
     await stack.close();
+    if (profileDir && profileWindow)
+      process.stdout.write(
+        `API profile of ${PAGES - 1} voucher-paid pages asked for first, and their token pages (${profileDir}):\n\n${selfTimeList(summarizeProfile(profileDir, profileWindow.from, profileWindow.to, 15))}\n`,
+      );
   }
 }
 

@@ -249,7 +249,19 @@ describe('batchSettlement.payAhead, the site no longer taking vouchers', () => {
       [`${site.url}${second}`, 'authorization'],
     ]);
     expect(agent.channels()[0].charged).toBe(PRICE);
-  });
+
+    // The origin refused a voucher outright: its pages are asked for first from then on. Two fetches
+    // of one page at once share one payment (before, each restart woke the other to pay ahead again, without end).
+    const third = '/articles/after-off-together';
+    const together = await Promise.all([0, 1].map(() => agent.fetch(`${site.url}${third}`, asBot)));
+    expect(await Promise.all(together.map(async (answer) => [answer.status, await answer.text()]))).toEqual([
+      [200, `content of ${third}`],
+      [200, `content of ${third}`],
+    ]);
+    expect(site.of(third)[0].payment).toBeUndefined();
+    expect(site.of(third).filter((request) => request.payment !== undefined)).toHaveLength(1);
+    expect(events.map((event) => event.mode)).toEqual(['voucher', 'authorization', 'authorization']);
+  }, 30_000);
 
   it('refuses a payAhead that is not true or false', async () => {
     await expect(

@@ -1803,7 +1803,11 @@ export function createAgent(options: AgentOptions): Agent {
         }
         if (ahead && current === offer) {
           // Refused with nothing to correct (vouchers switched off since, say): asked for first, the
-          // page is paid from the offers of its own 402.
+          // page is paid from the offers of its own 402, and so are the origin's next pages until
+          // one of its gates charges a voucher again. (A fetch of the page waiting on this one then
+          // asks for it first too: were the origin still paid ahead, two such fetches would wake each
+          // other to pay ahead again, without end.)
+          chargedOffers.delete(origin);
           await paidAnswer.body?.cancel().catch(() => undefined);
           await response.body?.cancel().catch(() => undefined);
           return ASK_FIRST;

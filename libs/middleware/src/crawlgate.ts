@@ -606,7 +606,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
       // x402's corrective 402 carries no PAYMENT-RESPONSE: the client reads the channel state from PAYMENT-REQUIRED, then pays again.
       return paymentRequired(mintGate(terms, fresh.signing, route, request, micros, answer.correction));
     }
-    return settled(answer, fresh, gateId, payment, request, route, terms);
+    return settled(answer, fresh, gateId, payment, route, terms);
   }
 
   function settled(
@@ -614,7 +614,6 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     fresh: MintedGate,
     gateId: string,
     payment: Extract<PresentedPayment, { ok: true }>,
-    request: CrawlgateRequest,
     route: Route,
     terms: SiteTerms,
   ): Decision {
@@ -637,11 +636,13 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
           // is answered from the API's record, by a secret the gate may have loaded by then.
           return settlementPending(gateId, terms, route, 30);
         }
-        // On a target a router may read as another path, only a payment through a gate offered on
-        // this very target serves. The API answers a voucher again through any gate of the page it
-        // paid (its resend names none): paid on one spelling, it would open every odd spelling of
-        // that path, each of which a router may serve as another page. Its money moved for that gate.
-        if (!isPlainRoute(route) && !offeredHere(check.payload.gate_id, request, route))
+        // On a target a router may read as another path, only a payment through the gate this
+        // request named serves (pay() took it only as offered on this very target). The API answers
+        // a voucher again through any gate of the page it paid (its resend names none): paid on one
+        // spelling, it would open every odd spelling of that path, each of which a router may serve
+        // as another page. Its money moved for that other gate. (No secret is read here: terms that
+        // lapsed while a payment settled still let its own gate's answer serve.)
+        if (!isPlainRoute(route) && check.payload.gate_id !== readGate(gateId)?.ref)
           return paymentRequired(
             fresh,
             settlementHeader(via, failedSettlement(X402_REASONS.duplicate_settlement, network, from)),

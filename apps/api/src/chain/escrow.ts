@@ -1,10 +1,8 @@
 import {
   BATCH_SETTLEMENT_ABI,
   batchSettlementDomain,
-  CHANNEL_CONFIG_TYPES,
   CLAIM_BATCH_TYPES,
   REFUND_TYPES,
-  VOUCHER_TYPES,
   type BatchVoucher,
   type ChannelConfig,
   type Erc3009DepositAuthorization,
@@ -14,7 +12,6 @@ import {
   decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
-  hashTypedData,
   isAddressEqual,
   keccak256,
   parseEventLogs,
@@ -23,6 +20,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { confirmedBlockNow, type BatchSettlementChain, type ChainContext } from './chain-context';
+import { channelIdOf as channelIdIn, voucherDigest } from './escrow-hashes';
 import { recoverableSignature, type SignerKeys } from './signer-keys';
 
 /*
@@ -48,12 +46,7 @@ export function escrowDomain(chain: ChainContext, batch: BatchSettlementChain) {
 }
 
 export function channelIdOf(chain: ChainContext, batch: BatchSettlementChain, config: ChannelConfig): Hex {
-  return hashTypedData({
-    domain: escrowDomain(chain, batch),
-    types: CHANNEL_CONFIG_TYPES,
-    primaryType: 'ChannelConfig',
-    message: config,
-  });
+  return channelIdIn(escrowDomain(chain, batch), config);
 }
 
 /**
@@ -69,13 +62,7 @@ export async function voucherSignedBy(
 ): Promise<boolean> {
   const parts = recoverableSignature(voucher.signature);
   if (!parts || parts.s > HALF_CURVE_ORDER) return false;
-  const hash = hashTypedData({
-    domain: escrowDomain(chain, batch),
-    types: VOUCHER_TYPES,
-    primaryType: 'Voucher',
-    message: { channelId: voucher.channelId, maxClaimableAmount: voucher.maxClaimableAmount },
-  });
-  return keys.signedBy(hash, voucher.signature, signer);
+  return keys.signedBy(voucherDigest(escrowDomain(chain, batch), voucher), voucher.signature, signer);
 }
 
 /** The channel as the chain has it at `blockNumber` (the latest block when none). */

@@ -338,6 +338,10 @@ interface PaidAhead {
 }
 /** Whether a page's challenge is the offer it is paid ahead with (a Response may be another fetch's class: no instanceof). */
 const isPaidAhead = (challenge: Response | PaidAhead): challenge is PaidAhead => 'ahead' in challenge;
+/** Lets a page's challenge go: a 402's body is cancelled (its connection freed), an offer paid ahead has none. */
+const letGo = async (challenge: Response | PaidAhead) => {
+  if (!isPaidAhead(challenge)) await challenge.body?.cancel().catch(() => undefined);
+};
 /**
  * A page not paid ahead after all (payByVoucher, pay): its channel no longer covers it as it stands
  * (nothing sent), the site refused its voucher without a correction to follow, or the voucher's
@@ -470,11 +474,6 @@ export function createAgent(options: AgentOptions): Agent {
   const lostVouchers = new PaymentsInDoubt<LostVoucher>(true);
   /** Per origin, the last voucher offer one of its gates charged: its next pages are paid ahead on it (batchSettlement.payAhead). */
   const chargedOffers = new Map<string, Offer>();
-  const rememberCharged = (origin: string, offer: Offer) => {
-    chargedOffers.delete(origin);
-    chargedOffers.set(origin, offer);
-    if (chargedOffers.size > MAX_ORIGINS_PAID_AHEAD) chargedOffers.delete(chargedOffers.keys().next().value!);
-  };
   /**
    * Whether `channel` takes a page of `price` paid ahead as it stands: it covers the page with no
    * deposit, and every voucher it sent was answered (what it counts charged is what its gate
@@ -593,15 +592,12 @@ export function createAgent(options: AgentOptions): Agent {
     // A payment that bought the page before, its token refused or never come (a front can drop or
     // forge it): sent again first, which its gate answers for the page it paid, never charging twice.
     // The challenge is let go whatever comes of an earlier payment asked about first: its answer, or its failure.
-    const cancelChallenge = async () => {
-      if (!isPaidAhead(challenge)) await challenge.body?.cancel().catch(() => undefined);
-    };
     const insteadOfChallenge = async <T>(work: Promise<T>): Promise<T> => {
       const outcome = await work.catch(async (error: unknown) => {
-        await cancelChallenge();
+        await letGo(challenge);
         throw error;
       });
-      if (outcome) await cancelChallenge();
+      if (outcome) await letGo(challenge);
       return outcome;
     };
     const again = await insteadOfChallenge(resendReceipt(url, page, retry, spent));
@@ -618,7 +614,7 @@ export function createAgent(options: AgentOptions): Agent {
       heldKeys.map((key) => heldPages.until(key)).find((until) => until !== undefined) ??
       heldPages.hostUntil(TokenCache.hostOf(page));
     if (heldUntil !== undefined) {
-      await cancelChallenge();
+      await letGo(challenge);
       throw new PaymentFailedError(
         url,
         'payment_held',
@@ -638,13 +634,13 @@ export function createAgent(options: AgentOptions): Agent {
     // whatever the site offers now. Paid another way meanwhile, the page would be paid twice: a site
     // (or a front) can stop offering the scheme the agent paid it by.
     const inDoubt = await earlierVoucherOrTransfer(url, page, retry, maxPrice, signal).catch(async (error: unknown) => {
-      await cancelChallenge();
+      await letGo(challenge);
       // Still in doubt: the fetches waiting on this page fail with it, rather than each send it in turn.
       if (error instanceof PaymentFailedError) spent();
       throw error;
     });
     if (inDoubt) {
-      await cancelChallenge();
+      await letGo(challenge);
       return inDoubt;
     }
     if (isPaidAhead(challenge)) {
@@ -1711,7 +1707,8 @@ export function createAgent(options: AgentOptions): Agent {
           await deposit?.settle('spent');
           voucherCharged(url, pageKey, channel, total, current, answer.settlement.transaction || null);
           // A gate's own offer (one paid ahead names none): what this origin's next pages are paid ahead with.
-          if (batch!.payAhead && paidGateRef(current) !== undefined) rememberCharged(origin, current);
+          if (batch!.payAhead && paidGateRef(current) !== undefined)
+            setLast(chargedOffers, origin, current, MAX_ORIGINS_PAID_AHEAD);
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
@@ -2126,7 +2123,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const ended = unpaidEnds.get(key);
     if (ended && ended.endedAt > sentAt) {
-      if (!isPaidAhead(challenge)) await challenge.body?.cancel().catch(() => undefined);
+      await letGo(challenge);
       throw ended.error;
     }
     let done!: (shared: Shared) => void;
@@ -2171,9 +2168,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** Records that `key`'s payment ended now with `error`, keeping the latest 1,024 pages' ends. */
   function noteUnpaidEnd(key: string, error: unknown): void {
-    unpaidEnds.delete(key);
-    unpaidEnds.set(key, { endedAt: ++clock, error });
-    if (unpaidEnds.size > 1024) unpaidEnds.delete(unpaidEnds.keys().next().value!);
+    setLast(unpaidEnds, key, { endedAt: ++clock, error }, 1024);
   }
 
   /** An agent route of the Crawlgate API (named by the wallet's address, plus `headers`), its answer checked. */
@@ -2247,6 +2242,13 @@ export function createAgent(options: AgentOptions): Agent {
 
 /** How far ahead of the API's clock the agent's may be when it signs a history proof. */
 const PROOF_CLOCK_MARGIN_SECONDS = 30;
+
+/** Sets `key` last in `map`'s order (the eviction order), dropping the first entry past `max`. */
+function setLast<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value!);
+}
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,

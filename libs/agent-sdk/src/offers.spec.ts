@@ -45,6 +45,19 @@ const gateId = (ref: string) =>
     'secret',
   );
 
+/** readOffers of a Crawlgate 402 for `page`: `accepted` in its v2 PAYMENT-REQUIRED, its verify_url naming `gate`. */
+function v2Offers(accepted: Record<string, unknown>, page: string, gate: string) {
+  const required = { x402Version: 2, accepts: [accepted], resource: { url: page } };
+  const body = { verify_url: `https://api.crawlgate.example/v1/gates/${encodeURIComponent(gate)}/verify` };
+  const response = new Response(JSON.stringify(body), {
+    status: 402,
+    headers: { 'content-type': 'application/json', 'payment-required': encodeBase64Json(required) },
+  });
+  // A fetched response's url is its page's; a constructed one has none.
+  Object.defineProperty(response, 'url', { value: page });
+  return readOffers(response);
+}
+
 const GATE = '/v1/gates/gate_1/verify';
 const PUBLIC_PAGE = 'https://pages.example/page';
 
@@ -191,14 +204,7 @@ describe('a verify_url naming another gate than the one a payment echoes', () =>
       asset: USDC.address,
       extra: { name: USDC.name, version: USDC.version, gate_id: echoed },
     };
-    const required = { x402Version: 2, accepts: [accepted], resource: { url: 'https://pages.example/page' } };
-    const body = { verify_url: `https://api.crawlgate.example/v1/gates/${encodeURIComponent(named)}/verify` };
-    const response = new Response(JSON.stringify(body), {
-      status: 402,
-      headers: { 'content-type': 'application/json', 'payment-required': encodeBase64Json(required) },
-    });
-    Object.defineProperty(response, 'url', { value: 'https://pages.example/page' });
-    return readOffers(response);
+    return v2Offers(accepted, 'https://pages.example/page', named);
   };
   const GATE_Y = '6f9619ff-8b86-4d01-b42d-00cf4fc964ff';
   const GATE_X = '7f9619ff-8b86-4d01-b42d-00cf4fc964ff';
@@ -242,14 +248,7 @@ describe('offerAhead', () => {
         voucherState: { signedMaxClaimable: '5000', signature: `0x${'cd'.repeat(65)}` },
       },
     };
-    const required = { x402Version: 2, accepts: [accepted], resource: { url: 'https://pages.example/a' } };
-    const body = { verify_url: `https://api.crawlgate.example/v1/gates/${encodeURIComponent(gate)}/verify` };
-    const response = new Response(JSON.stringify(body), {
-      status: 402,
-      headers: { 'content-type': 'application/json', 'payment-required': encodeBase64Json(required) },
-    });
-    Object.defineProperty(response, 'url', { value: 'https://pages.example/a' });
-    const [offer] = await readOffers(response);
+    const [offer] = await v2Offers(accepted, 'https://pages.example/a', gate);
     expect([offer.scheme, offer.gateRef, offer.batch?.channelState?.chargedCumulativeAmount]).toEqual([
       'batch-settlement',
       '6f9619ff-8b86-4d01-b42d-00cf4fc964ff',

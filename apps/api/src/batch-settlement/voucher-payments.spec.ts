@@ -69,6 +69,16 @@ describe('voucher payments', () => {
     expect((await verify(first, await channel.payment(first, PRICE, { deposit: 100_000n }))).status).toBe(200);
     return { own, gateOf, channel };
   }
+  /** A channel's second page, a path of its own, paid with its voucher for 2 × PRICE. */
+  async function secondPagePaid() {
+    const { channel } = await openChannel(50_000n);
+    const path = `/article/${randomUUID()}`;
+    const offer = await gate(path);
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const paid = await verify(offer, payment);
+    expect(paid.status).toBe(200);
+    return { channel, path, offer, payment, paid };
+  }
   /** The site's payout address claims `voucher` on the escrow itself, as x402's escrow lets a receiver: the chain then shows it. */
   async function claimedByReceiver(
     channel: ReturnType<typeof testChannel>,
@@ -486,12 +496,7 @@ describe('voucher payments', () => {
   });
 
   it('answers a voucher taken for its page again through another gate of that page (sent again without naming its gate, which the middleware pays with a gate minted for it): the same token, nothing charged; not on another page or site', async () => {
-    const { channel } = await openChannel(50_000n);
-    const path = `/article/${randomUUID()}`;
-    const offer = await gate(path);
-    const payment = await channel.payment(offer, 2n * PRICE);
-    const paid = await verify(offer, payment);
-    expect(paid.status).toBe(200);
+    const { channel, path, payment, paid } = await secondPagePaid();
 
     const samePage = await gate(path);
     for (const body of [
@@ -550,12 +555,7 @@ describe('voucher payments', () => {
   it('answers a voucher through another gate of its page only while no one but its payer and site can hold it: once public (the chain shows it claimed), such a gate gets the correction', async () => {
     // A claim's calldata shows its voucher to anyone; sent through a gate of a guessed path, it
     // would open the page it paid to whoever guessed. Its own gate (its id only the payer was shown) still answers.
-    const { channel } = await openChannel(50_000n);
-    const path = `/article/${randomUUID()}`;
-    const offer = await gate(path);
-    const payment = await channel.payment(offer, 2n * PRICE);
-    const paid = await verify(offer, payment);
-    expect(paid.status).toBe(200);
+    const { channel, path, offer, payment, paid } = await secondPagePaid();
     await claimedByReceiver(channel, await channel.voucher(2n * PRICE));
 
     const samePage = await gate(path);

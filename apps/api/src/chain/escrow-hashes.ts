@@ -6,6 +6,7 @@ import {
   type ChannelConfig,
 } from '@crawlgate/core';
 import { concat, getTypesForEIP712Domain, hashDomain, hashStruct, hashTypedData, keccak256, type Hex } from 'viem';
+import { rememberLast } from './remember-last';
 
 /*
  * The escrow's EIP-712 hashes a voucher payment needs, without hashing again what does not change:
@@ -24,7 +25,7 @@ const domainKey = (domain: BatchSettlementDomain) =>
   JSON.stringify([domain.name, domain.version, domain.chainId, domain.verifyingContract]);
 
 /** The id of the channel `config` opens in the escrow of `domain` (its EIP-712 hash). */
-export function channelIdOf(domain: BatchSettlementDomain, config: ChannelConfig): Hex {
+export function channelIdIn(domain: BatchSettlementDomain, config: ChannelConfig): Hex {
   const key = JSON.stringify([
     domainKey(domain),
     config.payer,
@@ -38,8 +39,7 @@ export function channelIdOf(domain: BatchSettlementDomain, config: ChannelConfig
   let id = channelIds.get(key);
   if (id === undefined) {
     id = hashTypedData({ domain, types: CHANNEL_CONFIG_TYPES, primaryType: 'ChannelConfig', message: config });
-    channelIds.set(key, id);
-    if (channelIds.size > MAX_CHANNEL_IDS) channelIds.delete(channelIds.keys().next().value!);
+    rememberLast(channelIds, key, id, MAX_CHANNEL_IDS);
   }
   return id;
 }

@@ -20,7 +20,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { confirmedBlockNow, type BatchSettlementChain, type ChainContext } from './chain-context';
-import { channelIdOf as channelIdIn, voucherDigest } from './escrow-hashes';
+import { channelIdIn, voucherDigest } from './escrow-hashes';
 import { recoverableSignature, type SignerKeys } from './signer-keys';
 
 /*

@@ -2,6 +2,7 @@ import { invert, mod } from '@noble/curves/abstract/modular';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { isAddressEqual, isHex, recoverPublicKey, type Address, type Hex } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
+import { rememberLast } from './remember-last';
 
 /*
  * Whether an address signed a hash, as the EVM's ecrecover would say: recovered the first time,
@@ -77,7 +78,7 @@ export class SignerKeys {
     const id = signer.toLowerCase();
     const known = this.admitted.get(id);
     if (known) {
-      remember(this.admitted, id, known, this.maxKeys);
+      rememberLast(this.admitted, id, known, this.maxKeys);
       return signedWithKey(hash, parts, known);
     }
     let publicKey: Hex;
@@ -88,7 +89,7 @@ export class SignerKeys {
     }
     if (!isAddressEqual(publicKeyToAddress(publicKey), signer)) return false;
     // Kept under the address its own key gives: nothing can be kept under another's address.
-    if (!this.admitted.has(id)) remember(this.met, id, Point.fromHex(publicKey.slice(2)), MAX_MET);
+    if (!this.admitted.has(id)) rememberLast(this.met, id, Point.fromHex(publicKey.slice(2)), MAX_MET);
     return true;
   }
 
@@ -98,18 +99,11 @@ export class SignerKeys {
     const key = this.met.get(id);
     if (!key) return;
     this.met.delete(id);
-    remember(this.admitted, id, secp256k1.utils.precompute(KEY_WINDOW, key), this.maxKeys);
+    rememberLast(this.admitted, id, secp256k1.utils.precompute(KEY_WINDOW, key), this.maxKeys);
   }
 
   /** Whether `signer`'s signatures are checked against its key. */
   knows(signer: Address): boolean {
     return this.admitted.has(signer.toLowerCase());
   }
-}
-
-/** Sets `id` last in `map`'s order (the eviction order), dropping the first entry past `max`. */
-function remember<T>(map: Map<string, T>, id: string, value: T, max: number): void {
-  map.delete(id);
-  map.set(id, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
 }

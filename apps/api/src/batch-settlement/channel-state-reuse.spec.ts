@@ -166,6 +166,9 @@ describe('vouchers judged on a recent channel state', () => {
   }, 60_000);
 
   it('stops reusing states once its claimer fails to finish its runs: a withdrawal is then seen at the next voucher', async () => {
+    // Opened first: the deposit is relayed by the same account as the claims below, and a claim sent
+    // from another instance at the same moment could take the deposit's nonce.
+    const { payer, channel, nextPage } = await openChannel(50_000n);
     // An instance whose claimer runs every 300 ms and finds every voucher due.
     const failing = await startTestApp({
       database: await db.connectAnother(),
@@ -175,7 +178,6 @@ describe('vouchers judged on a recent channel state', () => {
     const relayer = failing.chain.relayer.account.address;
     const gas = await failing.chain.publicClient.getBalance({ address: relayer });
     try {
-      const { payer, channel, nextPage } = await openChannel(50_000n);
       // Its vouchers' reading of the relayer's gas is taken now, and judges them RELAYER_GAS_READ_MS.
       expect((await nextPage(failing)).status).toBe(200);
       // The relayer has no gas left: every claim, so every claimer run, fails from now on (a voucher is due).

@@ -1,4 +1,4 @@
-import { decodeBase64Json } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json } from '@crawlgate/core';
 import { type AgentOptions, type PaymentEvent } from '../../../libs/agent-sdk/src';
 import { GPTBOT } from '../middleware/support/gated-site';
 import { depositsOf } from '../middleware/support/voucher-site';
@@ -207,6 +207,62 @@ describe('batchSettlement.payAhead', () => {
       expect([other, replayed.status, text.includes('content of')]).toEqual([other, 402, false]);
     }
     expect(await paymentsOf(channel.channelId)).toEqual(before);
+  });
+
+  it('vouchers naming no gate, made by anyone: a NUL byte in the path, a nested payload, 55 forged signatures each on a page of its own: 0 pages served, nothing charged', async () => {
+    const { agent, get } = await voucherAgent();
+    const paid = `/articles/${unique('paid')}`;
+    for (const path of [`/articles/${unique('first')}`, paid]) expect((await get(path)).status).toBe(200);
+    const sent = decodeBase64Json(site.of(paid)[0].payment!) as { payload: { voucher: Record<string, unknown> } };
+    const [channel] = agent.channels();
+    const before = await paymentsOf(channel.channelId);
+    /** What the site answered `payment` on `path`: its status, whether it served, and the reason of its PAYMENT-RESPONSE. */
+    const send = async (path: string, payment: unknown) => {
+      const answer = await fetch(`${site.url}${path}`, {
+        headers: { 'user-agent': GPTBOT, 'payment-signature': encodeBase64Json(payment) },
+      });
+      const settlement = answer.headers.get('payment-response');
+      return {
+        status: answer.status,
+        served: (await answer.text()).includes('content of'),
+        reason: settlement && (decodeBase64Json(settlement) as { errorReason?: string }).errorReason,
+      };
+    };
+    // The channel's next total, as its payer would sign it, with a signature of the right form made by no one.
+    const forged = (index: number) => {
+      const byte = index.toString(16).padStart(2, '0');
+      const signature = `0x${'1'.repeat(62)}${byte}${'2'.repeat(62)}${byte}1b`;
+      const voucher = { ...sent.payload.voucher, maxClaimableAmount: String(channel.charged + PRICE), signature };
+      return { ...sent, payload: { ...sent.payload, voucher } };
+    };
+    let nested: unknown = 1;
+    for (let i = 0; i < 40; i++) nested = { a: nested };
+
+    const refused = { status: 402, served: false, reason: 'invalid_batch_settlement_evm_voucher_signature' };
+    // The API refuses a body nested that deep (400): the gate answers that nothing was settled.
+    const tooDeep = { status: 402, served: false, reason: 'unexpected_settle_error' };
+    expect(await send(`/articles/${unique('nul')}%00`, forged(1))).toEqual(refused);
+    expect(await send(`/articles/${unique('nested')}`, { ...forged(2), extra: nested })).toEqual(tooDeep);
+    const deepVoucher = forged(3);
+    expect(
+      await send(`/articles/${unique('nested-voucher')}`, {
+        ...deepVoucher,
+        payload: { ...deepVoucher.payload, extra: nested },
+      }),
+    ).toEqual(tooDeep);
+    const answers = [];
+    for (let batch = 0; batch < 5; batch++)
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: 11 }, (_, i) => send(`/articles/${unique('forged')}`, forged(16 + batch * 11 + i))),
+        )),
+      );
+    expect(answers).toEqual(answers.map(() => refused));
+    expect(await paymentsOf(channel.channelId)).toEqual(before);
+    // The payer's own next page is still paid ahead, once.
+    const next = `/articles/${unique('next')}`;
+    expect(await get(next)).toEqual({ status: 200, text: `content of ${next}` });
+    expect(site.of(next).map((request) => request.payment !== undefined)).toEqual([true]);
   });
 });
 

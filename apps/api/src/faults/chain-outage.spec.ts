@@ -222,4 +222,38 @@ describe('the chain RPC going away and coming back', () => {
     expect({ status: paid.status, sent: (await relayerNonce()) - sentBefore }).toEqual({ status: 200, sent: 1 });
     expect(await usdcBalance(app, payer.address)).toBe(balance - 50_000n);
   });
+  it('answers a voucher sent again through another gate of its page with 503 while the RPC is down (whether it is public cannot be read): no token, nothing charged; once back, its own token', async () => {
+    const { site: channelSite } = await batchSettlementSite(app, payee);
+    const gateOf = async (url: string) =>
+      batchOffer(
+        await app.call('POST', '/v1/gates', { body: { url }, headers: { 'x-site-token': channelSite.siteToken } }),
+      );
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const first = await gateOf('/outage/voucher-first');
+    const channel = testChannel(app, payer, first.accepted);
+    expect((await verify(first.id, await channel.payment(first, 10_000n, { deposit: 50_000n }))).status).toBe(200);
+    const path = '/outage/voucher-lost';
+    const own = await gateOf(path);
+    const payment = await channel.payment(own, 20_000n);
+    const paid = await verify(own.id, payment);
+    expect(paid.status).toBe(200);
+    const charged = async () =>
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged;
+    // Past the window in which a state read a moment ago is used: the resend has to read the chain.
+    await sleep(app.config.chain.batchSettlement.channelStateReuseMs + 200);
+
+    await proxy.cut();
+    const samePage = await gateOf(path);
+    const resent = { ...payment, accepted: samePage.accepted };
+    const unsure = await verify(samePage.id, resent);
+    expect([unsure.status, unsure.body.detail, unsure.body.access_token]).toEqual([503, expect.any(String), undefined]);
+    expect((await app.call('GET', `/v1/gates/${samePage.id}`)).body.status).toBe('open');
+    expect(await charged()).toBe(20_000n);
+
+    await proxy.restore();
+    const answered = await verify(samePage.id, resent);
+    expect([answered.status, answered.body.access_token]).toEqual([200, paid.body.access_token]);
+    expect(await charged()).toBe(20_000n);
+  });
 });

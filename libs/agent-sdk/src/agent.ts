@@ -14,6 +14,7 @@ import {
   parseUsdAmount,
   paymentHistoryMessage,
   readGate,
+  rememberLast,
   requestPath,
   WALLET_PROOF_HEADER,
   WALLET_PROOF_MAX_SECONDS,
@@ -1708,7 +1709,7 @@ export function createAgent(options: AgentOptions): Agent {
           voucherCharged(url, pageKey, channel, total, current, answer.settlement.transaction || null);
           // A gate's own offer (one paid ahead names none): what this origin's next pages are paid ahead with.
           if (batch!.payAhead && paidGateRef(current) !== undefined)
-            setLast(chargedOffers, origin, current, MAX_ORIGINS_PAID_AHEAD);
+            rememberLast(chargedOffers, origin, current, MAX_ORIGINS_PAID_AHEAD);
           // Charged, yet the page did not come (a front's 5xx keeping the gate's settlement, its page
           // and token dropped): the same voucher is sent again next fetch, which the gate answers for
           // its gate with the page and its token, rather than a new total paying for it again.
@@ -2168,7 +2169,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** Records that `key`'s payment ended now with `error`, keeping the latest 1,024 pages' ends. */
   function noteUnpaidEnd(key: string, error: unknown): void {
-    setLast(unpaidEnds, key, { endedAt: ++clock, error }, 1024);
+    rememberLast(unpaidEnds, key, { endedAt: ++clock, error }, 1024);
   }
 
   /** An agent route of the Crawlgate API (named by the wallet's address, plus `headers`), its answer checked. */
@@ -2242,13 +2243,6 @@ export function createAgent(options: AgentOptions): Agent {
 
 /** How far ahead of the API's clock the agent's may be when it signs a history proof. */
 const PROOF_CLOCK_MARGIN_SECONDS = 30;
-
-/** Sets `key` last in `map`'s order (the eviction order), dropping the first entry past `max`. */
-function setLast<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
-}
 
 function batchOptions(
   options: BatchSettlementOptions | undefined,

@@ -47,3 +47,4 @@ export * from './site-domain';
 export * from './capped-text';
 export * from './deadline';
 export * from './retry-after';
+export * from './remember-last';

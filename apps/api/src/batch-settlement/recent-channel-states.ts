@@ -1,3 +1,4 @@
+import { rememberLast } from '@crawlgate/core';
 import type { Hex } from 'viem';
 import type { OnChainChannel } from '../chain/escrow';
 
@@ -41,8 +42,6 @@ export class RecentChannelStates {
     const key = channelId.toLowerCase();
     const kept = this.states.get(key);
     if (kept && kept.readAt > readAt) return;
-    this.states.delete(key); // re-inserted last: the Map's order is the eviction order
-    this.states.set(key, { state, readAt });
-    if (this.states.size > MAX_CHANNELS) this.states.delete(this.states.keys().next().value!);
+    rememberLast(this.states, key, { state, readAt }, MAX_CHANNELS);
   }
 }

@@ -4,9 +4,9 @@ import {
   type BatchSettlementDomain,
   type BatchVoucher,
   type ChannelConfig,
+  rememberLast,
 } from '@crawlgate/core';
 import { concat, getTypesForEIP712Domain, hashDomain, hashStruct, hashTypedData, keccak256, type Hex } from 'viem';
-import { rememberLast } from './remember-last';
 
 /*
  * The escrow's EIP-712 hashes a voucher payment needs, without hashing again what does not change:

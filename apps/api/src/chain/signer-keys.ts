@@ -1,8 +1,8 @@
+import { rememberLast } from '@crawlgate/core';
 import { invert, mod } from '@noble/curves/abstract/modular';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { isAddressEqual, isHex, recoverPublicKey, type Address, type Hex } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
-import { rememberLast } from './remember-last';
 
 /*
  * Whether an address signed a hash, as the EVM's ecrecover would say: recovered the first time,

@@ -1,3 +1,5 @@
+import { rememberLast } from '@crawlgate/core';
+
 /**
  * Values read from the database, per key (a site), each tagged with the version it was loaded for
  * (a counter the row bumps on every change, read with the row a request loads anyway), so a change
@@ -17,9 +19,7 @@ export class VersionedCache<T> {
     const cached = this.entries.get(key);
     if (cached?.version === version) return cached.value;
     const entry = { version, value: load() };
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    rememberLast(this.entries, key, entry, this.maxEntries);
     // A failed load is not kept: the next request tries again.
     entry.value.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);

@@ -133,7 +133,11 @@ describe('ChannelStore.recordVoucher beside a change of its site held open', () 
         batchSettlement: true,
       },
     });
-    const asJudged = { pricingVersion: site.pricingVersion, payoutAddress: publisher.payoutAddress };
+    const asJudged = {
+      pricingVersion: site.pricingVersion,
+      payoutAddress: publisher.payoutAddress,
+      secretsVersion: site.secretsVersion,
+    };
     const record = async (terms = asJudged) => {
       const channelId = `0x${randomBytes(32).toString('hex')}` as Hex;
       await store.open({ channelId, chainId: 31337, escrow: hex('05', 20), config: channelConfig }, 0n);
@@ -166,12 +170,18 @@ describe('ChannelStore.recordVoucher beside a change of its site held open', () 
     return { site, record };
   }
 
-  it('waits for a change that turns vouchers off and then records nothing; one of another column waits and records', async () => {
+  it('waits for a change that turns vouchers off, or rotates the secrets, and then records nothing; one of another column waits and records', async () => {
     const { site, record } = await vouchersOnNewSite();
     const beside = (change: string, siteId: string) => besideHeldChange(publisherSide, change, [siteId], record);
     const off = await beside('UPDATE sites SET batch_settlement = false WHERE id = $1::uuid', site.id);
     expect(off).toEqual({ waited: true, outcome: { status: 'fulfilled', value: 'terms-changed' } });
     await test.database.sql.query('UPDATE sites SET batch_settlement = true WHERE id = $1::uuid', [site.id]);
+    // A rotation of its secrets (the token was signed under the version judged): nothing recorded.
+    const rotated = await beside('UPDATE sites SET secrets_version = secrets_version + 1 WHERE id = $1::uuid', site.id);
+    expect(rotated).toEqual({ waited: true, outcome: { status: 'fulfilled', value: 'terms-changed' } });
+    await test.database.sql.query('UPDATE sites SET secrets_version = secrets_version - 1 WHERE id = $1::uuid', [
+      site.id,
+    ]);
     const renamed = await beside("UPDATE sites SET domain = 'renamed-' || domain WHERE id = $1::uuid", site.id);
     expect(renamed).toEqual({ waited: true, outcome: { status: 'fulfilled', value: 'recorded' } });
     const other = await vouchersOnNewSite();

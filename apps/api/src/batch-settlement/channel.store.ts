@@ -315,8 +315,9 @@ export class ChannelStore {
    * `expected` to `cumulative` only while it is still at `expected`, no refund holds it, and the
    * chain state it was judged against (`refundNonce`) is past every refund that landed; otherwise
    * nothing is written and the answer is 'stale'. The site's terms the voucher was last judged by
-   * (`terms`: vouchers on, its prices' version, its publisher's payout address) must be the site's
-   * still, read under a share lock, else nothing is written and the answer is 'terms-changed': a
+   * (`terms`: vouchers on, its prices' version, its publisher's payout address, and the version of
+   * the secrets the payment's token was signed with: a rotation since may have revoked that secret)
+   * must be the site's still, read under a share lock, else nothing is written and the answer is 'terms-changed': a
    * publisher's change waits for this statement, so a resend that reads the change finds this
    * voucher taken, and one recorded never contradicts what a resend was told. A gate already paid
    * makes the payment insert fail (unique gate), and the statement, channel move included, is undone.
@@ -328,7 +329,8 @@ export class ChannelStore {
     signature: string;
     /** The chain's refundNonce in the state the voucher was judged against. */
     refundNonce: bigint;
-    terms: Pick<SitePaymentTerms, 'pricingVersion' | 'payoutAddress'>;
+    /** The site's terms the voucher was judged by, and the secrets' version its token was signed under. */
+    terms: Pick<SitePaymentTerms, 'pricingVersion' | 'payoutAddress' | 'secretsVersion'>;
     payment: VoucherPaymentData;
   }): Promise<'recorded' | 'stale' | 'terms-changed'> {
     const p = args.payment;
@@ -337,7 +339,7 @@ export class ChannelStore {
       `WITH terms AS (
          SELECT s.id FROM sites s JOIN publishers p ON p.id = s.publisher_id
           WHERE s.id = $7::uuid AND s.batch_settlement AND s.pricing_version = $21::int
-            AND p.payout_address::text IS NOT DISTINCT FROM $22::text
+            AND s.secrets_version = $23::int AND p.payout_address::text IS NOT DISTINCT FROM $22::text
             FOR SHARE OF s, p),
        moved AS (
          UPDATE payment_channels
@@ -376,6 +378,7 @@ export class ChannelStore {
         p.gateIdSha256,
         args.terms.pricingVersion,
         args.terms.payoutAddress,
+        args.terms.secretsVersion,
       ],
     );
     if (!row.terms_stand) return 'terms-changed';

@@ -142,10 +142,12 @@ export class VoucherPaymentsService {
   /**
    * `recordedOnly`: answer for this voucher if it was taken for this gate, take none (a gate offered
    * before its path's price rose: its payer may have paid it then, and its answer been lost).
+   * `site`: the site's terms as the gate's check read them (GatesService.findLive); null for a site deleted.
    */
   async verify(
     gate: Gate,
     gatePayment: Payment | null,
+    site: SitePaymentTerms | null,
     raw: unknown,
     recordedOnly = false,
   ): Promise<{ kind: 'paid'; body: PaidView } | { kind: 'refunded'; body: RefundedChannel }> {
@@ -154,13 +156,11 @@ export class VoucherPaymentsService {
     const payment = parsed.payment;
     const { voucher } = payment;
     const batch = this.chain.batchSettlement;
-    // The site's terms and the voucher's record are read while the signature is recovered (CPU):
-    // both reads go out first, then the recovery runs as the database answers. Their verdicts are
-    // given below in the order they always were; the chain is asked (RPC calls, metered on hosted
-    // nodes) only once the signature checked out, so an unsigned voucher costs no RPC.
+    // The voucher's record is read while the signature is recovered (CPU): the read goes out first,
+    // then the recovery runs as the database answers. The verdicts are given below in the order they
+    // always were; the chain is asked (RPC calls, metered on hosted nodes) only once the signature
+    // checked out, so an unsigned voucher costs no RPC.
     const channel = batch && this.channelCheck(gate, batch, payment);
-    const siteRead = gateSiteTerms(this.sites, gate);
-    siteRead.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
     const candidate =
       channel && 'id' in channel && payment.type !== 'refund' && voucher.maxClaimableAmount <= MAX_CHANNEL_TOTAL
         ? channel.id
@@ -174,7 +174,7 @@ export class VoucherPaymentsService {
       signed = payerSigned(this.chain, batch, payment, this.signerKeys);
       signed.catch(() => undefined);
     }
-    const site = await siteRead;
+    if (!site) throw notFound(GATE_NOT_FOUND);
     if (!batch) throw noVouchers();
     // A voucher taken for this gate is answered as it was whatever the terms now (batch settlement
     // switched off since, the channel terms the API asks changed): it was paid, its answer maybe lost.
@@ -621,11 +621,18 @@ export class VoucherPaymentsService {
         { channelId, chainId: this.chain.chainId, escrow: this.chain.batchSettlement!.escrow, config },
         state.totalClaimed,
       );
-    // The site's secrets as they are now, not as the request's start read them: a rotation meanwhile
-    // must not sign the token with a secret it retired.
+    // Signed by the secrets of the version the terms were read at: the record below takes the voucher
+    // only while that version is still the site's, so a rotation meanwhile (which may have revoked the
+    // secret) has the terms read again and the token signed anew, never a token of a revoked secret.
     // A site deleted since its terms were read has no secret: nothing is charged, as for a gate of a site gone.
     const token = await this.tokens
-      .issue({ gateId: gate.ref, siteId: gate.siteId, url: gate.path, kid: gate.kid })
+      .issue({
+        gateId: gate.ref,
+        siteId: gate.siteId,
+        url: gate.path,
+        kid: gate.kid,
+        secretsVersion: site.secretsVersion,
+      })
       .catch((error: unknown) => {
         throw error instanceof NoCurrentSecret ? notFound(GATE_NOT_FOUND) : error;
       });

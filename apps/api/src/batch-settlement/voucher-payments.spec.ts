@@ -446,6 +446,38 @@ describe('voucher payments', () => {
     ).toBe(true);
   });
 
+  it('signs no token with a secret revoked while its voucher was judged: a rotation without grace just before the voucher is recorded, and the token the answer carries verifies with the new secret', async () => {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/revoked/first');
+    const offer = await gateOf('/revoked/second');
+    const payment = await channel.payment(offer, 2n * PRICE);
+    let newKid = '';
+    const paid = await pausedAt(
+      app.app.get(ChannelStore),
+      'recordVoucher',
+      async () => {
+        const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
+          body: { grace_seconds: 0 },
+          headers: own.publisher.auth,
+        });
+        expect(rotated.status).toBe(200);
+        newKid = rotated.body.kid;
+      },
+      () => verify(offer, payment),
+    );
+    expect(paid.status).toBe(200);
+    expect(peekAccessTokenPayload(paid.body.access_token)?.kid).toBe(newKid);
+    const check = await app.call('POST', '/v1/access-tokens/verify', {
+      body: { token: paid.body.access_token, url: '/revoked/second' },
+      headers: { 'x-site-token': own.site.siteToken },
+    });
+    expect([check.status, check.body.valid]).toEqual([200, true]);
+    // Charged once, and the same voucher sent again gets the same token.
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(2n * PRICE);
+    expect((await verify(offer, payment)).body.access_token).toBe(paid.body.access_token);
+  });
+
   it('takes no voucher, and sends no deposit, for a gate whose secret retires before the payment could settle', async () => {
     const { offer } = await gateOfRetiringSecret(30, '/retiring');
     const payer = newWallet();

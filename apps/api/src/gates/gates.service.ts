@@ -29,7 +29,7 @@ import type { Payment } from '../generated/prisma/client';
 import { ApiError, conflict, notFound } from '../http/api-error';
 import { PricingService } from '../pricing/pricing.service';
 import { PaymentStore } from '../payments/payment.store';
-import type { SitePaymentTerms, SitePaymentTermsStore } from '../sites/site-payment-terms.store';
+import { SitePaymentTermsStore, type SitePaymentTerms } from '../sites/site-payment-terms.store';
 import { NoCurrentSecret, SiteSecretsService, type SiteSecret } from '../sites/site-secrets.service';
 import { GateCounterService } from './gate-counter.service';
 
@@ -232,6 +232,7 @@ export class GatesService {
     private readonly secrets: SiteSecretsService,
     private readonly counter: GateCounterService,
     private readonly payments: PaymentStore,
+    private readonly sites: SitePaymentTermsStore,
   ) {}
 
   /** How this API takes payments for a site, as gate offers state it. */
@@ -295,17 +296,25 @@ export class GatesService {
    * chain's, and expired-and-unpaid are 404 alike (`transferProof`: an expired one is returned, for
    * a transfer proof that checkTransfer judges by the block its transfer was mined in).
    */
-  async findLive(id: string, { transferProof = false } = {}): Promise<{ gate: Gate; payment: Payment | null }> {
+  /**
+   * `site`: the site's payment terms read at the start, its secrets' version among them (null for a
+   * site deleted), so that a payment read now needs not read them again.
+   */
+  async findLive(
+    id: string,
+    { transferProof = false } = {},
+  ): Promise<{ gate: Gate; payment: Payment | null; site: SitePaymentTerms | null }> {
     const terms = readGate(id);
     if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
       throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
-    // The gate's payment is read beside the secrets: every answer below but a gate too long for a token reads it.
+    // The gate's payment is read beside the site: every answer below but a gate too long for a token reads it.
     const paymentRead = this.payments.byGate(terms.ref);
     paymentRead.catch(() => undefined); // awaited below; a refusal before that must not leave its failure unhandled
+    const site = await this.sites.get(terms.siteId);
     let check: GateCheck = { valid: false, reason: 'bad_signature' };
     let signer: SiteSecret | undefined;
-    for (const secret of await this.secrets.usable(terms.siteId)) {
+    for (const secret of site ? await this.secrets.usable(terms.siteId, site.secretsVersion) : []) {
       check = verifyGate(id, { secret: secret.secret, siteId: terms.siteId });
       signer = secret;
       if (check.valid || check.reason === 'expired') break;
@@ -320,7 +329,7 @@ export class GatesService {
       if (!held || !isPaymentThrough(held, id, terms)) throw notFound(GATE_NOT_FOUND);
       // A secret retired long ago: should anything reach a new claim, it is refused.
       const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };
-      return { gate, payment: held };
+      return { gate, payment: held, site };
     }
     // A gate minted by a middleware that does not bound paths: no payment for a token that could not be issued.
     assertTokenCanCarry(terms.path);
@@ -334,7 +343,7 @@ export class GatesService {
     if (!check.valid && !payment && !transferProof) throw notFound(GATE_NOT_FOUND);
     // The chain's own spelling of the asset, as payments have always stored it.
     const gate = { ...terms, asset: this.chain.usdc, id, kid: signer!.kid, secretRetiresAt: signer!.retiresAt };
-    return { gate, payment };
+    return { gate, payment, site };
   }
 
   async view(id: string, apiBaseUrl: string): Promise<GateOffer & { paid_at: string | null; tx_hash: string | null }> {

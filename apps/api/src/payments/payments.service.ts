@@ -124,12 +124,12 @@ export class PaymentsService {
         },
       ]);
     }
-    const { gate, payment } = await this.gates.findLive(gateId, { transferProof: body.tx_hash !== undefined });
+    const { gate, payment, site } = await this.gates.findLive(gateId, { transferProof: body.tx_hash !== undefined });
     // Before anything is simulated or charged, a transfer proof included (one to the deposit
     // collector is any depositor's own deposit): a payment already recorded is still answered.
     // Vouchers are judged in their service, where a refund (paying nothing) is let through.
     if (!voucher && !payment) assertPaysNoOwnAddress(gate, this.chain);
-    if (voucher) return this.vouchers.verify(gate, payment, body.payment!, body.recorded_only === true);
+    if (voucher) return this.vouchers.verify(gate, payment, site, body.payment!, body.recorded_only === true);
     return body.payment !== undefined
       ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
       : this.verifyTransfer(

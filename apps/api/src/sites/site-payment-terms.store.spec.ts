@@ -25,6 +25,7 @@ describe('site payment terms store', () => {
         pricingVersion: true,
         defaultPriceMicros: true,
         pricingUpdatedAt: true,
+        secretsVersion: true,
         publisher: { select: { payoutAddress: true } },
       },
     });

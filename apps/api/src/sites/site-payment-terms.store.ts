@@ -5,11 +5,18 @@ import type { Site } from '../generated/prisma/client';
 
 /**
  * A site's columns a payment reads: who is paid (its publisher, and that publisher's payout address
- * now), whether vouchers are taken, and its prices' version and last change.
+ * now), whether vouchers are taken, its prices' version and last change, and the version of its
+ * access-token secrets (the token a payment is answered with is signed by them).
  */
 export type SitePaymentTerms = Pick<
   Site,
-  'id' | 'publisherId' | 'batchSettlement' | 'pricingVersion' | 'defaultPriceMicros' | 'pricingUpdatedAt'
+  | 'id'
+  | 'publisherId'
+  | 'batchSettlement'
+  | 'pricingVersion'
+  | 'defaultPriceMicros'
+  | 'pricingUpdatedAt'
+  | 'secretsVersion'
 > & { payoutAddress: string | null };
 
 interface SitePaymentTermsRow {
@@ -19,6 +26,7 @@ interface SitePaymentTermsRow {
   pricing_version: number | string;
   default_price_micros: string | bigint;
   pricing_updated_at: Date | string | null;
+  secrets_version: number | string;
   payout_address: string | null;
 }
 
@@ -34,7 +42,7 @@ export class SitePaymentTermsStore {
   async get(siteId: string): Promise<SitePaymentTerms | null> {
     const [row] = await this.db.sql.query<SitePaymentTermsRow>(
       `SELECT s.id, s.publisher_id, s.batch_settlement, s.pricing_version, s.default_price_micros,
-              s.pricing_updated_at, p.payout_address
+              s.pricing_updated_at, s.secrets_version, p.payout_address
          FROM sites s JOIN publishers p ON p.id = s.publisher_id
         WHERE s.id = $1::uuid`,
       [siteId],
@@ -47,6 +55,7 @@ export class SitePaymentTermsStore {
       pricingVersion: Number(row.pricing_version),
       defaultPriceMicros: BigInt(row.default_price_micros),
       pricingUpdatedAt: row.pricing_updated_at === null ? null : new Date(row.pricing_updated_at),
+      secretsVersion: Number(row.secrets_version),
       payoutAddress: row.payout_address,
     };
   }

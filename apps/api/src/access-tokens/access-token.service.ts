@@ -9,6 +9,8 @@ export interface IssuedToken {
   kid: string;
   issuedAt: Date;
   expiresAt: Date;
+  /** When the secret that signed it stops verifying (which ends the token too); null for the current one. */
+  secretRetiresAt: Date | null;
 }
 
 export interface TokenGrant {
@@ -76,6 +78,12 @@ export class AccessTokenService {
       { gate_id: grant.gateId, site_id: grant.siteId, url: grant.url, kid: secret.kid, iat, exp },
       secret.secret,
     );
-    return { token, kid: secret.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+    return {
+      token,
+      kid: secret.kid,
+      issuedAt: new Date(iat * 1000),
+      expiresAt: new Date(exp * 1000),
+      secretRetiresAt: secret.retiresAt,
+    };
   }
 }

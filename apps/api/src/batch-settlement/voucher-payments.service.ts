@@ -636,6 +636,9 @@ export class VoucherPaymentsService {
       .catch((error: unknown) => {
         throw error instanceof NoCurrentSecret ? notFound(GATE_NOT_FOUND) : error;
       });
+    // The gate's secret, judged at the start, may have been given a short grace since (a rotation
+    // read with the terms again): a token it signs would die within that grace, and the page be paid for nothing.
+    assertSecretOutlastsSettlement(token, this.chain.settlementTimeoutMs);
     const paying: VoucherPaymentData = {
       ...gatePaymentFields(gate, site.publisherId),
       payer: config.payer.toLowerCase(),

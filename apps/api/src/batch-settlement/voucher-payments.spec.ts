@@ -446,36 +446,69 @@ describe('voucher payments', () => {
     ).toBe(true);
   });
 
-  it('signs no token with a secret revoked while its voucher was judged: a rotation without grace just before the voucher is recorded, and the token the answer carries verifies with the new secret', async () => {
-    const { own, gateOf, channel } = await channelOnOwnSite(payee, '/revoked/first');
-    const offer = await gateOf('/revoked/second');
+  type OwnSite = Awaited<ReturnType<typeof batchSettlementSite>>;
+  /**
+   * A channel's second page, `path` on a site of its own, its voucher sent while `during` changes that
+   * site just before the voucher is recorded; the channel's charged total after.
+   */
+  async function changedBeforeRecord(path: string, during: (own: OwnSite) => Promise<void>) {
+    const { own, gateOf, channel } = await channelOnOwnSite(payee, `${path}/first`);
+    const offer = await gateOf(path);
     const payment = await channel.payment(offer, 2n * PRICE);
-    let newKid = '';
-    const paid = await pausedAt(
+    const answer = await pausedAt(
       app.app.get(ChannelStore),
       'recordVoucher',
-      async () => {
-        const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
-          body: { grace_seconds: 0 },
-          headers: own.publisher.auth,
-        });
-        expect(rotated.status).toBe(200);
-        newKid = rotated.body.kid;
-      },
+      () => during(own),
       () => verify(offer, payment),
     );
-    expect(paid.status).toBe(200);
-    expect(peekAccessTokenPayload(paid.body.access_token)?.kid).toBe(newKid);
+    const charged = (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!
+      .charged;
+    return { own, gateOf, channel, offer, payment, answer, charged };
+  }
+  /** Rotates the site's access-token secret, the one it replaces verifying `graceSeconds` more; the new kid. */
+  async function rotateSecret(own: OwnSite, graceSeconds: number): Promise<string> {
+    const rotated = await app.call('POST', `/v1/sites/${own.site.siteId}/secret/rotate`, {
+      body: { grace_seconds: graceSeconds },
+      headers: own.publisher.auth,
+    });
+    expect(rotated.status).toBe(200);
+    return rotated.body.kid;
+  }
+
+  it('signs no token with a secret revoked while its voucher was judged: a rotation without grace just before the voucher is recorded, and the token the answer carries verifies with the new secret', async () => {
+    let newKid = '';
+    const path = '/revoked';
+    const { own, offer, payment, answer, charged } = await changedBeforeRecord(path, async (own) => {
+      newKid = await rotateSecret(own, 0);
+    });
+    expect(answer.status).toBe(200);
+    expect(peekAccessTokenPayload(answer.body.access_token)?.kid).toBe(newKid);
     const check = await app.call('POST', '/v1/access-tokens/verify', {
-      body: { token: paid.body.access_token, url: '/revoked/second' },
+      body: { token: answer.body.access_token, url: path },
       headers: { 'x-site-token': own.site.siteToken },
     });
     expect([check.status, check.body.valid]).toEqual([200, true]);
     // Charged once, and the same voucher sent again gets the same token.
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(2n * PRICE);
-    expect((await verify(offer, payment)).body.access_token).toBe(paid.body.access_token);
+    expect(charged).toBe(2n * PRICE);
+    expect((await verify(offer, payment)).body.access_token).toBe(answer.body.access_token);
+  });
+
+  it('takes no voucher for a gate whose secret a rotation, while the voucher was judged, gave less than a settlement to live: 409, nothing charged, not a token dead in seconds', async () => {
+    const path = '/retired-meanwhile';
+    const { gateOf, channel, answer, charged } = await changedBeforeRecord(path, async (own) => {
+      await rotateSecret(own, 5);
+    });
+    expect([answer.status, answer.body.detail, answer.body.access_token]).toEqual([
+      409,
+      expect.stringMatching(/secret .* retired/),
+      undefined,
+    ]);
+    expect(charged).toBe(PRICE);
+    // The page is paid through a gate of the new secret, with the same total.
+    const fresh = await gateOf(path);
+    const paid = await verify(fresh, await channel.payment(fresh, 2n * PRICE));
+    expect(paid.status).toBe(200);
+    expect(new Date(paid.body.expires_at).getTime() - Date.now()).toBeGreaterThan(60_000);
   });
 
   it('takes no voucher, and sends no deposit, for a gate whose secret retires before the payment could settle', async () => {

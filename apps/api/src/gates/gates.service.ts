@@ -70,7 +70,11 @@ export function outlastsSettlement(retiresAt: Date | null, settlementTimeoutMs: 
  * would be signed with another secret, which the middleware that minted the gate does not hold.
  * For payments where nothing has moved yet (an authorization, a voucher).
  */
-export function assertSecretOutlastsSettlement(gate: Gate, settlementTimeoutMs: number, now = Date.now()): void {
+export function assertSecretOutlastsSettlement(
+  gate: Pick<Gate, 'secretRetiresAt'>,
+  settlementTimeoutMs: number,
+  now = Date.now(),
+): void {
   if (!outlastsSettlement(gate.secretRetiresAt, settlementTimeoutMs, now))
     throw conflict(
       'This gate was signed with a secret that is being retired; nothing was charged. Ask the site for a fresh gate',
@@ -294,11 +298,9 @@ export class GatesService {
   /**
    * A gate that can still be paid, or that a payment holds: unknown, forged, tampered, another
    * chain's, and expired-and-unpaid are 404 alike (`transferProof`: an expired one is returned, for
-   * a transfer proof that checkTransfer judges by the block its transfer was mined in).
-   */
-  /**
-   * `site`: the site's payment terms read at the start, its secrets' version among them (null for a
-   * site deleted), so that a payment read now needs not read them again.
+   * a transfer proof that checkTransfer judges by the block its transfer was mined in). `site`: the
+   * site's payment terms read at the start, its secrets' version among them (null for a site
+   * deleted), so that a payment judged now needs not read them again.
    */
   async findLive(
     id: string,

@@ -44,9 +44,17 @@ export async function voucherBench(): Promise<BenchResult> {
   const profileDir =
     process.env.VOUCHER_PROFILE === '1' ? mkdtempSync(join(tmpdir(), 'crawlgate-voucher-prof-')) : undefined;
   const stack = await startBenchStack();
+  // VOUCHER_DB_RTT_MS: a round trip of that many ms between the API and PostgreSQL (a delay proxy
+  // in a process of its own), as with a database across a network; loopback otherwise.
+  const dbRttMs = Number(process.env.VOUCHER_DB_RTT_MS ?? 0);
+  const dbProxy =
+    dbRttMs > 0
+      ? startChild('delay-proxy.ts', { args: [new URL(stack.databaseUrl).port || '5432', String(dbRttMs / 2)] })
+      : undefined;
+  const apiStack = dbProxy ? { ...stack, databaseUrl: withPort(stack.databaseUrl, await dbProxy.readLine()) } : stack;
   // Unpinned: the agent (this process), the site, the API, PostgreSQL and the chain share the cores,
   // one request at a time.
-  const api = await startBenchApiProcess(stack, {
+  const api = await startBenchApiProcess(apiStack, {
     pinned: false,
     nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
@@ -174,7 +182,7 @@ export async function voucherBench(): Promise<BenchResult> {
       latencyRow(`${where}, paid ahead (payAhead: voucher, verify, content)`, runs.ahead);
     const loopbackAhead = aheadRow('the same in turns with paid-ahead pages, on loopback', loopbackPaired);
     const report = [
-      `### x402 batch-settlement: ${PAGES} pages from one channel (@crawlgate/agent, Express middleware, API on PostgreSQL, local chain; agent, site and API each in a process of its own)`,
+      `### x402 batch-settlement: ${PAGES} pages from one channel (@crawlgate/agent, Express middleware, API on PostgreSQL${dbRttMs > 0 ? ` ${dbRttMs} ms away (a delay proxy)` : ''}, local chain; agent, site and API each in a process of its own)`,
       '',
       '| figure | ours | baseline | ratio | goal |',
       '|---|---:|---:|---:|---|',
@@ -209,6 +217,7 @@ export async function voucherBench(): Promise<BenchResult> {
     // The sites first: else their gates' refresh keeps calling the API closed below.
     for (const child of children.reverse()) await child.close();
     await api.close(); // writes its profile
+    await dbProxy?.close();
     await stack.close();
     if (profileDir && profileWindow)
       process.stdout.write(
@@ -218,6 +227,8 @@ export async function voucherBench(): Promise<BenchResult> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms, true));
+/** `url` with its port replaced. */
+const withPort = (url: string, port: string) => Object.assign(new URL(url), { port }).toString();
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

@@ -2,7 +2,9 @@ import {
   BATCH_REASONS,
   formatMicrosUsd,
   parseBatchSettlementPayment,
+  readGate,
   type BatchSettlementPayment,
+  type GateTerms,
   type RefundedChannel,
   type VoucherPaid,
   X402_REASONS,
@@ -70,6 +72,15 @@ import { refundInFlight, RefundsService } from './refunds.service';
 
 /** The largest cumulative total a channel row stores (PostgreSQL bigint). */
 const MAX_CHANNEL_TOTAL = 2n ** 63n - 1n;
+
+/** What VoucherPaymentsService.readAhead() started for one request: its channel's record and the payer's signature. */
+export interface VoucherReadsAhead {
+  gateId: string;
+  raw: unknown;
+  channelId: Hex;
+  record: ReturnType<ChannelStore['voucherRecord']>;
+  signed: Promise<boolean>;
+}
 /**
  * How long a payer's deposit lease holds at least once its holder stopped (died, or gave up waiting
  * for a deposit that may still land); never less than the longest a deposit is waited for, and a minute.
@@ -140,9 +151,42 @@ export class VoucherPaymentsService {
   }
 
   /**
+   * Starts what a voucher's verify reads whatever its gate says, before the gate is looked up: the
+   * channel's record (a round trip to the database beside the gate's own) and the payer's signature
+   * (CPU, run while the database answers). Judged on the gate's terms as its id states them,
+   * unchecked: verify() takes them only for this very gate id and payment, once the gate checked out,
+   * and gives its verdicts in the same order as without them. Undefined for anything it cannot read.
+   */
+  readAhead(gateId: string, raw: unknown): VoucherReadsAhead | undefined {
+    const batch = this.chain.batchSettlement;
+    const terms = readGate(gateId);
+    const parsed = parseBatchSettlementPayment(raw);
+    if (!batch || !terms || !parsed.ok) return undefined;
+    const channelId = this.candidateChannel(this.channelCheck(terms, batch, parsed.payment), parsed.payment);
+    if (!channelId) return undefined;
+    const record = this.store.voucherRecord(channelId, parsed.payment.voucher.maxClaimableAmount);
+    record.catch(() => undefined); // awaited by verify(), or dropped with a gate that did not check out
+    // The database driver writes a query on a later turn of the event loop: recovering first would hold it back.
+    const signed = afterPendingWrites().then(() => payerSigned(this.chain, batch, parsed.payment, this.signerKeys));
+    signed.catch(() => undefined);
+    return { gateId, raw, channelId, record, signed };
+  }
+
+  /** The channel a voucher (not a refund) names, when the check found it this API's for the gate and its total fits the database. */
+  private candidateChannel(
+    channel: ReturnType<VoucherPaymentsService['channelCheck']>,
+    payment: BatchSettlementPayment,
+  ): Hex | undefined {
+    return 'id' in channel && payment.type !== 'refund' && payment.voucher.maxClaimableAmount <= MAX_CHANNEL_TOTAL
+      ? channel.id
+      : undefined;
+  }
+
+  /**
    * `recordedOnly`: answer for this voucher if it was taken for this gate, take none (a gate offered
    * before its path's price rose: its payer may have paid it then, and its answer been lost).
    * `site`: the site's terms as the gate's check read them (GatesService.findLive); null for a site deleted.
+   * `ahead`: what readAhead() started for this request.
    */
   async verify(
     gate: Gate,
@@ -150,6 +194,7 @@ export class VoucherPaymentsService {
     site: SitePaymentTerms | null,
     raw: unknown,
     recordedOnly = false,
+    ahead?: VoucherReadsAhead,
   ): Promise<{ kind: 'paid'; body: PaidView } | { kind: 'refunded'; body: RefundedChannel }> {
     const parsed = parseBatchSettlementPayment(raw);
     if (!parsed.ok) throw new PaymentRejected(parsed.reason, parsed.msg);
@@ -161,14 +206,18 @@ export class VoucherPaymentsService {
     // always were; the chain is asked (RPC calls, metered on hosted nodes) only once the signature
     // checked out, so an unsigned voucher costs no RPC.
     const channel = batch && this.channelCheck(gate, batch, payment);
-    const candidate =
-      channel && 'id' in channel && payment.type !== 'refund' && voucher.maxClaimableAmount <= MAX_CHANNEL_TOTAL
-        ? channel.id
-        : undefined;
-    const recordRead = candidate && this.store.voucherRecord(candidate, voucher.maxClaimableAmount);
+    const candidate = channel ? this.candidateChannel(channel, payment) : undefined;
+    // Started before the gate's lookup, for this gate and payment (the same channel, as the gate's terms are its id's).
+    const readsAhead =
+      ahead && ahead.gateId === gate.id && ahead.raw === raw && ahead.channelId === candidate ? ahead : undefined;
+    // The record read ahead may predate the gate's payment read: a twin of this voucher recorded in
+    // between shows as the gate paid but the voucher not taken (then 409, not the twin's answer).
+    // With the gate paid, the record is read again, after.
+    const recordAhead = gatePayment ? undefined : readsAhead?.record;
+    const recordRead = candidate && (recordAhead ?? this.store.voucherRecord(candidate, voucher.maxClaimableAmount));
     recordRead?.catch(() => undefined);
-    let signed: Promise<boolean> | undefined;
-    if (batch && candidate) {
+    let signed = readsAhead?.signed;
+    if (batch && candidate && !signed) {
       // The database driver writes a query on a later turn of the event loop: recovering first would hold both back.
       await afterPendingWrites();
       signed = payerSigned(this.chain, batch, payment, this.signerKeys);
@@ -346,7 +395,7 @@ export class VoucherPaymentsService {
 
   /** checkChannel's answer, its refusal kept to be thrown in its turn. */
   private channelCheck(
-    gate: Gate,
+    gate: Pick<GateTerms, 'payTo'>,
     batch: BatchSettlementChain,
     payment: BatchSettlementPayment,
   ): { id: Hex } | { refused: unknown } {
@@ -358,7 +407,11 @@ export class VoucherPaymentsService {
   }
 
   /** The channel config must be this API's terms for this gate; returns the channel id it hashes to. */
-  private checkChannel(gate: Gate, batch: BatchSettlementChain, payment: BatchSettlementPayment): Hex {
+  private checkChannel(
+    gate: Pick<GateTerms, 'payTo'>,
+    batch: BatchSettlementChain,
+    payment: BatchSettlementPayment,
+  ): Hex {
     const { accepted, channelConfig: config, voucher } = payment;
     const reject = (reason: string, detail: string): never => {
       throw new PaymentRejected(reason, detail);

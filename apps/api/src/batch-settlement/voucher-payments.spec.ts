@@ -340,6 +340,34 @@ describe('voucher payments', () => {
     expect(charged).toBe(2n * PRICE);
   });
 
+  it("reads a voucher's channel record once, beside the gate's lookup; a gate id whose MAC does not check out (another site's secret, the same terms) gets 404 whatever was read for it, nothing charged", async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const forgedId = signGate(readGate(offer.id)!, 'a'.repeat(43));
+    const records = jest.spyOn(app.app.get(ChannelStore), 'voucherRecord');
+    try {
+      const forged = await app.call('POST', `/v1/gates/${forgedId}/verify`, {
+        body: {
+          payment: {
+            ...payment,
+            accepted: { ...payment.accepted, extra: { ...payment.accepted.extra, gate_id: forgedId } },
+          },
+        },
+      });
+      expect([forged.status, forged.body.access_token]).toEqual([404, undefined]);
+      records.mockClear();
+      const paid = await verify(offer, payment);
+      expect(paid.status).toBe(200);
+      expect(records).toHaveBeenCalledTimes(1);
+    } finally {
+      records.mockRestore();
+    }
+    expect(
+      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
+    ).toBe(2n * PRICE);
+  });
+
   it('answers 404, not 500, for a voucher whose site was deleted after its last check of the terms, before its token was signed: nothing charged', async () => {
     const { own, gateOf, channel } = await channelOnOwnSite(payee, '/article/deleted-before');
     const offer = await gateOf('/article/deleted');

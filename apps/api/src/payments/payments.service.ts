@@ -124,12 +124,14 @@ export class PaymentsService {
         },
       ]);
     }
+    // A voucher's own reads need not wait for the gate's: they go out with them (readAhead).
+    const ahead = voucher ? this.vouchers.readAhead(gateId, body.payment) : undefined;
     const { gate, payment, site } = await this.gates.findLive(gateId, { transferProof: body.tx_hash !== undefined });
     // Before anything is simulated or charged, a transfer proof included (one to the deposit
     // collector is any depositor's own deposit): a payment already recorded is still answered.
     // Vouchers are judged in their service, where a refund (paying nothing) is let through.
     if (!voucher && !payment) assertPaysNoOwnAddress(gate, this.chain);
-    if (voucher) return this.vouchers.verify(gate, payment, site, body.payment!, body.recorded_only === true);
+    if (voucher) return this.vouchers.verify(gate, payment, site, body.payment!, body.recorded_only === true, ahead);
     return body.payment !== undefined
       ? this.verifyAuthorization(gate, payment, body.payment, body.recorded_only === true)
       : this.verifyTransfer(

@@ -79,7 +79,8 @@ export interface VoucherReadsAhead {
   raw: unknown;
   channelId: Hex;
   record: ReturnType<ChannelStore['voucherRecord']>;
-  signed: Promise<boolean>;
+  /** Started only for a payer whose key is admitted (SignerKeys). */
+  signed: Promise<boolean> | undefined;
 }
 /**
  * How long a payer's deposit lease holds at least once its holder stopped (died, or gave up waiting
@@ -161,15 +162,29 @@ export class VoucherPaymentsService {
     const batch = this.chain.batchSettlement;
     const terms = readGate(gateId);
     const parsed = parseBatchSettlementPayment(raw);
-    if (!batch || !terms || !parsed.ok) return undefined;
+    // Nothing for a gate the lookup refuses without reading anything (another chain's or asset's, or
+    // expired): a forged id must not buy database reads and signature checks the lookup would not make.
+    if (!batch || !terms || !parsed.ok || !this.isLiveGateOfThisChain(terms)) return undefined;
     const channelId = this.candidateChannel(this.channelCheck(terms, batch, parsed.payment), parsed.payment);
     if (!channelId) return undefined;
     const record = this.store.voucherRecord(channelId, parsed.payment.voucher.maxClaimableAmount);
     record.catch(() => undefined); // awaited by verify(), or dropped with a gate that did not check out
-    // The database driver writes a query on a later turn of the event loop: recovering first would hold it back.
-    const signed = afterPendingWrites().then(() => payerSigned(this.chain, batch, parsed.payment, this.signerKeys));
-    signed.catch(() => undefined);
+    // Checked ahead only against a key already admitted (a fraction of a millisecond): recovering the
+    // key of a signer never met costs several times more, and waits for the gate to check out.
+    const signed = this.signerKeys.knows(parsed.payment.channelConfig.payerAuthorizer)
+      ? // The database driver writes a query on a later turn of the event loop: checking first would hold it back.
+        afterPendingWrites().then(() => payerSigned(this.chain, batch, parsed.payment, this.signerKeys))
+      : undefined;
+    signed?.catch(() => undefined);
     return { gateId, raw, channelId, record, signed };
+  }
+
+  private isLiveGateOfThisChain(terms: GateTerms): boolean {
+    return (
+      terms.chainId === this.chain.chainId &&
+      terms.asset.toLowerCase() === this.chain.usdc.toLowerCase() &&
+      terms.exp > Date.now() / 1000
+    );
   }
 
   /** The channel a voucher (not a refund) names, when the check found it this API's for the gate and its total fits the database. */
@@ -212,8 +227,8 @@ export class VoucherPaymentsService {
       ahead && ahead.gateId === gate.id && ahead.raw === raw && ahead.channelId === candidate ? ahead : undefined;
     // The record read ahead may predate the gate's payment read: a twin of this voucher recorded in
     // between shows as the gate paid but the voucher not taken (then 409, not the twin's answer).
-    // With the gate paid, the record is read again, after.
-    const recordAhead = gatePayment ? undefined : readsAhead?.record;
+    // With the gate paid, or for recorded_only (whose "not recorded" is final), it is read again, after.
+    const recordAhead = gatePayment || recordedOnly ? undefined : readsAhead?.record;
     const recordRead = candidate && (recordAhead ?? this.store.voucherRecord(candidate, voucher.maxClaimableAmount));
     recordRead?.catch(() => undefined);
     let signed = readsAhead?.signed;

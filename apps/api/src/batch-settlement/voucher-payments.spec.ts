@@ -28,6 +28,7 @@ import { PricingService } from '../pricing/pricing.service';
 import { SETTLEMENT_GAS } from '../chain/chain-health';
 import { ClaimerService, RELAYER_GAS_READ_MS } from './claimer.service';
 import { SignerKeys } from '../chain/signer-keys';
+import { SiteSecretsService } from '../sites/site-secrets.service';
 
 /*
  * Paying gates with x402 batch-settlement vouchers, through POST /v1/gates/{id}/verify on the real
@@ -366,6 +367,45 @@ describe('voucher payments', () => {
     expect(
       (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
     ).toBe(2n * PRICE);
+  });
+
+  it("does no voucher work ahead for a gate id the lookup refuses without any (another chain's, expired): 404, no record read, no signature checked", async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    const terms = readGate(offer.id)!;
+    const records = jest.spyOn(app.app.get(ChannelStore), 'voucherRecord');
+    const signatures = jest.spyOn(app.app.get(SignerKeys), 'signedBy');
+    try {
+      for (const forged of [
+        signGate({ ...terms, chainId: 999_999 }, 'a'.repeat(43)),
+        signGate({ ...terms, exp: Math.floor(Date.now() / 1000) - 60 }, site.secret),
+      ]) {
+        const answer = await app.call('POST', `/v1/gates/${forged}/verify`, { body: { payment } });
+        await new Promise((resolve) => setTimeout(resolve, 50)); // work started ahead would run by now
+        expect([answer.status, records.mock.calls.length, signatures.mock.calls.length]).toEqual([404, 0, 0]);
+      }
+    } finally {
+      records.mockRestore();
+      signatures.mockRestore();
+    }
+  });
+
+  it('answers a recorded_only resend whose twin took the voucher while its gate was looked up with the twin\'s token, never "not recorded"', async () => {
+    const { channel } = await openChannel(50_000n);
+    const offer = await gate();
+    const payment = await channel.payment(offer, 2n * PRICE);
+    let twin: Awaited<ReturnType<typeof verify>> | undefined;
+    const resent = await pausedAt(
+      app.app.get(SiteSecretsService),
+      'usable',
+      async () => {
+        twin = await verify(offer, payment);
+      },
+      () => app.call('POST', `/v1/gates/${offer.id}/verify`, { body: { payment, recorded_only: true } }),
+    );
+    expect(twin!.status).toBe(200);
+    expect([resent.status, resent.body.access_token]).toEqual([200, twin!.body.access_token]);
   });
 
   it('answers 404, not 500, for a voucher whose site was deleted after its last check of the terms, before its token was signed: nothing charged', async () => {
